@@ -1,0 +1,116 @@
+// Error classes named after the condition a caller may handle. Each keeps `cause`, carries the
+// context fields a message needs, and the CLI maps them to exit codes (see src/cli/exit.ts).
+
+export interface Diagnostic {
+  file: string;
+  line: number;
+  column: number;
+  /** key path like `matrix.disk.format[2]`, '' for the document root */
+  path: string;
+  message: string;
+}
+
+export function formatDiagnostic(d: Diagnostic): string {
+  const where = `${d.file}:${d.line}:${d.column}`;
+  return d.path ? `${where}: ${d.path}: ${d.message}` : `${where}: ${d.message}`;
+}
+
+/** Bad playbook or inventory: every problem found, each with file:line:col and key path. */
+export class ConfigError extends Error {
+  override readonly name = 'ConfigError';
+  constructor(
+    readonly diagnostics: Diagnostic[],
+    options?: { cause?: unknown },
+  ) {
+    super(diagnostics.map(formatDiagnostic).join('\n'), options);
+  }
+}
+
+/** A secret reference (`${env:X}`, `${file:p}`) that could not be resolved. */
+export class SecretNotFound extends Error {
+  override readonly name = 'SecretNotFound';
+  constructor(
+    readonly reference: string,
+    message: string,
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+  }
+}
+
+/** Wrong arguments on the command line (not in a file). */
+export class UsageError extends Error {
+  override readonly name = 'UsageError';
+}
+
+/** A remote or local command exited non-zero, timed out or lost its connection. */
+export class RemoteCommandFailed extends Error {
+  override readonly name = 'RemoteCommandFailed';
+  constructor(
+    message: string,
+    readonly details: {
+      host: string;
+      command: string;
+      exitCode: number | null;
+      stderr: string;
+      /** 'exit' | 'timeout' | 'connection' | 'spawn' */
+      reason: 'exit' | 'timeout' | 'connection' | 'spawn';
+    },
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+  }
+}
+
+/** SSH host key or TLS certificate did not match what the inventory trusts. */
+export class HostVerificationFailed extends Error {
+  override readonly name = 'HostVerificationFailed';
+  constructor(
+    message: string,
+    readonly host: string,
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+  }
+}
+
+/** A destructive step refused by a guard: device not allowed, in use, or not confirmed. */
+export class UnsafeOperation extends Error {
+  override readonly name = 'UnsafeOperation';
+  constructor(
+    message: string,
+    readonly details: { operation: string; target: string },
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+  }
+}
+
+/** A benchmark tool's output could not be read. `line` is 1-based when known. */
+export class ParseError extends Error {
+  override readonly name = 'ParseError';
+  constructor(
+    message: string,
+    readonly details: { source: string; line?: number; expected?: string },
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+  }
+}
+
+/** A value that would be placed into a remote command line failed validation. */
+export class InvalidArgument extends Error {
+  override readonly name = 'InvalidArgument';
+  constructor(
+    message: string,
+    readonly details: { name: string; value: string },
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+  }
+}
+
+export function errorMessage(err: unknown): string {
+  if (err instanceof Error) return err.message;
+  return String(err);
+}

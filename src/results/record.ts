@@ -1,0 +1,77 @@
+// The normalized result record: one per permutation × repetition × test. Every importer and every
+// runner produces exactly this shape; reports read nothing else. Unknown values are null.
+
+export type Pattern = 'read' | 'write' | 'randread' | 'randwrite' | 'rw' | 'randrw';
+export const PATTERNS: readonly Pattern[] = ['read', 'write', 'randread', 'randwrite', 'rw', 'randrw'];
+
+export type AxisValue = string | number | boolean;
+export type Axes = Record<string, AxisValue>;
+
+export interface TestIdentity {
+  /** canonical id, e.g. `seq-1m-q8t1-read`, `rnd-4k-q32t1-write`, `rnd-4k-q1t1-mix70` */
+  id: string;
+  pattern: Pattern;
+  blockSizeBytes: number;
+  queueDepth: number;
+  threads: number;
+  /** 100 for pure reads, 0 for pure writes */
+  readPercent: number;
+}
+
+export interface LatencyUs {
+  mean: number | null;
+  p50: number | null;
+  p95: number | null;
+  p99: number | null;
+  p999: number | null;
+}
+
+export interface ResultRecord {
+  runId: string;
+  permutationId: string;
+  axes: Axes;
+  /** 1-based */
+  repetition: number;
+  test: TestIdentity;
+  iops: number | null;
+  /** decimal bytes per second; MB/s as CrystalDiskMark prints it = bytesPerSecond / 1e6 */
+  bytesPerSecond: number | null;
+  latencyUs: LatencyUs;
+  cpuPercent: number | null;
+  tool: { name: string; version: string | null };
+  /** path of the raw tool output, relative to the run directory (or the imported file) */
+  rawPath: string | null;
+  /** free-form facts: imported file footer (test size, passes, date, OS), aggregation rule… */
+  metadata?: Record<string, string | number | boolean | null>;
+}
+
+export const NULL_LATENCY: LatencyUs = Object.freeze({ mean: null, p50: null, p95: null, p99: null, p999: null });
+
+/** `4096` → `4k`, `1048576` → `1m`, `131072` → `128k`, `512` → `512b`. Binary units, as every tool labels blocks. */
+export function blockSizeLabel(bytes: number): string {
+  if (bytes >= 1048576 && bytes % 1048576 === 0) return `${bytes / 1048576}m`;
+  if (bytes >= 1024 && bytes % 1024 === 0) return `${bytes / 1024}k`;
+  return `${bytes}b`;
+}
+
+export function isRandom(pattern: Pattern): boolean {
+  return pattern === 'randread' || pattern === 'randwrite' || pattern === 'randrw';
+}
+
+/** The direction suffix of a canonical id: read, write, or mix<readPercent>. */
+export function directionOf(pattern: Pattern, readPercent: number): string {
+  if (pattern === 'read' || pattern === 'randread') return 'read';
+  if (pattern === 'write' || pattern === 'randwrite') return 'write';
+  if (readPercent >= 100) return 'read';
+  if (readPercent <= 0) return 'write';
+  return `mix${readPercent}`;
+}
+
+export function canonicalTestId(t: Omit<TestIdentity, 'id'>): string {
+  const kind = isRandom(t.pattern) ? 'rnd' : 'seq';
+  return `${kind}-${blockSizeLabel(t.blockSizeBytes)}-q${t.queueDepth}t${t.threads}-${directionOf(t.pattern, t.readPercent)}`;
+}
+
+export function testIdentity(t: Omit<TestIdentity, 'id'>): TestIdentity {
+  return { id: canonicalTestId(t), ...t };
+}

@@ -1,0 +1,30 @@
+// One interface for "run a command line somewhere": this machine, a Linux guest over SSH, an ESXi
+// shell, a Windows OpenSSH host. Providers build command lines (quoting for the target shell with
+// src/ssh/quote.ts or PowerShell -EncodedCommand) and never touch ssh2 or child_process directly.
+
+export interface RunOptions {
+  /** kill the command and fail with reason 'timeout' after this many ms (default: no limit) */
+  timeoutMs?: number;
+  stdin?: string | Buffer;
+  signal?: AbortSignal;
+}
+
+export interface CommandResult {
+  command: string;
+  stdout: string;
+  stderr: string;
+  exitCode: number;
+  durationMs: number;
+}
+
+export interface CommandRunner {
+  /** label used in messages and logs, e.g. `ssh://bench@10.0.0.5:22` or `local` */
+  readonly target: string;
+  /**
+   * Runs a complete command line in the target's shell. Resolves with the exit code, whatever it
+   * is; rejects with RemoteCommandFailed (reason 'timeout' | 'connection' | 'spawn') only when no
+   * exit code could be had.
+   */
+  run(command: string, options?: RunOptions): Promise<CommandResult>;
+  close(): Promise<void>;
+}
