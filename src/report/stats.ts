@@ -1,0 +1,440 @@
+// Pure statistics for benchmark samples: descriptive summaries, Student t and normal distributions,
+// Welch's t-test, Mann–Whitney U, % delta with a Fieller interval, and the per-cell verdict.
+// No dependency: the distributions come from the regularized incomplete beta/gamma functions, which
+// are accurate to ~1e-12 here and keep the report reproducible across machines.
+
+// ───────────────────────── special functions ─────────────────────────
+
+const LANCZOS = [
+  0.99999999999980993, 676.5203681218851, -1259.1392167224028, 771.32342877765313, -176.61502916214059,
+  12.507343278686905, -0.13857109526572012, 9.9843695780195716e-6, 1.5056327351493116e-7,
+];
+
+/** ln Γ(x) for x > 0 (Lanczos, g = 7). */
+export function lnGamma(x: number): number {
+  if (x < 0.5) return Math.log(Math.PI / Math.abs(Math.sin(Math.PI * x))) - lnGamma(1 - x);
+  const z = x - 1;
+  let a = LANCZOS[0]!;
+  const t = z + 7.5;
+  for (let i = 1; i < 9; i++) a += LANCZOS[i]! / (z + i);
+  return 0.5 * Math.log(2 * Math.PI) + (z + 0.5) * Math.log(t) - t + Math.log(a);
+}
+
+const EPS = 1e-15;
+const TINY = 1e-300;
+
+// Continued fraction for I_x(a, b), modified Lentz; converges fast for x < (a+1)/(a+b+2).
+function betaContinuedFraction(x: number, a: number, b: number): number {
+  let c = 1;
+  let d = 1 - ((a + b) * x) / (a + 1);
+  if (Math.abs(d) < TINY) d = TINY;
+  d = 1 / d;
+  let h = d;
+  for (let m = 1; m <= 10000; m++) {
+    const m2 = 2 * m;
+    let aa = (m * (b - m) * x) / ((a + m2 - 1) * (a + m2));
+    d = 1 + aa * d;
+    if (Math.abs(d) < TINY) d = TINY;
+    c = 1 + aa / c;
+    if (Math.abs(c) < TINY) c = TINY;
+    d = 1 / d;
+    h *= d * c;
+    aa = (-(a + m) * (a + b + m) * x) / ((a + m2) * (a + m2 + 1));
+    d = 1 + aa * d;
+    if (Math.abs(d) < TINY) d = TINY;
+    c = 1 + aa / c;
+    if (Math.abs(c) < TINY) c = TINY;
+    d = 1 / d;
+    const del = d * c;
+    h *= del;
+    if (Math.abs(del - 1) < EPS) break;
+  }
+  return h;
+}
+
+/** Regularized incomplete beta I_x(a, b). */
+export function incompleteBeta(x: number, a: number, b: number): number {
+  if (x <= 0) return 0;
+  if (x >= 1) return 1;
+  const lnFront = lnGamma(a + b) - lnGamma(a) - lnGamma(b) + a * Math.log(x) + b * Math.log1p(-x);
+  const front = Math.exp(lnFront);
+  if (x < (a + 1) / (a + b + 2)) return (front * betaContinuedFraction(x, a, b)) / a;
+  return 1 - (front * betaContinuedFraction(1 - x, b, a)) / b;
+}
+
+/** Regularized upper incomplete gamma Q(a, x). */
+function upperIncompleteGamma(a: number, x: number): number {
+  if (x <= 0) return 1;
+  const lnFront = -x + a * Math.log(x) - lnGamma(a);
+  if (x < a + 1) {
+    let sum = 1 / a;
+    let term = sum;
+    for (let n = 1; n < 10000; n++) {
+      term *= x / (a + n);
+      sum += term;
+      if (Math.abs(term) < Math.abs(sum) * EPS) break;
+    }
+    return 1 - sum * Math.exp(lnFront);
+  }
+  let b = x + 1 - a;
+  let c = 1 / TINY;
+  let d = 1 / b;
+  let h = d;
+  for (let i = 1; i < 10000; i++) {
+    const an = -i * (i - a);
+    b += 2;
+    d = an * d + b;
+    if (Math.abs(d) < TINY) d = TINY;
+    c = b + an / c;
+    if (Math.abs(c) < TINY) c = TINY;
+    d = 1 / d;
+    const del = d * c;
+    h *= del;
+    if (Math.abs(del - 1) < EPS) break;
+  }
+  return Math.exp(lnFront) * h;
+}
+
+/** Standard normal CDF Φ(z), via erfc(x) = Q(1/2, x²) so the tails keep their precision. */
+export function normalCdf(z: number): number {
+  if (!Number.isFinite(z)) return z > 0 ? 1 : 0;
+  const tail = 0.5 * upperIncompleteGamma(0.5, (z * z) / 2);
+  return z >= 0 ? 1 - tail : tail;
+}
+
+/** Student t CDF with (possibly fractional) degrees of freedom. */
+export function studentTCdf(t: number, df: number): number {
+  if (!(df > 0)) throw new RangeError(`degrees of freedom must be > 0, got ${df}`);
+  if (!Number.isFinite(t)) return t > 0 ? 1 : 0;
+  const tail = 0.5 * incompleteBeta(df / (df + t * t), df / 2, 0.5);
+  return t >= 0 ? 1 - tail : tail;
+}
+
+/** Two-sided tail probability P(|T| ≥ |t|), computed directly so tiny p-values stay exact. */
+export function studentTTwoSidedP(t: number, df: number): number {
+  if (!Number.isFinite(t)) return 0;
+  return Math.min(1, incompleteBeta(df / (df + t * t), df / 2, 0.5));
+}
+
+/** Student t quantile: the t with CDF(t) = p. Bisection on the CDF — slow-ish but never diverges. */
+export function studentTQuantile(p: number, df: number): number {
+  if (!(p > 0 && p < 1)) throw new RangeError(`probability must be in (0, 1), got ${p}`);
+  if (p === 0.5) return 0;
+  if (p < 0.5) return -studentTQuantile(1 - p, df);
+  let lo = 0;
+  let hi = 1;
+  while (studentTCdf(hi, df) < p) {
+    lo = hi;
+    hi *= 2;
+    if (hi > 1e12) return Infinity;
+  }
+  for (let i = 0; i < 200 && hi - lo > 1e-13 * Math.max(1, hi); i++) {
+    const mid = (lo + hi) / 2;
+    if (studentTCdf(mid, df) < p) lo = mid;
+    else hi = mid;
+  }
+  return (lo + hi) / 2;
+}
+
+// ───────────────────────── descriptive ─────────────────────────
+
+export interface Summary {
+  n: number;
+  mean: number | null;
+  median: number | null;
+  /** sample standard deviation (n − 1); null when n < 2 */
+  stddev: number | null;
+  /** coefficient of variation stddev/|mean| as a fraction; null when undefined */
+  cv: number | null;
+  min: number | null;
+  max: number | null;
+  /** confidence interval of the mean (t distribution); null when n < 2 */
+  ci: { level: number; low: number; high: number; halfWidth: number } | null;
+}
+
+export function mean(xs: readonly number[]): number {
+  let s = 0;
+  for (const x of xs) s += x;
+  return s / xs.length;
+}
+
+export function median(xs: readonly number[]): number {
+  const s = [...xs].sort((a, b) => a - b);
+  const mid = s.length >> 1;
+  return s.length % 2 ? s[mid]! : (s[mid - 1]! + s[mid]!) / 2;
+}
+
+/** Sample variance (n − 1 denominator), two-pass for numerical stability. */
+export function variance(xs: readonly number[]): number {
+  const m = mean(xs);
+  let s = 0;
+  for (const x of xs) s += (x - m) * (x - m);
+  return s / (xs.length - 1);
+}
+
+export function summarize(values: readonly number[], level = 0.95): Summary {
+  const xs = values.filter((v) => Number.isFinite(v));
+  const n = xs.length;
+  if (n === 0) return { n, mean: null, median: null, stddev: null, cv: null, min: null, max: null, ci: null };
+  const m = mean(xs);
+  const base = { n, mean: m, median: median(xs), min: Math.min(...xs), max: Math.max(...xs) };
+  if (n < 2) return { ...base, stddev: null, cv: null, ci: null };
+  const sd = Math.sqrt(variance(xs));
+  const halfWidth = studentTQuantile((1 + level) / 2, n - 1) * (sd / Math.sqrt(n));
+  return {
+    ...base,
+    stddev: sd,
+    cv: m !== 0 ? sd / Math.abs(m) : null,
+    ci: { level, low: m - halfWidth, high: m + halfWidth, halfWidth },
+  };
+}
+
+/**
+ * Smallest n whose CI half-width (at `level`) is at most `relativeHalfWidth` × |mean|, given the
+ * observed stddev as the estimate of the true one. null when it is not reachable below `cap`.
+ */
+export function repetitionsNeeded(
+  stddev: number,
+  meanValue: number,
+  relativeHalfWidth: number,
+  level = 0.95,
+  cap = 10000,
+): number | null {
+  if (stddev === 0) return 2;
+  const target = relativeHalfWidth * Math.abs(meanValue);
+  if (!(target > 0)) return null;
+  // Start from the normal approximation, then walk up with the exact t quantile.
+  const z = studentTQuantile((1 + level) / 2, 1e9);
+  let n = Math.max(2, Math.floor(((z * stddev) / target) ** 2));
+  while (n <= cap) {
+    if (studentTQuantile((1 + level) / 2, n - 1) * (stddev / Math.sqrt(n)) <= target) return n;
+    n++;
+  }
+  return null;
+}
+
+// ───────────────────────── two-sample tests ─────────────────────────
+
+export interface WelchResult {
+  /** (mean(a) − mean(b)) / se — same orientation as R's t.test(a, b) */
+  t: number;
+  df: number;
+  /** two-sided */
+  p: number;
+  meanDifference: number;
+  /** CI of mean(a) − mean(b) */
+  ci: { level: number; low: number; high: number };
+}
+
+/** Welch's unequal-variance t-test with Welch–Satterthwaite df. Needs n ≥ 2 on both sides. */
+export function welchTTest(a: readonly number[], b: readonly number[], level = 0.95): WelchResult {
+  if (a.length < 2 || b.length < 2) throw new RangeError(`Welch's t-test needs at least 2 values per side, got ${a.length} and ${b.length}`);
+  const ma = mean(a);
+  const mb = mean(b);
+  const va = variance(a) / a.length;
+  const vb = variance(b) / b.length;
+  const se2 = va + vb;
+  const diff = ma - mb;
+  if (se2 === 0) {
+    // Both samples constant: the difference is exact, not estimated.
+    const df = a.length + b.length - 2;
+    return { t: diff === 0 ? 0 : Math.sign(diff) * Infinity, df, p: diff === 0 ? 1 : 0, meanDifference: diff, ci: { level, low: diff, high: diff } };
+  }
+  const se = Math.sqrt(se2);
+  const t = diff / se;
+  const df = (se2 * se2) / ((va * va) / (a.length - 1) + (vb * vb) / (b.length - 1));
+  const q = studentTQuantile((1 + level) / 2, df);
+  return { t, df, p: studentTTwoSidedP(t, df), meanDifference: diff, ci: { level, low: diff - q * se, high: diff + q * se } };
+}
+
+export interface MannWhitneyResult {
+  /** U of the first sample: number of pairs (a_i, b_j) with a_i > b_j, ties counting ½ */
+  u: number;
+  /** two-sided */
+  p: number;
+  method: 'exact' | 'normal';
+}
+
+/** Average ranks (1-based) over the pooled sample, plus the tie group sizes. */
+function rank(pooled: readonly number[]): { ranks: number[]; ties: number[] } {
+  const idx = pooled.map((v, i) => [v, i] as const).sort((x, y) => x[0] - y[0]);
+  const ranks = new Array<number>(pooled.length);
+  const ties: number[] = [];
+  for (let i = 0; i < idx.length; ) {
+    let j = i;
+    while (j + 1 < idx.length && idx[j + 1]![0] === idx[i]![0]) j++;
+    const r = (i + j + 2) / 2;
+    for (let k = i; k <= j; k++) ranks[idx[k]![1]] = r;
+    if (j > i) ties.push(j - i + 1);
+    i = j + 1;
+  }
+  return { ranks, ties };
+}
+
+/**
+ * Counts of U = 0..n1·n2 over all C(n1+n2, n1) arrangements, from the generating function
+ * ∏_{i=1..n1} (1 − q^{n2+i}) / (1 − q^i).
+ */
+function exactUCounts(n1: number, n2: number): number[] {
+  const max = n1 * n2;
+  const c = new Array<number>(max + 1).fill(0);
+  c[0] = 1;
+  for (let i = 1; i <= n1; i++) {
+    const k = n2 + i;
+    for (let u = max; u >= k; u--) c[u]! -= c[u - k]!;
+    for (let u = i; u <= max; u++) c[u]! += c[u - i]!;
+  }
+  return c;
+}
+
+/** Largest pooled size for which the exact distribution is used (counts stay well inside doubles). */
+export const MANN_WHITNEY_EXACT_MAX_N = 50;
+
+/**
+ * Mann–Whitney U (Wilcoxon rank-sum), two-sided. Exact when there are no ties and the pooled size is
+ * at most MANN_WHITNEY_EXACT_MAX_N; otherwise the normal approximation with tie-corrected variance
+ * and a 0.5 continuity correction (the same choices as scipy.stats.mannwhitneyu, method auto/asymptotic).
+ */
+export function mannWhitneyU(a: readonly number[], b: readonly number[]): MannWhitneyResult {
+  const n1 = a.length;
+  const n2 = b.length;
+  if (n1 === 0 || n2 === 0) throw new RangeError('Mann–Whitney U needs at least one value per side');
+  const { ranks, ties } = rank([...a, ...b]);
+  let r1 = 0;
+  for (let i = 0; i < n1; i++) r1 += ranks[i]!;
+  const u = r1 - (n1 * (n1 + 1)) / 2;
+  const n = n1 + n2;
+  if (ties.length === 0 && n <= MANN_WHITNEY_EXACT_MAX_N) {
+    const counts = exactUCounts(n1, n2);
+    const total = counts.reduce((s, x) => s + x, 0);
+    const uMax = Math.max(u, n1 * n2 - u);
+    let upper = 0;
+    for (let k = uMax; k <= n1 * n2; k++) upper += counts[k]!;
+    return { u, p: Math.min(1, (2 * upper) / total), method: 'exact' };
+  }
+  const tieTerm = ties.reduce((s, t) => s + (t * t * t - t), 0);
+  const sigma = Math.sqrt(((n1 * n2) / 12) * (n + 1 - tieTerm / (n * (n - 1))));
+  if (sigma === 0) return { u, p: 1, method: 'normal' };
+  const z = Math.max(0, Math.abs(u - (n1 * n2) / 2) - 0.5) / sigma;
+  return { u, p: Math.min(1, 2 * (1 - normalCdf(z))), method: 'normal' };
+}
+
+// ───────────────────────── % delta against a baseline ─────────────────────────
+
+export interface PercentDelta {
+  /** 100 × (mean(candidate) / mean(baseline) − 1) */
+  pct: number;
+  /**
+   * Fieller's interval for the ratio of two independent means, as %; null when the baseline
+   * mean is not significantly different from zero (the interval is then unbounded).
+   */
+  ci: { level: number; low: number; high: number } | null;
+}
+
+/**
+ * % delta of candidate against baseline with Fieller's CI. Fieller (rather than the delta method)
+ * because it stays correct when the baseline's relative error is large, and reduces to the delta
+ * method when it is small. Degrees of freedom: Welch–Satterthwaite, as in the t-test.
+ */
+export function percentDelta(candidate: readonly number[], baseline: readonly number[], level = 0.95): PercentDelta | null {
+  if (candidate.length === 0 || baseline.length === 0) return null;
+  const a = mean(candidate);
+  const b = mean(baseline);
+  if (b === 0) return null;
+  const r = a / b;
+  const pct = 100 * (r - 1);
+  if (candidate.length < 2 || baseline.length < 2) return { pct, ci: null };
+  const v11 = variance(candidate) / candidate.length;
+  const v22 = variance(baseline) / baseline.length;
+  if (v11 + v22 === 0) return { pct, ci: { level, low: pct, high: pct } };
+  const df = ((v11 + v22) * (v11 + v22)) / ((v11 * v11) / (candidate.length - 1) + (v22 * v22) / (baseline.length - 1));
+  const t = studentTQuantile((1 + level) / 2, df);
+  const g = (t * t * v22) / (b * b);
+  if (g >= 1) return { pct, ci: null };
+  const half = (Math.abs(t / b) * Math.sqrt(v11 + r * r * v22 - g * v11)) / (1 - g);
+  const centre = r / (1 - g);
+  return { pct, ci: { level, low: 100 * (centre - half - 1), high: 100 * (centre + half - 1) } };
+}
+
+// ───────────────────────── verdict ─────────────────────────
+
+export type Verdict = 'faster' | 'slower' | 'within-noise' | 'insufficient-data';
+
+export interface VerdictOptions {
+  /** significance level for Welch's test; default 0.05 */
+  alpha: number;
+  /** smallest |Δ%| worth calling a difference; default 5 */
+  minEffectPct: number;
+  /** CV (as %) above which a cell is flagged noisy; default 10 */
+  cvThresholdPct: number;
+  /** confidence level of every interval; default 0.95 */
+  level: number;
+}
+
+export const DEFAULT_VERDICT_OPTIONS: VerdictOptions = Object.freeze({ alpha: 0.05, minEffectPct: 5, cvThresholdPct: 10, level: 0.95 });
+
+export interface Comparison {
+  baseline: Summary;
+  candidate: Summary;
+  delta: PercentDelta | null;
+  welch: WelchResult | null;
+  mannWhitney: MannWhitneyResult | null;
+  verdict: Verdict;
+  /** one short sentence saying why, for the report */
+  reason: string;
+}
+
+/**
+ * Compares a candidate sample with a baseline sample of the same metric. `higherIsBetter` is true for
+ * throughput (IOPS, bytes/s) and false for latency, so "faster" always means "better for the user".
+ * A difference is called only when Welch's p < alpha AND |Δ%| ≥ minEffectPct; a statistically
+ * significant but tiny difference is noise for a storage study, and a large one that is not
+ * significant cannot be told apart from noise.
+ */
+export function compareSamples(
+  candidate: readonly number[],
+  baseline: readonly number[],
+  higherIsBetter: boolean,
+  options: Partial<VerdictOptions> = {},
+): Comparison {
+  const o = { ...DEFAULT_VERDICT_OPTIONS, ...options };
+  const c = candidate.filter(Number.isFinite);
+  const b = baseline.filter(Number.isFinite);
+  const cs = summarize(c, o.level);
+  const bs = summarize(b, o.level);
+  const delta = percentDelta(c, b, o.level);
+  const mannWhitney = c.length > 0 && b.length > 0 ? mannWhitneyU(c, b) : null;
+  if (c.length < 2 || b.length < 2) {
+    return { baseline: bs, candidate: cs, delta, welch: null, mannWhitney, verdict: 'insufficient-data', reason: `need ≥ 2 repetitions per side (have ${c.length} vs ${b.length})` };
+  }
+  const welch = welchTTest(c, b, o.level);
+  if (delta === null) {
+    return { baseline: bs, candidate: cs, delta, welch, mannWhitney, verdict: 'insufficient-data', reason: 'baseline mean is zero' };
+  }
+  const significant = welch.p < o.alpha;
+  const large = Math.abs(delta.pct) >= o.minEffectPct;
+  if (!significant || !large) {
+    const why = !significant ? `p = ${formatP(welch.p)} ≥ ${o.alpha}` : `|Δ| = ${Math.abs(delta.pct).toFixed(1)}% < ${o.minEffectPct}%`;
+    return { baseline: bs, candidate: cs, delta, welch, mannWhitney, verdict: 'within-noise', reason: why };
+  }
+  const better = higherIsBetter ? delta.pct > 0 : delta.pct < 0;
+  return {
+    baseline: bs,
+    candidate: cs,
+    delta,
+    welch,
+    mannWhitney,
+    verdict: better ? 'faster' : 'slower',
+    reason: `Δ = ${delta.pct.toFixed(1)}%, p = ${formatP(welch.p)}`,
+  };
+}
+
+export function isNoisy(s: Summary, cvThresholdPct = DEFAULT_VERDICT_OPTIONS.cvThresholdPct): boolean {
+  return s.cv !== null && s.cv * 100 > cvThresholdPct;
+}
+
+/** p-values as papers print them: 3 significant digits, and "< 0.001" below that. */
+export function formatP(p: number): string {
+  if (p < 0.001) return '< 0.001';
+  return p.toPrecision(3).replace(/(\.\d*?)0+$/, '$1').replace(/\.$/, '');
+}
