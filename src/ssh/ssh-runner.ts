@@ -1,0 +1,174 @@
+// CommandRunner over SSH (ssh2). One connection per runner, reused for every command; the host key
+// is checked against a known_hosts file before authentication (ssh2 would otherwise accept any key).
+import fs from 'node:fs';
+import { Client, type ConnectConfig } from 'ssh2';
+import { HostVerificationFailed, RemoteCommandFailed } from '../errors.ts';
+import type { CommandResult, CommandRunner, RunOptions } from './command-runner.ts';
+import { fingerprintSha256, hostKeyName, parseKnownHosts, verifyHostKey } from './known-hosts.ts';
+
+export interface SshOptions {
+  host: string;
+  port?: number;
+  username: string;
+  privateKeyPath?: string;
+  passphrase?: string;
+  password?: string;
+  /** answer keyboard-interactive prompts with `password` (ESXi's default) */
+  keyboardInteractive?: boolean;
+  knownHostsFile?: string;
+  /** accept any host key; must be written in the inventory, never a default */
+  insecure?: boolean;
+  readyTimeoutMs?: number;
+  keepaliveIntervalMs?: number;
+}
+
+export function sshTarget(o: Pick<SshOptions, 'host' | 'port' | 'username'>): string {
+  return `ssh://${o.username}@${o.host}:${o.port ?? 22}`;
+}
+
+export async function connectSsh(opts: SshOptions): Promise<CommandRunner> {
+  const port = opts.port ?? 22;
+  const target = sshTarget(opts);
+  let hostKeyProblem: HostVerificationFailed | null = null;
+  const config: ConnectConfig = {
+    host: opts.host,
+    port,
+    username: opts.username,
+    readyTimeout: opts.readyTimeoutMs ?? 20_000,
+    keepaliveInterval: opts.keepaliveIntervalMs ?? 15_000,
+    keepaliveCountMax: 4,
+    tryKeyboard: Boolean(opts.keyboardInteractive),
+  };
+  if (opts.privateKeyPath) {
+    try {
+      config.privateKey = fs.readFileSync(opts.privateKeyPath);
+    } catch (err) {
+      throw new HostVerificationFailed(`${target}: cannot read private key ${opts.privateKeyPath}: ${(err as Error).message}`, opts.host, { cause: err });
+    }
+    if (opts.passphrase) config.passphrase = opts.passphrase;
+  }
+  if (opts.password !== undefined) config.password = opts.password;
+  if (!opts.insecure) {
+    if (!opts.knownHostsFile) {
+      throw new HostVerificationFailed(`${target}: no knownHostsFile to verify the host key against (set one, or insecure: true to skip verification)`, opts.host);
+    }
+    let text: string;
+    try {
+      text = fs.readFileSync(opts.knownHostsFile, 'utf8');
+    } catch (err) {
+      // Fail closed: an unreadable known_hosts must not turn into "accept anything".
+      throw new HostVerificationFailed(`${target}: cannot read known_hosts ${opts.knownHostsFile}: ${(err as Error).message}`, opts.host, { cause: err });
+    }
+    const entries = parseKnownHosts(text);
+    config.hostVerifier = (key: Buffer) => {
+      const verdict = verifyHostKey(entries, opts.host, port, key);
+      if (verdict.ok) return true;
+      const name = hostKeyName(opts.host, port);
+      const fp = fingerprintSha256(key);
+      hostKeyProblem = new HostVerificationFailed(
+        verdict.reason === 'unknown-host'
+          ? `${target}: host ${name} is not in ${opts.knownHostsFile} (presented key ${fp})`
+          : verdict.reason === 'revoked'
+            ? `${target}: host key ${fp} is marked @revoked in ${opts.knownHostsFile}`
+            : `${target}: HOST KEY MISMATCH for ${name}: presented ${fp}, ${opts.knownHostsFile} expects ${verdict.expected?.join(', ')}`,
+        opts.host,
+      );
+      return false;
+    };
+  }
+  const client = new Client();
+  if (opts.keyboardInteractive) {
+    client.on('keyboard-interactive', (_name, _instr, _lang, prompts, finish) => {
+      finish(prompts.map(() => opts.password ?? ''));
+    });
+  }
+  await new Promise<void>((resolve, reject) => {
+    client.once('ready', () => resolve());
+    client.once('error', (err) => {
+      if (hostKeyProblem) reject(hostKeyProblem);
+      else reject(new RemoteCommandFailed(`${target}: SSH connection failed: ${err.message}`, { host: target, command: '', exitCode: null, stderr: '', reason: 'connection' }, { cause: err }));
+    });
+    client.connect(config);
+  });
+  return new SshRunner(client, target);
+}
+
+class SshRunner implements CommandRunner {
+  private closed = false;
+  private lost: Error | null = null;
+
+  constructor(
+    private readonly client: Client,
+    readonly target: string,
+  ) {
+    client.on('error', (err) => {
+      this.lost = err;
+    });
+    client.on('close', () => {
+      this.lost ??= new Error('connection closed');
+    });
+  }
+
+  run(command: string, options: RunOptions = {}): Promise<CommandResult> {
+    const started = Date.now();
+    const fail = (reason: 'timeout' | 'connection', message: string, stderr = '', cause?: unknown) =>
+      new RemoteCommandFailed(`${this.target}: ${message}: ${command}`, { host: this.target, command, exitCode: null, stderr, reason }, { cause });
+    if (this.lost || this.closed) return Promise.reject(fail('connection', `SSH connection lost (${this.lost?.message ?? 'closed'})`));
+    return new Promise((resolve, reject) => {
+      let stdout = '';
+      let stderr = '';
+      let settled = false;
+      let timer: NodeJS.Timeout | undefined;
+      const settle = (fn: () => void) => {
+        if (settled) return;
+        settled = true;
+        if (timer) clearTimeout(timer);
+        options.signal?.removeEventListener('abort', onAbort);
+        this.client.removeListener('close', onClose);
+        fn();
+      };
+      const onClose = () => settle(() => reject(fail('connection', 'SSH connection lost while the command ran', stderr)));
+      const onAbort = () => settle(() => reject(fail('timeout', 'aborted', stderr, options.signal?.reason)));
+      this.client.once('close', onClose);
+      options.signal?.addEventListener('abort', onAbort, { once: true });
+      this.client.exec(command, (err, stream) => {
+        if (err) {
+          settle(() => reject(fail('connection', `cannot start command (${err.message})`, '', err)));
+          return;
+        }
+        if (options.timeoutMs) {
+          timer = setTimeout(() => {
+            stream.signal?.('KILL');
+            stream.close();
+            settle(() => reject(fail('timeout', `command timed out after ${options.timeoutMs} ms`, stderr)));
+          }, options.timeoutMs);
+        }
+        stream.on('data', (d: Buffer) => (stdout += d.toString('utf8')));
+        stream.stderr.on('data', (d: Buffer) => (stderr += d.toString('utf8')));
+        stream.on('exit', (code: number | null, signal?: string) => {
+          stream.once('close', () =>
+            settle(() => {
+              if (code === null || code === undefined) {
+                reject(fail('connection', `command ended by signal ${signal ?? 'unknown'}`, stderr));
+              } else {
+                resolve({ command, stdout, stderr, exitCode: code, durationMs: Date.now() - started });
+              }
+            }),
+          );
+        });
+        stream.on('close', () => {
+          // 'close' without 'exit': the channel went away under us.
+          setImmediate(() => settle(() => reject(fail('connection', 'SSH channel closed without an exit status', stderr))));
+        });
+        if (options.stdin !== undefined) stream.end(options.stdin);
+        else stream.end();
+      });
+    });
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    this.client.end();
+  }
+}
