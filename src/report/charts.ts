@@ -1,0 +1,182 @@
+// Hand-written SVG charts for the HTML report: horizontal bars with error bars, and a heatmap.
+// Horizontal bars because permutation labels are long and phones are narrow. Every string that
+// reaches the markup goes through escapeXml: labels carry host, VM and datastore names.
+
+export function escapeXml(s: string): string {
+  return s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;').replace(/'/g, '&#39;');
+}
+
+export type Tone = 'base' | 'neutral' | 'faster' | 'slower' | 'unknown';
+
+export interface Bar {
+  label: string;
+  value: number;
+  /** error bar ends, same unit as value; omitted when unknown */
+  low?: number | null;
+  high?: number | null;
+  tone?: Tone;
+  /** extra text after the value, e.g. a verdict */
+  note?: string;
+}
+
+export interface BarChartOptions {
+  title: string;
+  unit: string;
+  bars: Bar[];
+  /** digits after the decimal point for value labels */
+  digits?: number;
+  /** format values as signed percentages (delta charts) */
+  signed?: boolean;
+}
+
+const W = 640;
+const LABEL_W = 250;
+const VALUE_W = 120;
+const ROW_H = 28;
+const TOP = 34;
+const BOTTOM = 28;
+
+function niceStep(range: number, target = 5): number {
+  if (!(range > 0)) return 1;
+  const raw = range / target;
+  const mag = 10 ** Math.floor(Math.log10(raw));
+  const f = raw / mag;
+  return (f <= 1 ? 1 : f <= 2 ? 2 : f <= 5 ? 5 : 10) * mag;
+}
+
+export function compactNumber(v: number, digits = 1, signed = false): string {
+  const abs = Math.abs(v);
+  let s: string;
+  if (abs >= 1e9) s = `${(v / 1e9).toFixed(1)}G`;
+  else if (abs >= 1e6) s = `${(v / 1e6).toFixed(1)}M`;
+  else if (abs >= 1e4) s = `${(v / 1e3).toFixed(1)}k`;
+  else s = v.toFixed(digits);
+  return signed && v > 0 ? `+${s}` : s;
+}
+
+function truncate(s: string, max: number): string {
+  return s.length <= max ? s : `${s.slice(0, max - 1)}…`;
+}
+
+const r1 = (x: number): string => (Math.round(x * 10) / 10).toString();
+
+/** Bars with optional error bars; handles negative values (Δ% charts) with a zero line. */
+export function barChart(o: BarChartOptions): string {
+  const digits = o.digits ?? 1;
+  const bars = o.bars.filter((b) => Number.isFinite(b.value));
+  const height = TOP + Math.max(1, bars.length) * ROW_H + BOTTOM;
+  const ends = bars.flatMap((b) => [b.value, b.low ?? b.value, b.high ?? b.value]).filter(Number.isFinite);
+  let lo = Math.min(0, ...ends);
+  let hi = Math.max(0, ...ends);
+  if (lo === hi) hi = lo + 1;
+  const step = niceStep(hi - lo);
+  lo = Math.floor(lo / step) * step;
+  hi = Math.ceil(hi / step) * step;
+  const x0 = LABEL_W;
+  const plotW = W - LABEL_W - VALUE_W;
+  const x = (v: number): number => x0 + ((v - lo) / (hi - lo)) * plotW;
+  const fmt = (v: number): string => (o.signed ? `${compactNumber(v, digits, true)}%` : compactNumber(v, digits));
+
+  const parts: string[] = [];
+  parts.push(
+    `<svg class="chart bar-chart" xmlns="http://www.w3.org/2000/svg" viewBox="0 0 ${W} ${height}" role="img" aria-label="${escapeXml(o.title)}">`,
+    `<title>${escapeXml(o.title)}</title>`,
+    `<text class="chart-title" x="0" y="16">${escapeXml(truncate(o.title, 90))}</text>`,
+  );
+  for (let t = lo; t <= hi + step / 2; t += step) {
+    const tx = r1(x(t));
+    parts.push(
+      `<line class="grid" x1="${tx}" x2="${tx}" y1="${TOP - 6}" y2="${height - BOTTOM}"/>`,
+      `<text class="tick" x="${tx}" y="${height - BOTTOM + 14}" text-anchor="middle">${escapeXml(fmt(Math.abs(t) < step / 1e6 ? 0 : t))}</text>`,
+    );
+  }
+  parts.push(`<text class="unit" x="${W - VALUE_W}" y="${height - 2}" text-anchor="end">${escapeXml(o.unit)}</text>`);
+  bars.forEach((b, i) => {
+    const y = TOP + i * ROW_H;
+    const bx = Math.min(x(0), x(b.value));
+    const bw = Math.max(1, Math.abs(x(b.value) - x(0)));
+    const tone = b.tone ?? 'neutral';
+    const tip = `${b.label}: ${fmt(b.value)}${b.low != null && b.high != null ? ` [${fmt(b.low)}, ${fmt(b.high)}]` : ''} ${o.signed ? '' : o.unit}${b.note ? ` — ${b.note}` : ''}`;
+    parts.push(
+      `<g class="row">`,
+      `<title>${escapeXml(tip.trim())}</title>`,
+      `<text class="label" x="${LABEL_W - 8}" y="${y + ROW_H / 2 + 4}" text-anchor="end">${escapeXml(truncate(b.label, 30))}</text>`,
+      `<rect class="bar tone-${tone}" x="${r1(bx)}" y="${y + 4}" width="${r1(bw)}" height="${ROW_H - 8}"/>`,
+    );
+    if (b.low != null && b.high != null && Number.isFinite(b.low) && Number.isFinite(b.high)) {
+      const ly = y + ROW_H / 2;
+      const [xl, xh] = [r1(x(b.low)), r1(x(b.high))];
+      parts.push(
+        `<path class="err" d="M${xl} ${ly}H${xh}M${xl} ${ly - 5}V${ly + 5}M${xh} ${ly - 5}V${ly + 5}"/>`,
+      );
+    }
+    parts.push(
+      `<text class="value" x="${W - VALUE_W + 6}" y="${y + ROW_H / 2 + 4}">${escapeXml(fmt(b.value))}${b.note ? ` ${escapeXml(b.note)}` : ''}</text>`,
+      `</g>`,
+    );
+  });
+  if (lo < 0) parts.push(`<line class="zero" x1="${r1(x(0))}" x2="${r1(x(0))}" y1="${TOP - 6}" y2="${height - BOTTOM}"/>`);
+  parts.push('</svg>');
+  return parts.join('');
+}
+
+export interface HeatmapOptions {
+  title: string;
+  unit: string;
+  xName: string;
+  yName: string;
+  xValues: string[];
+  yValues: string[];
+  /** cells[y][x]; null where the permutation is missing */
+  cells: Array<Array<number | null>>;
+  digits?: number;
+  /** true when larger is better (the darkest cell is then the best) */
+  higherIsBetter: boolean;
+}
+
+/** Two varying axes → one grid, colour by value, the number printed in each cell. */
+export function heatmap(o: HeatmapOptions): string {
+  const digits = o.digits ?? 1;
+  const labelW = 150;
+  const top = 52;
+  const cellW = Math.max(50, Math.min(160, (W - labelW - 8) / Math.max(1, o.xValues.length)));
+  const cellH = 34;
+  // Same viewBox width as the bar charts, so text renders at the same size side by side.
+  const width = Math.max(W, labelW + cellW * o.xValues.length + 8);
+  const height = top + cellH * o.yValues.length + 24;
+  const vals = o.cells.flat().filter((v): v is number => v !== null && Number.isFinite(v));
+  const min = vals.length ? Math.min(...vals) : 0;
+  const max = vals.length ? Math.max(...vals) : 1;
+  const parts: string[] = [
+    `<svg class="chart heatmap" xmlns="http://www.w3.org/2000/svg" viewBox="0 0 ${r1(width)} ${height}" role="img" aria-label="${escapeXml(o.title)}">`,
+    `<title>${escapeXml(o.title)}</title>`,
+    `<text class="chart-title" x="0" y="16">${escapeXml(truncate(o.title, 90))}</text>`,
+    `<text class="axis-name" x="${labelW}" y="34">${escapeXml(truncate(o.xName, 60))} →</text>`,
+    `<text class="axis-name" x="0" y="${height - 6}">↓ ${escapeXml(truncate(o.yName, 60))}</text>`,
+  ];
+  o.xValues.forEach((xv, i) => {
+    parts.push(`<text class="tick" x="${r1(labelW + cellW * i + cellW / 2)}" y="${top - 4}" text-anchor="middle">${escapeXml(truncate(xv, 14))}</text>`);
+  });
+  o.yValues.forEach((yv, j) => {
+    const y = top + j * cellH;
+    parts.push(`<text class="label" x="${labelW - 8}" y="${y + cellH / 2 + 4}" text-anchor="end">${escapeXml(truncate(yv, 20))}</text>`);
+    o.xValues.forEach((xv, i) => {
+      const v = o.cells[j]?.[i] ?? null;
+      const cx = labelW + cellW * i;
+      if (v === null || !Number.isFinite(v)) {
+        parts.push(`<rect class="cell empty" x="${r1(cx)}" y="${y}" width="${r1(cellW - 2)}" height="${cellH - 2}"><title>${escapeXml(`${xv} × ${yv}: no data`)}</title></rect>`);
+        return;
+      }
+      // Intensity 0.15–1 so even the worst cell stays visible against the page.
+      let f = max > min ? (v - min) / (max - min) : 1;
+      if (!o.higherIsBetter) f = 1 - f;
+      const alpha = (0.15 + 0.85 * f).toFixed(3);
+      parts.push(
+        `<rect class="cell" x="${r1(cx)}" y="${y}" width="${r1(cellW - 2)}" height="${cellH - 2}" fill-opacity="${alpha}"><title>${escapeXml(`${o.xName}=${xv}, ${o.yName}=${yv}: ${compactNumber(v, digits)} ${o.unit}`)}</title></rect>`,
+        `<text class="cell-value${f > 0.55 ? ' on-dark' : ''}" x="${r1(cx + cellW / 2 - 1)}" y="${y + cellH / 2 + 4}" text-anchor="middle">${escapeXml(compactNumber(v, digits))}</text>`,
+      );
+    });
+  });
+  parts.push('</svg>');
+  return parts.join('');
+}

@@ -1,0 +1,230 @@
+// One self-contained HTML file: inline CSS, inline SVG, no script and no URL to fetch. A CSP meta
+// tag forbids every fetch as a second line of defence, since names in the report are untrusted.
+import { barChart, escapeXml as esc, heatmap, type Tone } from './charts.ts';
+import { comparedMetrics, describeTest, VERDICT_TEXT } from './markdown.ts';
+import type { Axes } from '../results/record.ts';
+import { formatDelta, formatMeanCi, METRICS, type Report, type TestSection } from './model.ts';
+import { formatP, type Verdict } from './stats.ts';
+
+const CSS = `
+:root{--fg:#1d2430;--muted:#5b6675;--line:#d8dee6;--bg:#fff;--accent:#2f6db5;--good:#1f8a4c;--bad:#c0392b;--warn:#8a6d00;--warnbg:#fff7d6}
+*{box-sizing:border-box}
+body{margin:0;font:15px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;color:var(--fg);background:var(--bg)}
+main{max-width:1100px;margin:0 auto;padding:16px}
+h1{font-size:1.5em;margin:.2em 0 .4em;overflow-wrap:anywhere}
+h2{font-size:1.25em;margin:1.6em 0 .5em;border-bottom:1px solid var(--line);padding-bottom:.2em}
+h3{font-size:1.1em;margin:1.4em 0 .3em;overflow-wrap:anywhere}
+h4{font-size:1em;margin:1.2em 0 .3em;overflow-wrap:anywhere}
+p,li{overflow-wrap:anywhere}
+.muted{color:var(--muted)}
+.warn{background:var(--warnbg);color:var(--warn);border-left:4px solid var(--warn);padding:.5em .8em;margin:.4em 0;overflow-wrap:anywhere}
+.scroll{overflow-x:auto;-webkit-overflow-scrolling:touch;margin:.5em 0}
+table{border-collapse:collapse;font-size:.9em;font-variant-numeric:tabular-nums}
+th,td{border:1px solid var(--line);padding:.3em .55em;text-align:right;white-space:nowrap}
+th{background:#f3f6f9}
+td.t,th.t{text-align:left;white-space:normal;overflow-wrap:anywhere;min-width:8em}
+.v-faster{color:var(--good);font-weight:600}.v-slower{color:var(--bad);font-weight:600}
+.v-within-noise{color:var(--muted)}.v-insufficient-data{color:var(--warn)}
+.noisy{color:var(--warn);font-weight:600}
+.charts{display:grid;grid-template-columns:repeat(auto-fit,minmax(min(100%,460px),1fr));gap:12px}
+svg.chart{width:100%;height:auto;display:block;font:13px system-ui,sans-serif;border:1px solid var(--line);border-radius:6px;padding:4px;background:#fff}
+svg .chart-title{font-weight:600;font-size:14px;fill:var(--fg)}
+svg .grid{stroke:#eceff3}svg .zero{stroke:#6b7480;stroke-width:1.2}
+svg .tick,svg .unit,svg .axis-name{fill:var(--muted)}svg .label,svg .value{fill:var(--fg)}
+svg .bar{fill:var(--accent)}svg .bar.tone-faster{fill:var(--good)}svg .bar.tone-slower{fill:var(--bad)}
+svg .bar.tone-unknown{fill:#b9c2cc}svg .bar.tone-base{fill:#7b8794}
+svg .err{stroke:#111;stroke-width:1.3;fill:none}
+svg .cell{fill:var(--accent)}svg .cell.empty{fill:#f3f3f3}
+svg .cell-value{fill:var(--fg)}svg .cell-value.on-dark{fill:#fff}
+footer{margin:2em 0 1em;font-size:.85em;color:var(--muted)}
+@media (max-width:600px){body{font-size:14px}main{padding:10px}th,td{padding:.25em .4em}}
+@media print{
+  body{font-size:10pt;color:#000}main{max-width:none;padding:0}
+  .scroll{overflow:visible}section.test{break-inside:avoid-page}
+  svg.chart{break-inside:avoid;border:none}h2,h3{break-after:avoid}
+  .charts{grid-template-columns:1fr 1fr}
+}`;
+
+const TONE: Record<Verdict, Tone> = { faster: 'faster', slower: 'slower', 'within-noise': 'neutral', 'insufficient-data': 'unknown' };
+
+function table(head: Array<[string, boolean]>, rows: Array<Array<[string, boolean, string?]>>): string {
+  const th = head.map(([h, text]) => `<th${text ? ' class="t"' : ''}>${esc(h)}</th>`).join('');
+  const trs = rows
+    .map((r) => `<tr>${r.map(([c, text, cls]) => `<td${text || cls ? ` class="${text ? 't' : ''}${cls ? ` ${cls}` : ''}"` : ''}>${esc(c)}</td>`).join('')}</tr>`)
+    .join('');
+  return `<div class="scroll"><table><thead><tr>${th}</tr></thead><tbody>${trs}</tbody></table></div>`;
+}
+
+function slug(s: string): string {
+  return s.replace(/[^A-Za-z0-9_-]+/g, '-');
+}
+
+/**
+ * Chart labels have little room: `blockSizeMb=1, format=thin` instead of the full axis paths,
+ * unless two varying axes share a last segment.
+ */
+function chartLabeller(varying: readonly string[]): (axes: Axes, fallback: string) => string {
+  const short = varying.map((a) => a.slice(a.lastIndexOf('.') + 1));
+  const names = new Set(short).size === short.length ? short : varying;
+  return (axes, fallback) => {
+    const parts = varying.flatMap((a, i) => (a in axes ? [`${names[i]}=${String(axes[a])}`] : []));
+    return parts.length > 0 ? parts.join(', ') : fallback;
+  };
+}
+
+function renderTest(report: Report, s: TestSection): string {
+  const varying = report.axes.filter((a) => a.varies).map((a) => a.name);
+  const chartLabel = chartLabeller(varying);
+  const labelOf = (permutationId: string): string => {
+    const p = report.permutations.find((x) => x.permutationId === permutationId);
+    return p ? chartLabel(p.axes, p.label) : permutationId;
+  };
+  const pm = s.primaryMetric;
+  const def = METRICS[pm];
+  const out: string[] = [`<section class="test" id="t-${esc(slug(s.test.id))}">`, `<h3>${esc(s.test.id)}</h3>`, `<p class="muted">${esc(describeTest(s.test))}</p>`];
+
+  const charts: string[] = [];
+  charts.push(
+    barChart({
+      title: `${s.test.id}: ${def.label} (mean, 95% CI)`,
+      unit: def.unit,
+      digits: def.digits,
+      bars: s.rows.flatMap((r) => {
+        const c = r.cells[pm];
+        if (!c || c.summary.mean === null) return [];
+        return [{ label: chartLabel(r.axes, r.label), value: c.summary.mean * def.scale, low: c.summary.ci ? c.summary.ci.low * def.scale : null, high: c.summary.ci ? c.summary.ci.high * def.scale : null, tone: c.noisy ? ('unknown' as const) : ('neutral' as const), note: c.noisy ? 'noisy' : undefined }];
+      }),
+    }),
+  );
+  for (const c of s.comparisons) {
+    const rows = c.rows.filter((r) => r.metric === pm && r.comparison.delta);
+    if (rows.length === 0) continue;
+    charts.push(
+      barChart({
+        title: `${s.test.id}: Δ% ${def.label} vs ${c.axis}=${String(c.baselineValue)}`,
+        unit: 'Δ%',
+        signed: true,
+        bars: rows.map((r) => ({
+          label: labelOf(r.permutationId),
+          value: r.comparison.delta!.pct,
+          low: r.comparison.delta!.ci?.low ?? null,
+          high: r.comparison.delta!.ci?.high ?? null,
+          tone: TONE[r.comparison.verdict],
+          // Only the verdicts that say something; "within noise" would crowd the value column.
+          note: r.comparison.verdict === 'faster' || r.comparison.verdict === 'slower' ? VERDICT_TEXT[r.comparison.verdict] : undefined,
+        })),
+      }),
+    );
+  }
+  if (varying.length === 2) {
+    const [xa, ya] = varying as [string, string];
+    const xs = report.axes.find((a) => a.name === xa)!.values;
+    const ys = report.axes.find((a) => a.name === ya)!.values;
+    const cells = ys.map((yv) =>
+      xs.map((xv) => {
+        const row = s.rows.find((r) => String(r.axes[xa]) === String(xv) && String(r.axes[ya]) === String(yv));
+        const m = row?.cells[pm]?.summary.mean;
+        return m === undefined || m === null ? null : m * def.scale;
+      }),
+    );
+    charts.push(heatmap({ title: `${s.test.id}: ${def.label} by ${xa} × ${ya}`, unit: def.unit, xName: xa, yName: ya, xValues: xs.map(String), yValues: ys.map(String), cells, digits: def.digits, higherIsBetter: def.higherIsBetter }));
+  }
+  out.push(`<div class="charts">${charts.join('')}</div>`);
+
+  const head: Array<[string, boolean]> = [
+    ...(varying.length > 0 ? varying.map((a): [string, boolean] => [a, true]) : [['permutation', true] as [string, boolean]]),
+    ['n', false],
+    ...s.metrics.map((m): [string, boolean] => [METRICS[m].unit === METRICS[m].label ? METRICS[m].label : `${METRICS[m].label} (${METRICS[m].unit})`, false]),
+    [`CV (${def.label})`, false],
+  ];
+  const rows = s.rows.map((r) => {
+    const c = r.cells[pm];
+    const cv = c?.summary.cv;
+    const cvText = cv === null || cv === undefined ? '–' : `${(cv * 100).toFixed(1)}%${c?.noisy ? ` noisy${c.repetitionsNeeded ? `, need n≈${c.repetitionsNeeded}` : ''}` : ''}`;
+    return [
+      ...(varying.length > 0 ? varying.map((a): [string, boolean] => [r.axes[a] === undefined ? '–' : String(r.axes[a]), true]) : [[r.permutationId, true] as [string, boolean]]),
+      [String(c?.summary.n ?? 0), false] as [string, boolean],
+      ...s.metrics.map((m): [string, boolean] => [formatMeanCi(r.cells[m]), false]),
+      [cvText, false, c?.noisy ? 'noisy' : undefined] as [string, boolean, string?],
+    ];
+  });
+  out.push(table(head, rows));
+
+  const metrics = comparedMetrics(s);
+  for (const c of s.comparisons) {
+    out.push(`<h4>vs ${esc(c.axis)} = ${esc(String(c.baselineValue))}</h4>`);
+    out.push(
+      table(
+        [['permutation', true], ['metric', true], ['Δ% [95% CI]', false], ['p (Welch)', false], ['p (Mann–Whitney)', false], ['verdict', true]],
+        c.rows
+          .filter((r) => metrics.includes(r.metric))
+          .map((r) => [
+            [r.label, true],
+            [METRICS[r.metric].label, true],
+            [formatDelta(r.comparison), false],
+            [r.comparison.welch ? formatP(r.comparison.welch.p) : '–', false],
+            [r.comparison.mannWhitney ? formatP(r.comparison.mannWhitney.p) : '–', false],
+            [VERDICT_TEXT[r.comparison.verdict], true, `v-${r.comparison.verdict}`],
+          ]),
+      ),
+    );
+  }
+  out.push('</section>');
+  return out.join('\n');
+}
+
+export function renderHtml(report: Report): string {
+  const { info, summary, options: o } = report;
+  const v = summary.verdicts;
+  const varied = report.axes.filter((a) => a.varies);
+  const fixed = report.axes.filter((a) => !a.varies);
+  const facts: string[] = [];
+  if (info.playbook) facts.push(`Playbook: ${info.playbook}`);
+  if (info.startedAt) facts.push(`Started: ${info.startedAt}`);
+  if (report.runIds.length > 1) facts.push(`Runs: ${report.runIds.join(', ')}`);
+  facts.push(`${report.recordCount} records, ${report.permutations.length} permutations, ${report.tests.length} tests`);
+  if (varied.length > 0) facts.push(`Axes varied: ${varied.map((a) => `${a.name} (${a.values.map(String).join(', ')})`).join('; ')}`);
+  if (fixed.length > 0) facts.push(`Fixed: ${fixed.map((a) => `${a.name} = ${String(a.values[0])}`).join('; ')}`);
+  facts.push(`Verdicts (each test's main metric against the baseline): ${v.faster} faster, ${v.slower} slower, ${v['within-noise']} within noise, ${v['insufficient-data']} insufficient data`);
+  facts.push(
+    `Method: mean ± ${Math.round(o.level * 100)}% CI (t distribution); Δ% CI by Fieller; Welch's t-test, verdict when p < ${o.alpha} and |Δ| ≥ ${o.minEffectPct}%; CV flagged above ${o.cvThresholdPct}%`,
+  );
+
+  const body: string[] = [
+    `<h1>storsweep report — ${esc(info.runId)}</h1>`,
+    `<ul>${facts.map((f) => `<li>${esc(f)}</li>`).join('')}</ul>`,
+    ...summary.warnings.map((w) => `<p class="warn" role="alert">⚠ ${esc(w)}</p>`),
+  ];
+  if (info.fingerprint && Object.keys(info.fingerprint).length > 0) {
+    body.push('<h2>Environment</h2>', table([['key', true], ['value', true]], Object.entries(info.fingerprint).map(([k, val]) => [[k, true], [val, true]])));
+  }
+  if (summary.noisy.length > 0) {
+    body.push(
+      `<h2>Noisy cells (CV &gt; ${esc(String(o.cvThresholdPct))}%)</h2>`,
+      table(
+        [['test', true], ['permutation', true], ['metric', true], ['CV', false], [`repetitions for ±${o.minEffectPct}%`, false]],
+        summary.noisy.map((n) => [[n.testId, true], [n.label, true], [METRICS[n.metric].label, true], [`${n.cvPct.toFixed(1)}%`, false], [n.repetitionsNeeded === null ? '> 10000' : String(n.repetitionsNeeded), false]]),
+      ),
+    );
+  }
+  body.push('<h2>Results</h2>', ...report.tests.map((s) => renderTest(report, s)));
+
+  return `<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src 'unsafe-inline'">
+<meta name="generator" content="storsweep">
+<title>storsweep report — ${esc(info.runId)}</title>
+<style>${CSS}</style>
+</head>
+<body>
+<main>
+${body.join('\n')}
+<footer>Generated by storsweep from ${esc(String(report.recordCount))} result records.</footer>
+</main>
+</body>
+</html>
+`;
+}
