@@ -1,0 +1,100 @@
+// Pure: one permutation's axes + the host's target config → the ESXi-shell steps. No I/O; the
+// arguments recorded here are exactly what apply() will send (what `run --dry-run` shows).
+import { InvalidArgument } from '../../errors.ts';
+import type { Axes } from '../../results/record.ts';
+import type { PlannedStep } from '../../run/provider.ts';
+import { checkEsxiShellTarget, type EsxiShellTargetConfig } from './config.ts';
+import { VMFS_GPT_GUID, VMFS_MBR_TYPE, type VmfsKind } from './partedutil.ts';
+import { checkEsxi, checkInt } from './validate.ts';
+import { checkBlockSize, type VmdkFormat } from './vmkfstools.ts';
+
+export type DatastoreKind = VmfsKind | 'existing';
+export type EsxiDiskFormat = 'thin' | 'lazyzeroedthick' | 'eagerzeroedthick' | 'rdm-physical' | 'rdm-virtual';
+
+/** Owned names derive from `base` = `ss-<runId>-<permutationId>` (see ownedBase). */
+export interface OwnedNames {
+  base: string;
+}
+
+export function ownedBase(runId: string, permutationId: string): string {
+  return checkEsxi('label', `ss-${runId}-${permutationId}`, 'owned name');
+}
+
+const VMDK_FORMAT: Record<string, VmdkFormat> = { thin: 'thin', lazyzeroedthick: 'zeroedthick', eagerzeroedthick: 'eagerzeroedthick' };
+
+function axis(axes: Axes, key: string, allowed?: readonly (string | number)[]): string | number | boolean {
+  const v = axes[key];
+  if (v === undefined) throw new InvalidArgument(`axis ${key} is required by the esxi-shell provider`, { name: key, value: '' });
+  if (allowed && !allowed.includes(v as string | number)) {
+    throw new InvalidArgument(`axis ${key}: expected one of ${allowed.join(', ')}, got ${JSON.stringify(v)}`, { name: key, value: String(v) });
+  }
+  return v;
+}
+
+export function planEsxiShellSteps(axes: Axes, targetIn: EsxiShellTargetConfig, names: OwnedNames): PlannedStep[] {
+  const target = checkEsxiShellTarget(targetIn);
+  const base = checkEsxi('label', names.base, 'owned name');
+  const kind = axis(axes, 'datastore.kind', ['vmfs3', 'vmfs5', 'vmfs6', 'existing']) as DatastoreKind;
+  const format = axis(axes, 'disk.format', ['thin', 'lazyzeroedthick', 'eagerzeroedthick', 'rdm-physical', 'rdm-virtual']) as EsxiDiskFormat;
+  const steps: PlannedStep[] = [];
+  const step = (s: Omit<PlannedStep, 'provider'>): void => void steps.push({ provider: 'esxi-shell', ...s });
+
+  let volumePath: string;
+  if (kind === 'existing') {
+    if (!target.datastoreVolumePath) throw new InvalidArgument(`${target.host}: datastore.kind existing needs datastoreVolumePath in the inventory`, { name: 'datastoreVolumePath', value: '' });
+    volumePath = target.datastoreVolumePath;
+  } else {
+    const device = target.vmfsDevice;
+    if (!device) throw new InvalidArgument(`${target.host}: datastore.kind ${kind} needs vmfsDevice in the inventory`, { name: 'vmfsDevice', value: '' });
+    const blockSizeMb = checkBlockSize(kind, axes['datastore.blockSizeMb'] ?? 1);
+    const label = checkEsxi('label', `${base}-ds`, 'datastore label');
+    volumePath = `/vmfs/volumes/${label}`;
+    step({
+      step: 'partition',
+      operation: 'partedUtil setptbl',
+      arguments: { device, vmfsVersion: kind, label: kind === 'vmfs3' ? 'msdos' : 'gpt', partition: 1, startSector: kind === 'vmfs3' ? 128 : 2048, endSector: 'last usable (partedUtil getUsableSectors)', type: kind === 'vmfs3' ? VMFS_MBR_TYPE : VMFS_GPT_GUID },
+      destructive: true,
+      creates: { kind: 'vmfs-partition', name: `${base}-part` },
+    });
+    step({
+      step: 'datastore',
+      operation: 'vmkfstools -C',
+      arguments: { device, partition: 1, vmfsVersion: kind, blockSizeMb, label, volumePath },
+      destructive: true,
+      creates: { kind: 'datastore', name: label },
+    });
+  }
+
+  const diskName = `${base}-disk`;
+  const path = checkEsxi('vmdkPath', `${volumePath}/${diskName}.vmdk`, 'disk path');
+  if (format === 'rdm-physical' || format === 'rdm-virtual') {
+    const device = target.rdmDevice;
+    if (!device) throw new InvalidArgument(`${target.host}: disk.format ${format} needs rdmDevice in the inventory`, { name: 'rdmDevice', value: '' });
+    const mode = format === 'rdm-physical' ? 'physical' : 'virtual';
+    step({
+      step: 'disk',
+      operation: mode === 'physical' ? 'vmkfstools -z' : 'vmkfstools -r',
+      arguments: { device, path, compatibilityMode: mode },
+      // the workload writes to a LUN this run did not create
+      destructive: true,
+      creates: { kind: 'rdm', name: diskName },
+    });
+  } else {
+    const sizeGb = checkInt(axis(axes, 'disk.sizeGb'), 'disk.sizeGb', 1, 62 * 1024);
+    step({
+      step: 'disk',
+      operation: 'vmkfstools -c',
+      arguments: { path, sizeGb, format: VMDK_FORMAT[format] },
+      destructive: false,
+      creates: { kind: 'disk', name: diskName },
+    });
+  }
+  step({
+    step: 'attach',
+    operation: 'vim-cmd vmsvc/device.diskaddexisting',
+    arguments: { vmid: target.vmid, path, bus: target.scsiBus, unit: target.scsiUnit },
+    destructive: false,
+    creates: { kind: 'disk-attachment', name: `${base}-attach` },
+  });
+  return steps;
+}

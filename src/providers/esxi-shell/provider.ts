@@ -1,0 +1,225 @@
+// The ESXi-shell provider: carries out planned steps with partedUtil, vmkfstools, esxcli and vim-cmd
+// over a CommandRunner (SSH to the ESXi shell). Every destructive command is preceded by a guard that
+// asks the host itself whether the device is unused; the guard sends nothing destructive on refusal.
+import { InvalidArgument, RemoteCommandFailed, UnsafeOperation } from '../../errors.ts';
+import type { CommandRunner } from '../../ssh/command-runner.ts';
+import { shJoin } from '../../ssh/quote.ts';
+import { runChecked } from '../../ssh/run-checked.ts';
+import type { CreatedObject, OwnedObjectRef, PlannedStep, Provider, ProviderContext, ProviderName } from '../../run/provider.ts';
+import { checkEsxiShellTarget, type EsxiShellTargetConfig } from './config.ts';
+import { deviceListArgv, filesystemListArgv, filesystemUnmountArgv, parseDeviceList, parseFilesystemList, parseVmfsExtentList, vmfsExtentListArgv } from './esxcli.ts';
+import { deletePartitionArgv, getptblArgv, getUsableSectorsArgv, mklabelArgv, parseGetptbl, parseUsableSectors, setptblArgv, VMFS_GPT_GUID, VMFS_MBR_TYPE, vmfsPartitionLayout, type VmfsKind } from './partedutil.ts';
+import { checkEsxi, checkInt } from './validate.ts';
+import { diskAddExistingArgv, diskRemoveArgv, getDevicesArgv, parseDiskDevices } from './vimcmd.ts';
+import { createDiskArgv, createRdmArgv, createVmfsArgv, deleteDiskArgv, parseCreateVmfs, parseQueryFs, queryFsArgv, type VmdkFormat } from './vmkfstools.ts';
+
+type DestroyRef = OwnedObjectRef & { provider: ProviderName; id: string | null; data: Record<string, unknown> };
+
+const str = (v: unknown, name: string): string => {
+  if (typeof v !== 'string') throw new InvalidArgument(`step argument ${name}: expected a string, got ${JSON.stringify(v)}`, { name, value: String(v) });
+  return v;
+};
+
+export function createEsxiShellProvider(targetIn: EsxiShellTargetConfig, runner: CommandRunner): Provider {
+  const target = checkEsxiShellTarget(targetIn);
+  const exec = (argv: string[]) => runChecked(runner, shJoin(argv));
+
+  async function extents() {
+    return parseVmfsExtentList((await exec(vmfsExtentListArgv())).stdout);
+  }
+
+  /**
+   * The device must be allowed by the inventory, known to the host as a disk that is not the boot
+   * device, carry no VMFS extent and have no partitions. Reads only.
+   */
+  async function guardUnused(device: string, operation: string): Promise<void> {
+    const refuse = (why: string) => {
+      throw new UnsafeOperation(`${target.host}: refusing ${operation} on ${device}: ${why}`, { operation, target: device });
+    };
+    checkEsxi('device', device);
+    if (!target.allowedDevices.includes(device)) refuse(`not in allowedDevices of the inventory (${target.allowedDevices.join(', ') || 'none'})`);
+    const listed = await runner.run(shJoin(deviceListArgv(device)));
+    const dev = listed.exitCode === 0 ? parseDeviceList(listed.stdout).find((d) => d.name === device) : undefined;
+    if (!dev) refuse('the host does not list this device (esxcli storage core device list)');
+    if (dev!.deviceType !== 'Direct-Access') refuse(`device type is ${dev!.deviceType}, not Direct-Access`);
+    if (dev!.isBootDevice) refuse('it is the boot device');
+    if (dev!.isOffline) refuse('the device is offline');
+    const ext = (await extents()).find((e) => e.deviceName === device);
+    if (ext) refuse(`it holds VMFS volume ${ext.volumeName} (extent ${ext.extentNumber}, partition ${ext.partition})`);
+    const table = parseGetptbl((await exec(getptblArgv(device))).stdout);
+    if (table.partitions.length > 0) refuse(`it has ${table.partitions.length} partition(s) (${table.label} label)`);
+  }
+
+  /** Before formatting partition 1: still allowed, still not a VMFS extent, partition 1 is VMFS-typed. */
+  async function guardOwnPartition(device: string, operation: string): Promise<void> {
+    const refuse = (why: string) => {
+      throw new UnsafeOperation(`${target.host}: refusing ${operation} on ${device}:1: ${why}`, { operation, target: `${device}:1` });
+    };
+    if (!target.allowedDevices.includes(device)) refuse('device not in allowedDevices of the inventory');
+    const ext = (await extents()).find((e) => e.deviceName === device);
+    if (ext) refuse(`it holds VMFS volume ${ext.volumeName}`);
+    const table = parseGetptbl((await exec(getptblArgv(device))).stdout);
+    const p = table.partitions;
+    if (p.length !== 1 || p[0]!.number !== 1 || (p[0]!.type !== VMFS_GPT_GUID && p[0]!.type !== VMFS_MBR_TYPE)) {
+      refuse('expected exactly one VMFS partition (created by the partition step)');
+    }
+  }
+
+  async function createdObject(step: PlannedStep, id: string, data: Record<string, unknown>): Promise<CreatedObject> {
+    if (!step.creates) throw new InvalidArgument(`step ${step.step} creates nothing`, { name: 'step', value: step.step });
+    return { ...step.creates, provider: 'esxi-shell', id, data };
+  }
+
+  async function apply(step: PlannedStep, ctx: ProviderContext): Promise<CreatedObject | null> {
+    const a = step.arguments;
+    switch (step.operation) {
+      case 'partedUtil setptbl': {
+        const device = str(a.device, 'device');
+        const kind = str(a.vmfsVersion, 'vmfsVersion') as VmfsKind;
+        if (!['vmfs3', 'vmfs5', 'vmfs6'].includes(kind)) throw new InvalidArgument(`step argument vmfsVersion: expected vmfs3, vmfs5 or vmfs6, got ${kind}`, { name: 'vmfsVersion', value: kind });
+        await guardUnused(device, 'partitioning');
+        ctx.log(`partitioning ${device} for ${kind}`, { device });
+        await exec(mklabelArgv(device, kind === 'vmfs3' ? 'msdos' : 'gpt'));
+        const usable = parseUsableSectors((await exec(getUsableSectorsArgv(device))).stdout);
+        const { label, partition } = vmfsPartitionLayout(kind, usable);
+        await exec(setptblArgv(device, label, [partition]));
+        return createdObject(step, `${device}:1`, { device, partition: 1, label, startSector: partition.startSector, endSector: partition.endSector });
+      }
+      case 'vmkfstools -C': {
+        const device = str(a.device, 'device');
+        const version = str(a.vmfsVersion, 'vmfsVersion') as VmfsKind;
+        const label = str(a.label, 'label');
+        const blockSizeMb = checkInt(a.blockSizeMb, 'blockSizeMb', 1, 8);
+        const argv = createVmfsArgv(version, blockSizeMb, label, device, 1);
+        await guardOwnPartition(device, 'creating a VMFS');
+        ctx.log(`creating ${version} (${blockSizeMb} MiB blocks) on ${device}:1 as ${label}`, { device, label });
+        const uuid = parseCreateVmfs((await exec(argv)).stdout);
+        const volumePath = `/vmfs/volumes/${label}`;
+        const q = parseQueryFs((await exec(queryFsArgv(volumePath))).stdout);
+        if (q.blockSizeBytes !== blockSizeMb * 1048576) {
+          throw new RemoteCommandFailed(`${target.host}: ${label} reports ${q.blockSizeBytes}-byte blocks, ${blockSizeMb} MiB requested`, { host: runner.target, command: shJoin(queryFsArgv(volumePath)), exitCode: 0, stderr: '', reason: 'exit' });
+        }
+        return createdObject(step, uuid, { label, device, volumePath, blockSizeBytes: q.blockSizeBytes, version: q.version });
+      }
+      case 'vmkfstools -c': {
+        const path = str(a.path, 'path');
+        await exec(createDiskArgv(checkInt(a.sizeGb, 'sizeGb', 1, 62 * 1024), str(a.format, 'format') as VmdkFormat, path));
+        return createdObject(step, path, { path });
+      }
+      case 'vmkfstools -z':
+      case 'vmkfstools -r': {
+        const device = str(a.device, 'device');
+        const path = str(a.path, 'path');
+        const mode = step.operation === 'vmkfstools -z' ? 'physical' : 'virtual';
+        const argv = createRdmArgv(mode, device, path);
+        await guardUnused(device, `mapping as ${mode} RDM`);
+        await exec(argv);
+        return createdObject(step, path, { path, device, mode });
+      }
+      case 'vim-cmd vmsvc/device.diskaddexisting': {
+        const vmid = str(a.vmid, 'vmid');
+        const path = str(a.path, 'path');
+        const bus = checkInt(a.bus, 'bus', 0, 3);
+        const unit = checkInt(a.unit, 'unit', 0, 15);
+        await exec(diskAddExistingArgv(vmid, path, bus, unit));
+        return createdObject(step, `${vmid}:${bus}:${unit}`, { vmid, path, bus, unit });
+      }
+      default:
+        throw new InvalidArgument(`esxi-shell provider cannot apply operation ${JSON.stringify(step.operation)}`, { name: 'operation', value: step.operation });
+    }
+  }
+
+  async function attachedUnits(vmid: string, path: string) {
+    const text = (await exec(getDevicesArgv(vmid))).stdout;
+    const m = /^\/vmfs\/volumes\/([^/]+)\/(.+)$/.exec(path);
+    const dsPath = m ? `[${m[1]}] ${m[2]}` : path;
+    return parseDiskDevices(text).filter((d) => d.fileName === dsPath || d.fileName === path);
+  }
+
+  async function destroy(obj: DestroyRef, ctx: ProviderContext): Promise<'removed' | 'absent'> {
+    const d = obj.data;
+    switch (obj.kind) {
+      case 'disk-attachment': {
+        const vmid = str(d.vmid ?? target.vmid, 'vmid');
+        const path = str(d.path, 'path');
+        const bus = checkInt(d.bus ?? target.scsiBus, 'bus', 0, 3);
+        const unit = checkInt(d.unit ?? target.scsiUnit, 'unit', 0, 15);
+        const units = await attachedUnits(vmid, path);
+        if (units.length === 0) return 'absent';
+        await exec(diskRemoveArgv(vmid, bus, unit));
+        return 'removed';
+      }
+      case 'disk':
+      case 'rdm': {
+        const path = str(d.path ?? obj.id, 'path');
+        const r = await runner.run(shJoin(deleteDiskArgv(path)));
+        if (r.exitCode === 0) return 'removed';
+        if (/cannot find the file|does not exist|not found/i.test(r.stdout + r.stderr)) return 'absent';
+        throw new RemoteCommandFailed(`${target.host}: vmkfstools -U failed (exit ${r.exitCode}): ${(r.stdout + r.stderr).trim()}`, { host: runner.target, command: r.command, exitCode: r.exitCode, stderr: r.stderr, reason: 'exit' });
+      }
+      case 'datastore': {
+        const label = checkEsxi('label', d.label ?? obj.name, 'datastore label');
+        const fs = parseFilesystemList((await exec(filesystemListArgv())).stdout).find((f) => f.volumeName === label);
+        if (!fs || !fs.mounted) return 'absent';
+        ctx.log(`unmounting datastore ${label}`, { label });
+        await exec(filesystemUnmountArgv(label));
+        return 'removed';
+      }
+      case 'vmfs-partition': {
+        const device = checkEsxi('device', d.device ?? target.vmfsDevice, 'device');
+        if (!target.allowedDevices.includes(device)) {
+          throw new UnsafeOperation(`${target.host}: refusing to delete a partition on ${device}: not in allowedDevices`, { operation: 'partedUtil delete', target: device });
+        }
+        const table = parseGetptbl((await exec(getptblArgv(device))).stdout);
+        const p1 = table.partitions.find((p) => p.number === 1);
+        if (!p1) return 'absent';
+        if (p1.type !== VMFS_GPT_GUID && p1.type !== VMFS_MBR_TYPE) {
+          throw new UnsafeOperation(`${target.host}: refusing to delete ${device}:1: type ${p1.type} is not VMFS`, { operation: 'partedUtil delete', target: `${device}:1` });
+        }
+        const ext = (await extents()).find((e) => e.deviceName === device);
+        if (ext) {
+          throw new UnsafeOperation(`${target.host}: refusing to delete ${device}:1: VMFS volume ${ext.volumeName} is still mounted on it`, { operation: 'partedUtil delete', target: `${device}:1` });
+        }
+        await exec(deletePartitionArgv(device, 1));
+        return 'removed';
+      }
+      default:
+        throw new InvalidArgument(`esxi-shell provider does not own objects of kind ${obj.kind}`, { name: 'kind', value: obj.kind });
+    }
+  }
+
+  async function find(ref: OwnedObjectRef): Promise<CreatedObject | null> {
+    const found = (id: string, data: Record<string, unknown>): CreatedObject => ({ ...ref, provider: 'esxi-shell', id, data });
+    switch (ref.kind) {
+      case 'datastore': {
+        const fs = parseFilesystemList((await exec(filesystemListArgv())).stdout).find((f) => f.volumeName === ref.name && f.mounted);
+        return fs ? found(fs.uuid, { label: ref.name, volumePath: fs.mountPoint }) : null;
+      }
+      case 'vmfs-partition': {
+        const device = target.vmfsDevice;
+        if (!device) return null;
+        const p1 = parseGetptbl((await exec(getptblArgv(device))).stdout).partitions.find((p) => p.number === 1);
+        if (!p1 || (p1.type !== VMFS_GPT_GUID && p1.type !== VMFS_MBR_TYPE)) return null;
+        // ours only if empty (crash before vmkfstools -C) or holding our own datastore
+        const ext = (await extents()).find((e) => e.deviceName === device);
+        const ownLabel = ref.name.replace(/-part$/, '-ds');
+        if (ext && ext.volumeName !== ownLabel) return null;
+        return found(`${device}:1`, { device, partition: 1 });
+      }
+      case 'disk-attachment': {
+        const base = ref.name.replace(/-attach$/, '');
+        const candidates = [target.datastoreVolumePath, `/vmfs/volumes/${base}-ds`].filter((p): p is string => Boolean(p)).map((p) => `${p}/${base}-disk.vmdk`);
+        for (const path of candidates) {
+          const u = (await attachedUnits(target.vmid, path))[0];
+          if (u) return found(`${target.vmid}:${target.scsiBus}:${u.unitNumber}`, { vmid: target.vmid, path, bus: target.scsiBus, unit: u.unitNumber });
+        }
+        return null;
+      }
+      default:
+        // disks: destroy() is idempotent on the recorded path; the shell offers no cheap lookup by name
+        return null;
+    }
+  }
+
+  return { name: 'esxi-shell', apply, destroy, find, close: () => runner.close() };
+}

@@ -1,0 +1,41 @@
+// Allow-lists for every value the ESXi-shell provider places on a command line. Quoting (shQuote)
+// makes a value one literal argument; validation makes sure that literal is the kind of thing we
+// meant (a device, not a path to /; a label, not an option) before anything is sent.
+import { InvalidArgument } from '../../errors.ts';
+
+const PATTERNS = {
+  device: /^(naa|t10|eui|mpx)\.[\w.:-]+$/,
+  // VMFS labels: ESXi allows more, but our owned names and common datastore names fit this.
+  label: /^[A-Za-z0-9][A-Za-z0-9._-]{0,79}$/,
+  // /vmfs/volumes/<datastore>[/<file>.vmdk] with no '..' segments
+  volumePath: /^\/vmfs\/volumes\/[A-Za-z0-9][A-Za-z0-9._-]{0,79}$/,
+  vmdkPath: /^\/vmfs\/volumes\/[A-Za-z0-9][A-Za-z0-9._-]{0,79}(\/[A-Za-z0-9][A-Za-z0-9._-]{0,79})?\/[A-Za-z0-9][A-Za-z0-9._-]{0,79}\.vmdk$/,
+  vmid: /^[1-9][0-9]{0,8}$/,
+} as const;
+
+export type EsxiValueKind = keyof typeof PATTERNS;
+
+const EXPECTED: Record<EsxiValueKind, string> = {
+  device: 'a canonical device name like naa.6000…, t10.…, eui.… or mpx.vmhba0:C0:T0:L0',
+  label: 'a datastore label of letters, digits, ".", "_" and "-" (max 80, starting with a letter or digit)',
+  volumePath: 'a datastore path /vmfs/volumes/<datastore>',
+  vmdkPath: 'a disk path /vmfs/volumes/<datastore>/[<dir>/]<name>.vmdk',
+  vmid: 'a numeric VM id as vim-cmd vmsvc/getallvms prints it',
+};
+
+export function checkEsxi(kind: EsxiValueKind, value: unknown, name: string = kind): string {
+  const s = typeof value === 'number' ? String(value) : value;
+  if (typeof s !== 'string' || !PATTERNS[kind].test(s) || s.split('/').includes('..')) {
+    throw new InvalidArgument(`${name}: expected ${EXPECTED[kind]}, got ${JSON.stringify(value)}`, { name, value: String(value) });
+  }
+  return s;
+}
+
+export function checkInt(value: unknown, name: string, min: number, max: number): number {
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < min || value > max) {
+    throw new InvalidArgument(`${name}: expected an integer from ${min} to ${max}, got ${JSON.stringify(value)}`, { name, value: String(value) });
+  }
+  return value;
+}
+
+export const devfsPath = (device: string): string => `/vmfs/devices/disks/${checkEsxi('device', device)}`;

@@ -1,0 +1,68 @@
+// vmkfstools: create a VMFS on a partition, create/delete virtual disks and RDM descriptors, query a
+// file system. Builders return argv vectors (joined with shJoin by the provider); parsers read the
+// lines vmkfstools prints.
+import { InvalidArgument, ParseError } from '../../errors.ts';
+import type { VmfsKind } from './partedutil.ts';
+import { checkEsxi, checkInt, devfsPath } from './validate.ts';
+
+/** File block sizes (MiB) each VMFS version accepts with -b. VMFS5/6 have a unified 1 MiB block. */
+export const VMFS_BLOCK_SIZES_MB: Record<VmfsKind, readonly number[]> = { vmfs3: [1, 2, 4, 8], vmfs5: [1], vmfs6: [1] };
+
+export type VmdkFormat = 'thin' | 'zeroedthick' | 'eagerzeroedthick';
+
+export function checkBlockSize(kind: VmfsKind, blockSizeMb: unknown): number {
+  const allowed = VMFS_BLOCK_SIZES_MB[kind];
+  if (typeof blockSizeMb !== 'number' || !allowed.includes(blockSizeMb)) {
+    throw new InvalidArgument(`datastore.blockSizeMb: ${kind} supports ${allowed.join(', ')} MiB blocks, got ${JSON.stringify(blockSizeMb)}`, { name: 'datastore.blockSizeMb', value: String(blockSizeMb) });
+  }
+  return blockSizeMb;
+}
+
+export function createVmfsArgv(kind: VmfsKind, blockSizeMb: number, label: string, device: string, partition = 1): string[] {
+  checkBlockSize(kind, blockSizeMb);
+  return ['vmkfstools', '-C', kind, '-b', `${blockSizeMb}m`, '-S', checkEsxi('label', label), `${devfsPath(device)}:${checkInt(partition, 'partition', 1, 128)}`];
+}
+
+export function createDiskArgv(sizeGb: number, format: VmdkFormat, path: string): string[] {
+  if (!['thin', 'zeroedthick', 'eagerzeroedthick'].includes(format)) {
+    throw new InvalidArgument(`disk format must be thin, zeroedthick or eagerzeroedthick, got ${JSON.stringify(format)}`, { name: 'disk.format', value: String(format) });
+  }
+  return ['vmkfstools', '-c', `${checkInt(sizeGb, 'disk.sizeGb', 1, 62 * 1024)}g`, '-d', format, checkEsxi('vmdkPath', path)];
+}
+
+export function createRdmArgv(mode: 'physical' | 'virtual', device: string, path: string): string[] {
+  return ['vmkfstools', mode === 'physical' ? '-z' : '-r', devfsPath(device), checkEsxi('vmdkPath', path)];
+}
+
+export const deleteDiskArgv = (path: string): string[] => ['vmkfstools', '-U', checkEsxi('vmdkPath', path)];
+export const queryFsArgv = (volumePath: string): string[] => ['vmkfstools', '-P', checkEsxi('volumePath', volumePath)];
+
+/** `Successfully created new volume: <uuid>` → uuid */
+export function parseCreateVmfs(text: string): string {
+  const m = /Successfully created new volume:\s*(\S+)/.exec(text);
+  if (!m) throw new ParseError(`vmkfstools -C: no "Successfully created new volume" line in output: ${text.trim().slice(0, 300)}`, { source: 'vmkfstools -C', expected: 'Successfully created new volume: <uuid>' });
+  return m[1]!;
+}
+
+export interface VmfsQuery {
+  /** e.g. "VMFS-5.60" */
+  version: string;
+  label: string;
+  capacityBytes: number;
+  blockSizeBytes: number;
+  uuid: string;
+  partitions: string[];
+}
+
+export function parseQueryFs(text: string, source = 'vmkfstools -P'): VmfsQuery {
+  const ver = /^(VMFS-[\d.]+)/m.exec(text);
+  const cap = /^Capacity (\d+) \((\d+) file blocks \* (\d+)\)/m.exec(text);
+  const uuid = /^UUID: (\S+)/m.exec(text);
+  if (!ver || !cap || !uuid) {
+    throw new ParseError(`${source}: expected the VMFS version, "Capacity … file blocks * <blockSize>" and UUID lines`, { source, expected: 'vmkfstools -P output' });
+  }
+  const label = /^File system label \(if any\): ?(.*)$/m.exec(text)?.[1]?.trim() ?? '';
+  const spanned = text.split(/Partitions spanned[^\n]*\n/)[1] ?? '';
+  const partitions = spanned.split('\n').filter((l) => /^\s+\S+:\d+\s*$/.test(l)).map((l) => l.trim());
+  return { version: ver[1]!, label, capacityBytes: Number(cap[1]), blockSizeBytes: Number(cap[3]), uuid: uuid[1]!, partitions };
+}
