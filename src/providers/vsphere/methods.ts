@@ -1,0 +1,163 @@
+// One function per vim25 method we call: parameters in WSDL order, result decoded to typed values.
+import type { MoRef, SoapValue, XmlNode } from './soap.ts';
+import {
+  decodeReturn,
+  toSoap,
+  type DataObject,
+  type HostScsiDisk,
+  type RetrieveResult,
+  type ServiceContent,
+  type UpdateSet,
+  type UserSession,
+  type VmfsDatastoreOption,
+} from './types.ts';
+
+/** Anything that can carry one call: the raw SoapClient or the re-logging Session above it. */
+export interface RoundTripper {
+  roundTrip(method: string, thisRef: MoRef, params: Array<[string, SoapValue]>): Promise<XmlNode>;
+}
+
+const SERVICE_INSTANCE: MoRef = { type: 'ServiceInstance', value: 'ServiceInstance' };
+
+export async function retrieveServiceContent(rt: RoundTripper): Promise<ServiceContent> {
+  const r = await rt.roundTrip('RetrieveServiceContent', SERVICE_INSTANCE, []);
+  return decodeReturn(r, 'ServiceContent') as ServiceContent;
+}
+
+export async function login(rt: RoundTripper, sessionManager: MoRef, userName: string, password: string): Promise<UserSession> {
+  const r = await rt.roundTrip('Login', sessionManager, [
+    ['userName', userName],
+    ['password', password],
+  ]);
+  return decodeReturn(r, 'UserSession') as UserSession;
+}
+
+export async function logout(rt: RoundTripper, sessionManager: MoRef): Promise<void> {
+  await rt.roundTrip('Logout', sessionManager, []);
+}
+
+export async function currentTime(rt: RoundTripper): Promise<string> {
+  const r = await rt.roundTrip('CurrentTime', SERVICE_INSTANCE, []);
+  return decodeReturn(r, 'dateTime') as string;
+}
+
+// --- property collector
+
+export async function retrievePropertiesEx(rt: RoundTripper, pc: MoRef, specSet: DataObject[], maxObjects?: number): Promise<RetrieveResult | undefined> {
+  const r = await rt.roundTrip('RetrievePropertiesEx', pc, [
+    ['specSet', toSoap(specSet, 'PropertyFilterSpec')],
+    ['options', toSoap(maxObjects === undefined ? {} : { maxObjects }, 'RetrieveOptions')],
+  ]);
+  return decodeReturn(r, 'RetrieveResult') as RetrieveResult | undefined;
+}
+
+export async function continueRetrievePropertiesEx(rt: RoundTripper, pc: MoRef, token: string): Promise<RetrieveResult | undefined> {
+  const r = await rt.roundTrip('ContinueRetrievePropertiesEx', pc, [['token', token]]);
+  return decodeReturn(r, 'RetrieveResult') as RetrieveResult | undefined;
+}
+
+export async function cancelRetrievePropertiesEx(rt: RoundTripper, pc: MoRef, token: string): Promise<void> {
+  await rt.roundTrip('CancelRetrievePropertiesEx', pc, [['token', token]]);
+}
+
+export async function createPropertyCollector(rt: RoundTripper, pc: MoRef): Promise<MoRef> {
+  return decodeReturn(await rt.roundTrip('CreatePropertyCollector', pc, []), 'moref') as MoRef;
+}
+
+export async function destroyPropertyCollector(rt: RoundTripper, pc: MoRef): Promise<void> {
+  await rt.roundTrip('DestroyPropertyCollector', pc, []);
+}
+
+export async function createFilter(rt: RoundTripper, pc: MoRef, spec: DataObject, partialUpdates: boolean): Promise<MoRef> {
+  const r = await rt.roundTrip('CreateFilter', pc, [
+    ['spec', toSoap(spec, 'PropertyFilterSpec')],
+    ['partialUpdates', partialUpdates],
+  ]);
+  return decodeReturn(r, 'moref') as MoRef;
+}
+
+export async function waitForUpdatesEx(rt: RoundTripper, pc: MoRef, version: string, options: { maxWaitSeconds?: number; maxObjectUpdates?: number }): Promise<UpdateSet | undefined> {
+  const r = await rt.roundTrip('WaitForUpdatesEx', pc, [
+    ['version', version],
+    ['options', toSoap(options, 'WaitOptions')],
+  ]);
+  return decodeReturn(r, 'UpdateSet') as UpdateSet | undefined;
+}
+
+export async function createContainerView(rt: RoundTripper, viewManager: MoRef, container: MoRef, types: string[], recursive: boolean): Promise<MoRef> {
+  const r = await rt.roundTrip('CreateContainerView', viewManager, [
+    ['container', container],
+    ['type', types],
+    ['recursive', recursive],
+  ]);
+  return decodeReturn(r, 'moref') as MoRef;
+}
+
+export async function destroyView(rt: RoundTripper, view: MoRef): Promise<void> {
+  await rt.roundTrip('DestroyView', view, []);
+}
+
+export async function findByInventoryPath(rt: RoundTripper, searchIndex: MoRef, inventoryPath: string): Promise<MoRef | undefined> {
+  const r = await rt.roundTrip('FindByInventoryPath', searchIndex, [['inventoryPath', inventoryPath]]);
+  return decodeReturn(r, 'moref') as MoRef | undefined;
+}
+
+// --- storage
+
+export async function queryAvailableDisksForVmfs(rt: RoundTripper, dss: MoRef): Promise<HostScsiDisk[]> {
+  const r = await rt.roundTrip('QueryAvailableDisksForVmfs', dss, []);
+  return decodeReturn(r, 'HostScsiDisk[]') as HostScsiDisk[];
+}
+
+export async function queryVmfsDatastoreCreateOptions(rt: RoundTripper, dss: MoRef, devicePath: string, vmfsMajorVersion?: number): Promise<VmfsDatastoreOption[]> {
+  const r = await rt.roundTrip('QueryVmfsDatastoreCreateOptions', dss, [
+    ['devicePath', devicePath],
+    ['vmfsMajorVersion', vmfsMajorVersion],
+  ]);
+  return decodeReturn(r, 'VmfsDatastoreOption[]') as VmfsDatastoreOption[];
+}
+
+export async function createVmfsDatastore(rt: RoundTripper, dss: MoRef, spec: DataObject): Promise<MoRef> {
+  const r = await rt.roundTrip('CreateVmfsDatastore', dss, [['spec', toSoap({ ...spec, _type: undefined }, 'VmfsDatastoreCreateSpec')]]);
+  return decodeReturn(r, 'moref') as MoRef;
+}
+
+export async function createNasDatastore(rt: RoundTripper, dss: MoRef, spec: DataObject): Promise<MoRef> {
+  const r = await rt.roundTrip('CreateNasDatastore', dss, [['spec', toSoap(spec, 'HostNasVolumeSpec')]]);
+  return decodeReturn(r, 'moref') as MoRef;
+}
+
+export async function removeDatastore(rt: RoundTripper, dss: MoRef, datastore: MoRef): Promise<void> {
+  await rt.roundTrip('RemoveDatastore', dss, [['datastore', datastore]]);
+}
+
+export async function deleteVirtualDiskTask(rt: RoundTripper, vdm: MoRef, name: string, datacenter?: MoRef): Promise<MoRef> {
+  const r = await rt.roundTrip('DeleteVirtualDisk_Task', vdm, [
+    ['name', name],
+    ['datacenter', datacenter],
+  ]);
+  return decodeReturn(r, 'moref') as MoRef;
+}
+
+export async function deleteDatastoreFileTask(rt: RoundTripper, fileManager: MoRef, name: string, datacenter?: MoRef): Promise<MoRef> {
+  const r = await rt.roundTrip('DeleteDatastoreFile_Task', fileManager, [
+    ['name', name],
+    ['datacenter', datacenter],
+  ]);
+  return decodeReturn(r, 'moref') as MoRef;
+}
+
+// --- virtual machines
+
+export async function reconfigVMTask(rt: RoundTripper, vm: MoRef, spec: DataObject): Promise<MoRef> {
+  const r = await rt.roundTrip('ReconfigVM_Task', vm, [['spec', toSoap(spec, 'VirtualMachineConfigSpec')]]);
+  return decodeReturn(r, 'moref') as MoRef;
+}
+
+export async function powerOnVMTask(rt: RoundTripper, vm: MoRef): Promise<MoRef> {
+  return decodeReturn(await rt.roundTrip('PowerOnVM_Task', vm, []), 'moref') as MoRef;
+}
+
+export async function powerOffVMTask(rt: RoundTripper, vm: MoRef): Promise<MoRef> {
+  return decodeReturn(await rt.roundTrip('PowerOffVM_Task', vm, []), 'moref') as MoRef;
+}

@@ -1,0 +1,388 @@
+// vim25 SOAP transport: envelope building, namespace-aware parsing, HTTP, raw faults.
+// Knows nothing about vSphere objects; layers above decode the XmlNode trees this returns.
+import type { Agent as HttpsAgent } from 'node:https';
+import axios, { type AxiosInstance } from 'axios';
+import { XMLParser } from 'fast-xml-parser';
+import { HostVerificationFailed } from '../../errors.ts';
+
+export const NS_SOAPENV = 'http://schemas.xmlsoap.org/soap/envelope/';
+export const NS_XSI = 'http://www.w3.org/2001/XMLSchema-instance';
+export const NS_XSD = 'http://www.w3.org/2001/XMLSchema';
+export const NS_VIM25 = 'urn:vim25';
+
+export interface QName {
+  ns: string;
+  local: string;
+}
+
+/** A parsed element with namespaces resolved (prefixes are gone; only URIs remain). */
+export interface XmlNode {
+  ns: string;
+  name: string;
+  /** unqualified attributes by local name (e.g. MoRef `type`) */
+  attrs: Record<string, string>;
+  /** `xsi:type`, whatever prefix the server bound the XMLSchema-instance namespace to */
+  xsiType?: QName;
+  children: XmlNode[];
+  /** concatenated text content with entities decoded */
+  text: string;
+}
+
+// ---------------------------------------------------------------- parsing
+
+const parser = new XMLParser({
+  preserveOrder: true,
+  ignoreAttributes: false,
+  attributeNamePrefix: '',
+  // Entity expansion off: a server (or a proxy) cannot make us expand DOCTYPE entities; the five
+  // predefined ones and character references are decoded below.
+  processEntities: false,
+  parseTagValue: false,
+  parseAttributeValue: false,
+  trimValues: false,
+});
+
+const PREDEFINED: Record<string, string> = { amp: '&', lt: '<', gt: '>', quot: '"', apos: "'" };
+
+export function decodeEntities(s: string): string {
+  if (!s.includes('&')) return s;
+  return s.replace(/&(#x[0-9a-fA-F]+|#[0-9]+|[a-z]+);/g, (m, e: string) => {
+    if (e.startsWith('#x')) return String.fromCodePoint(parseInt(e.slice(2), 16));
+    if (e.startsWith('#')) return String.fromCodePoint(parseInt(e.slice(1), 10));
+    return PREDEFINED[e] ?? m;
+  });
+}
+
+type Raw = Record<string, unknown>;
+
+function splitQName(q: string): [string | undefined, string] {
+  const i = q.indexOf(':');
+  return i < 0 ? [undefined, q] : [q.slice(0, i), q.slice(i + 1)];
+}
+
+function convert(raw: Raw, scope: Map<string | undefined, string>): XmlNode | undefined {
+  const tag = Object.keys(raw).find((k) => k !== ':@');
+  if (tag === undefined || tag === '#text' || tag.startsWith('?') || tag.startsWith('!')) return undefined;
+  const rawAttrs = (raw[':@'] ?? {}) as Record<string, string>;
+  let local = scope;
+  for (const [k, v] of Object.entries(rawAttrs)) {
+    if (k === 'xmlns' || k.startsWith('xmlns:')) {
+      if (local === scope) local = new Map(scope);
+      local.set(k === 'xmlns' ? undefined : k.slice(6), decodeEntities(v));
+    }
+  }
+  const [prefix, name] = splitQName(tag);
+  const node: XmlNode = { ns: local.get(prefix) ?? '', name, attrs: {}, children: [], text: '' };
+  for (const [k, v] of Object.entries(rawAttrs)) {
+    if (k === 'xmlns' || k.startsWith('xmlns:')) continue;
+    const [ap, an] = splitQName(k);
+    const value = decodeEntities(v);
+    if (ap === undefined) node.attrs[an] = value;
+    else if (local.get(ap) === NS_XSI && an === 'type') {
+      const [tp, tn] = splitQName(value);
+      // An unprefixed QName in an attribute value takes the default namespace.
+      node.xsiType = { ns: local.get(tp) ?? '', local: tn };
+    }
+  }
+  const kids = (raw[tag] ?? []) as Raw[];
+  let text = '';
+  for (const k of kids) {
+    if ('#text' in k) {
+      text += String(k['#text']);
+      continue;
+    }
+    const child = convert(k, local);
+    if (child) node.children.push(child);
+  }
+  node.text = decodeEntities(text);
+  return node;
+}
+
+/** Parse an XML document into a namespace-resolved tree (root element). */
+export function parseXml(xml: string): XmlNode {
+  let raw: Raw[];
+  try {
+    raw = parser.parse(xml) as Raw[];
+  } catch (err) {
+    throw new SoapProtocolError(`response is not well-formed XML: ${(err as Error).message}`, { cause: err });
+  }
+  for (const r of raw) {
+    const n = convert(r, new Map([['xml', 'http://www.w3.org/XML/1998/namespace']]));
+    if (n) return n;
+  }
+  throw new SoapProtocolError('response has no root element');
+}
+
+export function child(node: XmlNode, name: string): XmlNode | undefined {
+  return node.children.find((c) => c.name === name);
+}
+
+// ---------------------------------------------------------------- envelope building
+
+export interface MoRef {
+  type: string;
+  value: string;
+}
+
+/**
+ * A value to serialise. Plain objects become elements whose children follow the object's key order
+ * (callers build them in WSDL order); the key `_type` becomes `xsi:type`. Arrays repeat the element.
+ */
+export type SoapValue =
+  | string
+  | number
+  | boolean
+  | Date
+  | MoRef
+  | null
+  | undefined
+  | SoapValue[]
+  | { [key: string]: SoapValue };
+
+export function isMoRef(v: unknown): v is MoRef {
+  if (typeof v !== 'object' || v === null || Array.isArray(v)) return false;
+  const keys = Object.keys(v);
+  return keys.length === 2 && typeof (v as MoRef).type === 'string' && typeof (v as MoRef).value === 'string';
+}
+
+export function escapeXml(s: string): string {
+  return s.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&apos;' })[c]!);
+}
+
+function encodeElement(name: string, v: SoapValue, out: string[]): void {
+  if (v === undefined || v === null) return;
+  if (Array.isArray(v)) {
+    for (const item of v) encodeElement(name, item, out);
+    return;
+  }
+  if (v instanceof Date) {
+    out.push(`<${name}>${v.toISOString()}</${name}>`);
+    return;
+  }
+  if (typeof v !== 'object') {
+    out.push(`<${name}>${escapeXml(String(v))}</${name}>`);
+    return;
+  }
+  if (isMoRef(v)) {
+    out.push(`<${name} type="${escapeXml(v.type)}">${escapeXml(v.value)}</${name}>`);
+    return;
+  }
+  const typeAttr = typeof v._type === 'string' ? ` xsi:type="${escapeXml(v._type)}"` : '';
+  out.push(`<${name}${typeAttr}>`);
+  for (const [k, cv] of Object.entries(v)) {
+    if (k === '_type') continue;
+    encodeElement(k, cv, out);
+  }
+  out.push(`</${name}>`);
+}
+
+/** Request body for `method` on `thisRef`; `params` are [element name, value] in WSDL order. */
+export function buildEnvelope(method: string, thisRef: MoRef, params: Array<[string, SoapValue]>): string {
+  const out: string[] = [];
+  encodeElement('_this', thisRef, out);
+  for (const [name, value] of params) encodeElement(name, value, out);
+  return (
+    '<?xml version="1.0" encoding="UTF-8"?>' +
+    `<soapenv:Envelope xmlns:soapenv="${NS_SOAPENV}" xmlns:xsd="${NS_XSD}" xmlns:xsi="${NS_XSI}">` +
+    `<soapenv:Body><${method} xmlns="${NS_VIM25}">${out.join('')}</${method}></soapenv:Body></soapenv:Envelope>`
+  );
+}
+
+// ---------------------------------------------------------------- errors
+
+/** A SOAP Fault as the server sent it; fault.ts turns it into a typed VsphereFault. */
+export class SoapFault extends Error {
+  override readonly name = 'SoapFault';
+  constructor(
+    readonly method: string,
+    readonly faultCode: string,
+    readonly faultString: string,
+    /** the element inside <detail>, e.g. <InvalidLoginFault xsi:type="InvalidLogin"> */
+    readonly detail: XmlNode | undefined,
+    readonly httpStatus: number,
+  ) {
+    super(faultString || faultCode);
+  }
+
+  /** vim fault type name: xsi:type of the detail element, else its element name minus "Fault" */
+  get faultName(): string {
+    if (this.detail?.xsiType) return this.detail.xsiType.local;
+    if (this.detail) return this.detail.name.replace(/Fault$/, '');
+    return this.faultCode;
+  }
+}
+
+/** The server answered with something that is not a SOAP response (bad XML, HTML error page…). */
+export class SoapProtocolError extends Error {
+  override readonly name = 'SoapProtocolError';
+}
+
+/** No SOAP answer: connection refused/reset/dropped, timeout. `ambiguous` when the body was sent. */
+export class SoapTransportError extends Error {
+  override readonly name = 'SoapTransportError';
+  constructor(
+    message: string,
+    readonly details: { url: string; method: string; code: string | undefined; ambiguous: boolean },
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+  }
+}
+
+// ---------------------------------------------------------------- HTTP
+
+export interface SoapClientOptions {
+  /** https://host[:port]/sdk */
+  url: string;
+  agent: HttpsAgent;
+  userAgent?: string;
+  timeoutMs?: number;
+  /** SOAPAction version, e.g. '6.7'; discovered from /sdk/vimServiceVersions.xml when omitted */
+  version?: string;
+}
+
+const TLS_CODES = new Set([
+  'UNABLE_TO_VERIFY_LEAF_SIGNATURE',
+  'DEPTH_ZERO_SELF_SIGNED_CERT',
+  'SELF_SIGNED_CERT_IN_CHAIN',
+  'UNABLE_TO_GET_ISSUER_CERT_LOCALLY',
+  'UNABLE_TO_GET_ISSUER_CERT',
+  'CERT_HAS_EXPIRED',
+  'CERT_UNTRUSTED',
+  'ERR_TLS_CERT_ALTNAME_INVALID',
+  'ERR_TLS_THUMBPRINT_MISMATCH',
+]);
+
+export class SoapClient {
+  readonly url: string;
+  private readonly http: AxiosInstance;
+  private cookie: string | undefined;
+  version: string;
+
+  constructor(private readonly opts: SoapClientOptions) {
+    this.url = opts.url;
+    this.version = opts.version ?? '6.5';
+    this.http = axios.create({
+      httpsAgent: opts.agent,
+      timeout: opts.timeoutMs ?? 10 * 60_000,
+      // Faults come back as HTTP 500 with a SOAP body; we read every status ourselves.
+      validateStatus: () => true,
+      responseType: 'text',
+      transformResponse: (d: unknown) => d,
+      maxRedirects: 0,
+      proxy: false,
+    });
+  }
+
+  get host(): string {
+    return new URL(this.url).host;
+  }
+
+  /** Session cookie (opaque; real vCenter quotes the value). Never log it. */
+  get sessionCookie(): string | undefined {
+    return this.cookie;
+  }
+
+  clearSession(): void {
+    this.cookie = undefined;
+  }
+
+  private headers(extra: Record<string, string>): Record<string, string> {
+    const h: Record<string, string> = { ...extra };
+    if (this.opts.userAgent) h['User-Agent'] = this.opts.userAgent;
+    if (this.cookie) h.Cookie = `vmware_soap_session=${this.cookie}`;
+    return h;
+  }
+
+  private transportError(method: string, err: unknown, ambiguous: boolean): Error {
+    const code = (err as { code?: string }).code;
+    const causeCode = ((err as { cause?: { code?: string } }).cause ?? {}).code;
+    const c = code && code !== 'ERR_BAD_RESPONSE' ? code : causeCode;
+    if (c && TLS_CODES.has(c)) {
+      return new HostVerificationFailed(
+        `TLS verification of ${this.host} failed (${c}): set caFile or a SHA-256 thumbprint for this endpoint`,
+        this.host,
+        { cause: err },
+      );
+    }
+    return new SoapTransportError(
+      `${method} to ${this.url} failed: ${(err as Error).message}`,
+      { url: this.url, method, code: c, ambiguous },
+      { cause: err },
+    );
+  }
+
+  /** GET /sdk/vimServiceVersions.xml and adopt the server's urn:vim25 version for SOAPAction. */
+  async discoverVersion(): Promise<string> {
+    const u = new URL(this.url);
+    u.pathname = u.pathname.replace(/\/?$/, '/vimServiceVersions.xml');
+    let res;
+    try {
+      res = await this.http.get<string>(u.toString(), { headers: this.headers({}) });
+    } catch (err) {
+      throw this.transportError('GET vimServiceVersions.xml', err, false);
+    }
+    if (res.status === 200) {
+      const root = parseXml(res.data);
+      for (const ns of root.children.filter((c) => c.name === 'namespace')) {
+        if (child(ns, 'name')?.text === 'urn:vim25') {
+          const v = child(ns, 'version')?.text;
+          if (v) this.version = v;
+        }
+      }
+    }
+    return this.version;
+  }
+
+  /**
+   * POST one call. Resolves with the `<METHODResponse>` element (its `returnval` children, if any),
+   * rejects with SoapFault, SoapProtocolError, SoapTransportError or HostVerificationFailed.
+   */
+  async roundTrip(method: string, thisRef: MoRef, params: Array<[string, SoapValue]>): Promise<XmlNode> {
+    const body = buildEnvelope(method, thisRef, params);
+    let res;
+    try {
+      res = await this.http.post<string>(this.url, body, {
+        headers: this.headers({
+          'Content-Type': 'text/xml; charset="utf-8"',
+          SOAPAction: `urn:vim25/${this.version}`,
+        }),
+      });
+    } catch (err) {
+      // Once the request left, a reset does not prove the server did not act on it.
+      const code = (err as { code?: string }).code;
+      throw this.transportError(method, err, code !== 'ECONNREFUSED' && code !== 'ENOTFOUND');
+    }
+    const setCookie = res.headers['set-cookie'];
+    for (const c of setCookie ?? []) {
+      const m = /^vmware_soap_session=([^;]*)/.exec(c);
+      if (m) this.cookie = m[1];
+    }
+    return parseSoapResponse(method, res.status, typeof res.data === 'string' ? res.data : '', this.url);
+  }
+}
+
+/**
+ * The `<METHODResponse>` element of a SOAP response body, or a thrown SoapFault /
+ * SoapProtocolError. Shared by the HTTP client and the fixture tests.
+ */
+export function parseSoapResponse(method: string, status: number, text: string, from = 'server'): XmlNode {
+  if (!text.trimStart().startsWith('<')) {
+    throw new SoapProtocolError(`${method}: HTTP ${status} from ${from} without a SOAP body`);
+  }
+  const env = parseXml(text);
+  const bodyNode = env.children.find((c) => c.ns === NS_SOAPENV && c.name === 'Body');
+  if (env.ns !== NS_SOAPENV || env.name !== 'Envelope' || !bodyNode) {
+    throw new SoapProtocolError(`${method}: HTTP ${status} from ${from} is not a SOAP envelope`);
+  }
+  const fault = bodyNode.children.find((c) => c.ns === NS_SOAPENV && c.name === 'Fault');
+  if (fault) {
+    const detail = child(fault, 'detail')?.children[0];
+    throw new SoapFault(method, child(fault, 'faultcode')?.text ?? '', child(fault, 'faultstring')?.text ?? '', detail, status);
+  }
+  const resp = bodyNode.children[0];
+  if (!resp || resp.name !== `${method}Response`) {
+    throw new SoapProtocolError(`${method}: expected <${method}Response>, got <${resp?.name ?? 'nothing'}> (HTTP ${status} from ${from})`);
+  }
+  return resp;
+}
