@@ -1,0 +1,49 @@
+// `storsweep compare <A> <B>`: B against A by canonical test id, for CI pipelines of storage teams.
+import type { Command } from 'commander';
+import { compareRuns, renderCompareText } from '../../report/compare.ts';
+import { defaultIo, numberOption, verdictOptionsFrom, type CommandIo } from './report.ts';
+
+/** Exit code when B has a significant regression beyond --fail-on-regression. */
+export const EXIT_REGRESSION = 3;
+
+export interface CompareCommandOptions {
+  failOnRegression?: string;
+  json?: boolean;
+  alpha?: string;
+  cvThreshold?: string;
+}
+
+export async function runCompare(a: string, b: string, opts: CompareCommandOptions, io: CommandIo = defaultIo): Promise<number> {
+  const threshold = numberOption('--fail-on-regression', opts.failOnRegression, 0, 100);
+  const verdict = verdictOptionsFrom({ ...(opts.alpha !== undefined ? { alpha: opts.alpha } : {}), ...(opts.cvThreshold !== undefined ? { cvThreshold: opts.cvThreshold } : {}) });
+  const sa = await io.loadSource(a);
+  const sb = await io.loadSource(b);
+  for (const w of [...sa.warnings, ...sb.warnings]) io.stderr(`warning: ${w}\n`);
+  const result = compareRuns({ label: a, records: sa.records, info: sa.info }, { label: b, records: sb.records, info: sb.info }, {
+    ...(threshold !== undefined ? { failOnRegressionPct: threshold } : {}),
+    verdict,
+  });
+  if (opts.json) {
+    io.stdout(JSON.stringify(result, (_k, v: unknown) => (typeof v === 'number' && !Number.isFinite(v) ? null : v), 2) + '\n');
+    // Warnings also go to stderr so a pipeline reading the JSON still shows them in its log.
+    for (const w of [...result.fingerprintWarnings, ...result.warnings]) io.stderr(`warning: ${w}\n`);
+  } else {
+    io.stdout(renderCompareText(result));
+  }
+  return threshold !== undefined && result.regressions > 0 ? EXIT_REGRESSION : 0;
+}
+
+export function registerCompare(program: Command, io: CommandIo = defaultIo): Command {
+  return program
+    .command('compare')
+    .description('compare run B with run A (or imported results) by canonical test id; Δ%, Welch p and verdict per test')
+    .argument('<A>', 'baseline: run directory or result file')
+    .argument('<B>', 'candidate: run directory or result file')
+    .option('--fail-on-regression <pct>', `exit ${EXIT_REGRESSION} when B is significantly slower than A by at least this %`)
+    .option('--json', 'print the comparison as JSON')
+    .option('--alpha <p>', 'significance level (default 0.05)')
+    .option('--cv-threshold <pct>', 'CV % above which a sample is flagged noisy (default 10)')
+    .action(async (a: string, b: string, opts: CompareCommandOptions) => {
+      process.exitCode = await runCompare(a, b, opts, io);
+    });
+}

@@ -1,0 +1,97 @@
+// `storsweep report <runDir|file...>`: one report from one or more runs or imported exports.
+import { writeFile } from 'node:fs/promises';
+import { Option, type Command } from 'commander';
+import { UsageError } from '../../errors.ts';
+import { renderCsv } from '../../report/csv.ts';
+import { renderHtml } from '../../report/html.ts';
+import { renderJson } from '../../report/json.ts';
+import { renderMarkdown } from '../../report/markdown.ts';
+import { buildReport, parseBaseline } from '../../report/model.ts';
+import { loadSource, mergeSources, type SourceLoader } from '../../report/source.ts';
+import type { VerdictOptions } from '../../report/stats.ts';
+
+export const REPORT_FORMATS = ['md', 'html', 'csv', 'json'] as const;
+export type ReportFormat = (typeof REPORT_FORMATS)[number];
+
+export interface CommandIo {
+  loadSource: SourceLoader;
+  stdout(text: string): void;
+  stderr(text: string): void;
+}
+
+export const defaultIo: CommandIo = {
+  loadSource,
+  stdout: (t) => process.stdout.write(t),
+  stderr: (t) => process.stderr.write(t),
+};
+
+export interface ReportCommandOptions {
+  format: ReportFormat;
+  baseline?: string;
+  output?: string;
+  alpha?: string;
+  minEffect?: string;
+  cvThreshold?: string;
+}
+
+/** Parses a number option, naming the flag and the accepted range when it is wrong. */
+export function numberOption(flag: string, raw: string | undefined, min: number, max: number): number | undefined {
+  if (raw === undefined) return undefined;
+  const v = Number(raw);
+  if (raw.trim() === '' || !Number.isFinite(v) || v < min || v > max) {
+    throw new UsageError(`${flag}: expected a number from ${min} to ${max}, got "${raw}"`);
+  }
+  return v;
+}
+
+export function verdictOptionsFrom(o: { alpha?: string; minEffect?: string; cvThreshold?: string }): Partial<VerdictOptions> {
+  const out: Partial<VerdictOptions> = {};
+  const alpha = numberOption('--alpha', o.alpha, 1e-9, 0.5);
+  const minEffect = numberOption('--min-effect', o.minEffect, 0, 1000);
+  const cv = numberOption('--cv-threshold', o.cvThreshold, 0, 1000);
+  if (alpha !== undefined) out.alpha = alpha;
+  if (minEffect !== undefined) out.minEffectPct = minEffect;
+  if (cv !== undefined) out.cvThresholdPct = cv;
+  return out;
+}
+
+/** Does the work of the command; returns the exit code (0) or throws a UsageError/ParseError. */
+export async function runReport(inputs: readonly string[], opts: ReportCommandOptions, io: CommandIo = defaultIo): Promise<number> {
+  const verdict = verdictOptionsFrom(opts);
+  const baseline = opts.baseline !== undefined ? parseBaseline(opts.baseline) : undefined;
+  const sources = [];
+  for (const input of inputs) sources.push(await io.loadSource(input));
+  const { records, info, warnings } = mergeSources(sources);
+  for (const w of warnings) io.stderr(`warning: ${w}\n`);
+  if (records.length === 0) throw new UsageError(`${inputs.join(', ')}: no result records to report`);
+  let text: string;
+  if (opts.format === 'csv') {
+    text = renderCsv(records);
+  } else {
+    const report = buildReport(records, info, { ...(baseline ? { baseline } : {}), verdict });
+    text = opts.format === 'html' ? renderHtml(report) : opts.format === 'json' ? renderJson(report) : renderMarkdown(report);
+  }
+  if (opts.output) {
+    await writeFile(opts.output, text);
+    io.stderr(`wrote ${opts.output}\n`);
+  } else {
+    io.stdout(text);
+  }
+  return 0;
+}
+
+export function registerReport(program: Command, io: CommandIo = defaultIo): Command {
+  return program
+    .command('report')
+    .description('report per permutation and test (mean ± 95% CI, CV) and compare each axis value with a baseline')
+    .argument('<source...>', 'run directories or result files (results .jsonl, CrystalDiskMark text, fio JSON, …)')
+    .addOption(new Option('-f, --format <format>', 'output format').choices([...REPORT_FORMATS]).default('md'))
+    .option('-b, --baseline <axis=value>', 'compare only this axis, against this value (default: every varying axis against its first value)')
+    .option('-o, --output <path>', 'write to this file instead of stdout')
+    .option('--alpha <p>', 'significance level of the verdicts (default 0.05)')
+    .option('--min-effect <pct>', 'smallest difference in % called faster/slower (default 5)')
+    .option('--cv-threshold <pct>', 'flag cells whose coefficient of variation exceeds this % (default 10)')
+    .action(async (sources: string[], opts: ReportCommandOptions) => {
+      process.exitCode = await runReport(sources, opts, io);
+    });
+}

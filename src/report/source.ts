@@ -1,0 +1,149 @@
+// Where report and compare get their input: a run directory (the results store, or its
+// results.jsonl mirror) or an imported benchmark export (CrystalDiskMark text, fio JSON, …).
+// This is the only file under report/ that touches the filesystem.
+import { existsSync } from 'node:fs';
+import { readFile, stat } from 'node:fs/promises';
+import { basename, join } from 'node:path';
+import { ParseError, UsageError, errorMessage } from '../errors.ts';
+import type { ResultRecord } from '../results/record.ts';
+import type { RunInfo } from './model.ts';
+
+export interface Source {
+  /** the path as given */
+  path: string;
+  kind: 'run' | 'jsonl' | 'import';
+  records: ResultRecord[];
+  info: RunInfo;
+  /** importer warnings (skipped lines…), each naming the file */
+  warnings: string[];
+}
+
+export type SourceLoader = (pathOrRunDir: string) => Promise<Source>;
+
+// The results store and the importer registry are written alongside this module; they are loaded
+// lazily so that a report of a plain results.jsonl never opens SQLite or loads every importer.
+interface StoreModule {
+  openResults(runDir: string): { records(): ResultRecord[]; runInfo(): RunInfo; close?(): void };
+}
+interface ImportersModule {
+  importFile(path: string): { format: string; records: ResultRecord[]; warnings: string[] } | Promise<{ format: string; records: ResultRecord[]; warnings: string[] }>;
+}
+
+const STORE_URL = new URL('../results/store.ts', import.meta.url);
+const IMPORTERS_URL = new URL('../importers/index.ts', import.meta.url);
+
+function isObject(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+/** Checks the fields reports rely on; a wrong line is reported by number, not as a stack trace. */
+function checkRecord(v: unknown, file: string, line: number): ResultRecord {
+  const fail = (key: string, expected: string): never => {
+    throw new ParseError(`${file}:${line}: ${key}: expected ${expected}`, { source: file, line, expected });
+  };
+  if (!isObject(v)) return fail('(record)', 'a JSON object');
+  if (typeof v.runId !== 'string') fail('runId', 'a string');
+  if (typeof v.permutationId !== 'string') fail('permutationId', 'a string');
+  if (!isObject(v.axes)) fail('axes', 'an object');
+  if (typeof v.repetition !== 'number') fail('repetition', 'a number');
+  if (!isObject(v.test) || typeof v.test.id !== 'string') fail('test.id', 'a string');
+  for (const k of ['iops', 'bytesPerSecond'] as const) if (v[k] !== null && typeof v[k] !== 'number') fail(k, 'a number or null');
+  if (!isObject(v.latencyUs)) fail('latencyUs', 'an object');
+  if (!isObject(v.tool)) fail('tool', 'an object');
+  return v as unknown as ResultRecord;
+}
+
+/** One ResultRecord per line. A last line without `\n` is a write cut short and is skipped. */
+export async function readRecordsJsonl(file: string): Promise<{ records: ResultRecord[]; warnings: string[] }> {
+  const text = await readFile(file, 'utf8');
+  const lines = text.split('\n');
+  const warnings: string[] = [];
+  const partial = lines.pop();
+  if (partial !== undefined && partial.trim() !== '') warnings.push(`${file}:${lines.length + 1}: incomplete last line skipped`);
+  const records: ResultRecord[] = [];
+  lines.forEach((raw, i) => {
+    if (raw.trim() === '') return;
+    let v: unknown;
+    try {
+      v = JSON.parse(raw);
+    } catch (err) {
+      throw new ParseError(`${file}:${i + 1}: not valid JSON (${errorMessage(err)})`, { source: file, line: i + 1, expected: 'one ResultRecord JSON object per line' }, { cause: err });
+    }
+    records.push(checkRecord(v, file, i + 1));
+  });
+  return { records, warnings };
+}
+
+async function readRunInfo(dir: string, records: readonly ResultRecord[]): Promise<RunInfo> {
+  const file = join(dir, 'run.json');
+  const fallback: RunInfo = { runId: records[0]?.runId ?? basename(dir) };
+  if (!existsSync(file)) return fallback;
+  let v: unknown;
+  try {
+    v = JSON.parse(await readFile(file, 'utf8'));
+  } catch (err) {
+    throw new ParseError(`${file}: not valid JSON (${errorMessage(err)})`, { source: file, expected: 'run information object' }, { cause: err });
+  }
+  if (!isObject(v)) throw new ParseError(`${file}: expected a JSON object`, { source: file, expected: 'run information object' });
+  return { ...fallback, ...(v as Partial<RunInfo>), runId: typeof v.runId === 'string' ? v.runId : fallback.runId };
+}
+
+/** Loads a run directory, a results .jsonl file, or any file an importer recognises. */
+export const loadSource: SourceLoader = async (path) => {
+  let st;
+  try {
+    st = await stat(path);
+  } catch (err) {
+    throw new UsageError(`${path}: no such run directory or result file`, { cause: err });
+  }
+  if (st.isDirectory()) {
+    const jsonl = join(path, 'results.jsonl');
+    const storeWarnings: string[] = [];
+    // The store is authoritative (it holds the run facts too); results.jsonl is its plain-text
+    // mirror and what remains readable when the store cannot be opened.
+    if (existsSync(STORE_URL)) {
+      try {
+        const store = (await import(STORE_URL.href)) as StoreModule;
+        const handle = store.openResults(path);
+        try {
+          return { path, kind: 'run', records: handle.records(), info: handle.runInfo(), warnings: [] };
+        } finally {
+          handle.close?.();
+        }
+      } catch (err) {
+        if (!existsSync(jsonl)) throw err;
+        storeWarnings.push(`${path}: results store not readable (${errorMessage(err)}); using results.jsonl`);
+      }
+    }
+    if (existsSync(jsonl)) {
+      const { records, warnings } = await readRecordsJsonl(jsonl);
+      return { path, kind: 'run', records, info: await readRunInfo(path, records), warnings: [...storeWarnings, ...warnings] };
+    }
+    throw new UsageError(`${path}: not a run directory (no results store or results.jsonl)`);
+  }
+  if (path.endsWith('.jsonl')) {
+    const { records, warnings } = await readRecordsJsonl(path);
+    return { path, kind: 'jsonl', records, info: { runId: records[0]?.runId ?? basename(path) }, warnings };
+  }
+  if (!existsSync(IMPORTERS_URL)) throw new UsageError(`${path}: importing benchmark exports is not available in this build`);
+  const importers = (await import(IMPORTERS_URL.href)) as ImportersModule;
+  const result = await importers.importFile(path);
+  return {
+    path,
+    kind: 'import',
+    records: result.records,
+    info: { runId: result.records[0]?.runId ?? `import:${basename(path)}` },
+    warnings: result.warnings.map((w) => (w.startsWith(path) ? w : `${path}: ${w}`)),
+  };
+};
+
+/** Several sources in one report: records concatenated, run facts merged. */
+export function mergeSources(sources: readonly Source[]): { records: ResultRecord[]; info: RunInfo; warnings: string[] } {
+  if (sources.length === 1) return { records: sources[0]!.records, info: sources[0]!.info, warnings: sources[0]!.warnings };
+  const info: RunInfo = { runId: sources.map((s) => s.info.runId).join(' + ') };
+  const insecure = [...new Set(sources.flatMap((s) => s.info.insecureEndpoints ?? []))];
+  if (insecure.length > 0) info.insecureEndpoints = insecure;
+  const failures = sources.flatMap((s) => s.info.failures ?? []);
+  if (failures.length > 0) info.failures = failures;
+  return { records: sources.flatMap((s) => s.records), info, warnings: sources.flatMap((s) => s.warnings) };
+}
