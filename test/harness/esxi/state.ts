@@ -1,0 +1,53 @@
+// Seeds and reads the state of the ESXi shell stand-ins (see esxi_state.py): a small host with a
+// boot device holding datastore1, blank devices for formatting and RDMs, and one VM.
+import fs from 'node:fs/promises';
+import path from 'node:path';
+
+export const ESXI_HARNESS_DIR = path.dirname(new URL(import.meta.url).pathname);
+
+export const BOOT_DEV = 'naa.6000c29d1b2c3d4e5f60718293a4b5c6';
+export const BLANK_DEV = 'naa.6000c2900000000000000000000000a1';
+export const RDM_DEV = 'naa.6000c2900000000000000000000000b2';
+export const PARTITIONED_DEV = 'naa.6000c2900000000000000000000000c3';
+export const DS1_UUID = '5f69774e-f1031e44-7bdb-ac1f6bc4b812';
+
+export function defaultEsxiState(): Record<string, unknown> {
+  return {
+    devices: {
+      [BOOT_DEV]: { sizeMb: 102400, vendor: 'VMware', model: 'Virtual disk', isBoot: true, label: 'gpt', partitions: [
+        { number: 1, start: 64, end: 204863, type: 'C12A7328F81F11D2BA4B00A0C93EC93B', attr: 128 },
+        { number: 3, start: 15472640, end: 209715166, type: 'AA31E02A400F11DB9590000C2911D1B8', attr: 0 },
+      ] },
+      [BLANK_DEV]: { sizeMb: 20480, vendor: 'VMware', model: 'Virtual disk', label: null, partitions: [] },
+      [RDM_DEV]: { sizeMb: 10240, vendor: 'VMware', model: 'Virtual disk', label: null, partitions: [] },
+      [PARTITIONED_DEV]: { sizeMb: 10240, vendor: 'VMware', model: 'Virtual disk', label: 'gpt', partitions: [
+        { number: 1, start: 2048, end: 20971486, type: 'EBD0A0A2B9E5443387C068B6B72699C7', attr: 0 },
+      ] },
+    },
+    volumes: {
+      [DS1_UUID]: { label: 'datastore1', device: BOOT_DEV, partition: 3, version: 'vmfs6', blockSize: 1048576, capacity: 99 * 1024 ** 3, mounted: true },
+    },
+    files: {
+      '/vmfs/volumes/datastore1/bench-vm/bench-vm.vmdk': { kind: 'vmdk', sizeBytes: 16 * 1024 ** 3, format: 'thin', allocated: false },
+    },
+    vms: {
+      '1': { name: 'bench-vm', datastore: 'datastore1', vmx: 'bench-vm/bench-vm.vmx', disks: { '0:0': '/vmfs/volumes/datastore1/bench-vm/bench-vm.vmdk' } },
+    },
+  };
+}
+
+export async function seedEsxiState(dir: string, state: Record<string, unknown> = defaultEsxiState()): Promise<void> {
+  await fs.mkdir(dir, { recursive: true });
+  await fs.writeFile(path.join(dir, 'esxi.json'), JSON.stringify(state, null, 1));
+  await fs.writeFile(path.join(dir, 'commands.jsonl'), '');
+}
+
+export async function readEsxiState(dir: string): Promise<any> {
+  return JSON.parse(await fs.readFile(path.join(dir, 'esxi.json'), 'utf8'));
+}
+
+/** Every stand-in invocation as `tool arg1 arg2…` (args joined by single spaces, as received). */
+export async function readCommands(dir: string): Promise<{ tool: string; argv: string[] }[]> {
+  const text = await fs.readFile(path.join(dir, 'commands.jsonl'), 'utf8');
+  return text.split('\n').filter(Boolean).map((l) => JSON.parse(l) as { tool: string; argv: string[] });
+}
