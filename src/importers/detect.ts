@@ -1,0 +1,21 @@
+// Which importer reads a file: decided from the content (the first bytes), never from the extension
+// alone, because exports get renamed (.txt → .log, .csv → .txt) when passed around.
+import { looksLikeCrystalDiskMark } from './crystaldiskmark-text.ts';
+import { looksLikeDiskspdXml } from './diskspd-xml.ts';
+import { looksLikeFioJson } from './fio-json.ts';
+import { looksLikeIometerCsv } from './iometer-csv.ts';
+
+export type ImportFormat = 'crystaldiskmark-text' | 'fio-json' | 'diskspd-xml' | 'iometer-csv';
+
+export const IMPORT_FORMATS: readonly ImportFormat[] = ['crystaldiskmark-text', 'fio-json', 'diskspd-xml', 'iometer-csv'];
+
+export const EXPECTED_FORMATS =
+  'a CrystalDiskMark 3.x–8.x text export, fio JSON (--output-format=json or json+), diskspd XML (-Rxml) or an IOMeter results CSV';
+
+export function detectFormat(text: string): ImportFormat | null {
+  if (looksLikeFioJson(text)) return 'fio-json';
+  if (looksLikeDiskspdXml(text)) return 'diskspd-xml';
+  if (looksLikeIometerCsv(text)) return 'iometer-csv';
+  if (looksLikeCrystalDiskMark(text)) return 'crystaldiskmark-text';
+  return null;
+}

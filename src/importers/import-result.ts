@@ -1,0 +1,56 @@
+// What every importer returns, and the identity every imported record carries: runId
+// `import:<basename>`, permutationId = basename without extension, axes `{source: basename}`.
+import { basename, extname } from 'node:path';
+import { NULL_LATENCY, type LatencyUs, type ResultRecord, type TestIdentity } from '../results/record.ts';
+
+export interface ImportResult {
+  /** `crystaldiskmark-text`, `fio-json`, `diskspd-xml`, `iometer-csv` */
+  format: string;
+  records: ResultRecord[];
+  /** problems that did not stop the import (truncated file, skipped row…), each naming the line */
+  warnings: string[];
+}
+
+export interface ImportedMeasurement {
+  test: TestIdentity;
+  iops: number | null;
+  bytesPerSecond: number | null;
+  latencyUs?: LatencyUs;
+  cpuPercent?: number | null;
+  metadata?: ResultRecord['metadata'];
+}
+
+/** Builds the record for one measured line of an imported file. */
+export function importedRecord(source: string, tool: ResultRecord['tool'], m: ImportedMeasurement): ResultRecord {
+  const base = basename(source);
+  const stem = base.slice(0, base.length - extname(base).length) || base;
+  return {
+    runId: `import:${base}`,
+    permutationId: stem,
+    axes: { source: base },
+    repetition: 1,
+    test: m.test,
+    iops: m.iops,
+    bytesPerSecond: m.bytesPerSecond,
+    latencyUs: m.latencyUs ?? { ...NULL_LATENCY },
+    cpuPercent: m.cpuPercent ?? null,
+    tool,
+    rawPath: source,
+    ...(m.metadata ? { metadata: m.metadata } : {}),
+  };
+}
+
+/**
+ * Bytes of a text export → string. UTF-16LE/BE with BOM (CrystalDiskMark can save UTF-16), UTF-8 with
+ * or without BOM; BOM-less UTF-16LE is recognised by its NUL high bytes.
+ */
+export function decodeText(buf: Uint8Array): string {
+  if (buf[0] === 0xff && buf[1] === 0xfe) return new TextDecoder('utf-16le').decode(buf.subarray(2));
+  if (buf[0] === 0xfe && buf[1] === 0xff) return new TextDecoder('utf-16be').decode(buf.subarray(2));
+  if (buf[0] === 0xef && buf[1] === 0xbb && buf[2] === 0xbf) return new TextDecoder('utf-8').decode(buf.subarray(3));
+  const probe = buf.subarray(0, 200);
+  let oddNuls = 0;
+  for (let i = 1; i < probe.length; i += 2) if (probe[i] === 0) oddNuls++;
+  if (probe.length >= 8 && oddNuls >= probe.length / 4) return new TextDecoder('utf-16le').decode(buf);
+  return new TextDecoder('utf-8').decode(buf);
+}
