@@ -35,7 +35,7 @@ export function parseGetAllVms(text: string, source = 'vim-cmd vmsvc/getallvms')
   }
   const rows: VmRow[] = [];
   for (const line of lines.slice(1)) {
-    const m = /^(\d+)\s+(.*?)\s+\[([^\]]+)\]\s+(\S+\.vmx)\b/.exec(line);
+    const m = /^(\d+)\s+(.*?)\s+\[([^\]]+)\]\s+(.+?\.vmx)(?:\s|$)/.exec(line);
     if (m) rows.push({ vmid: m[1]!, name: m[2]!, datastore: m[3]!, vmxPath: m[4]! });
   }
   return rows;
