@@ -1,0 +1,275 @@
+#!/usr/bin/python3
+"""Independent vSphere client for integration tests (Debian python3-pyvmomi).
+
+Reads one JSON object on stdin:
+  {"url": "https://127.0.0.1:PORT/sdk", "username": "...", "password": "...",
+   "certFile": "/path/cert.pem" | null, "ops": [{"op": "...", ...}, ...]}
+and prints one JSON array with a result per op: {"ok": true, ...} or
+{"ok": false, "fault": "<vim fault type>", "message": "..."}. One connection for all ops.
+"""
+import json
+import ssl
+import sys
+from urllib.parse import urlparse
+
+from pyVim.connect import SmartConnect, Disconnect
+from pyVmomi import vim, vmodl
+
+
+def fault_result(e):
+    name = getattr(e, "_wsdlName", type(e).__name__)
+    return {"ok": False, "fault": name, "message": getattr(e, "msg", str(e)) or ""}
+
+
+def find(content, vimtype, name):
+    view = content.viewManager.CreateContainerView(content.rootFolder, [vimtype], True)
+    try:
+        for obj in view.view:
+            if obj.name == name:
+                return obj
+    finally:
+        view.Destroy()
+    raise LookupError("no %s named %r" % (vimtype.__name__, name))
+
+
+def names(content, vimtype):
+    view = content.viewManager.CreateContainerView(content.rootFolder, [vimtype], True)
+    try:
+        return [o.name for o in view.view]
+    finally:
+        view.Destroy()
+
+
+def lun_dict(lun):
+    return {
+        "canonicalName": lun.canonicalName,
+        "uuid": lun.uuid,
+        "devicePath": getattr(lun, "devicePath", None),
+        "deviceName": lun.deviceName,
+        "lunType": lun.lunType,
+        "vendor": (lun.vendor or "").strip(),
+        "model": (lun.model or "").strip(),
+        "capacityBytes": lun.capacity.block * lun.capacity.blockSize if getattr(lun, "capacity", None) else None,
+        "type": lun._wsdlName,
+    }
+
+
+def backing_dict(dev):
+    b = dev.backing
+    out = {
+        "key": dev.key,
+        "label": dev.deviceInfo.label if dev.deviceInfo else None,
+        "controllerKey": dev.controllerKey,
+        "unitNumber": dev.unitNumber,
+        "capacityInKB": dev.capacityInKB,
+        "backingType": b._wsdlName,
+        "fileName": getattr(b, "fileName", None),
+        "diskMode": getattr(b, "diskMode", None),
+    }
+    if isinstance(b, vim.vm.device.VirtualDisk.FlatVer2BackingInfo):
+        out["thinProvisioned"] = b.thinProvisioned
+        out["eagerlyScrub"] = b.eagerlyScrub
+    if isinstance(b, vim.vm.device.VirtualDisk.RawDiskMappingVer1BackingInfo):
+        out["compatibilityMode"] = b.compatibilityMode
+        out["deviceName"] = b.deviceName
+        out["lunUuid"] = b.lunUuid
+    return out
+
+
+def wait_task(task):
+    from pyVim.task import WaitForTask
+    try:
+        WaitForTask(task)
+        return {"ok": True, "state": task.info.state}
+    except vmodl.MethodFault as e:
+        return fault_result(e)
+
+
+def op_luns(si, content, a):
+    host = find(content, vim.HostSystem, a["host"])
+    config = [lun_dict(l) for l in host.config.storageDevice.scsiLun]
+    storage = [lun_dict(l) for l in host.configManager.storageSystem.storageDeviceInfo.scsiLun]
+    avail = [lun_dict(l) for l in host.configManager.datastoreSystem.QueryAvailableDisksForVmfs()]
+    return {"ok": True, "config": config, "storageSystem": storage, "available": avail}
+
+
+def op_create_vmfs(si, content, a):
+    host = find(content, vim.HostSystem, a["host"])
+    dss = host.configManager.datastoreSystem
+    disk = [d for d in host.config.storageDevice.scsiLun if d.canonicalName == a["disk"]]
+    if not disk:
+        raise LookupError("no disk %s" % a["disk"])
+    opts = dss.QueryVmfsDatastoreCreateOptions(devicePath=disk[0].devicePath, vmfsMajorVersion=a["major"])
+    opt = [o for o in opts if isinstance(o.info, vim.host.VmfsDatastoreOption.AllExtentInfo)][0]
+    spec = opt.spec
+    spec.vmfs.volumeName = a["name"]
+    if "blockSizeMb" in a:
+        spec.vmfs.blockSizeMb = a["blockSizeMb"]
+    if "blockSize" in a:
+        spec.vmfs.blockSize = a["blockSize"]
+    ds = dss.CreateVmfsDatastore(spec=spec)
+    return {
+        "ok": True,
+        "datastore": ds._moId,
+        "partitionFormat": spec.partition.partitionFormat,
+        "startSector": spec.partition.partition[0].startSector,
+    }
+
+
+def op_datastore(si, content, a):
+    ds = find(content, vim.Datastore, a["name"])
+    out = {"ok": True, "type": ds.summary.type, "capacity": ds.summary.capacity, "infoType": ds.info._wsdlName}
+    if isinstance(ds.info, vim.host.VmfsDatastoreInfo):
+        v = ds.info.vmfs
+        out.update({
+            "blockSizeMb": v.blockSizeMb, "blockSize": v.blockSize, "majorVersion": v.majorVersion,
+            "version": v.version, "extent": [{"diskName": e.diskName, "partition": e.partition} for e in v.extent],
+            "volumeName": v.name,
+        })
+    host = ds.host[0].key if ds.host else None
+    if host is not None:
+        mounts = host.configManager.storageSystem.fileSystemVolumeInfo.mountInfo
+        out["mounts"] = [{"path": m.mountInfo.path, "name": m.volume.name, "type": m.volume.type} for m in mounts]
+    return out
+
+
+def op_remove_datastore(si, content, a):
+    host = find(content, vim.HostSystem, a["host"])
+    ds = find(content, vim.Datastore, a["name"])
+    host.configManager.datastoreSystem.RemoveDatastore(datastore=ds)
+    return {"ok": True}
+
+
+def op_datastores(si, content, a):
+    return {"ok": True, "names": sorted(names(content, vim.Datastore))}
+
+
+def op_vm_disks(si, content, a):
+    vm = find(content, vim.VirtualMachine, a["vm"])
+    disks = [backing_dict(d) for d in vm.config.hardware.device if isinstance(d, vim.vm.device.VirtualDisk)]
+    return {"ok": True, "disks": disks}
+
+
+def scsi_controller(vm):
+    for d in vm.config.hardware.device:
+        if isinstance(d, vim.vm.device.VirtualSCSIController):
+            return d
+    raise LookupError("VM %s has no SCSI controller" % vm.name)
+
+
+def op_add_rdm(si, content, a):
+    vm = find(content, vim.VirtualMachine, a["vm"])
+    ctrl = scsi_controller(vm)
+    b = vim.vm.device.VirtualDisk.RawDiskMappingVer1BackingInfo()
+    b.fileName = a.get("fileName", "")
+    b.deviceName = a["deviceName"]
+    b.compatibilityMode = a["mode"]
+    if "lunUuid" in a:
+        b.lunUuid = a["lunUuid"]
+    disk = vim.vm.device.VirtualDisk(key=-1, controllerKey=ctrl.key, unitNumber=a["unit"], backing=b, capacityInKB=0)
+    change = vim.vm.device.VirtualDeviceSpec(operation="add", fileOperation="create", device=disk)
+    return wait_task(vm.ReconfigVM_Task(spec=vim.vm.ConfigSpec(deviceChange=[change])))
+
+
+def op_add_disk(si, content, a):
+    vm = find(content, vim.VirtualMachine, a["vm"])
+    ctrl = scsi_controller(vm)
+    b = vim.vm.device.VirtualDisk.FlatVer2BackingInfo(fileName=a.get("fileName", ""), diskMode="persistent")
+    b.thinProvisioned = a.get("thin", False)
+    b.eagerlyScrub = a.get("eager", False)
+    kb = a.get("capacityKB", 1024)
+    disk = vim.vm.device.VirtualDisk(key=-1, controllerKey=ctrl.key, unitNumber=a["unit"], backing=b,
+                                     capacityInKB=kb, capacityInBytes=kb * 1024)
+    change = vim.vm.device.VirtualDeviceSpec(operation="add", device=disk)
+    if a.get("create", True):
+        change.fileOperation = "create"
+    return wait_task(vm.ReconfigVM_Task(spec=vim.vm.ConfigSpec(deviceChange=[change])))
+
+
+def op_remove_disk(si, content, a):
+    vm = find(content, vim.VirtualMachine, a["vm"])
+    dev = [d for d in vm.config.hardware.device if d.key == a["key"]][0]
+    change = vim.vm.device.VirtualDeviceSpec(operation="remove", device=dev)
+    if a.get("destroy"):
+        change.fileOperation = "destroy"
+    return wait_task(vm.ReconfigVM_Task(spec=vim.vm.ConfigSpec(deviceChange=[change])))
+
+
+def op_create_vdisk(si, content, a):
+    dc = find(content, vim.Datacenter, a["datacenter"])
+    spec = vim.VirtualDiskManager.FileBackedVirtualDiskSpec(diskType=a["diskType"], adapterType="lsiLogic",
+                                                          capacityKb=a.get("capacityKB", 1024))
+    return wait_task(content.virtualDiskManager.CreateVirtualDisk_Task(name=a["name"], datacenter=dc, spec=spec))
+
+
+def op_page(si, content, a):
+    view = content.viewManager.CreateContainerView(content.rootFolder, [vim.VirtualMachine], True)
+    pc = content.propertyCollector
+    spec = vmodl.query.PropertyCollector.FilterSpec(
+        objectSet=[vmodl.query.PropertyCollector.ObjectSpec(obj=view, skip=True, selectSet=[
+            vmodl.query.PropertyCollector.TraversalSpec(name="v", type=vim.view.ContainerView, path="view", skip=False)])],
+        propSet=[vmodl.query.PropertyCollector.PropertySpec(type=vim.VirtualMachine, pathSet=["name"])])
+    res = pc.RetrievePropertiesEx([spec], vmodl.query.PropertyCollector.RetrieveOptions(maxObjects=a["max"]))
+    pages = [{"token": res.token, "names": [o.propSet[0].val for o in res.objects]}]
+    if a.get("cancel") and res.token:
+        pc.CancelRetrievePropertiesEx(res.token)
+        try:
+            pc.ContinueRetrievePropertiesEx(res.token)
+            pages.append({"afterCancel": "no fault"})
+        except vmodl.MethodFault as e:
+            pages.append({"afterCancel": fault_result(e)["fault"]})
+        return {"ok": True, "pages": pages}
+    while res.token:
+        res = pc.ContinueRetrievePropertiesEx(res.token)
+        pages.append({"token": res.token, "names": [o.propSet[0].val for o in res.objects]})
+    view.Destroy()
+    return {"ok": True, "pages": pages, "all": sorted(names(content, vim.VirtualMachine))}
+
+
+def op_about(si, content, a):
+    return {"ok": True, "apiType": content.about.apiType, "hosts": sorted(names(content, vim.HostSystem)),
+            "vms": sorted(names(content, vim.VirtualMachine))}
+
+
+OPS = {
+    "about": op_about, "luns": op_luns, "create-vmfs": op_create_vmfs, "datastore": op_datastore,
+    "datastores": op_datastores, "remove-datastore": op_remove_datastore, "vm-disks": op_vm_disks,
+    "add-rdm": op_add_rdm, "add-disk": op_add_disk, "remove-disk": op_remove_disk,
+    "create-vdisk": op_create_vdisk, "page": op_page,
+}
+
+
+def main():
+    req = json.load(sys.stdin)
+    u = urlparse(req["url"])
+    if req.get("certFile"):
+        ctx = ssl.create_default_context(cafile=req["certFile"])
+    else:
+        ctx = ssl._create_unverified_context()
+    results = []
+    try:
+        si = SmartConnect(host=u.hostname, port=u.port, user=req["username"], pwd=req["password"], sslContext=ctx)
+    except vmodl.MethodFault as e:
+        print(json.dumps([fault_result(e)]))
+        return 0
+    try:
+        content = si.RetrieveContent()
+        for a in req["ops"]:
+            fn = OPS.get(a["op"])
+            if fn is None:
+                results.append({"ok": False, "fault": "UnknownOp", "message": a["op"]})
+                continue
+            try:
+                results.append(fn(si, content, a))
+            except vmodl.MethodFault as e:
+                results.append(fault_result(e))
+            except LookupError as e:
+                results.append({"ok": False, "fault": "LookupError", "message": str(e)})
+    finally:
+        Disconnect(si)
+    print(json.dumps(results, default=str))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

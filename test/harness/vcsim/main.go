@@ -1,0 +1,188 @@
+// Command vcsim-harness runs govmomi's vCenter/ESXi simulator (0.24) over TLS with the storage
+// methods a benchmark toolkit needs (VMFS datastores on naa.* LUNs, RDM backings, property
+// collector paging) and a small fault-injection API under /_harness/. See README.md.
+package main
+
+import (
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/sha256"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/json"
+	"encoding/pem"
+	"flag"
+	"fmt"
+	"io/ioutil"
+	"log"
+	"math/big"
+	"net"
+	"net/url"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/vmware/govmomi/simulator"
+)
+
+type readyLine struct {
+	URL        string `json:"url"`
+	Thumbprint string `json:"thumbprint"`
+	CertFile   string `json:"certFile"`
+	Username   string `json:"username"`
+	Password   string `json:"password"`
+	Pid        int    `json:"pid"`
+	APIType    string `json:"apiType"`
+	DataDir    string `json:"dataDir"`
+}
+
+func main() {
+	esx := flag.Bool("esx", false, "simulate a standalone ESXi host instead of a vCenter")
+	listen := flag.String("listen", "127.0.0.1:0", "address to listen on")
+	certDir := flag.String("certdir", "", "directory for the generated cert.pem/key.pem (default: a temp dir)")
+	dataDir := flag.String("datadir", "", "directory for datastore contents (default: a temp dir, removed on exit)")
+	username := flag.String("username", "user", "the only user name Login accepts")
+	password := flag.String("password", "pass", "the only password Login accepts")
+	idle := flag.Duration("session-idle-timeout", 0, "invalidate sessions idle longer than this (0 = never)")
+	trace := flag.Bool("trace", false, "dump SOAP traffic to stderr")
+	flag.Parse()
+
+	log.SetPrefix("vcsim-harness: ")
+	if err := run(*esx, *listen, *certDir, *dataDir, *username, *password, *idle, *trace); err != nil {
+		log.Fatal(err)
+	}
+}
+
+func run(esx bool, listen, certDir, dataDir, username, password string, idle time.Duration, trace bool) error {
+	if username == "" || password == "" {
+		return fmt.Errorf("-username and -password must not be empty")
+	}
+	removeData := false
+	if dataDir == "" {
+		d, err := ioutil.TempDir("", "vcsim-harness-data-")
+		if err != nil {
+			return err
+		}
+		dataDir, removeData = d, true
+	}
+	if certDir == "" {
+		certDir = filepath.Join(dataDir, "tls")
+	}
+	if err := os.MkdirAll(certDir, 0o700); err != nil {
+		return err
+	}
+	cert, certFile, thumb, err := selfSignedCert(certDir)
+	if err != nil {
+		return fmt.Errorf("generating TLS certificate: %w", err)
+	}
+
+	model := simulator.VPX()
+	if esx {
+		model = simulator.ESX()
+	}
+	if err := model.Create(); err != nil {
+		return fmt.Errorf("creating simulator model: %w", err)
+	}
+	defer model.Remove()
+	simulator.Trace = trace
+
+	// A fresh Userinfo (never simulator.DefaultLogin) makes the simulator compare credentials,
+	// so a wrong password gets InvalidLogin as on a real host.
+	model.Service.Listen = &url.URL{Host: listen, User: url.UserPassword(username, password)}
+	model.Service.TLS = &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
+
+	h := newHarness(dataDir, idle)
+	if err := h.installStorage(); err != nil {
+		return fmt.Errorf("adding storage model: %w", err)
+	}
+	installPaging()
+
+	server := model.Service.NewServer()
+	defer server.Close()
+	// NewServer starts serving its own mux; no request can arrive before the ready line is
+	// printed, so swapping the handler here is not racy in practice.
+	h.sim = server.Config.Handler
+	server.Config.Handler = h
+
+	u := *server.URL
+	u.User = nil
+	host, port, _ := net.SplitHostPort(u.Host)
+	if ip := net.ParseIP(host); ip != nil && ip.IsUnspecified() {
+		u.Host = net.JoinHostPort("127.0.0.1", port)
+	}
+	apiType := "VirtualCenter"
+	if esx {
+		apiType = "HostAgent"
+	}
+	line, _ := json.Marshal(readyLine{
+		URL: u.String(), Thumbprint: thumb, CertFile: certFile,
+		Username: username, Password: password, Pid: os.Getpid(), APIType: apiType, DataDir: dataDir,
+	})
+	fmt.Println(string(line))
+
+	sig := make(chan os.Signal, 1)
+	signal.Notify(sig, syscall.SIGTERM, syscall.SIGINT)
+	<-sig
+	if removeData {
+		defer os.RemoveAll(dataDir)
+	}
+	return nil
+}
+
+// selfSignedCert writes cert.pem and key.pem for 127.0.0.1/localhost and returns the SHA-256
+// thumbprint in the colon-separated upper-case form vSphere shows for host certificates.
+func selfSignedCert(dir string) (tls.Certificate, string, string, error) {
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		return tls.Certificate{}, "", "", err
+	}
+	serial, err := rand.Int(rand.Reader, new(big.Int).Lsh(big.NewInt(1), 62))
+	if err != nil {
+		return tls.Certificate{}, "", "", err
+	}
+	tmpl := &x509.Certificate{
+		SerialNumber:          serial,
+		Subject:               pkix.Name{CommonName: "vcsim-harness", Organization: []string{"storsweep lab"}},
+		NotBefore:             time.Now().Add(-time.Hour),
+		NotAfter:              time.Now().Add(30 * 24 * time.Hour),
+		KeyUsage:              x509.KeyUsageDigitalSignature | x509.KeyUsageCertSign,
+		ExtKeyUsage:           []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+		BasicConstraintsValid: true,
+		IsCA:                  true,
+		DNSNames:              []string{"localhost"},
+		IPAddresses:           []net.IP{net.ParseIP("127.0.0.1"), net.ParseIP("::1")},
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		return tls.Certificate{}, "", "", err
+	}
+	keyDer, err := x509.MarshalECPrivateKey(key)
+	if err != nil {
+		return tls.Certificate{}, "", "", err
+	}
+	certPEM := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})
+	keyPEM := pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: keyDer})
+	certFile := filepath.Join(dir, "cert.pem")
+	if err := ioutil.WriteFile(certFile, certPEM, 0o644); err != nil {
+		return tls.Certificate{}, "", "", err
+	}
+	if err := ioutil.WriteFile(filepath.Join(dir, "key.pem"), keyPEM, 0o600); err != nil {
+		return tls.Certificate{}, "", "", err
+	}
+	pair, err := tls.X509KeyPair(certPEM, keyPEM)
+	if err != nil {
+		return tls.Certificate{}, "", "", err
+	}
+	sum := sha256.Sum256(der)
+	hexParts := make([]string, len(sum))
+	for i, b := range sum {
+		hexParts[i] = fmt.Sprintf("%02X", b)
+	}
+	abs, _ := filepath.Abs(certFile)
+	return pair, abs, strings.Join(hexParts, ":"), nil
+}
