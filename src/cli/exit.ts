@@ -1,0 +1,30 @@
+// Errors → exit codes and short messages. The CLI never prints a stack trace for a condition we
+// know; an unknown error prints its message and a hint to the log.
+import { ConfigError, HostVerificationFailed, ParseError, RemoteCommandFailed, SecretNotFound, UnsafeOperation, UsageError, InvalidArgument } from '../errors.ts';
+import { redact } from '../config/secrets.ts';
+
+export const EXIT = {
+  ok: 0,
+  failure: 1,
+  usage: 2,
+  regression: 3,
+  interrupted: 130,
+} as const;
+
+export function exitCodeFor(err: unknown): number {
+  if (err instanceof ConfigError || err instanceof UsageError || err instanceof SecretNotFound || err instanceof InvalidArgument) return EXIT.usage;
+  return EXIT.failure;
+}
+
+export function shortMessage(err: unknown): string {
+  if (err instanceof ConfigError) return err.message;
+  if (err instanceof UnsafeOperation) return `refused: ${err.message}`;
+  if (err instanceof HostVerificationFailed || err instanceof RemoteCommandFailed || err instanceof ParseError || err instanceof UsageError || err instanceof InvalidArgument) return err.message;
+  if (err instanceof Error) return `${err.name === 'Error' ? 'error' : err.name}: ${err.message}`;
+  return String(err);
+}
+
+export function reportError(err: unknown): number {
+  process.stderr.write(redact(shortMessage(err)) + '\n');
+  return exitCodeFor(err);
+}

@@ -1,0 +1,158 @@
+// Loading playbooks and inventories: read, validate, resolve secrets, cross-check. Every problem of
+// a file is reported at once as a ConfigError whose diagnostics carry file:line:col and key path.
+import fs from 'node:fs';
+import path from 'node:path';
+import { ConfigError, InvalidArgument, type Diagnostic } from '../errors.ts';
+import { resolveWorkload } from '../workloads/custom.ts';
+import { diagnosticAt, sortDiagnostics, validateYaml, type PathKey, type SourceDoc } from './load.ts';
+import { inventorySchema, type Inventory, type Target } from './inventory.ts';
+import { HYPERV_DISK_FORMATS, matrixAxes, playbookSchema, VSPHERE_DISK_FORMATS, type Playbook } from './playbook.ts';
+import { resolveSecret, type Secret } from './secrets.ts';
+
+export interface LoadedPlaybook {
+  file: string;
+  playbook: Playbook;
+  source: SourceDoc;
+  /** sha256 of the file bytes, recorded in the run for reproducibility */
+  text: string;
+}
+
+export interface LoadedInventory {
+  file: string;
+  inventory: Inventory;
+  source: SourceDoc;
+  /** resolved secrets by reference string */
+  secrets: Map<string, Secret>;
+}
+
+function readConfigFile(file: string): string {
+  try {
+    return fs.readFileSync(file, 'utf8');
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    throw new ConfigError([{ file, line: 1, column: 1, path: '', message: code === 'ENOENT' ? 'file not found' : `cannot read file (${code ?? (err as Error).message})` }]);
+  }
+}
+
+export function loadPlaybook(file: string): LoadedPlaybook {
+  const text = readConfigFile(file);
+  const { value, source } = validateYaml(text, file, playbookSchema);
+  const diags: Diagnostic[] = [];
+  const axes = matrixAxes(value.matrix);
+  const axisNames = new Set(axes.map((a) => a.name));
+  const checkAxisMap = (key: 'include' | 'exclude' | 'baseline', map: Record<string, unknown>, at: PathKey[]) => {
+    for (const k of Object.keys(map)) {
+      if (!axisNames.has(k)) diags.push(diagnosticAt(source, at, `"${k}" is not an axis of the matrix (axes: ${[...axisNames].join(', ')})`, k));
+    }
+    void key;
+  };
+  value.include?.forEach((m, i) => checkAxisMap('include', m, ['include', i]));
+  value.exclude?.forEach((m, i) => checkAxisMap('exclude', m, ['exclude', i]));
+  if (value.baseline) checkAxisMap('baseline', value.baseline, ['baseline']);
+  // Workloads: each matrix value must resolve to a profile now, not at 3 a.m.
+  value.matrix.workload.profile.forEach((p, i) => {
+    const inline = value.workloads?.[p];
+    try {
+      resolveWorkload(inline ?? p);
+    } catch (err) {
+      if (!(err instanceof InvalidArgument)) throw err;
+      diags.push(inline ? diagnosticAt(source, ['workloads', p], err.message) : diagnosticAt(source, ['matrix', 'workload', 'profile', i], err.message));
+    }
+  });
+  const ds = value.matrix.datastore;
+  if (ds?.blockSizeMb && ds.blockSizeKb) diags.push(diagnosticAt(source, ['matrix', 'datastore', 'blockSizeKb'], 'give either blockSizeMb or blockSizeKb, not both'));
+  if (diags.length) throw new ConfigError(sortDiagnostics(diags));
+  return { file, playbook: value, source, text };
+}
+
+const SECRET_FIELDS: Array<{ section: 'vcenters' | 'sshHosts' | 'targets'; path: string[] }> = [
+  { section: 'vcenters', path: ['password'] },
+  { section: 'sshHosts', path: ['password'] },
+  { section: 'sshHosts', path: ['passphrase'] },
+  { section: 'targets', path: ['guestCredential', 'password'] },
+];
+
+export function loadInventory(file: string, env: NodeJS.ProcessEnv = process.env): LoadedInventory {
+  const text = readConfigFile(file);
+  const { value, source } = validateYaml(text, file, inventorySchema);
+  const diags: Diagnostic[] = [];
+  const secrets = new Map<string, Secret>();
+  const baseDir = path.dirname(path.resolve(file));
+  for (const { section, path: p } of SECRET_FIELDS) {
+    for (const [entryName, entry] of Object.entries(value[section] as Record<string, unknown>)) {
+      let v: unknown = entry;
+      for (const k of p) v = v && typeof v === 'object' ? (v as Record<string, unknown>)[k] : undefined;
+      if (typeof v !== 'string') continue;
+      const r = resolveSecret(v, baseDir, env);
+      if (r.ok) secrets.set(v, r.secret);
+      else diags.push(diagnosticAt(source, [section, entryName, ...p], r.message));
+    }
+  }
+  for (const [tName, t] of Object.entries(value.targets)) {
+    const at = ['targets', tName];
+    const needSsh = (ref: string | undefined, key: PathKey[]) => {
+      if (ref !== undefined && !value.sshHosts[ref]) diags.push(diagnosticAt(source, [...at, ...key], `no sshHosts entry named "${ref}" (have: ${Object.keys(value.sshHosts).join(', ') || 'none'})`));
+    };
+    if (t.provider === 'ssh' || t.provider === 'esxi-shell' || t.provider === 'hyperv') needSsh(t.sshHost, ['sshHost']);
+    if (t.provider === 'vsphere' || t.provider === 'esxi-shell') {
+      needSsh(t.guest.sshHost, ['guest', 'sshHost']);
+      for (const key of ['vmfsDevice', 'rdmDevice'] as const) {
+        const dev = t[key];
+        if (dev && !t.allowedDevices.includes(dev)) diags.push(diagnosticAt(source, [...at, key], `${dev} is not listed in allowedDevices; a device is formatted or mapped only when the inventory allows it by canonical name`));
+      }
+    }
+    if (t.provider === 'vsphere' && !value.vcenters[t.vcenter] && !env.GOVC_URL) {
+      diags.push(diagnosticAt(source, [...at, 'vcenter'], `no vcenters entry named "${t.vcenter}" (and GOVC_URL is not set)`));
+    }
+  }
+  if (diags.length) throw new ConfigError(sortDiagnostics(diags));
+  return { file, inventory: value, source, secrets };
+}
+
+/** Cross-checks between a playbook and the inventory it runs against. */
+export function checkCompatibility(pb: LoadedPlaybook, inv: LoadedInventory): Target {
+  const target = inv.inventory.targets[pb.playbook.target];
+  if (!target) {
+    throw new ConfigError([diagnosticAt(pb.source, ['target'], `no target "${pb.playbook.target}" in ${inv.file} (have: ${Object.keys(inv.inventory.targets).join(', ')})`)]);
+  }
+  const diags: Diagnostic[] = [];
+  const m = pb.playbook.matrix;
+  const provider = target.provider;
+  const formats = m.disk?.format ?? [];
+  const allowedFormats: readonly string[] =
+    provider === 'vsphere' || provider === 'esxi-shell' ? VSPHERE_DISK_FORMATS : provider === 'hyperv' ? HYPERV_DISK_FORMATS : [];
+  formats.forEach((f, i) => {
+    if (!allowedFormats.includes(f)) {
+      diags.push(
+        diagnosticAt(
+          pb.source,
+          ['matrix', 'disk', 'format', i],
+          allowedFormats.length
+            ? `target "${pb.playbook.target}" (${provider}) supports disk formats ${allowedFormats.join(', ')}; got "${f}"`
+            : `target "${pb.playbook.target}" is a ${provider} target: it provisions no disks, so matrix.disk must be omitted`,
+        ),
+      );
+    }
+  });
+  const kinds = m.datastore?.kind ?? [];
+  if (kinds.length && provider !== 'vsphere' && provider !== 'esxi-shell') {
+    diags.push(diagnosticAt(pb.source, ['matrix', 'datastore'], `target "${pb.playbook.target}" is a ${provider} target: datastores exist only on vsphere and esxi-shell targets`));
+  }
+  if (target.provider === 'vsphere' || target.provider === 'esxi-shell') {
+    kinds.forEach((k, i) => {
+      if (k.startsWith('vmfs') && !target.vmfsDevice) diags.push(diagnosticAt(pb.source, ['matrix', 'datastore', 'kind', i], `"${k}" formats a LUN, but target "${pb.playbook.target}" names no vmfsDevice`));
+      if (k === 'existing' && !target.datastore) diags.push(diagnosticAt(pb.source, ['matrix', 'datastore', 'kind', i], `"existing" needs target "${pb.playbook.target}" to name a datastore`));
+      if (k === 'nfs' && target.provider === 'vsphere' && !target.nfs) diags.push(diagnosticAt(pb.source, ['matrix', 'datastore', 'kind', i], `"nfs" needs target "${pb.playbook.target}" to give nfs.remoteHost and nfs.remotePath`));
+    });
+    formats.forEach((f, i) => {
+      if (f.startsWith('rdm') && !target.rdmDevice) diags.push(diagnosticAt(pb.source, ['matrix', 'disk', 'format', i], `"${f}" maps a LUN, but target "${pb.playbook.target}" names no rdmDevice`));
+    });
+  }
+  if (target.provider === 'hyperv') {
+    (m.volume?.sizeGb ?? []).forEach((s, i) => {
+      if (!target.volumes[String(s)]) diags.push(diagnosticAt(pb.source, ['matrix', 'volume', 'sizeGb', i], `target "${pb.playbook.target}" has no volume for ${s} GB (volumes: ${Object.keys(target.volumes).join(', ') || 'none'})`));
+    });
+  }
+  if (diags.length) throw new ConfigError(sortDiagnostics(diags));
+  return target;
+}

@@ -1,0 +1,131 @@
+// The playbook: a configuration matrix (axes → values), the workloads to run, how often and in
+// which order. Where it runs is the inventory's business; the playbook names a target.
+import { z } from 'zod';
+
+export const DATASTORE_KINDS = ['vmfs3', 'vmfs5', 'vmfs6', 'nfs', 'existing'] as const;
+export const DISK_FORMATS = ['thin', 'lazyzeroedthick', 'eagerzeroedthick', 'rdm-physical', 'rdm-virtual', 'vhdx-fixed', 'vhdx-dynamic', 'passthrough'] as const;
+export const VSPHERE_DISK_FORMATS = ['thin', 'lazyzeroedthick', 'eagerzeroedthick', 'rdm-physical', 'rdm-virtual'] as const;
+export const HYPERV_DISK_FORMATS = ['vhdx-fixed', 'vhdx-dynamic', 'passthrough'] as const;
+
+/** A list of axis values: at least one, no duplicates (a duplicate would silently double a permutation). */
+function axis<T extends z.ZodType>(item: T, description: string) {
+  return z
+    .array(item)
+    .min(1, { error: 'an axis needs at least one value' })
+    .superRefine((values, ctx) => {
+      const seen = new Map<string, number>();
+      values.forEach((v, i) => {
+        const key = JSON.stringify(v);
+        const first = seen.get(key);
+        if (first !== undefined) ctx.addIssue({ code: 'custom', path: [i], message: `duplicate axis value ${key} (already at index ${first})` });
+        else seen.set(key, i);
+      });
+    })
+    .describe(description);
+}
+
+const positive = z.number().positive();
+
+export const matrixSchema = z
+  .strictObject({
+    datastore: z
+      .strictObject({
+        kind: axis(z.enum(DATASTORE_KINDS), 'Datastore to create per permutation: VMFS version, NFS, or an existing datastore'),
+        blockSizeMb: axis(z.union([z.literal(1), z.literal(2), z.literal(4), z.literal(8)]), 'VMFS file block size in MB (VMFS3: 1/2/4/8; VMFS5/6: 1)').optional(),
+        blockSizeKb: axis(z.union([z.literal(64), z.literal(1024)]), 'VMFS6 block size in KiB (64 or 1024)').optional(),
+      })
+      .optional(),
+    disk: z
+      .strictObject({
+        format: axis(z.enum(DISK_FORMATS), 'Disk provisioning: VMDK thin/lazy/eager, RDM physical/virtual, Hyper-V VHDX fixed/dynamic, pass-through'),
+        sizeGb: axis(positive, 'Disk size in GB (GiB)').optional(),
+        controller: axis(z.enum(['pvscsi', 'lsilogic', 'lsisas', 'buslogic']), 'SCSI controller type').optional(),
+        blockSizeBytes: axis(z.number().int().positive(), 'VHDX block size in bytes').optional(),
+        logicalSectorBytes: axis(z.union([z.literal(512), z.literal(4096)]), 'VHDX logical sector size').optional(),
+        physicalSectorBytes: axis(z.union([z.literal(512), z.literal(4096)]), 'VHDX physical sector size').optional(),
+      })
+      .optional(),
+    volume: z
+      .strictObject({
+        sizeGb: axis(positive, 'Host volume size in GB (Hyper-V: which volume of the inventory holds the VHDX)'),
+      })
+      .optional(),
+    workload: z.strictObject({
+      profile: axis(z.string().min(1), 'Workload: a preset (cdm8-default, cdm3, …), an IOMeter spec ("4k 50% read 100% random") or a name under workloads:'),
+    }),
+  })
+  .describe('The configuration matrix: every combination of the values below is one permutation');
+
+const scalar = z.union([z.string(), z.number(), z.boolean()]);
+const axisMap = z.record(z.string(), scalar);
+
+const scalarOption = z.union([z.string(), z.number(), z.boolean()]);
+export const inlineWorkloadSchema = z.strictObject({
+  name: z.string().optional(),
+  base: z.string().optional().describe('Preset whose timing applies (default cdm8-default)'),
+  iometer: z.union([z.string(), z.array(z.string()).min(1)]).optional().describe('IOMeter access spec(s), e.g. "32k 100% read 0% random"'),
+  fio: z.union([z.record(z.string(), scalarOption), z.array(z.record(z.string(), scalarOption)).min(1)]).optional().describe('Custom fio job option(s)'),
+  diskspd: z.union([z.string(), z.array(z.string()), z.array(z.array(z.string()))]).optional().describe('Custom diskspd parameters'),
+});
+
+const sizeString = z.union([
+  z.number().int().positive(),
+  z.string().regex(/^\d+(\.\d+)?\s*[kKmMgGtT]?i?[bB]?$/, { error: 'expected a size like 64m, 1g, 1024m or a number of bytes' }),
+]);
+
+export const settingsSchema = z
+  .strictObject({
+    fileSize: sizeString.optional().describe('Test file size, e.g. 1g (binary units)'),
+    runtimeSec: z.number().positive().optional(),
+    rampSec: z.number().min(0).optional(),
+    passes: z.number().int().min(1).optional(),
+    warmupPass: z.boolean().optional(),
+    intervalSec: z.number().min(0).optional(),
+    direct: z.boolean().optional(),
+    aggregate: z.enum(['max', 'mean', 'median', 'last']).optional(),
+  })
+  .describe('Overrides of the workload presets\' timing for this playbook');
+
+export const playbookSchema = z
+  .strictObject({
+    $schema: z.string().optional(),
+    name: z.string().regex(/^[a-z0-9][a-z0-9-]*$/, { error: 'expected a lowercase name of letters, digits and dashes' }),
+    description: z.string().optional(),
+    target: z.string().min(1).describe('Name of a target in the inventory'),
+    matrix: matrixSchema,
+    workloads: z.record(z.string(), inlineWorkloadSchema).optional().describe('Named custom workloads, usable in matrix.workload.profile'),
+    settings: settingsSchema.optional(),
+    include: z.array(axisMap).optional().describe('Extra permutations (a full set of axis values each)'),
+    exclude: z.array(axisMap).optional().describe('Drop every permutation matching all of the given axis values'),
+    repeat: z.number().int().min(1).max(1000).default(1).describe('Repetitions of each permutation'),
+    order: z
+      .strictObject({
+        randomize: z.boolean().default(false),
+        seed: z.number().int().optional(),
+      })
+      .optional(),
+    baseline: axisMap.optional().describe('Axis values the reports compare against, e.g. {datastore.blockSizeMb: 1}'),
+    timeouts: z
+      .strictObject({
+        stepSec: z.number().positive().optional().describe('Limit for each provisioning step'),
+        workloadSlackSec: z.number().positive().optional().describe('Allowed beyond a pass\'s runtime before it is declared hung'),
+      })
+      .optional(),
+  })
+  .describe('storsweep playbook');
+
+export type Playbook = z.output<typeof playbookSchema>;
+export type Matrix = z.output<typeof matrixSchema>;
+export type InlineWorkload = z.output<typeof inlineWorkloadSchema>;
+
+/** Flat axis names (`disk.format`) with their values in playbook order. */
+export function matrixAxes(matrix: Matrix): Array<{ name: string; values: Array<string | number | boolean> }> {
+  const out: Array<{ name: string; values: Array<string | number | boolean> }> = [];
+  for (const [section, keys] of Object.entries(matrix)) {
+    if (!keys) continue;
+    for (const [key, values] of Object.entries(keys as Record<string, unknown>)) {
+      if (Array.isArray(values)) out.push({ name: `${section}.${key}`, values: values as Array<string | number | boolean> });
+    }
+  }
+  return out;
+}

@@ -1,0 +1,105 @@
+// The plan is data: every permutation with its id, axes, workload and provisioning steps, in run
+// order, with a duration estimate. Building it does no I/O; `run` consumes only the plan.
+import type { Playbook } from '../config/playbook.ts';
+import { matrixAxes } from '../config/playbook.ts';
+import type { Axes } from '../results/record.ts';
+import type { PlannedStep, ProviderName } from '../run/provider.ts';
+import { resolveWorkload } from '../workloads/custom.ts';
+import type { WorkloadProfile } from '../workloads/spec.ts';
+import { parseSize } from './size.ts';
+import { estimatePermutationSec } from './estimate.ts';
+import { expandMatrix, shuffle, type AxisDef } from './matrix.ts';
+import { ownedPrefix, permutationId } from './permutation.ts';
+
+export interface PermutationPlan {
+  /** 0-based position in run order */
+  index: number;
+  permutationId: string;
+  axes: Axes;
+  /** key into RunPlan.profiles */
+  workload: string;
+  steps: PlannedStep[];
+  repetitions: number;
+  estimateSec: number;
+}
+
+export interface RunPlan {
+  version: 1;
+  runId: string;
+  playbook: string;
+  target: string;
+  provider: ProviderName;
+  axes: AxisDef[];
+  baseline: Record<string, string | number | boolean> | null;
+  profiles: Record<string, WorkloadProfile>;
+  permutations: PermutationPlan[];
+  totalEstimateSec: number;
+}
+
+export type StepPlanner = (axes: Axes, names: { prefix: string }) => PlannedStep[];
+
+export interface PlanOptions {
+  runId: string;
+  provider: ProviderName;
+  /** the provisioning steps of one permutation (from the target's provider); none for local/ssh */
+  planSteps?: StepPlanner;
+  /** describes where the workload runs, for the workload step's arguments */
+  workloadTarget?: Record<string, unknown>;
+}
+
+/** A matrix workload value → the profile to run, with the playbook's timing overrides applied. */
+export function resolveProfiles(pb: Playbook): Record<string, WorkloadProfile> {
+  const out: Record<string, WorkloadProfile> = {};
+  const s = pb.settings ?? {};
+  for (const name of pb.matrix.workload.profile) {
+    const base = resolveWorkload(pb.workloads?.[name] ?? name);
+    out[name] = {
+      ...base,
+      fileSizeBytes: s.fileSize !== undefined ? parseSize(s.fileSize) : base.fileSizeBytes,
+      runtimeSec: s.runtimeSec ?? base.runtimeSec,
+      rampSec: s.rampSec ?? base.rampSec,
+      passes: s.passes ?? base.passes,
+      warmupPass: s.warmupPass ?? base.warmupPass,
+      intervalSec: s.intervalSec ?? base.intervalSec,
+      direct: s.direct ?? base.direct,
+      aggregate: s.aggregate ?? base.aggregate,
+    };
+  }
+  return out;
+}
+
+export function buildPlan(pb: Playbook, targetName: string, opts: PlanOptions): RunPlan {
+  const axes: AxisDef[] = matrixAxes(pb.matrix);
+  const profiles = resolveProfiles(pb);
+  let perms = expandMatrix(axes, { include: pb.include, exclude: pb.exclude });
+  if (pb.order?.randomize) perms = shuffle(perms, pb.order.seed ?? 1);
+  let total = 0;
+  const permutations: PermutationPlan[] = perms.map((a, index) => {
+    const id = permutationId(a);
+    const workload = String(a['workload.profile']);
+    const profile = profiles[workload]!;
+    const steps = opts.planSteps ? opts.planSteps(a, { prefix: ownedPrefix(opts.runId, id) }) : [];
+    steps.push({
+      step: 'workload',
+      provider: opts.provider,
+      operation: 'fio',
+      arguments: { profile: workload, tests: profile.tests.map((t) => t.id), repetitions: pb.repeat, ...(opts.workloadTarget ?? {}) },
+      destructive: false,
+    });
+    const estimateSec = estimatePermutationSec(profile, pb.repeat, steps, a);
+    total += estimateSec;
+    return { index, permutationId: id, axes: a, workload, steps, repetitions: pb.repeat, estimateSec };
+  });
+  return {
+    version: 1,
+    runId: opts.runId,
+    playbook: pb.name,
+    target: targetName,
+    provider: opts.provider,
+    axes,
+    baseline: pb.baseline ?? null,
+    profiles,
+    permutations,
+    totalEstimateSec: total,
+  };
+}

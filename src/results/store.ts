@@ -1,0 +1,254 @@
+// The run directory's database (SQLite, WAL, synchronous=FULL): the plan, each permutation's
+// status, the journal of step intents and outcomes, the ledger of created objects, and the results.
+// Results of a repetition, its permutation status and journal entry commit in one transaction, so a
+// crash at any instant leaves either all of a repetition's records or none.
+import Database from 'better-sqlite3';
+import fs from 'node:fs';
+import path from 'node:path';
+import type { RunPlan } from '../plan/plan.ts';
+import type { CreatedObject, OwnedObjectRef, ProviderName } from '../run/provider.ts';
+import type { ResultRecord } from './record.ts';
+
+export const DB_FILE = 'run.sqlite';
+
+export type PermutationStatus = 'pending' | 'running' | 'done' | 'failed';
+export type LedgerState = 'intent' | 'created' | 'removed' | 'absent' | 'remove-failed' | 'kept';
+
+export interface LedgerRow extends OwnedObjectRef {
+  seq: number;
+  permutationId: string;
+  provider: ProviderName;
+  objectId: string | null;
+  data: Record<string, unknown>;
+  state: LedgerState;
+  error: string | null;
+}
+
+export interface PermutationRow {
+  permutationId: string;
+  index: number;
+  axes: Record<string, string | number | boolean>;
+  status: PermutationStatus;
+  reason: string | null;
+  attempts: number;
+  completedRepetitions: number;
+}
+
+export interface RunMeta {
+  runId: string;
+  playbook: string;
+  playbookFile: string;
+  inventoryFile: string;
+  target: string;
+  startedAt: string;
+  fingerprint: Record<string, string>;
+  insecureEndpoints: string[];
+}
+
+const SCHEMA = `
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS permutations (
+  permutation_id TEXT PRIMARY KEY, idx INTEGER NOT NULL, axes TEXT NOT NULL,
+  status TEXT NOT NULL DEFAULT 'pending', reason TEXT, attempts INTEGER NOT NULL DEFAULT 0,
+  completed_repetitions INTEGER NOT NULL DEFAULT 0, updated_at TEXT);
+CREATE TABLE IF NOT EXISTS results (
+  permutation_id TEXT NOT NULL, repetition INTEGER NOT NULL, test_id TEXT NOT NULL, record TEXT NOT NULL,
+  PRIMARY KEY (permutation_id, repetition, test_id));
+CREATE TABLE IF NOT EXISTS journal (
+  seq INTEGER PRIMARY KEY AUTOINCREMENT, at TEXT NOT NULL, permutation_id TEXT, step TEXT NOT NULL,
+  event TEXT NOT NULL, detail TEXT);
+CREATE TABLE IF NOT EXISTS ledger (
+  seq INTEGER PRIMARY KEY AUTOINCREMENT, permutation_id TEXT NOT NULL, provider TEXT NOT NULL,
+  kind TEXT NOT NULL, name TEXT NOT NULL, object_id TEXT, data TEXT NOT NULL DEFAULT '{}',
+  state TEXT NOT NULL, error TEXT, updated_at TEXT NOT NULL, UNIQUE (kind, name));
+`;
+
+const now = () => new Date().toISOString();
+
+export class ResultStore {
+  private constructor(
+    readonly runDir: string,
+    readonly db: Database.Database,
+  ) {}
+
+  static create(runDir: string, meta: RunMeta, plan: RunPlan): ResultStore {
+    fs.mkdirSync(runDir, { recursive: true });
+    const store = ResultStore.open(runDir, true);
+    store.db.transaction(() => {
+      const put = store.db.prepare('INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)');
+      put.run('meta', JSON.stringify(meta));
+      put.run('plan', JSON.stringify(plan));
+      const ins = store.db.prepare('INSERT OR IGNORE INTO permutations (permutation_id, idx, axes) VALUES (?, ?, ?)');
+      for (const p of plan.permutations) ins.run(p.permutationId, p.index, JSON.stringify(p.axes));
+    })();
+    return store;
+  }
+
+  static open(runDir: string, create = false): ResultStore {
+    const file = path.join(runDir, DB_FILE);
+    if (!create && !fs.existsSync(file)) throw new Error(`${runDir} is not a run directory (no ${DB_FILE})`);
+    const db = new Database(file);
+    db.pragma('journal_mode = WAL');
+    db.pragma('synchronous = FULL');
+    db.pragma('busy_timeout = 5000');
+    db.exec(SCHEMA);
+    return new ResultStore(runDir, db);
+  }
+
+  close(): void {
+    this.db.close();
+  }
+
+  meta(): RunMeta {
+    const row = this.db.prepare("SELECT value FROM meta WHERE key = 'meta'").get() as { value: string } | undefined;
+    if (!row) throw new Error(`${this.runDir}: run metadata missing`);
+    return JSON.parse(row.value) as RunMeta;
+  }
+
+  plan(): RunPlan {
+    const row = this.db.prepare("SELECT value FROM meta WHERE key = 'plan'").get() as { value: string } | undefined;
+    if (!row) throw new Error(`${this.runDir}: plan missing`);
+    return JSON.parse(row.value) as RunPlan;
+  }
+
+  setMeta(key: string, value: unknown): void {
+    this.db.prepare('INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)').run(key, JSON.stringify(value));
+  }
+
+  getMeta<T>(key: string): T | null {
+    const row = this.db.prepare('SELECT value FROM meta WHERE key = ?').get(key) as { value: string } | undefined;
+    return row ? (JSON.parse(row.value) as T) : null;
+  }
+
+  // --- permutations ------------------------------------------------------------------------
+
+  permutations(): PermutationRow[] {
+    const rows = this.db.prepare('SELECT * FROM permutations ORDER BY idx').all() as Array<Record<string, unknown>>;
+    return rows.map((r) => ({
+      permutationId: r.permutation_id as string,
+      index: r.idx as number,
+      axes: JSON.parse(r.axes as string) as PermutationRow['axes'],
+      status: r.status as PermutationStatus,
+      reason: (r.reason as string | null) ?? null,
+      attempts: r.attempts as number,
+      completedRepetitions: r.completed_repetitions as number,
+    }));
+  }
+
+  markRunning(permutationId: string): void {
+    this.db.transaction(() => {
+      this.db.prepare("UPDATE permutations SET status = 'running', attempts = attempts + 1, reason = NULL, updated_at = ? WHERE permutation_id = ?").run(now(), permutationId);
+      this.appendJournal(permutationId, 'permutation', 'start', null);
+    })();
+  }
+
+  markFinished(permutationId: string, status: 'done' | 'failed', reason: string | null): void {
+    this.db.transaction(() => {
+      this.db.prepare('UPDATE permutations SET status = ?, reason = ?, updated_at = ? WHERE permutation_id = ?').run(status, reason, now(), permutationId);
+      this.appendJournal(permutationId, 'permutation', status, reason ? { reason } : null);
+    })();
+  }
+
+  /** One repetition's records, its counter and its journal entry: all or nothing. */
+  addRepetition(permutationId: string, repetition: number, records: ResultRecord[]): void {
+    this.db.transaction(() => {
+      const ins = this.db.prepare('INSERT INTO results (permutation_id, repetition, test_id, record) VALUES (?, ?, ?, ?)');
+      for (const r of records) ins.run(permutationId, repetition, r.test.id, JSON.stringify(r));
+      this.db.prepare('UPDATE permutations SET completed_repetitions = ?, updated_at = ? WHERE permutation_id = ?').run(repetition, now(), permutationId);
+      this.appendJournal(permutationId, `repetition-${repetition}`, 'recorded', { records: records.length });
+    })();
+  }
+
+  /** Drop the records of repetitions after `keep` (a half-done permutation being redone). */
+  discardRepetitionsAfter(permutationId: string, keep: number): number {
+    return this.db.prepare('DELETE FROM results WHERE permutation_id = ? AND repetition > ?').run(permutationId, keep).changes;
+  }
+
+  records(): ResultRecord[] {
+    const rows = this.db.prepare('SELECT r.record FROM results r JOIN permutations p USING (permutation_id) ORDER BY p.idx, r.repetition, r.rowid').all() as Array<{ record: string }>;
+    return rows.map((r) => JSON.parse(r.record) as ResultRecord);
+  }
+
+  // --- journal -----------------------------------------------------------------------------
+
+  appendJournal(permutationId: string | null, step: string, event: string, detail: unknown): void {
+    this.db.prepare('INSERT INTO journal (at, permutation_id, step, event, detail) VALUES (?, ?, ?, ?, ?)').run(now(), permutationId, step, event, detail === null || detail === undefined ? null : JSON.stringify(detail));
+  }
+
+  journal(): Array<{ seq: number; at: string; permutationId: string | null; step: string; event: string; detail: unknown }> {
+    return (this.db.prepare('SELECT * FROM journal ORDER BY seq').all() as Array<Record<string, unknown>>).map((r) => ({
+      seq: r.seq as number,
+      at: r.at as string,
+      permutationId: (r.permutation_id as string | null) ?? null,
+      step: r.step as string,
+      event: r.event as string,
+      detail: r.detail ? JSON.parse(r.detail as string) : null,
+    }));
+  }
+
+  // --- ledger ------------------------------------------------------------------------------
+
+  /** Recorded BEFORE the create call: after a crash the owned name is enough to find the object. */
+  ledgerIntent(permutationId: string, provider: ProviderName, ref: OwnedObjectRef, data: Record<string, unknown>): void {
+    this.db.transaction(() => {
+      this.db
+        .prepare(
+          `INSERT INTO ledger (permutation_id, provider, kind, name, data, state, updated_at) VALUES (?, ?, ?, ?, ?, 'intent', ?)
+           ON CONFLICT (kind, name) DO UPDATE SET state = CASE WHEN state IN ('removed', 'absent') THEN 'intent' ELSE state END, updated_at = excluded.updated_at`,
+        )
+        .run(permutationId, provider, ref.kind, ref.name, JSON.stringify(data), now());
+      this.appendJournal(permutationId, `${ref.kind}:${ref.name}`, 'intent', null);
+    })();
+  }
+
+  ledgerCreated(permutationId: string, obj: CreatedObject): void {
+    this.db.transaction(() => {
+      this.db.prepare("UPDATE ledger SET object_id = ?, data = ?, state = 'created', error = NULL, updated_at = ? WHERE kind = ? AND name = ?").run(obj.id, JSON.stringify(obj.data), now(), obj.kind, obj.name);
+      this.appendJournal(permutationId, `${obj.kind}:${obj.name}`, 'created', { id: obj.id });
+    })();
+  }
+
+  ledgerState(ref: OwnedObjectRef, state: LedgerState, error: string | null = null): void {
+    this.db.prepare('UPDATE ledger SET state = ?, error = ?, updated_at = ? WHERE kind = ? AND name = ?').run(state, error, now(), ref.kind, ref.name);
+  }
+
+  ledger(filter?: { permutationId?: string; live?: boolean }): LedgerRow[] {
+    const rows = this.db.prepare('SELECT * FROM ledger ORDER BY seq').all() as Array<Record<string, unknown>>;
+    return rows
+      .map((r) => ({
+        seq: r.seq as number,
+        permutationId: r.permutation_id as string,
+        provider: r.provider as ProviderName,
+        kind: r.kind as string,
+        name: r.name as string,
+        objectId: (r.object_id as string | null) ?? null,
+        data: JSON.parse(r.data as string) as Record<string, unknown>,
+        state: r.state as LedgerState,
+        error: (r.error as string | null) ?? null,
+      }))
+      .filter((r) => (!filter?.permutationId || r.permutationId === filter.permutationId) && (!filter?.live || r.state === 'intent' || r.state === 'created' || r.state === 'remove-failed'));
+  }
+}
+
+/** Read side for reports: records and run info only. */
+export function openResults(runDir: string): { records(): ResultRecord[]; runInfo(): { runId: string; playbook?: string; startedAt?: string; fingerprint?: Record<string, string>; insecureEndpoints?: string[]; failures?: Array<{ permutationId: string; axes: Record<string, unknown>; reason: string }> }; close(): void } {
+  const store = ResultStore.open(runDir);
+  return {
+    records: () => store.records(),
+    runInfo: () => {
+      const meta = store.meta();
+      return {
+        runId: meta.runId,
+        playbook: meta.playbook,
+        startedAt: meta.startedAt,
+        fingerprint: meta.fingerprint,
+        insecureEndpoints: meta.insecureEndpoints,
+        failures: store
+          .permutations()
+          .filter((p) => p.status === 'failed')
+          .map((p) => ({ permutationId: p.permutationId, axes: p.axes, reason: p.reason ?? 'unknown' })),
+      };
+    },
+    close: () => store.close(),
+  };
+}

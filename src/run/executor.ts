@@ -1,0 +1,255 @@
+// Executes a plan: for each permutation, provision (recording every created object in the ledger
+// before and after the call), run the workload's repetitions (each committed atomically with its
+// records), and tear down in reverse order in `finally`. A failed permutation is recorded with its
+// reason and the sweep goes on (unless failFast). Resuming skips permutations already done and
+// cleans up and redoes a half-done one. The function always returns the state it reached.
+import { redact } from '../config/secrets.ts';
+import { errorMessage } from '../errors.ts';
+import type { PermutationPlan, RunPlan } from '../plan/plan.ts';
+import { storeRaw } from '../results/raw.ts';
+import type { ResultRecord } from '../results/record.ts';
+import type { ResultStore } from '../results/store.ts';
+import type { CommandRunner } from '../ssh/command-runner.ts';
+import { defaultSleep, runFioTest } from '../workloads/run-fio.ts';
+import type { WorkloadTest } from '../workloads/spec.ts';
+import type { ProgressEvent } from './progress.ts';
+import type { CreatedObject, PlannedStep, Provider, ProviderContext } from './provider.ts';
+import { withRetry, withTimeout, type RetryPolicy } from './retry.ts';
+
+export interface WorkloadEndpoint {
+  /** connects (or reconnects after a loss) to where the workload runs */
+  connect(): Promise<CommandRunner>;
+  filename: string;
+  fioPath: string;
+  ioengine: string;
+}
+
+export interface ExecuteOptions {
+  store: ResultStore;
+  plan: RunPlan;
+  provider: Provider | null;
+  workload: WorkloadEndpoint;
+  signal: AbortSignal;
+  onEvent?: (e: ProgressEvent) => void;
+  failFast?: boolean;
+  /** leave the last permutation's objects in place */
+  keep?: boolean;
+  stepTimeoutMs?: number;
+  workloadSlackSec?: number;
+  retry?: Partial<RetryPolicy>;
+  sleep?: (ms: number, signal?: AbortSignal) => Promise<void>;
+}
+
+export interface RunSummary {
+  done: number;
+  failed: number;
+  skipped: number;
+  pending: number;
+  interrupted: boolean;
+  leftovers: number;
+}
+
+export async function executeRun(opts: ExecuteOptions): Promise<RunSummary> {
+  const { store, plan } = opts;
+  const emit = opts.onEvent ?? (() => undefined);
+  const statuses = new Map(store.permutations().map((p) => [p.permutationId, p]));
+  const summary: RunSummary = { done: 0, failed: 0, skipped: 0, pending: 0, interrupted: false, leftovers: 0 };
+  let runner: CommandRunner | null = null;
+  const guest = async (): Promise<CommandRunner> => {
+    runner ??= await opts.workload.connect();
+    return runner;
+  };
+  const dropGuest = async () => {
+    const r = runner;
+    runner = null;
+    await r?.close().catch(() => undefined);
+  };
+  const total = plan.permutations.length;
+  emit({ type: 'run-start', runId: plan.runId, total, estimateSec: plan.totalEstimateSec });
+  try {
+    for (const perm of plan.permutations) {
+      const row = statuses.get(perm.permutationId);
+      if (row?.status === 'done') {
+        summary.skipped++;
+        continue;
+      }
+      if (opts.signal.aborted) {
+        summary.pending++;
+        continue;
+      }
+      const isLast = perm.index === total - 1;
+      const ok = await runPermutation(perm, { ...opts, emit, guest, dropGuest, keepObjects: Boolean(opts.keep && isLast), resumed: row?.status === 'running' || row?.status === 'failed' });
+      if (ok) summary.done++;
+      else if (opts.signal.aborted) summary.pending++;
+      else summary.failed++;
+      if (!ok && opts.failFast && !opts.signal.aborted) {
+        emit({ type: 'message', level: 'warn', text: 'stopping after the first failure (--fail-fast)' });
+        break;
+      }
+    }
+  } finally {
+    await dropGuest();
+    summary.interrupted = opts.signal.aborted;
+    summary.pending += plan.permutations.length - summary.done - summary.failed - summary.skipped - summary.pending;
+    summary.leftovers = store.ledger({ live: true }).length;
+    emit({ type: 'run-end', summary });
+  }
+  return summary;
+}
+
+interface PermContext extends ExecuteOptions {
+  emit: (e: ProgressEvent) => void;
+  guest: () => Promise<CommandRunner>;
+  dropGuest: () => Promise<void>;
+  keepObjects: boolean;
+  resumed: boolean;
+}
+
+async function runPermutation(perm: PermutationPlan, c: PermContext): Promise<boolean> {
+  const { store, plan } = c;
+  const ctx: ProviderContext = {
+    runId: plan.runId,
+    permutationId: perm.permutationId,
+    axes: perm.axes,
+    signal: c.signal,
+    log: (message, fields) => c.emit({ type: 'message', level: 'info', text: redact(message), fields }),
+  };
+  c.emit({ type: 'permutation-start', index: perm.index, total: plan.permutations.length, permutationId: perm.permutationId, axes: perm.axes, estimateSec: perm.estimateSec });
+  if (c.resumed) {
+    // A half-done permutation: remove what it left behind, forget its partial results, redo it.
+    await teardown(perm, c, ctx);
+    const dropped = store.discardRepetitionsAfter(perm.permutationId, 0);
+    store.appendJournal(perm.permutationId, 'permutation', 'redo', { discardedRecords: dropped });
+  }
+  store.markRunning(perm.permutationId);
+  let failure: string | null = null;
+  try {
+    for (const step of perm.steps) {
+      if (c.signal.aborted) throw new Error('interrupted');
+      if (step.step === 'workload') await runWorkload(perm, c);
+      else await runStep(step, perm, c, ctx);
+    }
+  } catch (err) {
+    failure = c.signal.aborted ? 'interrupted' : redact(errorMessage(err));
+    if (!c.signal.aborted) c.emit({ type: 'failure', permutationId: perm.permutationId, axes: perm.axes, reason: failure });
+  } finally {
+    if (!c.keepObjects) await teardown(perm, c, ctx);
+    else {
+      for (const o of store.ledger({ permutationId: perm.permutationId, live: true })) store.ledgerState(o, 'kept');
+      c.emit({ type: 'message', level: 'info', text: `--keep: leaving the objects of ${perm.permutationId} in place` });
+    }
+  }
+  if (failure === null) {
+    store.markFinished(perm.permutationId, 'done', null);
+    c.emit({ type: 'permutation-end', permutationId: perm.permutationId, status: 'done' });
+    return true;
+  }
+  if (c.signal.aborted) {
+    // Leave it 'running': resume will clean it up and redo it.
+    store.appendJournal(perm.permutationId, 'permutation', 'interrupted', null);
+    return false;
+  }
+  store.markFinished(perm.permutationId, 'failed', failure);
+  c.emit({ type: 'permutation-end', permutationId: perm.permutationId, status: 'failed', reason: failure });
+  return false;
+}
+
+async function runStep(step: PlannedStep, perm: PermutationPlan, c: PermContext, ctx: ProviderContext): Promise<void> {
+  const provider = c.provider;
+  if (!provider) throw new Error(`step ${step.step} needs a provider, and target has none`);
+  c.emit({ type: 'step', permutationId: perm.permutationId, step: step.step, operation: step.operation });
+  const started = Date.now();
+  if (step.creates) c.store.ledgerIntent(perm.permutationId, step.provider, step.creates, { operation: step.operation, arguments: step.arguments });
+  else c.store.appendJournal(perm.permutationId, step.step, 'intent', { operation: step.operation });
+  const attempt = async (n: number): Promise<CreatedObject | null> => {
+    // After an ambiguous failure of a mutating call, look before reissuing: the first call may
+    // have created the object before the connection dropped.
+    if (n > 1 && step.creates) {
+      const found = await provider.find(step.creates);
+      if (found) return found;
+    }
+    return withTimeout((signal) => provider.apply(step, { ...ctx, signal }), c.stepTimeoutMs ?? 30 * 60_000, `${step.step} (${step.operation})`, c.signal);
+  };
+  const created = await withRetry(attempt, { ...c.retry, signal: c.signal, onRetry: (err, n) => c.emit({ type: 'message', level: 'warn', text: `retrying ${step.step} (attempt ${n + 1}): ${redact(errorMessage(err))}` }) });
+  if (step.creates && created) c.store.ledgerCreated(perm.permutationId, created);
+  else if (step.creates && !created) c.store.ledgerState(step.creates, 'absent');
+  else c.store.appendJournal(perm.permutationId, step.step, 'done', null);
+  c.emit({ type: 'step-end', permutationId: perm.permutationId, step: step.step, durationMs: Date.now() - started });
+}
+
+async function teardown(perm: PermutationPlan, c: PermContext, ctx: ProviderContext): Promise<void> {
+  const live = c.store.ledger({ permutationId: perm.permutationId, live: true }).reverse();
+  if (!live.length) return;
+  if (!c.provider) return;
+  // Teardown must run even when the sweep was interrupted: give it its own signal.
+  const teardownCtx: ProviderContext = { ...ctx, signal: new AbortController().signal };
+  for (const obj of live) {
+    c.emit({ type: 'step', permutationId: perm.permutationId, step: `teardown ${obj.kind}`, operation: 'destroy' });
+    try {
+      const outcome = await withRetry(
+        () => withTimeout((signal) => c.provider!.destroy({ kind: obj.kind, name: obj.name, provider: obj.provider, id: obj.objectId, data: obj.data }, { ...teardownCtx, signal }), c.stepTimeoutMs ?? 30 * 60_000, `destroy ${obj.kind} ${obj.name}`),
+        { ...c.retry },
+      );
+      c.store.ledgerState(obj, outcome);
+      c.store.appendJournal(perm.permutationId, `${obj.kind}:${obj.name}`, outcome, null);
+    } catch (err) {
+      const reason = redact(errorMessage(err));
+      c.store.ledgerState(obj, 'remove-failed', reason);
+      c.emit({ type: 'message', level: 'error', text: `could not remove ${obj.kind} ${obj.name}: ${reason} (run \`storsweep cleanup\` later)` });
+    }
+  }
+}
+
+function recordFor(perm: PermutationPlan, runId: string, repetition: number, test: WorkloadTest, o: Awaited<ReturnType<typeof runFioTest>>, profileName: string, aggregate: string): ResultRecord {
+  return {
+    runId,
+    permutationId: perm.permutationId,
+    axes: perm.axes,
+    repetition,
+    test: { id: test.id, pattern: test.pattern, blockSizeBytes: test.blockSizeBytes, queueDepth: test.queueDepth, threads: test.threads, readPercent: test.readPercent },
+    iops: o.iops,
+    bytesPerSecond: o.bytesPerSecond,
+    latencyUs: o.latencyUs,
+    cpuPercent: o.cpuPercent,
+    tool: { name: 'fio', version: o.toolVersion },
+    rawPath: o.rawPath,
+    metadata: { profile: profileName, passes: o.passes, aggregate },
+  };
+}
+
+async function runWorkload(perm: PermutationPlan, c: PermContext): Promise<void> {
+  const profile = c.plan.profiles[perm.workload];
+  if (!profile) throw new Error(`plan has no profile "${perm.workload}"`);
+  const sleep = c.sleep ?? defaultSleep;
+  for (let rep = 1; rep <= perm.repetitions; rep++) {
+    const records: ResultRecord[] = [];
+    for (const [i, test] of profile.tests.entries()) {
+      if (c.signal.aborted) throw new Error('interrupted');
+      if (i > 0 && profile.intervalSec > 0) await sleep(profile.intervalSec * 1000, c.signal);
+      c.emit({ type: 'step', permutationId: perm.permutationId, step: `rep ${rep}/${perm.repetitions} ${test.id}`, operation: 'fio' });
+      let runner: CommandRunner;
+      try {
+        runner = await c.guest();
+      } catch (err) {
+        await c.dropGuest();
+        throw err;
+      }
+      const outcome = await runFioTest(runner, test, profile, {
+        filename: c.workload.filename,
+        fioPath: c.workload.fioPath,
+        ioengine: c.workload.ioengine,
+        signal: c.signal,
+        timeoutSlackSec: c.workloadSlackSec,
+        onRaw: async (t, pass, raw) => storeRaw(c.store.runDir, `raw/${perm.permutationId}/rep${rep}/${t.id}.pass${pass}.json`, redact(raw)),
+      }).catch(async (err: unknown) => {
+        // A lost connection poisons the runner; the next permutation reconnects.
+        await c.dropGuest();
+        throw err;
+      });
+      const rec = recordFor(perm, c.plan.runId, rep, test, outcome, perm.workload, profile.aggregate);
+      records.push(rec);
+      c.emit({ type: 'result', permutationId: perm.permutationId, repetition: rep, testId: test.id, iops: rec.iops, bytesPerSecond: rec.bytesPerSecond });
+    }
+    c.store.addRepetition(perm.permutationId, rep, records);
+  }
+}
