@@ -6,7 +6,7 @@ import { NS_XSD, isMoRef, type MoRef, type SoapValue, type XmlNode } from './soa
 
 export type { MoRef };
 
-type Prim = 'string' | 'int' | 'long' | 'short' | 'byte' | 'float' | 'double' | 'boolean' | 'dateTime' | 'moref' | 'anyType';
+
 /** a primitive kind or a data object type name; a trailing `[]` marks a repeated element */
 type FieldType = string;
 interface TypeDef {

@@ -1,0 +1,228 @@
+// Virtual disks and RDMs on a VM via ReconfigVM_Task, and deletion of leftover vmdk files.
+import { InvalidArgument, UnsafeOperation } from '../../errors.ts';
+import { hostConfigManager, type Ctx } from './datastores.ts';
+import { isFault, TaskFailed, VsphereFault } from './fault.ts';
+import { deleteVirtualDiskTask, queryAvailableDisksForVmfs, reconfigVMTask } from './methods.ts';
+import { readProps } from './property.ts';
+import type { MoRef } from './soap.ts';
+import { waitForTask } from './task.ts';
+import { arr, type DataObject, type HostScsiDisk, type VirtualDevice } from './types.ts';
+
+export type DiskFormat = 'thin' | 'lazyzeroedthick' | 'eagerzeroedthick';
+export type RdmCompatibility = 'physicalMode' | 'virtualMode';
+
+const SCSI_CONTROLLERS = new Set(['ParaVirtualSCSIController', 'VirtualLsiLogicController', 'VirtualLsiLogicSASController', 'VirtualBusLogicController', 'VirtualSCSIController']);
+const MAX_UNITS: Record<string, number> = { scsi: 16, VirtualAHCIController: 30, VirtualSATAController: 30, VirtualNVMEController: 15, VirtualIDEController: 2 };
+
+export function isScsiController(d: VirtualDevice): boolean {
+  return SCSI_CONTROLLERS.has(d._type ?? '');
+}
+
+export function isController(d: VirtualDevice): boolean {
+  return isScsiController(d) || (d._type ?? '') in MAX_UNITS;
+}
+
+/**
+ * The lowest unit number free on `controller`; SCSI skips the controller's own unit (7).
+ * undefined when the controller is full.
+ */
+export function nextFreeUnit(devices: VirtualDevice[], controller: VirtualDevice): number | undefined {
+  const used = new Set(devices.filter((d) => d.controllerKey === controller.key && d.unitNumber !== undefined).map((d) => d.unitNumber!));
+  const scsi = isScsiController(controller);
+  if (scsi) used.add(controller.scsiCtlrUnitNumber ?? 7);
+  const max = scsi ? MAX_UNITS.scsi! : (MAX_UNITS[controller._type ?? ''] ?? 16);
+  for (let u = 0; u < max; u++) if (!used.has(u)) return u;
+  return undefined;
+}
+
+export async function vmDevices(ctx: Ctx, vm: MoRef): Promise<VirtualDevice[]> {
+  const p = await readProps(ctx.rt, ctx.sc, vm, ['config.hardware.device']);
+  return arr(p['config.hardware.device'] as VirtualDevice[] | undefined);
+}
+
+/** Pick the controller (given key, else the first SCSI controller) and a free unit on it. */
+export function placeDisk(devices: VirtualDevice[], vmLabel: string, controllerKey?: number, unitNumber?: number): { controllerKey: number; unitNumber: number } {
+  const controller = controllerKey === undefined ? devices.filter(isScsiController).sort((a, b) => (a.busNumber ?? 0) - (b.busNumber ?? 0))[0] : devices.find((d) => d.key === controllerKey);
+  if (!controller || !isController(controller)) {
+    throw new InvalidArgument(
+      controllerKey === undefined ? `VM ${vmLabel} has no SCSI controller to attach a disk to` : `VM ${vmLabel} has no controller with key ${controllerKey}`,
+      { name: 'controllerKey', value: String(controllerKey ?? '') },
+    );
+  }
+  if (unitNumber !== undefined) {
+    const taken = devices.some((d) => d.controllerKey === controller.key && d.unitNumber === unitNumber);
+    const reserved = isScsiController(controller) && unitNumber === (controller.scsiCtlrUnitNumber ?? 7);
+    if (taken || reserved) {
+      throw new InvalidArgument(`unit ${unitNumber} on controller ${controller.key} of VM ${vmLabel} is ${reserved ? 'reserved for the controller' : 'in use'}`, { name: 'unitNumber', value: String(unitNumber) });
+    }
+    return { controllerKey: controller.key, unitNumber };
+  }
+  const free = nextFreeUnit(devices, controller);
+  if (free === undefined) throw new InvalidArgument(`controller ${controller.key} of VM ${vmLabel} has no free unit`, { name: 'controllerKey', value: String(controller.key) });
+  return { controllerKey: controller.key, unitNumber: free };
+}
+
+export function datastorePath(datastore: string, fileName: string): string {
+  return fileName.startsWith('[') ? fileName : `[${datastore}] ${fileName}`;
+}
+
+export interface AttachedDisk {
+  key: number;
+  fileName: string;
+  controllerKey: number;
+  unitNumber: number;
+  backing: DataObject;
+}
+
+async function reconfigure(ctx: Ctx, vm: MoRef, deviceChange: DataObject[]): Promise<void> {
+  const task = await reconfigVMTask(ctx.rt, vm, { deviceChange });
+  await waitForTask(ctx.rt, ctx.sc, task);
+}
+
+async function findAt(ctx: Ctx, vm: MoRef, controllerKey: number, unitNumber: number): Promise<AttachedDisk> {
+  const d = (await vmDevices(ctx, vm)).find((x) => x._type === 'VirtualDisk' && x.controllerKey === controllerKey && x.unitNumber === unitNumber);
+  if (!d) {
+    throw new VsphereFault('NotFound', `reconfigure of ${vm.value} succeeded but no disk appeared at ${controllerKey}:${unitNumber}`, { method: 'ReconfigVM_Task', host: ctx.endpoint, detail: {} });
+  }
+  const backing = (d.backing ?? {}) as DataObject;
+  return { key: d.key, fileName: String(backing.fileName ?? ''), controllerKey, unitNumber, backing };
+}
+
+export interface CreateDiskOptions {
+  /** datastore name */
+  datastore: string;
+  /** file name relative to the datastore root, or a full "[ds] path" */
+  fileName: string;
+  sizeBytes: number;
+  format: DiskFormat;
+  controllerKey?: number;
+  unitNumber?: number;
+  /** default independent_persistent: benchmark disks stay out of snapshots */
+  diskMode?: string;
+}
+
+export function flatBacking(fileName: string, format: DiskFormat, diskMode: string): DataObject {
+  return {
+    _type: 'VirtualDiskFlatVer2BackingInfo',
+    fileName,
+    diskMode,
+    thinProvisioned: format === 'thin',
+    eagerlyScrub: format === 'eagerzeroedthick',
+  };
+}
+
+export async function createDisk(ctx: Ctx, vm: MoRef, o: CreateDiskOptions): Promise<AttachedDisk> {
+  if (!Number.isSafeInteger(o.sizeBytes) || o.sizeBytes <= 0 || o.sizeBytes % 1024 !== 0) {
+    throw new InvalidArgument(`disk size ${o.sizeBytes} must be a positive multiple of 1024 bytes`, { name: 'sizeBytes', value: String(o.sizeBytes) });
+  }
+  const devices = await vmDevices(ctx, vm);
+  const place = placeDisk(devices, vm.value, o.controllerKey, o.unitNumber);
+  const device: DataObject = {
+    _type: 'VirtualDisk',
+    key: -1,
+    backing: flatBacking(datastorePath(o.datastore, o.fileName), o.format, o.diskMode ?? 'independent_persistent'),
+    controllerKey: place.controllerKey,
+    unitNumber: place.unitNumber,
+    // Both, consistent: capacityInBytes is required for new disks since API 5.5.
+    capacityInKB: o.sizeBytes / 1024,
+    capacityInBytes: o.sizeBytes,
+  };
+  await reconfigure(ctx, vm, [{ operation: 'add', fileOperation: 'create', device }]);
+  return findAt(ctx, vm, place.controllerKey, place.unitNumber);
+}
+
+export interface AttachRdmOptions {
+  deviceCanonicalName: string;
+  compatibilityMode: RdmCompatibility;
+  /** datastore that holds the mapping file */
+  datastore: string;
+  fileName: string;
+  controllerKey?: number;
+  unitNumber?: number;
+  /** when given, the LUN must be listed here and unused on the host (benchmarks overwrite it) */
+  allowedDevices?: readonly string[];
+}
+
+export async function hostLuns(ctx: Ctx, host: MoRef): Promise<HostScsiDisk[]> {
+  const { storageSystem } = await hostConfigManager(ctx, host);
+  const p = await readProps(ctx.rt, ctx.sc, storageSystem, ['storageDeviceInfo']);
+  const info = p.storageDeviceInfo as DataObject | undefined;
+  return arr(info?.scsiLun as HostScsiDisk[] | undefined);
+}
+
+export async function attachRdm(ctx: Ctx, vm: MoRef, o: AttachRdmOptions): Promise<AttachedDisk> {
+  const dev = o.deviceCanonicalName;
+  const target = `${dev} on ${ctx.endpoint}`;
+  if (o.allowedDevices && !o.allowedDevices.includes(dev)) {
+    throw new UnsafeOperation(`refusing to map ${dev} as RDM: it is not in the inventory's allowedDevices (${o.allowedDevices.join(', ') || 'none'})`, { operation: 'ReconfigVM_Task', target });
+  }
+  const vmProps = await readProps(ctx.rt, ctx.sc, vm, ['runtime.host', 'config.hardware.device']);
+  const host = vmProps['runtime.host'] as MoRef | undefined;
+  if (!host) throw new VsphereFault('InvalidState', `VM ${vm.value} has no runtime.host`, { method: 'RetrievePropertiesEx', host: ctx.endpoint, detail: {} });
+  const lun = (await hostLuns(ctx, host)).find((l) => l.canonicalName === dev);
+  if (!lun || lun.lunType !== 'disk') {
+    throw new InvalidArgument(`host ${host.value} has no SCSI disk ${dev}`, { name: 'deviceCanonicalName', value: dev });
+  }
+  if (o.allowedDevices) {
+    const { datastoreSystem } = await hostConfigManager(ctx, host);
+    const free = await queryAvailableDisksForVmfs(ctx.rt, datastoreSystem);
+    if (!free.some((d) => d.canonicalName === dev)) {
+      throw new UnsafeOperation(`refusing to map ${dev} as RDM: the host reports it in use`, { operation: 'ReconfigVM_Task', target });
+    }
+  }
+  const devices = arr(vmProps['config.hardware.device'] as VirtualDevice[] | undefined);
+  const place = placeDisk(devices, vm.value, o.controllerKey, o.unitNumber);
+  const capacityBytes = lun.capacity ? lun.capacity.block * lun.capacity.blockSize : 0;
+  const backing: DataObject = {
+    _type: 'VirtualDiskRawDiskMappingVer1BackingInfo',
+    fileName: datastorePath(o.datastore, o.fileName),
+    lunUuid: lun.uuid,
+    deviceName: lun.devicePath ?? lun.deviceName,
+    compatibilityMode: o.compatibilityMode,
+    // diskMode does not apply to physical compatibility (no snapshots at all).
+    diskMode: o.compatibilityMode === 'virtualMode' ? 'independent_persistent' : undefined,
+  };
+  const device: DataObject = {
+    _type: 'VirtualDisk',
+    key: -1,
+    backing,
+    controllerKey: place.controllerKey,
+    unitNumber: place.unitNumber,
+    capacityInKB: Math.floor(capacityBytes / 1024),
+  };
+  await reconfigure(ctx, vm, [{ operation: 'add', fileOperation: 'create', device }]);
+  return findAt(ctx, vm, place.controllerKey, place.unitNumber);
+}
+
+/** Remove a disk from the VM, optionally deleting its file(s). 'absent' if no such device. */
+export async function detachDisk(ctx: Ctx, vm: MoRef, key: number, opts: { deleteFile: boolean }): Promise<'removed' | 'absent'> {
+  const device = (await vmDevices(ctx, vm)).find((d) => d.key === key);
+  if (!device) return 'absent';
+  if (device._type !== 'VirtualDisk') {
+    throw new InvalidArgument(`device ${key} of VM ${vm.value} is a ${device._type ?? 'device'}, not a disk`, { name: 'key', value: String(key) });
+  }
+  // Only what identifies the device; echoing every read-only field back invites InvalidDeviceSpec.
+  const ref: DataObject = {
+    _type: 'VirtualDisk',
+    key: device.key,
+    backing: device.backing,
+    controllerKey: device.controllerKey,
+    unitNumber: device.unitNumber,
+    capacityInKB: device.capacityInKB ?? 0,
+  };
+  await reconfigure(ctx, vm, [{ operation: 'remove', fileOperation: opts.deleteFile ? 'destroy' : undefined, device: ref }]);
+  return 'removed';
+}
+
+/** Delete a vmdk (descriptor + extents). 'absent' if the file does not exist. */
+export async function deleteVirtualDisk(ctx: Ctx, fileName: string, datacenter?: MoRef): Promise<'removed' | 'absent'> {
+  if (!ctx.sc.virtualDiskManager) throw new VsphereFault('NotSupported', `${ctx.endpoint} has no VirtualDiskManager`, { method: 'DeleteVirtualDisk_Task', host: ctx.endpoint, detail: {} });
+  try {
+    const task = await deleteVirtualDiskTask(ctx.rt, ctx.sc.virtualDiskManager, fileName, datacenter);
+    await waitForTask(ctx.rt, ctx.sc, task);
+    return 'removed';
+  } catch (err) {
+    if (isFault(err, 'FileNotFound', 'NotFound') || (err instanceof TaskFailed && err.faultName === 'FileNotFound')) return 'absent';
+    throw err;
+  }
+}
