@@ -5,7 +5,9 @@ import { existsSync } from 'node:fs';
 import { readFile, stat } from 'node:fs/promises';
 import { basename, join } from 'node:path';
 import { ParseError, UsageError, errorMessage } from '../errors.ts';
+import { importFile } from '../importers/index.ts';
 import type { ResultRecord } from '../results/record.ts';
+import { DB_FILE, openResults } from '../results/store.ts';
 import type { RunInfo } from './model.ts';
 
 export interface Source {
@@ -19,18 +21,6 @@ export interface Source {
 }
 
 export type SourceLoader = (pathOrRunDir: string) => Promise<Source>;
-
-// The results store and the importer registry are written alongside this module; they are loaded
-// lazily so that a report of a plain results.jsonl never opens SQLite or loads every importer.
-interface StoreModule {
-  openResults(runDir: string): { records(): ResultRecord[]; runInfo(): RunInfo; close?(): void };
-}
-interface ImportersModule {
-  importFile(path: string): { format: string; records: ResultRecord[]; warnings: string[] } | Promise<{ format: string; records: ResultRecord[]; warnings: string[] }>;
-}
-
-const STORE_URL = new URL('../results/store.ts', import.meta.url);
-const IMPORTERS_URL = new URL('../importers/index.ts', import.meta.url);
 
 function isObject(v: unknown): v is Record<string, unknown> {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -97,37 +87,28 @@ export const loadSource: SourceLoader = async (path) => {
     throw new UsageError(`${path}: no such run directory or result file`, { cause: err });
   }
   if (st.isDirectory()) {
-    const jsonl = join(path, 'results.jsonl');
-    const storeWarnings: string[] = [];
-    // The store is authoritative (it holds the run facts too); results.jsonl is its plain-text
-    // mirror and what remains readable when the store cannot be opened.
-    if (existsSync(STORE_URL)) {
+    // The store is authoritative (it also holds the run facts); results.jsonl is its plain-text
+    // mirror, readable without SQLite.
+    if (existsSync(join(path, DB_FILE))) {
+      const handle = openResults(path);
       try {
-        const store = (await import(STORE_URL.href)) as StoreModule;
-        const handle = store.openResults(path);
-        try {
-          return { path, kind: 'run', records: handle.records(), info: handle.runInfo(), warnings: [] };
-        } finally {
-          handle.close?.();
-        }
-      } catch (err) {
-        if (!existsSync(jsonl)) throw err;
-        storeWarnings.push(`${path}: results store not readable (${errorMessage(err)}); using results.jsonl`);
+        return { path, kind: 'run', records: handle.records(), info: handle.runInfo(), warnings: [] };
+      } finally {
+        handle.close();
       }
     }
+    const jsonl = join(path, 'results.jsonl');
     if (existsSync(jsonl)) {
       const { records, warnings } = await readRecordsJsonl(jsonl);
-      return { path, kind: 'run', records, info: await readRunInfo(path, records), warnings: [...storeWarnings, ...warnings] };
+      return { path, kind: 'run', records, info: await readRunInfo(path, records), warnings };
     }
-    throw new UsageError(`${path}: not a run directory (no results store or results.jsonl)`);
+    throw new UsageError(`${path}: not a run directory (no ${DB_FILE} or results.jsonl)`);
   }
   if (path.endsWith('.jsonl')) {
     const { records, warnings } = await readRecordsJsonl(path);
     return { path, kind: 'jsonl', records, info: { runId: records[0]?.runId ?? basename(path) }, warnings };
   }
-  if (!existsSync(IMPORTERS_URL)) throw new UsageError(`${path}: importing benchmark exports is not available in this build`);
-  const importers = (await import(IMPORTERS_URL.href)) as ImportersModule;
-  const result = await importers.importFile(path);
+  const result = await importFile(path);
   return {
     path,
     kind: 'import',

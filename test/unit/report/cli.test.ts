@@ -1,0 +1,192 @@
+import { mkdtempSync, readFileSync, rmSync, writeFileSync, mkdirSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Command } from 'commander';
+import { afterAll, describe, expect, it } from 'vitest';
+import { EXIT_REGRESSION, registerCompare, runCompare } from '../../../src/cli/commands/compare.ts';
+import { registerReport, runReport, type CommandIo } from '../../../src/cli/commands/report.ts';
+import { ParseError, UsageError } from '../../../src/errors.ts';
+import { compareRuns, fingerprintDifferences } from '../../../src/report/compare.ts';
+import type { RunInfo } from '../../../src/report/model.ts';
+import { loadSource, readRecordsJsonl } from '../../../src/report/source.ts';
+import type { ResultRecord } from '../../../src/results/record.ts';
+import { FIXTURES, labRecords, SEED_BLOCK_SIZES, seedRecords } from './helpers.ts';
+
+const tmp = mkdtempSync(join(tmpdir(), 'storsweep-report-'));
+afterAll(() => rmSync(tmp, { recursive: true, force: true }));
+
+function runDir(name: string, records: ResultRecord[], info?: RunInfo): string {
+  const dir = join(tmp, name);
+  mkdirSync(dir, { recursive: true });
+  writeFileSync(join(dir, 'results.jsonl'), records.map((r) => JSON.stringify(r) + '\n').join(''));
+  if (info) writeFileSync(join(dir, 'run.json'), JSON.stringify(info));
+  return dir;
+}
+
+function capture(): CommandIo & { out: string; err: string } {
+  const io = {
+    out: '',
+    err: '',
+    loadSource,
+    stdout: (t: string) => {
+      io.out += t;
+    },
+    stderr: (t: string) => {
+      io.err += t;
+    },
+  };
+  return io;
+}
+
+describe('loadSource', () => {
+  it('reads a run directory: results.jsonl and run.json', async () => {
+    const dir = runDir('seeds', seedRecords('r1'), { runId: 'r1', playbook: 'playbooks/vmfs.yaml', fingerprint: { 'esxi.version': '4.1' } });
+    const s = await loadSource(dir);
+    expect(s.kind).toBe('run');
+    expect(s.records).toHaveLength(32);
+    expect(s.info).toMatchObject({ runId: 'r1', playbook: 'playbooks/vmfs.yaml', fingerprint: { 'esxi.version': '4.1' } });
+  });
+
+  it('skips a trailing partial line with a warning, and names file:line of a broken one', async () => {
+    const file = join(tmp, 'partial.jsonl');
+    const [a, b] = seedRecords();
+    writeFileSync(file, `${JSON.stringify(a)}\n${JSON.stringify(b).slice(0, 40)}`);
+    const r = await readRecordsJsonl(file);
+    expect(r.records).toHaveLength(1);
+    expect(r.warnings).toEqual([`${file}:2: incomplete last line skipped`]);
+    writeFileSync(file, `${JSON.stringify(a)}\n{"runId": 1}\n`);
+    await expect(readRecordsJsonl(file)).rejects.toThrow(ParseError);
+    await expect(readRecordsJsonl(file)).rejects.toThrow(`${file}:2: runId: expected a string`);
+    writeFileSync(file, `nope\n`);
+    await expect(readRecordsJsonl(file)).rejects.toThrow(/partial\.jsonl:1: not valid JSON/);
+  });
+
+  it('says what is wrong with a missing path or a directory that is not a run', async () => {
+    await expect(loadSource(join(tmp, 'nope'))).rejects.toThrow(UsageError);
+    await expect(loadSource(join(tmp, 'nope'))).rejects.toThrow(/nope: no such run directory or result file/);
+    mkdirSync(join(tmp, 'empty'));
+    await expect(loadSource(join(tmp, 'empty'))).rejects.toThrow(/empty: not a run directory/);
+  });
+});
+
+describe('storsweep report', () => {
+  it('prints markdown to stdout by default through commander', async () => {
+    const dir = runDir('cli-md', seedRecords('cli'));
+    const io = capture();
+    const program = new Command().exitOverride();
+    registerReport(program, io);
+    await program.parseAsync(['node', 'storsweep', 'report', dir]);
+    expect(io.out).toContain('# storsweep report — cli');
+    expect(io.out).toContain('#### vs datastore.blockSizeMb = 1');
+  });
+
+  it('writes html/csv/json to -o, with --baseline', async () => {
+    const dir = runDir('cli-o', labRecords({ thickFactor: 0.8 }));
+    for (const format of ['html', 'csv', 'json'] as const) {
+      const out = join(tmp, `report.${format}`);
+      const io = capture();
+      expect(await runReport([dir], { format, output: out, baseline: 'disk.format=thin' }, io)).toBe(0);
+      expect(io.out).toBe('');
+      expect(io.err).toBe(`wrote ${out}\n`);
+      const text = readFileSync(out, 'utf8');
+      if (format === 'html') expect(text).toContain('<svg class="chart bar-chart"');
+      if (format === 'csv') expect(text.split('\r\n')).toHaveLength(42);
+      if (format === 'json') {
+        const j = JSON.parse(text) as { tests: Array<{ comparisons: Array<{ axis: string }> }> };
+        expect(j.tests[0]!.comparisons.map((c) => c.axis)).toEqual(['disk.format']);
+      }
+    }
+  });
+
+  it('reports the four CrystalDiskMark seed exports through the real importer, one permutation per file', async () => {
+    const files = SEED_BLOCK_SIZES.map((mb) => `${FIXTURES}cdm3-vmfs3-${mb}mb.txt`);
+    const one = await loadSource(files[0]!);
+    expect(one.kind).toBe('import');
+    expect(one.records).toHaveLength(8);
+    const io = capture();
+    await runReport(files, { format: 'md' }, io);
+    expect(io.out).toContain('- Axes varied: source (cdm3-vmfs3-1mb.txt, cdm3-vmfs3-2mb.txt, cdm3-vmfs3-4mb.txt, cdm3-vmfs3-8mb.txt)');
+    expect(io.out).toContain('#### vs source = cdm3-vmfs3-1mb.txt');
+    expect(io.out).toMatch(/\| cdm3-vmfs3-1mb\.txt \| 1 \| 828\.0 \|/);
+    expect(io.out).toContain('| source=cdm3-vmfs3-4mb.txt | MB/s | -4.5% |');
+  });
+
+  it('merges several sources into one report', async () => {
+    const a = runDir('m-a', seedRecords('a').slice(0, 8));
+    const b = runDir('m-b', seedRecords('b').slice(8, 16));
+    const io = capture();
+    await runReport([a, b], { format: 'md' }, io);
+    expect(io.out).toContain('# storsweep report — a + b');
+    expect(io.out).toContain('- Runs: a, b');
+  });
+
+  it('rejects bad options with the flag and what was expected', async () => {
+    const dir = runDir('cli-bad', seedRecords());
+    await expect(runReport([dir], { format: 'md', alpha: '2' }, capture())).rejects.toThrow('--alpha: expected a number from 1e-9 to 0.5, got "2"');
+    await expect(runReport([dir], { format: 'md', baseline: 'nope' }, capture())).rejects.toThrow(/--baseline: expected axis=value/);
+    const program = new Command().exitOverride().configureOutput({ writeErr: () => {} });
+    registerReport(program, capture());
+    await expect(program.parseAsync(['node', 's', 'report', dir, '--format', 'pdf'])).rejects.toThrow(/Allowed choices are md, html, csv, json/);
+  });
+});
+
+describe('storsweep compare', () => {
+  it('exits 3 on a significant regression beyond the threshold, 0 without one', async () => {
+    const a = runDir('cmp-a', labRecords({ runId: 'a', seed: 1 }));
+    const slow = runDir('cmp-slow', labRecords({ runId: 'b', seed: 2, thickFactor: 1 }).map((r) => ({ ...r, bytesPerSecond: r.bytesPerSecond! * 0.8, iops: r.iops! * 0.8 })));
+    const same = runDir('cmp-same', labRecords({ runId: 'c', seed: 3 }));
+    const io = capture();
+    expect(await runCompare(a, slow, { failOnRegression: '10' }, io)).toBe(EXIT_REGRESSION);
+    expect(io.out).toMatch(/seq-1m-q8t1-read +datastore\.blockSizeMb=1, disk\.format=thin +MB\/s .* -(19|20)\.\d% \[.*\] +< 0\.001 +slower REGRESSION/);
+    expect(io.out).toContain('8 significant regression(s) of at least 10%');
+    expect(await runCompare(a, slow, { failOnRegression: '25' }, capture())).toBe(0);
+    expect(await runCompare(a, same, { failOnRegression: '5' }, capture())).toBe(0);
+    expect(await runCompare(a, slow, {}, capture())).toBe(0);
+  });
+
+  it('prints JSON with --json and reports fingerprint differences that are not axes', async () => {
+    const a = runDir('fp-a', labRecords({ runId: 'a' }), { runId: 'a', fingerprint: { 'esxi.version': '7.0.3', 'disk.format': 'thin', 'guest.os': 'Debian 12' } });
+    const b = runDir('fp-b', labRecords({ runId: 'b' }), { runId: 'b', fingerprint: { 'esxi.version': '8.0.2', 'disk.format': 'thick', 'guest.os': 'Debian 12' } });
+    const io = capture();
+    const program = new Command().exitOverride();
+    registerCompare(program, io);
+    await program.parseAsync(['node', 's', 'compare', a, b, '--json']);
+    const j = JSON.parse(io.out) as { fingerprintWarnings: string[]; rows: unknown[]; matchedAxes: string[] };
+    expect(j.fingerprintWarnings).toEqual(['environment differs: esxi.version: 7.0.3 → 8.0.2']);
+    expect(j.matchedAxes).toEqual(['datastore.blockSizeMb', 'disk.format']);
+    expect(j.rows).toHaveLength(16);
+    expect(io.err).toContain('warning: environment differs: esxi.version: 7.0.3 → 8.0.2');
+  });
+
+  it('matches imported exports by test id alone, ignoring the per-file source axis', () => {
+    const imported = (file: string, mb: number): ResultRecord[] =>
+      seedRecords(`import:${file}`).filter((r) => r.axes['datastore.blockSizeMb'] === mb).map((r) => ({ ...r, axes: { source: file }, permutationId: file }));
+    const res = compareRuns(
+      { label: 'a', records: imported('vmfs-1mb.txt', 1), info: { runId: 'a' } },
+      { label: 'b', records: imported('vmfs-4mb.txt', 4), info: { runId: 'b' } },
+      { failOnRegressionPct: 1 },
+    );
+    expect(res.matchedAxes).toEqual([]);
+    expect(new Set(res.rows.map((r) => r.testId)).size).toBe(8);
+    expect(res.rows.every((r) => r.comparison.verdict === 'insufficient-data')).toBe(true);
+    expect(res.regressions).toBe(0);
+    expect(res.warnings).toContain('every comparison has fewer than 2 repetitions on a side: deltas are shown, but no difference can be called significant');
+    const seq = res.rows.find((r) => r.testId === 'seq-1m-q1t1-read' && r.metric === 'bytesPerSecond')!;
+    expect(seq.comparison.delta!.pct).toBeCloseTo(100 * (790.583 / 828.041 - 1), 9);
+  });
+
+  it('lists tests present on one side only', () => {
+    const all = labRecords();
+    const res = compareRuns({ label: 'a', records: all, info: { runId: 'a' } }, { label: 'b', records: all.filter((r) => r.test.id === 'seq-1m-q8t1-read'), info: { runId: 'b' } });
+    expect(res.onlyInB).toEqual([]);
+    expect(res.onlyInA).toHaveLength(4);
+    expect(res.onlyInA[0]).toMatch(/^rnd-4k-q32t1-write \(datastore\.blockSizeMb=1, disk\.format=thin/);
+  });
+
+  it('fingerprint: one-sided fingerprints give one note', () => {
+    expect(fingerprintDifferences({ runId: 'a', fingerprint: { x: '1' } }, { runId: 'b' }, new Set())).toEqual([
+      'only A records an environment fingerprint; environments cannot be checked',
+    ]);
+    expect(fingerprintDifferences({ runId: 'a' }, { runId: 'b' }, new Set())).toEqual([]);
+  });
+});
