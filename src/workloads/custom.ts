@@ -202,8 +202,8 @@ const DISKSPD_OWNED: ReadonlyArray<[RegExp, string]> = [
 export function validateDiskspdParams(params: string | string[]): string[] {
   const list = typeof params === 'string' ? params.trim().split(/\s+/).filter((p) => p !== '') : params;
   for (const p of list) {
-    if (SHELL_META.test(p.slice(1)) || /[\s;&|`$<>'"]/.test(p)) bad('diskspd parameter', p, p, 'contains whitespace or a shell metacharacter');
     if (!p.startsWith('-')) bad('diskspd parameter', p, p, 'is not a flag; the target comes from the inventory, not the playbook');
+    if (SHELL_META.test(p)) bad('diskspd parameter', p, p, 'contains whitespace or a shell metacharacter');
     const owned = DISKSPD_OWNED.find(([re]) => re.test(p));
     if (owned) bad('diskspd parameter', p, p, `may not be set in a playbook (${owned[1]})`);
     if (!DISKSPD_FLAGS.some(([re]) => re.test(p))) {

@@ -1,0 +1,92 @@
+// `storsweep import <file...> [--json|--csv]`: read existing CrystalDiskMark / fio / diskspd / IOMeter
+// results into normalized records and print them (a table by default).
+import type { Command } from 'commander';
+import { errorMessage, UsageError } from '../../errors.ts';
+import { importFile, type ImportResult } from '../../importers/index.ts';
+import type { ResultRecord } from '../../results/record.ts';
+
+export interface ImportIo {
+  importFile(path: string): Promise<ImportResult>;
+  stdout(text: string): void;
+  stderr(text: string): void;
+}
+
+const defaultIo: ImportIo = {
+  importFile,
+  stdout: (t) => process.stdout.write(t),
+  stderr: (t) => process.stderr.write(t),
+};
+
+export interface ImportCommandOptions {
+  json?: boolean;
+  csv?: boolean;
+}
+
+const fixed = (v: number | null, digits: number) => (v === null ? '' : v.toFixed(digits));
+
+export function renderImportTable(records: readonly ResultRecord[]): string {
+  const head = ['source', 'test', 'MB/s', 'IOPS', 'lat µs', 'tool'];
+  const rows = records.map((r) => [
+    String(r.axes['source'] ?? r.permutationId),
+    r.test.id,
+    fixed(r.bytesPerSecond === null ? null : r.bytesPerSecond / 1e6, 3),
+    fixed(r.iops, 1),
+    fixed(r.latencyUs.mean, 2),
+    `${r.tool.name}${r.tool.version ? ` ${r.tool.version}` : ''}`,
+  ]);
+  const widths = head.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
+  const numeric = new Set([2, 3, 4]);
+  const line = (cells: string[]) => cells.map((c, i) => (numeric.has(i) ? c.padStart(widths[i] ?? 0) : c.padEnd(widths[i] ?? 0))).join('  ').trimEnd();
+  return [line(head), line(widths.map((w) => '-'.repeat(w))), ...rows.map(line)].join('\n') + '\n';
+}
+
+const CSV_COLUMNS = ['runId', 'permutationId', 'source', 'test', 'pattern', 'blockSizeBytes', 'queueDepth', 'threads', 'readPercent', 'bytesPerSecond', 'MBps', 'iops',
+  'latMeanUs', 'latP50Us', 'latP95Us', 'latP99Us', 'latP999Us', 'cpuPercent', 'tool', 'toolVersion'] as const;
+
+function csvCell(v: string | number | null): string {
+  const s = v === null ? '' : String(v);
+  return /[",\n\r]/.test(s) ? `"${s.replace(/"/g, '""')}"` : s;
+}
+
+export function renderImportCsv(records: readonly ResultRecord[]): string {
+  const rows = records.map((r) =>
+    [r.runId, r.permutationId, String(r.axes['source'] ?? ''), r.test.id, r.test.pattern, r.test.blockSizeBytes, r.test.queueDepth, r.test.threads, r.test.readPercent,
+      r.bytesPerSecond, r.bytesPerSecond === null ? null : r.bytesPerSecond / 1e6, r.iops, r.latencyUs.mean, r.latencyUs.p50, r.latencyUs.p95, r.latencyUs.p99,
+      r.latencyUs.p999, r.cpuPercent, r.tool.name, r.tool.version].map(csvCell).join(','),
+  );
+  return [CSV_COLUMNS.join(','), ...rows].join('\n') + '\n';
+}
+
+/** Imports every file; a file that fails is reported on stderr and the others still print. Returns the exit code. */
+export async function runImport(files: readonly string[], opts: ImportCommandOptions, io: ImportIo = defaultIo): Promise<number> {
+  if (opts.json && opts.csv) throw new UsageError('import: choose one of --json and --csv');
+  if (files.length === 0) throw new UsageError('import: name at least one file');
+  const records: ResultRecord[] = [];
+  let failed = 0;
+  for (const file of files) {
+    try {
+      const result = await io.importFile(file);
+      for (const w of result.warnings) io.stderr(`warning: ${w}\n`);
+      records.push(...result.records);
+    } catch (err) {
+      failed++;
+      io.stderr(`error: ${errorMessage(err)}\n`);
+    }
+  }
+  if (opts.json) io.stdout(JSON.stringify(records, null, 2) + '\n');
+  else if (opts.csv) io.stdout(renderImportCsv(records));
+  else if (records.length > 0) io.stdout(renderImportTable(records));
+  return failed > 0 ? 1 : 0;
+}
+
+export function registerImport(program: Command): Command {
+  return program
+    .command('import')
+    .description('read CrystalDiskMark text exports, fio JSON, diskspd XML or IOMeter CSV into normalized results')
+    .argument('<file...>', 'result files; the format is detected from the content')
+    .option('--json', 'print the normalized records as JSON')
+    .option('--csv', 'print the normalized records as CSV')
+    .action(async (files: string[], opts: ImportCommandOptions) => {
+      process.exitCode = await runImport(files, opts);
+    });
+}
