@@ -110,7 +110,8 @@ export async function startSshd(opts: SshdOptions): Promise<SshdHandle> {
     `MaxStartups 100`,
     `MaxSessions 50`,
     `LogLevel VERBOSE`,
-    ...Object.entries(envEntries).map(([k, v]) => `SetEnv ${k}=${v}`),
+    // sshd keeps only the first SetEnv line, so every variable goes on one line
+    ...(Object.keys(envEntries).length ? [`SetEnv ${Object.entries(envEntries).map(([k, v]) => (/\s/.test(v) ? `"${k}=${v}"` : `${k}=${v}`)).join(' ')}`] : []),
     ...(opts.extraConfig ?? []),
   ];
   const configFile = path.join(dir, 'sshd_config');
