@@ -1,0 +1,260 @@
+// Opens generated HTML reports in real headless Chromium (Debian `chromium`) and checks what a
+// reader gets: charts drawn with bars, no console errors, no request besides the file itself, no
+// horizontal scrolling on a phone-sized screen, and a printable PDF. Chromium is driven over the
+// DevTools protocol on a pipe (--remote-debugging-pipe), which needs no WebSocket client.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { Readable, Writable } from 'node:stream';
+import { pathToFileURL } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runReport, type CommandIo } from '../../src/cli/commands/report.ts';
+import { renderHtml } from '../../src/report/html.ts';
+import { buildReport } from '../../src/report/model.ts';
+import { loadSource } from '../../src/report/source.ts';
+import { FIXTURES, labRecords, SEED_BLOCK_SIZES } from '../unit/report/helpers.ts';
+
+const CHROMIUM = '/usr/bin/chromium';
+
+interface CdpEvent {
+  method: string;
+  params: Record<string, unknown>;
+  sessionId?: string;
+}
+
+/** A minimal DevTools protocol client over Chromium's pipe transport (NUL-terminated JSON). */
+class Browser {
+  private nextId = 1;
+  private pending = new Map<number, { resolve: (v: Record<string, unknown>) => void; reject: (e: Error) => void }>();
+  private listeners: Array<(e: CdpEvent) => void> = [];
+  private buffer = '';
+  readonly stderr: string[] = [];
+
+  private constructor(
+    private readonly proc: ChildProcess,
+    private readonly input: Writable,
+    output: Readable,
+  ) {
+    output.setEncoding('utf8');
+    output.on('data', (chunk: string) => {
+      this.buffer += chunk;
+      let end;
+      while ((end = this.buffer.indexOf('\0')) >= 0) {
+        const msg = JSON.parse(this.buffer.slice(0, end)) as { id?: number; result?: Record<string, unknown>; error?: { message: string } } & CdpEvent;
+        this.buffer = this.buffer.slice(end + 1);
+        if (msg.id !== undefined) {
+          const p = this.pending.get(msg.id);
+          this.pending.delete(msg.id);
+          if (msg.error) p?.reject(new Error(`CDP: ${msg.error.message}`));
+          else p?.resolve(msg.result ?? {});
+        } else {
+          for (const l of this.listeners) l(msg);
+        }
+      }
+    });
+  }
+
+  static launch(profileDir: string): Browser {
+    const proc = spawn(
+      CHROMIUM,
+      [
+        '--headless',
+        '--no-sandbox',
+        '--disable-gpu',
+        '--disable-quic',
+        '--no-first-run',
+        '--disable-background-networking',
+        '--disable-component-update',
+        '--disable-sync',
+        `--user-data-dir=${profileDir}`,
+        '--remote-debugging-pipe',
+        'about:blank',
+      ],
+      { stdio: ['ignore', 'ignore', 'pipe', 'pipe', 'pipe'] },
+    );
+    const b = new Browser(proc, proc.stdio[3] as Writable, proc.stdio[4] as Readable);
+    proc.stderr?.setEncoding('utf8');
+    proc.stderr?.on('data', (d: string) => b.stderr.push(d));
+    return b;
+  }
+
+  send(method: string, params: Record<string, unknown> = {}, sessionId?: string): Promise<Record<string, unknown>> {
+    const id = this.nextId++;
+    return new Promise((resolve, reject) => {
+      this.pending.set(id, { resolve, reject });
+      this.input.write(JSON.stringify({ id, method, params, ...(sessionId ? { sessionId } : {}) }) + '\0');
+    });
+  }
+
+  on(listener: (e: CdpEvent) => void): void {
+    this.listeners.push(listener);
+  }
+
+  waitFor(method: string, sessionId: string): Promise<CdpEvent> {
+    return new Promise((resolve) => {
+      const l = (e: CdpEvent) => {
+        if (e.method === method && e.sessionId === sessionId) {
+          this.listeners = this.listeners.filter((x) => x !== l);
+          resolve(e);
+        }
+      };
+      this.listeners.push(l);
+    });
+  }
+
+  async close(): Promise<void> {
+    const exited = new Promise<void>((resolve) => this.proc.once('exit', () => resolve()));
+    if (this.proc.exitCode !== null) return;
+    await this.send('Browser.close').catch(() => undefined);
+    const timer = setTimeout(() => this.proc.kill('SIGKILL'), 10_000);
+    await exited;
+    clearTimeout(timer);
+  }
+}
+
+interface PageFacts {
+  charts: number;
+  barCharts: number;
+  heatmaps: number;
+  bars: number;
+  drawnBars: number;
+  errorBars: number;
+  heatCells: number;
+  scripts: number;
+  overflowPx: number;
+  text: string;
+}
+
+interface Visit {
+  facts: PageFacts;
+  requests: string[];
+  problems: string[];
+  pdfBytes: number;
+}
+
+async function visit(browser: Browser, file: string, viewport: { width: number; height: number; mobile: boolean }): Promise<Visit> {
+  const { targetId } = (await browser.send('Target.createTarget', { url: 'about:blank' })) as { targetId: string };
+  const { sessionId } = (await browser.send('Target.attachToTarget', { targetId, flatten: true })) as { sessionId: string };
+  const requests: string[] = [];
+  const problems: string[] = [];
+  browser.on((e) => {
+    if (e.sessionId !== sessionId) return;
+    if (e.method === 'Network.requestWillBeSent') requests.push((e.params.request as { url: string }).url);
+    if (e.method === 'Runtime.exceptionThrown') problems.push(`exception: ${JSON.stringify(e.params.exceptionDetails)}`);
+    if (e.method === 'Runtime.consoleAPICalled' && (e.params.type === 'error' || e.params.type === 'warning' || e.params.type === 'assert')) {
+      problems.push(`console.${String(e.params.type)}: ${JSON.stringify(e.params.args)}`);
+    }
+    if (e.method === 'Log.entryAdded') {
+      const entry = e.params.entry as { level: string; text: string; source: string };
+      if (entry.level === 'error' || entry.level === 'warning') problems.push(`log ${entry.level} (${entry.source}): ${entry.text}`);
+    }
+  });
+  for (const m of ['Runtime.enable', 'Log.enable', 'Network.enable', 'Page.enable']) await browser.send(m, {}, sessionId);
+  await browser.send('Emulation.setDeviceMetricsOverride', { ...viewport, deviceScaleFactor: viewport.mobile ? 3 : 1 }, sessionId);
+  const loaded = browser.waitFor('Page.loadEventFired', sessionId);
+  await browser.send('Page.navigate', { url: pathToFileURL(file).href }, sessionId);
+  await loaded;
+  const expression = `JSON.stringify({
+    charts: document.querySelectorAll('svg.chart').length,
+    barCharts: document.querySelectorAll('svg.bar-chart').length,
+    heatmaps: document.querySelectorAll('svg.heatmap').length,
+    bars: document.querySelectorAll('svg.chart rect.bar').length,
+    drawnBars: [...document.querySelectorAll('svg.chart rect.bar')].filter((r) => r.getBoundingClientRect().width > 0 && r.getBoundingClientRect().height > 0).length,
+    errorBars: document.querySelectorAll('svg.chart path.err').length,
+    heatCells: document.querySelectorAll('svg.heatmap rect.cell:not(.empty)').length,
+    scripts: document.scripts.length,
+    overflowPx: document.documentElement.scrollWidth - window.innerWidth,
+    text: document.body.innerText,
+  })`;
+  const res = (await browser.send('Runtime.evaluate', { expression, returnByValue: true }, sessionId)) as { result: { value: string } };
+  const facts = JSON.parse(res.result.value) as PageFacts;
+  const pdf = (await browser.send('Page.printToPDF', { printBackground: true }, sessionId)) as { data: string };
+  await browser.send('Target.closeTarget', { targetId });
+  return { facts, requests, problems, pdfBytes: Buffer.from(pdf.data, 'base64').length };
+}
+
+const HOSTILE = '<img src="http://127.0.0.1:9/x.png"><script>console.error("xss")</script>';
+
+describe.skipIf(!existsSync(CHROMIUM))('HTML report in headless Chromium', () => {
+  let dir: string;
+  let browser: Browser;
+  let labFile: string;
+  let seedFile: string;
+
+  beforeAll(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'storsweep-html-'));
+    browser = Browser.launch(join(dir, 'profile'));
+    await browser.send('Browser.getVersion');
+
+    labFile = join(dir, 'lab.html');
+    const lab = buildReport(labRecords({ thickFactor: 0.8, relNoise: 0.02, hostileName: HOSTILE }), {
+      runId: 'lab-<b>run</b>',
+      insecureEndpoints: [HOSTILE],
+      fingerprint: { 'esxi.version': '8.0.2', 'guest.os': HOSTILE },
+    });
+    writeFileSync(labFile, renderHtml(lab));
+
+    // The seeds go the way a user's files go: importer → report command → file.
+    seedFile = join(dir, 'seeds.html');
+    const io: CommandIo = { loadSource, stdout: () => {}, stderr: () => {} };
+    await runReport(
+      SEED_BLOCK_SIZES.map((mb) => `${FIXTURES}cdm3-vmfs3-${mb}mb.txt`),
+      { format: 'html', output: seedFile },
+      io,
+    );
+  });
+
+  afterAll(async () => {
+    await browser?.close();
+    if (dir) rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('control: the checks do catch a console error and an outside request', async () => {
+    const bad = join(dir, 'bad.html');
+    writeFileSync(bad, '<!doctype html><title>bad</title><img src="http://127.0.0.1:9/x.png"><script>console.error("boom")</script>');
+    const v = await visit(browser, bad, { width: 800, height: 600, mobile: false });
+    expect(v.requests).toContain('http://127.0.0.1:9/x.png');
+    expect(v.problems.some((p) => p.includes('boom'))).toBe(true);
+    expect(v.facts.scripts).toBe(1);
+  });
+
+  it('lab run (two axes, 5 repetitions): bars with error bars, Δ charts, heatmaps; nothing fetched, nothing logged', async () => {
+    const v = await visit(browser, labFile, { width: 1280, height: 900, mobile: false });
+    expect(v.problems).toEqual([]);
+    expect(v.requests).toEqual([pathToFileURL(labFile).href]);
+    expect(v.facts.scripts).toBe(0);
+    // 2 tests × (means chart + one Δ chart per varying axis) + 2 heatmaps
+    expect(v.facts.barCharts).toBe(6);
+    expect(v.facts.heatmaps).toBe(2);
+    // means: 4 permutations per test; Δ: 2 rows per axis comparison → (4 + 2 + 2) × 2
+    expect(v.facts.bars).toBe(16);
+    expect(v.facts.drawnBars).toBe(16);
+    expect(v.facts.errorBars).toBe(16);
+    expect(v.facts.heatCells).toBe(8);
+    // the untrusted name is shown as text, not run as markup
+    expect(v.facts.text).toContain(HOSTILE);
+    expect(v.facts.text).toContain('storsweep report — lab-<b>run</b>');
+    expect(v.facts.text).toMatch(/slower/);
+    expect(v.pdfBytes).toBeGreaterThan(1000);
+  });
+
+  it('is readable on a phone: no horizontal page scrolling', async () => {
+    const v = await visit(browser, labFile, { width: 390, height: 844, mobile: true });
+    expect(v.problems).toEqual([]);
+    expect(v.facts.overflowPx).toBeLessThanOrEqual(0);
+    expect(v.facts.drawnBars).toBe(16);
+  });
+
+  it('CrystalDiskMark seeds (VMFS-3 1/2/4/8 MB): one means chart and one Δ chart per test', async () => {
+    const v = await visit(browser, seedFile, { width: 1024, height: 768, mobile: false });
+    expect(v.problems).toEqual([]);
+    expect(v.requests).toEqual([pathToFileURL(seedFile).href]);
+    expect(v.facts.barCharts).toBe(16);
+    expect(v.facts.heatmaps).toBe(0);
+    // 8 tests × (4 means + 3 deltas); single passes have no error bars
+    expect(v.facts.drawnBars).toBe(56);
+    expect(v.facts.errorBars).toBe(0);
+    expect(v.facts.text).toContain('cdm3-vmfs3-8mb.txt');
+  });
+});
