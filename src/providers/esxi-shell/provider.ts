@@ -154,7 +154,8 @@ export function createEsxiShellProvider(targetIn: EsxiShellTargetConfig, runner:
         const path = str(d.path ?? obj.id, 'path');
         const r = await runner.run(shJoin(deleteDiskArgv(path)));
         if (r.exitCode === 0) return 'removed';
-        if (/cannot find the file|does not exist|not found/i.test(r.stdout + r.stderr)) return 'absent';
+        // the file, or its whole datastore, is already gone
+        if (/cannot find the file|does not exist|not found|No such file or directory/i.test(r.stdout + r.stderr)) return 'absent';
         throw new RemoteCommandFailed(`${target.host}: vmkfstools -U failed (exit ${r.exitCode}): ${(r.stdout + r.stderr).trim()}`, { host: runner.target, command: r.command, exitCode: r.exitCode, stderr: r.stderr, reason: 'exit' });
       }
       case 'datastore': {

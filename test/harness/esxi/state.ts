@@ -42,7 +42,14 @@ export async function seedEsxiState(dir: string, state: Record<string, unknown> 
   await fs.writeFile(path.join(dir, 'commands.jsonl'), '');
 }
 
-export async function readEsxiState(dir: string): Promise<any> {
+export interface EsxiStandinState {
+  devices: Record<string, { label: string | null; partitions: { number: number; start: number; end: number; type: string; attr: number }[] }>;
+  volumes: Record<string, { label: string; device: string; partition: number; version: string; blockSize: number; mounted: boolean }>;
+  files: Record<string, Record<string, unknown>>;
+  vms: Record<string, { name: string; disks: Record<string, string> }>;
+}
+
+export async function readEsxiState(dir: string): Promise<EsxiStandinState> {
   return JSON.parse(await fs.readFile(path.join(dir, 'esxi.json'), 'utf8'));
 }
 

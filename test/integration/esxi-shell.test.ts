@@ -1,0 +1,158 @@
+// The ESXi-shell provider end to end: a real OpenSSH server on 127.0.0.1 whose sessions find the
+// strict ESXi tool stand-ins (test/harness/esxi) first on PATH; the provider talks to it through the
+// real SSH runner. Assertions are on the exact argv the stand-ins received and the state they keep.
+import fs from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { UnsafeOperation } from '../../src/errors.ts';
+import { ensureKeyPair, startSshd, type SshdHandle } from '../../src/lab/sshd.ts';
+import type { EsxiShellTargetConfig } from '../../src/providers/esxi-shell/config.ts';
+import { planEsxiShellSteps } from '../../src/providers/esxi-shell/plan.ts';
+import { createEsxiShellProvider } from '../../src/providers/esxi-shell/provider.ts';
+import { VMFS_GPT_GUID } from '../../src/providers/esxi-shell/partedutil.ts';
+import type { CreatedObject, ProviderContext } from '../../src/run/provider.ts';
+import { connectSsh } from '../../src/ssh/ssh-runner.ts';
+import { BLANK_DEV, BOOT_DEV, ESXI_HARNESS_DIR, PARTITIONED_DEV, RDM_DEV, readCommands, readEsxiState, seedEsxiState } from '../harness/esxi/state.ts';
+import { ensureSystemUser } from '../harness/esxi/system-user.ts';
+
+const USER = 'ssesxi';
+const PASSWORD = 'Esx!-pa$$ word';
+let dir: string;
+let stateDir: string;
+let sshd: SshdHandle;
+let keyPath: string;
+let knownHosts: string;
+
+const ctx: ProviderContext = { runId: 'r1', permutationId: 'p1', axes: {}, signal: new AbortController().signal, log: () => undefined };
+const target: EsxiShellTargetConfig = { host: 'esx-standin', vmid: '1', datastoreVolumePath: '/vmfs/volumes/datastore1', vmfsDevice: BLANK_DEV, rdmDevice: RDM_DEV, allowedDevices: [BLANK_DEV, RDM_DEV] };
+const userAccount = ensureSystemUser(USER, PASSWORD);
+
+beforeAll(async () => {
+  dir = await fs.mkdtemp(path.join(os.tmpdir(), 'ss-esxi-'));
+  stateDir = path.join(dir, 'state');
+  await seedEsxiState(stateDir);
+  // the password user runs the stand-ins too
+  await fs.chmod(dir, 0o755);
+  await fs.chmod(stateDir, 0o777);
+  for (const f of await fs.readdir(stateDir)) await fs.chmod(path.join(stateDir, f), 0o666);
+  const key = await ensureKeyPair(path.join(dir, 'client_key'));
+  keyPath = key.privateKeyPath;
+  sshd = await startSshd({ dir: path.join(dir, 'sshd'), authorizedKeys: [key.publicKey], keyboardInteractive: true, passwordAuth: true, pathPrefix: [ESXI_HARNESS_DIR], env: { STORSWEEP_STANDIN_STATE: stateDir } });
+  knownHosts = path.join(dir, 'known_hosts');
+  await fs.writeFile(knownHosts, sshd.knownHostsLine + '\n');
+});
+
+afterAll(async () => {
+  await sshd?.stop();
+  if (dir) await fs.rm(dir, { recursive: true, force: true });
+});
+
+const keyRunner = () => connectSsh({ host: sshd.host, port: sshd.port, username: os.userInfo().username, privateKeyPath: keyPath, knownHostsFile: knownHosts });
+const line = (c: { tool: string; argv: string[] }) => [c.tool, ...c.argv].join(' ');
+
+async function resetState() {
+  await seedEsxiState(stateDir);
+  for (const f of await fs.readdir(stateDir)) await fs.chmod(path.join(stateDir, f), 0o666);
+}
+
+describe('esxi-shell provider over SSH (stand-in ESXi tools)', () => {
+  it('creates a VMFS3 with 8 MiB blocks, an eagerzeroedthick disk, attaches it, and tears it all down', async () => {
+    await resetState();
+    const provider = createEsxiShellProvider(target, await keyRunner());
+    const steps = planEsxiShellSteps({ 'datastore.kind': 'vmfs3', 'datastore.blockSizeMb': 8, 'disk.format': 'eagerzeroedthick', 'disk.sizeGb': 10 }, target, { base: 'ss-r1-p1' });
+    const created: CreatedObject[] = [];
+    for (const s of steps) {
+      const o = await provider.apply(s, ctx);
+      if (o) created.push(o);
+    }
+    const dev = `/vmfs/devices/disks/${BLANK_DEV}`;
+    const disk = '/vmfs/volumes/ss-r1-p1-ds/ss-r1-p1-disk.vmdk';
+    expect((await readCommands(stateDir)).map(line)).toEqual([
+      `esxcli storage core device list -d ${BLANK_DEV}`,
+      'esxcli storage vmfs extent list',
+      `partedUtil getptbl ${dev}`,
+      `partedUtil mklabel ${dev} msdos`,
+      `partedUtil getUsableSectors ${dev}`,
+      `partedUtil setptbl ${dev} msdos 1 128 41943039 251 0`,
+      'esxcli storage vmfs extent list',
+      `partedUtil getptbl ${dev}`,
+      `vmkfstools -C vmfs3 -b 8m -S ss-r1-p1-ds ${dev}:1`,
+      'vmkfstools -P /vmfs/volumes/ss-r1-p1-ds',
+      `vmkfstools -c 10g -d eagerzeroedthick ${disk}`,
+      `vim-cmd vmsvc/device.diskaddexisting 1 ${disk} 0 1`,
+    ]);
+    // the partition spec reached partedUtil as ONE argument
+    expect((await readCommands(stateDir))[5]!.argv).toEqual(['setptbl', dev, 'msdos', '1 128 41943039 251 0']);
+    let state = await readEsxiState(stateDir);
+    const vol = Object.values(state.volumes as Record<string, { label: string; blockSize: number; version: string }>).find((v) => v.label === 'ss-r1-p1-ds');
+    expect(vol).toMatchObject({ blockSize: 8388608, version: 'vmfs3' });
+    expect(state.vms['1'].disks['0:1']).toBe(disk);
+    expect(created.map((o) => [o.kind, o.id])).toEqual([
+      ['vmfs-partition', `${BLANK_DEV}:1`],
+      ['datastore', expect.stringMatching(/^[0-9a-f]{8}-[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{12}$/)],
+      ['disk', disk],
+      ['disk-attachment', '1:0:1'],
+    ]);
+    expect(await provider.find({ kind: 'datastore', name: 'ss-r1-p1-ds' })).toMatchObject({ id: created[1]!.id });
+    expect(await provider.find({ kind: 'disk-attachment', name: 'ss-r1-p1-attach' })).toMatchObject({ id: '1:0:1' });
+
+    for (const o of [...created].reverse()) expect(await provider.destroy(o, ctx)).toBe('removed');
+    state = await readEsxiState(stateDir);
+    expect(state.devices[BLANK_DEV].partitions).toEqual([]);
+    expect(Object.values(state.volumes).filter((v) => (v as { mounted: boolean }).mounted)).toHaveLength(1);
+    expect(state.files[disk]).toBeUndefined();
+    expect(state.vms['1'].disks).toEqual({ '0:0': '/vmfs/volumes/datastore1/bench-vm/bench-vm.vmdk' });
+    // idempotent: a second teardown finds nothing left
+    for (const o of [...created].reverse()) expect(await provider.destroy(o, ctx)).toBe('absent');
+    await provider.close();
+  });
+
+  it('refuses to format a device that is not allowed, partitioned or a VMFS extent, sending nothing destructive', async () => {
+    await resetState();
+    const runner = await keyRunner();
+    const step = (device: string) => planEsxiShellSteps({ 'datastore.kind': 'vmfs6', 'disk.format': 'thin', 'disk.sizeGb': 1 }, { ...target, vmfsDevice: device, allowedDevices: [device] }, { base: 'ss-r1-p2' })[0]!;
+    const notAllowed = createEsxiShellProvider({ ...target, allowedDevices: [RDM_DEV] }, runner);
+    await expect(notAllowed.apply(step(BLANK_DEV), ctx)).rejects.toThrow(/not in allowedDevices/);
+    expect(await readCommands(stateDir)).toEqual([]);
+
+    await expect(createEsxiShellProvider({ ...target, allowedDevices: [PARTITIONED_DEV] }, runner).apply(step(PARTITIONED_DEV), ctx)).rejects.toThrow(/has 1 partition/);
+    await expect(createEsxiShellProvider({ ...target, allowedDevices: [BOOT_DEV] }, runner).apply(step(BOOT_DEV), ctx)).rejects.toThrow(UnsafeOperation);
+    const sent = (await readCommands(stateDir)).map(line);
+    expect(sent.filter((c) => /mklabel|setptbl|vmkfstools -C|delete/.test(c))).toEqual([]);
+    const state = await readEsxiState(stateDir);
+    expect(state.devices[PARTITIONED_DEV].partitions[0].type).toBe('EBD0A0A2B9E5443387C068B6B72699C7');
+    expect(state.devices[BOOT_DEV].partitions).toHaveLength(2);
+    await runner.close();
+  });
+
+  it('maps a physical RDM on an existing datastore over keyboard-interactive auth (like ESXi)', async (t) => {
+    if (!userAccount.ok) t.skip(userAccount.reason);
+    await resetState();
+    const runner = await connectSsh({ host: sshd.host, port: sshd.port, username: USER, password: PASSWORD, keyboardInteractive: true, knownHostsFile: knownHosts });
+    const provider = createEsxiShellProvider(target, runner);
+    const steps = planEsxiShellSteps({ 'datastore.kind': 'existing', 'disk.format': 'rdm-physical' }, target, { base: 'ss-r1-p3' });
+    const created = [];
+    for (const s of steps) created.push(await provider.apply(s, ctx));
+    const rdm = '/vmfs/volumes/datastore1/ss-r1-p3-disk.vmdk';
+    const sent = (await readCommands(stateDir)).map(line);
+    expect(sent.slice(-2)).toEqual([`vmkfstools -z /vmfs/devices/disks/${RDM_DEV} ${rdm}`, `vim-cmd vmsvc/device.diskaddexisting 1 ${rdm} 0 1`]);
+    expect((await readEsxiState(stateDir)).files[rdm]).toEqual({ kind: 'rdmp', device: RDM_DEV, sizeBytes: 0 });
+    for (const o of created.reverse()) if (o) expect(await provider.destroy(o, ctx)).toBe('removed');
+    expect((await readEsxiState(stateDir)).files[rdm]).toBeUndefined();
+    await provider.close();
+  });
+
+  it('creates a VMFS6 with a GPT partition at sector 2048 over password auth', async (t) => {
+    if (!userAccount.ok) t.skip(userAccount.reason);
+    await resetState();
+    const runner = await connectSsh({ host: sshd.host, port: sshd.port, username: USER, password: PASSWORD, knownHostsFile: knownHosts });
+    const provider = createEsxiShellProvider(target, runner);
+    const steps = planEsxiShellSteps({ 'datastore.kind': 'vmfs6', 'disk.format': 'thin', 'disk.sizeGb': 2 }, target, { base: 'ss-r1-p4' });
+    await provider.apply(steps[0]!, ctx);
+    await provider.apply(steps[1]!, ctx);
+    const state = await readEsxiState(stateDir);
+    expect(state.devices[BLANK_DEV]).toMatchObject({ label: 'gpt', partitions: [{ number: 1, start: 2048, end: 41943006, type: VMFS_GPT_GUID, attr: 0 }] });
+    await provider.close();
+  });
+});
