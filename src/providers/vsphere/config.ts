@@ -1,0 +1,21 @@
+// What the vSphere provider needs to know about one target; the inventory loader maps onto it.
+import type { VsphereEndpoint } from './client.ts';
+
+export interface VsphereTargetConfig {
+  vcenter: Omit<VsphereEndpoint, 'userAgent'>;
+  /** datacenter name or path; optional when the endpoint has exactly one (or for lookups by path) */
+  datacenter?: string;
+  /** host name or inventory path (DC/host/cluster/host) where datastores are created */
+  host: string;
+  /** VM name or inventory path that receives the benchmark disks */
+  vm: string;
+  /** datastore name, for datastore.kind 'existing' */
+  datastore?: string;
+  /** canonical name of the LUN to format for VMFS permutations */
+  vmfsDevice?: string;
+  /** canonical name of the LUN to map for RDM permutations */
+  rdmDevice?: string;
+  /** the only canonical names any step may format or map raw */
+  allowedDevices: string[];
+  nfs?: { remoteHost: string; remotePath: string };
+}

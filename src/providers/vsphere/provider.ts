@@ -1,0 +1,223 @@
+// The vSphere Provider: carries out planned steps (steps.ts) on one vCenter/ESXi endpoint, with
+// one session for the provider's lifetime, and tears down exactly what the run created.
+import { InvalidArgument } from '../../errors.ts';
+import type { CreatedObject, OwnedObjectRef, PlannedStep, Provider, ProviderContext, ProviderName } from '../../run/provider.ts';
+import { VsphereClient, type MoRef } from './client.ts';
+import type { VsphereTargetConfig } from './config.ts';
+import type { DiskFormat, RdmCompatibility } from './disks.ts';
+import { isFault } from './fault.ts';
+import type { VirtualDevice } from './types.ts';
+
+export interface VsphereProviderOptions {
+  log?: (message: string, fields?: Record<string, unknown>) => void;
+  /** for tests: reuse an open client instead of connecting */
+  connect?: () => Promise<VsphereClient>;
+}
+
+type DestroyRef = OwnedObjectRef & { provider: ProviderName; id: string | null; data: Record<string, unknown> };
+
+function str(args: Record<string, unknown>, key: string, step: string): string {
+  const v = args[key];
+  if (typeof v !== 'string' || v === '') throw new InvalidArgument(`vsphere step ${step}: argument ${key} must be a non-empty string`, { name: key, value: String(v) });
+  return v;
+}
+
+function int(args: Record<string, unknown>, key: string, step: string): number {
+  const v = args[key];
+  if (typeof v !== 'number' || !Number.isFinite(v)) throw new InvalidArgument(`vsphere step ${step}: argument ${key} must be a number`, { name: key, value: String(v) });
+  return v;
+}
+
+function optInt(args: Record<string, unknown>, key: string): number | undefined {
+  return typeof args[key] === 'number' ? (args[key] as number) : undefined;
+}
+
+/** The disk whose file is `<owned name>.vmdk` (ESXi may add a suffix like _1 on clashes, not here). */
+function diskByOwnedName(devices: VirtualDevice[], name: string): VirtualDevice | undefined {
+  return devices.find((d) => d._type === 'VirtualDisk' && typeof d.backing?.fileName === 'string' && (d.backing.fileName as string).endsWith(`] ${name}.vmdk`));
+}
+
+export function createVsphereProvider(target: VsphereTargetConfig, opts: VsphereProviderOptions = {}): Provider {
+  const log = opts.log ?? (() => undefined);
+  let clientP: Promise<VsphereClient> | undefined;
+  const refs = new Map<string, Promise<MoRef>>();
+
+  function client(): Promise<VsphereClient> {
+    clientP ??= (
+      opts.connect ??
+      (() =>
+        VsphereClient.connect({
+          ...target.vcenter,
+          onRelogin: (i) => log('vSphere session expired; logged in again', { host: i.host, method: i.method }),
+        }))
+    )();
+    // A failed connect must not poison later attempts.
+    clientP.catch(() => {
+      clientP = undefined;
+    });
+    return clientP;
+  }
+
+  function cached(key: string, fn: (c: VsphereClient, dc: MoRef | undefined) => Promise<MoRef>): Promise<MoRef> {
+    let p = refs.get(key);
+    if (!p) {
+      p = (async () => {
+        const c = await client();
+        const dc = target.datacenter ? await datacenter() : undefined;
+        return fn(c, dc);
+      })();
+      p.catch(() => refs.delete(key));
+      refs.set(key, p);
+    }
+    return p;
+  }
+  const datacenter = (): Promise<MoRef> => {
+    let p = refs.get('dc');
+    if (!p) {
+      p = client().then((c) => c.findDatacenter(target.datacenter));
+      p.catch(() => refs.delete('dc'));
+      refs.set('dc', p);
+    }
+    return p;
+  };
+  const host = (name: string) => cached(`host:${name}`, (c, dc) => c.findHost(name, dc));
+  const vm = (name: string) => cached(`vm:${name}`, (c, dc) => c.findVm(name, dc));
+
+  async function findDatastore(name: string): Promise<MoRef | undefined> {
+    const c = await client();
+    return c.findDatastoreOrNone(name, target.datacenter ? await datacenter() : undefined);
+  }
+
+  async function apply(step: PlannedStep, ctx: ProviderContext): Promise<CreatedObject | null> {
+    const a = step.arguments;
+    const c = await client();
+    ctx.signal.throwIfAborted();
+    switch (step.operation) {
+      case 'CreateVmfsDatastore': {
+        const name = str(a, 'name', step.step);
+        const h = await host(str(a, 'host', step.step));
+        const blockSizeMb = optInt(a, 'blockSizeMb');
+        const blockSizeKb = optInt(a, 'blockSizeKb');
+        ctx.log(`creating VMFS ${String(a.vmfsMajorVersion)} datastore ${name} on ${String(a.device)}`, { device: a.device, blockSizeMb, blockSizeKb });
+        const ds = await c.createVmfsDatastore(h, {
+          deviceCanonicalName: str(a, 'device', step.step),
+          vmfsMajorVersion: int(a, 'vmfsMajorVersion', step.step),
+          ...(blockSizeMb !== undefined ? { blockSizeMb } : {}),
+          ...(blockSizeKb !== undefined ? { blockSizeKb } : {}),
+          name,
+          allowedDevices: target.allowedDevices,
+        });
+        return { kind: 'datastore', name, provider: 'vsphere', id: ds.value, data: { datastore: name, host: a.host, type: 'vmfs', device: a.device } };
+      }
+      case 'CreateNasDatastore': {
+        const name = str(a, 'name', step.step);
+        const h = await host(str(a, 'host', step.step));
+        ctx.log(`mounting NFS ${String(a.remoteHost)}:${String(a.remotePath)} as ${name}`);
+        const ds = await c.createNasDatastore(h, {
+          remoteHost: str(a, 'remoteHost', step.step),
+          remotePath: str(a, 'remotePath', step.step),
+          name,
+          ...(a.type === 'NFS41' ? { type: 'NFS41' as const } : {}),
+        });
+        return { kind: 'datastore', name, provider: 'vsphere', id: ds.value, data: { datastore: name, host: a.host, type: 'nfs' } };
+      }
+      case 'ReconfigVM_Task': {
+        const v = await vm(str(a, 'vm', step.step));
+        const fileName = str(a, 'fileName', step.step);
+        const datastore = str(a, 'datastore', step.step);
+        const owned = step.creates?.name ?? fileName.replace(/\.vmdk$/, '');
+        const controllerKey = optInt(a, 'controllerKey');
+        const unitNumber = optInt(a, 'unitNumber');
+        const placement = { ...(controllerKey !== undefined ? { controllerKey } : {}), ...(unitNumber !== undefined ? { unitNumber } : {}) };
+        const disk =
+          a.backing === 'rdm'
+            ? await c.attachRdm(v, {
+                deviceCanonicalName: str(a, 'device', step.step),
+                compatibilityMode: str(a, 'compatibilityMode', step.step) as RdmCompatibility,
+                datastore,
+                fileName,
+                allowedDevices: target.allowedDevices,
+                ...placement,
+              })
+            : await c.createDisk(v, {
+                datastore,
+                fileName,
+                sizeBytes: int(a, 'sizeBytes', step.step),
+                format: str(a, 'format', step.step) as DiskFormat,
+                ...placement,
+              });
+        ctx.log(`attached ${disk.fileName} to ${String(a.vm)} at ${disk.controllerKey}:${disk.unitNumber}`);
+        return {
+          kind: step.creates?.kind ?? (a.backing === 'rdm' ? 'rdm' : 'disk'),
+          name: owned,
+          provider: 'vsphere',
+          id: String(disk.key),
+          data: { vm: a.vm, fileName: disk.fileName, controllerKey: disk.controllerKey, unitNumber: disk.unitNumber },
+        };
+      }
+      default:
+        throw new InvalidArgument(`vsphere provider cannot apply operation ${step.operation} (step ${step.step})`, { name: 'operation', value: step.operation });
+    }
+  }
+
+  async function destroy(obj: DestroyRef, ctx: ProviderContext): Promise<'removed' | 'absent'> {
+    const c = await client();
+    if (obj.kind === 'datastore') {
+      const hostName = typeof obj.data.host === 'string' ? obj.data.host : target.host;
+      const ds = obj.id ? { type: 'Datastore', value: obj.id } : await findDatastore(obj.name);
+      if (!ds) return 'absent';
+      ctx.log(`removing datastore ${obj.name}`);
+      return c.removeDatastore(await host(hostName), ds);
+    }
+    if (obj.kind === 'disk' || obj.kind === 'rdm') {
+      const v = await vm(typeof obj.data.vm === 'string' ? obj.data.vm : target.vm);
+      const devices = await c.devices(v);
+      const byKey = obj.id !== null ? devices.find((d) => d.key === Number(obj.id) && d._type === 'VirtualDisk') : undefined;
+      // A key can be reused after a detach; only trust it if the file is still ours.
+      const device = byKey && String(byKey.backing?.fileName ?? '').endsWith(`] ${obj.name}.vmdk`) ? byKey : diskByOwnedName(devices, obj.name);
+      if (device) {
+        ctx.log(`detaching and deleting ${String(device.backing?.fileName)}`);
+        await c.detachDisk(v, device.key, { deleteFile: true });
+        return 'removed';
+      }
+      // Detached but the file survived (crash between the two): delete the file alone.
+      const fileName = typeof obj.data.fileName === 'string' ? obj.data.fileName : undefined;
+      if (fileName) {
+        try {
+          return await c.deleteVirtualDisk(fileName, target.datacenter ? await datacenter() : undefined);
+        } catch (err) {
+          // The datastore holding it is gone, so is the file.
+          if (isFault(err, 'NotFound', 'InvalidDatastore', 'InvalidDatastorePath')) return 'absent';
+          throw err;
+        }
+      }
+      return 'absent';
+    }
+    throw new InvalidArgument(`vsphere provider cannot destroy objects of kind ${obj.kind}`, { name: 'kind', value: obj.kind });
+  }
+
+  async function find(ref: OwnedObjectRef): Promise<CreatedObject | null> {
+    const c = await client();
+    if (ref.kind === 'datastore') {
+      const ds = await findDatastore(ref.name);
+      return ds ? { ...ref, provider: 'vsphere', id: ds.value, data: { datastore: ref.name, host: target.host } } : null;
+    }
+    if (ref.kind === 'disk' || ref.kind === 'rdm') {
+      const d = diskByOwnedName(await c.devices(await vm(target.vm)), ref.name);
+      if (!d) return null;
+      return { ...ref, provider: 'vsphere', id: String(d.key), data: { vm: target.vm, fileName: d.backing?.fileName, controllerKey: d.controllerKey, unitNumber: d.unitNumber } };
+    }
+    return null;
+  }
+
+  async function close(): Promise<void> {
+    const p = clientP;
+    clientP = undefined;
+    refs.clear();
+    if (!p) return;
+    const c = await p.catch(() => undefined);
+    await c?.logout();
+  }
+
+  return { name: 'vsphere', apply, destroy, find, close };
+}

@@ -1,0 +1,135 @@
+// PURE: the vSphere steps of one permutation, from its axes and the target. No I/O; the result is
+// what `run --dry-run --json` prints and all that `apply` later consumes (plus the target's
+// connection and allow-list, which never appear in a plan).
+import { InvalidArgument } from '../../errors.ts';
+import type { Axes } from '../../results/record.ts';
+import type { PlannedStep } from '../../run/provider.ts';
+import type { VsphereTargetConfig } from './config.ts';
+
+export type DatastoreKind = 'vmfs3' | 'vmfs5' | 'vmfs6' | 'nfs' | 'existing';
+export type DiskFormatAxis = 'thin' | 'lazyzeroedthick' | 'eagerzeroedthick' | 'rdm-physical' | 'rdm-virtual';
+
+const KINDS: readonly DatastoreKind[] = ['vmfs3', 'vmfs5', 'vmfs6', 'nfs', 'existing'];
+const FORMATS: readonly DiskFormatAxis[] = ['thin', 'lazyzeroedthick', 'eagerzeroedthick', 'rdm-physical', 'rdm-virtual'];
+const BLOCK_MB = [1, 2, 4, 8];
+const BLOCK_KB = [64, 1024];
+
+function bad(axis: string, value: unknown, expected: string): never {
+  throw new InvalidArgument(`axis ${axis} = ${JSON.stringify(value)}: expected ${expected}`, { name: axis, value: String(value) });
+}
+
+function oneOf<T extends string>(axes: Axes, axis: string, allowed: readonly T[], fallback?: T): T {
+  const v = axes[axis] ?? fallback;
+  if (v === undefined) bad(axis, v, `one of ${allowed.join(', ')}`);
+  if (!allowed.includes(v as T)) bad(axis, v, `one of ${allowed.join(', ')}`);
+  return v as T;
+}
+
+function num(axes: Axes, axis: string, allowed?: number[]): number | undefined {
+  const v = axes[axis];
+  if (v === undefined) return undefined;
+  const n = typeof v === 'number' ? v : typeof v === 'string' && v.trim() !== '' ? Number(v) : NaN;
+  if (!Number.isFinite(n) || n <= 0) bad(axis, v, allowed ? `one of ${allowed.join(', ')}` : 'a positive number');
+  if (allowed && !allowed.includes(n)) bad(axis, v, `one of ${allowed.join(', ')}`);
+  return n;
+}
+
+function need<T>(value: T | undefined, key: string, why: string): T {
+  if (value === undefined || value === '') {
+    throw new InvalidArgument(`vSphere target needs ${key} ${why}`, { name: key, value: '' });
+  }
+  return value;
+}
+
+export function planVsphereSteps(axes: Axes, target: VsphereTargetConfig, names: { prefix: string }): PlannedStep[] {
+  const kind = oneOf(axes, 'datastore.kind', KINDS, target.datastore ? 'existing' : undefined);
+  const format = oneOf(axes, 'disk.format', FORMATS);
+  const blockSizeMb = num(axes, 'datastore.blockSizeMb', BLOCK_MB);
+  const blockSizeKb = num(axes, 'datastore.blockSizeKb', BLOCK_KB);
+  if (blockSizeMb !== undefined && blockSizeKb !== undefined) bad('datastore.blockSizeKb', axes['datastore.blockSizeKb'], 'no value when datastore.blockSizeMb is set');
+  if (blockSizeKb !== undefined && kind !== 'vmfs6') bad('datastore.blockSizeKb', blockSizeKb, 'only with datastore.kind vmfs6 (use datastore.blockSizeMb)');
+  if ((blockSizeMb !== undefined || blockSizeKb !== undefined) && !kind.startsWith('vmfs')) bad('datastore.blockSizeMb', blockSizeMb ?? blockSizeKb, `no block size with datastore.kind ${kind}`);
+
+  const common = { host: target.host, vm: target.vm, ...(target.datacenter ? { datacenter: target.datacenter } : {}) };
+  const steps: PlannedStep[] = [];
+  let datastore: string;
+
+  if (kind === 'existing') {
+    datastore = need(target.datastore, 'datastore', 'for datastore.kind existing');
+  } else if (kind === 'nfs') {
+    const nfs = need(target.nfs, 'nfs (remoteHost, remotePath)', 'for datastore.kind nfs');
+    datastore = `${names.prefix}-ds`;
+    steps.push({
+      step: 'datastore',
+      provider: 'vsphere',
+      operation: 'CreateNasDatastore',
+      arguments: { ...common, name: datastore, remoteHost: nfs.remoteHost, remotePath: nfs.remotePath, type: 'NFS', accessMode: 'readWrite' },
+      destructive: false,
+      creates: { kind: 'datastore', name: datastore },
+    });
+  } else {
+    const device = need(target.vmfsDevice, 'vmfsDevice', `to create a ${kind} datastore`);
+    datastore = `${names.prefix}-ds`;
+    steps.push({
+      step: 'datastore',
+      provider: 'vsphere',
+      operation: 'CreateVmfsDatastore',
+      arguments: {
+        ...common,
+        name: datastore,
+        device,
+        vmfsMajorVersion: Number(kind.slice(4)),
+        ...(blockSizeMb !== undefined ? { blockSizeMb } : {}),
+        ...(blockSizeKb !== undefined ? { blockSizeKb } : {}),
+      },
+      destructive: true,
+      creates: { kind: 'datastore', name: datastore },
+    });
+  }
+
+  if (format === 'rdm-physical' || format === 'rdm-virtual') {
+    const device = need(target.rdmDevice, 'rdmDevice', `for disk.format ${format}`);
+    if (kind === 'nfs') bad('disk.format', format, 'a flat disk format with datastore.kind nfs (RDM mapping files need VMFS)');
+    if (kind !== 'existing' && device === target.vmfsDevice) bad('disk.format', format, `an RDM device other than the VMFS device ${device}`);
+    const name = `${names.prefix}-rdm`;
+    steps.push({
+      step: 'disk',
+      provider: 'vsphere',
+      operation: 'ReconfigVM_Task',
+      arguments: {
+        ...common,
+        deviceChange: 'add+create',
+        backing: 'rdm',
+        device,
+        compatibilityMode: format === 'rdm-physical' ? 'physicalMode' : 'virtualMode',
+        datastore,
+        fileName: `${name}.vmdk`,
+      },
+      // The benchmark overwrites whatever the LUN holds.
+      destructive: true,
+      creates: { kind: 'rdm', name },
+    });
+  } else {
+    const sizeGb = num(axes, 'disk.sizeGb');
+    if (sizeGb === undefined) bad('disk.sizeGb', undefined, 'a positive number of GiB for a virtual disk');
+    const name = `${names.prefix}-disk`;
+    steps.push({
+      step: 'disk',
+      provider: 'vsphere',
+      operation: 'ReconfigVM_Task',
+      arguments: {
+        ...common,
+        deviceChange: 'add+create',
+        backing: 'flat',
+        format,
+        datastore,
+        fileName: `${name}.vmdk`,
+        sizeGb,
+        sizeBytes: Math.round(sizeGb * 1024 ** 3),
+      },
+      destructive: false,
+      creates: { kind: 'disk', name },
+    });
+  }
+  return steps;
+}
