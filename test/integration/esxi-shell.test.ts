@@ -87,7 +87,7 @@ describe('esxi-shell provider over SSH (stand-in ESXi tools)', () => {
     let state = await readEsxiState(stateDir);
     const vol = Object.values(state.volumes as Record<string, { label: string; blockSize: number; version: string }>).find((v) => v.label === 'ss-r1-p1-ds');
     expect(vol).toMatchObject({ blockSize: 8388608, version: 'vmfs3' });
-    expect(state.vms['1'].disks['0:1']).toBe(disk);
+    expect(state.vms['1']!.disks['0:1']).toBe(disk);
     expect(created.map((o) => [o.kind, o.id])).toEqual([
       ['vmfs-partition', `${BLANK_DEV}:1`],
       ['datastore', expect.stringMatching(/^[0-9a-f]{8}-[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{12}$/)],
@@ -99,10 +99,10 @@ describe('esxi-shell provider over SSH (stand-in ESXi tools)', () => {
 
     for (const o of [...created].reverse()) expect(await provider.destroy(o, ctx)).toBe('removed');
     state = await readEsxiState(stateDir);
-    expect(state.devices[BLANK_DEV].partitions).toEqual([]);
+    expect(state.devices[BLANK_DEV]!.partitions).toEqual([]);
     expect(Object.values(state.volumes).filter((v) => (v as { mounted: boolean }).mounted)).toHaveLength(1);
     expect(state.files[disk]).toBeUndefined();
-    expect(state.vms['1'].disks).toEqual({ '0:0': '/vmfs/volumes/datastore1/bench-vm/bench-vm.vmdk' });
+    expect(state.vms['1']!.disks).toEqual({ '0:0': '/vmfs/volumes/datastore1/bench-vm/bench-vm.vmdk' });
     // idempotent: a second teardown finds nothing left
     for (const o of [...created].reverse()) expect(await provider.destroy(o, ctx)).toBe('absent');
     await provider.close();
@@ -121,8 +121,8 @@ describe('esxi-shell provider over SSH (stand-in ESXi tools)', () => {
     const sent = (await readCommands(stateDir)).map(line);
     expect(sent.filter((c) => /mklabel|setptbl|vmkfstools -C|delete/.test(c))).toEqual([]);
     const state = await readEsxiState(stateDir);
-    expect(state.devices[PARTITIONED_DEV].partitions[0].type).toBe('EBD0A0A2B9E5443387C068B6B72699C7');
-    expect(state.devices[BOOT_DEV].partitions).toHaveLength(2);
+    expect(state.devices[PARTITIONED_DEV]!.partitions[0]!.type).toBe('EBD0A0A2B9E5443387C068B6B72699C7');
+    expect(state.devices[BOOT_DEV]!.partitions).toHaveLength(2);
     await runner.close();
   });
 
