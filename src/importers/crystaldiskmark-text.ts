@@ -104,7 +104,13 @@ function readFooter(key: string, value: string, meta: Meta): void {
       meta['passes'] = Number(m[3]);
       const interval = /Interval\s*[=:]\s*(\d+)\s*sec/i.exec(m[4] ?? '');
       if (interval) meta['intervalSec'] = Number(interval[1]);
-      const rest = (m[4] ?? '').replace(/\[\s*Interval\s*[=:][^\]]*\]/i, '').trim();
+      let rest = (m[4] ?? '').replace(/\[\s*Interval\s*[=:][^\]]*\]/i, '').trim();
+      // 8.x moved the drive after the pass count: "1 GiB (x5) [C: 4% (79/1862GiB)]"
+      const drive = /^\[(.*?\))\]/.exec(rest) ?? /^\[([^\]]*)\]/.exec(rest);
+      if (drive && meta['drive'] === undefined) {
+        meta['drive'] = drive[1] ?? '';
+        rest = rest.slice(drive[0].length).trim();
+      }
       if (rest) meta['testOptions'] = rest;
       return;
     }

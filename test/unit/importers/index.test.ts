@@ -1,0 +1,169 @@
+import { readFileSync, writeFileSync, mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it } from 'vitest';
+import { ParseError } from '../../../src/errors.ts';
+import { detectFormat, importFile, importText } from '../../../src/importers/index.ts';
+import { runImport } from '../../../src/cli/commands/import.ts';
+
+const fx = (p: string) => fileURLToPath(new URL(`../../fixtures/${p}`, import.meta.url));
+const text = (p: string) => readFileSync(fx(p), 'utf8');
+
+describe('format detection', () => {
+  it.each([
+    ['cdm/cdm3-vmfs3-1mb.txt', 'crystaldiskmark-text'],
+    ['cdm/cdm7-default.txt', 'crystaldiskmark-text'],
+    ['fio/randread-4k-q32.json', 'fio-json'],
+    ['fio/seqwrite-1m-q8-jsonplus.json', 'fio-json'],
+    ['diskspd/cdm6-rnd-4k-q8t8-write.xml', 'diskspd-xml'],
+    ['iometer/iometer-1.1.0-results.csv', 'iometer-csv'],
+  ])('%s → %s', (file, format) => {
+    expect(detectFormat(text(file))).toBe(format);
+  });
+
+  it('anything else is a ParseError naming every expected format', () => {
+    expect(() => importText('hello,world\n1,2\n', 'x.csv')).toThrow(ParseError);
+    expect(() => importText('hello,world\n1,2\n', 'x.csv')).toThrow(
+      /^x\.csv: not a results file storsweep can import; expected a CrystalDiskMark 3\.x–8\.x text export, fio JSON .*diskspd XML .*IOMeter results CSV$/,
+    );
+  });
+});
+
+describe('importFile', () => {
+  it('decodes UTF-16LE with BOM from disk', async () => {
+    const r = await importFile(fx('cdm/cdm6-utf16le-bom.txt'));
+    expect(r.format).toBe('crystaldiskmark-text');
+    expect(r.records).toHaveLength(8);
+    expect(r.records[0]?.runId).toBe('import:cdm6-utf16le-bom.txt');
+  });
+
+  it('a missing or empty file is a ParseError, not a stack trace', async () => {
+    await expect(importFile('/nonexistent/x.txt')).rejects.toThrow(/x\.txt: cannot read file \(ENOENT\)/);
+    const dir = mkdtempSync(join(tmpdir(), 'ssw-import-'));
+    writeFileSync(join(dir, 'empty.txt'), '');
+    await expect(importFile(join(dir, 'empty.txt'))).rejects.toThrow(/empty\.txt: file is empty; expected a CrystalDiskMark/);
+  });
+});
+
+describe('fio JSON (captured from fio 3.33 runs on this machine)', () => {
+  it('json: randread 4k QD32, numbers from parseFioJson, identity from job options', async () => {
+    const r = await importFile(fx('fio/randread-4k-q32.json'));
+    expect(r.warnings).toEqual([]);
+    expect(r.records).toHaveLength(1);
+    const rec = r.records[0]!;
+    expect(rec.test.id).toBe('rnd-4k-q32t1-read');
+    expect(rec.bytesPerSecond).toBe(293057439);
+    expect(rec.iops).toBe(71547.226387);
+    expect(rec.latencyUs.mean).toBeCloseTo(441.675732157, 9);
+    expect(rec.latencyUs.p99).toBeCloseTo(741.376, 9);
+    expect(rec.cpuPercent).toBeCloseTo(7.45 + 43.65, 9);
+    expect(rec.tool).toEqual({ name: 'fio', version: 'fio-3.33' });
+    expect(rec.permutationId).toBe('randread-4k-q32');
+    // IOPS × block size ≈ bytes/s: the record is self-consistent
+    expect(Math.abs((rec.iops! * 4096) / rec.bytesPerSecond! - 1)).toBeLessThan(0.01);
+  });
+
+  it('json+ (latency bins) reads the same way', async () => {
+    const rec = (await importFile(fx('fio/seqwrite-1m-q8-jsonplus.json'))).records[0]!;
+    expect(rec.test.id).toBe('seq-1m-q8t1-write');
+    expect(rec.bytesPerSecond).toBe(2645782877);
+    expect(rec.iops).toBe(2523.215177);
+  });
+
+  it('group_reporting with a [global] section: identity merges global and job options', async () => {
+    const rec = (await importFile(fx('fio/randrw70-4k-q8t4.json'))).records[0]!;
+    expect(rec.test).toMatchObject({ id: 'rnd-4k-q8t4-mix70', pattern: 'randrw', readPercent: 70, threads: 4, queueDepth: 8 });
+    expect(rec.bytesPerSecond).toBe(214907970 + 92947062);
+    expect(rec.iops).toBeCloseTo(52467.766117 + 22692.153923, 6);
+  });
+
+  it('two jobs → two records', async () => {
+    const r = await importFile(fx('fio/two-jobs-psync.json'));
+    expect(r.records.map((x) => [x.test.id, x.bytesPerSecond])).toEqual([['seq-128k-q1t1-read', 717295120], ['rnd-4k-q1t1-write', 64758537]]);
+  });
+
+  it('truncated fio JSON is a ParseError', () => {
+    const t = text('fio/randread-4k-q32.json');
+    expect(() => importText(t.slice(0, 900), 'cut.json')).toThrow(ParseError);
+  });
+});
+
+describe('diskspd XML', () => {
+  it('one record per result TimeSpan with the identity from the profile echo', async () => {
+    const r = await importFile(fx('diskspd/cdm6-rnd-4k-q8t8-write.xml'));
+    const rec = r.records[0]!;
+    expect(rec.test.id).toBe('rnd-4k-q8t8-write');
+    expect(rec.bytesPerSecond).toBeCloseTo(2828701696 / 5, 6);
+    expect(rec.iops).toBeCloseTo(690601 / 5, 6);
+    expect(rec.latencyUs).toEqual({ mean: 741, p50: 684, p95: 1321, p99: 1735, p999: 2355 });
+    expect(rec.cpuPercent).toBe(26.74);
+    expect(rec.tool).toEqual({ name: 'diskspd', version: '2.1' });
+  });
+});
+
+describe('IOMeter CSV (1.1.0 layout)', () => {
+  it('one record per ALL row; QD from the DISK row; decimal MB/s; response time ms → µs', async () => {
+    const r = await importFile(fx('iometer/iometer-1.1.0-results.csv'));
+    expect(r.warnings).toEqual([]);
+    expect(r.records.map((x) => x.test.id)).toEqual(['seq-32k-q16t1-read', 'rnd-4k-q32t1-mix50']);
+    const [seq, mix] = r.records;
+    expect(seq).toMatchObject({ bytesPerSecond: 168078141, iops: 5129.337811, cpuPercent: 12.418, latencyUs: { mean: 3118.912 } });
+    expect(mix).toMatchObject({ bytesPerSecond: 34455579, iops: 8412.006631, cpuPercent: 21.907 });
+    expect(seq?.tool).toEqual({ name: 'iometer', version: '1.1.0' });
+    expect(seq?.metadata).toMatchObject({ accessSpecification: '32K 100% read seq', timeStamp: '2019-05-21 11:24:07:375', description: 'vmfs5 1MB block, eager zeroed' });
+  });
+
+  it('old single-"MBps" builds are binary; partly-random specs are skipped with the line named', () => {
+    const header = "'Target Type,Target Name,Access Specification Name,# Managers,# Workers,# Disks,IOps,Read IOps,Write IOps,MBps,Read MBps,Write MBps,Average Response Time,Queue Depth,% CPU Utilization";
+    const csv = [
+      "'Access specifications", "'Access specification name,default assignment", '64K seq,0', "'size,% of size,% reads,% random,delay,burst,align,reply", '65536,100,0,0,0,1,0,0',
+      "'Access specification name,default assignment", 'half,0', "'size,% of size,% reads,% random,delay,burst,align,reply", '4096,100,100,50,0,1,0,0',
+      "'End access specifications", "'Results", header,
+      'ALL,All,64K seq,1,2,1,1000.5,0,1000.5,62.53125,0,62.53125,1.5,,3.5', 'DISK,E:,64K seq,,,1,1000.5,0,1000.5,62.53125,0,62.53125,1.5,4,',
+      'ALL,All,half,1,1,1,10,10,0,0.0390625,0.0390625,0,1,,1',
+    ].join('\n');
+    const r = importText(csv, 'old.csv');
+    expect(r.records.map((x) => [x.test.id, x.bytesPerSecond])).toEqual([['seq-64k-q4t2-write', Math.round(62.53125 * 1048576)]]);
+    expect(r.warnings).toEqual(['old.csv:15: "half" is 50% random; only 0% or 100% map to a storsweep test, row skipped']);
+  });
+});
+
+describe('storsweep import command', () => {
+  const io = () => {
+    const out: string[] = [];
+    const err: string[] = [];
+    return { out, err, io: { importFile, stdout: (t: string) => void out.push(t), stderr: (t: string) => void err.push(t) } };
+  };
+
+  it('prints a table by default', async () => {
+    const c = io();
+    expect(await runImport([fx('cdm/cdm3-vmfs3-1mb.txt')], {}, c.io)).toBe(0);
+    const lines = c.out.join('').split('\n');
+    expect(lines[0]).toMatch(/^source\s+test\s+MB\/s\s+IOPS\s+lat µs\s+tool$/);
+    expect(lines[2]).toMatch(/^cdm3-vmfs3-1mb\.txt\s+seq-1m-q1t1-read\s+828\.041\s+789\.7\s+crystaldiskmark 3\.0$/);
+  });
+
+  it('--csv and --json', async () => {
+    const c = io();
+    await runImport([fx('cdm/cdm3-vmfs3-1mb.txt')], { csv: true }, c.io);
+    const csv = c.out.join('').split('\n');
+    expect(csv[0]?.startsWith('runId,permutationId,source,test,pattern,blockSizeBytes')).toBe(true);
+    expect(csv[5]).toMatch(/^import:cdm3-vmfs3-1mb\.txt,cdm3-vmfs3-1mb,cdm3-vmfs3-1mb\.txt,rnd-4k-q1t1-read,randread,4096,1,1,100,1585000,1\.585,387,/);
+    const j = io();
+    await runImport([fx('fio/two-jobs-psync.json')], { json: true }, j.io);
+    expect((JSON.parse(j.out.join('')) as Array<{ test: { id: string } }>).map((x) => x.test.id)).toEqual(['seq-128k-q1t1-read', 'rnd-4k-q1t1-write']);
+  });
+
+  it('a bad file is reported on stderr, the good ones still print, exit code 1', async () => {
+    const c = io();
+    expect(await runImport([fx('cdm/cdm8-truncated.txt'), '/nonexistent.txt'], {}, c.io)).toBe(1);
+    expect(c.err.join('')).toMatch(/warning: .*cdm8-truncated\.txt:17: unreadable result row/);
+    expect(c.err.join('')).toMatch(/error: \/nonexistent\.txt: cannot read file/);
+    expect(c.out.join('')).toMatch(/seq-1m-q1t1-write/);
+  });
+
+  it('--json with --csv is a usage error', async () => {
+    await expect(runImport(['x'], { json: true, csv: true }, io().io)).rejects.toThrow(/choose one of --json and --csv/);
+  });
+});
