@@ -3,19 +3,74 @@
 // horizontal scrolling on a phone-sized screen, and a printable PDF. Chromium is driven over the
 // DevTools protocol on a pipe (--remote-debugging-pipe), which needs no WebSocket client.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Readable, Writable } from 'node:stream';
 import { pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runReport, type CommandIo } from '../../src/cli/commands/report.ts';
+import { testIdentity, type ResultRecord } from '../../src/results/record.ts';
+import { createLocalRunner } from '../../src/ssh/local-runner.ts';
+import { runFioTest } from '../../src/workloads/run-fio.ts';
+import type { WorkloadProfile } from '../../src/workloads/spec.ts';
 import { renderHtml } from '../../src/report/html.ts';
 import { buildReport } from '../../src/report/model.ts';
 import { loadSource } from '../../src/report/source.ts';
 import { FIXTURES, labRecords, SEED_BLOCK_SIZES } from '../unit/report/helpers.ts';
 
 const CHROMIUM = '/usr/bin/chromium';
+const FIO = '/usr/bin/fio';
+
+/**
+ * A small real sweep on this machine: real fio, 2 tests × 2 ioengines × 3 repetitions of 1 s,
+ * written as a run directory's results.jsonl — the shape a lab run leaves behind.
+ */
+async function realFioRun(dir: string): Promise<string> {
+  const profile: WorkloadProfile = {
+    name: 'report-test',
+    description: 'two 1 s tests on a 16 MiB file',
+    tests: [
+      testIdentity({ pattern: 'read', blockSizeBytes: 1024 * 1024, queueDepth: 1, threads: 1, readPercent: 100 }),
+      testIdentity({ pattern: 'randread', blockSizeBytes: 4096, queueDepth: 1, threads: 1, readPercent: 100 }),
+    ],
+    fileSizeBytes: 16 * 1024 * 1024,
+    runtimeSec: 1,
+    rampSec: 0,
+    passes: 1,
+    warmupPass: false,
+    intervalSec: 0,
+    direct: false,
+    aggregate: 'max',
+  };
+  const runner = createLocalRunner();
+  const records: ResultRecord[] = [];
+  for (const ioengine of ['psync', 'sync']) {
+    for (let repetition = 1; repetition <= 3; repetition++) {
+      for (const test of profile.tests) {
+        const o = await runFioTest(runner, test, profile, { filename: join(dir, 'fio.dat'), fioPath: FIO, ioengine });
+        records.push({
+          runId: 'local-fio',
+          permutationId: `p-${ioengine}`,
+          axes: { 'workload.ioengine': ioengine, 'target.name': 'local' },
+          repetition,
+          test,
+          iops: o.iops,
+          bytesPerSecond: o.bytesPerSecond,
+          latencyUs: o.latencyUs,
+          cpuPercent: o.cpuPercent,
+          tool: { name: 'fio', version: o.toolVersion },
+          rawPath: null,
+        });
+      }
+    }
+  }
+  const runDir = join(dir, 'run-local-fio');
+  mkdirSync(runDir);
+  writeFileSync(join(runDir, 'results.jsonl'), records.map((r) => JSON.stringify(r) + '\n').join(''));
+  writeFileSync(join(runDir, 'run.json'), JSON.stringify({ runId: 'local-fio', fingerprint: { 'tool.fio': records[0]!.tool.version ?? '?' } }));
+  return runDir;
+}
 
 interface CdpEvent {
   method: string;
@@ -256,5 +311,40 @@ describe.skipIf(!existsSync(CHROMIUM))('HTML report in headless Chromium', () =>
     expect(v.facts.drawnBars).toBe(56);
     expect(v.facts.errorBars).toBe(0);
     expect(v.facts.text).toContain('cdm3-vmfs3-8mb.txt');
+  });
+});
+
+describe.skipIf(!existsSync(CHROMIUM) || !existsSync(FIO))('report of a real fio run on this machine', () => {
+  let dir: string;
+  let browser: Browser | undefined;
+  afterAll(async () => {
+    await browser?.close();
+    if (dir) rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('renders markdown and HTML with n = 3, confidence intervals and a comparison of the two ioengines', async () => {
+    dir = mkdtempSync(join(tmpdir(), 'storsweep-fio-report-'));
+    const runDir = await realFioRun(dir);
+    const io: CommandIo = { loadSource, stdout: () => {}, stderr: () => {} };
+    const md = join(dir, 'report.md');
+    const html = join(dir, 'report.html');
+    await runReport([runDir], { format: 'md', output: md }, io);
+    await runReport([runDir], { format: 'html', output: html }, io);
+    const text = readFileSync(md, 'utf8');
+    expect(text).toContain('# storsweep report — local-fio');
+    expect(text).toContain('- Axes varied: workload.ioengine (psync, sync)');
+    expect(text).toContain('- Fixed: target.name = local');
+    expect(text).toMatch(/\| psync \| 3 \| [\d,.]+ ± [\d,.]+ \|/);
+    expect(text).toMatch(/#### vs workload\.ioengine = psync\n\n\| permutation .*\n.*\n\| workload\.ioengine=sync \| MB\/s \| [+-][\d.]+% \[[+-][\d.]+%, [+-][\d.]+%\] \| /);
+    expect(text).toMatch(/### seq-1m-q1t1-read/);
+    expect(text).toMatch(/### rnd-4k-q1t1-read/);
+
+    browser = Browser.launch(join(dir, 'profile'));
+    const v = await visit(browser, html, { width: 1280, height: 900, mobile: false });
+    expect(v.problems).toEqual([]);
+    expect(v.requests).toEqual([pathToFileURL(html).href]);
+    // 2 tests × (2 means + 1 Δ) bars, each with an error bar
+    expect(v.facts.drawnBars).toBe(6);
+    expect(v.facts.errorBars).toBe(6);
   });
 });

@@ -1,10 +1,11 @@
 // `storsweep compare <A> <B>`: B against A by canonical test id, for CI pipelines of storage teams.
 import type { Command } from 'commander';
 import { compareRuns, renderCompareText } from '../../report/compare.ts';
+import { EXIT } from '../exit.ts';
 import { defaultIo, numberOption, verdictOptionsFrom, type CommandIo } from './report.ts';
 
 /** Exit code when B has a significant regression beyond --fail-on-regression. */
-export const EXIT_REGRESSION = 3;
+export const EXIT_REGRESSION = EXIT.regression;
 
 export interface CompareCommandOptions {
   failOnRegression?: string;
