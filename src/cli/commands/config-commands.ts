@@ -1,0 +1,72 @@
+// validate, plan, schema: the commands that read configuration and touch nothing.
+import type { Command } from 'commander';
+import { z } from 'zod';
+import { checkCompatibility, loadInventory, loadPlaybook } from '../../config/index.ts';
+import { inventorySchema } from '../../config/inventory.ts';
+import { playbookSchema } from '../../config/playbook.ts';
+import { UsageError } from '../../errors.ts';
+import { buildPlan, type RunPlan } from '../../plan/plan.ts';
+import { newRunId } from '../../plan/permutation.ts';
+import { axesLabel } from '../../run/progress.ts';
+import { compose } from '../compose.ts';
+
+export function jsonSchemaFor(kind: string): unknown {
+  const schema = kind === 'playbook' ? playbookSchema : kind === 'inventory' ? inventorySchema : null;
+  if (!schema) throw new UsageError(`schema: expected "playbook" or "inventory", got "${kind}"`);
+  // io:'input' keeps defaulted fields optional, which is what an editor should offer; draft-07 is
+  // what yaml-language-server understands best.
+  return z.toJSONSchema(schema, { io: 'input', target: 'draft-7', unrepresentable: 'any' });
+}
+
+export function planFor(playbookFile: string, inventoryFile: string, runId = 'rplan0000'): RunPlan {
+  const pb = loadPlaybook(playbookFile);
+  const inv = loadInventory(inventoryFile);
+  const target = checkCompatibility(pb, inv);
+  const c = compose(target, inv);
+  return buildPlan(pb.playbook, pb.playbook.target, { runId, provider: c.provider, planSteps: c.planSteps, workloadTarget: c.workloadTarget });
+}
+
+function fmtSec(s: number): string {
+  const h = Math.floor(s / 3600);
+  const m = Math.floor((s % 3600) / 60);
+  return h ? `${h}h ${m}m` : `${m}m ${s % 60}s`;
+}
+
+export function renderPlanText(plan: RunPlan): string {
+  const lines = [`playbook ${plan.playbook} → target ${plan.target} (${plan.provider}): ${plan.permutations.length} permutations, estimated ${fmtSec(plan.totalEstimateSec)}`];
+  for (const p of plan.permutations) {
+    lines.push(`${String(p.index + 1).padStart(4)}. ${p.permutationId}  ${axesLabel(p.axes)}  ×${p.repetitions}  ~${fmtSec(p.estimateSec)}`);
+    for (const s of p.steps) lines.push(`        ${s.destructive ? '!' : '-'} ${s.step}: ${s.provider} ${s.operation}${s.creates ? ` → ${s.creates.kind} ${s.creates.name}` : ''}`);
+  }
+  return lines.join('\n');
+}
+
+export function registerConfigCommands(program: Command): void {
+  program
+    .command('validate')
+    .description('check a playbook (and optionally an inventory) and report every problem with file:line:col')
+    .argument('<playbook>', 'playbook YAML')
+    .option('-i, --inventory <file>', 'inventory YAML to check the playbook against')
+    .action((playbook: string, o: { inventory?: string }) => {
+      const pb = loadPlaybook(playbook);
+      if (o.inventory) checkCompatibility(pb, loadInventory(o.inventory));
+      process.stdout.write(`${playbook}: ok${o.inventory ? ` (against ${o.inventory})` : ''}\n`);
+    });
+  program
+    .command('plan')
+    .description('expand the matrix into permutations and show each one with its steps and an estimate')
+    .argument('<playbook>', 'playbook YAML')
+    .requiredOption('-i, --inventory <file>', 'inventory YAML')
+    .option('--json', 'print the plan as JSON')
+    .action((playbook: string, o: { inventory: string; json?: boolean }) => {
+      const plan = planFor(playbook, o.inventory, newRunId());
+      process.stdout.write((o.json ? JSON.stringify(plan) : renderPlanText(plan)) + '\n');
+    });
+  program
+    .command('schema')
+    .description('print the JSON Schema of playbooks or inventories (for editor autocompletion)')
+    .argument('<kind>', 'playbook | inventory')
+    .action((kind: string) => {
+      process.stdout.write(JSON.stringify(jsonSchemaFor(kind), null, 2) + '\n');
+    });
+}

@@ -1,0 +1,124 @@
+// results, status, cleanup: commands that read (or tidy up after) an existing run directory.
+import path from 'node:path';
+import type { Command } from 'commander';
+import { loadInventory } from '../../config/index.ts';
+import { redact } from '../../config/secrets.ts';
+import { errorMessage, UsageError } from '../../errors.ts';
+import { renderCsv } from '../../report/csv.ts';
+import { ResultStore } from '../../results/store.ts';
+import type { ResultRecord } from '../../results/record.ts';
+import { axesLabel } from '../../run/progress.ts';
+import { compose } from '../compose.ts';
+import { EXIT } from '../exit.ts';
+
+function openRun(dir: string): ResultStore {
+  try {
+    return ResultStore.open(path.resolve(dir));
+  } catch (err) {
+    throw new UsageError(errorMessage(err));
+  }
+}
+
+const fmt = (v: number | null, div = 1, digits = 1) => (v === null ? '—' : (v / div).toFixed(digits));
+
+export function renderResultsTable(records: readonly ResultRecord[]): string {
+  const rows = [['permutation', 'axes', 'rep', 'test', 'MB/s', 'IOPS', 'lat µs mean', 'p99']];
+  for (const r of records) rows.push([r.permutationId, axesLabel(r.axes), String(r.repetition), r.test.id, fmt(r.bytesPerSecond, 1e6, 2), fmt(r.iops, 1, 0), fmt(r.latencyUs.mean), fmt(r.latencyUs.p99)]);
+  const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => r[i]!.length)));
+  return rows.map((r) => r.map((c, i) => (i >= 4 ? c.padStart(widths[i]!) : c.padEnd(widths[i]!))).join('  ')).join('\n');
+}
+
+export function statusText(store: ResultStore): string {
+  const perms = store.permutations();
+  const count = (s: string) => perms.filter((p) => p.status === s).length;
+  const meta = store.meta();
+  const lines = [`run ${meta.runId} (${meta.playbook} → ${meta.target}), started ${meta.startedAt}`, `done ${count('done')}, failed ${count('failed')}, pending ${count('pending') + count('running')} of ${perms.length}`];
+  for (const p of perms) {
+    if (p.status === 'done') continue;
+    const why = p.status === 'failed' ? `: ${p.reason}` : p.status === 'running' ? ' (interrupted mid-permutation; resume redoes it)' : '';
+    lines.push(`  ${p.status.padEnd(7)} ${p.permutationId} ${axesLabel(p.axes)}${why}`);
+  }
+  const live = store.ledger({ live: true });
+  if (live.length) {
+    lines.push(`${live.length} object(s) this run created may still exist (storsweep cleanup ${store.runDir}):`);
+    for (const o of live) lines.push(`  ${o.state.padEnd(13)} ${o.kind} ${o.name}${o.objectId ? ` (${o.objectId})` : ''}${o.error ? `: ${o.error}` : ''}`);
+  }
+  return lines.join('\n');
+}
+
+export function registerRunDirCommands(program: Command): void {
+  program
+    .command('results')
+    .description('print the normalized records of a run')
+    .argument('<runDir>')
+    .option('--json', 'one JSON record per line')
+    .option('--csv', 'CSV, one row per record')
+    .action((dir: string, o: { json?: boolean; csv?: boolean }) => {
+      const store = openRun(dir);
+      const records = store.records();
+      store.close();
+      if (o.json) process.stdout.write(records.map((r) => JSON.stringify(r)).join('\n') + (records.length ? '\n' : ''));
+      else if (o.csv) process.stdout.write(renderCsv(records));
+      else process.stdout.write(renderResultsTable(records) + '\n');
+    });
+  program
+    .command('status')
+    .description('done / failed / pending permutations of a run, with reasons, and objects left behind')
+    .argument('<runDir>')
+    .option('--json', 'as JSON')
+    .action((dir: string, o: { json?: boolean }) => {
+      const store = openRun(dir);
+      if (o.json) process.stdout.write(JSON.stringify({ permutations: store.permutations(), leftovers: store.ledger({ live: true }) }) + '\n');
+      else process.stdout.write(statusText(store) + '\n');
+      store.close();
+    });
+  program
+    .command('cleanup')
+    .description("remove what a run created and left behind (idempotent; never touches anything the run did not create)")
+    .argument('<runDir>')
+    .option('-i, --inventory <file>', 'inventory (default: the one the run used)')
+    .option('--dry-run', 'list what would be removed')
+    .action(async (dir: string, o: { inventory?: string; dryRun?: boolean }) => {
+      const store = openRun(dir);
+      const live = store.ledger({ live: true }).reverse();
+      if (!live.length) {
+        process.stdout.write('nothing to clean up\n');
+        store.close();
+        return;
+      }
+      if (o.dryRun) {
+        for (const obj of live) process.stdout.write(`would remove ${obj.kind} ${obj.name}${obj.objectId ? ` (${obj.objectId})` : ' (id unknown: looked up by name)'}\n`);
+        store.close();
+        return;
+      }
+      const meta = store.meta();
+      const inv = loadInventory(o.inventory ?? meta.inventoryFile);
+      const target = inv.inventory.targets[meta.target];
+      if (!target) throw new UsageError(`target "${meta.target}" is not in ${inv.file}`);
+      const provider = await compose(target, inv).connectProvider();
+      let failed = 0;
+      try {
+        for (const obj of live) {
+          if (!provider) break;
+          try {
+            const outcome = await provider.destroy(
+              { kind: obj.kind, name: obj.name, provider: obj.provider, id: obj.objectId, data: obj.data },
+              { runId: meta.runId, permutationId: obj.permutationId, axes: {}, signal: new AbortController().signal, log: () => undefined },
+            );
+            store.ledgerState(obj, outcome);
+            store.appendJournal(obj.permutationId, `${obj.kind}:${obj.name}`, `cleanup-${outcome}`, null);
+            process.stdout.write(`${outcome === 'removed' ? 'removed' : 'already gone'}: ${obj.kind} ${obj.name}\n`);
+          } catch (err) {
+            failed++;
+            const why = redact(errorMessage(err));
+            store.ledgerState(obj, 'remove-failed', why);
+            process.stdout.write(`could not remove ${obj.kind} ${obj.name}: ${why}\n`);
+          }
+        }
+      } finally {
+        await provider?.close().catch(() => undefined);
+        store.close();
+      }
+      process.exitCode = failed ? EXIT.failure : EXIT.ok;
+    });
+}

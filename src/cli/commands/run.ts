@@ -1,0 +1,223 @@
+// `storsweep run`: plan, guard, execute, report. Also `--resume <runDir>` after a crash.
+import fs from 'node:fs';
+import path from 'node:path';
+import type { Command } from 'commander';
+import { checkCompatibility, loadInventory, loadPlaybook, type LoadedInventory } from '../../config/index.ts';
+import { CANONICAL_DEVICE, type Target } from '../../config/inventory.ts';
+import { redactDeep } from '../../config/secrets.ts';
+import { UnsafeOperation, UsageError } from '../../errors.ts';
+import { buildPlan, type RunPlan } from '../../plan/plan.ts';
+import { newRunId } from '../../plan/permutation.ts';
+import { writeFileAtomic } from '../../results/raw.ts';
+import { ResultStore, type RunMeta } from '../../results/store.ts';
+import { executeRun, type RunSummary } from '../../run/executor.ts';
+import { createRunLog } from '../../run/log.ts';
+import { createProgressView, type ProgressEvent } from '../../run/progress.ts';
+import { compose, type Composition } from '../compose.ts';
+import { EXIT } from '../exit.ts';
+import { runReport } from './report.ts';
+
+export interface RunCommandOptions {
+  inventory?: string;
+  out: string;
+  dryRun?: boolean;
+  json?: boolean;
+  resume?: string;
+  keep?: boolean;
+  failFast?: boolean;
+  confirmDestroy?: string;
+  retries?: string;
+  stepTimeout?: string;
+  report?: boolean;
+}
+
+const VERSION = JSON.parse(fs.readFileSync(new URL('../../../package.json', import.meta.url), 'utf8')).version as string;
+
+/** Every canonical device a destructive step of the plan touches. */
+export function destructiveDevices(plan: RunPlan): string[] {
+  const found = new Set<string>();
+  const scan = (v: unknown) => {
+    if (typeof v === 'string' && CANONICAL_DEVICE.test(v.replace(/^\/vmfs\/devices\/disks\//, '').replace(/:\d+$/, ''))) found.add(v.replace(/^\/vmfs\/devices\/disks\//, '').replace(/:\d+$/, ''));
+    else if (v && typeof v === 'object') Object.values(v).forEach(scan);
+  };
+  for (const p of plan.permutations) for (const s of p.steps) if (s.destructive) scan(s.arguments);
+  return [...found].sort();
+}
+
+export function dryRunLines(plan: RunPlan): string[] {
+  const out: string[] = [];
+  for (const p of plan.permutations) {
+    for (const s of p.steps) out.push(JSON.stringify(redactDeep({ permutationId: p.permutationId, step: s.step, provider: s.provider, operation: s.operation, arguments: s.arguments, destructive: s.destructive })));
+  }
+  return out;
+}
+
+function checkConfirmDestroy(plan: RunPlan, confirm: string | undefined): void {
+  const devices = destructiveDevices(plan);
+  const destructiveSteps = plan.permutations.flatMap((p) => p.steps.filter((s) => s.destructive)).length;
+  if (!destructiveSteps) return;
+  const confirmed = new Set((confirm ?? '').split(',').map((s) => s.trim()).filter(Boolean));
+  const missing = devices.filter((d) => !confirmed.has(d));
+  if (missing.length || (!devices.length && !confirm)) {
+    throw new UnsafeOperation(
+      `this plan has ${destructiveSteps} destructive step(s) that destroy data on ${devices.join(', ') || 'devices of the target'}; review them with --dry-run, then confirm with --confirm-destroy ${devices.join(',') || '<devices>'}`,
+      { operation: 'run', target: plan.target },
+    );
+  }
+}
+
+function runDirFor(out: string, plan: RunPlan): string {
+  const stamp = new Date().toISOString().replace(/[-:]/g, '').replace(/\..*$/, '');
+  return path.resolve(out, `${stamp}-${plan.playbook}-${plan.runId}`);
+}
+
+interface Prepared {
+  plan: RunPlan;
+  store: ResultStore;
+  comp: Composition;
+  resumed: boolean;
+}
+
+function prepareNew(playbookFile: string, o: RunCommandOptions): { plan: RunPlan; comp: Composition; inv: LoadedInventory; target: Target; pbText: string } {
+  if (!o.inventory) throw new UsageError('run: -i/--inventory <file> is required');
+  const pb = loadPlaybook(playbookFile);
+  const inv = loadInventory(o.inventory);
+  const target = checkCompatibility(pb, inv);
+  const comp = compose(target, inv);
+  const plan = buildPlan(pb.playbook, pb.playbook.target, { runId: newRunId(), provider: comp.provider, planSteps: comp.planSteps, workloadTarget: comp.workloadTarget });
+  return { plan, comp, inv, target, pbText: pb.text };
+}
+
+export async function runCommand(playbookFile: string | undefined, o: RunCommandOptions): Promise<number> {
+  let prep: Prepared;
+  if (o.resume) {
+    const runDir = path.resolve(o.resume);
+    const store = ResultStore.open(runDir);
+    const meta = store.meta();
+    const plan = store.plan();
+    const inv = loadInventory(o.inventory ?? meta.inventoryFile);
+    const target = inv.inventory.targets[meta.target];
+    if (!target) throw new UsageError(`${runDir}: target "${meta.target}" is no longer in ${inv.file}`);
+    prep = { plan, store, comp: compose(target, inv), resumed: true };
+    store.appendJournal(null, 'run', 'resume', { pid: process.pid });
+  } else {
+    if (!playbookFile) throw new UsageError('run: a playbook is required (or --resume <runDir>)');
+    const { plan, comp, inv, pbText } = prepareNew(playbookFile, o);
+    if (o.dryRun) {
+      const lines = dryRunLines(plan);
+      const devices = destructiveDevices(plan);
+      if (o.json) process.stdout.write(lines.join('\n') + '\n');
+      else {
+        for (const l of lines) {
+          const s = JSON.parse(l) as { permutationId: string; step: string; provider: string; operation: string; arguments: unknown; destructive: boolean };
+          process.stdout.write(`${s.destructive ? 'DESTRUCTIVE ' : ''}${s.permutationId} ${s.step}: ${s.provider} ${s.operation} ${JSON.stringify(s.arguments)}\n`);
+        }
+        process.stdout.write(`${plan.permutations.length} permutations, ${lines.length} calls${devices.length ? `; destroys data on ${devices.join(', ')}` : ''}; nothing was sent\n`);
+      }
+      return EXIT.ok;
+    }
+    checkConfirmDestroy(plan, o.confirmDestroy);
+    const runDir = runDirFor(o.out, plan);
+    const meta: RunMeta = {
+      runId: plan.runId,
+      playbook: plan.playbook,
+      playbookFile: path.resolve(playbookFile),
+      inventoryFile: path.resolve(inv.file),
+      target: plan.target,
+      startedAt: new Date().toISOString(),
+      fingerprint: { storsweep: VERSION, node: process.version, provider: plan.provider, target: plan.target },
+      insecureEndpoints: comp.insecureEndpoints,
+    };
+    const store = ResultStore.create(runDir, meta, plan);
+    writeFileAtomic(path.join(runDir, 'plan.json'), JSON.stringify(redactDeep(plan), null, 1));
+    writeFileAtomic(path.join(runDir, 'playbook.yaml'), pbText);
+    prep = { plan, store, comp, resumed: false };
+  }
+  return execute(prep, o);
+}
+
+async function execute({ plan, store, comp }: Prepared, o: RunCommandOptions): Promise<number> {
+  const runDir = store.runDir;
+  const log = createRunLog(path.join(runDir, 'log.jsonl'));
+  const live = Boolean(process.stderr.isTTY) && !process.env.CI && process.env.TERM !== 'dumb';
+  const view = createProgressView(process.stderr, { live });
+  const ac = new AbortController();
+  let sigints = 0;
+  const onSignal = (sig: NodeJS.Signals) => {
+    sigints++;
+    if (sigints === 1) {
+      process.stderr.write(`\n${sig}: stopping after teardown of the current permutation (again to exit at once; \`storsweep cleanup ${runDir}\` removes leftovers)\n`);
+      store.appendJournal(null, 'run', 'signal', { signal: sig });
+      ac.abort(new Error(`interrupted by ${sig}`));
+    } else {
+      // Everything measured is already committed; the ledger shows what is still live.
+      store.appendJournal(null, 'run', 'signal-exit', { signal: sig });
+      process.exit(EXIT.interrupted);
+    }
+  };
+  process.on('SIGINT', onSignal);
+  process.on('SIGTERM', onSignal);
+  const onEvent = (e: ProgressEvent) => {
+    view.onEvent(e);
+    log.event(e);
+  };
+  let summary: RunSummary;
+  let provider = null;
+  try {
+    provider = await comp.connectProvider();
+    summary = await executeRun({
+      store,
+      plan,
+      provider,
+      workload: comp.workload,
+      signal: ac.signal,
+      onEvent,
+      failFast: o.failFast,
+      keep: o.keep,
+      stepTimeoutMs: o.stepTimeout ? Number(o.stepTimeout) * 1000 : undefined,
+      retry: o.retries !== undefined ? { retries: Number(o.retries) } : undefined,
+    });
+  } finally {
+    await provider?.close().catch(() => undefined);
+    process.off('SIGINT', onSignal);
+    process.off('SIGTERM', onSignal);
+    view.close();
+  }
+  store.setMeta('summary', summary);
+  const records = store.records();
+  // results.jsonl mirrors the database for tools that do not speak SQLite.
+  writeFileAtomic(path.join(runDir, 'results.jsonl'), records.map((r) => JSON.stringify(r)).join('\n') + (records.length ? '\n' : ''));
+  store.close();
+  log.close();
+  if (records.length && o.report !== false) {
+    const quiet = { loadSource: (await import('../../report/source.ts')).loadSource, stdout: () => undefined, stderr: () => undefined };
+    await runReport([runDir], { format: 'md', output: path.join(runDir, 'report.md') }, quiet);
+    await runReport([runDir], { format: 'html', output: path.join(runDir, 'report.html') }, quiet);
+    process.stderr.write(`report: ${path.join(runDir, 'report.md')} and report.html\n`);
+  }
+  if (o.json) process.stdout.write(JSON.stringify({ runDir, ...summary }) + '\n' + JSON.stringify({ runDir }) + '\n');
+  else process.stdout.write(`${runDir}\n`);
+  if (summary.interrupted) return EXIT.interrupted;
+  return summary.failed ? EXIT.failure : EXIT.ok;
+}
+
+export function registerRun(program: Command): void {
+  program
+    .command('run')
+    .description('run a sweep: provision, measure, tear down, record (each run gets its own directory)')
+    .argument('[playbook]', 'playbook YAML (omit with --resume)')
+    .option('-i, --inventory <file>', 'inventory YAML')
+    .option('-o, --out <dir>', 'directory for run directories', 'runs')
+    .option('--dry-run', 'print every planned call and touch nothing')
+    .option('--json', 'machine-readable output; the last line is {"runDir": …}')
+    .option('--resume <runDir>', 'continue an interrupted run: done permutations are skipped, a half-done one is cleaned up and redone')
+    .option('--keep', "leave the last permutation's objects in place for inspection")
+    .option('--fail-fast', 'stop at the first failed permutation')
+    .option('--confirm-destroy <devices>', 'comma-separated canonical names of the devices destructive steps may format or map')
+    .option('--retries <n>', 'retries of a transient failure per step (default 3)')
+    .option('--step-timeout <sec>', 'limit for each provisioning step (default 1800)')
+    .option('--no-report', 'do not write report.md/report.html at the end')
+    .action(async (playbook: string | undefined, o: RunCommandOptions) => {
+      process.exitCode = await runCommand(playbook, o);
+    });
+}

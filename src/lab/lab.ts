@@ -1,0 +1,153 @@
+// The lab's state and inventory. `labUp` is idempotent: a running lab is reused.
+import fs from 'node:fs';
+import path from 'node:path';
+import { ensureKeyPair, startSshd, currentUser } from './sshd.ts';
+import { startVcsim } from './vcsim.ts';
+
+export interface LabState {
+  ssh: { pid: number; port: number; user: string; keyPath: string; knownHostsFile: string };
+  vcsim: { pid: number; url: string; thumbprint: string; certFile: string; username: string; luns: string[]; nfsDir: string } | null;
+  scratch: string;
+  standinState: string;
+}
+
+export function labPaths(root: string) {
+  const dir = path.join(root, '.lab');
+  return {
+    dir,
+    state: path.join(dir, 'state.json'),
+    inventory: path.join(dir, 'inventory.yaml'),
+    key: path.join(dir, 'id_ed25519'),
+    knownHosts: path.join(dir, 'known_hosts'),
+    sshd: path.join(dir, 'sshd'),
+    scratch: path.join(dir, 'scratch'),
+    standinState: path.join(dir, 'standin-state'),
+    vcsimPassword: path.join(dir, 'vcsim-password'),
+    vcsimLog: path.join(dir, 'vcsim.log'),
+    vcsimData: path.join(dir, 'vcsim-data'),
+    nfs: path.join(dir, 'nfs-export'),
+  };
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+export function readLabState(root: string): LabState | null {
+  const p = labPaths(root).state;
+  if (!fs.existsSync(p)) return null;
+  const s = JSON.parse(fs.readFileSync(p, 'utf8')) as LabState;
+  if (!alive(s.ssh.pid) || (s.vcsim && !alive(s.vcsim.pid))) return null;
+  return s;
+}
+
+export function labStatusJson(root: string, s: LabState) {
+  return {
+    running: true,
+    ssh: [{ host: '127.0.0.1', port: s.ssh.port, user: s.ssh.user, keyPath: s.ssh.keyPath }],
+    vcenter: s.vcsim ? { url: s.vcsim.url, username: s.vcsim.username, password: fs.readFileSync(labPaths(root).vcsimPassword, 'utf8').trim(), thumbprint: s.vcsim.thumbprint } : null,
+  };
+}
+
+/** The LUNs the vcsim harness gives every host (see test/harness/vcsim/storage.go). */
+export type LunLister = (info: { url: string; thumbprint: string; username: string; password: string }) => Promise<string[]>;
+
+export async function labUp(root: string, opts: { vcsim: boolean; listLuns?: LunLister }): Promise<LabState> {
+  const existing = readLabState(root);
+  if (existing && (existing.vcsim || !opts.vcsim)) return existing;
+  const p = labPaths(root);
+  fs.mkdirSync(p.dir, { recursive: true });
+  fs.mkdirSync(p.scratch, { recursive: true });
+  fs.mkdirSync(p.standinState, { recursive: true });
+  fs.mkdirSync(p.nfs, { recursive: true });
+  const key = await ensureKeyPair(p.key);
+  const harness = path.join(root, 'test', 'harness');
+  const sshd = existing
+    ? { pid: existing.ssh.pid, port: existing.ssh.port, knownHostsLine: fs.readFileSync(p.knownHosts, 'utf8').trim() }
+    : await startSshd({
+        dir: p.sshd,
+        authorizedKeys: [key.publicKey],
+        detached: true,
+        pathPrefix: [path.join(harness, 'esxi'), path.join(harness, 'windows')],
+        env: { STORSWEEP_STANDIN_STATE: p.standinState },
+      });
+  fs.writeFileSync(p.knownHosts, sshd.knownHostsLine + '\n');
+  let vcsim: LabState['vcsim'] = null;
+  if (opts.vcsim) {
+    const password = fs.existsSync(p.vcsimPassword) ? fs.readFileSync(p.vcsimPassword, 'utf8').trim() : `lab-${Math.random().toString(36).slice(2, 10)}`;
+    fs.writeFileSync(p.vcsimPassword, password + '\n', { mode: 0o600 });
+    const h = await startVcsim({ username: 'administrator@vsphere.local', password, detached: true, logFile: p.vcsimLog, dataDir: p.vcsimData });
+    const luns = opts.listLuns ? await opts.listLuns({ url: h.url, thumbprint: h.thumbprint, username: h.username, password }) : [];
+    vcsim = { pid: h.pid, url: h.url, thumbprint: h.thumbprint, certFile: h.certFile, username: h.username, luns, nfsDir: p.nfs };
+  }
+  const state: LabState = {
+    ssh: { pid: sshd.pid, port: sshd.port, user: currentUser(), keyPath: key.privateKeyPath, knownHostsFile: p.knownHosts },
+    vcsim,
+    scratch: p.scratch,
+    standinState: p.standinState,
+  };
+  fs.writeFileSync(p.state, JSON.stringify(state, null, 1));
+  fs.writeFileSync(p.inventory, labInventoryYaml(state));
+  return state;
+}
+
+export function labInventoryYaml(s: LabState): string {
+  const lines = [
+    '# yaml-language-server: $schema=../schemas/inventory.schema.json',
+    '# Written by `npm run lab -- up`: the embedded local lab. Regenerated on every `up`.',
+    'sshHosts:',
+    '  lab:',
+    '    host: 127.0.0.1',
+    `    port: ${s.ssh.port}`,
+    `    user: ${s.ssh.user}`,
+    '    privateKeyFile: id_ed25519',
+    '    knownHostsFile: known_hosts',
+  ];
+  if (s.vcsim) {
+    lines.push(
+      'vcenters:',
+      '  lab-vc:',
+      `    url: ${s.vcsim.url}`,
+      `    username: ${s.vcsim.username}`,
+      '    password: ${file:vcsim-password}',
+      `    thumbprint: "${s.vcsim.thumbprint}"`,
+    );
+  }
+  lines.push(
+    'targets:',
+    '  lab-local:',
+    '    provider: local',
+    `    workdir: ${s.scratch}`,
+    '  lab-guest:',
+    '    provider: ssh',
+    '    sshHost: lab',
+    `    workdir: ${s.scratch}`,
+  );
+  if (s.vcsim) {
+    const [vmfs, rdm] = s.vcsim.luns;
+    lines.push(
+      '  lab-vcenter:',
+      '    provider: vsphere',
+      '    vcenter: lab-vc',
+      '    datacenter: DC0',
+      '    host: DC0_H0',
+      '    vm: DC0_H0_VM0',
+      '    datastore: LocalDS_0',
+      ...(vmfs ? [`    vmfsDevice: ${vmfs}`] : []),
+      ...(rdm ? [`    rdmDevice: ${rdm}`] : []),
+      `    allowedDevices: [${[vmfs, rdm].filter(Boolean).join(', ')}]`,
+      '    nfs:',
+      '      remoteHost: 127.0.0.1',
+      `      remotePath: ${s.vcsim.nfsDir}`,
+      '    guest:',
+      '      sshHost: lab',
+      `      workdir: ${s.scratch}`,
+    );
+  }
+  return lines.join('\n') + '\n';
+}

@@ -1,0 +1,56 @@
+// `npm run lab -- up|down|status [--json]`: the embedded local lab. A real OpenSSH server on
+// 127.0.0.1 acting as a Linux guest (fio on a scratch file) and as the ESXi-shell / Hyper-V test
+// host (stand-ins on its PATH), and VMware's vCenter simulator (our vcsim harness). Everything
+// lives under .lab/; `.lab/inventory.yaml` points playbooks at it.
+import fs from 'node:fs';
+import path from 'node:path';
+import { stopPid } from './sshd.ts';
+import { labUp, labPaths, readLabState, labStatusJson } from './lab.ts';
+
+async function main(argv: string[]): Promise<number> {
+  const [cmd, ...rest] = argv;
+  const json = rest.includes('--json');
+  const root = process.cwd();
+  const paths = labPaths(root);
+  switch (cmd) {
+    case 'up': {
+      const state = await labUp(root, { vcsim: !rest.includes('--no-vcsim') });
+      if (json) process.stdout.write(JSON.stringify(labStatusJson(root, state)) + '\n');
+      else process.stdout.write(`lab up: ssh 127.0.0.1:${state.ssh.port}${state.vcsim ? `, vCenter ${state.vcsim.url}` : ''}\ninventory: ${paths.inventory}\n`);
+      return 0;
+    }
+    case 'down': {
+      const state = readLabState(root);
+      if (!state) {
+        process.stdout.write('lab is not running\n');
+        return 0;
+      }
+      await stopPid(state.ssh.pid);
+      if (state.vcsim) await stopPid(state.vcsim.pid);
+      fs.rmSync(paths.state, { force: true });
+      process.stdout.write('lab down\n');
+      return 0;
+    }
+    case 'status': {
+      const state = readLabState(root);
+      if (!state) {
+        if (json) process.stdout.write(JSON.stringify({ running: false, ssh: [], vcenter: null }) + '\n');
+        else process.stdout.write('lab is not running (npm run lab -- up)\n');
+        return state ? 0 : 1;
+      }
+      if (json) process.stdout.write(JSON.stringify(labStatusJson(root, state)) + '\n');
+      else process.stdout.write(`ssh: 127.0.0.1:${state.ssh.port} (pid ${state.ssh.pid})\n${state.vcsim ? `vcenter: ${state.vcsim.url} (pid ${state.vcsim.pid})\n` : ''}inventory: ${path.relative(root, paths.inventory)}\n`);
+      return 0;
+    }
+    default:
+      process.stderr.write('usage: npm run lab -- up|down|status [--json]\n');
+      return 2;
+  }
+}
+
+try {
+  process.exitCode = await main(process.argv.slice(2));
+} catch (err) {
+  process.stderr.write(`lab: ${(err as Error).message}\n`);
+  process.exitCode = 1;
+}
