@@ -1,0 +1,39 @@
+// Pass-through disks: a host disk taken offline and handed to the VM whole. Guarded: the disk must
+// be listed in the inventory by number AND serial/unique id, and Get-Disk must report it as not
+// system, not boot, without partitions — checked on the host right before Set-Disk is sent.
+import { UnsafeOperation } from '../../errors.ts';
+import type { AllowedDisk } from './config.ts';
+import type { PsCall } from './powershell.ts';
+
+export const DISK_PROPS = ['Number', 'SerialNumber', 'UniqueId', 'FriendlyName', 'Size', 'IsSystem', 'IsBoot', 'IsOffline', 'NumberOfPartitions', 'PartitionStyle'];
+
+export const getDiskCall = (n: number): PsCall => ({ cmdlet: 'Get-Disk', params: { Number: n }, select: DISK_PROPS });
+export const setDiskOfflineCall = (n: number, offline: boolean): PsCall => ({ cmdlet: 'Set-Disk', params: { Number: n, IsOffline: offline } });
+
+export interface HostDisk {
+  Number: number;
+  SerialNumber: string | null;
+  UniqueId: string | null;
+  IsSystem: boolean;
+  IsBoot: boolean;
+  IsOffline: boolean;
+  NumberOfPartitions: number;
+  PartitionStyle: string;
+}
+
+/** Throws UnsafeOperation unless `disk` (as Get-Disk reports it) may be taken offline. */
+export function checkPassthroughDisk(host: string, allowed: AllowedDisk[], n: number, disk: HostDisk | undefined, opts: { alreadyOffline?: boolean } = {}): void {
+  const refuse = (why: string): never => {
+    throw new UnsafeOperation(`${host}: refusing to take disk ${n} offline for pass-through: ${why}`, { operation: 'Set-Disk -IsOffline', target: `disk ${n}` });
+  };
+  const entry = allowed.find((a) => a.number === n);
+  if (!entry) return refuse('not in allowedDisks of the inventory');
+  if (!disk) return refuse('Get-Disk does not report it');
+  const norm = (s: string | null | undefined) => (s ?? '').trim();
+  if (entry.serialNumber !== undefined && norm(entry.serialNumber) !== norm(disk.SerialNumber)) refuse(`serial number is ${JSON.stringify(disk.SerialNumber)}, the inventory expects ${JSON.stringify(entry.serialNumber)}`);
+  if (entry.uniqueId !== undefined && norm(entry.uniqueId) !== norm(disk.UniqueId)) refuse(`unique id is ${JSON.stringify(disk.UniqueId)}, the inventory expects ${JSON.stringify(entry.uniqueId)}`);
+  if (disk.IsSystem) refuse('it is the system disk');
+  if (disk.IsBoot) refuse('it is the boot disk');
+  if (disk.NumberOfPartitions > 0) refuse(`it has ${disk.NumberOfPartitions} partition(s)`);
+  if (disk.IsOffline && !opts.alreadyOffline) refuse('it is already offline (in use by another VM or by an administrator)');
+}

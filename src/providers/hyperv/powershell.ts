@@ -1,0 +1,129 @@
+// PowerShell over SSH to a Windows host: every script is a CONSTANT body behind a fixed prelude;
+// parameters travel as a base64 JSON blob decoded in the script (ConvertFrom-Json), secrets as one
+// JSON line on stdin — so no value is ever interpolated into PowerShell source, and no secret is on
+// the command line (process listings, logs). The script is sent as -EncodedCommand (UTF-16LE base64).
+import { InvalidArgument, ParseError, RemoteCommandFailed } from '../../errors.ts';
+import type { CommandRunner } from '../../ssh/command-runner.ts';
+
+export const POWERSHELL_ARGV = ['powershell.exe', '-NoProfile', '-NonInteractive', '-ExecutionPolicy', 'Bypass', '-EncodedCommand'] as const;
+
+export function psPrelude(dataB64: string): string {
+  if (!/^[A-Za-z0-9+/]*={0,2}$/.test(dataB64)) throw new InvalidArgument('data blob is not base64', { name: 'data', value: dataB64 });
+  return [
+    "$ErrorActionPreference = 'Stop'",
+    "$ProgressPreference = 'SilentlyContinue'",
+    `$p = [Text.Encoding]::UTF8.GetString([Convert]::FromBase64String('${dataB64}')) | ConvertFrom-Json`,
+  ].join('\n');
+}
+
+/** The cmdlets CALL_BODY may run; checked here and again inside the script. */
+export const ALLOWED_CMDLETS = ['New-VHD', 'Get-VHD', 'Get-Item', 'Remove-Item', 'Get-Disk', 'Set-Disk', 'Add-VMHardDiskDrive', 'Remove-VMHardDiskDrive', 'Get-VMHardDiskDrive'] as const;
+export type Cmdlet = (typeof ALLOWED_CMDLETS)[number];
+
+/**
+ * Runs $p.calls in order, each `& <cmdlet> @params` (splatting: a JSON `true` is a switch), and
+ * returns the `select`ed properties of every call's output as one JSON array. Enums become their
+ * names, not Windows PowerShell 5.1's integers.
+ */
+export const CALL_BODY = [
+  `$allowed = @('${ALLOWED_CMDLETS.join("', '")}')`,
+  '$out = @()',
+  'foreach ($c in $p.calls) {',
+  '  if ($allowed -notcontains $c.cmdlet) { throw "cmdlet not allowed: $($c.cmdlet)" }',
+  '  $a = @{}',
+  '  foreach ($q in $c.params.PSObject.Properties) { $a[$q.Name] = $q.Value }',
+  '  $r = & $c.cmdlet @a',
+  '  if ($null -ne $c.select) {',
+  '    $out += @($r | ForEach-Object { $o = [ordered]@{}; foreach ($n in $c.select) { $v = $_.$n; if ($v -is [Enum]) { $v = "$v" }; $o[$n] = $v }; [pscustomobject]$o })',
+  '  }',
+  '}',
+  'ConvertTo-Json -InputObject @($out) -Depth 5 -Compress',
+  'exit 0',
+].join('\n');
+
+/**
+ * PowerShell Direct: runs $p.exe with the argument vector $p.argv inside VM $p.vmName as the guest
+ * user whose credential arrives on stdin; returns the exit code and combined output.
+ */
+export const GUEST_BODY = [
+  '$s = [Console]::In.ReadLine() | ConvertFrom-Json',
+  '$cred = New-Object System.Management.Automation.PSCredential ($s.user, (ConvertTo-SecureString $s.password -AsPlainText -Force))',
+  '$r = Invoke-Command -VMName $p.vmName -Credential $cred -ScriptBlock { param($exe, $argv) $o = & $exe @argv 2>&1 | Out-String; [pscustomobject]@{ exitCode = $LASTEXITCODE; output = $o } } -ArgumentList $p.exe, $p.argv',
+  'ConvertTo-Json -InputObject ([pscustomobject]@{ exitCode = $r.exitCode; output = $r.output }) -Depth 5 -Compress',
+  'exit 0',
+].join('\n');
+
+export function buildScript(body: string, data: unknown): string {
+  const b64 = Buffer.from(JSON.stringify(data), 'utf8').toString('base64');
+  return `${psPrelude(b64)}\n${body}\n`;
+}
+
+/** Base64 of the script as UTF-16LE, the only encoding -EncodedCommand accepts. */
+export function encodeCommand(script: string): string {
+  return Buffer.from(script, 'utf16le').toString('base64');
+}
+
+export function powershellCommandLine(script: string): string {
+  return [...POWERSHELL_ARGV, encodeCommand(script)].join(' ');
+}
+
+export interface PsCall {
+  cmdlet: Cmdlet;
+  params: Record<string, string | number | boolean>;
+  /** properties to return from this call's output; omit to discard the output */
+  select?: string[];
+}
+
+/** A short, secret-free name for a script in messages (the encoded command itself is not shown). */
+function describe(what: string): string {
+  return `powershell.exe -NoProfile -NonInteractive -ExecutionPolicy Bypass -EncodedCommand <${what}>`;
+}
+
+async function runScript(runner: CommandRunner, script: string, what: string, stdin?: string): Promise<unknown> {
+  const command = powershellCommandLine(script);
+  const shown = describe(what);
+  let r;
+  try {
+    r = await runner.run(command, stdin === undefined ? {} : { stdin });
+  } catch (err) {
+    if (err instanceof RemoteCommandFailed) {
+      throw new RemoteCommandFailed(`${runner.target}: ${what}: ${err.details.reason}`, { ...err.details, command: shown }, { cause: err });
+    }
+    throw err;
+  }
+  if (r.exitCode !== 0) {
+    const tail = r.stderr.trim().split('\n').slice(-5).join('\n');
+    throw new RemoteCommandFailed(`${runner.target}: ${what} failed with exit code ${r.exitCode}${tail ? `: ${tail}` : ''}`, { host: runner.target, command: shown, exitCode: r.exitCode, stderr: r.stderr, reason: 'exit' });
+  }
+  const line = r.stdout.trim().split('\n').filter((l) => l.trim() !== '').pop() ?? '';
+  try {
+    return JSON.parse(line) as unknown;
+  } catch (err) {
+    throw new ParseError(`${runner.target}: ${what}: expected one line of JSON from ConvertTo-Json, got ${JSON.stringify(r.stdout.slice(0, 200))}`, { source: what, expected: 'JSON' }, { cause: err });
+  }
+}
+
+/** Runs cmdlet calls in one PowerShell process; returns the selected output objects in order. */
+export async function runCalls(runner: CommandRunner, calls: PsCall[]): Promise<Record<string, unknown>[]> {
+  for (const c of calls) {
+    if (!(ALLOWED_CMDLETS as readonly string[]).includes(c.cmdlet)) throw new InvalidArgument(`cmdlet ${c.cmdlet} is not one the Hyper-V provider runs`, { name: 'cmdlet', value: c.cmdlet });
+  }
+  const out = await runScript(runner, buildScript(CALL_BODY, { calls }), calls.map((c) => c.cmdlet).join(', '));
+  if (!Array.isArray(out)) throw new ParseError(`${runner.target}: expected a JSON array`, { source: 'ConvertTo-Json', expected: 'array' });
+  return out as Record<string, unknown>[];
+}
+
+export interface GuestCredential {
+  user: string;
+  password: string;
+}
+
+/** PowerShell Direct into `vmName`; the credential goes over stdin only. */
+export async function runInGuest(runner: CommandRunner, vmName: string, credential: GuestCredential, exe: string, argv: string[]): Promise<{ exitCode: number; output: string }> {
+  const script = buildScript(GUEST_BODY, { vmName, exe, argv });
+  const out = (await runScript(runner, script, `Invoke-Command -VMName ${vmName} ${exe}`, JSON.stringify({ user: credential.user, password: credential.password }) + '\n')) as { exitCode?: unknown; output?: unknown };
+  if (typeof out.exitCode !== 'number' || typeof out.output !== 'string') {
+    throw new ParseError(`${runner.target}: PowerShell Direct in ${vmName}: expected {exitCode, output}`, { source: 'Invoke-Command', expected: '{exitCode:number, output:string}' });
+  }
+  return { exitCode: out.exitCode, output: out.output };
+}
