@@ -202,6 +202,35 @@ def op_create_vdisk(si, content, a):
     return wait_task(content.virtualDiskManager.CreateVirtualDisk_Task(name=a["name"], datacenter=dc, spec=spec))
 
 
+def op_create_vdisk_observe(si, content, a):
+    """Creates a disk and records what a WaitForUpdatesEx watcher sees while the task runs."""
+    PC = vmodl.query.PropertyCollector
+    dc = find(content, vim.Datacenter, a["datacenter"])
+    spec = vim.VirtualDiskManager.FileBackedVirtualDiskSpec(diskType="thin", adapterType="lsiLogic", capacityKb=1024)
+    task = content.virtualDiskManager.CreateVirtualDisk_Task(name=a["name"], datacenter=dc, spec=spec)
+    first = task.info.state
+    pc = content.propertyCollector.CreatePropertyCollector()
+    pc.CreateFilter(PC.FilterSpec(objectSet=[PC.ObjectSpec(obj=task)],
+                                  propSet=[PC.PropertySpec(type=vim.Task, pathSet=["info.state", "info.progress"])]),
+                    partialUpdates=True)
+    seen, version, state = [], "", first
+    for _ in range(50):
+        upd = pc.WaitForUpdatesEx(version, PC.WaitOptions(maxWaitSeconds=10))
+        if upd is None:
+            break
+        version = upd.version
+        for fs in upd.filterSet:
+            for obj in fs.objectSet:
+                for ch in obj.changeSet:
+                    seen.append({"name": ch.name, "val": ch.val})
+                    if ch.name == "info.state":
+                        state = ch.val
+        if state in ("success", "error"):
+            break
+    pc.Destroy()
+    return {"ok": True, "firstState": first, "finalState": task.info.state, "seen": seen}
+
+
 def op_page(si, content, a):
     view = content.viewManager.CreateContainerView(content.rootFolder, [vim.VirtualMachine], True)
     pc = content.propertyCollector
@@ -235,7 +264,7 @@ OPS = {
     "about": op_about, "luns": op_luns, "create-vmfs": op_create_vmfs, "datastore": op_datastore,
     "datastores": op_datastores, "remove-datastore": op_remove_datastore, "vm-disks": op_vm_disks,
     "add-rdm": op_add_rdm, "add-disk": op_add_disk, "remove-disk": op_remove_disk,
-    "create-vdisk": op_create_vdisk, "page": op_page,
+    "create-vdisk": op_create_vdisk, "create-vdisk-observe": op_create_vdisk_observe, "page": op_page,
 }
 
 
@@ -265,6 +294,8 @@ def main():
                 results.append(fault_result(e))
             except LookupError as e:
                 results.append({"ok": False, "fault": "LookupError", "message": str(e)})
+            except Exception as e:  # connection dropped by the harness, etc.
+                results.append({"ok": False, "fault": "ConnectionError", "message": "%s: %s" % (type(e).__name__, e)})
     finally:
         Disconnect(si)
     print(json.dumps(results, default=str))

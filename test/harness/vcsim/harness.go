@@ -163,6 +163,9 @@ func (h *harness) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		after(ok)
 	}
 	if rec.status == http.StatusOK {
+		if strings.HasSuffix(name, "_Task") {
+			fixTaskEntity(rec.body.Bytes())
+		}
 		h.trackSession(name, rec)
 		if name == "Logout" {
 			h.forgetSession(key)
@@ -319,6 +322,29 @@ func dropConnection(w http.ResponseWriter) {
 }
 
 var taskRefRE = regexp.MustCompile(`<returnval type="Task">([^<]+)</returnval>`)
+
+// fixTaskEntity clears TaskInfo.entity when vcsim set it to a non-ManagedEntity (e.g.
+// VirtualDiskManager): the WSDL types entity as ManagedEntity, and strict clients such as
+// pyVmomi reject the whole update otherwise.
+func fixTaskEntity(resp []byte) {
+	m := taskRefRE.FindSubmatch(resp)
+	if m == nil {
+		return
+	}
+	task, ok := simulator.Map.Get(types.ManagedObjectReference{Type: "Task", Value: string(m[1])}).(*simulator.Task)
+	if !ok {
+		return
+	}
+	simulator.Map.WithLock(task, func() {
+		if task.Info.Entity == nil {
+			return
+		}
+		if _, isEntity := simulator.Map.Get(*task.Info.Entity).(mo.Entity); !isEntity {
+			task.Info.Entity = nil
+			task.Info.EntityName = ""
+		}
+	})
+}
 
 // taskSucceeded reports whether the task named in a *_Task response ended in success (vcsim
 // runs tasks inside the call, so the outcome is known before the response is sent).

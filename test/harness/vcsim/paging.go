@@ -99,7 +99,10 @@ func (pc *pagingCollector) CancelRetrievePropertiesEx(ctx *simulator.Context, re
 
 // CreatePropertyCollector hands out paging collectors too, so private collectors page alike.
 func (pc *pagingCollector) CreatePropertyCollector(ctx *simulator.Context, req *types.CreatePropertyCollector) soap.HasFault {
+	npc := &pagingCollector{}
+	// Session.Put would otherwise name the MoRef type after our Go type.
+	npc.Self.Type = "PropertyCollector"
 	return &methods.CreatePropertyCollectorBody{
-		Res: &types.CreatePropertyCollectorResponse{Returnval: ctx.Session.Put(&pagingCollector{}).Reference()},
+		Res: &types.CreatePropertyCollectorResponse{Returnval: ctx.Session.Put(npc).Reference()},
 	}
 }

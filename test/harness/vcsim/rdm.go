@@ -9,6 +9,7 @@ import (
 
 	"github.com/vmware/govmomi/simulator"
 	"github.com/vmware/govmomi/vim25/methods"
+	"github.com/vmware/govmomi/vim25/mo"
 	"github.com/vmware/govmomi/vim25/soap"
 	"github.com/vmware/govmomi/vim25/types"
 	"github.com/vmware/govmomi/vim25/xml"
@@ -330,12 +331,14 @@ func failTask(method *simulator.Method, f types.BaseMethodFault, msg string) (ty
 		return nil, f
 	})
 	ref := task.Run()
-	if msg != "" {
-		simulator.Map.WithLock(task, func() {
-			if task.Info.Error != nil {
-				task.Info.Error.LocalizedMessage = msg
-			}
-		})
-	}
+	simulator.Map.WithLock(task, func() {
+		if task.Info.Error != nil && msg != "" {
+			task.Info.Error.LocalizedMessage = msg
+		}
+		if _, isEntity := obj.(mo.Entity); !isEntity {
+			task.Info.Entity = nil
+			task.Info.EntityName = ""
+		}
+	})
 	return ref, true
 }

@@ -533,11 +533,13 @@ func vmsUsing(ds *simulator.Datastore) []string {
 		if !ok {
 			continue
 		}
-		if simulator.FindReference(vm.Datastore, ds.Self) != nil || simulator.FindReference(ds.Vm, vm.Self) != nil {
-			names = append(names, vm.Name)
+		if vm.Config == nil {
 			continue
 		}
-		if vm.Config == nil {
+		// vcsim adds to vm.Datastore/ds.Vm when a disk is created but never prunes them when it
+		// is removed, so those lists over-report; the VM's own files and disk backings do not.
+		if strings.HasPrefix(vm.Config.Files.VmPathName, "["+ds.Name+"]") {
+			names = append(names, vm.Name)
 			continue
 		}
 		for _, d := range vm.Config.Hardware.Device {

@@ -1,0 +1,343 @@
+// Starts the vCenter/ESXi simulator harness (test/harness/vcsim, Go + govmomi 0.24) for tests and
+// for `npm run lab -- up`. The harness prints one JSON line when it is ready; its /_harness/ control
+// API injects faults, drops connections, expires sessions and counts SOAP calls.
+import { execFile, spawn } from 'node:child_process';
+import { existsSync, openSync, closeSync } from 'node:fs';
+import fs from 'node:fs/promises';
+import https from 'node:https';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const HARNESS_DIR = fileURLToPath(new URL('../../test/harness/vcsim/', import.meta.url));
+const BUILD_SCRIPT = path.join(HARNESS_DIR, 'build.sh');
+const READY_TIMEOUT_MS = 30_000;
+
+/** The harness could not be built or started; the message says what to install or fix. */
+export class VcsimHarnessError extends Error {
+  override readonly name = 'VcsimHarnessError';
+}
+
+export interface VcsimOptions {
+  /** simulate a standalone ESXi host (HostAgent) instead of vCenter */
+  esx?: boolean;
+  /** the only accepted credentials (default user / pass) */
+  username?: string;
+  password?: string;
+  /** sessions idle longer than this are invalidated (NotAuthenticated on the next call) */
+  sessionIdleTimeoutSec?: number;
+  /** keep running after this process exits; stop it later with stopVcsimPid(pid) */
+  detached?: boolean;
+  /** stdout+stderr of the harness (required for detached; default: kept in memory) */
+  logFile?: string;
+  /** where datastore contents live; default a temp dir the harness removes on exit */
+  dataDir?: string;
+  /** where cert.pem/key.pem are written; default `<dataDir>/tls` */
+  certDir?: string;
+  /** default 127.0.0.1:0 */
+  listen?: string;
+}
+
+/** The ready line the harness prints, one JSON object. */
+export interface VcsimInfo {
+  url: string;
+  /** SHA-256 of the leaf certificate, upper-case colon-separated hex */
+  thumbprint: string;
+  /** PEM of the self-signed certificate (it is its own CA) */
+  certFile: string;
+  username: string;
+  password: string;
+  pid: number;
+  apiType: 'VirtualCenter' | 'HostAgent';
+  dataDir: string;
+}
+
+export interface FaultRule {
+  /** SOAP method name, e.g. CreateVmfsDatastore or ReconfigVM_Task */
+  method: string;
+  /** vim25 fault type name, e.g. HostConfigFault, NotAuthenticated, InvalidArgument */
+  fault: string;
+  /** how many of the next calls fail (default 1) */
+  count?: number;
+  /** faultstring (or the task error's localizedMessage) */
+  message?: string;
+  /** for *_Task methods: answer with a task that ends in error instead of a SOAP fault */
+  asTask?: boolean;
+  /** fault fields, e.g. { invalidProperty: 'spec.vmfs.blockSize' } */
+  fields?: Record<string, unknown>;
+}
+
+export interface DropRule {
+  method: string;
+  count?: number;
+  /** 'before': the call never runs; 'after': it runs, then the connection closes (ambiguous) */
+  when?: 'before' | 'after';
+}
+
+export interface VcsimControl {
+  fault(rule: FaultRule): Promise<void>;
+  /** invalidates every session; returns how many there were */
+  expireSessions(): Promise<number>;
+  drop(rule: DropRule): Promise<void>;
+  /** every call of `method` waits `ms` first (0 clears) */
+  delay(method: string, ms: number): Promise<void>;
+  /** tasks of `method` stay `running` for `ms` (progress 0 → 50 → 100) before they finish */
+  slowTask(method: string, ms: number): Promise<void>;
+  /** SOAP calls received per method since start or the last reset */
+  calls(): Promise<Record<string, number>>;
+  /** clears rules and call counts (not sessions, not inventory) */
+  reset(): Promise<void>;
+}
+
+export interface VcsimHandle extends VcsimInfo {
+  control: VcsimControl;
+  stop(): Promise<void>;
+}
+
+let building: Promise<string> | undefined;
+
+/** Builds the harness with Debian's Go toolchain (cached; a no-op when up to date). */
+export function buildVcsimHarness(): Promise<string> {
+  building ??= new Promise<string>((resolve, reject) => {
+    execFile('bash', [BUILD_SCRIPT], { maxBuffer: 8 << 20, timeout: 600_000 }, (err, stdout, stderr) => {
+      if (!err) {
+        const bin = stdout.trim().split('\n').pop() ?? '';
+        if (existsSync(bin)) return resolve(bin);
+        return reject(new VcsimHarnessError(`vcsim harness build printed no binary path: ${stdout}${stderr}`));
+      }
+      const code: unknown = (err as { code?: unknown }).code;
+      let hint = '';
+      if (code === 3) hint = ' (install the Debian package golang-go)';
+      else if (code === 4) hint = ' (install the Debian package golang-github-vmware-govmomi-dev)';
+      else if (code === 'ENOENT') hint = ' (bash not found)';
+      reject(
+        new VcsimHarnessError(`building the vcsim harness failed${hint}: ${BUILD_SCRIPT}\n${stderr.trim()}`, {
+          cause: err,
+        }),
+      );
+    });
+  });
+  building.catch(() => {
+    building = undefined;
+  });
+  return building;
+}
+
+function harnessArgs(opts: VcsimOptions): string[] {
+  const args = ['-listen', opts.listen ?? '127.0.0.1:0'];
+  if (opts.esx) args.push('-esx');
+  if (opts.username !== undefined) args.push('-username', opts.username);
+  if (opts.password !== undefined) args.push('-password', opts.password);
+  if (opts.sessionIdleTimeoutSec !== undefined) args.push('-session-idle-timeout', `${opts.sessionIdleTimeoutSec}s`);
+  if (opts.dataDir) args.push('-datadir', opts.dataDir);
+  if (opts.certDir) args.push('-certdir', opts.certDir);
+  return args;
+}
+
+function parseReady(line: string): VcsimInfo | undefined {
+  const trimmed = line.trim();
+  if (!trimmed.startsWith('{')) return undefined;
+  try {
+    const v = JSON.parse(trimmed) as Partial<VcsimInfo>;
+    if (typeof v.url === 'string' && typeof v.thumbprint === 'string' && typeof v.pid === 'number') {
+      return v as VcsimInfo;
+    }
+  } catch {
+    // not the ready line
+  }
+  return undefined;
+}
+
+/** Starts the harness and resolves once it prints its ready line. */
+export async function startVcsim(opts: VcsimOptions = {}): Promise<VcsimHandle> {
+  const bin = await buildVcsimHarness();
+  if (opts.detached) return startDetached(bin, opts);
+  if (opts.dataDir) await fs.mkdir(opts.dataDir, { recursive: true });
+
+  const child = spawn(bin, harnessArgs(opts), { stdio: ['ignore', 'pipe', 'pipe'] });
+  let stderr = '';
+  let logged = Promise.resolve();
+  child.stderr.setEncoding('utf8');
+  child.stderr.on('data', (chunk: string) => {
+    stderr = (stderr + chunk).slice(-16_384);
+    if (opts.logFile) {
+      const file = opts.logFile;
+      logged = logged.then(() => fs.appendFile(file, chunk)).catch(() => undefined);
+    }
+  });
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+
+  const info = await new Promise<VcsimInfo>((resolve, reject) => {
+    let out = '';
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new VcsimHarnessError(`vcsim harness did not become ready within ${READY_TIMEOUT_MS} ms: ${bin}\n${stderr}`));
+    }, READY_TIMEOUT_MS);
+    child.stdout.setEncoding('utf8');
+    child.stdout.on('data', (chunk: string) => {
+      out += chunk;
+      const nl = out.indexOf('\n');
+      if (nl < 0) return;
+      const ready = parseReady(out.slice(0, nl));
+      clearTimeout(timer);
+      if (ready) resolve(ready);
+      else reject(new VcsimHarnessError(`vcsim harness printed an unexpected first line: ${out.slice(0, nl)}`));
+    });
+    child.once('error', (err) => {
+      clearTimeout(timer);
+      reject(new VcsimHarnessError(`cannot run the vcsim harness ${bin}: ${err.message}`, { cause: err }));
+    });
+    child.once('exit', (code, signal) => {
+      clearTimeout(timer);
+      reject(
+        new VcsimHarnessError(
+          `vcsim harness exited before it was ready (${signal ?? `exit code ${code}`}): ${bin} ${harnessArgs(opts).join(' ')}\n${stderr.trim()}`,
+        ),
+      );
+    });
+  });
+
+  let stopping: Promise<void> | undefined;
+  return {
+    ...info,
+    control: vcsimControl(info),
+    stop() {
+      stopping ??= (async () => {
+        if (child.exitCode === null && child.signalCode === null) {
+          child.kill('SIGTERM');
+          const timer = setTimeout(() => child.kill('SIGKILL'), 5_000);
+          await exited;
+          clearTimeout(timer);
+        }
+        await logged;
+      })();
+      return stopping;
+    },
+  };
+}
+
+async function startDetached(bin: string, opts: VcsimOptions): Promise<VcsimHandle> {
+  if (!opts.logFile) throw new VcsimHarnessError('startVcsim({ detached: true }) needs a logFile to read the ready line from');
+  const logFile = opts.logFile;
+  await fs.mkdir(path.dirname(logFile), { recursive: true });
+  if (opts.dataDir) await fs.mkdir(opts.dataDir, { recursive: true });
+  const fd = openSync(logFile, 'w');
+  let pid: number | undefined;
+  try {
+    const child = spawn(bin, harnessArgs(opts), { stdio: ['ignore', fd, fd], detached: true });
+    pid = child.pid;
+    child.unref();
+  } finally {
+    closeSync(fd);
+  }
+  if (pid === undefined) throw new VcsimHarnessError(`cannot run the vcsim harness ${bin}`);
+
+  const deadline = Date.now() + READY_TIMEOUT_MS;
+  for (;;) {
+    const text = await fs.readFile(logFile, 'utf8').catch(() => '');
+    for (const line of text.split('\n')) {
+      const info = parseReady(line);
+      if (info) {
+        return { ...info, control: vcsimControl(info), stop: () => stopVcsimPid(info.pid) };
+      }
+    }
+    if (!isAlive(pid)) {
+      throw new VcsimHarnessError(`vcsim harness exited before it was ready; log ${logFile}:\n${text.slice(-4000)}`);
+    }
+    if (Date.now() > deadline) {
+      await stopVcsimPid(pid);
+      throw new VcsimHarnessError(`vcsim harness did not become ready within ${READY_TIMEOUT_MS} ms; log ${logFile}`);
+    }
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/** Stops a (detached) harness by pid: SIGTERM, then SIGKILL after 5 s. */
+export async function stopVcsimPid(pid: number): Promise<void> {
+  if (!isAlive(pid)) return;
+  process.kill(pid, 'SIGTERM');
+  const deadline = Date.now() + 5_000;
+  while (isAlive(pid)) {
+    if (Date.now() > deadline) {
+      process.kill(pid, 'SIGKILL');
+      return;
+    }
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+/** A client for the /_harness/ control API of a running harness (e.g. one found by `lab status`). */
+export function vcsimControl(info: Pick<VcsimInfo, 'url' | 'certFile'>): VcsimControl {
+  const base = new URL(info.url);
+  let ca: Promise<Buffer> | undefined;
+  const request = async (method: 'GET' | 'POST', op: string, body?: unknown): Promise<unknown> => {
+    ca ??= fs.readFile(info.certFile);
+    const cert = await ca;
+    const payload = body === undefined ? '' : JSON.stringify(body);
+    return new Promise((resolve, reject) => {
+      const req = https.request(
+        {
+          host: base.hostname,
+          port: base.port,
+          path: `/_harness/${op}`,
+          method,
+          ca: cert,
+          headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload) },
+        },
+        (res) => {
+          let text = '';
+          res.setEncoding('utf8');
+          res.on('data', (c: string) => (text += c));
+          res.on('end', () => {
+            let parsed: unknown;
+            try {
+              parsed = JSON.parse(text);
+            } catch {
+              parsed = text;
+            }
+            if (res.statusCode !== 200) {
+              const msg = typeof parsed === 'object' && parsed && 'error' in parsed ? String(parsed.error) : text;
+              reject(new VcsimHarnessError(`vcsim harness ${method} /_harness/${op} → HTTP ${res.statusCode}: ${msg}`));
+            } else resolve(parsed);
+          });
+        },
+      );
+      req.on('error', (err) =>
+        reject(new VcsimHarnessError(`vcsim harness control ${base.host}/_harness/${op}: ${err.message}`, { cause: err })),
+      );
+      req.end(payload);
+    });
+  };
+  return {
+    async fault(rule) {
+      await request('POST', 'fault', rule);
+    },
+    async expireSessions() {
+      const r = (await request('POST', 'expire-sessions')) as { expired?: number };
+      return r.expired ?? 0;
+    },
+    async drop(rule) {
+      await request('POST', 'drop', rule);
+    },
+    async delay(method, ms) {
+      await request('POST', 'delay', { method, ms });
+    },
+    async slowTask(method, ms) {
+      await request('POST', 'slow-task', { method, ms });
+    },
+    async calls() {
+      return (await request('GET', 'calls')) as Record<string, number>;
+    },
+    async reset() {
+      await request('POST', 'reset');
+    },
+  };
+}
