@@ -1,0 +1,43 @@
+// Seeds and reads the state of the powershell.exe stand-in: a Hyper-V host with two bench volumes
+// of different sizes, a system disk, a blank disk allowed for pass-through, and one running VM.
+import fs from 'node:fs/promises';
+import path from 'node:path';
+
+export const WINDOWS_HARNESS_DIR = path.dirname(new URL(import.meta.url).pathname);
+export const GUEST_CREDENTIAL = { user: 'bench\\admin', password: "p@ss'; $(x) `y` \"z\"" };
+
+export function defaultHypervState(): Record<string, unknown> {
+  const GiB = 1024 ** 3;
+  return {
+    volumes: { 'D:\\bench': { sizeBytes: 100 * GiB, freeBytes: 99 * GiB }, 'E:\\bench': { sizeBytes: 2000 * GiB, freeBytes: 1990 * GiB } },
+    files: {},
+    disks: [
+      { Number: 0, SerialNumber: 'SYS-0001', UniqueId: '6002248000000000000000000000A000', FriendlyName: 'Msft Virtual Disk', Size: 128 * GiB, IsSystem: true, IsBoot: true, IsOffline: false, NumberOfPartitions: 4, PartitionStyle: 'GPT' },
+      { Number: 2, SerialNumber: 'S4EWNX0R123456', UniqueId: '6002248000000000000000000000A002', FriendlyName: 'Samsung SSD 970', Size: 500 * GiB, IsSystem: false, IsBoot: false, IsOffline: false, NumberOfPartitions: 0, PartitionStyle: 'RAW' },
+      { Number: 3, SerialNumber: 'DATA-3', UniqueId: '6002248000000000000000000000A003', FriendlyName: 'Data disk', Size: 500 * GiB, IsSystem: false, IsBoot: false, IsOffline: false, NumberOfPartitions: 1, PartitionStyle: 'GPT' },
+    ],
+    vms: { 'bench-vm': { state: 'Running', guestCredential: GUEST_CREDENTIAL, drives: { 'SCSI:0:0': { Path: 'C:\\VMs\\bench-vm\\os.vhdx' } } } },
+  };
+}
+
+export async function seedHypervState(dir: string, state: Record<string, unknown> = defaultHypervState()): Promise<void> {
+  await fs.mkdir(dir, { recursive: true });
+  await fs.writeFile(path.join(dir, 'hyperv.json'), JSON.stringify(state, null, 1));
+  await fs.writeFile(path.join(dir, 'commands.jsonl'), '');
+}
+
+export interface HypervStandinState {
+  volumes: Record<string, { sizeBytes: number; freeBytes: number }>;
+  files: Record<string, { type: string; size: number; block: number; logical: number; physical: number }>;
+  disks: { Number: number; IsOffline: boolean }[];
+  vms: Record<string, { drives: Record<string, { Path?: string; DiskNumber?: number }> }>;
+}
+
+export async function readHypervState(dir: string): Promise<HypervStandinState> {
+  return JSON.parse(await fs.readFile(path.join(dir, 'hyperv.json'), 'utf8')) as HypervStandinState;
+}
+
+export async function readPsLog(dir: string): Promise<{ shape: string; data: { calls?: { cmdlet: string; params: Record<string, unknown> }[]; vmName?: string; argv?: string[] } }[]> {
+  const text = await fs.readFile(path.join(dir, 'commands.jsonl'), 'utf8');
+  return text.split('\n').filter(Boolean).map((l) => JSON.parse(l));
+}
