@@ -207,6 +207,30 @@ describe('vcsim harness (vCenter model)', () => {
     expect(removed.slice(0, 4).every((r) => r.ok)).toBe(true);
     expect(removed[4]?.names).toEqual(['LocalDS_0']);
     expect((removed[5]?.available as Lun[]).length).toBe(4);
+    const [mounts] = await probe(vc, [{ op: 'mounts', host }]);
+    expect(mounts).toMatchObject({ hostDatastores: ['LocalDS_0'], mounts: ['OTHER:LocalDS_0'] });
+  });
+
+  it('mounts an NFS export by datastore name on several hosts and unmounts it per host', async () => {
+    const nas = { op: 'create-nas', server: 'nfs.lab.local', path: '/export/bench', name: 'nfs-bench' };
+    const res = await probe(vc, [
+      { ...nas, host: 'DC0_C0_H0' },
+      { ...nas, host: 'DC0_C0_H1' },
+      { op: 'mounts', host: 'DC0_C0_H0' },
+      { op: 'remove-datastore', host: 'DC0_C0_H0', name: 'nfs-bench' },
+      { op: 'mounts', host: 'DC0_C0_H0' },
+      { op: 'mounts', host: 'DC0_C0_H1' },
+      { op: 'remove-datastore', host: 'DC0_C0_H1', name: 'nfs-bench' },
+      { op: 'datastores' },
+    ]);
+    expect(res[0]).toMatchObject({ ok: true, type: 'NFS', infoType: 'NasDatastoreInfo', remoteHost: 'nfs.lab.local', remotePath: '/export/bench' });
+    expect(res[1]).toMatchObject({ ok: true, datastore: res[0]?.datastore, hosts: ['DC0_C0_H0', 'DC0_C0_H1'] });
+    expect(res[2]?.mounts).toContain('NFS:nfs-bench');
+    expect(res[3]).toMatchObject({ ok: true });
+    expect(res[4]).toMatchObject({ hostDatastores: ['LocalDS_0'] });
+    expect(res[5]?.hostDatastores).toEqual(['LocalDS_0', 'nfs-bench']);
+    expect(res[6]).toMatchObject({ ok: true });
+    expect(res[7]?.names).toEqual(['LocalDS_0']);
   });
 
   it('creates VMFS5 at 1 MB and VMFS6 at 1 MB / 64 KB on GPT at sector 2048', async () => {

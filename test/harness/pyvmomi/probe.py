@@ -140,6 +140,23 @@ def op_remove_datastore(si, content, a):
     return {"ok": True}
 
 
+def op_mounts(si, content, a):
+    host = find(content, vim.HostSystem, a["host"])
+    mounts = host.configManager.storageSystem.fileSystemVolumeInfo.mountInfo
+    return {"ok": True, "hostDatastores": sorted(d.name for d in host.datastore),
+            "mounts": sorted("%s:%s" % (m.volume.type, m.volume.name) for m in mounts)}
+
+
+def op_create_nas(si, content, a):
+    host = find(content, vim.HostSystem, a["host"])
+    spec = vim.host.NasVolume.Specification(remoteHost=a["server"], remotePath=a["path"], localPath=a["name"],
+                                            accessMode="readWrite", type=a.get("type", "NFS"))
+    ds = host.configManager.datastoreSystem.CreateNasDatastore(spec)
+    return {"ok": True, "datastore": ds._moId, "type": ds.summary.type, "infoType": ds.info._wsdlName,
+            "remoteHost": ds.info.nas.remoteHost, "remotePath": ds.info.nas.remotePath,
+            "hosts": sorted(m.key.name for m in ds.host)}
+
+
 def op_datastores(si, content, a):
     return {"ok": True, "names": sorted(names(content, vim.Datastore))}
 
@@ -262,7 +279,7 @@ def op_about(si, content, a):
 
 OPS = {
     "about": op_about, "luns": op_luns, "create-vmfs": op_create_vmfs, "datastore": op_datastore,
-    "datastores": op_datastores, "remove-datastore": op_remove_datastore, "vm-disks": op_vm_disks,
+    "datastores": op_datastores, "mounts": op_mounts, "create-nas": op_create_nas, "remove-datastore": op_remove_datastore, "vm-disks": op_vm_disks,
     "add-rdm": op_add_rdm, "add-disk": op_add_disk, "remove-disk": op_remove_disk,
     "create-vdisk": op_create_vdisk, "create-vdisk-observe": op_create_vdisk_observe, "page": op_page,
 }

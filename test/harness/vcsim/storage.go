@@ -405,6 +405,9 @@ func (dss *datastoreSystem) CreateVmfsDatastore(ctx *simulator.Context, req *typ
 		ds.Summary.FreeSpace = free
 		ds.Summary.MultipleHostAccess = types.NewBool(false)
 		ds.Capability.RawDiskMappingsSupported = true
+		for i := range ds.Host {
+			ds.Host[i].MountInfo.Path = "/vmfs/volumes/" + vol.Uuid
+		}
 		ds.Info = &types.VmfsDatastoreInfo{
 			DatastoreInfo: types.DatastoreInfo{
 				Name:                   spec.Vmfs.VolumeName,
@@ -458,6 +461,19 @@ func (dss *datastoreSystem) CreateNasDatastore(ctx *simulator.Context, req *type
 		return body
 	}
 	if e := duplicateDatastore(host, spec.LocalPath); e != nil {
+		// vCenter joins a host to an existing NFS datastore of the same export and name.
+		if ds, ok := e.(*simulator.Datastore); ok && sameExport(ds, spec) && simulator.FindReference(dss.Datastore, ds.Self) == nil {
+			simulator.Map.WithLock(ds, func() {
+				ds.Host = append(ds.Host, types.DatastoreHostMount{Key: host.Self, MountInfo: types.HostMountInfo{
+					Path: ds.Summary.Url, AccessMode: "readWrite", Mounted: types.NewBool(true), Accessible: types.NewBool(true),
+				}})
+			})
+			dss.Datastore = append(dss.Datastore, ds.Self)
+			simulator.Map.WithLock(host, func() { dss.Host.Datastore = dss.Datastore })
+			dss.st.refreshMounts(host)
+			body.Res = &types.CreateNasDatastoreResponse{Returnval: ds.Self}
+			return body
+		}
 		body.Fault_ = fault(spec.LocalPath, &types.DuplicateName{Name: spec.LocalPath, Object: e.Reference()})
 		return body
 	}
@@ -507,6 +523,11 @@ func (dss *datastoreSystem) CreateNasDatastore(ctx *simulator.Context, req *type
 	dss.st.refreshMounts(host)
 	body.Res = &types.CreateNasDatastoreResponse{Returnval: ref}
 	return body
+}
+
+func sameExport(ds *simulator.Datastore, spec types.HostNasVolumeSpec) bool {
+	nas, ok := ds.Info.(*types.NasDatastoreInfo)
+	return ok && nas.Nas != nil && nas.Nas.RemoteHost == spec.RemoteHost && nas.Nas.RemotePath == spec.RemotePath
 }
 
 func duplicateDatastore(host *simulator.HostSystem, name string) mo.Entity {
@@ -575,19 +596,25 @@ func (dss *datastoreSystem) RemoveDatastore(ctx *simulator.Context, req *types.R
 		return body
 	}
 
+	// vcsim aliases HostSystem.datastore and HostDatastoreSystem.datastore and removes
+	// references in place, so compute the remaining list up front, as a fresh slice.
+	var keep []types.ManagedObjectReference
+	for _, r := range dss.Datastore {
+		if r != ds.Self {
+			keep = append(keep, r)
+		}
+	}
 	if len(ds.Host) > 1 {
 		// Shared (NFS) datastore: unmount from this host only.
 		simulator.Map.WithLock(ds, func() {
-			var keep []types.DatastoreHostMount
+			var mounts []types.DatastoreHostMount
 			for _, m := range ds.Host {
 				if m.Key != host.Self {
-					keep = append(keep, m)
+					mounts = append(mounts, m)
 				}
 			}
-			ds.Host = keep
+			ds.Host = mounts
 		})
-		simulator.Map.RemoveReference(host, &host.Datastore, ds.Self)
-		simulator.RemoveReference(&dss.Datastore, ds.Self)
 	} else {
 		res := ds.DestroyTask(ctx, &types.Destroy_Task{This: ds.Self})
 		taskRef := res.(*methods.Destroy_TaskBody).Res.Returnval
@@ -595,9 +622,9 @@ func (dss *datastoreSystem) RemoveDatastore(ctx *simulator.Context, req *types.R
 			body.Fault_ = fault(t.Info.Error.LocalizedMessage, t.Info.Error.Fault)
 			return body
 		}
-		simulator.RemoveReference(&dss.Datastore, ds.Self)
 	}
-	dss.Host.Datastore = dss.Datastore
+	dss.Datastore = keep
+	simulator.Map.WithLock(host, func() { dss.Host.Datastore = keep })
 
 	dss.st.mu.Lock()
 	if v, ok := dss.st.vmfs[ds.Self.Value]; ok && v.host == host.Self {
