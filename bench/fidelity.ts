@@ -1,0 +1,120 @@
+// Fidelity: does storsweep change what fio measures? The same fio job (the argument vector
+// storsweep itself builds) runs bare — fio spawned directly, or through the `ssh` CLI — and through
+// storsweep's runners (runFioTest over the local runner, and over ssh2 to the lab sshd), interleaved
+// round by round with a rotating order so drift in the device hits every mode alike.
+import { execFile } from 'node:child_process';
+import path from 'node:path';
+import { connectSsh } from '../src/ssh/ssh-runner.ts';
+import { createLocalRunner } from '../src/ssh/local-runner.ts';
+import type { CommandRunner } from '../src/ssh/command-runner.ts';
+import { shJoin } from '../src/ssh/quote.ts';
+import { fioArgs, parseFioJson } from '../src/workloads/fio.ts';
+import { makeTest } from '../src/workloads/profiles.ts';
+import { runFioTest } from '../src/workloads/run-fio.ts';
+import type { WorkloadProfile, WorkloadTest } from '../src/workloads/spec.ts';
+import type { BenchContext, BenchOutcome, Benchmark } from './lib/bench.ts';
+import { bounded, type Figure } from './lib/figure.ts';
+import { startBenchSsh } from './lib/lab-ssh.ts';
+import { median, spreadPct } from './lib/stats.ts';
+
+const MiB = 1024 * 1024;
+const TESTS: Array<{ key: string; test: WorkloadTest; metric: 'iops' | 'bytesPerSecond'; unit: string }> = [
+  { key: 'rnd4k_q32t1_read_iops', test: makeTest('randread', 4096, 32, 1), metric: 'iops', unit: 'IOPS' },
+  { key: 'seq1m_q8t1_read_bps', test: makeTest('read', MiB, 8, 1), metric: 'bytesPerSecond', unit: 'B/s' },
+];
+type Mode = 'bare-local' | 'storsweep-local' | 'bare-ssh' | 'storsweep-ssh';
+const MODES: Mode[] = ['bare-local', 'storsweep-local', 'bare-ssh', 'storsweep-ssh'];
+
+function execFio(file: string, args: string[]): Promise<string> {
+  return new Promise((resolve, reject) => {
+    execFile(file, args, { maxBuffer: 64 << 20 }, (err, stdout, stderr) => {
+      if (err) reject(new Error(`${file} ${args.slice(-1)[0]} failed: ${stderr || err.message}`));
+      else resolve(stdout);
+    });
+  });
+}
+
+export const fidelity: Benchmark = {
+  name: 'fidelity',
+  title: 'Measurement fidelity: bare fio vs fio through storsweep',
+  async run(ctx: BenchContext): Promise<BenchOutcome> {
+    const rounds = ctx.quick ? 3 : 7;
+    const profile: WorkloadProfile = {
+      name: 'fidelity',
+      description: 'one 2 s pass on a 64 MiB file, O_DIRECT',
+      tests: TESTS.map((t) => t.test),
+      fileSizeBytes: 64 * MiB,
+      runtimeSec: ctx.quick ? 1 : 2,
+      rampSec: 0,
+      passes: 1,
+      warmupPass: false,
+      intervalSec: 0,
+      direct: true,
+      aggregate: 'max',
+    };
+    const filename = path.join(ctx.workDir, 'fidelity-test.dat');
+    const ssh = await startBenchSsh(path.join(ctx.workDir, 'lab'));
+    const local = createLocalRunner();
+    let remote: CommandRunner | undefined;
+    const samples = new Map<string, number[]>();
+    const wallMs = new Map<Mode, number[]>();
+    try {
+      remote = await connectSsh(ssh.options);
+      const once = async (mode: Mode, t: (typeof TESTS)[number]): Promise<number> => {
+        const args = fioArgs(t.test, profile, { filename });
+        const started = performance.now();
+        let value: number;
+        if (mode === 'bare-local' || mode === 'bare-ssh') {
+          const out = mode === 'bare-local' ? await execFio('fio', args) : await execFio('ssh', [...ssh.cliArgs, shJoin(['fio', ...args])]);
+          const job = parseFioJson(out, `${mode} ${t.test.id}`).jobs[0]!;
+          value = job[t.metric];
+        } else {
+          const o = await runFioTest(mode === 'storsweep-local' ? local : remote!, t.test, profile, { filename });
+          const v = o[t.metric];
+          if (v === null) throw new Error(`${mode} ${t.test.id}: no ${t.metric}`);
+          value = v;
+        }
+        const wall = wallMs.get(mode) ?? [];
+        wall.push(performance.now() - started - profile.runtimeSec * 1000);
+        wallMs.set(mode, wall);
+        return value;
+      };
+      // Lay the file out and warm the path once, unmeasured.
+      for (const t of TESTS) await once('bare-local', t);
+      wallMs.clear();
+      for (let r = 0; r < rounds; r++) {
+        ctx.log(`fidelity round ${r + 1}/${rounds}`);
+        for (const t of TESTS) {
+          for (let i = 0; i < MODES.length; i++) {
+            const mode = MODES[(i + r) % MODES.length]!;
+            const key = `${t.key}/${mode}`;
+            const list = samples.get(key) ?? [];
+            list.push(await once(mode, t));
+            samples.set(key, list);
+          }
+        }
+      }
+    } finally {
+      await remote?.close();
+      await ssh.stop();
+    }
+
+    const figures: Figure[] = [];
+    const notes: string[] = [
+      `Job: storsweep's own fio argument vector (\`fioArgs\`), ioengine=libaio, **direct=1** (O_DIRECT), ${profile.runtimeSec} s time-based, 64 MiB file on ext4 (virtio disk), one pass; ${rounds} interleaved rounds, the order of the four modes rotating each round.`,
+      'Modes: bare-local = `fio` spawned directly (execFile, no shell); bare-ssh = `ssh … fio …` (OpenSSH client); storsweep-local = runFioTest over the local runner (`sh -c`); storsweep-ssh = runFioTest over the ssh2 runner to the same lab sshd on 127.0.0.1.',
+    ];
+    const med = (k: string) => median(samples.get(k) ?? []);
+    for (const t of TESTS) {
+      for (const via of ['local', 'ssh'] as const) {
+        const ours = med(`${t.key}/storsweep-${via}`);
+        const bare = med(`${t.key}/bare-${via}`);
+        figures.push(bounded(`fidelity.${t.key}.ratio_${via}`, ours / bare, '', { atLeast: 0.98 }, `storsweep ${Math.round(ours)} vs bare ${Math.round(bare)} ${t.unit} (medians)`));
+      }
+      const line = MODES.map((m) => `${m} ${Math.round(med(`${t.key}/${m}`))} (spread ${spreadPct(samples.get(`${t.key}/${m}`) ?? []).toFixed(1)}%)`).join('; ');
+      notes.push(`${t.test.id} medians, ${t.unit}: ${line}.`);
+    }
+    notes.push(`Wall time per fio invocation beyond its ${profile.runtimeSec} s runtime (start-up, layout check, exec transport), median ms: ${MODES.map((m) => `${m} ${median(wallMs.get(m) ?? []).toFixed(0)}`).join(', ')}.`);
+    return { figures, notes };
+  },
+};
