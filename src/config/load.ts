@@ -26,7 +26,8 @@ export function parseYaml(text: string, file: string): { source: SourceDoc; diag
   const lines = new LineCounter();
   const doc = parseDocument(text, { lineCounter: lines, prettyErrors: false, uniqueKeys: true, strict: true });
   const diagnostics: Diagnostic[] = [...doc.errors, ...doc.warnings].map((e) => {
-    const pos = e.linePos?.[0] ?? { line: 1, col: 1 };
+    // prettyErrors: false leaves linePos unset; the offset is always there.
+    const pos = e.linePos?.[0] ?? lines.linePos(e.pos[0]);
     return { file, line: pos.line, column: pos.col, path: '', message: yamlMessage(e.message) };
   });
   return { source: { file, doc, lines }, diagnostics };
@@ -94,6 +95,11 @@ function describe(v: unknown): string {
   if (Array.isArray(v)) return 'a list';
   if (typeof v === 'object') return 'a mapping';
   return `${typeof v} ${String(v)}`;
+}
+
+/** zod's type names in the words of YAML. */
+function expectedName(t: string): string {
+  return t === 'object' || t === 'record' || t === 'map' ? 'a mapping' : t === 'array' || t === 'tuple' ? 'a list' : t;
 }
 
 export function levenshtein(a: string, b: string): number {
@@ -178,12 +184,24 @@ function schemasAt(schema: AnyZod, path: readonly PathKey[], data: unknown): Any
   return current;
 }
 
-export function knownKeys(schema: AnyZod, path: readonly PathKey[]): string[] {
-  const keys = new Set<string>();
-  for (const s of schemasAt(schema, path, undefined)) {
-    const d = defOf(s);
-    if (d.type === 'object' && d.shape) for (const k of Object.keys(d.shape)) keys.add(k);
+/** A union member whose literal key (e.g. `provider: ssh`) contradicts the data is not the one meant. */
+function literalsFit(s: AnyZod, data: unknown): boolean {
+  const shape = defOf(s).shape;
+  if (!shape || data === null || typeof data !== 'object') return true;
+  for (const [k, v] of Object.entries(shape)) {
+    const d = defOf(v) as ZodDef & { values?: unknown[] };
+    const given = (data as Record<string, unknown>)[k];
+    if (d.type === 'literal' && given !== undefined && !(d.values ?? []).includes(given)) return false;
   }
+  return true;
+}
+
+export function knownKeys(schema: AnyZod, path: readonly PathKey[], data?: unknown): string[] {
+  const keys = new Set<string>();
+  const objects = schemasAt(schema, path, data).filter((s) => defOf(s).type === 'object' && defOf(s).shape);
+  const here = valueAt(data, path);
+  const fitting = objects.filter((s) => literalsFit(s, here));
+  for (const s of fitting.length ? fitting : objects) for (const k of Object.keys(defOf(s).shape!)) keys.add(k);
   return [...keys];
 }
 
@@ -195,7 +213,7 @@ export function issuesToDiagnostics(source: SourceDoc, schema: AnyZod, data: unk
     const got = valueAt(data, path);
     switch (issue.code) {
       case 'unrecognized_keys': {
-        const known = knownKeys(schema, path);
+        const known = knownKeys(schema, path, data);
         for (const key of issue.keys) {
           const hint = didYouMean(key, known);
           out.push(diagnosticAt(source, path, `unknown key "${key}"${hint ? `; did you mean "${hint}"?` : ''} (expected one of ${known.join(', ')})`, key));
@@ -210,15 +228,26 @@ export function issuesToDiagnostics(source: SourceDoc, schema: AnyZod, data: unk
           diagnosticAt(
             source,
             path,
-            got === undefined ? `required key is missing (expected ${issue.expected})` : `expected ${issue.expected}; got ${describe(got)}`,
+            got === undefined ? `required key is missing (expected ${expectedName(issue.expected)})` : `expected ${expectedName(issue.expected)}; got ${describe(got)}`,
           ),
         );
         break;
       case 'invalid_union': {
         const disc = (issue as { note?: string; discriminator?: string }).discriminator;
-        out.push(diagnosticAt(source, path, disc ? `${issue.message} (key "${disc}")` : `${issue.message}; got ${describe(got)}`));
+        const options = (issue as { options?: unknown[] }).options;
+        out.push(
+          diagnosticAt(
+            source,
+            path,
+            disc && options ? `expected ${disc} to be one of ${options.map(String).join(', ')}; got ${describe(got)}` : disc ? `${issue.message} (key "${disc}")` : `${issue.message}; got ${describe(got)}`,
+          ),
+        );
         break;
       }
+      case 'too_big':
+      case 'too_small':
+        out.push(diagnosticAt(source, path, typeof got === 'number' ? `${issue.message}; got ${got}` : issue.message));
+        break;
       default:
         out.push(diagnosticAt(source, path, issue.message));
     }
