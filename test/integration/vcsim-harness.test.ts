@@ -432,6 +432,22 @@ describe('vcsim harness (vCenter model)', () => {
   });
 });
 
+describe('vcsim harness (session idle timeout)', () => {
+  it('invalidates a session left idle longer than the timeout', async () => {
+    const vc = await startVcsim({ sessionIdleTimeoutSec: 1 });
+    try {
+      const l = await soap(vc, login(vc, 'SessionManager'));
+      expect((await soap(vc, currentTime, l.cookie)).status).toBe(200);
+      await new Promise((r) => setTimeout(r, 1_500));
+      const denied = await soap(vc, currentTime, l.cookie);
+      expect(denied.status).toBe(500);
+      expect(denied.text).toContain('NotAuthenticated');
+    } finally {
+      await vc.stop();
+    }
+  });
+});
+
 describe('vcsim harness (ESXi model)', () => {
   let esx: VcsimHandle;
   beforeAll(async () => {

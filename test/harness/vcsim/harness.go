@@ -157,7 +157,18 @@ func (h *harness) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 
 	rec := newRecorder()
-	h.forward(rec, r, body)
+	func() {
+		// A simulator panic must not leave the VM's RDM backings rewritten or its lock held.
+		defer func() {
+			if p := recover(); p != nil {
+				if after != nil {
+					after(false)
+				}
+				panic(p)
+			}
+		}()
+		h.forward(rec, r, body)
+	}()
 	ok := rec.status == http.StatusOK && (!strings.HasSuffix(name, "_Task") || taskSucceeded(rec.body.Bytes()))
 	if after != nil {
 		after(ok)
