@@ -294,6 +294,9 @@ export function formatPct(x: number, digits = 1): string {
 
 export function formatDelta(c: Comparison): string {
   if (!c.delta) return '–';
-  const ci = c.delta.ci ? ` [${formatPct(c.delta.ci.low)}, ${formatPct(c.delta.ci.high)}]` : '';
+  // With n ≥ 2 on both sides a missing interval means Fieller's is unbounded: the baseline is
+  // too noisy to bound the ratio at all, which the reader should see rather than a bare number.
+  const unbounded = c.baseline.n >= 2 && c.candidate.n >= 2 ? ' [unbounded]' : '';
+  const ci = c.delta.ci ? ` [${formatPct(c.delta.ci.low)}, ${formatPct(c.delta.ci.high)}]` : unbounded;
   return `${formatPct(c.delta.pct)}${ci}`;
 }

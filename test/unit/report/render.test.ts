@@ -111,3 +111,14 @@ describe('html', () => {
     expect(seeds).not.toContain('class="chart heatmap"');
   });
 });
+
+describe('formatDelta', () => {
+  it('says "unbounded" when Fieller cannot bound the ratio, and nothing with n = 1', async () => {
+    const { compareSamples } = await import('../../../src/report/stats.ts');
+    const { formatDelta } = await import('../../../src/report/model.ts');
+    const noisy = compareSamples([50, 52, 49, 51], [1, 100, 1, 100], true);
+    expect(noisy.delta!.ci).toBeNull();
+    expect(formatDelta(noisy)).toBe('0.0% [unbounded]');
+    expect(formatDelta(compareSamples([110], [100], true))).toBe('+10.0%');
+  });
+});
