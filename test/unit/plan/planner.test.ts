@@ -1,0 +1,170 @@
+// The planner is pure: the same playbook gives the same permutations, ids and order everywhere.
+import { describe, expect, it } from 'vitest';
+import { playbookSchema, type Playbook } from '../../../src/config/playbook.ts';
+import { estimatePermutationSec, workloadSec } from '../../../src/plan/estimate.ts';
+import { axesKey, cartesian, expandMatrix, shuffle, type AxisDef } from '../../../src/plan/matrix.ts';
+import { newRunId, OWNED_NAME, ownedPrefix, permutationId } from '../../../src/plan/permutation.ts';
+import { buildPlan, resolveProfiles } from '../../../src/plan/plan.ts';
+import type { PlannedStep } from '../../../src/run/provider.ts';
+import { PROFILES } from '../../../src/workloads/profiles.ts';
+
+const pb = (over: Record<string, unknown>): Playbook => playbookSchema.parse({ name: 't', target: 'lab-local', matrix: { workload: { profile: ['quick'] } }, ...over });
+
+const AXES: AxisDef[] = [
+  { name: 'datastore.kind', values: ['vmfs5', 'vmfs6'] },
+  { name: 'disk.format', values: ['thin', 'lazyzeroedthick', 'eagerzeroedthick'] },
+  { name: 'workload.profile', values: ['quick'] },
+];
+
+describe('matrix expansion', () => {
+  it('is the cartesian product, in playbook order (last axis varies fastest)', () => {
+    const perms = cartesian(AXES);
+    expect(perms).toHaveLength(6);
+    expect(perms.map((p) => `${p['datastore.kind']}/${p['disk.format']}`)).toEqual([
+      'vmfs5/thin',
+      'vmfs5/lazyzeroedthick',
+      'vmfs5/eagerzeroedthick',
+      'vmfs6/thin',
+      'vmfs6/lazyzeroedthick',
+      'vmfs6/eagerzeroedthick',
+    ]);
+    expect(cartesian([])).toEqual([{}]);
+  });
+
+  it('exclude drops every permutation matching all keys of a rule; values compare as text (YAML 1 vs "1")', () => {
+    const perms = expandMatrix(AXES, { exclude: [{ 'datastore.kind': 'vmfs5', 'disk.format': 'thin' }, { 'disk.format': 'eagerzeroedthick' }] });
+    expect(perms.map((p) => `${p['datastore.kind']}/${p['disk.format']}`)).toEqual(['vmfs5/lazyzeroedthick', 'vmfs6/thin', 'vmfs6/lazyzeroedthick']);
+    const numeric = expandMatrix([{ name: 'datastore.blockSizeMb', values: [1, 2, 4, 8] }], { exclude: [{ 'datastore.blockSizeMb': '2' }] });
+    expect(numeric.map((p) => p['datastore.blockSizeMb'])).toEqual([1, 4, 8]);
+  });
+
+  it('include adds a permutation (missing axes take their first value) unless it already exists', () => {
+    const perms = expandMatrix(AXES, {
+      exclude: [{ 'datastore.kind': 'vmfs6' }],
+      include: [{ 'datastore.kind': 'vmfs6', 'disk.format': 'thin' }, { 'datastore.kind': 'vmfs5', 'disk.format': 'thin' }, { 'datastore.kind': 'vmfs3' }],
+    });
+    expect(perms).toHaveLength(5);
+    expect(perms[3]).toEqual({ 'datastore.kind': 'vmfs6', 'disk.format': 'thin', 'workload.profile': 'quick' });
+    expect(perms[4]).toEqual({ 'datastore.kind': 'vmfs3', 'disk.format': 'thin', 'workload.profile': 'quick' });
+  });
+
+  it('a playbook counts: axes product × repeat, with exclude and include applied', () => {
+    const plan = buildPlan(
+      pb({
+        matrix: { disk: { format: ['thin', 'eagerzeroedthick'], sizeGb: [10, 20, 40] }, workload: { profile: ['quick', 'cdm8-default'] } },
+        exclude: [{ 'disk.format': 'eagerzeroedthick', 'disk.sizeGb': 40 }],
+        include: [{ 'disk.format': 'thin', 'disk.sizeGb': 80 }],
+        repeat: 3,
+      }),
+      'lab-local',
+      { runId: 'rtest', provider: 'local' },
+    );
+    // 2 × 3 × 2 = 12, minus 2 excluded (both profiles), plus 1 included
+    expect(plan.permutations).toHaveLength(11);
+    expect(plan.permutations.every((p) => p.repetitions === 3)).toBe(true);
+    expect(plan.permutations.map((p) => p.index)).toEqual([...Array(11).keys()]);
+    expect(plan.permutations.filter((p) => p.axes['disk.sizeGb'] === 40 && p.axes['disk.format'] === 'eagerzeroedthick')).toHaveLength(0);
+    expect(plan.permutations.at(-1)!.axes).toEqual({ 'disk.format': 'thin', 'disk.sizeGb': 80, 'workload.profile': 'quick' });
+    expect(plan.axes.map((a) => a.name)).toEqual(['disk.format', 'disk.sizeGb', 'workload.profile']);
+    // the plan is data: it survives a JSON round trip unchanged
+    expect(JSON.parse(JSON.stringify(plan))).toEqual(plan);
+  });
+});
+
+describe('stable permutation ids', () => {
+  it('depend on the axes only: same axes → same id, whatever the key order or run', () => {
+    const a = permutationId({ 'disk.format': 'thin', 'datastore.kind': 'vmfs6', 'workload.profile': 'quick' });
+    const b = permutationId({ 'workload.profile': 'quick', 'datastore.kind': 'vmfs6', 'disk.format': 'thin' });
+    expect(a).toBe(b);
+    expect(a).toMatch(/^p[0-9a-f]{12}$/);
+    expect(axesKey({ b: 1, a: 2 })).toBe(axesKey({ a: 2, b: 1 }));
+  });
+
+  it('are pinned: a change of the hashing would orphan every stored run (resume, compare)', () => {
+    expect(permutationId({ 'workload.profile': 'cdm8-default' })).toBe('p577ca69eed2a');
+  });
+
+  it('differ for different values, including a typed 1 vs "1"', () => {
+    const ids = new Set([permutationId({ x: 1 }), permutationId({ x: '1' }), permutationId({ x: 2 }), permutationId({ y: 1 })]);
+    expect(ids.size).toBe(4);
+  });
+
+  it('are the same in two plans of the same playbook with different run ids; owned names carry both', () => {
+    const book = pb({ matrix: { disk: { format: ['thin', 'lazyzeroedthick'] }, workload: { profile: ['quick'] } } });
+    const one = buildPlan(book, 'x', { runId: newRunId(), provider: 'local' });
+    const two = buildPlan(book, 'x', { runId: newRunId(), provider: 'local' });
+    expect(one.runId).not.toBe(two.runId);
+    expect(one.permutations.map((p) => p.permutationId)).toEqual(two.permutations.map((p) => p.permutationId));
+    expect(ownedPrefix(one.runId, one.permutations[0]!.permutationId)).toMatch(OWNED_NAME);
+  });
+
+  it('100,000 permutations get 100,000 distinct ids', () => {
+    const range = (n: number) => Array.from({ length: n }, (_, i) => i + 1);
+    const profiles = Object.keys(PROFILES).slice(0, 10);
+    expect(profiles).toHaveLength(10);
+    const plan = buildPlan(pb({ matrix: { disk: { format: ['thin'], sizeGb: range(100), blockSizeBytes: range(100) }, workload: { profile: profiles } } }), 'x', {
+      runId: 'rbig',
+      provider: 'local',
+    });
+    expect(plan.permutations).toHaveLength(100_000);
+    expect(new Set(plan.permutations.map((p) => p.permutationId)).size).toBe(100_000);
+  });
+});
+
+describe('seeded shuffle', () => {
+  const items = Array.from({ length: 50 }, (_, i) => i);
+
+  it('is reproducible for a seed, different for another, and a permutation of the input', () => {
+    const a = shuffle(items, 42);
+    expect(shuffle(items, 42)).toEqual(a);
+    expect(a).not.toEqual(items);
+    expect([...a].sort((x, y) => x - y)).toEqual(items);
+    expect(shuffle(items, 43)).not.toEqual(a);
+    expect(items[0]).toBe(0); // input untouched
+  });
+
+  it('order.randomize reorders the plan reproducibly; ids follow their axes, indexes follow run order', () => {
+    const matrix = { volume: { sizeGb: [1, 2, 3, 4, 5, 6, 7, 8] }, workload: { profile: ['quick'] } };
+    const plain = buildPlan(pb({ matrix }), 'x', { runId: 'r1', provider: 'local' });
+    const s1 = buildPlan(pb({ matrix, order: { randomize: true, seed: 7 } }), 'x', { runId: 'r1', provider: 'local' });
+    const s1again = buildPlan(pb({ matrix, order: { randomize: true, seed: 7 } }), 'x', { runId: 'r2', provider: 'local' });
+    const s2 = buildPlan(pb({ matrix, order: { randomize: true, seed: 8 } }), 'x', { runId: 'r1', provider: 'local' });
+    const ids = (p: typeof plain) => p.permutations.map((x) => x.permutationId);
+    expect(ids(s1)).toEqual(ids(s1again));
+    expect(ids(s1)).not.toEqual(ids(plain));
+    expect(ids(s2)).not.toEqual(ids(s1));
+    expect([...ids(s1)].sort()).toEqual([...ids(plain)].sort());
+    expect(s1.permutations.map((p) => p.index)).toEqual([0, 1, 2, 3, 4, 5, 6, 7]);
+  });
+});
+
+describe('estimate', () => {
+  it('workload time = repetitions × (tests × (passes + warm-up) × (runtime + ramp) + intervals between tests)', () => {
+    const book = pb({ matrix: { workload: { profile: ['cdm8-default'] } }, settings: { runtimeSec: 2, rampSec: 1, passes: 3, warmupPass: true, intervalSec: 4 }, repeat: 2 });
+    const profile = resolveProfiles(book)['cdm8-default']!;
+    expect(profile.tests).toHaveLength(8);
+    // per repetition: 8 × (3 + 1) × (2 + 1) = 96, plus 7 intervals × 4 = 28 → 124; × 2
+    expect(workloadSec(profile, 2)).toBe(248);
+    const plan = buildPlan(book, 'x', { runId: 'r', provider: 'local' });
+    expect(plan.permutations[0]!.estimateSec).toBe(248);
+    expect(plan.totalEstimateSec).toBe(248);
+  });
+
+  it('adds per-step figures and eager zeroing by size', () => {
+    const book = pb({ matrix: { workload: { profile: ['quick'] } }, repeat: 1 });
+    const profile = resolveProfiles(book).quick!;
+    const base = workloadSec(profile, 1);
+    expect(base).toBe(8); // the quick preset: 8 tests, one 1 s pass each, no intervals
+    const step = (operation: string): PlannedStep => ({ step: 'x', provider: 'esxi-shell', operation, arguments: {}, destructive: false });
+    const steps = [step('CreateVmfsDatastore'), step('something-else'), { ...step('fio'), step: 'workload' }];
+    expect(estimatePermutationSec(profile, 1, steps, { 'disk.format': 'thin', 'disk.sizeGb': 10 })).toBe(base + 15 + 5);
+    // 10 GiB at 500 MB/s = 21.47 s of zeroing
+    expect(estimatePermutationSec(profile, 1, steps, { 'disk.format': 'eagerzeroedthick', 'disk.sizeGb': 10 })).toBe(Math.round(base + 20 + (10 * 1024 ** 3) / 500e6));
+  });
+
+  it('settings override the preset timing; the preset itself is untouched', () => {
+    const p = resolveProfiles(pb({ matrix: { workload: { profile: ['cdm8-default'] } }, settings: { fileSize: '8m', runtimeSec: 1, passes: 1 } }))['cdm8-default']!;
+    expect(p).toMatchObject({ fileSizeBytes: 8 * 1024 * 1024, runtimeSec: 1, passes: 1, warmupPass: true, intervalSec: 5 });
+    expect(PROFILES['cdm8-default']!.runtimeSec).toBe(5);
+  });
+});
