@@ -10,13 +10,14 @@ import { figureLine, pending } from './lib/figure.ts';
 import { machineInfo } from './lib/machine.ts';
 import { readResults, renderResultsMd } from './lib/results-file.ts';
 import { fidelity } from './fidelity.ts';
+import { orchestration } from './orchestration.ts';
 
 const BENCH_DIR = path.dirname(fileURLToPath(import.meta.url));
 const ROOT = path.dirname(BENCH_DIR);
 const RESULTS_JSON = path.join(BENCH_DIR, 'results.json');
 const RESULTS_MD = path.join(BENCH_DIR, 'RESULTS.md');
 
-const BENCHMARKS: Benchmark[] = [fidelity];
+const BENCHMARKS: Benchmark[] = [fidelity, orchestration];
 
 function parseArgs(argv: string[]): { only: string[]; quick: boolean; keep: boolean } {
   const only: string[] = [];

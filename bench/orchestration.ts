@@ -1,0 +1,193 @@
+// Orchestration speed on the vcsim harness: N cycles of create+attach a thin disk, create+attach
+// an eager-zeroed disk, detach+delete both — storsweep's vSphere client, a pyvmomi script making the
+// same calls, and Ansible's vmware_guest_disk, all in one run against one simulator. Also how long
+// storsweep takes to notice that a task finished (WaitForUpdatesEx), using the harness's slowTask
+// so the task completes well after the call returned.
+import { execFile } from 'node:child_process';
+import fs from 'node:fs/promises';
+import path from 'node:path';
+import { startVcsim, type VcsimHandle } from '../src/lab/vcsim.ts';
+import { VsphereClient, type MoRef } from '../src/providers/vsphere/client.ts';
+import { isScsiController } from '../src/providers/vsphere/disks.ts';
+import { reconfigVMTask } from '../src/providers/vsphere/methods.ts';
+import { waitForTask } from '../src/providers/vsphere/task.ts';
+import type { TaskInfo } from '../src/providers/vsphere/types.ts';
+import type { BenchContext, BenchOutcome, Benchmark } from './lib/bench.ts';
+import { bounded, figure, type Figure } from './lib/figure.ts';
+import { median, quantile, sum } from './lib/stats.ts';
+
+const VM = 'DC0_H0_VM0';
+const DATASTORE = 'LocalDS_0';
+const SIZE_MB = 16;
+const ANSIBLE_CONTROLLER: Record<string, string> = {
+  VirtualLsiLogicController: 'lsilogic',
+  VirtualLsiLogicSASController: 'lsilogicsas',
+  ParaVirtualSCSIController: 'paravirtual',
+  VirtualBusLogicController: 'buslogic',
+};
+const HERE = path.join(path.dirname(new URL(import.meta.url).pathname), 'orchestration');
+
+function run(file: string, args: string[], opts: { stdin?: string; env?: NodeJS.ProcessEnv; cwd?: string; timeoutMs: number }): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const p = execFile(file, args, { maxBuffer: 64 << 20, timeout: opts.timeoutMs, env: opts.env ?? process.env, cwd: opts.cwd }, (err, stdout, stderr) => {
+      if (err) reject(new Error(`${path.basename(file)} ${args.join(' ')} failed: ${err.message}\n${stderr.slice(-2000)}\n${stdout.slice(-3000)}`));
+      else resolve(stdout);
+    });
+    p.stdin?.end(opts.stdin ?? '');
+  });
+}
+
+async function storsweepCycles(client: VsphereClient, vm: MoRef, n: number, prefix: string): Promise<number[]> {
+  const out: number[] = [];
+  for (let i = 0; i < n; i++) {
+    const t0 = performance.now();
+    const thin = await client.createDisk(vm, { datastore: DATASTORE, fileName: `${prefix}-ts-${i}-thin.vmdk`, sizeBytes: SIZE_MB * 2 ** 20, format: 'thin' });
+    const eager = await client.createDisk(vm, { datastore: DATASTORE, fileName: `${prefix}-ts-${i}-eager.vmdk`, sizeBytes: SIZE_MB * 2 ** 20, format: 'eagerzeroedthick' });
+    await client.detachDisk(vm, thin.key, { deleteFile: true });
+    await client.detachDisk(vm, eager.key, { deleteFile: true });
+    out.push(performance.now() - t0);
+  }
+  return out;
+}
+
+/** Epoch milliseconds with the sub-millisecond digits a Date would drop. */
+function epochMs(v: unknown): number {
+  if (v instanceof Date) return v.getTime();
+  const s = String(v);
+  const m = /^(.*T\d\d:\d\d:\d\d)(\.\d+)?(Z|[+-]\d\d:\d\d)$/.exec(s);
+  if (!m) return Date.parse(s);
+  return Date.parse(`${m[1]}${m[3]}`) + Number(`0${m[2] ?? '.0'}`) * 1000;
+}
+
+/** Task completion (server's completeTime) → waitForTask resolving, for `n` slow reconfigures. */
+async function noticeLatency(sim: VcsimHandle, client: VsphereClient, vm: MoRef, n: number, slowMs: number, prefix: string): Promise<number[]> {
+  const out: number[] = [];
+  for (let i = 0; i < n; i++) {
+    const devices = await client.devices(vm);
+    const ctrl = devices.filter(isScsiController).sort((a, b) => (a.busNumber ?? 0) - (b.busNumber ?? 0))[0]!;
+    const used = new Set(devices.filter((d) => d.controllerKey === ctrl.key).map((d) => d.unitNumber));
+    const unit = [...Array(16).keys()].find((u) => u !== 7 && !used.has(u))!;
+    await sim.control.slowTask('ReconfigVM_Task', slowMs);
+    const task = await reconfigVMTask(client.session, vm, {
+      deviceChange: [
+        {
+          operation: 'add',
+          fileOperation: 'create',
+          device: {
+            _type: 'VirtualDisk',
+            key: -1,
+            backing: { _type: 'VirtualDiskFlatVer2BackingInfo', fileName: `[${DATASTORE}] ${prefix}-lat-${i}.vmdk`, diskMode: 'independent_persistent', thinProvisioned: true },
+            controllerKey: ctrl.key,
+            unitNumber: unit,
+            capacityInKB: SIZE_MB * 1024,
+            capacityInBytes: SIZE_MB * 2 ** 20,
+          },
+        },
+      ],
+    });
+    let last: TaskInfo | undefined;
+    await waitForTask(client.session, client.serviceContent, task, { onProgress: (info) => (last = info) });
+    const returned = performance.timeOrigin + performance.now();
+    await sim.control.slowTask('ReconfigVM_Task', 0);
+    if (!last?.completeTime) throw new Error(`task ${task.value} finished without completeTime`);
+    out.push(returned - epochMs(last.completeTime));
+    const disk = (await client.devices(vm)).find((d) => d._type === 'VirtualDisk' && d.controllerKey === ctrl.key && d.unitNumber === unit);
+    if (disk) await client.detachDisk(vm, disk.key, { deleteFile: true });
+  }
+  return out;
+}
+
+export const orchestration: Benchmark = {
+  name: 'orchestration',
+  title: 'Orchestration on the vcsim harness: storsweep vs pyvmomi vs Ansible',
+  async run(ctx: BenchContext): Promise<BenchOutcome> {
+    const n = ctx.quick ? 5 : 50;
+    const nAnsible = ctx.quick ? 2 : 10;
+    const prefix = `bench${process.pid}`;
+    const sim = await startVcsim({ dataDir: path.join(ctx.workDir, 'vcsim') });
+    const figures: Figure[] = [];
+    const notes: string[] = [];
+    try {
+      const client = await VsphereClient.connect({ url: sim.url, username: sim.username, password: sim.password, thumbprint: sim.thumbprint });
+      try {
+        const vm = await client.findVm(VM);
+        // Ansible addresses disks by controller type + bus + unit; give it the ones storsweep would pick.
+        const devices = await client.devices(vm);
+        const ctrl = devices.filter(isScsiController).sort((a, b) => (a.busNumber ?? 0) - (b.busNumber ?? 0))[0];
+        const controllerType = ANSIBLE_CONTROLLER[ctrl?._type ?? ''];
+        if (!ctrl || !controllerType || ctrl.busNumber !== 0) throw new Error(`${VM} has no SCSI controller on bus 0 that Ansible can address`);
+        const usedUnits = new Set(devices.filter((d) => d.controllerKey === ctrl.key).map((d) => d.unitNumber));
+        const freeUnits = [...Array(16).keys()].filter((u) => u !== 7 && !usedUnits.has(u));
+
+        // one unmeasured cycle each: connection pools, Python imports, JIT
+        await storsweepCycles(client, vm, 1, `${prefix}-warm`);
+        ctx.log(`storsweep: ${n} cycles`);
+        await sim.control.reset();
+        const ts = await storsweepCycles(client, vm, n, prefix);
+        const tsCalls = await sim.control.calls();
+
+        ctx.log(`pyvmomi: ${n} cycles`);
+        const pyReq = { url: sim.url, username: sim.username, password: sim.password, certFile: sim.certFile, vm: VM, datastore: DATASTORE, sizeMb: SIZE_MB, prefix };
+        await run('/usr/bin/python3', [path.join(HERE, 'pyvmomi_cycles.py')], { stdin: JSON.stringify({ ...pyReq, cycles: 1, prefix: `${prefix}-warm` }), timeoutMs: 120_000 });
+        await sim.control.reset();
+        const py = JSON.parse(await run('/usr/bin/python3', [path.join(HERE, 'pyvmomi_cycles.py')], { stdin: JSON.stringify({ ...pyReq, cycles: n }), timeoutMs: 600_000 })) as { connectMs: number; cycleMs: number[] };
+        const pyCalls = await sim.control.calls();
+
+        ctx.log(`ansible: ${nAnsible} cycles`);
+        const u = new URL(sim.url);
+        const stampsFile = path.join(ctx.workDir, 'ansible-stamps.json');
+        const varsFile = path.join(ctx.workDir, 'ansible-vars.json');
+        await fs.writeFile(
+          varsFile,
+          JSON.stringify({ vc_host: u.hostname, vc_port: Number(u.port), vc_user: sim.username, vc_pass: sim.password, datacenter: 'DC0', vm: VM, datastore: DATASTORE, size_mb: SIZE_MB, cycles: nAnsible, controller_type: controllerType, unit_thin: freeUnits[0], unit_eager: freeUnits[1], stamps_file: stampsFile, pyvmomi_script: path.join(HERE, 'pyvmomi_cycles.py'), pyvmomi_req: pyReq }),
+        );
+        const env = { ...process.env, ANSIBLE_PYTHON_INTERPRETER: '/usr/bin/python3', ANSIBLE_LOCALHOST_WARNING: 'false', ANSIBLE_INVENTORY_UNPARSED_WARNING: 'false', ANSIBLE_NOCOLOR: '1', ANSIBLE_RETRY_FILES_ENABLED: 'false' };
+        await sim.control.reset();
+        const a0 = performance.now();
+        await run('ansible-playbook', ['-i', 'localhost,', '-e', `@${varsFile}`, path.join(HERE, 'ansible', 'cycles.yml')], { env, cwd: ctx.workDir, timeoutMs: 1_800_000 });
+        const ansibleWallMs = performance.now() - a0;
+        const ansibleCalls = await sim.control.calls();
+        const { stamps, created } = JSON.parse(await fs.readFile(stampsFile, 'utf8')) as { stamps: number[]; created: number[] };
+        const an = stamps.slice(1).map((t, i) => (t - stamps[i]!) * 1000);
+        // the two vmware_guest_disk creates alone, per cycle
+        const anCreate = created.map((t, i) => (t - stamps[i]!) * 1000);
+
+        const mTs = median(ts);
+        const mPy = median(py.cycleMs);
+        const mAn = median(an);
+        figures.push(
+          figure('orchestration.storsweep_cycle_median', mTs, 'ms', 'none', null, `p90 ${quantile(ts, 0.9).toFixed(1)} ms over ${n} cycles`),
+          figure('orchestration.pyvmomi_cycle_median', mPy, 'ms', 'none', null, `p90 ${quantile(py.cycleMs, 0.9).toFixed(1)} ms over ${n} cycles`),
+          figure('orchestration.ansible_cycle_median', mAn, 'ms', 'none', null, `${nAnsible} cycles; ansible-playbook wall ${(ansibleWallMs / 1000).toFixed(1)} s in all`),
+          figure('orchestration.ansible_two_creates_median', median(anCreate), 'ms', 'none', null, 'the two vmware_guest_disk create+attach calls of a cycle'),
+          bounded('orchestration.storsweep_vs_pyvmomi', mTs / mPy, '', { atMost: 1 }, 'storsweep median / pyvmomi median'),
+          bounded('orchestration.ansible_vs_storsweep', mAn / mTs, '×', { atLeast: 10 }, 'Ansible median / storsweep median'),
+        );
+        const perCycle = (calls: Record<string, number>, cycles: number) =>
+          `${(sum(Object.values(calls)) / cycles).toFixed(1)} (${Object.entries(calls)
+            .sort((a, b) => b[1] - a[1])
+            .map(([k, v]) => `${k} ${(v / cycles).toFixed(1)}`)
+            .join(', ')})`;
+        notes.push(
+          `Each cycle: create+attach a ${SIZE_MB} MiB thin disk, create+attach a ${SIZE_MB} MiB eager-zeroed disk, detach+delete both (fileOperation destroy) on ${VM}, datastore ${DATASTORE}; one vcsim harness process for all three, sequentially (storsweep, then pyvmomi, then Ansible), each after one unmeasured warm-up cycle (Ansible: none).`,
+          `SOAP calls per cycle (harness counter) — storsweep: ${perCycle(tsCalls, n)}.`,
+          `pyvmomi: ${perCycle(pyCalls, n)}; pyvmomi login ${py.connectMs.toFixed(0)} ms, not in the cycle times.`,
+          `Ansible: ${perCycle(ansibleCalls, nAnsible)}. Ansible runs only ${nAnsible} cycles (each of its 4 tasks starts a Python process and logs in again, ~seconds per cycle). The creates are vmware_guest_disk calls; the detach+delete tasks are \`command\` tasks running the pyvmomi script's detach (one Python start, login, ReconfigVM_Task), because vmware_guest_disk state=absent fails on the simulator: govmomi 0.24's vcsim does not add a disk placed at an explicit unit number to its controller's \`device\` list, where the module looks for it ("Not found disk"). A real vCenter keeps that list, and the module would then do about the same work. Per-cycle times come from timestamps taken by the playbook between cycles, so ansible-playbook's start-up is excluded. Ansible uses validate_certs: false (it cannot pin a thumbprint); storsweep and pyvmomi verify the certificate.`,
+        );
+
+        ctx.log('task-completion-to-notice latency');
+        const slowMs = 200;
+        const lat = await noticeLatency(sim, client, vm, ctx.quick ? 5 : 30, slowMs, prefix);
+        figures.push(bounded('orchestration.task_notice_latency_median', median(lat), 'ms', { below: 20 }, `p90 ${quantile(lat, 0.9).toFixed(2)} ms, max ${Math.max(...lat).toFixed(2)} ms over ${lat.length} tasks`));
+        notes.push(
+          `Notice latency: ReconfigVM_Task with the harness's slowTask(${slowMs} ms), so the task completes ~${slowMs} ms after the call returned; measured from the task's server-side info.completeTime (same host clock, sub-ms precision) to the moment storsweep's waitForTask resolves (WaitForUpdatesEx long-poll on a private PropertyCollector, including destroying that collector).`,
+        );
+      } finally {
+        await client.logout().catch(() => undefined);
+      }
+    } finally {
+      await sim.stop();
+    }
+    return { figures, notes };
+  },
+};
