@@ -300,16 +300,15 @@ export class SoapClient {
     const c = code && code !== 'ERR_BAD_RESPONSE' ? code : causeCode;
     if (c && TLS_CODES.has(c)) {
       return new HostVerificationFailed(
-        `TLS verification of ${this.host} failed (${c}): set caFile or a SHA-256 thumbprint for this endpoint`,
+        `TLS verification of ${this.host} failed (${c}): ${(err as Error).message}; set caFile or a SHA-256 thumbprint for this endpoint`,
         this.host,
-        { cause: err },
+        { cause: Object.assign(new Error((err as Error).message), { code: c }) },
       );
     }
-    return new SoapTransportError(
-      `${method} to ${this.url} failed: ${(err as Error).message}`,
-      { url: this.url, method, code: c, ambiguous },
-      { cause: err },
-    );
+    // The axios error carries the request config (session cookie, Login body): keep only what
+    // a log may show.
+    const cause = Object.assign(new Error((err as Error).message), { code: c });
+    return new SoapTransportError(`${method} to ${this.url} failed: ${(err as Error).message}`, { url: this.url, method, code: c, ambiguous }, { cause });
   }
 
   /** GET /sdk/vimServiceVersions.xml and adopt the server's urn:vim25 version for SOAPAction. */

@@ -595,6 +595,33 @@ func (dss *datastoreSystem) RemoveDatastore(ctx *simulator.Context, req *types.R
 			&types.ResourceInUse{Type: "Datastore", Name: ds.Name})
 		return body
 	}
+	// No VM has files here any more; drop the stale references vcsim keeps (see vmsUsing) so
+	// no VM points at the destroyed datastore afterwards.
+	for _, e := range simulator.Map.All("VirtualMachine") {
+		if vm, ok := e.(*simulator.VirtualMachine); ok {
+			simulator.Map.WithLock(vm, func() {
+				var refs []types.ManagedObjectReference
+				for _, r := range vm.Datastore {
+					if r != ds.Self {
+						refs = append(refs, r)
+					}
+				}
+				vm.Datastore = refs
+				if vm.LayoutEx != nil {
+					// vcsim keeps layout entries of destroyed disks and resolves their datastore on
+					// every later reconfigure; a file on a removed datastore would panic there.
+					var files []types.VirtualMachineFileLayoutExFileInfo
+					for _, f := range vm.LayoutEx.File {
+						if !strings.HasPrefix(f.Name, "["+ds.Name+"]") {
+							files = append(files, f)
+						}
+					}
+					vm.LayoutEx.File = files
+				}
+			})
+		}
+	}
+	simulator.Map.WithLock(ds, func() { ds.Vm = nil })
 
 	// vcsim aliases HostSystem.datastore and HostDatastoreSystem.datastore and removes
 	// references in place, so compute the remaining list up front, as a fresh slice.

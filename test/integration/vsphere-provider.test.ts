@@ -1,0 +1,320 @@
+// The vSphere client and provider against the vcsim harness, read back through pyvmomi (an
+// independent client) and the harness's own call counter.
+import { execFile } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { UnsafeOperation } from '../../src/errors.ts';
+import { startVcsim, type VcsimHandle } from '../../src/lab/vcsim.ts';
+import { VsphereClient, type MoRef } from '../../src/providers/vsphere/client.ts';
+import type { VsphereTargetConfig } from '../../src/providers/vsphere/config.ts';
+import { TaskFailed } from '../../src/providers/vsphere/fault.ts';
+import { createVsphereProvider } from '../../src/providers/vsphere/provider.ts';
+import { planVsphereSteps } from '../../src/providers/vsphere/steps.ts';
+import type { CreatedObject, Provider, ProviderContext } from '../../src/run/provider.ts';
+
+const VERIFY = fileURLToPath(new URL('../harness/pyvmomi/verify_vsphere.py', import.meta.url));
+
+interface PyDatastore {
+  type: string;
+  infoType: string;
+  blockSizeMb?: number;
+  blockSize?: number;
+  majorVersion?: number;
+  extents?: string[];
+}
+interface PyDisk {
+  key: number;
+  fileName: string;
+  backingType: string;
+  thinProvisioned?: boolean;
+  eagerlyScrub?: boolean;
+  compatibilityMode?: string;
+  deviceName?: string;
+}
+
+function pyvmomi(sim: VcsimHandle, req: { datastores?: string[]; vm?: string; count?: string }): Promise<{ datastores: Record<string, PyDatastore | null>; disks?: PyDisk[]; count?: number }> {
+  return new Promise((resolve, reject) => {
+    const p = execFile('/usr/bin/python3', [VERIFY], { timeout: 60_000 }, (err, stdout, stderr) => {
+      if (err) reject(new Error(`verify_vsphere.py failed: ${stderr || err.message}`));
+      else resolve(JSON.parse(stdout));
+    });
+    p.stdin!.end(JSON.stringify({ url: sim.url, username: sim.username, password: sim.password, certFile: sim.certFile, ...req }));
+  });
+}
+
+const events: string[] = [];
+function ctx(permutationId: string): ProviderContext {
+  return { runId: 'it', permutationId, axes: {}, signal: new AbortController().signal, log: (m) => events.push(m) };
+}
+
+let sim: VcsimHandle;
+let client: VsphereClient;
+let host: MoRef;
+let luns: string[];
+
+beforeAll(async () => {
+  sim = await startVcsim();
+  client = await VsphereClient.connect({ url: sim.url, username: sim.username, password: sim.password, thumbprint: sim.thumbprint });
+  host = await client.findHost('DC0_H0');
+  luns = (await client.listVmfsCandidateDisks(host)).map((d) => d.canonicalName).sort();
+});
+
+afterAll(async () => {
+  await client?.logout();
+  await sim?.stop();
+});
+
+function target(over: Partial<VsphereTargetConfig> = {}): VsphereTargetConfig {
+  return {
+    vcenter: { url: sim.url, username: sim.username, password: sim.password, thumbprint: sim.thumbprint },
+    datacenter: 'DC0',
+    host: 'DC0_H0',
+    vm: 'DC0_H0_VM0',
+    datastore: 'LocalDS_0',
+    vmfsDevice: luns[0]!,
+    rdmDevice: luns[1]!,
+    allowedDevices: [luns[0]!, luns[1]!],
+    ...over,
+  };
+}
+
+/** Apply a permutation's steps and tear down in reverse, like the executor does. */
+async function runPermutation(provider: Provider, axes: Record<string, string | number>, prefix: string, inspect: (created: CreatedObject[]) => Promise<void>, t = target()): Promise<void> {
+  const steps = planVsphereSteps(axes, t, { prefix });
+  const created: CreatedObject[] = [];
+  try {
+    for (const s of steps) {
+      const obj = await provider.apply(s, ctx(prefix));
+      if (obj) created.push(obj);
+    }
+    await inspect(created);
+  } finally {
+    for (const o of created.reverse()) await provider.destroy(o, ctx(prefix));
+  }
+}
+
+describe('inventory', () => {
+  it('finds objects by name and by inventory path, and names the candidates when not found', async () => {
+    const dc = await client.findDatacenter();
+    expect(dc.type).toBe('Datacenter');
+    expect(await client.findHost('DC0/host/DC0_C0/DC0_C0_H1')).toEqual((await client.list('HostSystem')).find((h) => h.name === 'DC0_C0_H1')!.ref);
+    expect((await client.findVm('DC0_H0_VM1', dc)).type).toBe('VirtualMachine');
+    await expect(client.findVm('no-such-vm')).rejects.toThrow(/VM "no-such-vm" not found on .*there are: .*DC0_H0_VM0/);
+  });
+
+  it('pages through ContinueRetrievePropertiesEx with maxObjects and gets what pyvmomi sees', async () => {
+    await sim.control.reset();
+    const vms = await client.list('VirtualMachine', undefined, { maxObjects: 1 });
+    const calls = await sim.control.calls();
+    const py = await pyvmomi(sim, { count: 'VirtualMachine' });
+    expect(vms).toHaveLength(py.count!);
+    expect(py.count).toBeGreaterThanOrEqual(3);
+    // one page per VM: the first from RetrievePropertiesEx, the rest continued
+    expect(calls.ContinueRetrievePropertiesEx).toBe(py.count! - 1);
+    expect(new Set(vms.map((v) => v.ref.value)).size).toBe(vms.length);
+  });
+});
+
+describe('datastores at every VMFS version and block size', () => {
+  const cases: Array<[Record<string, string | number>, number, number]> = [
+    [{ 'datastore.kind': 'vmfs3', 'datastore.blockSizeMb': 1 }, 3, 1],
+    [{ 'datastore.kind': 'vmfs3', 'datastore.blockSizeMb': 2 }, 3, 2],
+    [{ 'datastore.kind': 'vmfs3', 'datastore.blockSizeMb': 4 }, 3, 4],
+    [{ 'datastore.kind': 'vmfs3', 'datastore.blockSizeMb': 8 }, 3, 8],
+    [{ 'datastore.kind': 'vmfs5', 'datastore.blockSizeMb': 1 }, 5, 1],
+    [{ 'datastore.kind': 'vmfs6', 'datastore.blockSizeMb': 1 }, 6, 1],
+  ];
+  for (const [axes, major, mb] of cases) {
+    it(`${String(axes['datastore.kind'])} ${mb} MB: pyvmomi reads majorVersion ${major}, blockSizeMb ${mb}`, async () => {
+      const provider = createVsphereProvider(target());
+      const prefix = `ss-it-v${major}b${mb}`;
+      try {
+        await runPermutation(provider, { ...axes, 'disk.format': 'thin', 'disk.sizeGb': 1 }, prefix, async (created) => {
+          expect(created.map((c) => c.kind)).toEqual(['datastore', 'disk']);
+          const py = await pyvmomi(sim, { datastores: [`${prefix}-ds`], vm: 'DC0_H0_VM0' });
+          expect(py.datastores[`${prefix}-ds`]).toMatchObject({ type: 'VMFS', infoType: 'VmfsDatastoreInfo', majorVersion: major, blockSizeMb: mb, extents: [luns[0]] });
+          const ours = await client.readDatastore((await client.findDatastore(`${prefix}-ds`))!);
+          expect(ours.info.vmfs).toMatchObject({ majorVersion: major, blockSizeMb: mb });
+          expect(py.disks!.find((d) => d.fileName === `[${prefix}-ds] ${prefix}-disk.vmdk`)).toMatchObject({ thinProvisioned: true });
+        });
+        const after = await pyvmomi(sim, { datastores: [`${prefix}-ds`], vm: 'DC0_H0_VM0' });
+        expect(after.datastores[`${prefix}-ds`]).toBeNull();
+        expect(after.disks!.some((d) => d.fileName.includes(prefix))).toBe(false);
+      } finally {
+        await provider.close();
+      }
+    });
+  }
+
+  it('vmfs6 with 64 KB blocks: blockSize 64 (KiB)', async () => {
+    const provider = createVsphereProvider(target());
+    try {
+      await runPermutation(provider, { 'datastore.kind': 'vmfs6', 'datastore.blockSizeKb': 64, 'disk.format': 'thin', 'disk.sizeGb': 1 }, 'ss-it-v6k64', async () => {
+        const py = await pyvmomi(sim, { datastores: ['ss-it-v6k64-ds'] });
+        expect(py.datastores['ss-it-v6k64-ds']).toMatchObject({ majorVersion: 6, blockSize: 64 });
+      });
+    } finally {
+      await provider.close();
+    }
+  });
+
+  it('a combination the host rejects fails with the host fault and creates nothing', async () => {
+    const provider = createVsphereProvider(target());
+    try {
+      const [step] = planVsphereSteps({ 'datastore.kind': 'vmfs5', 'datastore.blockSizeMb': 8, 'disk.format': 'thin', 'disk.sizeGb': 1 }, target(), { prefix: 'ss-it-bad' });
+      await expect(provider.apply(step!, ctx('bad'))).rejects.toMatchObject({ name: 'VsphereFault' });
+      expect(await provider.find({ kind: 'datastore', name: 'ss-it-bad-ds' })).toBeNull();
+    } finally {
+      await provider.close();
+    }
+  });
+});
+
+describe('disk formats and RDMs', () => {
+  const flat: Array<[string, boolean, boolean]> = [
+    ['thin', true, false],
+    ['lazyzeroedthick', false, false],
+    ['eagerzeroedthick', false, true],
+  ];
+  for (const [format, thin, eager] of flat) {
+    it(`${format}: thinProvisioned=${thin} eagerlyScrub=${eager} as pyvmomi reads it`, async () => {
+      const provider = createVsphereProvider(target());
+      const prefix = `ss-it-${format}`;
+      try {
+        await runPermutation(provider, { 'datastore.kind': 'existing', 'disk.format': format, 'disk.sizeGb': 2 }, prefix, async (created) => {
+          const disk = created[0]!;
+          const py = await pyvmomi(sim, { vm: 'DC0_H0_VM0' });
+          const d = py.disks!.find((x) => x.key === Number(disk.id))!;
+          expect(d).toMatchObject({ backingType: 'VirtualDiskFlatVer2BackingInfo', fileName: `[LocalDS_0] ${prefix}-disk.vmdk`, thinProvisioned: thin, eagerlyScrub: eager });
+          // never on the controller's own unit
+          expect(disk.data.unitNumber).not.toBe(7);
+        });
+      } finally {
+        await provider.close();
+      }
+    });
+  }
+
+  for (const mode of ['physical', 'virtual'] as const) {
+    it(`rdm-${mode}: compatibilityMode and deviceName as pyvmomi reads them`, async () => {
+      const provider = createVsphereProvider(target());
+      const prefix = `ss-it-rdm${mode}`;
+      try {
+        await runPermutation(provider, { 'datastore.kind': 'existing', 'disk.format': `rdm-${mode}` }, prefix, async (created) => {
+          const py = await pyvmomi(sim, { vm: 'DC0_H0_VM0' });
+          const d = py.disks!.find((x) => x.key === Number(created[0]!.id))!;
+          expect(d).toMatchObject({
+            backingType: 'VirtualDiskRawDiskMappingVer1BackingInfo',
+            compatibilityMode: `${mode}Mode`,
+            deviceName: `/vmfs/devices/disks/${luns[1]}`,
+          });
+        });
+        const after = await pyvmomi(sim, { vm: 'DC0_H0_VM0' });
+        expect(after.disks!.some((d) => d.backingType === 'VirtualDiskRawDiskMappingVer1BackingInfo')).toBe(false);
+      } finally {
+        await provider.close();
+      }
+    });
+  }
+
+  it('destroy is idempotent and finds objects by owned name when the id was never recorded', async () => {
+    const provider = createVsphereProvider(target());
+    try {
+      const [step] = planVsphereSteps({ 'datastore.kind': 'existing', 'disk.format': 'thin', 'disk.sizeGb': 1 }, target(), { prefix: 'ss-it-orphan' });
+      const obj = (await provider.apply(step!, ctx('orphan')))!;
+      const found = await provider.find({ kind: 'disk', name: 'ss-it-orphan-disk' });
+      expect(found?.id).toBe(obj.id);
+      expect(await provider.destroy({ ...obj, id: null, data: {} }, ctx('orphan'))).toBe('removed');
+      expect(await provider.destroy({ ...obj, id: null, data: {} }, ctx('orphan'))).toBe('absent');
+      expect(await provider.find({ kind: 'disk', name: 'ss-it-orphan-disk' })).toBeNull();
+    } finally {
+      await provider.close();
+    }
+  });
+});
+
+describe('faults', () => {
+  it('session expiry mid-sweep: logs in again once and the sweep continues', async () => {
+    const provider = createVsphereProvider(target(), { log: (m) => events.push(m) });
+    try {
+      await runPermutation(provider, { 'datastore.kind': 'existing', 'disk.format': 'thin', 'disk.sizeGb': 1 }, 'ss-it-exp1', async () => undefined);
+      await sim.control.reset();
+      expect(await sim.control.expireSessions()).toBeGreaterThan(0);
+      await runPermutation(provider, { 'datastore.kind': 'existing', 'disk.format': 'eagerzeroedthick', 'disk.sizeGb': 1 }, 'ss-it-exp2', async (created) => {
+        // read before pyvmomi logs in on its own
+        const calls = await sim.control.calls();
+        expect(calls.Login).toBe(1);
+        expect(calls.ReconfigVM_Task).toBe(1);
+        const py = await pyvmomi(sim, { vm: 'DC0_H0_VM0' });
+        expect(py.disks!.find((d) => d.key === Number(created[0]!.id))).toMatchObject({ eagerlyScrub: true });
+      });
+      expect(events).toContain('vSphere session expired; logged in again');
+    } finally {
+      await provider.close();
+    }
+  });
+
+  it('a failing task carries the vim fault name, and the next permutation still runs', async () => {
+    const provider = createVsphereProvider(target());
+    try {
+      await sim.control.fault({ method: 'ReconfigVM_Task', fault: 'InvalidDeviceSpec', asTask: true, message: 'injected', fields: { deviceIndex: 0 } });
+      const [step] = planVsphereSteps({ 'datastore.kind': 'existing', 'disk.format': 'thin', 'disk.sizeGb': 1 }, target(), { prefix: 'ss-it-taskfail' });
+      const err = await provider.apply(step!, ctx('tf')).catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(TaskFailed);
+      expect((err as TaskFailed).faultName).toBe('InvalidDeviceSpec');
+      expect((err as TaskFailed).message).toMatch(/InvalidDeviceSpec: injected/);
+      await runPermutation(provider, { 'datastore.kind': 'existing', 'disk.format': 'thin', 'disk.sizeGb': 1 }, 'ss-it-aftertf', async (created) => {
+        expect(created).toHaveLength(1);
+      });
+    } finally {
+      await provider.close();
+    }
+  });
+
+  it('waits for a slow task through WaitForUpdatesEx (no polling)', async () => {
+    await sim.control.reset();
+    await sim.control.slowTask('ReconfigVM_Task', 1500);
+    const provider = createVsphereProvider(target());
+    try {
+      await runPermutation(provider, { 'datastore.kind': 'existing', 'disk.format': 'thin', 'disk.sizeGb': 1 }, 'ss-it-slow', async (created) => {
+        expect(created).toHaveLength(1);
+      });
+      const calls = await sim.control.calls();
+      // at least: initial state (running), then the blocking call that returns success
+      expect(calls.WaitForUpdatesEx).toBeGreaterThanOrEqual(2);
+      expect(calls.CreatePropertyCollector).toBe(calls.DestroyPropertyCollector);
+    } finally {
+      await sim.control.slowTask('ReconfigVM_Task', 0);
+      await provider.close();
+    }
+  });
+
+  it('refuses to format a disk that is not allowed: nothing is sent', async () => {
+    await sim.control.reset();
+    const err = await client
+      .createVmfsDatastore(host, { deviceCanonicalName: luns[2]!, vmfsMajorVersion: 6, name: 'ss-it-notallowed', allowedDevices: [luns[0]!] })
+      .catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(UnsafeOperation);
+    expect((err as Error).message).toContain(`refusing to format ${luns[2]} as VMFS: it is not in the inventory's allowedDevices`);
+    const calls = await sim.control.calls();
+    expect(calls.CreateVmfsDatastore ?? 0).toBe(0);
+    expect(calls.QueryVmfsDatastoreCreateOptions ?? 0).toBe(0);
+  });
+
+  it('refuses to format a disk in use by a datastore: CreateVmfsDatastore is never called', async () => {
+    const dev = luns[3]!;
+    const ds = await client.createVmfsDatastore(host, { deviceCanonicalName: dev, vmfsMajorVersion: 6, name: 'ss-it-inuse', allowedDevices: [dev] });
+    try {
+      await sim.control.reset();
+      const err = await client.createVmfsDatastore(host, { deviceCanonicalName: dev, vmfsMajorVersion: 5, name: 'ss-it-inuse2', allowedDevices: [dev] }).catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(UnsafeOperation);
+      expect((err as Error).message).toMatch(/does not report it as an unused disk/);
+      const calls = await sim.control.calls();
+      expect(calls.CreateVmfsDatastore ?? 0).toBe(0);
+      expect(calls.QueryAvailableDisksForVmfs).toBe(1);
+    } finally {
+      expect(await client.removeDatastore(host, ds)).toBe('removed');
+    }
+    expect(await client.removeDatastore(host, ds)).toBe('absent');
+  });
+});
