@@ -1,0 +1,134 @@
+// End to end on a real OpenSSH server on 127.0.0.1 with real fio: the CrystalDiskMark 8 default
+// preset (smoke-test timing) through `storsweep run`, then `results` and `report` on the run dir.
+import fs from 'node:fs';
+import path from 'node:path';
+import Database from 'better-sqlite3';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { PROFILES } from '../../src/workloads/profiles.ts';
+import type { ResultRecord } from '../../src/results/record.ts';
+import { runCli, stackTraceLines, type CliResult } from './helpers/cli.ts';
+import { startLabGuest, tinyPlaybook, type LabGuest } from './helpers/lab-guest.ts';
+
+const CDM8_IDS = ['seq-1m-q8t1-read', 'seq-1m-q8t1-write', 'seq-1m-q1t1-read', 'seq-1m-q1t1-write', 'rnd-4k-q32t1-read', 'rnd-4k-q32t1-write', 'rnd-4k-q1t1-read', 'rnd-4k-q1t1-write'];
+
+let guest: LabGuest;
+let playbook: string;
+let run: CliResult;
+let runDir: string;
+
+beforeAll(async () => {
+  guest = await startLabGuest();
+  playbook = await guest.writePlaybook('quick.yaml', tinyPlaybook({ name: 'foundation' }));
+  run = await runCli(['run', playbook, '-i', guest.inventory, '--out', guest.runsDir, '--json']);
+  const last = run.stdout.trim().split('\n').at(-1)!;
+  runDir = (JSON.parse(last) as { runDir: string }).runDir;
+});
+
+afterAll(async () => {
+  await guest?.stop();
+});
+
+describe('storsweep run over SSH with real fio', () => {
+  it('exits 0 and prints {"runDir": …} as the last line of --json output', () => {
+    expect(run.stderr).not.toMatch(/FAILED/);
+    expect(run.code).toBe(0);
+    const last = JSON.parse(run.stdout.trim().split('\n').at(-1)!) as Record<string, unknown>;
+    expect(Object.keys(last)).toEqual(['runDir']);
+    expect(path.dirname(runDir)).toBe(guest.runsDir);
+    expect(fs.existsSync(path.join(runDir, 'run.sqlite'))).toBe(true);
+  });
+
+  it('records every test of the cdm8-default preset with iops > 0 and bytesPerSecond > 0', () => {
+    expect(PROFILES['cdm8-default']!.tests.map((t) => t.id)).toEqual(CDM8_IDS);
+    const db = new Database(path.join(runDir, 'run.sqlite'), { readonly: true });
+    const records = (db.prepare('SELECT record FROM results').all() as Array<{ record: string }>).map((r) => JSON.parse(r.record) as ResultRecord);
+    const perms = db.prepare('SELECT status, completed_repetitions AS reps FROM permutations').all();
+    db.close();
+    expect(perms).toEqual([{ status: 'done', reps: 1 }]);
+    expect(records.map((r) => r.test.id).sort()).toEqual([...CDM8_IDS].sort());
+    for (const r of records) {
+      expect(r.iops, r.test.id).toBeGreaterThan(0);
+      expect(r.bytesPerSecond, r.test.id).toBeGreaterThan(0);
+      expect(r.repetition).toBe(1);
+      expect(r.axes).toEqual({ 'workload.profile': 'cdm8-default' });
+      expect(r.tool.name).toBe('fio');
+      expect(r.tool.version).toMatch(/^fio-\d/);
+      expect(r.latencyUs.mean).toBeGreaterThan(0);
+      // bytes/s = IOPS × block size (fio's own rounding aside)
+      expect(r.bytesPerSecond! / (r.iops! * r.test.blockSizeBytes)).toBeCloseTo(1, 1);
+    }
+    expect(records.find((r) => r.test.id === 'rnd-4k-q32t1-write')!.test).toEqual({ id: 'rnd-4k-q32t1-write', pattern: 'randwrite', blockSizeBytes: 4096, queueDepth: 32, threads: 1, readPercent: 0 });
+  });
+
+  it('keeps the raw fio JSON of every record at its rawPath', () => {
+    const db = new Database(path.join(runDir, 'run.sqlite'), { readonly: true });
+    const records = (db.prepare('SELECT record FROM results').all() as Array<{ record: string }>).map((r) => JSON.parse(r.record) as ResultRecord);
+    db.close();
+    for (const r of records) {
+      expect(r.rawPath).toBeTruthy();
+      const file = path.resolve(runDir, r.rawPath!);
+      expect(file.startsWith(runDir + path.sep)).toBe(true);
+      const raw = JSON.parse(fs.readFileSync(file, 'utf8')) as { 'fio version': string; jobs: Array<{ jobname: string }> };
+      expect(raw['fio version']).toBe(r.tool.version);
+      expect(raw.jobs).toHaveLength(1);
+    }
+  });
+
+  it('`results --json` prints the same records, one per line', async () => {
+    const r = await runCli(['results', runDir, '--json']);
+    expect(r.code).toBe(0);
+    const lines = r.stdout.trim().split('\n').map((l) => JSON.parse(l) as ResultRecord);
+    expect(lines).toHaveLength(8);
+    expect(new Set(lines.map((l) => l.test.id))).toEqual(new Set(CDM8_IDS));
+    expect(lines.every((l) => l.runId === lines[0]!.runId && l.permutationId === 'p577ca69eed2a')).toBe(true);
+  });
+
+  it('`results --csv` has a header and one row per record', async () => {
+    const r = await runCli(['results', runDir, '--csv']);
+    expect(r.code).toBe(0);
+    expect(r.stdout.trim().split('\n')).toHaveLength(9);
+  });
+
+  it('`report --format md` renders the run with every test', async () => {
+    const r = await runCli(['report', runDir, '--format', 'md']);
+    expect(r.code).toBe(0);
+    expect(r.stderr).toBe('');
+    expect(r.stdout).toMatch(/^# storsweep report — r[0-9a-z]+$/m);
+    expect(r.stdout).toContain('- 8 records, 1 permutations, 8 tests');
+    expect(r.stdout).toContain('workload.profile = cdm8-default');
+    // one section per test, each with a table row for the permutation
+    for (const id of CDM8_IDS) expect(r.stdout).toMatch(new RegExp(`^### ${id}\\n[^#]*\\n\\| p577ca69eed2a \\| 1 \\| [\\d,.]+ \\| [\\d,]+ \\|`, 'm'));
+    // the run itself also wrote report.md
+    expect(fs.readFileSync(path.join(runDir, 'report.md'), 'utf8')).toContain('cdm8-default');
+  });
+
+  it('`run --dry-run --json` prints one JSON line per planned call and creates no run dir', async () => {
+    const two = await guest.writePlaybook('two.yaml', tinyPlaybook({ name: 'two', profiles: ['cdm8-default', 'quick'], repeat: 2 }));
+    const out = path.join(guest.dir, 'dry-runs');
+    const r = await runCli(['run', two, '-i', guest.inventory, '--out', out, '--dry-run', '--json']);
+    expect(r.code).toBe(0);
+    const lines = r.stdout.trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
+    expect(lines).toHaveLength(2); // ssh target: no provisioning, one workload call per permutation
+    expect(lines.map((l) => [l.step, l.provider, l.destructive])).toEqual([
+      ['workload', 'ssh', false],
+      ['workload', 'ssh', false],
+    ]);
+    expect(lines.map((l) => (l.arguments as { profile: string }).profile)).toEqual(['cdm8-default', 'quick']);
+    expect((lines[0]!.arguments as { repetitions: number; tests: string[] }).repetitions).toBe(2);
+    expect((lines[0]!.arguments as { tests: string[] }).tests).toEqual(CDM8_IDS);
+    expect(lines[0]!.permutationId).toBe('p577ca69eed2a');
+    expect(fs.existsSync(out)).toBe(false);
+    expect(stackTraceLines(r.stderr)).toEqual([]);
+  });
+
+  it('`plan --json` is the same permutations with the same ids', async () => {
+    const two = path.join(guest.dir, 'two.yaml');
+    const r = await runCli(['plan', two, '-i', guest.inventory, '--json']);
+    expect(r.code).toBe(0);
+    const plan = JSON.parse(r.stdout) as { permutations: Array<{ permutationId: string; repetitions: number }>; totalEstimateSec: number };
+    expect(plan.permutations.map((p) => p.permutationId)).toEqual(['p577ca69eed2a', expect.stringMatching(/^p[0-9a-f]{12}$/)]);
+    expect(plan.permutations.every((p) => p.repetitions === 2)).toBe(true);
+    // 2 permutations × 2 repetitions × 8 tests × 1 s
+    expect(plan.totalEstimateSec).toBe(32);
+  });
+});
