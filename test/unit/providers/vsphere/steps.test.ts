@@ -1,0 +1,105 @@
+import { describe, expect, it } from 'vitest';
+import { InvalidArgument } from '../../../../src/errors.ts';
+import type { VsphereTargetConfig } from '../../../../src/providers/vsphere/config.ts';
+import { planVsphereSteps } from '../../../../src/providers/vsphere/steps.ts';
+
+const target: VsphereTargetConfig = {
+  vcenter: { url: 'https://vc.example/sdk', username: 'bench@vsphere.local', password: 's3cret-pw', thumbprint: 'AA:BB' },
+  datacenter: 'DC0',
+  host: 'esx01',
+  vm: 'bench-vm',
+  datastore: 'LocalDS_0',
+  vmfsDevice: 'naa.600a0001',
+  rdmDevice: 'naa.600a0002',
+  allowedDevices: ['naa.600a0001', 'naa.600a0002'],
+  nfs: { remoteHost: 'nas.example', remotePath: '/export/bench' },
+};
+const names = { prefix: 'ss-r1-p7' };
+
+describe('planVsphereSteps', () => {
+  it('VMFS3 8 MB + eager-zeroed disk: a destructive datastore step, then the disk on it', () => {
+    const steps = planVsphereSteps({ 'datastore.kind': 'vmfs3', 'datastore.blockSizeMb': 8, 'disk.format': 'eagerzeroedthick', 'disk.sizeGb': 16 }, target, names);
+    expect(steps).toEqual([
+      {
+        step: 'datastore',
+        provider: 'vsphere',
+        operation: 'CreateVmfsDatastore',
+        arguments: { host: 'esx01', vm: 'bench-vm', datacenter: 'DC0', name: 'ss-r1-p7-ds', device: 'naa.600a0001', vmfsMajorVersion: 3, blockSizeMb: 8 },
+        destructive: true,
+        creates: { kind: 'datastore', name: 'ss-r1-p7-ds' },
+      },
+      {
+        step: 'disk',
+        provider: 'vsphere',
+        operation: 'ReconfigVM_Task',
+        arguments: {
+          host: 'esx01',
+          vm: 'bench-vm',
+          datacenter: 'DC0',
+          deviceChange: 'add+create',
+          backing: 'flat',
+          format: 'eagerzeroedthick',
+          datastore: 'ss-r1-p7-ds',
+          fileName: 'ss-r1-p7-disk.vmdk',
+          sizeGb: 16,
+          sizeBytes: 17179869184,
+        },
+        destructive: false,
+        creates: { kind: 'disk', name: 'ss-r1-p7-disk' },
+      },
+    ]);
+  });
+
+  it('never puts a secret into a plan', () => {
+    const all = ['vmfs5', 'vmfs6', 'nfs', 'existing'].flatMap((kind) =>
+      ['thin', 'rdm-virtual'].filter((f) => !(kind === 'nfs' && f.startsWith('rdm'))).map((f) => planVsphereSteps({ 'datastore.kind': kind, 'disk.format': f, 'disk.sizeGb': 1 }, target, names)),
+    );
+    const text = JSON.stringify(all);
+    expect(text).not.toContain('s3cret-pw');
+    expect(text).not.toContain('bench@vsphere.local');
+  });
+
+  it('vmfs6 64 KB blocks use blockSizeKb; NFS mounts the share; existing adds only the disk', () => {
+    expect(planVsphereSteps({ 'datastore.kind': 'vmfs6', 'datastore.blockSizeKb': 64, 'disk.format': 'thin', 'disk.sizeGb': 1 }, target, names)[0]!.arguments).toMatchObject({ vmfsMajorVersion: 6, blockSizeKb: 64 });
+    const nfs = planVsphereSteps({ 'datastore.kind': 'nfs', 'disk.format': 'thin', 'disk.sizeGb': 1 }, target, names);
+    expect(nfs[0]).toMatchObject({ operation: 'CreateNasDatastore', destructive: false, arguments: { remoteHost: 'nas.example', remotePath: '/export/bench', name: 'ss-r1-p7-ds' } });
+    const existing = planVsphereSteps({ 'datastore.kind': 'existing', 'disk.format': 'lazyzeroedthick', 'disk.sizeGb': '4' }, target, names);
+    expect(existing.map((s) => s.step)).toEqual(['disk']);
+    expect(existing[0]!.arguments).toMatchObject({ datastore: 'LocalDS_0', sizeBytes: 4 * 1024 ** 3 });
+  });
+
+  it('RDMs: physical and virtual compatibility on the RDM device, destructive, kind rdm', () => {
+    const [ds, rdm] = planVsphereSteps({ 'datastore.kind': 'vmfs5', 'disk.format': 'rdm-physical' }, target, names);
+    expect(ds!.operation).toBe('CreateVmfsDatastore');
+    expect(rdm).toMatchObject({
+      operation: 'ReconfigVM_Task',
+      destructive: true,
+      creates: { kind: 'rdm', name: 'ss-r1-p7-rdm' },
+      arguments: { backing: 'rdm', device: 'naa.600a0002', compatibilityMode: 'physicalMode', datastore: 'ss-r1-p7-ds', fileName: 'ss-r1-p7-rdm.vmdk' },
+    });
+    expect(planVsphereSteps({ 'datastore.kind': 'existing', 'disk.format': 'rdm-virtual' }, target, names)[0]!.arguments.compatibilityMode).toBe('virtualMode');
+  });
+
+  const bad: Array<[Record<string, string | number>, Partial<VsphereTargetConfig>, RegExp]> = [
+    [{ 'datastore.kind': 'vmfs4', 'disk.format': 'thin', 'disk.sizeGb': 1 }, {}, /axis datastore.kind = "vmfs4": expected one of vmfs3, vmfs5, vmfs6, nfs, existing/],
+    [{ 'datastore.kind': 'vmfs3', 'datastore.blockSizeMb': 3, 'disk.format': 'thin', 'disk.sizeGb': 1 }, {}, /datastore.blockSizeMb = 3: expected one of 1, 2, 4, 8/],
+    [{ 'datastore.kind': 'vmfs5', 'datastore.blockSizeKb': 64, 'disk.format': 'thin', 'disk.sizeGb': 1 }, {}, /only with datastore.kind vmfs6/],
+    [{ 'datastore.kind': 'vmfs5', 'disk.format': 'thick', 'disk.sizeGb': 1 }, {}, /disk.format = "thick"/],
+    [{ 'datastore.kind': 'vmfs5', 'disk.format': 'thin' }, {}, /disk.sizeGb = undefined: expected a positive number/],
+    [{ 'datastore.kind': 'nfs', 'disk.format': 'rdm-physical' }, {}, /RDM mapping files need VMFS/],
+    [{ 'datastore.kind': 'vmfs5', 'disk.format': 'thin', 'disk.sizeGb': 1 }, { vmfsDevice: undefined }, /needs vmfsDevice to create a vmfs5 datastore/],
+    [{ 'datastore.kind': 'vmfs5', 'disk.format': 'rdm-virtual' }, { rdmDevice: 'naa.600a0001' }, /an RDM device other than the VMFS device/],
+  ];
+  for (const [axes, over, msg] of bad) {
+    it(`rejects ${JSON.stringify(axes)} ${JSON.stringify(over)} with a clear message`, () => {
+      let err: unknown;
+      try {
+        planVsphereSteps(axes, { ...target, ...over }, names);
+      } catch (e) {
+        err = e;
+      }
+      expect(err).toBeInstanceOf(InvalidArgument);
+      expect((err as Error).message).toMatch(msg);
+    });
+  }
+});
