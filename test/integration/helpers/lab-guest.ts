@@ -24,6 +24,8 @@ export interface LabGuestOptions {
   knownHosts?: (sshd: SshdHandle) => string | Promise<string>;
   /** extra lines appended under `sshHosts.guest:` (indented by the caller, 4 spaces) */
   extraSshHostLines?: string[];
+  /** extra top-level YAML appended to the inventory (e.g. a `vcenters:` section) */
+  extraInventory?: string;
 }
 
 export interface LabGuest {
@@ -109,7 +111,7 @@ export async function startLabGuest(opts: LabGuestOptions = {}): Promise<LabGues
     '    provider: local',
     `    workdir: ${workdir}`,
   ];
-  await fs.writeFile(inventory, lines.join('\n') + '\n');
+  await fs.writeFile(inventory, lines.join('\n') + '\n' + (opts.extraInventory ?? ''));
   const kill = async () => {
     for (const pid of [sshd.pid, ...descendantPids(sshd.pid)]) {
       try {
