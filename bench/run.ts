@@ -11,13 +11,14 @@ import { machineInfo } from './lib/machine.ts';
 import { readResults, renderResultsMd } from './lib/results-file.ts';
 import { fidelity } from './fidelity.ts';
 import { orchestration } from './orchestration.ts';
+import { scale } from './scale.ts';
 
 const BENCH_DIR = path.dirname(fileURLToPath(import.meta.url));
 const ROOT = path.dirname(BENCH_DIR);
 const RESULTS_JSON = path.join(BENCH_DIR, 'results.json');
 const RESULTS_MD = path.join(BENCH_DIR, 'RESULTS.md');
 
-const BENCHMARKS: Benchmark[] = [fidelity, orchestration];
+const BENCHMARKS: Benchmark[] = [fidelity, orchestration, scale];
 
 function parseArgs(argv: string[]): { only: string[]; quick: boolean; keep: boolean } {
   const only: string[] = [];

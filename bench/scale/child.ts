@@ -1,0 +1,109 @@
+// One phase of the scale benchmark, run in its own process (under /usr/bin/time -v) so its peak
+// RSS is its own: `child.ts plan|store|markdown|html <dir>`. Prints one JSON line {phase, ms, …};
+// `ms` times the operation only, not Node's and tsx's start-up (which RSS does include).
+import fs from 'node:fs';
+import path from 'node:path';
+import { playbookSchema } from '../../src/config/playbook.ts';
+import { buildPlan } from '../../src/plan/plan.ts';
+import { planVsphereSteps } from '../../src/providers/vsphere/steps.ts';
+import { buildReport } from '../../src/report/model.ts';
+import { renderHtml } from '../../src/report/html.ts';
+import { renderMarkdown } from '../../src/report/markdown.ts';
+import type { ResultRecord } from '../../src/results/record.ts';
+import { openResults, ResultStore, type RunMeta } from '../../src/results/store.ts';
+
+const [phase, dir] = process.argv.slice(2) as [string, string];
+const runDir = path.join(dir, 'run');
+
+const TARGET = { vcenter: { url: 'https://vc.example/sdk', username: 'u', password: 'p' }, host: 'esx1', vm: 'bench-vm', datastore: 'ds1', vmfsDevice: 'naa.600a', rdmDevice: 'naa.600b', allowedDevices: ['naa.600a', 'naa.600b'], nfs: { remoteHost: 'nas', remotePath: '/export' } };
+const range = (n: number) => Array.from({ length: n }, (_, i) => i + 1);
+
+/** 5 datastore kinds × 2 disk formats × 4 controllers × 1250 sizes × 2 workloads = 100,000 permutations. */
+function plan100k() {
+  const pb = playbookSchema.parse({
+    name: 'scale-plan',
+    target: 'vc',
+    matrix: {
+      datastore: { kind: ['vmfs3', 'vmfs5', 'vmfs6', 'nfs', 'existing'] },
+      disk: { format: ['thin', 'eagerzeroedthick'], controller: ['pvscsi', 'lsilogic', 'lsisas', 'buslogic'], sizeGb: range(1250) },
+      workload: { profile: ['cdm8-default', 'cdm8-peak'] },
+    },
+  });
+  return buildPlan(pb, 'vc', { runId: 'rscale', provider: 'vsphere', planSteps: (axes, names) => planVsphereSteps(axes, TARGET, names) });
+}
+
+/** 4 kinds × 5 formats × 625 sizes = 12,500 permutations of cdm8-default (8 tests) = 100,000 records. */
+function storePlan() {
+  const pb = playbookSchema.parse({
+    name: 'scale-store',
+    target: 'vc',
+    matrix: {
+      datastore: { kind: ['vmfs5', 'vmfs6', 'nfs', 'existing'] },
+      disk: { format: ['thin', 'lazyzeroedthick', 'eagerzeroedthick', 'rdm-physical', 'rdm-virtual'], sizeGb: range(625) },
+      workload: { profile: ['cdm8-default'] },
+    },
+  });
+  return buildPlan(pb, 'vc', { runId: 'rscale', provider: 'vsphere' });
+}
+
+function out(v: Record<string, unknown>): void {
+  console.log(JSON.stringify({ phase, ...v }));
+}
+
+if (phase === 'plan') {
+  const t0 = performance.now();
+  const plan = plan100k();
+  const ms = performance.now() - t0;
+  const t1 = performance.now();
+  const json = JSON.stringify(plan);
+  out({ ms, permutations: plan.permutations.length, steps: plan.permutations.reduce((a, p) => a + p.steps.length, 0), serializeMs: performance.now() - t1, jsonBytes: json.length });
+} else if (phase === 'store') {
+  const plan = storePlan();
+  fs.rmSync(runDir, { recursive: true, force: true });
+  const meta: RunMeta = { runId: plan.runId, playbook: plan.playbook, playbookFile: 'scale.yaml', inventoryFile: 'inv.yaml', target: 'vc', startedAt: new Date().toISOString(), fingerprint: {}, insecureEndpoints: [] };
+  const t0 = performance.now();
+  const store = ResultStore.create(runDir, meta, plan);
+  const createMs = performance.now() - t0;
+  const tests = plan.profiles['cdm8-default']!.tests;
+  let n = 0;
+  let seed = 1;
+  const rnd = () => ((seed = (seed * 16807) % 2147483647) / 2147483647);
+  for (const p of plan.permutations) {
+    const records: ResultRecord[] = tests.map((t) => {
+      const iops = 1000 + rnd() * 100000;
+      return {
+        runId: plan.runId,
+        permutationId: p.permutationId,
+        axes: p.axes,
+        repetition: 1,
+        test: { id: t.id, pattern: t.pattern, blockSizeBytes: t.blockSizeBytes, queueDepth: t.queueDepth, threads: t.threads, readPercent: t.readPercent },
+        iops,
+        bytesPerSecond: iops * t.blockSizeBytes,
+        latencyUs: { mean: 100 + rnd() * 500, p50: 90, p95: 400, p99: 800, p999: 1500 },
+        cpuPercent: 5 + rnd() * 20,
+        tool: { name: 'fio', version: 'fio-3.33' },
+        rawPath: `raw/${p.permutationId}/rep1/${t.id}.pass1.json`,
+        metadata: { profile: 'cdm8-default', passes: 5, aggregate: 'max' },
+      };
+    });
+    // As the executor does: one transaction (and fsync) per repetition.
+    store.addRepetition(p.permutationId, 1, records);
+    n += records.length;
+  }
+  const ms = performance.now() - t0;
+  store.close();
+  out({ ms, createMs, records: n, transactions: plan.permutations.length, dbBytes: fs.statSync(path.join(runDir, 'run.sqlite')).size });
+} else if (phase === 'markdown' || phase === 'html') {
+  const t0 = performance.now();
+  const r = openResults(runDir);
+  const records = r.records();
+  const info = r.runInfo();
+  r.close();
+  const loadMs = performance.now() - t0;
+  const report = buildReport(records, { runId: info.runId, ...(info.playbook ? { playbook: info.playbook } : {}) });
+  const text = phase === 'markdown' ? renderMarkdown(report) : renderHtml(report);
+  fs.writeFileSync(path.join(dir, phase === 'markdown' ? 'report.md' : 'report.html'), text);
+  out({ ms: performance.now() - t0, loadMs, records: records.length, bytes: text.length });
+} else {
+  throw new Error(`unknown phase ${phase}`);
+}
