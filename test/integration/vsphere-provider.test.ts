@@ -8,6 +8,7 @@ import { startVcsim, type VcsimHandle } from '../../src/lab/vcsim.ts';
 import { VsphereClient, type MoRef } from '../../src/providers/vsphere/client.ts';
 import type { VsphereTargetConfig } from '../../src/providers/vsphere/config.ts';
 import { TaskFailed } from '../../src/providers/vsphere/fault.ts';
+import { SoapTransportError } from '../../src/providers/vsphere/soap.ts';
 import { createVsphereProvider } from '../../src/providers/vsphere/provider.ts';
 import { planVsphereSteps } from '../../src/providers/vsphere/steps.ts';
 import type { CreatedObject, Provider, ProviderContext } from '../../src/run/provider.ts';
@@ -316,5 +317,60 @@ describe('faults', () => {
       expect(await client.removeDatastore(host, ds)).toBe('removed');
     }
     expect(await client.removeDatastore(host, ds)).toBe('absent');
+  });
+
+  it('a dropped connection on a read is replayed; on a mutation it is ambiguous and find() reconciles', async () => {
+    const provider = createVsphereProvider(target());
+    try {
+      await sim.control.drop({ method: 'RetrievePropertiesEx', when: 'before' });
+      expect((await client.list('HostSystem')).map((h) => h.name)).toContain('DC0_H0');
+
+      await sim.control.drop({ method: 'ReconfigVM_Task', when: 'after' });
+      const [step] = planVsphereSteps({ 'datastore.kind': 'existing', 'disk.format': 'thin', 'disk.sizeGb': 1 }, target(), { prefix: 'ss-it-drop' });
+      const err = await provider.apply(step!, ctx('drop')).catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(SoapTransportError);
+      expect((err as SoapTransportError).details).toMatchObject({ method: 'ReconfigVM_Task', ambiguous: true });
+      // the call ran before the connection closed: the disk exists and is found by its owned name
+      const found = await provider.find({ kind: 'disk', name: 'ss-it-drop-disk' });
+      expect(found).not.toBeNull();
+      expect(await provider.destroy({ ...found!, id: found!.id }, ctx('drop'))).toBe('removed');
+    } finally {
+      await provider.close();
+    }
+  });
+});
+
+describe('NFS', () => {
+  it('nfs permutation mounts the share as a datastore and unmounts it on teardown', async () => {
+    const provider = createVsphereProvider(target({ nfs: { remoteHost: 'nas.lab', remotePath: '/export/bench' } }));
+    try {
+      await runPermutation(
+        provider,
+        { 'datastore.kind': 'nfs', 'disk.format': 'thin', 'disk.sizeGb': 1 },
+        'ss-it-nfs',
+        async (created) => {
+          const py = await pyvmomi(sim, { datastores: ['ss-it-nfs-ds'], vm: 'DC0_H0_VM0' });
+          expect(py.datastores['ss-it-nfs-ds']).toMatchObject({ type: 'NFS', infoType: 'NasDatastoreInfo' });
+          expect(py.disks!.find((d) => d.key === Number(created[1]!.id))).toMatchObject({ fileName: '[ss-it-nfs-ds] ss-it-nfs-disk.vmdk', thinProvisioned: true });
+        },
+        target({ nfs: { remoteHost: 'nas.lab', remotePath: '/export/bench' } }),
+      );
+      expect((await pyvmomi(sim, { datastores: ['ss-it-nfs-ds'] })).datastores['ss-it-nfs-ds']).toBeNull();
+    } finally {
+      await provider.close();
+    }
+  });
+});
+
+describe('power and guest', () => {
+  it('power off/on are idempotent and awaited; a guest without tools never reports an IP', async () => {
+    const vm = await client.findVm('DC0_H0_VM1');
+    await client.powerOff(vm);
+    await client.powerOff(vm);
+    expect((await client.readProps(vm, ['runtime.powerState']))['runtime.powerState']).toBe('poweredOff');
+    await client.powerOn(vm);
+    expect((await client.readProps(vm, ['runtime.powerState']))['runtime.powerState']).toBe('poweredOn');
+    // vcsim VMs have no tools, so this exercises the bounded WaitForUpdatesEx wait and its error
+    await expect(client.waitForGuestIp(vm, { timeoutMs: 1500 })).rejects.toThrow(/VirtualMachine vm-\d+: guest.ipAddress not ready after 1500 ms/);
   });
 });

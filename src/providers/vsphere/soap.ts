@@ -253,6 +253,22 @@ const TLS_CODES = new Set([
   'ERR_TLS_THUMBPRINT_MISMATCH',
 ]);
 
+const IDEMPOTENT = new Set([
+  'RetrieveServiceContent',
+  'RetrievePropertiesEx',
+  'ContinueRetrievePropertiesEx',
+  'RetrieveProperties',
+  'WaitForUpdatesEx',
+  'CurrentTime',
+  'FindByInventoryPath',
+  'QueryAvailableDisksForVmfs',
+  'QueryVmfsDatastoreCreateOptions',
+  'DestroyPropertyCollector',
+  'DestroyView',
+  'Logout',
+]);
+const RETRY_CODES = new Set(['ECONNRESET', 'EPIPE', 'ETIMEDOUT']);
+
 export class SoapClient {
   readonly url: string;
   private readonly http: AxiosInstance;
@@ -338,6 +354,20 @@ export class SoapClient {
    * rejects with SoapFault, SoapProtocolError, SoapTransportError or HostVerificationFailed.
    */
   async roundTrip(method: string, thisRef: MoRef, params: Array<[string, SoapValue]>): Promise<XmlNode> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await this.roundTripOnce(method, thisRef, params);
+      } catch (err) {
+        // Reads and waits are safe to replay after a reset (typically a keep-alive socket the
+        // server closed while idle); mutations are not: the caller reconciles instead.
+        const retryable = err instanceof SoapTransportError && IDEMPOTENT.has(method) && RETRY_CODES.has(err.details.code ?? '');
+        if (!retryable || attempt >= 3) throw err;
+        await new Promise((r) => setTimeout(r, 100 * attempt));
+      }
+    }
+  }
+
+  private async roundTripOnce(method: string, thisRef: MoRef, params: Array<[string, SoapValue]>): Promise<XmlNode> {
     const body = buildEnvelope(method, thisRef, params);
     let res;
     try {
