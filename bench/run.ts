@@ -12,13 +12,14 @@ import { readResults, renderResultsMd } from './lib/results-file.ts';
 import { fidelity } from './fidelity.ts';
 import { orchestration } from './orchestration.ts';
 import { scale } from './scale.ts';
+import { overhead } from './overhead.ts';
 
 const BENCH_DIR = path.dirname(fileURLToPath(import.meta.url));
 const ROOT = path.dirname(BENCH_DIR);
 const RESULTS_JSON = path.join(BENCH_DIR, 'results.json');
 const RESULTS_MD = path.join(BENCH_DIR, 'RESULTS.md');
 
-const BENCHMARKS: Benchmark[] = [fidelity, orchestration, scale];
+const BENCHMARKS: Benchmark[] = [fidelity, orchestration, scale, overhead];
 
 function parseArgs(argv: string[]): { only: string[]; quick: boolean; keep: boolean } {
   const only: string[] = [];
