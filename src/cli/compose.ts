@@ -13,6 +13,18 @@ import type { Provider, ProviderName } from '../run/provider.ts';
 import { createEsxiShellProvider } from '../providers/esxi-shell/provider.ts';
 import { planEsxiShellSteps } from '../providers/esxi-shell/plan.ts';
 import type { EsxiShellTargetConfig } from '../providers/esxi-shell/config.ts';
+import { endpointFromEnv } from '../providers/vsphere/client.ts';
+import type { VsphereTargetConfig } from '../providers/vsphere/config.ts';
+import { createVsphereProvider } from '../providers/vsphere/provider.ts';
+import { planVsphereSteps } from '../providers/vsphere/steps.ts';
+import type { HypervTargetConfig } from '../providers/hyperv/config.ts';
+import { planHypervSteps } from '../providers/hyperv/plan.ts';
+import { createHypervProvider, runGuestDiskspd } from '../providers/hyperv/provider.ts';
+import { registerSecretValue } from '../config/secrets.ts';
+import { runFioTest } from '../workloads/run-fio.ts';
+import { runPasses } from '../workloads/passes.ts';
+import { parseDiskspdXml } from '../workloads/diskspd.ts';
+import { ParseError } from '../errors.ts';
 
 export interface Composition {
   provider: ProviderName;
@@ -50,7 +62,11 @@ function guestEndpoint(inv: LoadedInventory, g: { sshHost?: string; workdir: str
     return runner;
   };
   return {
-    endpoint: { connect, filename, fioPath: g.fioPath, ioengine: g.ioengine },
+    endpoint: {
+      tool: 'fio',
+      connect,
+      runTest: (runner, test, profile, o) => runFioTest(runner, test, profile, { filename, fioPath: g.fioPath, ioengine: g.ioengine, ...o }),
+    },
     describe: { runsOn: g.sshHost ? `ssh:${g.sshHost}` : 'local', testFile: filename },
   };
 }
@@ -85,8 +101,80 @@ export function compose(target: Target, inv: LoadedInventory): Composition {
         insecureEndpoints: insecure,
       };
     }
-    case 'vsphere':
-    case 'hyperv':
-      throw new UsageError(`target provider "${target.provider}" is not wired into this build yet`);
+    case 'vsphere': {
+      const vc = inv.inventory.vcenters[target.vcenter];
+      const fromEnv = endpointFromEnv(process.env);
+      if (fromEnv) registerSecretValue(fromEnv.password);
+      const url = vc?.url ?? fromEnv?.url;
+      const username = vc?.username ?? fromEnv?.username;
+      const password = vc?.password ? inv.secrets.get(vc.password)?.reveal() : fromEnv?.password;
+      if (!url || !username || password === undefined) throw new UsageError(`${inv.file}: vcenter "${target.vcenter}" needs url, username and password (or GOVC_URL, GOVC_USERNAME, GOVC_PASSWORD)`);
+      const base = path.dirname(path.resolve(inv.file));
+      const cfg: VsphereTargetConfig = {
+        vcenter: {
+          url,
+          username,
+          password,
+          thumbprint: vc?.thumbprint,
+          caFile: vc?.caFile ? path.resolve(base, vc.caFile) : fromEnv?.caFile,
+          insecure: vc ? vc.insecure : fromEnv?.insecure,
+        },
+        datacenter: target.datacenter,
+        host: target.host,
+        vm: target.vm,
+        datastore: target.datastore,
+        vmfsDevice: target.vmfsDevice,
+        rdmDevice: target.rdmDevice,
+        allowedDevices: target.allowedDevices,
+        nfs: target.nfs,
+      };
+      if (cfg.vcenter.insecure) insecure.push(`vcenter:${target.vcenter}`);
+      const g = guestEndpoint(inv, target.guest);
+      return {
+        provider: 'vsphere',
+        planSteps: (axes, names) => planVsphereSteps(axes, cfg, names),
+        connectProvider: async () => createVsphereProvider(cfg),
+        workload: g.endpoint,
+        workloadTarget: g.describe,
+        insecureEndpoints: insecure,
+      };
+    }
+    case 'hyperv': {
+      const cfg: HypervTargetConfig = {
+        host: target.sshHost,
+        vmName: target.vmName,
+        volumes: target.volumes,
+        allowedDisks: target.allowedDisks,
+        passthroughDisk: target.passthroughDisk,
+        scsiController: target.scsiController,
+        scsiLocation: target.scsiLocation,
+      };
+      const credential = { user: target.guestCredential.username, password: inv.secrets.get(target.guestCredential.password)?.reveal() ?? '' };
+      const workload: WorkloadEndpoint = {
+        tool: 'diskspd',
+        connect: () => connectSsh(sshOptions(inv, target.sshHost)),
+        runTest: (runner, test, profile, o) =>
+          runPasses(
+            test,
+            profile,
+            async () => {
+              const raw = await runGuestDiskspd(runner, cfg, credential, test, profile, { guestTarget: target.guestTestPath, diskspdPath: target.diskspdPath });
+              const parsed = parseDiskspdXml(raw, `${runner.target} diskspd ${test.id}`);
+              const span = parsed.timeSpans[0];
+              if (!span) throw new ParseError(`${runner.target}: diskspd printed no result for ${test.id}`, { source: runner.target });
+              return { raw, toolVersion: parsed.version, iops: span.total.iops, bytesPerSecond: span.total.bytesPerSecond, latencyUs: span.total.latencyUs, cpuPercent: span.cpuPercent };
+            },
+            o.onRaw,
+          ),
+      };
+      return {
+        provider: 'hyperv',
+        planSteps: (axes, names) => planHypervSteps(axes, cfg, { base: names.prefix }),
+        connectProvider: async () => createHypervProvider(cfg, await connectSsh(sshOptions(inv, target.sshHost))),
+        workload,
+        workloadTarget: { runsOn: `hyperv:${target.sshHost}/${target.vmName}`, testFile: target.guestTestPath },
+        insecureEndpoints: insecure,
+      };
+    }
   }
 }

@@ -37,5 +37,10 @@ export async function main(argv: string[]): Promise<number> {
   }
 }
 
+// `storsweep plan … | head` closes the pipe early: that is not an error.
+process.stdout.on('error', (err: NodeJS.ErrnoException) => {
+  if (err.code === 'EPIPE') process.exit(0);
+  throw err;
+});
 const code = await main(process.argv);
 process.exitCode = code;

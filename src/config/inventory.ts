@@ -98,11 +98,17 @@ const hypervTarget = z.strictObject({
   sshHost: name.describe('The Hyper-V host (Windows OpenSSH), under sshHosts'),
   vmName: z.string().min(1),
   volumes: z.record(z.string(), z.string()).default({}).describe('volume.sizeGb value → directory on the host for the VHDX, e.g. {"2000": "E:\\\\bench"}'),
-  passthroughDisk: z
-    .strictObject({ number: z.number().int().min(0), uniqueId: z.string().min(1) })
-    .optional()
-    .describe('Host disk that may be taken offline for pass-through (by number AND unique id)'),
-  controllerNumber: z.number().int().min(0).max(3).default(0),
+  allowedDisks: z
+    .array(
+      z
+        .strictObject({ number: z.number().int().min(0), serialNumber: z.string().min(1).optional(), uniqueId: z.string().min(1).optional() })
+        .refine((d) => d.serialNumber !== undefined || d.uniqueId !== undefined, { error: 'needs serialNumber or uniqueId (a disk number alone can change between boots)' }),
+    )
+    .default([])
+    .describe('Host disks a pass-through permutation may take offline, by number AND serial/unique id'),
+  passthroughDisk: z.number().int().min(0).optional().describe('Get-Disk number used for disk.format passthrough (must be in allowedDisks)'),
+  scsiController: z.number().int().min(0).max(3).default(0),
+  scsiLocation: z.number().int().min(0).max(63).default(1),
   guestCredential: z.strictObject({ username: z.string().min(1), password: secretRefSchema }),
   guestTestPath: z.string().min(1).describe('Test file or disk inside the guest, e.g. D:\\storsweep.dat'),
   diskspdPath: z.string().default('C:\\Tools\\diskspd.exe'),

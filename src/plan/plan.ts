@@ -45,6 +45,8 @@ export interface PlanOptions {
   planSteps?: StepPlanner;
   /** describes where the workload runs, for the workload step's arguments */
   workloadTarget?: Record<string, unknown>;
+  /** the benchmark tool (default fio) */
+  workloadTool?: 'fio' | 'diskspd';
 }
 
 /** A matrix workload value → the profile to run, with the playbook's timing overrides applied. */
@@ -82,7 +84,7 @@ export function buildPlan(pb: Playbook, targetName: string, opts: PlanOptions): 
     steps.push({
       step: 'workload',
       provider: opts.provider,
-      operation: 'fio',
+      operation: opts.workloadTool ?? 'fio',
       arguments: { profile: workload, tests: profile.tests.map((t) => t.id), repetitions: pb.repeat, ...(opts.workloadTarget ?? {}) },
       destructive: false,
     });

@@ -10,18 +10,20 @@ import { storeRaw } from '../results/raw.ts';
 import type { ResultRecord } from '../results/record.ts';
 import type { ResultStore } from '../results/store.ts';
 import type { CommandRunner } from '../ssh/command-runner.ts';
-import { defaultSleep, runFioTest } from '../workloads/run-fio.ts';
-import type { WorkloadTest } from '../workloads/spec.ts';
+import type { OnRaw, TestOutcome } from '../workloads/passes.ts';
+import { defaultSleep } from '../workloads/run-fio.ts';
+import type { WorkloadProfile, WorkloadTest } from '../workloads/spec.ts';
 import type { ProgressEvent } from './progress.ts';
 import type { CreatedObject, PlannedStep, Provider, ProviderContext } from './provider.ts';
 import { withRetry, withTimeout, type RetryPolicy } from './retry.ts';
 
 export interface WorkloadEndpoint {
+  /** the benchmark tool, recorded in every record */
+  tool: 'fio' | 'diskspd';
   /** connects (or reconnects after a loss) to where the workload runs */
   connect(): Promise<CommandRunner>;
-  filename: string;
-  fioPath: string;
-  ioengine: string;
+  /** one test of a profile: warm-up, measured passes, aggregation (see workloads/passes.ts) */
+  runTest(runner: CommandRunner, test: WorkloadTest, profile: WorkloadProfile, opts: { signal: AbortSignal; onRaw: OnRaw; timeoutSlackSec?: number }): Promise<TestOutcome>;
 }
 
 export interface ExecuteOptions {
@@ -200,7 +202,7 @@ async function teardown(perm: PermutationPlan, c: PermContext, ctx: ProviderCont
   }
 }
 
-function recordFor(perm: PermutationPlan, runId: string, repetition: number, test: WorkloadTest, o: Awaited<ReturnType<typeof runFioTest>>, profileName: string, aggregate: string): ResultRecord {
+function recordFor(perm: PermutationPlan, runId: string, repetition: number, test: WorkloadTest, o: TestOutcome, profileName: string, aggregate: string, tool: string): ResultRecord {
   return {
     runId,
     permutationId: perm.permutationId,
@@ -211,7 +213,7 @@ function recordFor(perm: PermutationPlan, runId: string, repetition: number, tes
     bytesPerSecond: o.bytesPerSecond,
     latencyUs: o.latencyUs,
     cpuPercent: o.cpuPercent,
-    tool: { name: 'fio', version: o.toolVersion },
+    tool: { name: tool, version: o.toolVersion },
     rawPath: o.rawPath,
     metadata: { profile: profileName, passes: o.passes, aggregate },
   };
@@ -226,7 +228,7 @@ async function runWorkload(perm: PermutationPlan, c: PermContext): Promise<void>
     for (const [i, test] of profile.tests.entries()) {
       if (c.signal.aborted) throw new Error('interrupted');
       if (i > 0 && profile.intervalSec > 0) await sleep(profile.intervalSec * 1000, c.signal);
-      c.emit({ type: 'step', permutationId: perm.permutationId, step: `rep ${rep}/${perm.repetitions} ${test.id}`, operation: 'fio' });
+      c.emit({ type: 'step', permutationId: perm.permutationId, step: `rep ${rep}/${perm.repetitions} ${test.id}`, operation: c.workload.tool });
       let runner: CommandRunner;
       try {
         runner = await c.guest();
@@ -234,19 +236,16 @@ async function runWorkload(perm: PermutationPlan, c: PermContext): Promise<void>
         await c.dropGuest();
         throw err;
       }
-      const outcome = await runFioTest(runner, test, profile, {
-        filename: c.workload.filename,
-        fioPath: c.workload.fioPath,
-        ioengine: c.workload.ioengine,
+      const outcome = await c.workload.runTest(runner, test, profile, {
         signal: c.signal,
         timeoutSlackSec: c.workloadSlackSec,
-        onRaw: async (t, pass, raw) => storeRaw(c.store.runDir, `raw/${perm.permutationId}/rep${rep}/${t.id}.pass${pass}.json`, redact(raw)),
+        onRaw: async (t, pass, raw) => storeRaw(c.store.runDir, `raw/${perm.permutationId}/rep${rep}/${t.id}.pass${pass}.${c.workload.tool === 'diskspd' ? 'xml' : 'json'}`, redact(raw)),
       }).catch(async (err: unknown) => {
         // A lost connection poisons the runner; the next permutation reconnects.
         await c.dropGuest();
         throw err;
       });
-      const rec = recordFor(perm, c.plan.runId, rep, test, outcome, perm.workload, profile.aggregate);
+      const rec = recordFor(perm, c.plan.runId, rep, test, outcome, perm.workload, profile.aggregate, c.workload.tool);
       records.push(rec);
       c.emit({ type: 'result', permutationId: perm.permutationId, repetition: rep, testId: test.id, iops: rec.iops, bytesPerSecond: rec.bytesPerSecond });
     }

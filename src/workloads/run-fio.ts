@@ -4,7 +4,7 @@
 import { ParseError, RemoteCommandFailed } from '../errors.ts';
 import type { CommandRunner } from '../ssh/command-runner.ts';
 import { shJoin } from '../ssh/quote.ts';
-import { aggregatePasses, type Aggregated } from './aggregate.ts';
+import { runPasses, type OnRaw, type TestOutcome } from './passes.ts';
 import { fioArgs, parseFioJson } from './fio.ts';
 import type { WorkloadProfile, WorkloadTest } from './spec.ts';
 
@@ -14,18 +14,10 @@ export interface FioRunOptions {
   ioengine?: string;
   signal?: AbortSignal;
   /** called with each measured pass's raw stdout before it is parsed (to persist it first) */
-  onRaw?: (test: WorkloadTest, pass: number, raw: string) => Promise<string | null>;
+  onRaw?: OnRaw;
   /** extra seconds allowed beyond runtime + ramp before a pass is declared hung */
   timeoutSlackSec?: number;
   sleep?: (ms: number, signal?: AbortSignal) => Promise<void>;
-}
-
-export interface TestOutcome extends Aggregated {
-  test: WorkloadTest;
-  toolVersion: string | null;
-  /** what onRaw returned for the representative pass (its stored path) */
-  rawPath: string | null;
-  passes: number;
 }
 
 export function defaultSleep(ms: number, signal?: AbortSignal): Promise<void> {
@@ -62,23 +54,20 @@ async function onePass(runner: CommandRunner, command: string, profile: Workload
   return r.stdout;
 }
 
-/** Runs one test of a profile and returns its aggregated outcome. */
+/** Runs one test of a profile (warm-up, passes, aggregation) and returns its outcome. */
 export async function runFioTest(runner: CommandRunner, test: WorkloadTest, profile: WorkloadProfile, opts: FioRunOptions): Promise<TestOutcome> {
-  if (profile.warmupPass) await onePass(runner, fioCommandLine(test, profile, opts), profile, opts);
   const command = fioCommandLine(test, profile, opts);
-  const measured = [];
-  const rawPaths: (string | null)[] = [];
-  let version: string | null = null;
-  for (let pass = 1; pass <= profile.passes; pass++) {
-    const raw = await onePass(runner, command, profile, opts);
-    rawPaths.push(opts.onRaw ? await opts.onRaw(test, pass, raw) : null);
-    const parsed = parseFioJson(raw, `${runner.target} fio ${test.id} pass ${pass}`);
-    const job = parsed.jobs[0];
-    if (!job) throw new ParseError(`${runner.target}: fio printed no job for ${test.id}`, { source: runner.target });
-    if (job.error) throw new RemoteCommandFailed(`${runner.target}: fio reported error ${job.error} for ${test.id}`, { host: runner.target, command, exitCode: 0, stderr: '', reason: 'exit' });
-    version = parsed.version;
-    measured.push({ iops: job.iops, bytesPerSecond: job.bytesPerSecond, latencyUs: job.latencyUs, cpuPercent: job.cpuPercent });
-  }
-  const agg = aggregatePasses(measured, profile.aggregate);
-  return { ...agg, test, toolVersion: version, rawPath: rawPaths[agg.representativePass] ?? null, passes: profile.passes };
+  return runPasses(
+    test,
+    profile,
+    async () => {
+      const raw = await onePass(runner, command, profile, opts);
+      const parsed = parseFioJson(raw, `${runner.target} fio ${test.id}`);
+      const job = parsed.jobs[0];
+      if (!job) throw new ParseError(`${runner.target}: fio printed no job for ${test.id}`, { source: runner.target });
+      if (job.error) throw new RemoteCommandFailed(`${runner.target}: fio reported error ${job.error} for ${test.id}`, { host: runner.target, command, exitCode: 0, stderr: '', reason: 'exit' });
+      return { raw, toolVersion: parsed.version, iops: job.iops, bytesPerSecond: job.bytesPerSecond, latencyUs: job.latencyUs, cpuPercent: job.cpuPercent };
+    },
+    opts.onRaw,
+  );
 }

@@ -84,7 +84,7 @@ function prepareNew(playbookFile: string, o: RunCommandOptions): { plan: RunPlan
   const inv = loadInventory(o.inventory);
   const target = checkCompatibility(pb, inv);
   const comp = compose(target, inv);
-  const plan = buildPlan(pb.playbook, pb.playbook.target, { runId: newRunId(), provider: comp.provider, planSteps: comp.planSteps, workloadTarget: comp.workloadTarget });
+  const plan = buildPlan(pb.playbook, pb.playbook.target, { runId: newRunId(), provider: comp.provider, planSteps: comp.planSteps, workloadTarget: comp.workloadTarget, workloadTool: comp.workload.tool });
   return { plan, comp, inv, target, pbText: pb.text };
 }
 

@@ -1,0 +1,34 @@
+// The pass loop every tool shares: an optional unmeasured warm-up pass, N measured passes, then the
+// profile's aggregation rule. The tool-specific part is one function that runs one pass.
+import { aggregatePasses, type Aggregated, type PassMeasurement } from './aggregate.ts';
+import type { WorkloadProfile, WorkloadTest } from './spec.ts';
+
+export interface PassResult extends PassMeasurement {
+  raw: string;
+  toolVersion: string | null;
+}
+
+export interface TestOutcome extends Aggregated {
+  test: WorkloadTest;
+  toolVersion: string | null;
+  /** what onRaw returned for the representative pass (its stored path) */
+  rawPath: string | null;
+  passes: number;
+}
+
+export type OnRaw = (test: WorkloadTest, pass: number, raw: string) => Promise<string | null>;
+
+export async function runPasses(test: WorkloadTest, profile: WorkloadProfile, onePass: (measured: boolean) => Promise<PassResult>, onRaw?: OnRaw): Promise<TestOutcome> {
+  if (profile.warmupPass) await onePass(false);
+  const measured: PassMeasurement[] = [];
+  const rawPaths: (string | null)[] = [];
+  let version: string | null = null;
+  for (let pass = 1; pass <= profile.passes; pass++) {
+    const r = await onePass(true);
+    rawPaths.push(onRaw ? await onRaw(test, pass, r.raw) : null);
+    version = r.toolVersion;
+    measured.push({ iops: r.iops, bytesPerSecond: r.bytesPerSecond, latencyUs: r.latencyUs, cpuPercent: r.cpuPercent });
+  }
+  const agg = aggregatePasses(measured, profile.aggregate);
+  return { ...agg, test, toolVersion: version, rawPath: rawPaths[agg.representativePass] ?? null, passes: profile.passes };
+}
