@@ -1,5 +1,6 @@
 // The composition root's wiring: an inventory target becomes a step planner (pure), a provider
 // and a workload endpoint. Secrets are revealed here and nowhere above.
+import os from 'node:os';
 import path from 'node:path';
 import type { LoadedInventory } from '../config/index.ts';
 import type { SshHost, Target } from '../config/inventory.ts';
@@ -41,15 +42,16 @@ function sshOptions(inv: LoadedInventory, name: string): SshOptions {
   const h: SshHost | undefined = inv.inventory.sshHosts[name];
   if (!h) throw new UsageError(`${inv.file}: no sshHosts entry named "${name}"`);
   const base = path.dirname(path.resolve(inv.file));
+  const file = (f: string) => path.resolve(base, f.replace(/^~(?=\/|$)/, os.homedir()));
   return {
     host: h.host,
     port: h.port,
     username: h.user,
-    privateKeyPath: h.privateKeyFile ? path.resolve(base, h.privateKeyFile) : undefined,
+    privateKeyPath: h.privateKeyFile ? file(h.privateKeyFile) : undefined,
     passphrase: h.passphrase ? inv.secrets.get(h.passphrase)?.reveal() : undefined,
     password: h.password ? inv.secrets.get(h.password)?.reveal() : undefined,
     keyboardInteractive: h.keyboardInteractive,
-    knownHostsFile: h.knownHostsFile ? path.resolve(base, h.knownHostsFile) : undefined,
+    knownHostsFile: h.knownHostsFile ? file(h.knownHostsFile) : undefined,
     insecure: h.insecure,
   };
 }

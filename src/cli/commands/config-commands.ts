@@ -44,13 +44,17 @@ export function renderPlanText(plan: RunPlan): string {
 export function registerConfigCommands(program: Command): void {
   program
     .command('validate')
-    .description('check a playbook (and optionally an inventory) and report every problem with file:line:col')
-    .argument('<playbook>', 'playbook YAML')
-    .option('-i, --inventory <file>', 'inventory YAML to check the playbook against')
-    .action((playbook: string, o: { inventory?: string }) => {
-      const pb = loadPlaybook(playbook);
-      if (o.inventory) checkCompatibility(pb, loadInventory(o.inventory));
-      process.stdout.write(`${playbook}: ok${o.inventory ? ` (against ${o.inventory})` : ''}\n`);
+    .description('check a playbook and/or an inventory and report every problem with file:line:col')
+    .argument('[playbook]', 'playbook YAML')
+    .option('-i, --inventory <file>', 'inventory YAML (checked on its own, and the playbook against it)')
+    .action((playbook: string | undefined, o: { inventory?: string }) => {
+      if (!playbook && !o.inventory) throw new UsageError('validate: give a playbook, an inventory (-i), or both');
+      const inv = o.inventory ? loadInventory(o.inventory) : null;
+      if (playbook) {
+        const pb = loadPlaybook(playbook);
+        if (inv) checkCompatibility(pb, inv);
+      }
+      process.stdout.write(`${[playbook, o.inventory].filter(Boolean).join(' and ')}: ok\n`);
     });
   program
     .command('plan')

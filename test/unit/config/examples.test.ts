@@ -1,0 +1,39 @@
+// The example inventories and every shipped playbook must stay valid as the schema evolves: users
+// copy them first.
+import fs from 'node:fs';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { loadInventory, loadPlaybook } from '../../../src/config/index.ts';
+
+const env = { VC_PASSWORD: 'x1x', ESXI_ROOT_PASSWORD: 'x2x', HV_PASSWORD: 'x3x', HV_GUEST_PASSWORD: 'x4x' };
+
+describe('example inventories', () => {
+  const files = fs.readdirSync('inventories').filter((f) => f.endsWith('.yaml'));
+  it('exist for vCenter, the ESXi shell, Hyper-V and the lab', () => {
+    expect(files.sort()).toEqual(['example-esxi-shell.yaml', 'example-hyperv.yaml', 'example-vcenter.yaml', 'lab.yaml']);
+  });
+  it.each(files)('%s validates and resolves its secrets by reference', (f) => {
+    const inv = loadInventory(path.join('inventories', f), env);
+    expect(Object.keys(inv.inventory.targets).length).toBeGreaterThan(0);
+    for (const s of inv.secrets.values()) {
+      expect(JSON.stringify(s)).toMatch(/^"\$\{env:/);
+      expect(String(s)).not.toMatch(/^x\dx$/);
+    }
+  });
+  it('the vCenter example allows exactly the devices it formats or maps', () => {
+    const t = loadInventory('inventories/example-vcenter.yaml', env).inventory.targets['esx01-bench'];
+    expect(t?.provider).toBe('vsphere');
+    if (t?.provider !== 'vsphere') return;
+    expect(t.allowedDevices).toContain(t.vmfsDevice);
+    expect(t.allowedDevices).toContain(t.rdmDevice);
+  });
+});
+
+describe('shipped playbooks', () => {
+  const files = fs.readdirSync('playbooks').filter((f) => f.endsWith('.yaml'));
+  it.each(files)('%s validates and names a target', (f) => {
+    const pb = loadPlaybook(path.join('playbooks', f));
+    expect(pb.playbook.target).toMatch(/^lab-/);
+    expect(pb.playbook.matrix.workload.profile.length).toBeGreaterThan(0);
+  });
+});
