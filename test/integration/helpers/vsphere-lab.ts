@@ -1,0 +1,220 @@
+// A throwaway vSphere lab for sweep tests: the vcsim harness (a real SOAP server with fault
+// injection), an inventory whose target `lab-vcenter` formats one harness LUN and runs fio on this
+// machine, and an independent pyvmomi listing of everything named like ours (`ss-…`).
+//
+//   const lab = await startVsphereLab();          // in beforeAll
+//   await runCli(['run', await lab.writePlaybook('p.yaml', sweepPlaybook()), ...lab.runArgs(runsDir)]);
+//   expect(await lab.leftovers()).toEqual(NOTHING_LEFT);
+//   await lab.stop();                              // in afterAll
+import { execFile } from 'node:child_process';
+import fs from 'node:fs/promises';
+import { existsSync, readdirSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import Database from 'better-sqlite3';
+import { startVcsim, type VcsimHandle } from '../../../src/lab/vcsim.ts';
+import { VsphereClient } from '../../../src/providers/vsphere/client.ts';
+import { runCli, type CliResult } from './cli.ts';
+
+const LEFTOVERS = fileURLToPath(new URL('../../harness/pyvmomi/leftovers.py', import.meta.url));
+
+export interface Leftovers {
+  datastores: string[];
+  disks: Array<{ vm: string; fileName: string }>;
+  files: string[];
+}
+export const NOTHING_LEFT: Leftovers = { datastores: [], disks: [], files: [] };
+
+export interface VsphereLab {
+  sim: VcsimHandle;
+  dir: string;
+  /** the harness LUNs (sorted); the inventory formats luns[0] */
+  luns: string[];
+  vmfsDevice: string;
+  password: string;
+  inventory: string;
+  workdir: string;
+  writePlaybook(name: string, yaml: string): Promise<string>;
+  /** a fresh empty directory for `run --out` */
+  newRunsDir(name: string): Promise<string>;
+  /** `-i <inventory> --out <runsDir> --confirm-destroy <lun> --no-report --json` */
+  runArgs(runsDir: string): string[];
+  leftovers(prefix?: string): Promise<Leftovers>;
+  connect(): Promise<VsphereClient>;
+  stop(): Promise<void>;
+}
+
+export async function startVsphereLab(opts: { password?: string } = {}): Promise<VsphereLab> {
+  const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'ss-vlab-'));
+  const password = opts.password ?? `vc-Secret-${Math.random().toString(36).slice(2, 12)}`;
+  const sim = await startVcsim({ username: 'administrator@vsphere.local', password });
+  const connect = () => VsphereClient.connect({ url: sim.url, username: sim.username, password, thumbprint: sim.thumbprint });
+  const c = await connect();
+  const luns = (await c.listVmfsCandidateDisks(await c.findHost('DC0_H0'))).map((d) => d.canonicalName).sort();
+  await c.logout();
+  const vmfsDevice = luns[0]!;
+  const workdir = path.join(dir, 'scratch');
+  await fs.mkdir(workdir);
+  await fs.writeFile(path.join(dir, 'vc-password'), password + '\n', { mode: 0o600 });
+  const inventory = path.join(dir, 'inventory.yaml');
+  await fs.writeFile(
+    inventory,
+    [
+      'vcenters:',
+      '  lab-vc:',
+      `    url: ${sim.url}`,
+      `    username: ${sim.username}`,
+      '    password: ${file:vc-password}',
+      `    thumbprint: "${sim.thumbprint}"`,
+      'targets:',
+      '  lab-vcenter:',
+      '    provider: vsphere',
+      '    vcenter: lab-vc',
+      '    datacenter: DC0',
+      '    host: DC0_H0',
+      '    vm: DC0_H0_VM0',
+      '    datastore: LocalDS_0',
+      `    vmfsDevice: ${vmfsDevice}`,
+      `    allowedDevices: [${vmfsDevice}]`,
+      '    guest:',
+      `      workdir: ${workdir}`,
+      '',
+    ].join('\n'),
+  );
+  return {
+    sim,
+    dir,
+    luns,
+    vmfsDevice,
+    password,
+    inventory,
+    workdir,
+    writePlaybook: async (name, yaml) => {
+      const file = path.join(dir, name);
+      await fs.writeFile(file, yaml);
+      return file;
+    },
+    newRunsDir: async (name) => {
+      const d = path.join(dir, 'runs', name);
+      await fs.mkdir(d, { recursive: true });
+      return d;
+    },
+    runArgs: (runsDir) => ['-i', inventory, '--out', runsDir, '--confirm-destroy', vmfsDevice, '--no-report', '--json'],
+    leftovers: (prefix = 'ss-') =>
+      new Promise((resolve, reject) => {
+        const p = execFile('/usr/bin/python3', [LEFTOVERS], { timeout: 60_000 }, (err, stdout, stderr) => {
+          if (err) reject(new Error(`leftovers.py failed: ${stderr || err.message}`));
+          else {
+            const r = JSON.parse(stdout) as Leftovers & { errors?: string[] };
+            if (r.errors?.length) reject(new Error(`leftovers.py could not browse: ${r.errors.join('; ')}`));
+            else resolve({ datastores: r.datastores, disks: r.disks, files: r.files });
+          }
+        });
+        p.stdin!.end(JSON.stringify({ url: sim.url, username: sim.username, password, certFile: sim.certFile, prefix }));
+      }),
+    connect,
+    stop: async () => {
+      await sim.stop();
+      await fs.rm(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+/**
+ * A VMFS sweep with the shortest timing fio accepts: one 4k random-read test of ~0.2 s per
+ * repetition on a 4 MiB file, so a permutation is mostly provisioning and teardown.
+ */
+export function sweepPlaybook(opts: { name?: string; blockSizesMb?: number[]; formats?: string[]; repeat?: number; runtimeSec?: number; extra?: string[] } = {}): string {
+  return [
+    `name: ${opts.name ?? 'sweep'}`,
+    'target: lab-vcenter',
+    'matrix:',
+    '  datastore:',
+    '    kind: [vmfs3]',
+    `    blockSizeMb: [${(opts.blockSizesMb ?? [1, 2, 4, 8]).join(', ')}]`,
+    '  disk:',
+    `    format: [${(opts.formats ?? ['thin', 'eagerzeroedthick']).join(', ')}]`,
+    '    sizeGb: [1]',
+    '  workload:',
+    '    profile: [quick]',
+    'workloads:',
+    '  quick:',
+    '    iometer: "4k 100% read 100% random"',
+    'settings:',
+    '  fileSize: 4m',
+    `  runtimeSec: ${opts.runtimeSec ?? 0.2}`,
+    '  passes: 1',
+    '  warmupPass: false',
+    '  intervalSec: 0',
+    '  direct: false',
+    `repeat: ${opts.repeat ?? 2}`,
+    ...(opts.extra ?? []),
+    '',
+  ].join('\n');
+}
+
+/** The single run directory under `runsDir` (null before the CLI created it). */
+export function runDirIn(runsDir: string): string | null {
+  const dirs = existsSync(runsDir) ? readdirSync(runsDir).filter((d) => existsSync(path.join(runsDir, d, 'run.sqlite'))) : [];
+  if (dirs.length > 1) throw new Error(`${runsDir} holds ${dirs.length} run directories`);
+  return dirs[0] ? path.join(runsDir, dirs[0]) : null;
+}
+
+/** Read-only view of a run's database while (or after) a CLI writes it. */
+export function readRun<T>(runDir: string, fn: (db: Database.Database) => T): T {
+  const db = new Database(path.join(runDir, 'run.sqlite'), { readonly: true, fileMustExist: true });
+  try {
+    return fn(db);
+  } finally {
+    db.close();
+  }
+}
+
+export function journalSeq(runDir: string): number {
+  return readRun(runDir, (db) => (db.prepare('SELECT coalesce(max(seq), 0) AS n FROM journal').get() as { n: number }).n);
+}
+
+export function resultKeys(runDir: string): string[] {
+  return readRun(runDir, (db) => (db.prepare('SELECT permutation_id, repetition, test_id FROM results').all() as Array<{ permutation_id: string; repetition: number; test_id: string }>).map((r) => `${r.permutation_id}/${r.repetition}/${r.test_id}`)).sort();
+}
+
+export function permutationStatuses(runDir: string): Array<{ permutationId: string; status: string; reason: string | null }> {
+  return readRun(runDir, (db) => db.prepare('SELECT permutation_id AS permutationId, status, reason FROM permutations ORDER BY idx').all() as Array<{ permutationId: string; status: string; reason: string | null }>);
+}
+
+export function ledgerRows(runDir: string): Array<{ kind: string; name: string; state: string; permutationId: string }> {
+  return readRun(runDir, (db) => db.prepare('SELECT kind, name, state, permutation_id AS permutationId FROM ledger ORDER BY seq').all() as Array<{ kind: string; name: string; state: string; permutationId: string }>);
+}
+
+/**
+ * Runs the CLI and SIGKILLs it as soon as the run's journal reaches `killAtSeq` (polling a read-only
+ * connection). `killed` says whether the kill happened before the CLI finished by itself.
+ */
+export async function runCliKilledAt(args: string[], where: { runsDir?: string; runDir?: string }, killAtSeq: number, signal: NodeJS.Signals = 'SIGKILL'): Promise<CliResult & { killed: boolean; runDir: string | null }> {
+  let pid = 0;
+  let done = false;
+  let killed = false;
+  let runDir = where.runDir ?? null;
+  const watcher = (async () => {
+    while (!done) {
+      await new Promise((r) => setTimeout(r, 15));
+      if (!pid) continue;
+      try {
+        runDir ??= where.runsDir ? runDirIn(where.runsDir) : null;
+        if (runDir && journalSeq(runDir) >= killAtSeq && !done) {
+          killed = true;
+          process.kill(pid, signal);
+          return;
+        }
+      } catch {
+        /* database not there yet, or busy: poll again */
+      }
+    }
+  })();
+  const r = await runCli(args, { timeoutMs: 180_000, onSpawn: (p) => (pid = p) });
+  done = true;
+  await watcher;
+  runDir ??= where.runsDir ? runDirIn(where.runsDir) : null;
+  return { ...r, killed: killed && r.code === null, runDir };
+}
