@@ -88,6 +88,24 @@ export function createVsphereProvider(target: VsphereTargetConfig, opts: Vsphere
     return c.findDatastoreOrNone(name, target.datacenter ? await datacenter() : undefined);
   }
 
+  /**
+   * The datastore this run created, or undefined. A recorded id is trusted only while the object
+   * behind it still has our owned name: ids can be reused (the simulator derives them from the
+   * LUN), and a later run's datastore on the same LUN must never be removed by an earlier cleanup.
+   */
+  async function ownedDatastore(obj: DestroyRef): Promise<MoRef | undefined> {
+    if (obj.id) {
+      const ref: MoRef = { type: 'Datastore', value: obj.id };
+      try {
+        const p = await (await client()).readProps(ref, ['name']);
+        if (p.name === obj.name) return ref;
+      } catch (err) {
+        if (!isFault(err, 'ManagedObjectNotFound')) throw err;
+      }
+    }
+    return findDatastore(obj.name);
+  }
+
   async function apply(step: PlannedStep, ctx: ProviderContext): Promise<CreatedObject | null> {
     const a = step.arguments;
     const c = await client();
@@ -164,7 +182,7 @@ export function createVsphereProvider(target: VsphereTargetConfig, opts: Vsphere
     const c = await client();
     if (obj.kind === 'datastore') {
       const hostName = typeof obj.data.host === 'string' ? obj.data.host : target.host;
-      const ds = obj.id ? { type: 'Datastore', value: obj.id } : await findDatastore(obj.name);
+      const ds = await ownedDatastore(obj);
       if (!ds) return 'absent';
       ctx.log(`removing datastore ${obj.name}`);
       return c.removeDatastore(await host(hostName), ds);
