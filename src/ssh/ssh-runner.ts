@@ -83,8 +83,17 @@ export async function connectSsh(opts: SshOptions): Promise<CommandRunner> {
     });
   }
   await new Promise<void>((resolve, reject) => {
-    client.once('ready', () => resolve());
-    client.once('error', (err) => {
+    let settled = false;
+    client.once('ready', () => {
+      settled = true;
+      resolve();
+    });
+    // ssh2 may emit 'error' more than once for one failed connection (e.g. refused, then closed);
+    // a listener must stay attached or the second one becomes an uncaught exception.
+    client.on('error', (err) => {
+      if (settled) return;
+      settled = true;
+      client.end();
       if (hostKeyProblem) reject(hostKeyProblem);
       else reject(new RemoteCommandFailed(`${target}: SSH connection failed: ${err.message}`, { host: target, command: '', exitCode: null, stderr: '', reason: 'connection' }, { cause: err }));
     });

@@ -345,8 +345,10 @@ describe.skipIf(!existsSync(CHROMIUM) || !existsSync(FIO))('report of a real fio
     const v = await visit(browser, html, { width: 1280, height: 900, mobile: false });
     expect(v.problems).toEqual([]);
     expect(v.requests).toEqual([pathToFileURL(html).href]);
-    // 2 tests × (2 means + 1 Δ) bars, each with an error bar
+    // 2 tests × (2 means + 1 Δ) bars. Every mean (n = 3) has a bounded CI and so an error bar;
+    // a Δ bar has one only when Fieller's interval is bounded, which real fio noise can prevent.
     expect(v.facts.drawnBars).toBe(6);
-    expect(v.facts.errorBars).toBe(6);
+    expect(v.facts.errorBars).toBeGreaterThanOrEqual(4);
+    expect(v.facts.errorBars).toBeLessThanOrEqual(6);
   });
 });

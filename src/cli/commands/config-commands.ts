@@ -54,7 +54,7 @@ export function registerConfigCommands(program: Command): void {
         const pb = loadPlaybook(playbook);
         if (inv) checkCompatibility(pb, inv);
       }
-      process.stdout.write(`${[playbook, o.inventory].filter(Boolean).join(' and ')}: ok\n`);
+      process.stdout.write(playbook ? `${playbook}: ok${o.inventory ? ` (against ${o.inventory})` : ''}\n` : `${o.inventory}: ok\n`);
     });
   program
     .command('plan')
