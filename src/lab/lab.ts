@@ -1,8 +1,12 @@
 // The lab's state and inventory. `labUp` is idempotent: a running lab is reused.
+import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { ensureKeyPair, startSshd, currentUser } from './sshd.ts';
 import { startVcsim } from './vcsim.ts';
+// the stand-ins' host models (test/harness/*/state.ts) are the lab's ESXi and Hyper-V hosts
+import { BLANK_DEV, ESXI_HARNESS_DIR, RDM_DEV, defaultEsxiState, seedEsxiState } from '../../test/harness/esxi/state.ts';
+import { labHypervState, seedHypervState, LAB_GUEST_USER, LAB_VM, WINDOWS_HARNESS_DIR } from '../../test/harness/windows/state.ts';
 
 export interface LabState {
   ssh: { pid: number; port: number; user: string; keyPath: string; knownHostsFile: string };
@@ -26,6 +30,7 @@ export function labPaths(root: string) {
     vcsimLog: path.join(dir, 'vcsim.log'),
     vcsimData: path.join(dir, 'vcsim-data'),
     nfs: path.join(dir, 'nfs-export'),
+    guestPassword: path.join(dir, 'hyperv-guest-password'),
   };
 }
 
@@ -57,23 +62,43 @@ export function labStatusJson(root: string, s: LabState) {
 /** The LUNs the vcsim harness gives every host (see test/harness/vcsim/storage.go). */
 export type LunLister = (info: { url: string; thumbprint: string; username: string; password: string }) => Promise<string[]>;
 
+/** Hyper-V lab volumes: volume.sizeGb value → host folder (the stand-in's volumes of that size). */
+export const LAB_HYPERV_VOLUMES: Record<string, string> = { '100': 'D:\\bench', '500': 'F:\\bench', '2000': 'E:\\bench' };
+
+/**
+ * Seeds the ESXi and Hyper-V stand-ins' host models once: a later `up` keeps them, so whatever a
+ * run left behind stays visible. The guest password is random per lab and lives only in .lab/.
+ */
+async function seedStandins(p: ReturnType<typeof labPaths>): Promise<void> {
+  if (!fs.existsSync(path.join(p.standinState, 'esxi.json'))) await seedEsxiState(p.standinState, defaultEsxiState(), { keepLog: true });
+  if (!fs.existsSync(path.join(p.standinState, 'hyperv.json')) || !fs.existsSync(p.guestPassword)) {
+    const password = `lab-${crypto.randomBytes(9).toString('base64url')}`;
+    fs.writeFileSync(p.guestPassword, password + '\n', { mode: 0o600 });
+    await seedHypervState(p.standinState, labHypervState(LAB_HYPERV_VOLUMES, password), { keepLog: true });
+  }
+}
+
 export async function labUp(root: string, opts: { vcsim: boolean; listLuns?: LunLister }): Promise<LabState> {
-  const existing = readLabState(root);
-  if (existing && (existing.vcsim || !opts.vcsim)) return existing;
   const p = labPaths(root);
+  const existing = readLabState(root);
+  if (existing && (existing.vcsim || !opts.vcsim)) {
+    await seedStandins(p);
+    fs.writeFileSync(p.inventory, labInventoryYaml(existing));
+    return existing;
+  }
   fs.mkdirSync(p.dir, { recursive: true });
   fs.mkdirSync(p.scratch, { recursive: true });
   fs.mkdirSync(p.standinState, { recursive: true });
   fs.mkdirSync(p.nfs, { recursive: true });
+  await seedStandins(p);
   const key = await ensureKeyPair(p.key);
-  const harness = path.join(root, 'test', 'harness');
   const sshd = existing
     ? { pid: existing.ssh.pid, port: existing.ssh.port, knownHostsLine: fs.readFileSync(p.knownHosts, 'utf8').trim() }
     : await startSshd({
         dir: p.sshd,
         authorizedKeys: [key.publicKey],
         detached: true,
-        pathPrefix: [path.join(harness, 'esxi'), path.join(harness, 'windows')],
+        pathPrefix: [ESXI_HARNESS_DIR, WINDOWS_HARNESS_DIR],
         env: { STORSWEEP_STANDIN_STATE: p.standinState },
       });
   fs.writeFileSync(p.knownHosts, sshd.knownHostsLine + '\n');
@@ -127,6 +152,30 @@ export function labInventoryYaml(s: LabState): string {
     '    provider: ssh',
     '    sshHost: lab',
     `    workdir: ${s.scratch}`,
+    // the ESXi stand-ins (test/harness/esxi) on the lab sshd; the workload runs in the "guest", the same sshd with fio
+    '  lab-esxi:',
+    '    provider: esxi-shell',
+    '    sshHost: lab',
+    '    vmid: 1',
+    '    datastore: datastore1',
+    `    vmfsDevice: ${BLANK_DEV}`,
+    `    rdmDevice: ${RDM_DEV}`,
+    `    allowedDevices: [${BLANK_DEV}, ${RDM_DEV}]`,
+    '    guest:',
+    '      sshHost: lab',
+    `      workdir: ${path.join(s.scratch, 'esxi-guest')}`,
+    // the powershell.exe stand-in (test/harness/windows) on the lab sshd: Hyper-V host, PowerShell Direct, diskspd
+    '  lab-hyperv:',
+    '    provider: hyperv',
+    '    sshHost: lab',
+    `    vmName: ${LAB_VM}`,
+    '    volumes:',
+    ...Object.entries(LAB_HYPERV_VOLUMES).map(([gb, dir]) => `      "${gb}": '${dir}'`),
+    '    guestCredential:',
+    `      username: '${LAB_GUEST_USER}'`,
+    '      password: ${file:hyperv-guest-password}',
+    "    guestTestPath: 'T:\\storsweep.dat'",
+    "    diskspdPath: 'C:\\Tools\\diskspd.exe'",
   );
   if (s.vcsim) {
     const [vmfs, rdm] = s.vcsim.luns;

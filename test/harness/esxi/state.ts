@@ -36,10 +36,12 @@ export function defaultEsxiState(): Record<string, unknown> {
   };
 }
 
-export async function seedEsxiState(dir: string, state: Record<string, unknown> = defaultEsxiState()): Promise<void> {
+/** Writes the host model; `keepLog` leaves an existing commands.jsonl (shared with powershell.exe) alone. */
+export async function seedEsxiState(dir: string, state: Record<string, unknown> = defaultEsxiState(), opts: { keepLog?: boolean } = {}): Promise<void> {
   await fs.mkdir(dir, { recursive: true });
   await fs.writeFile(path.join(dir, 'esxi.json'), JSON.stringify(state, null, 1));
-  await fs.writeFile(path.join(dir, 'commands.jsonl'), '');
+  if (opts.keepLog) await fs.appendFile(path.join(dir, 'commands.jsonl'), '');
+  else await fs.writeFile(path.join(dir, 'commands.jsonl'), '');
 }
 
 export interface EsxiStandinState {

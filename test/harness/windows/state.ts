@@ -6,6 +6,11 @@ import path from 'node:path';
 export const WINDOWS_HARNESS_DIR = path.dirname(new URL(import.meta.url).pathname);
 export const GUEST_CREDENTIAL = { user: 'bench\\admin', password: "p@ss'; $(x) `y` \"z\"" };
 
+export const LAB_VM = 'bench-vm';
+export const LAB_GUEST_USER = 'bench\\admin';
+/** Inside the guest, the disk on SCSI 0:1 is formatted as T: (what diskspd_standin.py resolves). */
+const GUEST_VOLUMES = { 'T:': 'SCSI:0:1' };
+
 export function defaultHypervState(): Record<string, unknown> {
   const GiB = 1024 ** 3;
   return {
@@ -16,19 +21,35 @@ export function defaultHypervState(): Record<string, unknown> {
       { Number: 2, SerialNumber: 'S4EWNX0R123456', UniqueId: '6002248000000000000000000000A002', FriendlyName: 'Samsung SSD 970', Size: 500 * GiB, IsSystem: false, IsBoot: false, IsOffline: false, NumberOfPartitions: 0, PartitionStyle: 'RAW' },
       { Number: 3, SerialNumber: 'DATA-3', UniqueId: '6002248000000000000000000000A003', FriendlyName: 'Data disk', Size: 500 * GiB, IsSystem: false, IsBoot: false, IsOffline: false, NumberOfPartitions: 1, PartitionStyle: 'GPT' },
     ],
-    vms: { 'bench-vm': { state: 'Running', guestCredential: GUEST_CREDENTIAL, drives: { 'SCSI:0:0': { Path: 'C:\\VMs\\bench-vm\\os.vhdx' } } } },
+    vms: { 'bench-vm': { state: 'Running', guestCredential: GUEST_CREDENTIAL, guestVolumes: GUEST_VOLUMES, drives: { 'SCSI:0:0': { Path: 'C:\\VMs\\bench-vm\\os.vhdx' } } } },
   };
 }
 
-export async function seedHypervState(dir: string, state: Record<string, unknown> = defaultHypervState()): Promise<void> {
+/**
+ * The embedded lab's Hyper-V host: one bench volume per `volume.sizeGb` value (folder → a volume of
+ * that many GiB) and the VM with a per-lab guest password.
+ */
+export function labHypervState(volumes: Record<string, string>, guestPassword: string): Record<string, unknown> {
+  const GiB = 1024 ** 3;
+  const base = defaultHypervState() as { vms: Record<string, Record<string, unknown>> };
+  return {
+    ...base,
+    volumes: Object.fromEntries(Object.entries(volumes).map(([gb, folder]) => [folder, { sizeBytes: Number(gb) * GiB, freeBytes: Number(gb) * GiB - GiB }])),
+    vms: { [LAB_VM]: { ...base.vms['bench-vm'], guestCredential: { user: LAB_GUEST_USER, password: guestPassword } } },
+  };
+}
+
+/** Writes the host model; `keepLog` leaves an existing commands.jsonl (shared with the ESXi stand-ins) alone. */
+export async function seedHypervState(dir: string, state: Record<string, unknown> = defaultHypervState(), opts: { keepLog?: boolean } = {}): Promise<void> {
   await fs.mkdir(dir, { recursive: true });
   await fs.writeFile(path.join(dir, 'hyperv.json'), JSON.stringify(state, null, 1));
-  await fs.writeFile(path.join(dir, 'commands.jsonl'), '');
+  if (opts.keepLog) await fs.appendFile(path.join(dir, 'commands.jsonl'), '');
+  else await fs.writeFile(path.join(dir, 'commands.jsonl'), '');
 }
 
 export interface HypervStandinState {
   volumes: Record<string, { sizeBytes: number; freeBytes: number }>;
-  files: Record<string, { type: string; size: number; block: number; logical: number; physical: number }>;
+  files: Record<string, { type: string; size: number; block: number; logical: number; physical: number; guestFiles?: Record<string, number> }>;
   disks: { Number: number; IsOffline: boolean }[];
   vms: Record<string, { drives: Record<string, { Path?: string; DiskNumber?: number }> }>;
 }

@@ -1,0 +1,220 @@
+# STAND-IN for Microsoft DiskSpd (`diskspd.exe`, github.com/microsoft/diskspd) inside a Hyper-V guest,
+# reached by the powershell.exe stand-in's PowerShell Direct shape. DiskSpd cannot run here, so this
+# module: (1) parses the command line with DiskSpd's documented grammar (CmdLineParser.cpp and the
+# wiki "Command line and parameters": options start with '-' or '/', all options precede the targets,
+# sizes take K/M/G/T suffixes or 'b' = blocks where documented) and refuses anything else the way
+# diskspd does ("Invalid option", exit 1); (2) resolves the target in the guest model: a file on a
+# guest volume letter (vm.guestVolumes → the host drive slot holding the VHDX) or #<disk number>
+# (vm.guestDisks); a file must exist or be created with -c, which records it inside the attached VHDX
+# (so it disappears with the VHDX); (3) prints -Rxml output in DiskSpd 2.2's XML layout
+# (XmlResultParser.cpp), with numbers from a small deterministic device model — latency = fixed cost
+# + transfer time, concurrency capped, bandwidth capped — so results are plausible, reproducible and
+# follow the parameters. It measures nothing.
+import re
+
+MiB = 1024 * 1024
+UNITS = {'K': 1024, 'M': MiB, 'G': 1024 * MiB, 'T': 1024 ** 4}
+VERSION, VERSION_DATE = '2.2', '2024/6/3'
+
+# The device model: per-I/O fixed cost in ms (random adds seek-like overhead), a bandwidth ceiling and
+# the number of I/Os the virtual disk serves concurrently.
+READ_MS, WRITE_MS, RANDOM_MS = 0.060, 0.090, 0.020
+BANDWIDTH = 1_600_000_000  # bytes/s
+PARALLEL = 16
+PERCENTILES = [(0, 0.35), (25, 0.8), (50, 0.95), (75, 1.1), (90, 1.35), (95, 1.6), (99, 2.4), (99.9, 4.0), (99.99, 7.5), (100, 12.0)]
+
+
+class DiskspdError(Exception):
+    pass
+
+
+SIZE = r'(\d+)([KMGT]?)'
+# option letter(s) → value pattern (None: no value). Only options DiskSpd documents; values checked.
+OPTIONS = [
+    ('-ag', r''), ('-a', r'\d+(,\d+)*'), ('-b', SIZE), ('-B', SIZE + r'|\d+b'), ('-c', SIZE + r'|\d+b'), ('-C', r'\d+'),
+    ('-D', r'\d*'), ('-d', r'\d+'), ('-fr', r''), ('-fs', r''), ('-ft', r''), ('-f', SIZE + r'|\d+b'), ('-F', r'\d+'),
+    ('-g', r'\d+i?'), ('-h', r''), ('-i', r'\d+'), ('-I', r'[123]'), ('-j', r'\d+'), ('-l', r''), ('-L', r''), ('-n', r''),
+    ('-o', r'\d+'), ('-O', r'\d+'), ('-p', r''), ('-P', r'\d+'), ('-rs', r'\d{1,3}'), ('-r', r'(' + SIZE + r'|\d+b)?'),
+    ('-R', r'p?(text|xml)'), ('-si', r'(' + SIZE + r')?'), ('-s', r'(' + SIZE + r')?'), ('-S', r'[bhmruw]*'),
+    ('-t', r'\d+'), ('-T', SIZE + r'|\d+b'), ('-v', r''), ('-w', r'\d{1,3}'), ('-W', r'\d+'), ('-x', r''),
+    ('-z', r'\d*'), ('-Zr', r''), ('-Z', r'(' + SIZE + r'(,.+)?)?'),
+]
+
+
+def size(tok, block=None):
+    if tok.endswith('b'):
+        return int(tok[:-1]) * block
+    m = re.fullmatch(SIZE, tok)
+    return int(m.group(1)) * UNITS.get(m.group(2), 1)
+
+
+def parse(argv):
+    """argv → ({option: value}, [targets]); raises DiskspdError with diskspd's wording."""
+    opts, i = {}, 0
+    while i < len(argv) and argv[i][:1] in ('-', '/') and len(argv[i]) > 1:
+        a = '-' + argv[i][1:]
+        for name, pat in OPTIONS:
+            if a.startswith(name) and re.fullmatch(pat, a[len(name):]):
+                if name in opts:
+                    raise DiskspdError(f'ERROR: option {name} specified more than once')
+                opts[name] = a[len(name):]
+                break
+        else:
+            raise DiskspdError(f"Invalid option: '{argv[i]}'")
+        i += 1
+    targets = argv[i:]
+    for t in targets:
+        if t[:1] in ('-', '/'):
+            raise DiskspdError(f"ERROR: options must precede targets: '{t}'")
+    if not targets:
+        raise DiskspdError('ERROR: need to provide at least one filename')
+    return opts, targets
+
+
+def check(opts):
+    block = size(opts.get('-b', '64K'))
+    if block <= 0:
+        raise DiskspdError('ERROR: block size must be greater than 0')
+    for k in ('-o', '-t', '-d'):
+        if k in opts and int(opts[k]) < 1:
+            raise DiskspdError(f'ERROR: {k} must be at least 1')
+    if '-w' in opts and int(opts['-w']) > 100:
+        raise DiskspdError('ERROR: write ratio (-w) must be between 0 and 100')
+    if '-r' in opts and ('-s' in opts or '-si' in opts):
+        raise DiskspdError('ERROR: -r and -s are mutually exclusive')
+    if '-h' in opts and '-S' in opts:
+        raise DiskspdError('ERROR: -h is a deprecated alias of -Sh and cannot be combined with -S')
+    return block
+
+
+def resolve(state, vm, target):
+    """The guest target → (host VHDX file model, file name inside it or None for a raw disk)."""
+    m = re.fullmatch(r'#(\d+)', target)
+    if m:
+        disks = vm.get('guestDisks')
+        if disks is None:  # a VM model without guest disk mapping: the raw disk is taken as present
+            return None, None
+        slot = disks.get(m.group(1))
+    else:
+        m = re.fullmatch(r'([A-Za-z]:)\\((?:[\w .-]+\\)*[\w .-]+)', target)
+        if not m:
+            raise DiskspdError(f'ERROR: The filename, directory name, or volume label syntax is incorrect: {target}')
+        slot = vm.get('guestVolumes', {}).get(m.group(1).upper())
+    drive = vm['drives'].get(slot) if slot else None
+    if not drive or drive.get('Path') not in state['files']:
+        raise DiskspdError(f'ERROR: Could not open {target}: The system cannot find the path specified. (error code: 3)')
+    return state['files'][drive['Path']], (m.group(2).lower() if not target.startswith('#') else None)
+
+
+def run(state, vm, vm_name, argv):
+    """One diskspd invocation → (exit code, output text)."""
+    try:
+        opts, targets = parse(argv)
+        block = check(opts)
+        if len(targets) != 1:
+            raise DiskspdError('stand-in: exactly one target is implemented')
+        if opts.get('-R', 'text').lstrip('p') != 'xml':
+            raise DiskspdError('stand-in: only -Rxml output is implemented')
+        target = targets[0]
+        vhd, name = resolve(state, vm, target)
+        if name is not None:
+            files = vhd.setdefault('guestFiles', {})
+            if '-c' in opts:
+                want = size(opts['-c'], block)
+                if want + block > vhd['size']:
+                    raise DiskspdError(f'ERROR: Could not set file size of {target}: There is not enough space on the disk. (error code: 112)')
+                files[name] = want
+            if name not in files:
+                raise DiskspdError(f'ERROR: Could not open {target}: The system cannot find the file specified. (error code: 2)')
+            file_size = files[name]
+        else:
+            file_size = vhd['size'] if vhd else 1024 ** 4
+        if file_size < block:
+            raise DiskspdError(f'ERROR: The file is too small. File: {target} (size: {file_size}, block size: {block})')
+        return 0, xml(vm_name, target, opts, block, file_size)
+    except DiskspdError as e:
+        return 1, str(e) + '\n'
+
+
+def xml(vm_name, target, opts, block, file_size):
+    qd, threads, wpct = int(opts.get('-o', '2')), int(opts.get('-t', '1')), int(opts.get('-w', '0'))
+    dur, warm, cool = int(opts.get('-d', '10')), int(opts.get('-W', '5')), int(opts.get('-C', '0'))
+    rnd = '-r' in opts
+    outstanding = qd * threads
+    # service time of one I/O, then Little's law with a concurrency cap and a bandwidth cap
+    mix = (READ_MS * (100 - wpct) + WRITE_MS * wpct) / 100
+    svc_ms = mix + (RANDOM_MS if rnd else 0) + block / BANDWIDTH * 1000
+    iops = min(min(outstanding, PARALLEL) / svc_ms * 1000, BANDWIDTH / block)
+    lat_ms = outstanding / iops * 1000
+    per_thread = int(iops * dur) // threads
+    writes_pt = per_thread * wpct // 100
+    reads_pt = per_thread - writes_pt
+    rd_ms = lat_ms * (READ_MS + (RANDOM_MS if rnd else 0) + block / BANDWIDTH * 1000) / svc_ms
+    wr_ms = lat_ms * (WRITE_MS + (RANDOM_MS if rnd else 0) + block / BANDWIDTH * 1000) / svc_ms
+    has_r, has_w = wpct < 100, wpct > 0
+    cpu = min(95.0, 2.0 + iops / 20000)
+    sh = '-Sh' if '-h' in opts else opts.get('-S')
+    no_cache = sh is not None and ('h' in sh or 'u' in sh or sh == '')
+    write_through = sh is not None and ('h' in sh or 'w' in sh or sh == '')
+    z = opts.get('-Z')
+    if '-Zr' in opts or (z and z != ''):
+        buf = '<Pattern>random</Pattern>' + (f'<RandomDataSource><SizeInBytes>{size(z.split(",")[0])}</SizeInBytes></RandomDataSource>' if z else '')
+    else:
+        buf = '<Pattern>zero</Pattern>' if z == '' else '<Pattern>sequential</Pattern>'
+    f = lambda v: f'{v:.3f}'  # noqa: E731
+    out = ['<Results>', '  <System>', f'    <ComputerName>{vm_name}</ComputerName>', '    <Tool>', f'      <Version>{VERSION}</Version>',
+           f'      <VersionDate>{VERSION_DATE}</VersionDate>', '    </Tool>', '    <RunTime>2024/06/03 12:00:00 UTC</RunTime>',
+           '    <ProcessorTopology>', '      <Group Group="0" MaximumProcessors="2" ActiveProcessors="2" ActiveProcessorMask="0x3"/>',
+           '      <Node Node="0" Group="0" Mask="0x3"/>', '      <Socket>', '        <Group Group="0" Mask="0x3"/>', '      </Socket>',
+           '      <Core Group="0" Mask="0x1" EfficiencyClass="0"/>', '      <Core Group="0" Mask="0x2" EfficiencyClass="0"/>',
+           '    </ProcessorTopology>', '  </System>', '  <Profile>', '    <Progress>0</Progress>', '    <ResultFormat>xml</ResultFormat>',
+           '    <Verbose>false</Verbose>', '    <TimeSpans>', '      <TimeSpan>', '        <CompletionRoutines>false</CompletionRoutines>',
+           f'        <MeasureLatency>{"true" if "-L" in opts else "false"}</MeasureLatency>', '        <CalculateIopsStdDev>false</CalculateIopsStdDev>',
+           f'        <DisableAffinity>{"true" if "-n" in opts else "false"}</DisableAffinity>', f'        <Duration>{dur}</Duration>',
+           f'        <Warmup>{warm}</Warmup>', f'        <Cooldown>{cool}</Cooldown>', '        <ThreadCount>0</ThreadCount>', '        <RequestCount>0</RequestCount>',
+           '        <IoBucketDuration>1000</IoBucketDuration>', '        <RandSeed>0</RandSeed>', '        <Targets>', '          <Target>',
+           f'            <Path>{target}</Path>', f'            <BlockSize>{block}</BlockSize>', '            <BaseFileOffset>0</BaseFileOffset>',
+           '            <SequentialScan>false</SequentialScan>', '            <RandomAccess>false</RandomAccess>', '            <TemporaryFile>false</TemporaryFile>',
+           '            <UseLargePages>false</UseLargePages>', f'            <DisableOSCache>{str(no_cache).lower()}</DisableOSCache>',
+           f'            <WriteThrough>{str(write_through).lower()}</WriteThrough>', f'            <WriteBufferContent>{buf}</WriteBufferContent>',
+           '            <ParallelAsyncIO>false</ParallelAsyncIO>', f'            <FileSize>{size(opts["-c"], block) if "-c" in opts else 0}</FileSize>',
+           (f'            <Random>{block}</Random>' if rnd else f'            <StrideSize>{block}</StrideSize>\n            <InterlockedSequential>{"true" if "-si" in opts else "false"}</InterlockedSequential>'),
+           '            <ThreadStride>0</ThreadStride>', '            <MaxFileSize>0</MaxFileSize>', f'            <RequestCount>{qd}</RequestCount>',
+           f'            <WriteRatio>{wpct}</WriteRatio>', '            <Throughput>0</Throughput>', f'            <ThreadsPerFile>{threads}</ThreadsPerFile>',
+           '            <IOPriority>3</IOPriority>', '            <Weight>1</Weight>', '          </Target>', '        </Targets>', '      </TimeSpan>',
+           '    </TimeSpans>', '  </Profile>', '  <TimeSpan>', f'    <TestTimeSeconds>{dur}.00</TestTimeSeconds>', f'    <ThreadCount>{threads}</ThreadCount>',
+           '    <RequestCount>0</RequestCount>', '    <ProcCount>2</ProcCount>', '    <CpuUtilization>']
+    for i in range(2):
+        out += ['      <CPU>', '        <Socket>0</Socket>', '        <Node>0</Node>', '        <Group>0</Group>', f'        <Core>{i}</Core>',
+                '        <EfficiencyClass>0</EfficiencyClass>', f'        <Id>{i}</Id>', f'        <UsagePercent>{cpu:.2f}</UsagePercent>',
+                f'        <UserPercent>{cpu / 5:.2f}</UserPercent>', f'        <KernelPercent>{cpu * 4 / 5:.2f}</KernelPercent>', f'        <IdlePercent>{100 - cpu:.2f}</IdlePercent>', '      </CPU>']
+    out += ['      <Average>', f'        <UsagePercent>{cpu:.2f}</UsagePercent>', f'        <UserPercent>{cpu / 5:.2f}</UserPercent>',
+            f'        <KernelPercent>{cpu * 4 / 5:.2f}</KernelPercent>', f'        <IdlePercent>{100 - cpu:.2f}</IdlePercent>', '      </Average>', '    </CpuUtilization>']
+    if '-L' in opts:
+        out.append(f'    <Latency ReadHistoBuckets="{len(PERCENTILES) if has_r else 0}" WriteHistoBuckets="{len(PERCENTILES) if has_w else 0}" TotalHistoBuckets="{len(PERCENTILES)}">')
+        if has_r:
+            out += [f'      <AverageReadMilliseconds>{f(rd_ms)}</AverageReadMilliseconds>', f'      <ReadLatencyStdev>{f(rd_ms * 0.3)}</ReadLatencyStdev>']
+        if has_w:
+            out += [f'      <AverageWriteMilliseconds>{f(wr_ms)}</AverageWriteMilliseconds>', f'      <WriteLatencyStdev>{f(wr_ms * 0.3)}</WriteLatencyStdev>']
+        out += [f'      <AverageTotalMilliseconds>{f(lat_ms)}</AverageTotalMilliseconds>', f'      <LatencyStdev>{f(lat_ms * 0.3)}</LatencyStdev>']
+        for p, k in PERCENTILES:
+            out += ['      <Bucket>', f'        <Percentile>{p}</Percentile>']
+            if has_r:
+                out.append(f'        <ReadMilliseconds>{f(rd_ms * k)}</ReadMilliseconds>')
+            if has_w:
+                out.append(f'        <WriteMilliseconds>{f(wr_ms * k)}</WriteMilliseconds>')
+            out += [f'        <TotalMilliseconds>{f(lat_ms * k)}</TotalMilliseconds>', '      </Bucket>']
+        out.append('    </Latency>')
+    for t in range(threads):
+        out += ['    <Thread>', f'      <Id>{t}</Id>', '      <Target>', f'        <Path>{target}</Path>', f'        <BytesCount>{per_thread * block}</BytesCount>',
+                f'        <FileSize>{file_size}</FileSize>', f'        <IOCount>{per_thread}</IOCount>', f'        <ReadBytes>{reads_pt * block}</ReadBytes>',
+                f'        <ReadCount>{reads_pt}</ReadCount>', f'        <WriteBytes>{writes_pt * block}</WriteBytes>', f'        <WriteCount>{writes_pt}</WriteCount>']
+        if '-L' in opts:
+            if has_r:
+                out += [f'        <AverageReadLatencyMilliseconds>{f(rd_ms)}</AverageReadLatencyMilliseconds>', f'        <ReadLatencyStdev>{f(rd_ms * 0.3)}</ReadLatencyStdev>']
+            if has_w:
+                out += [f'        <AverageWriteLatencyMilliseconds>{f(wr_ms)}</AverageWriteLatencyMilliseconds>', f'        <WriteLatencyStdev>{f(wr_ms * 0.3)}</WriteLatencyStdev>']
+            out += [f'        <AverageLatencyMilliseconds>{f(lat_ms)}</AverageLatencyMilliseconds>', f'        <LatencyStdev>{f(lat_ms * 0.3)}</LatencyStdev>']
+        out += ['      </Target>', '    </Thread>']
+    out += ['  </TimeSpan>', '</Results>']
+    return '\r\n'.join(out) + '\r\n'
