@@ -1,9 +1,9 @@
 // One self-contained HTML file: inline CSS, inline SVG, no script and no URL to fetch. A CSP meta
 // tag forbids every fetch as a second line of defence, since names in the report are untrusted.
 import { barChart, escapeXml as esc, heatmap, type Tone } from './charts.ts';
-import { comparedMetrics, describeTest, VERDICT_TEXT } from './markdown.ts';
+import { comparedMetrics, describeTest, truncationNote, VERDICT_TEXT } from './markdown.ts';
 import type { Axes } from '../results/record.ts';
-import { formatDelta, formatMeanCi, METRICS, type Report, type TestSection } from './model.ts';
+import { formatDelta, formatMeanCi, METRICS, type PermutationInfo, type Report, type TestSection } from './model.ts';
 import { formatP, type Verdict } from './stats.ts';
 
 const CSS = `
@@ -72,16 +72,18 @@ function chartLabeller(varying: readonly string[]): (axes: Axes, fallback: strin
   };
 }
 
-function renderTest(report: Report, s: TestSection): string {
+function renderTest(report: Report, s: TestSection, byId: ReadonlyMap<string, PermutationInfo>): string {
   const varying = report.axes.filter((a) => a.varies).map((a) => a.name);
   const chartLabel = chartLabeller(varying);
   const labelOf = (permutationId: string): string => {
-    const p = report.permutations.find((x) => x.permutationId === permutationId);
+    const p = byId.get(permutationId);
     return p ? chartLabel(p.axes, p.label) : permutationId;
   };
   const pm = s.primaryMetric;
   const def = METRICS[pm];
   const out: string[] = [`<section class="test" id="t-${esc(slug(s.test.id))}">`, `<h3>${esc(s.test.id)}</h3>`, `<p class="muted">${esc(describeTest(s.test))}</p>`];
+  const cut = truncationNote(s);
+  if (cut) out.push(`<p class="warn">${esc(cut)}</p>`);
 
   const charts: string[] = [];
   charts.push(
@@ -116,13 +118,20 @@ function renderTest(report: Report, s: TestSection): string {
       }),
     );
   }
-  if (varying.length === 2) {
+  // A capped section holds only some of the grid's cells: no heatmap rather than a misleading one.
+  if (varying.length === 2 && !s.truncated) {
     const [xa, ya] = varying as [string, string];
     const xs = report.axes.find((a) => a.name === xa)!.values;
     const ys = report.axes.find((a) => a.name === ya)!.values;
+    const cellKey = (x: unknown, y: unknown): string => JSON.stringify([String(x), String(y)]);
+    const rowAt = new Map<string, (typeof s.rows)[number]>();
+    for (const r of s.rows) {
+      const k = cellKey(r.axes[xa], r.axes[ya]);
+      if (!rowAt.has(k)) rowAt.set(k, r);
+    }
     const cells = ys.map((yv) =>
       xs.map((xv) => {
-        const row = s.rows.find((r) => String(r.axes[xa]) === String(xv) && String(r.axes[ya]) === String(yv));
+        const row = rowAt.get(cellKey(xv, yv));
         const m = row?.cells[pm]?.summary.mean;
         return m === undefined || m === null ? null : m * def.scale;
       }),
@@ -201,13 +210,15 @@ export function renderHtml(report: Report): string {
   if (summary.noisy.length > 0) {
     body.push(
       `<h2>Noisy cells (CV &gt; ${esc(String(o.cvThresholdPct))}%)</h2>`,
+      ...(summary.noisyTotal !== undefined ? [`<p class="muted">Showing the ${summary.noisy.length} noisiest of ${esc(summary.noisyTotal.toLocaleString('en-US'))} noisy cells.</p>`] : []),
       table(
         [['test', true], ['permutation', true], ['metric', true], ['CV', false], [`repetitions for ±${o.minEffectPct}%`, false]],
         summary.noisy.map((n) => [[n.testId, true], [n.label, true], [METRICS[n.metric].label, true], [`${n.cvPct.toFixed(1)}%`, false], [n.repetitionsNeeded === null ? '> 10000' : String(n.repetitionsNeeded), false]]),
       ),
     );
   }
-  body.push('<h2>Results</h2>', ...report.tests.map((s) => renderTest(report, s)));
+  const byId = new Map(report.permutations.map((p) => [p.permutationId, p]));
+  body.push('<h2>Results</h2>', ...report.tests.map((s) => renderTest(report, s, byId)));
 
   return `<!doctype html>
 <html lang="en">

@@ -41,6 +41,17 @@ function table(header: string[], rows: string[][]): string {
 }
 
 /** Metrics a comparison table shows: the one the test is judged by, plus mean latency when known. */
+/** The sentence a capped section opens with (see TestSection.truncated); null when nothing was cut. */
+export function truncationNote(s: TestSection): string | null {
+  const t = s.truncated;
+  if (!t) return null;
+  const which =
+    t.by === 'largest-delta'
+      ? `the ${t.shown} with the largest |Δ| in ${METRICS[s.primaryMetric].label} against a baseline`
+      : `the first ${t.shown} in run order`;
+  return `Showing ${t.shown} of ${t.total.toLocaleString('en-US')} permutations (${which}); the verdict counts cover all of them, and the CSV (\`storsweep report --format csv\`) has every record.`;
+}
+
 export function comparedMetrics(section: TestSection): MetricKey[] {
   const ms: MetricKey[] = [section.primaryMetric];
   if (section.metrics.includes('latencyMeanUs')) ms.push('latencyMeanUs');
@@ -50,6 +61,8 @@ export function comparedMetrics(section: TestSection): MetricKey[] {
 function renderSection(report: Report, s: TestSection): string {
   const varying = report.axes.filter((a) => a.varies).map((a) => a.name);
   const out: string[] = [`### ${mdCell(s.test.id)}`, '', `${describeTest(s.test)}. Means ± 95% CI half-width.`, ''];
+  const cut = truncationNote(s);
+  if (cut) out.push(`> ${cut}`, '');
   const cvMetric = s.primaryMetric;
   const header = [
     ...(varying.length > 0 ? varying.map(mdCell) : ['permutation']),
@@ -116,6 +129,7 @@ export function renderMarkdown(report: Report): string {
       '',
       `## Noisy cells (CV > ${o.cvThresholdPct}%)`,
       '',
+      ...(summary.noisyTotal !== undefined ? [`Showing the ${summary.noisy.length} noisiest of ${summary.noisyTotal.toLocaleString('en-US')} noisy cells.`, ''] : []),
       table(
         ['test', 'permutation', 'metric', 'CV', `repetitions for ±${o.minEffectPct}%`],
         summary.noisy.map((n) => [mdCell(n.testId), mdCell(n.label), METRICS[n.metric].label, `${n.cvPct.toFixed(1)}%`, n.repetitionsNeeded === null ? '> 10000' : String(n.repetitionsNeeded)]),

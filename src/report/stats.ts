@@ -159,6 +159,7 @@ export function mean(xs: readonly number[]): number {
 }
 
 export function median(xs: readonly number[]): number {
+  if (xs.length === 1) return xs[0]!;
   const s = [...xs].sort((a, b) => a - b);
   const mid = s.length >> 1;
   return s.length % 2 ? s[mid]! : (s[mid - 1]! + s[mid]!) / 2;
@@ -177,12 +178,24 @@ export function summarize(values: readonly number[], level = 0.95): Summary {
   const n = xs.length;
   if (n === 0) return { n, mean: null, median: null, stddev: null, cv: null, min: null, max: null, ci: null };
   const m = mean(xs);
-  const base = { n, mean: m, median: median(xs), min: Math.min(...xs), max: Math.max(...xs) };
-  if (n < 2) return { ...base, stddev: null, cv: null, ci: null };
+  let min = xs[0]!;
+  let max = min;
+  for (const x of xs) {
+    if (x < min) min = x;
+    if (x > max) max = x;
+  }
+  const med = median(xs);
+  // Literal objects with one key order (JSON reports print it): a spread followed by more keys
+  // gives every object a hidden class of its own in V8, which costs ~1 KB each in a large report.
+  if (n < 2) return { n, mean: m, median: med, min, max, stddev: null, cv: null, ci: null };
   const sd = Math.sqrt(variance(xs));
   const halfWidth = studentTQuantile((1 + level) / 2, n - 1) * (sd / Math.sqrt(n));
   return {
-    ...base,
+    n,
+    mean: m,
+    median: med,
+    min,
+    max,
     stddev: sd,
     cv: m !== 0 ? sd / Math.abs(m) : null,
     ci: { level, low: m - halfWidth, high: m + halfWidth, halfWidth },
@@ -402,31 +415,33 @@ export function compareSamples(
   const b = baseline.filter(Number.isFinite);
   const cs = summarize(c, o.level);
   const bs = summarize(b, o.level);
-  const delta = percentDelta(c, b, o.level);
   const mannWhitney = c.length > 0 && b.length > 0 ? mannWhitneyU(c, b) : null;
+  const j = judgeFinite(c, b, higherIsBetter, o);
+  return { baseline: bs, candidate: cs, delta: j.delta, welch: j.welch, mannWhitney, verdict: j.verdict, reason: j.reason };
+}
+
+export type Judgement = Pick<Comparison, 'delta' | 'welch' | 'verdict' | 'reason'>;
+
+/** The verdict and Δ of compareSamples alone, without the summaries and Mann–Whitney: for ranking many comparisons. */
+export function judge(candidate: readonly number[], baseline: readonly number[], higherIsBetter: boolean, options: Partial<VerdictOptions> = {}): Judgement {
+  return judgeFinite(candidate.filter(Number.isFinite), baseline.filter(Number.isFinite), higherIsBetter, { ...DEFAULT_VERDICT_OPTIONS, ...options });
+}
+
+function judgeFinite(c: readonly number[], b: readonly number[], higherIsBetter: boolean, o: VerdictOptions): Judgement {
+  const delta = percentDelta(c, b, o.level);
   if (c.length < 2 || b.length < 2) {
-    return { baseline: bs, candidate: cs, delta, welch: null, mannWhitney, verdict: 'insufficient-data', reason: `need ≥ 2 repetitions per side (have ${c.length} vs ${b.length})` };
+    return { delta, welch: null, verdict: 'insufficient-data', reason: `need ≥ 2 repetitions per side (have ${c.length} vs ${b.length})` };
   }
   const welch = welchTTest(c, b, o.level);
-  if (delta === null) {
-    return { baseline: bs, candidate: cs, delta, welch, mannWhitney, verdict: 'insufficient-data', reason: 'baseline mean is zero' };
-  }
+  if (delta === null) return { delta, welch, verdict: 'insufficient-data', reason: 'baseline mean is zero' };
   const significant = welch.p < o.alpha;
   const large = Math.abs(delta.pct) >= o.minEffectPct;
   if (!significant || !large) {
     const why = !significant ? `p = ${formatP(welch.p)} ≥ ${o.alpha}` : `|Δ| = ${Math.abs(delta.pct).toFixed(1)}% < ${o.minEffectPct}%`;
-    return { baseline: bs, candidate: cs, delta, welch, mannWhitney, verdict: 'within-noise', reason: why };
+    return { delta, welch, verdict: 'within-noise', reason: why };
   }
   const better = higherIsBetter ? delta.pct > 0 : delta.pct < 0;
-  return {
-    baseline: bs,
-    candidate: cs,
-    delta,
-    welch,
-    mannWhitney,
-    verdict: better ? 'faster' : 'slower',
-    reason: `Δ = ${delta.pct.toFixed(1)}%, p = ${formatP(welch.p)}`,
-  };
+  return { delta, welch, verdict: better ? 'faster' : 'slower', reason: `Δ = ${delta.pct.toFixed(1)}%, p = ${formatP(welch.p)}` };
 }
 
 export function isNoisy(s: Summary, cvThresholdPct = DEFAULT_VERDICT_OPTIONS.cvThresholdPct): boolean {
