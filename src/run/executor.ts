@@ -15,7 +15,10 @@ import { defaultSleep } from '../workloads/run-fio.ts';
 import type { WorkloadProfile, WorkloadTest } from '../workloads/spec.ts';
 import type { ProgressEvent } from './progress.ts';
 import type { CreatedObject, PlannedStep, Provider, ProviderContext } from './provider.ts';
-import { withRetry, withTimeout, type RetryPolicy } from './retry.ts';
+import { StepTimedOut, withRetry, withTimeout, type RetryPolicy } from './retry.ts';
+
+const ORPHAN_GRACE_MIN_MS = 60_000;
+const ORPHAN_GRACE_MAX_MS = 10 * 60_000;
 
 export interface WorkloadEndpoint {
   /** the benchmark tool, recorded in every record */
@@ -49,11 +52,29 @@ export interface RunSummary {
   pending: number;
   interrupted: boolean;
   leftovers: number;
+  /** set when the sweep stopped because the run directory cannot be written (disk full…) */
+  fatal?: string;
+}
+
+/** The run directory cannot take more writes: every later permutation would fail the same way. */
+export function isRunDirUnwritable(err: unknown): boolean {
+  for (let e = err as { code?: unknown; cause?: unknown } | undefined, depth = 0; e && typeof e === 'object' && depth < 5; e = e.cause as typeof e, depth++) {
+    const code = typeof e.code === 'string' ? e.code : '';
+    if (['ENOSPC', 'EDQUOT', 'EROFS'].includes(code) || /^SQLITE_(FULL|IOERR|READONLY)/.test(code)) return true;
+  }
+  return false;
 }
 
 export async function executeRun(opts: ExecuteOptions): Promise<RunSummary> {
   const { store, plan } = opts;
-  const emit = opts.onEvent ?? (() => undefined);
+  // A failing progress hook (e.g. the JSON log on a full disk) must never stop teardown.
+  const emit = (e: ProgressEvent) => {
+    try {
+      opts.onEvent?.(e);
+    } catch {
+      /* the view and log are best effort; the database is the record */
+    }
+  };
   const statuses = new Map(store.permutations().map((p) => [p.permutationId, p]));
   const summary: RunSummary = { done: 0, failed: 0, skipped: 0, pending: 0, interrupted: false, leftovers: 0 };
   let runner: CommandRunner | null = null;
@@ -80,7 +101,15 @@ export async function executeRun(opts: ExecuteOptions): Promise<RunSummary> {
         continue;
       }
       const isLast = perm.index === total - 1;
-      const ok = await runPermutation(perm, { ...opts, emit, guest, dropGuest, keepObjects: Boolean(opts.keep && isLast), resumed: row?.status === 'running' || row?.status === 'failed' });
+      const outcome = await runPermutation(perm, { ...opts, emit, guest, dropGuest, keepObjects: Boolean(opts.keep && isLast), resumed: row?.status === 'running' || row?.status === 'failed' });
+      const ok = outcome === true;
+      if (typeof outcome === 'object') {
+        // Nothing more can be recorded: stop; what was committed stays, resume continues later.
+        summary.fatal = outcome.fatal;
+        summary.failed++;
+        emit({ type: 'message', level: 'error', text: `stopping: the run directory cannot be written (${outcome.fatal}); records committed so far are kept` });
+        break;
+      }
       if (ok) summary.done++;
       else if (opts.signal.aborted) summary.pending++;
       else summary.failed++;
@@ -93,7 +122,11 @@ export async function executeRun(opts: ExecuteOptions): Promise<RunSummary> {
     await dropGuest();
     summary.interrupted = opts.signal.aborted;
     summary.pending += plan.permutations.length - summary.done - summary.failed - summary.skipped - summary.pending;
-    summary.leftovers = store.ledger({ live: true }).length;
+    try {
+      summary.leftovers = store.ledger({ live: true }).length;
+    } catch {
+      summary.leftovers = -1;
+    }
     emit({ type: 'run-end', summary });
   }
   return summary;
@@ -107,7 +140,16 @@ interface PermContext extends ExecuteOptions {
   resumed: boolean;
 }
 
-async function runPermutation(perm: PermutationPlan, c: PermContext): Promise<boolean> {
+/** Store writes during teardown: a failure to record must not stop the removal of the rest. */
+function record(fn: () => void): void {
+  try {
+    fn();
+  } catch {
+    /* the object is gone or not regardless; the ledger may be stale, cleanup rechecks it */
+  }
+}
+
+async function runPermutation(perm: PermutationPlan, c: PermContext): Promise<boolean | { fatal: string }> {
   const { store, plan } = c;
   const ctx: ProviderContext = {
     runId: plan.runId,
@@ -123,9 +165,10 @@ async function runPermutation(perm: PermutationPlan, c: PermContext): Promise<bo
     const dropped = store.discardRepetitionsAfter(perm.permutationId, 0);
     store.appendJournal(perm.permutationId, 'permutation', 'redo', { discardedRecords: dropped });
   }
-  store.markRunning(perm.permutationId);
   let failure: string | null = null;
+  let fatal: string | null = null;
   try {
+    store.markRunning(perm.permutationId);
     for (const step of perm.steps) {
       if (c.signal.aborted) throw new Error('interrupted');
       if (step.step === 'workload') await runWorkload(perm, c);
@@ -133,27 +176,38 @@ async function runPermutation(perm: PermutationPlan, c: PermContext): Promise<bo
     }
   } catch (err) {
     failure = c.signal.aborted ? 'interrupted' : redact(errorMessage(err));
+    if (isRunDirUnwritable(err)) fatal = failure;
     if (!c.signal.aborted) c.emit({ type: 'failure', permutationId: perm.permutationId, axes: perm.axes, reason: failure });
   } finally {
     if (!c.keepObjects) await teardown(perm, c, ctx);
     else {
-      for (const o of store.ledger({ permutationId: perm.permutationId, live: true })) store.ledgerState(o, 'kept');
+      for (const o of store.ledger({ permutationId: perm.permutationId, live: true })) record(() => store.ledgerState(o, 'kept'));
       c.emit({ type: 'message', level: 'info', text: `--keep: leaving the objects of ${perm.permutationId} in place` });
     }
   }
   if (failure === null) {
-    store.markFinished(perm.permutationId, 'done', null);
+    try {
+      store.markFinished(perm.permutationId, 'done', null);
+    } catch (err) {
+      if (!isRunDirUnwritable(err)) throw err;
+      return { fatal: redact(errorMessage(err)) };
+    }
     c.emit({ type: 'permutation-end', permutationId: perm.permutationId, status: 'done' });
     return true;
   }
   if (c.signal.aborted) {
     // Leave it 'running': resume will clean it up and redo it.
-    store.appendJournal(perm.permutationId, 'permutation', 'interrupted', null);
+    record(() => store.appendJournal(perm.permutationId, 'permutation', 'interrupted', null));
     return false;
   }
-  store.markFinished(perm.permutationId, 'failed', failure);
+  try {
+    store.markFinished(perm.permutationId, 'failed', failure);
+  } catch (err) {
+    if (!isRunDirUnwritable(err)) throw err;
+    fatal ??= redact(errorMessage(err));
+  }
   c.emit({ type: 'permutation-end', permutationId: perm.permutationId, status: 'failed', reason: failure });
-  return false;
+  return fatal ? { fatal } : false;
 }
 
 async function runStep(step: PlannedStep, perm: PermutationPlan, c: PermContext, ctx: ProviderContext): Promise<void> {
@@ -172,15 +226,52 @@ async function runStep(step: PlannedStep, perm: PermutationPlan, c: PermContext,
     }
     return withTimeout((signal) => provider.apply(step, { ...ctx, signal }), c.stepTimeoutMs ?? 30 * 60_000, `${step.step} (${step.operation})`, c.signal);
   };
-  const created = await withRetry(attempt, { ...c.retry, signal: c.signal, onRetry: (err, n) => c.emit({ type: 'message', level: 'warn', text: `retrying ${step.step} (attempt ${n + 1}): ${redact(errorMessage(err))}` }) });
+  let created: CreatedObject | null;
+  try {
+    created = await withRetry(attempt, { ...c.retry, signal: c.signal, onRetry: (err, n) => c.emit({ type: 'message', level: 'warn', text: `retrying ${step.step} (attempt ${n + 1}): ${redact(errorMessage(err))}` }) });
+  } catch (err) {
+    if (err instanceof StepTimedOut && err.pending && step.creates) await settleOrphan(err.pending, perm, step, c);
+    throw err;
+  }
   if (step.creates && created) c.store.ledgerCreated(perm.permutationId, created);
   else if (step.creates && !created) c.store.ledgerState(step.creates, 'absent');
   else c.store.appendJournal(perm.permutationId, step.step, 'done', null);
   c.emit({ type: 'step-end', permutationId: perm.permutationId, step: step.step, durationMs: Date.now() - started });
 }
 
+/**
+ * A create that timed out keeps running on the server and may still produce its object after
+ * teardown looked for it. Wait (bounded) for the call to settle and record what it created, so
+ * teardown removes it instead of leaving it behind.
+ */
+async function settleOrphan(pending: Promise<unknown>, perm: PermutationPlan, step: PlannedStep, c: PermContext): Promise<void> {
+  const graceMs = Math.min(Math.max(c.stepTimeoutMs ?? 0, ORPHAN_GRACE_MIN_MS), ORPHAN_GRACE_MAX_MS);
+  c.emit({ type: 'message', level: 'warn', text: `${step.step} (${step.operation}) timed out; waiting up to ${Math.round(graceMs / 1000)} s for the call to settle before teardown` });
+  let timer: NodeJS.Timeout | undefined;
+  const outcome = await Promise.race([
+    pending.then(
+      (v) => ({ settled: true as const, value: v }),
+      () => ({ settled: true as const, value: null }),
+    ),
+    new Promise<{ settled: false }>((resolve) => (timer = setTimeout(() => resolve({ settled: false }), graceMs))),
+  ]);
+  clearTimeout(timer);
+  if (!outcome.settled) {
+    c.emit({ type: 'message', level: 'error', text: `${step.step} (${step.operation}) still has not returned; ${step.creates!.name} may appear later (storsweep cleanup removes it)` });
+    return;
+  }
+  const v = outcome.value as CreatedObject | null;
+  if (v && typeof v === 'object' && typeof v.id === 'string') record(() => c.store.ledgerCreated(perm.permutationId, v));
+}
+
 async function teardown(perm: PermutationPlan, c: PermContext, ctx: ProviderContext): Promise<void> {
-  const live = c.store.ledger({ permutationId: perm.permutationId, live: true }).reverse();
+  let live;
+  try {
+    live = c.store.ledger({ permutationId: perm.permutationId, live: true }).reverse();
+  } catch (err) {
+    c.emit({ type: 'message', level: 'error', text: `cannot read the ledger for teardown of ${perm.permutationId}: ${redact(errorMessage(err))} (run \`storsweep cleanup\` later)` });
+    return;
+  }
   if (!live.length) return;
   if (!c.provider) return;
   // Teardown must run even when the sweep was interrupted: give it its own signal.
@@ -192,11 +283,11 @@ async function teardown(perm: PermutationPlan, c: PermContext, ctx: ProviderCont
         () => withTimeout((signal) => c.provider!.destroy({ kind: obj.kind, name: obj.name, provider: obj.provider, id: obj.objectId, data: obj.data }, { ...teardownCtx, signal }), c.stepTimeoutMs ?? 30 * 60_000, `destroy ${obj.kind} ${obj.name}`),
         { ...c.retry },
       );
-      c.store.ledgerState(obj, outcome);
-      c.store.appendJournal(perm.permutationId, `${obj.kind}:${obj.name}`, outcome, null);
+      record(() => c.store.ledgerState(obj, outcome));
+      record(() => c.store.appendJournal(perm.permutationId, `${obj.kind}:${obj.name}`, outcome, null));
     } catch (err) {
       const reason = redact(errorMessage(err));
-      c.store.ledgerState(obj, 'remove-failed', reason);
+      record(() => c.store.ledgerState(obj, 'remove-failed', reason));
       c.emit({ type: 'message', level: 'error', text: `could not remove ${obj.kind} ${obj.name}: ${reason} (run \`storsweep cleanup\` later)` });
     }
   }
@@ -229,21 +320,42 @@ async function runWorkload(perm: PermutationPlan, c: PermContext): Promise<void>
       if (c.signal.aborted) throw new Error('interrupted');
       if (i > 0 && profile.intervalSec > 0) await sleep(profile.intervalSec * 1000, c.signal);
       c.emit({ type: 'step', permutationId: perm.permutationId, step: `rep ${rep}/${perm.repetitions} ${test.id}`, operation: c.workload.tool });
-      let runner: CommandRunner;
-      try {
-        runner = await c.guest();
-      } catch (err) {
-        await c.dropGuest();
-        throw err;
-      }
-      const outcome = await c.workload.runTest(runner, test, profile, {
-        signal: c.signal,
-        timeoutSlackSec: c.workloadSlackSec,
-        onRaw: async (t, pass, raw) => storeRaw(c.store.runDir, `raw/${perm.permutationId}/rep${rep}/${t.id}.pass${pass}.${c.workload.tool === 'diskspd' ? 'xml' : 'json'}`, redact(raw)),
-      }).catch(async (err: unknown) => {
-        // A lost connection poisons the runner; the next permutation reconnects.
-        await c.dropGuest();
-        throw err;
+      // A lost SSH connection (RemoteCommandFailed reason 'connection') is transient: reconnect and
+      // run the test again; its raw output is simply rewritten.
+      let firstError: unknown = null;
+      const outcome = await withRetry(
+        async () => {
+          let runner: CommandRunner;
+          try {
+            runner = await c.guest();
+          } catch (err) {
+            await c.dropGuest();
+            throw err;
+          }
+          return c.workload
+            .runTest(runner, test, profile, {
+              signal: c.signal,
+              timeoutSlackSec: c.workloadSlackSec,
+              onRaw: async (t, pass, raw) => storeRaw(c.store.runDir, `raw/${perm.permutationId}/rep${rep}/${t.id}.pass${pass}.${c.workload.tool === 'diskspd' ? 'xml' : 'json'}`, redact(raw)),
+            })
+            .catch(async (err: unknown) => {
+              // A lost connection poisons the runner; the next attempt reconnects.
+              await c.dropGuest();
+              throw err;
+            });
+        },
+        {
+          ...c.retry,
+          signal: c.signal,
+          onRetry: (err, n) => {
+            firstError ??= err;
+            c.emit({ type: 'message', level: 'warn', text: `retrying ${test.id} (attempt ${n + 1}): ${redact(errorMessage(err))}` });
+          },
+        },
+      ).catch((err: unknown) => {
+        // The reason names what went wrong first (the lost connection), then why retrying failed.
+        if (firstError === null || firstError === err || errorMessage(firstError) === errorMessage(err)) throw err;
+        throw new Error(`${errorMessage(firstError)}; retrying failed: ${errorMessage(err)}`, { cause: err });
       });
       const rec = recordFor(perm, c.plan.runId, rep, test, outcome, perm.workload, profile.aggregate, c.workload.tool);
       records.push(rec);

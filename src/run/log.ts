@@ -19,13 +19,24 @@ export function createRunLog(file: string): RunLog {
     },
     dest,
   );
+  // A write error (a full disk) disables the log: pino's flushSync would retry it forever, and
+  // the database, not the log, is the record of the run.
+  let broken = false;
+  dest.on('error', () => {
+    broken = true;
+  });
   return {
     event(e) {
+      if (broken) return;
       const level = e.type === 'failure' ? 'error' : e.type === 'message' ? e.level : 'info';
-      logger[level](redactDeep(e) as object, e.type);
+      try {
+        logger[level](redactDeep(e) as object, e.type);
+      } catch {
+        broken = true;
+      }
     },
     close() {
-      dest.flushSync();
+      if (!broken) dest.flushSync();
     },
   };
 }

@@ -17,6 +17,8 @@ export const DEFAULT_TRANSIENT_FAULTS = ['TaskInProgress', 'InvalidState', 'File
 
 export class StepTimedOut extends Error {
   override readonly name = 'StepTimedOut';
+  /** the call that did not finish in time: it may still complete (and create its object) later */
+  pending?: Promise<unknown>;
 }
 
 /** The fault or error code an error carries: vim fault name, errno code, or class name. */
@@ -66,13 +68,17 @@ export async function withTimeout<T>(fn: (signal: AbortSignal) => Promise<T>, ms
   const onOuter = () => ac.abort(outer?.reason);
   outer?.addEventListener('abort', onOuter, { once: true });
   let timer: NodeJS.Timeout | undefined;
+  const work = fn(ac.signal);
+  work.catch(() => undefined);
   try {
     return await Promise.race([
-      fn(ac.signal),
+      work,
       new Promise<never>((_, reject) => {
         timer = setTimeout(() => {
-          ac.abort(new StepTimedOut(`${what} timed out after ${ms} ms`));
-          reject(new StepTimedOut(`${what} timed out after ${ms} ms`));
+          const err = new StepTimedOut(`${what} timed out after ${ms} ms`);
+          err.pending = work;
+          ac.abort(err);
+          reject(err);
         }, ms);
       }),
     ]);

@@ -4,8 +4,8 @@ import path from 'node:path';
 import type { Command } from 'commander';
 import { checkCompatibility, loadInventory, loadPlaybook, type LoadedInventory } from '../../config/index.ts';
 import { CANONICAL_DEVICE, type Target } from '../../config/inventory.ts';
-import { redactDeep } from '../../config/secrets.ts';
-import { UnsafeOperation, UsageError } from '../../errors.ts';
+import { redact, redactDeep } from '../../config/secrets.ts';
+import { errorMessage, UnsafeOperation, UsageError } from '../../errors.ts';
 import { buildPlan, type RunPlan } from '../../plan/plan.ts';
 import { newRunId } from '../../plan/permutation.ts';
 import { writeFileAtomic } from '../../results/raw.ts';
@@ -78,14 +78,14 @@ interface Prepared {
   resumed: boolean;
 }
 
-function prepareNew(playbookFile: string, o: RunCommandOptions): { plan: RunPlan; comp: Composition; inv: LoadedInventory; target: Target; pbText: string } {
+function prepareNew(playbookFile: string, o: RunCommandOptions): { plan: RunPlan; comp: Composition; inv: LoadedInventory; target: Target; pbText: string; timeouts: RunMeta['timeouts'] } {
   if (!o.inventory) throw new UsageError('run: -i/--inventory <file> is required');
   const pb = loadPlaybook(playbookFile);
   const inv = loadInventory(o.inventory);
   const target = checkCompatibility(pb, inv);
   const comp = compose(target, inv);
   const plan = buildPlan(pb.playbook, pb.playbook.target, { runId: newRunId(), provider: comp.provider, planSteps: comp.planSteps, workloadTarget: comp.workloadTarget, workloadTool: comp.workload.tool });
-  return { plan, comp, inv, target, pbText: pb.text };
+  return { plan, comp, inv, target, pbText: pb.text, timeouts: pb.playbook.timeouts };
 }
 
 export async function runCommand(playbookFile: string | undefined, o: RunCommandOptions): Promise<number> {
@@ -102,7 +102,7 @@ export async function runCommand(playbookFile: string | undefined, o: RunCommand
     store.appendJournal(null, 'run', 'resume', { pid: process.pid });
   } else {
     if (!playbookFile) throw new UsageError('run: a playbook is required (or --resume <runDir>)');
-    const { plan, comp, inv, pbText } = prepareNew(playbookFile, o);
+    const { plan, comp, inv, pbText, timeouts } = prepareNew(playbookFile, o);
     if (o.dryRun) {
       const lines = dryRunLines(plan);
       const devices = destructiveDevices(plan);
@@ -127,6 +127,7 @@ export async function runCommand(playbookFile: string | undefined, o: RunCommand
       startedAt: new Date().toISOString(),
       fingerprint: { storsweep: VERSION, node: process.version, provider: plan.provider, target: plan.target },
       insecureEndpoints: comp.insecureEndpoints,
+      ...(timeouts ? { timeouts } : {}),
     };
     const store = ResultStore.create(runDir, meta, plan);
     writeFileAtomic(path.join(runDir, 'plan.json'), JSON.stringify(redactDeep(plan), null, 1));
@@ -138,6 +139,8 @@ export async function runCommand(playbookFile: string | undefined, o: RunCommand
 
 async function execute({ plan, store, comp }: Prepared, o: RunCommandOptions): Promise<number> {
   const runDir = store.runDir;
+  const timeouts = store.meta().timeouts ?? {};
+  const stepSec = o.stepTimeout !== undefined ? Number(o.stepTimeout) : timeouts.stepSec;
   const log = createRunLog(path.join(runDir, 'log.jsonl'));
   const live = Boolean(process.stderr.isTTY) && !process.env.CI && process.env.TERM !== 'dumb';
   const view = createProgressView(process.stderr, { live });
@@ -174,7 +177,8 @@ async function execute({ plan, store, comp }: Prepared, o: RunCommandOptions): P
       onEvent,
       failFast: o.failFast,
       keep: o.keep,
-      stepTimeoutMs: o.stepTimeout ? Number(o.stepTimeout) * 1000 : undefined,
+      stepTimeoutMs: stepSec ? stepSec * 1000 : undefined,
+      workloadSlackSec: timeouts.workloadSlackSec,
       retry: o.retries !== undefined ? { retries: Number(o.retries) } : undefined,
     });
   } finally {
@@ -183,12 +187,26 @@ async function execute({ plan, store, comp }: Prepared, o: RunCommandOptions): P
     process.off('SIGTERM', onSignal);
     view.close();
   }
-  store.setMeta('summary', summary);
   const records = store.records();
-  // results.jsonl mirrors the database for tools that do not speak SQLite.
-  writeFileAtomic(path.join(runDir, 'results.jsonl'), records.map((r) => JSON.stringify(r)).join('\n') + (records.length ? '\n' : ''));
-  store.close();
-  log.close();
+  try {
+    store.setMeta('summary', summary);
+    // results.jsonl mirrors the database for tools that do not speak SQLite.
+    writeFileAtomic(path.join(runDir, 'results.jsonl'), records.map((r) => JSON.stringify(r)).join('\n') + (records.length ? '\n' : ''));
+  } catch (err) {
+    summary.fatal ??= redact(errorMessage(err));
+  } finally {
+    store.close();
+    try {
+      log.close();
+    } catch {
+      /* a full disk: the log is best effort */
+    }
+  }
+  if (summary.fatal) {
+    process.stderr.write(`error: the run directory ${runDir} cannot be written: ${summary.fatal}\n${records.length} record(s) committed before are kept; free space, then \`storsweep run --resume ${runDir}\`\n`);
+    if (o.json) process.stdout.write(JSON.stringify({ runDir, ...summary }) + '\n' + JSON.stringify({ runDir }) + '\n');
+    return EXIT.failure;
+  }
   if (records.length && o.report !== false) {
     const quiet = { loadSource: (await import('../../report/source.ts')).loadSource, stdout: () => undefined, stderr: () => undefined };
     await runReport([runDir], { format: 'md', output: path.join(runDir, 'report.md') }, quiet);

@@ -45,7 +45,13 @@ export interface VsphereLab {
   stop(): Promise<void>;
 }
 
-export async function startVsphereLab(opts: { password?: string } = {}): Promise<VsphereLab> {
+export interface VsphereLabOptions {
+  password?: string;
+  /** run fio over SSH on this guest (from startLabGuest) instead of on this machine */
+  sshGuest?: { sshd: { port: number }; user: string; keyPath: string; knownHostsFile: string; workdir: string };
+}
+
+export async function startVsphereLab(opts: VsphereLabOptions = {}): Promise<VsphereLab> {
   const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'ss-vlab-'));
   const password = opts.password ?? `vc-Secret-${Math.random().toString(36).slice(2, 12)}`;
   const sim = await startVcsim({ username: 'administrator@vsphere.local', password });
@@ -54,13 +60,18 @@ export async function startVsphereLab(opts: { password?: string } = {}): Promise
   const luns = (await c.listVmfsCandidateDisks(await c.findHost('DC0_H0'))).map((d) => d.canonicalName).sort();
   await c.logout();
   const vmfsDevice = luns[0]!;
-  const workdir = path.join(dir, 'scratch');
-  await fs.mkdir(workdir);
+  const workdir = opts.sshGuest?.workdir ?? path.join(dir, 'scratch');
+  await fs.mkdir(workdir, { recursive: true });
+  const g = opts.sshGuest;
+  const sshHosts = g
+    ? ['sshHosts:', '  guest:', '    host: 127.0.0.1', `    port: ${g.sshd.port}`, `    user: ${g.user}`, `    privateKeyFile: ${g.keyPath}`, `    knownHostsFile: ${g.knownHostsFile}`]
+    : [];
   await fs.writeFile(path.join(dir, 'vc-password'), password + '\n', { mode: 0o600 });
   const inventory = path.join(dir, 'inventory.yaml');
   await fs.writeFile(
     inventory,
     [
+      ...sshHosts,
       'vcenters:',
       '  lab-vc:',
       `    url: ${sim.url}`,
@@ -78,6 +89,7 @@ export async function startVsphereLab(opts: { password?: string } = {}): Promise
       `    vmfsDevice: ${vmfsDevice}`,
       `    allowedDevices: [${vmfsDevice}]`,
       '    guest:',
+      ...(g ? ['      sshHost: guest'] : []),
       `      workdir: ${workdir}`,
       '',
     ].join('\n'),
@@ -188,27 +200,34 @@ export function ledgerRows(runDir: string): Array<{ kind: string; name: string; 
 }
 
 /**
- * Runs the CLI and SIGKILLs it as soon as the run's journal reaches `killAtSeq` (polling a read-only
- * connection). `killed` says whether the kill happened before the CLI finished by itself.
+ * Runs the CLI and, as soon as `when(runDir)` holds (polled every 15 ms over a read-only
+ * connection), calls `action(pid, runDir)` once. `fired` says whether it did before the CLI ended.
  */
-export async function runCliKilledAt(args: string[], where: { runsDir?: string; runDir?: string }, killAtSeq: number, signal: NodeJS.Signals = 'SIGKILL'): Promise<CliResult & { killed: boolean; runDir: string | null }> {
+export async function runCliWhen(
+  args: string[],
+  where: { runsDir?: string; runDir?: string },
+  when: (runDir: string) => boolean,
+  action: (pid: number, runDir: string) => void | Promise<void>,
+): Promise<CliResult & { fired: boolean; runDir: string | null }> {
   let pid = 0;
   let done = false;
-  let killed = false;
+  let fired = false;
   let runDir = where.runDir ?? null;
   const watcher = (async () => {
     while (!done) {
       await new Promise((r) => setTimeout(r, 15));
       if (!pid) continue;
+      let hit = false;
       try {
         runDir ??= where.runsDir ? runDirIn(where.runsDir) : null;
-        if (runDir && journalSeq(runDir) >= killAtSeq && !done) {
-          killed = true;
-          process.kill(pid, signal);
-          return;
-        }
+        hit = Boolean(runDir && when(runDir));
       } catch {
         /* database not there yet, or busy: poll again */
+      }
+      if (hit && !done) {
+        fired = true;
+        await action(pid, runDir!);
+        return;
       }
     }
   })();
@@ -216,5 +235,21 @@ export async function runCliKilledAt(args: string[], where: { runsDir?: string; 
   done = true;
   await watcher;
   runDir ??= where.runsDir ? runDirIn(where.runsDir) : null;
-  return { ...r, killed: killed && r.code === null, runDir };
+  return { ...r, fired, runDir };
+}
+
+/** Runs the CLI and SIGKILLs it as soon as the run's journal reaches entry #killAtSeq. */
+export async function runCliKilledAt(args: string[], where: { runsDir?: string; runDir?: string }, killAtSeq: number): Promise<CliResult & { killed: boolean; runDir: string | null }> {
+  const r = await runCliWhen(args, where, (d) => journalSeq(d) >= killAtSeq, (pid) => void process.kill(pid, 'SIGKILL'));
+  return { ...r, killed: r.fired && r.code === null };
+}
+
+/** Journal entries matching step/event (LIKE patterns). */
+export function journalHas(runDir: string, step: string, event: string): number {
+  return readRun(runDir, (db) => (db.prepare('SELECT count(*) AS n FROM journal WHERE step LIKE ? AND event LIKE ?').get(step, event) as { n: number }).n);
+}
+
+export function runDirOf(r: CliResult): string {
+  const last = r.stdout.trim().split('\n').pop() ?? '';
+  return (JSON.parse(last) as { runDir: string }).runDir;
 }

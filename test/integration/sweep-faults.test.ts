@@ -1,0 +1,169 @@
+// Fault injection on a vSphere sweep (vcsim harness + fio over a real sshd): each fault ends with
+// the right permutation failed or retried, every result that could be measured kept, and nothing
+// named ss-… left in the lab (pyvmomi).
+import { execFileSync } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { runCli } from './helpers/cli.ts';
+import { descendantPids, startLabGuest, type LabGuest } from './helpers/lab-guest.ts';
+import { journalHas, ledgerRows, NOTHING_LEFT, permutationStatuses, resultKeys, runCliWhen, runDirOf, startVsphereLab, sweepPlaybook, type VsphereLab } from './helpers/vsphere-lab.ts';
+
+let guest: LabGuest;
+let lab: VsphereLab;
+let twoPerms: string;
+
+beforeAll(async () => {
+  guest = await startLabGuest();
+  lab = await startVsphereLab({ sshGuest: guest });
+  // VMFS3 1 MB and 2 MB, thin disk, one repetition: two permutations.
+  twoPerms = await lab.writePlaybook('two.yaml', sweepPlaybook({ name: 'faults', blockSizesMb: [1, 2], formats: ['thin'], repeat: 1 }));
+});
+
+afterAll(async () => {
+  await lab?.stop();
+  await guest?.stop();
+});
+
+beforeEach(async () => {
+  await lab.sim.control.reset();
+});
+
+const log = (runDir: string) => fs.readFileSync(path.join(runDir, 'log.jsonl'), 'utf8');
+
+describe('vSphere faults during a sweep', () => {
+  it('session expired mid-sweep: logs in again once, every permutation done', async () => {
+    const runsDir = await lab.newRunsDir('session');
+    const r = await runCliWhen(['run', twoPerms, ...lab.runArgs(runsDir)], { runsDir }, (d) => journalHas(d, 'permutation', 'done') >= 1, async () => {
+      expect(await lab.sim.control.expireSessions()).toBeGreaterThanOrEqual(1);
+    });
+    expect(r.fired).toBe(true);
+    expect(r.code, r.stderr).toBe(0);
+    const runDir = runDirOf(r);
+    expect(permutationStatuses(runDir).map((p) => p.status)).toEqual(['done', 'done']);
+    expect(resultKeys(runDir)).toHaveLength(2);
+    const calls = await lab.sim.control.calls();
+    // one login at the start, one after the expiry; nothing failed
+    expect(calls.Login).toBe(2);
+    expect(await lab.leftovers()).toEqual(NOTHING_LEFT);
+  });
+
+  it('task fault on ReconfigVM_Task: that permutation failed with the fault name, its datastore removed, the other done', async () => {
+    await lab.sim.control.fault({ method: 'ReconfigVM_Task', fault: 'FileAlreadyExists', message: 'injected: file exists', asTask: true, count: 1 });
+    const r = await runCli(['run', twoPerms, ...lab.runArgs(await lab.newRunsDir('task-fault'))]);
+    expect(r.code).toBe(1);
+    const runDir = runDirOf(r);
+    const [first, second] = permutationStatuses(runDir);
+    expect(first!.status).toBe('failed');
+    expect(first!.reason).toContain('FileAlreadyExists');
+    expect(second!.status).toBe('done');
+    expect(resultKeys(runDir).map((k) => k.split('/')[0])).toEqual([second!.permutationId]);
+    const ledger = ledgerRows(runDir).filter((l) => l.permutationId === first!.permutationId);
+    expect(ledger.map((l) => `${l.kind}:${l.state}`)).toEqual(['datastore:removed', 'disk:absent']);
+    const st = await runCli(['status', runDir]);
+    expect(st.stdout).toContain('done 1, failed 1, pending 0 of 2');
+    expect(st.stdout).toMatch(new RegExp(`failed\\s+${first!.permutationId} .*FileAlreadyExists`));
+    expect(await lab.leftovers()).toEqual(NOTHING_LEFT);
+  });
+
+  it.each(['CreateVmfsDatastore', 'ReconfigVM_Task'])('connection dropped after %s ran: looked up before reissuing, no duplicate', async (method) => {
+    await lab.sim.control.drop({ method, when: 'after', count: 1 });
+    const r = await runCli(['run', twoPerms, ...lab.runArgs(await lab.newRunsDir(`drop-${method}`))]);
+    expect(r.code, r.stderr).toBe(0);
+    const runDir = runDirOf(r);
+    expect(permutationStatuses(runDir).map((p) => p.status)).toEqual(['done', 'done']);
+    expect(resultKeys(runDir)).toHaveLength(2);
+    const calls = await lab.sim.control.calls();
+    // one create per permutation (the dropped one was found, not reissued); ReconfigVM also detaches
+    expect(calls[method]).toBe(method === 'ReconfigVM_Task' ? 4 : 2);
+    expect(log(runDir)).toMatch(/retrying (datastore|disk) \(attempt 2\)/);
+    expect(await lab.leftovers()).toEqual(NOTHING_LEFT);
+  });
+
+  it('SSH connection to the guest dropped mid-benchmark: the test is retried on a new connection, nothing lost', async () => {
+    const pb = await lab.writePlaybook('ssh-drop.yaml', sweepPlaybook({ name: 'ssh-drop', blockSizesMb: [1, 2], formats: ['thin'], repeat: 1, runtimeSec: 2 }));
+    const runsDir = await lab.newRunsDir('ssh-drop');
+    const fioUnderSshd = () => descendantPids(guest.sshd.pid).some((p) => {
+      try {
+        return fs.readFileSync(`/proc/${p}/comm`, 'utf8').trim() === 'fio';
+      } catch {
+        return false;
+      }
+    });
+    const r = await runCliWhen(['run', pb, ...lab.runArgs(runsDir)], { runsDir }, fioUnderSshd, () => {
+      // Kill the session processes (the connection drops), not the listening sshd.
+      for (const p of descendantPids(guest.sshd.pid)) {
+        try {
+          process.kill(p, 'SIGKILL');
+        } catch {
+          /* gone */
+        }
+      }
+    });
+    expect(r.fired).toBe(true);
+    expect(r.code, r.stderr).toBe(0);
+    const runDir = runDirOf(r);
+    expect(permutationStatuses(runDir).map((p) => p.status)).toEqual(['done', 'done']);
+    expect(resultKeys(runDir)).toHaveLength(2);
+    expect(log(runDir)).toMatch(/retrying rnd-4k-q1t1-read .*(SSH|connection)/);
+    expect(await lab.leftovers()).toEqual(NOTHING_LEFT);
+  });
+
+  it('a hung call fails its step after the playbook\'s timeouts.stepSec; the object it creates late is still torn down', async () => {
+    const pb = await lab.writePlaybook('hang.yaml', sweepPlaybook({ name: 'hang', blockSizesMb: [1], formats: ['thin'], repeat: 1, extra: ['timeouts:', '  stepSec: 1'] }));
+    // The read before the create hangs 3 s; the create then still happens, after the step gave up.
+    await lab.sim.control.delay('QueryVmfsDatastoreCreateOptions', 3000);
+    try {
+      const r = await runCli(['run', pb, ...lab.runArgs(await lab.newRunsDir('hang'))]);
+      expect(r.code).toBe(1);
+      const runDir = runDirOf(r);
+      const [only] = permutationStatuses(runDir);
+      expect(only!.status).toBe('failed');
+      expect(only!.reason).toContain('timed out after 1000 ms');
+      expect(ledgerRows(runDir).map((l) => `${l.kind}:${l.state}`)).toEqual(['datastore:removed']);
+      expect((await lab.sim.control.calls()).CreateVmfsDatastore).toBe(1);
+      expect(await lab.leftovers()).toEqual(NOTHING_LEFT);
+    } finally {
+      await lab.sim.control.delay('QueryVmfsDatastoreCreateOptions', 0);
+    }
+  });
+
+  it.skipIf(process.getuid?.() !== 0)('disk full in the run directory: a clear failure, committed records kept, lab cleaned', async () => {
+    const mnt = path.join(lab.dir, 'tiny');
+    fs.mkdirSync(mnt);
+    execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=8m', 'tmpfs', mnt]);
+    try {
+      const pb = await lab.writePlaybook('full.yaml', sweepPlaybook({ name: 'full', blockSizesMb: [1, 2, 4], formats: ['thin'], repeat: 1 }));
+      const runsDir = path.join(mnt, 'runs');
+      const r = await runCliWhen(['run', pb, ...lab.runArgs(runsDir)], { runsDir }, (d) => journalHas(d, 'permutation', 'done') >= 1, () => {
+        // Fill the file system: every later write of the run hits ENOSPC.
+        const fd = fs.openSync(path.join(mnt, 'filler'), 'w');
+        const chunk = Buffer.alloc(64 * 1024, 1);
+        try {
+          for (;;) fs.writeSync(fd, chunk);
+        } catch {
+          /* full */
+        } finally {
+          fs.closeSync(fd);
+        }
+      });
+      expect(r.fired).toBe(true);
+      expect(r.code).not.toBe(0);
+      expect(r.stderr).toMatch(/no space left|ENOSPC|SQLITE_FULL|disk is full/i);
+      fs.rmSync(path.join(mnt, 'filler'));
+      const runDir = fs.readdirSync(runsDir).map((d) => path.join(runsDir, d))[0]!;
+      const statuses = permutationStatuses(runDir);
+      expect(statuses[0]!.status).toBe('done');
+      expect(resultKeys(runDir).filter((k) => k.startsWith(statuses[0]!.permutationId))).toHaveLength(1);
+      expect(statuses.slice(1).map((s) => s.status)).not.toContain('done');
+      expect(await lab.leftovers()).toEqual(NOTHING_LEFT);
+      // With space again, resume finishes the run.
+      const resumed = await runCli(['run', '--resume', runDir, '--no-report', '--json']);
+      expect(resumed.code, resumed.stderr).toBe(0);
+      expect(permutationStatuses(runDir).map((p) => p.status)).toEqual(['done', 'done', 'done']);
+      expect(resultKeys(runDir)).toHaveLength(3);
+    } finally {
+      execFileSync('umount', ['-l', mnt]);
+    }
+  });
+});
