@@ -57,19 +57,23 @@ if (phase === 'plan') {
   const t1 = performance.now();
   const json = JSON.stringify(plan);
   out({ ms, permutations: plan.permutations.length, steps: plan.permutations.reduce((a, p) => a + p.steps.length, 0), serializeMs: performance.now() - t1, jsonBytes: json.length });
-} else if (phase === 'store') {
+} else if (phase === 'store' || phase === 'store-live') {
+  // store: a bulk load (import, benchmark): every record in one addRepetitions transaction.
+  // store-live: as the executor does in a sweep, one addRepetition transaction (and fsync) per
+  // repetition; in its own directory so that the report phases read the bulk-loaded store.
   const plan = storePlan();
-  fs.rmSync(runDir, { recursive: true, force: true });
+  const dbDir = phase === 'store' ? runDir : path.join(dir, 'run-live');
+  fs.rmSync(dbDir, { recursive: true, force: true });
   const meta: RunMeta = { runId: plan.runId, playbook: plan.playbook, playbookFile: 'scale.yaml', inventoryFile: 'inv.yaml', target: 'vc', startedAt: new Date().toISOString(), fingerprint: {}, insecureEndpoints: [] };
   const t0 = performance.now();
-  const store = ResultStore.create(runDir, meta, plan);
+  const store = ResultStore.create(dbDir, meta, plan);
   const createMs = performance.now() - t0;
   const tests = plan.profiles['cdm8-default']!.tests;
   let n = 0;
   let seed = 1;
   const rnd = () => ((seed = (seed * 16807) % 2147483647) / 2147483647);
-  for (const p of plan.permutations) {
-    const records: ResultRecord[] = tests.map((t) => {
+  const recordsOf = (p: (typeof plan.permutations)[number]): ResultRecord[] =>
+    tests.map((t) => {
       const iops = 1000 + rnd() * 100000;
       return {
         runId: plan.runId,
@@ -86,13 +90,23 @@ if (phase === 'plan') {
         metadata: { profile: 'cdm8-default', passes: 5, aggregate: 'max' },
       };
     });
-    // As the executor does: one transaction (and fsync) per repetition.
-    store.addRepetition(p.permutationId, 1, records);
-    n += records.length;
+  let transactions = 0;
+  if (phase === 'store') {
+    const batch = plan.permutations.map((p) => ({ permutationId: p.permutationId, repetition: 1, records: recordsOf(p) }));
+    for (const b of batch) n += b.records.length;
+    store.addRepetitions(batch);
+    transactions = 1;
+  } else {
+    for (const p of plan.permutations) {
+      const records = recordsOf(p);
+      store.addRepetition(p.permutationId, 1, records);
+      n += records.length;
+      transactions++;
+    }
   }
   const ms = performance.now() - t0;
   store.close();
-  out({ ms, createMs, records: n, transactions: plan.permutations.length, dbBytes: fs.statSync(path.join(runDir, 'run.sqlite')).size });
+  out({ ms, createMs, records: n, transactions, dbBytes: fs.statSync(path.join(dbDir, 'run.sqlite')).size });
 } else if (phase === 'markdown' || phase === 'html') {
   const t0 = performance.now();
   const r = openResults(runDir);

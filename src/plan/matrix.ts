@@ -28,8 +28,10 @@ export function expandMatrix(axes: readonly AxisDef[], rules: { include?: Record
   let perms = cartesian(axes);
   const exclude = rules.exclude ?? [];
   if (exclude.length) perms = perms.filter((p) => !exclude.some((r) => matches(p, r)));
+  const include = rules.include ?? [];
+  if (include.length === 0) return perms;
   const seen = new Set(perms.map(axesKey));
-  for (const inc of rules.include ?? []) {
+  for (const inc of include) {
     // An include names a full permutation; axes it leaves out take the first value of the axis.
     const full: Axes = {};
     for (const a of axes) full[a.name] = inc[a.name] ?? a.values[0]!;

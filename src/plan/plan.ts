@@ -75,6 +75,9 @@ export function buildPlan(pb: Playbook, targetName: string, opts: PlanOptions): 
   const profiles = resolveProfiles(pb);
   let perms = expandMatrix(axes, { include: pb.include, exclude: pb.exclude });
   if (pb.order?.randomize) perms = shuffle(perms, pb.order.seed ?? 1);
+  // One list of test ids per profile, shared by its permutations' workload steps (a plan is
+  // read-only data): 100,000 permutations would otherwise hold 100,000 copies.
+  const testIds = new Map(Object.entries(profiles).map(([name, p]) => [name, p.tests.map((t) => t.id)]));
   let total = 0;
   const permutations: PermutationPlan[] = perms.map((a, index) => {
     const id = permutationId(a);
@@ -85,7 +88,7 @@ export function buildPlan(pb: Playbook, targetName: string, opts: PlanOptions): 
       step: 'workload',
       provider: opts.provider,
       operation: opts.workloadTool ?? 'fio',
-      arguments: { profile: workload, tests: profile.tests.map((t) => t.id), repetitions: pb.repeat, ...(opts.workloadTarget ?? {}) },
+      arguments: { profile: workload, tests: testIds.get(workload)!, repetitions: pb.repeat, ...(opts.workloadTarget ?? {}) },
       destructive: false,
     });
     const estimateSec = estimatePermutationSec(profile, pb.repeat, steps, a);
