@@ -177,22 +177,6 @@ export class ResultStore {
     })();
   }
 
-  /**
-   * Many repetitions in one transaction (one fsync): for bulk loads such as imports and benchmarks.
-   * Live sweeps use addRepetition, so that each finished repetition is durable on its own.
-   */
-  addRepetitions(batch: ReadonlyArray<{ permutationId: string; repetition: number; records: ResultRecord[] }>): void {
-    this.db.transaction(() => {
-      const ins = this.db.prepare('INSERT INTO results (permutation_id, repetition, test_id, record) VALUES (?, ?, ?, ?)');
-      const upd = this.db.prepare('UPDATE permutations SET completed_repetitions = ?, updated_at = ? WHERE permutation_id = ?');
-      for (const { permutationId, repetition, records } of batch) {
-        for (const r of records) ins.run(permutationId, repetition, r.test.id, JSON.stringify(r));
-        upd.run(repetition, now(), permutationId);
-        this.appendJournal(permutationId, `repetition-${repetition}`, 'recorded', { records: records.length });
-      }
-    })();
-  }
-
   /** Drop the records of repetitions after `keep` (a half-done permutation being redone). */
   discardRepetitionsAfter(permutationId: string, keep: number): number {
     return this.db.prepare('DELETE FROM results WHERE permutation_id = ? AND repetition > ?').run(permutationId, keep).changes;
