@@ -370,26 +370,47 @@ describe('disk-format.yaml', () => {
     expect((await readBack([EXISTING_DS])).datastores[EXISTING_DS]).not.toBeNull();
   });
 
-  it('refuses to map an RDM of a LUN the host reports in use (here formatted as VMFS by someone else), before any ReconfigVM_Task', { timeout: 120_000 }, async () => {
-    const formatted = await probe([{ op: 'create-vmfs', host: 'DC0_H0', disk: rdmDevice, major: 6, name: 'someone-elses-ds' }]);
-    expect(formatted[0]).toMatchObject({ ok: true });
-    try {
-      await sim.control.reset();
-      const pb = await labCopy('disk-format.yaml', [/^ {4}format: \[.*\]$/m, '    format: [rdm-physical]']);
-      const r = await runCli(['run', pb, '-i', inventory, '--out', await newRunsDir('rdm-in-use'), '--confirm-destroy', rdmDevice, '--no-report', '--json']);
-      expect(r.code).toBe(1);
-      const st = await status(summaryOf(r).runDir);
-      expect(st.permutations).toHaveLength(1);
-      expect(st.permutations[0]).toMatchObject({ status: 'failed', reason: expect.stringContaining(`refusing to map ${rdmDevice} as RDM: the host reports it in use`) });
-      const calls = await sim.control.calls();
-      expect(calls.QueryAvailableDisksForVmfs).toBeGreaterThanOrEqual(1);
-      expect(calls.ReconfigVM_Task).toBeUndefined();
-      expectLoggedOut(calls);
-      expect(await leftovers()).toEqual(NOTHING_LEFT);
-    } finally {
-      expect((await probe([{ op: 'remove-datastore', host: 'DC0_H0', name: 'someone-elses-ds' }]))[0]).toMatchObject({ ok: true });
-    }
-  });
+  // Someone else's use of the RDM LUN, made and undone through pyvmomi.
+  const otherUses: Array<[string, () => Promise<void>, () => Promise<void>]> = [
+    [
+      'formatted as VMFS',
+      async () => expect((await probe([{ op: 'create-vmfs', host: 'DC0_H0', disk: rdmDevice, major: 6, name: 'someone-elses-ds' }]))[0]).toMatchObject({ ok: true }),
+      async () => expect((await probe([{ op: 'remove-datastore', host: 'DC0_H0', name: 'someone-elses-ds' }]))[0]).toMatchObject({ ok: true }),
+    ],
+    [
+      'mapped as an RDM of another VM',
+      async () => {
+        const add = { op: 'add-rdm', vm: 'DC0_H0_VM1', deviceName: `/vmfs/devices/disks/${rdmDevice}`, mode: 'physicalMode', unit: 3, fileName: `[${EXISTING_DS}] someone-elses-rdm.vmdk` };
+        expect((await probe([add]))[0]).toMatchObject({ ok: true });
+      },
+      async () => {
+        const [vmDisks] = (await probe([{ op: 'vm-disks', vm: 'DC0_H0_VM1' }])) as unknown as Array<{ disks: Array<{ key: number; fileName: string }> }>;
+        const key = vmDisks!.disks.find((d) => d.fileName.endsWith('someone-elses-rdm.vmdk'))!.key;
+        expect((await probe([{ op: 'remove-disk', vm: 'DC0_H0_VM1', key, destroy: true }]))[0]).toMatchObject({ ok: true });
+      },
+    ],
+  ];
+  for (const [how, use, undo] of otherUses) {
+    it(`refuses to map an RDM of a LUN the host reports in use (${how}), before any ReconfigVM_Task`, { timeout: 120_000 }, async () => {
+      await use();
+      try {
+        await sim.control.reset();
+        const pb = await labCopy('disk-format.yaml', [/^ {4}format: \[.*\]$/m, '    format: [rdm-physical]']);
+        const r = await runCli(['run', pb, '-i', inventory, '--out', await newRunsDir(`rdm-in-use-${how.replace(/\W+/g, '-')}`), '--confirm-destroy', rdmDevice, '--no-report', '--json']);
+        const st = await status(summaryOf(r).runDir);
+        expect(r.code).toBe(1);
+        expect(st.permutations).toHaveLength(1);
+        expect(st.permutations[0]).toMatchObject({ status: 'failed', reason: expect.stringContaining(`refusing to map ${rdmDevice} as RDM: the host reports it in use`) });
+        const calls = await sim.control.calls();
+        expect(calls.QueryAvailableDisksForVmfs).toBeGreaterThanOrEqual(1);
+        expect(calls.ReconfigVM_Task).toBeUndefined();
+        expectLoggedOut(calls);
+        expect(await leftovers()).toEqual(NOTHING_LEFT);
+      } finally {
+        await undo();
+      }
+    });
+  }
 });
 
 describe('nfs-vs-vmfs.yaml', () => {

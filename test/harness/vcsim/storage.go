@@ -166,7 +166,34 @@ func invalidArgument(prop string) *soap.Fault {
 	return fault("A specified parameter was not correct: "+prop, &types.InvalidArgument{InvalidProperty: prop})
 }
 
-// QueryAvailableDisksForVmfs lists the host's naa.* disks that carry no VMFS volume.
+// rdmMapped is every LUN (by uuid and device path) that an RDM of a VM on this host refers to.
+func rdmMapped(host *simulator.HostSystem) map[string]bool {
+	mapped := map[string]bool{}
+	for _, ref := range host.Vm {
+		vm, ok := simulator.Map.Get(ref).(*simulator.VirtualMachine)
+		if !ok {
+			continue
+		}
+		simulator.Map.WithLock(vm, func() {
+			if vm.Config == nil {
+				return
+			}
+			for _, d := range vm.Config.Hardware.Device {
+				if disk, ok := d.(*types.VirtualDisk); ok {
+					if b, ok := disk.Backing.(*types.VirtualDiskRawDiskMappingVer1BackingInfo); ok {
+						mapped[b.LunUuid] = true
+						mapped[b.DeviceName] = true
+					}
+				}
+			}
+		})
+	}
+	return mapped
+}
+
+// QueryAvailableDisksForVmfs lists the host's naa.* disks that carry no VMFS volume and that no
+// RDM refers to ("It will also filter out management LUNs and disks that are referenced by RDMs",
+// vSphere API reference, HostDatastoreSystem.QueryAvailableDisksForVmfs).
 func (dss *datastoreSystem) QueryAvailableDisksForVmfs(ctx *simulator.Context, req *types.QueryAvailableDisksForVmfs) soap.HasFault {
 	body := &methods.QueryAvailableDisksForVmfsBody{}
 	host := hostOf(dss)
@@ -178,7 +205,11 @@ func (dss *datastoreSystem) QueryAvailableDisksForVmfs(ctx *simulator.Context, r
 		}
 	}
 	res := &types.QueryAvailableDisksForVmfsResponse{}
+	mapped := rdmMapped(host)
 	for _, d := range hostDisks(host) {
+		if mapped[d.Uuid] || mapped[d.DevicePath] {
+			continue
+		}
 		if _, used := dss.st.inUse(host, d.CanonicalName); !used {
 			res.Returnval = append(res.Returnval, *d)
 		}
