@@ -87,7 +87,7 @@ export function createProgressView(stream: NodeJS.WriteStream, opts: { live: boo
           current = `${e.permutationId} ${axesLabel(e.axes)}`;
           permStarted = Date.now();
           permEstimate = e.estimateSec;
-          if (!opts.live) line(`[${e.index + 1}/${e.total}] ${current}`);
+          if (!opts.live) line(`[${e.index + 1}/${e.total}] ${current} (elapsed ${fmtDuration((Date.now() - started) / 1000)}, ETA ${fmtDuration(eta())}, failures ${failures})`);
           draw();
           break;
         case 'step':

@@ -1,0 +1,134 @@
+// The life of a vSphere sweep beyond the happy path: Ctrl-C mid-permutation (teardown, exit 130,
+// status, resume), `storsweep cleanup` after a kill -9 (exactly our objects, idempotent, decoys
+// untouched), one vCenter session per run with logout, and no secret in any file of a run dir.
+import fs from 'node:fs';
+import path from 'node:path';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { runCli } from './helpers/cli.ts';
+import { journalHas, ledgerRows, NOTHING_LEFT, permutationStatuses, resultKeys, runCliKilledAt, runCliWhen, runDirIn, runDirOf, startVsphereLab, sweepPlaybook, type VsphereLab } from './helpers/vsphere-lab.ts';
+
+let lab: VsphereLab;
+let threePerms: string;
+
+beforeAll(async () => {
+  lab = await startVsphereLab();
+  threePerms = await lab.writePlaybook('three.yaml', sweepPlaybook({ name: 'life', blockSizesMb: [1, 2, 4], formats: ['thin'], repeat: 1 }));
+});
+
+afterAll(async () => {
+  await lab?.stop();
+});
+
+beforeEach(async () => {
+  await lab.sim.control.reset();
+});
+
+function filesUnder(dir: string): string[] {
+  return fs.readdirSync(dir, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? filesUnder(path.join(dir, e.name)) : [path.join(dir, e.name)]));
+}
+
+describe('SIGINT mid-permutation', () => {
+  it('tears down, exits 130, status shows the interrupted permutation, --resume completes with one session each', async () => {
+    const runsDir = await lab.newRunsDir('sigint');
+    // Interrupt once the second permutation's disk exists: in the middle of that permutation.
+    const r = await runCliWhen(['run', threePerms, ...lab.runArgs(runsDir)], { runsDir }, (d) => journalHas(d, 'disk:%', 'created') >= 2, (pid) => void process.kill(pid, 'SIGINT'));
+    expect(r.fired).toBe(true);
+    expect(r.code).toBe(130);
+    const runDir = runDirIn(runsDir)!;
+    const [first, second, third] = permutationStatuses(runDir);
+    expect([first!.status, second!.status, third!.status]).toEqual(['done', 'running', 'pending']);
+    // the interrupted permutation's objects were removed before exiting
+    expect(ledgerRows(runDir).filter((l) => l.permutationId === second!.permutationId).map((l) => `${l.kind}:${l.state}`)).toEqual(['datastore:removed', 'disk:removed']);
+    // one session, logged out even when interrupted (read before pyvmomi logs in itself)
+    let calls = await lab.sim.control.calls();
+    expect(calls.Login).toBe(1);
+    expect(calls.Logout).toBeGreaterThanOrEqual(1);
+    expect(await lab.leftovers()).toEqual(NOTHING_LEFT);
+    const st = await runCli(['status', runDir]);
+    expect(st.stdout).toContain('done 1, failed 0, pending 2 of 3');
+    expect(st.stdout).toMatch(new RegExp(`running\\s+${second!.permutationId} .*interrupted mid-permutation; resume redoes it`));
+
+    await lab.sim.control.reset();
+    const resumed = await runCli(['run', '--resume', runDir, '--no-report', '--json']);
+    expect(resumed.code, resumed.stderr).toBe(0);
+    expect(permutationStatuses(runDir).map((p) => p.status)).toEqual(['done', 'done', 'done']);
+    expect(resultKeys(runDir).map((k) => k.split('/')[0]).sort()).toEqual([first!.permutationId, second!.permutationId, third!.permutationId].sort());
+    calls = await lab.sim.control.calls();
+    expect(calls.Login).toBe(1);
+    expect(calls.Logout).toBe(1);
+    // permutations run one at a time: each disk is created and detached in turn on the one VM
+    expect(calls.ReconfigVM_Task).toBe(4);
+    expect(await lab.leftovers()).toEqual(NOTHING_LEFT);
+  });
+});
+
+describe('storsweep cleanup after kill -9', () => {
+  it('removes exactly what the run left, says so, is idempotent, and never touches a look-alike of another run', async () => {
+    const runsDir = await lab.newRunsDir('cleanup');
+    const ledgerCreated = (d: string) => journalHas(d, 'disk:%', 'created');
+    // kill as soon as the first permutation's disk exists (its datastore too)
+    const r = await runCliWhen(['run', threePerms, ...lab.runArgs(runsDir)], { runsDir }, (d) => ledgerCreated(d) >= 1, (pid) => void process.kill(pid, 'SIGKILL'));
+    expect(r.code).toBeNull();
+    const runDir = runDirIn(runsDir)!;
+    const live = ledgerRows(runDir).filter((l) => l.state === 'created' || l.state === 'intent');
+    expect(live.map((l) => l.kind)).toEqual(['datastore', 'disk']);
+    const [ds, disk] = live;
+    const left = await lab.leftovers();
+    expect(left.datastores).toEqual([ds!.name]);
+    expect(left.disks.map((d) => d.fileName)).toEqual([`[${ds!.name}] ${disk!.name}.vmdk`]);
+
+    // Decoys named like ours (same permutation id) but from another run.
+    const permId = ds!.permutationId;
+    const decoyDs = `ss-decoyrun00000-${permId}-ds`;
+    const decoyDisk = `ss-decoyrun00000-${permId}-disk`;
+    const c = await lab.connect();
+    const host = await c.findHost('DC0_H0');
+    const vm = await c.findVm('DC0_H0_VM0');
+    const dsRef = await c.createVmfsDatastore(host, { deviceCanonicalName: lab.luns[1]!, vmfsMajorVersion: 5, name: decoyDs, allowedDevices: [lab.luns[1]!] });
+    const attached = await c.createDisk(vm, { datastore: 'LocalDS_0', fileName: `${decoyDisk}.vmdk`, sizeBytes: 1 << 30, format: 'thin' });
+    try {
+      const cleaned = await runCli(['cleanup', runDir]);
+      expect(cleaned.code, cleaned.stderr).toBe(0);
+      expect(cleaned.stdout.trim().split('\n')).toEqual([`removed: disk ${disk!.name}`, `removed: datastore ${ds!.name}`]);
+      // only the decoys remain
+      const after = await lab.leftovers();
+      expect(after.datastores).toEqual([decoyDs]);
+      expect(after.disks).toEqual([{ vm: 'DC0_H0_VM0', fileName: `[LocalDS_0] ${decoyDisk}.vmdk` }]);
+      // the datastore browser sees the decoy's file, and no file of ours
+      expect(after.files.length).toBeGreaterThan(0);
+      expect(after.files.filter((f) => !f.includes('decoyrun00000'))).toEqual([]);
+      expect(ledgerRows(runDir).map((l) => l.state)).toEqual(['removed', 'removed']);
+
+      const again = await runCli(['cleanup', runDir]);
+      expect(again.code).toBe(0);
+      expect(again.stdout).toBe('nothing to clean up\n');
+      expect((await lab.leftovers()).datastores).toEqual([decoyDs]);
+    } finally {
+      await c.detachDisk(vm, attached.key, { deleteFile: true });
+      await c.removeDatastore(host, dsRef);
+      await c.logout();
+    }
+    expect(await lab.leftovers()).toEqual(NOTHING_LEFT);
+  });
+});
+
+describe('secrets', () => {
+  it('the vCenter password appears in no file of any run directory (database, WAL, log, raw, plan)', async () => {
+    // one more run with a retry and a failure, so that error texts land in the log and database
+    await lab.sim.control.drop({ method: 'CreateVmfsDatastore', when: 'before', count: 1 });
+    await lab.sim.control.fault({ method: 'ReconfigVM_Task', fault: 'FileAlreadyExists', message: 'injected', asTask: true, count: 1 });
+    const runsDir = await lab.newRunsDir('secrets');
+    const r = await runCliKilledAt(['run', threePerms, ...lab.runArgs(runsDir)], { runsDir }, 1e9);
+    expect(r.code).toBe(1);
+    const files = filesUnder(path.join(lab.dir, 'runs'));
+    const names = files.map((f) => path.basename(f));
+    expect(names).toEqual(expect.arrayContaining(['run.sqlite', 'log.jsonl', 'plan.json', 'results.jsonl']));
+    expect(names.some((n) => n.endsWith('.json') && n.includes('pass'))).toBe(true);
+    const runDir = runDirOf(r);
+    const runId = runDir.split('-').pop()!;
+    // positive control: the files are read and do hold run data
+    expect(fs.readFileSync(path.join(runDir, 'run.sqlite')).includes(Buffer.from(runId)) || fs.readFileSync(`${path.join(runDir, 'run.sqlite')}-wal`).includes(Buffer.from(runId))).toBe(true);
+    const leaking = files.filter((f) => fs.readFileSync(f).includes(Buffer.from(lab.password)));
+    expect(leaking).toEqual([]);
+  });
+});

@@ -1,0 +1,79 @@
+// The progress view from a scripted event sequence on a fake clock: plain timestamped lines when
+// not on a TTY, a redrawn status block on a TTY; both count permutations and failures and give an
+// ETA scaled by how long finished permutations took compared to their estimates.
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { createProgressView, type ProgressEvent } from '../../../src/run/progress.ts';
+
+function fakeStream() {
+  const writes: string[] = [];
+  return { writes, stream: { columns: 200, isTTY: true, write: (s: string) => (writes.push(s), true) } as unknown as NodeJS.WriteStream };
+}
+
+const axes = (bs: number) => ({ 'datastore.blockSizeMb': bs, 'disk.format': 'thin' });
+
+/** Three permutations estimated at 10 s each; the first takes 20 s (twice its estimate), the second fails. */
+function script(view: { onEvent(e: ProgressEvent): void }) {
+  view.onEvent({ type: 'run-start', runId: 'r1', total: 3, estimateSec: 30 });
+  view.onEvent({ type: 'permutation-start', index: 0, total: 3, permutationId: 'pa', axes: axes(1), estimateSec: 10 });
+  view.onEvent({ type: 'step', permutationId: 'pa', step: 'datastore', operation: 'CreateVmfsDatastore' });
+  vi.advanceTimersByTime(20_000);
+  view.onEvent({ type: 'result', permutationId: 'pa', repetition: 1, testId: 'seq-1m', iops: 100, bytesPerSecond: 104_857_600 });
+  view.onEvent({ type: 'permutation-end', permutationId: 'pa', status: 'done' });
+  view.onEvent({ type: 'permutation-start', index: 1, total: 3, permutationId: 'pb', axes: axes(2), estimateSec: 10 });
+  view.onEvent({ type: 'step', permutationId: 'pb', step: 'disk', operation: 'ReconfigVM_Task' });
+  vi.advanceTimersByTime(5_000);
+  view.onEvent({ type: 'failure', permutationId: 'pb', axes: axes(2), reason: 'TaskFailed FileAlreadyExists' });
+  view.onEvent({ type: 'permutation-end', permutationId: 'pb', status: 'failed', reason: 'x' });
+  view.onEvent({ type: 'permutation-start', index: 2, total: 3, permutationId: 'pc', axes: axes(4), estimateSec: 10 });
+  view.onEvent({ type: 'run-end', summary: { done: 2, failed: 1, skipped: 0, pending: 0, interrupted: false, leftovers: 0 } });
+}
+
+beforeEach(() => {
+  vi.useFakeTimers();
+  vi.setSystemTime(new Date('2026-01-02T03:04:05Z'));
+});
+afterEach(() => {
+  vi.useRealTimers();
+});
+
+describe('progress view', () => {
+  it('plain: timestamped lines with i/N, elapsed, ETA from measured times, results, failures, summary', () => {
+    const { writes, stream } = fakeStream();
+    const view = createProgressView(stream, { live: false });
+    script(view);
+    view.close();
+    const lines = writes.join('').trimEnd().split('\n');
+    expect(lines).toEqual([
+      '03:04:05 run r1: 3 permutations, estimated 30s',
+      '03:04:05 [1/3] pa blockSizeMb=1 format=thin (elapsed 0s, ETA 30s, failures 0)',
+      '03:04:25   seq-1m rep 1: 104.9 MB/s, 100 IOPS',
+      // 20 s for a 10 s estimate: the remaining 20 s of estimates become 40 s
+      '03:04:25 [2/3] pb blockSizeMb=2 format=thin (elapsed 20s, ETA 40s, failures 0)',
+      '03:04:30 FAILED pb blockSizeMb=2 format=thin: TaskFailed FileAlreadyExists',
+      // 25 s for 20 s of estimates: the last 10 s become 12.5 s
+      '03:04:30 [3/3] pc blockSizeMb=4 format=thin (elapsed 25s, ETA 12s, failures 1)',
+      '03:04:30 finished: 2 done, 1 failed, 0 already done, 0 pending',
+    ]);
+    expect(writes.join('')).not.toContain('\x1b[');
+  });
+
+  it('TTY: a redrawn block with permutation i/N, ETA, failures, current step and last result', () => {
+    const { writes, stream } = fakeStream();
+    const view = createProgressView(stream, { live: true });
+    script(view);
+    view.close();
+    const out = writes.join('');
+    expect(out).toContain('\x1b[4A'); // moves up over the previous block to redraw it
+    const blocks = writes.filter((w) => w.includes('storsweep  permutation'));
+    // the block drawn at the start of the second permutation, and the last one
+    const second = blocks.find((b) => b.includes('permutation 2/3'))!;
+    expect(second).toContain('elapsed 20s  ETA 40s  failures 0');
+    expect(second).toContain('last: seq-1m rep 1: 104.9 MB/s, 100 IOPS');
+    const last = blocks.at(-1)!;
+    expect(last).toContain('permutation 3/3  elapsed 25s  ETA 12s  failures 1');
+    expect(out).toContain('FAILED pb blockSizeMb=2 format=thin: TaskFailed FileAlreadyExists\n');
+    expect(out).toContain('finished: 2 done, 1 failed, 0 already done, 0 pending\n');
+    // no timestamps on a TTY
+    expect(out).not.toMatch(/^\d\d:\d\d:\d\d /m);
+  });
+});
