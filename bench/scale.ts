@@ -6,6 +6,10 @@ import path from 'node:path';
 import type { BenchContext, BenchOutcome, Benchmark } from './lib/bench.ts';
 import { bounded, type Figure } from './lib/figure.ts';
 
+/** The first full run (commit 3757833), before the report model, the store's bulk path and the planner were reworked. */
+const BEFORE =
+  'Before (2026-11-30, same machine): plan 1.89 s / 486 MB; store 6.9 s / 160 MB (then 12,500 per-repetition transactions, now the store_live figure); markdown 36.1 s / 2909 MB, 66 MB output; html 74.0 s / 4425 MB, 231 MB output. Still over 300 MB: markdown/html, because ResultStore.records() holds every row\'s JSON text and every parsed record at once (≈ 285 MB RSS right after loading, before any report code runs); plan, because planVsphereSteps builds each step\'s arguments as `{ ...common, name, … }`, which in V8 gives every object its own hidden class (writing the keys out: build 2.4× faster, 50 MB less heap, measured on a scratch copy), and because the stored plan is one 114 MB JSON string.';
+
 const PHASES = ['plan', 'store', 'store-live', 'markdown', 'html'] as const;
 
 function runPhase(ctx: BenchContext, phase: string): Promise<{ result: Record<string, number>; rssMb: number }> {
@@ -49,6 +53,7 @@ export const scale: Benchmark = {
       `store_live: the same records as the executor writes them in a sweep, one addRepetition per repetition (${live.transactions} transactions, WAL + synchronous=FULL so one fsync each): ${(live.ms! / live.transactions!).toFixed(2)} ms per commit, peak RSS ${r['store-live']!.rssMb.toFixed(0)} MB.`,
       `markdown / html: openResults + records() (load ${(md.loadMs! / 1000).toFixed(2)} s) + buildReport + renderMarkdown / renderHtml of those ${md.records} records; the outputs are ${(md.bytes! / 1e6).toFixed(1)} MB and ${(html.bytes! / 1e6).toFixed(1)} MB. Above 200 permutations each test's tables and charts list the 200 with the largest |Δ| of its main metric, and say so; verdict counts cover all, the CSV has every record.`,
       'Times are of the operation inside the child; peak RSS is the whole child process (Node + tsx ≈ 60–80 MB of it).',
+      BEFORE,
     ];
     return { figures, notes };
   },
