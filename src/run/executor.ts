@@ -346,6 +346,8 @@ async function runWorkload(perm: PermutationPlan, c: PermContext): Promise<void>
         },
         {
           ...c.retry,
+          // one reconnect by default: a guest that stays unreachable fails the permutation quickly
+          retries: c.retry?.retries ?? 1,
           signal: c.signal,
           onRetry: (err, n) => {
             firstError ??= err;

@@ -13,7 +13,9 @@ export interface RetryPolicy {
   onRetry?: (err: unknown, attempt: number) => void;
 }
 
-export const DEFAULT_TRANSIENT_FAULTS = ['TaskInProgress', 'InvalidState', 'FileLocked', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ECONNREFUSED'];
+// ManagedObjectNotFound: a session expiring while a task is awaited takes its property collector
+// with it; the step is retried, and a create looks its object up before reissuing.
+export const DEFAULT_TRANSIENT_FAULTS = ['TaskInProgress', 'InvalidState', 'FileLocked', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ECONNREFUSED', 'ManagedObjectNotFound'];
 
 export class StepTimedOut extends Error {
   override readonly name = 'StepTimedOut';

@@ -31,7 +31,8 @@ beforeEach(async () => {
 
 const log = (runDir: string) => fs.readFileSync(path.join(runDir, 'log.jsonl'), 'utf8');
 
-describe('vSphere faults during a sweep', () => {
+// Generous limits: under a full parallel suite a CLI run takes several times longer than alone.
+describe('vSphere faults during a sweep', { timeout: 180_000 }, () => {
   it('session expired mid-sweep: logs in again once, every permutation done', async () => {
     const runsDir = await lab.newRunsDir('session');
     const r = await runCliWhen(['run', twoPerms, ...lab.runArgs(runsDir)], { runsDir }, (d) => journalHas(d, 'permutation', 'done') >= 1, async () => {
@@ -46,6 +47,24 @@ describe('vSphere faults during a sweep', () => {
     // one login at the start, one after the expiry; nothing failed
     expect(calls.Login).toBe(2);
     expect(await lab.leftovers()).toEqual(NOTHING_LEFT);
+  });
+
+  it('session expired while a task is awaited: the step is retried and finds its disk, no second create', async () => {
+    await lab.sim.control.slowTask('ReconfigVM_Task', 1500);
+    try {
+      const runsDir = await lab.newRunsDir('session-task');
+      const r = await runCliWhen(['run', twoPerms, ...lab.runArgs(runsDir)], { runsDir }, (d) => journalHas(d, 'disk:%', 'intent') >= 1, async () => {
+        await new Promise((res) => setTimeout(res, 300));
+        await lab.sim.control.expireSessions();
+      });
+      expect(r.code, r.stderr).toBe(0);
+      const runDir = runDirOf(r);
+      expect(permutationStatuses(runDir).map((p) => p.status)).toEqual(['done', 'done']);
+      expect((await lab.sim.control.calls()).ReconfigVM_Task).toBe(4);
+      expect(await lab.leftovers()).toEqual(NOTHING_LEFT);
+    } finally {
+      await lab.sim.control.slowTask('ReconfigVM_Task', 0);
+    }
   });
 
   it('task fault on ReconfigVM_Task: that permutation failed with the fault name, its datastore removed, the other done', async () => {

@@ -27,7 +27,7 @@ function filesUnder(dir: string): string[] {
   return fs.readdirSync(dir, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? filesUnder(path.join(dir, e.name)) : [path.join(dir, e.name)]));
 }
 
-describe('SIGINT mid-permutation', () => {
+describe('SIGINT mid-permutation', { timeout: 180_000 }, () => {
   it('tears down, exits 130, status shows the interrupted permutation, --resume completes with one session each', async () => {
     const runsDir = await lab.newRunsDir('sigint');
     // Interrupt once the second permutation's disk exists: in the middle of that permutation.
@@ -62,7 +62,7 @@ describe('SIGINT mid-permutation', () => {
   });
 });
 
-describe('storsweep cleanup after kill -9', () => {
+describe('storsweep cleanup after kill -9', { timeout: 180_000 }, () => {
   it('removes exactly what the run left, says so, is idempotent, and never touches a look-alike of another run', async () => {
     const runsDir = await lab.newRunsDir('cleanup');
     const ledgerCreated = (d: string) => journalHas(d, 'disk:%', 'created');
@@ -112,7 +112,7 @@ describe('storsweep cleanup after kill -9', () => {
   });
 });
 
-describe('secrets', () => {
+describe('secrets', { timeout: 180_000 }, () => {
   it('the vCenter password appears in no file of any run directory (database, WAL, log, raw, plan)', async () => {
     // one more run with a retry and a failure, so that error texts land in the log and database
     await lab.sim.control.drop({ method: 'CreateVmfsDatastore', when: 'before', count: 1 });
