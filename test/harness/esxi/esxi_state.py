@@ -83,3 +83,9 @@ def resolve_file(state, p):
 
 def in_use_by_volume(state, device):
     return [v for v in state['volumes'].values() if v['device'] == device and v['mounted']]
+
+
+def drop_volumes(state, device, partition=None):
+    """A partition table change destroys the (unmounted) VMFS volumes it held."""
+    for u in [u for u, v in state['volumes'].items() if v['device'] == device and partition in (None, v['partition'])]:
+        del state['volumes'][u]
