@@ -1,4 +1,5 @@
-// The lab's state and inventory. `labUp` is idempotent: a running lab is reused.
+// The lab's state and inventory. `labUp` is idempotent: a running lab is reused (its inventory is
+// rewritten, the stand-ins' host models are kept).
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
