@@ -26,8 +26,8 @@ quick_dir=$(node -e 'console.log(JSON.parse(process.argv[1]).runDir)' "$quick")
 if [ -f playbooks/vmfs-block-size.yaml ] && grep -q lab-vcenter .lab/inventory.yaml; then
   echo
   echo "== vmfs-block-size: VMFS3 1/2/4/8 MB datastores on the vCenter simulator =="
-  devices=$(node -e 'const y=require("fs").readFileSync(".lab/inventory.yaml","utf8");const m=/allowedDevices: \[(.*)\]/.exec(y);console.log(m?m[1].split(",")[0].trim():"")')
-  vmfs=$(node bin/storsweep.mjs run playbooks/vmfs-block-size.yaml -i .lab/inventory.yaml --confirm-destroy "$devices" --json | tail -n 1)
+  device=$(node -e 'const y=require("yaml");const inv=y.parse(require("fs").readFileSync(".lab/inventory.yaml","utf8"));console.log(inv.targets["lab-vcenter"].vmfsDevice)')
+  vmfs=$(node bin/storsweep.mjs run playbooks/vmfs-block-size.yaml -i .lab/inventory.yaml --confirm-destroy "$device" --json | tail -n 1)
   vmfs_dir=$(node -e 'console.log(JSON.parse(process.argv[1]).runDir)' "$vmfs")
 fi
 echo

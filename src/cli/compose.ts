@@ -9,6 +9,7 @@ import type { StepPlanner } from '../plan/plan.ts';
 import type { CommandRunner } from '../ssh/command-runner.ts';
 import { createLocalRunner } from '../ssh/local-runner.ts';
 import { connectSsh, type SshOptions } from '../ssh/ssh-runner.ts';
+import { shJoin } from '../ssh/quote.ts';
 import type { WorkloadEndpoint } from '../run/executor.ts';
 import type { Provider, ProviderName } from '../run/provider.ts';
 import { createEsxiShellProvider } from '../providers/esxi-shell/provider.ts';
@@ -33,6 +34,8 @@ export interface Composition {
   /** connects the provider (SOAP session, SSH) — only for a real run, never for plan/dry-run */
   connectProvider(): Promise<Provider | null>;
   workload: WorkloadEndpoint;
+  /** where the workload step runs: the guest's transport, or the provider itself (Hyper-V) */
+  workloadProvider: ProviderName;
   /** secret-free description of where the workload runs */
   workloadTarget: Record<string, unknown>;
   insecureEndpoints: string[];
@@ -56,7 +59,7 @@ function sshOptions(inv: LoadedInventory, name: string): SshOptions {
   };
 }
 
-function guestEndpoint(inv: LoadedInventory, g: { sshHost?: string; workdir: string; testFile?: string; fioPath: string; ioengine: string }): { endpoint: WorkloadEndpoint; describe: Record<string, unknown> } {
+function guestEndpoint(inv: LoadedInventory, g: { sshHost?: string; workdir: string; testFile?: string; fioPath: string; ioengine: string }): { endpoint: WorkloadEndpoint; describe: Record<string, unknown>; provider: ProviderName } {
   const filename = g.testFile ?? path.posix.join(g.workdir, 'storsweep-test.dat');
   const connect = async (): Promise<CommandRunner> => {
     const runner = g.sshHost ? await connectSsh(sshOptions(inv, g.sshHost)) : createLocalRunner();
@@ -67,9 +70,15 @@ function guestEndpoint(inv: LoadedInventory, g: { sshHost?: string; workdir: str
     endpoint: {
       tool: 'fio',
       connect,
+      describe: async (runner) => {
+        const os = (await runner.run('uname -sr')).stdout.trim();
+        const fio = (await runner.run(shJoin([g.fioPath, '--version']))).stdout.trim();
+        return { 'guest.os': os, 'guest.tool': fio };
+      },
       runTest: (runner, test, profile, o) => runFioTest(runner, test, profile, { filename, fioPath: g.fioPath, ioengine: g.ioengine, ...o }),
     },
     describe: { runsOn: g.sshHost ? `ssh:${g.sshHost}` : 'local', testFile: filename },
+    provider: g.sshHost ? 'ssh' : 'local',
   };
 }
 
@@ -81,7 +90,7 @@ export function compose(target: Target, inv: LoadedInventory): Composition {
     case 'local':
     case 'ssh': {
       const g = guestEndpoint(inv, { ...target, sshHost: target.provider === 'ssh' ? target.sshHost : undefined });
-      return { provider: target.provider, connectProvider: async () => null, workload: g.endpoint, workloadTarget: g.describe, insecureEndpoints: insecure };
+      return { provider: target.provider, connectProvider: async () => null, workload: g.endpoint, workloadProvider: g.provider, workloadTarget: g.describe, insecureEndpoints: insecure };
     }
     case 'esxi-shell': {
       const cfg: EsxiShellTargetConfig = {
@@ -99,6 +108,7 @@ export function compose(target: Target, inv: LoadedInventory): Composition {
         planSteps: (axes, names) => planEsxiShellSteps(axes, cfg, { base: names.prefix }),
         connectProvider: async () => createEsxiShellProvider(cfg, await connectSsh(sshOptions(inv, target.sshHost))),
         workload: g.endpoint,
+        workloadProvider: g.provider,
         workloadTarget: g.describe,
         insecureEndpoints: insecure,
       };
@@ -137,6 +147,7 @@ export function compose(target: Target, inv: LoadedInventory): Composition {
         planSteps: (axes, names) => planVsphereSteps(axes, cfg, names),
         connectProvider: async () => createVsphereProvider(cfg),
         workload: g.endpoint,
+        workloadProvider: g.provider,
         workloadTarget: g.describe,
         insecureEndpoints: insecure,
       };
@@ -174,6 +185,7 @@ export function compose(target: Target, inv: LoadedInventory): Composition {
         planSteps: (axes, names) => planHypervSteps(axes, cfg, { base: names.prefix }),
         connectProvider: async () => createHypervProvider(cfg, await connectSsh(sshOptions(inv, target.sshHost))),
         workload,
+        workloadProvider: 'hyperv',
         workloadTarget: { runsOn: `hyperv:${target.sshHost}/${target.vmName}`, testFile: target.guestTestPath },
         insecureEndpoints: insecure,
       };

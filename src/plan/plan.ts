@@ -45,6 +45,8 @@ export interface PlanOptions {
   planSteps?: StepPlanner;
   /** describes where the workload runs, for the workload step's arguments */
   workloadTarget?: Record<string, unknown>;
+  /** where the workload step runs (default: the target's provider) */
+  workloadProvider?: ProviderName;
   /** the benchmark tool (default fio) */
   workloadTool?: 'fio' | 'diskspd';
 }
@@ -86,7 +88,7 @@ export function buildPlan(pb: Playbook, targetName: string, opts: PlanOptions): 
     const steps = opts.planSteps ? opts.planSteps(a, { prefix: ownedPrefix(opts.runId, id) }) : [];
     steps.push({
       step: 'workload',
-      provider: opts.provider,
+      provider: opts.workloadProvider ?? opts.provider,
       operation: opts.workloadTool ?? 'fio',
       arguments: { profile: workload, tests: testIds.get(workload)!, repetitions: pb.repeat, ...(opts.workloadTarget ?? {}) },
       destructive: false,

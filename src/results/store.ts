@@ -230,6 +230,11 @@ export class ResultStore {
     this.db.prepare('UPDATE ledger SET state = ?, error = ?, updated_at = ? WHERE kind = ? AND name = ?').run(state, error, now(), ref.kind, ref.name);
   }
 
+  /** What the run created and has not removed: live objects and those `run --keep` left in place. */
+  leftovers(): LedgerRow[] {
+    return this.ledger().filter((o) => o.state !== 'removed' && o.state !== 'absent');
+  }
+
   ledger(filter?: { permutationId?: string; live?: boolean }): LedgerRow[] {
     const rows = this.db.prepare('SELECT * FROM ledger ORDER BY seq').all() as Array<Record<string, unknown>>;
     return rows

@@ -25,6 +25,8 @@ export interface WorkloadEndpoint {
   tool: 'fio' | 'diskspd';
   /** connects (or reconnects after a loss) to where the workload runs */
   connect(): Promise<CommandRunner>;
+  /** facts about the guest for the environment fingerprint (OS, tool version) */
+  describe?(runner: CommandRunner): Promise<Record<string, string>>;
   /** one test of a profile: warm-up, measured passes, aggregation (see workloads/passes.ts) */
   runTest(runner: CommandRunner, test: WorkloadTest, profile: WorkloadProfile, opts: { signal: AbortSignal; onRaw: OnRaw; timeoutSlackSec?: number }): Promise<TestOutcome>;
 }
@@ -123,7 +125,7 @@ export async function executeRun(opts: ExecuteOptions): Promise<RunSummary> {
     summary.interrupted = opts.signal.aborted;
     summary.pending += plan.permutations.length - summary.done - summary.failed - summary.skipped - summary.pending;
     try {
-      summary.leftovers = store.ledger({ live: true }).length;
+      summary.leftovers = store.leftovers().length;
     } catch {
       summary.leftovers = -1;
     }

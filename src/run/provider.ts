@@ -56,6 +56,8 @@ export interface Provider {
   destroy(obj: OwnedObjectRef & { provider: ProviderName; id: string | null; data: Record<string, unknown> }, ctx: ProviderContext): Promise<'removed' | 'absent'>;
   /** Look an owned object up by kind and name (reconciliation after an ambiguous failure). */
   find(ref: OwnedObjectRef): Promise<CreatedObject | null>;
+  /** Facts for the run's environment fingerprint (product versions…); never secrets. */
+  describe?(): Promise<Record<string, string>>;
   /** Log out, close connections. */
   close(): Promise<void>;
 }

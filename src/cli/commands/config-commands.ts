@@ -23,7 +23,7 @@ export function planFor(playbookFile: string, inventoryFile: string, runId = 'rp
   const inv = loadInventory(inventoryFile);
   const target = checkCompatibility(pb, inv);
   const c = compose(target, inv);
-  return buildPlan(pb.playbook, pb.playbook.target, { runId, provider: c.provider, planSteps: c.planSteps, workloadTarget: c.workloadTarget, workloadTool: c.workload.tool });
+  return buildPlan(pb.playbook, pb.playbook.target, { runId, provider: c.provider, planSteps: c.planSteps, workloadTarget: c.workloadTarget, workloadTool: c.workload.tool, workloadProvider: c.workloadProvider });
 }
 
 function fmtSec(s: number): string {

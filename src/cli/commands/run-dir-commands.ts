@@ -11,11 +11,6 @@ import { axesLabel } from '../../run/progress.ts';
 import { compose } from '../compose.ts';
 import { EXIT } from '../exit.ts';
 
-/** What a run created and has not removed: live objects and those `run --keep` left in place. */
-function leftovers(store: ResultStore) {
-  return store.ledger().filter((o) => o.state !== 'removed' && o.state !== 'absent');
-}
-
 function openRun(dir: string): ResultStore {
   try {
     return ResultStore.open(path.resolve(dir));
@@ -43,7 +38,7 @@ export function statusText(store: ResultStore): string {
     const why = p.status === 'failed' ? `: ${p.reason}` : p.status === 'running' ? ' (interrupted mid-permutation; resume redoes it)' : '';
     lines.push(`  ${p.status.padEnd(7)} ${p.permutationId} ${axesLabel(p.axes)}${why}`);
   }
-  const live = leftovers(store);
+  const live = store.leftovers();
   if (live.length) {
     lines.push(`${live.length} object(s) this run created may still exist (storsweep cleanup ${store.runDir}):`);
     for (const o of live) lines.push(`  ${o.state.padEnd(13)} ${o.kind} ${o.name}${o.objectId ? ` (${o.objectId})` : ''}${o.error ? `: ${o.error}` : ''}`);
@@ -73,7 +68,7 @@ export function registerRunDirCommands(program: Command): void {
     .option('--json', 'as JSON')
     .action((dir: string, o: { json?: boolean }) => {
       const store = openRun(dir);
-      if (o.json) process.stdout.write(JSON.stringify({ permutations: store.permutations(), leftovers: leftovers(store) }) + '\n');
+      if (o.json) process.stdout.write(JSON.stringify({ permutations: store.permutations(), leftovers: store.leftovers() }) + '\n');
       else process.stdout.write(statusText(store) + '\n');
       store.close();
     });
@@ -85,7 +80,7 @@ export function registerRunDirCommands(program: Command): void {
     .option('--dry-run', 'list what would be removed')
     .action(async (dir: string, o: { inventory?: string; dryRun?: boolean }) => {
       const store = openRun(dir);
-      const live = leftovers(store).reverse();
+      const live = store.leftovers().reverse();
       if (!live.length) {
         process.stdout.write('nothing to clean up\n');
         store.close();

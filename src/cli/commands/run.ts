@@ -11,6 +11,7 @@ import { newRunId } from '../../plan/permutation.ts';
 import { writeFileAtomic } from '../../results/raw.ts';
 import { ResultStore, type RunMeta } from '../../results/store.ts';
 import { executeRun, type RunSummary } from '../../run/executor.ts';
+import type { Provider } from '../../run/provider.ts';
 import { createRunLog } from '../../run/log.ts';
 import { createProgressView, type ProgressEvent } from '../../run/progress.ts';
 import { compose, type Composition } from '../compose.ts';
@@ -48,6 +49,10 @@ export function dryRunLines(plan: RunPlan): string[] {
   const out: string[] = [];
   for (const p of plan.permutations) {
     for (const s of p.steps) out.push(JSON.stringify(redactDeep({ permutationId: p.permutationId, step: s.step, provider: s.provider, operation: s.operation, arguments: s.arguments, destructive: s.destructive })));
+    // Teardown removes what the steps created, in reverse order (see run/executor.ts).
+    for (const s of [...p.steps].reverse()) {
+      if (s.creates) out.push(JSON.stringify({ permutationId: p.permutationId, step: `teardown ${s.creates.kind}`, provider: s.provider, operation: 'destroy', arguments: { kind: s.creates.kind, name: s.creates.name }, destructive: false }));
+    }
   }
   return out;
 }
@@ -84,7 +89,7 @@ function prepareNew(playbookFile: string, o: RunCommandOptions): { plan: RunPlan
   const inv = loadInventory(o.inventory);
   const target = checkCompatibility(pb, inv);
   const comp = compose(target, inv);
-  const plan = buildPlan(pb.playbook, pb.playbook.target, { runId: newRunId(), provider: comp.provider, planSteps: comp.planSteps, workloadTarget: comp.workloadTarget, workloadTool: comp.workload.tool });
+  const plan = buildPlan(pb.playbook, pb.playbook.target, { runId: newRunId(), provider: comp.provider, planSteps: comp.planSteps, workloadTarget: comp.workloadTarget, workloadTool: comp.workload.tool, workloadProvider: comp.workloadProvider });
   return { plan, comp, inv, target, pbText: pb.text, timeouts: pb.playbook.timeouts };
 }
 
@@ -168,6 +173,7 @@ async function execute({ plan, store, comp }: Prepared, o: RunCommandOptions): P
   let provider = null;
   try {
     provider = await comp.connectProvider();
+    await recordFingerprint(store, provider, comp);
     summary = await executeRun({
       store,
       plan,
@@ -217,6 +223,25 @@ async function execute({ plan, store, comp }: Prepared, o: RunCommandOptions): P
   else process.stdout.write(`${runDir}\n`);
   if (summary.interrupted) return EXIT.interrupted;
   return summary.failed ? EXIT.failure : EXIT.ok;
+}
+
+/**
+ * Adds what can only be learned by connecting (product versions, guest OS, tool version) to the
+ * run's environment fingerprint, so comparisons can warn when two runs differ in more than their
+ * axes. Best effort: a fact that cannot be read is left out, the run goes on.
+ */
+async function recordFingerprint(store: ResultStore, provider: Provider | null, comp: Composition): Promise<void> {
+  const facts: Record<string, string> = { 'workload.tool': comp.workload.tool };
+  Object.assign(facts, await provider?.describe?.().catch(() => ({})));
+  if (comp.workload.describe) {
+    const runner = await comp.workload.connect().catch(() => null);
+    if (runner) {
+      Object.assign(facts, await comp.workload.describe(runner).catch(() => ({})));
+      await runner.close().catch(() => undefined);
+    }
+  }
+  const meta = store.meta();
+  store.setMeta('meta', { ...meta, fingerprint: { ...meta.fingerprint, ...redactDeep(facts) } });
 }
 
 export function registerRun(program: Command): void {

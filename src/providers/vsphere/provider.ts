@@ -237,5 +237,15 @@ export function createVsphereProvider(target: VsphereTargetConfig, opts: Vsphere
     await c?.logout();
   }
 
-  return { name: 'vsphere', apply, destroy, find, close };
+  async function describe(): Promise<Record<string, string>> {
+    const c = await client();
+    const about = c.serviceContent.about;
+    const facts: Record<string, string> = { 'vsphere.product': about.fullName, 'vsphere.apiType': about.apiType, 'vsphere.apiVersion': about.apiVersion };
+    const host = await c.readProps(await c.findHost(target.host), ['summary.config.product.fullName']).catch(() => ({}) as Record<string, unknown>);
+    const product = host['summary.config.product.fullName'];
+    if (typeof product === 'string') facts['esxi.product'] = product;
+    return facts;
+  }
+
+  return { name: 'vsphere', apply, destroy, find, close, describe };
 }
