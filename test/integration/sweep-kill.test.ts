@@ -3,23 +3,15 @@
 // seeded PRNG), resumed after every kill (and killed again) until it finishes. The final result set
 // must equal an uninterrupted run's, key for key, and pyvmomi must see nothing named ss-… left.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { seededRandom } from '../../src/plan/matrix.ts';
 import { runCli } from './helpers/cli.ts';
 import { journalSeq, ledgerRows, NOTHING_LEFT, permutationStatuses, resultKeys, runCliKilledAt, startVsphereLab, sweepPlaybook, type VsphereLab } from './helpers/vsphere-lab.ts';
 
 const KILLS = 20;
 const SEED = 20260606;
 
-/** mulberry32: a tiny seeded PRNG, so the kill points are the same on every run of the test. */
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+// The planner's own seeded PRNG: the kill points are the same on every run of the test.
+const prng = seededRandom;
 
 let lab: VsphereLab;
 let playbook: string;
