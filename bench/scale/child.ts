@@ -55,8 +55,10 @@ if (phase === 'plan') {
   const plan = plan100k();
   const ms = performance.now() - t0;
   const t1 = performance.now();
-  const json = JSON.stringify(plan);
-  out({ ms, permutations: plan.permutations.length, steps: plan.permutations.reduce((a, p) => a + p.steps.length, 0), serializeMs: performance.now() - t1, jsonBytes: json.length });
+  // As the run stores it (src/results/store.ts): the header once, each permutation on its own row.
+  let jsonLength = JSON.stringify({ ...plan, permutations: [] }).length;
+  for (const p of plan.permutations) jsonLength += JSON.stringify(p).length;
+  out({ ms, permutations: plan.permutations.length, steps: plan.permutations.reduce((a, p) => a + p.steps.length, 0), serializeMs: performance.now() - t1, jsonBytes: jsonLength });
 } else if (phase === 'store' || phase === 'store-live') {
   // store: a bulk load (import, benchmark): every record in one addRepetitions transaction.
   // store-live: as the executor does in a sweep, one addRepetition transaction (and fsync) per

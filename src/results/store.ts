@@ -52,7 +52,7 @@ CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS permutations (
   permutation_id TEXT PRIMARY KEY, idx INTEGER NOT NULL, axes TEXT NOT NULL,
   status TEXT NOT NULL DEFAULT 'pending', reason TEXT, attempts INTEGER NOT NULL DEFAULT 0,
-  completed_repetitions INTEGER NOT NULL DEFAULT 0, updated_at TEXT);
+  completed_repetitions INTEGER NOT NULL DEFAULT 0, updated_at TEXT, plan TEXT);
 CREATE TABLE IF NOT EXISTS results (
   permutation_id TEXT NOT NULL, repetition INTEGER NOT NULL, test_id TEXT NOT NULL, record TEXT NOT NULL,
   PRIMARY KEY (permutation_id, repetition, test_id));
@@ -79,9 +79,11 @@ export class ResultStore {
     store.db.transaction(() => {
       const put = store.db.prepare('INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)');
       put.run('meta', JSON.stringify(meta));
-      put.run('plan', JSON.stringify(plan));
-      const ins = store.db.prepare('INSERT OR IGNORE INTO permutations (permutation_id, idx, axes) VALUES (?, ?, ?)');
-      for (const p of plan.permutations) ins.run(p.permutationId, p.index, JSON.stringify(p.axes));
+      // The plan's header in meta, each permutation's plan in its own row: one JSON string of a
+      // 100,000-permutation plan would be over 100 MB at once.
+      put.run('plan', JSON.stringify({ ...plan, permutations: [] }));
+      const ins = store.db.prepare('INSERT OR IGNORE INTO permutations (permutation_id, idx, axes, plan) VALUES (?, ?, ?, ?)');
+      for (const p of plan.permutations) ins.run(p.permutationId, p.index, JSON.stringify(p.axes), JSON.stringify(p));
     })();
     return store;
   }
@@ -110,7 +112,12 @@ export class ResultStore {
   plan(): RunPlan {
     const row = this.db.prepare("SELECT value FROM meta WHERE key = 'plan'").get() as { value: string } | undefined;
     if (!row) throw new Error(`${this.runDir}: plan missing`);
-    return JSON.parse(row.value) as RunPlan;
+    const plan = JSON.parse(row.value) as RunPlan;
+    if (plan.permutations.length === 0) {
+      const rows = this.db.prepare('SELECT plan FROM permutations WHERE plan IS NOT NULL ORDER BY idx').pluck();
+      for (const text of rows.iterate() as IterableIterator<string>) plan.permutations.push(JSON.parse(text) as RunPlan['permutations'][number]);
+    }
+    return plan;
   }
 
   setMeta(key: string, value: unknown): void {
@@ -183,8 +190,27 @@ export class ResultStore {
   }
 
   records(): ResultRecord[] {
-    const rows = this.db.prepare('SELECT r.record FROM results r JOIN permutations p USING (permutation_id) ORDER BY p.idx, r.repetition, r.rowid').all() as Array<{ record: string }>;
-    return rows.map((r) => JSON.parse(r.record) as ResultRecord);
+    // Row by row: holding every row's JSON text next to the parsed records doubled peak memory.
+    const out: ResultRecord[] = [];
+    const rows = this.db.prepare('SELECT r.record FROM results r JOIN permutations p USING (permutation_id) ORDER BY p.idx, r.repetition, r.rowid').pluck();
+    // Records of one permutation share their axes, test identity, tool and metadata: share the
+    // objects too (read-only by contract), which halves the memory of a 100,000-record report.
+    const shared = new Map<string, unknown>();
+    const intern = <T>(key: string, v: T): T => {
+      const hit = shared.get(key);
+      if (hit !== undefined) return hit as T;
+      shared.set(key, v);
+      return v;
+    };
+    for (const text of rows.iterate() as IterableIterator<string>) {
+      const r = JSON.parse(text) as ResultRecord;
+      r.axes = intern(`a:${r.permutationId}`, r.axes);
+      r.test = intern(`t:${r.test.id}:${r.test.pattern}:${r.test.blockSizeBytes}:${r.test.queueDepth}:${r.test.threads}:${r.test.readPercent}`, r.test);
+      r.tool = intern(`o:${r.tool.name}:${r.tool.version}`, r.tool);
+      if (r.metadata) r.metadata = intern(`m:${JSON.stringify(r.metadata)}`, r.metadata);
+      out.push(r);
+    }
+    return out;
   }
 
   // --- journal -----------------------------------------------------------------------------

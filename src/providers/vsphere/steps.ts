@@ -50,7 +50,8 @@ export function planVsphereSteps(axes: Axes, target: VsphereTargetConfig, names:
   if (blockSizeKb !== undefined && kind !== 'vmfs6') bad('datastore.blockSizeKb', blockSizeKb, 'only with datastore.kind vmfs6 (use datastore.blockSizeMb)');
   if ((blockSizeMb !== undefined || blockSizeKb !== undefined) && !kind.startsWith('vmfs')) bad('datastore.blockSizeMb', blockSizeMb ?? blockSizeKb, `no block size with datastore.kind ${kind}`);
 
-  const common = { host: target.host, vm: target.vm, ...(target.datacenter ? { datacenter: target.datacenter } : {}) };
+  // Argument objects spell their keys out (absent values are undefined, dropped by JSON): object
+  // spreads give each of 100,000 plan entries its own V8 hidden class, doubling time and memory.
   const steps: PlannedStep[] = [];
   let datastore: string;
 
@@ -63,7 +64,7 @@ export function planVsphereSteps(axes: Axes, target: VsphereTargetConfig, names:
       step: 'datastore',
       provider: 'vsphere',
       operation: 'CreateNasDatastore',
-      arguments: { ...common, name: datastore, remoteHost: nfs.remoteHost, remotePath: nfs.remotePath, type: 'NFS', accessMode: 'readWrite' },
+      arguments: { host: target.host, vm: target.vm, datacenter: target.datacenter, name: datastore, remoteHost: nfs.remoteHost, remotePath: nfs.remotePath, type: 'NFS', accessMode: 'readWrite' },
       destructive: false,
       creates: { kind: 'datastore', name: datastore },
     });
@@ -74,14 +75,7 @@ export function planVsphereSteps(axes: Axes, target: VsphereTargetConfig, names:
       step: 'datastore',
       provider: 'vsphere',
       operation: 'CreateVmfsDatastore',
-      arguments: {
-        ...common,
-        name: datastore,
-        device,
-        vmfsMajorVersion: Number(kind.slice(4)),
-        ...(blockSizeMb !== undefined ? { blockSizeMb } : {}),
-        ...(blockSizeKb !== undefined ? { blockSizeKb } : {}),
-      },
+      arguments: { host: target.host, vm: target.vm, datacenter: target.datacenter, name: datastore, device, vmfsMajorVersion: Number(kind.slice(4)), blockSizeMb, blockSizeKb },
       destructive: true,
       creates: { kind: 'datastore', name: datastore },
     });
@@ -97,7 +91,9 @@ export function planVsphereSteps(axes: Axes, target: VsphereTargetConfig, names:
       provider: 'vsphere',
       operation: 'ReconfigVM_Task',
       arguments: {
-        ...common,
+        host: target.host,
+        vm: target.vm,
+        datacenter: target.datacenter,
         deviceChange: 'add+create',
         backing: 'rdm',
         device,
@@ -118,7 +114,9 @@ export function planVsphereSteps(axes: Axes, target: VsphereTargetConfig, names:
       provider: 'vsphere',
       operation: 'ReconfigVM_Task',
       arguments: {
-        ...common,
+        host: target.host,
+        vm: target.vm,
+        datacenter: target.datacenter,
         deviceChange: 'add+create',
         backing: 'flat',
         format,
