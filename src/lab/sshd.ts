@@ -87,7 +87,10 @@ export async function startSshd(opts: SshdOptions): Promise<SshdHandle> {
   const authorizedKeys = path.join(dir, 'authorized_keys');
   await fs.writeFile(authorizedKeys, opts.authorizedKeys.join('\n') + '\n', { mode: 0o644 });
   const port = opts.port || (await freePort());
-  const envEntries = { ...(opts.env ?? {}) };
+  // bash sources ~/.bashrc for a command run by sshd only at shell level 1: starting sessions at
+  // SHLVL=1 keeps the lab's sessions clean of the login user's rc files (a developer's pyenv
+  // rehash lock once hung every command), like a freshly provisioned guest.
+  const envEntries: Record<string, string> = { SHLVL: '1', ...(opts.env ?? {}) };
   if (opts.pathPrefix?.length) {
     envEntries.PATH = [...opts.pathPrefix.map((p) => path.resolve(p)), '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin'].join(':');
   }

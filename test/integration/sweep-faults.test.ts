@@ -104,7 +104,8 @@ describe('vSphere faults during a sweep', { timeout: 180_000 }, () => {
     const runsDir = await lab.newRunsDir('ssh-drop');
     const fioUnderSshd = () => descendantPids(guest.sshd.pid).some((p) => {
       try {
-        return fs.readFileSync(`/proc/${p}/comm`, 'utf8').trim() === 'fio';
+        // a measuring fio, not the `fio --version` of the run's environment fingerprint
+        return fs.readFileSync(`/proc/${p}/comm`, 'utf8').trim() === 'fio' && fs.readFileSync(`/proc/${p}/cmdline`, 'utf8').includes('--runtime=');
       } catch {
         return false;
       }
