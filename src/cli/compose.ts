@@ -5,7 +5,8 @@ import path from 'node:path';
 import type { LoadedInventory } from '../config/index.ts';
 import type { SshHost, Target } from '../config/inventory.ts';
 import { UsageError } from '../errors.ts';
-import type { StepPlanner } from '../plan/plan.ts';
+import type { Playbook } from '../config/playbook.ts';
+import { buildPlan, type RunPlan, type StepPlanner, type TargetPlanOptions } from '../plan/plan.ts';
 import type { CommandRunner } from '../ssh/command-runner.ts';
 import { createLocalRunner } from '../ssh/local-runner.ts';
 import { connectSsh, type SshOptions } from '../ssh/ssh-runner.ts';
@@ -15,7 +16,7 @@ import type { Provider, ProviderName } from '../run/provider.ts';
 import { createEsxiShellProvider } from '../providers/esxi-shell/provider.ts';
 import { planEsxiShellSteps } from '../providers/esxi-shell/plan.ts';
 import type { EsxiShellTargetConfig } from '../providers/esxi-shell/config.ts';
-import { endpointFromEnv } from '../providers/vsphere/client.ts';
+import { endpointFromEnv, VsphereClient } from '../providers/vsphere/client.ts';
 import type { VsphereTargetConfig } from '../providers/vsphere/config.ts';
 import { createVsphereProvider } from '../providers/vsphere/provider.ts';
 import { planVsphereSteps } from '../providers/vsphere/steps.ts';
@@ -27,6 +28,7 @@ import { runFioTest } from '../workloads/run-fio.ts';
 import { runPasses } from '../workloads/passes.ts';
 import { parseDiskspdXml } from '../workloads/diskspd.ts';
 import { ParseError } from '../errors.ts';
+import { createEndpointPool, DEFAULT_VCENTER_CONCURRENCY, type EndpointPool } from './endpoint-pool.ts';
 
 export interface Composition {
   provider: ProviderName;
@@ -82,7 +84,11 @@ function guestEndpoint(inv: LoadedInventory, g: { sshHost?: string; workdir: str
   };
 }
 
-export function compose(target: Target, inv: LoadedInventory): Composition {
+/**
+ * `pool` is shared by the compositions of one run (several targets): targets on one vCenter then
+ * share its session and its provisioning limit.
+ */
+export function compose(target: Target, inv: LoadedInventory, pool: EndpointPool = createEndpointPool()): Composition {
   const insecure: string[] = Object.entries(inv.inventory.sshHosts)
     .filter(([, h]) => h.insecure)
     .map(([n]) => `ssh:${n}`);
@@ -145,7 +151,11 @@ export function compose(target: Target, inv: LoadedInventory): Composition {
       return {
         provider: 'vsphere',
         planSteps: (axes, names) => planVsphereSteps(axes, cfg, names),
-        connectProvider: async () => createVsphereProvider(cfg),
+        connectProvider: async () => {
+          const key = `${url}|${username}`;
+          const connect = () => pool.client(key, () => VsphereClient.connect(cfg.vcenter));
+          return pool.share(key, vc?.maxConcurrent ?? DEFAULT_VCENTER_CONCURRENCY, createVsphereProvider(cfg, { connect }));
+        },
         workload: g.endpoint,
         workloadProvider: g.provider,
         workloadTarget: g.describe,
@@ -191,4 +201,31 @@ export function compose(target: Target, inv: LoadedInventory): Composition {
       };
     }
   }
+}
+
+/**
+ * The compositions of every target of a run (in the given order), sharing one endpoint pool: two
+ * targets on one vCenter share its session and its provisioning limit.
+ */
+export function composeTargets(names: readonly string[], inv: LoadedInventory, where = inv.file): Map<string, Composition> {
+  const pool = createEndpointPool();
+  const out = new Map<string, Composition>();
+  for (const name of names) {
+    const target = inv.inventory.targets[name];
+    if (!target) throw new UsageError(`${where}: target "${name}" is not in ${inv.file}`);
+    out.set(name, compose(target, inv, pool));
+  }
+  return out;
+}
+
+function planOptionsOf(c: Composition): TargetPlanOptions {
+  return { provider: c.provider, planSteps: c.planSteps, workloadTarget: c.workloadTarget, workloadTool: c.workload.tool, workloadProvider: c.workloadProvider };
+}
+
+/** The plan of a playbook over its composed targets (see buildPlan: a list of targets adds the `target` axis). */
+export function planRun(pb: Playbook, comps: Map<string, Composition>, runId: string): RunPlan {
+  const first = comps.values().next().value;
+  if (!first) throw new UsageError(`playbook ${pb.name} names no target`);
+  const targets = typeof pb.target === 'string' ? undefined : Object.fromEntries([...comps].map(([n, c]) => [n, planOptionsOf(c)]));
+  return buildPlan(pb, pb.target, { runId, ...planOptionsOf(first), ...(targets ? { targets } : {}) });
 }

@@ -6,7 +6,7 @@ import { ConfigError, InvalidArgument, type Diagnostic } from '../errors.ts';
 import { resolveWorkload } from '../workloads/custom.ts';
 import { diagnosticAt, sortDiagnostics, validateYaml, type PathKey, type SourceDoc } from './load.ts';
 import { inventorySchema, type Inventory, type Target } from './inventory.ts';
-import { HYPERV_DISK_FORMATS, matrixAxes, playbookSchema, VSPHERE_DISK_FORMATS, type Playbook } from './playbook.ts';
+import { HYPERV_DISK_FORMATS, matrixAxes, playbookSchema, targetNames, VSPHERE_DISK_FORMATS, type Playbook } from './playbook.ts';
 import { resolveSecret, type Secret } from './secrets.ts';
 
 export interface LoadedPlaybook {
@@ -40,6 +40,8 @@ export function loadPlaybook(file: string): LoadedPlaybook {
   const diags: Diagnostic[] = [];
   const axes = matrixAxes(value.matrix);
   const axisNames = new Set(axes.map((a) => a.name));
+  // A list of targets is the first axis: include/exclude/baseline may name it.
+  if (typeof value.target !== 'string') axisNames.add('target');
   const checkAxisMap = (key: 'include' | 'exclude' | 'baseline', map: Record<string, unknown>, at: PathKey[]) => {
     for (const k of Object.keys(map)) {
       if (!axisNames.has(k)) diags.push(diagnosticAt(source, at, `"${k}" is not an axis of the matrix (axes: ${[...axisNames].join(', ')})`, k));
@@ -109,12 +111,40 @@ export function loadInventory(file: string, env: NodeJS.ProcessEnv = process.env
   return { file, inventory: value, source, secrets };
 }
 
-/** Cross-checks between a playbook and the inventory it runs against. */
-export function checkCompatibility(pb: LoadedPlaybook, inv: LoadedInventory): Target {
-  const target = inv.inventory.targets[pb.playbook.target];
-  if (!target) {
-    throw new ConfigError([diagnosticAt(pb.source, ['target'], `no target "${pb.playbook.target}" in ${inv.file} (have: ${Object.keys(inv.inventory.targets).join(', ')})`)]);
-  }
+/**
+ * Cross-checks between a playbook and the inventory it runs against, for every target the playbook
+ * names. Returns the targets by name, in playbook order.
+ */
+export function checkCompatibility(pb: LoadedPlaybook, inv: LoadedInventory): Map<string, Target> {
+  const names = targetNames(pb.playbook);
+  const listed = typeof pb.playbook.target !== 'string';
+  const out = new Map<string, Target>();
+  const diags: Diagnostic[] = [];
+  names.forEach((name, i) => {
+    const at: PathKey[] = listed ? ['target', i] : ['target'];
+    const target = inv.inventory.targets[name];
+    if (!target) diags.push(diagnosticAt(pb.source, at, `no target "${name}" in ${inv.file} (have: ${Object.keys(inv.inventory.targets).join(', ')})`));
+    else {
+      diags.push(...targetDiagnostics(pb, name, target));
+      out.set(name, target);
+    }
+  });
+  if (diags.length) throw new ConfigError(sortDiagnostics(dedupe(diags)));
+  return out;
+}
+
+/** Two targets of one provider report the same matrix problem at the same place: once is enough. */
+function dedupe(diags: Diagnostic[]): Diagnostic[] {
+  const seen = new Set<string>();
+  return diags.filter((d) => {
+    const k = `${d.line}:${d.column}:${d.message}`;
+    if (seen.has(k)) return false;
+    seen.add(k);
+    return true;
+  });
+}
+
+function targetDiagnostics(pb: LoadedPlaybook, name: string, target: Target): Diagnostic[] {
   const diags: Diagnostic[] = [];
   const m = pb.playbook.matrix;
   const provider = target.provider;
@@ -128,31 +158,30 @@ export function checkCompatibility(pb: LoadedPlaybook, inv: LoadedInventory): Ta
           pb.source,
           ['matrix', 'disk', 'format', i],
           allowedFormats.length
-            ? `target "${pb.playbook.target}" (${provider}) supports disk formats ${allowedFormats.join(', ')}; got "${f}"`
-            : `target "${pb.playbook.target}" is a ${provider} target: it provisions no disks, so matrix.disk must be omitted`,
+            ? `target "${name}" (${provider}) supports disk formats ${allowedFormats.join(', ')}; got "${f}"`
+            : `target "${name}" is a ${provider} target: it provisions no disks, so matrix.disk must be omitted`,
         ),
       );
     }
   });
   const kinds = m.datastore?.kind ?? [];
   if (kinds.length && provider !== 'vsphere' && provider !== 'esxi-shell') {
-    diags.push(diagnosticAt(pb.source, ['matrix', 'datastore'], `target "${pb.playbook.target}" is a ${provider} target: datastores exist only on vsphere and esxi-shell targets`));
+    diags.push(diagnosticAt(pb.source, ['matrix', 'datastore'], `target "${name}" is a ${provider} target: datastores exist only on vsphere and esxi-shell targets`));
   }
   if (target.provider === 'vsphere' || target.provider === 'esxi-shell') {
     kinds.forEach((k, i) => {
-      if (k.startsWith('vmfs') && !target.vmfsDevice) diags.push(diagnosticAt(pb.source, ['matrix', 'datastore', 'kind', i], `"${k}" formats a LUN, but target "${pb.playbook.target}" names no vmfsDevice`));
-      if (k === 'existing' && !target.datastore) diags.push(diagnosticAt(pb.source, ['matrix', 'datastore', 'kind', i], `"existing" needs target "${pb.playbook.target}" to name a datastore`));
-      if (k === 'nfs' && target.provider === 'vsphere' && !target.nfs) diags.push(diagnosticAt(pb.source, ['matrix', 'datastore', 'kind', i], `"nfs" needs target "${pb.playbook.target}" to give nfs.remoteHost and nfs.remotePath`));
+      if (k.startsWith('vmfs') && !target.vmfsDevice) diags.push(diagnosticAt(pb.source, ['matrix', 'datastore', 'kind', i], `"${k}" formats a LUN, but target "${name}" names no vmfsDevice`));
+      if (k === 'existing' && !target.datastore) diags.push(diagnosticAt(pb.source, ['matrix', 'datastore', 'kind', i], `"existing" needs target "${name}" to name a datastore`));
+      if (k === 'nfs' && target.provider === 'vsphere' && !target.nfs) diags.push(diagnosticAt(pb.source, ['matrix', 'datastore', 'kind', i], `"nfs" needs target "${name}" to give nfs.remoteHost and nfs.remotePath`));
     });
     formats.forEach((f, i) => {
-      if (f.startsWith('rdm') && !target.rdmDevice) diags.push(diagnosticAt(pb.source, ['matrix', 'disk', 'format', i], `"${f}" maps a LUN, but target "${pb.playbook.target}" names no rdmDevice`));
+      if (f.startsWith('rdm') && !target.rdmDevice) diags.push(diagnosticAt(pb.source, ['matrix', 'disk', 'format', i], `"${f}" maps a LUN, but target "${name}" names no rdmDevice`));
     });
   }
   if (target.provider === 'hyperv') {
     (m.volume?.sizeGb ?? []).forEach((s, i) => {
-      if (!target.volumes[String(s)]) diags.push(diagnosticAt(pb.source, ['matrix', 'volume', 'sizeGb', i], `target "${pb.playbook.target}" has no volume for ${s} GB (volumes: ${Object.keys(target.volumes).join(', ') || 'none'})`));
+      if (!target.volumes[String(s)]) diags.push(diagnosticAt(pb.source, ['matrix', 'volume', 'sizeGb', i], `target "${name}" has no volume for ${s} GB (volumes: ${Object.keys(target.volumes).join(', ') || 'none'})`));
     });
   }
-  if (diags.length) throw new ConfigError(sortDiagnostics(diags));
-  return target;
+  return diags;
 }

@@ -20,6 +20,7 @@ export const vcenterSchema = z
       .describe('Pinned SHA-256 certificate thumbprint for a self-signed host'),
     caFile: z.string().optional().describe('PEM bundle of CAs to trust'),
     insecure: z.boolean().optional().describe('Skip TLS verification (reported in every report)'),
+    maxConcurrent: z.number().int().min(1).optional().describe('Provisioning steps sent to this endpoint at once when several targets use it (default 2)'),
   })
   .describe('A vCenter or ESXi SOAP endpoint');
 

@@ -235,6 +235,15 @@ export function issuesToDiagnostics(source: SourceDoc, schema: AnyZod, data: unk
       case 'invalid_union': {
         const disc = (issue as { note?: string; discriminator?: string }).discriminator;
         const options = (issue as { options?: unknown[] }).options;
+        if (got === undefined && !disc) {
+          // A missing key whose value may take several forms (`target: name` or a list): name them.
+          const branches = (issue as { errors?: Array<Array<{ code: string; expected?: string }>> }).errors ?? [];
+          const expected = [...new Set(branches.map((b) => b[0]?.expected).filter((e): e is string => typeof e === 'string'))].map(expectedName);
+          if (expected.length) {
+            out.push(diagnosticAt(source, path, `required key is missing (expected ${expected.join(' or ')})`));
+            break;
+          }
+        }
         out.push(
           diagnosticAt(
             source,

@@ -91,7 +91,9 @@ export const playbookSchema = z
     $schema: z.string().optional(),
     name: z.string().regex(/^[a-z0-9][a-z0-9-]*$/, { error: 'expected a lowercase name of letters, digits and dashes' }),
     description: z.string().optional(),
-    target: z.string().min(1).describe('Name of a target in the inventory'),
+    target: z
+      .union([z.string().min(1), axis(z.string().min(1), 'Names of targets in the inventory')])
+      .describe('Name of a target in the inventory, or a list of names: then `target` is the first axis and permutations on different targets run in parallel'),
     matrix: matrixSchema,
     workloads: z.record(z.string(), inlineWorkloadSchema).optional().describe('Named custom workloads, usable in matrix.workload.profile'),
     settings: settingsSchema.optional(),
@@ -117,6 +119,11 @@ export const playbookSchema = z
 export type Playbook = z.output<typeof playbookSchema>;
 export type Matrix = z.output<typeof matrixSchema>;
 export type InlineWorkload = z.output<typeof inlineWorkloadSchema>;
+
+/** The playbook's target names: one for `target: name`, every listed one for `target: [a, b]`. */
+export function targetNames(pb: Pick<Playbook, 'target'>): string[] {
+  return typeof pb.target === 'string' ? [pb.target] : pb.target;
+}
 
 /** Flat axis names (`disk.format`) with their values in playbook order. */
 export function matrixAxes(matrix: Matrix): Array<{ name: string; values: Array<string | number | boolean> }> {

@@ -27,8 +27,12 @@ export interface RunPlan {
   version: 1;
   runId: string;
   playbook: string;
+  /** the target's name; several joined by ", " when the playbook lists them (see `targets`) */
   target: string;
+  /** the provider of `target`, or of the first listed target */
   provider: ProviderName;
+  /** present only when the playbook lists targets: each permutation's `target` axis names one */
+  targets?: Array<{ name: string; provider: ProviderName }>;
   axes: AxisDef[];
   baseline: Record<string, string | number | boolean> | null;
   profiles: Record<string, WorkloadProfile>;
@@ -38,8 +42,8 @@ export interface RunPlan {
 
 export type StepPlanner = (axes: Axes, names: { prefix: string }) => PlannedStep[];
 
-export interface PlanOptions {
-  runId: string;
+/** What the planner needs to know of one target. */
+export interface TargetPlanOptions {
   provider: ProviderName;
   /** the provisioning steps of one permutation (from the target's provider); none for local/ssh */
   planSteps?: StepPlanner;
@@ -49,6 +53,12 @@ export interface PlanOptions {
   workloadProvider?: ProviderName;
   /** the benchmark tool (default fio) */
   workloadTool?: 'fio' | 'diskspd';
+}
+
+export interface PlanOptions extends TargetPlanOptions {
+  runId: string;
+  /** for a playbook that lists targets: each one's options by name (the top-level ones are unused) */
+  targets?: Record<string, TargetPlanOptions>;
 }
 
 /** A matrix workload value → the profile to run, with the playbook's timing overrides applied. */
@@ -72,8 +82,16 @@ export function resolveProfiles(pb: Playbook): Record<string, WorkloadProfile> {
   return out;
 }
 
-export function buildPlan(pb: Playbook, targetName: string, opts: PlanOptions): RunPlan {
-  const axes: AxisDef[] = matrixAxes(pb.matrix);
+export function buildPlan(pb: Playbook, target: string | string[], opts: PlanOptions): RunPlan {
+  // Several targets: `target` becomes the first axis, so each target's permutations get their own
+  // ids and reports compare targets like any other axis. One target adds no axis (ids unchanged).
+  const listed = typeof target !== 'string';
+  const targetOpts = (name: string): TargetPlanOptions => {
+    const t = opts.targets?.[name];
+    if (!t) throw new Error(`buildPlan: no options for target "${name}"`);
+    return t;
+  };
+  const axes: AxisDef[] = listed ? [{ name: 'target', values: target }, ...matrixAxes(pb.matrix)] : matrixAxes(pb.matrix);
   const profiles = resolveProfiles(pb);
   let perms = expandMatrix(axes, { include: pb.include, exclude: pb.exclude });
   if (pb.order?.randomize) perms = shuffle(perms, pb.order.seed ?? 1);
@@ -85,12 +103,13 @@ export function buildPlan(pb: Playbook, targetName: string, opts: PlanOptions): 
     const id = permutationId(a);
     const workload = String(a['workload.profile']);
     const profile = profiles[workload]!;
-    const steps = opts.planSteps ? opts.planSteps(a, { prefix: ownedPrefix(opts.runId, id) }) : [];
+    const t = listed ? targetOpts(String(a.target)) : opts;
+    const steps = t.planSteps ? t.planSteps(a, { prefix: ownedPrefix(opts.runId, id) }) : [];
     steps.push({
       step: 'workload',
-      provider: opts.workloadProvider ?? opts.provider,
-      operation: opts.workloadTool ?? 'fio',
-      arguments: { profile: workload, tests: testIds.get(workload)!, repetitions: pb.repeat, ...(opts.workloadTarget ?? {}) },
+      provider: t.workloadProvider ?? t.provider,
+      operation: t.workloadTool ?? 'fio',
+      arguments: { profile: workload, tests: testIds.get(workload)!, repetitions: pb.repeat, ...(t.workloadTarget ?? {}) },
       destructive: false,
     });
     const estimateSec = estimatePermutationSec(profile, pb.repeat, steps, a);
@@ -101,8 +120,9 @@ export function buildPlan(pb: Playbook, targetName: string, opts: PlanOptions): 
     version: 1,
     runId: opts.runId,
     playbook: pb.name,
-    target: targetName,
-    provider: opts.provider,
+    target: listed ? target.join(', ') : target,
+    provider: listed ? targetOpts(target[0]!).provider : opts.provider,
+    ...(listed ? { targets: target.map((name) => ({ name, provider: targetOpts(name).provider })) } : {}),
     axes,
     baseline: pb.baseline ?? null,
     profiles,

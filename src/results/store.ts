@@ -39,7 +39,10 @@ export interface RunMeta {
   playbook: string;
   playbookFile: string;
   inventoryFile: string;
+  /** the target's name; for a playbook that lists targets, their names joined (see `targets`) */
   target: string;
+  /** every target of a playbook that lists them (absent for one target) */
+  targets?: string[];
   startedAt: string;
   fingerprint: Record<string, string>;
   insecureEndpoints: string[];

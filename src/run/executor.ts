@@ -36,6 +36,8 @@ export interface ExecuteOptions {
   plan: RunPlan;
   provider: Provider | null;
   workload: WorkloadEndpoint;
+  /** when the plan lists targets: each one's provider and workload (`provider`/`workload` unused) */
+  targets?: Record<string, TargetEndpoints>;
   signal: AbortSignal;
   onEvent?: (e: ProgressEvent) => void;
   failFast?: boolean;
@@ -67,6 +69,12 @@ export function isRunDirUnwritable(err: unknown): boolean {
   return false;
 }
 
+/** Where one target's permutations run: its provider and workload endpoint. */
+export interface TargetEndpoints {
+  provider: Provider | null;
+  workload: WorkloadEndpoint;
+}
+
 export async function executeRun(opts: ExecuteOptions): Promise<RunSummary> {
   const { store, plan } = opts;
   // A failing progress hook (e.g. the JSON log on a full disk) must never stop teardown.
@@ -79,49 +87,79 @@ export async function executeRun(opts: ExecuteOptions): Promise<RunSummary> {
   };
   const statuses = new Map(store.permutations().map((p) => [p.permutationId, p]));
   const summary: RunSummary = { done: 0, failed: 0, skipped: 0, pending: 0, interrupted: false, leftovers: 0 };
-  let runner: CommandRunner | null = null;
-  const guest = async (): Promise<CommandRunner> => {
-    runner ??= await opts.workload.connect();
-    return runner;
-  };
-  const dropGuest = async () => {
-    const r = runner;
-    runner = null;
-    await r?.close().catch(() => undefined);
-  };
+  // Set by --fail-fast or a fatal store error: every group stops before its next permutation.
+  let stopped = false;
   const total = plan.permutations.length;
+
+  /** One target's permutations in plan order, one at a time: one operation at a time per VM. */
+  const runGroup = async (perms: PermutationPlan[], endpoints: TargetEndpoints): Promise<void> => {
+    let runner: CommandRunner | null = null;
+    const guest = async (): Promise<CommandRunner> => {
+      runner ??= await endpoints.workload.connect();
+      return runner;
+    };
+    const dropGuest = async () => {
+      const r = runner;
+      runner = null;
+      await r?.close().catch(() => undefined);
+    };
+    const last = perms[perms.length - 1];
+    try {
+      for (const perm of perms) {
+        if (stopped) break;
+        const row = statuses.get(perm.permutationId);
+        if (row?.status === 'done') {
+          summary.skipped++;
+          continue;
+        }
+        if (opts.signal.aborted) {
+          summary.pending++;
+          continue;
+        }
+        const c = { ...opts, ...endpoints, emit, guest, dropGuest, keepObjects: Boolean(opts.keep && perm === last), resumed: row?.status === 'running' || row?.status === 'failed' };
+        const outcome = await runPermutation(perm, c);
+        const ok = outcome === true;
+        if (typeof outcome === 'object') {
+          // Nothing more can be recorded: stop; what was committed stays, resume continues later.
+          summary.fatal ??= outcome.fatal;
+          summary.failed++;
+          if (!stopped) emit({ type: 'message', level: 'error', text: `stopping: the run directory cannot be written (${outcome.fatal}); records committed so far are kept` });
+          stopped = true;
+          break;
+        }
+        if (ok) summary.done++;
+        else if (opts.signal.aborted) summary.pending++;
+        else summary.failed++;
+        if (!ok && opts.failFast && !opts.signal.aborted) {
+          if (!stopped) emit({ type: 'message', level: 'warn', text: 'stopping after the first failure (--fail-fast)' });
+          stopped = true;
+          break;
+        }
+      }
+    } finally {
+      await dropGuest();
+    }
+  };
+
   emit({ type: 'run-start', runId: plan.runId, total, estimateSec: plan.totalEstimateSec });
   try {
-    for (const perm of plan.permutations) {
-      const row = statuses.get(perm.permutationId);
-      if (row?.status === 'done') {
-        summary.skipped++;
-        continue;
+    if (!plan.targets) await runGroup(plan.permutations, { provider: opts.provider, workload: opts.workload });
+    else {
+      // Several targets: each target's permutations in plan order, the targets in parallel.
+      const groups = new Map<string, PermutationPlan[]>();
+      for (const p of plan.permutations) {
+        const name = String(p.axes.target);
+        groups.set(name, [...(groups.get(name) ?? []), p]);
       }
-      if (opts.signal.aborted) {
-        summary.pending++;
-        continue;
-      }
-      const isLast = perm.index === total - 1;
-      const outcome = await runPermutation(perm, { ...opts, emit, guest, dropGuest, keepObjects: Boolean(opts.keep && isLast), resumed: row?.status === 'running' || row?.status === 'failed' });
-      const ok = outcome === true;
-      if (typeof outcome === 'object') {
-        // Nothing more can be recorded: stop; what was committed stays, resume continues later.
-        summary.fatal = outcome.fatal;
-        summary.failed++;
-        emit({ type: 'message', level: 'error', text: `stopping: the run directory cannot be written (${outcome.fatal}); records committed so far are kept` });
-        break;
-      }
-      if (ok) summary.done++;
-      else if (opts.signal.aborted) summary.pending++;
-      else summary.failed++;
-      if (!ok && opts.failFast && !opts.signal.aborted) {
-        emit({ type: 'message', level: 'warn', text: 'stopping after the first failure (--fail-fast)' });
-        break;
-      }
+      await Promise.all(
+        [...groups].map(([name, perms]) => {
+          const endpoints = opts.targets?.[name];
+          if (!endpoints) throw new Error(`executeRun: no provider or workload endpoint for target "${name}"`);
+          return runGroup(perms, endpoints);
+        }),
+      );
     }
   } finally {
-    await dropGuest();
     summary.interrupted = opts.signal.aborted;
     summary.pending += plan.permutations.length - summary.done - summary.failed - summary.skipped - summary.pending;
     try {

@@ -5,10 +5,10 @@ import { checkCompatibility, loadInventory, loadPlaybook } from '../../config/in
 import { inventorySchema } from '../../config/inventory.ts';
 import { playbookSchema } from '../../config/playbook.ts';
 import { UsageError } from '../../errors.ts';
-import { buildPlan, type RunPlan } from '../../plan/plan.ts';
+import type { RunPlan } from '../../plan/plan.ts';
 import { newRunId } from '../../plan/permutation.ts';
 import { axesLabel } from '../../run/progress.ts';
-import { compose } from '../compose.ts';
+import { composeTargets, planRun } from '../compose.ts';
 
 export function jsonSchemaFor(kind: string): unknown {
   const schema = kind === 'playbook' ? playbookSchema : kind === 'inventory' ? inventorySchema : null;
@@ -21,9 +21,8 @@ export function jsonSchemaFor(kind: string): unknown {
 export function planFor(playbookFile: string, inventoryFile: string, runId = 'rplan0000'): RunPlan {
   const pb = loadPlaybook(playbookFile);
   const inv = loadInventory(inventoryFile);
-  const target = checkCompatibility(pb, inv);
-  const c = compose(target, inv);
-  return buildPlan(pb.playbook, pb.playbook.target, { runId, provider: c.provider, planSteps: c.planSteps, workloadTarget: c.workloadTarget, workloadTool: c.workload.tool, workloadProvider: c.workloadProvider });
+  const targets = checkCompatibility(pb, inv);
+  return planRun(pb.playbook, composeTargets([...targets.keys()], inv), runId);
 }
 
 function fmtSec(s: number): string {

@@ -8,7 +8,8 @@ import { renderCsv } from '../../report/csv.ts';
 import { ResultStore } from '../../results/store.ts';
 import type { ResultRecord } from '../../results/record.ts';
 import { axesLabel } from '../../run/progress.ts';
-import { compose } from '../compose.ts';
+import type { Provider } from '../../run/provider.ts';
+import { composeTargets } from '../compose.ts';
 import { EXIT } from '../exit.ts';
 
 function openRun(dir: string): ResultStore {
@@ -93,13 +94,26 @@ export function registerRunDirCommands(program: Command): void {
       }
       const meta = store.meta();
       const inv = loadInventory(o.inventory ?? meta.inventoryFile);
-      const target = inv.inventory.targets[meta.target];
-      if (!target) throw new UsageError(`target "${meta.target}" is not in ${inv.file}`);
-      const provider = await compose(target, inv).connectProvider();
+      // Each object goes to the provider of its permutation's target (the `target` axis when the
+      // playbook lists several); targets on one vCenter share one session.
+      const comps = composeTargets(meta.targets ?? [meta.target], inv, dir);
+      const targetOf = new Map(store.permutations().map((p) => [p.permutationId, meta.targets ? String(p.axes.target) : meta.target]));
+      const providers = new Map<string, Promise<Provider | null>>();
+      const providerFor = (permutationId: string): Promise<Provider | null> => {
+        const name = targetOf.get(permutationId) ?? meta.target;
+        let p = providers.get(name);
+        if (!p) {
+          const comp = comps.get(name);
+          p = comp ? comp.connectProvider() : Promise.resolve(null);
+          providers.set(name, p);
+        }
+        return p;
+      };
       let failed = 0;
       try {
         for (const obj of live) {
-          if (!provider) break;
+          const provider = await providerFor(obj.permutationId);
+          if (!provider) continue;
           try {
             const outcome = await provider.destroy(
               { kind: obj.kind, name: obj.name, provider: obj.provider, id: obj.objectId, data: obj.data },
@@ -116,7 +130,7 @@ export function registerRunDirCommands(program: Command): void {
           }
         }
       } finally {
-        await provider?.close().catch(() => undefined);
+        for (const p of providers.values()) await (await p.catch(() => null))?.close().catch(() => undefined);
         store.close();
       }
       process.exitCode = failed ? EXIT.failure : EXIT.ok;

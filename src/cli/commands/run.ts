@@ -3,18 +3,18 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { Command } from 'commander';
 import { checkCompatibility, loadInventory, loadPlaybook, type LoadedInventory } from '../../config/index.ts';
-import { CANONICAL_DEVICE, type Target } from '../../config/inventory.ts';
+import { CANONICAL_DEVICE } from '../../config/inventory.ts';
 import { redact, redactDeep } from '../../config/secrets.ts';
 import { errorMessage, UnsafeOperation, UsageError } from '../../errors.ts';
-import { buildPlan, type RunPlan } from '../../plan/plan.ts';
+import type { RunPlan } from '../../plan/plan.ts';
 import { newRunId } from '../../plan/permutation.ts';
 import { writeFileAtomic } from '../../results/raw.ts';
 import { ResultStore, type RunMeta } from '../../results/store.ts';
-import { executeRun, type RunSummary } from '../../run/executor.ts';
+import { executeRun, type RunSummary, type TargetEndpoints } from '../../run/executor.ts';
 import type { Provider } from '../../run/provider.ts';
 import { createRunLog } from '../../run/log.ts';
 import { createProgressView, type ProgressEvent } from '../../run/progress.ts';
-import { compose, type Composition } from '../compose.ts';
+import { composeTargets, planRun, type Composition } from '../compose.ts';
 import { EXIT } from '../exit.ts';
 import { runReport } from './report.ts';
 
@@ -79,18 +79,19 @@ function runDirFor(out: string, plan: RunPlan): string {
 interface Prepared {
   plan: RunPlan;
   store: ResultStore;
-  comp: Composition;
+  /** by target name, in playbook order */
+  comps: Map<string, Composition>;
   resumed: boolean;
 }
 
-function prepareNew(playbookFile: string, o: RunCommandOptions): { plan: RunPlan; comp: Composition; inv: LoadedInventory; target: Target; pbText: string; timeouts: RunMeta['timeouts'] } {
+function prepareNew(playbookFile: string, o: RunCommandOptions): { plan: RunPlan; comps: Map<string, Composition>; inv: LoadedInventory; pbText: string; timeouts: RunMeta['timeouts'] } {
   if (!o.inventory) throw new UsageError('run: -i/--inventory <file> is required');
   const pb = loadPlaybook(playbookFile);
   const inv = loadInventory(o.inventory);
-  const target = checkCompatibility(pb, inv);
-  const comp = compose(target, inv);
-  const plan = buildPlan(pb.playbook, pb.playbook.target, { runId: newRunId(), provider: comp.provider, planSteps: comp.planSteps, workloadTarget: comp.workloadTarget, workloadTool: comp.workload.tool, workloadProvider: comp.workloadProvider });
-  return { plan, comp, inv, target, pbText: pb.text, timeouts: pb.playbook.timeouts };
+  const targets = checkCompatibility(pb, inv);
+  const comps = composeTargets([...targets.keys()], inv);
+  const plan = planRun(pb.playbook, comps, newRunId());
+  return { plan, comps, inv, pbText: pb.text, timeouts: pb.playbook.timeouts };
 }
 
 export async function runCommand(playbookFile: string | undefined, o: RunCommandOptions): Promise<number> {
@@ -101,13 +102,11 @@ export async function runCommand(playbookFile: string | undefined, o: RunCommand
     const meta = store.meta();
     const plan = store.plan();
     const inv = loadInventory(o.inventory ?? meta.inventoryFile);
-    const target = inv.inventory.targets[meta.target];
-    if (!target) throw new UsageError(`${runDir}: target "${meta.target}" is no longer in ${inv.file}`);
-    prep = { plan, store, comp: compose(target, inv), resumed: true };
+    prep = { plan, store, comps: composeTargets(meta.targets ?? [meta.target], inv, runDir), resumed: true };
     store.appendJournal(null, 'run', 'resume', { pid: process.pid });
   } else {
     if (!playbookFile) throw new UsageError('run: a playbook is required (or --resume <runDir>)');
-    const { plan, comp, inv, pbText, timeouts } = prepareNew(playbookFile, o);
+    const { plan, comps, inv, pbText, timeouts } = prepareNew(playbookFile, o);
     if (o.dryRun) {
       const lines = dryRunLines(plan);
       const devices = destructiveDevices(plan);
@@ -129,20 +128,21 @@ export async function runCommand(playbookFile: string | undefined, o: RunCommand
       playbookFile: path.resolve(playbookFile),
       inventoryFile: path.resolve(inv.file),
       target: plan.target,
+      ...(plan.targets ? { targets: plan.targets.map((t) => t.name) } : {}),
       startedAt: new Date().toISOString(),
       fingerprint: { storsweep: VERSION, node: process.version, provider: plan.provider, target: plan.target },
-      insecureEndpoints: comp.insecureEndpoints,
+      insecureEndpoints: [...new Set([...comps.values()].flatMap((c) => c.insecureEndpoints))],
       ...(timeouts ? { timeouts } : {}),
     };
     const store = ResultStore.create(runDir, meta, plan);
     writeFileAtomic(path.join(runDir, 'plan.json'), JSON.stringify(redactDeep(plan), null, 1));
     writeFileAtomic(path.join(runDir, 'playbook.yaml'), pbText);
-    prep = { plan, store, comp, resumed: false };
+    prep = { plan, store, comps, resumed: false };
   }
   return execute(prep, o);
 }
 
-async function execute({ plan, store, comp }: Prepared, o: RunCommandOptions): Promise<number> {
+async function execute({ plan, store, comps }: Prepared, o: RunCommandOptions): Promise<number> {
   const runDir = store.runDir;
   const timeouts = store.meta().timeouts ?? {};
   const stepSec = o.stepTimeout !== undefined ? Number(o.stepTimeout) : timeouts.stepSec;
@@ -170,15 +170,23 @@ async function execute({ plan, store, comp }: Prepared, o: RunCommandOptions): P
     log.event(e);
   };
   let summary: RunSummary;
-  let provider = null;
+  const providers: Array<Provider | null> = [];
   try {
-    provider = await comp.connectProvider();
-    await recordFingerprint(store, provider, comp);
+    const endpoints: Record<string, TargetEndpoints & { comp: Composition }> = {};
+    for (const [name, comp] of comps) {
+      const provider = await comp.connectProvider();
+      providers.push(provider);
+      endpoints[name] = { provider, workload: comp.workload, comp };
+    }
+    const all = Object.entries(endpoints);
+    await recordFingerprint(store, all.length === 1 ? [['', all[0]![1]]] : all);
+    const first = all[0]![1];
     summary = await executeRun({
       store,
       plan,
-      provider,
-      workload: comp.workload,
+      provider: first.provider,
+      workload: first.workload,
+      ...(plan.targets ? { targets: endpoints } : {}),
       signal: ac.signal,
       onEvent,
       failFast: o.failFast,
@@ -188,7 +196,8 @@ async function execute({ plan, store, comp }: Prepared, o: RunCommandOptions): P
       retry: o.retries !== undefined ? { retries: Number(o.retries) } : undefined,
     });
   } finally {
-    await provider?.close().catch(() => undefined);
+    // Targets on one vCenter share its session: it logs out when the last of them closes.
+    for (const p of providers) await p?.close().catch(() => undefined);
     process.off('SIGINT', onSignal);
     process.off('SIGTERM', onSignal);
     view.close();
@@ -230,15 +239,20 @@ async function execute({ plan, store, comp }: Prepared, o: RunCommandOptions): P
  * run's environment fingerprint, so comparisons can warn when two runs differ in more than their
  * axes. Best effort: a fact that cannot be read is left out, the run goes on.
  */
-async function recordFingerprint(store: ResultStore, provider: Provider | null, comp: Composition): Promise<void> {
-  const facts: Record<string, string> = { 'workload.tool': comp.workload.tool };
-  Object.assign(facts, await provider?.describe?.().catch(() => ({})));
-  if (comp.workload.describe) {
-    const runner = await comp.workload.connect().catch(() => null);
-    if (runner) {
-      Object.assign(facts, await comp.workload.describe(runner).catch(() => ({})));
-      await runner.close().catch(() => undefined);
+async function recordFingerprint(store: ResultStore, targets: Array<[string, { provider: Provider | null; comp: Composition }]>): Promise<void> {
+  const facts: Record<string, string> = {};
+  // One target: plain keys; several: each target's facts under `<target>/`.
+  for (const [name, { provider, comp }] of targets) {
+    const own: Record<string, string> = { 'workload.tool': comp.workload.tool };
+    Object.assign(own, await provider?.describe?.().catch(() => ({})));
+    if (comp.workload.describe) {
+      const runner = await comp.workload.connect().catch(() => null);
+      if (runner) {
+        Object.assign(own, await comp.workload.describe(runner).catch(() => ({})));
+        await runner.close().catch(() => undefined);
+      }
     }
+    for (const [k, v] of Object.entries(own)) facts[name ? `${name}/${k}` : k] = v;
   }
   const meta = store.meta();
   store.setMeta('meta', { ...meta, fingerprint: { ...meta.fingerprint, ...redactDeep(facts) } });

@@ -54,7 +54,7 @@ describe('playbook diagnostics', () => {
   });
 
   it('missing required key: named, at the mapping that lacks it', () => {
-    expect(playbook('pb-missing-target.yaml')).toEqual([`${f('pb-missing-target.yaml')}:1:1: target: required key is missing (expected string)`]);
+    expect(playbook('pb-missing-target.yaml')).toEqual([`${f('pb-missing-target.yaml')}:1:1: target: required key is missing (expected string or a list)`]);
   });
 
   it('duplicate axis value: at the duplicate, naming the first occurrence', () => {

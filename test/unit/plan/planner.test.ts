@@ -168,3 +168,40 @@ describe('estimate', () => {
     expect(PROFILES['cdm8-default']!.runtimeSec).toBe(5);
   });
 });
+
+describe('targets', () => {
+  const matrix = { datastore: { kind: ['vmfs6'] }, disk: { format: ['thin', 'eagerzeroedthick'] }, workload: { profile: ['quick'] } };
+  const steps = (label: string) => (): PlannedStep[] => [{ step: 'datastore', provider: 'vsphere', operation: `create on ${label}`, arguments: {}, destructive: true }];
+
+  it('one target adds no axis: ids are those of every earlier plan', () => {
+    const plan = buildPlan(pb({ matrix }), 'lab-local', { runId: 'r1', provider: 'local' });
+    expect(plan.axes.map((a) => a.name)).toEqual(['datastore.kind', 'disk.format', 'workload.profile']);
+    expect(plan.permutations.map((p) => p.permutationId)).toEqual(['p07142bdfe930', 'p0936b709845c']);
+    expect(plan.target).toBe('lab-local');
+    expect(plan.targets).toBeUndefined();
+  });
+
+  it('a list of targets is the first axis; each permutation gets its own target\'s steps and its own id', () => {
+    const book = pb({ matrix, target: ['east', 'west'] });
+    const plan = buildPlan(book, book.target, {
+      runId: 'r1',
+      provider: 'vsphere',
+      targets: { east: { provider: 'vsphere', planSteps: steps('east') }, west: { provider: 'vsphere', planSteps: steps('west'), workloadTarget: { runsOn: 'ssh:west' } } },
+    });
+    expect(plan.axes[0]).toEqual({ name: 'target', values: ['east', 'west'] });
+    expect(plan.targets).toEqual([{ name: 'east', provider: 'vsphere' }, { name: 'west', provider: 'vsphere' }]);
+    expect(plan.permutations.map((p) => `${p.axes.target}/${p.axes['disk.format']}: ${p.steps[0]!.operation}`)).toEqual([
+      'east/thin: create on east',
+      'east/eagerzeroedthick: create on east',
+      'west/thin: create on west',
+      'west/eagerzeroedthick: create on west',
+    ]);
+    expect(new Set(plan.permutations.map((p) => p.permutationId)).size).toBe(4);
+    expect(plan.permutations[2]!.steps.at(-1)!.arguments).toMatchObject({ runsOn: 'ssh:west' });
+  });
+
+  it('a list of targets must be distinct and non-empty', () => {
+    expect(playbookSchema.safeParse({ name: 't', target: [], matrix }).success).toBe(false);
+    expect(playbookSchema.safeParse({ name: 't', target: ['a', 'a'], matrix }).success).toBe(false);
+  });
+});
