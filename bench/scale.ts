@@ -8,7 +8,7 @@ import { bounded, type Figure } from './lib/figure.ts';
 
 /** The first full run (commit 3757833), before the report model, the store's bulk path and the planner were reworked. */
 const BEFORE =
-  'Before (2026-11-30, same machine): plan 1.89 s / 486 MB; store 6.9 s / 160 MB (then 12,500 per-repetition transactions, now the store_live figure); markdown 36.1 s / 2909 MB, 66 MB output; html 74.0 s / 4425 MB, 231 MB output. Still over 300 MB: markdown/html, because ResultStore.records() holds every row\'s JSON text and every parsed record at once (≈ 285 MB RSS right after loading, before any report code runs); plan, because planVsphereSteps builds each step\'s arguments as `{ ...common, name, … }`, which in V8 gives every object its own hidden class (writing the keys out: build 2.4× faster, 50 MB less heap, measured on a scratch copy), and because the stored plan is one 114 MB JSON string.';
+  'Before (2026-11-30, same machine): plan 1.89 s / 486 MB; store 6.9 s / 160 MB (then 12,500 per-repetition transactions, now the store_live figure); markdown 36.1 s / 2909 MB, 66 MB output; html 74.0 s / 4425 MB, 231 MB output. Since then: the plan is stored one permutation per row (no 114 MB JSON string) and vSphere step arguments are built without object spreads (plan 457 → ~245 MB); records() reads row by row and records of one permutation share their axes/test/tool/metadata objects (markdown 412 → ~295 MB). Markdown and HTML peaks sit at 290–330 MB and vary from run to run with GC timing: about 150 MB of it is the 100,000 parsed records themselves.';
 
 const PHASES = ['plan', 'store', 'store-live', 'markdown', 'html'] as const;
 
