@@ -5,6 +5,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { ensureKeyPair, startSshd, currentUser } from './sshd.ts';
 import { startVcsim } from './vcsim.ts';
+import { vcenterYaml, vsphereTargetYaml } from './vsphere-inventory.ts';
 // the stand-ins' host models (test/harness/*/state.ts) are the lab's ESXi and Hyper-V hosts
 import { BLANK_DEV, ESXI_HARNESS_DIR, RDM_DEV, defaultEsxiState, seedEsxiState } from '../../test/harness/esxi/state.ts';
 import { labHypervState, seedHypervState, LAB_GUEST_USER, LAB_VM, WINDOWS_HARNESS_DIR } from '../../test/harness/windows/state.ts';
@@ -135,14 +136,7 @@ export function labInventoryYaml(s: LabState): string {
     '    knownHostsFile: known_hosts',
   ];
   if (s.vcsim) {
-    lines.push(
-      'vcenters:',
-      '  lab-vc:',
-      `    url: ${s.vcsim.url}`,
-      `    username: ${s.vcsim.username}`,
-      '    password: ${file:vcsim-password}',
-      `    thumbprint: "${s.vcsim.thumbprint}"`,
-    );
+    lines.push('vcenters:', ...vcenterYaml({ name: 'lab-vc', url: s.vcsim.url, username: s.vcsim.username, passwordRef: '${file:vcsim-password}', thumbprint: s.vcsim.thumbprint }));
   }
   lines.push(
     'targets:',
@@ -179,25 +173,8 @@ export function labInventoryYaml(s: LabState): string {
     "    diskspdPath: 'C:\\Tools\\diskspd.exe'",
   );
   if (s.vcsim) {
-    const [vmfs, rdm] = s.vcsim.luns;
-    lines.push(
-      '  lab-vcenter:',
-      '    provider: vsphere',
-      '    vcenter: lab-vc',
-      '    datacenter: DC0',
-      '    host: DC0_H0',
-      '    vm: DC0_H0_VM0',
-      '    datastore: LocalDS_0',
-      ...(vmfs ? [`    vmfsDevice: ${vmfs}`] : []),
-      ...(rdm ? [`    rdmDevice: ${rdm}`] : []),
-      `    allowedDevices: [${[vmfs, rdm].filter(Boolean).join(', ')}]`,
-      '    nfs:',
-      '      remoteHost: 127.0.0.1',
-      `      remotePath: ${s.vcsim.nfsDir}`,
-      '    guest:',
-      '      sshHost: lab',
-      `      workdir: ${s.scratch}`,
-    );
+    const [vmfsDevice, rdmDevice] = s.vcsim.luns;
+    lines.push(...vsphereTargetYaml({ name: 'lab-vcenter', vcenter: 'lab-vc', host: 'DC0_H0', vm: 'DC0_H0_VM0', datastore: 'LocalDS_0', vmfsDevice, rdmDevice, nfsDir: s.vcsim.nfsDir, guest: { sshHost: 'lab', workdir: s.scratch } }));
   }
   return lines.join('\n') + '\n';
 }

@@ -5,19 +5,8 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { stopPid } from './sshd.ts';
-import { labUp, labPaths, readLabState, labStatusJson, type LunLister } from './lab.ts';
-import { VsphereClient } from '../providers/vsphere/client.ts';
-
-/** The simulator's unused naa.* LUNs on DC0_H0, read through our own client. */
-const listLuns: LunLister = async (info) => {
-  const c = await VsphereClient.connect({ ...info, userAgent: 'storsweep-lab' });
-  try {
-    const host = await c.findHost('DC0_H0');
-    return (await c.listVmfsCandidateDisks(host)).map((d) => d.canonicalName).sort();
-  } finally {
-    await c.logout();
-  }
-};
+import { labUp, labPaths, readLabState, labStatusJson } from './lab.ts';
+import { listVcsimLuns } from './vsphere-inventory.ts';
 
 async function main(argv: string[]): Promise<number> {
   const [cmd, ...rest] = argv;
@@ -26,7 +15,7 @@ async function main(argv: string[]): Promise<number> {
   const paths = labPaths(root);
   switch (cmd) {
     case 'up': {
-      const state = await labUp(root, { vcsim: !rest.includes('--no-vcsim'), listLuns });
+      const state = await labUp(root, { vcsim: !rest.includes('--no-vcsim'), listLuns: (info) => listVcsimLuns(info) });
       if (json) process.stdout.write(JSON.stringify(labStatusJson(root, state)) + '\n');
       else process.stdout.write(`lab up: ssh 127.0.0.1:${state.ssh.port}${state.vcsim ? `, vCenter ${state.vcsim.url}` : ''}\ninventory: ${paths.inventory}\n`);
       return 0;

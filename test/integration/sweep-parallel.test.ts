@@ -4,6 +4,7 @@
 // `storsweep cleanup`, which routes each leftover to the provider of its permutation's target.
 import fs from 'node:fs/promises';
 import path from 'node:path';
+import { listVcsimLuns } from '../../src/lab/vsphere-inventory.ts';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { runCli } from './helpers/cli.ts';
 import { NOTHING_LEFT, permutationStatuses, readRun, runCliWhen, runDirOf, startVsphereLab, sweepPlaybook, type VsphereLab } from './helpers/vsphere-lab.ts';
@@ -15,9 +16,7 @@ let args: (runsDir: string) => string[];
 beforeAll(async () => {
   lab = await startVsphereLab();
   // A second target on another host of the same vCenter, with its own VM, LUN and fio file.
-  const c = await lab.connect();
-  const lun = (await c.listVmfsCandidateDisks(await c.findHost('DC0_C0_H0'))).map((d) => d.canonicalName).sort()[0]!;
-  await c.logout();
+  const lun = (await listVcsimLuns({ url: lab.sim.url, username: lab.sim.username, password: lab.password, thumbprint: lab.sim.thumbprint }, 'DC0_C0_H0'))[0]!;
   const workdir = path.join(lab.dir, 'scratch-2');
   await fs.mkdir(workdir, { recursive: true });
   await fs.appendFile(

@@ -12,7 +12,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { startVcsim, type VcsimHandle } from '../../src/lab/vcsim.ts';
-import { VsphereClient } from '../../src/providers/vsphere/client.ts';
+import { listVcsimLuns, vcenterYaml, vsphereTargetYaml } from '../../src/lab/vsphere-inventory.ts';
 import { REPO_ROOT, runCli, stackTraceLines, type CliResult } from './helpers/cli.ts';
 
 const PYVMOMI = fileURLToPath(new URL('../harness/pyvmomi/', import.meta.url));
@@ -60,9 +60,7 @@ const password = `vc-Secret-${Math.random().toString(36).slice(2, 12)}`;
 
 beforeAll(async () => {
   sim = await startVcsim({ username: 'administrator@vsphere.local', password });
-  const c = await VsphereClient.connect({ url: sim.url, username: sim.username, password, thumbprint: sim.thumbprint });
-  const luns = (await c.listVmfsCandidateDisks(await c.findHost('DC0_H0'))).map((d) => d.canonicalName).sort();
-  await c.logout();
+  const luns = await listVcsimLuns({ url: sim.url, username: sim.username, password, thumbprint: sim.thumbprint });
   [vmfsDevice, rdmDevice, spareDevice] = luns as [string, string, string];
   dir = await fs.mkdtemp(path.join(os.tmpdir(), 'ss-vpb-'));
   nfsDir = path.join(dir, 'nfs-export');
@@ -75,27 +73,9 @@ beforeAll(async () => {
     inventory,
     [
       'vcenters:',
-      '  lab-vc:',
-      `    url: ${sim.url}`,
-      `    username: ${sim.username}`,
-      '    password: ${file:vc-password}',
-      `    thumbprint: "${sim.thumbprint}"`,
+      ...vcenterYaml({ name: 'lab-vc', url: sim.url, username: sim.username, passwordRef: '${file:vc-password}', thumbprint: sim.thumbprint }),
       'targets:',
-      '  lab-vcenter:',
-      '    provider: vsphere',
-      '    vcenter: lab-vc',
-      '    datacenter: DC0',
-      '    host: DC0_H0',
-      `    vm: ${VM}`,
-      `    datastore: ${EXISTING_DS}`,
-      `    vmfsDevice: ${vmfsDevice}`,
-      `    rdmDevice: ${rdmDevice}`,
-      `    allowedDevices: [${vmfsDevice}, ${rdmDevice}]`,
-      '    nfs:',
-      '      remoteHost: 127.0.0.1',
-      `      remotePath: ${nfsDir}`,
-      '    guest:',
-      `      workdir: ${path.join(dir, 'scratch')}`,
+      ...vsphereTargetYaml({ name: 'lab-vcenter', vcenter: 'lab-vc', host: 'DC0_H0', vm: VM, datastore: EXISTING_DS, vmfsDevice, rdmDevice, nfsDir, guest: { workdir: path.join(dir, 'scratch') } }),
       '',
     ].join('\n'),
   );

@@ -15,6 +15,7 @@ import { fileURLToPath } from 'node:url';
 import Database from 'better-sqlite3';
 import { startVcsim, type VcsimHandle } from '../../../src/lab/vcsim.ts';
 import { VsphereClient } from '../../../src/providers/vsphere/client.ts';
+import { listVcsimLuns, vcenterYaml, vsphereTargetYaml } from '../../../src/lab/vsphere-inventory.ts';
 import { runCli, type CliResult } from './cli.ts';
 
 const LEFTOVERS = fileURLToPath(new URL('../../harness/pyvmomi/leftovers.py', import.meta.url));
@@ -56,9 +57,7 @@ export async function startVsphereLab(opts: VsphereLabOptions = {}): Promise<Vsp
   const password = opts.password ?? `vc-Secret-${Math.random().toString(36).slice(2, 12)}`;
   const sim = await startVcsim({ username: 'administrator@vsphere.local', password });
   const connect = () => VsphereClient.connect({ url: sim.url, username: sim.username, password, thumbprint: sim.thumbprint });
-  const c = await connect();
-  const luns = (await c.listVmfsCandidateDisks(await c.findHost('DC0_H0'))).map((d) => d.canonicalName).sort();
-  await c.logout();
+  const luns = await listVcsimLuns({ url: sim.url, username: sim.username, password, thumbprint: sim.thumbprint });
   const vmfsDevice = luns[0]!;
   const workdir = opts.sshGuest?.workdir ?? path.join(dir, 'scratch');
   await fs.mkdir(workdir, { recursive: true });
@@ -73,24 +72,9 @@ export async function startVsphereLab(opts: VsphereLabOptions = {}): Promise<Vsp
     [
       ...sshHosts,
       'vcenters:',
-      '  lab-vc:',
-      `    url: ${sim.url}`,
-      `    username: ${sim.username}`,
-      '    password: ${file:vc-password}',
-      `    thumbprint: "${sim.thumbprint}"`,
+      ...vcenterYaml({ name: 'lab-vc', url: sim.url, username: sim.username, passwordRef: '${file:vc-password}', thumbprint: sim.thumbprint }),
       'targets:',
-      '  lab-vcenter:',
-      '    provider: vsphere',
-      '    vcenter: lab-vc',
-      '    datacenter: DC0',
-      '    host: DC0_H0',
-      '    vm: DC0_H0_VM0',
-      '    datastore: LocalDS_0',
-      `    vmfsDevice: ${vmfsDevice}`,
-      `    allowedDevices: [${vmfsDevice}]`,
-      '    guest:',
-      ...(g ? ['      sshHost: guest'] : []),
-      `      workdir: ${workdir}`,
+      ...vsphereTargetYaml({ name: 'lab-vcenter', vcenter: 'lab-vc', host: 'DC0_H0', vm: 'DC0_H0_VM0', datastore: 'LocalDS_0', vmfsDevice, guest: { sshHost: g ? 'guest' : undefined, workdir } }),
       '',
     ].join('\n'),
   );

@@ -1,0 +1,61 @@
+// Inventory entries for a vCenter simulator target: one writer for the lab (`npm run lab -- up`)
+// and for the integration tests that start a simulator of their own.
+import { VsphereClient } from '../providers/vsphere/client.ts';
+
+export interface VcenterEntry {
+  name: string;
+  url: string;
+  username: string;
+  /** a secret reference, e.g. ${file:vcsim-password} */
+  passwordRef: string;
+  thumbprint: string;
+}
+
+export interface VsphereTargetEntry {
+  name: string;
+  vcenter: string;
+  host: string;
+  vm: string;
+  datastore?: string;
+  vmfsDevice?: string;
+  rdmDevice?: string;
+  /** directory exported as the NFS datastore's remote path */
+  nfsDir?: string;
+  guest: { sshHost?: string; workdir: string };
+}
+
+/** `vcenters:` entry lines, indented for the section. */
+export function vcenterYaml(v: VcenterEntry): string[] {
+  return [`  ${v.name}:`, `    url: ${v.url}`, `    username: ${v.username}`, `    password: ${v.passwordRef}`, `    thumbprint: "${v.thumbprint}"`];
+}
+
+/** `targets:` entry lines; allowedDevices are exactly the devices the target formats or maps. */
+export function vsphereTargetYaml(t: VsphereTargetEntry): string[] {
+  const devices = [t.vmfsDevice, t.rdmDevice].filter((d): d is string => Boolean(d));
+  return [
+    `  ${t.name}:`,
+    '    provider: vsphere',
+    `    vcenter: ${t.vcenter}`,
+    '    datacenter: DC0',
+    `    host: ${t.host}`,
+    `    vm: ${t.vm}`,
+    ...(t.datastore ? [`    datastore: ${t.datastore}`] : []),
+    ...(t.vmfsDevice ? [`    vmfsDevice: ${t.vmfsDevice}`] : []),
+    ...(t.rdmDevice ? [`    rdmDevice: ${t.rdmDevice}`] : []),
+    `    allowedDevices: [${devices.join(', ')}]`,
+    ...(t.nfsDir ? ['    nfs:', '      remoteHost: 127.0.0.1', `      remotePath: ${t.nfsDir}`] : []),
+    '    guest:',
+    ...(t.guest.sshHost ? [`      sshHost: ${t.guest.sshHost}`] : []),
+    `      workdir: ${t.guest.workdir}`,
+  ];
+}
+
+/** The simulator's unused naa.* LUNs on a host, read through our own client, sorted. */
+export async function listVcsimLuns(info: { url: string; thumbprint: string; username: string; password: string }, host = 'DC0_H0'): Promise<string[]> {
+  const c = await VsphereClient.connect({ ...info, userAgent: 'storsweep-lab' });
+  try {
+    return (await c.listVmfsCandidateDisks(await c.findHost(host))).map((d) => d.canonicalName).sort();
+  } finally {
+    await c.logout();
+  }
+}
