@@ -8,21 +8,13 @@ stdout: {"datastores": [names starting with prefix],
 Only reads; it never changes the inventory.
 """
 import json
-import ssl
 import sys
-from urllib.parse import urlparse
 
-from pyVim.connect import SmartConnect, Disconnect
+from pyVim.connect import Disconnect
 from pyVim.task import WaitForTask
 from pyVmomi import vim
 
-
-def objects(content, vimtype):
-    view = content.viewManager.CreateContainerView(content.rootFolder, [vimtype], True)
-    try:
-        return list(view.view)
-    finally:
-        view.Destroy()
+from session import connect, objects
 
 
 def files_on(ds, prefix):
@@ -42,10 +34,7 @@ def files_on(ds, prefix):
 def main():
     req = json.load(sys.stdin)
     prefix = req.get("prefix") or "ss-"
-    u = urlparse(req["url"])
-    ctx = ssl.create_default_context(cafile=req["certFile"])
-    ctx.check_hostname = False
-    si = SmartConnect(host=u.hostname, port=u.port or 443, user=req["username"], pwd=req["password"], sslContext=ctx)
+    si = connect(req)
     try:
         content = si.RetrieveContent()
         stores = objects(content, vim.Datastore)

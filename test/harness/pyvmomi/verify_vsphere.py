@@ -7,20 +7,12 @@ stdout: {"datastores": {name: {...}|null}, "disks": [...], "count": n}
 Only reads; it never changes the inventory.
 """
 import json
-import ssl
 import sys
-from urllib.parse import urlparse
 
-from pyVim.connect import SmartConnect, Disconnect
+from pyVim.connect import Disconnect
 from pyVmomi import vim
 
-
-def objects(content, vimtype):
-    view = content.viewManager.CreateContainerView(content.rootFolder, [vimtype], True)
-    try:
-        return list(view.view)
-    finally:
-        view.Destroy()
+from session import connect, objects
 
 
 def datastore(content, name):
@@ -63,11 +55,7 @@ def disks(content, name):
 
 def main():
     req = json.load(sys.stdin)
-    u = urlparse(req["url"])
-    ctx = ssl.create_default_context(cafile=req["certFile"])
-    ctx.check_hostname = False
-    si = SmartConnect(host=u.hostname, port=u.port or 443, user=req["username"],
-                      pwd=req["password"], sslContext=ctx)
+    si = connect(req)
     try:
         content = si.RetrieveContent()
         res = {"datastores": {n: datastore(content, n) for n in req.get("datastores") or []}}

@@ -11,13 +11,13 @@ Only reads; it never changes the inventory. Logs out before it prints.
 """
 import json
 import select
-import ssl
 import sys
 import time
-from urllib.parse import urlparse
 
-from pyVim.connect import SmartConnect, Disconnect
+from pyVim.connect import Disconnect
 from pyVmomi import vim
+
+from session import connect
 
 
 def view_of(content, vimtype):
@@ -51,10 +51,7 @@ def main():
     prefix = req.get("prefix") or "ss-"
     interval = req.get("intervalMs", 200) / 1000.0
     deadline = time.time() + req.get("maxSec", 600)
-    u = urlparse(req["url"])
-    ctx = ssl.create_default_context(cafile=req["certFile"])
-    ctx.check_hostname = False
-    si = SmartConnect(host=u.hostname, port=u.port or 443, user=req["username"], pwd=req["password"], sslContext=ctx)
+    si = connect(req)
     res = {"polls": 0, "datastores": {}, "disks": {}, "order": [], "errors": []}
     try:
         content = si.RetrieveContent()
