@@ -38,7 +38,11 @@ beforeAll(async () => {
   for (const f of await fs.readdir(stateDir)) await fs.chmod(path.join(stateDir, f), 0o666);
   const key = await ensureKeyPair(path.join(dir, 'client_key'));
   keyPath = key.privateKeyPath;
-  sshd = await startSshd({ dir: path.join(dir, 'sshd'), authorizedKeys: [key.publicKey], keyboardInteractive: true, passwordAuth: true, pathPrefix: [ESXI_HARNESS_DIR], env: { STORSWEEP_STANDIN_STATE: stateDir } });
+  // A copy of the stand-ins in the world-readable test dir: the password user must reach them even
+  // when the checkout itself sits in a private directory (e.g. a clone in `mktemp -d`).
+  const bin = path.join(dir, 'esxi-bin');
+  await fs.cp(ESXI_HARNESS_DIR, bin, { recursive: true, filter: (src) => !src.includes('__pycache__') });
+  sshd = await startSshd({ dir: path.join(dir, 'sshd'), authorizedKeys: [key.publicKey], keyboardInteractive: true, passwordAuth: true, pathPrefix: [bin], env: { STORSWEEP_STANDIN_STATE: stateDir } });
   knownHosts = path.join(dir, 'known_hosts');
   await fs.writeFile(knownHosts, sshd.knownHostsLine + '\n');
 });

@@ -39,7 +39,9 @@ export function createEsxiShellProvider(targetIn: EsxiShellTargetConfig, runner:
     checkEsxi('device', device);
     if (!target.allowedDevices.includes(device)) refuse(`not in allowedDevices of the inventory (${target.allowedDevices.join(', ') || 'none'})`);
     const listed = await runner.run(shJoin(deviceListArgv(device)));
-    const dev = listed.exitCode === 0 ? parseDeviceList(listed.stdout).find((d) => d.name === device) : undefined;
+    // A listing that failed proves nothing about the device: refuse, and say why it failed.
+    if (listed.exitCode !== 0) refuse(`esxcli storage core device list failed (exit ${listed.exitCode}): ${(listed.stderr || listed.stdout).trim().split('\n').slice(-2).join(' | ')}`);
+    const dev = parseDeviceList(listed.stdout).find((d) => d.name === device);
     if (!dev) refuse('the host does not list this device (esxcli storage core device list)');
     if (dev!.deviceType !== 'Direct-Access') refuse(`device type is ${dev!.deviceType}, not Direct-Access`);
     if (dev!.isBootDevice) refuse('it is the boot device');
