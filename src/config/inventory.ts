@@ -1,9 +1,15 @@
 // The inventory: where a playbook runs. Endpoints (vCenters, SSH hosts), and targets that combine
 // them: which VM gets the disks, which LUNs may be formatted, where the workload runs.
 import { z } from 'zod';
+import { DISKSPD_PATH_HINT, DISKSPD_PATH_PATTERN, FIO_IOENGINES, FIO_PATH_HINT, FIO_PATH_PATTERN } from '../workloads/tool-settings.ts';
 import { secretRefSchema } from './secrets.ts';
 
 const name = z.string().min(1);
+
+// The tool settings an inventory may give: the same allow-lists the playbook and the fio/diskspd
+// builders use (workloads/tool-settings.ts).
+const fioPath = z.string().regex(FIO_PATH_PATTERN, { error: FIO_PATH_HINT }).default('fio').describe('fio, or an absolute path to it');
+const ioengine = z.enum(FIO_IOENGINES).default('libaio').describe('fio I/O engine (built-in engines only)');
 
 export const CANONICAL_DEVICE = /^(naa|t10|eui|mpx)\.[\w.:-]+$/;
 const canonicalDevice = z.string().regex(CANONICAL_DEVICE, { error: 'expected a canonical device name like naa.600508b1001c3a4f (naa./t10./eui./mpx.)' });
@@ -47,16 +53,16 @@ export const guestSchema = z.strictObject({
   sshHost: name.optional().describe('Name under sshHosts; absent = this machine'),
   workdir: z.string().min(1).describe('Directory for the test file'),
   testFile: z.string().optional().describe('Test file or raw device; default <workdir>/storsweep-test.dat'),
-  fioPath: z.string().default('fio'),
-  ioengine: z.string().default('libaio'),
+  fioPath,
+  ioengine,
 });
 
 const localTarget = z.strictObject({
   provider: z.literal('local'),
   workdir: z.string().min(1),
   testFile: z.string().optional(),
-  fioPath: z.string().default('fio'),
-  ioengine: z.string().default('libaio'),
+  fioPath,
+  ioengine,
 });
 
 const sshTarget = z.strictObject({
@@ -64,8 +70,8 @@ const sshTarget = z.strictObject({
   sshHost: name,
   workdir: z.string().min(1),
   testFile: z.string().optional(),
-  fioPath: z.string().default('fio'),
-  ioengine: z.string().default('libaio'),
+  fioPath,
+  ioengine,
 });
 
 const vsphereTarget = z.strictObject({
@@ -112,7 +118,7 @@ const hypervTarget = z.strictObject({
   scsiLocation: z.number().int().min(0).max(63).default(1),
   guestCredential: z.strictObject({ username: z.string().min(1), password: secretRefSchema }),
   guestTestPath: z.string().min(1).describe('Test file or disk inside the guest, e.g. D:\\storsweep.dat'),
-  diskspdPath: z.string().default('C:\\Tools\\diskspd.exe'),
+  diskspdPath: z.string().regex(DISKSPD_PATH_PATTERN, { error: DISKSPD_PATH_HINT }).default('C:\\Tools\\diskspd.exe'),
 });
 
 export const targetSchema = z.discriminatedUnion('provider', [localTarget, sshTarget, vsphereTarget, esxiShellTarget, hypervTarget]);

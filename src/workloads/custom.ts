@@ -10,6 +10,7 @@ import type { Pattern } from '../results/record.ts';
 import { iometerSpec, looksLikeIometerSpec } from './iometer-spec.ts';
 import { getProfile, makeTest, profileNames, PROFILES } from './profiles.ts';
 import type { WorkloadProfile, WorkloadTest } from './spec.ts';
+import { FIO_IOENGINE_PATTERN, FIO_IOENGINES } from './tool-settings.ts';
 
 const SHELL_META = /[\s;&|`$<>\\'"(){}[\]*?!#~^]/;
 
@@ -31,7 +32,7 @@ export const FIO_OPTIONS: Readonly<Record<string, RegExp>> = {
   numjobs: INT,
   rwmixread: PCT,
   rwmixwrite: PCT,
-  ioengine: /^(libaio|io_uring|psync|sync|pvsync|pvsync2|vsync|posixaio|windowsaio|mmap|null)$/,
+  ioengine: FIO_IOENGINE_PATTERN,
   direct: BOOL,
   buffered: BOOL,
   time_based: BOOL,
@@ -118,6 +119,7 @@ export function validateFioOptions(options: Record<string, string | number | boo
     const pattern = Object.hasOwn(FIO_OPTIONS, key) ? FIO_OPTIONS[key] : undefined;
     if (pattern === undefined) bad('fio option', key, value, `is not one storsweep accepts; allowed: ${Object.keys(FIO_OPTIONS).join(', ')}`);
     if (SHELL_META.test(value)) bad('fio option', key, value, 'value contains whitespace or a shell metacharacter');
+    if (key === 'ioengine' && !pattern.test(value)) bad('fio option', key, value, `is not an allowed engine; allowed: ${FIO_IOENGINES.join(', ')}`);
     if (!pattern.test(value)) bad('fio option', key, value, `value does not match ${pattern.source}`);
     out[key] = value;
   }

@@ -3,6 +3,7 @@
 import { ParseError } from '../errors.ts';
 import type { LatencyUs } from '../results/record.ts';
 import type { WorkloadProfile, WorkloadTest } from './spec.ts';
+import { checkIoengine } from './tool-settings.ts';
 
 export interface FioOptions {
   /** test file or device on the target */
@@ -17,6 +18,9 @@ export interface FioOptions {
 export const FIO_PERCENTILES = '50:95:99:99.9';
 
 export function fioArgs(test: WorkloadTest, profile: WorkloadProfile, opts: FioOptions): string[] {
+  // Defence in depth: the inventory and playbook schemas refuse these first, at file:line:col.
+  const ioengine = checkIoengine(opts.ioengine ?? 'libaio');
+  if (test.fioOptions?.ioengine !== undefined) checkIoengine(test.fioOptions.ioengine);
   const args = [
     `--name=${test.id}`,
     `--filename=${opts.filename}`,
@@ -26,7 +30,7 @@ export function fioArgs(test: WorkloadTest, profile: WorkloadProfile, opts: FioO
     `--iodepth=${test.queueDepth}`,
     `--numjobs=${test.threads}`,
     '--group_reporting',
-    `--ioengine=${opts.ioengine ?? 'libaio'}`,
+    `--ioengine=${ioengine}`,
     `--direct=${profile.direct ? 1 : 0}`,
     `--runtime=${opts.runtimeSec ?? profile.runtimeSec}`,
     '--time_based',

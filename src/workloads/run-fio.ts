@@ -7,6 +7,7 @@ import { shJoin } from '../ssh/quote.ts';
 import { runPasses, type OnRaw, type TestOutcome } from './passes.ts';
 import { fioArgs, parseFioJson } from './fio.ts';
 import type { WorkloadProfile, WorkloadTest } from './spec.ts';
+import { checkFioPath } from './tool-settings.ts';
 
 export interface FioRunOptions {
   filename: string;
@@ -36,7 +37,7 @@ export function defaultSleep(ms: number, signal?: AbortSignal): Promise<void> {
 }
 
 export function fioCommandLine(test: WorkloadTest, profile: WorkloadProfile, opts: Pick<FioRunOptions, 'filename' | 'fioPath' | 'ioengine'>, runtimeSec?: number): string {
-  return shJoin([opts.fioPath ?? 'fio', ...fioArgs(test, profile, { filename: opts.filename, ioengine: opts.ioengine, runtimeSec })]);
+  return shJoin([checkFioPath(opts.fioPath ?? 'fio'), ...fioArgs(test, profile, { filename: opts.filename, ioengine: opts.ioengine, runtimeSec })]);
 }
 
 async function onePass(runner: CommandRunner, command: string, profile: WorkloadProfile, opts: FioRunOptions): Promise<string> {

@@ -6,6 +6,7 @@ import type { CommandRunner } from '../../ssh/command-runner.ts';
 import type { CreatedObject, OwnedObjectRef, PlannedStep, Provider, ProviderContext, ProviderName } from '../../run/provider.ts';
 import type { WorkloadProfile, WorkloadTest } from '../../workloads/spec.ts';
 import { diskspdArgs } from '../../workloads/diskspd.ts';
+import { checkDiskspdPath } from '../../workloads/tool-settings.ts';
 import { checkHypervTarget, type HypervTargetConfig } from './config.ts';
 import { checkPassthroughDisk, getDiskCall, setDiskOfflineCall, type HostDisk } from './passthrough.ts';
 import { runCalls, runInGuest, type GuestCredential } from './powershell.ts';
@@ -120,7 +121,7 @@ export function createHypervProvider(targetIn: HypervTargetConfig, runner: Comma
 export async function runGuestDiskspd(runner: CommandRunner, target: HypervTargetConfig, credential: GuestCredential, test: WorkloadTest, profile: WorkloadProfile, opts: { guestTarget: string; diskspdPath?: string }): Promise<string> {
   const t = checkHypervTarget(target);
   const exe = opts.diskspdPath ?? 'diskspd.exe';
-  if (!/^(?:[A-Za-z]:\\(?:[A-Za-z0-9 ._-]+\\)*)?diskspd\.exe$/i.test(exe)) throw new InvalidArgument(`diskspdPath must be diskspd.exe or an absolute path to it, got ${JSON.stringify(exe)}`, { name: 'diskspdPath', value: exe });
+  checkDiskspdPath(exe);
   const argv = diskspdArgs(test, profile, { target: opts.guestTarget });
   const r = await runInGuest(runner, t.vmName, credential, exe, argv);
   if (r.exitCode !== 0) {
