@@ -13,6 +13,20 @@ export default tseslint.config(
     },
   },
   {
+    // Nothing from input reaches a terminal raw: the CLI prints only through src/cli/output.ts,
+    // which makes control characters visible (src/text/visible.ts). The lab has its own entry point.
+    files: ['src/**/*.ts'],
+    ignores: ['src/cli/output.ts', 'src/lab/**'],
+    rules: {
+      'no-console': 'error',
+      'no-restricted-properties': [
+        'error',
+        { object: 'process', property: 'stdout', message: 'print through src/cli/output.ts (terminal-safe)' },
+        { object: 'process', property: 'stderr', message: 'print through src/cli/output.ts (terminal-safe)' },
+      ],
+    },
+  },
+  {
     files: ['**/*.mjs', '**/*.js', '**/*.cjs'],
     languageOptions: { globals: { process: 'readonly', console: 'readonly', Buffer: 'readonly', URL: 'readonly' } },
   },

@@ -2,6 +2,7 @@
 // know; an unknown error prints its message and a hint to the log.
 import { ConfigError, HostVerificationFailed, ParseError, RemoteCommandFailed, SecretNotFound, UnsafeOperation, UsageError, InvalidArgument } from '../errors.ts';
 import { redact } from '../config/secrets.ts';
+import { terminal } from './output.ts';
 
 export const EXIT = {
   ok: 0,
@@ -25,6 +26,6 @@ export function shortMessage(err: unknown): string {
 }
 
 export function reportError(err: unknown): number {
-  process.stderr.write(redact(shortMessage(err)) + '\n');
+  terminal.stderr(redact(shortMessage(err)) + '\n');
   return exitCodeFor(err);
 }

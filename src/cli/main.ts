@@ -7,13 +7,14 @@ import { registerReport } from './commands/report.ts';
 import { registerRun } from './commands/run.ts';
 import { registerRunDirCommands } from './commands/run-dir-commands.ts';
 import { EXIT, reportError } from './exit.ts';
+import { exitQuietlyOnClosedPipe, terminal } from './output.ts';
 
 export function buildProgram(): Command {
   const program = new Command('storsweep')
     .description('Declarative storage benchmark sweeps for vSphere, ESXi and Hyper-V labs')
     .version('0.1.0')
     .exitOverride()
-    .configureOutput({ writeErr: (s) => process.stderr.write(s) });
+    .configureOutput({ writeOut: terminal.stdout, writeErr: terminal.stderr });
   registerConfigCommands(program);
   registerRun(program);
   registerRunDirCommands(program);
@@ -37,10 +38,6 @@ export async function main(argv: string[]): Promise<number> {
   }
 }
 
-// `storsweep plan … | head` closes the pipe early: that is not an error.
-process.stdout.on('error', (err: NodeJS.ErrnoException) => {
-  if (err.code === 'EPIPE') process.exit(0);
-  throw err;
-});
+exitQuietlyOnClosedPipe();
 const code = await main(process.argv);
 process.exitCode = code;

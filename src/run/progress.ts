@@ -1,7 +1,10 @@
 // Progress events drive both the terminal view and the JSON log (one hook interface, as in
 // Terraform). On a TTY: a live status block (permutation i/N, step, elapsed, ETA from measured
-// times, last result, failures). Otherwise, or under CI: plain timestamped lines.
+// times, last result, failures). Otherwise, or under CI: plain timestamped lines. The view writes its
+// own cursor sequences, so every value from input (ids, axis values, reasons, host messages) passes
+// visible()/visibleText() here: nothing reaches the terminal raw in either mode.
 import type { Axes } from '../results/record.ts';
+import { visible, visibleText } from '../text/visible.ts';
 
 export type ProgressEvent =
   | { type: 'run-start'; runId: string; total: number; estimateSec: number }
@@ -14,9 +17,10 @@ export type ProgressEvent =
   | { type: 'message'; level: 'info' | 'warn' | 'error'; text: string; fields?: Record<string, unknown> }
   | { type: 'run-end'; summary: { done: number; failed: number; skipped: number; pending: number; interrupted: boolean; leftovers: number } };
 
+/** `name=value …` for one line: names and values from input are made visible. */
 export function axesLabel(axes: Axes): string {
   return Object.entries(axes)
-    .map(([k, v]) => `${k.split('.').pop()}=${v}`)
+    .map(([k, v]) => `${visible(k.split('.').pop())}=${visible(v)}`)
     .join(' ');
 }
 
@@ -80,37 +84,37 @@ export function createProgressView(stream: NodeJS.WriteStream, opts: { live: boo
         case 'run-start':
           total = e.total;
           estimateTotal = e.estimateSec;
-          line(`run ${e.runId}: ${e.total} permutations, estimated ${fmtDuration(e.estimateSec)}`);
+          line(`run ${visible(e.runId)}: ${e.total} permutations, estimated ${fmtDuration(e.estimateSec)}`);
           break;
         case 'permutation-start':
           index = e.index;
-          current = `${e.permutationId} ${axesLabel(e.axes)}`;
+          current = `${visible(e.permutationId)} ${axesLabel(e.axes)}`;
           permStarted = Date.now();
           permEstimate = e.estimateSec;
           if (!opts.live) line(`[${e.index + 1}/${e.total}] ${current} (elapsed ${fmtDuration((Date.now() - started) / 1000)}, ETA ${fmtDuration(eta())}, failures ${failures})`);
           draw();
           break;
         case 'step':
-          step = e.step;
+          step = visible(e.step);
           draw();
           break;
         case 'result': {
           const mbs = e.bytesPerSecond === null ? '?' : (e.bytesPerSecond / 1e6).toFixed(1);
-          last = `${e.testId} rep ${e.repetition}: ${mbs} MB/s, ${e.iops === null ? '?' : e.iops.toFixed(0)} IOPS`;
+          last = `${visible(e.testId)} rep ${e.repetition}: ${mbs} MB/s, ${e.iops === null ? '?' : e.iops.toFixed(0)} IOPS`;
           if (!opts.live) line(`  ${last}`);
           draw();
           break;
         }
         case 'failure':
           failures++;
-          line(`FAILED ${e.permutationId} ${axesLabel(e.axes)}: ${e.reason}`);
+          line(`FAILED ${visible(e.permutationId)} ${axesLabel(e.axes)}: ${visibleText(e.reason)}`);
           break;
         case 'permutation-end':
           finishedEstimate += permEstimate;
           finishedActualMs += Date.now() - permStarted;
           break;
         case 'message':
-          if (e.level !== 'info' || !opts.live) line(`${e.level === 'info' ? '' : e.level.toUpperCase() + ': '}${e.text}`);
+          if (e.level !== 'info' || !opts.live) line(`${e.level === 'info' ? '' : e.level.toUpperCase() + ': '}${visibleText(e.text)}`);
           break;
         case 'run-end':
           line(

@@ -51,3 +51,12 @@ export function visibleText(text: string): string {
 export function isTerminalSafe(text: string): boolean {
   return visibleText(text) === text;
 }
+
+// Inside JSON text (from JSON.stringify, which already escapes C0 and lone surrogates) these can
+// only occur within strings, where `\uXXXX` is the same value: lossless, and terminal-safe.
+const JSON_UNSAFE = /[\u007f-\u009f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g;
+
+/** JSON text with DEL, C1, bidi controls and line separators written as `\uXXXX` escapes (same data). */
+export function visibleJson(json: string): string {
+  return json.replace(JSON_UNSAFE, (ch) => `\\u${ch.charCodeAt(0).toString(16).padStart(4, '0')}`);
+}

@@ -2,6 +2,7 @@
 import type { Command } from 'commander';
 import { compareRuns, renderCompareText } from '../../report/compare.ts';
 import { EXIT } from '../exit.ts';
+import { jsonText } from '../output.ts';
 import { defaultIo, numberOption, verdictOptionsFrom, type CommandIo } from './report.ts';
 
 /** Exit code when B has a significant regression beyond --fail-on-regression. */
@@ -25,7 +26,7 @@ export async function runCompare(a: string, b: string, opts: CompareCommandOptio
     verdict,
   });
   if (opts.json) {
-    io.stdout(JSON.stringify(result, (_k, v: unknown) => (typeof v === 'number' && !Number.isFinite(v) ? null : v), 2) + '\n');
+    io.stdout(jsonText(result, 2, (_k, v: unknown) => (typeof v === 'number' && !Number.isFinite(v) ? null : v)) + '\n');
     // Warnings also go to stderr so a pipeline reading the JSON still shows them in its log.
     for (const w of [...result.fingerprintWarnings, ...result.warnings]) io.stderr(`warning: ${w}\n`);
   } else {

@@ -9,6 +9,7 @@ import type { RunPlan } from '../../plan/plan.ts';
 import { newRunId } from '../../plan/permutation.ts';
 import { axesLabel } from '../../run/progress.ts';
 import { composeTargets, planRun } from '../compose.ts';
+import { jsonText, terminal } from '../output.ts';
 
 export function jsonSchemaFor(kind: string): unknown {
   const schema = kind === 'playbook' ? playbookSchema : kind === 'inventory' ? inventorySchema : null;
@@ -53,7 +54,7 @@ export function registerConfigCommands(program: Command): void {
         const pb = loadPlaybook(playbook);
         if (inv) checkCompatibility(pb, inv);
       }
-      process.stdout.write(playbook ? `${playbook}: ok${o.inventory ? ` (against ${o.inventory})` : ''}\n` : `${o.inventory}: ok\n`);
+      terminal.stdout(playbook ? `${playbook}: ok${o.inventory ? ` (against ${o.inventory})` : ''}\n` : `${o.inventory}: ok\n`);
     });
   program
     .command('plan')
@@ -63,13 +64,13 @@ export function registerConfigCommands(program: Command): void {
     .option('--json', 'print the plan as JSON')
     .action((playbook: string, o: { inventory: string; json?: boolean }) => {
       const plan = planFor(playbook, o.inventory, newRunId());
-      process.stdout.write((o.json ? JSON.stringify(plan) : renderPlanText(plan)) + '\n');
+      terminal.stdout((o.json ? jsonText(plan) : renderPlanText(plan)) + '\n');
     });
   program
     .command('schema')
     .description('print the JSON Schema of playbooks or inventories (for editor autocompletion)')
     .argument('<kind>', 'playbook | inventory')
     .action((kind: string) => {
-      process.stdout.write(JSON.stringify(jsonSchemaFor(kind), null, 2) + '\n');
+      terminal.stdout(jsonText(jsonSchemaFor(kind), 2) + '\n');
     });
 }

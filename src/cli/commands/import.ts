@@ -4,6 +4,7 @@ import type { Command } from 'commander';
 import { errorMessage, UsageError } from '../../errors.ts';
 import { importFile, type ImportResult } from '../../importers/index.ts';
 import type { ResultRecord } from '../../results/record.ts';
+import { jsonText, terminal } from '../output.ts';
 
 export interface ImportIo {
   importFile(path: string): Promise<ImportResult>;
@@ -13,8 +14,7 @@ export interface ImportIo {
 
 const defaultIo: ImportIo = {
   importFile,
-  stdout: (t) => process.stdout.write(t),
-  stderr: (t) => process.stderr.write(t),
+  ...terminal,
 };
 
 export interface ImportCommandOptions {
@@ -73,7 +73,7 @@ export async function runImport(files: readonly string[], opts: ImportCommandOpt
       io.stderr(`error: ${errorMessage(err)}\n`);
     }
   }
-  if (opts.json) io.stdout(JSON.stringify(records, null, 2) + '\n');
+  if (opts.json) io.stdout(jsonText(records, 2) + '\n');
   else if (opts.csv) io.stdout(renderImportCsv(records));
   else if (records.length > 0) io.stdout(renderImportTable(records));
   return failed > 0 ? 1 : 0;

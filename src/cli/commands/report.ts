@@ -9,6 +9,7 @@ import { renderMarkdown } from '../../report/markdown.ts';
 import { buildReport, parseBaseline } from '../../report/model.ts';
 import { loadSource, mergeSources, type SourceLoader } from '../../report/source.ts';
 import type { VerdictOptions } from '../../report/stats.ts';
+import { terminal } from '../output.ts';
 
 export const REPORT_FORMATS = ['md', 'html', 'csv', 'json'] as const;
 export type ReportFormat = (typeof REPORT_FORMATS)[number];
@@ -21,8 +22,7 @@ export interface CommandIo {
 
 export const defaultIo: CommandIo = {
   loadSource,
-  stdout: (t) => process.stdout.write(t),
-  stderr: (t) => process.stderr.write(t),
+  ...terminal,
 };
 
 export interface ReportCommandOptions {

@@ -11,6 +11,7 @@ import { axesLabel } from '../../run/progress.ts';
 import type { Provider } from '../../run/provider.ts';
 import { composeTargets } from '../compose.ts';
 import { EXIT } from '../exit.ts';
+import { jsonText, terminal } from '../output.ts';
 
 function openRun(dir: string): ResultStore {
   try {
@@ -58,9 +59,9 @@ export function registerRunDirCommands(program: Command): void {
       const store = openRun(dir);
       const records = store.records();
       store.close();
-      if (o.json) process.stdout.write(records.map((r) => JSON.stringify(r)).join('\n') + (records.length ? '\n' : ''));
-      else if (o.csv) process.stdout.write(renderCsv(records));
-      else process.stdout.write(renderResultsTable(records) + '\n');
+      if (o.json) terminal.stdout(records.map((r) => jsonText(r)).join('\n') + (records.length ? '\n' : ''));
+      else if (o.csv) terminal.stdout(renderCsv(records));
+      else terminal.stdout(renderResultsTable(records) + '\n');
     });
   program
     .command('status')
@@ -69,8 +70,8 @@ export function registerRunDirCommands(program: Command): void {
     .option('--json', 'as JSON')
     .action((dir: string, o: { json?: boolean }) => {
       const store = openRun(dir);
-      if (o.json) process.stdout.write(JSON.stringify({ permutations: store.permutations(), leftovers: store.leftovers() }) + '\n');
-      else process.stdout.write(statusText(store) + '\n');
+      if (o.json) terminal.stdout(jsonText({ permutations: store.permutations(), leftovers: store.leftovers() }) + '\n');
+      else terminal.stdout(statusText(store) + '\n');
       store.close();
     });
   program
@@ -83,12 +84,12 @@ export function registerRunDirCommands(program: Command): void {
       const store = openRun(dir);
       const live = store.leftovers().reverse();
       if (!live.length) {
-        process.stdout.write('nothing to clean up\n');
+        terminal.stdout('nothing to clean up\n');
         store.close();
         return;
       }
       if (o.dryRun) {
-        for (const obj of live) process.stdout.write(`would remove ${obj.kind} ${obj.name}${obj.objectId ? ` (${obj.objectId})` : ' (id unknown: looked up by name)'}\n`);
+        for (const obj of live) terminal.stdout(`would remove ${obj.kind} ${obj.name}${obj.objectId ? ` (${obj.objectId})` : ' (id unknown: looked up by name)'}\n`);
         store.close();
         return;
       }
@@ -121,12 +122,12 @@ export function registerRunDirCommands(program: Command): void {
             );
             store.ledgerState(obj, outcome);
             store.appendJournal(obj.permutationId, `${obj.kind}:${obj.name}`, `cleanup-${outcome}`, null);
-            process.stdout.write(`${outcome === 'removed' ? 'removed' : 'already gone'}: ${obj.kind} ${obj.name}\n`);
+            terminal.stdout(`${outcome === 'removed' ? 'removed' : 'already gone'}: ${obj.kind} ${obj.name}\n`);
           } catch (err) {
             failed++;
             const why = redact(errorMessage(err));
             store.ledgerState(obj, 'remove-failed', why);
-            process.stdout.write(`could not remove ${obj.kind} ${obj.name}: ${why}\n`);
+            terminal.stdout(`could not remove ${obj.kind} ${obj.name}: ${why}\n`);
           }
         }
       } finally {

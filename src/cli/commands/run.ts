@@ -17,6 +17,8 @@ import { createProgressView, type ProgressEvent } from '../../run/progress.ts';
 import { composeTargets, planRun, type Composition } from '../compose.ts';
 import { EXIT } from '../exit.ts';
 import { runReport } from './report.ts';
+import { jsonText, progressStream, terminal } from '../output.ts';
+import { visibleJson } from '../../text/visible.ts';
 
 export interface RunCommandOptions {
   inventory?: string;
@@ -110,13 +112,13 @@ export async function runCommand(playbookFile: string | undefined, o: RunCommand
     if (o.dryRun) {
       const lines = dryRunLines(plan);
       const devices = destructiveDevices(plan);
-      if (o.json) process.stdout.write(lines.join('\n') + '\n');
+      if (o.json) terminal.stdout(lines.map(visibleJson).join('\n') + '\n');
       else {
         for (const l of lines) {
           const s = JSON.parse(l) as { permutationId: string; step: string; provider: string; operation: string; arguments: unknown; destructive: boolean };
-          process.stdout.write(`${s.destructive ? 'DESTRUCTIVE ' : ''}${s.permutationId} ${s.step}: ${s.provider} ${s.operation} ${JSON.stringify(s.arguments)}\n`);
+          terminal.stdout(`${s.destructive ? 'DESTRUCTIVE ' : ''}${s.permutationId} ${s.step}: ${s.provider} ${s.operation} ${JSON.stringify(s.arguments)}\n`);
         }
-        process.stdout.write(`${plan.permutations.length} permutations, ${lines.length} calls${devices.length ? `; destroys data on ${devices.join(', ')}` : ''}; nothing was sent\n`);
+        terminal.stdout(`${plan.permutations.length} permutations, ${lines.length} calls${devices.length ? `; destroys data on ${devices.join(', ')}` : ''}; nothing was sent\n`);
       }
       return EXIT.ok;
     }
@@ -147,14 +149,14 @@ async function execute({ plan, store, comps }: Prepared, o: RunCommandOptions): 
   const timeouts = store.meta().timeouts ?? {};
   const stepSec = o.stepTimeout !== undefined ? Number(o.stepTimeout) : timeouts.stepSec;
   const log = createRunLog(path.join(runDir, 'log.jsonl'));
-  const live = Boolean(process.stderr.isTTY) && !process.env.CI && process.env.TERM !== 'dumb';
-  const view = createProgressView(process.stderr, { live });
+  const live = Boolean(progressStream().isTTY) && !process.env.CI && process.env.TERM !== 'dumb';
+  const view = createProgressView(progressStream(), { live });
   const ac = new AbortController();
   let sigints = 0;
   const onSignal = (sig: NodeJS.Signals) => {
     sigints++;
     if (sigints === 1) {
-      process.stderr.write(`\n${sig}: stopping after teardown of the current permutation (again to exit at once; \`storsweep cleanup ${runDir}\` removes leftovers)\n`);
+      terminal.stderr(`\n${sig}: stopping after teardown of the current permutation (again to exit at once; \`storsweep cleanup ${runDir}\` removes leftovers)\n`);
       store.appendJournal(null, 'run', 'signal', { signal: sig });
       ac.abort(new Error(`interrupted by ${sig}`));
     } else {
@@ -218,18 +220,18 @@ async function execute({ plan, store, comps }: Prepared, o: RunCommandOptions): 
     }
   }
   if (summary.fatal) {
-    process.stderr.write(`error: the run directory ${runDir} cannot be written: ${summary.fatal}\n${records.length} record(s) committed before are kept; free space, then \`storsweep run --resume ${runDir}\`\n`);
-    if (o.json) process.stdout.write(JSON.stringify({ runDir, ...summary }) + '\n' + JSON.stringify({ runDir }) + '\n');
+    terminal.stderr(`error: the run directory ${runDir} cannot be written: ${summary.fatal}\n${records.length} record(s) committed before are kept; free space, then \`storsweep run --resume ${runDir}\`\n`);
+    if (o.json) terminal.stdout(jsonText({ runDir, ...summary }) + '\n' + jsonText({ runDir }) + '\n');
     return EXIT.failure;
   }
   if (records.length && o.report !== false) {
     const quiet = { loadSource: (await import('../../report/source.ts')).loadSource, stdout: () => undefined, stderr: () => undefined };
     await runReport([runDir], { format: 'md', output: path.join(runDir, 'report.md') }, quiet);
     await runReport([runDir], { format: 'html', output: path.join(runDir, 'report.html') }, quiet);
-    process.stderr.write(`report: ${path.join(runDir, 'report.md')} and report.html\n`);
+    terminal.stderr(`report: ${path.join(runDir, 'report.md')} and report.html\n`);
   }
-  if (o.json) process.stdout.write(JSON.stringify({ runDir, ...summary }) + '\n' + JSON.stringify({ runDir }) + '\n');
-  else process.stdout.write(`${runDir}\n`);
+  if (o.json) terminal.stdout(jsonText({ runDir, ...summary }) + '\n' + jsonText({ runDir }) + '\n');
+  else terminal.stdout(`${runDir}\n`);
   if (summary.interrupted) return EXIT.interrupted;
   return summary.failed ? EXIT.failure : EXIT.ok;
 }

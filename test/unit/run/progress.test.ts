@@ -76,4 +76,43 @@ describe('progress view', () => {
     // no timestamps on a TTY
     expect(out).not.toMatch(/^\d\d:\d\d:\d\d /m);
   });
+
+  describe('input reaches the terminal only made visible (ESC, OSC 8, C1 CSI, NUL, bidi override)', () => {
+    const evil = 'x\x1b[2J\x1b]8;;http://evil/\x07y\u009b31m\0\u202ez';
+    const shown = 'x\\x1b[2J\\x1b]8;;http://evil/\\x07y\\x9b31m\\x00\\u202ez';
+    function hostileScript(view: { onEvent(e: ProgressEvent): void }) {
+      view.onEvent({ type: 'run-start', runId: `r-${evil}`, total: 1, estimateSec: 10 });
+      view.onEvent({ type: 'permutation-start', index: 0, total: 1, permutationId: `p-${evil}`, axes: { [`workload.${evil}`]: evil }, estimateSec: 10 });
+      view.onEvent({ type: 'step', permutationId: 'p', step: `s-${evil}`, operation: 'op' });
+      view.onEvent({ type: 'result', permutationId: 'p', repetition: 1, testId: `t-${evil}`, iops: 1, bytesPerSecond: 1e6 });
+      view.onEvent({ type: 'message', level: 'warn', text: `m-${evil}` });
+      view.onEvent({ type: 'message', level: 'info', text: `i-${evil}` });
+      view.onEvent({ type: 'failure', permutationId: `p-${evil}`, axes: { a: evil }, reason: `host said ${evil}\nsecond line` });
+    }
+    // eslint-disable-next-line no-control-regex
+    const RAW = /[\u0000-\u0009\u000b-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/;
+
+    it('plain mode: no raw control character at all, and each value shows \\x1b', () => {
+      const { writes, stream } = fakeStream();
+      const view = createProgressView(stream, { live: false });
+      hostileScript(view);
+      const out = writes.join('');
+      expect(out).not.toMatch(RAW);
+      for (const part of [`run r-${shown}`, `p-${shown} ${shown.split('.').pop()}=${shown}`, `t-${shown} rep 1`, `WARN: m-${shown}`, `i-${shown}`, `FAILED p-${shown} a=${shown}: host said ${shown}\n`]) {
+        expect(out).toContain(part);
+      }
+    });
+
+    it('live mode: the only escape sequences are the view\'s own cursor moves', () => {
+      const { writes, stream } = fakeStream();
+      const view = createProgressView(stream, { live: true });
+      hostileScript(view);
+      const out = writes.join('');
+      // eslint-disable-next-line no-control-regex
+      expect(out.replace(/\x1b\[(\d+A|2K|J)/g, '')).not.toMatch(RAW);
+      expect(out).toContain(`step: s-${shown}`);
+      expect(out).toContain(`last: t-${shown} rep 1`);
+      expect(out).toContain(`FAILED p-${shown} a=${shown}: host said ${shown}\n`);
+    });
+  });
 });
