@@ -1,18 +1,36 @@
 // Long-format CSV: one row per record, every axis its own column, for spreadsheets and pandas.
 import type { ResultRecord } from '../results/record.ts';
 
+export type CsvValue = string | number | boolean | null | undefined;
+
+// OWASP "CSV Injection": a cell a spreadsheet would run as a formula starts with one of these.
+const FORMULA_START = /^[=+\-@\t\r\n]/;
+// …except a plain number written as text ("-5", "+1.5e3"): a spreadsheet reads it as that number.
+const PLAIN_NUMBER = /^[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?$/;
+// Quoted when it holds a separator of either kind (`,` and `;`, the list separator of many
+// locales, where an unquoted `a;=1+1` is two cells, the second a formula), a tab, a quote or a line end.
+const NEEDS_QUOTES = /[",;\t\r\n]/;
+
 /**
- * RFC 4180 quoting, plus a leading apostrophe on text that a spreadsheet would run as a formula
- * (`=`, `+`, `-`, `@`, tab, CR): axis values and names come from playbooks and hosts we do not trust.
- * Numbers are written raw, so a negative number stays a number.
+ * One CSV cell, for every CSV we write (report -f csv, results --csv, import --csv): RFC 4180
+ * quoting plus OWASP's rules against formula injection — text starting with `=`, `+`, `-`, `@`,
+ * tab, CR or LF gets a leading apostrophe (names and values come from playbooks, hosts and imported
+ * files we do not trust). Numbers are written as numbers, so a negative number stays a number.
  */
-export function csvField(v: string | number | boolean | null | undefined): string {
+export function csvField(v: CsvValue): string {
   if (v === null || v === undefined) return '';
   if (typeof v === 'number') return Number.isFinite(v) ? String(v) : '';
   if (typeof v === 'boolean') return v ? 'true' : 'false';
   let s = v;
-  if (/^[=+\-@\t\r]/.test(s)) s = `'${s}`;
-  return /[",\r\n]/.test(s) ? `"${s.replace(/"/g, '""')}"` : s;
+  if (FORMULA_START.test(s) && !PLAIN_NUMBER.test(s)) s = `'${s}`;
+  return NEEDS_QUOTES.test(s) ? `"${s.replace(/"/g, '""')}"` : s;
+}
+
+/** A whole CSV document: a header and rows, CRLF line ends (RFC 4180). */
+export function csvDocument(header: readonly string[], rows: ReadonlyArray<readonly CsvValue[]>): string {
+  const lines = [header.map(csvField).join(',')];
+  for (const row of rows) lines.push(row.map(csvField).join(','));
+  return lines.join('\r\n') + '\r\n';
 }
 
 const FIXED_BEFORE = ['runId', 'permutationId'] as const;
@@ -41,33 +59,29 @@ export function renderCsv(records: readonly ResultRecord[]): string {
   const axisNames: string[] = [];
   for (const r of records) for (const k of Object.keys(r.axes)) if (!axisNames.includes(k)) axisNames.push(k);
   const header = [...FIXED_BEFORE, ...axisNames, ...FIXED_AFTER];
-  const lines = [header.map(csvField).join(',')];
-  for (const r of records) {
-    const row: Array<string | number | boolean | null | undefined> = [
-      r.runId,
-      r.permutationId,
-      ...axisNames.map((a) => r.axes[a]),
-      r.repetition,
-      r.test.id,
-      r.test.pattern,
-      r.test.blockSizeBytes,
-      r.test.queueDepth,
-      r.test.threads,
-      r.test.readPercent,
-      r.iops,
-      r.bytesPerSecond,
-      // decimal MB/s as CrystalDiskMark prints it; rounded so float noise does not show up in sheets
-      r.bytesPerSecond === null ? null : Math.round(r.bytesPerSecond) / 1e6,
-      r.latencyUs.mean,
-      r.latencyUs.p50,
-      r.latencyUs.p95,
-      r.latencyUs.p99,
-      r.latencyUs.p999,
-      r.cpuPercent,
-      r.tool.name,
-      r.tool.version,
-    ];
-    lines.push(row.map(csvField).join(','));
-  }
-  return lines.join('\r\n') + '\r\n';
+  const rows = records.map((r): CsvValue[] => [
+    r.runId,
+    r.permutationId,
+    ...axisNames.map((a) => r.axes[a]),
+    r.repetition,
+    r.test.id,
+    r.test.pattern,
+    r.test.blockSizeBytes,
+    r.test.queueDepth,
+    r.test.threads,
+    r.test.readPercent,
+    r.iops,
+    r.bytesPerSecond,
+    // decimal MB/s as CrystalDiskMark prints it; rounded so float noise does not show up in sheets
+    r.bytesPerSecond === null ? null : Math.round(r.bytesPerSecond) / 1e6,
+    r.latencyUs.mean,
+    r.latencyUs.p50,
+    r.latencyUs.p95,
+    r.latencyUs.p99,
+    r.latencyUs.p999,
+    r.cpuPercent,
+    r.tool.name,
+    r.tool.version,
+  ]);
+  return csvDocument(header, rows);
 }

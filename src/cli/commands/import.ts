@@ -3,6 +3,7 @@
 import type { Command } from 'commander';
 import { errorMessage, UsageError } from '../../errors.ts';
 import { importFile, type ImportResult } from '../../importers/index.ts';
+import { renderCsv } from '../../report/csv.ts';
 import type { ResultRecord } from '../../results/record.ts';
 import { jsonText, terminal } from '../output.ts';
 
@@ -40,23 +41,6 @@ export function renderImportTable(records: readonly ResultRecord[]): string {
   return [line(head), line(widths.map((w) => '-'.repeat(w))), ...rows.map(line)].join('\n') + '\n';
 }
 
-const CSV_COLUMNS = ['runId', 'permutationId', 'source', 'test', 'pattern', 'blockSizeBytes', 'queueDepth', 'threads', 'readPercent', 'bytesPerSecond', 'MBps', 'iops',
-  'latMeanUs', 'latP50Us', 'latP95Us', 'latP99Us', 'latP999Us', 'cpuPercent', 'tool', 'toolVersion'] as const;
-
-function csvCell(v: string | number | null): string {
-  const s = v === null ? '' : String(v);
-  return /[",\n\r]/.test(s) ? `"${s.replace(/"/g, '""')}"` : s;
-}
-
-export function renderImportCsv(records: readonly ResultRecord[]): string {
-  const rows = records.map((r) =>
-    [r.runId, r.permutationId, String(r.axes['source'] ?? ''), r.test.id, r.test.pattern, r.test.blockSizeBytes, r.test.queueDepth, r.test.threads, r.test.readPercent,
-      r.bytesPerSecond, r.bytesPerSecond === null ? null : r.bytesPerSecond / 1e6, r.iops, r.latencyUs.mean, r.latencyUs.p50, r.latencyUs.p95, r.latencyUs.p99,
-      r.latencyUs.p999, r.cpuPercent, r.tool.name, r.tool.version].map(csvCell).join(','),
-  );
-  return [CSV_COLUMNS.join(','), ...rows].join('\n') + '\n';
-}
-
 /** Imports every file; a file that fails is reported on stderr and the others still print. Returns the exit code. */
 export async function runImport(files: readonly string[], opts: ImportCommandOptions, io: ImportIo = defaultIo): Promise<number> {
   if (opts.json && opts.csv) throw new UsageError('import: choose one of --json and --csv');
@@ -74,7 +58,7 @@ export async function runImport(files: readonly string[], opts: ImportCommandOpt
     }
   }
   if (opts.json) io.stdout(jsonText(records, 2) + '\n');
-  else if (opts.csv) io.stdout(renderImportCsv(records));
+  else if (opts.csv) io.stdout(renderCsv(records));
   else if (records.length > 0) io.stdout(renderImportTable(records));
   return failed > 0 ? 1 : 0;
 }
@@ -85,7 +69,7 @@ export function registerImport(program: Command): Command {
     .description('read CrystalDiskMark text exports, fio JSON, diskspd XML or IOMeter CSV into normalized results')
     .argument('<file...>', 'result files; the format is detected from the content')
     .option('--json', 'print the normalized records as JSON')
-    .option('--csv', 'print the normalized records as CSV')
+    .option('--csv', 'print the normalized records as CSV (the columns of `report -f csv`)')
     .action(async (files: string[], opts: ImportCommandOptions) => {
       process.exitCode = await runImport(files, opts);
     });
