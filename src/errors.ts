@@ -110,6 +110,31 @@ export class InvalidArgument extends Error {
   }
 }
 
+/** The run directory is held by another live process (`run`, `run --resume`, `cleanup`). */
+export class RunDirLocked extends Error {
+  override readonly name = 'RunDirLocked';
+  constructor(
+    readonly runDir: string,
+    readonly holder: { pid: number; host: string; since: string; command: string } | null,
+    options?: { cause?: unknown },
+  ) {
+    const who = holder ? `pid ${holder.pid} on host ${holder.host} (storsweep ${holder.command}, since ${holder.since})` : 'another process (its pid could not be read)';
+    super(`${runDir} is in use by ${who}; one process at a time may change a run directory: wait for it to end, or stop it first`, options);
+  }
+}
+
+/** `run --resume` with a playbook or inventory that differs from the one the run started with. */
+export class ResumeMismatch extends Error {
+  override readonly name = 'ResumeMismatch';
+  constructor(
+    message: string,
+    readonly differences: Array<{ key: string; was: string; now: string }>,
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+  }
+}
+
 export function errorMessage(err: unknown): string {
   if (err instanceof Error) return err.message;
   return String(err);

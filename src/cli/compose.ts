@@ -229,3 +229,53 @@ export function planRun(pb: Playbook, comps: Map<string, Composition>, runId: st
   const targets = typeof pb.target === 'string' ? undefined : Object.fromEntries([...comps].map(([n, c]) => [n, planOptionsOf(c)]));
   return buildPlan(pb, pb.target, { runId, ...planOptionsOf(first), ...(targets ? { targets } : {}) });
 }
+
+// Keys of an inventory entry that never describe what is measured: credentials (never recorded)
+// and the allow-lists, which guard destructive steps but do not change a measurement.
+const NOT_MEASURED = new Set(['password', 'passphrase', 'guestCredential', 'allowedDevices', 'allowedDisks', 'maxConcurrent']);
+
+function flatten(value: unknown, key: string, out: Record<string, string>): void {
+  if (value === undefined || value === null) return;
+  if (Array.isArray(value)) out[key] = JSON.stringify(value);
+  else if (typeof value === 'object') {
+    for (const [k, v] of Object.entries(value).sort(([a], [b]) => a.localeCompare(b))) if (!NOT_MEASURED.has(k)) flatten(v, key ? `${key}.${k}` : k, out);
+  } else out[key] = String(value);
+}
+
+/** A URL without user:password@, query or fragment: the endpoint's identity and nothing secret. */
+function endpointUrl(raw: string): string {
+  try {
+    const u = new URL(/^[a-z]+:\/\//i.test(raw) ? raw : `https://${raw}`);
+    return `${u.protocol}//${u.host}${u.pathname}`;
+  } catch {
+    return '(unparsable URL)';
+  }
+}
+
+/**
+ * What a run's measurements depend on in the inventory, per target, as flat `key → text`: the
+ * target's entry (VM, host, datastore, devices, the guest, its test file, workdir, fio path and
+ * ioengine…), the SSH endpoint it reaches (host, port, user) and the vCenter's URL. Recorded at
+ * run start; `run --resume` recomputes it from the inventory it is given and refuses a difference.
+ * Never a secret: credentials and references to them are left out.
+ */
+export function measurementFacts(names: readonly string[], inv: LoadedInventory): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const name of names) {
+    const target = inv.inventory.targets[name];
+    if (!target) continue;
+    flatten(target, `targets.${name}`, out);
+    const sshNames = new Set<string>();
+    if ('sshHost' in target && target.sshHost) sshNames.add(target.sshHost);
+    if ('guest' in target && target.guest.sshHost) sshNames.add(target.guest.sshHost);
+    for (const s of sshNames) {
+      const h = inv.inventory.sshHosts[s];
+      if (h) Object.assign(out, { [`sshHosts.${s}.host`]: h.host, [`sshHosts.${s}.port`]: String(h.port), [`sshHosts.${s}.user`]: h.user });
+    }
+    if (target.provider === 'vsphere') {
+      const url = inv.inventory.vcenters[target.vcenter]?.url ?? process.env.GOVC_URL;
+      if (url) out[`vcenters.${target.vcenter}.url`] = endpointUrl(url);
+    }
+  }
+  return out;
+}

@@ -48,6 +48,8 @@ export interface RunMeta {
   insecureEndpoints: string[];
   /** the playbook's `timeouts` (kept here so that --resume applies them too) */
   timeouts?: { stepSec?: number; workloadSlackSec?: number };
+  /** what `run --resume` must find unchanged: the playbook's SHA-256 and the inventory's measurement facts (cli/compose.ts) */
+  config?: { playbookSha256: string; facts: Record<string, string> };
 }
 
 const SCHEMA = `

@@ -9,9 +9,11 @@ import { ResultStore } from '../../results/store.ts';
 import type { ResultRecord } from '../../results/record.ts';
 import { axesLabel } from '../../run/progress.ts';
 import type { Provider } from '../../run/provider.ts';
+import type { RunLock } from '../../results/run-lock.ts';
 import { composeTargets } from '../compose.ts';
 import { EXIT } from '../exit.ts';
 import { jsonText, terminal } from '../output.ts';
+import { takeRunLock } from './run.ts';
 
 function openRun(dir: string): ResultStore {
   try {
@@ -82,10 +84,20 @@ export function registerRunDirCommands(program: Command): void {
     .option('--dry-run', 'list what would be removed')
     .action(async (dir: string, o: { inventory?: string; dryRun?: boolean }) => {
       const store = openRun(dir);
+      // One writer per run directory: never remove objects under a live run (or another cleanup).
+      // Taken before reading the ledger, which only the holder may act on; --dry-run only reads.
+      let lock: RunLock | null = null;
+      try {
+        if (!o.dryRun) lock = takeRunLock(store, 'cleanup');
+      } catch (err) {
+        store.close();
+        throw err;
+      }
       const live = store.leftovers().reverse();
       if (!live.length) {
         terminal.stdout('nothing to clean up\n');
         store.close();
+        lock?.release();
         return;
       }
       if (o.dryRun) {
@@ -133,6 +145,7 @@ export function registerRunDirCommands(program: Command): void {
       } finally {
         for (const p of providers.values()) await (await p.catch(() => null))?.close().catch(() => undefined);
         store.close();
+        lock?.release();
       }
       process.exitCode = failed ? EXIT.failure : EXIT.ok;
     });

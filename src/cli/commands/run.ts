@@ -1,20 +1,22 @@
 // `storsweep run`: plan, guard, execute, report. Also `--resume <runDir>` after a crash.
+import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import type { Command } from 'commander';
 import { checkCompatibility, loadInventory, loadPlaybook, type LoadedInventory } from '../../config/index.ts';
 import { CANONICAL_DEVICE } from '../../config/inventory.ts';
 import { redact, redactDeep } from '../../config/secrets.ts';
-import { errorMessage, UnsafeOperation, UsageError } from '../../errors.ts';
+import { errorMessage, ResumeMismatch, UnsafeOperation, UsageError } from '../../errors.ts';
 import type { RunPlan } from '../../plan/plan.ts';
 import { newRunId } from '../../plan/permutation.ts';
 import { writeFileAtomic } from '../../results/raw.ts';
+import { lockRunDir, type RunLock } from '../../results/run-lock.ts';
 import { ResultStore, type RunMeta } from '../../results/store.ts';
 import { executeRun, type RunSummary, type TargetEndpoints } from '../../run/executor.ts';
 import type { Provider } from '../../run/provider.ts';
 import { createRunLog } from '../../run/log.ts';
 import { createProgressView, type ProgressEvent } from '../../run/progress.ts';
-import { composeTargets, planRun, type Composition } from '../compose.ts';
+import { composeTargets, measurementFacts, planRun, type Composition } from '../compose.ts';
 import { EXIT } from '../exit.ts';
 import { runReport } from './report.ts';
 import { jsonText, progressStream, terminal } from '../output.ts';
@@ -73,6 +75,62 @@ function checkConfirmDestroy(plan: RunPlan, confirm: string | undefined): void {
   }
 }
 
+/**
+ * Takes the run directory's lock for this process's life (released by the caller, or by the OS
+ * when the process ends). A lock left by a process that died is taken over: said on stderr and
+ * in the journal.
+ */
+export function takeRunLock(store: ResultStore, command: string): RunLock {
+  const lock = lockRunDir(store.runDir, command);
+  if (lock.previous) {
+    const p = lock.previous;
+    terminal.stderr(`note: ${store.runDir} was last held by pid ${p.pid} on host ${JSON.stringify(p.host)} (storsweep ${p.command}, since ${p.since}), which ended without releasing it; taking over\n`);
+    store.appendJournal(null, 'run', 'lock-takeover', { previous: p, pid: process.pid });
+  }
+  return lock;
+}
+
+const sha256 = (file: string) => createHash('sha256').update(fs.readFileSync(file)).digest('hex');
+/** Text from input made safe for a terminal: control characters become visible escapes. */
+const shown = (v: string) => JSON.stringify(v);
+
+/** `run --resume DIR PLAYBOOK`: PLAYBOOK must be the run's own playbook, byte for byte. */
+function checkResumePlaybook(playbookFile: string | undefined, meta: RunMeta, runDir: string): void {
+  if (!playbookFile) return;
+  const expected = meta.config?.playbookSha256 ?? (fs.existsSync(path.join(runDir, 'playbook.yaml')) ? sha256(path.join(runDir, 'playbook.yaml')) : null);
+  let actual: string;
+  try {
+    actual = sha256(playbookFile);
+  } catch (err) {
+    throw new UsageError(`run --resume: cannot read ${shown(playbookFile)}: ${errorMessage(err)}`);
+  }
+  if (expected !== null && actual !== expected) {
+    throw new ResumeMismatch(
+      `run --resume: ${shown(playbookFile)} is not the playbook this run started with (${shown(meta.playbookFile)}, kept as ${path.join(runDir, 'playbook.yaml')}): SHA-256 ${actual.slice(0, 12)}… ≠ ${expected.slice(0, 12)}…; a run resumes with its own plan: omit the playbook argument, or start a new run`,
+      [{ key: 'playbook.sha256', was: expected, now: actual }],
+    );
+  }
+}
+
+/** Refuses a resume whose inventory would measure the rest of the run differently, naming each difference. */
+function checkResumeInventory(meta: RunMeta, now: Record<string, string>, inventoryFile: string): void {
+  const was = meta.config?.facts;
+  if (!was) {
+    terminal.stderr(`note: this run predates configuration checks: cannot verify that ${inventoryFile} still describes the targets it measured\n`);
+    return;
+  }
+  const diffs = [...new Set([...Object.keys(was), ...Object.keys(now)])]
+    .sort()
+    .filter((k) => was[k] !== now[k])
+    .map((k) => ({ key: k, was: was[k] ?? '(absent)', now: now[k] ?? '(absent)' }));
+  if (!diffs.length) return;
+  const lines = diffs.map((d) => `  ${shown(d.key).slice(1, -1)}: ${d.was === '(absent)' ? d.was : shown(d.was)} → ${d.now === '(absent)' ? d.now : shown(d.now)}`);
+  throw new ResumeMismatch(
+    `run --resume: ${inventoryFile} differs from the inventory this run started with (${meta.inventoryFile}) in what it measures; resuming would mix two configurations in one run:\n${lines.join('\n')}\nresume with the inventory as it was, or start a new run`,
+    diffs,
+  );
+}
+
 function runDirFor(out: string, plan: RunPlan): string {
   const stamp = new Date().toISOString().replace(/[-:]/g, '').replace(/\..*$/, '');
   return path.resolve(out, `${stamp}-${plan.playbook}-${plan.runId}`);
@@ -97,15 +155,34 @@ function prepareNew(playbookFile: string, o: RunCommandOptions): { plan: RunPlan
 }
 
 export async function runCommand(playbookFile: string | undefined, o: RunCommandOptions): Promise<number> {
+  // The run directory's lock is held from before the first write until after the report.
+  const held: { lock?: RunLock } = {};
+  try {
+    return await runLocked(playbookFile, o, held);
+  } finally {
+    held.lock?.release();
+  }
+}
+
+async function runLocked(playbookFile: string | undefined, o: RunCommandOptions, held: { lock?: RunLock }): Promise<number> {
   let prep: Prepared;
   if (o.resume) {
     const runDir = path.resolve(o.resume);
     const store = ResultStore.open(runDir);
-    const meta = store.meta();
-    const plan = store.plan();
-    const inv = loadInventory(o.inventory ?? meta.inventoryFile);
-    prep = { plan, store, comps: composeTargets(meta.targets ?? [meta.target], inv, runDir), resumed: true };
-    store.appendJournal(null, 'run', 'resume', { pid: process.pid });
+    try {
+      held.lock = takeRunLock(store, 'run --resume');
+      const meta = store.meta();
+      checkResumePlaybook(playbookFile, meta, runDir);
+      const inv = loadInventory(o.inventory ?? meta.inventoryFile);
+      const names = meta.targets ?? [meta.target];
+      const comps = composeTargets(names, inv, runDir);
+      checkResumeInventory(meta, measurementFacts(names, inv), inv.file);
+      prep = { plan: store.plan(), store, comps, resumed: true };
+      store.appendJournal(null, 'run', 'resume', { pid: process.pid });
+    } catch (err) {
+      store.close();
+      throw err;
+    }
   } else {
     if (!playbookFile) throw new UsageError('run: a playbook is required (or --resume <runDir>)');
     const { plan, comps, inv, pbText, timeouts } = prepareNew(playbookFile, o);
@@ -135,7 +212,10 @@ export async function runCommand(playbookFile: string | undefined, o: RunCommand
       fingerprint: { storsweep: VERSION, node: process.version, provider: plan.provider, target: plan.target },
       insecureEndpoints: [...new Set([...comps.values()].flatMap((c) => c.insecureEndpoints))],
       ...(timeouts ? { timeouts } : {}),
+      config: { playbookSha256: sha256(playbookFile), facts: measurementFacts([...comps.keys()], inv) },
     };
+    fs.mkdirSync(runDir, { recursive: true });
+    held.lock = lockRunDir(runDir, 'run');
     const store = ResultStore.create(runDir, meta, plan);
     writeFileAtomic(path.join(runDir, 'plan.json'), JSON.stringify(redactDeep(plan), null, 1));
     writeFileAtomic(path.join(runDir, 'playbook.yaml'), pbText);

@@ -1,0 +1,127 @@
+// One writer per run directory, and a resume that measures the rest of a run the same way
+// (issue 11, items 4 and 6), on the vcsim lab with fio on this machine. `cleanup` during a live run
+// is refused and the simulator still holds the run's datastore and disk; two `run --resume` at once:
+// one is refused; kill -9 of the holder: the next resume takes over. A resume whose inventory (test
+// file, ioengine) or playbook differ from the run's is refused naming each difference, before
+// anything is touched.
+import fs from 'node:fs/promises';
+import os from 'node:os';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runCli } from './helpers/cli.ts';
+import { journalHas, journalSeq, ledgerRows, NOTHING_LEFT, permutationStatuses, resultKeys, runCliWhen, startVsphereLab, sweepPlaybook, type VsphereLab } from './helpers/vsphere-lab.ts';
+
+let lab: VsphereLab;
+
+beforeAll(async () => {
+  lab = await startVsphereLab();
+});
+
+afterAll(async () => {
+  await lab?.stop();
+});
+
+const holderText = (pid: number, command: string) => new RegExp(`in use by pid ${pid} on host ${os.hostname().replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} \\(storsweep ${command.replace(/-/g, '\\-')}, since \\d{4}-\\d\\d-\\d\\dT`);
+
+describe('one writer per run directory', { timeout: 180_000 }, () => {
+  it('cleanup during a live run is refused with the holder named; the run keeps its disk and datastore and completes', async () => {
+    // fio runs 8 s on the permutation's disk: long enough for `cleanup` to start and be refused.
+    const pb = await lab.writePlaybook('live.yaml', sweepPlaybook({ name: 'live', blockSizesMb: [1], formats: ['thin'], repeat: 1, runtimeSec: 8 }));
+    const runsDir = await lab.newRunsDir('live');
+    let cleanup: Awaited<ReturnType<typeof runCli>> | null = null;
+    let during: Awaited<ReturnType<VsphereLab['leftovers']>> | null = null;
+    let liveLedger: Array<{ kind: string; name: string; state: string }> = [];
+    const r = await runCliWhen(
+      ['run', pb, ...lab.runArgs(runsDir)],
+      { runsDir },
+      (d) => journalHas(d, 'disk:%', 'created') >= 1,
+      async (pid, runDir) => {
+        cleanup = await runCli(['cleanup', runDir]);
+        expect(cleanup.stderr).toMatch(holderText(pid, 'run'));
+        // read while the run still holds its objects
+        liveLedger = ledgerRows(runDir);
+        during = await lab.leftovers();
+      },
+    );
+    expect(r.fired).toBe(true);
+    expect(cleanup!.code, cleanup!.stderr).toBe(2);
+    expect(cleanup!.stdout).toBe('');
+    // the simulator still had the run's datastore and disk after the refused cleanup
+    const [ds, disk] = liveLedger;
+    expect(liveLedger.map((l) => `${l.kind}:${l.state}`)).toEqual(['datastore:created', 'disk:created']);
+    expect(during!.datastores).toEqual([ds!.name]);
+    expect(during!.disks.map((d) => d.fileName)).toEqual([`[${ds!.name}] ${disk!.name}.vmdk`]);
+    // and the run measured on it and tore it down itself
+    expect(r.code, r.stderr).toBe(0);
+    expect(permutationStatuses(r.runDir!).map((p) => p.status)).toEqual(['done']);
+    expect(resultKeys(r.runDir!)).toHaveLength(1);
+    expect(ledgerRows(r.runDir!).map((l) => l.state)).toEqual(['removed', 'removed']);
+    expect(await lab.leftovers()).toEqual(NOTHING_LEFT);
+    // the lock went with the run: cleanup and status work again
+    expect((await runCli(['cleanup', r.runDir!])).stdout).toBe('nothing to clean up\n');
+  });
+
+  it('resume: an edited inventory or another playbook is refused before anything is touched; of two resumes one is refused; after kill -9 of the holder the next resume takes over', async () => {
+    const pb = await lab.writePlaybook('resume.yaml', sweepPlaybook({ name: 'resume', blockSizesMb: [1], formats: ['thin'], repeat: 1, runtimeSec: 6 }));
+    const runsDir = await lab.newRunsDir('resume');
+    // kill -9 as soon as the permutation's disk exists: a run with live objects to resume
+    const first = await runCliWhen(['run', pb, ...lab.runArgs(runsDir)], { runsDir }, (d) => journalHas(d, 'disk:%', 'created') >= 1, (pid) => void process.kill(pid, 'SIGKILL'));
+    expect(first.code).toBeNull();
+    const runDir = first.runDir!;
+    const ledgerBefore = ledgerRows(runDir);
+    expect(ledgerBefore.map((l) => l.state)).toEqual(['created', 'created']);
+
+    // Another test file and ioengine for the same target: refused, each difference named.
+    const original = await fs.readFile(lab.inventory, 'utf8');
+    const edited = `${lab.dir}/inventory-edited.yaml`;
+    const workdirLine = original.match(/^ {6}workdir: .*$/m)![0];
+    await fs.writeFile(edited, original.replace(workdirLine, `${workdirLine}\n      testFile: ${lab.workdir}/other.dat\n      ioengine: psync`));
+    const seq = journalSeq(runDir);
+    const mixed = await runCli(['run', '--resume', runDir, '-i', edited, '--no-report', '--json']);
+    expect(mixed.code, mixed.stderr).toBe(2);
+    expect(mixed.stderr).toContain(`refused: run --resume: ${edited} differs from the inventory this run started with (${lab.inventory})`);
+    expect(mixed.stderr).toContain('  targets.lab-vcenter.guest.ioengine: "libaio" → "psync"\n');
+    expect(mixed.stderr).toContain(`  targets.lab-vcenter.guest.testFile: (absent) → "${lab.workdir}/other.dat"\n`);
+    // nothing measured, nothing torn down, nothing journaled but the lock's takeover from the killed run
+    expect(resultKeys(runDir)).toEqual([]);
+    expect(ledgerRows(runDir)).toEqual(ledgerBefore);
+    expect(journalSeq(runDir) - seq).toBeLessThanOrEqual(1);
+    expect((await lab.leftovers()).datastores).toEqual([ledgerBefore[0]!.name]);
+
+    // Another playbook as argument: refused; the run's own playbook is accepted further down.
+    const other = await lab.writePlaybook('other.yaml', sweepPlaybook({ name: 'resume', blockSizesMb: [2], formats: ['thin'], repeat: 1, runtimeSec: 6 }));
+    const wrongPb = await runCli(['run', '--resume', runDir, other, '--no-report', '--json']);
+    expect(wrongPb.code, wrongPb.stderr).toBe(2);
+    expect(wrongPb.stderr).toMatch(/refused: run --resume: ".*other\.yaml" is not the playbook this run started with/);
+    expect(resultKeys(runDir)).toEqual([]);
+
+    // Two resumes: the second, started while the first holds the run, is refused and names it.
+    let second: Awaited<ReturnType<typeof runCli>> | null = null;
+    let holderPid = 0;
+    const held = await runCliWhen(
+      ['run', '--resume', runDir, pb, '--no-report', '--json'],
+      { runDir },
+      (d) => journalHas(d, 'run', 'resume') >= 1,
+      async (pid) => {
+        holderPid = pid;
+        second = await runCli(['run', '--resume', runDir, '--no-report', '--json']);
+        // then the holder dies without releasing anything
+        process.kill(pid, 'SIGKILL');
+      },
+    );
+    expect(held.fired).toBe(true);
+    expect(held.code).toBeNull();
+    expect(second!.code, second!.stderr).toBe(2);
+    expect(second!.stderr).toMatch(holderText(holderPid, 'run --resume'));
+    expect(journalHas(runDir, 'run', 'resume')).toBe(1);
+
+    // The next resume takes the dead holder's lock over, says so, and completes.
+    const last = await runCli(['run', '--resume', runDir, '--no-report', '--json'], { timeoutMs: 120_000 });
+    expect(last.code, last.stderr).toBe(0);
+    expect(last.stderr).toContain(`was last held by pid ${holderPid} on host "${os.hostname()}" (storsweep run --resume`);
+    // (the first refused resume took over from the killed `run` too: two takeovers)
+    expect(journalHas(runDir, 'run', 'lock-takeover')).toBe(2);
+    expect(permutationStatuses(runDir).map((p) => p.status)).toEqual(['done']);
+    expect(resultKeys(runDir)).toHaveLength(1);
+    expect(await lab.leftovers()).toEqual(NOTHING_LEFT);
+  });
+});
