@@ -17,7 +17,7 @@ import { createEsxiShellProvider } from '../providers/esxi-shell/provider.ts';
 import { planEsxiShellSteps } from '../providers/esxi-shell/plan.ts';
 import type { EsxiShellTargetConfig } from '../providers/esxi-shell/config.ts';
 import { endpointFromEnv, VsphereClient } from '../providers/vsphere/client.ts';
-import type { VsphereTargetConfig } from '../providers/vsphere/config.ts';
+import { stepTarget, type VsphereTargetConfig } from '../providers/vsphere/config.ts';
 import { createVsphereProvider } from '../providers/vsphere/provider.ts';
 import { planVsphereSteps } from '../providers/vsphere/steps.ts';
 import type { HypervTargetConfig } from '../providers/hyperv/config.ts';
@@ -148,9 +148,10 @@ export function compose(target: Target, inv: LoadedInventory, pool: EndpointPool
       };
       if (cfg.vcenter.insecure) insecure.push(`vcenter:${target.vcenter}`);
       const g = guestEndpoint(inv, target.guest);
+      const planTarget = stepTarget(cfg);
       return {
         provider: 'vsphere',
-        planSteps: (axes, names) => planVsphereSteps(axes, cfg, names),
+        planSteps: (axes, names) => planVsphereSteps(axes, planTarget, names),
         connectProvider: async () => {
           const key = `${url}|${username}`;
           const connect = () => pool.client(key, () => VsphereClient.connect(cfg.vcenter));

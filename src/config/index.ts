@@ -7,7 +7,8 @@ import { resolveWorkload } from '../workloads/custom.ts';
 import { diagnosticAt, sortDiagnostics, validateYaml, type PathKey, type SourceDoc } from './load.ts';
 import { inventorySchema, type Inventory, type Target } from './inventory.ts';
 import { HYPERV_DISK_FORMATS, matrixAxes, playbookSchema, targetNames, VSPHERE_DISK_FORMATS, type Playbook } from './playbook.ts';
-import { resolveSecret, type Secret } from './secrets.ts';
+import { secretLeakDiagnostics, type SecretSource } from './secret-checks.ts';
+import { resolveSecret, Secret, shortSecretMessage } from './secrets.ts';
 
 export interface LoadedPlaybook {
   file: string;
@@ -23,6 +24,8 @@ export interface LoadedInventory {
   source: SourceDoc;
   /** resolved secrets by reference string */
   secrets: Map<string, Secret>;
+  /** every secret this inventory uses, with where it is configured (incl. a GOVC_* fallback) */
+  secretSources: SecretSource[];
 }
 
 function readConfigFile(file: string): string {
@@ -80,16 +83,32 @@ export function loadInventory(file: string, env: NodeJS.ProcessEnv = process.env
   const diags: Diagnostic[] = [];
   const secrets = new Map<string, Secret>();
   const baseDir = path.dirname(path.resolve(file));
+  const secretSources: SecretSource[] = [];
+  const secretPaths = new Set<string>();
   for (const { section, path: p } of SECRET_FIELDS) {
     for (const [entryName, entry] of Object.entries(value[section] as Record<string, unknown>)) {
       let v: unknown = entry;
       for (const k of p) v = v && typeof v === 'object' ? (v as Record<string, unknown>)[k] : undefined;
       if (typeof v !== 'string') continue;
+      const at = [section, entryName, ...p];
+      secretPaths.add(JSON.stringify(at));
       const r = resolveSecret(v, baseDir, env);
-      if (r.ok) secrets.set(v, r.secret);
-      else diags.push(diagnosticAt(source, [section, entryName, ...p], r.message));
+      if (r.ok) {
+        secrets.set(v, r.secret);
+        secretSources.push({ where: at.join('.'), secret: r.secret });
+      } else diags.push(diagnosticAt(source, at, r.message));
     }
   }
+  // A vSphere target without an inventory password falls back to govc's variables: that password
+  // is a secret of this inventory too.
+  const govc = govcPassword(env);
+  const fallback = Object.entries(value.targets).find(([, t]) => t.provider === 'vsphere' && !value.vcenters[t.vcenter]?.password);
+  if (govc !== undefined && fallback) {
+    const short = shortSecretMessage(govc);
+    if (short) diags.push(diagnosticAt(source, ['targets', fallback[0], 'vcenter'], `the password from GOVC_PASSWORD/GOVC_URL this target falls back to: ${short}`));
+    else secretSources.push({ where: 'GOVC_PASSWORD', secret: new Secret('$GOVC_PASSWORD', govc) });
+  }
+  diags.push(...secretLeakDiagnostics(source, value, secretSources, (at) => secretPaths.has(JSON.stringify(at))));
   for (const [tName, t] of Object.entries(value.targets)) {
     const at = ['targets', tName];
     const needSsh = (ref: string | undefined, key: PathKey[]) => {
@@ -108,7 +127,20 @@ export function loadInventory(file: string, env: NodeJS.ProcessEnv = process.env
     }
   }
   if (diags.length) throw new ConfigError(sortDiagnostics(diags));
-  return { file, inventory: value, source, secrets };
+  return { file, inventory: value, source, secrets, secretSources };
+}
+
+/** govc's password: GOVC_PASSWORD, else the password part of GOVC_URL (as endpointFromEnv reads them). */
+function govcPassword(env: NodeJS.ProcessEnv): string | undefined {
+  if (env.GOVC_PASSWORD) return env.GOVC_PASSWORD;
+  const raw = env.GOVC_URL;
+  if (!raw) return undefined;
+  try {
+    const u = new URL(/^https?:\/\//i.test(raw) ? raw : `https://${raw}`);
+    return u.password ? decodeURIComponent(u.password) : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 /**
@@ -119,7 +151,8 @@ export function checkCompatibility(pb: LoadedPlaybook, inv: LoadedInventory): Ma
   const names = targetNames(pb.playbook);
   const listed = typeof pb.playbook.target !== 'string';
   const out = new Map<string, Target>();
-  const diags: Diagnostic[] = [];
+  // The playbook's names and values end up in plans, run directory names and reports too.
+  const diags: Diagnostic[] = secretLeakDiagnostics(pb.source, pb.playbook, inv.secretSources ?? [], () => false);
   names.forEach((name, i) => {
     const at: PathKey[] = listed ? ['target', i] : ['target'];
     const target = inv.inventory.targets[name];

@@ -106,7 +106,7 @@ export async function labUp(root: string, opts: { vcsim: boolean; listLuns?: Lun
   fs.writeFileSync(p.knownHosts, sshd.knownHostsLine + '\n');
   let vcsim: LabState['vcsim'] = null;
   if (opts.vcsim) {
-    const password = fs.existsSync(p.vcsimPassword) ? fs.readFileSync(p.vcsimPassword, 'utf8').trim() : `lab-${Math.random().toString(36).slice(2, 10)}`;
+    const password = fs.existsSync(p.vcsimPassword) ? fs.readFileSync(p.vcsimPassword, 'utf8').trim() : `lab-${crypto.randomBytes(9).toString('base64url')}`;
     fs.writeFileSync(p.vcsimPassword, password + '\n', { mode: 0o600 });
     const h = await startVcsim({ username: 'administrator@vsphere.local', password, detached: true, logFile: p.vcsimLog, dataDir: p.vcsimData });
     const luns = opts.listLuns ? await opts.listLuns({ url: h.url, thumbprint: h.thumbprint, username: h.username, password }) : [];

@@ -20,7 +20,8 @@ export class VcsimHarnessError extends Error {
 export interface VcsimOptions {
   /** simulate a standalone ESXi host (HostAgent) instead of vCenter */
   esx?: boolean;
-  /** the only accepted credentials (default user / pass) */
+  /** the only accepted credentials (default user / pass); the password reaches the harness through
+   *  its environment, never its command line or log */
   username?: string;
   password?: string;
   /** sessions idle longer than this are invalidated (NotAuthenticated on the next call) */
@@ -37,7 +38,7 @@ export interface VcsimOptions {
   listen?: string;
 }
 
-/** The ready line the harness prints, one JSON object. */
+/** The ready line the harness prints, one JSON object (plus the password, which it never prints). */
 export interface VcsimInfo {
   url: string;
   /** SHA-256 of the leaf certificate, upper-case colon-separated hex */
@@ -45,6 +46,7 @@ export interface VcsimInfo {
   /** PEM of the self-signed certificate (it is its own CA) */
   certFile: string;
   username: string;
+  /** the password given in VcsimOptions (the harness's default "pass" when none was) */
   password: string;
   pid: number;
   apiType: 'VirtualCenter' | 'HostAgent';
@@ -126,20 +128,27 @@ function harnessArgs(opts: VcsimOptions): string[] {
   const args = ['-listen', opts.listen ?? '127.0.0.1:0'];
   if (opts.esx) args.push('-esx');
   if (opts.username !== undefined) args.push('-username', opts.username);
-  if (opts.password !== undefined) args.push('-password', opts.password);
   if (opts.sessionIdleTimeoutSec !== undefined) args.push('-session-idle-timeout', `${opts.sessionIdleTimeoutSec}s`);
   if (opts.dataDir) args.push('-datadir', opts.dataDir);
   if (opts.certDir) args.push('-certdir', opts.certDir);
   return args;
 }
 
-function parseReady(line: string): VcsimInfo | undefined {
+/** The harness reads its password from this variable and unsets it (test/harness/vcsim/main.go). */
+const PASSWORD_ENV = 'VCSIM_HARNESS_PASSWORD';
+const DEFAULT_PASSWORD = 'pass';
+
+function harnessEnv(opts: VcsimOptions): NodeJS.ProcessEnv {
+  return { ...process.env, [PASSWORD_ENV]: opts.password ?? DEFAULT_PASSWORD };
+}
+
+function parseReady(line: string): Omit<VcsimInfo, 'password'> | undefined {
   const trimmed = line.trim();
   if (!trimmed.startsWith('{')) return undefined;
   try {
     const v = JSON.parse(trimmed) as Partial<VcsimInfo>;
     if (typeof v.url === 'string' && typeof v.thumbprint === 'string' && typeof v.pid === 'number') {
-      return v as VcsimInfo;
+      return v as Omit<VcsimInfo, 'password'>;
     }
   } catch {
     // not the ready line
@@ -153,7 +162,7 @@ export async function startVcsim(opts: VcsimOptions = {}): Promise<VcsimHandle> 
   if (opts.detached) return startDetached(bin, opts);
   if (opts.dataDir) await fs.mkdir(opts.dataDir, { recursive: true });
 
-  const child = spawn(bin, harnessArgs(opts), { stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(bin, harnessArgs(opts), { stdio: ['ignore', 'pipe', 'pipe'], env: harnessEnv(opts) });
   let stderr = '';
   let logged = Promise.resolve();
   child.stderr.setEncoding('utf8');
@@ -179,7 +188,7 @@ export async function startVcsim(opts: VcsimOptions = {}): Promise<VcsimHandle> 
       if (nl < 0) return;
       const ready = parseReady(out.slice(0, nl));
       clearTimeout(timer);
-      if (ready) resolve(ready);
+      if (ready) resolve({ ...ready, password: opts.password ?? DEFAULT_PASSWORD });
       else reject(new VcsimHarnessError(`vcsim harness printed an unexpected first line: ${out.slice(0, nl)}`));
     });
     child.once('error', (err) => {
@@ -223,7 +232,7 @@ async function startDetached(bin: string, opts: VcsimOptions): Promise<VcsimHand
   const fd = openSync(logFile, 'w');
   let pid: number | undefined;
   try {
-    const child = spawn(bin, harnessArgs(opts), { stdio: ['ignore', fd, fd], detached: true });
+    const child = spawn(bin, harnessArgs(opts), { stdio: ['ignore', fd, fd], detached: true, env: harnessEnv(opts) });
     pid = child.pid;
     child.unref();
   } finally {
@@ -235,8 +244,9 @@ async function startDetached(bin: string, opts: VcsimOptions): Promise<VcsimHand
   for (;;) {
     const text = await fs.readFile(logFile, 'utf8').catch(() => '');
     for (const line of text.split('\n')) {
-      const info = parseReady(line);
-      if (info) {
+      const ready = parseReady(line);
+      if (ready) {
+        const info = { ...ready, password: opts.password ?? DEFAULT_PASSWORD };
         return { ...info, control: vcsimControl(info), stop: () => stopVcsimPid(info.pid) };
       }
     }

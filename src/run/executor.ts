@@ -376,7 +376,7 @@ async function runWorkload(perm: PermutationPlan, c: PermContext): Promise<void>
             .runTest(runner, test, profile, {
               signal: c.signal,
               timeoutSlackSec: c.workloadSlackSec,
-              onRaw: async (t, pass, raw) => storeRaw(c.store.runDir, `raw/${perm.permutationId}/rep${rep}/${t.id}.pass${pass}.${c.workload.tool === 'diskspd' ? 'xml' : 'json'}`, redact(raw)),
+              onRaw: async (t, pass, raw) => storeRaw(c.store.runDir, `raw/${perm.permutationId}/rep${rep}/${t.id}.pass${pass}.${c.workload.tool === 'diskspd' ? 'xml' : 'json'}`, raw),
             })
             .catch(async (err: unknown) => {
               // A lost connection poisons the runner; the next attempt reconnects.

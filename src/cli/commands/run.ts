@@ -52,7 +52,9 @@ export function destructiveDevices(plan: RunPlan): string[] {
 export function dryRunLines(plan: RunPlan): string[] {
   const out: string[] = [];
   for (const p of plan.permutations) {
-    for (const s of p.steps) out.push(JSON.stringify(redactDeep({ permutationId: p.permutationId, step: s.step, provider: s.provider, operation: s.operation, arguments: s.arguments, destructive: s.destructive })));
+    // The plan holds no secret (it is built from non-secret fields, and validate refuses a secret
+    // value pasted into one): printed as it is, like plan.json and run.sqlite keep it.
+    for (const s of p.steps) out.push(JSON.stringify({ permutationId: p.permutationId, step: s.step, provider: s.provider, operation: s.operation, arguments: s.arguments, destructive: s.destructive }));
     // Teardown removes what the steps created, in reverse order (see run/executor.ts).
     for (const s of [...p.steps].reverse()) {
       if (s.creates) out.push(JSON.stringify({ permutationId: p.permutationId, step: `teardown ${s.creates.kind}`, provider: s.provider, operation: 'destroy', arguments: { kind: s.creates.kind, name: s.creates.name }, destructive: false }));
@@ -217,7 +219,7 @@ async function runLocked(playbookFile: string | undefined, o: RunCommandOptions,
     fs.mkdirSync(runDir, { recursive: true });
     held.lock = lockRunDir(runDir, 'run');
     const store = ResultStore.create(runDir, meta, plan);
-    writeFileAtomic(path.join(runDir, 'plan.json'), JSON.stringify(redactDeep(plan), null, 1));
+    writeFileAtomic(path.join(runDir, 'plan.json'), JSON.stringify(plan, null, 1));
     writeFileAtomic(path.join(runDir, 'playbook.yaml'), pbText);
     prep = { plan, store, comps, resumed: false };
   }

@@ -19,3 +19,15 @@ export interface VsphereTargetConfig {
   allowedDevices: string[];
   nfs?: { remoteHost: string; remotePath: string };
 }
+
+/**
+ * What the pure step planner sees: the target without its endpoint. The planner cannot put the
+ * vCenter URL or credentials into a plan (and so into run.sqlite or the ledger) because it never
+ * receives them.
+ */
+export type VsphereStepTarget = Omit<VsphereTargetConfig, 'vcenter'>;
+
+export function stepTarget(cfg: VsphereTargetConfig): VsphereStepTarget {
+  const { vcenter: _endpoint, ...rest } = cfg;
+  return rest;
+}

@@ -4,7 +4,7 @@
 import { InvalidArgument } from '../../errors.ts';
 import type { Axes } from '../../results/record.ts';
 import type { PlannedStep } from '../../run/provider.ts';
-import type { VsphereTargetConfig } from './config.ts';
+import type { VsphereStepTarget } from './config.ts';
 
 export type DatastoreKind = 'vmfs3' | 'vmfs5' | 'vmfs6' | 'nfs' | 'existing';
 export type DiskFormatAxis = 'thin' | 'lazyzeroedthick' | 'eagerzeroedthick' | 'rdm-physical' | 'rdm-virtual';
@@ -41,7 +41,7 @@ function need<T>(value: T | undefined, key: string, why: string): T {
   return value;
 }
 
-export function planVsphereSteps(axes: Axes, target: VsphereTargetConfig, names: { prefix: string }): PlannedStep[] {
+export function planVsphereSteps(axes: Axes, target: VsphereStepTarget, names: { prefix: string }): PlannedStep[] {
   const kind = oneOf(axes, 'datastore.kind', KINDS, target.datastore ? 'existing' : undefined);
   const format = oneOf(axes, 'disk.format', FORMATS);
   const blockSizeMb = num(axes, 'datastore.blockSizeMb', BLOCK_MB);

@@ -35,7 +35,6 @@ type readyLine struct {
 	Thumbprint string `json:"thumbprint"`
 	CertFile   string `json:"certFile"`
 	Username   string `json:"username"`
-	Password   string `json:"password"`
 	Pid        int    `json:"pid"`
 	APIType    string `json:"apiType"`
 	DataDir    string `json:"dataDir"`
@@ -47,20 +46,44 @@ func main() {
 	certDir := flag.String("certdir", "", "directory for the generated cert.pem/key.pem (default: a temp dir)")
 	dataDir := flag.String("datadir", "", "directory for datastore contents (default: a temp dir, removed on exit)")
 	username := flag.String("username", "user", "the only user name Login accepts")
-	password := flag.String("password", "pass", "the only password Login accepts")
+	passwordFile := flag.String("password-file", "", "file holding the only password Login accepts (default: $"+passwordEnv+", else \"pass\")")
 	idle := flag.Duration("session-idle-timeout", 0, "invalidate sessions idle longer than this (0 = never)")
 	trace := flag.Bool("trace", false, "dump SOAP traffic to stderr")
 	flag.Parse()
 
 	log.SetPrefix("vcsim-harness: ")
-	if err := run(*esx, *listen, *certDir, *dataDir, *username, *password, *idle, *trace); err != nil {
+	password, err := readPassword(*passwordFile)
+	if err != nil {
+		log.Fatal(err)
+	}
+	if err := run(*esx, *listen, *certDir, *dataDir, *username, password, *idle, *trace); err != nil {
 		log.Fatal(err)
 	}
 }
 
+// The password never travels on the command line (any user sees argv in ps and /proc/PID/cmdline)
+// and never appears in the ready line or the log: it comes from a file or from the environment,
+// and the variable is removed so nothing the harness starts inherits it.
+const passwordEnv = "VCSIM_HARNESS_PASSWORD"
+
+func readPassword(file string) (string, error) {
+	if file != "" {
+		b, err := ioutil.ReadFile(file)
+		if err != nil {
+			return "", fmt.Errorf("-password-file: %w", err)
+		}
+		return strings.TrimRight(string(b), "\r\n"), nil
+	}
+	if v, ok := os.LookupEnv(passwordEnv); ok {
+		os.Unsetenv(passwordEnv)
+		return v, nil
+	}
+	return "pass", nil
+}
+
 func run(esx bool, listen, certDir, dataDir, username, password string, idle time.Duration, trace bool) error {
 	if username == "" || password == "" {
-		return fmt.Errorf("-username and -password must not be empty")
+		return fmt.Errorf("-username and the password (-password-file or $%s) must not be empty", passwordEnv)
 	}
 	removeData := false
 	if dataDir == "" {
@@ -121,7 +144,7 @@ func run(esx bool, listen, certDir, dataDir, username, password string, idle tim
 	}
 	line, _ := json.Marshal(readyLine{
 		URL: u.String(), Thumbprint: thumb, CertFile: certFile,
-		Username: username, Password: password, Pid: os.Getpid(), APIType: apiType, DataDir: dataDir,
+		Username: username, Pid: os.Getpid(), APIType: apiType, DataDir: dataDir,
 	})
 	fmt.Println(string(line))
 

@@ -4,7 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import util from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { redact, redactDeep, resolveSecret, Secret } from '../../../src/config/secrets.ts';
+import { MIN_SECRET_LENGTH, redact, redactDeep, registerSecretValue, resolveSecret, Secret } from '../../../src/config/secrets.ts';
 
 let dir: string;
 beforeAll(() => {
@@ -27,6 +27,13 @@ describe('resolveSecret', () => {
     expect(resolveSecret('${file:nope}', dir, {})).toEqual({ ok: false, message: `secret \${file:nope}: cannot read ${path.join(dir, 'nope')} (ENOENT)` });
   });
 
+  it(`a value shorter than ${MIN_SECRET_LENGTH} characters is refused, without telling its length or content`, () => {
+    const r = resolveSecret('${env:PW}', dir, { PW: 'hunter2' });
+    expect(r).toEqual({ ok: false, message: expect.stringContaining('secret ${env:PW}: the value is shorter than 8 characters') });
+    expect(JSON.stringify(r)).not.toMatch(/hunter|\b7\b/);
+    expect(resolveSecret('${env:PW}', dir, { PW: 'hunter22' }).ok).toBe(true);
+  });
+
   it('anything else is not a reference', () => {
     expect(resolveSecret('hunter2', dir, {})).toMatchObject({ ok: false, message: expect.stringContaining('is not a secret reference') });
     expect(resolveSecret('${vault:x}', dir, {}).ok).toBe(false);
@@ -46,5 +53,28 @@ describe('Secret', () => {
     new Secret('${env:Y}', 'tok-55aa');
     expect(redact('ssh: auth failed for tok-55aa (tok-55aa)')).toBe('ssh: auth failed for *** (***)');
     expect(redactDeep({ a: ['x tok-55aa'], b: new Secret('${env:Z}', 'zz-999'), n: 3 })).toEqual({ a: ['x ***'], b: '${env:Z}', n: 3 });
+  });
+});
+
+describe('redact (messages only)', () => {
+  it('masks whole tokens, never a fragment of a longer word', () => {
+    registerSecretValue('read');
+    registerSecretValue('#Pw-99!');
+    expect(redact('fio randread failed: rw=read, bs=4k; thread read-ahead')).toBe('fio randread failed: rw=***, bs=4k; thread ***-ahead');
+    expect(redact('"readonly" reader already')).toBe('"readonly" reader already');
+    // a secret that starts or ends with punctuation is masked wherever it occurs
+    expect(redact('login a#Pw-99!z failed')).toBe('login a***z failed');
+  });
+
+  it('the mask is the same whatever the secret: it tells neither length nor characters', () => {
+    registerSecretValue('a-much-longer-secret-value-42');
+    registerSecretValue('sh0rt-s3cret');
+    expect(redact('x a-much-longer-secret-value-42 y sh0rt-s3cret z')).toBe('x *** y *** z');
+  });
+
+  it('a secret inside a longer secret: the longer one is masked first, then the shorter', () => {
+    registerSecretValue('outer-inner-secret');
+    registerSecretValue('inner-sec');
+    expect(redact('outer-inner-secret and inner-sec')).toBe('*** and ***');
   });
 });
