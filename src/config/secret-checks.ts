@@ -32,6 +32,9 @@ function walk(value: unknown, path: PathKey[], skip: (path: PathKey[]) => boolea
 // scheme://user:password@host — the password part may be empty-looking but the ':' before '@' in
 // the authority is what makes it a credential (RFC 3986 §3.2.1 deprecates it for this reason).
 const URL_CREDENTIAL = /[a-z][a-z0-9+.-]*:\/\/[^\s/?#@]*:[^\s/?#@]*@/i;
+// A host field written as `user:password@host` (no scheme), as ssh and NFS URLs spell it.
+const HOST_FIELDS = new Set(['host', 'remoteHost']);
+const HOST_CREDENTIAL = /^[^\s@]*:[^\s@]*@/;
 
 /**
  * Diagnostics for every non-secret string (value or key) of a validated document that contains a
@@ -46,8 +49,8 @@ export function secretLeakDiagnostics(source: SourceDoc, value: unknown, secrets
     const leaked = secrets.find((s) => text.includes(s.secret.reveal()));
     if (leaked) {
       at(path, isKey, `contains the value of the secret ${leaked.where} (${leaked.secret.reference}); a secret may appear only in a secret field (password, passphrase), never in a name, path or URL, which plans, ledgers and reports keep as written`);
-    } else if (!isKey && URL_CREDENTIAL.test(text)) {
-      at(path, isKey, `a password inside a URL (user:password@) is refused: it would be kept and printed with the URL; give username: and password: \${env:NAME} (or \${file:path}) instead`);
+    } else if (!isKey && (URL_CREDENTIAL.test(text) || (HOST_FIELDS.has(String(path.at(-1))) && HOST_CREDENTIAL.test(text)))) {
+      at(path, isKey, `a password inside a URL or host (user:password@) is refused: it would be kept and printed with the URL; give username: and password: \${env:NAME} (or \${file:path}) instead`);
     }
   });
   // A key that holds a secret would repeat it in the key path of every diagnostic under it.

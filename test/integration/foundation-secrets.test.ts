@@ -132,7 +132,7 @@ describe('secrets stay in secret fields (validate)', () => {
     const r = await runCli(['validate', playbook, '-i', inv], { env: ENV });
     expect(r.code).toBe(2);
     expect(r.stderr).toBe(
-      `${inv}:${lineOf(inv, 'url:')}:10: vcenters.unused-vc.url: a password inside a URL (user:password@) is refused: it would be kept and printed with the URL; give username: and password: \${env:NAME} (or \${file:path}) instead\n`,
+      `${inv}:${lineOf(inv, 'url:')}:10: vcenters.unused-vc.url: a password inside a URL or host (user:password@) is refused: it would be kept and printed with the URL; give username: and password: \${env:NAME} (or \${file:path}) instead\n`,
     );
     expect(r.stderr).not.toContain('Plain-Pass-123');
   });
