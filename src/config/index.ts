@@ -4,7 +4,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { ConfigError, InvalidArgument, type Diagnostic } from '../errors.ts';
 import { resolveWorkload } from '../workloads/custom.ts';
-import { diagnosticAt, sortDiagnostics, validateYaml, type PathKey, type SourceDoc } from './load.ts';
+import { diagnosticAt, parseYaml, sortDiagnostics, validateYaml, type PathKey, type SourceDoc } from './load.ts';
 import { inventorySchema, type Inventory, type Target } from './inventory.ts';
 import { HYPERV_DISK_FORMATS, matrixAxes, playbookSchema, targetNames, VSPHERE_DISK_FORMATS, type Playbook } from './playbook.ts';
 import { secretLeakDiagnostics, type SecretSource } from './secret-checks.ts';
@@ -79,10 +79,19 @@ const SECRET_FIELDS: Array<{ section: 'vcenters' | 'sshHosts' | 'targets'; path:
 
 export function loadInventory(file: string, env: NodeJS.ProcessEnv = process.env): LoadedInventory {
   const text = readConfigFile(file);
-  const { value, source } = validateYaml(text, file, inventorySchema);
+  const baseDir = path.dirname(path.resolve(file));
+  let parsed: { value: Inventory; source: SourceDoc };
+  try {
+    parsed = validateYaml(text, file, inventorySchema);
+  } catch (err) {
+    // A secret value pasted into a field that is also invalid would be echoed ("got …"): register
+    // the secrets the file references first, so the printer masks them (cli/exit.ts).
+    if (err instanceof ConfigError) registerReferencedSecrets(text, file, baseDir, env);
+    throw err;
+  }
+  const { value, source } = parsed;
   const diags: Diagnostic[] = [];
   const secrets = new Map<string, Secret>();
-  const baseDir = path.dirname(path.resolve(file));
   const secretSources: SecretSource[] = [];
   const secretPaths = new Set<string>();
   for (const { section, path: p } of SECRET_FIELDS) {
@@ -128,6 +137,25 @@ export function loadInventory(file: string, env: NodeJS.ProcessEnv = process.env
   }
   if (diags.length) throw new ConfigError(sortDiagnostics(diags));
   return { file, inventory: value, source, secrets, secretSources };
+}
+
+function registerReferencedSecrets(text: string, file: string, baseDir: string, env: NodeJS.ProcessEnv): void {
+  try {
+    const { source, diagnostics } = parseYaml(text, file);
+    if (diagnostics.length) return;
+    const data = source.doc.toJS({ maxAliasCount: 100 }) as Record<string, unknown> | null;
+    for (const { section, path: p } of SECRET_FIELDS) {
+      const entries = data?.[section];
+      if (!entries || typeof entries !== 'object') continue;
+      for (const entry of Object.values(entries)) {
+        let v: unknown = entry;
+        for (const k of p) v = v && typeof v === 'object' ? (v as Record<string, unknown>)[k] : undefined;
+        if (typeof v === 'string') resolveSecret(v, baseDir, env); // registers the value; failures do not matter here
+      }
+    }
+  } catch {
+    // best effort: the ConfigError being thrown is what the user sees
+  }
 }
 
 /** govc's password: GOVC_PASSWORD, else the password part of GOVC_URL (as endpointFromEnv reads them). */

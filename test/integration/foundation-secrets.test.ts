@@ -127,6 +127,15 @@ describe('secrets stay in secret fields (validate)', () => {
     expect(fs.existsSync(path.join(guest.dir, 'pasted-runs'))).toBe(false);
   });
 
+  it('pasted into a field that is also invalid: the schema error does not echo it', async () => {
+    const inv = inventoryVariant('inv-pasted-invalid.yaml', (t) => t.replace('  lab-guest:\n    provider: ssh\n', `  lab-guest:\n    provider: ssh\n    ioengine: "${KEYPASS}"\n`));
+    const r = await runCli(['validate', playbook, '-i', inv], { env: ENV });
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain(`${inv}:${lineOf(inv, 'ioengine:')}:15: targets.lab-guest.ioengine: expected one of libaio,`);
+    expect(r.stderr).toContain('got "***"');
+    expectCleanCli(r, 'validate');
+  });
+
   it('a password inside a vCenter url: exit 2 at its line with the hint, the URL not echoed', async () => {
     const inv = inventoryVariant('inv-url.yaml', (t) => t.replace('url: https://vc.invalid/sdk', 'url: https://administrator:Plain-Pass-123@vc.invalid/sdk'));
     const r = await runCli(['validate', playbook, '-i', inv], { env: ENV });
