@@ -65,7 +65,7 @@ function guestEndpoint(inv: LoadedInventory, g: { sshHost?: string; workdir: str
   const filename = g.testFile ?? path.posix.join(g.workdir, 'storsweep-test.dat');
   const connect = async (): Promise<CommandRunner> => {
     const runner = g.sshHost ? await connectSsh(sshOptions(inv, g.sshHost)) : createLocalRunner();
-    await runner.run(`mkdir -p '${g.workdir.replace(/'/g, `'\\''`)}'`);
+    await runner.run(shJoin(['mkdir', '-p', '--', g.workdir]));
     return runner;
   };
   return {

@@ -3,6 +3,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { ConfigError, InvalidArgument, type Diagnostic } from '../errors.ts';
+import { ESXI_MAX_DISK_GB } from '../providers/esxi-shell/validate.ts';
 import { resolveWorkload } from '../workloads/custom.ts';
 import { diagnosticAt, parseYaml, sortDiagnostics, validateYaml, type PathKey, type SourceDoc } from './load.ts';
 import { inventorySchema, type Inventory, type Target } from './inventory.ts';
@@ -239,6 +240,15 @@ function targetDiagnostics(pb: LoadedPlaybook, name: string, target: Target): Di
       if (f.startsWith('rdm') && !target.rdmDevice) diags.push(diagnosticAt(pb.source, ['matrix', 'disk', 'format', i], `"${f}" maps a LUN, but target "${name}" names no rdmDevice`));
     });
   }
+  // Disk sizes the target's own tools refuse (the same limits its planner checks).
+  if (provider === 'vsphere' || provider === 'esxi-shell' || provider === 'hyperv') (m.disk?.sizeGb ?? []).forEach((s, i) => {
+    const whole = provider === 'esxi-shell' || provider === 'hyperv';
+    const max = provider === 'hyperv' ? Infinity : ESXI_MAX_DISK_GB;
+    if ((whole && !Number.isInteger(s)) || s > max) {
+      const rule = provider === 'hyperv' ? 'whole GiB' : `${whole ? 'whole GiB' : 'GiB'} up to ${ESXI_MAX_DISK_GB} (62 TiB, the largest VMDK)`;
+      diags.push(diagnosticAt(pb.source, ['matrix', 'disk', 'sizeGb', i], `target "${name}" (${provider}) needs disk.sizeGb in ${rule}; got ${s}`));
+    }
+  });
   if (target.provider === 'hyperv') {
     (m.volume?.sizeGb ?? []).forEach((s, i) => {
       if (!target.volumes[String(s)]) diags.push(diagnosticAt(pb.source, ['matrix', 'volume', 'sizeGb', i], `target "${name}" has no volume for ${s} GB (volumes: ${Object.keys(target.volumes).join(', ') || 'none'})`));

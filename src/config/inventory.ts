@@ -1,45 +1,57 @@
 // The inventory: where a playbook runs. Endpoints (vCenters, SSH hosts), and targets that combine
 // them: which VM gets the disks, which LUNs may be formatted, where the workload runs.
+//
+// Every value a provider checks before it sends anything (src/providers/*/validate.ts) is checked here
+// with the same predicate, so `validate` refuses at file:line:col what `run` would refuse later.
 import { z } from 'zod';
 import { DISKSPD_PATH_HINT, DISKSPD_PATH_PATTERN, FIO_IOENGINES, FIO_PATH_HINT, FIO_PATH_PATTERN } from '../workloads/tool-settings.ts';
+import { datastoreVolumePath, ESXI_EXPECTED, ESXI_PATTERNS, isEsxiValue } from '../providers/esxi-shell/validate.ts';
+import { HYPERV_DISK_NUMBER, HYPERV_EXPECTED, isHypervValue, type HypervValueKind } from '../providers/hyperv/validate.ts';
+import { diskspdTargetProblem } from '../workloads/diskspd.ts';
+import { intIn, matching, plainText } from './fields.ts';
 import { secretRefSchema } from './secrets.ts';
 
-const name = z.string().min(1);
+const text = plainText();
+const name = plainText().min(1);
 
 // The tool settings an inventory may give: the same allow-lists the playbook and the fio/diskspd
 // builders use (workloads/tool-settings.ts).
 const fioPath = z.string().regex(FIO_PATH_PATTERN, { error: FIO_PATH_HINT }).default('fio').describe('fio, or an absolute path to it');
 const ioengine = z.enum(FIO_IOENGINES).default('libaio').describe('fio I/O engine (built-in engines only)');
 
-export const CANONICAL_DEVICE = /^(naa|t10|eui|mpx)\.[\w.:-]+$/;
-const canonicalDevice = z.string().regex(CANONICAL_DEVICE, { error: 'expected a canonical device name like naa.600508b1001c3a4f (naa./t10./eui./mpx.)' });
+export const CANONICAL_DEVICE = ESXI_PATTERNS.device;
+const canonicalDevice = matching((v) => isEsxiValue('device', v), ESXI_EXPECTED.device);
+const hyperv = (kind: HypervValueKind) => matching((v) => isHypervValue(kind, v), HYPERV_EXPECTED[kind]);
+
+/** The sanity cap on provisioning calls sent to one vCenter at once. */
+const MAX_VCENTER_CONCURRENCY = 64;
 
 export const vcenterSchema = z
   .strictObject({
     url: z.url({ error: 'expected a URL like https://vcenter.example.com/sdk' }).optional().describe('SDK URL; default $GOVC_URL'),
-    username: z.string().min(1).optional().describe('default $GOVC_USERNAME'),
+    username: name.optional().describe('default $GOVC_USERNAME'),
     password: secretRefSchema.optional().describe('default $GOVC_PASSWORD'),
     thumbprint: z
       .string()
       .regex(/^([0-9A-Fa-f]{2}:){31}[0-9A-Fa-f]{2}$/, { error: 'expected a SHA-256 thumbprint: 32 colon-separated hex bytes' })
       .optional()
       .describe('Pinned SHA-256 certificate thumbprint for a self-signed host'),
-    caFile: z.string().optional().describe('PEM bundle of CAs to trust'),
+    caFile: text.optional().describe('PEM bundle of CAs to trust'),
     insecure: z.boolean().optional().describe('Skip TLS verification (reported in every report)'),
-    maxConcurrent: z.number().int().min(1).optional().describe('Provisioning steps sent to this endpoint at once when several targets use it (default 2)'),
+    maxConcurrent: intIn(1, MAX_VCENTER_CONCURRENCY, 'a number of steps', 'a sanity cap').optional().describe('Provisioning steps sent to this endpoint at once when several targets use it (default 2)'),
   })
   .describe('A vCenter or ESXi SOAP endpoint');
 
 export const sshHostSchema = z
   .strictObject({
-    host: z.string().min(1),
-    port: z.number().int().min(1).max(65535).default(22),
-    user: z.string().min(1),
-    privateKeyFile: z.string().optional(),
+    host: name,
+    port: intIn(1, 65535, 'a TCP port').default(22),
+    user: name,
+    privateKeyFile: text.optional(),
     passphrase: secretRefSchema.optional(),
     password: secretRefSchema.optional(),
     keyboardInteractive: z.boolean().optional().describe('Answer keyboard-interactive prompts with the password (ESXi)'),
-    knownHostsFile: z.string().optional().describe('known_hosts file the host key must be in'),
+    knownHostsFile: text.optional().describe('known_hosts file the host key must be in'),
     insecure: z.boolean().optional().describe('Accept any host key (must be explicit)'),
     shell: z.enum(['posix', 'powershell']).default('posix'),
   })
@@ -51,16 +63,16 @@ export const sshHostSchema = z
 /** Where the workload runs: this machine (no sshHost) or a Linux guest over SSH. */
 export const guestSchema = z.strictObject({
   sshHost: name.optional().describe('Name under sshHosts; absent = this machine'),
-  workdir: z.string().min(1).describe('Directory for the test file'),
-  testFile: z.string().optional().describe('Test file or raw device; default <workdir>/storsweep-test.dat'),
+  workdir: name.describe('Directory for the test file'),
+  testFile: text.optional().describe('Test file or raw device; default <workdir>/storsweep-test.dat'),
   fioPath,
   ioengine,
 });
 
 const localTarget = z.strictObject({
   provider: z.literal('local'),
-  workdir: z.string().min(1),
-  testFile: z.string().optional(),
+  workdir: name,
+  testFile: text.optional(),
   fioPath,
   ioengine,
 });
@@ -68,8 +80,8 @@ const localTarget = z.strictObject({
 const sshTarget = z.strictObject({
   provider: z.literal('ssh'),
   sshHost: name,
-  workdir: z.string().min(1),
-  testFile: z.string().optional(),
+  workdir: name,
+  testFile: text.optional(),
   fioPath,
   ioengine,
 });
@@ -77,47 +89,60 @@ const sshTarget = z.strictObject({
 const vsphereTarget = z.strictObject({
   provider: z.literal('vsphere'),
   vcenter: name.describe('Name under vcenters'),
-  datacenter: z.string().optional(),
-  host: z.string().min(1).describe('ESXi host name or inventory path'),
-  vm: z.string().min(1).describe('VM name or inventory path that gets the disks'),
-  datastore: z.string().optional().describe('Existing datastore for datastore.kind = existing'),
+  datacenter: text.optional(),
+  host: name.describe('ESXi host name or inventory path'),
+  vm: name.describe('VM name or inventory path that gets the disks'),
+  datastore: name.optional().describe('Existing datastore for datastore.kind = existing'),
   vmfsDevice: canonicalDevice.optional().describe('LUN to format for VMFS permutations (must be in allowedDevices)'),
   rdmDevice: canonicalDevice.optional().describe('LUN to map for RDM permutations (must be in allowedDevices)'),
   allowedDevices: z.array(canonicalDevice).default([]).describe('LUNs that may be formatted or mapped, by canonical name'),
-  nfs: z.strictObject({ remoteHost: z.string().min(1), remotePath: z.string().min(1) }).optional(),
+  nfs: z.strictObject({ remoteHost: name, remotePath: name }).optional(),
   guest: guestSchema,
 });
 
 const esxiShellTarget = z.strictObject({
   provider: z.literal('esxi-shell'),
   sshHost: name.describe('The ESXi host, under sshHosts'),
-  vmid: z.union([z.number().int(), z.string()]).describe('vim-cmd VM id (or name) that gets the disks'),
-  datastore: z.string().optional().describe('Existing datastore (volume label) for datastore.kind = existing'),
+  vmid: z
+    .union([z.number(), z.string()])
+    .refine((v) => isEsxiValue('vmid', v), { error: `expected ${ESXI_EXPECTED.vmid}` })
+    .describe('vim-cmd VM id that gets the disks (vim-cmd vmsvc/getallvms)'),
+  datastore: matching((v) => isEsxiValue('volumePath', datastoreVolumePath(v)), `${ESXI_EXPECTED.label}, or ${ESXI_EXPECTED.volumePath}`)
+    .optional()
+    .describe('Existing datastore (volume label) for datastore.kind = existing'),
   vmfsDevice: canonicalDevice.optional(),
   rdmDevice: canonicalDevice.optional(),
   allowedDevices: z.array(canonicalDevice).default([]),
-  controllerBus: z.number().int().min(0).max(3).default(0),
+  controllerBus: intIn(0, 3, 'a SCSI controller bus').default(0),
   guest: guestSchema,
 });
+
+const diskNumber = intIn(HYPERV_DISK_NUMBER.min, HYPERV_DISK_NUMBER.max, 'a Get-Disk number');
 
 const hypervTarget = z.strictObject({
   provider: z.literal('hyperv'),
   sshHost: name.describe('The Hyper-V host (Windows OpenSSH), under sshHosts'),
-  vmName: z.string().min(1),
-  volumes: z.record(z.string(), z.string()).default({}).describe('volume.sizeGb value → directory on the host for the VHDX, e.g. {"2000": "E:\\\\bench"}'),
+  vmName: hyperv('vmName'),
+  volumes: z.record(z.string(), hyperv('folder')).default({}).describe('volume.sizeGb value → directory on the host for the VHDX, e.g. {"2000": "E:\\\\bench"}'),
   allowedDisks: z
     .array(
       z
-        .strictObject({ number: z.number().int().min(0), serialNumber: z.string().min(1).optional(), uniqueId: z.string().min(1).optional() })
+        .strictObject({ number: diskNumber, serialNumber: hyperv('serial').optional(), uniqueId: hyperv('serial').optional() })
         .refine((d) => d.serialNumber !== undefined || d.uniqueId !== undefined, { error: 'needs serialNumber or uniqueId (a disk number alone can change between boots)' }),
     )
     .default([])
     .describe('Host disks a pass-through permutation may take offline, by number AND serial/unique id'),
-  passthroughDisk: z.number().int().min(0).optional().describe('Get-Disk number used for disk.format passthrough (must be in allowedDisks)'),
-  scsiController: z.number().int().min(0).max(3).default(0),
-  scsiLocation: z.number().int().min(0).max(63).default(1),
-  guestCredential: z.strictObject({ username: z.string().min(1), password: secretRefSchema }),
-  guestTestPath: z.string().min(1).describe('Test file or disk inside the guest, e.g. D:\\storsweep.dat'),
+  passthroughDisk: diskNumber.optional().describe('Get-Disk number used for disk.format passthrough (must be in allowedDisks)'),
+  scsiController: intIn(0, 3, 'a SCSI controller number').default(0),
+  scsiLocation: intIn(0, 63, 'a SCSI location').default(1),
+  guestCredential: z.strictObject({ username: name, password: secretRefSchema }),
+  guestTestPath: z
+    .string()
+    .superRefine((v, ctx) => {
+      const problem = diskspdTargetProblem(v);
+      if (problem) ctx.addIssue({ code: 'custom', message: `a diskspd target ${problem}` });
+    })
+    .describe('Test file or disk inside the guest, e.g. D:\\storsweep.dat'),
   diskspdPath: z.string().regex(DISKSPD_PATH_PATTERN, { error: DISKSPD_PATH_HINT }).default('C:\\Tools\\diskspd.exe'),
 });
 

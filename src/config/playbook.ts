@@ -1,6 +1,10 @@
 // The playbook: a configuration matrix (axes → values), the workloads to run, how often and in
 // which order. Where it runs is the inventory's business; the playbook names a target.
 import { z } from 'zod';
+import { MAX_DISK_SIZE_GB, MAX_FILE_SIZE_BYTES, MAX_PASS_SEC, MAX_TIMER_SEC, MIN_FILE_SIZE_BYTES } from '../limits.ts';
+import { isVhdxBlockSize } from '../providers/hyperv/validate.ts';
+import { intIn, numberIn } from './fields.ts';
+import { parseSize } from './size.ts';
 
 export const DATASTORE_KINDS = ['vmfs3', 'vmfs5', 'vmfs6', 'nfs', 'existing'] as const;
 export const DISK_FORMATS = ['thin', 'lazyzeroedthick', 'eagerzeroedthick', 'rdm-physical', 'rdm-virtual', 'vhdx-fixed', 'vhdx-dynamic', 'passthrough'] as const;
@@ -24,7 +28,8 @@ function axis<T extends z.ZodType>(item: T, description: string) {
     .describe(description);
 }
 
-const positive = z.number().positive();
+/** Sanity cap for a host volume's size label (volume.sizeGb): 1 PiB. */
+const MAX_VOLUME_GB = 1024 * 1024;
 
 export const matrixSchema = z
   .strictObject({
@@ -38,16 +43,19 @@ export const matrixSchema = z
     disk: z
       .strictObject({
         format: axis(z.enum(DISK_FORMATS), 'Disk provisioning: VMDK thin/lazy/eager, RDM physical/virtual, Hyper-V VHDX fixed/dynamic, pass-through'),
-        sizeGb: axis(positive, 'Disk size in GB (GiB)').optional(),
+        sizeGb: axis(numberIn(0, MAX_DISK_SIZE_GB, 'GiB', '64 TiB is the largest VHDX', false), 'Disk size in GB (GiB)').optional(),
         controller: axis(z.enum(['pvscsi', 'lsilogic', 'lsisas', 'buslogic']), 'SCSI controller type').optional(),
-        blockSizeBytes: axis(z.number().int().positive(), 'VHDX block size in bytes').optional(),
+        blockSizeBytes: axis(
+          z.number().refine(isVhdxBlockSize, { error: 'expected a VHDX block size: a power of two from 1048576 (1 MiB) to 268435456 (256 MiB)' }),
+          'VHDX block size in bytes',
+        ).optional(),
         logicalSectorBytes: axis(z.union([z.literal(512), z.literal(4096)]), 'VHDX logical sector size').optional(),
         physicalSectorBytes: axis(z.union([z.literal(512), z.literal(4096)]), 'VHDX physical sector size').optional(),
       })
       .optional(),
     volume: z
       .strictObject({
-        sizeGb: axis(positive, 'Host volume size in GB (Hyper-V: which volume of the inventory holds the VHDX)'),
+        sizeGb: axis(numberIn(0, MAX_VOLUME_GB, 'GiB', 'a sanity cap of 1 PiB', false), 'Host volume size in GB (Hyper-V: which volume of the inventory holds the VHDX)'),
       })
       .optional(),
     workload: z.strictObject({
@@ -68,19 +76,27 @@ export const inlineWorkloadSchema = z.strictObject({
   diskspd: z.union([z.string(), z.array(z.string()), z.array(z.array(z.string()))]).optional().describe('Custom diskspd parameters'),
 });
 
-const sizeString = z.union([
-  z.number().int().positive(),
-  z.string().regex(/^\d+(\.\d+)?\s*[kKmMgGtT]?i?[bB]?$/, { error: 'expected a size like 64m, 1g, 1024m or a number of bytes' }),
-]);
+const SIZE_TEXT = /^\d+(\.\d+)?\s*[kKmMgGtT]?i?[bB]?$/;
+const sizeRange = `from 1m to 64t (${MIN_FILE_SIZE_BYTES} to ${MAX_FILE_SIZE_BYTES} bytes; 64 TiB is the largest VHDX)`;
+const sizeString = z
+  .union([z.number(), z.string().regex(SIZE_TEXT, { error: 'expected a size like 64m, 1g, 1024m or a number of bytes' })])
+  .superRefine((v, ctx) => {
+    if (typeof v === 'string' && !SIZE_TEXT.test(v)) return; // the regex above reported it
+    const bytes = parseSize(v);
+    if (!Number.isInteger(bytes) || bytes < MIN_FILE_SIZE_BYTES || bytes > MAX_FILE_SIZE_BYTES) ctx.addIssue({ code: 'custom', message: `expected a size ${sizeRange}; got ${v}` });
+  });
+
+/** Whole seconds within one pass (runtime, warm-up, slack, pause between tests). */
+const passSeconds = (min: number) => intIn(min, MAX_PASS_SEC, 'whole seconds', 'a day per pass at most');
 
 export const settingsSchema = z
   .strictObject({
     fileSize: sizeString.optional().describe('Test file size, e.g. 1g (binary units)'),
-    runtimeSec: z.number().positive().optional(),
-    rampSec: z.number().min(0).optional(),
-    passes: z.number().int().min(1).optional(),
+    runtimeSec: passSeconds(1).optional().describe('Measured seconds per pass'),
+    rampSec: passSeconds(0).optional().describe('Unmeasured warm-up seconds per pass (fio ramp_time, diskspd -W)'),
+    passes: intIn(1, 100, 'a number of passes').optional(),
     warmupPass: z.boolean().optional(),
-    intervalSec: z.number().min(0).optional(),
+    intervalSec: numberIn(0, MAX_PASS_SEC, 'seconds', 'a day at most').optional().describe('Idle seconds between tests'),
     direct: z.boolean().optional(),
     aggregate: z.enum(['max', 'mean', 'median', 'last']).optional(),
   })
@@ -99,7 +115,7 @@ export const playbookSchema = z
     settings: settingsSchema.optional(),
     include: z.array(axisMap).optional().describe('Extra permutations (a full set of axis values each)'),
     exclude: z.array(axisMap).optional().describe('Drop every permutation matching all of the given axis values'),
-    repeat: z.number().int().min(1).max(1000).default(1).describe('Repetitions of each permutation'),
+    repeat: intIn(1, 1000, 'a number of repetitions').default(1).describe('Repetitions of each permutation'),
     order: z
       .strictObject({
         randomize: z.boolean().default(false),
@@ -109,8 +125,8 @@ export const playbookSchema = z
     baseline: axisMap.optional().describe('Axis values the reports compare against, e.g. {datastore.blockSizeMb: 1}'),
     timeouts: z
       .strictObject({
-        stepSec: z.number().positive().optional().describe('Limit for each provisioning step'),
-        workloadSlackSec: z.number().positive().optional().describe('Allowed beyond a pass\'s runtime before it is declared hung'),
+        stepSec: intIn(1, MAX_TIMER_SEC, 'whole seconds', "Node's timer limit").optional().describe('Limit for each provisioning step'),
+        workloadSlackSec: passSeconds(1).optional().describe('Allowed beyond a pass\'s runtime before it is declared hung'),
       })
       .optional(),
   })

@@ -6,7 +6,7 @@ import type { Axes } from '../results/record.ts';
 import type { PlannedStep, ProviderName } from '../run/provider.ts';
 import { resolveWorkload } from '../workloads/custom.ts';
 import type { WorkloadProfile } from '../workloads/spec.ts';
-import { parseSize } from './size.ts';
+import { parseSize } from '../config/size.ts';
 import { estimatePermutationSec } from './estimate.ts';
 import { expandMatrix, shuffle, type AxisDef } from './matrix.ts';
 import { ownedPrefix, permutationId } from './permutation.ts';

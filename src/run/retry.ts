@@ -2,6 +2,7 @@
 // for every step. What counts as transient is a list of names, configurable per run.
 import pRetry, { AbortError } from 'p-retry';
 import { RemoteCommandFailed } from '../errors.ts';
+import { checkTimerMs } from '../limits.ts';
 
 export interface RetryPolicy {
   retries: number;
@@ -64,8 +65,13 @@ export async function withRetry<T>(fn: (attempt: number) => Promise<T>, policy: 
   );
 }
 
-/** Runs fn with a deadline; the signal it gets aborts at the deadline or when `outer` aborts. */
+/**
+ * Runs fn with a deadline; the signal it gets aborts at the deadline or when `outer` aborts. A
+ * deadline Node's timers cannot hold (above 2^31-1 ms, below 1 ms, NaN) would fire at once: it is
+ * refused (InvalidArgument) before fn starts, so nothing is sent.
+ */
 export async function withTimeout<T>(fn: (signal: AbortSignal) => Promise<T>, ms: number, what: string, outer?: AbortSignal): Promise<T> {
+  checkTimerMs(ms, what);
   const ac = new AbortController();
   const onOuter = () => ac.abort(outer?.reason);
   outer?.addEventListener('abort', onOuter, { once: true });

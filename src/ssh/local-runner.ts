@@ -1,12 +1,15 @@
 // CommandRunner for this machine: `sh -c <command>`, same semantics as the SSH runner.
 import { spawn } from 'node:child_process';
 import { RemoteCommandFailed } from '../errors.ts';
+import { checkTimerMs } from '../limits.ts';
 import type { CommandResult, CommandRunner, RunOptions } from './command-runner.ts';
 
 export function createLocalRunner(env: NodeJS.ProcessEnv = process.env): CommandRunner {
   return {
     target: 'local',
     run(command: string, options: RunOptions = {}): Promise<CommandResult> {
+      // A delay Node cannot hold would fire at once and kill the command: refuse it before starting.
+      if (options.timeoutMs) checkTimerMs(options.timeoutMs, 'local: command timeout');
       const started = Date.now();
       return new Promise((resolve, reject) => {
         const child = spawn('/bin/sh', ['-c', command], { env, stdio: ['pipe', 'pipe', 'pipe'] });

@@ -3,6 +3,7 @@
 import fs from 'node:fs';
 import { Client, type ConnectConfig } from 'ssh2';
 import { HostVerificationFailed, RemoteCommandFailed } from '../errors.ts';
+import { checkTimerMs } from '../limits.ts';
 import type { CommandResult, CommandRunner, RunOptions } from './command-runner.ts';
 import { fingerprintSha256, hostKeyName, parseKnownHosts, verifyHostKey } from './known-hosts.ts';
 
@@ -119,6 +120,8 @@ class SshRunner implements CommandRunner {
   }
 
   run(command: string, options: RunOptions = {}): Promise<CommandResult> {
+    // A delay Node cannot hold would fire at once and kill the command: refuse it before starting.
+    if (options.timeoutMs) checkTimerMs(options.timeoutMs, `${this.target}: command timeout`);
     const started = Date.now();
     const fail = (reason: 'timeout' | 'connection', message: string, stderr = '', cause?: unknown) =>
       new RemoteCommandFailed(`${this.target}: ${message}: ${command}`, { host: this.target, command, exitCode: null, stderr, reason }, { cause });

@@ -6,6 +6,7 @@
 // shell metacharacters: the runner quotes every argument, but a value that needs quoting is never a
 // legitimate fio/diskspd value, so refusing it keeps one more layer between a playbook and a shell.
 import { InvalidArgument } from '../errors.ts';
+import { MAX_QUEUE_DEPTH, MAX_THREADS } from '../limits.ts';
 import type { Pattern } from '../results/record.ts';
 import { iometerSpec, looksLikeIometerSpec } from './iometer-spec.ts';
 import { getProfile, makeTest, profileNames, PROFILES } from './profiles.ts';
@@ -146,8 +147,8 @@ export function customFioTest(options: Record<string, string | number | boolean>
   if (bs === null || bs === 0) bad('fio option', 'bs', bsText, 'must be a single whole block size like 4k or 1m');
   const qd = Number(o['iodepth'] ?? '1');
   const jobs = Number(o['numjobs'] ?? '1');
-  if (qd < 1) bad('fio option', 'iodepth', String(qd), 'must be at least 1');
-  if (jobs < 1) bad('fio option', 'numjobs', String(jobs), 'must be at least 1');
+  if (qd < 1 || qd > MAX_QUEUE_DEPTH) bad('fio option', 'iodepth', String(qd), `expected a whole number from 1 to ${MAX_QUEUE_DEPTH} (io_uring's limit of entries)`);
+  if (jobs < 1 || jobs > MAX_THREADS) bad('fio option', 'numjobs', String(jobs), `expected a whole number from 1 to ${MAX_THREADS} (fio's maximum number of jobs)`);
   let readPercent: number | undefined;
   if (o['rwmixread'] !== undefined) readPercent = Number(o['rwmixread']);
   else if (o['rwmixwrite'] !== undefined) readPercent = 100 - Number(o['rwmixwrite']);
@@ -240,6 +241,14 @@ export function customDiskspdTest(params: string | string[]): WorkloadTest {
   }
   if (writePct > 100) bad('diskspd parameter', `-w${writePct}`, `-w${writePct}`, 'write share must be 0..100');
   if (block < 1 || qd < 1 || threads < 1) bad('diskspd parameter', list.join(' '), list.join(' '), '-b, -o and -t must be at least 1');
+  // diskspd itself only needs these > 0 (CmdLineParser.cpp, atoi into an int); the caps are fio's (src/limits.ts).
+  for (const p of list) {
+    const m = /^-([oOtF])(\d+)$/.exec(p);
+    if (!m) continue;
+    const [max, what] = m[1] === 'o' || m[1] === 'O' ? [MAX_QUEUE_DEPTH, 'outstanding I/Os'] : [MAX_THREADS, 'threads'];
+    const n = Number(m[2]);
+    if (n < 1 || n > max) bad('diskspd parameter', p, p, `expected ${what} from 1 to ${max}`);
+  }
   const readPercent = 100 - writePct;
   const pattern: Pattern = readPercent === 100 ? (random ? 'randread' : 'read') : readPercent === 0 ? (random ? 'randwrite' : 'write') : random ? 'randrw' : 'rw';
   const test = makeTest(pattern, block, qd, threads, readPercent);

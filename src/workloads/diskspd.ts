@@ -18,15 +18,18 @@ export function diskspdSize(bytes: number): string {
 
 // Targets diskspd accepts: a path, `#<disk number>`, or `<drive letter>:`. Anything that could be read
 // as a flag, or that carries control characters, is refused before it reaches a command line.
-function checkTarget(target: string): void {
+/** Why diskspd would misread `target`, or null when it is a target diskspd takes as one. */
+export function diskspdTargetProblem(target: string): string | null {
   // diskspd reads arguments starting with '-' or '/' as flags
-  if (target === '' || target.startsWith('-') || target.startsWith('/')) {
-    throw new InvalidArgument(`diskspd target "${target}" must be a file path, #<disk number> or <drive letter>:`, { name: 'target', value: target });
-  }
+  if (target === '' || target.startsWith('-') || target.startsWith('/')) return 'must be a file path, #<disk number> or <drive letter>:';
   // eslint-disable-next-line no-control-regex
-  if (/[\x00-\x1f"]/.test(target)) {
-    throw new InvalidArgument(`diskspd target "${target}" contains a control character or quote`, { name: 'target', value: target });
-  }
+  if (/[\x00-\x1f\x7f-\x9f"]/.test(target)) return 'must not contain a control character or quote';
+  return null;
+}
+
+function checkTarget(target: string): void {
+  const problem = diskspdTargetProblem(target);
+  if (problem) throw new InvalidArgument(`diskspd target ${JSON.stringify(target)} ${problem}`, { name: 'target', value: target });
 }
 
 /**

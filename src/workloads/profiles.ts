@@ -5,6 +5,8 @@
 //
 // Aggregation: every CrystalDiskMark version reports the best (max) of its measured passes, so every
 // cdm* profile says `aggregate: 'max'`; the importer records the same rule in each record's metadata.
+import { InvalidArgument } from '../errors.ts';
+import { MAX_QUEUE_DEPTH, MAX_THREADS } from '../limits.ts';
 import { testIdentity, type Pattern } from '../results/record.ts';
 import type { WorkloadProfile, WorkloadTest } from './spec.ts';
 
@@ -12,6 +14,13 @@ const KiB = 1024;
 const MiB = 1024 * 1024;
 
 export function makeTest(pattern: Pattern, blockSizeBytes: number, queueDepth: number, threads: number, readPercent?: number): WorkloadTest {
+  // Every test, whatever wrote it (preset, IOMeter spec, custom fio/diskspd), passes through here.
+  if (!Number.isInteger(queueDepth) || queueDepth < 1 || queueDepth > MAX_QUEUE_DEPTH) {
+    throw new InvalidArgument(`queue depth: expected a whole number from 1 to ${MAX_QUEUE_DEPTH}, got ${queueDepth}`, { name: 'queueDepth', value: String(queueDepth) });
+  }
+  if (!Number.isInteger(threads) || threads < 1 || threads > MAX_THREADS) {
+    throw new InvalidArgument(`threads: expected a whole number from 1 to ${MAX_THREADS}, got ${threads}`, { name: 'threads', value: String(threads) });
+  }
   const rp = readPercent ?? (pattern === 'read' || pattern === 'randread' ? 100 : pattern === 'write' || pattern === 'randwrite' ? 0 : 50);
   return testIdentity({ pattern, blockSizeBytes, queueDepth, threads, readPercent: rp });
 }

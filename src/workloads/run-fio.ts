@@ -2,6 +2,7 @@
 // unmeasured warm-up pass, N measured passes, the profile's interval between tests, then the
 // profile's aggregation rule. Nothing runs inside the measured window but fio itself.
 import { ParseError, RemoteCommandFailed } from '../errors.ts';
+import { checkTimerMs } from '../limits.ts';
 import type { CommandRunner } from '../ssh/command-runner.ts';
 import { shJoin } from '../ssh/quote.ts';
 import { runPasses, type OnRaw, type TestOutcome } from './passes.ts';
@@ -41,7 +42,8 @@ export function fioCommandLine(test: WorkloadTest, profile: WorkloadProfile, opt
 }
 
 async function onePass(runner: CommandRunner, command: string, profile: WorkloadProfile, opts: FioRunOptions): Promise<string> {
-  const timeoutMs = (profile.runtimeSec + profile.rampSec + (opts.timeoutSlackSec ?? 120)) * 1000;
+  // Refused, not clamped: a pass that could not be timed would run unbounded or be killed at once.
+  const timeoutMs = checkTimerMs((profile.runtimeSec + profile.rampSec + (opts.timeoutSlackSec ?? 120)) * 1000, `${runner.target}: fio pass timeout`);
   const r = await runner.run(command, { timeoutMs, signal: opts.signal });
   if (r.exitCode !== 0) {
     throw new RemoteCommandFailed(`${runner.target}: fio failed with exit code ${r.exitCode}: ${r.stderr.trim().split('\n').slice(-3).join(' | ')}`, {

@@ -18,8 +18,8 @@ describe('storsweep validate', () => {
       `${F}:5:20: matrix.disk.format[1]: expected one of thin, lazyzeroedthick, eagerzeroedthick, rdm-physical, rdm-virtual, vhdx-fixed, vhdx-dynamic, passthrough; got "eagerzero"`,
       `${F}:7:14: matrix.workload.profile: an axis needs at least one value`,
       `${F}:9:13: settings.fileSize: expected a size like 64m, 1g, 1024m or a number of bytes`,
-      `${F}:10:11: settings.passes: Too small: expected number to be >=1; got 0`,
-      `${F}:11:9: repeat: Too small: expected number to be >=1; got 0`,
+      `${F}:10:11: settings.passes: expected a number of passes from 1 to 100; got 0`,
+      `${F}:11:9: repeat: expected a number of repetitions from 1 to 1000; got 0`,
       `${F}:13:14: order.randomize: expected boolean; got "maybe"`,
     ]);
     expect(stackTraceLines(r.stderr)).toEqual([]);

@@ -18,6 +18,7 @@ import { createRunLog } from '../../run/log.ts';
 import { createProgressView, type ProgressEvent } from '../../run/progress.ts';
 import { composeTargets, measurementFacts, planRun, type Composition } from '../compose.ts';
 import { EXIT } from '../exit.ts';
+import { retriesOption, stepTimeoutOption } from '../options.ts';
 import { runReport } from './report.ts';
 import { jsonText, progressStream, terminal } from '../output.ts';
 import { visibleJson } from '../../text/visible.ts';
@@ -31,8 +32,9 @@ export interface RunCommandOptions {
   keep?: boolean;
   failFast?: boolean;
   confirmDestroy?: string;
-  retries?: string;
-  stepTimeout?: string;
+  /** parsed and range-checked by commander (src/cli/options.ts) */
+  retries?: number;
+  stepTimeout?: number;
   report?: boolean;
 }
 
@@ -229,7 +231,7 @@ async function runLocked(playbookFile: string | undefined, o: RunCommandOptions,
 async function execute({ plan, store, comps }: Prepared, o: RunCommandOptions): Promise<number> {
   const runDir = store.runDir;
   const timeouts = store.meta().timeouts ?? {};
-  const stepSec = o.stepTimeout !== undefined ? Number(o.stepTimeout) : timeouts.stepSec;
+  const stepSec = o.stepTimeout ?? timeouts.stepSec;
   const log = createRunLog(path.join(runDir, 'log.jsonl'));
   const live = Boolean(progressStream().isTTY) && !process.env.CI && process.env.TERM !== 'dumb';
   const view = createProgressView(progressStream(), { live });
@@ -275,9 +277,9 @@ async function execute({ plan, store, comps }: Prepared, o: RunCommandOptions): 
       onEvent,
       failFast: o.failFast,
       keep: o.keep,
-      stepTimeoutMs: stepSec ? stepSec * 1000 : undefined,
+      stepTimeoutMs: stepSec !== undefined ? stepSec * 1000 : undefined,
       workloadSlackSec: timeouts.workloadSlackSec,
-      retry: o.retries !== undefined ? { retries: Number(o.retries) } : undefined,
+      retry: o.retries !== undefined ? { retries: o.retries } : undefined,
     });
   } finally {
     // Targets on one vCenter share its session: it logs out when the last of them closes.
@@ -355,8 +357,8 @@ export function registerRun(program: Command): void {
     .option('--keep', "leave the last permutation's objects in place for inspection")
     .option('--fail-fast', 'stop at the first failed permutation')
     .option('--confirm-destroy <devices>', 'comma-separated canonical names of the devices destructive steps may format or map')
-    .option('--retries <n>', 'retries of a transient failure per step (default 3)')
-    .option('--step-timeout <sec>', 'limit for each provisioning step (default 1800)')
+    .option('--retries <n>', 'retries of a transient failure per step, 0-20 (default 3)', retriesOption)
+    .option('--step-timeout <sec>', 'limit for each provisioning step in whole seconds, 1-2147483 (default 1800)', stepTimeoutOption)
     .option('--no-report', 'do not write report.md/report.html at the end')
     .action(async (playbook: string | undefined, o: RunCommandOptions) => {
       process.exitCode = await runCommand(playbook, o);

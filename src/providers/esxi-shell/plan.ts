@@ -5,7 +5,7 @@ import type { Axes } from '../../results/record.ts';
 import type { PlannedStep } from '../../run/provider.ts';
 import { checkEsxiShellTarget, type EsxiShellTargetConfig } from './config.ts';
 import { VMFS_GPT_GUID, VMFS_MBR_TYPE, type VmfsKind } from './partedutil.ts';
-import { checkEsxi, checkInt } from './validate.ts';
+import { checkEsxi, checkInt, ESXI_MAX_DISK_GB } from './validate.ts';
 import { checkBlockSize, type VmdkFormat } from './vmkfstools.ts';
 
 export type DatastoreKind = VmfsKind | 'existing';
@@ -80,7 +80,7 @@ export function planEsxiShellSteps(axes: Axes, targetIn: EsxiShellTargetConfig, 
       creates: { kind: 'rdm', name: diskName },
     });
   } else {
-    const sizeGb = checkInt(axis(axes, 'disk.sizeGb'), 'disk.sizeGb', 1, 62 * 1024);
+    const sizeGb = checkInt(axis(axes, 'disk.sizeGb'), 'disk.sizeGb', 1, ESXI_MAX_DISK_GB);
     step({
       step: 'disk',
       operation: 'vmkfstools -c',

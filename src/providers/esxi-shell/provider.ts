@@ -9,7 +9,7 @@ import type { CreatedObject, OwnedObjectRef, PlannedStep, Provider, ProviderCont
 import { checkEsxiShellTarget, type EsxiShellTargetConfig } from './config.ts';
 import { deviceListArgv, filesystemListArgv, filesystemUnmountArgv, parseDeviceList, parseFilesystemList, parseVmfsExtentList, vmfsExtentListArgv } from './esxcli.ts';
 import { deletePartitionArgv, getptblArgv, getUsableSectorsArgv, mklabelArgv, parseGetptbl, parseUsableSectors, setptblArgv, VMFS_GPT_GUID, VMFS_MBR_TYPE, vmfsPartitionLayout, type VmfsKind } from './partedutil.ts';
-import { checkEsxi, checkInt } from './validate.ts';
+import { checkEsxi, checkInt, ESXI_MAX_DISK_GB } from './validate.ts';
 import { diskAddExistingArgv, diskRemoveArgv, getDevicesArgv, parseDiskDevices } from './vimcmd.ts';
 import { createDiskArgv, createRdmArgv, createVmfsArgv, deleteDiskArgv, parseCreateVmfs, parseQueryFs, queryFsArgv, type VmdkFormat } from './vmkfstools.ts';
 
@@ -105,7 +105,7 @@ export function createEsxiShellProvider(targetIn: EsxiShellTargetConfig, runner:
       }
       case 'vmkfstools -c': {
         const path = str(a.path, 'path');
-        await exec(createDiskArgv(checkInt(a.sizeGb, 'sizeGb', 1, 62 * 1024), str(a.format, 'format') as VmdkFormat, path));
+        await exec(createDiskArgv(checkInt(a.sizeGb, 'sizeGb', 1, ESXI_MAX_DISK_GB), str(a.format, 'format') as VmdkFormat, path));
         return createdObject(step, path, { path });
       }
       case 'vmkfstools -z':

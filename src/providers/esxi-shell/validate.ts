@@ -3,7 +3,7 @@
 // meant (a device, not a path to /; a label, not an option) before anything is sent.
 import { InvalidArgument } from '../../errors.ts';
 
-const PATTERNS = {
+export const ESXI_PATTERNS = {
   device: /^(naa|t10|eui|mpx)\.[\w.:-]+$/,
   // VMFS labels: ESXi allows more, but our owned names and common datastore names fit this.
   label: /^[A-Za-z0-9][A-Za-z0-9._-]{0,79}$/,
@@ -13,9 +13,9 @@ const PATTERNS = {
   vmid: /^[1-9][0-9]{0,8}$/,
 } as const;
 
-export type EsxiValueKind = keyof typeof PATTERNS;
+export type EsxiValueKind = keyof typeof ESXI_PATTERNS;
 
-const EXPECTED: Record<EsxiValueKind, string> = {
+export const ESXI_EXPECTED: Record<EsxiValueKind, string> = {
   device: 'a canonical device name like naa.6000…, t10.…, eui.… or mpx.vmhba0:C0:T0:L0',
   label: 'a datastore label of letters, digits, ".", "_" and "-" (max 80, starting with a letter or digit)',
   volumePath: 'a datastore path /vmfs/volumes/<datastore>',
@@ -23,13 +23,26 @@ const EXPECTED: Record<EsxiValueKind, string> = {
   vmid: 'a numeric VM id as vim-cmd vmsvc/getallvms prints it',
 };
 
-export function checkEsxi(kind: EsxiValueKind, value: unknown, name: string = kind): string {
+/** The one predicate behind checkEsxi; the inventory schema uses it too, so validate and run agree. */
+export function isEsxiValue(kind: EsxiValueKind, value: unknown): boolean {
   const s = typeof value === 'number' ? String(value) : value;
-  if (typeof s !== 'string' || !PATTERNS[kind].test(s) || s.split('/').includes('..')) {
-    throw new InvalidArgument(`${name}: expected ${EXPECTED[kind]}, got ${JSON.stringify(value)}`, { name, value: String(value) });
-  }
-  return s;
+  return typeof s === 'string' && ESXI_PATTERNS[kind].test(s) && !s.split('/').includes('..');
 }
+
+export function checkEsxi(kind: EsxiValueKind, value: unknown, name: string = kind): string {
+  if (!isEsxiValue(kind, value)) {
+    throw new InvalidArgument(`${name}: expected ${ESXI_EXPECTED[kind]}, got ${JSON.stringify(value)}`, { name, value: String(value) });
+  }
+  return String(value);
+}
+
+/** The volume path a target's `datastore` names: a label, or the full /vmfs/volumes/<label>. */
+export function datastoreVolumePath(datastore: string): string {
+  return datastore.startsWith('/') ? datastore : `/vmfs/volumes/${datastore}`;
+}
+
+/** Largest virtual disk vmkfstools creates: 62 TiB (VMFS5/6 maximum VMDK size). */
+export const ESXI_MAX_DISK_GB = 62 * 1024;
 
 export function checkInt(value: unknown, name: string, min: number, max: number): number {
   if (typeof value !== 'number' || !Number.isInteger(value) || value < min || value > max) {

@@ -3,7 +3,7 @@
 // lines vmkfstools prints.
 import { InvalidArgument, ParseError } from '../../errors.ts';
 import type { VmfsKind } from './partedutil.ts';
-import { checkEsxi, checkInt, devfsPath } from './validate.ts';
+import { checkEsxi, checkInt, devfsPath, ESXI_MAX_DISK_GB } from './validate.ts';
 
 /** File block sizes (MiB) each VMFS version accepts with -b. VMFS5/6 have a unified 1 MiB block. */
 export const VMFS_BLOCK_SIZES_MB: Record<VmfsKind, readonly number[]> = { vmfs3: [1, 2, 4, 8], vmfs5: [1], vmfs6: [1] };
@@ -27,7 +27,7 @@ export function createDiskArgv(sizeGb: number, format: VmdkFormat, path: string)
   if (!['thin', 'zeroedthick', 'eagerzeroedthick'].includes(format)) {
     throw new InvalidArgument(`disk format must be thin, zeroedthick or eagerzeroedthick, got ${JSON.stringify(format)}`, { name: 'disk.format', value: String(format) });
   }
-  return ['vmkfstools', '-c', `${checkInt(sizeGb, 'disk.sizeGb', 1, 62 * 1024)}g`, '-d', format, checkEsxi('vmdkPath', path)];
+  return ['vmkfstools', '-c', `${checkInt(sizeGb, 'disk.sizeGb', 1, ESXI_MAX_DISK_GB)}g`, '-d', format, checkEsxi('vmdkPath', path)];
 }
 
 export function createRdmArgv(mode: 'physical' | 'virtual', device: string, path: string): string[] {

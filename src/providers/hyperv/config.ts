@@ -1,6 +1,6 @@
 // What the Hyper-V provider needs to know about one host, mapped from the inventory by config/.
 import { InvalidArgument } from '../../errors.ts';
-import { checkHyperv } from './validate.ts';
+import { checkHyperv, HYPERV_DISK_NUMBER } from './validate.ts';
 
 export interface AllowedDisk {
   /** Get-Disk Number */
@@ -36,11 +36,11 @@ export function checkHypervTarget(t: HypervTargetConfig): HypervTargetConfig & {
   for (const [k, v] of Object.entries(t.volumes ?? {})) checkHyperv('folder', v, `${t.host}: volumes.${k}`);
   const allowedDisks = t.allowedDisks ?? [];
   allowedDisks.forEach((d, i) => {
-    int(d.number, `${t.host}: allowedDisks[${i}].number`, 0, 4096);
+    int(d.number, `${t.host}: allowedDisks[${i}].number`, HYPERV_DISK_NUMBER.min, HYPERV_DISK_NUMBER.max);
     if (d.serialNumber === undefined && d.uniqueId === undefined) throw new InvalidArgument(`${t.host}: allowedDisks[${i}] needs serialNumber or uniqueId (a disk number alone can change between boots)`, { name: `allowedDisks[${i}]`, value: String(d.number) });
     if (d.serialNumber !== undefined) checkHyperv('serial', d.serialNumber, `${t.host}: allowedDisks[${i}].serialNumber`);
     if (d.uniqueId !== undefined) checkHyperv('serial', d.uniqueId, `${t.host}: allowedDisks[${i}].uniqueId`);
   });
-  if (t.passthroughDisk !== undefined) int(t.passthroughDisk, `${t.host}: passthroughDisk`, 0, 4096);
+  if (t.passthroughDisk !== undefined) int(t.passthroughDisk, `${t.host}: passthroughDisk`, HYPERV_DISK_NUMBER.min, HYPERV_DISK_NUMBER.max);
   return { ...t, allowedDisks, scsiController: int(t.scsiController ?? 0, `${t.host}: scsiController`, 0, 3), scsiLocation: int(t.scsiLocation ?? 1, `${t.host}: scsiLocation`, 0, 63) };
 }

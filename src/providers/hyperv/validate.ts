@@ -14,11 +14,32 @@ const PATTERNS = {
 
 export type HypervValueKind = keyof typeof PATTERNS;
 
+export const HYPERV_EXPECTED: Record<HypervValueKind, string> = {
+  folder: 'a drive-rooted folder like D:\\bench of letters, digits, space, ".", "_" and "-" (no "..")',
+  vhdxPath: 'a drive-rooted path to a .vhdx file (no "..")',
+  vmName: 'a VM name of letters, digits, space, ".", "_" and "-" (max 100, starting with a letter or digit; no wildcards)',
+  ownedName: 'a name of letters, digits, ".", "_" and "-" (max 100)',
+  serial: 'printable ASCII, max 128 characters',
+};
+
+/** The one predicate behind checkHyperv; the inventory schema uses it too, so validate and run agree. */
+export function isHypervValue(kind: HypervValueKind, value: unknown): boolean {
+  return typeof value === 'string' && PATTERNS[kind].test(value) && !value.split('\\').includes('..');
+}
+
 export function checkHyperv(kind: HypervValueKind, value: unknown, name: string = kind): string {
-  if (typeof value !== 'string' || !PATTERNS[kind].test(value) || value.split('\\').includes('..')) {
-    throw new InvalidArgument(`${name}: not a valid ${kind}: ${JSON.stringify(value)}`, { name, value: String(value) });
+  if (!isHypervValue(kind, value)) {
+    throw new InvalidArgument(`${name}: expected ${HYPERV_EXPECTED[kind]}, got ${JSON.stringify(value)}`, { name, value: String(value) });
   }
-  return value;
+  return value as string;
+}
+
+/** Get-Disk numbers a target may name (allowedDisks, passthroughDisk). */
+export const HYPERV_DISK_NUMBER = { min: 0, max: 4096 } as const;
+
+/** New-VHD -BlockSizeBytes: a power of two from 1 MiB to 256 MiB. */
+export function isVhdxBlockSize(b: number): boolean {
+  return Number.isInteger(b) && b >= 2 ** 20 && b <= 256 * 2 ** 20 && (b & (b - 1)) === 0;
 }
 
 export function joinWin(folder: string, file: string): string {

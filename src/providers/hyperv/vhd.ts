@@ -1,7 +1,7 @@
 // VHDX files and their attachment to a VM, as PowerShell cmdlet calls (data for runCalls).
 import { InvalidArgument } from '../../errors.ts';
 import type { PsCall } from './powershell.ts';
-import { checkHyperv } from './validate.ts';
+import { checkHyperv, isVhdxBlockSize } from './validate.ts';
 
 export const VHD_PROPS = ['Path', 'VhdFormat', 'VhdType', 'FileSize', 'Size', 'LogicalSectorSize', 'PhysicalSectorSize', 'BlockSize', 'Attached'];
 
@@ -24,7 +24,7 @@ export function newVhdCall(s: NewVhdSpec): PsCall {
   if (s.blockSizeBytes !== undefined) {
     // VHDX block sizes are powers of two from 1 MiB to 256 MiB
     const b = s.blockSizeBytes;
-    if (!Number.isInteger(b) || b < MiB || b > 256 * MiB || (b & (b - 1)) !== 0) throw new InvalidArgument(`disk.blockSizeBytes must be a power of two from 1 MiB to 256 MiB, got ${b}`, { name: 'disk.blockSizeBytes', value: String(b) });
+    if (!isVhdxBlockSize(b)) throw new InvalidArgument(`disk.blockSizeBytes must be a power of two from 1 MiB to 256 MiB, got ${b}`, { name: 'disk.blockSizeBytes', value: String(b) });
     params.BlockSizeBytes = b;
   }
   for (const [key, v] of [['LogicalSectorSizeBytes', s.logicalSectorBytes], ['PhysicalSectorSizeBytes', s.physicalSectorBytes]] as const) {

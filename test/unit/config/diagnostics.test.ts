@@ -92,8 +92,8 @@ describe('playbook diagnostics', () => {
       `${F}:5:20: matrix.disk.format[1]: expected one of thin, lazyzeroedthick, eagerzeroedthick, rdm-physical, rdm-virtual, vhdx-fixed, vhdx-dynamic, passthrough; got "eagerzero"`,
       `${F}:7:14: matrix.workload.profile: an axis needs at least one value`,
       `${F}:9:13: settings.fileSize: expected a size like 64m, 1g, 1024m or a number of bytes`,
-      `${F}:10:11: settings.passes: Too small: expected number to be >=1; got 0`,
-      `${F}:11:9: repeat: Too small: expected number to be >=1; got 0`,
+      `${F}:10:11: settings.passes: expected a number of passes from 1 to 100; got 0`,
+      `${F}:11:9: repeat: expected a number of repetitions from 1 to 1000; got 0`,
       `${F}:13:14: order.randomize: expected boolean; got "maybe"`,
     ]);
   });
@@ -169,7 +169,7 @@ describe('inventory diagnostics', () => {
 
   it('out-of-range port and bad enum in an sshHosts entry', () => {
     expect(inventory('inv-sshhost-incomplete.yaml')).toEqual([
-      `${f('inv-sshhost-incomplete.yaml')}:4:11: sshHosts.guest.port: Too big: expected number to be <=65535; got 70000`,
+      `${f('inv-sshhost-incomplete.yaml')}:4:11: sshHosts.guest.port: expected a TCP port from 1 to 65535; got 70000`,
       `${f('inv-sshhost-incomplete.yaml')}:6:12: sshHosts.guest.shell: expected one of posix, powershell; got "bash"`,
     ]);
   });

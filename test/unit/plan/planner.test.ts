@@ -102,7 +102,7 @@ describe('stable permutation ids', () => {
     const range = (n: number) => Array.from({ length: n }, (_, i) => i + 1);
     const profiles = Object.keys(PROFILES).slice(0, 10);
     expect(profiles).toHaveLength(10);
-    const plan = buildPlan(pb({ matrix: { disk: { format: ['thin'], sizeGb: range(100), blockSizeBytes: range(100) }, workload: { profile: profiles } } }), 'x', {
+    const plan = buildPlan(pb({ matrix: { disk: { format: ['thin'], sizeGb: range(100) }, volume: { sizeGb: range(100) }, workload: { profile: profiles } } }), 'x', {
       runId: 'rbig',
       provider: 'local',
     });

@@ -1,0 +1,49 @@
+// Field types the playbook and inventory schemas share: numbers with a range (and the range in the
+// message), and text that carries no control character. Each refusal is one zod issue whose message
+// names what was expected, so a diagnostic reads "expected … from 1 to 86400 (…); got 3000000".
+import { z } from 'zod';
+
+function rangeText(what: string, min: number, max: number, why?: string): string {
+  return `expected ${what} from ${min} to ${max}${why ? ` (${why})` : ''}`;
+}
+
+/**
+ * A whole number from `min` to `max`. One custom check instead of .int().min().max(), so a bad value
+ * gets one message with the range (never three, never "expected int"); `meta` keeps the range in the
+ * JSON Schema editors read.
+ */
+export function intIn(min: number, max: number, what = 'a whole number', why?: string) {
+  const expected = rangeText(what, min, max, why);
+  return z
+    .number()
+    .superRefine((v, ctx) => {
+      if (!Number.isInteger(v) || v < min || v > max) ctx.addIssue({ code: 'custom', message: `${expected}; got ${v}` });
+    })
+    .meta({ type: 'integer', minimum: min, maximum: max });
+}
+
+/** A number (fractions allowed) above `min` (or at it when `minInclusive`) and at most `max`. */
+export function numberIn(min: number, max: number, what: string, why?: string, minInclusive = true) {
+  const expected = minInclusive ? rangeText(what, min, max, why) : `expected ${what} above ${min} and at most ${max}${why ? ` (${why})` : ''}`;
+  return z
+    .number()
+    .superRefine((v, ctx) => {
+      if (!(minInclusive ? v >= min : v > min) || v > max) ctx.addIssue({ code: 'custom', message: `${expected}; got ${v}` });
+    })
+    .meta(minInclusive ? { minimum: min, maximum: max } : { exclusiveMinimum: min, maximum: max });
+}
+
+/** C0 controls (newline, tab, ESC, NUL…), DEL and C1 controls: never part of a name, path or host. */
+// eslint-disable-next-line no-control-regex
+export const CONTROL_CHARACTER = /[\x00-\x1f\x7f-\x9f]/;
+
+/** Text that may reach a command line or a terminal: any character but a control character. */
+export function plainText() {
+  // eslint-disable-next-line no-control-regex
+  return z.string().regex(/^[^\x00-\x1f\x7f-\x9f]*$/, { error: 'must not contain a control character (newline, tab, escape, …)' });
+}
+
+/** A string that must satisfy a provider's own predicate (the one its runtime check uses). */
+export function matching(test: (v: string) => boolean, expected: string) {
+  return z.string().refine(test, { error: `expected ${expected}` });
+}
