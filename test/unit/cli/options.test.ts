@@ -29,6 +29,7 @@ describe('--step-timeout', () => {
   it('shows an escape sequence in the value as text, never raw', () => {
     const msg = refusal(stepTimeoutOption, '\x1b[31m5\u009b');
     expect(msg).toBe('--step-timeout: expected whole seconds from 1 to 2147483 (Node\'s timer limit), got "\\x1b[31m5\\x9b"');
+    // eslint-disable-next-line no-control-regex
     expect(msg).not.toMatch(/[\x00-\x1f\x7f-\x9f]/);
   });
 });
