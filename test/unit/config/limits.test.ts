@@ -102,7 +102,7 @@ describe('provider strings: validate refuses what the providers refuse at run ti
 
   it('Hyper-V diskspdPath that is not diskspd.exe', () => {
     expect(inventory('inv-hyperv-diskspd-path.yaml')).toEqual([
-      `${f('inv-hyperv-diskspd-path.yaml')}:14:18: targets.hv.diskspdPath: expected diskspd.exe or a drive-rooted path to it like C:\\Tools\\diskspd.exe`,
+      `${f('inv-hyperv-diskspd-path.yaml')}:14:18: targets.hv.diskspdPath: expected diskspd.exe or an absolute path to it like C:\\Tools\\diskspd.exe`,
     ]);
   });
 
