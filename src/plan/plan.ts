@@ -1,5 +1,6 @@
 // The plan is data: every permutation with its id, axes, workload and provisioning steps, in run
 // order, with a duration estimate. Building it does no I/O; `run` consumes only the plan.
+import path from 'node:path';
 import type { Playbook } from '../config/playbook.ts';
 import { matrixAxes } from '../config/playbook.ts';
 import type { Axes } from '../results/record.ts';
@@ -38,6 +39,20 @@ export interface RunPlan {
   profiles: Record<string, WorkloadProfile>;
   permutations: PermutationPlan[];
   totalEstimateSec: number;
+}
+
+/**
+ * The workload's test target when it is a raw device the benchmark overwrites: a block device in
+ * the guest (`/dev/sdb`, not a file under /dev/shm) or a diskspd physical drive (`#1`). Its name is
+ * what `destroys` and `--confirm-destroy` carry.
+ */
+export function rawTestTarget(testFile: unknown): string | undefined {
+  if (typeof testFile !== 'string') return undefined;
+  const t = testFile.trim();
+  if (/^#\d+$/.test(t)) return t;
+  const p = path.posix.normalize(t);
+  if (p.startsWith('/dev/') && !p.startsWith('/dev/shm/')) return p;
+  return undefined;
 }
 
 export type StepPlanner = (axes: Axes, names: { prefix: string }) => PlannedStep[];
@@ -105,12 +120,15 @@ export function buildPlan(pb: Playbook, target: string | string[], opts: PlanOpt
     const profile = profiles[workload]!;
     const t = listed ? targetOpts(String(a.target)) : opts;
     const steps = t.planSteps ? t.planSteps(a, { prefix: ownedPrefix(opts.runId, id) }) : [];
+    // writing to a raw device destroys what it holds: the workload step is destructive then
+    const raw = rawTestTarget(t.workloadTarget?.testFile);
     steps.push({
       step: 'workload',
       provider: t.workloadProvider ?? t.provider,
       operation: t.workloadTool ?? 'fio',
       arguments: { profile: workload, tests: testIds.get(workload)!, repetitions: pb.repeat, ...(t.workloadTarget ?? {}) },
-      destructive: false,
+      destructive: raw !== undefined,
+      ...(raw !== undefined ? { destroys: [raw] } : {}),
     });
     const estimateSec = estimatePermutationSec(profile, pb.repeat, steps, a);
     total += estimateSec;

@@ -12,7 +12,22 @@ import type { ResultRecord } from './record.ts';
 export const DB_FILE = 'run.sqlite';
 
 export type PermutationStatus = 'pending' | 'running' | 'done' | 'failed';
-export type LedgerState = 'intent' | 'created' | 'removed' | 'absent' | 'remove-failed' | 'kept';
+/**
+ * A ledger row's life (docs/architecture.md, "The ledger"):
+ * - intent: written before apply(); authorises nothing (a legacy or crashed row is torn down only
+ *   if the provider finds the object by its owned name)
+ * - sent: apply's guards passed and its first mutating command went out; `data` is what destroy
+ *   needs to prove the object is ours
+ * - refused / not-sent: apply ended before sending anything (a guard refused, or it failed
+ *   earlier); terminal, never torn down
+ * - created: the id came back; removed / absent / remove-failed / kept: teardown's outcome
+ */
+export type LedgerState = 'intent' | 'sent' | 'refused' | 'not-sent' | 'created' | 'removed' | 'absent' | 'remove-failed' | 'kept';
+
+/** States whose object may exist and is ours to remove (subject to the provider's checks). */
+export const LIVE_LEDGER_STATES: readonly LedgerState[] = ['intent', 'sent', 'created', 'remove-failed'];
+/** States after which nothing is left to remove. */
+export const FINAL_LEDGER_STATES: readonly LedgerState[] = ['removed', 'absent', 'refused', 'not-sent'];
 
 export interface LedgerRow extends OwnedObjectRef {
   seq: number;
@@ -46,6 +61,8 @@ export interface RunMeta {
   startedAt: string;
   fingerprint: Record<string, string>;
   insecureEndpoints: string[];
+  /** exactly what the plan destroys, as confirmed with --confirm-destroy when the run started */
+  confirmedDestroy?: string[];
   /** the playbook's `timeouts` (kept here so that --resume applies them too) */
   timeouts?: { stepSec?: number; workloadSlackSec?: number };
   /** what `run --resume` must find unchanged: the playbook's SHA-256 and the inventory's measurement facts (cli/compose.ts) */
@@ -237,16 +254,36 @@ export class ResultStore {
 
   // --- ledger ------------------------------------------------------------------------------
 
-  /** Recorded BEFORE the create call: after a crash the owned name is enough to find the object. */
+  /**
+   * Recorded BEFORE apply(). An intent authorises nothing; after a crash the owned name is enough
+   * to find the object. A row left over from an earlier attempt that ended in a final state starts
+   * again from scratch (its old data must not authorise anything now).
+   */
   ledgerIntent(permutationId: string, provider: ProviderName, ref: OwnedObjectRef, data: Record<string, unknown>): void {
     this.db.transaction(() => {
       this.db
         .prepare(
           `INSERT INTO ledger (permutation_id, provider, kind, name, data, state, updated_at) VALUES (?, ?, ?, ?, ?, 'intent', ?)
-           ON CONFLICT (kind, name) DO UPDATE SET state = CASE WHEN state IN ('removed', 'absent') THEN 'intent' ELSE state END, updated_at = excluded.updated_at`,
+           ON CONFLICT (kind, name) DO UPDATE SET
+             object_id = CASE WHEN state IN ('removed', 'absent', 'refused', 'not-sent') THEN NULL ELSE object_id END,
+             data = CASE WHEN state IN ('removed', 'absent', 'refused', 'not-sent') THEN excluded.data ELSE data END,
+             error = CASE WHEN state IN ('removed', 'absent', 'refused', 'not-sent') THEN NULL ELSE error END,
+             state = CASE WHEN state IN ('removed', 'absent', 'refused', 'not-sent') THEN 'intent' ELSE state END,
+             updated_at = excluded.updated_at`,
         )
         .run(permutationId, provider, ref.kind, ref.name, JSON.stringify(data), now());
       this.appendJournal(permutationId, `${ref.kind}:${ref.name}`, 'intent', null);
+    })();
+  }
+
+  /**
+   * apply() is about to send its first mutating command: from now on the object may exist, and
+   * `data` is what destroy() needs to prove it is ours. Called again, it replaces the data.
+   */
+  ledgerSent(permutationId: string, ref: OwnedObjectRef, data: Record<string, unknown>): void {
+    this.db.transaction(() => {
+      const r = this.db.prepare("UPDATE ledger SET data = ?, state = 'sent', error = NULL, updated_at = ? WHERE kind = ? AND name = ? AND state IN ('intent', 'sent', 'not-sent')").run(JSON.stringify(data), now(), ref.kind, ref.name);
+      if (r.changes) this.appendJournal(permutationId, `${ref.kind}:${ref.name}`, 'sent', null);
     })();
   }
 
@@ -263,7 +300,7 @@ export class ResultStore {
 
   /** What the run created and has not removed: live objects and those `run --keep` left in place. */
   leftovers(): LedgerRow[] {
-    return this.ledger().filter((o) => o.state !== 'removed' && o.state !== 'absent');
+    return this.ledger().filter((o) => !FINAL_LEDGER_STATES.includes(o.state));
   }
 
   ledger(filter?: { permutationId?: string; live?: boolean }): LedgerRow[] {
@@ -280,7 +317,7 @@ export class ResultStore {
         state: r.state as LedgerState,
         error: (r.error as string | null) ?? null,
       }))
-      .filter((r) => (!filter?.permutationId || r.permutationId === filter.permutationId) && (!filter?.live || r.state === 'intent' || r.state === 'created' || r.state === 'remove-failed'));
+      .filter((r) => (!filter?.permutationId || r.permutationId === filter.permutationId) && (!filter?.live || LIVE_LEDGER_STATES.includes(r.state)));
   }
 }
 

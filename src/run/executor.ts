@@ -4,7 +4,7 @@
 // reason and the sweep goes on (unless failFast). Resuming skips permutations already done and
 // cleans up and redoes a half-done one. The function always returns the state it reached.
 import { redact } from '../config/secrets.ts';
-import { errorMessage } from '../errors.ts';
+import { errorMessage, UnsafeOperation } from '../errors.ts';
 import type { PermutationPlan, RunPlan } from '../plan/plan.ts';
 import { storeRaw } from '../results/raw.ts';
 import type { ResultRecord } from '../results/record.ts';
@@ -16,6 +16,7 @@ import type { WorkloadProfile, WorkloadTest } from '../workloads/spec.ts';
 import type { ProgressEvent } from './progress.ts';
 import type { CreatedObject, PlannedStep, Provider, ProviderContext } from './provider.ts';
 import { StepTimedOut, withRetry, withTimeout, type RetryPolicy } from './retry.ts';
+import { destroyRecorded, NOT_SENT_REASON, wasSent } from './teardown.ts';
 
 const ORPHAN_GRACE_MIN_MS = 60_000;
 const ORPHAN_GRACE_MAX_MS = 10 * 60_000;
@@ -197,6 +198,10 @@ async function runPermutation(perm: PermutationPlan, c: PermContext): Promise<bo
     axes: perm.axes,
     signal: c.signal,
     log: (message, fields) => c.emit({ type: 'message', level: 'info', text: redact(message), fields }),
+    // runStep gives each step its own; outside a step nothing may be sent
+    sent: () => {
+      throw new Error('ctx.sent called outside a provisioning step');
+    },
   };
   c.emit({ type: 'permutation-start', index: perm.index, total: plan.permutations.length, permutationId: perm.permutationId, axes: perm.axes, estimateSec: perm.estimateSec });
   if (c.resumed) {
@@ -221,7 +226,7 @@ async function runPermutation(perm: PermutationPlan, c: PermContext): Promise<bo
   } finally {
     if (!c.keepObjects) await teardown(perm, c, ctx);
     else {
-      for (const o of store.ledger({ permutationId: perm.permutationId, live: true })) record(() => store.ledgerState(o, 'kept'));
+      for (const o of store.ledger({ permutationId: perm.permutationId, live: true })) if (wasSent(o)) record(() => store.ledgerState(o, 'kept'));
       c.emit({ type: 'message', level: 'info', text: `--keep: leaving the objects of ${perm.permutationId} in place` });
     }
   }
@@ -257,20 +262,33 @@ async function runStep(step: PlannedStep, perm: PermutationPlan, c: PermContext,
   const started = Date.now();
   if (step.creates) c.store.ledgerIntent(perm.permutationId, step.provider, step.creates, { operation: step.operation, arguments: step.arguments });
   else c.store.appendJournal(perm.permutationId, step.step, 'intent', { operation: step.operation });
+  // The provider calls sent() after its guards, right before its first mutating command. A write
+  // that fails here throws inside apply, before anything is sent: fail closed.
+  let sent = false;
+  const sendCtx: ProviderContext = {
+    ...ctx,
+    sent: (data) => {
+      sent = true;
+      if (step.creates) c.store.ledgerSent(perm.permutationId, step.creates, data);
+      else c.store.appendJournal(perm.permutationId, step.step, 'sent', null);
+    },
+  };
   const attempt = async (n: number): Promise<CreatedObject | null> => {
     // After an ambiguous failure of a mutating call, look before reissuing: the first call may
     // have created the object before the connection dropped.
-    if (n > 1 && step.creates) {
+    if (n > 1 && step.creates && sent) {
       const found = await provider.find(step.creates);
       if (found) return found;
     }
-    return withTimeout((signal) => provider.apply(step, { ...ctx, signal }), c.stepTimeoutMs ?? 30 * 60_000, `${step.step} (${step.operation})`, c.signal);
+    return withTimeout((signal) => provider.apply(step, { ...sendCtx, signal }), c.stepTimeoutMs ?? 30 * 60_000, `${step.step} (${step.operation})`, c.signal);
   };
   let created: CreatedObject | null;
   try {
     created = await withRetry(attempt, { ...c.retry, signal: c.signal, onRetry: (err, n) => c.emit({ type: 'message', level: 'warn', text: `retrying ${step.step} (attempt ${n + 1}): ${redact(errorMessage(err))}` }) });
   } catch (err) {
     if (err instanceof StepTimedOut && err.pending && step.creates) await settleOrphan(err.pending, perm, step, c);
+    // Nothing went out: the step is marked so and teardown never touches it.
+    if (step.creates && !sent) record(() => c.store.ledgerState(step.creates!, err instanceof UnsafeOperation ? 'refused' : 'not-sent', redact(errorMessage(err))));
     throw err;
   }
   if (step.creates && created) c.store.ledgerCreated(perm.permutationId, created);
@@ -315,15 +333,15 @@ async function teardown(perm: PermutationPlan, c: PermContext, ctx: ProviderCont
   if (!live.length) return;
   if (!c.provider) return;
   // Teardown must run even when the sweep was interrupted: give it its own signal.
-  const teardownCtx: ProviderContext = { ...ctx, signal: new AbortController().signal };
+  const teardownCtx: ProviderContext = { ...ctx, signal: new AbortController().signal, sent: () => undefined };
   for (const obj of live) {
     c.emit({ type: 'step', permutationId: perm.permutationId, step: `teardown ${obj.kind}`, operation: 'destroy' });
     try {
       const outcome = await withRetry(
-        () => withTimeout((signal) => c.provider!.destroy({ kind: obj.kind, name: obj.name, provider: obj.provider, id: obj.objectId, data: obj.data }, { ...teardownCtx, signal }), c.stepTimeoutMs ?? 30 * 60_000, `destroy ${obj.kind} ${obj.name}`),
+        () => withTimeout((signal) => destroyRecorded(c.provider!, obj, { ...teardownCtx, signal }), c.stepTimeoutMs ?? 30 * 60_000, `destroy ${obj.kind} ${obj.name}`),
         { ...c.retry },
       );
-      record(() => c.store.ledgerState(obj, outcome));
+      record(() => c.store.ledgerState(obj, outcome, outcome === 'not-sent' ? NOT_SENT_REASON : null));
       record(() => c.store.appendJournal(perm.permutationId, `${obj.kind}:${obj.name}`, outcome, null));
     } catch (err) {
       const reason = redact(errorMessage(err));

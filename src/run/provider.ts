@@ -1,7 +1,10 @@
 // The contract between the executor and every provider (vsphere, esxi-shell, hyperv, local, ssh).
 // A permutation's plan is a list of PlannedStep values (pure data, serializable, secret-free). The
-// executor records an intent in the ledger before each step that `creates` an object, calls
-// `apply`, records the returned id, and later tears down in reverse order with `destroy`.
+// executor records an intent in the ledger before each step that `creates` an object and calls
+// `apply`; apply calls `ctx.sent(data)` once its guards passed, just before its first mutating
+// command, and the executor records that as 'sent' with the data; then it records the returned id.
+// An intent authorises nothing: teardown destroys only what was sent (or is found by owned name),
+// in reverse order, with `destroy` (see docs/architecture.md, "The ledger").
 import type { Axes } from '../results/record.ts';
 
 export type ProviderName = 'local' | 'ssh' | 'vsphere' | 'esxi-shell' | 'hyperv';
@@ -23,6 +26,13 @@ export interface PlannedStep {
   arguments: Record<string, unknown>;
   /** true when the step destroys data it did not create (formatting a LUN, offlining a disk) */
   destructive: boolean;
+  /**
+   * What a destructive step destroys, by canonical name: `naa.*`/`eui.*`/`t10.*`/`mpx.*` for a LUN,
+   * `disk<Number>:<SerialNumber or UniqueId>` for a Hyper-V host disk, the path for a raw guest
+   * device (`/dev/sdb`) or diskspd physical drive (`#1`). `--confirm-destroy` must list exactly the
+   * union over the plan. Empty/absent when `destructive` is false.
+   */
+  destroys?: string[];
   /** the object this step creates, if any; it is torn down in reverse step order */
   creates?: OwnedObjectRef;
 }
@@ -42,6 +52,13 @@ export interface ProviderContext {
   signal: AbortSignal;
   /** progress / log events; messages must not contain secrets */
   log(message: string, fields?: Record<string, unknown>): void;
+  /**
+   * apply() calls this after its guards passed and right before its first mutating command, with
+   * everything destroy() will need to prove the object is ours (device and exact layout, path,
+   * location, disk serial…). It may be called again with more data (e.g. a computed end sector)
+   * before the next mutating command. Without this call the step counts as never sent.
+   */
+  sent(data: Record<string, unknown>): void;
 }
 
 export interface Provider {
@@ -49,9 +66,11 @@ export interface Provider {
   /** Carry out one planned step. Returns the object created (if the step creates one). */
   apply(step: PlannedStep, ctx: ProviderContext): Promise<CreatedObject | null>;
   /**
-   * Remove an object this run created. Idempotent: an object already gone is 'absent'.
-   * `id` may be null when only the intent was recorded (crash between call and reply); the
-   * provider then looks the object up by its owned name.
+   * Remove an object this run created. Idempotent: an object already gone is 'absent'. Uses only
+   * `id` and `data` as recorded (never inventory values): `id` is null when the create was sent but
+   * its reply never recorded; `data` is then what apply passed to `ctx.sent`. The object must be
+   * found carrying the owned name or matching the recorded id/layout exactly; anything else is
+   * 'absent' (left alone).
    */
   destroy(obj: OwnedObjectRef & { provider: ProviderName; id: string | null; data: Record<string, unknown> }, ctx: ProviderContext): Promise<'removed' | 'absent'>;
   /** Look an owned object up by kind and name (reconciliation after an ambiguous failure). */

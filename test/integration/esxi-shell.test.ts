@@ -24,7 +24,7 @@ let sshd: SshdHandle;
 let keyPath: string;
 let knownHosts: string;
 
-const ctx: ProviderContext = { runId: 'r1', permutationId: 'p1', axes: {}, signal: new AbortController().signal, log: () => undefined };
+const ctx: ProviderContext = { runId: 'r1', permutationId: 'p1', axes: {}, signal: new AbortController().signal, log: () => undefined, sent: () => undefined };
 const target: EsxiShellTargetConfig = { host: 'esx-standin', vmid: '1', datastoreVolumePath: '/vmfs/volumes/datastore1', vmfsDevice: BLANK_DEV, rdmDevice: RDM_DEV, allowedDevices: [BLANK_DEV, RDM_DEV] };
 const userAccount = ensureSystemUser(USER, PASSWORD);
 

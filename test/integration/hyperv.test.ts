@@ -22,7 +22,7 @@ let stateDir: string;
 let sshd: SshdHandle;
 let keyPath: string;
 let knownHosts: string;
-const ctx: ProviderContext = { runId: 'r1', permutationId: 'p1', axes: {}, signal: new AbortController().signal, log: () => undefined };
+const ctx: ProviderContext = { runId: 'r1', permutationId: 'p1', axes: {}, signal: new AbortController().signal, log: () => undefined, sent: () => undefined };
 const target: HypervTargetConfig = {
   host: 'hv-standin',
   vmName: 'bench-vm',

@@ -45,7 +45,7 @@ function pyvmomi(sim: VcsimHandle, req: { datastores?: string[]; vm?: string; co
 
 const events: string[] = [];
 function ctx(permutationId: string): ProviderContext {
-  return { runId: 'it', permutationId, axes: {}, signal: new AbortController().signal, log: (m) => events.push(m) };
+  return { runId: 'it', permutationId, axes: {}, signal: new AbortController().signal, log: (m) => events.push(m), sent: () => undefined };
 }
 
 let sim: VcsimHandle;

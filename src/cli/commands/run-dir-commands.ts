@@ -2,7 +2,6 @@
 import path from 'node:path';
 import type { Command } from 'commander';
 import { loadInventory } from '../../config/index.ts';
-import { redact } from '../../config/secrets.ts';
 import { errorMessage, UsageError } from '../../errors.ts';
 import { renderCsv } from '../../report/csv.ts';
 import { ResultStore } from '../../results/store.ts';
@@ -10,6 +9,7 @@ import type { ResultRecord } from '../../results/record.ts';
 import { axesLabel } from '../../run/progress.ts';
 import type { Provider } from '../../run/provider.ts';
 import type { RunLock } from '../../results/run-lock.ts';
+import { cleanupLedger, wasSent } from '../../run/teardown.ts';
 import { composeTargets } from '../compose.ts';
 import { EXIT } from '../exit.ts';
 import { jsonText, terminal } from '../output.ts';
@@ -101,7 +101,10 @@ export function registerRunDirCommands(program: Command): void {
         return;
       }
       if (o.dryRun) {
-        for (const obj of live) terminal.stdout(`would remove ${obj.kind} ${obj.name}${obj.objectId ? ` (${obj.objectId})` : ' (id unknown: looked up by name)'}\n`);
+        for (const obj of live) {
+          const how = obj.objectId ? ` (${obj.objectId})` : wasSent(obj) ? ' (sent; checked against the recorded data)' : ' (never sent: only if found by its owned name)';
+          terminal.stdout(`would remove ${obj.kind} ${obj.name}${how}\n`);
+        }
         store.close();
         return;
       }
@@ -124,24 +127,7 @@ export function registerRunDirCommands(program: Command): void {
       };
       let failed = 0;
       try {
-        for (const obj of live) {
-          const provider = await providerFor(obj.permutationId);
-          if (!provider) continue;
-          try {
-            const outcome = await provider.destroy(
-              { kind: obj.kind, name: obj.name, provider: obj.provider, id: obj.objectId, data: obj.data },
-              { runId: meta.runId, permutationId: obj.permutationId, axes: {}, signal: new AbortController().signal, log: () => undefined },
-            );
-            store.ledgerState(obj, outcome);
-            store.appendJournal(obj.permutationId, `${obj.kind}:${obj.name}`, `cleanup-${outcome}`, null);
-            terminal.stdout(`${outcome === 'removed' ? 'removed' : 'already gone'}: ${obj.kind} ${obj.name}\n`);
-          } catch (err) {
-            failed++;
-            const why = redact(errorMessage(err));
-            store.ledgerState(obj, 'remove-failed', why);
-            terminal.stdout(`could not remove ${obj.kind} ${obj.name}: ${why}\n`);
-          }
-        }
+        failed = await cleanupLedger(store, providerFor, (line) => terminal.stdout(`${line}\n`));
       } finally {
         for (const p of providers.values()) await (await p.catch(() => null))?.close().catch(() => undefined);
         store.close();

@@ -4,7 +4,6 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { Command } from 'commander';
 import { checkCompatibility, loadInventory, loadPlaybook, type LoadedInventory } from '../../config/index.ts';
-import { CANONICAL_DEVICE } from '../../config/inventory.ts';
 import { redact, redactDeep } from '../../config/secrets.ts';
 import { errorMessage, ResumeMismatch, UnsafeOperation, UsageError } from '../../errors.ts';
 import type { RunPlan } from '../../plan/plan.ts';
@@ -40,15 +39,74 @@ export interface RunCommandOptions {
 
 const VERSION = JSON.parse(fs.readFileSync(new URL('../../../package.json', import.meta.url), 'utf8')).version as string;
 
-/** Every canonical device a destructive step of the plan touches. */
-export function destructiveDevices(plan: RunPlan): string[] {
+/**
+ * Everything the plan's destructive steps destroy, by the names their planners gave (`destroys`):
+ * what `--confirm-destroy` must list exactly. A destructive step that names nothing is a planner
+ * bug and refused here rather than confirmed by any text.
+ */
+export function destroyedNames(plan: RunPlan): string[] {
   const found = new Set<string>();
-  const scan = (v: unknown) => {
-    if (typeof v === 'string' && CANONICAL_DEVICE.test(v.replace(/^\/vmfs\/devices\/disks\//, '').replace(/:\d+$/, ''))) found.add(v.replace(/^\/vmfs\/devices\/disks\//, '').replace(/:\d+$/, ''));
-    else if (v && typeof v === 'object') Object.values(v).forEach(scan);
-  };
-  for (const p of plan.permutations) for (const s of p.steps) if (s.destructive) scan(s.arguments);
+  for (const p of plan.permutations) {
+    for (const s of p.steps) {
+      if (!s.destructive) continue;
+      if (!s.destroys?.length) throw new UnsafeOperation(`step ${s.step} (${s.operation}) of ${p.permutationId} is destructive but names nothing it destroys; refusing`, { operation: 'run', target: plan.target });
+      for (const n of s.destroys) found.add(n);
+    }
+  }
   return [...found].sort();
+}
+
+/** The names a user typed, as a set: comma-separated, spaces around each ignored. */
+export function parseConfirmDestroy(confirm: string | undefined): string[] {
+  return [...new Set((confirm ?? '').split(',').map((s) => s.trim()).filter(Boolean))].sort();
+}
+
+/** `disk2:S4E…` → `disk2:S4E… (host disk 2, serial S4E…)`; a LUN or guest device as is. */
+function describeName(n: string): string {
+  const m = /^disk(\d+):(.+)$/.exec(n);
+  return m ? `${n} (host disk ${m[1]}, serial/id ${m[2]})` : n;
+}
+
+/**
+ * `--confirm-destroy` must list exactly what the plan destroys: a missing name is refused, and so
+ * is an extra or unknown one (a typo never confirms something else). The refusal lists every name.
+ */
+export function checkConfirmDestroy(plan: RunPlan, confirm: string | undefined): string[] {
+  const required = destroyedNames(plan);
+  const confirmed = parseConfirmDestroy(confirm);
+  const missing = required.filter((d) => !confirmed.includes(d));
+  const extra = confirmed.filter((d) => !required.includes(d));
+  if (!missing.length && !extra.length) return required;
+  const steps = plan.permutations.flatMap((p) => p.steps.filter((s) => s.destructive)).length;
+  const why = [missing.length && confirm !== undefined ? `not confirmed: ${missing.map(describeName).join(', ')}` : '', extra.length ? `not destroyed by this plan: ${extra.map((e) => JSON.stringify(e)).join(', ')}` : ''].filter(Boolean).join('; ');
+  if (!required.length) {
+    throw new UnsafeOperation(`this plan destroys nothing, but --confirm-destroy names ${extra.map((e) => JSON.stringify(e)).join(', ')}; leave it out`, { operation: 'run', target: plan.target });
+  }
+  throw new UnsafeOperation(
+    `this plan has ${steps} destructive step(s) that destroy data on ${required.map(describeName).join(', ')}${why ? ` (${why})` : ''}; review them with --dry-run, then confirm with --confirm-destroy ${required.join(',')}`,
+    { operation: 'run', target: plan.target },
+  );
+}
+
+/**
+ * `run --resume` re-plans nothing: the run was confirmed when it started, and that set is in its
+ * meta. A run recorded before confirmations were kept (or whose plan destroys something else)
+ * needs `--confirm-destroy` again; one given on resume must match exactly, as for a new run.
+ */
+export function checkResumeConfirmation(plan: RunPlan, recorded: readonly string[] | undefined, confirm: string | undefined): void {
+  if (confirm !== undefined) {
+    checkConfirmDestroy(plan, confirm);
+    return;
+  }
+  const required = destroyedNames(plan);
+  if (!required.length) return;
+  const same = recorded !== undefined && recorded.length === required.length && required.every((n) => recorded.includes(n));
+  if (!same) {
+    throw new UnsafeOperation(
+      `this run destroys data on ${required.map(describeName).join(', ')} and ${recorded ? `was confirmed for ${recorded.join(', ') || 'nothing'}` : 'has no recorded confirmation'}; resume with --confirm-destroy ${required.join(',')}`,
+      { operation: 'run --resume', target: plan.target },
+    );
+  }
 }
 
 export function dryRunLines(plan: RunPlan): string[] {
@@ -56,27 +114,13 @@ export function dryRunLines(plan: RunPlan): string[] {
   for (const p of plan.permutations) {
     // The plan holds no secret (it is built from non-secret fields, and validate refuses a secret
     // value pasted into one): printed as it is, like plan.json and run.sqlite keep it.
-    for (const s of p.steps) out.push(JSON.stringify({ permutationId: p.permutationId, step: s.step, provider: s.provider, operation: s.operation, arguments: s.arguments, destructive: s.destructive }));
+    for (const s of p.steps) out.push(JSON.stringify({ permutationId: p.permutationId, step: s.step, provider: s.provider, operation: s.operation, arguments: s.arguments, destructive: s.destructive, ...(s.destroys?.length ? { destroys: s.destroys } : {}) }));
     // Teardown removes what the steps created, in reverse order (see run/executor.ts).
     for (const s of [...p.steps].reverse()) {
       if (s.creates) out.push(JSON.stringify({ permutationId: p.permutationId, step: `teardown ${s.creates.kind}`, provider: s.provider, operation: 'destroy', arguments: { kind: s.creates.kind, name: s.creates.name }, destructive: false }));
     }
   }
   return out;
-}
-
-function checkConfirmDestroy(plan: RunPlan, confirm: string | undefined): void {
-  const devices = destructiveDevices(plan);
-  const destructiveSteps = plan.permutations.flatMap((p) => p.steps.filter((s) => s.destructive)).length;
-  if (!destructiveSteps) return;
-  const confirmed = new Set((confirm ?? '').split(',').map((s) => s.trim()).filter(Boolean));
-  const missing = devices.filter((d) => !confirmed.has(d));
-  if (missing.length || (!devices.length && !confirm)) {
-    throw new UnsafeOperation(
-      `this plan has ${destructiveSteps} destructive step(s) that destroy data on ${devices.join(', ') || 'devices of the target'}; review them with --dry-run, then confirm with --confirm-destroy ${devices.join(',') || '<devices>'}`,
-      { operation: 'run', target: plan.target },
-    );
-  }
 }
 
 /**
@@ -177,6 +221,7 @@ async function runLocked(playbookFile: string | undefined, o: RunCommandOptions,
       held.lock = takeRunLock(store, 'run --resume');
       const meta = store.meta();
       checkResumePlaybook(playbookFile, meta, runDir);
+      checkResumeConfirmation(store.plan(), meta.confirmedDestroy, o.confirmDestroy);
       const inv = loadInventory(o.inventory ?? meta.inventoryFile);
       const names = meta.targets ?? [meta.target];
       const comps = composeTargets(names, inv, runDir);
@@ -192,18 +237,18 @@ async function runLocked(playbookFile: string | undefined, o: RunCommandOptions,
     const { plan, comps, inv, pbText, timeouts } = prepareNew(playbookFile, o);
     if (o.dryRun) {
       const lines = dryRunLines(plan);
-      const devices = destructiveDevices(plan);
+      const devices = destroyedNames(plan);
       if (o.json) terminal.stdout(lines.map(visibleJson).join('\n') + '\n');
       else {
         for (const l of lines) {
-          const s = JSON.parse(l) as { permutationId: string; step: string; provider: string; operation: string; arguments: unknown; destructive: boolean };
-          terminal.stdout(`${s.destructive ? 'DESTRUCTIVE ' : ''}${s.permutationId} ${s.step}: ${s.provider} ${s.operation} ${JSON.stringify(s.arguments)}\n`);
+          const s = JSON.parse(l) as { permutationId: string; step: string; provider: string; operation: string; arguments: unknown; destructive: boolean; destroys?: string[] };
+          terminal.stdout(`${s.destructive ? `DESTRUCTIVE (destroys ${(s.destroys ?? []).join(', ')}) ` : ''}${s.permutationId} ${s.step}: ${s.provider} ${s.operation} ${JSON.stringify(s.arguments)}\n`);
         }
-        terminal.stdout(`${plan.permutations.length} permutations, ${lines.length} calls${devices.length ? `; destroys data on ${devices.join(', ')}` : ''}; nothing was sent\n`);
+        terminal.stdout(`${plan.permutations.length} permutations, ${lines.length} calls${devices.length ? `; destroys data on ${devices.join(', ')} (confirm with --confirm-destroy ${devices.join(',')})` : ''}; nothing was sent\n`);
       }
       return EXIT.ok;
     }
-    checkConfirmDestroy(plan, o.confirmDestroy);
+    const confirmedDestroy = checkConfirmDestroy(plan, o.confirmDestroy);
     const runDir = runDirFor(o.out, plan);
     const meta: RunMeta = {
       runId: plan.runId,
@@ -217,6 +262,8 @@ async function runLocked(playbookFile: string | undefined, o: RunCommandOptions,
       insecureEndpoints: [...new Set([...comps.values()].flatMap((c) => c.insecureEndpoints))],
       ...(timeouts ? { timeouts } : {}),
       config: { playbookSha256: sha256(playbookFile), facts: measurementFacts([...comps.keys()], inv) },
+      // what the user confirmed (exactly what the plan destroys): resume relies on it
+      confirmedDestroy,
     };
     fs.mkdirSync(runDir, { recursive: true });
     held.lock = lockRunDir(runDir, 'run');
@@ -356,7 +403,7 @@ export function registerRun(program: Command): void {
     .option('--resume <runDir>', 'continue an interrupted run: done permutations are skipped, a half-done one is cleaned up and redone')
     .option('--keep', "leave the last permutation's objects in place for inspection")
     .option('--fail-fast', 'stop at the first failed permutation')
-    .option('--confirm-destroy <devices>', 'comma-separated canonical names of the devices destructive steps may format or map')
+    .option('--confirm-destroy <names>', 'comma-separated: exactly the names the destructive steps destroy (naa.…/eui.…/t10.… LUNs, disk<N>:<serial> Hyper-V disks, raw guest devices); --dry-run lists them')
     .option('--retries <n>', 'retries of a transient failure per step, 0-20 (default 3)', retriesOption)
     .option('--step-timeout <sec>', 'limit for each provisioning step in whole seconds, 1-2147483 (default 1800)', stepTimeoutOption)
     .option('--no-report', 'do not write report.md/report.html at the end')

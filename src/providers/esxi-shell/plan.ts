@@ -54,6 +54,7 @@ export function planEsxiShellSteps(axes: Axes, targetIn: EsxiShellTargetConfig, 
       operation: 'partedUtil setptbl',
       arguments: { device, vmfsVersion: kind, label: kind === 'vmfs3' ? 'msdos' : 'gpt', partition: 1, startSector: kind === 'vmfs3' ? 128 : 2048, endSector: 'last usable (partedUtil getUsableSectors)', type: kind === 'vmfs3' ? VMFS_MBR_TYPE : VMFS_GPT_GUID },
       destructive: true,
+      destroys: [device],
       creates: { kind: 'vmfs-partition', name: `${base}-part` },
     });
     step({
@@ -61,6 +62,7 @@ export function planEsxiShellSteps(axes: Axes, targetIn: EsxiShellTargetConfig, 
       operation: 'vmkfstools -C',
       arguments: { device, partition: 1, vmfsVersion: kind, blockSizeMb, label, volumePath },
       destructive: true,
+      destroys: [device],
       creates: { kind: 'datastore', name: label },
     });
   }
@@ -77,6 +79,7 @@ export function planEsxiShellSteps(axes: Axes, targetIn: EsxiShellTargetConfig, 
       arguments: { device, path, compatibilityMode: mode },
       // the workload writes to a LUN this run did not create
       destructive: true,
+      destroys: [device],
       creates: { kind: 'rdm', name: diskName },
     });
   } else {

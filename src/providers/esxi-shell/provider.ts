@@ -81,11 +81,17 @@ export function createEsxiShellProvider(targetIn: EsxiShellTargetConfig, runner:
         if (!['vmfs3', 'vmfs5', 'vmfs6'].includes(kind)) throw new InvalidArgument(`step argument vmfsVersion: expected vmfs3, vmfs5 or vmfs6, got ${kind}`, { name: 'vmfsVersion', value: kind });
         await guardUnused(device, 'partitioning');
         ctx.log(`partitioning ${device} for ${kind}`, { device });
-        await exec(mklabelArgv(device, kind === 'vmfs3' ? 'msdos' : 'gpt'));
+        // A partition has no name: what proves it ours later is the exact layout recorded here,
+        // before mklabel (no endSector yet: nothing of ours exists) and again before setptbl.
+        const labelKind = kind === 'vmfs3' ? 'msdos' : 'gpt';
+        ctx.sent({ device, partition: 1, label: labelKind, vmfsVersion: kind });
+        await exec(mklabelArgv(device, labelKind));
         const usable = parseUsableSectors((await exec(getUsableSectorsArgv(device))).stdout);
         const { label, partition } = vmfsPartitionLayout(kind, usable);
+        const layout = { device, partition: 1, label, vmfsVersion: kind, startSector: partition.startSector, endSector: partition.endSector, type: partition.type };
+        ctx.sent(layout);
         await exec(setptblArgv(device, label, [partition]));
-        return createdObject(step, `${device}:1`, { device, partition: 1, label, startSector: partition.startSector, endSector: partition.endSector });
+        return createdObject(step, `${device}:1`, layout);
       }
       case 'vmkfstools -C': {
         const device = str(a.device, 'device');
@@ -94,6 +100,7 @@ export function createEsxiShellProvider(targetIn: EsxiShellTargetConfig, runner:
         const blockSizeMb = checkInt(a.blockSizeMb, 'blockSizeMb', 1, 8);
         const argv = createVmfsArgv(version, blockSizeMb, label, device, 1);
         await guardOwnPartition(device, 'creating a VMFS');
+        ctx.sent({ label, device, volumePath: `/vmfs/volumes/${label}` });
         ctx.log(`creating ${version} (${blockSizeMb} MiB blocks) on ${device}:1 as ${label}`, { device, label });
         const uuid = parseCreateVmfs((await exec(argv)).stdout);
         const volumePath = `/vmfs/volumes/${label}`;
@@ -105,7 +112,9 @@ export function createEsxiShellProvider(targetIn: EsxiShellTargetConfig, runner:
       }
       case 'vmkfstools -c': {
         const path = str(a.path, 'path');
-        await exec(createDiskArgv(checkInt(a.sizeGb, 'sizeGb', 1, ESXI_MAX_DISK_GB), str(a.format, 'format') as VmdkFormat, path));
+        const argv = createDiskArgv(checkInt(a.sizeGb, 'sizeGb', 1, ESXI_MAX_DISK_GB), str(a.format, 'format') as VmdkFormat, path);
+        ctx.sent({ path });
+        await exec(argv);
         return createdObject(step, path, { path });
       }
       case 'vmkfstools -z':
@@ -115,6 +124,7 @@ export function createEsxiShellProvider(targetIn: EsxiShellTargetConfig, runner:
         const mode = step.operation === 'vmkfstools -z' ? 'physical' : 'virtual';
         const argv = createRdmArgv(mode, device, path);
         await guardUnused(device, `mapping as ${mode} RDM`);
+        ctx.sent({ path, device, mode });
         await exec(argv);
         return createdObject(step, path, { path, device, mode });
       }
@@ -123,7 +133,9 @@ export function createEsxiShellProvider(targetIn: EsxiShellTargetConfig, runner:
         const path = str(a.path, 'path');
         const bus = checkInt(a.bus, 'bus', 0, 3);
         const unit = checkInt(a.unit, 'unit', 0, 15);
-        await exec(diskAddExistingArgv(vmid, path, bus, unit));
+        const argv = diskAddExistingArgv(vmid, path, bus, unit);
+        ctx.sent({ vmid, path, bus, unit });
+        await exec(argv);
         return createdObject(step, `${vmid}:${bus}:${unit}`, { vmid, path, bus, unit });
       }
       default:
@@ -138,22 +150,29 @@ export function createEsxiShellProvider(targetIn: EsxiShellTargetConfig, runner:
     return parseDiskDevices(text).filter((d) => d.fileName === dsPath || d.fileName === path);
   }
 
+  /** A recorded path is ours only if its file carries the owned name (`<name>.vmdk`). */
+  const ownedPath = (path: string, name: string, what: string): string => {
+    if (!path.endsWith(`/${name}.vmdk`)) throw new UnsafeOperation(`${target.host}: refusing to remove ${what} ${path}: it does not carry the owned name ${name}`, { operation: 'destroy', target: path });
+    return path;
+  };
+
   async function destroy(obj: DestroyRef, ctx: ProviderContext): Promise<'removed' | 'absent'> {
+    // Only what the ledger recorded: never the inventory's vmfsDevice, vmid or SCSI unit.
     const d = obj.data;
     switch (obj.kind) {
       case 'disk-attachment': {
-        const vmid = str(d.vmid ?? target.vmid, 'vmid');
-        const path = str(d.path, 'path');
-        const bus = checkInt(d.bus ?? target.scsiBus, 'bus', 0, 3);
-        const unit = checkInt(d.unit ?? target.scsiUnit, 'unit', 0, 15);
-        const units = await attachedUnits(vmid, path);
+        const vmid = checkEsxi('vmid', d.vmid, 'recorded vmid');
+        const path = ownedPath(str(d.path, 'recorded path'), obj.name.replace(/-attach$/, '-disk'), 'the attachment of');
+        const bus = checkInt(d.bus, 'recorded bus', 0, 3);
+        // the unit that holds OUR disk now, on the recorded controller — not a remembered number
+        const units = (await attachedUnits(vmid, path)).filter((u) => u.controllerKey === 1000 + bus);
         if (units.length === 0) return 'absent';
-        await exec(diskRemoveArgv(vmid, bus, unit));
+        for (const u of units) await exec(diskRemoveArgv(vmid, bus, u.unitNumber));
         return 'removed';
       }
       case 'disk':
       case 'rdm': {
-        const path = str(d.path ?? obj.id, 'path');
+        const path = ownedPath(str(d.path, 'recorded path'), obj.name, obj.kind);
         const r = await runner.run(shJoin(deleteDiskArgv(path)));
         if (r.exitCode === 0) return 'removed';
         // the file, or its whole datastore, is already gone
@@ -161,37 +180,57 @@ export function createEsxiShellProvider(targetIn: EsxiShellTargetConfig, runner:
         throw new RemoteCommandFailed(`${target.host}: vmkfstools -U failed (exit ${r.exitCode}): ${(r.stdout + r.stderr).trim()}`, { host: runner.target, command: r.command, exitCode: r.exitCode, stderr: r.stderr, reason: 'exit' });
       }
       case 'datastore': {
-        const label = checkEsxi('label', d.label ?? obj.name, 'datastore label');
+        // found by its owned name (the label), nothing else
+        const label = checkEsxi('label', obj.name, 'datastore label');
         const fs = parseFilesystemList((await exec(filesystemListArgv())).stdout).find((f) => f.volumeName === label);
         if (!fs || !fs.mounted) return 'absent';
         ctx.log(`unmounting datastore ${label}`, { label });
         await exec(filesystemUnmountArgv(label));
         return 'removed';
       }
-      case 'vmfs-partition': {
-        const device = checkEsxi('device', d.device ?? target.vmfsDevice, 'device');
-        if (!target.allowedDevices.includes(device)) {
-          throw new UnsafeOperation(`${target.host}: refusing to delete a partition on ${device}: not in allowedDevices`, { operation: 'partedUtil delete', target: device });
-        }
-        const table = parseGetptbl((await exec(getptblArgv(device))).stdout);
-        const p1 = table.partitions.find((p) => p.number === 1);
-        if (!p1) return 'absent';
-        if (p1.type !== VMFS_GPT_GUID && p1.type !== VMFS_MBR_TYPE) {
-          throw new UnsafeOperation(`${target.host}: refusing to delete ${device}:1: type ${p1.type} is not VMFS`, { operation: 'partedUtil delete', target: `${device}:1` });
-        }
-        const ext = (await extents()).find((e) => e.deviceName === device);
-        if (ext) {
-          throw new UnsafeOperation(`${target.host}: refusing to delete ${device}:1: VMFS volume ${ext.volumeName} is still mounted on it`, { operation: 'partedUtil delete', target: `${device}:1` });
-        }
-        await exec(deletePartitionArgv(device, 1));
-        return 'removed';
-      }
+      case 'vmfs-partition':
+        return destroyPartition(obj, ctx);
       default:
         throw new InvalidArgument(`esxi-shell provider does not own objects of kind ${obj.kind}`, { name: 'kind', value: obj.kind });
     }
   }
 
+  /**
+   * A partition carries no name. It is ours only when the device's table is exactly the layout
+   * recorded before setptbl (label, one partition, number, start, end, VMFS type) and the device
+   * holds no VMFS extent; anything else is left alone ('absent').
+   */
+  async function destroyPartition(obj: DestroyRef, ctx: ProviderContext): Promise<'removed' | 'absent'> {
+    const d = obj.data;
+    const device = checkEsxi('device', d.device, 'recorded device');
+    const refuse = (why: string): never => {
+      throw new UnsafeOperation(`${target.host}: refusing to delete a partition on ${device}: ${why}`, { operation: 'partedUtil delete', target: device });
+    };
+    if (!target.allowedDevices.includes(device)) refuse('not in allowedDevices of the inventory');
+    if (typeof d.startSector !== 'number' || typeof d.endSector !== 'number' || typeof d.label !== 'string') {
+      // recorded before mklabel only: setptbl was never sent, so no partition of ours exists
+      ctx.log(`${device}: no partition layout was recorded (setptbl never sent); nothing to delete`, { device });
+      return 'absent';
+    }
+    const table = parseGetptbl((await exec(getptblArgv(device))).stdout);
+    const p = table.partitions;
+    const expectedType = d.label === 'msdos' ? VMFS_MBR_TYPE : VMFS_GPT_GUID;
+    const exact = table.label === d.label && p.length === 1 && p[0]!.number === 1 && p[0]!.startSector === d.startSector && p[0]!.endSector === d.endSector && p[0]!.type === expectedType;
+    if (!exact) {
+      if (p.length) ctx.log(`${device}: the partition table is not the layout this run wrote (${d.label} 1 ${String(d.startSector)}-${String(d.endSector)}); left alone`, { device });
+      return 'absent';
+    }
+    const ext = (await extents()).filter((e) => e.deviceName === device);
+    const ownLabel = obj.name.replace(/-part$/, '-ds');
+    const foreign = ext.find((e) => e.volumeName !== ownLabel);
+    if (foreign) refuse(`it holds VMFS volume ${foreign.volumeName}, not one of this run`);
+    if (ext.length) refuse(`VMFS volume ${ownLabel} is still mounted on it`);
+    await exec(deletePartitionArgv(device, 1));
+    return 'removed';
+  }
+
   async function find(ref: OwnedObjectRef): Promise<CreatedObject | null> {
+    // By owned name only: the inventory may have changed since the run (cleanup -i other.yaml).
     const found = (id: string, data: Record<string, unknown>): CreatedObject => ({ ...ref, provider: 'esxi-shell', id, data });
     switch (ref.kind) {
       case 'datastore': {
@@ -199,22 +238,21 @@ export function createEsxiShellProvider(targetIn: EsxiShellTargetConfig, runner:
         return fs ? found(fs.uuid, { label: ref.name, volumePath: fs.mountPoint }) : null;
       }
       case 'vmfs-partition': {
-        const device = target.vmfsDevice;
-        if (!device) return null;
-        const p1 = parseGetptbl((await exec(getptblArgv(device))).stdout).partitions.find((p) => p.number === 1);
-        if (!p1 || (p1.type !== VMFS_GPT_GUID && p1.type !== VMFS_MBR_TYPE)) return null;
-        // ours only if empty (crash before vmkfstools -C) or holding our own datastore
-        const ext = (await extents()).find((e) => e.deviceName === device);
+        // the partition that holds our own datastore (by its label); an empty one cannot be told apart
         const ownLabel = ref.name.replace(/-part$/, '-ds');
-        if (ext && ext.volumeName !== ownLabel) return null;
-        return found(`${device}:1`, { device, partition: 1 });
+        const ext = (await extents()).find((e) => e.volumeName === ownLabel);
+        if (!ext || ext.partition !== 1) return null;
+        const table = parseGetptbl((await exec(getptblArgv(ext.deviceName))).stdout);
+        const p1 = table.partitions.find((p) => p.number === 1);
+        if (!p1 || table.partitions.length !== 1) return null;
+        return found(`${ext.deviceName}:1`, { device: ext.deviceName, partition: 1, label: table.label, startSector: p1.startSector, endSector: p1.endSector, type: p1.type });
       }
       case 'disk-attachment': {
         const base = ref.name.replace(/-attach$/, '');
         const candidates = [target.datastoreVolumePath, `/vmfs/volumes/${base}-ds`].filter((p): p is string => Boolean(p)).map((p) => `${p}/${base}-disk.vmdk`);
         for (const path of candidates) {
           const u = (await attachedUnits(target.vmid, path))[0];
-          if (u) return found(`${target.vmid}:${target.scsiBus}:${u.unitNumber}`, { vmid: target.vmid, path, bus: target.scsiBus, unit: u.unitNumber });
+          if (u) return found(`${target.vmid}:${u.controllerKey - 1000}:${u.unitNumber}`, { vmid: target.vmid, path, bus: u.controllerKey - 1000, unit: u.unitNumber });
         }
         return null;
       }

@@ -4,6 +4,7 @@ import type { Axes } from '../../results/record.ts';
 import type { PlannedStep } from '../../run/provider.ts';
 import { checkHypervTarget, type HypervTargetConfig } from './config.ts';
 import { checkHyperv, joinWin } from './validate.ts';
+import { hostDiskName } from './passthrough.ts';
 import { newVhdCall } from './vhd.ts';
 
 export type HypervDiskFormat = 'vhdx-fixed' | 'vhdx-dynamic' | 'passthrough';
@@ -28,14 +29,17 @@ export function planHypervSteps(axes: Axes, targetIn: HypervTargetConfig, names:
   if (format !== 'vhdx-fixed' && format !== 'vhdx-dynamic' && format !== 'passthrough') {
     throw new InvalidArgument(`axis disk.format: expected vhdx-fixed, vhdx-dynamic or passthrough, got ${JSON.stringify(format)}`, { name: 'disk.format', value: String(format) });
   }
-  const slot = { vmName: t.vmName, controllerType: 'SCSI', controllerNumber: t.scsiController, controllerLocation: t.scsiLocation };
+  // The location is chosen at apply time: the first one Get-VMHardDiskDrive shows free, from
+  // firstLocation on (the inventory's scsiLocation, default 1); never a fixed one.
+  const slot = { vmName: t.vmName, controllerType: 'SCSI', controllerNumber: t.scsiController, controllerLocation: 'first free (Get-VMHardDiskDrive)', firstLocation: t.scsiLocation };
   const steps: PlannedStep[] = [];
   if (format === 'passthrough') {
     const n = t.passthroughDisk;
     const entry = t.allowedDisks.find((d) => d.number === n);
     if (n === undefined || !entry) throw new InvalidArgument(`${t.host}: disk.format passthrough needs passthroughDisk listed in allowedDisks`, { name: 'passthroughDisk', value: String(n) });
-    steps.push({ step: 'offline', provider: 'hyperv', operation: 'Set-Disk -IsOffline', arguments: { diskNumber: n, serialNumber: entry.serialNumber ?? null, uniqueId: entry.uniqueId ?? null }, destructive: true, creates: { kind: 'disk-offline', name: `${base}-offline` } });
-    steps.push({ step: 'attach', provider: 'hyperv', operation: 'Add-VMHardDiskDrive', arguments: { ...slot, diskNumber: n }, destructive: true, creates: { kind: 'disk-attachment', name: `${base}-attach` } });
+    const destroys = [hostDiskName(entry)];
+    steps.push({ step: 'offline', provider: 'hyperv', operation: 'Set-Disk -IsOffline', arguments: { diskNumber: n, serialNumber: entry.serialNumber ?? null, uniqueId: entry.uniqueId ?? null }, destructive: true, destroys, creates: { kind: 'disk-offline', name: `${base}-offline` } });
+    steps.push({ step: 'attach', provider: 'hyperv', operation: 'Add-VMHardDiskDrive', arguments: { ...slot, diskNumber: n }, destructive: true, destroys, creates: { kind: 'disk-attachment', name: `${base}-attach` } });
     return steps;
   }
   const volKey = axes['volume.sizeGb'];

@@ -31,7 +31,16 @@ export function createHypervProvider(targetIn: HypervTargetConfig, runner: Comma
     return path;
   };
   const getDisk = async (n: number) => (await runCalls(runner, [getDiskCall(n)]))[0] as HostDisk | undefined;
-  const slotOf = (d: Record<string, unknown>): DriveSlot => ({ vmName: checkHyperv('vmName', d.vmName ?? t.vmName, 'vmName'), controllerNumber: num(d.controllerNumber ?? t.scsiController, 'controllerNumber'), controllerLocation: num(d.controllerLocation ?? t.scsiLocation, 'controllerLocation') });
+  const drivesOf = async (vmName: string) => (await runCalls(runner, [listDrivesCall(vmName)])) as Array<{ ControllerType?: unknown; ControllerNumber?: unknown; ControllerLocation?: unknown; Path?: unknown; DiskNumber?: unknown }>;
+  const samePath = (a: unknown, b: unknown) => typeof a === 'string' && typeof b === 'string' && a.toLowerCase() === b.toLowerCase();
+  const norm = (v: unknown) => (typeof v === 'string' ? v.trim() : '');
+
+  /** The first location on the controller that no drive of the VM occupies, from `first` on, then below it. */
+  function freeLocation(drives: Awaited<ReturnType<typeof drivesOf>>, controllerNumber: number, first: number): number | undefined {
+    const used = new Set(drives.filter((x) => x.ControllerType === 'SCSI' && x.ControllerNumber === controllerNumber).map((x) => x.ControllerLocation));
+    const order = [...Array.from({ length: 64 - first }, (_, i) => first + i), ...Array.from({ length: first }, (_, i) => i)];
+    return order.find((l) => !used.has(l));
+  }
 
   async function apply(step: PlannedStep, ctx: ProviderContext): Promise<CreatedObject | null> {
     const a = step.arguments;
@@ -42,18 +51,28 @@ export function createHypervProvider(targetIn: HypervTargetConfig, runner: Comma
     switch (step.operation) {
       case 'New-VHD': {
         const spec = { ...(a as unknown as NewVhdSpec), path: ownPath(a.path, 'New-VHD') };
+        const call = newVhdCall(spec);
         ctx.log(`creating ${spec.type} VHDX ${spec.path}`, { path: spec.path });
-        const [vhd] = await runCalls(runner, [newVhdCall(spec)]);
+        ctx.sent({ path: spec.path });
+        const [vhd] = await runCalls(runner, [call]);
         return made(spec.path, { path: spec.path, vhd: vhd ?? null });
       }
       case 'Set-Disk -IsOffline': {
         const n = num(a.diskNumber, 'diskNumber');
-        checkPassthroughDisk(t.host, t.allowedDisks, n, await getDisk(n));
+        const disk = await getDisk(n);
+        checkPassthroughDisk(t.host, t.allowedDisks, n, disk);
+        // what proves it is the same disk at teardown: number AND serial/unique id as Get-Disk said
+        const identity = { diskNumber: n, serialNumber: disk!.SerialNumber ?? null, uniqueId: disk!.UniqueId ?? null };
+        ctx.sent(identity);
         await runCalls(runner, [setDiskOfflineCall(n, true)]);
-        return made(String(n), { diskNumber: n });
+        return made(String(n), identity);
       }
       case 'Add-VMHardDiskDrive': {
-        const slot = slotOf(a);
+        const vmName = checkHyperv('vmName', a.vmName, 'vmName');
+        const controllerNumber = num(a.controllerNumber, 'controllerNumber');
+        // plans written before locations were chosen at apply time carry a number: a starting point too
+        const first = num(a.firstLocation ?? (typeof a.controllerLocation === 'number' ? a.controllerLocation : 1), 'firstLocation');
+        if (first < 0 || first > 63) throw new InvalidArgument(`firstLocation: expected 0-63, got ${first}`, { name: 'firstLocation', value: String(first) });
         if (a.controllerType !== 'SCSI') throw new InvalidArgument('controllerType must be SCSI', { name: 'controllerType', value: String(a.controllerType) });
         let disk: { path: string } | { diskNumber: number };
         if (a.diskNumber !== undefined) {
@@ -61,7 +80,14 @@ export function createHypervProvider(targetIn: HypervTargetConfig, runner: Comma
           checkPassthroughDisk(t.host, t.allowedDisks, n, await getDisk(n), { alreadyOffline: true });
           disk = { diskNumber: n };
         } else disk = { path: ownPath(a.path, 'Add-VMHardDiskDrive') };
-        await runCalls(runner, [addDriveCall(slot, disk)]);
+        // a location found free on the VM itself, never a fixed one: 0:1 may hold the user's disk
+        const controllerLocation = freeLocation(await drivesOf(vmName), controllerNumber, first);
+        if (controllerLocation === undefined) throw new InvalidArgument(`${t.host}: SCSI controller ${controllerNumber} of ${vmName} has no free location`, { name: 'controllerLocation', value: 'none free' });
+        const slot: DriveSlot = { vmName, controllerNumber, controllerLocation };
+        const call = addDriveCall(slot, disk);
+        ctx.sent({ ...slot, ...disk });
+        await runCalls(runner, [call]);
+        ctx.log(`attached to ${vmName} at SCSI ${controllerNumber}:${controllerLocation}`, { controllerLocation });
         return made(`${slot.vmName}:SCSI:${slot.controllerNumber}:${slot.controllerLocation}`, { ...slot, ...disk });
       }
       default:
@@ -69,28 +95,44 @@ export function createHypervProvider(targetIn: HypervTargetConfig, runner: Comma
     }
   }
 
-  async function destroy(obj: DestroyRef): Promise<'removed' | 'absent'> {
+  async function destroy(obj: DestroyRef, ctx: ProviderContext): Promise<'removed' | 'absent'> {
+    // Only what the ledger recorded: never the inventory's location, disk number or folders' files.
     const d = obj.data;
     switch (obj.kind) {
       case 'disk-attachment': {
-        const slot = slotOf(d);
-        const drives = await runCalls(runner, [listDrivesCall(slot.vmName)]);
-        const here = drives.find((x) => x.ControllerType === 'SCSI' && x.ControllerNumber === slot.controllerNumber && x.ControllerLocation === slot.controllerLocation);
-        // only our drive: same VHDX path or same pass-through disk number
-        if (!here || (d.path !== undefined && here.Path !== d.path) || (d.diskNumber !== undefined && here.DiskNumber !== d.diskNumber)) return 'absent';
+        const slot: DriveSlot = { vmName: checkHyperv('vmName', d.vmName, 'recorded vmName'), controllerNumber: num(d.controllerNumber, 'recorded controllerNumber'), controllerLocation: num(d.controllerLocation, 'recorded controllerLocation') };
+        if (d.path === undefined && d.diskNumber === undefined) throw new InvalidArgument(`${t.host}: the ledger records no disk for ${obj.name}; refusing to detach anything`, { name: 'data', value: obj.name });
+        const here = (await drivesOf(slot.vmName)).find((x) => x.ControllerType === 'SCSI' && x.ControllerNumber === slot.controllerNumber && x.ControllerLocation === slot.controllerLocation);
+        // only our drive at the recorded location: our VHDX path, or our pass-through disk number
+        const ours = here && (d.path !== undefined ? samePath(here.Path, ownPath(d.path, 'Remove-VMHardDiskDrive')) : here.DiskNumber === num(d.diskNumber, 'recorded diskNumber'));
+        if (!ours) {
+          if (here) ctx.log(`${slot.vmName} SCSI ${slot.controllerNumber}:${slot.controllerLocation} holds a drive this run did not attach; left alone`);
+          return 'absent';
+        }
         await runCalls(runner, [removeDriveCall(slot)]);
         return 'removed';
       }
       case 'vhdx': {
-        const path = ownPath(d.path ?? obj.id, 'Remove-Item');
+        const path = ownPath(d.path, 'Remove-Item');
+        if (!path.toLowerCase().endsWith(`\\${obj.name.toLowerCase()}.vhdx`)) throw new UnsafeOperation(`${t.host}: refusing to remove ${path}: it does not carry the owned name ${obj.name}`, { operation: 'Remove-Item', target: path });
         if ((await runCalls(runner, [probeFileCall(path)])).length === 0) return 'absent';
         await runCalls(runner, [removeVhdCall(path)]);
         return 'removed';
       }
       case 'disk-offline': {
-        const n = num(d.diskNumber ?? Number(obj.id), 'diskNumber');
+        if (typeof d.diskNumber !== 'number') throw new InvalidArgument(`${t.host}: the ledger records no disk number for ${obj.name}; refusing to bring any disk online`, { name: 'diskNumber', value: String(d.diskNumber) });
+        const n = num(d.diskNumber, 'recorded diskNumber');
+        if (norm(d.serialNumber) === '' && norm(d.uniqueId) === '') {
+          throw new UnsafeOperation(`${t.host}: the ledger records no serial or unique id for disk ${n} (a run of an older storsweep); refusing to bring it online unchecked — if it is the disk the run took offline: Set-Disk -Number ${n} -IsOffline $false`, { operation: 'Set-Disk -IsOffline', target: `disk ${n}` });
+        }
         const disk = await getDisk(n);
-        if (!disk || !disk.IsOffline) return 'absent';
+        if (!disk) return 'absent';
+        // disk numbers can change (reboot, rescan): the same number with another serial is not ours
+        if (norm(disk.SerialNumber) !== norm(d.serialNumber) || norm(disk.UniqueId) !== norm(d.uniqueId)) {
+          ctx.log(`disk ${n} is now ${JSON.stringify(disk.SerialNumber)}, not the disk this run took offline; left alone`);
+          return 'absent';
+        }
+        if (!disk.IsOffline) return 'absent';
         await runCalls(runner, [setDiskOfflineCall(n, false)]);
         return 'removed';
       }
@@ -100,13 +142,24 @@ export function createHypervProvider(targetIn: HypervTargetConfig, runner: Comma
   }
 
   async function find(ref: OwnedObjectRef): Promise<CreatedObject | null> {
-    if (ref.kind !== 'vhdx') return null;
-    for (const folder of Object.values(t.volumes)) {
-      const path = `${folder.endsWith('\\') ? folder : `${folder}\\`}${checkHyperv('ownedName', ref.name, 'owned name')}.vhdx`;
-      if ((await runCalls(runner, [probeFileCall(path)])).length > 0) {
-        const [vhd] = await runCalls(runner, [getVhdCall(path)]);
-        return { ...ref, provider: 'hyperv', id: path, data: { path, vhd: vhd ?? null } };
+    // By owned name only (the VHDX file name); offlined disks carry no name and are never found.
+    const ownedFile = (base: string) => `\\${checkHyperv('ownedName', base, 'owned name')}.vhdx`.toLowerCase();
+    if (ref.kind === 'vhdx') {
+      for (const folder of Object.values(t.volumes)) {
+        const path = `${folder.endsWith('\\') ? folder : `${folder}\\`}${checkHyperv('ownedName', ref.name, 'owned name')}.vhdx`;
+        if ((await runCalls(runner, [probeFileCall(path)])).length > 0) {
+          const [vhd] = await runCalls(runner, [getVhdCall(path)]);
+          return { ...ref, provider: 'hyperv', id: path, data: { path, vhd: vhd ?? null } };
+        }
       }
+      return null;
+    }
+    if (ref.kind === 'disk-attachment') {
+      const file = ownedFile(ref.name.replace(/-attach$/, '-disk'));
+      const x = (await drivesOf(t.vmName)).find((dr) => dr.ControllerType === 'SCSI' && typeof dr.Path === 'string' && dr.Path.toLowerCase().endsWith(file));
+      if (!x) return null;
+      const slot = { vmName: t.vmName, controllerNumber: num(x.ControllerNumber, 'ControllerNumber'), controllerLocation: num(x.ControllerLocation, 'ControllerLocation') };
+      return { ...ref, provider: 'hyperv', id: `${slot.vmName}:SCSI:${slot.controllerNumber}:${slot.controllerLocation}`, data: { ...slot, path: x.Path } };
     }
     return null;
   }

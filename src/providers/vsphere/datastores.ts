@@ -51,6 +51,8 @@ export interface CreateVmfsOptions {
   name: string;
   /** canonical names the inventory allows to be formatted */
   allowedDevices: readonly string[];
+  /** called after every guard passed, right before CreateVmfsDatastore is sent */
+  beforeSend?: () => void;
 }
 
 export async function createVmfsDatastore(ctx: Ctx, host: MoRef, o: CreateVmfsOptions): Promise<MoRef> {
@@ -90,6 +92,7 @@ export async function createVmfsDatastore(ctx: Ctx, host: MoRef, o: CreateVmfsOp
   if (o.blockSizeMb !== undefined) vmfs.blockSizeMb = o.blockSizeMb;
   if (o.blockSizeKb !== undefined) vmfs.blockSize = o.blockSizeKb;
   spec.vmfs = vmfs;
+  o.beforeSend?.();
   return createVmfsDatastoreCall(ctx.rt, datastoreSystem, spec);
 }
 
@@ -99,10 +102,13 @@ export interface CreateNasOptions {
   name: string;
   type?: 'NFS' | 'NFS41';
   accessMode?: 'readWrite' | 'readOnly';
+  /** called right before CreateNasDatastore is sent */
+  beforeSend?: () => void;
 }
 
 export async function createNasDatastore(ctx: Ctx, host: MoRef, o: CreateNasOptions): Promise<MoRef> {
   const { datastoreSystem } = await hostConfigManager(ctx, host);
+  o.beforeSend?.();
   return createNasDatastoreCall(ctx.rt, datastoreSystem, {
     remoteHost: o.remoteHost,
     remotePath: o.remotePath,

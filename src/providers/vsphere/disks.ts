@@ -99,6 +99,8 @@ export interface CreateDiskOptions {
   unitNumber?: number;
   /** default independent_persistent: benchmark disks stay out of snapshots */
   diskMode?: string;
+  /** called right before ReconfigVM_Task is sent */
+  beforeSend?: () => void;
 }
 
 export function flatBacking(fileName: string, format: DiskFormat, diskMode: string): DataObject {
@@ -127,6 +129,7 @@ export async function createDisk(ctx: Ctx, vm: MoRef, o: CreateDiskOptions): Pro
     capacityInKB: o.sizeBytes / 1024,
     capacityInBytes: o.sizeBytes,
   };
+  o.beforeSend?.();
   await reconfigure(ctx, vm, [{ operation: 'add', fileOperation: 'create', device }]);
   return findAt(ctx, vm, place.controllerKey, place.unitNumber);
 }
@@ -141,6 +144,8 @@ export interface AttachRdmOptions {
   unitNumber?: number;
   /** when given, the LUN must be listed here and unused on the host (benchmarks overwrite it) */
   allowedDevices?: readonly string[];
+  /** called after every guard passed, right before ReconfigVM_Task is sent */
+  beforeSend?: () => void;
 }
 
 export async function hostLuns(ctx: Ctx, host: MoRef): Promise<HostScsiDisk[]> {
@@ -190,6 +195,7 @@ export async function attachRdm(ctx: Ctx, vm: MoRef, o: AttachRdmOptions): Promi
     unitNumber: place.unitNumber,
     capacityInKB: Math.floor(capacityBytes / 1024),
   };
+  o.beforeSend?.();
   await reconfigure(ctx, vm, [{ operation: 'add', fileOperation: 'create', device }]);
   return findAt(ctx, vm, place.controllerKey, place.unitNumber);
 }

@@ -124,6 +124,7 @@ export function createVsphereProvider(target: VsphereTargetConfig, opts: Vsphere
           ...(blockSizeKb !== undefined ? { blockSizeKb } : {}),
           name,
           allowedDevices: target.allowedDevices,
+          beforeSend: () => ctx.sent({ datastore: name, host: a.host, type: 'vmfs', device: a.device }),
         });
         return { kind: 'datastore', name, provider: 'vsphere', id: ds.value, data: { datastore: name, host: a.host, type: 'vmfs', device: a.device } };
       }
@@ -136,6 +137,7 @@ export function createVsphereProvider(target: VsphereTargetConfig, opts: Vsphere
           remotePath: str(a, 'remotePath', step.step),
           name,
           ...(a.type === 'NFS41' ? { type: 'NFS41' as const } : {}),
+          beforeSend: () => ctx.sent({ datastore: name, host: a.host, type: 'nfs' }),
         });
         return { kind: 'datastore', name, provider: 'vsphere', id: ds.value, data: { datastore: name, host: a.host, type: 'nfs' } };
       }
@@ -146,7 +148,7 @@ export function createVsphereProvider(target: VsphereTargetConfig, opts: Vsphere
         const owned = step.creates?.name ?? fileName.replace(/\.vmdk$/, '');
         const controllerKey = optInt(a, 'controllerKey');
         const unitNumber = optInt(a, 'unitNumber');
-        const placement = { ...(controllerKey !== undefined ? { controllerKey } : {}), ...(unitNumber !== undefined ? { unitNumber } : {}) };
+        const placement = { ...(controllerKey !== undefined ? { controllerKey } : {}), ...(unitNumber !== undefined ? { unitNumber } : {}), beforeSend: () => ctx.sent({ vm: a.vm, fileName: `[${datastore}] ${fileName}` }) };
         const disk =
           a.backing === 'rdm'
             ? await c.attachRdm(v, {
@@ -181,14 +183,17 @@ export function createVsphereProvider(target: VsphereTargetConfig, opts: Vsphere
   async function destroy(obj: DestroyRef, ctx: ProviderContext): Promise<'removed' | 'absent'> {
     const c = await client();
     if (obj.kind === 'datastore') {
-      const hostName = typeof obj.data.host === 'string' ? obj.data.host : target.host;
+      // recorded host only; the datastore itself is found by its owned name (ownedDatastore)
+      const hostName = typeof obj.data.host === 'string' ? obj.data.host : undefined;
+      if (!hostName) throw new InvalidArgument(`the ledger records no host for datastore ${obj.name}; refusing to guess one`, { name: 'host', value: '' });
       const ds = await ownedDatastore(obj);
       if (!ds) return 'absent';
       ctx.log(`removing datastore ${obj.name}`);
       return c.removeDatastore(await host(hostName), ds);
     }
     if (obj.kind === 'disk' || obj.kind === 'rdm') {
-      const v = await vm(typeof obj.data.vm === 'string' ? obj.data.vm : target.vm);
+      if (typeof obj.data.vm !== 'string') throw new InvalidArgument(`the ledger records no VM for ${obj.kind} ${obj.name}; refusing to guess one`, { name: 'vm', value: '' });
+      const v = await vm(obj.data.vm);
       const devices = await c.devices(v);
       const byKey = obj.id !== null ? devices.find((d) => d.key === Number(obj.id) && d._type === 'VirtualDisk') : undefined;
       // A key can be reused after a detach; only trust it if the file is still ours.
@@ -198,8 +203,8 @@ export function createVsphereProvider(target: VsphereTargetConfig, opts: Vsphere
         await c.detachDisk(v, device.key, { deleteFile: true });
         return 'removed';
       }
-      // Detached but the file survived (crash between the two): delete the file alone.
-      const fileName = typeof obj.data.fileName === 'string' ? obj.data.fileName : undefined;
+      // Detached but the file survived (crash between the two): delete the file alone, if ours.
+      const fileName = typeof obj.data.fileName === 'string' && obj.data.fileName.endsWith(`] ${obj.name}.vmdk`) ? obj.data.fileName : undefined;
       if (fileName) {
         try {
           return await c.deleteVirtualDisk(fileName, target.datacenter ? await datacenter() : undefined);

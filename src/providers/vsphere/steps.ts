@@ -77,6 +77,7 @@ export function planVsphereSteps(axes: Axes, target: VsphereStepTarget, names: {
       operation: 'CreateVmfsDatastore',
       arguments: { host: target.host, vm: target.vm, datacenter: target.datacenter, name: datastore, device, vmfsMajorVersion: Number(kind.slice(4)), blockSizeMb, blockSizeKb },
       destructive: true,
+      destroys: [device],
       creates: { kind: 'datastore', name: datastore },
     });
   }
@@ -103,6 +104,7 @@ export function planVsphereSteps(axes: Axes, target: VsphereStepTarget, names: {
       },
       // The benchmark overwrites whatever the LUN holds.
       destructive: true,
+      destroys: [device],
       creates: { kind: 'rdm', name },
     });
   } else {

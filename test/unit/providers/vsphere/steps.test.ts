@@ -26,6 +26,7 @@ describe('planVsphereSteps', () => {
         operation: 'CreateVmfsDatastore',
         arguments: { host: 'esx01', vm: 'bench-vm', datacenter: 'DC0', name: 'ss-r1-p7-ds', device: 'naa.600a0001', vmfsMajorVersion: 3, blockSizeMb: 8 },
         destructive: true,
+        destroys: ['naa.600a0001'],
         creates: { kind: 'datastore', name: 'ss-r1-p7-ds' },
       },
       {

@@ -1,0 +1,66 @@
+// The one rule for removing what a run created, shared by the executor's teardown and `cleanup`:
+// an intent authorises nothing. A ledger row is destroyed with its recorded id/data only when its
+// create was sent (state 'sent', or an id came back); a row that never got past 'intent' (a crash
+// before the provider sent anything, or a run directory from before the 'sent' state existed) is
+// removed only if the provider finds the object by its owned name, and otherwise marked
+// 'not-sent'. Rows marked 'refused' or 'not-sent' are never torn down. Each provider's destroy()
+// then proves the object is ours (owned name, exact recorded id or layout) before touching it.
+import { redact } from '../config/secrets.ts';
+import { errorMessage } from '../errors.ts';
+import type { LedgerRow, ResultStore } from '../results/store.ts';
+import type { Provider, ProviderContext } from './provider.ts';
+
+/** What the executor writes as an intent row's data (see runStep): the step, not the object. */
+function isIntentData(data: Record<string, unknown>): boolean {
+  const keys = Object.keys(data).sort();
+  return keys.length === 2 && keys[0] === 'arguments' && keys[1] === 'operation';
+}
+
+/**
+ * True when the row proves its create was sent: an id came back, or apply() recorded 'sent' data.
+ * A 'kept' or 'remove-failed' row from an old run that only ever had its intent data is not.
+ */
+export function wasSent(row: Pick<LedgerRow, 'state' | 'objectId' | 'data'>): boolean {
+  if (row.state === 'intent' || row.state === 'refused' || row.state === 'not-sent') return false;
+  if (row.objectId !== null) return true;
+  return !isIntentData(row.data);
+}
+
+export type TeardownOutcome = 'removed' | 'absent' | 'not-sent';
+
+/** Destroys one ledger row's object under the rule above; throws what destroy/find throw. */
+export async function destroyRecorded(provider: Provider, row: LedgerRow, ctx: ProviderContext): Promise<TeardownOutcome> {
+  const ref = { kind: row.kind, name: row.name, provider: row.provider };
+  if (wasSent(row)) return provider.destroy({ ...ref, id: row.objectId, data: row.data }, ctx);
+  // Never proven sent: only an object carrying our owned name may go.
+  const found = await provider.find({ kind: row.kind, name: row.name });
+  if (!found) return 'not-sent';
+  return provider.destroy({ ...ref, id: found.id, data: found.data }, ctx);
+}
+
+export const NOT_SENT_REASON = 'never sent (only an intent was recorded) and not found by its owned name: nothing to remove';
+
+/**
+ * `storsweep cleanup`: every object the run left behind, newest first, through the rule above.
+ * Returns how many could not be removed. `say` receives one line per object.
+ */
+export async function cleanupLedger(store: ResultStore, providerFor: (permutationId: string) => Promise<Provider | null>, say: (line: string) => void): Promise<number> {
+  const runId = store.meta().runId;
+  let failed = 0;
+  for (const obj of store.leftovers().reverse()) {
+    const provider = await providerFor(obj.permutationId);
+    if (!provider) continue;
+    try {
+      const outcome = await destroyRecorded(provider, obj, { runId, permutationId: obj.permutationId, axes: {}, signal: new AbortController().signal, log: () => undefined, sent: () => undefined });
+      store.ledgerState(obj, outcome, outcome === 'not-sent' ? NOT_SENT_REASON : null);
+      store.appendJournal(obj.permutationId, `${obj.kind}:${obj.name}`, `cleanup-${outcome}`, null);
+      say(`${outcome === 'removed' ? 'removed' : outcome === 'absent' ? 'already gone' : 'never created'}: ${obj.kind} ${obj.name}`);
+    } catch (err) {
+      failed++;
+      const why = redact(errorMessage(err));
+      store.ledgerState(obj, 'remove-failed', why);
+      say(`could not remove ${obj.kind} ${obj.name}: ${why}`);
+    }
+  }
+  return failed;
+}
