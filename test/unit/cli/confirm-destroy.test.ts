@@ -1,0 +1,101 @@
+// `--confirm-destroy` names exactly what the plan's destructive steps destroy, as their planners
+// name it (`destroys`): missing names are refused, and so are extra or unknown ones.
+import { describe, expect, it } from 'vitest';
+import { checkConfirmDestroy, checkResumeConfirmation, destroyedNames, dryRunLines } from '../../../src/cli/commands/run.ts';
+import { UnsafeOperation } from '../../../src/errors.ts';
+import { buildPlan, rawTestTarget, type RunPlan } from '../../../src/plan/plan.ts';
+import type { Playbook } from '../../../src/config/playbook.ts';
+import { planHypervSteps } from '../../../src/providers/hyperv/plan.ts';
+import { planEsxiShellSteps } from '../../../src/providers/esxi-shell/plan.ts';
+import type { PlannedStep } from '../../../src/run/provider.ts';
+
+const hyperv = { host: 'hv1', vmName: 'bench-vm', volumes: { '100': 'D:\\bench' }, allowedDisks: [{ number: 2, serialNumber: 'S4EWNX0R123456' }], passthroughDisk: 2 };
+const NAA = 'naa.6000c2900000000000000000000000a1';
+const esxi = { host: 'esx1', vmid: '1', vmfsDevice: NAA, allowedDevices: [NAA] };
+
+function planOf(stepsPerPerm: PlannedStep[][]): RunPlan {
+  return {
+    version: 1,
+    runId: 'r1',
+    playbook: 'pb',
+    target: 't',
+    provider: 'hyperv',
+    axes: [],
+    baseline: null,
+    profiles: {},
+    permutations: stepsPerPerm.map((steps, index) => ({ index, permutationId: `p${index}`, axes: {}, workload: 'w', steps, repetitions: 1, estimateSec: 1 })),
+    totalEstimateSec: 1,
+  };
+}
+
+const passthrough = planOf([planHypervSteps({ 'disk.format': 'passthrough' }, hyperv, { base: 'ss-r1-p0' })]);
+
+describe('--confirm-destroy', () => {
+  it('Hyper-V pass-through names the host disk by number and serial; "yes" is refused, the exact name accepted', () => {
+    expect(destroyedNames(passthrough)).toEqual(['disk2:S4EWNX0R123456']);
+    expect(() => checkConfirmDestroy(passthrough, 'yes')).toThrow(UnsafeOperation);
+    expect(() => checkConfirmDestroy(passthrough, 'yes')).toThrow(/disk2:S4EWNX0R123456 \(host disk 2, serial\/id S4EWNX0R123456\).*--confirm-destroy disk2:S4EWNX0R123456$/);
+    expect(() => checkConfirmDestroy(passthrough, undefined)).toThrow(/destructive step\(s\) that destroy data on disk2:S4EWNX0R123456/);
+    expect(() => checkConfirmDestroy(passthrough, 'disk2')).toThrow(UnsafeOperation);
+    expect(checkConfirmDestroy(passthrough, 'disk2:S4EWNX0R123456')).toEqual(['disk2:S4EWNX0R123456']);
+    expect(checkConfirmDestroy(passthrough, ' disk2:S4EWNX0R123456 ,')).toEqual(['disk2:S4EWNX0R123456']);
+  });
+
+  it('an extra or mistyped name is refused even when every required one is there', () => {
+    expect(() => checkConfirmDestroy(passthrough, `disk2:S4EWNX0R123456,${NAA}`)).toThrow(new RegExp(`not destroyed by this plan: "${NAA}"`));
+    const esx = planOf([planEsxiShellSteps({ 'datastore.kind': 'vmfs6', 'disk.format': 'thin', 'disk.sizeGb': 1 }, esxi, { base: 'ss-r1-p0' })]);
+    expect(destroyedNames(esx)).toEqual([NAA]);
+    expect(checkConfirmDestroy(esx, NAA)).toEqual([NAA]);
+    expect(() => checkConfirmDestroy(esx, `${NAA},naa.6000c2900000000000000000000000a2`)).toThrow(UnsafeOperation);
+    // a plan that destroys nothing takes no confirmation
+    const safe = planOf([planHypervSteps({ 'disk.format': 'vhdx-fixed', 'volume.sizeGb': 100, 'disk.sizeGb': 1 }, hyperv, { base: 'ss-r1-p0' })]);
+    expect(checkConfirmDestroy(safe, undefined)).toEqual([]);
+    expect(() => checkConfirmDestroy(safe, NAA)).toThrow(/destroys nothing/);
+  });
+
+  it('a destructive step that names nothing is refused, never confirmed by any text', () => {
+    const bad = planOf([[{ step: 'x', provider: 'vsphere', operation: 'Format', arguments: {}, destructive: true }]]);
+    expect(() => checkConfirmDestroy(bad, 'anything')).toThrow(/names nothing it destroys/);
+  });
+
+  it('run --dry-run --json shows what each destructive step destroys', () => {
+    const lines = dryRunLines(passthrough).map((l) => JSON.parse(l) as { step: string; destroys?: string[] });
+    expect(lines.filter((l) => l.destroys).map((l) => [l.step, l.destroys])).toEqual([
+      ['offline', ['disk2:S4EWNX0R123456']],
+      ['attach', ['disk2:S4EWNX0R123456']],
+    ]);
+  });
+
+  it('resume keeps the confirmation the run started with; without one recorded it asks again', () => {
+    expect(() => checkResumeConfirmation(passthrough, ['disk2:S4EWNX0R123456'], undefined)).not.toThrow();
+    expect(() => checkResumeConfirmation(passthrough, undefined, undefined)).toThrow(/has no recorded confirmation; resume with --confirm-destroy disk2:S4EWNX0R123456/);
+    expect(() => checkResumeConfirmation(passthrough, ['disk3:X'], undefined)).toThrow(UnsafeOperation);
+    expect(() => checkResumeConfirmation(passthrough, undefined, 'yes')).toThrow(UnsafeOperation);
+    expect(() => checkResumeConfirmation(passthrough, undefined, 'disk2:S4EWNX0R123456')).not.toThrow();
+  });
+});
+
+describe('a raw device as the workload target is destructive', () => {
+  it('recognizes guest block devices and diskspd physical drives, not files', () => {
+    expect(rawTestTarget('/dev/sdb')).toBe('/dev/sdb');
+    expect(rawTestTarget('/dev/../dev/nvme0n1')).toBe('/dev/nvme0n1');
+    expect(rawTestTarget('#1')).toBe('#1');
+    expect(rawTestTarget('/data/storsweep-test.dat')).toBeUndefined();
+    expect(rawTestTarget('/dev/shm/test.dat')).toBeUndefined();
+    expect(rawTestTarget('T:\\storsweep.dat')).toBeUndefined();
+    expect(rawTestTarget(undefined)).toBeUndefined();
+  });
+
+  it('the workload step gets destructive=true and destroys=[target], so --confirm-destroy must name it', () => {
+    const pb = { name: 'pb', target: 't', repeat: 1, matrix: { workload: { profile: ['cdm5'] } } } as unknown as Playbook;
+    const plan = buildPlan(pb, 't', { runId: 'r1', provider: 'ssh', workloadTarget: { runsOn: 'ssh:g', testFile: '/dev/sdb' } });
+    expect(plan.permutations[0]!.steps).toEqual([expect.objectContaining({ step: 'workload', destructive: true, destroys: ['/dev/sdb'] })]);
+    expect(() => checkConfirmDestroy(plan, undefined)).toThrow(/destroy data on \/dev\/sdb/);
+    expect(checkConfirmDestroy(plan, '/dev/sdb')).toEqual(['/dev/sdb']);
+    const hv = buildPlan(pb, 't', { runId: 'r1', provider: 'hyperv', workloadTool: 'diskspd', workloadTarget: { testFile: '#1' } });
+    expect(destroyedNames(hv)).toEqual(['#1']);
+    const file = buildPlan(pb, 't', { runId: 'r1', provider: 'ssh', workloadTarget: { testFile: '/data/x.dat' } });
+    expect(file.permutations[0]!.steps[0]).toMatchObject({ destructive: false });
+    expect(file.permutations[0]!.steps[0]!.destroys).toBeUndefined();
+  });
+});
