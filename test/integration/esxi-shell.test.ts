@@ -13,7 +13,9 @@ import { createEsxiShellProvider } from '../../src/providers/esxi-shell/provider
 import { VMFS_GPT_GUID } from '../../src/providers/esxi-shell/partedutil.ts';
 import type { CreatedObject, ProviderContext } from '../../src/run/provider.ts';
 import { connectSsh } from '../../src/ssh/ssh-runner.ts';
-import { BLANK_DEV, BOOT_DEV, ESXI_HARNESS_DIR, PARTITIONED_DEV, RDM_DEV, readCommands, readEsxiState, seedEsxiState } from '../harness/esxi/state.ts';
+import { cleanupLedger } from '../../src/run/teardown.ts';
+import { executeSteps } from './helpers/executor-run.ts';
+import { BLANK_DEV, BOOT_DEV, defaultEsxiState, ESXI_HARNESS_DIR, PARTITIONED_DEV, RDM_DEV, readCommands, readEsxiState, seedEsxiState } from '../harness/esxi/state.ts';
 import { ensureSystemUser } from '../harness/esxi/system-user.ts';
 
 const USER = 'ssesxi';
@@ -55,8 +57,8 @@ afterAll(async () => {
 const keyRunner = () => connectSsh({ host: sshd.host, port: sshd.port, username: os.userInfo().username, privateKeyPath: keyPath, knownHostsFile: knownHosts });
 const line = (c: { tool: string; argv: string[] }) => [c.tool, ...c.argv].join(' ');
 
-async function resetState() {
-  await seedEsxiState(stateDir);
+async function resetState(state: Record<string, unknown> = defaultEsxiState()) {
+  await seedEsxiState(stateDir, state);
   for (const f of await fs.readdir(stateDir)) await fs.chmod(path.join(stateDir, f), 0o666);
 }
 
@@ -157,6 +159,64 @@ describe('esxi-shell provider over SSH (stand-in ESXi tools)', () => {
     await provider.apply(steps[1]!, ctx);
     const state = await readEsxiState(stateDir);
     expect(state.devices[BLANK_DEV]).toMatchObject({ label: 'gpt', partitions: [{ number: 1, start: 2048, end: 41943006, type: VMFS_GPT_GUID, attr: 0 }] });
+    await provider.close();
+  });
+
+  it('a refused format never deletes a partition: not in teardown, not in cleanup with another inventory, not from a legacy intent row', async () => {
+    // Someone's unmounted VMFS datastore on each of two allowed LUNs (issue 11, item 1).
+    const state = defaultEsxiState() as { devices: Record<string, Record<string, unknown>>; volumes: Record<string, unknown> };
+    const vmfs = (end: number) => ({ label: 'gpt', partitions: [{ number: 1, start: 2048, end, type: VMFS_GPT_GUID, attr: 0 }] });
+    Object.assign(state.devices[BLANK_DEV]!, vmfs(41943006));
+    Object.assign(state.devices[RDM_DEV]!, vmfs(20971486));
+    state.volumes['aaaaaaaa-bbbbbbbb-cccc-000000000001'] = { label: 'users-ds', device: BLANK_DEV, partition: 1, version: 'vmfs6', blockSize: 1048576, capacity: 19 * 1024 ** 3, mounted: false };
+    state.volumes['aaaaaaaa-bbbbbbbb-cccc-000000000002'] = { label: 'users-ds2', device: RDM_DEV, partition: 1, version: 'vmfs6', blockSize: 1048576, capacity: 9 * 1024 ** 3, mounted: false };
+    await resetState(state);
+    const before = await readEsxiState(stateDir);
+    const tgt: EsxiShellTargetConfig = { ...target, allowedDevices: [BLANK_DEV] };
+    const steps = planEsxiShellSteps({ 'datastore.kind': 'vmfs6', 'disk.format': 'thin', 'disk.sizeGb': 1 }, tgt, { base: 'ss-r9-p1' });
+    const provider = createEsxiShellProvider(tgt, await keyRunner());
+    const { store, summary } = await executeSteps(dir, 'r9', steps, provider);
+    expect(summary.failed).toBe(1);
+    expect(store.permutations()[0]!.reason).toMatch(/refusing partitioning on .*: it has 1 partition\(s\)/);
+    expect(store.ledger().map((r) => [r.kind, r.state])).toEqual([['vmfs-partition', 'refused']]);
+    const destructive = (cmds: { tool: string; argv: string[] }[]) => cmds.map(line).filter((c) => /partedUtil (delete|mklabel|setptbl)|vmkfstools -C|unmount/.test(c));
+    expect(destructive(await readCommands(stateDir))).toEqual([]);
+    expect(await readEsxiState(stateDir)).toEqual(before);
+
+    // cleanup of that refused run, with an inventory whose vmfsDevice is the other LUN
+    const other = createEsxiShellProvider({ ...target, vmfsDevice: RDM_DEV, allowedDevices: [RDM_DEV] }, await keyRunner());
+    expect(await cleanupLedger(store, async () => other, () => undefined)).toBe(0);
+    // and a run directory written by an older storsweep: an intent row for the partition, nothing else
+    store.ledgerIntent('p1', 'esxi-shell', steps[0]!.creates!, { operation: steps[0]!.operation, arguments: steps[0]!.arguments });
+    const said: string[] = [];
+    expect(await cleanupLedger(store, async () => other, (l) => said.push(l))).toBe(0);
+    expect(said).toEqual(['never created: vmfs-partition ss-r9-p1-part']);
+    expect(destructive(await readCommands(stateDir))).toEqual([]);
+    expect(await readEsxiState(stateDir)).toEqual(before);
+    store.close();
+    await provider.close();
+    await other.close();
+  });
+
+  it('a partition whose layout is not the one recorded is left alone; the recorded one is deleted', async () => {
+    await resetState();
+    const provider = createEsxiShellProvider(target, await keyRunner());
+    const [part] = planEsxiShellSteps({ 'datastore.kind': 'vmfs6', 'disk.format': 'thin', 'disk.sizeGb': 1 }, target, { base: 'ss-r8-p1' });
+    const sent: Record<string, unknown>[] = [];
+    const created = (await provider.apply(part!, { ...ctx, sent: (d) => sent.push(d) }))!;
+    // recorded before mklabel (no layout yet) and again before setptbl (the exact layout)
+    expect(sent).toEqual([
+      { device: BLANK_DEV, partition: 1, label: 'gpt', vmfsVersion: 'vmfs6' },
+      { device: BLANK_DEV, partition: 1, label: 'gpt', vmfsVersion: 'vmfs6', startSector: 2048, endSector: 41943006, type: VMFS_GPT_GUID },
+    ]);
+    // a crash before setptbl: the only record is the first one; nothing of ours can exist
+    expect(await provider.destroy({ ...created, id: null, data: sent[0]! }, ctx)).toBe('absent');
+    // another layout than the recorded one (someone re-partitioned the LUN since): not ours
+    expect(await provider.destroy({ ...created, id: null, data: { ...sent[1]!, endSector: 41943000 } }, ctx)).toBe('absent');
+    expect((await readEsxiState(stateDir)).devices[BLANK_DEV]!.partitions).toHaveLength(1);
+    // a crash after setptbl, before the id came back: the 'sent' layout proves it ours
+    expect(await provider.destroy({ ...created, id: null, data: sent[1]! }, ctx)).toBe('removed');
+    expect((await readEsxiState(stateDir)).devices[BLANK_DEV]!.partitions).toEqual([]);
     await provider.close();
   });
 });

@@ -1,6 +1,7 @@
 // The Hyper-V provider end to end over a real OpenSSH server whose PATH holds the strict
 // powershell.exe stand-in (test/harness/windows): -EncodedCommand decoding, the known script shapes,
 // cmdlet parameter sets and the host model are the stand-in's; everything else is real.
+import { readFileSync, writeFileSync } from 'node:fs';
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -12,10 +13,11 @@ import { planHypervSteps } from '../../src/providers/hyperv/plan.ts';
 import { createHypervProvider, runGuestDiskspd } from '../../src/providers/hyperv/provider.ts';
 import type { CreatedObject, ProviderContext } from '../../src/run/provider.ts';
 import { connectSsh } from '../../src/ssh/ssh-runner.ts';
+import { executeSteps } from './helpers/executor-run.ts';
 import { parseDiskspdXml } from '../../src/workloads/diskspd.ts';
 import { makeTest } from '../../src/workloads/profiles.ts';
 import type { WorkloadProfile } from '../../src/workloads/spec.ts';
-import { GUEST_CREDENTIAL, readHypervState, readPsLog, seedHypervState, WINDOWS_HARNESS_DIR } from '../harness/windows/state.ts';
+import { defaultHypervState, GUEST_CREDENTIAL, readHypervState, readPsLog, seedHypervState, WINDOWS_HARNESS_DIR } from '../harness/windows/state.ts';
 
 let dir: string;
 let stateDir: string;
@@ -59,6 +61,8 @@ describe('hyperv provider over SSH (stand-in powershell.exe)', () => {
     const calls = (await readPsLog(stateDir)).flatMap((l) => l.data.calls ?? []);
     expect(calls).toEqual([
       { cmdlet: 'New-VHD', params: { Path: vhdx, SizeBytes: 8 * 1024 ** 3, Fixed: true, LogicalSectorSizeBytes: 4096, PhysicalSectorSizeBytes: 4096 }, select: expect.any(Array) },
+      // the location comes from the VM's own listing: 0:0 holds the OS disk, 0:1 is free
+      { cmdlet: 'Get-VMHardDiskDrive', params: { VMName: 'bench-vm' }, select: expect.any(Array) },
       { cmdlet: 'Add-VMHardDiskDrive', params: { VMName: 'bench-vm', ControllerType: 'SCSI', ControllerNumber: 0, ControllerLocation: 1, Path: vhdx } },
     ]);
     expect(created[0]!.data.vhd).toMatchObject({ Path: vhdx, VhdType: 'Fixed', Size: 8 * 1024 ** 3, LogicalSectorSize: 4096, BlockSize: 0 });
@@ -125,5 +129,84 @@ describe('hyperv provider over SSH (stand-in powershell.exe)', () => {
     await expect(wrong).rejects.toThrow(RemoteCommandFailed);
     await expect(wrong).rejects.not.toThrow(/nope/);
     await runner.close();
+  });
+
+  it("SCSI 0:1 holds the user's drive: ours goes to a free location, and teardown leaves the user's drive attached", async () => {
+    const state = defaultHypervState() as { vms: Record<string, { drives: Record<string, unknown> }>; files: Record<string, unknown> };
+    const users = 'E:\\bench\\users-data.vhdx';
+    state.vms['bench-vm']!.drives['SCSI:0:1'] = { Path: users };
+    state.files[users] = { type: 'Fixed', size: 1024 ** 3, fileSize: 1024 ** 3 + 4 * 1024 ** 2, block: 0, logical: 512, physical: 4096 };
+    await seedHypervState(stateDir, state);
+    const provider = createHypervProvider(target, await connect());
+    const steps = planHypervSteps({ 'volume.sizeGb': 100, 'disk.format': 'vhdx-dynamic', 'disk.sizeGb': 4 }, target, { base: 'ss-r7-p1' });
+    const { store, summary } = await executeSteps(dir, 'r7', steps, provider);
+    expect(summary.done).toBe(1);
+    const ours = 'D:\\bench\\ss-r7-p1-disk.vhdx';
+    const calls = (await readPsLog(stateDir)).flatMap((l) => l.data.calls ?? []);
+    expect(calls.filter((c) => c.cmdlet.endsWith('VMHardDiskDrive') && c.cmdlet !== 'Get-VMHardDiskDrive').map((c) => [c.cmdlet, c.params.ControllerLocation])).toEqual([
+      ['Add-VMHardDiskDrive', 2],
+      ['Remove-VMHardDiskDrive', 2],
+    ]);
+    expect(store.ledger().find((r) => r.kind === 'disk-attachment')).toMatchObject({ state: 'removed', data: { vmName: 'bench-vm', controllerNumber: 0, controllerLocation: 2, path: ours } });
+    const after = await readHypervState(stateDir);
+    expect(after.vms['bench-vm']!.drives).toEqual({ 'SCSI:0:0': { Path: 'C:\\VMs\\bench-vm\\os.vhdx' }, 'SCSI:0:1': { Path: users } });
+    expect(Object.keys(after.files)).toEqual([users]);
+    store.close();
+    await provider.close();
+  });
+
+  it("a failed attach never detaches the drive that was already there", async () => {
+    // the location was free when listed, then taken before Add-VMHardDiskDrive (a race): Hyper-V refuses it
+    await seedHypervState(stateDir);
+    const provider = createHypervProvider(target, await connect());
+    const steps = planHypervSteps({ 'volume.sizeGb': 100, 'disk.format': 'vhdx-dynamic', 'disk.sizeGb': 4 }, target, { base: 'ss-r6-p1' });
+    // sent() runs after the listing and right before Add-VMHardDiskDrive: the user takes 0:1 then
+    const takeLocation = () => {
+      const file = path.join(stateDir, 'hyperv.json');
+      const st = JSON.parse(readFileSync(file, 'utf8')) as { vms: Record<string, { drives: Record<string, unknown> }> };
+      st.vms['bench-vm']!.drives['SCSI:0:1'] = { Path: 'E:\\bench\\late-user.vhdx' };
+      writeFileSync(file, JSON.stringify(st));
+    };
+    const racing: typeof provider = {
+      ...provider,
+      apply: (step, c) =>
+        provider.apply(step, step.step !== 'attach' ? c : { ...c, sent: (d) => {
+          c.sent(d);
+          takeLocation();
+        } }),
+    };
+    const { store, summary } = await executeSteps(dir, 'r6', steps, racing);
+    expect(summary.failed).toBe(1);
+    expect(store.permutations()[0]!.reason).toMatch(/Add-VMHardDiskDrive : 'bench-vm' failed to add resources[\s\S]*0:1 is already in use/);
+    const after = await readHypervState(stateDir);
+    expect(after.vms['bench-vm']!.drives['SCSI:0:1']).toEqual({ Path: 'E:\\bench\\late-user.vhdx' });
+    const calls = (await readPsLog(stateDir)).flatMap((l) => l.data.calls ?? []).map((c) => c.cmdlet);
+    expect(calls).not.toContain('Remove-VMHardDiskDrive');
+    expect(after.files).toEqual({});
+    store.close();
+    await provider.close();
+  });
+
+  it('a refused pass-through sends no Set-Disk at all: not to disk 0, not to any disk', async () => {
+    // disk 0 here is another VM's pass-through disk, offline on purpose (issue 11, item 2)
+    const state = defaultHypervState() as { disks: Array<Record<string, unknown>> };
+    state.disks = state.disks.map((d) => (d.Number === 0 ? { ...d, IsSystem: false, IsBoot: false, IsOffline: true, NumberOfPartitions: 0, SerialNumber: 'OTHER-VM-PT' } : d));
+    await seedHypervState(stateDir, state);
+    const t3 = { ...target, passthroughDisk: 3 };
+    const provider = createHypervProvider(t3, await connect());
+    const { store, summary } = await executeSteps(dir, 'r5', planHypervSteps({ 'disk.format': 'passthrough' }, t3, { base: 'ss-r5-p1' }), provider);
+    expect(summary.failed).toBe(1);
+    expect(store.permutations()[0]!.reason).toMatch(/refusing to take disk 3 offline for pass-through: it has 1 partition/);
+    expect(store.ledger().map((r) => [r.kind, r.state])).toEqual([['disk-offline', 'refused']]);
+    const calls = (await readPsLog(stateDir)).flatMap((l) => l.data.calls ?? []);
+    expect(calls.filter((c) => c.cmdlet === 'Set-Disk')).toEqual([]);
+    const after = await readHypervState(stateDir);
+    expect(after.disks.map((d) => [d.Number, d.IsOffline])).toEqual([
+      [0, true],
+      [2, false],
+      [3, false],
+    ]);
+    store.close();
+    await provider.close();
   });
 });

@@ -161,17 +161,19 @@ describe('playbooks/hyperv-volume-size.yaml on lab-hyperv', () => {
     expect(status.leftovers).toEqual([]);
   });
 
-  it('sent exactly New-VHD, Add-VMHardDiskDrive, diskspd via PowerShell Direct, then teardown for the 2000 GB volume', async () => {
+  it('sent exactly New-VHD, Get-VMHardDiskDrive, Add-VMHardDiskDrive, diskspd via PowerShell Direct, then teardown for the 2000 GB volume', async () => {
     const rec = runs.hyperv.records.find((r) => r.axes['volume.sizeGb'] === 2000)!;
     const vhdx = `E:\\bench\\ss-${rec.runId}-${rec.permutationId}-disk.vhdx`;
     const log = (await readPsLog(stateDir)).filter((l) => (l as { tool?: string }).tool === 'powershell.exe');
     const first = log.findIndex((l) => l.data.calls?.[0]?.cmdlet === 'New-VHD' && l.data.calls[0].params.Path === vhdx);
     expect(first).toBeGreaterThanOrEqual(0);
-    const mine = log.slice(first, first + 2 + 24 + 4);
+    const mine = log.slice(first, first + 3 + 24 + 4);
     const calls = mine.filter((l) => l.shape === 'call').map((l) => l.data.calls!.map((c) => ({ cmdlet: c.cmdlet, params: c.params }))[0]);
     const slot = { VMName: 'bench-vm', ControllerType: 'SCSI', ControllerNumber: 0, ControllerLocation: 1 };
     expect(calls).toEqual([
       { cmdlet: 'New-VHD', params: { Path: vhdx, SizeBytes: 8 * 1024 ** 3, Fixed: true } },
+      // a free location, from the VM's own listing
+      { cmdlet: 'Get-VMHardDiskDrive', params: { VMName: 'bench-vm' } },
       { cmdlet: 'Add-VMHardDiskDrive', params: { ...slot, Path: vhdx } },
       { cmdlet: 'Get-VMHardDiskDrive', params: { VMName: 'bench-vm' } },
       { cmdlet: 'Remove-VMHardDiskDrive', params: slot },

@@ -225,8 +225,11 @@ describe('disk formats and RDMs', () => {
       const obj = (await provider.apply(step!, ctx('orphan')))!;
       const found = await provider.find({ kind: 'disk', name: 'ss-it-orphan-disk' });
       expect(found?.id).toBe(obj.id);
-      expect(await provider.destroy({ ...obj, id: null, data: {} }, ctx('orphan'))).toBe('removed');
-      expect(await provider.destroy({ ...obj, id: null, data: {} }, ctx('orphan'))).toBe('absent');
+      // nothing recorded: no VM is guessed from the inventory
+      await expect(provider.destroy({ ...obj, id: null, data: {} }, ctx('orphan'))).rejects.toThrow(/records no VM/);
+      // only what apply() recorded as sent (VM and file), no id: the disk is found by its owned name
+      expect(await provider.destroy({ ...obj, id: null, data: { vm: obj.data.vm } }, ctx('orphan'))).toBe('removed');
+      expect(await provider.destroy({ ...obj, id: null, data: { vm: obj.data.vm } }, ctx('orphan'))).toBe('absent');
       expect(await provider.find({ kind: 'disk', name: 'ss-it-orphan-disk' })).toBeNull();
     } finally {
       await provider.close();
