@@ -140,6 +140,10 @@ describe('hyperv provider over SSH (stand-in powershell.exe)', () => {
     const provider = createHypervProvider(target, await connect());
     const steps = planHypervSteps({ 'volume.sizeGb': 100, 'disk.format': 'vhdx-dynamic', 'disk.sizeGb': 4 }, target, { base: 'ss-r7-p1' });
     const { store, summary } = await executeSteps(dir, 'r7', steps, provider);
+    // the host first: the user's drive is still attached at 0:1, ours is gone
+    const after = await readHypervState(stateDir);
+    expect(after.vms['bench-vm']!.drives).toEqual({ 'SCSI:0:0': { Path: 'C:\\VMs\\bench-vm\\os.vhdx' }, 'SCSI:0:1': { Path: users } });
+    expect(Object.keys(after.files)).toEqual([users]);
     expect(summary.done).toBe(1);
     const ours = 'D:\\bench\\ss-r7-p1-disk.vhdx';
     const calls = (await readPsLog(stateDir)).flatMap((l) => l.data.calls ?? []);
@@ -148,9 +152,6 @@ describe('hyperv provider over SSH (stand-in powershell.exe)', () => {
       ['Remove-VMHardDiskDrive', 2],
     ]);
     expect(store.ledger().find((r) => r.kind === 'disk-attachment')).toMatchObject({ state: 'removed', data: { vmName: 'bench-vm', controllerNumber: 0, controllerLocation: 2, path: ours } });
-    const after = await readHypervState(stateDir);
-    expect(after.vms['bench-vm']!.drives).toEqual({ 'SCSI:0:0': { Path: 'C:\\VMs\\bench-vm\\os.vhdx' }, 'SCSI:0:1': { Path: users } });
-    expect(Object.keys(after.files)).toEqual([users]);
     store.close();
     await provider.close();
   });
