@@ -1,0 +1,80 @@
+// `--confirm-destroy` through the CLI, on a Hyper-V pass-through plan (issue 11, items 3 and 8):
+// the confirmation must name exactly what the destructive steps destroy — the host disk by number
+// and serial, and a raw guest drive (diskspd `#1`) when the workload writes to one. The refusals
+// happen before anything connects; the accepted run gets as far as connecting (to a closed port).
+import fs from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runCli, stackTraceLines } from './helpers/cli.ts';
+
+let dir: string;
+const inventory = (guestTestPath: string) =>
+  [
+    'sshHosts:',
+    '  hv:',
+    '    host: 127.0.0.1',
+    '    port: 9', // discard: nothing listens, the connection is refused at once
+    '    user: admin',
+    '    password: ${env:SS_TEST_HV_PW}',
+    '    knownHostsFile: ./known_hosts',
+    'targets:',
+    '  hv-pt:',
+    '    provider: hyperv',
+    '    sshHost: hv',
+    '    vmName: bench-vm',
+    '    volumes:',
+    `      "100": 'D:\\bench'`,
+    '    allowedDisks:',
+    '      - { number: 2, serialNumber: "S4EWNX0R123456" }',
+    '    passthroughDisk: 2',
+    '    guestCredential:',
+    '      username: admin',
+    '      password: ${env:SS_TEST_HV_PW}',
+    `    guestTestPath: '${guestTestPath}'`,
+    '',
+  ].join('\n');
+const playbook = ['name: pt', 'target: hv-pt', 'matrix:', '  disk:', '    format: [passthrough]', '  workload:', '    profile: [cdm5]', 'repeat: 1', ''].join('\n');
+const env = { SS_TEST_HV_PW: 'not-a-real-password' };
+
+beforeAll(async () => {
+  dir = await fs.mkdtemp(path.join(os.tmpdir(), 'ss-confirm-'));
+  await fs.writeFile(path.join(dir, 'known_hosts'), '');
+  await fs.writeFile(path.join(dir, 'pb.yaml'), playbook);
+  await fs.writeFile(path.join(dir, 'file.yaml'), inventory('T:\\storsweep.dat'));
+  await fs.writeFile(path.join(dir, 'raw.yaml'), inventory('#1'));
+});
+afterAll(async () => {
+  if (dir) await fs.rm(dir, { recursive: true, force: true });
+});
+
+const run = (inv: string, ...extra: string[]) => runCli(['run', path.join(dir, 'pb.yaml'), '-i', path.join(dir, inv), '--out', path.join(dir, 'runs'), '--no-report', ...extra], { cwd: dir, env });
+
+describe('run --confirm-destroy on a Hyper-V pass-through plan', () => {
+  it('"yes" is refused, naming the disk by number and serial; an extra name is refused; the exact name is accepted', async () => {
+    const yes = await run('file.yaml', '--confirm-destroy', 'yes');
+    expect(yes.code).toBe(1);
+    expect(yes.stderr).toContain('refused: this plan has 2 destructive step(s) that destroy data on disk2:S4EWNX0R123456 (host disk 2, serial/id S4EWNX0R123456)');
+    expect(yes.stderr).toContain('not destroyed by this plan: "yes"');
+    expect(yes.stderr).toMatch(/--confirm-destroy disk2:S4EWNX0R123456\n$/);
+    expect(stackTraceLines(yes.stderr)).toEqual([]);
+    const extra = await run('file.yaml', '--confirm-destroy', 'disk2:S4EWNX0R123456,disk3:S4EWNX0R123456');
+    expect(extra.code).toBe(1);
+    expect(extra.stderr).toContain('not destroyed by this plan: "disk3:S4EWNX0R123456"');
+    // nothing was started for a refused run
+    await expect(fs.readdir(path.join(dir, 'runs'))).rejects.toThrow(/ENOENT/);
+    const exact = await run('file.yaml', '--confirm-destroy', 'disk2:S4EWNX0R123456');
+    expect(exact.stderr).not.toContain('refused');
+    expect(exact.stderr).toContain('ECONNREFUSED');
+  });
+
+  it('a workload on a raw guest drive (#1) must be named too; --dry-run shows every name', async () => {
+    const dry = await run('raw.yaml', '--dry-run');
+    expect(dry.code).toBe(0);
+    expect(dry.stdout).toMatch(/^DESTRUCTIVE \(destroys #1\) \S+ workload: hyperv diskspd /m);
+    expect(dry.stdout).toContain('destroys data on #1, disk2:S4EWNX0R123456 (confirm with --confirm-destroy #1,disk2:S4EWNX0R123456)');
+    const diskOnly = await run('raw.yaml', '--confirm-destroy', 'disk2:S4EWNX0R123456');
+    expect(diskOnly.code).toBe(1);
+    expect(diskOnly.stderr).toContain('(not confirmed: #1)');
+  });
+});
