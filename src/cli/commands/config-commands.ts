@@ -36,7 +36,7 @@ export function renderPlanText(plan: RunPlan): string {
   const lines = [`playbook ${plan.playbook} → target ${plan.target} (${plan.provider}): ${plan.permutations.length} permutations, estimated ${fmtSec(plan.totalEstimateSec)}`];
   for (const p of plan.permutations) {
     lines.push(`${String(p.index + 1).padStart(4)}. ${p.permutationId}  ${axesLabel(p.axes)}  ×${p.repetitions}  ~${fmtSec(p.estimateSec)}`);
-    for (const s of p.steps) lines.push(`        ${s.destructive ? '!' : '-'} ${s.step}: ${s.provider} ${s.operation}${s.creates ? ` → ${s.creates.kind} ${s.creates.name}` : ''}`);
+    for (const s of p.steps) lines.push(`        ${s.destructive ? '!' : '-'} ${s.step}: ${s.provider} ${s.operation}${s.creates ? ` → ${s.creates.kind} ${s.creates.name}` : ''}${s.destroys?.length ? ` (destroys ${s.destroys.join(', ')})` : ''}`);
   }
   return lines.join('\n');
 }
