@@ -99,6 +99,21 @@ export class ParseError extends Error {
 }
 
 /** A value that would be placed into a remote command line failed validation. */
+/**
+ * `report -o` would overwrite a file that is not one of our reports (without --force), a run's own
+ * files, or one of the report's inputs (never allowed), or the path cannot be written.
+ */
+export class OutputRefused extends Error {
+  override readonly name = 'OutputRefused';
+  constructor(
+    message: string,
+    readonly details: { path: string; reason: 'not-a-report' | 'run-directory' | 'input' | 'bad-path' },
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+  }
+}
+
 export class InvalidArgument extends Error {
   override readonly name = 'InvalidArgument';
   constructor(

@@ -8,6 +8,7 @@ import {
   type Report,
   type TestSection,
 } from './model.ts';
+import { MARKDOWN_MARKER } from './marker.ts';
 import { formatP, type Verdict } from './stats.ts';
 
 /** Table cells hold untrusted names: keep them on one line, and stop `|` and HTML from breaking out. */
@@ -102,7 +103,8 @@ function renderSection(report: Report, s: TestSection): string {
 
 export function renderMarkdown(report: Report): string {
   const { info, summary, options: o } = report;
-  const out: string[] = [`# storsweep report — ${mdCell(info.runId)}`, ''];
+  // The first line marks the file as ours: `report -o` rewrites it without --force (cli/report-file.ts).
+  const out: string[] = [MARKDOWN_MARKER, `# storsweep report — ${mdCell(info.runId)}`, ''];
   const facts: string[] = [];
   if (info.playbook) facts.push(`Playbook: \`${info.playbook.replace(/`/g, "'")}\``);
   if (info.startedAt) facts.push(`Started: ${mdCell(info.startedAt)}`);

@@ -1,5 +1,4 @@
 // `storsweep report <runDir|file...>`: one report from one or more runs or imported exports.
-import { writeFile } from 'node:fs/promises';
 import { Option, type Command } from 'commander';
 import { UsageError } from '../../errors.ts';
 import { renderCsv } from '../../report/csv.ts';
@@ -10,6 +9,7 @@ import { buildReport, parseBaseline } from '../../report/model.ts';
 import { loadSource, mergeSources, type SourceLoader } from '../../report/source.ts';
 import type { VerdictOptions } from '../../report/stats.ts';
 import { terminal } from '../output.ts';
+import { checkReportOutput, writeReportFile } from '../report-file.ts';
 
 export const REPORT_FORMATS = ['md', 'html', 'csv', 'json'] as const;
 export type ReportFormat = (typeof REPORT_FORMATS)[number];
@@ -29,6 +29,8 @@ export interface ReportCommandOptions {
   format: ReportFormat;
   baseline?: string;
   output?: string;
+  /** overwrite an existing file that is not a report of ours (never a run's own files or an input) */
+  force?: boolean;
   alpha?: string;
   minEffect?: string;
   cvThreshold?: string;
@@ -59,6 +61,8 @@ export function verdictOptionsFrom(o: { alpha?: string; minEffect?: string; cvTh
 export async function runReport(inputs: readonly string[], opts: ReportCommandOptions, io: CommandIo = defaultIo): Promise<number> {
   const verdict = verdictOptionsFrom(opts);
   const baseline = opts.baseline !== undefined ? parseBaseline(opts.baseline) : undefined;
+  // refused before reading anything, and checked again right before the write
+  if (opts.output !== undefined) checkReportOutput(opts.output, inputs, opts.force === true);
   const sources = [];
   for (const input of inputs) sources.push(await io.loadSource(input));
   const { records, info, warnings } = mergeSources(sources);
@@ -72,7 +76,7 @@ export async function runReport(inputs: readonly string[], opts: ReportCommandOp
     text = opts.format === 'html' ? renderHtml(report) : opts.format === 'json' ? renderJson(report) : renderMarkdown(report);
   }
   if (opts.output) {
-    await writeFile(opts.output, text);
+    writeReportFile(opts.output, text, inputs, opts.force === true);
     io.stderr(`wrote ${opts.output}\n`);
   } else {
     io.stdout(text);
@@ -87,7 +91,8 @@ export function registerReport(program: Command, io: CommandIo = defaultIo): Com
     .argument('<source...>', 'run directories or result files (results .jsonl, CrystalDiskMark text, fio JSON, …)')
     .addOption(new Option('-f, --format <format>', 'output format').choices([...REPORT_FORMATS]).default('md'))
     .option('-b, --baseline <axis=value>', 'compare only this axis, against this value (default: every varying axis against its first value)')
-    .option('-o, --output <path>', 'write to this file instead of stdout')
+    .option('-o, --output <path>', 'write to this file instead of stdout (exactly; stdout shows control characters as \\x1b)')
+    .option('--force', 'overwrite an existing file that is not a storsweep report (never a run\'s own files or an input)')
     .option('--alpha <p>', 'significance level of the verdicts (default 0.05)')
     .option('--min-effect <pct>', 'smallest difference in % called faster/slower (default 5)')
     .option('--cv-threshold <pct>', 'flag cells whose coefficient of variation exceeds this % (default 10)')

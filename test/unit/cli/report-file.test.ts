@@ -1,0 +1,90 @@
+// Where `report -o` may write: our own reports are recognised in every format, a run directory
+// takes only report.* names, inputs are never overwritten, and links are replaced, not followed.
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { checkReportOutput, writeReportFile } from '../../../src/cli/report-file.ts';
+import { OutputRefused } from '../../../src/errors.ts';
+import { renderCsv } from '../../../src/report/csv.ts';
+import { renderHtml } from '../../../src/report/html.ts';
+import { renderJson } from '../../../src/report/json.ts';
+import { isOurReport } from '../../../src/report/marker.ts';
+import { renderMarkdown } from '../../../src/report/markdown.ts';
+import { buildReport } from '../../../src/report/model.ts';
+import { labRecords } from '../report/helpers.ts';
+
+let dir: string;
+let runDir: string;
+beforeAll(() => {
+  dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ss-report-file-'));
+  runDir = path.join(dir, 'run1');
+  fs.mkdirSync(path.join(runDir, 'raw'), { recursive: true });
+  fs.writeFileSync(path.join(runDir, 'run.sqlite'), 'SQLite format 3\0');
+});
+afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
+
+const reason = (fn: () => void): string | null => {
+  try {
+    fn();
+    return null;
+  } catch (err) {
+    if (err instanceof OutputRefused) return err.details.reason;
+    throw err;
+  }
+};
+
+describe('isOurReport', () => {
+  const records = labRecords({ repetitions: 2 });
+  const report = buildReport(records, { runId: 'r' });
+  it('recognises each format we write', () => {
+    for (const text of [renderMarkdown(report), renderHtml(report), renderJson(report), renderCsv(records)]) expect(isOurReport(text.slice(0, 65536))).toBe(true);
+  });
+  it('does not recognise a user file, a database or a lookalike without the marker', () => {
+    for (const text of ['# storsweep report — r\n', 'SQLite format 3\0', '<!doctype html><title>storsweep report</title>', '{"storsweep": 1}', 'runId,name\r\n', '']) expect(isOurReport(text)).toBe(false);
+  });
+});
+
+describe('checkReportOutput', () => {
+  it('a run directory takes only report.md/.html/.csv/.json directly inside it, --force or not', () => {
+    for (const force of [false, true]) {
+      expect(reason(() => checkReportOutput(path.join(runDir, 'run.sqlite'), [runDir], force))).toBe('run-directory');
+      expect(reason(() => checkReportOutput(path.join(runDir, 'plan.json'), [], force))).toBe('run-directory');
+      expect(reason(() => checkReportOutput(path.join(runDir, 'raw', 'report.md'), [], force))).toBe('run-directory');
+    }
+    for (const name of ['report.md', 'report.html', 'report.csv', 'report.json']) expect(reason(() => checkReportOutput(path.join(runDir, name), [runDir], false))).toBeNull();
+  });
+
+  it('a symlink into a run directory is judged by where it points', () => {
+    const link = path.join(dir, 'link-to-run');
+    fs.symlinkSync(runDir, link);
+    expect(reason(() => checkReportOutput(path.join(link, 'run.sqlite'), [], true))).toBe('run-directory');
+  });
+
+  it('an input is never overwritten, under any name (hard link), even with --force', () => {
+    const input = path.join(dir, 'in.txt');
+    fs.writeFileSync(input, 'data');
+    const hard = path.join(dir, 'hard.txt');
+    fs.linkSync(input, hard);
+    expect(reason(() => checkReportOutput(hard, [input], true))).toBe('input');
+  });
+
+  it('replaces a symlink at the output path instead of writing through it (with --force)', () => {
+    const target = path.join(dir, 'precious.txt');
+    fs.writeFileSync(target, 'precious');
+    const link = path.join(dir, 'out.md');
+    fs.symlinkSync(target, link);
+    expect(reason(() => checkReportOutput(link, [], false))).toBe('not-a-report');
+    writeReportFile(link, 'report\n', [], true);
+    expect(fs.readFileSync(target, 'utf8')).toBe('precious');
+    expect(fs.lstatSync(link).isSymbolicLink()).toBe(false);
+    expect(fs.readFileSync(link, 'utf8')).toBe('report\n');
+  });
+
+  it('bad paths are named: missing directory, a file as directory, a directory as file', () => {
+    expect(reason(() => checkReportOutput(path.join(dir, 'nope', 'r.md'), [], false))).toBe('bad-path');
+    fs.writeFileSync(path.join(dir, 'plain'), '');
+    expect(() => checkReportOutput(path.join(dir, 'plain', 'r.md'), [], false)).toThrow(/plain/);
+    expect(() => checkReportOutput(dir, [], true)).toThrow(/is a directory/);
+  });
+});
