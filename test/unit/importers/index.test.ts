@@ -147,9 +147,10 @@ describe('storsweep import command', () => {
   it('--csv and --json', async () => {
     const c = io();
     await runImport([fx('cdm/cdm3-vmfs3-1mb.txt')], { csv: true }, c.io);
-    const csv = c.out.join('').split('\n');
-    expect(csv[0]?.startsWith('runId,permutationId,source,test,pattern,blockSizeBytes')).toBe(true);
-    expect(csv[5]).toMatch(/^import:cdm3-vmfs3-1mb\.txt,cdm3-vmfs3-1mb,cdm3-vmfs3-1mb\.txt,rnd-4k-q1t1-read,randread,4096,1,1,100,1585000,1\.585,387,/);
+    // the same CSV as `report -f csv` (one writer): RFC 4180 line ends, axes (here: source) as columns
+    const csv = c.out.join('').split('\r\n');
+    expect(csv[0]?.startsWith('runId,permutationId,source,repetition,testId,pattern,blockSizeBytes')).toBe(true);
+    expect(csv[5]).toMatch(/^import:cdm3-vmfs3-1mb\.txt,cdm3-vmfs3-1mb,cdm3-vmfs3-1mb\.txt,1,rnd-4k-q1t1-read,randread,4096,1,1,100,387,1585000,1\.585,/);
     const j = io();
     await runImport([fx('fio/two-jobs-psync.json')], { json: true }, j.io);
     expect((JSON.parse(j.out.join('')) as Array<{ test: { id: string } }>).map((x) => x.test.id)).toEqual(['seq-128k-q1t1-read', 'rnd-4k-q1t1-write']);
