@@ -77,7 +77,7 @@ function guestEndpoint(inv: LoadedInventory, g: { sshHost?: string; workdir: str
         const fio = (await runner.run(shJoin([g.fioPath, '--version']))).stdout.trim();
         return { 'guest.os': os, 'guest.tool': fio };
       },
-      runTest: (runner, test, profile, o) => runFioTest(runner, test, profile, { filename, fioPath: g.fioPath, ioengine: g.ioengine, ...o }),
+      runTest: (runner, test, profile, o) => runFioTest(runner, test, profile, { filename, fioPath: g.fioPath, ioengine: g.ioengine, controlDir: g.workdir, ...o }),
     },
     describe: { runsOn: g.sshHost ? `ssh:${g.sshHost}` : 'local', testFile: filename },
     provider: g.sshHost ? 'ssh' : 'local',

@@ -10,6 +10,7 @@ import { storeRaw } from '../results/raw.ts';
 import type { ResultRecord } from '../results/record.ts';
 import type { ResultStore } from '../results/store.ts';
 import type { CommandRunner } from '../ssh/command-runner.ts';
+import type { GroupStop } from '../ssh/process-group.ts';
 import type { OnRaw, TestOutcome } from '../workloads/passes.ts';
 import { defaultSleep } from '../workloads/run-fio.ts';
 import type { WorkloadProfile, WorkloadTest } from '../workloads/spec.ts';
@@ -29,7 +30,7 @@ export interface WorkloadEndpoint {
   /** facts about the guest for the environment fingerprint (OS, tool version) */
   describe?(runner: CommandRunner): Promise<Record<string, string>>;
   /** one test of a profile: warm-up, measured passes, aggregation (see workloads/passes.ts) */
-  runTest(runner: CommandRunner, test: WorkloadTest, profile: WorkloadProfile, opts: { signal: AbortSignal; onRaw: OnRaw; timeoutSlackSec?: number }): Promise<TestOutcome>;
+  runTest(runner: CommandRunner, test: WorkloadTest, profile: WorkloadProfile, opts: { signal: AbortSignal; onRaw: OnRaw; timeoutSlackSec?: number; onStopped?: (stop: GroupStop) => void }): Promise<TestOutcome>;
 }
 
 export interface ExecuteOptions {
@@ -394,6 +395,13 @@ async function runWorkload(perm: PermutationPlan, c: PermContext): Promise<void>
             .runTest(runner, test, profile, {
               signal: c.signal,
               timeoutSlackSec: c.workloadSlackSec,
+              // Recorded before teardown starts: the journal shows fio was stopped first.
+              onStopped: (stop) => {
+                record(() => c.store.appendJournal(perm.permutationId, `workload ${test.id}`, stop.outcome === 'still-running' || stop.outcome === 'unknown' ? 'stop-failed' : 'stopped', stop));
+                const where = `${c.workload.tool} (process group ${stop.pgid ?? '?'}) on ${runner.target}`;
+                if (stop.outcome === 'still-running' || stop.outcome === 'unknown') c.emit({ type: 'message', level: 'error', text: `could not confirm that ${where} ended${stop.detail ? `: ${stop.detail}` : ''}; teardown goes on` });
+                else c.emit({ type: 'message', level: 'info', text: stop.outcome === 'stopped' ? `stopped ${where} with SIG${stop.signal}` : `${where} had already ended` });
+              },
               onRaw: async (t, pass, raw) => storeRaw(c.store.runDir, `raw/${perm.permutationId}/rep${rep}/${t.id}.pass${pass}.${c.workload.tool === 'diskspd' ? 'xml' : 'json'}`, raw),
             })
             .catch(async (err: unknown) => {

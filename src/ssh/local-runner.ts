@@ -12,33 +12,52 @@ export function createLocalRunner(env: NodeJS.ProcessEnv = process.env): Command
       if (options.timeoutMs) checkTimerMs(options.timeoutMs, 'local: command timeout');
       const started = Date.now();
       return new Promise((resolve, reject) => {
-        const child = spawn('/bin/sh', ['-c', command], { env, stdio: ['pipe', 'pipe', 'pipe'] });
+        // Its own process group (detached = setsid): an abort or timeout kills everything the
+        // command started in it, not only the shell; and a Ctrl-C on our terminal reaches us
+        // only, so the run decides what to stop first.
+        const child = spawn('/bin/sh', ['-c', command], { env, stdio: ['pipe', 'pipe', 'pipe'], detached: true });
         let stdout = '';
         let stderr = '';
-        let timedOut = false;
+        let settled = false;
         let timer: NodeJS.Timeout | undefined;
-        const onAbort = () => {
-          timedOut = true;
-          child.kill('SIGKILL');
+        const settle = (fn: () => void) => {
+          if (settled) return;
+          settled = true;
+          if (timer) clearTimeout(timer);
+          options.signal?.removeEventListener('abort', onAbort);
+          fn();
         };
-        if (options.timeoutMs) timer = setTimeout(onAbort, options.timeoutMs);
-        options.signal?.addEventListener('abort', onAbort, { once: true });
+        const stop = (why: 'aborted' | 'timeout') => {
+          try {
+            if (child.pid) process.kill(-child.pid, 'SIGKILL');
+          } catch {
+            /* already gone */
+          }
+          // Like the SSH runner, settle now: a process that left the group (setsid) may still hold
+          // our pipes open; whoever started it (process-group.ts) stops it.
+          child.stdout.destroy();
+          child.stderr.destroy();
+          settle(() =>
+            reject(new RemoteCommandFailed(`local: command ${why === 'aborted' ? 'aborted' : `timed out after ${options.timeoutMs} ms`}: ${command}`, { host: 'local', command, exitCode: null, stderr, reason: 'timeout' }, { cause: why === 'aborted' ? options.signal?.reason : undefined })),
+          );
+        };
+        const onAbort = () => stop('aborted');
+        if (options.timeoutMs) timer = setTimeout(() => stop('timeout'), options.timeoutMs);
+        if (options.signal?.aborted) setImmediate(onAbort);
+        else options.signal?.addEventListener('abort', onAbort, { once: true });
         child.stdout.on('data', (d: Buffer) => (stdout += d.toString('utf8')));
         child.stderr.on('data', (d: Buffer) => (stderr += d.toString('utf8')));
         child.on('error', (err) => {
-          if (timer) clearTimeout(timer);
-          reject(new RemoteCommandFailed(`local: cannot start /bin/sh: ${err.message}`, { host: 'local', command, exitCode: null, stderr, reason: 'spawn' }, { cause: err }));
+          settle(() => reject(new RemoteCommandFailed(`local: cannot start /bin/sh: ${err.message}`, { host: 'local', command, exitCode: null, stderr, reason: 'spawn' }, { cause: err })));
         });
         child.on('close', (code, signal) => {
-          if (timer) clearTimeout(timer);
-          options.signal?.removeEventListener('abort', onAbort);
-          if (timedOut) {
-            reject(new RemoteCommandFailed(`local: command ${options.signal?.aborted ? 'aborted' : `timed out after ${options.timeoutMs} ms`}: ${command}`, { host: 'local', command, exitCode: null, stderr, reason: 'timeout' }));
-          } else if (code === null) {
-            reject(new RemoteCommandFailed(`local: command killed by ${signal}: ${command}`, { host: 'local', command, exitCode: null, stderr, reason: 'connection' }));
-          } else {
-            resolve({ command, stdout, stderr, exitCode: code, durationMs: Date.now() - started });
-          }
+          settle(() => {
+            if (code === null) {
+              reject(new RemoteCommandFailed(`local: command killed by ${signal}: ${command}`, { host: 'local', command, exitCode: null, stderr, reason: 'connection' }));
+            } else {
+              resolve({ command, stdout, stderr, exitCode: code, durationMs: Date.now() - started });
+            }
+          });
         });
         child.stdin.on('error', () => undefined);
         if (options.stdin !== undefined) child.stdin.end(options.stdin);

@@ -131,6 +131,7 @@ class SshRunner implements CommandRunner {
       let stderr = '';
       let settled = false;
       let timer: NodeJS.Timeout | undefined;
+      let channel: { close(): void } | null = null;
       const settle = (fn: () => void) => {
         if (settled) return;
         settled = true;
@@ -140,12 +141,25 @@ class SshRunner implements CommandRunner {
         fn();
       };
       const onClose = () => settle(() => reject(fail('connection', 'SSH connection lost while the command ran', stderr)));
-      const onAbort = () => settle(() => reject(fail('timeout', 'aborted', stderr, options.signal?.reason)));
+      // Closing the channel does not stop the command (no pty, so no SIGHUP): a caller whose
+      // command must not outlive the abort runs it in a process group it can stop
+      // (process-group.ts). The channel is closed so that it is not left open.
+      const onAbort = () =>
+        settle(() => {
+          channel?.close();
+          reject(fail('timeout', 'aborted', stderr, options.signal?.reason));
+        });
       this.client.once('close', onClose);
       options.signal?.addEventListener('abort', onAbort, { once: true });
       this.client.exec(command, (err, stream) => {
         if (err) {
           settle(() => reject(fail('connection', `cannot start command (${err.message})`, '', err)));
+          return;
+        }
+        channel = stream;
+        if (settled) {
+          // aborted while the channel was being opened
+          stream.close();
           return;
         }
         if (options.timeoutMs) {

@@ -4,6 +4,7 @@
 import { ParseError, RemoteCommandFailed } from '../errors.ts';
 import { checkTimerMs } from '../limits.ts';
 import type { CommandRunner } from '../ssh/command-runner.ts';
+import { runInGroup, type GroupStop } from '../ssh/process-group.ts';
 import { shJoin } from '../ssh/quote.ts';
 import { runPasses, type OnRaw, type TestOutcome } from './passes.ts';
 import { fioArgs, parseFioJson } from './fio.ts';
@@ -20,6 +21,10 @@ export interface FioRunOptions {
   /** extra seconds allowed beyond runtime + ramp before a pass is declared hung */
   timeoutSlackSec?: number;
   sleep?: (ms: number, signal?: AbortSignal) => Promise<void>;
+  /** a directory on the host for the pidfile of each running fio (default /tmp) */
+  controlDir?: string;
+  /** told when an aborted or timed-out fio was stopped (its process group killed and checked gone) */
+  onStopped?: (stop: GroupStop) => void;
 }
 
 export function defaultSleep(ms: number, signal?: AbortSignal): Promise<void> {
@@ -37,14 +42,21 @@ export function defaultSleep(ms: number, signal?: AbortSignal): Promise<void> {
   });
 }
 
-export function fioCommandLine(test: WorkloadTest, profile: WorkloadProfile, opts: Pick<FioRunOptions, 'filename' | 'fioPath' | 'ioengine'>, runtimeSec?: number): string {
-  return shJoin([checkFioPath(opts.fioPath ?? 'fio'), ...fioArgs(test, profile, { filename: opts.filename, ioengine: opts.ioengine, runtimeSec })]);
+export function fioArgv(test: WorkloadTest, profile: WorkloadProfile, opts: Pick<FioRunOptions, 'filename' | 'fioPath' | 'ioengine'>, runtimeSec?: number): string[] {
+  return [checkFioPath(opts.fioPath ?? 'fio'), ...fioArgs(test, profile, { filename: opts.filename, ioengine: opts.ioengine, runtimeSec })];
 }
 
-async function onePass(runner: CommandRunner, command: string, profile: WorkloadProfile, opts: FioRunOptions): Promise<string> {
+export function fioCommandLine(test: WorkloadTest, profile: WorkloadProfile, opts: Pick<FioRunOptions, 'filename' | 'fioPath' | 'ioengine'>, runtimeSec?: number): string {
+  return shJoin(fioArgv(test, profile, opts, runtimeSec));
+}
+
+async function onePass(runner: CommandRunner, argv: string[], profile: WorkloadProfile, opts: FioRunOptions): Promise<string> {
+  const command = shJoin(argv);
   // Refused, not clamped: a pass that could not be timed would run unbounded or be killed at once.
   const timeoutMs = checkTimerMs((profile.runtimeSec + profile.rampSec + (opts.timeoutSlackSec ?? 120)) * 1000, `${runner.target}: fio pass timeout`);
-  const r = await runner.run(command, { timeoutMs, signal: opts.signal });
+  // In its own process group: an abort (Ctrl-C) or a timeout stops fio there and checks it is gone
+  // before this rejects, so teardown never removes a disk under a running fio.
+  const r = await runInGroup(runner, argv, { controlDir: opts.controlDir ?? '/tmp', timeoutMs, signal: opts.signal, onStopped: opts.onStopped });
   if (r.exitCode !== 0) {
     throw new RemoteCommandFailed(`${runner.target}: fio failed with exit code ${r.exitCode}: ${r.stderr.trim().split('\n').slice(-3).join(' | ')}`, {
       host: runner.target,
@@ -59,12 +71,13 @@ async function onePass(runner: CommandRunner, command: string, profile: Workload
 
 /** Runs one test of a profile (warm-up, passes, aggregation) and returns its outcome. */
 export async function runFioTest(runner: CommandRunner, test: WorkloadTest, profile: WorkloadProfile, opts: FioRunOptions): Promise<TestOutcome> {
-  const command = fioCommandLine(test, profile, opts);
+  const argv = fioArgv(test, profile, opts);
+  const command = shJoin(argv);
   return runPasses(
     test,
     profile,
     async () => {
-      const raw = await onePass(runner, command, profile, opts);
+      const raw = await onePass(runner, argv, profile, opts);
       const parsed = parseFioJson(raw, `${runner.target} fio ${test.id}`);
       const job = parsed.jobs[0];
       if (!job) throw new ParseError(`${runner.target}: fio printed no job for ${test.id}`, { source: runner.target });

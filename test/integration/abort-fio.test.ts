@@ -1,0 +1,95 @@
+// Ctrl-C while fio runs (issue 11, item 7): the run stops fio's whole process group on the guest and
+// checks it is gone BEFORE teardown removes the disk under it. On the vcsim lab with fio on the
+// lab's SSH guest (a real sshd on 127.0.0.1, so the guest's processes are visible here in /proc),
+// and on this machine through the local runner.
+import fs from 'node:fs';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { descendantPids, startLabGuest, type LabGuest } from './helpers/lab-guest.ts';
+import { NOTHING_LEFT, readRun, runCliWhen, startVsphereLab, sweepPlaybook, type VsphereLab } from './helpers/vsphere-lab.ts';
+
+let guest: LabGuest;
+let lab: VsphereLab;
+
+beforeAll(async () => {
+  guest = await startLabGuest();
+  lab = await startVsphereLab({ sshGuest: guest });
+});
+
+afterAll(async () => {
+  await lab?.stop();
+  await guest?.stop();
+});
+
+/** Live (not zombie) fio processes whose command line names `dir` — what `ps` would list. */
+function fioProcessesIn(dir: string): Array<{ pid: number; args: string }> {
+  const out: Array<{ pid: number; args: string }> = [];
+  for (const entry of fs.readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = fs.readFileSync(`/proc/${entry}/stat`, 'utf8');
+      const state = stat.slice(stat.lastIndexOf(')') + 2).split(' ')[0];
+      const args = fs.readFileSync(`/proc/${entry}/cmdline`, 'utf8').split('\0').join(' ');
+      if (state !== 'Z' && /(^|\/)fio /.test(args) && args.includes(dir)) out.push({ pid: Number(entry), args });
+    } catch {
+      /* exited meanwhile */
+    }
+  }
+  return out;
+}
+
+function journal(runDir: string): Array<{ seq: number; step: string; event: string; detail: string | null }> {
+  return readRun(runDir, (db) => db.prepare('SELECT seq, step, event, detail FROM journal ORDER BY seq').all() as Array<{ seq: number; step: string; event: string; detail: string | null }>);
+}
+
+// fio runs 30 s per test: an interrupted run that waited for it would take that long.
+const LONG = { blockSizesMb: [1], formats: ['thin'], repeat: 1, runtimeSec: 30 };
+
+describe('SIGINT while fio runs', { timeout: 120_000 }, () => {
+  it('on the SSH guest: fio is stopped there and gone, then teardown removes the disk; exit 130 at once', async () => {
+    const pb = await lab.writePlaybook('abort-ssh.yaml', sweepPlaybook({ name: 'abortssh', ...LONG }));
+    const runsDir = await lab.newRunsDir('abort-ssh');
+    let seenOnGuest: number[] = [];
+    const started = Date.now();
+    const r = await runCliWhen(
+      ['run', pb, ...lab.runArgs(runsDir)],
+      { runsDir },
+      // fio is running under the guest's sshd, on the run's disk
+      () => (seenOnGuest = descendantPids(guest.sshd.pid).filter((p) => fioProcessesIn(guest.workdir).some((f) => f.pid === p))).length > 0,
+      (pid) => void process.kill(pid, 'SIGINT'),
+    );
+    expect(r.fired).toBe(true);
+    expect(seenOnGuest.length).toBeGreaterThan(0);
+    expect(r.code, r.stderr).toBe(130);
+    expect(Date.now() - started).toBeLessThan(25_000);
+    // no fio of this run is left on the guest
+    expect(fioProcessesIn(guest.workdir)).toEqual([]);
+    // the journal: fio stopped (its group gone after SIGTERM), then the disk and datastore removed
+    const j = journal(r.runDir!);
+    const stopped = j.filter((e) => e.step.startsWith('workload ') && e.event === 'stopped');
+    expect(stopped).toHaveLength(1);
+    expect(JSON.parse(stopped[0]!.detail!)).toMatchObject({ outcome: 'stopped', signal: 'TERM' });
+    const removed = j.filter((e) => /^(disk|datastore):/.test(e.step) && e.event === 'removed');
+    expect(removed.map((e) => e.step.split(':')[0])).toEqual(['disk', 'datastore']);
+    expect(removed.every((e) => e.seq > stopped[0]!.seq)).toBe(true);
+    expect(await lab.leftovers()).toEqual(NOTHING_LEFT);
+    // the pidfile and cancel marker are removed from the guest's workdir
+    expect(fs.readdirSync(guest.workdir).filter((f) => f.startsWith('.storsweep-'))).toEqual([]);
+  });
+
+  it('on this machine (local runner): fio is stopped and gone before the run ends', async () => {
+    const pb = await guest.writePlaybook(
+      'abort-local.yaml',
+      ['name: abortlocal', 'target: lab-local', 'matrix:', '  workload:', '    profile: [quick]', 'workloads:', '  quick:', '    iometer: "4k 100% read 100% random"', 'settings:', '  fileSize: 4m', '  runtimeSec: 30', '  passes: 1', '  warmupPass: false', '  intervalSec: 0', '  direct: false', 'repeat: 1', ''].join('\n'),
+    );
+    const runsDir = `${guest.runsDir}/local`;
+    fs.mkdirSync(runsDir);
+    const started = Date.now();
+    const r = await runCliWhen(['run', pb, '-i', guest.inventory, '--out', runsDir, '--no-report', '--json'], { runsDir }, () => fioProcessesIn(guest.workdir).length > 0, (pid) => void process.kill(pid, 'SIGINT'));
+    expect(r.fired).toBe(true);
+    expect(r.code, r.stderr).toBe(130);
+    expect(Date.now() - started).toBeLessThan(25_000);
+    expect(fioProcessesIn(guest.workdir)).toEqual([]);
+    const stopped = journal(r.runDir!).filter((e) => e.step.startsWith('workload ') && e.event === 'stopped');
+    expect(stopped.map((e) => JSON.parse(e.detail!) as { outcome: string })).toMatchObject([{ outcome: 'stopped' }]);
+  });
+});
