@@ -27,9 +27,10 @@ function fioProcessesIn(dir: string): Array<{ pid: number; args: string }> {
     if (!/^\d+$/.test(entry)) continue;
     try {
       const stat = fs.readFileSync(`/proc/${entry}/stat`, 'utf8');
+      const comm = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
       const state = stat.slice(stat.lastIndexOf(')') + 2).split(' ')[0];
       const args = fs.readFileSync(`/proc/${entry}/cmdline`, 'utf8').split('\0').join(' ');
-      if (state !== 'Z' && /(^|\/)fio /.test(args) && args.includes(dir)) out.push({ pid: Number(entry), args });
+      if (comm === 'fio' && state !== 'Z' && args.includes(dir)) out.push({ pid: Number(entry), args });
     } catch {
       /* exited meanwhile */
     }

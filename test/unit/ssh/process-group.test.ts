@@ -32,11 +32,31 @@ function live(marker: string): number[] {
     .map(Number);
 }
 
+/** Live processes in the group named by the one pidfile in `controlDir` (0 before it exists). */
+function groupSize(controlDir: string): number {
+  const file = fs.readdirSync(controlDir).find((f) => f.endsWith('.pgid'));
+  const pgid = file ? fs.readFileSync(path.join(controlDir, file), 'utf8').trim() : '';
+  if (!pgid) return 0;
+  let n = 0;
+  for (const e of fs.readdirSync('/proc')) {
+    if (!/^\d+$/.test(e)) continue;
+    try {
+      const stat = fs.readFileSync(`/proc/${e}/stat`, 'utf8');
+      const [state, , pgrp] = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      if (state !== 'Z' && pgrp === pgid) n++;
+    } catch {
+      /* exited meanwhile */
+    }
+  }
+  return n;
+}
+
 async function abortedRun(script: string, marker: string, graceSec = 0.5): Promise<{ stop: GroupStop | null; err: unknown }> {
   const ac = new AbortController();
   let stop: GroupStop | null = null;
   const running = runInGroup(createLocalRunner(), ['sh', '-c', script, marker], { controlDir: dir, signal: ac.signal, graceSec, onStopped: (s) => (stop = s) });
-  await expect.poll(() => live(marker).length, { timeout: 5000 }).toBeGreaterThan(1);
+  // started: the wrapper wrote its pidfile and the command's processes run in that group
+  await expect.poll(() => groupSize(dir), { timeout: 5000 }).toBeGreaterThanOrEqual(3);
   ac.abort(new Error('interrupted'));
   const err = await running.catch((e: unknown) => e);
   return { stop, err };
