@@ -3,7 +3,7 @@
 import { ParseError } from '../errors.ts';
 import type { LatencyUs } from '../results/record.ts';
 import type { WorkloadProfile, WorkloadTest } from './spec.ts';
-import { checkIoengine } from './tool-settings.ts';
+import { checkIoengine, fioFilenameArg } from './tool-settings.ts';
 
 export interface FioOptions {
   /** test file or device on the target */
@@ -23,7 +23,7 @@ export function fioArgs(test: WorkloadTest, profile: WorkloadProfile, opts: FioO
   if (test.fioOptions?.ioengine !== undefined) checkIoengine(test.fioOptions.ioengine);
   const args = [
     `--name=${test.id}`,
-    `--filename=${opts.filename}`,
+    `--filename=${fioFilenameArg(opts.filename)}`,
     `--size=${profile.fileSizeBytes}`,
     `--rw=${test.pattern}`,
     `--bs=${test.blockSizeBytes}`,

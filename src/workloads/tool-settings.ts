@@ -47,3 +47,26 @@ export function checkDiskspdPath(value: string): string {
   if (!DISKSPD_PATH_PATTERN.test(value)) throw new InvalidArgument(`diskspdPath ${JSON.stringify(value)}: ${DISKSPD_PATH_HINT}`, { name: 'diskspdPath', value });
   return value;
 }
+
+/** Why `name` cannot be fio's test file, or null (the inventory refuses these at validate already). */
+export function fioFilenameProblem(name: string): string | null {
+  if (name === '') return 'is empty';
+  // eslint-disable-next-line no-control-regex
+  if (/[\x00-\x1f\x7f-\x9f]/.test(name)) return 'contains a control character';
+  return null;
+}
+
+/**
+ * The `--filename` value that names exactly `name`. fio splits the option at ':' ("Multiple files
+ * can be specified by separating them with a ':' character … If the wanted filename does need to
+ * include a colon, then escape that with a '\\' character", fio(1) filename), so an unescaped
+ * `/tmp/x:/dev/sdb` would also write over /dev/sdb, and a by-path device name
+ * (`/dev/disk/by-path/pci-0000:03:00.0-…`) would become several files in the working directory.
+ * Throws InvalidArgument for a name fio cannot take.
+ */
+export function fioFilenameArg(name: string): string {
+  const problem = fioFilenameProblem(name);
+  if (problem) throw new InvalidArgument(`fio test file ${JSON.stringify(name)} ${problem}`, { name: 'filename', value: name });
+  // fio un-escapes only "\\:" (options.c get_next_name); every other backslash is literal
+  return name.replace(/:/g, '\\:');
+}

@@ -12,11 +12,11 @@ const ALLOWED = 'libaio, io_uring, psync, sync, pvsync, pvsync2, vsync, posixaio
 let dir: string;
 let calls: string;
 let playbook: string;
-const inventory = (ioengine: string) => {
-  const file = path.join(dir, `inv-${ioengine.replace(/\W/g, '_')}.yaml`);
+const inventory = (ioengine: string, testFile?: string) => {
+  const file = path.join(dir, `inv-${ioengine.replace(/\W/g, '_')}${testFile ? '-file' : ''}.yaml`);
   fs.writeFileSync(
     file,
-    ['targets:', '  t:', '    provider: local', `    workdir: ${path.join(dir, 'scratch')}`, `    fioPath: ${path.join(dir, 'bin', 'fio')}`, `    ioengine: "${ioengine}"`, ''].join('\n'),
+    ['targets:', '  t:', '    provider: local', `    workdir: ${path.join(dir, 'scratch')}`, `    fioPath: ${path.join(dir, 'bin', 'fio')}`, `    ioengine: "${ioengine}"`, ...(testFile ? [`    testFile: "${testFile}"`] : []), ''].join('\n'),
   );
   return file;
 };
@@ -61,5 +61,19 @@ describe('inventory ioengine allow-list', () => {
     const lines = fs.readFileSync(calls, 'utf8').trim().split('\n');
     expect(lines.filter((l) => l.includes('--ioengine=psync')).length).toBeGreaterThan(0);
     expect(lines.join('\n')).not.toContain('external');
+  });
+});
+
+describe('the inventory test file is one file', () => {
+  it("a ':' in testFile does not make fio write a second file (fio splits --filename at ':')", async () => {
+    const victim = path.join(dir, 'victim.dat');
+    fs.writeFileSync(victim, 'precious\n');
+    const testFile = `${path.join(dir, 'scratch', 't.dat')}:${victim}`;
+    const r = await runCli(['run', playbook, '-i', inventory('psync', testFile), '--out', path.join(dir, 'runs-colon'), '--no-report']);
+    expect(r.stderr).not.toMatch(/FAILED/);
+    expect(r.code).toBe(0);
+    expect(fs.readFileSync(victim, 'utf8')).toBe('precious\n');
+    // fio wrote exactly the named file (a directory "t.dat:" under scratch holds it)
+    expect(fs.statSync(testFile).size).toBe(4 * 1024 * 1024);
   });
 });

@@ -7,7 +7,7 @@ import { validateFioOptions } from '../../../src/workloads/custom.ts';
 import { fioArgs } from '../../../src/workloads/fio.ts';
 import { PROFILES } from '../../../src/workloads/profiles.ts';
 import { fioCommandLine } from '../../../src/workloads/run-fio.ts';
-import { checkDiskspdPath, FIO_IOENGINES } from '../../../src/workloads/tool-settings.ts';
+import { checkDiskspdPath, FIO_IOENGINES, fioFilenameArg } from '../../../src/workloads/tool-settings.ts';
 
 const F = 'test/fixtures/config/inv-tool-settings.yaml';
 const ALLOWED = 'libaio, io_uring, psync, sync, pvsync, pvsync2, vsync, posixaio, windowsaio, mmap, null';
@@ -50,5 +50,13 @@ describe('tool settings allow-list', () => {
     expect(checkDiskspdPath('C:\\Tools\\diskspd.exe')).toBe('C:\\Tools\\diskspd.exe');
     expect(checkDiskspdPath('diskspd.exe')).toBe('diskspd.exe');
     for (const bad of ['C:\\Temp\\evil.exe', '\\\\server\\share\\diskspd.exe', 'diskspd.exe & calc']) expect(() => checkDiskspdPath(bad)).toThrow(InvalidArgument);
+  });
+
+  it("fio's test file is one file: ':' is escaped (fio splits --filename at it), control characters refused", () => {
+    expect(fioFilenameArg('/dev/disk/by-path/pci-0000:03:00.0-scsi-0:0:1:0')).toBe('/dev/disk/by-path/pci-0000\\:03\\:00.0-scsi-0\\:0\\:1\\:0');
+    expect(fioArgs(test, profile, { filename: '/tmp/t.dat:/dev/sdb' })).toContain('--filename=/tmp/t.dat\\:/dev/sdb');
+    expect(fioFilenameArg('/tmp/plain\\name')).toBe('/tmp/plain\\name');
+    expect(() => fioArgs(test, profile, { filename: '/tmp/a\nb' })).toThrow('fio test file "/tmp/a\\nb" contains a control character');
+    expect(() => fioArgs(test, profile, { filename: '' })).toThrow(/is empty/);
   });
 });
