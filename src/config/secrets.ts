@@ -20,7 +20,9 @@ export const secretRefSchema = z
  * Shorter secrets are refused when resolved: a short value matches ordinary words in messages, so
  * masking it would both garble messages and point at the secret (docs/decisions.md, "Secrets").
  */
-export const MIN_SECRET_LENGTH = 8;
+// 7: the shortest password ESXi's default policy (pam_passwdqc min=disabled,disabled,disabled,7,7)
+// and Windows' default domain policy accept; a lab must be able to use the hosts' own passwords.
+export const MIN_SECRET_LENGTH = 7;
 
 /** What a masked secret becomes: the same text for every secret, whatever its length. */
 export const SECRET_MASK = '***';

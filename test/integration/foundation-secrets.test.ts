@@ -146,10 +146,10 @@ describe('secrets stay in secret fields (validate)', () => {
     expect(r.stderr).not.toContain('Plain-Pass-123');
   });
 
-  it('a secret shorter than 8 characters is refused where it is referenced, without its length', async () => {
+  it('a secret shorter than 7 characters is refused where it is referenced, without its length', async () => {
     const r = await runCli(['validate', playbook, '-i', guest.inventory], { env: { STORSWEEP_TEST_KEYPASS: 'abc12' } });
     expect(r.code).toBe(2);
-    expect(r.stderr).toMatch(/:\d+:\d+: sshHosts\.guest\.passphrase: secret \$\{env:STORSWEEP_TEST_KEYPASS\}: the value is shorter than 8 characters; storsweep refuses short secrets/);
+    expect(r.stderr).toMatch(/:\d+:\d+: sshHosts\.guest\.passphrase: secret \$\{env:STORSWEEP_TEST_KEYPASS\}: the value is shorter than 7 characters; storsweep refuses short secrets/);
     expect(r.stderr).not.toMatch(/abc12|\b5\b/);
   });
 });
