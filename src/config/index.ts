@@ -132,6 +132,10 @@ export function loadInventory(file: string, env: NodeJS.ProcessEnv = process.env
         if (dev && !t.allowedDevices.includes(dev)) diags.push(diagnosticAt(source, [...at, key], `${dev} is not listed in allowedDevices; a device is formatted or mapped only when the inventory allows it by canonical name`));
       }
     }
+    // The Hyper-V planner refuses a pass-through disk that is not allowed (hyperv/plan.ts): say it here, at its line.
+    if (t.provider === 'hyperv' && t.passthroughDisk !== undefined && !t.allowedDisks.some((d) => d.number === t.passthroughDisk)) {
+      diags.push(diagnosticAt(source, [...at, 'passthroughDisk'], `disk ${t.passthroughDisk} is not listed in allowedDisks (have: ${t.allowedDisks.map((d) => d.number).join(', ') || 'none'}); a disk is taken offline only when the inventory allows it by number and serial`));
+    }
     if (t.provider === 'vsphere' && !value.vcenters[t.vcenter] && !env.GOVC_URL) {
       diags.push(diagnosticAt(source, [...at, 'vcenter'], `no vcenters entry named "${t.vcenter}" (and GOVC_URL is not set)`));
     }

@@ -2,7 +2,7 @@
 // range or pattern — before `run` would have created anything. Fixtures live in test/fixtures/config.
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { loadInventory, loadPlaybook } from '../../../src/config/index.ts';
+import { checkCompatibility, loadInventory, loadPlaybook } from '../../../src/config/index.ts';
 import { inventorySchema } from '../../../src/config/inventory.ts';
 import { playbookSchema } from '../../../src/config/playbook.ts';
 import { ConfigError, formatDiagnostic } from '../../../src/errors.ts';
@@ -24,6 +24,8 @@ function diagnosticsOf(load: () => unknown): string[] {
 }
 const playbook = (name: string) => diagnosticsOf(() => loadPlaybook(f(name)));
 const inventory = (name: string) => diagnosticsOf(() => loadInventory(f(name), {}));
+const HV_ENV = { HV_GUEST_PASSWORD: 'a-long-enough-secret' };
+const against = (pbName: string, invName: string) => diagnosticsOf(() => checkCompatibility(loadPlaybook(f(pbName)), loadInventory(f(invName), HV_ENV)));
 
 describe('numbers in a playbook', () => {
   it('Node timer limit: 2147483 s is the largest whole-second timeout a timer holds', () => {
@@ -89,6 +91,24 @@ describe('numbers in an inventory', () => {
       `${F}:18:19: targets.hv.allowedDisks[0].number: expected a Get-Disk number from 0 to 4096; got 5000`,
       `${F}:19:21: targets.hv.scsiController: expected a SCSI controller number from 0 to 3; got 4`,
       `${F}:20:19: targets.hv.scsiLocation: expected a SCSI location from 0 to 63; got 64`,
+    ]);
+  });
+});
+
+describe('what a target\'s planner refuses, validate refuses at the playbook\'s line', () => {
+  it('disk.sizeGb: esxi-shell wants whole GiB up to 62 TiB (vmkfstools), Hyper-V whole GiB', () => {
+    expect(against('pb-disk-size-esxi.yaml', 'inv-disk-size-targets.yaml')).toEqual([
+      `${f('pb-disk-size-esxi.yaml')}:6:17: matrix.disk.sizeGb[1]: target "esx" (esxi-shell) needs disk.sizeGb in whole GiB up to 63488 (62 TiB, the largest VMDK); got 1.5`,
+      `${f('pb-disk-size-esxi.yaml')}:6:22: matrix.disk.sizeGb[2]: target "esx" (esxi-shell) needs disk.sizeGb in whole GiB up to 63488 (62 TiB, the largest VMDK); got 64000`,
+    ]);
+    expect(against('pb-disk-size-hyperv.yaml', 'inv-disk-size-targets.yaml')).toEqual([
+      `${f('pb-disk-size-hyperv.yaml')}:8:17: matrix.disk.sizeGb[1]: target "hv" (hyperv) needs disk.sizeGb in whole GiB; got 1.5`,
+    ]);
+  });
+
+  it('a Hyper-V passthroughDisk that allowedDisks does not list', () => {
+    expect(diagnosticsOf(() => loadInventory(f('inv-passthrough-not-allowed.yaml'), HV_ENV))).toEqual([
+      `${f('inv-passthrough-not-allowed.yaml')}:14:22: targets.hv.passthroughDisk: disk 3 is not listed in allowedDisks (have: 2); a disk is taken offline only when the inventory allows it by number and serial`,
     ]);
   });
 });
