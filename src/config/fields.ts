@@ -7,18 +7,25 @@ function rangeText(what: string, min: number, max: number, why?: string): string
   return `expected ${what} from ${min} to ${max}${why ? ` (${why})` : ''}`;
 }
 
+/** What was given instead, short and quoted (the CLI makes any control character visible). */
+function given(v: unknown): string {
+  if (v === undefined) return 'nothing';
+  if (v === null) return 'null';
+  if (typeof v === 'string') return JSON.stringify(v.length > 40 ? `${v.slice(0, 40)}…` : v);
+  if (Array.isArray(v)) return 'a list';
+  if (typeof v === 'object') return 'a mapping';
+  return String(v);
+}
+
 /**
- * A whole number from `min` to `max`. One custom check instead of .int().min().max(), so a bad value
- * gets one message with the range (never three, never "expected int"); `meta` keeps the range in the
- * JSON Schema editors read.
+ * A whole number from `min` to `max`. One check instead of z.number().int().min().max(), so a bad
+ * value — out of range, a fraction, or not a number at all ("abc") — gets one message with the range,
+ * never three and never "expected int"; `meta` keeps the range in the JSON Schema editors read.
  */
 export function intIn(min: number, max: number, what = 'a whole number', why?: string) {
   const expected = rangeText(what, min, max, why);
   return z
-    .number()
-    .superRefine((v, ctx) => {
-      if (!Number.isInteger(v) || v < min || v > max) ctx.addIssue({ code: 'custom', message: `${expected}; got ${v}` });
-    })
+    .custom<number>((v) => typeof v === 'number' && Number.isInteger(v) && v >= min && v <= max, { error: (issue) => `${expected}; got ${given(issue.input)}` })
     .meta({ type: 'integer', minimum: min, maximum: max });
 }
 
@@ -26,11 +33,8 @@ export function intIn(min: number, max: number, what = 'a whole number', why?: s
 export function numberIn(min: number, max: number, what: string, why?: string, minInclusive = true) {
   const expected = minInclusive ? rangeText(what, min, max, why) : `expected ${what} above ${min} and at most ${max}${why ? ` (${why})` : ''}`;
   return z
-    .number()
-    .superRefine((v, ctx) => {
-      if (!(minInclusive ? v >= min : v > min) || v > max) ctx.addIssue({ code: 'custom', message: `${expected}; got ${v}` });
-    })
-    .meta(minInclusive ? { minimum: min, maximum: max } : { exclusiveMinimum: min, maximum: max });
+    .custom<number>((v) => typeof v === 'number' && (minInclusive ? v >= min : v > min) && v <= max, { error: (issue) => `${expected}; got ${given(issue.input)}` })
+    .meta(minInclusive ? { type: 'number', minimum: min, maximum: max } : { type: 'number', exclusiveMinimum: min, maximum: max });
 }
 
 /** C0 controls (newline, tab, ESC, NUL…), DEL and C1 controls: never part of a name, path or host. */

@@ -31,9 +31,9 @@ describe('playbook diagnostics', () => {
   it('wrong types: each value, with what was expected and what was given', () => {
     expect(playbook('pb-wrong-types.yaml')).toEqual([
       `${f('pb-wrong-types.yaml')}:5:14: matrix.workload.profile: expected a list; got "cdm8-default"`,
-      `${f('pb-wrong-types.yaml')}:7:15: settings.runtimeSec: expected number; got "fast"`,
+      `${f('pb-wrong-types.yaml')}:7:15: settings.runtimeSec: expected whole seconds from 1 to 86400 (a day per pass at most); got "fast"`,
       `${f('pb-wrong-types.yaml')}:8:15: settings.warmupPass: expected boolean; got "no"`,
-      `${f('pb-wrong-types.yaml')}:9:9: repeat: expected number; got "three"`,
+      `${f('pb-wrong-types.yaml')}:9:9: repeat: expected a number of repetitions from 1 to 1000; got "three"`,
     ]);
   });
 

@@ -71,6 +71,9 @@ describe('numbers in a playbook', () => {
     expect(ok({ timeouts: { stepSec: 2147483, workloadSlackSec: 86400 } })).toBe(true);
     expect(ok({ timeouts: { stepSec: 2147484 } })).toBe(false);
     expect(ok({ timeouts: { stepSec: 1.5 } })).toBe(false);
+    expect(ok({ timeouts: { stepSec: 'abc' } })).toBe(false);
+    expect(ok({ timeouts: { stepSec: Infinity } })).toBe(false);
+    expect(playbookSchema.safeParse({ ...base, timeouts: { stepSec: 'abc' } }).error?.issues[0]?.message).toBe(`expected whole seconds from 1 to 2147483 (Node's timer limit); got "abc"`);
     expect(ok({ timeouts: { workloadSlackSec: 86401 } })).toBe(false);
     expect(ok({ settings: { fileSize: '64t', runtimeSec: 86400, rampSec: 0, passes: 100, intervalSec: 0.5 } })).toBe(true);
     expect(ok({ settings: { fileSize: '65t' } })).toBe(false);
