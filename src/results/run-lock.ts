@@ -82,6 +82,35 @@ function currentHolder(file: string): LockHolder | null {
   return h;
 }
 
+const READER_GRACE_MS = 1000;
+
+/**
+ * Whether a process holds the run directory's lock now, and who (for `status`). Takes only a shared
+ * lock for the instant of one read, which a taker waits out (READER_GRACE_MS).
+ */
+export function runDirHolder(runDir: string): { held: false } | { held: true; holder: LockHolder | null } {
+  const file = path.join(path.resolve(runDir), LOCK_FILE);
+  if (!fs.existsSync(file)) return { held: false };
+  const mine = held.get(fs.realpathSync(path.dirname(file)));
+  if (mine) return { held: true, holder: mine.holder };
+  let db: Database.Database;
+  try {
+    db = new Database(file, { readonly: true, fileMustExist: true });
+  } catch {
+    return { held: false };
+  }
+  let busy = false;
+  try {
+    db.pragma('busy_timeout = 0');
+    db.prepare('SELECT count(*) FROM sqlite_master').get();
+  } catch (err) {
+    busy = (err as { code?: string }).code === 'SQLITE_BUSY';
+  } finally {
+    db.close();
+  }
+  return busy ? { held: true, holder: currentHolder(file) } : { held: false };
+}
+
 /** Takes the run directory's lock, or throws RunDirLocked naming the holder. Never waits. */
 export function lockRunDir(runDir: string, command: string): RunLock {
   const file = path.join(path.resolve(runDir), LOCK_FILE);
@@ -91,7 +120,9 @@ export function lockRunDir(runDir: string, command: string): RunLock {
   const db = new Database(file);
   let previous: LockHolder | null;
   try {
-    db.pragma('busy_timeout = 0');
+    // A reader (`status`) holds a shared lock for the instant of its check: wait that out; a
+    // holder keeps its lock for the run's life, so a longer wait would not help.
+    db.pragma(`busy_timeout = ${READER_GRACE_MS}`);
     db.pragma('locking_mode = EXCLUSIVE');
     // No journal file next to the lock: the database is one row, rewritten under the lock.
     db.pragma('journal_mode = MEMORY');

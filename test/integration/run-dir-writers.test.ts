@@ -24,8 +24,8 @@ const holderText = (pid: number, command: string) => new RegExp(`in use by pid $
 
 describe('one writer per run directory', { timeout: 180_000 }, () => {
   it('cleanup during a live run is refused with the holder named; the run keeps its disk and datastore and completes', async () => {
-    // fio runs 8 s on the permutation's disk: long enough for `cleanup` to start and be refused.
-    const pb = await lab.writePlaybook('live.yaml', sweepPlaybook({ name: 'live', blockSizesMb: [1], formats: ['thin'], repeat: 1, runtimeSec: 8 }));
+    // fio runs 12 s on the permutation's disk: long enough for `cleanup` and `status` to start.
+    const pb = await lab.writePlaybook('live.yaml', sweepPlaybook({ name: 'live', blockSizesMb: [1], formats: ['thin'], repeat: 1, runtimeSec: 12 }));
     const runsDir = await lab.newRunsDir('live');
     let cleanup: Awaited<ReturnType<typeof runCli>> | null = null;
     let during: Awaited<ReturnType<VsphereLab['leftovers']>> | null = null;
@@ -40,6 +40,11 @@ describe('one writer per run directory', { timeout: 180_000 }, () => {
         // read while the run still holds its objects
         liveLedger = ledgerRows(runDir);
         during = await lab.leftovers();
+        // status only reads: it works during the run and says the run is live
+        const st = await runCli(['status', runDir]);
+        expect(st.code).toBe(0);
+        expect(st.stdout).toMatch(new RegExp(`^in use now by pid ${pid} on host .* \\(storsweep run, since `, 'm'));
+        expect(st.stdout).toMatch(/running +p[0-9a-f]+ .*\(running now\)/);
       },
     );
     expect(r.fired).toBe(true);
@@ -58,6 +63,7 @@ describe('one writer per run directory', { timeout: 180_000 }, () => {
     expect(await lab.leftovers()).toEqual(NOTHING_LEFT);
     // the lock went with the run: cleanup and status work again
     expect((await runCli(['cleanup', r.runDir!])).stdout).toBe('nothing to clean up\n');
+    expect((await runCli(['status', r.runDir!])).stdout).not.toContain('in use');
   });
 
   it('resume: an edited inventory or another playbook is refused before anything is touched; of two resumes one is refused; after kill -9 of the holder the next resume takes over', async () => {

@@ -8,7 +8,7 @@ import { ResultStore } from '../../results/store.ts';
 import type { ResultRecord } from '../../results/record.ts';
 import { axesLabel } from '../../run/progress.ts';
 import type { Provider } from '../../run/provider.ts';
-import type { RunLock } from '../../results/run-lock.ts';
+import { runDirHolder, type RunLock } from '../../results/run-lock.ts';
 import { cleanupLedger, wasSent } from '../../run/teardown.ts';
 import { composeTargets } from '../compose.ts';
 import { EXIT } from '../exit.ts';
@@ -36,15 +36,17 @@ export function statusText(store: ResultStore): string {
   const perms = store.permutations();
   const count = (s: string) => perms.filter((p) => p.status === s).length;
   const meta = store.meta();
+  const lock = runDirHolder(store.runDir);
   const lines = [`run ${meta.runId} (${meta.playbook} → ${meta.target}), started ${meta.startedAt}`, `done ${count('done')}, failed ${count('failed')}, pending ${count('pending') + count('running')} of ${perms.length}`];
+  if (lock.held) lines.push(lock.holder ? `in use now by pid ${lock.holder.pid} on host ${lock.holder.host} (storsweep ${lock.holder.command}, since ${lock.holder.since})` : 'in use now by another process');
   for (const p of perms) {
     if (p.status === 'done') continue;
-    const why = p.status === 'failed' ? `: ${p.reason}` : p.status === 'running' ? ' (interrupted mid-permutation; resume redoes it)' : '';
+    const why = p.status === 'failed' ? `: ${p.reason}` : p.status === 'running' ? (lock.held ? ' (running now)' : ' (interrupted mid-permutation; resume redoes it)') : '';
     lines.push(`  ${p.status.padEnd(7)} ${p.permutationId} ${axesLabel(p.axes)}${why}`);
   }
   const live = store.leftovers();
   if (live.length) {
-    lines.push(`${live.length} object(s) this run created may still exist (storsweep cleanup ${store.runDir}):`);
+    lines.push(lock.held ? `${live.length} object(s) this run created exist or are being created or removed now:` : `${live.length} object(s) this run created may still exist (storsweep cleanup ${store.runDir}):`);
     for (const o of live) lines.push(`  ${o.state.padEnd(13)} ${o.kind} ${o.name}${o.objectId ? ` (${o.objectId})` : ''}${o.error ? `: ${o.error}` : ''}`);
   }
   return lines.join('\n');
@@ -72,7 +74,10 @@ export function registerRunDirCommands(program: Command): void {
     .option('--json', 'as JSON')
     .action((dir: string, o: { json?: boolean }) => {
       const store = openRun(dir);
-      if (o.json) terminal.stdout(jsonText({ permutations: store.permutations(), leftovers: store.leftovers() }) + '\n');
+      if (o.json) {
+        const lock = runDirHolder(store.runDir);
+        terminal.stdout(jsonText({ permutations: store.permutations(), leftovers: store.leftovers(), inUseBy: lock.held ? (lock.holder ?? {}) : null }) + '\n');
+      }
       else terminal.stdout(statusText(store) + '\n');
       store.close();
     });

@@ -7,7 +7,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { RunDirLocked } from '../../../src/errors.ts';
-import { lockRunDir, LOCK_FILE } from '../../../src/results/run-lock.ts';
+import { lockRunDir, LOCK_FILE, runDirHolder } from '../../../src/results/run-lock.ts';
 
 const TAKER = fileURLToPath(new URL('./fixtures/lock-taker.ts', import.meta.url));
 const RUN_TS = fileURLToPath(new URL('../../../bin/run-ts.mjs', import.meta.url));
@@ -56,11 +56,15 @@ describe('lockRunDir', () => {
     const first = taker(dir, 0, 60_000);
     await expect.poll(() => fs.existsSync(path.join(dir, LOCK_FILE)) && fs.statSync(path.join(dir, LOCK_FILE)).size > 0, { timeout: 20_000 }).toBe(true);
     // while it lives, a taker is refused and told who holds it
+    // status's view: held, by whom (and reading it did not take the lock away)
+    expect(runDirHolder(dir)).toMatchObject({ held: true, holder: { pid: first.pid, command: 'test' } });
     const refused = await taker(dir, 0, 0).done;
     expect(refused).toMatchObject({ won: false, holder: { pid: first.pid, host: os.hostname(), command: 'test' } });
     expect(refused!.message).toMatch(/wait for it to end, or stop it first/);
     process.kill(first.pid, 'SIGKILL');
     await first.done;
+    // the kernel dropped the dead holder's lock; its row is still in the file
+    expect(runDirHolder(dir)).toEqual({ held: false });
 
     const startAt = Date.now() + 4000;
     const takers = Array.from({ length: 6 }, () => taker(dir, startAt, 3000));

@@ -87,6 +87,15 @@ describe('runInGroup', () => {
     expect(live(marker)).toEqual([]);
   });
 
+  it('a timeout stops the group the same way before it rejects', async () => {
+    const marker = `ss-marker-${process.pid}-timeout`;
+    let stop: GroupStop | null = null;
+    const err = await runInGroup(createLocalRunner(), ['sh', '-c', 'sleep 60 & sleep 61; wait', marker], { controlDir: dir, timeoutMs: 1500, graceSec: 0.5, onStopped: (s) => (stop = s) }).catch((e: unknown) => e);
+    expect((err as RemoteCommandFailed).details.reason).toBe('timeout');
+    expect(stop).toMatchObject({ outcome: 'stopped', signal: 'TERM' });
+    expect(live(marker)).toEqual([]);
+  });
+
   it('a stop that comes before the command started keeps it from starting', async () => {
     const runner = createLocalRunner();
     const pid = path.join(dir, 'x.pgid');
