@@ -86,6 +86,8 @@ describe('esxi-shell provider over SSH (stand-in ESXi tools)', () => {
       `vmkfstools -C vmfs3 -b 8m -S ss-r1-p1-ds ${dev}:1`,
       'vmkfstools -P /vmfs/volumes/ss-r1-p1-ds',
       `vmkfstools -c 10g -d eagerzeroedthick ${disk}`,
+      // a free unit, from the VM's own device list
+      'vim-cmd vmsvc/device.getdevices 1',
       `vim-cmd vmsvc/device.diskaddexisting 1 ${disk} 0 1`,
     ]);
     // the partition spec reached partedUtil as ONE argument
@@ -142,7 +144,7 @@ describe('esxi-shell provider over SSH (stand-in ESXi tools)', () => {
     for (const s of steps) created.push(await provider.apply(s, ctx));
     const rdm = '/vmfs/volumes/datastore1/ss-r1-p3-disk.vmdk';
     const sent = (await readCommands(stateDir)).map(line);
-    expect(sent.slice(-2)).toEqual([`vmkfstools -z /vmfs/devices/disks/${RDM_DEV} ${rdm}`, `vim-cmd vmsvc/device.diskaddexisting 1 ${rdm} 0 1`]);
+    expect(sent.slice(-3)).toEqual([`vmkfstools -z /vmfs/devices/disks/${RDM_DEV} ${rdm}`, 'vim-cmd vmsvc/device.getdevices 1', `vim-cmd vmsvc/device.diskaddexisting 1 ${rdm} 0 1`]);
     expect((await readEsxiState(stateDir)).files[rdm]).toEqual({ kind: 'rdmp', device: RDM_DEV, sizeBytes: 0 });
     for (const o of created.reverse()) if (o) expect(await provider.destroy(o, ctx)).toBe('removed');
     expect((await readEsxiState(stateDir)).files[rdm]).toBeUndefined();
@@ -217,6 +219,26 @@ describe('esxi-shell provider over SSH (stand-in ESXi tools)', () => {
     // a crash after setptbl, before the id came back: the 'sent' layout proves it ours
     expect(await provider.destroy({ ...created, id: null, data: sent[1]! }, ctx)).toBe('removed');
     expect((await readEsxiState(stateDir)).devices[BLANK_DEV]!.partitions).toEqual([]);
+    await provider.close();
+  });
+
+  it("unit 0:1 holds the user's disk: ours goes to a free unit, and teardown leaves the user's disk attached", async () => {
+    const state = defaultEsxiState() as { vms: Record<string, { disks: Record<string, string> }>; files: Record<string, unknown> };
+    const users = '/vmfs/volumes/datastore1/bench-vm/users-data.vmdk';
+    state.vms['1']!.disks['0:1'] = users;
+    state.files[users] = { kind: 'vmdk', sizeBytes: 1024 ** 3, format: 'thin', allocated: false };
+    await resetState(state);
+    const provider = createEsxiShellProvider(target, await keyRunner());
+    const steps = planEsxiShellSteps({ 'datastore.kind': 'existing', 'disk.format': 'thin', 'disk.sizeGb': 1 }, target, { base: 'ss-r7-p1' });
+    const { store, summary } = await executeSteps(dir, 'r7', steps, provider);
+    const after = await readEsxiState(stateDir);
+    expect(after.vms['1']!.disks).toEqual({ '0:0': '/vmfs/volumes/datastore1/bench-vm/bench-vm.vmdk', '0:1': users });
+    expect(after.files[users]).toBeDefined();
+    expect(summary.done).toBe(1);
+    const ours = '/vmfs/volumes/datastore1/ss-r7-p1-disk.vmdk';
+    expect((await readCommands(stateDir)).map(line).filter((c) => /diskaddexisting|diskremove/.test(c))).toEqual([`vim-cmd vmsvc/device.diskaddexisting 1 ${ours} 0 2`, 'vim-cmd vmsvc/device.diskremove 1 0 2 false']);
+    expect(after.files[ours]).toBeUndefined();
+    store.close();
     await provider.close();
   });
 });

@@ -124,6 +124,7 @@ describe('playbooks/vmfs-block-size-shell.yaml on lab-esxi', () => {
       `vmkfstools -C vmfs3 -b 8m -S ${base}-ds ${dev}:1`,
       `vmkfstools -P ${ds}`,
       `vmkfstools -c 4g -d eagerzeroedthick ${ds}/${base}-disk.vmdk`,
+      'vim-cmd vmsvc/device.getdevices 1',
       `vim-cmd vmsvc/device.diskaddexisting 1 ${ds}/${base}-disk.vmdk 0 1`,
       'vim-cmd vmsvc/device.getdevices 1',
       'vim-cmd vmsvc/device.diskremove 1 0 1 false',

@@ -95,7 +95,8 @@ export function planEsxiShellSteps(axes: Axes, targetIn: EsxiShellTargetConfig, 
   step({
     step: 'attach',
     operation: 'vim-cmd vmsvc/device.diskaddexisting',
-    arguments: { vmid: target.vmid, path, bus: target.scsiBus, unit: target.scsiUnit },
+    // the unit is chosen at apply time: the first one the VM's device list shows free, from firstUnit on
+    arguments: { vmid: target.vmid, path, bus: target.scsiBus, unit: 'first free (vim-cmd vmsvc/device.getdevices)', firstUnit: target.scsiUnit },
     destructive: false,
     creates: { kind: 'disk-attachment', name: `${base}-attach` },
   });

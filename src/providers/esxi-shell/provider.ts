@@ -132,7 +132,12 @@ export function createEsxiShellProvider(targetIn: EsxiShellTargetConfig, runner:
         const vmid = str(a.vmid, 'vmid');
         const path = str(a.path, 'path');
         const bus = checkInt(a.bus, 'bus', 0, 3);
-        const unit = checkInt(a.unit, 'unit', 0, 15);
+        // plans written before units were chosen at apply time carry a number: a starting point too
+        const first = checkInt(a.firstUnit ?? a.unit, 'firstUnit', 0, 15);
+        // a unit found free on the VM, never a fixed one: 0:1 may hold the user's disk (unit 7 is the controller)
+        const used = new Set((await disksOf(vmid)).filter((d) => d.controllerKey === 1000 + bus).map((d) => d.unitNumber));
+        const unit = [...Array.from({ length: 16 - first }, (_, i) => first + i), ...Array.from({ length: first }, (_, i) => i)].find((u) => u !== 7 && !used.has(u));
+        if (unit === undefined) throw new InvalidArgument(`${target.host}: SCSI controller ${bus} of VM ${vmid} has no free unit`, { name: 'unit', value: 'none free' });
         const argv = diskAddExistingArgv(vmid, path, bus, unit);
         ctx.sent({ vmid, path, bus, unit });
         await exec(argv);
@@ -143,11 +148,12 @@ export function createEsxiShellProvider(targetIn: EsxiShellTargetConfig, runner:
     }
   }
 
+  const disksOf = async (vmid: string) => parseDiskDevices((await exec(getDevicesArgv(vmid))).stdout);
+
   async function attachedUnits(vmid: string, path: string) {
-    const text = (await exec(getDevicesArgv(vmid))).stdout;
     const m = /^\/vmfs\/volumes\/([^/]+)\/(.+)$/.exec(path);
     const dsPath = m ? `[${m[1]}] ${m[2]}` : path;
-    return parseDiskDevices(text).filter((d) => d.fileName === dsPath || d.fileName === path);
+    return (await disksOf(vmid)).filter((d) => d.fileName === dsPath || d.fileName === path);
   }
 
   /** A recorded path is ours only if its file carries the owned name (`<name>.vmdk`). */
