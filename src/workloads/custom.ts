@@ -6,7 +6,7 @@
 // shell metacharacters: the runner quotes every argument, but a value that needs quoting is never a
 // legitimate fio/diskspd value, so refusing it keeps one more layer between a playbook and a shell.
 import { InvalidArgument } from '../errors.ts';
-import { MAX_QUEUE_DEPTH, MAX_THREADS } from '../limits.ts';
+import { MAX_PASS_SEC, MAX_QUEUE_DEPTH, MAX_THREADS } from '../limits.ts';
 import type { Pattern } from '../results/record.ts';
 import { iometerSpec, looksLikeIometerSpec } from './iometer-spec.ts';
 import { getProfile, makeTest, profileNames, PROFILES } from './profiles.ts';
@@ -109,6 +109,17 @@ function bad(what: string, name: string, value: string, why: string): never {
   throw new InvalidArgument(`${what} ${name}=${JSON.stringify(value)}: ${why}`, { name, value });
 }
 
+// fio's time units (HOWTO "Parameter types: time"); a bare number is seconds, except thinktime's µs.
+const TIME_UNIT_SEC: Record<string, number> = { us: 1e-6, ms: 1e-3, s: 1, m: 60, h: 3600, d: 86400 };
+const DEFAULT_TIME_UNIT: Record<string, string> = { runtime: 's', ramp_time: 's', startdelay: 's', thinktime: 'us' };
+
+/** A time-valued fio option in seconds (null for other options). */
+function fioTimeSeconds(key: string, value: string): number | null {
+  const unit = DEFAULT_TIME_UNIT[key];
+  const m = unit === undefined ? null : /^(\d+)(us|ms|s|m|h|d)?$/.exec(value);
+  return m ? Number(m[1]) * TIME_UNIT_SEC[m[2] ?? unit!]! : null;
+}
+
 /** Validated copy of custom fio options, keys without leading `--`, values as strings. Throws InvalidArgument. */
 export function validateFioOptions(options: Record<string, string | number | boolean>): Record<string, string> {
   const out: Record<string, string> = {};
@@ -122,6 +133,8 @@ export function validateFioOptions(options: Record<string, string | number | boo
     if (SHELL_META.test(value)) bad('fio option', key, value, 'value contains whitespace or a shell metacharacter');
     if (key === 'ioengine' && !pattern.test(value)) bad('fio option', key, value, `is not an allowed engine; allowed: ${FIO_IOENGINES.join(', ')}`);
     if (!pattern.test(value)) bad('fio option', key, value, `value does not match ${pattern.source}`);
+    const seconds = fioTimeSeconds(key, value);
+    if (seconds !== null && seconds > MAX_PASS_SEC) bad('fio option', key, value, `expected at most ${MAX_PASS_SEC} s (a day per pass at most)`);
     out[key] = value;
   }
   return out;

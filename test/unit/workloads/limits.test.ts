@@ -38,3 +38,15 @@ describe('custom jobs', () => {
     expect(customDiskspdTest('-b4K -o32768 -t4096')).toMatchObject({ queueDepth: 32768, threads: 4096 });
   });
 });
+
+describe('custom fio times', () => {
+  it('runtime, ramp_time and startdelay above a day are refused in fio\'s own units; thinktime counts µs', async () => {
+    const { validateFioOptions } = await import('../../../src/workloads/custom.ts');
+    expect(validateFioOptions({ runtime: '86400', ramp_time: '24h', startdelay: '1d', thinktime: '86400000000' })).toMatchObject({ runtime: '86400' });
+    expect(() => validateFioOptions({ runtime: '86401' })).toThrow('fio option runtime="86401": expected at most 86400 s');
+    expect(() => validateFioOptions({ ramp_time: '2d' })).toThrow('fio option ramp_time="2d": expected at most 86400 s');
+    expect(() => validateFioOptions({ startdelay: '1441m' })).toThrow('expected at most 86400 s');
+    expect(() => validateFioOptions({ thinktime: '2d' })).toThrow('expected at most 86400 s');
+    expect(validateFioOptions({ thinktime: '1000' })).toEqual({ thinktime: '1000' });
+  });
+});
