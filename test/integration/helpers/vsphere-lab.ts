@@ -118,8 +118,8 @@ export async function startVsphereLab(opts: VsphereLabOptions = {}): Promise<Vsp
 }
 
 /**
- * A VMFS sweep with the shortest timing fio accepts: one 4k random-read test of ~0.2 s per
- * repetition on a 4 MiB file, so a permutation is mostly provisioning and teardown.
+ * A VMFS sweep with the shortest timing the playbook schema accepts (whole seconds, the unit fio's
+ * and diskspd's runtimes share): one 4k random-read test of 1 s per repetition on a 4 MiB file.
  */
 export function sweepPlaybook(opts: { name?: string; blockSizesMb?: number[]; formats?: string[]; repeat?: number; runtimeSec?: number; extra?: string[] } = {}): string {
   return [
@@ -139,7 +139,7 @@ export function sweepPlaybook(opts: { name?: string; blockSizesMb?: number[]; fo
     '    iometer: "4k 100% read 100% random"',
     'settings:',
     '  fileSize: 4m',
-    `  runtimeSec: ${opts.runtimeSec ?? 0.2}`,
+    `  runtimeSec: ${opts.runtimeSec ?? 1}`,
     '  passes: 1',
     '  warmupPass: false',
     '  intervalSec: 0',
