@@ -150,6 +150,30 @@ export class ResumeMismatch extends Error {
   }
 }
 
+/** An input file larger than the limit for its kind (see src/input/read-input.ts). */
+export class InputTooLarge extends Error {
+  override readonly name = 'InputTooLarge';
+  constructor(
+    message: string,
+    readonly details: { file: string; size: number | null; limit: number; reason: string },
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+  }
+}
+
+/** An input path that is a device, FIFO, socket or directory: never read (it may never end). */
+export class NotARegularFile extends Error {
+  override readonly name = 'NotARegularFile';
+  constructor(
+    message: string,
+    readonly details: { file: string; type: string; reason: string },
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+  }
+}
+
 export function errorMessage(err: unknown): string {
   if (err instanceof Error) return err.message;
   return String(err);

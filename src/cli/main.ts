@@ -8,13 +8,33 @@ import { registerRun } from './commands/run.ts';
 import { registerRunDirCommands } from './commands/run-dir-commands.ts';
 import { EXIT, reportError } from './exit.ts';
 import { exitQuietlyOnClosedPipe, terminal } from './output.ts';
+import { DEFAULT_INPUT_LIMITS, formatBytes, setInputLimitOverride } from '../input/read-input.ts';
+import { parseSize } from '../config/size.ts';
+import { UsageError } from '../errors.ts';
+import { visible } from '../text/visible.ts';
+
+function inputSizeOption(text: string): number {
+  let n: number;
+  try {
+    n = parseSize(text);
+  } catch {
+    n = NaN;
+  }
+  if (!Number.isSafeInteger(n) || n < 1 || n > 2 ** 31 - 1) throw new UsageError(`--max-input-size / STORSWEEP_MAX_INPUT_SIZE: expected a size from 1 byte to 2 GiB like 8m or 64m; got "${visible(text)}"`);
+  return n;
+}
 
 export function buildProgram(): Command {
   const program = new Command('storsweep')
     .description('Declarative storage benchmark sweeps for vSphere, ESXi and Hyper-V labs')
     .version('0.1.0')
     .exitOverride()
-    .configureOutput({ writeOut: terminal.stdout, writeErr: terminal.stderr });
+    .configureOutput({ writeOut: terminal.stdout, writeErr: terminal.stderr })
+    .option('--max-input-size <size>', `largest input file read, e.g. 8m (default: ${formatBytes(DEFAULT_INPUT_LIMITS.config)} for playbooks and inventories, ${formatBytes(DEFAULT_INPUT_LIMITS.import)} for imported results; env STORSWEEP_MAX_INPUT_SIZE)`)
+    .hook('preAction', (cmd) => {
+      const given = (cmd.opts() as { maxInputSize?: string }).maxInputSize ?? process.env.STORSWEEP_MAX_INPUT_SIZE;
+      setInputLimitOverride(given === undefined || given === '' ? null : inputSizeOption(given));
+    });
   registerConfigCommands(program);
   registerRun(program);
   registerRunDirCommands(program);

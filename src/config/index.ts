@@ -2,7 +2,9 @@
 // a file is reported at once as a ConfigError whose diagnostics carry file:line:col and key path.
 import fs from 'node:fs';
 import path from 'node:path';
-import { ConfigError, InvalidArgument, type Diagnostic } from '../errors.ts';
+import { ConfigError, InputTooLarge, InvalidArgument, NotARegularFile, type Diagnostic } from '../errors.ts';
+import { detectEncoding } from '../input/encoding.ts';
+import { readInputFile } from '../input/read-input.ts';
 import { ESXI_MAX_DISK_GB } from '../providers/esxi-shell/validate.ts';
 import { resolveWorkload } from '../workloads/custom.ts';
 import { diagnosticAt, parseYaml, sortDiagnostics, validateYaml, type PathKey, type SourceDoc } from './load.ts';
@@ -30,11 +32,25 @@ export interface LoadedInventory {
 }
 
 function readConfigFile(file: string): string {
+  const refuse = (message: string): never => {
+    throw new ConfigError([{ file, line: 1, column: 1, path: '', message }]);
+  };
+  let bytes: Buffer;
   try {
-    return fs.readFileSync(file, 'utf8');
+    bytes = readInputFile(file, 'config');
   } catch (err) {
+    if (err instanceof InputTooLarge || err instanceof NotARegularFile) return refuse(err.details.reason);
     const code = (err as NodeJS.ErrnoException).code;
-    throw new ConfigError([{ file, line: 1, column: 1, path: '', message: code === 'ENOENT' ? 'file not found' : `cannot read file (${code ?? (err as Error).message})` }]);
+    return refuse(code === 'ENOENT' ? 'file not found' : `cannot read file (${code ?? (err as Error).message})`);
+  }
+  const { encoding, bom } = detectEncoding(bytes);
+  if (encoding !== 'utf-8') return refuse(`the file is ${encoding.slice(0, 6).toUpperCase()} (${encoding.endsWith('le') ? 'little' : 'big'}-endian); save it as UTF-8`);
+  const nul = bytes.indexOf(0);
+  if (nul >= 0) return refuse(`the file holds a NUL byte at offset ${nul}: it is binary, not YAML text`);
+  try {
+    return new TextDecoder('utf-8', { fatal: true }).decode(bytes.subarray(bom));
+  } catch {
+    return refuse('the file is not valid UTF-8; save it as UTF-8');
   }
 }
 

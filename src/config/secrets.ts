@@ -5,9 +5,11 @@
 // index.ts), so they never need scrubbing. Every revealed value is also registered with the
 // redactor, which masks it in *messages* (errors, log events, stderr) — never in data such as raw
 // tool output, which is stored byte for byte (docs/decisions.md, "Secrets").
-import fs from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
+import { InputTooLarge, NotARegularFile } from '../errors.ts';
+import { readInputFile } from '../input/read-input.ts';
+import { visible } from '../text/visible.ts';
 
 export const SECRET_REF = /^\$\{(env|file):([^}]+)\}$/;
 
@@ -66,8 +68,9 @@ export function resolveSecret(reference: string, baseDir: string, env: NodeJS.Pr
   } else {
     const file = path.resolve(baseDir, name);
     try {
-      value = fs.readFileSync(file, 'utf8').replace(/\r?\n$/, '');
+      value = readInputFile(file, 'secret').toString('utf8').replace(/\r?\n$/, '');
     } catch (err) {
+      if (err instanceof InputTooLarge || err instanceof NotARegularFile) return { ok: false, message: `secret ${reference}: ${visible(file)}: ${err.details.reason}` };
       return { ok: false, message: `secret ${reference}: cannot read ${file} (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})` };
     }
   }

@@ -7,8 +7,9 @@
 // print block, Q and T, with the direction given by the [Read]/[Write]/[Mix] section above the row.
 // MB/s is decimal in every version; IOPS is taken as printed, or derived as bytes/s ÷ block size.
 import { ParseError } from '../errors.ts';
+import { excerpt } from '../text/excerpt.ts';
 import { testIdentity, type Pattern, type ResultRecord, type TestIdentity } from '../results/record.ts';
-import { importedRecord, type ImportResult } from './import-result.ts';
+import { importedRecord, MAX_IMPORT_RECORDS, tooManyRecords, type ImportResult } from './import-result.ts';
 
 export const CDM_FORMAT = 'crystaldiskmark-text';
 
@@ -94,7 +95,9 @@ type Meta = NonNullable<ResultRecord['metadata']>;
 function readFooter(key: string, value: string, meta: Meta): void {
   switch (key.toLowerCase()) {
     case 'test': {
-      const m = /^(\d+(?:\.\d+)?\s*(?:MB|MiB|GB|GiB))\s*(?:\[(.*?)\])?\s*\(x(\d+)\)\s*(.*)$/i.exec(value);
+      // one \s* between the size and "(x5)" whether or not "[drive]" is there: two adjacent \s* around
+      // an optional group backtrack quadratically over a long run of spaces
+      const m = /^(\d+(?:\.\d+)?\s*(?:MB|MiB|GB|GiB))\s*(?:\[([^\]]*)\]\s*)?\(x(\d+)\)\s*(.*)$/i.exec(value);
       if (!m) {
         meta['test'] = value;
         return;
@@ -160,6 +163,7 @@ export function parseCrystalDiskMarkText(text: string, source: string): ImportRe
     }
     const row = readRow(line, section);
     if (row) {
+      if (rows.length === MAX_IMPORT_RECORDS) throw tooManyRecords(source, n, 'CrystalDiskMark result rows');
       rows.push({ ...row, line: n });
       return;
     }
@@ -171,10 +175,10 @@ export function parseCrystalDiskMarkText(text: string, source: string): ImportRe
     }
     if (ROW_START.test(line)) {
       firstBad ??= n;
-      warnings.push(`${source}:${n}: unreadable result row (truncated?): "${line}"`);
+      warnings.push(`${source}:${n}: unreadable result row (truncated?): "${excerpt(line)}"`);
       return;
     }
-    warnings.push(`${source}:${n}: line not recognised, ignored: "${line.slice(0, 80)}"`);
+    warnings.push(`${source}:${n}: line not recognised, ignored: "${excerpt(line)}"`);
   });
 
   if (rows.length === 0) {

@@ -1,6 +1,8 @@
 // What every importer returns, and the identity every imported record carries: runId
 // `import:<basename>`, permutationId = basename without extension, axes `{source: basename}`.
 import { basename, extname } from 'node:path';
+import { InputTooLarge } from '../errors.ts';
+import { visible } from '../text/visible.ts';
 import { NULL_LATENCY, type LatencyUs, type ResultRecord, type TestIdentity } from '../results/record.ts';
 
 export interface ImportResult {
@@ -9,6 +11,18 @@ export interface ImportResult {
   records: ResultRecord[];
   /** problems that did not stop the import (truncated file, skipped row…), each naming the line */
   warnings: string[];
+}
+
+/**
+ * Most records one imported file may yield. Real exports hold a few dozen (CrystalDiskMark: ≤ 30
+ * rows; an IOMeter or fio file: one per test or job); 10,000 keeps a hostile file from filling memory
+ * with records (each is ~2 KB in memory, more once printed as JSON).
+ */
+export const MAX_IMPORT_RECORDS = 10_000;
+
+export function tooManyRecords(source: string, line: number | null, what: string): InputTooLarge {
+  const reason = `more than ${MAX_IMPORT_RECORDS.toLocaleString('en-US')} ${what} in one file; a results export holds a few dozen, so this is not one (split it if it really is)`;
+  return new InputTooLarge(`${visible(source)}${line === null ? '' : `:${line}`}: ${reason}`, { file: source, size: null, limit: MAX_IMPORT_RECORDS, reason });
 }
 
 export interface ImportedMeasurement {

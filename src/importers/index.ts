@@ -1,11 +1,11 @@
 // The one entry point for importing existing results: read a file, detect its format, normalize.
-import { readFile } from 'node:fs/promises';
-import { ParseError } from '../errors.ts';
+import { InputTooLarge, NotARegularFile, ParseError } from '../errors.ts';
+import { readInputFile } from '../input/read-input.ts';
 import { parseCrystalDiskMarkText } from './crystaldiskmark-text.ts';
 import { detectFormat, EXPECTED_FORMATS, type ImportFormat } from './detect.ts';
 import { importDiskspdXml } from './diskspd-xml.ts';
 import { importFioJson } from './fio-json.ts';
-import { decodeText, type ImportResult } from './import-result.ts';
+import { decodeText, MAX_IMPORT_RECORDS, tooManyRecords, type ImportResult } from './import-result.ts';
 import { importIometerCsv } from './iometer-csv.ts';
 
 export type { ImportResult } from './import-result.ts';
@@ -24,15 +24,18 @@ export function importText(text: string, source: string, format?: ImportFormat):
   if (fmt === null) {
     throw new ParseError(`${source}: not a results file storsweep can import; expected ${EXPECTED_FORMATS}`, { source, line: 1, expected: EXPECTED_FORMATS });
   }
-  return IMPORTERS[fmt](text, source);
+  const result = IMPORTERS[fmt](text, source);
+  if (result.records.length > MAX_IMPORT_RECORDS) throw tooManyRecords(source, null, 'records');
+  return result;
 }
 
 /** Reads, decodes (UTF-8 / UTF-16 with BOM), detects and imports one file. Throws ParseError. */
 export async function importFile(path: string, format?: ImportFormat): Promise<ImportResult> {
   let bytes: Uint8Array;
   try {
-    bytes = await readFile(path);
+    bytes = readInputFile(path, 'import');
   } catch (err) {
+    if (err instanceof InputTooLarge || err instanceof NotARegularFile) throw err;
     const code = (err as NodeJS.ErrnoException).code;
     throw new ParseError(`${path}: cannot read file (${code ?? (err as Error).message})`, { source: path }, { cause: err });
   }

@@ -7,7 +7,7 @@
 // "Queue Depth", threads from the ALL row's "# Workers".
 import { ParseError } from '../errors.ts';
 import { testIdentity, type Pattern } from '../results/record.ts';
-import { importedRecord, type ImportResult } from './import-result.ts';
+import { importedRecord, MAX_IMPORT_RECORDS, tooManyRecords, type ImportResult } from './import-result.ts';
 
 export const IOMETER_FORMAT = 'iometer-csv';
 
@@ -76,6 +76,7 @@ export function importIometerCsv(text: string, source: string): ImportResult {
       const bytesPerSecond = decimal !== null ? Math.round(decimal * 1e6) : binary !== null ? Math.round(binary * 1048576) : null;
       const respMs = numCol(cells, 'Average Response Time');
       if (!queueDepth.has(name)) warnings.push(`${source}:${line}: no DISK row with a Queue Depth for "${name}"; assuming 1`);
+      if (records.length === MAX_IMPORT_RECORDS) throw tooManyRecords(source, line, 'IOMeter result rows');
       records.push(
         importedRecord(source, { name: 'iometer', version }, {
           test,

@@ -161,7 +161,7 @@ export function compareRuns(a: CompareSide, b: CompareSide, options: CompareOpti
 }
 
 function pad(rows: string[][]): string {
-  const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => [...(r[i] ?? '')].length)));
+  const widths = rows[0]!.map((_, i) => rows.reduce((w, r) => Math.max(w, [...(r[i] ?? '')].length), 0));
   return rows.map((r) => r.map((c, i) => c + ' '.repeat(widths[i]! - [...c].length)).join('  ').trimEnd()).join('\n');
 }
 

@@ -137,9 +137,30 @@ function jsonText(text: string): string {
   return text.slice(start, end + 1);
 }
 
+/** fio nests ~6 deep (jobs → job → read → clat_ns → percentile); far deeper is not fio's output. */
+const MAX_JSON_DEPTH = 64;
+
+/** True when brackets nest deeper than `max` (outside strings). Linear, before JSON.parse builds it. */
+function nestsDeeperThan(body: string, max: number): boolean {
+  let depth = 0;
+  let inString = false;
+  for (let i = 0; i < body.length; i++) {
+    const c = body.charCodeAt(i);
+    if (inString) {
+      if (c === 0x5c) i++; // backslash: skip the escaped character
+      else if (c === 0x22) inString = false;
+    } else if (c === 0x22) inString = true;
+    else if (c === 0x7b || c === 0x5b) {
+      if (++depth > max) return true;
+    } else if (c === 0x7d || c === 0x5d) depth--;
+  }
+  return false;
+}
+
 export function parseFioJson(text: string, source: string): FioResult {
   const body = jsonText(text);
   if (!body) throw new ParseError(`${source}: no fio JSON found (expected the output of fio --output-format=json)`, { source, expected: 'fio JSON' });
+  if (nestsDeeperThan(body, MAX_JSON_DEPTH)) throw new ParseError(`${source}: JSON nested more than ${MAX_JSON_DEPTH} levels deep: not fio's output`, { source, expected: 'fio JSON' });
   let doc: Json;
   try {
     doc = JSON.parse(body) as Json;

@@ -4,6 +4,8 @@ import type { Command } from 'commander';
 import { errorMessage, UsageError } from '../../errors.ts';
 import { importFile, type ImportResult } from '../../importers/index.ts';
 import { renderCsv } from '../../report/csv.ts';
+import { EXIT, exitCodeFor } from '../exit.ts';
+import { visible } from '../../text/visible.ts';
 import type { ResultRecord } from '../../results/record.ts';
 import { jsonText, terminal } from '../output.ts';
 
@@ -23,6 +25,9 @@ export interface ImportCommandOptions {
   csv?: boolean;
 }
 
+/** A file of 100,000 unreadable lines would otherwise print 100,000 warnings. */
+const MAX_WARNINGS_PER_FILE = 20;
+
 const fixed = (v: number | null, digits: number) => (v === null ? '' : v.toFixed(digits));
 
 export function renderImportTable(records: readonly ResultRecord[]): string {
@@ -35,7 +40,7 @@ export function renderImportTable(records: readonly ResultRecord[]): string {
     fixed(r.latencyUs.mean, 2),
     `${r.tool.name}${r.tool.version ? ` ${r.tool.version}` : ''}`,
   ]);
-  const widths = head.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
+  const widths = head.map((h, i) => rows.reduce((w, r) => Math.max(w, (r[i] ?? '').length), h.length));
   const numeric = new Set([2, 3, 4]);
   const line = (cells: string[]) => cells.map((c, i) => (numeric.has(i) ? c.padStart(widths[i] ?? 0) : c.padEnd(widths[i] ?? 0))).join('  ').trimEnd();
   return [line(head), line(widths.map((w) => '-'.repeat(w))), ...rows.map(line)].join('\n') + '\n';
@@ -46,21 +51,25 @@ export async function runImport(files: readonly string[], opts: ImportCommandOpt
   if (opts.json && opts.csv) throw new UsageError('import: choose one of --json and --csv');
   if (files.length === 0) throw new UsageError('import: name at least one file');
   const records: ResultRecord[] = [];
-  let failed = 0;
+  // 1 when a file could not be imported; 2 when one was refused outright (too large, not a file).
+  let code = 0;
   for (const file of files) {
     try {
       const result = await io.importFile(file);
-      for (const w of result.warnings) io.stderr(`warning: ${w}\n`);
-      records.push(...result.records);
+      for (const w of result.warnings.slice(0, MAX_WARNINGS_PER_FILE)) io.stderr(`warning: ${w}\n`);
+      const more = result.warnings.length - MAX_WARNINGS_PER_FILE;
+      if (more > 0) io.stderr(`warning: ${visible(file)}: … and ${more} more warning${more === 1 ? '' : 's'}\n`);
+      // no push(...records): a spread of 100,000 arguments overflows the stack
+      for (const r of result.records) records.push(r);
     } catch (err) {
-      failed++;
+      code = Math.max(code, exitCodeFor(err) === EXIT.usage ? EXIT.usage : EXIT.failure);
       io.stderr(`error: ${errorMessage(err)}\n`);
     }
   }
   if (opts.json) io.stdout(jsonText(records, 2) + '\n');
   else if (opts.csv) io.stdout(renderCsv(records));
   else if (records.length > 0) io.stdout(renderImportTable(records));
-  return failed > 0 ? 1 : 0;
+  return code;
 }
 
 export function registerImport(program: Command): Command {

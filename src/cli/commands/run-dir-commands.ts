@@ -28,7 +28,7 @@ const fmt = (v: number | null, div = 1, digits = 1) => (v === null ? '—' : (v 
 export function renderResultsTable(records: readonly ResultRecord[]): string {
   const rows = [['permutation', 'axes', 'rep', 'test', 'MB/s', 'IOPS', 'lat µs mean', 'p99']];
   for (const r of records) rows.push([r.permutationId, axesLabel(r.axes), String(r.repetition), r.test.id, fmt(r.bytesPerSecond, 1e6, 2), fmt(r.iops, 1, 0), fmt(r.latencyUs.mean), fmt(r.latencyUs.p99)]);
-  const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => r[i]!.length)));
+  const widths = rows[0]!.map((_, i) => rows.reduce((w, r) => Math.max(w, r[i]!.length), 0));
   return rows.map((r) => r.map((c, i) => (i >= 4 ? c.padStart(widths[i]!) : c.padEnd(widths[i]!))).join('  ')).join('\n');
 }
 

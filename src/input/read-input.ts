@@ -1,0 +1,97 @@
+// Reading an input file (playbook, inventory, secret file, result file to import) without letting
+// the file decide how much we read or whether we block: only regular files are read, and at most
+// `limit + 1` bytes of them. `/dev/zero`, `/dev/stdin`, a FIFO, a socket or a directory are refused
+// before a byte is read. A FIFO is opened with O_NONBLOCK (a blocking open would wait for a writer
+// forever), and the type is checked twice: stat before the open (so a device whose open has side
+// effects is never opened) and fstat after it (the path may have been swapped in between).
+import fs from 'node:fs';
+import { InputTooLarge, NotARegularFile } from '../errors.ts';
+import { visible } from '../text/visible.ts';
+
+export type InputKind = 'config' | 'import' | 'secret';
+
+const MiB = 1024 * 1024;
+
+/** Default limits per kind of input (see README "Limits"); `--max-input-size` raises all of them. */
+export const DEFAULT_INPUT_LIMITS: Readonly<Record<InputKind, number>> = {
+  config: 1 * MiB,
+  import: 8 * MiB,
+  secret: 64 * 1024,
+};
+
+const KIND_NAME: Record<InputKind, string> = { config: 'playbooks and inventories', import: 'imported result files', secret: 'secret files' };
+
+let override: number | null = null;
+
+/** Set by the CLI from `--max-input-size` / STORSWEEP_MAX_INPUT_SIZE: one limit for every kind. */
+export function setInputLimitOverride(bytes: number | null): void {
+  override = bytes;
+}
+
+export function inputLimit(kind: InputKind): number {
+  return override ?? DEFAULT_INPUT_LIMITS[kind];
+}
+
+/** 1048576 → "1 MiB", 65536 → "64 KiB", 1500 → "1500 bytes". */
+export function formatBytes(n: number): string {
+  for (const [unit, size] of [['GiB', 1024 ** 3], ['MiB', MiB], ['KiB', 1024]] as const) {
+    if (n >= size) {
+      const v = n / size;
+      return `${Number.isInteger(v) ? v : v.toFixed(1)} ${unit}`;
+    }
+  }
+  return `${n} bytes`;
+}
+
+function fileType(st: fs.Stats): string | null {
+  if (st.isFile()) return null;
+  if (st.isDirectory()) return 'a directory';
+  if (st.isFIFO()) return 'a FIFO (named pipe)';
+  if (st.isCharacterDevice()) return 'a character device';
+  if (st.isBlockDevice()) return 'a block device';
+  if (st.isSocket()) return 'a socket';
+  return 'not a regular file';
+}
+
+function refuseType(file: string, kind: InputKind, st: fs.Stats): void {
+  const type = fileType(st);
+  if (!type) return;
+  const reason = `it is ${type}, not a regular file; storsweep reads ${KIND_NAME[kind]} only from regular files`;
+  throw new NotARegularFile(`${visible(file)}: ${reason}`, { file, type, reason });
+}
+
+function tooLarge(file: string, size: number | null, limit: number, kind: InputKind): InputTooLarge {
+  const what = size === null ? `grew past` : `is ${formatBytes(size)}, over`;
+  const reason = `the file ${what} the ${formatBytes(limit)} limit for ${KIND_NAME[kind]}; if it is meant to be this big, raise the limit with --max-input-size <size> or STORSWEEP_MAX_INPUT_SIZE`;
+  return new InputTooLarge(`${visible(file)}: ${reason}`, { file, size, limit, reason });
+}
+
+/** The bytes of a regular file of at most `inputLimit(kind)` bytes; InputTooLarge / NotARegularFile otherwise. */
+export function readInputFile(file: string, kind: InputKind): Buffer {
+  const limit = inputLimit(kind);
+  refuseType(file, kind, fs.statSync(file));
+  const fd = fs.openSync(file, fs.constants.O_RDONLY | (fs.constants.O_NONBLOCK ?? 0) | (fs.constants.O_NOCTTY ?? 0));
+  try {
+    const st = fs.fstatSync(fd);
+    refuseType(file, kind, st);
+    if (st.size > limit) throw tooLarge(file, st.size, limit, kind);
+    // The size is a hint (the file may grow while we read): read to the end, but never past limit+1.
+    let buf = Buffer.allocUnsafe(Math.min(st.size, limit) + 1);
+    let total = 0;
+    for (;;) {
+      if (total === buf.length) {
+        if (buf.length > limit) break;
+        const bigger = Buffer.allocUnsafe(Math.min(buf.length * 2, limit + 1));
+        buf.copy(bigger, 0, 0, total);
+        buf = bigger;
+      }
+      const n = fs.readSync(fd, buf, total, buf.length - total, null);
+      if (n === 0) break;
+      total += n;
+    }
+    if (total > limit) throw tooLarge(file, null, limit, kind);
+    return buf.subarray(0, total);
+  } finally {
+    fs.closeSync(fd);
+  }
+}

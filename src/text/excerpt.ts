@@ -1,0 +1,16 @@
+// A value from input echoed in a message: terminal-safe (see visible.ts) and cut to a readable
+// length, saying how much was left out, so a 1 MB scalar or line never floods a terminal or a log.
+import { visible } from './visible.ts';
+
+export const EXCERPT_CHARS = 80;
+
+/** `value` made visible, cut after `max` characters with "… (N more)". */
+export function excerpt(value: unknown, max = EXCERPT_CHARS): string {
+  const s = typeof value === 'string' ? value : String(value);
+  if (s.length <= max) return visible(s);
+  let cut = max;
+  // never split a surrogate pair
+  const last = s.charCodeAt(cut - 1);
+  if (last >= 0xd800 && last <= 0xdbff) cut--;
+  return `${visible(s.slice(0, cut))}… (${(s.length - cut).toLocaleString('en-US')} more)`;
+}
