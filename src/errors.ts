@@ -15,6 +15,16 @@ export function formatDiagnostic(d: Diagnostic): string {
   return d.path ? `${where}: ${d.path}: ${d.message}` : `${where}: ${d.message}`;
 }
 
+/** Diagnostics shown in a message; the rest are counted (100,000 unknown keys are not 100,000 lines). */
+export const MAX_DIAGNOSTICS_SHOWN = 50;
+
+export function formatDiagnostics(diagnostics: readonly Diagnostic[]): string {
+  const lines = diagnostics.slice(0, MAX_DIAGNOSTICS_SHOWN).map(formatDiagnostic);
+  const more = diagnostics.length - MAX_DIAGNOSTICS_SHOWN;
+  if (more > 0) lines.push(`… and ${more} more problem${more === 1 ? '' : 's'} (fix these first)`);
+  return lines.join('\n');
+}
+
 /** Bad playbook or inventory: every problem found, each with file:line:col and key path. */
 export class ConfigError extends Error {
   override readonly name = 'ConfigError';
@@ -22,7 +32,7 @@ export class ConfigError extends Error {
     readonly diagnostics: Diagnostic[],
     options?: { cause?: unknown },
   ) {
-    super(diagnostics.map(formatDiagnostic).join('\n'), options);
+    super(formatDiagnostics(diagnostics), options);
   }
 }
 

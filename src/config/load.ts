@@ -1,9 +1,10 @@
 // YAML with source positions → zod validation → diagnostics that name file:line:col, the key path
 // and what was expected. All problems are collected and reported together (Terraform-style), never
 // one exception at a time.
-import { isMap, isPair, isScalar, isSeq, LineCounter, parseDocument, type Document, type Node } from 'yaml';
+import { CST, isAlias, isCollection, isMap, isPair, isScalar, isSeq, Lexer, LineCounter, parseDocument, visit, type Document, type Node, type Pair, type YAMLMap } from 'yaml';
 import type { z } from 'zod';
 import { ConfigError, type Diagnostic } from '../errors.ts';
+import { excerpt } from '../text/excerpt.ts';
 
 export type PathKey = string | number;
 
@@ -17,20 +18,87 @@ export function formatPath(path: readonly PathKey[]): string {
   let out = '';
   for (const k of path) {
     if (typeof k === 'number') out += `[${k}]`;
-    else out += out ? `.${k}` : k;
+    else out += out ? `.${excerpt(k)}` : excerpt(k);
   }
   return out;
 }
 
+/** Deepest flow nesting (`[[[…`) and block indentation a configuration may use. The yaml parser
+ * recurses once per level: a few thousand levels overflow the stack after seconds and hundreds of MB.
+ * Real playbooks nest under ten levels. */
+export const MAX_FLOW_DEPTH = 64;
+export const MAX_INDENT = 256;
+/** Block sequences written compactly (`- - - - x`) nest without indenting. */
+const MAX_ITEMS_PER_LINE = 64;
+
+/** The first place the text nests deeper than the limits, found by the yaml lexer (a flat state machine). */
+function tooDeep(text: string): { offset: number; message: string } | null {
+  let depth = 0;
+  let offset = 0;
+  let lineStart = true;
+  let itemsOnLine = 0;
+  for (const token of new Lexer().lex(text)) {
+    const type = CST.tokenType(token);
+    if (type === 'flow-seq-start' || type === 'flow-map-start') {
+      if (++depth > MAX_FLOW_DEPTH) return { offset, message: `nested more than ${MAX_FLOW_DEPTH} levels deep in [ ] / { }; a playbook or inventory needs a handful` };
+    } else if (type === 'flow-seq-end' || type === 'flow-map-end') depth = Math.max(0, depth - 1);
+    else if (type === 'flow-error-end') depth = 0;
+    else if (type === 'newline') {
+      lineStart = true;
+      itemsOnLine = 0;
+    } else if (type === 'space' && lineStart && token.length > MAX_INDENT) {
+      return { offset, message: `indented ${token.length} columns; more than ${MAX_INDENT} is not a configuration file` };
+    } else if (type === 'seq-item-ind' || type === 'explicit-key-ind') {
+      if (++itemsOnLine > MAX_ITEMS_PER_LINE) return { offset, message: `more than ${MAX_ITEMS_PER_LINE} nested items on one line` };
+    }
+    if (type !== 'space' && type !== 'newline') lineStart = false;
+    // control tokens (document/scalar markers) are not source text
+    if (type !== 'doc-mode' && type !== 'flow-error-end' && type !== 'scalar') offset += token.length;
+  }
+  return null;
+}
+
 export function parseYaml(text: string, file: string): { source: SourceDoc; diagnostics: Diagnostic[] } {
   const lines = new LineCounter();
-  const doc = parseDocument(text, { lineCounter: lines, prettyErrors: false, uniqueKeys: true, strict: true });
+  const deep = tooDeep(text);
+  if (deep) {
+    lines.addNewLine(0);
+    for (let i = text.indexOf('\n'); i >= 0 && i < deep.offset; i = text.indexOf('\n', i + 1)) lines.addNewLine(i + 1);
+    const pos = lines.linePos(deep.offset);
+    return { source: { file, doc: parseDocument(''), lines }, diagnostics: [{ file, line: pos.line, column: pos.col, path: '', message: `invalid YAML: ${deep.message}` }] };
+  }
+  // uniqueKeys: false — yaml's own check compares each new key with every earlier one (quadratic:
+  // minutes for 100,000 keys); duplicateKeys does the same check with a set per map.
+  const doc = parseDocument(text, { lineCounter: lines, prettyErrors: false, uniqueKeys: false, strict: true });
   const diagnostics: Diagnostic[] = [...doc.errors, ...doc.warnings].map((e) => {
     // prettyErrors: false leaves linePos unset; the offset is always there.
     const pos = e.linePos?.[0] ?? lines.linePos(e.pos[0]);
     return { file, line: pos.line, column: pos.col, path: '', message: yamlMessage(e.message) };
   });
-  return { source: { file, doc, lines }, diagnostics };
+  const source = { file, doc, lines };
+  diagnostics.push(...duplicateKeys(source));
+  return { source, diagnostics: sortDiagnostics(diagnostics) };
+}
+
+/** A key given twice in one mapping, at the second one (yaml's "Map keys must be unique", in linear time). */
+function duplicateKeys(source: SourceDoc): Diagnostic[] {
+  const out: Diagnostic[] = [];
+  visit(source.doc, {
+    Map(_key, map) {
+      const seen = new Set<string>();
+      for (const pair of map.items) {
+        if (!isScalar(pair.key)) continue;
+        const k = `${typeof pair.key.value}:${String(pair.key.value)}`;
+        if (!seen.has(k)) {
+          seen.add(k);
+          continue;
+        }
+        const { line, column } = positionOf(source, pair.key);
+        out.push({ file: source.file, line, column, path: '', message: 'invalid YAML: Map keys must be unique' });
+      }
+    },
+  });
+  return out;
 }
 
 function yamlMessage(message: string): string {
@@ -38,12 +106,31 @@ function yamlMessage(message: string): string {
   return `invalid YAML: ${message.split('\n')[0]!.replace(/ at line \d+, column \d+:?$/, '')}`;
 }
 
+// Each map's pairs by key text, built once per map: a diagnostic per key of a 100,000-key map
+// would otherwise search the map once per diagnostic (quadratic: minutes).
+const pairIndex = new WeakMap<YAMLMap, Map<string, Pair>>();
+
+function pairOf(map: YAMLMap, key: string): Pair | undefined {
+  let index = pairIndex.get(map);
+  if (!index) {
+    index = new Map();
+    for (const p of map.items) {
+      if (isPair(p) && isScalar(p.key)) {
+        const k = String(p.key.value);
+        if (!index.has(k)) index.set(k, p);
+      }
+    }
+    pairIndex.set(map, index);
+  }
+  return index.get(key);
+}
+
 /** The node at `path`, or the deepest existing ancestor (for a missing key: its parent map). */
 function nodeAt(source: SourceDoc, path: readonly PathKey[]): { node: Node | null; exact: boolean } {
   let node: unknown = source.doc.contents;
   for (const key of path) {
     if (isMap(node)) {
-      const pair = node.items.find((p) => isPair(p) && isScalar(p.key) && String(p.key.value) === String(key));
+      const pair = pairOf(node, String(key));
       if (!pair) return { node: node as Node, exact: false };
       node = pair.value ?? pair.key;
     } else if (isSeq(node) && typeof key === 'number') {
@@ -61,7 +148,7 @@ function nodeAt(source: SourceDoc, path: readonly PathKey[]): { node: Node | nul
 function keyNodeAt(source: SourceDoc, path: readonly PathKey[], key: string): Node | null {
   const { node } = nodeAt(source, path);
   if (!isMap(node)) return null;
-  const pair = node.items.find((p) => isPair(p) && isScalar(p.key) && String(p.key.value) === key);
+  const pair = pairOf(node, key);
   return pair && isScalar(pair.key) ? (pair.key as Node) : null;
 }
 
@@ -88,13 +175,21 @@ function valueAt(data: unknown, path: readonly PathKey[]): unknown {
   return v;
 }
 
+/** A YAML value in the words of YAML; strings cut to a readable length (a 1 MB scalar is not echoed). */
 function describe(v: unknown): string {
   if (v === undefined) return 'nothing';
   if (v === null) return 'null';
-  if (typeof v === 'string') return `"${v}"`;
+  if (typeof v === 'string') return `"${excerpt(v)}"`;
+  if (typeof v === 'number' && !Number.isFinite(v)) return Number.isNaN(v) ? '.nan (not a number)' : `${v > 0 ? '' : '-'}.inf (infinity)`;
   if (Array.isArray(v)) return 'a list';
   if (typeof v === 'object') return 'a mapping';
-  return `${typeof v} ${String(v)}`;
+  return `${typeof v} ${excerpt(String(v))}`;
+}
+
+/** zod's "expected number" for ±.inf / .nan: the number type is right, its value is not. */
+function expectedFor(expected: string, got: unknown): string {
+  if (expected === 'number' && typeof got === 'number' && !Number.isFinite(got)) return 'a finite number';
+  return expectedName(expected);
 }
 
 /** zod's type names in the words of YAML. */
@@ -102,14 +197,22 @@ function expectedName(t: string): string {
   return t === 'object' || t === 'record' || t === 'map' ? 'a mapping' : t === 'array' || t === 'tuple' ? 'a list' : t;
 }
 
+let row = new Int32Array(64);
+
+/** Edit distance, case-insensitive. One reused row: a diagnostic per key of a big map calls this a lot. */
 export function levenshtein(a: string, b: string): number {
-  const dp = Array.from({ length: b.length + 1 }, (_, j) => j);
+  a = a.toLowerCase();
+  b = b.toLowerCase();
+  if (row.length < b.length + 1) row = new Int32Array(b.length + 1);
+  const dp = row;
+  for (let j = 0; j <= b.length; j++) dp[j] = j;
   for (let i = 1; i <= a.length; i++) {
     let prev = dp[0]!;
     dp[0] = i;
+    const ca = a.charCodeAt(i - 1);
     for (let j = 1; j <= b.length; j++) {
       const tmp = dp[j]!;
-      dp[j] = Math.min(dp[j]! + 1, dp[j - 1]! + 1, prev + (a[i - 1]!.toLowerCase() === b[j - 1]!.toLowerCase() ? 0 : 1));
+      dp[j] = Math.min(tmp + 1, dp[j - 1]! + 1, prev + (ca === b.charCodeAt(j - 1) ? 0 : 1));
       prev = tmp;
     }
   }
@@ -117,16 +220,18 @@ export function levenshtein(a: string, b: string): number {
 }
 
 export function didYouMean(word: string, candidates: readonly string[]): string | null {
+  const limit = Math.max(2, Math.floor(word.length / 3));
   let best: string | null = null;
   let bestD = Infinity;
   for (const c of candidates) {
+    if (Math.abs(c.length - word.length) > limit) continue; // the distance is at least the length difference
     const d = levenshtein(word, c);
     if (d < bestD) {
       bestD = d;
       best = c;
     }
   }
-  return best !== null && bestD <= Math.max(2, Math.floor(word.length / 3)) ? best : null;
+  return best !== null && bestD <= limit ? best : null;
 }
 
 // --- walking zod schemas to learn the keys an object accepts (for "did you mean") -------------
@@ -215,8 +320,9 @@ export function issuesToDiagnostics(source: SourceDoc, schema: AnyZod, data: unk
       case 'unrecognized_keys': {
         const known = knownKeys(schema, path, data);
         for (const key of issue.keys) {
-          const hint = didYouMean(key, known);
-          out.push(diagnosticAt(source, path, `unknown key "${key}"${hint ? `; did you mean "${hint}"?` : ''} (expected one of ${known.join(', ')})`, key));
+          // a key far longer than any known one is no typo of it (and Levenshtein is quadratic)
+          const hint = key.length <= 64 ? didYouMean(key, known) : null;
+          out.push(diagnosticAt(source, path, `unknown key "${excerpt(key)}"${hint ? `; did you mean "${hint}"?` : ''} (expected one of ${known.join(', ')})`, key));
         }
         break;
       }
@@ -228,7 +334,7 @@ export function issuesToDiagnostics(source: SourceDoc, schema: AnyZod, data: unk
           diagnosticAt(
             source,
             path,
-            got === undefined ? `required key is missing (expected ${expectedName(issue.expected)})` : `expected ${expectedName(issue.expected)}; got ${describe(got)}`,
+            got === undefined ? `required key is missing (expected ${expectedName(issue.expected)})` : `expected ${expectedFor(issue.expected, got)}; got ${describe(got)}`,
           ),
         );
         break;
@@ -268,13 +374,71 @@ export function issuesToDiagnostics(source: SourceDoc, schema: AnyZod, data: unk
 export function validateYaml<S extends AnyZod>(text: string, file: string, schema: S): { value: z.output<S>; source: SourceDoc } {
   const { source, diagnostics } = parseYaml(text, file);
   if (diagnostics.length) throw new ConfigError(diagnostics);
-  const data: unknown = source.doc.toJS({ maxAliasCount: 100 });
+  const structural = tagsAndAliases(source);
+  if (structural.length) throw new ConfigError(structural);
+  let data: unknown;
+  try {
+    data = source.doc.toJS({ maxAliasCount: MAX_ALIAS_COUNT });
+  } catch (err) {
+    // yaml throws a bare ReferenceError for an alias bomb ("billion laughs"): say where.
+    if (!(err instanceof ReferenceError)) throw err;
+    throw new ConfigError([aliasBomb(source)], { cause: err });
+  }
   if (data === null || data === undefined) {
     throw new ConfigError([{ file, line: 1, column: 1, path: '', message: 'the document is empty (expected a mapping)' }]);
   }
   const result = schema.safeParse(data);
   if (!result.success) throw new ConfigError(sortDiagnostics(issuesToDiagnostics(source, schema, data, result.error.issues)));
   return { value: result.data as z.output<S>, source };
+}
+
+/** yaml's limit on the nodes aliases may expand to (its protection against "billion laughs"). */
+const MAX_ALIAS_COUNT = 100;
+const CORE = 'tag:yaml.org,2002:';
+/** Tags whose value is a plain string, number, boolean, null, mapping or list: the rest (!!omap,
+ * !!set, !!pairs, !!binary, !!timestamp) load as Map, Set, Buffer or Date, which no key accepts. */
+const PLAIN_TAGS = new Set(['str', 'int', 'float', 'bool', 'null', 'map', 'seq'].map((t) => CORE + t));
+
+/** Unsupported YAML 1.1 tags and aliases without an anchor, each at its position. */
+function tagsAndAliases(source: SourceDoc): Diagnostic[] {
+  const out: Diagnostic[] = [];
+  const at = (node: Node, message: string) => {
+    const { line, column } = positionOf(source, node);
+    out.push({ file: source.file, line, column, path: '', message });
+  };
+  visit(source.doc, (_key, node) => {
+    if (isAlias(node)) {
+      if (!node.resolve(source.doc)) at(node, `alias *${excerpt(node.source)} has no anchor &${excerpt(node.source)} before it`);
+      return;
+    }
+    if ((isScalar(node) || isCollection(node)) && node.tag?.startsWith(CORE) && !PLAIN_TAGS.has(node.tag)) {
+      const tag = node.tag.slice(CORE.length);
+      const plain = tag === 'set' ? 'list' : isCollection(node) ? 'mapping' : 'string';
+      at(node, `the tag !!${excerpt(tag)} is not supported; write a plain ${plain} without the tag`);
+    }
+  });
+  return out;
+}
+
+/** Where an alias bomb starts: the first alias of a collection that itself holds aliases. */
+function aliasBomb(source: SourceDoc): Diagnostic {
+  let first: Node | null = null;
+  let nested: Node | null = null;
+  visit(source.doc, {
+    Alias(_key, node) {
+      first ??= node;
+      const target = node.resolve(source.doc);
+      let hasAlias = false;
+      if (target && isCollection(target)) visit(target, { Alias: () => ((hasAlias = true), visit.BREAK) });
+      if (hasAlias) {
+        nested = node;
+        return visit.BREAK;
+      }
+      return undefined;
+    },
+  });
+  const { line, column } = positionOf(source, nested ?? first);
+  return { file: source.file, line, column, path: '', message: `aliases expand to more than yaml's limit of ${MAX_ALIAS_COUNT} nodes (an alias bomb?); write the values out instead of nesting aliases` };
 }
 
 export function sortDiagnostics(d: Diagnostic[]): Diagnostic[] {
