@@ -1,6 +1,5 @@
 // Loading playbooks and inventories: read, validate, resolve secrets, cross-check. Every problem of
 // a file is reported at once as a ConfigError whose diagnostics carry file:line:col and key path.
-import fs from 'node:fs';
 import path from 'node:path';
 import { ConfigError, InputTooLarge, InvalidArgument, NotARegularFile, type Diagnostic } from '../errors.ts';
 import { detectEncoding } from '../input/encoding.ts';

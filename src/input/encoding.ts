@@ -21,7 +21,11 @@ export function detectEncoding(buf: Uint8Array): Detected {
   if (probe.length >= 8) {
     let odd = 0;
     let even = 0;
-    for (let i = 0; i < probe.length; i++) if (probe[i] === 0) (i % 2 ? odd++ : even++);
+    for (let i = 0; i < probe.length; i++) {
+      if (probe[i] !== 0) continue;
+      if (i % 2) odd++;
+      else even++;
+    }
     const half = probe.length / 2;
     if (odd >= half / 2 && odd > even) return { encoding: 'utf-16le', bom: 0 };
     if (even >= half / 2 && even > odd) return { encoding: 'utf-16be', bom: 0 };
