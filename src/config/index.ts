@@ -11,6 +11,7 @@ import { inventorySchema, type Inventory, type Target } from './inventory.ts';
 import { HYPERV_DISK_FORMATS, matrixAxes, playbookSchema, targetNames, VSPHERE_DISK_FORMATS, type Playbook } from './playbook.ts';
 import { secretLeakDiagnostics, type SecretSource } from './secret-checks.ts';
 import { resolveSecret, Secret, shortSecretMessage } from './secrets.ts';
+import { countPermutations, MAX_PERMUTATIONS } from '../plan/matrix.ts';
 
 export interface LoadedPlaybook {
   file: string;
@@ -80,6 +81,15 @@ export function loadPlaybook(file: string): LoadedPlaybook {
       diags.push(inline ? diagnosticAt(source, ['workloads', p], err.message) : diagnosticAt(source, ['matrix', 'workload', 'profile', i], err.message));
     }
   });
+  const countAxes = typeof value.target === 'string' ? axes : [{ name: 'target', values: value.target }, ...axes];
+  const count = countPermutations(countAxes, { include: value.include, exclude: value.exclude });
+  if (count > BigInt(MAX_PERMUTATIONS)) {
+    const sizes = countAxes.map((a) => `${a.name} ${a.values.length}`).join(' × ');
+    const rules = [value.exclude?.length ? 'less exclude' : '', value.include?.length ? 'plus include' : ''].filter(Boolean).join(', ');
+    diags.push(
+      diagnosticAt(source, [], `the matrix expands to ${count.toLocaleString('en-US')} permutations (${sizes}${rules ? `, ${rules}` : ''}); at most ${MAX_PERMUTATIONS.toLocaleString('en-US')} are allowed: drop axis values or split the playbook`, 'matrix'),
+    );
+  }
   const ds = value.matrix.datastore;
   if (ds?.blockSizeMb && ds.blockSizeKb) diags.push(diagnosticAt(source, ['matrix', 'datastore', 'blockSizeKb'], 'give either blockSizeMb or blockSizeKb, not both'));
   if (diags.length) throw new ConfigError(sortDiagnostics(diags));

@@ -9,7 +9,7 @@ import { resolveWorkload } from '../workloads/custom.ts';
 import type { WorkloadProfile } from '../workloads/spec.ts';
 import { parseSize } from '../config/size.ts';
 import { estimatePermutationSec } from './estimate.ts';
-import { expandMatrix, shuffle, type AxisDef } from './matrix.ts';
+import { countPermutations, expandMatrix, MAX_PERMUTATIONS, shuffle, type AxisDef } from './matrix.ts';
 import { ownedPrefix, permutationId } from './permutation.ts';
 
 export interface PermutationPlan {
@@ -108,6 +108,9 @@ export function buildPlan(pb: Playbook, target: string | string[], opts: PlanOpt
   };
   const axes: AxisDef[] = listed ? [{ name: 'target', values: target }, ...matrixAxes(pb.matrix)] : matrixAxes(pb.matrix);
   const profiles = resolveProfiles(pb);
+  // validate refuses this at the playbook's line; here it only keeps a plan from exhausting memory
+  const count = countPermutations(axes, { include: pb.include, exclude: pb.exclude });
+  if (count > BigInt(MAX_PERMUTATIONS)) throw new Error(`buildPlan: ${count} permutations exceed the limit of ${MAX_PERMUTATIONS}`);
   let perms = expandMatrix(axes, { include: pb.include, exclude: pb.exclude });
   if (pb.order?.randomize) perms = shuffle(perms, pb.order.seed ?? 1);
   // One list of test ids per profile, shared by its permutations' workload steps (a plan is
