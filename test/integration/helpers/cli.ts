@@ -22,6 +22,8 @@ export interface CliOptions {
   timeoutMs?: number;
   /** called once the child exists, e.g. to watch its run directory while it works */
   onSpawn?: (pid: number) => void;
+  /** options for node itself, before the script (e.g. `--import` of a probe) */
+  nodeArgs?: readonly string[];
 }
 
 /** `storsweep <args…>` → {code, stdout, stderr}. Never rejects on a non-zero exit. */
@@ -32,7 +34,7 @@ export function runCli(args: readonly string[], opts: CliOptions = {}): Promise<
     else env[k] = v;
   }
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [CLI, ...args], { cwd: opts.cwd ?? REPO_ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [...(opts.nodeArgs ?? []), CLI, ...args], { cwd: opts.cwd ?? REPO_ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (d: Buffer) => (stdout += d.toString('utf8')));

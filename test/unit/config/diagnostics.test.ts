@@ -196,3 +196,50 @@ describe('inventory diagnostics', () => {
     expect(inventory('no-such-inventory.yaml')).toEqual([`${f('no-such-inventory.yaml')}:1:1: file not found`]);
   });
 });
+
+describe('hostile or odd files: refused at the line, in a sentence (issue 11, items 12 and 14)', () => {
+  it('UTF-16, with or without a byte order mark: says so instead of echoing the bytes', () => {
+    expect(playbook('pb-utf16.yaml')).toEqual([`${f('pb-utf16.yaml')}:1:1: the file is UTF-16 (little-endian); save it as UTF-8`]);
+    expect(playbook('pb-utf16-no-bom.yaml')).toEqual([`${f('pb-utf16-no-bom.yaml')}:1:1: the file is UTF-16 (big-endian); save it as UTF-8`]);
+  });
+
+  it('.inf and -.inf: "a finite number", not "expected number; got number Infinity"', () => {
+    expect(playbook('pb-infinity.yaml')).toEqual([
+      `${f('pb-infinity.yaml')}:7:15: settings.runtimeSec: expected a finite number; got .inf (infinity)`,
+      `${f('pb-infinity.yaml')}:8:9: repeat: expected a finite number; got -.inf (infinity)`,
+    ]);
+  });
+
+  it('YAML 1.1 tags that load as Map/Set (!!omap, !!set): the tag is named as unsupported', () => {
+    expect(playbook('pb-omap.yaml')).toEqual([
+      `${f('pb-omap.yaml')}:4:3: the tag !!omap is not supported; write a plain mapping without the tag`,
+      `${f('pb-omap.yaml')}:5:17: the tag !!set is not supported; write a plain list without the tag`,
+    ]);
+  });
+
+  it('an alias without an anchor: file:line, not a ReferenceError', () => {
+    expect(playbook('pb-undefined-alias.yaml')).toEqual([`${f('pb-undefined-alias.yaml')}:5:15: alias *profiles has no anchor &profiles before it`]);
+  });
+
+  it('long values and keys are echoed cut to 80 characters, saying how much more there is', () => {
+    const [value, key] = playbook('pb-long-value.yaml');
+    expect(value).toBe(`${f('pb-long-value.yaml')}:6:9: repeat: expected number; got "${'x'.repeat(80)}… (220 more)"`);
+    expect(key).toBe(`${f('pb-long-value.yaml')}:7:1: ${'y'.repeat(80)}… (120 more): unknown key "${'y'.repeat(80)}… (120 more)" (expected one of $schema, name, description, target, matrix, workloads, settings, include, exclude, repeat, order, baseline, timeouts)`);
+  });
+
+  it('more permutations than the limit: refused at matrix:, counting targets and includes', () => {
+    expect(playbook('pb-too-many-permutations.yaml')).toEqual([
+      `${f('pb-too-many-permutations.yaml')}:3:1: matrix: the matrix expands to 160,001 permutations (target 2 × disk.format 2 × disk.sizeGb 200 × volume.sizeGb 100 × workload.profile 2, plus include); at most 100,000 are allowed: drop axis values or split the playbook`,
+    ]);
+    // the same matrix with excludes that leave 20,000 is fine
+    expect(() => loadPlaybook(f('pb-many-permutations-excluded.yaml'))).not.toThrow();
+  });
+
+  it('a ConfigError message shows 50 diagnostics and counts the rest', () => {
+    const diags = Array.from({ length: 120 }, (_, i) => ({ file: 'p.yaml', line: i + 1, column: 1, path: `k${i}`, message: 'unknown key' }));
+    const lines = new ConfigError(diags).message.split('\n');
+    expect(lines).toHaveLength(51);
+    expect(lines[49]).toBe('p.yaml:50:1: k49: unknown key');
+    expect(lines[50]).toBe('… and 70 more problems (fix these first)');
+  });
+});

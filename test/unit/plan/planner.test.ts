@@ -2,7 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import { playbookSchema, type Playbook } from '../../../src/config/playbook.ts';
 import { estimatePermutationSec, workloadSec } from '../../../src/plan/estimate.ts';
-import { axesKey, cartesian, expandMatrix, shuffle, type AxisDef } from '../../../src/plan/matrix.ts';
+import { axesKey, cartesian, countPermutations, expandMatrix, shuffle, type AxisDef } from '../../../src/plan/matrix.ts';
 import { newRunId, OWNED_NAME, ownedPrefix, permutationId } from '../../../src/plan/permutation.ts';
 import { buildPlan, resolveProfiles } from '../../../src/plan/plan.ts';
 import type { PlannedStep } from '../../../src/run/provider.ts';
@@ -203,5 +203,34 @@ describe('targets', () => {
   it('a list of targets must be distinct and non-empty', () => {
     expect(playbookSchema.safeParse({ name: 't', target: [], matrix }).success).toBe(false);
     expect(playbookSchema.safeParse({ name: 't', target: ['a', 'a'], matrix }).success).toBe(false);
+  });
+});
+
+describe('countPermutations: the count without expanding', () => {
+  const axes: AxisDef[] = [
+    { name: 'target', values: ['a', 'b', 'c'] },
+    { name: 'disk.format', values: ['thin', 'lazyzeroedthick'] },
+    { name: 'disk.sizeGb', values: [1, 2, 4, 8] },
+    { name: 'workload.profile', values: ['cdm8-default', 'cdm3'] },
+  ];
+  const cases: Array<{ exclude?: Array<Record<string, string | number>>; include?: Array<Record<string, string | number>> }> = [
+    {},
+    { exclude: [{ 'disk.format': 'thin' }] },
+    { exclude: [{ 'disk.format': 'thin' }, { target: 'b' }, { 'disk.sizeGb': 4, target: 'b' }] },
+    { exclude: [{ 'disk.format': 'thin' }, { 'disk.format': 'thin' }, { 'disk.sizeGb': '8' }, { 'disk.sizeGb': 16 }, { 'no.axis': 1 }] },
+    { exclude: [{ target: 'a', 'disk.format': 'thin' }, { target: 'a', 'workload.profile': 'cdm3' }, { 'disk.sizeGb': 1, 'workload.profile': 'cdm3' }] },
+    { exclude: [{ target: 'c' }], include: [{ target: 'c', 'disk.format': 'thin', 'disk.sizeGb': 1, 'workload.profile': 'cdm3' }] },
+  ];
+  it.each(cases.map((c, i) => [i, c] as const))('case %i: equals expandMatrix when nothing is included, bounds it otherwise', (_i, rules) => {
+    const expanded = expandMatrix(axes, rules).length;
+    const counted = countPermutations(axes, rules);
+    if (rules.include) expect(counted >= BigInt(expanded)).toBe(true);
+    else expect(counted).toBe(BigInt(expanded));
+  });
+
+  it('exact beyond 2^64, without expanding', () => {
+    const big = Array.from({ length: 7 }, (_, i) => ({ name: `a${i}`, values: Array.from({ length: 1000 }, (_, j) => j) }));
+    expect(countPermutations(big)).toBe(10n ** 21n);
+    expect(countPermutations(big, { exclude: [{ a0: 0 }] })).toBe(10n ** 21n - 10n ** 18n);
   });
 });
