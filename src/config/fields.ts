@@ -2,19 +2,15 @@
 // message), and text that carries no control character. Each refusal is one zod issue whose message
 // names what was expected, so a diagnostic reads "expected … from 1 to 86400 (…); got 3000000".
 import { z } from 'zod';
+import { describeValue } from './load.ts';
 
 function rangeText(what: string, min: number, max: number, why?: string): string {
   return `expected ${what} from ${min} to ${max}${why ? ` (${why})` : ''}`;
 }
 
-/** What was given instead, short and quoted (the CLI makes any control character visible). */
+/** What was given instead: a number as written, anything else as load.ts describes it (cut short). */
 function given(v: unknown): string {
-  if (v === undefined) return 'nothing';
-  if (v === null) return 'null';
-  if (typeof v === 'string') return JSON.stringify(v.length > 40 ? `${v.slice(0, 40)}…` : v);
-  if (Array.isArray(v)) return 'a list';
-  if (typeof v === 'object') return 'a mapping';
-  return String(v);
+  return (typeof v === 'number' && Number.isFinite(v)) || typeof v === 'boolean' ? String(v) : describeValue(v);
 }
 
 /**

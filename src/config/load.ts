@@ -176,7 +176,7 @@ function valueAt(data: unknown, path: readonly PathKey[]): unknown {
 }
 
 /** A YAML value in the words of YAML; strings cut to a readable length (a 1 MB scalar is not echoed). */
-function describe(v: unknown): string {
+export function describeValue(v: unknown): string {
   if (v === undefined) return 'nothing';
   if (v === null) return 'null';
   if (typeof v === 'string') return `"${excerpt(v)}"`;
@@ -327,14 +327,14 @@ export function issuesToDiagnostics(source: SourceDoc, schema: AnyZod, data: unk
         break;
       }
       case 'invalid_value':
-        out.push(diagnosticAt(source, path, `expected one of ${issue.values.map(String).join(', ')}; got ${describe(got)}`));
+        out.push(diagnosticAt(source, path, `expected one of ${issue.values.map(String).join(', ')}; got ${describeValue(got)}`));
         break;
       case 'invalid_type':
         out.push(
           diagnosticAt(
             source,
             path,
-            got === undefined ? `required key is missing (expected ${expectedName(issue.expected)})` : `expected ${expectedFor(issue.expected, got)}; got ${describe(got)}`,
+            got === undefined ? `required key is missing (expected ${expectedName(issue.expected)})` : `expected ${expectedFor(issue.expected, got)}; got ${describeValue(got)}`,
           ),
         );
         break;
@@ -354,7 +354,7 @@ export function issuesToDiagnostics(source: SourceDoc, schema: AnyZod, data: unk
           diagnosticAt(
             source,
             path,
-            disc && options ? `expected ${disc} to be one of ${options.map(String).join(', ')}; got ${describe(got)}` : disc ? `${issue.message} (key "${disc}")` : `${issue.message}; got ${describe(got)}`,
+            disc && options ? `expected ${disc} to be one of ${options.map(String).join(', ')}; got ${describeValue(got)}` : disc ? `${issue.message} (key "${disc}")` : `${issue.message}; got ${describeValue(got)}`,
           ),
         );
         break;

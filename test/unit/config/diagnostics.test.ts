@@ -203,10 +203,10 @@ describe('hostile or odd files: refused at the line, in a sentence (issue 11, it
     expect(playbook('pb-utf16-no-bom.yaml')).toEqual([`${f('pb-utf16-no-bom.yaml')}:1:1: the file is UTF-16 (big-endian); save it as UTF-8`]);
   });
 
-  it('.inf and -.inf: "a finite number", not "expected number; got number Infinity"', () => {
+  it('.inf and -.inf: named as YAML writes them, not "expected number; got number Infinity"', () => {
     expect(playbook('pb-infinity.yaml')).toEqual([
-      `${f('pb-infinity.yaml')}:7:15: settings.runtimeSec: expected a finite number; got .inf (infinity)`,
-      `${f('pb-infinity.yaml')}:8:9: repeat: expected a finite number; got -.inf (infinity)`,
+      `${f('pb-infinity.yaml')}:7:15: settings.runtimeSec: expected whole seconds from 1 to 86400 (a day per pass at most); got .inf (infinity)`,
+      `${f('pb-infinity.yaml')}:8:9: repeat: expected a number of repetitions from 1 to 1000; got -.inf (infinity)`,
     ]);
   });
 
@@ -223,7 +223,7 @@ describe('hostile or odd files: refused at the line, in a sentence (issue 11, it
 
   it('long values and keys are echoed cut to 80 characters, saying how much more there is', () => {
     const [value, key] = playbook('pb-long-value.yaml');
-    expect(value).toBe(`${f('pb-long-value.yaml')}:6:9: repeat: expected number; got "${'x'.repeat(80)}… (220 more)"`);
+    expect(value).toBe(`${f('pb-long-value.yaml')}:6:9: repeat: expected a number of repetitions from 1 to 1000; got "${'x'.repeat(80)}… (220 more)"`);
     expect(key).toBe(`${f('pb-long-value.yaml')}:7:1: ${'y'.repeat(80)}… (120 more): unknown key "${'y'.repeat(80)}… (120 more)" (expected one of $schema, name, description, target, matrix, workloads, settings, include, exclude, repeat, order, baseline, timeouts)`);
   });
 
