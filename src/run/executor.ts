@@ -10,7 +10,7 @@ import { storeRaw } from '../results/raw.ts';
 import type { ResultRecord } from '../results/record.ts';
 import type { ResultStore } from '../results/store.ts';
 import type { CommandRunner } from '../ssh/command-runner.ts';
-import type { GroupStop } from '../ssh/process-group.ts';
+import { stopGroup, strandedGroupOf, type GroupFiles, type GroupStop } from '../ssh/process-group.ts';
 import type { OnRaw, TestOutcome } from '../workloads/passes.ts';
 import { defaultSleep } from '../workloads/run-fio.ts';
 import type { WorkloadProfile, WorkloadTest } from '../workloads/spec.ts';
@@ -382,6 +382,21 @@ async function runWorkload(perm: PermutationPlan, c: PermContext): Promise<void>
       // A lost SSH connection (RemoteCommandFailed reason 'connection') is transient: reconnect and
       // run the test again; its raw output is simply rewritten.
       let firstError: unknown = null;
+      // Recorded before anything else runs there (a retry, teardown): the journal shows fio stopped first.
+      const recordStop = (stop: GroupStop, target: string) => {
+        record(() => c.store.appendJournal(perm.permutationId, `workload ${test.id}`, stop.outcome === 'still-running' || stop.outcome === 'unknown' ? 'stop-failed' : 'stopped', stop));
+        const where = `${c.workload.tool} (process group ${stop.pgid ?? '?'}) on ${target}`;
+        if (stop.outcome === 'still-running' || stop.outcome === 'unknown') c.emit({ type: 'message', level: 'error', text: `could not confirm that ${where} ended${stop.detail ? `: ${stop.detail}` : ''}; teardown goes on` });
+        else c.emit({ type: 'message', level: 'info', text: stop.outcome === 'stopped' ? `stopped ${where} with SIG${stop.signal}` : `${where} had already ended` });
+      };
+      // A test whose connection was lost may still run on the guest: stop it through the next
+      // connection before a retry starts a second one on the same file, or teardown removes its disk.
+      let strandedGroup: GroupFiles | undefined;
+      const stopStranded = async (runner: CommandRunner) => {
+        const g = strandedGroup;
+        strandedGroup = undefined;
+        if (g) recordStop(await stopGroup(runner, g.pidFile, g.cancelFile), runner.target);
+      };
       const outcome = await withRetry(
         async () => {
           let runner: CommandRunner;
@@ -391,21 +406,17 @@ async function runWorkload(perm: PermutationPlan, c: PermContext): Promise<void>
             await c.dropGuest();
             throw err;
           }
+          await stopStranded(runner);
           return c.workload
             .runTest(runner, test, profile, {
               signal: c.signal,
               timeoutSlackSec: c.workloadSlackSec,
-              // Recorded before teardown starts: the journal shows fio was stopped first.
-              onStopped: (stop) => {
-                record(() => c.store.appendJournal(perm.permutationId, `workload ${test.id}`, stop.outcome === 'still-running' || stop.outcome === 'unknown' ? 'stop-failed' : 'stopped', stop));
-                const where = `${c.workload.tool} (process group ${stop.pgid ?? '?'}) on ${runner.target}`;
-                if (stop.outcome === 'still-running' || stop.outcome === 'unknown') c.emit({ type: 'message', level: 'error', text: `could not confirm that ${where} ended${stop.detail ? `: ${stop.detail}` : ''}; teardown goes on` });
-                else c.emit({ type: 'message', level: 'info', text: stop.outcome === 'stopped' ? `stopped ${where} with SIG${stop.signal}` : `${where} had already ended` });
-              },
+              onStopped: (stop) => recordStop(stop, runner.target),
               onRaw: async (t, pass, raw) => storeRaw(c.store.runDir, `raw/${perm.permutationId}/rep${rep}/${t.id}.pass${pass}.${c.workload.tool === 'diskspd' ? 'xml' : 'json'}`, raw),
             })
             .catch(async (err: unknown) => {
               // A lost connection poisons the runner; the next attempt reconnects.
+              strandedGroup = strandedGroupOf(err) ?? strandedGroup;
               await c.dropGuest();
               throw err;
             });
@@ -420,7 +431,16 @@ async function runWorkload(perm: PermutationPlan, c: PermContext): Promise<void>
             c.emit({ type: 'message', level: 'warn', text: `retrying ${test.id} (attempt ${n + 1}): ${redact(errorMessage(err))}` });
           },
         },
-      ).catch((err: unknown) => {
+      ).catch(async (err: unknown) => {
+        // No attempt is left, or the run was interrupted: one more connection to stop what the lost one left.
+        if (strandedGroup) {
+          try {
+            await stopStranded(await c.guest());
+          } catch (e) {
+            await c.dropGuest();
+            recordStop({ pgid: null, outcome: 'unknown', detail: `cannot reach the guest again: ${redact(errorMessage(e))}` }, 'the guest');
+          }
+        }
         // The reason names what went wrong first (the lost connection), then why retrying failed.
         if (firstError === null || firstError === err || errorMessage(firstError) === errorMessage(err)) throw err;
         throw new Error(`${errorMessage(firstError)}; retrying failed: ${errorMessage(err)}`, { cause: err });

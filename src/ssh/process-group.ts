@@ -77,6 +77,22 @@ export function parseStop(stdout: string): GroupStop {
   return { pgid, outcome: 'unknown', detail: last.slice(0, 200) };
 }
 
+/** Where a command's group is recorded on its host: enough to stop it through another connection. */
+export interface GroupFiles {
+  pidFile: string;
+  cancelFile: string;
+}
+
+const stranded = new WeakMap<object, GroupFiles>();
+
+/**
+ * The group a command may have left running when its connection was lost (the error runInGroup
+ * rejected with): stop it through the next connection before running anything else there.
+ */
+export function strandedGroupOf(err: unknown): GroupFiles | undefined {
+  return err && typeof err === 'object' ? stranded.get(err) : undefined;
+}
+
 /** Signals the group of a command started by runInGroup and waits until none of it is alive. */
 export async function stopGroup(runner: CommandRunner, pidFile: string, cancelFile: string, graceSec = 5): Promise<GroupStop> {
   try {
@@ -99,10 +115,13 @@ export async function runInGroup(runner: CommandRunner, argv: readonly string[],
     return await runner.run(groupCommand(argv, pidFile, cancelFile), { timeoutMs: opts.timeoutMs, signal: opts.signal });
   } catch (err) {
     // 'timeout' is also how runners report an abort: the command may still run over there. After
-    // a lost connection this runner cannot reach the host any more; nothing to do here.
+    // a lost connection this runner cannot reach the host any more: the error carries the group's
+    // files (strandedGroupOf) for whoever reconnects.
     if (err instanceof RemoteCommandFailed && err.details.reason === 'timeout') {
       const stop = await stopGroup(runner, pidFile, cancelFile, opts.graceSec);
       opts.onStopped?.(stop);
+    } else if (err instanceof RemoteCommandFailed && err.details.reason === 'connection') {
+      stranded.set(err, { pidFile, cancelFile });
     }
     throw err;
   }

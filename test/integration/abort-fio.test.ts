@@ -1,5 +1,6 @@
 // Ctrl-C while fio runs (issue 11, item 7): the run stops fio's whole process group on the guest and
-// checks it is gone BEFORE teardown removes the disk under it. On the vcsim lab with fio on the
+// checks it is gone BEFORE teardown removes the disk under it; a fio left behind by a lost SSH
+// connection is stopped through the next one before the test is run again. On the vcsim lab with fio on the
 // lab's SSH guest (a real sshd on 127.0.0.1, so the guest's processes are visible here in /proc),
 // and on this machine through the local runner.
 import fs from 'node:fs';
@@ -75,6 +76,39 @@ describe('SIGINT while fio runs', { timeout: 120_000 }, () => {
     expect(await lab.leftovers()).toEqual(NOTHING_LEFT);
     // the pidfile and cancel marker are removed from the guest's workdir
     expect(fs.readdirSync(guest.workdir).filter((f) => f.startsWith('.storsweep-'))).toEqual([]);
+  });
+
+  it('SSH connection lost mid-fio: the fio it left on the guest is stopped through the new connection before the test is retried', async () => {
+    const pb = await lab.writePlaybook('drop-ssh.yaml', sweepPlaybook({ name: 'dropssh', blockSizesMb: [1], formats: ['thin'], repeat: 1, runtimeSec: 8 }));
+    const runsDir = await lab.newRunsDir('drop-ssh');
+    let stale: number[] = [];
+    const r = await runCliWhen(
+      ['run', pb, ...lab.runArgs(runsDir)],
+      { runsDir },
+      () => (stale = descendantPids(guest.sshd.pid).filter((p) => fioProcessesIn(guest.workdir).some((f) => f.pid === p))).length > 0,
+      () => {
+        // Kill only the connection's sshd processes: the connection drops, the guest's shell and fio live on.
+        for (const p of descendantPids(guest.sshd.pid)) {
+          try {
+            if (fs.readFileSync(`/proc/${p}/comm`, 'utf8').startsWith('sshd')) process.kill(p, 'SIGKILL');
+          } catch {
+            /* gone */
+          }
+        }
+      },
+    );
+    expect(r.fired).toBe(true);
+    expect(stale.length).toBeGreaterThan(0);
+    expect(r.code, r.stderr).toBe(0);
+    const j = journal(r.runDir!);
+    const stopped = j.filter((e) => e.step.startsWith('workload ') && e.event === 'stopped');
+    // the stale fio was still running and was stopped (not found already gone)
+    expect(stopped.map((e) => JSON.parse(e.detail!) as { outcome: string })).toMatchObject([{ outcome: 'stopped' }]);
+    const recorded = j.find((e) => e.event === 'recorded')!;
+    expect(stopped[0]!.seq).toBeLessThan(recorded.seq);
+    for (const pid of stale) expect(fs.existsSync(`/proc/${pid}`) && !fs.readFileSync(`/proc/${pid}/stat`, 'utf8').includes(') Z ')).toBe(false);
+    expect(fioProcessesIn(guest.workdir)).toEqual([]);
+    expect(await lab.leftovers()).toEqual(NOTHING_LEFT);
   });
 
   it('on this machine (local runner): fio is stopped and gone before the run ends', async () => {
