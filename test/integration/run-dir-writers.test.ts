@@ -67,7 +67,7 @@ describe('one writer per run directory', { timeout: 180_000 }, () => {
   });
 
   it('resume: an edited inventory or another playbook is refused before anything is touched; of two resumes one is refused; after kill -9 of the holder the next resume takes over', async () => {
-    const pb = await lab.writePlaybook('resume.yaml', sweepPlaybook({ name: 'resume', blockSizesMb: [1], formats: ['thin'], repeat: 1, runtimeSec: 6 }));
+    const pb = await lab.writePlaybook('resume.yaml', sweepPlaybook({ name: 'resume', blockSizesMb: [1], formats: ['thin'], repeat: 1, runtimeSec: 10 }));
     const runsDir = await lab.newRunsDir('resume');
     // kill -9 as soon as the permutation's disk exists: a run with live objects to resume
     const first = await runCliWhen(['run', pb, ...lab.runArgs(runsDir)], { runsDir }, (d) => journalHas(d, 'disk:%', 'created') >= 1, (pid) => void process.kill(pid, 'SIGKILL'));
