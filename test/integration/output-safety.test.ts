@@ -5,6 +5,7 @@
 //    byte (checked on the UTF-8 bytes) and shows `\x1b` instead.
 //  - `report -o`: never onto a run's own files (run.sqlite survives, records still readable), never
 //    onto an input, never over a user's file without --force; our previous report is rewritten.
+//    A bad `-o`/`run --out` path is a sentence naming it, not an errno (and never a hang).
 // One real run on the `local` provider with a fio wrapper keeps this lean (a few seconds).
 import fs from 'node:fs';
 import os from 'node:os';
@@ -211,5 +212,21 @@ describe('report -o writes only where it may', () => {
     expect(isDir.code).toBe(2);
     expect(isDir.stderr).toBe(`--output ${path.join(dir, 'scratch')}: is a directory; name a file in it, e.g. ${path.join(dir, 'scratch', 'report.md')}\n`);
     for (const r of [missing, isDir]) expect(r.stderr).not.toMatch(/ENOENT|EISDIR|errno/);
+  });
+
+  it('run --out: a file, a path under a file, or a directory the file system refuses: a sentence, exit 2, nothing run', async () => {
+    const file = path.join(dir, 'a-file');
+    fs.writeFileSync(file, 'mine');
+    for (const [out, message] of [
+      [file, `--out ${file}: ${file} is not a directory`],
+      [path.join(file, 'sub'), `--out ${path.join(file, 'sub')}: ${file} is not a directory`],
+      // Node's recursive mkdir never returns here; one level at a time fails at once
+      ['/proc/storsweep-nope/runs', '--out /proc/storsweep-nope/runs: cannot create the directory /proc/storsweep-nope: the file system refuses it (ENOENT)'],
+    ] as const) {
+      const r = await runCli(['run', playbook, '-i', inventory, '--out', out], { timeoutMs: 30_000 });
+      expect(r.code, out).toBe(2);
+      expect(r.stderr).toBe(`${message}\n`);
+    }
+    expect(fs.readFileSync(file, 'utf8')).toBe('mine');
   });
 });

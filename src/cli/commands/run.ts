@@ -19,6 +19,7 @@ import { composeTargets, measurementFacts, planRun, type Composition } from '../
 import { EXIT } from '../exit.ts';
 import { retriesOption, stepTimeoutOption } from '../options.ts';
 import { runReport } from './report.ts';
+import { ensureOutputDirectory } from '../out-dir.ts';
 import { jsonText, progressStream, terminal } from '../output.ts';
 import { visibleJson } from '../../text/visible.ts';
 
@@ -265,7 +266,8 @@ async function runLocked(playbookFile: string | undefined, o: RunCommandOptions,
       // what the user confirmed (exactly what the plan destroys): resume relies on it
       confirmedDestroy,
     };
-    fs.mkdirSync(runDir, { recursive: true });
+    ensureOutputDirectory(o.out, '--out');
+    fs.mkdirSync(runDir);
     held.lock = lockRunDir(runDir, 'run');
     const store = ResultStore.create(runDir, meta, plan);
     writeFileAtomic(path.join(runDir, 'plan.json'), JSON.stringify(plan, null, 1));
