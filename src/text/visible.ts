@@ -55,8 +55,10 @@ export function isTerminalSafe(text: string): boolean {
 // Inside JSON text (from JSON.stringify, which already escapes C0 and lone surrogates) these can
 // only occur within strings, where `\uXXXX` is the same value: lossless, and terminal-safe.
 const JSON_UNSAFE = /[\u007f-\u009f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g;
+const JSON_UNSAFE_ANY = /[\u007f-\u009f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]/;
 
 /** JSON text with DEL, C1, bidi controls and line separators written as `\uXXXX` escapes (same data). */
 export function visibleJson(json: string): string {
+  if (!JSON_UNSAFE_ANY.test(json)) return json;
   return json.replace(JSON_UNSAFE, (ch) => `\\u${ch.charCodeAt(0).toString(16).padStart(4, '0')}`);
 }

@@ -1,6 +1,6 @@
 // Terminal-safe text: what a terminal would act on is shown as an escape, everything else is kept.
 import { describe, expect, it } from 'vitest';
-import { isTerminalSafe, visible, visibleText } from '../../../src/text/visible.ts';
+import { isTerminalSafe, visible, visibleJson, visibleText } from '../../../src/text/visible.ts';
 
 const hostile = 'a\x1b[2Jb\x1b]8;;http://evil/\x07link\x1b]8;;\x07c\u009b31md\0e\u202egnp.exe\x7ff';
 
@@ -47,5 +47,15 @@ describe('visibleText (multi-line)', () => {
   it('isTerminalSafe says whether anything would change', () => {
     expect(isTerminalSafe('plain\n\ttext\r\n')).toBe(true);
     expect(isTerminalSafe('x\x1b[2J')).toBe(false);
+  });
+});
+
+describe('visibleJson', () => {
+  it('writes DEL, C1, bidi controls and line separators as \\u escapes: the same JSON value', () => {
+    const value = { name: `a\x1b[2J\u009b31m\u007f\u202e\u2066\u2028\0z`, n: -1 };
+    const json = visibleJson(JSON.stringify(value));
+    expect(json).toBe('{"name":"a\\u001b[2J\\u009b31m\\u007f\\u202e\\u2066\\u2028\\u0000z","n":-1}');
+    expect(JSON.parse(json)).toEqual(value);
+    expect(isTerminalSafe(json)).toBe(true);
   });
 });
