@@ -40,6 +40,11 @@ describe('isOurReport', () => {
   it('recognises each format we write', () => {
     for (const text of [renderMarkdown(report), renderHtml(report), renderJson(report), renderCsv(records)]) expect(isOurReport(text.slice(0, 65536))).toBe(true);
   });
+  it('recognises a Markdown report written before the marker (old run directories)', () => {
+    const legacy = renderMarkdown(report).split('\n').slice(1).join('\n');
+    expect(legacy.startsWith('# storsweep report — r\n')).toBe(true);
+    expect(isOurReport(legacy)).toBe(true);
+  });
   it('does not recognise a user file, a database or a lookalike without the marker', () => {
     for (const text of ['# storsweep report — r\n', 'SQLite format 3\0', '<!doctype html><title>storsweep report</title>', '{"storsweep": 1}', 'runId,name\r\n', '']) expect(isOurReport(text)).toBe(false);
   });
