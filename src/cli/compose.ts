@@ -4,6 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import type { LoadedInventory } from '../config/index.ts';
 import type { SshHost, Target } from '../config/inventory.ts';
+import { esxiShellConfigOf, hypervConfigOf, stepPlannerOf, vsphereStepTargetOf } from '../config/provider-targets.ts';
 import { UsageError } from '../errors.ts';
 import type { Playbook } from '../config/playbook.ts';
 import { buildPlan, type RunPlan, type StepPlanner, type TargetPlanOptions } from '../plan/plan.ts';
@@ -14,14 +15,9 @@ import { shJoin } from '../ssh/quote.ts';
 import type { WorkloadEndpoint } from '../run/executor.ts';
 import type { Provider, ProviderName } from '../run/provider.ts';
 import { createEsxiShellProvider } from '../providers/esxi-shell/provider.ts';
-import { planEsxiShellSteps } from '../providers/esxi-shell/plan.ts';
-import type { EsxiShellTargetConfig } from '../providers/esxi-shell/config.ts';
 import { endpointFromEnv, VsphereClient } from '../providers/vsphere/client.ts';
-import { stepTarget, type VsphereTargetConfig } from '../providers/vsphere/config.ts';
+import type { VsphereTargetConfig } from '../providers/vsphere/config.ts';
 import { createVsphereProvider } from '../providers/vsphere/provider.ts';
-import { planVsphereSteps } from '../providers/vsphere/steps.ts';
-import type { HypervTargetConfig } from '../providers/hyperv/config.ts';
-import { planHypervSteps } from '../providers/hyperv/plan.ts';
 import { createHypervProvider, runGuestDiskspd } from '../providers/hyperv/provider.ts';
 import { registerSecretValue } from '../config/secrets.ts';
 import { runFioTest } from '../workloads/run-fio.ts';
@@ -99,19 +95,11 @@ export function compose(target: Target, inv: LoadedInventory, pool: EndpointPool
       return { provider: target.provider, connectProvider: async () => null, workload: g.endpoint, workloadProvider: g.provider, workloadTarget: g.describe, insecureEndpoints: insecure };
     }
     case 'esxi-shell': {
-      const cfg: EsxiShellTargetConfig = {
-        host: target.sshHost,
-        vmid: String(target.vmid),
-        datastoreVolumePath: target.datastore ? (target.datastore.startsWith('/') ? target.datastore : `/vmfs/volumes/${target.datastore}`) : undefined,
-        vmfsDevice: target.vmfsDevice,
-        rdmDevice: target.rdmDevice,
-        allowedDevices: target.allowedDevices,
-        scsiBus: target.controllerBus,
-      };
+      const cfg = esxiShellConfigOf(target);
       const g = guestEndpoint(inv, target.guest);
       return {
         provider: 'esxi-shell',
-        planSteps: (axes, names) => planEsxiShellSteps(axes, cfg, { base: names.prefix }),
+        planSteps: stepPlannerOf(target),
         connectProvider: async () => createEsxiShellProvider(cfg, await connectSsh(sshOptions(inv, target.sshHost))),
         workload: g.endpoint,
         workloadProvider: g.provider,
@@ -137,21 +125,13 @@ export function compose(target: Target, inv: LoadedInventory, pool: EndpointPool
           caFile: vc?.caFile ? path.resolve(base, vc.caFile) : fromEnv?.caFile,
           insecure: vc ? vc.insecure : fromEnv?.insecure,
         },
-        datacenter: target.datacenter,
-        host: target.host,
-        vm: target.vm,
-        datastore: target.datastore,
-        vmfsDevice: target.vmfsDevice,
-        rdmDevice: target.rdmDevice,
-        allowedDevices: target.allowedDevices,
-        nfs: target.nfs,
+        ...vsphereStepTargetOf(target),
       };
       if (cfg.vcenter.insecure) insecure.push(`vcenter:${target.vcenter}`);
       const g = guestEndpoint(inv, target.guest);
-      const planTarget = stepTarget(cfg);
       return {
         provider: 'vsphere',
-        planSteps: (axes, names) => planVsphereSteps(axes, planTarget, names),
+        planSteps: stepPlannerOf(target),
         connectProvider: async () => {
           const key = `${url}|${username}`;
           const connect = () => pool.client(key, () => VsphereClient.connect(cfg.vcenter));
@@ -164,15 +144,7 @@ export function compose(target: Target, inv: LoadedInventory, pool: EndpointPool
       };
     }
     case 'hyperv': {
-      const cfg: HypervTargetConfig = {
-        host: target.sshHost,
-        vmName: target.vmName,
-        volumes: target.volumes,
-        allowedDisks: target.allowedDisks,
-        passthroughDisk: target.passthroughDisk,
-        scsiController: target.scsiController,
-        scsiLocation: target.scsiLocation,
-      };
+      const cfg = hypervConfigOf(target);
       const credential = { user: target.guestCredential.username, password: inv.secrets.get(target.guestCredential.password)?.reveal() ?? '' };
       const workload: WorkloadEndpoint = {
         tool: 'diskspd',
@@ -193,7 +165,7 @@ export function compose(target: Target, inv: LoadedInventory, pool: EndpointPool
       };
       return {
         provider: 'hyperv',
-        planSteps: (axes, names) => planHypervSteps(axes, cfg, { base: names.prefix }),
+        planSteps: stepPlannerOf(target),
         connectProvider: async () => createHypervProvider(cfg, await connectSsh(sshOptions(inv, target.sshHost))),
         workload,
         workloadProvider: 'hyperv',

@@ -4,11 +4,12 @@ import path from 'node:path';
 import { ConfigError, InputTooLarge, InvalidArgument, NotARegularFile, type Diagnostic } from '../errors.ts';
 import { detectEncoding } from '../input/encoding.ts';
 import { readInputFile } from '../input/read-input.ts';
-import { ESXI_MAX_DISK_GB } from '../providers/esxi-shell/validate.ts';
+import { axisAccepts, axisExpected, CORE_AXES } from '../providers/axis-spec.ts';
+import { PROVIDER_AXES } from '../providers/axes.ts';
 import { resolveWorkload } from '../workloads/custom.ts';
 import { diagnosticAt, parseYaml, sortDiagnostics, validateYaml, type PathKey, type SourceDoc } from './load.ts';
 import { inventorySchema, type Inventory, type Target } from './inventory.ts';
-import { HYPERV_DISK_FORMATS, matrixAxes, playbookSchema, targetNames, VSPHERE_DISK_FORMATS, type Playbook } from './playbook.ts';
+import { matrixAxes, playbookSchema, targetNames, type Playbook } from './playbook.ts';
 import { secretLeakDiagnostics, type SecretSource } from './secret-checks.ts';
 import { resolveSecret, Secret, shortSecretMessage } from './secrets.ts';
 import { countPermutations, MAX_PERMUTATIONS } from '../plan/matrix.ts';
@@ -203,9 +204,10 @@ function govcPassword(env: NodeJS.ProcessEnv): string | undefined {
 
 /**
  * Cross-checks between a playbook and the inventory it runs against, for every target the playbook
- * names. Returns the targets by name, in playbook order.
+ * names: its diagnostics, and the targets found by name, in playbook order. (src/plan/check.ts adds
+ * what the targets' planners refuse; the CLI checks both at once.)
  */
-export function checkCompatibility(pb: LoadedPlaybook, inv: LoadedInventory): Map<string, Target> {
+export function compatibilityDiagnostics(pb: LoadedPlaybook, inv: LoadedInventory): { targets: Map<string, Target>; diagnostics: Diagnostic[] } {
   const names = targetNames(pb.playbook);
   const listed = typeof pb.playbook.target !== 'string';
   const out = new Map<string, Target>();
@@ -220,12 +222,18 @@ export function checkCompatibility(pb: LoadedPlaybook, inv: LoadedInventory): Ma
       out.set(name, target);
     }
   });
-  if (diags.length) throw new ConfigError(sortDiagnostics(dedupe(diags)));
-  return out;
+  return { targets: out, diagnostics: dedupe(diags) };
+}
+
+/** compatibilityDiagnostics, thrown as one ConfigError when there is any. */
+export function checkCompatibility(pb: LoadedPlaybook, inv: LoadedInventory): Map<string, Target> {
+  const { targets, diagnostics } = compatibilityDiagnostics(pb, inv);
+  if (diagnostics.length) throw new ConfigError(sortDiagnostics(diagnostics));
+  return targets;
 }
 
 /** Two targets of one provider report the same matrix problem at the same place: once is enough. */
-function dedupe(diags: Diagnostic[]): Diagnostic[] {
+export function dedupe(diags: Diagnostic[]): Diagnostic[] {
   const seen = new Set<string>();
   return diags.filter((d) => {
     const k = `${d.line}:${d.column}:${d.message}`;
@@ -235,30 +243,47 @@ function dedupe(diags: Diagnostic[]): Diagnostic[] {
   });
 }
 
+/** Where an axis is written in the playbook's matrix: its key, or the nearest enclosing key. */
+export function axisKeyAt(pb: Pick<Playbook, 'matrix'>, axis: string): { at: PathKey[]; key: string } {
+  const [section = '', key = ''] = axis.split('.');
+  const m = pb.matrix as Record<string, Record<string, unknown> | undefined>;
+  if (m[section]?.[key] !== undefined) return { at: ['matrix', section], key };
+  if (m[section] !== undefined) return { at: ['matrix'], key: section };
+  return { at: [], key: 'matrix' };
+}
+
+function unusedAxisMessage(name: string, provider: Target['provider'], axis: string): string {
+  const takes = PROVIDER_AXES[provider].map((a) => a.name);
+  const noone = !Object.values(PROVIDER_AXES).some((axes) => axes.some((a) => a.name === axis));
+  const what = takes.length ? `${provider} targets take ${[...takes, ...CORE_AXES].join(', ')}` : `${provider} targets provision nothing, their only axis is ${CORE_AXES.join(', ')}`;
+  return `target "${name}" (${provider}) does not use ${axis}: ${what}; each of its values would repeat the same permutation${noone ? ` (no provider uses ${axis} yet)` : ''}`;
+}
+
 function targetDiagnostics(pb: LoadedPlaybook, name: string, target: Target): Diagnostic[] {
   const diags: Diagnostic[] = [];
   const m = pb.playbook.matrix;
   const provider = target.provider;
-  const formats = m.disk?.format ?? [];
-  const allowedFormats: readonly string[] =
-    provider === 'vsphere' || provider === 'esxi-shell' ? VSPHERE_DISK_FORMATS : provider === 'hyperv' ? HYPERV_DISK_FORMATS : [];
-  formats.forEach((f, i) => {
-    if (!allowedFormats.includes(f)) {
-      diags.push(
-        diagnosticAt(
-          pb.source,
-          ['matrix', 'disk', 'format', i],
-          allowedFormats.length
-            ? `target "${name}" (${provider}) supports disk formats ${allowedFormats.join(', ')}; got "${f}"`
-            : `target "${name}" is a ${provider} target: it provisions no disks, so matrix.disk must be omitted`,
-        ),
-      );
+  // Every axis must be one the provider's planner reads, every value one it takes
+  // (src/providers/<name>/axes.ts); src/plan/check.ts then dry-runs the planner on each combination.
+  const declared = new Map(PROVIDER_AXES[provider].map((a) => [a.name, a]));
+  for (const axis of matrixAxes(m)) {
+    if (CORE_AXES.includes(axis.name)) continue;
+    const spec = declared.get(axis.name);
+    const { at, key } = axisKeyAt(pb.playbook, axis.name);
+    if (!spec) {
+      diags.push(diagnosticAt(pb.source, at, unusedAxisMessage(name, provider, axis.name), key));
+      continue;
     }
-  });
-  const kinds = m.datastore?.kind ?? [];
-  if (kinds.length && provider !== 'vsphere' && provider !== 'esxi-shell') {
-    diags.push(diagnosticAt(pb.source, ['matrix', 'datastore'], `target "${name}" is a ${provider} target: datastores exist only on vsphere and esxi-shell targets`));
+    axis.values.forEach((v, i) => {
+      if (axisAccepts(spec, v)) return;
+      const rule = spec.values ? `supports ${axis.name} ${spec.values.join(', ')}` : `needs ${axis.name} in ${axisExpected(spec)}`;
+      diags.push(diagnosticAt(pb.source, [...at, key, i], `target "${name}" (${provider}) ${rule}; got ${JSON.stringify(v)}`));
+    });
   }
+  // What the target's inventory entry must give for a value (the planner refuses it too; here it is
+  // said with the inventory key to add).
+  const kinds = m.datastore?.kind ?? [];
+  const formats = m.disk?.format ?? [];
   if (target.provider === 'vsphere' || target.provider === 'esxi-shell') {
     kinds.forEach((k, i) => {
       if (k.startsWith('vmfs') && !target.vmfsDevice) diags.push(diagnosticAt(pb.source, ['matrix', 'datastore', 'kind', i], `"${k}" formats a LUN, but target "${name}" names no vmfsDevice`));
@@ -269,15 +294,6 @@ function targetDiagnostics(pb: LoadedPlaybook, name: string, target: Target): Di
       if (f.startsWith('rdm') && !target.rdmDevice) diags.push(diagnosticAt(pb.source, ['matrix', 'disk', 'format', i], `"${f}" maps a LUN, but target "${name}" names no rdmDevice`));
     });
   }
-  // Disk sizes the target's own tools refuse (the same limits its planner checks).
-  if (provider === 'vsphere' || provider === 'esxi-shell' || provider === 'hyperv') (m.disk?.sizeGb ?? []).forEach((s, i) => {
-    const whole = provider === 'esxi-shell' || provider === 'hyperv';
-    const max = provider === 'hyperv' ? Infinity : ESXI_MAX_DISK_GB;
-    if ((whole && !Number.isInteger(s)) || s > max) {
-      const rule = provider === 'hyperv' ? 'whole GiB' : `${whole ? 'whole GiB' : 'GiB'} up to ${ESXI_MAX_DISK_GB} (62 TiB, the largest VMDK)`;
-      diags.push(diagnosticAt(pb.source, ['matrix', 'disk', 'sizeGb', i], `target "${name}" (${provider}) needs disk.sizeGb in ${rule}; got ${s}`));
-    }
-  });
   if (target.provider === 'hyperv') {
     (m.volume?.sizeGb ?? []).forEach((s, i) => {
       if (!target.volumes[String(s)]) diags.push(diagnosticAt(pb.source, ['matrix', 'volume', 'sizeGb', i], `target "${name}" has no volume for ${s} GB (volumes: ${Object.keys(target.volumes).join(', ') || 'none'})`));

@@ -97,6 +97,18 @@ export function resolveProfiles(pb: Playbook): Record<string, WorkloadProfile> {
   return out;
 }
 
+/**
+ * The playbook's axes and permutations in playbook order (before any shuffle): the matrix, with a
+ * listed `target` as the first axis, `exclude` and `include` applied. `validate` dry-plans exactly these.
+ */
+export function expandPlaybook(pb: Pick<Playbook, 'matrix' | 'include' | 'exclude'>, target: string | string[]): { axes: AxisDef[]; permutations: Axes[] } {
+  const axes: AxisDef[] = typeof target !== 'string' ? [{ name: 'target', values: target }, ...matrixAxes(pb.matrix)] : matrixAxes(pb.matrix);
+  // validate refuses this at the playbook's line; here it only keeps a plan from exhausting memory
+  const count = countPermutations(axes, { include: pb.include, exclude: pb.exclude });
+  if (count > BigInt(MAX_PERMUTATIONS)) throw new Error(`expandPlaybook: ${count} permutations exceed the limit of ${MAX_PERMUTATIONS}`);
+  return { axes, permutations: expandMatrix(axes, { include: pb.include, exclude: pb.exclude }) };
+}
+
 export function buildPlan(pb: Playbook, target: string | string[], opts: PlanOptions): RunPlan {
   // Several targets: `target` becomes the first axis, so each target's permutations get their own
   // ids and reports compare targets like any other axis. One target adds no axis (ids unchanged).
@@ -106,12 +118,9 @@ export function buildPlan(pb: Playbook, target: string | string[], opts: PlanOpt
     if (!t) throw new Error(`buildPlan: no options for target "${name}"`);
     return t;
   };
-  const axes: AxisDef[] = listed ? [{ name: 'target', values: target }, ...matrixAxes(pb.matrix)] : matrixAxes(pb.matrix);
+  const { axes, permutations: expanded } = expandPlaybook(pb, target);
   const profiles = resolveProfiles(pb);
-  // validate refuses this at the playbook's line; here it only keeps a plan from exhausting memory
-  const count = countPermutations(axes, { include: pb.include, exclude: pb.exclude });
-  if (count > BigInt(MAX_PERMUTATIONS)) throw new Error(`buildPlan: ${count} permutations exceed the limit of ${MAX_PERMUTATIONS}`);
-  let perms = expandMatrix(axes, { include: pb.include, exclude: pb.exclude });
+  let perms = expanded;
   if (pb.order?.randomize) perms = shuffle(perms, pb.order.seed ?? 1);
   // One list of test ids per profile, shared by its permutations' workload steps (a plan is
   // read-only data): 100,000 permutations would otherwise hold 100,000 copies.

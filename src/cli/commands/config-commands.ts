@@ -1,10 +1,11 @@
 // validate, plan, schema: the commands that read configuration and touch nothing.
 import type { Command } from 'commander';
 import { z } from 'zod';
-import { checkCompatibility, loadInventory, loadPlaybook } from '../../config/index.ts';
+import { loadInventory, loadPlaybook } from '../../config/index.ts';
 import { inventorySchema } from '../../config/inventory.ts';
 import { playbookSchema } from '../../config/playbook.ts';
 import { UsageError } from '../../errors.ts';
+import { checkPlaybookAgainst } from '../../plan/check.ts';
 import type { RunPlan } from '../../plan/plan.ts';
 import { newRunId } from '../../plan/permutation.ts';
 import { axesLabel } from '../../run/progress.ts';
@@ -22,7 +23,7 @@ export function jsonSchemaFor(kind: string): unknown {
 export function planFor(playbookFile: string, inventoryFile: string, runId = 'rplan0000'): RunPlan {
   const pb = loadPlaybook(playbookFile);
   const inv = loadInventory(inventoryFile);
-  const targets = checkCompatibility(pb, inv);
+  const targets = checkPlaybookAgainst(pb, inv);
   return planRun(pb.playbook, composeTargets([...targets.keys()], inv), runId);
 }
 
@@ -52,7 +53,7 @@ export function registerConfigCommands(program: Command): void {
       const inv = o.inventory ? loadInventory(o.inventory) : null;
       if (playbook) {
         const pb = loadPlaybook(playbook);
-        if (inv) checkCompatibility(pb, inv);
+        if (inv) checkPlaybookAgainst(pb, inv);
       }
       terminal.stdout(playbook ? `${playbook}: ok${o.inventory ? ` (against ${o.inventory})` : ''}\n` : `${o.inventory}: ok\n`);
     });

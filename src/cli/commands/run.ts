@@ -3,7 +3,8 @@ import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import type { Command } from 'commander';
-import { checkCompatibility, loadInventory, loadPlaybook, type LoadedInventory } from '../../config/index.ts';
+import { loadInventory, loadPlaybook, type LoadedInventory } from '../../config/index.ts';
+import { checkPlaybookAgainst } from '../../plan/check.ts';
 import { redact, redactDeep } from '../../config/secrets.ts';
 import { errorMessage, ResumeMismatch, UnsafeOperation, UsageError } from '../../errors.ts';
 import type { RunPlan } from '../../plan/plan.ts';
@@ -197,7 +198,7 @@ function prepareNew(playbookFile: string, o: RunCommandOptions): { plan: RunPlan
   if (!o.inventory) throw new UsageError('run: -i/--inventory <file> is required');
   const pb = loadPlaybook(playbookFile);
   const inv = loadInventory(o.inventory);
-  const targets = checkCompatibility(pb, inv);
+  const targets = checkPlaybookAgainst(pb, inv);
   const comps = composeTargets([...targets.keys()], inv);
   const plan = planRun(pb.playbook, comps, newRunId());
   return { plan, comps, inv, pbText: pb.text, timeouts: pb.playbook.timeouts };

@@ -2,6 +2,7 @@
 // AA31E02A400F11DB9590000C2911D1B8 on a GPT label starting at sector 2048 (VMFS5/6); VMFS3 used an
 // MBR ("msdos") label, decimal type 251 (0xFB) and start sector 128.
 import { ParseError } from '../../errors.ts';
+import type { VmfsKind } from '../vmfs-block-size.ts';
 import { checkInt, devfsPath } from './validate.ts';
 
 export const VMFS_GPT_GUID = 'AA31E02A400F11DB9590000C2911D1B8';
@@ -78,7 +79,7 @@ export function parseUsableSectors(text: string, source = 'partedUtil getUsableS
   return { first, last };
 }
 
-export type VmfsKind = 'vmfs3' | 'vmfs5' | 'vmfs6';
+export type { VmfsKind };
 
 /** The one-partition layout for a VMFS of this version spanning the usable sectors. */
 export function vmfsPartitionLayout(kind: VmfsKind, usable: { first: number; last: number }): { label: DiskLabel; partition: PartitionEntry } {

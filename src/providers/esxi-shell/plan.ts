@@ -3,6 +3,7 @@
 import { InvalidArgument } from '../../errors.ts';
 import type { Axes } from '../../results/record.ts';
 import type { PlannedStep } from '../../run/provider.ts';
+import { ESXI_SHELL_DATASTORE_KINDS, ESXI_SHELL_DISK_FORMATS } from './axes.ts';
 import { checkEsxiShellTarget, type EsxiShellTargetConfig } from './config.ts';
 import { VMFS_GPT_GUID, VMFS_MBR_TYPE, type VmfsKind } from './partedutil.ts';
 import { checkEsxi, checkInt, ESXI_MAX_DISK_GB } from './validate.ts';
@@ -34,13 +35,16 @@ function axis(axes: Axes, key: string, allowed?: readonly (string | number)[]): 
 export function planEsxiShellSteps(axes: Axes, targetIn: EsxiShellTargetConfig, names: OwnedNames): PlannedStep[] {
   const target = checkEsxiShellTarget(targetIn);
   const base = checkEsxi('label', names.base, 'owned name');
-  const kind = axis(axes, 'datastore.kind', ['vmfs3', 'vmfs5', 'vmfs6', 'existing']) as DatastoreKind;
-  const format = axis(axes, 'disk.format', ['thin', 'lazyzeroedthick', 'eagerzeroedthick', 'rdm-physical', 'rdm-virtual']) as EsxiDiskFormat;
+  const kind = axis(axes, 'datastore.kind', ESXI_SHELL_DATASTORE_KINDS) as DatastoreKind;
+  const format = axis(axes, 'disk.format', ESXI_SHELL_DISK_FORMATS) as EsxiDiskFormat;
   const steps: PlannedStep[] = [];
   const step = (s: Omit<PlannedStep, 'provider'>): void => void steps.push({ provider: 'esxi-shell', ...s });
 
   let volumePath: string;
   if (kind === 'existing') {
+    const blockSizeMb = axes['datastore.blockSizeMb'];
+    // an existing datastore keeps its block size: a block size axis would only repeat the permutation
+    if (blockSizeMb !== undefined) throw new InvalidArgument(`axis datastore.blockSizeMb = ${JSON.stringify(blockSizeMb)}: expected no block size with datastore.kind existing`, { name: 'datastore.blockSizeMb', value: String(blockSizeMb) });
     if (!target.datastoreVolumePath) throw new InvalidArgument(`${target.host}: datastore.kind existing needs datastoreVolumePath in the inventory`, { name: 'datastoreVolumePath', value: '' });
     volumePath = target.datastoreVolumePath;
   } else {

@@ -3,19 +3,14 @@
 // lines vmkfstools prints.
 import { InvalidArgument, ParseError } from '../../errors.ts';
 import type { VmfsKind } from './partedutil.ts';
+import { checkVmfsBlockSize } from '../vmfs-block-size.ts';
 import { checkEsxi, checkInt, devfsPath, ESXI_MAX_DISK_GB } from './validate.ts';
-
-/** File block sizes (MiB) each VMFS version accepts with -b. VMFS5/6 have a unified 1 MiB block. */
-export const VMFS_BLOCK_SIZES_MB: Record<VmfsKind, readonly number[]> = { vmfs3: [1, 2, 4, 8], vmfs5: [1], vmfs6: [1] };
 
 export type VmdkFormat = 'thin' | 'zeroedthick' | 'eagerzeroedthick';
 
+/** `-b <n>m`: the block sizes (MiB) `kind` is created with — the one VMFS rule (../vmfs-block-size.ts). */
 export function checkBlockSize(kind: VmfsKind, blockSizeMb: unknown): number {
-  const allowed = VMFS_BLOCK_SIZES_MB[kind];
-  if (typeof blockSizeMb !== 'number' || !allowed.includes(blockSizeMb)) {
-    throw new InvalidArgument(`datastore.blockSizeMb: ${kind} supports ${allowed.join(', ')} MiB blocks, got ${JSON.stringify(blockSizeMb)}`, { name: 'datastore.blockSizeMb', value: String(blockSizeMb) });
-  }
-  return blockSizeMb;
+  return checkVmfsBlockSize(kind, 'datastore.blockSizeMb', blockSizeMb);
 }
 
 export function createVmfsArgv(kind: VmfsKind, blockSizeMb: number, label: string, device: string, partition = 1): string[] {

@@ -26,8 +26,3 @@ export interface VsphereTargetConfig {
  * receives them.
  */
 export type VsphereStepTarget = Omit<VsphereTargetConfig, 'vcenter'>;
-
-export function stepTarget(cfg: VsphereTargetConfig): VsphereStepTarget {
-  const { vcenter: _endpoint, ...rest } = cfg;
-  return rest;
-}

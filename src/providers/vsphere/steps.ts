@@ -4,15 +4,12 @@
 import { InvalidArgument } from '../../errors.ts';
 import type { Axes } from '../../results/record.ts';
 import type { PlannedStep } from '../../run/provider.ts';
+import { checkVmfsBlockSize, isVmfsKind } from '../vmfs-block-size.ts';
+import { VSPHERE_BLOCK_SIZES_KB, VSPHERE_BLOCK_SIZES_MB, VSPHERE_DATASTORE_KINDS, VSPHERE_DISK_FORMATS } from './axes.ts';
 import type { VsphereStepTarget } from './config.ts';
 
-export type DatastoreKind = 'vmfs3' | 'vmfs5' | 'vmfs6' | 'nfs' | 'existing';
-export type DiskFormatAxis = 'thin' | 'lazyzeroedthick' | 'eagerzeroedthick' | 'rdm-physical' | 'rdm-virtual';
-
-const KINDS: readonly DatastoreKind[] = ['vmfs3', 'vmfs5', 'vmfs6', 'nfs', 'existing'];
-const FORMATS: readonly DiskFormatAxis[] = ['thin', 'lazyzeroedthick', 'eagerzeroedthick', 'rdm-physical', 'rdm-virtual'];
-const BLOCK_MB = [1, 2, 4, 8];
-const BLOCK_KB = [64, 1024];
+export type DatastoreKind = (typeof VSPHERE_DATASTORE_KINDS)[number];
+export type DiskFormatAxis = (typeof VSPHERE_DISK_FORMATS)[number];
 
 function bad(axis: string, value: unknown, expected: string): never {
   throw new InvalidArgument(`axis ${axis} = ${JSON.stringify(value)}: expected ${expected}`, { name: axis, value: String(value) });
@@ -25,7 +22,7 @@ function oneOf<T extends string>(axes: Axes, axis: string, allowed: readonly T[]
   return v as T;
 }
 
-function num(axes: Axes, axis: string, allowed?: number[]): number | undefined {
+function num(axes: Axes, axis: string, allowed?: readonly number[]): number | undefined {
   const v = axes[axis];
   if (v === undefined) return undefined;
   const n = typeof v === 'number' ? v : typeof v === 'string' && v.trim() !== '' ? Number(v) : NaN;
@@ -42,13 +39,17 @@ function need<T>(value: T | undefined, key: string, why: string): T {
 }
 
 export function planVsphereSteps(axes: Axes, target: VsphereStepTarget, names: { prefix: string }): PlannedStep[] {
-  const kind = oneOf(axes, 'datastore.kind', KINDS, target.datastore ? 'existing' : undefined);
-  const format = oneOf(axes, 'disk.format', FORMATS);
-  const blockSizeMb = num(axes, 'datastore.blockSizeMb', BLOCK_MB);
-  const blockSizeKb = num(axes, 'datastore.blockSizeKb', BLOCK_KB);
+  const kind = oneOf(axes, 'datastore.kind', VSPHERE_DATASTORE_KINDS, target.datastore ? 'existing' : undefined);
+  const format = oneOf(axes, 'disk.format', VSPHERE_DISK_FORMATS);
+  const blockSizeMb = num(axes, 'datastore.blockSizeMb', VSPHERE_BLOCK_SIZES_MB);
+  const blockSizeKb = num(axes, 'datastore.blockSizeKb', VSPHERE_BLOCK_SIZES_KB);
   if (blockSizeMb !== undefined && blockSizeKb !== undefined) bad('datastore.blockSizeKb', axes['datastore.blockSizeKb'], 'no value when datastore.blockSizeMb is set');
-  if (blockSizeKb !== undefined && kind !== 'vmfs6') bad('datastore.blockSizeKb', blockSizeKb, 'only with datastore.kind vmfs6 (use datastore.blockSizeMb)');
-  if ((blockSizeMb !== undefined || blockSizeKb !== undefined) && !kind.startsWith('vmfs')) bad('datastore.blockSizeMb', blockSizeMb ?? blockSizeKb, `no block size with datastore.kind ${kind}`);
+  const blockAxis = blockSizeKb !== undefined ? 'datastore.blockSizeKb' : 'datastore.blockSizeMb';
+  const blockSize = blockSizeKb ?? blockSizeMb;
+  if (blockSize !== undefined) {
+    if (!isVmfsKind(kind)) bad(blockAxis, blockSize, `no block size with datastore.kind ${kind}`);
+    checkVmfsBlockSize(kind, blockAxis, blockSize); // the one VMFS rule (../vmfs-block-size.ts)
+  }
 
   // Argument objects spell their keys out (absent values are undefined, dropped by JSON): object
   // spreads give each of 100,000 plan entries its own V8 hidden class, doubling time and memory.

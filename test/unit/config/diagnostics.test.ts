@@ -112,7 +112,7 @@ describe('playbook against an inventory', () => {
 
   it('a disk axis on a target that provisions no disks', () => {
     expect(against('pb-disk-on-ssh-target.yaml')).toEqual([
-      `${f('pb-disk-on-ssh-target.yaml')}:5:14: matrix.disk.format[0]: target "lab-guest" is a ssh target: it provisions no disks, so matrix.disk must be omitted`,
+      `${f('pb-disk-on-ssh-target.yaml')}:5:5: matrix.disk.format: target "lab-guest" (ssh) does not use disk.format: ssh targets provision nothing, their only axis is workload.profile; each of its values would repeat the same permutation`,
     ]);
   });
 });

@@ -1,0 +1,17 @@
+// The matrix axes the ESXi-shell planner (plan.ts) reads, with the values it takes. `validate`
+// refuses any other axis on an esxi-shell target and dry-runs plan.ts on every combination.
+import type { AxisSpec } from '../axis-spec.ts';
+import { ESXI_MAX_DISK_GB } from './validate.ts';
+
+/** vmkfstools -C makes VMFS only; an NFS mount is the vSphere provider's (CreateNasDatastore). */
+export const ESXI_SHELL_DATASTORE_KINDS = ['vmfs3', 'vmfs5', 'vmfs6', 'existing'] as const;
+export const ESXI_SHELL_DISK_FORMATS = ['thin', 'lazyzeroedthick', 'eagerzeroedthick', 'rdm-physical', 'rdm-virtual'] as const;
+
+export const ESXI_SHELL_AXES: readonly AxisSpec[] = [
+  { name: 'datastore.kind', values: ESXI_SHELL_DATASTORE_KINDS },
+  // vmkfstools -b <n>m: whole MiB; no datastore.blockSizeKb (../vmfs-block-size.ts)
+  { name: 'datastore.blockSizeMb', values: [1, 2, 4, 8] },
+  { name: 'disk.format', values: ESXI_SHELL_DISK_FORMATS },
+  // vmkfstools -c <n>g: whole GiB, up to the largest VMDK
+  { name: 'disk.sizeGb', expected: `whole GiB up to ${ESXI_MAX_DISK_GB} (62 TiB, the largest VMDK)`, accepts: (v) => typeof v === 'number' && Number.isInteger(v) && v >= 1 && v <= ESXI_MAX_DISK_GB },
+];

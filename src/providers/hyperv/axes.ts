@@ -1,0 +1,17 @@
+// The matrix axes the Hyper-V planner (plan.ts) reads, with the values it takes. `validate` refuses
+// any other axis on a hyperv target and dry-runs plan.ts on every combination.
+import type { AxisSpec } from '../axis-spec.ts';
+import { isVhdxBlockSize } from './validate.ts';
+
+export const HYPERV_DISK_FORMATS = ['vhdx-fixed', 'vhdx-dynamic', 'passthrough'] as const;
+
+export const HYPERV_AXES: readonly AxisSpec[] = [
+  // which of the inventory's `volumes` holds the VHDX (the planner looks the value up there)
+  { name: 'volume.sizeGb', expected: "a key of the target's volumes", accepts: (v) => typeof v === 'number' },
+  { name: 'disk.format', values: HYPERV_DISK_FORMATS },
+  // New-VHD -SizeBytes: the planner passes whole GiB
+  { name: 'disk.sizeGb', expected: 'whole GiB', accepts: (v) => typeof v === 'number' && Number.isInteger(v) && v >= 1 },
+  { name: 'disk.blockSizeBytes', expected: 'a power of two from 1048576 (1 MiB) to 268435456 (256 MiB)', accepts: (v) => typeof v === 'number' && isVhdxBlockSize(v) },
+  { name: 'disk.logicalSectorBytes', values: [512, 4096] },
+  { name: 'disk.physicalSectorBytes', values: [512, 4096] },
+];

@@ -1,0 +1,115 @@
+// validate, plan and run cannot disagree: `validate` dry-runs the same planners `plan` and `run`
+// use. Every shipped playbook validates and plans on the lab target it names, with no two
+// permutations building the same configuration; and over every single-permutation combination of
+// each provider's axes on its lab target, validate says ok only for what the plan builds, with VMFS
+// block sizes as the API reference documents them (../shared/reference/real-product-rules.md §1.2).
+import fs from 'node:fs';
+import fsp from 'node:fs/promises';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { loadInventory, loadPlaybook, type LoadedInventory } from '../../../src/config/index.ts';
+import { ConfigError } from '../../../src/errors.ts';
+import { checkPlaybookAgainst } from '../../../src/plan/check.ts';
+import { expandPlaybook, type RunPlan } from '../../../src/plan/plan.ts';
+import { composeTargets, planRun } from '../../../src/cli/compose.ts';
+import { planFor } from '../../../src/cli/commands/config-commands.ts';
+import { writeLabInventory } from '../../integration/helpers/lab-inventory-file.ts';
+
+let lab: Awaited<ReturnType<typeof writeLabInventory>>;
+let inv: LoadedInventory;
+beforeAll(async () => {
+  lab = await writeLabInventory();
+  inv = loadInventory(lab.inventory, {});
+});
+afterAll(() => lab?.remove());
+
+/** What each permutation sends, without its owned names (which differ per permutation by design). */
+const configurations = (plan: RunPlan) => plan.permutations.map((p) => JSON.stringify(p.steps.filter((s) => s.step !== 'workload')).replaceAll(/ss-r[0-9a-z]+-p[0-9a-f]{12}/g, 'ss-NAME'));
+
+describe('every shipped playbook on the lab target it names', () => {
+  const files = fs.readdirSync('playbooks').filter((f) => f.endsWith('.yaml'));
+  it.each(files)('%s: validate ok, plan builds every permutation, each a different configuration', (file) => {
+    const pb = loadPlaybook(path.join('playbooks', file));
+    const targets = checkPlaybookAgainst(pb, inv);
+    expect([...targets.keys()].every((t) => t.startsWith('lab-'))).toBe(true);
+    const plan = planFor(path.join('playbooks', file), lab.inventory, 'rwalk0000');
+    expect(plan.permutations).toHaveLength(expandPlaybook(pb.playbook, pb.playbook.target).permutations.length);
+    // a target that provisions nothing has one configuration; every other permutation differs in what it sends
+    const configs = configurations(plan);
+    if (configs.some((c) => c !== '[]')) expect(new Set(configs).size).toBe(configs.length);
+  });
+});
+
+// The rule as the vSphere API reference documents HostVmfsSpec (KiB), written out here on purpose:
+// the code's table (src/providers/vmfs-block-size.ts) must agree with it, not define it.
+const DOCUMENTED_KB: Record<string, number[]> = { vmfs3: [1024, 2048, 4096, 8192], vmfs5: [1024], vmfs6: [1024, 64] };
+
+interface Case {
+  target: string;
+  matrix: string[];
+  /** the VMFS kind and block size in KiB when the case sets one */
+  block?: { kind: string; kb: number };
+}
+
+function cases(): Case[] {
+  const out: Case[] = [];
+  const blocks: Array<{ line?: string; kb?: number; mbAxis?: boolean }> = [{}, ...[1, 2, 4, 8].map((mb) => ({ line: `    blockSizeMb: [${mb}]`, kb: mb * 1024, mbAxis: true })), ...[64, 1024].map((kb) => ({ line: `    blockSizeKb: [${kb}]`, kb }))];
+  for (const target of ['lab-vcenter', 'lab-esxi']) {
+    for (const kind of ['vmfs3', 'vmfs5', 'vmfs6', 'nfs', 'existing']) {
+      for (const b of blocks) {
+        if (target === 'lab-esxi' && b.line && !b.mbAxis) continue; // no blockSizeKb axis on the ESXi shell: validate refuses the axis itself
+        for (const format of ['thin', 'lazyzeroedthick', 'eagerzeroedthick', 'rdm-physical', 'rdm-virtual']) {
+          out.push({
+            target,
+            matrix: ['  datastore:', `    kind: [${kind}]`, ...(b.line ? [b.line] : []), '  disk:', `    format: [${format}]`, '    sizeGb: [4]'],
+            ...(b.kb !== undefined ? { block: { kind, kb: b.kb } } : {}),
+          });
+        }
+      }
+    }
+  }
+  for (const volume of [100, 999])
+    for (const format of ['vhdx-fixed', 'vhdx-dynamic', 'passthrough'])
+      for (const size of [8, 1.5])
+        for (const extra of [[], ['    blockSizeBytes: [1048576]'], ['    logicalSectorBytes: [4096]']])
+          out.push({ target: 'lab-hyperv', matrix: ['  volume:', `    sizeGb: [${volume}]`, '  disk:', `    format: [${format}]`, `    sizeGb: [${size}]`, ...extra] });
+  return out;
+}
+
+describe('validate says ok only for what plan builds (every single-permutation combination of each provider\'s axes)', () => {
+  it('vSphere, ESXi shell and Hyper-V lab targets', async () => {
+    const dir = path.join(lab.dir, 'cases');
+    await fsp.mkdir(dir);
+    let ok = 0;
+    const all = cases();
+    for (const [i, c] of all.entries()) {
+      const file = path.join(dir, `c${i}.yaml`);
+      await fsp.writeFile(file, ['name: case', `target: ${c.target}`, 'matrix:', ...c.matrix, '  workload:', '    profile: [quick]', ''].join('\n'));
+      const pb = loadPlaybook(file);
+      let validated = true;
+      try {
+        checkPlaybookAgainst(pb, inv);
+      } catch (err) {
+        if (!(err instanceof ConfigError)) throw err;
+        validated = false;
+      }
+      let planned = true;
+      try {
+        planRun(pb.playbook, composeTargets([c.target], inv), 'rcase0000');
+      } catch {
+        planned = false;
+      }
+      const what = `${c.target}: ${c.matrix.join(' ')}`;
+      // validate never says ok to what plan (and so run) refuses
+      if (!planned) expect(validated, what).toBe(false);
+      if (validated) {
+        expect(planned, what).toBe(true);
+        if (c.block && c.block.kind.startsWith('vmfs')) expect(DOCUMENTED_KB[c.block.kind], what).toContain(c.block.kb);
+        ok++;
+      }
+    }
+    // the rule is not vacuous: some combinations pass, some are refused
+    expect(ok).toBeGreaterThan(40);
+    expect(ok).toBeLessThan(all.length);
+  });
+});
