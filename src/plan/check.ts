@@ -82,7 +82,7 @@ export function planDiagnostics(pb: LoadedPlaybook, targets: ReadonlyMap<string,
       } catch (err) {
         if (!(err instanceof InvalidArgument)) throw err;
         const where = positionOf(pb, err.details.name, p, targetAt);
-        if (!report(diagnosticAt(pb.source, where.at, `${label} cannot build ${show(p, read)}: ${err.message}`, where.key))) return;
+        if (!report(diagnosticAt(pb.source, where.at, `${label} cannot build ${show(p, read) || 'its permutations'}: ${err.message}`, where.key))) return;
         continue;
       }
       // the owned names differ per permutation by construction; what is sent must differ too

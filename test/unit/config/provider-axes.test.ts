@@ -68,6 +68,14 @@ describe('an axis the target\'s provider does not read', () => {
   });
 });
 
+describe('an axis the planner needs', () => {
+  it('a vSphere playbook without disk.format: at matrix:, with the formats', () => {
+    expect(refused('pb-no-disk-axis.yaml')).toEqual([
+      `${f('pb-no-disk-axis.yaml')}:3:1: matrix: target "vc" (vsphere) cannot build its permutations: axis disk.format = undefined: expected one of thin, lazyzeroedthick, eagerzeroedthick, rdm-physical, rdm-virtual`,
+    ]);
+  });
+});
+
 describe('VMFS version × block size: one rule for the vSphere and ESXi-shell planners', () => {
   it('vmfs5 with blockSizeMb 8 on vSphere: at the 8, with the allowed sizes (the planner refuses it too now)', () => {
     expect(refused('pb-vmfs5-block-mb.yaml')).toEqual([
