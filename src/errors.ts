@@ -1,6 +1,8 @@
 // Error classes named after the condition a caller may handle. Each keeps `cause`, carries the
 // context fields a message needs, and the CLI maps them to exit codes (see src/cli/exit.ts).
 
+import { visible } from './text/visible.ts';
+
 export interface Diagnostic {
   file: string;
   line: number;
@@ -181,6 +183,21 @@ export class NotARegularFile extends Error {
     options?: { cause?: unknown },
   ) {
     super(message, options);
+  }
+}
+
+/** A run directory's `run.sqlite` that SQLite cannot read (overwritten, truncated, disk error). */
+export class RunStoreDamaged extends Error {
+  override readonly name = 'RunStoreDamaged';
+  constructor(
+    readonly file: string,
+    sqliteMessage: string,
+    options?: { cause?: unknown },
+  ) {
+    super(
+      `${visible(file)}: the run's database is damaged (SQLite: ${sqliteMessage}). Keep a copy, then try to salvage it with \`sqlite3 run.sqlite .recover | sqlite3 recovered.sqlite\` and put recovered.sqlite in its place; the results of a finished run are also in results.jsonl next to it, which report and compare read once run.sqlite is moved aside`,
+      options,
+    );
   }
 }
 

@@ -3,6 +3,7 @@
 import path from 'node:path';
 import { ConfigError, InputTooLarge, InvalidArgument, NotARegularFile, type Diagnostic } from '../errors.ts';
 import { detectEncoding } from '../input/encoding.ts';
+import { fsReason } from '../input/fs-reason.ts';
 import { readInputFile } from '../input/read-input.ts';
 import { axisAccepts, axisExpected, CORE_AXES } from '../providers/axis-spec.ts';
 import { PROVIDER_AXES } from '../providers/axes.ts';
@@ -42,7 +43,7 @@ function readConfigFile(file: string): string {
   } catch (err) {
     if (err instanceof InputTooLarge || err instanceof NotARegularFile) return refuse(err.details.reason);
     const code = (err as NodeJS.ErrnoException).code;
-    return refuse(code === 'ENOENT' ? 'file not found' : `cannot read file (${code ?? (err as Error).message})`);
+    return refuse(code === 'ENOENT' ? 'file not found' : `cannot read file: ${fsReason(err)}`);
   }
   const { encoding, bom } = detectEncoding(bytes);
   if (encoding !== 'utf-8') return refuse(`the file is ${encoding.slice(0, 6).toUpperCase()} (${encoding.endsWith('le') ? 'little' : 'big'}-endian); save it as UTF-8`);

@@ -8,6 +8,7 @@ import path from 'node:path';
 import type { RunPlan } from '../plan/plan.ts';
 import type { CreatedObject, OwnedObjectRef, ProviderName } from '../run/provider.ts';
 import type { ResultRecord } from './record.ts';
+import { errorMessage, RunStoreDamaged } from '../errors.ts';
 
 export const DB_FILE = 'run.sqlite';
 
@@ -89,6 +90,12 @@ CREATE TABLE IF NOT EXISTS ledger (
 
 const now = () => new Date().toISOString();
 
+/** SQLite's codes for a file that is not, or no longer, a readable database. */
+export function isDamagedDatabase(err: unknown): boolean {
+  const code = (err as { code?: unknown } | null)?.code;
+  return typeof code === 'string' && (code.startsWith('SQLITE_CORRUPT') || code === 'SQLITE_NOTADB');
+}
+
 export class ResultStore {
   private constructor(
     readonly runDir: string,
@@ -113,11 +120,20 @@ export class ResultStore {
   static open(runDir: string, create = false): ResultStore {
     const file = path.join(runDir, DB_FILE);
     if (!create && !fs.existsSync(file)) throw new Error(`${runDir} is not a run directory (no ${DB_FILE})`);
-    const db = new Database(file);
-    db.pragma('journal_mode = WAL');
-    db.pragma('synchronous = FULL');
-    db.pragma('busy_timeout = 5000');
-    db.exec(SCHEMA);
+    let db: Database.Database | null = null;
+    try {
+      db = new Database(file);
+      db.pragma('journal_mode = WAL');
+      db.pragma('synchronous = FULL');
+      db.pragma('busy_timeout = 5000');
+      db.exec(SCHEMA);
+    } catch (err) {
+      db?.close();
+      // a damaged header or schema page shows here, as SQLite's bare "file is not a database" /
+      // "database disk image is malformed": say which file and what can be done
+      if (isDamagedDatabase(err)) throw new RunStoreDamaged(file, errorMessage(err), { cause: err });
+      throw err;
+    }
     return new ResultStore(runDir, db);
   }
 

@@ -118,7 +118,7 @@ export function createProgressView(stream: NodeJS.WriteStream, opts: { live: boo
           break;
         case 'run-end':
           line(
-            `finished: ${e.summary.done} done, ${e.summary.failed} failed, ${e.summary.skipped} already done, ${e.summary.pending} pending${e.summary.interrupted ? ' (interrupted)' : ''}${e.summary.leftovers ? `, ${e.summary.leftovers} objects left behind` : ''}`,
+            `finished: ${e.summary.done} done, ${e.summary.failed} failed, ${e.summary.skipped} already done, ${e.summary.pending} pending${e.summary.interrupted ? ' (interrupted)' : ''}${leftBehind(e.summary.leftovers)}`,
           );
           break;
         default:
@@ -129,4 +129,11 @@ export function createProgressView(stream: NodeJS.WriteStream, opts: { live: boo
       if (opts.live && drawn) stream.write('');
     },
   };
+}
+
+/** The run-end summary's tail: the count is the store's leftovers (created or kept, not removed); -1 when the ledger could not be read. */
+export function leftBehind(n: number): string {
+  if (n === 0) return '';
+  if (n < 0) return ', objects left behind unknown (the ledger could not be read; see storsweep status)';
+  return `, ${n} object${n === 1 ? '' : 's'} left behind (storsweep status lists ${n === 1 ? 'it' : 'them'}, storsweep cleanup removes ${n === 1 ? 'it' : 'them'})`;
 }

@@ -46,7 +46,8 @@ export function statusText(store: ResultStore): string {
   }
   const live = store.leftovers();
   if (live.length) {
-    lines.push(lock.held ? `${live.length} object(s) this run created exist or are being created or removed now:` : `${live.length} object(s) this run created may still exist (storsweep cleanup ${store.runDir}):`);
+    const objects = `${live.length} object${live.length === 1 ? '' : 's'} this run created`;
+    lines.push(lock.held ? `${objects} ${live.length === 1 ? 'exists or is' : 'exist or are'} being created or removed now:` : `${objects} may still exist (storsweep cleanup ${store.runDir}):`);
     for (const o of live) lines.push(`  ${o.state.padEnd(13)} ${o.kind} ${o.name}${o.objectId ? ` (${o.objectId})` : ''}${o.error ? `: ${o.error}` : ''}`);
   }
   return lines.join('\n');

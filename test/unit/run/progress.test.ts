@@ -116,3 +116,18 @@ describe('progress view', () => {
     });
   });
 });
+
+describe('the run-end line: objects left behind', () => {
+  const endLine = (leftovers: number) => {
+    const { writes, stream } = fakeStream();
+    const view = createProgressView(stream, { live: false });
+    view.onEvent({ type: 'run-end', summary: { done: 1, failed: 0, skipped: 0, pending: 0, interrupted: false, leftovers } });
+    return writes.join('').trimEnd().replace(/^\S+ /, '');
+  };
+  it('none: not mentioned; one: singular; several: plural; unknown: said so (never "-1 objects")', () => {
+    expect(endLine(0)).toBe('finished: 1 done, 0 failed, 0 already done, 0 pending');
+    expect(endLine(1)).toBe('finished: 1 done, 0 failed, 0 already done, 0 pending, 1 object left behind (storsweep status lists it, storsweep cleanup removes it)');
+    expect(endLine(3)).toBe('finished: 1 done, 0 failed, 0 already done, 0 pending, 3 objects left behind (storsweep status lists them, storsweep cleanup removes them)');
+    expect(endLine(-1)).toBe('finished: 1 done, 0 failed, 0 already done, 0 pending, objects left behind unknown (the ledger could not be read; see storsweep status)');
+  });
+});
