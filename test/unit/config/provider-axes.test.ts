@@ -58,6 +58,19 @@ describe('an axis the target\'s provider does not read', () => {
     ]);
   });
 
+  it('the same on the ESXi shell', () => {
+    const F = f('pb-hyperv-axes-on-esxi.yaml');
+    const ESXI_AXES = 'esxi-shell targets take datastore.kind, datastore.blockSizeMb, disk.format, disk.sizeGb, workload.profile';
+    expect(refused('pb-hyperv-axes-on-esxi.yaml')).toEqual(
+      [
+        [5, 'volume.sizeGb'],
+        [11, 'disk.logicalSectorBytes'],
+        [12, 'disk.physicalSectorBytes'],
+        [13, 'disk.blockSizeBytes'],
+      ].map(([line, axis]) => `${F}:${line}:5: matrix.${axis}: target "esx" (esxi-shell) does not use ${axis}: ${ESXI_AXES}; ${REPEAT}`),
+    );
+  });
+
   it('vSphere axes and a VMDK format on Hyper-V', () => {
     const F = f('pb-vsphere-axes-on-hyperv.yaml');
     expect(refused('pb-vsphere-axes-on-hyperv.yaml')).toEqual([
