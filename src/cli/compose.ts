@@ -5,9 +5,9 @@ import path from 'node:path';
 import type { LoadedInventory } from '../config/index.ts';
 import type { SshHost, Target } from '../config/inventory.ts';
 import { esxiShellConfigOf, hypervConfigOf, stepPlannerOf, vsphereStepTargetOf } from '../config/provider-targets.ts';
-import { UsageError } from '../errors.ts';
+import { UnsafeOperation, UsageError } from '../errors.ts';
 import type { Playbook } from '../config/playbook.ts';
-import { buildPlan, type RunPlan, type StepPlanner, type TargetPlanOptions } from '../plan/plan.ts';
+import { buildPlan, rawTestTarget, type RunPlan, type StepPlanner, type TargetPlanOptions } from '../plan/plan.ts';
 import type { CommandRunner } from '../ssh/command-runner.ts';
 import { createLocalRunner } from '../ssh/local-runner.ts';
 import { connectSsh, type SshOptions } from '../ssh/ssh-runner.ts';
@@ -19,7 +19,7 @@ import { endpointFromEnv, VsphereClient } from '../providers/vsphere/client.ts';
 import type { VsphereTargetConfig } from '../providers/vsphere/config.ts';
 import { createVsphereProvider } from '../providers/vsphere/provider.ts';
 import { createHypervProvider, runGuestDiskspd } from '../providers/hyperv/provider.ts';
-import { registerSecretValue } from '../config/secrets.ts';
+import { registerSecretValue, shortSecretMessage } from '../config/secrets.ts';
 import { runFioTest } from '../workloads/run-fio.ts';
 import { runPasses } from '../workloads/passes.ts';
 import { parseDiskspdXml } from '../workloads/diskspd.ts';
@@ -62,6 +62,19 @@ function guestEndpoint(inv: LoadedInventory, g: { sshHost?: string; workdir: str
   const connect = async (): Promise<CommandRunner> => {
     const runner = g.sshHost ? await connectSsh(sshOptions(inv, g.sshHost)) : createLocalRunner();
     await runner.run(shJoin(['mkdir', '-p', '--', g.workdir]));
+    // A test file the plan takes for a file must not be a device on the guest: a link to /dev/sdb,
+    // or a device node outside /dev, would be overwritten without --confirm-destroy. Checked on
+    // the guest itself (`test -b`/`-c` follow links), before anything is measured.
+    if (rawTestTarget(filename, 'fio') === undefined) {
+      const r = await runner.run(`${shJoin(['test', '-b', filename])} || ${shJoin(['test', '-c', filename])}`);
+      if (r.exitCode === 0) {
+        await runner.close().catch(() => undefined);
+        throw new UnsafeOperation(
+          `${runner.target}: the test file ${filename} is a device on the guest (a block or character device, or a link to one); storsweep writes to a device only when the inventory names it by its path under /dev and --confirm-destroy names it`,
+          { operation: 'workload', target: filename },
+        );
+      }
+    }
     return runner;
   };
   return {
@@ -109,8 +122,15 @@ export function compose(target: Target, inv: LoadedInventory, pool: EndpointPool
     }
     case 'vsphere': {
       const vc = inv.inventory.vcenters[target.vcenter];
-      const fromEnv = endpointFromEnv(process.env);
-      if (fromEnv) registerSecretValue(fromEnv.password);
+      // govc's variables fill in only what the inventory leaves out; GOVC_PASSWORD is a secret of
+      // this run (masked in messages, held to the same minimum length) only when this target uses
+      // it — masking an unused "1" would garble every message and tell the password.
+      const fromEnv = !vc?.url || !vc.username || !vc.password ? endpointFromEnv(process.env) : undefined;
+      if (fromEnv && !vc?.password) {
+        const short = shortSecretMessage(fromEnv.password);
+        if (short) throw new UsageError(`${inv.file}: the password from GOVC_PASSWORD/GOVC_URL that vcenter "${target.vcenter}" falls back to: ${short}`);
+        registerSecretValue(fromEnv.password);
+      }
       const url = vc?.url ?? fromEnv?.url;
       const username = vc?.username ?? fromEnv?.username;
       const password = vc?.password ? inv.secrets.get(vc.password)?.reveal() : fromEnv?.password;

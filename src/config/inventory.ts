@@ -8,11 +8,26 @@ import { DISKSPD_PATH_HINT, DISKSPD_PATH_PATTERN, FIO_IOENGINES, FIO_PATH_HINT, 
 import { datastoreVolumePath, ESXI_EXPECTED, ESXI_PATTERNS, isEsxiValue } from '../providers/esxi-shell/validate.ts';
 import { HYPERV_DISK_NUMBER, HYPERV_EXPECTED, isHypervValue, type HypervValueKind } from '../providers/hyperv/validate.ts';
 import { diskspdTargetProblem } from '../workloads/diskspd.ts';
+import { linuxTestPathProblem } from '../workloads/test-target.ts';
 import { intIn, matching, plainText } from './fields.ts';
 import { secretRefSchema } from './secrets.ts';
 
 const text = plainText();
 const name = plainText().min(1);
+
+// A Linux guest's work directory or test file: absolute, normalised, not under /proc or /sys
+// (workloads/test-target.ts says why); anything under /dev but /dev/shm is a raw device.
+const guestPath = () =>
+  plainText()
+    .min(1)
+    .superRefine((v, ctx) => {
+      // one message per value: a control character is already refused by plainText
+      // eslint-disable-next-line no-control-regex
+      const problem = /[\x00-\x1f\x7f-\x9f]/.test(v) ? null : linuxTestPathProblem(v);
+      if (problem) ctx.addIssue({ code: 'custom', message: problem });
+    });
+const workdir = guestPath().describe('Directory for the test file (absolute)');
+const testFile = guestPath().optional().describe('Test file, absolute; default <workdir>/storsweep-test.dat. A path under /dev (but /dev/shm) is a raw device: the run needs --confirm-destroy naming it');
 
 // The tool settings an inventory may give: the same allow-lists the playbook and the fio/diskspd
 // builders use (workloads/tool-settings.ts).
@@ -63,16 +78,16 @@ export const sshHostSchema = z
 /** Where the workload runs: this machine (no sshHost) or a Linux guest over SSH. */
 export const guestSchema = z.strictObject({
   sshHost: name.optional().describe('Name under sshHosts; absent = this machine'),
-  workdir: name.describe('Directory for the test file'),
-  testFile: text.optional().describe('Test file or raw device; default <workdir>/storsweep-test.dat'),
+  workdir,
+  testFile,
   fioPath,
   ioengine,
 });
 
 const localTarget = z.strictObject({
   provider: z.literal('local'),
-  workdir: name,
-  testFile: text.optional(),
+  workdir,
+  testFile,
   fioPath,
   ioengine,
 });
@@ -80,8 +95,8 @@ const localTarget = z.strictObject({
 const sshTarget = z.strictObject({
   provider: z.literal('ssh'),
   sshHost: name,
-  workdir: name,
-  testFile: text.optional(),
+  workdir,
+  testFile,
   fioPath,
   ioengine,
 });
@@ -142,7 +157,7 @@ const hypervTarget = z.strictObject({
       const problem = diskspdTargetProblem(v);
       if (problem) ctx.addIssue({ code: 'custom', message: `a diskspd target ${problem}` });
     })
-    .describe('Test file or disk inside the guest, e.g. D:\\storsweep.dat'),
+    .describe('Test file or disk inside the guest, e.g. D:\\storsweep.dat; a partition (E:), a physical drive (#1) or a device path (\\\\.\\…) is a raw device: the run needs --confirm-destroy naming it'),
   diskspdPath: z.string().regex(DISKSPD_PATH_PATTERN, { error: DISKSPD_PATH_HINT }).default('C:\\Tools\\diskspd.exe'),
 });
 

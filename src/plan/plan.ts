@@ -1,11 +1,11 @@
 // The plan is data: every permutation with its id, axes, workload and provisioning steps, in run
 // order, with a duration estimate. Building it does no I/O; `run` consumes only the plan.
-import path from 'node:path';
 import type { Playbook } from '../config/playbook.ts';
 import { matrixAxes } from '../config/playbook.ts';
 import type { Axes } from '../results/record.ts';
 import type { PlannedStep, ProviderName } from '../run/provider.ts';
 import { resolveWorkload } from '../workloads/custom.ts';
+import { rawTestTarget } from '../workloads/test-target.ts';
 import type { WorkloadProfile } from '../workloads/spec.ts';
 import { parseSize } from '../config/size.ts';
 import { estimatePermutationSec } from './estimate.ts';
@@ -41,19 +41,7 @@ export interface RunPlan {
   totalEstimateSec: number;
 }
 
-/**
- * The workload's test target when it is a raw device the benchmark overwrites: a block device in
- * the guest (`/dev/sdb`, not a file under /dev/shm) or a diskspd physical drive (`#1`). Its name is
- * what `destroys` and `--confirm-destroy` carry.
- */
-export function rawTestTarget(testFile: unknown): string | undefined {
-  if (typeof testFile !== 'string') return undefined;
-  const t = testFile.trim();
-  if (/^#\d+$/.test(t)) return t;
-  const p = path.posix.normalize(t);
-  if (p.startsWith('/dev/') && !p.startsWith('/dev/shm/')) return p;
-  return undefined;
-}
+export { rawTestTarget } from '../workloads/test-target.ts';
 
 export type StepPlanner = (axes: Axes, names: { prefix: string }) => PlannedStep[];
 
@@ -133,7 +121,7 @@ export function buildPlan(pb: Playbook, target: string | string[], opts: PlanOpt
     const t = listed ? targetOpts(String(a.target)) : opts;
     const steps = t.planSteps ? t.planSteps(a, { prefix: ownedPrefix(opts.runId, id) }) : [];
     // writing to a raw device destroys what it holds: the workload step is destructive then
-    const raw = rawTestTarget(t.workloadTarget?.testFile);
+    const raw = rawTestTarget(t.workloadTarget?.testFile, t.workloadTool ?? 'fio');
     steps.push({
       step: 'workload',
       provider: t.workloadProvider ?? t.provider,

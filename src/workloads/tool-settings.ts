@@ -9,6 +9,7 @@
 // the same kind of door. Only the engines a storage benchmark needs are listed; each is a built-in
 // engine of fio 3.x (`fio --enghelp`).
 import { InvalidArgument } from '../errors.ts';
+import { linuxTestPathProblem } from './test-target.ts';
 
 /** fio I/O engines storsweep runs (fio 3.x built-ins; never `external:`, never a plugin path). */
 export const FIO_IOENGINES = ['libaio', 'io_uring', 'psync', 'sync', 'pvsync', 'pvsync2', 'vsync', 'posixaio', 'windowsaio', 'mmap', 'null'] as const;
@@ -53,7 +54,7 @@ export function fioFilenameProblem(name: string): string | null {
   if (name === '') return 'is empty';
   // eslint-disable-next-line no-control-regex
   if (/[\x00-\x1f\x7f-\x9f]/.test(name)) return 'contains a control character';
-  return null;
+  return linuxTestPathProblem(name);
 }
 
 /**

@@ -43,6 +43,9 @@ beforeAll(async () => {
   await fs.writeFile(path.join(dir, 'pb.yaml'), playbook);
   await fs.writeFile(path.join(dir, 'file.yaml'), inventory('T:\\storsweep.dat'));
   await fs.writeFile(path.join(dir, 'raw.yaml'), inventory('#1'));
+  await fs.writeFile(path.join(dir, 'partition.yaml'), inventory('E:'));
+  await fs.writeFile(path.join(dir, 'device-path.yaml'), inventory('\\\\.\\PhysicalDrive1'));
+  await fs.writeFile(path.join(dir, 'ssh-pb.yaml'), playbook.replace('target: hv-pt', 'target: guest').replace(/  disk:\n    format: \[passthrough\]\n/, ''));
 });
 afterAll(async () => {
   if (dir) await fs.rm(dir, { recursive: true, force: true });
@@ -76,5 +79,31 @@ describe('run --confirm-destroy on a Hyper-V pass-through plan', () => {
     const diskOnly = await run('raw.yaml', '--confirm-destroy', 'disk2:S4EWNX0R123456');
     expect(diskOnly.code).toBe(1);
     expect(diskOnly.stderr).toContain('(not confirmed: #1)');
+  });
+
+  it('a diskspd partition (E:) or device path (\\\\.\\PhysicalDrive1) is a raw target too (diskspd wiki: "named partitions: DriveLetter:")', async () => {
+    const dry = await run('partition.yaml', '--dry-run');
+    expect(dry.code).toBe(0);
+    expect(dry.stdout).toMatch(/^DESTRUCTIVE \(destroys E:\) \S+ workload: hyperv diskspd /m);
+    const diskOnly = await run('partition.yaml', '--confirm-destroy', 'disk2:S4EWNX0R123456');
+    expect(diskOnly.code).toBe(1);
+    expect(diskOnly.stderr).toContain('(not confirmed: E:)');
+    const device = await run('device-path.yaml', '--dry-run');
+    expect(device.stdout).toContain('destroys data on \\\\.\\PhysicalDrive1, disk2:S4EWNX0R123456');
+  });
+
+  it('validate refuses a Linux test file that hides a device (relative, /proc) at its line', async () => {
+    for (const [testFile, why] of [
+      ['../dev/sdz', 'must be an absolute path'],
+      ['/proc/self/root/dev/sdz', 'must not be under /proc'],
+    ]) {
+      const inv = ['sshHosts:', '  g:', '    host: 127.0.0.1', '    user: root', '    password: ${env:SS_TEST_HV_PW}', '    knownHostsFile: ./known_hosts', 'targets:', '  guest:', '    provider: ssh', '    sshHost: g', '    workdir: /tmp/bench', `    testFile: '${testFile}'`, ''];
+      await fs.writeFile(path.join(dir, 'ssh.yaml'), inv.join('\n'));
+      const r = await runCli(['validate', path.join(dir, 'ssh-pb.yaml'), '-i', path.join(dir, 'ssh.yaml')], { cwd: dir, env });
+      expect(r.code).toBe(2);
+      expect(r.stderr).toContain(`ssh.yaml:12:15: targets.guest.testFile: ${why}`);
+      const dry = await runCli(['run', path.join(dir, 'ssh-pb.yaml'), '-i', path.join(dir, 'ssh.yaml'), '--dry-run'], { cwd: dir, env });
+      expect(dry.code).toBe(2);
+    }
   });
 });

@@ -131,6 +131,22 @@ describe('hyperv provider over SSH (stand-in powershell.exe)', () => {
     await runner.close();
   });
 
+  it('diskspd takes a partition (T:) as a raw target, like real diskspd ("named partitions: DriveLetter:"); no file is made in it', async () => {
+    const state = defaultHypervState() as { vms: Record<string, { drives: Record<string, unknown> }>; files: Record<string, unknown> };
+    const vhdx = 'E:\\bench\\ss-r1-p9-disk.vhdx';
+    state.vms['bench-vm']!.drives['SCSI:0:1'] = { Path: vhdx };
+    state.files[vhdx] = { type: 'Fixed', size: 8 * 1024 ** 3, fileSize: 8 * 1024 ** 3, block: 0, logical: 512, physical: 4096 };
+    await seedHypervState(stateDir, state);
+    const runner = await connect();
+    const profile: WorkloadProfile = { name: 't', description: 't', tests: [], fileSizeBytes: 1024 ** 3, runtimeSec: 5, rampSec: 0, passes: 1, warmupPass: false, intervalSec: 0, direct: true, aggregate: 'max' };
+    const xml = await runGuestDiskspd(runner, target, GUEST_CREDENTIAL, makeTest('randwrite', 4096, 8, 1), profile, { guestTarget: 'T:' });
+    expect(parseDiskspdXml(xml, 'guest').timeSpans[0]!.write.iops).toBeGreaterThan(0);
+    expect((await readHypervState(stateDir)).files[vhdx]!.guestFiles ?? {}).toEqual({});
+    // a letter no guest volume has is refused the way diskspd refuses a path it cannot open
+    await expect(runGuestDiskspd(runner, target, GUEST_CREDENTIAL, makeTest('randread', 4096, 1, 1), profile, { guestTarget: 'Q:' })).rejects.toThrow(/Could not open Q:/);
+    await runner.close();
+  });
+
   it("SCSI 0:1 holds the user's drive: ours goes to a free location, and teardown leaves the user's drive attached", async () => {
     const state = defaultHypervState() as { vms: Record<string, { drives: Record<string, unknown> }>; files: Record<string, unknown> };
     const users = 'E:\\bench\\users-data.vhdx';

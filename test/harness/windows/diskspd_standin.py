@@ -88,22 +88,30 @@ def check(opts):
 
 
 def resolve(state, vm, target):
-    """The guest target → (host VHDX file model, file name inside it or None for a raw disk)."""
+    """The guest target → (host VHDX file model, file name inside it or None for a raw disk/partition).
+
+    DiskSpd takes three kinds of target: "regular files …, named partitions: DriveLetter:, e.g. C:,
+    X:, …, physical devices: #PhysicalDiskId, e.g. #1, #5" (microsoft/diskspd wiki, "Command line
+    and parameters"; CmdLineParser.cpp usage: `#<physical drive number>`, `<partition_drive_letter>:`).
+    A partition is I/O on the volume itself, bounded by it, like a disk: no file is created in it.
+    """
     m = re.fullmatch(r'#(\d+)', target)
     if m:
         disks = vm.get('guestDisks')
         if disks is None:  # a VM model without guest disk mapping: the raw disk is taken as present
             return None, None
-        slot = disks.get(m.group(1))
+        slot, name = disks.get(m.group(1)), None
+    elif re.fullmatch(r'[A-Za-z]:', target):
+        slot, name = vm.get('guestVolumes', {}).get(target.upper()), None
     else:
         m = re.fullmatch(r'([A-Za-z]:)\\((?:[\w .-]+\\)*[\w .-]+)', target)
         if not m:
             raise DiskspdError(f'ERROR: The filename, directory name, or volume label syntax is incorrect: {target}')
-        slot = vm.get('guestVolumes', {}).get(m.group(1).upper())
+        slot, name = vm.get('guestVolumes', {}).get(m.group(1).upper()), m.group(2).lower()
     drive = vm['drives'].get(slot) if slot else None
     if not drive or drive.get('Path') not in state['files']:
         raise DiskspdError(f'ERROR: Could not open {target}: The system cannot find the path specified. (error code: 3)')
-    return state['files'][drive['Path']], (m.group(2).lower() if not target.startswith('#') else None)
+    return state['files'][drive['Path']], name
 
 
 def run(state, vm, vm_name, argv):

@@ -78,12 +78,35 @@ describe('--confirm-destroy', () => {
 describe('a raw device as the workload target is destructive', () => {
   it('recognizes guest block devices and diskspd physical drives, not files', () => {
     expect(rawTestTarget('/dev/sdb')).toBe('/dev/sdb');
-    expect(rawTestTarget('/dev/../dev/nvme0n1')).toBe('/dev/nvme0n1');
-    expect(rawTestTarget('#1')).toBe('#1');
+    expect(rawTestTarget('#1', 'diskspd')).toBe('#1');
     expect(rawTestTarget('/data/storsweep-test.dat')).toBeUndefined();
     expect(rawTestTarget('/dev/shm/test.dat')).toBeUndefined();
-    expect(rawTestTarget('T:\\storsweep.dat')).toBeUndefined();
+    expect(rawTestTarget('T:\\storsweep.dat', 'diskspd')).toBeUndefined();
     expect(rawTestTarget(undefined)).toBeUndefined();
+  });
+
+  it('a fio path that hides where it leads counts as a device (validate refuses it first)', () => {
+    // fio's cwd over SSH is the login's home: from /root, ../dev/sdz is /dev/sdz
+    for (const p of ['../dev/sdz', '/proc/self/root/dev/sdz', '/dev/../dev/nvme0n1', 'dev/sdz', '/sys/block/sdz', '/data//x.dat', '/data/./x.dat']) expect(rawTestTarget(p), p).toBe(p);
+    expect(rawTestTarget('/dev/shm')).toBeUndefined();
+    expect(rawTestTarget('/device/x.dat')).toBeUndefined();
+  });
+
+  it('diskspd partitions (E:), physical drives (#N) and device paths (\\\\.\\…) are devices; file paths are not', () => {
+    for (const p of ['E:', 'e:', '#0', '#12', '\\\\.\\PhysicalDrive1', '\\\\.\\E:', '\\\\?\\Volume{0b1c2d3e-0000-0000-0000-000000000000}', '\\??\\PhysicalDrive1']) {
+      expect(rawTestTarget(p, 'diskspd'), p).toBe(p);
+    }
+    for (const p of ['E:\\bench\\t.dat', 'storsweep.dat', '\\\\server\\share\\t.dat']) expect(rawTestTarget(p, 'diskspd'), p).toBeUndefined();
+  });
+
+  it('a Hyper-V plan on E: or \\\\.\\PhysicalDrive1 is destructive and names it', () => {
+    const pb = { name: 'pb', target: 't', repeat: 1, matrix: { workload: { profile: ['cdm5'] } } } as unknown as Playbook;
+    for (const testFile of ['E:', '\\\\.\\PhysicalDrive1']) {
+      const plan = buildPlan(pb, 't', { runId: 'r1', provider: 'hyperv', workloadTool: 'diskspd', workloadTarget: { testFile } });
+      expect(plan.permutations[0]!.steps.at(-1)).toEqual(expect.objectContaining({ step: 'workload', destructive: true, destroys: [testFile] }));
+      expect(() => checkConfirmDestroy(plan, undefined)).toThrow(UnsafeOperation);
+      expect(checkConfirmDestroy(plan, testFile)).toEqual([testFile]);
+    }
   });
 
   it('the workload step gets destructive=true and destroys=[target], so --confirm-destroy must name it', () => {
