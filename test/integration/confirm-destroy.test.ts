@@ -45,7 +45,7 @@ beforeAll(async () => {
   await fs.writeFile(path.join(dir, 'raw.yaml'), inventory('#1'));
   await fs.writeFile(path.join(dir, 'partition.yaml'), inventory('E:'));
   await fs.writeFile(path.join(dir, 'device-path.yaml'), inventory('\\\\.\\PhysicalDrive1'));
-  await fs.writeFile(path.join(dir, 'ssh-pb.yaml'), playbook.replace('target: hv-pt', 'target: guest').replace(/  disk:\n    format: \[passthrough\]\n/, ''));
+  await fs.writeFile(path.join(dir, 'ssh-pb.yaml'), playbook.replace('target: hv-pt', 'target: guest').replace(/ {2}disk:\n {4}format: \[passthrough\]\n/, ''));
 });
 afterAll(async () => {
   if (dir) await fs.rm(dir, { recursive: true, force: true });
