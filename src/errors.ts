@@ -20,9 +20,10 @@ export function formatDiagnostic(d: Diagnostic): string {
 /** Diagnostics shown in a message; the rest are counted (100,000 unknown keys are not 100,000 lines). */
 export const MAX_DIAGNOSTICS_SHOWN = 50;
 
-export function formatDiagnostics(diagnostics: readonly Diagnostic[]): string {
+/** `uncollected`: problems found but not built into diagnostics (see config/load.ts). */
+export function formatDiagnostics(diagnostics: readonly Diagnostic[], uncollected = 0): string {
   const lines = diagnostics.slice(0, MAX_DIAGNOSTICS_SHOWN).map(formatDiagnostic);
-  const more = diagnostics.length - MAX_DIAGNOSTICS_SHOWN;
+  const more = Math.max(0, diagnostics.length - MAX_DIAGNOSTICS_SHOWN) + uncollected;
   if (more > 0) lines.push(`… and ${more} more problem${more === 1 ? '' : 's'} (fix these first)`);
   return lines.join('\n');
 }
@@ -30,11 +31,14 @@ export function formatDiagnostics(diagnostics: readonly Diagnostic[]): string {
 /** Bad playbook or inventory: every problem found, each with file:line:col and key path. */
 export class ConfigError extends Error {
   override readonly name = 'ConfigError';
+  /** problems beyond `diagnostics` that were only counted (a file with 100,000 of them) */
+  readonly more: number;
   constructor(
     readonly diagnostics: Diagnostic[],
-    options?: { cause?: unknown },
+    options?: { cause?: unknown; more?: number },
   ) {
-    super(formatDiagnostics(diagnostics), options);
+    super(formatDiagnostics(diagnostics, options?.more ?? 0), options);
+    this.more = options?.more ?? 0;
   }
 }
 

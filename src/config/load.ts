@@ -30,15 +30,27 @@ export const MAX_FLOW_DEPTH = 64;
 export const MAX_INDENT = 256;
 /** Block sequences written compactly (`- - - - x`) nest without indenting. */
 const MAX_ITEMS_PER_LINE = 64;
+/**
+ * Most scalar values (keys included) a configuration may hold. yaml keeps ~1 KB per node and zod an
+ * issue per bad one: 520,000 one-character list items (1 MiB) took 970 MB, 200,000 560 MB, 150,000
+ * 340 MB (bench/RESULTS.md, "limits"). A real playbook or inventory holds a few hundred.
+ */
+export const MAX_VALUES = 120_000;
+/** Diagnostics built from zod's issues; the rest are only counted ("… and N more"). */
+export const MAX_DIAGNOSTICS_COLLECTED = 1000;
 
-/** The first place the text nests deeper than the limits, found by the yaml lexer (a flat state machine). */
-function tooDeep(text: string): { offset: number; message: string } | null {
+/** The first place the text nests deeper or holds more values than the limits, found by the yaml lexer (a flat state machine). */
+function tooLarge(text: string): { offset: number; message: string } | null {
   let depth = 0;
   let offset = 0;
   let lineStart = true;
   let itemsOnLine = 0;
+  let values = 0;
   for (const token of new Lexer().lex(text)) {
     const type = CST.tokenType(token);
+    if (type === 'scalar' || type === 'single-quoted-scalar' || type === 'double-quoted-scalar' || type === 'block-scalar-header') {
+      if (++values > MAX_VALUES) return { offset, message: `more than ${MAX_VALUES.toLocaleString('en-US')} values; a playbook or inventory needs a few thousand at most` };
+    }
     if (type === 'flow-seq-start' || type === 'flow-map-start') {
       if (++depth > MAX_FLOW_DEPTH) return { offset, message: `nested more than ${MAX_FLOW_DEPTH} levels deep in [ ] / { }; a playbook or inventory needs a handful` };
     } else if (type === 'flow-seq-end' || type === 'flow-map-end') depth = Math.max(0, depth - 1);
@@ -60,7 +72,7 @@ function tooDeep(text: string): { offset: number; message: string } | null {
 
 export function parseYaml(text: string, file: string): { source: SourceDoc; diagnostics: Diagnostic[] } {
   const lines = new LineCounter();
-  const deep = tooDeep(text);
+  const deep = tooLarge(text);
   if (deep) {
     lines.addNewLine(0);
     for (let i = text.indexOf('\n'); i >= 0 && i < deep.offset; i = text.indexOf('\n', i + 1)) lines.addNewLine(i + 1);
@@ -312,14 +324,28 @@ export function knownKeys(schema: AnyZod, path: readonly PathKey[], data?: unkno
 
 /** zod issues → diagnostics with positions and the house wording. */
 export function issuesToDiagnostics(source: SourceDoc, schema: AnyZod, data: unknown, issues: readonly z.core.$ZodIssue[]): Diagnostic[] {
+  return collectDiagnostics(source, schema, data, issues, Infinity).diagnostics;
+}
+
+/** Like issuesToDiagnostics, building at most `limit` diagnostics and counting the rest. */
+export function collectDiagnostics(source: SourceDoc, schema: AnyZod, data: unknown, issues: readonly z.core.$ZodIssue[], limit: number): { diagnostics: Diagnostic[]; more: number } {
   const out: Diagnostic[] = [];
+  let more = 0;
   for (const issue of issues) {
+    if (out.length >= limit) {
+      more += issue.code === 'unrecognized_keys' ? issue.keys.length : 1;
+      continue;
+    }
     const path = issue.path.filter((k): k is PathKey => typeof k === 'string' || typeof k === 'number');
     const got = valueAt(data, path);
     switch (issue.code) {
       case 'unrecognized_keys': {
         const known = knownKeys(schema, path, data);
         for (const key of issue.keys) {
+          if (out.length >= limit) {
+            more++;
+            continue;
+          }
           // a key far longer than any known one is no typo of it (and Levenshtein is quadratic)
           const hint = key.length <= 64 ? didYouMean(key, known) : null;
           out.push(diagnosticAt(source, path, `unknown key "${excerpt(key)}"${hint ? `; did you mean "${hint}"?` : ''} (expected one of ${known.join(', ')})`, key));
@@ -367,7 +393,7 @@ export function issuesToDiagnostics(source: SourceDoc, schema: AnyZod, data: unk
         out.push(diagnosticAt(source, path, issue.message));
     }
   }
-  return out;
+  return { diagnostics: out, more };
 }
 
 /** Parse + validate a YAML document against a schema; ConfigError with every diagnostic on failure. */
@@ -388,7 +414,10 @@ export function validateYaml<S extends AnyZod>(text: string, file: string, schem
     throw new ConfigError([{ file, line: 1, column: 1, path: '', message: 'the document is empty (expected a mapping)' }]);
   }
   const result = schema.safeParse(data);
-  if (!result.success) throw new ConfigError(sortDiagnostics(issuesToDiagnostics(source, schema, data, result.error.issues)));
+  if (!result.success) {
+    const { diagnostics: found, more } = collectDiagnostics(source, schema, data, result.error.issues, MAX_DIAGNOSTICS_COLLECTED);
+    throw new ConfigError(sortDiagnostics(found), { more });
+  }
   return { value: result.data as z.output<S>, source };
 }
 

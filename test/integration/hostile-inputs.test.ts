@@ -55,19 +55,24 @@ beforeAll(() => {
   execFileSync('mkfifo', [at('fifo.yaml')]);
   // 10,000,000 permutations in 60 KB
   fs.writeFileSync(at('1e7.yaml'), `${HEAD}matrix:\n  workload:\n    profile: [cdm8-default]\n  disk:\n    format: [thin]\n    sizeGb: ${list(1000, (i) => i + 1)}\n  volume:\n    sizeGb: ${list(10_000, (i) => i + 1)}\n`);
-  // ~4.4e19 permutations in ~700 KB, every value valid: only the count is wrong
+  // ~3.3e19 permutations in ~400 KB, every value valid: only the count is wrong
   const kinds = ['vmfs3', 'vmfs5', 'vmfs6', 'nfs', 'existing'];
-  const profiles = list(20, (i) => `"${4 << i % 5}k ${i * 5}% read ${i % 2 ? 100 : 0}% random"`);
+  const profiles = list(60, (i) => `"${4 << i % 5}k ${i}% read ${i % 2 ? 100 : 0}% random"`);
   fs.writeFileSync(
     at('3e19.yaml'),
     `name: hostile\ntarget: ${list(30_000, (i) => `t${i}`)}\nmatrix:\n  workload:\n    profile: ${profiles}\n` +
       `  datastore:\n    kind: ${list(5, (i) => kinds[i]!)}\n    blockSizeMb: [1, 2, 4, 8]\n    blockSizeKb: [64, 1024]\n` +
       `  disk:\n    format: [thin, lazyzeroedthick, eagerzeroedthick, rdm-physical, rdm-virtual, vhdx-fixed, vhdx-dynamic, passthrough]\n` +
-      `    sizeGb: ${list(40_000, (i) => i + 1)}\n    controller: [pvscsi, lsilogic, lsisas, buslogic]\n    blockSizeBytes: ${list(9, (i) => 1048576 * 2 ** i)}\n` +
-      `    logicalSectorBytes: [512, 4096]\n    physicalSectorBytes: [512, 4096]\n  volume:\n    sizeGb: ${list(40_000, (i) => i + 1)}\n`,
+      `    sizeGb: ${list(20_000, (i) => i + 1)}\n    controller: [pvscsi, lsilogic, lsisas, buslogic]\n    blockSizeBytes: ${list(9, (i) => 1048576 * 2 ** i)}\n` +
+      `    logicalSectorBytes: [512, 4096]\n    physicalSectorBytes: [512, 4096]\n  volume:\n    sizeGb: ${list(20_000, (i) => i + 1)}\n`,
   );
-  // 100,000 unknown keys (just under 1 MiB)
-  fs.writeFileSync(at('keys.yaml'), `${HEAD}matrix:\n  workload:\n    profile: [cdm8-default]\n` + Array.from({ length: 100_000 }, (_, i) => `k${i}: 1\n`).join(''));
+  // 50,000 unknown keys (100,000 values: under the value limit, so every key is diagnosed) and
+  // 100,000 (200,000 values, over it) — the first took ~35 s, the second 138 s and printed 22 MB
+  const keys = (n: number) => `${HEAD}matrix:\n  workload:\n    profile: [cdm8-default]\n` + Array.from({ length: n }, (_, i) => `k${i}: 1\n`).join('');
+  fs.writeFileSync(at('keys.yaml'), keys(50_000));
+  fs.writeFileSync(at('keys100k.yaml'), keys(100_000));
+  // 500,000 one-character list items in 1 MiB (yaml and zod would take ~1 GB for them)
+  fs.writeFileSync(at('items.yaml'), `${HEAD}matrix:\n  workload:\n    profile: [${Array(500_000).fill('0').join(',')}]\n`);
   // billion laughs: 9^7 list items from 300 bytes
   const levels = 'abcdefg';
   fs.writeFileSync(
@@ -125,21 +130,32 @@ describe('validate refuses hostile input within its budget (exit 2, file:line, b
     withinBudget(plan);
   });
 
-  it('~4.4e19 permutations (more than 2^64): counted exactly, refused', async () => {
+  it('~3.3e19 permutations (more than 2^64): counted exactly, refused', async () => {
     const r = await measure(['validate', at('3e19.yaml')]);
     expect(r.code).toBe(2);
-    expect(r.stderr).toMatch(new RegExp(`^${at('3e19.yaml')}:3:1: matrix: the matrix expands to 44,236,800,000,000,000,000 permutations \\(target 30000 × datastore\\.kind 5 × .*\\); at most 100,000 are allowed`));
+    expect(r.stderr).toMatch(new RegExp(`^${at('3e19.yaml')}:3:1: matrix: the matrix expands to 33,177,600,000,000,000,000 permutations \\(target 30000 × datastore\\.kind 5 × .*\\); at most 100,000 are allowed`));
     withinBudget(r);
   });
 
-  it('100,000 unknown keys: every one found, 50 printed, linear time', async () => {
+  it('50,000 unknown keys: every one found, 50 printed, linear time', async () => {
     const r = await measure(['validate', at('keys.yaml')]);
     expect(r.code).toBe(2);
     const lines = r.stderr.trimEnd().split('\n');
     expect(lines).toHaveLength(51);
     expect(lines[0]).toBe(`${at('keys.yaml')}:6:1: k0: unknown key "k0" (expected one of $schema, name, description, target, matrix, workloads, settings, include, exclude, repeat, order, baseline, timeouts)`);
-    expect(lines[50]).toBe('… and 99950 more problems (fix these first)');
+    expect(lines[50]).toBe('… and 49950 more problems (fix these first)');
     withinBudget(r);
+  });
+
+  it('100,000 unknown keys or 500,000 list items: more values than a configuration holds, refused at the first one over', async () => {
+    const keys = await measure(['validate', at('keys100k.yaml')]);
+    expect(keys.code).toBe(2);
+    expect(keys.stderr).toBe(`${at('keys100k.yaml')}:60002:1: invalid YAML: more than 120,000 values; a playbook or inventory needs a few thousand at most\n`);
+    withinBudget(keys);
+    const items = await measure(['validate', at('items.yaml')]);
+    expect(items.code).toBe(2);
+    expect(items.stderr).toBe(`${at('items.yaml')}:5:240001: invalid YAML: more than 120,000 values; a playbook or inventory needs a few thousand at most\n`);
+    withinBudget(items);
   });
 
   it('an alias bomb: file:line of the nesting alias, exit 2 (not a ReferenceError)', async () => {
