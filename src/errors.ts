@@ -123,7 +123,7 @@ export class OutputRefused extends Error {
   override readonly name = 'OutputRefused';
   constructor(
     message: string,
-    readonly details: { path: string; reason: 'not-a-report' | 'run-directory' | 'input' | 'bad-path' },
+    readonly details: { path: string; reason: 'not-a-report' | 'not-a-regular-file' | 'run-directory' | 'input' | 'bad-path' },
     options?: { cause?: unknown },
   ) {
     super(message, options);

@@ -4,6 +4,10 @@
 //  - one of the report's own inputs is never overwritten, not even with --force;
 //  - an existing file is replaced only when it is a report of ours (recognised by the marker each
 //    format carries, below) or with --force;
+//  - only a regular file is ever replaced: a device node, FIFO or socket at FILE (`-o /dev/null`
+//    as root would replace the system's /dev/null), or a symlink to one, is refused even with
+//    --force; a symlink to a regular file (or to nothing) is not ours, so it is replaced (the link,
+//    never what it points to) only with --force;
 //  - the file is written to a temporary name beside it and renamed over, so a failed write leaves
 //    the old file whole, and a symlink or hard link at FILE is replaced, never written through.
 // A path that cannot be written gets a sentence naming the path and the reason, not an errno.
@@ -20,7 +24,8 @@ export const RUN_DIR_REPORT_NAMES = ['report.md', 'report.html', 'report.csv', '
 const HEAD_BYTES = 64 * 1024;
 
 function readHead(file: string): string {
-  const fd = fs.openSync(file, 'r');
+  // never follow a link or block on a FIFO swapped in since the check
+  const fd = fs.openSync(file, fs.constants.O_RDONLY | fs.constants.O_NOFOLLOW | fs.constants.O_NONBLOCK);
   try {
     const buf = Buffer.alloc(HEAD_BYTES);
     const n = fs.readSync(fd, buf, 0, HEAD_BYTES, 0);
@@ -45,6 +50,21 @@ function enclosingRunDir(dir: string): string | null {
 
 function sameFile(a: fs.Stats, b: fs.Stats): boolean {
   return a.dev === b.dev && a.ino === b.ino;
+}
+
+/** What a file system object that is not a regular file is, in words. */
+function kindOf(st: fs.Stats): string {
+  if (st.isDirectory()) return 'a directory';
+  if (st.isCharacterDevice()) return 'a character device';
+  if (st.isBlockDevice()) return 'a block device';
+  if (st.isFIFO()) return 'a FIFO (named pipe)';
+  if (st.isSocket()) return 'a socket';
+  if (st.isSymbolicLink()) return 'a symbolic link';
+  return 'not a regular file';
+}
+
+function notRegular(out: string, what: string): OutputRefused {
+  return new OutputRefused(`${out} is ${what}, not a regular file; report -o replaces only regular files (not even with --force)`, { path: out, reason: 'not-a-regular-file' });
 }
 
 function badPath(out: string, why: string, cause?: unknown): OutputRefused {
@@ -72,12 +92,45 @@ export function checkReportOutput(out: string, inputs: readonly string[], force:
   }
   let existing: fs.Stats | null = null;
   try {
-    existing = fs.statSync(out);
+    existing = fs.lstatSync(out);
   } catch {
-    existing = null; // nothing there (or a dangling link, which the rename replaces)
+    existing = null; // nothing there
   }
   if (!existing) return;
+  if (existing.isSymbolicLink()) {
+    const to = JSON.stringify(fs.readlinkSync(out));
+    let target: fs.Stats | null = null;
+    try {
+      target = fs.statSync(out);
+    } catch {
+      target = null; // a dangling link: nothing behind it
+    }
+    if (target?.isDirectory()) throw badPath(out, `is a link to a directory (${to}); name a file in it, e.g. ${path.join(out, 'report.md')}`);
+    if (target && !target.isFile()) throw notRegular(out, `a symbolic link to ${kindOf(target)} (${to})`);
+    if (target) checkNotInput(out, target, inputs);
+    if (!force) {
+      throw new OutputRefused(`${out} is a symbolic link (to ${to}), which storsweep never writes; add --force to replace the link itself (what it points to is left as it is)`, { path: out, reason: 'not-a-report' });
+    }
+    return;
+  }
   if (existing.isDirectory()) throw badPath(out, `is a directory; name a file in it, e.g. ${path.join(out, 'report.md')}`);
+  if (!existing.isFile()) throw notRegular(out, kindOf(existing));
+  checkNotInput(out, existing, inputs);
+  if (force) return;
+  // A Markdown report from before the marker existed is recognised only where such a run wrote it.
+  const legacyMarkdown = runDir === parentReal && name === 'report.md';
+  let ours = false;
+  try {
+    ours = isOurReport(readHead(out), { legacyMarkdown });
+  } catch {
+    ours = false;
+  }
+  if (!ours) {
+    throw new OutputRefused(`${out} exists and is not a storsweep report; add --force to overwrite it`, { path: out, reason: 'not-a-report' });
+  }
+}
+
+function checkNotInput(out: string, existing: fs.Stats, inputs: readonly string[]): void {
   for (const input of inputs) {
     let st: fs.Stats;
     try {
@@ -88,16 +141,6 @@ export function checkReportOutput(out: string, inputs: readonly string[], force:
     if (st.isFile() && sameFile(st, existing)) {
       throw new OutputRefused(`${out} is one of the report's inputs (${input}); not even --force overwrites it`, { path: out, reason: 'input' });
     }
-  }
-  if (force) return;
-  let ours = false;
-  try {
-    ours = existing.isFile() && isOurReport(readHead(out));
-  } catch {
-    ours = false;
-  }
-  if (!ours) {
-    throw new OutputRefused(`${out} exists and is not a storsweep report; add --force to overwrite it`, { path: out, reason: 'not-a-report' });
   }
 }
 

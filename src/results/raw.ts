@@ -1,21 +1,38 @@
-// Raw tool output is kept next to the results: written to a temporary name, fsynced, renamed, and
-// the directory fsynced, so a crash leaves either the whole file or none.
+// Raw tool output is kept next to the results: written to a temporary file beside the target,
+// fsynced, renamed over it, and the directory fsynced, so a crash leaves either the whole file or
+// none. The temporary name is random and created with O_CREAT|O_EXCL ('wx'): a name planted in
+// advance (a symlink to someone's file, a FIFO, anything) makes the open fail instead of being
+// written through, and the rename replaces a link at the target rather than following it. A write
+// that fails (a full disk) removes its temporary file.
+import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 
 export function writeFileAtomic(file: string, content: string | Buffer): void {
   const dir = path.dirname(file);
   fs.mkdirSync(dir, { recursive: true });
-  const tmp = path.join(dir, `.${path.basename(file)}.${process.pid}.tmp`);
-  const fd = fs.openSync(tmp, 'w', 0o644);
+  const tmp = path.join(dir, `.${path.basename(file)}.${randomBytes(8).toString('hex')}.tmp`);
+  const fd = fs.openSync(tmp, 'wx', 0o644);
+  let renamed = false;
   try {
-    if (typeof content === 'string') fs.writeSync(fd, content);
-    else fs.writeSync(fd, content);
-    fs.fsyncSync(fd);
+    try {
+      if (typeof content === 'string') fs.writeSync(fd, content);
+      else fs.writeSync(fd, content);
+      fs.fsyncSync(fd);
+    } finally {
+      fs.closeSync(fd);
+    }
+    fs.renameSync(tmp, file);
+    renamed = true;
   } finally {
-    fs.closeSync(fd);
+    if (!renamed) {
+      try {
+        fs.unlinkSync(tmp);
+      } catch {
+        /* already gone */
+      }
+    }
   }
-  fs.renameSync(tmp, file);
   const dfd = fs.openSync(dir, 'r');
   try {
     fs.fsyncSync(dfd);
