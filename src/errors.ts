@@ -147,10 +147,10 @@ export class RunDirLocked extends Error {
   constructor(
     readonly runDir: string,
     readonly holder: { pid: number; host: string; since: string; command: string } | null,
-    options?: { cause?: unknown },
+    options?: { cause?: unknown; note?: string },
   ) {
     const who = holder ? `pid ${holder.pid} on host ${holder.host} (storsweep ${holder.command}, since ${holder.since})` : 'another process (its pid could not be read)';
-    super(`${runDir} is in use by ${who}; one process at a time may change a run directory: wait for it to end, or stop it first`, options);
+    super(`${runDir} is in use by ${who}${options?.note ? `; ${options.note}` : ''}; one process at a time may change a run directory: wait for it to end, or stop it first`, options?.cause === undefined ? undefined : { cause: options.cause });
   }
 }
 
@@ -187,6 +187,21 @@ export class NotARegularFile extends Error {
     options?: { cause?: unknown },
   ) {
     super(message, options);
+  }
+}
+
+/**
+ * A run directory's `run.lock` that is not the lock file storsweep creates: a symbolic link (never
+ * followed: it could point anywhere), a device or FIFO, or a file that is not a lock database.
+ */
+export class RunLockUnusable extends Error {
+  override readonly name = 'RunLockUnusable';
+  constructor(
+    readonly file: string,
+    what: string,
+    options?: { cause?: unknown },
+  ) {
+    super(`${visible(file)} ${what}, not the lock file storsweep creates there; nothing was changed. Remove it (removing a link leaves what it points to alone) and retry`, options);
   }
 }
 

@@ -8,6 +8,7 @@ import path from 'node:path';
 import type { RunPlan } from '../plan/plan.ts';
 import type { CreatedObject, OwnedObjectRef, ProviderName } from '../run/provider.ts';
 import type { ResultRecord } from './record.ts';
+import type { AnchoredLock, LockAnchor } from './run-lock.ts';
 import { errorMessage, RunStoreDamaged } from '../errors.ts';
 
 export const DB_FILE = 'run.sqlite';
@@ -160,6 +161,14 @@ export class ResultStore {
 
   setMeta(key: string, value: unknown): void {
     this.db.prepare('INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)').run(key, JSON.stringify(value));
+  }
+
+  /** Where the run directory's lock records which lock file it holds (src/results/run-lock.ts). */
+  lockAnchor(): LockAnchor {
+    return {
+      read: () => this.getMeta<AnchoredLock>('lock'),
+      write: (lock) => this.setMeta('lock', lock),
+    };
   }
 
   getMeta<T>(key: string): T | null {

@@ -66,6 +66,55 @@ describe('one writer per run directory', { timeout: 180_000 }, () => {
     expect((await runCli(['status', r.runDir!])).stdout).not.toContain('in use');
   });
 
+  it('deleting run.lock during a live run frees nothing: cleanup is still refused and status names the run; a symlinked run.lock is refused, never followed', async () => {
+    const pb = await lab.writePlaybook('rmlock.yaml', sweepPlaybook({ name: 'rmlock', blockSizesMb: [1], formats: ['thin'], repeat: 1, runtimeSec: 8 }));
+    const runsDir = await lab.newRunsDir('rmlock');
+    let cleanup: Awaited<ReturnType<typeof runCli>> | null = null;
+    let status: Awaited<ReturnType<typeof runCli>> | null = null;
+    let during: Awaited<ReturnType<VsphereLab['leftovers']>> | null = null;
+    const r = await runCliWhen(
+      ['run', pb, ...lab.runArgs(runsDir)],
+      { runsDir },
+      (d) => journalHas(d, 'disk:%', 'created') >= 1,
+      async (pid, runDir) => {
+        await fs.rm(`${runDir}/run.lock`);
+        cleanup = await runCli(['cleanup', runDir]);
+        expect(cleanup.stderr).toMatch(holderText(pid, 'run'));
+        during = await lab.leftovers();
+        status = await runCli(['status', runDir]);
+        expect(status.stdout).toMatch(new RegExp(`^in use now by pid ${pid} on host .* \\(storsweep run, since `, 'm'));
+      },
+    );
+    expect(r.fired).toBe(true);
+    expect(cleanup!.code, cleanup!.stderr).toBe(2);
+    expect(cleanup!.stderr).toContain('run.lock was deleted or replaced while held');
+    expect(cleanup!.stdout).toBe('');
+    // the simulator still had the run's datastore and disk after the refused cleanup, and the run
+    // measured on them and tore them down itself
+    expect(during!.datastores).toHaveLength(1);
+    expect(during!.disks).toHaveLength(1);
+    expect(r.code, r.stderr).toBe(0);
+    expect(permutationStatuses(r.runDir!).map((p) => p.status)).toEqual(['done']);
+    expect(ledgerRows(r.runDir!).map((l) => l.state)).toEqual(['removed', 'removed']);
+    expect(await lab.leftovers()).toEqual(NOTHING_LEFT);
+
+    // run.lock replaced by a symlink: to an empty file elsewhere, to a file that is not a database
+    const empty = `${lab.dir}/rmlock-empty`;
+    const notes = `${lab.dir}/rmlock-notes.txt`;
+    await fs.writeFile(empty, '');
+    await fs.writeFile(notes, 'my notes\n');
+    for (const target of [empty, notes]) {
+      await fs.rm(`${r.runDir!}/run.lock`, { force: true });
+      await fs.symlink(target, `${r.runDir!}/run.lock`);
+      const c = await runCli(['cleanup', r.runDir!]);
+      expect(c.code, c.stderr).toBe(2);
+      expect(c.stderr).toContain(`${r.runDir!}/run.lock is a symbolic link (to ${JSON.stringify(target)}), not the lock file storsweep creates there; nothing was changed`);
+      expect(c.stderr).not.toMatch(/SqliteError|not a database/);
+    }
+    expect(await fs.readFile(empty, 'utf8')).toBe('');
+    expect(await fs.readFile(notes, 'utf8')).toBe('my notes\n');
+  });
+
   it('resume: an edited inventory or another playbook is refused before anything is touched; of two resumes one is refused; after kill -9 of the holder the next resume takes over', async () => {
     const pb = await lab.writePlaybook('resume.yaml', sweepPlaybook({ name: 'resume', blockSizesMb: [1], formats: ['thin'], repeat: 1, runtimeSec: 10 }));
     const runsDir = await lab.newRunsDir('resume');

@@ -36,7 +36,7 @@ export function statusText(store: ResultStore): string {
   const perms = store.permutations();
   const count = (s: string) => perms.filter((p) => p.status === s).length;
   const meta = store.meta();
-  const lock = runDirHolder(store.runDir);
+  const lock = runDirHolder(store.runDir, store.lockAnchor());
   const lines = [`run ${meta.runId} (${meta.playbook} → ${meta.target}), started ${meta.startedAt}`, `done ${count('done')}, failed ${count('failed')}, pending ${count('pending') + count('running')} of ${perms.length}`];
   if (lock.held) lines.push(lock.holder ? `in use now by pid ${lock.holder.pid} on host ${lock.holder.host} (storsweep ${lock.holder.command}, since ${lock.holder.since})` : 'in use now by another process');
   for (const p of perms) {
@@ -76,7 +76,7 @@ export function registerRunDirCommands(program: Command): void {
     .action((dir: string, o: { json?: boolean }) => {
       const store = openRun(dir);
       if (o.json) {
-        const lock = runDirHolder(store.runDir);
+        const lock = runDirHolder(store.runDir, store.lockAnchor());
         terminal.stdout(jsonText({ permutations: store.permutations(), leftovers: store.leftovers(), inUseBy: lock.held ? (lock.holder ?? {}) : null }) + '\n');
       }
       else terminal.stdout(statusText(store) + '\n');

@@ -131,7 +131,7 @@ export function dryRunLines(plan: RunPlan): string[] {
  * in the journal.
  */
 export function takeRunLock(store: ResultStore, command: string): RunLock {
-  const lock = lockRunDir(store.runDir, command);
+  const lock = lockRunDir(store.runDir, command, store.lockAnchor());
   if (lock.previous) {
     const p = lock.previous;
     terminal.stderr(`note: ${store.runDir} was last held by pid ${p.pid} on host ${JSON.stringify(p.host)} (storsweep ${p.command}, since ${p.since}), which ended without releasing it; taking over\n`);
@@ -271,6 +271,7 @@ async function runLocked(playbookFile: string | undefined, o: RunCommandOptions,
     fs.mkdirSync(runDir);
     held.lock = lockRunDir(runDir, 'run');
     const store = ResultStore.create(runDir, meta, plan);
+    held.lock.anchorTo(store.lockAnchor());
     writeFileAtomic(path.join(runDir, 'plan.json'), JSON.stringify(plan, null, 1));
     writeFileAtomic(path.join(runDir, 'playbook.yaml'), pbText);
     prep = { plan, store, comps, resumed: false };

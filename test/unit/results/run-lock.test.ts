@@ -6,8 +6,10 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { RunDirLocked } from '../../../src/errors.ts';
+import { execFileSync } from 'node:child_process';
+import { RunDirLocked, RunLockUnusable } from '../../../src/errors.ts';
 import { lockRunDir, LOCK_FILE, runDirHolder } from '../../../src/results/run-lock.ts';
+import { fileAnchor } from './fixtures/file-anchor.ts';
 
 const TAKER = fileURLToPath(new URL('./fixtures/lock-taker.ts', import.meta.url));
 const RUN_TS = fileURLToPath(new URL('../../../bin/run-ts.mjs', import.meta.url));
@@ -20,8 +22,8 @@ interface Outcome {
   message?: string;
 }
 
-function taker(dir: string, startAt: number, holdMs: number): { pid: number; done: Promise<Outcome | null> } {
-  const child = spawn(process.execPath, [RUN_TS, TAKER, dir, String(startAt), String(holdMs)], { stdio: ['ignore', 'pipe', 'inherit'] });
+function taker(dir: string, startAt: number, holdMs: number, anchorFile?: string): { pid: number; done: Promise<Outcome | null> } {
+  const child = spawn(process.execPath, [RUN_TS, TAKER, dir, String(startAt), String(holdMs), ...(anchorFile ? [anchorFile] : [])], { stdio: ['ignore', 'pipe', 'inherit'] });
   let out = '';
   child.stdout.on('data', (d: Buffer) => (out += d.toString()));
   const done = new Promise<Outcome | null>((resolve) => child.on('close', () => resolve(out.trim() ? (JSON.parse(out.trim().split('\n')[0]!) as Outcome) : null)));
@@ -75,5 +77,64 @@ describe('lockRunDir', () => {
     // the winner saw the dead holder's row; every loser names the winner
     expect(winners[0]!.previous).toMatchObject({ pid: first.pid });
     for (const o of outcomes.filter((x) => !x.won)) expect(o.holder?.pid).toBe(winners[0]!.pid);
+  });
+
+  it('deleting run.lock under a live holder does not free the run directory: the recorded lock file is still held', { timeout: 60_000 }, async () => {
+    const anchorFile = path.join(dir, 'anchor.json');
+    const anchor = fileAnchor(anchorFile);
+    const first = taker(dir, 0, 60_000, anchorFile);
+    await expect.poll(() => fs.existsSync(anchorFile), { timeout: 20_000 }).toBe(true);
+    const lockFile = path.join(dir, LOCK_FILE);
+    expect(anchor.read()).toMatchObject({ pid: first.pid, command: 'test', ino: String(fs.statSync(lockFile).ino) });
+    // the hostile step: the path is given a new file while the holder keeps the old one
+    fs.rmSync(lockFile);
+    expect(runDirHolder(dir, anchor)).toMatchObject({ held: true, holder: { pid: first.pid, command: 'test' } });
+    let refused: unknown = null;
+    try {
+      lockRunDir(dir, 'cleanup', anchor);
+    } catch (err) {
+      refused = err;
+    }
+    expect(refused).toBeInstanceOf(RunDirLocked);
+    expect((refused as RunDirLocked).holder).toMatchObject({ pid: first.pid, command: 'test' });
+    expect((refused as Error).message).toMatch(/run\.lock was deleted or replaced while held, and the original is still locked/);
+    // the anchor still names the live holder's file
+    expect(anchor.read()!.pid).toBe(first.pid);
+    process.kill(first.pid, 'SIGKILL');
+    await first.done;
+    // its kernel lock is gone with it: the new file is taken and recorded
+    const lock = lockRunDir(dir, 'cleanup', anchor);
+    expect(anchor.read()).toMatchObject({ pid: process.pid, command: 'cleanup', ino: String(fs.statSync(lockFile).ino) });
+    lock.release();
+  });
+
+  it('never follows or rewrites what is not its lock file: symlink, FIFO, device, other content (nothing outside is touched)', () => {
+    const lockFile = path.join(dir, LOCK_FILE);
+    const outside = fs.mkdtempSync(path.join(os.tmpdir(), 'ss-lock-victim-'));
+    try {
+      const empty = path.join(outside, 'empty');
+      fs.writeFileSync(empty, '');
+      const text = path.join(outside, 'notes.txt');
+      fs.writeFileSync(text, 'my notes\n');
+      for (const [target, kind] of [[empty, /is a symbolic link \(to ".*empty"\)/], [text, /is a symbolic link/], ['/dev/null', /is a symbolic link/]] as const) {
+        fs.rmSync(lockFile, { force: true });
+        fs.symlinkSync(target, lockFile);
+        expect(() => lockRunDir(dir, 'cleanup')).toThrow(RunLockUnusable);
+        expect(() => lockRunDir(dir, 'cleanup')).toThrow(kind);
+        expect(runDirHolder(dir)).toEqual({ held: false });
+      }
+      // the files the links pointed to are as they were: not turned into a database
+      expect(fs.readFileSync(empty, 'utf8')).toBe('');
+      expect(fs.readFileSync(text, 'utf8')).toBe('my notes\n');
+      fs.rmSync(lockFile);
+      execFileSync('mkfifo', [lockFile]);
+      expect(() => lockRunDir(dir, 'cleanup')).toThrow(/is a FIFO/);
+      fs.rmSync(lockFile);
+      fs.writeFileSync(lockFile, 'not a database at all\n');
+      expect(() => lockRunDir(dir, 'cleanup')).toThrow(/is not a lock database .*Remove it .* and retry/);
+      expect(fs.readFileSync(lockFile, 'utf8')).toBe('not a database at all\n');
+    } finally {
+      fs.rmSync(outside, { recursive: true, force: true });
+    }
   });
 });
