@@ -42,6 +42,20 @@ const TiB = 1024 ** 4;
 export const MAX_FILE_SIZE_BYTES = 64 * TiB;
 export const MIN_FILE_SIZE_BYTES = 1024 ** 2;
 
+/**
+ * Block size (fio bs/ba/buffer_compress_chunk, diskspd -b): a sanity cap of 64 MiB, 64 times the
+ * largest block of the presets. fio itself keeps bs in an unsigned int (fio:thread_options.h), and
+ * allocates bs × iodepth of buffers per job: a 4 GiB block at the queue-depth cap would ask the guest
+ * for far more memory than it has.
+ */
+export const MAX_BLOCK_SIZE_BYTES = 64 * 1024 ** 2;
+
+/**
+ * fio keeps most counts in a C `unsigned int` (fio:thread_options.h: fsync_blocks, rate_iops,
+ * iodepth_batch, …): a larger number cannot mean what it says.
+ */
+export const MAX_FIO_UINT = 2 ** 32 - 1;
+
 /** Virtual disk size in GiB: 64 TiB, the largest VHDX; ESXi's own 62 TiB limit is checked per target. */
 export const MAX_DISK_SIZE_GB = 65_536;
 

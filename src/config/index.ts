@@ -80,7 +80,7 @@ export function loadPlaybook(file: string): LoadedPlaybook {
       resolveWorkload(inline ?? p);
     } catch (err) {
       if (!(err instanceof InvalidArgument)) throw err;
-      diags.push(inline ? diagnosticAt(source, ['workloads', p], err.message) : diagnosticAt(source, ['matrix', 'workload', 'profile', i], err.message));
+      diags.push(inline ? diagnosticAt(source, inlineOptionPath(p, inline, err.details.name), err.message) : diagnosticAt(source, ['matrix', 'workload', 'profile', i], err.message));
     }
   });
   const countAxes = typeof value.target === 'string' ? axes : [{ name: 'target', values: value.target }, ...axes];
@@ -96,6 +96,17 @@ export function loadPlaybook(file: string): LoadedPlaybook {
   if (ds?.blockSizeMb && ds.blockSizeKb) diags.push(diagnosticAt(source, ['matrix', 'datastore', 'blockSizeKb'], 'give either blockSizeMb or blockSizeKb, not both'));
   if (diags.length) throw new ConfigError(sortDiagnostics(diags));
   return { file, playbook: value, source, text };
+}
+
+/** Where a refused custom fio option is written (`workloads.<name>.fio[.<i>].<key>`), else the workload itself. */
+function inlineOptionPath(name: string, inline: unknown, option: string): PathKey[] {
+  const fio = inline && typeof inline === 'object' ? (inline as { fio?: unknown }).fio : undefined;
+  const jobs = Array.isArray(fio) ? fio : fio && typeof fio === 'object' ? [fio] : [];
+  for (const [i, job] of jobs.entries()) {
+    const key = job && typeof job === 'object' ? Object.keys(job).find((k) => k.replace(/^--/, '') === option) : undefined;
+    if (key !== undefined) return Array.isArray(fio) ? ['workloads', name, 'fio', i, key] : ['workloads', name, 'fio', key];
+  }
+  return ['workloads', name];
 }
 
 const SECRET_FIELDS: Array<{ section: 'vcenters' | 'sshHosts' | 'targets'; path: string[] }> = [

@@ -6,7 +6,7 @@
 // shell metacharacters: the runner quotes every argument, but a value that needs quoting is never a
 // legitimate fio/diskspd value, so refusing it keeps one more layer between a playbook and a shell.
 import { InvalidArgument } from '../errors.ts';
-import { MAX_PASS_SEC, MAX_QUEUE_DEPTH, MAX_THREADS } from '../limits.ts';
+import { MAX_BLOCK_SIZE_BYTES, MAX_FILE_SIZE_BYTES, MAX_FIO_UINT, MAX_PASS_SEC, MAX_QUEUE_DEPTH, MAX_THREADS } from '../limits.ts';
 import type { Pattern } from '../results/record.ts';
 import { iometerSpec, looksLikeIometerSpec } from './iometer-spec.ts';
 import { getProfile, makeTest, profileNames, PROFILES } from './profiles.ts';
@@ -83,7 +83,6 @@ export const FIO_OPTIONS: Readonly<Record<string, RegExp>> = {
   fsync: INT,
   fdatasync: INT,
   fallocate: /^(none|posix|keep|native|truncate|0|1)$/,
-  nrfiles: INT,
   cpus_allowed: /^\d+(-\d+)?(,\d+(-\d+)?)*$/,
   group_reporting: BOOL,
 };
@@ -103,7 +102,72 @@ const FIO_FORBIDDEN: Readonly<Record<string, string>> = {
   write_iops_log: 'fio logs are files on the guest the runner does not collect',
   write_hist_log: 'fio logs are files on the guest the runner does not collect',
   ioscheduler: 'changes the guest system configuration',
+  // fio takes the last of a repeated option, and custom options follow the runner's own: these
+  // would replace what settings and the inventory decide (a `size: 1p` would lay out a 1 PiB file)
+  filesize: 'the runner sets the test file size from settings.fileSize',
+  nrfiles: 'the runner measures the one test file the inventory names',
 };
+
+// Numeric caps of the options the allow-list lets through (src/limits.ts), in bytes for sizes.
+// A percentage (`10%`, of the test file or device) is at most 100%.
+const FIO_BYTES_CAP: Readonly<Record<string, [number, string]>> = {
+  bs: [MAX_BLOCK_SIZE_BYTES, 'the block size cap'],
+  blocksize: [MAX_BLOCK_SIZE_BYTES, 'the block size cap'],
+  blockalign: [MAX_BLOCK_SIZE_BYTES, 'the block size cap'],
+  ba: [MAX_BLOCK_SIZE_BYTES, 'the block size cap'],
+  buffer_compress_chunk: [MAX_BLOCK_SIZE_BYTES, 'the block size cap'],
+  io_size: [MAX_FILE_SIZE_BYTES, 'the test file size cap'],
+  io_limit: [MAX_FILE_SIZE_BYTES, 'the test file size cap'],
+  offset: [MAX_FILE_SIZE_BYTES, 'the test file size cap'],
+  offset_increment: [MAX_FILE_SIZE_BYTES, 'the test file size cap'],
+};
+const FIO_COUNT_CAP: Readonly<Record<string, [number, string]>> = {
+  iodepth_batch: [MAX_QUEUE_DEPTH, "the queue depth cap (io_uring's limit of entries)"],
+  iodepth_batch_submit: [MAX_QUEUE_DEPTH, "the queue depth cap (io_uring's limit of entries)"],
+  iodepth_batch_complete_min: [MAX_QUEUE_DEPTH, "the queue depth cap (io_uring's limit of entries)"],
+  iodepth_batch_complete_max: [MAX_QUEUE_DEPTH, "the queue depth cap (io_uring's limit of entries)"],
+  iodepth_low: [MAX_QUEUE_DEPTH, "the queue depth cap (io_uring's limit of entries)"],
+  fsync: [MAX_FIO_UINT, "fio's unsigned int"],
+  fdatasync: [MAX_FIO_UINT, "fio's unsigned int"],
+  rate_iops: [MAX_FIO_UINT, "fio's unsigned int"],
+  rate: [Number.MAX_SAFE_INTEGER, 'the largest whole number read exactly'],
+  rate_min: [Number.MAX_SAFE_INTEGER, 'the largest whole number read exactly'],
+};
+
+const FIO_UNIT_EXP: Record<string, number> = { '': 0, k: 1, m: 2, g: 3, t: 4, p: 5 };
+
+/**
+ * fio size text → bytes, at most: fio's default kb_base=1024 reads k/m/g/t/p as powers of 1024
+ * (KB as 1000 only with kb_base=1000), so 1024 is the upper bound a cap needs. Null for a percentage.
+ */
+function fioSizeUpperBytes(text: string): number | null {
+  const m = /^(\d+(?:\.\d+)?)([kmgtp])?(?:i?b)?$/i.exec(text);
+  return m ? Number(m[1]) * 1024 ** FIO_UNIT_EXP[(m[2] ?? '').toLowerCase()]! : null;
+}
+
+const BYTES = (n: number) => (n >= 1024 ** 4 && n % 1024 ** 4 === 0 ? `${n / 1024 ** 4} TiB` : n >= 1024 ** 2 && n % 1024 ** 2 === 0 ? `${n / 1024 ** 2} MiB` : `${n} bytes`);
+
+/** Why a numeric value of `key` is out of range, or null. */
+function fioRangeProblem(key: string, value: string): string | null {
+  const pct = /^(\d+)%$/.exec(value);
+  if (pct) return Number(pct[1]) > 100 ? 'a percentage of the test file is at most 100%' : null;
+  if (key === 'size') return 'an absolute size would replace settings.fileSize (fio takes the last --size): set settings.fileSize, or give a share of the test file like 50%';
+  const bytesCap = FIO_BYTES_CAP[key];
+  if (bytesCap) {
+    const bytes = fioSizeUpperBytes(value);
+    if (bytes !== null && bytes > bytesCap[0]) return `expected at most ${BYTES(bytesCap[0])} (${bytesCap[1]})`;
+  }
+  const countCap = FIO_COUNT_CAP[key];
+  if (countCap) {
+    // rate and rate_iops may give read,write; each number counts (k/m/g = powers of 1024 at most)
+    for (const part of value.split(',')) {
+      const n = fioSizeUpperBytes(part) ?? Number(part);
+      if (n > countCap[0]) return `expected at most ${countCap[0]} (${countCap[1]})`;
+    }
+  }
+  if (key === 'percentile_list' && value.split(':').some((p) => Number(p) > 100)) return 'a percentile is at most 100';
+  return null;
+}
 
 function bad(what: string, name: string, value: string, why: string): never {
   throw new InvalidArgument(`${what} ${name}=${JSON.stringify(value)}: ${why}`, { name, value });
@@ -133,6 +197,8 @@ export function validateFioOptions(options: Record<string, string | number | boo
     if (SHELL_META.test(value)) bad('fio option', key, value, 'value contains whitespace or a shell metacharacter');
     if (key === 'ioengine' && !pattern.test(value)) bad('fio option', key, value, `is not an allowed engine; allowed: ${FIO_IOENGINES.join(', ')}`);
     if (!pattern.test(value)) bad('fio option', key, value, `value does not match ${pattern.source}`);
+    const range = fioRangeProblem(key, value);
+    if (range !== null) bad('fio option', key, value, range);
     const seconds = fioTimeSeconds(key, value);
     if (seconds !== null && seconds > MAX_PASS_SEC) bad('fio option', key, value, `expected at most ${MAX_PASS_SEC} s (a day per pass at most)`);
     out[key] = value;
@@ -162,6 +228,12 @@ export function customFioTest(options: Record<string, string | number | boolean>
   const jobs = Number(o['numjobs'] ?? '1');
   if (qd < 1 || qd > MAX_QUEUE_DEPTH) bad('fio option', 'iodepth', String(qd), `expected a whole number from 1 to ${MAX_QUEUE_DEPTH} (io_uring's limit of entries)`);
   if (jobs < 1 || jobs > MAX_THREADS) bad('fio option', 'numjobs', String(jobs), `expected a whole number from 1 to ${MAX_THREADS} (fio's maximum number of jobs)`);
+  // each job starts at offset + job number × offset_increment, and lays out its file from there
+  const offset = fioSizeUpperBytes(o['offset'] ?? '0') ?? 0;
+  const increment = fioSizeUpperBytes(o['offset_increment'] ?? '0') ?? 0;
+  if (offset + increment * (jobs - 1) > MAX_FILE_SIZE_BYTES) {
+    bad('fio option', 'offset_increment', o['offset_increment'] ?? '0', `the last of ${jobs} jobs would start at offset + ${jobs - 1} × offset_increment, beyond ${BYTES(MAX_FILE_SIZE_BYTES)} (the test file size cap)`);
+  }
   let readPercent: number | undefined;
   if (o['rwmixread'] !== undefined) readPercent = Number(o['rwmixread']);
   else if (o['rwmixwrite'] !== undefined) readPercent = 100 - Number(o['rwmixwrite']);
@@ -261,6 +333,15 @@ export function customDiskspdTest(params: string | string[]): WorkloadTest {
     const [max, what] = m[1] === 'o' || m[1] === 'O' ? [MAX_QUEUE_DEPTH, 'outstanding I/Os'] : [MAX_THREADS, 'threads'];
     const n = Number(m[2]);
     if (n < 1 || n > max) bad('diskspd parameter', p, p, `expected ${what} from 1 to ${max}`);
+  }
+  // Sizes: diskspd reads K/M/G as powers of 1024 and b as blocks of -b (CmdLineParser.cpp
+  // _GetSizeInBytes); the caps are the settings' (src/limits.ts).
+  if (block > MAX_BLOCK_SIZE_BYTES) bad('diskspd parameter', list.find((p) => /^-b/.test(p)) ?? '-b', String(block), `expected a block size of at most ${BYTES(MAX_BLOCK_SIZE_BYTES)} (the block size cap)`);
+  for (const p of list) {
+    const m = /^-([BfT])(\d+)([KMGb])?$/i.exec(p);
+    if (!m || (m[1] !== 'B' && m[1] !== 'f' && m[1] !== 'T')) continue;
+    const unit = m[3] === undefined ? 1 : m[3] === 'b' || m[3] === 'B' ? block : 1024 ** ({ k: 1, m: 2, g: 3 }[m[3].toLowerCase()] ?? 0);
+    if (Number(m[2]) * unit > MAX_FILE_SIZE_BYTES) bad('diskspd parameter', p, p, `expected an offset or size of at most ${BYTES(MAX_FILE_SIZE_BYTES)} (the test file size cap)`);
   }
   const readPercent = 100 - writePct;
   const pattern: Pattern = readPercent === 100 ? (random ? 'randread' : 'read') : readPercent === 0 ? (random ? 'randwrite' : 'write') : random ? 'randrw' : 'rw';

@@ -59,8 +59,8 @@ describe('numbers in a playbook', () => {
   it('custom workloads: fio iodepth 65536 / numjobs 100000 and diskspd -t100000 are refused with the tools\' limits', () => {
     const F = f('pb-absurd-workloads.yaml');
     expect(playbook('pb-absurd-workloads.yaml')).toEqual([
-      `${F}:8:5: workloads.big-iodepth: fio option iodepth="65536": expected a whole number from 1 to 32768 (io_uring's limit of entries)`,
-      `${F}:10:5: workloads.big-numjobs: fio option numjobs="100000": expected a whole number from 1 to 4096 (fio's maximum number of jobs)`,
+      `${F}:8:43: workloads.big-iodepth.fio.iodepth: fio option iodepth="65536": expected a whole number from 1 to 32768 (io_uring's limit of entries)`,
+      `${F}:10:43: workloads.big-numjobs.fio.numjobs: fio option numjobs="100000": expected a whole number from 1 to 4096 (fio's maximum number of jobs)`,
       `${F}:12:5: workloads.big-diskspd: diskspd parameter -t100000="-t100000": expected threads from 1 to 4096`,
     ]);
   });
