@@ -1,6 +1,7 @@
 // Error classes named after the condition a caller may handle. Each keeps `cause`, carries the
 // context fields a message needs, and the CLI maps them to exit codes (see src/cli/exit.ts).
 
+import { shortenLongRuns } from './text/excerpt.ts';
 import { visible } from './text/visible.ts';
 
 export interface Diagnostic {
@@ -14,7 +15,8 @@ export interface Diagnostic {
 
 export function formatDiagnostic(d: Diagnostic): string {
   const where = `${d.file}:${d.line}:${d.column}`;
-  return d.path ? `${where}: ${d.path}: ${d.message}` : `${where}: ${d.message}`;
+  const message = shortenLongRuns(d.message);
+  return d.path ? `${where}: ${d.path}: ${message}` : `${where}: ${message}`;
 }
 
 /** Diagnostics shown in a message; the rest are counted (100,000 unknown keys are not 100,000 lines). */

@@ -227,6 +227,12 @@ describe('hostile or odd files: refused at the line, in a sentence (issue 11, it
     expect(key).toBe(`${f('pb-long-value.yaml')}:7:1: ${'y'.repeat(80)}… (120 more): unknown key "${'y'.repeat(80)}… (120 more)" (expected one of $schema, name, description, target, matrix, workloads, settings, include, exclude, repeat, order, baseline, timeouts)`);
   });
 
+  it('a long value quoted by a lower layer\'s message (a workload name) is cut too', () => {
+    expect(playbook('pb-long-profile.yaml')).toEqual([
+      `${f('pb-long-profile.yaml')}:5:15: matrix.workload.profile[0]: workload "${'z'.repeat(79)}… (222 more) is neither a preset (cdm8-default, quick, cdm3, cdm5, cdm6, cdm7-default, cdm7-peak, cdm7-real, cdm8-peak, cdm8-real, cdm8-demo, cdm8-nvme) nor an IOMeter access spec like "4k 50% read 100% random"`,
+    ]);
+  });
+
   it('more permutations than the limit: refused at matrix:, counting targets and includes', () => {
     expect(playbook('pb-too-many-permutations.yaml')).toEqual([
       `${f('pb-too-many-permutations.yaml')}:3:1: matrix: the matrix expands to 160,001 permutations (target 2 × disk.format 2 × disk.sizeGb 200 × volume.sizeGb 100 × workload.profile 2, plus include); at most 100,000 are allowed: drop axis values or split the playbook`,
