@@ -16,12 +16,12 @@ export function excerpt(value: unknown, max = EXCERPT_CHARS): string {
 }
 
 /**
- * Every run of more than 100 non-space characters in a composed message cut like `excerpt` (to 80):
+ * Every run of more than 256 non-space characters in a composed message cut like `excerpt` (to 80):
  * a guard for messages that quote input through a lower layer's wording (a 1 MB profile name inside
- * "workload "…" is not …"). Our own words and lists are never that long without a space, and a
- * value `excerpt` already cut (80 characters, a quote and "…") is left alone.
+ * "workload "…" is not …"). Our own words and lists are never that long without a space; a path
+ * of up to 256 characters stays whole.
  */
 export function shortenLongRuns(text: string): string {
-  if (text.length <= 100) return text;
-  return text.replace(/\S{101,}/g, (run) => excerpt(run));
+  if (text.length <= 256) return text;
+  return text.replace(/\S{257,}/g, (run) => excerpt(run));
 }

@@ -5,6 +5,7 @@ import { errorMessage, UsageError } from '../../errors.ts';
 import { importFile, type ImportResult } from '../../importers/index.ts';
 import { renderCsv } from '../../report/csv.ts';
 import { EXIT, exitCodeFor } from '../exit.ts';
+import { shortenLongRuns } from '../../text/excerpt.ts';
 import { visible } from '../../text/visible.ts';
 import type { ResultRecord } from '../../results/record.ts';
 import { jsonText, terminal } from '../output.ts';
@@ -56,14 +57,14 @@ export async function runImport(files: readonly string[], opts: ImportCommandOpt
   for (const file of files) {
     try {
       const result = await io.importFile(file);
-      for (const w of result.warnings.slice(0, MAX_WARNINGS_PER_FILE)) io.stderr(`warning: ${w}\n`);
+      for (const w of result.warnings.slice(0, MAX_WARNINGS_PER_FILE)) io.stderr(`warning: ${shortenLongRuns(w)}\n`);
       const more = result.warnings.length - MAX_WARNINGS_PER_FILE;
       if (more > 0) io.stderr(`warning: ${visible(file)}: … and ${more} more warning${more === 1 ? '' : 's'}\n`);
       // no push(...records): a spread of 100,000 arguments overflows the stack
       for (const r of result.records) records.push(r);
     } catch (err) {
       code = Math.max(code, exitCodeFor(err) === EXIT.usage ? EXIT.usage : EXIT.failure);
-      io.stderr(`error: ${errorMessage(err)}\n`);
+      io.stderr(`error: ${shortenLongRuns(errorMessage(err))}\n`);
     }
   }
   if (opts.json) io.stdout(jsonText(records, 2) + '\n');
