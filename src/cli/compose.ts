@@ -8,6 +8,7 @@ import { esxiShellConfigOf, hypervConfigOf, stepPlannerOf, vsphereStepTargetOf }
 import { UnsafeOperation, UsageError } from '../errors.ts';
 import type { Playbook } from '../config/playbook.ts';
 import { buildPlan, rawTestTarget, type RunPlan, type StepPlanner, type TargetPlanOptions } from '../plan/plan.ts';
+import type { Axes } from '../results/record.ts';
 import type { CommandRunner } from '../ssh/command-runner.ts';
 import { createLocalRunner } from '../ssh/local-runner.ts';
 import { connectSsh, type SshOptions } from '../ssh/ssh-runner.ts';
@@ -250,9 +251,11 @@ function endpointUrl(raw: string): string {
  * target's entry (VM, host, datastore, devices, the guest, its test file, workdir, fio path and
  * ioengine…), the SSH endpoint it reaches (host, port, user) and the vCenter's URL. Recorded at
  * run start; `run --resume` recomputes it from the inventory it is given and refuses a difference.
- * Never a secret: credentials and references to them are left out.
+ * Never a secret: credentials and references to them are left out. With the run's plan, only what
+ * its permutations use (usedFacts): an NFS export of a run without NFS permutations, or a Hyper-V
+ * volume for a size it does not measure, is no part of it.
  */
-export function measurementFacts(names: readonly string[], inv: LoadedInventory): Record<string, string> {
+export function measurementFacts(names: readonly string[], inv: LoadedInventory, plan?: Pick<RunPlan, 'permutations' | 'targets'>): Record<string, string> {
   const out: Record<string, string> = {};
   for (const name of names) {
     const target = inv.inventory.targets[name];
@@ -269,6 +272,38 @@ export function measurementFacts(names: readonly string[], inv: LoadedInventory)
       const url = inv.inventory.vcenters[target.vcenter]?.url ?? process.env.GOVC_URL;
       if (url) out[`vcenters.${target.vcenter}.url`] = endpointUrl(url);
     }
+  }
+  return plan ? usedFacts(out, names, plan) : out;
+}
+
+/**
+ * Inventory fields a permutation uses only for some axis values: kept in the facts only when one
+ * of the target's permutations has that value. Other fields are always kept.
+ */
+const AXIS_DEPENDENT: Array<{ field: RegExp; used: (axes: Axes, m: RegExpExecArray) => boolean }> = [
+  // vSphere: the NFS export is mounted only for datastore.kind nfs
+  { field: /^nfs(\.|$)/, used: (a) => a['datastore.kind'] === 'nfs' },
+  // Hyper-V: volumes.<sizeGb> is the folder for that volume.sizeGb value only
+  { field: /^volumes\.([^.]+)$/, used: (a, m) => a['volume.sizeGb'] !== undefined && String(a['volume.sizeGb']) === m[1] },
+  // Hyper-V: the pass-through disk is taken only for disk.format passthrough
+  { field: /^passthroughDisk$/, used: (a) => a['disk.format'] === 'passthrough' },
+];
+
+/**
+ * `facts` restricted to what the plan's permutations use (see AXIS_DEPENDENT). Applied to both
+ * sides of a resume's comparison, so a run recorded with every field compares the same way.
+ */
+export function usedFacts(facts: Record<string, string>, names: readonly string[], plan: Pick<RunPlan, 'permutations' | 'targets'>): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [key, value] of Object.entries(facts)) {
+    const name = names.find((n) => key.startsWith(`targets.${n}.`));
+    const rest = name === undefined ? null : key.slice(`targets.${name}.`.length);
+    const rule = rest === null ? undefined : AXIS_DEPENDENT.map((r) => ({ r, m: r.field.exec(rest) })).find((x) => x.m);
+    if (rule) {
+      const perms = plan.targets ? plan.permutations.filter((p) => String(p.axes.target) === name) : plan.permutations;
+      if (!perms.some((p) => rule.r.used(p.axes, rule.m!))) continue;
+    }
+    out[key] = value;
   }
   return out;
 }

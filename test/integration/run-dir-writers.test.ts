@@ -98,6 +98,16 @@ describe('one writer per run directory', { timeout: 180_000 }, () => {
     expect(ledgerRows(r.runDir!).map((l) => l.state)).toEqual(['removed', 'removed']);
     expect(await lab.leftovers()).toEqual(NOTHING_LEFT);
 
+    // The user replaced report.md: resuming the finished run measures nothing more, warns that
+    // report.md is not ours (naming it), leaves it, still writes report.html, and succeeds.
+    await fs.writeFile(`${r.runDir!}/report.md`, '# my notes on this run\n');
+    const again = await runCli(['run', '--resume', r.runDir!, '--json']);
+    expect(again.code, again.stderr).toBe(0);
+    expect(again.stderr).toContain(`warning: ${r.runDir!}/report.md was not written: it exists and is not a report storsweep wrote, so it was left as it is`);
+    expect(again.stderr).toContain(`report: ${r.runDir!}/report.html\n`);
+    expect(await fs.readFile(`${r.runDir!}/report.md`, 'utf8')).toBe('# my notes on this run\n');
+    expect(await fs.readFile(`${r.runDir!}/report.html`, 'utf8')).toContain('<meta name="generator" content="storsweep">');
+
     // run.lock replaced by a symlink: to an empty file elsewhere, to a file that is not a database
     const empty = `${lab.dir}/rmlock-empty`;
     const notes = `${lab.dir}/rmlock-notes.txt`;
@@ -129,13 +139,15 @@ describe('one writer per run directory', { timeout: 180_000 }, () => {
     const original = await fs.readFile(lab.inventory, 'utf8');
     const edited = `${lab.dir}/inventory-edited.yaml`;
     const workdirLine = original.match(/^ {6}workdir: .*$/m)![0];
-    await fs.writeFile(edited, original.replace(workdirLine, `${workdirLine}\n      testFile: ${lab.workdir}/other.dat\n      ioengine: psync`));
+    // (an NFS export the run never mounts is added too: no part of the comparison)
+    await fs.writeFile(edited, original.replace(workdirLine, `${workdirLine}\n      testFile: ${lab.workdir}/other.dat\n      ioengine: psync\n    nfs:\n      remoteHost: nas1\n      remotePath: /export/other`));
     const seq = journalSeq(runDir);
     const mixed = await runCli(['run', '--resume', runDir, '-i', edited, '--no-report', '--json']);
     expect(mixed.code, mixed.stderr).toBe(2);
     expect(mixed.stderr).toContain(`refused: run --resume: ${edited} differs from the inventory this run started with (${lab.inventory})`);
     expect(mixed.stderr).toContain('  targets.lab-vcenter.guest.ioengine: "libaio" → "psync"\n');
     expect(mixed.stderr).toContain(`  targets.lab-vcenter.guest.testFile: (absent) → "${lab.workdir}/other.dat"\n`);
+    expect(mixed.stderr).not.toContain('nfs');
     // nothing measured, nothing torn down, nothing journaled but the lock's takeover from the killed run
     expect(resultKeys(runDir)).toEqual([]);
     expect(ledgerRows(runDir)).toEqual(ledgerBefore);
@@ -152,8 +164,11 @@ describe('one writer per run directory', { timeout: 180_000 }, () => {
     // Two resumes: the second, started while the first holds the run, is refused and names it.
     let second: Awaited<ReturnType<typeof runCli>> | null = null;
     let holderPid = 0;
+    // (the run's playbook with a comment added and keys quoted: the same playbook when parsed)
+    const pbText = await fs.readFile(pb, 'utf8');
+    const commented = await lab.writePlaybook('resume-commented.yaml', `# reviewed at 3 a.m.\n${pbText.replace(/^name: (.*)$/m, 'name: "$1" # same run')}`);
     const held = await runCliWhen(
-      ['run', '--resume', runDir, pb, '--no-report', '--json'],
+      ['run', '--resume', runDir, commented, '--no-report', '--json'],
       { runDir },
       (d) => journalHas(d, 'run', 'resume') >= 1,
       async (pid) => {

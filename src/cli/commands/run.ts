@@ -6,7 +6,7 @@ import type { Command } from 'commander';
 import { loadInventory, loadPlaybook, type LoadedInventory } from '../../config/index.ts';
 import { checkPlaybookAgainst } from '../../plan/check.ts';
 import { redact, redactDeep } from '../../config/secrets.ts';
-import { errorMessage, ResumeMismatch, UnsafeOperation, UsageError } from '../../errors.ts';
+import { errorMessage, OutputRefused, ResumeMismatch, UnsafeOperation, UsageError } from '../../errors.ts';
 import type { RunPlan } from '../../plan/plan.ts';
 import { newRunId } from '../../plan/permutation.ts';
 import { writeFileAtomic } from '../../results/raw.ts';
@@ -16,7 +16,7 @@ import { executeRun, type RunSummary, type TargetEndpoints } from '../../run/exe
 import type { Provider } from '../../run/provider.ts';
 import { createRunLog } from '../../run/log.ts';
 import { createProgressView, type ProgressEvent } from '../../run/progress.ts';
-import { composeTargets, measurementFacts, planRun, type Composition } from '../compose.ts';
+import { composeTargets, measurementFacts, planRun, usedFacts, type Composition } from '../compose.ts';
 import { EXIT } from '../exit.ts';
 import { retriesOption, stepTimeoutOption } from '../options.ts';
 import { runReport } from './report.ts';
@@ -144,27 +144,59 @@ const sha256 = (file: string) => createHash('sha256').update(fs.readFileSync(fil
 /** Text from input made safe for a terminal: control characters become visible escapes. */
 const shown = (v: string) => JSON.stringify(v);
 
-/** `run --resume DIR PLAYBOOK`: PLAYBOOK must be the run's own playbook, byte for byte. */
-function checkResumePlaybook(playbookFile: string | undefined, meta: RunMeta, runDir: string): void {
-  if (!playbookFile) return;
-  const expected = meta.config?.playbookSha256 ?? (fs.existsSync(path.join(runDir, 'playbook.yaml')) ? sha256(path.join(runDir, 'playbook.yaml')) : null);
-  let actual: string;
-  try {
-    actual = sha256(playbookFile);
-  } catch (err) {
-    throw new UsageError(`run --resume: cannot read ${shown(playbookFile)}: ${errorMessage(err)}`);
+/** JSON with every object's keys sorted: equal for two playbooks that mean the same. */
+function canonicalJson(v: unknown): string {
+  if (Array.isArray(v)) return `[${v.map(canonicalJson).join(',')}]`;
+  if (v && typeof v === 'object') {
+    return `{${Object.keys(v)
+      .sort()
+      .filter((k) => (v as Record<string, unknown>)[k] !== undefined)
+      .map((k) => `${JSON.stringify(k)}:${canonicalJson((v as Record<string, unknown>)[k])}`)
+      .join(',')}}`;
   }
-  if (expected !== null && actual !== expected) {
-    throw new ResumeMismatch(
-      `run --resume: ${shown(playbookFile)} is not the playbook this run started with (${shown(meta.playbookFile)}, kept as ${path.join(runDir, 'playbook.yaml')}): SHA-256 ${actual.slice(0, 12)}… ≠ ${expected.slice(0, 12)}…; a run resumes with its own plan: omit the playbook argument, or start a new run`,
-      [{ key: 'playbook.sha256', was: expected, now: actual }],
-    );
-  }
+  return JSON.stringify(v) ?? 'null';
 }
 
-/** Refuses a resume whose inventory would measure the rest of the run differently, naming each difference. */
-function checkResumeInventory(meta: RunMeta, now: Record<string, string>, inventoryFile: string): void {
-  const was = meta.config?.facts;
+/** The top-level playbook keys whose parsed values differ, for the refusal. */
+function differingKeys(a: Record<string, unknown>, b: Record<string, unknown>): string[] {
+  return [...new Set([...Object.keys(a), ...Object.keys(b)])].sort().filter((k) => canonicalJson(a[k]) !== canonicalJson(b[k]));
+}
+
+/**
+ * `run --resume DIR PLAYBOOK`: PLAYBOOK must be the run's own playbook. Compared as parsed (the
+ * run keeps its playbook as playbook.yaml): comments, key order, quoting and layout do not matter,
+ * any value does. A run directory without its playbook.yaml falls back to the recorded SHA-256.
+ */
+function checkResumePlaybook(playbookFile: string | undefined, meta: RunMeta, runDir: string): void {
+  if (!playbookFile) return;
+  const kept = path.join(runDir, 'playbook.yaml');
+  const given = loadPlaybook(playbookFile);
+  const refuse = (detail: string, was: string, now: string) =>
+    new ResumeMismatch(
+      `run --resume: ${shown(playbookFile)} is not the playbook this run started with (${shown(meta.playbookFile)}, kept as ${kept}): ${detail}; a run resumes with its own plan: omit the playbook argument, or start a new run`,
+      [{ key: 'playbook', was, now }],
+    );
+  if (fs.existsSync(kept)) {
+    const own = loadPlaybook(kept);
+    const a = own.playbook as unknown as Record<string, unknown>;
+    const b = given.playbook as unknown as Record<string, unknown>;
+    const keys = differingKeys(a, b);
+    if (keys.length) throw refuse(`it differs in ${keys.join(', ')}`, canonicalJson(a), canonicalJson(b));
+    return;
+  }
+  const expected = meta.config?.playbookSha256;
+  const actual = sha256(playbookFile);
+  if (expected !== undefined && actual !== expected) throw refuse(`SHA-256 ${actual.slice(0, 12)}… ≠ ${expected.slice(0, 12)}…`, expected, actual);
+}
+
+/**
+ * Refuses a resume whose inventory would measure the rest of the run differently, naming each
+ * difference. Only what the run's permutations use is compared (usedFacts), on both sides: a run
+ * recorded before that restriction kept every field.
+ */
+function checkResumeInventory(meta: RunMeta, names: readonly string[], plan: RunPlan, now: Record<string, string>, inventoryFile: string): void {
+  const recorded = meta.config?.facts;
+  const was = recorded ? usedFacts(recorded, names, plan) : undefined;
   if (!was) {
     terminal.stderr(`note: this run predates configuration checks: cannot verify that ${inventoryFile} still describes the targets it measured\n`);
     return;
@@ -227,8 +259,9 @@ async function runLocked(playbookFile: string | undefined, o: RunCommandOptions,
       const inv = loadInventory(o.inventory ?? meta.inventoryFile);
       const names = meta.targets ?? [meta.target];
       const comps = composeTargets(names, inv, runDir);
-      checkResumeInventory(meta, measurementFacts(names, inv), inv.file);
-      prep = { plan: store.plan(), store, comps, resumed: true };
+      const plan = store.plan();
+      checkResumeInventory(meta, names, plan, measurementFacts(names, inv, plan), inv.file);
+      prep = { plan, store, comps, resumed: true };
       store.appendJournal(null, 'run', 'resume', { pid: process.pid });
     } catch (err) {
       store.close();
@@ -263,7 +296,7 @@ async function runLocked(playbookFile: string | undefined, o: RunCommandOptions,
       fingerprint: { storsweep: VERSION, node: process.version, provider: plan.provider, target: plan.target },
       insecureEndpoints: [...new Set([...comps.values()].flatMap((c) => c.insecureEndpoints))],
       ...(timeouts ? { timeouts } : {}),
-      config: { playbookSha256: sha256(playbookFile), facts: measurementFacts([...comps.keys()], inv) },
+      config: { playbookSha256: sha256(playbookFile), facts: measurementFacts([...comps.keys()], inv, plan) },
       // what the user confirmed (exactly what the plan destroys): resume relies on it
       confirmedDestroy,
     };
@@ -361,9 +394,23 @@ async function execute({ plan, store, comps }: Prepared, o: RunCommandOptions): 
   }
   if (records.length && o.report !== false) {
     const quiet = { loadSource: (await import('../../report/source.ts')).loadSource, stdout: () => undefined, stderr: () => undefined };
-    await runReport([runDir], { format: 'md', output: path.join(runDir, 'report.md') }, quiet);
-    await runReport([runDir], { format: 'html', output: path.join(runDir, 'report.html') }, quiet);
-    terminal.stderr(`report: ${path.join(runDir, 'report.md')} and report.html\n`);
+    // The measurements are committed: a report that cannot be written (a report.md the user
+    // replaced, a full disk) is a warning naming the file, and the other one is still written.
+    const written: string[] = [];
+    for (const [format, name] of [['md', 'report.md'], ['html', 'report.html']] as const) {
+      const file = path.join(runDir, name);
+      try {
+        await runReport([runDir], { format, output: file }, quiet);
+        written.push(name);
+      } catch (err) {
+        const why =
+          err instanceof OutputRefused && err.details.reason === 'not-a-report'
+            ? `it exists and is not a report storsweep wrote, so it was left as it is; \`storsweep report ${runDir} -f ${format} -o ${file} --force\` replaces it`
+            : `${errorMessage(err)}; \`storsweep report ${runDir} -f ${format} -o ${file}\` writes it later`;
+        terminal.stderr(`warning: ${file} was not written: ${why}\n`);
+      }
+    }
+    if (written.length) terminal.stderr(`report: ${written.map((n) => path.join(runDir, n)).join(' and ')}\n`);
   }
   if (o.json) terminal.stdout(jsonText({ runDir, ...summary }) + '\n' + jsonText({ runDir }) + '\n');
   else terminal.stdout(`${runDir}\n`);

@@ -4,7 +4,8 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { measurementFacts } from '../../../src/cli/compose.ts';
+import { measurementFacts, usedFacts } from '../../../src/cli/compose.ts';
+import type { RunPlan } from '../../../src/plan/plan.ts';
 import { loadInventory } from '../../../src/config/index.ts';
 
 let dir: string;
@@ -76,5 +77,48 @@ describe('measurementFacts', () => {
     expect(text).not.toContain('Vc-Secret-1234');
     expect(text).not.toContain('${file:');
     expect(text).not.toContain('allowedDevices');
+  });
+
+  it('with the plan: only what its permutations use (an NFS export without NFS permutations, a Hyper-V volume for another size)', () => {
+    fs.writeFileSync(path.join(dir, 'guest-pass'), 'Guest-Secret-1\n');
+    const file = path.join(dir, 'inventory.yaml');
+    fs.writeFileSync(
+      file,
+      inventory(['    nfs:', '      remoteHost: nas1', '      remotePath: /export/bench']).replace(
+        'targets:\n',
+        [
+          'targets:',
+          '  hv:',
+          '    provider: hyperv',
+          '    sshHost: guest',
+          '    vmName: bench-vm',
+          '    volumes:',
+          '      "2000": E:\\bench',
+          '      "5000": F:\\bench',
+          '    guestCredential:',
+          '      username: bench',
+          '      password: ${file:guest-pass}',
+          '    guestTestPath: D:\\storsweep.dat',
+          '',
+        ].join('\n'),
+      ),
+    );
+    const inv = loadInventory(file);
+    const plan = (axes: Array<Record<string, string | number>>) => ({ permutations: axes.map((a) => ({ axes: a })) }) as unknown as Pick<RunPlan, 'permutations' | 'targets'>;
+    // vSphere: nfs only with a datastore.kind nfs permutation
+    const vmfsOnly = measurementFacts(['lab'], inv, plan([{ 'datastore.kind': 'vmfs' }]));
+    expect(Object.keys(vmfsOnly).filter((k) => k.includes('nfs'))).toEqual([]);
+    expect(vmfsOnly['targets.lab.vm']).toBe('bench-vm');
+    const withNfs = measurementFacts(['lab'], inv, plan([{ 'datastore.kind': 'vmfs' }, { 'datastore.kind': 'nfs' }]));
+    expect(withNfs['targets.lab.nfs.remotePath']).toBe('/export/bench');
+    // Hyper-V: only the volume of a size the run measures
+    const hv = measurementFacts(['hv'], inv, plan([{ 'disk.format': 'vhdx-fixed', 'volume.sizeGb': 2000 }]));
+    expect(hv['targets.hv.volumes.2000']).toBe('E:\\bench');
+    expect(hv).not.toHaveProperty('targets.hv.volumes.5000');
+    expect(hv['targets.hv.vmName']).toBe('bench-vm');
+    // a run recorded with every field compares the same once restricted
+    const full = measurementFacts(['hv'], inv);
+    expect(full).toHaveProperty('targets.hv.volumes.5000');
+    expect(usedFacts(full, ['hv'], plan([{ 'disk.format': 'vhdx-fixed', 'volume.sizeGb': 2000 }]))).toEqual(hv);
   });
 });
