@@ -182,7 +182,7 @@ function readHolder(db: Database.Database): LockHolder | null {
  */
 function holderOf(file: string): LockHolder | null {
   try {
-    const copy = new Database(fs.readFileSync(file));
+    const copy = new Database(readLockBytes(file));
     try {
       return readHolder(copy);
     } finally {
@@ -190,6 +190,20 @@ function holderOf(file: string): LockHolder | null {
     }
   } catch {
     return null;
+  }
+}
+
+/** The lock file's bytes: never through a link, never blocking on a FIFO, at most 1 MiB (it is one row). */
+function readLockBytes(file: string): Buffer {
+  const fd = fs.openSync(file, fs.constants.O_RDONLY | fs.constants.O_NOFOLLOW | fs.constants.O_NONBLOCK);
+  try {
+    const st = fs.fstatSync(fd);
+    if (!st.isFile() || st.size > 1024 * 1024) throw new Error('not a lock file');
+    const buf = Buffer.alloc(st.size);
+    const n = fs.readSync(fd, buf, 0, st.size, 0);
+    return buf.subarray(0, n);
+  } finally {
+    fs.closeSync(fd);
   }
 }
 

@@ -194,7 +194,7 @@ function checkResumePlaybook(playbookFile: string | undefined, meta: RunMeta, ru
  * difference. Only what the run's permutations use is compared (usedFacts), on both sides: a run
  * recorded before that restriction kept every field.
  */
-function checkResumeInventory(meta: RunMeta, names: readonly string[], plan: RunPlan, now: Record<string, string>, inventoryFile: string): void {
+export function checkResumeInventory(meta: RunMeta, names: readonly string[], plan: RunPlan, now: Record<string, string>, inventoryFile: string): void {
   const recorded = meta.config?.facts;
   const was = recorded ? usedFacts(recorded, names, plan) : undefined;
   if (!was) {
@@ -207,8 +207,13 @@ function checkResumeInventory(meta: RunMeta, names: readonly string[], plan: Run
     .map((k) => ({ key: k, was: was[k] ?? '(absent)', now: now[k] ?? '(absent)' }));
   if (!diffs.length) return;
   const lines = diffs.map((d) => `  ${shown(d.key).slice(1, -1)}: ${d.was === '(absent)' ? d.was : shown(d.was)} → ${d.now === '(absent)' ? d.now : shown(d.now)}`);
+  // An SSH endpoint's port identifies the machine as much as its address: on one address (the
+  // lab's 127.0.0.1, a NAT gateway) each port is another server, so a new port is refused too.
+  const port = diffs.some((d) => /^sshHosts\..+\.port$/.test(d.key))
+    ? '\n(an SSH port names which machine is reached: on one address another port is another machine, e.g. a lab started again)'
+    : '';
   throw new ResumeMismatch(
-    `run --resume: ${inventoryFile} differs from the inventory this run started with (${meta.inventoryFile}) in what it measures; resuming would mix two configurations in one run:\n${lines.join('\n')}\nresume with the inventory as it was, or start a new run`,
+    `run --resume: ${inventoryFile} differs from the inventory this run started with (${meta.inventoryFile}) in what it measures; resuming would mix two configurations in one run:\n${lines.join('\n')}${port}\nresume with the inventory as it was, or start a new run`,
     diffs,
   );
 }

@@ -5,6 +5,9 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { measurementFacts, usedFacts } from '../../../src/cli/compose.ts';
+import { checkResumeInventory } from '../../../src/cli/commands/run.ts';
+import { ResumeMismatch } from '../../../src/errors.ts';
+import type { RunMeta } from '../../../src/results/store.ts';
 import type { RunPlan } from '../../../src/plan/plan.ts';
 import { loadInventory } from '../../../src/config/index.ts';
 
@@ -120,5 +123,22 @@ describe('measurementFacts', () => {
     const full = measurementFacts(['hv'], inv);
     expect(full).toHaveProperty('targets.hv.volumes.5000');
     expect(usedFacts(full, ['hv'], plan([{ 'disk.format': 'vhdx-fixed', 'volume.sizeGb': 2000 }]))).toEqual(hv);
+  });
+
+  it('resume: a recorded field the run does not use is not compared; a new SSH port is refused and explained', () => {
+    const plan = { permutations: [{ axes: { 'volume.sizeGb': 2000 } }] } as unknown as RunPlan;
+    const recorded = { 'targets.hv.vmName': 'bench-vm', 'targets.hv.volumes.2000': 'E:\\bench', 'targets.hv.volumes.5000': 'F:\\bench', 'sshHosts.hvhost.port': '2222' };
+    const meta = { inventoryFile: '/inv/old.yaml', config: { facts: recorded } } as unknown as RunMeta;
+    // volume 5000 gone (or changed): not used by the run, so not a difference
+    expect(() => checkResumeInventory(meta, ['hv'], plan, { 'targets.hv.vmName': 'bench-vm', 'targets.hv.volumes.2000': 'E:\\bench', 'sshHosts.hvhost.port': '2222' }, '/inv/new.yaml')).not.toThrow();
+    let err: unknown;
+    try {
+      checkResumeInventory(meta, ['hv'], plan, { 'targets.hv.vmName': 'bench-vm', 'targets.hv.volumes.2000': 'E:\\bench', 'sshHosts.hvhost.port': '2223' }, '/inv/new.yaml');
+    } catch (e) {
+      err = e;
+    }
+    expect(err).toBeInstanceOf(ResumeMismatch);
+    expect((err as ResumeMismatch).differences).toEqual([{ key: 'sshHosts.hvhost.port', was: '2222', now: '2223' }]);
+    expect((err as Error).message).toContain('(an SSH port names which machine is reached: on one address another port is another machine');
   });
 });
