@@ -12,6 +12,7 @@ import type { Axes } from '../results/record.ts';
 import type { CommandRunner } from '../ssh/command-runner.ts';
 import { createLocalRunner } from '../ssh/local-runner.ts';
 import { connectSsh, type SshOptions } from '../ssh/ssh-runner.ts';
+import { stopRunGroups } from '../ssh/process-group.ts';
 import { shJoin } from '../ssh/quote.ts';
 import type { WorkloadEndpoint } from '../run/executor.ts';
 import type { Provider, ProviderName } from '../run/provider.ts';
@@ -88,6 +89,7 @@ function guestEndpoint(inv: LoadedInventory, g: { sshHost?: string; workdir: str
         return { 'guest.os': os, 'guest.tool': fio };
       },
       runTest: (runner, test, profile, o) => runFioTest(runner, test, profile, { filename, fioPath: g.fioPath, ioengine: g.ioengine, controlDir: g.workdir, ...o }),
+      stopLeftovers: (runner, runId) => stopRunGroups(runner, g.workdir, runId),
     },
     describe: { runsOn: g.sshHost ? `ssh:${g.sshHost}` : 'local', testFile: filename },
     provider: g.sshHost ? 'ssh' : 'local',

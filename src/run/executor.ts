@@ -30,7 +30,13 @@ export interface WorkloadEndpoint {
   /** facts about the guest for the environment fingerprint (OS, tool version) */
   describe?(runner: CommandRunner): Promise<Record<string, string>>;
   /** one test of a profile: warm-up, measured passes, aggregation (see workloads/passes.ts) */
-  runTest(runner: CommandRunner, test: WorkloadTest, profile: WorkloadProfile, opts: { signal: AbortSignal; onRaw: OnRaw; timeoutSlackSec?: number; onStopped?: (stop: GroupStop) => void }): Promise<TestOutcome>;
+  runTest(runner: CommandRunner, test: WorkloadTest, profile: WorkloadProfile, opts: { signal: AbortSignal; onRaw: OnRaw; runId: string; timeoutSlackSec?: number; onStopped?: (stop: GroupStop) => void }): Promise<TestOutcome>;
+  /**
+   * Stops what an earlier process of run `runId` left running there (it was killed, or lost its
+   * connection, while the tool ran), so that a resume neither runs a second one on the same file nor
+   * tears down a disk under it.
+   */
+  stopLeftovers?(runner: CommandRunner, runId: string): Promise<GroupStop>;
 }
 
 export interface ExecuteOptions {
@@ -94,17 +100,7 @@ export async function executeRun(opts: ExecuteOptions): Promise<RunSummary> {
   const total = plan.permutations.length;
 
   /** One target's permutations in plan order, one at a time: one operation at a time per VM. */
-  const runGroup = async (perms: PermutationPlan[], endpoints: TargetEndpoints): Promise<void> => {
-    let runner: CommandRunner | null = null;
-    const guest = async (): Promise<CommandRunner> => {
-      runner ??= await endpoints.workload.connect();
-      return runner;
-    };
-    const dropGuest = async () => {
-      const r = runner;
-      runner = null;
-      await r?.close().catch(() => undefined);
-    };
+  const runGroup = async ({ perms, endpoints, guest, dropGuest }: Group): Promise<void> => {
     const last = perms[perms.length - 1];
     try {
       for (const perm of perms) {
@@ -145,21 +141,29 @@ export async function executeRun(opts: ExecuteOptions): Promise<RunSummary> {
 
   emit({ type: 'run-start', runId: plan.runId, total, estimateSec: plan.totalEstimateSec });
   try {
-    if (!plan.targets) await runGroup(plan.permutations, { provider: opts.provider, workload: opts.workload });
+    const groups: Group[] = [];
+    if (!plan.targets) groups.push(newGroup(plan.permutations, { provider: opts.provider, workload: opts.workload }));
     else {
       // Several targets: each target's permutations in plan order, the targets in parallel.
-      const groups = new Map<string, PermutationPlan[]>();
+      const byTarget = new Map<string, PermutationPlan[]>();
       for (const p of plan.permutations) {
         const name = String(p.axes.target);
-        groups.set(name, [...(groups.get(name) ?? []), p]);
+        byTarget.set(name, [...(byTarget.get(name) ?? []), p]);
       }
-      await Promise.all(
-        [...groups].map(([name, perms]) => {
-          const endpoints = opts.targets?.[name];
-          if (!endpoints) throw new Error(`executeRun: no provider or workload endpoint for target "${name}"`);
-          return runGroup(perms, endpoints);
-        }),
-      );
+      for (const [name, perms] of byTarget) {
+        const endpoints = opts.targets?.[name];
+        if (!endpoints) throw new Error(`executeRun: no provider or workload endpoint for target "${name}"`);
+        groups.push(newGroup(perms, endpoints));
+      }
+    }
+    try {
+      // Resuming: whatever the dead process left running (fio on a half-done permutation's disk)
+      // is stopped on every target first, before any of them starts a tool or tears a disk down
+      // (two targets may share a guest: a target's own new fio must not be taken for a leftover).
+      await Promise.all(groups.map((g) => stopLeftovers(g, statuses, { ...opts, emit })));
+      await Promise.all(groups.map(runGroup));
+    } finally {
+      for (const g of groups) await g.dropGuest();
     }
   } finally {
     summary.interrupted = opts.signal.aborted;
@@ -172,6 +176,57 @@ export async function executeRun(opts: ExecuteOptions): Promise<RunSummary> {
     emit({ type: 'run-end', summary });
   }
   return summary;
+}
+
+/** One target's permutations and its (lazily connected, reconnectable) workload runner. */
+interface Group {
+  perms: PermutationPlan[];
+  endpoints: TargetEndpoints;
+  guest: () => Promise<CommandRunner>;
+  dropGuest: () => Promise<void>;
+}
+
+function newGroup(perms: PermutationPlan[], endpoints: TargetEndpoints): Group {
+  let runner: CommandRunner | null = null;
+  return {
+    perms,
+    endpoints,
+    guest: async () => {
+      runner ??= await endpoints.workload.connect();
+      return runner;
+    },
+    dropGuest: async () => {
+      const r = runner;
+      runner = null;
+      await r?.close().catch(() => undefined);
+    },
+  };
+}
+
+/**
+ * On resume, before anything else on a target: stop every process an earlier run process left
+ * there (found by the run's token in their environment, not by a pidfile: process-group.ts).
+ * Only where a permutation was left running or failed: a tool can only have been started there.
+ */
+async function stopLeftovers(g: Group, statuses: Map<string, { status: string }>, c: { store: ResultStore; plan: RunPlan; signal: AbortSignal; emit: (e: ProgressEvent) => void }): Promise<void> {
+  const stop = g.endpoints.workload.stopLeftovers;
+  const perm = g.perms.find((p) => ['running', 'failed'].includes(statuses.get(p.permutationId)?.status ?? ''));
+  if (!stop || !perm) return;
+  const tool = g.endpoints.workload.tool;
+  let outcome: GroupStop;
+  let target = 'the guest';
+  try {
+    const runner = await g.guest();
+    target = runner.target;
+    outcome = await stop(runner, c.plan.runId);
+  } catch (err) {
+    await g.dropGuest();
+    outcome = { pgid: null, outcome: 'unknown', detail: `cannot reach the guest: ${redact(errorMessage(err))}` };
+  }
+  const failed = outcome.outcome === 'still-running' || outcome.outcome === 'unknown';
+  record(() => c.store.appendJournal(perm.permutationId, 'workload leftovers', failed ? 'stop-failed' : outcome.outcome === 'stopped' ? 'stopped' : 'none', outcome));
+  if (failed) c.emit({ type: 'message', level: 'error', text: `could not confirm that no ${tool} of this run is left running on ${target}${outcome.detail ? `: ${outcome.detail}` : ''}${outcome.pids?.length ? ` (pids ${outcome.pids.join(', ')})` : ''}; going on` });
+  else if (outcome.outcome === 'stopped') c.emit({ type: 'message', level: 'warn', text: `stopped ${tool} left running by the interrupted run on ${target} (pids ${outcome.pids?.join(', ') ?? '?'}, SIG${outcome.signal})` });
 }
 
 interface PermContext extends ExecuteOptions {
@@ -385,7 +440,7 @@ async function runWorkload(perm: PermutationPlan, c: PermContext): Promise<void>
       // Recorded before anything else runs there (a retry, teardown): the journal shows fio stopped first.
       const recordStop = (stop: GroupStop, target: string) => {
         record(() => c.store.appendJournal(perm.permutationId, `workload ${test.id}`, stop.outcome === 'still-running' || stop.outcome === 'unknown' ? 'stop-failed' : 'stopped', stop));
-        const where = `${c.workload.tool} (process group ${stop.pgid ?? '?'}) on ${target}`;
+        const where = `${c.workload.tool}${stop.pids?.length ? ` (pids ${stop.pids.join(', ')})` : ''} on ${target}`;
         if (stop.outcome === 'still-running' || stop.outcome === 'unknown') c.emit({ type: 'message', level: 'error', text: `could not confirm that ${where} ended${stop.detail ? `: ${stop.detail}` : ''}; teardown goes on` });
         else c.emit({ type: 'message', level: 'info', text: stop.outcome === 'stopped' ? `stopped ${where} with SIG${stop.signal}` : `${where} had already ended` });
       };
@@ -395,7 +450,7 @@ async function runWorkload(perm: PermutationPlan, c: PermContext): Promise<void>
       const stopStranded = async (runner: CommandRunner) => {
         const g = strandedGroup;
         strandedGroup = undefined;
-        if (g) recordStop(await stopGroup(runner, g.pidFile, g.cancelFile), runner.target);
+        if (g) recordStop(await stopGroup(runner, g), runner.target);
       };
       const outcome = await withRetry(
         async () => {
@@ -410,6 +465,7 @@ async function runWorkload(perm: PermutationPlan, c: PermContext): Promise<void>
           return c.workload
             .runTest(runner, test, profile, {
               signal: c.signal,
+              runId: c.plan.runId,
               timeoutSlackSec: c.workloadSlackSec,
               onStopped: (stop) => recordStop(stop, runner.target),
               onRaw: async (t, pass, raw) => storeRaw(c.store.runDir, `raw/${perm.permutationId}/rep${rep}/${t.id}.pass${pass}.${c.workload.tool === 'diskspd' ? 'xml' : 'json'}`, raw),

@@ -1,86 +1,136 @@
-// A long command on a POSIX host (fio on a Linux guest, or on this machine) that must not outlive
-// an abort or a timeout. Closing an SSH channel or killing the local `sh -c` leaves the command's
-// children running (no pty, so no SIGHUP), and teardown would then delete the disk under them.
-// So the command runs in its own session and process group (`setsid`), whose id it writes to a
-// pidfile first; stopping it signals the whole group (TERM, then KILL) and checks that no live
-// process of the group is left, before the caller goes on.
+// A long command on a Linux host (fio on a guest, or on this machine) that must not outlive an
+// abort, a timeout, a lost connection or a killed storsweep. Closing an SSH channel or killing the
+// local `sh -c` leaves the command running (no pty, so no SIGHUP), and teardown would then delete
+// the disk under it.
 //
-// Start/stop race: the stopper creates a cancel marker, then reads the pidfile; the wrapper writes
-// the pidfile, then looks for the marker. Whichever comes second sees the other's file: either the
-// stopper finds the group to signal, or the wrapper never starts the command.
+// A process group is not enough to find it again: fio forks one process per job and each job calls
+// setsid() (fio 3.33 backend.c, thread_main: `if (!o->use_thread) { setsid(); ... }`), so the jobs
+// that do the I/O are in neither the wrapper's group nor its session, and once fio's parent is gone
+// they are children of init. So every process of ours carries a token in its environment
+// (STORSWEEP_GROUP=<runId>-<nonce>, set before the command is exec'd; fork and exec inherit it) and
+// the stopper finds the processes to signal by that token in /proc/<pid>/environ: fio's parent and
+// every job, wherever they were reparented. It signals nothing else: not what a pidfile names (a
+// pidfile is a hint that a command was started, never a target), not pid 1, not itself. Where it
+// cannot read environments (no /proc) it signals nothing and says it could not tell.
+//
+// Start/stop race: the stopper creates a cancel marker, then looks for the pidfile and the
+// processes; the wrapper writes the pidfile, then looks for the marker. Whichever comes second sees
+// the other's file: either the stopper finds the processes to signal, or the wrapper never starts.
 import { randomBytes } from 'node:crypto';
 import path from 'node:path';
-import { RemoteCommandFailed } from '../errors.ts';
+import { InvalidArgument, RemoteCommandFailed } from '../errors.ts';
 import type { CommandResult, CommandRunner } from './command-runner.ts';
 import { shJoin } from './quote.ts';
 
+/** The environment variable every process started by runInGroup carries (its value: the group's token). */
+export const GROUP_ENV = 'STORSWEEP_GROUP';
+
 export interface GroupStop {
-  /** the process group id read from the pidfile (null: the command never started) */
+  /** the wrapper's pid read from the pidfile (null: none was there) — what was started, not what was signalled */
   pgid: number | null;
   outcome: 'stopped' | 'not-running' | 'not-started' | 'still-running' | 'unknown';
-  /** the signal that ended the group (`TERM`, or `KILL` after the grace period) */
+  /** the last signal sent (`TERM`, or `KILL` after the grace period) */
   signal?: 'TERM' | 'KILL';
+  /** the processes that carried the token and were signalled (stopped), or that are still alive (still-running) */
+  pids?: number[];
   detail?: string;
 }
 
 export interface GroupRunOptions {
   /** a directory on the host that the command's pidfile and cancel marker may be written to */
   controlDir: string;
+  /** whose command this is: the run id ([a-z0-9]); a later process of the same run finds it by this (stopRunGroups) */
+  owner?: string;
   timeoutMs?: number;
   signal?: AbortSignal;
-  /** seconds between TERM and KILL, and after KILL, while waiting for the group to be gone */
+  /** seconds between TERM and KILL, and after KILL, while waiting for the processes to be gone */
   graceSec?: number;
   /** called after an aborted or timed-out command was stopped (or found gone) */
   onStopped?: (stop: GroupStop) => void;
 }
 
-// $1 pidfile, $2 cancel marker, then the command. `trap : TERM…` keeps the wrapper alive until the
-// command (which gets the group's signal with default handling) has ended, so it reaps it and
-// removes the pidfile: no orphaned zombie of the command is left behind.
-const WRAPPER = 'p=$1; c=$2; shift 2; echo $$ >"$p" || exit 125; if [ -e "$c" ]; then rm -f "$p"; exit 130; fi; trap : TERM INT HUP; "$@"; rc=$?; rm -f "$p"; exit $rc';
+const OWNER = /^[a-z0-9]{1,40}$/;
+const NONCE = '[0-9a-f]{16}';
 
-// $1 pidfile, $2 cancel marker, $3 grace in tenths of a second. A process counts as alive unless it
-// is a zombie (a zombie holds no file and does no I/O; a container's init may never reap it); where
-// /proc is missing, `kill -0` on the group decides.
+function checkOwner(owner: string): string {
+  if (!OWNER.test(owner)) throw new InvalidArgument(`process group owner ${JSON.stringify(owner.slice(0, 60))}: expected 1–40 of a-z, 0-9 (a run id)`, { name: 'owner', value: owner });
+  return owner;
+}
+
+// $1 pidfile, $2 cancel marker, then the command; the token is already in the environment (`env`
+// exec'd this shell with it). `set -C`: the pidfile is created, never written through a file or
+// link already there. `trap : TERM…` keeps the wrapper alive until the command (which gets the
+// signal with default handling) has ended, so it reaps it and removes the pidfile.
+const WRAPPER = 'p=$1; c=$2; shift 2; set -C; { echo $$ >"$p"; } 2>/dev/null || exit 125; set +C; if [ -e "$c" ]; then rm -f "$p"; exit 130; fi; trap : TERM INT HUP; "$@"; rc=$?; rm -f "$p"; exit $rc';
+
+// $1 pidfile, $2 cancel marker (both may be empty), $3 grace in tenths of a second, $4 the
+// environment entry that proves a process ours (an extended regex for the whole entry), $5/$6 a
+// directory and a file-name prefix whose leftover pidfiles/markers to remove once nothing is left.
+// `ours` lists the live processes whose environment holds that entry (a zombie's environment reads
+// empty: it holds no file and does no I/O). Each process is signalled once per signal; TERM, then
+// KILL after the grace period, then the grace again for the kernel to finish it.
 const STOPPER = [
-  'p=$1; c=$2; n=$3',
-  ': >"$c" 2>/dev/null',
-  'g=$(cat "$p" 2>/dev/null)',
-  "case $g in ''|*[!0-9]*) echo not-started; exit 0;; esac",
-  'alive() { if [ -r /proc/self/stat ]; then for f in /proc/[0-9]*/stat; do { read -r l <"$f"; } 2>/dev/null || continue; r=${l##*") "}; set -- $r; if [ "$3" = "$g" ] && [ "$1" != Z ]; then return 0; fi; done; return 1; fi; kill -s 0 -- "-$g" 2>/dev/null; }',
-  'gone() { i=0; while alive; do [ $i -ge $n ] && return 1; sleep 0.1; i=$((i+1)); done; return 0; }',
-  'if ! alive; then rm -f "$p" "$c"; echo "not-running $g"; exit 0; fi',
-  'kill -s TERM -- "-$g" 2>/dev/null',
-  'if gone; then rm -f "$p" "$c"; echo "stopped $g TERM"; exit 0; fi',
-  'kill -s KILL -- "-$g" 2>/dev/null',
-  'if gone; then rm -f "$p" "$c"; echo "stopped $g KILL"; exit 0; fi',
-  'echo "still-running $g"; exit 1',
+  'p=$1; c=$2; n=$3; e=$4; d=$5; x=$6',
+  'if [ -n "$c" ]; then { : >"$c"; } 2>/dev/null; fi',
+  // the check must be able to see a process, or it proves nothing: refuse rather than report "gone"
+  `if ! [ -r /proc/$$/environ ] || ! printf 'a\\0' | grep -qzx a 2>/dev/null; then echo "unknown - cannot read process environments here (/proc/PID/environ, grep -z): nothing signalled"; exit 1; fi`,
+  'g=-',
+  // a hint of what was started, read only from a regular file (never through a link)
+  'if [ -n "$p" ] && [ -f "$p" ] && ! [ -L "$p" ]; then { read -r g <"$p"; } 2>/dev/null; case $g in ""|*[!0-9]*) g=-;; esac; fi',
+  'ours() { L=; for f in $(grep -lszxE -e "$e" /proc/[0-9]*/environ); do q=${f#/proc/}; q=${q%/environ}; case $q in ""|*[!0-9]*|0|1|$$) continue;; esac; L="$L $q"; done; [ -n "$L" ]; }',
+  'tidy() { if [ -n "$p" ]; then rm -f "$p" "$c"; fi; if [ -n "$d" ]; then for f in "$d/$x"*; do if [ -f "$f" ] && ! [ -L "$f" ]; then rm -f -- "$f"; fi; done; fi; }',
+  // no pidfile and no process: the command has not started; the cancel marker stays to keep it from starting
+  'if ! ours; then if [ "$g" = - ] && [ -n "$p" ]; then echo "not-started -"; else tidy; echo "not-running $g"; fi; exit 0; fi',
+  'A=',
+  'for s in TERM KILL; do S=; i=0; while ours; do for q in $L; do case " $S " in *" $q "*) ;; *) kill -s $s "$q" 2>/dev/null; S="$S $q"; case " $A " in *" $q "*) ;; *) A="$A $q";; esac;; esac; done; [ $i -ge $n ] && break; sleep 0.1; i=$((i+1)); done',
+  'if ! ours; then tidy; echo "stopped $g $s$A"; exit 0; fi; done',
+  'echo "still-running $g$L"; exit 1',
 ].join('; ');
 
-/** The command line that runs `argv` in its own process group, its pgid in `pidFile`. */
-export function groupCommand(argv: readonly string[], pidFile: string, cancelFile: string): string {
-  // `; exit` keeps the login shell from exec'ing setsid as its last command: setsid would then be
-  // a group leader already, fork, and return at once while the command ran on unobserved.
-  return `${shJoin(['setsid', 'sh', '-c', WRAPPER, 'storsweep-group', pidFile, cancelFile, ...argv])}; exit`;
-}
-
-export function stopCommand(pidFile: string, cancelFile: string, graceSec: number): string {
-  return shJoin(['sh', '-c', STOPPER, 'storsweep-stop', pidFile, cancelFile, String(Math.max(1, Math.round(graceSec * 10)))]);
-}
-
-export function parseStop(stdout: string): GroupStop {
-  const last = stdout.trim().split('\n').pop() ?? '';
-  const [word, pg, sig] = last.split(' ');
-  const pgid = pg && /^\d+$/.test(pg) ? Number(pg) : null;
-  if (word === 'stopped') return { pgid, outcome: 'stopped', signal: sig === 'KILL' ? 'KILL' : 'TERM' };
-  if (word === 'not-running' || word === 'not-started' || word === 'still-running') return { pgid, outcome: word };
-  return { pgid, outcome: 'unknown', detail: last.slice(0, 200) };
-}
-
-/** Where a command's group is recorded on its host: enough to stop it through another connection. */
+/** Where a command's group is recorded on its host, and its token: enough to stop it through another connection. */
 export interface GroupFiles {
   pidFile: string;
   cancelFile: string;
+  token: string;
+}
+
+/** The pidfile, cancel marker and token of a new command of `owner` under `controlDir`. */
+export function newGroupFiles(controlDir: string, owner = 'adhoc'): GroupFiles {
+  const token = `${checkOwner(owner)}-${randomBytes(8).toString('hex')}`;
+  const base = path.posix.join(controlDir, `.storsweep-${token}`);
+  return { pidFile: `${base}.pgid`, cancelFile: `${base}.cancel`, token };
+}
+
+/** The command line that runs `argv` in its own session, carrying the group's token, its wrapper's pid in the pidfile. */
+export function groupCommand(argv: readonly string[], files: GroupFiles): string {
+  // `; exit` keeps the login shell from exec'ing setsid as its last command: setsid would then be
+  // a group leader already, fork, and return at once while the command ran on unobserved.
+  return `${shJoin(['setsid', 'env', `${GROUP_ENV}=${files.token}`, 'sh', '-c', WRAPPER, 'storsweep-group', files.pidFile, files.cancelFile, ...argv])}; exit`;
+}
+
+/** Stops the processes carrying `files.token` (see STOPPER). */
+export function stopCommand(files: GroupFiles, graceSec: number): string {
+  if (!/^[a-z0-9]+-[0-9a-f]{16}$/.test(files.token)) throw new InvalidArgument(`process group token ${JSON.stringify(files.token.slice(0, 80))} is not one runInGroup makes`, { name: 'token', value: files.token });
+  return shJoin(['sh', '-c', STOPPER, 'storsweep-stop', files.pidFile, files.cancelFile, tenths(graceSec), `${GROUP_ENV}=${files.token}`, '', '']);
+}
+
+/** Stops every process of `owner` (a run id) under any token, and removes that run's leftover pidfiles in `controlDir`. */
+export function stopRunCommand(controlDir: string, owner: string, graceSec: number): string {
+  return shJoin(['sh', '-c', STOPPER, 'storsweep-stop', '', '', tenths(graceSec), `${GROUP_ENV}=${checkOwner(owner)}-${NONCE}`, controlDir, `.storsweep-${owner}-`]);
+}
+
+const tenths = (sec: number) => String(Math.max(1, Math.round(sec * 10)));
+
+export function parseStop(stdout: string): GroupStop {
+  const last = stdout.trim().split('\n').pop() ?? '';
+  const words = last.split(' ');
+  const [word, pg] = words;
+  const pgid = pg && /^\d+$/.test(pg) ? Number(pg) : null;
+  const pids = (from: number) => words.slice(from).filter((w) => /^\d+$/.test(w)).map(Number);
+  if (word === 'stopped') return { pgid, outcome: 'stopped', signal: words[2] === 'KILL' ? 'KILL' : 'TERM', pids: pids(3) };
+  if (word === 'still-running') return { pgid, outcome: word, pids: pids(2) };
+  if (word === 'not-running' || word === 'not-started') return { pgid, outcome: word };
+  return { pgid, outcome: 'unknown', detail: (word === 'unknown' ? words.slice(2).join(' ') : last).slice(0, 200) };
 }
 
 const stranded = new WeakMap<object, GroupFiles>();
@@ -93,35 +143,45 @@ export function strandedGroupOf(err: unknown): GroupFiles | undefined {
   return err && typeof err === 'object' ? stranded.get(err) : undefined;
 }
 
-/** Signals the group of a command started by runInGroup and waits until none of it is alive. */
-export async function stopGroup(runner: CommandRunner, pidFile: string, cancelFile: string, graceSec = 5): Promise<GroupStop> {
+async function runStopper(runner: CommandRunner, command: string, graceSec: number): Promise<GroupStop> {
   try {
-    const r = await runner.run(stopCommand(pidFile, cancelFile, graceSec), { timeoutMs: (graceSec * 2 + 30) * 1000 });
+    const r = await runner.run(command, { timeoutMs: (graceSec * 2 + 30) * 1000 });
     return parseStop(r.stdout);
   } catch (err) {
     return { pgid: null, outcome: 'unknown', detail: err instanceof Error ? err.message : String(err) };
   }
 }
 
+/** Signals the processes of a command started by runInGroup and waits until none of them is alive. */
+export function stopGroup(runner: CommandRunner, files: GroupFiles, graceSec = 5): Promise<GroupStop> {
+  return runStopper(runner, stopCommand(files, graceSec), graceSec);
+}
+
 /**
- * Runs `argv` in its own process group on `runner`'s host. When the run is aborted or times out,
- * the group is stopped (and checked gone) before the returned promise rejects.
+ * Stops whatever an earlier process of run `owner` left running on `runner`'s host (storsweep was
+ * killed, or its connection lost, while fio ran), before anything of the run goes on there.
+ */
+export function stopRunGroups(runner: CommandRunner, controlDir: string, owner: string, graceSec = 5): Promise<GroupStop> {
+  return runStopper(runner, stopRunCommand(controlDir, owner, graceSec), graceSec);
+}
+
+/**
+ * Runs `argv` in its own session on `runner`'s host. When the run is aborted or times out, every
+ * process of it is stopped (and checked gone) before the returned promise rejects.
  */
 export async function runInGroup(runner: CommandRunner, argv: readonly string[], opts: GroupRunOptions): Promise<CommandResult> {
-  const base = path.posix.join(opts.controlDir, `.storsweep-${randomBytes(8).toString('hex')}`);
-  const pidFile = `${base}.pgid`;
-  const cancelFile = `${base}.cancel`;
+  const files = newGroupFiles(opts.controlDir, opts.owner);
   try {
-    return await runner.run(groupCommand(argv, pidFile, cancelFile), { timeoutMs: opts.timeoutMs, signal: opts.signal });
+    return await runner.run(groupCommand(argv, files), { timeoutMs: opts.timeoutMs, signal: opts.signal });
   } catch (err) {
     // 'timeout' is also how runners report an abort: the command may still run over there. After
     // a lost connection this runner cannot reach the host any more: the error carries the group's
     // files (strandedGroupOf) for whoever reconnects.
     if (err instanceof RemoteCommandFailed && err.details.reason === 'timeout') {
-      const stop = await stopGroup(runner, pidFile, cancelFile, opts.graceSec);
+      const stop = await stopGroup(runner, files, opts.graceSec);
       opts.onStopped?.(stop);
     } else if (err instanceof RemoteCommandFailed && err.details.reason === 'connection') {
-      stranded.set(err, { pidFile, cancelFile });
+      stranded.set(err, files);
     }
     throw err;
   }

@@ -23,7 +23,9 @@ export interface FioRunOptions {
   sleep?: (ms: number, signal?: AbortSignal) => Promise<void>;
   /** a directory on the host for the pidfile of each running fio (default /tmp) */
   controlDir?: string;
-  /** told when an aborted or timed-out fio was stopped (its process group killed and checked gone) */
+  /** the run id: every fio process carries it, so a later process of the run can stop what this one left */
+  runId?: string;
+  /** told when an aborted or timed-out fio was stopped (every process of it, jobs included, killed and checked gone) */
   onStopped?: (stop: GroupStop) => void;
 }
 
@@ -54,9 +56,10 @@ async function onePass(runner: CommandRunner, argv: string[], profile: WorkloadP
   const command = shJoin(argv);
   // Refused, not clamped: a pass that could not be timed would run unbounded or be killed at once.
   const timeoutMs = checkTimerMs((profile.runtimeSec + profile.rampSec + (opts.timeoutSlackSec ?? 120)) * 1000, `${runner.target}: fio pass timeout`);
-  // In its own process group: an abort (Ctrl-C) or a timeout stops fio there and checks it is gone
-  // before this rejects, so teardown never removes a disk under a running fio.
-  const r = await runInGroup(runner, argv, { controlDir: opts.controlDir ?? '/tmp', timeoutMs, signal: opts.signal, onStopped: opts.onStopped });
+  // Marked as ours (process-group.ts): an abort (Ctrl-C) or a timeout stops fio's parent and every
+  // job process there and checks they are gone before this rejects, so teardown never removes a disk
+  // under a running fio. Jobs stay processes (fio's default, not --thread): what is measured is unchanged.
+  const r = await runInGroup(runner, argv, { controlDir: opts.controlDir ?? '/tmp', owner: opts.runId, timeoutMs, signal: opts.signal, onStopped: opts.onStopped });
   if (r.exitCode !== 0) {
     throw new RemoteCommandFailed(`${runner.target}: fio failed with exit code ${r.exitCode}: ${r.stderr.trim().split('\n').slice(-3).join(' | ')}`, {
       host: runner.target,

@@ -2,7 +2,9 @@
 import path from 'node:path';
 import type { Command } from 'commander';
 import { loadInventory } from '../../config/index.ts';
+import { redact } from '../../config/secrets.ts';
 import { errorMessage, UsageError } from '../../errors.ts';
+import type { CommandRunner } from '../../ssh/command-runner.ts';
 import { renderCsv } from '../../report/csv.ts';
 import { ResultStore } from '../../results/store.ts';
 import type { ResultRecord } from '../../results/record.ts';
@@ -99,11 +101,24 @@ export function registerRunDirCommands(program: Command): void {
         store.close();
         throw err;
       }
+      // A permutation left running (or failed) may have left its fio running on the guest: stop it
+      // before anything of the run is removed (a disk deleted under it), and even when nothing is.
+      let toolsFailed = 0;
+      if (!o.dryRun && store.permutations().some((p) => p.status === 'running' || p.status === 'failed')) {
+        try {
+          toolsFailed = await stopLeftoverTools(store, o.inventory);
+        } catch (err) {
+          store.close();
+          lock?.release();
+          throw err;
+        }
+      }
       const live = store.leftovers().reverse();
       if (!live.length) {
         terminal.stdout('nothing to clean up\n');
         store.close();
         lock?.release();
+        if (toolsFailed) process.exitCode = EXIT.failure;
         return;
       }
       if (o.dryRun) {
@@ -139,6 +154,41 @@ export function registerRunDirCommands(program: Command): void {
         store.close();
         lock?.release();
       }
-      process.exitCode = failed ? EXIT.failure : EXIT.ok;
+      process.exitCode = failed || toolsFailed ? EXIT.failure : EXIT.ok;
     });
+}
+
+/**
+ * Stops, on each of the run's targets, any tool process the run left running (found by the run's
+ * token: ssh/process-group.ts). Prints one line per target where something was found or nothing
+ * could be confirmed; returns how many targets still have one running.
+ */
+async function stopLeftoverTools(store: ResultStore, inventoryFile: string | undefined): Promise<number> {
+  const meta = store.meta();
+  const inv = loadInventory(inventoryFile ?? meta.inventoryFile);
+  const comps = composeTargets(meta.targets ?? [meta.target], inv, store.runDir);
+  let failed = 0;
+  for (const [name, comp] of comps) {
+    const stop = comp.workload.stopLeftovers;
+    if (!stop) continue;
+    let runner: CommandRunner | null = null;
+    try {
+      runner = await comp.workload.connect();
+      const r = await stop(runner, meta.runId);
+      const record = (event: string) => store.appendJournal(null, 'workload leftovers', event, r);
+      if (r.outcome === 'stopped') {
+        record('stopped');
+        terminal.stdout(`stopped ${comp.workload.tool} left running on ${name} (pids ${r.pids?.join(', ') ?? '?'}, SIG${r.signal})\n`);
+      } else if (r.outcome === 'still-running' || r.outcome === 'unknown') {
+        record('stop-failed');
+        failed++;
+        terminal.stdout(`could not confirm that no ${comp.workload.tool} of this run is left running on ${name}${r.detail ? `: ${r.detail}` : ''}${r.pids?.length ? ` (pids ${r.pids.join(', ')})` : ''}\n`);
+      } else record('none');
+    } catch (err) {
+      terminal.stdout(`could not reach ${name} to look for a ${comp.workload.tool} left running: ${redact(errorMessage(err))}\n`);
+    } finally {
+      await runner?.close().catch(() => undefined);
+    }
+  }
+  return failed;
 }

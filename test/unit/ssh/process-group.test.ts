@@ -4,9 +4,11 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { RemoteCommandFailed } from '../../../src/errors.ts';
+import { execFileSync, spawn } from 'node:child_process';
+import { InvalidArgument, RemoteCommandFailed } from '../../../src/errors.ts';
 import { createLocalRunner } from '../../../src/ssh/local-runner.ts';
-import { groupCommand, runInGroup, stopGroup, type GroupStop } from '../../../src/ssh/process-group.ts';
+import { groupCommand, newGroupFiles, parseStop, runInGroup, stopCommand, stopGroup, stopRunCommand, stopRunGroups, type GroupStop } from '../../../src/ssh/process-group.ts';
+import { shJoin } from '../../../src/ssh/quote.ts';
 
 let dir: string;
 beforeEach(() => {
@@ -98,13 +100,171 @@ describe('runInGroup', () => {
 
   it('a stop that comes before the command started keeps it from starting', async () => {
     const runner = createLocalRunner();
-    const pid = path.join(dir, 'x.pgid');
-    const cancel = path.join(dir, 'x.cancel');
-    expect(await stopGroup(runner, pid, cancel, 0.5)).toEqual({ pgid: null, outcome: 'not-started' });
+    const files = newGroupFiles(dir, 'r1');
+    expect(await stopGroup(runner, files, 0.5)).toEqual({ pgid: null, outcome: 'not-started' });
     const marker = `ss-marker-${process.pid}-late`;
     // the wrapper as runInGroup starts it, with the same files: it sees the cancel marker and exits
-    const r = await runner.run(groupCommand(['sh', '-c', 'echo started', marker], pid, cancel));
+    const r = await runner.run(groupCommand(['sh', '-c', 'echo started', marker], files));
     expect(r).toMatchObject({ exitCode: 130, stdout: '' });
-    expect(fs.existsSync(pid)).toBe(false);
+    expect(fs.existsSync(files.pidFile)).toBe(false);
   });
 });
+
+/** Live (not zombie) processes whose command line is exactly `argv`. */
+function liveArgv(...argv: string[]): number[] {
+  const want = argv.join('\0') + '\0';
+  return fs
+    .readdirSync('/proc')
+    .filter((e) => /^\d+$/.test(e))
+    .filter((e) => {
+      try {
+        const stat = fs.readFileSync(`/proc/${e}/stat`, 'utf8');
+        return stat.slice(stat.lastIndexOf(')') + 2)[0] !== 'Z' && fs.readFileSync(`/proc/${e}/cmdline`, 'utf8') === want;
+      } catch {
+        return false;
+      }
+    })
+    .map(Number);
+}
+
+/** Starts `setsid sleep <sec>` outside of anything of ours (a stranger's process); returns its pid. */
+async function strangerSleep(sec: number): Promise<number> {
+  const child = spawn('setsid', ['sleep', String(sec)], { stdio: 'ignore', detached: true });
+  child.unref();
+  await expect.poll(() => liveArgv('sleep', String(sec)).length, { timeout: 5000 }).toBe(1);
+  return liveArgv('sleep', String(sec))[0]!;
+}
+
+// Issue 11 item 7, review findings F1 and F4: fio's job processes call setsid() (fio 3.33
+// backend.c, thread_main), so they leave the wrapper's process group and session; and a pidfile
+// names a process but proves nothing about it.
+describe('the processes a stop finds', () => {
+  const sleeps: number[] = [];
+  afterEach(() => {
+    for (const pid of sleeps.splice(0)) {
+      try {
+        process.kill(pid, 'SIGKILL');
+      } catch {
+        /* gone */
+      }
+    }
+  });
+
+  it('a process that left the group and the session (setsid, like each fio job) is stopped too, before the abort settles', async () => {
+    const sec = String(6000 + (process.pid % 900));
+    const ac = new AbortController();
+    let stop: GroupStop | null = null;
+    const running = runInGroup(createLocalRunner(), ['sh', '-c', 'setsid sleep "$1" & wait', 'x', sec], { controlDir: dir, owner: 'r1', signal: ac.signal, graceSec: 0.5, onStopped: (s) => (stop = s) });
+    await expect.poll(() => liveArgv('sleep', sec).length, { timeout: 5000 }).toBe(1);
+    const [job] = liveArgv('sleep', sec);
+    // the escaped process: not in the wrapper's process group (the pidfile names the wrapper)
+    const wrapper = fs.readFileSync(path.join(dir, fs.readdirSync(dir).find((f) => f.endsWith('.pgid'))!), 'utf8').trim();
+    const stat = fs.readFileSync(`/proc/${job}/stat`, 'utf8');
+    expect(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[2]).not.toBe(wrapper);
+    ac.abort(new Error('interrupted'));
+    await running.catch(() => undefined);
+    expect(liveArgv('sleep', sec)).toEqual([]);
+    expect(stop).toMatchObject({ outcome: 'stopped', signal: 'TERM' });
+    expect(stop!.pids).toContain(job);
+  });
+
+  it('real fio: its job process (own session) is gone when the abort settles', async () => {
+    const file = path.join(dir, `fio-${process.pid}.dat`);
+    const ac = new AbortController();
+    let stop: GroupStop | null = null;
+    const argv = ['fio', '--name=abort', `--filename=${file}`, '--size=4m', '--rw=randwrite', '--bs=4k', '--time_based', '--runtime=30', '--output-format=json'];
+    const running = runInGroup(createLocalRunner(), argv, { controlDir: dir, owner: 'r1', signal: ac.signal, graceSec: 2, onStopped: (s) => (stop = s) });
+    // the job is the fio whose parent is fio; it runs in a session of its own
+    const jobs = () => liveArgv(...argv).filter((p) => liveArgv(...argv).includes(Number(fs.readFileSync(`/proc/${p}/stat`, 'utf8').split(') ')[1]!.split(' ')[1])));
+    await expect.poll(() => jobs().length, { timeout: 10_000 }).toBe(1);
+    const [job] = jobs();
+    await new Promise((r) => setTimeout(r, 500));
+    ac.abort(new Error('interrupted'));
+    await running.catch(() => undefined);
+    expect(liveArgv(...argv)).toEqual([]);
+    expect(stop).toMatchObject({ outcome: 'stopped' });
+    expect(stop!.pids).toContain(job);
+  });
+
+  it('a pidfile naming a stranger (a setsid sleep) gets the stranger nothing; the command is stopped all the same', async () => {
+    const sec = String(6900 + (process.pid % 90));
+    const stranger = await strangerSleep(Number(sec) + 1);
+    sleeps.push(stranger);
+    const ac = new AbortController();
+    let stop: GroupStop | null = null;
+    const running = runInGroup(createLocalRunner(), ['sh', '-c', 'sleep "$1" & wait', 'x', sec], { controlDir: dir, owner: 'r1', signal: ac.signal, graceSec: 0.5, onStopped: (s) => (stop = s) });
+    await expect.poll(() => liveArgv('sleep', sec).length, { timeout: 5000 }).toBe(1);
+    const pidFile = path.join(dir, fs.readdirSync(dir).find((f) => f.endsWith('.pgid'))!);
+    fs.writeFileSync(pidFile, `${stranger}\n`);
+    ac.abort(new Error('interrupted'));
+    await running.catch(() => undefined);
+    expect(liveArgv('sleep', String(Number(sec) + 1))).toEqual([stranger]);
+    expect(liveArgv('sleep', sec)).toEqual([]);
+    expect(stop).toMatchObject({ outcome: 'stopped' });
+    expect(stop!.pids).not.toContain(stranger);
+  });
+
+  it('a pidfile that is a link is not read', async () => {
+    const files = newGroupFiles(dir, 'r1');
+    fs.writeFileSync(path.join(dir, 'elsewhere'), '4242\n');
+    fs.symlinkSync(path.join(dir, 'elsewhere'), files.pidFile);
+    expect(await stopGroup(createLocalRunner(), files, 0.5)).toEqual({ pgid: null, outcome: 'not-started' });
+  });
+
+  // In a PID namespace of its own: were `1` ever taken for a group, `kill -- -1` would reach only
+  // the namespace's processes, not this machine's.
+  it.skipIf(!hasPidNamespaces())('a pidfile holding 1 signals nothing (never kill -- -1)', async () => {
+    const files = newGroupFiles(dir, 'r1');
+    const script = `sleep 600 & s=$!; echo 1 >${shJoin([files.pidFile])}; ${stopCommand(files, 0.3)}; if kill -0 $s 2>/dev/null; then echo bystander-alive; fi; kill $s`;
+    const r = await createLocalRunner().run(shJoin(['unshare', '--pid', '--fork', '--mount-proc', 'setsid', 'sh', '-c', script]), { timeoutMs: 20_000 });
+    expect(r.stdout).toContain('bystander-alive');
+    expect(parseStop(r.stdout.split('\n').filter((l) => !l.includes('bystander')).join('\n'))).toEqual({ pgid: 1, outcome: 'not-running' });
+  });
+
+  it('stopRunGroups stops every process of one run (jobs that left the session too), none of another run, and removes the pidfiles of that run only', async () => {
+    const runner = createLocalRunner();
+    const base = 6100 + (process.pid % 800);
+    const [a1, a2, b1] = [base, base + 1, base + 2].map(String) as [string, string, string];
+    // started as a killed storsweep would have left them: nobody waits for them here
+    const started = [
+      runner.run(groupCommand(['sh', '-c', 'setsid sleep "$1" & wait', 'x', a1], newGroupFiles(dir, 'runa'))),
+      runner.run(groupCommand(['sleep', a2], newGroupFiles(dir, 'runa'))),
+      runner.run(groupCommand(['sleep', b1], newGroupFiles(dir, 'runb'))),
+    ];
+    await expect.poll(() => [a1, a2, b1].map((s) => liveArgv('sleep', s).length), { timeout: 5000 }).toEqual([1, 1, 1]);
+    // the wrappers of run A die as with kill -9 of storsweep's connection: A's processes run on, orphaned
+    const stop = await stopRunGroups(runner, dir, 'runa', 0.5);
+    expect(stop).toMatchObject({ outcome: 'stopped', signal: 'TERM' });
+    expect(liveArgv('sleep', a1)).toEqual([]);
+    expect(liveArgv('sleep', a2)).toEqual([]);
+    expect(liveArgv('sleep', b1)).toHaveLength(1);
+    const left = fs.readdirSync(dir);
+    expect(left.filter((f) => f.startsWith('.storsweep-runa-'))).toEqual([]);
+    expect(left.filter((f) => f.startsWith('.storsweep-runb-'))).toHaveLength(1);
+    expect(await stopRunGroups(runner, dir, 'runa', 0.5)).toEqual({ pgid: null, outcome: 'not-running' });
+    await stopRunGroups(runner, dir, 'runb', 0.5);
+    expect(liveArgv('sleep', b1)).toEqual([]);
+    await Promise.allSettled(started);
+  });
+
+  it('refuses an owner or a token it did not make (they go into a pattern and a file name)', () => {
+    expect(() => newGroupFiles(dir, 'r1/../x')).toThrow(InvalidArgument);
+    expect(() => newGroupFiles(dir, '')).toThrow(InvalidArgument);
+    expect(() => stopCommand({ pidFile: '/tmp/x', cancelFile: '/tmp/y', token: '.*' }, 1)).toThrow(InvalidArgument);
+    expect(() => stopRunCommand(dir, 'a.*', 1)).toThrow(InvalidArgument);
+  });
+
+  it('says it cannot tell, and signals nothing, where a process environment cannot be read', () => {
+    expect(parseStop('unknown - cannot read process environments here (/proc/PID/environ, grep -z): nothing signalled\n')).toEqual({ pgid: null, outcome: 'unknown', detail: 'cannot read process environments here (/proc/PID/environ, grep -z): nothing signalled' });
+    expect(parseStop('stopped 12 KILL 13 14')).toEqual({ pgid: 12, outcome: 'stopped', signal: 'KILL', pids: [13, 14] });
+    expect(parseStop('still-running - 13')).toEqual({ pgid: null, outcome: 'still-running', pids: [13] });
+  });
+});
+
+function hasPidNamespaces(): boolean {
+  try {
+    return execFileSync('unshare', ['--pid', '--fork', '--mount-proc', 'true'], { stdio: 'ignore', timeout: 5000 }) !== undefined;
+  } catch {
+    return false;
+  }
+}
