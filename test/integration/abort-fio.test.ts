@@ -1,11 +1,14 @@
-// Ctrl-C while fio runs (issue 11, item 7): the run stops fio's whole process group on the guest and
-// checks it is gone BEFORE teardown removes the disk under it; a fio left behind by a lost SSH
-// connection is stopped through the next one before the test is run again. On the vcsim lab with fio on the
+// Ctrl-C while fio runs (issue 11, item 7): the run stops every fio process on the guest — fio's job
+// processes too, which call setsid() and so leave fio's process group — and checks they are gone
+// BEFORE teardown removes the disk under them; a fio left behind by a lost SSH connection is stopped
+// through the next one before the test is run again, and one left by a killed storsweep by
+// `run --resume` or `cleanup` before they tear anything down. On the vcsim lab with fio on the
 // lab's SSH guest (a real sshd on 127.0.0.1, so the guest's processes are visible here in /proc),
 // and on this machine through the local runner.
 import fs from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { descendantPids, startLabGuest, type LabGuest } from './helpers/lab-guest.ts';
+import { runCli } from './helpers/cli.ts';
 import { NOTHING_LEFT, readRun, runCliWhen, startVsphereLab, sweepPlaybook, type VsphereLab } from './helpers/vsphere-lab.ts';
 
 let guest: LabGuest;
@@ -39,6 +42,38 @@ function fioProcessesIn(dir: string): Array<{ pid: number; args: string }> {
   return out;
 }
 
+/** fio's job processes in `dir` (a fio whose parent is a fio): the ones doing the I/O, each in a session of its own. */
+function fioJobsIn(dir: string): number[] {
+  const all = new Set(fioProcessesIn(dir).map((f) => f.pid));
+  return [...all].filter((pid) => {
+    try {
+      const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+      return all.has(Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]));
+    } catch {
+      return false;
+    }
+  });
+}
+
+function isLive(pid: number): boolean {
+  try {
+    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return stat.slice(stat.lastIndexOf(')') + 2)[0] !== 'Z';
+  } catch {
+    return false;
+  }
+}
+
+/** True once `probe()` has held for `ms` without a break (a fio job past its start, doing I/O). */
+function heldFor(ms: number, probe: () => boolean): () => boolean {
+  let since = 0;
+  return () => {
+    if (!probe()) return (since = 0), false;
+    since ||= Date.now();
+    return Date.now() - since >= ms;
+  };
+}
+
 function journal(runDir: string): Array<{ seq: number; step: string; event: string; detail: string | null }> {
   return readRun(runDir, (db) => db.prepare('SELECT seq, step, event, detail FROM journal ORDER BY seq').all() as Array<{ seq: number; step: string; event: string; detail: string | null }>);
 }
@@ -51,25 +86,29 @@ describe('SIGINT while fio runs', { timeout: 120_000 }, () => {
     const pb = await lab.writePlaybook('abort-ssh.yaml', sweepPlaybook({ name: 'abortssh', ...LONG }));
     const runsDir = await lab.newRunsDir('abort-ssh');
     let seenOnGuest: number[] = [];
+    let jobs: number[] = [];
     const started = Date.now();
     const r = await runCliWhen(
       ['run', pb, ...lab.runArgs(runsDir)],
       { runsDir },
-      // fio is running under the guest's sshd, on the run's disk
-      () => (seenOnGuest = descendantPids(guest.sshd.pid).filter((p) => fioProcessesIn(guest.workdir).some((f) => f.pid === p))).length > 0,
+      // fio is running under the guest's sshd, on the run's disk, and its job process has been doing
+      // I/O for 2 s (the job calls setsid: it is in neither the wrapper's group nor its session)
+      heldFor(2000, () => (seenOnGuest = descendantPids(guest.sshd.pid).filter((p) => fioProcessesIn(guest.workdir).some((f) => f.pid === p))).length > 0 && (jobs = fioJobsIn(guest.workdir)).length > 0),
       (pid) => void process.kill(pid, 'SIGINT'),
     );
     expect(r.fired).toBe(true);
     expect(seenOnGuest.length).toBeGreaterThan(0);
+    expect(jobs).toHaveLength(1);
     expect(r.code, r.stderr).toBe(130);
     expect(Date.now() - started).toBeLessThan(25_000);
-    // no fio of this run is left on the guest
+    // no fio of this run is left on the guest: the job process is gone, not only the group
+    expect(jobs.filter(isLive)).toEqual([]);
     expect(fioProcessesIn(guest.workdir)).toEqual([]);
     // the journal: fio stopped (its group gone after SIGTERM), then the disk and datastore removed
     const j = journal(r.runDir!);
     const stopped = j.filter((e) => e.step.startsWith('workload ') && e.event === 'stopped');
     expect(stopped).toHaveLength(1);
-    expect(JSON.parse(stopped[0]!.detail!)).toMatchObject({ outcome: 'stopped', signal: 'TERM' });
+    expect(JSON.parse(stopped[0]!.detail!)).toMatchObject({ outcome: 'stopped', signal: 'TERM', pids: expect.arrayContaining(jobs) });
     const removed = j.filter((e) => /^(disk|datastore):/.test(e.step) && e.event === 'removed');
     expect(removed.map((e) => e.step.split(':')[0])).toEqual(['disk', 'datastore']);
     expect(removed.every((e) => e.seq > stopped[0]!.seq)).toBe(true);
@@ -119,12 +158,81 @@ describe('SIGINT while fio runs', { timeout: 120_000 }, () => {
     const runsDir = `${guest.runsDir}/local`;
     fs.mkdirSync(runsDir);
     const started = Date.now();
-    const r = await runCliWhen(['run', pb, '-i', guest.inventory, '--out', runsDir, '--no-report', '--json'], { runsDir }, () => fioProcessesIn(guest.workdir).length > 0, (pid) => void process.kill(pid, 'SIGINT'));
+    let jobs: number[] = [];
+    const r = await runCliWhen(['run', pb, '-i', guest.inventory, '--out', runsDir, '--no-report', '--json'], { runsDir }, heldFor(2000, () => (jobs = fioJobsIn(guest.workdir)).length > 0), (pid) => void process.kill(pid, 'SIGINT'));
     expect(r.fired).toBe(true);
+    expect(jobs).toHaveLength(1);
     expect(r.code, r.stderr).toBe(130);
     expect(Date.now() - started).toBeLessThan(25_000);
+    expect(jobs.filter(isLive)).toEqual([]);
     expect(fioProcessesIn(guest.workdir)).toEqual([]);
     const stopped = journal(r.runDir!).filter((e) => e.step.startsWith('workload ') && e.event === 'stopped');
     expect(stopped.map((e) => JSON.parse(e.detail!) as { outcome: string })).toMatchObject([{ outcome: 'stopped' }]);
+  });
+});
+
+describe('storsweep killed (kill -9) while fio runs on the SSH guest', { timeout: 150_000 }, () => {
+  it('run --resume stops the fio the dead run left there before tearing down its disk, and before a second fio starts on the same file', async () => {
+    const pb = await lab.writePlaybook('kill-ssh.yaml', sweepPlaybook({ name: 'killssh', ...LONG }));
+    const runsDir = await lab.newRunsDir('kill-ssh');
+    let jobs: number[] = [];
+    const first = await runCliWhen(['run', pb, ...lab.runArgs(runsDir)], { runsDir }, heldFor(1000, () => (jobs = fioJobsIn(guest.workdir)).length > 0), (pid) => void process.kill(pid, 'SIGKILL'));
+    expect(first.fired).toBe(true);
+    expect(first.code).toBeNull();
+    const runDir = first.runDir!;
+    // what the resume has to deal with: the dead run's fio still writes on the guest, its pidfile is there
+    await new Promise((r) => setTimeout(r, 500));
+    const orphans = fioProcessesIn(guest.workdir).map((f) => f.pid);
+    expect(orphans).toEqual(expect.arrayContaining(jobs));
+    expect(fs.readdirSync(guest.workdir).filter((f) => f.endsWith('.pgid'))).toHaveLength(1);
+    // resume; interrupted as soon as it starts fio again (the redo): at that moment none of the old may live
+    let oldAliveAtRedo: number[] | null = null;
+    const resumed = await runCliWhen(
+      ['run', '--resume', runDir, '--no-report', '--json'],
+      { runDir },
+      () => {
+        const now = fioProcessesIn(guest.workdir).map((f) => f.pid);
+        if (!now.some((p) => !orphans.includes(p))) return false;
+        oldAliveAtRedo = orphans.filter(isLive);
+        return true;
+      },
+      (pid) => void process.kill(pid, 'SIGINT'),
+    );
+    expect(resumed.fired, resumed.stderr).toBe(true);
+    expect(oldAliveAtRedo).toEqual([]);
+    expect(resumed.code, resumed.stderr).toBe(130);
+    expect(fioProcessesIn(guest.workdir)).toEqual([]);
+    // the journal: the leftovers stopped (the job among them) before the half-done permutation's disk was removed
+    const j = journal(runDir);
+    const resumedAt = j.find((e) => e.event === 'resume')!.seq;
+    const leftover = j.filter((e) => e.step === 'workload leftovers');
+    expect(leftover.map((e) => e.event)).toEqual(['stopped']);
+    expect(JSON.parse(leftover[0]!.detail!)).toMatchObject({ outcome: 'stopped', pids: expect.arrayContaining(jobs) });
+    const removedAfterResume = j.filter((e) => e.seq > resumedAt && /^disk:/.test(e.step) && e.event === 'removed');
+    expect(removedAfterResume.length).toBeGreaterThan(0);
+    expect(leftover[0]!.seq).toBeLessThan(removedAfterResume[0]!.seq);
+    expect(await lab.leftovers()).toEqual(NOTHING_LEFT);
+    expect(fs.readdirSync(guest.workdir).filter((f) => f.startsWith('.storsweep-'))).toEqual([]);
+  });
+
+  it('cleanup stops the fio the dead run left on the guest before it removes the disk', async () => {
+    const pb = await lab.writePlaybook('kill-clean.yaml', sweepPlaybook({ name: 'killclean', ...LONG }));
+    const runsDir = await lab.newRunsDir('kill-clean');
+    let jobs: number[] = [];
+    const first = await runCliWhen(['run', pb, ...lab.runArgs(runsDir)], { runsDir }, heldFor(1000, () => (jobs = fioJobsIn(guest.workdir)).length > 0), (pid) => void process.kill(pid, 'SIGKILL'));
+    expect(first.fired).toBe(true);
+    await new Promise((r) => setTimeout(r, 500));
+    expect(jobs.filter(isLive)).toEqual(jobs);
+    const r = await runCli(['cleanup', first.runDir!]);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toMatch(/^stopped fio left running on lab-vcenter \(pids [\d, ]+, SIGTERM\)$/m);
+    expect(jobs.filter(isLive)).toEqual([]);
+    expect(fioProcessesIn(guest.workdir)).toEqual([]);
+    const j = journal(first.runDir!);
+    const stoppedAt = j.find((e) => e.step === 'workload leftovers' && e.event === 'stopped')!.seq;
+    const removed = j.filter((e) => /^disk:/.test(e.step) && e.event === 'cleanup-removed');
+    expect(removed).toHaveLength(1);
+    expect(stoppedAt).toBeLessThan(removed[0]!.seq);
+    expect(await lab.leftovers()).toEqual(NOTHING_LEFT);
   });
 });
