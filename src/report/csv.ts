@@ -3,26 +3,37 @@ import type { ResultRecord } from '../results/record.ts';
 
 export type CsvValue = string | number | boolean | null | undefined;
 
-// OWASP "CSV Injection": a cell a spreadsheet would run as a formula starts with one of these.
-const FORMULA_START = /^[=+\-@\t\r\n]/;
 // …except a plain number written as text ("-5", "+1.5e3"): a spreadsheet reads it as that number.
 const PLAIN_NUMBER = /^[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?$/;
-// Quoted when it holds a separator of either kind (`,` and `;`, the list separator of many
-// locales, where an unquoted `a;=1+1` is two cells, the second a formula), a tab, a quote or a line end.
+// OWASP "CSV Injection": a cell a spreadsheet would run as a formula starts with `=`, `+`, `-`, `@`,
+// tab, CR or LF. Quoting is not enough: a spreadsheet whose list separator is `;` (many locales)
+// reads `…,"a;=1+1",…` as `…,"a` | `=1+1` | `",…` — a quote counts only at the start of a field —
+// and a parser that splits lines first starts a row after a line end inside a cell. So every
+// piece of a text cell is checked: the cell's start and the place after each `,`, `;`, tab or line
+// end (CRLF counted as one). A piece that starts with tab/CR/LF, or whose first character other
+// than spaces and quotes is a formula trigger, gets an apostrophe at its start (a tab or line end
+// inside is a separator, checked on its own).
+const DEFUSE_START = /^(?:[\t\r\n]|[ "]*[=+\-@])/;
+const DEFUSE_AFTER_SEPARATOR = /(\r\n|\r(?!\n)|[,;\t\n])(?=[\t\r\n]|[ "]*[=+\-@])/g;
+// Quoted when it holds a separator of either kind (`,` and `;`), a tab, a quote or a line end.
 const NEEDS_QUOTES = /[",;\t\r\n]/;
 
 /**
  * One CSV cell, for every CSV we write (report -f csv, results --csv, import --csv): RFC 4180
- * quoting plus OWASP's rules against formula injection — text starting with `=`, `+`, `-`, `@`,
- * tab, CR or LF gets a leading apostrophe (names and values come from playbooks, hosts and imported
- * files we do not trust). Numbers are written as numbers, so a negative number stays a number.
+ * quoting plus OWASP's rules against formula injection, applied to every `,`/`;`/tab/line-end
+ * separated piece of a text cell (see DEFUSE_AFTER_SEPARATOR; names and values come from playbooks, hosts
+ * and imported files we do not trust). Numbers are written as numbers, and text that is a plain
+ * decimal number is left as it is, so a negative number stays a number.
  */
 export function csvField(v: CsvValue): string {
   if (v === null || v === undefined) return '';
   if (typeof v === 'number') return Number.isFinite(v) ? String(v) : '';
   if (typeof v === 'boolean') return v ? 'true' : 'false';
   let s = v;
-  if (FORMULA_START.test(s) && !PLAIN_NUMBER.test(s)) s = `'${s}`;
+  if (!PLAIN_NUMBER.test(v)) {
+    s = v.replace(DEFUSE_AFTER_SEPARATOR, "$1'");
+    if (DEFUSE_START.test(v)) s = `'${s}`;
+  }
   return NEEDS_QUOTES.test(s) ? `"${s.replace(/"/g, '""')}"` : s;
 }
 
