@@ -130,7 +130,7 @@ function majorMinor(dev: bigint): string {
  * Who holds a POSIX lock on the file with this identity, from the kernel's table (Linux's
  * /proc/locks: it lists locks on files already deleted). `undefined`: the table cannot be read here.
  */
-function kernelLockPid(dev: string, ino: string): number | null | undefined {
+function kernelLockPids(dev: string, ino: string): number[] | undefined {
   let table: string;
   try {
     table = fs.readFileSync('/proc/locks', 'utf8');
@@ -138,12 +138,16 @@ function kernelLockPid(dev: string, ino: string): number | null | undefined {
     return undefined;
   }
   const want = `${majorMinor(BigInt(dev))}:${ino}`;
+  const pids: number[] = [];
   for (const line of table.split('\n')) {
     // "1: POSIX  ADVISORY  WRITE 2147 fe:00:2149546 1073741824 1073742335"; "1: -> …" are waiters
-    const m = /^\d+:\s+(\S+)\s+\S+\s+\S+\s+(-?\d+)\s+([0-9a-f]+:[0-9a-f]+:\d+)\s/.exec(line);
-    if (m && m[1] !== '->' && m[3] === want) return Number(m[2]);
+    const m = /^\d+:\s+(\S+)\s+\S+\s+(\S+)\s+(-?\d+)\s+([0-9a-f]+:[0-9a-f]+:\d+)\s/.exec(line);
+    if (!m || m[1] === '->' || m[4] !== want) continue;
+    // The holder's WRITE locks first: a reader (`status`) may hold a READ lock for an instant.
+    if (m[2] === 'WRITE') pids.unshift(Number(m[3]));
+    else pids.push(Number(m[3]));
   }
-  return null;
+  return pids;
 }
 
 /**
@@ -151,10 +155,10 @@ function kernelLockPid(dev: string, ino: string): number | null | undefined {
  * held? Returns the holder to name in a refusal, or null when it is provably free.
  */
 function replacedLockHolder(recorded: AnchoredLock): LockHolder | null {
-  const pid = kernelLockPid(recorded.dev, recorded.ino);
-  if (pid === null) return null;
+  const pids = kernelLockPids(recorded.dev, recorded.ino);
+  if (pids && pids.length === 0) return null;
   const who = stripId(recorded);
-  if (pid !== undefined) return pid === recorded.pid ? who : { pid, host: os.hostname(), since: '(unknown)', command: '(unknown)' };
+  if (pids) return pids.includes(recorded.pid) ? who : { pid: pids[0]!, host: os.hostname(), since: '(unknown)', command: '(unknown)' };
   // No kernel table to ask (not Linux): on this host, the recorded process's life decides (a
   // reused pid only makes us refuse); on another host nothing can be checked from here.
   if (recorded.host === os.hostname() && !alive(recorded.pid)) return null;
