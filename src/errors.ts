@@ -222,6 +222,18 @@ export class RunStoreDamaged extends Error {
   }
 }
 
+/** A run's database that is intact but cannot be used where it is (e.g. in a read-only directory). */
+export class RunStoreInaccessible extends Error {
+  override readonly name = 'RunStoreInaccessible';
+  constructor(
+    readonly file: string,
+    reason: string,
+    options?: { cause?: unknown },
+  ) {
+    super(`${visible(file)}: ${reason}`, options);
+  }
+}
+
 export function errorMessage(err: unknown): string {
   if (err instanceof Error) return err.message;
   return String(err);

@@ -1,6 +1,6 @@
 // Errors → exit codes and short messages. The CLI never prints a stack trace for a condition we
 // know; an unknown error prints its message and a hint to the log.
-import { ConfigError, HostVerificationFailed, InputTooLarge, NotARegularFile, errorMessage, OutputRefused, ParseError, RunStoreDamaged, RunLockUnusable, RemoteCommandFailed, ResumeMismatch, RunDirLocked, SecretNotFound, UnsafeOperation, UsageError, InvalidArgument } from '../errors.ts';
+import { ConfigError, HostVerificationFailed, InputTooLarge, NotARegularFile, errorMessage, OutputRefused, ParseError, RunStoreDamaged, RunStoreInaccessible, RunLockUnusable, RemoteCommandFailed, ResumeMismatch, RunDirLocked, SecretNotFound, UnsafeOperation, UsageError, InvalidArgument } from '../errors.ts';
 import { redact } from '../config/secrets.ts';
 import { isDamagedDatabase } from '../results/store.ts';
 import { terminal } from './output.ts';
@@ -14,7 +14,7 @@ export const EXIT = {
 } as const;
 
 export function exitCodeFor(err: unknown): number {
-  if (err instanceof ConfigError || err instanceof UsageError || err instanceof SecretNotFound || err instanceof InvalidArgument || err instanceof OutputRefused || err instanceof InputTooLarge || err instanceof NotARegularFile || err instanceof RunStoreDamaged || err instanceof RunLockUnusable) return EXIT.usage;
+  if (err instanceof ConfigError || err instanceof UsageError || err instanceof SecretNotFound || err instanceof InvalidArgument || err instanceof OutputRefused || err instanceof InputTooLarge || err instanceof NotARegularFile || err instanceof RunStoreDamaged || err instanceof RunStoreInaccessible || err instanceof RunLockUnusable || isDamagedDatabase(err)) return EXIT.usage;
   // Refused before anything was done: a run directory another process holds, a resume that would
   // mix configurations. Same code as bad input: the command as given cannot proceed.
   if (err instanceof RunDirLocked || err instanceof ResumeMismatch) return EXIT.usage;
@@ -25,7 +25,7 @@ export function shortMessage(err: unknown): string {
   if (err instanceof ConfigError) return err.message;
   if (err instanceof UnsafeOperation || err instanceof RunDirLocked || err instanceof ResumeMismatch) return `refused: ${err.message}`;
   if (err instanceof OutputRefused) return err.details.reason === 'bad-path' ? err.message : `refused: ${err.message}`;
-  if (err instanceof HostVerificationFailed || err instanceof RemoteCommandFailed || err instanceof ParseError || err instanceof UsageError || err instanceof InvalidArgument || err instanceof InputTooLarge || err instanceof NotARegularFile || err instanceof RunStoreDamaged || err instanceof RunLockUnusable) return err.message;
+  if (err instanceof HostVerificationFailed || err instanceof RemoteCommandFailed || err instanceof ParseError || err instanceof UsageError || err instanceof InvalidArgument || err instanceof InputTooLarge || err instanceof NotARegularFile || err instanceof RunStoreDamaged || err instanceof RunStoreInaccessible || err instanceof RunLockUnusable) return err.message;
   // damage SQLite finds only later, in a page the open did not read
   if (isDamagedDatabase(err)) return `a run directory's run.sqlite is damaged (SQLite: ${errorMessage(err)}); keep a copy, then try \`sqlite3 run.sqlite .recover | sqlite3 recovered.sqlite\` and put recovered.sqlite in its place`;
   if (err instanceof Error) return `${err.name === 'Error' ? 'error' : err.name}: ${err.message}`;

@@ -8,7 +8,7 @@ import fs from 'node:fs';
 import { InputTooLarge, NotARegularFile } from '../errors.ts';
 import { visible } from '../text/visible.ts';
 
-export type InputKind = 'config' | 'import' | 'secret';
+export type InputKind = 'config' | 'import' | 'secret' | 'results';
 
 const MiB = 1024 * 1024;
 
@@ -17,9 +17,12 @@ export const DEFAULT_INPUT_LIMITS: Readonly<Record<InputKind, number>> = {
   config: 1 * MiB,
   import: 8 * MiB,
   secret: 64 * 1024,
+  // results.jsonl is read line by line (readInputLines), so memory follows the records, not the
+  // file; the cap bounds the time a huge (e.g. sparse) file can take
+  results: 1024 * MiB,
 };
 
-const KIND_NAME: Record<InputKind, string> = { config: 'playbooks and inventories', import: 'imported result files', secret: 'secret files' };
+const KIND_NAME: Record<InputKind, string> = { config: 'playbooks and inventories', import: 'imported result files', secret: 'secret files', results: 'result files (.jsonl)' };
 
 let override: number | null = null;
 
@@ -66,17 +69,28 @@ function tooLarge(file: string, size: number | null, limit: number, kind: InputK
   return new InputTooLarge(`${visible(file)}: ${reason}`, { file, size, limit, reason });
 }
 
-/** The bytes of a regular file of at most `inputLimit(kind)` bytes; InputTooLarge / NotARegularFile otherwise. */
-export function readInputFile(file: string, kind: InputKind): Buffer {
-  const limit = inputLimit(kind);
+/** Opens a regular file for reading, never blocking and never opening anything else; its fd and size. */
+function openRegular(file: string, kind: InputKind): { fd: number; size: number } {
   refuseType(file, kind, fs.statSync(file));
   const fd = fs.openSync(file, fs.constants.O_RDONLY | (fs.constants.O_NONBLOCK ?? 0) | (fs.constants.O_NOCTTY ?? 0));
   try {
     const st = fs.fstatSync(fd);
     refuseType(file, kind, st);
-    if (st.size > limit) throw tooLarge(file, st.size, limit, kind);
+    return { fd, size: st.size };
+  } catch (err) {
+    fs.closeSync(fd);
+    throw err;
+  }
+}
+
+/** The bytes of a regular file of at most `inputLimit(kind)` bytes; InputTooLarge / NotARegularFile otherwise. */
+export function readInputFile(file: string, kind: InputKind): Buffer {
+  const limit = inputLimit(kind);
+  const { fd, size } = openRegular(file, kind);
+  try {
+    if (size > limit) throw tooLarge(file, size, limit, kind);
     // The size is a hint (the file may grow while we read): read to the end, but never past limit+1.
-    let buf = Buffer.allocUnsafe(Math.min(st.size, limit) + 1);
+    let buf = Buffer.allocUnsafe(Math.min(size, limit) + 1);
     let total = 0;
     for (;;) {
       if (total === buf.length) {
@@ -94,4 +108,55 @@ export function readInputFile(file: string, kind: InputKind): Buffer {
   } finally {
     fs.closeSync(fd);
   }
+}
+
+/** A line longer than this is refused by readInputLines (a result record is a few KB). */
+export const MAX_LINE_BYTES = 1 * MiB;
+
+/**
+ * The lines of a regular file of at most `inputLimit(kind)` bytes, one at a time (UTF-8, without
+ * the `\n`), so that memory follows what the caller keeps, not the file's size. The last element
+ * is the text after the last `\n` ('' when the file ends with one). A line over `maxLine` bytes
+ * throws InputTooLarge naming its 1-based number before it is held whole.
+ */
+export function* readInputLines(file: string, kind: InputKind, maxLine = MAX_LINE_BYTES): Generator<string> {
+  const limit = inputLimit(kind);
+  const { fd, size } = openRegular(file, kind);
+  try {
+    if (size > limit) throw tooLarge(file, size, limit, kind);
+    const chunk = Buffer.allocUnsafe(1 * MiB);
+    let pending: Buffer[] = [];
+    let pendingBytes = 0;
+    let total = 0;
+    let line = 1;
+    for (;;) {
+      const n = fs.readSync(fd, chunk, 0, chunk.length, null);
+      if (n === 0) break;
+      total += n;
+      if (total > limit) throw tooLarge(file, null, limit, kind);
+      let start = 0;
+      for (let nl = chunk.indexOf(10, 0); nl !== -1 && nl < n; nl = chunk.indexOf(10, start)) {
+        if (pendingBytes + nl - start > maxLine) throw lineTooLong(file, line, maxLine);
+        const piece = chunk.subarray(start, nl);
+        yield pendingBytes ? Buffer.concat([...pending, piece]).toString('utf8') : piece.toString('utf8');
+        pending = [];
+        pendingBytes = 0;
+        line++;
+        start = nl + 1;
+      }
+      if (start < n) {
+        pendingBytes += n - start;
+        if (pendingBytes > maxLine) throw lineTooLong(file, line, maxLine);
+        pending.push(Buffer.from(chunk.subarray(start, n)));
+      }
+    }
+    yield Buffer.concat(pending).toString('utf8');
+  } finally {
+    fs.closeSync(fd);
+  }
+}
+
+function lineTooLong(file: string, line: number, maxLine: number): InputTooLarge {
+  const reason = `line ${line} is over ${formatBytes(maxLine)}; a result record is one JSON object of a few KB per line`;
+  return new InputTooLarge(`${visible(file)}:${line}: ${reason}`, { file, size: null, limit: maxLine, reason });
 }

@@ -2,10 +2,11 @@
 // results.jsonl mirror) or an imported benchmark export (CrystalDiskMark text, fio JSON, …).
 // This is the only file under report/ that touches the filesystem.
 import { existsSync } from 'node:fs';
-import { readFile, stat } from 'node:fs/promises';
+import { stat } from 'node:fs/promises';
 import { basename, join } from 'node:path';
 import { ParseError, UsageError, errorMessage } from '../errors.ts';
 import { importFile } from '../importers/index.ts';
+import { readInputFile, readInputLines } from '../input/read-input.ts';
 import type { ResultRecord } from '../results/record.ts';
 import { DB_FILE, openResults } from '../results/store.ts';
 import type { RunInfo } from './model.ts';
@@ -43,34 +44,64 @@ function checkRecord(v: unknown, file: string, line: number): ResultRecord {
   return v as unknown as ResultRecord;
 }
 
-/** One ResultRecord per line. A last line without `\n` is a write cut short and is skipped. */
+/**
+ * One ResultRecord per line, read line by line through the bounded reader (a regular file only,
+ * never a FIFO or device; at most the results limit; no line over 1 MiB). A last line without `\n`
+ * is a write cut short and is skipped. Records of one permutation share their axes, test and tool
+ * objects, as the store's records do, so memory follows the records, not the file's text.
+ */
 export async function readRecordsJsonl(file: string): Promise<{ records: ResultRecord[]; warnings: string[] }> {
-  const text = await readFile(file, 'utf8');
-  const lines = text.split('\n');
   const warnings: string[] = [];
-  const partial = lines.pop();
-  if (partial !== undefined && partial.trim() !== '') warnings.push(`${file}:${lines.length + 1}: incomplete last line skipped`);
   const records: ResultRecord[] = [];
-  lines.forEach((raw, i) => {
-    if (raw.trim() === '') return;
-    let v: unknown;
-    try {
-      v = JSON.parse(raw);
-    } catch (err) {
-      throw new ParseError(`${file}:${i + 1}: not valid JSON (${errorMessage(err)})`, { source: file, line: i + 1, expected: 'one ResultRecord JSON object per line' }, { cause: err });
-    }
-    records.push(checkRecord(v, file, i + 1));
-  });
+  const intern = interner();
+  let line = 0;
+  let previous: string | undefined;
+  for (const raw of readInputLines(file, 'results')) {
+    // `previous` is a complete line (a `\n` followed it); the generator's last element is not
+    if (previous !== undefined) records.push(...parseLine(previous, file, line, intern));
+    previous = raw;
+    line++;
+  }
+  if (previous !== undefined && previous.trim() !== '') warnings.push(`${file}:${line}: incomplete last line skipped`);
   return { records, warnings };
+}
+
+function parseLine(raw: string, file: string, line: number, intern: ReturnType<typeof interner>): ResultRecord[] {
+  if (raw.trim() === '') return [];
+  let v: unknown;
+  try {
+    v = JSON.parse(raw);
+  } catch (err) {
+    throw new ParseError(`${file}:${line}: not valid JSON (${errorMessage(err)})`, { source: file, line, expected: 'one ResultRecord JSON object per line' }, { cause: err });
+  }
+  const r = checkRecord(v, file, line);
+  r.axes = intern(`a:${r.permutationId}:${JSON.stringify(r.axes)}`, r.axes);
+  const t = r.test;
+  r.test = intern(`t:${t.id}:${t.pattern}:${t.blockSizeBytes}:${t.queueDepth}:${t.threads}:${t.readPercent}:${Object.keys(t).length}`, t);
+  r.tool = intern(`o:${JSON.stringify(r.tool)}`, r.tool);
+  if (r.metadata) r.metadata = intern(`m:${JSON.stringify(r.metadata)}`, r.metadata);
+  return [r];
+}
+
+/** Shares equal objects between records (read-only by contract). */
+function interner(): <T>(key: string, v: T) => T {
+  const shared = new Map<string, unknown>();
+  return <T>(key: string, v: T): T => {
+    const hit = shared.get(key);
+    if (hit !== undefined) return hit as T;
+    shared.set(key, v);
+    return v;
+  };
 }
 
 async function readRunInfo(dir: string, records: readonly ResultRecord[]): Promise<RunInfo> {
   const file = join(dir, 'run.json');
   const fallback: RunInfo = { runId: records[0]?.runId ?? basename(dir) };
   if (!existsSync(file)) return fallback;
+  const text = readInputFile(file, 'config').toString('utf8');
   let v: unknown;
   try {
-    v = JSON.parse(await readFile(file, 'utf8'));
+    v = JSON.parse(text);
   } catch (err) {
     throw new ParseError(`${file}: not valid JSON (${errorMessage(err)})`, { source: file, expected: 'run information object' }, { cause: err });
   }

@@ -8,8 +8,9 @@ import path from 'node:path';
 import type { RunPlan } from '../plan/plan.ts';
 import type { CreatedObject, OwnedObjectRef, ProviderName } from '../run/provider.ts';
 import type { ResultRecord } from './record.ts';
+import { visible } from '../text/visible.ts';
 import type { AnchoredLock, LockAnchor } from './run-lock.ts';
-import { errorMessage, RunStoreDamaged } from '../errors.ts';
+import { errorMessage, NotARegularFile, RunStoreDamaged, RunStoreInaccessible } from '../errors.ts';
 
 export const DB_FILE = 'run.sqlite';
 
@@ -97,6 +98,93 @@ export function isDamagedDatabase(err: unknown): boolean {
   return typeof code === 'string' && (code.startsWith('SQLITE_CORRUPT') || code === 'SQLITE_NOTADB');
 }
 
+/** run.sqlite must be a regular file (or a link to one): a FIFO or device there is never opened. */
+function refuseNonFile(file: string): void {
+  const st = fs.statSync(file);
+  if (st.isFile()) return;
+  const type = st.isFIFO() ? 'a FIFO (named pipe)' : st.isCharacterDevice() ? 'a character device' : st.isBlockDevice() ? 'a block device' : st.isDirectory() ? 'a directory' : st.isSocket() ? 'a socket' : 'not a regular file';
+  const reason = `it is ${type}, not the run's database file; a run directory's ${DB_FILE} is a regular file written by storsweep run`;
+  throw new NotARegularFile(`${visible(file)}: ${reason}`, { file, type, reason });
+}
+
+function writable(dir: string): boolean {
+  try {
+    fs.accessSync(dir, fs.constants.W_OK);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * The database file's bytes, for a read-only in-memory copy (regular file, never blocking). The
+ * header's file format bytes (offsets 18 and 19, https://www.sqlite.org/fileformat2.html#the_database_header)
+ * are set from 2 (WAL) to 1 (rollback journal): an in-memory database cannot be in WAL mode.
+ */
+function readDatabaseBytes(file: string): Buffer {
+  const fd = fs.openSync(file, fs.constants.O_RDONLY | fs.constants.O_NONBLOCK);
+  try {
+    if (!fs.fstatSync(fd).isFile()) refuseNonFile(file);
+    const bytes = fs.readFileSync(fd);
+    if (bytes.length >= 100 && bytes[18] === 2 && bytes[19] === 2) bytes[18] = bytes[19] = 1;
+    return bytes;
+  } finally {
+    fs.closeSync(fd);
+  }
+}
+
+/**
+ * Damage SQLite finds only when it reads a page (a query, not the open) becomes RunStoreDamaged
+ * naming the file and what to do, wherever the store is used: every statement, transaction and
+ * pragma of the connection goes through this wrapper.
+ */
+function guardDamage(db: Database.Database, file: string): Database.Database {
+  const guard = <T>(fn: () => T): T => {
+    try {
+      return fn();
+    } catch (err) {
+      if (isDamagedDatabase(err)) throw new RunStoreDamaged(file, errorMessage(err), { cause: err });
+      throw err;
+    }
+  };
+  const wrapIterator = (it: IterableIterator<unknown>): IterableIterator<unknown> => ({
+    next: () => guard(() => it.next()),
+    return: (v?: unknown) => it.return?.(v) ?? { done: true, value: v },
+    [Symbol.iterator]() {
+      return this;
+    },
+  });
+  const wrapStatement = (stmt: Database.Statement): Database.Statement => {
+    const proxy: Database.Statement = new Proxy(stmt, {
+      get(target, prop) {
+        const v = Reflect.get(target, prop, target) as unknown;
+        if (typeof v !== 'function') return v;
+        return (...args: unknown[]) => {
+          const r = guard(() => (v as (...a: unknown[]) => unknown).apply(target, args));
+          if (r === target) return proxy;
+          return prop === 'iterate' ? wrapIterator(r as IterableIterator<unknown>) : r;
+        };
+      },
+    });
+    return proxy;
+  };
+  return new Proxy(db, {
+    get(target, prop) {
+      const v = Reflect.get(target, prop, target) as unknown;
+      if (typeof v !== 'function') return v;
+      if (prop === 'prepare') return (sql: string) => wrapStatement(guard(() => target.prepare(sql)));
+      if (prop === 'transaction') {
+        return (fn: (...a: unknown[]) => unknown) => {
+          const tx = target.transaction(fn);
+          return (...args: unknown[]) => guard(() => tx(...args));
+        };
+      }
+      if (prop === 'exec' || prop === 'pragma') return (...args: unknown[]) => guard(() => (v as (...a: unknown[]) => unknown).apply(target, args));
+      return (v as (...a: unknown[]) => unknown).bind(target);
+    },
+  });
+}
+
 export class ResultStore {
   private constructor(
     readonly runDir: string,
@@ -121,6 +209,7 @@ export class ResultStore {
   static open(runDir: string, create = false): ResultStore {
     const file = path.join(runDir, DB_FILE);
     if (!create && !fs.existsSync(file)) throw new Error(`${runDir} is not a run directory (no ${DB_FILE})`);
+    if (!create) refuseNonFile(file);
     let db: Database.Database | null = null;
     try {
       db = new Database(file);
@@ -133,9 +222,49 @@ export class ResultStore {
       // a damaged header or schema page shows here, as SQLite's bare "file is not a database" /
       // "database disk image is malformed": say which file and what can be done
       if (isDamagedDatabase(err)) throw new RunStoreDamaged(file, errorMessage(err), { cause: err });
+      const code = (err as { code?: unknown } | null)?.code;
+      if (!create && typeof code === 'string' && (code.startsWith('SQLITE_CANTOPEN') || code.startsWith('SQLITE_READONLY')) && !writable(runDir)) {
+        throw new RunStoreInaccessible(file, `${runDir} is not writable, and this command records what it does in the run's database; status, results and report read it as it is`, { cause: err });
+      }
       throw err;
     }
-    return new ResultStore(runDir, db);
+    return new ResultStore(runDir, guardDamage(db, file));
+  }
+
+  /**
+   * For commands that only read (status, results, report, compare): opened read-only, nothing
+   * created or changed, so a run directory on a read-only mount or without write permission reads
+   * too. SQLite needs run.sqlite-shm (and -wal) to read a WAL database; when the directory is not
+   * writable and they are absent, the file is read into memory (its last checkpoint: a run that
+   * closed cleanly left everything there) — or refused when a -wal with data sits next to it.
+   */
+  static openReadOnly(runDir: string): ResultStore {
+    const file = path.join(runDir, DB_FILE);
+    if (!fs.existsSync(file)) throw new Error(`${runDir} is not a run directory (no ${DB_FILE})`);
+    refuseNonFile(file);
+    let db: Database.Database | null = null;
+    try {
+      try {
+        db = new Database(file, { readonly: true, fileMustExist: true });
+        db.pragma('busy_timeout = 5000');
+        db.prepare('SELECT count(*) FROM sqlite_master').get();
+      } catch (err) {
+        db?.close();
+        db = null;
+        if (isDamagedDatabase(err) || writable(runDir)) throw err;
+        const wal = `${file}-wal`;
+        if (fs.existsSync(wal) && fs.statSync(wal).size > 0) {
+          throw new RunStoreInaccessible(file, `cannot be read here: its write-ahead log ${wal} holds data SQLite can read only with a ${DB_FILE}-shm next to it, and ${runDir} is not writable; copy the run directory somewhere writable and read the copy`, { cause: err });
+        }
+        db = new Database(readDatabaseBytes(file), { readonly: true });
+      }
+      db.prepare('SELECT count(*) FROM sqlite_master').get();
+    } catch (err) {
+      (db as Database.Database | null)?.close();
+      if (isDamagedDatabase(err)) throw new RunStoreDamaged(file, errorMessage(err), { cause: err });
+      throw err;
+    }
+    return new ResultStore(runDir, guardDamage(db, file));
   }
 
   close(): void {
@@ -348,7 +477,7 @@ export class ResultStore {
 
 /** Read side for reports: records and run info only. */
 export function openResults(runDir: string): { records(): ResultRecord[]; runInfo(): { runId: string; playbook?: string; startedAt?: string; fingerprint?: Record<string, string>; insecureEndpoints?: string[]; failures?: Array<{ permutationId: string; axes: Record<string, unknown>; reason: string }> }; close(): void } {
-  const store = ResultStore.open(runDir);
+  const store = ResultStore.openReadOnly(runDir);
   return {
     records: () => store.records(),
     runInfo: () => {

@@ -1,11 +1,11 @@
 // CommandRunner over SSH (ssh2). One connection per runner, reused for every command; the host key
 // is checked against a known_hosts file before authentication (ssh2 would otherwise accept any key).
-import fs from 'node:fs';
 import { Client, type ConnectConfig } from 'ssh2';
 import { HostVerificationFailed, RemoteCommandFailed } from '../errors.ts';
 import { checkTimerMs } from '../limits.ts';
 import type { CommandResult, CommandRunner, RunOptions } from './command-runner.ts';
 import { fingerprintSha256, hostKeyName, parseKnownHosts, verifyHostKey } from './known-hosts.ts';
+import { readInputFile } from '../input/read-input.ts';
 
 export interface SshOptions {
   host: string;
@@ -42,7 +42,7 @@ export async function connectSsh(opts: SshOptions): Promise<CommandRunner> {
   };
   if (opts.privateKeyPath) {
     try {
-      config.privateKey = fs.readFileSync(opts.privateKeyPath);
+      config.privateKey = readInputFile(opts.privateKeyPath, 'secret');
     } catch (err) {
       throw new HostVerificationFailed(`${target}: cannot read private key ${opts.privateKeyPath}: ${(err as Error).message}`, opts.host, { cause: err });
     }
@@ -55,7 +55,7 @@ export async function connectSsh(opts: SshOptions): Promise<CommandRunner> {
     }
     let text: string;
     try {
-      text = fs.readFileSync(opts.knownHostsFile, 'utf8');
+      text = readInputFile(opts.knownHostsFile, 'config').toString('utf8');
     } catch (err) {
       // Fail closed: an unreadable known_hosts must not turn into "accept anything".
       throw new HostVerificationFailed(`${target}: cannot read known_hosts ${opts.knownHostsFile}: ${(err as Error).message}`, opts.host, { cause: err });

@@ -1,7 +1,10 @@
 // Hostile inputs through the CLI that the first round of issue 11 missed (items 10, 12, 14):
 // - CSV read with `;` as the list separator (Python's csv stands in for a spreadsheet): no field of
 //   any CSV we print or write starts with a formula character;
-// - file inputs that are not regular files, or too big, reach no command unbounded.
+// - file inputs that are not regular files, or too big, reach no command unbounded: results .jsonl
+//   (a file or a run directory's mirror), run.sqlite, the playbook of run --resume;
+// - a damaged run.sqlite is named with what to do (exit 2) even when SQLite finds the damage only
+//   in a later page, and a read-only run directory reads.
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -103,4 +106,126 @@ describe('CSV read with `;` (or `,`, or tab) as the list separator: no field is 
   });
 });
 
-export { stackTraceLines };
+/** Exit 2, one line naming `file` and `reason`, no stack trace, within the test's time limit. */
+async function expectRefused(args: string[], file: string, reason: string): Promise<void> {
+  const started = Date.now();
+  const r = await runCli(args, { timeoutMs: 30_000 });
+  expect({ args, code: r.code, first: r.stderr.split('\n')[0]!.startsWith(`${file}`), reason: r.stderr.includes(reason) }, r.stderr).toEqual({ args, code: 2, first: true, reason: true });
+  expect(stackTraceLines(r.stderr)).toEqual([]);
+  expect(Date.now() - started).toBeLessThan(30_000);
+}
+
+describe('result files and run databases that are not regular files, or too big', () => {
+  it('report and compare of a .jsonl that is /dev/zero or a FIFO, directly or as a run directory\'s results.jsonl', async () => {
+    const zero = path.join(dir, 'zero.jsonl');
+    fs.symlinkSync('/dev/zero', zero);
+    const fifo = path.join(dir, 'fifo.jsonl');
+    execFileSync('mkfifo', [fifo]);
+    const dirZero = path.join(dir, 'dir-zero');
+    const dirFifo = path.join(dir, 'dir-fifo');
+    fs.mkdirSync(dirZero);
+    fs.mkdirSync(dirFifo);
+    fs.symlinkSync('/dev/zero', path.join(dirZero, 'results.jsonl'));
+    execFileSync('mkfifo', [path.join(dirFifo, 'results.jsonl')]);
+    const device = 'it is a character device, not a regular file';
+    const pipe = 'it is a FIFO (named pipe), not a regular file';
+    await expectRefused(['report', zero], zero, device);
+    await expectRefused(['report', fifo], fifo, pipe);
+    await expectRefused(['compare', dirZero, dirFifo], path.join(dirZero, 'results.jsonl'), device);
+    await expectRefused(['report', dirFifo], path.join(dirFifo, 'results.jsonl'), pipe);
+  });
+
+  it('a .jsonl over the limit, or with a line over 1 MiB, is refused before it is read whole', async () => {
+    const runDir = makeRunDir('jsonl-src');
+    const line = (await runCli(['results', runDir, '--json'])).stdout.split('\n')[0]!;
+    const big = path.join(dir, 'big.jsonl');
+    fs.writeFileSync(big, `${line}\n`.repeat(Math.ceil((2 * 1024 * 1024) / (line.length + 1))));
+    const r = await runCli(['report', big, '-f', 'json'], { env: { STORSWEEP_MAX_INPUT_SIZE: '1m' } });
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(new RegExp(`^${big}: the file is 2(\\.0)? MiB, over the 1 MiB limit for result files \\(\\.jsonl\\); if it is meant to be this big, raise the limit with --max-input-size`));
+    // within the limit it reads
+    expect((await runCli(['report', big, '-f', 'json'])).code).toBe(0);
+    const long = path.join(dir, 'long.jsonl');
+    fs.writeFileSync(long, `${line}\n${JSON.stringify({ pad: 'x'.repeat(1024 * 1024) })}\n`);
+    const l = await runCli(['report', long]);
+    expect({ code: l.code, stderr: l.stderr }).toEqual({ code: 2, stderr: `${long}:2: line 2 is over 1 MiB; a result record is one JSON object of a few KB per line\n` });
+  });
+
+  it('run.sqlite that is a FIFO or a link to /dev/zero: every command that opens the run directory refuses it', async () => {
+    const fifoDir = path.join(dir, 'db-fifo');
+    const zeroDir = path.join(dir, 'db-zero');
+    fs.mkdirSync(fifoDir);
+    fs.mkdirSync(zeroDir);
+    execFileSync('mkfifo', [path.join(fifoDir, 'run.sqlite')]);
+    fs.symlinkSync('/dev/zero', path.join(zeroDir, 'run.sqlite'));
+    for (const [runDir, what] of [[fifoDir, 'a FIFO (named pipe)'], [zeroDir, 'a character device']] as const) {
+      for (const args of [['status', runDir], ['results', runDir], ['report', runDir], ['cleanup', runDir], ['run', '--resume', runDir]]) {
+        await expectRefused(args, path.join(runDir, 'run.sqlite'), `it is ${what}, not the run's database file`);
+      }
+    }
+  });
+
+  it('run --resume RUNDIR /dev/zero or a FIFO as the playbook', async () => {
+    const runDir = makeRunDir('resume-zero');
+    const fifo = path.join(dir, 'playbook-fifo.yaml');
+    execFileSync('mkfifo', [fifo]);
+    await expectRefused(['run', '--resume', runDir, '/dev/zero'], '/dev/zero', 'it is a character device, not a regular file');
+    await expectRefused(['run', '--resume', runDir, fifo], fifo, 'it is a FIFO (named pipe), not a regular file');
+  });
+});
+
+describe('a run.sqlite damaged past its first page', () => {
+  it('every command that opens the run directory names the file and what to do, exit 2', async () => {
+    const runDir = makeRunDir('damaged-late');
+    const file = path.join(runDir, 'run.sqlite');
+    // every page but the first (the schema): the open succeeds, the first query meets the damage
+    const pages = Math.floor(fs.statSync(file).size / 4096);
+    const fd = fs.openSync(file, 'r+');
+    for (let p = 1; p < pages; p++) fs.writeSync(fd, Buffer.alloc(64, 0xff), 0, 64, p * 4096);
+    fs.closeSync(fd);
+    const expected = `${file}: the run's database is damaged (SQLite: database disk image is malformed). Keep a copy, then try to salvage it with`;
+    for (const args of [['status', runDir], ['results', runDir], ['report', runDir], ['compare', runDir, runDir], ['cleanup', runDir], ['run', '--resume', runDir]]) {
+      const r = await runCli(args);
+      expect({ args, code: r.code, start: r.stderr.slice(0, expected.length) }).toEqual({ args, code: 2, start: expected });
+      expect(stackTraceLines(r.stderr)).toEqual([]);
+    }
+  });
+});
+
+describe('a read-only run directory', () => {
+  let mounted: string | null = null;
+  afterAll(() => {
+    if (mounted) execFileSync('umount', [mounted]);
+  });
+
+  it('status, results, report and compare read it (a read-only bind mount); cleanup says why it cannot', async () => {
+    const src = makeRunDir('ro-src', 'ro');
+    const runDir = path.join(dir, 'ro');
+    fs.mkdirSync(runDir);
+    execFileSync('mount', ['--bind', '-o', 'ro', src, runDir]);
+    mounted = runDir;
+    expect(() => fs.writeFileSync(path.join(runDir, 'x'), '')).toThrow(/EROFS/);
+    const before = fs.readdirSync(src).sort();
+    const status = await runCli(['status', runDir]);
+    expect({ code: status.code, stderr: status.stderr }).toEqual({ code: 0, stderr: '' });
+    expect(status.stdout).toMatch(/^run rinp0000 .*\ndone 0, failed 0, pending 1 of 1\n/);
+    const results = await runCli(['results', runDir, '--json']);
+    expect({ code: results.code, stderr: results.stderr }).toEqual({ code: 0, stderr: '' });
+    expect(results.stdout.trimEnd().split('\n').map((l) => (JSON.parse(l) as ResultRecord).test.id)).toEqual(['ro']);
+    for (const args of [['report', runDir, '-f', 'json'], ['compare', runDir, runDir], ['cleanup', runDir, '--dry-run']]) {
+      const r = await runCli(args);
+      expect({ args, code: r.code, stderr: r.stderr }).toEqual({ args, code: 0, stderr: '' });
+    }
+    // the commands that write say why they cannot
+    for (const args of [['cleanup', runDir], ['run', '--resume', runDir]]) {
+      const r = await runCli(args);
+      expect({ args, code: r.code, stderr: r.stderr }).toEqual({
+        args,
+        code: 2,
+        stderr: `${path.join(runDir, 'run.sqlite')}: ${runDir} is not writable, and this command records what it does in the run's database; status, results and report read it as it is\n`,
+      });
+    }
+    // nothing was written next to it (no -wal/-shm left behind in the source either)
+    expect(fs.readdirSync(src).sort()).toEqual(before);
+  });
+});

@@ -17,9 +17,10 @@ import { EXIT } from '../exit.ts';
 import { jsonText, terminal } from '../output.ts';
 import { takeRunLock } from './run.ts';
 
-function openRun(dir: string): ResultStore {
+/** `results` and `status` only read: read-only, so a run directory on a read-only mount reads too. */
+function openRun(dir: string, mode: 'read' | 'write' = 'read'): ResultStore {
   try {
-    return ResultStore.open(path.resolve(dir));
+    return mode === 'read' ? ResultStore.openReadOnly(path.resolve(dir)) : ResultStore.open(path.resolve(dir));
   } catch (err) {
     throw new UsageError(errorMessage(err));
   }
@@ -91,7 +92,7 @@ export function registerRunDirCommands(program: Command): void {
     .option('-i, --inventory <file>', 'inventory (default: the one the run used)')
     .option('--dry-run', 'list what would be removed')
     .action(async (dir: string, o: { inventory?: string; dryRun?: boolean }) => {
-      const store = openRun(dir);
+      const store = openRun(dir, o.dryRun ? 'read' : 'write');
       // One writer per run directory: never remove objects under a live run (or another cleanup).
       // Taken before reading the ledger, which only the holder may act on; --dry-run only reads.
       let lock: RunLock | null = null;

@@ -10,6 +10,7 @@ import { errorMessage, OutputRefused, ResumeMismatch, UnsafeOperation, UsageErro
 import type { RunPlan } from '../../plan/plan.ts';
 import { newRunId } from '../../plan/permutation.ts';
 import { writeFileAtomic } from '../../results/raw.ts';
+import { readInputFile } from '../../input/read-input.ts';
 import { lockRunDir, type RunLock } from '../../results/run-lock.ts';
 import { ResultStore, type RunMeta } from '../../results/store.ts';
 import { executeRun, type RunSummary, type TargetEndpoints } from '../../run/executor.ts';
@@ -140,7 +141,8 @@ export function takeRunLock(store: ResultStore, command: string): RunLock {
   return lock;
 }
 
-const sha256 = (file: string) => createHash('sha256').update(fs.readFileSync(file)).digest('hex');
+// through the one bounded reader: a path swapped for a device or FIFO after it was parsed is refused
+const sha256 = (file: string) => createHash('sha256').update(readInputFile(file, 'config')).digest('hex');
 /** Text from input made safe for a terminal: control characters become visible escapes. */
 const shown = (v: string) => JSON.stringify(v);
 

@@ -6,11 +6,11 @@
 // first open a bare TLS connection that sends nothing, read the peer certificate and compare its
 // SHA-256 fingerprint; only on a match do we build the agent, trusting exactly that certificate
 // (as `ca`) and re-checking the fingerprint on every connection.
-import { readFile } from 'node:fs/promises';
 import { Agent } from 'node:https';
 import { isIP } from 'node:net';
 import { connect, type PeerCertificate, type DetailedPeerCertificate } from 'node:tls';
 import { HostVerificationFailed } from '../../errors.ts';
+import { readInputFile } from '../../input/read-input.ts';
 
 export interface TlsOptions {
   /** SHA-256 fingerprint, colon hex (case and colons are ignored) */
@@ -112,7 +112,7 @@ export async function createHttpsAgent(url: string, opts: TlsOptions): Promise<A
   if (opts.caFile) {
     let ca: Buffer;
     try {
-      ca = await readFile(opts.caFile);
+      ca = readInputFile(opts.caFile, 'config');
     } catch (err) {
       throw new HostVerificationFailed(`${where}: cannot read caFile ${opts.caFile}: ${(err as Error).message}`, where, { cause: err });
     }
