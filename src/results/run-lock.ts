@@ -155,7 +155,10 @@ function kernelLockPids(dev: string, ino: string): number[] | undefined {
  * held? Returns the holder to name in a refusal, or null when it is provably free.
  */
 function replacedLockHolder(recorded: AnchoredLock): LockHolder | null {
-  const pids = kernelLockPids(recorded.dev, recorded.ino);
+  // This process holds no other run.lock of this directory (`held`): a lock of its own on that
+  // identity is a file that reused the deleted lock file's inode (e.g. the run.sqlite-shm its own
+  // read created after the last run removed it), not the old holder.
+  const pids = kernelLockPids(recorded.dev, recorded.ino)?.filter((p) => p !== process.pid);
   if (pids && pids.length === 0) return null;
   const who = stripId(recorded);
   if (pids) return pids.includes(recorded.pid) ? who : { pid: pids[0]!, host: os.hostname(), since: '(unknown)', command: '(unknown)' };
