@@ -14,6 +14,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { OutputRefused } from '../errors.ts';
+import { fileKind } from '../input/file-kind.ts';
 import { writeFileAtomic } from '../results/raw.ts';
 import { isOurReport } from '../report/marker.ts';
 import { DB_FILE } from '../results/store.ts';
@@ -50,17 +51,6 @@ function enclosingRunDir(dir: string): string | null {
 
 function sameFile(a: fs.Stats, b: fs.Stats): boolean {
   return a.dev === b.dev && a.ino === b.ino;
-}
-
-/** What a file system object that is not a regular file is, in words. */
-function kindOf(st: fs.Stats): string {
-  if (st.isDirectory()) return 'a directory';
-  if (st.isCharacterDevice()) return 'a character device';
-  if (st.isBlockDevice()) return 'a block device';
-  if (st.isFIFO()) return 'a FIFO (named pipe)';
-  if (st.isSocket()) return 'a socket';
-  if (st.isSymbolicLink()) return 'a symbolic link';
-  return 'not a regular file';
 }
 
 function notRegular(out: string, what: string): OutputRefused {
@@ -106,7 +96,7 @@ export function checkReportOutput(out: string, inputs: readonly string[], force:
       target = null; // a dangling link: nothing behind it
     }
     if (target?.isDirectory()) throw badPath(out, `is a link to a directory (${to}); name a file in it, e.g. ${path.join(out, 'report.md')}`);
-    if (target && !target.isFile()) throw notRegular(out, `a symbolic link to ${kindOf(target)} (${to})`);
+    if (target && !target.isFile()) throw notRegular(out, `a symbolic link to ${fileKind(target)} (${to})`);
     if (target) checkNotInput(out, target, inputs);
     if (!force) {
       throw new OutputRefused(`${out} is a symbolic link (to ${to}), which storsweep never writes; add --force to replace the link itself (what it points to is left as it is)`, { path: out, reason: 'not-a-report' });
@@ -114,7 +104,7 @@ export function checkReportOutput(out: string, inputs: readonly string[], force:
     return;
   }
   if (existing.isDirectory()) throw badPath(out, `is a directory; name a file in it, e.g. ${path.join(out, 'report.md')}`);
-  if (!existing.isFile()) throw notRegular(out, kindOf(existing));
+  if (!existing.isFile()) throw notRegular(out, fileKind(existing));
   checkNotInput(out, existing, inputs);
   if (force) return;
   // A Markdown report from before the marker existed is recognised only where such a run wrote it.

@@ -7,6 +7,7 @@
 import fs from 'node:fs';
 import { InputTooLarge, NotARegularFile } from '../errors.ts';
 import { visible } from '../text/visible.ts';
+import { fileKind } from './file-kind.ts';
 
 export type InputKind = 'config' | 'import' | 'secret' | 'results';
 
@@ -47,13 +48,7 @@ export function formatBytes(n: number): string {
 }
 
 function fileType(st: fs.Stats): string | null {
-  if (st.isFile()) return null;
-  if (st.isDirectory()) return 'a directory';
-  if (st.isFIFO()) return 'a FIFO (named pipe)';
-  if (st.isCharacterDevice()) return 'a character device';
-  if (st.isBlockDevice()) return 'a block device';
-  if (st.isSocket()) return 'a socket';
-  return 'not a regular file';
+  return st.isFile() ? null : fileKind(st);
 }
 
 function refuseType(file: string, kind: InputKind, st: fs.Stats): void {

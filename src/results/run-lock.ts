@@ -20,6 +20,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { RunDirLocked, RunLockUnusable } from '../errors.ts';
+import { fileKind } from '../input/file-kind.ts';
 
 export const LOCK_FILE = 'run.lock';
 
@@ -60,14 +61,7 @@ interface FileId {
 
 const SQLITE_HEADER = Buffer.from('SQLite format 3\0', 'latin1');
 
-function describeKind(st: fs.BigIntStats): string {
-  if (st.isDirectory()) return 'is a directory';
-  if (st.isCharacterDevice()) return 'is a character device';
-  if (st.isBlockDevice()) return 'is a block device';
-  if (st.isFIFO()) return 'is a FIFO (named pipe)';
-  if (st.isSocket()) return 'is a socket';
-  return 'is not a regular file';
-}
+const describeKind = (st: fs.BigIntStats): string => `is ${fileKind(st)}`;
 
 /** lstat: the path itself, never what a link points to (null: nothing there). */
 function lstatId(file: string): fs.BigIntStats | null {
