@@ -149,7 +149,7 @@ const hypervTarget = z.strictObject({
     .describe('Host disks a pass-through permutation may take offline, by number AND serial/unique id'),
   passthroughDisk: diskNumber.optional().describe('Get-Disk number used for disk.format passthrough (must be in allowedDisks)'),
   scsiController: intIn(0, 3, 'a SCSI controller number').default(0),
-  scsiLocation: intIn(0, 63, 'a SCSI location').default(1).describe('First SCSI location tried: the test disk goes to the first location the VM shows free from here on (then below it), never onto a drive that is there'),
+  scsiLocation: intIn(0, 63, 'a SCSI location').default(1).describe('SCSI location the test disk is attached at (the disk guestTestPath names). If a drive already sits there the step is refused: free it or point scsiLocation and guestTestPath at a free location'),
   guestCredential: z.strictObject({ username: name, password: secretRefSchema }),
   guestTestPath: z
     .string()

@@ -86,7 +86,7 @@ describe('esxi-shell provider over SSH (stand-in ESXi tools)', () => {
       `vmkfstools -C vmfs3 -b 8m -S ss-r1-p1-ds ${dev}:1`,
       'vmkfstools -P /vmfs/volumes/ss-r1-p1-ds',
       `vmkfstools -c 10g -d eagerzeroedthick ${disk}`,
-      // a free unit, from the VM's own device list
+      // the configured unit, listed first: refused if a disk is already there
       'vim-cmd vmsvc/device.getdevices 1',
       `vim-cmd vmsvc/device.diskaddexisting 1 ${disk} 0 1`,
     ]);
@@ -222,7 +222,7 @@ describe('esxi-shell provider over SSH (stand-in ESXi tools)', () => {
     await provider.close();
   });
 
-  it("unit 0:1 holds the user's disk: ours goes to a free unit, and teardown leaves the user's disk attached", async () => {
+  it("unit 0:1 (the configured unit) holds the user's disk: the attach is refused, nothing measured, the user's disk stays", async () => {
     const state = defaultEsxiState() as { vms: Record<string, { disks: Record<string, string> }>; files: Record<string, unknown> };
     const users = '/vmfs/volumes/datastore1/bench-vm/users-data.vmdk';
     state.vms['1']!.disks['0:1'] = users;
@@ -231,13 +231,18 @@ describe('esxi-shell provider over SSH (stand-in ESXi tools)', () => {
     const provider = createEsxiShellProvider(target, await keyRunner());
     const steps = planEsxiShellSteps({ 'datastore.kind': 'existing', 'disk.format': 'thin', 'disk.sizeGb': 1 }, target, { base: 'ss-r7-p1' });
     const { store, summary } = await executeSteps(dir, 'r7', steps, provider);
+    // the host first: the user's disk is still attached at 0:1 and untouched, ours is gone
     const after = await readEsxiState(stateDir);
     expect(after.vms['1']!.disks).toEqual({ '0:0': '/vmfs/volumes/datastore1/bench-vm/bench-vm.vmdk', '0:1': users });
-    expect(after.files[users]).toBeDefined();
-    expect(summary.done).toBe(1);
+    expect(after.files[users]).toEqual({ kind: 'vmdk', sizeBytes: 1024 ** 3, format: 'thin', allocated: false });
+    expect(summary).toMatchObject({ done: 0, failed: 1 });
+    expect(store.permutations()[0]!.reason).toMatch(/SCSI 0:1 of VM 1 already holds .*users-data\.vmdk[\s\S]*Free that unit, or set the inventory's controllerBus[\s\S]*testFile/);
     const ours = '/vmfs/volumes/datastore1/ss-r7-p1-disk.vmdk';
-    expect((await readCommands(stateDir)).map(line).filter((c) => /diskaddexisting|diskremove/.test(c))).toEqual([`vim-cmd vmsvc/device.diskaddexisting 1 ${ours} 0 2`, 'vim-cmd vmsvc/device.diskremove 1 0 2 false']);
+    const cmds = (await readCommands(stateDir)).map(line);
+    expect(cmds.filter((c) => /diskaddexisting|diskremove/.test(c))).toEqual([]);
+    expect(cmds.filter((c) => /\bfio\b/.test(c))).toEqual([]);
     expect(after.files[ours]).toBeUndefined();
+    expect(store.ledger().find((r) => r.kind === 'disk-attachment')).toMatchObject({ state: 'refused' });
     store.close();
     await provider.close();
   });

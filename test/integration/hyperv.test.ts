@@ -147,7 +147,7 @@ describe('hyperv provider over SSH (stand-in powershell.exe)', () => {
     await runner.close();
   });
 
-  it("SCSI 0:1 holds the user's drive: ours goes to a free location, and teardown leaves the user's drive attached", async () => {
+  it("SCSI 0:1 (the configured location) holds the user's drive: the attach is refused, nothing measured, the user's drive stays", async () => {
     const state = defaultHypervState() as { vms: Record<string, { drives: Record<string, unknown> }>; files: Record<string, unknown> };
     const users = 'E:\\bench\\users-data.vhdx';
     state.vms['bench-vm']!.drives['SCSI:0:1'] = { Path: users };
@@ -156,18 +156,19 @@ describe('hyperv provider over SSH (stand-in powershell.exe)', () => {
     const provider = createHypervProvider(target, await connect());
     const steps = planHypervSteps({ 'volume.sizeGb': 100, 'disk.format': 'vhdx-dynamic', 'disk.sizeGb': 4 }, target, { base: 'ss-r7-p1' });
     const { store, summary } = await executeSteps(dir, 'r7', steps, provider);
-    // the host first: the user's drive is still attached at 0:1, ours is gone
+    // the host first: the user's drive is still attached at 0:1, nothing else attached, our VHDX is gone
     const after = await readHypervState(stateDir);
     expect(after.vms['bench-vm']!.drives).toEqual({ 'SCSI:0:0': { Path: 'C:\\VMs\\bench-vm\\os.vhdx' }, 'SCSI:0:1': { Path: users } });
     expect(Object.keys(after.files)).toEqual([users]);
-    expect(summary.done).toBe(1);
-    const ours = 'D:\\bench\\ss-r7-p1-disk.vhdx';
-    const calls = (await readPsLog(stateDir)).flatMap((l) => l.data.calls ?? []);
-    expect(calls.filter((c) => c.cmdlet.endsWith('VMHardDiskDrive') && c.cmdlet !== 'Get-VMHardDiskDrive').map((c) => [c.cmdlet, c.params.ControllerLocation])).toEqual([
-      ['Add-VMHardDiskDrive', 2],
-      ['Remove-VMHardDiskDrive', 2],
-    ]);
-    expect(store.ledger().find((r) => r.kind === 'disk-attachment')).toMatchObject({ state: 'removed', data: { vmName: 'bench-vm', controllerNumber: 0, controllerLocation: 2, path: ours } });
+    // nothing measured: no test file written into the user's disk, no result recorded
+    expect((after.files[users] as { guestFiles?: Record<string, unknown> }).guestFiles ?? {}).toEqual({});
+    expect(summary).toMatchObject({ done: 0, failed: 1 });
+    expect(store.permutations()[0]!.reason).toMatch(/SCSI 0:1 of bench-vm already holds E:\\bench\\users-data\.vhdx[\s\S]*scsiLocation and guestTestPath/);
+    const calls = (await readPsLog(stateDir)).flatMap((l) => l.data.calls ?? []).map((c) => c.cmdlet);
+    expect(calls).not.toContain('Add-VMHardDiskDrive');
+    expect(calls).not.toContain('Remove-VMHardDiskDrive');
+    expect(store.ledger().find((r) => r.kind === 'disk-attachment')).toMatchObject({ state: 'refused' });
+    expect(store.ledger().find((r) => r.kind === 'vhdx')).toMatchObject({ state: 'removed' });
     store.close();
     await provider.close();
   });

@@ -173,7 +173,7 @@ describe('playbooks/hyperv-volume-size.yaml on lab-hyperv', () => {
     const slot = { VMName: 'bench-vm', ControllerType: 'SCSI', ControllerNumber: 0, ControllerLocation: 1 };
     expect(calls).toEqual([
       { cmdlet: 'New-VHD', params: { Path: vhdx, SizeBytes: 8 * 1024 ** 3, Fixed: true } },
-      // a free location, from the VM's own listing
+      // the configured location, listed first: refused if a drive is already there
       { cmdlet: 'Get-VMHardDiskDrive', params: { VMName: 'bench-vm' } },
       { cmdlet: 'Add-VMHardDiskDrive', params: { ...slot, Path: vhdx } },
       { cmdlet: 'Get-VMHardDiskDrive', params: { VMName: 'bench-vm' } },

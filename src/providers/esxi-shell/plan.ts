@@ -99,8 +99,8 @@ export function planEsxiShellSteps(axes: Axes, targetIn: EsxiShellTargetConfig, 
   step({
     step: 'attach',
     operation: 'vim-cmd vmsvc/device.diskaddexisting',
-    // the unit is chosen at apply time: the first one the VM's device list shows free, from firstUnit on
-    arguments: { vmid: target.vmid, path, bus: target.scsiBus, unit: 'first free (vim-cmd vmsvc/device.getdevices)', firstUnit: target.scsiUnit },
+    // exactly the inventory's scsiUnit (which testFile was written for); apply refuses if it is taken
+    arguments: { vmid: target.vmid, path, bus: target.scsiBus, unit: target.scsiUnit },
     destructive: false,
     creates: { kind: 'disk-attachment', name: `${base}-attach` },
   });

@@ -132,12 +132,19 @@ export function createEsxiShellProvider(targetIn: EsxiShellTargetConfig, runner:
         const vmid = str(a.vmid, 'vmid');
         const path = str(a.path, 'path');
         const bus = checkInt(a.bus, 'bus', 0, 3);
-        // plans written before units were chosen at apply time carry a number: a starting point too
-        const first = checkInt(a.firstUnit ?? a.unit, 'firstUnit', 0, 15);
-        // a unit found free on the VM, never a fixed one: 0:1 may hold the user's disk (unit 7 is the controller)
-        const used = new Set((await disksOf(vmid)).filter((d) => d.controllerKey === 1000 + bus).map((d) => d.unitNumber));
-        const unit = [...Array.from({ length: 16 - first }, (_, i) => first + i), ...Array.from({ length: first }, (_, i) => i)].find((u) => u !== 7 && !used.has(u));
-        if (unit === undefined) throw new InvalidArgument(`${target.host}: SCSI controller ${bus} of VM ${vmid} has no free unit`, { name: 'unit', value: 'none free' });
+        // the inventory's unit, never another one: the workload's testFile names the guest disk at
+        // THAT unit, so ours anywhere else would leave the workload on the user's disk.
+        // (Plans written while a free unit was chosen at apply time carry it as firstUnit.)
+        const unit = checkInt(typeof a.unit === 'number' ? a.unit : a.firstUnit, 'unit', 0, 15);
+        if (unit === 7) throw new InvalidArgument(`${target.host}: SCSI unit 7 is the controller itself`, { name: 'unit', value: '7' });
+        // listed first: a disk already there is the user's; refuse and leave it alone
+        const occupant = (await disksOf(vmid)).find((d) => d.controllerKey === 1000 + bus && d.unitNumber === unit);
+        if (occupant) {
+          throw new UnsafeOperation(
+            `${target.host}: SCSI ${bus}:${unit} of VM ${vmid} already holds ${occupant.fileName}, which this run did not attach; refusing to attach there (testFile names the disk at that unit). Free that unit, or set the inventory's controllerBus to a controller whose unit ${unit} is free and point the guest's testFile at that disk`,
+            { operation: 'vim-cmd vmsvc/device.diskaddexisting', target: `VM ${vmid} SCSI ${bus}:${unit}` },
+          );
+        }
         const argv = diskAddExistingArgv(vmid, path, bus, unit);
         ctx.sent({ vmid, path, bus, unit });
         await exec(argv);

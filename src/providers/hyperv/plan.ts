@@ -29,9 +29,9 @@ export function planHypervSteps(axes: Axes, targetIn: HypervTargetConfig, names:
   if (format !== 'vhdx-fixed' && format !== 'vhdx-dynamic' && format !== 'passthrough') {
     throw new InvalidArgument(`axis disk.format: expected vhdx-fixed, vhdx-dynamic or passthrough, got ${JSON.stringify(format)}`, { name: 'disk.format', value: String(format) });
   }
-  // The location is chosen at apply time: the first one Get-VMHardDiskDrive shows free, from
-  // firstLocation on (the inventory's scsiLocation, default 1); never a fixed one.
-  const slot = { vmName: t.vmName, controllerType: 'SCSI', controllerNumber: t.scsiController, controllerLocation: 'first free (Get-VMHardDiskDrive)', firstLocation: t.scsiLocation };
+  // Exactly the inventory's scsiLocation (default 1), which guestTestPath was written for; apply
+  // refuses if a drive already sits there rather than moving ours elsewhere.
+  const slot = { vmName: t.vmName, controllerType: 'SCSI', controllerNumber: t.scsiController, controllerLocation: t.scsiLocation };
   const steps: PlannedStep[] = [];
   if (format === 'passthrough') {
     const n = t.passthroughDisk;

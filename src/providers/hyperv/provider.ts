@@ -35,13 +35,6 @@ export function createHypervProvider(targetIn: HypervTargetConfig, runner: Comma
   const samePath = (a: unknown, b: unknown) => typeof a === 'string' && typeof b === 'string' && a.toLowerCase() === b.toLowerCase();
   const norm = (v: unknown) => (typeof v === 'string' ? v.trim() : '');
 
-  /** The first location on the controller that no drive of the VM occupies, from `first` on, then below it. */
-  function freeLocation(drives: Awaited<ReturnType<typeof drivesOf>>, controllerNumber: number, first: number): number | undefined {
-    const used = new Set(drives.filter((x) => x.ControllerType === 'SCSI' && x.ControllerNumber === controllerNumber).map((x) => x.ControllerLocation));
-    const order = [...Array.from({ length: 64 - first }, (_, i) => first + i), ...Array.from({ length: first }, (_, i) => i)];
-    return order.find((l) => !used.has(l));
-  }
-
   async function apply(step: PlannedStep, ctx: ProviderContext): Promise<CreatedObject | null> {
     const a = step.arguments;
     const made = (id: string, data: Record<string, unknown>): CreatedObject => {
@@ -70,9 +63,11 @@ export function createHypervProvider(targetIn: HypervTargetConfig, runner: Comma
       case 'Add-VMHardDiskDrive': {
         const vmName = checkHyperv('vmName', a.vmName, 'vmName');
         const controllerNumber = num(a.controllerNumber, 'controllerNumber');
-        // plans written before locations were chosen at apply time carry a number: a starting point too
-        const first = num(a.firstLocation ?? (typeof a.controllerLocation === 'number' ? a.controllerLocation : 1), 'firstLocation');
-        if (first < 0 || first > 63) throw new InvalidArgument(`firstLocation: expected 0-63, got ${first}`, { name: 'firstLocation', value: String(first) });
+        // the inventory's location, never another one: the guest's test path (guestTestPath) names the
+        // disk at THAT location, so ours anywhere else would leave the workload on the user's disk.
+        // (Plans written while a free location was chosen at apply time carry it as firstLocation.)
+        const controllerLocation = num(typeof a.controllerLocation === 'number' ? a.controllerLocation : a.firstLocation, 'controllerLocation');
+        if (controllerLocation < 0 || controllerLocation > 63) throw new InvalidArgument(`controllerLocation: expected 0-63, got ${controllerLocation}`, { name: 'controllerLocation', value: String(controllerLocation) });
         if (a.controllerType !== 'SCSI') throw new InvalidArgument('controllerType must be SCSI', { name: 'controllerType', value: String(a.controllerType) });
         let disk: { path: string } | { diskNumber: number };
         if (a.diskNumber !== undefined) {
@@ -80,9 +75,15 @@ export function createHypervProvider(targetIn: HypervTargetConfig, runner: Comma
           checkPassthroughDisk(t.host, t.allowedDisks, n, await getDisk(n), { alreadyOffline: true });
           disk = { diskNumber: n };
         } else disk = { path: ownPath(a.path, 'Add-VMHardDiskDrive') };
-        // a location found free on the VM itself, never a fixed one: 0:1 may hold the user's disk
-        const controllerLocation = freeLocation(await drivesOf(vmName), controllerNumber, first);
-        if (controllerLocation === undefined) throw new InvalidArgument(`${t.host}: SCSI controller ${controllerNumber} of ${vmName} has no free location`, { name: 'controllerLocation', value: 'none free' });
+        // listed first: a drive already there is the user's; refuse and leave it alone
+        const occupant = (await drivesOf(vmName)).find((x) => x.ControllerType === 'SCSI' && x.ControllerNumber === controllerNumber && x.ControllerLocation === controllerLocation);
+        if (occupant) {
+          const what = typeof occupant.Path === 'string' && occupant.Path !== '' ? occupant.Path : `disk ${String(occupant.DiskNumber)}`;
+          throw new UnsafeOperation(
+            `${t.host}: SCSI ${controllerNumber}:${controllerLocation} of ${vmName} already holds ${what}, which this run did not attach; refusing to attach there (guestTestPath names the disk at that location). Free that location, or point scsiLocation and guestTestPath at a free one`,
+            { operation: 'Add-VMHardDiskDrive', target: `${vmName} SCSI ${controllerNumber}:${controllerLocation}` },
+          );
+        }
         const slot: DriveSlot = { vmName, controllerNumber, controllerLocation };
         const call = addDriveCall(slot, disk);
         ctx.sent({ ...slot, ...disk });

@@ -54,7 +54,7 @@ describe('planEsxiShellSteps', () => {
     expect(steps[0]!.arguments).toMatchObject({ device: DEV, label: 'msdos', startSector: 128, type: '251' });
     expect(steps[1]!.arguments).toEqual({ device: DEV, partition: 1, vmfsVersion: 'vmfs3', blockSizeMb: 8, label: 'ss-r1-p1-ds', volumePath: '/vmfs/volumes/ss-r1-p1-ds' });
     expect(steps[2]!.arguments).toEqual({ path: '/vmfs/volumes/ss-r1-p1-ds/ss-r1-p1-disk.vmdk', sizeGb: 10, format: 'eagerzeroedthick' });
-    expect(steps[3]!.arguments).toEqual({ vmid: '1', path: '/vmfs/volumes/ss-r1-p1-ds/ss-r1-p1-disk.vmdk', bus: 0, unit: 'first free (vim-cmd vmsvc/device.getdevices)', firstUnit: 1 });
+    expect(steps[3]!.arguments).toEqual({ vmid: '1', path: '/vmfs/volumes/ss-r1-p1-ds/ss-r1-p1-disk.vmdk', bus: 0, unit: 1 });
     expect(JSON.parse(JSON.stringify(steps))).toEqual(steps);
   });
 
