@@ -6,7 +6,7 @@
 // 'not-sent'. Rows marked 'refused' or 'not-sent' are never torn down. Each provider's destroy()
 // then proves the object is ours (owned name, exact recorded id or layout) before touching it.
 import { redact } from '../config/secrets.ts';
-import { errorMessage } from '../errors.ts';
+import { errorMessage, UnsafeOperation } from '../errors.ts';
 import type { LedgerRow, ResultStore } from '../results/store.ts';
 import type { Provider, ProviderContext } from './provider.ts';
 
@@ -28,9 +28,31 @@ export function wasSent(row: Pick<LedgerRow, 'state' | 'objectId' | 'data'>): bo
 
 export type TeardownOutcome = 'removed' | 'absent' | 'not-sent';
 
-/** Destroys one ledger row's object under the rule above; throws what destroy/find throw. */
-export async function destroyRecorded(provider: Provider, row: LedgerRow, ctx: ProviderContext): Promise<TeardownOutcome> {
+/** Finds another ledger row of the run (by kind and owned name). */
+export type LedgerLookup = (kind: string, name: string) => LedgerRow | undefined;
+
+/**
+ * A container goes only after its content: a row whose recorded data says it `holds` another owned
+ * object (an ESXi VMFS partition holds the run's datastore) is destroyed only when that object was
+ * never sent or this run removed it itself. If it was created and then found gone, something else
+ * may have taken its place (a user's VMFS, unmounted, is invisible to the extent listing): leave
+ * the container alone and say why.
+ */
+function checkHeldContent(row: LedgerRow, lookup: LedgerLookup | undefined): void {
+  const holds = row.data.holds as { kind?: unknown; name?: unknown } | undefined;
+  if (!lookup || !holds || typeof holds.kind !== 'string' || typeof holds.name !== 'string') return;
+  const inner = lookup(holds.kind, holds.name);
+  if (!inner || !wasSent(inner) || inner.state === 'removed') return;
+  throw new UnsafeOperation(
+    `left alone: ${row.kind} ${row.name} held ${holds.kind} ${holds.name}, which this run did not remove (${inner.state === 'absent' ? 'it was found gone: something else may be on it now' : `its state is ${inner.state}`}); check the host, then remove it by hand if it is ours`,
+    { operation: 'destroy', target: row.name },
+  );
+}
+
+/** Destroys one ledger row's object under the rules above; throws what destroy/find throw. */
+export async function destroyRecorded(provider: Provider, row: LedgerRow, ctx: ProviderContext, lookup?: LedgerLookup): Promise<TeardownOutcome> {
   const ref = { kind: row.kind, name: row.name, provider: row.provider };
+  checkHeldContent(row, lookup);
   if (wasSent(row)) return provider.destroy({ ...ref, id: row.objectId, data: row.data }, ctx);
   // Never proven sent: only an object carrying our owned name may go.
   const found = await provider.find({ kind: row.kind, name: row.name });
@@ -51,7 +73,8 @@ export async function cleanupLedger(store: ResultStore, providerFor: (permutatio
     const provider = await providerFor(obj.permutationId);
     if (!provider) continue;
     try {
-      const outcome = await destroyRecorded(provider, obj, { runId, permutationId: obj.permutationId, axes: {}, signal: new AbortController().signal, log: () => undefined, sent: () => undefined });
+      const lookup: LedgerLookup = (kind, name) => store.ledger({ permutationId: obj.permutationId }).find((r) => r.kind === kind && r.name === name);
+      const outcome = await destroyRecorded(provider, obj, { runId, permutationId: obj.permutationId, axes: {}, signal: new AbortController().signal, log: () => undefined, sent: () => undefined }, lookup);
       store.ledgerState(obj, outcome, outcome === 'not-sent' ? NOT_SENT_REASON : null);
       store.appendJournal(obj.permutationId, `${obj.kind}:${obj.name}`, `cleanup-${outcome}`, null);
       say(`${outcome === 'removed' ? 'removed' : outcome === 'absent' ? 'already gone' : 'never created'}: ${obj.kind} ${obj.name}`);

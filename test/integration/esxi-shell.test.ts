@@ -208,8 +208,8 @@ describe('esxi-shell provider over SSH (stand-in ESXi tools)', () => {
     const created = (await provider.apply(part!, { ...ctx, sent: (d) => sent.push(d) }))!;
     // recorded before mklabel (no layout yet) and again before setptbl (the exact layout)
     expect(sent).toEqual([
-      { device: BLANK_DEV, partition: 1, label: 'gpt', vmfsVersion: 'vmfs6' },
-      { device: BLANK_DEV, partition: 1, label: 'gpt', vmfsVersion: 'vmfs6', startSector: 2048, endSector: 41943006, type: VMFS_GPT_GUID },
+      { device: BLANK_DEV, partition: 1, label: 'gpt', vmfsVersion: 'vmfs6', holds: { kind: 'datastore', name: 'ss-r8-p1-ds' } },
+      { device: BLANK_DEV, partition: 1, label: 'gpt', vmfsVersion: 'vmfs6', startSector: 2048, endSector: 41943006, type: VMFS_GPT_GUID, holds: { kind: 'datastore', name: 'ss-r8-p1-ds' } },
     ]);
     // a crash before setptbl: the only record is the first one; nothing of ours can exist
     expect(await provider.destroy({ ...created, id: null, data: sent[0]! }, ctx)).toBe('absent');

@@ -84,11 +84,14 @@ export function createEsxiShellProvider(targetIn: EsxiShellTargetConfig, runner:
         // A partition has no name: what proves it ours later is the exact layout recorded here,
         // before mklabel (no endSector yet: nothing of ours exists) and again before setptbl.
         const labelKind = kind === 'vmfs3' ? 'msdos' : 'gpt';
-        ctx.sent({ device, partition: 1, label: labelKind, vmfsVersion: kind });
+        // What the partition will hold: teardown deletes it only after this run removed that
+        // datastore itself (run/teardown.ts), since an unmounted VMFS is not in `vmfs extent list`.
+        const holds = { kind: 'datastore', name: (step.creates?.name ?? '').replace(/-part$/, '-ds') };
+        ctx.sent({ device, partition: 1, label: labelKind, vmfsVersion: kind, holds });
         await exec(mklabelArgv(device, labelKind));
         const usable = parseUsableSectors((await exec(getUsableSectorsArgv(device))).stdout);
         const { label, partition } = vmfsPartitionLayout(kind, usable);
-        const layout = { device, partition: 1, label, vmfsVersion: kind, startSector: partition.startSector, endSector: partition.endSector, type: partition.type };
+        const layout = { device, partition: 1, label, vmfsVersion: kind, startSector: partition.startSector, endSector: partition.endSector, type: partition.type, holds };
         ctx.sent(layout);
         await exec(setptblArgv(device, label, [partition]));
         return createdObject(step, `${device}:1`, layout);

@@ -151,6 +151,41 @@ describe('executor: the ledger decides what teardown may touch', () => {
     store.close();
   });
 
+  it('a partition is deleted only after this run removed the datastore it held; found gone instead, it is left alone', async () => {
+    const dsRef = { kind: 'datastore', name: 'ss-r1-p1-ds' };
+    const holds = { kind: 'datastore', name: 'ss-r1-p1-ds' };
+    for (const [dsOutcome, expected] of [
+      ['removed', { destroyed: ['datastore', 'vmfs-partition'], failed: 0, partition: 'removed' }],
+      // our datastore was gone when cleanup looked: a user's VMFS (unmounted, so in no extent list)
+      // may sit on the partition now
+      ['absent', { destroyed: ['datastore'], failed: 1, partition: 'remove-failed' }],
+    ] as const) {
+      const plan = planOf([partStep]);
+      const store = ResultStore.create(path.join(dir, `run-${dsOutcome}`), meta, plan);
+      store.ledgerIntent('p1', 'esxi-shell', partStep.creates!, { operation: 'o', arguments: {} });
+      store.ledgerSent('p1', partStep.creates!, { device: 'naa.1', label: 'msdos', startSector: 128, endSector: 999, holds });
+      store.ledgerIntent('p1', 'esxi-shell', dsRef, { operation: 'o', arguments: {} });
+      store.ledgerCreated('p1', { ...dsRef, provider: 'esxi-shell', id: 'uuid-1', data: { label: 'ss-r1-p1-ds' } });
+      const destroyed: string[] = [];
+      const provider: Provider = {
+        name: 'esxi-shell',
+        apply: async () => null,
+        destroy: async (obj) => {
+          destroyed.push(obj.kind);
+          return obj.kind === 'datastore' ? dsOutcome : 'removed';
+        },
+        find: async () => null,
+        close: async () => undefined,
+      };
+      const lines: string[] = [];
+      expect(await cleanupLedger(store, async () => provider, (l) => lines.push(l))).toBe(expected.failed);
+      expect(destroyed).toEqual(expected.destroyed);
+      expect(store.ledger().find((r) => r.kind === 'vmfs-partition')!.state).toBe(expected.partition);
+      if (dsOutcome === 'absent') expect(lines[1]).toMatch(/^could not remove vmfs-partition ss-r1-p1-part: left alone: .* held datastore ss-r1-p1-ds, which this run did not remove \(it was found gone/);
+      store.close();
+    }
+  });
+
   it('cleanup of a refused run touches nothing', async () => {
     const p = scripted(async () => {
       throw new UnsafeOperation('refused', { operation: 'x', target: 'y' });
