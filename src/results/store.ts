@@ -88,6 +88,7 @@ CREATE TABLE IF NOT EXISTS ledger (
   seq INTEGER PRIMARY KEY AUTOINCREMENT, permutation_id TEXT NOT NULL, provider TEXT NOT NULL,
   kind TEXT NOT NULL, name TEXT NOT NULL, object_id TEXT, data TEXT NOT NULL DEFAULT '{}',
   state TEXT NOT NULL, error TEXT, updated_at TEXT NOT NULL, UNIQUE (kind, name));
+CREATE INDEX IF NOT EXISTS ledger_permutation ON ledger (permutation_id);
 `;
 
 const now = () => new Date().toISOString();
@@ -458,21 +459,35 @@ export class ResultStore {
   }
 
   ledger(filter?: { permutationId?: string; live?: boolean }): LedgerRow[] {
-    const rows = this.db.prepare('SELECT * FROM ledger ORDER BY seq').all() as Array<Record<string, unknown>>;
-    return rows
-      .map((r) => ({
-        seq: r.seq as number,
-        permutationId: r.permutation_id as string,
-        provider: r.provider as ProviderName,
-        kind: r.kind as string,
-        name: r.name as string,
-        objectId: (r.object_id as string | null) ?? null,
-        data: JSON.parse(r.data as string) as Record<string, unknown>,
-        state: r.state as LedgerState,
-        error: (r.error as string | null) ?? null,
-      }))
-      .filter((r) => (!filter?.permutationId || r.permutationId === filter.permutationId) && (!filter?.live || LIVE_LEDGER_STATES.includes(r.state)));
+    // Teardown asks for one permutation's rows after every permutation: select them in SQL rather
+    // than parsing the whole run's ledger each time.
+    const rows = (
+      filter?.permutationId === undefined
+        ? this.db.prepare('SELECT * FROM ledger ORDER BY seq').all()
+        : this.db.prepare('SELECT * FROM ledger WHERE permutation_id = ? ORDER BY seq').all(filter.permutationId)
+    ) as Array<Record<string, unknown>>;
+    return rows.map(ledgerRowOf).filter((r) => !filter?.live || LIVE_LEDGER_STATES.includes(r.state));
   }
+
+  /** One row by its owned object (kind and name are unique in a run). */
+  ledgerRow(kind: string, name: string): LedgerRow | undefined {
+    const r = this.db.prepare('SELECT * FROM ledger WHERE kind = ? AND name = ?').get(kind, name) as Record<string, unknown> | undefined;
+    return r ? ledgerRowOf(r) : undefined;
+  }
+}
+
+function ledgerRowOf(r: Record<string, unknown>): LedgerRow {
+  return {
+    seq: r.seq as number,
+    permutationId: r.permutation_id as string,
+    provider: r.provider as ProviderName,
+    kind: r.kind as string,
+    name: r.name as string,
+    objectId: (r.object_id as string | null) ?? null,
+    data: JSON.parse(r.data as string) as Record<string, unknown>,
+    state: r.state as LedgerState,
+    error: (r.error as string | null) ?? null,
+  };
 }
 
 /** Read side for reports: records and run info only. */

@@ -394,7 +394,7 @@ async function teardown(perm: PermutationPlan, c: PermContext, ctx: ProviderCont
     c.emit({ type: 'step', permutationId: perm.permutationId, step: `teardown ${obj.kind}`, operation: 'destroy' });
     try {
       const outcome = await withRetry(
-        () => withTimeout((signal) => destroyRecorded(c.provider!, obj, { ...teardownCtx, signal }, (kind, name) => c.store.ledger({ permutationId: perm.permutationId }).find((r) => r.kind === kind && r.name === name)), c.stepTimeoutMs ?? 30 * 60_000, `destroy ${obj.kind} ${obj.name}`),
+        () => withTimeout((signal) => destroyRecorded(c.provider!, obj, { ...teardownCtx, signal }, (kind, name) => c.store.ledgerRow(kind, name)), c.stepTimeoutMs ?? 30 * 60_000, `destroy ${obj.kind} ${obj.name}`),
         { ...c.retry },
       );
       record(() => c.store.ledgerState(obj, outcome, outcome === 'not-sent' ? NOT_SENT_REASON : null));

@@ -73,8 +73,7 @@ export async function cleanupLedger(store: ResultStore, providerFor: (permutatio
     const provider = await providerFor(obj.permutationId);
     if (!provider) continue;
     try {
-      const lookup: LedgerLookup = (kind, name) => store.ledger({ permutationId: obj.permutationId }).find((r) => r.kind === kind && r.name === name);
-      const outcome = await destroyRecorded(provider, obj, { runId, permutationId: obj.permutationId, axes: {}, signal: new AbortController().signal, log: () => undefined, sent: () => undefined }, lookup);
+      const outcome = await destroyRecorded(provider, obj, { runId, permutationId: obj.permutationId, axes: {}, signal: new AbortController().signal, log: () => undefined, sent: () => undefined }, (kind, name) => store.ledgerRow(kind, name));
       store.ledgerState(obj, outcome, outcome === 'not-sent' ? NOT_SENT_REASON : null);
       store.appendJournal(obj.permutationId, `${obj.kind}:${obj.name}`, `cleanup-${outcome}`, null);
       say(`${outcome === 'removed' ? 'removed' : outcome === 'absent' ? 'already gone' : 'never created'}: ${obj.kind} ${obj.name}`);
