@@ -2,7 +2,7 @@ import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['node_modules/**', 'runs/**', '.lab/**', 'dist/**', 'test/harness/vcsim/*.go', 'coverage/**'] },
+  { ignores: ['node_modules/**', 'runs/**', '.lab/**', 'dist/**', 'src/lab/harness/vcsim/*.go', 'coverage/**'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {

@@ -6,9 +6,9 @@ import path from 'node:path';
 import { ensureKeyPair, startSshd, currentUser } from './sshd.ts';
 import { startVcsim } from './vcsim.ts';
 import { vcenterYaml, vsphereTargetYaml } from './vsphere-inventory.ts';
-// the stand-ins' host models (test/harness/*/state.ts) are the lab's ESXi and Hyper-V hosts
-import { BLANK_DEV, ESXI_HARNESS_DIR, RDM_DEV, defaultEsxiState, seedEsxiState } from '../../test/harness/esxi/state.ts';
-import { labHypervState, seedHypervState, LAB_GUEST_USER, LAB_VM, WINDOWS_HARNESS_DIR } from '../../test/harness/windows/state.ts';
+// the stand-ins' host models (src/lab/harness/*/state.ts) are the lab's ESXi and Hyper-V hosts
+import { BLANK_DEV, ESXI_HARNESS_DIR, RDM_DEV, defaultEsxiState, seedEsxiState } from './harness/esxi/state.ts';
+import { labHypervState, seedHypervState, LAB_GUEST_USER, LAB_VM, WINDOWS_HARNESS_DIR } from './harness/windows/state.ts';
 
 export interface LabState {
   ssh: { pid: number; port: number; user: string; keyPath: string; knownHostsFile: string };
@@ -61,7 +61,7 @@ export function labStatusJson(root: string, s: LabState) {
   };
 }
 
-/** The LUNs the vcsim harness gives every host (see test/harness/vcsim/storage.go). */
+/** The LUNs the vcsim harness gives every host (see src/lab/harness/vcsim/storage.go). */
 export type LunLister = (info: { url: string; thumbprint: string; username: string; password: string }) => Promise<string[]>;
 
 /** Hyper-V lab volumes: volume.sizeGb value → host folder (the stand-in's volumes of that size). */
@@ -147,7 +147,7 @@ export function labInventoryYaml(s: LabState): string {
     '    provider: ssh',
     '    sshHost: lab',
     `    workdir: ${s.scratch}`,
-    // the ESXi stand-ins (test/harness/esxi) on the lab sshd; the workload runs in the "guest", the same sshd with fio
+    // the ESXi stand-ins (src/lab/harness/esxi) on the lab sshd; the workload runs in the "guest", the same sshd with fio
     '  lab-esxi:',
     '    provider: esxi-shell',
     '    sshHost: lab',
@@ -159,7 +159,7 @@ export function labInventoryYaml(s: LabState): string {
     '    guest:',
     '      sshHost: lab',
     `      workdir: ${path.join(s.scratch, 'esxi-guest')}`,
-    // the powershell.exe stand-in (test/harness/windows) on the lab sshd: Hyper-V host, PowerShell Direct, diskspd
+    // the powershell.exe stand-in (src/lab/harness/windows) on the lab sshd: Hyper-V host, PowerShell Direct, diskspd
     '  lab-hyperv:',
     '    provider: hyperv',
     '    sshHost: lab',

@@ -1,4 +1,4 @@
-// Starts the vCenter/ESXi simulator harness (test/harness/vcsim, Go + govmomi 0.24) for tests and
+// Starts the vCenter/ESXi simulator harness (src/lab/harness/vcsim, Go + govmomi 0.24) for tests and
 // for `npm run lab -- up`. The harness prints one JSON line when it is ready; its /_harness/ control
 // API injects faults, drops connections, expires sessions and counts SOAP calls.
 import { execFile, spawn } from 'node:child_process';
@@ -8,7 +8,7 @@ import https from 'node:https';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-const HARNESS_DIR = fileURLToPath(new URL('../../test/harness/vcsim/', import.meta.url));
+const HARNESS_DIR = fileURLToPath(new URL('./harness/vcsim/', import.meta.url));
 const BUILD_SCRIPT = path.join(HARNESS_DIR, 'build.sh');
 const READY_TIMEOUT_MS = 30_000;
 
@@ -134,7 +134,7 @@ function harnessArgs(opts: VcsimOptions): string[] {
   return args;
 }
 
-/** The harness reads its password from this variable and unsets it (test/harness/vcsim/main.go). */
+/** The harness reads its password from this variable and unsets it (src/lab/harness/vcsim/main.go). */
 const PASSWORD_ENV = 'VCSIM_HARNESS_PASSWORD';
 const DEFAULT_PASSWORD = 'pass';
 

@@ -6,8 +6,8 @@
 // 1, 2, 4 or 8 MB; VMFS5 1 MB only; VMFS6 64 KB or 1 MB. vmkfstools -C takes 1 MB only for VMFS5
 // and VMFS6 (vSphere Storage, "Create a VMFS Datastore", vmkfstools section): the 64 KB VMFS6
 // block exists through the API only, which `datastore.blockSizeKb` (KiB, VMFS6 only) expresses.
-// The stand-ins know the same rule: test/harness/vcsim/storage.go vmfsBlockKiB,
-// test/harness/esxi/vmkfstools BLOCKS.
+// The stand-ins know the same rule: src/lab/harness/vcsim/storage.go vmfsBlockKiB,
+// src/lab/harness/esxi/vmkfstools BLOCKS.
 import { InvalidArgument } from '../errors.ts';
 
 export type VmfsKind = 'vmfs3' | 'vmfs5' | 'vmfs6';

@@ -1,5 +1,5 @@
 // The ESXi-shell provider end to end: a real OpenSSH server on 127.0.0.1 whose sessions find the
-// strict ESXi tool stand-ins (test/harness/esxi) first on PATH; the provider talks to it through the
+// strict ESXi tool stand-ins (src/lab/harness/esxi) first on PATH; the provider talks to it through the
 // real SSH runner. Assertions are on the exact argv the stand-ins received and the state they keep.
 import fs from 'node:fs/promises';
 import os from 'node:os';
@@ -15,8 +15,8 @@ import type { CreatedObject, ProviderContext } from '../../src/run/provider.ts';
 import { connectSsh } from '../../src/ssh/ssh-runner.ts';
 import { cleanupLedger } from '../../src/run/teardown.ts';
 import { executeSteps } from './helpers/executor-run.ts';
-import { BLANK_DEV, BOOT_DEV, defaultEsxiState, ESXI_HARNESS_DIR, PARTITIONED_DEV, RDM_DEV, readCommands, readEsxiState, seedEsxiState } from '../harness/esxi/state.ts';
-import { ensureSystemUser } from '../harness/esxi/system-user.ts';
+import { BLANK_DEV, BOOT_DEV, defaultEsxiState, ESXI_HARNESS_DIR, PARTITIONED_DEV, RDM_DEV, readCommands, readEsxiState, seedEsxiState } from '../../src/lab/harness/esxi/state.ts';
+import { ensureSystemUser } from './helpers/system-user.ts';
 
 const USER = 'ssesxi';
 const PASSWORD = 'Esx!-pa$$ word';

@@ -1,5 +1,5 @@
 // The Hyper-V provider end to end over a real OpenSSH server whose PATH holds the strict
-// powershell.exe stand-in (test/harness/windows): -EncodedCommand decoding, the known script shapes,
+// powershell.exe stand-in (src/lab/harness/windows): -EncodedCommand decoding, the known script shapes,
 // cmdlet parameter sets and the host model are the stand-in's; everything else is real.
 import { readFileSync, writeFileSync } from 'node:fs';
 import fs from 'node:fs/promises';
@@ -17,7 +17,7 @@ import { executeSteps } from './helpers/executor-run.ts';
 import { parseDiskspdXml } from '../../src/workloads/diskspd.ts';
 import { makeTest } from '../../src/workloads/profiles.ts';
 import type { WorkloadProfile } from '../../src/workloads/spec.ts';
-import { defaultHypervState, GUEST_CREDENTIAL, readHypervState, readPsLog, seedHypervState, WINDOWS_HARNESS_DIR } from '../harness/windows/state.ts';
+import { defaultHypervState, GUEST_CREDENTIAL, readHypervState, readPsLog, seedHypervState, WINDOWS_HARNESS_DIR } from '../../src/lab/harness/windows/state.ts';
 
 let dir: string;
 let stateDir: string;

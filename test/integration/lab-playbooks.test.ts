@@ -10,8 +10,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { labPaths, labUp, LAB_HYPERV_VOLUMES, type LabState } from '../../src/lab/lab.ts';
 import { stopPid } from '../../src/lab/sshd.ts';
 import { getProfile } from '../../src/workloads/profiles.ts';
-import { BLANK_DEV, BOOT_DEV, DS1_UUID, readCommands, readEsxiState } from '../harness/esxi/state.ts';
-import { readHypervState, readPsLog } from '../harness/windows/state.ts';
+import { BLANK_DEV, BOOT_DEV, DS1_UUID, readCommands, readEsxiState } from '../../src/lab/harness/esxi/state.ts';
+import { readHypervState, readPsLog } from '../../src/lab/harness/windows/state.ts';
 import { REPO_ROOT, runCli, stackTraceLines, type CliResult } from './helpers/cli.ts';
 
 interface RecordLine {

@@ -15,8 +15,8 @@ import { runCalls, runInGuest } from '../../src/providers/hyperv/powershell.ts';
 import type { CommandRunner } from '../../src/ssh/command-runner.ts';
 import { shJoin } from '../../src/ssh/quote.ts';
 import { connectSsh } from '../../src/ssh/ssh-runner.ts';
-import { ESXI_HARNESS_DIR, readCommands, seedEsxiState } from '../harness/esxi/state.ts';
-import { GUEST_CREDENTIAL, readPsLog, seedHypervState, WINDOWS_HARNESS_DIR } from '../harness/windows/state.ts';
+import { ESXI_HARNESS_DIR, readCommands, seedEsxiState } from '../../src/lab/harness/esxi/state.ts';
+import { GUEST_CREDENTIAL, readPsLog, seedHypervState, WINDOWS_HARNESS_DIR } from '../../src/lab/harness/windows/state.ts';
 
 let dir: string;
 let stateDir: string;

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Builds the vcsim harness with Debian's Go toolchain and govmomi source (GOPATH mode).
-# Usage: build.sh [output-path]   (default: test/harness/vcsim/vcsim-harness, git-ignored)
+# Usage: build.sh [output-path]   (default: src/lab/harness/vcsim/vcsim-harness, git-ignored)
 # Skips the build when the binary is newer than every .go file here.
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
