@@ -15,7 +15,7 @@ import { connectSsh, type SshOptions } from '../ssh/ssh-runner.ts';
 import { stopRunGroups } from '../ssh/process-group.ts';
 import { shJoin } from '../ssh/quote.ts';
 import type { WorkloadEndpoint } from '../run/executor.ts';
-import type { Provider, ProviderName } from '../run/provider.ts';
+import type { Provider, ProviderName } from '../contract/provider.ts';
 import { createEsxiShellProvider } from '../providers/esxi-shell/provider.ts';
 import { endpointFromEnv, VsphereClient } from '../providers/vsphere/client.ts';
 import type { VsphereTargetConfig } from '../providers/vsphere/config.ts';

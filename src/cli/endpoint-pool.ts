@@ -3,7 +3,7 @@
 // once, so targets running in parallel do not flood one endpoint.
 import PQueue from 'p-queue';
 import type { VsphereClient } from '../providers/vsphere/client.ts';
-import type { Provider } from '../run/provider.ts';
+import type { Provider } from '../contract/provider.ts';
 
 export const DEFAULT_VCENTER_CONCURRENCY = 2;
 

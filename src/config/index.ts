@@ -5,7 +5,7 @@ import { ConfigError, InputTooLarge, InvalidArgument, NotARegularFile, type Diag
 import { detectEncoding } from '../input/encoding.ts';
 import { fsReason } from '../input/fs-reason.ts';
 import { readInputFile } from '../input/read-input.ts';
-import { axisAccepts, axisExpected, CORE_AXES } from '../providers/axis-spec.ts';
+import { axisAccepts, axisExpected, CORE_AXES } from '../contract/axis.ts';
 import { PROVIDER_AXES } from '../providers/axes.ts';
 import { resolveWorkload } from '../workloads/custom.ts';
 import { diagnosticAt, parseYaml, sortDiagnostics, validateYaml, type PathKey, type SourceDoc } from './load.ts';

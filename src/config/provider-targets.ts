@@ -1,7 +1,7 @@
 // An inventory target as its provider's pure planner sees it: the mapping is here, once, so that
 // `validate` (src/plan/check.ts dry-runs the planners) and `plan`/`run` (src/cli/compose.ts) plan
 // with the same configuration. No endpoint, no credentials: a planner never receives them.
-import type { PlannedStep } from '../run/provider.ts';
+import type { PlannedStep } from '../contract/provider.ts';
 import type { Axes } from '../results/record.ts';
 import type { EsxiShellTargetConfig } from '../providers/esxi-shell/config.ts';
 import { planEsxiShellSteps } from '../providers/esxi-shell/plan.ts';

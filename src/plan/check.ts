@@ -13,7 +13,7 @@ import { matrixSchema } from '../config/playbook.ts';
 import { diagnosticAt, sortDiagnostics, type PathKey } from '../config/load.ts';
 import { stepPlannerOf } from '../config/provider-targets.ts';
 import { ConfigError, InvalidArgument, type Diagnostic } from '../errors.ts';
-import { axisAccepts, type AxisSpec } from '../providers/axis-spec.ts';
+import { axisAccepts, type AxisSpec } from '../contract/axis.ts';
 import { PROVIDER_AXES } from '../providers/axes.ts';
 import type { Axes, AxisValue } from '../results/record.ts';
 import { axesKey } from './matrix.ts';

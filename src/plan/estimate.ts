@@ -1,7 +1,7 @@
 // Duration estimate of a permutation: the workload's own time is exact (passes × runtime + ramp,
 // warm-up, intervals); provisioning uses rough per-operation figures, eager zeroing scaled by size.
 import type { Axes } from '../results/record.ts';
-import type { PlannedStep } from '../run/provider.ts';
+import type { PlannedStep } from '../contract/provider.ts';
 import type { WorkloadProfile } from '../workloads/spec.ts';
 
 /** seconds per provisioning operation (create + its teardown), from typical lab hosts */

@@ -3,7 +3,7 @@
 import type { Playbook } from '../config/playbook.ts';
 import { matrixAxes } from '../config/playbook.ts';
 import type { Axes } from '../results/record.ts';
-import type { PlannedStep, ProviderName } from '../run/provider.ts';
+import type { PlannedStep, ProviderName } from '../contract/provider.ts';
 import { resolveWorkload } from '../workloads/custom.ts';
 import { rawTestTarget } from '../workloads/test-target.ts';
 import type { WorkloadProfile } from '../workloads/spec.ts';

@@ -1,7 +1,7 @@
 // Every provider's matrix axes, one line per provider (exhaustive: a new ProviderName fails to
 // compile until it is listed). local and ssh provision nothing: the workload is their only axis.
-import type { ProviderName } from '../run/provider.ts';
-import type { AxisSpec } from './axis-spec.ts';
+import type { ProviderName } from '../contract/provider.ts';
+import type { AxisSpec } from '../contract/axis.ts';
 import { ESXI_SHELL_AXES } from './esxi-shell/axes.ts';
 import { HYPERV_AXES } from './hyperv/axes.ts';
 import { VSPHERE_AXES } from './vsphere/axes.ts';

@@ -11,33 +11,18 @@ import type { ResultRecord } from '../results/record.ts';
 import type { ResultStore } from '../results/store.ts';
 import type { CommandRunner } from '../ssh/command-runner.ts';
 import { stopGroup, strandedGroupOf, type GroupFiles, type GroupStop } from '../ssh/process-group.ts';
-import type { OnRaw, TestOutcome } from '../workloads/passes.ts';
+import type { TestOutcome } from '../workloads/passes.ts';
 import { defaultSleep } from '../workloads/run-fio.ts';
-import type { WorkloadProfile, WorkloadTest } from '../workloads/spec.ts';
+import type { WorkloadTest } from '../workloads/spec.ts';
 import type { ProgressEvent } from './progress.ts';
-import type { CreatedObject, PlannedStep, Provider, ProviderContext } from './provider.ts';
+import type { CreatedObject, PlannedStep, Provider, ProviderContext, WorkloadEndpoint } from '../contract/provider.ts';
+
+export type { WorkloadEndpoint } from '../contract/provider.ts';
 import { StepTimedOut, withRetry, withTimeout, type RetryPolicy } from './retry.ts';
 import { destroyRecorded, NOT_SENT_REASON, wasSent } from './teardown.ts';
 
 const ORPHAN_GRACE_MIN_MS = 60_000;
 const ORPHAN_GRACE_MAX_MS = 10 * 60_000;
-
-export interface WorkloadEndpoint {
-  /** the benchmark tool, recorded in every record */
-  tool: 'fio' | 'diskspd';
-  /** connects (or reconnects after a loss) to where the workload runs */
-  connect(): Promise<CommandRunner>;
-  /** facts about the guest for the environment fingerprint (OS, tool version) */
-  describe?(runner: CommandRunner): Promise<Record<string, string>>;
-  /** one test of a profile: warm-up, measured passes, aggregation (see workloads/passes.ts) */
-  runTest(runner: CommandRunner, test: WorkloadTest, profile: WorkloadProfile, opts: { signal: AbortSignal; onRaw: OnRaw; runId: string; timeoutSlackSec?: number; onStopped?: (stop: GroupStop) => void }): Promise<TestOutcome>;
-  /**
-   * Stops what an earlier process of run `runId` left running there (it was killed, or lost its
-   * connection, while the tool ran), so that a resume neither runs a second one on the same file nor
-   * tears down a disk under it.
-   */
-  stopLeftovers?(runner: CommandRunner, runId: string): Promise<GroupStop>;
-}
 
 export interface ExecuteOptions {
   store: ResultStore;

@@ -8,7 +8,7 @@
 import { redact } from '../config/secrets.ts';
 import { errorMessage, UnsafeOperation } from '../errors.ts';
 import type { LedgerRow, ResultStore } from '../results/store.ts';
-import type { Provider, ProviderContext } from './provider.ts';
+import type { Provider, ProviderContext } from '../contract/provider.ts';
 
 /** What the executor writes as an intent row's data (see runStep): the step, not the object. */
 function isIntentData(data: Record<string, unknown>): boolean {

@@ -11,7 +11,7 @@ import type { EsxiShellTargetConfig } from '../../src/providers/esxi-shell/confi
 import { planEsxiShellSteps } from '../../src/providers/esxi-shell/plan.ts';
 import { createEsxiShellProvider } from '../../src/providers/esxi-shell/provider.ts';
 import { VMFS_GPT_GUID } from '../../src/providers/esxi-shell/partedutil.ts';
-import type { CreatedObject, ProviderContext } from '../../src/run/provider.ts';
+import type { CreatedObject, ProviderContext } from '../../src/contract/provider.ts';
 import { connectSsh } from '../../src/ssh/ssh-runner.ts';
 import { cleanupLedger } from '../../src/run/teardown.ts';
 import { executeSteps } from './helpers/executor-run.ts';

@@ -11,7 +11,7 @@ import { ensureKeyPair, startSshd, type SshdHandle } from '../../src/lab/sshd.ts
 import type { HypervTargetConfig } from '../../src/providers/hyperv/config.ts';
 import { planHypervSteps } from '../../src/providers/hyperv/plan.ts';
 import { createHypervProvider, runGuestDiskspd } from '../../src/providers/hyperv/provider.ts';
-import type { CreatedObject, ProviderContext } from '../../src/run/provider.ts';
+import type { CreatedObject, ProviderContext } from '../../src/contract/provider.ts';
 import { connectSsh } from '../../src/ssh/ssh-runner.ts';
 import { executeSteps } from './helpers/executor-run.ts';
 import { parseDiskspdXml } from '../../src/workloads/diskspd.ts';

@@ -11,7 +11,7 @@ import { TaskFailed } from '../../src/providers/vsphere/fault.ts';
 import { SoapTransportError } from '../../src/providers/vsphere/soap.ts';
 import { createVsphereProvider } from '../../src/providers/vsphere/provider.ts';
 import { planVsphereSteps } from '../../src/providers/vsphere/steps.ts';
-import type { CreatedObject, Provider, ProviderContext } from '../../src/run/provider.ts';
+import type { CreatedObject, Provider, ProviderContext } from '../../src/contract/provider.ts';
 
 const VERIFY = fileURLToPath(new URL('../harness/pyvmomi/verify_vsphere.py', import.meta.url));
 

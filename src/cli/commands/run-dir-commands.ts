@@ -9,7 +9,7 @@ import { renderCsv } from '../../report/csv.ts';
 import { ResultStore } from '../../results/store.ts';
 import type { ResultRecord } from '../../results/record.ts';
 import { axesLabel } from '../../run/progress.ts';
-import type { Provider } from '../../run/provider.ts';
+import type { Provider } from '../../contract/provider.ts';
 import { runDirHolder, type RunLock } from '../../results/run-lock.ts';
 import { cleanupLedger, wasSent } from '../../run/teardown.ts';
 import { composeTargets } from '../compose.ts';

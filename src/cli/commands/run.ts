@@ -14,7 +14,7 @@ import { readInputFile } from '../../input/read-input.ts';
 import { lockRunDir, type RunLock } from '../../results/run-lock.ts';
 import { ResultStore, type RunMeta } from '../../results/store.ts';
 import { executeRun, type RunSummary, type TargetEndpoints } from '../../run/executor.ts';
-import type { Provider } from '../../run/provider.ts';
+import type { Provider } from '../../contract/provider.ts';
 import { createRunLog } from '../../run/log.ts';
 import { createProgressView, type ProgressEvent } from '../../run/progress.ts';
 import { composeTargets, measurementFacts, planRun, usedFacts, type Composition } from '../compose.ts';

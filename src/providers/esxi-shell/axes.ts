@@ -1,6 +1,6 @@
 // The matrix axes the ESXi-shell planner (plan.ts) reads, with the values it takes. `validate`
 // refuses any other axis on an esxi-shell target and dry-runs plan.ts on every combination.
-import type { AxisSpec } from '../axis-spec.ts';
+import type { AxisSpec } from '../../contract/axis.ts';
 import { ESXI_MAX_DISK_GB } from './validate.ts';
 
 /** vmkfstools -C makes VMFS only; an NFS mount is the vSphere provider's (CreateNasDatastore). */

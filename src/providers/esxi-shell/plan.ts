@@ -2,7 +2,7 @@
 // arguments recorded here are exactly what apply() will send (what `run --dry-run` shows).
 import { InvalidArgument } from '../../errors.ts';
 import type { Axes } from '../../results/record.ts';
-import type { PlannedStep } from '../../run/provider.ts';
+import type { PlannedStep } from '../../contract/provider.ts';
 import { ESXI_SHELL_DATASTORE_KINDS, ESXI_SHELL_DISK_FORMATS } from './axes.ts';
 import { checkEsxiShellTarget, type EsxiShellTargetConfig } from './config.ts';
 import { VMFS_GPT_GUID, VMFS_MBR_TYPE, type VmfsKind } from './partedutil.ts';

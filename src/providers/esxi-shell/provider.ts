@@ -5,7 +5,7 @@ import { InvalidArgument, RemoteCommandFailed, UnsafeOperation } from '../../err
 import type { CommandRunner } from '../../ssh/command-runner.ts';
 import { shJoin } from '../../ssh/quote.ts';
 import { runChecked } from '../../ssh/run-checked.ts';
-import type { CreatedObject, OwnedObjectRef, PlannedStep, Provider, ProviderContext, ProviderName } from '../../run/provider.ts';
+import type { CreatedObject, OwnedObjectRef, PlannedStep, Provider, ProviderContext, ProviderName } from '../../contract/provider.ts';
 import { checkEsxiShellTarget, type EsxiShellTargetConfig } from './config.ts';
 import { deviceListArgv, filesystemListArgv, filesystemUnmountArgv, parseDeviceList, parseFilesystemList, parseVmfsExtentList, vmfsExtentListArgv } from './esxcli.ts';
 import { deletePartitionArgv, getptblArgv, getUsableSectorsArgv, mklabelArgv, parseGetptbl, parseUsableSectors, setptblArgv, VMFS_GPT_GUID, VMFS_MBR_TYPE, vmfsPartitionLayout, type VmfsKind } from './partedutil.ts';

@@ -1,6 +1,6 @@
 // The matrix axes the Hyper-V planner (plan.ts) reads, with the values it takes. `validate` refuses
 // any other axis on a hyperv target and dry-runs plan.ts on every combination.
-import type { AxisSpec } from '../axis-spec.ts';
+import type { AxisSpec } from '../../contract/axis.ts';
 import { isVhdxBlockSize } from './validate.ts';
 
 export const HYPERV_DISK_FORMATS = ['vhdx-fixed', 'vhdx-dynamic', 'passthrough'] as const;

@@ -1,7 +1,7 @@
 // Pure: axes + host target → Hyper-V steps (New-VHD or Set-Disk offline, then Add-VMHardDiskDrive).
 import { InvalidArgument } from '../../errors.ts';
 import type { Axes } from '../../results/record.ts';
-import type { PlannedStep } from '../../run/provider.ts';
+import type { PlannedStep } from '../../contract/provider.ts';
 import { checkHypervTarget, type HypervTargetConfig } from './config.ts';
 import { checkHyperv, joinWin } from './validate.ts';
 import { hostDiskName } from './passthrough.ts';

@@ -3,7 +3,7 @@
 // (by exact path), and a pass-through disk goes back online.
 import { InvalidArgument, RemoteCommandFailed, UnsafeOperation } from '../../errors.ts';
 import type { CommandRunner } from '../../ssh/command-runner.ts';
-import type { CreatedObject, OwnedObjectRef, PlannedStep, Provider, ProviderContext, ProviderName } from '../../run/provider.ts';
+import type { CreatedObject, OwnedObjectRef, PlannedStep, Provider, ProviderContext, ProviderName } from '../../contract/provider.ts';
 import type { WorkloadProfile, WorkloadTest } from '../../workloads/spec.ts';
 import { diskspdArgs } from '../../workloads/diskspd.ts';
 import { checkDiskspdPath } from '../../workloads/tool-settings.ts';

@@ -1,6 +1,6 @@
 // The matrix axes the vSphere planner (steps.ts) reads, with the values it takes. `validate` refuses
 // any other axis on a vsphere target and dry-runs steps.ts on every combination (src/plan/check.ts).
-import type { AxisSpec } from '../axis-spec.ts';
+import type { AxisSpec } from '../../contract/axis.ts';
 import { ESXI_MAX_DISK_GB } from '../esxi-shell/validate.ts';
 
 export const VSPHERE_DATASTORE_KINDS = ['vmfs3', 'vmfs5', 'vmfs6', 'nfs', 'existing'] as const;

@@ -1,7 +1,7 @@
 // The vSphere Provider: carries out planned steps (steps.ts) on one vCenter/ESXi endpoint, with
 // one session for the provider's lifetime, and tears down exactly what the run created.
 import { InvalidArgument } from '../../errors.ts';
-import type { CreatedObject, OwnedObjectRef, PlannedStep, Provider, ProviderContext, ProviderName } from '../../run/provider.ts';
+import type { CreatedObject, OwnedObjectRef, PlannedStep, Provider, ProviderContext, ProviderName } from '../../contract/provider.ts';
 import { VsphereClient, type MoRef } from './client.ts';
 import type { VsphereTargetConfig } from './config.ts';
 import type { DiskFormat, RdmCompatibility } from './disks.ts';

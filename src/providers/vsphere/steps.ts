@@ -3,7 +3,7 @@
 // connection and allow-list, which never appear in a plan).
 import { InvalidArgument } from '../../errors.ts';
 import type { Axes } from '../../results/record.ts';
-import type { PlannedStep } from '../../run/provider.ts';
+import type { PlannedStep } from '../../contract/provider.ts';
 import { checkVmfsBlockSize, isVmfsKind } from '../vmfs-block-size.ts';
 import { VSPHERE_BLOCK_SIZES_KB, VSPHERE_BLOCK_SIZES_MB, VSPHERE_DATASTORE_KINDS, VSPHERE_DISK_FORMATS } from './axes.ts';
 import type { VsphereStepTarget } from './config.ts';

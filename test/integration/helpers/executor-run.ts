@@ -5,7 +5,7 @@ import path from 'node:path';
 import type { RunPlan } from '../../../src/plan/plan.ts';
 import { ResultStore, type RunMeta } from '../../../src/results/store.ts';
 import { executeRun, type RunSummary, type WorkloadEndpoint } from '../../../src/run/executor.ts';
-import type { PlannedStep, Provider } from '../../../src/run/provider.ts';
+import type { PlannedStep, Provider } from '../../../src/contract/provider.ts';
 
 const noWorkload: WorkloadEndpoint = {
   tool: 'fio',

@@ -7,7 +7,7 @@ import { buildPlan, rawTestTarget, type RunPlan } from '../../../src/plan/plan.t
 import type { Playbook } from '../../../src/config/playbook.ts';
 import { planHypervSteps } from '../../../src/providers/hyperv/plan.ts';
 import { planEsxiShellSteps } from '../../../src/providers/esxi-shell/plan.ts';
-import type { PlannedStep } from '../../../src/run/provider.ts';
+import type { PlannedStep } from '../../../src/contract/provider.ts';
 
 const hyperv = { host: 'hv1', vmName: 'bench-vm', volumes: { '100': 'D:\\bench' }, allowedDisks: [{ number: 2, serialNumber: 'S4EWNX0R123456' }], passthroughDisk: 2 };
 const NAA = 'naa.6000c2900000000000000000000000a1';

@@ -5,7 +5,7 @@ import { estimatePermutationSec, workloadSec } from '../../../src/plan/estimate.
 import { axesKey, cartesian, countPermutations, expandMatrix, shuffle, type AxisDef } from '../../../src/plan/matrix.ts';
 import { newRunId, OWNED_NAME, ownedPrefix, permutationId } from '../../../src/plan/permutation.ts';
 import { buildPlan, resolveProfiles } from '../../../src/plan/plan.ts';
-import type { PlannedStep } from '../../../src/run/provider.ts';
+import type { PlannedStep } from '../../../src/contract/provider.ts';
 import { PROFILES } from '../../../src/workloads/profiles.ts';
 
 const pb = (over: Record<string, unknown>): Playbook => playbookSchema.parse({ name: 't', target: 'lab-local', matrix: { workload: { profile: ['quick'] } }, ...over });

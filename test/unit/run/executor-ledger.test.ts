@@ -9,7 +9,7 @@ import { UnsafeOperation } from '../../../src/errors.ts';
 import type { RunPlan } from '../../../src/plan/plan.ts';
 import { ResultStore, type RunMeta } from '../../../src/results/store.ts';
 import { executeRun, type WorkloadEndpoint } from '../../../src/run/executor.ts';
-import type { CreatedObject, OwnedObjectRef, PlannedStep, Provider, ProviderContext } from '../../../src/run/provider.ts';
+import type { CreatedObject, OwnedObjectRef, PlannedStep, Provider, ProviderContext } from '../../../src/contract/provider.ts';
 import { cleanupLedger, wasSent } from '../../../src/run/teardown.ts';
 
 const meta: RunMeta = { runId: 'r1', playbook: 'pb', playbookFile: '/x/pb.yaml', inventoryFile: '/x/inv.yaml', target: 't', startedAt: '2024-01-01T00:00:00.000Z', fingerprint: {}, insecureEndpoints: [] };

@@ -1,0 +1,236 @@
+// The provider contract: what the executor, the planner, `validate` and the composition root know of
+// a provider (vsphere, esxi-shell, hyperv, local, ssh). A leaf below config/, plan/ and run/: it
+// imports types only, from leaves (results/record, ssh/, workloads/). Each provider is one folder
+// under src/providers/ whose index.ts exports one ProviderModule; src/providers/index.ts lists them.
+//
+// A permutation's plan is a list of PlannedStep values (pure data, serializable, secret-free). The
+// executor records an intent in the ledger before each step that `creates` an object and calls
+// `apply`; apply calls `ctx.sent(data)` once its guards passed, just before its first mutating
+// command, and the executor records that as 'sent' with the data; then it records the returned id.
+// An intent authorises nothing: teardown destroys only what was sent (or is found by owned name),
+// in reverse order, with `destroy` (see docs/architecture.md, "The ledger").
+import type { z } from 'zod';
+import type { Axes, AxisValue } from '../results/record.ts';
+import type { CommandRunner } from '../ssh/command-runner.ts';
+import type { GroupStop } from '../ssh/process-group.ts';
+import type { SshOptions } from '../ssh/ssh-runner.ts';
+import type { OnRaw, TestOutcome } from '../workloads/passes.ts';
+import type { WorkloadProfile, WorkloadTest } from '../workloads/spec.ts';
+import type { AxisSpec } from './axis.ts';
+
+export type ProviderName = 'local' | 'ssh' | 'vsphere' | 'esxi-shell' | 'hyperv';
+
+export interface OwnedObjectRef {
+  /** e.g. 'datastore', 'disk', 'rdm', 'disk-attachment', 'vhdx', 'vmfs-partition' */
+  kind: string;
+  /** deterministic owned name: `ss-<runId>-<permutationId>-<suffix>`; lookups after a crash use it */
+  name: string;
+}
+
+export interface PlannedStep {
+  /** unique within the permutation, e.g. 'datastore', 'disk', 'attach', 'workload' */
+  step: string;
+  provider: ProviderName;
+  /** the API method or command the step amounts to, e.g. 'CreateVmfsDatastore', 'vmkfstools -C' */
+  operation: string;
+  /** every value the call will use (never a secret) — what `run --dry-run --json` prints */
+  arguments: Record<string, unknown>;
+  /** true when the step destroys data it did not create (formatting a LUN, offlining a disk) */
+  destructive: boolean;
+  /**
+   * What a destructive step destroys, by canonical name: `naa.*`/`eui.*`/`t10.*`/`mpx.*` for a LUN,
+   * `disk<Number>:<SerialNumber or UniqueId>` for a Hyper-V host disk, the path for a raw guest
+   * device (`/dev/sdb`) or diskspd physical drive (`#1`). `--confirm-destroy` must list exactly the
+   * union over the plan. Empty/absent when `destructive` is false.
+   */
+  destroys?: string[];
+  /** the object this step creates, if any; it is torn down in reverse step order */
+  creates?: OwnedObjectRef;
+}
+
+/** An object a step created, as recorded in the ledger. `id` is the provider's own id. */
+export interface CreatedObject extends OwnedObjectRef {
+  provider: ProviderName;
+  id: string;
+  /** what destroy() needs besides the id (datastore name, VM, device key…); never a secret */
+  data: Record<string, unknown>;
+}
+
+export interface ProviderContext {
+  runId: string;
+  permutationId: string;
+  axes: Axes;
+  signal: AbortSignal;
+  /** progress / log events; messages must not contain secrets */
+  log(message: string, fields?: Record<string, unknown>): void;
+  /**
+   * apply() calls this after its guards passed and right before its first mutating command, with
+   * everything destroy() will need to prove the object is ours (device and exact layout, path,
+   * location, disk serial…). It may be called again with more data (e.g. a computed end sector)
+   * before the next mutating command. Without this call the step counts as never sent.
+   */
+  sent(data: Record<string, unknown>): void;
+}
+
+export interface Provider {
+  readonly name: ProviderName;
+  /** Carry out one planned step. Returns the object created (if the step creates one). */
+  apply(step: PlannedStep, ctx: ProviderContext): Promise<CreatedObject | null>;
+  /**
+   * Remove an object this run created. Idempotent: an object already gone is 'absent'. Uses only
+   * `id` and `data` as recorded (never inventory values): `id` is null when the create was sent but
+   * its reply never recorded; `data` is then what apply passed to `ctx.sent`. The object must be
+   * found carrying the owned name or matching the recorded id/layout exactly; anything else is
+   * 'absent' (left alone).
+   */
+  destroy(obj: OwnedObjectRef & { provider: ProviderName; id: string | null; data: Record<string, unknown> }, ctx: ProviderContext): Promise<'removed' | 'absent'>;
+  /** Look an owned object up by kind and name (reconciliation after an ambiguous failure). */
+  find(ref: OwnedObjectRef): Promise<CreatedObject | null>;
+  /** Facts for the run's environment fingerprint (product versions…); never secrets. */
+  describe?(): Promise<Record<string, string>>;
+  /** Log out, close connections. */
+  close(): Promise<void>;
+}
+
+/** Where a permutation's workload runs and how one test is run there (fio on a guest, diskspd in a Hyper-V VM). */
+export interface WorkloadEndpoint {
+  /** the benchmark tool, recorded in every record */
+  tool: 'fio' | 'diskspd';
+  /** connects (or reconnects after a loss) to where the workload runs */
+  connect(): Promise<CommandRunner>;
+  /** facts about the guest for the environment fingerprint (OS, tool version) */
+  describe?(runner: CommandRunner): Promise<Record<string, string>>;
+  /** one test of a profile: warm-up, measured passes, aggregation (see workloads/passes.ts) */
+  runTest(runner: CommandRunner, test: WorkloadTest, profile: WorkloadProfile, opts: { signal: AbortSignal; onRaw: OnRaw; runId: string; timeoutSlackSec?: number; onStopped?: (stop: GroupStop) => void }): Promise<TestOutcome>;
+  /**
+   * Stops what an earlier process of run `runId` left running there (it was killed, or lost its
+   * connection, while the tool ran), so that a resume neither runs a second one on the same file nor
+   * tears down a disk under it.
+   */
+  stopLeftovers?(runner: CommandRunner, runId: string): Promise<GroupStop>;
+}
+
+/** One permutation's provisioning steps on a target; `prefix` is the permutation's owned-name prefix. */
+export type StepPlanner = (axes: Axes, names: { prefix: string }) => PlannedStep[];
+
+/**
+ * A matrix problem of one target, keyed by the axis it is about: `validate` reports it at the
+ * axis value's file:line:col (`index` into the axis's values), or at the axis when there is no index.
+ */
+export interface AxisDiagnostic {
+  axis: string;
+  index?: number;
+  message: string;
+}
+
+/** An inventory problem of one target, at a key path inside the target's entry (e.g. ['vmfsDevice']). */
+export interface TargetDiagnostic {
+  path: Array<string | number>;
+  message: string;
+}
+
+/** A vcenters entry of the inventory as written (its password is a secret reference, not a value). */
+export interface VcenterEntry {
+  url?: string;
+  username?: string;
+  password?: string;
+  thumbprint?: string;
+  caFile?: string;
+  insecure?: boolean;
+  maxConcurrent?: number;
+}
+
+/** What one run's compositions share per remote endpoint: a session and a limit on calls in flight. */
+export interface EndpointPool {
+  /** the session of `key`, connecting on first use; a failed connect is retried by the next caller */
+  session<S extends { logout(): Promise<void> }>(key: string, connect: () => Promise<S>): Promise<S>;
+  /**
+   * `provider` with its apply/destroy queued on the endpoint's limit and a close() that is
+   * idempotent and logs the shared session out only when the endpoint's last provider closes.
+   */
+  share(key: string, maxConcurrent: number, provider: Provider): Provider;
+}
+
+/**
+ * What the composition root (src/cli/compose.ts) hands a provider to wire a target up: the only
+ * place secrets are revealed. A planner never receives this.
+ */
+export interface ComposeContext {
+  /** the inventory file, for messages */
+  file: string;
+  /** a path from the inventory, resolved against the inventory's directory (`~` expanded) */
+  resolvePath(p: string): string;
+  /** connection options of `sshHosts.<name>`, secrets revealed; UsageError when there is none */
+  ssh(name: string): SshOptions;
+  /** the value of a secret reference the inventory holds */
+  reveal(ref: string): string | undefined;
+  /** the `vcenters.<name>` entry */
+  vcenter(name: string): VcenterEntry | undefined;
+  env: NodeJS.ProcessEnv;
+  /** shared by the compositions of one run: targets on one endpoint share its session and limit */
+  pool: EndpointPool;
+}
+
+/** A target wired up for a run: its planner, how to connect its provider, where its workload runs. */
+export interface Composition {
+  provider: ProviderName;
+  planSteps?: StepPlanner;
+  /** connects the provider (SOAP session, SSH) — only for a real run, never for plan/dry-run */
+  connectProvider(): Promise<Provider | null>;
+  workload: WorkloadEndpoint;
+  /** where the workload step runs: the guest's transport, or the provider itself (Hyper-V) */
+  workloadProvider: ProviderName;
+  /** secret-free description of where the workload runs */
+  workloadTarget: Record<string, unknown>;
+  /** endpoints of this target whose certificate or host key is not verified (reported) */
+  insecureEndpoints: string[];
+}
+
+/** What the inventory around a target offers, for a provider's inventory checks. */
+export interface InventoryNames {
+  sshHosts: readonly string[];
+  vcenters: readonly string[];
+  env: NodeJS.ProcessEnv;
+}
+
+/**
+ * A provider, as one folder `src/providers/<name>/` whose `index.ts` exports one of these and
+ * `src/providers/index.ts` lists it. `T` is its inventory target (the output of `targetSchema`).
+ */
+export interface ProviderModule<N extends ProviderName = ProviderName, T extends { provider: N } = { provider: N }> {
+  readonly name: N;
+  /** the inventory target's schema: a strict object whose `provider` is the literal `name` */
+  readonly targetSchema: z.ZodType<T> & z.ZodObject;
+  /** key paths inside a target that hold secret references (resolved, masked, never recorded) */
+  readonly secretFields: ReadonlyArray<readonly string[]>;
+  /** the matrix axes its planner reads, with the values each takes (`workload.profile` is everyone's) */
+  readonly axes: readonly AxisSpec[];
+  /** names of the `sshHosts` entries the target uses, with where (a key path in the target) */
+  sshHostsOf(target: T): Array<{ name: string; path: string[] }>;
+  /** inventory problems of the target (an entry it names that is missing, a device not allowed…) */
+  checkInventory(target: T, names: InventoryNames): TargetDiagnostic[];
+  /**
+   * Matrix problems of the target that its declared axes cannot say (a value the target's inventory
+   * entry gives nothing for); the planner dry-run (src/plan/check.ts) finds the rest.
+   * `values` holds each matrix axis's values by flat name; `name` is the target's name for messages.
+   */
+  validate(target: T, values: Readonly<Record<string, readonly AxisValue[]>>, name: string): AxisDiagnostic[];
+  /** the pure step planner of the target; none when the provider provisions nothing */
+  planner(target: T): StepPlanner | undefined;
+  /**
+   * One schema per operation this provider's steps carry (incl. a workload step it runs): the
+   * planner's arguments parse with it, and `run --resume` parses the stored plan's arguments again.
+   */
+  readonly operations: Readonly<Record<string, z.ZodType>>;
+  /** rough seconds the permutation's provisioning takes (create + teardown), from its steps and axes */
+  estimateSec(steps: readonly PlannedStep[], axes: Axes): number;
+  /** whether an error of this provider's calls is worth retrying (a busy object, a dropped connection) */
+  isTransient(err: unknown): boolean;
+  /**
+   * A `destroys` name of this provider in words for the confirmation message (a Hyper-V
+   * `disk2:S4E…` is host disk 2 with that serial), or null when it is not one of its names.
+   */
+  describeDestroyed(name: string): string | null;
+  /** wires the target up for a run; secrets are revealed through `ctx` only */
+  compose(target: T, ctx: ComposeContext): Composition;
+}
