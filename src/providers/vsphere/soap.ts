@@ -237,7 +237,7 @@ export interface SoapClientOptions {
   agent: HttpsAgent;
   userAgent?: string;
   timeoutMs?: number;
-  /** SOAPAction version, e.g. '6.7'; discovered from /sdk/vimServiceVersions.xml when omitted */
+  /** SOAPAction version, e.g. '6.7'; negotiated from /sdk/vimServiceVersions.xml by discoverVersion() */
   version?: string;
 }
 
@@ -268,6 +268,42 @@ const IDEMPOTENT = new Set([
   'Logout',
 ]);
 const RETRY_CODES = new Set(['ECONNRESET', 'EPIPE', 'ETIMEDOUT']);
+
+/**
+ * The vim25 versions this client is written for, most preferred first: the public dotted version
+ * ids of vSphere 5.5 to 8.0 U3 (pyvmomi docs/vim/version.rst and its generated version list). 5.5
+ * is the floor because disks are created with `capacityInBytes`, which 5.5 added.
+ */
+export const CLIENT_VIM_VERSIONS: readonly string[] = [
+  '8.0.3.0', '8.0.2.0', '8.0.1.0', '8.0.0.2', '8.0.0.1', '8.0.0.0',
+  '7.0.3.2', '7.0.3.1', '7.0.3.0', '7.0.2.1', '7.0.2.0', '7.0.1.1', '7.0.1.0', '7.0.0.2', '7.0.0.1', '7.0.0.0',
+  '6.7.3', '6.7.2', '6.7.1', '6.7', '6.5', '6.0', '5.5',
+];
+
+/**
+ * The highest version both sides know, from a server's vimServiceVersions.xml (`<namespaces
+ * version="1.0"><namespace><name>urn:vim25</name><version>…</version><priorVersions>…`): the
+ * first of CLIENT_VIM_VERSIONS that the server lists as its version or a prior one — what
+ * pyVim.connect `__FindSupportedVersion`/`__VersionIsSupported` do with a preference list. (govmomi
+ * `vim25.Client.UseServiceVersion` adopts `<version>` as is, which on vCenter 8.0.3 is `uA046D008`.)
+ */
+export function negotiateVimVersion(doc: XmlNode, host = 'server'): string {
+  if (doc.name !== 'namespaces' || doc.attrs.version !== '1.0') {
+    throw new SoapProtocolError(`vimServiceVersions.xml from ${host} is not a version 1.0 <namespaces> document`);
+  }
+  const served = new Set<string>();
+  for (const ns of doc.children.filter((c) => c.name === 'namespace' && child(c, 'name')?.text.trim() === 'urn:vim25')) {
+    const current = child(ns, 'version')?.text.trim();
+    if (current) served.add(current);
+    for (const v of child(ns, 'priorVersions')?.children ?? []) if (v.name === 'version') served.add(v.text.trim());
+  }
+  const common = CLIENT_VIM_VERSIONS.find((v) => served.has(v));
+  if (common === undefined) {
+    const list = [...served].slice(0, 12).join(', ') || 'none';
+    throw new SoapProtocolError(`${host} serves vim25 versions ${list}; this client speaks ${CLIENT_VIM_VERSIONS.at(-1)!} to ${CLIENT_VIM_VERSIONS[0]!}`);
+  }
+  return common;
+}
 
 export class SoapClient {
   readonly url: string;
@@ -327,7 +363,11 @@ export class SoapClient {
     return new SoapTransportError(`${method} to ${this.url} failed: ${(err as Error).message}`, { url: this.url, method, code: c, ambiguous }, { cause });
   }
 
-  /** GET /sdk/vimServiceVersions.xml and adopt the server's urn:vim25 version for SOAPAction. */
+  /**
+   * GET /sdk/vimServiceVersions.xml and use, for SOAPAction, the highest vim25 version both sides
+   * know (`negotiateVimVersion`). Not the server's own current version: a vCenter 8.0.3 names an
+   * internal build id (`uA046D008`) there, which no client was written against.
+   */
   async discoverVersion(): Promise<string> {
     const u = new URL(this.url);
     u.pathname = u.pathname.replace(/\/?$/, '/vimServiceVersions.xml');
@@ -337,15 +377,12 @@ export class SoapClient {
     } catch (err) {
       throw this.transportError('GET vimServiceVersions.xml', err, false);
     }
-    if (res.status === 200) {
-      const root = parseXml(res.data);
-      for (const ns of root.children.filter((c) => c.name === 'namespace')) {
-        if (child(ns, 'name')?.text === 'urn:vim25') {
-          const v = child(ns, 'version')?.text;
-          if (v) this.version = v;
-        }
-      }
+    if (res.status !== 200) {
+      // pyvmomi then tries vimService.wsdl and gives up with "is not a VIM server"; every vSphere
+      // since 4.0 serves this document, so its absence means the URL is not a vSphere SDK.
+      throw new SoapProtocolError(`GET ${u.pathname} on ${this.host}: HTTP ${res.status}; is ${this.url} a vCenter/ESXi SDK endpoint?`);
     }
+    this.version = negotiateVimVersion(parseXml(typeof res.data === 'string' ? res.data : ''), this.host);
     return this.version;
   }
 

@@ -1,4 +1,4 @@
-// Every recorded real vCenter 6.7 response parses, and parses to the same typed values when
+// Every recorded real vCenter (8.0.3, 6.0.0) response parses, and parses to the same typed values when
 // rewritten the way vcsim writes XML (xsi bound to the prefix `XMLSchema-instance`, per element).
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -7,7 +7,7 @@ import { fromSoapFault } from '../../../../src/providers/vsphere/fault.ts';
 import { parseSoapResponse, parseXml, SoapFault } from '../../../../src/providers/vsphere/soap.ts';
 import { arr, decodeReturn, type DataObject } from '../../../../src/providers/vsphere/types.ts';
 
-const ROOT = join(import.meta.dirname, '../../../fixtures/vcenter-6.7-soap');
+const ROOT = join(import.meta.dirname, '../../../fixtures/vcenter-soap');
 const index = JSON.parse(readFileSync(join(ROOT, 'index.json'), 'utf8')) as Record<string, Array<{ file: string; method: string; status: number }>>;
 
 function load(session: string, file: string): string {
@@ -32,7 +32,7 @@ function decode(method: string, status: number, xml: string): unknown {
 
 const calls = Object.entries(index).flatMap(([session, list]) => list.map((c) => ({ session, ...c })));
 
-describe('recorded vCenter 6.7 responses', () => {
+describe('recorded vCenter 8.0.3 / 6.0.0 responses', () => {
   it('the index lists every response file in the fixture tree', () => {
     const onDisk = Object.keys(index).flatMap((s) =>
       readdirSync(join(ROOT, s))
@@ -62,14 +62,14 @@ describe('recorded vCenter 6.7 responses', () => {
 
 describe('typed values from real traffic', () => {
   it('Login returns a UserSession with typed fields', () => {
-    const s = decodeReturn(parseSoapResponse('Login', 200, load('basic_connection', '01-Login')), 'UserSession') as DataObject;
+    const s = decodeReturn(parseSoapResponse('Login', 200, load('vcenter-8.0.3/basic_connection', '01-Login')), 'UserSession') as DataObject;
     expect(s).toMatchObject({ _type: 'UserSession', userName: 'my_user', callCount: 0, extensionSession: false });
   });
 
   it('a bad password is an InvalidLogin fault with the server message', () => {
     let err: unknown;
     try {
-      parseSoapResponse('Login', 500, load('basic_connection_bad_password', '01-Login'));
+      parseSoapResponse('Login', 500, load('vcenter-6.0.0/basic_connection_bad_password', '01-Login'));
     } catch (e) {
       err = e;
     }
@@ -80,21 +80,21 @@ describe('typed values from real traffic', () => {
   });
 
   it('ServiceContent singletons are MoRefs', () => {
-    const sc = decodeReturn(parseSoapResponse('RetrieveServiceContent', 200, load('basic_connection', '00-RetrieveServiceContent')), 'ServiceContent') as DataObject;
+    const sc = decodeReturn(parseSoapResponse('RetrieveServiceContent', 200, load('vcenter-8.0.3/basic_connection', '00-RetrieveServiceContent')), 'ServiceContent') as DataObject;
     expect(sc.rootFolder).toEqual({ type: 'Folder', value: 'group-d1' });
     expect(sc.propertyCollector).toEqual({ type: 'PropertyCollector', value: 'propertyCollector' });
     expect((sc.about as DataObject).apiType).toBe('VirtualCenter');
   });
 
   it('CreateContainerView returns the view MoRef; a view list is an array of MoRefs', () => {
-    const v = decodeReturn(parseSoapResponse('CreateContainerView', 200, load('basic_container_view', '04-CreateContainerView')), 'moref');
+    const v = decodeReturn(parseSoapResponse('CreateContainerView', 200, load('vcenter-8.0.3/basic_container_view', '04-CreateContainerView')), 'moref');
     expect(v).toMatchObject({ type: 'ContainerView' });
-    const list = decode('Fetch', 200, load('basic_container_view', '05-Fetch'));
+    const list = decode('Fetch', 200, load('vcenter-8.0.3/basic_container_view', '05-Fetch'));
     expect(list).toEqual([{ type: 'Datacenter', value: 'datacenter-3' }]);
   });
 
   it('HostConfigInfo: SCSI disks and a VMFS 6 volume with 1 MB blocks', () => {
-    const cfg = decode('Fetch', 200, load('test_json_host_explode', '30-Fetch')) as DataObject;
+    const cfg = decode('Fetch', 200, load('vcenter-8.0.3/test_json_host_explode', '30-Fetch')) as DataObject;
     expect(cfg._type).toBe('HostConfigInfo');
     const luns = arr((cfg.storageDevice as DataObject).scsiLun as DataObject[]);
     expect(luns.length).toBeGreaterThan(0);
@@ -109,7 +109,7 @@ describe('typed values from real traffic', () => {
   });
 
   it('VirtualMachineConfigInfo: the disk backing flags are booleans', () => {
-    const cfg = decode('Fetch', 200, load('test_json_vm_explode_default', '20-Fetch')) as DataObject;
+    const cfg = decode('Fetch', 200, load('vcenter-8.0.3/test_json_vm_explode_default', '20-Fetch')) as DataObject;
     const devices = arr((cfg.hardware as DataObject).device as DataObject[]);
     const disk = devices.find((d) => d._type === 'VirtualDisk')!;
     expect(disk).toMatchObject({ key: 2000, controllerKey: 1000, unitNumber: 0, capacityInKB: 2097152, capacityInBytes: 2147483648 });
@@ -117,7 +117,7 @@ describe('typed values from real traffic', () => {
   });
 
   it('DatastoreInfo is resolved to its subtype', () => {
-    const info = decode('Fetch', 200, load('test_json_datastore_explode', '19-Fetch')) as DataObject;
+    const info = decode('Fetch', 200, load('vcenter-8.0.3/test_json_datastore_explode', '19-Fetch')) as DataObject;
     expect(info).toMatchObject({ _type: 'VsanDatastoreInfo', name: 'vsanDatastore', freeSpace: 362348271376, accessGenNo: 13 });
   });
 });
