@@ -64,7 +64,8 @@ export const NOT_SENT_REASON = 'never sent (only an intent was recorded) and not
 
 /**
  * `storsweep cleanup`: every object the run left behind, newest first, through the rule above.
- * Returns how many could not be removed. `say` receives one line per object.
+ * Returns how many could not be removed. `say` receives one line per object, after the provider's
+ * notes about it (indented).
  */
 export async function cleanupLedger(store: ResultStore, providerFor: (permutationId: string) => Promise<Provider | null>, say: (line: string) => void): Promise<number> {
   const runId = store.meta().runId;
@@ -72,8 +73,15 @@ export async function cleanupLedger(store: ResultStore, providerFor: (permutatio
   for (const obj of store.leftovers().reverse()) {
     const provider = await providerFor(obj.permutationId);
     if (!provider) continue;
+    // What a provider says while it decides (a drive "left alone because …", a disk found renumbered)
+    // goes to the journal and to the user, under the object it is about.
+    const log = (message: string): void => {
+      const text = redact(message);
+      store.appendJournal(obj.permutationId, `${obj.kind}:${obj.name}`, 'cleanup-note', { message: text });
+      say(`  ${obj.kind} ${obj.name}: ${text}`);
+    };
     try {
-      const outcome = await destroyRecorded(provider, obj, { runId, permutationId: obj.permutationId, axes: {}, signal: new AbortController().signal, log: () => undefined, sent: () => undefined }, (kind, name) => store.ledgerRow(kind, name));
+      const outcome = await destroyRecorded(provider, obj, { runId, permutationId: obj.permutationId, axes: {}, signal: new AbortController().signal, log, sent: () => undefined }, (kind, name) => store.ledgerRow(kind, name));
       store.ledgerState(obj, outcome, outcome === 'not-sent' ? NOT_SENT_REASON : null);
       store.appendJournal(obj.permutationId, `${obj.kind}:${obj.name}`, `cleanup-${outcome}`, null);
       say(`${outcome === 'removed' ? 'removed' : outcome === 'absent' ? 'already gone' : 'never created'}: ${obj.kind} ${obj.name}`);

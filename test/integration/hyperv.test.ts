@@ -10,8 +10,11 @@ import { RemoteCommandFailed, UnsafeOperation } from '../../src/errors.ts';
 import { ensureKeyPair, startSshd, type SshdHandle } from '../../src/lab/sshd.ts';
 import type { HypervTargetConfig } from '../../src/providers/hyperv/config.ts';
 import { planHypervSteps } from '../../src/providers/hyperv/plan.ts';
+import { setDiskOfflineCall } from '../../src/providers/hyperv/passthrough.ts';
+import { runCalls } from '../../src/providers/hyperv/powershell.ts';
 import { createHypervProvider, runGuestDiskspd } from '../../src/providers/hyperv/provider.ts';
 import type { CreatedObject, ProviderContext } from '../../src/contract/provider.ts';
+import { cleanupLedger } from '../../src/run/teardown.ts';
 import { connectSsh } from '../../src/ssh/ssh-runner.ts';
 import { executeSteps } from './helpers/executor-run.ts';
 import { parseDiskspdXml } from '../../src/workloads/diskspd.ts';
@@ -224,6 +227,119 @@ describe('hyperv provider over SSH (stand-in powershell.exe)', () => {
       [2, false],
       [3, false],
     ]);
+    store.close();
+    await provider.close();
+  });
+});
+
+// `storsweep cleanup` of a kept pass-through permutation, on a host that changed since the run.
+describe('hyperv cleanup: a pass-through disk comes back online only when it is provably ours and no VM holds it', () => {
+  type Host = { disks: Array<Record<string, unknown>>; vms: Record<string, { state?: string; drives: Record<string, Record<string, unknown>> }> };
+  const editHost = (edit: (st: Host) => void) => {
+    const file = path.join(stateDir, 'hyperv.json');
+    const st = JSON.parse(readFileSync(file, 'utf8')) as Host;
+    edit(st);
+    writeFileSync(file, JSON.stringify(st));
+  };
+  const onlineCalls = async (since = 0) => (await readPsLog(stateDir)).slice(since).flatMap((l) => l.data.calls ?? []).filter((c) => c.cmdlet === 'Set-Disk' && c.params.IsOffline === false);
+  /** a kept pass-through permutation: disk 2 offline, attached to bench-vm at SCSI 0:1 */
+  const keptRun = async (runId: string) => {
+    const state = defaultHypervState() as Host;
+    state.vms['other-vm'] = { state: 'Off', drives: {} };
+    await seedHypervState(stateDir, state as unknown as Record<string, unknown>);
+    const provider = createHypervProvider(target, await connect());
+    const { store, summary } = await executeSteps(dir, runId, planHypervSteps({ 'disk.format': 'passthrough' }, target, { base: `ss-${runId}-p1` }), provider, { keep: true });
+    expect(summary.failed).toBe(0);
+    expect(store.leftovers().map((r) => [r.kind, r.state])).toEqual([['disk-offline', 'kept'], ['disk-attachment', 'kept']]);
+    return { store, provider };
+  };
+
+  it('another VM now holds the disk as pass-through: it stays offline, the row stays open with the reason, and a later cleanup brings it back once it is free', async () => {
+    const { store, provider } = await keptRun('r11');
+    // after the run, someone detached our drive and gave the (still offline) disk to another VM
+    editHost((st) => {
+      delete st.vms['bench-vm']!.drives['SCSI:0:1'];
+      st.vms['other-vm']!.drives['SCSI:0:0'] = { DiskNumber: 2, Path: 'Disk 2 500 GB Bus 0 Lun 0 Target 2' };
+    });
+    // the stand-in is as strict as the host: Set-Disk cannot bring a disk a VM holds online
+    const runner = await connect();
+    await expect(runCalls(runner, [setDiskOfflineCall(2, false)])).rejects.toThrow(/Set-Disk : Disk is in use/);
+    await runner.close();
+
+    const before = (await readPsLog(stateDir)).length;
+    const said: string[] = [];
+    expect(await cleanupLedger(store, async () => provider, (l) => said.push(l))).toBe(1);
+    expect(said).toEqual(['already gone: disk-attachment ss-r11-p1-attach', expect.stringMatching(/^could not remove disk-offline ss-r11-p1-offline: hv-standin: left alone: disk 2 \(serial S4EWNX0R123456, unique id 6002248000000000000000000000A002\) is held as a pass-through disk by other-vm SCSI 0:0; not brought online/)]);
+    let host = await readHypervState(stateDir);
+    expect(host.disks.find((d) => d.Number === 2)!.IsOffline).toBe(true);
+    expect(host.vms['other-vm']!.drives).toEqual({ 'SCSI:0:0': { DiskNumber: 2, Path: 'Disk 2 500 GB Bus 0 Lun 0 Target 2' } });
+    expect(await onlineCalls(before)).toEqual([]);
+    expect(store.ledgerRow('disk-offline', 'ss-r11-p1-offline')).toMatchObject({ state: 'remove-failed', error: expect.stringMatching(/held as a pass-through disk by other-vm/) });
+
+    // the other VM lets go of it: the next cleanup brings it back online
+    editHost((st) => {
+      st.vms['other-vm']!.drives = {};
+    });
+    expect(await cleanupLedger(store, async () => provider, () => undefined)).toBe(0);
+    host = await readHypervState(stateDir);
+    expect(host.disks.find((d) => d.Number === 2)!.IsOffline).toBe(false);
+    expect(store.leftovers()).toEqual([]);
+    store.close();
+    await provider.close();
+  });
+
+  it('disks renumbered after the run (reboot): our disk is found by its serial, detached and brought online under its new number; the disk now numbered 2 is not touched', async () => {
+    const { store, provider } = await keptRun('r12');
+    // a reboot: our disk (S4EWNX0R123456) is disk 5 now, and the user's disk DATA-3 took number 2
+    // and is offline, handed to other-vm as a pass-through disk
+    editHost((st) => {
+      for (const d of st.disks) {
+        if (d.SerialNumber === 'S4EWNX0R123456') d.Number = 5;
+        else if (d.SerialNumber === 'DATA-3') Object.assign(d, { Number: 2, IsOffline: true });
+      }
+      st.vms['bench-vm']!.drives['SCSI:0:1'] = { DiskNumber: 5, Path: 'Disk 5 500 GB Bus 0 Lun 0 Target 5' };
+      st.vms['other-vm']!.drives['SCSI:0:0'] = { DiskNumber: 2, Path: 'Disk 2 500 GB Bus 0 Lun 0 Target 2' };
+    });
+    const said: string[] = [];
+    expect(await cleanupLedger(store, async () => provider, (l) => said.push(l))).toBe(0);
+    expect(said).toEqual([
+      '  disk-attachment ss-r12-p1-attach: bench-vm SCSI 0:1: the disk this run attached as disk 2 is disk 5 now (same serial S4EWNX0R123456, unique id 6002248000000000000000000000A002)',
+      'removed: disk-attachment ss-r12-p1-attach',
+      '  disk-offline ss-r12-p1-offline: the disk this run took offline as disk 2 is disk 5 now (same serial S4EWNX0R123456, unique id 6002248000000000000000000000A002)',
+      'removed: disk-offline ss-r12-p1-offline',
+    ]);
+    const host = await readHypervState(stateDir);
+    expect(host.disks.map((d) => [d.Number, d.IsOffline])).toEqual([[0, false], [5, false], [2, true]]);
+    expect(host.vms['bench-vm']!.drives).toEqual({ 'SCSI:0:0': { Path: 'C:\\VMs\\bench-vm\\os.vhdx' } });
+    expect(host.vms['other-vm']!.drives).toEqual({ 'SCSI:0:0': { DiskNumber: 2, Path: 'Disk 2 500 GB Bus 0 Lun 0 Target 2' } });
+    expect((await onlineCalls()).map((c) => c.params.Number)).toEqual([5]);
+    // the notes are in the journal too
+    expect(store.journal().filter((j) => j.event === 'cleanup-note').map((j) => j.step)).toEqual(['disk-attachment:ss-r12-p1-attach', 'disk-offline:ss-r12-p1-offline']);
+    store.close();
+    await provider.close();
+  });
+
+  it('the disk is not visible at all (LUN unmapped): nothing is brought online, both rows stay open with the reason', async () => {
+    const { store, provider } = await keptRun('r13');
+    editHost((st) => {
+      st.disks = st.disks.filter((d) => d.SerialNumber !== 'S4EWNX0R123456');
+      // the drive now points at a disk number nothing has; disk 3 (DATA-3) is renumbered to 2
+      st.vms['bench-vm']!.drives['SCSI:0:1'] = { DiskNumber: 7, Path: 'Disk 7 500 GB Bus 0 Lun 0 Target 7' };
+      for (const d of st.disks) if (d.SerialNumber === 'DATA-3') d.Number = 2;
+    });
+    const said: string[] = [];
+    expect(await cleanupLedger(store, async () => provider, (l) => said.push(l))).toBe(2);
+    expect(said).toEqual([
+      expect.stringMatching(/^could not remove disk-attachment ss-r13-p1-attach: .*holds disk 7, which Get-Disk does not report; cannot tell/),
+      expect.stringMatching(/^could not remove disk-offline ss-r13-p1-offline: .*no disk on the host carries serial S4EWNX0R123456, unique id 6002248000000000000000000000A002 \(it was disk 2\)/),
+    ]);
+    expect(store.leftovers().map((r) => r.state)).toEqual(['remove-failed', 'remove-failed']);
+    const host = await readHypervState(stateDir);
+    expect(host.disks.map((d) => [d.Number, d.IsOffline])).toEqual([[0, false], [2, false]]);
+    expect(host.vms['bench-vm']!.drives['SCSI:0:1']).toEqual({ DiskNumber: 7, Path: 'Disk 7 500 GB Bus 0 Lun 0 Target 7' });
+    expect(await onlineCalls()).toEqual([]);
+    const calls = (await readPsLog(stateDir)).flatMap((l) => l.data.calls ?? []).map((c) => c.cmdlet);
+    expect(calls).not.toContain('Remove-VMHardDiskDrive');
     store.close();
     await provider.close();
   });

@@ -17,6 +17,10 @@ export function hostDiskName(d: AllowedDisk): string {
 export const DISK_PROPS = ['Number', 'SerialNumber', 'UniqueId', 'FriendlyName', 'Size', 'IsSystem', 'IsBoot', 'IsOffline', 'NumberOfPartitions', 'PartitionStyle'];
 
 export const getDiskCall = (n: number): PsCall => ({ cmdlet: 'Get-Disk', params: { Number: n }, select: DISK_PROPS });
+/** every disk the host sees (Get-Disk's default parameter set, no -Number) */
+export const listDisksCall = (): PsCall => ({ cmdlet: 'Get-Disk', params: {}, select: DISK_PROPS });
+/** every VM on the host, running or not */
+export const listVmsCall = (): PsCall => ({ cmdlet: 'Get-VM', params: {}, select: ['Name'] });
 export const setDiskOfflineCall = (n: number, offline: boolean): PsCall => ({ cmdlet: 'Set-Disk', params: { Number: n, IsOffline: offline } });
 
 export interface HostDisk {
@@ -45,4 +49,29 @@ export function checkPassthroughDisk(host: string, allowed: AllowedDisk[], n: nu
   if (disk.IsBoot) refuse('it is the boot disk');
   if (disk.NumberOfPartitions > 0) refuse(`it has ${disk.NumberOfPartitions} partition(s)`);
   if (disk.IsOffline && !opts.alreadyOffline) refuse('it is already offline (in use by another VM or by an administrator)');
+}
+
+/** What proves a host disk is the one a run took offline: serial number and unique id as Get-Disk reported them then. */
+export interface DiskIdentity {
+  serialNumber: string | null;
+  uniqueId: string | null;
+}
+
+const trimmed = (v: unknown): string => (typeof v === 'string' ? v.trim() : '');
+
+/** The recorded identity, or null when the ledger has neither (a run of an older storsweep). */
+export function recordedIdentity(data: Record<string, unknown>): DiskIdentity | null {
+  const serialNumber = trimmed(data.serialNumber);
+  const uniqueId = trimmed(data.uniqueId);
+  if (serialNumber === '' && uniqueId === '') return null;
+  return { serialNumber: serialNumber || null, uniqueId: uniqueId || null };
+}
+
+/** Same disk: both ids equal to what was recorded (an id recorded empty must still be empty). */
+export function sameDisk(disk: Pick<HostDisk, 'SerialNumber' | 'UniqueId'>, id: DiskIdentity): boolean {
+  return trimmed(disk.SerialNumber) === (id.serialNumber ?? '') && trimmed(disk.UniqueId) === (id.uniqueId ?? '');
+}
+
+export function describeIdentity(id: DiskIdentity): string {
+  return [id.serialNumber !== null ? `serial ${id.serialNumber}` : '', id.uniqueId !== null ? `unique id ${id.uniqueId}` : ''].filter(Boolean).join(', ');
 }

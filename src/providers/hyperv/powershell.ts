@@ -17,7 +17,7 @@ export function psPrelude(dataB64: string): string {
 }
 
 /** The cmdlets CALL_BODY may run; checked here and again inside the script. */
-export const ALLOWED_CMDLETS = ['New-VHD', 'Get-VHD', 'Get-Item', 'Remove-Item', 'Get-Disk', 'Set-Disk', 'Add-VMHardDiskDrive', 'Remove-VMHardDiskDrive', 'Get-VMHardDiskDrive'] as const;
+export const ALLOWED_CMDLETS = ['New-VHD', 'Get-VHD', 'Get-Item', 'Remove-Item', 'Get-Disk', 'Set-Disk', 'Get-VM', 'Add-VMHardDiskDrive', 'Remove-VMHardDiskDrive', 'Get-VMHardDiskDrive'] as const;
 export type Cmdlet = (typeof ALLOWED_CMDLETS)[number];
 
 /**

@@ -8,7 +8,7 @@ import type { WorkloadProfile, WorkloadTest } from '../../workloads/spec.ts';
 import { diskspdArgs } from '../../workloads/diskspd.ts';
 import { checkDiskspdPath } from '../../workloads/tool-settings.ts';
 import { checkHypervTarget, type HypervTargetConfig } from './config.ts';
-import { checkPassthroughDisk, getDiskCall, setDiskOfflineCall, type HostDisk } from './passthrough.ts';
+import { checkPassthroughDisk, describeIdentity, getDiskCall, listDisksCall, listVmsCall, recordedIdentity, sameDisk, setDiskOfflineCall, type DiskIdentity, type HostDisk } from './passthrough.ts';
 import { runCalls, runInGuest, type GuestCredential } from './powershell.ts';
 import { checkHyperv } from './validate.ts';
 import { addDriveCall, getVhdCall, listDrivesCall, newVhdCall, probeFileCall, removeDriveCall, removeVhdCall, type DriveSlot, type NewVhdSpec } from './vhd.ts';
@@ -33,7 +33,30 @@ export function createHypervProvider(targetIn: HypervTargetConfig, runner: Comma
   const getDisk = async (n: number) => (await runCalls(runner, [getDiskCall(n)]))[0] as HostDisk | undefined;
   const drivesOf = async (vmName: string) => (await runCalls(runner, [listDrivesCall(vmName)])) as Array<{ ControllerType?: unknown; ControllerNumber?: unknown; ControllerLocation?: unknown; Path?: unknown; DiskNumber?: unknown }>;
   const samePath = (a: unknown, b: unknown) => typeof a === 'string' && typeof b === 'string' && a.toLowerCase() === b.toLowerCase();
-  const norm = (v: unknown) => (typeof v === 'string' ? v.trim() : '');
+  const listDisks = async () => (await runCalls(runner, [listDisksCall()])) as unknown as HostDisk[];
+  const keepOpen = (target: string, why: string): never => {
+    throw new UnsafeOperation(`${t.host}: left alone: ${why}`, { operation: 'destroy', target });
+  };
+
+  /**
+   * The one host disk carrying the recorded serial and unique id, wherever it is numbered now (disk
+   * numbers change on reboot or rescan). Throws (the row stays open) when none or several do.
+   */
+  async function diskWith(id: DiskIdentity, recordedNumber: number, what: string): Promise<HostDisk> {
+    const matches = (await listDisks()).filter((x) => sameDisk(x, id));
+    if (matches.length === 0) return keepOpen(what, `no disk on the host carries ${describeIdentity(id)} (it was disk ${recordedNumber}); nothing done to any other disk — if the disk comes back, run cleanup again`);
+    if (matches.length > 1) return keepOpen(what, `disks ${matches.map((m) => m.Number).join(', ')} all carry ${describeIdentity(id)}; cannot tell which one this run took offline`);
+    return matches[0]!;
+  }
+
+  /** Every VM drive on the host that holds host disk `n` as a pass-through disk. */
+  async function holdersOf(n: number): Promise<string[]> {
+    const vms = (await runCalls(runner, [listVmsCall()])).map((v) => v.Name).filter((x): x is string => typeof x === 'string');
+    if (vms.length === 0) return [];
+    // a VM's name comes from the host and travels as JSON data, never as PowerShell source
+    const drives = await runCalls(runner, vms.map((vm) => ({ cmdlet: 'Get-VMHardDiskDrive' as const, params: { VMName: vm }, select: ['VMName', 'ControllerType', 'ControllerNumber', 'ControllerLocation', 'DiskNumber'] })));
+    return drives.filter((x) => x.DiskNumber === n).map((x) => `${String(x.VMName)} ${String(x.ControllerType)} ${String(x.ControllerNumber)}:${String(x.ControllerLocation)}`);
+  }
 
   async function apply(step: PlannedStep, ctx: ProviderContext): Promise<CreatedObject | null> {
     const a = step.arguments;
@@ -70,10 +93,14 @@ export function createHypervProvider(targetIn: HypervTargetConfig, runner: Comma
         if (controllerLocation < 0 || controllerLocation > 63) throw new InvalidArgument(`controllerLocation: expected 0-63, got ${controllerLocation}`, { name: 'controllerLocation', value: String(controllerLocation) });
         if (a.controllerType !== 'SCSI') throw new InvalidArgument('controllerType must be SCSI', { name: 'controllerType', value: String(a.controllerType) });
         let disk: { path: string } | { diskNumber: number };
+        // a pass-through drive's record also names the disk by serial/unique id: its number may change
+        let identity: DiskIdentity | Record<string, never> = {};
         if (a.diskNumber !== undefined) {
           const n = num(a.diskNumber, 'diskNumber');
-          checkPassthroughDisk(t.host, t.allowedDisks, n, await getDisk(n), { alreadyOffline: true });
+          const host = await getDisk(n);
+          checkPassthroughDisk(t.host, t.allowedDisks, n, host, { alreadyOffline: true });
           disk = { diskNumber: n };
+          identity = { serialNumber: host!.SerialNumber ?? null, uniqueId: host!.UniqueId ?? null };
         } else disk = { path: ownPath(a.path, 'Add-VMHardDiskDrive') };
         // listed first: a drive already there is the user's; refuse and leave it alone
         const occupant = (await drivesOf(vmName)).find((x) => x.ControllerType === 'SCSI' && x.ControllerNumber === controllerNumber && x.ControllerLocation === controllerLocation);
@@ -86,10 +113,10 @@ export function createHypervProvider(targetIn: HypervTargetConfig, runner: Comma
         }
         const slot: DriveSlot = { vmName, controllerNumber, controllerLocation };
         const call = addDriveCall(slot, disk);
-        ctx.sent({ ...slot, ...disk });
+        ctx.sent({ ...slot, ...disk, ...identity });
         await runCalls(runner, [call]);
         ctx.log(`attached to ${vmName} at SCSI ${controllerNumber}:${controllerLocation}`, { controllerLocation });
-        return made(`${slot.vmName}:SCSI:${slot.controllerNumber}:${slot.controllerLocation}`, { ...slot, ...disk });
+        return made(`${slot.vmName}:SCSI:${slot.controllerNumber}:${slot.controllerLocation}`, { ...slot, ...disk, ...identity });
       }
       default:
         throw new InvalidArgument(`hyperv provider cannot apply operation ${JSON.stringify(step.operation)}`, { name: 'operation', value: step.operation });
@@ -104,10 +131,30 @@ export function createHypervProvider(targetIn: HypervTargetConfig, runner: Comma
         const slot: DriveSlot = { vmName: checkHyperv('vmName', d.vmName, 'recorded vmName'), controllerNumber: num(d.controllerNumber, 'recorded controllerNumber'), controllerLocation: num(d.controllerLocation, 'recorded controllerLocation') };
         if (d.path === undefined && d.diskNumber === undefined) throw new InvalidArgument(`${t.host}: the ledger records no disk for ${obj.name}; refusing to detach anything`, { name: 'data', value: obj.name });
         const here = (await drivesOf(slot.vmName)).find((x) => x.ControllerType === 'SCSI' && x.ControllerNumber === slot.controllerNumber && x.ControllerLocation === slot.controllerLocation);
-        // only our drive at the recorded location: our VHDX path, or our pass-through disk number
-        const ours = here && (d.path !== undefined ? samePath(here.Path, ownPath(d.path, 'Remove-VMHardDiskDrive')) : here.DiskNumber === num(d.diskNumber, 'recorded diskNumber'));
+        const where = `${slot.vmName} SCSI ${slot.controllerNumber}:${slot.controllerLocation}`;
+        if (!here) return 'absent';
+        // only our drive at the recorded location: our VHDX path, or our pass-through disk
+        let ours: boolean;
+        if (d.path !== undefined) ours = samePath(here.Path, ownPath(d.path, 'Remove-VMHardDiskDrive'));
+        else if (typeof here.DiskNumber !== 'number') ours = false; // a virtual disk file: not a pass-through disk at all
+        else {
+          const recorded = num(d.diskNumber, 'recorded diskNumber');
+          const id = recordedIdentity(d);
+          if (id) {
+            // the disk it holds now, by its current number, must carry the recorded serial/unique id
+            // from the listing: Get-Disk -Number fails outright for a number no disk has
+            const disk = (await listDisks()).find((x) => x.Number === here.DiskNumber);
+            if (!disk) return keepOpen(where, `${where} holds disk ${here.DiskNumber}, which Get-Disk does not report; cannot tell whether it is the disk this run attached (${describeIdentity(id)})`);
+            ours = sameDisk(disk, id);
+            if (ours && here.DiskNumber !== recorded) ctx.log(`${where}: the disk this run attached as disk ${recorded} is disk ${here.DiskNumber} now (same ${describeIdentity(id)})`);
+          } else if (here.DiskNumber === recorded) ours = true;
+          else {
+            // a run of an older storsweep recorded the number only: a renumbered disk cannot be told from another
+            return keepOpen(where, `${where} holds disk ${here.DiskNumber}, and this run recorded disk ${recorded} without a serial number; disk numbers change on reboot, so it cannot be told whether this is the disk it attached — detach it by hand if it is`);
+          }
+        }
         if (!ours) {
-          if (here) ctx.log(`${slot.vmName} SCSI ${slot.controllerNumber}:${slot.controllerLocation} holds a drive this run did not attach; left alone`);
+          ctx.log(`${where} holds a drive this run did not attach; left alone`);
           return 'absent';
         }
         await runCalls(runner, [removeDriveCall(slot)]);
@@ -123,18 +170,26 @@ export function createHypervProvider(targetIn: HypervTargetConfig, runner: Comma
       case 'disk-offline': {
         if (typeof d.diskNumber !== 'number') throw new InvalidArgument(`${t.host}: the ledger records no disk number for ${obj.name}; refusing to bring any disk online`, { name: 'diskNumber', value: String(d.diskNumber) });
         const n = num(d.diskNumber, 'recorded diskNumber');
-        if (norm(d.serialNumber) === '' && norm(d.uniqueId) === '') {
+        const id = recordedIdentity(d);
+        if (!id) {
           throw new UnsafeOperation(`${t.host}: the ledger records no serial or unique id for disk ${n} (a run of an older storsweep); refusing to bring it online unchecked — if it is the disk the run took offline: Set-Disk -Number ${n} -IsOffline $false`, { operation: 'Set-Disk -IsOffline', target: `disk ${n}` });
         }
-        const disk = await getDisk(n);
-        if (!disk) return 'absent';
-        // disk numbers can change (reboot, rescan): the same number with another serial is not ours
-        if (norm(disk.SerialNumber) !== norm(d.serialNumber) || norm(disk.UniqueId) !== norm(d.uniqueId)) {
-          ctx.log(`disk ${n} is now ${JSON.stringify(disk.SerialNumber)}, not the disk this run took offline; left alone`);
+        // Found by serial/unique id, not by number: disk numbers change on reboot or rescan.
+        const disk = await diskWith(id, n, `disk ${n}`);
+        const m = disk.Number;
+        if (m !== n) ctx.log(`the disk this run took offline as disk ${n} is disk ${m} now (same ${describeIdentity(id)})`);
+        if (!disk.IsOffline) {
+          ctx.log(`disk ${m} (${describeIdentity(id)}) is online already; nothing to do`);
           return 'absent';
         }
-        if (!disk.IsOffline) return 'absent';
-        await runCalls(runner, [setDiskOfflineCall(n, false)]);
+        // A disk some VM holds as a pass-through disk stays offline: online on the host, the host and
+        // the VM would both write to it. That VM may be another one, attached after this run.
+        const holders = await holdersOf(m);
+        if (holders.length) return keepOpen(`disk ${m}`, `disk ${m} (${describeIdentity(id)}) is held as a pass-through disk by ${holders.join(', ')}; not brought online (host and VM would both write to it) — detach it there first if it should come back to the host, then run cleanup again`);
+        // the number acted on must still carry the serial, checked right before Set-Disk
+        const again = (await listDisks()).find((x) => x.Number === m);
+        if (!again || !sameDisk(again, id)) return keepOpen(`disk ${m}`, `disk ${m} changed while cleanup looked at it (now ${JSON.stringify(again?.SerialNumber ?? null)}); nothing brought online`);
+        await runCalls(runner, [setDiskOfflineCall(m, false)]);
         return 'removed';
       }
       default:
