@@ -3,7 +3,7 @@
 import os from 'node:os';
 import path from 'node:path';
 import type { LoadedInventory } from '../config/index.ts';
-import type { SshHost, Target } from '../config/inventory.ts';
+import { sshKeyboardInteractive, type SshHost, type Target } from '../config/inventory.ts';
 import { esxiShellConfigOf, hypervConfigOf, stepPlannerOf, vsphereStepTargetOf } from '../config/provider-targets.ts';
 import { UnsafeOperation, UsageError } from '../errors.ts';
 import type { Playbook } from '../config/playbook.ts';
@@ -53,7 +53,7 @@ function sshOptions(inv: LoadedInventory, name: string): SshOptions {
     privateKeyPath: h.privateKeyFile ? file(h.privateKeyFile) : undefined,
     passphrase: h.passphrase ? inv.secrets.get(h.passphrase)?.reveal() : undefined,
     password: h.password ? inv.secrets.get(h.password)?.reveal() : undefined,
-    keyboardInteractive: h.keyboardInteractive,
+    keyboardInteractive: sshKeyboardInteractive(inv.inventory, name),
     knownHostsFile: h.knownHostsFile ? file(h.knownHostsFile) : undefined,
     insecure: h.insecure,
   };

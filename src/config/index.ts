@@ -163,6 +163,14 @@ export function loadInventory(file: string, env: NodeJS.ProcessEnv = process.env
       if (ref !== undefined && !value.sshHosts[ref]) diags.push(diagnosticAt(source, [...at, ...key], `no sshHosts entry named "${ref}" (have: ${Object.keys(value.sshHosts).join(', ') || 'none'})`));
     };
     if (t.provider === 'ssh' || t.provider === 'esxi-shell' || t.provider === 'hyperv') needSsh(t.sshHost, ['sshHost']);
+    // ESXi's sshd offers only keyboard-interactive (sshKeyboardInteractive): a password-only host
+    // told not to use it could never log in; say so here rather than at the first SSH connect.
+    const esx = t.provider === 'esxi-shell' ? value.sshHosts[t.sshHost] : undefined;
+    if (t.provider === 'esxi-shell' && esx && esx.keyboardInteractive === false && esx.password !== undefined && !esx.privateKeyFile) {
+      diags.push(
+        diagnosticAt(source, ['sshHosts', t.sshHost, 'keyboardInteractive'], `target ${tName} drives this host as ESXi, whose sshd offers only keyboard-interactive for passwords (the password method is rejected): remove keyboardInteractive: false, or log in with privateKeyFile`),
+      );
+    }
     if (t.provider === 'vsphere' || t.provider === 'esxi-shell') {
       needSsh(t.guest.sshHost, ['guest', 'sshHost']);
       for (const key of ['vmfsDevice', 'rdmDevice'] as const) {

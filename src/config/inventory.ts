@@ -65,7 +65,10 @@ export const sshHostSchema = z
     privateKeyFile: text.optional(),
     passphrase: secretRefSchema.optional(),
     password: secretRefSchema.optional(),
-    keyboardInteractive: z.boolean().optional().describe('Answer keyboard-interactive prompts with the password (ESXi)'),
+    keyboardInteractive: z
+      .boolean()
+      .optional()
+      .describe('Answer keyboard-interactive prompts with the password; default: yes for a host with a password that an esxi-shell target drives (ESXi\'s sshd offers only keyboard-interactive)'),
     knownHostsFile: text.optional().describe('known_hosts file the host key must be in'),
     insecure: z.boolean().optional().describe('Accept any host key (must be explicit)'),
     shell: z.enum(['posix', 'powershell']).default('posix'),
@@ -173,6 +176,20 @@ export const inventorySchema = z
   .describe('storsweep inventory');
 
 export type Inventory = z.output<typeof inventorySchema>;
+
+/**
+ * Whether SSH to sshHosts[name] answers keyboard-interactive prompts with its password: as the
+ * inventory says, else yes when it has a password and an esxi-shell target drives it. ESXi's sshd
+ * rejects the `password` method and asks for the password through keyboard-interactive (hashicorp/
+ * packer issue #121; josenk/terraform-provider-esxi PR #2, ESXi 5.1–6.5). Key-only hosts keep it
+ * off: there is nothing to answer a prompt with.
+ */
+export function sshKeyboardInteractive(inv: Pick<Inventory, 'sshHosts' | 'targets'>, name: string): boolean {
+  const h = inv.sshHosts[name];
+  if (!h) return false;
+  if (h.keyboardInteractive !== undefined) return h.keyboardInteractive;
+  return h.password !== undefined && Object.values(inv.targets).some((t) => t.provider === 'esxi-shell' && t.sshHost === name);
+}
 export type Target = z.output<typeof targetSchema>;
 export type SshHost = z.output<typeof sshHostSchema>;
 export type VcenterEndpoint = z.output<typeof vcenterSchema>;
