@@ -198,8 +198,13 @@ export class VsphereClient {
     return disks.detachDisk(this.ctx, vm, key, o);
   }
 
-  deleteVirtualDisk(fileName: string, datacenter?: MoRef): Promise<'removed' | 'absent'> {
-    return disks.deleteVirtualDisk(this.ctx, fileName, datacenter);
+  /** delete an unattached vmdk on `datastore`, after looking for it ('absent' only if not listed) */
+  deleteVirtualDisk(fileName: string, datastore: MoRef): Promise<'removed' | 'absent'> {
+    return disks.deleteVirtualDisk(this.ctx, fileName, datastore);
+  }
+
+  datastoreFileExists(datastore: MoRef, path: string): Promise<boolean> {
+    return disks.datastoreFileExists(this.ctx, datastore, path);
   }
 
   // ------------------------------------------------------------ power, guest

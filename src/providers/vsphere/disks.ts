@@ -1,8 +1,8 @@
 // Virtual disks and RDMs on a VM via ReconfigVM_Task, and deletion of leftover vmdk files.
 import { InvalidArgument, UnsafeOperation } from '../../errors.ts';
 import { hostConfigManager, type Ctx } from './datastores.ts';
-import { isFault, TaskFailed, VsphereFault } from './fault.ts';
-import { deleteVirtualDiskTask, queryAvailableDisksForVmfs, reconfigVMTask } from './methods.ts';
+import { TaskFailed, VsphereFault } from './fault.ts';
+import { deleteVirtualDiskTask, queryAvailableDisksForVmfs, reconfigVMTask, searchDatastoreTask } from './methods.ts';
 import { readProps } from './property.ts';
 import type { MoRef } from './soap.ts';
 import { waitForTask } from './task.ts';
@@ -220,15 +220,65 @@ export async function detachDisk(ctx: Ctx, vm: MoRef, key: number, opts: { delet
   return 'removed';
 }
 
-/** Delete a vmdk (descriptor + extents). 'absent' if the file does not exist. */
-export async function deleteVirtualDisk(ctx: Ctx, fileName: string, datacenter?: MoRef): Promise<'removed' | 'absent'> {
-  if (!ctx.sc.virtualDiskManager) throw new VsphereFault('NotSupported', `${ctx.endpoint} has no VirtualDiskManager`, { method: 'DeleteVirtualDisk_Task', host: ctx.endpoint, detail: {} });
+/** `[ds] dir/name.vmdk` → datastore name, folder path (`[ds] dir` or `[ds]`) and file name. */
+export function splitDatastorePath(path: string): { datastore: string; folder: string; file: string } | undefined {
+  const m = /^\[([^\]]+)\]\s*(.*)$/.exec(path);
+  if (!m || m[2] === undefined || m[2] === '' || m[2].endsWith('/')) return undefined;
+  const rel = m[2];
+  const slash = rel.lastIndexOf('/');
+  const dir = slash < 0 ? '' : rel.slice(0, slash);
+  return { datastore: m[1]!, folder: dir ? `[${m[1]}] ${dir}` : `[${m[1]}]`, file: rel.slice(slash + 1) };
+}
+
+/** The Datacenter a datastore belongs to: up its `parent` chain (datastore folder(s) → datacenter). */
+export async function datacenterOf(ctx: Ctx, obj: MoRef): Promise<MoRef> {
+  let cur = obj;
+  for (let depth = 0; depth < 32; depth++) {
+    const parent = (await readProps(ctx.rt, ctx.sc, cur, ['parent'])).parent as MoRef | undefined;
+    if (!parent) break;
+    if (parent.type === 'Datacenter') return parent;
+    cur = parent;
+  }
+  throw new VsphereFault('NotFound', `${obj.type} ${obj.value} on ${ctx.endpoint} is in no datacenter`, { method: 'RetrievePropertiesEx', host: ctx.endpoint, detail: {} });
+}
+
+/**
+ * Whether `[ds] dir/name` exists, asked of the datastore's own browser (SearchDatastore_Task with
+ * the exact name as matchPattern). A missing folder is an answer too (FileNotFound: not there).
+ */
+export async function datastoreFileExists(ctx: Ctx, datastore: MoRef, path: string): Promise<boolean> {
+  const parts = splitDatastorePath(path);
+  if (!parts) throw new InvalidArgument(`${path} is not a datastore file path like "[datastore] dir/name.vmdk"`, { name: 'fileName', value: path });
+  const browser = (await readProps(ctx.rt, ctx.sc, datastore, ['browser'])).browser as MoRef | undefined;
+  if (!browser) throw new VsphereFault('NotSupported', `datastore ${parts.datastore} on ${ctx.endpoint} has no browser`, { method: 'SearchDatastore_Task', host: ctx.endpoint, detail: {} });
+  let result: unknown;
   try {
-    const task = await deleteVirtualDiskTask(ctx.rt, ctx.sc.virtualDiskManager, fileName, datacenter);
-    await waitForTask(ctx.rt, ctx.sc, task);
-    return 'removed';
+    const task = await searchDatastoreTask(ctx.rt, browser, parts.folder, { _type: 'HostDatastoreBrowserSearchSpec', matchPattern: [parts.file] });
+    result = await waitForTask(ctx.rt, ctx.sc, task);
   } catch (err) {
-    if (isFault(err, 'FileNotFound', 'NotFound') || (err instanceof TaskFailed && err.faultName === 'FileNotFound')) return 'absent';
+    if (err instanceof TaskFailed && err.faultName === 'FileNotFound') return false;
     throw err;
   }
+  const files = arr((result as DataObject | undefined)?.file as DataObject[] | undefined);
+  return files.some((f) => f.path === parts.file);
+}
+
+/**
+ * Delete a vmdk (descriptor + extents) that no VM holds any more, on `datastore`. Looks first and
+ * says 'absent' only when the datastore's browser does not list the file; vCenter needs the
+ * datacenter of a datastore path (VirtualDiskManager.DeleteVirtualDisk_Task: "datacenter … required
+ * if the name is a datastore path" when connected to vCenter, pyvmomi docs/vim/VirtualDiskManager.rst),
+ * so it is looked up from the datastore, never guessed. Any fault of the delete is the caller's
+ * (remove-failed), and a file still listed afterwards is an error, not 'removed'.
+ */
+export async function deleteVirtualDisk(ctx: Ctx, fileName: string, datastore: MoRef): Promise<'removed' | 'absent'> {
+  if (!ctx.sc.virtualDiskManager) throw new VsphereFault('NotSupported', `${ctx.endpoint} has no VirtualDiskManager`, { method: 'DeleteVirtualDisk_Task', host: ctx.endpoint, detail: {} });
+  if (!(await datastoreFileExists(ctx, datastore, fileName))) return 'absent';
+  const dc = await datacenterOf(ctx, datastore);
+  const task = await deleteVirtualDiskTask(ctx.rt, ctx.sc.virtualDiskManager, fileName, dc);
+  await waitForTask(ctx.rt, ctx.sc, task);
+  if (await datastoreFileExists(ctx, datastore, fileName)) {
+    throw new VsphereFault('FileFault', `DeleteVirtualDisk_Task on ${fileName} succeeded but the datastore still lists the file`, { method: 'DeleteVirtualDisk_Task', host: ctx.endpoint, detail: {} });
+  }
+  return 'removed';
 }

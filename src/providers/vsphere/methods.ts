@@ -139,6 +139,14 @@ export async function deleteVirtualDiskTask(rt: RoundTripper, vdm: MoRef, name: 
   return decodeReturn(r, 'moref') as MoRef;
 }
 
+export async function searchDatastoreTask(rt: RoundTripper, browser: MoRef, datastorePath: string, spec: DataObject): Promise<MoRef> {
+  const r = await rt.roundTrip('SearchDatastore_Task', browser, [
+    ['datastorePath', datastorePath],
+    ['searchSpec', toSoap(spec, 'HostDatastoreBrowserSearchSpec')],
+  ]);
+  return decodeReturn(r, 'moref') as MoRef;
+}
+
 export async function deleteDatastoreFileTask(rt: RoundTripper, fileManager: MoRef, name: string, datacenter?: MoRef): Promise<MoRef> {
   const r = await rt.roundTrip('DeleteDatastoreFile_Task', fileManager, [
     ['name', name],

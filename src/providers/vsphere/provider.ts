@@ -4,7 +4,7 @@ import { InvalidArgument } from '../../errors.ts';
 import type { CreatedObject, OwnedObjectRef, PlannedStep, Provider, ProviderContext, ProviderName } from '../../contract/provider.ts';
 import { VsphereClient, type MoRef } from './client.ts';
 import type { VsphereTargetConfig } from './config.ts';
-import type { DiskFormat, RdmCompatibility } from './disks.ts';
+import { splitDatastorePath, type DiskFormat, type RdmCompatibility } from './disks.ts';
 import { isFault } from './fault.ts';
 import type { VirtualDevice } from './types.ts';
 
@@ -206,13 +206,16 @@ export function createVsphereProvider(target: VsphereTargetConfig, opts: Vsphere
       // Detached but the file survived (crash between the two): delete the file alone, if ours.
       const fileName = typeof obj.data.fileName === 'string' && obj.data.fileName.endsWith(`] ${obj.name}.vmdk`) ? obj.data.fileName : undefined;
       if (fileName) {
-        try {
-          return await c.deleteVirtualDisk(fileName, target.datacenter ? await datacenter() : undefined);
-        } catch (err) {
-          // The datastore holding it is gone, so is the file.
-          if (isFault(err, 'NotFound', 'InvalidDatastore', 'InvalidDatastorePath')) return 'absent';
-          throw err;
+        // Looked up, never assumed: the datastore by the name in the recorded path (gone → so is
+        // every file on it), then the file itself on that datastore (deleteVirtualDisk).
+        const dsName = splitDatastorePath(fileName)?.datastore;
+        const ds = dsName ? await findDatastore(dsName) : undefined;
+        if (!ds) {
+          ctx.log(`datastore ${String(dsName)} of ${fileName} is not in the inventory any more; the file went with it`);
+          return 'absent';
         }
+        ctx.log(`deleting detached ${fileName}`);
+        return c.deleteVirtualDisk(fileName, ds);
       }
       return 'absent';
     }

@@ -98,6 +98,11 @@ def('HostVmfsVolume', 'HostFileSystemVolume', [['blockSizeMb', 'int'], ['blockSi
 def('HostNasVolume', 'HostFileSystemVolume', [['remoteHost', 'string'], ['remotePath', 'string'], ['userName', 'string'], ['remoteHostNames', 'string[]'], ['securityType', 'string'], ['protocolEndpoint', 'boolean']]);
 def('HostLocalFileSystemVolume', 'HostFileSystemVolume', [['device', 'string']]);
 def('DatastoreSummary', undefined, [['datastore', 'moref'], ['name', 'string'], ['url', 'string'], ['capacity', 'long'], ['freeSpace', 'long'], ['uncommitted', 'long'], ['accessible', 'boolean'], ['multipleHostAccess', 'boolean'], ['type', 'string'], ['maintenanceMode', 'string']]);
+def('HostDatastoreBrowserSearchSpec', undefined, [['query', 'FileQuery[]'], ['details', 'FileQueryFlags'], ['searchCaseInsensitive', 'boolean'], ['matchPattern', 'string[]'], ['sortFoldersFirst', 'boolean']]);
+def('FileQuery', undefined, []);
+def('FileQueryFlags', undefined, [['fileType', 'boolean'], ['fileSize', 'boolean'], ['modification', 'boolean'], ['fileOwner', 'boolean']]);
+def('HostDatastoreBrowserSearchResults', undefined, [['datastore', 'moref'], ['folderPath', 'string'], ['file', 'FileInfo[]']]);
+def('FileInfo', undefined, [['path', 'string'], ['friendlyName', 'string'], ['fileSize', 'long'], ['modification', 'dateTime'], ['owner', 'string']]);
 def('DatastoreHostMount', undefined, [['key', 'moref'], ['mountInfo', 'HostMountInfo']]);
 
 // --- virtual machines and devices

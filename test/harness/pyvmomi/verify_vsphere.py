@@ -20,7 +20,7 @@ def datastore(content, name):
         if ds.name != name:
             continue
         info = ds.info
-        out = {"type": ds.summary.type, "infoType": info._wsdlName}
+        out = {"type": ds.summary.type, "infoType": info._wsdlName, "url": info.url}
         if isinstance(info, vim.host.VmfsDatastoreInfo):
             out.update(blockSizeMb=info.vmfs.blockSizeMb, blockSize=info.vmfs.blockSize,
                        majorVersion=info.vmfs.majorVersion,
@@ -36,13 +36,18 @@ def disks(content, name):
         if vm.name != name:
             continue
         out = []
-        for d in vm.config.hardware.device:
+        devices = vm.config.hardware.device
+        by_key = {d.key: d for d in devices}
+        for d in devices:
             if not isinstance(d, vim.vm.device.VirtualDisk):
                 continue
             b = d.backing
             item = {"key": d.key, "controllerKey": d.controllerKey, "unitNumber": d.unitNumber,
                     "fileName": b.fileName, "backingType": b._wsdlName,
                     "capacityInKB": d.capacityInKB}
+            ctl = by_key.get(d.controllerKey)
+            if ctl is not None:
+                item.update(controllerType=ctl._wsdlName, busNumber=getattr(ctl, "busNumber", None))
             if isinstance(b, vim.vm.device.VirtualDisk.FlatVer2BackingInfo):
                 item.update(thinProvisioned=bool(b.thinProvisioned), eagerlyScrub=bool(b.eagerlyScrub))
             if isinstance(b, vim.vm.device.VirtualDisk.RawDiskMappingVer1BackingInfo):
