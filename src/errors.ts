@@ -104,6 +104,21 @@ export class UnsafeOperation extends Error {
   }
 }
 
+/**
+ * What the host provisioned is not what the permutation's axes name (e.g. a thick disk that came
+ * back thin on NFS): the permutation fails before anything is measured, naming both.
+ */
+export class ProvisionedStateMismatch extends Error {
+  override readonly name = 'ProvisionedStateMismatch';
+  constructor(
+    message: string,
+    readonly details: { axis: string; asked: string; got: string; object: string },
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+  }
+}
+
 /** A benchmark tool's output could not be read. `line` is 1-based when known. */
 export class ParseError extends Error {
   override readonly name = 'ParseError';

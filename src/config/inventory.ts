@@ -114,7 +114,13 @@ const vsphereTarget = z.strictObject({
   vmfsDevice: canonicalDevice.optional().describe('LUN to format for VMFS permutations (must be in allowedDevices)'),
   rdmDevice: canonicalDevice.optional().describe('LUN to map for RDM permutations (must be in allowedDevices)'),
   allowedDevices: z.array(canonicalDevice).default([]).describe('LUNs that may be formatted or mapped, by canonical name'),
-  nfs: z.strictObject({ remoteHost: name, remotePath: name }).optional(),
+  nfs: z
+    .strictObject({
+      remoteHost: name,
+      remotePath: name,
+      vaaiNas: z.boolean().default(false).describe('The host has a VAAI-NAS plugin for this export that reserves space: only then are thick disks possible on it (without, NFS has thin disks only)'),
+    })
+    .optional(),
   guest: guestSchema,
 });
 

@@ -17,7 +17,8 @@ export interface VsphereTargetConfig {
   rdmDevice?: string;
   /** the only canonical names any step may format or map raw */
   allowedDevices: string[];
-  nfs?: { remoteHost: string; remotePath: string };
+  /** `vaaiNas`: the host has a VAAI-NAS plugin for this export (thick disks possible); default no */
+  nfs?: { remoteHost: string; remotePath: string; vaaiNas?: boolean };
 }
 
 /**

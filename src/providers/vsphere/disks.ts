@@ -113,6 +113,16 @@ export function flatBacking(fileName: string, format: DiskFormat, diskMode: stri
   };
 }
 
+/**
+ * The provisioning a flat backing reports (pyvmomi docs/vim/vm/device/VirtualDisk/FlatVer2BackingInfo.rst):
+ * thin = thinProvisioned; eager-zeroed thick = eagerlyScrub; neither = lazy-zeroed thick.
+ */
+export function provisionedFormat(backing: DataObject): DiskFormat {
+  if (backing.thinProvisioned === true) return 'thin';
+  if (backing.eagerlyScrub === true) return 'eagerzeroedthick';
+  return 'lazyzeroedthick';
+}
+
 export async function createDisk(ctx: Ctx, vm: MoRef, o: CreateDiskOptions): Promise<AttachedDisk> {
   if (!Number.isSafeInteger(o.sizeBytes) || o.sizeBytes <= 0 || o.sizeBytes % 1024 !== 0) {
     throw new InvalidArgument(`disk size ${o.sizeBytes} must be a positive multiple of 1024 bytes`, { name: 'sizeBytes', value: String(o.sizeBytes) });

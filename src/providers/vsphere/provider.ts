@@ -1,10 +1,10 @@
 // The vSphere Provider: carries out planned steps (steps.ts) on one vCenter/ESXi endpoint, with
 // one session for the provider's lifetime, and tears down exactly what the run created.
-import { InvalidArgument } from '../../errors.ts';
+import { InvalidArgument, ProvisionedStateMismatch } from '../../errors.ts';
 import type { CreatedObject, OwnedObjectRef, PlannedStep, Provider, ProviderContext, ProviderName } from '../../contract/provider.ts';
 import { VsphereClient, type MoRef } from './client.ts';
 import type { VsphereTargetConfig } from './config.ts';
-import { splitDatastorePath, type DiskFormat, type RdmCompatibility } from './disks.ts';
+import { provisionedFormat, splitDatastorePath, type DiskFormat, type RdmCompatibility } from './disks.ts';
 import { isFault } from './fault.ts';
 import type { VirtualDevice } from './types.ts';
 
@@ -167,6 +167,19 @@ export function createVsphereProvider(target: VsphereTargetConfig, opts: Vsphere
                 ...placement,
               });
         ctx.log(`attached ${disk.fileName} to ${String(a.vm)} at ${disk.controllerKey}:${disk.unitNumber}`);
+        if (a.backing !== 'rdm') {
+          // Read back, never assumed: on NFS without VAAI-NAS a thick disk is created thin, and
+          // results labelled with the asked-for format would be wrong. The disk stays recorded as
+          // sent, so teardown removes it.
+          const asked = str(a, 'format', step.step);
+          const got = provisionedFormat(disk.backing);
+          if (got !== asked) {
+            throw new ProvisionedStateMismatch(
+              `disk.format ${asked} was asked for, but ${c.endpoint} created ${disk.fileName} as ${got} (thinProvisioned=${String(disk.backing.thinProvisioned ?? false)}, eagerlyScrub=${String(disk.backing.eagerlyScrub ?? false)}); a permutation is measured only in the state its axes name`,
+              { axis: 'disk.format', asked, got, object: disk.fileName },
+            );
+          }
+        }
         return {
           kind: step.creates?.kind ?? (a.backing === 'rdm' ? 'rdm' : 'disk'),
           name: owned,

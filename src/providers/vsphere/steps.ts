@@ -60,6 +60,13 @@ export function planVsphereSteps(axes: Axes, target: VsphereStepTarget, names: {
     datastore = need(target.datastore, 'datastore', 'for datastore.kind existing');
   } else if (kind === 'nfs') {
     const nfs = need(target.nfs, 'nfs (remoteHost, remotePath)', 'for datastore.kind nfs');
+    // "On NFS datastores that do not support Hardware Acceleration, only thin format is available"
+    // (vSphere 6.5–8.0 docs, "About Virtual Disk Provisioning Policies"): without VAAI-NAS a thick
+    // disk comes back thin (mislabelled results) or fails. With it, the provider still compares
+    // the backing it got with the format asked for (provider.ts).
+    if (!nfs.vaaiNas && (format === 'lazyzeroedthick' || format === 'eagerzeroedthick')) {
+      bad('disk.format', format, 'thin with datastore.kind nfs: an NFS datastore without VAAI-NAS (the inventory\'s nfs.vaaiNas) has thin disks only');
+    }
     datastore = `${names.prefix}-ds`;
     steps.push({
       step: 'datastore',

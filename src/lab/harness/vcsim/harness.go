@@ -144,6 +144,13 @@ func (h *harness) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case "ReconfigVM_Task":
 		if req, ok := method.Body.(*types.ReconfigVM_Task); ok {
 			var reject types.BaseMethodFault
+			// what a real host refuses or changes (reconfig_rules.go) comes first
+			if body, reject = reconfigRules(req, body); reject != nil {
+				if ref, ok := failTask(method, reject, ""); ok {
+					writeTaskResponse(w, name, ref)
+					return
+				}
+			}
 			body, after, reject = h.prepareReconfig(req, body)
 			if reject != nil {
 				if ref, ok := failTask(method, reject, ""); ok {
