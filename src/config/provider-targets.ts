@@ -35,6 +35,7 @@ export function hypervConfigOf(t: Of<'hyperv'>): HypervTargetConfig {
     passthroughDisk: t.passthroughDisk,
     scsiController: t.scsiController,
     scsiLocation: t.scsiLocation,
+    guestTestPath: t.guestTestPath,
   };
 }
 

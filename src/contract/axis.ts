@@ -2,7 +2,7 @@
 // `validate` refuses any other axis on that provider's targets (it would only duplicate
 // permutations: the planner ignores it) and any other value, at the value's file:line:col; then it
 // dry-runs the planner on every distinct combination of these axes (src/plan/check.ts).
-import type { AxisValue } from '../results/record.ts';
+import type { Axes, AxisValue } from '../results/record.ts';
 
 export interface AxisSpec {
   /** flat axis name as plans and records spell it, e.g. `datastore.kind` */
@@ -12,6 +12,13 @@ export interface AxisSpec {
   /** the rule in words, e.g. "whole GiB up to 63488 (62 TiB, the largest VMDK)" */
   readonly expected?: string;
   readonly accepts?: (value: AxisValue) => boolean;
+  /**
+   * Why, in this permutation, the axis changes nothing the workload measures (e.g. an RDM measures
+   * its LUN, not the datastore that holds its mapping file), or undefined when it does. `validate`
+   * refuses two permutations that differ only in such axes: the same thing measured twice, and
+   * provisioned (possibly reformatted) twice.
+   */
+  readonly notMeasuredWhen?: (permutation: Axes) => string | undefined;
 }
 
 /** The axes every target takes whatever its provider: the workload (checked by the playbook loader). */

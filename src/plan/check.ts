@@ -6,7 +6,9 @@
 // (providers/<name>/axes.ts), so permutations that agree on those are one configuration, planned
 // once. Two different combinations that plan to the same steps are refused too: the axis that
 // tells them apart changes nothing on that target, and a report would compare a configuration
-// with itself.
+// with itself. So are two that differ only in axes the provider declares as not measured in them
+// (AxisSpec.notMeasuredWhen: an RDM measures its LUN whatever datastore holds its mapping file),
+// which would measure the same thing twice and provision it twice.
 import { compatibilityDiagnostics, axisKeyAt, dedupe, type LoadedInventory, type LoadedPlaybook } from '../config/index.ts';
 import type { Target } from '../config/inventory.ts';
 import { matrixSchema } from '../config/playbook.ts';
@@ -65,6 +67,7 @@ export function planDiagnostics(pb: LoadedPlaybook, targets: ReadonlyMap<string,
       if (!firstOf.has(key)) firstOf.set(key, p);
     }
     const sameSteps = new Map<string, Axes>();
+    const sameMeasure = new Map<string, Axes>();
     let found = 0;
     const report = (d: Diagnostic): boolean => {
       diags.push(d);
@@ -90,6 +93,23 @@ export function planDiagnostics(pb: LoadedPlaybook, targets: ReadonlyMap<string,
       const twin = sameSteps.get(config);
       if (!twin) {
         sameSteps.set(config, p);
+        // Different steps may still measure the same thing: an axis the provider declares as not
+        // measured in this permutation (an RDM's datastore) is left out of what must differ.
+        const ignored = declared.flatMap((spec) => {
+          const why = p[spec.name] === undefined ? undefined : spec.notMeasuredWhen?.(p);
+          return why ? [{ name: spec.name, why }] : [];
+        });
+        if (!ignored.length) continue;
+        const measured = `${ignored.map((i) => i.name).join(',')}|${axesKey(Object.fromEntries(read.filter((n) => !ignored.some((i) => i.name === n)).map((n) => [n, p[n]!])))}`;
+        const first = sameMeasure.get(measured);
+        if (!first) {
+          sameMeasure.set(measured, p);
+          continue;
+        }
+        const by = ignored.find((i) => String(p[i.name]) !== String(first[i.name])) ?? ignored[0]!;
+        const at = positionOf(pb, by.name, p, targetAt);
+        const msg = `${label} would measure the same thing for ${show(p, read)} as for ${show(first, read)}: ${by.why}; keep one ${by.name} value for these permutations (exclude the others)`;
+        if (!report(diagnosticAt(pb.source, at.at, msg, at.key))) return;
         continue;
       }
       const differs = read.find((n) => String(p[n]) !== String(twin[n]));

@@ -38,6 +38,16 @@ function windowsRawTarget(p: string): boolean {
 }
 
 /**
+ * Whether a diskspd target names a whole physical drive (`#1`, `\\.\PhysicalDrive1`): the only kind a
+ * blank disk has. A pass-through disk is taken offline only without partitions
+ * (providers/hyperv/passthrough.ts), so in the guest it has no volume: no drive letter to hold a
+ * test file (`T:\storsweep.dat`) and no partition (`E:`) to measure.
+ */
+export function isWindowsPhysicalDrive(p: string): boolean {
+  return /^#\d+$/.test(p.trim()) || /^\\\\[.?]\\PhysicalDrive\d+$/i.test(p.trim());
+}
+
+/**
  * The test target's name when it is a raw device the benchmark overwrites — for fio a Linux block
  * device (`/dev/sdb`, not a file under /dev/shm), for diskspd a partition (`E:`), a physical drive
  * (`#1`) or a device path (`\\.\PhysicalDrive1`) — else undefined. The name, as written, is what

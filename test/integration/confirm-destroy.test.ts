@@ -1,7 +1,8 @@
 // `--confirm-destroy` through the CLI, on a Hyper-V pass-through plan (issue 11, items 3 and 8):
 // the confirmation must name exactly what the destructive steps destroy — the host disk by number
-// and serial, and a raw guest drive (diskspd `#1`) when the workload writes to one. The refusals
-// happen before anything connects; the accepted run gets as far as connecting (to a closed port).
+// and serial, and the raw guest drive (diskspd `#1`) the workload writes to (a pass-through disk is
+// blank in the guest: a physical drive is the only target it has). The refusals happen before
+// anything connects; the accepted run gets as far as connecting (to a closed port).
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -54,19 +55,19 @@ afterAll(async () => {
 const run = (inv: string, ...extra: string[]) => runCli(['run', path.join(dir, 'pb.yaml'), '-i', path.join(dir, inv), '--out', path.join(dir, 'runs'), '--no-report', ...extra], { cwd: dir, env });
 
 describe('run --confirm-destroy on a Hyper-V pass-through plan', () => {
-  it('"yes" is refused, naming the disk by number and serial; an extra name is refused; the exact name is accepted', async () => {
-    const yes = await run('file.yaml', '--confirm-destroy', 'yes');
+  it('"yes" is refused, naming the disk by number and serial and the guest drive; an extra name is refused; the exact names are accepted', async () => {
+    const yes = await run('raw.yaml', '--confirm-destroy', 'yes');
     expect(yes.code).toBe(1);
-    expect(yes.stderr).toContain('refused: this plan has 2 destructive step(s) that destroy data on disk2:S4EWNX0R123456 (host disk 2, serial/id S4EWNX0R123456)');
+    expect(yes.stderr).toContain('refused: this plan has 3 destructive step(s) that destroy data on #1, disk2:S4EWNX0R123456 (host disk 2, serial/id S4EWNX0R123456)');
     expect(yes.stderr).toContain('not destroyed by this plan: "yes"');
-    expect(yes.stderr).toMatch(/--confirm-destroy disk2:S4EWNX0R123456\n$/);
+    expect(yes.stderr).toMatch(/--confirm-destroy #1,disk2:S4EWNX0R123456\n$/);
     expect(stackTraceLines(yes.stderr)).toEqual([]);
-    const extra = await run('file.yaml', '--confirm-destroy', 'disk2:S4EWNX0R123456,disk3:S4EWNX0R123456');
+    const extra = await run('raw.yaml', '--confirm-destroy', '#1,disk2:S4EWNX0R123456,disk3:S4EWNX0R123456');
     expect(extra.code).toBe(1);
     expect(extra.stderr).toContain('not destroyed by this plan: "disk3:S4EWNX0R123456"');
     // nothing was started for a refused run
     await expect(fs.readdir(path.join(dir, 'runs'))).rejects.toThrow(/ENOENT/);
-    const exact = await run('file.yaml', '--confirm-destroy', 'disk2:S4EWNX0R123456');
+    const exact = await run('raw.yaml', '--confirm-destroy', '#1,disk2:S4EWNX0R123456');
     expect(exact.stderr).not.toContain('refused');
     expect(exact.stderr).toContain('ECONNREFUSED');
   });
@@ -79,17 +80,18 @@ describe('run --confirm-destroy on a Hyper-V pass-through plan', () => {
     const diskOnly = await run('raw.yaml', '--confirm-destroy', 'disk2:S4EWNX0R123456');
     expect(diskOnly.code).toBe(1);
     expect(diskOnly.stderr).toContain('(not confirmed: #1)');
-  });
-
-  it('a diskspd partition (E:) or device path (\\\\.\\PhysicalDrive1) is a raw target too (diskspd wiki: "named partitions: DriveLetter:")', async () => {
-    const dry = await run('partition.yaml', '--dry-run');
-    expect(dry.code).toBe(0);
-    expect(dry.stdout).toMatch(/^DESTRUCTIVE \(destroys E:\) \S+ workload: hyperv diskspd /m);
-    const diskOnly = await run('partition.yaml', '--confirm-destroy', 'disk2:S4EWNX0R123456');
-    expect(diskOnly.code).toBe(1);
-    expect(diskOnly.stderr).toContain('(not confirmed: E:)');
     const device = await run('device-path.yaml', '--dry-run');
     expect(device.stdout).toContain('destroys data on \\\\.\\PhysicalDrive1, disk2:S4EWNX0R123456');
+  });
+
+  it('pass-through hands the guest a blank disk: a test file (T:\\storsweep.dat) or a partition (E:) cannot be on it, and every command refuses it at the passthrough value', async () => {
+    for (const inv of ['file.yaml', 'partition.yaml']) {
+      for (const r of [await runCli(['validate', path.join(dir, 'pb.yaml'), '-i', path.join(dir, inv)], { cwd: dir, env }), await run(inv, '--dry-run'), await run(inv, '--confirm-destroy', 'disk2:S4EWNX0R123456')]) {
+        expect(r.code, inv).toBe(2);
+        expect(r.stderr, inv).toMatch(/pb\.yaml:5:14: matrix\.disk\.format\[0\]: target "hv-pt" \(hyperv\) cannot build disk\.format=passthrough: hv: disk\.format passthrough measures the raw host disk disk2:S4EWNX0R123456, which reaches the guest blank \(no partition, no volume\), but the inventory's guestTestPath "(T:\\\\storsweep\.dat|E:)" is not a physical drive/);
+      }
+    }
+    await expect(fs.readdir(path.join(dir, 'runs'))).rejects.toThrow(/ENOENT/);
   });
 
   it('validate refuses a Linux test file that hides a device (relative, /proc) at its line', async () => {

@@ -4,6 +4,7 @@ import type { Axes } from '../../results/record.ts';
 import type { PlannedStep } from '../../contract/provider.ts';
 import { checkHypervTarget, type HypervTargetConfig } from './config.ts';
 import { checkHyperv, joinWin } from './validate.ts';
+import { isWindowsPhysicalDrive } from '../../workloads/test-target.ts';
 import { hostDiskName } from './passthrough.ts';
 import { newVhdCall } from './vhd.ts';
 
@@ -37,6 +38,15 @@ export function planHypervSteps(axes: Axes, targetIn: HypervTargetConfig, names:
     const n = t.passthroughDisk;
     const entry = t.allowedDisks.find((d) => d.number === n);
     if (n === undefined || !entry) throw new InvalidArgument(`${t.host}: disk.format passthrough needs passthroughDisk listed in allowedDisks`, { name: 'passthroughDisk', value: String(n) });
+    // The disk is handed over blank (no partitions): in the guest it is a raw disk with no volume,
+    // so diskspd can only measure it as a physical drive; a file or partition target would be on
+    // some other guest volume, or nowhere.
+    if (t.guestTestPath !== undefined && !isWindowsPhysicalDrive(t.guestTestPath)) {
+      throw new InvalidArgument(
+        `${t.host}: disk.format passthrough measures the raw host disk ${hostDiskName(entry)}, which reaches the guest blank (no partition, no volume), but the inventory's guestTestPath ${JSON.stringify(t.guestTestPath)} is not a physical drive; set guestTestPath to the guest's number for that disk, e.g. #1 or \\\\.\\PhysicalDrive1`,
+        { name: 'disk.format', value: 'passthrough' },
+      );
+    }
     const destroys = [hostDiskName(entry)];
     steps.push({ step: 'offline', provider: 'hyperv', operation: 'Set-Disk -IsOffline', arguments: { diskNumber: n, serialNumber: entry.serialNumber ?? null, uniqueId: entry.uniqueId ?? null }, destructive: true, destroys, creates: { kind: 'disk-offline', name: `${base}-offline` } });
     steps.push({ step: 'attach', provider: 'hyperv', operation: 'Add-VMHardDiskDrive', arguments: { ...slot, diskNumber: n }, destructive: true, destroys, creates: { kind: 'disk-attachment', name: `${base}-attach` } });

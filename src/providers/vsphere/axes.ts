@@ -1,6 +1,7 @@
 // The matrix axes the vSphere planner (steps.ts) reads, with the values it takes. `validate` refuses
 // any other axis on a vsphere target and dry-runs steps.ts on every combination (src/plan/check.ts).
 import type { AxisSpec } from '../../contract/axis.ts';
+import { datastoreAxisNotMeasured } from '../rdm-datastore.ts';
 import { ESXI_MAX_DISK_GB } from '../esxi-shell/validate.ts';
 
 export const VSPHERE_DATASTORE_KINDS = ['vmfs3', 'vmfs5', 'vmfs6', 'nfs', 'existing'] as const;
@@ -10,9 +11,9 @@ export const VSPHERE_BLOCK_SIZES_MB = [1, 2, 4, 8] as const;
 export const VSPHERE_BLOCK_SIZES_KB = [64, 1024] as const;
 
 export const VSPHERE_AXES: readonly AxisSpec[] = [
-  { name: 'datastore.kind', values: VSPHERE_DATASTORE_KINDS },
-  { name: 'datastore.blockSizeMb', values: VSPHERE_BLOCK_SIZES_MB },
-  { name: 'datastore.blockSizeKb', values: VSPHERE_BLOCK_SIZES_KB },
+  { name: 'datastore.kind', values: VSPHERE_DATASTORE_KINDS, notMeasuredWhen: datastoreAxisNotMeasured('datastore.kind') },
+  { name: 'datastore.blockSizeMb', values: VSPHERE_BLOCK_SIZES_MB, notMeasuredWhen: datastoreAxisNotMeasured('datastore.blockSizeMb') },
+  { name: 'datastore.blockSizeKb', values: VSPHERE_BLOCK_SIZES_KB, notMeasuredWhen: datastoreAxisNotMeasured('datastore.blockSizeKb') },
   { name: 'disk.format', values: VSPHERE_DISK_FORMATS },
   // a VMDK's capacity is any number of GiB (capacityInKB), up to the largest VMDK
   { name: 'disk.sizeGb', expected: `GiB up to ${ESXI_MAX_DISK_GB} (62 TiB, the largest VMDK)`, accepts: (v) => typeof v === 'number' && v > 0 && v <= ESXI_MAX_DISK_GB },

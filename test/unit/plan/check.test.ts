@@ -113,3 +113,60 @@ describe('validate says ok only for what plan builds (every single-permutation c
     expect(ok).toBeLessThan(all.length);
   });
 });
+
+describe('validate refuses permutations that would measure the same thing (and provision it again)', () => {
+  const problems = async (name: string, lines: string[]): Promise<string[]> => {
+    const file = path.join(lab.dir, `${name}.yaml`);
+    await fsp.writeFile(file, [...lines, '  workload:', '    profile: [quick]', ''].join('\n'));
+    try {
+      checkPlaybookAgainst(loadPlaybook(file), inv);
+      return [];
+    } catch (err) {
+      if (!(err instanceof ConfigError)) throw err;
+      return err.diagnostics.map((d) => `${path.basename(d.file)}:${d.line}:${d.column}: ${d.message}`);
+    }
+  };
+
+  it.each(['lab-vcenter', 'lab-esxi'])('%s: an RDM measures its LUN whatever the datastore kind or block size: refused at the value, saying why', async (target) => {
+    const kinds = await problems(`rdm-kinds-${target}`, ['name: rdm', `target: ${target}`, 'matrix:', '  datastore:', '    kind: [vmfs5, vmfs6]', '  disk:', '    format: [thin, rdm-physical]', '    sizeGb: [4]']);
+    // thin × vmfs5/vmfs6 are two configurations; rdm-physical × vmfs6 measures what rdm-physical × vmfs5 does
+    expect(kinds).toEqual([
+      `rdm-kinds-${target}.yaml:5:19: target "${target}" (${target === 'lab-esxi' ? 'esxi-shell' : 'vsphere'}) would measure the same thing for datastore.kind=vmfs6, disk.format=rdm-physical, disk.sizeGb=4 as for datastore.kind=vmfs5, disk.format=rdm-physical, disk.sizeGb=4: disk.format rdm-physical measures the LUN itself (the target's rdmDevice) and the datastore only holds its mapping file, so datastore.kind changes nothing it measures (and each VMFS kind formats vmfsDevice again); keep one datastore.kind value for these permutations (exclude the others)`,
+    ]);
+    const blocks = await problems(`rdm-blocks-${target}`, ['name: rdm', `target: ${target}`, 'matrix:', '  datastore:', '    kind: [vmfs3]', '    blockSizeMb: [1, 8]', '  disk:', '    format: [rdm-virtual]']);
+    expect(blocks).toHaveLength(1);
+    expect(blocks[0]).toMatch(new RegExp(`^rdm-blocks-${target}\\.yaml:6:22: .*so datastore\\.blockSizeMb changes nothing it measures`));
+  });
+
+  it('lab-esxi: with the RDM repeats excluded, the same matrix validates', async () => {
+    const pb = ['name: rdm', 'target: lab-esxi', 'matrix:', '  datastore:', '    kind: [vmfs5, vmfs6]', '  disk:', '    format: [thin, rdm-physical, rdm-virtual]', '    sizeGb: [4]', '  workload:', '    profile: [quick]', 'exclude:', '  - { datastore.kind: vmfs6, disk.format: rdm-physical }', '  - { datastore.kind: vmfs6, disk.format: rdm-virtual }', ''];
+    const file = path.join(lab.dir, 'rdm-ok.yaml');
+    await fsp.writeFile(file, pb.join('\n'));
+    expect([...checkPlaybookAgainst(loadPlaybook(file), inv).keys()]).toEqual(['lab-esxi']);
+  });
+
+  it('hyperv: pass-through hands the guest a blank disk, so a guestTestPath that is a file or a partition is refused at the passthrough value; a physical drive is taken', async () => {
+    const hvInventory = (guestTestPath: string) =>
+      ['sshHosts:', '  hv:', '    host: 127.0.0.1', '    user: admin', '    password: ${env:SS_TEST_HV_PW}', '    knownHostsFile: ./known_hosts', 'targets:', '  hv-pt:', '    provider: hyperv', '    sshHost: hv', '    vmName: bench-vm', '    volumes:', `      "100": 'D:\\bench'`, '    allowedDisks:', '      - { number: 2, serialNumber: "S4EWNX0R123456" }', '    passthroughDisk: 2', '    guestCredential:', '      username: admin', '      password: ${env:SS_TEST_HV_PW}', `    guestTestPath: '${guestTestPath}'`, ''].join('\n');
+    const pbFile = path.join(lab.dir, 'pt.yaml');
+    await fsp.writeFile(pbFile, ['name: pt', 'target: hv-pt', 'matrix:', '  volume:', '    sizeGb: [100]', '  disk:', '    format: [vhdx-fixed, passthrough]', '    sizeGb: [8]', '  workload:', '    profile: [quick]', ''].join('\n'));
+    const check = async (guestTestPath: string): Promise<string[]> => {
+      const invFile = path.join(lab.dir, 'pt-inventory.yaml');
+      await fsp.writeFile(invFile, hvInventory(guestTestPath));
+      try {
+        checkPlaybookAgainst(loadPlaybook(pbFile), loadInventory(invFile, { SS_TEST_HV_PW: 'not-a-real-password' }));
+        return [];
+      } catch (err) {
+        if (!(err instanceof ConfigError)) throw err;
+        return err.diagnostics.map((d) => `${path.basename(d.file)}:${d.line}:${d.column}: ${d.message}`);
+      }
+    };
+    for (const file of ['T:\\storsweep.dat', 'E:', '\\\\?\\Volume{0b3c1a2e-0000-0000-0000-100000000000}\\']) {
+      const got = await check(file);
+      expect(got, file).toHaveLength(1);
+      expect(got[0], file).toMatch(/^pt\.yaml:7:26: target "hv-pt" \(hyperv\) cannot build .*disk\.format passthrough measures the raw host disk disk2:S4EWNX0R123456, which reaches the guest blank \(no partition, no volume\), but the inventory's guestTestPath .* is not a physical drive; set guestTestPath to the guest's number for that disk, e\.g\. #1/);
+    }
+    expect(await check('#1')).toEqual([]);
+    expect(await check('\\\\.\\PhysicalDrive1')).toEqual([]);
+  });
+});
