@@ -4,12 +4,34 @@ import tseslint from 'typescript-eslint';
 export default tseslint.config(
   { ignores: ['node_modules/**', 'runs/**', '.lab/**', 'dist/**', 'src/lab/harness/vcsim/*.go', 'coverage/**'] },
   js.configs.recommended,
-  ...tseslint.configs.recommended,
+  // Type-aware: floating/misused promises, awaiting non-promises, `any` leaking out of JSON.parse,
+  // "[object Object]" in messages. One program for the whole repo (tsconfig.json's include).
+  ...tseslint.configs.recommendedTypeChecked,
+  {
+    languageOptions: { parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname } },
+  },
   {
     rules: {
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
       '@typescript-eslint/consistent-type-imports': 'error',
+      // An `async` function without `await` is deliberate here: a synchronous throw becomes a
+      // rejection, and interface methods (Provider.apply/destroy/find) keep one shape.
+      '@typescript-eslint/require-await': 'off',
+      '@typescript-eslint/no-floating-promises': 'error',
+      '@typescript-eslint/no-misused-promises': 'error',
+      '@typescript-eslint/await-thenable': 'error',
       'no-console': 'off',
+    },
+  },
+  {
+    // Vitest's asymmetric matchers (expect.any, expect.stringContaining…) are typed `any`, and tests
+    // read JSON they assert on: the no-unsafe-* family would flag every such line in test files.
+    files: ['test/**/*.ts'],
+    rules: {
+      '@typescript-eslint/no-unsafe-assignment': 'off',
+      '@typescript-eslint/no-unsafe-argument': 'off',
+      '@typescript-eslint/no-unsafe-member-access': 'off',
+      '@typescript-eslint/no-unsafe-return': 'off',
     },
   },
   {
@@ -28,6 +50,10 @@ export default tseslint.config(
   },
   {
     files: ['**/*.mjs', '**/*.js', '**/*.cjs'],
-    languageOptions: { globals: { process: 'readonly', console: 'readonly', Buffer: 'readonly', URL: 'readonly' } },
+    ...tseslint.configs.disableTypeChecked,
+    languageOptions: {
+      ...tseslint.configs.disableTypeChecked.languageOptions,
+      globals: { process: 'readonly', console: 'readonly', Buffer: 'readonly', URL: 'readonly' },
+    },
   },
 );

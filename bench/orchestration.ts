@@ -100,13 +100,13 @@ async function noticeLatency(sim: VcsimHandle, client: VsphereClient, vm: MoRef,
         },
       ],
     });
-    let last: TaskInfo | undefined;
-    await waitForTask(rt, client.serviceContent, task, { onProgress: (info) => (last = info) });
+    const seen: TaskInfo[] = [];
+    await waitForTask(rt, client.serviceContent, task, { onProgress: (info) => seen.push(info) });
     const returned = nowEpochMs();
     clientPart.push(returned - lastWaitReturned);
     await sim.control.slowTask('ReconfigVM_Task', 0);
     // completeTime is decoded (types.ts lists it) but not part of the TaskInfo interface.
-    const completeTime = (last as (TaskInfo & { completeTime?: unknown }) | undefined)?.completeTime;
+    const completeTime = (seen.at(-1) as Record<string, unknown> | undefined)?.completeTime;
     if (!completeTime) throw new Error(`task ${task.value} finished without completeTime`);
     out.push(returned - epochMs(completeTime));
     const disk = (await client.devices(vm)).find((d) => d._type === 'VirtualDisk' && d.controllerKey === ctrl.key && d.unitNumber === unit);

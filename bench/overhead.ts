@@ -108,7 +108,7 @@ export const overhead: Benchmark = {
       const xs: number[] = [];
       for (let i = 0; i < 3; i++) {
         const b0 = performance.now();
-        await new Promise<void>((resolve, reject) => execFile('fio', fioArgs(t, profile, { filename: testFile }), { maxBuffer: 16 << 20 }, (err) => (err ? reject(err) : resolve())));
+        await new Promise<void>((resolve, reject) => execFile('fio', fioArgs(t, profile, { filename: testFile }), { maxBuffer: 16 << 20 }, (err: Error | null) => (err ? reject(err) : resolve())));
         xs.push(performance.now() - b0);
       }
       bareMs.set(t.id, median(xs));

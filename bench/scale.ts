@@ -33,7 +33,7 @@ export const scale: Benchmark = {
     for (const phase of PHASES) {
       ctx.log(phase);
       r[phase] = await runPhase(ctx, phase);
-      const { result, rssMb } = r[phase]!;
+      const { result, rssMb } = r[phase];
       if (phase === 'store-live') {
         // The executor's durable path: one fsynced transaction per repetition. No target: its cost
         // is per repetition (below), which a real sweep spends minutes of fio on.

@@ -235,7 +235,7 @@ function flatten(value: unknown, key: string, out: Record<string, string>): void
   if (Array.isArray(value)) out[key] = JSON.stringify(value);
   else if (typeof value === 'object') {
     for (const [k, v] of Object.entries(value).sort(([a], [b]) => a.localeCompare(b))) if (!NOT_MEASURED.has(k)) flatten(v, key ? `${key}.${k}` : k, out);
-  } else out[key] = String(value);
+  } else if (typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean' || typeof value === 'bigint') out[key] = String(value);
 }
 
 /** A URL without user:password@, query or fragment: the endpoint's identity and nothing secret. */

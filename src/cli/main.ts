@@ -32,7 +32,7 @@ export function buildProgram(): Command {
     .configureOutput({ writeOut: terminal.stdout, writeErr: terminal.stderr })
     .option('--max-input-size <size>', `largest input file read, e.g. 8m (default: ${formatBytes(DEFAULT_INPUT_LIMITS.config)} for playbooks and inventories, ${formatBytes(DEFAULT_INPUT_LIMITS.import)} for imported results, ${formatBytes(DEFAULT_INPUT_LIMITS.results)} for results .jsonl; env STORSWEEP_MAX_INPUT_SIZE)`)
     .hook('preAction', (cmd) => {
-      const given = (cmd.opts() as { maxInputSize?: string }).maxInputSize ?? process.env.STORSWEEP_MAX_INPUT_SIZE;
+      const given = cmd.opts<{ maxInputSize?: string }>().maxInputSize ?? process.env.STORSWEEP_MAX_INPUT_SIZE;
       setInputLimitOverride(given === undefined || given === '' ? null : inputSizeOption(given));
     });
   registerConfigCommands(program);

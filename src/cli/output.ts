@@ -6,8 +6,8 @@
 import { visibleJson, visibleText } from '../text/visible.ts';
 
 export interface Output {
-  stdout(text: string): void;
-  stderr(text: string): void;
+  stdout: (text: string) => void;
+  stderr: (text: string) => void;
 }
 
 export const terminal: Output = {

@@ -101,7 +101,7 @@ export function loadPlaybook(file: string): LoadedPlaybook {
 /** Where a refused custom fio option is written (`workloads.<name>.fio[.<i>].<key>`), else the workload itself. */
 function inlineOptionPath(name: string, inline: unknown, option: string): PathKey[] {
   const fio = inline && typeof inline === 'object' ? (inline as { fio?: unknown }).fio : undefined;
-  const jobs = Array.isArray(fio) ? fio : fio && typeof fio === 'object' ? [fio] : [];
+  const jobs: unknown[] = Array.isArray(fio) ? fio : fio && typeof fio === 'object' ? [fio] : [];
   for (const [i, job] of jobs.entries()) {
     const key = job && typeof job === 'object' ? Object.keys(job).find((k) => k.replace(/^--/, '') === option) : undefined;
     if (key !== undefined) return Array.isArray(fio) ? ['workloads', name, 'fio', i, key] : ['workloads', name, 'fio', key];

@@ -143,11 +143,11 @@ function nodeAt(source: SourceDoc, path: readonly PathKey[]): { node: Node | nul
   for (const key of path) {
     if (isMap(node)) {
       const pair = pairOf(node, String(key));
-      if (!pair) return { node: node as Node, exact: false };
+      if (!pair) return { node, exact: false };
       node = pair.value ?? pair.key;
     } else if (isSeq(node) && typeof key === 'number') {
       const item = node.items[key];
-      if (item === undefined) return { node: node as Node, exact: false };
+      if (item === undefined) return { node, exact: false };
       node = item;
     } else {
       return { node: (node as Node) ?? null, exact: false };
@@ -161,7 +161,7 @@ function keyNodeAt(source: SourceDoc, path: readonly PathKey[], key: string): No
   const { node } = nodeAt(source, path);
   if (!isMap(node)) return null;
   const pair = pairOf(node, key);
-  return pair && isScalar(pair.key) ? (pair.key as Node) : null;
+  return pair && isScalar(pair.key) ? pair.key : null;
 }
 
 export function positionOf(source: SourceDoc, node: Node | null): { line: number; column: number } {
@@ -195,7 +195,8 @@ export function describeValue(v: unknown): string {
   if (typeof v === 'number' && !Number.isFinite(v)) return Number.isNaN(v) ? '.nan (not a number)' : `${v > 0 ? '' : '-'}.inf (infinity)`;
   if (Array.isArray(v)) return 'a list';
   if (typeof v === 'object') return 'a mapping';
-  return `${typeof v} ${excerpt(String(v))}`;
+  if (typeof v === 'number' || typeof v === 'boolean' || typeof v === 'bigint') return `${typeof v} ${excerpt(String(v))}`;
+  return typeof v;
 }
 
 /** zod's "expected number" for ±.inf / .nan: the number type is right, its value is not. */
@@ -418,7 +419,7 @@ export function validateYaml<S extends AnyZod>(text: string, file: string, schem
     const { diagnostics: found, more } = collectDiagnostics(source, schema, data, result.error.issues, MAX_DIAGNOSTICS_COLLECTED);
     throw new ConfigError(sortDiagnostics(found), { more });
   }
-  return { value: result.data as z.output<S>, source };
+  return { value: result.data, source };
 }
 
 /** yaml's limit on the nodes aliases may expand to (its protection against "billion laughs"). */

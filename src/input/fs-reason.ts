@@ -19,6 +19,6 @@ const REASONS: Record<string, string> = {
 
 export function fsReason(err: unknown): string {
   const code = (err as NodeJS.ErrnoException | null)?.code;
-  if (code && REASONS[code]) return REASONS[code]!;
+  if (code && REASONS[code]) return REASONS[code];
   return err instanceof Error ? err.message : String(err);
 }

@@ -119,8 +119,8 @@ export async function startSshd(opts: SshdOptions): Promise<SshdHandle> {
   ];
   const configFile = path.join(dir, 'sshd_config');
   await fs.writeFile(configFile, config.join('\n') + '\n');
-  await run(SSHD_BIN, ['-t', '-f', configFile]).catch((err: { stderr?: string }) => {
-    throw new Error(`sshd rejected its configuration ${configFile}: ${err.stderr ?? String(err)}`);
+  await run(SSHD_BIN, ['-t', '-f', configFile]).catch((err: Error & { stderr?: string }) => {
+    throw new Error(`sshd rejected its configuration ${configFile}: ${err.stderr ?? err.message}`);
   });
   const logFile = path.join(dir, 'sshd.log');
   const log = await fs.open(logFile, 'a');

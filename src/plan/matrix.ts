@@ -10,7 +10,7 @@ export interface AxisDef {
 export function cartesian(axes: readonly AxisDef[]): Axes[] {
   let out: Axes[] = [{}];
   for (const axis of axes) {
-    const next: Axes[] = new Array(out.length * axis.values.length);
+    const next: Axes[] = new Array<Axes>(out.length * axis.values.length);
     let i = 0;
     for (const partial of out) for (const v of axis.values) next[i++] = { ...partial, [axis.name]: v };
     out = next;

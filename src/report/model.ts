@@ -37,7 +37,7 @@ export interface MetricDef {
   unit: string;
   higherIsBetter: boolean;
   /** raw record value */
-  get(r: ResultRecord): number | null;
+  get: (r: ResultRecord) => number | null;
   /** raw → displayed unit (bytes/s → MB/s, decimal as CrystalDiskMark prints it) */
   scale: number;
   digits: number;

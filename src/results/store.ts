@@ -403,7 +403,7 @@ export class ResultStore {
       permutationId: (r.permutation_id as string | null) ?? null,
       step: r.step as string,
       event: r.event as string,
-      detail: r.detail ? JSON.parse(r.detail as string) : null,
+      detail: r.detail ? (JSON.parse(r.detail as string) as unknown) : null,
     }));
   }
 

@@ -194,7 +194,7 @@ function newGroup(perms: PermutationPlan[], endpoints: TargetEndpoints): Group {
  * Only where a permutation was left running or failed: a tool can only have been started there.
  */
 async function stopLeftovers(g: Group, statuses: Map<string, { status: string }>, c: { store: ResultStore; plan: RunPlan; signal: AbortSignal; emit: (e: ProgressEvent) => void }): Promise<void> {
-  const stop = g.endpoints.workload.stopLeftovers;
+  const stop = g.endpoints.workload.stopLeftovers?.bind(g.endpoints.workload);
   const perm = g.perms.find((p) => ['running', 'failed'].includes(statuses.get(p.permutationId)?.status ?? ''));
   if (!stop || !perm) return;
   const tool = g.endpoints.workload.tool;

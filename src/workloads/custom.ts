@@ -395,7 +395,7 @@ export function resolveWorkload(input: WorkloadInput): WorkloadProfile {
   else if (input.fio !== undefined) tests = (Array.isArray(input.fio) ? input.fio : [input.fio]).map(customFioTest);
   else {
     const d = input.diskspd ?? [];
-    const jobs: Array<string | string[]> = typeof d === 'string' ? [d] : d.every((x) => typeof x === 'string') ? [d as string[]] : (d as string[][]);
+    const jobs: Array<string | string[]> = typeof d === 'string' ? [d] : d.every((x) => typeof x === 'string') ? [d] : d;
     tests = jobs.map(customDiskspdTest);
   }
   const kind = kinds[0] ?? 'custom';

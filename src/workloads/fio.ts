@@ -171,7 +171,7 @@ export function parseFioJson(text: string, source: string): FioResult {
   }
   const jobs = doc.jobs;
   if (!Array.isArray(jobs)) throw new ParseError(`${source}: fio JSON has no "jobs" array`, { source, expected: 'fio JSON with jobs[]' });
-  const version = typeof doc['fio version'] === 'string' ? (doc['fio version'] as string) : null;
+  const version = typeof doc['fio version'] === 'string' ? doc['fio version'] : null;
   return {
     version,
     jobs: jobs.map((j: unknown, i) => {

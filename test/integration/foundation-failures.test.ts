@@ -80,7 +80,7 @@ describe('the SSH server dies mid-run', () => {
     // second repetition of the first
     const pb = await g.writePlaybook('two.yaml', tinyPlaybook({ name: 'dies', profiles: ['cdm8-default', 'quick'], repeat: 2 }));
     let killedAfter = -1;
-    let watcher: Promise<void> | null = null;
+    const watchers: Promise<void>[] = [];
     const watch = async () => {
       // wait for the run's database, then for repetition 1's records (committed as one transaction)
       for (;;) {
@@ -105,10 +105,11 @@ describe('the SSH server dies mid-run', () => {
     };
     const r = await runCli(['run', pb, '-i', g.inventory, '--out', g.runsDir, '--json'], {
       onSpawn: () => {
-        watcher = watch();
+        watchers.push(watch());
       },
     });
-    await watcher;
+    expect(watchers).toHaveLength(1);
+    await Promise.all(watchers);
     expect(killedAfter).toBe(8);
     expect(r.code).toBe(1);
     expect(stackTraceLines(r.stderr)).toEqual([]);

@@ -53,7 +53,7 @@ function makeRunDir(name: string, hostile = 'plain'): string {
       cpuPercent: 1,
       tool: { name: 'fio', version: hostile },
       rawPath: 'raw/x.json',
-    } as ResultRecord;
+    };
     store.addRepetition(p.permutationId, 1, [record]);
   }
   store.close();

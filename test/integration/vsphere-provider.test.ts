@@ -134,7 +134,7 @@ describe('datastores at every VMFS version and block size', () => {
           expect(created.map((c) => c.kind)).toEqual(['datastore', 'disk']);
           const py = await pyvmomi(sim, { datastores: [`${prefix}-ds`], vm: 'DC0_H0_VM0' });
           expect(py.datastores[`${prefix}-ds`]).toMatchObject({ type: 'VMFS', infoType: 'VmfsDatastoreInfo', majorVersion: major, blockSizeMb: mb, extents: [luns[0]] });
-          const ours = await client.readDatastore((await client.findDatastore(`${prefix}-ds`))!);
+          const ours = await client.readDatastore(await client.findDatastore(`${prefix}-ds`));
           expect(ours.info.vmfs).toMatchObject({ majorVersion: major, blockSizeMb: mb });
           expect(py.disks!.find((d) => d.fileName === `[${prefix}-ds] ${prefix}-disk.vmdk`)).toMatchObject({ thinProvisioned: true });
         });

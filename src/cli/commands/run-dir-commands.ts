@@ -170,7 +170,7 @@ async function stopLeftoverTools(store: ResultStore, inventoryFile: string | und
   const comps = composeTargets(meta.targets ?? [meta.target], inv, store.runDir);
   let failed = 0;
   for (const [name, comp] of comps) {
-    const stop = comp.workload.stopLeftovers;
+    const stop = comp.workload.stopLeftovers?.bind(comp.workload);
     if (!stop) continue;
     let runner: CommandRunner | null = null;
     try {

@@ -40,7 +40,7 @@ export interface RunCommandOptions {
   report?: boolean;
 }
 
-const VERSION = JSON.parse(fs.readFileSync(new URL('../../../package.json', import.meta.url), 'utf8')).version as string;
+const VERSION = (JSON.parse(fs.readFileSync(new URL('../../../package.json', import.meta.url), 'utf8')) as { version: string }).version;
 
 /**
  * Everything the plan's destructive steps destroy, by the names their planners gave (`destroys`):

@@ -43,7 +43,8 @@ export async function listVmfsCandidateDisks(ctx: Ctx, host: MoRef): Promise<Hos
 
 export interface CreateVmfsOptions {
   deviceCanonicalName: string;
-  vmfsMajorVersion: 3 | 5 | 6 | number;
+  /** 3, 5 or 6 */
+  vmfsMajorVersion: number;
   /** VMFS 3: 1, 2, 4 or 8; VMFS 5/6: 1 */
   blockSizeMb?: number;
   /** VMFS 6 only (HostVmfsSpec.blockSize, KiB): 64 or 1024 */
@@ -85,7 +86,7 @@ export async function createVmfsDatastore(ctx: Ctx, host: MoRef, o: CreateVmfsOp
   if (!option) {
     throw new VsphereFault('NotFound', `host ${hostName} offers no VMFS ${o.vmfsMajorVersion} layout for ${dev}`, { method: 'QueryVmfsDatastoreCreateOptions', host: ctx.endpoint, detail: {} });
   }
-  const spec = structuredClone(option.spec) as DataObject;
+  const spec = structuredClone<DataObject>(option.spec);
   const vmfs = { ...(spec.vmfs as DataObject) };
   vmfs.volumeName = o.name;
   vmfs.majorVersion = o.vmfsMajorVersion;

@@ -84,8 +84,8 @@ async function findAt(ctx: Ctx, vm: MoRef, controllerKey: number, unitNumber: nu
   if (!d) {
     throw new VsphereFault('NotFound', `reconfigure of ${vm.value} succeeded but no disk appeared at ${controllerKey}:${unitNumber}`, { method: 'ReconfigVM_Task', host: ctx.endpoint, detail: {} });
   }
-  const backing = (d.backing ?? {}) as DataObject;
-  return { key: d.key, fileName: String(backing.fileName ?? ''), controllerKey, unitNumber, backing };
+  const backing: DataObject = d.backing ?? {};
+  return { key: d.key, fileName: typeof backing.fileName === 'string' ? backing.fileName : '', controllerKey, unitNumber, backing };
 }
 
 export interface CreateDiskOptions {

@@ -29,12 +29,12 @@ function int(args: Record<string, unknown>, key: string, step: string): number {
 }
 
 function optInt(args: Record<string, unknown>, key: string): number | undefined {
-  return typeof args[key] === 'number' ? (args[key] as number) : undefined;
+  return typeof args[key] === 'number' ? args[key] : undefined;
 }
 
 /** The disk whose file is `<owned name>.vmdk` (ESXi may add a suffix like _1 on clashes, not here). */
 function diskByOwnedName(devices: VirtualDevice[], name: string): VirtualDevice | undefined {
-  return devices.find((d) => d._type === 'VirtualDisk' && typeof d.backing?.fileName === 'string' && (d.backing.fileName as string).endsWith(`] ${name}.vmdk`));
+  return devices.find((d) => d._type === 'VirtualDisk' && typeof d.backing?.fileName === 'string' && d.backing.fileName.endsWith(`] ${name}.vmdk`));
 }
 
 export function createVsphereProvider(target: VsphereTargetConfig, opts: VsphereProviderOptions = {}): Provider {
@@ -210,7 +210,7 @@ export function createVsphereProvider(target: VsphereTargetConfig, opts: Vsphere
       const devices = await c.devices(v);
       const byKey = obj.id !== null ? devices.find((d) => d.key === Number(obj.id) && d._type === 'VirtualDisk') : undefined;
       // A key can be reused after a detach; only trust it if the file is still ours.
-      const device = byKey && String(byKey.backing?.fileName ?? '').endsWith(`] ${obj.name}.vmdk`) ? byKey : diskByOwnedName(devices, obj.name);
+      const device = byKey && typeof byKey.backing?.fileName === 'string' && byKey.backing.fileName.endsWith(`] ${obj.name}.vmdk`) ? byKey : diskByOwnedName(devices, obj.name);
       if (device) {
         ctx.log(`detaching and deleting ${String(device.backing?.fileName)}`);
         await c.detachDisk(v, device.key, { deleteFile: true });
@@ -262,7 +262,7 @@ export function createVsphereProvider(target: VsphereTargetConfig, opts: Vsphere
     const c = await client();
     const about = c.serviceContent.about;
     const facts: Record<string, string> = { 'vsphere.product': about.fullName, 'vsphere.apiType': about.apiType, 'vsphere.apiVersion': about.apiVersion };
-    const host = await c.readProps(await c.findHost(target.host), ['summary.config.product.fullName']).catch(() => ({}) as Record<string, unknown>);
+    const host = await c.readProps(await c.findHost(target.host), ['summary.config.product.fullName']).catch((): Record<string, unknown> => ({}));
     const product = host['summary.config.product.fullName'];
     if (typeof product === 'string') facts['esxi.product'] = product;
     return facts;

@@ -60,7 +60,7 @@ export async function fetchPeerCertificate(url: string, timeoutMs = 15_000): Pro
       sock.destroy();
       reject(new HostVerificationFailed(`TLS handshake with ${host}:${port} timed out after ${timeoutMs} ms`, `${host}:${port}`));
     });
-    sock.once('error', (err) => reject(new HostVerificationFailed(`TLS connection to ${host}:${port} failed: ${err.message}`, `${host}:${port}`, { cause: err })));
+    sock.once('error', (err: Error) => reject(new HostVerificationFailed(`TLS connection to ${host}:${port} failed: ${err.message}`, `${host}:${port}`, { cause: err })));
   });
 }
 

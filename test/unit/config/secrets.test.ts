@@ -45,6 +45,7 @@ describe('Secret', () => {
   it('prints, serializes and inspects as its reference', () => {
     const s = new Secret('${env:X}', 'value-xyz-123');
     expect(String(s)).toBe('${env:X}');
+    // eslint-disable-next-line @typescript-eslint/restrict-template-expressions -- interpolating a Secret is what is tested
     expect(`${s}`).toBe('${env:X}');
     expect(JSON.stringify({ s })).toBe('{"s":"${env:X}"}');
     expect(util.inspect({ s })).not.toContain('value-xyz-123');

@@ -52,7 +52,7 @@ export interface EsxiStandinState {
 }
 
 export async function readEsxiState(dir: string): Promise<EsxiStandinState> {
-  return JSON.parse(await fs.readFile(path.join(dir, 'esxi.json'), 'utf8'));
+  return JSON.parse(await fs.readFile(path.join(dir, 'esxi.json'), 'utf8')) as EsxiStandinState;
 }
 
 /** Every stand-in invocation as `tool arg1 arg2…` (args joined by single spaces, as received). */

@@ -58,7 +58,12 @@ export async function readHypervState(dir: string): Promise<HypervStandinState> 
   return JSON.parse(await fs.readFile(path.join(dir, 'hyperv.json'), 'utf8')) as HypervStandinState;
 }
 
-export async function readPsLog(dir: string): Promise<{ shape: string; data: { calls?: { cmdlet: string; params: Record<string, unknown> }[]; vmName?: string; argv?: string[] } }[]> {
+export interface PsLogEntry {
+  shape: string;
+  data: { calls?: { cmdlet: string; params: Record<string, unknown> }[]; vmName?: string; argv?: string[] };
+}
+
+export async function readPsLog(dir: string): Promise<PsLogEntry[]> {
   const text = await fs.readFile(path.join(dir, 'commands.jsonl'), 'utf8');
-  return text.split('\n').filter(Boolean).map((l) => JSON.parse(l));
+  return text.split('\n').filter(Boolean).map((l) => JSON.parse(l) as PsLogEntry);
 }

@@ -1,7 +1,7 @@
 // Request bodies: WSDL element order, xsi:type on polymorphic slots, escaping; unit placement.
 import { describe, expect, it } from 'vitest';
 import { nextFreeUnit, placeDisk, flatBacking } from '../../../../src/providers/vsphere/disks.ts';
-import { buildEnvelope, parseXml, type SoapValue } from '../../../../src/providers/vsphere/soap.ts';
+import { buildEnvelope, parseXml } from '../../../../src/providers/vsphere/soap.ts';
 import { decodeNode, toSoap, type VirtualDevice } from '../../../../src/providers/vsphere/types.ts';
 
 function bodyOf(xml: string): string {
@@ -47,7 +47,7 @@ describe('buildEnvelope', () => {
 
   it('a new disk: VirtualDisk fields and backing in WSDL order, with xsi:type', () => {
     const device = { _type: 'VirtualDisk', capacityInBytes: 2048, capacityInKB: 2, unitNumber: 1, controllerKey: 1000, backing: flatBacking('[ds] d.vmdk', 'eagerzeroedthick', 'persistent'), key: -1 };
-    const spec = toSoap({ deviceChange: [{ device, fileOperation: 'create', operation: 'add' }] }, 'VirtualMachineConfigSpec') as SoapValue;
+    const spec = toSoap({ deviceChange: [{ device, fileOperation: 'create', operation: 'add' }] }, 'VirtualMachineConfigSpec');
     expect(bodyOf(buildEnvelope('ReconfigVM_Task', { type: 'VirtualMachine', value: 'vm-1' }, [['spec', spec]]))).toBe(
       '<ReconfigVM_Task xmlns="urn:vim25"><_this type="VirtualMachine">vm-1</_this><spec><deviceChange><operation>add</operation><fileOperation>create</fileOperation>' +
         '<device xsi:type="VirtualDisk"><key>-1</key><backing xsi:type="VirtualDiskFlatVer2BackingInfo"><fileName>[ds] d.vmdk</fileName><diskMode>persistent</diskMode><thinProvisioned>false</thinProvisioned><eagerlyScrub>true</eagerlyScrub></backing>' +
