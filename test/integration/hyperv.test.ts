@@ -246,7 +246,7 @@ describe('hyperv cleanup: a pass-through disk comes back online only when it is 
   const keptRun = async (runId: string) => {
     const state = defaultHypervState() as Host;
     state.vms['other-vm'] = { state: 'Off', drives: {} };
-    await seedHypervState(stateDir, state as unknown as Record<string, unknown>);
+    await seedHypervState(stateDir, state);
     const provider = createHypervProvider(target, await connect());
     const { store, summary } = await executeSteps(dir, runId, planHypervSteps({ 'disk.format': 'passthrough' }, target, { base: `ss-${runId}-p1` }), provider, { keep: true });
     expect(summary.failed).toBe(0);
