@@ -86,6 +86,13 @@ export interface Provider {
   destroy(obj: OwnedObjectRef & { provider: ProviderName; id: string | null; data: Record<string, unknown> }, ctx: ProviderContext): Promise<'removed' | 'absent'>;
   /** Look an owned object up by kind and name (reconciliation after an ambiguous failure). */
   find(ref: OwnedObjectRef): Promise<CreatedObject | null>;
+  /**
+   * Whether a failed apply/find/destroy is worth another attempt of the whole call (the executor
+   * retries it with backoff; an apply that had sent is looked up with find() first). Only what
+   * the provider's own transport has not already retried (a vSphere round trip retries itself:
+   * src/providers/vsphere/retrying.ts). Absent: nothing is retried.
+   */
+  isTransient?(err: unknown): boolean;
   /** Facts for the run's environment fingerprint (product versions…); never secrets. */
   describe?(): Promise<Record<string, string>>;
   /** Log out, close connections. */

@@ -10,6 +10,7 @@ import { storeRaw } from '../results/raw.ts';
 import type { ResultRecord } from '../results/record.ts';
 import type { ResultStore } from '../results/store.ts';
 import type { CommandRunner } from '../ssh/command-runner.ts';
+import { connectionLost } from '../ssh/connection-lost.ts';
 import { stopGroup, strandedGroupOf, type GroupFiles, type GroupStop } from '../ssh/process-group.ts';
 import type { TestOutcome } from '../workloads/passes.ts';
 import { defaultSleep } from '../workloads/run-fio.ts';
@@ -18,8 +19,8 @@ import type { ProgressEvent } from './progress.ts';
 import type { CreatedObject, PlannedStep, Provider, ProviderContext, WorkloadEndpoint } from '../contract/provider.ts';
 
 export type { WorkloadEndpoint } from '../contract/provider.ts';
-import { StepTimedOut, withRetry, withTimeout, type RetryPolicy } from './retry.ts';
-import { destroyRecorded, NOT_SENT_REASON, wasSent } from './teardown.ts';
+import { DEFAULT_STEP_TIMEOUT_MS, StepTimedOut, withRetry, withTimeout, type RetryPolicy } from './retry.ts';
+import { record, tearDownRow, wasSent } from './teardown.ts';
 
 const ORPHAN_GRACE_MIN_MS = 60_000;
 const ORPHAN_GRACE_MAX_MS = 10 * 60_000;
@@ -222,15 +223,6 @@ interface PermContext extends ExecuteOptions {
   resumed: boolean;
 }
 
-/** Store writes during teardown: a failure to record must not stop the removal of the rest. */
-function record(fn: () => void): void {
-  try {
-    fn();
-  } catch {
-    /* the object is gone or not regardless; the ledger may be stale, cleanup rechecks it */
-  }
-}
-
 async function runPermutation(perm: PermutationPlan, c: PermContext): Promise<boolean | { fatal: string }> {
   const { store, plan } = c;
   const ctx: ProviderContext = {
@@ -304,15 +296,14 @@ async function runStep(step: PlannedStep, perm: PermutationPlan, c: PermContext,
   if (step.creates) c.store.ledgerIntent(perm.permutationId, step.provider, step.creates, { operation: step.operation, arguments: step.arguments });
   else c.store.appendJournal(perm.permutationId, step.step, 'intent', { operation: step.operation });
   // The provider calls sent() after its guards, right before its first mutating command. A write
-  // that fails here throws inside apply, before anything is sent: fail closed.
+  // that fails here throws inside apply, before anything is sent: fail closed. So does a send
+  // after the attempt gave up (timed out, interrupted): nothing is created behind teardown's back.
   let sent = false;
-  const sendCtx: ProviderContext = {
-    ...ctx,
-    sent: (data) => {
-      sent = true;
-      if (step.creates) c.store.ledgerSent(perm.permutationId, step.creates, data);
-      else c.store.appendJournal(perm.permutationId, step.step, 'sent', null);
-    },
+  const sendFor = (signal: AbortSignal) => (data: Record<string, unknown>) => {
+    signal.throwIfAborted();
+    if (step.creates) c.store.ledgerSent(perm.permutationId, step.creates, data);
+    else c.store.appendJournal(perm.permutationId, step.step, 'sent', null);
+    sent = true;
   };
   const attempt = async (n: number): Promise<CreatedObject | null> => {
     // After an ambiguous failure of a mutating call, look before reissuing: the first call may
@@ -321,11 +312,13 @@ async function runStep(step: PlannedStep, perm: PermutationPlan, c: PermContext,
       const found = await provider.find(step.creates);
       if (found) return found;
     }
-    return withTimeout((signal) => provider.apply(step, { ...sendCtx, signal }), c.stepTimeoutMs ?? 30 * 60_000, `${step.step} (${step.operation})`, c.signal);
+    return withTimeout((signal) => provider.apply(step, { ...ctx, signal, sent: sendFor(signal) }), c.stepTimeoutMs ?? DEFAULT_STEP_TIMEOUT_MS, `${step.step} (${step.operation})`, c.signal);
   };
   let created: CreatedObject | null;
   try {
-    created = await withRetry(attempt, { ...c.retry, signal: c.signal, onRetry: (err, n) => c.emit({ type: 'message', level: 'warn', text: `retrying ${step.step} (attempt ${n + 1}): ${redact(errorMessage(err))}` }) });
+    // What is worth another attempt is the provider's call (a busy object, a dropped connection).
+    const transient = (err: unknown) => provider.isTransient?.(err) ?? false;
+    created = await withRetry(attempt, transient, { ...c.retry, signal: c.signal, onRetry: (err, n) => c.emit({ type: 'message', level: 'warn', text: `retrying ${step.step} (attempt ${n + 1}): ${redact(errorMessage(err))}` }) });
   } catch (err) {
     if (err instanceof StepTimedOut && err.pending && step.creates) await settleOrphan(err.pending, perm, step, c);
     // Nothing went out: the step is marked so and teardown never touches it.
@@ -372,23 +365,20 @@ async function teardown(perm: PermutationPlan, c: PermContext, ctx: ProviderCont
     return;
   }
   if (!live.length) return;
-  if (!c.provider) return;
-  // Teardown must run even when the sweep was interrupted: give it its own signal.
-  const teardownCtx: ProviderContext = { ...ctx, signal: new AbortController().signal, sent: () => undefined };
+  const provider = c.provider;
+  if (!provider) return;
+  // The same routine as `storsweep cleanup` (teardown.ts): same retries, deadline and journal. It
+  // runs even when the sweep was interrupted (its own signal).
   for (const obj of live) {
     c.emit({ type: 'step', permutationId: perm.permutationId, step: `teardown ${obj.kind}`, operation: 'destroy' });
-    try {
-      const outcome = await withRetry(
-        () => withTimeout((signal) => destroyRecorded(c.provider!, obj, { ...teardownCtx, signal }, (kind, name) => c.store.ledgerRow(kind, name)), c.stepTimeoutMs ?? 30 * 60_000, `destroy ${obj.kind} ${obj.name}`),
-        { ...c.retry },
-      );
-      record(() => c.store.ledgerState(obj, outcome, outcome === 'not-sent' ? NOT_SENT_REASON : null));
-      record(() => c.store.appendJournal(perm.permutationId, `${obj.kind}:${obj.name}`, outcome, null));
-    } catch (err) {
-      const reason = redact(errorMessage(err));
-      record(() => c.store.ledgerState(obj, 'remove-failed', reason));
-      c.emit({ type: 'message', level: 'error', text: `could not remove ${obj.kind} ${obj.name}: ${reason} (run \`storsweep cleanup\` later)` });
-    }
+    const r = await tearDownRow(c.store, provider, obj, { runId: ctx.runId, permutationId: ctx.permutationId, axes: ctx.axes }, {
+      ...(c.retry ? { retry: c.retry } : {}),
+      ...(c.stepTimeoutMs !== undefined ? { timeoutMs: c.stepTimeoutMs } : {}),
+      prefix: '',
+      onNote: (text) => ctx.log(text),
+      onRetry: (err, n) => c.emit({ type: 'message', level: 'warn', text: `retrying removal of ${obj.kind} ${obj.name} (attempt ${n + 1}): ${redact(errorMessage(err))}` }),
+    });
+    if ('failed' in r) c.emit({ type: 'message', level: 'error', text: `could not remove ${obj.kind} ${obj.name}: ${r.failed} (run \`storsweep cleanup\` later)` });
   }
 }
 
@@ -462,6 +452,7 @@ async function runWorkload(perm: PermutationPlan, c: PermContext): Promise<void>
               throw err;
             });
         },
+        connectionLost,
         {
           ...c.retry,
           // one reconnect by default: a guest that stays unreachable fails the permutation quickly

@@ -1,22 +1,19 @@
-// Retries for transient faults only, with exponential backoff and jitter (p-retry), and a timeout
-// for every step. What counts as transient is a list of names, configurable per run.
+// Retries with exponential backoff and jitter (p-retry), and a timeout for every step. What counts
+// as transient is not decided here: the provider says (Provider.isTransient — a vSphere fault, a
+// dropped SSH connection), and the workload's own rule is a lost connection (ssh/connection-lost.ts).
 import pRetry, { AbortError } from 'p-retry';
-import { RemoteCommandFailed } from '../errors.ts';
 import { checkTimerMs } from '../limits.ts';
 
 export interface RetryPolicy {
   retries: number;
   minTimeoutMs: number;
   maxTimeoutMs: number;
-  /** vim fault names (or error names) treated as transient */
-  transientFaults: string[];
   signal?: AbortSignal;
   onRetry?: (err: unknown, attempt: number) => void;
 }
 
-// ManagedObjectNotFound: a session expiring while a task is awaited takes its property collector
-// with it; the step is retried, and a create looks its object up before reissuing.
-export const DEFAULT_TRANSIENT_FAULTS = ['TaskInProgress', 'InvalidState', 'FileLocked', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ECONNREFUSED', 'ManagedObjectNotFound'];
+/** A step's (and a teardown's) deadline when the playbook sets none. */
+export const DEFAULT_STEP_TIMEOUT_MS = 30 * 60_000;
 
 export class StepTimedOut extends Error {
   override readonly name = 'StepTimedOut';
@@ -24,32 +21,14 @@ export class StepTimedOut extends Error {
   pending?: Promise<unknown>;
 }
 
-/** The fault or error code an error carries: vim fault name, errno code, or class name. */
-export function faultNameOf(err: unknown): string | null {
-  if (!err || typeof err !== 'object') return null;
-  const e = err as { faultName?: unknown; fault?: unknown; code?: unknown; name?: unknown; cause?: unknown };
-  if (typeof e.faultName === 'string') return e.faultName;
-  if (typeof e.fault === 'string') return e.fault;
-  if (typeof e.code === 'string') return e.code;
-  if (e.cause) return faultNameOf(e.cause);
-  return typeof e.name === 'string' ? e.name : null;
-}
-
-export function isTransient(err: unknown, transient: readonly string[]): boolean {
-  if (err instanceof StepTimedOut) return false;
-  if (err instanceof RemoteCommandFailed) return err.details.reason === 'connection';
-  const name = faultNameOf(err);
-  return name !== null && transient.includes(name);
-}
-
-export async function withRetry<T>(fn: (attempt: number) => Promise<T>, policy: Partial<RetryPolicy> = {}): Promise<T> {
-  const transient = policy.transientFaults ?? DEFAULT_TRANSIENT_FAULTS;
+/** fn again while `isTransient` says its error is worth another try; a timed-out step never is. */
+export async function withRetry<T>(fn: (attempt: number) => Promise<T>, isTransient: (err: unknown) => boolean, policy: Partial<RetryPolicy> = {}): Promise<T> {
   return pRetry(
     async (attempt) => {
       try {
         return await fn(attempt);
       } catch (err) {
-        if (!isTransient(err, transient)) throw new AbortError(err instanceof Error ? err : new Error(String(err)));
+        if (err instanceof StepTimedOut || !isTransient(err)) throw new AbortError(err instanceof Error ? err : new Error(String(err)));
         throw err;
       }
     },
@@ -60,7 +39,10 @@ export async function withRetry<T>(fn: (attempt: number) => Promise<T>, policy: 
       factor: 2,
       randomize: true,
       signal: policy.signal,
-      onFailedAttempt: ({ error, attemptNumber }) => policy.onRetry?.(error, attemptNumber),
+      // told only when another attempt follows
+      onFailedAttempt: ({ error, attemptNumber, retriesLeft }) => {
+        if (retriesLeft > 0) policy.onRetry?.(error, attemptNumber);
+      },
     },
   );
 }

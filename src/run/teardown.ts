@@ -5,10 +5,13 @@
 // removed only if the provider finds the object by its owned name, and otherwise marked
 // 'not-sent'. Rows marked 'refused' or 'not-sent' are never torn down. Each provider's destroy()
 // then proves the object is ours (owned name, exact recorded id or layout) before touching it.
+// One routine (tearDownRow) removes a row for both, with the same retries (of what the provider
+// calls transient), the same deadline per attempt, and the same journal events.
 import { redact } from '../config/secrets.ts';
 import { errorMessage, UnsafeOperation } from '../errors.ts';
 import type { LedgerRow, ResultStore } from '../results/store.ts';
 import type { Provider, ProviderContext } from '../contract/provider.ts';
+import { DEFAULT_STEP_TIMEOUT_MS, withRetry, withTimeout, type RetryPolicy } from './retry.ts';
 
 /** What the executor writes as an intent row's data (see runStep): the step, not the object. */
 function isIntentData(data: Record<string, unknown>): boolean {
@@ -62,35 +65,92 @@ export async function destroyRecorded(provider: Provider, row: LedgerRow, ctx: P
 
 export const NOT_SENT_REASON = 'never sent (only an intent was recorded) and not found by its owned name: nothing to remove';
 
+/** Store writes around a removal: a failure to record must not stop the removal of the rest. */
+export function record(fn: () => void): void {
+  try {
+    fn();
+  } catch {
+    /* the object is gone or not regardless; the ledger may be stale, cleanup rechecks it */
+  }
+}
+
+export interface TeardownPolicy {
+  /** retries of a failure the provider calls transient (as for a step: `run --retries`) */
+  retry?: Partial<RetryPolicy>;
+  /** deadline of each attempt (as for a step: the playbook's timeouts.stepSec) */
+  timeoutMs?: number;
+}
+
+export type RowTeardown = { outcome: TeardownOutcome } | { failed: string };
+
 /**
- * `storsweep cleanup`: every object the run left behind, newest first, through the rule above.
- * Returns how many could not be removed. `say` receives one line per object, after the provider's
- * notes about it (indented).
+ * Removes one ledger row's object (destroyRecorded), retrying what the provider calls transient,
+ * each attempt under the deadline, and records it: the row's new state, and journal events on the
+ * row's step (`kind:name`) — `<prefix>retry` per retried attempt, then `<prefix><outcome>` or
+ * `<prefix>remove-failed` with the reason, and `<prefix>note` for what the provider says meanwhile.
+ * `prefix` is '' for a run's teardown and 'cleanup-' for
+ * `storsweep cleanup`. Teardown runs even when the run was interrupted: `ctx.signal` is not used.
  */
-export async function cleanupLedger(store: ResultStore, providerFor: (permutationId: string) => Promise<Provider | null>, say: (line: string) => void): Promise<number> {
+export async function tearDownRow(
+  store: ResultStore,
+  provider: Provider,
+  row: LedgerRow,
+  ctx: Omit<ProviderContext, 'signal' | 'sent' | 'log'>,
+  o: TeardownPolicy & { prefix: '' | 'cleanup-'; onRetry?: (err: unknown, attempt: number) => void; onNote?: (text: string) => void },
+): Promise<RowTeardown> {
+  const step = `${row.kind}:${row.name}`;
+  const what = `destroy ${row.kind} ${row.name}`;
+  // What the provider says while it decides goes to the journal (`<prefix>note`), under the object.
+  const log = (message: string): void => {
+    const text = redact(message);
+    record(() => store.appendJournal(row.permutationId, step, `${o.prefix}note`, { message: text }));
+    o.onNote?.(text);
+  };
+  try {
+    const outcome = await withRetry(
+      () => withTimeout((signal) => destroyRecorded(provider, row, { ...ctx, signal, log, sent: () => undefined }, (kind, name) => store.ledgerRow(kind, name)), o.timeoutMs ?? DEFAULT_STEP_TIMEOUT_MS, what),
+      (err) => provider.isTransient?.(err) ?? false,
+      {
+        ...o.retry,
+        onRetry: (err, n) => {
+          record(() => store.appendJournal(row.permutationId, step, `${o.prefix}retry`, { attempt: n + 1, reason: redact(errorMessage(err)) }));
+          o.onRetry?.(err, n);
+        },
+      },
+    );
+    record(() => store.ledgerState(row, outcome, outcome === 'not-sent' ? NOT_SENT_REASON : null));
+    record(() => store.appendJournal(row.permutationId, step, `${o.prefix}${outcome}`, null));
+    return { outcome };
+  } catch (err) {
+    const reason = redact(errorMessage(err));
+    record(() => store.ledgerState(row, 'remove-failed', reason));
+    record(() => store.appendJournal(row.permutationId, step, `${o.prefix}remove-failed`, { reason }));
+    return { failed: reason };
+  }
+}
+
+/**
+ * `storsweep cleanup`: every object the run left behind, newest first, through the rule above and
+ * the same routine as a run's teardown. Returns how many could not be removed. `say` receives one
+ * line per object, after the provider's notes about it (indented) and one per retried attempt.
+ */
+export async function cleanupLedger(store: ResultStore, providerFor: (permutationId: string) => Promise<Provider | null>, say: (line: string) => void, policy: TeardownPolicy = {}): Promise<number> {
   const runId = store.meta().runId;
   let failed = 0;
   for (const obj of store.leftovers().reverse()) {
     const provider = await providerFor(obj.permutationId);
     if (!provider) continue;
-    // What a provider says while it decides (a drive "left alone because …", a disk found renumbered)
-    // goes to the journal and to the user, under the object it is about.
-    const log = (message: string): void => {
-      const text = redact(message);
-      store.appendJournal(obj.permutationId, `${obj.kind}:${obj.name}`, 'cleanup-note', { message: text });
-      say(`  ${obj.kind} ${obj.name}: ${text}`);
-    };
-    try {
-      const outcome = await destroyRecorded(provider, obj, { runId, permutationId: obj.permutationId, axes: {}, signal: new AbortController().signal, log, sent: () => undefined }, (kind, name) => store.ledgerRow(kind, name));
-      store.ledgerState(obj, outcome, outcome === 'not-sent' ? NOT_SENT_REASON : null);
-      store.appendJournal(obj.permutationId, `${obj.kind}:${obj.name}`, `cleanup-${outcome}`, null);
-      say(`${outcome === 'removed' ? 'removed' : outcome === 'absent' ? 'already gone' : 'never created'}: ${obj.kind} ${obj.name}`);
-    } catch (err) {
+    const r = await tearDownRow(store, provider, obj, { runId, permutationId: obj.permutationId, axes: {} }, {
+      ...policy,
+      prefix: 'cleanup-',
+      // what the provider says while it decides (a drive "left alone because …") goes under the object
+      onNote: (text) => say(`  ${obj.kind} ${obj.name}: ${text}`),
+      onRetry: (err, n) => say(`retrying removal of ${obj.kind} ${obj.name} (attempt ${n + 1}): ${redact(errorMessage(err))}`),
+    });
+    if ('failed' in r) {
       failed++;
-      const why = redact(errorMessage(err));
-      store.ledgerState(obj, 'remove-failed', why);
-      say(`could not remove ${obj.kind} ${obj.name}: ${why}`);
-    }
+      say(`could not remove ${obj.kind} ${obj.name}: ${r.failed}`);
+    } else say(`${r.outcome === 'removed' ? 'removed' : r.outcome === 'absent' ? 'already gone' : 'never created'}: ${obj.kind} ${obj.name}`);
   }
   return failed;
 }

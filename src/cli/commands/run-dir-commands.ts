@@ -149,7 +149,9 @@ export function registerRunDirCommands(program: Command): void {
       };
       let failed = 0;
       try {
-        failed = await cleanupLedger(store, providerFor, (line) => terminal.stdout(`${line}\n`));
+        // the run's teardown policy: the same deadline per attempt (timeouts.stepSec) and retries
+        const stepSec = meta.timeouts?.stepSec;
+        failed = await cleanupLedger(store, providerFor, (line) => terminal.stdout(`${line}\n`), stepSec !== undefined ? { timeoutMs: stepSec * 1000 } : {});
       } finally {
         for (const p of providers.values()) await (await p.catch(() => null))?.close().catch(() => undefined);
         store.close();

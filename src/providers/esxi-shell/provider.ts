@@ -3,6 +3,7 @@
 // asks the host itself whether the device is unused; the guard sends nothing destructive on refusal.
 import { InvalidArgument, RemoteCommandFailed, UnsafeOperation } from '../../errors.ts';
 import type { CommandRunner } from '../../ssh/command-runner.ts';
+import { connectionLost } from '../../ssh/connection-lost.ts';
 import { shJoin } from '../../ssh/quote.ts';
 import { runChecked } from '../../ssh/run-checked.ts';
 import type { CreatedObject, OwnedObjectRef, PlannedStep, Provider, ProviderContext, ProviderName } from '../../contract/provider.ts';
@@ -278,5 +279,6 @@ export function createEsxiShellProvider(targetIn: EsxiShellTargetConfig, runner:
     }
   }
 
-  return { name: 'esxi-shell', apply, destroy, find, close: () => runner.close() };
+  // a lost SSH connection is worth another attempt (the executor looks before reissuing a create)
+  return { name: 'esxi-shell', apply, destroy, find, isTransient: connectionLost, close: () => runner.close() };
 }

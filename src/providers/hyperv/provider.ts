@@ -3,6 +3,7 @@
 // (by exact path), and a pass-through disk goes back online.
 import { InvalidArgument, RemoteCommandFailed, UnsafeOperation } from '../../errors.ts';
 import type { CommandRunner } from '../../ssh/command-runner.ts';
+import { connectionLost } from '../../ssh/connection-lost.ts';
 import type { CreatedObject, OwnedObjectRef, PlannedStep, Provider, ProviderContext, ProviderName } from '../../contract/provider.ts';
 import type { WorkloadProfile, WorkloadTest } from '../../workloads/spec.ts';
 import { diskspdArgs } from '../../workloads/diskspd.ts';
@@ -220,7 +221,8 @@ export function createHypervProvider(targetIn: HypervTargetConfig, runner: Comma
     return null;
   }
 
-  return { name: 'hyperv', apply, destroy, find, close: () => runner.close() };
+  // a lost SSH connection is worth another attempt (the executor looks before reissuing a create)
+  return { name: 'hyperv', apply, destroy, find, isTransient: connectionLost, close: () => runner.close() };
 }
 
 /**
