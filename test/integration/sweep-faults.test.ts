@@ -129,10 +129,11 @@ describe('vSphere faults during a sweep', { timeout: 180_000 }, () => {
     expect(await lab.leftovers()).toEqual(NOTHING_LEFT);
   });
 
-  it('a hung call fails its step after the playbook\'s timeouts.stepSec; the object it creates late is still torn down', async () => {
+  it('a hung create fails its step after the playbook\'s timeouts.stepSec; the object it creates late is still torn down', async () => {
     const pb = await lab.writePlaybook('hang.yaml', sweepPlaybook({ name: 'hang', blockSizesMb: [1], formats: ['thin'], repeat: 1, extra: ['timeouts:', '  stepSec: 1'] }));
-    // The read before the create hangs 3 s; the create then still happens, after the step gave up.
-    await lab.sim.control.delay('QueryVmfsDatastoreCreateOptions', 3000);
+    // The create itself hangs 3 s (sent, then held by the server): it completes after the step
+    // gave up, and teardown waits for it to settle and removes what it made.
+    await lab.sim.control.delay('CreateVmfsDatastore', 3000);
     try {
       const r = await runCli(['run', pb, ...lab.runArgs(await lab.newRunsDir('hang'))]);
       expect(r.code).toBe(1);
@@ -142,6 +143,24 @@ describe('vSphere faults during a sweep', { timeout: 180_000 }, () => {
       expect(only!.reason).toContain('timed out after 1000 ms');
       expect(ledgerRows(runDir).map((l) => `${l.kind}:${l.state}`)).toEqual(['datastore:removed']);
       expect((await lab.sim.control.calls()).CreateVmfsDatastore).toBe(1);
+      expect(await lab.leftovers()).toEqual(NOTHING_LEFT);
+    } finally {
+      await lab.sim.control.delay('CreateVmfsDatastore', 0);
+    }
+  });
+
+  it('a read before the create hangs past timeouts.stepSec: the step gives up and the create is never sent afterwards', async () => {
+    const pb = await lab.writePlaybook('hang-read.yaml', sweepPlaybook({ name: 'hang-read', blockSizesMb: [1], formats: ['thin'], repeat: 1, extra: ['timeouts:', '  stepSec: 1'] }));
+    await lab.sim.control.delay('QueryVmfsDatastoreCreateOptions', 3000);
+    try {
+      const r = await runCli(['run', pb, ...lab.runArgs(await lab.newRunsDir('hang-read'))]);
+      expect(r.code).toBe(1);
+      const runDir = runDirOf(r);
+      expect(permutationStatuses(runDir)[0]!.reason).toContain('timed out after 1000 ms');
+      // the run waited for the held read to return (settling the timed-out call) before its
+      // teardown: the provider's send after that was refused at ctx.sent
+      expect((await lab.sim.control.calls()).CreateVmfsDatastore ?? 0).toBe(0);
+      expect(ledgerRows(runDir).map((l) => `${l.kind}:${l.state}`)).toEqual(['datastore:not-sent']);
       expect(await lab.leftovers()).toEqual(NOTHING_LEFT);
     } finally {
       await lab.sim.control.delay('QueryVmfsDatastoreCreateOptions', 0);

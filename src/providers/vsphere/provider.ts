@@ -6,6 +6,7 @@ import { VsphereClient, type MoRef } from './client.ts';
 import type { VsphereTargetConfig } from './config.ts';
 import { provisionedFormat, splitDatastorePath, type DiskFormat, type RdmCompatibility } from './disks.ts';
 import { isFault } from './fault.ts';
+import { isTransient } from './retrying.ts';
 import type { VirtualDevice } from './types.ts';
 
 export interface VsphereProviderOptions {
@@ -49,6 +50,7 @@ export function createVsphereProvider(target: VsphereTargetConfig, opts: Vsphere
         VsphereClient.connect({
           ...target.vcenter,
           onRelogin: (i) => log('vSphere session expired; logged in again', { host: i.host, method: i.method }),
+          onRetry: (i) => log(`vSphere ${i.method} retried (attempt ${i.attempt}): ${i.reason}`, { host: i.host, method: i.method, attempt: i.attempt }),
         }))
     )();
     // A failed connect must not poison later attempts.
@@ -268,5 +270,5 @@ export function createVsphereProvider(target: VsphereTargetConfig, opts: Vsphere
     return facts;
   }
 
-  return { name: 'vsphere', apply, destroy, find, close, describe };
+  return { name: 'vsphere', apply, destroy, find, isTransient, close, describe };
 }

@@ -1,8 +1,11 @@
 // A logged-in session over one SoapClient. Every call goes through `roundTrip`, which turns SOAP
 // faults into VsphereFault and, on NotAuthenticated, logs in again once and replays the call.
-// Re-login is single-flight: concurrent calls that hit an expired session share one Login.
+// Re-login is single-flight: concurrent calls that hit an expired session share one Login. Below
+// it, every call goes through the retry decorator (retrying.ts): a busy fault or a dropped
+// connection is replayed there when replaying cannot do anything twice.
 import { fromSoapFault, isNotAuthenticated, VsphereFault } from './fault.ts';
 import { login, logout, retrieveServiceContent, type RoundTripper } from './methods.ts';
+import { retryingRoundTrips, ROUND_TRIP_RETRY, type RoundTripRetry } from './retrying.ts';
 import { SoapFault, type MoRef, type SoapClient, type SoapValue, type XmlNode } from './soap.ts';
 import type { ServiceContent, UserSession } from './types.ts';
 
@@ -11,6 +14,10 @@ const NO_REPLAY = new Set(['Login', 'Logout', 'LoginByToken', 'LoginExtensionByC
 export interface SessionEvents {
   /** called after a transparent re-login (for logs; carries no secret) */
   onRelogin?(info: { method: string; host: string }): void;
+  /** called before the round-tripper replays a call (busy fault, dropped connection); no secret */
+  onRetry?(info: { method: string; host: string; attempt: number; reason: string }): void;
+  /** the round-trip retry policy (tests shorten it) */
+  roundTripRetry?: Omit<RoundTripRetry, 'onRetry'>;
 }
 
 /**
@@ -34,12 +41,16 @@ export class Session implements RoundTripper {
   private generation = 0;
   private relogin: Promise<void> | undefined;
   private loggedIn = false;
+  /** the SOAP client behind the retry decorator */
+  private readonly rt: RoundTripper;
 
   constructor(
     readonly soap: SoapClient,
     private readonly credentials: { username: string; password: string },
     private readonly events: SessionEvents = {},
-  ) {}
+  ) {
+    this.rt = retryingRoundTrips(soap, { ...(events.roundTripRetry ?? ROUND_TRIP_RETRY), onRetry: (i) => events.onRetry?.({ ...i, host: soap.host }) });
+  }
 
   get host(): string {
     return this.soap.host;
@@ -52,7 +63,7 @@ export class Session implements RoundTripper {
   }
 
   private readonly rawRt: RoundTripper = {
-    roundTrip: (method, thisRef, params) => this.soap.roundTrip(method, thisRef, params),
+    roundTrip: (method, thisRef, params) => this.rt.roundTrip(method, thisRef, params),
   };
 
   private async raw<R>(method: string, fn: () => Promise<R>): Promise<R> {
@@ -88,7 +99,7 @@ export class Session implements RoundTripper {
     if (this.relogin) await this.relogin;
     const gen = this.generation;
     try {
-      const resp = await this.soap.roundTrip(method, thisRef, params);
+      const resp = await this.rt.roundTrip(method, thisRef, params);
       if (NO_REPLAY.has(method) || !this.loggedIn || !missingSetNotAuthenticated(resp)) return resp;
     } catch (err) {
       if (!(err instanceof SoapFault)) throw err;
@@ -97,7 +108,7 @@ export class Session implements RoundTripper {
     await this.reloginOnce(gen);
     this.events.onRelogin?.({ method, host: this.host });
     try {
-      return await this.soap.roundTrip(method, thisRef, params);
+      return await this.rt.roundTrip(method, thisRef, params);
     } catch (err) {
       if (err instanceof SoapFault) throw fromSoapFault(err, this.host);
       throw err;

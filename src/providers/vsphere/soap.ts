@@ -253,22 +253,6 @@ const TLS_CODES = new Set([
   'ERR_TLS_THUMBPRINT_MISMATCH',
 ]);
 
-const IDEMPOTENT = new Set([
-  'RetrieveServiceContent',
-  'RetrievePropertiesEx',
-  'ContinueRetrievePropertiesEx',
-  'RetrieveProperties',
-  'WaitForUpdatesEx',
-  'CurrentTime',
-  'FindByInventoryPath',
-  'QueryAvailableDisksForVmfs',
-  'QueryVmfsDatastoreCreateOptions',
-  'DestroyPropertyCollector',
-  'DestroyView',
-  'Logout',
-]);
-const RETRY_CODES = new Set(['ECONNRESET', 'EPIPE', 'ETIMEDOUT']);
-
 /**
  * The vim25 versions this client is written for, most preferred first: the public dotted version
  * ids of vSphere 5.5 to 8.0 U3 (pyvmomi docs/vim/version.rst and its generated version list). 5.5
@@ -387,24 +371,11 @@ export class SoapClient {
   }
 
   /**
-   * POST one call. Resolves with the `<METHODResponse>` element (its `returnval` children, if any),
-   * rejects with SoapFault, SoapProtocolError, SoapTransportError or HostVerificationFailed.
+   * POST one call, once. Resolves with the `<METHODResponse>` element (its `returnval` children, if
+   * any), rejects with SoapFault, SoapProtocolError, SoapTransportError or HostVerificationFailed.
+   * Replays are the decorator's (retrying.ts), around this, under the session.
    */
   async roundTrip(method: string, thisRef: MoRef, params: Array<[string, SoapValue]>): Promise<XmlNode> {
-    for (let attempt = 1; ; attempt++) {
-      try {
-        return await this.roundTripOnce(method, thisRef, params);
-      } catch (err) {
-        // Reads and waits are safe to replay after a reset (typically a keep-alive socket the
-        // server closed while idle); mutations are not: the caller reconciles instead.
-        const retryable = err instanceof SoapTransportError && IDEMPOTENT.has(method) && RETRY_CODES.has(err.details.code ?? '');
-        if (!retryable || attempt >= 3) throw err;
-        await new Promise((r) => setTimeout(r, 100 * attempt));
-      }
-    }
-  }
-
-  private async roundTripOnce(method: string, thisRef: MoRef, params: Array<[string, SoapValue]>): Promise<XmlNode> {
     const body = buildEnvelope(method, thisRef, params);
     let res;
     try {
