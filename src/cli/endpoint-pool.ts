@@ -55,6 +55,7 @@ export function createEndpointPool(): EndpointPool {
         apply: (step, ctx) => e.queue.add(() => provider.apply(step, ctx)),
         destroy: (obj, ctx) => e.queue.add(() => provider.destroy(obj, ctx)),
         find: (ref) => provider.find(ref),
+        ...(provider.isTransient ? { isTransient: (err: unknown) => provider.isTransient!(err) } : {}),
         ...(provider.describe ? { describe: () => provider.describe!() } : {}),
         async close() {
           if (closed) return;

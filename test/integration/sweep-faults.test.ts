@@ -49,7 +49,7 @@ describe('vSphere faults during a sweep', { timeout: 180_000 }, () => {
     expect(await lab.leftovers()).toEqual(NOTHING_LEFT);
   });
 
-  it('session expired while a task is awaited: the step is retried and finds its disk, no second create', async () => {
+  it('session expired while a task is awaited: the wait goes on with a new property collector, no second create', async () => {
     await lab.sim.control.slowTask('ReconfigVM_Task', 1500);
     try {
       const runsDir = await lab.newRunsDir('session-task');

@@ -3,7 +3,7 @@
 import { UsageError } from '../../errors.ts';
 import * as ds from './datastores.ts';
 import * as disks from './disks.ts';
-import { VsphereFault } from './fault.ts';
+import { VsphereClientError } from './fault.ts';
 import { findByInventoryPath } from './methods.ts';
 import { listView, readProps, type RetrieveOptions } from './property.ts';
 import { Session, type SessionEvents } from './session.ts';
@@ -94,11 +94,8 @@ export class VsphereClient {
     const found = await this.tryFind(kind, nameOrPath, within);
     if (found) return found;
     const known = (await this.list(kind, within)).map((o) => o.name);
-    throw new VsphereFault('NotFound', `${LABEL[kind]} "${nameOrPath}" not found on ${this.endpoint}${known.length ? ` (there are: ${known.slice(0, 20).join(', ')})` : ''}`, {
-      method: 'FindByInventoryPath',
-      host: this.endpoint,
-      detail: {},
-    });
+    // found in no listing: our conclusion, not a server fault
+    throw new VsphereClientError('not-found', `${LABEL[kind]} "${nameOrPath}" not found on ${this.endpoint}${known.length ? ` (there are: ${known.slice(0, 20).join(', ')})` : ''}`, { method: 'FindByInventoryPath', host: this.endpoint });
   }
 
   /** Inventory path when `nameOrPath` contains '/', else a unique name under `within`. */

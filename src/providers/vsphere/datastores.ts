@@ -2,7 +2,7 @@
 // Formatting a LUN destroys whatever is on it, so createVmfsDatastore refuses unless the device is
 // both allowed by the inventory and reported unused by the host — checked before anything is sent.
 import { InvalidArgument, UnsafeOperation } from '../../errors.ts';
-import { isFault, VsphereFault } from './fault.ts';
+import { isFault, VsphereClientError } from './fault.ts';
 import {
   createNasDatastore as createNasDatastoreCall,
   createVmfsDatastore as createVmfsDatastoreCall,
@@ -30,7 +30,7 @@ export async function hostConfigManager(ctx: Ctx, host: MoRef): Promise<{ datast
   const dss = cm?.datastoreSystem as MoRef | undefined;
   const ss = cm?.storageSystem as MoRef | undefined;
   if (!dss || !ss) {
-    throw new VsphereFault('NotSupported', `host ${String(p.name)} on ${ctx.endpoint} has no datastoreSystem/storageSystem`, { method: 'RetrievePropertiesEx', host: ctx.endpoint, detail: {} });
+    throw new VsphereClientError('unsupported', `host ${String(p.name)} on ${ctx.endpoint} has no datastoreSystem/storageSystem`, { method: 'RetrievePropertiesEx', host: ctx.endpoint });
   }
   return { datastoreSystem: dss, storageSystem: ss, name: String(p.name) };
 }
@@ -84,7 +84,7 @@ export async function createVmfsDatastore(ctx: Ctx, host: MoRef, o: CreateVmfsOp
   // Whole-disk layout, as govc and terraform do.
   const option = options.find((x) => x.info._type === 'VmfsDatastoreAllExtentOption') ?? options[0];
   if (!option) {
-    throw new VsphereFault('NotFound', `host ${hostName} offers no VMFS ${o.vmfsMajorVersion} layout for ${dev}`, { method: 'QueryVmfsDatastoreCreateOptions', host: ctx.endpoint, detail: {} });
+    throw new VsphereClientError('not-found', `host ${hostName} offers no VMFS ${o.vmfsMajorVersion} layout for ${dev}`, { method: 'QueryVmfsDatastoreCreateOptions', host: ctx.endpoint });
   }
   const spec = structuredClone<DataObject>(option.spec);
   const vmfs = { ...(spec.vmfs as DataObject) };

@@ -1,7 +1,7 @@
 // Virtual disks and RDMs on a VM via ReconfigVM_Task, and deletion of leftover vmdk files.
 import { InvalidArgument, UnsafeOperation } from '../../errors.ts';
 import { hostConfigManager, type Ctx } from './datastores.ts';
-import { TaskFailed, VsphereFault } from './fault.ts';
+import { TaskFailed, VsphereClientError } from './fault.ts';
 import { deleteVirtualDiskTask, queryAvailableDisksForVmfs, reconfigVMTask, searchDatastoreTask } from './methods.ts';
 import { readProps } from './property.ts';
 import type { MoRef } from './soap.ts';
@@ -82,7 +82,7 @@ async function reconfigure(ctx: Ctx, vm: MoRef, deviceChange: DataObject[]): Pro
 async function findAt(ctx: Ctx, vm: MoRef, controllerKey: number, unitNumber: number): Promise<AttachedDisk> {
   const d = (await vmDevices(ctx, vm)).find((x) => x._type === 'VirtualDisk' && x.controllerKey === controllerKey && x.unitNumber === unitNumber);
   if (!d) {
-    throw new VsphereFault('NotFound', `reconfigure of ${vm.value} succeeded but no disk appeared at ${controllerKey}:${unitNumber}`, { method: 'ReconfigVM_Task', host: ctx.endpoint, detail: {} });
+    throw new VsphereClientError('not-found', `reconfigure of ${vm.value} succeeded but no disk appeared at ${controllerKey}:${unitNumber}`, { method: 'ReconfigVM_Task', host: ctx.endpoint });
   }
   const backing: DataObject = d.backing ?? {};
   return { key: d.key, fileName: typeof backing.fileName === 'string' ? backing.fileName : '', controllerKey, unitNumber, backing };
@@ -173,7 +173,7 @@ export async function attachRdm(ctx: Ctx, vm: MoRef, o: AttachRdmOptions): Promi
   }
   const vmProps = await readProps(ctx.rt, ctx.sc, vm, ['runtime.host', 'config.hardware.device']);
   const host = vmProps['runtime.host'] as MoRef | undefined;
-  if (!host) throw new VsphereFault('InvalidState', `VM ${vm.value} has no runtime.host`, { method: 'RetrievePropertiesEx', host: ctx.endpoint, detail: {} });
+  if (!host) throw new VsphereClientError('not-found', `VM ${vm.value} has no runtime.host`, { method: 'RetrievePropertiesEx', host: ctx.endpoint });
   const lun = (await hostLuns(ctx, host)).find((l) => l.canonicalName === dev);
   if (!lun || lun.lunType !== 'disk') {
     throw new InvalidArgument(`host ${host.value} has no SCSI disk ${dev}`, { name: 'deviceCanonicalName', value: dev });
@@ -249,7 +249,7 @@ export async function datacenterOf(ctx: Ctx, obj: MoRef): Promise<MoRef> {
     if (parent.type === 'Datacenter') return parent;
     cur = parent;
   }
-  throw new VsphereFault('NotFound', `${obj.type} ${obj.value} on ${ctx.endpoint} is in no datacenter`, { method: 'RetrievePropertiesEx', host: ctx.endpoint, detail: {} });
+  throw new VsphereClientError('not-found', `${obj.type} ${obj.value} on ${ctx.endpoint} is in no datacenter`, { method: 'RetrievePropertiesEx', host: ctx.endpoint });
 }
 
 /**
@@ -260,7 +260,7 @@ export async function datastoreFileExists(ctx: Ctx, datastore: MoRef, path: stri
   const parts = splitDatastorePath(path);
   if (!parts) throw new InvalidArgument(`${path} is not a datastore file path like "[datastore] dir/name.vmdk"`, { name: 'fileName', value: path });
   const browser = (await readProps(ctx.rt, ctx.sc, datastore, ['browser'])).browser as MoRef | undefined;
-  if (!browser) throw new VsphereFault('NotSupported', `datastore ${parts.datastore} on ${ctx.endpoint} has no browser`, { method: 'SearchDatastore_Task', host: ctx.endpoint, detail: {} });
+  if (!browser) throw new VsphereClientError('unsupported', `datastore ${parts.datastore} on ${ctx.endpoint} has no browser`, { method: 'SearchDatastore_Task', host: ctx.endpoint });
   let result: unknown;
   try {
     const task = await searchDatastoreTask(ctx.rt, browser, parts.folder, { _type: 'HostDatastoreBrowserSearchSpec', matchPattern: [parts.file] });
@@ -282,13 +282,13 @@ export async function datastoreFileExists(ctx: Ctx, datastore: MoRef, path: stri
  * (remove-failed), and a file still listed afterwards is an error, not 'removed'.
  */
 export async function deleteVirtualDisk(ctx: Ctx, fileName: string, datastore: MoRef): Promise<'removed' | 'absent'> {
-  if (!ctx.sc.virtualDiskManager) throw new VsphereFault('NotSupported', `${ctx.endpoint} has no VirtualDiskManager`, { method: 'DeleteVirtualDisk_Task', host: ctx.endpoint, detail: {} });
+  if (!ctx.sc.virtualDiskManager) throw new VsphereClientError('unsupported', `${ctx.endpoint} has no VirtualDiskManager`, { method: 'DeleteVirtualDisk_Task', host: ctx.endpoint });
   if (!(await datastoreFileExists(ctx, datastore, fileName))) return 'absent';
   const dc = await datacenterOf(ctx, datastore);
   const task = await deleteVirtualDiskTask(ctx.rt, ctx.sc.virtualDiskManager, fileName, dc);
   await waitForTask(ctx.rt, ctx.sc, task);
   if (await datastoreFileExists(ctx, datastore, fileName)) {
-    throw new VsphereFault('FileFault', `DeleteVirtualDisk_Task on ${fileName} succeeded but the datastore still lists the file`, { method: 'DeleteVirtualDisk_Task', host: ctx.endpoint, detail: {} });
+    throw new VsphereClientError('bad-reply', `DeleteVirtualDisk_Task on ${fileName} succeeded but the datastore still lists the file`, { method: 'DeleteVirtualDisk_Task', host: ctx.endpoint });
   }
   return 'removed';
 }

@@ -15,6 +15,26 @@ export class VsphereFault extends Error {
   }
 }
 
+/**
+ * A conclusion this client drew from what the server returned — an object in no listing, a
+ * capability the server lacks, a reply that breaks the protocol, a wait that ran out. Never a
+ * server fault: isFault() does not match it and nothing retries it.
+ */
+export class VsphereClientError extends Error {
+  override readonly name = 'VsphereClientError';
+  constructor(
+    readonly reason: 'not-found' | 'unsupported' | 'bad-reply' | 'timeout',
+    message: string,
+    readonly details: { method: string; host: string },
+  ) {
+    super(message);
+  }
+}
+
+export function isNotFoundHere(err: unknown): err is VsphereClientError {
+  return err instanceof VsphereClientError && err.reason === 'not-found';
+}
+
 /** A task ended in state `error`. `faultName` is the vim fault type of `info.error.fault`. */
 export class TaskFailed extends Error {
   override readonly name = 'TaskFailed';

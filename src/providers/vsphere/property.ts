@@ -1,6 +1,6 @@
 // Reading properties: RetrievePropertiesEx with ContinueRetrievePropertiesEx paging, container
 // views for "every X under Y", and single-object reads.
-import { VsphereFault } from './fault.ts';
+import { VsphereClientError, VsphereFault } from './fault.ts';
 import {
   continueRetrievePropertiesEx,
   createContainerView,
@@ -31,7 +31,7 @@ export async function retrieveAll(rt: RoundTripper, pc: MoRef, specSet: DataObje
     out.push(...arr(res?.objects));
     const token = res?.token;
     if (!token) break;
-    if (seen.has(token)) throw new VsphereFault('InvalidState', `ContinueRetrievePropertiesEx returned token ${token} twice`, { method: 'ContinueRetrievePropertiesEx', host: '', detail: {} });
+    if (seen.has(token)) throw new VsphereClientError('bad-reply', `ContinueRetrievePropertiesEx returned token ${token} twice`, { method: 'ContinueRetrievePropertiesEx', host: '' });
     seen.add(token);
     res = await continueRetrievePropertiesEx(rt, pc, token);
   }
@@ -63,7 +63,7 @@ export async function readProps(rt: RoundTripper, sc: ServiceContent, obj: MoRef
   const objs = await retrieveAll(rt, sc.propertyCollector, [spec]);
   const first = objs[0];
   if (!first) {
-    throw new VsphereFault('ManagedObjectNotFound', `${obj.type} ${obj.value} not found`, { method: 'RetrievePropertiesEx', host: '', detail: { obj } });
+    throw new VsphereClientError('not-found', `${obj.type} ${obj.value} not found (RetrievePropertiesEx returned no object)`, { method: 'RetrievePropertiesEx', host: '' });
   }
   return toObjectProps(first).props;
 }
@@ -80,7 +80,7 @@ export async function listView(
   paths: string[],
   opts: RetrieveOptions = {},
 ): Promise<ObjectProps[]> {
-  if (!sc.viewManager) throw new VsphereFault('NotSupported', 'server has no ViewManager', { method: 'CreateContainerView', host: '', detail: {} });
+  if (!sc.viewManager) throw new VsphereClientError('unsupported', 'server has no ViewManager', { method: 'CreateContainerView', host: '' });
   const view = await createContainerView(rt, sc.viewManager, container, types, true);
   try {
     const spec: DataObject = {

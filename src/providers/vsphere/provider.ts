@@ -5,7 +5,7 @@ import type { CreatedObject, OwnedObjectRef, PlannedStep, Provider, ProviderCont
 import { VsphereClient, type MoRef } from './client.ts';
 import type { VsphereTargetConfig } from './config.ts';
 import { provisionedFormat, splitDatastorePath, type DiskFormat, type RdmCompatibility } from './disks.ts';
-import { isFault } from './fault.ts';
+import { isFault, isNotFoundHere } from './fault.ts';
 import { isTransient } from './retrying.ts';
 import type { VirtualDevice } from './types.ts';
 
@@ -102,7 +102,8 @@ export function createVsphereProvider(target: VsphereTargetConfig, opts: Vsphere
         const p = await (await client()).readProps(ref, ['name']);
         if (p.name === obj.name) return ref;
       } catch (err) {
-        if (!isFault(err, 'ManagedObjectNotFound')) throw err;
+        // gone: the server's fault, or no object in the reply
+        if (!isFault(err, 'ManagedObjectNotFound') && !isNotFoundHere(err)) throw err;
       }
     }
     return findDatastore(obj.name);

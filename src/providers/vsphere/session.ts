@@ -3,7 +3,7 @@
 // Re-login is single-flight: concurrent calls that hit an expired session share one Login. Below
 // it, every call goes through the retry decorator (retrying.ts): a busy fault or a dropped
 // connection is replayed there when replaying cannot do anything twice.
-import { fromSoapFault, isNotAuthenticated, VsphereFault } from './fault.ts';
+import { fromSoapFault, isNotAuthenticated, VsphereClientError } from './fault.ts';
 import { login, logout, retrieveServiceContent, type RoundTripper } from './methods.ts';
 import { retryingRoundTrips, ROUND_TRIP_RETRY, type RoundTripRetry } from './retrying.ts';
 import { SoapFault, type MoRef, type SoapClient, type SoapValue, type XmlNode } from './soap.ts';
@@ -77,7 +77,7 @@ export class Session implements RoundTripper {
 
   private async doLogin(): Promise<void> {
     const sm = this.serviceContent.sessionManager;
-    if (!sm) throw new VsphereFault('NotSupported', `${this.host} has no SessionManager`, { method: 'Login', host: this.host, detail: {} });
+    if (!sm) throw new VsphereClientError('unsupported', `${this.host} has no SessionManager`, { method: 'Login', host: this.host });
     this.soap.clearSession();
     this.userSession = await this.raw('Login', () => login(this.rawRt, sm, this.credentials.username, this.credentials.password));
     this.loggedIn = true;
