@@ -74,7 +74,7 @@ export function fakeProvider(host: FakeHost, opts: FakeProviderOptions = {}): Pr
       applyCalls.set(step.step, n);
       const what = opts.script?.(step, n) ?? 'create';
       if (what instanceof Error) throw what;
-      if (what === 'refuse') throw new UnsafeOperation(`refusing ${step.operation}: the device is in use`, { operation: step.operation, target: String(step.arguments.device ?? '') });
+      if (what === 'refuse') throw new UnsafeOperation(`refusing ${step.operation}: the device is in use`, { operation: step.operation, target: typeof step.arguments.device === 'string' ? step.arguments.device : '' });
       if (what === 'fail-before-send') throw new Error(`cannot read the host before ${step.operation}`);
       if (what === 'hang') {
         await new Promise<never>((_, reject) => ctx.signal.addEventListener('abort', () => reject(ctx.signal.reason as Error), { once: true }));
@@ -144,5 +144,5 @@ export function fakeWorkload(opts: { onTest?: (permutationRun: number) => void }
       return { test, toolVersion: 'fio-3.33', rawPath, passes: 1, iops: 1000, bytesPerSecond: 4_096_000, latencyUs: { mean: 1, p50: 1, p95: 1, p99: 1, p999: 1 }, cpuPercent: null, representativePass: 0 };
     },
   };
-  return w as unknown as WorkloadEndpoint & { runs: number };
+  return w;
 }
