@@ -178,7 +178,7 @@ export function createVsphereProvider(target: VsphereTargetConfig, opts: Vsphere
           const got = provisionedFormat(disk.backing);
           if (got !== asked) {
             throw new ProvisionedStateMismatch(
-              `disk.format ${asked} was asked for, but ${c.endpoint} created ${disk.fileName} as ${got} (thinProvisioned=${String(disk.backing.thinProvisioned ?? false)}, eagerlyScrub=${String(disk.backing.eagerlyScrub ?? false)}); a permutation is measured only in the state its axes name`,
+              `disk.format ${asked} was asked for, but ${c.endpoint} created ${disk.fileName} as ${got} (thinProvisioned=${JSON.stringify(disk.backing.thinProvisioned ?? false)}, eagerlyScrub=${JSON.stringify(disk.backing.eagerlyScrub ?? false)}); a permutation is measured only in the state its axes name`,
               { axis: 'disk.format', asked, got, object: disk.fileName },
             );
           }
