@@ -46,7 +46,7 @@ export const matrixSchema = z
       .strictObject({
         format: axis(z.enum(DISK_FORMATS), 'Disk provisioning: VMDK thin/lazy/eager, RDM physical/virtual, Hyper-V VHDX fixed/dynamic, pass-through'),
         sizeGb: axis(numberIn(0, MAX_DISK_SIZE_GB, 'GiB', '64 TiB is the largest VHDX', false), 'Disk size in GB (GiB)').optional(),
-        controller: axis(z.enum(['pvscsi', 'lsilogic', 'lsisas', 'buslogic']), 'SCSI controller type: no provider implements it yet, so validate refuses it (it would only repeat permutations)').optional(),
+        controller: axis(z.enum(['pvscsi', 'lsilogic', 'lsisas', 'buslogic', 'nvme']), 'Virtual storage controller the disk is placed on (vSphere only; one of that type is added to the VM when it has none, and removed after)').optional(),
         blockSizeBytes: axis(
           z.number().refine(isVhdxBlockSize, { error: 'expected a VHDX block size: a power of two from 1048576 (1 MiB) to 268435456 (256 MiB)' }),
           'VHDX block size in bytes',

@@ -14,6 +14,9 @@ import { createVsphereProvider } from '../../src/providers/vsphere/provider.ts';
 import { planVsphereSteps } from '../../src/providers/vsphere/steps.ts';
 import type { CreatedObject, ProviderContext } from '../../src/contract/provider.ts';
 import { TaskFailed } from '../../src/providers/vsphere/fault.ts';
+import { reconfigVMTask } from '../../src/providers/vsphere/methods.ts';
+import { waitForTask } from '../../src/providers/vsphere/task.ts';
+import type { DataObject } from '../../src/providers/vsphere/types.ts';
 import { vcenterYaml, vsphereTargetYaml } from '../../src/lab/vsphere-inventory.ts';
 import { runCli } from './helpers/cli.ts';
 import { readRun, runDirIn } from './helpers/vsphere-lab.ts';
@@ -256,5 +259,114 @@ describe('NFS without VAAI-NAS: thin disks only', () => {
       const left = await pyvmomi(sim, { vm: 'DC0_H0_VM0' });
       expect(left.disks!.filter((d) => d.fileName.includes('ss-'))).toEqual([]);
     });
+  });
+});
+
+describe('disk.controller: the disk on a controller of the named type', () => {
+  /** Apply a permutation's steps, inspect, tear down in reverse, like the executor. */
+  async function permutation(axes: Record<string, string | number>, prefix: string, inspect: (created: Array<CreatedObject | null>) => Promise<void>): Promise<Record<string, number>> {
+    await control.reset();
+    const t = target();
+    const provider = createVsphereProvider(t);
+    const created: Array<CreatedObject | null> = [];
+    try {
+      for (const s of planVsphereSteps(axes, t, { prefix })) created.push(await provider.apply(s, ctx(prefix)));
+      await inspect(created);
+    } finally {
+      for (const o of [...created].reverse()) if (o) expect(await provider.destroy(o, ctx(prefix))).toBe('removed');
+      await provider.close();
+    }
+    return control.calls();
+  }
+  const controllerTypes = async () => (await client.vmHardware(await client.findVm('DC0_H0_VM0'))).devices.filter((d) => /Controller$/.test(d._type ?? '') && /SCSI|Lsi|BusLogic|NVME/.test(d._type ?? '')).map((d) => `${d._type}@${d.busNumber}`).sort();
+
+  it('[pvscsi, lsisas]: the VM’s PVSCSI is used as it is; an LSI Logic SAS is added on the next bus, holds the disk, and goes at teardown', async () => {
+    const before = await controllerTypes();
+    expect(before).toEqual(['ParaVirtualSCSIController@0']);
+    const seen: Record<string, PyDisk> = {};
+    const calls: Record<string, Record<string, number>> = {};
+    for (const kind of ['pvscsi', 'lsisas']) {
+      calls[kind] = await permutation({ 'datastore.kind': 'existing', 'disk.format': 'thin', 'disk.sizeGb': 1, 'disk.controller': kind }, `ss-rules-ctl-${kind}`, async (created) => {
+        const disk = created.find((o) => o?.kind === 'disk')!;
+        seen[kind] = (await pyvmomi(sim, { vm: 'DC0_H0_VM0' })).disks!.find((d) => d.key === Number(disk.id))!;
+        if (kind === 'lsisas') expect(created.find((o) => o?.kind === 'controller')?.data).toMatchObject({ type: 'VirtualLsiLogicSASController', busNumber: 1 });
+        else expect(created[0]).toBeNull(); // the VM has one: nothing added
+      });
+    }
+    expect(seen.pvscsi).toMatchObject({ controllerType: 'ParaVirtualSCSIController', busNumber: 0 });
+    expect(seen.lsisas).toMatchObject({ controllerType: 'VirtualLsiLogicSASController', busNumber: 1, unitNumber: 0 });
+    // the calls differ: add controller + add disk, remove disk + remove controller, against disk only
+    expect(calls.pvscsi!.ReconfigVM_Task).toBe(2);
+    expect(calls.lsisas!.ReconfigVM_Task).toBe(4);
+    expect(await controllerTypes()).toEqual(before);
+  });
+
+  it('nvme: an NVMe controller (hardware version 13) with the disk on namespace 0', async () => {
+    await permutation({ 'datastore.kind': 'existing', 'disk.format': 'thin', 'disk.sizeGb': 1, 'disk.controller': 'nvme' }, 'ss-rules-ctl-nvme', async (created) => {
+      const disk = created.find((o) => o?.kind === 'disk')!;
+      expect((await pyvmomi(sim, { vm: 'DC0_H0_VM0' })).disks!.find((d) => d.key === Number(disk.id))).toMatchObject({ controllerType: 'VirtualNVMEController', busNumber: 0, unitNumber: 0 });
+    });
+    expect(await controllerTypes()).toEqual(['ParaVirtualSCSIController@0']);
+  });
+
+  it('teardown leaves a controller alone that holds a device it did not put there', async () => {
+    const t = target();
+    const provider = createVsphereProvider(t);
+    const vm = await client.findVm('DC0_H0_VM0');
+    try {
+      const [ctl, disk] = planVsphereSteps({ 'datastore.kind': 'existing', 'disk.format': 'thin', 'disk.sizeGb': 1, 'disk.controller': 'lsilogic' }, t, { prefix: 'ss-rules-ctl-held' });
+      const c = (await provider.apply(ctl!, ctx('held')))!;
+      const d = (await provider.apply(disk!, ctx('held')))!;
+      await expect(provider.destroy(c, ctx('held'))).rejects.toThrow(/holds devices .*removed only when empty/);
+      expect(await controllerTypes()).toContain('VirtualLsiLogicController@1');
+      expect(await provider.destroy(d, ctx('held'))).toBe('removed');
+      // a recorded key that is no longer the controller's: not ours, absent
+      expect(await provider.destroy({ ...c, id: '99999' }, ctx('held'))).toBe('absent');
+      expect(await provider.destroy(c, ctx('held'))).toBe('removed');
+      expect(await controllerTypes()).toEqual(['ParaVirtualSCSIController@0']);
+    } finally {
+      await provider.close();
+      void vm;
+    }
+  });
+
+  it('the harness enforces a host’s controller rules: unit 7, a unit past 15, a fifth SCSI controller, a taken bus', async () => {
+    const vm = await client.findVm('DC0_H0_VM0');
+    const { devices } = await client.vmHardware(vm);
+    const pv = devices.find((d) => d._type === 'ParaVirtualSCSIController')!;
+    const reconfigure = async (deviceChange: DataObject[]) => {
+      const task = await reconfigVMTask(client.session, vm, { deviceChange });
+      return waitForTask(client.session, client.serviceContent, task).then(
+        () => 'ok',
+        (e: unknown) => (e instanceof TaskFailed ? e.faultName : String(e)),
+      );
+    };
+    const diskAt = (unitNumber: number, name: string): DataObject => ({
+      operation: 'add',
+      fileOperation: 'create',
+      device: { _type: 'VirtualDisk', key: -1, backing: { _type: 'VirtualDiskFlatVer2BackingInfo', fileName: `[LocalDS_0] ${name}.vmdk`, diskMode: 'persistent', thinProvisioned: true }, controllerKey: pv.key, unitNumber, capacityInKB: 1024, capacityInBytes: 1024 * 1024 },
+    });
+    expect(await reconfigure([diskAt(7, 'ss-rules-u7')])).toBe('InvalidDeviceSpec');
+    // hardware version 13: PVSCSI has 16 targets (64 from version 14 on)
+    expect(await reconfigure([diskAt(16, 'ss-rules-u16')])).toBe('InvalidDeviceSpec');
+    expect(await reconfigure([{ operation: 'add', device: { _type: 'VirtualLsiLogicController', key: -100, busNumber: 0, sharedBus: 'noSharing' } }])).toBe('InvalidDeviceSpec');
+    expect(await reconfigure([{ operation: 'add', device: { _type: 'VirtualLsiLogicController', key: -100, busNumber: 4, sharedBus: 'noSharing' } }])).toBe('InvalidDeviceSpec');
+    const added: number[] = [];
+    for (const bus of [1, 2, 3]) {
+      expect(await reconfigure([{ operation: 'add', device: { _type: 'VirtualLsiLogicController', key: -100, busNumber: bus, sharedBus: 'noSharing' } }])).toBe('ok');
+    }
+    for (const d of (await client.vmHardware(vm)).devices) if (d._type === 'VirtualLsiLogicController') added.push(d.key);
+    // four SCSI controllers: a fifth has no bus, and the provider says so before sending anything
+    const provider = createVsphereProvider(target());
+    try {
+      await control.reset();
+      const [ctl] = planVsphereSteps({ 'datastore.kind': 'existing', 'disk.format': 'thin', 'disk.sizeGb': 1, 'disk.controller': 'lsisas' }, target(), { prefix: 'ss-rules-ctl-5th' });
+      await expect(provider.apply(ctl!, ctx('5th'))).rejects.toThrow(/already has 4 SCSI controllers/);
+      expect((await control.calls()).ReconfigVM_Task).toBeUndefined();
+    } finally {
+      await provider.close();
+      for (const key of added) expect(await client.removeController(vm, { key, type: 'VirtualLsiLogicController', busNumber: (await client.vmHardware(vm)).devices.find((d) => d.key === key)!.busNumber! })).toBe('removed');
+    }
+    expect(await controllerTypes()).toEqual(['ParaVirtualSCSIController@0']);
   });
 });

@@ -9,12 +9,15 @@ export const VSPHERE_DISK_FORMATS = ['thin', 'lazyzeroedthick', 'eagerzeroedthic
 /** the schema's blockSizeMb/blockSizeKb values; which VMFS version takes which: ../vmfs-block-size.ts */
 export const VSPHERE_BLOCK_SIZES_MB = [1, 2, 4, 8] as const;
 export const VSPHERE_BLOCK_SIZES_KB = [64, 1024] as const;
+/** virtual storage controllers a disk can be placed on (controllers.ts CONTROLLER_TYPES) */
+export const VSPHERE_CONTROLLERS = ['pvscsi', 'lsilogic', 'lsisas', 'buslogic', 'nvme'] as const;
 
 export const VSPHERE_AXES: readonly AxisSpec[] = [
   { name: 'datastore.kind', values: VSPHERE_DATASTORE_KINDS, notMeasuredWhen: datastoreAxisNotMeasured('datastore.kind') },
   { name: 'datastore.blockSizeMb', values: VSPHERE_BLOCK_SIZES_MB, notMeasuredWhen: datastoreAxisNotMeasured('datastore.blockSizeMb') },
   { name: 'datastore.blockSizeKb', values: VSPHERE_BLOCK_SIZES_KB, notMeasuredWhen: datastoreAxisNotMeasured('datastore.blockSizeKb') },
   { name: 'disk.format', values: VSPHERE_DISK_FORMATS },
+  { name: 'disk.controller', values: VSPHERE_CONTROLLERS },
   // a VMDK's capacity is any number of GiB (capacityInKB), up to the largest VMDK
   { name: 'disk.sizeGb', expected: `GiB up to ${ESXI_MAX_DISK_GB} (62 TiB, the largest VMDK)`, accepts: (v) => typeof v === 'number' && v > 0 && v <= ESXI_MAX_DISK_GB },
 ];

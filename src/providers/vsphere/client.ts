@@ -1,6 +1,7 @@
 // The one public entry to vSphere: connect (TLS, login), find inventory objects, and the storage,
 // disk and power operations the benchmark provider needs.
 import { UsageError } from '../../errors.ts';
+import * as controllers from './controllers.ts';
 import * as ds from './datastores.ts';
 import * as disks from './disks.ts';
 import { VsphereClientError } from './fault.ts';
@@ -189,6 +190,19 @@ export class VsphereClient {
 
   attachRdm(vm: MoRef, o: disks.AttachRdmOptions): Promise<disks.AttachedDisk> {
     return disks.attachRdm(this.ctx, vm, o);
+  }
+
+  /** the VM's devices and hardware version (`vmx-N` → N) */
+  vmHardware(vm: MoRef): Promise<{ devices: VirtualDevice[]; hw: number }> {
+    return controllers.vmHardware(this.ctx, vm);
+  }
+
+  addController(vm: MoRef, kind: controllers.ControllerKind, beforeSend?: (busNumber: number) => void): Promise<controllers.AddedController> {
+    return controllers.addController(this.ctx, vm, kind, beforeSend);
+  }
+
+  removeController(vm: MoRef, rec: { key?: number; type: string; busNumber: number }): Promise<'removed' | 'absent'> {
+    return controllers.removeController(this.ctx, vm, rec);
   }
 
   detachDisk(vm: MoRef, key: number, o: { deleteFile: boolean }): Promise<'removed' | 'absent'> {

@@ -1,5 +1,6 @@
 // Virtual disks and RDMs on a VM via ReconfigVM_Task, and deletion of leftover vmdk files.
 import { InvalidArgument, UnsafeOperation } from '../../errors.ts';
+import { freeUnit, hardwareVersion, unitRange, vmHardware } from './controllers.ts';
 import { hostConfigManager, type Ctx } from './datastores.ts';
 import { TaskFailed, VsphereClientError } from './fault.ts';
 import { deleteVirtualDiskTask, queryAvailableDisksForVmfs, reconfigVMTask, searchDatastoreTask } from './methods.ts';
@@ -12,27 +13,22 @@ export type DiskFormat = 'thin' | 'lazyzeroedthick' | 'eagerzeroedthick';
 export type RdmCompatibility = 'physicalMode' | 'virtualMode';
 
 const SCSI_CONTROLLERS = new Set(['ParaVirtualSCSIController', 'VirtualLsiLogicController', 'VirtualLsiLogicSASController', 'VirtualBusLogicController', 'VirtualSCSIController']);
-const MAX_UNITS: Record<string, number> = { scsi: 16, VirtualAHCIController: 30, VirtualSATAController: 30, VirtualNVMEController: 15, VirtualIDEController: 2 };
+const OTHER_CONTROLLERS = new Set(['VirtualAHCIController', 'VirtualSATAController', 'VirtualNVMEController', 'VirtualIDEController']);
 
 export function isScsiController(d: VirtualDevice): boolean {
   return SCSI_CONTROLLERS.has(d._type ?? '');
 }
 
 export function isController(d: VirtualDevice): boolean {
-  return isScsiController(d) || (d._type ?? '') in MAX_UNITS;
+  return isScsiController(d) || OTHER_CONTROLLERS.has(d._type ?? '');
 }
 
 /**
- * The lowest unit number free on `controller`; SCSI skips the controller's own unit (7).
- * undefined when the controller is full.
+ * The lowest unit number free on `controller`; SCSI skips the controller's own unit (7), and PVSCSI
+ * on hardware version ≥ 14 has 64 targets (controllers.ts). undefined when the controller is full.
  */
-export function nextFreeUnit(devices: VirtualDevice[], controller: VirtualDevice): number | undefined {
-  const used = new Set(devices.filter((d) => d.controllerKey === controller.key && d.unitNumber !== undefined).map((d) => d.unitNumber!));
-  const scsi = isScsiController(controller);
-  if (scsi) used.add(controller.scsiCtlrUnitNumber ?? 7);
-  const max = scsi ? MAX_UNITS.scsi! : (MAX_UNITS[controller._type ?? ''] ?? 16);
-  for (let u = 0; u < max; u++) if (!used.has(u)) return u;
-  return undefined;
+export function nextFreeUnit(devices: VirtualDevice[], controller: VirtualDevice, hw = 0): number | undefined {
+  return freeUnit(devices, controller, hw);
 }
 
 export async function vmDevices(ctx: Ctx, vm: MoRef): Promise<VirtualDevice[]> {
@@ -41,7 +37,7 @@ export async function vmDevices(ctx: Ctx, vm: MoRef): Promise<VirtualDevice[]> {
 }
 
 /** Pick the controller (given key, else the first SCSI controller) and a free unit on it. */
-export function placeDisk(devices: VirtualDevice[], vmLabel: string, controllerKey?: number, unitNumber?: number): { controllerKey: number; unitNumber: number } {
+export function placeDisk(devices: VirtualDevice[], vmLabel: string, controllerKey?: number, unitNumber?: number, hw = 0): { controllerKey: number; unitNumber: number } {
   const controller = controllerKey === undefined ? devices.filter(isScsiController).sort((a, b) => (a.busNumber ?? 0) - (b.busNumber ?? 0))[0] : devices.find((d) => d.key === controllerKey);
   if (!controller || !isController(controller)) {
     throw new InvalidArgument(
@@ -51,13 +47,17 @@ export function placeDisk(devices: VirtualDevice[], vmLabel: string, controllerK
   }
   if (unitNumber !== undefined) {
     const taken = devices.some((d) => d.controllerKey === controller.key && d.unitNumber === unitNumber);
-    const reserved = isScsiController(controller) && unitNumber === (controller.scsiCtlrUnitNumber ?? 7);
+    const range = unitRange(controller, hw);
+    const reserved = unitNumber === range.reserved;
     if (taken || reserved) {
       throw new InvalidArgument(`unit ${unitNumber} on controller ${controller.key} of VM ${vmLabel} is ${reserved ? 'reserved for the controller' : 'in use'}`, { name: 'unitNumber', value: String(unitNumber) });
     }
+    if (!Number.isInteger(unitNumber) || unitNumber < 0 || unitNumber >= range.end) {
+      throw new InvalidArgument(`unit ${unitNumber} on controller ${controller.key} of VM ${vmLabel} is out of range (0–${range.end - 1})`, { name: 'unitNumber', value: String(unitNumber) });
+    }
     return { controllerKey: controller.key, unitNumber };
   }
-  const free = nextFreeUnit(devices, controller);
+  const free = nextFreeUnit(devices, controller, hw);
   if (free === undefined) throw new InvalidArgument(`controller ${controller.key} of VM ${vmLabel} has no free unit`, { name: 'controllerKey', value: String(controller.key) });
   return { controllerKey: controller.key, unitNumber: free };
 }
@@ -127,8 +127,8 @@ export async function createDisk(ctx: Ctx, vm: MoRef, o: CreateDiskOptions): Pro
   if (!Number.isSafeInteger(o.sizeBytes) || o.sizeBytes <= 0 || o.sizeBytes % 1024 !== 0) {
     throw new InvalidArgument(`disk size ${o.sizeBytes} must be a positive multiple of 1024 bytes`, { name: 'sizeBytes', value: String(o.sizeBytes) });
   }
-  const devices = await vmDevices(ctx, vm);
-  const place = placeDisk(devices, vm.value, o.controllerKey, o.unitNumber);
+  const { devices, hw } = await vmHardware(ctx, vm);
+  const place = placeDisk(devices, vm.value, o.controllerKey, o.unitNumber, hw);
   const device: DataObject = {
     _type: 'VirtualDisk',
     key: -1,
@@ -171,7 +171,7 @@ export async function attachRdm(ctx: Ctx, vm: MoRef, o: AttachRdmOptions): Promi
   if (o.allowedDevices && !o.allowedDevices.includes(dev)) {
     throw new UnsafeOperation(`refusing to map ${dev} as RDM: it is not in the inventory's allowedDevices (${o.allowedDevices.join(', ') || 'none'})`, { operation: 'ReconfigVM_Task', target });
   }
-  const vmProps = await readProps(ctx.rt, ctx.sc, vm, ['runtime.host', 'config.hardware.device']);
+  const vmProps = await readProps(ctx.rt, ctx.sc, vm, ['runtime.host', 'config.hardware.device', 'config.version']);
   const host = vmProps['runtime.host'] as MoRef | undefined;
   if (!host) throw new VsphereClientError('not-found', `VM ${vm.value} has no runtime.host`, { method: 'RetrievePropertiesEx', host: ctx.endpoint });
   const lun = (await hostLuns(ctx, host)).find((l) => l.canonicalName === dev);
@@ -186,7 +186,7 @@ export async function attachRdm(ctx: Ctx, vm: MoRef, o: AttachRdmOptions): Promi
     }
   }
   const devices = arr(vmProps['config.hardware.device'] as VirtualDevice[] | undefined);
-  const place = placeDisk(devices, vm.value, o.controllerKey, o.unitNumber);
+  const place = placeDisk(devices, vm.value, o.controllerKey, o.unitNumber, hardwareVersion(vmProps['config.version']));
   const capacityBytes = lun.capacity ? lun.capacity.block * lun.capacity.blockSize : 0;
   const backing: DataObject = {
     _type: 'VirtualDiskRawDiskMappingVer1BackingInfo',

@@ -5,6 +5,7 @@ import type { CreatedObject, OwnedObjectRef, PlannedStep, Provider, ProviderCont
 import { VsphereClient, type MoRef } from './client.ts';
 import type { VsphereTargetConfig } from './config.ts';
 import { provisionedFormat, splitDatastorePath, type DiskFormat, type RdmCompatibility } from './disks.ts';
+import { CONTROLLER_KINDS, CONTROLLER_TYPES, pickController, type ControllerKind } from './controllers.ts';
 import { isFault, isNotFoundHere } from './fault.ts';
 import { isTransient } from './retrying.ts';
 import type { VirtualDevice } from './types.ts';
@@ -27,6 +28,13 @@ function int(args: Record<string, unknown>, key: string, step: string): number {
   const v = args[key];
   if (typeof v !== 'number' || !Number.isFinite(v)) throw new InvalidArgument(`vsphere step ${step}: argument ${key} must be a number`, { name: key, value: String(v) });
   return v;
+}
+
+function controllerKind(v: unknown, step: string): ControllerKind {
+  if (typeof v !== 'string' || !(CONTROLLER_KINDS as string[]).includes(v)) {
+    throw new InvalidArgument(`vsphere step ${step}: argument controller must be one of ${CONTROLLER_KINDS.join(', ')}`, { name: 'controller', value: String(v) });
+  }
+  return v as ControllerKind;
 }
 
 function optInt(args: Record<string, unknown>, key: string): number | undefined {
@@ -145,11 +153,21 @@ export function createVsphereProvider(target: VsphereTargetConfig, opts: Vsphere
         return { kind: 'datastore', name, provider: 'vsphere', id: ds.value, data: { datastore: name, host: a.host, type: 'nfs' } };
       }
       case 'ReconfigVM_Task': {
+        if (step.creates?.kind === 'controller') return applyController(step, ctx);
         const v = await vm(str(a, 'vm', step.step));
         const fileName = str(a, 'fileName', step.step);
         const datastore = str(a, 'datastore', step.step);
         const owned = step.creates?.name ?? fileName.replace(/\.vmdk$/, '');
-        const controllerKey = optInt(a, 'controllerKey');
+        let controllerKey = optInt(a, 'controllerKey');
+        if (controllerKey === undefined && typeof a.controller === 'string') {
+          // disk.controller: the controller of that type with a free unit (the controller step
+          // made sure there is one)
+          const kind = controllerKind(a.controller, step.step);
+          const { devices, hw } = await c.vmHardware(v);
+          const ctl = pickController(devices, kind, hw);
+          if (!ctl) throw new InvalidArgument(`VM ${String(a.vm)} has no ${CONTROLLER_TYPES[kind]} with a free unit for disk.controller ${kind}`, { name: 'disk.controller', value: kind });
+          controllerKey = ctl.key;
+        }
         const unitNumber = optInt(a, 'unitNumber');
         const placement = { ...(controllerKey !== undefined ? { controllerKey } : {}), ...(unitNumber !== undefined ? { unitNumber } : {}), beforeSend: () => ctx.sent({ vm: a.vm, fileName: `[${datastore}] ${fileName}` }) };
         const disk =
@@ -196,8 +214,42 @@ export function createVsphereProvider(target: VsphereTargetConfig, opts: Vsphere
     }
   }
 
+  /**
+   * disk.controller: nothing is created when the VM already has a controller of that type with a
+   * free unit; otherwise one is added on the lowest free bus, recorded (vm, type, bus) before the
+   * call goes out and by key after it.
+   */
+  async function applyController(step: PlannedStep, ctx: ProviderContext): Promise<CreatedObject | null> {
+    const a = step.arguments;
+    const c = await client();
+    const vmName = str(a, 'vm', step.step);
+    const kind = controllerKind(a.controller, step.step);
+    const v = await vm(vmName);
+    const { devices, hw } = await c.vmHardware(v);
+    const existing = pickController(devices, kind, hw);
+    if (existing) {
+      ctx.log(`${vmName} has a ${CONTROLLER_TYPES[kind]} on bus ${String(existing.busNumber)} with a free unit; adding none`);
+      return null;
+    }
+    const type = CONTROLLER_TYPES[kind];
+    const added = await c.addController(v, kind, (busNumber) => ctx.sent({ vm: vmName, controller: kind, type, busNumber }));
+    ctx.log(`added ${type} to ${vmName} on bus ${added.busNumber} (key ${added.key})`);
+    return { kind: 'controller', name: step.creates!.name, provider: 'vsphere', id: String(added.key), data: { vm: vmName, controller: kind, type, busNumber: added.busNumber } };
+  }
+
   async function destroy(obj: DestroyRef, ctx: ProviderContext): Promise<'removed' | 'absent'> {
     const c = await client();
+    if (obj.kind === 'controller') {
+      // A controller has no name: ours is the one with the recorded type and bus number (and key,
+      // once one came back), and it is removed only when empty (controllers.ts removeController).
+      const d = obj.data;
+      if (typeof d.vm !== 'string' || typeof d.type !== 'string' || typeof d.busNumber !== 'number') {
+        throw new InvalidArgument(`the ledger records no VM, type and bus number for controller ${obj.name}; refusing to guess one`, { name: 'controller', value: obj.name });
+      }
+      const key = obj.id !== null && /^-?\d+$/.test(obj.id) ? Number(obj.id) : undefined;
+      ctx.log(`removing ${d.type} on bus ${d.busNumber} of ${d.vm}`);
+      return c.removeController(await vm(d.vm), { type: d.type, busNumber: d.busNumber, ...(key !== undefined ? { key } : {}) });
+    }
     if (obj.kind === 'datastore') {
       // recorded host only; the datastore itself is found by its owned name (ownedDatastore)
       const hostName = typeof obj.data.host === 'string' ? obj.data.host : undefined;

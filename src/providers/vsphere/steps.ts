@@ -5,7 +5,7 @@ import { InvalidArgument } from '../../errors.ts';
 import type { Axes } from '../../results/record.ts';
 import type { PlannedStep } from '../../contract/provider.ts';
 import { checkVmfsBlockSize, isVmfsKind } from '../vmfs-block-size.ts';
-import { VSPHERE_BLOCK_SIZES_KB, VSPHERE_BLOCK_SIZES_MB, VSPHERE_DATASTORE_KINDS, VSPHERE_DISK_FORMATS } from './axes.ts';
+import { VSPHERE_BLOCK_SIZES_KB, VSPHERE_BLOCK_SIZES_MB, VSPHERE_CONTROLLERS, VSPHERE_DATASTORE_KINDS, VSPHERE_DISK_FORMATS } from './axes.ts';
 import type { VsphereStepTarget } from './config.ts';
 
 export type DatastoreKind = (typeof VSPHERE_DATASTORE_KINDS)[number];
@@ -41,6 +41,7 @@ function need<T>(value: T | undefined, key: string, why: string): T {
 export function planVsphereSteps(axes: Axes, target: VsphereStepTarget, names: { prefix: string }): PlannedStep[] {
   const kind = oneOf(axes, 'datastore.kind', VSPHERE_DATASTORE_KINDS, target.datastore ? 'existing' : undefined);
   const format = oneOf(axes, 'disk.format', VSPHERE_DISK_FORMATS);
+  const controller = axes['disk.controller'] === undefined ? undefined : oneOf(axes, 'disk.controller', VSPHERE_CONTROLLERS);
   const blockSizeMb = num(axes, 'datastore.blockSizeMb', VSPHERE_BLOCK_SIZES_MB);
   const blockSizeKb = num(axes, 'datastore.blockSizeKb', VSPHERE_BLOCK_SIZES_KB);
   if (blockSizeMb !== undefined && blockSizeKb !== undefined) bad('datastore.blockSizeKb', axes['datastore.blockSizeKb'], 'no value when datastore.blockSizeMb is set');
@@ -90,6 +91,19 @@ export function planVsphereSteps(axes: Axes, target: VsphereStepTarget, names: {
     });
   }
 
+  if (controller !== undefined) {
+    // The disk goes on a controller of this type: one the VM has with a free unit, else one this
+    // step adds (and teardown removes). controllers.ts has the limits a host enforces.
+    steps.push({
+      step: 'controller',
+      provider: 'vsphere',
+      operation: 'ReconfigVM_Task',
+      arguments: { host: target.host, vm: target.vm, datacenter: target.datacenter, deviceChange: 'add', device: 'controller', controller },
+      destructive: false,
+      creates: { kind: 'controller', name: `${names.prefix}-ctl` },
+    });
+  }
+
   if (format === 'rdm-physical' || format === 'rdm-virtual') {
     const device = need(target.rdmDevice, 'rdmDevice', `for disk.format ${format}`);
     if (kind === 'nfs') bad('disk.format', format, 'a flat disk format with datastore.kind nfs (RDM mapping files need VMFS)');
@@ -109,6 +123,7 @@ export function planVsphereSteps(axes: Axes, target: VsphereStepTarget, names: {
         compatibilityMode: format === 'rdm-physical' ? 'physicalMode' : 'virtualMode',
         datastore,
         fileName: `${name}.vmdk`,
+        controller,
       },
       // The benchmark overwrites whatever the LUN holds.
       destructive: true,
@@ -134,6 +149,7 @@ export function planVsphereSteps(axes: Axes, target: VsphereStepTarget, names: {
         fileName: `${name}.vmdk`,
         sizeGb,
         sizeBytes: Math.round(sizeGb * 1024 ** 3),
+        controller,
       },
       destructive: false,
       creates: { kind: 'disk', name },

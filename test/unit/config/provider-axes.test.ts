@@ -31,20 +31,26 @@ function planWithoutValidate(pbName: string) {
   return buildPlan(pb, pb.target, { runId: 'r1', provider: target.provider, planSteps: stepPlannerOf(target) });
 }
 
-const VSPHERE_AXES = 'vsphere targets take datastore.kind, datastore.blockSizeMb, datastore.blockSizeKb, disk.format, disk.sizeGb, workload.profile';
+const VSPHERE_AXES = 'vsphere targets take datastore.kind, datastore.blockSizeMb, datastore.blockSizeKb, disk.format, disk.controller, disk.sizeGb, workload.profile';
 const HYPERV_AXES = 'hyperv targets take volume.sizeGb, disk.format, disk.sizeGb, disk.blockSizeBytes, disk.logicalSectorBytes, disk.physicalSectorBytes, workload.profile';
 const VMFS_RULE = 'VMFS3: 1, 2, 4 or 8 MiB; VMFS5: 1 MiB; VMFS6: 1 MiB, or 64 KiB as datastore.blockSizeKb';
 const REPEAT = 'each of its values would repeat the same permutation';
 
 describe('an axis the target\'s provider does not read', () => {
-  it('disk.controller on vSphere: refused (no provider declares it yet), where the plan would send two identical ReconfigVM_Task calls', () => {
-    // what plan/run did with it: two permutations, byte-identical steps
+  it('disk.controller on vSphere: accepted, and each value plans a different controller (a different ReconfigVM_Task)', () => {
     const plan = planWithoutValidate('pb-controller-vsphere.yaml');
     expect(plan.permutations).toHaveLength(2);
     const stepsOf = (i: number) => JSON.stringify(plan.permutations[i]!.steps).replaceAll(plan.permutations[i]!.permutationId, '');
-    expect(stepsOf(0)).toBe(stepsOf(1));
-    expect(refused('pb-controller-vsphere.yaml')).toEqual([
-      `${f('pb-controller-vsphere.yaml')}:9:5: matrix.disk.controller: target "vc" (vsphere) does not use disk.controller: ${VSPHERE_AXES}; ${REPEAT} (no provider uses disk.controller yet)`,
+    expect(stepsOf(0)).not.toBe(stepsOf(1));
+    expect(plan.permutations.map((p) => p.steps.find((s) => s.step === 'controller')?.arguments.controller)).toEqual(['pvscsi', 'lsilogic']);
+    expect(plan.permutations.map((p) => p.steps.find((s) => s.step === 'disk')?.arguments.controller)).toEqual(['pvscsi', 'lsilogic']);
+    expect(() => checkPlaybookAgainst(loadPlaybook(f('pb-controller-vsphere.yaml')), inventory())).not.toThrow();
+  });
+
+  it('disk.controller on the ESXi shell: refused (vim-cmd can neither add a controller nor choose its type)', () => {
+    const ESXI_AXES = 'esxi-shell targets take datastore.kind, datastore.blockSizeMb, disk.format, disk.sizeGb, workload.profile';
+    expect(refused('pb-controller-esxi.yaml')).toEqual([
+      `${f('pb-controller-esxi.yaml')}:9:5: matrix.disk.controller: target "esx" (esxi-shell) does not use disk.controller: ${ESXI_AXES}; ${REPEAT}`,
     ]);
   });
 

@@ -1,10 +1,147 @@
 package main
 
 import (
+	"reflect"
+	"strconv"
+	"strings"
+
 	"github.com/vmware/govmomi/simulator"
 	"github.com/vmware/govmomi/vim25/types"
 )
 
+// Storage controller and unit-number rules a real host enforces on ReconfigVM_Task, which vcsim
+// 0.24 does not (it accepts unit 7 on SCSI and any bus number):
+//
+//   - "You can add up to four SCSI controllers, four SATA controllers and four NVMe controllers to a
+//     virtual machine"; SCSI nodes z:0–z:15, the controller itself on z:7; with hardware version 14
+//     a PVSCSI controller supports 64 targets; NVMe needs hardware version 13 (ESXi 6.5) and takes
+//     15 namespaces (0–14) per controller [VMware vSphere 6.5/6.7/8.0 Virtual Machine Administration:
+//     "SCSI, SATA, and NVMe Storage Controller Conditions, Limitations, and Compatibility" and "Add an
+//     NVMe Controller"; community.vmware plugins/modules/vmware_guest_disk.py `unit_number`].
+//   - A device the VM's hardware version does not support: DeviceUnsupportedForVmVersion
+//     {currentVersion, expectedVersion} (vSphere API reference, fault of ReconfigVM_Task).
+//   - Anything else about a device spec the host cannot honour: InvalidDeviceSpec{deviceIndex}
+//     (vSphere API reference: "InvalidDeviceSpec: if the device configuration is invalid"); the
+//     exact fault a host gives for unit 7 or a fifth controller is not documented.
+
+var scsiTypes = map[string]bool{
+	"ParaVirtualSCSIController":    true,
+	"VirtualLsiLogicController":    true,
+	"VirtualLsiLogicSASController": true,
+	"VirtualBusLogicController":    true,
+	"VirtualSCSIController":        true,
+}
+
+// deviceType is the vim25 type name of a device, e.g. ParaVirtualSCSIController.
+func deviceType(d types.BaseVirtualDevice) string {
+	t := reflect.TypeOf(d)
+	if t.Kind() == reflect.Ptr {
+		t = t.Elem()
+	}
+	return t.Name()
+}
+
+// controllerClass groups controllers that share bus numbering and the four-per-VM limit.
+func controllerClass(t string) string {
+	switch {
+	case scsiTypes[t]:
+		return "scsi"
+	case t == "VirtualNVMEController":
+		return "nvme"
+	case t == "VirtualAHCIController" || t == "VirtualSATAController":
+		return "sata"
+	}
+	return ""
+}
+
+func vmHardwareVersion(vm *simulator.VirtualMachine) int {
+	v, err := strconv.Atoi(strings.TrimPrefix(vm.Config.Version, "vmx-"))
+	if err != nil {
+		return 0
+	}
+	return v
+}
+
+// unitLimit: units [0, end) a disk may take on a controller of type t, and the reserved one (-1: none).
+func unitLimit(t string, c types.BaseVirtualDevice, hw int) (int32, int32) {
+	switch {
+	case scsiTypes[t]:
+		reserved := int32(7)
+		if s, ok := c.(types.BaseVirtualSCSIController); ok && s.GetVirtualSCSIController().ScsiCtlrUnitNumber != 0 {
+			reserved = s.GetVirtualSCSIController().ScsiCtlrUnitNumber
+		}
+		if t == "ParaVirtualSCSIController" && hw >= 14 {
+			return 64, reserved
+		}
+		return 16, reserved
+	case t == "VirtualNVMEController":
+		return 15, -1
+	case t == "VirtualAHCIController" || t == "VirtualSATAController":
+		return 30, -1
+	case t == "VirtualIDEController":
+		return 2, -1
+	}
+	return 16, -1
+}
+
 func controllerRules(vm *simulator.VirtualMachine, req *types.ReconfigVM_Task) (bool, types.BaseMethodFault) {
+	hw := vmHardwareVersion(vm)
+	devices := append([]types.BaseVirtualDevice{}, vm.Config.Hardware.Device...)
+	for i, ch := range req.Spec.DeviceChange {
+		spec := ch.GetVirtualDeviceConfigSpec()
+		invalid := &types.InvalidDeviceSpec{DeviceIndex: int32(i)}
+		if spec.Operation != types.VirtualDeviceConfigSpecOperationAdd {
+			continue
+		}
+		t := deviceType(spec.Device)
+		if class := controllerClass(t); class != "" {
+			if class == "nvme" && hw < 13 {
+				return false, &types.DeviceUnsupportedForVmVersion{
+					InvalidDeviceSpec: *invalid,
+					CurrentVersion:    vm.Config.Version,
+					ExpectedVersion:   "vmx-13",
+				}
+			}
+			bus := spec.Device.(types.BaseVirtualController).GetVirtualController().BusNumber
+			if bus < 0 || bus > 3 {
+				return false, invalid
+			}
+			n := 0
+			for _, d := range devices {
+				if controllerClass(deviceType(d)) != class {
+					continue
+				}
+				n++
+				if d.(types.BaseVirtualController).GetVirtualController().BusNumber == bus {
+					return false, invalid
+				}
+			}
+			if n >= 4 {
+				return false, invalid
+			}
+			devices = append(devices, spec.Device)
+			continue
+		}
+		if _, isDisk := spec.Device.(*types.VirtualDisk); !isDisk {
+			continue
+		}
+		d := spec.Device.GetVirtualDevice()
+		if d.UnitNumber == nil {
+			continue // vcsim answers that itself (InvalidDeviceSpec for a created disk)
+		}
+		var ctl types.BaseVirtualDevice
+		for _, c := range devices {
+			if c.GetVirtualDevice().Key == d.ControllerKey {
+				ctl = c
+			}
+		}
+		if ctl == nil {
+			return false, invalid
+		}
+		end, reserved := unitLimit(deviceType(ctl), ctl, hw)
+		if *d.UnitNumber < 0 || *d.UnitNumber >= end || *d.UnitNumber == reserved {
+			return false, invalid
+		}
+	}
 	return false, nil
 }
