@@ -11,7 +11,7 @@
 // BusLogic is accepted by the API at any hardware version; 64-bit guests have no driver for it.
 import { InvalidArgument } from '../../errors.ts';
 import type { Ctx } from './datastores.ts';
-import { VsphereFault } from './fault.ts';
+import { VsphereClientError } from './fault.ts';
 import { reconfigVMTask } from './methods.ts';
 import { readProps } from './property.ts';
 import type { MoRef } from './soap.ts';
@@ -109,7 +109,7 @@ export async function addController(ctx: Ctx, vm: MoRef, kind: ControllerKind, b
   await waitForTask(ctx.rt, ctx.sc, task);
   const added = (await vmHardware(ctx, vm)).devices.find((d) => d._type === type && d.busNumber === bus);
   if (!added) {
-    throw new VsphereFault('NotFound', `reconfigure of ${vm.value} succeeded but no ${type} appeared on bus ${bus}`, { method: 'ReconfigVM_Task', host: ctx.endpoint, detail: {} });
+    throw new VsphereClientError('not-found', `reconfigure of ${vm.value} succeeded but no ${type} appeared on bus ${bus}`, { method: 'ReconfigVM_Task', host: ctx.endpoint });
   }
   return { key: added.key, busNumber: bus, type };
 }
