@@ -86,7 +86,7 @@ export async function executeRun(opts: ExecuteOptions): Promise<RunSummary> {
   const total = plan.permutations.length;
 
   /** One target's permutations in plan order, one at a time: one operation at a time per VM. */
-  const runGroup = async ({ perms, endpoints, guest, dropGuest }: Group): Promise<void> => {
+  const runGroup = async ({ perms, endpoints, guest, dropGuest, toolMayRun }: Group): Promise<void> => {
     const last = perms[perms.length - 1];
     try {
       for (const perm of perms) {
@@ -100,7 +100,9 @@ export async function executeRun(opts: ExecuteOptions): Promise<RunSummary> {
           summary.pending++;
           continue;
         }
-        const c = { ...opts, ...endpoints, emit, guest, dropGuest, keepObjects: Boolean(opts.keep && perm === last), resumed: row?.status === 'running' || row?.status === 'failed' };
+        const resumed = row?.status === 'running' || row?.status === 'failed';
+        // a tool the interrupted run left may still write to a resumed permutation's disk
+        const c: PermContext = { ...opts, ...endpoints, emit, guest, dropGuest, keepObjects: Boolean(opts.keep && perm === last), resumed, toolMayRun: resumed ? toolMayRun : undefined };
         const outcome = await runPermutation(perm, c);
         const ok = outcome === true;
         if (typeof outcome === 'object') {
@@ -170,6 +172,8 @@ interface Group {
   endpoints: TargetEndpoints;
   guest: () => Promise<CommandRunner>;
   dropGuest: () => Promise<void>;
+  /** set when the leftovers of an interrupted run could not be confirmed stopped: why */
+  toolMayRun?: string;
 }
 
 function newGroup(perms: PermutationPlan[], endpoints: TargetEndpoints): Group {
@@ -211,7 +215,11 @@ async function stopLeftovers(g: Group, statuses: Map<string, { status: string }>
   }
   const failed = outcome.outcome === 'still-running' || outcome.outcome === 'unknown';
   record(() => c.store.appendJournal(perm.permutationId, 'workload leftovers', failed ? 'stop-failed' : outcome.outcome === 'stopped' ? 'stopped' : 'none', outcome));
-  if (failed) c.emit({ type: 'message', level: 'error', text: `could not confirm that no ${tool} of this run is left running on ${target}${outcome.detail ? `: ${outcome.detail}` : ''}${outcome.pids?.length ? ` (pids ${outcome.pids.join(', ')})` : ''}; going on` });
+  if (failed) {
+    const why = `could not confirm that no ${tool} of this run is left running on ${target}${outcome.detail ? `: ${outcome.detail}` : ''}${outcome.pids?.length ? ` (pids ${outcome.pids.join(', ')})` : ''}`;
+    g.toolMayRun = why;
+    c.emit({ type: 'message', level: 'error', text: `${why}; the interrupted permutations are neither torn down nor redone (their disks may still be written to)` });
+  }
   else if (outcome.outcome === 'stopped') c.emit({ type: 'message', level: 'warn', text: `stopped ${tool} left running by the interrupted run on ${target} (pids ${outcome.pids?.join(', ') ?? '?'}, SIG${outcome.signal})` });
 }
 
@@ -221,6 +229,12 @@ interface PermContext extends ExecuteOptions {
   dropGuest: () => Promise<void>;
   keepObjects: boolean;
   resumed: boolean;
+  /**
+   * Why our tool may still be running on this permutation's disk (a stop that could not be
+   * confirmed): then nothing of it is torn down — a disk is never detached or deleted under a
+   * writer — and its ledger rows stay open with that reason for `storsweep cleanup`.
+   */
+  toolMayRun?: string | undefined;
 }
 
 async function runPermutation(perm: PermutationPlan, c: PermContext): Promise<boolean | { fatal: string }> {
@@ -237,6 +251,14 @@ async function runPermutation(perm: PermutationPlan, c: PermContext): Promise<bo
     },
   };
   c.emit({ type: 'permutation-start', index: perm.index, total: plan.permutations.length, permutationId: perm.permutationId, axes: perm.axes, estimateSec: perm.estimateSec });
+  if (c.resumed && c.toolMayRun) {
+    // Its tool may still run on its disk: leave everything in place; cleanup retries the stop first.
+    await teardown(perm, c, ctx);
+    const reason = `not redone: ${c.toolMayRun}`;
+    record(() => store.markFinished(perm.permutationId, 'failed', reason));
+    c.emit({ type: 'permutation-end', permutationId: perm.permutationId, status: 'failed', reason });
+    return false;
+  }
   if (c.resumed) {
     // A half-done permutation: remove what it left behind, forget its partial results, redo it.
     await teardown(perm, c, ctx);
@@ -367,6 +389,18 @@ async function teardown(perm: PermutationPlan, c: PermContext, ctx: ProviderCont
   if (!live.length) return;
   const provider = c.provider;
   if (!provider) return;
+  if (c.toolMayRun) {
+    // Never detach or delete a disk our tool may still be writing to: keep every row open with the
+    // reason; `storsweep cleanup` stops the run's leftover tools first and removes them after.
+    const reason = `left in place: ${c.toolMayRun}; once it has ended, run \`storsweep cleanup\` (it stops the run's leftover tools first)`;
+    for (const obj of live) {
+      if (obj.state === 'intent') continue; // never sent: nothing can exist, cleanup decides by owned name
+      record(() => c.store.ledgerState(obj, 'remove-failed', reason));
+      record(() => c.store.appendJournal(perm.permutationId, `${obj.kind}:${obj.name}`, 'teardown-held', { reason: c.toolMayRun }));
+    }
+    c.emit({ type: 'message', level: 'error', text: `${perm.permutationId}: ${reason}` });
+    return;
+  }
   // The same routine as `storsweep cleanup` (teardown.ts): same retries, deadline and journal. It
   // runs even when the sweep was interrupted (its own signal).
   for (const obj of live) {
@@ -416,7 +450,10 @@ async function runWorkload(perm: PermutationPlan, c: PermContext): Promise<void>
       const recordStop = (stop: GroupStop, target: string) => {
         record(() => c.store.appendJournal(perm.permutationId, `workload ${test.id}`, stop.outcome === 'still-running' || stop.outcome === 'unknown' ? 'stop-failed' : 'stopped', stop));
         const where = `${c.workload.tool}${stop.pids?.length ? ` (pids ${stop.pids.join(', ')})` : ''} on ${target}`;
-        if (stop.outcome === 'still-running' || stop.outcome === 'unknown') c.emit({ type: 'message', level: 'error', text: `could not confirm that ${where} ended${stop.detail ? `: ${stop.detail}` : ''}; teardown goes on` });
+        if (stop.outcome === 'still-running' || stop.outcome === 'unknown') {
+          c.toolMayRun ??= `could not confirm that ${where} ended${stop.detail ? `: ${stop.detail}` : ''}`;
+          c.emit({ type: 'message', level: 'error', text: `could not confirm that ${where} ended${stop.detail ? `: ${stop.detail}` : ''}; its disk is left in place (not torn down under a writer)` });
+        }
         else c.emit({ type: 'message', level: 'info', text: stop.outcome === 'stopped' ? `stopped ${where} with SIG${stop.signal}` : `${where} had already ended` });
       };
       // A test whose connection was lost may still run on the guest: stop it through the next

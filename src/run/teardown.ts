@@ -132,21 +132,40 @@ export async function tearDownRow(
 /**
  * `storsweep cleanup`: every object the run left behind, newest first, through the rule above and
  * the same routine as a run's teardown. Returns how many could not be removed. `say` receives one
- * line per object, after the provider's notes about it (indented) and one per retried attempt.
+ * line per object, after the provider's notes about it (indented; only when it was not simply
+ * removed — all are in the journal) and one per retried attempt. `heldBack` names why a
+ * permutation's objects must stay (its tool may still be running on them): those rows stay open.
  */
-export async function cleanupLedger(store: ResultStore, providerFor: (permutationId: string) => Promise<Provider | null>, say: (line: string) => void, policy: TeardownPolicy = {}): Promise<number> {
+export async function cleanupLedger(
+  store: ResultStore,
+  providerFor: (permutationId: string) => Promise<Provider | null>,
+  say: (line: string) => void,
+  policy: TeardownPolicy = {},
+  heldBack: (permutationId: string) => string | undefined = () => undefined,
+): Promise<number> {
   const runId = store.meta().runId;
   let failed = 0;
   for (const obj of store.leftovers().reverse()) {
+    // a disk our tool may still be writing to is not detached or deleted under it
+    const held = heldBack(obj.permutationId);
+    if (held) {
+      failed++;
+      if (wasSent(obj)) record(() => store.ledgerState(obj, 'remove-failed', `left in place: ${held}; run cleanup again once it has ended`));
+      say(`left in place: ${obj.kind} ${obj.name}: ${held}`);
+      continue;
+    }
     const provider = await providerFor(obj.permutationId);
     if (!provider) continue;
+    // what the provider says while it decides (a drive "left alone because …") is journaled, and
+    // shown under the object unless it was simply removed
+    const notes: string[] = [];
     const r = await tearDownRow(store, provider, obj, { runId, permutationId: obj.permutationId, axes: {} }, {
       ...policy,
       prefix: 'cleanup-',
-      // what the provider says while it decides (a drive "left alone because …") goes under the object
-      onNote: (text) => say(`  ${obj.kind} ${obj.name}: ${text}`),
+      onNote: (text) => notes.push(`  ${obj.kind} ${obj.name}: ${text}`),
       onRetry: (err, n) => say(`retrying removal of ${obj.kind} ${obj.name} (attempt ${n + 1}): ${redact(errorMessage(err))}`),
     });
+    if (!('outcome' in r && r.outcome === 'removed')) notes.forEach((n) => say(n));
     if ('failed' in r) {
       failed++;
       say(`could not remove ${obj.kind} ${obj.name}: ${r.failed}`);

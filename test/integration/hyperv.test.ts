@@ -13,10 +13,13 @@ import { planHypervSteps } from '../../src/providers/hyperv/plan.ts';
 import { setDiskOfflineCall } from '../../src/providers/hyperv/passthrough.ts';
 import { runCalls } from '../../src/providers/hyperv/powershell.ts';
 import { createHypervProvider, runGuestDiskspd } from '../../src/providers/hyperv/provider.ts';
-import type { CreatedObject, ProviderContext } from '../../src/contract/provider.ts';
+import type { CreatedObject, ProviderContext, WorkloadEndpoint } from '../../src/contract/provider.ts';
 import { cleanupLedger } from '../../src/run/teardown.ts';
 import { connectSsh } from '../../src/ssh/ssh-runner.ts';
-import { executeSteps } from './helpers/executor-run.ts';
+import { executeSteps, onePermutationPlan } from './helpers/executor-run.ts';
+import { ResultStore, type RunMeta } from '../../src/results/store.ts';
+import { executeRun } from '../../src/run/executor.ts';
+import type { GroupStop } from '../../src/ssh/process-group.ts';
 import { parseDiskspdXml } from '../../src/workloads/diskspd.ts';
 import { makeTest } from '../../src/workloads/profiles.ts';
 import type { WorkloadProfile } from '../../src/workloads/spec.ts';
@@ -256,9 +259,9 @@ describe('hyperv cleanup: a pass-through disk comes back online only when it is 
 
   it('another VM now holds the disk as pass-through: it stays offline, the row stays open with the reason, and a later cleanup brings it back once it is free', async () => {
     const { store, provider } = await keptRun('r11');
-    // after the run, someone detached our drive and gave the (still offline) disk to another VM
+    // after the run, someone put a drive of their own at SCSI 0:1 and gave the (still offline) disk to another VM
     editHost((st) => {
-      delete st.vms['bench-vm']!.drives['SCSI:0:1'];
+      st.vms['bench-vm']!.drives['SCSI:0:1'] = { Path: 'E:\\bench\\users.vhdx' };
       st.vms['other-vm']!.drives['SCSI:0:0'] = { DiskNumber: 2, Path: 'Disk 2 500 GB Bus 0 Lun 0 Target 2' };
     });
     // the stand-in is as strict as the host: Set-Disk cannot bring a disk a VM holds online
@@ -269,10 +272,11 @@ describe('hyperv cleanup: a pass-through disk comes back online only when it is 
     const before = (await readPsLog(stateDir)).length;
     const said: string[] = [];
     expect(await cleanupLedger(store, async () => provider, (l) => said.push(l))).toBe(1);
-    expect(said).toEqual(['already gone: disk-attachment ss-r11-p1-attach', expect.stringMatching(/^could not remove disk-offline ss-r11-p1-offline: hv-standin: left alone: disk 2 \(serial S4EWNX0R123456, unique id 6002248000000000000000000000A002\) is held as a pass-through disk by other-vm SCSI 0:0; not brought online/)]);
+    expect(said).toEqual(['  disk-attachment ss-r11-p1-attach: bench-vm SCSI 0:1 holds a drive this run did not attach; left alone', 'already gone: disk-attachment ss-r11-p1-attach', expect.stringMatching(/^could not remove disk-offline ss-r11-p1-offline: hv-standin: left alone: disk 2 \(serial S4EWNX0R123456, unique id 6002248000000000000000000000A002\) is held as a pass-through disk by other-vm SCSI 0:0; not brought online/)]);
     let host = await readHypervState(stateDir);
     expect(host.disks.find((d) => d.Number === 2)!.IsOffline).toBe(true);
     expect(host.vms['other-vm']!.drives).toEqual({ 'SCSI:0:0': { DiskNumber: 2, Path: 'Disk 2 500 GB Bus 0 Lun 0 Target 2' } });
+    expect(host.vms['bench-vm']!.drives['SCSI:0:1']).toEqual({ Path: 'E:\\bench\\users.vhdx' });
     expect(await onlineCalls(before)).toEqual([]);
     expect(store.ledgerRow('disk-offline', 'ss-r11-p1-offline')).toMatchObject({ state: 'remove-failed', error: expect.stringMatching(/held as a pass-through disk by other-vm/) });
 
@@ -302,19 +306,17 @@ describe('hyperv cleanup: a pass-through disk comes back online only when it is 
     });
     const said: string[] = [];
     expect(await cleanupLedger(store, async () => provider, (l) => said.push(l))).toBe(0);
-    expect(said).toEqual([
-      '  disk-attachment ss-r12-p1-attach: bench-vm SCSI 0:1: the disk this run attached as disk 2 is disk 5 now (same serial S4EWNX0R123456, unique id 6002248000000000000000000000A002)',
-      'removed: disk-attachment ss-r12-p1-attach',
-      '  disk-offline ss-r12-p1-offline: the disk this run took offline as disk 2 is disk 5 now (same serial S4EWNX0R123456, unique id 6002248000000000000000000000A002)',
-      'removed: disk-offline ss-r12-p1-offline',
-    ]);
+    expect(said).toEqual(['removed: disk-attachment ss-r12-p1-attach', 'removed: disk-offline ss-r12-p1-offline']);
     const host = await readHypervState(stateDir);
     expect(host.disks.map((d) => [d.Number, d.IsOffline])).toEqual([[0, false], [5, false], [2, true]]);
     expect(host.vms['bench-vm']!.drives).toEqual({ 'SCSI:0:0': { Path: 'C:\\VMs\\bench-vm\\os.vhdx' } });
     expect(host.vms['other-vm']!.drives).toEqual({ 'SCSI:0:0': { DiskNumber: 2, Path: 'Disk 2 500 GB Bus 0 Lun 0 Target 2' } });
     expect((await onlineCalls()).map((c) => c.params.Number)).toEqual([5]);
-    // the notes are in the journal too
-    expect(store.journal().filter((j) => j.event === 'cleanup-note').map((j) => j.step)).toEqual(['disk-attachment:ss-r12-p1-attach', 'disk-offline:ss-r12-p1-offline']);
+    // how each was found is in the journal
+    expect(store.journal().filter((j) => j.event === 'cleanup-note').map((j) => [j.step, (j.detail as { message: string }).message])).toEqual([
+      ['disk-attachment:ss-r12-p1-attach', 'bench-vm SCSI 0:1: the disk this run attached as disk 2 is disk 5 now (same serial S4EWNX0R123456, unique id 6002248000000000000000000000A002)'],
+      ['disk-offline:ss-r12-p1-offline', 'the disk this run took offline as disk 2 is disk 5 now (same serial S4EWNX0R123456, unique id 6002248000000000000000000000A002)'],
+    ]);
     store.close();
     await provider.close();
   });
@@ -340,6 +342,75 @@ describe('hyperv cleanup: a pass-through disk comes back online only when it is 
     expect(await onlineCalls()).toEqual([]);
     const calls = (await readPsLog(stateDir)).flatMap((l) => l.data.calls ?? []).map((c) => c.cmdlet);
     expect(calls).not.toContain('Remove-VMHardDiskDrive');
+    store.close();
+    await provider.close();
+  });
+});
+
+// A disk is never detached or deleted while our tool may still write to it (a stop that could not
+// be confirmed): the objects stay, the rows stay open with the reason, and a resume neither tears
+// them down nor redoes the permutation until the tool is confirmed gone.
+describe('teardown waits for the tool: an unconfirmed stop leaves the disk in place', () => {
+  const vhdx = 'D:\\bench\\ss-r14-p1-disk.vhdx';
+  const stillRunning: GroupStop = { pgid: 4242, outcome: 'still-running', signal: 'KILL', pids: [4243], detail: 'still alive after SIGKILL' };
+  const endpoint = (opts: { stopOnTest?: GroupStop; leftovers?: GroupStop }): WorkloadEndpoint => ({
+    tool: 'diskspd',
+    connect: async () => ({ target: 'guest', run: async () => ({ command: '', exitCode: 0, stdout: '', stderr: '' }), close: async () => undefined }) as never,
+    runTest: async (_runner, _test, _profile, o) => {
+      // the test timed out; its stop could not confirm that the tool ended
+      if (opts.stopOnTest) o.onStopped?.(opts.stopOnTest);
+      throw new Error('diskspd timed out');
+    },
+    ...(opts.leftovers ? { stopLeftovers: async () => opts.leftovers! } : {}),
+  });
+  const hostHasOurs = async () => {
+    const host = await readHypervState(stateDir);
+    return { file: vhdx in host.files, attached: host.vms['bench-vm']!.drives['SCSI:0:1']?.Path === vhdx };
+  };
+
+  it('teardown holds, resume holds while the stop is unconfirmed, and goes ahead once it is confirmed', async () => {
+    await seedHypervState(stateDir);
+    const provider = createHypervProvider(target, await connect());
+    const steps = planHypervSteps({ 'volume.sizeGb': 100, 'disk.format': 'vhdx-dynamic', 'disk.sizeGb': 4 }, target, { base: 'ss-r14-p1' });
+    const plan = onePermutationPlan('r14', steps);
+    const profile = { ...plan.profiles.none!, tests: [makeTest('randwrite', 4096, 1, 1)] };
+    plan.profiles.none = profile;
+    const meta: RunMeta = { runId: 'r14', playbook: 'pb', playbookFile: '/pb.yaml', inventoryFile: '/inv.yaml', target: 't', startedAt: new Date().toISOString(), fingerprint: {}, insecureEndpoints: [] };
+    const store = ResultStore.create(path.join(dir, 'run-r14'), meta, plan);
+    const messages: string[] = [];
+    const run = (workload: WorkloadEndpoint) => executeRun({ store, plan, provider, workload, signal: new AbortController().signal, retry: { retries: 0 }, onEvent: (e) => void (e.type === 'message' && messages.push(e.text)) });
+
+    const first = await run(endpoint({ stopOnTest: stillRunning }));
+    expect(first.failed).toBe(1);
+    expect(await hostHasOurs()).toEqual({ file: true, attached: true });
+    let cmdlets = (await readPsLog(stateDir)).flatMap((l) => l.data.calls ?? []).map((c) => c.cmdlet);
+    expect(cmdlets).not.toContain('Remove-VMHardDiskDrive');
+    expect(cmdlets).not.toContain('Remove-Item');
+    expect(store.leftovers().map((r) => [r.kind, r.state])).toEqual([['vhdx', 'remove-failed'], ['disk-attachment', 'remove-failed']]);
+    expect(store.leftovers()[0]!.error).toMatch(/^left in place: could not confirm that diskspd \(pids 4243\) on guest ended: still alive after SIGKILL; once it has ended, run `storsweep cleanup`/);
+    expect(messages.some((m) => /its disk is left in place/.test(m))).toBe(true);
+
+    // resume: the leftover stop is still unconfirmed — not torn down, not redone (no second New-VHD)
+    const before = (await readPsLog(stateDir)).length;
+    const second = await run(endpoint({ leftovers: { pgid: null, outcome: 'unknown', detail: 'cannot read process environments here' } }));
+    expect(second.failed).toBe(1);
+    expect(await hostHasOurs()).toEqual({ file: true, attached: true });
+    expect((await readPsLog(stateDir)).slice(before)).toEqual([]);
+    expect(store.permutations()[0]!.reason).toMatch(/^not redone: could not confirm that no diskspd of this run is left running on guest: cannot read process environments/);
+
+    // cleanup while the tool may still run (its stop failed on that target): held back as well
+    const said: string[] = [];
+    expect(await cleanupLedger(store, async () => provider, (l) => said.push(l), {}, () => 'could not confirm that no diskspd of this run is left running on hv')).toBe(2);
+    expect(said).toEqual(['left in place: disk-attachment ss-r14-p1-attach: could not confirm that no diskspd of this run is left running on hv', 'left in place: vhdx ss-r14-p1-disk: could not confirm that no diskspd of this run is left running on hv']);
+    expect(await hostHasOurs()).toEqual({ file: true, attached: true });
+
+    // resume once the leftover is confirmed gone: the old objects are removed first, then it is redone
+    const third = await run(endpoint({ leftovers: { pgid: null, outcome: 'not-running' } }));
+    expect(third.failed).toBe(1); // the (fake) test fails again, with no stop this time: teardown goes ahead
+    expect(await hostHasOurs()).toEqual({ file: false, attached: false });
+    cmdlets = (await readPsLog(stateDir)).slice(before).flatMap((l) => l.data.calls ?? []).map((c) => c.cmdlet);
+    expect(cmdlets.filter((c) => c === 'New-VHD')).toHaveLength(1);
+    expect(store.leftovers()).toEqual([]);
     store.close();
     await provider.close();
   });

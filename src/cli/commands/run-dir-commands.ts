@@ -104,7 +104,7 @@ export function registerRunDirCommands(program: Command): void {
       }
       // A permutation left running (or failed) may have left its fio running on the guest: stop it
       // before anything of the run is removed (a disk deleted under it), and even when nothing is.
-      let toolsFailed = 0;
+      let toolsFailed = new Map<string, string>();
       if (!o.dryRun && store.permutations().some((p) => p.status === 'running' || p.status === 'failed')) {
         try {
           toolsFailed = await stopLeftoverTools(store, o.inventory);
@@ -119,7 +119,7 @@ export function registerRunDirCommands(program: Command): void {
         terminal.stdout('nothing to clean up\n');
         store.close();
         lock?.release();
-        if (toolsFailed) process.exitCode = EXIT.failure;
+        if (toolsFailed.size) process.exitCode = EXIT.failure;
         return;
       }
       if (o.dryRun) {
@@ -151,26 +151,33 @@ export function registerRunDirCommands(program: Command): void {
       try {
         // the run's teardown policy: the same deadline per attempt (timeouts.stepSec) and retries
         const stepSec = meta.timeouts?.stepSec;
-        failed = await cleanupLedger(store, providerFor, (line) => terminal.stdout(`${line}\n`), stepSec !== undefined ? { timeoutMs: stepSec * 1000 } : {});
+        // Where a tool of the run may still be running, the disks of the permutations it may be
+        // writing to (those left running or failed) stay: nothing is detached or deleted under it.
+        const statusOf = new Map(store.permutations().map((p) => [p.permutationId, p.status]));
+        const heldBack = (permutationId: string): string | undefined => {
+          if (!['running', 'failed'].includes(statusOf.get(permutationId) ?? '')) return undefined;
+          return toolsFailed.get(targetOf.get(permutationId) ?? meta.target);
+        };
+        failed = await cleanupLedger(store, providerFor, (line) => terminal.stdout(`${line}\n`), stepSec !== undefined ? { timeoutMs: stepSec * 1000 } : {}, heldBack);
       } finally {
         for (const p of providers.values()) await (await p.catch(() => null))?.close().catch(() => undefined);
         store.close();
         lock?.release();
       }
-      process.exitCode = failed || toolsFailed ? EXIT.failure : EXIT.ok;
+      process.exitCode = failed || toolsFailed.size ? EXIT.failure : EXIT.ok;
     });
 }
 
 /**
  * Stops, on each of the run's targets, any tool process the run left running (found by the run's
  * token: ssh/process-group.ts). Prints one line per target where something was found or nothing
- * could be confirmed; returns how many targets still have one running.
+ * could be confirmed; returns, by target name, why one may still be running there (unreachable too).
  */
-async function stopLeftoverTools(store: ResultStore, inventoryFile: string | undefined): Promise<number> {
+async function stopLeftoverTools(store: ResultStore, inventoryFile: string | undefined): Promise<Map<string, string>> {
   const meta = store.meta();
   const inv = loadInventory(inventoryFile ?? meta.inventoryFile);
   const comps = composeTargets(meta.targets ?? [meta.target], inv, store.runDir);
-  let failed = 0;
+  const failed = new Map<string, string>();
   for (const [name, comp] of comps) {
     const stop = comp.workload.stopLeftovers?.bind(comp.workload);
     if (!stop) continue;
@@ -184,11 +191,14 @@ async function stopLeftoverTools(store: ResultStore, inventoryFile: string | und
         terminal.stdout(`stopped ${comp.workload.tool} left running on ${name} (pids ${r.pids?.join(', ') ?? '?'}, SIG${r.signal})\n`);
       } else if (r.outcome === 'still-running' || r.outcome === 'unknown') {
         record('stop-failed');
-        failed++;
-        terminal.stdout(`could not confirm that no ${comp.workload.tool} of this run is left running on ${name}${r.detail ? `: ${r.detail}` : ''}${r.pids?.length ? ` (pids ${r.pids.join(', ')})` : ''}\n`);
+        const why = `could not confirm that no ${comp.workload.tool} of this run is left running on ${name}${r.detail ? `: ${r.detail}` : ''}${r.pids?.length ? ` (pids ${r.pids.join(', ')})` : ''}`;
+        failed.set(name, why);
+        terminal.stdout(`${why}\n`);
       } else record('none');
     } catch (err) {
-      terminal.stdout(`could not reach ${name} to look for a ${comp.workload.tool} left running: ${redact(errorMessage(err))}\n`);
+      const why = `could not reach ${name} to look for a ${comp.workload.tool} left running: ${redact(errorMessage(err))}`;
+      failed.set(name, why);
+      terminal.stdout(`${why}\n`);
     } finally {
       await runner?.close().catch(() => undefined);
     }
