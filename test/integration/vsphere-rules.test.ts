@@ -1,6 +1,7 @@
 // What a real vCenter/ESXi refuses or does differently, against the vcsim harness (which learned
 // the same rules), read back through pyvmomi, the harness call counter and the datastore's files.
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
+import https from 'node:https';
 import fs from 'node:fs/promises';
 import { execFile } from 'node:child_process';
 import os from 'node:os';
@@ -17,6 +18,7 @@ import { TaskFailed } from '../../src/providers/vsphere/fault.ts';
 import { reconfigVMTask } from '../../src/providers/vsphere/methods.ts';
 import { waitForTask } from '../../src/providers/vsphere/task.ts';
 import type { DataObject } from '../../src/providers/vsphere/types.ts';
+import { CLIENT_VIM_VERSIONS } from '../../src/providers/vsphere/soap.ts';
 import { vcenterYaml, vsphereTargetYaml } from '../../src/lab/vsphere-inventory.ts';
 import { runCli } from './helpers/cli.ts';
 import { readRun, runDirIn } from './helpers/vsphere-lab.ts';
@@ -368,5 +370,27 @@ describe('disk.controller: the disk on a controller of the named type', () => {
       for (const key of added) expect(await client.removeController(vm, { key, type: 'VirtualLsiLogicController', busNumber: (await client.vmHardware(vm)).devices.find((d) => d.key === key)!.busNumber! })).toBe('removed');
     }
     expect(await controllerTypes()).toEqual(['ParaVirtualSCSIController@0']);
+  });
+});
+
+describe('SOAP version', () => {
+  it('the harness lists its own vim25 version and only earlier ones; the client speaks the server’s version', async () => {
+    const xml = await new Promise<string>((resolve, reject) => {
+      const u = new URL(sim.url);
+      https
+        .get({ host: u.hostname, port: u.port, path: '/sdk/vimServiceVersions.xml', ca: readFileSync(sim.certFile), checkServerIdentity: () => undefined }, (res) => {
+          let body = '';
+          res.on('data', (c: Buffer) => (body += c.toString()));
+          res.on('end', () => resolve(body));
+        })
+        .on('error', reject);
+    });
+    const api = client.serviceContent.about.apiVersion;
+    const versions = [...xml.matchAll(/<version>([^<]+)<\/version>/g)].map((m) => m[1]!);
+    expect(versions[0]).toBe(api);
+    expect(versions).not.toContain('uA046D008');
+    expect(versions.slice(1)).toEqual(CLIENT_VIM_VERSIONS.concat(['5.1', '5.0', '4.1', '4.0']).filter((v) => versions.slice(1).includes(v)));
+    for (const newer of CLIENT_VIM_VERSIONS.slice(0, CLIENT_VIM_VERSIONS.indexOf(api) + 1)) expect(versions.slice(1)).not.toContain(newer);
+    expect(client.session.soap.version).toBe(api);
   });
 });
