@@ -76,6 +76,11 @@ export function planEsxiShellSteps(axes: Axes, targetIn: EsxiShellTargetConfig, 
   if (format === 'rdm-physical' || format === 'rdm-virtual') {
     const device = target.rdmDevice;
     if (!device) throw new InvalidArgument(`${target.host}: disk.format ${format} needs rdmDevice in the inventory`, { name: 'rdmDevice', value: '' });
+    // the datastore holding the mapping file was just made on vmfsDevice: the LUN mapped raw must be another one
+    // (the vSphere planner's rule too); apply would refuse it as partitioned, validate refuses it first
+    if (kind !== 'existing' && device === target.vmfsDevice) {
+      throw new InvalidArgument(`axis disk.format = ${JSON.stringify(format)}: expected an RDM device other than the VMFS device ${device} (the datastore holding the mapping file is made on it, and the workload would overwrite it)`, { name: 'disk.format', value: format });
+    }
     const mode = format === 'rdm-physical' ? 'physical' : 'virtual';
     step({
       step: 'disk',

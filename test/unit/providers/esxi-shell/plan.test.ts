@@ -65,6 +65,10 @@ describe('planEsxiShellSteps', () => {
     const rdm = planEsxiShellSteps({ 'datastore.kind': 'vmfs6', 'disk.format': 'rdm-physical' }, target, names);
     expect(rdm[1]!.arguments.blockSizeMb).toBe(1);
     expect(rdm[2]).toMatchObject({ operation: 'vmkfstools -z', destructive: true, arguments: { device: RDM, compatibilityMode: 'physical' } });
+    // the LUN the datastore is made on is not also mapped raw (the workload would overwrite the datastore)
+    const same = { ...target, rdmDevice: DEV };
+    expect(() => planEsxiShellSteps({ 'datastore.kind': 'vmfs6', 'disk.format': 'rdm-virtual' }, same, names)).toThrow(new InvalidArgument(`axis disk.format = "rdm-virtual": expected an RDM device other than the VMFS device ${DEV} (the datastore holding the mapping file is made on it, and the workload would overwrite it)`, { name: 'disk.format', value: 'rdm-virtual' }));
+    expect(planEsxiShellSteps({ 'datastore.kind': 'existing', 'disk.format': 'rdm-virtual' }, same, names)[0]).toMatchObject({ arguments: { device: DEV } });
   });
 
   it('explains missing axes, bad block sizes and missing inventory fields', () => {
