@@ -81,6 +81,31 @@ describe('planVsphereSteps', () => {
     expect(planVsphereSteps({ 'datastore.kind': 'existing', 'disk.format': 'rdm-virtual' }, target, names)[0]!.arguments.compatibilityMode).toBe('virtualMode');
   });
 
+  it('NFS with VAAI-NAS takes thick formats (the provider still reads the backing back)', () => {
+    const vaai = { ...target, nfs: { ...target.nfs!, vaaiNas: true } };
+    for (const format of ['lazyzeroedthick', 'eagerzeroedthick']) {
+      expect(planVsphereSteps({ 'datastore.kind': 'nfs', 'disk.format': format, 'disk.sizeGb': 1 }, vaai, names)[1]!.arguments.format).toBe(format);
+    }
+  });
+
+  it('disk.controller: a controller step (created only when the VM has none) before the disk, which names the type', () => {
+    const steps = planVsphereSteps({ 'datastore.kind': 'existing', 'disk.format': 'thin', 'disk.sizeGb': 1, 'disk.controller': 'lsisas' }, target, names);
+    expect(steps.map((s) => s.step)).toEqual(['controller', 'disk']);
+    expect(steps[0]).toEqual({
+      step: 'controller',
+      provider: 'vsphere',
+      operation: 'ReconfigVM_Task',
+      arguments: { host: 'esx01', vm: 'bench-vm', datacenter: 'DC0', deviceChange: 'add', device: 'controller', controller: 'lsisas' },
+      destructive: false,
+      creates: { kind: 'controller', name: 'ss-r1-p7-ctl' },
+    });
+    expect(steps[1]!.arguments.controller).toBe('lsisas');
+    const rdm = planVsphereSteps({ 'datastore.kind': 'existing', 'disk.format': 'rdm-physical', 'disk.controller': 'pvscsi' }, target, names);
+    expect(rdm.map((s) => [s.step, s.arguments.controller])).toEqual([['controller', 'pvscsi'], ['disk', 'pvscsi']]);
+    // without the axis: no controller step, the disk's arguments as before
+    expect(planVsphereSteps({ 'datastore.kind': 'existing', 'disk.format': 'thin', 'disk.sizeGb': 1 }, target, names)[0]!.arguments.controller).toBeUndefined();
+  });
+
   const bad: Array<[Record<string, string | number>, Partial<VsphereTargetConfig>, RegExp]> = [
     [{ 'datastore.kind': 'vmfs4', 'disk.format': 'thin', 'disk.sizeGb': 1 }, {}, /axis datastore.kind = "vmfs4": expected one of vmfs3, vmfs5, vmfs6, nfs, existing/],
     [{ 'datastore.kind': 'vmfs3', 'datastore.blockSizeMb': 3, 'disk.format': 'thin', 'disk.sizeGb': 1 }, {}, /datastore.blockSizeMb = 3: expected one of 1, 2, 4, 8/],
@@ -90,6 +115,10 @@ describe('planVsphereSteps', () => {
     [{ 'datastore.kind': 'nfs', 'disk.format': 'rdm-physical' }, {}, /RDM mapping files need VMFS/],
     [{ 'datastore.kind': 'vmfs5', 'disk.format': 'thin', 'disk.sizeGb': 1 }, { vmfsDevice: undefined }, /needs vmfsDevice to create a vmfs5 datastore/],
     [{ 'datastore.kind': 'vmfs5', 'disk.format': 'rdm-virtual' }, { rdmDevice: 'naa.600a0001' }, /an RDM device other than the VMFS device/],
+    // NFS without VAAI-NAS: thin disks only
+    [{ 'datastore.kind': 'nfs', 'disk.format': 'lazyzeroedthick', 'disk.sizeGb': 1 }, {}, /disk.format = "lazyzeroedthick": expected thin with datastore.kind nfs: an NFS datastore without VAAI-NAS .* has thin disks only/],
+    [{ 'datastore.kind': 'nfs', 'disk.format': 'eagerzeroedthick', 'disk.sizeGb': 1 }, {}, /disk.format = "eagerzeroedthick": expected thin with datastore.kind nfs/],
+    [{ 'datastore.kind': 'existing', 'disk.format': 'thin', 'disk.sizeGb': 1, 'disk.controller': 'sata' }, {}, /disk.controller = "sata": expected one of pvscsi, lsilogic, lsisas, buslogic, nvme/],
   ];
   for (const [axes, over, msg] of bad) {
     it(`rejects ${JSON.stringify(axes)} ${JSON.stringify(over)} with a clear message`, () => {
