@@ -35,7 +35,7 @@ describe('shipped playbooks on their lab targets', () => {
 
 describe('what a planner refuses, all three commands refuse alike', () => {
   const FIX = 'test/fixtures/config';
-  it.each(['pb-vmfs5-block-mb.yaml', 'pb-controller-vsphere.yaml'])('%s: validate, plan and run --dry-run exit 2 with the same diagnostics', async (name) => {
+  it.each(['pb-vmfs5-block-mb.yaml', 'pb-controller-esxi.yaml'])('%s: validate, plan and run --dry-run exit 2 with the same diagnostics', async (name) => {
     const pb = `${FIX}/${name}`;
     const inv = `${FIX}/inv-providers.yaml`;
     const env = { HV_GUEST_PASSWORD: 'x4x-secret' };
