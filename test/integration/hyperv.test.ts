@@ -415,3 +415,26 @@ describe('teardown waits for the tool: an unconfirmed stop leaves the disk in pl
     await provider.close();
   });
 });
+
+describe('hyperv pass-through: a disk another VM holds is never taken', () => {
+  it('an Off VM keeps disk 2 as its pass-through disk while the host has it online: refused before Set-Disk, nothing attached', async () => {
+    // "Hyper-V does not restrict multiple VMs from selecting the same passthrough disk" (Dell,
+    // Storage Solutions Guide for Microsoft Hyper-V, "Considerations When Utilizing Passthrough Disks")
+    const state = defaultHypervState() as { vms: Record<string, { state?: string; drives: Record<string, Record<string, unknown>> }> };
+    state.vms['other-vm'] = { state: 'Off', drives: { 'SCSI:0:0': { DiskNumber: 2, Path: 'Disk 2 500 GB Bus 0 Lun 0 Target 2' } } };
+    await seedHypervState(stateDir, state);
+    const provider = createHypervProvider(target, await connect());
+    const { store, summary } = await executeSteps(dir, 'r15', planHypervSteps({ 'disk.format': 'passthrough' }, target, { base: 'ss-r15-p1' }), provider);
+    expect(summary.failed).toBe(1);
+    expect(store.permutations()[0]!.reason).toMatch(/refusing to use disk 2 for pass-through: other-vm SCSI 0:0 already holds it as a pass-through disk/);
+    expect(store.ledger().map((r) => [r.kind, r.state])).toEqual([['disk-offline', 'refused']]);
+    const calls = (await readPsLog(stateDir)).flatMap((l) => l.data.calls ?? []).map((c) => c.cmdlet);
+    expect(calls).not.toContain('Set-Disk');
+    expect(calls).not.toContain('Add-VMHardDiskDrive');
+    const host = await readHypervState(stateDir);
+    expect(host.disks.find((d) => d.Number === 2)!.IsOffline).toBe(false);
+    expect(host.vms['bench-vm']!.drives).toEqual({ 'SCSI:0:0': { Path: 'C:\\VMs\\bench-vm\\os.vhdx' } });
+    store.close();
+    await provider.close();
+  });
+});

@@ -59,6 +59,11 @@ export function createHypervProvider(targetIn: HypervTargetConfig, runner: Comma
     return drives.filter((x) => x.DiskNumber === n).map((x) => `${String(x.VMName)} ${String(x.ControllerType)} ${String(x.ControllerNumber)}:${String(x.ControllerLocation)}`);
   }
 
+  async function refuseIfHeld(n: number): Promise<void> {
+    const holders = await holdersOf(n);
+    if (holders.length) throw new UnsafeOperation(`${t.host}: refusing to use disk ${n} for pass-through: ${holders.join(', ')} already holds it as a pass-through disk`, { operation: 'Set-Disk -IsOffline', target: `disk ${n}` });
+  }
+
   async function apply(step: PlannedStep, ctx: ProviderContext): Promise<CreatedObject | null> {
     const a = step.arguments;
     const made = (id: string, data: Record<string, unknown>): CreatedObject => {
@@ -78,6 +83,9 @@ export function createHypervProvider(targetIn: HypervTargetConfig, runner: Comma
         const n = num(a.diskNumber, 'diskNumber');
         const disk = await getDisk(n);
         checkPassthroughDisk(t.host, t.allowedDisks, n, disk);
+        // Hyper-V does not stop two VMs from holding the same pass-through disk (an Off VM keeps it
+        // configured while the host has it online): refuse a disk any VM holds
+        await refuseIfHeld(n);
         // what proves it is the same disk at teardown: number AND serial/unique id as Get-Disk said
         const identity = { diskNumber: n, serialNumber: disk!.SerialNumber ?? null, uniqueId: disk!.UniqueId ?? null };
         ctx.sent(identity);
@@ -100,6 +108,7 @@ export function createHypervProvider(targetIn: HypervTargetConfig, runner: Comma
           const n = num(a.diskNumber, 'diskNumber');
           const host = await getDisk(n);
           checkPassthroughDisk(t.host, t.allowedDisks, n, host, { alreadyOffline: true });
+          await refuseIfHeld(n);
           disk = { diskNumber: n };
           identity = { serialNumber: host!.SerialNumber ?? null, uniqueId: host!.UniqueId ?? null };
         } else disk = { path: ownPath(a.path, 'Add-VMHardDiskDrive') };
