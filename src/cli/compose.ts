@@ -7,8 +7,9 @@ import { sshKeyboardInteractive, type SshHost, type Target } from '../config/inv
 import { esxiShellConfigOf, hypervConfigOf, stepPlannerOf, vsphereStepTargetOf } from '../config/provider-targets.ts';
 import { UnsafeOperation, UsageError } from '../errors.ts';
 import type { Playbook } from '../config/playbook.ts';
-import { buildPlan, rawTestTarget, type RunPlan, type StepPlanner, type TargetPlanOptions } from '../plan/plan.ts';
-import type { Axes } from '../results/record.ts';
+import { buildPlan, rawTestTarget, type StepPlanner, type TargetPlanOptions } from '../plan/plan.ts';
+import type { RunPlan } from '../contract/plan.ts';
+import type { Axes } from '../contract/axis.ts';
 import type { CommandRunner } from '../ssh/command-runner.ts';
 import { createLocalRunner } from '../ssh/local-runner.ts';
 import { connectSsh, type SshOptions } from '../ssh/ssh-runner.ts';

@@ -2,7 +2,7 @@
 // `validate` (src/plan/check.ts dry-runs the planners) and `plan`/`run` (src/cli/compose.ts) plan
 // with the same configuration. No endpoint, no credentials: a planner never receives them.
 import type { PlannedStep } from '../contract/provider.ts';
-import type { Axes } from '../results/record.ts';
+import type { Axes } from '../contract/axis.ts';
 import type { EsxiShellTargetConfig } from '../providers/esxi-shell/config.ts';
 import { planEsxiShellSteps } from '../providers/esxi-shell/plan.ts';
 import type { HypervTargetConfig } from '../providers/hyperv/config.ts';

@@ -2,7 +2,11 @@
 // `validate` refuses any other axis on that provider's targets (it would only duplicate
 // permutations: the planner ignores it) and any other value, at the value's file:line:col; then it
 // dry-runs the planner on every distinct combination of these axes (src/plan/check.ts).
-import type { Axes, AxisValue } from '../results/record.ts';
+
+/** One value of a matrix axis, as plans, ledgers and result records carry it. */
+export type AxisValue = string | number | boolean;
+/** A permutation's axes: flat axis name (`datastore.kind`) → value. */
+export type Axes = Record<string, AxisValue>;
 
 export interface AxisSpec {
   /** flat axis name as plans and records spell it, e.g. `datastore.kind` */

@@ -1,6 +1,6 @@
 // The provider contract: what the executor, the planner, `validate` and the composition root know of
 // a provider (vsphere, esxi-shell, hyperv, local, ssh). A leaf below config/, plan/ and run/: it
-// imports types only, from leaves (results/record, ssh/, workloads/). Each provider is one folder
+// imports types only, from leaves (ssh/, workloads/). Each provider is one folder
 // under src/providers/ whose index.ts exports one ProviderModule; src/providers/index.ts lists them.
 //
 // A permutation's plan is a list of PlannedStep values (pure data, serializable, secret-free). The
@@ -10,13 +10,12 @@
 // An intent authorises nothing: teardown destroys only what was sent (or is found by owned name),
 // in reverse order, with `destroy` (see docs/architecture.md, "The ledger").
 import type { z } from 'zod';
-import type { Axes, AxisValue } from '../results/record.ts';
 import type { CommandRunner } from '../ssh/command-runner.ts';
 import type { GroupStop } from '../ssh/process-group.ts';
 import type { SshOptions } from '../ssh/ssh-runner.ts';
 import type { OnRaw, TestOutcome } from '../workloads/passes.ts';
 import type { WorkloadProfile, WorkloadTest } from '../workloads/spec.ts';
-import type { AxisSpec } from './axis.ts';
+import type { AxisSpec, Axes, AxisValue } from './axis.ts';
 
 export type ProviderName = 'local' | 'ssh' | 'vsphere' | 'esxi-shell' | 'hyperv';
 

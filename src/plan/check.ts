@@ -17,7 +17,7 @@ import { stepPlannerOf } from '../config/provider-targets.ts';
 import { ConfigError, InvalidArgument, type Diagnostic } from '../errors.ts';
 import { axisAccepts, type AxisSpec } from '../contract/axis.ts';
 import { PROVIDER_AXES } from '../providers/axes.ts';
-import type { Axes, AxisValue } from '../results/record.ts';
+import type { Axes, AxisValue } from '../contract/axis.ts';
 import { axesKey } from './matrix.ts';
 import { newRunId, ownedPrefix, permutationId } from './permutation.ts';
 import { expandPlaybook } from './plan.ts';

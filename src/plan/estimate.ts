@@ -1,6 +1,6 @@
 // Duration estimate of a permutation: the workload's own time is exact (passes × runtime + ramp,
 // warm-up, intervals); provisioning uses rough per-operation figures, eager zeroing scaled by size.
-import type { Axes } from '../results/record.ts';
+import type { Axes } from '../contract/axis.ts';
 import type { PlannedStep } from '../contract/provider.ts';
 import type { WorkloadProfile } from '../workloads/spec.ts';
 

@@ -1,11 +1,7 @@
 // Axes → permutations: cartesian product in playbook order, `exclude` rules drop matches,
 // `include` entries add permutations, an optional seeded shuffle. Pure.
-import type { Axes, AxisValue } from '../results/record.ts';
-
-export interface AxisDef {
-  name: string;
-  values: AxisValue[];
-}
+import type { Axes, AxisValue } from '../contract/axis.ts';
+import type { AxisDef } from '../contract/plan.ts';
 
 export function cartesian(axes: readonly AxisDef[]): Axes[] {
   let out: Axes[] = [{}];

@@ -1,7 +1,7 @@
 // Stable ids: a permutation's id is a hash of its axes only, so the same playbook gives the same
 // ids on every machine and every run (resume and run-to-run comparison rely on it).
 import crypto from 'node:crypto';
-import type { Axes } from '../results/record.ts';
+import type { Axes } from '../contract/axis.ts';
 import { axesKey } from './matrix.ts';
 
 export function permutationId(axes: Axes): string {

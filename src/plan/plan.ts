@@ -2,44 +2,16 @@
 // order, with a duration estimate. Building it does no I/O; `run` consumes only the plan.
 import type { Playbook } from '../config/playbook.ts';
 import { matrixAxes } from '../config/playbook.ts';
-import type { Axes } from '../results/record.ts';
+import type { Axes } from '../contract/axis.ts';
 import type { PlannedStep, ProviderName } from '../contract/provider.ts';
+import type { AxisDef, PermutationPlan, RunPlan } from '../contract/plan.ts';
 import { resolveWorkload } from '../workloads/custom.ts';
 import { rawTestTarget } from '../workloads/test-target.ts';
 import type { WorkloadProfile } from '../workloads/spec.ts';
 import { parseSize } from '../config/size.ts';
 import { estimatePermutationSec } from './estimate.ts';
-import { countPermutations, expandMatrix, MAX_PERMUTATIONS, shuffle, type AxisDef } from './matrix.ts';
+import { countPermutations, expandMatrix, MAX_PERMUTATIONS, shuffle } from './matrix.ts';
 import { ownedPrefix, permutationId } from './permutation.ts';
-
-export interface PermutationPlan {
-  /** 0-based position in run order */
-  index: number;
-  permutationId: string;
-  axes: Axes;
-  /** key into RunPlan.profiles */
-  workload: string;
-  steps: PlannedStep[];
-  repetitions: number;
-  estimateSec: number;
-}
-
-export interface RunPlan {
-  version: 1;
-  runId: string;
-  playbook: string;
-  /** the target's name; several joined by ", " when the playbook lists them (see `targets`) */
-  target: string;
-  /** the provider of `target`, or of the first listed target */
-  provider: ProviderName;
-  /** present only when the playbook lists targets: each permutation's `target` axis names one */
-  targets?: Array<{ name: string; provider: ProviderName }>;
-  axes: AxisDef[];
-  baseline: Record<string, string | number | boolean> | null;
-  profiles: Record<string, WorkloadProfile>;
-  permutations: PermutationPlan[];
-  totalEstimateSec: number;
-}
 
 export { rawTestTarget } from '../workloads/test-target.ts';
 

@@ -3,7 +3,7 @@
 // (kind, block size) change nothing an RDM permutation measures, while a VMFS kind formats
 // vmfsDevice once more for each value. `validate` (src/plan/check.ts) refuses two RDM permutations
 // that differ only in these axes.
-import type { Axes } from '../results/record.ts';
+import type { Axes } from '../contract/axis.ts';
 
 export const RDM_FORMATS: readonly string[] = ['rdm-physical', 'rdm-virtual'];
 

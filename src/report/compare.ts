@@ -1,6 +1,7 @@
 // Run-to-run comparison: B (the candidate) against A (the baseline), matched by canonical test id
 // and by the axes both sides share. Pure; the CLI loads the two sides and decides the exit code.
-import type { AxisValue, Axes, ResultRecord } from '../results/record.ts';
+import type { ResultRecord } from '../results/record.ts';
+import type { AxisValue, Axes } from '../contract/axis.ts';
 import { formatDelta, formatMetric, METRICS, primaryMetricOf, type MetricKey, type RunInfo } from './model.ts';
 import { compareSamples, DEFAULT_VERDICT_OPTIONS, formatP, type Comparison, type VerdictOptions } from './stats.ts';
 

@@ -1,8 +1,8 @@
 // One self-contained HTML file: inline CSS, inline SVG, no script and no URL to fetch. A CSP meta
 // tag forbids every fetch as a second line of defence, since names in the report are untrusted.
 import { barChart, escapeXml as esc, heatmap, type Tone } from './charts.ts';
-import { comparedMetrics, describeTest, truncationNote, VERDICT_TEXT } from './markdown.ts';
-import type { Axes } from '../results/record.ts';
+import { comparedMetrics, describeTest, truncationNote, VERDICT_TEXT } from './wording.ts';
+import type { Axes } from '../contract/axis.ts';
 import { formatDelta, formatMeanCi, METRICS, type PermutationInfo, type Report, type TestSection } from './model.ts';
 import { formatP, type Verdict } from './stats.ts';
 

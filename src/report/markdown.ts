@@ -1,15 +1,14 @@
 // Markdown report: ready to paste into a wiki page or a pull request.
-import type { TestIdentity } from '../results/record.ts';
 import {
   formatDelta,
   formatMeanCi,
   METRICS,
-  type MetricKey,
   type Report,
   type TestSection,
 } from './model.ts';
 import { MARKDOWN_MARKER } from './marker.ts';
 import { formatP, type Verdict } from './stats.ts';
+import { comparedMetrics, describeTest, truncationNote, VERDICT_TEXT } from './wording.ts';
 
 /** Table cells hold untrusted names: keep them on one line, and stop `|` and HTML from breaking out. */
 export function mdCell(s: string): string {
@@ -21,42 +20,11 @@ export function mdCell(s: string): string {
     .replace(/([\\`*_[\]|])/g, '\\$1');
 }
 
-export const VERDICT_TEXT: Record<Verdict, string> = {
-  faster: 'faster',
-  slower: 'slower',
-  'within-noise': 'within noise',
-  'insufficient-data': 'insufficient data',
-};
-
 const VERDICT_MARK: Record<Verdict, string> = { faster: '▲ ', slower: '▼ ', 'within-noise': '', 'insufficient-data': '' };
-
-export function describeTest(t: TestIdentity): string {
-  const dir = t.readPercent >= 100 ? 'read' : t.readPercent <= 0 ? 'write' : `${t.readPercent}% read`;
-  const kind = t.id.startsWith('rnd-') ? 'random' : 'sequential';
-  return `${kind} ${dir}, ${t.id.split('-')[1]} blocks, queue depth ${t.queueDepth}, ${t.threads} thread${t.threads === 1 ? '' : 's'}`;
-}
 
 function table(header: string[], rows: string[][]): string {
   const line = (cells: string[]) => `| ${cells.join(' | ')} |`;
   return [line(header), line(header.map(() => '---')), ...rows.map(line)].join('\n');
-}
-
-/** Metrics a comparison table shows: the one the test is judged by, plus mean latency when known. */
-/** The sentence a capped section opens with (see TestSection.truncated); null when nothing was cut. */
-export function truncationNote(s: TestSection): string | null {
-  const t = s.truncated;
-  if (!t) return null;
-  const which =
-    t.by === 'largest-delta'
-      ? `the ${t.shown} with the largest |Δ| in ${METRICS[s.primaryMetric].label} against a baseline`
-      : `the first ${t.shown} in run order`;
-  return `Showing ${t.shown} of ${t.total.toLocaleString('en-US')} permutations (${which}); the verdict counts cover all of them, and the CSV (\`storsweep report --format csv\`) has every record.`;
-}
-
-export function comparedMetrics(section: TestSection): MetricKey[] {
-  const ms: MetricKey[] = [section.primaryMetric];
-  if (section.metrics.includes('latencyMeanUs')) ms.push('latencyMeanUs');
-  return ms;
 }
 
 function renderSection(report: Report, s: TestSection): string {

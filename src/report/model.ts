@@ -2,7 +2,8 @@
 // baseline value of each axis. Every output format (markdown, html, csv, json) renders this model,
 // so the numbers are computed once and agree everywhere.
 import { UsageError } from '../errors.ts';
-import type { AxisValue, Axes, ResultRecord, TestIdentity } from '../results/record.ts';
+import type { ResultRecord, TestIdentity } from '../results/record.ts';
+import type { AxisValue, Axes } from '../contract/axis.ts';
 import {
   compareSamples,
   DEFAULT_VERDICT_OPTIONS,

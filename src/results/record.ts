@@ -1,11 +1,9 @@
 // The normalized result record: one per permutation × repetition × test. Every importer and every
 // runner produces exactly this shape; reports read nothing else. Unknown values are null.
+import type { Axes } from '../contract/axis.ts';
 
 export type Pattern = 'read' | 'write' | 'randread' | 'randwrite' | 'rw' | 'randrw';
 export const PATTERNS: readonly Pattern[] = ['read', 'write', 'randread', 'randwrite', 'rw', 'randrw'];
-
-export type AxisValue = string | number | boolean;
-export type Axes = Record<string, AxisValue>;
 
 export interface TestIdentity {
   /** canonical id, e.g. `seq-1m-q8t1-read`, `rnd-4k-q32t1-write`, `rnd-4k-q1t1-mix70` */

@@ -5,7 +5,7 @@
 import Database from 'better-sqlite3';
 import fs from 'node:fs';
 import path from 'node:path';
-import type { RunPlan } from '../plan/plan.ts';
+import type { RunPlan } from '../contract/plan.ts';
 import type { CreatedObject, OwnedObjectRef, ProviderName } from '../contract/provider.ts';
 import type { ResultRecord } from './record.ts';
 import { visible } from '../text/visible.ts';

@@ -5,7 +5,7 @@
 // cleans up and redoes a half-done one. The function always returns the state it reached.
 import { redact } from '../config/secrets.ts';
 import { errorMessage, UnsafeOperation } from '../errors.ts';
-import type { PermutationPlan, RunPlan } from '../plan/plan.ts';
+import type { PermutationPlan, RunPlan } from '../contract/plan.ts';
 import { storeRaw } from '../results/raw.ts';
 import type { ResultRecord } from '../results/record.ts';
 import type { ResultStore } from '../results/store.ts';

@@ -3,7 +3,7 @@
 // times, last result, failures). Otherwise, or under CI: plain timestamped lines. The view writes its
 // own cursor sequences, so every value from input (ids, axis values, reasons, host messages) passes
 // visible()/visibleText() here: nothing reaches the terminal raw in either mode.
-import type { Axes } from '../results/record.ts';
+import type { Axes } from '../contract/axis.ts';
 import { visible, visibleText } from '../text/visible.ts';
 
 export type ProgressEvent =

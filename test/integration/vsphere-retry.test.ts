@@ -8,7 +8,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { startVcsim, type VcsimHandle } from '../../src/lab/vcsim.ts';
-import type { RunPlan } from '../../src/plan/plan.ts';
+import type { RunPlan } from '../../src/contract/plan.ts';
 import { VsphereClient, type MoRef } from '../../src/providers/vsphere/client.ts';
 import type { VsphereTargetConfig } from '../../src/providers/vsphere/config.ts';
 import { TaskFailed, VsphereClientError, VsphereFault } from '../../src/providers/vsphere/fault.ts';

@@ -6,7 +6,7 @@ import { inventorySchema } from '../../config/inventory.ts';
 import { playbookSchema } from '../../config/playbook.ts';
 import { UsageError } from '../../errors.ts';
 import { checkPlaybookAgainst } from '../../plan/check.ts';
-import type { RunPlan } from '../../plan/plan.ts';
+import type { RunPlan } from '../../contract/plan.ts';
 import { newRunId } from '../../plan/permutation.ts';
 import { axesLabel } from '../../run/progress.ts';
 import { composeTargets, planRun } from '../compose.ts';

@@ -7,7 +7,7 @@ import { loadInventory, loadPlaybook, type LoadedInventory } from '../../config/
 import { checkPlaybookAgainst } from '../../plan/check.ts';
 import { redact, redactDeep } from '../../config/secrets.ts';
 import { errorMessage, OutputRefused, ResumeMismatch, UnsafeOperation, UsageError } from '../../errors.ts';
-import type { RunPlan } from '../../plan/plan.ts';
+import type { RunPlan } from '../../contract/plan.ts';
 import { newRunId } from '../../plan/permutation.ts';
 import { writeFileAtomic } from '../../results/raw.ts';
 import { readInputFile } from '../../input/read-input.ts';

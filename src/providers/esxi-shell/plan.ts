@@ -1,7 +1,7 @@
 // Pure: one permutation's axes + the host's target config → the ESXi-shell steps. No I/O; the
 // arguments recorded here are exactly what apply() will send (what `run --dry-run` shows).
 import { InvalidArgument } from '../../errors.ts';
-import type { Axes } from '../../results/record.ts';
+import type { Axes } from '../../contract/axis.ts';
 import type { PlannedStep } from '../../contract/provider.ts';
 import { ESXI_SHELL_DATASTORE_KINDS, ESXI_SHELL_DISK_FORMATS } from './axes.ts';
 import { checkEsxiShellTarget, type EsxiShellTargetConfig } from './config.ts';

@@ -1,6 +1,6 @@
 // Pure: axes + host target → Hyper-V steps (New-VHD or Set-Disk offline, then Add-VMHardDiskDrive).
 import { InvalidArgument } from '../../errors.ts';
-import type { Axes } from '../../results/record.ts';
+import type { Axes } from '../../contract/axis.ts';
 import type { PlannedStep } from '../../contract/provider.ts';
 import { checkHypervTarget, type HypervTargetConfig } from './config.ts';
 import { checkHyperv, joinWin } from './validate.ts';

@@ -2,7 +2,7 @@
 // what `run --dry-run --json` prints and all that `apply` later consumes (plus the target's
 // connection and allow-list, which never appear in a plan).
 import { InvalidArgument } from '../../errors.ts';
-import type { Axes } from '../../results/record.ts';
+import type { Axes } from '../../contract/axis.ts';
 import type { PlannedStep } from '../../contract/provider.ts';
 import { checkVmfsBlockSize, isVmfsKind } from '../vmfs-block-size.ts';
 import { VSPHERE_BLOCK_SIZES_KB, VSPHERE_BLOCK_SIZES_MB, VSPHERE_CONTROLLERS, VSPHERE_DATASTORE_KINDS, VSPHERE_DISK_FORMATS } from './axes.ts';

@@ -3,7 +3,8 @@
 import { describe, expect, it } from 'vitest';
 import { checkConfirmDestroy, checkResumeConfirmation, destroyedNames, dryRunLines } from '../../../src/cli/commands/run.ts';
 import { UnsafeOperation } from '../../../src/errors.ts';
-import { buildPlan, rawTestTarget, type RunPlan } from '../../../src/plan/plan.ts';
+import { buildPlan, rawTestTarget } from '../../../src/plan/plan.ts';
+import type { RunPlan } from '../../../src/contract/plan.ts';
 import type { Playbook } from '../../../src/config/playbook.ts';
 import { planHypervSteps } from '../../../src/providers/hyperv/plan.ts';
 import { planEsxiShellSteps } from '../../../src/providers/esxi-shell/plan.ts';

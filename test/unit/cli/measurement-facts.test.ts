@@ -8,7 +8,7 @@ import { measurementFacts, usedFacts } from '../../../src/cli/compose.ts';
 import { checkResumeInventory } from '../../../src/cli/commands/run.ts';
 import { ResumeMismatch } from '../../../src/errors.ts';
 import type { RunMeta } from '../../../src/results/store.ts';
-import type { RunPlan } from '../../../src/plan/plan.ts';
+import type { RunPlan } from '../../../src/contract/plan.ts';
 import { loadInventory } from '../../../src/config/index.ts';
 
 let dir: string;

@@ -3,7 +3,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import type { RunPlan } from '../../../src/plan/plan.ts';
+import type { RunPlan } from '../../../src/contract/plan.ts';
 import { testIdentity, NULL_LATENCY, type ResultRecord } from '../../../src/results/record.ts';
 import { DB_FILE, openResults, ResultStore, type RunMeta } from '../../../src/results/store.ts';
 

@@ -6,7 +6,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import type { PermutationPlan, RunPlan } from '../../../src/plan/plan.ts';
+import type { PermutationPlan, RunPlan } from '../../../src/contract/plan.ts';
 import type { ResultRecord } from '../../../src/results/record.ts';
 import { ResultStore, type RunMeta } from '../../../src/results/store.ts';
 import { executeRun, type ExecuteOptions, type RunSummary } from '../../../src/run/executor.ts';

@@ -6,7 +6,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { UnsafeOperation } from '../../../src/errors.ts';
-import type { RunPlan } from '../../../src/plan/plan.ts';
+import type { RunPlan } from '../../../src/contract/plan.ts';
 import { ResultStore, type RunMeta } from '../../../src/results/store.ts';
 import { executeRun, type WorkloadEndpoint } from '../../../src/run/executor.ts';
 import type { CreatedObject, OwnedObjectRef, PlannedStep, Provider, ProviderContext } from '../../../src/contract/provider.ts';

@@ -1,0 +1,40 @@
+// The plan as data: what plan/ builds, run/ executes and results/ stores in run.sqlite (and reads
+// back on `--resume`). Types only, so that results/ and run/ need nothing from plan/.
+import type { Axes, AxisValue } from './axis.ts';
+import type { PlannedStep, ProviderName } from './provider.ts';
+import type { WorkloadProfile } from '../workloads/spec.ts';
+
+/** One matrix axis in playbook order: its flat name and its values. */
+export interface AxisDef {
+  name: string;
+  values: AxisValue[];
+}
+
+export interface PermutationPlan {
+  /** 0-based position in run order */
+  index: number;
+  permutationId: string;
+  axes: Axes;
+  /** key into RunPlan.profiles */
+  workload: string;
+  steps: PlannedStep[];
+  repetitions: number;
+  estimateSec: number;
+}
+
+export interface RunPlan {
+  version: 1;
+  runId: string;
+  playbook: string;
+  /** the target's name; several joined by ", " when the playbook lists them (see `targets`) */
+  target: string;
+  /** the provider of `target`, or of the first listed target */
+  provider: ProviderName;
+  /** present only when the playbook lists targets: each permutation's `target` axis names one */
+  targets?: Array<{ name: string; provider: ProviderName }>;
+  axes: AxisDef[];
+  baseline: Record<string, string | number | boolean> | null;
+  profiles: Record<string, WorkloadProfile>;
+  permutations: PermutationPlan[];
+  totalEstimateSec: number;
+}
