@@ -116,6 +116,37 @@ describe('storsweep cleanup after kill -9', { timeout: 180_000 }, () => {
   });
 });
 
+describe('storsweep cleanup while the killed run\'s fio may still run', { timeout: 180_000 }, () => {
+  it('the guest cannot tell whether it still runs: the disk and datastore stay (rows open, exit 1); once it can, cleanup stops it and removes them', async () => {
+    const runsDir = await lab.newRunsDir('held');
+    const r = await runCliWhen(['run', threePerms, ...lab.runArgs(runsDir)], { runsDir }, (d) => journalHas(d, 'disk:%', 'created') >= 1, (pid) => void process.kill(pid, 'SIGKILL'));
+    expect(r.code).toBeNull();
+    const runDir = runDirIn(runsDir)!;
+    const [ds, disk] = ledgerRows(runDir).filter((l) => l.state === 'created');
+    // The guest (this machine here) has a grep without -z, like a BusyBox build without it: the
+    // stopper cannot read process environments, so it cannot tell whether the fio still runs.
+    const bin = path.join(lab.dir, 'grep-without-z');
+    fs.mkdirSync(bin, { recursive: true });
+    fs.writeFileSync(path.join(bin, 'grep'), '#!/bin/sh\nfor a in "$@"; do case $a in -*z*) echo "grep: unrecognized option: z" >&2; exit 2;; esac; done\nexec /usr/bin/grep "$@"\n', { mode: 0o755 });
+
+    const held = await runCli(['cleanup', runDir], { env: { PATH: `${bin}:${process.env.PATH ?? ''}` } });
+    expect(held.code).toBe(1);
+    const lines = held.stdout.trim().split('\n');
+    expect(lines[0]).toMatch(/^could not confirm that no fio of this run is left running on lab-vcenter: cannot read process environments here \(\/proc\/PID\/environ, grep -z\): nothing signalled$/);
+    expect(lines.slice(1)).toEqual([`left in place: disk ${disk!.name}: ${lines[0]}`, `left in place: datastore ${ds!.name}: ${lines[0]}`]);
+    // vCenter still has both: nothing was detached or deleted under a fio that may be writing
+    const left = await lab.leftovers();
+    expect(left.datastores).toEqual([ds!.name]);
+    expect(left.disks.map((d) => d.fileName)).toEqual([`[${ds!.name}] ${disk!.name}.vmdk`]);
+    expect(ledgerRows(runDir).map((l) => l.state)).toEqual(['remove-failed', 'remove-failed']);
+
+    const cleaned = await runCli(['cleanup', runDir]);
+    expect(cleaned.code, cleaned.stderr).toBe(0);
+    expect(cleaned.stdout).toContain(`removed: disk ${disk!.name}\nremoved: datastore ${ds!.name}\n`);
+    expect(await lab.leftovers()).toEqual(NOTHING_LEFT);
+  });
+});
+
 describe('secrets', { timeout: 180_000 }, () => {
   it('the vCenter password appears in no file of any run directory (database, WAL, log, raw, plan)', async () => {
     // one more run with a retry and a failure, so that error texts land in the log and database
