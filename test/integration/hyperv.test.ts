@@ -321,6 +321,30 @@ describe('hyperv cleanup: a pass-through disk comes back online only when it is 
     await provider.close();
   });
 
+  it('the drive at SCSI 0:1 reports no DiskNumber (Hyper-V no longer resolves its disk): not called gone, the disk stays offline and attached, both rows stay open', async () => {
+    const { store, provider } = await keptRun('r14');
+    // Get-VMHardDiskDrive shows a pass-through drive with an empty DiskNumber when Hyper-V cannot
+    // resolve the physical disk; the VM still references it
+    editHost((st) => {
+      st.vms['bench-vm']!.drives['SCSI:0:1']!.DiskNumber = null;
+    });
+    const before = (await readPsLog(stateDir)).length;
+    const said: string[] = [];
+    expect(await cleanupLedger(store, async () => provider, (l) => said.push(l))).toBe(2);
+    expect(said).toEqual([
+      expect.stringMatching(/^could not remove disk-attachment ss-r14-p1-attach: .*bench-vm SCSI 0:1 holds a pass-through drive whose disk Hyper-V does not resolve \(DiskNumber empty, Path "Disk 2 500 GB Bus 0 Lun 0 Target 2"\); cannot tell whether it is the disk this run attached \(disk 2, serial S4EWNX0R123456/),
+      expect.stringMatching(/^could not remove disk-offline ss-r14-p1-offline: .*held as a pass-through disk by bench-vm SCSI 0:1 \(a pass-through drive whose disk Hyper-V does not resolve.*possibly disk 2\); not brought online/),
+    ]);
+    expect(store.leftovers().map((r) => [r.kind, r.state])).toEqual([['disk-offline', 'remove-failed'], ['disk-attachment', 'remove-failed']]);
+    const host = await readHypervState(stateDir);
+    expect(host.disks.find((d) => d.Number === 2)!.IsOffline).toBe(true);
+    expect(host.vms['bench-vm']!.drives['SCSI:0:1']).toEqual({ DiskNumber: null, Path: 'Disk 2 500 GB Bus 0 Lun 0 Target 2' });
+    expect(await onlineCalls(before)).toEqual([]);
+    expect((await readPsLog(stateDir)).slice(before).flatMap((l) => l.data.calls ?? []).map((c) => c.cmdlet)).not.toContain('Remove-VMHardDiskDrive');
+    store.close();
+    await provider.close();
+  });
+
   it('the disk is not visible at all (LUN unmapped): nothing is brought online, both rows stay open with the reason', async () => {
     const { store, provider } = await keptRun('r13');
     editHost((st) => {

@@ -21,6 +21,10 @@ const num = (v: unknown, name: string): number => {
   return v;
 };
 
+const isDiskNumber = (v: unknown): v is number => typeof v === 'number' && Number.isInteger(v);
+/** A drive's Path that names a virtual disk file (a pass-through drive's Path is a description, e.g. `Disk 2 500 GB Bus 0 Lun 0 Target 2`). */
+const isVirtualDiskFile = (p: unknown): boolean => typeof p === 'string' && /^(?:[A-Za-z]:\\|\\\\).*\.(?:vhdx?|avhdx?)$/i.test(p.trim());
+
 export function createHypervProvider(targetIn: HypervTargetConfig, runner: CommandRunner): Provider {
   const t = checkHypervTarget(targetIn);
   const folders = Object.values(t.volumes).map((f) => (f.endsWith('\\') ? f : `${f}\\`).toLowerCase());
@@ -50,13 +54,21 @@ export function createHypervProvider(targetIn: HypervTargetConfig, runner: Comma
     return matches[0]!;
   }
 
-  /** Every VM drive on the host that holds host disk `n` as a pass-through disk. */
+  /**
+   * Every VM drive on the host that holds, or may hold, host disk `n` as a pass-through disk: one
+   * whose DiskNumber is `n`, and one whose DiskNumber is empty while its Path is no virtual disk
+   * file (Hyper-V could not resolve the physical disk it references — it may well be `n`).
+   */
   async function holdersOf(n: number): Promise<string[]> {
     const vms = (await runCalls(runner, [listVmsCall()])).map((v) => v.Name).filter((x): x is string => typeof x === 'string');
     if (vms.length === 0) return [];
     // a VM's name comes from the host and travels as JSON data, never as PowerShell source
-    const drives = await runCalls(runner, vms.map((vm) => ({ cmdlet: 'Get-VMHardDiskDrive' as const, params: { VMName: vm }, select: ['VMName', 'ControllerType', 'ControllerNumber', 'ControllerLocation', 'DiskNumber'] })));
-    return drives.filter((x) => x.DiskNumber === n).map((x) => `${String(x.VMName)} ${String(x.ControllerType)} ${String(x.ControllerNumber)}:${String(x.ControllerLocation)}`);
+    const drives = await runCalls(runner, vms.map((vm) => ({ cmdlet: 'Get-VMHardDiskDrive' as const, params: { VMName: vm }, select: ['VMName', 'ControllerType', 'ControllerNumber', 'ControllerLocation', 'Path', 'DiskNumber'] })));
+    const at = (x: Record<string, unknown>) => `${String(x.VMName)} ${String(x.ControllerType)} ${String(x.ControllerNumber)}:${String(x.ControllerLocation)}`;
+    return [
+      ...drives.filter((x) => x.DiskNumber === n).map(at),
+      ...drives.filter((x) => !isDiskNumber(x.DiskNumber) && !isVirtualDiskFile(x.Path)).map((x) => `${at(x)} (a pass-through drive whose disk Hyper-V does not resolve, Path ${JSON.stringify(x.Path ?? null)}: possibly disk ${n})`),
+    ];
   }
 
   async function refuseIfHeld(n: number): Promise<void> {
@@ -146,8 +158,14 @@ export function createHypervProvider(targetIn: HypervTargetConfig, runner: Comma
         // only our drive at the recorded location: our VHDX path, or our pass-through disk
         let ours: boolean;
         if (d.path !== undefined) ours = samePath(here.Path, ownPath(d.path, 'Remove-VMHardDiskDrive'));
-        else if (typeof here.DiskNumber !== 'number') ours = false; // a virtual disk file: not a pass-through disk at all
-        else {
+        else if (!isDiskNumber(here.DiskNumber)) {
+          // a virtual disk file there: not a pass-through disk at all, so not ours
+          if (isVirtualDiskFile(here.Path)) ours = false;
+          // a pass-through drive whose physical disk Hyper-V does not resolve (DiskNumber empty): it
+          // may be ours; neither detach it nor call it gone (the disk would then come back online
+          // while the VM still references it)
+          else return keepOpen(where, `${where} holds a pass-through drive whose disk Hyper-V does not resolve (DiskNumber empty, Path ${JSON.stringify(here.Path ?? null)}); cannot tell whether it is the disk this run attached (disk ${String(d.diskNumber)}${recordedIdentity(d) ? `, ${describeIdentity(recordedIdentity(d)!)}` : ''}) — check the VM's settings, detach it by hand if it is ours, then run cleanup again`);
+        } else {
           const recorded = num(d.diskNumber, 'recorded diskNumber');
           const id = recordedIdentity(d);
           if (id) {

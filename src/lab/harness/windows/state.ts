@@ -51,7 +51,7 @@ export interface HypervStandinState {
   volumes: Record<string, { sizeBytes: number; freeBytes: number }>;
   files: Record<string, { type: string; size: number; block: number; logical: number; physical: number; guestFiles?: Record<string, number> }>;
   disks: { Number: number; IsOffline: boolean }[];
-  vms: Record<string, { drives: Record<string, { Path?: string; DiskNumber?: number }> }>;
+  vms: Record<string, { drives: Record<string, { Path?: string; DiskNumber?: number | null }> }>;
 }
 
 export async function readHypervState(dir: string): Promise<HypervStandinState> {
