@@ -3,7 +3,7 @@
 // once, so targets running in parallel do not flood one endpoint.
 import PQueue from 'p-queue';
 import type { VsphereClient } from '../providers/vsphere/client.ts';
-import type { Provider } from '../contract/provider.ts';
+import type { CreatedObject, PlannedStep, Provider, ProviderContext } from '../contract/provider.ts';
 
 export const DEFAULT_VCENTER_CONCURRENCY = 2;
 
@@ -55,6 +55,7 @@ export function createEndpointPool(): EndpointPool {
         apply: (step, ctx) => e.queue.add(() => provider.apply(step, ctx)),
         destroy: (obj, ctx) => e.queue.add(() => provider.destroy(obj, ctx)),
         find: (ref) => provider.find(ref),
+        ...(provider.verify ? { verify: (step: PlannedStep, created: CreatedObject, ctx: ProviderContext) => provider.verify!(step, created, ctx) } : {}),
         ...(provider.isTransient ? { isTransient: (err: unknown) => provider.isTransient!(err) } : {}),
         ...(provider.describe ? { describe: () => provider.describe!() } : {}),
         async close() {

@@ -86,6 +86,14 @@ export interface Provider {
   /** Look an owned object up by kind and name (reconciliation after an ambiguous failure). */
   find(ref: OwnedObjectRef): Promise<CreatedObject | null>;
   /**
+   * Check an object against the step that created it, reading it back from the product: the
+   * state its axes name (a disk's provisioning format…). The executor calls it for every object a
+   * step yields — the one apply() returned and the one find() found after an ambiguous failure —
+   * once the object is recorded, so a mismatch fails the permutation and teardown removes it.
+   * Throws ProvisionedStateMismatch (or a read error); absent: nothing to check.
+   */
+  verify?(step: PlannedStep, created: CreatedObject, ctx: ProviderContext): Promise<void>;
+  /**
    * Whether a failed apply/find/destroy is worth another attempt of the whole call (the executor
    * retries it with backoff; an apply that had sent is looked up with find() first). Only what
    * the provider's own transport has not already retried (a vSphere round trip retries itself:

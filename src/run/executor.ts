@@ -350,6 +350,12 @@ async function runStep(step: PlannedStep, perm: PermutationPlan, c: PermContext,
   if (step.creates && created) c.store.ledgerCreated(perm.permutationId, created);
   else if (step.creates && !created) c.store.ledgerState(step.creates, 'absent');
   else c.store.appendJournal(perm.permutationId, step.step, 'done', null);
+  // One read-back for whatever the step yielded, made or found after a retry: the object is
+  // recorded first, so a mismatch fails the permutation and teardown removes it.
+  if (created && provider.verify) {
+    const verify = provider.verify.bind(provider);
+    await withTimeout((signal) => verify(step, created, { ...ctx, signal, sent: () => { throw new Error(`verify of ${step.step} must not send`); } }), c.stepTimeoutMs ?? DEFAULT_STEP_TIMEOUT_MS, `${step.step} (read back)`, c.signal);
+  }
   c.emit({ type: 'step-end', permutationId: perm.permutationId, step: step.step, durationMs: Date.now() - started });
 }
 

@@ -261,6 +261,29 @@ describe('NFS without VAAI-NAS: thin disks only', () => {
       const left = await pyvmomi(sim, { vm: 'DC0_H0_VM0' });
       expect(left.disks!.filter((d) => d.fileName.includes('ss-'))).toEqual([]);
     });
+
+    it('the same when the connection drops after the disk was made: the disk found on the retry is read back too, nothing measured', async () => {
+      const inv = await inventory(true);
+      const pb = await playbook(['lazyzeroedthick']);
+      await control.reset();
+      await control.drop({ method: 'ReconfigVM_Task', when: 'after', count: 1 });
+      runs = path.join(dir, 'runs-mismatch-drop');
+      const r = await runCli(['run', pb, '-i', inv, '--out', runs, '--no-report', '--json']);
+      expect(r.code).toBe(1);
+      const runDir = runDirIn(runs)!;
+      // the retry really happened: the disk came from find(), not from a second create
+      expect(readFileSync(path.join(runDir, 'log.jsonl'), 'utf8')).toMatch(/retrying disk \(attempt 2\)/);
+      expect((await control.calls()).ReconfigVM_Task).toBeGreaterThanOrEqual(2); // the create, then the detach
+      const perms = readRun(runDir, (db) => db.prepare('SELECT permutation_id AS id, status, reason FROM permutations').all() as Array<{ id: string; status: string; reason: string | null }>);
+      expect(perms).toHaveLength(1);
+      expect(perms[0]!.status).toBe('failed');
+      expect(perms[0]!.reason).toMatch(/disk\.format lazyzeroedthick was asked for, but .* created \[ss-[^\]]+\] ss-\S+-disk\.vmdk as thin/);
+      expect(readRun(runDir, (db) => (db.prepare('SELECT count(*) AS n FROM results').get() as { n: number }).n)).toBe(0);
+      const ledger = readRun(runDir, (db) => db.prepare("SELECT kind, state FROM ledger WHERE permutation_id = ? ORDER BY seq").all(perms[0]!.id) as Array<{ kind: string; state: string }>);
+      expect(ledger.filter((l) => l.kind === 'disk').at(-1)?.state).toBe('removed');
+      const left = await pyvmomi(sim, { vm: 'DC0_H0_VM0' });
+      expect(left.disks!.filter((d) => d.fileName.includes('ss-'))).toEqual([]);
+    });
   });
 });
 

@@ -188,19 +188,6 @@ export function createVsphereProvider(target: VsphereTargetConfig, opts: Vsphere
                 ...placement,
               });
         ctx.log(`attached ${disk.fileName} to ${String(a.vm)} at ${disk.controllerKey}:${disk.unitNumber}`);
-        if (a.backing !== 'rdm') {
-          // Read back, never assumed: on NFS without VAAI-NAS a thick disk is created thin, and
-          // results labelled with the asked-for format would be wrong. The disk stays recorded as
-          // sent, so teardown removes it.
-          const asked = str(a, 'format', step.step);
-          const got = provisionedFormat(disk.backing);
-          if (got !== asked) {
-            throw new ProvisionedStateMismatch(
-              `disk.format ${asked} was asked for, but ${c.endpoint} created ${disk.fileName} as ${got} (thinProvisioned=${JSON.stringify(disk.backing.thinProvisioned ?? false)}, eagerlyScrub=${JSON.stringify(disk.backing.eagerlyScrub ?? false)}); a permutation is measured only in the state its axes name`,
-              { axis: 'disk.format', asked, got, object: disk.fileName },
-            );
-          }
-        }
         return {
           kind: step.creates?.kind ?? (a.backing === 'rdm' ? 'rdm' : 'disk'),
           name: owned,
@@ -304,6 +291,32 @@ export function createVsphereProvider(target: VsphereTargetConfig, opts: Vsphere
     return null;
   }
 
+  /**
+   * Read back, never assumed: on NFS without VAAI-NAS a thick disk is created thin, and results
+   * labelled with the asked-for format would be wrong. Run for the disk apply() made and for the
+   * one find() found after a dropped connection alike (the executor calls it for both).
+   */
+  async function verify(step: PlannedStep, created: CreatedObject): Promise<void> {
+    const a = step.arguments;
+    if (step.operation !== 'ReconfigVM_Task' || created.kind !== 'disk' || a.backing === 'rdm') return;
+    const c = await client();
+    const asked = str(a, 'format', step.step);
+    const vmName = typeof created.data.vm === 'string' ? created.data.vm : str(a, 'vm', step.step);
+    const devices = await c.devices(await vm(vmName));
+    const byKey = created.id !== null ? devices.find((d) => d.key === Number(created.id) && d._type === 'VirtualDisk' && typeof d.backing?.fileName === 'string' && d.backing.fileName.endsWith(`] ${created.name}.vmdk`)) : undefined;
+    const disk = byKey ?? diskByOwnedName(devices, created.name);
+    if (!disk?.backing) {
+      throw new ProvisionedStateMismatch(`disk ${created.name} is not attached to ${vmName} on ${c.endpoint} after it was created; its format ${asked} cannot be read back`, { axis: 'disk.format', asked, got: 'missing', object: created.name });
+    }
+    const got = provisionedFormat(disk.backing);
+    if (got !== asked) {
+      throw new ProvisionedStateMismatch(
+        `disk.format ${asked} was asked for, but ${c.endpoint} created ${String(disk.backing.fileName)} as ${got} (thinProvisioned=${JSON.stringify(disk.backing.thinProvisioned ?? false)}, eagerlyScrub=${JSON.stringify(disk.backing.eagerlyScrub ?? false)}); a permutation is measured only in the state its axes name`,
+        { axis: 'disk.format', asked, got, object: String(disk.backing.fileName) },
+      );
+    }
+  }
+
   async function close(): Promise<void> {
     const p = clientP;
     clientP = undefined;
@@ -323,5 +336,5 @@ export function createVsphereProvider(target: VsphereTargetConfig, opts: Vsphere
     return facts;
   }
 
-  return { name: 'vsphere', apply, destroy, find, isTransient, close, describe };
+  return { name: 'vsphere', apply, destroy, find, verify, isTransient, close, describe };
 }
