@@ -54,7 +54,7 @@ export function createEndpointPool(): EndpointPool {
         name: provider.name,
         apply: (step, ctx) => e.queue.add(() => provider.apply(step, ctx)),
         destroy: (obj, ctx) => e.queue.add(() => provider.destroy(obj, ctx)),
-        find: (ref) => provider.find(ref),
+        find: (ref, sent) => provider.find(ref, sent),
         ...(provider.verify ? { verify: (step: PlannedStep, created: CreatedObject, ctx: ProviderContext) => provider.verify!(step, created, ctx) } : {}),
         ...(provider.isTransient ? { isTransient: (err: unknown) => provider.isTransient!(err) } : {}),
         ...(provider.describe ? { describe: () => provider.describe!() } : {}),

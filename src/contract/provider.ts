@@ -83,8 +83,12 @@ export interface Provider {
    * 'absent' (left alone).
    */
   destroy(obj: OwnedObjectRef & { provider: ProviderName; id: string | null; data: Record<string, unknown> }, ctx: ProviderContext): Promise<'removed' | 'absent'>;
-  /** Look an owned object up by kind and name (reconciliation after an ambiguous failure). */
-  find(ref: OwnedObjectRef): Promise<CreatedObject | null>;
+  /**
+   * Look an owned object up by kind and name (reconciliation after an ambiguous failure). `sent` is
+   * what apply passed to `ctx.sent` before the failure, when it did: an object that carries no
+   * owned name (a Hyper-V pass-through drive) is found by that recorded location and identity.
+   */
+  find(ref: OwnedObjectRef, sent?: Record<string, unknown>): Promise<CreatedObject | null>;
   /**
    * Check an object against the step that created it, reading it back from the product: the
    * state its axes name (a disk's provisioning format…). The executor calls it for every object a

@@ -321,17 +321,19 @@ async function runStep(step: PlannedStep, perm: PermutationPlan, c: PermContext,
   // that fails here throws inside apply, before anything is sent: fail closed. So does a send
   // after the attempt gave up (timed out, interrupted): nothing is created behind teardown's back.
   let sent = false;
+  let sentData: Record<string, unknown> = {};
   const sendFor = (signal: AbortSignal) => (data: Record<string, unknown>) => {
     signal.throwIfAborted();
     if (step.creates) c.store.ledgerSent(perm.permutationId, step.creates, data);
     else c.store.appendJournal(perm.permutationId, step.step, 'sent', null);
     sent = true;
+    sentData = data; // as the ledger: a later sent() replaces the data
   };
   const attempt = async (n: number): Promise<CreatedObject | null> => {
     // After an ambiguous failure of a mutating call, look before reissuing: the first call may
     // have created the object before the connection dropped.
     if (n > 1 && step.creates && sent) {
-      const found = await provider.find(step.creates);
+      const found = await provider.find(step.creates, sentData);
       if (found) return found;
     }
     return withTimeout((signal) => provider.apply(step, { ...ctx, signal, sent: sendFor(signal) }), c.stepTimeoutMs ?? DEFAULT_STEP_TIMEOUT_MS, `${step.step} (${step.operation})`, c.signal);

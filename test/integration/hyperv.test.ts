@@ -14,6 +14,7 @@ import { setDiskOfflineCall } from '../../src/providers/hyperv/passthrough.ts';
 import { runCalls } from '../../src/providers/hyperv/powershell.ts';
 import { createHypervProvider, runGuestDiskspd } from '../../src/providers/hyperv/provider.ts';
 import type { CreatedObject, ProviderContext, WorkloadEndpoint } from '../../src/contract/provider.ts';
+import type { CommandRunner } from '../../src/ssh/command-runner.ts';
 import { cleanupLedger } from '../../src/run/teardown.ts';
 import { connectSsh } from '../../src/ssh/ssh-runner.ts';
 import { executeSteps, onePermutationPlan } from './helpers/executor-run.ts';
@@ -230,6 +231,42 @@ describe('hyperv provider over SSH (stand-in powershell.exe)', () => {
       [2, false],
       [3, false],
     ]);
+    store.close();
+    await provider.close();
+  });
+});
+
+describe('hyperv pass-through: the SSH connection drops right after Add-VMHardDiskDrive went through', () => {
+  it('the retry finds our drive at the recorded slot by the disk serial instead of re-attaching (and refusing its own drive); teardown removes it and brings the disk back', async () => {
+    await seedHypervState(stateDir);
+    const real = await connect();
+    let dropped = 0;
+    // the call reaches the host and runs; its reply is lost with the connection
+    const flaky: CommandRunner = {
+      target: real.target,
+      run: async (command, options) => {
+        const before = (await readPsLog(stateDir)).length;
+        const r = await real.run(command, options);
+        const calls = (await readPsLog(stateDir)).slice(before).flatMap((l) => l.data.calls ?? []);
+        if (dropped === 0 && calls.some((c) => c.cmdlet === 'Add-VMHardDiskDrive')) {
+          dropped++;
+          throw new RemoteCommandFailed('connection lost', { host: real.target, command: 'powershell.exe', exitCode: null, stderr: '', reason: 'connection' });
+        }
+        return r;
+      },
+      close: () => real.close(),
+    };
+    const provider = createHypervProvider(target, flaky);
+    const { store, summary } = await executeSteps(dir, 'r20', planHypervSteps({ 'disk.format': 'passthrough' }, target, { base: 'ss-r20-p1' }), provider, { keep: true, retries: 2 });
+    expect(dropped).toBe(1);
+    expect(summary.failed).toBe(0);
+    expect(store.ledgerRow('disk-attachment', 'ss-r20-p1-attach')).toMatchObject({ state: 'kept', objectId: 'bench-vm:SCSI:0:1', data: { controllerLocation: 1, diskNumber: 2, serialNumber: 'S4EWNX0R123456' } });
+    const adds = (await readPsLog(stateDir)).flatMap((l) => l.data.calls ?? []).filter((c) => c.cmdlet === 'Add-VMHardDiskDrive');
+    expect(adds).toHaveLength(1);
+    expect(await cleanupLedger(store, async () => provider, () => undefined)).toBe(0);
+    const host = await readHypervState(stateDir);
+    expect(host.vms['bench-vm']!.drives).toEqual({ 'SCSI:0:0': { Path: 'C:\\VMs\\bench-vm\\os.vhdx' } });
+    expect(host.disks.find((d) => d.Number === 2)!.IsOffline).toBe(false);
     store.close();
     await provider.close();
   });

@@ -225,8 +225,10 @@ export function createHypervProvider(targetIn: HypervTargetConfig, runner: Comma
     }
   }
 
-  async function find(ref: OwnedObjectRef): Promise<CreatedObject | null> {
-    // By owned name only (the VHDX file name); offlined disks carry no name and are never found.
+  async function find(ref: OwnedObjectRef, sent?: Record<string, unknown>): Promise<CreatedObject | null> {
+    // By owned name (the VHDX file name). Offlined disks carry no name and are never found; a
+    // pass-through drive carries none either: it is found at the slot apply recorded as sent,
+    // holding the disk with the recorded serial/unique id (a retry after a lost connection).
     const ownedFile = (base: string) => `\\${checkHyperv('ownedName', base, 'owned name')}.vhdx`.toLowerCase();
     if (ref.kind === 'vhdx') {
       for (const folder of Object.values(t.volumes)) {
@@ -238,6 +240,7 @@ export function createHypervProvider(targetIn: HypervTargetConfig, runner: Comma
       }
       return null;
     }
+    if (ref.kind === 'disk-attachment' && sent?.diskNumber !== undefined) return findPassthroughDrive(ref, sent);
     if (ref.kind === 'disk-attachment') {
       const file = ownedFile(ref.name.replace(/-attach$/, '-disk'));
       const x = (await drivesOf(t.vmName)).find((dr) => dr.ControllerType === 'SCSI' && typeof dr.Path === 'string' && dr.Path.toLowerCase().endsWith(file));
@@ -246,6 +249,18 @@ export function createHypervProvider(targetIn: HypervTargetConfig, runner: Comma
       return { ...ref, provider: 'hyperv', id: `${slot.vmName}:SCSI:${slot.controllerNumber}:${slot.controllerLocation}`, data: { ...slot, path: x.Path } };
     }
     return null;
+  }
+
+  /** The pass-through drive apply sent: at the recorded slot, holding the disk that carries the recorded identity. */
+  async function findPassthroughDrive(ref: OwnedObjectRef, d: Record<string, unknown>): Promise<CreatedObject | null> {
+    const id = recordedIdentity(d);
+    if (!id) return null;
+    const slot: DriveSlot = { vmName: checkHyperv('vmName', d.vmName, 'recorded vmName'), controllerNumber: num(d.controllerNumber, 'recorded controllerNumber'), controllerLocation: num(d.controllerLocation, 'recorded controllerLocation') };
+    const here = (await drivesOf(slot.vmName)).find((x) => x.ControllerType === 'SCSI' && x.ControllerNumber === slot.controllerNumber && x.ControllerLocation === slot.controllerLocation);
+    if (!here || !isDiskNumber(here.DiskNumber)) return null;
+    const disk = (await listDisks()).find((x) => x.Number === here.DiskNumber);
+    if (!disk || !sameDisk(disk, id)) return null;
+    return { ...ref, provider: 'hyperv', id: `${slot.vmName}:SCSI:${slot.controllerNumber}:${slot.controllerLocation}`, data: { ...slot, diskNumber: num(d.diskNumber, 'recorded diskNumber'), ...id } };
   }
 
   // a lost SSH connection is worth another attempt (the executor looks before reissuing a create)
