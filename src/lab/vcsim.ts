@@ -36,6 +36,8 @@ export interface VcsimOptions {
   certDir?: string;
   /** default 127.0.0.1:0 */
   listen?: string;
+  /** the vSphere release to simulate (test/harness/vcsim/version.go): 5.5, 6.7, 7.0 or 8.0 (default) */
+  version?: string;
 }
 
 /** The ready line the harness prints, one JSON object (plus the password, which it never prints). */
@@ -51,6 +53,8 @@ export interface VcsimInfo {
   pid: number;
   apiType: 'VirtualCenter' | 'HostAgent';
   dataDir: string;
+  /** AboutInfo.version the harness reports, e.g. "8.0.0" */
+  version: string;
 }
 
 export interface FaultRule {
@@ -131,6 +135,7 @@ function harnessArgs(opts: VcsimOptions): string[] {
   if (opts.sessionIdleTimeoutSec !== undefined) args.push('-session-idle-timeout', `${opts.sessionIdleTimeoutSec}s`);
   if (opts.dataDir) args.push('-datadir', opts.dataDir);
   if (opts.certDir) args.push('-certdir', opts.certDir);
+  if (opts.version) args.push('-version', opts.version);
   return args;
 }
 

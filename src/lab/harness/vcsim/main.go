@@ -38,6 +38,7 @@ type readyLine struct {
 	Pid        int    `json:"pid"`
 	APIType    string `json:"apiType"`
 	DataDir    string `json:"dataDir"`
+	Version    string `json:"version"`
 }
 
 func main() {
@@ -49,9 +50,15 @@ func main() {
 	passwordFile := flag.String("password-file", "", "file holding the only password Login accepts (default: $"+passwordEnv+", else \"pass\")")
 	idle := flag.Duration("session-idle-timeout", 0, "invalidate sessions idle longer than this (0 = never)")
 	trace := flag.Bool("trace", false, "dump SOAP traffic to stderr")
+	version := flag.String("version", "8.0", "vSphere release to simulate: "+profileNames()+" (version.go)")
 	flag.Parse()
 
 	log.SetPrefix("vcsim-harness: ")
+	p, ok := versionProfiles[*version]
+	if !ok {
+		log.Fatalf("-version %q: expected one of %s", *version, profileNames())
+	}
+	labProfile = p
 	password, err := readPassword(*passwordFile)
 	if err != nil {
 		log.Fatal(err)
@@ -119,6 +126,10 @@ func run(esx bool, listen, certDir, dataDir, username, password string, idle tim
 	model.Service.Listen = &url.URL{Host: listen, User: url.UserPassword(username, password)}
 	model.Service.TLS = &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
 
+	if err := applyVersionProfile(labProfile, esx); err != nil {
+		return fmt.Errorf("applying version profile %s: %w", labProfile.Name, err)
+	}
+
 	h := newHarness(dataDir, idle)
 	if err := h.installStorage(); err != nil {
 		return fmt.Errorf("adding storage model: %w", err)
@@ -144,7 +155,7 @@ func run(esx bool, listen, certDir, dataDir, username, password string, idle tim
 	}
 	line, _ := json.Marshal(readyLine{
 		URL: u.String(), Thumbprint: thumb, CertFile: certFile,
-		Username: username, Pid: os.Getpid(), APIType: apiType, DataDir: dataDir,
+		Username: username, Pid: os.Getpid(), APIType: apiType, DataDir: dataDir, Version: labProfile.Version,
 	})
 	fmt.Println(string(line))
 

@@ -241,12 +241,13 @@ func (dss *datastoreSystem) QueryVmfsDatastoreCreateOptions(ctx *simulator.Conte
 		body.Fault_ = fault(fmt.Sprintf("Disk %s is in use by datastore %s", disk.CanonicalName, ds.Value), &types.HostConfigFault{})
 		return body
 	}
-	major := int32(6)
+	major := labProfile.defaultVmfsMajor()
 	if req.VmfsMajorVersion != 0 {
 		major = req.VmfsMajorVersion
 	}
-	if major != 3 && major != 5 && major != 6 {
-		body.Fault_ = invalidArgument("vmfsMajorVersion")
+	if major != 3 && major != 5 && major != 6 || !labProfile.vmfsCreatable(major) {
+		// a version this release cannot format (version.go)
+		body.Fault_ = unsupportedVmfs("vmfsMajorVersion")
 		return body
 	}
 	format, start, end := partitionLayout(disk, major)
@@ -327,10 +328,11 @@ func vmfsBlockKiB(spec types.HostVmfsSpec) (int32, string) {
 	return 0, prop
 }
 
-// vmfs3MaxFile is the classic VMFS3 maximum file size per block size (256 GB per MB, minus 512 B).
+// maxFileSize: VMFS3's cap depends on the block size (version.go vmfs3MaxFileSize); VMFS5/6 take
+// the 62 TB virtual disk.
 func maxFileSize(major int32, blockKiB int32) int64 {
 	if major == 3 {
-		return int64(blockKiB/1024)*256<<30 - 512
+		return vmfs3MaxFileSize(blockKiB)
 	}
 	return 62 << 40
 }
@@ -367,10 +369,24 @@ func (dss *datastoreSystem) CreateVmfsDatastore(ctx *simulator.Context, req *typ
 		body.Fault_ = fault(fmt.Sprintf("Disk %s is in use by datastore %s", disk.CanonicalName, ds.Value), &types.HostConfigFault{})
 		return body
 	}
+	if !labProfile.vmfsCreatable(spec.Vmfs.MajorVersion) {
+		body.Fault_ = unsupportedVmfs("spec.vmfs.majorVersion") // version.go
+		return body
+	}
 	blockKiB, bad := vmfsBlockKiB(spec.Vmfs)
 	if bad != "" {
 		body.Fault_ = invalidArgument(bad)
 		return body
+	}
+	unmapKiB := int32(0)
+	if spec.Vmfs.MajorVersion == 6 {
+		// the unmap granularity follows the block size (version.go vmfsConfigOptions)
+		g, ok := unmapGranularityFor(blockKiB, spec.Vmfs.UnmapGranularity)
+		if !ok {
+			body.Fault_ = invalidArgument("spec.vmfs.unmapGranularity")
+			return body
+		}
+		unmapKiB = g
 	}
 	for _, p := range spec.Partition.Partition {
 		if p.StartSector < 0 || p.EndSector <= p.StartSector || p.EndSector >= disk.Capacity.Block {
@@ -419,10 +435,7 @@ func (dss *datastoreSystem) CreateVmfsDatastore(ctx *simulator.Context, req *typ
 		ScsiDiskType:         disk.ScsiDiskType,
 	}
 	if major == 6 {
-		vol.UnmapGranularity = spec.Vmfs.UnmapGranularity
-		if vol.UnmapGranularity == 0 {
-			vol.UnmapGranularity = blockKiB
-		}
+		vol.UnmapGranularity = unmapKiB
 		vol.UnmapPriority = spec.Vmfs.UnmapPriority
 		if vol.UnmapPriority == "" {
 			vol.UnmapPriority = "low"
