@@ -10,6 +10,7 @@ import { HYPERV_DISK_NUMBER, HYPERV_EXPECTED, isHypervValue, type HypervValueKin
 import { diskspdTargetProblem } from '../workloads/diskspd.ts';
 import { linuxTestPathProblem } from '../workloads/test-target.ts';
 import { intIn, matching, plainText } from './fields.ts';
+import { ESXI_VERSION_EXPECTED, ESXI_VERSION_PATTERN } from '../providers/esxi-version.ts';
 import { secretRefSchema } from './secrets.ts';
 
 const text = plainText();
@@ -37,6 +38,15 @@ const ioengine = z.enum(FIO_IOENGINES).default('libaio').describe('fio I/O engin
 export const CANONICAL_DEVICE = ESXI_PATTERNS.device;
 const canonicalDevice = matching((v) => isEsxiValue('device', v), ESXI_EXPECTED.device);
 const hyperv = (kind: HypervValueKind) => matching((v) => isHypervValue(kind, v), HYPERV_EXPECTED[kind]);
+
+// The host's ESXi release. YAML reads an unquoted 8.0 as the number 8 and 6.50 as 6.5, so a number
+// is taken as the release it was meant to be; what the planners do with it: providers/esxi-version.ts.
+const esxiVersion = z
+  .union([z.string(), z.number()])
+  .transform((v) => (typeof v === 'number' ? (Number.isInteger(v) ? v.toFixed(1) : String(v)) : v))
+  .refine((v) => ESXI_VERSION_PATTERN.test(v), { error: `expected ${ESXI_VERSION_EXPECTED}` })
+  .optional()
+  .describe('ESXi release of the host, e.g. "8.0": validate refuses what it cannot create (VMFS3 needs 5.x, VMFS6 6.5+); when absent, run reads it from the host before any change');
 
 /** The sanity cap on provisioning calls sent to one vCenter at once. */
 const MAX_VCENTER_CONCURRENCY = 64;
@@ -121,6 +131,7 @@ const vsphereTarget = z.strictObject({
       vaaiNas: z.boolean().default(false).describe('The host has a VAAI-NAS plugin for this export that reserves space: only then are thick disks possible on it (without, NFS has thin disks only)'),
     })
     .optional(),
+  version: esxiVersion,
   guest: guestSchema,
 });
 
@@ -138,6 +149,7 @@ const esxiShellTarget = z.strictObject({
   rdmDevice: canonicalDevice.optional(),
   allowedDevices: z.array(canonicalDevice).default([]),
   controllerBus: intIn(0, 3, 'a SCSI controller bus').default(0),
+  version: esxiVersion,
   guest: guestSchema,
 });
 

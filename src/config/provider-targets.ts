@@ -23,6 +23,7 @@ export function esxiShellConfigOf(t: Of<'esxi-shell'>): EsxiShellTargetConfig {
     rdmDevice: t.rdmDevice,
     allowedDevices: t.allowedDevices,
     scsiBus: t.controllerBus,
+    version: t.version,
   };
 }
 
@@ -50,6 +51,7 @@ export function vsphereStepTargetOf(t: Of<'vsphere'>): VsphereStepTarget {
     rdmDevice: t.rdmDevice,
     allowedDevices: t.allowedDevices,
     nfs: t.nfs,
+    version: t.version,
   };
 }
 

@@ -18,10 +18,13 @@ export interface EsxiShellTargetConfig {
   /** SCSI controller bus and unit for the test disk (default 0:1) */
   scsiBus?: number;
   scsiUnit?: number;
+  /** the host's ESXi release ("8.0"), stated in the inventory or read from the host; the planner
+   *  refuses what that release cannot create (../esxi-version.ts) */
+  version?: string;
 }
 
 /** Validates every field that ends up on a command line; returns the config with defaults. */
-export function checkEsxiShellTarget(t: EsxiShellTargetConfig): Required<Omit<EsxiShellTargetConfig, 'datastoreVolumePath' | 'vmfsDevice' | 'rdmDevice'>> & EsxiShellTargetConfig {
+export function checkEsxiShellTarget(t: EsxiShellTargetConfig): Required<Omit<EsxiShellTargetConfig, 'datastoreVolumePath' | 'vmfsDevice' | 'rdmDevice' | 'version'>> & EsxiShellTargetConfig {
   checkEsxi('vmid', t.vmid, `${t.host}: vmid`);
   if (t.datastoreVolumePath !== undefined) checkEsxi('volumePath', t.datastoreVolumePath, `${t.host}: datastoreVolumePath`);
   if (t.vmfsDevice !== undefined) checkEsxi('device', t.vmfsDevice, `${t.host}: vmfsDevice`);

@@ -8,6 +8,7 @@ import { checkEsxiShellTarget, type EsxiShellTargetConfig } from './config.ts';
 import { VMFS_GPT_GUID, VMFS_MBR_TYPE, type VmfsKind } from './partedutil.ts';
 import { checkEsxi, checkInt, ESXI_MAX_DISK_GB } from './validate.ts';
 import { checkBlockSize, type VmdkFormat } from './vmkfstools.ts';
+import { checkVmfs3FileSize, checkVmfsCreatable, parseEsxiVersion } from '../esxi-version.ts';
 
 export type DatastoreKind = VmfsKind | 'existing';
 export type EsxiDiskFormat = 'thin' | 'lazyzeroedthick' | 'eagerzeroedthick' | 'rdm-physical' | 'rdm-virtual';
@@ -51,6 +52,11 @@ export function planEsxiShellSteps(axes: Axes, targetIn: EsxiShellTargetConfig, 
     const device = target.vmfsDevice;
     if (!device) throw new InvalidArgument(`${target.host}: datastore.kind ${kind} needs vmfsDevice in the inventory`, { name: 'vmfsDevice', value: '' });
     const blockSizeMb = checkBlockSize(kind, axes['datastore.blockSizeMb'] ?? 1);
+    // what this host's release cannot create is refused before the LUN is partitioned
+    checkVmfsCreatable(kind, target.version === undefined ? undefined : parseEsxiVersion(target.version), target.host);
+    if (kind === 'vmfs3' && (format === 'thin' || format === 'lazyzeroedthick' || format === 'eagerzeroedthick')) {
+      checkVmfs3FileSize(blockSizeMb, checkInt(axis(axes, 'disk.sizeGb'), 'disk.sizeGb', 1, ESXI_MAX_DISK_GB));
+    }
     const label = checkEsxi('label', `${base}-ds`, 'datastore label');
     volumePath = `/vmfs/volumes/${label}`;
     step({

@@ -19,6 +19,9 @@ export interface VsphereTargetConfig {
   allowedDevices: string[];
   /** `vaaiNas`: the host has a VAAI-NAS plugin for this export (thick disks possible); default no */
   nfs?: { remoteHost: string; remotePath: string; vaaiNas?: boolean };
+  /** the host's ESXi release ("8.0"), stated in the inventory or read from the host
+   *  (config.product.version); the planner refuses what it cannot create (../esxi-version.ts) */
+  version?: string;
 }
 
 /**
