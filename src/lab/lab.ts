@@ -8,6 +8,7 @@ import { startVcsim } from './vcsim.ts';
 import { vcenterYaml, vsphereTargetYaml } from './vsphere-inventory.ts';
 // the stand-ins' host models (src/lab/harness/*/state.ts) are the lab's ESXi and Hyper-V hosts
 import { BLANK_DEV, ESXI_HARNESS_DIR, RDM_DEV, defaultEsxiState, seedEsxiState } from './harness/esxi/state.ts';
+import { DEFAULT_LAB_VERSION, type LabVersion } from './versions.ts';
 import { labHypervState, seedHypervState, LAB_GUEST_USER, LAB_VM, WINDOWS_HARNESS_DIR } from './harness/windows/state.ts';
 
 export interface LabState {
@@ -15,6 +16,8 @@ export interface LabState {
   vcsim: { pid: number; url: string; thumbprint: string; certFile: string; username: string; luns: string[]; nfsDir: string } | null;
   scratch: string;
   standinState: string;
+  /** the release the simulator and the ESXi stand-ins act as (`npm run lab -- up --version`) */
+  version?: LabVersion;
 }
 
 export function labPaths(root: string) {
@@ -56,6 +59,7 @@ export function readLabState(root: string): LabState | null {
 export function labStatusJson(root: string, s: LabState) {
   return {
     running: true,
+    version: s.version ?? DEFAULT_LAB_VERSION,
     ssh: [{ host: '127.0.0.1', port: s.ssh.port, user: s.ssh.user, keyPath: s.ssh.keyPath }],
     vcenter: s.vcsim ? { url: s.vcsim.url, username: s.vcsim.username, password: fs.readFileSync(labPaths(root).vcsimPassword, 'utf8').trim(), thumbprint: s.vcsim.thumbprint } : null,
   };
@@ -71,8 +75,11 @@ export const LAB_HYPERV_VOLUMES: Record<string, string> = { '100': 'D:\\bench', 
  * Seeds the ESXi and Hyper-V stand-ins' host models once: a later `up` keeps them, so whatever a
  * run left behind stays visible. The guest password is random per lab and lives only in .lab/.
  */
-async function seedStandins(p: ReturnType<typeof labPaths>): Promise<void> {
-  if (!fs.existsSync(path.join(p.standinState, 'esxi.json'))) await seedEsxiState(p.standinState, defaultEsxiState(), { keepLog: true });
+async function seedStandins(p: ReturnType<typeof labPaths>, version: LabVersion): Promise<void> {
+  // another release is another host: its model is seeded anew
+  const esxi = path.join(p.standinState, 'esxi.json');
+  const seeded = fs.existsSync(esxi) ? (JSON.parse(fs.readFileSync(esxi, 'utf8')) as { product?: { version?: string } }).product?.version : undefined;
+  if (!seeded || !seeded.startsWith(`${version}.`)) await seedEsxiState(p.standinState, defaultEsxiState(version), { keepLog: true });
   if (!fs.existsSync(path.join(p.standinState, 'hyperv.json')) || !fs.existsSync(p.guestPassword)) {
     const password = `lab-${crypto.randomBytes(9).toString('base64url')}`;
     fs.writeFileSync(p.guestPassword, password + '\n', { mode: 0o600 });
@@ -80,11 +87,21 @@ async function seedStandins(p: ReturnType<typeof labPaths>): Promise<void> {
   }
 }
 
-export async function labUp(root: string, opts: { vcsim: boolean; listLuns?: LunLister }): Promise<LabState> {
+/** The lab runs as one release: another one needs `npm run lab -- down` first. */
+export class LabVersionMismatch extends Error {
+  override readonly name = 'LabVersionMismatch';
+}
+
+export async function labUp(root: string, opts: { vcsim: boolean; listLuns?: LunLister; version?: LabVersion }): Promise<LabState> {
   const p = labPaths(root);
   const existing = readLabState(root);
+  const running = existing ? (existing.version ?? DEFAULT_LAB_VERSION) : undefined;
+  if (existing && running && opts.version && opts.version !== running) {
+    throw new LabVersionMismatch(`the lab is running as ESXi/vCenter ${running}; \`npm run lab -- down\`, then \`npm run lab -- up --version ${opts.version}\``);
+  }
+  const version = opts.version ?? running ?? DEFAULT_LAB_VERSION;
   if (existing && (existing.vcsim || !opts.vcsim)) {
-    await seedStandins(p);
+    await seedStandins(p, version);
     fs.writeFileSync(p.inventory, labInventoryYaml(existing));
     return existing;
   }
@@ -92,7 +109,7 @@ export async function labUp(root: string, opts: { vcsim: boolean; listLuns?: Lun
   fs.mkdirSync(p.scratch, { recursive: true });
   fs.mkdirSync(p.standinState, { recursive: true });
   fs.mkdirSync(p.nfs, { recursive: true });
-  await seedStandins(p);
+  await seedStandins(p, version);
   const key = await ensureKeyPair(p.key);
   const sshd = existing
     ? { pid: existing.ssh.pid, port: existing.ssh.port, knownHostsLine: fs.readFileSync(p.knownHosts, 'utf8').trim() }
@@ -108,7 +125,7 @@ export async function labUp(root: string, opts: { vcsim: boolean; listLuns?: Lun
   if (opts.vcsim) {
     const password = fs.existsSync(p.vcsimPassword) ? fs.readFileSync(p.vcsimPassword, 'utf8').trim() : `lab-${crypto.randomBytes(9).toString('base64url')}`;
     fs.writeFileSync(p.vcsimPassword, password + '\n', { mode: 0o600 });
-    const h = await startVcsim({ username: 'administrator@vsphere.local', password, detached: true, logFile: p.vcsimLog, dataDir: p.vcsimData });
+    const h = await startVcsim({ username: 'administrator@vsphere.local', password, detached: true, logFile: p.vcsimLog, dataDir: p.vcsimData, version });
     const luns = opts.listLuns ? await opts.listLuns({ url: h.url, thumbprint: h.thumbprint, username: h.username, password }) : [];
     vcsim = { pid: h.pid, url: h.url, thumbprint: h.thumbprint, certFile: h.certFile, username: h.username, luns, nfsDir: p.nfs };
   }
@@ -117,6 +134,7 @@ export async function labUp(root: string, opts: { vcsim: boolean; listLuns?: Lun
     vcsim,
     scratch: p.scratch,
     standinState: p.standinState,
+    version,
   };
   fs.writeFileSync(p.state, JSON.stringify(state, null, 1));
   fs.writeFileSync(p.inventory, labInventoryYaml(state));
@@ -156,6 +174,7 @@ export function labInventoryYaml(s: LabState): string {
     `    vmfsDevice: ${BLANK_DEV}`,
     `    rdmDevice: ${RDM_DEV}`,
     `    allowedDevices: [${BLANK_DEV}, ${RDM_DEV}]`,
+    `    version: "${s.version ?? DEFAULT_LAB_VERSION}"`,
     '    guest:',
     '      sshHost: lab',
     `      workdir: ${path.join(s.scratch, 'esxi-guest')}`,
@@ -174,7 +193,7 @@ export function labInventoryYaml(s: LabState): string {
   );
   if (s.vcsim) {
     const [vmfsDevice, rdmDevice] = s.vcsim.luns;
-    lines.push(...vsphereTargetYaml({ name: 'lab-vcenter', vcenter: 'lab-vc', host: 'DC0_H0', vm: 'DC0_H0_VM0', datastore: 'LocalDS_0', vmfsDevice, rdmDevice, nfsDir: s.vcsim.nfsDir, guest: { sshHost: 'lab', workdir: s.scratch } }));
+    lines.push(...vsphereTargetYaml({ name: 'lab-vcenter', vcenter: 'lab-vc', host: 'DC0_H0', vm: 'DC0_H0_VM0', datastore: 'LocalDS_0', vmfsDevice, rdmDevice, nfsDir: s.vcsim.nfsDir, version: s.version ?? DEFAULT_LAB_VERSION, guest: { sshHost: 'lab', workdir: s.scratch } }));
   }
   return lines.join('\n') + '\n';
 }

@@ -1,11 +1,14 @@
-// `npm run lab -- up|down|status [--json]`: the embedded local lab. A real OpenSSH server on
+// `npm run lab -- up [--version 5.5|6.7|7.0|8.0]|down|status [--json]`: the embedded local lab. A real OpenSSH server on
 // 127.0.0.1 acting as a Linux guest (fio on a scratch file) and as the ESXi-shell / Hyper-V test
 // host (stand-ins on its PATH), and VMware's vCenter simulator (our vcsim harness). Everything
-// lives under .lab/; `.lab/inventory.yaml` points playbooks at it.
+// lives under .lab/; `.lab/inventory.yaml` points playbooks at it. `--version` makes the simulator
+// and the ESXi stand-ins act as that release (default 8.0, or the running lab's): what they report and
+// which VMFS versions they create (src/lab/harness/vcsim/version.go, harness/esxi/esxi_state.py).
 import fs from 'node:fs';
 import path from 'node:path';
 import { stopPid } from './sshd.ts';
-import { labUp, labPaths, readLabState, labStatusJson } from './lab.ts';
+import { labUp, labPaths, readLabState, labStatusJson, LabVersionMismatch } from './lab.ts';
+import { isLabVersion, LAB_VERSIONS, type LabVersion } from './versions.ts';
 import { listVcsimLuns } from './vsphere-inventory.ts';
 import { visibleText } from '../text/visible.ts';
 
@@ -21,9 +24,26 @@ async function main(argv: string[]): Promise<number> {
   const paths = labPaths(root);
   switch (cmd) {
     case 'up': {
-      const state = await labUp(root, { vcsim: !rest.includes('--no-vcsim'), listLuns: (info) => listVcsimLuns(info) });
+      let version: LabVersion | undefined;
+      const at = rest.findIndex((a) => a === '--version' || a.startsWith('--version='));
+      if (at >= 0) {
+        const v = rest[at]!.includes('=') ? rest[at]!.slice('--version='.length) : rest[at + 1];
+        if (!isLabVersion(v)) {
+          errOut(`lab: --version ${v ?? ''}: expected one of ${Object.keys(LAB_VERSIONS).join(', ')}\n`);
+          return 2;
+        }
+        version = v;
+      }
+      let state;
+      try {
+        state = await labUp(root, { vcsim: !rest.includes('--no-vcsim'), listLuns: (info) => listVcsimLuns(info), version });
+      } catch (e) {
+        if (!(e instanceof LabVersionMismatch)) throw e;
+        errOut(`lab: ${e.message}\n`);
+        return 2;
+      }
       if (json) out(JSON.stringify(labStatusJson(root, state)) + '\n');
-      else out(`lab up: ssh 127.0.0.1:${state.ssh.port}${state.vcsim ? `, vCenter ${state.vcsim.url}` : ''}\ninventory: ${paths.inventory}\n`);
+      else out(`lab up (ESXi/vCenter ${state.version ?? '8.0'}): ssh 127.0.0.1:${state.ssh.port}${state.vcsim ? `, vCenter ${state.vcsim.url}` : ''}\ninventory: ${paths.inventory}\n`);
       return 0;
     }
     case 'down': {
@@ -46,11 +66,11 @@ async function main(argv: string[]): Promise<number> {
         return state ? 0 : 1;
       }
       if (json) out(JSON.stringify(labStatusJson(root, state)) + '\n');
-      else out(`ssh: 127.0.0.1:${state.ssh.port} (pid ${state.ssh.pid})\n${state.vcsim ? `vcenter: ${state.vcsim.url} (pid ${state.vcsim.pid})\n` : ''}inventory: ${path.relative(root, paths.inventory)}\n`);
+      else out(`version: ESXi/vCenter ${state.version ?? '8.0'}\nssh: 127.0.0.1:${state.ssh.port} (pid ${state.ssh.pid})\n${state.vcsim ? `vcenter: ${state.vcsim.url} (pid ${state.vcsim.pid})\n` : ''}inventory: ${path.relative(root, paths.inventory)}\n`);
       return 0;
     }
     default:
-      errOut('usage: npm run lab -- up|down|status [--json]\n');
+      errOut('usage: npm run lab -- up [--version 5.5|6.7|7.0|8.0]|down|status [--json]\n');
       return 2;
   }
 }

@@ -92,6 +92,8 @@ export interface VcsimControl {
   calls(): Promise<Record<string, number>>;
   /** clears rules and call counts (not sessions, not inventory) */
   reset(): Promise<void>;
+  /** simulate another vSphere release from now on (5.5, 6.7, 7.0, 8.0); returns AboutInfo.version */
+  version(version: string): Promise<string>;
 }
 
 export interface VcsimHandle extends VcsimInfo {
@@ -353,6 +355,10 @@ export function vcsimControl(info: Pick<VcsimInfo, 'url' | 'certFile'>): VcsimCo
     },
     async reset() {
       await request('POST', 'reset');
+    },
+    async version(version) {
+      const r = (await request('POST', 'version', { version })) as { version?: string };
+      return r.version ?? '';
     },
   };
 }

@@ -21,6 +21,8 @@ export interface VsphereTargetEntry {
   rdmDevice?: string;
   /** directory exported as the NFS datastore's remote path */
   nfsDir?: string;
+  /** the host's ESXi release the target states (`version: "8.0"`) */
+  version?: string;
   guest: { sshHost?: string; workdir: string };
 }
 
@@ -44,6 +46,7 @@ export function vsphereTargetYaml(t: VsphereTargetEntry): string[] {
     ...(t.rdmDevice ? [`    rdmDevice: ${t.rdmDevice}`] : []),
     `    allowedDevices: [${devices.join(', ')}]`,
     ...(t.nfsDir ? ['    nfs:', '      remoteHost: 127.0.0.1', `      remotePath: ${t.nfsDir}`] : []),
+    ...(t.version ? [`    version: "${t.version}"`] : []),
     '    guest:',
     ...(t.guest.sshHost ? [`      sshHost: ${t.guest.sshHost}`] : []),
     `      workdir: ${t.guest.workdir}`,

@@ -50,9 +50,9 @@ export const creatableVmfs = (v: EsxiVersion): VmfsKind[] => (['vmfs3', 'vmfs5',
 /** Refuses a VMFS version the host's release cannot create; the error names datastore.kind. */
 export function checkVmfsCreatable(kind: VmfsKind, v: EsxiVersion | undefined, host: string): void {
   if (!v || vmfsCreatable(kind, v)) return;
-  const why = kind === 'vmfs3' ? 'ESXi 6.0 and later cannot create VMFS3 (existing VMFS3 volumes can still be mounted)' : 'VMFS6 needs ESXi 6.5 or later';
+  const why = kind === 'vmfs3' ? 'ESXi 6.0 and later cannot create VMFS3, only mount existing VMFS3 volumes; a VMFS3 study needs an ESXi 5.x host' : 'VMFS6 needs ESXi 6.5 or later';
   throw new InvalidArgument(
-    `datastore.kind ${kind}: ${host} runs ESXi ${formatEsxiVersion(v)}, which creates ${creatableVmfs(v).join(', ')} only (${why}); a VMFS3 study needs an ESXi 5.x host`,
+    `datastore.kind ${kind}: ${host} runs ESXi ${formatEsxiVersion(v)}, which creates ${creatableVmfs(v).join(', ')} only (${why})`,
     { name: 'datastore.kind', value: kind },
   );
 }

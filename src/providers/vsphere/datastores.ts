@@ -7,6 +7,7 @@ import {
   createNasDatastore as createNasDatastoreCall,
   createVmfsDatastore as createVmfsDatastoreCall,
   queryAvailableDisksForVmfs,
+  queryVmfsConfigOption,
   queryVmfsDatastoreCreateOptions,
   removeDatastore as removeDatastoreCall,
   type RoundTripper,
@@ -92,6 +93,18 @@ export async function createVmfsDatastore(ctx: Ctx, host: MoRef, o: CreateVmfsOp
   vmfs.majorVersion = o.vmfsMajorVersion;
   if (o.blockSizeMb !== undefined) vmfs.blockSizeMb = o.blockSizeMb;
   if (o.blockSizeKb !== undefined) vmfs.blockSize = o.blockSizeKb;
+  if (o.vmfsMajorVersion === 6 && vmfs.blockSize !== undefined && vmfs.blockSize !== (option.spec.vmfs as DataObject | undefined)?.blockSize) {
+    // The create options carry the unmap granularity of their own block size (1024 KB); a volume of
+    // another block size takes the granularity the host offers for that size (QueryVmfsConfigOption,
+    // API reference: VmfsConfigOption.unmapGranularityOption), e.g. 64 KB for a 64 KB volume.
+    const configs = await queryVmfsConfigOption(ctx.rt, datastoreSystem);
+    const offer = configs.find((c) => Number(c.blockSizeOption) === Number(vmfs.blockSize));
+    const granularity = offer?.unmapGranularityOption?.[0];
+    if (granularity === undefined) {
+      throw new VsphereFault('NotSupported', `host ${hostName} offers no VMFS6 volume with ${String(vmfs.blockSize)} KB blocks (QueryVmfsConfigOption: ${configs.map((c) => c.blockSizeOption).join(', ') || 'none'} KB)`, { method: 'QueryVmfsConfigOption', host: ctx.endpoint, detail: {} });
+    }
+    vmfs.unmapGranularity = Number(granularity);
+  }
   spec.vmfs = vmfs;
   o.beforeSend?.();
   return createVmfsDatastoreCall(ctx.rt, datastoreSystem, spec);

@@ -9,6 +9,7 @@ import {
   type ServiceContent,
   type UpdateSet,
   type UserSession,
+  type VmfsConfigOption,
   type VmfsDatastoreOption,
 } from './types.ts';
 
@@ -115,6 +116,12 @@ export async function queryVmfsDatastoreCreateOptions(rt: RoundTripper, dss: MoR
     ['vmfsMajorVersion', vmfsMajorVersion],
   ]);
   return decodeReturn(r, 'VmfsDatastoreOption[]') as VmfsDatastoreOption[];
+}
+
+/** QueryVmfsConfigOption (since 6.5): the VMFS6 block sizes and, for each, its unmap granularities. */
+export async function queryVmfsConfigOption(rt: RoundTripper, dss: MoRef): Promise<VmfsConfigOption[]> {
+  const r = await rt.roundTrip('QueryVmfsConfigOption', dss, []);
+  return decodeReturn(r, 'VmfsConfigOption[]') as VmfsConfigOption[];
 }
 
 export async function createVmfsDatastore(rt: RoundTripper, dss: MoRef, spec: DataObject): Promise<MoRef> {

@@ -83,6 +83,8 @@ def('VmfsDatastoreExtendSpec', 'VmfsDatastoreSpec', [['partition', 'HostDiskPart
 def('HostDiskPartitionSpec', undefined, [['partitionFormat', 'string'], ['chs', 'HostDiskDimensionsChs'], ['totalSectors', 'long'], ['partition', 'HostDiskPartitionAttributes[]']]);
 def('HostDiskPartitionAttributes', undefined, [['partition', 'int'], ['startSector', 'long'], ['endSector', 'long'], ['type', 'string'], ['guid', 'string'], ['logical', 'boolean'], ['attributes', 'byte'], ['partitionAlignment', 'long']]);
 def('HostVmfsSpec', undefined, [['extent', 'HostScsiDiskPartition'], ['blockSizeMb', 'int'], ['majorVersion', 'int'], ['volumeName', 'string'], ['blockSize', 'int'], ['unmapGranularity', 'int'], ['unmapPriority', 'string'], ['unmapBandwidthSpec', 'VmfsUnmapBandwidthSpec']]);
+def('VmfsConfigOption', undefined, [['blockSizeOption', 'int'], ['unmapGranularityOption', 'int[]'], ['unmapBandwidthFixedValue', 'LongOption'], ['unmapBandwidthDynamicMin', 'LongOption'], ['unmapBandwidthDynamicMax', 'LongOption'], ['unmapBandwidthIncrement', 'long'], ['unmapBandwidthUpperLimit', 'long']]);
+def('LongOption', undefined, [['valueIsReadonly', 'boolean'], ['min', 'long'], ['max', 'long'], ['defaultValue', 'long']]);
 def('VmfsUnmapBandwidthSpec', undefined, [['policy', 'string'], ['fixedValue', 'int'], ['dynamicMin', 'int'], ['dynamicMax', 'int']]);
 def('HostScsiDiskPartition', undefined, [['diskName', 'string'], ['partition', 'int']]);
 def('HostNasVolumeSpec', undefined, [['remoteHost', 'string'], ['remotePath', 'string'], ['localPath', 'string'], ['accessMode', 'string'], ['type', 'string'], ['userName', 'string'], ['password', 'string'], ['remoteHostNames', 'string[]'], ['securityType', 'string']]);
@@ -371,6 +373,12 @@ export interface VmfsDatastoreCreateSpec {
   partition: DataObject;
   vmfs: HostVmfsSpec;
   extent?: HostScsiDiskPartition[];
+}
+
+/** VmfsConfigOption (since vSphere API 6.5): one per block size (KB) the host creates VMFS6 with. */
+export interface VmfsConfigOption {
+  blockSizeOption: number;
+  unmapGranularityOption?: number[];
 }
 
 export interface VmfsDatastoreOption {

@@ -47,6 +47,28 @@ def run(tool, main):
         sys.stdout.write(out)
 
 
+# The host's release (state['product'], seeded by state.ts from `npm run lab -- up --version`).
+# Rules follow the vSphere Storage guides; the toolkit's copy is src/providers/esxi-version.ts.
+DEFAULT_PRODUCT = {'version': '8.0.0', 'build': '20513097'}
+
+
+def product(state):
+    return state.get('product') or DEFAULT_PRODUCT
+
+
+def release(state):
+    major, minor = product(state)['version'].split('.')[:2]
+    return int(major), int(minor)
+
+
+def vmfs_creatable(state, fstype):
+    """VMFS3: not creatable from ESXi 6.0 on ("you cannot create new ones", vSphere 6.0 Storage,
+    "Understanding VMFS Datastores"); VMFS6: ESXi 6.5 and later (vSphere 7.0 Storage, "Versions of
+    VMFS Datastores": hosts of 6.0 and earlier have no access); VMFS5: 5.0 and later."""
+    rel = release(state)
+    return {'vmfs3': rel < (6, 0), 'vmfs5': rel >= (5, 0), 'vmfs6': rel >= (6, 5)}.get(fstype, False)
+
+
 def device_from_path(state, p, tool):
     if not p.startswith(DEVFS):
         raise Fail(f'Error: Could not stat device {p}- No such file or directory.')

@@ -2,6 +2,7 @@
 // boot device holding datastore1, blank devices for formatting and RDMs, and one VM.
 import fs from 'node:fs/promises';
 import path from 'node:path';
+import { DEFAULT_LAB_VERSION, LAB_VERSIONS, type LabVersion } from '../../versions.ts';
 
 export const ESXI_HARNESS_DIR = path.dirname(new URL(import.meta.url).pathname);
 
@@ -11,8 +12,16 @@ export const RDM_DEV = 'naa.6000c2900000000000000000000000b2';
 export const PARTITIONED_DEV = 'naa.6000c2900000000000000000000000c3';
 export const DS1_UUID = '5f69774e-f1031e44-7bdb-ac1f6bc4b812';
 
-export function defaultEsxiState(): Record<string, unknown> {
+/**
+ * The host as ESXi `version` (default 8.0): `product` is what `vmware -v` / `esxcli system version get`
+ * print and decides which VMFS versions vmkfstools creates; datastore1 is VMFS6 where the release has
+ * it (6.5+), VMFS5 before.
+ */
+export function defaultEsxiState(version: LabVersion = DEFAULT_LAB_VERSION): Record<string, unknown> {
+  const product = LAB_VERSIONS[version];
+  const ds1Version = Number(version) >= 6.5 ? 'vmfs6' : 'vmfs5';
   return {
+    product: { version: product.version, build: product.build },
     devices: {
       [BOOT_DEV]: { sizeMb: 102400, vendor: 'VMware', model: 'Virtual disk', isBoot: true, label: 'gpt', partitions: [
         { number: 1, start: 64, end: 204863, type: 'C12A7328F81F11D2BA4B00A0C93EC93B', attr: 128 },
@@ -25,7 +34,7 @@ export function defaultEsxiState(): Record<string, unknown> {
       ] },
     },
     volumes: {
-      [DS1_UUID]: { label: 'datastore1', device: BOOT_DEV, partition: 3, version: 'vmfs6', blockSize: 1048576, capacity: 99 * 1024 ** 3, mounted: true },
+      [DS1_UUID]: { label: 'datastore1', device: BOOT_DEV, partition: 3, version: ds1Version, blockSize: 1048576, capacity: 99 * 1024 ** 3, mounted: true },
     },
     files: {
       '/vmfs/volumes/datastore1/bench-vm/bench-vm.vmdk': { kind: 'vmdk', sizeBytes: 16 * 1024 ** 3, format: 'thin', allocated: false },
@@ -45,6 +54,7 @@ export async function seedEsxiState(dir: string, state: Record<string, unknown> 
 }
 
 export interface EsxiStandinState {
+  product?: { version: string; build: string };
   devices: Record<string, { label: string | null; partitions: { number: number; start: number; end: number; type: string; attr: number }[] }>;
   volumes: Record<string, { label: string; device: string; partition: number; version: string; blockSize: number; mounted: boolean }>;
   files: Record<string, Record<string, unknown>>;

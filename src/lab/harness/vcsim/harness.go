@@ -43,6 +43,7 @@ type dropRule struct {
 
 type harness struct {
 	sim     http.Handler
+	esx     bool
 	storage *storageState
 	idle    time.Duration
 
@@ -631,6 +632,19 @@ func (h *harness) control(w http.ResponseWriter, r *http.Request) {
 			h.slow[rule.Method] = rule.Ms
 		}
 		h.mu.Unlock()
+	case "version":
+		// test control: simulate another release from now on (version.go)
+		var v struct {
+			Version string `json:"version"`
+		}
+		if !dec(&v) {
+			return
+		}
+		if err := setVersionProfile(v.Version, h.esx); err != nil {
+			bad("/_harness/version: %v", err)
+			return
+		}
+		reply(http.StatusOK, map[string]string{"version": labProfile.Version})
 	case "expire-sessions":
 		h.mu.Lock()
 		n := len(h.sessions)

@@ -131,6 +131,7 @@ func run(esx bool, listen, certDir, dataDir, username, password string, idle tim
 	}
 
 	h := newHarness(dataDir, idle)
+	h.esx = esx
 	if err := h.installStorage(); err != nil {
 		return fmt.Errorf("adding storage model: %w", err)
 	}

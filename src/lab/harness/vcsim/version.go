@@ -194,3 +194,14 @@ func applyVersionProfile(p versionProfile, esx bool) error {
 	}
 	return nil
 }
+
+// setVersionProfile switches the simulated release (the /_harness/version control call), so one
+// simulator can serve tests of several releases.
+func setVersionProfile(name string, esx bool) error {
+	p, ok := versionProfiles[name]
+	if !ok {
+		return fmt.Errorf("version %q: expected one of %s", name, profileNames())
+	}
+	labProfile = p
+	return applyVersionProfile(p, esx)
+}
