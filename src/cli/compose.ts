@@ -18,6 +18,7 @@ import { shJoin } from '../ssh/quote.ts';
 import type { WorkloadEndpoint } from '../run/executor.ts';
 import type { Provider, ProviderName } from '../contract/provider.ts';
 import { createEsxiShellProvider } from '../providers/esxi-shell/provider.ts';
+import { hostVersionArgv, parseVmwareVersion } from '../providers/esxi-shell/version.ts';
 import { endpointFromEnv, VsphereClient } from '../providers/vsphere/client.ts';
 import type { VsphereTargetConfig } from '../providers/vsphere/config.ts';
 import { createVsphereProvider } from '../providers/vsphere/provider.ts';
@@ -34,6 +35,11 @@ export interface Composition {
   planSteps?: StepPlanner;
   /** connects the provider (SOAP session, SSH) — only for a real run, never for plan/dry-run */
   connectProvider(): Promise<Provider | null>;
+  /**
+   * The host's ESXi release read from the host (read-only: a property read, `vmware -v`), for a
+   * target whose inventory states no `version`; a run asks it before anything is changed.
+   */
+  readHostVersion?(): Promise<string>;
   workload: WorkloadEndpoint;
   /** where the workload step runs: the guest's transport, or the provider itself (Hyper-V) */
   workloadProvider: ProviderName;
@@ -118,6 +124,15 @@ export function compose(target: Target, inv: LoadedInventory, pool: EndpointPool
         provider: 'esxi-shell',
         planSteps: stepPlannerOf(target),
         connectProvider: async () => createEsxiShellProvider(cfg, await connectSsh(sshOptions(inv, target.sshHost))),
+        readHostVersion: async () => {
+          const runner = await connectSsh(sshOptions(inv, target.sshHost));
+          try {
+            const r = await runner.run(shJoin(hostVersionArgv()));
+            return parseVmwareVersion(r.stdout, `${target.sshHost}: vmware -v`);
+          } finally {
+            await runner.close().catch(() => undefined);
+          }
+        },
         workload: g.endpoint,
         workloadProvider: g.provider,
         workloadTarget: g.describe,
@@ -160,6 +175,18 @@ export function compose(target: Target, inv: LoadedInventory, pool: EndpointPool
           const key = `${url}|${username}`;
           const connect = () => pool.client(key, () => VsphereClient.connect(cfg.vcenter));
           return pool.share(key, vc?.maxConcurrent ?? DEFAULT_VCENTER_CONCURRENCY, createVsphereProvider(cfg, { connect }));
+        },
+        readHostVersion: async () => {
+          // HostSystem.config.product (AboutInfo) is the host's own release, also through vCenter
+          const c = await VsphereClient.connect(cfg.vcenter);
+          try {
+            const p = await c.readProps(await c.findHost(cfg.host), ['config.product.version']);
+            const v = p['config.product.version'];
+            if (typeof v !== 'string') throw new UsageError(`${target.vcenter}: host ${cfg.host} reports no config.product.version`);
+            return v;
+          } finally {
+            await c.logout().catch(() => undefined);
+          }
         },
         workload: g.endpoint,
         workloadProvider: g.provider,

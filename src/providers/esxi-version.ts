@@ -57,6 +57,15 @@ export function checkVmfsCreatable(kind: VmfsKind, v: EsxiVersion | undefined, h
   );
 }
 
+/**
+ * `datastore.blockSizeKb` is HostVmfsSpec.blockSize, "Since vSphere API 6.5" (API reference,
+ * HostVmfsSpec); an older host knows only blockSizeMb. The error names datastore.blockSizeKb.
+ */
+export function checkBlockSizeKbSupported(v: EsxiVersion | undefined, host: string): void {
+  if (!v || atLeast(v, 6, 5)) return;
+  throw new InvalidArgument(`datastore.blockSizeKb: ${host} runs ESXi ${formatEsxiVersion(v)}; HostVmfsSpec.blockSize (KB) exists since 6.5: use datastore.blockSizeMb`, { name: 'datastore.blockSizeKb', value: '' });
+}
+
 const GiB = 1024 ** 3;
 
 /**

@@ -5,7 +5,10 @@
 // HostVmfsSpec.blockSizeMb / .blockSize (vSphere Web Services API reference, HostVmfsSpec): VMFS3
 // 1, 2, 4 or 8 MB; VMFS5 1 MB only; VMFS6 64 KB or 1 MB. vmkfstools -C takes 1 MB only for VMFS5
 // and VMFS6 (vSphere Storage, "Create a VMFS Datastore", vmkfstools section): the 64 KB VMFS6
-// block exists through the API only, which `datastore.blockSizeKb` (KiB, VMFS6 only) expresses.
+// block exists through the API only, which `datastore.blockSizeKb` (KiB) expresses. blockSize (KB)
+// exists since API 6.5 (blockSizeMb is deprecated there), so it also takes VMFS5's 1024 — which lets
+// one axis compare VMFS5 and VMFS6 at 1 MB and VMFS6 at 64 KB — but never VMFS3, which no 6.5+
+// host creates (./esxi-version.ts).
 // The stand-ins know the same rule: src/lab/harness/vcsim/storage.go vmfsBlockKiB,
 // src/lab/harness/esxi/vmkfstools BLOCKS.
 import { InvalidArgument } from '../errors.ts';
@@ -19,7 +22,7 @@ export const VMFS_BLOCK_SIZES_KB: Readonly<Record<VmfsKind, readonly number[]>> 
   vmfs6: [64, 1024],
 };
 
-export const VMFS_BLOCK_SIZE_RULE = 'VMFS3: 1, 2, 4 or 8 MiB; VMFS5: 1 MiB; VMFS6: 1 MiB, or 64 KiB as datastore.blockSizeKb';
+export const VMFS_BLOCK_SIZE_RULE = 'VMFS3: 1, 2, 4 or 8 MiB; VMFS5: 1 MiB; VMFS6: 1 MiB, or 64 KiB as datastore.blockSizeKb (which VMFS5/6 also take as 1024)';
 
 export const isVmfsKind = (k: unknown): k is VmfsKind => k === 'vmfs3' || k === 'vmfs5' || k === 'vmfs6';
 
@@ -28,9 +31,9 @@ export function vmfsBlockSizesMb(kind: VmfsKind): number[] {
   return VMFS_BLOCK_SIZES_KB[kind].filter((kb) => kb % 1024 === 0).map((kb) => kb / 1024);
 }
 
-/** The `datastore.blockSizeKb` values a VMFS version takes: VMFS6's (HostVmfsSpec.blockSize, since 6.5); none for VMFS3/5. */
+/** The `datastore.blockSizeKb` values a VMFS version takes (HostVmfsSpec.blockSize, since 6.5): VMFS5's and VMFS6's; none for VMFS3. */
 export function vmfsBlockSizesKb(kind: VmfsKind): readonly number[] {
-  return kind === 'vmfs6' ? VMFS_BLOCK_SIZES_KB.vmfs6 : [];
+  return kind === 'vmfs3' ? [] : VMFS_BLOCK_SIZES_KB[kind];
 }
 
 /**

@@ -3,7 +3,7 @@ import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import type { Command } from 'commander';
-import { loadInventory, loadPlaybook, type LoadedInventory } from '../../config/index.ts';
+import { loadInventory, loadPlaybook, type LoadedInventory, type LoadedPlaybook } from '../../config/index.ts';
 import { checkPlaybookAgainst } from '../../plan/check.ts';
 import { redact, redactDeep } from '../../config/secrets.ts';
 import { errorMessage, OutputRefused, ResumeMismatch, UnsafeOperation, UsageError } from '../../errors.ts';
@@ -18,6 +18,7 @@ import type { Provider } from '../../contract/provider.ts';
 import { createRunLog } from '../../run/log.ts';
 import { createProgressView, type ProgressEvent } from '../../run/progress.ts';
 import { composeTargets, measurementFacts, planRun, usedFacts, type Composition } from '../compose.ts';
+import { checkAgainstHostVersions } from '../host-versions.ts';
 import { EXIT } from '../exit.ts';
 import { retriesOption, stepTimeoutOption } from '../options.ts';
 import { runReport } from './report.ts';
@@ -233,14 +234,14 @@ interface Prepared {
   resumed: boolean;
 }
 
-function prepareNew(playbookFile: string, o: RunCommandOptions): { plan: RunPlan; comps: Map<string, Composition>; inv: LoadedInventory; pbText: string; timeouts: RunMeta['timeouts'] } {
+function prepareNew(playbookFile: string, o: RunCommandOptions): { plan: RunPlan; comps: Map<string, Composition>; inv: LoadedInventory; pb: LoadedPlaybook; pbText: string; timeouts: RunMeta['timeouts'] } {
   if (!o.inventory) throw new UsageError('run: -i/--inventory <file> is required');
   const pb = loadPlaybook(playbookFile);
   const inv = loadInventory(o.inventory);
   const targets = checkPlaybookAgainst(pb, inv);
   const comps = composeTargets([...targets.keys()], inv);
   const plan = planRun(pb.playbook, comps, newRunId());
-  return { plan, comps, inv, pbText: pb.text, timeouts: pb.playbook.timeouts };
+  return { plan, comps, inv, pb, pbText: pb.text, timeouts: pb.playbook.timeouts };
 }
 
 export async function runCommand(playbookFile: string | undefined, o: RunCommandOptions): Promise<number> {
@@ -276,7 +277,7 @@ async function runLocked(playbookFile: string | undefined, o: RunCommandOptions,
     }
   } else {
     if (!playbookFile) throw new UsageError('run: a playbook is required (or --resume <runDir>)');
-    const { plan, comps, inv, pbText, timeouts } = prepareNew(playbookFile, o);
+    const { plan, comps, inv, pb, pbText, timeouts } = prepareNew(playbookFile, o);
     if (o.dryRun) {
       const lines = dryRunLines(plan);
       const devices = destroyedNames(plan);
@@ -291,6 +292,8 @@ async function runLocked(playbookFile: string | undefined, o: RunCommandOptions,
       return EXIT.ok;
     }
     const confirmedDestroy = checkConfirmDestroy(plan, o.confirmDestroy);
+    // a host whose release the inventory does not state is asked (read-only) before anything changes
+    await checkAgainstHostVersions(pb, inv, comps);
     const runDir = runDirFor(o.out, plan);
     const meta: RunMeta = {
       runId: plan.runId,

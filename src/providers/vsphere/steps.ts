@@ -5,7 +5,7 @@ import { InvalidArgument } from '../../errors.ts';
 import type { Axes } from '../../contract/axis.ts';
 import type { PlannedStep } from '../../contract/provider.ts';
 import { checkVmfsBlockSize, isVmfsKind } from '../vmfs-block-size.ts';
-import { checkVmfs3FileSize, checkVmfsCreatable, parseEsxiVersion } from '../esxi-version.ts';
+import { checkBlockSizeKbSupported, checkVmfs3FileSize, checkVmfsCreatable, parseEsxiVersion } from '../esxi-version.ts';
 import { VSPHERE_BLOCK_SIZES_KB, VSPHERE_BLOCK_SIZES_MB, VSPHERE_CONTROLLERS, VSPHERE_DATASTORE_KINDS, VSPHERE_DISK_FORMATS } from './axes.ts';
 import type { VsphereStepTarget } from './config.ts';
 
@@ -81,7 +81,9 @@ export function planVsphereSteps(axes: Axes, target: VsphereStepTarget, names: {
   } else {
     const device = need(target.vmfsDevice, 'vmfsDevice', `to create a ${kind} datastore`);
     // what the host's release cannot create is refused before the LUN is formatted
-    checkVmfsCreatable(kind, target.version === undefined ? undefined : parseEsxiVersion(target.version), target.host);
+    const release = target.version === undefined ? undefined : parseEsxiVersion(target.version);
+    checkVmfsCreatable(kind, release, target.host);
+    if (blockSizeKb !== undefined) checkBlockSizeKbSupported(release, target.host);
     datastore = `${names.prefix}-ds`;
     steps.push({
       step: 'datastore',

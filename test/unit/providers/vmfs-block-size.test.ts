@@ -37,10 +37,12 @@ describe('VMFS block sizes', () => {
     }
   });
 
-  it('datastore.blockSizeKb is VMFS6\'s (64 or 1024); other versions are told to use blockSizeMb', () => {
+  it('datastore.blockSizeKb is HostVmfsSpec.blockSize: VMFS6 64 or 1024, VMFS5 1024; VMFS3 is told to use blockSizeMb', () => {
     expect(checkVmfsBlockSize('vmfs6', 'datastore.blockSizeKb', 64)).toBe(64);
-    expect(() => checkVmfsBlockSize('vmfs5', 'datastore.blockSizeKb', 64)).toThrow('datastore.blockSizeKb 64 with datastore.kind vmfs5: vmfs5 takes no datastore.blockSizeKb (use datastore.blockSizeMb: 1)');
-    expect(() => checkVmfsBlockSize('vmfs5', 'datastore.blockSizeMb', 8)).toThrow('datastore.blockSizeMb 8 with datastore.kind vmfs5: vmfs5 supports 1 MiB blocks (VMFS3: 1, 2, 4 or 8 MiB; VMFS5: 1 MiB; VMFS6: 1 MiB, or 64 KiB as datastore.blockSizeKb)');
+    expect(checkVmfsBlockSize('vmfs5', 'datastore.blockSizeKb', 1024)).toBe(1024);
+    expect(() => checkVmfsBlockSize('vmfs5', 'datastore.blockSizeKb', 64)).toThrow('datastore.blockSizeKb 64 with datastore.kind vmfs5: vmfs5 supports 1024 KiB blocks');
+    expect(() => checkVmfsBlockSize('vmfs3', 'datastore.blockSizeKb', 1024)).toThrow('datastore.blockSizeKb 1024 with datastore.kind vmfs3: vmfs3 takes no datastore.blockSizeKb (use datastore.blockSizeMb: 1, 2, 4, 8)');
+    expect(() => checkVmfsBlockSize('vmfs5', 'datastore.blockSizeMb', 8)).toThrow('datastore.blockSizeMb 8 with datastore.kind vmfs5: vmfs5 supports 1 MiB blocks (VMFS3: 1, 2, 4 or 8 MiB; VMFS5: 1 MiB; VMFS6: 1 MiB, or 64 KiB as datastore.blockSizeKb (which VMFS5/6 also take as 1024))');
     expect(accepts(planners.vsphere, { 'datastore.kind': 'vmfs6', 'datastore.blockSizeKb': 64, 'disk.format': 'thin', 'disk.sizeGb': 4 })).toBe(true);
     expect(accepts(planners.vsphere, { 'datastore.kind': 'vmfs5', 'datastore.blockSizeKb': 64, 'disk.format': 'thin', 'disk.sizeGb': 4 })).toBe(false);
   });
