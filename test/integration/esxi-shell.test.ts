@@ -64,7 +64,7 @@ async function resetState(state: Record<string, unknown> = defaultEsxiState()) {
 
 describe('esxi-shell provider over SSH (stand-in ESXi tools)', () => {
   it('creates a VMFS3 with 8 MiB blocks, an eagerzeroedthick disk, attaches it, and tears it all down', async () => {
-    await resetState();
+    await resetState(defaultEsxiState('5.5')); // VMFS3 is created by ESXi 5.x only
     const provider = createEsxiShellProvider(target, await keyRunner());
     const steps = planEsxiShellSteps({ 'datastore.kind': 'vmfs3', 'datastore.blockSizeMb': 8, 'disk.format': 'eagerzeroedthick', 'disk.sizeGb': 10 }, target, { base: 'ss-r1-p1' });
     const created: CreatedObject[] = [];

@@ -60,7 +60,7 @@ async function statusOf(runDir: string): Promise<{ permutations: { status: strin
 
 beforeAll(async () => {
   root = await fs.mkdtemp(path.join(os.tmpdir(), 'ss-labpb-'));
-  lab = await labUp(root, { vcsim: false });
+  lab = await labUp(root, { vcsim: false, version: '5.5' }); // the shell study is VMFS3's: ESXi 5.x
   stateDir = lab.standinState;
   // both sweeps at once: different stand-in host models, one sshd (as a lab user would run them)
   const [esxi, hyperv] = await Promise.all([runPlaybook('vmfs-block-size-shell.yaml', ['--confirm-destroy', BLANK_DEV]), runPlaybook('hyperv-volume-size.yaml', [])]);

@@ -8,13 +8,19 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { planFor } from '../../src/cli/commands/config-commands.ts';
 import { dryRunLines } from '../../src/cli/commands/run.ts';
 import { runCli, stackTraceLines } from './helpers/cli.ts';
-import { writeLabInventory } from './helpers/lab-inventory-file.ts';
+import { labVersionOf, writeLabInventory } from './helpers/lab-inventory-file.ts';
 
+// the lab as 8.0 (its default) and as 5.5, which the VMFS3 studies say in their first lines they need
 let lab: Awaited<ReturnType<typeof writeLabInventory>>;
+let lab55: Awaited<ReturnType<typeof writeLabInventory>>;
 beforeAll(async () => {
   lab = await writeLabInventory();
+  lab55 = await writeLabInventory('5.5');
 });
-afterAll(() => lab?.remove());
+afterAll(async () => {
+  await lab?.remove();
+  await lab55?.remove();
+});
 
 /** owned names carry the run id, which differs per invocation */
 const normalized = (lines: string[]) => lines.map((l) => l.replaceAll(/ss-r[0-9a-z]+-p/g, 'ss-RUN-p'));
@@ -23,12 +29,13 @@ describe('shipped playbooks on their lab targets', () => {
   const files = fs.readdirSync('playbooks').filter((f) => f.endsWith('.yaml'));
   it.each(files)('%s: validate ok; run --dry-run prints the calls of the plan', async (file) => {
     const pb = path.join('playbooks', file);
-    const [validate, dry] = await Promise.all([runCli(['validate', pb, '-i', lab.inventory]), runCli(['run', pb, '-i', lab.inventory, '--dry-run', '--json'])]);
+    const { inventory } = labVersionOf(fs.readFileSync(pb, 'utf8')) === '5.5' ? lab55 : lab;
+    const [validate, dry] = await Promise.all([runCli(['validate', pb, '-i', inventory]), runCli(['run', pb, '-i', inventory, '--dry-run', '--json'])]);
     expect(validate.stderr).toBe('');
     expect(validate.code).toBe(0);
     expect(dry.stderr).toBe('');
     expect(dry.code).toBe(0);
-    const expected = normalized(dryRunLines(planFor(pb, lab.inventory)));
+    const expected = normalized(dryRunLines(planFor(pb, inventory)));
     expect(normalized(dry.stdout.trimEnd().split('\n').filter(Boolean))).toEqual(expected);
   });
 });

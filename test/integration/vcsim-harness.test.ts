@@ -7,7 +7,7 @@ import https from 'node:https';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 import { startVcsim, stopVcsimPid, vcsimControl, type VcsimHandle } from '../../src/lab/vcsim.ts';
 
 const PROBE = fileURLToPath(new URL('../harness/pyvmomi/probe.py', import.meta.url));
@@ -172,7 +172,9 @@ describe('vcsim harness (vCenter model)', () => {
     expect(luns.DC0_H0?.[0]?.canonicalName).not.toBe(config[0]?.canonicalName);
   });
 
-  it('creates VMFS3 datastores at 1/2/4/8 MB blocks that read back as such, and removes them', async () => {
+  it('creates VMFS3 datastores at 1/2/4/8 MB blocks that read back as such, and removes them (as ESXi 5.5)', async () => {
+    await vc.control.version('5.5'); // no later release creates VMFS3 (version.go)
+    onTestFinished(async () => void (await vc.control.version('8.0')));
     const host = 'DC0_C0_H0';
     const sizes = [1, 2, 4, 8];
     const ops = sizes.flatMap((mb, i) => [
@@ -238,7 +240,7 @@ describe('vcsim harness (vCenter model)', () => {
     const res = await probe(vc, [
       { op: 'create-vmfs', host, disk: disk(host, 8).canonicalName, name: 'v5', major: 5 },
       { op: 'datastore', name: 'v5' },
-      { op: 'create-vmfs', host, disk: disk(host, 16).canonicalName, name: 'v6-64k', major: 6, blockSize: 64 },
+      { op: 'create-vmfs', host, disk: disk(host, 16).canonicalName, name: 'v6-64k', major: 6, blockSize: 64, unmapGranularity: 64 },
       { op: 'datastore', name: 'v6-64k' },
       { op: 'create-vmfs', host, disk: disk(host, 32).canonicalName, name: 'v6-1m', major: 6 },
       { op: 'datastore', name: 'v6-1m' },

@@ -253,6 +253,9 @@ describe('dry run and refusals: nothing is sent', () => {
 });
 
 describe('vmfs-block-size.yaml', () => {
+  // the VMFS3 study needs ESXi 5.x (its first lines say so): the simulator acts as 5.5 here
+  beforeAll(async () => void (await sim.control.version('5.5')));
+  afterAll(async () => void (await sim.control.version('8.0')));
   it('formats the LUN as VMFS3 with 1, 2, 4 and 8 MB blocks, an eager-zeroed disk on each; --keep leaves the last, cleanup removes it', { timeout: 300_000 }, async () => {
     await sim.control.reset();
     const pb = await labCopy('vmfs-block-size.yaml');

@@ -107,6 +107,8 @@ def op_create_vmfs(si, content, a):
         spec.vmfs.blockSizeMb = a["blockSizeMb"]
     if "blockSize" in a:
         spec.vmfs.blockSize = a["blockSize"]
+    if "unmapGranularity" in a:
+        spec.vmfs.unmapGranularity = a["unmapGranularity"]
     ds = dss.CreateVmfsDatastore(spec=spec)
     return {
         "ok": True,
@@ -273,8 +275,16 @@ def op_page(si, content, a):
 
 
 def op_about(si, content, a):
-    return {"ok": True, "apiType": content.about.apiType, "hosts": sorted(names(content, vim.HostSystem)),
-            "vms": sorted(names(content, vim.VirtualMachine))}
+    ab = content.about
+    out = {"ok": True, "apiType": ab.apiType, "version": ab.version, "fullName": ab.fullName, "apiVersion": ab.apiVersion, "build": ab.build,
+           "hosts": sorted(names(content, vim.HostSystem)), "vms": sorted(names(content, vim.VirtualMachine))}
+    if a.get("products"):
+        # each host's own release: config.product and summary.config.product (AboutInfo)
+        view = content.viewManager.CreateContainerView(content.rootFolder, [vim.HostSystem], True)
+        out["products"] = {h.name: {"version": h.config.product.version, "fullName": h.config.product.fullName,
+                                    "apiVersion": h.config.product.apiVersion, "summaryVersion": h.summary.config.product.version}
+                           for h in view.view}
+    return out
 
 
 OPS = {

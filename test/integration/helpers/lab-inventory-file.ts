@@ -5,16 +5,25 @@ import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { labInventoryYaml, type LabState } from '../../../src/lab/lab.ts';
+import { DEFAULT_LAB_VERSION, isLabVersion, type LabVersion } from '../../../src/lab/versions.ts';
 
 export const FAKE_LUNS = ['naa.6000c29000000000000000000000000a', 'naa.6000c29000000000000000000000000b'];
 
-export async function writeLabInventory(): Promise<{ dir: string; inventory: string; remove(): Promise<void> }> {
+/** The release a shipped playbook says it needs in its first lines (`npm run lab -- up --version 5.5`); else the lab's default. */
+export function labVersionOf(playbookText: string): LabVersion {
+  const head = playbookText.split('\n').filter((l) => l.startsWith('#')).join('\n');
+  const v = /npm run lab -- up --version (\S+)/.exec(head)?.[1];
+  return isLabVersion(v) ? v : DEFAULT_LAB_VERSION;
+}
+
+export async function writeLabInventory(version: LabVersion = DEFAULT_LAB_VERSION): Promise<{ dir: string; inventory: string; remove(): Promise<void> }> {
   const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'ss-labinv-'));
   const state: LabState = {
     ssh: { pid: 0, port: 2222, user: 'bench', keyPath: path.join(dir, 'id_ed25519'), knownHostsFile: path.join(dir, 'known_hosts') },
     vcsim: { pid: 0, url: 'https://127.0.0.1:8989/sdk', thumbprint: Array.from({ length: 32 }, () => 'AB').join(':'), certFile: path.join(dir, 'vcsim.pem'), username: 'administrator@vsphere.local', luns: FAKE_LUNS, nfsDir: path.join(dir, 'nfs') },
     scratch: path.join(dir, 'scratch'),
     standinState: path.join(dir, 'standin'),
+    version,
   };
   const inventory = path.join(dir, 'inventory.yaml');
   await fs.writeFile(inventory, labInventoryYaml(state));

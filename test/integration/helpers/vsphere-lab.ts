@@ -48,6 +48,8 @@ export interface VsphereLab {
 
 export interface VsphereLabOptions {
   password?: string;
+  /** the release the simulator acts as and the inventory states; default 5.5, as sweepPlaybook() is a VMFS3 sweep */
+  version?: '5.5' | '6.7' | '7.0' | '8.0';
   /** run fio over SSH on this guest (from startLabGuest) instead of on this machine */
   sshGuest?: { sshd: { port: number }; user: string; keyPath: string; knownHostsFile: string; workdir: string };
 }
@@ -55,7 +57,8 @@ export interface VsphereLabOptions {
 export async function startVsphereLab(opts: VsphereLabOptions = {}): Promise<VsphereLab> {
   const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'ss-vlab-'));
   const password = opts.password ?? `vc-Secret-${Math.random().toString(36).slice(2, 12)}`;
-  const sim = await startVcsim({ username: 'administrator@vsphere.local', password });
+  const version = opts.version ?? '5.5';
+  const sim = await startVcsim({ username: 'administrator@vsphere.local', password, version });
   const connect = () => VsphereClient.connect({ url: sim.url, username: sim.username, password, thumbprint: sim.thumbprint });
   const luns = await listVcsimLuns({ url: sim.url, username: sim.username, password, thumbprint: sim.thumbprint });
   const vmfsDevice = luns[0]!;
@@ -74,7 +77,7 @@ export async function startVsphereLab(opts: VsphereLabOptions = {}): Promise<Vsp
       'vcenters:',
       ...vcenterYaml({ name: 'lab-vc', url: sim.url, username: sim.username, passwordRef: '${file:vc-password}', thumbprint: sim.thumbprint }),
       'targets:',
-      ...vsphereTargetYaml({ name: 'lab-vcenter', vcenter: 'lab-vc', host: 'DC0_H0', vm: 'DC0_H0_VM0', datastore: 'LocalDS_0', vmfsDevice, guest: { sshHost: g ? 'guest' : undefined, workdir } }),
+      ...vsphereTargetYaml({ name: 'lab-vcenter', vcenter: 'lab-vc', host: 'DC0_H0', vm: 'DC0_H0_VM0', datastore: 'LocalDS_0', vmfsDevice, version, guest: { sshHost: g ? 'guest' : undefined, workdir } }),
       '',
     ].join('\n'),
   );

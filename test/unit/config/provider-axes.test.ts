@@ -33,7 +33,7 @@ function planWithoutValidate(pbName: string) {
 
 const VSPHERE_AXES = 'vsphere targets take datastore.kind, datastore.blockSizeMb, datastore.blockSizeKb, disk.format, disk.controller, disk.sizeGb, workload.profile';
 const HYPERV_AXES = 'hyperv targets take volume.sizeGb, disk.format, disk.sizeGb, disk.blockSizeBytes, disk.logicalSectorBytes, disk.physicalSectorBytes, workload.profile';
-const VMFS_RULE = 'VMFS3: 1, 2, 4 or 8 MiB; VMFS5: 1 MiB; VMFS6: 1 MiB, or 64 KiB as datastore.blockSizeKb';
+const VMFS_RULE = 'VMFS3: 1, 2, 4 or 8 MiB; VMFS5: 1 MiB; VMFS6: 1 MiB, or 64 KiB as datastore.blockSizeKb (which VMFS5/6 also take as 1024)';
 const REPEAT = 'each of its values would repeat the same permutation';
 
 describe('an axis the target\'s provider does not read', () => {
@@ -105,7 +105,7 @@ describe('VMFS version × block size: one rule for the vSphere and ESXi-shell pl
 
   it('blockSizeKb 64 with vmfs5 on vSphere (vmfs6 × 64 is fine): at the 64', () => {
     expect(refused('pb-vmfs5-block-kb.yaml')).toEqual([
-      `${f('pb-vmfs5-block-kb.yaml')}:4:51: matrix.datastore.blockSizeKb[0]: target "vc" (vsphere) cannot build datastore.kind=vmfs5, datastore.blockSizeKb=64, disk.format=thin, disk.sizeGb=4: datastore.blockSizeKb 64 with datastore.kind vmfs5: vmfs5 takes no datastore.blockSizeKb (use datastore.blockSizeMb: 1) (${VMFS_RULE})`,
+      `${f('pb-vmfs5-block-kb.yaml')}:4:51: matrix.datastore.blockSizeKb[0]: target "vc" (vsphere) cannot build datastore.kind=vmfs5, datastore.blockSizeKb=64, disk.format=thin, disk.sizeGb=4: datastore.blockSizeKb 64 with datastore.kind vmfs5: vmfs5 supports 1024 KiB blocks (${VMFS_RULE})`,
     ]);
   });
 

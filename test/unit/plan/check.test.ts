@@ -14,15 +14,23 @@ import { expandPlaybook } from '../../../src/plan/plan.ts';
 import type { RunPlan } from '../../../src/contract/plan.ts';
 import { composeTargets, planRun } from '../../../src/cli/compose.ts';
 import { planFor } from '../../../src/cli/commands/config-commands.ts';
-import { writeLabInventory } from '../../integration/helpers/lab-inventory-file.ts';
+import { labVersionOf, writeLabInventory } from '../../integration/helpers/lab-inventory-file.ts';
 
+// the lab as 8.0 (its default) and as 5.5, which the VMFS3 studies say in their first lines they need
 let lab: Awaited<ReturnType<typeof writeLabInventory>>;
+let lab55: Awaited<ReturnType<typeof writeLabInventory>>;
 let inv: LoadedInventory;
+let inv55: LoadedInventory;
 beforeAll(async () => {
   lab = await writeLabInventory();
+  lab55 = await writeLabInventory('5.5');
   inv = loadInventory(lab.inventory, {});
+  inv55 = loadInventory(lab55.inventory, {});
 });
-afterAll(() => lab?.remove());
+afterAll(async () => {
+  await lab?.remove();
+  await lab55?.remove();
+});
 
 /** What each permutation sends, without its owned names (which differ per permutation by design). */
 const configurations = (plan: RunPlan) => plan.permutations.map((p) => JSON.stringify(p.steps.filter((s) => s.step !== 'workload')).replaceAll(/ss-r[0-9a-z]+-p[0-9a-f]{12}/g, 'ss-NAME'));
@@ -31,9 +39,10 @@ describe('every shipped playbook on the lab target it names', () => {
   const files = fs.readdirSync('playbooks').filter((f) => f.endsWith('.yaml'));
   it.each(files)('%s: validate ok, plan builds every permutation, each a different configuration', (file) => {
     const pb = loadPlaybook(path.join('playbooks', file));
-    const targets = checkPlaybookAgainst(pb, inv);
+    const old = labVersionOf(pb.text) === '5.5';
+    const targets = checkPlaybookAgainst(pb, old ? inv55 : inv);
     expect([...targets.keys()].every((t) => t.startsWith('lab-'))).toBe(true);
-    const plan = planFor(path.join('playbooks', file), lab.inventory, 'rwalk0000');
+    const plan = planFor(path.join('playbooks', file), (old ? lab55 : lab).inventory, 'rwalk0000');
     expect(plan.permutations).toHaveLength(expandPlaybook(pb.playbook, pb.playbook.target).permutations.length);
     // a target that provisions nothing has one configuration; every other permutation differs in what it sends
     const configs = configurations(plan);

@@ -109,7 +109,7 @@ describe('planVsphereSteps', () => {
   const bad: Array<[Record<string, string | number>, Partial<VsphereTargetConfig>, RegExp]> = [
     [{ 'datastore.kind': 'vmfs4', 'disk.format': 'thin', 'disk.sizeGb': 1 }, {}, /axis datastore.kind = "vmfs4": expected one of vmfs3, vmfs5, vmfs6, nfs, existing/],
     [{ 'datastore.kind': 'vmfs3', 'datastore.blockSizeMb': 3, 'disk.format': 'thin', 'disk.sizeGb': 1 }, {}, /datastore.blockSizeMb = 3: expected one of 1, 2, 4, 8/],
-    [{ 'datastore.kind': 'vmfs5', 'datastore.blockSizeKb': 64, 'disk.format': 'thin', 'disk.sizeGb': 1 }, {}, /vmfs5 takes no datastore.blockSizeKb \(use datastore.blockSizeMb: 1\)/],
+    [{ 'datastore.kind': 'vmfs5', 'datastore.blockSizeKb': 64, 'disk.format': 'thin', 'disk.sizeGb': 1 }, {}, /datastore.blockSizeKb 64 with datastore.kind vmfs5: vmfs5 supports 1024 KiB blocks/],
     [{ 'datastore.kind': 'vmfs5', 'disk.format': 'thick', 'disk.sizeGb': 1 }, {}, /disk.format = "thick"/],
     [{ 'datastore.kind': 'vmfs5', 'disk.format': 'thin' }, {}, /disk.sizeGb = undefined: expected a positive number/],
     [{ 'datastore.kind': 'nfs', 'disk.format': 'rdm-physical' }, {}, /RDM mapping files need VMFS/],
