@@ -159,7 +159,7 @@ describe('datastores at every VMFS version and block size', () => {
         const py = await pyvmomi(sim, { datastores: ['ss-it-v6k64-ds'] });
         expect(py.datastores['ss-it-v6k64-ds']).toMatchObject({ majorVersion: 6, blockSize: 64 });
         // the unmap granularity follows the block size (QueryVmfsConfigOption), not the 1024 KB of the create options
-        const ours = await client.readDatastore((await client.findDatastore('ss-it-v6k64-ds'))!);
+        const ours = await client.readDatastore(await client.findDatastore('ss-it-v6k64-ds'));
         expect(ours.info.vmfs).toMatchObject({ blockSize: 64, unmapGranularity: 64 });
       });
     } finally {
