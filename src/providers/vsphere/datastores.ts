@@ -101,7 +101,7 @@ export async function createVmfsDatastore(ctx: Ctx, host: MoRef, o: CreateVmfsOp
     const offer = configs.find((c) => Number(c.blockSizeOption) === Number(vmfs.blockSize));
     const granularity = offer?.unmapGranularityOption?.[0];
     if (granularity === undefined) {
-      throw new VsphereFault('NotSupported', `host ${hostName} offers no VMFS6 volume with ${Number(vmfs.blockSize)} KB blocks (QueryVmfsConfigOption: ${configs.map((c) => c.blockSizeOption).join(', ') || 'none'} KB)`, { method: 'QueryVmfsConfigOption', host: ctx.endpoint, detail: {} });
+      throw new VsphereClientError('unsupported', `host ${hostName} offers no VMFS6 volume with ${Number(vmfs.blockSize)} KB blocks (QueryVmfsConfigOption: ${configs.map((c) => c.blockSizeOption).join(', ') || 'none'} KB)`, { method: 'QueryVmfsConfigOption', host: ctx.endpoint });
     }
     vmfs.unmapGranularity = Number(granularity);
   }
