@@ -10,6 +10,7 @@ import type { Playbook } from '../config/playbook.ts';
 import { buildPlan, rawTestTarget, type StepPlanner, type TargetPlanOptions } from '../plan/plan.ts';
 import type { RunPlan } from '../contract/plan.ts';
 import type { Axes } from '../contract/axis.ts';
+import { LATENCY_SPAN } from '../results/record.ts';
 import type { CommandRunner } from '../ssh/command-runner.ts';
 import { createLocalRunner } from '../ssh/local-runner.ts';
 import { connectSsh, type SshOptions } from '../ssh/ssh-runner.ts';
@@ -209,7 +210,7 @@ export function compose(target: Target, inv: LoadedInventory, pool: EndpointPool
               const parsed = parseDiskspdXml(raw, `${runner.target} diskspd ${test.id}`);
               const span = parsed.timeSpans[0];
               if (!span) throw new ParseError(`${runner.target}: diskspd printed no result for ${test.id}`, { source: runner.target });
-              return { raw, toolVersion: parsed.version, iops: span.total.iops, bytesPerSecond: span.total.bytesPerSecond, latencyUs: span.total.latencyUs, cpuPercent: span.cpuPercent };
+              return { raw, toolVersion: parsed.version, iops: span.total.iops, bytesPerSecond: span.total.bytesPerSecond, latencyUs: span.total.latencyUs, cpuPercent: span.cpuPercent, metadata: { latencySpan: LATENCY_SPAN } };
             },
             o.onRaw,
           ),

@@ -2,6 +2,7 @@
 // profile echo in the same file (block size, -o, threads, write ratio, random), so imported runs line
 // up with storsweep's own canonical ids.
 import { ParseError } from '../errors.ts';
+import { LATENCY_SPAN } from '../results/record.ts';
 import { parseDiskspdXml } from '../workloads/diskspd.ts';
 import { importedRecord, type ImportResult } from './import-result.ts';
 
@@ -36,6 +37,7 @@ export function importDiskspdXml(text: string, source: string): ImportResult {
           ios: span.total.ios,
           computerName: result.computerName,
           runTime: result.runTime,
+          latencySpan: LATENCY_SPAN,
         },
       }),
     ];

@@ -1,9 +1,13 @@
-// fio JSON (`--output-format=json` and `json+`, fio ≥ 3.0) → one record per job (one per job group
-// with --group_reporting). Numbers come from workloads/fio.ts parseFioJson, the same reader the runner
-// uses; the test identity comes from each job's options, falling back to the `global options`.
+// fio JSON (`--output-format=json` and `json+`, fio ≥ 3.0) → one record per test: per job group with
+// --group_reporting, and per job without it — numjobs clones, which fio then prints one by one, are
+// summed into one record (workloads/fio.ts mergeClones). Numbers come from workloads/fio.ts
+// parseFioJson, the same reader the runner uses; latency is issue→completion (lat_ns,
+// workloads/fio-latency.ts); the test identity comes from each job's options, falling back to the
+// `global options`, with sizes read under the job's kb_base.
 import { ParseError } from '../errors.ts';
 import { testIdentity, type Pattern, type TestIdentity } from '../results/record.ts';
-import { parseFioJson } from '../workloads/fio.ts';
+import { mergeClones, parseFioJson } from '../workloads/fio.ts';
+import { LATENCY_SPAN } from '../workloads/fio-latency.ts';
 import { importedRecord, type ImportResult } from './import-result.ts';
 
 export const FIO_FORMAT = 'fio-json';
@@ -13,26 +17,44 @@ export function looksLikeFioJson(text: string): boolean {
 }
 
 type Json = Record<string, unknown>;
+type Options = Record<string, string>;
 
-function fioBytes(text: string | undefined): number | null {
-  // fio's default kb_base=1024: k/m/g are binary; a bare number is bytes
-  const m = /^(\d+)([kmgt])?(i?b)?$/i.exec((text ?? '').trim());
+/**
+ * A size option as fio reads it. fio's units depend on `kb_base` (fio HOWTO `kb_base`, checked with
+ * fio 3.33): with the default 1024, `k`/`kB`/`KB` are 1024 and the IEC `KiB` is 1000 ("for
+ * compatibility"); with kb_base=1000, `k`/`kB` are 1000 and `KiB` is 1024. A bare number is bytes.
+ */
+export function fioBytes(text: string | undefined, kbBase: 1000 | 1024 = 1024): number | null {
+  const m = /^(\d+)(?:([kmgtp])(i?)(b?)|b)?$/i.exec((text ?? '').trim());
   if (!m) return null;
-  return Number(m[1]) * 1024 ** ({ '': 0, k: 1, m: 2, g: 3, t: 4 }[(m[2] ?? '').toLowerCase()] ?? 0);
+  const power = { '': 0, k: 1, m: 2, g: 3, t: 4, p: 5 }[(m[2] ?? '').toLowerCase()] ?? 0;
+  const iec = (m[3] ?? '') !== '';
+  const base = iec ? (kbBase === 1024 ? 1000 : 1024) : kbBase;
+  return Number(m[1]) * base ** power;
+}
+
+/**
+ * The kb_base in force when fio parsed option `key`: options are parsed in order, so a job's own
+ * kb_base counts only for the options after it; else the global one; else 1024.
+ */
+function kbBaseFor(key: string, opts: Options, global: Options): 1000 | 1024 {
+  const keys = Object.keys(opts);
+  const own = keys.indexOf('kb_base');
+  const at = keys.indexOf(key);
+  const text = own >= 0 && (at < 0 || own < at) ? opts['kb_base'] : global['kb_base'];
+  return text === '1000' ? 1000 : 1024;
 }
 
 const RW: Record<string, Pattern> = { read: 'read', write: 'write', randread: 'randread', randwrite: 'randwrite', rw: 'rw', readwrite: 'rw', randrw: 'randrw' };
 
-function identity(opts: Json, global: Json): TestIdentity | string {
-  const get = (k: string) => {
-    const v = opts[k] ?? global[k];
-    return typeof v === 'string' ? v : typeof v === 'number' ? String(v) : undefined;
-  };
+function identity(opts: Options, global: Options): TestIdentity | string {
+  const get = (k: string) => opts[k] ?? global[k];
   const rwText = (get('rw') ?? get('readwrite') ?? 'read').split(':')[0] ?? 'read';
   const pattern = RW[rwText];
   if (!pattern) return `rw=${rwText} is not a pattern storsweep records`;
-  const bsText = get('bs') ?? get('blocksize') ?? '4k';
-  const bs = fioBytes(bsText);
+  const bsKey = get('bs') !== undefined ? 'bs' : 'blocksize';
+  const bsText = get(bsKey) ?? '4k';
+  const bs = fioBytes(bsText, kbBaseFor(bsKey, opts, global));
   if (bs === null || bs === 0) return `bs=${bsText} is not one block size`;
   const mixRead = get('rwmixread');
   const mixWrite = get('rwmixwrite');
@@ -41,21 +63,32 @@ function identity(opts: Json, global: Json): TestIdentity | string {
   return testIdentity({ pattern, blockSizeBytes: bs, queueDepth: Number(get('iodepth') ?? '1'), threads: Number(get('numjobs') ?? '1'), readPercent });
 }
 
+function stringOptions(v: unknown): Options {
+  const out: Options = {};
+  if (v && typeof v === 'object' && !Array.isArray(v)) for (const [k, x] of Object.entries(v)) if (typeof x === 'string' || typeof x === 'number') out[k] = String(x);
+  return out;
+}
+
 export function importFioJson(text: string, source: string): ImportResult {
   const parsed = parseFioJson(text, source);
-  // parseFioJson gives numbers; the options that name the test are read here from the same document
+  // parseFioJson gives numbers and each job's options; the global ones are read from the same document
   const doc = JSON.parse(text.slice(text.indexOf('{'), text.lastIndexOf('}') + 1)) as Json;
-  const rawJobs = Array.isArray(doc['jobs']) ? (doc['jobs'] as Json[]) : [];
-  const global = (doc['global options'] ?? {}) as Json;
+  const global = stringOptions(doc['global options']);
   const warnings: string[] = [];
-  const records = parsed.jobs.flatMap((job, i) => {
-    const raw = rawJobs[i] ?? {};
-    const id = identity((raw['job options'] ?? {}) as Json, global);
+  // numjobs=N without group_reporting: N entries, one test (summed, latency merged)
+  const jobs = mergeClones(parsed.jobs);
+  let entry = 0;
+  const records = jobs.flatMap((job) => {
+    const first = entry + 1;
+    entry += job.clones;
+    const where = job.clones > 1 ? `jobs ${first}–${entry} (${job.clones} clones of "${job.jobname}", summed)` : `job ${first} "${job.jobname}"`;
+    const id = identity(job.options, global);
     if (typeof id === 'string') {
-      warnings.push(`${source}: job ${i + 1} "${job.jobname}": ${id}, skipped`);
+      warnings.push(`${source}: ${where}: ${id}, skipped`);
       return [];
     }
-    if (job.error !== 0) warnings.push(`${source}: job ${i + 1} "${job.jobname}" reported error ${job.error}`);
+    if (job.error !== 0) warnings.push(`${source}: ${where} reported error ${job.error}`);
+    for (const n of job.notes) warnings.push(`${source}: ${where}: ${n}`);
     return [
       importedRecord(source, { name: 'fio', version: parsed.version }, {
         test: id,
@@ -63,7 +96,15 @@ export function importFioJson(text: string, source: string): ImportResult {
         bytesPerSecond: job.bytesPerSecond,
         latencyUs: job.latencyUs,
         cpuPercent: job.cpuPercent,
-        metadata: { format: FIO_FORMAT, jobname: job.jobname, job: i + 1, ...(typeof doc['time'] === 'string' ? { time: doc['time'] } : {}) },
+        metadata: {
+          format: FIO_FORMAT,
+          jobname: job.jobname,
+          job: first,
+          ...(job.clones > 1 ? { clones: job.clones } : {}),
+          latencySpan: LATENCY_SPAN,
+          ...(job.notes.length > 0 ? { latencyNote: job.notes.join('; ') } : {}),
+          ...(typeof doc['time'] === 'string' ? { time: doc['time'] } : {}),
+        },
       }),
     ];
   });

@@ -3,7 +3,8 @@
 // throughput columns differ between IOMeter builds (§8.8 of the reference).
 //
 // The test identity comes from the access specification block above the results: size, % reads,
-// % random (0 or 100 only, as in workloads/iometer-spec.ts); queue depth from the DISK row's
+// % random (a partly random spec becomes an `rnd<pct>-…` test), align (kept in the record's metadata:
+// IOMeter aligns I/O to that many bytes, 0 = sector boundaries); queue depth from the DISK row's
 // "Queue Depth", threads from the ALL row's "# Workers".
 import { ParseError } from '../errors.ts';
 import { testIdentity, type Pattern } from '../results/record.ts';
@@ -19,6 +20,8 @@ interface SubSpec {
   size: number;
   reads: number;
   random: number;
+  /** bytes; 0 = sector boundaries (IOMeter AccessDialog.cpp) */
+  align: number;
 }
 
 // IOMeter writes plain comma-separated values; a test description may itself contain commas, which
@@ -58,11 +61,9 @@ export function importIometerCsv(text: string, source: string): ImportResult {
       }
       if (sub.length > 1) warnings.push(`${source}:${line}: access specification "${name}" has ${sub.length} lines; using the first`);
       const s = sub[0] as SubSpec;
-      if (s.random !== 0 && s.random !== 100) {
-        warnings.push(`${source}:${line}: "${name}" is ${s.random}% random; only 0% or 100% map to a storsweep test, row skipped`);
-        continue;
-      }
-      const rnd = s.random === 100;
+      // a partly random spec (IOMeter mixes seeks into a sequential stream) is its own test: rnd<pct>-…
+      const rnd = s.random > 0;
+      const partly = s.random > 0 && s.random < 100 ? { randomPercent: s.random } : {};
       const pattern: Pattern = s.reads === 100 ? (rnd ? 'randread' : 'read') : s.reads === 0 ? (rnd ? 'randwrite' : 'write') : rnd ? 'randrw' : 'rw';
       const test = testIdentity({
         pattern,
@@ -70,6 +71,7 @@ export function importIometerCsv(text: string, source: string): ImportResult {
         queueDepth: queueDepth.get(name) ?? 1,
         threads: numCol(cells, '# Workers') ?? 1,
         readPercent: s.reads,
+        ...partly,
       });
       const decimal = numCol(cells, 'MBps (Decimal)');
       const binary = numCol(cells, 'MiBps (Binary)') ?? numCol(cells, 'MBps (Binary)') ?? numCol(cells, 'MBps');
@@ -84,7 +86,7 @@ export function importIometerCsv(text: string, source: string): ImportResult {
           bytesPerSecond,
           latencyUs: { mean: respMs === null ? null : Math.round(respMs * 1e6) / 1e3, p50: null, p95: null, p99: null, p999: null },
           cpuPercent: numCol(cells, '% CPU Utilization'),
-          metadata: { format: IOMETER_FORMAT, accessSpecification: name, line, timeStamp, description },
+          metadata: { format: IOMETER_FORMAT, accessSpecification: name, line, timeStamp, description, alignBytes: s.align, ...(s.align === 0 ? { align: 'sector boundaries' } : {}) },
         }),
       );
     }
@@ -117,9 +119,10 @@ export function importIometerCsv(text: string, source: string): ImportResult {
     }
     const cells = split(line);
     if (currentSpec !== null && /^\d+$/.test(cells[0] ?? '') && cells.length >= 4 && header === null) {
-      const [size, , reads, random] = cells.map(Number);
+      // 'size,% of size,% reads,% random,delay,burst,align,reply (IOMeter AccessSpecList.cpp)
+      const [size, , reads, random, , , align] = cells.map(Number);
       const list = specs.get(currentSpec) ?? [];
-      list.push({ size: size ?? 0, reads: reads ?? 0, random: random ?? 0 });
+      list.push({ size: size ?? 0, reads: reads ?? 0, random: random ?? 0, align: Number.isFinite(align) ? align! : 0 });
       specs.set(currentSpec, list);
       continue;
     }

@@ -49,6 +49,7 @@ export function resolveProfiles(pb: Playbook): Record<string, WorkloadProfile> {
       rampSec: s.rampSec ?? base.rampSec,
       passes: s.passes ?? base.passes,
       warmupPass: s.warmupPass ?? base.warmupPass,
+      prefill: s.prefill ?? base.prefill ?? true,
       intervalSec: s.intervalSec ?? base.intervalSec,
       direct: s.direct ?? base.direct,
       aggregate: s.aggregate ?? base.aggregate,

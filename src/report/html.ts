@@ -3,6 +3,7 @@
 import { barChart, escapeXml as esc, heatmap, type Tone } from './charts.ts';
 import { comparedMetrics, describeTest, truncationNote, VERDICT_TEXT } from './wording.ts';
 import type { Axes } from '../contract/axis.ts';
+import { LATENCY_SPAN } from '../results/record.ts';
 import { formatDelta, formatMeanCi, METRICS, type PermutationInfo, type Report, type TestSection } from './model.ts';
 import { formatP, type Verdict } from './stats.ts';
 
@@ -197,6 +198,7 @@ export function renderHtml(report: Report): string {
   facts.push(`Verdicts (each test's main metric against the baseline): ${v.faster} faster, ${v.slower} slower, ${v['within-noise']} within noise, ${v['insufficient-data']} insufficient data`);
   facts.push(
     `Method: mean ± ${Math.round(o.level * 100)}% CI (t distribution); Δ% CI by Fieller; Welch's t-test, verdict when p < ${o.alpha} and |Δ| ≥ ${o.minEffectPct}%; CV flagged above ${o.cvThresholdPct}%`,
+    `Latency: ${LATENCY_SPAN}, in µs`,
   );
 
   const body: string[] = [

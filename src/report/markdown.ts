@@ -1,4 +1,5 @@
 // Markdown report: ready to paste into a wiki page or a pull request.
+import { LATENCY_SPAN } from '../results/record.ts';
 import {
   formatDelta,
   formatMeanCi,
@@ -87,6 +88,7 @@ export function renderMarkdown(report: Report): string {
   out.push(
     `- Verdicts (each test's main metric against the baseline): ${v.faster} faster, ${v.slower} slower, ${v['within-noise']} within noise, ${v['insufficient-data']} insufficient data`,
     `- Method: mean ± ${Math.round(o.level * 100)}% CI (t distribution); Δ% CI by Fieller; Welch's t-test, verdict when p < ${o.alpha} and |Δ| ≥ ${o.minEffectPct}%; CV flagged above ${o.cvThresholdPct}%`,
+    `- Latency: ${LATENCY_SPAN}, in µs`,
   );
   if (info.fingerprint && Object.keys(info.fingerprint).length > 0) {
     out.push('', '**Environment**', '', table(['key', 'value'], Object.entries(info.fingerprint).map(([k, val]) => [mdCell(k), mdCell(val)])));

@@ -14,7 +14,20 @@ export interface TestIdentity {
   threads: number;
   /** 100 for pure reads, 0 for pure writes */
   readPercent: number;
+  /**
+   * Only for a partly random test (1–99): the share of random I/O, the rest sequential — diskspd
+   * `-rs<pct>` (`<RandomRatio>`), IOMeter's "% random", fio's percentage_random. Such a test has a
+   * random pattern and an id starting `rnd<pct>-`. Absent for fully random or sequential tests.
+   */
+  randomPercent?: number;
 }
+
+/**
+ * The span every latency in a record covers, whatever tool measured it: from the I/O's issue to its
+ * completion — fio's `lat` (slat + clat, JSON `lat_ns`), diskspd's per-I/O latency (`-L`), the average
+ * CrystalDiskMark shows. fio's `clat` alone would leave out the submission time.
+ */
+export const LATENCY_SPAN = 'issue→completion (fio lat_ns = slat + clat; diskspd -L; CrystalDiskMark)';
 
 export interface LatencyUs {
   mean: number | null;
@@ -66,7 +79,8 @@ export function directionOf(pattern: Pattern, readPercent: number): string {
 }
 
 export function canonicalTestId(t: Omit<TestIdentity, 'id'>): string {
-  const kind = isRandom(t.pattern) ? 'rnd' : 'seq';
+  const partly = t.randomPercent !== undefined && t.randomPercent > 0 && t.randomPercent < 100;
+  const kind = partly ? `rnd${t.randomPercent}` : isRandom(t.pattern) ? 'rnd' : 'seq';
   return `${kind}-${blockSizeLabel(t.blockSizeBytes)}-q${t.queueDepth}t${t.threads}-${directionOf(t.pattern, t.readPercent)}`;
 }
 

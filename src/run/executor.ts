@@ -437,7 +437,7 @@ function recordFor(perm: PermutationPlan, runId: string, repetition: number, tes
     cpuPercent: o.cpuPercent,
     tool: { name: tool, version: o.toolVersion },
     rawPath: o.rawPath,
-    metadata: { profile: profileName, passes: o.passes, aggregate },
+    metadata: { profile: profileName, passes: o.passes, aggregate, ...o.metadata },
   };
 }
 

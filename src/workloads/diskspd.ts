@@ -34,7 +34,10 @@ function checkTarget(target: string): void {
 
 /**
  * One pass of one test as a diskspd argument vector (without the program name), e.g.
- * `-b4K -o32 -t1 -r -w0 -d5 -W0 -Sh -L -Rxml -c1G D:\bench\cdm.dat`.
+ * `-b4K -o32 -t1 -r -w0 -d5 -W0 -S -L -Rxml -c1G D:\bench\cdm.dat`.
+ * `-S` as CrystalDiskMark 5–8 pass it (`-W0 -S -w0`, DiskBench.cpp `DiskSpd()`): no OS cache
+ * (FILE_FLAG_NO_BUFFERING), no forced write-through — `-Sh` would add FILE_FLAG_WRITE_THROUGH and make
+ * writes incomparable with fio's direct=1 (diskspd CmdLineParser.cpp usage: `-S` = `-Su`, `-Sh` = `-Suw`).
  * Writes get `-Z<block>` (a random source buffer of one block, as CrystalDiskMark 8 passes) so that
  * storage that compresses zeros is not measured on diskspd's default repeating byte pattern.
  */
@@ -49,7 +52,7 @@ export function diskspdArgs(test: WorkloadTest, profile: WorkloadProfile, opts: 
   // several threads on one sequential target would each start at offset 0; -si shares one offset
   else if (test.threads > 1 && !has(/^-s/)) args.push('-si');
   args.push(`-w${writePct}`, `-d${profile.runtimeSec}`, `-W${profile.rampSec}`);
-  if (profile.direct && !has(/^-(S|h$)/)) args.push('-Sh');
+  if (profile.direct && !has(/^-(S|h$)/)) args.push('-S');
   if (writePct > 0 && !has(/^-Z/)) args.push(`-Z${diskspdSize(test.blockSizeBytes)}`);
   args.push(...extra, '-L', '-Rxml', `-c${diskspdSize(profile.fileSizeBytes)}`, opts.target);
   return args;
@@ -138,9 +141,14 @@ function identityFromProfile(profileSpan: unknown, resultThreads: number): TestI
   const threads = spanThreads > 0 ? spanThreads : perFile > 0 ? perFile : resultThreads;
   if (!(block > 0) || !(qd > 0) || !(threads > 0) || !(writeRatio >= 0 && writeRatio <= 100)) return null;
   const random = child(target, 'Random') !== undefined;
+  // -rs<pct> (1–99) writes <RandomRatio> next to <Random>; -r alone (100%) writes no <RandomRatio>
+  // (diskspd Common.cpp Target::GetXml: "100% random is <Random> alone").
+  const ratioText = text(child(target, 'RandomRatio'));
+  const ratio = ratioText === null ? null : Number(ratioText);
+  const partly = random && ratio !== null && Number.isInteger(ratio) && ratio > 0 && ratio < 100 ? ratio : undefined;
   const readPercent = 100 - writeRatio;
   const pattern: Pattern = readPercent === 100 ? (random ? 'randread' : 'read') : readPercent === 0 ? (random ? 'randwrite' : 'write') : random ? 'randrw' : 'rw';
-  return testIdentity({ pattern, blockSizeBytes: block, queueDepth: qd, threads, readPercent });
+  return testIdentity({ pattern, blockSizeBytes: block, queueDepth: qd, threads, readPercent, ...(partly !== undefined ? { randomPercent: partly } : {}) });
 }
 
 /**

@@ -1,7 +1,9 @@
 // fio: a WorkloadTest becomes an fio argument vector; fio's JSON output becomes measurements.
-// Both are pure. Units: fio's bw is KiB/s, bw_bytes is B/s (we store B/s); clat_ns is ns (we store µs).
+// Both are pure. Units: fio's bw is KiB/s, bw_bytes is B/s (we store B/s); lat_ns is ns (we store µs).
+// Latency is issue→completion (lat_ns), the span diskspd and CrystalDiskMark report: fio-latency.ts.
 import { ParseError } from '../errors.ts';
 import type { LatencyUs } from '../results/record.ts';
+import { latencyDistribution, mergeDistributions, toLatencyUs, type LatencyDistribution } from './fio-latency.ts';
 import type { WorkloadProfile, WorkloadTest } from './spec.ts';
 import { checkIoengine, fioFilenameArg } from './tool-settings.ts';
 
@@ -38,7 +40,9 @@ export function fioArgs(test: WorkloadTest, profile: WorkloadProfile, opts: FioO
     '--refill_buffers',
     '--norandommap',
     `--percentile_list=${FIO_PERCENTILES}`,
-    '--output-format=json',
+    // percentiles of lat (issue→completion), not only of clat; json+ adds the histograms that merge exactly
+    '--lat_percentiles=1',
+    '--output-format=json+',
   ];
   if (profile.rampSec > 0) args.push(`--ramp_time=${profile.rampSec}`);
   if (test.pattern === 'rw' || test.pattern === 'randrw') args.push(`--rwmixread=${test.readPercent}`);
@@ -53,10 +57,13 @@ export interface DirectionStats {
   totalIos: number;
   runtimeMs: number;
   latencyUs: LatencyUs;
+  /** the issue→completion distribution behind latencyUs (what clones and directions are merged from) */
+  latency: LatencyDistribution;
 }
 
 export interface FioJob {
   jobname: string;
+  groupid: number;
   error: number;
   iops: number;
   bytesPerSecond: number;
@@ -64,6 +71,12 @@ export interface FioJob {
   cpuPercent: number | null;
   read: DirectionStats;
   write: DirectionStats;
+  /** the job's `job options` as fio echoed them (clones of one job echo the same) */
+  options: Record<string, string>;
+  /** how many fio job entries this is: numjobs clones without group_reporting are merged into one */
+  clones: number;
+  /** how latency was obtained where it is not fio's own lat_ns as printed (see fio-latency.ts) */
+  notes: string[];
 }
 
 export interface FioResult {
@@ -79,54 +92,96 @@ function obj(v: unknown): Json | null {
   return v && typeof v === 'object' && !Array.isArray(v) ? (v as Json) : null;
 }
 
-/** fio percentile keys are fixed-decimal strings ("99.900000"); match them numerically. */
-function percentile(p: Json | null, want: number): number | null {
-  if (!p) return null;
-  for (const [k, v] of Object.entries(p)) if (Math.abs(Number(k) - want) < 1e-9) return num(v);
-  return null;
-}
-
-function latency(dir: Json): LatencyUs {
-  // fio ≥ 3.0 reports clat_ns; 2.x reported clat in µs. Completion latency is what
-  // CrystalDiskMark-style tools show; total latency (lat_ns) adds the submission time.
-  const ns = obj(dir.clat_ns);
-  const us = ns ? null : obj(dir.clat);
-  const src = ns ?? us;
-  if (!src) return { mean: null, p50: null, p95: null, p99: null, p999: null };
-  const scale = ns ? 1 / 1000 : 1;
-  const pct = obj(src.percentile);
-  const f = (v: number | null) => (v === null ? null : v * scale);
-  const total = num(dir.total_ios) ?? 0;
-  return {
-    mean: total > 0 || num(dir.iops) ? f(num(src.mean)) : null,
-    p50: f(percentile(pct, 50)),
-    p95: f(percentile(pct, 95)),
-    p99: f(percentile(pct, 99)),
-    p999: f(percentile(pct, 99.9)),
-  };
-}
-
 function direction(v: unknown): DirectionStats {
   const d = obj(v) ?? {};
   const bw = num(d.bw_bytes) ?? ((num(d.bw) ?? 0) * 1024);
+  const latency = latencyDistribution(d);
   return {
     iops: num(d.iops) ?? 0,
     bytesPerSecond: bw,
     ioBytes: num(d.io_bytes) ?? (num(d.io_kbytes) ?? 0) * 1024,
     totalIos: num(d.total_ios) ?? 0,
     runtimeMs: num(d.runtime) ?? 0,
-    latencyUs: latency(d),
+    latencyUs: toLatencyUs(latency),
+    latency,
   };
 }
 
-function combineLatency(r: DirectionStats, w: DirectionStats): LatencyUs {
-  if (r.totalIos === 0 && w.totalIos > 0) return w.latencyUs;
-  if (w.totalIos === 0) return r.latencyUs;
-  // Mixed workloads: the mean is exact when weighted by I/O counts; percentiles of a union cannot be
-  // derived from the parts, so we report the direction that did most of the I/O.
-  const mean = r.latencyUs.mean !== null && w.latencyUs.mean !== null ? (r.latencyUs.mean * r.totalIos + w.latencyUs.mean * w.totalIos) / (r.totalIos + w.totalIos) : null;
-  const major = r.totalIos >= w.totalIos ? r.latencyUs : w.latencyUs;
-  return { ...major, mean };
+/** Both directions of a job as one distribution (a mixed test's latency is that of all its I/Os). */
+function jobLatency(read: DirectionStats, write: DirectionStats): LatencyDistribution {
+  if (read.totalIos === 0 && write.totalIos > 0) return write.latency;
+  if (write.totalIos === 0) return read.latency;
+  return mergeDistributions([read.latency, write.latency], 'reads and writes together');
+}
+
+function sumDirections(parts: DirectionStats[], what: string): DirectionStats {
+  const latency = mergeDistributions(parts.map((p) => p.latency), what);
+  return {
+    iops: parts.reduce((a, p) => a + p.iops, 0),
+    bytesPerSecond: parts.reduce((a, p) => a + p.bytesPerSecond, 0),
+    ioBytes: parts.reduce((a, p) => a + p.ioBytes, 0),
+    totalIos: parts.reduce((a, p) => a + p.totalIos, 0),
+    runtimeMs: Math.max(0, ...parts.map((p) => p.runtimeMs)),
+    latencyUs: toLatencyUs(latency),
+    latency,
+  };
+}
+
+function finishJob(j: Omit<FioJob, 'iops' | 'bytesPerSecond' | 'latencyUs' | 'notes'>): FioJob {
+  const lat = jobLatency(j.read, j.write);
+  return {
+    ...j,
+    iops: j.read.iops + j.write.iops,
+    bytesPerSecond: j.read.bytesPerSecond + j.write.bytesPerSecond,
+    latencyUs: toLatencyUs(lat),
+    notes: [...new Set([...j.read.latency.notes, ...j.write.latency.notes, ...lat.notes])],
+  };
+}
+
+/** Same job name, group and options: the clones fio prints one by one for numjobs=N without group_reporting. */
+function cloneKey(j: FioJob): string {
+  return JSON.stringify([j.jobname, j.groupid, j.options]);
+}
+
+/**
+ * numjobs=N without group_reporting prints each clone as its own job (fio HOWTO `numjobs`,
+ * `group_reporting`); they are one test. Consecutive clones become one job: IOPS and bytes summed,
+ * runtime the longest, latency from their merged distribution (fio-latency.ts mergeDistributions),
+ * CPU their run-time-weighted mean, as fio's group_reporting computes it. A job with group_reporting is already one entry and stays so.
+ */
+export function mergeClones(jobs: FioJob[]): FioJob[] {
+  const out: FioJob[] = [];
+  let run: FioJob[] = [];
+  const flush = () => {
+    if (run.length === 1) out.push(run[0]!);
+    else if (run.length > 1) {
+      const first = run[0]!;
+      const what = `${run.length} clones of job "${first.jobname}"`;
+      // fio's own group (group_reporting) divides the summed CPU time by the summed run time: the
+      // clones' CPU shares averaged, weighted by how long each ran (fio stat.c sum_thread_stats)
+      const timed = run.filter((c) => c.cpuPercent !== null).map((c) => ({ cpu: c.cpuPercent!, ms: Math.max(c.read.runtimeMs, c.write.runtimeMs, 1) }));
+      const totalMs = timed.reduce((a, c) => a + c.ms, 0);
+      out.push(
+        finishJob({
+          jobname: first.jobname,
+          groupid: first.groupid,
+          error: run.find((c) => c.error !== 0)?.error ?? 0,
+          cpuPercent: timed.length === 0 ? null : timed.reduce((a, c) => a + c.cpu * c.ms, 0) / totalMs,
+          read: sumDirections(run.map((c) => c.read), `the reads of ${what}`),
+          write: sumDirections(run.map((c) => c.write), `the writes of ${what}`),
+          options: first.options,
+          clones: run.reduce((a, c) => a + c.clones, 0),
+        }),
+      );
+    }
+    run = [];
+  };
+  for (const j of jobs) {
+    if (run.length > 0 && cloneKey(run[0]!) !== cloneKey(j)) flush();
+    run.push(j);
+  }
+  flush();
+  return out;
 }
 
 /** Extract the JSON document: fio may print notes ("fio: ...") around it. */
@@ -176,20 +231,20 @@ export function parseFioJson(text: string, source: string): FioResult {
     version,
     jobs: jobs.map((j: unknown, i) => {
       const job = obj(j) ?? {};
-      const read = direction(job.read);
-      const write = direction(job.write);
       const usr = num(job.usr_cpu);
       const sys = num(job.sys_cpu);
-      return {
+      const options: Record<string, string> = {};
+      for (const [k, v] of Object.entries(obj(job['job options']) ?? {})) if (typeof v === 'string' || typeof v === 'number') options[k] = String(v);
+      return finishJob({
         jobname: typeof job.jobname === 'string' ? job.jobname : `job${i}`,
+        groupid: num(job.groupid) ?? 0,
         error: num(job.error) ?? 0,
-        iops: read.iops + write.iops,
-        bytesPerSecond: read.bytesPerSecond + write.bytesPerSecond,
-        latencyUs: combineLatency(read, write),
         cpuPercent: usr === null && sys === null ? null : (usr ?? 0) + (sys ?? 0),
-        read,
-        write,
-      };
+        read: direction(job.read),
+        write: direction(job.write),
+        options,
+        clones: 1,
+      });
     }),
   };
 }

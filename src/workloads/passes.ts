@@ -1,11 +1,15 @@
-// The pass loop every tool shares: an optional unmeasured warm-up pass, N measured passes, then the
+// The pass loop every tool shares: an optional unscored warm-up pass (CrystalDiskMark's pass 0), N measured passes, then the
 // profile's aggregation rule. The tool-specific part is one function that runs one pass.
 import { aggregatePasses, type Aggregated, type PassMeasurement } from './aggregate.ts';
 import type { WorkloadProfile, WorkloadTest } from './spec.ts';
 
+export type Metadata = Record<string, string | number | boolean | null>;
+
 export interface PassResult extends PassMeasurement {
   raw: string;
   toolVersion: string | null;
+  /** facts about how this pass was measured (the latency span…), kept in the record's metadata */
+  metadata?: Metadata;
 }
 
 export interface TestOutcome extends Aggregated {
@@ -14,6 +18,8 @@ export interface TestOutcome extends Aggregated {
   /** what onRaw returned for the representative pass (its stored path) */
   rawPath: string | null;
   passes: number;
+  /** the representative pass's metadata, plus `warmupPass` when an unscored pass ran first */
+  metadata?: Metadata;
 }
 
 export type OnRaw = (test: WorkloadTest, pass: number, raw: string) => Promise<string | null>;
@@ -22,13 +28,16 @@ export async function runPasses(test: WorkloadTest, profile: WorkloadProfile, on
   if (profile.warmupPass) await onePass(false);
   const measured: PassMeasurement[] = [];
   const rawPaths: (string | null)[] = [];
+  const metas: (Metadata | undefined)[] = [];
   let version: string | null = null;
   for (let pass = 1; pass <= profile.passes; pass++) {
     const r = await onePass(true);
     rawPaths.push(onRaw ? await onRaw(test, pass, r.raw) : null);
     version = r.toolVersion;
+    metas.push(r.metadata);
     measured.push({ iops: r.iops, bytesPerSecond: r.bytesPerSecond, latencyUs: r.latencyUs, cpuPercent: r.cpuPercent });
   }
   const agg = aggregatePasses(measured, profile.aggregate);
-  return { ...agg, test, toolVersion: version, rawPath: rawPaths[agg.representativePass] ?? null, passes: profile.passes };
+  const metadata: Metadata = { ...metas[agg.representativePass], ...(profile.warmupPass ? { warmupPass: true } : {}) };
+  return { ...agg, test, toolVersion: version, rawPath: rawPaths[agg.representativePass] ?? null, passes: profile.passes, ...(Object.keys(metadata).length > 0 ? { metadata } : {}) };
 }

@@ -7,7 +7,8 @@ import type { CommandRunner } from '../ssh/command-runner.ts';
 import { runInGroup, type GroupStop } from '../ssh/process-group.ts';
 import { shJoin } from '../ssh/quote.ts';
 import { runPasses, type OnRaw, type TestOutcome } from './passes.ts';
-import { fioArgs, parseFioJson } from './fio.ts';
+import { fioArgs, mergeClones, parseFioJson } from './fio.ts';
+import { LATENCY_SPAN } from './fio-latency.ts';
 import type { WorkloadProfile, WorkloadTest } from './spec.ts';
 import { checkFioPath } from './tool-settings.ts';
 
@@ -82,10 +83,19 @@ export async function runFioTest(runner: CommandRunner, test: WorkloadTest, prof
     async () => {
       const raw = await onePass(runner, argv, profile, opts);
       const parsed = parseFioJson(raw, `${runner.target} fio ${test.id}`);
-      const job = parsed.jobs[0];
+      // one job per run; a custom group_reporting=0 prints its numjobs clones one by one: one test still
+      const job = mergeClones(parsed.jobs)[0];
       if (!job) throw new ParseError(`${runner.target}: fio printed no job for ${test.id}`, { source: runner.target });
       if (job.error) throw new RemoteCommandFailed(`${runner.target}: fio reported error ${job.error} for ${test.id}`, { host: runner.target, command, exitCode: 0, stderr: '', reason: 'exit' });
-      return { raw, toolVersion: parsed.version, iops: job.iops, bytesPerSecond: job.bytesPerSecond, latencyUs: job.latencyUs, cpuPercent: job.cpuPercent };
+      return {
+        raw,
+        toolVersion: parsed.version,
+        iops: job.iops,
+        bytesPerSecond: job.bytesPerSecond,
+        latencyUs: job.latencyUs,
+        cpuPercent: job.cpuPercent,
+        metadata: { latencySpan: LATENCY_SPAN, ...(job.notes.length > 0 ? { latencyNote: job.notes.join('; ') } : {}) },
+      };
     },
     opts.onRaw,
   );

@@ -23,11 +23,17 @@ export interface WorkloadProfile {
   rampSec: number;
   /** measured passes per test; aggregated with `aggregate` into one record per repetition */
   passes: number;
-  /** an unmeasured pass before the measured ones (CrystalDiskMark 8 does this) */
+  /** an unscored pass before the measured ones of each test (CrystalDiskMark 2.x–8.x pass 0, "Preparing…") */
   warmupPass: boolean;
+  /**
+   * Fill the test region once per permutation with incompressible data before the first pass, as
+   * CrystalDiskMark fills its test file (reads of never-written blocks of a thin, lazy-zeroed or dynamic
+   * disk return zeros without touching the array). Absent = true.
+   */
+  prefill?: boolean;
   /** seconds of idle between tests */
   intervalSec: number;
-  /** bypass the OS cache (O_DIRECT / diskspd -Sh) */
+  /** bypass the OS cache (fio direct=1 / diskspd -S, as CrystalDiskMark passes it: no forced write-through) */
   direct: boolean;
   aggregate: Aggregation;
 }

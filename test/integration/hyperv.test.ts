@@ -130,7 +130,7 @@ describe('hyperv provider over SSH (stand-in powershell.exe)', () => {
     // the diskspd stand-in's device model: 16 I/Os in flight at 82.56 µs each, 5 s
     expect(parsed.timeSpans[0]!.read.iops).toBe(968992 / 5);
     const log = await readPsLog(stateDir);
-    expect(log[0]!.data).toEqual({ vmName: 'bench-vm', exe: 'diskspd.exe', argv: ['-b4K', '-o32', '-t1', '-r', '-w0', '-d5', '-W0', '-Sh', '-L', '-Rxml', '-c1G', '#1'] });
+    expect(log[0]!.data).toEqual({ vmName: 'bench-vm', exe: 'diskspd.exe', argv: ['-b4K', '-o32', '-t1', '-r', '-w0', '-d5', '-W0', '-S', '-L', '-Rxml', '-c1G', '#1'] });
     expect(JSON.stringify(log)).not.toContain(GUEST_CREDENTIAL.password);
     const wrong = runGuestDiskspd(runner, target, { user: 'bench\\admin', password: 'nope' }, makeTest('randread', 4096, 1, 1), profile, { guestTarget: '#1' });
     await expect(wrong).rejects.toThrow(RemoteCommandFailed);

@@ -185,16 +185,17 @@ describe('playbooks/hyperv-volume-size.yaml on lab-hyperv', () => {
     expect(guest).toHaveLength(3 * 8);
     const exe = 'C:\\Tools\\diskspd.exe';
     const t = 'T:\\storsweep.dat';
-    // CrystalDiskMark 5's eight tests, one repetition (lab timing: 16 MiB file, 1 s, no ramp)
+    // CrystalDiskMark 5's eight tests, one repetition (lab timing: 16 MiB file, 1 s, no ramp): every
+    // read, then every write, with -S (no OS cache, no forced write-through) as CDM passes it
     expect(guest.slice(0, 8)).toEqual([
-      { vmName: 'bench-vm', exe, argv: ['-b128K', '-o32', '-t1', '-w0', '-d1', '-W0', '-Sh', '-L', '-Rxml', '-c16M', t] },
-      { vmName: 'bench-vm', exe, argv: ['-b128K', '-o32', '-t1', '-w100', '-d1', '-W0', '-Sh', '-Z128K', '-L', '-Rxml', '-c16M', t] },
-      { vmName: 'bench-vm', exe, argv: ['-b4K', '-o32', '-t1', '-r', '-w0', '-d1', '-W0', '-Sh', '-L', '-Rxml', '-c16M', t] },
-      { vmName: 'bench-vm', exe, argv: ['-b4K', '-o32', '-t1', '-r', '-w100', '-d1', '-W0', '-Sh', '-Z4K', '-L', '-Rxml', '-c16M', t] },
-      { vmName: 'bench-vm', exe, argv: ['-b1M', '-o1', '-t1', '-w0', '-d1', '-W0', '-Sh', '-L', '-Rxml', '-c16M', t] },
-      { vmName: 'bench-vm', exe, argv: ['-b1M', '-o1', '-t1', '-w100', '-d1', '-W0', '-Sh', '-Z1M', '-L', '-Rxml', '-c16M', t] },
-      { vmName: 'bench-vm', exe, argv: ['-b4K', '-o1', '-t1', '-r', '-w0', '-d1', '-W0', '-Sh', '-L', '-Rxml', '-c16M', t] },
-      { vmName: 'bench-vm', exe, argv: ['-b4K', '-o1', '-t1', '-r', '-w100', '-d1', '-W0', '-Sh', '-Z4K', '-L', '-Rxml', '-c16M', t] },
+      { vmName: 'bench-vm', exe, argv: ['-b128K', '-o32', '-t1', '-w0', '-d1', '-W0', '-S', '-L', '-Rxml', '-c16M', t] },
+      { vmName: 'bench-vm', exe, argv: ['-b4K', '-o32', '-t1', '-r', '-w0', '-d1', '-W0', '-S', '-L', '-Rxml', '-c16M', t] },
+      { vmName: 'bench-vm', exe, argv: ['-b1M', '-o1', '-t1', '-w0', '-d1', '-W0', '-S', '-L', '-Rxml', '-c16M', t] },
+      { vmName: 'bench-vm', exe, argv: ['-b4K', '-o1', '-t1', '-r', '-w0', '-d1', '-W0', '-S', '-L', '-Rxml', '-c16M', t] },
+      { vmName: 'bench-vm', exe, argv: ['-b128K', '-o32', '-t1', '-w100', '-d1', '-W0', '-S', '-Z128K', '-L', '-Rxml', '-c16M', t] },
+      { vmName: 'bench-vm', exe, argv: ['-b4K', '-o32', '-t1', '-r', '-w100', '-d1', '-W0', '-S', '-Z4K', '-L', '-Rxml', '-c16M', t] },
+      { vmName: 'bench-vm', exe, argv: ['-b1M', '-o1', '-t1', '-w100', '-d1', '-W0', '-S', '-Z1M', '-L', '-Rxml', '-c16M', t] },
+      { vmName: 'bench-vm', exe, argv: ['-b4K', '-o1', '-t1', '-r', '-w100', '-d1', '-W0', '-S', '-Z4K', '-L', '-Rxml', '-c16M', t] },
     ]);
     const password = (await fs.readFile(labPaths(root).guestPassword, 'utf8')).trim();
     expect(JSON.stringify(await readPsLog(stateDir))).not.toContain(password);

@@ -6,6 +6,8 @@ import { describe, expect, it } from 'vitest';
 import { ParseError } from '../../../src/errors.ts';
 import { detectFormat, importFile, importText } from '../../../src/importers/index.ts';
 import { runImport } from '../../../src/cli/commands/import.ts';
+import { fioBytes } from '../../../src/importers/fio-json.ts';
+import { histogramPercentile } from '../../../src/workloads/fio-latency.ts';
 
 const fx = (p: string) => fileURLToPath(new URL(`../../fixtures/${p}`, import.meta.url));
 const text = (p: string) => readFileSync(fx(p), 'utf8');
@@ -47,16 +49,19 @@ describe('importFile', () => {
 });
 
 describe('fio JSON (captured from fio 3.33 runs on this machine)', () => {
-  it('json: randread 4k QD32, numbers from parseFioJson, identity from job options', async () => {
+  it('json: randread 4k QD32, numbers from parseFioJson, identity from job options; latency is lat_ns, not clat_ns', async () => {
     const r = await importFile(fx('fio/randread-4k-q32.json'));
-    expect(r.warnings).toEqual([]);
+    // libaio: lat_ns (446.67 µs) and clat_ns (441.68 µs) differ by the submission time; fio printed
+    // percentiles for clat only (no lat_percentiles=1), so they are left empty and the import says why
+    expect(r.warnings).toEqual([expect.stringMatching(/job 1 "rnd-4k-q32t1-read": fio printed percentiles for completion latency \(clat\) only .*left empty/)]);
     expect(r.records).toHaveLength(1);
     const rec = r.records[0]!;
     expect(rec.test.id).toBe('rnd-4k-q32t1-read');
     expect(rec.bytesPerSecond).toBe(293057439);
     expect(rec.iops).toBe(71547.226387);
-    expect(rec.latencyUs.mean).toBeCloseTo(441.675732157, 9);
-    expect(rec.latencyUs.p99).toBeCloseTo(741.376, 9);
+    expect(rec.latencyUs.mean).toBeCloseTo(446.670246888, 9);
+    expect(rec.latencyUs.p99).toBeNull();
+    expect(rec.metadata).toMatchObject({ latencySpan: expect.stringMatching(/^issue→completion \(fio lat_ns/) });
     expect(rec.cpuPercent).toBeCloseTo(7.45 + 43.65, 9);
     expect(rec.tool).toEqual({ name: 'fio', version: 'fio-3.33' });
     expect(rec.permutationId).toBe('randread-4k-q32');
@@ -76,6 +81,51 @@ describe('fio JSON (captured from fio 3.33 runs on this machine)', () => {
     expect(rec.test).toMatchObject({ id: 'rnd-4k-q8t4-mix70', pattern: 'randrw', readPercent: 70, threads: 4, queueDepth: 8 });
     expect(rec.bytesPerSecond).toBe(214907970 + 92947062);
     expect(rec.iops).toBeCloseTo(52467.766117 + 22692.153923, 6);
+  });
+
+  it('numjobs=4 without group_reporting (4 clone entries) → one record with the summed IOPS and bytes, T=4', async () => {
+    const r = await importFile(fx('fio/numjobs4-no-group-reporting.json'));
+    expect(r.records).toHaveLength(1);
+    const rec = r.records[0]!;
+    expect(rec.test).toMatchObject({ id: 'rnd-4k-q4t4-read', threads: 4, queueDepth: 4 });
+    expect(rec.iops).toBeCloseTo(5819.541376 + 5712.287712 + 5846.153846 + 5074.925075, 6);
+    expect(rec.bytesPerSecond).toBe(91967110);
+    // the mean of all 4 clones' I/Os (weighted by I/O count); percentiles need fio's histograms
+    expect(rec.latencyUs.mean).toBeCloseTo(707.2495654377733, 6);
+    expect(rec.latencyUs.p99).toBeNull();
+    expect(rec.cpuPercent).toBeGreaterThan(17);
+    expect(rec.cpuPercent).toBeLessThan(21);
+    expect(rec.metadata).toMatchObject({ clones: 4, job: 1 });
+    expect(r.warnings.join('\n')).toMatch(/jobs 1–4 \(4 clones of "rnd-4k-q4t4-read", summed\).*percentiles left empty \(they cannot be merged without fio's histograms/);
+  });
+
+  it('numjobs=4 json+ without group_reporting: percentiles from the merged lat_ns histograms', async () => {
+    const r = await importFile(fx('fio/numjobs4-no-group-reporting-jsonplus.json'));
+    expect(r.records).toHaveLength(1);
+    const rec = r.records[0]!;
+    expect(rec.iops).toBeCloseTo(24668.066465, 6);
+    expect(rec.bytesPerSecond).toBe(101040398);
+    expect(rec.latencyUs.mean).toBeCloseTo(646.3967511638599, 6);
+    const doc = JSON.parse(text('fio/numjobs4-no-group-reporting-jsonplus.json')) as { jobs: { read: { lat_ns: { bins: Record<string, number>; percentile: Record<string, number> } } }[] };
+    const merged = new Map<number, number>();
+    for (const j of doc.jobs) for (const [k, c] of Object.entries(j.read.lat_ns.bins)) merged.set(Number(k), (merged.get(Number(k)) ?? 0) + c);
+    expect(rec.latencyUs.p99).toBe(histogramPercentile(merged, 99)! / 1000);
+    // the percentile rule is fio's own: on one clone's bins it gives what fio printed for that clone
+    const one = doc.jobs[0]!.read.lat_ns;
+    const bins = new Map(Object.entries(one.bins).map(([k, c]) => [Number(k), c]));
+    for (const p of ['50.000000', '95.000000', '99.000000', '99.900000']) expect(histogramPercentile(bins, Number(p))).toBe(one.percentile[p]);
+    expect(r.warnings).toEqual([]);
+  });
+
+  it("kb_base=1000 is respected when reading sizes: bs=4KiB is 4096 bytes there (and 4000 under fio's default)", async () => {
+    const rec = (await importFile(fx('fio/kb-base-1000-bs-4KiB.json'))).records[0]!;
+    expect(rec.test).toMatchObject({ id: 'rnd-4k-q1t1-read', blockSizeBytes: 4096 });
+    expect(fioBytes('4KiB')).toBe(4000);
+    expect(fioBytes('4k')).toBe(4096);
+    expect(fioBytes('4k', 1000)).toBe(4000);
+    expect(fioBytes('1m', 1000)).toBe(1_000_000);
+    expect(fioBytes('1MiB', 1000)).toBe(1048576);
+    expect(fioBytes('512b')).toBe(512);
   });
 
   it('two jobs → two records', async () => {
@@ -102,6 +152,15 @@ describe('diskspd XML', () => {
   });
 });
 
+describe('diskspd XML: partly random (-rs)', () => {
+  it('<RandomRatio> is read: a -rs30 test is rnd30-…, not a fully random one', async () => {
+    const xml = text('diskspd/cdm6-rnd-4k-q8t8-write.xml').replace(/(<Random>\d+<\/Random>)/, '$1<RandomRatio>30</RandomRatio>');
+    expect(xml).toContain('<RandomRatio>30</RandomRatio>');
+    const rec = importText(xml, 'rs30.xml').records[0]!;
+    expect(rec.test).toMatchObject({ id: 'rnd30-4k-q8t8-write', pattern: 'randwrite', randomPercent: 30 });
+  });
+});
+
 describe('IOMeter CSV (1.1.0 layout)', () => {
   it('one record per ALL row; QD from the DISK row; decimal MB/s; response time ms → µs', async () => {
     const r = await importFile(fx('iometer/iometer-1.1.0-results.csv'));
@@ -114,18 +173,24 @@ describe('IOMeter CSV (1.1.0 layout)', () => {
     expect(seq?.metadata).toMatchObject({ accessSpecification: '32K 100% read seq', timeStamp: '2019-05-21 11:24:07:375', description: 'vmfs5 1MB block, eager zeroed' });
   });
 
-  it('old single-"MBps" builds are binary; partly-random specs are skipped with the line named', () => {
+  it('old single-"MBps" builds are binary; a partly-random spec is read as its own test (rnd50-…), its align kept', () => {
     const header = "'Target Type,Target Name,Access Specification Name,# Managers,# Workers,# Disks,IOps,Read IOps,Write IOps,MBps,Read MBps,Write MBps,Average Response Time,Queue Depth,% CPU Utilization";
     const csv = [
       "'Access specifications", "'Access specification name,default assignment", '64K seq,0', "'size,% of size,% reads,% random,delay,burst,align,reply", '65536,100,0,0,0,1,0,0',
-      "'Access specification name,default assignment", 'half,0', "'size,% of size,% reads,% random,delay,burst,align,reply", '4096,100,100,50,0,1,0,0',
+      "'Access specification name,default assignment", 'half,0', "'size,% of size,% reads,% random,delay,burst,align,reply", '4096,100,100,50,0,1,4096,0',
       "'End access specifications", "'Results", header,
       'ALL,All,64K seq,1,2,1,1000.5,0,1000.5,62.53125,0,62.53125,1.5,,3.5', 'DISK,E:,64K seq,,,1,1000.5,0,1000.5,62.53125,0,62.53125,1.5,4,',
       'ALL,All,half,1,1,1,10,10,0,0.0390625,0.0390625,0,1,,1',
     ].join('\n');
     const r = importText(csv, 'old.csv');
-    expect(r.records.map((x) => [x.test.id, x.bytesPerSecond])).toEqual([['seq-64k-q4t2-write', Math.round(62.53125 * 1048576)]]);
-    expect(r.warnings).toEqual(['old.csv:15: "half" is 50% random; only 0% or 100% map to a storsweep test, row skipped']);
+    expect(r.records.map((x) => [x.test.id, x.bytesPerSecond])).toEqual([
+      ['seq-64k-q4t2-write', Math.round(62.53125 * 1048576)],
+      ['rnd50-4k-q1t1-read', Math.round(0.0390625 * 1048576)],
+    ]);
+    expect(r.records[1]!.test).toMatchObject({ pattern: 'randread', randomPercent: 50 });
+    expect(r.records.map((x) => x.metadata?.alignBytes)).toEqual([0, 4096]);
+    expect(r.records[0]!.metadata).toMatchObject({ align: 'sector boundaries' });
+    expect(r.warnings).toEqual(['old.csv:15: no DISK row with a Queue Depth for "half"; assuming 1']);
   });
 });
 

@@ -10,12 +10,12 @@ const cdm8 = PROFILES['cdm8-default']!;
 describe('diskspdArgs', () => {
   it('builds the CrystalDiskMark-style line for RND4K Q32T1 read', () => {
     expect(diskspdArgs(makeTest('randread', 4096, 32, 1), cdm8, { target: 'D:\\t.dat' })).toEqual(
-      ['-b4K', '-o32', '-t1', '-r', '-w0', '-d5', '-W0', '-Sh', '-L', '-Rxml', '-c1G', 'D:\\t.dat'],
+      ['-b4K', '-o32', '-t1', '-r', '-w0', '-d5', '-W0', '-S', '-L', '-Rxml', '-c1G', 'D:\\t.dat'],
     );
   });
 
   it('a 70/30 mix writes -w30 and a random source buffer; multi-thread sequential shares the offset (-si)', () => {
-    expect(diskspdArgs(makeTest('rw', 65536, 4, 4, 70), cdm8, { target: '#2' }).join(' ')).toBe('-b64K -o4 -t4 -si -w30 -d5 -W0 -Sh -Z64K -L -Rxml -c1G #2');
+    expect(diskspdArgs(makeTest('rw', 65536, 4, 4, 70), cdm8, { target: '#2' }).join(' ')).toBe('-b64K -o4 -t4 -si -w30 -d5 -W0 -S -Z64K -L -Rxml -c1G #2');
   });
 
   it('uses profile ramp and no cache flags when the profile is buffered', () => {

@@ -162,8 +162,10 @@ def xml(vm_name, target, opts, block, file_size):
     has_r, has_w = wpct < 100, wpct > 0
     cpu = min(95.0, 2.0 + iops / 20000)
     sh = '-Sh' if '-h' in opts else opts.get('-S')
+    # CmdLineParser.cpp usage: "-S or -Su: disable software caching", "-Sw: enable writethrough (no hardware
+    # write caching)", "-Sh: equivalent -Suw" — a bare -S turns the OS cache off and leaves write-through off.
     no_cache = sh is not None and ('h' in sh or 'u' in sh or sh == '')
-    write_through = sh is not None and ('h' in sh or 'w' in sh or sh == '')
+    write_through = sh is not None and ('h' in sh or 'w' in sh)
     z = opts.get('-Z')
     if '-Zr' in opts or (z and z != ''):
         buf = '<Pattern>random</Pattern>' + (f'<RandomDataSource><SizeInBytes>{size(z.split(",")[0])}</SizeInBytes></RandomDataSource>' if z else '')
