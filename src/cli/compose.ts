@@ -23,9 +23,10 @@ import { hostVersionArgv, parseVmwareVersion } from '../providers/esxi-shell/ver
 import { endpointFromEnv, VsphereClient } from '../providers/vsphere/client.ts';
 import type { VsphereTargetConfig } from '../providers/vsphere/config.ts';
 import { createVsphereProvider } from '../providers/vsphere/provider.ts';
-import { createHypervProvider, runGuestDiskspd } from '../providers/hyperv/provider.ts';
+import { createHypervProvider, runGuestDiskspd, runGuestDiskspdArgv } from '../providers/hyperv/provider.ts';
 import { registerSecretValue, shortSecretMessage } from '../config/secrets.ts';
-import { runFioTest } from '../workloads/run-fio.ts';
+import { runFioPrefill, runFioTest } from '../workloads/run-fio.ts';
+import { diskspdCreateOnlyArgs, runDiskspdFill } from '../workloads/prefill.ts';
 import { runPasses } from '../workloads/passes.ts';
 import { parseDiskspdXml } from '../workloads/diskspd.ts';
 import { ParseError } from '../errors.ts';
@@ -96,6 +97,7 @@ function guestEndpoint(inv: LoadedInventory, g: { sshHost?: string; workdir: str
         const fio = (await runner.run(shJoin([g.fioPath, '--version']))).stdout.trim();
         return { 'guest.os': os, 'guest.tool': fio };
       },
+      prepare: (runner, profile, o) => (profile.prefill === false ? Promise.resolve(null) : runFioPrefill(runner, profile, { filename, fioPath: g.fioPath, ioengine: g.ioengine, controlDir: g.workdir, ...o })),
       runTest: (runner, test, profile, o) => runFioTest(runner, test, profile, { filename, fioPath: g.fioPath, ioengine: g.ioengine, controlDir: g.workdir, ...o }),
       stopLeftovers: (runner, runId) => stopRunGroups(runner, g.workdir, runId),
     },
@@ -201,6 +203,15 @@ export function compose(target: Target, inv: LoadedInventory, pool: EndpointPool
       const workload: WorkloadEndpoint = {
         tool: 'diskspd',
         connect: () => connectSsh(sshOptions(inv, target.sshHost)),
+        prepare: async (runner, profile) => {
+          const pass = (argv: string[]) => runGuestDiskspdArgv(runner, cfg, credential, argv, { diskspdPath: target.diskspdPath });
+          if (profile.prefill !== false) return runDiskspdFill(profile, target.guestTestPath, pass);
+          // not filled: a file target is still created (no measured pass carries -c)
+          const create = diskspdCreateOnlyArgs(profile, target.guestTestPath);
+          if (!create) return null;
+          await pass(create);
+          return { filled: false, bytes: 0, seconds: 0, passes: 1, method: 'diskspd -c (file created, no data written)' };
+        },
         runTest: (runner, test, profile, o) =>
           runPasses(
             test,

@@ -14,7 +14,7 @@ import type { CommandRunner } from '../ssh/command-runner.ts';
 import type { GroupStop } from '../ssh/process-group.ts';
 import type { SshOptions } from '../ssh/ssh-runner.ts';
 import type { OnRaw, TestOutcome } from '../workloads/passes.ts';
-import type { WorkloadProfile, WorkloadTest } from '../workloads/spec.ts';
+import type { PrefillOutcome, WorkloadProfile, WorkloadTest } from '../workloads/spec.ts';
 import type { AxisSpec, Axes, AxisValue } from './axis.ts';
 
 export type ProviderName = 'local' | 'ssh' | 'vsphere' | 'esxi-shell' | 'hyperv';
@@ -118,6 +118,12 @@ export interface WorkloadEndpoint {
   connect(): Promise<CommandRunner>;
   /** facts about the guest for the environment fingerprint (OS, tool version) */
   describe?(runner: CommandRunner): Promise<Record<string, string>>;
+  /**
+   * Once per permutation, before its first pass: the pre-fill (workloads/prefill.ts) writes the test
+   * region with incompressible data when the profile says `prefill` (and a diskspd file target is
+   * created); null when nothing was done. Its outcome is journaled and kept in every record.
+   */
+  prepare?(runner: CommandRunner, profile: WorkloadProfile, opts: { signal: AbortSignal; runId: string; timeoutSlackSec?: number; onStopped?: (stop: GroupStop) => void }): Promise<PrefillOutcome | null>;
   /** one test of a profile: warm-up, measured passes, aggregation (see workloads/passes.ts) */
   runTest(runner: CommandRunner, test: WorkloadTest, profile: WorkloadProfile, opts: { signal: AbortSignal; onRaw: OnRaw; runId: string; timeoutSlackSec?: number; onStopped?: (stop: GroupStop) => void }): Promise<TestOutcome>;
   /**

@@ -13,6 +13,7 @@ import type { CommandRunner } from '../ssh/command-runner.ts';
 import { connectionLost } from '../ssh/connection-lost.ts';
 import { stopGroup, strandedGroupOf, type GroupFiles, type GroupStop } from '../ssh/process-group.ts';
 import type { TestOutcome } from '../workloads/passes.ts';
+import type { PrefillOutcome } from '../workloads/spec.ts';
 import { defaultSleep } from '../workloads/run-fio.ts';
 import type { WorkloadTest } from '../workloads/spec.ts';
 import type { ProgressEvent } from './progress.ts';
@@ -424,7 +425,13 @@ async function teardown(perm: PermutationPlan, c: PermContext, ctx: ProviderCont
   }
 }
 
-function recordFor(perm: PermutationPlan, runId: string, repetition: number, test: WorkloadTest, o: TestOutcome, profileName: string, aggregate: string, tool: string): ResultRecord {
+/** What every record of a permutation says about its pre-fill. */
+function prefillFacts(fill: PrefillOutcome | null): Record<string, string | number | boolean> {
+  if (!fill) return { prefill: false };
+  return { prefill: fill.filled, ...(fill.filled ? { prefillBytes: fill.bytes, prefillSeconds: Math.round(fill.seconds * 1000) / 1000 } : {}) };
+}
+
+function recordFor(perm: PermutationPlan, runId: string, repetition: number, test: WorkloadTest, o: TestOutcome, profileName: string, aggregate: string, tool: string, fill: PrefillOutcome | null): ResultRecord {
   return {
     runId,
     permutationId: perm.permutationId,
@@ -437,7 +444,7 @@ function recordFor(perm: PermutationPlan, runId: string, repetition: number, tes
     cpuPercent: o.cpuPercent,
     tool: { name: tool, version: o.toolVersion },
     rawPath: o.rawPath,
-    metadata: { profile: profileName, passes: o.passes, aggregate, ...o.metadata },
+    metadata: { profile: profileName, passes: o.passes, aggregate, ...o.metadata, ...prefillFacts(fill) },
   };
 }
 
@@ -445,6 +452,26 @@ async function runWorkload(perm: PermutationPlan, c: PermContext): Promise<void>
   const profile = c.plan.profiles[perm.workload];
   if (!profile) throw new Error(`plan has no profile "${perm.workload}"`);
   const sleep = c.sleep ?? defaultSleep;
+  // The pre-fill: once per permutation (the disk is new), before the first pass of the first repetition.
+  let fill: PrefillOutcome | null = null;
+  if (c.workload.prepare) {
+    if (c.signal.aborted) throw new Error('interrupted');
+    c.emit({ type: 'step', permutationId: perm.permutationId, step: profile.prefill === false ? 'prepare' : 'prefill', operation: c.workload.tool });
+    const runner = await c.guest();
+    fill = await c.workload
+      .prepare(runner, profile, {
+        signal: c.signal,
+        runId: c.plan.runId,
+        timeoutSlackSec: c.workloadSlackSec,
+        onStopped: (stop) => record(() => c.store.appendJournal(perm.permutationId, 'prefill', stop.outcome === 'still-running' || stop.outcome === 'unknown' ? 'stop-failed' : 'stopped', stop)),
+      })
+      .catch(async (err: unknown) => {
+        await c.dropGuest();
+        throw err;
+      });
+    record(() => c.store.appendJournal(perm.permutationId, 'prefill', fill ? (fill.filled ? 'filled' : 'created') : 'skipped', fill));
+    if (fill?.filled) c.emit({ type: 'message', level: 'info', text: `${perm.permutationId}: pre-filled ${fill.bytes} bytes in ${fill.seconds.toFixed(1)} s (${fill.method})` });
+  }
   for (let rep = 1; rep <= perm.repetitions; rep++) {
     const records: ResultRecord[] = [];
     for (const [i, test] of profile.tests.entries()) {
@@ -522,7 +549,7 @@ async function runWorkload(perm: PermutationPlan, c: PermContext): Promise<void>
         if (firstError === null || firstError === err || errorMessage(firstError) === errorMessage(err)) throw err;
         throw new Error(`${errorMessage(firstError)}; retrying failed: ${errorMessage(err)}`, { cause: err });
       });
-      const rec = recordFor(perm, c.plan.runId, rep, test, outcome, perm.workload, profile.aggregate, c.workload.tool);
+      const rec = recordFor(perm, c.plan.runId, rep, test, outcome, perm.workload, profile.aggregate, c.workload.tool, fill);
       records.push(rec);
       c.emit({ type: 'result', permutationId: perm.permutationId, repetition: rep, testId: test.id, iops: rec.iops, bytesPerSecond: rec.bytesPerSecond });
     }

@@ -5,6 +5,7 @@ import { XMLParser } from 'fast-xml-parser';
 import { InvalidArgument, ParseError } from '../errors.ts';
 import { testIdentity, type LatencyUs, type Pattern, type TestIdentity } from '../results/record.ts';
 import type { WorkloadProfile, WorkloadTest } from './spec.ts';
+import { rawTestTarget } from './test-target.ts';
 
 const KiB = 1024;
 
@@ -34,7 +35,7 @@ function checkTarget(target: string): void {
 
 /**
  * One pass of one test as a diskspd argument vector (without the program name), e.g.
- * `-b4K -o32 -t1 -r -w0 -d5 -W0 -S -L -Rxml -c1G D:\bench\cdm.dat`.
+ * `-b4K -o32 -t1 -r -w0 -d5 -W0 -S -L -Rxml D:\bench\cdm.dat`.
  * `-S` as CrystalDiskMark 5–8 pass it (`-W0 -S -w0`, DiskBench.cpp `DiskSpd()`): no OS cache
  * (FILE_FLAG_NO_BUFFERING), no forced write-through — `-Sh` would add FILE_FLAG_WRITE_THROUGH and make
  * writes incomparable with fio's direct=1 (diskspd CmdLineParser.cpp usage: `-S` = `-Su`, `-Sh` = `-Suw`).
@@ -54,7 +55,11 @@ export function diskspdArgs(test: WorkloadTest, profile: WorkloadProfile, opts: 
   args.push(`-w${writePct}`, `-d${profile.runtimeSec}`, `-W${profile.rampSec}`);
   if (profile.direct && !has(/^-(S|h$)/)) args.push('-S');
   if (writePct > 0 && !has(/^-Z/)) args.push(`-Z${diskspdSize(test.blockSizeBytes)}`);
-  args.push(...extra, '-L', '-Rxml', `-c${diskspdSize(profile.fileSizeBytes)}`, opts.target);
+  // No -c: diskspd re-creates a file with every -c (SetFileValidData, no data written), which would
+  // undo the fill before each pass; the file is created and filled once by the pre-fill step
+  // (prefill.ts). A raw target (#N, X:) is bounded to the test region the fill wrote with -f.
+  if (rawTestTarget(opts.target, 'diskspd') !== undefined && !has(/^-f\d/)) args.push(`-f${diskspdSize(profile.fileSizeBytes)}`);
+  args.push(...extra, '-L', '-Rxml', opts.target);
   return args;
 }
 

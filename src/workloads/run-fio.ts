@@ -9,6 +9,7 @@ import { shJoin } from '../ssh/quote.ts';
 import { runPasses, type OnRaw, type TestOutcome } from './passes.ts';
 import { fioArgs, mergeClones, parseFioJson } from './fio.ts';
 import { LATENCY_SPAN } from './fio-latency.ts';
+import { FIO_FILL_METHOD, fioFillArgs, type PrefillOutcome } from './prefill.ts';
 import type { WorkloadProfile, WorkloadTest } from './spec.ts';
 import { checkFioPath } from './tool-settings.ts';
 
@@ -99,4 +100,38 @@ export async function runFioTest(runner: CommandRunner, test: WorkloadTest, prof
     },
     opts.onRaw,
   );
+}
+
+/**
+ * The pre-fill (prefill.ts): fio writes the profile's region of the test file or device once, with
+ * random data, before the first pass. Returns what was written and how long it took. Stopped like a
+ * pass on abort; allowed as long as writing the region at 5 MB/s would take, plus the usual slack.
+ */
+export async function runFioPrefill(runner: CommandRunner, profile: WorkloadProfile, opts: FioRunOptions): Promise<PrefillOutcome> {
+  const argv = [checkFioPath(opts.fioPath ?? 'fio'), ...fioFillArgs(profile, { filename: opts.filename, ioengine: opts.ioengine })];
+  const command = shJoin(argv);
+  const timeoutMs = checkTimerMs((Math.ceil(profile.fileSizeBytes / 5e6) + (opts.timeoutSlackSec ?? 120)) * 1000, `${runner.target}: fio pre-fill timeout`);
+  const started = Date.now();
+  const r = await runInGroup(runner, argv, { controlDir: opts.controlDir ?? '/tmp', owner: opts.runId, timeoutMs, signal: opts.signal, onStopped: opts.onStopped });
+  const seconds = (Date.now() - started) / 1000;
+  if (r.exitCode !== 0) {
+    throw new RemoteCommandFailed(`${runner.target}: fio pre-fill failed with exit code ${r.exitCode}: ${r.stderr.trim().split('\n').slice(-3).join(' | ')}`, {
+      host: runner.target,
+      command,
+      exitCode: r.exitCode,
+      stderr: r.stderr,
+      reason: 'exit',
+    });
+  }
+  const job = mergeClones(parseFioJson(r.stdout, `${runner.target} fio pre-fill`).jobs)[0];
+  if (!job) throw new ParseError(`${runner.target}: fio printed no job for the pre-fill`, { source: runner.target });
+  if (job.error) throw new RemoteCommandFailed(`${runner.target}: fio reported error ${job.error} during the pre-fill`, { host: runner.target, command, exitCode: 0, stderr: '', reason: 'exit' });
+  // a device smaller than the test size would end the job early: the region is not filled then
+  if (job.write.ioBytes < profile.fileSizeBytes) {
+    throw new ParseError(`${runner.target}: the fio pre-fill wrote ${job.write.ioBytes} of ${profile.fileSizeBytes} bytes (is ${opts.filename} smaller than the test size?)`, {
+      source: runner.target,
+      expected: `${profile.fileSizeBytes} bytes written`,
+    });
+  }
+  return { filled: true, bytes: job.write.ioBytes, seconds, passes: 1, method: FIO_FILL_METHOD };
 }

@@ -37,3 +37,17 @@ export interface WorkloadProfile {
   direct: boolean;
   aggregate: Aggregation;
 }
+
+/** What the fill did: recorded in the journal and in every record of the permutation. */
+export interface PrefillOutcome {
+  /** false when the profile says `prefill: false` and the step only created the test file */
+  filled: boolean;
+  /** bytes of the test region written (0 when not filled) */
+  bytes: number;
+  /** wall-clock seconds the fill took */
+  seconds: number;
+  /** tool invocations it took */
+  passes: number;
+  /** how, in a few words (tool, block, data) */
+  method: string;
+}

@@ -12,7 +12,7 @@ import type { HypervTargetConfig } from '../../src/providers/hyperv/config.ts';
 import { planHypervSteps } from '../../src/providers/hyperv/plan.ts';
 import { setDiskOfflineCall } from '../../src/providers/hyperv/passthrough.ts';
 import { runCalls } from '../../src/providers/hyperv/powershell.ts';
-import { createHypervProvider, runGuestDiskspd } from '../../src/providers/hyperv/provider.ts';
+import { createHypervProvider, runGuestDiskspd, runGuestDiskspdArgv } from '../../src/providers/hyperv/provider.ts';
 import type { CreatedObject, ProviderContext, WorkloadEndpoint } from '../../src/contract/provider.ts';
 import type { CommandRunner } from '../../src/ssh/command-runner.ts';
 import { cleanupLedger } from '../../src/run/teardown.ts';
@@ -23,6 +23,7 @@ import { executeRun } from '../../src/run/executor.ts';
 import type { GroupStop } from '../../src/ssh/process-group.ts';
 import { parseDiskspdXml } from '../../src/workloads/diskspd.ts';
 import { makeTest } from '../../src/workloads/profiles.ts';
+import { diskspdCreateOnlyArgs, runDiskspdFill } from '../../src/workloads/prefill.ts';
 import type { WorkloadProfile } from '../../src/workloads/spec.ts';
 import { defaultHypervState, GUEST_CREDENTIAL, readHypervState, readPsLog, seedHypervState, WINDOWS_HARNESS_DIR } from '../../src/lab/harness/windows/state.ts';
 
@@ -130,7 +131,7 @@ describe('hyperv provider over SSH (stand-in powershell.exe)', () => {
     // the diskspd stand-in's device model: 16 I/Os in flight at 82.56 µs each, 5 s
     expect(parsed.timeSpans[0]!.read.iops).toBe(968992 / 5);
     const log = await readPsLog(stateDir);
-    expect(log[0]!.data).toEqual({ vmName: 'bench-vm', exe: 'diskspd.exe', argv: ['-b4K', '-o32', '-t1', '-r', '-w0', '-d5', '-W0', '-S', '-L', '-Rxml', '-c1G', '#1'] });
+    expect(log[0]!.data).toEqual({ vmName: 'bench-vm', exe: 'diskspd.exe', argv: ['-b4K', '-o32', '-t1', '-r', '-w0', '-d5', '-W0', '-S', '-f1G', '-L', '-Rxml', '#1'] });
     expect(JSON.stringify(log)).not.toContain(GUEST_CREDENTIAL.password);
     const wrong = runGuestDiskspd(runner, target, { user: 'bench\\admin', password: 'nope' }, makeTest('randread', 4096, 1, 1), profile, { guestTarget: '#1' });
     await expect(wrong).rejects.toThrow(RemoteCommandFailed);
@@ -151,6 +152,36 @@ describe('hyperv provider over SSH (stand-in powershell.exe)', () => {
     expect((await readHypervState(stateDir)).files[vhdx]!.guestFiles ?? {}).toEqual({});
     // a letter no guest volume has is refused the way diskspd refuses a path it cannot open
     await expect(runGuestDiskspd(runner, target, GUEST_CREDENTIAL, makeTest('randread', 4096, 1, 1), profile, { guestTarget: 'Q:' })).rejects.toThrow(/Could not open Q:/);
+    await runner.close();
+  });
+
+  it('pre-fill on a Dynamic VHDX: diskspd -c re-creates the file with nothing written (reads are zeros, fast); after the fill reads reach the host; the next -c undoes it', async () => {
+    const state = defaultHypervState() as { vms: Record<string, { drives: Record<string, unknown> }>; files: Record<string, unknown> };
+    const vhdx = 'E:\\bench\\ss-r1-p7-disk.vhdx';
+    state.vms['bench-vm']!.drives['SCSI:0:1'] = { Path: vhdx };
+    state.files[vhdx] = { type: 'Dynamic', size: 8 * 1024 ** 3, fileSize: 4 * 1024 ** 2, block: 32 * 1024 ** 2, logical: 512, physical: 4096 };
+    await seedHypervState(stateDir, state);
+    const runner = await connect();
+    const profile: WorkloadProfile = { name: 't', description: 't', tests: [], fileSizeBytes: 64 * 1024 ** 2, runtimeSec: 5, rampSec: 0, passes: 1, warmupPass: false, intervalSec: 0, direct: true, aggregate: 'max' };
+    const file = 'T:\\storsweep.dat';
+    const pass = (argv: string[]) => runGuestDiskspdArgv(runner, target, GUEST_CREDENTIAL, argv, {});
+    const readIops = async () => parseDiskspdXml(await runGuestDiskspd(runner, target, GUEST_CREDENTIAL, makeTest('randread', 4096, 32, 1), profile, { guestTarget: file }), 'guest').timeSpans[0]!.read.iops;
+    // a measured pass never creates the file: without the create/fill step there is nothing to read
+    await expect(readIops()).rejects.toThrow(/cannot find the file specified/);
+    await pass(diskspdCreateOnlyArgs(profile, file)!);
+    const unwritten = await readIops();
+    const fill = await runDiskspdFill(profile, file, pass);
+    expect(fill).toMatchObject({ filled: true, bytes: 64 * 1024 ** 2, passes: 1 });
+    const filled = await readIops();
+    expect(unwritten).toBeGreaterThan(filled * 3);
+    const written = (await readHypervState(stateDir)).files[vhdx] as unknown as { guestFiles: Record<string, number>; guestWritten: Record<string, { ranges: number[][] }> };
+    expect(written.guestFiles).toEqual({ 'storsweep.dat': 64 * 1024 ** 2 });
+    expect(written.guestWritten['storsweep.dat']!.ranges).toEqual([[0, 64 * 1024 ** 2]]);
+    // what -c on every pass did before: the file re-created, nothing written, zeros read again
+    await pass(diskspdCreateOnlyArgs(profile, file)!);
+    expect(await readIops()).toBe(unwritten);
+    const log = (await readPsLog(stateDir)).filter((l) => l.shape === 'guest').map((l) => l.data.argv!);
+    expect(log.filter((a) => a.some((x) => x.startsWith('-c'))).map((a) => a.slice(0, 5).join(' '))).toEqual(['-b1M -o1 -t1 -w0 -d1', '-b1M -o8 -t1 -s -w100', '-b1M -o1 -t1 -w0 -d1']);
     await runner.close();
   });
 

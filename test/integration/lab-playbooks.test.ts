@@ -168,7 +168,7 @@ describe('playbooks/hyperv-volume-size.yaml on lab-hyperv', () => {
     const log = (await readPsLog(stateDir)).filter((l) => (l as { tool?: string }).tool === 'powershell.exe');
     const first = log.findIndex((l) => l.data.calls?.[0]?.cmdlet === 'New-VHD' && l.data.calls[0].params.Path === vhdx);
     expect(first).toBeGreaterThanOrEqual(0);
-    const mine = log.slice(first, first + 3 + 24 + 4);
+    const mine = log.slice(first, first + 3 + 1 + 24 + 4);
     const calls = mine.filter((l) => l.shape === 'call').map((l) => l.data.calls!.map((c) => ({ cmdlet: c.cmdlet, params: c.params }))[0]);
     const slot = { VMName: 'bench-vm', ControllerType: 'SCSI', ControllerNumber: 0, ControllerLocation: 1 };
     expect(calls).toEqual([
@@ -182,20 +182,23 @@ describe('playbooks/hyperv-volume-size.yaml on lab-hyperv', () => {
       { cmdlet: 'Remove-Item', params: { LiteralPath: vhdx } },
     ]);
     const guest = mine.filter((l) => l.shape === 'guest').map((l) => l.data);
-    expect(guest).toHaveLength(3 * 8);
+    // one pre-fill pass (creates the file: the only -c), then 3 repetitions × 8 tests
+    expect(guest).toHaveLength(1 + 3 * 8);
     const exe = 'C:\\Tools\\diskspd.exe';
     const t = 'T:\\storsweep.dat';
+    expect(guest[0]).toEqual({ vmName: 'bench-vm', exe, argv: ['-b1M', '-o8', '-t1', '-s', '-w100', '-d10', '-W0', '-S', '-Z1M', '-c16M', '-Rxml', t] });
+    expect(guest.slice(1).filter((g) => g.argv!.some((a) => a.startsWith('-c')))).toEqual([]);
     // CrystalDiskMark 5's eight tests, one repetition (lab timing: 16 MiB file, 1 s, no ramp): every
     // read, then every write, with -S (no OS cache, no forced write-through) as CDM passes it
-    expect(guest.slice(0, 8)).toEqual([
-      { vmName: 'bench-vm', exe, argv: ['-b128K', '-o32', '-t1', '-w0', '-d1', '-W0', '-S', '-L', '-Rxml', '-c16M', t] },
-      { vmName: 'bench-vm', exe, argv: ['-b4K', '-o32', '-t1', '-r', '-w0', '-d1', '-W0', '-S', '-L', '-Rxml', '-c16M', t] },
-      { vmName: 'bench-vm', exe, argv: ['-b1M', '-o1', '-t1', '-w0', '-d1', '-W0', '-S', '-L', '-Rxml', '-c16M', t] },
-      { vmName: 'bench-vm', exe, argv: ['-b4K', '-o1', '-t1', '-r', '-w0', '-d1', '-W0', '-S', '-L', '-Rxml', '-c16M', t] },
-      { vmName: 'bench-vm', exe, argv: ['-b128K', '-o32', '-t1', '-w100', '-d1', '-W0', '-S', '-Z128K', '-L', '-Rxml', '-c16M', t] },
-      { vmName: 'bench-vm', exe, argv: ['-b4K', '-o32', '-t1', '-r', '-w100', '-d1', '-W0', '-S', '-Z4K', '-L', '-Rxml', '-c16M', t] },
-      { vmName: 'bench-vm', exe, argv: ['-b1M', '-o1', '-t1', '-w100', '-d1', '-W0', '-S', '-Z1M', '-L', '-Rxml', '-c16M', t] },
-      { vmName: 'bench-vm', exe, argv: ['-b4K', '-o1', '-t1', '-r', '-w100', '-d1', '-W0', '-S', '-Z4K', '-L', '-Rxml', '-c16M', t] },
+    expect(guest.slice(1, 9)).toEqual([
+      { vmName: 'bench-vm', exe, argv: ['-b128K', '-o32', '-t1', '-w0', '-d1', '-W0', '-S', '-L', '-Rxml', t] },
+      { vmName: 'bench-vm', exe, argv: ['-b4K', '-o32', '-t1', '-r', '-w0', '-d1', '-W0', '-S', '-L', '-Rxml', t] },
+      { vmName: 'bench-vm', exe, argv: ['-b1M', '-o1', '-t1', '-w0', '-d1', '-W0', '-S', '-L', '-Rxml', t] },
+      { vmName: 'bench-vm', exe, argv: ['-b4K', '-o1', '-t1', '-r', '-w0', '-d1', '-W0', '-S', '-L', '-Rxml', t] },
+      { vmName: 'bench-vm', exe, argv: ['-b128K', '-o32', '-t1', '-w100', '-d1', '-W0', '-S', '-Z128K', '-L', '-Rxml', t] },
+      { vmName: 'bench-vm', exe, argv: ['-b4K', '-o32', '-t1', '-r', '-w100', '-d1', '-W0', '-S', '-Z4K', '-L', '-Rxml', t] },
+      { vmName: 'bench-vm', exe, argv: ['-b1M', '-o1', '-t1', '-w100', '-d1', '-W0', '-S', '-Z1M', '-L', '-Rxml', t] },
+      { vmName: 'bench-vm', exe, argv: ['-b4K', '-o1', '-t1', '-r', '-w100', '-d1', '-W0', '-S', '-Z4K', '-L', '-Rxml', t] },
     ]);
     const password = (await fs.readFile(labPaths(root).guestPassword, 'utf8')).trim();
     expect(JSON.stringify(await readPsLog(stateDir))).not.toContain(password);

@@ -272,10 +272,14 @@ export function createHypervProvider(targetIn: HypervTargetConfig, runner: Comma
  * credential is passed on stdin and never appears in commands, logs or errors.
  */
 export async function runGuestDiskspd(runner: CommandRunner, target: HypervTargetConfig, credential: GuestCredential, test: WorkloadTest, profile: WorkloadProfile, opts: { guestTarget: string; diskspdPath?: string }): Promise<string> {
+  return runGuestDiskspdArgv(runner, target, credential, diskspdArgs(test, profile, { target: opts.guestTarget }), opts);
+}
+
+/** One diskspd invocation with a built argument vector (a pass, or a pre-fill pass: workloads/prefill.ts). */
+export async function runGuestDiskspdArgv(runner: CommandRunner, target: HypervTargetConfig, credential: GuestCredential, argv: string[], opts: { diskspdPath?: string }): Promise<string> {
   const t = checkHypervTarget(target);
   const exe = opts.diskspdPath ?? 'diskspd.exe';
   checkDiskspdPath(exe);
-  const argv = diskspdArgs(test, profile, { target: opts.guestTarget });
   const r = await runInGuest(runner, t.vmName, credential, exe, argv);
   if (r.exitCode !== 0) {
     const tail = r.output.trim().split('\n').slice(-3).join(' | ');

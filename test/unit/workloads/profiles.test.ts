@@ -76,23 +76,23 @@ describe('golden command lines', () => {
   it('cdm3 on diskspd', () => {
     const p = PROFILES['cdm3']!;
     expect(p.tests.map((t) => shJoin(diskspdArgs(t, p, { target: 'D:\\bench\\cdm.dat' })))).toEqual([
-      "-b1M -o1 -t1 -w0 -d6 -W0 -S -L -Rxml -c1000M 'D:\\bench\\cdm.dat'",
-      "-b1M -o1 -t1 -w100 -d6 -W0 -S -Z1M -L -Rxml -c1000M 'D:\\bench\\cdm.dat'",
-      "-b512K -o1 -t1 -r -w0 -d6 -W0 -S -L -Rxml -c1000M 'D:\\bench\\cdm.dat'",
-      "-b512K -o1 -t1 -r -w100 -d6 -W0 -S -Z512K -L -Rxml -c1000M 'D:\\bench\\cdm.dat'",
-      "-b4K -o1 -t1 -r -w0 -d6 -W0 -S -L -Rxml -c1000M 'D:\\bench\\cdm.dat'",
-      "-b4K -o1 -t1 -r -w100 -d6 -W0 -S -Z4K -L -Rxml -c1000M 'D:\\bench\\cdm.dat'",
-      "-b4K -o32 -t1 -r -w0 -d6 -W0 -S -L -Rxml -c1000M 'D:\\bench\\cdm.dat'",
-      "-b4K -o32 -t1 -r -w100 -d6 -W0 -S -Z4K -L -Rxml -c1000M 'D:\\bench\\cdm.dat'",
+      "-b1M -o1 -t1 -w0 -d6 -W0 -S -L -Rxml 'D:\\bench\\cdm.dat'",
+      "-b1M -o1 -t1 -w100 -d6 -W0 -S -Z1M -L -Rxml 'D:\\bench\\cdm.dat'",
+      "-b512K -o1 -t1 -r -w0 -d6 -W0 -S -L -Rxml 'D:\\bench\\cdm.dat'",
+      "-b512K -o1 -t1 -r -w100 -d6 -W0 -S -Z512K -L -Rxml 'D:\\bench\\cdm.dat'",
+      "-b4K -o1 -t1 -r -w0 -d6 -W0 -S -L -Rxml 'D:\\bench\\cdm.dat'",
+      "-b4K -o1 -t1 -r -w100 -d6 -W0 -S -Z4K -L -Rxml 'D:\\bench\\cdm.dat'",
+      "-b4K -o32 -t1 -r -w0 -d6 -W0 -S -L -Rxml 'D:\\bench\\cdm.dat'",
+      "-b4K -o32 -t1 -r -w100 -d6 -W0 -S -Z4K -L -Rxml 'D:\\bench\\cdm.dat'",
     ]);
   });
 
   it('cdm6 Q8T8 and cdm8-nvme Q32T16 on diskspd (threads per target)', () => {
     const six = PROFILES['cdm6']!;
-    expect(diskspdArgs(six.tests[1]!, six, { target: '#3' })).toEqual(['-b4K', '-o8', '-t8', '-r', '-w0', '-d5', '-W0', '-S', '-L', '-Rxml', '-c1G', '#3']);
+    expect(diskspdArgs(six.tests[1]!, six, { target: '#3' })).toEqual(['-b4K', '-o8', '-t8', '-r', '-w0', '-d5', '-W0', '-S', '-f1G', '-L', '-Rxml', '#3']);
     const nvme = PROFILES['cdm8-nvme']!;
-    expect(diskspdArgs(nvme.tests[6]!, nvme, { target: 'E:' }).join(' ')).toBe('-b4K -o32 -t16 -r -w100 -d5 -W0 -S -Z4K -L -Rxml -c1G E:');
-    expect(diskspdArgs(nvme.tests[1]!, nvme, { target: 'E:' }).join(' ')).toBe('-b128K -o32 -t1 -w0 -d5 -W0 -S -L -Rxml -c1G E:');
+    expect(diskspdArgs(nvme.tests[6]!, nvme, { target: 'E:' }).join(' ')).toBe('-b4K -o32 -t16 -r -w100 -d5 -W0 -S -Z4K -f1G -L -Rxml E:');
+    expect(diskspdArgs(nvme.tests[1]!, nvme, { target: 'E:' }).join(' ')).toBe('-b128K -o32 -t1 -w0 -d5 -W0 -S -f1G -L -Rxml E:');
   });
 
   it('cdm8-default on fio', () => {

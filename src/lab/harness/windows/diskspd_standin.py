@@ -10,6 +10,17 @@
 # (XmlResultParser.cpp), with numbers from a small deterministic device model — latency = fixed cost
 # + transfer time, concurrency capped, bandwidth capped — so results are plausible, reproducible and
 # follow the parameters. It measures nothing.
+#
+# What was written: every run's writes are recorded per target (file name, or the raw disk) as the
+# byte ranges they covered — sequential from the base offset -B within the region (-f, else the file or
+# disk size), random ones as a covered share. `-c` re-creates the file on EVERY run and writes no data:
+# diskspd IORequestGenerator.cpp `_GenerateRequestsForTimeSpan` ("check if user wanted to create a
+# file" → `_CreateFile` for each target with a size, skipping `#N` and `X:`), and `_CreateFile` does
+# CreateFile(CREATE_ALWAYS), SetEndOfFile, then SetFileValidData — no data written when the
+# SE_MANAGE_VOLUME_NAME privilege is held (an elevated guest session). On a Dynamic VHDX, a read of a
+# block no one wrote returns zeros from the VHDX's block allocation table without touching the host
+# volume, so it is far faster than a read of written data; on a Fixed VHDX every block is on disk.
+# (Simplification: a re-created file starts with nothing written; stale clusters are not modelled.)
 import re
 
 MiB = 1024 * 1024
@@ -20,6 +31,8 @@ VERSION, VERSION_DATE = '2.2', '2024/6/3'
 # the number of I/Os the virtual disk serves concurrently.
 READ_MS, WRITE_MS, RANDOM_MS = 0.060, 0.090, 0.020
 BANDWIDTH = 1_600_000_000  # bytes/s
+# a read of an unallocated Dynamic-VHDX block: no host I/O, a memory-speed zero fill
+ZERO_READ_MS, ZERO_BANDWIDTH = 0.008, 12_000_000_000
 PARALLEL = 16
 PERCENTILES = [(0, 0.35), (25, 0.8), (50, 0.95), (75, 1.1), (90, 1.35), (95, 1.6), (99, 2.4), (99.9, 4.0), (99.99, 7.5), (100, 12.0)]
 
@@ -125,6 +138,8 @@ def run(state, vm, vm_name, argv):
             raise DiskspdError('stand-in: only -Rxml output is implemented')
         target = targets[0]
         vhd, name = resolve(state, vm, target)
+        written = vhd.setdefault('guestWritten', {}) if vhd is not None else {}
+        key = name if name is not None else '#raw'
         if name is not None:
             files = vhd.setdefault('guestFiles', {})
             if '-c' in opts:
@@ -132,6 +147,7 @@ def run(state, vm, vm_name, argv):
                 if want + block > vhd['size']:
                     raise DiskspdError(f'ERROR: Could not set file size of {target}: There is not enough space on the disk. (error code: 112)')
                 files[name] = want
+                written[key] = {'ranges': [], 'random': 0.0}  # SetFileValidData: sized, nothing written
             if name not in files:
                 raise DiskspdError(f'ERROR: Could not open {target}: The system cannot find the file specified. (error code: 2)')
             file_size = files[name]
@@ -139,12 +155,48 @@ def run(state, vm, vm_name, argv):
             file_size = vhd['size'] if vhd else 1024 ** 4
         if file_size < block:
             raise DiskspdError(f'ERROR: The file is too small. File: {target} (size: {file_size}, block size: {block})')
-        return 0, xml(vm_name, target, opts, block, file_size)
+        region = min(size(opts['-f'], block), file_size) if '-f' in opts else file_size
+        base = size(opts['-B'], block) if '-B' in opts else 0
+        if base >= region:
+            raise DiskspdError(f'ERROR: base file offset ({base}) is not below the target size ({region}): {target}')
+        w = written.setdefault(key, {'ranges': [], 'random': 0.0})
+        dynamic = vhd is not None and vhd.get('type') == 'Dynamic'
+        unwritten = 1.0 - written_share(w, region) if dynamic else 0.0
+        out, write_bytes = xml(vm_name, target, opts, block, file_size, unwritten)
+        if vhd is not None and write_bytes > 0:
+            record_writes(w, '-r' in opts, base, write_bytes, region)
+        return 0, out
     except DiskspdError as e:
         return 1, str(e) + '\n'
 
 
-def xml(vm_name, target, opts, block, file_size):
+def merge(ranges):
+    out = []
+    for a, b in sorted(ranges):
+        if out and a <= out[-1][1]:
+            out[-1][1] = max(out[-1][1], b)
+        else:
+            out.append([a, b])
+    return out
+
+
+def written_share(w, region):
+    """The share of [0, region) written so far: sequential ranges, then random writes over the rest."""
+    seq = sum(min(b, region) - a for a, b in w['ranges'] if a < region) / region
+    return seq + (1 - seq) * w['random']
+
+
+def record_writes(w, rnd, base, nbytes, region):
+    """A pass's writes: sequential from -B, wrapping to the base at the end of the region; random ones
+    land uniformly, so n bytes cover 1 - e^(-n/size) of the region in expectation."""
+    if rnd:
+        import math
+        w['random'] = 1 - (1 - w['random']) * math.exp(-nbytes / region)
+    else:
+        w['ranges'] = merge(w['ranges'] + [[base, min(region, base + nbytes)]])
+
+
+def xml(vm_name, target, opts, block, file_size, unwritten=0.0):
     qd, threads, wpct = int(opts.get('-o', '2')), int(opts.get('-t', '1')), int(opts.get('-w', '0'))
     dur, warm, cool = int(opts.get('-d', '10')), int(opts.get('-W', '5')), int(opts.get('-C', '0'))
     rnd = '-r' in opts
@@ -152,12 +204,21 @@ def xml(vm_name, target, opts, block, file_size):
     # service time of one I/O, then Little's law with a concurrency cap and a bandwidth cap
     mix = (READ_MS * (100 - wpct) + WRITE_MS * wpct) / 100
     svc_ms = mix + (RANDOM_MS if rnd else 0) + block / BANDWIDTH * 1000
-    iops = min(min(outstanding, PARALLEL) / svc_ms * 1000, BANDWIDTH / block)
+    rd_svc = READ_MS + (RANDOM_MS if rnd else 0) + block / BANDWIDTH * 1000
+    cap = BANDWIDTH / block
+    if unwritten > 0:
+        # reads of never-written blocks of a Dynamic VHDX: zeros without host I/O
+        rd_svc = (1 - unwritten) * rd_svc + unwritten * (ZERO_READ_MS + block / ZERO_BANDWIDTH * 1000)
+        wr_svc = WRITE_MS + (RANDOM_MS if rnd else 0) + block / BANDWIDTH * 1000
+        svc_ms = (rd_svc * (100 - wpct) + wr_svc * wpct) / 100
+        read_bw = 1 / ((1 - unwritten) / BANDWIDTH + unwritten / ZERO_BANDWIDTH)
+        cap = 1 / (((100 - wpct) / 100) / read_bw + (wpct / 100) / BANDWIDTH) / block
+    iops = min(min(outstanding, PARALLEL) / svc_ms * 1000, cap)
     lat_ms = outstanding / iops * 1000
     per_thread = int(iops * dur) // threads
     writes_pt = per_thread * wpct // 100
     reads_pt = per_thread - writes_pt
-    rd_ms = lat_ms * (READ_MS + (RANDOM_MS if rnd else 0) + block / BANDWIDTH * 1000) / svc_ms
+    rd_ms = lat_ms * rd_svc / svc_ms
     wr_ms = lat_ms * (WRITE_MS + (RANDOM_MS if rnd else 0) + block / BANDWIDTH * 1000) / svc_ms
     has_r, has_w = wpct < 100, wpct > 0
     cpu = min(95.0, 2.0 + iops / 20000)
@@ -227,4 +288,4 @@ def xml(vm_name, target, opts, block, file_size):
             out += [f'        <AverageLatencyMilliseconds>{f(lat_ms)}</AverageLatencyMilliseconds>', f'        <LatencyStdev>{f(lat_ms * 0.3)}</LatencyStdev>']
         out += ['      </Target>', '    </Thread>']
     out += ['  </TimeSpan>', '</Results>']
-    return '\r\n'.join(out) + '\r\n'
+    return '\r\n'.join(out) + '\r\n', writes_pt * threads * block
