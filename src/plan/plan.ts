@@ -99,7 +99,9 @@ export function buildPlan(pb: Playbook, target: string | string[], opts: PlanOpt
       step: 'workload',
       provider: t.workloadProvider ?? t.provider,
       operation: t.workloadTool ?? 'fio',
-      arguments: { profile: workload, tests: testIds.get(workload)!, repetitions: pb.repeat, ...(t.workloadTarget ?? {}) },
+      // in run order (CrystalDiskMark 5–8: every read, then every write), each after an unscored pass
+      // when warmupPass; the test region pre-filled once first when prefill (workloads/prefill.ts)
+      arguments: { profile: workload, prefill: profile.prefill !== false, warmupPass: profile.warmupPass, tests: testIds.get(workload)!, repetitions: pb.repeat, ...(t.workloadTarget ?? {}) },
       destructive: raw !== undefined,
       ...(raw !== undefined ? { destroys: [raw] } : {}),
     });

@@ -452,26 +452,20 @@ async function runWorkload(perm: PermutationPlan, c: PermContext): Promise<void>
   const profile = c.plan.profiles[perm.workload];
   if (!profile) throw new Error(`plan has no profile "${perm.workload}"`);
   const sleep = c.sleep ?? defaultSleep;
-  // The pre-fill: once per permutation (the disk is new), before the first pass of the first repetition.
+  // The pre-fill: once per permutation (the disk is new), before the first pass of the first
+  // repetition. It runs inside the first test's attempt, so a connection lost during the fill is
+  // handled like one lost during a pass: the fio it left is stopped, and the fill is done again.
   let fill: PrefillOutcome | null = null;
-  if (c.workload.prepare) {
-    if (c.signal.aborted) throw new Error('interrupted');
+  let fillPending = c.workload.prepare !== undefined;
+  const prefill = async (runner: CommandRunner, onStopped: (stop: GroupStop) => void): Promise<void> => {
+    if (!fillPending || !c.workload.prepare) return;
     c.emit({ type: 'step', permutationId: perm.permutationId, step: profile.prefill === false ? 'prepare' : 'prefill', operation: c.workload.tool });
-    const runner = await c.guest();
-    fill = await c.workload
-      .prepare(runner, profile, {
-        signal: c.signal,
-        runId: c.plan.runId,
-        timeoutSlackSec: c.workloadSlackSec,
-        onStopped: (stop) => record(() => c.store.appendJournal(perm.permutationId, 'prefill', stop.outcome === 'still-running' || stop.outcome === 'unknown' ? 'stop-failed' : 'stopped', stop)),
-      })
-      .catch(async (err: unknown) => {
-        await c.dropGuest();
-        throw err;
-      });
-    record(() => c.store.appendJournal(perm.permutationId, 'prefill', fill ? (fill.filled ? 'filled' : 'created') : 'skipped', fill));
-    if (fill?.filled) c.emit({ type: 'message', level: 'info', text: `${perm.permutationId}: pre-filled ${fill.bytes} bytes in ${fill.seconds.toFixed(1)} s (${fill.method})` });
-  }
+    fill = await c.workload.prepare(runner, profile, { signal: c.signal, runId: c.plan.runId, timeoutSlackSec: c.workloadSlackSec, onStopped });
+    fillPending = false;
+    const done = fill;
+    record(() => c.store.appendJournal(perm.permutationId, 'prefill', done ? (done.filled ? 'filled' : 'created') : 'skipped', done));
+    if (done?.filled) c.emit({ type: 'message', level: 'info', text: `${perm.permutationId}: pre-filled ${done.bytes} bytes in ${done.seconds.toFixed(1)} s (${done.method})` });
+  };
   for (let rep = 1; rep <= perm.repetitions; rep++) {
     const records: ResultRecord[] = [];
     for (const [i, test] of profile.tests.entries()) {
@@ -509,14 +503,17 @@ async function runWorkload(perm: PermutationPlan, c: PermContext): Promise<void>
             throw err;
           }
           await stopStranded(runner);
-          return c.workload
-            .runTest(runner, test, profile, {
-              signal: c.signal,
-              runId: c.plan.runId,
-              timeoutSlackSec: c.workloadSlackSec,
-              onStopped: (stop) => recordStop(stop, runner.target),
-              onRaw: async (t, pass, raw) => storeRaw(c.store.runDir, `raw/${perm.permutationId}/rep${rep}/${t.id}.pass${pass}.${c.workload.tool === 'diskspd' ? 'xml' : 'json'}`, raw),
-            })
+          const onStopped = (stop: GroupStop) => recordStop(stop, runner.target);
+          return prefill(runner, onStopped)
+            .then(() =>
+              c.workload.runTest(runner, test, profile, {
+                signal: c.signal,
+                runId: c.plan.runId,
+                timeoutSlackSec: c.workloadSlackSec,
+                onStopped,
+                onRaw: async (t, pass, raw) => storeRaw(c.store.runDir, `raw/${perm.permutationId}/rep${rep}/${t.id}.pass${pass}.${c.workload.tool === 'diskspd' ? 'xml' : 'json'}`, raw),
+              }),
+            )
             .catch(async (err: unknown) => {
               // A lost connection poisons the runner; the next attempt reconnects.
               strandedGroup = strandedGroupOf(err) ?? strandedGroup;

@@ -124,7 +124,8 @@ describe('SIGINT while fio runs', { timeout: 120_000 }, () => {
     const r = await runCliWhen(
       ['run', pb, ...lab.runArgs(runsDir)],
       { runsDir },
-      () => (stale = descendantPids(guest.sshd.pid).filter((p) => fioProcessesIn(guest.workdir).some((f) => f.pid === p))).length > 0,
+      // a measured pass (the pre-fill before it is a fio of its own, over in a moment)
+      () => (stale = descendantPids(guest.sshd.pid).filter((p) => fioProcessesIn(guest.workdir).some((f) => f.pid === p && !f.args.includes('--name=storsweep-prefill')))).length > 0,
       () => {
         // Kill only the connection's sshd processes: the connection drops, the guest's shell and fio live on.
         for (const p of descendantPids(guest.sshd.pid)) {
@@ -191,7 +192,8 @@ describe('storsweep killed (kill -9) while fio runs on the SSH guest', { timeout
       ['run', '--resume', runDir, '--no-report', '--json'],
       { runDir },
       () => {
-        const now = fioProcessesIn(guest.workdir).map((f) => f.pid);
+        // the redo's measured pass (its pre-fill, a fio of its own, is over in a moment)
+        const now = fioProcessesIn(guest.workdir).filter((f) => !f.args.includes('--name=storsweep-prefill')).map((f) => f.pid);
         if (!now.some((p) => !orphans.includes(p))) return false;
         oldAliveAtRedo = orphans.filter(isLive);
         return true;

@@ -235,3 +235,19 @@ describe('countPermutations: the count without expanding', () => {
     expect(countPermutations(big, { exclude: [{ a0: 0 }] })).toBe(10n ** 21n - 10n ** 18n);
   });
 });
+
+describe('the workload step says how CrystalDiskMark would run it', () => {
+  it('cdm5 and cdm8: every read test before every write test, an unscored pass 0, and a pre-fill (settings.prefill: false turns it off)', () => {
+    const plan = buildPlan(pb({ matrix: { workload: { profile: ['cdm5', 'cdm8-default'] } } }), 'lab-local', { runId: 'r1', provider: 'local' });
+    for (const perm of plan.permutations) {
+      const args = perm.steps.at(-1)!.arguments as { tests: string[]; warmupPass: boolean; prefill: boolean };
+      const firstWrite = args.tests.findIndex((t) => t.endsWith('-write'));
+      expect(firstWrite, perm.workload).toBe(4);
+      expect(args.tests.slice(0, 4).every((t) => t.endsWith('-read')), perm.workload).toBe(true);
+      expect(args, perm.workload).toMatchObject({ warmupPass: true, prefill: true });
+      expect(plan.profiles[perm.workload]).toMatchObject({ warmupPass: true, prefill: true });
+    }
+    const off = buildPlan(pb({ matrix: { workload: { profile: ['cdm5'] } }, settings: { prefill: false } }), 'lab-local', { runId: 'r1', provider: 'local' });
+    expect(off.permutations[0]!.steps.at(-1)!.arguments).toMatchObject({ prefill: false });
+  });
+});
