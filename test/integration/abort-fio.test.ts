@@ -44,7 +44,8 @@ function fioProcessesIn(dir: string): Array<{ pid: number; args: string }> {
 
 /** fio's job processes in `dir` (a fio whose parent is a fio): the ones doing the I/O, each in a session of its own. */
 function fioJobsIn(dir: string): number[] {
-  const all = new Set(fioProcessesIn(dir).map((f) => f.pid));
+  // a measured pass's: the pre-fill before it (a short fio of its own) is not what these tests stop
+  const all = new Set(fioProcessesIn(dir).filter((f) => !f.args.includes('--name=storsweep-prefill')).map((f) => f.pid));
   return [...all].filter((pid) => {
     try {
       const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
