@@ -10,7 +10,7 @@ import type { CommandRunner } from '../src/ssh/command-runner.ts';
 import { shJoin } from '../src/ssh/quote.ts';
 import { fioArgs, parseFioJson } from '../src/workloads/fio.ts';
 import { makeTest } from '../src/workloads/profiles.ts';
-import { runFioTest } from '../src/workloads/run-fio.ts';
+import { runFioPrefill, runFioTest } from '../src/workloads/run-fio.ts';
 import type { WorkloadProfile, WorkloadTest } from '../src/workloads/spec.ts';
 import type { BenchContext, BenchOutcome, Benchmark } from './lib/bench.ts';
 import { bounded, type Figure } from './lib/figure.ts';
@@ -58,6 +58,7 @@ export const fidelity: Benchmark = {
     let remote: CommandRunner | undefined;
     const samples = new Map<string, number[]>();
     const wallMs = new Map<Mode, number[]>();
+    let prefillNote = '';
     try {
       remote = await connectSsh(ssh.options);
       const once = async (mode: Mode, t: (typeof TESTS)[number]): Promise<number> => {
@@ -79,7 +80,10 @@ export const fidelity: Benchmark = {
         wallMs.set(mode, wall);
         return value;
       };
-      // Lay the file out and warm the path once, unmeasured.
+      // Pre-fill the file as every run does (workloads/prefill.ts: written once with random data), so
+      // every mode reads written blocks, then warm the path once, unmeasured.
+      const fill = await runFioPrefill(local, profile, { filename, controlDir: ctx.workDir });
+      prefillNote = `Pre-filled once before the rounds (storsweep's pre-fill, ${fill.method}): ${fill.bytes} bytes in ${fill.seconds.toFixed(2)} s.`;
       for (const t of TESTS) await once('bare-local', t);
       wallMs.clear();
       for (let r = 0; r < rounds; r++) {
@@ -103,6 +107,7 @@ export const fidelity: Benchmark = {
     const notes: string[] = [
       `Job: storsweep's own fio argument vector (\`fioArgs\`), ioengine=libaio, **direct=1** (O_DIRECT), ${profile.runtimeSec} s time-based, 64 MiB file on ext4 (virtio disk), one pass; ${rounds} interleaved rounds, the order of the four modes rotating each round.`,
       'Modes: bare-local = `fio` spawned directly (execFile, no shell); bare-ssh = `ssh … fio …` (OpenSSH client); storsweep-local = runFioTest over the local runner (`sh -c`); storsweep-ssh = runFioTest over the ssh2 runner to the same lab sshd on 127.0.0.1.',
+      prefillNote,
     ];
     const med = (k: string) => median(samples.get(k) ?? []);
     for (const t of TESTS) {

@@ -88,20 +88,25 @@ describe('SIGINT while fio runs', { timeout: 120_000 }, () => {
     const runsDir = await lab.newRunsDir('abort-ssh');
     let seenOnGuest: number[] = [];
     let jobs: number[] = [];
-    const started = Date.now();
+    let interruptedAt = Infinity;
     const r = await runCliWhen(
       ['run', pb, ...lab.runArgs(runsDir)],
       { runsDir },
       // fio is running under the guest's sshd, on the run's disk, and its job process has been doing
       // I/O for 2 s (the job calls setsid: it is in neither the wrapper's group nor its session)
       heldFor(2000, () => (seenOnGuest = descendantPids(guest.sshd.pid).filter((p) => fioProcessesIn(guest.workdir).some((f) => f.pid === p))).length > 0 && (jobs = fioJobsIn(guest.workdir)).length > 0),
-      (pid) => void process.kill(pid, 'SIGINT'),
+      (pid) => {
+        interruptedAt = Date.now();
+        process.kill(pid, 'SIGINT');
+      },
     );
     expect(r.fired).toBe(true);
     expect(seenOnGuest.length).toBeGreaterThan(0);
     expect(jobs).toHaveLength(1);
     expect(r.code, r.stderr).toBe(130);
-    expect(Date.now() - started).toBeLessThan(25_000);
+    // at once: the 30 s fio is stopped, not waited for (measured from the SIGINT: provisioning and the
+    // pre-fill before it take what the loaded machine gives them)
+    expect(Date.now() - interruptedAt).toBeLessThan(15_000);
     // no fio of this run is left on the guest: the job process is gone, not only the group
     expect(jobs.filter(isLive)).toEqual([]);
     expect(fioProcessesIn(guest.workdir)).toEqual([]);
@@ -159,13 +164,16 @@ describe('SIGINT while fio runs', { timeout: 120_000 }, () => {
     );
     const runsDir = `${guest.runsDir}/local`;
     fs.mkdirSync(runsDir);
-    const started = Date.now();
+    let interruptedAt = Infinity;
     let jobs: number[] = [];
-    const r = await runCliWhen(['run', pb, '-i', guest.inventory, '--out', runsDir, '--no-report', '--json'], { runsDir }, heldFor(2000, () => (jobs = fioJobsIn(guest.workdir)).length > 0), (pid) => void process.kill(pid, 'SIGINT'));
+    const r = await runCliWhen(['run', pb, '-i', guest.inventory, '--out', runsDir, '--no-report', '--json'], { runsDir }, heldFor(2000, () => (jobs = fioJobsIn(guest.workdir)).length > 0), (pid) => {
+      interruptedAt = Date.now();
+      process.kill(pid, 'SIGINT');
+    });
     expect(r.fired).toBe(true);
     expect(jobs).toHaveLength(1);
     expect(r.code, r.stderr).toBe(130);
-    expect(Date.now() - started).toBeLessThan(25_000);
+    expect(Date.now() - interruptedAt).toBeLessThan(15_000);
     expect(jobs.filter(isLive)).toEqual([]);
     expect(fioProcessesIn(guest.workdir)).toEqual([]);
     const stopped = journal(r.runDir!).filter((e) => e.step.startsWith('workload ') && e.event === 'stopped');
