@@ -4,7 +4,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import type { RunPlan } from '../../../src/plan/plan.ts';
+import type { RunPlan } from '../../../src/contract/plan.ts';
 import { ResultStore, type RunMeta } from '../../../src/results/store.ts';
 import { executeRun, type WorkloadEndpoint } from '../../../src/run/executor.ts';
 import { makeTest } from '../../../src/workloads/profiles.ts';
