@@ -443,7 +443,7 @@ describe('hyperv cleanup: a pass-through disk comes back online only when it is 
 // be confirmed): the objects stay, the rows stay open with the reason, and a resume neither tears
 // them down nor redoes the permutation until the tool is confirmed gone.
 describe('teardown waits for the tool: an unconfirmed stop leaves the disk in place', () => {
-  const vhdx = 'D:\\bench\\ss-r14-p1-disk.vhdx';
+  const vhdx = 'D:\\bench\\ss-r31-p1-disk.vhdx';
   const stillRunning: GroupStop = { pgid: 4242, outcome: 'still-running', signal: 'KILL', pids: [4243], detail: 'still alive after SIGKILL' };
   const endpoint = (opts: { stopOnTest?: GroupStop; leftovers?: GroupStop }): WorkloadEndpoint => ({
     tool: 'diskspd',
@@ -463,12 +463,12 @@ describe('teardown waits for the tool: an unconfirmed stop leaves the disk in pl
   it('teardown holds, resume holds while the stop is unconfirmed, and goes ahead once it is confirmed', async () => {
     await seedHypervState(stateDir);
     const provider = createHypervProvider(target, await connect());
-    const steps = planHypervSteps({ 'volume.sizeGb': 100, 'disk.format': 'vhdx-dynamic', 'disk.sizeGb': 4 }, target, { base: 'ss-r14-p1' });
-    const plan = onePermutationPlan('r14', steps);
+    const steps = planHypervSteps({ 'volume.sizeGb': 100, 'disk.format': 'vhdx-dynamic', 'disk.sizeGb': 4 }, target, { base: 'ss-r31-p1' });
+    const plan = onePermutationPlan('r31', steps);
     const profile = { ...plan.profiles.none!, tests: [makeTest('randwrite', 4096, 1, 1)] };
     plan.profiles.none = profile;
-    const meta: RunMeta = { runId: 'r14', playbook: 'pb', playbookFile: '/pb.yaml', inventoryFile: '/inv.yaml', target: 't', startedAt: new Date().toISOString(), fingerprint: {}, insecureEndpoints: [] };
-    const store = ResultStore.create(path.join(dir, 'run-r14'), meta, plan);
+    const meta: RunMeta = { runId: 'r31', playbook: 'pb', playbookFile: '/pb.yaml', inventoryFile: '/inv.yaml', target: 't', startedAt: new Date().toISOString(), fingerprint: {}, insecureEndpoints: [] };
+    const store = ResultStore.create(path.join(dir, 'run-r31'), meta, plan);
     const messages: string[] = [];
     const run = (workload: WorkloadEndpoint) => executeRun({ store, plan, provider, workload, signal: new AbortController().signal, retry: { retries: 0 }, onEvent: (e) => void (e.type === 'message' && messages.push(e.text)) });
 
@@ -493,7 +493,7 @@ describe('teardown waits for the tool: an unconfirmed stop leaves the disk in pl
     // cleanup while the tool may still run (its stop failed on that target): held back as well
     const said: string[] = [];
     expect(await cleanupLedger(store, async () => provider, (l) => said.push(l), {}, () => 'could not confirm that no diskspd of this run is left running on hv')).toBe(2);
-    expect(said).toEqual(['left in place: disk-attachment ss-r14-p1-attach: could not confirm that no diskspd of this run is left running on hv', 'left in place: vhdx ss-r14-p1-disk: could not confirm that no diskspd of this run is left running on hv']);
+    expect(said).toEqual(['left in place: disk-attachment ss-r31-p1-attach: could not confirm that no diskspd of this run is left running on hv', 'left in place: vhdx ss-r31-p1-disk: could not confirm that no diskspd of this run is left running on hv']);
     expect(await hostHasOurs()).toEqual({ file: true, attached: true });
 
     // resume once the leftover is confirmed gone: the old objects are removed first, then it is redone
