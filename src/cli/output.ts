@@ -10,9 +10,18 @@ export interface Output {
   stderr: (text: string) => void;
 }
 
+/** A stream whose reader went away (keepGoingWhenOutputCloses): nothing more is written to it. */
+const gone = { stdout: false, stderr: false };
+
+function write(which: 'stdout' | 'stderr', text: string): void {
+  const stream = process[which];
+  if (gone[which] || stream.destroyed) return;
+  stream.write(visibleText(text));
+}
+
 export const terminal: Output = {
-  stdout: (text) => void process.stdout.write(visibleText(text)),
-  stderr: (text) => void process.stderr.write(visibleText(text)),
+  stdout: (text) => write('stdout', text),
+  stderr: (text) => write('stderr', text),
 };
 
 /** JSON.stringify (with `replacer`/`space`), its DEL/C1/bidi characters written as `\uXXXX`. */
@@ -28,10 +37,28 @@ export function progressStream(): NodeJS.WriteStream {
   return process.stderr;
 }
 
+function exitOnEpipe(err: NodeJS.ErrnoException): void {
+  if (err.code === 'EPIPE') process.exit(0);
+  throw err;
+}
+
 /** `storsweep plan … | head` closes the pipe early: that is not an error. */
 export function exitQuietlyOnClosedPipe(): void {
-  process.stdout.on('error', (err: NodeJS.ErrnoException) => {
-    if (err.code === 'EPIPE') process.exit(0);
-    throw err;
-  });
+  process.stdout.on('error', exitOnEpipe);
+}
+
+/**
+ * `run` and `cleanup` own objects in the lab: a reader that goes away (`| head` closed the pipe:
+ * EPIPE; the terminal was closed: EIO) must not end them before their teardown. From then on that
+ * stream is not written to; the run's log.jsonl keeps the record. `onClose` is told once per stream.
+ */
+export function keepGoingWhenOutputCloses(onClose?: (stream: 'stdout' | 'stderr', code: string) => void): void {
+  process.stdout.off('error', exitOnEpipe);
+  for (const which of ['stdout', 'stderr'] as const) {
+    process[which].on('error', (err: NodeJS.ErrnoException) => {
+      if (gone[which]) return;
+      gone[which] = true;
+      onClose?.(which, err.code ?? err.message);
+    });
+  }
 }

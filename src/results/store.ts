@@ -68,6 +68,11 @@ export interface RunMeta {
   confirmedDestroy?: string[];
   /** the playbook's `timeouts` (kept here so that --resume applies them too) */
   timeouts?: { stepSec?: number; workloadSlackSec?: number };
+  /**
+   * the policy the run's teardown used (its --retries, and --step-timeout or timeouts.stepSec):
+   * `storsweep cleanup` removes with the same retries and deadline per attempt
+   */
+  teardown?: { retries?: number; stepSec?: number };
   /** what `run --resume` must find unchanged: the playbook's SHA-256 and the inventory's measurement facts (cli/compose.ts) */
   config?: { playbookSha256: string; facts: Record<string, string> };
 }

@@ -4,7 +4,8 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { runCli } from './helpers/cli.ts';
+import { execFile } from 'node:child_process';
+import { CLI, REPO_ROOT, runCli } from './helpers/cli.ts';
 import { journalHas, ledgerRows, NOTHING_LEFT, permutationStatuses, resultKeys, runCliKilledAt, runCliWhen, runDirIn, runDirOf, startVsphereLab, sweepPlaybook, type VsphereLab } from './helpers/vsphere-lab.ts';
 
 let lab: VsphereLab;
@@ -58,6 +59,55 @@ describe('SIGINT mid-permutation', { timeout: 180_000 }, () => {
     expect(calls.Logout).toBe(1);
     // permutations run one at a time: each disk is created and detached in turn on the one VM
     expect(calls.ReconfigVM_Task).toBe(4);
+    expect(await lab.leftovers()).toEqual(NOTHING_LEFT);
+  });
+});
+
+describe('nobody reading the output any more', { timeout: 180_000 }, () => {
+  it('`run … 2>&1 | head -3`: the closed pipe stops the printing, not the run; every permutation done and torn down', async () => {
+    const runsDir = await lab.newRunsDir('pipe');
+    const cmd = [process.execPath, CLI, 'run', threePerms, ...lab.runArgs(runsDir)].map((a) => `'${a.replace(/'/g, `'\\''`)}'`).join(' ');
+    const r = await new Promise<{ code: number | null; stdout: string }>((resolve) => {
+      execFile('bash', ['-c', `set -o pipefail; ${cmd} 2>&1 | head -3`], { cwd: REPO_ROOT, env: { ...process.env, CI: '1', NO_COLOR: '1' }, timeout: 170_000 }, (err, stdout) => resolve({ code: err ? ((err as { code?: number }).code ?? null) : 0, stdout }));
+    });
+    expect(r.stdout.trim().split('\n')).toHaveLength(3);
+    expect(r.code).toBe(0);
+    const runDir = runDirIn(runsDir)!;
+    expect(permutationStatuses(runDir).map((p) => p.status)).toEqual(['done', 'done', 'done']);
+    expect(resultKeys(runDir)).toHaveLength(3);
+    expect(new Set(ledgerRows(runDir).map((l) => l.state))).toEqual(new Set(['removed']));
+    expect(fs.readFileSync(path.join(runDir, 'log.jsonl'), 'utf8')).toMatch(/(stdout|stderr) was closed \(EPIPE\): printing stops, the run goes on/);
+    expect(await lab.leftovers()).toEqual(NOTHING_LEFT);
+  });
+
+  it('SIGHUP (the terminal closed) mid-permutation: like SIGTERM, teardown then exit 130', async () => {
+    const runsDir = await lab.newRunsDir('sighup');
+    const r = await runCliWhen(['run', threePerms, ...lab.runArgs(runsDir)], { runsDir }, (d) => journalHas(d, 'disk:%', 'created') >= 1, (pid) => void process.kill(pid, 'SIGHUP'));
+    expect(r.fired).toBe(true);
+    expect(r.code).toBe(130);
+    const runDir = runDirIn(runsDir)!;
+    expect(permutationStatuses(runDir)[0]!.status).toBe('running');
+    expect(ledgerRows(runDir).map((l) => `${l.kind}:${l.state}`)).toEqual(['datastore:removed', 'disk:removed']);
+    expect(await lab.leftovers()).toEqual(NOTHING_LEFT);
+  });
+});
+
+describe("`storsweep cleanup` with the run's retry policy", { timeout: 180_000 }, () => {
+  it('a run with --retries 0 --keep: its cleanup does not retry a busy detach either (the default would); a later cleanup removes it', async () => {
+    const runsDir = await lab.newRunsDir('keep-retries');
+    const one = await lab.writePlaybook('one.yaml', sweepPlaybook({ name: 'keep', blockSizesMb: [1], formats: ['thin'], repeat: 1 }));
+    const r = await runCli(['run', one, ...lab.runArgs(runsDir), '--keep', '--retries', '0']);
+    expect(r.code, r.stderr).toBe(0);
+    const runDir = runDirOf(r);
+    expect(ledgerRows(runDir).map((l) => `${l.kind}:${l.state}`)).toEqual(['datastore:kept', 'disk:kept']);
+    await lab.sim.control.fault({ method: 'ReconfigVM_Task', fault: 'TaskInProgress', message: 'injected: busy', asTask: true, count: 1 });
+    const c = await runCli(['cleanup', runDir]);
+    expect(c.code).toBe(1);
+    expect(c.stdout).not.toMatch(/retrying removal/);
+    expect(c.stdout).toMatch(/could not remove disk ss-\S+: .*TaskInProgress|could not remove disk ss-\S+: .*busy/);
+    expect(ledgerRows(runDir).find((l) => l.kind === 'disk')!.state).toBe('remove-failed');
+    const again = await runCli(['cleanup', runDir]);
+    expect(again.code, again.stdout + again.stderr).toBe(0);
     expect(await lab.leftovers()).toEqual(NOTHING_LEFT);
   });
 });

@@ -14,7 +14,7 @@ import { runDirHolder, type RunLock } from '../../results/run-lock.ts';
 import { cleanupLedger, wasSent } from '../../run/teardown.ts';
 import { composeTargets } from '../compose.ts';
 import { EXIT } from '../exit.ts';
-import { jsonText, terminal } from '../output.ts';
+import { jsonText, keepGoingWhenOutputCloses, terminal } from '../output.ts';
 import { takeRunLock } from './run.ts';
 
 /** `results` and `status` only read: read-only, so a run directory on a read-only mount reads too. */
@@ -93,6 +93,12 @@ export function registerRunDirCommands(program: Command): void {
     .option('--dry-run', 'list what would be removed')
     .action(async (dir: string, o: { inventory?: string; dryRun?: boolean }) => {
       const store = openRun(dir, o.dryRun ? 'read' : 'write');
+      if (!o.dryRun) {
+        // Removing what the run left is finished even when nobody reads the output any more
+        // (`| head`, a closed terminal: its SIGHUP is ignored; Ctrl-C still stops it).
+        keepGoingWhenOutputCloses();
+        process.on('SIGHUP', () => undefined);
+      }
       // One writer per run directory: never remove objects under a live run (or another cleanup).
       // Taken before reading the ledger, which only the holder may act on; --dry-run only reads.
       let lock: RunLock | null = null;
@@ -149,8 +155,10 @@ export function registerRunDirCommands(program: Command): void {
       };
       let failed = 0;
       try {
-        // the run's teardown policy: the same deadline per attempt (timeouts.stepSec) and retries
-        const stepSec = meta.timeouts?.stepSec;
+        // the run's teardown policy, as it recorded it: the same retries and deadline per attempt
+        // (older run directories: timeouts.stepSec and the default retries)
+        const stepSec = meta.teardown?.stepSec ?? meta.timeouts?.stepSec;
+        const retries = meta.teardown?.retries;
         // Where a tool of the run may still be running, the disks of the permutations it may be
         // writing to (those left running or failed) stay: nothing is detached or deleted under it.
         const statusOf = new Map(store.permutations().map((p) => [p.permutationId, p.status]));
@@ -158,7 +166,7 @@ export function registerRunDirCommands(program: Command): void {
           if (!['running', 'failed'].includes(statusOf.get(permutationId) ?? '')) return undefined;
           return toolsFailed.get(targetOf.get(permutationId) ?? meta.target);
         };
-        failed = await cleanupLedger(store, providerFor, (line) => terminal.stdout(`${line}\n`), stepSec !== undefined ? { timeoutMs: stepSec * 1000 } : {}, heldBack);
+        failed = await cleanupLedger(store, providerFor, (line) => terminal.stdout(`${line}\n`), { ...(stepSec !== undefined ? { timeoutMs: stepSec * 1000 } : {}), ...(retries !== undefined ? { retry: { retries } } : {}) }, heldBack);
       } finally {
         for (const p of providers.values()) await (await p.catch(() => null))?.close().catch(() => undefined);
         store.close();

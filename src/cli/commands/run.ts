@@ -23,7 +23,7 @@ import { EXIT } from '../exit.ts';
 import { retriesOption, stepTimeoutOption } from '../options.ts';
 import { runReport } from './report.ts';
 import { ensureOutputDirectory } from '../out-dir.ts';
-import { jsonText, progressStream, terminal } from '../output.ts';
+import { jsonText, keepGoingWhenOutputCloses, progressStream, terminal } from '../output.ts';
 import { visibleJson } from '../../text/visible.ts';
 
 export interface RunCommandOptions {
@@ -327,6 +327,9 @@ async function execute({ plan, store, comps }: Prepared, o: RunCommandOptions): 
   const timeouts = store.meta().timeouts ?? {};
   const stepSec = o.stepTimeout ?? timeouts.stepSec;
   const log = createRunLog(path.join(runDir, 'log.jsonl'));
+  // cleanup removes with the run's own retries and deadline (run-dir-commands.ts)
+  const teardownPolicy = { ...(o.retries !== undefined ? { retries: o.retries } : {}), ...(stepSec !== undefined ? { stepSec } : {}) };
+  store.setMeta('meta', { ...store.meta(), teardown: teardownPolicy });
   const live = Boolean(progressStream().isTTY) && !process.env.CI && process.env.TERM !== 'dumb';
   const view = createProgressView(progressStream(), { live });
   const ac = new AbortController();
@@ -343,8 +346,12 @@ async function execute({ plan, store, comps }: Prepared, o: RunCommandOptions): 
       process.exit(EXIT.interrupted);
     }
   };
+  // A closed terminal (SIGHUP) stops the run like SIGTERM: abort, then teardown.
   process.on('SIGINT', onSignal);
   process.on('SIGTERM', onSignal);
+  process.on('SIGHUP', onSignal);
+  // Nobody reading our output any more (`| head`, a closed terminal) never ends the run mid-way.
+  keepGoingWhenOutputCloses((stream, code) => log.event({ type: 'message', level: 'warn', text: `${stream} was closed (${code}): printing stops, the run goes on; this log has the rest` }));
   const onEvent = (e: ProgressEvent) => {
     view.onEvent(e);
     log.event(e);
@@ -380,6 +387,7 @@ async function execute({ plan, store, comps }: Prepared, o: RunCommandOptions): 
     for (const p of providers) await p?.close().catch(() => undefined);
     process.off('SIGINT', onSignal);
     process.off('SIGTERM', onSignal);
+    process.off('SIGHUP', onSignal);
     view.close();
   }
   const records = store.records();
