@@ -167,6 +167,25 @@ describe('datastores at every VMFS version and block size', () => {
     }
   });
 
+  it('a disk the datastore cannot hold is refused before ReconfigVM_Task: VMFS3 maxFileSize, then free space', async () => {
+    await sim.control.version('5.5'); // VMFS3: ESXi 5.x
+    onTestFinished(async () => void (await sim.control.version('8.0')));
+    const provider = createVsphereProvider(target());
+    const [dsStep, diskStep] = planVsphereSteps({ 'datastore.kind': 'vmfs3', 'datastore.blockSizeMb': 1, 'disk.format': 'thin', 'disk.sizeGb': 1 }, target(), { prefix: 'ss-it-room' });
+    const created = await provider.apply(dsStep!, ctx('room'));
+    try {
+      await sim.control.reset();
+      // a plan the planner would refuse (an older stored plan, or an existing VMFS3 datastore the planner cannot know)
+      const sized = (gib: number) => ({ ...diskStep!, arguments: { ...diskStep!.arguments, sizeGb: gib, sizeBytes: gib * 1024 ** 3 } });
+      await expect(provider.apply(sized(300), ctx('room'))).rejects.toThrow(/300 GiB disk is larger than the largest file datastore ss-it-room-ds stores \(maxFileSize 274877906944 bytes: VMFS3 with 1 MB blocks\)/);
+      await expect(provider.apply(sized(200), ctx('room'))).rejects.toThrow(/200 GiB disk does not fit datastore ss-it-room-ds \([\d.]+ GiB free\)/);
+      expect((await sim.control.calls()).ReconfigVM_Task).toBeUndefined();
+    } finally {
+      await provider.destroy(created!, ctx('room'));
+      await provider.close();
+    }
+  });
+
   it('a combination the host rejects fails with the host fault and creates nothing', async () => {
     const provider = createVsphereProvider(target());
     try {

@@ -99,6 +99,27 @@ export function createVsphereProvider(target: VsphereTargetConfig, opts: Vsphere
   }
 
   /**
+   * A flat disk must fit where it goes, checked before anything is sent: its size within the
+   * datastore's maxFileSize (a VMFS3 volume caps files by its block size: 256 GB per MB of block,
+   * 2 TB − 512 B at 8 MB; an existing VMFS3 datastore is only known here) and within its free space
+   * (a benchmark writes the disk; a thin one bigger than the free space fails mid-measurement).
+   */
+  async function checkRoom(datastore: string, sizeBytes: number): Promise<void> {
+    const ref = await findDatastore(datastore);
+    if (!ref) return; // the create meets the host's own fault
+    const { summary, info } = await (await client()).readDatastore(ref);
+    const gib = (n: number) => `${(n / 1024 ** 3).toFixed(n % 1024 ** 3 ? 2 : 0)} GiB`;
+    const maxFile = Number(info.maxFileSize);
+    if (Number.isFinite(maxFile) && maxFile > 0 && sizeBytes > maxFile) {
+      throw new InvalidArgument(`disk.sizeGb: a ${gib(sizeBytes)} disk is larger than the largest file datastore ${datastore} stores (maxFileSize ${maxFile} bytes${info.vmfs?.majorVersion === 3 ? `: VMFS3 with ${info.vmfs.blockSizeMb} MB blocks` : ''})`, { name: 'disk.sizeGb', value: String(sizeBytes / 1024 ** 3) });
+    }
+    const free = Number(summary.freeSpace);
+    if (Number.isFinite(free) && sizeBytes > free) {
+      throw new InvalidArgument(`disk.sizeGb: a ${gib(sizeBytes)} disk does not fit datastore ${datastore} (${gib(free)} free)`, { name: 'disk.sizeGb', value: String(sizeBytes / 1024 ** 3) });
+    }
+  }
+
+  /**
    * The datastore this run created, or undefined. A recorded id is trusted only while the object
    * behind it still has our owned name: ids can be reused (the simulator derives them from the
    * LUN), and a later run's datastore on the same LUN must never be removed by an earlier cleanup.
@@ -170,6 +191,7 @@ export function createVsphereProvider(target: VsphereTargetConfig, opts: Vsphere
         }
         const unitNumber = optInt(a, 'unitNumber');
         const placement = { ...(controllerKey !== undefined ? { controllerKey } : {}), ...(unitNumber !== undefined ? { unitNumber } : {}), beforeSend: () => ctx.sent({ vm: a.vm, fileName: `[${datastore}] ${fileName}` }) };
+        if (a.backing !== 'rdm') await checkRoom(datastore, int(a, 'sizeBytes', step.step));
         const disk =
           a.backing === 'rdm'
             ? await c.attachRdm(v, {

@@ -404,6 +404,8 @@ export interface DatastoreInfo {
   name: string;
   url: string;
   freeSpace?: number;
+  /** the largest file the datastore stores (VMFS3: by block size) */
+  maxFileSize?: number;
   vmfs?: HostVmfsVolume;
   nas?: { remoteHost: string; remotePath: string; type: string };
 }
