@@ -12,8 +12,13 @@ import ssl
 import sys
 from urllib.parse import urlparse
 
-from pyVim.connect import SmartConnect, Disconnect
+import os
+
+from pyVim.connect import Disconnect
 from pyVmomi import vim, vmodl
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from session import connect_sim  # noqa: E402
 
 
 def fault_result(e):
@@ -304,7 +309,7 @@ def main():
         ctx = ssl._create_unverified_context()
     results = []
     try:
-        si = SmartConnect(host=u.hostname, port=u.port, user=req["username"], pwd=req["password"], sslContext=ctx)
+        si = connect_sim(u.hostname, u.port, req["username"], req["password"], ctx)
     except vmodl.MethodFault as e:
         print(json.dumps([fault_result(e)]))
         return 0
