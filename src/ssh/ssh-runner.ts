@@ -1,7 +1,8 @@
 // CommandRunner over SSH (ssh2). One connection per runner, reused for every command; the host key
 // is checked against a known_hosts file before authentication (ssh2 would otherwise accept any key).
 import { Client, type ConnectConfig } from 'ssh2';
-import { HostVerificationFailed, RemoteCommandFailed } from '../errors.ts';
+import { HostVerificationFailed, RemoteCommandFailed, UnsafeOperation } from '../errors.ts';
+import { visible } from '../text/visible.ts';
 import { checkTimerMs } from '../limits.ts';
 import type { CommandResult, CommandRunner, RunOptions } from './command-runner.ts';
 import { fingerprintSha256, hostKeyName, parseKnownHosts, verifyHostKey } from './known-hosts.ts';
@@ -25,6 +26,24 @@ export interface SshOptions {
 
 export function sshTarget(o: Pick<SshOptions, 'host' | 'port' | 'username'>): string {
   return `ssh://${o.username}@${o.host}:${o.port ?? 22}`;
+}
+
+/**
+ * Answers for one keyboard-interactive round: the password goes only to prompts that hide what is
+ * typed (`echo` false) and ask for a password (ESXi's PAM asks "Password: "). Anything else — a
+ * one-time code, a question shown as typed — is not ours to answer: an error naming the prompt
+ * (made visible: it comes from the server). A round with no prompts gets no answers.
+ */
+export function answerPrompts(prompts: ReadonlyArray<{ prompt: string; echo?: boolean }>, password: string, target: string): string[] | UnsafeOperation {
+  for (const p of prompts) {
+    if (p.echo === true || !/password/i.test(p.prompt)) {
+      return new UnsafeOperation(
+        `${target}: keyboard-interactive prompt "${visible(p.prompt)}" (${p.echo === true ? 'shown as typed' : 'hidden'}) does not ask for a password; storsweep answers only password prompts and sent nothing to it`,
+        { operation: 'keyboard-interactive login', target },
+      );
+    }
+  }
+  return prompts.map(() => password);
 }
 
 export async function connectSsh(opts: SshOptions): Promise<CommandRunner> {
@@ -78,9 +97,17 @@ export async function connectSsh(opts: SshOptions): Promise<CommandRunner> {
     };
   }
   const client = new Client();
+  // a keyboard-interactive prompt we would not answer with the password (see answerPrompts)
+  let promptProblem: UnsafeOperation | null = null;
   if (opts.keyboardInteractive) {
     client.on('keyboard-interactive', (_name, _instr, _lang, prompts, finish) => {
-      finish(prompts.map(() => opts.password ?? ''));
+      const answers = answerPrompts(prompts, opts.password ?? '', target);
+      if (answers instanceof UnsafeOperation) {
+        promptProblem ??= answers;
+        // no answers at all: the server fails this method; nothing was sent to the prompt
+        finish([]);
+        client.end();
+      } else finish(answers);
     });
   }
   await new Promise<void>((resolve, reject) => {
@@ -96,7 +123,14 @@ export async function connectSsh(opts: SshOptions): Promise<CommandRunner> {
       settled = true;
       client.end();
       if (hostKeyProblem) reject(hostKeyProblem);
+      else if (promptProblem) reject(promptProblem);
       else reject(new RemoteCommandFailed(`${target}: SSH connection failed: ${err.message}`, { host: target, command: '', exitCode: null, stderr: '', reason: 'connection' }, { cause: err }));
+    });
+    // ended by us (a prompt we do not answer) without an 'error' from ssh2
+    client.once('close', () => {
+      if (settled) return;
+      settled = true;
+      reject(promptProblem ?? new RemoteCommandFailed(`${target}: SSH connection closed before login`, { host: target, command: '', exitCode: null, stderr: '', reason: 'connection' }));
     });
     client.connect(config);
   });
