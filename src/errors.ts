@@ -151,7 +151,8 @@ export class InvalidArgument extends Error {
   override readonly name = 'InvalidArgument';
   constructor(
     message: string,
-    readonly details: { name: string; value: string },
+    /** `inventoryField`: the target's inventory key the refusal is also about (validate reports it there too) */
+    readonly details: { name: string; value: string; inventoryField?: string },
     options?: { cause?: unknown },
   ) {
     super(message, options);

@@ -178,7 +178,7 @@ const hypervTarget = z.strictObject({
       const problem = diskspdTargetProblem(v);
       if (problem) ctx.addIssue({ code: 'custom', message: `a diskspd target ${problem}` });
     })
-    .describe('Test file or disk inside the guest, e.g. D:\\storsweep.dat; a partition (E:), a physical drive (#1) or a device path (\\\\.\\…) is a raw device: the run needs --confirm-destroy naming it. disk.format passthrough needs a physical drive (#1 or \\\\.\\PhysicalDrive1): the disk reaches the guest blank'),
+    .describe('Test file or disk inside the guest, e.g. D:\\storsweep.dat; a partition (E:), a physical drive (#1) or a device path (\\\\.\\…) is a raw device: the run needs --confirm-destroy naming it. Every disk.format needs a physical drive (#1 or \\\\.\\PhysicalDrive1): a new VHDX and a pass-through disk reach the guest blank (no partition, no volume; storsweep formats nothing in the guest yet)'),
   diskspdPath: z.string().regex(DISKSPD_PATH_PATTERN, { error: DISKSPD_PATH_HINT }).default('C:\\Tools\\diskspd.exe'),
 });
 

@@ -188,7 +188,8 @@ export function labInventoryYaml(s: LabState): string {
     '    guestCredential:',
     `      username: '${LAB_GUEST_USER}'`,
     '      password: ${file:hyperv-guest-password}',
-    "    guestTestPath: 'T:\\storsweep.dat'",
+    // the VHDX (or pass-through disk) at SCSI 0:1 reaches the guest blank: its physical drive #1
+    "    guestTestPath: '#1'",
     "    diskspdPath: 'C:\\Tools\\diskspd.exe'",
   );
   if (s.vcsim) {

@@ -32,8 +32,8 @@ export const MAX_PLAN_DIAGNOSTICS = 20;
 export function checkPlaybookAgainst(pb: LoadedPlaybook, inv: LoadedInventory): Map<string, Target> {
   const { targets, diagnostics } = compatibilityDiagnostics(pb, inv);
   // a value already refused is not reported again by its planner
-  const taken = new Set(diagnostics.map((d) => `${d.line}:${d.column}`));
-  const planned = planDiagnostics(pb, targets).filter((d) => !taken.has(`${d.line}:${d.column}`));
+  const taken = new Set(diagnostics.map((d) => `${d.file}:${d.line}:${d.column}`));
+  const planned = planDiagnostics(pb, targets, inv).filter((d) => !taken.has(`${d.file}:${d.line}:${d.column}`));
   const all = dedupe([...diagnostics, ...planned]);
   if (all.length) throw new ConfigError(sortDiagnostics(all));
   return targets;
@@ -46,7 +46,7 @@ const show = (axes: Axes, names: readonly string[]): string =>
     .join(', ');
 
 /** What each target's planner refuses among the playbook's permutations, at the values that caused it. */
-export function planDiagnostics(pb: LoadedPlaybook, targets: ReadonlyMap<string, Target>): Diagnostic[] {
+export function planDiagnostics(pb: LoadedPlaybook, targets: ReadonlyMap<string, Target>, inv?: Pick<LoadedInventory, 'source'>): Diagnostic[] {
   const book = pb.playbook;
   const listed = typeof book.target !== 'string';
   const { axes, permutations } = expandPlaybook(book, book.target);
@@ -85,7 +85,11 @@ export function planDiagnostics(pb: LoadedPlaybook, targets: ReadonlyMap<string,
       } catch (err) {
         if (!(err instanceof InvalidArgument)) throw err;
         const where = positionOf(pb, err.details.name, p, targetAt);
-        if (!report(diagnosticAt(pb.source, where.at, `${label} cannot build ${show(p, read) || 'its permutations'}: ${err.message}`, where.key))) return;
+        const message = `${label} cannot build ${show(p, read) || 'its permutations'}: ${err.message}`;
+        if (!report(diagnosticAt(pb.source, where.at, message, where.key))) return;
+        // the refusal is as much about an inventory value: reported at that line too
+        const field = err.details.inventoryField;
+        if (inv && field !== undefined && !report(diagnosticAt(inv.source, ['targets', name, field], `${label}: ${err.message}`))) return;
         continue;
       }
       // the owned names differ per permutation by construction; what is sent must differ too

@@ -84,13 +84,15 @@ describe('run --confirm-destroy on a Hyper-V pass-through plan', () => {
     expect(device.stdout).toContain('destroys data on \\\\.\\PhysicalDrive1, disk2:S4EWNX0R123456');
   });
 
-  it('pass-through hands the guest a blank disk: a test file (T:\\storsweep.dat) or a partition (E:) cannot be on it, and every command refuses it at the passthrough value', { timeout: 120_000 }, async () => {
+  it('pass-through hands the guest a blank disk: a test file (T:\\storsweep.dat) or a partition (E:) cannot be on it, and every command refuses it at the passthrough value and at the inventory guestTestPath', { timeout: 120_000 }, async () => {
     const runDirs = async () => (await fs.readdir(path.join(dir, 'runs')).catch(() => [])).length;
     const before = await runDirs();
     for (const inv of ['file.yaml', 'partition.yaml']) {
       for (const r of await Promise.all([runCli(['validate', path.join(dir, 'pb.yaml'), '-i', path.join(dir, inv)], { cwd: dir, env }), run(inv, '--dry-run'), run(inv, '--confirm-destroy', 'disk2:S4EWNX0R123456')])) {
         expect(r.code, inv).toBe(2);
-        expect(r.stderr, inv).toMatch(/pb\.yaml:5:14: matrix\.disk\.format\[0\]: target "hv-pt" \(hyperv\) cannot build disk\.format=passthrough: hv: disk\.format passthrough measures the raw host disk disk2:S4EWNX0R123456, which reaches the guest blank \(no partition, no volume\), but the inventory's guestTestPath "(T:\\\\storsweep\.dat|E:)" is not a physical drive/);
+        expect(r.stderr, inv).toMatch(/pb\.yaml:5:14: matrix\.disk\.format\[0\]: target "hv-pt" \(hyperv\) cannot build disk\.format=passthrough: hv: disk\.format passthrough measures the raw host disk disk2:S4EWNX0R123456, which reaches the guest blank \(no partition, no volume; storsweep does not partition or format it in the guest.*\), but the inventory's guestTestPath "(T:\\\\storsweep\.dat|E:)" is not a physical drive/);
+        // and at the inventory's guestTestPath, where the fix goes
+        expect(r.stderr, inv).toMatch(new RegExp(`${inv.replace('.', '\\.')}:\\d+:20: targets\\.hv-pt\\.guestTestPath: target "hv-pt" \\(hyperv\\): hv: disk\\.format passthrough measures`));
       }
     }
     // nothing was started

@@ -123,7 +123,10 @@ describe('hyperv provider over SSH (stand-in powershell.exe)', () => {
   });
 
   it('runs diskspd in the guest via PowerShell Direct with the credential on stdin only', async () => {
-    await seedHypervState(stateDir);
+    const state = defaultHypervState() as { vms: Record<string, { drives: Record<string, unknown> }>; files: Record<string, unknown> };
+    state.vms['bench-vm']!.drives['SCSI:0:1'] = { Path: 'E:\\bench\\ss-r1-p8-disk.vhdx' };
+    state.files['E:\\bench\\ss-r1-p8-disk.vhdx'] = { type: 'Fixed', size: 8 * 1024 ** 3, fileSize: 8 * 1024 ** 3, block: 0, logical: 512, physical: 4096 };
+    await seedHypervState(stateDir, state);
     const runner = await connect();
     const profile: WorkloadProfile = { name: 't', description: 't', tests: [], fileSizeBytes: 1024 ** 3, runtimeSec: 5, rampSec: 0, passes: 1, warmupPass: false, intervalSec: 0, direct: true, aggregate: 'max' };
     const xml = await runGuestDiskspd(runner, target, GUEST_CREDENTIAL, makeTest('randread', 4096, 32, 1), profile, { guestTarget: '#1' });
@@ -143,7 +146,8 @@ describe('hyperv provider over SSH (stand-in powershell.exe)', () => {
     const state = defaultHypervState() as { vms: Record<string, { drives: Record<string, unknown> }>; files: Record<string, unknown> };
     const vhdx = 'E:\\bench\\ss-r1-p9-disk.vhdx';
     state.vms['bench-vm']!.drives['SCSI:0:1'] = { Path: vhdx };
-    state.files[vhdx] = { type: 'Fixed', size: 8 * 1024 ** 3, fileSize: 8 * 1024 ** 3, block: 0, logical: 512, physical: 4096 };
+    // a disk the guest formatted as T: (a new VHDX has no volume: see the next test)
+    state.files[vhdx] = { type: 'Fixed', size: 8 * 1024 ** 3, fileSize: 8 * 1024 ** 3, block: 0, logical: 512, physical: 4096, formatted: true };
     await seedHypervState(stateDir, state);
     const runner = await connect();
     const profile: WorkloadProfile = { name: 't', description: 't', tests: [], fileSizeBytes: 1024 ** 3, runtimeSec: 5, rampSec: 0, passes: 1, warmupPass: false, intervalSec: 0, direct: true, aggregate: 'max' };
@@ -159,7 +163,8 @@ describe('hyperv provider over SSH (stand-in powershell.exe)', () => {
     const state = defaultHypervState() as { vms: Record<string, { drives: Record<string, unknown> }>; files: Record<string, unknown> };
     const vhdx = 'E:\\bench\\ss-r1-p7-disk.vhdx';
     state.vms['bench-vm']!.drives['SCSI:0:1'] = { Path: vhdx };
-    state.files[vhdx] = { type: 'Dynamic', size: 8 * 1024 ** 3, fileSize: 4 * 1024 ** 2, block: 32 * 1024 ** 2, logical: 512, physical: 4096 };
+    // a disk the guest formatted as T: (a new VHDX has no volume)
+    state.files[vhdx] = { type: 'Dynamic', size: 8 * 1024 ** 3, fileSize: 4 * 1024 ** 2, block: 32 * 1024 ** 2, logical: 512, physical: 4096, formatted: true };
     await seedHypervState(stateDir, state);
     const runner = await connect();
     const profile: WorkloadProfile = { name: 't', description: 't', tests: [], fileSizeBytes: 64 * 1024 ** 2, runtimeSec: 5, rampSec: 0, passes: 1, warmupPass: false, intervalSec: 0, direct: true, aggregate: 'max' };
@@ -183,6 +188,30 @@ describe('hyperv provider over SSH (stand-in powershell.exe)', () => {
     const log = (await readPsLog(stateDir)).filter((l) => l.shape === 'guest').map((l) => l.data.argv!);
     expect(log.filter((a) => a.some((x) => x.startsWith('-c'))).map((a) => a.slice(0, 5).join(' '))).toEqual(['-b1M -o1 -t1 -w0 -d1', '-b1M -o8 -t1 -s -w100', '-b1M -o1 -t1 -w0 -d1']);
     await runner.close();
+  });
+
+  it('a VHDX New-VHD just made reaches the guest blank: no T: volume on it (T:\\storsweep.dat and T: cannot be opened), only the physical drive #1 is it; #2 is no disk; a pass-through disk is #1 too', async () => {
+    await seedHypervState(stateDir);
+    const runner = await connect();
+    const provider = createHypervProvider(target, runner);
+    const created: CreatedObject[] = [];
+    for (const s of planHypervSteps({ 'volume.sizeGb': 2000, 'disk.format': 'vhdx-fixed', 'disk.sizeGb': 8 }, target, { base: 'ss-r1-p10' })) created.push((await provider.apply(s, ctx))!);
+    const profile: WorkloadProfile = { name: 't', description: 't', tests: [], fileSizeBytes: 16 * 1024 ** 2, runtimeSec: 1, rampSec: 0, passes: 1, warmupPass: false, intervalSec: 0, direct: true, aggregate: 'max' };
+    const diskspd = (guestTarget: string) => runGuestDiskspd(runner, target, GUEST_CREDENTIAL, makeTest('randread', 4096, 1, 1), profile, { guestTarget });
+    await expect(diskspd('T:\\storsweep.dat')).rejects.toThrow(/Could not open T:\\storsweep\.dat: The system cannot find the path specified/);
+    await expect(diskspd('T:')).rejects.toThrow(/Could not open T:/);
+    await expect(diskspd('#2')).rejects.toThrow(/Could not open #2/);
+    expect(parseDiskspdXml(await diskspd('#1'), 'guest').timeSpans[0]!.read.iops).toBeGreaterThan(0);
+    for (const o of created.reverse()) await provider.destroy(o, ctx);
+    // nothing at SCSI 0:1 now: #1 is no disk either
+    await expect(diskspd('#1')).rejects.toThrow(/Could not open #1/);
+    // a pass-through disk at SCSI 0:1 is the guest's disk 1
+    const pt: CreatedObject[] = [];
+    for (const s of planHypervSteps({ 'disk.format': 'passthrough' }, target, { base: 'ss-r1-p11' })) pt.push((await provider.apply(s, ctx))!);
+    expect(parseDiskspdXml(await diskspd('#1'), 'guest').timeSpans[0]!.read.iops).toBeGreaterThan(0);
+    await expect(diskspd('T:\\storsweep.dat')).rejects.toThrow(/Could not open/);
+    for (const o of pt.reverse()) await provider.destroy(o, ctx);
+    await provider.close();
   });
 
   it("SCSI 0:1 (the configured location) holds the user's drive: the attach is refused, nothing measured, the user's drive stays", async () => {
@@ -390,7 +419,7 @@ describe('hyperv cleanup: a pass-through disk comes back online only when it is 
   });
 
   it('the drive at SCSI 0:1 reports no DiskNumber (Hyper-V no longer resolves its disk): not called gone, the disk stays offline and attached, both rows stay open', async () => {
-    const { store, provider } = await keptRun('r14');
+    const { store, provider } = await keptRun('r16');
     // Get-VMHardDiskDrive shows a pass-through drive with an empty DiskNumber when Hyper-V cannot
     // resolve the physical disk; the VM still references it
     editHost((st) => {
@@ -400,8 +429,8 @@ describe('hyperv cleanup: a pass-through disk comes back online only when it is 
     const said: string[] = [];
     expect(await cleanupLedger(store, async () => provider, (l) => said.push(l))).toBe(2);
     expect(said).toEqual([
-      expect.stringMatching(/^could not remove disk-attachment ss-r14-p1-attach: .*bench-vm SCSI 0:1 holds a pass-through drive whose disk Hyper-V does not resolve \(DiskNumber empty, Path "Disk 2 500 GB Bus 0 Lun 0 Target 2"\); cannot tell whether it is the disk this run attached \(disk 2, serial S4EWNX0R123456/),
-      expect.stringMatching(/^could not remove disk-offline ss-r14-p1-offline: .*held as a pass-through disk by bench-vm SCSI 0:1 \(a pass-through drive whose disk Hyper-V does not resolve.*possibly disk 2\); not brought online/),
+      expect.stringMatching(/^could not remove disk-attachment ss-r16-p1-attach: .*bench-vm SCSI 0:1 holds a pass-through drive whose disk Hyper-V does not resolve \(DiskNumber empty, Path "Disk 2 500 GB Bus 0 Lun 0 Target 2"\); cannot tell whether it is the disk this run attached \(disk 2, serial S4EWNX0R123456/),
+      expect.stringMatching(/^could not remove disk-offline ss-r16-p1-offline: .*held as a pass-through disk by bench-vm SCSI 0:1 \(a pass-through drive whose disk Hyper-V does not resolve.*possibly disk 2\); not brought online/),
     ]);
     expect(store.leftovers().map((r) => [r.kind, r.state])).toEqual([['disk-offline', 'remove-failed'], ['disk-attachment', 'remove-failed']]);
     const host = await readHypervState(stateDir);

@@ -63,7 +63,7 @@ beforeAll(async () => {
   lab = await labUp(root, { vcsim: false, version: '5.5' }); // the shell study is VMFS3's: ESXi 5.x
   stateDir = lab.standinState;
   // both sweeps at once: different stand-in host models, one sshd (as a lab user would run them)
-  const [esxi, hyperv] = await Promise.all([runPlaybook('vmfs-block-size-shell.yaml', ['--confirm-destroy', BLANK_DEV]), runPlaybook('hyperv-volume-size.yaml', [])]);
+  const [esxi, hyperv] = await Promise.all([runPlaybook('vmfs-block-size-shell.yaml', ['--confirm-destroy', BLANK_DEV]), runPlaybook('hyperv-volume-size.yaml', ['--confirm-destroy', '#1'])]);
   runs.esxi = esxi;
   runs.hyperv = hyperv;
 }, 600_000);
@@ -185,7 +185,8 @@ describe('playbooks/hyperv-volume-size.yaml on lab-hyperv', () => {
     // one pre-fill pass (creates the file: the only -c), then 3 repetitions × 8 tests
     expect(guest).toHaveLength(1 + 3 * 8);
     const exe = 'C:\\Tools\\diskspd.exe';
-    const t = 'T:\\storsweep.dat';
+    // the new VHDX reaches the guest blank: measured as the guest's physical drive 1 (SCSI 0:1)
+    const t = '#1';
     expect(guest[0]).toEqual({ vmName: 'bench-vm', exe, argv: ['-b1M', '-o8', '-t1', '-s', '-w100', '-d10', '-W0', '-S', '-Z1M', '-c16M', '-Rxml', t] });
     expect(guest.slice(1).filter((g) => g.argv!.some((a) => a.startsWith('-c')))).toEqual([]);
     // CrystalDiskMark 5's eight tests, one repetition (lab timing: 16 MiB file, 1 s, no ramp): every

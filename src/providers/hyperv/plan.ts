@@ -23,6 +23,19 @@ function opt(axes: Axes, key: string): number | undefined {
   return v;
 }
 
+/**
+ * A disk this toolkit hands the guest blank (no partition, no volume) can be measured only as a
+ * physical drive: a file (`T:\storsweep.dat`) or partition (`E:`) target would be on some other guest
+ * volume, or nowhere. Refused at the permutation's disk.format and at the inventory's guestTestPath.
+ */
+function blankDiskNeedsPhysicalDrive(host: string, guestTestPath: string | undefined, format: string, what: string): void {
+  if (guestTestPath === undefined || isWindowsPhysicalDrive(guestTestPath)) return;
+  throw new InvalidArgument(
+    `${host}: disk.format ${format} measures ${what}, which reaches the guest blank (no partition, no volume; storsweep does not partition or format it in the guest — a guest filesystem axis is not supported yet), but the inventory's guestTestPath ${JSON.stringify(guestTestPath)} is not a physical drive, so diskspd would measure another volume or nothing; set guestTestPath to the guest's number for the disk at scsiLocation, e.g. #1 or \\\\.\\PhysicalDrive1 (a raw device: the run then needs --confirm-destroy naming it)`,
+    { name: 'disk.format', value: format, inventoryField: 'guestTestPath' },
+  );
+}
+
 export function planHypervSteps(axes: Axes, targetIn: HypervTargetConfig, names: OwnedNames): PlannedStep[] {
   const t = checkHypervTarget(targetIn);
   const base = checkHyperv('ownedName', names.base, 'owned name');
@@ -41,17 +54,16 @@ export function planHypervSteps(axes: Axes, targetIn: HypervTargetConfig, names:
     // The disk is handed over blank (no partitions): in the guest it is a raw disk with no volume,
     // so diskspd can only measure it as a physical drive; a file or partition target would be on
     // some other guest volume, or nowhere.
-    if (t.guestTestPath !== undefined && !isWindowsPhysicalDrive(t.guestTestPath)) {
-      throw new InvalidArgument(
-        `${t.host}: disk.format passthrough measures the raw host disk ${hostDiskName(entry)}, which reaches the guest blank (no partition, no volume), but the inventory's guestTestPath ${JSON.stringify(t.guestTestPath)} is not a physical drive; set guestTestPath to the guest's number for that disk, e.g. #1 or \\\\.\\PhysicalDrive1`,
-        { name: 'disk.format', value: 'passthrough' },
-      );
-    }
+    blankDiskNeedsPhysicalDrive(t.host, t.guestTestPath, format, `the raw host disk ${hostDiskName(entry)}`);
     const destroys = [hostDiskName(entry)];
     steps.push({ step: 'offline', provider: 'hyperv', operation: 'Set-Disk -IsOffline', arguments: { diskNumber: n, serialNumber: entry.serialNumber ?? null, uniqueId: entry.uniqueId ?? null }, destructive: true, destroys, creates: { kind: 'disk-offline', name: `${base}-offline` } });
     steps.push({ step: 'attach', provider: 'hyperv', operation: 'Add-VMHardDiskDrive', arguments: { ...slot, diskNumber: n }, destructive: true, destroys, creates: { kind: 'disk-attachment', name: `${base}-attach` } });
     return steps;
   }
+  // New-VHD makes an uninitialised disk: the guest sees it blank too (Microsoft's New-VHD examples
+  // pipe it into Initialize-Disk | New-Partition | Format-Volume), and this toolkit formats nothing
+  // in the guest yet, so only the physical drive is the new VHDX.
+  blankDiskNeedsPhysicalDrive(t.host, t.guestTestPath, format, 'a new VHDX');
   const volKey = axes['volume.sizeGb'];
   const folder = volKey === undefined ? undefined : t.volumes[String(volKey)];
   if (!folder) throw new InvalidArgument(`${t.host}: axis volume.sizeGb ${JSON.stringify(volKey)} has no entry in the inventory's volumes (${Object.keys(t.volumes).join(', ') || 'none'})`, { name: 'volume.sizeGb', value: String(volKey) });

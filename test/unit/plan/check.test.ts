@@ -156,7 +156,7 @@ describe('validate refuses permutations that would measure the same thing (and p
     expect([...checkPlaybookAgainst(loadPlaybook(file), inv).keys()]).toEqual(['lab-esxi']);
   });
 
-  it('hyperv: pass-through hands the guest a blank disk, so a guestTestPath that is a file or a partition is refused at the passthrough value; a physical drive is taken', async () => {
+  it('hyperv: pass-through and a new VHDX reach the guest blank, so a guestTestPath that is a file or a partition is refused at the disk.format value and at the inventory\'s guestTestPath; a physical drive is taken', async () => {
     const hvInventory = (guestTestPath: string) =>
       ['sshHosts:', '  hv:', '    host: 127.0.0.1', '    user: admin', '    password: ${env:SS_TEST_HV_PW}', '    knownHostsFile: ./known_hosts', 'targets:', '  hv-pt:', '    provider: hyperv', '    sshHost: hv', '    vmName: bench-vm', '    volumes:', `      "100": 'D:\\bench'`, '    allowedDisks:', '      - { number: 2, serialNumber: "S4EWNX0R123456" }', '    passthroughDisk: 2', '    guestCredential:', '      username: admin', '      password: ${env:SS_TEST_HV_PW}', `    guestTestPath: '${guestTestPath}'`, ''].join('\n');
     const pbFile = path.join(lab.dir, 'pt.yaml');
@@ -174,8 +174,13 @@ describe('validate refuses permutations that would measure the same thing (and p
     };
     for (const file of ['T:\\storsweep.dat', 'E:', '\\\\?\\Volume{0b3c1a2e-0000-0000-0000-100000000000}\\']) {
       const got = await check(file);
-      expect(got, file).toHaveLength(1);
-      expect(got[0], file).toMatch(/^pt\.yaml:7:26: target "hv-pt" \(hyperv\) cannot build .*disk\.format passthrough measures the raw host disk disk2:S4EWNX0R123456, which reaches the guest blank \(no partition, no volume\), but the inventory's guestTestPath .* is not a physical drive; set guestTestPath to the guest's number for that disk, e\.g\. #1/);
+      expect(got, file).toHaveLength(4);
+      const at = (prefix: string) => got.filter((g) => g.startsWith(prefix));
+      // at the playbook's disk.format values
+      expect(at('pt.yaml:7:26: '), file).toEqual([expect.stringMatching(/target "hv-pt" \(hyperv\) cannot build .*disk\.format passthrough measures the raw host disk disk2:S4EWNX0R123456, which reaches the guest blank \(no partition, no volume; storsweep does not partition or format it in the guest.*\), but the inventory's guestTestPath .* is not a physical drive, so diskspd would measure another volume or nothing; set guestTestPath to the guest's number for the disk at scsiLocation, e\.g\. #1/)]);
+      expect(at('pt.yaml:7:14: '), file).toEqual([expect.stringMatching(/cannot build .*disk\.format vhdx-fixed measures a new VHDX, which reaches the guest blank .* is not a physical drive/)]);
+      // and at the inventory's guestTestPath, once per refusing format
+      expect(at('pt-inventory.yaml:20:20: ').map((g) => /disk\.format (\S+) measures/.exec(g)?.[1]).sort(), file).toEqual(['passthrough', 'vhdx-fixed']);
     }
     expect(await check('#1')).toEqual([]);
     expect(await check('\\\\.\\PhysicalDrive1')).toEqual([]);

@@ -4,8 +4,9 @@
 # wiki "Command line and parameters": options start with '-' or '/', all options precede the targets,
 # sizes take K/M/G/T suffixes or 'b' = blocks where documented) and refuses anything else the way
 # diskspd does ("Invalid option", exit 1); (2) resolves the target in the guest model: a file on a
-# guest volume letter (vm.guestVolumes → the host drive slot holding the VHDX) or #<disk number>
-# (vm.guestDisks); a file must exist or be created with -c, which records it inside the attached VHDX
+# guest volume letter (vm.guestVolumes → the host drive slot holding the VHDX; only a VHDX the model
+# marks `formatted` has a volume — New-VHD never does) or #<disk number> (vm.guestDisks → the slot,
+# holding a VHDX or a pass-through disk; any other number is no disk); a file must exist or be created with -c, which records it inside the attached VHDX
 # (so it disappears with the VHDX); (3) prints -Rxml output in DiskSpd 2.2's XML layout
 # (XmlResultParser.cpp), with numbers from a small deterministic device model — latency = fixed cost
 # + transfer time, concurrency capped, bandwidth capped — so results are plausible, reproducible and
@@ -108,12 +109,19 @@ def resolve(state, vm, target):
     and parameters"; CmdLineParser.cpp usage: `#<physical drive number>`, `<partition_drive_letter>:`).
     A partition is I/O on the volume itself, bounded by it, like a disk: no file is created in it.
     """
+    not_found = DiskspdError(f'ERROR: Could not open {target}: The system cannot find the path specified. (error code: 3)')
     m = re.fullmatch(r'#(\d+)', target)
     if m:
-        disks = vm.get('guestDisks')
-        if disks is None:  # a VM model without guest disk mapping: the raw disk is taken as present
-            return None, None
-        slot, name = disks.get(m.group(1)), None
+        # #N exists only for a disk the guest has: vm.guestDisks maps the guest's disk number to the
+        # drive slot; no slot, or nothing attached there, and Windows has no PhysicalDriveN to open
+        slot, name = vm.get('guestDisks', {}).get(m.group(1)), None
+        drive = vm['drives'].get(slot) if slot else None
+        if drive and isinstance(drive.get('DiskNumber'), int):
+            # a pass-through disk: the whole host disk
+            disk = next((d for d in state['disks'] if d['Number'] == drive['DiskNumber']), None)
+            if disk is None:
+                raise not_found
+            return {'size': disk['Size']}, None
     elif re.fullmatch(r'[A-Za-z]:', target):
         slot, name = vm.get('guestVolumes', {}).get(target.upper()), None
     else:
@@ -123,8 +131,15 @@ def resolve(state, vm, target):
         slot, name = vm.get('guestVolumes', {}).get(m.group(1).upper()), m.group(2).lower()
     drive = vm['drives'].get(slot) if slot else None
     if not drive or drive.get('Path') not in state['files']:
-        raise DiskspdError(f'ERROR: Could not open {target}: The system cannot find the path specified. (error code: 3)')
-    return state['files'][drive['Path']], name
+        raise not_found
+    f = state['files'][drive['Path']]
+    if target[:1] != '#' and not f.get('formatted'):
+        # A drive letter exists only for a volume: New-VHD makes an uninitialised disk (no partition
+        # table, no partition, no filesystem; Microsoft's New-VHD examples pipe it into
+        # Initialize-Disk | New-Partition -AssignDriveLetter | Format-Volume before it is usable,
+        # learn.microsoft.com/powershell/module/hyper-v/new-vhd), so the guest has no such letter.
+        raise not_found
+    return f, name
 
 
 def run(state, vm, vm_name, argv):
