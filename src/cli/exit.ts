@@ -1,6 +1,6 @@
 // Errors → exit codes and short messages. The CLI never prints a stack trace for a condition we
 // know; an unknown error prints its message and a hint to the log.
-import { ConfigError, HostVerificationFailed, InputTooLarge, NotARegularFile, errorMessage, OutputRefused, ParseError, RunStoreDamaged, RunStoreInaccessible, RunLockUnusable, RemoteCommandFailed, ResumeMismatch, RunDirLocked, SecretNotFound, UnsafeOperation, UsageError, InvalidArgument } from '../errors.ts';
+import { ConfigError, InputTooLarge, NotARegularFile, errorMessage, OutputRefused, RunStoreDamaged, RunStoreInaccessible, RunLockUnusable, ResumeMismatch, RunDirLocked, SecretNotFound, StorsweepError, UnsafeOperation, UsageError, InvalidArgument } from '../errors.ts';
 import { redact } from '../config/secrets.ts';
 import { isDamagedDatabase } from '../results/store.ts';
 import { terminal } from './output.ts';
@@ -25,7 +25,8 @@ export function shortMessage(err: unknown): string {
   if (err instanceof ConfigError) return err.message;
   if (err instanceof UnsafeOperation || err instanceof RunDirLocked || err instanceof ResumeMismatch) return `refused: ${err.message}`;
   if (err instanceof OutputRefused) return err.details.reason === 'bad-path' ? err.message : `refused: ${err.message}`;
-  if (err instanceof HostVerificationFailed || err instanceof RemoteCommandFailed || err instanceof ParseError || err instanceof UsageError || err instanceof InvalidArgument || err instanceof InputTooLarge || err instanceof NotARegularFile || err instanceof RunStoreDamaged || err instanceof RunStoreInaccessible || err instanceof RunLockUnusable) return err.message;
+  // every other named condition (InternalError says itself that it is a bug)
+  if (err instanceof StorsweepError) return err.message;
   // damage SQLite finds only later, in a page the open did not read
   if (isDamagedDatabase(err)) return `a run directory's run.sqlite is damaged (SQLite: ${errorMessage(err)}); keep a copy, then try \`sqlite3 run.sqlite .recover | sqlite3 recovered.sqlite\` and put recovered.sqlite in its place`;
   if (err instanceof Error) return `${err.name === 'Error' ? 'error' : err.name}: ${err.message}`;

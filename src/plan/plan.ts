@@ -1,5 +1,6 @@
 // The plan is data: every permutation with its id, axes, workload and provisioning steps, in run
 // order, with a duration estimate. Building it does no I/O; `run` consumes only the plan.
+import { InternalError } from '../errors.ts';
 import type { Playbook } from '../config/playbook.ts';
 import { matrixAxes } from '../config/playbook.ts';
 import type { Axes } from '../contract/axis.ts';
@@ -66,7 +67,7 @@ export function expandPlaybook(pb: Pick<Playbook, 'matrix' | 'include' | 'exclud
   const axes: AxisDef[] = typeof target !== 'string' ? [{ name: 'target', values: target }, ...matrixAxes(pb.matrix)] : matrixAxes(pb.matrix);
   // validate refuses this at the playbook's line; here it only keeps a plan from exhausting memory
   const count = countPermutations(axes, { include: pb.include, exclude: pb.exclude });
-  if (count > BigInt(MAX_PERMUTATIONS)) throw new Error(`expandPlaybook: ${count} permutations exceed the limit of ${MAX_PERMUTATIONS}`);
+  if (count > BigInt(MAX_PERMUTATIONS)) throw new InternalError(`expandPlaybook: ${count} permutations exceed the limit of ${MAX_PERMUTATIONS} (validate refuses this first)`);
   return { axes, permutations: expandMatrix(axes, { include: pb.include, exclude: pb.exclude }) };
 }
 
@@ -76,7 +77,7 @@ export function buildPlan(pb: Playbook, target: string | string[], opts: PlanOpt
   const listed = typeof target !== 'string';
   const targetOpts = (name: string): TargetPlanOptions => {
     const t = opts.targets?.[name];
-    if (!t) throw new Error(`buildPlan: no options for target "${name}"`);
+    if (!t) throw new InternalError(`buildPlan: no options for target "${name}"`);
     return t;
   };
   const { axes, permutations: expanded } = expandPlaybook(pb, target);

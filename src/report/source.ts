@@ -4,7 +4,7 @@
 import { existsSync } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import { basename, join } from 'node:path';
-import { ParseError, UsageError, errorMessage } from '../errors.ts';
+import { errorMessage, NotARunDirectory, ParseError, UsageError } from '../errors.ts';
 import { importFile } from '../importers/index.ts';
 import { readInputFile, readInputLines } from '../input/read-input.ts';
 import type { ResultRecord } from '../results/record.ts';
@@ -133,7 +133,7 @@ export const loadSource: SourceLoader = async (path) => {
       const { records, warnings } = await readRecordsJsonl(jsonl);
       return { path, kind: 'run', records, info: await readRunInfo(path, records), warnings };
     }
-    throw new UsageError(`${path}: not a run directory (no ${DB_FILE} or results.jsonl)`);
+    throw new NotARunDirectory(path, `no ${DB_FILE} or results.jsonl`);
   }
   if (path.endsWith('.jsonl')) {
     const { records, warnings } = await readRecordsJsonl(path);

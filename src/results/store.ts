@@ -10,7 +10,7 @@ import type { CreatedObject, OwnedObjectRef, ProviderName } from '../contract/pr
 import type { ResultRecord } from './record.ts';
 import { visible } from '../text/visible.ts';
 import type { AnchoredLock, LockAnchor } from './run-lock.ts';
-import { errorMessage, NotARegularFile, RunStoreDamaged, RunStoreInaccessible } from '../errors.ts';
+import { errorMessage, NotARegularFile, NotARunDirectory, RunStoreDamaged, RunStoreInaccessible } from '../errors.ts';
 
 export const DB_FILE = 'run.sqlite';
 
@@ -214,7 +214,7 @@ export class ResultStore {
 
   static open(runDir: string, create = false): ResultStore {
     const file = path.join(runDir, DB_FILE);
-    if (!create && !fs.existsSync(file)) throw new Error(`${runDir} is not a run directory (no ${DB_FILE})`);
+    if (!create && !fs.existsSync(file)) throw new NotARunDirectory(runDir, `no ${DB_FILE}`);
     if (!create) refuseNonFile(file);
     let db: Database.Database | null = null;
     try {
@@ -246,7 +246,7 @@ export class ResultStore {
    */
   static openReadOnly(runDir: string): ResultStore {
     const file = path.join(runDir, DB_FILE);
-    if (!fs.existsSync(file)) throw new Error(`${runDir} is not a run directory (no ${DB_FILE})`);
+    if (!fs.existsSync(file)) throw new NotARunDirectory(runDir, `no ${DB_FILE}`);
     refuseNonFile(file);
     let db: Database.Database | null = null;
     try {
@@ -279,13 +279,13 @@ export class ResultStore {
 
   meta(): RunMeta {
     const row = this.db.prepare("SELECT value FROM meta WHERE key = 'meta'").get() as { value: string } | undefined;
-    if (!row) throw new Error(`${this.runDir}: run metadata missing`);
+    if (!row) throw new NotARunDirectory(this.runDir, `its ${DB_FILE} holds no run: metadata missing`);
     return JSON.parse(row.value) as RunMeta;
   }
 
   plan(): RunPlan {
     const row = this.db.prepare("SELECT value FROM meta WHERE key = 'plan'").get() as { value: string } | undefined;
-    if (!row) throw new Error(`${this.runDir}: plan missing`);
+    if (!row) throw new NotARunDirectory(this.runDir, `its ${DB_FILE} holds no run: plan missing`);
     const plan = JSON.parse(row.value) as RunPlan;
     if (plan.permutations.length === 0) {
       const rows = this.db.prepare('SELECT plan FROM permutations WHERE plan IS NOT NULL ORDER BY idx').pluck();
@@ -331,6 +331,25 @@ export class ResultStore {
       this.db.prepare("UPDATE permutations SET status = 'running', attempts = attempts + 1, reason = NULL, updated_at = ? WHERE permutation_id = ?").run(now(), permutationId);
       this.appendJournal(permutationId, 'permutation', 'start', null);
     })();
+  }
+
+  /**
+   * The run could not start its permutations (a target's provider did not connect): each one not
+   * done gets a journal entry (`step` failed, with the reason); a pending one also carries the
+   * reason (what `status` shows) and stays pending, so `run --resume` runs it. Returns how many.
+   */
+  noteNotStarted(step: string, reason: string, detail: Record<string, unknown> = {}): number {
+    let n = 0;
+    this.db.transaction(() => {
+      const setReason = this.db.prepare("UPDATE permutations SET reason = ?, updated_at = ? WHERE permutation_id = ? AND status = 'pending'");
+      for (const p of this.permutations()) {
+        if (p.status === 'done') continue;
+        this.appendJournal(p.permutationId, step, 'failed', { reason, ...detail });
+        setReason.run(reason, now(), p.permutationId);
+        n++;
+      }
+    })();
+    return n;
   }
 
   markFinished(permutationId: string, status: 'done' | 'failed', reason: string | null): void {

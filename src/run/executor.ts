@@ -4,7 +4,7 @@
 // reason and the sweep goes on (unless failFast). Resuming skips permutations already done and
 // cleans up and redoes a half-done one. The function always returns the state it reached.
 import { redact } from '../config/secrets.ts';
-import { errorMessage, UnsafeOperation } from '../errors.ts';
+import { errorLongForm, errorMessage, InternalError, UnsafeOperation } from '../errors.ts';
 import type { PermutationPlan, RunPlan } from '../contract/plan.ts';
 import { storeRaw } from '../results/raw.ts';
 import type { ResultRecord } from '../results/record.ts';
@@ -141,7 +141,7 @@ export async function executeRun(opts: ExecuteOptions): Promise<RunSummary> {
       }
       for (const [name, perms] of byTarget) {
         const endpoints = opts.targets?.[name];
-        if (!endpoints) throw new Error(`executeRun: no provider or workload endpoint for target "${name}"`);
+        if (!endpoints) throw new InternalError(`executeRun: no provider or workload endpoint for target "${name}"`);
         groups.push(newGroup(perms, endpoints));
       }
     }
@@ -248,7 +248,7 @@ async function runPermutation(perm: PermutationPlan, c: PermContext): Promise<bo
     log: (message, fields) => c.emit({ type: 'message', level: 'info', text: redact(message), fields }),
     // runStep gives each step its own; outside a step nothing may be sent
     sent: () => {
-      throw new Error('ctx.sent called outside a provisioning step');
+      throw new InternalError('ctx.sent called outside a provisioning step');
     },
   };
   c.emit({ type: 'permutation-start', index: perm.index, total: plan.permutations.length, permutationId: perm.permutationId, axes: perm.axes, estimateSec: perm.estimateSec });
@@ -278,7 +278,8 @@ async function runPermutation(perm: PermutationPlan, c: PermContext): Promise<bo
   } catch (err) {
     failure = c.signal.aborted ? 'interrupted' : redact(errorMessage(err));
     if (isRunDirUnwritable(err)) fatal = failure;
-    if (!c.signal.aborted) c.emit({ type: 'failure', permutationId: perm.permutationId, axes: perm.axes, reason: failure });
+    const detail = errorLongForm(err);
+    if (!c.signal.aborted) c.emit({ type: 'failure', permutationId: perm.permutationId, axes: perm.axes, reason: failure, ...(detail ? { detail: redact(detail) } : {}) });
   } finally {
     if (!c.keepObjects) await teardown(perm, c, ctx);
     else {
@@ -313,7 +314,7 @@ async function runPermutation(perm: PermutationPlan, c: PermContext): Promise<bo
 
 async function runStep(step: PlannedStep, perm: PermutationPlan, c: PermContext, ctx: ProviderContext): Promise<void> {
   const provider = c.provider;
-  if (!provider) throw new Error(`step ${step.step} needs a provider, and target has none`);
+  if (!provider) throw new InternalError(`step ${step.step} needs a provider, and target has none`);
   c.emit({ type: 'step', permutationId: perm.permutationId, step: step.step, operation: step.operation });
   const started = Date.now();
   if (step.creates) c.store.ledgerIntent(perm.permutationId, step.provider, step.creates, { operation: step.operation, arguments: step.arguments });
@@ -450,7 +451,7 @@ function recordFor(perm: PermutationPlan, runId: string, repetition: number, tes
 
 async function runWorkload(perm: PermutationPlan, c: PermContext): Promise<void> {
   const profile = c.plan.profiles[perm.workload];
-  if (!profile) throw new Error(`plan has no profile "${perm.workload}"`);
+  if (!profile) throw new InternalError(`plan has no profile "${perm.workload}"`);
   const sleep = c.sleep ?? defaultSleep;
   // The pre-fill: once per permutation (the disk is new), before the first pass of the first
   // repetition. It runs inside the first test's attempt, so a connection lost during the fill is

@@ -12,7 +12,7 @@ export type ProgressEvent =
   | { type: 'step'; permutationId: string; step: string; operation: string }
   | { type: 'step-end'; permutationId: string; step: string; durationMs: number }
   | { type: 'result'; permutationId: string; repetition: number; testId: string; iops: number | null; bytesPerSecond: number | null }
-  | { type: 'failure'; permutationId: string; axes: Axes; reason: string }
+  | { type: 'failure'; permutationId: string; axes: Axes; reason: string; /** the long form (a failed command's whole story) for log.jsonl; the terminal shows `reason` */ detail?: string }
   | { type: 'permutation-end'; permutationId: string; status: 'done' | 'failed'; reason?: string }
   | { type: 'message'; level: 'info' | 'warn' | 'error'; text: string; fields?: Record<string, unknown> }
   | { type: 'run-end'; summary: { done: number; failed: number; skipped: number; pending: number; interrupted: boolean; leftovers: number } };

@@ -38,7 +38,7 @@ export function createLocalRunner(env: NodeJS.ProcessEnv = process.env): Command
           child.stdout.destroy();
           child.stderr.destroy();
           settle(() =>
-            reject(new RemoteCommandFailed(`local: command ${why === 'aborted' ? 'aborted' : `timed out after ${options.timeoutMs} ms`}: ${command}`, { host: 'local', command, exitCode: null, stderr, reason: 'timeout' }, { cause: why === 'aborted' ? options.signal?.reason : undefined })),
+            reject(new RemoteCommandFailed({ host: 'local', command, exitCode: null, stderr, reason: 'timeout', detail: why === 'aborted' ? 'was aborted' : `timed out after ${options.timeoutMs} ms` }, { cause: why === 'aborted' ? options.signal?.reason : undefined })),
           );
         };
         const onAbort = () => stop('aborted');
@@ -48,12 +48,12 @@ export function createLocalRunner(env: NodeJS.ProcessEnv = process.env): Command
         child.stdout.on('data', (d: Buffer) => (stdout += d.toString('utf8')));
         child.stderr.on('data', (d: Buffer) => (stderr += d.toString('utf8')));
         child.on('error', (err) => {
-          settle(() => reject(new RemoteCommandFailed(`local: cannot start /bin/sh: ${err.message}`, { host: 'local', command, exitCode: null, stderr, reason: 'spawn' }, { cause: err })));
+          settle(() => reject(new RemoteCommandFailed({ host: 'local', what: '/bin/sh', command, exitCode: null, stderr, reason: 'spawn', detail: `could not be started: ${err.message}` }, { cause: err })));
         });
         child.on('close', (code, signal) => {
           settle(() => {
             if (code === null) {
-              reject(new RemoteCommandFailed(`local: command killed by ${signal}: ${command}`, { host: 'local', command, exitCode: null, stderr, reason: 'connection' }));
+              reject(new RemoteCommandFailed({ host: 'local', command, exitCode: null, stderr, reason: 'connection', detail: `was killed by ${signal}` }));
             } else {
               resolve({ command, stdout, stderr, exitCode: code, durationMs: Date.now() - started });
             }

@@ -124,13 +124,13 @@ export async function connectSsh(opts: SshOptions): Promise<CommandRunner> {
       client.end();
       if (hostKeyProblem) reject(hostKeyProblem);
       else if (promptProblem) reject(promptProblem);
-      else reject(new RemoteCommandFailed(`${target}: SSH connection failed: ${err.message}`, { host: target, command: '', exitCode: null, stderr: '', reason: 'connection' }, { cause: err }));
+      else reject(new RemoteCommandFailed({ host: target, what: 'SSH connection', command: '', exitCode: null, stderr: '', reason: 'connection', detail: `failed: ${err.message}` }, { cause: err }));
     });
     // ended by us (a prompt we do not answer) without an 'error' from ssh2
     client.once('close', () => {
       if (settled) return;
       settled = true;
-      reject(promptProblem ?? new RemoteCommandFailed(`${target}: SSH connection closed before login`, { host: target, command: '', exitCode: null, stderr: '', reason: 'connection' }));
+      reject(promptProblem ?? new RemoteCommandFailed({ host: target, what: 'SSH connection', command: '', exitCode: null, stderr: '', reason: 'connection', detail: 'closed before login' }));
     });
     client.connect(config);
   });
@@ -158,8 +158,8 @@ class SshRunner implements CommandRunner {
     if (options.timeoutMs) checkTimerMs(options.timeoutMs, `${this.target}: command timeout`);
     const started = Date.now();
     const fail = (reason: 'timeout' | 'connection', message: string, stderr = '', cause?: unknown) =>
-      new RemoteCommandFailed(`${this.target}: ${message}: ${command}`, { host: this.target, command, exitCode: null, stderr, reason }, { cause });
-    if (this.lost || this.closed) return Promise.reject(fail('connection', `SSH connection lost (${this.lost?.message ?? 'closed'})`));
+      new RemoteCommandFailed({ host: this.target, command, exitCode: null, stderr, reason, detail: message }, { cause });
+    if (this.lost || this.closed) return Promise.reject(fail('connection', `could not be sent: the SSH connection was lost (${this.lost?.message ?? 'closed'})`));
     return new Promise((resolve, reject) => {
       let stdout = '';
       let stderr = '';
@@ -174,20 +174,20 @@ class SshRunner implements CommandRunner {
         this.client.removeListener('close', onClose);
         fn();
       };
-      const onClose = () => settle(() => reject(fail('connection', 'SSH connection lost while the command ran', stderr)));
+      const onClose = () => settle(() => reject(fail('connection', 'lost its SSH connection while it ran', stderr)));
       // Closing the channel does not stop the command (no pty, so no SIGHUP): a caller whose
       // command must not outlive the abort runs it in a process group it can stop
       // (process-group.ts). The channel is closed so that it is not left open.
       const onAbort = () =>
         settle(() => {
           channel?.close();
-          reject(fail('timeout', 'aborted', stderr, options.signal?.reason));
+          reject(fail('timeout', 'was aborted', stderr, options.signal?.reason));
         });
       this.client.once('close', onClose);
       options.signal?.addEventListener('abort', onAbort, { once: true });
       this.client.exec(command, (err, stream) => {
         if (err) {
-          settle(() => reject(fail('connection', `cannot start command (${err.message})`, '', err)));
+          settle(() => reject(fail('connection', `could not be started (${err.message})`, '', err)));
           return;
         }
         channel = stream;
@@ -200,7 +200,7 @@ class SshRunner implements CommandRunner {
           timer = setTimeout(() => {
             stream.signal?.('KILL');
             stream.close();
-            settle(() => reject(fail('timeout', `command timed out after ${options.timeoutMs} ms`, stderr)));
+            settle(() => reject(fail('timeout', `timed out after ${options.timeoutMs} ms`, stderr)));
           }, options.timeoutMs);
         }
         stream.on('data', (d: Buffer) => (stdout += d.toString('utf8')));
@@ -209,7 +209,7 @@ class SshRunner implements CommandRunner {
           stream.once('close', () =>
             settle(() => {
               if (code === null || code === undefined) {
-                reject(fail('connection', `command ended by signal ${signal ?? 'unknown'}`, stderr));
+                reject(fail('connection', `was ended by signal ${signal ?? 'unknown'}`, stderr));
               } else {
                 resolve({ command, stdout, stderr, exitCode: code, durationMs: Date.now() - started });
               }
@@ -218,7 +218,7 @@ class SshRunner implements CommandRunner {
         });
         stream.on('close', () => {
           // 'close' without 'exit': the channel went away under us.
-          setImmediate(() => settle(() => reject(fail('connection', 'SSH channel closed without an exit status', stderr))));
+          setImmediate(() => settle(() => reject(fail('connection', 'ended without an exit status (the SSH channel closed)', stderr))));
         });
         if (options.stdin !== undefined) stream.end(options.stdin);
         else stream.end();

@@ -1,5 +1,6 @@
 // How several measured passes of one test become one value. CrystalDiskMark keeps the best pass
 // for throughput/IOPS and the lowest latency; KDiskMark's default averages. Pure.
+import { InternalError } from '../errors.ts';
 import type { LatencyUs } from '../results/record.ts';
 import type { Aggregation } from './spec.ts';
 
@@ -34,7 +35,7 @@ function pick(values: (number | null)[], rule: Aggregation, lowerIsBetter = fals
 }
 
 export function aggregatePasses(passes: PassMeasurement[], rule: Aggregation): Aggregated {
-  if (passes.length === 0) throw new Error('aggregatePasses: no passes');
+  if (passes.length === 0) throw new InternalError('aggregatePasses: no passes');
   const lat = (k: keyof LatencyUs) => pick(passes.map((p) => p.latencyUs[k]), rule, true);
   let representativePass = rule === 'last' ? passes.length - 1 : 0;
   if (rule === 'max') {

@@ -1,6 +1,7 @@
 // Runs a profile's tests with fio through any CommandRunner (local or SSH guest): an optional
 // unmeasured warm-up pass, N measured passes, the profile's interval between tests, then the
 // profile's aggregation rule. Nothing runs inside the measured window but fio itself.
+import os from 'node:os';
 import { ParseError, RemoteCommandFailed } from '../errors.ts';
 import { checkTimerMs } from '../limits.ts';
 import type { CommandRunner } from '../ssh/command-runner.ts';
@@ -63,15 +64,15 @@ async function onePass(runner: CommandRunner, argv: string[], profile: WorkloadP
   // under a running fio. Jobs stay processes (fio's default, not --thread): what is measured is unchanged.
   const r = await runInGroup(runner, argv, { controlDir: opts.controlDir ?? '/tmp', owner: opts.runId, timeoutMs, signal: opts.signal, onStopped: opts.onStopped });
   if (r.exitCode !== 0) {
-    throw new RemoteCommandFailed(`${runner.target}: fio failed with exit code ${r.exitCode}: ${r.stderr.trim().split('\n').slice(-3).join(' | ')}`, {
-      host: runner.target,
-      command,
-      exitCode: r.exitCode,
-      stderr: r.stderr,
-      reason: 'exit',
-    });
+    throw new RemoteCommandFailed({ host: runner.target, what: 'fio', command, exitCode: r.exitCode, stderr: r.stderr, reason: 'exit' });
   }
   return r.stdout;
+}
+
+/** fio's job `error` is an errno: its name, when this system knows it (` (ENOSPC)`). */
+function errnoName(n: number): string {
+  const name = Object.entries(os.constants.errno).find(([, v]) => v === n)?.[0];
+  return name ? ` (${name})` : '';
 }
 
 /** Runs one test of a profile (warm-up, passes, aggregation) and returns its outcome. */
@@ -87,7 +88,7 @@ export async function runFioTest(runner: CommandRunner, test: WorkloadTest, prof
       // one job per run; a custom group_reporting=0 prints its numjobs clones one by one: one test still
       const job = mergeClones(parsed.jobs)[0];
       if (!job) throw new ParseError(`${runner.target}: fio printed no job for ${test.id}`, { source: runner.target });
-      if (job.error) throw new RemoteCommandFailed(`${runner.target}: fio reported error ${job.error} for ${test.id}`, { host: runner.target, command, exitCode: 0, stderr: '', reason: 'exit' });
+      if (job.error) throw new RemoteCommandFailed({ host: runner.target, what: 'fio', command, exitCode: 0, stderr: '', reason: 'output', detail: `reported error ${job.error}${errnoName(job.error)} for ${test.id}` });
       return {
         raw,
         toolVersion: parsed.version,
@@ -115,17 +116,11 @@ export async function runFioPrefill(runner: CommandRunner, profile: WorkloadProf
   const r = await runInGroup(runner, argv, { controlDir: opts.controlDir ?? '/tmp', owner: opts.runId, timeoutMs, signal: opts.signal, onStopped: opts.onStopped });
   const seconds = (Date.now() - started) / 1000;
   if (r.exitCode !== 0) {
-    throw new RemoteCommandFailed(`${runner.target}: fio pre-fill failed with exit code ${r.exitCode}: ${r.stderr.trim().split('\n').slice(-3).join(' | ')}`, {
-      host: runner.target,
-      command,
-      exitCode: r.exitCode,
-      stderr: r.stderr,
-      reason: 'exit',
-    });
+    throw new RemoteCommandFailed({ host: runner.target, what: 'fio pre-fill', command, exitCode: r.exitCode, stderr: r.stderr, reason: 'exit' });
   }
   const job = mergeClones(parseFioJson(r.stdout, `${runner.target} fio pre-fill`).jobs)[0];
   if (!job) throw new ParseError(`${runner.target}: fio printed no job for the pre-fill`, { source: runner.target });
-  if (job.error) throw new RemoteCommandFailed(`${runner.target}: fio reported error ${job.error} during the pre-fill`, { host: runner.target, command, exitCode: 0, stderr: '', reason: 'exit' });
+  if (job.error) throw new RemoteCommandFailed({ host: runner.target, what: 'fio pre-fill', command, exitCode: 0, stderr: '', reason: 'output', detail: `reported error ${job.error}${errnoName(job.error)}` });
   // a device smaller than the test size would end the job early: the region is not filled then
   if (job.write.ioBytes < profile.fileSizeBytes) {
     throw new ParseError(`${runner.target}: the fio pre-fill wrote ${job.write.ioBytes} of ${profile.fileSizeBytes} bytes (is ${opts.filename} smaller than the test size?)`, {

@@ -310,7 +310,7 @@ describe('hyperv pass-through: the SSH connection drops right after Add-VMHardDi
         const calls = (await readPsLog(stateDir)).slice(before).flatMap((l) => l.data.calls ?? []);
         if (dropped === 0 && calls.some((c) => c.cmdlet === 'Add-VMHardDiskDrive')) {
           dropped++;
-          throw new RemoteCommandFailed('connection lost', { host: real.target, command: 'powershell.exe', exitCode: null, stderr: '', reason: 'connection' });
+          throw new RemoteCommandFailed({ host: real.target, command: 'powershell.exe', exitCode: null, stderr: '', reason: 'connection', detail: 'lost its connection' });
         }
         return r;
       },

@@ -3,7 +3,7 @@ import path from 'node:path';
 import type { Command } from 'commander';
 import { loadInventory } from '../../config/index.ts';
 import { redact } from '../../config/secrets.ts';
-import { errorMessage, UsageError } from '../../errors.ts';
+import { errorMessage, StorsweepError, UsageError } from '../../errors.ts';
 import type { CommandRunner } from '../../ssh/command-runner.ts';
 import { renderCsv } from '../../report/csv.ts';
 import { ResultStore } from '../../results/store.ts';
@@ -22,7 +22,9 @@ function openRun(dir: string, mode: 'read' | 'write' = 'read'): ResultStore {
   try {
     return mode === 'read' ? ResultStore.openReadOnly(path.resolve(dir)) : ResultStore.open(path.resolve(dir));
   } catch (err) {
-    throw new UsageError(errorMessage(err));
+    // Ours keep their class (NotARunDirectory is a UsageError); SQLite's own (cannot open) too is a usage error
+    if (err instanceof StorsweepError) throw err;
+    throw new UsageError(errorMessage(err), { cause: err });
   }
 }
 
@@ -44,7 +46,7 @@ export function statusText(store: ResultStore): string {
   if (lock.held) lines.push(lock.holder ? `in use now by pid ${lock.holder.pid} on host ${lock.holder.host} (storsweep ${lock.holder.command}, since ${lock.holder.since})` : 'in use now by another process');
   for (const p of perms) {
     if (p.status === 'done') continue;
-    const why = p.status === 'failed' ? `: ${p.reason}` : p.status === 'running' ? (lock.held ? ' (running now)' : ' (interrupted mid-permutation; resume redoes it)') : '';
+    const why = p.status === 'failed' || (p.status === 'pending' && p.reason) ? `: ${p.reason}` : p.status === 'running' ? (lock.held ? ' (running now)' : ' (interrupted mid-permutation; resume redoes it)') : '';
     lines.push(`  ${p.status.padEnd(7)} ${p.permutationId} ${axesLabel(p.axes)}${why}`);
   }
   const live = store.leftovers();

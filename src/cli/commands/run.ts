@@ -6,7 +6,7 @@ import type { Command } from 'commander';
 import { loadInventory, loadPlaybook, type LoadedInventory, type LoadedPlaybook } from '../../config/index.ts';
 import { checkPlaybookAgainst } from '../../plan/check.ts';
 import { redact, redactDeep } from '../../config/secrets.ts';
-import { errorMessage, OutputRefused, ResumeMismatch, UnsafeOperation, UsageError } from '../../errors.ts';
+import { errorLongForm, errorMessage, OutputRefused, ResumeMismatch, UnsafeOperation, UsageError } from '../../errors.ts';
 import type { RunPlan } from '../../contract/plan.ts';
 import { newRunId } from '../../plan/permutation.ts';
 import { writeFileAtomic } from '../../results/raw.ts';
@@ -361,7 +361,21 @@ async function execute({ plan, store, comps }: Prepared, o: RunCommandOptions): 
   try {
     const endpoints: Record<string, TargetEndpoints & { comp: Composition }> = {};
     for (const [name, comp] of comps) {
-      const provider = await comp.connectProvider();
+      let provider: Provider | null;
+      try {
+        provider = await comp.connectProvider();
+      } catch (err) {
+        // Nothing runs: every permutation not done says why in the journal (and `status`).
+        const reason = `not started: cannot connect to target ${name}: ${redact(errorMessage(err))}`;
+        const detail = errorLongForm(err);
+        try {
+          store.noteNotStarted('connect', reason, { target: name, ...(detail ? { detail: redact(detail) } : {}) });
+        } catch {
+          /* the journal is best effort here: the connect failure is what the user must see */
+        }
+        log.event({ type: 'message', level: 'error', text: reason, ...(detail ? { fields: { detail: redact(detail) } } : {}) });
+        throw err;
+      }
       providers.push(provider);
       endpoints[name] = { provider, workload: comp.workload, comp };
     }

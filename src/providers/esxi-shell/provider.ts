@@ -1,7 +1,7 @@
 // The ESXi-shell provider: carries out planned steps with partedUtil, vmkfstools, esxcli and vim-cmd
 // over a CommandRunner (SSH to the ESXi shell). Every destructive command is preceded by a guard that
 // asks the host itself whether the device is unused; the guard sends nothing destructive on refusal.
-import { InvalidArgument, RemoteCommandFailed, UnsafeOperation } from '../../errors.ts';
+import { InvalidArgument, ProvisionedStateMismatch, RemoteCommandFailed, UnsafeOperation } from '../../errors.ts';
 import type { CommandRunner } from '../../ssh/command-runner.ts';
 import { connectionLost } from '../../ssh/connection-lost.ts';
 import { shJoin } from '../../ssh/quote.ts';
@@ -110,7 +110,7 @@ export function createEsxiShellProvider(targetIn: EsxiShellTargetConfig, runner:
         const volumePath = `/vmfs/volumes/${label}`;
         const q = parseQueryFs((await exec(queryFsArgv(volumePath))).stdout);
         if (q.blockSizeBytes !== blockSizeMb * 1048576) {
-          throw new RemoteCommandFailed(`${target.host}: ${label} reports ${q.blockSizeBytes}-byte blocks, ${blockSizeMb} MiB requested`, { host: runner.target, command: shJoin(queryFsArgv(volumePath)), exitCode: 0, stderr: '', reason: 'exit' });
+          throw new ProvisionedStateMismatch(`${target.host}: ${label} reports ${q.blockSizeBytes}-byte blocks, ${blockSizeMb} MiB requested; a permutation is measured only in the state its axes name`, { axis: 'datastore.blockSizeMb', asked: `${blockSizeMb * 1048576}`, got: `${q.blockSizeBytes}`, object: volumePath });
         }
         return createdObject(step, uuid, { label, device, volumePath, blockSizeBytes: q.blockSizeBytes, version: q.version });
       }
@@ -194,7 +194,8 @@ export function createEsxiShellProvider(targetIn: EsxiShellTargetConfig, runner:
         if (r.exitCode === 0) return 'removed';
         // the file, or its whole datastore, is already gone
         if (/cannot find the file|does not exist|not found|No such file or directory/i.test(r.stdout + r.stderr)) return 'absent';
-        throw new RemoteCommandFailed(`${target.host}: vmkfstools -U failed (exit ${r.exitCode}): ${(r.stdout + r.stderr).trim()}`, { host: runner.target, command: r.command, exitCode: r.exitCode, stderr: r.stderr, reason: 'exit' });
+        // vmkfstools prints its errors on stdout
+        throw new RemoteCommandFailed({ host: runner.target, what: 'vmkfstools -U', command: r.command, exitCode: r.exitCode, stderr: [r.stdout, r.stderr].filter((x) => x.trim()).join('\n'), reason: 'exit' });
       }
       case 'datastore': {
         // found by its owned name (the label), nothing else

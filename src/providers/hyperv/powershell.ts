@@ -87,13 +87,12 @@ async function runScript(runner: CommandRunner, script: string, what: string, st
     r = await runner.run(command, stdin === undefined ? {} : { stdin });
   } catch (err) {
     if (err instanceof RemoteCommandFailed) {
-      throw new RemoteCommandFailed(`${runner.target}: ${what}: ${err.details.reason}`, { ...err.details, command: shown }, { cause: err });
+      throw new RemoteCommandFailed({ ...err.details, what, command: shown }, { cause: err });
     }
     throw err;
   }
   if (r.exitCode !== 0) {
-    const tail = r.stderr.trim().split('\n').slice(-5).join('\n');
-    throw new RemoteCommandFailed(`${runner.target}: ${what} failed with exit code ${r.exitCode}${tail ? `: ${tail}` : ''}`, { host: runner.target, command: shown, exitCode: r.exitCode, stderr: r.stderr, reason: 'exit' });
+    throw new RemoteCommandFailed({ host: runner.target, what, command: shown, exitCode: r.exitCode, stderr: r.stderr, reason: 'exit' });
   }
   const line = r.stdout.trim().split('\n').filter((l) => l.trim() !== '').pop() ?? '';
   try {

@@ -282,8 +282,7 @@ export async function runGuestDiskspdArgv(runner: CommandRunner, target: HypervT
   checkDiskspdPath(exe);
   const r = await runInGuest(runner, t.vmName, credential, exe, argv);
   if (r.exitCode !== 0) {
-    const tail = r.output.trim().split('\n').slice(-3).join(' | ');
-    throw new RemoteCommandFailed(`${t.host}: diskspd in ${t.vmName} exited ${r.exitCode}: ${tail}`, { host: runner.target, command: `Invoke-Command -VMName ${t.vmName} ${exe} ${argv.join(' ')}`, exitCode: r.exitCode, stderr: r.output, reason: 'exit' });
+    throw new RemoteCommandFailed({ host: runner.target, what: `diskspd in ${t.vmName}`, command: `Invoke-Command -VMName ${t.vmName} ${exe} ${argv.join(' ')}`, exitCode: r.exitCode, stderr: r.output, reason: 'exit' });
   }
   return r.output;
 }

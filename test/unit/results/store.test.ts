@@ -3,6 +3,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { NotARunDirectory } from '../../../src/errors.ts';
 import type { RunPlan } from '../../../src/contract/plan.ts';
 import { testIdentity, NULL_LATENCY, type ResultRecord } from '../../../src/results/record.ts';
 import { DB_FILE, openResults, ResultStore, type RunMeta } from '../../../src/results/store.ts';
@@ -56,7 +57,8 @@ describe('ResultStore', () => {
   });
 
   it('opening a directory that is not a run fails with a clear message', () => {
-    expect(() => ResultStore.open(dir)).toThrow(`${dir} is not a run directory (no ${DB_FILE})`);
+    expect(() => ResultStore.open(dir)).toThrow(`${dir}: not a run directory (no ${DB_FILE})`);
+    expect(() => ResultStore.openReadOnly(dir)).toThrow(NotARunDirectory);
   });
 
   it('records come back in plan order, then repetition, then insertion order; counters and journal follow', () => {
