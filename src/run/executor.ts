@@ -21,7 +21,7 @@ import type { CreatedObject, PlannedStep, Provider, ProviderContext, WorkloadEnd
 
 export type { WorkloadEndpoint } from '../contract/provider.ts';
 import { DEFAULT_STEP_TIMEOUT_MS, StepTimedOut, withRetry, withTimeout, type RetryPolicy } from './retry.ts';
-import { record, tearDownRow, wasSent } from './teardown.ts';
+import { record, tearDownRow, UNSETTLED_KEY, wasSent } from './teardown.ts';
 
 const ORPHAN_GRACE_MIN_MS = 60_000;
 const ORPHAN_GRACE_MAX_MS = 10 * 60_000;
@@ -346,7 +346,7 @@ async function runStep(step: PlannedStep, perm: PermutationPlan, c: PermContext,
     const transient = (err: unknown) => provider.isTransient?.(err) ?? false;
     created = await withRetry(attempt, transient, { ...c.retry, signal: c.signal, onRetry: (err, n) => c.emit({ type: 'message', level: 'warn', text: `retrying ${step.step} (attempt ${n + 1}): ${redact(errorMessage(err))}` }) });
   } catch (err) {
-    if (err instanceof StepTimedOut && err.pending && step.creates) await settleOrphan(err.pending, perm, step, c);
+    if (err instanceof StepTimedOut && err.pending && step.creates && sent) await settleOrphan(err.pending, perm, step, c);
     // Nothing went out: the step is marked so and teardown never touches it.
     if (step.creates && !sent) record(() => c.store.ledgerState(step.creates!, err instanceof UnsafeOperation ? 'refused' : 'not-sent', redact(errorMessage(err))));
     throw err;
@@ -364,9 +364,11 @@ async function runStep(step: PlannedStep, perm: PermutationPlan, c: PermContext,
 }
 
 /**
- * A create that timed out keeps running on the server and may still produce its object after
- * teardown looked for it. Wait (bounded) for the call to settle and record what it created, so
- * teardown removes it instead of leaving it behind.
+ * A create that was sent and timed out keeps running on the server and may still produce its
+ * object after teardown looked for it. Wait (bounded) for the call to settle and record what it
+ * created, so teardown removes it instead of leaving it behind. If it never settles, the row is
+ * marked unsettled (UNSETTLED_KEY): teardown then keeps it open even when it finds nothing, and
+ * `storsweep cleanup` looks again (teardown.ts tearDownRow).
  */
 async function settleOrphan(pending: Promise<unknown>, perm: PermutationPlan, step: PlannedStep, c: PermContext): Promise<void> {
   const graceMs = Math.min(Math.max(c.stepTimeoutMs ?? 0, ORPHAN_GRACE_MIN_MS), ORPHAN_GRACE_MAX_MS);
@@ -381,7 +383,9 @@ async function settleOrphan(pending: Promise<unknown>, perm: PermutationPlan, st
   ]);
   clearTimeout(timer);
   if (!outcome.settled) {
-    c.emit({ type: 'message', level: 'error', text: `${step.step} (${step.operation}) still has not returned; ${step.creates!.name} may appear later (storsweep cleanup removes it)` });
+    const row = c.store.ledgerRow(step.creates!.kind, step.creates!.name);
+    if (row?.state === 'sent') record(() => c.store.ledgerSent(perm.permutationId, row, { ...row.data, [UNSETTLED_KEY]: new Date().toISOString() }));
+    c.emit({ type: 'message', level: 'error', text: `${step.step} (${step.operation}) still has not returned; ${step.creates!.name} may appear later: it stays in the ledger, and \`storsweep cleanup\` looks for it again and removes it` });
     return;
   }
   const v = outcome.value as CreatedObject | null;

@@ -63,6 +63,33 @@ export async function destroyRecorded(provider: Provider, row: LedgerRow, ctx: P
   return provider.destroy({ ...ref, id: found.id, data: found.data }, ctx);
 }
 
+/**
+ * Set in a row's data (an ISO time) when its create was sent, timed out and had still not returned
+ * when the run stopped waiting (executor.ts settleOrphan): the object may appear after anyone looked.
+ */
+export const UNSETTLED_KEY = 'unsettledAt';
+/**
+ * How long after that `cleanup` keeps such a row open when it finds nothing: a vSphere/ESXi/Hyper-V
+ * create task runs on the server regardless of the client, and nothing we can ask tells us a task
+ * started by a gone session will never finish. After this, a look that finds nothing marks it absent.
+ */
+export const UNSETTLED_WINDOW_MS = 30 * 60_000;
+export const UNSETTLED_REASON = 'create may still complete; run storsweep cleanup';
+
+/**
+ * What to record when a row whose create never settled was not found: never 'absent' from a run's
+ * own teardown (the create may still complete after it looked); from `cleanup`, only once the
+ * window has passed. Null: record the outcome as it is.
+ */
+function unsettledReason(row: LedgerRow, prefix: '' | 'cleanup-', nowMs = Date.now()): string | null {
+  const at = row.data[UNSETTLED_KEY];
+  if (typeof at !== 'string') return null;
+  if (prefix === '') return UNSETTLED_REASON;
+  const until = Date.parse(at) + UNSETTLED_WINDOW_MS;
+  if (!(nowMs >= until)) return `not found yet, but its create was still running when the run gave up on it at ${at} and may still complete; run storsweep cleanup again after ${new Date(Number.isNaN(until) ? nowMs + UNSETTLED_WINDOW_MS : until).toISOString()}`;
+  return null;
+}
+
 export const NOT_SENT_REASON = 'never sent (only an intent was recorded) and not found by its owned name: nothing to remove';
 
 /** Store writes around a removal: a failure to record must not stop the removal of the rest. */
@@ -118,6 +145,13 @@ export async function tearDownRow(
         },
       },
     );
+    const unsettled = outcome === 'absent' ? unsettledReason(row, o.prefix) : null;
+    if (unsettled) {
+      // kept live: found nothing now is not proof that nothing will appear
+      record(() => store.ledgerState(row, 'remove-failed', unsettled));
+      record(() => store.appendJournal(row.permutationId, step, `${o.prefix}remove-failed`, { reason: unsettled }));
+      return { failed: unsettled };
+    }
     record(() => store.ledgerState(row, outcome, outcome === 'not-sent' ? NOT_SENT_REASON : null));
     record(() => store.appendJournal(row.permutationId, step, `${o.prefix}${outcome}`, null));
     return { outcome };

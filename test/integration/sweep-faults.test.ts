@@ -149,6 +149,31 @@ describe('vSphere faults during a sweep', { timeout: 180_000 }, () => {
     }
   });
 
+  it('a create still running after the grace period: teardown keeps it live (never absent), status names it, cleanup that finds nothing keeps it open', { timeout: 240_000 }, async () => {
+    // 4 s: the reads before the create fit in it even on a loaded machine, so the create is sent
+    const pb = await lab.writePlaybook('late.yaml', sweepPlaybook({ name: 'late', blockSizesMb: [1], formats: ['thin'], repeat: 1, extra: ['timeouts:', '  stepSec: 4'] }));
+    // held by the server past the executor's 60 s grace (after the 4 s step timeout), then failed:
+    // when teardown looks, nothing is there, and nothing may conclude that nothing will be
+    await lab.sim.control.delay('CreateVmfsDatastore', 72_000);
+    await lab.sim.control.fault({ method: 'CreateVmfsDatastore', fault: 'HostConfigFault', message: 'injected: failed late', count: 1 });
+    try {
+      const r = await runCli(['run', pb, ...lab.runArgs(await lab.newRunsDir('late'))], { timeoutMs: 170_000 });
+      expect(r.code, r.stderr).toBe(1);
+      const runDir = runDirOf(r);
+      expect(log(runDir)).toMatch(/may appear later: it stays in the ledger, and `storsweep cleanup` looks for it again/);
+      const [row] = ledgerRows(runDir);
+      expect(row).toMatchObject({ kind: 'datastore', state: 'remove-failed', error: 'create may still complete; run storsweep cleanup' });
+      expect((await runCli(['status', runDir])).stdout).toContain(row!.name);
+      const c = await runCli(['cleanup', runDir]);
+      expect(c.code).toBe(1);
+      expect(c.stdout).toMatch(/not found yet, but its create was still running when the run gave up on it at \S+ and may still complete; run storsweep cleanup again after \S+/);
+      expect(ledgerRows(runDir)[0]!.state).toBe('remove-failed');
+      expect(await lab.leftovers()).toEqual(NOTHING_LEFT);
+    } finally {
+      await lab.sim.control.delay('CreateVmfsDatastore', 0);
+    }
+  });
+
   it('a read before the create hangs past timeouts.stepSec: the step gives up and the create is never sent afterwards', async () => {
     const pb = await lab.writePlaybook('hang-read.yaml', sweepPlaybook({ name: 'hang-read', blockSizesMb: [1], formats: ['thin'], repeat: 1, extra: ['timeouts:', '  stepSec: 1'] }));
     await lab.sim.control.delay('QueryVmfsDatastoreCreateOptions', 3000);

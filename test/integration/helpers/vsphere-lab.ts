@@ -182,8 +182,8 @@ export function permutationStatuses(runDir: string): Array<{ permutationId: stri
   return readRun(runDir, (db) => db.prepare('SELECT permutation_id AS permutationId, status, reason FROM permutations ORDER BY idx').all() as Array<{ permutationId: string; status: string; reason: string | null }>);
 }
 
-export function ledgerRows(runDir: string): Array<{ kind: string; name: string; state: string; permutationId: string }> {
-  return readRun(runDir, (db) => db.prepare('SELECT kind, name, state, permutation_id AS permutationId FROM ledger ORDER BY seq').all() as Array<{ kind: string; name: string; state: string; permutationId: string }>);
+export function ledgerRows(runDir: string): Array<{ kind: string; name: string; state: string; permutationId: string; error: string | null }> {
+  return readRun(runDir, (db) => db.prepare('SELECT kind, name, state, permutation_id AS permutationId, error FROM ledger ORDER BY seq').all() as Array<{ kind: string; name: string; state: string; permutationId: string; error: string | null }>);
 }
 
 /**
