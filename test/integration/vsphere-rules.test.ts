@@ -153,6 +153,36 @@ describe('an orphaned VMDK on vCenter (DeleteVirtualDisk_Task)', () => {
 describe('NFS without VAAI-NAS: thin disks only', () => {
   const NFS = { remoteHost: 'nas.lab', remotePath: '/export/rules' };
 
+  it('an existing NFS datastore whose mount reports no vStorageSupport: a thick disk is refused before ReconfigVM_Task (nothing created, nothing deleted); nfs.vaaiNas lets it through to the host', async () => {
+    const h = await client.findHost('DC0_H0');
+    const vm = await client.findVm('DC0_H0_VM0');
+    const ds = await client.createNasDatastore(h, { ...NFS, name: 'ss-rules-nfs-existing' });
+    try {
+      const t = target({ datastore: 'ss-rules-nfs-existing' });
+      const provider = createVsphereProvider(t);
+      const before = (await client.devices(vm)).length;
+      for (const format of ['lazyzeroedthick', 'eagerzeroedthick']) {
+        const [step] = planVsphereSteps({ 'datastore.kind': 'existing', 'disk.format': format, 'disk.sizeGb': 1 }, t, { prefix: `ss-rules-x${format.length}` });
+        let sent = false;
+        const err = await provider.apply(step!, { ...ctx('nx'), sent: () => void (sent = true) }).catch((e: unknown) => e);
+        expect(String(err)).toMatch(new RegExp(`disk\\.format ${format}: datastore ss-rules-nfs-existing is NFS and its host mount reports no hardware acceleration .*thin disks only`));
+        expect(sent).toBe(false);
+      }
+      expect((await client.devices(vm)).length).toBe(before);
+      await provider.close();
+      // the inventory vouches for VAAI-NAS: the check lets it through (the host then decides)
+      const vaai = createVsphereProvider(target({ datastore: 'ss-rules-nfs-existing', nfs: { ...NFS, vaaiNas: true } }));
+      const [lazy] = planVsphereSteps({ 'datastore.kind': 'existing', 'disk.format': 'lazyzeroedthick', 'disk.sizeGb': 1 }, target({ datastore: 'ss-rules-nfs-existing', nfs: { ...NFS, vaaiNas: true } }), { prefix: 'ss-rules-vaai' });
+      let sent = false;
+      await vaai.apply(lazy!, { ...ctx('nv'), sent: () => void (sent = true) }).catch(() => undefined);
+      expect(sent).toBe(true);
+      await vaai.close();
+      for (const d of await client.devices(vm)) if (String((d as { backing?: { fileName?: unknown } }).backing?.fileName ?? '').includes('ss-rules-nfs-existing')) await client.detachDisk(vm, Number((d as { key: unknown }).key), { deleteFile: true });
+    } finally {
+      await client.removeDatastore(h, ds);
+    }
+  });
+
   it('the harness creates lazy-zeroed thick as thin and refuses eager-zeroed thick, like a host', async () => {
     const h = await client.findHost('DC0_H0');
     const vm = await client.findVm('DC0_H0_VM0');

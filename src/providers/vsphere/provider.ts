@@ -120,6 +120,32 @@ export function createVsphereProvider(target: VsphereTargetConfig, opts: Vsphere
   }
 
   /**
+   * A thick disk on an NFS datastore (one this run did not create: datastore.kind existing) only
+   * where the host's mount offers hardware acceleration: "On NFS datastores that do not support
+   * Hardware Acceleration, only thin format is available" (vSphere Storage, "Virtual Disk
+   * Provisioning Policies"). The mount says so in HostFileSystemMountInfo.vStorageSupport (API 4.1+,
+   * 'vStorageSupported'); the inventory's nfs.vaaiNas vouches for it too. Checked before any
+   * mutating call, so a refusal creates nothing (no thin disk made and then deleted).
+   */
+  async function checkNfsThick(datastore: string, format: string): Promise<void> {
+    if (format !== 'lazyzeroedthick' && format !== 'eagerzeroedthick') return;
+    const ref = await findDatastore(datastore);
+    if (!ref) return;
+    const c = await client();
+    const { summary } = await c.readDatastore(ref);
+    const type = String((summary as { type?: unknown }).type ?? '');
+    if (type !== 'NFS' && type !== 'NFS41') return;
+    if (target.nfs?.vaaiNas) return;
+    const mounts = ((await c.readProps(ref, ['host'])).host ?? []) as Array<{ mountInfo?: { vStorageSupport?: unknown } }>;
+    const list = Array.isArray(mounts) ? mounts : [mounts];
+    if (list.length > 0 && list.every((m) => m.mountInfo?.vStorageSupport === 'vStorageSupported')) return;
+    throw new InvalidArgument(
+      `disk.format ${format}: datastore ${datastore} is ${type} and its host mount reports no hardware acceleration (vStorageSupport ${JSON.stringify(list[0]?.mountInfo?.vStorageSupport ?? null)}); an NFS datastore without VAAI-NAS has thin disks only. Use disk.format thin, or set nfs.vaaiNas: true in the inventory if the host has a VAAI-NAS plugin for it`,
+      { name: 'disk.format', value: format },
+    );
+  }
+
+  /**
    * The datastore this run created, or undefined. A recorded id is trusted only while the object
    * behind it still has our owned name: ids can be reused (the simulator derives them from the
    * LUN), and a later run's datastore on the same LUN must never be removed by an earlier cleanup.
@@ -191,7 +217,10 @@ export function createVsphereProvider(target: VsphereTargetConfig, opts: Vsphere
         }
         const unitNumber = optInt(a, 'unitNumber');
         const placement = { ...(controllerKey !== undefined ? { controllerKey } : {}), ...(unitNumber !== undefined ? { unitNumber } : {}), beforeSend: () => ctx.sent({ vm: a.vm, fileName: `[${datastore}] ${fileName}` }) };
-        if (a.backing !== 'rdm') await checkRoom(datastore, int(a, 'sizeBytes', step.step));
+        if (a.backing !== 'rdm') {
+          await checkNfsThick(datastore, str(a, 'format', step.step));
+          await checkRoom(datastore, int(a, 'sizeBytes', step.step));
+        }
         const disk =
           a.backing === 'rdm'
             ? await c.attachRdm(v, {
