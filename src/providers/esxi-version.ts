@@ -87,3 +87,12 @@ export function checkVmfs3FileSize(blockSizeMb: number, sizeGb: number): void {
     { name: 'disk.sizeGb', value: String(sizeGb) },
   );
 }
+
+/**
+ * A virtual NVMe controller needs hardware version 13, which ESXi 6.5 introduced ("Add an NVMe
+ * Controller", vSphere 6.5 Virtual Machine Administration; the lab harness: controllers.go).
+ */
+export function checkNvmeSupported(v: EsxiVersion | undefined, host: string): void {
+  if (!v || atLeast(v, 6, 5)) return;
+  throw new InvalidArgument(`disk.controller nvme: ${host} runs ESXi ${formatEsxiVersion(v)}; a virtual NVMe controller needs ESXi 6.5 or later (hardware version 13)`, { name: 'disk.controller', value: 'nvme' });
+}

@@ -1,7 +1,6 @@
 // What a real vCenter/ESXi refuses or does differently, against the vcsim harness (which learned
 // the same rules), read back through pyvmomi, the harness call counter and the datastore's files.
 import { existsSync, readFileSync } from 'node:fs';
-import https from 'node:https';
 import fs from 'node:fs/promises';
 import { execFile } from 'node:child_process';
 import os from 'node:os';
@@ -18,7 +17,6 @@ import { TaskFailed } from '../../src/providers/vsphere/fault.ts';
 import { reconfigVMTask } from '../../src/providers/vsphere/methods.ts';
 import { waitForTask } from '../../src/providers/vsphere/task.ts';
 import type { DataObject } from '../../src/providers/vsphere/types.ts';
-import { CLIENT_VIM_VERSIONS } from '../../src/providers/vsphere/soap.ts';
 import { vcenterYaml, vsphereTargetYaml } from '../../src/lab/vsphere-inventory.ts';
 import { runCli } from './helpers/cli.ts';
 import { readRun, runDirIn } from './helpers/vsphere-lab.ts';
@@ -356,7 +354,7 @@ describe('disk.controller: the disk on a controller of the named type', () => {
     expect(await controllerTypes()).toEqual(before);
   });
 
-  it('nvme: an NVMe controller (hardware version 13) with the disk on namespace 0', async () => {
+  it('nvme: an NVMe controller (hardware version 13 and later) with the disk on namespace 0', async () => {
     await permutation({ 'datastore.kind': 'existing', 'disk.format': 'thin', 'disk.sizeGb': 1, 'disk.controller': 'nvme' }, 'ss-rules-ctl-nvme', async (created) => {
       const disk = created.find((o) => o?.kind === 'disk')!;
       expect((await pyvmomi(sim, { vm: 'DC0_H0_VM0' })).disks!.find((d) => d.key === Number(disk.id))).toMatchObject({ controllerType: 'VirtualNVMEController', busNumber: 0, unitNumber: 0 });
@@ -402,8 +400,12 @@ describe('disk.controller: the disk on a controller of the named type', () => {
       device: { _type: 'VirtualDisk', key: -1, backing: { _type: 'VirtualDiskFlatVer2BackingInfo', fileName: `[LocalDS_0] ${name}.vmdk`, diskMode: 'persistent', thinProvisioned: true }, controllerKey: pv.key, unitNumber, capacityInKB: 1024, capacityInBytes: 1024 * 1024 },
     });
     expect(await reconfigure([diskAt(7, 'ss-rules-u7')])).toBe('InvalidDeviceSpec');
-    // hardware version 13: PVSCSI has 16 targets (64 from version 14 on)
-    expect(await reconfigure([diskAt(16, 'ss-rules-u16')])).toBe('InvalidDeviceSpec');
+    // the 8.0 profile's VMs are hardware version 20: PVSCSI has 64 targets (0–63, 7 reserved)
+    expect((await client.vmHardware(vm)).hw).toBe(20);
+    expect(await reconfigure([diskAt(64, 'ss-rules-u64')])).toBe('InvalidDeviceSpec');
+    expect(await reconfigure([diskAt(40, 'ss-rules-u40')])).toBe('ok');
+    const u40 = (await client.vmHardware(vm)).devices.find((d) => d._type === 'VirtualDisk' && d.unitNumber === 40)!;
+    expect(await client.detachDisk(vm, u40.key, { deleteFile: true })).toBe('removed');
     expect(await reconfigure([{ operation: 'add', device: { _type: 'VirtualLsiLogicController', key: -100, busNumber: 0, sharedBus: 'noSharing' } }])).toBe('InvalidDeviceSpec');
     expect(await reconfigure([{ operation: 'add', device: { _type: 'VirtualLsiLogicController', key: -100, busNumber: 4, sharedBus: 'noSharing' } }])).toBe('InvalidDeviceSpec');
     const added: number[] = [];
@@ -426,24 +428,32 @@ describe('disk.controller: the disk on a controller of the named type', () => {
   });
 });
 
-describe('SOAP version', () => {
-  it('the harness lists its own vim25 version and only earlier ones; the client speaks the server’s version', async () => {
-    const xml = await new Promise<string>((resolve, reject) => {
-      const u = new URL(sim.url);
-      https
-        .get({ host: u.hostname, port: u.port, path: '/sdk/vimServiceVersions.xml', ca: readFileSync(sim.certFile), checkServerIdentity: () => undefined }, (res) => {
-          let body = '';
-          res.on('data', (c: Buffer) => (body += c.toString()));
-          res.on('end', () => resolve(body));
-        })
-        .on('error', reject);
-    });
-    const api = client.serviceContent.about.apiVersion;
-    const versions = [...xml.matchAll(/<version>([^<]+)<\/version>/g)].map((m) => m[1]!);
-    expect(versions[0]).toBe(api);
-    expect(versions).not.toContain('uA046D008');
-    expect(versions.slice(1)).toEqual(CLIENT_VIM_VERSIONS.concat(['5.1', '5.0', '4.1', '4.0']).filter((v) => versions.slice(1).includes(v)));
-    for (const newer of CLIENT_VIM_VERSIONS.slice(0, CLIENT_VIM_VERSIONS.indexOf(api) + 1)) expect(versions.slice(1)).not.toContain(newer);
-    expect(client.session.soap.version).toBe(api);
+describe('controllers on an ESXi 5.5 host (hardware version 10)', () => {
+  it('PVSCSI has 16 targets, NVMe does not exist: the harness refuses, the provider refuses before sending, validate at the value', async () => {
+    await control.version('5.5');
+    try {
+      const vm = await client.findVm('DC0_H0_VM0');
+      expect((await client.vmHardware(vm)).hw).toBe(10);
+      const task = await reconfigVMTask(client.session, vm, { deviceChange: [{ operation: 'add', device: { _type: 'VirtualNVMEController', key: -100, busNumber: 0 } }] });
+      const err = await waitForTask(client.session, client.serviceContent, task).catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(TaskFailed);
+      expect((err as TaskFailed).faultName).toBe('DeviceUnsupportedForVmVersion');
+
+      await control.reset();
+      const provider = createVsphereProvider(target());
+      try {
+        const [ctl] = planVsphereSteps({ 'datastore.kind': 'existing', 'disk.format': 'thin', 'disk.sizeGb': 1, 'disk.controller': 'nvme' }, target(), { prefix: 'ss-rules-ctl-55' });
+        await expect(provider.apply(ctl!, ctx('55'))).rejects.toThrow(/hardware version 10; an NVMe controller needs 13 or later/);
+        expect((await control.calls()).ReconfigVM_Task).toBeUndefined();
+      } finally {
+        await provider.close();
+      }
+      // an inventory that states the release: refused when planning
+      expect(() => planVsphereSteps({ 'datastore.kind': 'existing', 'disk.format': 'thin', 'disk.sizeGb': 1, 'disk.controller': 'nvme' }, target({ version: '5.5' }), { prefix: 'p' })).toThrow(
+        /disk.controller nvme: DC0_H0 runs ESXi 5\.5; a virtual NVMe controller needs ESXi 6\.5 or later/,
+      );
+    } finally {
+      await control.version('8.0');
+    }
   });
 });

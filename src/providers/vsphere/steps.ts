@@ -5,7 +5,7 @@ import { InvalidArgument } from '../../errors.ts';
 import type { Axes } from '../../contract/axis.ts';
 import type { PlannedStep } from '../../contract/provider.ts';
 import { checkVmfsBlockSize, isVmfsKind } from '../vmfs-block-size.ts';
-import { checkBlockSizeKbSupported, checkVmfs3FileSize, checkVmfsCreatable, parseEsxiVersion } from '../esxi-version.ts';
+import { checkBlockSizeKbSupported, checkNvmeSupported, checkVmfs3FileSize, checkVmfsCreatable, parseEsxiVersion } from '../esxi-version.ts';
 import { VSPHERE_BLOCK_SIZES_KB, VSPHERE_BLOCK_SIZES_MB, VSPHERE_CONTROLLERS, VSPHERE_DATASTORE_KINDS, VSPHERE_DISK_FORMATS } from './axes.ts';
 import type { VsphereStepTarget } from './config.ts';
 
@@ -97,6 +97,7 @@ export function planVsphereSteps(axes: Axes, target: VsphereStepTarget, names: {
   }
 
   if (controller !== undefined) {
+    if (controller === 'nvme') checkNvmeSupported(target.version === undefined ? undefined : parseEsxiVersion(target.version), target.host);
     // The disk goes on a controller of this type: one the VM has with a free unit, else one this
     // step adds (and teardown removes). controllers.ts has the limits a host enforces.
     steps.push({

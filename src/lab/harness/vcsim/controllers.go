@@ -54,6 +54,40 @@ func controllerClass(t string) string {
 	return ""
 }
 
+// releaseHardwareVersion is the hardware version a VM created on that ESXi release gets by default
+// (its newest): 5.5 → 10, 6.0 → 11, 6.5 → 13, 6.7 → 14, 7.0 → 17, 8.0 → 20 [vSphere Automation API
+// "Vm_Hardware_Upgrade" hardware version enum; VMware KB 1003746 "Virtual machine hardware versions";
+// real-product-rules.md §3.1]. The simulated VMs take it from the version profile (version.go), so
+// PVSCSI's 64 targets (HW 14) and NVMe (HW 13) follow the release.
+func releaseHardwareVersion(major, minor int) int {
+	switch {
+	case major >= 8:
+		return 20
+	case major == 7:
+		return 17
+	case major == 6 && minor >= 7:
+		return 14
+	case major == 6 && minor >= 5:
+		return 13
+	case major == 6:
+		return 11
+	}
+	return 10
+}
+
+func setVmHardwareVersions(major, minor int) {
+	v := "vmx-" + strconv.Itoa(releaseHardwareVersion(major, minor))
+	for _, e := range simulator.Map.All("VirtualMachine") {
+		vm, ok := e.(*simulator.VirtualMachine)
+		if !ok || vm.Config == nil {
+			continue
+		}
+		simulator.Map.WithLock(vm, func() {
+			simulator.Map.Update(vm, []types.PropertyChange{{Name: "config.version", Val: v}})
+		})
+	}
+}
+
 func vmHardwareVersion(vm *simulator.VirtualMachine) int {
 	v, err := strconv.Atoi(strings.TrimPrefix(vm.Config.Version, "vmx-"))
 	if err != nil {

@@ -90,10 +90,6 @@ func (h *harness) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h.control(w, r)
 		return
 	}
-	if r.Method == http.MethodGet && r.URL.Path == "/sdk/vimServiceVersions.xml" {
-		serveVimServiceVersions(w) // service_versions.go
-		return
-	}
 	if r.Method != http.MethodPost || !strings.HasPrefix(r.URL.Path, "/sdk") || strings.HasSuffix(r.URL.Path, ".xml") {
 		h.sim.ServeHTTP(w, r)
 		return

@@ -192,6 +192,7 @@ func applyVersionProfile(p versionProfile, esx bool) error {
 			hs.Summary.Config.Product = &own
 		})
 	}
+	setVmHardwareVersions(p.Major, p.Minor) // controllers.go
 	return nil
 }
 
