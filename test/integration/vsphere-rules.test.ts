@@ -175,7 +175,7 @@ describe('NFS without VAAI-NAS: thin disks only', () => {
       await vaai.apply(lazy!, { ...ctx('nv'), sent: () => void (sent = true) }).catch(() => undefined);
       expect(sent).toBe(true);
       await vaai.close();
-      for (const d of await client.devices(vm)) if (String((d as { backing?: { fileName?: unknown } }).backing?.fileName ?? '').includes('ss-rules-nfs-existing')) await client.detachDisk(vm, Number((d as { key: unknown }).key), { deleteFile: true });
+      for (const d of await client.devices(vm)) if (`${(d as { backing?: { fileName?: string } }).backing?.fileName ?? ''}`.includes('ss-rules-nfs-existing')) await client.detachDisk(vm, Number((d as { key: unknown }).key), { deleteFile: true });
     } finally {
       await client.removeDatastore(h, ds);
     }

@@ -133,7 +133,8 @@ export function createVsphereProvider(target: VsphereTargetConfig, opts: Vsphere
     if (!ref) return;
     const c = await client();
     const { summary } = await c.readDatastore(ref);
-    const type = String((summary as { type?: unknown }).type ?? '');
+    const rawType = (summary as { type?: unknown }).type;
+    const type = typeof rawType === 'string' ? rawType : '';
     if (type !== 'NFS' && type !== 'NFS41') return;
     if (target.nfs?.vaaiNas) return;
     const mounts = ((await c.readProps(ref, ['host'])).host ?? []) as Array<{ mountInfo?: { vStorageSupport?: unknown } }>;
