@@ -1,108 +1,52 @@
 // The composition root's wiring: an inventory target becomes a step planner (pure), a provider
-// and a workload endpoint. Secrets are revealed here and nowhere above.
+// and a workload endpoint — each provider wires its own (ProviderModule.compose); this file hands it
+// the inventory's endpoints and secrets (ComposeContext), the only place they are revealed.
 import os from 'node:os';
 import path from 'node:path';
 import type { LoadedInventory } from '../config/index.ts';
-import { sshKeyboardInteractive, type SshHost, type Target } from '../config/inventory.ts';
-import { esxiShellConfigOf, hypervConfigOf, stepPlannerOf, vsphereStepTargetOf } from '../config/provider-targets.ts';
-import { UnsafeOperation, UsageError } from '../errors.ts';
+import { sshKeyboardInteractive, type SshHost } from '../config/inventory.ts';
+import { UsageError } from '../errors.ts';
 import type { Playbook } from '../config/playbook.ts';
-import { buildPlan, rawTestTarget, type StepPlanner, type TargetPlanOptions } from '../plan/plan.ts';
+import { buildPlan, type TargetPlanOptions } from '../plan/plan.ts';
 import type { RunPlan } from '../contract/plan.ts';
 import type { Axes } from '../contract/axis.ts';
-import { LATENCY_SPAN } from '../results/record.ts';
-import type { CommandRunner } from '../ssh/command-runner.ts';
-import { createLocalRunner } from '../ssh/local-runner.ts';
-import { connectSsh, type SshOptions } from '../ssh/ssh-runner.ts';
-import { stopRunGroups } from '../ssh/process-group.ts';
-import { shJoin } from '../ssh/quote.ts';
-import type { WorkloadEndpoint } from '../run/executor.ts';
-import type { Provider, ProviderName } from '../contract/provider.ts';
-import { createEsxiShellProvider } from '../providers/esxi-shell/provider.ts';
-import { hostVersionArgv, parseVmwareVersion } from '../providers/esxi-shell/version.ts';
-import { endpointFromEnv, VsphereClient } from '../providers/vsphere/client.ts';
-import type { VsphereTargetConfig } from '../providers/vsphere/config.ts';
-import { createVsphereProvider } from '../providers/vsphere/provider.ts';
-import { createHypervProvider, runGuestDiskspd, runGuestDiskspdArgv } from '../providers/hyperv/provider.ts';
-import { registerSecretValue, shortSecretMessage } from '../config/secrets.ts';
-import { runFioPrefill, runFioTest } from '../workloads/run-fio.ts';
-import { diskspdCreateOnlyArgs, runDiskspdFill } from '../workloads/prefill.ts';
-import { runPasses } from '../workloads/passes.ts';
-import { parseDiskspdXml } from '../workloads/diskspd.ts';
-import { ParseError } from '../errors.ts';
-import { createEndpointPool, DEFAULT_VCENTER_CONCURRENCY, type EndpointPool } from './endpoint-pool.ts';
+import type { SshOptions } from '../ssh/ssh-runner.ts';
+import type { ComposeContext, Composition, EndpointPool } from '../contract/provider.ts';
+import { createEndpointPool } from '../providers/endpoint-pool.ts';
+import { moduleOf, type Target } from '../providers/index.ts';
 
-export interface Composition {
-  provider: ProviderName;
-  planSteps?: StepPlanner;
-  /** connects the provider (SOAP session, SSH) — only for a real run, never for plan/dry-run */
-  connectProvider(): Promise<Provider | null>;
-  /**
-   * The host's ESXi release read from the host (read-only: a property read, `vmware -v`), for a
-   * target whose inventory states no `version`; a run asks it before anything is changed.
-   */
-  readHostVersion?(): Promise<string>;
-  workload: WorkloadEndpoint;
-  /** where the workload step runs: the guest's transport, or the provider itself (Hyper-V) */
-  workloadProvider: ProviderName;
-  /** secret-free description of where the workload runs */
-  workloadTarget: Record<string, unknown>;
-  insecureEndpoints: string[];
-}
+export type { Composition } from '../contract/provider.ts';
 
 function sshOptions(inv: LoadedInventory, name: string): SshOptions {
   const h: SshHost | undefined = inv.inventory.sshHosts[name];
   if (!h) throw new UsageError(`${inv.file}: no sshHosts entry named "${name}"`);
-  const base = path.dirname(path.resolve(inv.file));
-  const file = (f: string) => path.resolve(base, f.replace(/^~(?=\/|$)/, os.homedir()));
   return {
     host: h.host,
     port: h.port,
     username: h.user,
-    privateKeyPath: h.privateKeyFile ? file(h.privateKeyFile) : undefined,
+    privateKeyPath: h.privateKeyFile ? resolvePath(inv, h.privateKeyFile) : undefined,
     passphrase: h.passphrase ? inv.secrets.get(h.passphrase)?.reveal() : undefined,
     password: h.password ? inv.secrets.get(h.password)?.reveal() : undefined,
     keyboardInteractive: sshKeyboardInteractive(inv.inventory, name),
-    knownHostsFile: h.knownHostsFile ? file(h.knownHostsFile) : undefined,
+    knownHostsFile: h.knownHostsFile ? resolvePath(inv, h.knownHostsFile) : undefined,
     insecure: h.insecure,
   };
 }
 
-function guestEndpoint(inv: LoadedInventory, g: { sshHost?: string; workdir: string; testFile?: string; fioPath: string; ioengine: string }): { endpoint: WorkloadEndpoint; describe: Record<string, unknown>; provider: ProviderName } {
-  const filename = g.testFile ?? path.posix.join(g.workdir, 'storsweep-test.dat');
-  const connect = async (): Promise<CommandRunner> => {
-    const runner = g.sshHost ? await connectSsh(sshOptions(inv, g.sshHost)) : createLocalRunner();
-    await runner.run(shJoin(['mkdir', '-p', '--', g.workdir]));
-    // A test file the plan takes for a file must not be a device on the guest: a link to /dev/sdb,
-    // or a device node outside /dev, would be overwritten without --confirm-destroy. Checked on
-    // the guest itself (`test -b`/`-c` follow links), before anything is measured.
-    if (rawTestTarget(filename, 'fio') === undefined) {
-      const r = await runner.run(`${shJoin(['test', '-b', filename])} || ${shJoin(['test', '-c', filename])}`);
-      if (r.exitCode === 0) {
-        await runner.close().catch(() => undefined);
-        throw new UnsafeOperation(
-          `${runner.target}: the test file ${filename} is a device on the guest (a block or character device, or a link to one); storsweep writes to a device only when the inventory names it by its path under /dev and --confirm-destroy names it`,
-          { operation: 'workload', target: filename },
-        );
-      }
-    }
-    return runner;
-  };
+function resolvePath(inv: LoadedInventory, f: string): string {
+  return path.resolve(path.dirname(path.resolve(inv.file)), f.replace(/^~(?=\/|$)/, os.homedir()));
+}
+
+/** What a provider's compose() gets from the inventory: endpoints, secrets revealed on request. */
+export function composeContext(inv: LoadedInventory, pool: EndpointPool): ComposeContext {
   return {
-    endpoint: {
-      tool: 'fio',
-      connect,
-      describe: async (runner) => {
-        const os = (await runner.run('uname -sr')).stdout.trim();
-        const fio = (await runner.run(shJoin([g.fioPath, '--version']))).stdout.trim();
-        return { 'guest.os': os, 'guest.tool': fio };
-      },
-      prepare: (runner, profile, o) => (profile.prefill === false ? Promise.resolve(null) : runFioPrefill(runner, profile, { filename, fioPath: g.fioPath, ioengine: g.ioengine, controlDir: g.workdir, ...o })),
-      runTest: (runner, test, profile, o) => runFioTest(runner, test, profile, { filename, fioPath: g.fioPath, ioengine: g.ioengine, controlDir: g.workdir, ...o }),
-      stopLeftovers: (runner, runId) => stopRunGroups(runner, g.workdir, runId),
-    },
-    describe: { runsOn: g.sshHost ? `ssh:${g.sshHost}` : 'local', testFile: filename },
-    provider: g.sshHost ? 'ssh' : 'local',
+    file: inv.file,
+    resolvePath: (p) => resolvePath(inv, p),
+    ssh: (name) => sshOptions(inv, name),
+    reveal: (ref) => inv.secrets.get(ref)?.reveal(),
+    vcenter: (name) => inv.inventory.vcenters[name],
+    env: process.env,
+    pool,
   };
 }
 
@@ -114,129 +58,8 @@ export function compose(target: Target, inv: LoadedInventory, pool: EndpointPool
   const insecure: string[] = Object.entries(inv.inventory.sshHosts)
     .filter(([, h]) => h.insecure)
     .map(([n]) => `ssh:${n}`);
-  switch (target.provider) {
-    case 'local':
-    case 'ssh': {
-      const g = guestEndpoint(inv, { ...target, sshHost: target.provider === 'ssh' ? target.sshHost : undefined });
-      return { provider: target.provider, connectProvider: async () => null, workload: g.endpoint, workloadProvider: g.provider, workloadTarget: g.describe, insecureEndpoints: insecure };
-    }
-    case 'esxi-shell': {
-      const cfg = esxiShellConfigOf(target);
-      const g = guestEndpoint(inv, target.guest);
-      return {
-        provider: 'esxi-shell',
-        planSteps: stepPlannerOf(target),
-        connectProvider: async () => createEsxiShellProvider(cfg, await connectSsh(sshOptions(inv, target.sshHost))),
-        readHostVersion: async () => {
-          const runner = await connectSsh(sshOptions(inv, target.sshHost));
-          try {
-            const r = await runner.run(shJoin(hostVersionArgv()));
-            return parseVmwareVersion(r.stdout, `${target.sshHost}: vmware -v`);
-          } finally {
-            await runner.close().catch(() => undefined);
-          }
-        },
-        workload: g.endpoint,
-        workloadProvider: g.provider,
-        workloadTarget: g.describe,
-        insecureEndpoints: insecure,
-      };
-    }
-    case 'vsphere': {
-      const vc = inv.inventory.vcenters[target.vcenter];
-      // govc's variables fill in only what the inventory leaves out; GOVC_PASSWORD is a secret of
-      // this run (masked in messages, held to the same minimum length) only when this target uses
-      // it — masking an unused "1" would garble every message and tell the password.
-      const fromEnv = !vc?.url || !vc.username || !vc.password ? endpointFromEnv(process.env) : undefined;
-      if (fromEnv && !vc?.password) {
-        const short = shortSecretMessage(fromEnv.password);
-        if (short) throw new UsageError(`${inv.file}: the password from GOVC_PASSWORD/GOVC_URL that vcenter "${target.vcenter}" falls back to: ${short}`);
-        registerSecretValue(fromEnv.password);
-      }
-      const url = vc?.url ?? fromEnv?.url;
-      const username = vc?.username ?? fromEnv?.username;
-      const password = vc?.password ? inv.secrets.get(vc.password)?.reveal() : fromEnv?.password;
-      if (!url || !username || password === undefined) throw new UsageError(`${inv.file}: vcenter "${target.vcenter}" needs url, username and password (or GOVC_URL, GOVC_USERNAME, GOVC_PASSWORD)`);
-      const base = path.dirname(path.resolve(inv.file));
-      const cfg: VsphereTargetConfig = {
-        vcenter: {
-          url,
-          username,
-          password,
-          thumbprint: vc?.thumbprint,
-          caFile: vc?.caFile ? path.resolve(base, vc.caFile) : fromEnv?.caFile,
-          insecure: vc ? vc.insecure : fromEnv?.insecure,
-        },
-        ...vsphereStepTargetOf(target),
-      };
-      if (cfg.vcenter.insecure) insecure.push(`vcenter:${target.vcenter}`);
-      const g = guestEndpoint(inv, target.guest);
-      return {
-        provider: 'vsphere',
-        planSteps: stepPlannerOf(target),
-        connectProvider: async () => {
-          const key = `${url}|${username}`;
-          const connect = () => pool.client(key, () => VsphereClient.connect(cfg.vcenter));
-          return pool.share(key, vc?.maxConcurrent ?? DEFAULT_VCENTER_CONCURRENCY, createVsphereProvider(cfg, { connect }));
-        },
-        readHostVersion: async () => {
-          // HostSystem.config.product (AboutInfo) is the host's own release, also through vCenter
-          const c = await VsphereClient.connect(cfg.vcenter);
-          try {
-            const p = await c.readProps(await c.findHost(cfg.host), ['config.product.version']);
-            const v = p['config.product.version'];
-            if (typeof v !== 'string') throw new UsageError(`${target.vcenter}: host ${cfg.host} reports no config.product.version`);
-            return v;
-          } finally {
-            await c.logout().catch(() => undefined);
-          }
-        },
-        workload: g.endpoint,
-        workloadProvider: g.provider,
-        workloadTarget: g.describe,
-        insecureEndpoints: insecure,
-      };
-    }
-    case 'hyperv': {
-      const cfg = hypervConfigOf(target);
-      const credential = { user: target.guestCredential.username, password: inv.secrets.get(target.guestCredential.password)?.reveal() ?? '' };
-      const workload: WorkloadEndpoint = {
-        tool: 'diskspd',
-        connect: () => connectSsh(sshOptions(inv, target.sshHost)),
-        prepare: async (runner, profile) => {
-          const pass = (argv: string[]) => runGuestDiskspdArgv(runner, cfg, credential, argv, { diskspdPath: target.diskspdPath });
-          if (profile.prefill !== false) return runDiskspdFill(profile, target.guestTestPath, pass);
-          // not filled: a file target is still created (no measured pass carries -c)
-          const create = diskspdCreateOnlyArgs(profile, target.guestTestPath);
-          if (!create) return null;
-          await pass(create);
-          return { filled: false, bytes: 0, seconds: 0, passes: 1, method: 'diskspd -c (file created, no data written)' };
-        },
-        runTest: (runner, test, profile, o) =>
-          runPasses(
-            test,
-            profile,
-            async () => {
-              const raw = await runGuestDiskspd(runner, cfg, credential, test, profile, { guestTarget: target.guestTestPath, diskspdPath: target.diskspdPath });
-              const parsed = parseDiskspdXml(raw, `${runner.target} diskspd ${test.id}`);
-              const span = parsed.timeSpans[0];
-              if (!span) throw new ParseError(`${runner.target}: diskspd printed no result for ${test.id}`, { source: runner.target });
-              return { raw, toolVersion: parsed.version, iops: span.total.iops, bytesPerSecond: span.total.bytesPerSecond, latencyUs: span.total.latencyUs, cpuPercent: span.cpuPercent, metadata: { latencySpan: LATENCY_SPAN } };
-            },
-            o.onRaw,
-          ),
-      };
-      return {
-        provider: 'hyperv',
-        planSteps: stepPlannerOf(target),
-        connectProvider: async () => createHypervProvider(cfg, await connectSsh(sshOptions(inv, target.sshHost))),
-        workload,
-        workloadProvider: 'hyperv',
-        workloadTarget: { runsOn: `hyperv:${target.sshHost}/${target.vmName}`, testFile: target.guestTestPath },
-        insecureEndpoints: insecure,
-      };
-    }
-  }
+  const c = moduleOf(target).compose(target, composeContext(inv, pool));
+  return { ...c, insecureEndpoints: [...insecure, ...c.insecureEndpoints] };
 }
 
 /**

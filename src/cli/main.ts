@@ -12,6 +12,7 @@ import { DEFAULT_INPUT_LIMITS, formatBytes, setInputLimitOverride } from '../inp
 import { parseSize } from '../config/size.ts';
 import { UsageError } from '../errors.ts';
 import { visible } from '../text/visible.ts';
+import { VERSION } from '../version.ts';
 
 function inputSizeOption(text: string): number {
   let n: number;
@@ -27,7 +28,7 @@ function inputSizeOption(text: string): number {
 export function buildProgram(): Command {
   const program = new Command('storsweep')
     .description('Declarative storage benchmark sweeps for vSphere, ESXi and Hyper-V labs')
-    .version('0.1.0')
+    .version(VERSION)
     .exitOverride()
     .configureOutput({ writeOut: terminal.stdout, writeErr: terminal.stderr })
     .option('--max-input-size <size>', `largest input file read, e.g. 8m (default: ${formatBytes(DEFAULT_INPUT_LIMITS.config)} for playbooks and inventories, ${formatBytes(DEFAULT_INPUT_LIMITS.import)} for imported results, ${formatBytes(DEFAULT_INPUT_LIMITS.results)} for results .jsonl; env STORSWEEP_MAX_INPUT_SIZE)`)

@@ -6,10 +6,10 @@ import { detectEncoding } from '../input/encoding.ts';
 import { fsReason } from '../input/fs-reason.ts';
 import { readInputFile } from '../input/read-input.ts';
 import { axisAccepts, axisExpected, CORE_AXES } from '../contract/axis.ts';
-import { PROVIDER_AXES } from '../providers/axes.ts';
+import { moduleOf, providerModule, PROVIDERS, type Target } from '../providers/index.ts';
 import { resolveWorkload } from '../workloads/custom.ts';
 import { diagnosticAt, parseYaml, sortDiagnostics, validateYaml, type PathKey, type SourceDoc } from './load.ts';
-import { inventorySchema, type Inventory, type Target } from './inventory.ts';
+import { inventorySchema, type Inventory } from './inventory.ts';
 import { matrixAxes, playbookSchema, targetNames, type Playbook } from './playbook.ts';
 import { secretLeakDiagnostics, type SecretSource } from './secret-checks.ts';
 import { resolveSecret, Secret, shortSecretMessage } from './secrets.ts';
@@ -109,12 +109,22 @@ function inlineOptionPath(name: string, inline: unknown, option: string): PathKe
   return ['workloads', name];
 }
 
-const SECRET_FIELDS: Array<{ section: 'vcenters' | 'sshHosts' | 'targets'; path: string[] }> = [
+type SecretField = { section: 'vcenters' | 'sshHosts'; path: string[] } | { section: 'targets'; provider: string; path: string[] };
+
+// The endpoints' secret fields, and each provider's own (ProviderModule.secretFields).
+const SECRET_FIELDS: SecretField[] = [
   { section: 'vcenters', path: ['password'] },
   { section: 'sshHosts', path: ['password'] },
   { section: 'sshHosts', path: ['passphrase'] },
-  { section: 'targets', path: ['guestCredential', 'password'] },
+  ...Object.values(PROVIDERS).flatMap((m) => m.secretFields.map((p) => ({ section: 'targets' as const, provider: m.name, path: [...p] }))),
 ];
+
+/** The entries of a section a secret field applies to (a target's field: targets of its provider only). */
+function secretFieldEntries(f: SecretField, section: unknown): Array<[string, unknown]> {
+  const entries = section && typeof section === 'object' ? Object.entries(section) : [];
+  if (f.section !== 'targets') return entries;
+  return entries.filter(([, e]) => e && typeof e === 'object' && (e as { provider?: unknown }).provider === f.provider);
+}
 
 export function loadInventory(file: string, env: NodeJS.ProcessEnv = process.env): LoadedInventory {
   const text = readConfigFile(file);
@@ -133,8 +143,9 @@ export function loadInventory(file: string, env: NodeJS.ProcessEnv = process.env
   const secrets = new Map<string, Secret>();
   const secretSources: SecretSource[] = [];
   const secretPaths = new Set<string>();
-  for (const { section, path: p } of SECRET_FIELDS) {
-    for (const [entryName, entry] of Object.entries(value[section] as Record<string, unknown>)) {
+  for (const f of SECRET_FIELDS) {
+    const { section, path: p } = f;
+    for (const [entryName, entry] of secretFieldEntries(f, value[section])) {
       let v: unknown = entry;
       for (const k of p) v = v && typeof v === 'object' ? (v as Record<string, unknown>)[k] : undefined;
       if (typeof v !== 'string') continue;
@@ -157,34 +168,25 @@ export function loadInventory(file: string, env: NodeJS.ProcessEnv = process.env
     else secretSources.push({ where: 'GOVC_PASSWORD', secret: new Secret('$GOVC_PASSWORD', govc) });
   }
   diags.push(...secretLeakDiagnostics(source, value, secretSources, (at) => secretPaths.has(JSON.stringify(at))));
+  const names = { sshHosts: Object.keys(value.sshHosts), vcenters: Object.keys(value.vcenters), env };
   for (const [tName, t] of Object.entries(value.targets)) {
     const at = ['targets', tName];
-    const needSsh = (ref: string | undefined, key: PathKey[]) => {
-      if (ref !== undefined && !value.sshHosts[ref]) diags.push(diagnosticAt(source, [...at, ...key], `no sshHosts entry named "${ref}" (have: ${Object.keys(value.sshHosts).join(', ') || 'none'})`));
-    };
-    if (t.provider === 'ssh' || t.provider === 'esxi-shell' || t.provider === 'hyperv') needSsh(t.sshHost, ['sshHost']);
-    // ESXi's sshd offers only keyboard-interactive (sshKeyboardInteractive): a password-only host
-    // told not to use it could never log in; say so here rather than at the first SSH connect.
-    const esx = t.provider === 'esxi-shell' ? value.sshHosts[t.sshHost] : undefined;
-    if (t.provider === 'esxi-shell' && esx && esx.keyboardInteractive === false && esx.password !== undefined && !esx.privateKeyFile) {
-      diags.push(
-        diagnosticAt(source, ['sshHosts', t.sshHost, 'keyboardInteractive'], `target ${tName} drives this host as ESXi, whose sshd offers only keyboard-interactive for passwords (the password method is rejected): remove keyboardInteractive: false, or log in with privateKeyFile`),
-      );
-    }
-    if (t.provider === 'vsphere' || t.provider === 'esxi-shell') {
-      needSsh(t.guest.sshHost, ['guest', 'sshHost']);
-      for (const key of ['vmfsDevice', 'rdmDevice'] as const) {
-        const dev = t[key];
-        if (dev && !t.allowedDevices.includes(dev)) diags.push(diagnosticAt(source, [...at, key], `${dev} is not listed in allowedDevices; a device is formatted or mapped only when the inventory allows it by canonical name`));
+    const m = moduleOf(t);
+    for (const ref of m.sshHostsOf(t)) {
+      const host = value.sshHosts[ref.name];
+      if (!host) diags.push(diagnosticAt(source, [...at, ...ref.path], `no sshHosts entry named "${ref.name}" (have: ${Object.keys(value.sshHosts).join(', ') || 'none'})`));
+      else if (ref.shell === 'posix' && host.shell !== 'posix') {
+        diags.push(diagnosticAt(source, [...at, ...ref.path], `sshHosts.${ref.name} declares shell ${host.shell}, but target "${tName}" (${t.provider}) sends POSIX sh command lines there; set its shell to posix (or leave it out)`));
+      }
+      // ESXi's sshd offers only keyboard-interactive (sshKeyboardInteractive): a password-only host
+      // told not to use it could never log in; say so here rather than at the first SSH connect.
+      if (host && ref.keyboardInteractive === true && host.keyboardInteractive === false && host.password !== undefined && !host.privateKeyFile) {
+        diags.push(
+          diagnosticAt(source, ['sshHosts', ref.name, 'keyboardInteractive'], `target ${tName} drives this host as ESXi, whose sshd offers only keyboard-interactive for passwords (the password method is rejected): remove keyboardInteractive: false, or log in with privateKeyFile`),
+        );
       }
     }
-    // The Hyper-V planner refuses a pass-through disk that is not allowed (hyperv/plan.ts): say it here, at its line.
-    if (t.provider === 'hyperv' && t.passthroughDisk !== undefined && !t.allowedDisks.some((d) => d.number === t.passthroughDisk)) {
-      diags.push(diagnosticAt(source, [...at, 'passthroughDisk'], `disk ${t.passthroughDisk} is not listed in allowedDisks (have: ${t.allowedDisks.map((d) => d.number).join(', ') || 'none'}); a disk is taken offline only when the inventory allows it by number and serial`));
-    }
-    if (t.provider === 'vsphere' && !value.vcenters[t.vcenter] && !env.GOVC_URL) {
-      diags.push(diagnosticAt(source, [...at, 'vcenter'], `no vcenters entry named "${t.vcenter}" (and GOVC_URL is not set)`));
-    }
+    for (const d of m.checkInventory(t, names)) diags.push(diagnosticAt(source, [...at, ...d.path], d.message));
   }
   if (diags.length) throw new ConfigError(sortDiagnostics(diags));
   return { file, inventory: value, source, secrets, secretSources };
@@ -195,10 +197,9 @@ function registerReferencedSecrets(text: string, file: string, baseDir: string, 
     const { source, diagnostics } = parseYaml(text, file);
     if (diagnostics.length) return;
     const data = source.doc.toJS({ maxAliasCount: 100 }) as Record<string, unknown> | null;
-    for (const { section, path: p } of SECRET_FIELDS) {
-      const entries = data?.[section];
-      if (!entries || typeof entries !== 'object') continue;
-      for (const entry of Object.values(entries)) {
+    for (const f of SECRET_FIELDS) {
+      const p = f.path;
+      for (const [, entry] of secretFieldEntries(f, data?.[f.section])) {
         let v: unknown = entry;
         for (const k of p) v = v && typeof v === 'object' ? (v as Record<string, unknown>)[k] : undefined;
         if (typeof v === 'string') resolveSecret(v, baseDir, env); // registers the value; failures do not matter here
@@ -273,8 +274,8 @@ export function axisKeyAt(pb: Pick<Playbook, 'matrix'>, axis: string): { at: Pat
 }
 
 function unusedAxisMessage(name: string, provider: Target['provider'], axis: string): string {
-  const takes = PROVIDER_AXES[provider].map((a) => a.name);
-  const noone = !Object.values(PROVIDER_AXES).some((axes) => axes.some((a) => a.name === axis));
+  const takes = providerModule(provider).axes.map((a) => a.name);
+  const noone = !Object.values(PROVIDERS).some((m) => m.axes.some((a) => a.name === axis));
   const what = takes.length ? `${provider} targets take ${[...takes, ...CORE_AXES].join(', ')}` : `${provider} targets provision nothing, their only axis is ${CORE_AXES.join(', ')}`;
   return `target "${name}" (${provider}) does not use ${axis}: ${what}; each of its values would repeat the same permutation${noone ? ` (no provider uses ${axis} yet)` : ''}`;
 }
@@ -285,7 +286,8 @@ function targetDiagnostics(pb: LoadedPlaybook, name: string, target: Target): Di
   const provider = target.provider;
   // Every axis must be one the provider's planner reads, every value one it takes
   // (src/providers/<name>/axes.ts); src/plan/check.ts then dry-runs the planner on each combination.
-  const declared = new Map(PROVIDER_AXES[provider].map((a) => [a.name, a]));
+  const module = moduleOf(target);
+  const declared = new Map(module.axes.map((a) => [a.name, a]));
   for (const axis of matrixAxes(m)) {
     if (CORE_AXES.includes(axis.name)) continue;
     const spec = declared.get(axis.name);
@@ -301,23 +303,11 @@ function targetDiagnostics(pb: LoadedPlaybook, name: string, target: Target): Di
     });
   }
   // What the target's inventory entry must give for a value (the planner refuses it too; here it is
-  // said with the inventory key to add).
-  const kinds = m.datastore?.kind ?? [];
-  const formats = m.disk?.format ?? [];
-  if (target.provider === 'vsphere' || target.provider === 'esxi-shell') {
-    kinds.forEach((k, i) => {
-      if (k.startsWith('vmfs') && !target.vmfsDevice) diags.push(diagnosticAt(pb.source, ['matrix', 'datastore', 'kind', i], `"${k}" formats a LUN, but target "${name}" names no vmfsDevice`));
-      if (k === 'existing' && !target.datastore) diags.push(diagnosticAt(pb.source, ['matrix', 'datastore', 'kind', i], `"existing" needs target "${name}" to name a datastore`));
-      if (k === 'nfs' && target.provider === 'vsphere' && !target.nfs) diags.push(diagnosticAt(pb.source, ['matrix', 'datastore', 'kind', i], `"nfs" needs target "${name}" to give nfs.remoteHost and nfs.remotePath`));
-    });
-    formats.forEach((f, i) => {
-      if (f.startsWith('rdm') && !target.rdmDevice) diags.push(diagnosticAt(pb.source, ['matrix', 'disk', 'format', i], `"${f}" maps a LUN, but target "${name}" names no rdmDevice`));
-    });
-  }
-  if (target.provider === 'hyperv') {
-    (m.volume?.sizeGb ?? []).forEach((s, i) => {
-      if (!target.volumes[String(s)]) diags.push(diagnosticAt(pb.source, ['matrix', 'volume', 'sizeGb', i], `target "${name}" has no volume for ${s} GB (volumes: ${Object.keys(target.volumes).join(', ') || 'none'})`));
-    });
+  // said with the inventory key to add): the provider's own check, keyed by axis.
+  const values = Object.fromEntries(matrixAxes(m).map((a) => [a.name, a.values]));
+  for (const d of module.validate(target, values, name)) {
+    const { at, key } = axisKeyAt(pb.playbook, d.axis);
+    diags.push(d.index === undefined ? diagnosticAt(pb.source, at, d.message, key) : diagnosticAt(pb.source, [...at, key, d.index], d.message));
   }
   return diags;
 }

@@ -2,16 +2,20 @@
 // which order. Where it runs is the inventory's business; the playbook names a target.
 import { z } from 'zod';
 import { MAX_DISK_SIZE_GB, MAX_FILE_SIZE_BYTES, MAX_PASS_SEC, MAX_TIMER_SEC, MIN_FILE_SIZE_BYTES } from '../limits.ts';
-import { HYPERV_DISK_FORMATS } from '../providers/hyperv/axes.ts';
 import { isVhdxBlockSize } from '../providers/hyperv/validate.ts';
-import { VSPHERE_DATASTORE_KINDS, VSPHERE_DISK_FORMATS } from '../providers/vsphere/axes.ts';
+import { axisValues } from '../providers/index.ts';
 import { intIn, numberIn } from './fields.ts';
 import { parseSize } from './size.ts';
 
-// Every value some provider takes (src/providers/*/axes.ts); which target takes which is checked
-// against the inventory (config/index.ts checkCompatibility, plan/check.ts).
-export const DATASTORE_KINDS = VSPHERE_DATASTORE_KINDS;
-export const DISK_FORMATS = [...VSPHERE_DISK_FORMATS, ...HYPERV_DISK_FORMATS] as const;
+// Every value some provider takes (src/providers/<name>/axes.ts, through the registry); which target
+// takes which is checked against the inventory (config/index.ts checkCompatibility, plan/check.ts).
+const strings = (axis: string): [string, ...string[]] => {
+  const values = axisValues(axis).map(String);
+  if (!values.length) throw new Error(`no provider declares values for ${axis}`);
+  return values as [string, ...string[]];
+};
+export const DATASTORE_KINDS = strings('datastore.kind');
+export const DISK_FORMATS = strings('disk.format');
 
 /** A list of axis values: at least one, no duplicates (a duplicate would silently double a permutation). */
 function axis<T extends z.ZodType>(item: T, description: string) {

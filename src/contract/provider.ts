@@ -201,6 +201,11 @@ export interface Composition {
   planSteps?: StepPlanner;
   /** connects the provider (SOAP session, SSH) — only for a real run, never for plan/dry-run */
   connectProvider(): Promise<Provider | null>;
+  /**
+   * The host's ESXi release read from the host (read-only: a property read, `vmware -v`), for a
+   * target whose inventory states no `version`; a run asks it before anything is changed.
+   */
+  readHostVersion?(): Promise<string>;
   workload: WorkloadEndpoint;
   /** where the workload step runs: the guest's transport, or the provider itself (Hyper-V) */
   workloadProvider: ProviderName;
@@ -229,8 +234,11 @@ export interface ProviderModule<N extends ProviderName = ProviderName, T extends
   readonly secretFields: ReadonlyArray<readonly string[]>;
   /** the matrix axes its planner reads, with the values each takes (`workload.profile` is everyone's) */
   readonly axes: readonly AxisSpec[];
-  /** names of the `sshHosts` entries the target uses, with where (a key path in the target) */
-  sshHostsOf(target: T): Array<{ name: string; path: string[] }>;
+  /**
+   * The `sshHosts` entries the target uses, with where (a key path in the target) and the login
+   * shell its commands need there: `posix` (sh command lines) or `any` (an explicit powershell.exe).
+   */
+  sshHostsOf(target: T): Array<{ name: string; path: string[]; shell: 'posix' | 'any'; /** answer keyboard-interactive with the password unless the inventory says otherwise (ESXi) */ keyboardInteractive?: boolean }>;
   /** inventory problems of the target (an entry it names that is missing, a device not allowed…) */
   checkInventory(target: T, names: InventoryNames): TargetDiagnostic[];
   /**
@@ -248,13 +256,17 @@ export interface ProviderModule<N extends ProviderName = ProviderName, T extends
   readonly operations: Readonly<Record<string, z.ZodType>>;
   /** rough seconds the permutation's provisioning takes (create + teardown), from its steps and axes */
   estimateSec(steps: readonly PlannedStep[], axes: Axes): number;
-  /** whether an error of this provider's calls is worth retrying (a busy object, a dropped connection) */
-  isTransient(err: unknown): boolean;
+  /**
+   * Whether an error of this provider's steps is worth retrying the step for (a task that ended
+   * busy, a dropped connection): the rule its Provider's `isTransient` applies, here for callers
+   * without a connected provider (tests, docs).
+   */
+  readonly isTransient: (err: unknown) => boolean;
   /**
    * A `destroys` name of this provider in words for the confirmation message (a Hyper-V
    * `disk2:S4E…` is host disk 2 with that serial), or null when it is not one of its names.
    */
-  describeDestroyed(name: string): string | null;
+  readonly describeDestroyed: (name: string) => string | null;
   /** wires the target up for a run; secrets are revealed through `ctx` only */
   compose(target: T, ctx: ComposeContext): Composition;
 }

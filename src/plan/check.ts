@@ -1,5 +1,5 @@
 // `validate` runs the planners: every permutation the plan would hold is planned here, with the
-// same provider planner `plan` and `run` use (config/provider-targets.ts), and every refusal is a
+// same provider planner `plan` and `run` use (ProviderModule.planner), and every refusal is a
 // diagnostic at the playbook value that caused it. So validate, plan and run cannot disagree.
 //
 // Linear in the number of permutations: a planner reads only its provider's declared axes
@@ -10,13 +10,11 @@
 // (AxisSpec.notMeasuredWhen: an RDM measures its LUN whatever datastore holds its mapping file),
 // which would measure the same thing twice and provision it twice.
 import { compatibilityDiagnostics, axisKeyAt, dedupe, type LoadedInventory, type LoadedPlaybook } from '../config/index.ts';
-import type { Target } from '../config/inventory.ts';
 import { matrixSchema } from '../config/playbook.ts';
 import { diagnosticAt, sortDiagnostics, type PathKey } from '../config/load.ts';
-import { stepPlannerOf } from '../config/provider-targets.ts';
 import { ConfigError, InvalidArgument, type Diagnostic } from '../errors.ts';
 import { axisAccepts, type AxisSpec } from '../contract/axis.ts';
-import { PROVIDER_AXES } from '../providers/axes.ts';
+import { moduleOf, type Target } from '../providers/index.ts';
 import type { Axes, AxisValue } from '../contract/axis.ts';
 import { axesKey } from './matrix.ts';
 import { newRunId, ownedPrefix, permutationId } from './permutation.ts';
@@ -53,9 +51,10 @@ export function planDiagnostics(pb: LoadedPlaybook, targets: ReadonlyMap<string,
   const runId = newRunId();
   const diags: Diagnostic[] = [];
   [...targets].forEach(([name, target]) => {
-    const planner = stepPlannerOf(target);
+    const module = moduleOf(target);
+    const planner = module.planner(target);
     if (!planner) return;
-    const declared = PROVIDER_AXES[target.provider];
+    const declared = module.axes;
     const read = declared.map((a) => a.name).filter((n) => axes.some((a) => a.name === n));
     const targetAt: PathKey[] = listed ? ['target', targetNamesOf(book.target).indexOf(name)] : ['target'];
     const label = `target "${name}" (${target.provider})`;

@@ -1,17 +1,10 @@
 // Duration estimate of a permutation: the workload's own time is exact (passes × runtime + ramp,
-// warm-up, intervals); provisioning uses rough per-operation figures, eager zeroing scaled by size.
+// warm-up, intervals); provisioning is each provider's rough figure (ProviderModule.estimateSec:
+// per operation, eager zeroing scaled by size).
 import type { Axes } from '../contract/axis.ts';
-import type { PlannedStep } from '../contract/provider.ts';
+import type { PlannedStep, ProviderName } from '../contract/provider.ts';
+import { providerModule } from '../providers/index.ts';
 import type { WorkloadProfile } from '../workloads/spec.ts';
-
-/** seconds per provisioning operation (create + its teardown), from typical lab hosts */
-const STEP_SEC: Record<string, number> = {
-  CreateVmfsDatastore: 15,
-  CreateNasDatastore: 5,
-  ReconfigVM_Task: 5,
-};
-/** eager zeroing writes the whole disk; ~500 MB/s on a typical array */
-const ZERO_BYTES_PER_SEC = 500e6;
 
 export function workloadSec(profile: WorkloadProfile, repetitions: number): number {
   const passes = profile.passes + (profile.warmupPass ? 1 : 0);
@@ -22,11 +15,11 @@ export function workloadSec(profile: WorkloadProfile, repetitions: number): numb
 
 export function estimatePermutationSec(profile: WorkloadProfile, repetitions: number, steps: PlannedStep[], axes: Axes): number {
   let sec = workloadSec(profile, repetitions);
+  const byProvider = new Map<ProviderName, PlannedStep[]>();
   for (const s of steps) {
     if (s.step === 'workload') continue;
-    sec += STEP_SEC[s.operation] ?? 5;
+    byProvider.set(s.provider, [...(byProvider.get(s.provider) ?? []), s]);
   }
-  const sizeGb = Number(axes['disk.sizeGb'] ?? 0);
-  if (axes['disk.format'] === 'eagerzeroedthick' || axes['disk.format'] === 'vhdx-fixed') sec += (sizeGb * 1024 ** 3) / ZERO_BYTES_PER_SEC;
+  for (const [provider, own] of byProvider) sec += providerModule(provider).estimateSec(own, axes);
   return Math.round(sec);
 }

@@ -25,6 +25,8 @@ import { runReport } from './report.ts';
 import { ensureOutputDirectory } from '../out-dir.ts';
 import { jsonText, keepGoingWhenOutputCloses, progressStream, terminal } from '../output.ts';
 import { visibleJson } from '../../text/visible.ts';
+import { VERSION } from '../../version.ts';
+import { PROVIDERS, stepArgumentsProblem } from '../../providers/index.ts';
 
 export interface RunCommandOptions {
   inventory?: string;
@@ -40,8 +42,6 @@ export interface RunCommandOptions {
   stepTimeout?: number;
   report?: boolean;
 }
-
-const VERSION = (JSON.parse(fs.readFileSync(new URL('../../../package.json', import.meta.url), 'utf8')) as { version: string }).version;
 
 /**
  * Everything the plan's destructive steps destroy, by the names their planners gave (`destroys`):
@@ -65,10 +65,32 @@ export function parseConfirmDestroy(confirm: string | undefined): string[] {
   return [...new Set((confirm ?? '').split(',').map((s) => s.trim()).filter(Boolean))].sort();
 }
 
-/** `disk2:S4E…` → `disk2:S4E… (host disk 2, serial S4E…)`; a LUN or guest device as is. */
+/** A destroyed name in words, as its provider puts it (`disk2:S4E…` is host disk 2 with that serial); a LUN or guest device as is. */
 function describeName(n: string): string {
-  const m = /^disk(\d+):(.+)$/.exec(n);
-  return m ? `${n} (host disk ${m[1]}, serial/id ${m[2]})` : n;
+  for (const m of Object.values(PROVIDERS)) {
+    const words = m.describeDestroyed(n);
+    if (words !== null) return words;
+  }
+  return n;
+}
+
+/**
+ * A stored plan's steps parsed again with their providers' argument schemas before a resume sends
+ * anything: a plan written by another storsweep version (or edited) is refused, with each problem.
+ */
+export function checkStoredPlan(plan: RunPlan, runDir: string): void {
+  const problems: string[] = [];
+  for (const p of plan.permutations) {
+    for (const s of p.steps) {
+      const problem = stepArgumentsProblem(s);
+      if (problem) problems.push(`${p.permutationId} step ${JSON.stringify(s.step)} (${s.provider} ${JSON.stringify(s.operation)}): ${problem}`);
+      if (problems.length >= 5) break;
+    }
+    if (problems.length >= 5) break;
+  }
+  if (problems.length) {
+    throw new UsageError(`${runDir}: the stored plan is not one this storsweep (${VERSION}) can run: ${problems.join('; ')}${problems.length >= 5 ? '; …' : ''}; nothing was sent. Resume it with the storsweep version that made it, or start a new run`);
+  }
 }
 
 /**
@@ -263,6 +285,7 @@ async function runLocked(playbookFile: string | undefined, o: RunCommandOptions,
       held.lock = takeRunLock(store, 'run --resume');
       const meta = store.meta();
       checkResumePlaybook(playbookFile, meta, runDir);
+      checkStoredPlan(store.plan(), runDir);
       checkResumeConfirmation(store.plan(), meta.confirmedDestroy, o.confirmDestroy);
       const inv = loadInventory(o.inventory ?? meta.inventoryFile);
       const names = meta.targets ?? [meta.target];

@@ -2,9 +2,10 @@
 // makes a value one literal argument; validation makes sure that literal is the kind of thing we
 // meant (a device, not a path to /; a label, not an option) before anything is sent.
 import { InvalidArgument } from '../../errors.ts';
+import { CANONICAL_DEVICE, CANONICAL_DEVICE_EXPECTED } from '../canonical-device.ts';
 
 export const ESXI_PATTERNS = {
-  device: /^(naa|t10|eui|mpx)\.[\w.:-]+$/,
+  device: CANONICAL_DEVICE,
   // VMFS labels: ESXi allows more, but our owned names and common datastore names fit this.
   label: /^[A-Za-z0-9][A-Za-z0-9._-]{0,79}$/,
   // /vmfs/volumes/<datastore>[/<file>.vmdk] with no '..' segments
@@ -16,7 +17,7 @@ export const ESXI_PATTERNS = {
 export type EsxiValueKind = keyof typeof ESXI_PATTERNS;
 
 export const ESXI_EXPECTED: Record<EsxiValueKind, string> = {
-  device: 'a canonical device name like naa.6000…, t10.…, eui.… or mpx.vmhba0:C0:T0:L0',
+  device: CANONICAL_DEVICE_EXPECTED,
   label: 'a datastore label of letters, digits, ".", "_" and "-" (max 80, starting with a letter or digit)',
   volumePath: 'a datastore path /vmfs/volumes/<datastore>',
   vmdkPath: 'a disk path /vmfs/volumes/<datastore>/[<dir>/]<name>.vmdk',

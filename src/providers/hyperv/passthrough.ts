@@ -9,10 +9,13 @@ import type { PsCall } from './powershell.ts';
  * The canonical name of a host disk in `destroys` and `--confirm-destroy`: `disk<Number>:<id>`, the
  * id being the inventory's serialNumber (or its uniqueId when it gives no serial), e.g.
  * `disk2:S4EWNX0R123456`. Number and serial together: a disk number alone can change between boots.
+ * HOST_DISK_NAME reads one back (number, id).
  */
 export function hostDiskName(d: AllowedDisk): string {
   return `disk${d.number}:${(d.serialNumber ?? d.uniqueId ?? '').trim()}`;
 }
+
+export const HOST_DISK_NAME = /^disk(\d+):(.+)$/;
 
 export const DISK_PROPS = ['Number', 'SerialNumber', 'UniqueId', 'FriendlyName', 'Size', 'IsSystem', 'IsBoot', 'IsOffline', 'NumberOfPartitions', 'PartitionStyle'];
 

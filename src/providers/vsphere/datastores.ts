@@ -15,6 +15,7 @@ import {
 import { readProps } from './property.ts';
 import type { MoRef } from './soap.ts';
 import type { DataObject, DatastoreInfo, DatastoreSummary, HostScsiDisk, ServiceContent } from './types.ts';
+import { isCanonicalDevice } from '../canonical-device.ts';
 
 export interface Ctx {
   rt: RoundTripper;
@@ -22,8 +23,6 @@ export interface Ctx {
   /** endpoint label for messages */
   endpoint: string;
 }
-
-const CANONICAL = /^(naa|t10|eui|mpx)\.[\w.:-]+$/;
 
 export async function hostConfigManager(ctx: Ctx, host: MoRef): Promise<{ datastoreSystem: MoRef; storageSystem: MoRef; name: string }> {
   const p = await readProps(ctx.rt, ctx.sc, host, ['name', 'configManager']);
@@ -60,7 +59,7 @@ export interface CreateVmfsOptions {
 export async function createVmfsDatastore(ctx: Ctx, host: MoRef, o: CreateVmfsOptions): Promise<MoRef> {
   const dev = o.deviceCanonicalName;
   const target = `${dev} on ${ctx.endpoint}`;
-  if (!CANONICAL.test(dev)) {
+  if (!isCanonicalDevice(dev)) {
     throw new InvalidArgument(`device "${dev}" is not a canonical SCSI name (naa.*, t10.*, eui.*, mpx.*)`, { name: 'deviceCanonicalName', value: dev });
   }
   if (!o.allowedDevices.includes(dev)) {

@@ -7,7 +7,7 @@ import { loadInventory, loadPlaybook } from '../../../src/config/index.ts';
 import { ConfigError, formatDiagnostic } from '../../../src/errors.ts';
 import { checkPlaybookAgainst, MAX_PLAN_DIAGNOSTICS } from '../../../src/plan/check.ts';
 import { buildPlan } from '../../../src/plan/plan.ts';
-import { stepPlannerOf } from '../../../src/config/provider-targets.ts';
+import { moduleOf } from '../../../src/providers/index.ts';
 
 const DIR = 'test/fixtures/config';
 const f = (name: string) => path.join(DIR, name);
@@ -28,7 +28,7 @@ function refused(pbName: string): string[] {
 function planWithoutValidate(pbName: string) {
   const pb = loadPlaybook(f(pbName)).playbook;
   const target = inventory().inventory.targets[pb.target as string]!;
-  return buildPlan(pb, pb.target, { runId: 'r1', provider: target.provider, planSteps: stepPlannerOf(target) });
+  return buildPlan(pb, pb.target, { runId: 'r1', provider: target.provider, planSteps: moduleOf(target).planner(target) });
 }
 
 const VSPHERE_AXES = 'vsphere targets take datastore.kind, datastore.blockSizeMb, datastore.blockSizeKb, disk.format, disk.controller, disk.sizeGb, workload.profile';

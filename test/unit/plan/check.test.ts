@@ -15,6 +15,7 @@ import type { RunPlan } from '../../../src/contract/plan.ts';
 import { composeTargets, planRun } from '../../../src/cli/compose.ts';
 import { planFor } from '../../../src/cli/commands/config-commands.ts';
 import { labVersionOf, writeLabInventory } from '../../integration/helpers/lab-inventory-file.ts';
+import { stepArgumentsProblem } from '../../../src/providers/index.ts';
 
 // the lab as 8.0 (its default) and as 5.5, which the VMFS3 studies say in their first lines they need
 let lab: Awaited<ReturnType<typeof writeLabInventory>>;
@@ -47,6 +48,8 @@ describe('every shipped playbook on the lab target it names', () => {
     // a target that provisions nothing has one configuration; every other permutation differs in what it sends
     const configs = configurations(plan);
     if (configs.some((c) => c !== '[]')) expect(new Set(configs).size).toBe(configs.length);
+    // every step's arguments are what its provider's schema for the operation says (`run --resume` parses them again)
+    for (const p of plan.permutations) for (const s of p.steps) expect(stepArgumentsProblem(s), `${p.permutationId} ${s.step}`).toBeNull();
   });
 });
 
@@ -105,8 +108,11 @@ describe('validate says ok only for what plan builds (every single-permutation c
       }
       let planned = true;
       try {
-        planRun(pb.playbook, composeTargets([c.target], inv), 'rcase0000');
-      } catch {
+        const plan = planRun(pb.playbook, composeTargets([c.target], inv), 'rcase0000');
+        // a built plan's arguments always parse with their operation's schema
+        for (const p of plan.permutations) for (const s of p.steps) expect(stepArgumentsProblem(s), `${c.target} ${s.step}: ${JSON.stringify(s.arguments)}`).toBeNull();
+      } catch (err) {
+        if ((err as Error).name === 'AssertionError') throw err;
         planned = false;
       }
       const what = `${c.target}: ${c.matrix.join(' ')}`;

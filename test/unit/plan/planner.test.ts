@@ -151,12 +151,12 @@ describe('estimate', () => {
     expect(plan.totalEstimateSec).toBe(248);
   });
 
-  it('adds per-step figures and eager zeroing by size', () => {
+  it('adds each provider per-step figures and eager zeroing by size', () => {
     const book = pb({ matrix: { workload: { profile: ['quick'] } }, repeat: 1 });
     const profile = resolveProfiles(book).quick!;
     const base = workloadSec(profile, 1);
     expect(base).toBe(8); // the quick preset: 8 tests, one 1 s pass each, no intervals
-    const step = (operation: string): PlannedStep => ({ step: 'x', provider: 'esxi-shell', operation, arguments: {}, destructive: false });
+    const step = (operation: string): PlannedStep => ({ step: 'x', provider: 'vsphere', operation, arguments: {}, destructive: false });
     const steps = [step('CreateVmfsDatastore'), step('something-else'), { ...step('fio'), step: 'workload' }];
     expect(estimatePermutationSec(profile, 1, steps, { 'disk.format': 'thin', 'disk.sizeGb': 10 })).toBe(base + 15 + 5);
     // 10 GiB at 500 MB/s = 21.47 s of zeroing

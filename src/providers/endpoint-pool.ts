@@ -1,31 +1,22 @@
-// What the compositions of one run share per vCenter: one SOAP session (logged out once, when the
-// last provider using it closes) and one queue that limits the provisioning calls sent to it at
-// once, so targets running in parallel do not flood one endpoint.
+// What the compositions of one run share per remote endpoint (a vCenter): one session (logged out
+// once, when the last provider using it closes) and one queue that limits the provisioning calls sent
+// to it at once, so targets running in parallel do not flood one endpoint.
 import PQueue from 'p-queue';
-import type { VsphereClient } from '../providers/vsphere/client.ts';
-import type { CreatedObject, PlannedStep, Provider, ProviderContext } from '../contract/provider.ts';
+import type { CreatedObject, EndpointPool, PlannedStep, Provider, ProviderContext } from '../contract/provider.ts';
 
-export const DEFAULT_VCENTER_CONCURRENCY = 2;
+export type { EndpointPool } from '../contract/provider.ts';
+
+export const DEFAULT_ENDPOINT_CONCURRENCY = 2;
 
 interface SharedEndpoint {
-  client?: Promise<VsphereClient>;
+  session?: Promise<{ logout(): Promise<void> }>;
   queue: PQueue;
   users: number;
 }
 
-export interface EndpointPool {
-  /** the session of `key`, connecting on first use; a failed connect is retried by the next caller */
-  client(key: string, connect: () => Promise<VsphereClient>): Promise<VsphereClient>;
-  /**
-   * `provider` with its apply/destroy queued on the endpoint's limit and a close() that is
-   * idempotent and logs the shared session out only when the endpoint's last provider closes.
-   */
-  share(key: string, maxConcurrent: number, provider: Provider): Provider;
-}
-
 export function createEndpointPool(): EndpointPool {
   const endpoints = new Map<string, SharedEndpoint>();
-  const entry = (key: string, maxConcurrent = DEFAULT_VCENTER_CONCURRENCY): SharedEndpoint => {
+  const entry = (key: string, maxConcurrent = DEFAULT_ENDPOINT_CONCURRENCY): SharedEndpoint => {
     let e = endpoints.get(key);
     if (!e) {
       e = { queue: new PQueue({ concurrency: maxConcurrent }), users: 0 };
@@ -34,23 +25,23 @@ export function createEndpointPool(): EndpointPool {
     return e;
   };
   return {
-    client(key, connect) {
+    session<S extends { logout(): Promise<void> }>(key: string, connect: () => Promise<S>): Promise<S> {
       const e = entry(key);
-      if (!e.client) {
+      if (!e.session) {
         const p = connect();
-        e.client = p;
+        e.session = p;
         p.catch(() => {
-          if (e.client === p) e.client = undefined;
+          if (e.session === p) e.session = undefined;
         });
       }
-      return e.client;
+      return e.session as Promise<S>;
     },
     share(key, maxConcurrent, provider) {
       const e = entry(key, maxConcurrent);
       e.queue.concurrency = maxConcurrent;
       e.users++;
       let closed = false;
-      return {
+      const shared: Provider = {
         name: provider.name,
         apply: (step, ctx) => e.queue.add(() => provider.apply(step, ctx)),
         destroy: (obj, ctx) => e.queue.add(() => provider.destroy(obj, ctx)),
@@ -62,12 +53,13 @@ export function createEndpointPool(): EndpointPool {
           if (closed) return;
           closed = true;
           if (--e.users > 0) return;
-          const p = e.client;
-          e.client = undefined;
+          const p = e.session;
+          e.session = undefined;
           const c = await p?.catch(() => undefined);
           await c?.logout();
         },
       };
+      return shared;
     },
   };
 }

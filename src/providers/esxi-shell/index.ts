@@ -1,0 +1,133 @@
+// The `esxi-shell` provider module: an ESXi host reached over SSH, provisioned with partedUtil,
+// vmkfstools and vim-cmd; fio runs on the VM's guest (local or SSH).
+import { z } from 'zod';
+import type { AxisDiagnostic, ProviderModule, TargetDiagnostic } from '../../contract/provider.ts';
+import { intIn, matching } from '../../config/fields.ts';
+import { connectSsh } from '../../ssh/ssh-runner.ts';
+import { CANONICAL_DEVICE_EXPECTED, isCanonicalDevice } from '../canonical-device.ts';
+import { esxiVersionField } from '../esxi-version-field.ts';
+import { guestSchema, guestWorkload, nameField } from '../guest.ts';
+import { ESXI_SHELL_AXES } from './axes.ts';
+import type { EsxiShellTargetConfig } from './config.ts';
+import { planEsxiShellSteps } from './plan.ts';
+import { createEsxiShellProvider } from './provider.ts';
+import { hostVersionArgv, parseVmwareVersion } from './version.ts';
+import { shJoin } from '../../ssh/quote.ts';
+import { datastoreVolumePath, ESXI_EXPECTED, isEsxiValue } from './validate.ts';
+import { connectionLost } from '../../ssh/connection-lost.ts';
+
+const canonicalDevice = () => matching(isCanonicalDevice, CANONICAL_DEVICE_EXPECTED);
+
+const targetSchema = z.strictObject({
+  provider: z.literal('esxi-shell'),
+  sshHost: nameField().describe('The ESXi host, under sshHosts'),
+  vmid: z
+    .union([z.number(), z.string()])
+    .refine((v) => isEsxiValue('vmid', v), { error: `expected ${ESXI_EXPECTED.vmid}` })
+    .describe('vim-cmd VM id that gets the disks (vim-cmd vmsvc/getallvms)'),
+  datastore: matching((v) => isEsxiValue('volumePath', datastoreVolumePath(v)), `${ESXI_EXPECTED.label}, or ${ESXI_EXPECTED.volumePath}`)
+    .optional()
+    .describe('Existing datastore (volume label) for datastore.kind = existing'),
+  vmfsDevice: canonicalDevice().optional(),
+  rdmDevice: canonicalDevice().optional(),
+  allowedDevices: z.array(canonicalDevice()).default([]),
+  controllerBus: intIn(0, 3, 'a SCSI controller bus').default(0),
+  version: esxiVersionField(),
+  guest: guestSchema,
+});
+
+export type EsxiShellTarget = z.output<typeof targetSchema>;
+
+/** The target as the planner and the provider see it: no endpoint, no credentials. */
+export function esxiShellConfigOf(t: EsxiShellTarget): EsxiShellTargetConfig {
+  return {
+    host: t.sshHost,
+    vmid: String(t.vmid),
+    datastoreVolumePath: t.datastore ? datastoreVolumePath(t.datastore) : undefined,
+    vmfsDevice: t.vmfsDevice,
+    rdmDevice: t.rdmDevice,
+    allowedDevices: t.allowedDevices,
+    scsiBus: t.controllerBus,
+    version: t.version,
+  };
+}
+
+// Step arguments, one schema per operation (plan.ts builds them; `run --resume` parses them again).
+const device = z.string().refine(isCanonicalDevice, { error: `expected ${CANONICAL_DEVICE_EXPECTED}` });
+const vmfsVersion = z.enum(['vmfs3', 'vmfs5', 'vmfs6']);
+const vmdkPath = z.string().refine((v) => isEsxiValue('vmdkPath', v), { error: `expected ${ESXI_EXPECTED.vmdkPath}` });
+const rdm = z.strictObject({ device, path: vmdkPath, compatibilityMode: z.enum(['physical', 'virtual']) });
+const operations = {
+  'partedUtil setptbl': z.strictObject({ device, vmfsVersion, label: z.enum(['msdos', 'gpt']), partition: z.number().int().min(1), startSector: z.number().int().min(0), endSector: z.string().min(1), type: z.string().min(1) }),
+  'vmkfstools -C': z.strictObject({ device, partition: z.number().int().min(1), vmfsVersion, blockSizeMb: z.number().int().positive(), label: z.string().refine((v) => isEsxiValue('label', v)), volumePath: z.string().refine((v) => isEsxiValue('volumePath', v)) }),
+  'vmkfstools -z': rdm,
+  'vmkfstools -r': rdm,
+  'vmkfstools -c': z.strictObject({ path: vmdkPath, sizeGb: z.number().int().positive(), format: z.enum(['thin', 'zeroedthick', 'eagerzeroedthick']) }),
+  'vim-cmd vmsvc/device.diskaddexisting': z.strictObject({ vmid: z.string().refine((v) => isEsxiValue('vmid', v)), path: vmdkPath, bus: z.number().int().min(0).max(3), unit: z.number().int().min(0).max(15) }),
+};
+
+/** eager zeroing writes the whole disk; ~500 MB/s on a typical array */
+const ZERO_BYTES_PER_SEC = 500e6;
+
+export const esxiShell = {
+  name: 'esxi-shell',
+  targetSchema,
+  secretFields: [],
+  axes: ESXI_SHELL_AXES,
+  // esxcli, vmkfstools, partedUtil and vim-cmd run as POSIX sh command lines (shJoin); ESXi's sshd
+  // rejects the `password` method and asks through keyboard-interactive (config/inventory.ts)
+  sshHostsOf: (t) => [{ name: t.sshHost, path: ['sshHost'], shell: 'posix', keyboardInteractive: true }, ...(t.guest.sshHost ? [{ name: t.guest.sshHost, path: ['guest', 'sshHost'], shell: 'posix' as const }] : [])],
+  checkInventory(t) {
+    const out: TargetDiagnostic[] = [];
+    for (const key of ['vmfsDevice', 'rdmDevice'] as const) {
+      const dev = t[key];
+      if (dev && !t.allowedDevices.includes(dev)) out.push({ path: [key], message: `${dev} is not listed in allowedDevices; a device is formatted or mapped only when the inventory allows it by canonical name` });
+    }
+    return out;
+  },
+  validate(t, values, name) {
+    const out: AxisDiagnostic[] = [];
+    for (const [i, k] of (values['datastore.kind'] ?? []).entries()) {
+      if (String(k).startsWith('vmfs') && !t.vmfsDevice) out.push({ axis: 'datastore.kind', index: i, message: `"${k}" formats a LUN, but target "${name}" names no vmfsDevice` });
+      if (k === 'existing' && !t.datastore) out.push({ axis: 'datastore.kind', index: i, message: `"existing" needs target "${name}" to name a datastore` });
+    }
+    for (const [i, f] of (values['disk.format'] ?? []).entries()) {
+      if (String(f).startsWith('rdm') && !t.rdmDevice) out.push({ axis: 'disk.format', index: i, message: `"${f}" maps a LUN, but target "${name}" names no rdmDevice` });
+    }
+    return out;
+  },
+  planner(t) {
+    const cfg = esxiShellConfigOf(t);
+    return (axes, names) => planEsxiShellSteps(axes, cfg, { base: names.prefix });
+  },
+  operations,
+  estimateSec(steps, axes) {
+    let sec = 5 * steps.length;
+    if (axes['disk.format'] === 'eagerzeroedthick') sec += (Number(axes['disk.sizeGb'] ?? 0) * 1024 ** 3) / ZERO_BYTES_PER_SEC;
+    return sec;
+  },
+  isTransient: connectionLost,
+  describeDestroyed: () => null,
+  compose(target, ctx) {
+    const cfg = esxiShellConfigOf(target);
+    const g = guestWorkload(ctx, target.guest);
+    return {
+      provider: 'esxi-shell',
+      planSteps: (axes, names) => planEsxiShellSteps(axes, cfg, { base: names.prefix }),
+      connectProvider: async () => createEsxiShellProvider(cfg, await connectSsh(ctx.ssh(target.sshHost))),
+      readHostVersion: async () => {
+        const runner = await connectSsh(ctx.ssh(target.sshHost));
+        try {
+          const r = await runner.run(shJoin(hostVersionArgv()));
+          return parseVmwareVersion(r.stdout, `${target.sshHost}: vmware -v`);
+        } finally {
+          await runner.close().catch(() => undefined);
+        }
+      },
+      workload: g.endpoint,
+      workloadProvider: g.provider,
+      workloadTarget: g.describe,
+      insecureEndpoints: [],
+    };
+  },
+} satisfies ProviderModule<'esxi-shell', EsxiShellTarget>;

@@ -1,0 +1,65 @@
+// The Linux guest that runs fio, as the local, ssh, vsphere and esxi-shell targets describe it in
+// the inventory (its schema), and wired up as their workload endpoint (this machine, or SSH).
+import { z } from 'zod';
+import type { ComposeContext, ProviderName, WorkloadEndpoint } from '../contract/provider.ts';
+import { plainText } from '../config/fields.ts';
+import { createLocalRunner } from '../ssh/local-runner.ts';
+import { connectSsh } from '../ssh/ssh-runner.ts';
+import { fioEndpoint, fioTestFile } from '../workloads/fio-endpoint.ts';
+import { linuxTestPathProblem } from '../workloads/test-target.ts';
+import { FIO_IOENGINES, FIO_PATH_HINT, FIO_PATH_PATTERN } from '../workloads/tool-settings.ts';
+
+/** A required name (an inventory key, host or user name): text without control characters. */
+export const nameField = () => plainText().min(1);
+
+// A Linux guest's work directory or test file: absolute, normalised, not under /proc or /sys
+// (workloads/test-target.ts says why); anything under /dev but /dev/shm is a raw device.
+const guestPath = () =>
+  plainText()
+    .min(1)
+    .superRefine((v, ctx) => {
+      // one message per value: a control character is already refused by plainText
+      // eslint-disable-next-line no-control-regex
+      const problem = /[\x00-\x1f\x7f-\x9f]/.test(v) ? null : linuxTestPathProblem(v);
+      if (problem) ctx.addIssue({ code: 'custom', message: problem });
+    });
+
+/** The fields of a target that runs fio itself (local, ssh): work directory, test file, tool settings. */
+export const fioFields = {
+  workdir: guestPath().describe('Directory for the test file (absolute)'),
+  testFile: guestPath().optional().describe('Test file, absolute; default <workdir>/storsweep-test.dat. A path under /dev (but /dev/shm) is a raw device: the run needs --confirm-destroy naming it'),
+  // the same allow-lists the playbook and the fio builders use (workloads/tool-settings.ts)
+  fioPath: z.string().regex(FIO_PATH_PATTERN, { error: FIO_PATH_HINT }).default('fio').describe('fio, or an absolute path to it'),
+  ioengine: z.enum(FIO_IOENGINES).default('libaio').describe('fio I/O engine (built-in engines only)'),
+};
+
+/** Where the workload of a provisioning target runs: this machine (no sshHost) or a Linux guest over SSH. */
+export const guestSchema = z.strictObject({
+  sshHost: nameField().optional().describe('Name under sshHosts; absent = this machine'),
+  ...fioFields,
+});
+
+export type Guest = z.output<typeof guestSchema>;
+
+/** The guest wired up: its fio endpoint, where it runs (the workload step's provider) and a secret-free description. */
+export function guestWorkload(ctx: ComposeContext, g: Guest): { endpoint: WorkloadEndpoint; describe: Record<string, unknown>; provider: ProviderName } {
+  const sshHost = g.sshHost;
+  const open = sshHost ? () => connectSsh(ctx.ssh(sshHost)) : async () => createLocalRunner();
+  return {
+    endpoint: fioEndpoint(g, open),
+    describe: { runsOn: sshHost ? `ssh:${sshHost}` : 'local', testFile: fioTestFile(g) },
+    provider: sshHost ? 'ssh' : 'local',
+  };
+}
+
+/**
+ * The workload step's arguments (src/plan/plan.ts): the profile, its test ids, the repetitions and
+ * where it runs (the composition's workloadTarget). The same for fio and diskspd.
+ */
+export const workloadStepSchema = z.strictObject({
+  profile: z.string().min(1),
+  tests: z.array(z.string().min(1)),
+  repetitions: z.number().int().min(1),
+  runsOn: z.string().min(1),
+  testFile: z.string().min(1),
+});

@@ -1,0 +1,149 @@
+// The `hyperv` provider module: a Hyper-V host reached over Windows OpenSSH (PowerShell as
+// -EncodedCommand); a VHDX or a pass-through disk per permutation; diskspd runs in the VM.
+import { z } from 'zod';
+import type { AxisDiagnostic, ProviderModule, TargetDiagnostic } from '../../contract/provider.ts';
+import { intIn, matching } from '../../config/fields.ts';
+import { secretRefSchema } from '../../config/secrets.ts';
+import { connectSsh } from '../../ssh/ssh-runner.ts';
+import { diskspdTargetProblem } from '../../workloads/diskspd.ts';
+import { diskspdCreateOnlyArgs, runDiskspdFill } from '../../workloads/prefill.ts';
+import { runDiskspdTest } from '../../workloads/run-diskspd.ts';
+import { DISKSPD_PATH_HINT, DISKSPD_PATH_PATTERN } from '../../workloads/tool-settings.ts';
+import { nameField, workloadStepSchema } from '../guest.ts';
+import { HYPERV_AXES } from './axes.ts';
+import type { HypervTargetConfig } from './config.ts';
+import { HOST_DISK_NAME } from './passthrough.ts';
+import { planHypervSteps } from './plan.ts';
+import { createHypervProvider, runGuestDiskspd, runGuestDiskspdArgv } from './provider.ts';
+import { HYPERV_DISK_NUMBER, HYPERV_EXPECTED, isHypervValue, type HypervValueKind } from './validate.ts';
+import { connectionLost } from '../../ssh/connection-lost.ts';
+
+const hyperv = (kind: HypervValueKind) => matching((v) => isHypervValue(kind, v), HYPERV_EXPECTED[kind]);
+const diskNumber = () => intIn(HYPERV_DISK_NUMBER.min, HYPERV_DISK_NUMBER.max, 'a Get-Disk number');
+
+const targetSchema = z.strictObject({
+  provider: z.literal('hyperv'),
+  sshHost: nameField().describe('The Hyper-V host (Windows OpenSSH), under sshHosts'),
+  vmName: hyperv('vmName'),
+  volumes: z.record(z.string(), hyperv('folder')).default({}).describe('volume.sizeGb value → directory on the host for the VHDX, e.g. {"2000": "E:\\\\bench"}'),
+  allowedDisks: z
+    .array(
+      z
+        .strictObject({ number: diskNumber(), serialNumber: hyperv('serial').optional(), uniqueId: hyperv('serial').optional() })
+        .refine((d) => d.serialNumber !== undefined || d.uniqueId !== undefined, { error: 'needs serialNumber or uniqueId (a disk number alone can change between boots)' }),
+    )
+    .default([])
+    .describe('Host disks a pass-through permutation may take offline, by number AND serial/unique id'),
+  passthroughDisk: diskNumber().optional().describe('Get-Disk number used for disk.format passthrough (must be in allowedDisks)'),
+  scsiController: intIn(0, 3, 'a SCSI controller number').default(0),
+  scsiLocation: intIn(0, 63, 'a SCSI location').default(1).describe('SCSI location the test disk is attached at (the disk guestTestPath names). If a drive already sits there the step is refused: free it or point scsiLocation and guestTestPath at a free location'),
+  guestCredential: z.strictObject({ username: nameField(), password: secretRefSchema }),
+  guestTestPath: z
+    .string()
+    .superRefine((v, ctx) => {
+      const problem = diskspdTargetProblem(v);
+      if (problem) ctx.addIssue({ code: 'custom', message: `a diskspd target ${problem}` });
+    })
+    .describe('Test file or disk inside the guest, e.g. D:\\storsweep.dat; a partition (E:), a physical drive (#1) or a device path (\\\\.\\…) is a raw device: the run needs --confirm-destroy naming it. Every disk.format needs a physical drive (#1 or \\\\.\\PhysicalDrive1): a new VHDX and a pass-through disk reach the guest blank (no partition, no volume; storsweep formats nothing in the guest yet)'),
+  diskspdPath: z.string().regex(DISKSPD_PATH_PATTERN, { error: DISKSPD_PATH_HINT }).default('C:\\Tools\\diskspd.exe'),
+});
+
+export type HypervTarget = z.output<typeof targetSchema>;
+
+/** The target as the planner and the provider see it: no guest credential, no endpoint. */
+export function hypervConfigOf(t: HypervTarget): HypervTargetConfig {
+  return {
+    host: t.sshHost,
+    vmName: t.vmName,
+    volumes: t.volumes,
+    allowedDisks: t.allowedDisks,
+    passthroughDisk: t.passthroughDisk,
+    scsiController: t.scsiController,
+    scsiLocation: t.scsiLocation,
+    guestTestPath: t.guestTestPath,
+  };
+}
+
+// Step arguments, one schema per operation (plan.ts builds them; `run --resume` parses them again).
+const slot = { vmName: z.string().min(1), controllerType: z.literal('SCSI'), controllerNumber: z.number().int().min(0).max(3), controllerLocation: z.number().int().min(0).max(63) };
+const sectors = z.union([z.literal(512), z.literal(4096)]).optional();
+const operations = {
+  'New-VHD': z.strictObject({ path: z.string().min(1), sizeBytes: z.number().int().positive(), type: z.enum(['Fixed', 'Dynamic']), blockSizeBytes: z.number().int().positive().optional(), logicalSectorBytes: sectors, physicalSectorBytes: sectors }),
+  'Set-Disk -IsOffline': z.strictObject({ diskNumber: z.number().int().min(0), serialNumber: z.string().nullable(), uniqueId: z.string().nullable() }),
+  'Add-VMHardDiskDrive': z.union([z.strictObject({ ...slot, path: z.string().min(1) }), z.strictObject({ ...slot, diskNumber: z.number().int().min(0) })]),
+  diskspd: workloadStepSchema,
+};
+
+/** a fixed VHDX is zeroed when created; ~500 MB/s on a typical array */
+const ZERO_BYTES_PER_SEC = 500e6;
+
+export const hypervProvider = {
+  name: 'hyperv',
+  targetSchema,
+  secretFields: [['guestCredential', 'password']],
+  axes: HYPERV_AXES,
+  // every command is `powershell.exe … -EncodedCommand …`: it runs from cmd.exe or PowerShell alike
+  sshHostsOf: (t) => [{ name: t.sshHost, path: ['sshHost'], shell: 'any' }],
+  checkInventory(t) {
+    const out: TargetDiagnostic[] = [];
+    // The planner refuses a pass-through disk that is not allowed (plan.ts): said here, at its line.
+    if (t.passthroughDisk !== undefined && !t.allowedDisks.some((d) => d.number === t.passthroughDisk)) {
+      out.push({ path: ['passthroughDisk'], message: `disk ${t.passthroughDisk} is not listed in allowedDisks (have: ${t.allowedDisks.map((d) => d.number).join(', ') || 'none'}); a disk is taken offline only when the inventory allows it by number and serial` });
+    }
+    return out;
+  },
+  validate(t, values, name) {
+    const out: AxisDiagnostic[] = [];
+    for (const [i, s] of (values['volume.sizeGb'] ?? []).entries()) {
+      if (!t.volumes[String(s)]) out.push({ axis: 'volume.sizeGb', index: i, message: `target "${name}" has no volume for ${s} GB (volumes: ${Object.keys(t.volumes).join(', ') || 'none'})` });
+    }
+    return out;
+  },
+  planner(t) {
+    const cfg = hypervConfigOf(t);
+    return (axes, names) => planHypervSteps(axes, cfg, { base: names.prefix });
+  },
+  operations,
+  estimateSec(steps, axes) {
+    let sec = 5 * steps.length;
+    if (axes['disk.format'] === 'vhdx-fixed') sec += (Number(axes['disk.sizeGb'] ?? 0) * 1024 ** 3) / ZERO_BYTES_PER_SEC;
+    return sec;
+  },
+  isTransient: connectionLost,
+  describeDestroyed(name) {
+    const m = HOST_DISK_NAME.exec(name);
+    return m ? `${name} (host disk ${m[1]}, serial/id ${m[2]})` : null;
+  },
+  compose(target, ctx) {
+    const cfg = hypervConfigOf(target);
+    const credentialRef = target.guestCredential.password;
+    const guest = { guestTarget: target.guestTestPath, diskspdPath: target.diskspdPath };
+    return {
+      provider: 'hyperv',
+      planSteps: (axes, names) => planHypervSteps(axes, cfg, { base: names.prefix }),
+      connectProvider: async () => createHypervProvider(cfg, await connectSsh(ctx.ssh(target.sshHost))),
+      workload: {
+        tool: 'diskspd',
+        connect: () => connectSsh(ctx.ssh(target.sshHost)),
+        prepare: async (runner, profile) => {
+          const credential = { user: target.guestCredential.username, password: ctx.reveal(credentialRef) ?? '' };
+          const pass = (argv: string[]) => runGuestDiskspdArgv(runner, cfg, credential, argv, { diskspdPath: target.diskspdPath });
+          if (profile.prefill !== false) return runDiskspdFill(profile, target.guestTestPath, pass);
+          // not filled: a file target is still created (no measured pass carries -c)
+          const create = diskspdCreateOnlyArgs(profile, target.guestTestPath);
+          if (!create) return null;
+          await pass(create);
+          return { filled: false, bytes: 0, seconds: 0, passes: 1, method: 'diskspd -c (file created, no data written)' };
+        },
+        runTest: (runner, test, profile, o) => {
+          // revealed here, at the call, never into the plan or the planner's configuration
+          const credential = { user: target.guestCredential.username, password: ctx.reveal(credentialRef) ?? '' };
+          return runDiskspdTest(runner.target, test, profile, () => runGuestDiskspd(runner, cfg, credential, test, profile, guest), o.onRaw);
+        },
+      },
+      workloadProvider: 'hyperv',
+      workloadTarget: { runsOn: `hyperv:${target.sshHost}/${target.vmName}`, testFile: target.guestTestPath },
+      insecureEndpoints: [],
+    };
+  },
+} satisfies ProviderModule<'hyperv', HypervTarget>;

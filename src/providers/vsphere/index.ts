@@ -1,0 +1,183 @@
+// The `vsphere` provider module: a target on a vCenter (or an ESXi host's SOAP endpoint) whose VM
+// gets a datastore and a disk per permutation; fio runs on the VM's guest (local or SSH).
+import { z } from 'zod';
+import type { AxisDiagnostic, ComposeContext, Composition, ProviderModule, TargetDiagnostic } from '../../contract/provider.ts';
+import { matching, plainText } from '../../config/fields.ts';
+import { registerSecretValue, shortSecretMessage } from '../../config/secrets.ts';
+import { UsageError } from '../../errors.ts';
+import { CANONICAL_DEVICE_EXPECTED, isCanonicalDevice } from '../canonical-device.ts';
+import { DEFAULT_ENDPOINT_CONCURRENCY } from '../endpoint-pool.ts';
+import { esxiVersionField } from '../esxi-version-field.ts';
+import { guestSchema, guestWorkload, nameField } from '../guest.ts';
+import { VSPHERE_AXES, VSPHERE_CONTROLLERS } from './axes.ts';
+import { endpointFromEnv, VsphereClient } from './client.ts';
+import type { VsphereStepTarget, VsphereTargetConfig } from './config.ts';
+import { createVsphereProvider } from './provider.ts';
+import { isTransient } from './retrying.ts';
+import { planVsphereSteps } from './steps.ts';
+
+const name = nameField;
+const canonicalDevice = () => matching(isCanonicalDevice, CANONICAL_DEVICE_EXPECTED);
+
+const targetSchema = z.strictObject({
+  provider: z.literal('vsphere'),
+  vcenter: name().describe('Name under vcenters'),
+  datacenter: plainText().optional(),
+  host: name().describe('ESXi host name or inventory path'),
+  vm: name().describe('VM name or inventory path that gets the disks'),
+  datastore: name().optional().describe('Existing datastore for datastore.kind = existing'),
+  vmfsDevice: canonicalDevice().optional().describe('LUN to format for VMFS permutations (must be in allowedDevices)'),
+  rdmDevice: canonicalDevice().optional().describe('LUN to map for RDM permutations (must be in allowedDevices)'),
+  allowedDevices: z.array(canonicalDevice()).default([]).describe('LUNs that may be formatted or mapped, by canonical name'),
+  nfs: z
+    .strictObject({
+      remoteHost: name(),
+      remotePath: name(),
+      vaaiNas: z.boolean().default(false).describe('The host has a VAAI-NAS plugin for this export that reserves space: only then are thick disks possible on it (without, NFS has thin disks only)'),
+    })
+    .optional(),
+  version: esxiVersionField(),
+  guest: guestSchema,
+});
+
+export type VsphereTarget = z.output<typeof targetSchema>;
+
+/** The vSphere target without its endpoint, as the pure planner sees it (no URL, no credentials). */
+export function vsphereStepTargetOf(t: VsphereTarget): VsphereStepTarget {
+  return {
+    datacenter: t.datacenter,
+    host: t.host,
+    vm: t.vm,
+    datastore: t.datastore,
+    vmfsDevice: t.vmfsDevice,
+    rdmDevice: t.rdmDevice,
+    allowedDevices: t.allowedDevices,
+    nfs: t.nfs,
+    version: t.version,
+  };
+}
+
+// Step arguments, one schema per operation (steps.ts builds them; `run --resume` parses them again).
+const where = { host: z.string().min(1), vm: z.string().min(1), datacenter: z.string().optional() };
+const device = z.string().refine(isCanonicalDevice, { error: `expected ${CANONICAL_DEVICE_EXPECTED}` });
+const controller = z.enum(VSPHERE_CONTROLLERS);
+const operations = {
+  CreateVmfsDatastore: z.strictObject({
+    ...where,
+    name: z.string().min(1),
+    device,
+    vmfsMajorVersion: z.union([z.literal(3), z.literal(5), z.literal(6)]),
+    blockSizeMb: z.number().positive().optional(),
+    blockSizeKb: z.number().positive().optional(),
+  }),
+  CreateNasDatastore: z.strictObject({ ...where, name: z.string().min(1), remoteHost: z.string().min(1), remotePath: z.string().min(1), type: z.literal('NFS'), accessMode: z.literal('readWrite') }),
+  ReconfigVM_Task: z.union([
+    z.strictObject({ ...where, deviceChange: z.literal('add'), device: z.literal('controller'), controller }),
+    z.strictObject({ ...where, deviceChange: z.literal('add+create'), backing: z.literal('flat'), format: z.enum(['thin', 'lazyzeroedthick', 'eagerzeroedthick']), datastore: z.string().min(1), fileName: z.string().min(1), sizeGb: z.number().positive(), sizeBytes: z.number().int().positive(), controller: controller.optional() }),
+    z.strictObject({ ...where, deviceChange: z.literal('add+create'), backing: z.literal('rdm'), device, compatibilityMode: z.enum(['physicalMode', 'virtualMode']), datastore: z.string().min(1), fileName: z.string().min(1), controller: controller.optional() }),
+  ]),
+};
+
+/** seconds per provisioning operation (create + its teardown), from typical lab hosts */
+const STEP_SEC: Record<string, number> = { CreateVmfsDatastore: 15, CreateNasDatastore: 5, ReconfigVM_Task: 5 };
+/** eager zeroing writes the whole disk; ~500 MB/s on a typical array */
+export const ZERO_BYTES_PER_SEC = 500e6;
+
+function compose(target: VsphereTarget, ctx: ComposeContext): Composition {
+  const vc = ctx.vcenter(target.vcenter);
+  // govc's variables fill in only what the inventory leaves out; GOVC_PASSWORD is a secret of
+  // this run (masked in messages, held to the same minimum length) only when this target uses
+  // it — masking an unused "1" would garble every message and tell the password.
+  const fromEnv = !vc?.url || !vc.username || !vc.password ? endpointFromEnv(ctx.env) : undefined;
+  if (fromEnv && !vc?.password) {
+    const short = shortSecretMessage(fromEnv.password);
+    if (short) throw new UsageError(`${ctx.file}: the password from GOVC_PASSWORD/GOVC_URL that vcenter "${target.vcenter}" falls back to: ${short}`);
+    registerSecretValue(fromEnv.password);
+  }
+  const url = vc?.url ?? fromEnv?.url;
+  const username = vc?.username ?? fromEnv?.username;
+  const password = vc?.password ? ctx.reveal(vc.password) : fromEnv?.password;
+  if (!url || !username || password === undefined) throw new UsageError(`${ctx.file}: vcenter "${target.vcenter}" needs url, username and password (or GOVC_URL, GOVC_USERNAME, GOVC_PASSWORD)`);
+  const cfg: VsphereTargetConfig = {
+    vcenter: {
+      url,
+      username,
+      password,
+      thumbprint: vc?.thumbprint,
+      caFile: vc?.caFile ? ctx.resolvePath(vc.caFile) : fromEnv?.caFile,
+      insecure: vc ? vc.insecure : fromEnv?.insecure,
+    },
+    ...vsphereStepTargetOf(target),
+  };
+  const g = guestWorkload(ctx, target.guest);
+  const stepTarget = vsphereStepTargetOf(target);
+  return {
+    provider: 'vsphere',
+    planSteps: (axes, names) => planVsphereSteps(axes, stepTarget, names),
+    connectProvider: async () => {
+      const key = `${url}|${username}`;
+      const connect = () => ctx.pool.session(key, () => VsphereClient.connect(cfg.vcenter));
+      return ctx.pool.share(key, vc?.maxConcurrent ?? DEFAULT_ENDPOINT_CONCURRENCY, createVsphereProvider(cfg, { connect }));
+    },
+    readHostVersion: async () => {
+      // HostSystem.config.product (AboutInfo) is the host's own release, also through vCenter
+      const c = await VsphereClient.connect(cfg.vcenter);
+      try {
+        const p = await c.readProps(await c.findHost(cfg.host), ['config.product.version']);
+        const v = p['config.product.version'];
+        if (typeof v !== 'string') throw new UsageError(`${target.vcenter}: host ${cfg.host} reports no config.product.version`);
+        return v;
+      } finally {
+        await c.logout().catch(() => undefined);
+      }
+    },
+    workload: g.endpoint,
+    workloadProvider: g.provider,
+    workloadTarget: g.describe,
+    insecureEndpoints: cfg.vcenter.insecure ? [`vcenter:${target.vcenter}`] : [],
+  };
+}
+
+export const vsphere = {
+  name: 'vsphere',
+  targetSchema,
+  secretFields: [],
+  axes: VSPHERE_AXES,
+  sshHostsOf: (t) => (t.guest.sshHost ? [{ name: t.guest.sshHost, path: ['guest', 'sshHost'], shell: 'posix' }] : []),
+  checkInventory(t, names) {
+    const out: TargetDiagnostic[] = [];
+    for (const key of ['vmfsDevice', 'rdmDevice'] as const) {
+      const dev = t[key];
+      if (dev && !t.allowedDevices.includes(dev)) out.push({ path: [key], message: `${dev} is not listed in allowedDevices; a device is formatted or mapped only when the inventory allows it by canonical name` });
+    }
+    if (!names.vcenters.includes(t.vcenter) && !names.env.GOVC_URL) out.push({ path: ['vcenter'], message: `no vcenters entry named "${t.vcenter}" (and GOVC_URL is not set)` });
+    return out;
+  },
+  validate(t, values, name) {
+    const out: AxisDiagnostic[] = [];
+    for (const [i, k] of (values['datastore.kind'] ?? []).entries()) {
+      if (String(k).startsWith('vmfs') && !t.vmfsDevice) out.push({ axis: 'datastore.kind', index: i, message: `"${k}" formats a LUN, but target "${name}" names no vmfsDevice` });
+      if (k === 'existing' && !t.datastore) out.push({ axis: 'datastore.kind', index: i, message: `"existing" needs target "${name}" to name a datastore` });
+      if (k === 'nfs' && !t.nfs) out.push({ axis: 'datastore.kind', index: i, message: `"nfs" needs target "${name}" to give nfs.remoteHost and nfs.remotePath` });
+    }
+    for (const [i, f] of (values['disk.format'] ?? []).entries()) {
+      if (String(f).startsWith('rdm') && !t.rdmDevice) out.push({ axis: 'disk.format', index: i, message: `"${f}" maps a LUN, but target "${name}" names no rdmDevice` });
+    }
+    return out;
+  },
+  planner(t) {
+    const cfg = vsphereStepTargetOf(t);
+    return (axes, names) => planVsphereSteps(axes, cfg, names);
+  },
+  operations,
+  estimateSec(steps, axes) {
+    let sec = 0;
+    for (const s of steps) sec += STEP_SEC[s.operation] ?? 5;
+    if (axes['disk.format'] === 'eagerzeroedthick') sec += (Number(axes['disk.sizeGb'] ?? 0) * 1024 ** 3) / ZERO_BYTES_PER_SEC;
+    return sec;
+  },
+  // the step level: what the retrying round-tripper could not replay itself (retrying.ts)
+  isTransient,
+  describeDestroyed: () => null,
+  compose,
+} satisfies ProviderModule<'vsphere', VsphereTarget>;

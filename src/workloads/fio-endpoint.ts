@@ -1,0 +1,57 @@
+// fio on a Linux guest (this machine, or one reached over SSH) as a workload endpoint: the work
+// directory made, a test file checked not to be a device, every test run by run-fio.ts.
+import path from 'node:path';
+import type { WorkloadEndpoint } from '../contract/provider.ts';
+import { UnsafeOperation } from '../errors.ts';
+import type { CommandRunner } from '../ssh/command-runner.ts';
+import { stopRunGroups } from '../ssh/process-group.ts';
+import { shJoin } from '../ssh/quote.ts';
+import { runFioPrefill, runFioTest } from './run-fio.ts';
+import { rawTestTarget } from './test-target.ts';
+
+export interface FioGuest {
+  workdir: string;
+  testFile?: string;
+  fioPath: string;
+  ioengine: string;
+}
+
+/** The test file fio writes: the inventory's testFile, else `<workdir>/storsweep-test.dat`. */
+export function fioTestFile(g: Pick<FioGuest, 'workdir' | 'testFile'>): string {
+  return g.testFile ?? path.posix.join(g.workdir, 'storsweep-test.dat');
+}
+
+/** `open` connects to the guest (a local runner, or SSH); the endpoint reconnects through it after a loss. */
+export function fioEndpoint(g: FioGuest, open: () => Promise<CommandRunner>): WorkloadEndpoint {
+  const filename = fioTestFile(g);
+  const connect = async (): Promise<CommandRunner> => {
+    const runner = await open();
+    await runner.run(shJoin(['mkdir', '-p', '--', g.workdir]));
+    // A test file the plan takes for a file must not be a device on the guest: a link to /dev/sdb,
+    // or a device node outside /dev, would be overwritten without --confirm-destroy. Checked on
+    // the guest itself (`test -b`/`-c` follow links), before anything is measured.
+    if (rawTestTarget(filename, 'fio') === undefined) {
+      const r = await runner.run(`${shJoin(['test', '-b', filename])} || ${shJoin(['test', '-c', filename])}`);
+      if (r.exitCode === 0) {
+        await runner.close().catch(() => undefined);
+        throw new UnsafeOperation(
+          `${runner.target}: the test file ${filename} is a device on the guest (a block or character device, or a link to one); storsweep writes to a device only when the inventory names it by its path under /dev and --confirm-destroy names it`,
+          { operation: 'workload', target: filename },
+        );
+      }
+    }
+    return runner;
+  };
+  return {
+    tool: 'fio',
+    connect,
+    describe: async (runner) => {
+      const os = (await runner.run('uname -sr')).stdout.trim();
+      const fio = (await runner.run(shJoin([g.fioPath, '--version']))).stdout.trim();
+      return { 'guest.os': os, 'guest.tool': fio };
+    },
+    prepare: (runner, profile, o) => (profile.prefill === false ? Promise.resolve(null) : runFioPrefill(runner, profile, { filename, fioPath: g.fioPath, ioengine: g.ioengine, controlDir: g.workdir, ...o })),
+    runTest: (runner, test, profile, o) => runFioTest(runner, test, profile, { filename, fioPath: g.fioPath, ioengine: g.ioengine, controlDir: g.workdir, ...o }),
+    stopLeftovers: (runner, runId) => stopRunGroups(runner, g.workdir, runId),
+  };
+}
