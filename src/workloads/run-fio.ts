@@ -51,10 +51,6 @@ export function fioArgv(test: WorkloadTest, profile: WorkloadProfile, opts: Pick
   return [checkFioPath(opts.fioPath ?? 'fio'), ...fioArgs(test, profile, { filename: opts.filename, ioengine: opts.ioengine, runtimeSec })];
 }
 
-export function fioCommandLine(test: WorkloadTest, profile: WorkloadProfile, opts: Pick<FioRunOptions, 'filename' | 'fioPath' | 'ioengine'>, runtimeSec?: number): string {
-  return shJoin(fioArgv(test, profile, opts, runtimeSec));
-}
-
 async function onePass(runner: CommandRunner, argv: string[], profile: WorkloadProfile, opts: FioRunOptions): Promise<string> {
   const command = shJoin(argv);
   // Refused, not clamped: a pass that could not be timed would run unbounded or be killed at once.

@@ -8,7 +8,6 @@ export const deviceListArgv = (device?: string): string[] =>
   device === undefined ? ['esxcli', 'storage', 'core', 'device', 'list'] : ['esxcli', 'storage', 'core', 'device', 'list', '-d', checkEsxi('device', device)];
 export const vmfsExtentListArgv = (): string[] => ['esxcli', 'storage', 'vmfs', 'extent', 'list'];
 export const filesystemListArgv = (): string[] => ['esxcli', 'storage', 'filesystem', 'list'];
-export const filesystemRescanArgv = (): string[] => ['esxcli', 'storage', 'filesystem', 'rescan'];
 export const filesystemUnmountArgv = (label: string): string[] => ['esxcli', 'storage', 'filesystem', 'unmount', '-l', checkEsxi('label', label)];
 
 export interface EsxiDevice {

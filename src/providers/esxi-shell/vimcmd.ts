@@ -11,7 +11,6 @@ export function diskRemoveArgv(vmid: string | number, bus: number, unit: number)
   return ['vim-cmd', 'vmsvc/device.diskremove', checkEsxi('vmid', vmid), String(checkInt(bus, 'controller bus', 0, 3)), String(checkUnit(unit)), 'false'];
 }
 
-export const getAllVmsArgv = (): string[] => ['vim-cmd', 'vmsvc/getallvms'];
 export const getDevicesArgv = (vmid: string | number): string[] => ['vim-cmd', 'vmsvc/device.getdevices', checkEsxi('vmid', vmid)];
 
 function checkUnit(unit: number): number {

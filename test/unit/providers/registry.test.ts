@@ -89,8 +89,8 @@ describe('typed step arguments', () => {
 
 describe('what each provider says about its own errors and names', () => {
   const fault = (name: string) => new VsphereFault(name, `x: ${name}`, { method: 'CreateVmfsDatastore', host: 'vc', detail: {} });
-  const lost = new RemoteCommandFailed('lost', { host: 'h', command: 'c', exitCode: null, stderr: '', reason: 'connection' });
-  const exited = new RemoteCommandFailed('exit 1', { host: 'h', command: 'c', exitCode: 1, stderr: '', reason: 'exit' });
+  const lost = new RemoteCommandFailed({ host: 'h', command: 'c', exitCode: null, stderr: '', reason: 'connection' });
+  const exited = new RemoteCommandFailed({ host: 'h', command: 'c', exitCode: 1, stderr: '', reason: 'exit' });
   const reset = Object.assign(new Error('socket hang up'), { code: 'ECONNRESET' });
 
   it('isTransient: a task that ended busy is worth a step retry on vSphere only; a lost connection on the SSH providers; a refusal or a failed command nowhere', () => {

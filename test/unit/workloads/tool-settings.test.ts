@@ -6,7 +6,7 @@ import { ConfigError, formatDiagnostic, InvalidArgument } from '../../../src/err
 import { validateFioOptions } from '../../../src/workloads/custom.ts';
 import { fioArgs } from '../../../src/workloads/fio.ts';
 import { PROFILES } from '../../../src/workloads/profiles.ts';
-import { fioCommandLine } from '../../../src/workloads/run-fio.ts';
+import { fioArgv } from '../../../src/workloads/run-fio.ts';
 import { checkDiskspdPath, FIO_IOENGINES, fioFilenameArg } from '../../../src/workloads/tool-settings.ts';
 
 const F = 'test/fixtures/config/inv-tool-settings.yaml';
@@ -41,9 +41,9 @@ describe('tool settings allow-list', () => {
     expect(() => fioArgs(test, profile, { filename: '/tmp/f', ioengine: 'external:/tmp/evil.so' })).toThrow(InvalidArgument);
     expect(() => fioArgs(test, profile, { filename: '/tmp/f', ioengine: 'external:/tmp/evil.so' })).toThrow(`fio ioengine "external:/tmp/evil.so" is not allowed; allowed: ${ALLOWED}`);
     expect(() => fioArgs({ ...test, fioOptions: { ioengine: 'external:/x.so' } }, profile, { filename: '/tmp/f' })).toThrow(/not allowed/);
-    expect(() => fioCommandLine(test, profile, { filename: '/tmp/f', fioPath: '/tmp/evil.sh' })).toThrow(/fioPath "\/tmp\/evil.sh": expected fio or an absolute path/);
+    expect(() => fioArgv(test, profile, { filename: '/tmp/f', fioPath: '/tmp/evil.sh' })).toThrow(/fioPath "\/tmp\/evil.sh": expected fio or an absolute path/);
     expect(fioArgs(test, profile, { filename: '/tmp/f', ioengine: 'psync' })).toContain('--ioengine=psync');
-    expect(fioCommandLine(test, profile, { filename: '/tmp/f', fioPath: '/usr/bin/fio' })).toMatch(/^\/usr\/bin\/fio --name=/);
+    expect(fioArgv(test, profile, { filename: '/tmp/f', fioPath: '/usr/bin/fio' }).slice(0, 2)).toEqual(['/usr/bin/fio', expect.stringMatching(/^--name=/)]);
   });
 
   it('diskspd: only diskspd.exe or an absolute path to it', () => {
