@@ -58,6 +58,9 @@ export function guestWorkload(ctx: ComposeContext, g: Guest): { endpoint: Worklo
  */
 export const workloadStepSchema = z.strictObject({
   profile: z.string().min(1),
+  // absent in plans made before the pre-fill existed
+  prefill: z.boolean().optional(),
+  warmupPass: z.boolean().optional(),
   tests: z.array(z.string().min(1)),
   repetitions: z.number().int().min(1),
   runsOn: z.string().min(1),

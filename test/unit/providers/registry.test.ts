@@ -47,7 +47,7 @@ function storedPlan(file: string): RunPlan {
 
 describe('typed step arguments', () => {
   it('a stored plan parses again; one with a changed, missing or extra argument, an unknown operation or provider is refused with what is wrong', () => {
-    const plan = storedPlan('playbooks/vmfs-block-size.yaml');
+    const plan = storedPlan('playbooks/vmfs6-block-size.yaml');
     expect(() => checkStoredPlan(plan, '/runs/x')).not.toThrow();
     const disk = plan.permutations[0]!.steps.find((s) => s.step === 'disk')!;
     expect(disk.operation).toBe('ReconfigVM_Task');
@@ -73,8 +73,8 @@ describe('typed step arguments', () => {
     expect(stepArgumentsProblem({ ...disk, provider: 'proxmox' as never })).toMatch(/provider "proxmox" is not one this storsweep knows/);
   });
 
-  it('the workload step and the Hyper-V and ESXi-shell steps of the shipped playbooks parse; a Hyper-V step with a wrong type does not', () => {
-    for (const file of ['playbooks/hyperv-volume-size.yaml', 'playbooks/vmfs-block-size-shell.yaml', 'playbooks/quickstart.yaml']) {
+  it('the workload step and the Hyper-V steps of the shipped playbooks parse; a Hyper-V step with a wrong type does not', () => {
+    for (const file of ['playbooks/hyperv-volume-size.yaml', 'playbooks/disk-format.yaml', 'playbooks/quickstart.yaml']) {
       const plan = storedPlan(file);
       expect(() => checkStoredPlan(plan, 'r')).not.toThrow();
       expect(plan.permutations.flatMap((p) => p.steps).some((s) => s.step === 'workload')).toBe(true);
