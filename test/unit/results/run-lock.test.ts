@@ -22,12 +22,21 @@ interface Outcome {
   message?: string;
 }
 
-function taker(dir: string, startAt: number, holdMs: number, anchorFile?: string): { pid: number; done: Promise<Outcome | null> } {
+function taker(dir: string, startAt: number, holdMs: number | 'until-release', anchorFile?: string): { pid: number; done: Promise<Outcome | null>; outcome: Promise<Outcome | null> } {
   const child = spawn(process.execPath, [RUN_TS, TAKER, dir, String(startAt), String(holdMs), ...(anchorFile ? [anchorFile] : [])], { stdio: ['ignore', 'pipe', 'inherit'] });
   let out = '';
-  child.stdout.on('data', (d: Buffer) => (out += d.toString()));
-  const done = new Promise<Outcome | null>((resolve) => child.on('close', () => resolve(out.trim() ? (JSON.parse(out.trim().split('\n')[0]!) as Outcome) : null)));
-  return { pid: child.pid!, done };
+  const first = (): Outcome | null => (out.includes('\n') ? (JSON.parse(out.split('\n')[0]!) as Outcome) : null);
+  // `outcome`: as soon as the taker printed its line (a winner goes on holding); `done`: it exited
+  const outcome = new Promise<Outcome | null>((resolve) => {
+    child.stdout.on('data', (d: Buffer) => {
+      out += d.toString();
+      const o = first();
+      if (o) resolve(o);
+    });
+    child.on('close', () => resolve(first()));
+  });
+  const done = new Promise<Outcome | null>((resolve) => child.on('close', () => resolve(first())));
+  return { pid: child.pid!, done, outcome };
 }
 
 let dir: string;
@@ -69,8 +78,12 @@ describe('lockRunDir', () => {
     expect(runDirHolder(dir)).toEqual({ held: false });
 
     const startAt = Date.now() + 4000;
-    const takers = Array.from({ length: 6 }, () => taker(dir, startAt, 3000));
-    const outcomes = (await Promise.all(takers.map((t) => t.done))).filter((o): o is Outcome => o !== null);
+    // The winner holds until every taker has answered: on a loaded machine a taker may start late,
+    // and one that tried after the winner let go would rightly win too (sequential, not a race).
+    const takers = Array.from({ length: 6 }, () => taker(dir, startAt, 'until-release'));
+    const outcomes = (await Promise.all(takers.map((t) => t.outcome))).filter((o): o is Outcome => o !== null);
+    fs.writeFileSync(path.join(dir, 'release'), '');
+    await Promise.all(takers.map((t) => t.done));
     expect(outcomes).toHaveLength(6);
     const winners = outcomes.filter((o) => o.won);
     expect(winners).toHaveLength(1);
