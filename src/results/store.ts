@@ -191,6 +191,19 @@ function guardDamage(db: Database.Database, file: string): Database.Database {
   });
 }
 
+/** A read-only look: the database has our meta table with a run's meta row. */
+function holdsRun(db: Database.Database): boolean {
+  try {
+    db.pragma('busy_timeout = 5000');
+    const t = db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'meta'").get();
+    if (!t) return false;
+    return db.prepare("SELECT 1 FROM meta WHERE key = 'meta'").get() !== undefined;
+  } catch (err) {
+    if (isDamagedDatabase(err)) throw err;
+    return false;
+  }
+}
+
 export class ResultStore {
   private constructor(
     readonly runDir: string,
@@ -219,6 +232,13 @@ export class ResultStore {
     let db: Database.Database | null = null;
     try {
       db = new Database(file);
+      // Never touch what we did not create: an existing run.sqlite gets our schema (and WAL mode,
+      // which rewrites its header) only once it is seen holding a storsweep run — read first.
+      if (!create && !holdsRun(db)) {
+        db.close();
+        db = null;
+        throw new NotARunDirectory(runDir, `${DB_FILE} holds no storsweep run (left unchanged)`);
+      }
       db.pragma('journal_mode = WAL');
       db.pragma('synchronous = FULL');
       db.pragma('busy_timeout = 5000');

@@ -61,6 +61,18 @@ describe('ResultStore', () => {
     expect(() => ResultStore.openReadOnly(dir)).toThrow(NotARunDirectory);
   });
 
+  it('a run.sqlite that holds no storsweep run is refused and left byte-identical (no schema, no WAL switch)', async () => {
+    const { default: Database } = await import('better-sqlite3');
+    const foreign = new Database(path.join(dir, DB_FILE));
+    foreign.exec("CREATE TABLE notes (t TEXT); INSERT INTO notes VALUES ('mine')");
+    foreign.close();
+    const before = fs.readFileSync(path.join(dir, DB_FILE));
+    expect(() => ResultStore.open(dir)).toThrow(NotARunDirectory);
+    expect(() => ResultStore.open(dir)).toThrow(/holds no storsweep run \(left unchanged\)/);
+    expect(fs.readFileSync(path.join(dir, DB_FILE)).equals(before)).toBe(true);
+    expect(fs.existsSync(path.join(dir, `${DB_FILE}-wal`))).toBe(false);
+  });
+
   it('records come back in plan order, then repetition, then insertion order; counters and journal follow', () => {
     const s = ResultStore.create(dir, meta, plan(['pB', 'pA']));
     s.markRunning('pA');
