@@ -182,24 +182,24 @@ describe('playbooks/hyperv-volume-size.yaml on lab-hyperv', () => {
       { cmdlet: 'Remove-Item', params: { LiteralPath: vhdx } },
     ]);
     const guest = mine.filter((l) => l.shape === 'guest').map((l) => l.data);
-    // one pre-fill pass (creates the file: the only -c), then 3 repetitions × 8 tests
+    // one pre-fill pass (a raw drive: -f bounds the fill, nothing is created — no -c anywhere), then 3 repetitions × 8 tests
     expect(guest).toHaveLength(1 + 3 * 8);
     const exe = 'C:\\Tools\\diskspd.exe';
     // the new VHDX reaches the guest blank: measured as the guest's physical drive 1 (SCSI 0:1)
     const t = '#1';
-    expect(guest[0]).toEqual({ vmName: 'bench-vm', exe, argv: ['-b1M', '-o8', '-t1', '-s', '-w100', '-d10', '-W0', '-S', '-Z1M', '-c16M', '-Rxml', t] });
-    expect(guest.slice(1).filter((g) => g.argv!.some((a) => a.startsWith('-c')))).toEqual([]);
+    expect(guest[0]).toEqual({ vmName: 'bench-vm', exe, argv: ['-b1M', '-o8', '-t1', '-s', '-w100', '-d10', '-W0', '-S', '-Z1M', '-f16M', '-Rxml', t] });
+    expect(guest.filter((g) => g.argv!.some((a) => a.startsWith('-c')))).toEqual([]);
     // CrystalDiskMark 5's eight tests, one repetition (lab timing: 16 MiB file, 1 s, no ramp): every
     // read, then every write, with -S (no OS cache, no forced write-through) as CDM passes it
     expect(guest.slice(1, 9)).toEqual([
-      { vmName: 'bench-vm', exe, argv: ['-b128K', '-o32', '-t1', '-w0', '-d1', '-W0', '-S', '-L', '-Rxml', t] },
-      { vmName: 'bench-vm', exe, argv: ['-b4K', '-o32', '-t1', '-r', '-w0', '-d1', '-W0', '-S', '-L', '-Rxml', t] },
-      { vmName: 'bench-vm', exe, argv: ['-b1M', '-o1', '-t1', '-w0', '-d1', '-W0', '-S', '-L', '-Rxml', t] },
-      { vmName: 'bench-vm', exe, argv: ['-b4K', '-o1', '-t1', '-r', '-w0', '-d1', '-W0', '-S', '-L', '-Rxml', t] },
-      { vmName: 'bench-vm', exe, argv: ['-b128K', '-o32', '-t1', '-w100', '-d1', '-W0', '-S', '-Z128K', '-L', '-Rxml', t] },
-      { vmName: 'bench-vm', exe, argv: ['-b4K', '-o32', '-t1', '-r', '-w100', '-d1', '-W0', '-S', '-Z4K', '-L', '-Rxml', t] },
-      { vmName: 'bench-vm', exe, argv: ['-b1M', '-o1', '-t1', '-w100', '-d1', '-W0', '-S', '-Z1M', '-L', '-Rxml', t] },
-      { vmName: 'bench-vm', exe, argv: ['-b4K', '-o1', '-t1', '-r', '-w100', '-d1', '-W0', '-S', '-Z4K', '-L', '-Rxml', t] },
+      { vmName: 'bench-vm', exe, argv: ['-b128K', '-o32', '-t1', '-w0', '-d1', '-W0', '-S', '-f16M', '-L', '-Rxml', t] },
+      { vmName: 'bench-vm', exe, argv: ['-b4K', '-o32', '-t1', '-r', '-w0', '-d1', '-W0', '-S', '-f16M', '-L', '-Rxml', t] },
+      { vmName: 'bench-vm', exe, argv: ['-b1M', '-o1', '-t1', '-w0', '-d1', '-W0', '-S', '-f16M', '-L', '-Rxml', t] },
+      { vmName: 'bench-vm', exe, argv: ['-b4K', '-o1', '-t1', '-r', '-w0', '-d1', '-W0', '-S', '-f16M', '-L', '-Rxml', t] },
+      { vmName: 'bench-vm', exe, argv: ['-b128K', '-o32', '-t1', '-w100', '-d1', '-W0', '-S', '-Z128K', '-f16M', '-L', '-Rxml', t] },
+      { vmName: 'bench-vm', exe, argv: ['-b4K', '-o32', '-t1', '-r', '-w100', '-d1', '-W0', '-S', '-Z4K', '-f16M', '-L', '-Rxml', t] },
+      { vmName: 'bench-vm', exe, argv: ['-b1M', '-o1', '-t1', '-w100', '-d1', '-W0', '-S', '-Z1M', '-f16M', '-L', '-Rxml', t] },
+      { vmName: 'bench-vm', exe, argv: ['-b4K', '-o1', '-t1', '-r', '-w100', '-d1', '-W0', '-S', '-Z4K', '-f16M', '-L', '-Rxml', t] },
     ]);
     const password = (await fs.readFile(labPaths(root).guestPassword, 'utf8')).trim();
     expect(JSON.stringify(await readPsLog(stateDir))).not.toContain(password);
