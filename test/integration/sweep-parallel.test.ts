@@ -28,6 +28,9 @@ beforeAll(async () => {
       '    datacenter: DC0',
       '    host: DC0_C0_H0',
       '    vm: DC0_C0_RP0_VM1', // the VM that runs on DC0_C0_H0
+      // the release stated like the lab's own target: a target without one has its host's release
+      // read first (its own short read-only session), which is not what this test counts
+      '    version: "5.5"',
       `    vmfsDevice: ${lun}`,
       `    allowedDevices: [${lun}]`,
       '    guest:',
