@@ -193,15 +193,12 @@ function guardDamage(db: Database.Database, file: string): Database.Database {
 
 /** A read-only look: the database has our meta table with a run's meta row. */
 function holdsRun(db: Database.Database): boolean {
-  try {
-    db.pragma('busy_timeout = 5000');
-    const t = db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'meta'").get();
-    if (!t) return false;
-    return db.prepare("SELECT 1 FROM meta WHERE key = 'meta'").get() !== undefined;
-  } catch (err) {
-    if (isDamagedDatabase(err)) throw err;
-    return false;
-  }
+  // A read that fails (damaged, unreadable, a read-only directory without -shm) throws: the
+  // caller words it; only a readable database without our run is "holds no storsweep run".
+  db.pragma('busy_timeout = 5000');
+  const t = db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'meta'").get();
+  if (!t) return false;
+  return db.prepare("SELECT 1 FROM meta WHERE key = 'meta'").get() !== undefined;
 }
 
 export class ResultStore {
