@@ -1,7 +1,5 @@
 // The vSphere client and provider against the vcsim harness, read back through pyvmomi (an
 // independent client) and the harness's own call counter.
-import { execFile } from 'node:child_process';
-import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 import { UnsafeOperation } from '../../src/errors.ts';
 import { startVcsim, type VcsimHandle } from '../../src/lab/vcsim.ts';
@@ -12,36 +10,8 @@ import { SoapTransportError } from '../../src/providers/vsphere/soap.ts';
 import { createVsphereProvider } from '../../src/providers/vsphere/provider.ts';
 import { planVsphereSteps } from '../../src/providers/vsphere/steps.ts';
 import type { CreatedObject, Provider, ProviderContext } from '../../src/contract/provider.ts';
+import { pyvmomi } from './helpers/pyvmomi-verify.ts';
 
-const VERIFY = fileURLToPath(new URL('../harness/pyvmomi/verify_vsphere.py', import.meta.url));
-
-interface PyDatastore {
-  type: string;
-  infoType: string;
-  blockSizeMb?: number;
-  blockSize?: number;
-  majorVersion?: number;
-  extents?: string[];
-}
-interface PyDisk {
-  key: number;
-  fileName: string;
-  backingType: string;
-  thinProvisioned?: boolean;
-  eagerlyScrub?: boolean;
-  compatibilityMode?: string;
-  deviceName?: string;
-}
-
-function pyvmomi(sim: VcsimHandle, req: { datastores?: string[]; vm?: string; count?: string }): Promise<{ datastores: Record<string, PyDatastore | null>; disks?: PyDisk[]; count?: number }> {
-  return new Promise((resolve, reject) => {
-    const p = execFile('/usr/bin/python3', [VERIFY], { timeout: 60_000 }, (err, stdout, stderr) => {
-      if (err) reject(new Error(`verify_vsphere.py failed: ${stderr || err.message}`));
-      else resolve(JSON.parse(stdout));
-    });
-    p.stdin!.end(JSON.stringify({ url: sim.url, username: sim.username, password: sim.password, certFile: sim.certFile, ...req }));
-  });
-}
 
 const events: string[] = [];
 function ctx(permutationId: string): ProviderContext {

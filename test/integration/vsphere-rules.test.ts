@@ -2,10 +2,8 @@
 // the same rules), read back through pyvmomi, the harness call counter and the datastore's files.
 import { existsSync, readFileSync } from 'node:fs';
 import fs from 'node:fs/promises';
-import { execFile } from 'node:child_process';
 import os from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { startVcsim, vcsimControl, type VcsimControl, type VcsimHandle } from '../../src/lab/vcsim.ts';
 import { VsphereClient } from '../../src/providers/vsphere/client.ts';
@@ -18,30 +16,10 @@ import { reconfigVMTask } from '../../src/providers/vsphere/methods.ts';
 import { waitForTask } from '../../src/providers/vsphere/task.ts';
 import type { DataObject } from '../../src/providers/vsphere/types.ts';
 import { vcenterYaml, vsphereTargetYaml } from '../../src/lab/vsphere-inventory.ts';
+import { pyvmomi, type PyDisk } from './helpers/pyvmomi-verify.ts';
 import { runCli } from './helpers/cli.ts';
 import { readRun, runDirIn } from './helpers/vsphere-lab.ts';
 
-const VERIFY = fileURLToPath(new URL('../harness/pyvmomi/verify_vsphere.py', import.meta.url));
-
-interface PyDisk {
-  key: number;
-  fileName: string;
-  backingType: string;
-  controllerType?: string;
-  busNumber?: number;
-  unitNumber?: number;
-  thinProvisioned?: boolean;
-  eagerlyScrub?: boolean;
-}
-function pyvmomi(sim: VcsimHandle, req: { datastores?: string[]; vm?: string }): Promise<{ datastores: Record<string, { url: string } | null>; disks?: PyDisk[] }> {
-  return new Promise((resolve, reject) => {
-    const p = execFile('/usr/bin/python3', [VERIFY], { timeout: 60_000 }, (err, stdout, stderr) => {
-      if (err) reject(new Error(`verify_vsphere.py failed: ${stderr || err.message}`));
-      else resolve(JSON.parse(stdout));
-    });
-    p.stdin!.end(JSON.stringify({ url: sim.url, username: sim.username, password: sim.password, certFile: sim.certFile, ...req }));
-  });
-}
 
 const events: string[] = [];
 function ctx(permutationId: string): ProviderContext {
