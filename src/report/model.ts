@@ -25,12 +25,14 @@ export interface RunInfo {
   startedAt?: string;
   /** environment facts: host versions, datastore type, guest OS, tool versions… */
   fingerprint?: Record<string, string>;
+  /** what the playbook's `environment:` states about the setup (array, RAID level, protocol, QoS, VM spec) */
+  environment?: Record<string, string>;
   /** endpoints contacted without TLS/host-key verification; every report warns about them */
   insecureEndpoints?: string[];
   failures?: Array<{ permutationId: string; axes: Record<string, unknown>; reason: string }>;
 }
 
-export type MetricKey = 'bytesPerSecond' | 'iops' | 'latencyMeanUs' | 'latencyP99Us';
+export type MetricKey = 'bytesPerSecond' | 'iops' | 'latencyMeanUs' | 'latencyP99Us' | 'cpuPercent';
 
 export interface MetricDef {
   key: MetricKey;
@@ -49,8 +51,10 @@ export const METRICS: Record<MetricKey, MetricDef> = {
   iops: { key: 'iops', label: 'IOPS', unit: 'IOPS', higherIsBetter: true, get: (r) => r.iops, scale: 1, digits: 0 },
   latencyMeanUs: { key: 'latencyMeanUs', label: 'lat mean', unit: 'µs', higherIsBetter: false, get: (r) => r.latencyUs.mean, scale: 1, digits: 1 },
   latencyP99Us: { key: 'latencyP99Us', label: 'lat p99', unit: 'µs', higherIsBetter: false, get: (r) => r.latencyUs.p99, scale: 1, digits: 1 },
+  // the tool's CPU use (fio usr+sys, diskspd's average): what the I/O cost the guest, lower is better
+  cpuPercent: { key: 'cpuPercent', label: 'CPU', unit: '%', higherIsBetter: false, get: (r) => r.cpuPercent, scale: 1, digits: 1 },
 };
-export const METRIC_ORDER: readonly MetricKey[] = ['bytesPerSecond', 'iops', 'latencyMeanUs', 'latencyP99Us'];
+export const METRIC_ORDER: readonly MetricKey[] = ['bytesPerSecond', 'iops', 'latencyMeanUs', 'latencyP99Us', 'cpuPercent'];
 
 export interface AxisInfo {
   name: string;

@@ -63,6 +63,8 @@ export interface RunMeta {
   targets?: string[];
   startedAt: string;
   fingerprint: Record<string, string>;
+  /** the playbook's `environment:` (free facts about the setup: array, RAID level, protocol, QoS, VM spec) */
+  environment?: Record<string, string>;
   insecureEndpoints: string[];
   /** exactly what the plan destroys, as confirmed with --confirm-destroy when the run started */
   confirmedDestroy?: string[];
@@ -532,7 +534,7 @@ function ledgerRowOf(r: Record<string, unknown>): LedgerRow {
 }
 
 /** Read side for reports: records and run info only. */
-export function openResults(runDir: string): { records(): ResultRecord[]; runInfo(): { runId: string; playbook?: string; startedAt?: string; fingerprint?: Record<string, string>; insecureEndpoints?: string[]; failures?: Array<{ permutationId: string; axes: Record<string, unknown>; reason: string }> }; close(): void } {
+export function openResults(runDir: string): { records(): ResultRecord[]; runInfo(): { runId: string; playbook?: string; startedAt?: string; fingerprint?: Record<string, string>; environment?: Record<string, string>; insecureEndpoints?: string[]; failures?: Array<{ permutationId: string; axes: Record<string, unknown>; reason: string }> }; close(): void } {
   const store = ResultStore.openReadOnly(runDir);
   return {
     records: () => store.records(),
@@ -543,6 +545,7 @@ export function openResults(runDir: string): { records(): ResultRecord[]; runInf
         playbook: meta.playbook,
         startedAt: meta.startedAt,
         fingerprint: meta.fingerprint,
+        ...(meta.environment ? { environment: meta.environment } : {}),
         insecureEndpoints: meta.insecureEndpoints,
         failures: store
           .permutations()
