@@ -1,6 +1,6 @@
 // CrystalDiskMark text exports (File → Save text / Copy), versions 2.x/3.x, 5.x, 6.x, 7.x and 8.x,
 // including Shizuku Edition and store (UWP) builds whose header carries extra words. Layouts:
-// ../shared/reference/vsphere-hyperv-benchmarks.md §8.4, checked against public exports.
+// the text-export printf formats in CrystalDiskMark's source per version, checked against public exports.
 //
 // Which test a row is follows from its label: 3.x "Sequential" is 1 MiB QD1; 5.x/6.x rows print no
 // block size, and their sequential Q32 test is 128 KiB while "(T= 1)" alone is 1 MiB QD1; 7.x/8.x

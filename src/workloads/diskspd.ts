@@ -1,6 +1,6 @@
 // DiskSpd (Windows guests): the command line CrystalDiskMark 5–8 builds, and the reader for its
-// `-Rxml` output. Flag grammar and XML layout: ../shared/reference/vsphere-hyperv-benchmarks.md §8.7,
-// checked against microsoft/diskspd CmdLineParser.cpp and XmlResultParser.cpp.
+// `-Rxml` output. Flag grammar and XML layout: microsoft/diskspd CmdLineParser.cpp and
+// XmlResultParser.cpp.
 import { XMLParser } from 'fast-xml-parser';
 import { InvalidArgument, ParseError } from '../errors.ts';
 import { testIdentity, type LatencyUs, type Pattern, type TestIdentity } from '../results/record.ts';

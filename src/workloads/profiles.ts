@@ -1,6 +1,6 @@
 // Named workload presets. Each is a list of tests with canonical ids plus the pass/aggregation rule
-// of the tool it imitates, taken from CrystalDiskMark's own source (../shared/reference/
-// real-product-rules.md §7.1) and the real exports under test/fixtures/cdm/ (5.x/6.x exports print
+// of the tool it imitates, taken from CrystalDiskMark's own source (DiskBench.cpp per version, quoted
+// below) and the real exports under test/fixtures/cdm/ (5.x/6.x exports print
 // "1024 MiB", so those versions use 1 GiB even though a 5.x source comment says "1000 MiB").
 //
 // | Profile | Order of the "All" run                      | Passes (unscored + scored)  | Pass  | Interval | Source (quoted lines) |
@@ -26,7 +26,7 @@
 // (e) same file, `DiskSpd()`: `option.Format(L"-b128K -d5 -o%d -t%d -W0 -S -w0", …)` — `-S`, not `-Sh`
 //     (diskspd CmdLineParser.cpp: `-S` = `-Su`, no forced write-through); `for (j = 0; j <= DiskTestCount;
 //     j++)` with `cstr.Format(L"Preparing... %s", title)` for j == 0 and `if (j > 0 && score > *maxScore)`.
-// (f) reference §7.1: 6.0.0 [ababycoder/CrystalDiskMark6_0_0Src DiskBench.cpp] and 7.0.0
+// (f) 6.0.0 [ababycoder/CrystalDiskMark6_0_0Src DiskBench.cpp] and 7.0.0
 //     [hiyohiyo/CrystalDiskMark@8dbfdeb DiskBench.cpp] have the same pass loop and read-then-write order.
 // (g) hiyohiyo/CrystalDiskMark DiskBench.cpp (8.x, @00c38e9) `ExecDiskBenchAll()`: `if (benchmark &
 //     BENCHMARK_READ) { DiskSpd(dlg, TEST_READ_0); Interval(dlg); … DiskSpd(dlg, TEST_READ_3); } … if

@@ -2,7 +2,7 @@
 // use. Every shipped playbook validates and plans on the lab target it names, with no two
 // permutations building the same configuration; and over every single-permutation combination of
 // each provider's axes on its lab target, validate says ok only for what the plan builds, with VMFS
-// block sizes as the API reference documents them (../shared/reference/real-product-rules.md §1.2).
+// block sizes as the API reference documents them (HostVmfsSpec `blockSize`).
 import fs from 'node:fs';
 import fsp from 'node:fs/promises';
 import path from 'node:path';

@@ -1,5 +1,5 @@
 // One VMFS version × block size rule (src/providers/vmfs-block-size.ts), as the vSphere API
-// reference documents HostVmfsSpec (../shared/reference/real-product-rules.md §1.2, §1.4): VMFS3
+// reference documents HostVmfsSpec (`blockSize`, `blockSizeMb`, `majorVersion`): VMFS3
 // 1/2/4/8 MB, VMFS5 1 MB only, VMFS6 64 KB or 1 MB. The vSphere and ESXi-shell planners ask it, so
 // they accept and refuse exactly the same datastore.blockSizeMb values.
 import { describe, expect, it } from 'vitest';
