@@ -6,19 +6,7 @@
 # `npm run lab -- down && npm run lab -- up --version 5.5`, then playbooks/vmfs-block-size.yaml.)
 set -euo pipefail
 cd "$(dirname "$0")/.."
-PKGS="golang-go golang-github-vmware-govmomi-dev openssh-server openssh-client fio python3"
-missing=""
-for p in $PKGS; do dpkg -s "$p" >/dev/null 2>&1 || missing="$missing $p"; done
-if [ -n "$missing" ]; then
-  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
-    echo "demo: installing$missing"
-    DEBIAN_FRONTEND=noninteractive apt-get update -qq
-    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $missing >/dev/null
-  else
-    echo "demo: missing Debian packages:$missing (run as root, or: sudo apt-get install$missing)" >&2
-    exit 1
-  fi
-fi
+bash scripts/system-packages.sh demo
 if [ ! -d node_modules ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then npm ci; fi
 npm run --silent lab -- up --version 8.0
 echo
