@@ -22,6 +22,13 @@ import {
 export interface RunInfo {
   runId: string;
   playbook?: string;
+  /** the run's target (several joined by ", " when the playbook lists them) */
+  target?: string;
+  /**
+   * the playbook's `baseline:` (axis → value): the value each named axis is compared against when
+   * no `--baseline` is given; other varying axes are compared against their first value
+   */
+  baseline?: Record<string, AxisValue>;
   startedAt?: string;
   /** environment facts: host versions, datastore type, guest OS, tool versions… */
   fingerprint?: Record<string, string>;
@@ -63,11 +70,27 @@ export interface AxisInfo {
   varies: boolean;
 }
 
+/**
+ * The axis every record has in a report: which run (its id) or imported export (the file name, or
+ * `file#N` for the N-th export of a file holding several) it came from. Sources are never pooled
+ * unless the report is asked to (`ReportOptions.pool`).
+ */
+export const SOURCE_AXIS = 'source';
+
 export interface PermutationInfo {
+  /**
+   * unique within the report: the records' permutation id, or `<id>@<source>` when several sources
+   * use that id (two runs of one playbook), or the ids joined by `+` for a pooled permutation
+   */
   permutationId: string;
+  /** the source its records came from (the sources joined by `+` when pooled over source) */
+  source: string;
+  /** its axes, `source` included (pooled axes left out) */
   axes: Axes;
   /** the varying axes as `name=value, …` (the id when nothing varies) */
   label: string;
+  /** the permutations merged into this one when the report pools axes (`ReportOptions.pool`) */
+  pooledFrom?: string[];
 }
 
 export interface MetricCell {
@@ -100,6 +123,18 @@ export interface AxisComparison {
   rows: ComparisonRow[];
 }
 
+/**
+ * Permutations with another value of a compared axis that have no partner: no permutation with the
+ * baseline value and the same other varying axes (e.g. an import not tagged with the run's block
+ * size). They are listed, never compared against something else.
+ */
+export interface UnpairedPermutations {
+  axis: string;
+  value: AxisValue;
+  baselineValue: AxisValue;
+  permutationIds: string[];
+}
+
 export interface TestSection {
   test: TestIdentity;
   /** what the test is judged by: MB/s for sequential tests, IOPS for random ones */
@@ -124,6 +159,13 @@ export interface Report {
   options: VerdictOptions;
   axes: AxisInfo[];
   permutations: PermutationInfo[];
+  /** the source of each permutation, in first-seen order (also the `source` axis's values) */
+  sources: string[];
+  /** axes pooled on request (ReportOptions.pool): left out of `axes`, their values merged per permutation */
+  pooled: AxisInfo[];
+  /** per compared axis: the baseline value it was compared against and where that came from */
+  baselines: Array<{ axis: string; value: AxisValue; from: 'option' | 'playbook' | 'first-value' }>;
+  unpaired: UnpairedPermutations[];
   tests: TestSection[];
   summary: {
     verdicts: Record<Verdict, number>;
@@ -140,8 +182,13 @@ export interface BaselineChoice {
 }
 
 export interface ReportOptions {
-  /** compare only this axis, against this value; default: every varying axis against its first value */
+  /**
+   * compare only this axis, against this value (`--baseline`); default: every varying axis, against
+   * the playbook's baseline value (RunInfo.baseline) where it names one, else its first value
+   */
   baseline?: BaselineChoice;
+  /** axes to pool (`--pool source`): permutations that differ only in these become one sample */
+  pool?: readonly string[];
   verdict?: Partial<VerdictOptions>;
   /** most permutations a test's tables and charts list (default DEFAULT_DETAIL_LIMIT); see TestSection.truncated */
   detailLimit?: number;
@@ -162,11 +209,12 @@ export function parseBaseline(spec: string): BaselineChoice {
 
 const sameValue = (a: AxisValue | undefined, b: AxisValue | string): boolean => a !== undefined && String(a) === String(b);
 
-function collectAxes(records: readonly ResultRecord[]): AxisInfo[] {
+/** Axis names and values over a list of axes objects, in first-seen order. */
+function collectAxes(list: Iterable<Axes>): AxisInfo[] {
   const byName = new Map<string, { values: AxisValue[]; seen: Set<string> }>();
-  for (const r of records) {
-    for (const name in r.axes) {
-      const value = r.axes[name]!;
+  for (const axes of list) {
+    for (const name in axes) {
+      const value = axes[name]!;
       let a = byName.get(name);
       if (!a) byName.set(name, (a = { values: [], seen: new Set() }));
       const text = String(value);
@@ -179,18 +227,48 @@ function collectAxes(records: readonly ResultRecord[]): AxisInfo[] {
   return [...byName].map(([name, { values }]) => ({ name, values, varies: values.length > 1 }));
 }
 
+/** The source a record came from: its `source` axis (imports, loaded runs), else its run id. */
+export function sourceOf(r: ResultRecord): string {
+  const s = r.axes[SOURCE_AXIS];
+  return s === undefined ? r.runId : String(s);
+}
+
 export function permutationLabel(axes: Axes, varying: readonly string[], fallback: string): string {
   const parts = varying.filter((a) => a in axes).map((a) => `${a}=${String(axes[a])}`);
   return parts.length > 0 ? parts.join(', ') : fallback;
 }
 
-function keyWithout(axes: Axes, axis: string): string {
-  return JSON.stringify(
-    Object.entries(axes)
-      .filter(([k]) => k !== axis)
-      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
-      .map(([k, v]) => [k, String(v)]),
-  );
+/**
+ * What a permutation is besides `axis`: its values of the axes it must match on (`matchingAxes`:
+ * varying ones; null where it has none). Axes that do not vary are left out, so an import that
+ * does not state the run's constant axes (its workload profile, its target) still lines up.
+ */
+function keyWithout(axes: Axes, axis: string, matchBy: readonly string[]): string {
+  return JSON.stringify(matchBy.filter((k) => k !== axis).map((k) => (k in axes ? String(axes[k]) : null)));
+}
+
+/** Whether every permutation with the same value of `x` has the same value of `y` (a missing value counts as one). */
+function functionOf(perms: readonly PermutationInfo[], y: string, x: string): boolean {
+  const seen = new Map<string, string>();
+  for (const p of perms) {
+    const kx = x in p.axes ? `=${String(p.axes[x])}` : '';
+    const ky = y in p.axes ? `=${String(p.axes[y])}` : '';
+    const before = seen.get(kx);
+    if (before === undefined) seen.set(kx, ky);
+    else if (before !== ky) return false;
+  }
+  return true;
+}
+
+/**
+ * The varying axes two permutations must agree on to be compared along `axis`. Along `source`, an
+ * axis each source has one value of (a run's target) is a fact of the source, not a configuration
+ * to line up; along another axis, `source` is left out when each value of that axis comes from one
+ * source (two runs that differ only by target).
+ */
+function matchingAxes(perms: readonly PermutationInfo[], axis: string, varying: readonly string[]): string[] {
+  if (axis === SOURCE_AXIS) return varying.filter((y) => y !== axis && !functionOf(perms, y, SOURCE_AXIS));
+  return varying.filter((y) => y !== axis && !(y === SOURCE_AXIS && functionOf(perms, SOURCE_AXIS, axis)));
 }
 
 export function primaryMetricOf(test: TestIdentity, records: readonly ResultRecord[]): MetricKey {
@@ -245,7 +323,7 @@ function buildSection(test: TestIdentity, byPerm: Map<number, ResultRecord[]>, c
   const metrics = METRIC_ORDER.filter((m) => all.some((r) => METRICS[m].get(r) !== null));
   const primaryMetric = primaryMetricOf(test, all);
   type Entry = { index: number; permutationId: string; recs: ResultRecord[]; axes: Axes; primaryValues?: number[] };
-  const entries: Entry[] = [...byPerm].map(([index, recs]) => ({ index, permutationId: permutations[index]!.permutationId, recs, axes: recs[0]!.axes }));
+  const entries: Entry[] = [...byPerm].map(([index, recs]) => ({ index, permutationId: permutations[index]!.permutationId, recs, axes: permutations[index]!.axes }));
   const primaryValues = (e: Entry): number[] => (e.primaryValues ??= finiteValues(e.recs, primaryMetric));
   const entryAt: Array<Entry | undefined> = new Array<Entry | undefined>(permutations.length);
   for (const e of entries) entryAt[e.index] = e;
@@ -328,67 +406,169 @@ function buildSection(test: TestIdentity, byPerm: Map<number, ResultRecord[]>, c
   return { test, primaryMetric, metrics, rows, comparisons, ...(truncated ? { truncated } : {}) };
 }
 
+interface PermutationGroup {
+  axes: Axes;
+  source: string;
+  /** the records' permutation ids (several when pooled) and sources */
+  ids: Set<string>;
+  sources: Set<string>;
+}
+
+/**
+ * Groups records into permutations: one per source and permutation id, so two runs of one
+ * playbook (or two exports of one file) stay apart; with `pool`, permutations whose axes differ
+ * only in the pooled axes become one.
+ */
+function groupPermutations(records: readonly ResultRecord[], pool: ReadonlySet<string>) {
+  const groups: PermutationGroup[] = [];
+  const index = new Map<string, number>();
+  const of: number[] = new Array<number>(records.length);
+  const pooledAxes: Axes[] = [];
+  let lastAxes: Axes | undefined;
+  let lastId: string | undefined;
+  let lastRun: string | undefined;
+  let lastIndex = -1;
+  records.forEach((r, n) => {
+    // Records arrive grouped by permutation: skip the lookups while the permutation stays the same.
+    if (r.axes !== lastAxes || r.permutationId !== lastId || r.runId !== lastRun) {
+      lastAxes = r.axes;
+      lastId = r.permutationId;
+      lastRun = r.runId;
+      const source = sourceOf(r);
+      const axes: Axes = { ...r.axes, [SOURCE_AXIS]: source };
+      let key: string;
+      if (pool.size === 0) key = JSON.stringify([source, r.permutationId]);
+      else {
+        const dropped: Axes = {};
+        for (const k of pool) {
+          if (k in axes) dropped[k] = axes[k]!;
+          delete axes[k];
+        }
+        pooledAxes.push(dropped);
+        key = JSON.stringify(Object.keys(axes).sort().map((k) => [k, String(axes[k])]));
+      }
+      let i = index.get(key);
+      if (i === undefined) {
+        index.set(key, (i = groups.length));
+        groups.push({ axes, source, ids: new Set(), sources: new Set() });
+      }
+      const g = groups[i]!;
+      g.ids.add(r.permutationId);
+      g.sources.add(source);
+      lastIndex = i;
+    }
+    of[n] = lastIndex;
+  });
+  return { groups, of, pooledAxes };
+}
+
+/** Unique display ids: the permutation id, qualified by the source where several sources share it. */
+function permutationIds(groups: readonly PermutationGroup[]): string[] {
+  const base = groups.map((g) => [...g.ids].join('+'));
+  const sourcesOf = new Map<string, Set<string>>();
+  base.forEach((id, i) => {
+    let s = sourcesOf.get(id);
+    if (!s) sourcesOf.set(id, (s = new Set()));
+    s.add([...groups[i]!.sources].join('+'));
+  });
+  const used = new Set<string>();
+  return base.map((id, i) => {
+    let out = sourcesOf.get(id)!.size > 1 ? `${id}@${[...groups[i]!.sources].join('+')}` : id;
+    for (let k = 2; used.has(out); k++) out = `${id}#${k}`;
+    used.add(out);
+    return out;
+  });
+}
+
 export function buildReport(records: readonly ResultRecord[], info: RunInfo, options: ReportOptions = {}): Report {
   const o: VerdictOptions = { ...DEFAULT_VERDICT_OPTIONS, ...options.verdict };
   const limit = options.detailLimit ?? DEFAULT_DETAIL_LIMIT;
-  const axes = collectAxes(records);
+  const pool = new Set(options.pool ?? []);
+  const { groups, of, pooledAxes } = groupPermutations(records, pool);
+  const axes = collectAxes(groups.map((g) => g.axes));
+  const pooled = collectAxes(pooledAxes);
+  for (const name of pool) {
+    if (!pooled.some((a) => a.name === name)) {
+      const names = [...axes, ...pooled].map((a) => a.name);
+      throw new UsageError(`--pool ${name}: no axis "${name}" in these results (axes: ${names.join(', ') || 'none'})`);
+    }
+  }
   const varying = axes.filter((a) => a.varies).map((a) => a.name);
 
-  const permutations = new Map<string, PermutationInfo>();
-  const permIndex = new Map<string, number>();
-  const permList: PermutationInfo[] = [];
+  const ids = permutationIds(groups);
+  const permList: PermutationInfo[] = groups.map((g, i) => {
+    const permutationId = ids[i]!;
+    const p: PermutationInfo = { permutationId, source: [...g.sources].join('+'), axes: g.axes, label: permutationLabel(g.axes, varying, permutationId) };
+    if (g.ids.size > 1 || g.sources.size > 1) p.pooledFrom = [...g.ids];
+    return p;
+  });
   const tests = new Map<string, { test: TestIdentity; byPerm: Map<number, ResultRecord[]> }>();
-  let lastId: string | undefined;
-  let lastIndex = -1;
-  for (const r of records) {
-    // Records arrive grouped by permutation: skip the lookups while the permutation stays the same.
-    if (r.permutationId !== lastId) {
-      lastId = r.permutationId;
-      let i = permIndex.get(r.permutationId);
-      if (i === undefined) {
-        const info = { permutationId: r.permutationId, axes: r.axes, label: permutationLabel(r.axes, varying, r.permutationId) };
-        permutations.set(r.permutationId, info);
-        permIndex.set(r.permutationId, (i = permList.length));
-        permList.push(info);
-      }
-      lastIndex = i;
-    }
+  records.forEach((r, n) => {
     let t = tests.get(r.test.id);
     if (!t) tests.set(r.test.id, (t = { test: r.test, byPerm: new Map() }));
-    let list = t.byPerm.get(lastIndex);
-    if (!list) t.byPerm.set(lastIndex, (list = []));
+    const i = of[n]!;
+    let list = t.byPerm.get(i);
+    if (!list) t.byPerm.set(i, (list = []));
     list.push(r);
-  }
+  });
 
-  let compared: Array<{ axis: string; baselineValue: AxisValue }>;
+  const warnings: string[] = [];
+  const baselines: Report['baselines'] = [];
   if (options.baseline) {
     const { axis, value } = options.baseline;
     const found = axes.find((a) => a.name === axis);
     if (!found) {
-      throw new UsageError(`--baseline ${axis}=${value}: no axis "${axis}" in these results (axes: ${axes.map((a) => a.name).join(', ') || 'none'})`);
+      const why = pool.has(axis) ? `axis "${axis}" is pooled (--pool)` : `no axis "${axis}" in these results`;
+      throw new UsageError(`--baseline ${axis}=${value}: ${why} (axes: ${axes.map((a) => a.name).join(', ') || 'none'})`);
     }
     const v = found.values.find((x) => sameValue(x, value));
     if (v === undefined) {
       throw new UsageError(`--baseline ${axis}=${value}: axis "${axis}" has no value "${value}" (values: ${found.values.map(String).join(', ')})`);
     }
-    compared = [{ axis, baselineValue: v }];
+    baselines.push({ axis, value: v, from: 'option' });
   } else {
-    compared = axes.filter((a) => a.varies).map((a) => ({ axis: a.name, baselineValue: a.values[0]! }));
+    const playbook = info.baseline ?? {};
+    // Two runs against two targets: target and source say the same; compare by target only.
+    const sourceTwin = varying.some((y) => y !== SOURCE_AXIS && functionOf(permList, y, SOURCE_AXIS) && functionOf(permList, SOURCE_AXIS, y));
+    for (const a of axes) {
+      if (!a.varies || (a.name === SOURCE_AXIS && sourceTwin)) continue;
+      const wanted = playbook[a.name];
+      const v = wanted === undefined ? undefined : a.values.find((x) => sameValue(x, wanted));
+      if (wanted !== undefined && v === undefined) {
+        warnings.push(`The playbook's baseline ${a.name}=${String(wanted)} is not in these results (values: ${a.values.map(String).join(', ')}); compared against ${String(a.values[0])} instead.`);
+      }
+      baselines.push(v !== undefined ? { axis: a.name, value: v, from: 'playbook' } : { axis: a.name, value: a.values[0]!, from: 'first-value' });
+    }
   }
+  const compared = baselines.map(({ axis, value }) => ({ axis, baselineValue: value }));
 
-  // Each compared axis: the permutation that differs from a permutation in that axis only and has
-  // the baseline value there. Permutations (not tests) are matched, once.
+  // Each compared axis: the permutation that has the baseline value there and the same values of
+  // the other varying axes. Permutations (not tests) are matched, once. A permutation with no such
+  // partner, or with two (ambiguous), is listed as unpaired and compared with nothing.
+  const unpaired: UnpairedPermutations[] = [];
+  const matchedBy = new Map<string, string[]>();
   const baseOf = compared.map(({ axis, baselineValue }) => {
+    const matchBy = matchingAxes(permList, axis, varying);
+    matchedBy.set(axis, matchBy);
     const baseByKey = new Map<string, number>();
     permList.forEach((p, i) => {
-      if (sameValue(p.axes[axis], baselineValue)) baseByKey.set(keyWithout(p.axes, axis), i);
+      if (!sameValue(p.axes[axis], baselineValue)) return;
+      const k = keyWithout(p.axes, axis, matchBy);
+      baseByKey.set(k, baseByKey.has(k) ? -2 : i);
     });
     const out = new Int32Array(permList.length).fill(-1);
+    const missing = new Map<string, UnpairedPermutations>();
     permList.forEach((p, i) => {
       const value = p.axes[axis];
       if (value === undefined || sameValue(value, baselineValue)) return;
-      out[i] = baseByKey.get(keyWithout(p.axes, axis)) ?? -1;
+      const b = baseByKey.get(keyWithout(p.axes, axis, matchBy)) ?? -1;
+      out[i] = b < 0 ? -1 : b;
+      if (b >= 0) return;
+      let u = missing.get(String(value));
+      if (!u) missing.set(String(value), (u = { axis, value, baselineValue, permutationIds: [] }));
+      u.permutationIds.push(p.permutationId);
     });
+    unpaired.push(...missing.values());
     return out;
   });
 
@@ -410,13 +590,23 @@ export function buildReport(records: readonly ResultRecord[], info: RunInfo, opt
     noisyTotal = noisy.length;
   }
 
-  const warnings: string[] = [];
   if (info.insecureEndpoints && info.insecureEndpoints.length > 0) {
     warnings.push(`Insecure connections (TLS certificate / SSH host key not verified): ${info.insecureEndpoints.join(', ')}`);
   }
   for (const f of info.failures ?? []) warnings.push(`Permutation ${f.permutationId} failed: ${f.reason}`);
-  if (options.baseline === undefined && compared.length === 0 && permutations.size > 1) {
+  if (options.baseline === undefined && compared.length === 0 && permList.length > 1) {
     warnings.push('No axis varies across these results, so nothing is compared.');
+  }
+  // Sources put side by side that do not line up are the mistake a user makes most: say so.
+  for (const u of unpaired) {
+    if (u.axis !== SOURCE_AXIS) continue;
+    const others = matchedBy.get(SOURCE_AXIS) ?? [];
+    const n = u.permutationIds.length;
+    const shown = u.permutationIds.slice(0, 5).join(', ') + (n > 5 ? `, … (${n - 5} more)` : '');
+    warnings.push(
+      `source ${String(u.value)}: ${n} permutation${n === 1 ? ' has' : 's have'} no partner in source ${String(u.baselineValue)} with the same ${others.join(', ') || 'axes'} (${shown}); ` +
+        'tag an import with `storsweep import FILE --set axis=value`, or pool sources with --pool source',
+    );
   }
 
   return {
@@ -425,7 +615,11 @@ export function buildReport(records: readonly ResultRecord[], info: RunInfo, opt
     recordCount: records.length,
     options: o,
     axes,
-    permutations: [...permutations.values()],
+    permutations: permList,
+    sources: [...new Set(groups.flatMap((g) => [...g.sources]))],
+    pooled,
+    baselines,
+    unpaired,
     tests: sections,
     summary: { verdicts, noisy: noisyShown, ...(noisyTotal !== undefined ? { noisyTotal } : {}), warnings },
   };

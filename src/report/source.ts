@@ -3,13 +3,14 @@
 // This is the only file under report/ that touches the filesystem.
 import { existsSync } from 'node:fs';
 import { stat } from 'node:fs/promises';
-import { basename, join } from 'node:path';
+import { basename, join, resolve } from 'node:path';
 import { errorMessage, NotARunDirectory, ParseError, UsageError } from '../errors.ts';
 import { importFile } from '../importers/index.ts';
 import { readInputFile, readInputLines } from '../input/read-input.ts';
 import type { ResultRecord } from '../results/record.ts';
 import { DB_FILE, openResults } from '../results/store.ts';
-import type { RunInfo } from './model.ts';
+import type { Axes } from '../contract/axis.ts';
+import { SOURCE_AXIS, sourceOf, type RunInfo } from './model.ts';
 
 export interface Source {
   /** the path as given */
@@ -109,6 +110,33 @@ async function readRunInfo(dir: string, records: readonly ResultRecord[]): Promi
   return { ...fallback, ...(v as Partial<RunInfo>), runId: typeof v.runId === 'string' ? v.runId : fallback.runId };
 }
 
+/**
+ * The records with their axes rewritten by `f`, each distinct axes object once (records of one
+ * permutation share theirs). The records are copied, never changed: a caller may hold them.
+ */
+export function mapAxes(records: readonly ResultRecord[], f: (axes: Axes, r: ResultRecord) => Axes): ResultRecord[] {
+  const done = new Map<Axes, Axes>();
+  return records.map((r) => {
+    let axes = done.get(r.axes);
+    if (axes === undefined) done.set(r.axes, (axes = f(r.axes, r)));
+    return axes === r.axes ? r : { ...r, axes };
+  });
+}
+
+/**
+ * A run's records as a report sees them: each names its source (the run id) and, when the playbook
+ * names one target, that target, so two runs that differ only by target stay two permutations.
+ */
+function asSource(records: ResultRecord[], info: RunInfo): ResultRecord[] {
+  const target = info.target !== undefined && !info.target.includes(', ') ? info.target : undefined;
+  return mapAxes(records, (axes, r) => {
+    const addSource = !(SOURCE_AXIS in axes);
+    const addTarget = target !== undefined && !('target' in axes);
+    if (!addSource && !addTarget) return axes;
+    return { ...(addTarget ? { target } : {}), ...axes, ...(addSource ? { [SOURCE_AXIS]: r.runId } : {}) };
+  });
+}
+
 /** Loads a run directory, a results .jsonl file, or any file an importer recognises. */
 export const loadSource: SourceLoader = async (path) => {
   let st;
@@ -123,7 +151,8 @@ export const loadSource: SourceLoader = async (path) => {
     if (existsSync(join(path, DB_FILE))) {
       const handle = openResults(path);
       try {
-        return { path, kind: 'run', records: handle.records(), info: handle.runInfo(), warnings: [] };
+        const info: RunInfo = handle.runInfo();
+        return { path, kind: 'run', records: asSource(handle.records(), info), info, warnings: [] };
       } finally {
         handle.close();
       }
@@ -131,13 +160,15 @@ export const loadSource: SourceLoader = async (path) => {
     const jsonl = join(path, 'results.jsonl');
     if (existsSync(jsonl)) {
       const { records, warnings } = await readRecordsJsonl(jsonl);
-      return { path, kind: 'run', records, info: await readRunInfo(path, records), warnings };
+      const info = await readRunInfo(path, records);
+      return { path, kind: 'run', records: asSource(records, info), info, warnings };
     }
     throw new NotARunDirectory(path, `no ${DB_FILE} or results.jsonl`);
   }
   if (path.endsWith('.jsonl')) {
     const { records, warnings } = await readRecordsJsonl(path);
-    return { path, kind: 'jsonl', records, info: { runId: records[0]?.runId ?? basename(path) }, warnings };
+    const info: RunInfo = { runId: records[0]?.runId ?? basename(path) };
+    return { path, kind: 'jsonl', records: asSource(records, info), info, warnings };
   }
   const result = await importFile(path);
   return {
@@ -149,13 +180,46 @@ export const loadSource: SourceLoader = async (path) => {
   };
 };
 
-/** Several sources in one report: records concatenated, run facts merged. */
+/**
+ * Several inputs in one report: records concatenated, run facts merged. Each input keeps its own
+ * source names; two inputs that would share one (two files named alike in different directories)
+ * are told apart by the path as given, and the same input given twice is refused.
+ */
 export function mergeSources(sources: readonly Source[]): { records: ResultRecord[]; info: RunInfo; warnings: string[] } {
   if (sources.length === 1) return { records: sources[0]!.records, info: sources[0]!.info, warnings: sources[0]!.warnings };
+  const seenPaths = new Map<string, string>();
+  for (const s of sources) {
+    const abs = resolve(s.path);
+    const before = seenPaths.get(abs);
+    if (before !== undefined) throw new UsageError(`${s.path}: given twice (also as ${before}); each run or file is one source, and its records would be counted twice`);
+    seenPaths.set(abs, s.path);
+  }
+  const taken = new Set<string>();
+  const records: ResultRecord[] = [];
+  for (const s of sources) {
+    const names = new Set(s.records.map(sourceOf));
+    const rename = new Map<string, string>();
+    for (const name of names) {
+      let unique = name;
+      if (taken.has(unique)) unique = name === basename(s.path) || name.startsWith(`${basename(s.path)}#`) ? s.path + name.slice(basename(s.path).length) : `${name} (${s.path})`;
+      for (let k = 2; taken.has(unique); k++) unique = `${name} (${k})`;
+      if (unique !== name) rename.set(name, unique);
+    }
+    for (const name of names) taken.add(rename.get(name) ?? name);
+    const own = rename.size === 0 ? s.records : mapAxes(s.records, (axes, r) => ({ ...axes, [SOURCE_AXIS]: rename.get(sourceOf(r)) ?? sourceOf(r) }));
+    // no push(...records): a spread of 100,000 arguments overflows the stack
+    for (const r of own) records.push(r);
+  }
   const info: RunInfo = { runId: sources.map((s) => s.info.runId).join(' + ') };
+  const targets = [...new Set(sources.flatMap((s) => (s.info.target !== undefined ? [s.info.target] : [])))];
+  if (targets.length > 0) info.target = targets.join(', ');
+  // The first source's baseline (the run listed first) wins for an axis several name.
+  const baseline: NonNullable<RunInfo['baseline']> = {};
+  for (const s of sources) for (const [k, v] of Object.entries(s.info.baseline ?? {})) if (!(k in baseline)) baseline[k] = v;
+  if (Object.keys(baseline).length > 0) info.baseline = baseline;
   const insecure = [...new Set(sources.flatMap((s) => s.info.insecureEndpoints ?? []))];
   if (insecure.length > 0) info.insecureEndpoints = insecure;
   const failures = sources.flatMap((s) => s.info.failures ?? []);
   if (failures.length > 0) info.failures = failures;
-  return { records: sources.flatMap((s) => s.records), info, warnings: sources.flatMap((s) => s.warnings) };
+  return { records, info, warnings: sources.flatMap((s) => s.warnings) };
 }

@@ -313,6 +313,12 @@ export class ResultStore {
     return plan;
   }
 
+  /** The playbook's `baseline:` as planned (the plan's header only, not its permutations). */
+  planBaseline(): RunPlan['baseline'] {
+    const row = this.db.prepare("SELECT value FROM meta WHERE key = 'plan'").get() as { value: string } | undefined;
+    return row ? ((JSON.parse(row.value) as Partial<RunPlan>).baseline ?? null) : null;
+  }
+
   setMeta(key: string, value: unknown): void {
     this.db.prepare('INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)').run(key, JSON.stringify(value));
   }
@@ -534,15 +540,18 @@ function ledgerRowOf(r: Record<string, unknown>): LedgerRow {
 }
 
 /** Read side for reports: records and run info only. */
-export function openResults(runDir: string): { records(): ResultRecord[]; runInfo(): { runId: string; playbook?: string; startedAt?: string; fingerprint?: Record<string, string>; environment?: Record<string, string>; insecureEndpoints?: string[]; failures?: Array<{ permutationId: string; axes: Record<string, unknown>; reason: string }> }; close(): void } {
+export function openResults(runDir: string): { records(): ResultRecord[]; runInfo(): { runId: string; playbook?: string; target?: string; baseline?: Record<string, string | number | boolean>; startedAt?: string; fingerprint?: Record<string, string>; environment?: Record<string, string>; insecureEndpoints?: string[]; failures?: Array<{ permutationId: string; axes: Record<string, unknown>; reason: string }> }; close(): void } {
   const store = ResultStore.openReadOnly(runDir);
   return {
     records: () => store.records(),
     runInfo: () => {
       const meta = store.meta();
+      const baseline = store.planBaseline();
       return {
         runId: meta.runId,
         playbook: meta.playbook,
+        target: meta.target,
+        ...(baseline ? { baseline } : {}),
         startedAt: meta.startedAt,
         fingerprint: meta.fingerprint,
         ...(meta.environment ? { environment: meta.environment } : {}),

@@ -28,6 +28,8 @@ export const defaultIo: CommandIo = {
 export interface ReportCommandOptions {
   format: ReportFormat;
   baseline?: string;
+  /** axes to pool (`--pool source`): permutations differing only in these become one sample */
+  pool?: string[];
   output?: string;
   /** overwrite an existing file that is not a report of ours (never a run's own files or an input) */
   force?: boolean;
@@ -72,7 +74,7 @@ export async function runReport(inputs: readonly string[], opts: ReportCommandOp
   if (opts.format === 'csv') {
     text = renderCsv(records);
   } else {
-    const report = buildReport(records, info, { ...(baseline ? { baseline } : {}), verdict });
+    const report = buildReport(records, info, { ...(baseline ? { baseline } : {}), ...(opts.pool?.length ? { pool: opts.pool } : {}), verdict });
     text = opts.format === 'html' ? renderHtml(report) : opts.format === 'json' ? renderJson(report) : renderMarkdown(report);
   }
   if (opts.output) {
@@ -90,7 +92,8 @@ export function registerReport(program: Command, io: CommandIo = defaultIo): Com
     .description('report per permutation and test (mean ± 95% CI, CV) and compare each axis value with a baseline')
     .argument('<source...>', 'run directories or result files (results .jsonl, CrystalDiskMark text, fio JSON, …)')
     .addOption(new Option('-f, --format <format>', 'output format').choices([...REPORT_FORMATS]).default('md'))
-    .option('-b, --baseline <axis=value>', 'compare only this axis, against this value (default: every varying axis against its first value)')
+    .option('-b, --baseline <axis=value>', "compare only this axis, against this value (default: every varying axis, against the playbook's baseline: value or else its first value)")
+    .option('--pool <axis>', 'pool permutations that differ only in this axis into one sample (e.g. --pool source: several runs as one); repeatable', (v: string, prev: string[] = []) => [...prev, v])
     .option('-o, --output <path>', 'write to this file instead of stdout (exactly; stdout shows control characters as \\x1b)')
     .option('--force', 'overwrite an existing file that is not a storsweep report (never a run\'s own files or an input)')
     .option('--alpha <p>', 'significance level of the verdicts (default 0.05)')

@@ -111,6 +111,27 @@ describe('storsweep report', () => {
     expect(io.out).toContain('| source=cdm3-vmfs3-4mb.txt | MB/s | -4.5% |');
   });
 
+  it('names each run as a source (and its single target as an axis), so two runs of one playbook stay apart', async () => {
+    const a = runDir('t-a', seedRecords('ra'), { runId: 'ra', target: 'lab-a', baseline: { 'datastore.blockSizeMb': 4 } });
+    const b = runDir('t-b', seedRecords('rb'), { runId: 'rb', target: 'lab-b' });
+    const sa = await loadSource(a);
+    expect(sa.records[0]!.axes).toEqual({ target: 'lab-a', 'datastore.blockSizeMb': 1, source: 'ra' });
+    expect(sa.info.baseline).toEqual({ 'datastore.blockSizeMb': 4 });
+    const io = capture();
+    await runReport([a, b], { format: 'json' }, io);
+    const j = JSON.parse(io.out) as { permutations: Array<{ permutationId: string }>; baselines: unknown[] };
+    expect(j.permutations.map((p) => p.permutationId)).toEqual(['p-bs1@ra', 'p-bs2@ra', 'p-bs4@ra', 'p-bs8@ra', 'p-bs1@rb', 'p-bs2@rb', 'p-bs4@rb', 'p-bs8@rb']);
+    // the first run's playbook baseline is honoured without --baseline
+    expect(j.baselines).toEqual([
+      { axis: 'target', value: 'lab-a', from: 'first-value' },
+      { axis: 'datastore.blockSizeMb', value: 4, from: 'playbook' },
+    ]);
+    const pooled = capture();
+    await runReport([a, b], { format: 'json', pool: ['source', 'target'] }, pooled);
+    expect((JSON.parse(pooled.out) as { permutations: unknown[] }).permutations).toHaveLength(4);
+    await expect(runReport([a, a], { format: 'md' }, capture())).rejects.toThrow(/given twice/);
+  });
+
   it('merges several sources into one report', async () => {
     const a = runDir('m-a', seedRecords('a').slice(0, 8));
     const b = runDir('m-b', seedRecords('b').slice(8, 16));
