@@ -1,6 +1,7 @@
 // The composition root's wiring: an inventory target becomes a step planner (pure), a provider
 // and a workload endpoint — each provider wires its own (ProviderModule.compose); this file hands it
 // the inventory's endpoints and secrets (ComposeContext), the only place they are revealed.
+import { BlockList, isIP } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import type { LoadedInventory } from '../config/index.ts';
@@ -11,7 +12,7 @@ import { buildPlan, type TargetPlanOptions } from '../plan/plan.ts';
 import type { RunPlan } from '../contract/plan.ts';
 import type { Axes } from '../contract/axis.ts';
 import type { SshOptions } from '../ssh/ssh-runner.ts';
-import type { ComposeContext, Composition, EndpointPool } from '../contract/provider.ts';
+import type { ComposeContext, Composition, EndpointPool, ResourceContext } from '../contract/provider.ts';
 import { createEndpointPool } from '../providers/endpoint-pool.ts';
 import { moduleOf, type Target } from '../providers/index.ts';
 
@@ -50,6 +51,45 @@ export function composeContext(inv: LoadedInventory, pool: EndpointPool): Compos
   };
 }
 
+// 127.0.0.0/8 and ::1 (RFC 1122 3.2.1.3, RFC 4291 2.5.3), also as an IPv4-mapped address
+const LOOPBACK = new BlockList();
+LOOPBACK.addSubnet('127.0.0.0', 8, 'ipv4');
+LOOPBACK.addAddress('::1', 'ipv6');
+LOOPBACK.addSubnet('::ffff:127.0.0.0', 104, 'ipv6');
+
+/** A loopback address or name: a port there is a process on this machine (a forwarded port is taken for one too: the safe side). */
+export function isLoopback(host: string): boolean {
+  const h = host.toLowerCase().replace(/^\[|\]$/g, '');
+  if (h === 'localhost' || h.endsWith('.localhost')) return true;
+  const family = isIP(h);
+  return family !== 0 && LOOPBACK.check(h, family === 4 ? 'ipv4' : 'ipv6');
+}
+
+/**
+ * Which machine an endpoint of the inventory is, for ProviderModule.sharedResources: `this machine`
+ * for no sshHost and for loopback, else `host:port` (lower case); a vCenter by its URL's host:port.
+ */
+export function resourceContext(inv: LoadedInventory): ResourceContext {
+  return {
+    machine(name) {
+      if (name === undefined) return 'this machine';
+      const h = inv.inventory.sshHosts[name];
+      if (!h) return `sshHosts.${name}`;
+      return isLoopback(h.host) ? 'this machine' : `${h.host.toLowerCase()}:${h.port}`;
+    },
+    vcenter(name) {
+      const url = inv.inventory.vcenters[name]?.url ?? process.env.GOVC_URL;
+      if (!url) return `vcenter ${name}`;
+      try {
+        const u = new URL(/^[a-z]+:\/\//i.test(url) ? url : `https://${url}`);
+        return u.host.toLowerCase();
+      } catch {
+        return `vcenter ${name}`;
+      }
+    },
+  };
+}
+
 /**
  * `pool` is shared by the compositions of one run (several targets): targets on one vCenter then
  * share its session and its provisioning limit.
@@ -58,8 +98,9 @@ export function compose(target: Target, inv: LoadedInventory, pool: EndpointPool
   const insecure: string[] = Object.entries(inv.inventory.sshHosts)
     .filter(([, h]) => h.insecure)
     .map(([n]) => `ssh:${n}`);
-  const c = moduleOf(target).compose(target, composeContext(inv, pool));
-  return { ...c, insecureEndpoints: [...insecure, ...c.insecureEndpoints] };
+  const m = moduleOf(target);
+  const c = m.compose(target, composeContext(inv, pool));
+  return { ...c, insecureEndpoints: [...insecure, ...c.insecureEndpoints], sharedResources: m.sharedResources(target, resourceContext(inv)) };
 }
 
 /**
@@ -78,7 +119,7 @@ export function composeTargets(names: readonly string[], inv: LoadedInventory, w
 }
 
 function planOptionsOf(c: Composition): TargetPlanOptions {
-  return { provider: c.provider, planSteps: c.planSteps, workloadTarget: c.workloadTarget, workloadTool: c.workload.tool, workloadProvider: c.workloadProvider };
+  return { provider: c.provider, planSteps: c.planSteps, workloadTarget: c.workloadTarget, workloadTool: c.workload.tool, workloadProvider: c.workloadProvider, resources: c.sharedResources ?? [] };
 }
 
 /** The plan of a playbook over its composed targets (see buildPlan: a list of targets adds the `target` axis). */

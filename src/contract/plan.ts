@@ -22,6 +22,18 @@ export interface PermutationPlan {
   estimateSec: number;
 }
 
+/**
+ * Something two or more listed targets use (a VM, a guest test file, a LUN…: ProviderModule
+ * .sharedResources): their permutations never run at the same time (run/executor.ts holds `key`).
+ */
+export interface SerialisedResource {
+  key: string;
+  /** the resource in words */
+  what: string;
+  /** the targets that use it, in playbook order */
+  targets: string[];
+}
+
 export interface RunPlan {
   version: 1;
   runId: string;
@@ -32,6 +44,12 @@ export interface RunPlan {
   provider: ProviderName;
   /** present only when the playbook lists targets: each permutation's `target` axis names one */
   targets?: Array<{ name: string; provider: ProviderName }>;
+  /**
+   * With listed targets: what several of them share, so that they run one after the other; absent
+   * or empty, every target runs in parallel (a plan stored before this existed: `run --resume`
+   * computes it from the inventory).
+   */
+  serialised?: SerialisedResource[];
   axes: AxisDef[];
   baseline: Record<string, string | number | boolean> | null;
   profiles: Record<string, WorkloadProfile>;

@@ -213,6 +213,32 @@ export interface Composition {
   workloadTarget: Record<string, unknown>;
   /** endpoints of this target whose certificate or host key is not verified (reported) */
   insecureEndpoints: string[];
+  /** what it shares with other targets (the module's `sharedResources`), filled in by the composition root */
+  sharedResources?: SharedResource[];
+}
+
+/**
+ * Something a target's permutations use that another listed target may use too: a VM, a guest's
+ * test file or work directory, a LUN, a Hyper-V VM or host disk, a datastore or volume. Targets
+ * that share one never run at the same time (the executor serialises them on `key`; `plan` says so).
+ */
+export interface SharedResource {
+  /** the same text for the same resource, whichever target or provider names it (normalised) */
+  key: string;
+  /** the resource in words, for `plan` and the run's progress (e.g. `guest test file /x on this machine`) */
+  what: string;
+}
+
+/** What `sharedResources` learns of the inventory around a target: which machine an endpoint is. */
+export interface ResourceContext {
+  /**
+   * The machine an `sshHosts` entry reaches, normalised: `this machine` for none (the target runs
+   * here) and for a loopback address (127.0.0.0/8, ::1, localhost: a port there is a process on
+   * this machine), else `host:port`. Two entries reaching one machine give the same text.
+   */
+  machine(sshHost: string | undefined): string;
+  /** the vCenter a `vcenters` entry names, normalised (its URL's host:port; the name when it has none) */
+  vcenter(name: string): string;
 }
 
 /** What the inventory around a target offers, for a provider's inventory checks. */
@@ -267,6 +293,13 @@ export interface ProviderModule<N extends ProviderName = ProviderName, T extends
    * `disk2:S4E…` is host disk 2 with that serial), or null when it is not one of its names.
    */
   readonly describeDestroyed: (name: string) => string | null;
+  /**
+   * What the target's permutations use that another target may use too (its VM, guest test file and
+   * work directory, LUNs, host disks, datastores, volumes), by a key equal across targets and
+   * providers: listed targets sharing one run one after the other, never at once. Pure: from the
+   * inventory entry, with `where` naming the machines and vCenters it reaches.
+   */
+  sharedResources(target: T, where: ResourceContext): SharedResource[];
   /** wires the target up for a run; secrets are revealed through `ctx` only */
   compose(target: T, ctx: ComposeContext): Composition;
 }

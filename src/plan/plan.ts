@@ -5,7 +5,8 @@ import type { Playbook } from '../config/playbook.ts';
 import { matrixAxes } from '../config/playbook.ts';
 import type { Axes } from '../contract/axis.ts';
 import type { PlannedStep, ProviderName } from '../contract/provider.ts';
-import type { AxisDef, PermutationPlan, RunPlan } from '../contract/plan.ts';
+import type { AxisDef, PermutationPlan, RunPlan, SerialisedResource } from '../contract/plan.ts';
+import type { SharedResource } from '../contract/provider.ts';
 import { resolveWorkload } from '../workloads/custom.ts';
 import { rawTestTarget } from '../workloads/test-target.ts';
 import type { WorkloadProfile } from '../workloads/spec.ts';
@@ -29,6 +30,8 @@ export interface TargetPlanOptions {
   workloadProvider?: ProviderName;
   /** the benchmark tool (default fio) */
   workloadTool?: 'fio' | 'diskspd';
+  /** what the target uses that another target may use too (ProviderModule.sharedResources) */
+  resources?: readonly SharedResource[];
 }
 
 export interface PlanOptions extends TargetPlanOptions {
@@ -69,6 +72,22 @@ export function expandPlaybook(pb: Pick<Playbook, 'matrix' | 'include' | 'exclud
   const count = countPermutations(axes, { include: pb.include, exclude: pb.exclude });
   if (count > BigInt(MAX_PERMUTATIONS)) throw new InternalError(`expandPlaybook: ${count} permutations exceed the limit of ${MAX_PERMUTATIONS} (validate refuses this first)`);
   return { axes, permutations: expandMatrix(axes, { include: pb.include, exclude: pb.exclude }) };
+}
+
+/**
+ * What two or more of the listed targets share, by key, with the targets in the given order:
+ * those targets run one after the other (the executor holds each key while a permutation runs).
+ */
+export function serialisedResources(targets: ReadonlyArray<{ name: string; resources?: readonly SharedResource[] | undefined }>): SerialisedResource[] {
+  const byKey = new Map<string, SerialisedResource>();
+  for (const t of targets) {
+    for (const r of t.resources ?? []) {
+      const entry = byKey.get(r.key) ?? { key: r.key, what: r.what, targets: [] };
+      if (!entry.targets.includes(t.name)) entry.targets.push(t.name);
+      byKey.set(r.key, entry);
+    }
+  }
+  return [...byKey.values()].filter((e) => e.targets.length > 1);
 }
 
 export function buildPlan(pb: Playbook, target: string | string[], opts: PlanOptions): RunPlan {
@@ -116,7 +135,7 @@ export function buildPlan(pb: Playbook, target: string | string[], opts: PlanOpt
     playbook: pb.name,
     target: listed ? target.join(', ') : target,
     provider: listed ? targetOpts(target[0]!).provider : opts.provider,
-    ...(listed ? { targets: target.map((name) => ({ name, provider: targetOpts(name).provider })) } : {}),
+    ...(listed ? { targets: target.map((name) => ({ name, provider: targetOpts(name).provider })), serialised: serialisedResources(target.map((name) => ({ name, resources: targetOpts(name).resources }))) } : {}),
     axes,
     baseline: pb.baseline ?? null,
     profiles,

@@ -17,6 +17,8 @@ import type { PrefillOutcome } from '../workloads/spec.ts';
 import { defaultSleep } from '../workloads/run-fio.ts';
 import type { WorkloadTest } from '../workloads/spec.ts';
 import type { ProgressEvent } from './progress.ts';
+import { ResourceLocks } from './resource-locks.ts';
+import { remainingEstimate } from '../plan/estimate.ts';
 import type { CreatedObject, PlannedStep, Provider, ProviderContext, WorkloadEndpoint } from '../contract/provider.ts';
 
 export type { WorkloadEndpoint } from '../contract/provider.ts';
@@ -86,9 +88,16 @@ export async function executeRun(opts: ExecuteOptions): Promise<RunSummary> {
   let stopped = false;
   const total = plan.permutations.length;
 
+  // Targets that share a resource (a VM, a guest test file, a LUN: plan.serialised) take turns:
+  // each permutation holds the keys its target shares from its first step to its teardown.
+  const locks = new ResourceLocks();
+  const sharedWhat = new Map((plan.serialised ?? []).map((s) => [s.key, s.what]));
+
   /** One target's permutations in plan order, one at a time: one operation at a time per VM. */
-  const runGroup = async ({ perms, endpoints, guest, dropGuest, toolMayRun }: Group): Promise<void> => {
+  const runGroup = async (g: Group): Promise<void> => {
+    const { perms, endpoints, guest, dropGuest, toolMayRun } = g;
     const last = perms[perms.length - 1];
+    let lastWaitedFor = '';
     try {
       for (const perm of perms) {
         if (stopped) break;
@@ -101,16 +110,31 @@ export async function executeRun(opts: ExecuteOptions): Promise<RunSummary> {
           summary.pending++;
           continue;
         }
-        const resumed = row?.status === 'running' || row?.status === 'failed';
-        // a tool the interrupted run left may still write to a resumed permutation's disk
-        const c: PermContext = { ...opts, ...endpoints, emit, guest, dropGuest, keepObjects: Boolean(opts.keep && perm === last), resumed, toolMayRun: resumed ? toolMayRun : undefined };
-        const outcome = await runPermutation(perm, c);
+        const release = await locks.acquire(g.keys, g.name, (key, heldBy) => {
+          if (heldBy === lastWaitedFor) return; // said once per other target, not before each permutation
+          lastWaitedFor = heldBy;
+          emit({ type: 'message', level: 'info', text: `waits for ${heldBy} to finish its permutation (both use ${sharedWhat.get(key) ?? key})`, permutationId: perm.permutationId });
+        });
+        let outcome: Awaited<ReturnType<typeof runPermutation>>;
+        try {
+          if (stopped) break;
+          if (opts.signal.aborted) {
+            summary.pending++;
+            continue;
+          }
+          const resumed = row?.status === 'running' || row?.status === 'failed';
+          // a tool the interrupted run left may still write to a resumed permutation's disk
+          const c: PermContext = { ...opts, ...endpoints, emit, guest, dropGuest, keepObjects: Boolean(opts.keep && perm === last), resumed, toolMayRun: resumed ? toolMayRun : undefined };
+          outcome = await runPermutation(perm, c);
+        } finally {
+          release();
+        }
         const ok = outcome === true;
         if (typeof outcome === 'object') {
           // Nothing more can be recorded: stop; what was committed stays, resume continues later.
           summary.fatal ??= outcome.fatal;
           summary.failed++;
-          if (!stopped) emit({ type: 'message', level: 'error', text: `stopping: the run directory cannot be written (${outcome.fatal}); records committed so far are kept` });
+          if (!stopped) emit({ type: 'message', level: 'error', permutationId: perm.permutationId, text: `stopping: the run directory cannot be written (${outcome.fatal}); records committed so far are kept` });
           stopped = true;
           break;
         }
@@ -118,7 +142,7 @@ export async function executeRun(opts: ExecuteOptions): Promise<RunSummary> {
         else if (opts.signal.aborted) summary.pending++;
         else summary.failed++;
         if (!ok && opts.failFast && !opts.signal.aborted) {
-          if (!stopped) emit({ type: 'message', level: 'warn', text: 'stopping after the first failure (--fail-fast)' });
+          if (!stopped) emit({ type: 'message', level: 'warn', permutationId: perm.permutationId, text: 'stopping after the first failure (--fail-fast)' });
           stopped = true;
           break;
         }
@@ -128,10 +152,11 @@ export async function executeRun(opts: ExecuteOptions): Promise<RunSummary> {
     }
   };
 
-  emit({ type: 'run-start', runId: plan.runId, total, estimateSec: plan.totalEstimateSec });
+  const left = remainingEstimate(plan, (id) => statuses.get(id)?.status === 'done');
+  emit({ type: 'run-start', runId: plan.runId, total, estimateSec: left.wallSec, ...(left.done ? { done: left.done } : {}), ...(left.workSec !== left.wallSec ? { workSec: left.workSec } : {}) });
   try {
     const groups: Group[] = [];
-    if (!plan.targets) groups.push(newGroup(plan.permutations, { provider: opts.provider, workload: opts.workload }));
+    if (!plan.targets) groups.push(newGroup(plan.target, [], plan.permutations, { provider: opts.provider, workload: opts.workload }));
     else {
       // Several targets: each target's permutations in plan order, the targets in parallel.
       const byTarget = new Map<string, PermutationPlan[]>();
@@ -142,14 +167,25 @@ export async function executeRun(opts: ExecuteOptions): Promise<RunSummary> {
       for (const [name, perms] of byTarget) {
         const endpoints = opts.targets?.[name];
         if (!endpoints) throw new InternalError(`executeRun: no provider or workload endpoint for target "${name}"`);
-        groups.push(newGroup(perms, endpoints));
+        const keys = (plan.serialised ?? []).filter((s) => s.targets.includes(name)).map((s) => s.key);
+        groups.push(newGroup(name, keys, perms, endpoints));
       }
     }
     try {
       // Resuming: whatever the dead process left running (fio on a half-done permutation's disk)
       // is stopped on every target first, before any of them starts a tool or tears a disk down
       // (two targets may share a guest: a target's own new fio must not be taken for a leftover).
-      await Promise.all(groups.map((g) => stopLeftovers(g, statuses, { ...opts, emit })));
+      // Targets sharing a guest stop its leftovers one at a time, like everything else they do there.
+      await Promise.all(
+        groups.map(async (g) => {
+          const release = await locks.acquire(g.keys, g.name);
+          try {
+            await stopLeftovers(g, statuses, { ...opts, emit });
+          } finally {
+            release();
+          }
+        }),
+      );
       await Promise.all(groups.map(runGroup));
     } finally {
       for (const g of groups) await g.dropGuest();
@@ -169,6 +205,10 @@ export async function executeRun(opts: ExecuteOptions): Promise<RunSummary> {
 
 /** One target's permutations and its (lazily connected, reconnectable) workload runner. */
 interface Group {
+  /** the target's name */
+  name: string;
+  /** what it shares with other targets (plan.serialised): held while each permutation runs */
+  keys: string[];
   perms: PermutationPlan[];
   endpoints: TargetEndpoints;
   guest: () => Promise<CommandRunner>;
@@ -177,9 +217,11 @@ interface Group {
   toolMayRun?: string;
 }
 
-function newGroup(perms: PermutationPlan[], endpoints: TargetEndpoints): Group {
+function newGroup(name: string, keys: string[], perms: PermutationPlan[], endpoints: TargetEndpoints): Group {
   let runner: CommandRunner | null = null;
   return {
+    name,
+    keys,
     perms,
     endpoints,
     guest: async () => {
@@ -219,9 +261,9 @@ async function stopLeftovers(g: Group, statuses: Map<string, { status: string }>
   if (failed) {
     const why = `could not confirm that no ${tool} of this run is left running on ${target}${outcome.detail ? `: ${outcome.detail}` : ''}${outcome.pids?.length ? ` (pids ${outcome.pids.join(', ')})` : ''}`;
     g.toolMayRun = why;
-    c.emit({ type: 'message', level: 'error', text: `${why}; the interrupted permutations are neither torn down nor redone (their disks may still be written to)` });
+    c.emit({ type: 'message', level: 'error', permutationId: perm.permutationId, text: `${why}; the interrupted permutations are neither torn down nor redone (their disks may still be written to)` });
   }
-  else if (outcome.outcome === 'stopped') c.emit({ type: 'message', level: 'warn', text: `stopped ${tool} left running by the interrupted run on ${target} (pids ${outcome.pids?.join(', ') ?? '?'}, SIG${outcome.signal})` });
+  else if (outcome.outcome === 'stopped') c.emit({ type: 'message', level: 'warn', permutationId: perm.permutationId, text: `stopped ${tool} left running by the interrupted run on ${target} (pids ${outcome.pids?.join(', ') ?? '?'}, SIG${outcome.signal})` });
 }
 
 interface PermContext extends ExecuteOptions {
@@ -245,7 +287,7 @@ async function runPermutation(perm: PermutationPlan, c: PermContext): Promise<bo
     permutationId: perm.permutationId,
     axes: perm.axes,
     signal: c.signal,
-    log: (message, fields) => c.emit({ type: 'message', level: 'info', text: redact(message), fields }),
+    log: (message, fields) => c.emit({ type: 'message', level: 'info', text: redact(message), fields, permutationId: perm.permutationId }),
     // runStep gives each step its own; outside a step nothing may be sent
     sent: () => {
       throw new InternalError('ctx.sent called outside a provisioning step');
@@ -344,7 +386,7 @@ async function runStep(step: PlannedStep, perm: PermutationPlan, c: PermContext,
   try {
     // What is worth another attempt is the provider's call (a busy object, a dropped connection).
     const transient = (err: unknown) => provider.isTransient?.(err) ?? false;
-    created = await withRetry(attempt, transient, { ...c.retry, signal: c.signal, onRetry: (err, n) => c.emit({ type: 'message', level: 'warn', text: `retrying ${step.step} (attempt ${n + 1}): ${redact(errorMessage(err))}` }) });
+    created = await withRetry(attempt, transient, { ...c.retry, signal: c.signal, onRetry: (err, n) => c.emit({ type: 'message', level: 'warn', permutationId: perm.permutationId, text: `retrying ${step.step} (attempt ${n + 1}): ${redact(errorMessage(err))}` }) });
   } catch (err) {
     if (err instanceof StepTimedOut && err.pending && step.creates && sent) await settleOrphan(err.pending, perm, step, c);
     // Nothing went out: the step is marked so and teardown never touches it.
@@ -372,7 +414,7 @@ async function runStep(step: PlannedStep, perm: PermutationPlan, c: PermContext,
  */
 async function settleOrphan(pending: Promise<unknown>, perm: PermutationPlan, step: PlannedStep, c: PermContext): Promise<void> {
   const graceMs = Math.min(Math.max(c.stepTimeoutMs ?? 0, ORPHAN_GRACE_MIN_MS), ORPHAN_GRACE_MAX_MS);
-  c.emit({ type: 'message', level: 'warn', text: `${step.step} (${step.operation}) timed out; waiting up to ${Math.round(graceMs / 1000)} s for the call to settle before teardown` });
+  c.emit({ type: 'message', level: 'warn', permutationId: perm.permutationId, text: `${step.step} (${step.operation}) timed out; waiting up to ${Math.round(graceMs / 1000)} s for the call to settle before teardown` });
   let timer: NodeJS.Timeout | undefined;
   const outcome = await Promise.race([
     pending.then(
@@ -385,7 +427,7 @@ async function settleOrphan(pending: Promise<unknown>, perm: PermutationPlan, st
   if (!outcome.settled) {
     const row = c.store.ledgerRow(step.creates!.kind, step.creates!.name);
     if (row?.state === 'sent') record(() => c.store.ledgerSent(perm.permutationId, row, { ...row.data, [UNSETTLED_KEY]: new Date().toISOString() }));
-    c.emit({ type: 'message', level: 'error', text: `${step.step} (${step.operation}) still has not returned; ${step.creates!.name} may appear later: it stays in the ledger, and \`storsweep cleanup\` looks for it again and removes it` });
+    c.emit({ type: 'message', level: 'error', permutationId: perm.permutationId, text: `${step.step} (${step.operation}) still has not returned; ${step.creates!.name} may appear later: it stays in the ledger, and \`storsweep cleanup\` looks for it again and removes it` });
     return;
   }
   const v = outcome.value as CreatedObject | null;
@@ -424,9 +466,9 @@ async function teardown(perm: PermutationPlan, c: PermContext, ctx: ProviderCont
       ...(c.stepTimeoutMs !== undefined ? { timeoutMs: c.stepTimeoutMs } : {}),
       prefix: '',
       onNote: (text) => ctx.log(text),
-      onRetry: (err, n) => c.emit({ type: 'message', level: 'warn', text: `retrying removal of ${obj.kind} ${obj.name} (attempt ${n + 1}): ${redact(errorMessage(err))}` }),
+      onRetry: (err, n) => c.emit({ type: 'message', level: 'warn', permutationId: perm.permutationId, text: `retrying removal of ${obj.kind} ${obj.name} (attempt ${n + 1}): ${redact(errorMessage(err))}` }),
     });
-    if ('failed' in r) c.emit({ type: 'message', level: 'error', text: `could not remove ${obj.kind} ${obj.name}: ${r.failed} (run \`storsweep cleanup\` later)` });
+    if ('failed' in r) c.emit({ type: 'message', level: 'error', permutationId: perm.permutationId, text: `could not remove ${obj.kind} ${obj.name}: ${r.failed} (run \`storsweep cleanup\` later)` });
   }
 }
 
@@ -486,9 +528,9 @@ async function runWorkload(perm: PermutationPlan, c: PermContext): Promise<void>
         const where = `${c.workload.tool}${stop.pids?.length ? ` (pids ${stop.pids.join(', ')})` : ''} on ${target}`;
         if (stop.outcome === 'still-running' || stop.outcome === 'unknown') {
           c.toolMayRun ??= `could not confirm that ${where} ended${stop.detail ? `: ${stop.detail}` : ''}`;
-          c.emit({ type: 'message', level: 'error', text: `could not confirm that ${where} ended${stop.detail ? `: ${stop.detail}` : ''}; its disk is left in place (not torn down under a writer)` });
+          c.emit({ type: 'message', level: 'error', permutationId: perm.permutationId, text: `could not confirm that ${where} ended${stop.detail ? `: ${stop.detail}` : ''}; its disk is left in place (not torn down under a writer)` });
         }
-        else c.emit({ type: 'message', level: 'info', text: stop.outcome === 'stopped' ? `stopped ${where} with SIG${stop.signal}` : `${where} had already ended` });
+        else c.emit({ type: 'message', level: 'info', permutationId: perm.permutationId, text: stop.outcome === 'stopped' ? `stopped ${where} with SIG${stop.signal}` : `${where} had already ended` });
       };
       // A test whose connection was lost may still run on the guest: stop it through the next
       // connection before a retry starts a second one on the same file, or teardown removes its disk.
@@ -534,7 +576,7 @@ async function runWorkload(perm: PermutationPlan, c: PermContext): Promise<void>
           signal: c.signal,
           onRetry: (err, n) => {
             firstError ??= err;
-            c.emit({ type: 'message', level: 'warn', text: `retrying ${test.id} (attempt ${n + 1}): ${redact(errorMessage(err))}` });
+            c.emit({ type: 'message', level: 'warn', permutationId: perm.permutationId, text: `retrying ${test.id} (attempt ${n + 1}): ${redact(errorMessage(err))}` });
           },
         },
       ).catch(async (err: unknown) => {

@@ -1,25 +1,39 @@
 // Progress events drive both the terminal view and the JSON log (one hook interface, as in
-// Terraform). On a TTY: a live status block (permutation i/N, step, elapsed, ETA from measured
-// times, last result, failures). Otherwise, or under CI: plain timestamped lines. The view writes its
+// Terraform). On a TTY: a live status block (permutation i/N, each running permutation with its
+// step, elapsed, ETA from measured times, last result, failures). Otherwise, or under CI: plain
+// timestamped lines. With listed targets (they run in parallel) every line about a permutation
+// starts with its target's name. The view writes its
 // own cursor sequences, so every value from input (ids, axis values, reasons, host messages) passes
 // visible()/visibleText() here: nothing reaches the terminal raw in either mode.
 import type { Axes } from '../contract/axis.ts';
 import { visible, visibleText } from '../text/visible.ts';
 
 export type ProgressEvent =
-  | { type: 'run-start'; runId: string; total: number; estimateSec: number }
+  | {
+      type: 'run-start';
+      runId: string;
+      /** the plan's permutations */
+      total: number;
+      /** seconds until the end, for what is left (a resume: without the permutations already done), targets in parallel */
+      estimateSec: number;
+      /** permutations a resumed run has already done (skipped) */
+      done?: number;
+      /** the sum of the estimates of what is left, when targets run in parallel (then more than estimateSec) */
+      workSec?: number;
+    }
   | { type: 'permutation-start'; index: number; total: number; permutationId: string; axes: Axes; estimateSec: number }
   | { type: 'step'; permutationId: string; step: string; operation: string }
   | { type: 'step-end'; permutationId: string; step: string; durationMs: number }
   | { type: 'result'; permutationId: string; repetition: number; testId: string; iops: number | null; bytesPerSecond: number | null }
   | { type: 'failure'; permutationId: string; axes: Axes; reason: string; /** the long form (a failed command's whole story) for log.jsonl; the terminal shows `reason` */ detail?: string }
   | { type: 'permutation-end'; permutationId: string; status: 'done' | 'failed'; reason?: string }
-  | { type: 'message'; level: 'info' | 'warn' | 'error'; text: string; fields?: Record<string, unknown> }
+  | { type: 'message'; level: 'info' | 'warn' | 'error'; text: string; fields?: Record<string, unknown>; /** the permutation it is about (its target leads the line) */ permutationId?: string }
   | { type: 'run-end'; summary: { done: number; failed: number; skipped: number; pending: number; interrupted: boolean; leftovers: number } };
 
 /** `name=value …` for one line: names and values from input are made visible. */
-export function axesLabel(axes: Axes): string {
+export function axesLabel(axes: Axes, opts: { withoutTarget?: boolean } = {}): string {
   return Object.entries(axes)
+    .filter(([k]) => !(opts.withoutTarget && k === 'target'))
     .map(([k, v]) => `${visible(k.split('.').pop())}=${visible(v)}`)
     .join(' ');
 }
@@ -41,31 +55,39 @@ export function createProgressView(stream: NodeJS.WriteStream, opts: { live: boo
   const started = Date.now();
   let total = 0;
   let estimateTotal = 0;
+  /** how much faster than the sum of their estimates the permutations left end (targets in parallel) */
+  let parallelFactor = 1;
   let index = 0;
-  let current = '';
-  let step = '';
   let last = '';
   let failures = 0;
   let finishedEstimate = 0;
   let finishedActualMs = 0;
-  let permStarted = Date.now();
-  let permEstimate = 0;
+  /** permutations under way (several when targets run in parallel), in start order */
+  const running = new Map<string, { label: string; step: string; started: number; estimateSec: number }>();
+  let shown: { label: string; step: string } = { label: '', step: '' };
+  /** each permutation's target (listed targets only): it leads every line about the permutation */
+  const targetOf = new Map<string, string>();
   let drawn = 0;
   const stamp = () => new Date().toISOString().slice(11, 19);
+  const who = (permutationId: string | undefined) => {
+    const t = permutationId === undefined ? undefined : targetOf.get(permutationId);
+    return t === undefined ? '' : `${visible(t)}: `;
+  };
   const eta = () => {
     // Scale the remaining estimate by how fast finished permutations went compared to theirs.
     const ratio = finishedEstimate > 0 ? finishedActualMs / 1000 / finishedEstimate : 1;
-    return (estimateTotal - finishedEstimate) * ratio;
+    return Math.max(0, estimateTotal - finishedEstimate) * ratio * parallelFactor;
   };
   const draw = () => {
     if (!opts.live) return;
+    const under = running.size ? [...running.values()] : [shown];
     const lines = [
       `storsweep  permutation ${index + 1}/${total}  elapsed ${fmtDuration((Date.now() - started) / 1000)}  ETA ${fmtDuration(eta())}  failures ${failures}`,
-      `  ${current}`,
-      `  step: ${step}`,
+      ...under.flatMap((r) => [`  ${r.label}`, `  step: ${r.step}`]),
       `  last: ${last}`,
     ];
     let out = drawn ? `\x1b[${drawn}A` : '';
+    if (drawn > lines.length) out += '\x1b[J';
     for (const l of lines) out += `\x1b[2K${l.slice(0, (stream.columns || 120) - 1)}\n`;
     stream.write(out);
     drawn = lines.length;
@@ -83,38 +105,54 @@ export function createProgressView(stream: NodeJS.WriteStream, opts: { live: boo
       switch (e.type) {
         case 'run-start':
           total = e.total;
-          estimateTotal = e.estimateSec;
-          line(`run ${visible(e.runId)}: ${e.total} permutations, estimated ${fmtDuration(e.estimateSec)}`);
+          estimateTotal = e.workSec ?? e.estimateSec;
+          parallelFactor = e.workSec ? e.estimateSec / e.workSec : 1;
+          line(
+            e.done
+              ? `run ${visible(e.runId)}: ${e.total - e.done} of ${e.total} permutations left (${e.done} already done), estimated ${fmtDuration(e.estimateSec)}`
+              : `run ${visible(e.runId)}: ${e.total} permutations, estimated ${fmtDuration(e.estimateSec)}`,
+          );
           break;
-        case 'permutation-start':
+        case 'permutation-start': {
           index = e.index;
-          current = `${visible(e.permutationId)} ${axesLabel(e.axes)}`;
-          permStarted = Date.now();
-          permEstimate = e.estimateSec;
-          if (!opts.live) line(`[${e.index + 1}/${e.total}] ${current} (elapsed ${fmtDuration((Date.now() - started) / 1000)}, ETA ${fmtDuration(eta())}, failures ${failures})`);
+          if (e.axes.target !== undefined) targetOf.set(e.permutationId, String(e.axes.target));
+          const label = `${who(e.permutationId)}${visible(e.permutationId)} ${axesLabel(e.axes, { withoutTarget: targetOf.has(e.permutationId) })}`;
+          running.set(e.permutationId, { label, step: '', started: Date.now(), estimateSec: e.estimateSec });
+          shown = { label, step: '' };
+          if (!opts.live) line(`[${e.index + 1}/${e.total}] ${label} (elapsed ${fmtDuration((Date.now() - started) / 1000)}, ETA ${fmtDuration(eta())}, failures ${failures})`);
           draw();
           break;
-        case 'step':
-          step = visible(e.step);
+        }
+        case 'step': {
+          const r = running.get(e.permutationId);
+          if (r) r.step = visible(e.step);
+          shown = r ?? { ...shown, step: visible(e.step) };
           draw();
           break;
+        }
         case 'result': {
           const mbs = e.bytesPerSecond === null ? '?' : (e.bytesPerSecond / 1e6).toFixed(1);
-          last = `${visible(e.testId)} rep ${e.repetition}: ${mbs} MB/s, ${e.iops === null ? '?' : e.iops.toFixed(0)} IOPS`;
+          last = `${who(e.permutationId)}${visible(e.testId)} rep ${e.repetition}: ${mbs} MB/s, ${e.iops === null ? '?' : e.iops.toFixed(0)} IOPS`;
           if (!opts.live) line(`  ${last}`);
           draw();
           break;
         }
         case 'failure':
           failures++;
-          line(`FAILED ${visible(e.permutationId)} ${axesLabel(e.axes)}: ${visibleText(e.reason)}`);
+          line(`FAILED ${who(e.permutationId)}${visible(e.permutationId)} ${axesLabel(e.axes, { withoutTarget: targetOf.has(e.permutationId) })}: ${visibleText(e.reason)}`);
           break;
-        case 'permutation-end':
-          finishedEstimate += permEstimate;
-          finishedActualMs += Date.now() - permStarted;
+        case 'permutation-end': {
+          const r = running.get(e.permutationId);
+          running.delete(e.permutationId);
+          if (r) {
+            finishedEstimate += r.estimateSec;
+            finishedActualMs += Date.now() - r.started;
+            shown = r;
+          }
           break;
+        }
         case 'message':
-          if (e.level !== 'info' || !opts.live) line(`${e.level === 'info' ? '' : e.level.toUpperCase() + ': '}${visibleText(e.text)}`);
+          if (e.level !== 'info' || !opts.live) line(`${e.level === 'info' ? '' : e.level.toUpperCase() + ': '}${who(e.permutationId)}${visibleText(e.text)}`);
           break;
         case 'run-end':
           line(

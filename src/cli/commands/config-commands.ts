@@ -9,6 +9,8 @@ import { checkPlaybookAgainst } from '../../plan/check.ts';
 import type { RunPlan } from '../../contract/plan.ts';
 import { newRunId } from '../../plan/permutation.ts';
 import { axesLabel } from '../../run/progress.ts';
+import { remainingEstimate } from '../../plan/estimate.ts';
+import { visible } from '../../text/visible.ts';
 import { composeTargets, planRun } from '../compose.ts';
 import { jsonText, terminal } from '../output.ts';
 
@@ -33,8 +35,32 @@ function fmtSec(s: number): string {
   return h ? `${h}h ${m}m` : `${m}m ${s % 60}s`;
 }
 
+/**
+ * How listed targets run: in parallel, except those that share something (plan.serialised), which
+ * take turns — one line per set of targets, naming what they share.
+ */
+export function scheduleLines(plan: Pick<RunPlan, 'targets' | 'serialised'>): string[] {
+  if (!plan.targets) return [];
+  const shared = plan.serialised ?? [];
+  if (!shared.length) return [`targets ${plan.targets.map((t) => visible(t.name)).join(', ')} run in parallel (they share no VM, guest, test file, LUN, disk, datastore or volume)`];
+  const bySet = new Map<string, { targets: string[]; what: string[] }>();
+  for (const s of shared) {
+    const k = JSON.stringify(s.targets);
+    const e = bySet.get(k) ?? { targets: s.targets, what: [] };
+    e.what.push(s.what);
+    bySet.set(k, e);
+  }
+  const lines = ['targets run in parallel, except these, which run one after the other (one permutation at a time):'];
+  for (const e of bySet.values()) lines.push(`  ${e.targets.map(visible).join(', ')}: they share ${e.what.map(visible).join('; ')}`);
+  return lines;
+}
+
 export function renderPlanText(plan: RunPlan): string {
-  const lines = [`playbook ${plan.playbook} → target ${plan.target} (${plan.provider}): ${plan.permutations.length} permutations, estimated ${fmtSec(plan.totalEstimateSec)}`];
+  const wall = plan.targets ? remainingEstimate(plan, () => false).wallSec : plan.totalEstimateSec;
+  const lines = [
+    `playbook ${plan.playbook} → target ${plan.target} (${plan.provider}): ${plan.permutations.length} permutations, estimated ${fmtSec(wall)}${wall !== plan.totalEstimateSec ? ` (${fmtSec(plan.totalEstimateSec)} one after the other)` : ''}`,
+    ...scheduleLines(plan),
+  ];
   for (const p of plan.permutations) {
     lines.push(`${String(p.index + 1).padStart(4)}. ${p.permutationId}  ${axesLabel(p.axes)}  ×${p.repetitions}  ~${fmtSec(p.estimateSec)}`);
     for (const s of p.steps) lines.push(`        ${s.destructive ? '!' : '-'} ${s.step}: ${s.provider} ${s.operation}${s.creates ? ` → ${s.creates.kind} ${s.creates.name}` : ''}${s.destroys?.length ? ` (destroys ${s.destroys.join(', ')})` : ''}`);

@@ -22,6 +22,8 @@ import { checkAgainstHostVersions } from '../host-versions.ts';
 import { EXIT } from '../exit.ts';
 import { retriesOption, stepTimeoutOption } from '../options.ts';
 import { runReport } from './report.ts';
+import { scheduleLines } from './config-commands.ts';
+import { serialisedResources } from '../../plan/plan.ts';
 import { ensureOutputDirectory } from '../out-dir.ts';
 import { jsonText, keepGoingWhenOutputCloses, progressStream, terminal } from '../output.ts';
 import { visibleJson } from '../../text/visible.ts';
@@ -291,6 +293,8 @@ async function runLocked(playbookFile: string | undefined, o: RunCommandOptions,
       const names = meta.targets ?? [meta.target];
       const comps = composeTargets(names, inv, runDir);
       const plan = store.plan();
+      // a plan stored before targets that share something were serialised: the same rule, from the inventory
+      if (plan.targets && plan.serialised === undefined) plan.serialised = serialisedResources(names.map((name) => ({ name, resources: comps.get(name)?.sharedResources })));
       checkResumeInventory(meta, names, plan, measurementFacts(names, inv, plan), inv.file);
       prep = { plan, store, comps, resumed: true };
       store.appendJournal(null, 'run', 'resume', { pid: process.pid });
@@ -310,6 +314,7 @@ async function runLocked(playbookFile: string | undefined, o: RunCommandOptions,
           const s = JSON.parse(l) as { permutationId: string; step: string; provider: string; operation: string; arguments: unknown; destructive: boolean; destroys?: string[] };
           terminal.stdout(`${s.destructive ? `DESTRUCTIVE (destroys ${(s.destroys ?? []).join(', ')}) ` : ''}${s.permutationId} ${s.step}: ${s.provider} ${s.operation} ${JSON.stringify(s.arguments)}\n`);
         }
+        for (const l of scheduleLines(plan)) terminal.stdout(`${l}\n`);
         terminal.stdout(`${plan.permutations.length} permutations, ${lines.length} calls${devices.length ? `; destroys data on ${devices.join(', ')} (confirm with --confirm-destroy ${devices.join(',')})` : ''}; nothing was sent\n`);
       }
       return EXIT.ok;
@@ -347,6 +352,8 @@ async function runLocked(playbookFile: string | undefined, o: RunCommandOptions,
 
 async function execute({ plan, store, comps }: Prepared, o: RunCommandOptions): Promise<number> {
   const runDir = store.runDir;
+  // targets that share a VM, a guest, a test file, a LUN…: said before they start taking turns
+  if (plan.serialised?.length) terminal.stderr(scheduleLines(plan).join('\n') + '\n');
   const timeouts = store.meta().timeouts ?? {};
   const stepSec = o.stepTimeout ?? timeouts.stepSec;
   const log = createRunLog(path.join(runDir, 'log.jsonl'));

@@ -7,6 +7,7 @@ import { connectSsh } from '../../ssh/ssh-runner.ts';
 import { CANONICAL_DEVICE_EXPECTED, isCanonicalDevice } from '../canonical-device.ts';
 import { esxiVersionField } from '../esxi-version-field.ts';
 import { guestSchema, guestWorkload, nameField } from '../guest.ts';
+import { fioGuestResources, lunResource } from '../shared-resources.ts';
 import { ESXI_SHELL_AXES } from './axes.ts';
 import type { EsxiShellTargetConfig } from './config.ts';
 import { planEsxiShellSteps } from './plan.ts';
@@ -108,6 +109,16 @@ export const esxiShell = {
   },
   isTransient: connectionLost,
   describeDestroyed: () => null,
+  sharedResources(t, where) {
+    const host = where.machine(t.sshHost);
+    const devices = [...new Set([t.vmfsDevice, t.rdmDevice].filter((d): d is string => d !== undefined))];
+    return [
+      { key: `esxi-vm ${host} ${String(t.vmid)}`, what: `VM ${String(t.vmid)} (vim-cmd vmid) on ${host}` },
+      ...devices.map((d) => lunResource(d, host)),
+      ...(t.datastore ? [{ key: `esxi-datastore ${host} ${datastoreVolumePath(t.datastore)}`, what: `datastore ${t.datastore} on ${host}` }] : []),
+      ...fioGuestResources(t.guest, where),
+    ];
+  },
   compose(target, ctx) {
     const cfg = esxiShellConfigOf(target);
     const g = guestWorkload(ctx, target.guest);

@@ -114,6 +114,20 @@ export const hypervProvider = {
     const m = HOST_DISK_NAME.exec(name);
     return m ? `${name} (host disk ${m[1]}, serial/id ${m[2]})` : null;
   },
+  sharedResources(t, where) {
+    const host = where.machine(t.sshHost);
+    // Windows names VMs, folders and serials without regard to case (Get-VM -Name, NTFS paths)
+    const folder = (f: string) => f.toLowerCase().replace(/\\+$/, '');
+    const disk = t.passthroughDisk === undefined ? undefined : t.allowedDisks.find((d) => d.number === t.passthroughDisk);
+    const ids = disk ? [...new Set([disk.serialNumber, disk.uniqueId].filter((v): v is string => v !== undefined))] : [];
+    return [
+      // the VM holds the guest and its test path: one diskspd at a time inside it
+      { key: `hyperv-vm ${host} ${t.vmName.toLowerCase()}`, what: `Hyper-V VM ${t.vmName} on ${host}` },
+      ...(t.passthroughDisk !== undefined ? [{ key: `hyperv-disk ${host} ${t.passthroughDisk}`, what: `host disk ${t.passthroughDisk} on ${host}` }] : []),
+      ...ids.map((id) => ({ key: `hyperv-disk-id ${host} ${id.toLowerCase()}`, what: `host disk with serial/id ${id} on ${host}` })),
+      ...[...new Set(Object.values(t.volumes))].map((f) => ({ key: `hyperv-folder ${host} ${folder(f)}`, what: `volume folder ${f} on ${host}` })),
+    ];
+  },
   compose(target, ctx) {
     const cfg = hypervConfigOf(target);
     const credentialRef = target.guestCredential.password;

@@ -4,6 +4,7 @@ import { z } from 'zod';
 import type { ProviderModule } from '../../contract/provider.ts';
 import { fioFields, guestWorkload, workloadStepSchema } from '../guest.ts';
 import { connectionLost } from '../../ssh/connection-lost.ts';
+import { fioGuestResources } from '../shared-resources.ts';
 
 const targetSchema = z.strictObject({
   provider: z.literal('local'),
@@ -25,6 +26,7 @@ export const local = {
   estimateSec: () => 0,
   isTransient: connectionLost,
   describeDestroyed: () => null,
+  sharedResources: (t, where) => fioGuestResources({ ...t, sshHost: undefined }, where),
   compose(target, ctx) {
     const g = guestWorkload(ctx, { ...target, sshHost: undefined });
     return { provider: 'local', connectProvider: async () => null, workload: g.endpoint, workloadProvider: g.provider, workloadTarget: g.describe, insecureEndpoints: [] };

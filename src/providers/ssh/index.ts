@@ -4,6 +4,7 @@ import { z } from 'zod';
 import type { ProviderModule } from '../../contract/provider.ts';
 import { fioFields, guestWorkload, nameField, workloadStepSchema } from '../guest.ts';
 import { connectionLost } from '../../ssh/connection-lost.ts';
+import { fioGuestResources } from '../shared-resources.ts';
 
 const targetSchema = z.strictObject({
   provider: z.literal('ssh'),
@@ -27,6 +28,7 @@ export const ssh = {
   estimateSec: () => 0,
   isTransient: connectionLost,
   describeDestroyed: () => null,
+  sharedResources: (t, where) => fioGuestResources(t, where),
   compose(target, ctx) {
     const g = guestWorkload(ctx, target);
     return { provider: 'ssh', connectProvider: async () => null, workload: g.endpoint, workloadProvider: g.provider, workloadTarget: g.describe, insecureEndpoints: [] };

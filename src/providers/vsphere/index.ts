@@ -9,6 +9,7 @@ import { CANONICAL_DEVICE_EXPECTED, isCanonicalDevice } from '../canonical-devic
 import { DEFAULT_ENDPOINT_CONCURRENCY } from '../endpoint-pool.ts';
 import { esxiVersionField } from '../esxi-version-field.ts';
 import { guestSchema, guestWorkload, nameField } from '../guest.ts';
+import { fioGuestResources, lunResource } from '../shared-resources.ts';
 import { VSPHERE_AXES, VSPHERE_CONTROLLERS } from './axes.ts';
 import { endpointFromEnv, VsphereClient } from './client.ts';
 import type { VsphereStepTarget, VsphereTargetConfig } from './config.ts';
@@ -179,5 +180,19 @@ export const vsphere = {
   // the step level: what the retrying round-tripper could not replay itself (retrying.ts)
   isTransient,
   describeDestroyed: () => null,
+  sharedResources(t, where) {
+    const vc = where.vcenter(t.vcenter);
+    const dc = t.datacenter ? `${t.datacenter}/` : '';
+    const devices = [...new Set([t.vmfsDevice, t.rdmDevice].filter((d): d is string => d !== undefined))];
+    return [
+      // one VM reconfigured by two targets at once: two disks on one controller, a unit taken twice
+      { key: `vsphere-vm ${vc} ${dc}${t.vm}`, what: `VM ${dc}${t.vm} on ${vc}` },
+      ...devices.map((d) => lunResource(d, `${vc} ${t.host}`)),
+      // one datastore or NFS export measured by two targets at once: each sees the other's load
+      ...(t.datastore ? [{ key: `vsphere-datastore ${vc} ${dc}${t.datastore}`, what: `datastore ${dc}${t.datastore} on ${vc}` }] : []),
+      ...(t.nfs ? [{ key: `nfs ${t.nfs.remoteHost.toLowerCase()}:${t.nfs.remotePath}`, what: `NFS export ${t.nfs.remoteHost}:${t.nfs.remotePath}` }] : []),
+      ...fioGuestResources(t.guest, where),
+    ];
+  },
   compose,
 } satisfies ProviderModule<'vsphere', VsphereTarget>;

@@ -83,8 +83,8 @@ describe('progress view', () => {
     function hostileScript(view: { onEvent(e: ProgressEvent): void }) {
       view.onEvent({ type: 'run-start', runId: `r-${evil}`, total: 1, estimateSec: 10 });
       view.onEvent({ type: 'permutation-start', index: 0, total: 1, permutationId: `p-${evil}`, axes: { [`workload.${evil}`]: evil }, estimateSec: 10 });
-      view.onEvent({ type: 'step', permutationId: 'p', step: `s-${evil}`, operation: 'op' });
-      view.onEvent({ type: 'result', permutationId: 'p', repetition: 1, testId: `t-${evil}`, iops: 1, bytesPerSecond: 1e6 });
+      view.onEvent({ type: 'step', permutationId: `p-${evil}`, step: `s-${evil}`, operation: 'op' });
+      view.onEvent({ type: 'result', permutationId: `p-${evil}`, repetition: 1, testId: `t-${evil}`, iops: 1, bytesPerSecond: 1e6 });
       view.onEvent({ type: 'message', level: 'warn', text: `m-${evil}` });
       view.onEvent({ type: 'message', level: 'info', text: `i-${evil}` });
       view.onEvent({ type: 'failure', permutationId: `p-${evil}`, axes: { a: evil }, reason: `host said ${evil}\nsecond line` });
@@ -114,6 +114,52 @@ describe('progress view', () => {
       expect(out).toContain(`last: t-${shown} rep 1`);
       expect(out).toContain(`FAILED p-${shown} a=${shown}: host said ${shown}\n`);
     });
+  });
+});
+
+describe('listed targets run in parallel: every line about a permutation starts with its target', () => {
+  function parallel(view: { onEvent(e: ProgressEvent): void }) {
+    view.onEvent({ type: 'run-start', runId: 'r2', total: 4, estimateSec: 20, workSec: 40 });
+    view.onEvent({ type: 'permutation-start', index: 0, total: 4, permutationId: 'pa', axes: { target: 'east', 'disk.format': 'thin' }, estimateSec: 10 });
+    view.onEvent({ type: 'permutation-start', index: 2, total: 4, permutationId: 'pc', axes: { target: 'west', 'disk.format': 'thin' }, estimateSec: 10 });
+    view.onEvent({ type: 'step', permutationId: 'pa', step: 'disk', operation: 'ReconfigVM_Task' });
+    view.onEvent({ type: 'step', permutationId: 'pc', step: 'rep 1/1 seq-1m', operation: 'fio' });
+    vi.advanceTimersByTime(10_000);
+    view.onEvent({ type: 'result', permutationId: 'pc', repetition: 1, testId: 'seq-1m', iops: 100, bytesPerSecond: 104_857_600 });
+    view.onEvent({ type: 'message', level: 'warn', text: 'retrying disk (attempt 2): busy', permutationId: 'pa' });
+    view.onEvent({ type: 'failure', permutationId: 'pa', axes: { target: 'east', 'disk.format': 'thin' }, reason: 'TaskFailed' });
+    view.onEvent({ type: 'permutation-end', permutationId: 'pa', status: 'failed', reason: 'TaskFailed' });
+    view.onEvent({ type: 'permutation-end', permutationId: 'pc', status: 'done' });
+  }
+
+  it('plain: the target leads the permutation, result, message and failure lines', () => {
+    const { writes, stream } = fakeStream();
+    parallel(createProgressView(stream, { live: false }));
+    expect(writes.join('').trimEnd().split('\n')).toEqual([
+      '03:04:05 run r2: 4 permutations, estimated 20s',
+      // 40 s of estimates, two targets at once: 20 s
+      '03:04:05 [1/4] east: pa format=thin (elapsed 0s, ETA 20s, failures 0)',
+      '03:04:05 [3/4] west: pc format=thin (elapsed 0s, ETA 20s, failures 0)',
+      '03:04:15   west: seq-1m rep 1: 104.9 MB/s, 100 IOPS',
+      '03:04:15 WARN: east: retrying disk (attempt 2): busy',
+      '03:04:15 FAILED east: pa format=thin: TaskFailed',
+    ]);
+  });
+
+  it('TTY: one line and step per running permutation, each with its target', () => {
+    const { writes, stream } = fakeStream();
+    parallel(createProgressView(stream, { live: true }));
+    const both = writes.filter((w) => w.includes('storsweep  permutation')).find((b) => b.includes('west: pc') && b.includes('east: pa') && b.includes('seq-1m'))!;
+    expect(both).toContain('  east: pa format=thin\n\x1b[2K  step: disk\n');
+    expect(both).toContain('  west: pc format=thin\n\x1b[2K  step: rep 1/1 seq-1m\n');
+  });
+
+  it('a resumed run: the first line and the ETA count only what is left', () => {
+    const { writes, stream } = fakeStream();
+    const view = createProgressView(stream, { live: false });
+    view.onEvent({ type: 'run-start', runId: 'r3', total: 4, estimateSec: 10, done: 3 });
+    view.onEvent({ type: 'permutation-start', index: 3, total: 4, permutationId: 'pd', axes: { 'disk.format': 'thin' }, estimateSec: 10 });
+    expect(writes.join('').trimEnd().split('\n')).toEqual(['03:04:05 run r3: 1 of 4 permutations left (3 already done), estimated 10s', '03:04:05 [4/4] pd format=thin (elapsed 0s, ETA 10s, failures 0)']);
   });
 });
 
