@@ -30,7 +30,7 @@ function walk(rel: string, out: string[]): void {
 }
 
 /** A machine's own paths: the development checkout's siblings, its work tree, home directories. */
-const OUTSIDE = /\.\.\/shared\b|(?<![\w.])shared\/(reference|fixtures|STYLE\.md)|(?<![\w.~])\/(work|home\/\w+|Users\/\w+)\//;
+const OUTSIDE = /\.\.\/shared(?![\w.-])|(?<![\w.])shared\/(reference|fixtures|STYLE\.md)|(?<![\w.~])\/(work|home\/\w+|Users\/\w+)\//;
 /** A relative path that climbs: `../x`, `../../x` … — it must stay inside the repository from its file. */
 const CLIMB = /(?<![\w.~/])((?:\.\.\/)+)([\w.-][\w./-]*)/g;
 
@@ -76,6 +76,7 @@ describe('shipped files point only inside the repository', () => {
       'playbooks/p.yaml': '# yaml-language-server: $schema=../schemas/playbook.schema.json\n# data in ../../elsewhere/seeds',
       'docs/a.md': 'copy /work/main/runs/x and /home/alice/data; but /dev/sdb, ~/.ssh/known_hosts and ../README.md are fine',
       'bench/scale/child.ts': "import { x } from '../../src/plan/plan.ts';\nimport { y } from '../../../outside.ts';",
+      'src/providers/local/index.ts': "import { fioGuestResources } from '../shared-resources.ts';",
     };
     expect(outsideReferences(Object.keys(lines), (f) => lines[f]!)).toEqual([
       'README.md:1: compare with ../shared/fixtures/seeds/cdm3-vmfs3-1mb.txt',
