@@ -20,7 +20,7 @@ import { isOurReport } from '../report/marker.ts';
 import { DB_FILE } from '../results/store.ts';
 
 /** The only names `report -o` writes inside a run directory (the run itself writes .md and .html). */
-export const RUN_DIR_REPORT_NAMES = ['report.md', 'report.html', 'report.csv', 'report.json'] as const;
+export const RUN_DIR_REPORT_NAMES = ['report.md', 'report.html', 'report.csv', 'report-summary.csv', 'report.json'] as const;
 
 const HEAD_BYTES = 64 * 1024;
 

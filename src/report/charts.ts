@@ -1,6 +1,9 @@
 // Hand-written SVG charts for the HTML report: horizontal bars with error bars, and a heatmap.
 // Horizontal bars because permutation labels are long and phones are narrow. Every string that
 // reaches the markup goes through escapeXml: labels carry host, VM and datastore names.
+// A throughput axis starts at 0 and never goes below it (an error bar reaching below zero is cut
+// at 0); only a signed (Δ%) chart has negative values. Values keep significant digits (numbers.ts).
+import { compactSig, formatPct } from './numbers.ts';
 
 export function escapeXml(s: string): string {
   return s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;').replace(/'/g, '&#39;');
@@ -23,7 +26,7 @@ export interface BarChartOptions {
   title: string;
   unit: string;
   bars: Bar[];
-  /** digits after the decimal point for value labels */
+  /** significant digits of value labels (default 4) */
   digits?: number;
   /** format values as signed percentages (delta charts) */
   signed?: boolean;
@@ -44,13 +47,9 @@ function niceStep(range: number, target = 5): number {
   return (f <= 1 ? 1 : f <= 2 ? 2 : f <= 5 ? 5 : 10) * mag;
 }
 
-export function compactNumber(v: number, digits = 1, signed = false): string {
-  const abs = Math.abs(v);
-  let s: string;
-  if (abs >= 1e9) s = `${(v / 1e9).toFixed(1)}G`;
-  else if (abs >= 1e6) s = `${(v / 1e6).toFixed(1)}M`;
-  else if (abs >= 1e4) s = `${(v / 1e3).toFixed(1)}k`;
-  else s = v.toFixed(digits);
+/** A value label: significant digits, k/M/G from 10,000 on; `tick` drops trailing zeros. */
+export function compactNumber(v: number, digits = 4, signed = false, tick = false): string {
+  const s = compactSig(v, digits, tick);
   return signed && v > 0 ? `+${s}` : s;
 }
 
@@ -62,11 +61,14 @@ const r1 = (x: number): string => (Math.round(x * 10) / 10).toString();
 
 /** Bars with optional error bars; handles negative values (Δ% charts) with a zero line. */
 export function barChart(o: BarChartOptions): string {
-  const digits = o.digits ?? 1;
-  const bars = o.bars.filter((b) => Number.isFinite(b.value));
+  const digits = o.digits ?? 4;
+  const signed = o.signed === true;
+  // Unsigned (throughput, latency): nothing below zero, an error bar's low end included.
+  const floor = (v: number | null | undefined): number | null | undefined => (signed || v == null ? v : Math.max(0, v));
+  const bars = o.bars.filter((b) => Number.isFinite(b.value) && (signed || b.value >= 0)).map((b) => ({ ...b, low: floor(b.low), high: floor(b.high) }));
   const height = TOP + Math.max(1, bars.length) * ROW_H + BOTTOM;
   const ends = bars.flatMap((b) => [b.value, b.low ?? b.value, b.high ?? b.value]).filter(Number.isFinite);
-  let lo = Math.min(0, ...ends);
+  let lo = signed ? Math.min(0, ...ends) : 0;
   let hi = Math.max(0, ...ends);
   if (lo === hi) hi = lo + 1;
   const step = niceStep(hi - lo);
@@ -75,7 +77,8 @@ export function barChart(o: BarChartOptions): string {
   const x0 = LABEL_W;
   const plotW = W - LABEL_W - VALUE_W;
   const x = (v: number): number => x0 + ((v - lo) / (hi - lo)) * plotW;
-  const fmt = (v: number): string => (o.signed ? `${compactNumber(v, digits, true)}%` : compactNumber(v, digits));
+  const fmt = (v: number): string => (signed ? formatPct(v) : compactNumber(v, digits));
+  const tickText = (v: number): string => (signed ? `${compactNumber(v, 3, true, true)}%` : compactNumber(v, 3, false, true));
 
   const parts: string[] = [];
   parts.push(
@@ -87,7 +90,7 @@ export function barChart(o: BarChartOptions): string {
     const tx = r1(x(t));
     parts.push(
       `<line class="grid" x1="${tx}" x2="${tx}" y1="${TOP - 6}" y2="${height - BOTTOM}"/>`,
-      `<text class="tick" x="${tx}" y="${height - BOTTOM + 14}" text-anchor="middle">${escapeXml(fmt(Math.abs(t) < step / 1e6 ? 0 : t))}</text>`,
+      `<text class="tick" x="${tx}" y="${height - BOTTOM + 14}" text-anchor="middle">${escapeXml(tickText(Math.abs(t) < step / 1e6 ? 0 : t))}</text>`,
     );
   }
   parts.push(`<text class="unit" x="${W - VALUE_W}" y="${height - 2}" text-anchor="end">${escapeXml(o.unit)}</text>`);
@@ -136,7 +139,7 @@ export interface HeatmapOptions {
 
 /** Two varying axes → one grid, colour by value, the number printed in each cell. */
 export function heatmap(o: HeatmapOptions): string {
-  const digits = o.digits ?? 1;
+  const digits = o.digits ?? 4;
   const labelW = 150;
   const top = 52;
   const cellW = Math.max(50, Math.min(160, (W - labelW - 8) / Math.max(1, o.xValues.length)));

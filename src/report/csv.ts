@@ -1,5 +1,8 @@
-// Long-format CSV: one row per record, every axis its own column, for spreadsheets and pandas.
+// Long-format CSV: one row per record, every axis its own column, for spreadsheets and pandas; and
+// the summary CSV beside it: one row per permutation × test, from the report model.
 import type { ResultRecord } from '../results/record.ts';
+import { METRICS, type ComparisonRow, type MetricKey, type Report } from './model.ts';
+import { referenceLabel } from './wording.ts';
 
 export type CsvValue = string | number | boolean | null | undefined;
 
@@ -96,3 +99,83 @@ export function renderCsv(records: readonly ResultRecord[]): string {
   ]);
   return csvDocument(header, rows);
 }
+
+/** Floats as a spreadsheet should see them: 7 significant digits, so float noise does not show. */
+const num = (x: number | null | undefined): number | null => (x === null || x === undefined || !Number.isFinite(x) ? null : Number(x.toPrecision(7)));
+
+/**
+ * The summary CSV: one row per permutation × test (as the report lists them), every axis a column,
+ * the mean and 95% CI half-width of each metric in display units (MB/s decimal as CrystalDiskMark,
+ * latency in µs), CV and the noisy flag of the test's main metric, and per compared axis the Δ% of
+ * that metric against the axis's baseline value, its interval and the verdict. The long CSV
+ * (renderCsv) has every record.
+ */
+export function renderSummaryCsv(report: Report): string {
+  const axisNames = report.axes.map((a) => a.name);
+  const compared: string[] = [];
+  for (const s of report.tests) for (const c of s.comparisons) if (!compared.includes(`${c.axis}=${String(c.baselineValue)}`)) compared.push(`${c.axis}=${String(c.baselineValue)}`);
+  const header = [
+    'permutationId',
+    ...axisNames,
+    ...SUMMARY_TEST_COLUMNS,
+    ...SUMMARY_METRIC_COLUMNS,
+    ...compared.flatMap((c) => [`deltaPct vs ${c}`, `deltaLowPct vs ${c}`, `deltaHighPct vs ${c}`, `verdict vs ${c}`]),
+  ];
+  const rows: CsvValue[][] = [];
+  for (const s of report.tests) {
+    const t = s.test;
+    const byPerm = new Map<string, Map<string, ComparisonRow>>();
+    for (const c of s.comparisons) {
+      for (const r of c.rows) {
+        if (r.metric !== s.primaryMetric) continue;
+        let m = byPerm.get(r.permutationId);
+        if (!m) byPerm.set(r.permutationId, (m = new Map<string, ComparisonRow>()));
+        m.set(`${c.axis}=${String(c.baselineValue)}`, r);
+      }
+    }
+    for (const r of s.rows) {
+      const cell = (m: MetricKey) => r.cells[m]?.summary;
+      const mean = (m: MetricKey) => {
+        const x = cell(m)?.mean;
+        return x === null || x === undefined ? null : num(x * METRICS[m].scale);
+      };
+      const half = (m: MetricKey) => {
+        const x = cell(m)?.ci?.halfWidth;
+        return x === undefined ? null : num(x * METRICS[m].scale);
+      };
+      const primary = r.cells[s.primaryMetric];
+      const deltas = byPerm.get(r.permutationId);
+      rows.push([
+        r.permutationId,
+        ...axisNames.map((a) => r.axes[a]),
+        t.id,
+        referenceLabel(t),
+        t.pattern,
+        t.blockSizeBytes,
+        t.queueDepth,
+        t.threads,
+        t.readPercent,
+        METRICS[s.primaryMetric].label,
+        primary?.summary.n ?? 0,
+        mean('bytesPerSecond'),
+        half('bytesPerSecond'),
+        mean('iops'),
+        half('iops'),
+        mean('latencyMeanUs'),
+        mean('latencyP99Us'),
+        mean('cpuPercent'),
+        primary?.summary.cv === null || primary?.summary.cv === undefined ? null : num(primary.summary.cv * 100),
+        primary ? primary.noisy : null,
+        ...compared.flatMap((c) => {
+          const d = deltas?.get(c)?.comparison;
+          if (!d) return [null, null, null, null];
+          return [num(d.delta?.pct), num(d.delta?.ci?.low), num(d.delta?.ci?.high), d.verdict];
+        }),
+      ]);
+    }
+  }
+  return csvDocument(header, rows);
+}
+
+const SUMMARY_TEST_COLUMNS = ['testId', 'referenceLabel', 'pattern', 'blockSizeBytes', 'queueDepth', 'threads', 'readPercent', 'mainMetric'] as const;
+const SUMMARY_METRIC_COLUMNS = ['n', 'mbPerSecond', 'mbPerSecondCi95', 'iops', 'iopsCi95', 'latencyMeanUs', 'latencyP99Us', 'cpuPercent', 'cvPct', 'noisy'] as const;

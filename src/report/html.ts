@@ -1,10 +1,21 @@
 // One self-contained HTML file: inline CSS, inline SVG, no script and no URL to fetch. A CSP meta
 // tag forbids every fetch as a second line of defence, since names in the report are untrusted.
 import { barChart, escapeXml as esc, heatmap, type Tone } from './charts.ts';
-import { comparedMetrics, describeTest, truncationNote, VERDICT_TEXT } from './wording.ts';
+import {
+  axisFindings,
+  buildOverview,
+  comparedMetrics,
+  describeTest,
+  overviewLegend,
+  referenceLabel,
+  shortAxisNames,
+  truncationNote,
+  VERDICT_TEXT,
+} from './wording.ts';
 import type { Axes } from '../contract/axis.ts';
 import { LATENCY_SPAN } from '../results/record.ts';
-import { formatDelta, formatMeanCi, METRICS, type PermutationInfo, type Report, type TestSection } from './model.ts';
+import { METRICS, type PermutationInfo, type Report, type TestSection } from './model.ts';
+import { deltaTooNoisy, formatDelta, formatMeanCi, meanTooNoisy, metricHeader, SIGNIFICANT_DIGITS, TOO_NOISY } from './numbers.ts';
 import { formatP, type Verdict } from './stats.ts';
 
 const CSS = `
@@ -38,6 +49,18 @@ svg .err{stroke:#111;stroke-width:1.3;fill:none}
 svg .cell{fill:var(--accent)}svg .cell.empty{fill:#f3f3f3}
 svg .cell-value{fill:var(--fg)}svg .cell-value.on-dark{fill:#fff}
 footer{margin:2em 0 1em;font-size:.85em;color:var(--muted)}
+p.axes{margin:.2em 0 .6em;overflow-wrap:anywhere}
+table.overview{font-size:.95em}
+table.overview th.t{min-width:10em}
+table.overview td{text-align:center}
+table.overview .id{font-weight:400;font-size:.85em}
+table.overview .delta{display:block;font-size:.85em;font-weight:600}
+table.overview td.faster{color:#0d4f2a}table.overview td.slower{color:#6e1a12}
+td.faster.d1{background:#e4f5ea}td.faster.d2{background:#bfe6cd}td.faster.d3{background:#92d4aa}
+td.slower.d1{background:#fce7e4}td.slower.d2{background:#f6c3bc}td.slower.d3{background:#ee998d}
+ul.findings{margin:.4em 0 1em;padding-left:1.2em}
+.env{display:grid;grid-template-columns:repeat(auto-fit,minmax(min(100%,320px),1fr));gap:12px}
+details.noisy{margin:1.6em 0}details.noisy>summary{font-size:1.1em;font-weight:600;cursor:pointer}
 @media (max-width:600px){body{font-size:14px}main{padding:10px}th,td{padding:.25em .4em}}
 @media print{
   body{font-size:10pt;color:#000}main{max-width:none;padding:0}
@@ -82,7 +105,7 @@ function renderTest(report: Report, s: TestSection, byId: ReadonlyMap<string, Pe
   };
   const pm = s.primaryMetric;
   const def = METRICS[pm];
-  const out: string[] = [`<section class="test" id="t-${esc(slug(s.test.id))}">`, `<h3>${esc(s.test.id)}</h3>`, `<p class="muted">${esc(describeTest(s.test))}</p>`];
+  const out: string[] = [`<section class="test" id="t-${esc(slug(s.test.id))}">`, `<h3>${esc(s.test.id)} — ${esc(referenceLabel(s.test))}</h3>`, `<p class="muted">${esc(describeTest(s.test))}</p>`];
   const cut = truncationNote(s);
   if (cut) out.push(`<p class="warn">${esc(cut)}</p>`);
 
@@ -91,11 +114,14 @@ function renderTest(report: Report, s: TestSection, byId: ReadonlyMap<string, Pe
     barChart({
       title: `${s.test.id}: ${def.label} (mean, 95% CI)`,
       unit: def.unit,
-      digits: def.digits,
+      digits: SIGNIFICANT_DIGITS,
       bars: s.rows.flatMap((r) => {
         const c = r.cells[pm];
         if (!c || c.summary.mean === null) return [];
-        return [{ label: chartLabel(r.axes, r.label), value: c.summary.mean * def.scale, low: c.summary.ci ? c.summary.ci.low * def.scale : null, high: c.summary.ci ? c.summary.ci.high * def.scale : null, tone: c.noisy ? ('unknown' as const) : ('neutral' as const), note: c.noisy ? 'noisy' : undefined }];
+        // An interval wider than the mean would reach below zero: said in words, not drawn.
+        const vague = meanTooNoisy(c.summary);
+        const ci = vague ? null : c.summary.ci;
+        return [{ label: chartLabel(r.axes, r.label), value: c.summary.mean * def.scale, low: ci ? ci.low * def.scale : null, high: ci ? ci.high * def.scale : null, tone: c.noisy || vague ? ('unknown' as const) : ('neutral' as const), note: vague ? TOO_NOISY : c.noisy ? 'noisy' : undefined }];
       }),
     }),
   );
@@ -107,15 +133,19 @@ function renderTest(report: Report, s: TestSection, byId: ReadonlyMap<string, Pe
         title: `${s.test.id}: Δ% ${def.label} vs ${c.axis}=${String(c.baselineValue)}`,
         unit: 'Δ%',
         signed: true,
-        bars: rows.map((r) => ({
-          label: labelOf(r.permutationId),
-          value: r.comparison.delta!.pct,
-          low: r.comparison.delta!.ci?.low ?? null,
-          high: r.comparison.delta!.ci?.high ?? null,
-          tone: TONE[r.comparison.verdict],
-          // Only the verdicts that say something; "within noise" would crowd the value column.
-          note: r.comparison.verdict === 'faster' || r.comparison.verdict === 'slower' ? VERDICT_TEXT[r.comparison.verdict] : undefined,
-        })),
+        bars: rows.map((r) => {
+          // [-571%, +805%] is no answer: such a bar has no error bar and says so.
+          const vague = deltaTooNoisy(r.comparison);
+          return {
+            label: labelOf(r.permutationId),
+            value: r.comparison.delta!.pct,
+            low: vague ? null : (r.comparison.delta!.ci?.low ?? null),
+            high: vague ? null : (r.comparison.delta!.ci?.high ?? null),
+            tone: vague ? ('unknown' as const) : TONE[r.comparison.verdict],
+            // Only the verdicts that say something; "within noise" would crowd the value column.
+            note: vague ? TOO_NOISY : r.comparison.verdict === 'faster' || r.comparison.verdict === 'slower' ? VERDICT_TEXT[r.comparison.verdict] : undefined,
+          };
+        }),
       }),
     );
   }
@@ -137,14 +167,14 @@ function renderTest(report: Report, s: TestSection, byId: ReadonlyMap<string, Pe
         return m === undefined || m === null ? null : m * def.scale;
       }),
     );
-    charts.push(heatmap({ title: `${s.test.id}: ${def.label} by ${xa} × ${ya}`, unit: def.unit, xName: xa, yName: ya, xValues: xs.map(String), yValues: ys.map(String), cells, digits: def.digits, higherIsBetter: def.higherIsBetter }));
+    charts.push(heatmap({ title: `${s.test.id}: ${def.label} by ${xa} × ${ya}`, unit: def.unit, xName: xa, yName: ya, xValues: xs.map(String), yValues: ys.map(String), cells, digits: SIGNIFICANT_DIGITS, higherIsBetter: def.higherIsBetter }));
   }
   out.push(`<div class="charts">${charts.join('')}</div>`);
 
   const head: Array<[string, boolean]> = [
     ...(varying.length > 0 ? varying.map((a): [string, boolean] => [a, true]) : [['permutation', true] as [string, boolean]]),
     ['n', false],
-    ...s.metrics.map((m): [string, boolean] => [METRICS[m].unit === METRICS[m].label ? METRICS[m].label : `${METRICS[m].label} (${METRICS[m].unit})`, false]),
+    ...s.metrics.map((m): [string, boolean] => [metricHeader(m), false]),
     [`CV (${def.label})`, false],
   ];
   const rows = s.rows.map((r) => {
@@ -183,44 +213,96 @@ function renderTest(report: Report, s: TestSection, byId: ReadonlyMap<string, Pe
   return out.join('\n');
 }
 
+/** The overview grid, its legend and one line per axis value: what the first screen shows. */
+function renderOverview(report: Report): string[] {
+  const o = buildOverview(report);
+  if (o.tests.length === 0 || o.permutations.length === 0) return [];
+  const short = shortAxisNames(report.axes.map((a) => a.name));
+  const varying = report.axes.filter((a) => a.varies).map((a) => a.name);
+  const byId = new Map<string, PermutationInfo>(report.permutations.map((p) => [p.permutationId, p]));
+  const permHead = (id: string, baseline: boolean, row: boolean): string => {
+    const p = byId.get(id);
+    const parts = p ? varying.filter((a) => a in p.axes).map((a) => `${short.get(a) ?? a}=${String(p.axes[a])}`) : [];
+    const text = parts.length > 0 ? parts.join(', ') : id;
+    return `<th class="t"${row ? ' scope="row"' : ' scope="col"'} title="${esc(p?.label ?? id)}">${esc(text)}${baseline ? ' <span class="muted">(baseline)</span>' : ''}</th>`;
+  };
+  const testHead = (t: { id: string; label: string }, row: boolean): string =>
+    `<th class="t"${row ? ' scope="row"' : ' scope="col"'}>${esc(t.label)}<br><span class="muted id">${esc(t.id)}</span></th>`;
+  const cell = (ti: number, pi: number): string => {
+    const c = o.cells[ti]?.[pi];
+    if (!c) return '<td class="muted">–</td>';
+    const title = c.notes.length > 0 ? ` title="${esc(c.notes.join('\n'))}"` : '';
+    if (!c.shown) return `<td${title}>${esc(c.text)}</td>`;
+    const size = Math.abs(c.shown.pct);
+    const depth = size >= 40 ? 'd3' : size >= 15 ? 'd2' : 'd1';
+    return `<td class="${c.shown.verdict} ${depth}"${title}>${esc(c.text)}<span class="delta">${c.shown.verdict === 'faster' ? '▲' : '▼'} ${esc(c.shown.text)}</span></td>`;
+  };
+  const corner = o.transposed ? 'permutation' : 'test';
+  const head = o.transposed ? o.tests.map((t) => testHead(t, false)) : o.permutations.map((p) => permHead(p.id, p.baseline, false));
+  const body = o.transposed
+    ? o.permutations.map((p, pi) => `<tr>${permHead(p.id, p.baseline, true)}${o.tests.map((_, ti) => cell(ti, pi)).join('')}</tr>`)
+    : o.tests.map((t, ti) => `<tr>${testHead(t, true)}${o.permutations.map((_, pi) => cell(ti, pi)).join('')}</tr>`);
+  const findings = axisFindings(report);
+  return [
+    '<section id="overview">',
+    `<div class="scroll"><table class="overview"><caption class="muted">MB/s [IOPS] per test and permutation</caption><thead><tr><th class="t">${corner}</th>${head.join('')}</tr></thead><tbody>${body.join('')}</tbody></table></div>`,
+    `<p class="muted legend">${esc(overviewLegend(report, o))}</p>`,
+    ...(findings.length > 0 ? [`<ul class="findings">${findings.map((f) => `<li>${esc(f.text)}</li>`).join('')}</ul>`] : []),
+    '</section>',
+  ];
+}
+
 export function renderHtml(report: Report): string {
   const { info, summary, options: o } = report;
   const v = summary.verdicts;
   const varied = report.axes.filter((a) => a.varies);
   const fixed = report.axes.filter((a) => !a.varies);
+  const axesLine = [
+    `Axes varied: ${varied.length > 0 ? varied.map((a) => `${a.name} (${a.values.map(String).join(', ')})`).join('; ') : 'none'}`,
+    ...(fixed.length > 0 ? [`Fixed: ${fixed.map((a) => `${a.name} = ${String(a.values[0])}`).join('; ')}`] : []),
+  ].join('. ');
   const facts: string[] = [];
   if (info.playbook) facts.push(`Playbook: ${info.playbook}`);
   if (info.startedAt) facts.push(`Started: ${info.startedAt}`);
   if (report.runIds.length > 1) facts.push(`Runs: ${report.runIds.join(', ')}`);
   facts.push(`${report.recordCount} records, ${report.permutations.length} permutations, ${report.tests.length} tests`);
-  if (varied.length > 0) facts.push(`Axes varied: ${varied.map((a) => `${a.name} (${a.values.map(String).join(', ')})`).join('; ')}`);
-  if (fixed.length > 0) facts.push(`Fixed: ${fixed.map((a) => `${a.name} = ${String(a.values[0])}`).join('; ')}`);
   facts.push(`Verdicts (each test's main metric against the baseline): ${v.faster} faster, ${v.slower} slower, ${v['within-noise']} within noise, ${v['insufficient-data']} insufficient data`);
   facts.push(
-    `Method: mean ± ${Math.round(o.level * 100)}% CI (t distribution); Δ% CI by Fieller; Welch's t-test, verdict when p < ${o.alpha} and |Δ| ≥ ${o.minEffectPct}%; CV flagged above ${o.cvThresholdPct}%`,
-    `Latency: ${LATENCY_SPAN}, in µs`,
+    `Method: mean ± ${Math.round(o.level * 100)}% CI (t distribution); Δ% CI by Fieller; Welch's t-test, verdict when p < ${o.alpha} and |Δ| ≥ ${o.minEffectPct}%; CV flagged above ${o.cvThresholdPct}%; an interval wider than the value is shown as "too noisy to tell"`,
+    `Numbers: ${SIGNIFICANT_DIGITS} significant digits (MB/s = 10⁶ bytes/s, as CrystalDiskMark); latency ${LATENCY_SPAN}, in µs below 1 ms, else ms`,
   );
 
   const body: string[] = [
     `<h1>storsweep report — ${esc(info.runId)}</h1>`,
-    `<ul>${facts.map((f) => `<li>${esc(f)}</li>`).join('')}</ul>`,
+    `<p class="axes">${esc(axesLine)}</p>`,
+    ...renderOverview(report),
     ...summary.warnings.map((w) => `<p class="warn" role="alert">⚠ ${esc(w)}</p>`),
+    '<h2>Run</h2>',
+    `<ul>${facts.map((f) => `<li>${esc(f)}</li>`).join('')}</ul>`,
   ];
-  if (info.fingerprint && Object.keys(info.fingerprint).length > 0) {
-    body.push('<h2>Environment</h2>', table([['key', true], ['value', true]], Object.entries(info.fingerprint).map(([k, val]) => [[k, true], [val, true]])));
+  const env: string[] = [];
+  if (info.environment && Object.keys(info.environment).length > 0) {
+    env.push(`<div><h3>As the playbook states it</h3>${table([['key', true], ['value', true]], Object.entries(info.environment).map(([k, val]) => [[k, true], [val, true]]))}</div>`);
   }
+  if (info.fingerprint && Object.keys(info.fingerprint).length > 0) {
+    env.push(`<div><h3>Measured fingerprint</h3>${table([['key', true], ['value', true]], Object.entries(info.fingerprint).map(([k, val]) => [[k, true], [val, true]]))}</div>`);
+  }
+  if (env.length > 0) body.push('<h2>Environment</h2>', `<div class="env">${env.join('')}</div>`);
+  const byId = new Map(report.permutations.map((p) => [p.permutationId, p]));
+  body.push('<h2>Results</h2>', ...report.tests.map((s) => renderTest(report, s, byId)));
   if (summary.noisy.length > 0) {
+    const count = summary.noisyTotal ?? summary.noisy.length;
     body.push(
-      `<h2>Noisy cells (CV &gt; ${esc(String(o.cvThresholdPct))}%)</h2>`,
+      '<details class="noisy">',
+      `<summary>Noisy cells (CV &gt; ${esc(String(o.cvThresholdPct))}%): ${esc(count.toLocaleString('en-US'))}</summary>`,
       ...(summary.noisyTotal !== undefined ? [`<p class="muted">Showing the ${summary.noisy.length} noisiest of ${esc(summary.noisyTotal.toLocaleString('en-US'))} noisy cells.</p>`] : []),
       table(
         [['test', true], ['permutation', true], ['metric', true], ['CV', false], [`repetitions for ±${o.minEffectPct}%`, false]],
         summary.noisy.map((n) => [[n.testId, true], [n.label, true], [METRICS[n.metric].label, true], [`${n.cvPct.toFixed(1)}%`, false], [n.repetitionsNeeded === null ? '> 10000' : String(n.repetitionsNeeded), false]]),
       ),
+      '</details>',
     );
   }
-  const byId = new Map(report.permutations.map((p) => [p.permutationId, p]));
-  body.push('<h2>Results</h2>', ...report.tests.map((s) => renderTest(report, s, byId)));
 
   return `<!doctype html>
 <html lang="en">

@@ -1,15 +1,22 @@
-// Markdown report: ready to paste into a wiki page or a pull request.
+// Markdown report: ready to paste into a wiki page or a pull request. Answer first: the axes varied,
+// the overview grid (the first table), one line per axis value; then the run's facts, the tables
+// per test, and the noisy cells collapsed at the end.
 import { LATENCY_SPAN } from '../results/record.ts';
-import {
-  formatDelta,
-  formatMeanCi,
-  METRICS,
-  type Report,
-  type TestSection,
-} from './model.ts';
+import { METRICS, type PermutationInfo, type Report, type TestSection } from './model.ts';
 import { MARKDOWN_MARKER } from './marker.ts';
+import { formatDelta, formatMeanCi, metricHeader } from './numbers.ts';
 import { formatP, type Verdict } from './stats.ts';
-import { comparedMetrics, describeTest, truncationNote, VERDICT_TEXT } from './wording.ts';
+import {
+  axisFindings,
+  buildOverview,
+  comparedMetrics,
+  describeTest,
+  overviewLegend,
+  referenceLabel,
+  shortAxisNames,
+  truncationNote,
+  VERDICT_TEXT,
+} from './wording.ts';
 
 /** Table cells hold untrusted names: keep them on one line, and stop `|` and HTML from breaking out. */
 export function mdCell(s: string): string {
@@ -30,14 +37,14 @@ function table(header: string[], rows: string[][]): string {
 
 function renderSection(report: Report, s: TestSection): string {
   const varying = report.axes.filter((a) => a.varies).map((a) => a.name);
-  const out: string[] = [`### ${mdCell(s.test.id)}`, '', `${describeTest(s.test)}. Means ± 95% CI half-width.`, ''];
+  const out: string[] = [`### ${mdCell(s.test.id)} — ${mdCell(referenceLabel(s.test))}`, '', `${mdCell(describeTest(s.test))}. Means ± 95% CI half-width.`, ''];
   const cut = truncationNote(s);
   if (cut) out.push(`> ${cut}`, '');
   const cvMetric = s.primaryMetric;
   const header = [
     ...(varying.length > 0 ? varying.map(mdCell) : ['permutation']),
     'n',
-    ...s.metrics.map((m) => `${METRICS[m].label}${METRICS[m].unit === METRICS[m].label ? '' : ` (${METRICS[m].unit})`}`),
+    ...s.metrics.map(metricHeader),
     `CV (${METRICS[cvMetric].label})`,
   ];
   const rows = s.rows.map((r) => {
@@ -70,45 +77,91 @@ function renderSection(report: Report, s: TestSection): string {
   return out.join('\n');
 }
 
+/** The overview grid (tests × permutations, or transposed when permutations outnumber tests). */
+function renderOverview(report: Report): string[] {
+  const o = buildOverview(report);
+  if (o.tests.length === 0 || o.permutations.length === 0) return [];
+  const short = shortAxisNames(report.axes.map((a) => a.name));
+  const varying = report.axes.filter((a) => a.varies).map((a) => a.name);
+  const byId = new Map<string, PermutationInfo>(report.permutations.map((p) => [p.permutationId, p]));
+  const permLabel = (id: string, baseline: boolean): string => {
+    const p = byId.get(id);
+    const parts = p ? varying.filter((a) => a in p.axes).map((a) => `${short.get(a) ?? a}=${String(p.axes[a])}`) : [];
+    return `${mdCell(parts.length > 0 ? parts.join(', ') : id)}${baseline ? ' (baseline)' : ''}`;
+  };
+  const testLabel = (t: { id: string; label: string }): string => `${mdCell(t.label)}<br>${mdCell(t.id)}`;
+  const cell = (ti: number, pi: number): string => {
+    const c = o.cells[ti]?.[pi];
+    if (!c) return '–';
+    return c.shown ? `${c.text} ${c.shown.verdict === 'faster' ? '▲' : '▼'} ${c.shown.text}` : c.text;
+  };
+  const grid = o.transposed
+    ? table(
+        ['permutation', ...o.tests.map(testLabel)],
+        o.permutations.map((p, pi) => [permLabel(p.id, p.baseline), ...o.tests.map((_, ti) => cell(ti, pi))]),
+      )
+    : table(
+        ['test', ...o.permutations.map((p) => permLabel(p.id, p.baseline))],
+        o.tests.map((t, ti) => [testLabel(t), ...o.permutations.map((_, pi) => cell(ti, pi))]),
+      );
+  const findings = axisFindings(report);
+  return [grid, '', mdCell(overviewLegend(report, o)), ...(findings.length > 0 ? ['', ...findings.map((f) => `- ${mdCell(f.text)}`)] : [])];
+}
+
+function keyValueTable(facts: Record<string, string>): string {
+  return table(['key', 'value'], Object.entries(facts).map(([k, val]) => [mdCell(k), mdCell(val)]));
+}
+
 export function renderMarkdown(report: Report): string {
   const { info, summary, options: o } = report;
   // The first line marks the file as ours: `report -o` rewrites it without --force (cli/report-file.ts).
   const out: string[] = [MARKDOWN_MARKER, `# storsweep report — ${mdCell(info.runId)}`, ''];
+  const varied = report.axes.filter((a) => a.varies);
+  const fixed = report.axes.filter((a) => !a.varies);
+  if (varied.length > 0) out.push(`- Axes varied: ${varied.map((a) => `${mdCell(a.name)} (${a.values.map((v) => mdCell(String(v))).join(', ')})`).join('; ')}`);
+  else out.push('- Axes varied: none');
+  if (fixed.length > 0) out.push(`- Fixed: ${fixed.map((a) => `${mdCell(a.name)} = ${mdCell(String(a.values[0]))}`).join('; ')}`);
+  const overview = renderOverview(report);
+  if (overview.length > 0) out.push('', '## Overview', '', ...overview);
+  if (summary.warnings.length > 0) {
+    out.push('', ...summary.warnings.map((w) => `> ⚠ ${mdCell(w)}`));
+  }
+
   const facts: string[] = [];
   if (info.playbook) facts.push(`Playbook: \`${info.playbook.replace(/`/g, "'")}\``);
   if (info.startedAt) facts.push(`Started: ${mdCell(info.startedAt)}`);
   if (report.runIds.length > 1) facts.push(`Runs: ${report.runIds.map(mdCell).join(', ')}`);
   facts.push(`${report.recordCount} records, ${report.permutations.length} permutations, ${report.tests.length} tests`);
-  out.push(...facts.map((f) => `- ${f}`));
-  const varied = report.axes.filter((a) => a.varies);
-  const fixed = report.axes.filter((a) => !a.varies);
-  if (varied.length > 0) out.push(`- Axes varied: ${varied.map((a) => `${mdCell(a.name)} (${a.values.map((v) => mdCell(String(v))).join(', ')})`).join('; ')}`);
-  if (fixed.length > 0) out.push(`- Fixed: ${fixed.map((a) => `${mdCell(a.name)} = ${mdCell(String(a.values[0]))}`).join('; ')}`);
   const v = summary.verdicts;
-  out.push(
-    `- Verdicts (each test's main metric against the baseline): ${v.faster} faster, ${v.slower} slower, ${v['within-noise']} within noise, ${v['insufficient-data']} insufficient data`,
-    `- Method: mean ± ${Math.round(o.level * 100)}% CI (t distribution); Δ% CI by Fieller; Welch's t-test, verdict when p < ${o.alpha} and |Δ| ≥ ${o.minEffectPct}%; CV flagged above ${o.cvThresholdPct}%`,
-    `- Latency: ${LATENCY_SPAN}, in µs`,
+  facts.push(
+    `Verdicts (each test's main metric against the baseline): ${v.faster} faster, ${v.slower} slower, ${v['within-noise']} within noise, ${v['insufficient-data']} insufficient data`,
+    `Method: mean ± ${Math.round(o.level * 100)}% CI (t distribution); Δ% CI by Fieller; Welch's t-test, verdict when p < ${o.alpha} and |Δ| ≥ ${o.minEffectPct}%; CV flagged above ${o.cvThresholdPct}%; an interval wider than the value is shown as "too noisy to tell"`,
+    `Numbers: 4 significant digits (MB/s = 10⁶ bytes/s, as CrystalDiskMark); latency ${LATENCY_SPAN}, in µs below 1 ms, else ms`,
   );
+  out.push('', '## Run', '', ...facts.map((f) => `- ${f}`));
+  if (info.environment && Object.keys(info.environment).length > 0) {
+    out.push('', '**Environment (as the playbook states it)**', '', keyValueTable(info.environment));
+  }
   if (info.fingerprint && Object.keys(info.fingerprint).length > 0) {
-    out.push('', '**Environment**', '', table(['key', 'value'], Object.entries(info.fingerprint).map(([k, val]) => [mdCell(k), mdCell(val)])));
+    out.push('', '**Measured fingerprint (as read from the hosts)**', '', keyValueTable(info.fingerprint));
   }
-  if (summary.warnings.length > 0) {
-    out.push('', ...summary.warnings.map((w) => `> ⚠ ${mdCell(w)}`));
-  }
+  out.push('', '## Results');
+  for (const s of report.tests) out.push('', renderSection(report, s));
   if (summary.noisy.length > 0) {
+    const count = summary.noisyTotal ?? summary.noisy.length;
     out.push(
       '',
-      `## Noisy cells (CV > ${o.cvThresholdPct}%)`,
+      '<details>',
+      `<summary>Noisy cells (CV &gt; ${o.cvThresholdPct}%): ${count.toLocaleString('en-US')}</summary>`,
       '',
       ...(summary.noisyTotal !== undefined ? [`Showing the ${summary.noisy.length} noisiest of ${summary.noisyTotal.toLocaleString('en-US')} noisy cells.`, ''] : []),
       table(
         ['test', 'permutation', 'metric', 'CV', `repetitions for ±${o.minEffectPct}%`],
         summary.noisy.map((n) => [mdCell(n.testId), mdCell(n.label), METRICS[n.metric].label, `${n.cvPct.toFixed(1)}%`, n.repetitionsNeeded === null ? '> 10000' : String(n.repetitionsNeeded)]),
       ),
+      '',
+      '</details>',
     );
   }
-  out.push('', '## Results');
-  for (const s of report.tests) out.push('', renderSection(report, s));
   return out.join('\n') + '\n';
 }

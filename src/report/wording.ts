@@ -1,8 +1,12 @@
-// What every renderer says the same way (Markdown, HTML): verdict words, a test in words, the note
-// on a capped section, the metrics a comparison shows. Renderers import this, never each other.
-import type { TestIdentity } from '../results/record.ts';
-import { METRICS, type MetricKey, type TestSection } from './model.ts';
-import type { Verdict } from './stats.ts';
+// What every renderer says the same way (Markdown, HTML, summary CSV): verdict words, a test in
+// words and by its reference tool's label, the note on a capped section, the metrics a comparison
+// shows, the overview grid and the one-line answer per axis value. Renderers import this, never
+// each other.
+import { blockSizeLabel, type TestIdentity } from '../results/record.ts';
+import type { AxisValue } from '../contract/axis.ts';
+import { METRICS, type ComparisonRow, type MetricKey, type Report, type TestRow, type TestSection } from './model.ts';
+import { formatDelta, formatPct, formatValue, TOO_NOISY, deltaTooNoisy } from './numbers.ts';
+import type { Comparison, Verdict } from './stats.ts';
 
 export const VERDICT_TEXT: Record<Verdict, string> = {
   faster: 'faster',
@@ -11,10 +15,35 @@ export const VERDICT_TEXT: Record<Verdict, string> = {
   'insufficient-data': 'insufficient data',
 };
 
+function direction(t: TestIdentity): string {
+  return t.readPercent >= 100 ? 'read' : t.readPercent <= 0 ? 'write' : `mix ${t.readPercent}% read`;
+}
+
+/**
+ * The label CrystalDiskMark 7/8 gives the test (`SEQ1M Q8T1`, `SEQ128K Q32T1`, `RND4K Q32T16`: its
+ * main window and its text export, `SEQ    1MiB (Q=  8, T= 1)`, test/fixtures/cdm/cdm8-*.txt),
+ * then the direction (`read`, `write`, `mix 70% read` as in its `[Mix] Read 70%/Write 30%`). A
+ * partly random test has no CrystalDiskMark label: its IOMeter access specification is its label.
+ */
+export function referenceLabel(t: TestIdentity): string {
+  if (t.randomPercent !== undefined && t.randomPercent > 0 && t.randomPercent < 100) return iometerText(t);
+  const kind = t.pattern === 'read' || t.pattern === 'write' || t.pattern === 'rw' ? 'SEQ' : 'RND';
+  return `${kind}${blockSizeLabel(t.blockSizeBytes).toUpperCase()} Q${t.queueDepth}T${t.threads} ${direction(t)}`;
+}
+
+/**
+ * The test as an IOMeter access specification in storsweep's grammar (`workload.profile: "4k 70%
+ * read 100% random q32 t4"`, src/workloads/iometer-spec.ts), which reads back as the same test.
+ */
+export function iometerText(t: TestIdentity): string {
+  const random = t.randomPercent ?? (t.pattern === 'randread' || t.pattern === 'randwrite' || t.pattern === 'randrw' ? 100 : 0);
+  return `${blockSizeLabel(t.blockSizeBytes)} ${t.readPercent}% read ${random}% random q${t.queueDepth} t${t.threads}`;
+}
+
 export function describeTest(t: TestIdentity): string {
-  const dir = t.readPercent >= 100 ? 'read' : t.readPercent <= 0 ? 'write' : `${t.readPercent}% read`;
-  const kind = t.id.startsWith('rnd-') ? 'random' : 'sequential';
-  return `${kind} ${dir}, ${t.id.split('-')[1]} blocks, queue depth ${t.queueDepth}, ${t.threads} thread${t.threads === 1 ? '' : 's'}`;
+  const random = t.randomPercent !== undefined && t.randomPercent > 0 && t.randomPercent < 100 ? `${t.randomPercent}% random` : t.id.startsWith('rnd-') ? 'random' : 'sequential';
+  const block = blockSizeLabel(t.blockSizeBytes);
+  return `${random} ${direction(t)}, ${block} blocks, queue depth ${t.queueDepth}, ${t.threads} thread${t.threads === 1 ? '' : 's'}; IOMeter spec "${iometerText(t)}"`;
 }
 
 /** The sentence a capped section opens with (see TestSection.truncated); null when nothing was cut. */
@@ -33,4 +62,195 @@ export function comparedMetrics(section: TestSection): MetricKey[] {
   const ms: MetricKey[] = [section.primaryMetric];
   if (section.metrics.includes('latencyMeanUs')) ms.push('latencyMeanUs');
   return ms;
+}
+
+/**
+ * Axis names as a reader says them: the last segment (`blockSizeMb` for `datastore.blockSizeMb`)
+ * unless two axes share it, then the whole path.
+ */
+export function shortAxisNames(names: readonly string[]): Map<string, string> {
+  const short = names.map((a) => a.slice(a.lastIndexOf('.') + 1));
+  const count = new Map<string, number>();
+  for (const s of short) count.set(s, (count.get(s) ?? 0) + 1);
+  return new Map(names.map((a, i) => [a, count.get(short[i]!)! > 1 ? a : short[i]!]));
+}
+
+// ───────────────────────── the overview grid ─────────────────────────
+
+/** Most permutations the overview grid lists (each is a column or a row); the tables below list the rest. */
+export const OVERVIEW_LIMIT = 40;
+
+export interface OverviewDelta {
+  /** e.g. `format=thin` */
+  against: string;
+  comparison: Comparison;
+}
+
+export interface OverviewCell {
+  /** `828.0 [789.6]`: MB/s [IOPS] as CrystalDiskMark prints them; IOPS alone when no MB/s */
+  text: string;
+  /** the significant verdict the cell is coloured by (the largest |Δ| among its comparisons), if any */
+  shown: { verdict: 'faster' | 'slower'; pct: number; text: string } | null;
+  /** every comparison of the cell's main metric, in words, for a tooltip */
+  notes: string[];
+}
+
+export interface Overview {
+  tests: Array<{ id: string; label: string }>;
+  permutations: Array<{ id: string; label: string; baseline: boolean }>;
+  /** cells[test][permutation]; null where the test did not run in that permutation */
+  cells: Array<Array<OverviewCell | null>>;
+  /** permutations left out of the grid (beyond OVERVIEW_LIMIT) */
+  omitted: number;
+  /** true when permutations are the rows (more of them than tests) */
+  transposed: boolean;
+}
+
+function cellText(row: TestRow): string {
+  const mb = row.cells.bytesPerSecond?.summary.mean ?? null;
+  const iops = row.cells.iops?.summary.mean ?? null;
+  if (mb === null) return iops === null ? '–' : `[${formatValue('iops', iops)}]`;
+  return iops === null ? formatValue('bytesPerSecond', mb) : `${formatValue('bytesPerSecond', mb)} [${formatValue('iops', iops)}]`;
+}
+
+/** Tests × permutations, each cell MB/s [IOPS], with the verdicts of the test's main metric. */
+export function buildOverview(report: Report): Overview {
+  const listed = new Set<string>();
+  for (const s of report.tests) for (const r of s.rows) listed.add(r.permutationId);
+  const all = report.permutations.filter((p) => listed.has(p.permutationId));
+  const perms = all.slice(0, OVERVIEW_LIMIT);
+  const baselineIds = new Set<string>();
+  for (const s of report.tests) for (const c of s.comparisons) for (const r of c.rows) baselineIds.add(r.baselinePermutationId);
+  const compared = new Set<string>();
+  for (const s of report.tests) for (const c of s.comparisons) for (const r of c.rows) compared.add(r.permutationId);
+  const cells = report.tests.map((s) => {
+    const rowOf = new Map(s.rows.map((r) => [r.permutationId, r]));
+    const deltas = new Map<string, OverviewDelta[]>();
+    for (const c of s.comparisons) {
+      for (const r of c.rows) {
+        if (r.metric !== s.primaryMetric) continue;
+        let list = deltas.get(r.permutationId);
+        if (!list) deltas.set(r.permutationId, (list = []));
+        list.push({ against: `${c.axis}=${String(c.baselineValue)}`, comparison: r.comparison });
+      }
+    }
+    return perms.map((p): OverviewCell | null => {
+      const row = rowOf.get(p.permutationId);
+      if (!row) return null;
+      let shown: OverviewCell['shown'] = null;
+      const notes: string[] = [];
+      for (const d of deltas.get(p.permutationId) ?? []) {
+        const v = d.comparison.verdict;
+        notes.push(`vs ${d.against}: ${METRICS[s.primaryMetric].label} ${formatDelta(d.comparison)}, ${VERDICT_TEXT[v]}`);
+        if ((v === 'faster' || v === 'slower') && d.comparison.delta && (!shown || Math.abs(d.comparison.delta.pct) > Math.abs(shown.pct))) {
+          shown = { verdict: v, pct: d.comparison.delta.pct, text: formatPct(d.comparison.delta.pct) };
+        }
+      }
+      return { text: cellText(row), shown, notes };
+    });
+  });
+  return {
+    tests: report.tests.map((s) => ({ id: s.test.id, label: referenceLabel(s.test) })),
+    permutations: perms.map((p) => ({ id: p.permutationId, label: p.label, baseline: baselineIds.has(p.permutationId) && !compared.has(p.permutationId) })),
+    cells,
+    omitted: all.length - perms.length,
+    transposed: perms.length > Math.max(8, report.tests.length),
+  };
+}
+
+/** The sentence under the grid saying what a cell holds and what its colour means. */
+export function overviewLegend(report: Report, o: Overview): string {
+  const bases: string[] = [];
+  for (const s of report.tests) for (const c of s.comparisons) if (!bases.includes(`${c.axis}=${String(c.baselineValue)}`)) bases.push(`${c.axis}=${String(c.baselineValue)}`);
+  const against = bases.length === 1 ? ` from the permutation with ${bases[0]}, all else equal,` : bases.length > 1 ? ` from the permutation with one axis at its baseline value (${bases.join('; ')}), all else equal,` : '';
+  const cut = o.omitted > 0 ? ` The first ${o.permutations.length} of ${o.permutations.length + o.omitted} permutations; the tables below and the CSV have the rest.` : '';
+  return `Each cell: MB/s [IOPS], the mean of ${repetitionWords(report)}. ▲/▼ and colour: the test's main metric (MB/s for sequential, IOPS for random tests) differs${against} beyond noise (p < ${report.options.alpha} and |Δ| ≥ ${report.options.minEffectPct}%); no colour: within noise or too few repetitions to tell.${cut}`;
+}
+
+function repetitionWords(report: Report): string {
+  let lo = Infinity;
+  let hi = 0;
+  for (const s of report.tests) {
+    for (const r of s.rows) {
+      const n = r.cells[s.primaryMetric]?.summary.n ?? 0;
+      lo = Math.min(lo, n);
+      hi = Math.max(hi, n);
+    }
+  }
+  if (hi === 0) return 'no repetitions';
+  return lo === hi ? `${hi} repetition${hi === 1 ? '' : 's'}` : `${lo}–${hi} repetitions`;
+}
+
+// ───────────────────────── one answer per axis value ─────────────────────────
+
+export interface Finding {
+  axis: string;
+  value: AxisValue;
+  baselineValue: AxisValue;
+  /** the whole line, e.g. `blockSizeMb 8 vs 1: no test differs beyond noise (24/24)` */
+  text: string;
+  /** the faster/slower verdicts, largest |Δ| first */
+  significant: number;
+  total: number;
+}
+
+const LISTED_FINDINGS = 4;
+
+/**
+ * One line per compared axis value: which tests' main metric differs from the baseline value
+ * beyond noise, with Δ and its interval, or that none does (and out of how many comparisons), or
+ * that the data cannot tell (fewer than 2 repetitions on a side).
+ */
+export function axisFindings(report: Report): Finding[] {
+  const axisNames = report.axes.map((a) => a.name);
+  const short = shortAxisNames(axisNames);
+  const varying = report.axes.filter((a) => a.varies).map((a) => a.name);
+  const compared: Array<{ axis: string; baselineValue: AxisValue }> = [];
+  for (const s of report.tests) {
+    for (const c of s.comparisons) if (!compared.some((x) => x.axis === c.axis)) compared.push({ axis: c.axis, baselineValue: c.baselineValue });
+  }
+  const permById = new Map(report.permutations.map((p) => [p.permutationId, p]));
+  const out: Finding[] = [];
+  for (const { axis, baselineValue } of compared) {
+    const info = report.axes.find((a) => a.name === axis);
+    const values = (info?.values ?? []).filter((v) => String(v) !== String(baselineValue));
+    const others = varying.filter((a) => a !== axis);
+    for (const value of values) {
+      const rows: Array<{ s: TestSection; r: ComparisonRow }> = [];
+      for (const s of report.tests) {
+        for (const c of s.comparisons) {
+          if (c.axis !== axis) continue;
+          for (const r of c.rows) if (r.metric === s.primaryMetric && String(r.value) === String(value)) rows.push({ s, r });
+        }
+      }
+      const name = short.get(axis) ?? axis;
+      const head = `${name} ${String(value)} vs ${String(baselineValue)}`;
+      const where = (r: ComparisonRow): string => {
+        const perm = permById.get(r.permutationId);
+        const ctx = perm ? others.filter((a) => a in perm.axes).map((a) => `${short.get(a) ?? a}=${String(perm.axes[a])}`) : [];
+        return ctx.length > 0 ? ` (${ctx.join(', ')})` : '';
+      };
+      const sig = rows.filter(({ r }) => r.comparison.verdict === 'faster' || r.comparison.verdict === 'slower');
+      const within = rows.filter(({ r }) => r.comparison.verdict === 'within-noise').length;
+      const few = rows.length - sig.length - within;
+      let text: string;
+      if (rows.length === 0) {
+        text = `${head}: nothing to compare (no permutation differs from a baseline one in this axis only)`;
+      } else if (sig.length > 0) {
+        sig.sort((a, b) => Math.abs(b.r.comparison.delta?.pct ?? 0) - Math.abs(a.r.comparison.delta?.pct ?? 0));
+        const items = sig.slice(0, LISTED_FINDINGS).map(({ s, r }) => `${referenceLabel(s.test)}${where(r)} ${METRICS[s.primaryMetric].label} ${formatDelta(r.comparison)}`);
+        const more = sig.length > LISTED_FINDINGS ? `, and ${sig.length - LISTED_FINDINGS} more` : '';
+        text = `${head}: ${items.join('; ')}${more} (${sig.length} of ${rows.length} beyond noise)`;
+      } else if (within > 0) {
+        text = `${head}: no test differs beyond noise (${within}/${rows.length}${few > 0 ? `; ${few} with too few repetitions to tell` : ''})`;
+      } else {
+        // n = 1 on a side (an import, a single repetition): the Δ is shown, but it cannot be judged.
+        const largest = [...rows].sort((a, b) => Math.abs(b.r.comparison.delta?.pct ?? 0) - Math.abs(a.r.comparison.delta?.pct ?? 0))[0];
+        const big = largest?.r.comparison.delta ? `; largest Δ: ${referenceLabel(largest.s.test)}${where(largest.r)} ${METRICS[largest.s.primaryMetric].label} ${deltaTooNoisy(largest.r.comparison) ? TOO_NOISY : formatPct(largest.r.comparison.delta.pct)}` : '';
+        text = `${head}: cannot tell — ${rows.length === 1 ? 'the comparison has' : `all ${rows.length} comparisons have`} fewer than 2 repetitions on a side${big}`;
+      }
+      out.push({ axis, value, baselineValue, text, significant: sig.length, total: rows.length });
+    }
+  }
+  return out;
 }

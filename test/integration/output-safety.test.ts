@@ -157,7 +157,7 @@ describe('report -o writes only where it may', () => {
     for (const extra of [[], ['--force']]) {
       const r = await runCli(['report', runDir, '-o', path.join(runDir, 'run.sqlite'), ...extra]);
       expect(r.code).toBe(2);
-      expect(r.stderr).toBe(`refused: ${path.join(runDir, 'run.sqlite')} is inside the run directory ${runDir}; only report.md, report.html, report.csv, report.json may be written there (not even with --force)\n`);
+      expect(r.stderr).toBe(`refused: ${path.join(runDir, 'run.sqlite')} is inside the run directory ${runDir}; only report.md, report.html, report.csv, report-summary.csv, report.json may be written there (not even with --force)\n`);
     }
     expect(fs.readFileSync(path.join(runDir, 'run.sqlite')).equals(before)).toBe(true);
     expect(records()).toBeGreaterThan(0);

@@ -179,6 +179,10 @@ interface PageFacts {
   scripts: number;
   overflowPx: number;
   text: string;
+  /** the first <table> in the document: its class and where it is on the first screen */
+  firstTable: { className: string; top: number; bottom: number; left: number; right: number; rows: number } | null;
+  innerHeight: number;
+  innerWidth: number;
 }
 
 interface Visit {
@@ -221,6 +225,14 @@ async function visit(browser: Browser, file: string, viewport: { width: number; 
     scripts: document.scripts.length,
     overflowPx: document.documentElement.scrollWidth - window.innerWidth,
     text: document.body.innerText,
+    firstTable: (() => {
+      const t = document.querySelector('table');
+      if (!t) return null;
+      const r = t.getBoundingClientRect();
+      return { className: t.className, top: r.top, bottom: r.bottom, left: r.left, right: r.right, rows: t.rows.length };
+    })(),
+    innerHeight: window.innerHeight,
+    innerWidth: window.innerWidth,
   })`;
   const res = (await browser.send('Runtime.evaluate', { expression, returnByValue: true }, sessionId)) as { result: { value: string } };
   const facts = JSON.parse(res.result.value) as PageFacts;
@@ -292,6 +304,25 @@ describe.skipIf(!existsSync(CHROMIUM))('HTML report in headless Chromium', () =>
     expect(v.facts.text).toContain('storsweep report — lab-<b>run</b>');
     expect(v.facts.text).toMatch(/slower/);
     expect(v.pdfBytes).toBeGreaterThan(1000);
+  });
+
+  it('answers first: the overview grid is the first table, whole on the first screen at 1400×900', async () => {
+    for (const file of [labFile, seedFile]) {
+      const v = await visit(browser, file, { width: 1400, height: 900, mobile: false });
+      expect(v.problems).toEqual([]);
+      expect(v.facts.innerHeight).toBe(900);
+      const t = v.facts.firstTable!;
+      expect(t.className).toBe('overview');
+      // one header row plus one row per test (lab: 2 tests, seeds: 8)
+      expect(t.rows).toBe(file === labFile ? 3 : 9);
+      expect(t.top).toBeGreaterThanOrEqual(0);
+      expect(t.bottom).toBeLessThanOrEqual(900);
+      expect(t.left).toBeGreaterThanOrEqual(0);
+      expect(t.right).toBeLessThanOrEqual(1400);
+    }
+    // and the answer lines are on that screen too
+    const lab = await visit(browser, labFile, { width: 1400, height: 900, mobile: false });
+    expect(lab.facts.text).toMatch(/format eagerzeroedthick vs thin: (SEQ1M Q8T1 read|RND4K Q32T1 write) \(blockSizeMb=\d\) (MB\/s|IOPS) -\d+% \[-\d+%, -\d+%\]/);
   });
 
   it('is readable on a phone: no horizontal page scrolling', async () => {

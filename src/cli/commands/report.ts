@@ -1,7 +1,7 @@
 // `storsweep report <runDir|file...>`: one report from one or more runs or imported exports.
 import { Option, type Command } from 'commander';
 import { UsageError } from '../../errors.ts';
-import { renderCsv } from '../../report/csv.ts';
+import { renderCsv, renderSummaryCsv } from '../../report/csv.ts';
 import { renderHtml } from '../../report/html.ts';
 import { renderJson } from '../../report/json.ts';
 import { renderMarkdown } from '../../report/markdown.ts';
@@ -11,7 +11,7 @@ import type { VerdictOptions } from '../../report/stats.ts';
 import { terminal } from '../output.ts';
 import { checkReportOutput, writeReportFile } from '../report-file.ts';
 
-export const REPORT_FORMATS = ['md', 'html', 'csv', 'json'] as const;
+export const REPORT_FORMATS = ['md', 'html', 'csv', 'summary-csv', 'json'] as const;
 export type ReportFormat = (typeof REPORT_FORMATS)[number];
 
 export interface CommandIo {
@@ -75,7 +75,14 @@ export async function runReport(inputs: readonly string[], opts: ReportCommandOp
     text = renderCsv(records);
   } else {
     const report = buildReport(records, info, { ...(baseline ? { baseline } : {}), ...(opts.pool?.length ? { pool: opts.pool } : {}), verdict });
-    text = opts.format === 'html' ? renderHtml(report) : opts.format === 'json' ? renderJson(report) : renderMarkdown(report);
+    text =
+      opts.format === 'html'
+        ? renderHtml(report)
+        : opts.format === 'json'
+          ? renderJson(report)
+          : opts.format === 'summary-csv'
+            ? renderSummaryCsv(report)
+            : renderMarkdown(report);
   }
   if (opts.output) {
     writeReportFile(opts.output, text, inputs, opts.force === true);
@@ -91,7 +98,7 @@ export function registerReport(program: Command, io: CommandIo = defaultIo): Com
     .command('report')
     .description('report per permutation and test (mean ± 95% CI, CV) and compare each axis value with a baseline')
     .argument('<source...>', 'run directories or result files (results .jsonl, CrystalDiskMark text, fio JSON, …)')
-    .addOption(new Option('-f, --format <format>', 'output format').choices([...REPORT_FORMATS]).default('md'))
+    .addOption(new Option('-f, --format <format>', 'output format: md, html, json; csv = one row per record (long); summary-csv = one row per permutation × test, axes as columns').choices([...REPORT_FORMATS]).default('md'))
     .option('-b, --baseline <axis=value>', "compare only this axis, against this value (default: every varying axis, against the playbook's baseline: value or else its first value)")
     .option('--pool <axis>', 'pool permutations that differ only in this axis into one sample (e.g. --pool source: several runs as one); repeatable', (v: string, prev: string[] = []) => [...prev, v])
     .option('-o, --output <path>', 'write to this file instead of stdout (exactly; stdout shows control characters as \\x1b)')

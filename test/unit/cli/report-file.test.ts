@@ -61,7 +61,7 @@ describe('checkReportOutput', () => {
       expect(reason(() => checkReportOutput(path.join(runDir, 'plan.json'), [], force))).toBe('run-directory');
       expect(reason(() => checkReportOutput(path.join(runDir, 'raw', 'report.md'), [], force))).toBe('run-directory');
     }
-    for (const name of ['report.md', 'report.html', 'report.csv', 'report.json']) expect(reason(() => checkReportOutput(path.join(runDir, name), [runDir], false))).toBeNull();
+    for (const name of ['report.md', 'report.html', 'report.csv', 'report-summary.csv', 'report.json']) expect(reason(() => checkReportOutput(path.join(runDir, name), [runDir], false))).toBeNull();
   });
 
   it('a symlink into a run directory is judged by where it points', () => {

@@ -147,7 +147,7 @@ describe('storsweep report', () => {
     await expect(runReport([dir], { format: 'md', baseline: 'nope' }, capture())).rejects.toThrow(/--baseline: expected axis=value/);
     const program = new Command().exitOverride().configureOutput({ writeErr: () => {} });
     registerReport(program, capture());
-    await expect(program.parseAsync(['node', 's', 'report', dir, '--format', 'pdf'])).rejects.toThrow(/Allowed choices are md, html, csv, json/);
+    await expect(program.parseAsync(['node', 's', 'report', dir, '--format', 'pdf'])).rejects.toThrow(/Allowed choices are md, html, csv, summary-csv, json/);
   });
 });
 

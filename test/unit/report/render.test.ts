@@ -23,7 +23,8 @@ describe('markdown', () => {
 
   it('renders verdicts, Fieller CIs and p-values for a lab run', () => {
     const md = renderMarkdown(buildReport(labRecords({ thickFactor: 0.8 }), { runId: 'lab' }));
-    expect(md).toMatch(/\| datastore\.blockSizeMb=1, disk\.format=eagerzeroedthick \| MB\/s \| -\d+\.\d% \[-\d+\.\d%, -\d+\.\d%\] \| < 0\.001 \| 0\.00794 \| ▼ slower \|/);
+    // |Δ| ≥ 10%: whole percents
+    expect(md).toMatch(/\| datastore\.blockSizeMb=1, disk\.format=eagerzeroedthick \| MB\/s \| -\d+% \[-\d+%, -\d+%\] \| < 0\.001 \| 0\.00794 \| ▼ slower \|/);
     expect(md).toContain('Δ% CI by Fieller');
   });
 
