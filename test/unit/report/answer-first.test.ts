@@ -156,12 +156,12 @@ describe('summary CSV', () => {
     const lines = csv.trimEnd().split('\r\n');
     expect(lines).toHaveLength(1 + 4 * 2);
     expect(lines[0]).toBe(
-      'permutationId,datastore.blockSizeMb,disk.format,testId,referenceLabel,pattern,blockSizeBytes,queueDepth,threads,readPercent,mainMetric,n,mbPerSecond,mbPerSecondCi95,iops,iopsCi95,latencyMeanUs,latencyP99Us,cpuPercent,cvPct,noisy,' +
+      'permutationId,datastore.blockSizeMb,disk.format,source,testId,referenceLabel,pattern,blockSizeBytes,queueDepth,threads,readPercent,mainMetric,n,mbPerSecond,mbPerSecondCi95,iops,iopsCi95,latencyMeanUs,latencyP99Us,cpuPercent,cvPct,noisy,' +
         'deltaPct vs datastore.blockSizeMb=1,deltaLowPct vs datastore.blockSizeMb=1,deltaHighPct vs datastore.blockSizeMb=1,verdict vs datastore.blockSizeMb=1,' +
         'deltaPct vs disk.format=thin,deltaLowPct vs disk.format=thin,deltaHighPct vs disk.format=thin,verdict vs disk.format=thin',
     );
-    expect(lines[1]).toMatch(/^p-thin-1,1,thin,seq-1m-q8t1-read,SEQ1M Q8T1 read,read,1048576,8,1,100,MB\/s,5,[\d.]+,[\d.]+,[\d.]+,[\d.]+,[\d.]+,[\d.]+,12\.5,[\d.]+,false,,,,,,,,$/);
-    expect(lines[3]).toMatch(/^p-eagerzeroedthick-1,1,eagerzeroedthick,seq-1m-q8t1-read,.*,,,,,-\d+\.?\d*,-\d+\.?\d*,-\d+\.?\d*,slower$/);
+    expect(lines[1]).toMatch(/^p-thin-1,1,thin,lab-run,seq-1m-q8t1-read,SEQ1M Q8T1 read,read,1048576,8,1,100,MB\/s,5,[\d.]+,[\d.]+,[\d.]+,[\d.]+,[\d.]+,[\d.]+,12\.5,[\d.]+,false,,,,,,,,$/);
+    expect(lines[3]).toMatch(/^p-eagerzeroedthick-1,1,eagerzeroedthick,lab-run,seq-1m-q8t1-read,.*,,,,,-\d+\.?\d*,-\d+\.?\d*,-\d+\.?\d*,slower$/);
     // recognised as ours, so `report -o` may rewrite it
     expect(isOurReport(csv)).toBe(true);
   });
