@@ -37,10 +37,15 @@ export interface Diagnostic {
   /** key path like `matrix.disk.format[2]`, '' for the document root */
   path: string;
   message: string;
+  /**
+   * A value given on the command line rather than in the file (`--set settings.fileSize=1x`): the
+   * problem is shown at that argument, not at a line (`file` holds the same text; line and column 0).
+   */
+  argument?: string;
 }
 
 export function formatDiagnostic(d: Diagnostic): string {
-  const where = `${d.file}:${d.line}:${d.column}`;
+  const where = d.argument ?? `${d.file}:${d.line}:${d.column}`;
   const message = shortenLongRuns(d.message);
   return d.path ? `${where}: ${d.path}: ${message}` : `${where}: ${message}`;
 }

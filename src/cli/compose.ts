@@ -122,12 +122,16 @@ function planOptionsOf(c: Composition): TargetPlanOptions {
   return { provider: c.provider, planSteps: c.planSteps, workloadTarget: c.workloadTarget, workloadTool: c.workload.tool, workloadProvider: c.workloadProvider, resources: c.sharedResources ?? [] };
 }
 
-/** The plan of a playbook over its composed targets (see buildPlan: a list of targets adds the `target` axis). */
-export function planRun(pb: Playbook, comps: Map<string, Composition>, runId: string): RunPlan {
+/**
+ * The plan of a playbook over its composed targets (see buildPlan: a list of targets adds the
+ * `target` axis); `overrides`: the `--set key=value` texts already applied to `pb`, recorded in it.
+ */
+export function planRun(pb: Playbook, comps: Map<string, Composition>, runId: string, overrides: readonly string[] = []): RunPlan {
   const first = comps.values().next().value;
   if (!first) throw new UsageError(`playbook ${pb.name} names no target`);
   const targets = typeof pb.target === 'string' ? undefined : Object.fromEntries([...comps].map(([n, c]) => [n, planOptionsOf(c)]));
-  return buildPlan(pb, pb.target, { runId, ...planOptionsOf(first), ...(targets ? { targets } : {}) });
+  const plan = buildPlan(pb, pb.target, { runId, ...planOptionsOf(first), ...(targets ? { targets } : {}) });
+  return overrides.length ? { ...plan, overrides: [...overrides] } : plan;
 }
 
 // Keys of an inventory entry that never describe what is measured: credentials (never recorded)

@@ -12,6 +12,7 @@ import { diagnosticAt, parseYaml, sortDiagnostics, validateYaml, type PathKey, t
 import { inventorySchema, type Inventory } from './inventory.ts';
 import { matrixAxes, playbookSchema, targetNames, type Playbook } from './playbook.ts';
 import { secretLeakDiagnostics, type SecretSource } from './secret-checks.ts';
+import { applyOverrides, type PlaybookOverride } from './overrides.ts';
 import { resolveSecret, Secret, shortSecretMessage } from './secrets.ts';
 import { countPermutations, MAX_PERMUTATIONS } from '../plan/matrix.ts';
 
@@ -21,6 +22,8 @@ export interface LoadedPlaybook {
   source: SourceDoc;
   /** sha256 of the file bytes, recorded in the run for reproducibility */
   text: string;
+  /** values given with `--set` over the file's (already in `playbook`) */
+  overrides: PlaybookOverride[];
 }
 
 export interface LoadedInventory {
@@ -56,9 +59,10 @@ function readConfigFile(file: string): string {
   }
 }
 
-export function loadPlaybook(file: string): LoadedPlaybook {
+/** `overrides`: values given with `--set` (config/overrides.ts), validated like the file's own. */
+export function loadPlaybook(file: string, overrides: readonly PlaybookOverride[] = []): LoadedPlaybook {
   const text = readConfigFile(file);
-  const { value, source } = validateYaml(text, file, playbookSchema);
+  const { value, source } = validateYaml(text, file, playbookSchema, (s) => applyOverrides(s, overrides));
   const diags: Diagnostic[] = [];
   const axes = matrixAxes(value.matrix);
   const axisNames = new Set(axes.map((a) => a.name));
@@ -95,7 +99,7 @@ export function loadPlaybook(file: string): LoadedPlaybook {
   const ds = value.matrix.datastore;
   if (ds?.blockSizeMb && ds.blockSizeKb) diags.push(diagnosticAt(source, ['matrix', 'datastore', 'blockSizeKb'], 'give either blockSizeMb or blockSizeKb, not both'));
   if (diags.length) throw new ConfigError(sortDiagnostics(diags));
-  return { file, playbook: value, source, text };
+  return { file, playbook: value, source, text, overrides: [...overrides] };
 }
 
 /** Where a refused custom fio option is written (`workloads.<name>.fio[.<i>].<key>`), else the workload itself. */

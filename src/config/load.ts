@@ -12,6 +12,11 @@ export interface SourceDoc {
   file: string;
   doc: Document.Parsed;
   lines: LineCounter;
+  /**
+   * Values set on the command line over the file's (`--set key=value`, config/overrides.ts): a
+   * problem at or under one of these paths is reported at its argument, not at a line.
+   */
+  overrides?: ReadonlyArray<{ path: readonly PathKey[]; argument: string }>;
 }
 
 export function formatPath(path: readonly PathKey[]): string {
@@ -172,9 +177,11 @@ export function positionOf(source: SourceDoc, node: Node | null): { line: number
 }
 
 export function diagnosticAt(source: SourceDoc, path: readonly PathKey[], message: string, keyName?: string): Diagnostic {
+  const fullPath = keyName !== undefined ? [...path, keyName] : path;
+  const set = source.overrides?.find((o) => o.path.length <= fullPath.length && o.path.every((k, i) => String(k) === String(fullPath[i])));
+  if (set) return { file: set.argument, line: 0, column: 0, path: formatPath(fullPath), message, argument: set.argument };
   const node = keyName !== undefined ? keyNodeAt(source, path, keyName) : nodeAt(source, path).node;
   const { line, column } = positionOf(source, node);
-  const fullPath = keyName !== undefined ? [...path, keyName] : path;
   return { file: source.file, line, column, path: formatPath(fullPath), message };
 }
 
@@ -398,11 +405,13 @@ export function collectDiagnostics(source: SourceDoc, schema: AnyZod, data: unkn
 }
 
 /** Parse + validate a YAML document against a schema; ConfigError with every diagnostic on failure. */
-export function validateYaml<S extends AnyZod>(text: string, file: string, schema: S): { value: z.output<S>; source: SourceDoc } {
+export function validateYaml<S extends AnyZod>(text: string, file: string, schema: S, edit?: (source: SourceDoc) => void): { value: z.output<S>; source: SourceDoc } {
   const { source, diagnostics } = parseYaml(text, file);
   if (diagnostics.length) throw new ConfigError(diagnostics);
   const structural = tagsAndAliases(source);
   if (structural.length) throw new ConfigError(structural);
+  // values from the command line replace the file's before anything is checked (config/overrides.ts)
+  edit?.(source);
   let data: unknown;
   try {
     data = source.doc.toJS({ maxAliasCount: MAX_ALIAS_COUNT });

@@ -50,6 +50,11 @@ export interface RunPlan {
    * computes it from the inventory).
    */
   serialised?: SerialisedResource[];
+  /**
+   * Playbook values given on the command line (`--set key=value`, as given) and already in this
+   * plan; `run --resume` uses them and refuses a different set. Absent: none.
+   */
+  overrides?: string[];
   axes: AxisDef[];
   baseline: Record<string, string | number | boolean> | null;
   profiles: Record<string, WorkloadProfile>;

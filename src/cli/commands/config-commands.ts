@@ -12,6 +12,7 @@ import { axesLabel } from '../../run/progress.ts';
 import { remainingEstimate } from '../../plan/estimate.ts';
 import { visible } from '../../text/visible.ts';
 import { composeTargets, planRun } from '../compose.ts';
+import { overrideTexts, parseSetArguments } from '../../config/overrides.ts';
 import { jsonText, terminal } from '../output.ts';
 
 export function jsonSchemaFor(kind: string): unknown {
@@ -22,12 +23,18 @@ export function jsonSchemaFor(kind: string): unknown {
   return z.toJSONSchema(schema, { io: 'input', target: 'draft-7', unrepresentable: 'any' });
 }
 
-export function planFor(playbookFile: string, inventoryFile: string, runId = 'rplan0000'): RunPlan {
-  const pb = loadPlaybook(playbookFile);
+export function planFor(playbookFile: string, inventoryFile: string, runId = 'rplan0000', set: readonly string[] = []): RunPlan {
+  const overrides = parseSetArguments(set);
+  const pb = loadPlaybook(playbookFile, overrides);
   const inv = loadInventory(inventoryFile);
   const targets = checkPlaybookAgainst(pb, inv);
-  return planRun(pb.playbook, composeTargets([...targets.keys()], inv), runId);
+  return planRun(pb.playbook, composeTargets([...targets.keys()], inv), runId, overrideTexts(overrides));
 }
+
+/** commander: a repeatable option collects its values. */
+export const collect = (value: string, previous: string[] = []): string[] => [...previous, value];
+
+export const SET_HELP = 'override a playbook value, repeatable: target, repeat, settings.<name>, timeouts.<name> (e.g. --set settings.fileSize=16m --set target=lab-vcenter); checked like the file\'s own value';
 
 function fmtSec(s: number): string {
   const h = Math.floor(s / 3600);
@@ -59,6 +66,7 @@ export function renderPlanText(plan: RunPlan): string {
   const wall = plan.targets ? remainingEstimate(plan, () => false).wallSec : plan.totalEstimateSec;
   const lines = [
     `playbook ${plan.playbook} → target ${plan.target} (${plan.provider}): ${plan.permutations.length} permutations, estimated ${fmtSec(wall)}${wall !== plan.totalEstimateSec ? ` (${fmtSec(plan.totalEstimateSec)} one after the other)` : ''}`,
+    ...(plan.overrides?.length ? [`with ${plan.overrides.map((o) => `--set ${visible(o)}`).join(' ')}`] : []),
     ...scheduleLines(plan),
   ];
   for (const p of plan.permutations) {
@@ -74,14 +82,18 @@ export function registerConfigCommands(program: Command): void {
     .description('check a playbook and/or an inventory and report every problem with file:line:col')
     .argument('[playbook]', 'playbook YAML')
     .option('-i, --inventory <file>', 'inventory YAML (checked on its own, and the playbook against it)')
-    .action((playbook: string | undefined, o: { inventory?: string }) => {
+    .option('--set <key=value>', SET_HELP, collect)
+    .action((playbook: string | undefined, o: { inventory?: string; set?: string[] }) => {
       if (!playbook && !o.inventory) throw new UsageError('validate: give a playbook, an inventory (-i), or both');
+      if (!playbook && o.set?.length) throw new UsageError('validate: --set overrides a playbook value; give the playbook');
+      const overrides = parseSetArguments(o.set);
       const inv = o.inventory ? loadInventory(o.inventory) : null;
       if (playbook) {
-        const pb = loadPlaybook(playbook);
+        const pb = loadPlaybook(playbook, overrides);
         if (inv) checkPlaybookAgainst(pb, inv);
       }
-      terminal.stdout(playbook ? `${playbook}: ok${o.inventory ? ` (against ${o.inventory})` : ''}\n` : `${o.inventory}: ok\n`);
+      const withSet = overrides.length ? ` with ${overrides.map((x) => x.argument).join(' ')}` : '';
+      terminal.stdout(playbook ? `${playbook}${withSet}: ok${o.inventory ? ` (against ${o.inventory})` : ''}\n` : `${o.inventory}: ok\n`);
     });
   program
     .command('plan')
@@ -89,8 +101,9 @@ export function registerConfigCommands(program: Command): void {
     .argument('<playbook>', 'playbook YAML')
     .requiredOption('-i, --inventory <file>', 'inventory YAML')
     .option('--json', 'print the plan as JSON')
-    .action((playbook: string, o: { inventory: string; json?: boolean }) => {
-      const plan = planFor(playbook, o.inventory, newRunId());
+    .option('--set <key=value>', SET_HELP, collect)
+    .action((playbook: string, o: { inventory: string; json?: boolean; set?: string[] }) => {
+      const plan = planFor(playbook, o.inventory, newRunId(), o.set);
       terminal.stdout((o.json ? jsonText(plan) : renderPlanText(plan)) + '\n');
     });
   program

@@ -22,7 +22,8 @@ import { checkAgainstHostVersions } from '../host-versions.ts';
 import { EXIT } from '../exit.ts';
 import { retriesOption, stepTimeoutOption } from '../options.ts';
 import { runReport } from './report.ts';
-import { scheduleLines } from './config-commands.ts';
+import { collect, scheduleLines, SET_HELP } from './config-commands.ts';
+import { overrideTexts, parseSetArguments, sameOverrides, type PlaybookOverride } from '../../config/overrides.ts';
 import { serialisedResources } from '../../plan/plan.ts';
 import { ensureOutputDirectory } from '../out-dir.ts';
 import { jsonText, keepGoingWhenOutputCloses, progressStream, terminal } from '../output.ts';
@@ -43,6 +44,8 @@ export interface RunCommandOptions {
   retries?: number;
   stepTimeout?: number;
   report?: boolean;
+  /** `--set key=value` overrides of playbook values (config/overrides.ts) */
+  set?: string[];
 }
 
 /**
@@ -194,17 +197,18 @@ function differingKeys(a: Record<string, unknown>, b: Record<string, unknown>): 
  * run keeps its playbook as playbook.yaml): comments, key order, quoting and layout do not matter,
  * any value does. A run directory without its playbook.yaml falls back to the recorded SHA-256.
  */
-function checkResumePlaybook(playbookFile: string | undefined, meta: RunMeta, runDir: string): void {
+function checkResumePlaybook(playbookFile: string | undefined, meta: RunMeta, runDir: string, overrides: readonly PlaybookOverride[]): void {
   if (!playbookFile) return;
   const kept = path.join(runDir, 'playbook.yaml');
-  const given = loadPlaybook(playbookFile);
+  // both as the run saw them: with the run's own --set values
+  const given = loadPlaybook(playbookFile, overrides);
   const refuse = (detail: string, was: string, now: string) =>
     new ResumeMismatch(
       `run --resume: ${shown(playbookFile)} is not the playbook this run started with (${shown(meta.playbookFile)}, kept as ${kept}): ${detail}; a run resumes with its own plan: omit the playbook argument, or start a new run`,
       [{ key: 'playbook', was, now }],
     );
   if (fs.existsSync(kept)) {
-    const own = loadPlaybook(kept);
+    const own = loadPlaybook(kept, overrides);
     const a = own.playbook as unknown as Record<string, unknown>;
     const b = given.playbook as unknown as Record<string, unknown>;
     const keys = differingKeys(a, b);
@@ -258,13 +262,30 @@ interface Prepared {
   resumed: boolean;
 }
 
+/**
+ * `run --resume` with `--set`: the run keeps the values it started with (in its plan); the same
+ * set again is fine (any order), another one is refused naming both — a resume never mixes two
+ * configurations. Returns the run's own overrides.
+ */
+export function checkResumeOverrides(plan: Pick<RunPlan, 'overrides'>, given: readonly string[] | undefined): PlaybookOverride[] {
+  const recorded = parseSetArguments(plan.overrides ?? []);
+  if (!given?.length) return recorded;
+  const now = parseSetArguments(given);
+  if (sameOverrides(now, recorded)) return recorded;
+  const words = (list: readonly PlaybookOverride[]) => (list.length ? list.map((x) => x.argument).join(' ') : 'no --set');
+  throw new ResumeMismatch(`run --resume: ${words(now)} differs from what this run started with (${words(recorded)}); a run resumes with its own values: leave --set out, or start a new run`, [
+    { key: '--set', was: overrideTexts(recorded).join(' '), now: overrideTexts(now).join(' ') },
+  ]);
+}
+
 function prepareNew(playbookFile: string, o: RunCommandOptions): { plan: RunPlan; comps: Map<string, Composition>; inv: LoadedInventory; pb: LoadedPlaybook; pbText: string; timeouts: RunMeta['timeouts'] } {
   if (!o.inventory) throw new UsageError('run: -i/--inventory <file> is required');
-  const pb = loadPlaybook(playbookFile);
+  const overrides = parseSetArguments(o.set);
+  const pb = loadPlaybook(playbookFile, overrides);
   const inv = loadInventory(o.inventory);
   const targets = checkPlaybookAgainst(pb, inv);
   const comps = composeTargets([...targets.keys()], inv);
-  const plan = planRun(pb.playbook, comps, newRunId());
+  const plan = planRun(pb.playbook, comps, newRunId(), overrideTexts(overrides));
   return { plan, comps, inv, pb, pbText: pb.text, timeouts: pb.playbook.timeouts };
 }
 
@@ -286,7 +307,8 @@ async function runLocked(playbookFile: string | undefined, o: RunCommandOptions,
     try {
       held.lock = takeRunLock(store, 'run --resume');
       const meta = store.meta();
-      checkResumePlaybook(playbookFile, meta, runDir);
+      const overrides = checkResumeOverrides(store.plan(), o.set);
+      checkResumePlaybook(playbookFile, meta, runDir, overrides);
       checkStoredPlan(store.plan(), runDir);
       checkResumeConfirmation(store.plan(), meta.confirmedDestroy, o.confirmDestroy);
       const inv = loadInventory(o.inventory ?? meta.inventoryFile);
@@ -520,6 +542,7 @@ export function registerRun(program: Command): void {
     .option('--retries <n>', 'retries of a transient failure per step, 0-20 (default 3)', retriesOption)
     .option('--step-timeout <sec>', 'limit for each provisioning step in whole seconds, 1-2147483 (default 1800)', stepTimeoutOption)
     .option('--no-report', 'do not write report.md/report.html at the end')
+    .option('--set <key=value>', `${SET_HELP}; recorded in the run, which --resume uses`, collect)
     .action(async (playbook: string | undefined, o: RunCommandOptions) => {
       process.exitCode = await runCommand(playbook, o);
     });

@@ -1,0 +1,72 @@
+// `--set key=value` (validate, plan, run): a playbook value given on the command line, so that one
+// playbook serves the lab and the real run (`--set settings.fileSize=16m --set target=lab-vcenter`).
+// The value is read as a YAML scalar or flow list and put into the playbook's document before it is
+// validated: the same zod schema and allowed values as in the file; a problem is reported at the
+// `--set` argument (config/load.ts diagnosticAt), not at a line of the file. A run records its
+// overrides in its plan (RunPlan.overrides); `run --resume` uses them and refuses other ones.
+import { isMap, parseDocument } from 'yaml';
+import { UsageError } from '../errors.ts';
+import { excerpt } from '../text/excerpt.ts';
+import type { SourceDoc } from './load.ts';
+
+/** What `--set` may override: the target(s), the repetitions, a timing setting, a timeout. */
+const SETTABLE = /^(target|repeat|settings\.[A-Za-z][A-Za-z0-9]*|timeouts\.[A-Za-z][A-Za-z0-9]*)$/;
+const SETTABLE_WORDS = 'target, repeat, settings.<name> (fileSize, runtimeSec, rampSec, passes, warmupPass, prefill, intervalSec, direct, aggregate) or timeouts.<name> (stepSec, workloadSlackSec)';
+/** A value is a few characters (a size, a number, a target name or a short list of them). */
+const MAX_VALUE_CHARS = 1024;
+
+export interface PlaybookOverride {
+  /** the key path, e.g. ['settings', 'fileSize'] */
+  path: string[];
+  value: unknown;
+  /** `key=value` as given */
+  text: string;
+  /** `--set key=value`, where a problem with it is reported */
+  argument: string;
+}
+
+/** `key=value` arguments → overrides; a malformed one, an unknown key or a key given twice is refused naming the argument. */
+export function parseSetArguments(args: readonly string[] | undefined): PlaybookOverride[] {
+  const out: PlaybookOverride[] = [];
+  for (const text of args ?? []) {
+    const argument = `--set ${excerpt(text)}`;
+    const eq = text.indexOf('=');
+    if (eq <= 0) throw new UsageError(`${argument}: expected key=value, e.g. --set settings.fileSize=16m or --set target=lab-vcenter`);
+    const key = text.slice(0, eq).trim();
+    const raw = text.slice(eq + 1);
+    if (!SETTABLE.test(key)) throw new UsageError(`${argument}: "${excerpt(key)}" cannot be set from the command line; expected ${SETTABLE_WORDS}`);
+    if (raw.length > MAX_VALUE_CHARS) throw new UsageError(`${argument}: the value is ${raw.length} characters long; at most ${MAX_VALUE_CHARS}`);
+    const before = out.find((o) => o.path.join('.') === key);
+    if (before) throw new UsageError(`${argument}: ${key} is already set by --set ${excerpt(before.text)}; give each key once`);
+    // a YAML scalar or flow list, as the file would hold it: 16m is text, 3 a number, [a, b] a list
+    const doc = parseDocument(raw, { prettyErrors: false });
+    if (doc.errors.length) throw new UsageError(`${argument}: the value is not a YAML value: ${excerpt(doc.errors[0]!.message.split('\n')[0] ?? '')}`);
+    if (isMap(doc.contents)) throw new UsageError(`${argument}: expected a value or a [list], not a mapping`);
+    out.push({ path: key.split('.'), value: doc.toJS({ maxAliasCount: 0 }) as unknown, text, argument });
+  }
+  return out;
+}
+
+/** Puts the overrides into the parsed document (before validation) and marks where they are. */
+export function applyOverrides(source: SourceDoc, overrides: readonly PlaybookOverride[]): void {
+  if (!overrides.length) return;
+  // a document that is not a mapping is refused by the schema at its line, as without --set
+  if (!isMap(source.doc.contents)) return;
+  for (const o of overrides) source.doc.setIn(o.path, source.doc.createNode(o.value));
+  source.overrides = overrides.map((o) => ({ path: o.path, argument: o.argument }));
+}
+
+/** The overrides as recorded in a plan (`key=value`, in the order given). */
+export function overrideTexts(overrides: readonly PlaybookOverride[]): string[] {
+  return overrides.map((o) => o.text);
+}
+
+/** Two sets of overrides that set the same keys to the same values, whatever the order or spelling (`16m` vs `"16m"`). */
+export function sameOverrides(a: readonly PlaybookOverride[], b: readonly PlaybookOverride[]): boolean {
+  const canon = (list: readonly PlaybookOverride[]) =>
+    list
+      .map((o) => `${o.path.join('.')}=${JSON.stringify(o.value)}`)
+      .sort()
+      .join('\n');
+  return canon(a) === canon(b);
+}
