@@ -3,6 +3,7 @@ import { Command, CommanderError } from 'commander';
 import { registerConfigCommands } from './commands/config-commands.ts';
 import { registerCompare } from './commands/compare.ts';
 import { registerImport } from './commands/import.ts';
+import { IOMETER_SPEC_HELP, registerProfiles } from './commands/profiles.ts';
 import { registerReport } from './commands/report.ts';
 import { registerRun } from './commands/run.ts';
 import { registerRunDirCommands } from './commands/run-dir-commands.ts';
@@ -42,6 +43,8 @@ export function buildProgram(): Command {
   registerReport(program);
   registerCompare(program);
   registerImport(program);
+  registerProfiles(program);
+  program.addHelpText('after', `\nWorkloads: \`storsweep profiles\` lists the presets and their tests.\n${IOMETER_SPEC_HELP}\n`);
   for (const c of program.commands) c.exitOverride();
   return program;
 }
