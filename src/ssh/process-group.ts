@@ -15,7 +15,15 @@
 //
 // Start/stop race: the stopper creates a cancel marker, then looks for the pidfile and the
 // processes; the wrapper writes the pidfile, then looks for the marker. Whichever comes second sees
-// the other's file: either the stopper finds the processes to signal, or the wrapper never starts.
+// the other's file: either the stopper finds the processes to signal, or the wrapper never starts
+// (and removes both files as it leaves: the marker has done its work).
+//
+// End/stop race: the pidfile outlives the wrapper — it is the proof that the command started. Were
+// it removed when the command ended, a stop that comes just after (an abort at that moment, or the
+// next connection after a lost one) would find neither pidfile nor process, could not tell "ended"
+// from "not started yet", and would leave its cancel marker for a wrapper that never comes. So the
+// caller removes the pidfile once it has the command's result (runInGroup), and a stop that finds
+// it with no process left says `not-running` and removes both files.
 import { randomBytes } from 'node:crypto';
 import path from 'node:path';
 import { InvalidArgument, RemoteCommandFailed } from '../errors.ts';
@@ -60,8 +68,9 @@ function checkOwner(owner: string): string {
 // $1 pidfile, $2 cancel marker, then the command; the token is already in the environment (`env`
 // exec'd this shell with it). `set -C`: the pidfile is created, never written through a file or
 // link already there. `trap : TERM…` keeps the wrapper alive until the command (which gets the
-// signal with default handling) has ended, so it reaps it and removes the pidfile.
-const WRAPPER = 'p=$1; c=$2; shift 2; set -C; { echo $$ >"$p"; } 2>/dev/null || exit 125; set +C; if [ -e "$c" ]; then rm -f "$p"; exit 130; fi; trap : TERM INT HUP; "$@"; rc=$?; rm -f "$p"; exit $rc';
+// signal with default handling) has ended, so it reaps it (`rc=…; exit` keeps a shell from exec'ing
+// the command in its place). The pidfile stays (see above).
+const WRAPPER = 'p=$1; c=$2; shift 2; set -C; { echo $$ >"$p"; } 2>/dev/null || exit 125; set +C; if [ -e "$c" ]; then rm -f "$p" "$c"; exit 130; fi; trap : TERM INT HUP; "$@"; rc=$?; exit $rc';
 
 // $1 pidfile, $2 cancel marker (both may be empty), $3 grace in tenths of a second, $4 the
 // environment entry that proves a process ours (an extended regex for the whole entry), $5/$6 a
@@ -171,8 +180,9 @@ export function stopRunGroups(runner: CommandRunner, controlDir: string, owner: 
  */
 export async function runInGroup(runner: CommandRunner, argv: readonly string[], opts: GroupRunOptions): Promise<CommandResult> {
   const files = newGroupFiles(opts.controlDir, opts.owner);
+  let result: CommandResult;
   try {
-    return await runner.run(groupCommand(argv, files), { timeoutMs: opts.timeoutMs, signal: opts.signal });
+    result = await runner.run(groupCommand(argv, files), { timeoutMs: opts.timeoutMs, signal: opts.signal });
   } catch (err) {
     // 'timeout' is also how runners report an abort: the command may still run over there. After
     // a lost connection this runner cannot reach the host any more: the error carries the group's
@@ -185,4 +195,10 @@ export async function runInGroup(runner: CommandRunner, argv: readonly string[],
     }
     throw err;
   }
+  // The command ended and its result is here: no stop will come for it, so its pidfile can go. If
+  // this fails (the connection dropped just now), the file stays for the run's next stopRunGroups.
+  await runner.run(shJoin(['rm', '-f', '--', files.pidFile]), { timeoutMs: CLEANUP_TIMEOUT_MS }).catch(() => undefined);
+  return result;
 }
+
+const CLEANUP_TIMEOUT_MS = 30_000;

@@ -7,7 +7,8 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { execFileSync, spawn } from 'node:child_process';
 import { InvalidArgument, RemoteCommandFailed } from '../../../src/errors.ts';
 import { createLocalRunner } from '../../../src/ssh/local-runner.ts';
-import { groupCommand, newGroupFiles, parseStop, runInGroup, stopCommand, stopGroup, stopRunCommand, stopRunGroups, type GroupStop } from '../../../src/ssh/process-group.ts';
+import type { CommandRunner } from '../../../src/ssh/command-runner.ts';
+import { groupCommand, newGroupFiles, parseStop, runInGroup, stopCommand, stopGroup, stopRunCommand, stopRunGroups, strandedGroupOf, type GroupStop } from '../../../src/ssh/process-group.ts';
 import { shJoin } from '../../../src/ssh/quote.ts';
 
 let dir: string;
@@ -106,7 +107,55 @@ describe('runInGroup', () => {
     // the wrapper as runInGroup starts it, with the same files: it sees the cancel marker and exits
     const r = await runner.run(groupCommand(['sh', '-c', 'echo started', marker], files));
     expect(r).toMatchObject({ exitCode: 130, stdout: '' });
-    expect(fs.existsSync(files.pidFile)).toBe(false);
+    // neither the pidfile nor the cancel marker stays: the marker has kept the command from starting
+    expect(fs.readdirSync(dir)).toEqual([]);
+  });
+});
+
+/** A runner whose command ends over there, but whose caller hears of it only as `reason` (an abort, a lost connection) — the race, made certain. */
+function endsThenFails(reason: 'timeout' | 'connection'): CommandRunner {
+  const local = createLocalRunner();
+  return {
+    target: local.target,
+    close: () => local.close(),
+    run: async (command, opts) => {
+      if (!command.includes('storsweep-group')) return local.run(command, opts);
+      const r = await local.run(command, opts);
+      throw new RemoteCommandFailed({ host: local.target, what: 'test', command, exitCode: r.exitCode, stderr: '', reason });
+    },
+  };
+}
+
+// Issue 14 (stop 11 note): a command that ended just as it was stopped was reported "not-started"
+// and left its `.cancel` marker behind for a wrapper that would never come.
+describe('a command that ends just as it is stopped', () => {
+  it('the stop finds the pidfile the ended command left: not-running (with its pid), and removes pidfile and marker', async () => {
+    const runner = createLocalRunner();
+    const files = newGroupFiles(dir, 'r1');
+    // the command ran to its end; its caller has not seen the result (the abort came first)
+    const r = await runner.run(groupCommand(['sh', '-c', 'echo done'], files));
+    expect(r).toMatchObject({ exitCode: 0, stdout: 'done\n' });
+    const wrapper = Number(fs.readFileSync(files.pidFile, 'utf8'));
+    expect(await stopGroup(runner, files, 0.5)).toEqual({ pgid: wrapper, outcome: 'not-running' });
+    expect(fs.readdirSync(dir)).toEqual([]);
+  });
+
+  it('runInGroup: an abort heard only after the command ended reports not-running and leaves no file', async () => {
+    let stop: GroupStop | null = null;
+    const err = await runInGroup(endsThenFails('timeout'), ['sh', '-c', 'exit 0'], { controlDir: dir, owner: 'r1', graceSec: 0.5, onStopped: (s) => (stop = s) }).catch((e: unknown) => e);
+    expect((err as RemoteCommandFailed).details.reason).toBe('timeout');
+    expect(stop).toMatchObject({ outcome: 'not-running' });
+    expect(stop!.pgid).toBeGreaterThan(1);
+    expect(fs.readdirSync(dir)).toEqual([]);
+  });
+
+  it('a connection lost as the command ended: the stop through the next connection reports not-running and leaves no file', async () => {
+    const err = await runInGroup(endsThenFails('connection'), ['sh', '-c', 'exit 0'], { controlDir: dir, owner: 'r1' }).catch((e: unknown) => e);
+    const files = strandedGroupOf(err);
+    expect(files).toBeDefined();
+    expect(fs.readdirSync(dir)).toEqual([path.basename(files!.pidFile)]);
+    expect(await stopGroup(createLocalRunner(), files!, 0.5)).toMatchObject({ outcome: 'not-running' });
+    expect(fs.readdirSync(dir)).toEqual([]);
   });
 });
 
