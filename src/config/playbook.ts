@@ -103,6 +103,7 @@ export const settingsSchema = z
     passes: intIn(1, 100, 'a number of passes').optional(),
     warmupPass: z.boolean().optional().describe('One unscored pass before the measured passes of each test (CrystalDiskMark pass 0)'),
     prefill: z.boolean().optional().describe('Fill the test region once per permutation with incompressible data before the first pass (default true)'),
+    prefillMBps: numberIn(1, 100_000, 'MB/s', 'the estimate only').optional().describe('Write throughput (MB/s) the plan assumes to estimate the pre-fill (default 100); the fill itself runs as fast as the disk takes it'),
     intervalSec: numberIn(0, MAX_PASS_SEC, 'seconds', 'a day at most').optional().describe('Idle seconds between tests'),
     direct: z.boolean().optional(),
     aggregate: z.enum(['max', 'mean', 'median', 'last']).optional(),

@@ -60,4 +60,13 @@ export interface RunPlan {
   profiles: Record<string, WorkloadProfile>;
   permutations: PermutationPlan[];
   totalEstimateSec: number;
+  /** what the estimates assume beyond the playbook's timing (absent in plans stored before it was added) */
+  estimateBasis?: EstimateBasis;
+}
+
+export interface EstimateBasis {
+  /** write throughput the pre-fill is estimated at, MB/s (10^6 bytes) */
+  prefillMBps: number;
+  /** where that figure comes from: storsweep's conservative default, or the playbook */
+  prefillMBpsFrom: 'assumed' | 'settings.prefillMBps';
 }

@@ -1,10 +1,12 @@
 // Duration estimate of a permutation: the workload's own time is exact (passes × runtime + ramp,
-// warm-up, intervals); provisioning is each provider's rough figure (ProviderModule.estimateSec:
-// per operation, eager zeroing scaled by size).
+// warm-up, intervals); the pre-fill is the test region at an assumed (or the playbook's
+// `settings.prefillMBps`) write throughput, once per permutation; provisioning is each provider's
+// rough figure (ProviderModule.estimateSec: per operation, eager zeroing scaled by size).
 import type { Axes } from '../contract/axis.ts';
 import type { RunPlan } from '../contract/plan.ts';
 import type { PlannedStep, ProviderName } from '../contract/provider.ts';
 import { providerModule } from '../providers/index.ts';
+import { ASSUMED_FILL_MB_PER_SEC, prefillSec } from '../workloads/prefill.ts';
 import type { WorkloadProfile } from '../workloads/spec.ts';
 
 export function workloadSec(profile: WorkloadProfile, repetitions: number): number {
@@ -14,8 +16,15 @@ export function workloadSec(profile: WorkloadProfile, repetitions: number): numb
   return repetitions * (profile.tests.length * perTest + intervals);
 }
 
-export function estimatePermutationSec(profile: WorkloadProfile, repetitions: number, steps: PlannedStep[], axes: Axes): number {
-  let sec = workloadSec(profile, repetitions);
+/** The pre-fill's share of a permutation's estimate: once per permutation, by the workload step's tool. */
+export function fillSec(profile: WorkloadProfile, steps: readonly PlannedStep[], fillMBps = ASSUMED_FILL_MB_PER_SEC): number {
+  const workload = steps.find((s) => s.step === 'workload');
+  if (!workload) return 0;
+  return prefillSec(profile, workload.operation === 'diskspd' ? 'diskspd' : 'fio', fillMBps * 1e6);
+}
+
+export function estimatePermutationSec(profile: WorkloadProfile, repetitions: number, steps: PlannedStep[], axes: Axes, fillMBps = ASSUMED_FILL_MB_PER_SEC): number {
+  let sec = workloadSec(profile, repetitions) + fillSec(profile, steps, fillMBps);
   const byProvider = new Map<ProviderName, PlannedStep[]>();
   for (const s of steps) {
     if (s.step === 'workload') continue;

@@ -11,6 +11,7 @@ import { resolveWorkload } from '../workloads/custom.ts';
 import { rawTestTarget } from '../workloads/test-target.ts';
 import type { WorkloadProfile } from '../workloads/spec.ts';
 import { parseSize } from '../config/size.ts';
+import { ASSUMED_FILL_MB_PER_SEC } from '../workloads/prefill.ts';
 import { estimatePermutationSec } from './estimate.ts';
 import { countPermutations, expandMatrix, MAX_PERMUTATIONS, shuffle } from './matrix.ts';
 import { ownedPrefix, permutationId } from './permutation.ts';
@@ -106,6 +107,7 @@ export function buildPlan(pb: Playbook, target: string | string[], opts: PlanOpt
   // One list of test ids per profile, shared by its permutations' workload steps (a plan is
   // read-only data): 100,000 permutations would otherwise hold 100,000 copies.
   const testIds = new Map(Object.entries(profiles).map(([name, p]) => [name, p.tests.map((t) => t.id)]));
+  const fillMBps = pb.settings?.prefillMBps ?? ASSUMED_FILL_MB_PER_SEC;
   let total = 0;
   const permutations: PermutationPlan[] = perms.map((a, index) => {
     const id = permutationId(a);
@@ -125,7 +127,7 @@ export function buildPlan(pb: Playbook, target: string | string[], opts: PlanOpt
       destructive: raw !== undefined,
       ...(raw !== undefined ? { destroys: [raw] } : {}),
     });
-    const estimateSec = estimatePermutationSec(profile, pb.repeat, steps, a);
+    const estimateSec = estimatePermutationSec(profile, pb.repeat, steps, a, fillMBps);
     total += estimateSec;
     return { index, permutationId: id, axes: a, workload, steps, repetitions: pb.repeat, estimateSec };
   });
@@ -141,5 +143,6 @@ export function buildPlan(pb: Playbook, target: string | string[], opts: PlanOpt
     profiles,
     permutations,
     totalEstimateSec: total,
+    estimateBasis: { prefillMBps: fillMBps, prefillMBpsFrom: pb.settings?.prefillMBps !== undefined ? 'settings.prefillMBps' : 'assumed' },
   };
 }

@@ -379,7 +379,7 @@ export function resolveWorkload(input: WorkloadInput): WorkloadProfile {
     if (preset) return preset;
     if (!looksLikeIometerSpec(input)) unknownName(input);
     const test = iometerSpec(input);
-    return { ...iometerTiming(), name: `iometer ${input.trim()}`, description: `IOMeter access spec "${input.trim()}"`, tests: [test] };
+    return { ...iometerTiming(), name: `iometer ${input.trim()}`, description: `IOMeter access spec "${input.trim()}" with the timing of cdm8-default, no warm-up pass`, tests: [test] };
   }
   const baseName = input.base ?? 'cdm8-default';
   const base = getProfile(baseName) ?? unknownName(baseName);
@@ -401,15 +401,20 @@ export function resolveWorkload(input: WorkloadInput): WorkloadProfile {
   const kind = kinds[0] ?? 'custom';
   return {
     ...base,
+    // the unscored pass 0 is CrystalDiskMark's, not the base's timing: a custom test gets it only by
+    // `settings.warmupPass: true`
+    warmupPass: false,
     name: input.name ?? `${kind}:${tests.map((t) => t.id).join('+')}`,
-    description: `custom ${kind} workload (${tests.map((t) => t.id).join(', ')}) with the timing of ${base.name}; aggregate = ${base.aggregate} of passes`,
+    description: `custom ${kind} workload (${tests.map((t) => t.id).join(', ')}) with the timing of ${base.name}, no warm-up pass; aggregate = ${base.aggregate} of passes`,
     tests,
   };
 }
 
-// IOMeter itself runs one long timed test per spec; we keep CrystalDiskMark 8 timing so that a spec
-// written bare in a playbook sits next to CDM numbers measured the same way.
+// IOMeter itself runs one long timed test per spec, with no unscored pass (its "Ramp Up Time" is
+// part of a run, which rampSec models); we keep CrystalDiskMark 8's passes and file size so that a
+// spec written bare in a playbook sits next to CDM numbers measured the same way, but not its pass 0,
+// which is CrystalDiskMark's own ("Preparing…"). `settings.warmupPass: true` adds it.
 function iometerTiming(): Omit<WorkloadProfile, 'name' | 'description' | 'tests'> {
   const { name: _n, description: _d, tests: _t, ...timing } = PROFILES['cdm8-default'] as WorkloadProfile;
-  return timing;
+  return { ...timing, warmupPass: false };
 }

@@ -107,3 +107,21 @@ export function diskspdCreateOnlyArgs(profile: WorkloadProfile, target: string):
   if (rawTestTarget(target, 'diskspd') !== undefined) return null;
   return [`-b${diskspdSize(FILL_BLOCK_BYTES)}`, '-o1', '-t1', '-w0', '-d1', '-W0', ...(profile.direct ? ['-S'] : []), `-c${diskspdSize(profile.fileSizeBytes)}`, '-Rxml', target];
 }
+
+/**
+ * The write throughput the plan's estimate assumes for the pre-fill when the playbook states none
+ * (`settings.prefillMBps`): a conservative figure (a spinning disk, a busy array, a lab VM), so a
+ * plan errs long. It only estimates: the fill itself writes as fast as the disk takes it.
+ */
+export const ASSUMED_FILL_MB_PER_SEC = 100;
+
+/**
+ * Seconds the pre-fill of `profile` takes at `bytesPerSec`, by the method each tool uses: fio
+ * writes the region once; diskspd writes in whole FILL_SLICE_SEC passes until the region is covered
+ * (so at least one). 0 when the profile does not pre-fill.
+ */
+export function prefillSec(profile: WorkloadProfile, tool: 'fio' | 'diskspd', bytesPerSec: number): number {
+  if (profile.prefill === false) return 0;
+  const sec = profile.fileSizeBytes / bytesPerSec;
+  return tool === 'diskspd' ? Math.max(1, Math.ceil(sec / FILL_SLICE_SEC)) * FILL_SLICE_SEC : sec;
+}

@@ -7,9 +7,11 @@ import { playbookSchema } from '../../config/playbook.ts';
 import { UsageError } from '../../errors.ts';
 import { checkPlaybookAgainst } from '../../plan/check.ts';
 import type { RunPlan } from '../../contract/plan.ts';
+import { formatBytes } from '../../input/read-input.ts';
+import type { WorkloadProfile } from '../../workloads/spec.ts';
 import { newRunId } from '../../plan/permutation.ts';
 import { axesLabel } from '../../run/progress.ts';
-import { remainingEstimate } from '../../plan/estimate.ts';
+import { fillSec, remainingEstimate } from '../../plan/estimate.ts';
 import { visible } from '../../text/visible.ts';
 import { composeTargets, planRun } from '../compose.ts';
 import { overrideTexts, parseSetArguments } from '../../config/overrides.ts';
@@ -42,6 +44,27 @@ function fmtSec(s: number): string {
   return h ? `${h}h ${m}m` : `${m}m ${s % 60}s`;
 }
 
+/** How one profile is timed, as the estimate counts it: warm-up, passes, intervals, pre-fill. */
+function profileTiming(name: string, profile: WorkloadProfile, plan: RunPlan): string {
+  const n = profile.tests.length;
+  const pass = `${profile.runtimeSec} s${profile.rampSec > 0 ? ` (+ ${profile.rampSec} s ramp)` : ''}`;
+  const passes = `${profile.passes} measured pass${profile.passes === 1 ? '' : 'es'} of ${pass}`;
+  const each = profile.warmupPass ? `1 unscored warm-up pass + ${passes}` : `${passes}, no warm-up pass`;
+  const apart = n > 1 && profile.intervalSec > 0 ? `, ${profile.intervalSec} s between tests` : '';
+  let fill = 'no pre-fill (settings.prefill: false)';
+  if (profile.prefill !== false) {
+    const basis = plan.estimateBasis;
+    const perm = plan.permutations.find((p) => p.workload === name);
+    fill = `pre-fill ${formatBytes(profile.fileSizeBytes)} once per permutation`;
+    if (basis && perm) {
+      const from = basis.prefillMBpsFrom === 'assumed' ? 'assumed; settings.prefillMBps sets it' : 'settings.prefillMBps';
+      const sec = fillSec(profile, perm.steps, basis.prefillMBps);
+      fill += `, ${sec < 1 ? 'under 1 s' : `~${fmtSec(Math.round(sec))}`} at ${basis.prefillMBps} MB/s (${from})`;
+    }
+  }
+  return `      ${name}: ${n === 1 ? '1 test:' : `${n} tests, each`} ${each}${apart}; ${fill}`;
+}
+
 /**
  * How listed targets run: in parallel, except those that share something (plan.serialised), which
  * take turns — one line per set of targets, naming what they share.
@@ -69,6 +92,8 @@ export function renderPlanText(plan: RunPlan): string {
     ...(plan.overrides?.length ? [`with ${plan.overrides.map((o) => `--set ${visible(o)}`).join(' ')}`] : []),
     ...scheduleLines(plan),
   ];
+  lines.push('    workloads:');
+  for (const [name, profile] of Object.entries(plan.profiles)) lines.push(profileTiming(name, profile, plan));
   for (const p of plan.permutations) {
     lines.push(`${String(p.index + 1).padStart(4)}. ${p.permutationId}  ${axesLabel(p.axes)}  ×${p.repetitions}  ~${fmtSec(p.estimateSec)}`);
     for (const s of p.steps) lines.push(`        ${s.destructive ? '!' : '-'} ${s.step}: ${s.provider} ${s.operation}${s.creates ? ` → ${s.creates.kind} ${s.creates.name}` : ''}${s.destroys?.length ? ` (destroys ${s.destroys.join(', ')})` : ''}`);

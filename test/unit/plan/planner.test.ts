@@ -147,8 +147,34 @@ describe('estimate', () => {
     // per repetition: 8 × (3 + 1) × (2 + 1) = 96, plus 7 intervals × 4 = 28 → 124; × 2
     expect(workloadSec(profile, 2)).toBe(248);
     const plan = buildPlan(book, 'x', { runId: 'r', provider: 'local' });
-    expect(plan.permutations[0]!.estimateSec).toBe(248);
-    expect(plan.totalEstimateSec).toBe(248);
+    // plus the pre-fill, once per permutation: 1 GiB at the assumed 100 MB/s = 10.7 s
+    expect(plan.permutations[0]!.estimateSec).toBe(Math.round(248 + 1024 ** 3 / 100e6));
+    expect(plan.totalEstimateSec).toBe(259);
+    expect(plan.estimateBasis).toEqual({ prefillMBps: 100, prefillMBpsFrom: 'assumed' });
+  });
+
+  it('the pre-fill: the region at settings.prefillMBps (or an assumed 100 MB/s), once per permutation whatever the repetitions; fio writes it once, diskspd in whole 10 s passes; none when prefill is off', () => {
+    const book = (settings: Record<string, unknown>, repeat = 1) => pb({ matrix: { workload: { profile: ['quick'] } }, settings: { fileSize: '2g', ...settings }, repeat });
+    const est = (b: Playbook, operation = 'fio') => {
+      const profile = resolveProfiles(b).quick!;
+      const steps: PlannedStep[] = [{ step: 'workload', provider: 'local', operation, arguments: {}, destructive: false }];
+      return estimatePermutationSec(profile, b.repeat, steps, {}, b.settings?.prefillMBps) - workloadSec(profile, b.repeat);
+    };
+    const twoGiB = 2 * 1024 ** 3;
+    expect(est(book({}))).toBe(Math.round(twoGiB / 100e6)); // 21 s
+    expect(est(book({}, 5))).toBe(Math.round(twoGiB / 100e6)); // not × repetitions
+    expect(est(book({ prefillMBps: 1000 }))).toBe(Math.round(twoGiB / 1000e6)); // 2 s
+    expect(est(book({ prefillMBps: 1000 }), 'diskspd')).toBe(10); // one 10 s fill pass covers it
+    expect(est(book({ prefillMBps: 50 }), 'diskspd')).toBe(50); // 42.9 s of writing → 5 passes
+    expect(est(book({ prefill: false, prefillMBps: 1 }))).toBe(0);
+    const plan = buildPlan(book({ prefillMBps: 1000 }), 'x', { runId: 'r', provider: 'local' });
+    expect(plan.estimateBasis).toEqual({ prefillMBps: 1000, prefillMBpsFrom: 'settings.prefillMBps' });
+    expect(plan.totalEstimateSec).toBe(8 + 2);
+  });
+
+  it('settings.prefillMBps is checked at validate: 1 to 100000 MB/s', () => {
+    expect(() => pb({ settings: { prefillMBps: 0 } })).toThrow(/expected MB\/s from 1 to 100000/);
+    expect(() => pb({ settings: { prefillMBps: 1e6 } })).toThrow(/MB\/s/);
   });
 
   it('adds each provider per-step figures and eager zeroing by size', () => {
@@ -158,9 +184,10 @@ describe('estimate', () => {
     expect(base).toBe(8); // the quick preset: 8 tests, one 1 s pass each, no intervals
     const step = (operation: string): PlannedStep => ({ step: 'x', provider: 'vsphere', operation, arguments: {}, destructive: false });
     const steps = [step('CreateVmfsDatastore'), step('something-else'), { ...step('fio'), step: 'workload' }];
-    expect(estimatePermutationSec(profile, 1, steps, { 'disk.format': 'thin', 'disk.sizeGb': 10 })).toBe(base + 15 + 5);
+    const fill = (16 * 1024 ** 2) / 100e6; // the quick preset's 16 MiB at the assumed 100 MB/s
+    expect(estimatePermutationSec(profile, 1, steps, { 'disk.format': 'thin', 'disk.sizeGb': 10 })).toBe(Math.round(base + 15 + 5 + fill));
     // 10 GiB at 500 MB/s = 21.47 s of zeroing
-    expect(estimatePermutationSec(profile, 1, steps, { 'disk.format': 'eagerzeroedthick', 'disk.sizeGb': 10 })).toBe(Math.round(base + 20 + (10 * 1024 ** 3) / 500e6));
+    expect(estimatePermutationSec(profile, 1, steps, { 'disk.format': 'eagerzeroedthick', 'disk.sizeGb': 10 })).toBe(Math.round(base + 20 + (10 * 1024 ** 3) / 500e6 + fill));
   });
 
   it('settings override the preset timing; the preset itself is untouched', () => {
@@ -249,5 +276,26 @@ describe('the workload step says how CrystalDiskMark would run it', () => {
     }
     const off = buildPlan(pb({ matrix: { workload: { profile: ['cdm5'] } }, settings: { prefill: false } }), 'lab-local', { runId: 'r1', provider: 'local' });
     expect(off.permutations[0]!.steps.at(-1)!.arguments).toMatchObject({ prefill: false });
+  });
+
+  it('warm-up is CrystalDiskMark\'s: an IOMeter spec and a custom workload (even on a cdm8 base) have none unless settings.warmupPass: true; the plan says so', () => {
+    const book = (settings?: Record<string, unknown>) =>
+      pb({ matrix: { workload: { profile: ['cdm8-default', '4k 100% read 100% random', 'mine'] } }, workloads: { mine: { base: 'cdm8-default', fio: { rw: 'randread', bs: '8k' } } }, ...(settings ? { settings } : {}) });
+    const warm = (plan: ReturnType<typeof buildPlan>) =>
+      Object.fromEntries(plan.permutations.map((p) => [p.workload, [plan.profiles[p.workload]!.warmupPass, (p.steps.at(-1)!.arguments as { warmupPass: boolean }).warmupPass]]));
+    expect(warm(buildPlan(book(), 'lab-local', { runId: 'r1', provider: 'local' }))).toEqual({
+      'cdm8-default': [true, true],
+      '4k 100% read 100% random': [false, false],
+      mine: [false, false],
+    });
+    expect(warm(buildPlan(book({ warmupPass: true }), 'lab-local', { runId: 'r1', provider: 'local' }))).toEqual({
+      'cdm8-default': [true, true],
+      '4k 100% read 100% random': [true, true],
+      mine: [true, true],
+    });
+    // the estimate counts what runs: one pass fewer per test without the warm-up (5 s each)
+    const plan = buildPlan(book(), 'lab-local', { runId: 'r1', provider: 'local' });
+    const [, iometer] = plan.permutations;
+    expect(workloadSec(plan.profiles[iometer!.workload]!, 1)).toBe(5 * 5);
   });
 });

@@ -71,10 +71,22 @@ describe('resolveWorkload', () => {
     expect(resolveWorkload('cdm6')).toBe(PROFILES['cdm6']);
   });
 
-  it('turns a bare IOMeter spec into a one-test profile with CDM 8 timing', () => {
+  it('turns a bare IOMeter spec into a one-test profile with CDM 8 timing but no unscored warm-up pass (IOMeter runs none)', () => {
     const p = resolveWorkload('32k 100% read 0% random');
     expect(p.tests.map((t) => t.id)).toEqual(['seq-32k-q1t1-read']);
-    expect(p).toMatchObject({ passes: 5, runtimeSec: 5, aggregate: 'max', fileSizeBytes: 1024 ** 3 });
+    expect(p).toMatchObject({ passes: 5, runtimeSec: 5, aggregate: 'max', fileSizeBytes: 1024 ** 3, warmupPass: false });
+    expect(p.description).toContain('no warm-up pass');
+  });
+
+  it('an inline custom workload takes its base\'s timing but not CrystalDiskMark\'s pass 0', () => {
+    for (const input of [{ fio: { rw: 'randread', bs: '16k' } }, { base: 'cdm3', iometer: '4k 100% read 100% random' }, { base: 'cdm8-default', diskspd: '-b4K -r' }]) {
+      const p = resolveWorkload(input);
+      expect(p.warmupPass, JSON.stringify(input)).toBe(false);
+      expect(p.description).toContain('no warm-up pass');
+    }
+    expect(resolveWorkload({ base: 'cdm3', iometer: '4k 100% read 100% random' })).toMatchObject({ runtimeSec: 6, passes: 5 });
+    // the presets themselves keep theirs
+    expect(PROFILES['cdm8-default']!.warmupPass).toBe(true);
   });
 
   it('takes inline iometer lists, fio jobs and diskspd jobs with a base profile for timing', () => {
