@@ -17,7 +17,9 @@ export const IOMETER_SPEC_HELP = `IOMeter access specs (workload.profile, or a w
              so values in between are refused
     q<N>     outstanding I/Os per worker (queue depth), 1–1024; default q1
     t<N>     workers (threads), 1–1024; default t1
-  e.g. "4k 70% read 100% random q32 t4", "32k 100% read 0% random", "1m 0% read 0% random q8"`;
+  e.g. "4k 70% read 100% random q32 t4", "32k 100% read 0% random", "1m 0% read 0% random q8"
+  A spec (or a custom workload) runs with cdm8-default's file size, passes and interval (or its base:
+  preset's), without CrystalDiskMark's unscored warm-up pass: settings.warmupPass: true adds one.`;
 
 function timing(p: WorkloadProfile): string {
   const size = p.fileSizeBytes % (1024 * 1024 * 1024) === 0 ? `${p.fileSizeBytes / (1024 * 1024 * 1024)} GiB` : `${p.fileSizeBytes / (1024 * 1024)} MiB`;
