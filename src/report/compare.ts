@@ -1,8 +1,9 @@
-// Run-to-run comparison: B (the candidate) against A (the baseline), matched by canonical test id
-// and by the axes both sides share. Pure; the CLI loads the two sides and decides the exit code.
+// Run-to-run comparison: B (the candidate) against A (the baseline), matched permutation by
+// permutation (the axes that vary on either side) and by canonical test id; never pooled unasked. Pure; the CLI loads the two sides and decides the exit code.
 import type { ResultRecord } from '../results/record.ts';
 import type { AxisValue, Axes } from '../contract/axis.ts';
-import { formatDelta, formatMetric, METRICS, primaryMetricOf, type MetricKey, type RunInfo } from './model.ts';
+import { UsageError } from '../errors.ts';
+import { formatDelta, formatMetric, METRICS, primaryMetricOf, SOURCE_AXIS, sourceOf, type MetricKey, type RunInfo } from './model.ts';
 import { compareSamples, DEFAULT_VERDICT_OPTIONS, formatP, type Comparison, type VerdictOptions } from './stats.ts';
 
 export interface CompareSide {
@@ -15,6 +16,8 @@ export interface CompareOptions {
   /** a significant slowdown of at least this many % is a regression (also the verdict's min effect) */
   failOnRegressionPct?: number;
   verdict?: Partial<VerdictOptions>;
+  /** axes to pool (`--pool source`): permutations of a side that differ only in these become one sample */
+  pool?: readonly string[];
 }
 
 export interface CompareRow {
@@ -24,7 +27,7 @@ export interface CompareRow {
   metric: MetricKey;
   comparison: Comparison;
   regression: boolean;
-  /** permutations pooled on each side into this row */
+  /** permutations pooled on each side into this row (more than 1 only with `pool`) */
   pooled: { a: number; b: number };
 }
 
@@ -33,8 +36,15 @@ export interface CompareResult {
   b: { label: string; runId: string; records: number };
   options: VerdictOptions;
   failOnRegressionPct: number | null;
+  /** the axes a permutation of B must share with one of A to be compared with it */
   matchedAxes: string[];
+  /** axes pooled on request */
+  pooledAxes: string[];
   rows: CompareRow[];
+  /** permutations (their matched axes, `name=value, …`) with no partner on the other side */
+  unpairedA: string[];
+  unpairedB: string[];
+  /** tests of paired permutations that only one side ran: `test (axes)` */
   onlyInA: string[];
   onlyInB: string[];
   fingerprintWarnings: string[];
@@ -74,6 +84,43 @@ export function fingerprintDifferences(a: RunInfo, b: RunInfo, axisNames: Readon
   return out;
 }
 
+/** Distinct values of each axis on one side; a record without the axis counts as the value `null`. */
+function sideAxes(records: readonly ResultRecord[], names: readonly string[]): Map<string, Set<string | null>> {
+  const m = new Map<string, Set<string | null>>(names.map((n) => [n, new Set()]));
+  let last: Axes | undefined;
+  for (const r of records) {
+    if (r.axes === last) continue;
+    last = r.axes;
+    for (const n of names) m.get(n)!.add(n in r.axes ? String(r.axes[n]) : null);
+  }
+  return m;
+}
+
+interface Side {
+  /** key (matched axes) → the records and the permutations (source + id) they come from */
+  groups: Map<string, { records: ResultRecord[]; perms: Set<string>; sources: Set<string> }>;
+}
+
+function groupSide(records: readonly ResultRecord[], keyOf: (r: ResultRecord) => string): Side {
+  const groups: Side['groups'] = new Map();
+  for (const r of records) {
+    const k = keyOf(r);
+    let g = groups.get(k);
+    if (!g) groups.set(k, (g = { records: [], perms: new Set(), sources: new Set() }));
+    g.records.push(r);
+    g.perms.add(JSON.stringify([sourceOf(r), r.permutationId]));
+    g.sources.add(sourceOf(r));
+  }
+  return { groups };
+}
+
+/**
+ * B against A, permutation by permutation: a permutation of B is compared with the one of A that
+ * has the same values of every axis that varies on either side (`source`, which names the side,
+ * aside). Axes constant on both sides only describe them (a warning when their values differ).
+ * A side whose permutations would pool into one sample (several sources with the same axes) is
+ * refused unless the caller pools on purpose (`pool`).
+ */
 export function compareRuns(a: CompareSide, b: CompareSide, options: CompareOptions = {}): CompareResult {
   const o: VerdictOptions = {
     ...DEFAULT_VERDICT_OPTIONS,
@@ -82,77 +129,120 @@ export function compareRuns(a: CompareSide, b: CompareSide, options: CompareOpti
   };
   const va = axisValues(a.records);
   const vb = axisValues(b.records);
+  const names = [...new Set([...va.keys(), ...vb.keys()])];
+  const pool = new Set(options.pool ?? []);
+  for (const p of pool) if (!names.includes(p)) throw new UsageError(`--pool ${p}: neither side has an axis "${p}" (axes: ${names.join(', ') || 'none'})`);
+  const candidates = names.filter((n) => n !== SOURCE_AXIS && !pool.has(n));
+  const sa = sideAxes(a.records, candidates);
+  const sb = sideAxes(b.records, candidates);
   const warnings: string[] = [];
-  // Axes on both sides whose values overlap identify a configuration; axes with disjoint values
-  // (e.g. `source` = the file name of two imports) identify the side, so matching ignores them.
-  const matchedAxes: string[] = [];
-  for (const [k, sa] of va) {
-    const sb = vb.get(k);
-    if (!sb) continue;
-    if ([...sa].some((x) => sb.has(x))) matchedAxes.push(k);
-    else if (k !== 'source') warnings.push(`axis ${k} has no common value (A: ${[...sa].join(', ')}; B: ${[...sb].join(', ')}); compared across it`);
+  const matchedAxes = candidates.filter((n) => sa.get(n)!.size > 1 || sb.get(n)!.size > 1).sort();
+  for (const k of candidates) {
+    if (matchedAxes.includes(k)) continue;
+    const [x] = sa.get(k)!;
+    const [y] = sb.get(k)!;
+    if (x !== undefined && y !== undefined && x !== null && y !== null && x !== y) warnings.push(`axis ${k} differs (A: ${x}; B: ${y}); compared across it`);
   }
-  matchedAxes.sort();
 
-  const keyOf = (r: ResultRecord): string => JSON.stringify([r.test.id, ...matchedAxes.map((k) => (k in r.axes ? String(r.axes[k]) : null))]);
-  const group = (records: readonly ResultRecord[]): Map<string, ResultRecord[]> => {
-    const m = new Map<string, ResultRecord[]>();
-    for (const r of records) {
-      const k = keyOf(r);
-      let l = m.get(k);
-      if (!l) m.set(k, (l = []));
-      l.push(r);
+  const keyOf = (r: ResultRecord): string => JSON.stringify(matchedAxes.map((k) => (k in r.axes ? String(r.axes[k]) : null)));
+  const ga = groupSide(a.records, keyOf);
+  const gb = groupSide(b.records, keyOf);
+  // Several permutations of one side under one key differ only in their source: pooling them would
+  // average different exports or runs into one sample, so that needs asking for.
+  if (!pool.has(SOURCE_AXIS)) {
+    for (const [side, g, label] of [['A', ga, a.label], ['B', gb, b.label]] as const) {
+      const clash = [...g.groups.values()].find((x) => x.sources.size > 1);
+      if (!clash) continue;
+      const srcs = [...clash.sources];
+      const shown = srcs.slice(0, 4).join(', ') + (srcs.length > 4 ? `, … (${srcs.length} in all)` : '');
+      throw new UsageError(
+        `compare: ${side} (${label}) holds ${srcs.length} sources (${shown}) whose permutations have the same ${matchedAxes.length ? matchedAxes.join(', ') : 'axes'}; ` +
+          'comparing would pool them into one sample. Tag each with the axis value it measured (`storsweep import FILE --export N --set axis=value --json > part.jsonl`), ' +
+          'or pass --pool source to pool them on purpose',
+      );
     }
-    return m;
-  };
-  const ga = group(a.records);
-  const gb = group(b.records);
-  const describe = (recs: readonly ResultRecord[]): string => {
+  }
+  const describeKey = (recs: readonly ResultRecord[]): string => {
     const r = recs[0]!;
-    const ax = matchedAxes.filter((k) => k in r.axes).map((k) => `${k}=${String(r.axes[k])}`);
-    return ax.length ? `${r.test.id} (${ax.join(', ')})` : r.test.id;
+    return matchedAxes.map((k) => `${k}=${k in r.axes ? String(r.axes[k]) : '(none)'}`).join(', ') || '(all)';
   };
 
   const rows: CompareRow[] = [];
-  for (const [key, recsB] of gb) {
-    const recsA = ga.get(key);
-    if (!recsA) continue;
-    const test = recsB[0]!.test;
-    const primary = primaryMetricOf(test, [...recsA, ...recsB]);
-    const metrics: MetricKey[] = [primary];
-    const both = (m: MetricKey): boolean => recsA.some((r) => METRICS[m].get(r) !== null) && recsB.some((r) => METRICS[m].get(r) !== null);
-    if (both('latencyMeanUs')) metrics.push('latencyMeanUs');
+  const onlyInA: string[] = [];
+  const onlyInB: string[] = [];
+  for (const [key, gB] of gb.groups) {
+    const gA = ga.groups.get(key);
+    if (!gA) continue;
+    const byTest = (recs: readonly ResultRecord[]): Map<string, ResultRecord[]> => {
+      const m = new Map<string, ResultRecord[]>();
+      for (const r of recs) {
+        let l = m.get(r.test.id);
+        if (!l) m.set(r.test.id, (l = []));
+        l.push(r);
+      }
+      return m;
+    };
+    const ta = byTest(gA.records);
+    const tb = byTest(gB.records);
     const axes: Axes = {};
     for (const k of matchedAxes) {
-      const v: AxisValue | undefined = recsB[0]!.axes[k];
+      const v: AxisValue | undefined = gB.records[0]!.axes[k];
       if (v !== undefined) axes[k] = v;
     }
-    const pooled = { a: new Set(recsA.map((r) => r.permutationId)).size, b: new Set(recsB.map((r) => r.permutationId)).size };
-    for (const m of metrics) {
-      if (!both(m)) continue;
-      const vals = (rs: readonly ResultRecord[]): number[] => rs.map((r) => METRICS[m].get(r)).filter((v): v is number => v !== null && Number.isFinite(v));
-      const comparison = compareSamples(vals(recsB), vals(recsA), METRICS[m].higherIsBetter, o);
-      const regression = options.failOnRegressionPct !== undefined && comparison.verdict === 'slower';
-      rows.push({ testId: test.id, axes, metric: m, comparison, regression, pooled });
+    const where = matchedAxes.length ? ` (${describeKey(gB.records)})` : '';
+    for (const id of ta.keys()) if (!tb.has(id)) onlyInA.push(`${id}${where}`);
+    for (const [id, recsB] of tb) {
+      const recsA = ta.get(id);
+      if (!recsA) {
+        onlyInB.push(`${id}${where}`);
+        continue;
+      }
+      const test = recsB[0]!.test;
+      const primary = primaryMetricOf(test, [...recsA, ...recsB]);
+      const metrics: MetricKey[] = [primary];
+      const both = (m: MetricKey): boolean => recsA.some((r) => METRICS[m].get(r) !== null) && recsB.some((r) => METRICS[m].get(r) !== null);
+      if (both('latencyMeanUs')) metrics.push('latencyMeanUs');
+      const pooled = { a: gA.perms.size, b: gB.perms.size };
+      for (const m of metrics) {
+        if (!both(m)) continue;
+        const vals = (rs: readonly ResultRecord[]): number[] => rs.map((r) => METRICS[m].get(r)).filter((v): v is number => v !== null && Number.isFinite(v));
+        const comparison = compareSamples(vals(recsB), vals(recsA), METRICS[m].higherIsBetter, o);
+        const regression = options.failOnRegressionPct !== undefined && comparison.verdict === 'slower';
+        rows.push({ testId: test.id, axes, metric: m, comparison, regression, pooled });
+      }
     }
   }
-  const onlyInA = [...ga].filter(([k]) => !gb.has(k)).map(([, r]) => describe(r));
-  const onlyInB = [...gb].filter(([k]) => !ga.has(k)).map(([, r]) => describe(r));
+  const unpairedA = [...ga.groups].filter(([k]) => !gb.groups.has(k)).map(([, g]) => describeKey(g.records));
+  const unpairedB = [...gb.groups].filter(([k]) => !ga.groups.has(k)).map(([, g]) => describeKey(g.records));
+  if (unpairedA.length + unpairedB.length > 0) {
+    // an axis one side does not have at all: the usual reason, with its remedy
+    for (const k of matchedAxes) {
+      for (const [side, s] of [['A', sa], ['B', sb]] as const) {
+        const vals = s.get(k)!;
+        if (vals.size === 1 && vals.has(null)) {
+          warnings.push(`${side} has no ${k} axis, so none of its permutations lines up with the other side's; tag an import with \`storsweep import FILE --set ${k}=VALUE\`, or pass --pool ${k}`);
+        }
+      }
+    }
+  }
   const pooledRows = rows.filter((r) => r.pooled.a > 1 || r.pooled.b > 1);
   if (pooledRows.length > 0) {
-    warnings.push(`${new Set(pooledRows.map((r) => r.testId)).size} test(s) pool several permutations of one side into one sample; pass runs with matching axes to compare them one by one`);
+    warnings.push(`${new Set(pooledRows.map((r) => r.testId)).size} test(s) pool several permutations of one side into one sample (--pool ${[...pool].join(', ')})`);
   }
   if (rows.length > 0 && rows.every((r) => r.comparison.verdict === 'insufficient-data')) {
     warnings.push('every comparison has fewer than 2 repetitions on a side: deltas are shown, but no difference can be called significant');
   }
-  const axisNames = new Set([...va.keys(), ...vb.keys()]);
+  const axisNames = new Set(names);
   return {
     a: { label: a.label, runId: a.info.runId, records: a.records.length },
     b: { label: b.label, runId: b.info.runId, records: b.records.length },
     options: o,
     failOnRegressionPct: options.failOnRegressionPct ?? null,
     matchedAxes,
+    pooledAxes: [...pool],
     rows,
+    unpairedA,
+    unpairedB,
     onlyInA,
     onlyInB,
     fingerprintWarnings: fingerprintDifferences(a.info, b.info, axisNames),
@@ -170,7 +260,9 @@ function pad(rows: string[][]): string {
 export function renderCompareText(r: CompareResult): string {
   const out: string[] = [
     `B: ${r.b.label} (${r.b.runId}, ${r.b.records} records) compared with A: ${r.a.label} (${r.a.runId}, ${r.a.records} records)`,
-    `matched by test id${r.matchedAxes.length ? ` and ${r.matchedAxes.join(', ')}` : ''}: ${new Set(r.rows.map((x) => JSON.stringify([x.testId, x.axes]))).size} matched, ${r.onlyInA.length} only in A, ${r.onlyInB.length} only in B`,
+    `matched by test id${r.matchedAxes.length ? ` and ${r.matchedAxes.join(', ')}` : ''}${r.pooledAxes.length ? `, pooled over ${r.pooledAxes.join(', ')}` : ''}: ` +
+      `${new Set(r.rows.map((x) => JSON.stringify([x.testId, x.axes]))).size} matched, ${r.unpairedA.length + r.unpairedB.length} permutation(s) without a partner, ` +
+      `${r.onlyInA.length} test(s) only in A, ${r.onlyInB.length} only in B`,
   ];
   for (const w of [...r.fingerprintWarnings, ...r.warnings]) out.push(`warning: ${w}`);
   if (r.rows.length > 0) {
@@ -191,6 +283,8 @@ export function renderCompareText(r: CompareResult): string {
     }
     out.push('', pad(table));
   }
+  if (r.unpairedA.length) out.push('', `no partner in B for A's: ${r.unpairedA.join('; ')}`);
+  if (r.unpairedB.length) out.push('', `no partner in A for B's: ${r.unpairedB.join('; ')}`);
   if (r.onlyInA.length) out.push('', `only in A: ${r.onlyInA.join('; ')}`);
   if (r.onlyInB.length) out.push('', `only in B: ${r.onlyInB.join('; ')}`);
   if (r.failOnRegressionPct !== null) {

@@ -13,6 +13,8 @@ export interface CompareCommandOptions {
   json?: boolean;
   alpha?: string;
   cvThreshold?: string;
+  /** axes to pool (`--pool source`) */
+  pool?: string[];
 }
 
 export async function runCompare(a: string, b: string, opts: CompareCommandOptions, io: CommandIo = defaultIo): Promise<number> {
@@ -23,6 +25,7 @@ export async function runCompare(a: string, b: string, opts: CompareCommandOptio
   for (const w of [...sa.warnings, ...sb.warnings]) io.stderr(`warning: ${w}\n`);
   const result = compareRuns({ label: a, records: sa.records, info: sa.info }, { label: b, records: sb.records, info: sb.info }, {
     ...(threshold !== undefined ? { failOnRegressionPct: threshold } : {}),
+    ...(opts.pool?.length ? { pool: opts.pool } : {}),
     verdict,
   });
   if (opts.json) {
@@ -38,11 +41,12 @@ export async function runCompare(a: string, b: string, opts: CompareCommandOptio
 export function registerCompare(program: Command, io: CommandIo = defaultIo): Command {
   return program
     .command('compare')
-    .description('compare run B with run A (or imported results) by canonical test id; Δ%, Welch p and verdict per test')
+    .description('compare run B with run A (or imported results), permutation by permutation (same axes) and by canonical test id; Δ%, Welch p and verdict per test; lists permutations without a partner')
     .argument('<A>', 'baseline: run directory or result file')
     .argument('<B>', 'candidate: run directory or result file')
     .option('--fail-on-regression <pct>', `exit ${EXIT_REGRESSION} when B is significantly slower than A by at least this %`)
     .option('--json', 'print the comparison as JSON')
+    .option('--pool <axis>', 'pool permutations of a side that differ only in this axis (e.g. --pool source: several exports as one sample); repeatable', (v: string, prev: string[] = []) => [...prev, v])
     .option('--alpha <p>', 'significance level (default 0.05)')
     .option('--cv-threshold <pct>', 'CV % above which a sample is flagged noisy (default 10)')
     .action(async (a: string, b: string, opts: CompareCommandOptions) => {

@@ -6,7 +6,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { EXIT_REGRESSION, registerCompare, runCompare } from '../../../src/cli/commands/compare.ts';
 import { registerReport, runReport, type CommandIo } from '../../../src/cli/commands/report.ts';
 import { ParseError, UsageError } from '../../../src/errors.ts';
-import { compareRuns, fingerprintDifferences } from '../../../src/report/compare.ts';
+import { compareRuns, fingerprintDifferences, renderCompareText } from '../../../src/report/compare.ts';
 import type { RunInfo } from '../../../src/report/model.ts';
 import { loadSource, readRecordsJsonl } from '../../../src/report/source.ts';
 import type { ResultRecord } from '../../../src/results/record.ts';
@@ -177,6 +177,49 @@ describe('storsweep compare', () => {
     expect(j.matchedAxes).toEqual(['datastore.blockSizeMb', 'disk.format']);
     expect(j.rows).toHaveLength(16);
     expect(io.err).toContain('warning: environment differs: esxi.version: 7.0.3 → 8.0.2');
+  });
+
+  describe('never pools silently: a 4-block-size run against one published export', () => {
+    const run = seedRecords('run').map((r) => ({ ...r, axes: { ...r.axes, 'workload.profile': 'crystaldiskmark3', source: 'run' } }));
+    const paper = (axes: ResultRecord['axes'], source = 'paper.txt'): ResultRecord[] =>
+      seedRecords(`import:${source}`)
+        .filter((r) => r.axes['datastore.blockSizeMb'] === 1)
+        .map((r) => ({ ...r, axes: { ...axes, source }, permutationId: source }));
+    const A = { label: 'runDir', records: run, info: { runId: 'run' } };
+
+    it('an untagged export has no partner; it is compared with all four only when asked (--pool)', () => {
+      const res = compareRuns(A, { label: 'paper.txt', records: paper({}), info: { runId: 'import:paper.txt' } });
+      expect(res.rows).toEqual([]);
+      expect(res.matchedAxes).toEqual(['datastore.blockSizeMb']);
+      expect(res.unpairedA).toEqual(['datastore.blockSizeMb=1', 'datastore.blockSizeMb=2', 'datastore.blockSizeMb=4', 'datastore.blockSizeMb=8']);
+      expect(res.unpairedB).toEqual(['datastore.blockSizeMb=(none)']);
+      expect(res.warnings).toContain(
+        'B has no datastore.blockSizeMb axis, so none of its permutations lines up with the other side\'s; tag an import with `storsweep import FILE --set datastore.blockSizeMb=VALUE`, or pass --pool datastore.blockSizeMb',
+      );
+      expect(renderCompareText(res)).toContain("no partner in B for A's: datastore.blockSizeMb=1; datastore.blockSizeMb=2;");
+      const pooled = compareRuns(A, { label: 'paper.txt', records: paper({}), info: { runId: 'i' } }, { pool: ['datastore.blockSizeMb'] });
+      expect(pooled.rows.length).toBeGreaterThan(0);
+      expect(pooled.rows[0]!.pooled).toEqual({ a: 4, b: 1 });
+      expect(pooled.warnings).toContainEqual(expect.stringMatching(/pool several permutations of one side into one sample \(--pool datastore.blockSizeMb\)/));
+    });
+
+    it('a tagged export lines up with its block size; the other three are listed without a partner', () => {
+      const res = compareRuns(A, { label: 'paper.txt', records: paper({ 'datastore.blockSizeMb': 1 }), info: { runId: 'i' } });
+      expect(new Set(res.rows.map((r) => JSON.stringify(r.axes)))).toEqual(new Set([JSON.stringify({ 'datastore.blockSizeMb': 1 })]));
+      expect(res.rows.filter((r) => r.metric === 'bytesPerSecond' || r.metric === 'iops')).toHaveLength(8);
+      expect(res.rows.every((r) => r.comparison.delta!.pct === 0 && r.pooled.a === 1)).toBe(true);
+      expect(res.unpairedA).toEqual(['datastore.blockSizeMb=2', 'datastore.blockSizeMb=4', 'datastore.blockSizeMb=8']);
+      expect(res.unpairedB).toEqual([]);
+    });
+
+    it('refuses to pool several exports of one side unless --pool source', () => {
+      const two = [...paper({}, 'study.txt#1'), ...paper({}, 'study.txt#2')];
+      const B = { label: 'study.txt', records: two, info: { runId: 'i' } };
+      const other = { label: 'x', records: paper({}, 'x.txt'), info: { runId: 'x' } };
+      expect(() => compareRuns(other, B)).toThrow(/B \(study.txt\) holds 2 sources \(study.txt#1, study.txt#2\) whose permutations have the same axes; comparing would pool them.*--pool source/);
+      expect(compareRuns(other, B, { pool: ['source'] }).rows[0]!.pooled).toEqual({ a: 1, b: 2 });
+      expect(() => compareRuns(other, B, { pool: ['disk.format'] })).toThrow(/--pool disk.format: neither side has an axis/);
+    });
   });
 
   it('matches imported exports by test id alone, ignoring the per-file source axis', () => {
