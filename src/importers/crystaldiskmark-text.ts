@@ -26,10 +26,17 @@ const ROW_START = /^(SEQ|RND|Sequential|Random)\b/i;
 const SECTION = /^\[(Read|Write)\]$|^\[Mix\]\s*Read\s*(\d+)%\s*\/\s*Write\s*(\d+)%$/i;
 const FOOTER = /^(Profile|Test|Mode|Time|Date|OS|Comment)\s*:\s*(.*)$/i;
 
-/** A header line or any result row in the first 40 lines. */
+/**
+ * A header line, or two result rows, anywhere in the text: an export pasted into notes, a forum
+ * post or a study's appendix starts wherever the text before it ends.
+ */
 export function looksLikeCrystalDiskMark(text: string): boolean {
-  const lines = normalize(text).slice(0, 40);
-  return lines.some((l) => HEADER.test(l)) || lines.filter((l) => ROW_V3.test(l) || ROW_V5.test(l) || ROW_V7.test(l)).length >= 2;
+  let rows = 0;
+  for (const l of normalize(text)) {
+    if (HEADER.test(l)) return true;
+    if ((ROW_V3.test(l) || ROW_V5.test(l) || ROW_V7.test(l)) && ++rows >= 2) return true;
+  }
+  return false;
 }
 
 // Exports re-posted from forums carry no-break spaces (U+00A0) or ideographic spaces as padding.
@@ -38,7 +45,7 @@ function normalize(text: string): string[] {
 }
 
 /** "828.041" → 828041000 exactly (MB/s is printed with ≤ 3 decimals; float multiply would drift). */
-function mbpsToBytesPerSecond(text: string): number {
+export function mbpsToBytesPerSecond(text: string): number {
   const [int = '0', frac = ''] = text.split('.');
   return Number(int) * 1e6 + Number((frac + '000000').slice(0, 6));
 }
@@ -90,6 +97,15 @@ function readRow(line: string, section: Section): Row | null {
   return null;
 }
 
+/**
+ * The test a CrystalDiskMark row label names ("Random Read 4KB (QD=32)", "SEQ 1MiB (Q= 8, T= 1)"),
+ * `dir` standing for the [Read]/[Write] section of 7.x/8.x labels; null when it is no row label.
+ */
+export function cdmTestFromLabel(label: string, dir: 'read' | 'write'): TestIdentity | null {
+  const clean = label.replace(/[\u00A0\u3000\t]/g, ' ').trim();
+  return readRow(`${clean} : 1 MB/s`, { dir, readPercent: dir === 'read' ? 100 : 0 })?.test ?? null;
+}
+
 type Meta = NonNullable<ResultRecord['metadata']>;
 
 function readFooter(key: string, value: string, meta: Meta): void {
@@ -133,76 +149,138 @@ function readFooter(key: string, value: string, meta: Meta): void {
   }
 }
 
+interface Export {
+  meta: Meta;
+  version: string | null;
+  rows: Array<Row & { line: number }>;
+  footerSeen: boolean;
+  firstLine: number;
+  lastLine: number;
+}
+
+/**
+ * Reads every export in the text. A file may hold several, one after another (a study's appendix:
+ * one per configuration); each is one source, `file#1`, `file#2`, …, never one pooled sample. An
+ * export starts at a "CrystalDiskMark <version>" header, or at result rows after the previous
+ * export's footer. Text around the exports (notes, a blog post) is skipped, one warning per stretch.
+ */
 export function parseCrystalDiskMarkText(text: string, source: string): ImportResult {
   const lines = normalize(text);
   const warnings: string[] = [];
-  const rows: Array<Row & { line: number }> = [];
-  const meta: Meta = { format: CDM_FORMAT, aggregate: 'max' };
-  let version: string | null = null;
+  const exports: Export[] = [];
+  let cur: Export | null = null;
   let section: Section = null;
   let firstBad: number | null = null;
-  let footerSeen = false;
+  let total = 0;
+  // lines outside any export: [first, last] of the current stretch
+  let outside: [number, number] | null = null;
+  const flushOutside = () => {
+    if (!outside) return;
+    const [a, b] = outside;
+    warnings.push(`${source}:${a === b ? a : `${a}-${b}`}: ${b - a + 1} line${a === b ? '' : 's'} of other text (not a CrystalDiskMark export) ignored`);
+    outside = null;
+  };
+  const start = (n: number): Export => {
+    flushOutside();
+    section = null;
+    cur = { meta: { format: CDM_FORMAT, aggregate: 'max' }, version: null, rows: [], footerSeen: false, firstLine: n, lastLine: n };
+    exports.push(cur);
+    return cur;
+  };
+  // after a footer, a line that belongs to no export ends it (the next one needs a header or rows)
+  let ended = true;
 
   lines.forEach((line, i) => {
     const n = i + 1;
     // the header comes first: 7.x puts "Crystal Dew World" on the same line as the version
     const header = HEADER.exec(line);
-    if (header && version === null) {
-      version = header[1] ?? null;
-      meta['cdmVersion'] = version;
+    if (header) {
+      const e = cur && cur.version === null && cur.rows.length === 0 && !cur.footerSeen ? cur : start(n);
+      ended = false;
+      e.version = header[1] ?? null;
+      e.meta['cdmVersion'] = e.version;
       const edition = (header[2] ?? '').trim();
-      if (edition) meta['edition'] = edition;
+      if (edition) e.meta['edition'] = edition;
+      e.lastLine = n;
       return;
     }
     if (line === '' || /^-{5,}$/.test(line) || line.startsWith('*') || /Crystal Dew World/i.test(line)) return;
     const sec = SECTION.exec(line);
-    if (sec) {
+    const row = sec ? null : readRow(line, section);
+    const footer = sec || row ? null : FOOTER.exec(line);
+    if ((sec || row) && (ended || cur?.footerSeen)) start(n);
+    if (sec || row || footer) ended = false;
+    const e: Export | null = cur;
+    if (sec && e) {
       if (sec[1] !== undefined) section = { dir: sec[1].toLowerCase() === 'read' ? 'read' : 'write', readPercent: sec[1].toLowerCase() === 'read' ? 100 : 0 };
       else section = { dir: 'mix', readPercent: Number(sec[2]) };
+      e.lastLine = n;
       return;
     }
-    const row = readRow(line, section);
-    if (row) {
-      if (rows.length === MAX_IMPORT_RECORDS) throw tooManyRecords(source, n, 'CrystalDiskMark result rows');
-      rows.push({ ...row, line: n });
+    if (row && e) {
+      if (++total > MAX_IMPORT_RECORDS) throw tooManyRecords(source, n, 'CrystalDiskMark result rows');
+      e.rows.push({ ...row, line: n });
+      e.lastLine = n;
       return;
     }
-    const footer = FOOTER.exec(line);
-    if (footer) {
-      footerSeen = true;
-      readFooter(footer[1] ?? '', (footer[2] ?? '').trim(), meta);
+    if (footer && e && !ended) {
+      e.footerSeen = true;
+      readFooter(footer[1] ?? '', (footer[2] ?? '').trim(), e.meta);
+      e.lastLine = n;
       return;
     }
-    if (ROW_START.test(line)) {
+    if (e && !ended && !e.footerSeen && ROW_START.test(line)) {
       firstBad ??= n;
+      e.lastLine = n;
       warnings.push(`${source}:${n}: unreadable result row (truncated?): "${excerpt(line)}"`);
       return;
     }
-    warnings.push(`${source}:${n}: line not recognised, ignored: "${excerpt(line)}"`);
+    if (e && !ended && !e.footerSeen && e.rows.length > 0) {
+      warnings.push(`${source}:${n}: line not recognised, ignored: "${excerpt(line)}"`);
+      return;
+    }
+    // before the first export, between two, or after the last one's footer
+    ended = e === null || e.footerSeen || e.rows.length === 0 ? true : ended;
+    if (outside) outside[1] = n;
+    else outside = [n, n];
   });
+  flushOutside();
 
-  if (rows.length === 0) {
+  const withRows = exports.filter((e) => e.rows.length > 0);
+  if (withRows.length === 0) {
     const line = firstBad ?? lines.length;
     throw new ParseError(
-      `${source}:${line}: no CrystalDiskMark result rows found (expected rows like "Sequential Read : 828.041 MB/s" or "SEQ 1MiB (Q= 8, T= 1): 384.064 MB/s")`,
+      `${source}:${line}: no CrystalDiskMark result rows found (expected a "CrystalDiskMark <version>" header followed by rows like "Sequential Read : 828.041 MB/s" or "SEQ 1MiB (Q= 8, T= 1): 384.064 MB/s")`,
       { source, line, expected: 'CrystalDiskMark 3.x–8.x text export' },
     );
   }
-  if (version === null) warnings.push(`${source}:1: no "CrystalDiskMark <version>" header line; test identities inferred from the row labels`);
-  if (!footerSeen) {
-    warnings.push(`${source}:${lines.length}: file ends without the footer (Test:/Date:/OS:) — truncated? ${rows.length} result rows read`);
-  }
-  const tool = { name: 'crystaldiskmark', version };
-  const records = rows.map((r) => {
-    const bytesPerSecond = mbpsToBytesPerSecond(r.mbps);
-    const iops = r.iops !== undefined ? Number(r.iops) : bytesPerSecond / r.test.blockSizeBytes;
-    return importedRecord(source, tool, {
-      test: r.test,
-      iops,
-      bytesPerSecond,
-      latencyUs: { mean: r.latUs !== undefined ? Number(r.latUs) : null, p50: null, p95: null, p99: null, p999: null },
-      metadata: { ...meta, line: r.line, iopsDerived: r.iops === undefined },
-    });
+  const several = withRows.length > 1;
+  const records: ResultRecord[] = [];
+  withRows.forEach((e, k) => {
+    const which = several ? ` (export #${k + 1}, lines ${e.firstLine}-${e.lastLine})` : '';
+    if (e.version === null) warnings.push(`${source}:${e.firstLine}: no "CrystalDiskMark <version>" header line${which}; test identities inferred from the row labels`);
+    if (!e.footerSeen) {
+      warnings.push(`${source}:${e.lastLine}: ${several ? `export #${k + 1} (lines ${e.firstLine}-${e.lastLine})` : 'file'} ends without the footer (Test:/Date:/OS:) — truncated? ${e.rows.length} result rows read`);
+    }
+    const tool = { name: 'crystaldiskmark', version: e.version };
+    for (const r of e.rows) {
+      const bytesPerSecond = mbpsToBytesPerSecond(r.mbps);
+      const iops = r.iops !== undefined ? Number(r.iops) : bytesPerSecond / r.test.blockSizeBytes;
+      records.push(
+        importedRecord(
+          source,
+          tool,
+          {
+            test: r.test,
+            iops,
+            bytesPerSecond,
+            latencyUs: { mean: r.latUs !== undefined ? Number(r.latUs) : null, p50: null, p95: null, p99: null, p999: null },
+            metadata: { ...e.meta, ...(several ? { export: k + 1 } : {}), line: r.line, iopsDerived: r.iops === undefined },
+          },
+          several ? k + 1 : undefined,
+        ),
+      );
+    }
   });
   return { format: CDM_FORMAT, records, warnings };
 }

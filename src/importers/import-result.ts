@@ -1,5 +1,6 @@
 // What every importer returns, and the identity every imported record carries: runId
-// `import:<basename>`, permutationId = basename without extension, axes `{source: basename}`.
+// `import:<basename>`, permutationId = basename without extension, axes `{source: basename}`; the
+// N-th of several exports in one file is `<stem>#N` / `{source: <basename>#N}`.
 import { basename, extname } from 'node:path';
 import { InputTooLarge } from '../errors.ts';
 import { visible } from '../text/visible.ts';
@@ -34,14 +35,19 @@ export interface ImportedMeasurement {
   metadata?: ResultRecord['metadata'];
 }
 
-/** Builds the record for one measured line of an imported file. */
-export function importedRecord(source: string, tool: ResultRecord['tool'], m: ImportedMeasurement): ResultRecord {
+/** The source name of an imported file, or of its N-th export when it holds several. */
+export function importSourceName(file: string, part?: number): string {
+  return part === undefined ? basename(file) : `${basename(file)}#${part}`;
+}
+
+/** Builds the record for one measured line of an imported file (`part`: which of its several exports). */
+export function importedRecord(source: string, tool: ResultRecord['tool'], m: ImportedMeasurement, part?: number): ResultRecord {
   const base = basename(source);
   const stem = base.slice(0, base.length - extname(base).length) || base;
   return {
     runId: `import:${base}`,
-    permutationId: stem,
-    axes: { source: base },
+    permutationId: part === undefined ? stem : `${stem}#${part}`,
+    axes: { source: importSourceName(source, part) },
     repetition: 1,
     test: m.test,
     iops: m.iops,

@@ -7,6 +7,7 @@ import { importDiskspdXml } from './diskspd-xml.ts';
 import { importFioJson } from './fio-json.ts';
 import { decodeText, MAX_IMPORT_RECORDS, tooManyRecords, type ImportResult } from './import-result.ts';
 import { importIometerCsv } from './iometer-csv.ts';
+import { importTableCsv } from './table-csv.ts';
 
 export type { ImportResult } from './import-result.ts';
 export { detectFormat, EXPECTED_FORMATS, IMPORT_FORMATS, type ImportFormat } from './detect.ts';
@@ -16,6 +17,7 @@ const IMPORTERS: Record<ImportFormat, (text: string, source: string) => ImportRe
   'fio-json': importFioJson,
   'diskspd-xml': importDiskspdXml,
   'iometer-csv': importIometerCsv,
+  'table-csv': importTableCsv,
 };
 
 /** Imports already-decoded text; `source` names the file in records and messages. */

@@ -1,5 +1,7 @@
-// `storsweep import <file...> [--json|--csv]`: read existing CrystalDiskMark / fio / diskspd / IOMeter
-// results into normalized records and print them (a table by default).
+// `storsweep import <file...> [--json|--csv] [--export N] [--set axis=value…]`: read existing
+// CrystalDiskMark / fio / diskspd / IOMeter results or a typed-in results table into normalized
+// records and print them (a table by default; --json: JSON Lines, one record per line, the same as
+// `results --json`, so the output is a results .jsonl that `report` and `compare` read).
 import type { Command } from 'commander';
 import { errorMessage, UsageError } from '../../errors.ts';
 import { importFile, type ImportResult } from '../../importers/index.ts';
@@ -9,6 +11,7 @@ import { shortenLongRuns } from '../../text/excerpt.ts';
 import { visible } from '../../text/visible.ts';
 import type { ResultRecord } from '../../results/record.ts';
 import { jsonText, terminal } from '../output.ts';
+import { checkImportedAxes, parseExportOption, parseSetOptions, tagImport } from '../import-tags.ts';
 
 export interface ImportIo {
   importFile(path: string): Promise<ImportResult>;
@@ -24,6 +27,10 @@ const defaultIo: ImportIo = {
 export interface ImportCommandOptions {
   json?: boolean;
   csv?: boolean;
+  /** `--set axis=value`, repeatable: tag the records so they line up with a run's permutation */
+  set?: string[];
+  /** `--export N`: only the N-th export of a file holding several */
+  export?: string;
 }
 
 /** A file of 100,000 unreadable lines would otherwise print 100,000 warnings. */
@@ -32,9 +39,18 @@ const MAX_WARNINGS_PER_FILE = 20;
 const fixed = (v: number | null, digits: number) => (v === null ? '' : v.toFixed(digits));
 
 export function renderImportTable(records: readonly ResultRecord[]): string {
-  const head = ['source', 'test', 'MB/s', 'IOPS', 'lat µs', 'tool'];
+  const tagged = records.some((r) => Object.keys(r.axes).some((k) => k !== 'source'));
+  const head = ['source', ...(tagged ? ['axes'] : []), 'test', 'MB/s', 'IOPS', 'lat µs', 'tool'];
   const rows = records.map((r) => [
     String(r.axes['source'] ?? r.permutationId),
+    ...(tagged
+      ? [
+          Object.entries(r.axes)
+            .filter(([k]) => k !== 'source')
+            .map(([k, v]) => `${k}=${String(v)}`)
+            .join(', '),
+        ]
+      : []),
     r.test.id,
     fixed(r.bytesPerSecond === null ? null : r.bytesPerSecond / 1e6, 3),
     fixed(r.iops, 1),
@@ -42,7 +58,7 @@ export function renderImportTable(records: readonly ResultRecord[]): string {
     `${r.tool.name}${r.tool.version ? ` ${r.tool.version}` : ''}`,
   ]);
   const widths = head.map((h, i) => rows.reduce((w, r) => Math.max(w, (r[i] ?? '').length), h.length));
-  const numeric = new Set([2, 3, 4]);
+  const numeric = new Set(tagged ? [3, 4, 5] : [2, 3, 4]);
   const line = (cells: string[]) => cells.map((c, i) => (numeric.has(i) ? c.padStart(widths[i] ?? 0) : c.padEnd(widths[i] ?? 0))).join('  ').trimEnd();
   return [line(head), line(widths.map((w) => '-'.repeat(w))), ...rows.map(line)].join('\n') + '\n';
 }
@@ -51,6 +67,8 @@ export function renderImportTable(records: readonly ResultRecord[]): string {
 export async function runImport(files: readonly string[], opts: ImportCommandOptions, io: ImportIo = defaultIo): Promise<number> {
   if (opts.json && opts.csv) throw new UsageError('import: choose one of --json and --csv');
   if (files.length === 0) throw new UsageError('import: name at least one file');
+  const tags = { set: parseSetOptions(opts.set ?? []), ...(opts.export !== undefined ? { exportNumber: parseExportOption(opts.export) } : {}) };
+  if ('source' in tags.set && files.length > 1) throw new UsageError(`--set source=${String(tags.set['source'])}: names one source, but ${files.length} files are imported`);
   const records: ResultRecord[] = [];
   // 1 when a file could not be imported; 2 when one was refused outright (too large, not a file).
   let code = 0;
@@ -61,13 +79,14 @@ export async function runImport(files: readonly string[], opts: ImportCommandOpt
       const more = result.warnings.length - MAX_WARNINGS_PER_FILE;
       if (more > 0) io.stderr(`warning: ${visible(file)}: … and ${more} more warning${more === 1 ? '' : 's'}\n`);
       // no push(...records): a spread of 100,000 arguments overflows the stack
-      for (const r of result.records) records.push(r);
+      for (const r of tagImport(checkImportedAxes(result.records, file), file, tags)) records.push(r);
     } catch (err) {
       code = Math.max(code, exitCodeFor(err) === EXIT.usage ? EXIT.usage : EXIT.failure);
       io.stderr(`error: ${shortenLongRuns(errorMessage(err))}\n`);
     }
   }
-  if (opts.json) io.stdout(jsonText(records, 2) + '\n');
+  // JSON Lines, as `results --json` prints them: a .jsonl that report and compare read back
+  if (opts.json) io.stdout(records.map((r) => jsonText(r) + '\n').join(''));
   else if (opts.csv) io.stdout(renderCsv(records));
   else if (records.length > 0) io.stdout(renderImportTable(records));
   return code;
@@ -76,9 +95,11 @@ export async function runImport(files: readonly string[], opts: ImportCommandOpt
 export function registerImport(program: Command): Command {
   return program
     .command('import')
-    .description('read CrystalDiskMark text exports, fio JSON, diskspd XML or IOMeter CSV into normalized results')
+    .description('read CrystalDiskMark text exports, fio JSON, diskspd XML, IOMeter CSV or a results table (CSV) into normalized results; each file (each export of a file holding several) is one source')
     .argument('<file...>', 'result files; the format is detected from the content')
-    .option('--json', 'print the normalized records as JSON')
+    .option('--set <axis=value>', 'tag the records with an axis value so they line up with a run\'s permutation (e.g. datastore.blockSizeMb=1); repeatable', (v: string, prev: string[] = []) => [...prev, v])
+    .option('--export <n>', 'only the n-th export of a file that holds several (file#n)')
+    .option('--json', 'print the normalized records as JSON Lines (one per line, as `results --json`; report and compare read them as .jsonl)')
     .option('--csv', 'print the normalized records as CSV (the columns of `report -f csv`)')
     .action(async (files: string[], opts: ImportCommandOptions) => {
       process.exitCode = await runImport(files, opts);

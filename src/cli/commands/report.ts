@@ -8,6 +8,7 @@ import { renderMarkdown } from '../../report/markdown.ts';
 import { buildReport, parseBaseline } from '../../report/model.ts';
 import { loadSource, mergeSources, type SourceLoader } from '../../report/source.ts';
 import type { VerdictOptions } from '../../report/stats.ts';
+import { checkImportedAxes } from '../import-tags.ts';
 import { terminal } from '../output.ts';
 import { checkReportOutput, writeReportFile } from '../report-file.ts';
 
@@ -21,7 +22,11 @@ export interface CommandIo {
 }
 
 export const defaultIo: CommandIo = {
-  loadSource,
+  // an imported table's axis columns are checked as `import --set` values are
+  loadSource: async (path) => {
+    const s = await loadSource(path);
+    return s.kind === 'import' ? { ...s, records: checkImportedAxes(s.records, path) } : s;
+  },
   ...terminal,
 };
 

@@ -126,7 +126,41 @@ describe('CrystalDiskMark 5.x–8.x', () => {
     } catch (err) {
       expect(err).toBeInstanceOf(ParseError);
       expect((err as ParseError).details.line).toBe(3);
-      expect((err as Error).message).toMatch(/^bad\.txt:3: no CrystalDiskMark result rows found \(expected rows like/);
+      expect((err as Error).message).toMatch(/^bad\.txt:3: no CrystalDiskMark result rows found \(expected a "CrystalDiskMark <version>" header followed by rows like/);
     }
+  });
+});
+
+describe('several exports in one file, anywhere in it', () => {
+  const r = load('cdm3-vmfs3-appendix.txt');
+
+  it('a study appendix with four exports (the first header at line 49) gives four sources, never one pooled sample', () => {
+    expect([...new Set(r.records.map((x) => x.axes['source']))]).toEqual(['cdm3-vmfs3-appendix.txt#1', 'cdm3-vmfs3-appendix.txt#2', 'cdm3-vmfs3-appendix.txt#3', 'cdm3-vmfs3-appendix.txt#4']);
+    expect([...new Set(r.records.map((x) => x.permutationId))]).toEqual(['cdm3-vmfs3-appendix#1', 'cdm3-vmfs3-appendix#2', 'cdm3-vmfs3-appendix#3', 'cdm3-vmfs3-appendix#4']);
+    expect(r.records.every((x) => x.repetition === 1)).toBe(true);
+    // each export's own numbers: the seeds' sequential reads, 1/2/4/8 MB blocks
+    expect(r.records.filter((x) => x.test.id === 'seq-1m-q1t1-read').map((x) => x.bytesPerSecond)).toEqual([828041000, 811591000, 790583000, 802994000]);
+    expect(r.records[0]!.metadata).toMatchObject({ export: 1, line: 54, date: '2010/12/18 19:57:29', cdmVersion: '3.0' });
+  });
+
+  it('says which text around the exports it skipped, once per stretch', () => {
+    expect(r.warnings).toEqual([
+      'test/fixtures/cdm/cdm3-vmfs3-appendix.txt:1-46: 46 lines of other text (not a CrystalDiskMark export) ignored',
+      'test/fixtures/cdm/cdm3-vmfs3-appendix.txt:67: 1 line of other text (not a CrystalDiskMark export) ignored',
+      'test/fixtures/cdm/cdm3-vmfs3-appendix.txt:88: 1 line of other text (not a CrystalDiskMark export) ignored',
+      'test/fixtures/cdm/cdm3-vmfs3-appendix.txt:109: 1 line of other text (not a CrystalDiskMark export) ignored',
+    ]);
+  });
+
+  it('splits exports without headers at the footer (forum re-posts pasted one after another)', () => {
+    const one = 'Sequential Read : 255.045 MB/s\nSequential Write : 100.000 MB/s\nDate : 2011/01/01 10:00:00\n';
+    const two = 'Sequential Read : 300.000 MB/s\nSequential Write : 120.000 MB/s\nDate : 2011/01/02 10:00:00\n';
+    const p = parseCrystalDiskMarkText(`${one}\n${two}`, 'posts.txt');
+    expect(p.records.map((x) => [x.axes['source'], x.bytesPerSecond])).toEqual([
+      ['posts.txt#1', 255045000],
+      ['posts.txt#1', 100000000],
+      ['posts.txt#2', 300000000],
+      ['posts.txt#2', 120000000],
+    ]);
   });
 });

@@ -20,6 +20,8 @@ describe('format detection', () => {
     ['fio/seqwrite-1m-q8-jsonplus.json', 'fio-json'],
     ['diskspd/cdm6-rnd-4k-q8t8-write.xml', 'diskspd-xml'],
     ['iometer/iometer-1.1.0-results.csv', 'iometer-csv'],
+    ['table/vmfs3-block-size-paper.csv', 'table-csv'],
+    ['cdm/cdm3-vmfs3-appendix.txt', 'crystaldiskmark-text'],
   ])('%s → %s', (file, format) => {
     expect(detectFormat(text(file))).toBe(format);
   });
@@ -27,7 +29,7 @@ describe('format detection', () => {
   it('anything else is a ParseError naming every expected format', () => {
     expect(() => importText('hello,world\n1,2\n', 'x.csv')).toThrow(ParseError);
     expect(() => importText('hello,world\n1,2\n', 'x.csv')).toThrow(
-      /^x\.csv: not a results file storsweep can import; expected a CrystalDiskMark 3\.x–8\.x text export, fio JSON .*diskspd XML .*IOMeter results CSV$/,
+      /^x\.csv: not a results file storsweep can import; expected a CrystalDiskMark 3\.x–8\.x text export \(anywhere in the file\), fio JSON .*diskspd XML .*IOMeter results CSV, or a results table \(CSV with a header row naming "test" and metric columns such as "read MB\/s"; see README "Importing results"\)$/,
     );
   });
 });
@@ -218,7 +220,43 @@ describe('storsweep import command', () => {
     expect(csv[5]).toMatch(/^import:cdm3-vmfs3-1mb\.txt,cdm3-vmfs3-1mb,cdm3-vmfs3-1mb\.txt,1,rnd-4k-q1t1-read,randread,4096,1,1,100,387,1585000,1\.585,/);
     const j = io();
     await runImport([fx('fio/two-jobs-psync.json')], { json: true }, j.io);
-    expect((JSON.parse(j.out.join('')) as Array<{ test: { id: string } }>).map((x) => x.test.id)).toEqual(['seq-128k-q1t1-read', 'rnd-4k-q1t1-write']);
+    // JSON Lines, as `results --json` prints them
+    const lines = j.out.join('').split('\n');
+    expect(lines).toHaveLength(3);
+    expect(lines[2]).toBe('');
+    expect(lines.slice(0, 2).map((l) => (JSON.parse(l) as { test: { id: string } }).test.id)).toEqual(['seq-128k-q1t1-read', 'rnd-4k-q1t1-write']);
+  });
+
+  it('--export N takes one export of a file holding several, --set tags it with axis values (checked like a playbook)', async () => {
+    const c = io();
+    expect(await runImport([fx('cdm/cdm3-vmfs3-appendix.txt')], { json: true, export: '3', set: ['datastore.blockSizeMb=4'] }, c.io)).toBe(0);
+    const recs = c.out.join('').trim().split('\n').map((l) => JSON.parse(l) as { axes: Record<string, unknown>; permutationId: string; bytesPerSecond: number; test: { id: string } });
+    expect(recs).toHaveLength(8);
+    expect(recs[0]).toMatchObject({ axes: { source: 'cdm3-vmfs3-appendix.txt#3', 'datastore.blockSizeMb': 4 }, permutationId: 'cdm3-vmfs3-appendix#3' });
+    // the 4 MB export's sequential read (cdm3-vmfs3-4mb.txt)
+    expect(recs.find((r) => r.test.id === 'seq-1m-q1t1-read')!.bytesPerSecond).toBe(790583000);
+    await expect(runImport([fx('cdm/cdm3-vmfs3-appendix.txt')], { set: ['datastore.blockSizeMb=3'] }, io().io)).rejects.toThrow(
+      '--set datastore.blockSizeMb=3: datastore.blockSizeMb has no value "3" (values: 1, 2, 4, 8)',
+    );
+    await expect(runImport([fx('cdm/cdm3-vmfs3-appendix.txt')], { set: ['datastore.blocksize=3'] }, io().io)).rejects.toThrow(
+      /^--set datastore.blocksize=3: "datastore.blocksize" is not an axis \(axes: datastore.kind, datastore.blockSizeMb,/,
+    );
+    await expect(runImport([fx('cdm/cdm3-vmfs3-appendix.txt')], { set: ['blocksize'] }, io().io)).rejects.toThrow('--set blocksize: expected axis=value');
+    const five = io();
+    expect(await runImport([fx('cdm/cdm3-vmfs3-appendix.txt')], { export: '5' }, five.io)).toBe(2);
+    expect(five.err.join('')).toMatch(/error: --export 5: .*cdm3-vmfs3-appendix\.txt holds 4 exports \(cdm3-vmfs3-appendix\.txt#1, /);
+    const renamed = io();
+    await expect(runImport([fx('cdm/cdm3-vmfs3-appendix.txt')], { set: ['source=paper'] }, renamed.io)).resolves.toBe(2);
+    expect(renamed.err.join('')).toMatch(/--set source=paper: .* holds 4 exports .*name one with --export N/);
+  });
+
+  it("checks a results table's axis columns like --set values, at the row's line", async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'storsweep-table-'));
+    const file = join(dir, 't.csv');
+    writeFileSync(file, 'test,read MB/s,disk.format\nSEQ1M Q8T1,100,thinnest\n');
+    const c = io();
+    expect(await runImport([file], {}, c.io)).toBe(1);
+    expect(c.err.join('')).toContain(`error: ${file}:2: column disk.format: disk.format has no value "thinnest" (values: `);
   });
 
   it('a bad file is reported on stderr, the good ones still print, exit code 1', async () => {

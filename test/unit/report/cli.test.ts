@@ -1,6 +1,7 @@
 import { mkdtempSync, readFileSync, rmSync, writeFileSync, mkdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { Command } from 'commander';
 import { afterAll, describe, expect, it } from 'vitest';
 import { EXIT_REGRESSION, registerCompare, runCompare } from '../../../src/cli/commands/compare.ts';
@@ -9,6 +10,8 @@ import { ParseError, UsageError } from '../../../src/errors.ts';
 import { compareRuns, fingerprintDifferences, renderCompareText } from '../../../src/report/compare.ts';
 import type { RunInfo } from '../../../src/report/model.ts';
 import { loadSource, readRecordsJsonl } from '../../../src/report/source.ts';
+import { runImport } from '../../../src/cli/commands/import.ts';
+import { importFile } from '../../../src/importers/index.ts';
 import type { ResultRecord } from '../../../src/results/record.ts';
 import { FIXTURES, labRecords, SEED_BLOCK_SIZES, seedRecords } from './helpers.ts';
 
@@ -252,5 +255,62 @@ describe('storsweep compare', () => {
       'only A records an environment fingerprint; environments cannot be checked',
     ]);
     expect(fingerprintDifferences({ runId: 'a' }, { runId: 'b' }, new Set())).toEqual([]);
+  });
+});
+
+describe('a published study beside a measured run (issue 15 acceptance)', () => {
+  const appendix = fileURLToPath(new URL('../../fixtures/cdm/cdm3-vmfs3-appendix.txt', import.meta.url));
+
+  it('imports the four exports of one file as four sources, tags each with its block size, and reports each beside the run', async () => {
+    const all = await importFile(appendix);
+    expect(new Set(all.records.map((r) => r.axes['source'])).size).toBe(4);
+    // a 4-block-size run measuring 10% below the published numbers
+    const measured = seedRecords('run-vmfs3').map((r) => ({ ...r, bytesPerSecond: r.bytesPerSecond! * 0.9, iops: r.iops! * 0.9 }));
+    const run = runDir('acc-run', measured, { runId: 'run-vmfs3', target: 'lab-esxi' });
+    const parts: string[] = [];
+    for (const [k, mb] of SEED_BLOCK_SIZES.entries()) {
+      const out: string[] = [];
+      const code = await runImport([appendix], { json: true, export: String(k + 1), set: [`datastore.blockSizeMb=${mb}`] }, { importFile, stdout: (t) => void out.push(t), stderr: () => {} });
+      expect(code).toBe(0);
+      const file = join(tmp, `published-${mb}mb.jsonl`);
+      writeFileSync(file, out.join(''));
+      parts.push(file);
+    }
+    const io = capture();
+    await runReport([run, ...parts], { format: 'json' }, io);
+    const j = JSON.parse(io.out) as {
+      sources: string[];
+      permutations: Array<{ permutationId: string; source: string; axes: Record<string, unknown> }>;
+      tests: Array<{ test: { id: string }; comparisons: Array<{ axis: string; baselineValue: unknown; rows: Array<{ permutationId: string; baselinePermutationId: string; metric: string; comparison: { baseline: { mean: number }; candidate: { mean: number } } }> }> }>;
+      summary: { warnings: string[] };
+    };
+    expect(j.sources).toEqual(['run-vmfs3', 'cdm3-vmfs3-appendix.txt#1', 'cdm3-vmfs3-appendix.txt#2', 'cdm3-vmfs3-appendix.txt#3', 'cdm3-vmfs3-appendix.txt#4']);
+    expect(j.permutations).toHaveLength(8);
+    const perm = new Map(j.permutations.map((p) => [p.permutationId, p]));
+    const seq = j.tests.find((t) => t.test.id === 'seq-1m-q1t1-read')!;
+    const bySource = seq.comparisons.find((c) => c.axis === 'source')!;
+    expect(bySource.baselineValue).toBe('run-vmfs3');
+    const rows = bySource.rows.filter((r) => r.metric === 'bytesPerSecond');
+    expect(rows).toHaveLength(4);
+    const published = [828.041, 811.591, 790.583, 802.994];
+    for (const [i, row] of rows.entries()) {
+      // the published value beside the measured one of the same block size
+      expect(perm.get(row.permutationId)!.axes['datastore.blockSizeMb']).toBe(SEED_BLOCK_SIZES[i]);
+      expect(perm.get(row.baselinePermutationId)!.axes).toMatchObject({ 'datastore.blockSizeMb': SEED_BLOCK_SIZES[i], source: 'run-vmfs3', target: 'lab-esxi' });
+      expect(row.comparison.candidate.mean / 1e6).toBeCloseTo(published[i]!, 6);
+      expect(row.comparison.baseline.mean / 1e6).toBeCloseTo(published[i]! * 0.9, 6);
+    }
+    expect(j.summary.warnings.filter((w) => w.startsWith('source'))).toEqual([]);
+
+    // without the tags, the imports line up with nothing, and the report says so instead of pooling
+    const untagged = join(tmp, 'appendix-untagged.jsonl');
+    const out: string[] = [];
+    await runImport([appendix], { json: true }, { importFile, stdout: (t) => void out.push(t), stderr: () => {} });
+    writeFileSync(untagged, out.join(''));
+    const bare = capture();
+    await runReport([run, untagged], { format: 'json' }, bare);
+    const b = JSON.parse(bare.out) as { permutations: unknown[]; summary: { warnings: string[] } };
+    expect(b.permutations).toHaveLength(8);
+    expect(b.summary.warnings).toContainEqual(expect.stringMatching(/^source cdm3-vmfs3-appendix\.txt#1: 1 permutation has no partner in source run-vmfs3 with the same datastore\.blockSizeMb/));
   });
 });
