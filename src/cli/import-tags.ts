@@ -8,6 +8,7 @@ import { ParseError, UsageError } from '../errors.ts';
 import { sourceOf } from '../report/model.ts';
 import { mapAxes } from '../report/source.ts';
 import type { ResultRecord } from '../results/record.ts';
+import { TABLE_FORMAT } from '../importers/table-csv.ts';
 
 /** `--set axis=value` arguments as axes; a bad one is a UsageError naming it and what is allowed. */
 export function parseSetOptions(sets: readonly string[]): Axes {
@@ -30,7 +31,10 @@ export function parseSetOptions(sets: readonly string[]): Axes {
  * ParseError at the row's line.
  */
 export function checkImportedAxes(records: readonly ResultRecord[], file: string): ResultRecord[] {
+  // only a table's axes come from the user's hand; the other importers set just `source`
+  if (!records.some((r) => r.metadata?.['format'] === TABLE_FORMAT)) return [...records];
   return mapAxes(records, (axes, r) => {
+    if (r.metadata?.['format'] !== TABLE_FORMAT) return axes;
     const out: Axes = {};
     for (const [name, v] of Object.entries(axes)) {
       if (name === 'source') {

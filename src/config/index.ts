@@ -76,7 +76,19 @@ export function loadPlaybook(file: string, overrides: readonly PlaybookOverride[
   };
   value.include?.forEach((m, i) => checkAxisMap('include', m, ['include', i]));
   value.exclude?.forEach((m, i) => checkAxisMap('exclude', m, ['exclude', i]));
-  if (value.baseline) checkAxisMap('baseline', value.baseline, ['baseline']);
+  if (value.baseline) {
+    checkAxisMap('baseline', value.baseline, ['baseline']);
+    // A baseline value no permutation has would leave that axis compared with nothing: the report
+    // would fall back to another value. Refused here, where the value is written.
+    const valuesOf = new Map<string, ReadonlyArray<string | number | boolean>>(axes.map((a) => [a.name, a.values]));
+    if (typeof value.target !== 'string') valuesOf.set('target', value.target);
+    for (const [k, v] of Object.entries(value.baseline)) {
+      const values = valuesOf.get(k);
+      if (values && !values.some((x) => String(x) === String(v))) {
+        diags.push(diagnosticAt(source, ['baseline', k], `${JSON.stringify(v)} is not a value of the axis ${k} (values: ${values.map((x) => String(x)).join(', ')})`));
+      }
+    }
+  }
   // Workloads: each matrix value must resolve to a profile now, not at 3 a.m.
   value.matrix.workload.profile.forEach((p, i) => {
     const inline = value.workloads?.[p];

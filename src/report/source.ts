@@ -210,7 +210,7 @@ export function mergeSources(sources: readonly Source[]): { records: ResultRecor
     // no push(...records): a spread of 100,000 arguments overflows the stack
     for (const r of own) records.push(r);
   }
-  const info: RunInfo = { runId: sources.map((s) => s.info.runId).join(' + ') };
+  const info: RunInfo = { runId: [...new Set(sources.map((s) => s.info.runId))].join(' + ') };
   const targets = [...new Set(sources.flatMap((s) => (s.info.target !== undefined ? [s.info.target] : [])))];
   if (targets.length > 0) info.target = targets.join(', ');
   // The first source's baseline (the run listed first) wins for an axis several name.

@@ -122,7 +122,9 @@ describe('nothing from input reaches the terminal raw', () => {
       expectTerminalSafe(args.join(' '), r);
       // JSON stays valid JSON and keeps the exact text (written as \u escapes)
       if (args.includes('--json') || args.includes('json')) {
-        const parsed = JSON.stringify(JSON.parse(r.stdout));
+        // import --json prints JSON Lines (as results --json), the others one document
+        const docs = args[0] === 'import' ? r.stdout.trimEnd().split('\n') : [r.stdout];
+        const parsed = JSON.stringify(docs.map((d) => JSON.parse(d) as unknown));
         expect(parsed).toContain(JSON.stringify(EVIL_NAME).slice(1, -1));
       }
     }

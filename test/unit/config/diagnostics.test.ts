@@ -79,6 +79,14 @@ describe('playbook diagnostics', () => {
     ]);
   });
 
+  it('a baseline value that is not on its axis: at the value, with the allowed values', () => {
+    const F = f('pb-baseline-value.yaml');
+    expect(playbook('pb-baseline-value.yaml')).toEqual([
+      `${F}:10:26: baseline.datastore.blockSizeMb: 16 is not a value of the axis datastore.blockSizeMb (values: 1, 2, 4, 8)`,
+      `${F}:11:11: baseline.target: "lab-c" is not a value of the axis target (values: lab-a, lab-b)`,
+    ]);
+  });
+
   it('unknown workload profile: at the matrix value, listing the presets', () => {
     const d = playbook('pb-unknown-profile.yaml');
     expect(d).toHaveLength(1);

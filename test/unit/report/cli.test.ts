@@ -11,6 +11,7 @@ import { compareRuns, fingerprintDifferences, renderCompareText } from '../../..
 import type { RunInfo } from '../../../src/report/model.ts';
 import { loadSource, readRecordsJsonl } from '../../../src/report/source.ts';
 import { runImport } from '../../../src/cli/commands/import.ts';
+import { ResultStore } from '../../../src/results/store.ts';
 import { importFile } from '../../../src/importers/index.ts';
 import type { ResultRecord } from '../../../src/results/record.ts';
 import { FIXTURES, labRecords, SEED_BLOCK_SIZES, seedRecords } from './helpers.ts';
@@ -312,5 +313,40 @@ describe('a published study beside a measured run (issue 15 acceptance)', () => 
     const b = JSON.parse(bare.out) as { permutations: unknown[]; summary: { warnings: string[] } };
     expect(b.permutations).toHaveLength(8);
     expect(b.summary.warnings).toContainEqual(expect.stringMatching(/^source cdm3-vmfs3-appendix\.txt#1: 1 permutation has no partner in source run-vmfs3 with the same datastore\.blockSizeMb/));
+  });
+});
+
+describe("the playbook's baseline in a run directory's report (the end-of-run report renders this same call)", () => {
+  it('compares every block size against the baseline the plan recorded, without --baseline', async () => {
+    const dir = join(tmp, 'store-baseline');
+    const records = seedRecords('rstore');
+    const ids = SEED_BLOCK_SIZES.map((mb) => `p-bs${mb}`);
+    const store = ResultStore.create(
+      dir,
+      { runId: 'rstore', playbook: 'vmfs3', playbookFile: '/x/pb.yaml', inventoryFile: '/x/inv.yaml', target: 'lab-esxi', startedAt: '2026-01-01T00:00:00.000Z', fingerprint: {}, insecureEndpoints: [] },
+      {
+        version: 1,
+        runId: 'rstore',
+        playbook: 'vmfs3',
+        target: 'lab-esxi',
+        provider: 'local',
+        axes: [{ name: 'datastore.blockSizeMb', values: [...SEED_BLOCK_SIZES] }],
+        baseline: { 'datastore.blockSizeMb': 8 },
+        profiles: {},
+        permutations: ids.map((id, index) => ({ index, permutationId: id, axes: { 'datastore.blockSizeMb': SEED_BLOCK_SIZES[index]! }, workload: 'cdm3', steps: [], repetitions: 1, estimateSec: 1 })),
+        totalEstimateSec: 4,
+      },
+    );
+    for (const id of ids) store.addRepetition(id, 1, records.filter((r) => r.permutationId === id));
+    store.close();
+    const io = capture();
+    await runReport([dir], { format: 'json' }, io);
+    const j = JSON.parse(io.out) as { baselines: unknown[]; tests: Array<{ comparisons: Array<{ baselineValue: unknown; rows: Array<{ value: unknown; metric: string }> }> }> };
+    expect(j.baselines).toEqual([{ axis: 'datastore.blockSizeMb', value: 8, from: 'playbook' }]);
+    expect(j.tests[0]!.comparisons[0]!.baselineValue).toBe(8);
+    expect(j.tests[0]!.comparisons[0]!.rows.filter((r) => r.metric === 'bytesPerSecond').map((r) => r.value)).toEqual([1, 2, 4]);
+    const md = capture();
+    await runReport([dir], { format: 'md' }, md);
+    expect(md.out).toMatch(/blockSizeMb[^\n]*8/);
   });
 });
