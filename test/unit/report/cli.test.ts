@@ -303,6 +303,15 @@ describe('a published study beside a measured run (issue 15 acceptance)', () => 
     }
     expect(j.summary.warnings.filter((w) => w.startsWith('source'))).toEqual([]);
 
+    // the shipped table (README, examples/vmfs3-esx41/published.csv) lines up the same way, in one file
+    const table = fileURLToPath(new URL('../../../examples/vmfs3-esx41/published.csv', import.meta.url));
+    const t = capture();
+    await runReport([run, table], { format: 'json' }, t);
+    const tj = JSON.parse(t.out) as typeof j;
+    const tRows = tj.tests.find((x) => x.test.id === 'seq-1m-q1t1-read')!.comparisons.find((c) => c.axis === 'source')!.rows.filter((r) => r.metric === 'bytesPerSecond');
+    expect(tRows.map((r) => Math.round(r.comparison.candidate.mean / 1e3) / 1e3)).toEqual(published);
+    expect(tRows.map((r) => r.baselinePermutationId)).toEqual(['p-bs1', 'p-bs2', 'p-bs4', 'p-bs8']);
+
     // without the tags, the imports line up with nothing, and the report says so instead of pooling
     const untagged = join(tmp, 'appendix-untagged.jsonl');
     const out: string[] = [];
