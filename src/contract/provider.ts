@@ -123,9 +123,14 @@ export interface WorkloadEndpoint {
    * region with incompressible data when the profile says `prefill` (and a diskspd file target is
    * created); null when nothing was done. Its outcome is journaled and kept in every record.
    */
-  prepare?(runner: CommandRunner, profile: WorkloadProfile, opts: { signal: AbortSignal; runId: string; timeoutSlackSec?: number; onStopped?: (stop: GroupStop) => void }): Promise<PrefillOutcome | null>;
-  /** one test of a profile: warm-up, measured passes, aggregation (see workloads/passes.ts) */
-  runTest(runner: CommandRunner, test: WorkloadTest, profile: WorkloadProfile, opts: { signal: AbortSignal; onRaw: OnRaw; runId: string; timeoutSlackSec?: number; onStopped?: (stop: GroupStop) => void }): Promise<TestOutcome>;
+  prepare?(runner: CommandRunner, profile: WorkloadProfile, opts: { signal: AbortSignal; runId: string; timeoutSlackSec?: number; onStopped?: (stop: GroupStop) => void; provisioned?: readonly CreatedObject[] }): Promise<PrefillOutcome | null>;
+  /**
+   * one test of a profile: warm-up, measured passes, aggregation (see workloads/passes.ts).
+   * `provisioned` is what the permutation's steps created, as recorded in the ledger, in step order:
+   * where a provider found the disk it attached (a Hyper-V guest's disk number and serial, the
+   * volume it formatted), the workload measures that, not a path fixed in the inventory.
+   */
+  runTest(runner: CommandRunner, test: WorkloadTest, profile: WorkloadProfile, opts: { signal: AbortSignal; onRaw: OnRaw; runId: string; timeoutSlackSec?: number; onStopped?: (stop: GroupStop) => void; provisioned?: readonly CreatedObject[] }): Promise<TestOutcome>;
   /**
    * Stops what an earlier process of run `runId` left running there (it was killed, or lost its
    * connection, while the tool ran), so that a resume neither runs a second one on the same file nor

@@ -188,8 +188,6 @@ export function labInventoryYaml(s: LabState): string {
     '    guestCredential:',
     `      username: '${LAB_GUEST_USER}'`,
     '      password: ${file:hyperv-guest-password}',
-    // the VHDX (or pass-through disk) at SCSI 0:1 reaches the guest blank: its physical drive #1
-    "    guestTestPath: '#1'",
     "    diskspdPath: 'C:\\Tools\\diskspd.exe'",
   );
   if (s.vcsim) {

@@ -504,10 +504,15 @@ async function runWorkload(perm: PermutationPlan, c: PermContext): Promise<void>
   // handled like one lost during a pass: the fio it left is stopped, and the fill is done again.
   let fill: PrefillOutcome | null = null;
   let fillPending = c.workload.prepare !== undefined;
+  // what the permutation's steps created, as recorded: where the provider found the disk to measure
+  const provisioned: CreatedObject[] = c.store
+    .ledger({ permutationId: perm.permutationId })
+    .filter((r) => r.state === 'created' && r.objectId !== null)
+    .map((r) => ({ kind: r.kind, name: r.name, provider: r.provider, id: r.objectId!, data: r.data }));
   const prefill = async (runner: CommandRunner, onStopped: (stop: GroupStop) => void): Promise<void> => {
     if (!fillPending || !c.workload.prepare) return;
     c.emit({ type: 'step', permutationId: perm.permutationId, step: profile.prefill === false ? 'prepare' : 'prefill', operation: c.workload.tool });
-    fill = await c.workload.prepare(runner, profile, { signal: c.signal, runId: c.plan.runId, timeoutSlackSec: c.workloadSlackSec, onStopped });
+    fill = await c.workload.prepare(runner, profile, { signal: c.signal, runId: c.plan.runId, timeoutSlackSec: c.workloadSlackSec, onStopped, provisioned });
     fillPending = false;
     const done = fill;
     record(() => c.store.appendJournal(perm.permutationId, 'prefill', done ? (done.filled ? 'filled' : 'created') : 'skipped', done));
@@ -558,6 +563,7 @@ async function runWorkload(perm: PermutationPlan, c: PermContext): Promise<void>
                 runId: c.plan.runId,
                 timeoutSlackSec: c.workloadSlackSec,
                 onStopped,
+                provisioned,
                 onRaw: async (t, pass, raw) => storeRaw(c.store.runDir, `raw/${perm.permutationId}/rep${rep}/${t.id}.pass${pass}.${c.workload.tool === 'diskspd' ? 'xml' : 'json'}`, raw),
               }),
             )

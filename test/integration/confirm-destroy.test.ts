@@ -1,7 +1,7 @@
 // `--confirm-destroy` through the CLI, on a Hyper-V pass-through plan (issue 11, items 3 and 8):
 // the confirmation must name exactly what the destructive steps destroy — the host disk by number
-// and serial, and the raw guest drive (diskspd `#1`) the workload writes to (a pass-through disk is
-// blank in the guest: a physical drive is the only target it has). The refusals happen before
+// and serial. The workload measures the disk the guest-disk step found in the guest (issue 14), not
+// a drive named in the inventory, so no guest drive (`#1`) is named. The refusals happen before
 // anything connects; the accepted run gets as far as connecting (to a closed port).
 import fs from 'node:fs/promises';
 import os from 'node:os';
@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCli, stackTraceLines } from './helpers/cli.ts';
 
 let dir: string;
-const inventory = (guestTestPath: string) =>
+const inventory = (extra: string[] = []) =>
   [
     'sshHosts:',
     '  hv:',
@@ -32,7 +32,7 @@ const inventory = (guestTestPath: string) =>
     '    guestCredential:',
     '      username: admin',
     '      password: ${env:SS_TEST_HV_PW}',
-    `    guestTestPath: '${guestTestPath}'`,
+    ...extra,
     '',
   ].join('\n');
 const playbook = ['name: pt', 'target: hv-pt', 'matrix:', '  disk:', '    format: [passthrough]', '  workload:', '    profile: [cdm5]', 'repeat: 1', ''].join('\n');
@@ -42,10 +42,10 @@ beforeAll(async () => {
   dir = await fs.mkdtemp(path.join(os.tmpdir(), 'ss-confirm-'));
   await fs.writeFile(path.join(dir, 'known_hosts'), '');
   await fs.writeFile(path.join(dir, 'pb.yaml'), playbook);
-  await fs.writeFile(path.join(dir, 'file.yaml'), inventory('T:\\storsweep.dat'));
-  await fs.writeFile(path.join(dir, 'raw.yaml'), inventory('#1'));
-  await fs.writeFile(path.join(dir, 'partition.yaml'), inventory('E:'));
-  await fs.writeFile(path.join(dir, 'device-path.yaml'), inventory('\\\\.\\PhysicalDrive1'));
+  await fs.writeFile(path.join(dir, 'pt.yaml'), inventory());
+  // inventories written for storsweep before the guest-disk lookup
+  await fs.writeFile(path.join(dir, 'old-raw.yaml'), inventory(["    guestTestPath: '#1'"]));
+  await fs.writeFile(path.join(dir, 'old-file.yaml'), inventory(["    guestTestPath: 'T:\\storsweep.dat'"]));
   await fs.writeFile(path.join(dir, 'ssh-pb.yaml'), playbook.replace('target: hv-pt', 'target: guest').replace(/ {2}disk:\n {4}format: \[passthrough\]\n/, ''));
 });
 afterAll(async () => {
@@ -55,47 +55,41 @@ afterAll(async () => {
 const run = (inv: string, ...extra: string[]) => runCli(['run', path.join(dir, 'pb.yaml'), '-i', path.join(dir, inv), '--out', path.join(dir, 'runs'), '--no-report', ...extra], { cwd: dir, env });
 
 describe('run --confirm-destroy on a Hyper-V pass-through plan', () => {
-  it('"yes" is refused, naming the disk by number and serial and the guest drive; an extra name is refused; the exact names are accepted', async () => {
-    const yes = await run('raw.yaml', '--confirm-destroy', 'yes');
+  it('"yes" is refused, naming the disk by number and serial; a guest drive (#1) is not part of the plan and is refused as extra; the exact name is accepted', async () => {
+    const yes = await run('pt.yaml', '--confirm-destroy', 'yes');
     expect(yes.code).toBe(1);
-    expect(yes.stderr).toContain('refused: this plan has 3 destructive step(s) that destroy data on #1, disk2:S4EWNX0R123456 (host disk 2, serial/id S4EWNX0R123456)');
+    expect(yes.stderr).toContain('refused: this plan has 3 destructive step(s) that destroy data on disk2:S4EWNX0R123456 (host disk 2, serial/id S4EWNX0R123456)');
     expect(yes.stderr).toContain('not destroyed by this plan: "yes"');
-    expect(yes.stderr).toMatch(/--confirm-destroy #1,disk2:S4EWNX0R123456\n$/);
+    expect(yes.stderr).toMatch(/--confirm-destroy disk2:S4EWNX0R123456\n$/);
     expect(stackTraceLines(yes.stderr)).toEqual([]);
-    const extra = await run('raw.yaml', '--confirm-destroy', '#1,disk2:S4EWNX0R123456,disk3:S4EWNX0R123456');
+    const extra = await run('pt.yaml', '--confirm-destroy', '#1,disk2:S4EWNX0R123456');
     expect(extra.code).toBe(1);
-    expect(extra.stderr).toContain('not destroyed by this plan: "disk3:S4EWNX0R123456"');
+    expect(extra.stderr).toContain('not destroyed by this plan: "#1"');
     // nothing was started for a refused run
     await expect(fs.readdir(path.join(dir, 'runs'))).rejects.toThrow(/ENOENT/);
-    const exact = await run('raw.yaml', '--confirm-destroy', '#1,disk2:S4EWNX0R123456');
+    const exact = await run('pt.yaml', '--confirm-destroy', 'disk2:S4EWNX0R123456');
     expect(exact.stderr).not.toContain('refused');
     expect(exact.stderr).toContain('ECONNREFUSED');
   });
 
-  it('a workload on a raw guest drive (#1) must be named too; --dry-run shows every name', async () => {
-    const dry = await run('raw.yaml', '--dry-run');
+  it('--dry-run: the offline, attach and guest-disk steps name the host disk; the workload step destroys nothing of its own', async () => {
+    const dry = await run('pt.yaml', '--dry-run');
     expect(dry.code).toBe(0);
-    expect(dry.stdout).toMatch(/^DESTRUCTIVE \(destroys #1\) \S+ workload: hyperv diskspd /m);
-    expect(dry.stdout).toContain('destroys data on #1, disk2:S4EWNX0R123456 (confirm with --confirm-destroy #1,disk2:S4EWNX0R123456)');
-    const diskOnly = await run('raw.yaml', '--confirm-destroy', 'disk2:S4EWNX0R123456');
-    expect(diskOnly.code).toBe(1);
-    expect(diskOnly.stderr).toContain('(not confirmed: #1)');
-    const device = await run('device-path.yaml', '--dry-run');
-    expect(device.stdout).toContain('destroys data on \\\\.\\PhysicalDrive1, disk2:S4EWNX0R123456');
+    expect(dry.stdout).toMatch(/^DESTRUCTIVE \(destroys disk2:S4EWNX0R123456\) \S+ guest-disk: hyperv Set-Disk \(guest\)/m);
+    expect(dry.stdout).not.toMatch(/^DESTRUCTIVE .* workload: /m);
+    expect(dry.stdout).toContain('destroys data on disk2:S4EWNX0R123456 (confirm with --confirm-destroy disk2:S4EWNX0R123456)');
   });
 
-  it('pass-through hands the guest a blank disk: a test file (T:\\storsweep.dat) or a partition (E:) cannot be on it, and every command refuses it at the passthrough value and at the inventory guestTestPath', { timeout: 120_000 }, async () => {
+  it('an inventory that still names guestTestPath is refused at that line by validate, run --dry-run and run (it could name another disk); nothing is started', { timeout: 120_000 }, async () => {
     const runDirs = async () => (await fs.readdir(path.join(dir, 'runs')).catch(() => [])).length;
     const before = await runDirs();
-    for (const inv of ['file.yaml', 'partition.yaml']) {
+    for (const inv of ['old-raw.yaml', 'old-file.yaml']) {
       for (const r of await Promise.all([runCli(['validate', path.join(dir, 'pb.yaml'), '-i', path.join(dir, inv)], { cwd: dir, env }), run(inv, '--dry-run'), run(inv, '--confirm-destroy', 'disk2:S4EWNX0R123456')])) {
         expect(r.code, inv).toBe(2);
-        expect(r.stderr, inv).toMatch(/pb\.yaml:5:14: matrix\.disk\.format\[0\]: target "hv-pt" \(hyperv\) cannot build disk\.format=passthrough: hv: disk\.format passthrough measures the raw host disk disk2:S4EWNX0R123456, which reaches the guest blank \(no partition, no volume; storsweep does not partition or format it in the guest.*\), but the inventory's guestTestPath "(T:\\\\storsweep\.dat|E:)" is not a physical drive/);
-        // and at the inventory's guestTestPath, where the fix goes
-        expect(r.stderr, inv).toMatch(new RegExp(`${inv.replace('.', '\\.')}:\\d+:20: targets\\.hv-pt\\.guestTestPath: target "hv-pt" \\(hyperv\\): hv: disk\\.format passthrough measures`));
+        expect(r.stderr, inv).toMatch(new RegExp(`${inv.replace('.', '\\.')}:21:20: targets\\.hv-pt\\.guestTestPath: guestTestPath is no longer used: storsweep finds the disk it attached in the guest by its SCSI location \\(scsiLocation\\) and size`));
+        expect(r.stderr, inv).toContain('Remove guestTestPath (and any --confirm-destroy naming it)');
       }
     }
-    // nothing was started
     expect(await runDirs()).toBe(before);
   });
 

@@ -257,8 +257,7 @@ describe('on the lab (vCenter simulator, Hyper-V stand-in)', { timeout: 300_000 
       for (const [name, lines] of Object.entries(playbooks)) {
         const pb = path.join(root, `${name}.yaml`);
         fs.writeFileSync(pb, lines.join('\n') + '\n');
-        // the lab's Hyper-V guestTestPath is the new VHDX as a raw physical drive (#1)
-        results.push(await runCli(['run', pb, '-i', labPaths(root).inventory, '--out', runsDir, '--json', ...(name === 'hyperv' ? ['--confirm-destroy', '#1'] : [])], { cwd: root }));
+        results.push(await runCli(['run', pb, '-i', labPaths(root).inventory, '--out', runsDir, '--json'], { cwd: root }));
       }
     } finally {
       clearInterval(timer);

@@ -56,13 +56,16 @@ afterAll(async () => {
   if (dir) await fs.rm(dir, { recursive: true, force: true });
 });
 
+/** The host-side steps only (what these tests are about); the guest-disk step has its own tests below. */
+const hostSteps = (...args: Parameters<typeof planHypervSteps>) => planHypervSteps(...args).filter((s) => s.step !== 'guest-disk');
+
 const connect = () => connectSsh({ host: sshd.host, port: sshd.port, username: os.userInfo().username, privateKeyPath: keyPath, knownHostsFile: knownHosts });
 
 describe('hyperv provider over SSH (stand-in powershell.exe)', () => {
   it('creates a fixed 4K-sector VHDX on the 2000 GB volume, attaches it on SCSI 0:1, and removes both', async () => {
     await seedHypervState(stateDir);
     const provider = createHypervProvider(target, await connect());
-    const steps = planHypervSteps({ 'volume.sizeGb': 2000, 'disk.format': 'vhdx-fixed', 'disk.sizeGb': 8, 'disk.logicalSectorBytes': 4096, 'disk.physicalSectorBytes': 4096 }, target, { base: 'ss-r1-p1' });
+    const steps = hostSteps({ 'volume.sizeGb': 2000, 'disk.format': 'vhdx-fixed', 'disk.sizeGb': 8, 'disk.logicalSectorBytes': 4096, 'disk.physicalSectorBytes': 4096 }, target, { base: 'ss-r1-p1' });
     const created: CreatedObject[] = [];
     for (const s of steps) created.push((await provider.apply(s, ctx))!);
     const vhdx = 'E:\\bench\\ss-r1-p1-disk.vhdx';
@@ -89,7 +92,7 @@ describe('hyperv provider over SSH (stand-in powershell.exe)', () => {
   it('dynamic VHDX with a 1 MiB block size; a block size the cmdlet refuses surfaces as its error', async () => {
     await seedHypervState(stateDir);
     const provider = createHypervProvider(target, await connect());
-    const [vhdx] = planHypervSteps({ 'volume.sizeGb': 100, 'disk.format': 'vhdx-dynamic', 'disk.sizeGb': 4, 'disk.blockSizeBytes': 1048576 }, target, { base: 'ss-r1-p2' });
+    const [vhdx] = hostSteps({ 'volume.sizeGb': 100, 'disk.format': 'vhdx-dynamic', 'disk.sizeGb': 4, 'disk.blockSizeBytes': 1048576 }, target, { base: 'ss-r1-p2' });
     const o = await provider.apply(vhdx!, ctx);
     expect(o!.data.vhd).toMatchObject({ VhdType: 'Dynamic', BlockSize: 1048576, LogicalSectorSize: 512 });
     // apply re-validates step arguments: a step edited in the ledger cannot smuggle a bad value through
@@ -102,7 +105,7 @@ describe('hyperv provider over SSH (stand-in powershell.exe)', () => {
     await seedHypervState(stateDir);
     const runner = await connect();
     const provider = createHypervProvider(target, runner);
-    const steps = planHypervSteps({ 'disk.format': 'passthrough' }, target, { base: 'ss-r1-p4' });
+    const steps = hostSteps({ 'disk.format': 'passthrough' }, target, { base: 'ss-r1-p4' });
     const created = [];
     for (const s of steps) created.push((await provider.apply(s, ctx))!);
     let state = await readHypervState(stateDir);
@@ -113,7 +116,7 @@ describe('hyperv provider over SSH (stand-in powershell.exe)', () => {
     expect(state.disks.find((d) => d.Number === 2)!.IsOffline).toBe(false);
 
     await seedHypervState(stateDir);
-    const offline = (n: number, t: HypervTargetConfig = target) => createHypervProvider(t, runner).apply(planHypervSteps({ 'disk.format': 'passthrough' }, { ...t, passthroughDisk: n }, { base: 'ss-r1-p5' })[0]!, ctx);
+    const offline = (n: number, t: HypervTargetConfig = target) => createHypervProvider(t, runner).apply(hostSteps({ 'disk.format': 'passthrough' }, { ...t, passthroughDisk: n }, { base: 'ss-r1-p5' })[0]!, ctx);
     await expect(offline(0)).rejects.toThrow(/system disk/);
     await expect(offline(3)).rejects.toThrow(/1 partition/);
     await expect(offline(2, { ...target, allowedDisks: [{ number: 2, serialNumber: 'OTHER' }] })).rejects.toThrow(UnsafeOperation);
@@ -125,6 +128,7 @@ describe('hyperv provider over SSH (stand-in powershell.exe)', () => {
   it('runs diskspd in the guest via PowerShell Direct with the credential on stdin only', async () => {
     const state = defaultHypervState() as { vms: Record<string, { drives: Record<string, unknown> }>; files: Record<string, unknown> };
     state.vms['bench-vm']!.drives['SCSI:0:1'] = { Path: 'E:\\bench\\ss-r1-p8-disk.vhdx' };
+    (state.vms['bench-vm'] as unknown as { guestDisks: Record<string, string> }).guestDisks['1'] = 'SCSI:0:1';
     state.files['E:\\bench\\ss-r1-p8-disk.vhdx'] = { type: 'Fixed', size: 8 * 1024 ** 3, fileSize: 8 * 1024 ** 3, block: 0, logical: 512, physical: 4096 };
     await seedHypervState(stateDir, state);
     const runner = await connect();
@@ -195,7 +199,7 @@ describe('hyperv provider over SSH (stand-in powershell.exe)', () => {
     const runner = await connect();
     const provider = createHypervProvider(target, runner);
     const created: CreatedObject[] = [];
-    for (const s of planHypervSteps({ 'volume.sizeGb': 2000, 'disk.format': 'vhdx-fixed', 'disk.sizeGb': 8 }, target, { base: 'ss-r1-p10' })) created.push((await provider.apply(s, ctx))!);
+    for (const s of hostSteps({ 'volume.sizeGb': 2000, 'disk.format': 'vhdx-fixed', 'disk.sizeGb': 8 }, target, { base: 'ss-r1-p10' })) created.push((await provider.apply(s, ctx))!);
     const profile: WorkloadProfile = { name: 't', description: 't', tests: [], fileSizeBytes: 16 * 1024 ** 2, runtimeSec: 1, rampSec: 0, passes: 1, warmupPass: false, intervalSec: 0, direct: true, aggregate: 'max' };
     const diskspd = (guestTarget: string) => runGuestDiskspd(runner, target, GUEST_CREDENTIAL, makeTest('randread', 4096, 1, 1), profile, { guestTarget });
     await expect(diskspd('T:\\storsweep.dat')).rejects.toThrow(/Could not open T:\\storsweep\.dat: The system cannot find the path specified/);
@@ -207,7 +211,7 @@ describe('hyperv provider over SSH (stand-in powershell.exe)', () => {
     await expect(diskspd('#1')).rejects.toThrow(/Could not open #1/);
     // a pass-through disk at SCSI 0:1 is the guest's disk 1
     const pt: CreatedObject[] = [];
-    for (const s of planHypervSteps({ 'disk.format': 'passthrough' }, target, { base: 'ss-r1-p11' })) pt.push((await provider.apply(s, ctx))!);
+    for (const s of hostSteps({ 'disk.format': 'passthrough' }, target, { base: 'ss-r1-p11' })) pt.push((await provider.apply(s, ctx))!);
     expect(parseDiskspdXml(await diskspd('#1'), 'guest').timeSpans[0]!.read.iops).toBeGreaterThan(0);
     await expect(diskspd('T:\\storsweep.dat')).rejects.toThrow(/Could not open/);
     for (const o of pt.reverse()) await provider.destroy(o, ctx);
@@ -221,7 +225,7 @@ describe('hyperv provider over SSH (stand-in powershell.exe)', () => {
     state.files[users] = { type: 'Fixed', size: 1024 ** 3, fileSize: 1024 ** 3 + 4 * 1024 ** 2, block: 0, logical: 512, physical: 4096 };
     await seedHypervState(stateDir, state);
     const provider = createHypervProvider(target, await connect());
-    const steps = planHypervSteps({ 'volume.sizeGb': 100, 'disk.format': 'vhdx-dynamic', 'disk.sizeGb': 4 }, target, { base: 'ss-r7-p1' });
+    const steps = hostSteps({ 'volume.sizeGb': 100, 'disk.format': 'vhdx-dynamic', 'disk.sizeGb': 4 }, target, { base: 'ss-r7-p1' });
     const { store, summary } = await executeSteps(dir, 'r7', steps, provider);
     // the host first: the user's drive is still attached at 0:1, nothing else attached, our VHDX is gone
     const after = await readHypervState(stateDir);
@@ -230,7 +234,7 @@ describe('hyperv provider over SSH (stand-in powershell.exe)', () => {
     // nothing measured: no test file written into the user's disk, no result recorded
     expect((after.files[users] as { guestFiles?: Record<string, unknown> }).guestFiles ?? {}).toEqual({});
     expect(summary).toMatchObject({ done: 0, failed: 1 });
-    expect(store.permutations()[0]!.reason).toMatch(/SCSI 0:1 of bench-vm already holds E:\\bench\\users-data\.vhdx[\s\S]*scsiLocation and guestTestPath/);
+    expect(store.permutations()[0]!.reason).toMatch(/SCSI 0:1 of bench-vm already holds E:\\bench\\users-data\.vhdx[\s\S]*point the inventory's scsiLocation at a free one/);
     const calls = (await readPsLog(stateDir)).flatMap((l) => l.data.calls ?? []).map((c) => c.cmdlet);
     expect(calls).not.toContain('Add-VMHardDiskDrive');
     expect(calls).not.toContain('Remove-VMHardDiskDrive');
@@ -244,7 +248,7 @@ describe('hyperv provider over SSH (stand-in powershell.exe)', () => {
     // the location was free when listed, then taken before Add-VMHardDiskDrive (a race): Hyper-V refuses it
     await seedHypervState(stateDir);
     const provider = createHypervProvider(target, await connect());
-    const steps = planHypervSteps({ 'volume.sizeGb': 100, 'disk.format': 'vhdx-dynamic', 'disk.sizeGb': 4 }, target, { base: 'ss-r6-p1' });
+    const steps = hostSteps({ 'volume.sizeGb': 100, 'disk.format': 'vhdx-dynamic', 'disk.sizeGb': 4 }, target, { base: 'ss-r6-p1' });
     // sent() runs after the listing and right before Add-VMHardDiskDrive: the user takes 0:1 then
     const takeLocation = () => {
       const file = path.join(stateDir, 'hyperv.json');
@@ -279,7 +283,7 @@ describe('hyperv provider over SSH (stand-in powershell.exe)', () => {
     await seedHypervState(stateDir, state);
     const t3 = { ...target, passthroughDisk: 3 };
     const provider = createHypervProvider(t3, await connect());
-    const { store, summary } = await executeSteps(dir, 'r5', planHypervSteps({ 'disk.format': 'passthrough' }, t3, { base: 'ss-r5-p1' }), provider);
+    const { store, summary } = await executeSteps(dir, 'r5', hostSteps({ 'disk.format': 'passthrough' }, t3, { base: 'ss-r5-p1' }), provider);
     expect(summary.failed).toBe(1);
     expect(store.permutations()[0]!.reason).toMatch(/refusing to take disk 3 offline for pass-through: it has 1 partition/);
     expect(store.ledger().map((r) => [r.kind, r.state])).toEqual([['disk-offline', 'refused']]);
@@ -317,7 +321,7 @@ describe('hyperv pass-through: the SSH connection drops right after Add-VMHardDi
       close: () => real.close(),
     };
     const provider = createHypervProvider(target, flaky);
-    const { store, summary } = await executeSteps(dir, 'r20', planHypervSteps({ 'disk.format': 'passthrough' }, target, { base: 'ss-r20-p1' }), provider, { keep: true, retries: 2 });
+    const { store, summary } = await executeSteps(dir, 'r20', hostSteps({ 'disk.format': 'passthrough' }, target, { base: 'ss-r20-p1' }), provider, { keep: true, retries: 2 });
     expect(dropped).toBe(1);
     expect(summary.failed).toBe(0);
     expect(store.ledgerRow('disk-attachment', 'ss-r20-p1-attach')).toMatchObject({ state: 'kept', objectId: 'bench-vm:SCSI:0:1', data: { controllerLocation: 1, diskNumber: 2, serialNumber: 'S4EWNX0R123456' } });
@@ -348,7 +352,7 @@ describe('hyperv cleanup: a pass-through disk comes back online only when it is 
     state.vms['other-vm'] = { state: 'Off', drives: {} };
     await seedHypervState(stateDir, state);
     const provider = createHypervProvider(target, await connect());
-    const { store, summary } = await executeSteps(dir, runId, planHypervSteps({ 'disk.format': 'passthrough' }, target, { base: `ss-${runId}-p1` }), provider, { keep: true });
+    const { store, summary } = await executeSteps(dir, runId, hostSteps({ 'disk.format': 'passthrough' }, target, { base: `ss-${runId}-p1` }), provider, { keep: true });
     expect(summary.failed).toBe(0);
     expect(store.leftovers().map((r) => [r.kind, r.state])).toEqual([['disk-offline', 'kept'], ['disk-attachment', 'kept']]);
     return { store, provider };
@@ -492,7 +496,7 @@ describe('teardown waits for the tool: an unconfirmed stop leaves the disk in pl
   it('teardown holds, resume holds while the stop is unconfirmed, and goes ahead once it is confirmed', async () => {
     await seedHypervState(stateDir);
     const provider = createHypervProvider(target, await connect());
-    const steps = planHypervSteps({ 'volume.sizeGb': 100, 'disk.format': 'vhdx-dynamic', 'disk.sizeGb': 4 }, target, { base: 'ss-r31-p1' });
+    const steps = hostSteps({ 'volume.sizeGb': 100, 'disk.format': 'vhdx-dynamic', 'disk.sizeGb': 4 }, target, { base: 'ss-r31-p1' });
     const plan = onePermutationPlan('r31', steps);
     const profile = { ...plan.profiles.none!, tests: [makeTest('randwrite', 4096, 1, 1)] };
     plan.profiles.none = profile;
@@ -545,7 +549,7 @@ describe('hyperv pass-through: a disk another VM holds is never taken', () => {
     state.vms['other-vm'] = { state: 'Off', drives: { 'SCSI:0:0': { DiskNumber: 2, Path: 'Disk 2 500 GB Bus 0 Lun 0 Target 2' } } };
     await seedHypervState(stateDir, state);
     const provider = createHypervProvider(target, await connect());
-    const { store, summary } = await executeSteps(dir, 'r15', planHypervSteps({ 'disk.format': 'passthrough' }, target, { base: 'ss-r15-p1' }), provider);
+    const { store, summary } = await executeSteps(dir, 'r15', hostSteps({ 'disk.format': 'passthrough' }, target, { base: 'ss-r15-p1' }), provider);
     expect(summary.failed).toBe(1);
     expect(store.permutations()[0]!.reason).toMatch(/refusing to use disk 2 for pass-through: other-vm SCSI 0:0 already holds it as a pass-through disk/);
     expect(store.ledger().map((r) => [r.kind, r.state])).toEqual([['disk-offline', 'refused']]);

@@ -40,7 +40,6 @@ targets:
     vmName: ${JSON.stringify(vmName)}
     volumes: { "100": 'D:\\bench' }
     guestCredential: { username: u, password: "\${env:RANGES_HOST_PASSWORD}" }
-    guestTestPath: '#1'
 `;
 }
 
@@ -80,7 +79,7 @@ describe('run refuses bad numbers and provider values before it connects', () =>
       [['--retries', '-1'], '--retries: expected a number of retries from 0 to 20, got "-1"'],
     ];
     for (const [flags, message] of cases) {
-      const r = await runCli(['run', pb, '-i', inv, '-o', out, '--confirm-destroy', '#1', ...flags], { env });
+      const r = await runCli(['run', pb, '-i', inv, '-o', out, ...flags], { env });
       expect(r.code, flags.join(' ')).toBe(2);
       expect(r.stderr).toBe(`${message}\n`);
       expect(stackTraceLines(r.stderr)).toEqual([]);
@@ -89,7 +88,7 @@ describe('run refuses bad numbers and provider values before it connects', () =>
     expect(runsIn(out)).toEqual([]);
 
     // Positive control: the same run with an allowed timeout gets as far as the host (and fails there).
-    const ok = await runCli(['run', pb, '-i', inv, '-o', out, '--confirm-destroy', '#1', '--step-timeout', '60', '--retries', '0'], { env, timeoutMs: 60_000 });
+    const ok = await runCli(['run', pb, '-i', inv, '-o', out, '--step-timeout', '60', '--retries', '0'], { env, timeoutMs: 60_000 });
     expect(ok.code).not.toBe(2);
     expect(connections).toBeGreaterThan(0);
     expect(runsIn(out)).toHaveLength(1);
@@ -101,7 +100,7 @@ describe('run refuses bad numbers and provider values before it connects', () =>
     const pb = write('pb-slack.yaml', `${PLAYBOOK}timeouts:\n  workloadSlackSec: 3000000\n`);
     const inv = write('inv-slack.yaml', inventory(port));
     const out = path.join(dir, 'runs-slack');
-    const r = await runCli(['run', pb, '-i', inv, '-o', out, '--confirm-destroy', '#1'], { env });
+    const r = await runCli(['run', pb, '-i', inv, '-o', out], { env });
     expect(r.code).toBe(2);
     expect(r.stderr).toBe(`${pb}:12:21: timeouts.workloadSlackSec: expected whole seconds from 1 to 86400 (a day per pass at most); got 3000000\n`);
     expect(connections).toBe(0);
@@ -118,7 +117,7 @@ describe('run refuses bad numbers and provider values before it connects', () =>
     expect(v.code).toBe(2);
     expect(v.stderr).toBe(expected);
     const out = path.join(dir, 'runs-vm');
-    const r = await runCli(['run', pb, '-i', inv, '-o', out, '--confirm-destroy', '#1'], { env });
+    const r = await runCli(['run', pb, '-i', inv, '-o', out], { env });
     expect(r.code).toBe(2);
     expect(r.stderr).toBe(expected);
     expect(connections).toBe(0);

@@ -24,6 +24,7 @@ interface RecordLine {
   bytesPerSecond: number;
   tool: { name: string; version: string | null };
   rawPath: string;
+  metadata: Record<string, unknown>;
 }
 
 let root: string;
@@ -63,7 +64,7 @@ beforeAll(async () => {
   lab = await labUp(root, { vcsim: false, version: '5.5' }); // the shell study is VMFS3's: ESXi 5.x
   stateDir = lab.standinState;
   // both sweeps at once: different stand-in host models, one sshd (as a lab user would run them)
-  const [esxi, hyperv] = await Promise.all([runPlaybook('vmfs-block-size-shell.yaml', ['--confirm-destroy', BLANK_DEV]), runPlaybook('hyperv-volume-size.yaml', ['--confirm-destroy', '#1'])]);
+  const [esxi, hyperv] = await Promise.all([runPlaybook('vmfs-block-size-shell.yaml', ['--confirm-destroy', BLANK_DEV]), runPlaybook('hyperv-volume-size.yaml', [])]);
   runs.esxi = esxi;
   runs.hyperv = hyperv;
 }, 600_000);
@@ -168,7 +169,8 @@ describe('playbooks/hyperv-volume-size.yaml on lab-hyperv', () => {
     const log = (await readPsLog(stateDir)).filter((l) => (l as { tool?: string }).tool === 'powershell.exe');
     const first = log.findIndex((l) => l.data.calls?.[0]?.cmdlet === 'New-VHD' && l.data.calls[0].params.Path === vhdx);
     expect(first).toBeGreaterThanOrEqual(0);
-    const mine = log.slice(first, first + 3 + 1 + 24 + 4);
+    // host steps (3), the guest-disk step (2 host calls, 2 PowerShell Direct sessions), 1 fill + 24 passes, teardown (4)
+    const mine = log.slice(first, first + 3 + 4 + 1 + 24 + 4);
     const calls = mine.filter((l) => l.shape === 'call').map((l) => l.data.calls!.map((c) => ({ cmdlet: c.cmdlet, params: c.params }))[0]);
     const slot = { VMName: 'bench-vm', ControllerType: 'SCSI', ControllerNumber: 0, ControllerLocation: 1 };
     expect(calls).toEqual([
@@ -176,16 +178,26 @@ describe('playbooks/hyperv-volume-size.yaml on lab-hyperv', () => {
       // the configured location, listed first: refused if a drive is already there
       { cmdlet: 'Get-VMHardDiskDrive', params: { VMName: 'bench-vm' } },
       { cmdlet: 'Add-VMHardDiskDrive', params: { ...slot, Path: vhdx } },
+      // the guest-disk step: what sits at the slot is ours, and how big it is
+      { cmdlet: 'Get-VMHardDiskDrive', params: { VMName: 'bench-vm' } },
+      { cmdlet: 'Get-VHD', params: { Path: vhdx } },
+      // teardown
       { cmdlet: 'Get-VMHardDiskDrive', params: { VMName: 'bench-vm' } },
       { cmdlet: 'Remove-VMHardDiskDrive', params: slot },
       { cmdlet: 'Get-Item', params: { LiteralPath: vhdx, ErrorAction: 'SilentlyContinue' } },
       { cmdlet: 'Remove-Item', params: { LiteralPath: vhdx } },
     ]);
+    // in the guest: the disk found at LUN 1 by its size, brought online, then writable (two Set-Disk parameter sets)
+    expect(mine.filter((l) => l.shape === 'guest-call').map((l) => l.data.calls!.map((c) => `${c.cmdlet} ${JSON.stringify(c.params)}`))).toEqual([
+      ['Get-Disk {}'],
+      ['Set-Disk {"Number":1,"IsOffline":false}', 'Set-Disk {"Number":1,"IsReadOnly":false}', 'Get-Disk {"Number":1}'],
+    ]);
+    expect(rec.metadata).toMatchObject({ guestDisk: 1, guestDiskId: expect.stringMatching(/^60022480/), filesystem: 'raw' });
     const guest = mine.filter((l) => l.shape === 'guest').map((l) => l.data);
     // one pre-fill pass (a raw drive: -f bounds the fill, nothing is created — no -c anywhere), then 3 repetitions × 8 tests
     expect(guest).toHaveLength(1 + 3 * 8);
     const exe = 'C:\\Tools\\diskspd.exe';
-    // the new VHDX reaches the guest blank: measured as the guest's physical drive 1 (SCSI 0:1)
+    // the new VHDX, found in the guest as disk 1 (SCSI 0:1): measured as that physical drive
     const t = '#1';
     expect(guest[0]).toEqual({ vmName: 'bench-vm', exe, argv: ['-b1M', '-o8', '-t1', '-s', '-w100', '-d10', '-W0', '-S', '-Z1M', '-f16M', '-Rxml', t] });
     expect(guest.filter((g) => g.argv!.some((a) => a.startsWith('-c')))).toEqual([]);

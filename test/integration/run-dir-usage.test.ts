@@ -62,8 +62,6 @@ describe('a provider that cannot connect', () => {
     '    guestCredential:',
     '      username: admin',
     '      password: ${env:SS_TEST_HV_PW}',
-    // a new VHDX reaches the guest blank: its raw drive is the only test target (and must be confirmed)
-    "    guestTestPath: '#1'",
     '',
   ].join('\n');
   const playbook = ['name: connect', 'target: hv', 'matrix:', '  volume:', '    sizeGb: [100]', '  disk:', '    format: [vhdx-fixed, vhdx-dynamic]', '    sizeGb: [8]', '  workload:', '    profile: [cdm5]', 'repeat: 1', ''].join('\n');
@@ -73,7 +71,7 @@ describe('a provider that cannot connect', () => {
     await fs.writeFile(path.join(dir, 'inv.yaml'), inventory);
     await fs.writeFile(path.join(dir, 'pb.yaml'), playbook);
     const env = { SS_TEST_HV_PW: 'not-a-real-password' };
-    const r = await runCli(['run', 'pb.yaml', '-i', 'inv.yaml', '--out', 'runs', '--no-report', '--confirm-destroy', '#1'], { cwd: dir, env });
+    const r = await runCli(['run', 'pb.yaml', '-i', 'inv.yaml', '--out', 'runs', '--no-report'], { cwd: dir, env });
     expect(r.code).toBe(1);
     expect(r.stderr).toContain('ECONNREFUSED');
     const [runName, ...others] = await fs.readdir(path.join(dir, 'runs'));

@@ -24,8 +24,6 @@ export interface HypervTargetConfig {
   /** SCSI controller number and location for the test disk (default 0 and 1) */
   scsiController?: number;
   scsiLocation?: number;
-  /** the guest's diskspd target (inventory guestTestPath), when known: pass-through needs a physical drive */
-  guestTestPath?: string;
 }
 
 function int(v: unknown, name: string, min: number, max: number): number {

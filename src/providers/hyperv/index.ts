@@ -1,11 +1,10 @@
 // The `hyperv` provider module: a Hyper-V host reached over Windows OpenSSH (PowerShell as
 // -EncodedCommand); a VHDX or a pass-through disk per permutation; diskspd runs in the VM.
 import { z } from 'zod';
-import type { AxisDiagnostic, ProviderModule, TargetDiagnostic } from '../../contract/provider.ts';
+import type { AxisDiagnostic, CreatedObject, ProviderModule, TargetDiagnostic } from '../../contract/provider.ts';
 import { intIn, matching } from '../../config/fields.ts';
 import { secretRefSchema } from '../../config/secrets.ts';
 import { connectSsh } from '../../ssh/ssh-runner.ts';
-import { diskspdTargetProblem } from '../../workloads/diskspd.ts';
 import { diskspdCreateOnlyArgs, runDiskspdFill } from '../../workloads/prefill.ts';
 import { runDiskspdTest } from '../../workloads/run-diskspd.ts';
 import { DISKSPD_PATH_HINT, DISKSPD_PATH_PATTERN } from '../../workloads/tool-settings.ts';
@@ -14,7 +13,7 @@ import { HYPERV_AXES } from './axes.ts';
 import type { HypervTargetConfig } from './config.ts';
 import { HOST_DISK_NAME } from './passthrough.ts';
 import { planHypervSteps } from './plan.ts';
-import { createHypervProvider, runGuestDiskspd, runGuestDiskspdArgv } from './provider.ts';
+import { createHypervProvider, measuredTarget, runGuestDiskspd, runGuestDiskspdArgv } from './provider.ts';
 import { HYPERV_DISK_NUMBER, HYPERV_EXPECTED, isHypervValue, type HypervValueKind } from './validate.ts';
 import { connectionLost } from '../../ssh/connection-lost.ts';
 
@@ -36,15 +35,10 @@ const targetSchema = z.strictObject({
     .describe('Host disks a pass-through permutation may take offline, by number AND serial/unique id'),
   passthroughDisk: diskNumber().optional().describe('Get-Disk number used for disk.format passthrough (must be in allowedDisks)'),
   scsiController: intIn(0, 3, 'a SCSI controller number').default(0),
-  scsiLocation: intIn(0, 63, 'a SCSI location').default(1).describe('SCSI location the test disk is attached at (the disk guestTestPath names). If a drive already sits there the step is refused: free it or point scsiLocation and guestTestPath at a free location'),
+  scsiLocation: intIn(0, 63, 'a SCSI location').default(1).describe('SCSI location the test disk is attached at; in the guest the disk is found there by its LUN and size (Get-Disk), not by a disk number. If a drive already sits there the step is refused: free it or point scsiLocation at a free location'),
   guestCredential: z.strictObject({ username: nameField(), password: secretRefSchema }),
-  guestTestPath: z
-    .string()
-    .superRefine((v, ctx) => {
-      const problem = diskspdTargetProblem(v);
-      if (problem) ctx.addIssue({ code: 'custom', message: `a diskspd target ${problem}` });
-    })
-    .describe('Test file or disk inside the guest, e.g. D:\\storsweep.dat; a partition (E:), a physical drive (#1) or a device path (\\\\.\\…) is a raw device: the run needs --confirm-destroy naming it. Every disk.format needs a physical drive (#1 or \\\\.\\PhysicalDrive1): a new VHDX and a pass-through disk reach the guest blank (no partition, no volume; storsweep formats nothing in the guest yet)'),
+  // Kept only to say, at its line, that it is no longer read (checkInventory)
+  guestTestPath: z.string().optional().describe('No longer used: storsweep finds the disk it attached in the guest by location and identity. Remove it'),
   diskspdPath: z.string().regex(DISKSPD_PATH_PATTERN, { error: DISKSPD_PATH_HINT }).default('C:\\Tools\\diskspd.exe'),
 });
 
@@ -60,7 +54,6 @@ export function hypervConfigOf(t: HypervTarget): HypervTargetConfig {
     passthroughDisk: t.passthroughDisk,
     scsiController: t.scsiController,
     scsiLocation: t.scsiLocation,
-    guestTestPath: t.guestTestPath,
   };
 }
 
@@ -71,6 +64,7 @@ const operations = {
   'New-VHD': z.strictObject({ path: z.string().min(1), sizeBytes: z.number().int().positive(), type: z.enum(['Fixed', 'Dynamic']), blockSizeBytes: z.number().int().positive().optional(), logicalSectorBytes: sectors, physicalSectorBytes: sectors }),
   'Set-Disk -IsOffline': z.strictObject({ diskNumber: z.number().int().min(0), serialNumber: z.string().nullable(), uniqueId: z.string().nullable() }),
   'Add-VMHardDiskDrive': z.union([z.strictObject({ ...slot, path: z.string().min(1) }), z.strictObject({ ...slot, diskNumber: z.number().int().min(0) })]),
+  'Set-Disk (guest)': z.union([z.strictObject({ ...slot, path: z.string().min(1) }), z.strictObject({ ...slot, diskNumber: z.number().int().min(0) })]),
   diskspd: workloadStepSchema,
 };
 
@@ -86,6 +80,9 @@ export const hypervProvider = {
   sshHostsOf: (t) => [{ name: t.sshHost, path: ['sshHost'], shell: 'any' }],
   checkInventory(t) {
     const out: TargetDiagnostic[] = [];
+    if (t.guestTestPath !== undefined) {
+      out.push({ path: ['guestTestPath'], message: `guestTestPath is no longer used: storsweep finds the disk it attached in the guest by its SCSI location (scsiLocation) and size, brings it online and measures that disk; a fixed ${JSON.stringify(t.guestTestPath)} could name another disk. Remove guestTestPath (and any --confirm-destroy naming it)` });
+    }
     // The planner refuses a pass-through disk that is not allowed (plan.ts): said here, at its line.
     if (t.passthroughDisk !== undefined && !t.allowedDisks.some((d) => d.number === t.passthroughDisk)) {
       out.push({ path: ['passthroughDisk'], message: `disk ${t.passthroughDisk} is not listed in allowedDisks (have: ${t.allowedDisks.map((d) => d.number).join(', ') || 'none'}); a disk is taken offline only when the inventory allows it by number and serial` });
@@ -131,32 +128,35 @@ export const hypervProvider = {
   compose(target, ctx) {
     const cfg = hypervConfigOf(target);
     const credentialRef = target.guestCredential.password;
-    const guest = { guestTarget: target.guestTestPath, diskspdPath: target.diskspdPath };
+    // revealed at each call, never into the plan or the planner's configuration
+    const credential = () => ({ user: target.guestCredential.username, password: ctx.reveal(credentialRef) ?? '' });
+    const measured = (provisioned: readonly CreatedObject[] | undefined) => measuredTarget(provisioned, `${target.sshHost}/${target.vmName}`);
     return {
       provider: 'hyperv',
       planSteps: (axes, names) => planHypervSteps(axes, cfg, { base: names.prefix }),
-      connectProvider: async () => createHypervProvider(cfg, await connectSsh(ctx.ssh(target.sshHost))),
+      connectProvider: async () => createHypervProvider(cfg, await connectSsh(ctx.ssh(target.sshHost)), { credential }),
       workload: {
         tool: 'diskspd',
         connect: () => connectSsh(ctx.ssh(target.sshHost)),
-        prepare: async (runner, profile) => {
-          const credential = { user: target.guestCredential.username, password: ctx.reveal(credentialRef) ?? '' };
-          const pass = (argv: string[]) => runGuestDiskspdArgv(runner, cfg, credential, argv, { diskspdPath: target.diskspdPath });
-          if (profile.prefill !== false) return runDiskspdFill(profile, target.guestTestPath, pass);
+        prepare: async (runner, profile, o) => {
+          const m = measured(o.provisioned);
+          const pass = (argv: string[]) => runGuestDiskspdArgv(runner, cfg, credential(), argv, { diskspdPath: target.diskspdPath });
+          if (profile.prefill !== false) return runDiskspdFill(profile, m.target, pass);
           // not filled: a file target is still created (no measured pass carries -c)
-          const create = diskspdCreateOnlyArgs(profile, target.guestTestPath);
+          const create = diskspdCreateOnlyArgs(profile, m.target);
           if (!create) return null;
           await pass(create);
           return { filled: false, bytes: 0, seconds: 0, passes: 1, method: 'diskspd -c (file created, no data written)' };
         },
-        runTest: (runner, test, profile, o) => {
-          // revealed here, at the call, never into the plan or the planner's configuration
-          const credential = { user: target.guestCredential.username, password: ctx.reveal(credentialRef) ?? '' };
-          return runDiskspdTest(runner.target, test, profile, () => runGuestDiskspd(runner, cfg, credential, test, profile, guest), o.onRaw);
+        runTest: async (runner, test, profile, o) => {
+          const m = measured(o.provisioned);
+          const outcome = await runDiskspdTest(runner.target, test, profile, () => runGuestDiskspd(runner, cfg, credential(), test, profile, { guestTarget: m.target, diskspdPath: target.diskspdPath }), o.onRaw);
+          // every record names the disk actually measured
+          return { ...outcome, metadata: { ...outcome.metadata, ...m.facts } };
         },
       },
       workloadProvider: 'hyperv',
-      workloadTarget: { runsOn: `hyperv:${target.sshHost}/${target.vmName}`, testFile: target.guestTestPath },
+      workloadTarget: { runsOn: `hyperv:${target.sshHost}/${target.vmName}`, testFile: `the disk attached at SCSI ${target.scsiController}:${target.scsiLocation}, found in the guest` },
       insecureEndpoints: [],
     };
   },

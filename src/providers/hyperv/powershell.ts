@@ -53,6 +53,23 @@ export const GUEST_BODY = [
   'exit 0',
 ].join('\n');
 
+/** The storage cmdlets GUEST_CALL_BODY may run inside the VM; checked here and again inside the script block. */
+export const GUEST_CMDLETS = ['Get-Disk', 'Set-Disk', 'Initialize-Disk', 'New-Partition', 'Get-Partition', 'Format-Volume', 'Get-Volume', 'Clear-Disk'] as const;
+export type GuestCmdlet = (typeof GUEST_CMDLETS)[number];
+
+/**
+ * PowerShell Direct: runs the storage cmdlet calls $p.calls inside VM $p.vmName (like CALL_BODY on
+ * the host, in the VM's own session, which does not inherit the host script's preferences) as the
+ * guest user whose credential arrives on stdin; returns the selected properties as one JSON array.
+ */
+export const GUEST_CALL_BODY = [
+  '$s = [Console]::In.ReadLine() | ConvertFrom-Json',
+  '$cred = New-Object System.Management.Automation.PSCredential ($s.user, (ConvertTo-SecureString $s.password -AsPlainText -Force))',
+  `$r = Invoke-Command -VMName $p.vmName -Credential $cred -ScriptBlock { param($calls) $ErrorActionPreference = 'Stop'; $allowed = @('${GUEST_CMDLETS.join("', '")}'); $out = @(); foreach ($c in $calls) { if ($allowed -notcontains $c.cmdlet) { throw "cmdlet not allowed: $($c.cmdlet)" }; $a = @{}; foreach ($q in $c.params.PSObject.Properties) { $a[$q.Name] = $q.Value }; $x = & $c.cmdlet @a; if ($null -ne $c.select) { $out += @($x | ForEach-Object { $o = [ordered]@{}; foreach ($n in $c.select) { $v = $_.$n; if ($v -is [Enum]) { $v = "$v" }; if ($v -is [char]) { $v = "$v" }; $o[$n] = $v }; [pscustomobject]$o }) } }; ,$out } -ArgumentList (,$p.calls)`,
+  'ConvertTo-Json -InputObject @($r) -Depth 5 -Compress',
+  'exit 0',
+].join('\n');
+
 export function buildScript(body: string, data: unknown): string {
   const b64 = Buffer.from(JSON.stringify(data), 'utf8').toString('base64');
   return `${psPrelude(b64)}\n${body}\n`;
@@ -115,6 +132,24 @@ export async function runCalls(runner: CommandRunner, calls: PsCall[]): Promise<
 export interface GuestCredential {
   user: string;
   password: string;
+}
+
+export interface GuestCall {
+  cmdlet: GuestCmdlet;
+  params: Record<string, string | number | boolean>;
+  /** properties to return from this call's output; omit to discard the output */
+  select?: string[];
+}
+
+/** Storage cmdlet calls inside `vmName` through PowerShell Direct, in one session; the credential goes over stdin only. */
+export async function runGuestCalls(runner: CommandRunner, vmName: string, credential: GuestCredential, calls: GuestCall[]): Promise<Record<string, unknown>[]> {
+  for (const c of calls) {
+    if (!(GUEST_CMDLETS as readonly string[]).includes(c.cmdlet)) throw new InvalidArgument(`cmdlet ${c.cmdlet} is not one the Hyper-V provider runs in a guest`, { name: 'cmdlet', value: c.cmdlet });
+  }
+  const script = buildScript(GUEST_CALL_BODY, { vmName, calls });
+  const out = await runScript(runner, script, `Invoke-Command -VMName ${vmName} ${calls.map((c) => c.cmdlet).join(', ')}`, JSON.stringify({ user: credential.user, password: credential.password }) + '\n');
+  if (!Array.isArray(out)) throw new ParseError(`${runner.target}: PowerShell Direct in ${vmName}: expected a JSON array`, { source: 'ConvertTo-Json', expected: 'array' });
+  return out as Record<string, unknown>[];
 }
 
 /** PowerShell Direct into `vmName`; the credential goes over stdin only. */

@@ -10,7 +10,8 @@ import { diskspdArgs } from '../../workloads/diskspd.ts';
 import { checkDiskspdPath } from '../../workloads/tool-settings.ts';
 import { checkHypervTarget, type HypervTargetConfig } from './config.ts';
 import { checkPassthroughDisk, describeIdentity, getDiskCall, listDisksCall, listVmsCall, recordedIdentity, sameDisk, setDiskOfflineCall, type DiskIdentity, type HostDisk } from './passthrough.ts';
-import { runCalls, runInGuest, type GuestCredential } from './powershell.ts';
+import { runCalls, runGuestCalls, runInGuest, type GuestCall, type GuestCredential } from './powershell.ts';
+import { getGuestDiskCall, guestDiskFacts, listGuestDisksCall, pickGuestDisk, setGuestDiskOnlineCall, setGuestDiskWritableCall, type GuestDisk } from './guest-disk.ts';
 import { checkHyperv } from './validate.ts';
 import { addDriveCall, getVhdCall, listDrivesCall, newVhdCall, probeFileCall, removeDriveCall, removeVhdCall, type DriveSlot, type NewVhdSpec } from './vhd.ts';
 
@@ -25,8 +26,17 @@ const isDiskNumber = (v: unknown): v is number => typeof v === 'number' && Numbe
 /** A drive's Path that names a virtual disk file (a pass-through drive's Path is a description, e.g. `Disk 2 500 GB Bus 0 Lun 0 Target 2`). */
 const isVirtualDiskFile = (p: unknown): boolean => typeof p === 'string' && /^(?:[A-Za-z]:\\|\\\\).*\.(?:vhdx?|avhdx?)$/i.test(p.trim());
 
-export function createHypervProvider(targetIn: HypervTargetConfig, runner: CommandRunner): Provider {
+/** How the provider reaches into the VM (PowerShell Direct): the guest credential, revealed at the call. */
+export interface GuestAccess {
+  credential(): GuestCredential;
+}
+
+export function createHypervProvider(targetIn: HypervTargetConfig, runner: CommandRunner, guest?: GuestAccess): Provider {
   const t = checkHypervTarget(targetIn);
+  const inGuest = (vmName: string, calls: GuestCall[]) => {
+    if (!guest) throw new InvalidArgument(`${t.host}: the guest steps need the guest credential, and this provider was made without it`, { name: 'guestCredential', value: vmName });
+    return runGuestCalls(runner, vmName, guest.credential(), calls);
+  };
   const folders = Object.values(t.volumes).map((f) => (f.endsWith('\\') ? f : `${f}\\`).toLowerCase());
   /** a VHDX we may create or delete: directly in one of the inventory's volume folders */
   const ownPath = (p: unknown, op: string): string => {
@@ -107,9 +117,8 @@ export function createHypervProvider(targetIn: HypervTargetConfig, runner: Comma
       case 'Add-VMHardDiskDrive': {
         const vmName = checkHyperv('vmName', a.vmName, 'vmName');
         const controllerNumber = num(a.controllerNumber, 'controllerNumber');
-        // the inventory's location, never another one: the guest's test path (guestTestPath) names the
-        // disk at THAT location, so ours anywhere else would leave the workload on the user's disk.
-        // (Plans written while a free location was chosen at apply time carry it as firstLocation.)
+        // the inventory's location, never another one: the guest-disk step looks for the disk at THAT
+        // location. (Plans written while a free location was chosen at apply time carry it as firstLocation.)
         const controllerLocation = num(typeof a.controllerLocation === 'number' ? a.controllerLocation : a.firstLocation, 'controllerLocation');
         if (controllerLocation < 0 || controllerLocation > 63) throw new InvalidArgument(`controllerLocation: expected 0-63, got ${controllerLocation}`, { name: 'controllerLocation', value: String(controllerLocation) });
         if (a.controllerType !== 'SCSI') throw new InvalidArgument('controllerType must be SCSI', { name: 'controllerType', value: String(a.controllerType) });
@@ -129,7 +138,7 @@ export function createHypervProvider(targetIn: HypervTargetConfig, runner: Comma
         if (occupant) {
           const what = typeof occupant.Path === 'string' && occupant.Path !== '' ? occupant.Path : `disk ${String(occupant.DiskNumber)}`;
           throw new UnsafeOperation(
-            `${t.host}: SCSI ${controllerNumber}:${controllerLocation} of ${vmName} already holds ${what}, which this run did not attach; refusing to attach there (guestTestPath names the disk at that location). Free that location, or point scsiLocation and guestTestPath at a free one`,
+            `${t.host}: SCSI ${controllerNumber}:${controllerLocation} of ${vmName} already holds ${what}, which this run did not attach; refusing to attach there. Free that location, or point the inventory's scsiLocation at a free one`,
             { operation: 'Add-VMHardDiskDrive', target: `${vmName} SCSI ${controllerNumber}:${controllerLocation}` },
           );
         }
@@ -139,6 +148,41 @@ export function createHypervProvider(targetIn: HypervTargetConfig, runner: Comma
         await runCalls(runner, [call]);
         ctx.log(`attached to ${vmName} at SCSI ${controllerNumber}:${controllerLocation}`, { controllerLocation });
         return made(`${slot.vmName}:SCSI:${slot.controllerNumber}:${slot.controllerLocation}`, { ...slot, ...disk, ...identity });
+      }
+      case 'Set-Disk (guest)': {
+        const slot: DriveSlot = { vmName: checkHyperv('vmName', a.vmName, 'vmName'), controllerNumber: num(a.controllerNumber, 'controllerNumber'), controllerLocation: num(a.controllerLocation, 'controllerLocation') };
+        const where = `${slot.vmName} SCSI ${slot.controllerNumber}:${slot.controllerLocation}`;
+        // what the host says sits at the slot: it must be the drive this run attached there
+        const here = (await drivesOf(slot.vmName)).find((x) => x.ControllerType === 'SCSI' && x.ControllerNumber === slot.controllerNumber && x.ControllerLocation === slot.controllerLocation);
+        let sizeBytes: number;
+        let hostSerialNumber: string | null = null;
+        if (a.path !== undefined) {
+          const path = ownPath(a.path, 'Get-Disk (guest)');
+          if (!here || !samePath(here.Path, path)) throw new UnsafeOperation(`${t.host}: ${where} does not hold ${path} (it holds ${JSON.stringify(here?.Path ?? null)}); refusing to prepare any guest disk`, { operation: 'Set-Disk (guest)', target: where });
+          const [vhd] = await runCalls(runner, [getVhdCall(path)]);
+          sizeBytes = num(vhd?.Size, 'Get-VHD Size');
+        } else {
+          const n = num(a.diskNumber, 'diskNumber');
+          if (!here || here.DiskNumber !== n) throw new UnsafeOperation(`${t.host}: ${where} does not hold host disk ${n} (it holds ${JSON.stringify(here?.DiskNumber ?? here?.Path ?? null)}); refusing to prepare any guest disk`, { operation: 'Set-Disk (guest)', target: where });
+          const host = await getDisk(n);
+          checkPassthroughDisk(t.host, t.allowedDisks, n, host, { alreadyOffline: true });
+          sizeBytes = num((host as unknown as { Size?: unknown }).Size, 'Get-Disk Size');
+          hostSerialNumber = host!.SerialNumber ?? null;
+        }
+        const disks = (await inGuest(slot.vmName, [listGuestDisksCall()])) as unknown as GuestDisk[];
+        const d = pickGuestDisk(t.host, disks, { ...slot, sizeBytes, hostSerialNumber });
+        const facts = { ...slot, ...guestDiskFacts(d), sizeBytes, wasOffline: d.IsOffline, wasReadOnly: d.IsReadOnly };
+        ctx.sent(facts);
+        // Windows' SAN policy (default OfflineShared on Windows Server) leaves a new disk on a shared
+        // bus offline, and an offline disk is read-only (Learn: diskpart "san"): both cleared, in two
+        // calls (separate parameter sets of Set-Disk)
+        const calls: GuestCall[] = [];
+        if (d.IsOffline) calls.push(setGuestDiskOnlineCall(d.Number));
+        calls.push(setGuestDiskWritableCall(d.Number), getGuestDiskCall(d.Number));
+        const after = (await inGuest(slot.vmName, calls)).at(-1) as unknown as GuestDisk | undefined;
+        if (!after || after.IsOffline || after.IsReadOnly) throw new UnsafeOperation(`${t.host}: guest disk ${d.Number} of ${slot.vmName} is still ${after?.IsOffline ? 'offline' : 'read-only'} after Set-Disk; nothing measured`, { operation: 'Set-Disk (guest)', target: `${slot.vmName} disk ${d.Number}` });
+        ctx.log(`${where} is guest disk ${d.Number}${facts.serialNumber ? ` (serial ${facts.serialNumber})` : facts.uniqueId ? ` (unique id ${facts.uniqueId})` : ''}; online and writable`, { guestDiskNumber: d.Number });
+        return made(`${slot.vmName}:disk${d.Number}`, facts);
       }
       default:
         throw new InvalidArgument(`hyperv provider cannot apply operation ${JSON.stringify(step.operation)}`, { name: 'operation', value: step.operation });
@@ -220,6 +264,11 @@ export function createHypervProvider(targetIn: HypervTargetConfig, runner: Comma
         await runCalls(runner, [setDiskOfflineCall(m, false)]);
         return 'removed';
       }
+      case 'guest-disk':
+        // Brought online and writable in the guest; nothing of it outlives the drive, which the
+        // attachment's teardown detaches next (what was formatted on it is a guest-volume row)
+        ctx.log(`${String(d.vmName)} guest disk ${String(d.guestDiskNumber)}: nothing to undo in the guest (the disk leaves it when its drive is detached)`);
+        return 'removed';
       default:
         throw new InvalidArgument(`hyperv provider does not own objects of kind ${obj.kind}`, { name: 'kind', value: obj.kind });
     }
@@ -265,6 +314,21 @@ export function createHypervProvider(targetIn: HypervTargetConfig, runner: Comma
 
   // a lost SSH connection is worth another attempt (the executor looks before reissuing a create)
   return { name: 'hyperv', apply, destroy, find, isTransient: connectionLost, close: () => runner.close() };
+}
+
+/**
+ * What the workload measures, from what the permutation's steps recorded: the guest disk the
+ * guest-disk step found (`#<number>`, diskspd's physical drive). Records carry its number and
+ * serial (or unique id). Refused when no step found one (a plan from before the guest-disk step).
+ */
+export function measuredTarget(provisioned: readonly CreatedObject[] | undefined, where: string): { target: string; facts: Record<string, string | number> } {
+  const disk = provisioned?.find((o) => o.kind === 'guest-disk');
+  const n = disk?.data.guestDiskNumber;
+  if (!disk || typeof n !== 'number' || !Number.isInteger(n) || n < 0) {
+    throw new InvalidArgument(`${where}: no guest disk was found by this permutation's steps (a plan made before storsweep looked the attached disk up in the guest?); nothing measured — plan the run again`, { name: 'guest-disk', value: String(n) });
+  }
+  const id = [disk.data.serialNumber, disk.data.uniqueId].find((v) => typeof v === 'string' && v !== '') as string | undefined;
+  return { target: `#${n}`, facts: { guestDisk: n, ...(id !== undefined ? { guestDiskId: id } : {}), filesystem: 'raw' } };
 }
 
 /**

@@ -64,6 +64,8 @@ describe('--confirm-destroy', () => {
     expect(lines.filter((l) => l.destroys).map((l) => [l.step, l.destroys])).toEqual([
       ['offline', ['disk2:S4EWNX0R123456']],
       ['attach', ['disk2:S4EWNX0R123456']],
+      // the guest-disk step brings the same disk online and writable in the guest
+      ['guest-disk', ['disk2:S4EWNX0R123456']],
     ]);
   });
 

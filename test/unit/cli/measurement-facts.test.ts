@@ -101,7 +101,6 @@ describe('measurementFacts', () => {
           '    guestCredential:',
           '      username: bench',
           '      password: ${file:guest-pass}',
-          '    guestTestPath: D:\\storsweep.dat',
           '',
         ].join('\n'),
       ),

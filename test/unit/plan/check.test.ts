@@ -3,6 +3,7 @@
 // permutations building the same configuration; and over every single-permutation combination of
 // each provider's axes on its lab target, validate says ok only for what the plan builds, with VMFS
 // block sizes as the API reference documents them (HostVmfsSpec `blockSize`).
+import { PROVIDERS } from '../../../src/providers/index.ts';
 import fs from 'node:fs';
 import fsp from 'node:fs/promises';
 import path from 'node:path';
@@ -162,14 +163,14 @@ describe('validate refuses permutations that would measure the same thing (and p
     expect([...checkPlaybookAgainst(loadPlaybook(file), inv).keys()]).toEqual(['lab-esxi']);
   });
 
-  it('hyperv: pass-through and a new VHDX reach the guest blank, so a guestTestPath that is a file or a partition is refused at the disk.format value and at the inventory\'s guestTestPath; a physical drive is taken', async () => {
-    const hvInventory = (guestTestPath: string) =>
-      ['sshHosts:', '  hv:', '    host: 127.0.0.1', '    user: admin', '    password: ${env:SS_TEST_HV_PW}', '    knownHostsFile: ./known_hosts', 'targets:', '  hv-pt:', '    provider: hyperv', '    sshHost: hv', '    vmName: bench-vm', '    volumes:', `      "100": 'D:\\bench'`, '    allowedDisks:', '      - { number: 2, serialNumber: "S4EWNX0R123456" }', '    passthroughDisk: 2', '    guestCredential:', '      username: admin', '      password: ${env:SS_TEST_HV_PW}', `    guestTestPath: '${guestTestPath}'`, ''].join('\n');
+  it("hyperv: both a new VHDX and a pass-through disk are found in the guest (a guest-disk step after the attach); an inventory that still names guestTestPath is refused at that line", async () => {
+    const hvInventory = (extra: string[]) =>
+      ['sshHosts:', '  hv:', '    host: 127.0.0.1', '    user: admin', '    password: ${env:SS_TEST_HV_PW}', '    knownHostsFile: ./known_hosts', 'targets:', '  hv-pt:', '    provider: hyperv', '    sshHost: hv', '    vmName: bench-vm', '    volumes:', `      "100": 'D:\\bench'`, '    allowedDisks:', '      - { number: 2, serialNumber: "S4EWNX0R123456" }', '    passthroughDisk: 2', '    guestCredential:', '      username: admin', '      password: ${env:SS_TEST_HV_PW}', ...extra, ''].join('\n');
     const pbFile = path.join(lab.dir, 'pt.yaml');
     await fsp.writeFile(pbFile, ['name: pt', 'target: hv-pt', 'matrix:', '  volume:', '    sizeGb: [100]', '  disk:', '    format: [vhdx-fixed, passthrough]', '    sizeGb: [8]', '  workload:', '    profile: [quick]', ''].join('\n'));
-    const check = async (guestTestPath: string): Promise<string[]> => {
-      const invFile = path.join(lab.dir, 'pt-inventory.yaml');
-      await fsp.writeFile(invFile, hvInventory(guestTestPath));
+    const invFile = path.join(lab.dir, 'pt-inventory.yaml');
+    const check = async (extra: string[]): Promise<string[]> => {
+      await fsp.writeFile(invFile, hvInventory(extra));
       try {
         checkPlaybookAgainst(loadPlaybook(pbFile), loadInventory(invFile, { SS_TEST_HV_PW: 'not-a-real-password' }));
         return [];
@@ -178,17 +179,15 @@ describe('validate refuses permutations that would measure the same thing (and p
         return err.diagnostics.map((d) => `${path.basename(d.file)}:${d.line}:${d.column}: ${d.message}`);
       }
     };
-    for (const file of ['T:\\storsweep.dat', 'E:', '\\\\?\\Volume{0b3c1a2e-0000-0000-0000-100000000000}\\']) {
-      const got = await check(file);
-      expect(got, file).toHaveLength(4);
-      const at = (prefix: string) => got.filter((g) => g.startsWith(prefix));
-      // at the playbook's disk.format values
-      expect(at('pt.yaml:7:26: '), file).toEqual([expect.stringMatching(/target "hv-pt" \(hyperv\) cannot build .*disk\.format passthrough measures the raw host disk disk2:S4EWNX0R123456, which reaches the guest blank \(no partition, no volume; storsweep does not partition or format it in the guest.*\), but the inventory's guestTestPath .* is not a physical drive, so diskspd would measure another volume or nothing; set guestTestPath to the guest's number for the disk at scsiLocation, e\.g\. #1/)]);
-      expect(at('pt.yaml:7:14: '), file).toEqual([expect.stringMatching(/cannot build .*disk\.format vhdx-fixed measures a new VHDX, which reaches the guest blank .* is not a physical drive/)]);
-      // and at the inventory's guestTestPath, once per refusing format
-      expect(at('pt-inventory.yaml:20:20: ').map((g) => /disk\.format (\S+) measures/.exec(g)?.[1]).sort(), file).toEqual(['passthrough', 'vhdx-fixed']);
+    expect(await check([])).toEqual([]);
+    for (const old of ['#1', 'T:\\storsweep.dat']) {
+      expect(await check([`    guestTestPath: '${old}'`]), old).toEqual([expect.stringMatching(/^pt-inventory\.yaml:20:20: guestTestPath is no longer used: storsweep finds the disk it attached in the guest by its SCSI location \(scsiLocation\) and size/)]);
     }
-    expect(await check('#1')).toEqual([]);
-    expect(await check('\\\\.\\PhysicalDrive1')).toEqual([]);
+    const inv = loadInventory((await fsp.writeFile(invFile, hvInventory([])), invFile), { SS_TEST_HV_PW: 'not-a-real-password' });
+    const t = inv.inventory.targets['hv-pt']!;
+    const planner = PROVIDERS.hyperv.planner(t as never);
+    for (const format of ['vhdx-fixed', 'passthrough']) {
+      expect(planner({ 'volume.sizeGb': 100, 'disk.format': format, 'disk.sizeGb': 8 }, { prefix: 'ss-r-p' }).map((s) => s.step).at(-1), format).toBe('guest-disk');
+    }
   });
 });

@@ -142,7 +142,6 @@ targets:
     sshHost: hv
     vmName: bench-vm
     guestCredential: { username: admin, password: "\${env:REGISTRY_TEST_PW}" }
-    guestTestPath: D:\\storsweep.dat
 `;
   const load = (shell: string) => {
     const file = path.join(tmp, `inv-${shell}.yaml`);

@@ -27,7 +27,7 @@ describe('tool settings allow-list', () => {
       `${F}:18:15: targets.evil-local.ioengine: expected one of ${ALLOWED}; got "external:/tmp/evil.so"`,
       `${F}:27:16: targets.evil-guest.guest.fioPath: expected fio or an absolute path to it like /usr/local/bin/fio`,
       `${F}:28:17: targets.evil-guest.guest.ioengine: expected one of ${ALLOWED}; got "libaio --exec_prerun=id"`,
-      `${F}:35:18: targets.evil-hyperv.diskspdPath: expected diskspd.exe or an absolute path to it like C:\\Tools\\diskspd.exe`,
+      `${F}:34:18: targets.evil-hyperv.diskspdPath: expected diskspd.exe or an absolute path to it like C:\\Tools\\diskspd.exe`,
     ]);
   });
 

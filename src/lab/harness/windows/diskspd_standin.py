@@ -24,6 +24,8 @@
 # (Simplification: a re-created file starts with nothing written; stale clusters are not modelled.)
 import re
 
+import guest_storage
+
 MiB = 1024 * 1024
 UNITS = {'K': 1024, 'M': MiB, 'G': 1024 * MiB, 'T': 1024 ** 4}
 VERSION, VERSION_DATE = '2.2', '2024/6/3'
@@ -110,6 +112,21 @@ def resolve(state, vm, target):
     A partition is I/O on the volume itself, bounded by it, like a disk: no file is created in it.
     """
     not_found = DiskspdError(f'ERROR: Could not open {target}: The system cannot find the path specified. (error code: 3)')
+    letter = re.match(r'([A-Za-z]):', target)
+    if letter and target[:2].upper() not in vm.get('guestVolumes', {}):
+        # a volume the guest's Storage cmdlets made (guest_storage.py): New-Partition gave it the
+        # letter, Format-Volume a file system; files live in that volume
+        found = guest_storage.volume_for_letter(state, vm, letter.group(1))
+        if found is None:
+            raise not_found
+        slot, med, part = found
+        part['size'], part['type'] = part['Size'], med.get('type')
+        if len(target) == 2:
+            return part, None, slot
+        m = re.fullmatch(r'([A-Za-z]:)\\((?:[\w .-]+\\)*[\w .-]+)', target)
+        if not m:
+            raise DiskspdError(f'ERROR: The filename, directory name, or volume label syntax is incorrect: {target}')
+        return part, m.group(2).lower(), slot
     m = re.fullmatch(r'#(\d+)', target)
     if m:
         # #N exists only for a disk the guest has: vm.guestDisks maps the guest's disk number to the
@@ -121,7 +138,7 @@ def resolve(state, vm, target):
             disk = next((d for d in state['disks'] if d['Number'] == drive['DiskNumber']), None)
             if disk is None:
                 raise not_found
-            return {'size': disk['Size']}, None
+            return {'size': disk['Size']}, None, slot
     elif re.fullmatch(r'[A-Za-z]:', target):
         slot, name = vm.get('guestVolumes', {}).get(target.upper()), None
     else:
@@ -139,7 +156,7 @@ def resolve(state, vm, target):
         # Initialize-Disk | New-Partition -AssignDriveLetter | Format-Volume before it is usable,
         # learn.microsoft.com/powershell/module/hyper-v/new-vhd), so the guest has no such letter.
         raise not_found
-    return f, name
+    return f, name, slot
 
 
 def run(state, vm, vm_name, argv):
@@ -152,7 +169,16 @@ def run(state, vm, vm_name, argv):
         if opts.get('-R', 'text').lstrip('p') != 'xml':
             raise DiskspdError('stand-in: only -Rxml output is implemented')
         target = targets[0]
-        vhd, name = resolve(state, vm, target)
+        vhd, name, slot = resolve(state, vm, target)
+        st = vm.get('guestDiskState', {}).get(slot, {})
+        if int(opts.get('-w', '0')) > 0 and (st.get('IsOffline') or st.get('IsReadOnly')):
+            # Windows blocks writes to an offline or read-only disk: "disks that are left offline will
+            # be read-only" (Learn, diskpart "san"); a write then fails with ERROR_WRITE_PROTECT (19),
+            # which diskspd prints from its I/O loop (IORequestGenerator.cpp: "error during overlapped
+            # IO operation (error code: %u)") before giving up on the threads (layout as captured in
+            # a public diskspd report for another error code)
+            return 1, ('error during overlapped IO operation (error code: 19)\n'
+                       'There has been an error during threads execution\nError generating I/O requests\n')
         written = vhd.setdefault('guestWritten', {}) if vhd is not None else {}
         key = name if name is not None else '#raw'
         if name is not None:

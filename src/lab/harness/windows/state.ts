@@ -9,12 +9,13 @@ export const GUEST_CREDENTIAL = { user: 'bench\\admin', password: "p@ss'; $(x) `
 export const LAB_VM = 'bench-vm';
 export const LAB_GUEST_USER = 'bench\\admin';
 /**
- * Inside the guest: disk 0 is the OS disk on SCSI 0:0, disk 1 whatever sits on SCSI 0:1 (what
- * diskspd_standin.py resolves for #0/#1; no other number is a disk). T: is the volume on SCSI 0:1
- * only when that disk carries a formatted volume (a file model with `formatted: true`, seeded by a
- * test as the user's disk) — a VHDX New-VHD just made has none, as on Windows.
+ * Inside the guest (guest_storage.py): disk 0 is the OS disk on SCSI 0:0; a drive added later gets
+ * the lowest free number, offline and read-only under the SAN policy OfflineShared (`sanPolicy`).
+ * A test that seeds a drive directly seeds its number too. T: is the volume on SCSI 0:1 only when
+ * that disk carries a formatted volume (a file model with `formatted: true`, seeded by a test as the
+ * user's disk) — a VHDX New-VHD just made has none, as on Windows.
  */
-const GUEST_DISKS = { '0': 'SCSI:0:0', '1': 'SCSI:0:1' };
+const GUEST_DISKS = { '0': 'SCSI:0:0' };
 const GUEST_VOLUMES = { 'T:': 'SCSI:0:1' };
 
 export function defaultHypervState(): Record<string, unknown> {
@@ -27,7 +28,7 @@ export function defaultHypervState(): Record<string, unknown> {
       { Number: 2, SerialNumber: 'S4EWNX0R123456', UniqueId: '6002248000000000000000000000A002', FriendlyName: 'Samsung SSD 970', Size: 500 * GiB, IsSystem: false, IsBoot: false, IsOffline: false, NumberOfPartitions: 0, PartitionStyle: 'RAW' },
       { Number: 3, SerialNumber: 'DATA-3', UniqueId: '6002248000000000000000000000A003', FriendlyName: 'Data disk', Size: 500 * GiB, IsSystem: false, IsBoot: false, IsOffline: false, NumberOfPartitions: 1, PartitionStyle: 'GPT' },
     ],
-    vms: { 'bench-vm': { state: 'Running', guestCredential: GUEST_CREDENTIAL, guestDisks: GUEST_DISKS, guestVolumes: GUEST_VOLUMES, drives: { 'SCSI:0:0': { Path: 'C:\\VMs\\bench-vm\\os.vhdx' } } } },
+    vms: { 'bench-vm': { state: 'Running', sanPolicy: 'OfflineShared', guestCredential: GUEST_CREDENTIAL, guestDisks: { ...GUEST_DISKS }, guestVolumes: { ...GUEST_VOLUMES }, drives: { 'SCSI:0:0': { Path: 'C:\\VMs\\bench-vm\\os.vhdx' } } } },
   };
 }
 
@@ -53,11 +54,22 @@ export async function seedHypervState(dir: string, state: Record<string, unknown
   else await fs.writeFile(path.join(dir, 'commands.jsonl'), '');
 }
 
+/** A partition as guest_storage.py keeps it on its medium (a VHDX file model or a host disk). */
+export interface StandinPartition {
+  PartitionNumber: number;
+  Guid: string;
+  Size: number;
+  DriveLetter: string | null;
+  Type: string;
+  volume?: { FileSystem: string; AllocationUnitSize: number };
+  guestFiles?: Record<string, number>;
+}
+
 export interface HypervStandinState {
   volumes: Record<string, { sizeBytes: number; freeBytes: number }>;
-  files: Record<string, { type: string; size: number; block: number; logical: number; physical: number; formatted?: boolean; guestFiles?: Record<string, number> }>;
-  disks: { Number: number; IsOffline: boolean }[];
-  vms: Record<string, { drives: Record<string, { Path?: string; DiskNumber?: number | null }> }>;
+  files: Record<string, { type: string; size: number; block: number; logical: number; physical: number; formatted?: boolean; guestFiles?: Record<string, number>; PartitionStyle?: string; partitions?: StandinPartition[] }>;
+  disks: { Number: number; IsOffline: boolean; SerialNumber?: string; NumberOfPartitions?: number; PartitionStyle?: string; partitions?: StandinPartition[] }[];
+  vms: Record<string, { drives: Record<string, { Path?: string; DiskNumber?: number | null }>; guestDisks?: Record<string, string>; guestDiskState?: Record<string, { IsOffline: boolean; IsReadOnly: boolean }> }>;
 }
 
 export async function readHypervState(dir: string): Promise<HypervStandinState> {

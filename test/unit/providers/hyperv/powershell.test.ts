@@ -41,9 +41,10 @@ describe('VHD and pass-through rules', () => {
     expect(() => checkPassthroughDisk('h', [{ number: 2, uniqueId: 'U' }], 2, { ...disk, IsBoot: true })).toThrow(UnsafeOperation);
   });
 
-  it('plans New-VHD on the volume picked by volume.sizeGb, then the SCSI attach', () => {
+  it('plans New-VHD on the volume picked by volume.sizeGb, then the SCSI attach, then the disk found in the guest', () => {
     const steps = planHypervSteps({ 'volume.sizeGb': 100, 'disk.format': 'vhdx-fixed', 'disk.sizeGb': 2 }, { host: 'h', vmName: 'vm', volumes: { '100': 'D:\\bench' } }, { base: 'ss-r-p' });
-    expect(steps.map((s) => [s.step, s.operation, s.creates?.kind])).toEqual([['vhdx', 'New-VHD', 'vhdx'], ['attach', 'Add-VMHardDiskDrive', 'disk-attachment']]);
+    expect(steps.map((s) => [s.step, s.operation, s.creates?.kind])).toEqual([['vhdx', 'New-VHD', 'vhdx'], ['attach', 'Add-VMHardDiskDrive', 'disk-attachment'], ['guest-disk', 'Set-Disk (guest)', 'guest-disk']]);
+    expect(steps[2]!.arguments).toEqual({ vmName: 'vm', controllerType: 'SCSI', controllerNumber: 0, controllerLocation: 1, path: 'D:\\bench\\ss-r-p-disk.vhdx' });
     expect(steps[0]!.arguments).toEqual({ path: 'D:\\bench\\ss-r-p-disk.vhdx', sizeBytes: 2 * 1024 ** 3, type: 'Fixed' });
     expect(() => planHypervSteps({ 'volume.sizeGb': 500, 'disk.format': 'vhdx-fixed', 'disk.sizeGb': 2 }, { host: 'h', vmName: 'vm', volumes: { '100': 'D:\\bench' } }, { base: 'ss-r-p' })).toThrow(/volume.sizeGb 500 has no entry/);
   });
