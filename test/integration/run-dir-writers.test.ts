@@ -168,12 +168,12 @@ describe('one writer per run directory', { timeout: 180_000 }, () => {
     const pbText = await fs.readFile(pb, 'utf8');
     const commented = await lab.writePlaybook('resume-commented.yaml', `# reviewed at 3 a.m.\n${pbText.replace(/^name: (.*)$/m, 'name: "$1" # same run')}`);
     const held = await runCliWhen(
-      ['run', '--resume', runDir, commented, '--no-report', '--json'],
+      ['run', '--resume', runDir, commented, '--confirm-destroy', lab.vmfsDevice, '--no-report', '--json'],
       { runDir },
       (d) => journalHas(d, 'run', 'resume') >= 1,
       async (pid) => {
         holderPid = pid;
-        second = await runCli(['run', '--resume', runDir, '--no-report', '--json']);
+        second = await runCli(['run', '--resume', runDir, '--confirm-destroy', lab.vmfsDevice, '--no-report', '--json']);
         // then the holder dies without releasing anything
         process.kill(pid, 'SIGKILL');
       },
@@ -185,7 +185,7 @@ describe('one writer per run directory', { timeout: 180_000 }, () => {
     expect(journalHas(runDir, 'run', 'resume')).toBe(1);
 
     // The next resume takes the dead holder's lock over, says so, and completes.
-    const last = await runCli(['run', '--resume', runDir, '--no-report', '--json'], { timeoutMs: 120_000 });
+    const last = await runCli(['run', '--resume', runDir, '--confirm-destroy', lab.vmfsDevice, '--no-report', '--json'], { timeoutMs: 120_000 });
     expect(last.code, last.stderr).toBe(0);
     expect(last.stderr).toContain(`was last held by pid ${holderPid} on host "${os.hostname()}" (storsweep run --resume`);
     // (the first refused resume took over from the killed `run` too: two takeovers)

@@ -222,7 +222,7 @@ describe('vSphere faults during a sweep', { timeout: 180_000 }, () => {
       expect(statuses.slice(1).map((s) => s.status)).not.toContain('done');
       expect(await lab.leftovers()).toEqual(NOTHING_LEFT);
       // With space again, resume finishes the run.
-      const resumed = await runCli(['run', '--resume', runDir, '--no-report', '--json']);
+      const resumed = await runCli(['run', '--resume', runDir, '--confirm-destroy', lab.vmfsDevice, '--no-report', '--json']);
       expect(resumed.code, resumed.stderr).toBe(0);
       expect(permutationStatuses(runDir).map((p) => p.status)).toEqual(['done', 'done', 'done']);
       expect(resultKeys(runDir)).toHaveLength(3);

@@ -53,7 +53,9 @@ describe('kill -9 at seeded points, then --resume until done', () => {
         killPoints.push({ sweep, seq, liveObjects: ledgerRows(runDir!).filter((r) => r.state === 'intent' || r.state === 'created').length });
         attempts++;
         expect(attempts, 'resume makes progress').toBeLessThan(60);
-        const resumeArgs = ['run', '--resume', runDir!, '--no-report', '--json'];
+        // every permutation formats the LUN: while one is not done, a resume confirms it again
+        const left = permutationStatuses(runDir!).some((p) => p.status !== 'done');
+        const resumeArgs = ['run', '--resume', runDir!, ...(left ? ['--confirm-destroy', lab.vmfsDevice] : []), '--no-report', '--json'];
         attempt = killPoints.length < KILLS ? await runCliKilledAt(resumeArgs, { runDir: runDir! }, seq + nextOffset()) : { ...(await runCli(resumeArgs, { timeoutMs: 180_000 })), killed: false, runDir };
       }
       expect(attempt.code, attempt.stderr).toBe(0);

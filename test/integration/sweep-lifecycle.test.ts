@@ -49,9 +49,17 @@ describe('SIGINT mid-permutation', { timeout: 180_000 }, () => {
     expect(st.stdout).toContain('done 1, failed 0, pending 2 of 3');
     expect(st.stdout).toMatch(new RegExp(`running\\s+${second!.permutationId} .*interrupted mid-permutation; resume redoes it`));
 
+    // what is left still formats the LUN: the resume asks for --confirm-destroy again, naming it
+    const unconfirmed = await runCli(['run', '--resume', runDir, '--no-report', '--json']);
+    expect(unconfirmed.code).toBe(1); // refused like a new run without it
+    expect(unconfirmed.stderr).toContain(`refused: the rest of this run (2 permutation(s) not done) destroys data on ${lab.vmfsDevice}; the run was confirmed for ${lab.vmfsDevice} when it started; confirm again with --confirm-destroy ${lab.vmfsDevice}\n`);
+    expect(permutationStatuses(runDir).map((p) => p.status)).toEqual(['done', 'running', 'pending']);
+
     await lab.sim.control.reset();
-    const resumed = await runCli(['run', '--resume', runDir, '--no-report', '--json']);
+    const resumed = await runCli(['run', '--resume', runDir, '--confirm-destroy', lab.vmfsDevice, '--no-report', '--json']);
     expect(resumed.code, resumed.stderr).toBe(0);
+    // the progress and its estimate count only what is left
+    expect(resumed.stderr).toMatch(/run \S+: 2 of 3 permutations left \(1 already done\), estimated /);
     expect(permutationStatuses(runDir).map((p) => p.status)).toEqual(['done', 'done', 'done']);
     expect(resultKeys(runDir).map((k) => k.split('/')[0]).sort()).toEqual([first!.permutationId, second!.permutationId, third!.permutationId].sort());
     calls = await lab.sim.control.calls();

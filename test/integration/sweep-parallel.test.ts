@@ -12,11 +12,12 @@ import { NOTHING_LEFT, permutationStatuses, readRun, runCliWhen, runDirOf, start
 let lab: VsphereLab;
 let playbook: string;
 let args: (runsDir: string) => string[];
+let lun: string;
 
 beforeAll(async () => {
   lab = await startVsphereLab();
   // A second target on another host of the same vCenter, with its own VM, LUN and fio file.
-  const lun = (await listVcsimLuns({ url: lab.sim.url, username: lab.sim.username, password: lab.password, thumbprint: lab.sim.thumbprint }, 'DC0_C0_H0'))[0]!;
+  lun = (await listVcsimLuns({ url: lab.sim.url, username: lab.sim.username, password: lab.password, thumbprint: lab.sim.thumbprint }, 'DC0_C0_H0'))[0]!;
   const workdir = path.join(lab.dir, 'scratch-2');
   await fs.mkdir(workdir, { recursive: true });
   await fs.appendFile(
@@ -106,7 +107,7 @@ describe('two targets on one vCenter', { timeout: 180_000 }, () => {
     expect(cleaned.code, cleaned.stdout + cleaned.stderr).toBe(0);
     expect(cleaned.stdout).not.toContain('could not remove');
     expect(await lab.leftovers()).toEqual(NOTHING_LEFT);
-    const resumed = await runCli(['run', '--resume', r.runDir!, '--no-report', '--json']);
+    const resumed = await runCli(['run', '--resume', r.runDir!, '--confirm-destroy', `${lab.vmfsDevice},${lun}`, '--no-report', '--json']);
     expect(resumed.code, resumed.stderr).toBe(0);
     expect(permutationStatuses(r.runDir!).map((p) => p.status)).toEqual(['done', 'done', 'done', 'done']);
     expect(await lab.leftovers()).toEqual(NOTHING_LEFT);

@@ -53,9 +53,10 @@ export interface RunCommandOptions {
  * what `--confirm-destroy` must list exactly. A destructive step that names nothing is a planner
  * bug and refused here rather than confirmed by any text.
  */
-export function destroyedNames(plan: RunPlan): string[] {
+export function destroyedNames(plan: RunPlan, left: (permutationId: string) => boolean = () => true): string[] {
   const found = new Set<string>();
   for (const p of plan.permutations) {
+    if (!left(p.permutationId)) continue;
     for (const s of p.steps) {
       if (!s.destructive) continue;
       if (!s.destroys?.length) throw new UnsafeOperation(`step ${s.step} (${s.operation}) of ${p.permutationId} is destructive but names nothing it destroys; refusing`, { operation: 'run', target: plan.target });
@@ -120,24 +121,30 @@ export function checkConfirmDestroy(plan: RunPlan, confirm: string | undefined):
 }
 
 /**
- * `run --resume` re-plans nothing: the run was confirmed when it started, and that set is in its
- * meta. A run recorded before confirmations were kept (or whose plan destroys something else)
- * needs `--confirm-destroy` again; one given on resume must match exactly, as for a new run.
+ * `run --resume` re-plans nothing, but it asks again: a resume that still has destructive steps to
+ * run (in permutations not done) needs `--confirm-destroy` naming exactly what they destroy — not
+ * what the run destroyed before, nor the set it started with. What is left destroys nothing: no
+ * confirmation, and one given is refused. `recorded` (the set confirmed at the start) is named in
+ * the refusal. Returns the names confirmed.
  */
-export function checkResumeConfirmation(plan: RunPlan, recorded: readonly string[] | undefined, confirm: string | undefined): void {
-  if (confirm !== undefined) {
-    checkConfirmDestroy(plan, confirm);
-    return;
+export function checkResumeConfirmation(plan: RunPlan, isDone: (permutationId: string) => boolean, recorded: readonly string[] | undefined, confirm: string | undefined): string[] {
+  const left = (id: string) => !isDone(id);
+  const required = destroyedNames(plan, left);
+  const confirmed = parseConfirmDestroy(confirm);
+  const missing = required.filter((d) => !confirmed.includes(d));
+  const extra = confirmed.filter((d) => !required.includes(d));
+  if (!missing.length && !extra.length) return required;
+  const target = { operation: 'run --resume', target: plan.target };
+  if (!required.length) {
+    throw new UnsafeOperation(`what is left of this run destroys nothing, but --confirm-destroy names ${extra.map((e) => JSON.stringify(e)).join(', ')}; leave it out`, target);
   }
-  const required = destroyedNames(plan);
-  if (!required.length) return;
-  const same = recorded !== undefined && recorded.length === required.length && required.every((n) => recorded.includes(n));
-  if (!same) {
-    throw new UnsafeOperation(
-      `this run destroys data on ${required.map(describeName).join(', ')} and ${recorded ? `was confirmed for ${recorded.join(', ') || 'nothing'}` : 'has no recorded confirmation'}; resume with --confirm-destroy ${required.join(',')}`,
-      { operation: 'run --resume', target: plan.target },
-    );
-  }
+  const perms = plan.permutations.filter((p) => left(p.permutationId) && p.steps.some((s) => s.destructive)).length;
+  const why = [missing.length && confirm !== undefined ? `not confirmed: ${missing.map(describeName).join(', ')}` : '', extra.length ? `not destroyed by what is left: ${extra.map((e) => JSON.stringify(e)).join(', ')}` : ''].filter(Boolean).join('; ');
+  const before = recorded?.length ? `; the run was confirmed for ${recorded.join(', ')} when it started` : '';
+  throw new UnsafeOperation(
+    `the rest of this run (${perms} permutation(s) not done) destroys data on ${required.map(describeName).join(', ')}${why ? ` (${why})` : ''}${before}; confirm again with --confirm-destroy ${required.join(',')}`,
+    target,
+  );
 }
 
 export function dryRunLines(plan: RunPlan): string[] {
@@ -310,7 +317,6 @@ async function runLocked(playbookFile: string | undefined, o: RunCommandOptions,
       const overrides = checkResumeOverrides(store.plan(), o.set);
       checkResumePlaybook(playbookFile, meta, runDir, overrides);
       checkStoredPlan(store.plan(), runDir);
-      checkResumeConfirmation(store.plan(), meta.confirmedDestroy, o.confirmDestroy);
       const inv = loadInventory(o.inventory ?? meta.inventoryFile);
       const names = meta.targets ?? [meta.target];
       const comps = composeTargets(names, inv, runDir);
@@ -318,8 +324,11 @@ async function runLocked(playbookFile: string | undefined, o: RunCommandOptions,
       // a plan stored before targets that share something were serialised: the same rule, from the inventory
       if (plan.targets && plan.serialised === undefined) plan.serialised = serialisedResources(names.map((name) => ({ name, resources: comps.get(name)?.sharedResources })));
       checkResumeInventory(meta, names, plan, measurementFacts(names, inv, plan), inv.file);
+      // last: once the configuration is known to be the run's own, what is left to destroy is confirmed again
+      const done = new Set(store.permutations().filter((p) => p.status === 'done').map((p) => p.permutationId));
+      const reconfirmed = checkResumeConfirmation(plan, (id) => done.has(id), meta.confirmedDestroy, o.confirmDestroy);
       prep = { plan, store, comps, resumed: true };
-      store.appendJournal(null, 'run', 'resume', { pid: process.pid });
+      store.appendJournal(null, 'run', 'resume', { pid: process.pid, ...(reconfirmed.length ? { confirmedDestroy: reconfirmed } : {}) });
     } catch (err) {
       store.close();
       throw err;

@@ -69,12 +69,30 @@ describe('--confirm-destroy', () => {
     ]);
   });
 
-  it('resume keeps the confirmation the run started with; without one recorded it asks again', () => {
-    expect(() => checkResumeConfirmation(passthrough, ['disk2:S4EWNX0R123456'], undefined)).not.toThrow();
-    expect(() => checkResumeConfirmation(passthrough, undefined, undefined)).toThrow(/has no recorded confirmation; resume with --confirm-destroy disk2:S4EWNX0R123456/);
-    expect(() => checkResumeConfirmation(passthrough, ['disk3:X'], undefined)).toThrow(UnsafeOperation);
-    expect(() => checkResumeConfirmation(passthrough, undefined, 'yes')).toThrow(UnsafeOperation);
-    expect(() => checkResumeConfirmation(passthrough, undefined, 'disk2:S4EWNX0R123456')).not.toThrow();
+  it('resume asks again, for exactly what is left to destroy: not what done permutations destroyed, not the set the run started with', () => {
+    const NAA2 = 'naa.6000c2900000000000000000000000a2';
+    const esx = (dev: string, p: number) => planEsxiShellSteps({ 'datastore.kind': 'vmfs6', 'disk.format': 'thin', 'disk.sizeGb': 1 }, { ...esxi, vmfsDevice: dev, allowedDevices: [dev] }, { base: `ss-r1-p${p}` });
+    const safe = planHypervSteps({ 'disk.format': 'vhdx-fixed', 'volume.sizeGb': 100, 'disk.sizeGb': 1 }, hyperv, { base: 'ss-r1-p2' });
+    const plan = planOf([esx(NAA, 0), esx(NAA2, 1), safe]);
+    const started = [NAA, NAA2];
+    const none = () => false;
+    // nothing done yet: all of it, even with the start's confirmation recorded
+    expect(() => checkResumeConfirmation(plan, none, started, undefined)).toThrow(
+      `the rest of this run (2 permutation(s) not done) destroys data on ${NAA}, ${NAA2}; the run was confirmed for ${NAA}, ${NAA2} when it started; confirm again with --confirm-destroy ${NAA},${NAA2}`,
+    );
+    expect(checkResumeConfirmation(plan, none, started, `${NAA2},${NAA}`)).toEqual([NAA, NAA2]);
+    // p0 done: only NAA2 is left; the start's set is not what is left
+    const p0done = (id: string) => id === 'p0';
+    expect(() => checkResumeConfirmation(plan, p0done, started, `${NAA},${NAA2}`)).toThrow(`(not destroyed by what is left: "${NAA}")`);
+    expect(() => checkResumeConfirmation(plan, p0done, started, undefined)).toThrow(`the rest of this run (1 permutation(s) not done) destroys data on ${NAA2}; the run was confirmed for`);
+    expect(() => checkResumeConfirmation(plan, p0done, undefined, 'yes')).toThrow(`(not confirmed: ${NAA2}; not destroyed by what is left: "yes")`);
+    expect(checkResumeConfirmation(plan, p0done, started, NAA2)).toEqual([NAA2]);
+    // only the non-destructive permutation left: no confirmation, and one given is refused
+    const destructiveDone = (id: string) => id !== 'p2';
+    expect(checkResumeConfirmation(plan, destructiveDone, started, undefined)).toEqual([]);
+    expect(() => checkResumeConfirmation(plan, destructiveDone, started, NAA)).toThrow(/what is left of this run destroys nothing, but --confirm-destroy names/);
+    // a Hyper-V host disk is named in words too
+    expect(() => checkResumeConfirmation(passthrough, none, undefined, undefined)).toThrow(/destroys data on disk2:S4EWNX0R123456 \(host disk 2, serial\/id S4EWNX0R123456\); confirm again with --confirm-destroy disk2:S4EWNX0R123456$/);
   });
 });
 

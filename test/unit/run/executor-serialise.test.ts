@@ -46,10 +46,11 @@ beforeEach(() => {
 });
 afterEach(() => fs.rmSync(dir, { recursive: true, force: true }));
 
-async function runPlan(plan: RunPlan) {
+async function runPlan(plan: RunPlan, before?: (store: ResultStore) => void) {
   const spans: Array<{ target: string; start: number; end: number }> = [];
   const events: ProgressEvent[] = [];
   const store = ResultStore.create(path.join(dir, 'run'), meta, plan);
+  before?.(store);
   const summary = await executeRun({
     store,
     plan,
@@ -94,6 +95,23 @@ describe('targets that share a resource take turns; the others run beside them',
     expect(r.summary.done).toBe(6);
     expect(r.overlap('a', 'b')).toBe(false);
     expect(r.overlap('b', 'c')).toBe(false);
+  });
+});
+
+describe('the estimate at the start of a run', () => {
+  it('targets in parallel: the longest target, with the sum beside it; a resume counts only what is left', async () => {
+    const fresh = await runPlan(planOf([]));
+    expect(fresh.events[0]).toEqual({ type: 'run-start', runId: RUN, total: 6, estimateSec: 20, workSec: 60 });
+    fs.rmSync(path.join(dir, 'run'), { recursive: true });
+    // a and b take turns (one lane of 40 s); a1 and b1 already done: 20 s left in that lane
+    const resumed = await runPlan(planOf([{ key: 'k', what: 'VM 1', targets: ['a', 'b'] }]), (store) => {
+      for (const id of ['a1', 'b1']) {
+        store.markRunning(id);
+        store.markFinished(id, 'done', null);
+      }
+    });
+    expect(resumed.events[0]).toEqual({ type: 'run-start', runId: RUN, total: 6, estimateSec: 20, done: 2, workSec: 40 });
+    expect(resumed.summary).toMatchObject({ done: 4, skipped: 2 });
   });
 });
 
