@@ -70,3 +70,12 @@ export function checkTimerMs(ms: number, what: string): number {
   }
   return Math.round(ms);
 }
+
+/**
+ * The playbook's `environment:` (free facts about the setup the reports show): at most this many
+ * entries, keys of at most MAX_ENVIRONMENT_KEY characters, values of at most
+ * MAX_ENVIRONMENT_VALUE — a line in a report table, not a document.
+ */
+export const MAX_ENVIRONMENT_ENTRIES = 32;
+export const MAX_ENVIRONMENT_KEY = 64;
+export const MAX_ENVIRONMENT_VALUE = 200;

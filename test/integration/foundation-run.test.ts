@@ -19,7 +19,9 @@ let runDir: string;
 
 beforeAll(async () => {
   guest = await startLabGuest();
-  playbook = await guest.writePlaybook('quick.yaml', tinyPlaybook({ name: 'foundation' }));
+  // what no host reports, as a study writes it down: stored with the run, shown in its reports
+  const environment = ['environment:', '  array: lab guest on 127.0.0.1', '  raid: none', '  qos: 0', '  thin: false', ''].join('\n');
+  playbook = await guest.writePlaybook('quick.yaml', tinyPlaybook({ name: 'foundation' }) + environment);
   run = await runCli(['run', playbook, '-i', guest.inventory, '--out', guest.runsDir, '--json']);
   const last = run.stdout.trim().split('\n').at(-1)!;
   runDir = (JSON.parse(last) as { runDir: string }).runDir;
@@ -98,9 +100,20 @@ describe('storsweep run over SSH with real fio', () => {
     expect(r.stdout).toContain('- 8 records, 1 permutations, 8 tests');
     expect(r.stdout).toContain('workload.profile = cdm8-default');
     // one section per test, each with a table row for the permutation
-    for (const id of CDM8_IDS) expect(r.stdout).toMatch(new RegExp(`^### ${id}\\n[^#]*\\n\\| p577ca69eed2a \\| 1 \\| [\\d,.]+ \\| [\\d,]+ \\|`, 'm'));
+    for (const id of CDM8_IDS) expect(r.stdout).toMatch(new RegExp(`^### ${id} — [^\\n]+\\n[^#]*\\n\\| p577ca69eed2a \\| 1 \\| [\\d,.]+ \\| [\\d,.]+ \\|`, 'm'));
     // the run itself also wrote report.md
-    expect(fs.readFileSync(path.join(runDir, 'report.md'), 'utf8')).toContain('cdm8-default');
+    const own = fs.readFileSync(path.join(runDir, 'report.md'), 'utf8');
+    expect(own).toContain('cdm8-default');
+    // the overview grid is its first table: one column for the one permutation, a row per test
+    expect(own.split('\n').find((l) => l.startsWith('|'))).toBe('| test | p577ca69eed2a |');
+    expect(own).toMatch(/\n\| SEQ1M Q8T1 read<br>seq-1m-q8t1-read \| [\d,.]+ \[[\d,.]+\] \|\n/);
+    // the playbook's environment, stored with the run and shown beside the measured fingerprint
+    const db = new Database(path.join(runDir, 'run.sqlite'), { readonly: true });
+    const meta = JSON.parse((db.prepare("SELECT value FROM meta WHERE key = 'meta'").get() as { value: string }).value) as { environment?: unknown };
+    db.close();
+    expect(meta.environment).toEqual({ array: 'lab guest on 127.0.0.1', raid: 'none', qos: '0', thin: 'false' });
+    expect(own).toContain('**Environment (as the playbook states it)**\n\n| key | value |\n| --- | --- |\n| array | lab guest on 127.0.0.1 |\n| raid | none |\n| qos | 0 |\n| thin | false |');
+    expect(own).toContain('**Measured fingerprint (as read from the hosts)**');
   });
 
   it('`run --dry-run --json` prints one JSON line per planned call and creates no run dir', async () => {

@@ -6,6 +6,7 @@ import type { Command } from 'commander';
 import { loadInventory, loadPlaybook, type LoadedInventory, type LoadedPlaybook } from '../../config/index.ts';
 import { checkPlaybookAgainst } from '../../plan/check.ts';
 import { redact, redactDeep } from '../../config/secrets.ts';
+import { environmentText } from '../../config/playbook.ts';
 import { errorLongForm, errorMessage, OutputRefused, ResumeMismatch, UnsafeOperation, UsageError } from '../../errors.ts';
 import type { RunPlan } from '../../contract/plan.ts';
 import { newRunId } from '../../plan/permutation.ts';
@@ -354,6 +355,7 @@ async function runLocked(playbookFile: string | undefined, o: RunCommandOptions,
     // a host whose release the inventory does not state is asked (read-only) before anything changes
     await checkAgainstHostVersions(pb, inv, comps);
     const runDir = runDirFor(o.out, plan);
+    const environment = environmentText(pb.playbook.environment);
     const meta: RunMeta = {
       runId: plan.runId,
       playbook: plan.playbook,
@@ -363,6 +365,8 @@ async function runLocked(playbookFile: string | undefined, o: RunCommandOptions,
       ...(plan.targets ? { targets: plan.targets.map((t) => t.name) } : {}),
       startedAt: new Date().toISOString(),
       fingerprint: { storsweep: VERSION, node: process.version, provider: plan.provider, target: plan.target },
+      // what the playbook states about the setup, shown in reports beside the fingerprint
+      ...(environment ? { environment } : {}),
       insecureEndpoints: [...new Set([...comps.values()].flatMap((c) => c.insecureEndpoints))],
       ...(timeouts ? { timeouts } : {}),
       config: { playbookSha256: sha256(playbookFile), facts: measurementFacts([...comps.keys()], inv, plan) },

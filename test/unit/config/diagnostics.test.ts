@@ -87,6 +87,19 @@ describe('playbook diagnostics', () => {
     ]);
   });
 
+  it('environment: plain one-line text of bounded size under plain keys, every problem at its line', () => {
+    const file = f('pb-environment-bad.yaml');
+    expect(playbook('pb-environment-bad.yaml')).toEqual([
+      `${file}:8:9: environment.raid: expected plain one-line text: no control, bidi or line-separator character (newline, tab, escape, U+202E, …)`,
+      `${file}:9:11: environment.9lives: expected a key of at most 64 letters, digits, \`_\`, \`.\`, \`/\` and \`-\`, starting with a letter (e.g. array, raid, vm.cpu)`,
+      `${file}:10:13: environment.protocol: expected plain one-line text: no control, bidi or line-separator character (newline, tab, escape, U+202E, …)`,
+      `${file}:11:7: environment.vm: expected one line of text, a number or true/false; got a list`,
+      `${file}:12:9: environment.note: expected at most 200 characters of plain text`,
+    ]);
+    // the refused text is never echoed: no escape sequence or bidi override reaches the message
+    for (const d of playbook('pb-environment-bad.yaml')) expect(d.includes('\u001b') || d.includes('\u202e')).toBe(false);
+  });
+
   it('unknown workload profile: at the matrix value, listing the presets', () => {
     const d = playbook('pb-unknown-profile.yaml');
     expect(d).toHaveLength(1);
@@ -232,7 +245,7 @@ describe('hostile or odd files: refused at the line, in a sentence (issue 11, it
   it('long values and keys are echoed cut to 80 characters, saying how much more there is', () => {
     const [value, key] = playbook('pb-long-value.yaml');
     expect(value).toBe(`${f('pb-long-value.yaml')}:6:9: repeat: expected a number of repetitions from 1 to 1000; got "${'x'.repeat(80)}… (220 more)"`);
-    expect(key).toBe(`${f('pb-long-value.yaml')}:7:1: ${'y'.repeat(80)}… (120 more): unknown key "${'y'.repeat(80)}… (120 more)" (expected one of $schema, name, description, target, matrix, workloads, settings, include, exclude, repeat, order, baseline, timeouts)`);
+    expect(key).toBe(`${f('pb-long-value.yaml')}:7:1: ${'y'.repeat(80)}… (120 more): unknown key "${'y'.repeat(80)}… (120 more)" (expected one of $schema, name, description, target, matrix, workloads, settings, include, exclude, repeat, order, baseline, environment, timeouts)`);
   });
 
   it('a long value quoted by a lower layer\'s message (a workload name) is cut too', () => {
