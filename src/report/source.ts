@@ -129,12 +129,20 @@ export function mapAxes(records: readonly ResultRecord[], f: (axes: Axes, r: Res
  */
 function asSource(records: ResultRecord[], info: RunInfo): ResultRecord[] {
   const target = info.target !== undefined && !info.target.includes(', ') ? info.target : undefined;
-  return mapAxes(records, (axes, r) => {
-    const addSource = !(SOURCE_AXIS in axes);
-    const addTarget = target !== undefined && !('target' in axes);
-    if (!addSource && !addTarget) return axes;
-    return { ...(addTarget ? { target } : {}), ...axes, ...(addSource ? { [SOURCE_AXIS]: r.runId } : {}) };
-  });
+  // The records were just read and are this load's own: their axes are replaced in place (a
+  // 100,000-record run is not copied), each distinct axes object once.
+  const done = new Map<Axes, Axes>();
+  for (const r of records) {
+    let axes = done.get(r.axes);
+    if (axes === undefined) {
+      const addSource = !(SOURCE_AXIS in r.axes);
+      const addTarget = target !== undefined && !('target' in r.axes);
+      axes = addSource || addTarget ? { ...(addTarget ? { target } : {}), ...r.axes, ...(addSource ? { [SOURCE_AXIS]: r.runId } : {}) } : r.axes;
+      done.set(r.axes, axes);
+    }
+    r.axes = axes;
+  }
+  return records;
 }
 
 /** Loads a run directory, a results .jsonl file, or any file an importer recognises. */
