@@ -156,7 +156,7 @@ export function compareRuns(a: CompareSide, b: CompareSide, options: CompareOpti
       const srcs = [...clash.sources];
       const shown = srcs.slice(0, 4).join(', ') + (srcs.length > 4 ? `, … (${srcs.length} in all)` : '');
       throw new UsageError(
-        `compare: ${side} (${label}) holds ${srcs.length} sources (${shown}) whose permutations have the same ${matchedAxes.length ? matchedAxes.join(', ') : 'axes'}; ` +
+        `compare: ${side} (${label}) holds ${srcs.length} sources (${shown}) that ${matchedAxes.length ? `${matchedAxes.join(', ')} cannot tell apart` : 'no axis tells apart'}; ` +
           'comparing would pool them into one sample. Tag each with the axis value it measured (`storsweep import FILE --export N --set axis=value --json > part.jsonl`), ' +
           'or pass --pool source to pool them on purpose',
       );

@@ -220,7 +220,7 @@ describe('storsweep compare', () => {
       const two = [...paper({}, 'study.txt#1'), ...paper({}, 'study.txt#2')];
       const B = { label: 'study.txt', records: two, info: { runId: 'i' } };
       const other = { label: 'x', records: paper({}, 'x.txt'), info: { runId: 'x' } };
-      expect(() => compareRuns(other, B)).toThrow(/B \(study.txt\) holds 2 sources \(study.txt#1, study.txt#2\) whose permutations have the same axes; comparing would pool them.*--pool source/);
+      expect(() => compareRuns(other, B)).toThrow(/B \(study.txt\) holds 2 sources \(study.txt#1, study.txt#2\) that no axis tells apart; comparing would pool them.*--pool source/);
       expect(compareRuns(other, B, { pool: ['source'] }).rows[0]!.pooled).toEqual({ a: 1, b: 2 });
       expect(() => compareRuns(other, B, { pool: ['disk.format'] })).toThrow(/--pool disk.format: neither side has an axis/);
     });
