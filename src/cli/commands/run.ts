@@ -163,6 +163,45 @@ export function dryRunLines(plan: RunPlan): string[] {
 }
 
 /**
+ * `--dry-run`: the calls a run would send, one line each (JSON Lines with --json), the schedule, and
+ * what `--confirm-destroy` must name; nothing is sent. `before`: calls that come first (on resume,
+ * the removal of what an interrupted permutation left behind).
+ */
+function printDryRun(plan: RunPlan, o: RunCommandOptions, before: readonly string[] = []): void {
+  const lines = [...before, ...dryRunLines(plan)];
+  const devices = destroyedNames(plan);
+  if (o.json) {
+    if (lines.length) terminal.stdout(lines.map(visibleJson).join('\n') + '\n');
+    return;
+  }
+  for (const l of lines) {
+    const s = JSON.parse(l) as { permutationId: string; step: string; provider: string; operation: string; arguments: unknown; destructive: boolean; destroys?: string[] };
+    terminal.stdout(`${s.destructive ? `DESTRUCTIVE (destroys ${(s.destroys ?? []).join(', ')}) ` : ''}${s.permutationId} ${s.step}: ${s.provider} ${s.operation} ${JSON.stringify(s.arguments)}\n`);
+  }
+  for (const l of scheduleLines(plan)) terminal.stdout(`${l}\n`);
+  terminal.stdout(`${plan.permutations.length} permutations, ${lines.length} calls${devices.length ? `; destroys data on ${devices.join(', ')} (confirm with --confirm-destroy ${devices.join(',')})` : ''}; nothing was sent\n`);
+}
+
+/** What `run --resume` still runs: the permutations not done (a half-done one is redone whole). */
+export function resumeLeft(plan: RunPlan, store: ResultStore): RunPlan {
+  const done = new Set(store.permutations().filter((p) => p.status === 'done').map((p) => p.permutationId));
+  return { ...plan, permutations: plan.permutations.filter((p) => !done.has(p.permutationId)) };
+}
+
+/**
+ * Before a half-done permutation is redone, resume removes what it left behind (run/executor.ts):
+ * its live ledger objects, newest first, as dry-run lines.
+ */
+function resumeCleanupLines(plan: RunPlan, store: ResultStore): string[] {
+  const left = new Set(resumeLeft(plan, store).permutations.map((p) => p.permutationId));
+  return store
+    .ledger({ live: true })
+    .filter((o) => left.has(o.permutationId))
+    .sort((a, b) => b.seq - a.seq)
+    .map((o) => JSON.stringify({ permutationId: o.permutationId, step: `cleanup ${o.kind}`, provider: o.provider, operation: 'destroy', arguments: { kind: o.kind, name: o.name }, destructive: false }));
+}
+
+/**
  * Takes the run directory's lock for this process's life (released by the caller, or by the OS
  * when the process ends). A lock left by a process that died is taken over: said on stderr and
  * in the journal.
@@ -311,9 +350,10 @@ async function runLocked(playbookFile: string | undefined, o: RunCommandOptions,
   let prep: Prepared;
   if (o.resume) {
     const runDir = path.resolve(o.resume);
-    const store = ResultStore.open(runDir);
+    // --dry-run reads the run as it is: opened read-only, no lock taken, nothing journaled
+    const store = o.dryRun ? ResultStore.openReadOnly(runDir) : ResultStore.open(runDir);
     try {
-      held.lock = takeRunLock(store, 'run --resume');
+      if (!o.dryRun) held.lock = takeRunLock(store, 'run --resume');
       const meta = store.meta();
       const overrides = checkResumeOverrides(store.plan(), o.set);
       checkResumePlaybook(playbookFile, meta, runDir, overrides);
@@ -325,6 +365,12 @@ async function runLocked(playbookFile: string | undefined, o: RunCommandOptions,
       // a plan stored before targets that share something were serialised: the same rule, from the inventory
       if (plan.targets && plan.serialised === undefined) plan.serialised = serialisedResources(names.map((name) => ({ name, resources: comps.get(name)?.sharedResources })));
       checkResumeInventory(meta, names, plan, measurementFacts(names, inv, plan), inv.file);
+      if (o.dryRun) {
+        // a dry run confirms nothing: it says what --confirm-destroy must name
+        printDryRun(resumeLeft(plan, store), o, resumeCleanupLines(plan, store));
+        store.close();
+        return EXIT.ok;
+      }
       // last: once the configuration is known to be the run's own, what is left to destroy is confirmed again
       const done = new Set(store.permutations().filter((p) => p.status === 'done').map((p) => p.permutationId));
       const reconfirmed = checkResumeConfirmation(plan, (id) => done.has(id), meta.confirmedDestroy, o.confirmDestroy);
@@ -338,17 +384,7 @@ async function runLocked(playbookFile: string | undefined, o: RunCommandOptions,
     if (!playbookFile) throw new UsageError('run: a playbook is required (or --resume <runDir>)');
     const { plan, comps, inv, pb, pbText, timeouts } = prepareNew(playbookFile, o);
     if (o.dryRun) {
-      const lines = dryRunLines(plan);
-      const devices = destroyedNames(plan);
-      if (o.json) terminal.stdout(lines.map(visibleJson).join('\n') + '\n');
-      else {
-        for (const l of lines) {
-          const s = JSON.parse(l) as { permutationId: string; step: string; provider: string; operation: string; arguments: unknown; destructive: boolean; destroys?: string[] };
-          terminal.stdout(`${s.destructive ? `DESTRUCTIVE (destroys ${(s.destroys ?? []).join(', ')}) ` : ''}${s.permutationId} ${s.step}: ${s.provider} ${s.operation} ${JSON.stringify(s.arguments)}\n`);
-        }
-        for (const l of scheduleLines(plan)) terminal.stdout(`${l}\n`);
-        terminal.stdout(`${plan.permutations.length} permutations, ${lines.length} calls${devices.length ? `; destroys data on ${devices.join(', ')} (confirm with --confirm-destroy ${devices.join(',')})` : ''}; nothing was sent\n`);
-      }
+      printDryRun(plan, o);
       return EXIT.ok;
     }
     const confirmedDestroy = checkConfirmDestroy(plan, o.confirmDestroy);
