@@ -4,7 +4,8 @@
 #
 #   bash scripts/system-packages.sh demo|test
 #
-# Every package of the set that dpkg does not report installed is missing. As root (with apt-get)
+# Every package of the set that dpkg does not report installed ("<want> ok installed", held
+# ones too) is missing. As root (with apt-get)
 # the missing ones are installed; otherwise the script stops at once (exit 1) with the list and
 # the command that installs them, before anything else runs — not a test suite that fails test
 # by test because pyvmomi or fio is absent. Without dpkg-query (not a Debian-like machine) it
@@ -35,7 +36,12 @@ fi
 missing=""
 for p in $want; do
   status=$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null || true)
-  [ "$status" = "install ok installed" ] || missing="$missing $p"
+  # installed whatever the wanted state: "install ok installed", "hold ok installed" (apt-mark
+  # hold), "deinstall ok installed" (selected for removal, still there) — dpkg-query(1) ${Status}
+  case "$status" in
+    *" ok installed") ;;
+    *) missing="$missing $p" ;;
+  esac
 done
 missing=${missing# }
 [ -z "$missing" ] && exit 0

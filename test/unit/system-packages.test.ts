@@ -23,6 +23,10 @@ interface Fake {
   absent?: string[];
   /** packages removed but not purged (dpkg still lists them: "deinstall ok config-files") */
   removed?: string[];
+  /** installed and held at their version (apt-mark hold: "hold ok installed") */
+  held?: string[];
+  /** unpacked but not configured (an interrupted install: "install ok half-configured") */
+  halfConfigured?: string[];
   uid: number;
   /** leave dpkg-query off PATH (a machine without dpkg) */
   noDpkg?: boolean;
@@ -36,6 +40,8 @@ function run(set: string, fake: Fake) {
   const write = (name: string, body: string) => fs.writeFileSync(path.join(bin, name), `#!/bin/sh\n${body}\n`, { mode: 0o755 });
   const absent = (fake.absent ?? []).join(' ');
   const removed = (fake.removed ?? []).join(' ');
+  const held = (fake.held ?? []).join(' ');
+  const half = (fake.halfConfigured ?? []).join(' ');
   if (!fake.noDpkg) {
     // as dpkg-query -W -f='${Status}' PKG answers: nothing and exit 1 for an unknown package
     write('dpkg-query', [
@@ -43,6 +49,8 @@ function run(set: string, fake: Fake) {
       `[ -e ${dir}/installed ] && { printf 'install ok installed'; exit 0; }`,
       `case " ${absent} " in *" $pkg "*) echo "dpkg-query: no packages found matching $pkg" >&2; exit 1 ;; esac`,
       `case " ${removed} " in *" $pkg "*) printf 'deinstall ok config-files'; exit 0 ;; esac`,
+      `case " ${held} " in *" $pkg "*) printf 'hold ok installed'; exit 0 ;; esac`,
+      `case " ${half} " in *" $pkg "*) printf 'install ok half-configured'; exit 0 ;; esac`,
       "printf 'install ok installed'",
     ].join('\n'));
   }
@@ -80,6 +88,13 @@ describe('scripts/system-packages.sh', () => {
 
   it('everything installed: silent, exit 0, apt-get never called (root or not)', () => {
     for (const uid of [0, 1000]) expect(run('test', { uid })).toEqual({ status: 0, stdout: '', stderr: '', apt: null });
+  });
+
+  it('a held package (apt-mark hold: "hold ok installed") is installed; a half-configured one is not', () => {
+    expect(run('test', { uid: 1000, held: ['fio', 'python3-pyvmomi'] })).toEqual({ status: 0, stdout: '', stderr: '', apt: null });
+    const r = run('test', { uid: 1000, held: ['fio'], halfConfigured: ['ansible'] });
+    expect(r.status).toBe(1);
+    expect(r.stderr.split('\n')[0]).toBe('npm test: missing Debian packages: ansible');
   });
 
   it('demo asks only for the lab\'s packages (pyvmomi, ansible, chromium are the tests\')', () => {
