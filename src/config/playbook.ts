@@ -26,6 +26,7 @@ const strings = (axis: string): [string, ...string[]] => {
 };
 export const DATASTORE_KINDS = strings('datastore.kind');
 export const DISK_FORMATS = strings('disk.format');
+export const GUEST_FILESYSTEMS = strings('guest.filesystem');
 
 /** A list of axis values: at least one, no duplicates (a duplicate would silently double a permutation). */
 function axis<T extends z.ZodType>(item: T, description: string) {
@@ -67,6 +68,14 @@ export const matrixSchema = z
         ).optional(),
         logicalSectorBytes: axis(z.union([z.literal(512), z.literal(4096)]), 'VHDX logical sector size').optional(),
         physicalSectorBytes: axis(z.union([z.literal(512), z.literal(4096)]), 'VHDX physical sector size').optional(),
+      })
+      .optional(),
+    guest: z
+      .strictObject({
+        filesystem: axis(
+          z.enum(GUEST_FILESYSTEMS),
+          'How the test disk is prepared in the guest before it is measured: raw (default: the disk itself) or a volume on it and a test file of settings.fileSize (Hyper-V: ntfs-4k, ntfs-64k — NTFS allocation unit 4 KiB / 64 KiB —, refs: ReFS with 4 KiB clusters, which Microsoft documents for Windows Server; undone at teardown)',
+        ),
       })
       .optional(),
     volume: z

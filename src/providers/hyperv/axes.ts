@@ -1,6 +1,7 @@
 // The matrix axes the Hyper-V planner (plan.ts) reads, with the values it takes. `validate` refuses
 // any other axis on a hyperv target and dry-runs plan.ts on every combination.
 import type { AxisSpec } from '../../contract/axis.ts';
+import { GUEST_FILESYSTEMS } from './guest-volume.ts';
 import { isVhdxBlockSize } from './validate.ts';
 
 export const HYPERV_DISK_FORMATS = ['vhdx-fixed', 'vhdx-dynamic', 'passthrough'] as const;
@@ -14,4 +15,6 @@ export const HYPERV_AXES: readonly AxisSpec[] = [
   { name: 'disk.blockSizeBytes', expected: 'a power of two from 1048576 (1 MiB) to 268435456 (256 MiB)', accepts: (v) => typeof v === 'number' && isVhdxBlockSize(v) },
   { name: 'disk.logicalSectorBytes', values: [512, 4096] },
   { name: 'disk.physicalSectorBytes', values: [512, 4096] },
+  // how the disk found in the guest is prepared: raw (default) or a volume (guest-volume.ts)
+  { name: 'guest.filesystem', values: GUEST_FILESYSTEMS },
 ];

@@ -59,12 +59,14 @@ export function hypervConfigOf(t: HypervTarget): HypervTargetConfig {
 
 // Step arguments, one schema per operation (plan.ts builds them; `run --resume` parses them again).
 const slot = { vmName: z.string().min(1), controllerType: z.literal('SCSI'), controllerNumber: z.number().int().min(0).max(3), controllerLocation: z.number().int().min(0).max(63) };
+const volume = { filesystem: z.enum(['ntfs-4k', 'ntfs-64k', 'refs']), fileSystem: z.enum(['NTFS', 'ReFS']), allocationUnitBytes: z.number().int().positive() };
 const sectors = z.union([z.literal(512), z.literal(4096)]).optional();
 const operations = {
   'New-VHD': z.strictObject({ path: z.string().min(1), sizeBytes: z.number().int().positive(), type: z.enum(['Fixed', 'Dynamic']), blockSizeBytes: z.number().int().positive().optional(), logicalSectorBytes: sectors, physicalSectorBytes: sectors }),
   'Set-Disk -IsOffline': z.strictObject({ diskNumber: z.number().int().min(0), serialNumber: z.string().nullable(), uniqueId: z.string().nullable() }),
   'Add-VMHardDiskDrive': z.union([z.strictObject({ ...slot, path: z.string().min(1) }), z.strictObject({ ...slot, diskNumber: z.number().int().min(0) })]),
   'Set-Disk (guest)': z.union([z.strictObject({ ...slot, path: z.string().min(1) }), z.strictObject({ ...slot, diskNumber: z.number().int().min(0) })]),
+  'Format-Volume (guest)': z.union([z.strictObject({ ...slot, ...volume, path: z.string().min(1) }), z.strictObject({ ...slot, ...volume, diskNumber: z.number().int().min(0) })]),
   diskspd: workloadStepSchema,
 };
 

@@ -6,6 +6,7 @@ import { checkHypervTarget, type HypervTargetConfig } from './config.ts';
 import { checkHyperv, joinWin } from './validate.ts';
 import { hostDiskName } from './passthrough.ts';
 import { newVhdCall } from './vhd.ts';
+import { isGuestFilesystem, VOLUME_SPECS } from './guest-volume.ts';
 
 export type HypervDiskFormat = 'vhdx-fixed' | 'vhdx-dynamic' | 'passthrough';
 
@@ -26,6 +27,8 @@ export function planHypervSteps(axes: Axes, targetIn: HypervTargetConfig, names:
   const t = checkHypervTarget(targetIn);
   const base = checkHyperv('ownedName', names.base, 'owned name');
   const format = axes['disk.format'];
+  const filesystem = axes['guest.filesystem'] ?? 'raw';
+  if (!isGuestFilesystem(filesystem)) throw new InvalidArgument(`axis guest.filesystem: expected raw, ntfs-4k, ntfs-64k or refs, got ${JSON.stringify(filesystem)}`, { name: 'guest.filesystem', value: String(filesystem) });
   if (format !== 'vhdx-fixed' && format !== 'vhdx-dynamic' && format !== 'passthrough') {
     throw new InvalidArgument(`axis disk.format: expected vhdx-fixed, vhdx-dynamic or passthrough, got ${JSON.stringify(format)}`, { name: 'disk.format', value: String(format) });
   }
@@ -46,6 +49,22 @@ export function planHypervSteps(axes: Axes, targetIn: HypervTargetConfig, names:
     ...(destroys ? { destroys } : {}),
     creates: { kind: 'guest-disk', name: `${base}-guestdisk` },
   });
+  // A volume on it (guest.filesystem other than raw): GPT, one partition, formatted; found again by
+  // the same identity; cleared at teardown only when it holds nothing but what this step made.
+  const guestVolume = (disk: { path: string } | { diskNumber: number }, destroys?: string[]): PlannedStep[] =>
+    filesystem === 'raw'
+      ? []
+      : [
+          {
+            step: 'guest-volume',
+            provider: 'hyperv',
+            operation: 'Format-Volume (guest)',
+            arguments: { ...slot, ...disk, filesystem, fileSystem: VOLUME_SPECS[filesystem].fileSystem, allocationUnitBytes: VOLUME_SPECS[filesystem].allocationUnitBytes },
+            destructive: destroys !== undefined,
+            ...(destroys ? { destroys } : {}),
+            creates: { kind: 'guest-volume', name: `${base}-volume` },
+          },
+        ];
   if (format === 'passthrough') {
     const n = t.passthroughDisk;
     const entry = t.allowedDisks.find((d) => d.number === n);
@@ -53,7 +72,7 @@ export function planHypervSteps(axes: Axes, targetIn: HypervTargetConfig, names:
     const destroys = [hostDiskName(entry)];
     steps.push({ step: 'offline', provider: 'hyperv', operation: 'Set-Disk -IsOffline', arguments: { diskNumber: n, serialNumber: entry.serialNumber ?? null, uniqueId: entry.uniqueId ?? null }, destructive: true, destroys, creates: { kind: 'disk-offline', name: `${base}-offline` } });
     steps.push({ step: 'attach', provider: 'hyperv', operation: 'Add-VMHardDiskDrive', arguments: { ...slot, diskNumber: n }, destructive: true, destroys, creates: { kind: 'disk-attachment', name: `${base}-attach` } });
-    steps.push(guestDisk({ diskNumber: n }, destroys));
+    steps.push(guestDisk({ diskNumber: n }, destroys), ...guestVolume({ diskNumber: n }, destroys));
     return steps;
   }
   const volKey = axes['volume.sizeGb'];
@@ -75,6 +94,6 @@ export function planHypervSteps(axes: Axes, targetIn: HypervTargetConfig, names:
   steps.push({ step: 'attach', provider: 'hyperv', operation: 'Add-VMHardDiskDrive', arguments: { ...slot, path: spec.path }, destructive: false, creates: { kind: 'disk-attachment', name: `${base}-attach` } });
   // New-VHD makes an uninitialised disk: the guest sees it blank (Microsoft's New-VHD examples pipe
   // it into Initialize-Disk | New-Partition | Format-Volume before it is usable)
-  steps.push(guestDisk({ path: spec.path }));
+  steps.push(guestDisk({ path: spec.path }), ...guestVolume({ path: spec.path }));
   return steps;
 }

@@ -1,7 +1,7 @@
 // The Hyper-V provider: planned steps → PowerShell cmdlet calls over a CommandRunner (Windows
 // OpenSSH). Teardown removes only what this run created: the drive it added, the VHDX it created
 // (by exact path), and a pass-through disk goes back online.
-import { InvalidArgument, RemoteCommandFailed, UnsafeOperation } from '../../errors.ts';
+import { InvalidArgument, ProvisionedStateMismatch, RemoteCommandFailed, UnsafeOperation } from '../../errors.ts';
 import type { CommandRunner } from '../../ssh/command-runner.ts';
 import { connectionLost } from '../../ssh/connection-lost.ts';
 import type { CreatedObject, OwnedObjectRef, PlannedStep, Provider, ProviderContext, ProviderName } from '../../contract/provider.ts';
@@ -11,7 +11,8 @@ import { checkDiskspdPath } from '../../workloads/tool-settings.ts';
 import { checkHypervTarget, type HypervTargetConfig } from './config.ts';
 import { checkPassthroughDisk, describeIdentity, getDiskCall, listDisksCall, listVmsCall, recordedIdentity, sameDisk, setDiskOfflineCall, type DiskIdentity, type HostDisk } from './passthrough.ts';
 import { runCalls, runGuestCalls, runInGuest, type GuestCall, type GuestCredential } from './powershell.ts';
-import { getGuestDiskCall, guestDiskFacts, listGuestDisksCall, pickGuestDisk, setGuestDiskOnlineCall, setGuestDiskWritableCall, type GuestDisk } from './guest-disk.ts';
+import { getGuestDiskCall, guestDiskFacts, listGuestDisksCall, pickGuestDisk, sameGuestDisk, setGuestDiskOnlineCall, setGuestDiskWritableCall, type ExpectedGuestDisk, type GuestDisk } from './guest-disk.ts';
+import { clearDiskCall, driveLetterOf, formatVolumeCall, initializeDiskCall, isGuestFilesystem, newPartitionCall, partitionsCall, TEST_FILE_NAME, VOLUME_SPECS } from './guest-volume.ts';
 import { checkHyperv } from './validate.ts';
 import { addDriveCall, getVhdCall, listDrivesCall, newVhdCall, probeFileCall, removeDriveCall, removeVhdCall, type DriveSlot, type NewVhdSpec } from './vhd.ts';
 
@@ -86,6 +87,28 @@ export function createHypervProvider(targetIn: HypervTargetConfig, runner: Comma
     if (holders.length) throw new UnsafeOperation(`${t.host}: refusing to use disk ${n} for pass-through: ${holders.join(', ')} already holds it as a pass-through disk`, { operation: 'Set-Disk -IsOffline', target: `disk ${n}` });
   }
 
+  /**
+   * For a guest step: the drive at the step's slot must be the one this run attached (its VHDX by
+   * path, or its pass-through disk by number and allowed identity); what the guest's disk must then
+   * look like (LUN, size, the host disk's serial).
+   */
+  async function expectedAtSlot(a: Record<string, unknown>, op: string): Promise<{ slot: DriveSlot; where: string; expected: ExpectedGuestDisk }> {
+    const slot: DriveSlot = { vmName: checkHyperv('vmName', a.vmName, 'vmName'), controllerNumber: num(a.controllerNumber, 'controllerNumber'), controllerLocation: num(a.controllerLocation, 'controllerLocation') };
+    const where = `${slot.vmName} SCSI ${slot.controllerNumber}:${slot.controllerLocation}`;
+    const here = (await drivesOf(slot.vmName)).find((x) => x.ControllerType === 'SCSI' && x.ControllerNumber === slot.controllerNumber && x.ControllerLocation === slot.controllerLocation);
+    if (a.path !== undefined) {
+      const path = ownPath(a.path, op);
+      if (!here || !samePath(here.Path, path)) throw new UnsafeOperation(`${t.host}: ${where} does not hold ${path} (it holds ${JSON.stringify(here?.Path ?? null)}); refusing to prepare any guest disk`, { operation: op, target: where });
+      const [vhd] = await runCalls(runner, [getVhdCall(path)]);
+      return { slot, where, expected: { ...slot, sizeBytes: num(vhd?.Size, 'Get-VHD Size') } };
+    }
+    const n = num(a.diskNumber, 'diskNumber');
+    if (!here || here.DiskNumber !== n) throw new UnsafeOperation(`${t.host}: ${where} does not hold host disk ${n} (it holds ${JSON.stringify(here?.DiskNumber ?? here?.Path ?? null)}); refusing to prepare any guest disk`, { operation: op, target: where });
+    const host = await getDisk(n);
+    checkPassthroughDisk(t.host, t.allowedDisks, n, host, { alreadyOffline: true });
+    return { slot, where, expected: { ...slot, sizeBytes: num((host as unknown as { Size?: unknown }).Size, 'Get-Disk Size'), hostSerialNumber: host!.SerialNumber ?? null } };
+  }
+
   async function apply(step: PlannedStep, ctx: ProviderContext): Promise<CreatedObject | null> {
     const a = step.arguments;
     const made = (id: string, data: Record<string, unknown>): CreatedObject => {
@@ -150,28 +173,10 @@ export function createHypervProvider(targetIn: HypervTargetConfig, runner: Comma
         return made(`${slot.vmName}:SCSI:${slot.controllerNumber}:${slot.controllerLocation}`, { ...slot, ...disk, ...identity });
       }
       case 'Set-Disk (guest)': {
-        const slot: DriveSlot = { vmName: checkHyperv('vmName', a.vmName, 'vmName'), controllerNumber: num(a.controllerNumber, 'controllerNumber'), controllerLocation: num(a.controllerLocation, 'controllerLocation') };
-        const where = `${slot.vmName} SCSI ${slot.controllerNumber}:${slot.controllerLocation}`;
-        // what the host says sits at the slot: it must be the drive this run attached there
-        const here = (await drivesOf(slot.vmName)).find((x) => x.ControllerType === 'SCSI' && x.ControllerNumber === slot.controllerNumber && x.ControllerLocation === slot.controllerLocation);
-        let sizeBytes: number;
-        let hostSerialNumber: string | null = null;
-        if (a.path !== undefined) {
-          const path = ownPath(a.path, 'Get-Disk (guest)');
-          if (!here || !samePath(here.Path, path)) throw new UnsafeOperation(`${t.host}: ${where} does not hold ${path} (it holds ${JSON.stringify(here?.Path ?? null)}); refusing to prepare any guest disk`, { operation: 'Set-Disk (guest)', target: where });
-          const [vhd] = await runCalls(runner, [getVhdCall(path)]);
-          sizeBytes = num(vhd?.Size, 'Get-VHD Size');
-        } else {
-          const n = num(a.diskNumber, 'diskNumber');
-          if (!here || here.DiskNumber !== n) throw new UnsafeOperation(`${t.host}: ${where} does not hold host disk ${n} (it holds ${JSON.stringify(here?.DiskNumber ?? here?.Path ?? null)}); refusing to prepare any guest disk`, { operation: 'Set-Disk (guest)', target: where });
-          const host = await getDisk(n);
-          checkPassthroughDisk(t.host, t.allowedDisks, n, host, { alreadyOffline: true });
-          sizeBytes = num((host as unknown as { Size?: unknown }).Size, 'Get-Disk Size');
-          hostSerialNumber = host!.SerialNumber ?? null;
-        }
+        const { slot, where, expected } = await expectedAtSlot(a, step.operation);
         const disks = (await inGuest(slot.vmName, [listGuestDisksCall()])) as unknown as GuestDisk[];
-        const d = pickGuestDisk(t.host, disks, { ...slot, sizeBytes, hostSerialNumber });
-        const facts = { ...slot, ...guestDiskFacts(d), sizeBytes, wasOffline: d.IsOffline, wasReadOnly: d.IsReadOnly };
+        const d = pickGuestDisk(t.host, disks, expected);
+        const facts = { ...slot, ...guestDiskFacts(d), sizeBytes: expected.sizeBytes, wasOffline: d.IsOffline, wasReadOnly: d.IsReadOnly };
         ctx.sent(facts);
         // Windows' SAN policy (default OfflineShared on Windows Server) leaves a new disk on a shared
         // bus offline, and an offline disk is read-only (Learn: diskpart "san"): both cleared, in two
@@ -183,6 +188,39 @@ export function createHypervProvider(targetIn: HypervTargetConfig, runner: Comma
         if (!after || after.IsOffline || after.IsReadOnly) throw new UnsafeOperation(`${t.host}: guest disk ${d.Number} of ${slot.vmName} is still ${after?.IsOffline ? 'offline' : 'read-only'} after Set-Disk; nothing measured`, { operation: 'Set-Disk (guest)', target: `${slot.vmName} disk ${d.Number}` });
         ctx.log(`${where} is guest disk ${d.Number}${facts.serialNumber ? ` (serial ${facts.serialNumber})` : facts.uniqueId ? ` (unique id ${facts.uniqueId})` : ''}; online and writable`, { guestDiskNumber: d.Number });
         return made(`${slot.vmName}:disk${d.Number}`, facts);
+      }
+      case 'Format-Volume (guest)': {
+        const { slot, where, expected } = await expectedAtSlot(a, step.operation);
+        const filesystem = a.filesystem;
+        if (!isGuestFilesystem(filesystem) || filesystem === 'raw') throw new InvalidArgument(`filesystem: expected ntfs-4k, ntfs-64k or refs, got ${JSON.stringify(filesystem)}`, { name: 'guest.filesystem', value: String(filesystem) });
+        const spec = VOLUME_SPECS[filesystem];
+        if (a.fileSystem !== spec.fileSystem || a.allocationUnitBytes !== spec.allocationUnitBytes) throw new InvalidArgument(`${filesystem}: the step says ${String(a.fileSystem)} ${String(a.allocationUnitBytes)}, which is not what ${filesystem} formats (${spec.fileSystem} ${spec.allocationUnitBytes})`, { name: 'guest.filesystem', value: filesystem });
+        // the same disk the guest-disk step found, looked up again (numbers are the guest's to change): still blank, now online
+        const d = pickGuestDisk(t.host, (await inGuest(slot.vmName, [listGuestDisksCall()])) as unknown as GuestDisk[], expected);
+        if (d.IsOffline || d.IsReadOnly) throw new UnsafeOperation(`${t.host}: guest disk ${d.Number} of ${slot.vmName} is ${d.IsOffline ? 'offline' : 'read-only'}; the guest-disk step brings it online and writable first — nothing formatted`, { operation: step.operation, target: `${slot.vmName} disk ${d.Number}` });
+        const n = d.Number;
+        let facts: Record<string, unknown> = { ...slot, ...guestDiskFacts(d), sizeBytes: expected.sizeBytes, filesystem, fileSystem: spec.fileSystem, allocationUnitBytes: spec.allocationUnitBytes };
+        // sent again after each mutating call with what it made: the GPT disk GUID, then the
+        // partition GUID — what teardown checks before it clears anything
+        ctx.sent(facts);
+        const [initialized] = (await inGuest(slot.vmName, [initializeDiskCall(n), getGuestDiskCall(n)])) as unknown as GuestDisk[];
+        if (!initialized || !sameGuestDisk(initialized, facts)) throw new UnsafeOperation(`${t.host}: guest disk ${n} of ${slot.vmName} is not the disk found a moment ago; nothing partitioned`, { operation: step.operation, target: `${slot.vmName} disk ${n}` });
+        facts = { ...facts, diskGuid: initialized.Guid ?? null };
+        ctx.sent(facts);
+        const [part] = await inGuest(slot.vmName, [newPartitionCall(n)]);
+        const letter = driveLetterOf(part?.DriveLetter);
+        facts = { ...facts, partitionGuid: typeof part?.Guid === 'string' ? part.Guid : null, driveLetter: letter };
+        ctx.sent(facts);
+        if (!letter) throw new UnsafeOperation(`${t.host}: the guest gave the new partition on disk ${n} no drive letter (none free?); nothing measured, the partition is cleared at teardown`, { operation: step.operation, target: `${slot.vmName} disk ${n}` });
+        const [vol] = await inGuest(slot.vmName, [formatVolumeCall(letter, spec)]);
+        const volume = { volumeFileSystem: typeof vol?.FileSystem === 'string' ? vol.FileSystem : null, volumeAllocationUnit: typeof vol?.AllocationUnitSize === 'number' ? vol.AllocationUnitSize : null };
+        const created = made(`${slot.vmName}:${letter}:`, { ...facts, ...volume, testFile: `${letter}:\\${TEST_FILE_NAME}` });
+        // read back: the volume must be what the axis names, or the record would be wrong
+        if (volume.volumeFileSystem !== spec.fileSystem || volume.volumeAllocationUnit !== spec.allocationUnitBytes) {
+          throw new ProvisionedStateMismatch(`${t.host}: ${letter}: on guest disk ${n} reads ${String(volume.volumeFileSystem)} with ${String(volume.volumeAllocationUnit)}-byte allocation units, not the ${spec.fileSystem} ${spec.allocationUnitBytes} that guest.filesystem ${filesystem} asks for`, { axis: 'guest.filesystem', asked: filesystem, got: `${String(volume.volumeFileSystem)} ${String(volume.volumeAllocationUnit)}`, object: `${where} ${letter}:` });
+        }
+        ctx.log(`${where}: guest disk ${n} formatted ${spec.fileSystem}, ${spec.allocationUnitBytes}-byte allocation units, as ${letter}:`, { guestDiskNumber: n, driveLetter: letter });
+        return created;
       }
       default:
         throw new InvalidArgument(`hyperv provider cannot apply operation ${JSON.stringify(step.operation)}`, { name: 'operation', value: step.operation });
@@ -264,6 +302,33 @@ export function createHypervProvider(targetIn: HypervTargetConfig, runner: Comma
         await runCalls(runner, [setDiskOfflineCall(m, false)]);
         return 'removed';
       }
+      case 'guest-volume': {
+        const vmName = checkHyperv('vmName', d.vmName, 'recorded vmName');
+        const what = `${vmName} guest disk ${String(d.guestDiskNumber)} (${String(d.location)})`;
+        // by the recorded location and ids, not the number (the guest's to change)
+        const found = ((await inGuest(vmName, [listGuestDisksCall()])) as unknown as GuestDisk[]).filter((x) => sameGuestDisk(x, d));
+        if (found.length === 0) {
+          // detached already: a VHDX takes what this run wrote on it along; a pass-through disk keeps it
+          if (d.path !== undefined) {
+            ctx.log(`${what} is no longer in the guest; the volume this run made goes with the VHDX`);
+            return 'absent';
+          }
+          return keepOpen(what, `${what} is no longer in the guest, and the pass-through disk may still carry the partition this run made (${String(d.partitionGuid)}); clear it by hand where it is attached (Clear-Disk) if so`);
+        }
+        if (found.length > 1) return keepOpen(what, `guest disks ${found.map((x) => x.Number).join(', ')} all carry the recorded location and ids; nothing cleared`);
+        const disk = found[0]!;
+        if (disk.PartitionStyle === 'RAW' && disk.NumberOfPartitions === 0) return 'absent';
+        if (disk.PartitionStyle !== 'GPT' || typeof d.diskGuid !== 'string' || disk.Guid !== d.diskGuid) {
+          return keepOpen(what, `guest disk ${disk.Number} is ${disk.PartitionStyle} with disk GUID ${JSON.stringify(disk.Guid ?? null)}, not the GPT table this run made (${JSON.stringify(d.diskGuid ?? null)}); nothing cleared`);
+        }
+        // only what this run made: its one partition (and the MSR partition Windows may add to GPT)
+        const parts = await inGuest(vmName, [partitionsCall(disk.Number)]);
+        const foreign = parts.filter((p) => p.Guid !== d.partitionGuid && p.Type !== 'Reserved');
+        if (foreign.length) return keepOpen(what, `guest disk ${disk.Number} carries partition(s) this run did not create (${foreign.map((p) => `${String(p.PartitionNumber)} ${String(p.Guid)}`).join(', ')}); nothing cleared`);
+        await inGuest(vmName, [clearDiskCall(disk.Number)]);
+        ctx.log(`${what}: cleared (Clear-Disk) — back to RAW`);
+        return 'removed';
+      }
       case 'guest-disk':
         // Brought online and writable in the guest; nothing of it outlives the drive, which the
         // attachment's teardown detaches next (what was formatted on it is a guest-volume row)
@@ -318,8 +383,10 @@ export function createHypervProvider(targetIn: HypervTargetConfig, runner: Comma
 
 /**
  * What the workload measures, from what the permutation's steps recorded: the guest disk the
- * guest-disk step found (`#<number>`, diskspd's physical drive). Records carry its number and
- * serial (or unique id). Refused when no step found one (a plan from before the guest-disk step).
+ * guest-disk step found (`#<number>`, diskspd's physical drive), or the test file on the volume the
+ * guest-volume step formatted on it. Records carry the disk's number and serial (or unique id), the
+ * file system and allocation unit as read back. Refused when no step found a disk (a plan from
+ * before the guest-disk step).
  */
 export function measuredTarget(provisioned: readonly CreatedObject[] | undefined, where: string): { target: string; facts: Record<string, string | number> } {
   const disk = provisioned?.find((o) => o.kind === 'guest-disk');
@@ -328,7 +395,12 @@ export function measuredTarget(provisioned: readonly CreatedObject[] | undefined
     throw new InvalidArgument(`${where}: no guest disk was found by this permutation's steps (a plan made before storsweep looked the attached disk up in the guest?); nothing measured — plan the run again`, { name: 'guest-disk', value: String(n) });
   }
   const id = [disk.data.serialNumber, disk.data.uniqueId].find((v) => typeof v === 'string' && v !== '') as string | undefined;
-  return { target: `#${n}`, facts: { guestDisk: n, ...(id !== undefined ? { guestDiskId: id } : {}), filesystem: 'raw' } };
+  const facts = { guestDisk: n, ...(id !== undefined ? { guestDiskId: id } : {}) };
+  const volume = provisioned?.find((o) => o.kind === 'guest-volume');
+  if (!volume) return { target: `#${n}`, facts: { ...facts, filesystem: 'raw' } };
+  const { testFile, volumeFileSystem, volumeAllocationUnit } = volume.data;
+  if (typeof testFile !== 'string' || !/^[A-Z]:\\[A-Za-z0-9._-]+$/.test(testFile)) throw new InvalidArgument(`${where}: the recorded test file ${JSON.stringify(testFile)} is not a file on a drive letter; nothing measured`, { name: 'testFile', value: String(testFile) });
+  return { target: testFile, facts: { ...facts, filesystem: String(volumeFileSystem), allocationUnitBytes: Number(volumeAllocationUnit), testFile } };
 }
 
 /**

@@ -40,7 +40,7 @@ describe('playbook diagnostics', () => {
   it('unknown keys: point at the key itself, with a did-you-mean and the accepted keys', () => {
     const d = playbook('pb-unknown-keys.yaml');
     expect(d).toHaveLength(3);
-    expect(d[0]).toBe(`${f('pb-unknown-keys.yaml')}:6:3: matrix.datastor: unknown key "datastor"; did you mean "datastore"? (expected one of datastore, disk, volume, workload)`);
+    expect(d[0]).toBe(`${f('pb-unknown-keys.yaml')}:6:3: matrix.datastor: unknown key "datastor"; did you mean "datastore"? (expected one of datastore, disk, guest, volume, workload)`);
     expect(d[1]).toBe(
       `${f('pb-unknown-keys.yaml')}:9:3: settings.runtimSec: unknown key "runtimSec"; did you mean "runtimeSec"? (expected one of fileSize, runtimeSec, rampSec, passes, warmupPass, prefill, prefillMBps, intervalSec, direct, aggregate)`,
     );

@@ -32,7 +32,7 @@ function planWithoutValidate(pbName: string) {
 }
 
 const VSPHERE_AXES = 'vsphere targets take datastore.kind, datastore.blockSizeMb, datastore.blockSizeKb, disk.format, disk.controller, disk.sizeGb, workload.profile';
-const HYPERV_AXES = 'hyperv targets take volume.sizeGb, disk.format, disk.sizeGb, disk.blockSizeBytes, disk.logicalSectorBytes, disk.physicalSectorBytes, workload.profile';
+const HYPERV_AXES = 'hyperv targets take volume.sizeGb, disk.format, disk.sizeGb, disk.blockSizeBytes, disk.logicalSectorBytes, disk.physicalSectorBytes, guest.filesystem, workload.profile';
 const VMFS_RULE = 'VMFS3: 1, 2, 4 or 8 MiB; VMFS5: 1 MiB; VMFS6: 1 MiB, or 64 KiB as datastore.blockSizeKb (which VMFS5/6 also take as 1024)';
 const REPEAT = 'each of its values would repeat the same permutation';
 
@@ -84,6 +84,28 @@ describe('an axis the target\'s provider does not read', () => {
       `${F}:8:5: matrix.datastore.blockSizeMb: target "hv" (hyperv) does not use datastore.blockSizeMb: ${HYPERV_AXES}; ${REPEAT}`,
       `${F}:10:26: matrix.disk.format[1]: target "hv" (hyperv) supports disk.format vhdx-fixed, vhdx-dynamic, passthrough; got "thin"`,
     ]);
+  });
+});
+
+describe('guest.filesystem on Hyper-V', () => {
+  it('every value plans: raw adds nothing after the guest-disk step; ntfs-4k, ntfs-64k and refs add a guest-volume step with the file system and allocation unit (a pass-through one names the host disk it destroys)', () => {
+    expect(() => checkPlaybookAgainst(loadPlaybook(f('pb-hyperv-filesystem.yaml')), inventory())).not.toThrow();
+    const plan = planWithoutValidate('pb-hyperv-filesystem.yaml');
+    const volumeStep = (format: string, fs: string) => plan.permutations.find((p) => p.axes['disk.format'] === format && p.axes['guest.filesystem'] === fs)!.steps.find((s) => s.step === 'guest-volume');
+    expect(volumeStep('vhdx-fixed', 'raw')).toBeUndefined();
+    expect(volumeStep('vhdx-fixed', 'ntfs-64k')).toMatchObject({ operation: 'Format-Volume (guest)', destructive: false, arguments: { filesystem: 'ntfs-64k', fileSystem: 'NTFS', allocationUnitBytes: 65536 } });
+    expect(volumeStep('vhdx-fixed', 'refs')!.arguments).toMatchObject({ fileSystem: 'ReFS', allocationUnitBytes: 4096 });
+    expect(volumeStep('passthrough', 'ntfs-4k')).toMatchObject({ destructive: true, destroys: [expect.stringMatching(/^disk\d+:/)], arguments: { fileSystem: 'NTFS', allocationUnitBytes: 4096 } });
+  });
+
+  it('a value no provider takes: refused at its line with the allowed values', () => {
+    const F = f('pb-hyperv-filesystem-bad.yaml');
+    expect(() => loadPlaybook(F)).toThrow(ConfigError);
+    try {
+      loadPlaybook(F);
+    } catch (err) {
+      expect((err as ConfigError).diagnostics.map(formatDiagnostic)).toEqual([expect.stringMatching(new RegExp(`^${F.replaceAll('.', '\\.')}:10:27: matrix\\.guest\\.filesystem\\[1\\]: .*raw.*ntfs-4k.*ntfs-64k.*refs`))]);
+    }
   });
 });
 
