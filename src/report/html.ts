@@ -22,7 +22,7 @@ const CSS = `
 :root{--fg:#1d2430;--muted:#5b6675;--line:#d8dee6;--bg:#fff;--accent:#2f6db5;--good:#1f8a4c;--bad:#c0392b;--warn:#8a6d00;--warnbg:#fff7d6}
 *{box-sizing:border-box}
 body{margin:0;font:15px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;color:var(--fg);background:var(--bg)}
-main{max-width:1100px;margin:0 auto;padding:16px}
+main{max-width:1360px;margin:0 auto;padding:16px}
 h1{font-size:1.5em;margin:.2em 0 .4em;overflow-wrap:anywhere}
 h2{font-size:1.25em;margin:1.6em 0 .5em;border-bottom:1px solid var(--line);padding-bottom:.2em}
 h3{font-size:1.1em;margin:1.4em 0 .3em;overflow-wrap:anywhere}
@@ -50,8 +50,8 @@ svg .cell{fill:var(--accent)}svg .cell.empty{fill:#f3f3f3}
 svg .cell-value{fill:var(--fg)}svg .cell-value.on-dark{fill:#fff}
 footer{margin:2em 0 1em;font-size:.85em;color:var(--muted)}
 p.axes{margin:.2em 0 .6em;overflow-wrap:anywhere}
-table.overview{font-size:.95em}
-table.overview th.t{min-width:10em}
+table.overview{font-size:.88em}table.overview th,table.overview td{padding:.3em .45em}
+table.overview th.t{min-width:0;overflow-wrap:normal;white-space:nowrap}
 table.overview td{text-align:center}
 table.overview .id{font-weight:400;font-size:.85em}
 table.overview .delta{display:block;font-size:.85em;font-weight:600}
@@ -223,8 +223,9 @@ function renderOverview(report: Report): string[] {
   const permHead = (id: string, baseline: boolean, row: boolean): string => {
     const p = byId.get(id);
     const parts = p ? varying.filter((a) => a in p.axes).map((a) => `${short.get(a) ?? a}=${String(p.axes[a])}`) : [];
-    const text = parts.length > 0 ? parts.join(', ') : id;
-    return `<th class="t"${row ? ' scope="row"' : ' scope="col"'} title="${esc(p?.label ?? id)}">${esc(text)}${baseline ? ' <span class="muted">(baseline)</span>' : ''}</th>`;
+    // one axis a line, so a column is as wide as its longest value, not as all of them
+    const text = parts.length > 0 ? parts.map(esc).join('<br>') : esc(id);
+    return `<th class="t"${row ? ' scope="row"' : ' scope="col"'} title="${esc(p?.label ?? id)}">${text}${baseline ? '<br><span class="muted">(baseline)</span>' : ''}</th>`;
   };
   const testHead = (t: { id: string; label: string }, row: boolean): string =>
     `<th class="t"${row ? ' scope="row"' : ' scope="col"'}>${esc(t.label)}<br><span class="muted id">${esc(t.id)}</span></th>`;

@@ -229,5 +229,14 @@ export function mergeSources(sources: readonly Source[]): { records: ResultRecor
   if (insecure.length > 0) info.insecureEndpoints = insecure;
   const failures = sources.flatMap((s) => s.info.failures ?? []);
   if (failures.length > 0) info.failures = failures;
+  // What each run's playbook states and what was measured on its hosts: under the run's id when
+  // more than one source has some, so two setups are never shown as one.
+  for (const field of ['environment', 'fingerprint'] as const) {
+    const having = sources.filter((s) => Object.keys(s.info[field] ?? {}).length > 0);
+    if (having.length === 0) continue;
+    const merged: Record<string, string> = {};
+    for (const s of having) for (const [k, v] of Object.entries(s.info[field]!)) merged[having.length > 1 ? `${s.info.runId}/${k}` : k] = v;
+    info[field] = merged;
+  }
   return { records, info, warnings: sources.flatMap((s) => s.warnings) };
 }

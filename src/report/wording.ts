@@ -4,7 +4,7 @@
 // each other.
 import { blockSizeLabel, type TestIdentity } from '../results/record.ts';
 import type { AxisValue } from '../contract/axis.ts';
-import { METRICS, type ComparisonRow, type MetricKey, type Report, type TestRow, type TestSection } from './model.ts';
+import { METRICS, SOURCE_AXIS, type ComparisonRow, type MetricKey, type PermutationInfo, type Report, type TestRow, type TestSection } from './model.ts';
 import { formatDelta, formatPct, formatValue, TOO_NOISY, deltaTooNoisy } from './numbers.ts';
 import type { Comparison, Verdict } from './stats.ts';
 
@@ -117,7 +117,19 @@ function cellText(row: TestRow): string {
 export function buildOverview(report: Report): Overview {
   const listed = new Set<string>();
   for (const s of report.tests) for (const r of s.rows) listed.add(r.permutationId);
-  const all = report.permutations.filter((p) => listed.has(p.permutationId));
+  // Ordered by the varying axes, `source` last: a published value stands beside the measured one
+  // of the same configuration (blockSizeMb=1 run, blockSizeMb=1 import, blockSizeMb=2 run, …).
+  const varying = report.axes.filter((a) => a.varies).sort((a, b) => Number(a.name === SOURCE_AXIS) - Number(b.name === SOURCE_AXIS));
+  const rank = varying.map((a) => new Map(a.values.map((v, i) => [String(v), i])));
+  const key = (p: PermutationInfo): number[] => varying.map((a, i) => (a.name in p.axes ? (rank[i]!.get(String(p.axes[a.name])) ?? -1) : -1));
+  const all = report.permutations
+    .filter((p) => listed.has(p.permutationId))
+    .map((p, i) => ({ p, i, k: key(p) }))
+    .sort((x, y) => {
+      for (let j = 0; j < x.k.length; j++) if (x.k[j] !== y.k[j]) return x.k[j]! - y.k[j]!;
+      return x.i - y.i;
+    })
+    .map((x) => x.p);
   const perms = all.slice(0, OVERVIEW_LIMIT);
   const baselineIds = new Set<string>();
   for (const s of report.tests) for (const c of s.comparisons) for (const r of c.rows) baselineIds.add(r.baselinePermutationId);
@@ -242,7 +254,7 @@ export function axisFindings(report: Report): Finding[] {
         const more = sig.length > LISTED_FINDINGS ? `, and ${sig.length - LISTED_FINDINGS} more` : '';
         text = `${head}: ${items.join('; ')}${more} (${sig.length} of ${rows.length} beyond noise)`;
       } else if (within > 0) {
-        text = `${head}: no test differs beyond noise (${within}/${rows.length}${few > 0 ? `; ${few} with too few repetitions to tell` : ''})`;
+        text = `${head}: no test differs beyond noise (${within}/${rows.length}${few > 0 ? `; the other ${few} have fewer than 2 repetitions on a side` : ''})`;
       } else {
         // n = 1 on a side (an import, a single repetition): the Δ is shown, but it cannot be judged.
         const largest = [...rows].sort((a, b) => Math.abs(b.r.comparison.delta?.pct ?? 0) - Math.abs(a.r.comparison.delta?.pct ?? 0))[0];

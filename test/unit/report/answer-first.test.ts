@@ -108,9 +108,10 @@ describe('answer first', () => {
   it('Markdown: the overview grid is the first table, right under the axes, before the run facts', () => {
     const md = renderMarkdown(lab);
     const firstTable = md.split('\n').find((l) => l.startsWith('|'));
-    expect(firstTable).toBe('| test | blockSizeMb=1, format=thin (baseline) | blockSizeMb=8, format=thin | blockSizeMb=1, format=eagerzeroedthick | blockSizeMb=8, format=eagerzeroedthick |');
+    // columns ordered by the axes in playbook order (the first one varies slowest)
+    expect(firstTable).toBe('| test | blockSizeMb=1, format=thin (baseline) | blockSizeMb=1, format=eagerzeroedthick | blockSizeMb=8, format=thin | blockSizeMb=8, format=eagerzeroedthick |');
     expect(md.indexOf('## Overview')).toBeLessThan(md.indexOf('## Run'));
-    expect(md).toMatch(/\| SEQ1M Q8T1 read<br>seq-1m-q8t1-read \| [\d.]+ \[[\d.]+\] \| [\d.]+ \[[\d.]+\] \| [\d.,]+ \[[\d.,]+\] ▲ \+3\d% \|/);
+    expect(md).toMatch(/\| SEQ1M Q8T1 read<br>seq-1m-q8t1-read \| [\d.]+ \[[\d.]+\] \| [\d.,]+ \[[\d.,]+\] ▲ \+3\d% \| [\d.]+ \[[\d.]+\] \| [\d.,]+ \[[\d.,]+\] ▲ \+3\d% \|\n/);
     expect(md).toContain('- blockSizeMb 8 vs 1: no test differs beyond noise (4/4)');
     // the environment the playbook states, beside what was measured
     expect(md).toContain('**Environment (as the playbook states it)**\n\n| key | value |\n| --- | --- |\n| array | PowerStore 500T |\n| raid | RAID 5 |');
@@ -164,5 +165,32 @@ describe('summary CSV', () => {
     expect(lines[3]).toMatch(/^p-eagerzeroedthick-1,1,eagerzeroedthick,lab-run,seq-1m-q8t1-read,.*,,,,,-\d+\.?\d*,-\d+\.?\d*,-\d+\.?\d*,slower$/);
     // recognised as ours, so `report -o` may rewrite it
     expect(isOurReport(csv)).toBe(true);
+  });
+});
+
+describe('overview across sources', () => {
+  it('puts a published value beside the measured one of the same configuration (source varies fastest)', () => {
+    const measured = seedRecords('measured').map((r) => ({ ...r, axes: { ...r.axes, source: 'measured' } }));
+    const published = seedRecords('published').map((r) => ({ ...r, permutationId: `pub-${r.permutationId}`, axes: { ...r.axes, source: 'published.csv' } }));
+    const md = renderMarkdown(buildReport([...measured, ...published], { runId: 'two' }));
+    expect(md.split('\n').find((l) => l.startsWith('|'))).toBe(
+      '| test | blockSizeMb=1, source=measured (baseline) | blockSizeMb=1, source=published.csv | blockSizeMb=2, source=measured | blockSizeMb=2, source=published.csv | blockSizeMb=4, source=measured | blockSizeMb=4, source=published.csv | blockSizeMb=8, source=measured | blockSizeMb=8, source=published.csv |',
+    );
+  });
+});
+
+describe('environment across sources', () => {
+  it("keeps each run's stated environment and measured fingerprint, under its run id when several have one", async () => {
+    const { mergeSources } = await import('../../../src/report/source.ts');
+    const a = labRecords({ runId: 'run-a' });
+    const b = labRecords({ runId: 'run-b' });
+    const merged = mergeSources([
+      { path: 'a', kind: 'run', records: a, info: { runId: 'run-a', environment: { array: 'A' }, fingerprint: { 'esxi.version': '8.0.2' } }, warnings: [] },
+      { path: 'b', kind: 'run', records: b, info: { runId: 'run-b', environment: { array: 'B' } }, warnings: [] },
+    ]);
+    expect(merged.info.environment).toEqual({ 'run-a/array': 'A', 'run-b/array': 'B' });
+    expect(merged.info.fingerprint).toEqual({ 'esxi.version': '8.0.2' });
+    const md = renderMarkdown(buildReport(merged.records, merged.info));
+    expect(md).toContain('| run-a/array | A |\n| run-b/array | B |');
   });
 });
