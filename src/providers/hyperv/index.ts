@@ -83,7 +83,7 @@ export const hypervProvider = {
   checkInventory(t) {
     const out: TargetDiagnostic[] = [];
     if (t.guestTestPath !== undefined) {
-      out.push({ path: ['guestTestPath'], message: `guestTestPath is no longer used: storsweep finds the disk it attached in the guest by its SCSI location (scsiLocation) and size, brings it online and measures that disk; a fixed ${JSON.stringify(t.guestTestPath)} could name another disk. Remove guestTestPath (and any --confirm-destroy naming it)` });
+      out.push({ path: ['guestTestPath'], message: `guestTestPath is no longer used: storsweep finds the disk it attached in the guest by its SCSI location (scsiLocation) and size, brings it online and measures that disk (or a test file on the volume it formats there: the playbook axis guest.filesystem); a fixed ${JSON.stringify(t.guestTestPath)} could name another disk. Remove guestTestPath (and any --confirm-destroy naming it)` });
     }
     // The planner refuses a pass-through disk that is not allowed (plan.ts): said here, at its line.
     if (t.passthroughDisk !== undefined && !t.allowedDisks.some((d) => d.number === t.passthroughDisk)) {
