@@ -438,8 +438,11 @@ const CORE = 'tag:yaml.org,2002:';
  * !!set, !!pairs, !!binary, !!timestamp) load as Map, Set, Buffer or Date, which no key accepts. */
 const PLAIN_TAGS = new Set(['str', 'int', 'float', 'bool', 'null', 'map', 'seq'].map((t) => CORE + t));
 
-/** Unsupported YAML 1.1 tags and aliases without an anchor, each at its position. */
-function tagsAndAliases(source: SourceDoc): Diagnostic[] {
+/**
+ * Unsupported YAML 1.1 tags and aliases without an anchor, each at its position. Also run on each
+ * `--set` value (config/overrides.ts), so the command line accepts no value a file would refuse.
+ */
+export function tagsAndAliases(source: SourceDoc): Diagnostic[] {
   const out: Diagnostic[] = [];
   const at = (node: Node, message: string) => {
     const { line, column } = positionOf(source, node);

@@ -4,10 +4,10 @@
 // validated: the same zod schema and allowed values as in the file; a problem is reported at the
 // `--set` argument (config/load.ts diagnosticAt), not at a line of the file. A run records its
 // overrides in its plan (RunPlan.overrides); `run --resume` uses them and refuses other ones.
-import { isMap, parseDocument } from 'yaml';
+import { isAlias, isCollection, isMap, isScalar, visit } from 'yaml';
 import { UsageError } from '../errors.ts';
 import { excerpt } from '../text/excerpt.ts';
-import type { SourceDoc } from './load.ts';
+import { parseYaml, tagsAndAliases, type SourceDoc } from './load.ts';
 
 /** What `--set` may override: the target(s), the repetitions, a timing setting, a timeout. */
 const SETTABLE = /^(target|repeat|settings\.[A-Za-z][A-Za-z0-9]*|timeouts\.[A-Za-z][A-Za-z0-9]*)$/;
@@ -38,11 +38,25 @@ export function parseSetArguments(args: readonly string[] | undefined): Playbook
     if (raw.length > MAX_VALUE_CHARS) throw new UsageError(`${argument}: the value is ${raw.length} characters long; at most ${MAX_VALUE_CHARS}`);
     const before = out.find((o) => o.path.join('.') === key);
     if (before) throw new UsageError(`${argument}: ${key} is already set by --set ${excerpt(before.text)}; give each key once`);
-    // a YAML scalar or flow list, as the file would hold it: 16m is text, 3 a number, [a, b] a list
-    const doc = parseDocument(raw, { prettyErrors: false });
-    if (doc.errors.length) throw new UsageError(`${argument}: the value is not a YAML value: ${excerpt(doc.errors[0]!.message.split('\n')[0] ?? '')}`);
+    // a YAML scalar or flow list, as the file would hold it: 16m is text, 3 a number, [a, b] a list;
+    // parsed and checked as a file is (config/load.ts): an unknown tag (!custom), a YAML 1.1 tag
+    // (!!binary) or an alias a file would refuse is refused here too, naming the argument
+    const { source, diagnostics } = parseYaml(raw, argument);
+    const problem = diagnostics[0] ?? tagsAndAliases(source)[0];
+    if (problem) throw new UsageError(`${argument}: the value is not a plain YAML value: ${excerpt(problem.message.replace(/^invalid YAML: /, ''))}`);
+    const doc = source.doc;
+    // one value refers to nothing: an anchor or alias in it is a mistake (or an attempt), not a shorthand
+    let anchored: string | null = null;
+    visit(doc, (_key, node) => {
+      if (isAlias(node) || ((isScalar(node) || isCollection(node)) && node.anchor)) {
+        anchored = isAlias(node) ? `*${node.source}` : `&${String((node as { anchor: string }).anchor)}`;
+        return visit.BREAK;
+      }
+      return undefined;
+    });
+    if (anchored) throw new UsageError(`${argument}: the value is not a plain YAML value: anchors and aliases (${excerpt(anchored)}) are not supported in --set; write the value out`);
     if (isMap(doc.contents)) throw new UsageError(`${argument}: expected a value or a [list], not a mapping`);
-    out.push({ path: key.split('.'), value: doc.toJS({ maxAliasCount: 0 }) as unknown, text, argument });
+    out.push({ path: key.split('.'), value: doc.toJS() as unknown, text, argument });
   }
   return out;
 }

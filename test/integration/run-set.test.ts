@@ -36,6 +36,18 @@ describe('run --set', { timeout: 120_000 }, () => {
     expect(r.stderr).toMatch(/real\.yaml:2:9: target: no target "array-01"/);
   });
 
+  it('a --set value a file would refuse (alias, custom tag) is a usage error (exit 2) naming the argument, not an internal error', async () => {
+    for (const [arg, why] of [
+      ['target=*a', 'alias *a has no anchor &a before it'],
+      ['settings.fileSize=!custom 16m', 'Unresolved tag: !custom'],
+    ]) {
+      const r = await runCli(['validate', playbook, '-i', guest.inventory, '--set', arg!]);
+      expect(r.code, r.stderr).toBe(2);
+      expect(r.stderr).toContain(`--set ${arg}: the value is not a plain YAML value: ${why}`);
+      expect(r.stderr).not.toMatch(/ReferenceError|internal error/i);
+    }
+  });
+
   it('measures with the overridden values: fio ran 1 s passes on an 8 MiB file on lab-local', () => {
     expect(run.code, run.stderr).toBe(0);
     const plan = JSON.parse(fs.readFileSync(path.join(runDir, 'plan.json'), 'utf8')) as { target: string; overrides: string[]; profiles: Record<string, { fileSizeBytes: number; runtimeSec: number }> };

@@ -78,7 +78,31 @@ describe('--set overrides playbook values', () => {
     expect(() => parseSetArguments(['name=x'])).toThrow(/cannot be set/);
     expect(() => parseSetArguments(['repeat=1', 'repeat=2'])).toThrow('--set repeat=2: repeat is already set by --set repeat=1; give each key once');
     expect(() => parseSetArguments(['target={a: 1}'])).toThrow('--set target={a: 1}: expected a value or a [list], not a mapping');
-    expect(() => parseSetArguments(['target=[a'])).toThrow(/--set target=\[a: the value is not a YAML value/);
+    expect(() => parseSetArguments(['target=[a'])).toThrow(/--set target=\[a: the value is not a plain YAML value/);
+  });
+
+  it('what a file refuses (a custom tag, a YAML 1.1 tag, an alias) is refused in a --set value too, as a usage error naming it', () => {
+    const refused = (arg: string): string => {
+      try {
+        parseSetArguments([arg]);
+      } catch (err) {
+        expect(err).toBeInstanceOf(UsageError);
+        return (err as Error).message;
+      }
+      return 'accepted';
+    };
+    expect(refused('target=*a')).toBe('--set target=*a: the value is not a plain YAML value: alias *a has no anchor &a before it');
+    expect(refused('settings.fileSize=!custom 16m')).toBe('--set settings.fileSize=!custom 16m: the value is not a plain YAML value: Unresolved tag: !custom');
+    expect(refused('target=!!binary aGVsbG8=')).toBe('--set target=!!binary aGVsbG8=: the value is not a plain YAML value: the tag !!binary is not supported; write a plain string without the tag');
+    expect(refused('target=[!!set {a}]')).toMatch(/the tag !!set is not supported/);
+    expect(refused('target=&a lab')).toMatch(/^--set target=&a lab: .*anchors and aliases \(&a\) are not supported in --set/);
+    expect(refused('target=[&a lab, *a]')).toMatch(/anchors and aliases/);
+    // the same value in a file: refused there as well (the check both share)
+    const file = path.join(dir, 'tagged.yaml');
+    fs.writeFileSync(file, fs.readFileSync(pb, 'utf8').replace('fileSize: 1g', 'fileSize: !custom 16m'));
+    expect(() => loadPlaybook(file)).toThrow(/Unresolved tag: !custom/);
+    // plain values, and the core tags a file accepts, still go through
+    expect(parseSetArguments(['target=!!str lab', 'settings.fileSize=16m', 'repeat=!!int 2']).map((o) => o.value)).toEqual(['lab', '16m', 2]);
   });
 
   it('resume: the run\'s own set (any order or quoting) is fine, another one is refused naming both; none given uses the run\'s', () => {
