@@ -8,11 +8,19 @@ import { fioTestFile } from '../workloads/fio-endpoint.ts';
  * A fio guest (local, ssh, or the guest of a vSphere/ESXi VM): its test file and its work directory
  * (fio's control files and, by default, the test file) on the machine it runs on. Two fio jobs on
  * one file at once would each measure half a disk and overwrite the other's pre-fill.
+ *
+ * A guest reached over SSH is also one machine (`guest <host:port>`, the same for two sshHosts
+ * entries naming one host and port, whatever the user): two targets measuring it with different
+ * work directories would still run two fio jobs on its disk at once. Fio on this machine without
+ * SSH (local targets, the lab's VM guests) is taken by its test file and work directory only: its
+ * work directories are how a user points fio at this machine's disks. One machine reached under
+ * two names (a DNS name and its address, two aliases) is not detected; `plan` says so.
  */
 export function fioGuestResources(g: { sshHost?: string | undefined; workdir: string; testFile?: string | undefined }, where: ResourceContext): SharedResource[] {
   const machine = where.machine(g.sshHost);
   const file = fioTestFile(g);
   return [
+    ...(g.sshHost !== undefined ? [{ key: `guest ${machine}`, what: `guest ${machine}` }] : []),
     { key: `guest-file ${machine} ${file}`, what: `guest test file ${file} on ${machine}` },
     { key: `guest-workdir ${machine} ${g.workdir}`, what: `guest work directory ${g.workdir} on ${machine}` },
   ];

@@ -91,6 +91,8 @@ export function renderPlanText(plan: RunPlan): string {
     `playbook ${plan.playbook} → target ${plan.target} (${plan.provider}): ${plan.permutations.length} permutations, estimated ${fmtSec(wall)}${wall !== plan.totalEstimateSec ? ` (${fmtSec(plan.totalEstimateSec)} one after the other)` : ''}`,
     ...(plan.overrides?.length ? [`with ${plan.overrides.map((o) => `--set ${visible(o)}`).join(' ')}`] : []),
     ...scheduleLines(plan),
+    // the keys compare names (providers/shared-resources.ts): what they cannot see, said
+    ...(plan.targets ? ['  (one machine reached under two names — a DNS name and its address, two aliases — is not recognised as one: such targets are not serialised)'] : []),
   ];
   lines.push('    workloads:');
   for (const [name, profile] of Object.entries(plan.profiles)) lines.push(profileTiming(name, profile, plan));

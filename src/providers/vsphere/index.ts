@@ -182,14 +182,17 @@ export const vsphere = {
   describeDestroyed: () => null,
   sharedResources(t, where) {
     const vc = where.vcenter(t.vcenter);
-    const dc = t.datacenter ? `${t.datacenter}/` : '';
     const devices = [...new Set([t.vmfsDevice, t.rdmDevice].filter((d): d is string => d !== undefined))];
+    // Keys name the VM and datastore by name on the vCenter, never by an optional field: a target
+    // with `datacenter: DC0` and one without (the default datacenter, which may be DC0) must meet.
+    // Two datacenters holding a VM of one name then take turns too: the safe side.
     return [
       // one VM reconfigured by two targets at once: two disks on one controller, a unit taken twice
-      { key: `vsphere-vm ${vc} ${dc}${t.vm}`, what: `VM ${dc}${t.vm} on ${vc}` },
-      ...devices.map((d) => lunResource(d, `${vc} ${t.host}`)),
+      { key: `vsphere-vm ${vc} ${t.vm}`, what: `VM ${t.vm} on ${vc}` },
+      // an mpx. LUN is one host's: the host by its name, whether given as a name or an inventory path
+      ...devices.map((d) => lunResource(d, `${vc} ${t.host.split('/').pop() ?? t.host}`)),
       // one datastore or NFS export measured by two targets at once: each sees the other's load
-      ...(t.datastore ? [{ key: `vsphere-datastore ${vc} ${dc}${t.datastore}`, what: `datastore ${dc}${t.datastore} on ${vc}` }] : []),
+      ...(t.datastore ? [{ key: `vsphere-datastore ${vc} ${t.datastore}`, what: `datastore ${t.datastore} on ${vc}` }] : []),
       ...(t.nfs ? [{ key: `nfs ${t.nfs.remoteHost.toLowerCase()}:${t.nfs.remotePath}`, what: `NFS export ${t.nfs.remoteHost}:${t.nfs.remotePath}` }] : []),
       ...fioGuestResources(t.guest, where),
     ];

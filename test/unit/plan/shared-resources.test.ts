@@ -40,12 +40,17 @@ targets:
   far-c: { provider: ssh, sshHost: far-other-port, workdir: /w1 }
   vm0: { provider: vsphere, vcenter: vc, host: h0, vm: VM0, vmfsDevice: naa.600a01, allowedDevices: [naa.600a01], guest: { sshHost: far, workdir: /v0 } }
   vm0-again: { provider: vsphere, vcenter: vc-alias, host: h0, vm: VM0, guest: { sshHost: far, workdir: /v9 } }
-  vm1: { provider: vsphere, vcenter: vc, host: h1, vm: VM1, vmfsDevice: naa.600a02, allowedDevices: [naa.600a02], guest: { sshHost: far, workdir: /v1 } }
+  vm1: { provider: vsphere, vcenter: vc, host: h1, vm: VM1, vmfsDevice: naa.600a02, allowedDevices: [naa.600a02], guest: { sshHost: far-other-port, workdir: /v1 } }
+  vm0-dc: { provider: vsphere, vcenter: vc, datacenter: DC0, host: DC0/host/h0, vm: VM0, datastore: ds1, rdmDevice: mpx.vmhba1:C0:T1:L0, allowedDevices: [mpx.vmhba1:C0:T1:L0], guest: { workdir: /d0 } }
+  vm0-nodc: { provider: vsphere, vcenter: vc, host: h0, vm: VM0, datastore: ds1, rdmDevice: mpx.vmhba1:C0:T1:L0, allowedDevices: [mpx.vmhba1:C0:T1:L0], guest: { workdir: /d1 } }
+  vm5-far: { provider: vsphere, vcenter: vc, host: h1, vm: VM5, guest: { sshHost: far-other-user, workdir: /v5 } }
+  esx-vm-far: { provider: esxi-shell, sshHost: esx, vmid: 8, guest: { sshHost: far, workdir: /e8 } }
+  esx-vm-7: { provider: esxi-shell, sshHost: esx, vmid: "7", guest: { sshHost: far-other-port, workdir: /e7 } }
   esx-vm: { provider: esxi-shell, sshHost: esx, vmid: 7, rdmDevice: naa.600a01, allowedDevices: [naa.600a01], guest: { sshHost: far, workdir: /e1 } }
-  hv-a: { provider: hyperv, sshHost: hv, vmName: Bench, volumes: { "100": 'E:\\bench' }, guestCredential: { username: u, password: "\${env:SS_TEST_HV_PASSWORD}" }, guestTestPath: '#1' }
-  hv-b: { provider: hyperv, sshHost: hv, vmName: bench, guestCredential: { username: u, password: "\${env:SS_TEST_HV_PASSWORD}" }, guestTestPath: '#1' }
-  hv-c: { provider: hyperv, sshHost: hv, vmName: other, volumes: { "500": 'e:\\BENCH\\' }, allowedDisks: [{ number: 3, serialNumber: S3 }], passthroughDisk: 3, guestCredential: { username: u, password: "\${env:SS_TEST_HV_PASSWORD}" }, guestTestPath: '#1' }
-  hv-d: { provider: hyperv, sshHost: hv, vmName: fourth, allowedDisks: [{ number: 3, serialNumber: S3 }], passthroughDisk: 3, guestCredential: { username: u, password: "\${env:SS_TEST_HV_PASSWORD}" }, guestTestPath: '#1' }
+  hv-a: { provider: hyperv, sshHost: hv, vmName: Bench, volumes: { "100": 'E:\\bench' }, guestCredential: { username: u, password: "\${env:SS_TEST_HV_PASSWORD}" } }
+  hv-b: { provider: hyperv, sshHost: hv, vmName: bench, guestCredential: { username: u, password: "\${env:SS_TEST_HV_PASSWORD}" } }
+  hv-c: { provider: hyperv, sshHost: hv, vmName: other, volumes: { "500": 'e:\\BENCH\\' }, allowedDisks: [{ number: 3, serialNumber: S3 }], passthroughDisk: 3, guestCredential: { username: u, password: "\${env:SS_TEST_HV_PASSWORD}" } }
+  hv-d: { provider: hyperv, sshHost: hv, vmName: fourth, allowedDisks: [{ number: 3, serialNumber: S3 }], passthroughDisk: 3, guestCredential: { username: u, password: "\${env:SS_TEST_HV_PASSWORD}" } }
 `;
 
 beforeAll(() => {
@@ -81,7 +86,21 @@ describe('targets that share something are serialised, with the reason', () => {
     expect(shared('over-ssh', 'here')).toEqual(['over-ssh+here: guest test file /w1/storsweep-test.dat on this machine', 'over-ssh+here: guest work directory /w1 on this machine']);
     expect(shared('over-ssh6', 'here-w4')).toHaveLength(2);
     expect(shared('here', 'here-same-file')).toEqual(['here+here-same-file: guest test file /w1/storsweep-test.dat on this machine']);
-    expect(shared('far-a', 'far-b')).toHaveLength(2);
+    expect(shared('far-a', 'far-b')).toHaveLength(3);
+  });
+
+  it('one guest machine over SSH (two sshHosts entries for one host:port) measured from two work directories: one guest', () => {
+    expect(shared('vm0', 'vm5-far')).toEqual(['vm0+vm5-far: guest guest.example.com:22']);
+    expect(shared('far-a', 'esx-vm-far')).toEqual(['far-a+esx-vm-far: guest guest.example.com:22']);
+    expect(shared('over-ssh', 'over-ssh6')).toEqual(['over-ssh+over-ssh6: guest this machine']);
+  });
+
+  it('vSphere: a target with datacenter and one without (the default) share the VM, datastore and mpx LUN', () => {
+    expect(shared('vm0-dc', 'vm0-nodc')).toEqual(['vm0-dc+vm0-nodc: VM VM0 on vc.example.com', 'vm0-dc+vm0-nodc: LUN mpx.vmhba1:C0:T1:L0', 'vm0-dc+vm0-nodc: datastore ds1 on vc.example.com']);
+  });
+
+  it('ESXi shell: one VM by vmid whether written as a number or a string', () => {
+    expect(shared('esx-vm', 'esx-vm-7')).toEqual(['esx-vm+esx-vm-7: VM 7 (vim-cmd vmid) on esx1.example.com:22']);
   });
 
   it('independent targets share nothing: another work directory, another port (another machine)', () => {
@@ -92,8 +111,8 @@ describe('targets that share something are serialised, with the reason', () => {
   });
 
   it('a VM (two vcenters entries for one vCenter), a LUN across providers (VMFS on one, RDM on the other)', () => {
-    expect(shared('vm0', 'vm0-again')).toEqual(['vm0+vm0-again: VM VM0 on vc.example.com']);
-    expect(shared('vm0', 'esx-vm')).toEqual(['vm0+esx-vm: LUN naa.600a01']);
+    expect(shared('vm0', 'vm0-again')).toEqual(['vm0+vm0-again: VM VM0 on vc.example.com', 'vm0+vm0-again: guest guest.example.com:22']);
+    expect(shared('vm0', 'esx-vm')).toEqual(['vm0+esx-vm: LUN naa.600a01', 'vm0+esx-vm: guest guest.example.com:22']);
   });
 
   it('Hyper-V: a VM and a volume folder (names without regard to case), a pass-through disk by number and serial', () => {
@@ -103,7 +122,7 @@ describe('targets that share something are serialised, with the reason', () => {
   });
 
   it('three targets: each resource lists every target that uses it', () => {
-    expect(shared('far-a', 'far-b', 'far-c')).toEqual(['far-a+far-b: guest test file /w1/storsweep-test.dat on guest.example.com:22', 'far-a+far-b: guest work directory /w1 on guest.example.com:22']);
+    expect(shared('far-a', 'far-b', 'far-c')).toEqual(['far-a+far-b: guest guest.example.com:22', 'far-a+far-b: guest test file /w1/storsweep-test.dat on guest.example.com:22', 'far-a+far-b: guest work directory /w1 on guest.example.com:22']);
   });
 });
 
