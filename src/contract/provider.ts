@@ -69,6 +69,24 @@ export interface ProviderContext {
    * before the next mutating command. Without this call the step counts as never sent.
    */
   sent(data: Record<string, unknown>): void;
+  /**
+   * A step that finds the disk under test in the guest (and prepares it) says here what the
+   * permutation's workload measures; the executor hands it to the workload endpoint and names it
+   * in every record. Absent outside a provisioning step.
+   */
+  measure?(target: MeasuredTarget): void;
+}
+
+/** What a permutation's workload measures, as a provisioning step found it in the guest. */
+export interface MeasuredTarget {
+  /** what the benchmark tool is given: the device node, or the test file on the filesystem the step made */
+  path: string;
+  /** the resolved device node of the disk, e.g. /dev/sdb */
+  device: string;
+  /** the WWN the guest names the disk by (`wwn-0x<wwn>`), lower-case hex */
+  wwn: string;
+  /** `raw`, or the filesystem the step made on it (ext4, xfs) */
+  filesystem: string;
 }
 
 export interface Provider {
@@ -114,6 +132,11 @@ export interface Provider {
 export interface WorkloadEndpoint {
   /** the benchmark tool, recorded in every record */
   tool: 'fio' | 'diskspd';
+  /**
+   * True when the endpoint measures the disk a provisioning step found in the guest (ctx.measure),
+   * not a path of its own: the executor refuses to run its workload when no step found one.
+   */
+  measuresAttachedDisk?: boolean;
   /** connects (or reconnects after a loss) to where the workload runs */
   connect(): Promise<CommandRunner>;
   /** facts about the guest for the environment fingerprint (OS, tool version) */
@@ -123,14 +146,15 @@ export interface WorkloadEndpoint {
    * region with incompressible data when the profile says `prefill` (and a diskspd file target is
    * created); null when nothing was done. Its outcome is journaled and kept in every record.
    */
-  prepare?(runner: CommandRunner, profile: WorkloadProfile, opts: { signal: AbortSignal; runId: string; timeoutSlackSec?: number; onStopped?: (stop: GroupStop) => void; provisioned?: readonly CreatedObject[] }): Promise<PrefillOutcome | null>;
+  prepare?(runner: CommandRunner, profile: WorkloadProfile, opts: { signal: AbortSignal; runId: string; timeoutSlackSec?: number; onStopped?: (stop: GroupStop) => void; provisioned?: readonly CreatedObject[]; target?: MeasuredTarget }): Promise<PrefillOutcome | null>;
   /**
    * one test of a profile: warm-up, measured passes, aggregation (see workloads/passes.ts).
    * `provisioned` is what the permutation's steps created, as recorded in the ledger, in step order:
    * where a provider found the disk it attached (a Hyper-V guest's disk number and serial, the
-   * volume it formatted), the workload measures that, not a path fixed in the inventory.
+   * volume it formatted), the workload measures that, not a path fixed in the inventory. `target` is what a step found in
+   * a Linux guest and said through ProviderContext.measure (the vSphere guest-disk step).
    */
-  runTest(runner: CommandRunner, test: WorkloadTest, profile: WorkloadProfile, opts: { signal: AbortSignal; onRaw: OnRaw; runId: string; timeoutSlackSec?: number; onStopped?: (stop: GroupStop) => void; provisioned?: readonly CreatedObject[] }): Promise<TestOutcome>;
+  runTest(runner: CommandRunner, test: WorkloadTest, profile: WorkloadProfile, opts: { signal: AbortSignal; onRaw: OnRaw; runId: string; timeoutSlackSec?: number; onStopped?: (stop: GroupStop) => void; provisioned?: readonly CreatedObject[]; target?: MeasuredTarget }): Promise<TestOutcome>;
   /**
    * Stops what an earlier process of run `runId` left running there (it was killed, or lost its
    * connection, while the tool ran), so that a resume neither runs a second one on the same file nor

@@ -34,6 +34,8 @@ export function labPaths(root: string) {
     vcsimPassword: path.join(dir, 'vcsim-password'),
     vcsimLog: path.join(dir, 'vcsim.log'),
     vcsimData: path.join(dir, 'vcsim-data'),
+    // the guest's disks the harness attaches (loop devices) and its by-id directory (no udev here)
+    guestDisks: path.join(dir, 'guest-disks'),
     nfs: path.join(dir, 'nfs-export'),
     guestPassword: path.join(dir, 'hyperv-guest-password'),
   };
@@ -125,7 +127,7 @@ export async function labUp(root: string, opts: { vcsim: boolean; listLuns?: Lun
   if (opts.vcsim) {
     const password = fs.existsSync(p.vcsimPassword) ? fs.readFileSync(p.vcsimPassword, 'utf8').trim() : `lab-${crypto.randomBytes(9).toString('base64url')}`;
     fs.writeFileSync(p.vcsimPassword, password + '\n', { mode: 0o600 });
-    const h = await startVcsim({ username: 'administrator@vsphere.local', password, detached: true, logFile: p.vcsimLog, dataDir: p.vcsimData, version });
+    const h = await startVcsim({ username: 'administrator@vsphere.local', password, detached: true, logFile: p.vcsimLog, dataDir: p.vcsimData, version, guestDisks: p.guestDisks });
     const luns = opts.listLuns ? await opts.listLuns({ url: h.url, thumbprint: h.thumbprint, username: h.username, password }) : [];
     vcsim = { pid: h.pid, url: h.url, thumbprint: h.thumbprint, certFile: h.certFile, username: h.username, luns, nfsDir: p.nfs };
   }
@@ -192,7 +194,7 @@ export function labInventoryYaml(s: LabState): string {
   );
   if (s.vcsim) {
     const [vmfsDevice, rdmDevice] = s.vcsim.luns;
-    lines.push(...vsphereTargetYaml({ name: 'lab-vcenter', vcenter: 'lab-vc', host: 'DC0_H0', vm: 'DC0_H0_VM0', datastore: 'LocalDS_0', vmfsDevice, rdmDevice, nfsDir: s.vcsim.nfsDir, version: s.version ?? DEFAULT_LAB_VERSION, guest: { sshHost: 'lab', workdir: s.scratch } }));
+    lines.push(...vsphereTargetYaml({ name: 'lab-vcenter', vcenter: 'lab-vc', host: 'DC0_H0', vm: 'DC0_H0_VM0', datastore: 'LocalDS_0', vmfsDevice, rdmDevice, nfsDir: s.vcsim.nfsDir, version: s.version ?? DEFAULT_LAB_VERSION, guest: { sshHost: 'lab', workdir: s.scratch, byIdDir: path.join(path.dirname(s.scratch), 'guest-disks', 'by-id') } }));
   }
   return lines.join('\n') + '\n';
 }

@@ -38,6 +38,12 @@ export interface VcsimOptions {
   listen?: string;
   /** the vSphere release to simulate (test/harness/vcsim/version.go): 5.5, 6.7, 7.0 or 8.0 (default) */
   version?: string;
+  /**
+   * Give this machine (the lab's guest) a loop device per disk attached to a VM, linked as
+   * `<guestDisks>/by-id/wwn-0x<id>` (the guest's byIdDir; harness/vcsim/guestdisks.go). Needs root
+   * and loop devices: the harness refuses to start without them, saying so.
+   */
+  guestDisks?: string;
 }
 
 /** The ready line the harness prints, one JSON object (plus the password, which it never prints). */
@@ -138,6 +144,7 @@ function harnessArgs(opts: VcsimOptions): string[] {
   if (opts.dataDir) args.push('-datadir', opts.dataDir);
   if (opts.certDir) args.push('-certdir', opts.certDir);
   if (opts.version) args.push('-version', opts.version);
+  if (opts.guestDisks) args.push('-guest-disks', opts.guestDisks);
   return args;
 }
 

@@ -23,7 +23,8 @@ export interface VsphereTargetEntry {
   nfsDir?: string;
   /** the host's ESXi release the target states (`version: "8.0"`) */
   version?: string;
-  guest: { sshHost?: string; workdir: string };
+  /** byIdDir: where the lab's guest lists disks by WWN (the harness's -guest-disks DIR/by-id) */
+  guest: { sshHost?: string; workdir: string; byIdDir?: string };
 }
 
 /** `vcenters:` entry lines, indented for the section. */
@@ -50,6 +51,9 @@ export function vsphereTargetYaml(t: VsphereTargetEntry): string[] {
     '    guest:',
     ...(t.guest.sshHost ? [`      sshHost: ${t.guest.sshHost}`] : []),
     `      workdir: ${t.guest.workdir}`,
+    // the lab's one difference from a real guest: no udev, so the harness publishes the disks it
+    // attaches (loop devices) under its own by-id directory
+    ...(t.guest.byIdDir ? [`      byIdDir: ${t.guest.byIdDir}`] : []),
   ];
 }
 

@@ -3,10 +3,12 @@
 import { z } from 'zod';
 import type { ComposeContext, ProviderName, WorkloadEndpoint } from '../contract/provider.ts';
 import { plainText } from '../config/fields.ts';
+import type { CommandRunner } from '../ssh/command-runner.ts';
 import { createLocalRunner } from '../ssh/local-runner.ts';
 import { connectSsh } from '../ssh/ssh-runner.ts';
 import { fioEndpoint, fioTestFile } from '../workloads/fio-endpoint.ts';
 import { linuxTestPathProblem } from '../workloads/test-target.ts';
+import { guestDiskFields } from './guest-disk.ts';
 import { FIO_IOENGINES, FIO_PATH_HINT, FIO_PATH_PATTERN } from '../workloads/tool-settings.ts';
 
 /** A required name (an inventory key, host or user name): text without control characters. */
@@ -41,13 +43,42 @@ export const guestSchema = z.strictObject({
 
 export type Guest = z.output<typeof guestSchema>;
 
-/** The guest wired up: its fio endpoint, where it runs (the workload step's provider) and a secret-free description. */
-export function guestWorkload(ctx: ComposeContext, g: Guest): { endpoint: WorkloadEndpoint; describe: Record<string, unknown>; provider: ProviderName } {
+/** What the workload step says it measures when the target's provider attaches the disk. */
+export const ATTACHED_DISK = 'the disk this permutation attaches, found in the guest by its WWN';
+
+/**
+ * The guest of a target whose provider attaches the disk under test (vsphere): fio measures that
+ * disk, found by its WWN under byIdDir (providers/guest-disk.ts), never a path from the inventory.
+ */
+export const attachedDiskGuestSchema = z.strictObject({
+  sshHost: nameField().optional().describe('Name under sshHosts; absent = this machine'),
+  workdir: fioFields.workdir,
+  // refused by the provider's checkInventory (ATTACHED_DISK_TEST_FILE), at its line
+  testFile: plainText().optional().describe('Not used: the disk each permutation attaches is found in the guest by its WWN; validate refuses it'),
+  fioPath: fioFields.fioPath,
+  ioengine: fioFields.ioengine,
+  ...guestDiskFields,
+});
+
+/** Why a testFile is refused on a guest whose provider attaches the disk under test. */
+export const ATTACHED_DISK_TEST_FILE = 'not used here: this target measures the disk each permutation attaches, found in the guest by its WWN under guest.byIdDir (a fixed path could name another disk); remove testFile';
+
+export type AttachedDiskGuest = z.output<typeof attachedDiskGuestSchema>;
+
+/** How to reach the guest: SSH when it names an sshHost, else this machine. */
+export function guestOpener(ctx: ComposeContext, g: { sshHost?: string | undefined }): () => Promise<CommandRunner> {
   const sshHost = g.sshHost;
-  const open = sshHost ? () => connectSsh(ctx.ssh(sshHost)) : async () => createLocalRunner();
+  return sshHost ? () => connectSsh(ctx.ssh(sshHost)) : async () => createLocalRunner();
+}
+
+/** The guest wired up: its fio endpoint, where it runs (the workload step's provider) and a secret-free description. */
+export function guestWorkload(ctx: ComposeContext, g: Guest | AttachedDiskGuest): { endpoint: WorkloadEndpoint; describe: Record<string, unknown>; provider: ProviderName } {
+  const sshHost = g.sshHost;
+  const open = guestOpener(ctx, g);
+  const attached = 'byIdDir' in g;
   return {
-    endpoint: fioEndpoint(g, open),
-    describe: { runsOn: sshHost ? `ssh:${sshHost}` : 'local', testFile: fioTestFile(g) },
+    endpoint: attached ? fioEndpoint({ ...g, sudo: g.sudo }, open, { attachedDisk: true }) : fioEndpoint(g, open),
+    describe: { runsOn: sshHost ? `ssh:${sshHost}` : 'local', ...(attached ? { measures: ATTACHED_DISK } : { testFile: fioTestFile(g) }) },
     provider: sshHost ? 'ssh' : 'local',
   };
 }
@@ -64,5 +95,7 @@ export const workloadStepSchema = z.strictObject({
   tests: z.array(z.string().min(1)),
   repetitions: z.number().int().min(1),
   runsOn: z.string().min(1),
-  testFile: z.string().min(1),
+  // a path of the inventory; or, where the provider attaches the disk, `measures` (ATTACHED_DISK)
+  testFile: z.string().min(1).optional(),
+  measures: z.literal(ATTACHED_DISK).optional(),
 });

@@ -19,7 +19,7 @@ import type { WorkloadTest } from '../workloads/spec.ts';
 import type { ProgressEvent } from './progress.ts';
 import { ResourceLocks } from './resource-locks.ts';
 import { remainingEstimate } from '../plan/estimate.ts';
-import type { CreatedObject, PlannedStep, Provider, ProviderContext, WorkloadEndpoint } from '../contract/provider.ts';
+import type { CreatedObject, MeasuredTarget, PlannedStep, Provider, ProviderContext, WorkloadEndpoint } from '../contract/provider.ts';
 
 export type { WorkloadEndpoint } from '../contract/provider.ts';
 import { DEFAULT_STEP_TIMEOUT_MS, StepTimedOut, withRetry, withTimeout, type RetryPolicy } from './retry.ts';
@@ -293,6 +293,13 @@ async function runPermutation(perm: PermutationPlan, c: PermContext): Promise<bo
       throw new InternalError('ctx.sent called outside a provisioning step');
     },
   };
+  // what a provisioning step found in the guest for the workload to measure (ctx.measure)
+  let target: MeasuredTarget | undefined;
+  ctx.measure = (t) => {
+    target = t;
+    record(() => store.appendJournal(perm.permutationId, 'measure', 'found', t));
+    c.emit({ type: 'message', level: 'info', text: `${perm.permutationId}: measuring ${t.device} (wwn-0x${t.wwn}${t.filesystem === 'raw' ? ', raw' : `, ${t.filesystem}: ${t.path}`})` });
+  };
   c.emit({ type: 'permutation-start', index: perm.index, total: plan.permutations.length, permutationId: perm.permutationId, axes: perm.axes, estimateSec: perm.estimateSec });
   if (c.resumed && c.toolMayRun) {
     // Its tool may still run on its disk: leave everything in place; cleanup retries the stop first.
@@ -314,7 +321,7 @@ async function runPermutation(perm: PermutationPlan, c: PermContext): Promise<bo
     store.markRunning(perm.permutationId);
     for (const step of perm.steps) {
       if (c.signal.aborted) throw new Error('interrupted');
-      if (step.step === 'workload') await runWorkload(perm, c);
+      if (step.step === 'workload') await runWorkload(perm, c, target);
       else await runStep(step, perm, c, ctx);
     }
   } catch (err) {
@@ -478,7 +485,12 @@ function prefillFacts(fill: PrefillOutcome | null): Record<string, string | numb
   return { prefill: fill.filled, ...(fill.filled ? { prefillBytes: fill.bytes, prefillSeconds: Math.round(fill.seconds * 1000) / 1000 } : {}) };
 }
 
-function recordFor(perm: PermutationPlan, runId: string, repetition: number, test: WorkloadTest, o: TestOutcome, profileName: string, aggregate: string, tool: string, fill: PrefillOutcome | null): ResultRecord {
+/** What every record of a permutation says about the disk it measured (a step found it in the guest). */
+function targetFacts(t: MeasuredTarget | undefined): Record<string, string> {
+  return t ? { device: t.device, deviceWwn: t.wwn, filesystem: t.filesystem, testPath: t.path } : {};
+}
+
+function recordFor(perm: PermutationPlan, runId: string, repetition: number, test: WorkloadTest, o: TestOutcome, profileName: string, aggregate: string, tool: string, fill: PrefillOutcome | null, target: MeasuredTarget | undefined): ResultRecord {
   return {
     runId,
     permutationId: perm.permutationId,
@@ -491,13 +503,15 @@ function recordFor(perm: PermutationPlan, runId: string, repetition: number, tes
     cpuPercent: o.cpuPercent,
     tool: { name: tool, version: o.toolVersion },
     rawPath: o.rawPath,
-    metadata: { profile: profileName, passes: o.passes, aggregate, ...o.metadata, ...prefillFacts(fill) },
+    metadata: { profile: profileName, passes: o.passes, aggregate, ...o.metadata, ...prefillFacts(fill), ...targetFacts(target) },
   };
 }
 
-async function runWorkload(perm: PermutationPlan, c: PermContext): Promise<void> {
+async function runWorkload(perm: PermutationPlan, c: PermContext, target: MeasuredTarget | undefined): Promise<void> {
   const profile = c.plan.profiles[perm.workload];
   if (!profile) throw new InternalError(`plan has no profile "${perm.workload}"`);
+  // the disk the provider attached, found in the guest by a step: never a path in its place
+  if (c.workload.measuresAttachedDisk && !target) throw new InternalError(`${perm.permutationId}: no step found the attached disk in the guest; nothing is measured`);
   const sleep = c.sleep ?? defaultSleep;
   // The pre-fill: once per permutation (the disk is new), before the first pass of the first
   // repetition. It runs inside the first test's attempt, so a connection lost during the fill is
@@ -512,7 +526,7 @@ async function runWorkload(perm: PermutationPlan, c: PermContext): Promise<void>
   const prefill = async (runner: CommandRunner, onStopped: (stop: GroupStop) => void): Promise<void> => {
     if (!fillPending || !c.workload.prepare) return;
     c.emit({ type: 'step', permutationId: perm.permutationId, step: profile.prefill === false ? 'prepare' : 'prefill', operation: c.workload.tool });
-    fill = await c.workload.prepare(runner, profile, { signal: c.signal, runId: c.plan.runId, timeoutSlackSec: c.workloadSlackSec, onStopped, provisioned });
+    fill = await c.workload.prepare(runner, profile, { signal: c.signal, runId: c.plan.runId, timeoutSlackSec: c.workloadSlackSec, onStopped, provisioned, ...(target ? { target } : {}) });
     fillPending = false;
     const done = fill;
     record(() => c.store.appendJournal(perm.permutationId, 'prefill', done ? (done.filled ? 'filled' : 'created') : 'skipped', done));
@@ -564,6 +578,7 @@ async function runWorkload(perm: PermutationPlan, c: PermContext): Promise<void>
                 timeoutSlackSec: c.workloadSlackSec,
                 onStopped,
                 provisioned,
+                ...(target ? { target } : {}),
                 onRaw: async (t, pass, raw) => storeRaw(c.store.runDir, `raw/${perm.permutationId}/rep${rep}/${t.id}.pass${pass}.${c.workload.tool === 'diskspd' ? 'xml' : 'json'}`, raw),
               }),
             )
@@ -599,7 +614,7 @@ async function runWorkload(perm: PermutationPlan, c: PermContext): Promise<void>
         if (firstError === null || firstError === err || errorMessage(firstError) === errorMessage(err)) throw err;
         throw new Error(`${errorMessage(firstError)}; retrying failed: ${errorMessage(err)}`, { cause: err });
       });
-      const rec = recordFor(perm, c.plan.runId, rep, test, outcome, perm.workload, profile.aggregate, c.workload.tool, fill);
+      const rec = recordFor(perm, c.plan.runId, rep, test, outcome, perm.workload, profile.aggregate, c.workload.tool, fill, target);
       records.push(rec);
       c.emit({ type: 'result', permutationId: perm.permutationId, repetition: rep, testId: test.id, iops: rec.iops, bytesPerSecond: rec.bytesPerSecond });
     }

@@ -1,8 +1,8 @@
 // fio on a Linux guest (this machine, or one reached over SSH) as a workload endpoint: the work
 // directory made, a test file checked not to be a device, every test run by run-fio.ts.
 import path from 'node:path';
-import type { WorkloadEndpoint } from '../contract/provider.ts';
-import { UnsafeOperation } from '../errors.ts';
+import type { MeasuredTarget, WorkloadEndpoint } from '../contract/provider.ts';
+import { InternalError, UnsafeOperation } from '../errors.ts';
 import type { CommandRunner } from '../ssh/command-runner.ts';
 import { stopRunGroups } from '../ssh/process-group.ts';
 import { shJoin } from '../ssh/quote.ts';
@@ -14,6 +14,16 @@ export interface FioGuest {
   testFile?: string;
   fioPath: string;
   ioengine: string;
+  /** fio goes through `sudo -n` (a non-root login measuring a raw device) */
+  sudo?: boolean;
+}
+
+export interface FioEndpointOptions {
+  /**
+   * The target measures the disk its provider attached, found in the guest by a step (ctx.measure):
+   * every test gets that step's path, never the inventory's test file.
+   */
+  attachedDisk?: boolean;
 }
 
 /** The test file fio writes: the inventory's testFile, else `<workdir>/storsweep-test.dat`. */
@@ -22,15 +32,24 @@ export function fioTestFile(g: Pick<FioGuest, 'workdir' | 'testFile'>): string {
 }
 
 /** `open` connects to the guest (a local runner, or SSH); the endpoint reconnects through it after a loss. */
-export function fioEndpoint(g: FioGuest, open: () => Promise<CommandRunner>): WorkloadEndpoint {
+export function fioEndpoint(g: FioGuest, open: () => Promise<CommandRunner>, o: FioEndpointOptions = {}): WorkloadEndpoint {
   const filename = fioTestFile(g);
+  /** what this permutation measures: the disk a step found, or (for a target that attaches none) the test file */
+  const fileOf = (t: MeasuredTarget | undefined): string => {
+    if (o.attachedDisk) {
+      if (!t) throw new InternalError('fio endpoint of an attached disk was given no target (the executor refuses this first)');
+      return t.path;
+    }
+    return filename;
+  };
+  const tool = { fioPath: g.fioPath, ioengine: g.ioengine, controlDir: g.workdir, ...(g.sudo ? { sudo: true } : {}) };
   const connect = async (): Promise<CommandRunner> => {
     const runner = await open();
     await runner.run(shJoin(['mkdir', '-p', '--', g.workdir]));
     // A test file the plan takes for a file must not be a device on the guest: a link to /dev/sdb,
     // or a device node outside /dev, would be overwritten without --confirm-destroy. Checked on
     // the guest itself (`test -b`/`-c` follow links), before anything is measured.
-    if (rawTestTarget(filename, 'fio') === undefined) {
+    if (!o.attachedDisk && rawTestTarget(filename, 'fio') === undefined) {
       const r = await runner.run(`${shJoin(['test', '-b', filename])} || ${shJoin(['test', '-c', filename])}`);
       if (r.exitCode === 0) {
         await runner.close().catch(() => undefined);
@@ -44,14 +63,15 @@ export function fioEndpoint(g: FioGuest, open: () => Promise<CommandRunner>): Wo
   };
   return {
     tool: 'fio',
+    ...(o.attachedDisk ? { measuresAttachedDisk: true } : {}),
     connect,
     describe: async (runner) => {
       const os = (await runner.run('uname -sr')).stdout.trim();
       const fio = (await runner.run(shJoin([g.fioPath, '--version']))).stdout.trim();
       return { 'guest.os': os, 'guest.tool': fio };
     },
-    prepare: (runner, profile, o) => (profile.prefill === false ? Promise.resolve(null) : runFioPrefill(runner, profile, { filename, fioPath: g.fioPath, ioengine: g.ioengine, controlDir: g.workdir, ...o })),
-    runTest: (runner, test, profile, o) => runFioTest(runner, test, profile, { filename, fioPath: g.fioPath, ioengine: g.ioengine, controlDir: g.workdir, ...o }),
+    prepare: (runner, profile, { target, ...x }) => (profile.prefill === false ? Promise.resolve(null) : runFioPrefill(runner, profile, { filename: fileOf(target), ...tool, ...x })),
+    runTest: (runner, test, profile, { target, ...x }) => runFioTest(runner, test, profile, { filename: fileOf(target), ...tool, ...x }),
     stopLeftovers: (runner, runId) => stopRunGroups(runner, g.workdir, runId),
   };
 }

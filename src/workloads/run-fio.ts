@@ -18,6 +18,8 @@ export interface FioRunOptions {
   filename: string;
   fioPath?: string;
   ioengine?: string;
+  /** through `sudo -n` (a non-root guest login measuring a raw device; the inventory's guest.sudo) */
+  sudo?: boolean;
   signal?: AbortSignal;
   /** called with each measured pass's raw stdout before it is parsed (to persist it first) */
   onRaw?: OnRaw;
@@ -47,8 +49,13 @@ export function defaultSleep(ms: number, signal?: AbortSignal): Promise<void> {
   });
 }
 
-export function fioArgv(test: WorkloadTest, profile: WorkloadProfile, opts: Pick<FioRunOptions, 'filename' | 'fioPath' | 'ioengine'>, runtimeSec?: number): string[] {
-  return [checkFioPath(opts.fioPath ?? 'fio'), ...fioArgs(test, profile, { filename: opts.filename, ioengine: opts.ioengine, runtimeSec })];
+/** `sudo -n` before the tool when the guest login is not root (never a password prompt). */
+export function asRootArgv(opts: Pick<FioRunOptions, 'sudo'>, argv: string[]): string[] {
+  return opts.sudo ? ['sudo', '-n', ...argv] : argv;
+}
+
+export function fioArgv(test: WorkloadTest, profile: WorkloadProfile, opts: Pick<FioRunOptions, 'filename' | 'fioPath' | 'ioengine' | 'sudo'>, runtimeSec?: number): string[] {
+  return asRootArgv(opts, [checkFioPath(opts.fioPath ?? 'fio'), ...fioArgs(test, profile, { filename: opts.filename, ioengine: opts.ioengine, runtimeSec })]);
 }
 
 async function onePass(runner: CommandRunner, argv: string[], profile: WorkloadProfile, opts: FioRunOptions): Promise<string> {
@@ -105,7 +112,7 @@ export async function runFioTest(runner: CommandRunner, test: WorkloadTest, prof
  * pass on abort; allowed as long as writing the region at 5 MB/s would take, plus the usual slack.
  */
 export async function runFioPrefill(runner: CommandRunner, profile: WorkloadProfile, opts: FioRunOptions): Promise<PrefillOutcome> {
-  const argv = [checkFioPath(opts.fioPath ?? 'fio'), ...fioFillArgs(profile, { filename: opts.filename, ioengine: opts.ioengine })];
+  const argv = asRootArgv(opts, [checkFioPath(opts.fioPath ?? 'fio'), ...fioFillArgs(profile, { filename: opts.filename, ioengine: opts.ioengine })]);
   const command = shJoin(argv);
   const timeoutMs = checkTimerMs((Math.ceil(profile.fileSizeBytes / 5e6) + (opts.timeoutSlackSec ?? 120)) * 1000, `${runner.target}: fio pre-fill timeout`);
   const started = Date.now();

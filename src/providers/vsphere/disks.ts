@@ -74,6 +74,12 @@ export interface AttachedDisk {
   backing: DataObject;
 }
 
+/** A disk's capacity in bytes as the host reports it (capacityInBytes, else capacityInKB). */
+export function diskCapacityBytes(d: VirtualDevice): number {
+  const b = Number(d.capacityInBytes ?? 0);
+  return b > 0 ? b : Number(d.capacityInKB ?? 0) * 1024;
+}
+
 async function reconfigure(ctx: Ctx, vm: MoRef, deviceChange: DataObject[]): Promise<void> {
   const task = await reconfigVMTask(ctx.rt, vm, { deviceChange });
   await waitForTask(ctx.rt, ctx.sc, task);

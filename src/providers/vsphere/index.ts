@@ -8,14 +8,14 @@ import { UsageError } from '../../errors.ts';
 import { CANONICAL_DEVICE_EXPECTED, isCanonicalDevice } from '../canonical-device.ts';
 import { DEFAULT_ENDPOINT_CONCURRENCY } from '../endpoint-pool.ts';
 import { esxiVersionField } from '../esxi-version-field.ts';
-import { guestSchema, guestWorkload, nameField } from '../guest.ts';
+import { ATTACHED_DISK_TEST_FILE, attachedDiskGuestSchema, guestOpener, guestWorkload, nameField } from '../guest.ts';
 import { fioGuestResources, lunResource } from '../shared-resources.ts';
 import { VSPHERE_AXES, VSPHERE_CONTROLLERS } from './axes.ts';
 import { endpointFromEnv, VsphereClient } from './client.ts';
 import type { VsphereStepTarget, VsphereTargetConfig } from './config.ts';
 import { createVsphereProvider } from './provider.ts';
 import { isTransient } from './retrying.ts';
-import { planVsphereSteps } from './steps.ts';
+import { GUEST_DISK_OPERATION, planVsphereSteps } from './steps.ts';
 
 const name = nameField;
 const canonicalDevice = () => matching(isCanonicalDevice, CANONICAL_DEVICE_EXPECTED);
@@ -38,7 +38,7 @@ const targetSchema = z.strictObject({
     })
     .optional(),
   version: esxiVersionField(),
-  guest: guestSchema,
+  guest: attachedDiskGuestSchema,
 });
 
 export type VsphereTarget = z.output<typeof targetSchema>;
@@ -77,6 +77,7 @@ const operations = {
     z.strictObject({ ...where, deviceChange: z.literal('add+create'), backing: z.literal('flat'), format: z.enum(['thin', 'lazyzeroedthick', 'eagerzeroedthick']), datastore: z.string().min(1), fileName: z.string().min(1), sizeGb: z.number().positive(), sizeBytes: z.number().int().positive(), controller: controller.optional() }),
     z.strictObject({ ...where, deviceChange: z.literal('add+create'), backing: z.literal('rdm'), device, compatibilityMode: z.enum(['physicalMode', 'virtualMode']), datastore: z.string().min(1), fileName: z.string().min(1), controller: controller.optional() }),
   ]),
+  [GUEST_DISK_OPERATION]: z.strictObject({ ...where, disk: z.string().min(1), filesystem: z.literal('raw') }),
 };
 
 /** seconds per provisioning operation (create + its teardown), from typical lab hosts */
@@ -118,7 +119,8 @@ function compose(target: VsphereTarget, ctx: ComposeContext): Composition {
     connectProvider: async () => {
       const key = `${url}|${username}`;
       const connect = () => ctx.pool.session(key, () => VsphereClient.connect(cfg.vcenter));
-      return ctx.pool.share(key, vc?.maxConcurrent ?? DEFAULT_ENDPOINT_CONCURRENCY, createVsphereProvider(cfg, { connect }));
+      const guest = { byIdDir: target.guest.byIdDir, sudo: target.guest.sudo, open: guestOpener(ctx, target.guest) };
+      return ctx.pool.share(key, vc?.maxConcurrent ?? DEFAULT_ENDPOINT_CONCURRENCY, createVsphereProvider(cfg, { connect, guest }));
     },
     readHostVersion: async () => {
       // HostSystem.config.product (AboutInfo) is the host's own release, also through vCenter
@@ -152,6 +154,7 @@ export const vsphere = {
       if (dev && !t.allowedDevices.includes(dev)) out.push({ path: [key], message: `${dev} is not listed in allowedDevices; a device is formatted or mapped only when the inventory allows it by canonical name` });
     }
     if (!names.vcenters.includes(t.vcenter) && !names.env.GOVC_URL) out.push({ path: ['vcenter'], message: `no vcenters entry named "${t.vcenter}" (and GOVC_URL is not set)` });
+    if (t.guest.testFile !== undefined) out.push({ path: ['guest', 'testFile'], message: ATTACHED_DISK_TEST_FILE });
     return out;
   },
   validate(t, values, name) {

@@ -1,19 +1,57 @@
 // The vSphere Provider: carries out planned steps (steps.ts) on one vCenter/ESXi endpoint, with
 // one session for the provider's lifetime, and tears down exactly what the run created.
-import { InvalidArgument, ProvisionedStateMismatch } from '../../errors.ts';
+import { InternalError, InvalidArgument, ProvisionedStateMismatch, UnsafeOperation } from '../../errors.ts';
 import type { CreatedObject, OwnedObjectRef, PlannedStep, Provider, ProviderContext, ProviderName } from '../../contract/provider.ts';
+import type { CommandRunner } from '../../ssh/command-runner.ts';
+import { findGuestDisk, wwnOfDiskUuid, wwnOfLun, type AttachedDiskIdentity, type GuestDiskSettings } from '../guest-disk.ts';
 import { VsphereClient, type MoRef } from './client.ts';
 import type { VsphereTargetConfig } from './config.ts';
-import { provisionedFormat, splitDatastorePath, type DiskFormat, type RdmCompatibility } from './disks.ts';
+import { diskCapacityBytes, provisionedFormat, splitDatastorePath, type DiskFormat, type RdmCompatibility } from './disks.ts';
 import { CONTROLLER_KINDS, CONTROLLER_TYPES, pickController, type ControllerKind } from './controllers.ts';
 import { isFault, isNotFoundHere } from './fault.ts';
 import { isTransient } from './retrying.ts';
+import { GUEST_DISK_OPERATION } from './steps.ts';
 import type { VirtualDevice } from './types.ts';
 
 export interface VsphereProviderOptions {
   log?: (message: string, fields?: Record<string, unknown>) => void;
   /** for tests: reuse an open client instead of connecting */
   connect?: () => Promise<VsphereClient>;
+  /**
+   * The Linux guest that measures the disks (the target's guest): the `guest-disk` step finds each
+   * attached disk there by its WWN. Without it, the VM's disk.EnableUUID is not checked either.
+   */
+  guest?: GuestDiskSettings & { open: () => Promise<CommandRunner> };
+}
+
+
+/**
+ * What the guest will call a disk: a flat VMDK (and a virtual-mode RDM, which the host virtualizes)
+ * by its backing uuid, seen only with the VM's disk.EnableUUID = TRUE; a physical-mode RDM by the
+ * LUN's own NAA id, which it passes through (guest-disk.ts has the sources). Null: none.
+ */
+export function guestIdentity(d: VirtualDevice): AttachedDiskIdentity | null {
+  const b = d.backing;
+  if (!b) return null;
+  const source = typeof b.fileName === 'string' ? b.fileName : `disk ${d.key}`;
+  const sizeBytes = diskCapacityBytes(d);
+  if (b._type === 'VirtualDiskRawDiskMappingVer1BackingInfo' && b.compatibilityMode === 'physicalMode') {
+    const lun = typeof b.deviceName === 'string' ? b.deviceName.split('/').pop() ?? '' : '';
+    const wwn = wwnOfLun(lun);
+    return wwn ? { wwn, sizeBytes, source: `${source} (LUN ${lun})` } : null;
+  }
+  const wwn = wwnOfDiskUuid(b.uuid);
+  return wwn ? { wwn, sizeBytes, source } : null;
+}
+
+/** The VM's disk.EnableUUID as its extraConfig says (the last value wins). */
+export function diskUuidEnabled(extraConfig: unknown): boolean {
+  const list = Array.isArray(extraConfig) ? extraConfig : extraConfig ? [extraConfig] : [];
+  let on = false;
+  for (const o of list as Array<{ key?: unknown; value?: unknown }>) {
+    if (typeof o.key === 'string' && o.key.toLowerCase() === 'disk.enableuuid') on = typeof o.value === 'string' && o.value.trim().toUpperCase() === 'TRUE';
+  }
+  return on;
 }
 
 type DestroyRef = OwnedObjectRef & { provider: ProviderName; id: string | null; data: Record<string, unknown> };
@@ -222,6 +260,7 @@ export function createVsphereProvider(target: VsphereTargetConfig, opts: Vsphere
           await checkNfsThick(datastore, str(a, 'format', step.step));
           await checkRoom(datastore, int(a, 'sizeBytes', step.step));
         }
+        if (opts.guest && a.compatibilityMode !== 'physicalMode') await checkDiskUuid(v, str(a, 'vm', step.step));
         const disk =
           a.backing === 'rdm'
             ? await c.attachRdm(v, {
@@ -248,8 +287,50 @@ export function createVsphereProvider(target: VsphereTargetConfig, opts: Vsphere
           data: { vm: a.vm, fileName: disk.fileName, controllerKey: disk.controllerKey, unitNumber: disk.unitNumber },
         };
       }
+      case GUEST_DISK_OPERATION:
+        return applyGuestDisk(step, ctx);
       default:
         throw new InvalidArgument(`vsphere provider cannot apply operation ${step.operation} (step ${step.step})`, { name: 'operation', value: step.operation });
+    }
+  }
+
+  /**
+   * Without disk.EnableUUID = TRUE a virtual disk answers no VPD 0x80/0x83 and the guest lists it
+   * by no WWN (real-product-rules.md §3.4): the disk this run attaches could not be told from the
+   * guest's others. The option takes effect at power-on, and the VM is the running benchmark
+   * guest, so it is checked, not set: refused before anything is sent.
+   */
+  async function checkDiskUuid(v: MoRef, vmName: string): Promise<void> {
+    const p = await (await client()).readProps(v, ['config.extraConfig']);
+    if (diskUuidEnabled(p['config.extraConfig'])) return;
+    throw new UnsafeOperation(
+      `VM ${vmName} does not have disk.EnableUUID = TRUE: its virtual disks report no WWN to the guest, so the disk this run attaches could not be found there by identity (only a fixed path, which may name another disk). Power the VM off, add the configuration parameter disk.EnableUUID = TRUE (VM Options > Advanced > Configuration Parameters), and power it on again; storsweep does not change it (it takes effect only at power-on)`,
+      { operation: 'ReconfigVM_Task', target: vmName },
+    );
+  }
+
+  /**
+   * The guest-disk step: the disk the disk step attached (found on the VM by its owned name), found
+   * in the guest by its WWN and checked (guest-disk.ts); the workload measures what it found.
+   */
+  async function applyGuestDisk(step: PlannedStep, ctx: ProviderContext): Promise<null> {
+    const a = step.arguments;
+    const g = opts.guest;
+    if (!g) throw new InternalError(`vsphere step ${step.step}: the provider was composed without the target's guest`);
+    const vmName = str(a, 'vm', step.step);
+    const owned = str(a, 'disk', step.step);
+    const d = diskByOwnedName(await (await client()).devices(await vm(vmName)), owned);
+    if (!d) throw new InvalidArgument(`VM ${vmName} has no disk ${owned}.vmdk to find in the guest`, { name: 'disk', value: owned });
+    const identity = guestIdentity(d);
+    if (!identity) throw new UnsafeOperation(`${String(d.backing?.fileName)} on VM ${vmName} reports no uuid or NAA id, so the guest cannot name it by WWN; nothing is measured`, { operation: GUEST_DISK_OPERATION, target: owned });
+    const runner = await g.open();
+    try {
+      const found = await findGuestDisk(runner, identity, g, { signal: ctx.signal, log: (m) => ctx.log(m) });
+      ctx.log(`found ${identity.source} in the guest as ${found.device} (${found.byId})`, { device: found.device, wwn: found.wwn });
+      ctx.measure?.({ path: found.device, device: found.device, wwn: found.wwn, filesystem: 'raw' });
+      return null;
+    } finally {
+      await runner.close().catch(() => undefined);
     }
   }
 

@@ -9,6 +9,9 @@ import { checkBlockSizeKbSupported, checkNvmeSupported, checkVmfs3FileSize, chec
 import { VSPHERE_BLOCK_SIZES_KB, VSPHERE_BLOCK_SIZES_MB, VSPHERE_CONTROLLERS, VSPHERE_DATASTORE_KINDS, VSPHERE_DISK_FORMATS } from './axes.ts';
 import type { VsphereStepTarget } from './config.ts';
 
+/** The guest-disk step's operation (provider.ts carries it out). */
+export const GUEST_DISK_OPERATION = 'guest: find disk by WWN';
+
 export type DatastoreKind = (typeof VSPHERE_DATASTORE_KINDS)[number];
 export type DiskFormatAxis = (typeof VSPHERE_DISK_FORMATS)[number];
 
@@ -136,6 +139,7 @@ export function planVsphereSteps(axes: Axes, target: VsphereStepTarget, names: {
       destroys: [device],
       creates: { kind: 'rdm', name },
     });
+    steps.push(guestDiskStep(target, name));
   } else {
     const sizeGb = num(axes, 'disk.sizeGb');
     if (sizeGb === undefined) bad('disk.sizeGb', undefined, 'a positive number of GiB for a virtual disk');
@@ -161,6 +165,22 @@ export function planVsphereSteps(axes: Axes, target: VsphereStepTarget, names: {
       destructive: false,
       creates: { kind: 'disk', name },
     });
+    steps.push(guestDiskStep(target, name));
   }
   return steps;
+}
+
+/**
+ * The disk the previous step attached, found in the guest by its WWN and checked (a blank disk of
+ * the provisioned size, not the system disk: providers/guest-disk.ts); the workload measures it.
+ * It writes nothing: the disk step's `destroys` already names an RDM's LUN.
+ */
+function guestDiskStep(target: VsphereStepTarget, disk: string): PlannedStep {
+  return {
+    step: 'guest-disk',
+    provider: 'vsphere',
+    operation: GUEST_DISK_OPERATION,
+    arguments: { host: target.host, vm: target.vm, datacenter: target.datacenter, disk, filesystem: 'raw' },
+    destructive: false,
+  };
 }

@@ -37,6 +37,8 @@ export interface VsphereLab {
   inventory: string;
   workdir: string;
   writePlaybook(name: string, yaml: string): Promise<string>;
+  /** the guest's by-id directory (wwn-0x… links to the loop devices the harness attached) */
+  byIdDir: string;
   /** a fresh empty directory for `run --out` */
   newRunsDir(name: string): Promise<string>;
   /** `-i <inventory> --out <runsDir> --confirm-destroy <lun> --no-report --json` */
@@ -58,7 +60,9 @@ export async function startVsphereLab(opts: VsphereLabOptions = {}): Promise<Vsp
   const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'ss-vlab-'));
   const password = opts.password ?? `vc-Secret-${Math.random().toString(36).slice(2, 12)}`;
   const version = opts.version ?? '5.5';
-  const sim = await startVcsim({ username: 'administrator@vsphere.local', password, version });
+  // the guest (this machine) gets a loop device per attached disk, listed under guestDisks/by-id
+  const guestDisks = path.join(dir, 'guest-disks');
+  const sim = await startVcsim({ username: 'administrator@vsphere.local', password, version, guestDisks });
   const connect = () => VsphereClient.connect({ url: sim.url, username: sim.username, password, thumbprint: sim.thumbprint });
   const luns = await listVcsimLuns({ url: sim.url, username: sim.username, password, thumbprint: sim.thumbprint });
   const vmfsDevice = luns[0]!;
@@ -77,7 +81,7 @@ export async function startVsphereLab(opts: VsphereLabOptions = {}): Promise<Vsp
       'vcenters:',
       ...vcenterYaml({ name: 'lab-vc', url: sim.url, username: sim.username, passwordRef: '${file:vc-password}', thumbprint: sim.thumbprint }),
       'targets:',
-      ...vsphereTargetYaml({ name: 'lab-vcenter', vcenter: 'lab-vc', host: 'DC0_H0', vm: 'DC0_H0_VM0', datastore: 'LocalDS_0', vmfsDevice, version, guest: { sshHost: g ? 'guest' : undefined, workdir } }),
+      ...vsphereTargetYaml({ name: 'lab-vcenter', vcenter: 'lab-vc', host: 'DC0_H0', vm: 'DC0_H0_VM0', datastore: 'LocalDS_0', vmfsDevice, version, guest: { sshHost: g ? 'guest' : undefined, workdir, byIdDir: path.join(guestDisks, 'by-id') } }),
       '',
     ].join('\n'),
   );
@@ -89,6 +93,7 @@ export async function startVsphereLab(opts: VsphereLabOptions = {}): Promise<Vsp
     password,
     inventory,
     workdir,
+    byIdDir: path.join(guestDisks, 'by-id'),
     writePlaybook: async (name, yaml) => {
       const file = path.join(dir, name);
       await fs.writeFile(file, yaml);

@@ -57,6 +57,8 @@ type harness struct {
 	// vmLocks serialises our RDM rewrite around each VM's reconfiguration.
 	vmLocks map[string]*sync.Mutex
 	disks   *diskRegistry
+	// the lab guest's block devices (guestdisks.go); nil without -guest-disks
+	guest *guestDisks
 }
 
 func newHarness(dataDir string, idle time.Duration) *harness {

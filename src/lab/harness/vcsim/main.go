@@ -51,6 +51,7 @@ func main() {
 	idle := flag.Duration("session-idle-timeout", 0, "invalidate sessions idle longer than this (0 = never)")
 	trace := flag.Bool("trace", false, "dump SOAP traffic to stderr")
 	version := flag.String("version", "8.0", "vSphere release to simulate: "+profileNames()+" (version.go)")
+	guestDir := flag.String("guest-disks", "", "give this machine (the lab's guest) a loop device per attached disk, linked as DIR/by-id/wwn-0x<id> (guestdisks.go); needs root")
 	flag.Parse()
 
 	log.SetPrefix("vcsim-harness: ")
@@ -63,7 +64,7 @@ func main() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	if err := run(*esx, *listen, *certDir, *dataDir, *username, password, *idle, *trace); err != nil {
+	if err := run(*esx, *listen, *certDir, *dataDir, *username, password, *idle, *trace, *guestDir); err != nil {
 		log.Fatal(err)
 	}
 }
@@ -88,7 +89,7 @@ func readPassword(file string) (string, error) {
 	return "pass", nil
 }
 
-func run(esx bool, listen, certDir, dataDir, username, password string, idle time.Duration, trace bool) error {
+func run(esx bool, listen, certDir, dataDir, username, password string, idle time.Duration, trace bool, guestDir string) error {
 	if username == "" || password == "" {
 		return fmt.Errorf("-username and the password (-password-file or $%s) must not be empty", passwordEnv)
 	}
@@ -132,6 +133,16 @@ func run(esx bool, listen, certDir, dataDir, username, password string, idle tim
 
 	h := newHarness(dataDir, idle)
 	h.esx = esx
+	if guestDir != "" {
+		g, err := newGuestDisks(guestDir)
+		if err != nil {
+			return err
+		}
+		defer g.close()
+		h.guest = g
+		enableDiskUUIDOnAll()
+		g.ignoreExisting()
+	}
 	if err := h.installStorage(); err != nil {
 		return fmt.Errorf("adding storage model: %w", err)
 	}

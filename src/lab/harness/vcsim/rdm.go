@@ -209,6 +209,10 @@ func (h *harness) prepareReconfig(req *types.ReconfigVM_Task, body []byte) ([]by
 		if ok {
 			h.disks.forget(removed...)
 			h.disks.recordVM(vm)
+			assignDiskUUIDs(vm)
+			if h.guest != nil {
+				h.guest.sync(vm, removed)
+			}
 		}
 	}, nil
 }
@@ -315,6 +319,9 @@ func (h *harness) diskManagerHook(method *simulator.Method) func(bool) {
 			h.disks.put(req.Name, f)
 		case *types.DeleteVirtualDisk_Task:
 			h.disks.forget(req.Name)
+			if h.guest != nil {
+				h.guest.forgetVmdk(req.Name)
+			}
 		}
 	}
 }

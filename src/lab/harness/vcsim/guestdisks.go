@@ -1,0 +1,304 @@
+package main
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"log"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+
+	"github.com/vmware/govmomi/simulator"
+	"github.com/vmware/govmomi/vim25/types"
+)
+
+// Guest disks (-guest-disks DIR). A real Linux guest sees each disk attached to its VM as a block
+// device, named by udev in /dev/disk/by-id after the WWN the virtual disk reports. The lab's guest
+// is this machine, so for every disk a reconfiguration attaches the harness makes a real block
+// device: a sparse file of the disk's capacity (DIR/files) attached as a loop device (losetup),
+// published as DIR/by-id/wwn-0x<id> → /dev/loopN. The lab cannot run udev, so the guest's by-id
+// directory is DIR/by-id (the inventory's guest.byIdDir); that is the one difference from a real
+// guest. Removing the disk detaches the loop device and removes the link; a VMDK whose file was
+// destroyed loses its image too. A LUN keeps its data while the harness runs (DIR/files/<naa>.img,
+// created empty at the LUN's size when first mapped; a test may write it beforehand), as a LUN's
+// contents outlive a mapping.
+//
+// The WWN the guest sees, as on a real host:
+//   - a VMDK (and a virtual-mode RDM, which the host virtualizes): only with the VM's
+//     disk.EnableUUID = TRUE does the virtual disk answer VPD pages 0x80/0x83; then its serial is
+//     the backing's uuid without dashes (6000c29…) and udev names it wwn-0x6000c29…
+//     (elatov/elatov.github.io _posts/2012-03-26-missing-links-to-devices-on-linux-vms-under-devdiskby-id.md,
+//     citing VMware KB 1029157; deckhouse/deckhouse ee/candi/cloud-providers/vsphere/terraform-modules/
+//     master-node/outputs.tf maps a vsphere disk's uuid to /dev/disk/by-id/wwn-0x<uuid without dashes>).
+//     Without it the disk appears (a loop device) but with no by-id link;
+//   - a physical-mode RDM passes the LUN's own inquiry data through: wwn-0x<the LUN's NAA id>.
+// udev's name is wwn-$ID_WWN_WITH_EXTENSION (systemd rules.d/60-persistent-storage.rules).
+
+type guestDisk struct {
+	vm, file, loop, link string
+	// the image of a VMDK goes with the VMDK; a LUN's image stays for the next mapping
+	vmdk string
+}
+
+type guestDisks struct {
+	dir string
+	mu  sync.Mutex
+	// by VM MoRef value + "/" + device key
+	attached map[string]*guestDisk
+	// the disks the simulated VMs had at start: the lab guest's own system disk is this machine's
+	ignored map[string]bool
+}
+
+func newGuestDisks(dir string) (*guestDisks, error) {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return nil, err
+	}
+	for _, d := range []string{filepath.Join(abs, "by-id"), filepath.Join(abs, "files")} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			return nil, fmt.Errorf("-guest-disks: %w", err)
+		}
+	}
+	// Said at start, not at the first attach: without loop devices the lab has no guest disks.
+	if out, err := exec.Command("losetup", "-f").CombinedOutput(); err != nil {
+		return nil, fmt.Errorf("-guest-disks: loop devices are unavailable (losetup -f: %s%v); the lab's guest disks need root, util-linux's losetup and /dev/loop-control", strings.TrimSpace(string(out))+" ", err)
+	}
+	return &guestDisks{dir: abs, attached: map[string]*guestDisk{}, ignored: map[string]bool{}}, nil
+}
+
+// ignoreExisting leaves the disks the VMs have at start out of the guest: they stand for the
+// guest's own disks (its system disk is this machine's), not disks a run attaches.
+func (g *guestDisks) ignoreExisting() {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	for _, obj := range simulator.Map.All("VirtualMachine") {
+		if vm, ok := obj.(*simulator.VirtualMachine); ok && vm.Config != nil {
+			for _, v := range disksOf(vm) {
+				g.ignored[v.key] = true
+			}
+		}
+	}
+}
+
+// newDiskUUID is a backing uuid as ESXi assigns one: VMware's OUI-based prefix 6000C29 and random
+// hex, in the 8-4-4-4-12 form the API reports.
+func newDiskUUID() string {
+	b := make([]byte, 13)
+	_, _ = rand.Read(b)
+	x := "6000C29" + strings.ToLower(hex.EncodeToString(b))[:25]
+	return x[0:8] + "-" + x[8:12] + "-" + x[12:16] + "-" + x[16:20] + "-" + x[20:32]
+}
+
+// assignDiskUUIDs gives every flat disk of the VM without one a uuid, as a host does for each
+// disk it creates (vcsim leaves VirtualDiskFlatVer2BackingInfo.uuid empty).
+func assignDiskUUIDs(vm *simulator.VirtualMachine) {
+	simulator.Map.WithLock(vm, func() {
+		changed := false
+		for _, d := range vm.Config.Hardware.Device {
+			disk, ok := d.(*types.VirtualDisk)
+			if !ok {
+				continue
+			}
+			if b, ok := disk.Backing.(*types.VirtualDiskFlatVer2BackingInfo); ok && b.Uuid == "" {
+				b.Uuid = newDiskUUID()
+				changed = true
+			}
+		}
+		if changed {
+			simulator.Map.Update(vm, []types.PropertyChange{{Name: "config.hardware.device", Val: vm.Config.Hardware.Device}})
+		}
+	})
+}
+
+// diskUUIDEnabled reads the VM's disk.EnableUUID (the last value set wins).
+func diskUUIDEnabled(vm *simulator.VirtualMachine) bool {
+	on := false
+	for _, o := range vm.Config.ExtraConfig {
+		v := o.GetOptionValue()
+		if strings.EqualFold(v.Key, "disk.EnableUUID") {
+			s, _ := v.Value.(string)
+			on = strings.EqualFold(strings.TrimSpace(s), "TRUE")
+		}
+	}
+	return on
+}
+
+type diskView struct {
+	key       string
+	wwn, vmdk string
+	lun       string
+	size      int64
+}
+
+// disksOf lists the VM's disks as the guest would see them.
+func disksOf(vm *simulator.VirtualMachine) []diskView {
+	var out []diskView
+	simulator.Map.WithLock(vm, func() {
+		enabled := diskUUIDEnabled(vm)
+		for _, d := range vm.Config.Hardware.Device {
+			disk, ok := d.(*types.VirtualDisk)
+			if !ok {
+				continue
+			}
+			size := disk.CapacityInBytes
+			if size == 0 {
+				size = disk.CapacityInKB * 1024
+			}
+			v := diskView{key: fmt.Sprintf("%s/%d", vm.Self.Value, disk.Key), size: size}
+			switch b := disk.Backing.(type) {
+			case *types.VirtualDiskFlatVer2BackingInfo:
+				if strings.HasPrefix(b.Uuid, markerPrefix) {
+					continue // an RDM while the harness rewrites it (rdm.go)
+				}
+				v.vmdk = b.FileName
+				if enabled {
+					v.wwn = strings.ToLower(strings.ReplaceAll(b.Uuid, "-", ""))
+				}
+			case *types.VirtualDiskRawDiskMappingVer1BackingInfo:
+				v.lun = strings.TrimPrefix(filepath.Base(b.DeviceName), "naa.")
+				if b.CompatibilityMode == "physicalMode" {
+					v.wwn = v.lun
+				} else if enabled {
+					v.wwn = strings.ToLower(strings.ReplaceAll(b.Uuid, "-", ""))
+				}
+			default:
+				continue
+			}
+			out = append(out, v)
+		}
+	})
+	return out
+}
+
+func (g *guestDisks) imageOf(v diskView) string {
+	if v.lun != "" {
+		return filepath.Join(g.dir, "files", "naa."+v.lun+".img")
+	}
+	sum := strings.NewReplacer("[", "", "]", "", " ", "_", "/", "_").Replace(normPath(v.vmdk))
+	return filepath.Join(g.dir, "files", sum+".img")
+}
+
+// sync makes the guest's devices match the VM's disks after a successful reconfiguration;
+// destroyed lists the VMDK files the reconfiguration deleted.
+func (g *guestDisks) sync(vm *simulator.VirtualMachine, destroyed []string) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	present := map[string]diskView{}
+	for _, v := range disksOf(vm) {
+		present[v.key] = v
+	}
+	gone := map[string]bool{}
+	for _, f := range destroyed {
+		gone[normPath(f)] = true
+	}
+	for key, a := range g.attached {
+		if a.vm != vm.Self.Value {
+			continue
+		}
+		if _, ok := present[key]; ok {
+			continue
+		}
+		g.detach(a)
+		if a.vmdk != "" && gone[normPath(a.vmdk)] {
+			_ = os.Remove(a.file)
+		}
+		delete(g.attached, key)
+	}
+	for key, v := range present {
+		if _, ok := g.attached[key]; ok || v.size <= 0 || g.ignored[key] {
+			continue
+		}
+		a, err := g.attach(vm.Self.Value, v)
+		if err != nil {
+			log.Printf("guest disk for %s: %v", key, err)
+			continue
+		}
+		g.attached[key] = a
+	}
+}
+
+func (g *guestDisks) attach(vm string, v diskView) (*guestDisk, error) {
+	file := g.imageOf(v)
+	if _, err := os.Stat(file); os.IsNotExist(err) {
+		f, err := os.OpenFile(file, os.O_CREATE|os.O_WRONLY|os.O_EXCL, 0o600)
+		if err != nil {
+			return nil, err
+		}
+		// sparse: a new disk reads zeros, as a thin or lazy-zeroed VMDK does
+		err = f.Truncate(v.size)
+		_ = f.Close()
+		if err != nil {
+			return nil, err
+		}
+	}
+	out, err := exec.Command("losetup", "-f", "--show", file).CombinedOutput()
+	if err != nil {
+		return nil, fmt.Errorf("losetup -f --show %s: %s (%v)", file, strings.TrimSpace(string(out)), err)
+	}
+	a := &guestDisk{vm: vm, file: file, loop: strings.TrimSpace(string(out))}
+	if v.lun == "" {
+		a.vmdk = v.vmdk
+	}
+	if v.wwn != "" {
+		a.link = filepath.Join(g.dir, "by-id", "wwn-0x"+v.wwn)
+		_ = os.Remove(a.link)
+		if err := os.Symlink(a.loop, a.link); err != nil {
+			g.detach(a)
+			return nil, err
+		}
+	}
+	return a, nil
+}
+
+func (g *guestDisks) detach(a *guestDisk) {
+	if a.link != "" {
+		_ = os.Remove(a.link)
+	}
+	// partitions the guest added (partx -a) go with the loop device
+	_ = exec.Command("partx", "-d", a.loop).Run()
+	if out, err := exec.Command("losetup", "-d", a.loop).CombinedOutput(); err != nil {
+		log.Printf("losetup -d %s: %s (%v)", a.loop, strings.TrimSpace(string(out)), err)
+	}
+}
+
+// forgetVmdk removes the image of a VMDK deleted by DeleteVirtualDisk_Task (when not attached).
+func (g *guestDisks) forgetVmdk(name string) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	for _, a := range g.attached {
+		if a.vmdk != "" && normPath(a.vmdk) == normPath(name) {
+			return
+		}
+	}
+	_ = os.Remove(g.imageOf(diskView{vmdk: name}))
+}
+
+// close detaches every loop device and removes every image and link the harness made.
+func (g *guestDisks) close() {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	for key, a := range g.attached {
+		g.detach(a)
+		delete(g.attached, key)
+	}
+	_ = os.RemoveAll(filepath.Join(g.dir, "files"))
+	_ = os.RemoveAll(filepath.Join(g.dir, "by-id"))
+}
+
+// enableDiskUUIDOnAll sets disk.EnableUUID = TRUE on every simulated VM: the lab's VMs stand for
+// benchmark guests prepared as the docs ask (the option takes effect at power-on, so a real
+// guest is prepared before it runs).
+func enableDiskUUIDOnAll() {
+	for _, obj := range simulator.Map.All("VirtualMachine") {
+		vm, ok := obj.(*simulator.VirtualMachine)
+		if !ok || vm.Config == nil {
+			continue
+		}
+		simulator.Map.WithLock(vm, func() {
+			vm.Config.ExtraConfig = append(vm.Config.ExtraConfig, &types.OptionValue{Key: "disk.EnableUUID", Value: "TRUE"})
+		})
+	}
+}

@@ -1,0 +1,199 @@
+// The disk under test, found in the Linux guest by its identity. A provider that attaches a disk
+// knows what the guest will call it: a VMDK's backing uuid (`6000C29a-…`, with the VM's
+// disk.EnableUUID = TRUE) or a physical RDM's LUN id (`naa.6000…`) is the WWN the guest's udev
+// names it by, `/dev/disk/by-id/wwn-0x<32 hex>` (real-product-rules.md §3.4: with disk.EnableUUID
+// the disk answers VPD 0x80/0x83 with `6000c29…`, elatov/elatov.github.io 2012-03-26 post citing
+// VMware KB 1029157; udev's `wwn-$ID_WWN_WITH_EXTENSION`, systemd rules.d/60-persistent-storage.rules;
+// the uuid-without-dashes mapping as deckhouse/deckhouse ee/candi/cloud-providers/vsphere/
+// terraform-modules/master-node/outputs.tf uses it). After a hot-add the SCSI hosts are rescanned
+// (`echo "- - -" > /sys/class/scsi_host/hostN/scan`, real-product-rules.md §3.4), the link is
+// waited for, resolved, and the device checked before anything is written: its size must be the
+// provisioned size, and a disk that is mounted (the system disk), held by another device
+// (LVM, md), or carries a partition table or filesystem we did not create is refused.
+//
+// Raw devices need root: the guest login is root, or `guest.sudo: true` and every command that
+// touches a device goes through `sudo -n` (never a password prompt).
+import path from 'node:path';
+import { z } from 'zod';
+import { GuestDiskNotFound, UnsafeOperation } from '../errors.ts';
+import type { CommandRunner } from '../ssh/command-runner.ts';
+import { shJoin } from '../ssh/quote.ts';
+import { runChecked } from '../ssh/run-checked.ts';
+
+/** Where the guest's udev publishes disks by identity; the lab's guest has its own (no udev there). */
+export const DEFAULT_BY_ID_DIR = '/dev/disk/by-id';
+
+/** The guest fields a provider that attaches disks reads (inventory `guest:`). */
+export const guestDiskFields = {
+  byIdDir: z
+    .string()
+    .regex(/^\/[A-Za-z0-9._/-]*$/, { error: 'an absolute path of letters, digits, ".", "_", "-" and "/"' })
+    .default(DEFAULT_BY_ID_DIR)
+    .describe('Directory where the guest lists disks by WWN (wwn-0x…); /dev/disk/by-id on a real guest (udev). The embedded lab sets its own'),
+  sudo: z.boolean().default(false).describe('The guest login is not root: run the commands that touch the disk (rescan, lsblk, blkid, fio on the device) through `sudo -n` (needs NOPASSWD for that user)'),
+};
+
+export interface GuestDiskSettings {
+  byIdDir: string;
+  sudo: boolean;
+}
+
+/** What a provider knows of a disk it attached: what the guest will call it, and its size. */
+export interface AttachedDiskIdentity {
+  /** lower-case hex of the WWN the guest sees (`wwn-0x<wwn>`) */
+  wwn: string;
+  sizeBytes: number;
+  /** the VMDK file or LUN, for messages */
+  source: string;
+}
+
+/** The disk as found in the guest, checked. */
+export interface FoundGuestDisk {
+  wwn: string;
+  /** `<byIdDir>/wwn-0x<wwn>` */
+  byId: string;
+  /** the resolved device node, e.g. /dev/sdb */
+  device: string;
+  sizeBytes: number;
+}
+
+/**
+ * A VMDK backing's uuid (`6000C29a-bcde-f012-3456-789abcdef012`, the API's form) as the WWN hex the
+ * guest sees with disk.EnableUUID; null when it is not 32 hex digits.
+ */
+export function wwnOfDiskUuid(uuid: unknown): string | null {
+  if (typeof uuid !== 'string') return null;
+  const hex = uuid.replace(/[-\s]/g, '').toLowerCase();
+  return /^[0-9a-f]{32}$/.test(hex) ? hex : null;
+}
+
+/** A LUN's canonical name as the WWN a physical RDM passes to the guest: only NAA ids are WWNs. */
+export function wwnOfLun(canonicalName: string): string | null {
+  const m = /^naa\.([0-9a-f]{16}|[0-9a-f]{32})$/i.exec(canonicalName);
+  return m ? m[1]!.toLowerCase() : null;
+}
+
+export function byIdLink(byIdDir: string, wwn: string): string {
+  return path.posix.join(byIdDir, `wwn-0x${wwn}`);
+}
+
+/** `lsblk -P` output: one line of KEY="value" pairs per device (values escaped as \xNN). */
+export function parseLsblkPairs(text: string): Array<Record<string, string>> {
+  const rows: Array<Record<string, string>> = [];
+  for (const line of text.split('\n')) {
+    if (!line.trim()) continue;
+    const row: Record<string, string> = {};
+    for (const m of line.matchAll(/([A-Z:_-]+)="((?:[^"\\]|\\.)*)"/g)) {
+      row[m[1]!] = m[2]!.replace(/\\x([0-9a-fA-F]{2})/g, (_s, h: string) => String.fromCharCode(parseInt(h, 16)));
+    }
+    rows.push(row);
+  }
+  return rows;
+}
+
+/** `blkid -p -o export` output: KEY=value lines. */
+export function parseBlkidExport(text: string): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const line of text.split('\n')) {
+    const i = line.indexOf('=');
+    if (i > 0) out[line.slice(0, i)] = line.slice(i + 1);
+  }
+  return out;
+}
+
+/** A command line run as root: as is for a root login, through `sudo -n` with guest.sudo. */
+export type AsRoot = (argv: string[]) => string;
+
+/**
+ * How commands reach root in the guest: the login is root, or `sudo -n` works. Refuses, naming the
+ * fix, when neither (raw device access needs root) or when sudo wants a password.
+ */
+export async function rootAccess(runner: CommandRunner, s: GuestDiskSettings): Promise<AsRoot> {
+  const uid = (await runChecked(runner, 'id -u', { what: 'id -u' })).stdout.trim();
+  if (uid === '0') return (argv) => shJoin(argv);
+  if (!s.sudo) {
+    throw new UnsafeOperation(`${runner.target}: the guest login is not root (uid ${uid}), and finding and measuring the attached disk needs raw device access; log in as root, or set the target's guest.sudo: true and give that user passwordless sudo (NOPASSWD)`, { operation: 'guest disk', target: runner.target });
+  }
+  const r = await runner.run('sudo -n true');
+  if (r.exitCode !== 0) {
+    const said = r.stderr.trim().split('\n').pop() ?? '';
+    const why = /password is required/i.test(said) ? 'sudo asks for a password ("sudo: a password is required")' : `sudo -n true failed (exit ${r.exitCode}${said ? `: ${said}` : ''})`;
+    throw new UnsafeOperation(`${runner.target}: guest.sudo is set but ${why}; storsweep never types a password: give that user NOPASSWD sudo (a line in /etc/sudoers.d), or log in as root`, { operation: 'guest disk', target: runner.target });
+  }
+  return (argv) => shJoin(['sudo', '-n', ...argv]);
+}
+
+/** Every SCSI host rescanned for new targets (channel, target, LUN wildcards). */
+export const RESCAN_SCRIPT = 'for f in /sys/class/scsi_host/host*/scan; do [ -w "$f" ] && echo "- - -" > "$f"; done; true';
+
+const sleep = (ms: number, signal?: AbortSignal) =>
+  new Promise<void>((resolve, reject) => {
+    const t = setTimeout(resolve, ms);
+    signal?.addEventListener(
+      'abort',
+      () => {
+        clearTimeout(t);
+        reject(signal.reason instanceof Error ? signal.reason : new Error('aborted'));
+      },
+      { once: true },
+    );
+  });
+
+export interface FindOptions {
+  signal?: AbortSignal;
+  log?: (message: string) => void;
+  /** most time to wait for the link (default 300 s; the step's own deadline usually ends it first) */
+  waitMs?: number;
+  pollMs?: number;
+}
+
+/**
+ * Finds the attached disk in the guest by its WWN and checks it is the blank disk we attached:
+ * exactly the provisioned size, not mounted (nor any of its partitions or holders: the system
+ * disk), no partition table, no filesystem or other signature. Throws GuestDiskNotFound or
+ * UnsafeOperation; writes nothing.
+ */
+export async function findGuestDisk(runner: CommandRunner, disk: AttachedDiskIdentity, s: GuestDiskSettings, o: FindOptions = {}): Promise<FoundGuestDisk> {
+  const asRoot = await rootAccess(runner, s);
+  const link = byIdLink(s.byIdDir, disk.wwn);
+  const where = `${runner.target}: the disk attached as ${disk.source} (${link})`;
+  await runner.run(asRoot(['sh', '-c', RESCAN_SCRIPT]));
+  const deadline = Date.now() + (o.waitMs ?? 300_000);
+  for (let first = true; ; first = false) {
+    o.signal?.throwIfAborted();
+    const r = await runner.run(shJoin(['test', '-e', link]));
+    if (r.exitCode === 0) break;
+    if (first) o.log?.(`waiting for ${link} to appear in the guest`);
+    if (Date.now() >= deadline) {
+      throw new GuestDiskNotFound(`${where} did not appear in the guest within ${Math.round((o.waitMs ?? 300_000) / 1000)} s; nothing is measured. Is disk.EnableUUID = TRUE on the VM (without it a virtual disk reports no WWN), and is guest.byIdDir (${s.byIdDir}) where the guest lists disks?`, { host: runner.target, wwn: disk.wwn, byIdDir: s.byIdDir });
+    }
+    await sleep(o.pollMs ?? 1000, o.signal);
+  }
+  const device = (await runChecked(runner, shJoin(['readlink', '-f', '--', link]), { what: 'readlink' })).stdout.trim();
+  if (!device.startsWith('/dev/') || (await runner.run(shJoin(['test', '-b', device]))).exitCode !== 0) {
+    throw new UnsafeOperation(`${where} leads to ${JSON.stringify(device)}, which is not a block device; nothing is measured`, { operation: 'guest disk', target: link });
+  }
+  const refuse = (why: string): never => {
+    throw new UnsafeOperation(`${where} is ${device}, which ${why}; refusing to measure it (nothing was written)`, { operation: 'guest disk', target: device });
+  };
+  const tree = parseLsblkPairs((await runChecked(runner, asRoot(['lsblk', '-b', '-P', '-o', 'NAME,TYPE,SIZE,MOUNTPOINT', '--', device]), { what: 'lsblk' })).stdout);
+  const self = tree[0];
+  if (!self) refuse('lsblk does not list');
+  const size = Number(self!.SIZE);
+  if (size !== disk.sizeBytes) refuse(`has ${size} bytes, not the ${disk.sizeBytes} provisioned: it is not the disk attached`);
+  const mounted = tree.filter((r) => r.MOUNTPOINT);
+  if (mounted.length) refuse(`is in use: ${mounted.map((r) => `${r.NAME} mounted at ${r.MOUNTPOINT}`).join(', ')} (the guest's system disk, or a disk someone uses)`);
+  const parts = tree.slice(1).filter((r) => r.TYPE === 'part');
+  if (parts.length) refuse(`carries partitions we did not create (${parts.map((r) => r.NAME).join(', ')})`);
+  const name = path.posix.basename(device);
+  const holders = (await runner.run(shJoin(['ls', '-A', '--', `/sys/class/block/${name}/holders`]))).stdout.trim();
+  if (holders) refuse(`is held by ${holders.split(/\s+/).join(', ')} (LVM, md or device-mapper)`);
+  // a partition table or filesystem the kernel has not read (or an unpartitioned LVM PV): probe it
+  const probe = await runner.run(asRoot(['blkid', '-p', '-o', 'export', '--', device]));
+  if (probe.exitCode === 0) {
+    const sig = parseBlkidExport(probe.stdout);
+    refuse(`carries ${sig.PTTYPE ? `a ${sig.PTTYPE} partition table` : `a ${sig.TYPE ?? 'recognised'} signature`} we did not create`);
+  }
+  if (probe.exitCode !== 2) refuse(`could not be probed (blkid -p exit ${probe.exitCode}: ${probe.stderr.trim().split('\n').pop() ?? ''})`);
+  return { wwn: disk.wwn, byId: link, device, sizeBytes: size };
+}

@@ -1,0 +1,180 @@
+// The disk under test is found in the guest by its identity, not by a fixed path. The lab's guest
+// is this machine: the vcsim harness gives it a real loop device per disk attached to the VM,
+// linked as <guestDisks>/by-id/wwn-0x<id> (src/lab/harness/vcsim/guestdisks.go). Real vcsim, real
+// fio, real loop devices; what was written is read back from the disks' backing files.
+import { execFileSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import fs from 'node:fs';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { ResultRecord } from '../../src/results/record.ts';
+import { runCli } from './helpers/cli.ts';
+import { permutationStatuses, readRun, runDirOf, startVsphereLab, type VsphereLab } from './helpers/vsphere-lab.ts';
+
+let lab: VsphereLab;
+let filesDir: string;
+
+/** loop devices attached to a file under `dir` */
+function loopsOn(dir: string): string[] {
+  const out = execFileSync('losetup', ['-a'], { encoding: 'utf8' });
+  return out.split('\n').filter((l) => l.includes(dir)).map((l) => l.split(':')[0]!);
+}
+
+/** the first `len` bytes of a (possibly huge, sparse) file */
+function head(file: string, len: number): Buffer {
+  const fd = fs.openSync(file, 'r');
+  try {
+    const buf = Buffer.alloc(len);
+    return buf.subarray(0, fs.readSync(fd, buf, 0, len, 0));
+  } finally {
+    fs.closeSync(fd);
+  }
+}
+
+/** bytes of `file` in [0, len) that are not zero */
+function nonZeroBytes(file: string, len: number): number {
+  const fd = fs.openSync(file, 'r');
+  try {
+    const buf = Buffer.alloc(len);
+    const n = fs.readSync(fd, buf, 0, len, 0);
+    let c = 0;
+    for (let i = 0; i < n; i++) if (buf[i] !== 0) c++;
+    return c;
+  } finally {
+    fs.closeSync(fd);
+  }
+}
+
+function records(runDir: string): ResultRecord[] {
+  return readRun(runDir, (db) => (db.prepare('SELECT record FROM results').all() as Array<{ record: string }>).map((r) => JSON.parse(r.record) as ResultRecord));
+}
+
+function playbook(name: string, format: string, extra: string[] = []): string {
+  return [
+    `name: ${name}`,
+    'target: lab-vcenter',
+    'matrix:',
+    '  datastore:',
+    '    kind: [existing]',
+    '  disk:',
+    `    format: [${format}]`,
+    ...(format.startsWith('rdm') ? [] : ['    sizeGb: [1]']),
+    ...extra,
+    '  workload:',
+    '    profile: [quick]',
+    'workloads:',
+    '  quick:',
+    '    iometer: "4k 0% read 100% random"',
+    'settings:',
+    '  fileSize: 4m',
+    '  runtimeSec: 1',
+    '  passes: 1',
+    '  warmupPass: false',
+    '  intervalSec: 0',
+    '  direct: true',
+    'repeat: 1',
+    '',
+  ].join('\n');
+}
+
+beforeAll(async () => {
+  lab = await startVsphereLab({ version: '8.0' });
+  filesDir = path.join(path.dirname(lab.byIdDir), 'files');
+}, 120_000);
+
+afterAll(async () => {
+  await lab?.stop();
+  // the harness detaches every loop device it made when it stops
+  if (filesDir) expect(loopsOn(filesDir)).toEqual([]);
+});
+
+describe('the disk under test, found in the guest by its WWN', () => {
+  it('measures the disk it attached, not the guest disk of the same size already at the next unit', async () => {
+    // the user's disk: same size, attached first, so it holds the unit a fixed path would name
+    const c = await lab.connect();
+    const vm = await c.findVm('DC0_H0_VM0');
+    const theirs = await c.createDisk(vm, { datastore: 'LocalDS_0', fileName: 'users-data.vmdk', sizeBytes: 1024 ** 3, format: 'thin' });
+    await c.logout();
+    const theirImage = fs.readdirSync(filesDir).find((f) => f.includes('users-data'));
+    expect(theirImage, 'the harness gave the guest a loop device for their disk').toBeTruthy();
+    const links = fs.readdirSync(lab.byIdDir);
+    expect(links).toHaveLength(1);
+    expect(links[0]).toMatch(/^wwn-0x6000c29[0-9a-f]{25}$/);
+
+    const pb = await lab.writePlaybook('raw.yaml', playbook('raw', 'thin'));
+    const r = await runCli(['run', pb, '-i', lab.inventory, '--out', await lab.newRunsDir('raw'), '--no-report', '--json', '--keep']);
+    expect(r.stderr).not.toMatch(/FAILED/);
+    expect(r.code, r.stderr).toBe(0);
+    const runDir = runDirOf(r);
+    const recs = records(runDir);
+    expect(recs).toHaveLength(1);
+    const meta = recs[0]!.metadata;
+    expect(meta.filesystem).toBe('raw');
+    expect(String(meta.device)).toMatch(/^\/dev\/loop\d+$/);
+    expect(String(meta.deviceWwn)).toMatch(/^6000c29[0-9a-f]{25}$/);
+    expect(meta.testPath).toBe(meta.device);
+    // --keep left ours attached: its link leads to the device measured, and fio wrote that disk only
+    const ours = path.join(lab.byIdDir, `wwn-0x${String(meta.deviceWwn)}`);
+    expect(fs.readlinkSync(ours)).toBe(meta.device);
+    const ourImage = execFileSync('losetup', ['-n', '-O', 'BACK-FILE', String(meta.device)], { encoding: 'utf8' }).trim();
+    expect(path.basename(ourImage)).not.toBe(theirImage);
+    expect(nonZeroBytes(ourImage, 4 << 20)).toBeGreaterThan(1 << 20);
+    expect(nonZeroBytes(path.join(filesDir, theirImage!), 8 << 20)).toBe(0);
+    // the plan said so before anything ran: the workload measures the attached disk, no path
+    const plan = JSON.parse(fs.readFileSync(path.join(runDir, 'plan.json'), 'utf8')) as { permutations: Array<{ steps: Array<{ step: string; operation: string; arguments: Record<string, unknown>; destructive: boolean }> }> };
+    const steps = plan.permutations[0]!.steps;
+    expect(steps.map((s) => s.step)).toEqual(['disk', 'guest-disk', 'workload']);
+    expect(steps[2]!.arguments.testFile).toBeUndefined();
+    expect(steps[2]!.destructive).toBe(false);
+
+    // cleanup removes ours: its loop device is detached, its link and image gone; theirs stays
+    const cl = await runCli(['cleanup', runDir]);
+    expect(cl.code).toBe(0);
+    expect(fs.existsSync(ours)).toBe(false);
+    expect(fs.existsSync(ourImage)).toBe(false);
+    expect(loopsOn(ourImage)).toEqual([]);
+    expect(fs.readdirSync(lab.byIdDir)).toEqual(links);
+    expect(fs.existsSync(path.join(filesDir, theirImage!))).toBe(true);
+
+    // theirs goes too, by the test, as it came
+    const c2 = await lab.connect();
+    await c2.detachDisk(await c2.findVm('DC0_H0_VM0'), theirs.key, { deleteFile: true });
+    await c2.logout();
+    expect(fs.readdirSync(lab.byIdDir)).toEqual([]);
+    expect(loopsOn(filesDir)).toEqual([]);
+    expect(fs.readdirSync(filesDir)).toEqual([]);
+  }, 180_000);
+
+  it('refuses a mapped LUN that carries a partition table: nothing measured, nothing written', async () => {
+    const rdmLun = lab.luns[1]!;
+    const c = await lab.connect();
+    const lun = (await c.listVmfsCandidateDisks(await c.findHost('DC0_H0'))).find((d) => d.canonicalName === rdmLun)!;
+    await c.logout();
+    const size = lun.capacity!.block * lun.capacity!.blockSize;
+    // the LUN's data (the harness keeps it in <guestDisks>/files/<naa>.img): someone's GPT
+    const image = path.join(filesDir, `${rdmLun}.img`);
+    fs.writeFileSync(image, '');
+    fs.truncateSync(image, size);
+    execFileSync('sfdisk', ['-q', image], { input: 'label: gpt\n,,L\n' });
+    const before = createHash('sha256').update(head(image, 1 << 20)).digest('hex');
+
+    const inv = fs.readFileSync(lab.inventory, 'utf8').replace(/allowedDevices: \[(.*)\]/, `rdmDevice: ${rdmLun}\n    allowedDevices: [$1, ${rdmLun}]`);
+    const invFile = path.join(lab.dir, 'inventory-rdm.yaml');
+    fs.writeFileSync(invFile, inv);
+    const pb = await lab.writePlaybook('rdm.yaml', playbook('rdm', 'rdm-physical'));
+    const runsDir = await lab.newRunsDir('rdm');
+    const r = await runCli(['run', pb, '-i', invFile, '--out', runsDir, '--confirm-destroy', rdmLun, '--no-report', '--json']);
+    expect(r.code, r.stderr).toBe(1);
+    const runDir = runDirOf(r);
+    const [perm] = permutationStatuses(runDir);
+    expect(perm!.status).toBe('failed');
+    expect(perm!.reason).toMatch(/carries a gpt partition table we did not create; refusing to measure it \(nothing was written\)/);
+    expect(records(runDir)).toEqual([]);
+    // the mapping is gone (teardown), the LUN's data is as it was
+    expect(createHash('sha256').update(head(image, 1 << 20)).digest('hex')).toBe(before);
+    expect(execFileSync('blkid', ['-p', '-o', 'value', '-s', 'PTTYPE', image], { encoding: 'utf8' }).trim()).toBe('gpt');
+    expect(loopsOn(image)).toEqual([]);
+    expect(fs.readdirSync(lab.byIdDir)).toEqual([]);
+    expect(await lab.leftovers()).toEqual({ datastores: [], disks: [], files: [] });
+  }, 180_000);
+});
