@@ -135,18 +135,18 @@ describe('one writer per run directory', { timeout: 180_000 }, () => {
     const ledgerBefore = ledgerRows(runDir);
     expect(ledgerBefore.map((l) => l.state)).toEqual(['created', 'created']);
 
-    // Another test file and ioengine for the same target: refused, each difference named.
+    // Another sudo setting and ioengine for the same target: refused, each difference named.
     const original = await fs.readFile(lab.inventory, 'utf8');
     const edited = `${lab.dir}/inventory-edited.yaml`;
     const workdirLine = original.match(/^ {6}workdir: .*$/m)![0];
     // (an NFS export the run never mounts is added too: no part of the comparison)
-    await fs.writeFile(edited, original.replace(workdirLine, `${workdirLine}\n      testFile: ${lab.workdir}/other.dat\n      ioengine: psync\n    nfs:\n      remoteHost: nas1\n      remotePath: /export/other`));
+    await fs.writeFile(edited, original.replace(workdirLine, `${workdirLine}\n      sudo: true\n      ioengine: psync\n    nfs:\n      remoteHost: nas1\n      remotePath: /export/other`));
     const seq = journalSeq(runDir);
     const mixed = await runCli(['run', '--resume', runDir, '-i', edited, '--no-report', '--json']);
     expect(mixed.code, mixed.stderr).toBe(2);
     expect(mixed.stderr).toContain(`refused: run --resume: ${edited} differs from the inventory this run started with (${lab.inventory})`);
     expect(mixed.stderr).toContain('  targets.lab-vcenter.guest.ioengine: "libaio" → "psync"\n');
-    expect(mixed.stderr).toContain(`  targets.lab-vcenter.guest.testFile: (absent) → "${lab.workdir}/other.dat"\n`);
+    expect(mixed.stderr).toContain('  targets.lab-vcenter.guest.sudo: false → true\n');
     expect(mixed.stderr).not.toContain('nfs');
     // nothing measured, nothing torn down, nothing journaled but the lock's takeover from the killed run
     expect(resultKeys(runDir)).toEqual([]);

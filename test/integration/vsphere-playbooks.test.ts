@@ -59,10 +59,11 @@ let nfsDir: string;
 const password = `vc-Secret-${Math.random().toString(36).slice(2, 12)}`;
 
 beforeAll(async () => {
-  sim = await startVcsim({ username: 'administrator@vsphere.local', password });
+  dir = await fs.mkdtemp(path.join(os.tmpdir(), 'ss-vpb-'));
+  // the guest (this machine) gets a loop device per attached disk, listed under guest-disks/by-id
+  sim = await startVcsim({ username: 'administrator@vsphere.local', password, guestDisks: path.join(dir, 'guest-disks') });
   const luns = await listVcsimLuns({ url: sim.url, username: sim.username, password, thumbprint: sim.thumbprint });
   [vmfsDevice, rdmDevice, spareDevice] = luns as [string, string, string];
-  dir = await fs.mkdtemp(path.join(os.tmpdir(), 'ss-vpb-'));
   nfsDir = path.join(dir, 'nfs-export');
   await fs.mkdir(nfsDir);
   await fs.mkdir(path.join(dir, 'scratch'));
@@ -75,7 +76,7 @@ beforeAll(async () => {
       'vcenters:',
       ...vcenterYaml({ name: 'lab-vc', url: sim.url, username: sim.username, passwordRef: '${file:vc-password}', thumbprint: sim.thumbprint }),
       'targets:',
-      ...vsphereTargetYaml({ name: 'lab-vcenter', vcenter: 'lab-vc', host: 'DC0_H0', vm: VM, datastore: EXISTING_DS, vmfsDevice, rdmDevice, nfsDir, guest: { workdir: path.join(dir, 'scratch') } }),
+      ...vsphereTargetYaml({ name: 'lab-vcenter', vcenter: 'lab-vc', host: 'DC0_H0', vm: VM, datastore: EXISTING_DS, vmfsDevice, rdmDevice, nfsDir, guest: { workdir: path.join(dir, 'scratch'), byIdDir: path.join(dir, 'guest-disks', 'by-id') } }),
       '',
     ].join('\n'),
   );

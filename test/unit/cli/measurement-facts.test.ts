@@ -56,8 +56,8 @@ function factsOf(yaml: string): Record<string, string> {
 }
 
 describe('measurementFacts', () => {
-  it('names the target, its guest, test file and fio settings, the SSH endpoint and the vCenter URL', () => {
-    expect(factsOf(inventory(['      testFile: /bench/t.dat', '      ioengine: psync']))).toEqual({
+  it('names the target, its guest, where it finds disks and fio settings, the SSH endpoint and the vCenter URL', () => {
+    expect(factsOf(inventory(['      byIdDir: /lab/by-id', '      ioengine: psync']))).toEqual({
       'targets.lab.provider': 'vsphere',
       'targets.lab.vcenter': 'vc',
       'targets.lab.host': 'esx1',
@@ -65,9 +65,10 @@ describe('measurementFacts', () => {
       'targets.lab.vmfsDevice': 'naa.600508b1001c3a4f',
       'targets.lab.guest.sshHost': 'guest',
       'targets.lab.guest.workdir': '/bench',
-      'targets.lab.guest.testFile': '/bench/t.dat',
       'targets.lab.guest.fioPath': 'fio',
       'targets.lab.guest.ioengine': 'psync',
+      'targets.lab.guest.byIdDir': '/lab/by-id',
+      'targets.lab.guest.sudo': 'false',
       'sshHosts.guest.host': '10.0.0.5',
       'sshHosts.guest.port': '2222',
       'sshHosts.guest.user': 'bench',

@@ -48,6 +48,14 @@ describe('planVsphereSteps', () => {
         destructive: false,
         creates: { kind: 'disk', name: 'ss-r1-p7-disk' },
       },
+      // the disk just attached, found in the guest by its WWN; the workload measures it
+      {
+        step: 'guest-disk',
+        provider: 'vsphere',
+        operation: 'guest: find disk by WWN',
+        arguments: { host: 'esx01', vm: 'bench-vm', datacenter: 'DC0', disk: 'ss-r1-p7-disk', filesystem: 'raw' },
+        destructive: false,
+      },
     ]);
   });
 
@@ -65,7 +73,7 @@ describe('planVsphereSteps', () => {
     const nfs = planVsphereSteps({ 'datastore.kind': 'nfs', 'disk.format': 'thin', 'disk.sizeGb': 1 }, target, names);
     expect(nfs[0]).toMatchObject({ operation: 'CreateNasDatastore', destructive: false, arguments: { remoteHost: 'nas.example', remotePath: '/export/bench', name: 'ss-r1-p7-ds' } });
     const existing = planVsphereSteps({ 'datastore.kind': 'existing', 'disk.format': 'lazyzeroedthick', 'disk.sizeGb': '4' }, target, names);
-    expect(existing.map((s) => s.step)).toEqual(['disk']);
+    expect(existing.map((s) => s.step)).toEqual(['disk', 'guest-disk']);
     expect(existing[0]!.arguments).toMatchObject({ datastore: 'LocalDS_0', sizeBytes: 4 * 1024 ** 3 });
   });
 
@@ -90,7 +98,7 @@ describe('planVsphereSteps', () => {
 
   it('disk.controller: a controller step (created only when the VM has none) before the disk, which names the type', () => {
     const steps = planVsphereSteps({ 'datastore.kind': 'existing', 'disk.format': 'thin', 'disk.sizeGb': 1, 'disk.controller': 'lsisas' }, target, names);
-    expect(steps.map((s) => s.step)).toEqual(['controller', 'disk']);
+    expect(steps.map((s) => s.step)).toEqual(['controller', 'disk', 'guest-disk']);
     expect(steps[0]).toEqual({
       step: 'controller',
       provider: 'vsphere',
@@ -101,7 +109,7 @@ describe('planVsphereSteps', () => {
     });
     expect(steps[1]!.arguments.controller).toBe('lsisas');
     const rdm = planVsphereSteps({ 'datastore.kind': 'existing', 'disk.format': 'rdm-physical', 'disk.controller': 'pvscsi' }, target, names);
-    expect(rdm.map((s) => [s.step, s.arguments.controller])).toEqual([['controller', 'pvscsi'], ['disk', 'pvscsi']]);
+    expect(rdm.map((s) => [s.step, s.arguments.controller])).toEqual([['controller', 'pvscsi'], ['disk', 'pvscsi'], ['guest-disk', undefined]]);
     // without the axis: no controller step, the disk's arguments as before
     expect(planVsphereSteps({ 'datastore.kind': 'existing', 'disk.format': 'thin', 'disk.sizeGb': 1 }, target, names)[0]!.arguments.controller).toBeUndefined();
   });
