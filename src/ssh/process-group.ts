@@ -55,6 +55,13 @@ export interface GroupRunOptions {
   graceSec?: number;
   /** called after an aborted or timed-out command was stopped (or found gone) */
   onStopped?: (stop: GroupStop) => void;
+  /**
+   * Run the command as root through `sudo -n` (a non-root login measuring a raw device). sudo
+   * resets the environment, so the token is set again inside it (`sudo -n env TOKEN cmd`), and
+   * the stopper runs through `sudo -n` too: a user cannot read root's /proc/PID/environ, and a
+   * stopper that cannot see the processes would call them gone.
+   */
+  asRoot?: boolean;
 }
 
 const OWNER = /^[a-z0-9]{1,40}$/;
@@ -101,31 +108,36 @@ export interface GroupFiles {
   pidFile: string;
   cancelFile: string;
   token: string;
+  /** the command runs as root through `sudo -n`; so does its stopper */
+  asRoot?: boolean;
 }
 
 /** The pidfile, cancel marker and token of a new command of `owner` under `controlDir`. */
-export function newGroupFiles(controlDir: string, owner = 'adhoc'): GroupFiles {
+export function newGroupFiles(controlDir: string, owner = 'adhoc', asRoot = false): GroupFiles {
   const token = `${checkOwner(owner)}-${randomBytes(8).toString('hex')}`;
   const base = path.posix.join(controlDir, `.storsweep-${token}`);
-  return { pidFile: `${base}.pgid`, cancelFile: `${base}.cancel`, token };
+  return { pidFile: `${base}.pgid`, cancelFile: `${base}.cancel`, token, ...(asRoot ? { asRoot: true } : {}) };
 }
+
+const SUDO = ['sudo', '-n'];
 
 /** The command line that runs `argv` in its own session, carrying the group's token, its wrapper's pid in the pidfile. */
 export function groupCommand(argv: readonly string[], files: GroupFiles): string {
   // `; exit` keeps the login shell from exec'ing setsid as its last command: setsid would then be
   // a group leader already, fork, and return at once while the command ran on unobserved.
-  return `${shJoin(['setsid', 'env', `${GROUP_ENV}=${files.token}`, 'sh', '-c', WRAPPER, 'storsweep-group', files.pidFile, files.cancelFile, ...argv])}; exit`;
+  const command = files.asRoot ? [...SUDO, 'env', `${GROUP_ENV}=${files.token}`, ...argv] : argv;
+  return `${shJoin(['setsid', 'env', `${GROUP_ENV}=${files.token}`, 'sh', '-c', WRAPPER, 'storsweep-group', files.pidFile, files.cancelFile, ...command])}; exit`;
 }
 
 /** Stops the processes carrying `files.token` (see STOPPER). */
 export function stopCommand(files: GroupFiles, graceSec: number): string {
   if (!/^[a-z0-9]+-[0-9a-f]{16}$/.test(files.token)) throw new InvalidArgument(`process group token ${JSON.stringify(files.token.slice(0, 80))} is not one runInGroup makes`, { name: 'token', value: files.token });
-  return shJoin(['sh', '-c', STOPPER, 'storsweep-stop', files.pidFile, files.cancelFile, tenths(graceSec), `${GROUP_ENV}=${files.token}`, '', '']);
+  return shJoin([...(files.asRoot ? SUDO : []), 'sh', '-c', STOPPER, 'storsweep-stop', files.pidFile, files.cancelFile, tenths(graceSec), `${GROUP_ENV}=${files.token}`, '', '']);
 }
 
 /** Stops every process of `owner` (a run id) under any token, and removes that run's leftover pidfiles in `controlDir`. */
-export function stopRunCommand(controlDir: string, owner: string, graceSec: number): string {
-  return shJoin(['sh', '-c', STOPPER, 'storsweep-stop', '', '', tenths(graceSec), `${GROUP_ENV}=${checkOwner(owner)}-${NONCE}`, controlDir, `.storsweep-${owner}-`]);
+export function stopRunCommand(controlDir: string, owner: string, graceSec: number, asRoot = false): string {
+  return shJoin([...(asRoot ? SUDO : []), 'sh', '-c', STOPPER, 'storsweep-stop', '', '', tenths(graceSec), `${GROUP_ENV}=${checkOwner(owner)}-${NONCE}`, controlDir, `.storsweep-${owner}-`]);
 }
 
 const tenths = (sec: number) => String(Math.max(1, Math.round(sec * 10)));
@@ -170,8 +182,8 @@ export function stopGroup(runner: CommandRunner, files: GroupFiles, graceSec = 5
  * Stops whatever an earlier process of run `owner` left running on `runner`'s host (storsweep was
  * killed, or its connection lost, while fio ran), before anything of the run goes on there.
  */
-export function stopRunGroups(runner: CommandRunner, controlDir: string, owner: string, graceSec = 5): Promise<GroupStop> {
-  return runStopper(runner, stopRunCommand(controlDir, owner, graceSec), graceSec);
+export function stopRunGroups(runner: CommandRunner, controlDir: string, owner: string, graceSec = 5, asRoot = false): Promise<GroupStop> {
+  return runStopper(runner, stopRunCommand(controlDir, owner, graceSec, asRoot), graceSec);
 }
 
 /**
@@ -179,7 +191,7 @@ export function stopRunGroups(runner: CommandRunner, controlDir: string, owner: 
  * process of it is stopped (and checked gone) before the returned promise rejects.
  */
 export async function runInGroup(runner: CommandRunner, argv: readonly string[], opts: GroupRunOptions): Promise<CommandResult> {
-  const files = newGroupFiles(opts.controlDir, opts.owner);
+  const files = newGroupFiles(opts.controlDir, opts.owner, opts.asRoot);
   let result: CommandResult;
   try {
     result = await runner.run(groupCommand(argv, files), { timeoutMs: opts.timeoutMs, signal: opts.signal });

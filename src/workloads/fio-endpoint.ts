@@ -72,6 +72,6 @@ export function fioEndpoint(g: FioGuest, open: () => Promise<CommandRunner>, o: 
     },
     prepare: (runner, profile, { target, ...x }) => (profile.prefill === false ? Promise.resolve(null) : runFioPrefill(runner, profile, { filename: fileOf(target), ...tool, ...x })),
     runTest: (runner, test, profile, { target, ...x }) => runFioTest(runner, test, profile, { filename: fileOf(target), ...tool, ...x }),
-    stopLeftovers: (runner, runId) => stopRunGroups(runner, g.workdir, runId),
+    stopLeftovers: (runner, runId) => stopRunGroups(runner, g.workdir, runId, undefined, Boolean(g.sudo)),
   };
 }

@@ -18,7 +18,7 @@ export interface FioRunOptions {
   filename: string;
   fioPath?: string;
   ioengine?: string;
-  /** through `sudo -n` (a non-root guest login measuring a raw device; the inventory's guest.sudo) */
+  /** as root through `sudo -n` (a non-root guest login measuring a raw device; the inventory's guest.sudo): ssh/process-group.ts */
   sudo?: boolean;
   signal?: AbortSignal;
   /** called with each measured pass's raw stdout before it is parsed (to persist it first) */
@@ -49,13 +49,8 @@ export function defaultSleep(ms: number, signal?: AbortSignal): Promise<void> {
   });
 }
 
-/** `sudo -n` before the tool when the guest login is not root (never a password prompt). */
-export function asRootArgv(opts: Pick<FioRunOptions, 'sudo'>, argv: string[]): string[] {
-  return opts.sudo ? ['sudo', '-n', ...argv] : argv;
-}
-
-export function fioArgv(test: WorkloadTest, profile: WorkloadProfile, opts: Pick<FioRunOptions, 'filename' | 'fioPath' | 'ioengine' | 'sudo'>, runtimeSec?: number): string[] {
-  return asRootArgv(opts, [checkFioPath(opts.fioPath ?? 'fio'), ...fioArgs(test, profile, { filename: opts.filename, ioengine: opts.ioengine, runtimeSec })]);
+export function fioArgv(test: WorkloadTest, profile: WorkloadProfile, opts: Pick<FioRunOptions, 'filename' | 'fioPath' | 'ioengine'>, runtimeSec?: number): string[] {
+  return [checkFioPath(opts.fioPath ?? 'fio'), ...fioArgs(test, profile, { filename: opts.filename, ioengine: opts.ioengine, runtimeSec })];
 }
 
 async function onePass(runner: CommandRunner, argv: string[], profile: WorkloadProfile, opts: FioRunOptions): Promise<string> {
@@ -65,7 +60,7 @@ async function onePass(runner: CommandRunner, argv: string[], profile: WorkloadP
   // Marked as ours (process-group.ts): an abort (Ctrl-C) or a timeout stops fio's parent and every
   // job process there and checks they are gone before this rejects, so teardown never removes a disk
   // under a running fio. Jobs stay processes (fio's default, not --thread): what is measured is unchanged.
-  const r = await runInGroup(runner, argv, { controlDir: opts.controlDir ?? '/tmp', owner: opts.runId, timeoutMs, signal: opts.signal, onStopped: opts.onStopped });
+  const r = await runInGroup(runner, argv, { controlDir: opts.controlDir ?? '/tmp', owner: opts.runId, timeoutMs, signal: opts.signal, onStopped: opts.onStopped, ...(opts.sudo ? { asRoot: true } : {}) });
   if (r.exitCode !== 0) {
     throw new RemoteCommandFailed({ host: runner.target, what: 'fio', command, exitCode: r.exitCode, stderr: r.stderr, reason: 'exit' });
   }
@@ -112,11 +107,11 @@ export async function runFioTest(runner: CommandRunner, test: WorkloadTest, prof
  * pass on abort; allowed as long as writing the region at 5 MB/s would take, plus the usual slack.
  */
 export async function runFioPrefill(runner: CommandRunner, profile: WorkloadProfile, opts: FioRunOptions): Promise<PrefillOutcome> {
-  const argv = asRootArgv(opts, [checkFioPath(opts.fioPath ?? 'fio'), ...fioFillArgs(profile, { filename: opts.filename, ioengine: opts.ioengine })]);
+  const argv = [checkFioPath(opts.fioPath ?? 'fio'), ...fioFillArgs(profile, { filename: opts.filename, ioengine: opts.ioengine })];
   const command = shJoin(argv);
   const timeoutMs = checkTimerMs((Math.ceil(profile.fileSizeBytes / 5e6) + (opts.timeoutSlackSec ?? 120)) * 1000, `${runner.target}: fio pre-fill timeout`);
   const started = Date.now();
-  const r = await runInGroup(runner, argv, { controlDir: opts.controlDir ?? '/tmp', owner: opts.runId, timeoutMs, signal: opts.signal, onStopped: opts.onStopped });
+  const r = await runInGroup(runner, argv, { controlDir: opts.controlDir ?? '/tmp', owner: opts.runId, timeoutMs, signal: opts.signal, onStopped: opts.onStopped, ...(opts.sudo ? { asRoot: true } : {}) });
   const seconds = (Date.now() - started) / 1000;
   if (r.exitCode !== 0) {
     throw new RemoteCommandFailed({ host: runner.target, what: 'fio pre-fill', command, exitCode: r.exitCode, stderr: r.stderr, reason: 'exit' });

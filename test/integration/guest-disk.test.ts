@@ -9,6 +9,8 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ResultRecord } from '../../src/results/record.ts';
 import { runCli } from './helpers/cli.ts';
+import { startLabGuest, type LabGuest } from './helpers/lab-guest.ts';
+import { ensureSystemUser } from './helpers/system-user.ts';
 import { permutationStatuses, readRun, runDirOf, startVsphereLab, type VsphereLab } from './helpers/vsphere-lab.ts';
 
 let lab: VsphereLab;
@@ -108,7 +110,7 @@ describe('the disk under test, found in the guest by its WWN', () => {
     const runDir = runDirOf(r);
     const recs = records(runDir);
     expect(recs).toHaveLength(1);
-    const meta = recs[0]!.metadata;
+    const meta = recs[0]!.metadata!;
     expect(meta.filesystem).toBe('raw');
     expect(String(meta.device)).toMatch(/^\/dev\/loop\d+$/);
     expect(String(meta.deviceWwn)).toMatch(/^6000c29[0-9a-f]{25}$/);
@@ -176,5 +178,73 @@ describe('the disk under test, found in the guest by its WWN', () => {
     expect(loopsOn(image)).toEqual([]);
     expect(fs.readdirSync(lab.byIdDir)).toEqual([]);
     expect(await lab.leftovers()).toEqual({ datastores: [], disks: [], files: [] });
+  }, 180_000);
+});
+
+// Raw devices need root: a non-root guest login goes through `sudo -n`, and is told what is missing.
+describe('a non-root guest login', () => {
+  const user = 'ss-sudo-guest';
+  const sudoers = `/etc/sudoers.d/${user}`;
+  let sshGuest: LabGuest;
+  let vlab: VsphereLab;
+  let workdir: string;
+  let setup: { ok: true } | { ok: false; reason: string };
+
+  beforeAll(async () => {
+    setup = ensureSystemUser(user, `Sudo-Guest-${Math.random().toString(36).slice(2, 10)}`);
+    if (!setup.ok) return;
+    fs.rmSync(sudoers, { force: true });
+    // the lab sshd takes the same key for any user (its own AuthorizedKeysFile)
+    sshGuest = await startLabGuest();
+    workdir = fs.mkdtempSync('/tmp/ss-sudo-work-');
+    execFileSync('chown', [user, workdir]);
+    vlab = await startVsphereLab({ version: '8.0', sshGuest: { sshd: sshGuest.sshd, user, keyPath: sshGuest.keyPath, knownHostsFile: sshGuest.knownHostsFile, workdir } });
+    // a real guest's /dev/disk/by-id is world-readable; so is the lab's
+    fs.chmodSync(vlab.dir, 0o755);
+  }, 120_000);
+
+  afterAll(async () => {
+    fs.rmSync(sudoers, { force: true });
+    await vlab?.stop();
+    await sshGuest?.stop();
+    if (workdir) fs.rmSync(workdir, { recursive: true, force: true });
+  });
+
+  const run = async (name: string, sudo: boolean) => {
+    const inv = path.join(vlab.dir, `inventory-${name}.yaml`);
+    fs.writeFileSync(inv, fs.readFileSync(vlab.inventory, 'utf8').replace(/^( {6}byIdDir: .*)$/m, `$1${sudo ? '\n      sudo: true' : ''}`));
+    const pb = await vlab.writePlaybook(`${name}.yaml`, playbook(name, 'thin'));
+    const r = await runCli(['run', pb, '-i', inv, '--out', await vlab.newRunsDir(name), '--no-report', '--json']);
+    return { r, runDir: runDirOf(r) };
+  };
+
+  it('without guest.sudo: refused, naming the fix; nothing measured, the disk removed', async (ctx) => {
+    if (!setup.ok) return ctx.skip();
+    const { r, runDir } = await run('nosudo', false);
+    expect(r.code, r.stderr).toBe(1);
+    expect(permutationStatuses(runDir)[0]!.reason).toMatch(/the guest login is not root \(uid \d+\).*set the target's guest\.sudo: true and give that user passwordless sudo \(NOPASSWD\)/);
+    expect(records(runDir)).toEqual([]);
+    expect(fs.readdirSync(vlab.byIdDir)).toEqual([]);
+  }, 180_000);
+
+  it('guest.sudo without NOPASSWD: "sudo: a password is required" is named, with the fix', async (ctx) => {
+    if (!setup.ok) return ctx.skip();
+    const { r, runDir } = await run('pwsudo', true);
+    expect(r.code, r.stderr).toBe(1);
+    expect(permutationStatuses(runDir)[0]!.reason).toMatch(/guest\.sudo is set but sudo asks for a password \("sudo: a password is required"\); storsweep never types a password: give that user NOPASSWD sudo/);
+    expect(records(runDir)).toEqual([]);
+  }, 180_000);
+
+  it('guest.sudo with NOPASSWD: finds and measures the disk as root, through sudo -n', async (ctx) => {
+    if (!setup.ok) return ctx.skip();
+    fs.writeFileSync(sudoers, `${user} ALL=(ALL) NOPASSWD: ALL\n`, { mode: 0o440 });
+    const { r, runDir } = await run('sudo', true);
+    expect(r.code, r.stderr).toBe(0);
+    const recs = records(runDir);
+    expect(recs).toHaveLength(1);
+    expect(String(recs[0]!.metadata!.device)).toMatch(/^\/dev\/loop\d+$/);
+    expect(recs[0]!.iops).toBeGreaterThan(0);
+    expect(fs.readdirSync(vlab.byIdDir)).toEqual([]);
+    expect(loopsOn(path.dirname(vlab.byIdDir))).toEqual([]);
   }, 180_000);
 });

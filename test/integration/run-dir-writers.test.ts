@@ -138,7 +138,8 @@ describe('one writer per run directory', { timeout: 180_000 }, () => {
     // Another sudo setting and ioengine for the same target: refused, each difference named.
     const original = await fs.readFile(lab.inventory, 'utf8');
     const edited = `${lab.dir}/inventory-edited.yaml`;
-    const workdirLine = original.match(/^ {6}workdir: .*$/m)![0];
+    // the guest's last line (byIdDir: the lab's disks by WWN), so the NFS block below stays the target's
+    const workdirLine = original.match(/^ {6}byIdDir: .*$/m)![0];
     // (an NFS export the run never mounts is added too: no part of the comparison)
     await fs.writeFile(edited, original.replace(workdirLine, `${workdirLine}\n      sudo: true\n      ioengine: psync\n    nfs:\n      remoteHost: nas1\n      remotePath: /export/other`));
     const seq = journalSeq(runDir);
