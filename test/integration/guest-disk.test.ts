@@ -196,6 +196,9 @@ describe('a non-root guest login', () => {
     fs.rmSync(sudoers, { force: true });
     // the lab sshd takes the same key for any user (its own AuthorizedKeysFile)
     sshGuest = await startLabGuest();
+    // sshd reads AuthorizedKeysFile as the logging-in user: let that user reach it
+    fs.chmodSync(sshGuest.dir, 0o755);
+    fs.chmodSync(path.join(sshGuest.dir, 'sshd'), 0o755);
     workdir = fs.mkdtempSync('/tmp/ss-sudo-work-');
     execFileSync('chown', [user, workdir]);
     vlab = await startVsphereLab({ version: '8.0', sshGuest: { sshd: sshGuest.sshd, user, keyPath: sshGuest.keyPath, knownHostsFile: sshGuest.knownHostsFile, workdir } });

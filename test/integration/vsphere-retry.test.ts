@@ -129,7 +129,8 @@ describe('teardown and cleanup: one routine', () => {
 
   function planFor(runId: string): RunPlan {
     const axes = { 'datastore.kind': 'vmfs6', 'disk.format': 'thin', 'disk.sizeGb': 1 };
-    const steps = [...planVsphereSteps(axes, target(), { prefix: `ss-${runId}-p1` }), { step: 'workload', provider: 'local' as const, operation: 'fio', arguments: {}, destructive: false }];
+    // no guest here: the guest-disk step is guest-disk.test.ts's
+    const steps = [...planVsphereSteps(axes, target(), { prefix: `ss-${runId}-p1` }).filter((s) => s.step !== 'guest-disk'), { step: 'workload', provider: 'local' as const, operation: 'fio', arguments: {}, destructive: false }];
     return { version: 1, runId, playbook: 'pb', target: 't', provider: 'vsphere', axes: [], baseline: null, profiles: { quick: PROFILE }, permutations: [{ index: 0, permutationId: 'p1', axes, workload: 'quick', steps, repetitions: 1, estimateSec: 1 }], totalEstimateSec: 1 };
   }
 
