@@ -14,13 +14,15 @@ set -euo pipefail
 
 # golang-go + golang-github-vmware-govmomi-dev: VMware's vCenter simulator, built from source
 # (src/lab/harness/vcsim/build.sh); openssh-server/-client: the lab's real SSH guest and test host;
-# fio: the real workload tool; python3: the ESXi stand-in
-DEMO="golang-go golang-github-vmware-govmomi-dev openssh-server openssh-client fio python3"
+# fio: the real workload tool; python3: the ESXi stand-in; util-linux: the lab guest's disks
+# (losetup: the simulator's loop device per attached disk; lsblk, blkid: the guest-disk checks)
+DEMO="golang-go golang-github-vmware-govmomi-dev openssh-server openssh-client fio python3 util-linux"
 # python3-pyvmomi: the independent vSphere client that verifies our calls; ansible: the peer
 # (community.vmware); chromium: the HTML report test; ca-certificates git make g++: `npm ci`
 # (HTTPS, git, native modules built when no prebuilt binary fits); procps: kill/ps, as a Debian
-# guest has them
-TEST="$DEMO python3-pyvmomi ansible chromium ca-certificates procps git make g++"
+# guest has them; fdisk (sfdisk): a foreign partition table written in the guest-disk tests; sudo:
+# a non-root guest login's `sudo -n`
+TEST="$DEMO python3-pyvmomi ansible chromium ca-certificates procps git make g++ fdisk sudo"
 
 case "${1:-}" in
   demo) want=$DEMO; who="npm run demo" ;;
