@@ -197,3 +197,125 @@ export async function findGuestDisk(runner: CommandRunner, disk: AttachedDiskIde
   if (probe.exitCode !== 2) refuse(`could not be probed (blkid -p exit ${probe.exitCode}: ${probe.stderr.trim().split('\n').pop() ?? ''})`);
   return { wwn: disk.wwn, byId: link, device, sizeBytes: size };
 }
+
+// ---------------------------------------------------------------- a filesystem on the disk (guest.filesystem)
+
+/** What a Linux guest's disk is measured as: raw, or a test file on a filesystem we make on it. */
+export const LINUX_GUEST_FILESYSTEMS = ['raw', 'ext4', 'xfs'] as const;
+export type LinuxGuestFilesystem = (typeof LINUX_GUEST_FILESYSTEMS)[number];
+
+/** The test file on the filesystem we made: the profile's fileSize of it is written and measured. */
+export const FS_TEST_FILE = 'storsweep-test.dat';
+
+/** mkfs per filesystem, quiet and forced (the disk was checked blank; -F/-f only skips the prompt), and its package. */
+const MKFS: Record<Exclude<LinuxGuestFilesystem, 'raw'>, { argv: string[]; tool: string; pkg: string }> = {
+  ext4: { argv: ['mkfs.ext4', '-q', '-F'], tool: 'mkfs.ext4', pkg: 'e2fsprogs' },
+  xfs: { argv: ['mkfs.xfs', '-q', '-f'], tool: 'mkfs.xfs', pkg: 'xfsprogs' },
+};
+
+/**
+ * The partition table we write: GPT with a disk GUID chosen by us (recorded before it is written,
+ * so teardown can prove the table ours by its PTUUID) and one Linux partition over the disk,
+ * aligned by sfdisk (1 MiB). sfdisk's script format: util-linux sfdisk(8), "INPUT FORMATS".
+ */
+export function sfdiskScript(labelId: string): string {
+  if (!/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/.test(labelId)) throw new UnsafeOperation(`not a GUID: ${JSON.stringify(labelId)}`, { operation: 'sfdisk', target: labelId });
+  return `label: gpt\nlabel-id: ${labelId.toUpperCase()}\n,,L\n`;
+}
+
+/** What a guest-filesystem step records (ctx.sent) and teardown proves ownership with. */
+export interface GuestFilesystemRecord {
+  wwn: string;
+  byId: string;
+  /** the disk's node when it was found (informational: nodes change; byId and ptuuid decide) */
+  device: string;
+  filesystem: Exclude<LinuxGuestFilesystem, 'raw'>;
+  mountpoint: string;
+  /** the GPT disk GUID we wrote, lower case */
+  ptuuid: string;
+  /** the partition's node, once it exists */
+  partition?: string;
+}
+
+/**
+ * Partitions the disk found (blank, checked by findGuestDisk), makes the filesystem and mounts it
+ * at `mountpoint`. `sent` is called with the record before the first write (sfdisk) and again as
+ * it learns more. Returns the record and the test file's path.
+ */
+export async function makeGuestFilesystem(
+  runner: CommandRunner,
+  found: FoundGuestDisk,
+  s: GuestDiskSettings,
+  o: { filesystem: Exclude<LinuxGuestFilesystem, 'raw'>; mountpoint: string; labelId: string; sent: (r: GuestFilesystemRecord) => void; signal?: AbortSignal },
+): Promise<{ record: GuestFilesystemRecord; testFile: string }> {
+  const asRoot = await rootAccess(runner, s);
+  const mk = MKFS[o.filesystem];
+  // said before anything is written: a guest without the tools gets nothing partitioned
+  for (const [tool, pkg] of [['sfdisk', 'fdisk (util-linux on older releases)'], [mk.tool, mk.pkg]] as const) {
+    if ((await runner.run(asRoot(['sh', '-c', `command -v ${tool}`]))).exitCode !== 0) {
+      throw new GuestDiskNotFound(`${runner.target}: ${tool} is not installed in the guest (package ${pkg}); guest.filesystem ${o.filesystem} cannot be made, nothing was written`, { host: runner.target, wwn: found.wwn, byIdDir: path.posix.dirname(found.byId) });
+    }
+  }
+  const record: GuestFilesystemRecord = { wwn: found.wwn, byId: found.byId, device: found.device, filesystem: o.filesystem, mountpoint: o.mountpoint, ptuuid: o.labelId.toLowerCase() };
+  o.sent(record);
+  await runChecked(runner, asRoot(['sfdisk', '-q', '--', found.device]), { what: 'sfdisk', stdin: sfdiskScript(o.labelId) });
+  // the kernel's view of the new table (a no-op where sfdisk's re-read already did it)
+  await runner.run(asRoot(['partx', '-u', '--', found.device]));
+  let partition: string | undefined;
+  for (let i = 0; i < 20 && !partition; i++) {
+    o.signal?.throwIfAborted();
+    const tree = parseLsblkPairs((await runChecked(runner, asRoot(['lsblk', '-b', '-P', '-o', 'NAME,TYPE', '--', found.device]), { what: 'lsblk' })).stdout);
+    const parts = tree.filter((r) => r.TYPE === 'part');
+    const node = parts.length === 1 ? `/dev/${parts[0]!.NAME}` : undefined;
+    if (node && (await runner.run(shJoin(['test', '-b', node]))).exitCode === 0) partition = node;
+    else await sleep(250, o.signal);
+  }
+  if (!partition) throw new GuestDiskNotFound(`${runner.target}: the partition sfdisk wrote on ${found.device} did not appear in the guest`, { host: runner.target, wwn: found.wwn, byIdDir: path.posix.dirname(found.byId) });
+  record.partition = partition;
+  o.sent(record);
+  await runChecked(runner, asRoot([...mk.argv, '--', partition]), { what: mk.tool });
+  await runChecked(runner, asRoot(['mkdir', '-p', '--', o.mountpoint]), { what: 'mkdir' });
+  await runChecked(runner, asRoot(['mount', '--', partition, o.mountpoint]), { what: 'mount' });
+  return { record, testFile: path.posix.join(o.mountpoint, FS_TEST_FILE) };
+}
+
+/**
+ * Undoes makeGuestFilesystem from its record only: unmounts the mount point if what is mounted
+ * there is a partition of the disk carrying our PTUUID, then wipes the partition's and the disk's
+ * signatures (our GPT) — only when the disk behind the recorded WWN still carries the GPT GUID we
+ * wrote. 'absent' when the disk is gone or carries another table (left alone, said in `note`).
+ */
+export async function removeGuestFilesystem(runner: CommandRunner, r: GuestFilesystemRecord, s: GuestDiskSettings, note: (m: string) => void): Promise<'removed' | 'absent'> {
+  const asRoot = await rootAccess(runner, s);
+  const ptuuidOf = async (dev: string): Promise<string | null> => {
+    const p = await runner.run(asRoot(['blkid', '-p', '-o', 'value', '-s', 'PTUUID', '--', dev]));
+    return p.exitCode === 0 ? p.stdout.trim().toLowerCase() || null : null;
+  };
+  const linkThere = (await runner.run(shJoin(['test', '-e', r.byId]))).exitCode === 0;
+  const device = linkThere ? (await runChecked(runner, shJoin(['readlink', '-f', '--', r.byId]), { what: 'readlink' })).stdout.trim() : null;
+  const ours = device !== null && (await ptuuidOf(device)) === r.ptuuid;
+  // what is mounted at our mount point: unmounted only when it is a partition of our disk
+  const src = await runner.run(shJoin(['findmnt', '-n', '-o', 'SOURCE', '--mountpoint', r.mountpoint]));
+  const mounted = src.exitCode === 0 ? src.stdout.trim() : '';
+  if (mounted) {
+    const parent = (await runner.run(shJoin(['lsblk', '-n', '-o', 'PKNAME', '--', mounted]))).stdout.trim();
+    if (!ours || !device || `/dev/${parent}` !== device) {
+      throw new UnsafeOperation(`${runner.target}: ${r.mountpoint} has ${mounted} mounted, which is not a partition of the disk this run formatted (${r.byId}, GPT ${r.ptuuid}); left mounted`, { operation: 'umount', target: r.mountpoint });
+    }
+    await runChecked(runner, asRoot(['umount', '--', r.mountpoint]), { what: 'umount' });
+  }
+  let removed = false;
+  if (!device) note(`${r.byId} is gone from the guest: the disk was detached, its partition table with it`);
+  else if (!ours) note(`${device} (${r.byId}) no longer carries the GPT ${r.ptuuid} this run wrote; left alone`);
+  else {
+    const tree = parseLsblkPairs((await runChecked(runner, asRoot(['lsblk', '-b', '-P', '-o', 'NAME,TYPE', '--', device]), { what: 'lsblk' })).stdout);
+    for (const p of tree.filter((x) => x.TYPE === 'part')) await runChecked(runner, asRoot(['wipefs', '-a', '-q', '--', `/dev/${p.NAME}`]), { what: 'wipefs' });
+    await runChecked(runner, asRoot(['wipefs', '-a', '-q', '--', device]), { what: 'wipefs' });
+    // the kernel forgets the partition (already done where wipefs's re-read worked)
+    await runner.run(asRoot(['partx', '-d', '--', device]));
+    removed = true;
+  }
+  // the mount point is ours (owned name); removed only when empty
+  await runner.run(asRoot(['rmdir', '--', r.mountpoint]));
+  return removed || mounted ? 'removed' : 'absent';
+}

@@ -181,6 +181,43 @@ describe('the disk under test, found in the guest by its WWN', () => {
   }, 180_000);
 });
 
+describe('guest.filesystem: the disk measured raw, or through a filesystem made on it', () => {
+  it('[raw, ext4, xfs]: each record names the device and the filesystem; --keep leaves the mount, cleanup undoes it all', async () => {
+    const pb = await lab.writePlaybook('fs.yaml', playbook('fs', 'thin', ['  guest:', '    filesystem: [raw, ext4, xfs]']));
+    const r = await runCli(['run', pb, '-i', lab.inventory, '--out', await lab.newRunsDir('fs'), '--no-report', '--json', '--keep']);
+    expect(r.code, r.stderr).toBe(0);
+    const runDir = runDirOf(r);
+    const recs = records(runDir);
+    expect(recs.map((x) => [x.axes['guest.filesystem'], x.metadata!.filesystem])).toEqual([['raw', 'raw'], ['ext4', 'ext4'], ['xfs', 'xfs']]);
+    for (const rec of recs) {
+      expect(String(rec.metadata!.device)).toMatch(/^\/dev\/loop\d+$/);
+      expect(String(rec.metadata!.deviceWwn)).toMatch(/^6000c29[0-9a-f]{25}$/);
+      expect(rec.iops).toBeGreaterThan(0);
+    }
+    // a file on the filesystem, in a mount point of ours under the guest's workdir
+    const xfs = recs[2]!.metadata!;
+    expect(String(xfs.testPath)).toBe(path.join(lab.workdir, `ss-${runDir.split('-').pop()}-${recs[2]!.permutationId}-fs`, 'storsweep-test.dat'));
+    // the last permutation's objects stay (--keep): xfs mounted from our disk's partition, the test file written (pre-fill)
+    const mountpoint = path.dirname(String(xfs.testPath));
+    const mnt = execFileSync('findmnt', ['-n', '-o', 'SOURCE,FSTYPE', '--mountpoint', mountpoint], { encoding: 'utf8' }).trim().split(/\s+/);
+    expect(mnt).toEqual([`${String(xfs.device)}p1`, 'xfs']);
+    expect(fs.statSync(String(xfs.testPath)).size).toBe(4 << 20);
+    expect(execFileSync('blkid', ['-p', '-o', 'value', '-s', 'PTTYPE', String(xfs.device)], { encoding: 'utf8' }).trim()).toBe('gpt');
+    // the earlier permutations were torn down: no mount of theirs, their disks gone
+    expect(execFileSync('findmnt', ['-rn', '-o', 'TARGET'], { encoding: 'utf8' }).split('\n').filter((t) => t.startsWith(lab.workdir))).toEqual([mountpoint]);
+    expect(fs.readdirSync(lab.byIdDir)).toHaveLength(1);
+
+    const cl = await runCli(['cleanup', runDir]);
+    expect(cl.code, cl.stderr + cl.stdout).toBe(0);
+    expect(execFileSync('findmnt', ['-rn', '-o', 'TARGET'], { encoding: 'utf8' }).split('\n').filter((t) => t.startsWith(lab.workdir))).toEqual([]);
+    expect(fs.existsSync(mountpoint)).toBe(false);
+    expect(fs.readdirSync(lab.byIdDir)).toEqual([]);
+    expect(loopsOn(filesDir)).toEqual([]);
+    expect(fs.readdirSync(filesDir).filter((f) => !f.startsWith('naa.'))).toEqual([]);
+    expect(await lab.leftovers()).toEqual({ datastores: [], disks: [], files: [] });
+  }, 240_000);
+});
+
 // Raw devices need root: a non-root guest login goes through `sudo -n`, and is told what is missing.
 describe('a non-root guest login', () => {
   const user = 'ss-sudo-guest';

@@ -147,7 +147,7 @@ describe('one writer per run directory', { timeout: 180_000 }, () => {
     expect(mixed.code, mixed.stderr).toBe(2);
     expect(mixed.stderr).toContain(`refused: run --resume: ${edited} differs from the inventory this run started with (${lab.inventory})`);
     expect(mixed.stderr).toContain('  targets.lab-vcenter.guest.ioengine: "libaio" → "psync"\n');
-    expect(mixed.stderr).toContain('  targets.lab-vcenter.guest.sudo: false → true\n');
+    expect(mixed.stderr).toContain('  targets.lab-vcenter.guest.sudo: "false" → "true"\n');
     expect(mixed.stderr).not.toContain('nfs');
     // nothing measured, nothing torn down, nothing journaled but the lock's takeover from the killed run
     expect(resultKeys(runDir)).toEqual([]);

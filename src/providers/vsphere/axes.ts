@@ -3,6 +3,7 @@
 import type { AxisSpec } from '../../contract/axis.ts';
 import { datastoreAxisNotMeasured } from '../rdm-datastore.ts';
 import { ESXI_MAX_DISK_GB } from '../esxi-shell/validate.ts';
+import { LINUX_GUEST_FILESYSTEMS } from '../guest-disk.ts';
 
 export const VSPHERE_DATASTORE_KINDS = ['vmfs3', 'vmfs5', 'vmfs6', 'nfs', 'existing'] as const;
 export const VSPHERE_DISK_FORMATS = ['thin', 'lazyzeroedthick', 'eagerzeroedthick', 'rdm-physical', 'rdm-virtual'] as const;
@@ -20,4 +21,6 @@ export const VSPHERE_AXES: readonly AxisSpec[] = [
   { name: 'disk.controller', values: VSPHERE_CONTROLLERS },
   // a VMDK's capacity is any number of GiB (capacityInKB), up to the largest VMDK
   { name: 'disk.sizeGb', expected: `GiB up to ${ESXI_MAX_DISK_GB} (62 TiB, the largest VMDK)`, accepts: (v) => typeof v === 'number' && v > 0 && v <= ESXI_MAX_DISK_GB },
+  // how the Linux guest measures the disk: raw, or a test file on a filesystem made on it (guest-disk.ts)
+  { name: 'guest.filesystem', values: LINUX_GUEST_FILESYSTEMS },
 ];

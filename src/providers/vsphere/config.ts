@@ -22,6 +22,8 @@ export interface VsphereTargetConfig {
   /** the host's ESXi release ("8.0"), stated in the inventory or read from the host
    *  (config.product.version); the planner refuses what it cannot create (../esxi-version.ts) */
   version?: string;
+  /** the guest's work directory: a guest.filesystem is mounted in `<guestWorkdir>/<owned name>` */
+  guestWorkdir?: string;
 }
 
 /**

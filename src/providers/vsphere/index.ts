@@ -15,7 +15,7 @@ import { endpointFromEnv, VsphereClient } from './client.ts';
 import type { VsphereStepTarget, VsphereTargetConfig } from './config.ts';
 import { createVsphereProvider } from './provider.ts';
 import { isTransient } from './retrying.ts';
-import { GUEST_DISK_OPERATION, planVsphereSteps } from './steps.ts';
+import { GUEST_DISK_OPERATION, GUEST_FS_OPERATION, planVsphereSteps } from './steps.ts';
 
 const name = nameField;
 const canonicalDevice = () => matching(isCanonicalDevice, CANONICAL_DEVICE_EXPECTED);
@@ -55,6 +55,7 @@ export function vsphereStepTargetOf(t: VsphereTarget): VsphereStepTarget {
     allowedDevices: t.allowedDevices,
     nfs: t.nfs,
     version: t.version,
+    guestWorkdir: t.guest.workdir,
   };
 }
 
@@ -78,6 +79,7 @@ const operations = {
     z.strictObject({ ...where, deviceChange: z.literal('add+create'), backing: z.literal('rdm'), device, compatibilityMode: z.enum(['physicalMode', 'virtualMode']), datastore: z.string().min(1), fileName: z.string().min(1), controller: controller.optional() }),
   ]),
   [GUEST_DISK_OPERATION]: z.strictObject({ ...where, disk: z.string().min(1), filesystem: z.literal('raw') }),
+  [GUEST_FS_OPERATION]: z.strictObject({ ...where, disk: z.string().min(1), filesystem: z.enum(['ext4', 'xfs']), mountpoint: z.string().regex(/^\/[^\0]*$/) }),
 };
 
 /** seconds per provisioning operation (create + its teardown), from typical lab hosts */

@@ -3,14 +3,15 @@
 import { InternalError, InvalidArgument, ProvisionedStateMismatch, UnsafeOperation } from '../../errors.ts';
 import type { CreatedObject, OwnedObjectRef, PlannedStep, Provider, ProviderContext, ProviderName } from '../../contract/provider.ts';
 import type { CommandRunner } from '../../ssh/command-runner.ts';
-import { findGuestDisk, wwnOfDiskUuid, wwnOfLun, type AttachedDiskIdentity, type GuestDiskSettings } from '../guest-disk.ts';
+import { randomUUID } from 'node:crypto';
+import { findGuestDisk, makeGuestFilesystem, removeGuestFilesystem, wwnOfDiskUuid, wwnOfLun, type AttachedDiskIdentity, type GuestDiskSettings, type GuestFilesystemRecord } from '../guest-disk.ts';
 import { VsphereClient, type MoRef } from './client.ts';
 import type { VsphereTargetConfig } from './config.ts';
 import { diskCapacityBytes, provisionedFormat, splitDatastorePath, type DiskFormat, type RdmCompatibility } from './disks.ts';
 import { CONTROLLER_KINDS, CONTROLLER_TYPES, pickController, type ControllerKind } from './controllers.ts';
 import { isFault, isNotFoundHere } from './fault.ts';
 import { isTransient } from './retrying.ts';
-import { GUEST_DISK_OPERATION } from './steps.ts';
+import { GUEST_DISK_OPERATION, GUEST_FS_OPERATION } from './steps.ts';
 import type { VirtualDevice } from './types.ts';
 
 export interface VsphereProviderOptions {
@@ -288,6 +289,7 @@ export function createVsphereProvider(target: VsphereTargetConfig, opts: Vsphere
         };
       }
       case GUEST_DISK_OPERATION:
+      case GUEST_FS_OPERATION:
         return applyGuestDisk(step, ctx);
       default:
         throw new InvalidArgument(`vsphere provider cannot apply operation ${step.operation} (step ${step.step})`, { name: 'operation', value: step.operation });
@@ -313,7 +315,7 @@ export function createVsphereProvider(target: VsphereTargetConfig, opts: Vsphere
    * The guest-disk step: the disk the disk step attached (found on the VM by its owned name), found
    * in the guest by its WWN and checked (guest-disk.ts); the workload measures what it found.
    */
-  async function applyGuestDisk(step: PlannedStep, ctx: ProviderContext): Promise<null> {
+  async function applyGuestDisk(step: PlannedStep, ctx: ProviderContext): Promise<CreatedObject | null> {
     const a = step.arguments;
     const g = opts.guest;
     if (!g) throw new InternalError(`vsphere step ${step.step}: the provider was composed without the target's guest`);
@@ -327,8 +329,24 @@ export function createVsphereProvider(target: VsphereTargetConfig, opts: Vsphere
     try {
       const found = await findGuestDisk(runner, identity, g, { signal: ctx.signal, log: (m) => ctx.log(m) });
       ctx.log(`found ${identity.source} in the guest as ${found.device} (${found.byId})`, { device: found.device, wwn: found.wwn });
-      ctx.measure?.({ path: found.device, device: found.device, wwn: found.wwn, filesystem: 'raw' });
-      return null;
+      if (step.operation === GUEST_DISK_OPERATION) {
+        ctx.measure?.({ path: found.device, device: found.device, wwn: found.wwn, filesystem: 'raw' });
+        return null;
+      }
+      const filesystem = str(a, 'filesystem', step.step);
+      if (filesystem !== 'ext4' && filesystem !== 'xfs') throw new InvalidArgument(`vsphere step ${step.step}: filesystem ${filesystem} is not one the guest makes (ext4, xfs)`, { name: 'filesystem', value: filesystem });
+      const name = step.creates?.name;
+      if (!name) throw new InternalError(`vsphere step ${step.step} makes a filesystem but names no object`);
+      const { record, testFile } = await makeGuestFilesystem(runner, found, g, {
+        filesystem,
+        mountpoint: str(a, 'mountpoint', step.step),
+        labelId: randomUUID(),
+        sent: (r) => ctx.sent({ ...r }),
+        signal: ctx.signal,
+      });
+      ctx.log(`made ${filesystem} on ${String(record.partition)}, mounted at ${record.mountpoint}`, { device: found.device, filesystem });
+      ctx.measure?.({ path: testFile, device: found.device, wwn: found.wwn, filesystem });
+      return { kind: 'guest-filesystem', name, provider: 'vsphere', id: record.ptuuid, data: { ...record } };
     } finally {
       await runner.close().catch(() => undefined);
     }
@@ -407,7 +425,30 @@ export function createVsphereProvider(target: VsphereTargetConfig, opts: Vsphere
       }
       return 'absent';
     }
+    if (obj.kind === 'guest-filesystem') return destroyGuestFilesystem(obj, ctx);
     throw new InvalidArgument(`vsphere provider cannot destroy objects of kind ${obj.kind}`, { name: 'kind', value: obj.kind });
+  }
+
+  /**
+   * A guest filesystem, from its recorded data only: the disk by its WWN link, ours only while it
+   * carries the GPT GUID we wrote; the mount point of our owned name (guest-disk.ts).
+   */
+  async function destroyGuestFilesystem(obj: DestroyRef, ctx: ProviderContext): Promise<'removed' | 'absent'> {
+    const d = obj.data;
+    const g = opts.guest;
+    if (!g) throw new InternalError(`vsphere: teardown of ${obj.name} needs the target's guest`);
+    const strs = ['wwn', 'byId', 'device', 'filesystem', 'mountpoint', 'ptuuid'] as const;
+    for (const k of strs) if (typeof d[k] !== 'string' || d[k] === '') throw new InvalidArgument(`the ledger records no ${k} for guest filesystem ${obj.name}; refusing to guess one`, { name: k, value: '' });
+    const mountpoint = d.mountpoint as string;
+    if (!mountpoint.endsWith(`/${obj.name}`)) throw new UnsafeOperation(`recorded mount point ${mountpoint} does not carry the owned name ${obj.name}; left alone`, { operation: 'umount', target: mountpoint });
+    const rec = { wwn: d.wwn, byId: d.byId, device: d.device, filesystem: d.filesystem, mountpoint, ptuuid: d.ptuuid } as GuestFilesystemRecord;
+    const runner = await g.open();
+    try {
+      ctx.log(`unmounting ${mountpoint} and wiping the partition table this run wrote on ${rec.byId}`);
+      return await removeGuestFilesystem(runner, rec, g, (m) => ctx.log(m));
+    } finally {
+      await runner.close().catch(() => undefined);
+    }
   }
 
   async function find(ref: OwnedObjectRef): Promise<CreatedObject | null> {

@@ -1,16 +1,19 @@
 // PURE: the vSphere steps of one permutation, from its axes and the target. No I/O; the result is
 // what `run --dry-run --json` prints and all that `apply` later consumes (plus the target's
 // connection and allow-list, which never appear in a plan).
+import path from 'node:path';
 import { InvalidArgument } from '../../errors.ts';
 import type { Axes } from '../../contract/axis.ts';
 import type { PlannedStep } from '../../contract/provider.ts';
 import { checkVmfsBlockSize, isVmfsKind } from '../vmfs-block-size.ts';
 import { checkBlockSizeKbSupported, checkNvmeSupported, checkVmfs3FileSize, checkVmfsCreatable, parseEsxiVersion } from '../esxi-version.ts';
+import { LINUX_GUEST_FILESYSTEMS } from '../guest-disk.ts';
 import { VSPHERE_BLOCK_SIZES_KB, VSPHERE_BLOCK_SIZES_MB, VSPHERE_CONTROLLERS, VSPHERE_DATASTORE_KINDS, VSPHERE_DISK_FORMATS } from './axes.ts';
 import type { VsphereStepTarget } from './config.ts';
 
-/** The guest-disk step's operation (provider.ts carries it out). */
+/** The guest-disk step's operations (provider.ts carries them out): raw, or a filesystem made on the disk. */
 export const GUEST_DISK_OPERATION = 'guest: find disk by WWN';
+export const GUEST_FS_OPERATION = 'guest: find disk by WWN, partition, mkfs, mount';
 
 export type DatastoreKind = (typeof VSPHERE_DATASTORE_KINDS)[number];
 export type DiskFormatAxis = (typeof VSPHERE_DISK_FORMATS)[number];
@@ -139,7 +142,7 @@ export function planVsphereSteps(axes: Axes, target: VsphereStepTarget, names: {
       destroys: [device],
       creates: { kind: 'rdm', name },
     });
-    steps.push(guestDiskStep(target, name));
+    steps.push(guestDiskStep(axes, target, name, names.prefix));
   } else {
     const sizeGb = num(axes, 'disk.sizeGb');
     if (sizeGb === undefined) bad('disk.sizeGb', undefined, 'a positive number of GiB for a virtual disk');
@@ -165,7 +168,7 @@ export function planVsphereSteps(axes: Axes, target: VsphereStepTarget, names: {
       destructive: false,
       creates: { kind: 'disk', name },
     });
-    steps.push(guestDiskStep(target, name));
+    steps.push(guestDiskStep(axes, target, name, names.prefix));
   }
   return steps;
 }
@@ -175,12 +178,27 @@ export function planVsphereSteps(axes: Axes, target: VsphereStepTarget, names: {
  * the provisioned size, not the system disk: providers/guest-disk.ts); the workload measures it.
  * It writes nothing: the disk step's `destroys` already names an RDM's LUN.
  */
-function guestDiskStep(target: VsphereStepTarget, disk: string): PlannedStep {
+function guestDiskStep(axes: Axes, target: VsphereStepTarget, disk: string, prefix: string): PlannedStep {
+  const filesystem = oneOf(axes, 'guest.filesystem', LINUX_GUEST_FILESYSTEMS, 'raw');
+  if (filesystem === 'raw') {
+    return {
+      step: 'guest-disk',
+      provider: 'vsphere',
+      operation: GUEST_DISK_OPERATION,
+      arguments: { host: target.host, vm: target.vm, datacenter: target.datacenter, disk, filesystem: 'raw' },
+      destructive: false,
+    };
+  }
+  // One GPT partition, mkfs, mounted in a directory of ours: torn down (unmounted, our table wiped)
+  // before the disk is detached. Nothing but the disk this permutation attached is touched.
+  const name = `${prefix}-fs`;
+  const workdir = need(target.guestWorkdir, 'guest.workdir', `to mount guest.filesystem ${filesystem}`);
   return {
     step: 'guest-disk',
     provider: 'vsphere',
-    operation: GUEST_DISK_OPERATION,
-    arguments: { host: target.host, vm: target.vm, datacenter: target.datacenter, disk, filesystem: 'raw' },
+    operation: GUEST_FS_OPERATION,
+    arguments: { host: target.host, vm: target.vm, datacenter: target.datacenter, disk, filesystem, mountpoint: path.posix.join(workdir, name) },
     destructive: false,
+    creates: { kind: 'guest-filesystem', name },
   };
 }

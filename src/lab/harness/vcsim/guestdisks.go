@@ -234,9 +234,10 @@ func (g *guestDisks) attach(vm string, v diskView) (*guestDisk, error) {
 			return nil, err
 		}
 	}
-	out, err := exec.Command("losetup", "-f", "--show", file).CombinedOutput()
+	// -P: the kernel reads its partition table, as it does a real disk's
+	out, err := exec.Command("losetup", "-f", "-P", "--show", file).CombinedOutput()
 	if err != nil {
-		return nil, fmt.Errorf("losetup -f --show %s: %s (%v)", file, strings.TrimSpace(string(out)), err)
+		return nil, fmt.Errorf("losetup -f -P --show %s: %s (%v)", file, strings.TrimSpace(string(out)), err)
 	}
 	a := &guestDisk{vm: vm, file: file, loop: strings.TrimSpace(string(out))}
 	if v.lun == "" {
