@@ -34,18 +34,24 @@ export interface FioRunOptions {
   onStopped?: (stop: GroupStop) => void;
 }
 
+/**
+ * Waits `ms`, or until `signal` aborts. Its abort listener is removed when the wait ends either way:
+ * the run's one signal sees a sleep between every two tests of every permutation of every target,
+ * and a listener left per sleep piled up (MaxListenersExceededWarning after 10).
+ */
 export function defaultSleep(ms: number, signal?: AbortSignal): Promise<void> {
   return new Promise((resolve, reject) => {
     if (ms <= 0) return resolve();
-    const t = setTimeout(resolve, ms);
-    signal?.addEventListener(
-      'abort',
-      () => {
-        clearTimeout(t);
-        reject(signal.reason instanceof Error ? signal.reason : new Error('aborted'));
-      },
-      { once: true },
-    );
+    if (signal?.aborted) return reject(signal.reason instanceof Error ? signal.reason : new Error('aborted'));
+    const onAbort = () => {
+      clearTimeout(t);
+      reject(signal!.reason instanceof Error ? signal!.reason : new Error('aborted'));
+    };
+    const t = setTimeout(() => {
+      signal?.removeEventListener('abort', onAbort);
+      resolve();
+    }, ms);
+    signal?.addEventListener('abort', onAbort, { once: true });
   });
 }
 
