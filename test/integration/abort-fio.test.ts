@@ -6,6 +6,7 @@
 // lab's SSH guest (a real sshd on 127.0.0.1, so the guest's processes are visible here in /proc),
 // and on this machine through the local runner.
 import fs from 'node:fs';
+import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { descendantPids, startLabGuest, type LabGuest } from './helpers/lab-guest.ts';
 import { runCli } from './helpers/cli.ts';
@@ -25,8 +26,26 @@ afterAll(async () => {
 });
 
 /** Live (not zombie) fio processes whose command line names `dir` — what `ps` would list. */
+/**
+ * The lab guest's disks fio may be measuring: a vSphere permutation's fio writes the loop device the
+ * simulator attached (its wwn-0x link in lab.byIdDir), not a file in the workdir. Every device seen
+ * is remembered, so a fio left on it after teardown removed the link is still found.
+ */
+const labDevices = new Set<string>();
+function noteLabDevices(): void {
+  if (!lab) return;
+  for (const l of fs.existsSync(lab.byIdDir) ? fs.readdirSync(lab.byIdDir) : []) {
+    try {
+      labDevices.add(fs.readlinkSync(path.join(lab.byIdDir, l)));
+    } catch {
+      /* removed meanwhile */
+    }
+  }
+}
+
 function fioProcessesIn(dir: string): Array<{ pid: number; args: string }> {
   const out: Array<{ pid: number; args: string }> = [];
+  noteLabDevices();
   for (const entry of fs.readdirSync('/proc')) {
     if (!/^\d+$/.test(entry)) continue;
     try {
@@ -34,7 +53,8 @@ function fioProcessesIn(dir: string): Array<{ pid: number; args: string }> {
       const comm = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
       const state = stat.slice(stat.lastIndexOf(')') + 2).split(' ')[0];
       const args = fs.readFileSync(`/proc/${entry}/cmdline`, 'utf8').split('\0').join(' ');
-      if (comm === 'fio' && state !== 'Z' && args.includes(dir)) out.push({ pid: Number(entry), args });
+      const onLabDisk = [...labDevices].some((d) => args.includes(`--filename=${d} `) || args.endsWith(`--filename=${d}`));
+      if (comm === 'fio' && state !== 'Z' && (args.includes(dir) || onLabDisk)) out.push({ pid: Number(entry), args });
     } catch {
       /* exited meanwhile */
     }
