@@ -36,6 +36,8 @@ beforeAll(async () => {
       `    allowedDevices: [${lun}]`,
       '    guest:',
       `      workdir: ${workdir}`,
+      // the same guest (this machine): the disks the simulator attaches are listed here
+      `      byIdDir: ${lab.byIdDir}`,
       '',
     ].join('\n'),
   );

@@ -19,7 +19,7 @@ beforeAll(async () => {
   await fs.mkdir(workdir, { recursive: true });
   await fs.appendFile(
     lab.inventory,
-    ['  lab-vm0-nodc:', '    provider: vsphere', '    vcenter: lab-vc', '    host: DC0_H0', '    vm: DC0_H0_VM0', '    version: "5.5"', `    vmfsDevice: ${lun2}`, `    allowedDevices: [${lun2}]`, '    guest:', `      workdir: ${workdir}`, ''].join('\n'),
+    ['  lab-vm0-nodc:', '    provider: vsphere', '    vcenter: lab-vc', '    host: DC0_H0', '    vm: DC0_H0_VM0', '    version: "5.5"', `    vmfsDevice: ${lun2}`, `    allowedDevices: [${lun2}]`, '    guest:', `      workdir: ${workdir}`, `      byIdDir: ${lab.byIdDir}`, ''].join('\n'),
   );
   const book = sweepPlaybook({ name: 'one-vm', blockSizesMb: [1, 2], formats: ['thin'], repeat: 1 }).replace('target: lab-vcenter\n', 'target: [lab-vcenter, lab-vm0-nodc]\n');
   playbook = await lab.writePlaybook('one-vm.yaml', book);
