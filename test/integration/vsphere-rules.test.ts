@@ -34,7 +34,8 @@ let dir: string;
 
 beforeAll(async () => {
   dir = await fs.mkdtemp(path.join(os.tmpdir(), 'ss-vrules-'));
-  sim = await startVcsim({ password: `vc-Rules-${Math.random().toString(36).slice(2, 10)}` });
+  // the guest (this machine) gets a loop device per attached disk, listed under guest-disks/by-id
+  sim = await startVcsim({ password: `vc-Rules-${Math.random().toString(36).slice(2, 10)}`, guestDisks: path.join(dir, 'guest-disks') });
   control = vcsimControl(sim);
   client = await VsphereClient.connect({ url: sim.url, username: sim.username, password: sim.password, thumbprint: sim.thumbprint });
   luns = (await client.listVmfsCandidateDisks(await client.findHost('DC0_H0'))).map((d) => d.canonicalName).sort();
@@ -189,7 +190,7 @@ describe('NFS without VAAI-NAS: thin disks only', () => {
         'vcenters:',
         ...vcenterYaml({ name: 'lab-vc', url: sim.url, username: sim.username, passwordRef: '${file:vc-password}', thumbprint: sim.thumbprint }),
         'targets:',
-        ...vsphereTargetYaml({ name: 'lab-vcenter', vcenter: 'lab-vc', host: 'DC0_H0', vm: 'DC0_H0_VM0', datastore: 'LocalDS_0', nfsDir, guest: { workdir: path.join(dir, 'scratch') } }),
+        ...vsphereTargetYaml({ name: 'lab-vcenter', vcenter: 'lab-vc', host: 'DC0_H0', vm: 'DC0_H0_VM0', datastore: 'LocalDS_0', nfsDir, guest: { workdir: path.join(dir, 'scratch'), byIdDir: path.join(dir, 'guest-disks', 'by-id') } }),
       ];
       if (vaaiNas) lines.splice(lines.indexOf(`      remotePath: ${nfsDir}`) + 1, 0, '      vaaiNas: true');
       await fs.writeFile(file, lines.join('\n') + '\n');
@@ -301,7 +302,8 @@ describe('disk.controller: the disk on a controller of the named type', () => {
     const provider = createVsphereProvider(t);
     const created: Array<CreatedObject | null> = [];
     try {
-      for (const s of planVsphereSteps(axes, t, { prefix })) created.push(await provider.apply(s, ctx(prefix)));
+      // no guest here: the guest-disk step is guest-disk.test.ts's
+      for (const s of planVsphereSteps(axes, t, { prefix }).filter((x) => x.step !== 'guest-disk')) created.push(await provider.apply(s, ctx(prefix)));
       await inspect(created);
     } finally {
       for (const o of [...created].reverse()) if (o) expect(await provider.destroy(o, ctx(prefix))).toBe('removed');
