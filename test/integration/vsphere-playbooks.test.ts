@@ -380,6 +380,10 @@ describe('disk-format.yaml', () => {
       try {
         await sim.control.reset();
         const pb = await labCopy('disk-format.yaml', [/^ {4}format: \[.*\]$/m, '    format: [rdm-physical]']);
+        // the playbook's baseline (thin) must be a value of the narrowed axis, or validate refuses the copy
+        const text = await fs.readFile(pb, 'utf8');
+        expect(text).toMatch(/^ {2}disk\.format: thin$/m);
+        await fs.writeFile(pb, text.replace(/^ {2}disk\.format: thin$/m, '  disk.format: rdm-physical'));
         const r = await runCli(['run', pb, '-i', inventory, '--out', await newRunsDir(`rdm-in-use-${how.replace(/\W+/g, '-')}`), '--confirm-destroy', rdmDevice, '--no-report', '--json']);
         const st = await status(summaryOf(r).runDir);
         expect(r.code).toBe(1);
