@@ -75,4 +75,14 @@ describe('run --set', { timeout: 120_000 }, () => {
     const none = await runCli(['run', '--resume', runDir, playbook, '--no-report', '--json']);
     expect(none.code, none.stderr).toBe(0);
   });
+
+  it('--resume with --out is refused (exit 2) before the run directory is opened: a resume continues in its own directory', async () => {
+    const before = fs.readdirSync(runDir).sort();
+    const out = path.join(path.dirname(runDir), 'elsewhere');
+    const r = await runCli(['run', '--resume', runDir, '--no-report', '--out', out]);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain('run --resume: --out is not used by a resume');
+    expect(fs.existsSync(out)).toBe(false);
+    expect(fs.readdirSync(runDir).sort()).toEqual(before);
+  });
 });

@@ -47,6 +47,8 @@ export interface RunCommandOptions {
   report?: boolean;
   /** `--set key=value` overrides of playbook values (config/overrides.ts) */
   set?: string[];
+  /** `--out` was given on the command line (not its default): a resume refuses it */
+  outGiven?: boolean;
 }
 
 /**
@@ -350,6 +352,8 @@ async function runLocked(playbookFile: string | undefined, o: RunCommandOptions,
   let prep: Prepared;
   if (o.resume) {
     const runDir = path.resolve(o.resume);
+    // a resumed run continues in its own directory: an --out would be silently ignored
+    if (o.outGiven) throw new UsageError(`run --resume: --out is not used by a resume (the run continues in its own directory ${shown(runDir)}); leave --out out`);
     // --dry-run reads the run as it is: opened read-only, no lock taken, nothing journaled
     const store = o.dryRun ? ResultStore.openReadOnly(runDir) : ResultStore.open(runDir);
     try {
@@ -592,7 +596,7 @@ export function registerRun(program: Command): void {
     .option('--step-timeout <sec>', 'limit for each provisioning step in whole seconds, 1-2147483 (default 1800)', stepTimeoutOption)
     .option('--no-report', 'do not write report.md/report.html at the end')
     .option('--set <key=value>', `${SET_HELP}; recorded in the run, which --resume uses`, collect)
-    .action(async (playbook: string | undefined, o: RunCommandOptions) => {
-      process.exitCode = await runCommand(playbook, o);
+    .action(async (playbook: string | undefined, o: RunCommandOptions, cmd: Command) => {
+      process.exitCode = await runCommand(playbook, { ...o, outGiven: cmd.getOptionValueSource('out') === 'cli' });
     });
 }
