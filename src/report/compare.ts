@@ -3,7 +3,8 @@
 import type { ResultRecord } from '../results/record.ts';
 import type { AxisValue, Axes } from '../contract/axis.ts';
 import { UsageError } from '../errors.ts';
-import { formatDelta, formatMetric, METRICS, primaryMetricOf, SOURCE_AXIS, sourceOf, type MetricKey, type RunInfo } from './model.ts';
+import { METRICS, primaryMetricOf, SOURCE_AXIS, sourceOf, type MetricKey, type RunInfo } from './model.ts';
+import { formatDelta, formatValue } from './numbers.ts';
 import { compareSamples, DEFAULT_VERDICT_OPTIONS, formatP, type Comparison, type VerdictOptions } from './stats.ts';
 
 export interface CompareSide {
@@ -274,8 +275,8 @@ export function renderCompareText(r: CompareResult): string {
         row.testId,
         axes,
         METRICS[row.metric].label,
-        c.baseline.mean === null ? '–' : formatMetric(row.metric, c.baseline.mean),
-        c.candidate.mean === null ? '–' : formatMetric(row.metric, c.candidate.mean),
+        formatValue(row.metric, c.baseline.mean),
+        formatValue(row.metric, c.candidate.mean),
         formatDelta(c),
         c.welch ? formatP(c.welch.p) : '–',
         `${c.verdict.replace('-', ' ')}${row.regression ? ' REGRESSION' : ''}`,

@@ -624,37 +624,3 @@ export function buildReport(records: readonly ResultRecord[], info: RunInfo, opt
     summary: { verdicts, noisy: noisyShown, ...(noisyTotal !== undefined ? { noisyTotal } : {}), warnings },
   };
 }
-
-/** Formats a raw metric value in its display unit. */
-const formatters = new Map<number, Intl.NumberFormat>();
-
-export function formatMetric(m: MetricKey, raw: number | null): string {
-  if (raw === null) return '–';
-  const d = METRICS[m];
-  // What toLocaleString does, without building a formatter per call.
-  let f = formatters.get(d.digits);
-  if (!f) formatters.set(d.digits, (f = new Intl.NumberFormat('en-US', { minimumFractionDigits: d.digits, maximumFractionDigits: d.digits })));
-  return f.format(raw * d.scale);
-}
-
-/** `mean ± half-width` in display units; the bare mean when there is no interval. */
-export function formatMeanCi(cell: MetricCell | undefined): string {
-  if (!cell || cell.summary.mean === null) return '–';
-  const s = cell.summary;
-  const m = formatMetric(cell.metric, s.mean);
-  return s.ci ? `${m} ± ${formatMetric(cell.metric, s.ci.halfWidth)}` : m;
-}
-
-export function formatPct(x: number, digits = 1): string {
-  const s = x.toFixed(digits);
-  return x > 0 ? `+${s}%` : `${s}%`;
-}
-
-export function formatDelta(c: Comparison): string {
-  if (!c.delta) return '–';
-  // With n ≥ 2 on both sides a missing interval means Fieller's is unbounded: the baseline is
-  // too noisy to bound the ratio at all, which the reader should see rather than a bare number.
-  const unbounded = c.baseline.n >= 2 && c.candidate.n >= 2 ? ' [unbounded]' : '';
-  const ci = c.delta.ci ? ` [${formatPct(c.delta.ci.low)}, ${formatPct(c.delta.ci.high)}]` : unbounded;
-  return `${formatPct(c.delta.pct)}${ci}`;
-}

@@ -162,7 +162,7 @@ describe('storsweep compare', () => {
     const same = runDir('cmp-same', labRecords({ runId: 'c', seed: 3 }));
     const io = capture();
     expect(await runCompare(a, slow, { failOnRegression: '10' }, io)).toBe(EXIT_REGRESSION);
-    expect(io.out).toMatch(/seq-1m-q8t1-read +datastore\.blockSizeMb=1, disk\.format=thin +MB\/s .* -(19|20)\.\d% \[.*\] +< 0\.001 +slower REGRESSION/);
+    expect(io.out).toMatch(/seq-1m-q8t1-read +datastore\.blockSizeMb=1, disk\.format=thin +MB\/s .* -(19|20)(\.\d)?% \[.*\] +< 0\.001 +slower REGRESSION/);
     expect(io.out).toContain('8 significant regression(s) of at least 10%');
     expect(await runCompare(a, slow, { failOnRegression: '25' }, capture())).toBe(0);
     expect(await runCompare(a, same, { failOnRegression: '5' }, capture())).toBe(0);

@@ -114,12 +114,12 @@ describe('html', () => {
 });
 
 describe('formatDelta', () => {
-  it('says "unbounded" when Fieller cannot bound the ratio, and nothing with n = 1', async () => {
+  it('says "too noisy to tell" when Fieller cannot bound the ratio, and gives no interval with n = 1', async () => {
     const { compareSamples } = await import('../../../src/report/stats.ts');
-    const { formatDelta } = await import('../../../src/report/model.ts');
+    const { formatDelta } = await import('../../../src/report/numbers.ts');
     const noisy = compareSamples([50, 52, 49, 51], [1, 100, 1, 100], true);
     expect(noisy.delta!.ci).toBeNull();
-    expect(formatDelta(noisy)).toBe('0.0% [unbounded]');
-    expect(formatDelta(compareSamples([110], [100], true))).toBe('+10.0%');
+    expect(formatDelta(noisy)).toBe('too noisy to tell (0.0%)');
+    expect(formatDelta(compareSamples([110], [100], true))).toBe('+10%');
   });
 });
