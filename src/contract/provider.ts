@@ -70,23 +70,30 @@ export interface ProviderContext {
    */
   sent(data: Record<string, unknown>): void;
   /**
-   * A step that finds the disk under test in the guest (and prepares it) says here what the
-   * permutation's workload measures; the executor hands it to the workload endpoint and names it
-   * in every record. Absent outside a provisioning step.
+   * The one handoff of the disk under test from provisioning to the workload: a step that found
+   * the disk it attached in the guest (and prepared it) says here what the permutation's workload
+   * measures. A later step may say it again (the filesystem it made on that disk); the last word
+   * counts. The executor journals it, hands it to the workload endpoint (`target`) and puts its
+   * `facts` in every record. Absent outside a provisioning step.
    */
   measure?(target: MeasuredTarget): void;
 }
 
 /** What a permutation's workload measures, as a provisioning step found it in the guest. */
 export interface MeasuredTarget {
-  /** what the benchmark tool is given: the device node, or the test file on the filesystem the step made */
+  /**
+   * what the benchmark tool is given: a Linux device node (/dev/sdb), diskspd's physical drive
+   * (`#2`), or the test file on the filesystem the step made on that disk
+   */
   path: string;
-  /** the resolved device node of the disk, e.g. /dev/sdb */
+  /** the disk as the guest names it, for messages: /dev/sdb, `guest disk 2` */
   device: string;
-  /** the WWN the guest names the disk by (`wwn-0x<wwn>`), lower-case hex */
-  wwn: string;
-  /** `raw`, or the filesystem the step made on it (ext4, xfs) */
+  /** the identity it was found by, for messages: `wwn-0x6000c29…`, a Windows serial or unique id */
+  identity: string;
+  /** `raw`, or the filesystem the step made on the disk (ext4, xfs, NTFS, ReFS) */
   filesystem: string;
+  /** what every record says about the disk measured (metadata: device and deviceWwn, guestDisk and guestDiskId, allocationUnitBytes…) */
+  facts: Record<string, string | number>;
 }
 
 export interface Provider {
@@ -133,8 +140,9 @@ export interface WorkloadEndpoint {
   /** the benchmark tool, recorded in every record */
   tool: 'fio' | 'diskspd';
   /**
-   * True when the endpoint measures the disk a provisioning step found in the guest (ctx.measure),
-   * not a path of its own: the executor refuses to run its workload when no step found one.
+   * True when the endpoint measures the disk a provisioning step found in the guest
+   * (ProviderContext.measure), not a path of its own: the executor refuses to run its workload
+   * when no step found one.
    */
   measuresAttachedDisk?: boolean;
   /** connects (or reconnects after a loss) to where the workload runs */
@@ -146,15 +154,14 @@ export interface WorkloadEndpoint {
    * region with incompressible data when the profile says `prefill` (and a diskspd file target is
    * created); null when nothing was done. Its outcome is journaled and kept in every record.
    */
-  prepare?(runner: CommandRunner, profile: WorkloadProfile, opts: { signal: AbortSignal; runId: string; timeoutSlackSec?: number; onStopped?: (stop: GroupStop) => void; provisioned?: readonly CreatedObject[]; target?: MeasuredTarget }): Promise<PrefillOutcome | null>;
+  prepare?(runner: CommandRunner, profile: WorkloadProfile, opts: { signal: AbortSignal; runId: string; timeoutSlackSec?: number; onStopped?: (stop: GroupStop) => void; target?: MeasuredTarget }): Promise<PrefillOutcome | null>;
   /**
    * one test of a profile: warm-up, measured passes, aggregation (see workloads/passes.ts).
-   * `provisioned` is what the permutation's steps created, as recorded in the ledger, in step order:
-   * where a provider found the disk it attached (a Hyper-V guest's disk number and serial, the
-   * volume it formatted), the workload measures that, not a path fixed in the inventory. `target` is what a step found in
-   * a Linux guest and said through ProviderContext.measure (the vSphere guest-disk step).
+   * `target` is the disk a provisioning step found in the guest and said through
+   * ProviderContext.measure (vSphere, ESXi shell, Hyper-V): the workload measures that, never a
+   * path fixed in the inventory.
    */
-  runTest(runner: CommandRunner, test: WorkloadTest, profile: WorkloadProfile, opts: { signal: AbortSignal; onRaw: OnRaw; runId: string; timeoutSlackSec?: number; onStopped?: (stop: GroupStop) => void; provisioned?: readonly CreatedObject[]; target?: MeasuredTarget }): Promise<TestOutcome>;
+  runTest(runner: CommandRunner, test: WorkloadTest, profile: WorkloadProfile, opts: { signal: AbortSignal; onRaw: OnRaw; runId: string; timeoutSlackSec?: number; onStopped?: (stop: GroupStop) => void; target?: MeasuredTarget }): Promise<TestOutcome>;
   /**
    * Stops what an earlier process of run `runId` left running there (it was killed, or lost its
    * connection, while the tool ran), so that a resume neither runs a second one on the same file nor

@@ -16,6 +16,7 @@
 import path from 'node:path';
 import { z } from 'zod';
 import { GuestDiskNotFound, UnsafeOperation } from '../errors.ts';
+import type { MeasuredTarget } from '../contract/provider.ts';
 import type { CommandRunner } from '../ssh/command-runner.ts';
 import { shJoin } from '../ssh/quote.ts';
 import { runChecked } from '../ssh/run-checked.ts';
@@ -196,6 +197,17 @@ export async function findGuestDisk(runner: CommandRunner, disk: AttachedDiskIde
   }
   if (probe.exitCode !== 2) refuse(`could not be probed (blkid -p exit ${probe.exitCode}: ${probe.stderr.trim().split('\n').pop() ?? ''})`);
   return { wwn: disk.wwn, byId: link, device, sizeBytes: size };
+}
+
+/**
+ * What the workload measures on a disk found in a Linux guest (ProviderContext.measure): the
+ * device itself (`raw`), or the test file on the filesystem made on it. Every record names the
+ * device, its WWN, the filesystem and the path fio was given.
+ */
+export function linuxMeasuredTarget(found: FoundGuestDisk, filesystem: 'raw' | Exclude<LinuxGuestFilesystem, 'raw'>, testFile?: string): MeasuredTarget {
+  const p = filesystem === 'raw' ? found.device : testFile;
+  if (!p) throw new UnsafeOperation(`${found.byId}: guest.filesystem ${filesystem} names no test file; nothing is measured`, { operation: 'guest disk', target: found.device });
+  return { path: p, device: found.device, identity: `wwn-0x${found.wwn}`, filesystem, facts: { device: found.device, deviceWwn: found.wwn, filesystem, testPath: p } };
 }
 
 // ---------------------------------------------------------------- a filesystem on the disk (guest.filesystem)

@@ -298,7 +298,7 @@ async function runPermutation(perm: PermutationPlan, c: PermContext): Promise<bo
   ctx.measure = (t) => {
     target = t;
     record(() => store.appendJournal(perm.permutationId, 'measure', 'found', t));
-    c.emit({ type: 'message', level: 'info', text: `${perm.permutationId}: measuring ${t.device} (wwn-0x${t.wwn}${t.filesystem === 'raw' ? ', raw' : `, ${t.filesystem}: ${t.path}`})` });
+    c.emit({ type: 'message', level: 'info', text: `${perm.permutationId}: measuring ${t.device} (${t.identity}${t.filesystem === 'raw' ? `, raw: ${t.path}` : `, ${t.filesystem}: ${t.path}`})` });
   };
   c.emit({ type: 'permutation-start', index: perm.index, total: plan.permutations.length, permutationId: perm.permutationId, axes: perm.axes, estimateSec: perm.estimateSec });
   if (c.resumed && c.toolMayRun) {
@@ -486,8 +486,8 @@ function prefillFacts(fill: PrefillOutcome | null): Record<string, string | numb
 }
 
 /** What every record of a permutation says about the disk it measured (a step found it in the guest). */
-function targetFacts(t: MeasuredTarget | undefined): Record<string, string> {
-  return t ? { device: t.device, deviceWwn: t.wwn, filesystem: t.filesystem, testPath: t.path } : {};
+function targetFacts(t: MeasuredTarget | undefined): Record<string, string | number> {
+  return t ? { ...t.facts } : {};
 }
 
 function recordFor(perm: PermutationPlan, runId: string, repetition: number, test: WorkloadTest, o: TestOutcome, profileName: string, aggregate: string, tool: string, fill: PrefillOutcome | null, target: MeasuredTarget | undefined): ResultRecord {
@@ -518,15 +518,10 @@ async function runWorkload(perm: PermutationPlan, c: PermContext, target: Measur
   // handled like one lost during a pass: the fio it left is stopped, and the fill is done again.
   let fill: PrefillOutcome | null = null;
   let fillPending = c.workload.prepare !== undefined;
-  // what the permutation's steps created, as recorded: where the provider found the disk to measure
-  const provisioned: CreatedObject[] = c.store
-    .ledger({ permutationId: perm.permutationId })
-    .filter((r) => r.state === 'created' && r.objectId !== null)
-    .map((r) => ({ kind: r.kind, name: r.name, provider: r.provider, id: r.objectId!, data: r.data }));
   const prefill = async (runner: CommandRunner, onStopped: (stop: GroupStop) => void): Promise<void> => {
     if (!fillPending || !c.workload.prepare) return;
     c.emit({ type: 'step', permutationId: perm.permutationId, step: profile.prefill === false ? 'prepare' : 'prefill', operation: c.workload.tool });
-    fill = await c.workload.prepare(runner, profile, { signal: c.signal, runId: c.plan.runId, timeoutSlackSec: c.workloadSlackSec, onStopped, provisioned, ...(target ? { target } : {}) });
+    fill = await c.workload.prepare(runner, profile, { signal: c.signal, runId: c.plan.runId, timeoutSlackSec: c.workloadSlackSec, onStopped, ...(target ? { target } : {}) });
     fillPending = false;
     const done = fill;
     record(() => c.store.appendJournal(perm.permutationId, 'prefill', done ? (done.filled ? 'filled' : 'created') : 'skipped', done));
@@ -577,7 +572,6 @@ async function runWorkload(perm: PermutationPlan, c: PermContext, target: Measur
                 runId: c.plan.runId,
                 timeoutSlackSec: c.workloadSlackSec,
                 onStopped,
-                provisioned,
                 ...(target ? { target } : {}),
                 onRaw: async (t, pass, raw) => storeRaw(c.store.runDir, `raw/${perm.permutationId}/rep${rep}/${t.id}.pass${pass}.${c.workload.tool === 'diskspd' ? 'xml' : 'json'}`, raw),
               }),

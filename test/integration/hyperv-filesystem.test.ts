@@ -8,14 +8,14 @@ import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { CreatedObject, ProviderContext } from '../../src/contract/provider.ts';
+import type { CreatedObject, MeasuredTarget, ProviderContext } from '../../src/contract/provider.ts';
 import { defaultHypervState, GUEST_CREDENTIAL, readHypervState, readPsLog, seedHypervState, WINDOWS_HARNESS_DIR } from '../../src/lab/harness/windows/state.ts';
 import { labPaths, labUp, type LabState } from '../../src/lab/lab.ts';
 import { ensureKeyPair, startSshd, stopPid, type SshdHandle } from '../../src/lab/sshd.ts';
 import type { HypervTargetConfig } from '../../src/providers/hyperv/config.ts';
 import { planHypervSteps } from '../../src/providers/hyperv/plan.ts';
 import { runGuestCalls } from '../../src/providers/hyperv/powershell.ts';
-import { createHypervProvider, measuredTarget } from '../../src/providers/hyperv/provider.ts';
+import { createHypervProvider } from '../../src/providers/hyperv/provider.ts';
 import { connectSsh, type SshOptions } from '../../src/ssh/ssh-runner.ts';
 import { REPO_ROOT, runCli, stackTraceLines } from './helpers/cli.ts';
 
@@ -154,10 +154,13 @@ describe('guest volumes through the provider', () => {
       ['guest-volume', 'Format-Volume (guest)', ['disk2:S4EWNX0R123456']],
     ]);
     const created: CreatedObject[] = [];
-    for (const s of steps) created.push((await provider.apply(s, ctx))!);
+    const measured: MeasuredTarget[] = [];
+    for (const s of steps) created.push((await provider.apply(s, { ...ctx, measure: (t) => measured.push(t) }))!);
     const vol = created.at(-1)!;
     expect(vol.data).toMatchObject({ guestDiskNumber: 1, serialNumber: 'S4EWNX0R123456', filesystem: 'ntfs-64k', volumeFileSystem: 'NTFS', volumeAllocationUnit: 65536, driveLetter: 'D', testFile: 'D:\\storsweep.dat', diskGuid: expect.stringMatching(/^\{/), partitionGuid: expect.stringMatching(/^\{/) });
-    expect(measuredTarget(created, 'hv')).toEqual({ target: 'D:\\storsweep.dat', facts: { guestDisk: 1, guestDiskId: 'S4EWNX0R123456', filesystem: 'NTFS', allocationUnitBytes: 65536, testFile: 'D:\\storsweep.dat' } });
+    // the guest-disk step says #1, the guest-volume step then the file on the volume it made: the last word counts
+    expect(measured.map((m) => m.path)).toEqual(['#1', 'D:\\storsweep.dat']);
+    expect(measured.at(-1)).toEqual({ path: 'D:\\storsweep.dat', device: 'guest disk 1', identity: 'S4EWNX0R123456', filesystem: 'NTFS', facts: { guestDisk: 1, guestDiskId: 'S4EWNX0R123456', filesystem: 'NTFS', allocationUnitBytes: 65536, testFile: 'D:\\storsweep.dat' } });
     let host = await readHypervState(stateDir);
     expect(host.disks.find((d) => d.Number === 2)).toMatchObject({ IsOffline: true, NumberOfPartitions: 1, PartitionStyle: 'GPT' });
     const before = (await readPsLog(stateDir)).length;

@@ -7,13 +7,13 @@ import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { ComposeContext, CreatedObject, ProviderContext } from '../../src/contract/provider.ts';
+import type { ComposeContext, CreatedObject, MeasuredTarget, ProviderContext } from '../../src/contract/provider.ts';
 import { defaultHypervState, GUEST_CREDENTIAL, readHypervState, readPsLog, seedHypervState, WINDOWS_HARNESS_DIR } from '../../src/lab/harness/windows/state.ts';
 import { ensureKeyPair, startSshd, type SshdHandle } from '../../src/lab/sshd.ts';
 import type { HypervTargetConfig } from '../../src/providers/hyperv/config.ts';
 import { hypervProvider } from '../../src/providers/hyperv/index.ts';
 import { planHypervSteps } from '../../src/providers/hyperv/plan.ts';
-import { createHypervProvider, measuredTarget, runGuestDiskspd } from '../../src/providers/hyperv/provider.ts';
+import { createHypervProvider, runGuestDiskspd } from '../../src/providers/hyperv/provider.ts';
 import { ResultStore, type RunMeta } from '../../src/results/store.ts';
 import { executeRun } from '../../src/run/executor.ts';
 import { connectSsh, type SshOptions } from '../../src/ssh/ssh-runner.ts';
@@ -81,7 +81,8 @@ describe('hyperv: the attached disk is found in the guest by identity', () => {
 
     const before = (await readPsLog(stateDir)).length;
     const sent: Record<string, unknown>[] = [];
-    const disk = (await provider.apply(steps[2]!, { ...ctx, sent: (d) => sent.push(d) }))!;
+    const measured: MeasuredTarget[] = [];
+    const disk = (await provider.apply(steps[2]!, { ...ctx, sent: (d) => sent.push(d), measure: (t) => measured.push(t) }))!;
     expect(disk).toMatchObject({ kind: 'guest-disk', id: 'bench-vm:disk1', data: { guestDiskNumber: 1, serialNumber: null, uniqueId: expect.stringMatching(/^60022480[0-9A-F]{24}$/), location: 'Integrated : Adapter 1 : Port 0 : Target 0 : LUN 1', sizeBytes: 4 * GiB, wasOffline: true, wasReadOnly: true } });
     // sent before the first Set-Disk, with what proves it later
     expect(sent).toEqual([disk.data]);
@@ -93,7 +94,8 @@ describe('hyperv: the attached disk is found in the guest by identity', () => {
     ]);
     host = await readHypervState(stateDir);
     expect(host.vms['bench-vm']!.guestDiskState!['SCSI:0:1']).toEqual({ IsOffline: false, IsReadOnly: false });
-    expect(measuredTarget([...created, disk], 'hv')).toEqual({ target: '#1', facts: { guestDisk: 1, guestDiskId: disk.data.uniqueId, filesystem: 'raw' } });
+    // the one handoff to the workload: diskspd measures #1, and records name it
+    expect(measured).toEqual([{ path: '#1', device: 'guest disk 1', identity: disk.data.uniqueId, filesystem: 'raw', facts: { guestDisk: 1, guestDiskId: disk.data.uniqueId, filesystem: 'raw' } }]);
 
     for (const o of [disk, ...created.reverse()]) expect(await provider.destroy(o, ctx)).toBe('removed');
     host = await readHypervState(stateDir);

@@ -1,7 +1,8 @@
 // The `hyperv` provider module: a Hyper-V host reached over Windows OpenSSH (PowerShell as
 // -EncodedCommand); a VHDX or a pass-through disk per permutation; diskspd runs in the VM.
 import { z } from 'zod';
-import type { AxisDiagnostic, CreatedObject, ProviderModule, TargetDiagnostic } from '../../contract/provider.ts';
+import type { AxisDiagnostic, MeasuredTarget, ProviderModule, TargetDiagnostic } from '../../contract/provider.ts';
+import { InternalError } from '../../errors.ts';
 import { intIn, matching } from '../../config/fields.ts';
 import { secretRefSchema } from '../../config/secrets.ts';
 import { connectSsh } from '../../ssh/ssh-runner.ts';
@@ -13,7 +14,7 @@ import { HYPERV_AXES } from './axes.ts';
 import type { HypervTargetConfig } from './config.ts';
 import { HOST_DISK_NAME } from './passthrough.ts';
 import { planHypervSteps } from './plan.ts';
-import { createHypervProvider, measuredTarget, runGuestDiskspd, runGuestDiskspdArgv } from './provider.ts';
+import { createHypervProvider, runGuestDiskspd, runGuestDiskspdArgv } from './provider.ts';
 import { HYPERV_DISK_NUMBER, HYPERV_EXPECTED, isHypervValue, type HypervValueKind } from './validate.ts';
 import { connectionLost } from '../../ssh/connection-lost.ts';
 
@@ -132,29 +133,33 @@ export const hypervProvider = {
     const credentialRef = target.guestCredential.password;
     // revealed at each call, never into the plan or the planner's configuration
     const credential = () => ({ user: target.guestCredential.username, password: ctx.reveal(credentialRef) ?? '' });
-    const measured = (provisioned: readonly CreatedObject[] | undefined) => measuredTarget(provisioned, `${target.sshHost}/${target.vmName}`);
+    // the disk the guest-disk / guest-volume step found (ProviderContext.measure); the executor refuses a run without one
+    const measured = (t: MeasuredTarget | undefined): MeasuredTarget => {
+      if (!t) throw new InternalError(`${target.sshHost}/${target.vmName}: the diskspd endpoint was given no disk to measure (the executor refuses this first)`);
+      return t;
+    };
     return {
       provider: 'hyperv',
       planSteps: (axes, names) => planHypervSteps(axes, cfg, { base: names.prefix }),
       connectProvider: async () => createHypervProvider(cfg, await connectSsh(ctx.ssh(target.sshHost)), { credential }),
       workload: {
         tool: 'diskspd',
+        measuresAttachedDisk: true,
         connect: () => connectSsh(ctx.ssh(target.sshHost)),
         prepare: async (runner, profile, o) => {
-          const m = measured(o.provisioned);
+          const m = measured(o.target);
           const pass = (argv: string[]) => runGuestDiskspdArgv(runner, cfg, credential(), argv, { diskspdPath: target.diskspdPath });
-          if (profile.prefill !== false) return runDiskspdFill(profile, m.target, pass);
+          if (profile.prefill !== false) return runDiskspdFill(profile, m.path, pass);
           // not filled: a file target is still created (no measured pass carries -c)
-          const create = diskspdCreateOnlyArgs(profile, m.target);
+          const create = diskspdCreateOnlyArgs(profile, m.path);
           if (!create) return null;
           await pass(create);
           return { filled: false, bytes: 0, seconds: 0, passes: 1, method: 'diskspd -c (file created, no data written)' };
         },
         runTest: async (runner, test, profile, o) => {
-          const m = measured(o.provisioned);
-          const outcome = await runDiskspdTest(runner.target, test, profile, () => runGuestDiskspd(runner, cfg, credential(), test, profile, { guestTarget: m.target, diskspdPath: target.diskspdPath }), o.onRaw);
-          // every record names the disk actually measured
-          return { ...outcome, metadata: { ...outcome.metadata, ...m.facts } };
+          const m = measured(o.target);
+          // every record names the disk measured: the executor adds m.facts
+          return runDiskspdTest(runner.target, test, profile, () => runGuestDiskspd(runner, cfg, credential(), test, profile, { guestTarget: m.path, diskspdPath: target.diskspdPath }), o.onRaw);
         },
       },
       workloadProvider: 'hyperv',

@@ -4,7 +4,7 @@
 import { InvalidArgument, ProvisionedStateMismatch, RemoteCommandFailed, UnsafeOperation } from '../../errors.ts';
 import type { CommandRunner } from '../../ssh/command-runner.ts';
 import { connectionLost } from '../../ssh/connection-lost.ts';
-import type { CreatedObject, OwnedObjectRef, PlannedStep, Provider, ProviderContext, ProviderName } from '../../contract/provider.ts';
+import type { CreatedObject, MeasuredTarget, OwnedObjectRef, PlannedStep, Provider, ProviderContext, ProviderName } from '../../contract/provider.ts';
 import type { WorkloadProfile, WorkloadTest } from '../../workloads/spec.ts';
 import { diskspdArgs } from '../../workloads/diskspd.ts';
 import { checkDiskspdPath } from '../../workloads/tool-settings.ts';
@@ -187,6 +187,7 @@ export function createHypervProvider(targetIn: HypervTargetConfig, runner: Comma
         const after = (await inGuest(slot.vmName, calls)).at(-1) as unknown as GuestDisk | undefined;
         if (!after || after.IsOffline || after.IsReadOnly) throw new UnsafeOperation(`${t.host}: guest disk ${d.Number} of ${slot.vmName} is still ${after?.IsOffline ? 'offline' : 'read-only'} after Set-Disk; nothing measured`, { operation: 'Set-Disk (guest)', target: `${slot.vmName} disk ${d.Number}` });
         ctx.log(`${where} is guest disk ${d.Number}${facts.serialNumber ? ` (serial ${facts.serialNumber})` : facts.uniqueId ? ` (unique id ${facts.uniqueId})` : ''}; online and writable`, { guestDiskNumber: d.Number });
+        ctx.measure?.(guestDiskTarget(facts, where));
         return made(`${slot.vmName}:disk${d.Number}`, facts);
       }
       case 'Format-Volume (guest)': {
@@ -220,6 +221,7 @@ export function createHypervProvider(targetIn: HypervTargetConfig, runner: Comma
           throw new ProvisionedStateMismatch(`${t.host}: ${letter}: on guest disk ${n} reads ${String(volume.volumeFileSystem)} with ${String(volume.volumeAllocationUnit)}-byte allocation units, not the ${spec.fileSystem} ${spec.allocationUnitBytes} that guest.filesystem ${filesystem} asks for`, { axis: 'guest.filesystem', asked: filesystem, got: `${String(volume.volumeFileSystem)} ${String(volume.volumeAllocationUnit)}`, object: `${where} ${letter}:` });
         }
         ctx.log(`${where}: guest disk ${n} formatted ${spec.fileSystem}, ${spec.allocationUnitBytes}-byte allocation units, as ${letter}:`, { guestDiskNumber: n, driveLetter: letter });
+        ctx.measure?.(guestVolumeTarget(created.data, where));
         return created;
       }
       default:
@@ -382,25 +384,27 @@ export function createHypervProvider(targetIn: HypervTargetConfig, runner: Comma
 }
 
 /**
- * What the workload measures, from what the permutation's steps recorded: the guest disk the
- * guest-disk step found (`#<number>`, diskspd's physical drive), or the test file on the volume the
- * guest-volume step formatted on it. Records carry the disk's number and serial (or unique id), the
- * file system and allocation unit as read back. Refused when no step found a disk (a plan from
- * before the guest-disk step).
+ * What the workload measures (ProviderContext.measure) once the guest-disk step found the disk:
+ * diskspd's physical drive `#<number>`. Records carry the disk's guest number and its serial (or
+ * unique id).
  */
-export function measuredTarget(provisioned: readonly CreatedObject[] | undefined, where: string): { target: string; facts: Record<string, string | number> } {
-  const disk = provisioned?.find((o) => o.kind === 'guest-disk');
-  const n = disk?.data.guestDiskNumber;
-  if (!disk || typeof n !== 'number' || !Number.isInteger(n) || n < 0) {
-    throw new InvalidArgument(`${where}: no guest disk was found by this permutation's steps (a plan made before storsweep looked the attached disk up in the guest?); nothing measured — plan the run again`, { name: 'guest-disk', value: String(n) });
-  }
-  const id = [disk.data.serialNumber, disk.data.uniqueId].find((v) => typeof v === 'string' && v !== '') as string | undefined;
-  const facts = { guestDisk: n, ...(id !== undefined ? { guestDiskId: id } : {}) };
-  const volume = provisioned?.find((o) => o.kind === 'guest-volume');
-  if (!volume) return { target: `#${n}`, facts: { ...facts, filesystem: 'raw' } };
-  const { testFile, volumeFileSystem, volumeAllocationUnit } = volume.data;
-  if (typeof testFile !== 'string' || !/^[A-Z]:\\[A-Za-z0-9._-]+$/.test(testFile)) throw new InvalidArgument(`${where}: the recorded test file ${JSON.stringify(testFile)} is not a file on a drive letter; nothing measured`, { name: 'testFile', value: String(testFile) });
-  return { target: testFile, facts: { ...facts, filesystem: String(volumeFileSystem), allocationUnitBytes: Number(volumeAllocationUnit), testFile } };
+export function guestDiskTarget(data: Record<string, unknown>, where: string): MeasuredTarget {
+  const n = data.guestDiskNumber;
+  if (typeof n !== 'number' || !Number.isInteger(n) || n < 0) throw new InvalidArgument(`${where}: the guest disk found has no disk number (${JSON.stringify(n)}); nothing measured`, { name: 'guestDiskNumber', value: String(n) });
+  const id = [data.serialNumber, data.uniqueId].find((v) => typeof v === 'string' && v !== '') as string | undefined;
+  return { path: `#${n}`, device: `guest disk ${n}`, identity: id ?? '(no serial or unique id)', filesystem: 'raw', facts: { guestDisk: n, ...(id !== undefined ? { guestDiskId: id } : {}), filesystem: 'raw' } };
+}
+
+/**
+ * What the workload measures once the guest-volume step formatted that disk: the test file on
+ * its volume, with the file system and allocation unit as read back.
+ */
+export function guestVolumeTarget(data: Record<string, unknown>, where: string): MeasuredTarget {
+  const disk = guestDiskTarget(data, where);
+  const { testFile, volumeFileSystem, volumeAllocationUnit } = data;
+  if (typeof testFile !== 'string' || !/^[A-Z]:\\[A-Za-z0-9._-]+$/.test(testFile)) throw new InvalidArgument(`${where}: the test file ${JSON.stringify(testFile)} is not a file on a drive letter; nothing measured`, { name: 'testFile', value: String(testFile) });
+  const filesystem = String(volumeFileSystem);
+  return { ...disk, path: testFile, filesystem, facts: { ...disk.facts, filesystem, allocationUnitBytes: Number(volumeAllocationUnit), testFile } };
 }
 
 /**

@@ -4,7 +4,7 @@ import { InternalError, InvalidArgument, ProvisionedStateMismatch, UnsafeOperati
 import type { CreatedObject, OwnedObjectRef, PlannedStep, Provider, ProviderContext, ProviderName } from '../../contract/provider.ts';
 import type { CommandRunner } from '../../ssh/command-runner.ts';
 import { randomUUID } from 'node:crypto';
-import { findGuestDisk, makeGuestFilesystem, removeGuestFilesystem, wwnOfDiskUuid, wwnOfLun, type AttachedDiskIdentity, type GuestDiskSettings, type GuestFilesystemRecord } from '../guest-disk.ts';
+import { findGuestDisk, linuxMeasuredTarget, makeGuestFilesystem, removeGuestFilesystem, wwnOfDiskUuid, wwnOfLun, type AttachedDiskIdentity, type GuestDiskSettings, type GuestFilesystemRecord } from '../guest-disk.ts';
 import { VsphereClient, type MoRef } from './client.ts';
 import type { VsphereTargetConfig } from './config.ts';
 import { diskCapacityBytes, provisionedFormat, splitDatastorePath, type DiskFormat, type RdmCompatibility } from './disks.ts';
@@ -330,7 +330,7 @@ export function createVsphereProvider(target: VsphereTargetConfig, opts: Vsphere
       const found = await findGuestDisk(runner, identity, g, { signal: ctx.signal, log: (m) => ctx.log(m) });
       ctx.log(`found ${identity.source} in the guest as ${found.device} (${found.byId})`, { device: found.device, wwn: found.wwn });
       if (step.operation === GUEST_DISK_OPERATION) {
-        ctx.measure?.({ path: found.device, device: found.device, wwn: found.wwn, filesystem: 'raw' });
+        ctx.measure?.(linuxMeasuredTarget(found, 'raw'));
         return null;
       }
       const filesystem = str(a, 'filesystem', step.step);
@@ -345,7 +345,7 @@ export function createVsphereProvider(target: VsphereTargetConfig, opts: Vsphere
         signal: ctx.signal,
       });
       ctx.log(`made ${filesystem} on ${String(record.partition)}, mounted at ${record.mountpoint}`, { device: found.device, filesystem });
-      ctx.measure?.({ path: testFile, device: found.device, wwn: found.wwn, filesystem });
+      ctx.measure?.(linuxMeasuredTarget(found, filesystem, testFile));
       return { kind: 'guest-filesystem', name, provider: 'vsphere', id: record.ptuuid, data: { ...record } };
     } finally {
       await runner.close().catch(() => undefined);
