@@ -318,6 +318,18 @@ function targetDiagnostics(pb: LoadedPlaybook, name: string, target: Target): Di
       diags.push(diagnosticAt(pb.source, [...at, key, i], `target "${name}" (${provider}) ${rule}; got ${JSON.stringify(v)}`));
     });
   }
+  // A custom workload is written for one tool: fio options mean nothing to diskspd and the reverse.
+  const tool = module.workloadTool?.(target) ?? 'fio';
+  const other = tool === 'fio' ? 'diskspd' : 'fio';
+  const profiles = matrixAxes(m).find((a) => a.name === 'workload.profile');
+  profiles?.values.forEach((v, i) => {
+    const inline = typeof v === 'string' ? pb.playbook.workloads?.[v] : undefined;
+    if (!inline || inline[other] === undefined) return;
+    const { at, key } = axisKeyAt(pb.playbook, 'workload.profile');
+    diags.push(
+      diagnosticAt(pb.source, [...at, key, i], `target "${name}" (${provider}) measures with ${tool}${tool === 'diskspd' ? ' (a Windows guest)' : ''}, but workload "${v}" gives ${other} ${other === 'fio' ? 'options' : 'parameters'}; allowed here: a preset, an IOMeter spec, or a workload with ${tool}: ${tool === 'fio' ? 'options' : 'parameters'} (or iometer:)`),
+    );
+  });
   // What the target's inventory entry must give for a value (the planner refuses it too; here it is
   // said with the inventory key to add): the provider's own check, keyed by axis.
   const values = Object.fromEntries(matrixAxes(m).map((a) => [a.name, a.values]));

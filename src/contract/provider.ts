@@ -309,6 +309,12 @@ export interface ProviderModule<N extends ProviderName = ProviderName, T extends
    * `values` holds each matrix axis's values by flat name; `name` is the target's name for messages.
    */
   validate(target: T, values: Readonly<Record<string, readonly AxisValue[]>>, name: string): AxisDiagnostic[];
+  /**
+   * The benchmark tool the target's workload runs (default fio): `validate` refuses a custom
+   * workload written for the other tool (fio options on a diskspd target, diskspd parameters on a
+   * fio one) at the profile value's line.
+   */
+  workloadTool?(target: T): 'fio' | 'diskspd';
   /** the pure step planner of the target; none when the provider provisions nothing */
   planner(target: T): StepPlanner | undefined;
   /**

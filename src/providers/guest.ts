@@ -9,7 +9,8 @@ import { connectSsh } from '../ssh/ssh-runner.ts';
 import { fioEndpoint, fioTestFile } from '../workloads/fio-endpoint.ts';
 import { linuxTestPathProblem } from '../workloads/test-target.ts';
 import { guestDiskFields } from './guest-disk.ts';
-import { FIO_IOENGINES, FIO_PATH_HINT, FIO_PATH_PATTERN } from '../workloads/tool-settings.ts';
+import { DISKSPD_PATH_HINT, DISKSPD_PATH_PATTERN, FIO_IOENGINES, FIO_PATH_HINT, FIO_PATH_PATTERN } from '../workloads/tool-settings.ts';
+import { secretRefSchema } from '../config/secrets.ts';
 
 /** A required name (an inventory key, host or user name): text without control characters. */
 export const nameField = () => plainText().min(1);
@@ -35,8 +36,19 @@ export const fioFields = {
   ioengine: z.enum(FIO_IOENGINES).default('libaio').describe('fio I/O engine (built-in engines only)'),
 };
 
+/** How storsweep reaches a guest: over SSH (or on this machine), or through VMware Tools guest operations. */
+export const GUEST_VIA = ['ssh', 'tools'] as const;
+export type GuestVia = (typeof GUEST_VIA)[number];
+/** The guest's operating system: Linux runs fio, Windows runs diskspd. */
+export const GUEST_OS = ['linux', 'windows'] as const;
+export type GuestOs = (typeof GUEST_OS)[number];
+
+/** Why `via: tools` is refused on a target whose provider is not vSphere (said at its line). */
+export const VIA_TOOLS_ONLY_VSPHERE = 'guest operations (via: tools) go through vCenter/ESXi (GuestOperationsManager): only a vsphere target\'s guest takes them; allowed here: ssh';
+
 /** Where the workload of a provisioning target runs: this machine (no sshHost) or a Linux guest over SSH. */
 export const guestSchema = z.strictObject({
+  via: z.string().refine((v) => v === 'ssh', { error: VIA_TOOLS_ONLY_VSPHERE }).optional().describe('ssh (the only way here; via: tools needs a vsphere target)'),
   sshHost: nameField().optional().describe('Name under sshHosts; absent = this machine'),
   ...fioFields,
 });
@@ -51,12 +63,20 @@ export const ATTACHED_DISK = 'the disk this permutation attaches, found in the g
  * disk, found by its WWN under byIdDir (providers/guest-disk.ts), never a path from the inventory.
  */
 export const attachedDiskGuestSchema = z.strictObject({
+  via: z.enum(GUEST_VIA).default('ssh').describe('ssh: the guest is reached over SSH (sshHost) or is this machine; tools: through VMware Tools guest operations on the vCenter/ESXi (StartProgramInGuest, file transfer), with guest.credential — no network path to the guest needed'),
+  os: z.enum(GUEST_OS).default('linux').describe('linux: fio measures; windows: diskspd measures (the CrystalDiskMark profiles as diskspd runs them); windows needs via: tools'),
+  credential: z
+    .strictObject({ username: nameField(), password: secretRefSchema })
+    .optional()
+    .describe('The guest account guest operations log in with (NamePasswordAuthentication); only with via: tools. The password by reference, never in a file'),
   sshHost: nameField().optional().describe('Name under sshHosts; absent = this machine'),
-  workdir: fioFields.workdir,
+  // checked per guest.os by the provider's checkInventory (a Linux or a Windows directory)
+  workdir: plainText().min(1).describe('Work directory in the guest (absolute): fio control files / the job and output files of guest operations; a Linux path, or on Windows a drive-rooted folder like C:\\storsweep'),
   // refused by the provider's checkInventory (ATTACHED_DISK_TEST_FILE), at its line
   testFile: plainText().optional().describe('Not used: the disk each permutation attaches is found in the guest by its WWN; validate refuses it'),
   fioPath: fioFields.fioPath,
   ioengine: fioFields.ioengine,
+  diskspdPath: z.string().regex(DISKSPD_PATH_PATTERN, { error: DISKSPD_PATH_HINT }).optional().describe('os: windows: diskspd.exe in the guest (default C:\\Tools\\diskspd.exe)'),
   ...guestDiskFields,
 });
 

@@ -81,6 +81,7 @@ export const hypervProvider = {
   axes: HYPERV_AXES,
   // every command is `powershell.exe … -EncodedCommand …`: it runs from cmd.exe or PowerShell alike
   sshHostsOf: (t) => [{ name: t.sshHost, path: ['sshHost'], shell: 'any' }],
+  workloadTool: () => 'diskspd',
   checkInventory(t) {
     const out: TargetDiagnostic[] = [];
     if (t.guestTestPath !== undefined) {

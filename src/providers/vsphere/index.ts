@@ -9,6 +9,7 @@ import { CANONICAL_DEVICE_EXPECTED, isCanonicalDevice } from '../canonical-devic
 import { DEFAULT_ENDPOINT_CONCURRENCY } from '../endpoint-pool.ts';
 import { esxiVersionField } from '../esxi-version-field.ts';
 import { ATTACHED_DISK_TEST_FILE, attachedDiskGuestSchema, guestOpener, guestWorkload, nameField } from '../guest.ts';
+import { guestInventoryDiagnostics, WINDOWS_GUEST_FILESYSTEMS } from './guest-config.ts';
 import { fioGuestResources, lunResource } from '../shared-resources.ts';
 import { VSPHERE_AXES, VSPHERE_CONTROLLERS } from './axes.ts';
 import { endpointFromEnv, VsphereClient } from './client.ts';
@@ -113,6 +114,7 @@ function compose(target: VsphereTarget, ctx: ComposeContext): Composition {
     },
     ...vsphereStepTargetOf(target),
   };
+  if (target.guest.via === 'tools') throw new UsageError(`${ctx.file}: target guest via: tools (guest operations) cannot run yet in this build`);
   const g = guestWorkload(ctx, target.guest);
   const stepTarget = vsphereStepTargetOf(target);
   return {
@@ -146,11 +148,13 @@ function compose(target: VsphereTarget, ctx: ComposeContext): Composition {
 export const vsphere = {
   name: 'vsphere',
   targetSchema,
-  secretFields: [],
+  secretFields: [['guest', 'credential', 'password']],
   axes: VSPHERE_AXES,
-  sshHostsOf: (t) => (t.guest.sshHost ? [{ name: t.guest.sshHost, path: ['guest', 'sshHost'], shell: 'posix' }] : []),
+  // a guest reached through VMware Tools opens no SSH connection (its sshHost is refused: checkInventory)
+  sshHostsOf: (t) => (t.guest.sshHost && t.guest.via === 'ssh' ? [{ name: t.guest.sshHost, path: ['guest', 'sshHost'], shell: 'posix' }] : []),
+  workloadTool: (t) => (t.guest.os === 'windows' ? 'diskspd' : 'fio'),
   checkInventory(t, names) {
-    const out: TargetDiagnostic[] = [];
+    const out: TargetDiagnostic[] = [...guestInventoryDiagnostics(t.guest)];
     for (const key of ['vmfsDevice', 'rdmDevice'] as const) {
       const dev = t[key];
       if (dev && !t.allowedDevices.includes(dev)) out.push({ path: [key], message: `${dev} is not listed in allowedDevices; a device is formatted or mapped only when the inventory allows it by canonical name` });
@@ -161,6 +165,11 @@ export const vsphere = {
   },
   validate(t, values, name) {
     const out: AxisDiagnostic[] = [];
+    if (t.guest.os === 'windows') {
+      for (const [i, f] of (values['guest.filesystem'] ?? []).entries()) {
+        if (!(WINDOWS_GUEST_FILESYSTEMS as readonly unknown[]).includes(f)) out.push({ axis: 'guest.filesystem', index: i, message: `target "${name}" has a Windows guest (guest.os: windows), where diskspd measures the raw disk; supported: ${WINDOWS_GUEST_FILESYSTEMS.join(', ')}; got ${JSON.stringify(f)} (a Linux filesystem)` });
+      }
+    }
     for (const [i, k] of (values['datastore.kind'] ?? []).entries()) {
       if (String(k).startsWith('vmfs') && !t.vmfsDevice) out.push({ axis: 'datastore.kind', index: i, message: `"${k}" formats a LUN, but target "${name}" names no vmfsDevice` });
       if (k === 'existing' && !t.datastore) out.push({ axis: 'datastore.kind', index: i, message: `"existing" needs target "${name}" to name a datastore` });
@@ -199,7 +208,8 @@ export const vsphere = {
       // one datastore or NFS export measured by two targets at once: each sees the other's load
       ...(t.datastore ? [{ key: `vsphere-datastore ${vc} ${t.datastore}`, what: `datastore ${t.datastore} on ${vc}` }] : []),
       ...(t.nfs ? [{ key: `nfs ${t.nfs.remoteHost.toLowerCase()}:${t.nfs.remotePath}`, what: `NFS export ${t.nfs.remoteHost}:${t.nfs.remotePath}` }] : []),
-      ...fioGuestResources(t.guest, where),
+      // a guest reached through guest operations is the VM itself (its key above)
+      ...(t.guest.via === 'ssh' ? fioGuestResources(t.guest, where) : []),
     ];
   },
   compose,
