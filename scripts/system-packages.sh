@@ -21,8 +21,10 @@ DEMO="golang-go golang-github-vmware-govmomi-dev openssh-server openssh-client f
 # (community.vmware); chromium: the HTML report test; ca-certificates git make g++: `npm ci`
 # (HTTPS, git, native modules built when no prebuilt binary fits); procps: kill/ps, as a Debian
 # guest has them; fdisk (sfdisk): a foreign partition table written in the guest-disk tests; sudo:
-# a non-root guest login's `sudo -n`; xfsprogs: guest.filesystem xfs (e2fsprogs, for ext4, is essential)
-TEST="$DEMO python3-pyvmomi ansible chromium ca-certificates procps git make g++ fdisk sudo xfsprogs"
+# a non-root guest login's `sudo -n`; xfsprogs: guest.filesystem xfs (e2fsprogs, for ext4, is essential);
+# postgresql: the PostgreSQL store's tests start a real server from /usr/lib/postgresql/*/bin
+# (initdb + pg_ctl in a temp directory, as the package's `postgres` user when root: test/helpers/postgres.ts)
+TEST="$DEMO python3-pyvmomi ansible chromium ca-certificates procps git make g++ fdisk sudo xfsprogs postgresql"
 
 case "${1:-}" in
   demo) want=$DEMO; who="npm run demo" ;;

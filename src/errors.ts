@@ -302,6 +302,33 @@ export class RunStoreInaccessible extends StorsweepError<{ file: string }> {
   }
 }
 
+/** A run id that the store (PostgreSQL) does not hold: a usage error, like a path that is not a run directory. */
+export class RunNotFound extends UsageError {
+  constructor(
+    readonly runId: string,
+    readonly store: string,
+  ) {
+    super(`run ${visible(runId)} not found in ${visible(store)}; \`storsweep status --store URL\` lists the runs it holds`);
+  }
+}
+
+/**
+ * A store database whose schema is newer than this storsweep (a newer version migrated it): refused
+ * before anything is read or written, since this code cannot know what the newer schema means.
+ */
+export class StoreSchemaTooNew extends StorsweepError<{ store: string; version: number; known: number }> {
+  constructor(store: string, version: number, known: number) {
+    super(`${visible(store)}: its storsweep schema is version ${version}, newer than this storsweep knows (${known}); nothing was changed. Use the storsweep version that migrated it, or a newer one`, { store, version, known });
+  }
+}
+
+/** The store (PostgreSQL) cannot be reached or refused the login; the message names it without a password. */
+export class StoreUnavailable extends StorsweepError<{ store: string }> {
+  constructor(store: string, reason: string, options?: { cause?: unknown }) {
+    super(`${visible(store)}: cannot use the store: ${reason}`, { store }, options);
+  }
+}
+
 export function errorMessage(err: unknown): string {
   if (err instanceof Error) return err.message;
   return String(err);

@@ -1,6 +1,6 @@
 // Errors → exit codes and short messages. The CLI never prints a stack trace for a condition we
 // know; an unknown error prints its message and a hint to the log.
-import { ConfigError, InputTooLarge, NotARegularFile, errorMessage, OutputRefused, RunStoreDamaged, RunStoreInaccessible, RunLockUnusable, ResumeMismatch, RunDirLocked, SecretNotFound, StorsweepError, UnsafeOperation, UsageError, InvalidArgument } from '../errors.ts';
+import { ConfigError, InputTooLarge, NotARegularFile, errorMessage, OutputRefused, RunStoreDamaged, RunStoreInaccessible, RunLockUnusable, ResumeMismatch, RunDirLocked, SecretNotFound, StorsweepError, UnsafeOperation, UsageError, InvalidArgument, StoreSchemaTooNew } from '../errors.ts';
 import { redact } from '../config/secrets.ts';
 import { isDamagedDatabase } from '../results/store.ts';
 import { terminal } from './output.ts';
@@ -17,7 +17,7 @@ export function exitCodeFor(err: unknown): number {
   if (err instanceof ConfigError || err instanceof UsageError || err instanceof SecretNotFound || err instanceof InvalidArgument || err instanceof OutputRefused || err instanceof InputTooLarge || err instanceof NotARegularFile || err instanceof RunStoreDamaged || err instanceof RunStoreInaccessible || err instanceof RunLockUnusable || isDamagedDatabase(err)) return EXIT.usage;
   // Refused before anything was done: a run directory another process holds, a resume that would
   // mix configurations. Same code as bad input: the command as given cannot proceed.
-  if (err instanceof RunDirLocked || err instanceof ResumeMismatch) return EXIT.usage;
+  if (err instanceof RunDirLocked || err instanceof ResumeMismatch || err instanceof StoreSchemaTooNew) return EXIT.usage;
   return EXIT.failure;
 }
 

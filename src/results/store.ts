@@ -14,70 +14,11 @@ import { errorMessage, NotARegularFile, NotARunDirectory, RunStoreDamaged, RunSt
 
 export const DB_FILE = 'run.sqlite';
 
-export type PermutationStatus = 'pending' | 'running' | 'done' | 'failed';
-/**
- * A ledger row's life (docs/architecture.md, "The ledger"):
- * - intent: written before apply(); authorises nothing (a legacy or crashed row is torn down only
- *   if the provider finds the object by its owned name)
- * - sent: apply's guards passed and its first mutating command went out; `data` is what destroy
- *   needs to prove the object is ours
- * - refused / not-sent: apply ended before sending anything (a guard refused, or it failed
- *   earlier); terminal, never torn down
- * - created: the id came back; removed / absent / remove-failed / kept: teardown's outcome
- */
-export type LedgerState = 'intent' | 'sent' | 'refused' | 'not-sent' | 'created' | 'removed' | 'absent' | 'remove-failed' | 'kept';
+import { FINAL_LEDGER_STATES, LIVE_LEDGER_STATES, type LedgerRow, type LedgerState, type PermutationRow, type PermutationStatus, type RunMeta } from './port.ts';
 
-/** States whose object may exist and is ours to remove (subject to the provider's checks). */
-export const LIVE_LEDGER_STATES: readonly LedgerState[] = ['intent', 'sent', 'created', 'remove-failed'];
-/** States after which nothing is left to remove. */
-export const FINAL_LEDGER_STATES: readonly LedgerState[] = ['removed', 'absent', 'refused', 'not-sent'];
-
-export interface LedgerRow extends OwnedObjectRef {
-  seq: number;
-  permutationId: string;
-  provider: ProviderName;
-  objectId: string | null;
-  data: Record<string, unknown>;
-  state: LedgerState;
-  error: string | null;
-}
-
-export interface PermutationRow {
-  permutationId: string;
-  index: number;
-  axes: Record<string, string | number | boolean>;
-  status: PermutationStatus;
-  reason: string | null;
-  attempts: number;
-  completedRepetitions: number;
-}
-
-export interface RunMeta {
-  runId: string;
-  playbook: string;
-  playbookFile: string;
-  inventoryFile: string;
-  /** the target's name; for a playbook that lists targets, their names joined (see `targets`) */
-  target: string;
-  /** every target of a playbook that lists them (absent for one target) */
-  targets?: string[];
-  startedAt: string;
-  fingerprint: Record<string, string>;
-  /** the playbook's `environment:` (free facts about the setup: array, RAID level, protocol, QoS, VM spec) */
-  environment?: Record<string, string>;
-  insecureEndpoints: string[];
-  /** exactly what the plan destroys, as confirmed with --confirm-destroy when the run started */
-  confirmedDestroy?: string[];
-  /** the playbook's `timeouts` (kept here so that --resume applies them too) */
-  timeouts?: { stepSec?: number; workloadSlackSec?: number };
-  /**
-   * the policy the run's teardown used (its --retries, and --step-timeout or timeouts.stepSec):
-   * `storsweep cleanup` removes with the same retries and deadline per attempt
-   */
-  teardown?: { retries?: number; stepSec?: number };
-  /** what `run --resume` must find unchanged: the playbook's SHA-256 and the inventory's measurement facts (cli/compose.ts) */
-  config?: { playbookSha256: string; facts: Record<string, string> };
-}
+// The shapes belong to the port (results/port.ts); re-exported for the callers of this adapter.
+export { FINAL_LEDGER_STATES, LIVE_LEDGER_STATES };
+export type { LedgerRow, LedgerState, PermutationRow, PermutationStatus, RunMeta };
 
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);

@@ -11,7 +11,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 const ROOT = path.resolve(import.meta.dirname, '../..');
 const SCRIPT = path.join(ROOT, 'scripts/system-packages.sh');
 const BASH = '/bin/bash';
-const TEST_SET = 'golang-go golang-github-vmware-govmomi-dev openssh-server openssh-client fio python3 util-linux python3-pyvmomi ansible chromium ca-certificates procps git make g++ fdisk sudo xfsprogs';
+const TEST_SET = 'golang-go golang-github-vmware-govmomi-dev openssh-server openssh-client fio python3 util-linux python3-pyvmomi ansible chromium ca-certificates procps git make g++ fdisk sudo xfsprogs postgresql';
 
 const dirs: string[] = [];
 afterEach(() => {

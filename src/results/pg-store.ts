@@ -1,0 +1,403 @@
+// The PostgreSQL adapter of the run store port (results/port.ts): many runs in one database
+// (schema `storsweep`, results/pg-migrations.ts), read and written from any machine. Every write
+// resolves once committed (PostgreSQL's default synchronous_commit=on: the commit is flushed to its
+// WAL), so `await store.ledgerIntent(…)` before apply keeps the ledger's rule: the intent is
+// durable before the create is sent. What several statements write (a repetition's records with
+// its counter and journal entry; a ledger change with its journal entry) commits in one
+// transaction, as in the SQLite store.
+import pg from 'pg';
+import type { RunPlan } from '../contract/plan.ts';
+import type { CreatedObject, OwnedObjectRef, ProviderName } from '../contract/provider.ts';
+import { errorMessage, RunNotFound, StoreSchemaTooNew, StoreUnavailable } from '../errors.ts';
+import { LATEST_VERSION, MIGRATIONS, SCHEMA } from './pg-migrations.ts';
+import { emptyCounts, FINAL_LEDGER_STATES, LIVE_LEDGER_STATES, type JournalEntry, type LedgerRow, type LedgerState, type PermutationRow, type PermutationStatus, type RunMeta, type RunStore, type RunStoreBackend, type RunSummary, type StatusCounts } from './port.ts';
+import type { ResultRecord } from './record.ts';
+
+const now = () => new Date().toISOString();
+
+/** What to connect to: the password already revealed by the caller (cli/, from a secret reference). */
+export interface PgConnection {
+  host: string;
+  port: number;
+  user: string;
+  database: string;
+  password?: string;
+  /** `sslmode=require` and stricter: TLS, verifying the server unless `rejectUnauthorized: false` */
+  ssl?: boolean | { rejectUnauthorized: boolean };
+}
+
+type Queryable = pg.Pool | pg.PoolClient;
+
+/** Any session-level lock key of ours (pg_advisory_xact_lock): migrations run one at a time. */
+const MIGRATION_LOCK = 0x73746f72; // 'stor'
+
+/** Records are read in batches of this many rows: a 100,000-record run is never one result set. */
+const RECORD_BATCH = 5000;
+
+export async function migrate(db: Queryable, where: string): Promise<{ from: number; to: number }> {
+  const client = 'release' in db ? db : await db.connect();
+  try {
+    await client.query('BEGIN');
+    try {
+      await client.query('SELECT pg_advisory_xact_lock($1)', [MIGRATION_LOCK]);
+      await client.query(`CREATE SCHEMA IF NOT EXISTS ${SCHEMA}`);
+      await client.query(`CREATE TABLE IF NOT EXISTS ${SCHEMA}.schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TIMESTAMPTZ NOT NULL DEFAULT now())`);
+      const { rows } = await client.query<{ v: number | null }>(`SELECT max(version) AS v FROM ${SCHEMA}.schema_migrations`);
+      const from = rows[0]?.v ?? 0;
+      if (from > LATEST_VERSION) throw new StoreSchemaTooNew(where, from, LATEST_VERSION);
+      for (const m of MIGRATIONS) {
+        if (m.version <= from) continue;
+        await client.query(m.sql);
+        await client.query(`INSERT INTO ${SCHEMA}.schema_migrations (version, name) VALUES ($1, $2)`, [m.version, m.name]);
+      }
+      await client.query('COMMIT');
+      return { from, to: Math.max(from, LATEST_VERSION) };
+    } catch (err) {
+      await client.query('ROLLBACK').catch(() => undefined);
+      throw err;
+    }
+  } finally {
+    if (client !== db) client.release();
+  }
+}
+
+async function inTransaction<T>(pool: pg.Pool, fn: (c: pg.PoolClient) => Promise<T>): Promise<T> {
+  const c = await pool.connect();
+  try {
+    await c.query('BEGIN');
+    try {
+      const r = await fn(c);
+      await c.query('COMMIT');
+      return r;
+    } catch (err) {
+      await c.query('ROLLBACK').catch(() => undefined);
+      throw err;
+    }
+  } finally {
+    c.release();
+  }
+}
+
+/** A database holding runs. `connect` checks the login and applies pending migrations. */
+export class PgRunStoreBackend implements RunStoreBackend {
+  readonly kind = 'postgresql' as const;
+  private constructor(
+    readonly pool: pg.Pool,
+    readonly where: string,
+  ) {}
+
+  /** `where`: the store as shown in messages (`postgresql://user@host:port/db`, never the password). */
+  static async connect(conn: PgConnection, where: string): Promise<PgRunStoreBackend> {
+    const pool = new pg.Pool({ ...conn, max: 4, application_name: 'storsweep', connectionTimeoutMillis: 15_000 });
+    // an idle client's error (the server restarted) must not crash the process: the next query reports it
+    pool.on('error', () => undefined);
+    try {
+      await migrate(pool, where);
+    } catch (err) {
+      await pool.end().catch(() => undefined);
+      if (err instanceof StoreSchemaTooNew) throw err;
+      throw new StoreUnavailable(where, errorMessage(err), { cause: err });
+    }
+    return new PgRunStoreBackend(pool, where);
+  }
+
+  async createRun(meta: RunMeta, plan: RunPlan, o: { runDir?: string | null } = {}): Promise<RunStore> {
+    await inTransaction(this.pool, async (c) => {
+      await c.query(`INSERT INTO ${SCHEMA}.runs (run_id) VALUES ($1) ON CONFLICT DO NOTHING`, [meta.runId]);
+      const put = `INSERT INTO ${SCHEMA}.run_meta (run_id, key, value) VALUES ($1, $2, $3) ON CONFLICT (run_id, key) DO UPDATE SET value = excluded.value`;
+      await c.query(put, [meta.runId, 'meta', JSON.stringify(meta)]);
+      await c.query(put, [meta.runId, 'plan', JSON.stringify({ ...plan, permutations: [] })]);
+      for (let i = 0; i < plan.permutations.length; i += 1000) {
+        const chunk = plan.permutations.slice(i, i + 1000);
+        await c.query(
+          `INSERT INTO ${SCHEMA}.permutations (run_id, permutation_id, idx, axes, plan)
+           SELECT $1, * FROM unnest($2::text[], $3::int[], $4::text[], $5::text[]) ON CONFLICT DO NOTHING`,
+          [meta.runId, chunk.map((p) => p.permutationId), chunk.map((p) => p.index), chunk.map((p) => JSON.stringify(p.axes)), chunk.map((p) => JSON.stringify(p))],
+        );
+      }
+    });
+    return new PgRunStore(this.pool, meta.runId, o.runDir ?? null, this.where);
+  }
+
+  async openRun(runId: string, o: { runDir?: string | null } = {}): Promise<RunStore> {
+    const { rowCount } = await this.pool.query(`SELECT 1 FROM ${SCHEMA}.run_meta WHERE run_id = $1 AND key = 'meta'`, [runId]);
+    if (!rowCount) throw new RunNotFound(runId, this.where);
+    return new PgRunStore(this.pool, runId, o.runDir ?? null, this.where);
+  }
+
+  async runs(): Promise<RunSummary[]> {
+    const { rows } = await this.pool.query<{ run_id: string; meta: string; status: PermutationStatus | null; n: string }>(
+      `SELECT r.run_id, m.value AS meta, p.status, count(p.*) AS n FROM ${SCHEMA}.runs r
+       JOIN ${SCHEMA}.run_meta m ON m.run_id = r.run_id AND m.key = 'meta'
+       LEFT JOIN ${SCHEMA}.permutations p ON p.run_id = r.run_id
+       GROUP BY r.run_id, m.value, p.status ORDER BY r.run_id`,
+    );
+    const out = new Map<string, RunSummary>();
+    for (const r of rows) {
+      let s = out.get(r.run_id);
+      if (!s) {
+        const meta = JSON.parse(r.meta) as RunMeta;
+        s = { runId: r.run_id, playbook: meta.playbook, target: meta.target, startedAt: meta.startedAt, counts: emptyCounts() };
+        out.set(r.run_id, s);
+      }
+      if (r.status) s.counts[r.status] = Number(r.n);
+    }
+    return [...out.values()].sort((a, b) => a.startedAt.localeCompare(b.startedAt));
+  }
+
+  async close(): Promise<void> {
+    await this.pool.end();
+  }
+}
+
+export class PgRunStore implements RunStore {
+  readonly kind = 'postgresql' as const;
+  readonly where: string;
+  constructor(
+    private readonly pool: pg.Pool,
+    readonly runId: string,
+    readonly runDir: string | null,
+    store: string,
+  ) {
+    this.where = `run ${runId} in ${store}`;
+  }
+
+  /** The run's connections belong to the backend (several runs share its pool): closing the run closes nothing. */
+  async close(): Promise<void> {}
+
+  private async metaValue(key: string, q: Queryable = this.pool): Promise<string | null> {
+    const { rows } = await q.query<{ value: string }>(`SELECT value FROM ${SCHEMA}.run_meta WHERE run_id = $1 AND key = $2`, [this.runId, key]);
+    return rows[0]?.value ?? null;
+  }
+
+  async meta(): Promise<RunMeta> {
+    const v = await this.metaValue('meta');
+    if (v === null) throw new RunNotFound(this.runId, this.where);
+    return JSON.parse(v) as RunMeta;
+  }
+
+  async plan(): Promise<RunPlan> {
+    const v = await this.metaValue('plan');
+    if (v === null) throw new RunNotFound(this.runId, this.where);
+    const plan = JSON.parse(v) as RunPlan;
+    if (plan.permutations.length === 0) {
+      const { rows } = await this.pool.query<{ plan: string }>(`SELECT plan FROM ${SCHEMA}.permutations WHERE run_id = $1 AND plan IS NOT NULL ORDER BY idx`, [this.runId]);
+      for (const r of rows) plan.permutations.push(JSON.parse(r.plan) as RunPlan['permutations'][number]);
+    }
+    return plan;
+  }
+
+  async planBaseline(): Promise<RunPlan['baseline']> {
+    const v = await this.metaValue('plan');
+    return v ? ((JSON.parse(v) as Partial<RunPlan>).baseline ?? null) : null;
+  }
+
+  async setMeta(key: string, value: unknown): Promise<void> {
+    await this.pool.query(`INSERT INTO ${SCHEMA}.run_meta (run_id, key, value) VALUES ($1, $2, $3) ON CONFLICT (run_id, key) DO UPDATE SET value = excluded.value`, [this.runId, key, JSON.stringify(value)]);
+  }
+
+  async getMeta<T>(key: string): Promise<T | null> {
+    const v = await this.metaValue(key);
+    return v === null ? null : (JSON.parse(v) as T);
+  }
+
+  // --- permutations ------------------------------------------------------------------------
+
+  async permutations(): Promise<PermutationRow[]> {
+    const { rows } = await this.pool.query<Record<string, unknown>>(`SELECT permutation_id, idx, axes, status, reason, attempts, completed_repetitions FROM ${SCHEMA}.permutations WHERE run_id = $1 ORDER BY idx`, [this.runId]);
+    return rows.map((r) => ({
+      permutationId: r.permutation_id as string,
+      index: r.idx as number,
+      axes: JSON.parse(r.axes as string) as PermutationRow['axes'],
+      status: r.status as PermutationStatus,
+      reason: (r.reason as string | null) ?? null,
+      attempts: r.attempts as number,
+      completedRepetitions: r.completed_repetitions as number,
+    }));
+  }
+
+  async counts(): Promise<StatusCounts> {
+    const out = emptyCounts();
+    const { rows } = await this.pool.query<{ status: PermutationStatus; n: string }>(`SELECT status, count(*) AS n FROM ${SCHEMA}.permutations WHERE run_id = $1 GROUP BY status`, [this.runId]);
+    for (const r of rows) out[r.status] = Number(r.n);
+    return out;
+  }
+
+  async markRunning(permutationId: string): Promise<void> {
+    await inTransaction(this.pool, async (c) => {
+      await c.query(`UPDATE ${SCHEMA}.permutations SET status = 'running', attempts = attempts + 1, reason = NULL, updated_at = $3 WHERE run_id = $1 AND permutation_id = $2`, [this.runId, permutationId, now()]);
+      await this.journalIn(c, permutationId, 'permutation', 'start', null);
+    });
+  }
+
+  async noteNotStarted(step: string, reason: string, detail: Record<string, unknown> = {}): Promise<number> {
+    return inTransaction(this.pool, async (c) => {
+      const at = now();
+      const { rowCount } = await c.query(
+        `INSERT INTO ${SCHEMA}.journal (run_id, at, permutation_id, step, event, detail)
+         SELECT run_id, $2, permutation_id, $3, 'failed', $4 FROM ${SCHEMA}.permutations WHERE run_id = $1 AND status <> 'done' ORDER BY idx`,
+        [this.runId, at, step, JSON.stringify({ reason, ...detail })],
+      );
+      await c.query(`UPDATE ${SCHEMA}.permutations SET reason = $2, updated_at = $3 WHERE run_id = $1 AND status = 'pending'`, [this.runId, reason, at]);
+      return rowCount ?? 0;
+    });
+  }
+
+  async markFinished(permutationId: string, status: 'done' | 'failed', reason: string | null): Promise<void> {
+    await inTransaction(this.pool, async (c) => {
+      await c.query(`UPDATE ${SCHEMA}.permutations SET status = $3, reason = $4, updated_at = $5 WHERE run_id = $1 AND permutation_id = $2`, [this.runId, permutationId, status, reason, now()]);
+      await this.journalIn(c, permutationId, 'permutation', status, reason ? { reason } : null);
+    });
+  }
+
+  private async repetitionIn(c: pg.PoolClient, permutationId: string, repetition: number, records: ResultRecord[]): Promise<void> {
+    if (records.length) {
+      await c.query(
+        `INSERT INTO ${SCHEMA}.results (run_id, permutation_id, repetition, test_id, record)
+         SELECT $1, $2, $3, test_id, record FROM unnest($4::text[], $5::text[]) WITH ORDINALITY AS t(test_id, record, n) ORDER BY n`,
+        [this.runId, permutationId, repetition, records.map((r) => r.test.id), records.map((r) => JSON.stringify(r))],
+      );
+    }
+    await c.query(`UPDATE ${SCHEMA}.permutations SET completed_repetitions = $3, updated_at = $4 WHERE run_id = $1 AND permutation_id = $2`, [this.runId, permutationId, repetition, now()]);
+    await this.journalIn(c, permutationId, `repetition-${repetition}`, 'recorded', { records: records.length });
+  }
+
+  async addRepetition(permutationId: string, repetition: number, records: ResultRecord[]): Promise<void> {
+    await inTransaction(this.pool, (c) => this.repetitionIn(c, permutationId, repetition, records));
+  }
+
+  async addRepetitions(batch: ReadonlyArray<{ permutationId: string; repetition: number; records: ResultRecord[] }>): Promise<void> {
+    await inTransaction(this.pool, async (c) => {
+      for (const b of batch) await this.repetitionIn(c, b.permutationId, b.repetition, b.records);
+    });
+  }
+
+  async discardRepetitionsAfter(permutationId: string, keep: number): Promise<number> {
+    const r = await this.pool.query(`DELETE FROM ${SCHEMA}.results WHERE run_id = $1 AND permutation_id = $2 AND repetition > $3`, [this.runId, permutationId, keep]);
+    return r.rowCount ?? 0;
+  }
+
+  async records(): Promise<ResultRecord[]> {
+    const out: ResultRecord[] = [];
+    // Records of one permutation share their axes, test identity, tool and metadata: share the
+    // objects too (read-only by contract), as the SQLite store does.
+    const shared = new Map<string, unknown>();
+    const intern = <T>(key: string, v: T): T => {
+      const hit = shared.get(key);
+      if (hit !== undefined) return hit as T;
+      shared.set(key, v);
+      return v;
+    };
+    // keyset pages in plan order (idx, repetition, insertion): bounded memory per round trip
+    let after: [number, number, string] = [-1, 0, '0'];
+    for (;;) {
+      const { rows } = await this.pool.query<{ idx: number; repetition: number; seq: string; record: string }>(
+        `SELECT p.idx, r.repetition, r.seq, r.record FROM ${SCHEMA}.results r JOIN ${SCHEMA}.permutations p USING (run_id, permutation_id)
+         WHERE r.run_id = $1 AND (p.idx, r.repetition, r.seq) > ($2, $3, $4::bigint)
+         ORDER BY p.idx, r.repetition, r.seq LIMIT ${RECORD_BATCH}`,
+        [this.runId, after[0], after[1], after[2]],
+      );
+      for (const row of rows) {
+        const r = JSON.parse(row.record) as ResultRecord;
+        r.axes = intern(`a:${r.permutationId}`, r.axes);
+        r.test = intern(`t:${r.test.id}:${r.test.pattern}:${r.test.blockSizeBytes}:${r.test.queueDepth}:${r.test.threads}:${r.test.readPercent}`, r.test);
+        r.tool = intern(`o:${r.tool.name}:${r.tool.version}`, r.tool);
+        if (r.metadata) r.metadata = intern(`m:${JSON.stringify(r.metadata)}`, r.metadata);
+        out.push(r);
+      }
+      if (rows.length < RECORD_BATCH) return out;
+      const last = rows[rows.length - 1]!;
+      after = [last.idx, last.repetition, last.seq];
+    }
+  }
+
+  // --- journal -----------------------------------------------------------------------------
+
+  private async journalIn(q: Queryable, permutationId: string | null, step: string, event: string, detail: unknown): Promise<void> {
+    await q.query(`INSERT INTO ${SCHEMA}.journal (run_id, at, permutation_id, step, event, detail) VALUES ($1, $2, $3, $4, $5, $6)`, [this.runId, now(), permutationId, step, event, detail === null || detail === undefined ? null : JSON.stringify(detail)]);
+  }
+
+  async appendJournal(permutationId: string | null, step: string, event: string, detail: unknown): Promise<void> {
+    await this.journalIn(this.pool, permutationId, step, event, detail);
+  }
+
+  async journal(): Promise<JournalEntry[]> {
+    const { rows } = await this.pool.query<Record<string, unknown>>(`SELECT seq, at, permutation_id, step, event, detail FROM ${SCHEMA}.journal WHERE run_id = $1 ORDER BY seq`, [this.runId]);
+    return rows.map((r) => ({
+      seq: Number(r.seq),
+      at: r.at as string,
+      permutationId: (r.permutation_id as string | null) ?? null,
+      step: r.step as string,
+      event: r.event as string,
+      detail: r.detail ? (JSON.parse(r.detail as string) as unknown) : null,
+    }));
+  }
+
+  // --- ledger ------------------------------------------------------------------------------
+
+  async ledgerIntent(permutationId: string, provider: ProviderName, ref: OwnedObjectRef, data: Record<string, unknown>): Promise<void> {
+    const final = `l.state IN (${FINAL_LEDGER_STATES.map((s) => `'${s}'`).join(', ')})`;
+    await inTransaction(this.pool, async (c) => {
+      await c.query(
+        `INSERT INTO ${SCHEMA}.ledger AS l (run_id, permutation_id, provider, kind, name, data, state, updated_at) VALUES ($1, $2, $3, $4, $5, $6, 'intent', $7)
+         ON CONFLICT (run_id, kind, name) DO UPDATE SET
+           object_id = CASE WHEN ${final} THEN NULL ELSE l.object_id END,
+           data = CASE WHEN ${final} THEN excluded.data ELSE l.data END,
+           error = CASE WHEN ${final} THEN NULL ELSE l.error END,
+           state = CASE WHEN ${final} THEN 'intent' ELSE l.state END,
+           updated_at = excluded.updated_at`,
+        [this.runId, permutationId, provider, ref.kind, ref.name, JSON.stringify(data), now()],
+      );
+      await this.journalIn(c, permutationId, `${ref.kind}:${ref.name}`, 'intent', null);
+    });
+  }
+
+  async ledgerSent(permutationId: string, ref: OwnedObjectRef, data: Record<string, unknown>): Promise<void> {
+    await inTransaction(this.pool, async (c) => {
+      const r = await c.query(`UPDATE ${SCHEMA}.ledger SET data = $4, state = 'sent', error = NULL, updated_at = $5 WHERE run_id = $1 AND kind = $2 AND name = $3 AND state IN ('intent', 'sent', 'not-sent')`, [this.runId, ref.kind, ref.name, JSON.stringify(data), now()]);
+      if (r.rowCount) await this.journalIn(c, permutationId, `${ref.kind}:${ref.name}`, 'sent', null);
+    });
+  }
+
+  async ledgerCreated(permutationId: string, obj: CreatedObject): Promise<void> {
+    await inTransaction(this.pool, async (c) => {
+      await c.query(`UPDATE ${SCHEMA}.ledger SET object_id = $4, data = $5, state = 'created', error = NULL, updated_at = $6 WHERE run_id = $1 AND kind = $2 AND name = $3`, [this.runId, obj.kind, obj.name, obj.id, JSON.stringify(obj.data), now()]);
+      await this.journalIn(c, permutationId, `${obj.kind}:${obj.name}`, 'created', { id: obj.id });
+    });
+  }
+
+  async ledgerState(ref: OwnedObjectRef, state: LedgerState, error: string | null = null): Promise<void> {
+    await this.pool.query(`UPDATE ${SCHEMA}.ledger SET state = $4, error = $5, updated_at = $6 WHERE run_id = $1 AND kind = $2 AND name = $3`, [this.runId, ref.kind, ref.name, state, error, now()]);
+  }
+
+  async leftovers(): Promise<LedgerRow[]> {
+    return (await this.ledger()).filter((o) => !FINAL_LEDGER_STATES.includes(o.state));
+  }
+
+  async ledger(filter?: { permutationId?: string; live?: boolean }): Promise<LedgerRow[]> {
+    const { rows } =
+      filter?.permutationId === undefined
+        ? await this.pool.query<Record<string, unknown>>(`SELECT * FROM ${SCHEMA}.ledger WHERE run_id = $1 ORDER BY seq`, [this.runId])
+        : await this.pool.query<Record<string, unknown>>(`SELECT * FROM ${SCHEMA}.ledger WHERE run_id = $1 AND permutation_id = $2 ORDER BY seq`, [this.runId, filter.permutationId]);
+    return rows.map(ledgerRowOf).filter((r) => !filter?.live || LIVE_LEDGER_STATES.includes(r.state));
+  }
+
+  async ledgerRow(kind: string, name: string): Promise<LedgerRow | undefined> {
+    const { rows } = await this.pool.query<Record<string, unknown>>(`SELECT * FROM ${SCHEMA}.ledger WHERE run_id = $1 AND kind = $2 AND name = $3`, [this.runId, kind, name]);
+    return rows[0] ? ledgerRowOf(rows[0]) : undefined;
+  }
+}
+
+function ledgerRowOf(r: Record<string, unknown>): LedgerRow {
+  return {
+    seq: Number(r.seq),
+    permutationId: r.permutation_id as string,
+    provider: r.provider as ProviderName,
+    kind: r.kind as string,
+    name: r.name as string,
+    objectId: (r.object_id as string | null) ?? null,
+    data: JSON.parse(r.data as string) as Record<string, unknown>,
+    state: r.state as LedgerState,
+    error: (r.error as string | null) ?? null,
+  };
+}

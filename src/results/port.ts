@@ -1,0 +1,162 @@
+// The run store, as a port: everything the executor, teardown and the commands that read a run ask
+// of a run's journal, ledger and results, behind one asynchronous interface. Two adapters:
+// - SQLite (results/sqlite-store.ts over results/store.ts): the run directory's run.sqlite, the
+//   embedded default — one writer, one machine;
+// - PostgreSQL (results/pg-store.ts): many runs in one database, read and written from any
+//   machine (`--store postgresql://…`, the inventory's `store:`).
+// The contract (test/unit/results/store-contract.test.ts) runs against both. The ledger's order
+// rules hold for every adapter: each method resolves only once what it wrote is durable (SQLite:
+// synchronous=FULL; PostgreSQL: the statement or transaction committed), so the executor's
+// `await store.ledgerIntent(…)` before `provider.apply` keeps "an intent is durable before the
+// create is sent" (docs/architecture.md, "The ledger").
+import type { RunPlan } from '../contract/plan.ts';
+import type { CreatedObject, OwnedObjectRef, ProviderName } from '../contract/provider.ts';
+import type { ResultRecord } from './record.ts';
+
+export type PermutationStatus = 'pending' | 'running' | 'done' | 'failed';
+/**
+ * A ledger row's life (docs/architecture.md, "The ledger"):
+ * - intent: written before apply(); authorises nothing (a legacy or crashed row is torn down only
+ *   if the provider finds the object by its owned name)
+ * - sent: apply's guards passed and its first mutating command went out; `data` is what destroy
+ *   needs to prove the object is ours
+ * - refused / not-sent: apply ended before sending anything (a guard refused, or it failed
+ *   earlier); terminal, never torn down
+ * - created: the id came back; removed / absent / remove-failed / kept: teardown's outcome
+ */
+export type LedgerState = 'intent' | 'sent' | 'refused' | 'not-sent' | 'created' | 'removed' | 'absent' | 'remove-failed' | 'kept';
+
+/** States whose object may exist and is ours to remove (subject to the provider's checks). */
+export const LIVE_LEDGER_STATES: readonly LedgerState[] = ['intent', 'sent', 'created', 'remove-failed'];
+/** States after which nothing is left to remove. */
+export const FINAL_LEDGER_STATES: readonly LedgerState[] = ['removed', 'absent', 'refused', 'not-sent'];
+
+export interface LedgerRow extends OwnedObjectRef {
+  seq: number;
+  permutationId: string;
+  provider: ProviderName;
+  objectId: string | null;
+  data: Record<string, unknown>;
+  state: LedgerState;
+  error: string | null;
+}
+
+export interface PermutationRow {
+  permutationId: string;
+  index: number;
+  axes: Record<string, string | number | boolean>;
+  status: PermutationStatus;
+  reason: string | null;
+  attempts: number;
+  completedRepetitions: number;
+}
+
+export interface JournalEntry {
+  seq: number;
+  at: string;
+  permutationId: string | null;
+  step: string;
+  event: string;
+  detail: unknown;
+}
+
+export interface RunMeta {
+  runId: string;
+  playbook: string;
+  playbookFile: string;
+  inventoryFile: string;
+  /** the target's name; for a playbook that lists targets, their names joined (see `targets`) */
+  target: string;
+  /** every target of a playbook that lists them (absent for one target) */
+  targets?: string[];
+  startedAt: string;
+  fingerprint: Record<string, string>;
+  /** the playbook's `environment:` (free facts about the setup: array, RAID level, protocol, QoS, VM spec) */
+  environment?: Record<string, string>;
+  insecureEndpoints: string[];
+  /** exactly what the plan destroys, as confirmed with --confirm-destroy when the run started */
+  confirmedDestroy?: string[];
+  /** the playbook's `timeouts` (kept here so that --resume applies them too) */
+  timeouts?: { stepSec?: number; workloadSlackSec?: number };
+  /**
+   * the policy the run's teardown used (its --retries, and --step-timeout or timeouts.stepSec):
+   * `storsweep cleanup` removes with the same retries and deadline per attempt
+   */
+  teardown?: { retries?: number; stepSec?: number };
+  /** what `run --resume` must find unchanged: the playbook's SHA-256 and the inventory's measurement facts (cli/compose.ts) */
+  config?: { playbookSha256: string; facts: Record<string, string> };
+}
+
+/** How many permutations are in each state (status, `status --watch`). */
+export type StatusCounts = Record<PermutationStatus, number>;
+
+/** One run's journal, ledger and results. Every write resolves once it is durable. */
+export interface RunStore {
+  readonly kind: 'sqlite' | 'postgresql';
+  /** the run's id */
+  readonly runId: string;
+  /**
+   * The local directory raw tool output and the log go to: the run directory (SQLite), or the
+   * directory `run --store` was given (PostgreSQL); null for a run opened by id to be read.
+   */
+  readonly runDir: string | null;
+  /** where the run is, for messages (a run directory, or `run <id> in postgresql://user@host:port/db`); never a password */
+  readonly where: string;
+  close(): Promise<void>;
+
+  meta(): Promise<RunMeta>;
+  plan(): Promise<RunPlan>;
+  /** the playbook's `baseline:` as planned (the plan's header only) */
+  planBaseline(): Promise<RunPlan['baseline']>;
+  setMeta(key: string, value: unknown): Promise<void>;
+  getMeta<T>(key: string): Promise<T | null>;
+
+  permutations(): Promise<PermutationRow[]>;
+  counts(): Promise<StatusCounts>;
+  markRunning(permutationId: string): Promise<void>;
+  /** a target that did not connect: a journal entry per permutation not done, the reason on pending ones; how many */
+  noteNotStarted(step: string, reason: string, detail?: Record<string, unknown>): Promise<number>;
+  markFinished(permutationId: string, status: 'done' | 'failed', reason: string | null): Promise<void>;
+  /** one repetition's records, its counter and journal entry: all or nothing */
+  addRepetition(permutationId: string, repetition: number, records: ResultRecord[]): Promise<void>;
+  addRepetitions(batch: ReadonlyArray<{ permutationId: string; repetition: number; records: ResultRecord[] }>): Promise<void>;
+  discardRepetitionsAfter(permutationId: string, keep: number): Promise<number>;
+  /** in plan order, then repetition, then insertion */
+  records(): Promise<ResultRecord[]>;
+
+  appendJournal(permutationId: string | null, step: string, event: string, detail: unknown): Promise<void>;
+  journal(): Promise<JournalEntry[]>;
+
+  /** durable BEFORE apply(); an intent authorises nothing */
+  ledgerIntent(permutationId: string, provider: ProviderName, ref: OwnedObjectRef, data: Record<string, unknown>): Promise<void>;
+  ledgerSent(permutationId: string, ref: OwnedObjectRef, data: Record<string, unknown>): Promise<void>;
+  ledgerCreated(permutationId: string, obj: CreatedObject): Promise<void>;
+  ledgerState(ref: OwnedObjectRef, state: LedgerState, error?: string | null): Promise<void>;
+  /** what the run created and has not removed: live objects and those `run --keep` left */
+  leftovers(): Promise<LedgerRow[]>;
+  ledger(filter?: { permutationId?: string; live?: boolean }): Promise<LedgerRow[]>;
+  ledgerRow(kind: string, name: string): Promise<LedgerRow | undefined>;
+}
+
+/** A run in a store, as `runs()` lists it. */
+export interface RunSummary {
+  runId: string;
+  playbook: string;
+  target: string;
+  startedAt: string;
+  counts: StatusCounts;
+}
+
+/** A place holding runs: a PostgreSQL database (the SQLite store is one run directory per run). */
+export interface RunStoreBackend {
+  readonly kind: 'postgresql';
+  /** the store for messages: `postgresql://user@host:port/db` (never a password) */
+  readonly where: string;
+  createRun(meta: RunMeta, plan: RunPlan, o?: { runDir?: string | null }): Promise<RunStore>;
+  /** a run by id; `runDir`: where raw output goes (a writer's local directory) */
+  openRun(runId: string, o?: { runDir?: string | null }): Promise<RunStore>;
+  runs(): Promise<RunSummary[]>;
+  close(): Promise<void>;
+}
+
+export const emptyCounts = (): StatusCounts => ({ pending: 0, running: 0, done: 0, failed: 0 });
