@@ -5,6 +5,7 @@ import { execFile, spawn } from 'node:child_process';
 import { existsSync, openSync, closeSync } from 'node:fs';
 import fs from 'node:fs/promises';
 import https from 'node:https';
+import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -44,6 +45,49 @@ export interface VcsimOptions {
    * and loop devices: the harness refuses to start without them, saying so.
    */
   guestDisks?: string;
+  /**
+   * Lab guests for VMware Tools guest operations (harness/vcsim/guestops.go): StartProgramInGuest
+   * and friends run for each listed VM in a guest of its own (Linux: as the local user `username`,
+   * created when missing — needs root; Windows: the Windows stand-ins). The file carrying the
+   * passwords is written 0600, read by the harness at start and deleted once it is ready.
+   */
+  guestOps?: { vms: GuestOpsVm[]; root?: string };
+}
+
+export interface GuestOpsVm {
+  /** the VM's inventory name, e.g. DC0_H0_VM0 */
+  vm: string;
+  os: 'linux' | 'windows';
+  /** config.guestId to report (default ubuntu64Guest / windows9Server64Guest) */
+  guestId?: string;
+  username: string;
+  password: string;
+  /** Windows: where the guest has diskspd.exe (default C:\Tools\DiskSpd\diskspd.exe) */
+  diskspdPath?: string;
+}
+
+/** One guest operation the harness received (GET /_harness/guest-ops). */
+export interface GuestOpCall {
+  method: string;
+  vm: string;
+  time: string;
+  /** fault type name, or "HTTP nnn" for a refused transfer */
+  fault?: string;
+}
+
+/** A lab guest's process (GET /_harness/guest-ops, /_harness/guest-processes). */
+export interface GuestProcess {
+  vm: string;
+  pid: number;
+  name: string;
+  owner: string;
+  cmdLine: string;
+  startTime: string;
+  endTime?: string;
+  exitCode?: number;
+  running: boolean;
+  /** spawned by a started program (found in /proc), not started by StartProgramInGuest */
+  child?: boolean;
 }
 
 /** The ready line the harness prints, one JSON object (plus the password, which it never prints). */
@@ -100,6 +144,13 @@ export interface VcsimControl {
   reset(): Promise<void>;
   /** simulate another vSphere release from now on (5.5, 6.7, 7.0, 8.0); returns AboutInfo.version */
   version(version: string): Promise<string>;
+  /** guest operations received (method, VM, time, fault) and the lab guests' processes (running or
+   *  ended < 5 min ago); needs the harness started with guestOps */
+  guestOps(): Promise<{ calls: GuestOpCall[]; processes: GuestProcess[] }>;
+  /** the lab guests' processes that are running now (a started program and what it spawned) */
+  guestProcesses(): Promise<GuestProcess[]>;
+  /** VMware Tools in that VM's guest starts or stops (stopped: GuestOperationsUnavailable) */
+  guestTools(vm: string, running: boolean): Promise<void>;
 }
 
 export interface VcsimHandle extends VcsimInfo {
@@ -136,7 +187,7 @@ export function buildVcsimHarness(): Promise<string> {
   return building;
 }
 
-function harnessArgs(opts: VcsimOptions): string[] {
+function harnessArgs(opts: HarnessArgsOptions): string[] {
   const args = ['-listen', opts.listen ?? '127.0.0.1:0'];
   if (opts.esx) args.push('-esx');
   if (opts.username !== undefined) args.push('-username', opts.username);
@@ -145,8 +196,24 @@ function harnessArgs(opts: VcsimOptions): string[] {
   if (opts.certDir) args.push('-certdir', opts.certDir);
   if (opts.version) args.push('-version', opts.version);
   if (opts.guestDisks) args.push('-guest-disks', opts.guestDisks);
+  if (opts.guestOpsFile) args.push('-guest-ops', opts.guestOpsFile);
   return args;
 }
+
+/** Writes the guest-ops file (0600, in a fresh private directory) the harness reads at start. */
+async function writeGuestOps(opts: VcsimOptions): Promise<HarnessArgsOptions> {
+  if (!opts.guestOps) return opts;
+  const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'vcsim-guest-ops-'));
+  const file = path.join(dir, 'guest-ops.json');
+  await fs.writeFile(file, JSON.stringify(opts.guestOps), { mode: 0o600 });
+  return { ...opts, guestOpsFile: file };
+}
+
+async function removeGuestOps(opts: HarnessArgsOptions): Promise<void> {
+  if (opts.guestOpsFile) await fs.rm(path.dirname(opts.guestOpsFile), { recursive: true, force: true });
+}
+
+type HarnessArgsOptions = VcsimOptions & { guestOpsFile?: string };
 
 /** The harness reads its password from this variable and unsets it (src/lab/harness/vcsim/main.go). */
 const PASSWORD_ENV = 'VCSIM_HARNESS_PASSWORD';
@@ -171,8 +238,18 @@ function parseReady(line: string): Omit<VcsimInfo, 'password'> | undefined {
 }
 
 /** Starts the harness and resolves once it prints its ready line. */
-export async function startVcsim(opts: VcsimOptions = {}): Promise<VcsimHandle> {
+export async function startVcsim(options: VcsimOptions = {}): Promise<VcsimHandle> {
   const bin = await buildVcsimHarness();
+  const opts = await writeGuestOps(options);
+  try {
+    return await startWith(bin, opts);
+  } finally {
+    // read at start: the passwords do not stay on disk
+    await removeGuestOps(opts);
+  }
+}
+
+async function startWith(bin: string, opts: HarnessArgsOptions): Promise<VcsimHandle> {
   if (opts.detached) return startDetached(bin, opts);
   if (opts.dataDir) await fs.mkdir(opts.dataDir, { recursive: true });
 
@@ -238,7 +315,7 @@ export async function startVcsim(opts: VcsimOptions = {}): Promise<VcsimHandle> 
   };
 }
 
-async function startDetached(bin: string, opts: VcsimOptions): Promise<VcsimHandle> {
+async function startDetached(bin: string, opts: HarnessArgsOptions): Promise<VcsimHandle> {
   if (!opts.logFile) throw new VcsimHarnessError('startVcsim({ detached: true }) needs a logFile to read the ready line from');
   const logFile = opts.logFile;
   await fs.mkdir(path.dirname(logFile), { recursive: true });
@@ -366,6 +443,16 @@ export function vcsimControl(info: Pick<VcsimInfo, 'url' | 'certFile'>): VcsimCo
     async version(version) {
       const r = (await request('POST', 'version', { version })) as { version?: string };
       return r.version ?? '';
+    },
+    async guestOps() {
+      return (await request('GET', 'guest-ops')) as { calls: GuestOpCall[]; processes: GuestProcess[] };
+    },
+    async guestProcesses() {
+      const r = (await request('GET', 'guest-processes')) as { processes: GuestProcess[] };
+      return r.processes;
+    },
+    async guestTools(vm, running) {
+      await request('POST', 'guest-tools', { vm, running });
     },
   };
 }

@@ -292,7 +292,85 @@ def op_about(si, content, a):
     return out
 
 
+# --- guest operations (vim.vm.guest.ProcessManager / FileManager) ---------------------------------
+def guest_auth(a):
+    return vim.vm.guest.NamePasswordAuthentication(username=a["guestUser"], password=a["guestPassword"], interactiveSession=False)
+
+
+def guest_proc(p):
+    return {"pid": p.pid, "name": p.name, "owner": p.owner, "cmdLine": p.cmdLine, "startTime": p.startTime.isoformat(),
+            "endTime": p.endTime.isoformat() if p.endTime else None, "exitCode": p.exitCode}
+
+
+def op_guest_start(si, content, a):
+    vm = find(content, vim.VirtualMachine, a["vm"])
+    spec = vim.vm.guest.ProcessManager.ProgramSpec(programPath=a["program"], arguments=a.get("arguments", ""),
+                                                   workingDirectory=a.get("workingDirectory"), envVariables=a.get("env"))
+    pid = content.guestOperationsManager.processManager.StartProgramInGuest(vm, guest_auth(a), spec)
+    return {"ok": True, "pid": pid}
+
+
+def op_guest_list(si, content, a):
+    vm = find(content, vim.VirtualMachine, a["vm"])
+    procs = content.guestOperationsManager.processManager.ListProcessesInGuest(vm, guest_auth(a), a.get("pids"))
+    return {"ok": True, "processes": [guest_proc(p) for p in procs]}
+
+
+def op_guest_terminate(si, content, a):
+    vm = find(content, vim.VirtualMachine, a["vm"])
+    content.guestOperationsManager.processManager.TerminateProcessInGuest(vm, guest_auth(a), a["pid"])
+    return {"ok": True}
+
+
+def op_guest_env(si, content, a):
+    vm = find(content, vim.VirtualMachine, a["vm"])
+    return {"ok": True, "env": list(content.guestOperationsManager.processManager.ReadEnvironmentVariableInGuest(vm, guest_auth(a), a.get("names")))}
+
+
+def transfer_url(url, a):
+    # the host part is "*" when it is the server the call went to (InitiateFileTransfer* reference)
+    u = urlparse(url)
+    if u.hostname == "*":
+        c = urlparse(a["_sdk"])
+        u = u._replace(netloc=c.netloc)
+    return u.geturl()
+
+
+def op_guest_upload(si, content, a):
+    import urllib.request
+    vm = find(content, vim.VirtualMachine, a["vm"])
+    data = a["content"].encode()
+    url = content.guestOperationsManager.fileManager.InitiateFileTransferToGuest(
+        vm, guest_auth(a), a["path"], vim.vm.guest.FileManager.FileAttributes(), a.get("size", len(data)), a.get("overwrite", True))
+    req = urllib.request.Request(transfer_url(url, a), data=data, method="PUT")
+    try:
+        with urllib.request.urlopen(req, context=a["_ctx"]) as r:
+            return {"ok": True, "url": url, "status": r.status}
+    except urllib.error.HTTPError as e:
+        return {"ok": True, "url": url, "status": e.code}
+
+
+def op_guest_download(si, content, a):
+    import urllib.request
+    vm = find(content, vim.VirtualMachine, a["vm"])
+    info = content.guestOperationsManager.fileManager.InitiateFileTransferFromGuest(vm, guest_auth(a), a["path"])
+    with urllib.request.urlopen(transfer_url(info.url, a), context=a["_ctx"]) as r:
+        body = r.read().decode("utf-8", "replace")
+    attrs = info.attributes
+    return {"ok": True, "url": info.url, "size": info.size, "content": body, "attributes": attrs._wsdlName,
+            "ownerId": getattr(attrs, "ownerId", None), "permissions": getattr(attrs, "permissions", None)}
+
+
+def op_guest_vm(si, content, a):
+    vm = find(content, vim.VirtualMachine, a["vm"])
+    g = vm.guest
+    return {"ok": True, "guestId": vm.config.guestId, "guestFamily": g.guestFamily, "toolsRunningStatus": g.toolsRunningStatus,
+            "guestOperationsReady": g.guestOperationsReady, "toolsVersion": g.toolsVersion}
+
+
 OPS = {
+    "guest-start": op_guest_start, "guest-list": op_guest_list, "guest-terminate": op_guest_terminate, "guest-env": op_guest_env,
+    "guest-upload": op_guest_upload, "guest-download": op_guest_download, "guest-vm": op_guest_vm,
     "about": op_about, "luns": op_luns, "create-vmfs": op_create_vmfs, "datastore": op_datastore,
     "datastores": op_datastores, "mounts": op_mounts, "create-nas": op_create_nas, "remove-datastore": op_remove_datastore, "vm-disks": op_vm_disks,
     "add-rdm": op_add_rdm, "add-disk": op_add_disk, "remove-disk": op_remove_disk,
@@ -317,6 +395,7 @@ def main():
         content = si.RetrieveContent()
         for a in req["ops"]:
             fn = OPS.get(a["op"])
+            a = dict(a, _ctx=ctx, _sdk=req["url"])
             if fn is None:
                 results.append({"ok": False, "fault": "UnknownOp", "message": a["op"]})
                 continue

@@ -7,7 +7,9 @@ import (
 	"log"
 	"os"
 	"os/exec"
+	"os/user"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -240,6 +242,7 @@ func (g *guestDisks) attach(vm string, v diskView) (*guestDisk, error) {
 		return nil, fmt.Errorf("losetup -f -P --show %s: %s (%v)", file, strings.TrimSpace(string(out)), err)
 	}
 	a := &guestDisk{vm: vm, file: file, loop: strings.TrimSpace(string(out))}
+	udevOwnership(a.loop)
 	if v.lun == "" {
 		a.vmdk = v.vmdk
 	}
@@ -254,6 +257,19 @@ func (g *guestDisks) attach(vm string, v diskView) (*guestDisk, error) {
 	return a, nil
 }
 
+// udevOwnership gives a block device the owner and mode udev gives every disk in a real guest
+// (systemd rules.d/50-udev-default.rules: SUBSYSTEM=="block", GROUP="disk", and MODE 0660 from
+// udev's default for devices with a group): the lab has no udev, so losetup leaves root 0600 and
+// the guest's benchmark account (group disk, guestops.go) could not open its disks.
+func udevOwnership(dev string) {
+	if grp, err := user.LookupGroup("disk"); err == nil {
+		if gid, err := strconv.Atoi(grp.Gid); err == nil {
+			_ = os.Chown(dev, 0, gid)
+			_ = os.Chmod(dev, 0o660)
+		}
+	}
+}
+
 func (g *guestDisks) detach(a *guestDisk) {
 	if a.link != "" {
 		_ = os.Remove(a.link)
@@ -263,6 +279,17 @@ func (g *guestDisks) detach(a *guestDisk) {
 	if out, err := exec.Command("losetup", "-d", a.loop).CombinedOutput(); err != nil {
 		log.Printf("losetup -d %s: %s (%v)", a.loop, strings.TrimSpace(string(out)), err)
 	}
+}
+
+// devices maps each attached disk (VM MoRef value + "/" + device key) to its loop device.
+func (g *guestDisks) devices() map[string]string {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	out := map[string]string{}
+	for key, a := range g.attached {
+		out[key] = a.loop
+	}
+	return out
 }
 
 // forgetVmdk removes the image of a VMDK deleted by DeleteVirtualDisk_Task (when not attached).

@@ -59,6 +59,8 @@ type harness struct {
 	disks   *diskRegistry
 	// the lab guest's block devices (guestdisks.go); nil without -guest-disks
 	guest *guestDisks
+	// guest operations (guestops.go); nil without -guest-ops
+	guestOps *guestOps
 }
 
 func newHarness(dataDir string, idle time.Duration) *harness {
@@ -90,6 +92,10 @@ func (h *harness) resetRules() {
 func (h *harness) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if strings.HasPrefix(r.URL.Path, "/_harness/") {
 		h.control(w, r)
+		return
+	}
+	if h.guestOps != nil && (r.URL.Path == "/guestFile" || strings.HasPrefix(r.URL.Path, "/guestFile/")) {
+		h.guestOps.serveFile(w, r)
 		return
 	}
 	if r.Method != http.MethodPost || !strings.HasPrefix(r.URL.Path, "/sdk") || strings.HasSuffix(r.URL.Path, ".xml") {
@@ -548,6 +554,20 @@ func (h *harness) control(w http.ResponseWriter, r *http.Request) {
 		reply(http.StatusOK, out)
 		return
 	}
+	if op == "guest-ops" || op == "guest-processes" || op == "guest-tools" {
+		if h.guestOps == nil {
+			reply(http.StatusNotFound, map[string]string{"error": "/_harness/" + op + ": the harness runs without -guest-ops"})
+			return
+		}
+		if (op == "guest-tools") != (r.Method == http.MethodPost) || (op != "guest-tools" && r.Method != http.MethodGet) {
+			bad("use %s for /_harness/%s", map[bool]string{true: "POST", false: "GET"}[op == "guest-tools"], op)
+			return
+		}
+		raw, _ := ioutil.ReadAll(r.Body)
+		code, v := h.guestOps.control(op, r, raw)
+		reply(code, v)
+		return
+	}
 	if r.Method != http.MethodPost {
 		bad("use POST for /_harness/%s", op)
 		return
@@ -652,6 +672,9 @@ func (h *harness) control(w http.ResponseWriter, r *http.Request) {
 		return
 	case "reset":
 		h.resetRules()
+		if h.guestOps != nil {
+			h.guestOps.resetCalls()
+		}
 	default:
 		reply(http.StatusNotFound, map[string]string{"error": "unknown harness endpoint /_harness/" + op})
 		return

@@ -52,6 +52,8 @@ func main() {
 	trace := flag.Bool("trace", false, "dump SOAP traffic to stderr")
 	version := flag.String("version", "8.0", "vSphere release to simulate: "+profileNames()+" (version.go)")
 	guestDir := flag.String("guest-disks", "", "give this machine (the lab's guest) a loop device per attached disk, linked as DIR/by-id/wwn-0x<id> (guestdisks.go); needs root")
+	guestOpsFile := flag.String("guest-ops", "", "JSON file configuring lab guests for guest operations (guestops.go): {\"vms\":[{\"vm\",\"os\",\"username\",\"password\"}]}; a Linux guest needs root")
+	standins := flag.String("windows-standins", "", "directory of the Windows stand-ins (default: ../windows beside this binary's source, src/lab/harness/windows)")
 	flag.Parse()
 
 	log.SetPrefix("vcsim-harness: ")
@@ -64,7 +66,7 @@ func main() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	if err := run(*esx, *listen, *certDir, *dataDir, *username, password, *idle, *trace, *guestDir); err != nil {
+	if err := run(*esx, *listen, *certDir, *dataDir, *username, password, *idle, *trace, *guestDir, *guestOpsFile, *standins); err != nil {
 		log.Fatal(err)
 	}
 }
@@ -89,7 +91,7 @@ func readPassword(file string) (string, error) {
 	return "pass", nil
 }
 
-func run(esx bool, listen, certDir, dataDir, username, password string, idle time.Duration, trace bool, guestDir string) error {
+func run(esx bool, listen, certDir, dataDir, username, password string, idle time.Duration, trace bool, guestDir, guestOpsFile, standins string) error {
 	if username == "" || password == "" {
 		return fmt.Errorf("-username and the password (-password-file or $%s) must not be empty", passwordEnv)
 	}
@@ -147,6 +149,19 @@ func run(esx bool, listen, certDir, dataDir, username, password string, idle tim
 		return fmt.Errorf("adding storage model: %w", err)
 	}
 	installPaging()
+	if guestOpsFile != "" {
+		if standins == "" {
+			standins = defaultStandins()
+		}
+		ops, err := newGuestOps(guestOpsFile, standins, esx)
+		if err != nil {
+			return err
+		}
+		defer ops.close()
+		ops.guestDisks = h.guest
+		ops.install()
+		h.guestOps = ops
+	}
 
 	server := model.Service.NewServer()
 	defer server.Close()
@@ -160,6 +175,9 @@ func run(esx bool, listen, certDir, dataDir, username, password string, idle tim
 	host, port, _ := net.SplitHostPort(u.Host)
 	if ip := net.ParseIP(host); ip != nil && ip.IsUnspecified() {
 		u.Host = net.JoinHostPort("127.0.0.1", port)
+	}
+	if h.guestOps != nil {
+		h.guestOps.listenHost = u.Host
 	}
 	apiType := "VirtualCenter"
 	if esx {
@@ -178,6 +196,15 @@ func run(esx bool, listen, certDir, dataDir, username, password string, idle tim
 		defer os.RemoveAll(dataDir)
 	}
 	return nil
+}
+
+// defaultStandins is src/lab/harness/windows, beside the directory holding this binary.
+func defaultStandins() string {
+	exe, err := os.Executable()
+	if err != nil {
+		return "../windows"
+	}
+	return filepath.Join(filepath.Dir(exe), "..", "windows")
 }
 
 // selfSignedCert writes cert.pem and key.pem for 127.0.0.1/localhost and returns the SHA-256

@@ -1,0 +1,321 @@
+// VMware Tools guest operations in the vcsim harness (src/lab/harness/vcsim/guestops.go,
+// guestwin.go): the real harness, driven by pyVmomi (test/harness/pyvmomi/probe.py) as an
+// independent client, the lab guests checked on this machine (/proc, file owners, loop devices).
+import { spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import fs from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startVcsim, type VcsimHandle } from '../../src/lab/vcsim.ts';
+
+const PROBE = fileURLToPath(new URL('../harness/pyvmomi/probe.py', import.meta.url));
+const LINUX_VM = 'DC0_H0_VM0';
+const WINDOWS_VM = 'DC0_H0_VM1';
+const OTHER_VM = 'DC0_C0_RP0_VM0';
+const LINUX = { vm: LINUX_VM, guestUser: 'storsweep-guest', guestPassword: "g'pw $(x) \"y\" ;z" };
+const WINDOWS = { vm: WINDOWS_VM, guestUser: 'Administrator', guestPassword: 'W1n-guest pw' };
+
+interface Proc {
+  pid: number;
+  name: string;
+  owner: string;
+  cmdLine: string;
+  startTime: string;
+  endTime: string | null;
+  exitCode: number | null;
+}
+type Result = { ok: boolean; fault?: string; message?: string } & Record<string, unknown>;
+
+async function probe(vc: VcsimHandle, ops: Record<string, unknown>[]): Promise<Result[]> {
+  const input = JSON.stringify({ url: vc.url, username: vc.username, password: vc.password, certFile: vc.certFile, ops });
+  return new Promise((resolve, reject) => {
+    const child = spawn('/usr/bin/python3', [PROBE], { stdio: ['pipe', 'pipe', 'pipe'] });
+    let out = '';
+    let err = '';
+    child.stdout.on('data', (c: Buffer) => (out += c.toString()));
+    child.stderr.on('data', (c: Buffer) => (err += c.toString()));
+    child.on('error', reject);
+    child.on('close', (code) => {
+      if (code !== 0) return reject(new Error(`probe.py exited ${code}: ${err}`));
+      try {
+        resolve(JSON.parse(out) as Result[]);
+      } catch {
+        reject(new Error(`probe.py printed non-JSON: ${out}\n${err}`));
+      }
+    });
+    child.stdin.end(input);
+  });
+}
+
+async function one(vc: VcsimHandle, op: Record<string, unknown>): Promise<Result> {
+  const [r] = await probe(vc, [op]);
+  if (!r) throw new Error('probe returned no result');
+  return r;
+}
+
+async function waitExit(vc: VcsimHandle, guest: typeof LINUX, pid: number, ms = 30_000): Promise<Proc> {
+  const deadline = Date.now() + ms;
+  for (;;) {
+    const r = await one(vc, { op: 'guest-list', ...guest, pids: [pid] });
+    expect(r.ok, JSON.stringify(r)).toBe(true);
+    const p = (r.processes as Proc[])[0];
+    if (p?.endTime) return p;
+    if (Date.now() > deadline) throw new Error(`guest process ${pid} did not end: ${JSON.stringify(r)}`);
+    await new Promise((res) => setTimeout(res, 200));
+  }
+}
+
+const isRoot = process.getuid?.() === 0;
+
+describe.skipIf(!isRoot)('vcsim harness guest operations', () => {
+  let vc: VcsimHandle;
+  let logFile: string;
+  let work: string;
+  let guestDisks: string;
+
+  beforeAll(async () => {
+    work = await fs.mkdtemp(path.join(os.tmpdir(), 'guestops-'));
+    await fs.chmod(work, 0o755);
+    logFile = path.join(work, 'vcsim.log');
+    guestDisks = path.join(work, 'guest-disks');
+    vc = await startVcsim({
+      logFile,
+      guestDisks,
+      guestOps: {
+        vms: [
+          { vm: LINUX_VM, os: 'linux', username: LINUX.guestUser, password: LINUX.guestPassword },
+          { vm: WINDOWS_VM, os: 'windows', username: WINDOWS.guestUser, password: WINDOWS.guestPassword },
+        ],
+      },
+    });
+  }, 120_000);
+
+  afterAll(async () => {
+    await vc?.stop();
+    if (work) await fs.rm(work, { recursive: true, force: true });
+  });
+
+  it('publishes VMware Tools running and the guest OS for configured VMs only', async () => {
+    const [l, w, o] = await probe(vc, [
+      { op: 'guest-vm', vm: LINUX_VM },
+      { op: 'guest-vm', vm: WINDOWS_VM },
+      { op: 'guest-vm', vm: OTHER_VM },
+    ]);
+    expect(l).toMatchObject({ ok: true, guestId: 'ubuntu64Guest', guestFamily: 'linuxGuest', toolsRunningStatus: 'guestToolsRunning', guestOperationsReady: true });
+    expect(w).toMatchObject({ ok: true, guestFamily: 'windowsGuest', toolsRunningStatus: 'guestToolsRunning' });
+    expect(String(w!.guestId)).toMatch(/^windows/);
+    expect(o).toMatchObject({ ok: true, toolsRunningStatus: 'guestToolsNotRunning' });
+  });
+
+  it('uploads a job, runs it as the guest user, lists it until it exits, downloads its output', async () => {
+    const dir = path.join(work, 'linux-job');
+    await fs.mkdir(dir);
+    await fs.chown(dir, uidOf(LINUX.guestUser), 0);
+    const job = `${dir}/job.sh`;
+    const out = `${dir}/out.txt`;
+    const up = await one(vc, { op: 'guest-upload', ...LINUX, path: job, content: 'echo "job ran as $(id -un) in $PWD"\nexit 3\n' });
+    expect(up).toMatchObject({ ok: true, status: 200 });
+    expect(String(up.url)).toMatch(/^https:\/\/127\.0\.0\.1:\d+\/guestFile\?id=\d+&token=[0-9a-f]+$/);
+    // written in the guest as the guest user
+    expect((await fs.stat(job)).uid).toBe(uidOf(LINUX.guestUser));
+    // the upload URL is single-use
+    const again = await fetchStatus(vc, String(up.url), 'PUT', 'x');
+    expect(again).toBe(404);
+
+    const started = await one(vc, { op: 'guest-start', ...LINUX, program: '/bin/sh', arguments: `${job} > ${out} 2>&1`, workingDirectory: dir });
+    expect(started.ok, JSON.stringify(started)).toBe(true);
+    const pid = started.pid as number;
+    const p = await waitExit(vc, LINUX, pid);
+    expect(p).toMatchObject({ pid, name: 'sh', owner: LINUX.guestUser, exitCode: 3 });
+    expect(p.cmdLine).toBe(`/bin/sh ${job} > ${out} 2>&1`);
+    expect(Date.parse(p.endTime!)).toBeGreaterThanOrEqual(Date.parse(p.startTime));
+
+    const down = await one(vc, { op: 'guest-download', ...LINUX, path: out });
+    expect(down).toMatchObject({ ok: true, content: `job ran as ${LINUX.guestUser} in ${dir}\n`, attributes: 'GuestPosixFileAttributes', ownerId: uidOf(LINUX.guestUser) });
+    expect(down.size).toBe(Buffer.byteLength(down.content as string));
+
+    // an exit code of 0 is sent (govmomi's type would omit it)
+    const ok = await one(vc, { op: 'guest-start', ...LINUX, program: '/bin/true' });
+    expect((await waitExit(vc, LINUX, ok.pid as number)).exitCode).toBe(0);
+
+    const env = await one(vc, { op: 'guest-env', ...LINUX, names: ['USER', 'NOPE'] });
+    expect(env).toMatchObject({ ok: true, env: [`USER=${LINUX.guestUser}`] });
+
+    const { calls } = await vc.control.guestOps();
+    const methods = calls.filter((c) => c.vm === LINUX_VM).map((c) => c.method);
+    expect(methods).toEqual(expect.arrayContaining(['InitiateFileTransferToGuest', 'PUT /guestFile', 'StartProgramInGuest', 'ListProcessesInGuest', 'InitiateFileTransferFromGuest', 'GET /guestFile', 'ReadEnvironmentVariableInGuest']));
+  }, 90_000);
+
+  it('terminates a running program and what it spawned: the harness lists no guest process after', async () => {
+    const started = await one(vc, { op: 'guest-start', ...LINUX, program: '/bin/sh', arguments: "-c 'sleep 120 & sleep 120; wait'" });
+    expect(started.ok, JSON.stringify(started)).toBe(true);
+    const pid = started.pid as number;
+    await new Promise((r) => setTimeout(r, 500));
+    const running = await vc.control.guestProcesses();
+    const ours = running.filter((p) => p.vm === LINUX_VM);
+    expect(ours.map((p) => p.pid)).toContain(pid);
+    expect(ours.filter((p) => p.child).length, JSON.stringify(ours)).toBeGreaterThanOrEqual(2);
+    const listed = await one(vc, { op: 'guest-list', ...LINUX });
+    expect((listed.processes as Proc[]).map((p) => p.name)).toEqual(expect.arrayContaining(['sh', 'sleep']));
+
+    expect(await one(vc, { op: 'guest-terminate', ...LINUX, pid })).toMatchObject({ ok: true });
+    const p = await waitExit(vc, LINUX, pid);
+    expect(p.exitCode).toBe(128 + 15);
+    await new Promise((r) => setTimeout(r, 300));
+    expect(await vc.control.guestProcesses()).toEqual([]);
+    // and on this machine: no process of the guest user is left
+    expect(await processesOf(uidOf(LINUX.guestUser))).toEqual([]);
+    // a pid that is not running in the guest
+    expect(await one(vc, { op: 'guest-terminate', ...LINUX, pid })).toMatchObject({ ok: false, fault: 'GuestProcessNotFound' });
+  }, 60_000);
+
+  it('returns the documented faults', async () => {
+    const bad = { ...LINUX, guestPassword: 'wrong' };
+    const plain = path.join(work, 'plain.txt');
+    await fs.writeFile(plain, 'not a program\n', { mode: 0o644 });
+    const r = await probe(vc, [
+      { op: 'guest-list', ...bad },
+      { op: 'guest-start', ...bad, program: '/bin/true' },
+      { op: 'guest-upload', ...bad, path: '/tmp/x', content: 'x' },
+      { op: 'guest-start', ...LINUX, guestUser: 'root', program: '/bin/true' },
+      { op: 'guest-start', ...LINUX, program: '/no/such/program' },
+      { op: 'guest-start', ...LINUX, program: plain },
+      { op: 'guest-start', ...LINUX, program: '/bin/true', workingDirectory: '/no/such/dir' },
+      { op: 'guest-list', ...LINUX, vm: OTHER_VM },
+      { op: 'guest-download', ...LINUX, path: '/no/such/file' },
+      { op: 'guest-download', ...LINUX, path: '/etc/shadow' },
+      { op: 'guest-upload', ...LINUX, path: '/no/such/dir/file', content: 'x' },
+      { op: 'guest-upload', ...LINUX, path: '/etc/storsweep-guest-test', content: 'x' },
+      { op: 'guest-upload', ...LINUX, path: plain, content: 'x', overwrite: false },
+    ]);
+    expect(r.map((x) => x.fault)).toEqual([
+      'InvalidGuestLogin',
+      'InvalidGuestLogin',
+      'InvalidGuestLogin',
+      'InvalidGuestLogin',
+      'FileNotFound',
+      'GuestPermissionDenied',
+      'FileNotFound',
+      'GuestOperationsUnavailable',
+      'FileNotFound',
+      'GuestPermissionDenied',
+      'FileNotFound',
+      'GuestPermissionDenied',
+      'FileAlreadyExists',
+    ]);
+    await expect(fs.stat('/etc/storsweep-guest-test')).rejects.toThrow();
+
+    // an upload of another size than announced is refused and writes nothing
+    const dir = path.join(work, 'size');
+    await fs.mkdir(dir);
+    await fs.chown(dir, uidOf(LINUX.guestUser), 0);
+    const sized = await one(vc, { op: 'guest-upload', ...LINUX, path: `${dir}/f`, content: 'abc', size: 10 });
+    expect(sized).toMatchObject({ ok: true, status: 400 });
+    await expect(fs.stat(`${dir}/f`)).rejects.toThrow();
+
+    // Tools stopped in the guest
+    await vc.control.guestTools(LINUX_VM, false);
+    try {
+      expect(await one(vc, { op: 'guest-list', ...LINUX })).toMatchObject({ ok: false, fault: 'GuestOperationsUnavailable' });
+      expect(await one(vc, { op: 'guest-vm', vm: LINUX_VM })).toMatchObject({ toolsRunningStatus: 'guestToolsNotRunning', guestOperationsReady: false });
+    } finally {
+      await vc.control.guestTools(LINUX_VM, true);
+    }
+    expect(await one(vc, { op: 'guest-list', ...LINUX })).toMatchObject({ ok: true });
+
+    const { calls } = await vc.control.guestOps();
+    expect(calls.some((c) => c.method === 'StartProgramInGuest' && c.fault === 'InvalidGuestLogin')).toBe(true);
+    // the guest passwords are in no log
+    const log = await fs.readFile(logFile, 'utf8').catch(() => '');
+    for (const secret of [LINUX.guestPassword, WINDOWS.guestPassword]) {
+      expect(log).not.toContain(secret);
+      expect(JSON.stringify(calls)).not.toContain(secret);
+    }
+  }, 60_000);
+
+  it('gives the Linux guest user the attached disks under byIdDir', async () => {
+    const added = await one(vc, { op: 'add-disk', vm: LINUX_VM, unit: 3, capacityKB: 4096 });
+    expect(added.ok, JSON.stringify(added)).toBe(true);
+    const byId = path.join(guestDisks, 'by-id');
+    const links = await fs.readdir(byId);
+    expect(links.length).toBeGreaterThan(0);
+    const dir = path.join(work, 'disk-job');
+    await fs.mkdir(dir);
+    await fs.chown(dir, uidOf(LINUX.guestUser), 0);
+    const out = `${dir}/disk.txt`;
+    const link = `${byId}/${links[0]}`;
+    const started = await one(vc, {
+      op: 'guest-start',
+      ...LINUX,
+      program: '/bin/sh',
+      arguments: `-c 'readlink -f ${link}; blockdev --getsize64 ${link}; dd if=${link} of=/dev/null bs=4096 count=1 2>/dev/null && echo readable' > ${out} 2>&1`,
+    });
+    expect((await waitExit(vc, LINUX, started.pid as number)).exitCode).toBe(0);
+    const text = (await one(vc, { op: 'guest-download', ...LINUX, path: out })).content as string;
+    expect(text).toMatch(/^\/dev\/loop\d+\n4194304\nreadable\n$/);
+  }, 60_000);
+
+  it('runs diskspd through cmd.exe /c in the Windows guest and downloads its XML', async () => {
+    const temp = 'C:\\Users\\Administrator\\AppData\\Local\\Temp';
+    const up = await one(vc, { op: 'guest-upload', ...WINDOWS, path: `${temp}\\note.txt`, content: 'hi' });
+    expect(up).toMatchObject({ ok: true, status: 200 });
+    const started = await one(vc, {
+      op: 'guest-start',
+      ...WINDOWS,
+      program: 'C:\\Windows\\System32\\cmd.exe',
+      arguments: `/c C:\\Tools\\DiskSpd\\diskspd.exe -b4K -d1 -W0 -o4 -t1 -r -w30 -Sh -L -Rxml #0 > ${temp}\\out.xml 2>&1`,
+      workingDirectory: temp,
+    });
+    expect(started.ok, JSON.stringify(started)).toBe(true);
+    const p = await waitExit(vc, WINDOWS, started.pid as number);
+    expect(p).toMatchObject({ name: 'cmd.exe', owner: 'Administrator', exitCode: 0 });
+    expect(p.cmdLine.startsWith('"C:\\Windows\\System32\\cmd.exe" /c ')).toBe(true);
+    // NTFS names are case-insensitive
+    const down = await one(vc, { op: 'guest-download', ...WINDOWS, path: 'c:\\users\\administrator\\appdata\\local\\temp\\OUT.XML' });
+    expect(down).toMatchObject({ ok: true, attributes: 'GuestWindowsFileAttributes' });
+    expect(down.content as string).toContain('<Results>');
+    expect(down.content as string).toContain(`<ComputerName>${WINDOWS_VM}</ComputerName>`);
+
+    const r = await probe(vc, [
+      { op: 'guest-start', ...WINDOWS, program: 'C:\\Tools\\nope.exe' },
+      { op: 'guest-start', ...WINDOWS, program: 'C:\\Windows\\System32\\cmd.exe', arguments: `/c diskspd.exe -d1 #0 > ${temp}\\bare.txt` },
+    ]);
+    expect(r[0]).toMatchObject({ ok: false, fault: 'FileNotFound' });
+    const bare = await waitExit(vc, WINDOWS, r[1]!.pid as number);
+    expect(bare.exitCode).toBe(9009);
+  }, 60_000);
+});
+
+function uidOf(name: string): number {
+  const line = readFileSync('/etc/passwd', 'utf8').split('\n').find((l) => l.split(':')[0] === name);
+  if (!line) throw new Error(`no local user ${name}`);
+  return Number(line.split(':')[2]);
+}
+
+async function processesOf(uid: number): Promise<string[]> {
+  const out: string[] = [];
+  for (const e of await fs.readdir('/proc')) {
+    if (!/^\d+$/.test(e)) continue;
+    const status = await fs.readFile(`/proc/${e}/status`, 'utf8').catch(() => '');
+    const m = /^Uid:\s+(\d+)/m.exec(status);
+    const state = /^State:\s+(\S)/m.exec(status);
+    if (m && Number(m[1]) === uid && state?.[1] !== 'Z') out.push(`${e}: ${/^Name:\s+(.*)$/m.exec(status)?.[1]}`);
+  }
+  return out;
+}
+
+async function fetchStatus(vc: VcsimHandle, url: string, method: string, body: string): Promise<number> {
+  const https = await import('node:https');
+  const ca = await fs.readFile(vc.certFile);
+  const u = new URL(url);
+  return new Promise((resolve, reject) => {
+    const req = https.request({ host: u.hostname, port: u.port, path: u.pathname + u.search, method, ca, headers: { 'content-length': Buffer.byteLength(body) } }, (res) => {
+      res.resume();
+      res.on('end', () => resolve(res.statusCode ?? 0));
+    });
+    req.on('error', reject);
+    req.end(body);
+  });
+}
