@@ -52,6 +52,12 @@ export interface VcsimOptions {
    * passwords is written 0600, read by the harness at start and deleted once it is ready.
    */
   guestOps?: { vms: GuestOpsVm[]; root?: string };
+  /**
+   * The inventory's size, with vcsim's own flags (vCenter only): `standaloneHosts` (-standalone-host,
+   * DC0_H<i>, default 1), `clusters` (-cluster, default 1), `hostsPerCluster` (-host, default 3),
+   * `vms` (-vm: per standalone host and resource pool, DC0_H<i>_VM<j>, default 2).
+   */
+  model?: { standaloneHosts?: number; clusters?: number; hostsPerCluster?: number; vms?: number };
 }
 
 export interface GuestOpsVm {
@@ -140,7 +146,9 @@ export interface VcsimControl {
   slowTask(method: string, ms: number): Promise<void>;
   /** SOAP calls received per method since start or the last reset */
   calls(): Promise<Record<string, number>>;
-  /** clears rules and call counts (not sessions, not inventory) */
+  /** every SOAP call since start or the last reset, in arrival order (at most 200,000) */
+  log(): Promise<HarnessCall[]>;
+  /** clears rules, call counts and the call log (not sessions, not inventory) */
   reset(): Promise<void>;
   /** simulate another vSphere release from now on (5.5, 6.7, 7.0, 8.0); returns AboutInfo.version */
   version(version: string): Promise<string>;
@@ -151,6 +159,18 @@ export interface VcsimControl {
   guestProcesses(): Promise<GuestProcess[]>;
   /** VMware Tools in that VM's guest starts or stops (stopped: GuestOperationsUnavailable) */
   guestTools(vm: string, running: boolean): Promise<void>;
+}
+
+/** One SOAP call as the harness saw it; times in epoch milliseconds (fractional). */
+export interface HarnessCall {
+  method: string;
+  /** `_this` as `type:value`, e.g. `VirtualMachine:vm-51` */
+  this: string;
+  start: number;
+  /** when its answer was written */
+  end: number;
+  /** a task slowed by slowTask(): when it finished */
+  taskEnd?: number;
 }
 
 export interface VcsimHandle extends VcsimInfo {
@@ -197,6 +217,11 @@ function harnessArgs(opts: HarnessArgsOptions): string[] {
   if (opts.version) args.push('-version', opts.version);
   if (opts.guestDisks) args.push('-guest-disks', opts.guestDisks);
   if (opts.guestOpsFile) args.push('-guest-ops', opts.guestOpsFile);
+  const m = opts.model ?? {};
+  if (m.standaloneHosts !== undefined) args.push('-standalone-host', String(m.standaloneHosts));
+  if (m.clusters !== undefined) args.push('-cluster', String(m.clusters));
+  if (m.hostsPerCluster !== undefined) args.push('-host', String(m.hostsPerCluster));
+  if (m.vms !== undefined) args.push('-vm', String(m.vms));
   return args;
 }
 
@@ -436,6 +461,9 @@ export function vcsimControl(info: Pick<VcsimInfo, 'url' | 'certFile'>): VcsimCo
     },
     async calls() {
       return (await request('GET', 'calls')) as Record<string, number>;
+    },
+    async log() {
+      return (await request('GET', 'log')) as HarnessCall[];
     },
     async reset() {
       await request('POST', 'reset');

@@ -8,6 +8,7 @@ import { VsphereClientError } from './fault.ts';
 import { findByInventoryPath } from './methods.ts';
 import { listView, readProps, type RetrieveOptions } from './property.ts';
 import { Session, type SessionEvents } from './session.ts';
+import { closePropertyWaits } from './wait.ts';
 import { SoapClient, type MoRef } from './soap.ts';
 import { createHttpsAgent } from './tls.ts';
 import type { DatastoreInfo, DatastoreSummary, HostScsiDisk, ServiceContent, VirtualDevice } from './types.ts';
@@ -232,7 +233,9 @@ export class VsphereClient {
     return vms.waitForGuestIp(this.ctx, vm, opts);
   }
 
-  logout(): Promise<void> {
-    return this.session.close();
+  /** Ends the shared wait loop (wait.ts), then the session. */
+  async logout(): Promise<void> {
+    await closePropertyWaits(this.session);
+    await this.session.close();
   }
 }

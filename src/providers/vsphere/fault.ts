@@ -23,7 +23,7 @@ export class VsphereFault extends Error {
 export class VsphereClientError extends Error {
   override readonly name = 'VsphereClientError';
   constructor(
-    readonly reason: 'not-found' | 'unsupported' | 'bad-reply' | 'timeout',
+    readonly reason: 'not-found' | 'unsupported' | 'bad-reply' | 'timeout' | 'closed',
     message: string,
     readonly details: { method: string; host: string },
   ) {

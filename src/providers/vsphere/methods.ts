@@ -77,6 +77,14 @@ export async function createFilter(rt: RoundTripper, pc: MoRef, spec: DataObject
   return decodeReturn(r, 'moref') as MoRef;
 }
 
+export async function destroyPropertyFilter(rt: RoundTripper, filter: MoRef): Promise<void> {
+  await rt.roundTrip('DestroyPropertyFilter', filter, []);
+}
+
+export async function cancelWaitForUpdates(rt: RoundTripper, pc: MoRef): Promise<void> {
+  await rt.roundTrip('CancelWaitForUpdates', pc, []);
+}
+
 export async function waitForUpdatesEx(rt: RoundTripper, pc: MoRef, version: string, options: { maxWaitSeconds?: number; maxObjectUpdates?: number }): Promise<UpdateSet | undefined> {
   const r = await rt.roundTrip('WaitForUpdatesEx', pc, [
     ['version', version],

@@ -31,6 +31,8 @@ const READ_ONLY = new Set([
   'QueryAvailableDisksForVmfs',
   'QueryVmfsDatastoreCreateOptions',
   'DestroyPropertyCollector',
+  'DestroyPropertyFilter',
+  'CancelWaitForUpdates',
   'DestroyView',
   'Logout',
 ]);

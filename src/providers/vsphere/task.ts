@@ -1,5 +1,5 @@
-// Waiting for a Task: Task.info through the one property-collector wait loop (wait.ts) until
-// info.state is success or error.
+// Waiting for a Task: Task.info through the session's shared property collector and its one
+// WaitForUpdatesEx loop (wait.ts) until info.state is success or error.
 import { fromTaskError } from './fault.ts';
 import type { RoundTripper } from './methods.ts';
 import type { MoRef } from './soap.ts';
@@ -7,8 +7,6 @@ import type { ServiceContent, TaskInfo } from './types.ts';
 import { waitForUpdates } from './wait.ts';
 
 export interface WaitTaskOptions {
-  /** server-side long-poll bound per WaitForUpdatesEx call; keep below the HTTP timeout */
-  maxWaitSeconds?: number;
   /** overall limit for the task; undefined = wait as long as the server reports progress */
   timeoutMs?: number;
   signal?: AbortSignal;
@@ -37,7 +35,6 @@ export async function waitForTask(rt: RoundTripper, sc: ServiceContent, task: Mo
     {
       ...(opts.timeoutMs !== undefined ? { timeoutMs: opts.timeoutMs } : {}),
       ...(opts.signal ? { signal: opts.signal } : {}),
-      ...(opts.maxWaitSeconds !== undefined ? { maxWaitSeconds: opts.maxWaitSeconds } : {}),
       what: () => `task ${task.value} (${last?.name ?? '?'}, last state ${last?.state ?? 'unknown'})`,
       host: opts.host ?? '',
     },

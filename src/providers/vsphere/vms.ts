@@ -24,7 +24,7 @@ export async function powerOff(ctx: Ctx, vm: MoRef): Promise<void> {
   await waitForTask(ctx.rt, ctx.sc, await powerOffVMTask(ctx.rt, vm), { host: ctx.endpoint });
 }
 
-/** Wait until `path` of `obj` satisfies `accept` (the one wait loop, wait.ts); resolves with it. */
+/** Wait until `path` of `obj` satisfies `accept` (the session's shared wait loop, wait.ts); resolves with it. */
 export async function waitForProperty<V>(ctx: Ctx, obj: MoRef, path: string, accept: (v: unknown) => v is V, opts: { timeoutMs: number; signal?: AbortSignal }): Promise<V> {
   return waitForUpdates(ctx.rt, ctx.sc, obj, [path], (values) => (accept(values[path]) ? { value: values[path] } : undefined), {
     timeoutMs: opts.timeoutMs,

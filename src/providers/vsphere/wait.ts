@@ -1,72 +1,309 @@
-// The one property-collector wait loop: a private PropertyCollector with a filter on one object's
-// properties, then WaitForUpdatesEx (a server-side long poll, no sleep-polling) until `settle`
-// accepts what the properties now hold. The collector (and with it the filter) is destroyed
-// however the wait ends, so an aborted wait leaks nothing server-side. Tasks (task.ts) and VM
-// states (vms.ts) both wait through it.
+// Waiting for properties to change, the way govmomi's property.Collector + WaitForUpdatesEx loop
+// does it: every wait of one session shares ONE PropertyCollector and ONE long poll. A wait adds
+// a PropertyFilter for its object to the shared collector (CreateFilter) and removes it when it
+// ends (DestroyPropertyFilter, sent without holding the caller up); a single loop per session
+// calls WaitForUpdatesEx with the version the server last returned and hands each
+// PropertyFilterUpdate to the wait that owns the filter. No sleep-polling: the server answers the
+// long poll as soon as a filter reports something (a new filter reports its objects at once).
+//
+// What a wait may meet:
+//  - session expiry: the session layer (session.ts) logs in again and replays the call, but a
+//    collector lives as long as its session, so the replay says ManagedObjectNotFound for it: the
+//    collector is retired, a new one made, every open wait's filter created again on it, and the
+//    loop starts again from version '' (everything reported afresh).
+//  - InvalidCollectorVersion (the server no longer knows our version): poll again from ''.
+//  - its own timeout or abort: only that wait ends; when it was the last one and a poll is under
+//    way, CancelWaitForUpdates ends the poll instead of leaving it to run out.
+// Tasks (task.ts) and VM states (vms.ts) both wait through it.
 import { isFault, VsphereClientError } from './fault.ts';
-import { createFilter, createPropertyCollector, destroyPropertyCollector, waitForUpdatesEx, type RoundTripper } from './methods.ts';
+import { cancelWaitForUpdates, createFilter, createPropertyCollector, destroyPropertyFilter, waitForUpdatesEx, type RoundTripper } from './methods.ts';
 import type { MoRef } from './soap.ts';
-import { arr, type ServiceContent } from './types.ts';
+import { arr, type ServiceContent, type UpdateSet } from './types.ts';
 
 export interface WaitOptions {
   /** overall limit; undefined = as long as it takes */
   timeoutMs?: number;
   signal?: AbortSignal;
-  /** server-side long-poll bound per WaitForUpdatesEx call; keep below the HTTP timeout */
-  maxWaitSeconds?: number;
   /** for the timeout message, e.g. `task task-12 (CreateVmfsDatastore)` */
   what: () => string;
   host: string;
 }
 
-/**
- * Waits until `settle(values)` returns `{ value }`; `values` holds the latest value of each of
- * `paths` (absent until the server reported it). `settle` may throw to end the wait.
- */
-export async function waitForUpdates<V>(rt: RoundTripper, sc: ServiceContent, obj: MoRef, paths: string[], settle: (values: Record<string, unknown>) => { value: V } | undefined, opts: WaitOptions): Promise<V> {
-  const deadline = opts.timeoutMs === undefined ? Infinity : Date.now() + opts.timeoutMs;
-  const maxWaitSeconds = opts.maxWaitSeconds ?? 30;
-  const values: Record<string, unknown> = {};
-  let pc: MoRef | undefined;
-  let version = '';
-  try {
-    for (;;) {
-      opts.signal?.throwIfAborted();
-      const left = deadline - Date.now();
-      if (left <= 0) throw new VsphereClientError('timeout', `${opts.what()} not ready after ${opts.timeoutMs} ms`, { method: 'WaitForUpdatesEx', host: opts.host });
-      if (!pc) {
-        pc = await createPropertyCollector(rt, sc.propertyCollector);
-        await createFilter(rt, pc, { propSet: [{ type: obj.type, pathSet: paths }], objectSet: [{ obj, skip: false }] }, false);
-        version = '';
+/** Server-side bound of one long poll; below the SOAP client's HTTP timeout (soap.ts, 10 min). */
+export const LONG_POLL_SECONDS = 30;
+
+interface Collector {
+  pc: Promise<MoRef>;
+  retired: boolean;
+}
+
+interface Waiter {
+  obj: MoRef;
+  paths: string[];
+  values: Record<string, unknown>;
+  /** its filter on `collector`, once created */
+  filter?: MoRef;
+  collector?: Collector;
+  done: boolean;
+  /** the values changed: ask settle */
+  update(truncated: boolean): void;
+  fail(err: unknown): void;
+}
+
+export interface PropertyWaitsOptions {
+  /** WaitForUpdatesEx maxWaitSeconds (tests shorten it) */
+  longPollSeconds?: number;
+}
+
+/** The shared collector and poll loop of one session (one round-tripper). */
+export class PropertyWaits {
+  private collector: Collector | undefined;
+  private version = '';
+  private readonly byFilter = new Map<string, Waiter>();
+  private readonly open = new Set<Waiter>();
+  private polling: Promise<void> | undefined;
+  /** the collector the poll under way is on, if one is */
+  private polled: MoRef | undefined;
+  private cancelling = false;
+  private closed = false;
+  private readonly longPollSeconds: number;
+
+  constructor(
+    private readonly rt: RoundTripper,
+    private readonly sc: ServiceContent,
+    opts: PropertyWaitsOptions = {},
+  ) {
+    this.longPollSeconds = opts.longPollSeconds ?? LONG_POLL_SECONDS;
+  }
+
+  /**
+   * Waits until `settle(values)` returns `{ value }`; `values` holds the latest value of each of
+   * `paths` of `obj` (absent until the server reported it). `settle` may throw to end the wait.
+   */
+  wait<V>(obj: MoRef, paths: string[], settle: (values: Record<string, unknown>) => { value: V } | undefined, opts: WaitOptions): Promise<V> {
+    if (this.closed) return Promise.reject(new VsphereClientError('closed', `${opts.what()}: the vSphere session is closed`, { method: 'WaitForUpdatesEx', host: opts.host }));
+    opts.signal?.throwIfAborted();
+    return new Promise<V>((resolve, reject) => {
+      let timer: NodeJS.Timeout | undefined;
+      const onAbort = () => end(() => reject(asError(opts.signal!.reason)));
+      const end = (report: () => void) => {
+        if (w.done) return;
+        w.done = true;
+        if (timer) clearTimeout(timer);
+        opts.signal?.removeEventListener('abort', onAbort);
+        this.detach(w);
+        report();
+      };
+      const w: Waiter = {
+        obj,
+        paths,
+        values: {},
+        done: false,
+        update: (truncated) => {
+          if (truncated) return;
+          let done;
+          try {
+            done = settle(w.values);
+          } catch (err) {
+            end(() => reject(asError(err)));
+            return;
+          }
+          if (done) {
+            const v = done.value;
+            end(() => resolve(v));
+          }
+        },
+        fail: (err) => end(() => reject(asError(err))),
+      };
+      if (opts.timeoutMs !== undefined) {
+        timer = setTimeout(() => end(() => reject(new VsphereClientError('timeout', `${opts.what()} not ready after ${opts.timeoutMs} ms`, { method: 'WaitForUpdatesEx', host: opts.host }))), opts.timeoutMs);
       }
-      let set;
+      opts.signal?.addEventListener('abort', onAbort, { once: true });
+      this.open.add(w);
+      this.attach(w).catch((err: unknown) => w.fail(err));
+    });
+  }
+
+  /** Ends the poll under way (if any) and refuses new waits; open waits fail. The session's logout destroys the collector. */
+  async close(): Promise<void> {
+    this.closed = true;
+    for (const w of [...this.open]) w.fail(new VsphereClientError('closed', `waiting for ${w.obj.type} ${w.obj.value}: the vSphere session was closed`, { method: 'WaitForUpdatesEx', host: '' }));
+    await this.cancelPoll();
+    await this.polling;
+  }
+
+  private currentCollector(): Collector {
+    if (!this.collector || this.collector.retired) {
+      const c: Collector = { pc: createPropertyCollector(this.rt, this.sc.propertyCollector), retired: false };
+      c.pc.catch(() => {
+        c.retired = true;
+      });
+      this.collector = c;
+      this.version = '';
+    }
+    return this.collector;
+  }
+
+  /** Whether `err` says the server no longer knows collector `pc` (its session was replaced). */
+  private static gone(err: unknown, pc: MoRef): boolean {
+    return isFault(err, 'ManagedObjectNotFound') && (err.details.detail.obj as MoRef | undefined)?.value === pc.value;
+  }
+
+  /** The collector is gone with its session: every open wait gets a filter on a new one. */
+  private retire(c: Collector): void {
+    if (c.retired) return;
+    c.retired = true;
+    for (const w of this.open) {
+      if (w.collector !== c) continue;
+      if (w.filter) this.byFilter.delete(w.filter.value);
+      w.filter = undefined;
+      w.collector = undefined;
+      w.values = {};
+      this.attach(w).catch((err: unknown) => w.fail(err));
+    }
+  }
+
+  private async attach(w: Waiter): Promise<void> {
+    for (let attempt = 0; ; attempt++) {
+      const c = this.currentCollector();
+      const pc = await c.pc;
+      let filter: MoRef;
       try {
-        set = await waitForUpdatesEx(rt, pc, version, { maxWaitSeconds: Math.max(1, Math.min(maxWaitSeconds, Math.ceil(left / 1000))) });
+        filter = await createFilter(this.rt, pc, { propSet: [{ type: w.obj.type, pathSet: w.paths }], objectSet: [{ obj: w.obj, skip: false }] }, false);
       } catch (err) {
-        // A private collector lives as long as its session: when the session expired (the session
-        // layer logged in again and replayed the call), the server no longer knows it. Make a new
-        // one and read everything again from version ''.
-        const gone = (isFault(err, 'ManagedObjectNotFound') && (err.details.detail.obj as MoRef | undefined)?.value === pc.value) || false;
-        if (!gone) throw err;
-        pc = undefined;
-        continue;
+        if (attempt < 2 && PropertyWaits.gone(err, pc)) {
+          this.retire(c);
+          continue;
+        }
+        throw err;
       }
-      // undefined: nothing changed within maxWaitSeconds; ask again with the same version.
-      if (!set) continue;
-      version = set.version;
+      if (w.done) {
+        destroyPropertyFilter(this.rt, filter).catch(() => undefined);
+        return;
+      }
+      // retired while CreateFilter was under way: the filter went with the old session
+      if (c.retired) continue;
+      w.filter = filter;
+      w.collector = c;
+      this.byFilter.set(filter.value, w);
+      this.ensurePolling();
+      return;
+    }
+  }
+
+  private detach(w: Waiter): void {
+    this.open.delete(w);
+    if (w.filter) {
+      this.byFilter.delete(w.filter.value);
+      // not awaited: the caller goes on while the server drops the filter (its updates, if any
+      // still come, find no wait and are ignored)
+      if (!w.collector?.retired) destroyPropertyFilter(this.rt, w.filter).catch(() => undefined);
+      w.filter = undefined;
+    }
+    if (this.open.size === 0) void this.cancelPoll();
+  }
+
+  private async cancelPoll(): Promise<void> {
+    const pc = this.polled;
+    if (!pc || this.cancelling) return;
+    this.cancelling = true;
+    await cancelWaitForUpdates(this.rt, pc).catch(() => undefined);
+  }
+
+  private ensurePolling(): void {
+    if (this.polling || this.closed) return;
+    this.polling = this.pollLoop()
+      .catch((err: unknown) => {
+        for (const w of [...this.open]) if (w.filter) w.fail(err);
+      })
+      .finally(() => {
+        this.polling = undefined;
+        if (this.byFilter.size > 0 && !this.closed) this.ensurePolling();
+      });
+  }
+
+  private async pollLoop(): Promise<void> {
+    let canceledBySomeoneElse = 0;
+    while (this.byFilter.size > 0 && !this.closed) {
+      const c = this.currentCollector();
+      const pc = await c.pc;
+      let set: UpdateSet | undefined;
+      this.polled = pc;
+      this.cancelling = false;
+      try {
+        set = await waitForUpdatesEx(this.rt, pc, this.version, { maxWaitSeconds: this.longPollSeconds });
+      } catch (err) {
+        if (PropertyWaits.gone(err, pc)) {
+          this.retire(c);
+          continue;
+        }
+        if (isFault(err, 'InvalidCollectorVersion')) {
+          this.version = '';
+          continue;
+        }
+        if (isFault(err, 'RequestCanceled')) {
+          // ours (the last wait ended): go on only if a wait came meanwhile
+          if (this.cancelling) continue;
+          if (++canceledBySomeoneElse < 3) continue;
+        }
+        throw err;
+      } finally {
+        this.polled = undefined;
+      }
+      canceledBySomeoneElse = 0;
+      // an answer from a collector retired meanwhile belongs to no open wait
+      if (c.retired || !set) continue;
+      this.version = set.version;
+      const touched = new Set<Waiter>();
       for (const fu of arr(set.filterSet)) {
+        const w = this.byFilter.get(fu.filter.value);
+        if (!w) continue;
         for (const ou of arr(fu.objectSet)) {
+          if (ou.kind === 'leave') {
+            w.fail(new VsphereClientError('not-found', `${w.obj.type} ${w.obj.value} is gone (WaitForUpdatesEx reported it leaving)`, { method: 'WaitForUpdatesEx', host: '' }));
+            break;
+          }
           for (const ch of arr(ou.changeSet)) {
-            if (ch.op === 'remove') delete values[ch.name];
-            else values[ch.name] = ch.val;
+            if (ch.op === 'remove') delete w.values[ch.name];
+            else w.values[ch.name] = ch.val;
           }
         }
+        touched.add(w);
       }
-      if (set.truncated) continue;
-      const done = settle(values);
-      if (done) return done.value;
+      for (const w of touched) if (!w.done) w.update(set.truncated === true);
     }
-  } finally {
-    if (pc) await destroyPropertyCollector(rt, pc).catch(() => undefined);
   }
+}
+
+/** What a wait rejects with: the error as thrown (an abort reason that is no Error, wrapped). */
+function asError(e: unknown): Error {
+  return e instanceof Error ? e : new Error(String(e));
+}
+
+const perSession = new WeakMap<RoundTripper, PropertyWaits>();
+
+/** The shared waits of the session behind `rt` (made on first use). */
+export function propertyWaits(rt: RoundTripper, sc: ServiceContent, opts?: PropertyWaitsOptions): PropertyWaits {
+  let w = perSession.get(rt);
+  if (!w) {
+    w = new PropertyWaits(rt, sc, opts);
+    perSession.set(rt, w);
+  }
+  return w;
+}
+
+/** Closes the shared waits of `rt`, if it has any (before logging out). */
+export async function closePropertyWaits(rt: RoundTripper): Promise<void> {
+  const w = perSession.get(rt);
+  if (!w) return;
+  perSession.delete(rt);
+  await w.close();
+}
+
+/**
+ * Waits until `settle(values)` returns `{ value }` (see PropertyWaits.wait), through the shared
+ * collector of the session behind `rt`.
+ */
+export function waitForUpdates<V>(rt: RoundTripper, sc: ServiceContent, obj: MoRef, paths: string[], settle: (values: Record<string, unknown>) => { value: V } | undefined, opts: WaitOptions): Promise<V> {
+  return propertyWaits(rt, sc).wait(obj, paths, settle, opts);
 }

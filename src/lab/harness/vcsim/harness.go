@@ -49,6 +49,8 @@ type harness struct {
 
 	mu       sync.Mutex
 	calls    map[string]int
+	// every SOAP call since start or reset, in arrival order (GET /_harness/log)
+	log      []*callEntry
 	faults   map[string][]*faultRule
 	drops    map[string][]*dropRule
 	delays   map[string]int
@@ -83,6 +85,7 @@ func (h *harness) resetRules() {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	h.calls = map[string]int{}
+	h.log = nil
 	h.faults = map[string][]*faultRule{}
 	h.drops = map[string][]*dropRule{}
 	h.delays = map[string]int{}
@@ -116,10 +119,19 @@ func (h *harness) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	name := method.Name
 
+	entry := &callEntry{Method: name, This: method.This.Type + ":" + method.This.Value, Start: nowMs()}
 	h.mu.Lock()
 	h.calls[name]++
+	if len(h.log) < maxLogEntries {
+		h.log = append(h.log, entry)
+	}
 	delay := h.delays[name]
 	h.mu.Unlock()
+	defer func() {
+		h.mu.Lock()
+		entry.End = nowMs()
+		h.mu.Unlock()
+	}()
 
 	key := ""
 	if c, err := r.Cookie(soap.SessionCookieName); err == nil {
@@ -197,7 +209,7 @@ func (h *harness) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		if name == "Logout" {
 			h.forgetSession(key)
 		}
-		h.maybeSlowTask(name, rec.body.Bytes())
+		h.maybeSlowTask(name, rec.body.Bytes(), entry)
 	}
 	if h.takeDrop(name, "after") {
 		dropConnection(w)
@@ -392,7 +404,7 @@ func taskSucceeded(resp []byte) bool {
 // maybeSlowTask keeps a finished task "running" for the configured time. The simulator runs
 // tasks inside the call; the client has not seen the task yet, so rewinding its state before
 // the response is sent and restoring it later is indistinguishable from a slow host.
-func (h *harness) maybeSlowTask(method string, resp []byte) {
+func (h *harness) maybeSlowTask(method string, resp []byte, entry *callEntry) {
 	h.mu.Lock()
 	ms := h.slow[method]
 	h.mu.Unlock()
@@ -434,8 +446,26 @@ func (h *harness) maybeSlowTask(method string, resp []byte) {
 		}
 		changes = append(changes, types.PropertyChange{Name: "info.state", Val: final.State})
 		simulator.Map.WithLock(task, func() { simulator.Map.Update(task, changes) })
+		h.mu.Lock()
+		entry.TaskEnd = nowMs()
+		h.mu.Unlock()
 	}()
 }
+
+// callEntry is one SOAP call: its method, `_this` (type:value), when it arrived and when its
+// answer was written (epoch milliseconds, fractional), and for a task slowed by slow-task, when
+// the task finished (0 otherwise: the simulator's tasks finish before the answer).
+type callEntry struct {
+	Method  string  `json:"method"`
+	This    string  `json:"this"`
+	Start   float64 `json:"start"`
+	End     float64 `json:"end"`
+	TaskEnd float64 `json:"taskEnd,omitempty"`
+}
+
+const maxLogEntries = 200000
+
+func nowMs() float64 { return float64(time.Now().UnixNano()) / 1e6 }
 
 // --- SOAP writers ---------------------------------------------------------------------------
 
@@ -540,6 +570,20 @@ func (h *harness) control(w http.ResponseWriter, r *http.Request) {
 		reply(http.StatusBadRequest, map[string]string{"error": fmt.Sprintf(format, a...)})
 	}
 	op := strings.TrimPrefix(r.URL.Path, "/_harness/")
+	if op == "log" {
+		if r.Method != http.MethodGet {
+			bad("use GET for /_harness/log")
+			return
+		}
+		h.mu.Lock()
+		out := make([]callEntry, len(h.log))
+		for i, e := range h.log {
+			out[i] = *e
+		}
+		h.mu.Unlock()
+		reply(http.StatusOK, out)
+		return
+	}
 	if op == "calls" {
 		if r.Method != http.MethodGet {
 			bad("use GET for /_harness/calls")

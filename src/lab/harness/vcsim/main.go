@@ -51,6 +51,13 @@ func main() {
 	idle := flag.Duration("session-idle-timeout", 0, "invalidate sessions idle longer than this (0 = never)")
 	trace := flag.Bool("trace", false, "dump SOAP traffic to stderr")
 	version := flag.String("version", "8.0", "vSphere release to simulate: "+profileNames()+" (version.go)")
+	// vcsim's own model flags (govmomi vcsim/main.go): -host is hosts per cluster,
+	// -standalone-host hosts outside any cluster, -vm VMs per resource pool / standalone host.
+	counts := modelCounts{}
+	flag.IntVar(&counts.cluster, "cluster", -1, "clusters per datacenter (default: the model's, 1)")
+	flag.IntVar(&counts.clusterHost, "host", -1, "hosts per cluster (default: the model's, 3)")
+	flag.IntVar(&counts.standaloneHost, "standalone-host", -1, "standalone hosts per datacenter (default: the model's, 1)")
+	flag.IntVar(&counts.vm, "vm", -1, "VMs per resource pool and standalone host (default: the model's, 2)")
 	guestDir := flag.String("guest-disks", "", "give this machine (the lab's guest) a loop device per attached disk, linked as DIR/by-id/wwn-0x<id> (guestdisks.go); needs root")
 	guestOpsFile := flag.String("guest-ops", "", "JSON file configuring lab guests for guest operations (guestops.go): {\"vms\":[{\"vm\",\"os\",\"username\",\"password\"}]}; a Linux guest needs root")
 	standins := flag.String("windows-standins", "", "directory of the Windows stand-ins (default: ../windows beside this binary's source, src/lab/harness/windows)")
@@ -66,7 +73,7 @@ func main() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	if err := run(*esx, *listen, *certDir, *dataDir, *username, password, *idle, *trace, *guestDir, *guestOpsFile, *standins); err != nil {
+	if err := run(*esx, counts, *listen, *certDir, *dataDir, *username, password, *idle, *trace, *guestDir, *guestOpsFile, *standins); err != nil {
 		log.Fatal(err)
 	}
 }
@@ -91,7 +98,9 @@ func readPassword(file string) (string, error) {
 	return "pass", nil
 }
 
-func run(esx bool, listen, certDir, dataDir, username, password string, idle time.Duration, trace bool, guestDir, guestOpsFile, standins string) error {
+type modelCounts struct{ cluster, clusterHost, standaloneHost, vm int }
+
+func run(esx bool, counts modelCounts, listen, certDir, dataDir, username, password string, idle time.Duration, trace bool, guestDir, guestOpsFile, standins string) error {
 	if username == "" || password == "" {
 		return fmt.Errorf("-username and the password (-password-file or $%s) must not be empty", passwordEnv)
 	}
@@ -117,6 +126,15 @@ func run(esx bool, listen, certDir, dataDir, username, password string, idle tim
 	model := simulator.VPX()
 	if esx {
 		model = simulator.ESX()
+	} else {
+		for _, c := range []struct {
+			v   int
+			dst *int
+		}{{counts.cluster, &model.Cluster}, {counts.clusterHost, &model.ClusterHost}, {counts.standaloneHost, &model.Host}, {counts.vm, &model.Machine}} {
+			if c.v >= 0 {
+				*c.dst = c.v
+			}
+		}
 	}
 	if err := model.Create(); err != nil {
 		return fmt.Errorf("creating simulator model: %w", err)
@@ -162,6 +180,7 @@ func run(esx bool, listen, certDir, dataDir, username, password string, idle tim
 		ops.install()
 		h.guestOps = ops
 	}
+	installWaitForUpdates()
 
 	server := model.Service.NewServer()
 	defer server.Close()

@@ -16,6 +16,8 @@ import (
 // collector type per session (reflect.New), so page state lives in a package-level table.
 type pagingCollector struct {
 	simulator.PropertyCollector
+	// change detection (waitupdates.go)
+	w waitState
 }
 
 type pageState struct {

@@ -1,0 +1,156 @@
+// Task waits of one session share one PropertyCollector and one WaitForUpdatesEx long poll
+// (src/providers/vsphere/wait.ts), against the vcsim harness with 10 standalone hosts (20 VMs).
+// The harness's call log shows what went over the wire: one collector, a filter per wait (each
+// destroyed), never two long polls at once, and what a cancelled wait or an expired session does.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startVcsim, type HarnessCall, type VcsimHandle } from '../../src/lab/vcsim.ts';
+import { VsphereClient, type MoRef } from '../../src/providers/vsphere/client.ts';
+import { reconfigVMTask } from '../../src/providers/vsphere/methods.ts';
+import { waitForTask } from '../../src/providers/vsphere/task.ts';
+import { propertyWaits } from '../../src/providers/vsphere/wait.ts';
+
+let sim: VcsimHandle;
+let vms: MoRef[];
+const HOSTS = 10;
+
+beforeAll(async () => {
+  sim = await startVcsim({ model: { standaloneHosts: HOSTS, vms: 2 } });
+  const c = await connect();
+  try {
+    vms = [];
+    for (let h = 0; h < HOSTS; h++) for (const v of [0, 1]) vms.push(await c.findVm(`DC0_H${h}_VM${v}`));
+  } finally {
+    await c.logout();
+  }
+}, 120_000);
+
+afterAll(async () => {
+  await sim?.stop();
+});
+
+function connect(events: string[] = []): Promise<VsphereClient> {
+  return VsphereClient.connect({ url: sim.url, username: sim.username, password: sim.password, thumbprint: sim.thumbprint, onRelogin: (i) => events.push(`relogin ${i.method}`) });
+}
+
+/** A reconfiguration that changes nothing but the annotation: a task on `vm`. */
+function touch(c: VsphereClient, vm: MoRef, note: string): Promise<MoRef> {
+  return reconfigVMTask(c.session, vm, { annotation: note });
+}
+
+/** The most calls of `method` under way at one instant. */
+function maxInFlight(log: HarnessCall[], method: string): number {
+  const edges = log.filter((e) => e.method === method).flatMap((e) => [{ t: e.start, d: 1 }, { t: e.end, d: -1 }]);
+  edges.sort((a, b) => a.t - b.t || a.d - b.d);
+  let n = 0;
+  let max = 0;
+  for (const e of edges) max = Math.max(max, (n += e.d));
+  return max;
+}
+
+const count = (log: HarnessCall[], method: string) => log.filter((e) => e.method === method).length;
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+describe('shared property collector', { timeout: 120_000 }, () => {
+  it('20 concurrent task waits: one collector, one long poll at a time, a filter per wait, all destroyed', async () => {
+    const c = await connect();
+    try {
+      await sim.control.slowTask('ReconfigVM_Task', 800);
+      await sim.control.reset();
+      await sim.control.slowTask('ReconfigVM_Task', 800);
+      const t0 = Date.now();
+      // ten waits, then ten more while the first ten's long poll is under way
+      const first = await Promise.all(vms.slice(0, 10).map((vm, i) => touch(c, vm, `wait-${i}`)));
+      const waits = first.map((t) => waitForTask(c.session, c.serviceContent, t));
+      await sleep(200);
+      const second = await Promise.all(vms.slice(10).map((vm, i) => touch(c, vm, `wait-${i + 10}`)));
+      waits.push(...second.map((t) => waitForTask(c.session, c.serviceContent, t)));
+      const tasks = [...first, ...second];
+      const results = await Promise.allSettled(waits);
+      const took = Date.now() - t0;
+      expect(results.map((r) => r.status)).toEqual(tasks.map(() => 'fulfilled'));
+      // all waits overlapped: together they took about one slow task, not twenty
+      expect(took).toBeLessThan(5000);
+      await sleep(300); // the filters are destroyed after the waits resolve, without holding them up
+      const log = await sim.control.log();
+      expect(count(log, 'CreatePropertyCollector')).toBe(1);
+      expect(count(log, 'DestroyPropertyCollector')).toBe(0);
+      expect(count(log, 'CreateFilter')).toBe(20);
+      expect(count(log, 'DestroyPropertyFilter')).toBe(20);
+      expect(maxInFlight(log, 'WaitForUpdatesEx')).toBe(1);
+      // far fewer polls than waits: each answer carries the updates of many filters
+      expect(count(log, 'WaitForUpdatesEx')).toBeLessThan(20);
+      // filters were created while a long poll was under way (the poll did not hold them back)
+      const polls = log.filter((e) => e.method === 'WaitForUpdatesEx');
+      const filters = log.filter((e) => e.method === 'CreateFilter');
+      expect(filters.some((f) => polls.some((p) => p.start < f.start && f.end < p.end))).toBe(true);
+    } finally {
+      await sim.control.slowTask('ReconfigVM_Task', 0);
+      await c.logout();
+    }
+  });
+
+  it('a wait cancelled mid-way ends alone; when it is the last, the poll is cancelled and its filter destroyed', async () => {
+    const c = await connect();
+    try {
+      await sim.control.reset();
+      await sim.control.slowTask('ReconfigVM_Task', 1500);
+      const [a, b] = await Promise.all([touch(c, vms[0]!, 'cancel-a'), touch(c, vms[1]!, 'cancel-b')]);
+      const ac = new AbortController();
+      const waitA = waitForTask(c.session, c.serviceContent, a, { signal: ac.signal });
+      const waitB = waitForTask(c.session, c.serviceContent, b);
+      await sleep(300);
+      ac.abort(new Error('operator cancelled'));
+      await expect(waitA).rejects.toThrow('operator cancelled');
+      expect(await waitB.then(() => 'done')).toBe('done');
+      expect(count(await sim.control.log(), 'CancelWaitForUpdates')).toBe(0);
+
+      // alone: the poll under way is cancelled instead of running out its 30 s
+      const [d] = await Promise.all([touch(c, vms[2]!, 'cancel-d')]);
+      const ad = new AbortController();
+      const waitD = waitForTask(c.session, c.serviceContent, d, { signal: ad.signal });
+      await sleep(300);
+      ad.abort(new Error('stop'));
+      await expect(waitD).rejects.toThrow('stop');
+      await sleep(300);
+      const log = await sim.control.log();
+      expect(count(log, 'CancelWaitForUpdates')).toBe(1);
+      expect(log.filter((e) => e.method === 'WaitForUpdatesEx').every((e) => e.end > 0)).toBe(true);
+      expect(count(log, 'DestroyPropertyFilter')).toBe(count(log, 'CreateFilter'));
+      // a per-wait timeout ends only that wait too
+      const [e] = await Promise.all([touch(c, vms[3]!, 'timeout-e')]);
+      await expect(waitForTask(c.session, c.serviceContent, e, { timeoutMs: 200 })).rejects.toThrow(/not ready after 200 ms/);
+      // and the next wait on the same session works
+      await sim.control.slowTask('ReconfigVM_Task', 0);
+      expect(await waitForTask(c.session, c.serviceContent, await touch(c, vms[4]!, 'after')).then(() => 'done')).toBe('done');
+    } finally {
+      await sim.control.slowTask('ReconfigVM_Task', 0);
+      await c.logout();
+    }
+  });
+
+  it('session expiry mid-wait: one re-login, a new collector with the open waits filters, every wait ends in success', async () => {
+    const events: string[] = [];
+    const c = await connect(events);
+    // short long polls, so the expired session is noticed before the tasks finish
+    propertyWaits(c.session, c.serviceContent, { longPollSeconds: 1 });
+    try {
+      await sim.control.reset();
+      await sim.control.slowTask('ReconfigVM_Task', 3000);
+      const tasks = await Promise.all(vms.slice(0, 5).map((vm, i) => touch(c, vm, `expiry-${i}`)));
+      const waits = Promise.allSettled(tasks.map((t) => waitForTask(c.session, c.serviceContent, t)));
+      await sleep(400);
+      expect(await sim.control.expireSessions()).toBeGreaterThan(0);
+      const results = await waits;
+      expect(results.map((r) => r.status)).toEqual(tasks.map(() => 'fulfilled'));
+      const log = await sim.control.log();
+      expect(count(log, 'Login')).toBe(1);
+      expect(count(log, 'CreatePropertyCollector')).toBe(2);
+      expect(count(log, 'CreateFilter')).toBe(10);
+      expect(maxInFlight(log, 'WaitForUpdatesEx')).toBe(1);
+      expect(events.filter((e) => e.startsWith('relogin'))).toHaveLength(1);
+    } finally {
+      await sim.control.slowTask('ReconfigVM_Task', 0);
+      await c.logout();
+    }
+  });
+});
