@@ -38,6 +38,10 @@ export function labPaths(root: string) {
     guestDisks: path.join(dir, 'guest-disks'),
     nfs: path.join(dir, 'nfs-export'),
     guestPassword: path.join(dir, 'hyperv-guest-password'),
+    // the vCenter lab VMs' guests reached through VMware Tools guest operations (harness -guest-ops)
+    toolsGuests: path.join(dir, 'tools-guests'),
+    toolsLinuxPassword: path.join(dir, 'vcenter-linux-guest-password'),
+    toolsWindowsPassword: path.join(dir, 'vcenter-windows-guest-password'),
   };
 }
 
@@ -89,6 +93,32 @@ async function seedStandins(p: ReturnType<typeof labPaths>, version: LabVersion)
   }
 }
 
+/**
+ * The vCenter lab's guests reached through VMware Tools guest operations: the Linux guest is the
+ * VM lab-vcenter measures over SSH (this machine; programs run as the local user
+ * TOOLS_LINUX_USER), the Windows guest another VM on the same host (the Windows stand-ins).
+ */
+export const TOOLS_LINUX_VM = 'DC0_H0_VM0';
+export const TOOLS_WINDOWS_VM = 'DC0_H0_VM1';
+export const TOOLS_LINUX_USER = 'storsweep-guest';
+export const TOOLS_WINDOWS_USER = 'Administrator';
+/** where the Windows guest has diskspd (DEFAULT_GUEST_DISKSPD in providers/vsphere/guest-config.ts) */
+export const TOOLS_WINDOWS_DISKSPD = 'C:\\Tools\\diskspd.exe';
+export const TOOLS_WINDOWS_WORKDIR = 'C:\\storsweep';
+
+/** Reads a lab secret file, creating it (random, 0600) the first time. */
+function labSecret(file: string): string {
+  if (fs.existsSync(file)) return fs.readFileSync(file, 'utf8').trim();
+  const secret = `lab-${crypto.randomBytes(9).toString('base64url')}`;
+  fs.writeFileSync(file, secret + '\n', { mode: 0o600 });
+  return secret;
+}
+
+/** The Linux tools guest's work directory: its scratch directory in the harness (owned by the guest user). */
+export function toolsLinuxWorkdir(toolsGuests: string): string {
+  return path.join(toolsGuests, TOOLS_LINUX_VM);
+}
+
 /** The lab runs as one release: another one needs `npm run lab -- down` first. */
 export class LabVersionMismatch extends Error {
   override readonly name = 'LabVersionMismatch';
@@ -127,7 +157,14 @@ export async function labUp(root: string, opts: { vcsim: boolean; listLuns?: Lun
   if (opts.vcsim) {
     const password = fs.existsSync(p.vcsimPassword) ? fs.readFileSync(p.vcsimPassword, 'utf8').trim() : `lab-${crypto.randomBytes(9).toString('base64url')}`;
     fs.writeFileSync(p.vcsimPassword, password + '\n', { mode: 0o600 });
-    const h = await startVcsim({ username: 'administrator@vsphere.local', password, detached: true, logFile: p.vcsimLog, dataDir: p.vcsimData, version, guestDisks: p.guestDisks });
+    const guestOps = {
+      root: p.toolsGuests,
+      vms: [
+        { vm: TOOLS_LINUX_VM, os: 'linux' as const, username: TOOLS_LINUX_USER, password: labSecret(p.toolsLinuxPassword) },
+        { vm: TOOLS_WINDOWS_VM, os: 'windows' as const, username: TOOLS_WINDOWS_USER, password: labSecret(p.toolsWindowsPassword), diskspdPath: TOOLS_WINDOWS_DISKSPD },
+      ],
+    };
+    const h = await startVcsim({ username: 'administrator@vsphere.local', password, detached: true, logFile: p.vcsimLog, dataDir: p.vcsimData, version, guestDisks: p.guestDisks, guestOps });
     const luns = opts.listLuns ? await opts.listLuns({ url: h.url, thumbprint: h.thumbprint, username: h.username, password }) : [];
     vcsim = { pid: h.pid, url: h.url, thumbprint: h.thumbprint, certFile: h.certFile, username: h.username, luns, nfsDir: p.nfs };
   }
@@ -194,7 +231,32 @@ export function labInventoryYaml(s: LabState): string {
   );
   if (s.vcsim) {
     const [vmfsDevice, rdmDevice] = s.vcsim.luns;
-    lines.push(...vsphereTargetYaml({ name: 'lab-vcenter', vcenter: 'lab-vc', host: 'DC0_H0', vm: 'DC0_H0_VM0', datastore: 'LocalDS_0', vmfsDevice, rdmDevice, nfsDir: s.vcsim.nfsDir, version: s.version ?? DEFAULT_LAB_VERSION, guest: { sshHost: 'lab', workdir: s.scratch, byIdDir: path.join(path.dirname(s.scratch), 'guest-disks', 'by-id') } }));
+    const version = s.version ?? DEFAULT_LAB_VERSION;
+    const byIdDir = path.join(path.dirname(s.scratch), 'guest-disks', 'by-id');
+    lines.push(...vsphereTargetYaml({ name: 'lab-vcenter', vcenter: 'lab-vc', host: 'DC0_H0', vm: TOOLS_LINUX_VM, datastore: 'LocalDS_0', vmfsDevice, rdmDevice, nfsDir: s.vcsim.nfsDir, version, guest: { sshHost: 'lab', workdir: s.scratch, byIdDir } }));
+    // the same VMs through VMware Tools guest operations only (no SSH to the guest): the Linux
+    // guest runs fio as the harness's guest user, the Windows guest the diskspd stand-in
+    const toolsGuests = path.join(path.dirname(s.scratch), 'tools-guests');
+    lines.push(
+      ...vsphereTargetYaml({
+        name: 'lab-vcenter-tools-linux',
+        vcenter: 'lab-vc',
+        host: 'DC0_H0',
+        vm: TOOLS_LINUX_VM,
+        datastore: 'LocalDS_0',
+        version,
+        guest: { workdir: toolsLinuxWorkdir(toolsGuests), byIdDir, tools: { os: 'linux', username: TOOLS_LINUX_USER, passwordRef: '${file:vcenter-linux-guest-password}' } },
+      }),
+      ...vsphereTargetYaml({
+        name: 'lab-vcenter-tools-windows',
+        vcenter: 'lab-vc',
+        host: 'DC0_H0',
+        vm: TOOLS_WINDOWS_VM,
+        datastore: 'LocalDS_0',
+        version,
+        guest: { workdir: TOOLS_WINDOWS_WORKDIR, tools: { os: 'windows', username: TOOLS_WINDOWS_USER, passwordRef: '${file:vcenter-windows-guest-password}', diskspdPath: TOOLS_WINDOWS_DISKSPD } },
+      }),
+    );
   }
   return lines.join('\n') + '\n';
 }

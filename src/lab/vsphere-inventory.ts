@@ -24,7 +24,13 @@ export interface VsphereTargetEntry {
   /** the host's ESXi release the target states (`version: "8.0"`) */
   version?: string;
   /** byIdDir: where the lab's guest lists disks by WWN (the harness's -guest-disks DIR/by-id) */
-  guest: { sshHost?: string; workdir: string; byIdDir?: string };
+  guest: {
+    sshHost?: string;
+    workdir: string;
+    byIdDir?: string;
+    /** through VMware Tools guest operations (the harness's -guest-ops), with this account */
+    tools?: { os: 'linux' | 'windows'; username: string; passwordRef: string; diskspdPath?: string };
+  };
 }
 
 /** `vcenters:` entry lines, indented for the section. */
@@ -49,8 +55,13 @@ export function vsphereTargetYaml(t: VsphereTargetEntry): string[] {
     ...(t.nfsDir ? ['    nfs:', '      remoteHost: 127.0.0.1', `      remotePath: ${t.nfsDir}`] : []),
     ...(t.version ? [`    version: "${t.version}"`] : []),
     '    guest:',
+    ...(t.guest.tools
+      ? ['      via: tools', `      os: ${t.guest.tools.os}`, '      credential:', `        username: '${t.guest.tools.username}'`, `        password: ${t.guest.tools.passwordRef}`]
+      : []),
     ...(t.guest.sshHost ? [`      sshHost: ${t.guest.sshHost}`] : []),
-    `      workdir: ${t.guest.workdir}`,
+    // a Windows path's backslashes stay literal in single quotes
+    t.guest.workdir.includes('\\') ? `      workdir: '${t.guest.workdir}'` : `      workdir: ${t.guest.workdir}`,
+    ...(t.guest.tools?.diskspdPath ? [`      diskspdPath: '${t.guest.tools.diskspdPath}'`] : []),
     // the lab's one difference from a real guest: no udev, so the harness publishes the disks it
     // attaches (loop devices) under its own by-id directory
     ...(t.guest.byIdDir ? [`      byIdDir: ${t.guest.byIdDir}`] : []),

@@ -235,6 +235,38 @@ describe.skipIf(!isRoot)('vcsim harness guest operations', () => {
     }
   }, 60_000);
 
+  it('makes and deletes directories and files as the guest user', async () => {
+    const tmp = await one(vc, { op: 'guest-tempdir', ...LINUX, prefix: 'storsweep-', suffix: '.d' });
+    expect(tmp.ok, JSON.stringify(tmp)).toBe(true);
+    const dir = tmp.path as string;
+    expect(dir).toMatch(/^\/tmp\/storsweep-[0-9a-f]{8}\.d$/);
+    expect((await fs.stat(dir)).uid).toBe(uidOf(LINUX.guestUser));
+    const r = await probe(vc, [
+      { op: 'guest-mkdir', ...LINUX, path: `${dir}/a/b` },
+      { op: 'guest-mkdir', ...LINUX, path: `${dir}/a/b`, parents: true },
+      { op: 'guest-mkdir', ...LINUX, path: `${dir}/a/b` },
+      { op: 'guest-upload', ...LINUX, path: `${dir}/a/b/f`, content: 'x' },
+      { op: 'guest-rm', ...LINUX, path: `${dir}/a` },
+      { op: 'guest-rmdir', ...LINUX, path: `${dir}/a` },
+      { op: 'guest-rmdir', ...LINUX, path: `${dir}/a/b/f` },
+      { op: 'guest-mkdir', ...LINUX, path: '/etc/storsweep-guest-test' },
+      { op: 'guest-rm', ...LINUX, path: `${dir}/a/b/f` },
+      { op: 'guest-rm', ...LINUX, path: `${dir}/a/b/f` },
+      { op: 'guest-rmdir', ...LINUX, path: dir, recursive: true },
+    ]);
+    expect(r.map((x) => x.fault ?? 'ok')).toEqual(['FileNotFound', 'ok', 'FileAlreadyExists', 'ok', 'NotAFile', 'DirectoryNotEmpty', 'NotADirectory', 'GuestPermissionDenied', 'ok', 'FileNotFound', 'ok']);
+    await expect(fs.stat(dir)).rejects.toThrow();
+    await expect(fs.stat('/etc/storsweep-guest-test')).rejects.toThrow();
+
+    const w = await probe(vc, [
+      { op: 'guest-mkdir', ...WINDOWS, path: 'C:\\storsweep\\run1', parents: true },
+      { op: 'guest-upload', ...WINDOWS, path: 'C:\\STORSWEEP\\Run1\\args.txt', content: 'x' },
+      { op: 'guest-rmdir', ...WINDOWS, path: 'c:\\storsweep', recursive: true },
+      { op: 'guest-download', ...WINDOWS, path: 'C:\\storsweep\\run1\\args.txt' },
+    ]);
+    expect(w.map((x) => x.fault ?? 'ok')).toEqual(['ok', 'ok', 'ok', 'FileNotFound']);
+  }, 60_000);
+
   it('gives the Linux guest user the attached disks under byIdDir', async () => {
     const added = await one(vc, { op: 'add-disk', vm: LINUX_VM, unit: 3, capacityKB: 4096 });
     expect(added.ok, JSON.stringify(added)).toBe(true);
@@ -265,7 +297,7 @@ describe.skipIf(!isRoot)('vcsim harness guest operations', () => {
       op: 'guest-start',
       ...WINDOWS,
       program: 'C:\\Windows\\System32\\cmd.exe',
-      arguments: `/c C:\\Tools\\DiskSpd\\diskspd.exe -b4K -d1 -W0 -o4 -t1 -r -w30 -Sh -L -Rxml #0 > ${temp}\\out.xml 2>&1`,
+      arguments: `/c C:\\Tools\\diskspd.exe -b4K -d1 -W0 -o4 -t1 -r -w30 -Sh -L -Rxml #0 > ${temp}\\out.xml 2>&1`,
       workingDirectory: temp,
     });
     expect(started.ok, JSON.stringify(started)).toBe(true);

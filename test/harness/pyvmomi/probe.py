@@ -361,6 +361,30 @@ def op_guest_download(si, content, a):
             "ownerId": getattr(attrs, "ownerId", None), "permissions": getattr(attrs, "permissions", None)}
 
 
+def op_guest_mkdir(si, content, a):
+    vm = find(content, vim.VirtualMachine, a["vm"])
+    content.guestOperationsManager.fileManager.MakeDirectoryInGuest(vm, guest_auth(a), a["path"], a.get("parents", False))
+    return {"ok": True}
+
+
+def op_guest_rm(si, content, a):
+    vm = find(content, vim.VirtualMachine, a["vm"])
+    content.guestOperationsManager.fileManager.DeleteFileInGuest(vm, guest_auth(a), a["path"])
+    return {"ok": True}
+
+
+def op_guest_rmdir(si, content, a):
+    vm = find(content, vim.VirtualMachine, a["vm"])
+    content.guestOperationsManager.fileManager.DeleteDirectoryInGuest(vm, guest_auth(a), a["path"], a.get("recursive", False))
+    return {"ok": True}
+
+
+def op_guest_tempdir(si, content, a):
+    vm = find(content, vim.VirtualMachine, a["vm"])
+    p = content.guestOperationsManager.fileManager.CreateTemporaryDirectoryInGuest(vm, guest_auth(a), a.get("prefix", ""), a.get("suffix", ""), a.get("dir"))
+    return {"ok": True, "path": p}
+
+
 def op_guest_vm(si, content, a):
     vm = find(content, vim.VirtualMachine, a["vm"])
     g = vm.guest
@@ -371,6 +395,7 @@ def op_guest_vm(si, content, a):
 OPS = {
     "guest-start": op_guest_start, "guest-list": op_guest_list, "guest-terminate": op_guest_terminate, "guest-env": op_guest_env,
     "guest-upload": op_guest_upload, "guest-download": op_guest_download, "guest-vm": op_guest_vm,
+    "guest-mkdir": op_guest_mkdir, "guest-rm": op_guest_rm, "guest-rmdir": op_guest_rmdir, "guest-tempdir": op_guest_tempdir,
     "about": op_about, "luns": op_luns, "create-vmfs": op_create_vmfs, "datastore": op_datastore,
     "datastores": op_datastores, "mounts": op_mounts, "create-nas": op_create_nas, "remove-datastore": op_remove_datastore, "vm-disks": op_vm_disks,
     "add-rdm": op_add_rdm, "add-disk": op_add_disk, "remove-disk": op_remove_disk,

@@ -29,5 +29,7 @@ export async function writeLabInventory(version: LabVersion = DEFAULT_LAB_VERSIO
   await fs.writeFile(inventory, labInventoryYaml(state));
   await fs.writeFile(path.join(dir, 'vcsim-password'), 'lab-password-not-used\n', { mode: 0o600 });
   await fs.writeFile(path.join(dir, 'hyperv-guest-password'), 'lab-guest-password\n', { mode: 0o600 });
+  await fs.writeFile(path.join(dir, 'vcenter-linux-guest-password'), 'lab-linux-guest-password\n', { mode: 0o600 });
+  await fs.writeFile(path.join(dir, 'vcenter-windows-guest-password'), 'lab-windows-guest-password\n', { mode: 0o600 });
   return { dir, inventory, remove: () => fs.rm(dir, { recursive: true, force: true }) };
 }

@@ -70,7 +70,7 @@ type guestVMConfig struct {
 	GuestID  string `json:"guestId"`
 	Username string `json:"username"`
 	Password string `json:"password"`
-	// Windows: where the guest has diskspd.exe (default C:\Tools\DiskSpd\diskspd.exe)
+	// Windows: where the guest has diskspd.exe (default C:\Tools\diskspd.exe, as the inventory's)
 	DiskspdPath string `json:"diskspdPath"`
 }
 
@@ -218,9 +218,13 @@ func newGuestOps(file, standins string, esx bool) (ops *guestOps, err error) {
 				return nil, err
 			}
 			_ = os.Chmod(gv.root, 0o700)
+			if gv.testAs("-dir", gv.root) != 0 {
+				// not fatal: a program given a reachable workingDirectory still runs
+				log.Printf("-guest-ops: the guest user %s cannot reach its scratch directory %s (a parent directory is not searchable by it); StartProgramInGuest without workingDirectory will fail with FileNotFound", c.Username, gv.root)
+			}
 		} else {
 			if c.DiskspdPath == "" {
-				gv.cfg.DiskspdPath = `C:\Tools\DiskSpd\diskspd.exe`
+				gv.cfg.DiskspdPath = `C:\Tools\diskspd.exe`
 			}
 			if _, err := os.Stat(filepath.Join(standins, "vsphere_guest.py")); err != nil {
 				return nil, fmt.Errorf("%s: a Windows lab guest runs the Windows stand-ins, not found: %v", where, err)
@@ -401,6 +405,12 @@ func guestFault(f types.BaseMethodFault) *soap.Fault {
 		msg = "Insufficient permissions in guest operating system."
 	case *types.FileNotFound:
 		msg = fmt.Sprintf("File %s was not found", f.(*types.FileNotFound).File)
+	case *types.NotADirectory:
+		msg = fmt.Sprintf("%s is not a directory", f.(*types.NotADirectory).File)
+	case *types.DirectoryNotEmpty:
+		msg = fmt.Sprintf("The directory %s is not empty", f.(*types.DirectoryNotEmpty).File)
+	case *types.NotAFile:
+		msg = fmt.Sprintf("%s is not a file", f.(*types.NotAFile).File)
 	case *types.FileAlreadyExists:
 		msg = fmt.Sprintf("The file %s already exists", f.(*types.FileAlreadyExists).File)
 	case *types.GuestProcessNotFound:
@@ -861,17 +871,7 @@ func (gv *guestVM) checkAs(script string, p string, args ...string) types.BaseMe
 	if ee, ok := err.(*exec.ExitError); ok {
 		code = ee.ExitCode()
 	}
-	ff := types.FileFault{File: p}
-	switch code {
-	case 3:
-		return &types.FileNotFound{FileFault: ff}
-	case 4:
-		return &types.FileAlreadyExists{FileFault: ff}
-	case 5:
-		return &types.NotAFile{FileFault: ff}
-	default:
-		return &types.GuestPermissionDenied{}
-	}
+	return fileFault(code, p)
 }
 
 // InitiateFileTransferFromGuest: vim.vm.guest.FileManager.initiateFileTransferFromGuest.
@@ -1104,8 +1104,3 @@ func (g *guestOps) resetCalls() {
 	g.mu.Unlock()
 }
 
-func init() {
-	if _, err := os.Stat("/proc/self/stat"); err != nil {
-		log.Printf("guest operations need /proc: %v", err)
-	}
-}
