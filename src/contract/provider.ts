@@ -16,6 +16,7 @@ import type { SshOptions } from '../ssh/ssh-runner.ts';
 import type { OnRaw, TestOutcome } from '../workloads/passes.ts';
 import type { PrefillOutcome, WorkloadProfile, WorkloadTest } from '../workloads/spec.ts';
 import type { AxisSpec, Axes, AxisValue } from './axis.ts';
+import type { HostObserver } from './host-metrics.ts';
 
 export type ProviderName = 'local' | 'ssh' | 'vsphere' | 'esxi-shell' | 'hyperv';
 
@@ -131,6 +132,13 @@ export interface Provider {
   isTransient?(err: unknown): boolean;
   /** Facts for the run's environment fingerprint (product versions…); never secrets. */
   describe?(): Promise<Record<string, string>>;
+  /**
+   * How to watch a test of this permutation from the host (vSphere PerformanceManager counters of
+   * the disk under test, esxtop on an ESXi host), given what its steps created, as recorded; null
+   * when there is nothing to watch (no disk attached). The executor wraps every test in it and
+   * stores what it saw as the record's `host`.
+   */
+  observeHost?(provisioned: readonly CreatedObject[], ctx: ProviderContext): HostObserver | null;
   /** Log out, close connections. */
   close(): Promise<void>;
 }

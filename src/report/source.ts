@@ -42,6 +42,12 @@ function checkRecord(v: unknown, file: string, line: number): ResultRecord {
   for (const k of ['iops', 'bytesPerSecond'] as const) if (v[k] !== null && typeof v[k] !== 'number') fail(k, 'a number or null');
   if (!isObject(v.latencyUs)) fail('latencyUs', 'an object');
   if (!isObject(v.tool)) fail('tool', 'an object');
+  // `host` (what the hypervisor saw) came later: a record without it reads as before
+  if (v.host !== undefined) {
+    if (!isObject(v.host) || typeof v.host.source !== 'string') fail('host', 'an object with a source');
+    const h = v.host as Record<string, unknown>;
+    if (h.unavailable === undefined && h.latencyUs !== null && typeof h.latencyUs !== 'number') fail('host.latencyUs', 'a number or null');
+  }
   return v as unknown as ResultRecord;
 }
 

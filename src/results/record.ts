@@ -1,6 +1,9 @@
 // The normalized result record: one per permutation × repetition × test. Every importer and every
 // runner produces exactly this shape; reports read nothing else. Unknown values are null.
 import type { Axes } from '../contract/axis.ts';
+import type { HostMetrics, HostUnavailable } from '../contract/host-metrics.ts';
+
+export type { HostIoFigures, HostMetrics, HostUnavailable, EsxtopLatencies } from '../contract/host-metrics.ts';
 
 export type Pattern = 'read' | 'write' | 'randread' | 'randwrite' | 'rw' | 'randrw';
 export const PATTERNS: readonly Pattern[] = ['read', 'write', 'randread', 'randwrite', 'rw', 'randrw'];
@@ -52,6 +55,12 @@ export interface ResultRecord {
   tool: { name: string; version: string | null };
   /** path of the raw tool output, relative to the run directory (or the imported file) */
   rawPath: string | null;
+  /**
+   * What the hypervisor saw of this test from below the guest (vSphere PerformanceManager, esxtop),
+   * beside the guest's figures above; absent where nothing observes the host (local, ssh, Hyper-V,
+   * imports, records written before it existed).
+   */
+  host?: HostMetrics | HostUnavailable;
   /** free-form facts: imported file footer (test size, passes, date, OS), aggregation rule… */
   metadata?: Record<string, string | number | boolean | null>;
 }

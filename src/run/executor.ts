@@ -20,6 +20,7 @@ import type { ProgressEvent } from './progress.ts';
 import { ResourceLocks } from './resource-locks.ts';
 import { remainingEstimate } from '../plan/estimate.ts';
 import type { CreatedObject, MeasuredTarget, PlannedStep, Provider, ProviderContext, WorkloadEndpoint } from '../contract/provider.ts';
+import type { HostMetrics } from '../contract/host-metrics.ts';
 
 export type { WorkloadEndpoint } from '../contract/provider.ts';
 import { DEFAULT_STEP_TIMEOUT_MS, StepTimedOut, withRetry, withTimeout, type RetryPolicy } from './retry.ts';
@@ -321,7 +322,7 @@ async function runPermutation(perm: PermutationPlan, c: PermContext): Promise<bo
     store.markRunning(perm.permutationId);
     for (const step of perm.steps) {
       if (c.signal.aborted) throw new Error('interrupted');
-      if (step.step === 'workload') await runWorkload(perm, c, target);
+      if (step.step === 'workload') await runWorkload(perm, c, target, ctx);
       else await runStep(step, perm, c, ctx);
     }
   } catch (err) {
@@ -507,7 +508,7 @@ function recordFor(perm: PermutationPlan, runId: string, repetition: number, tes
   };
 }
 
-async function runWorkload(perm: PermutationPlan, c: PermContext, target: MeasuredTarget | undefined): Promise<void> {
+async function runWorkload(perm: PermutationPlan, c: PermContext, target: MeasuredTarget | undefined, hostCtx: ProviderContext): Promise<void> {
   const profile = c.plan.profiles[perm.workload];
   if (!profile) throw new InternalError(`plan has no profile "${perm.workload}"`);
   // the disk the provider attached, found in the guest by a step: never a path in its place
@@ -527,6 +528,8 @@ async function runWorkload(perm: PermutationPlan, c: PermContext, target: Measur
     record(() => c.store.appendJournal(perm.permutationId, 'prefill', done ? (done.filled ? 'filled' : 'created') : 'skipped', done));
     if (done?.filled) c.emit({ type: 'message', level: 'info', text: `${perm.permutationId}: pre-filled ${done.bytes} bytes in ${done.seconds.toFixed(1)} s (${done.method})` });
   };
+  // the host's view of each test (vSphere counters, esxtop), when the provider offers one
+  const observer = c.provider?.observeHost?.(provisioned, hostCtx) ?? null;
   for (let rep = 1; rep <= perm.repetitions; rep++) {
     const records: ResultRecord[] = [];
     for (const [i, test] of profile.tests.entries()) {
@@ -549,6 +552,8 @@ async function runWorkload(perm: PermutationPlan, c: PermContext, target: Measur
       // A test whose connection was lost may still run on the guest: stop it through the next
       // connection before a retry starts a second one on the same file, or teardown removes its disk.
       let strandedGroup: GroupFiles | undefined;
+      // what the host saw of the test's last attempt (or why it could not be watched)
+      let hostSeen: HostMetrics | string | undefined;
       const stopStranded = async (runner: CommandRunner) => {
         const g = strandedGroup;
         strandedGroup = undefined;
@@ -566,16 +571,20 @@ async function runWorkload(perm: PermutationPlan, c: PermContext, target: Measur
           await stopStranded(runner);
           const onStopped = (stop: GroupStop) => recordStop(stop, runner.target);
           return prefill(runner, onStopped)
-            .then(() =>
-              c.workload.runTest(runner, test, profile, {
+            .then(async () => {
+              // the host watches the test itself (not the pre-fill): started after the fill, stopped right after the test
+              const watching = observer ? await observer.start(c.signal).catch((err: unknown) => errorMessage(err)) : null;
+              const outcome = await c.workload.runTest(runner, test, profile, {
                 signal: c.signal,
                 runId: c.plan.runId,
                 timeoutSlackSec: c.workloadSlackSec,
                 onStopped,
                 ...(target ? { target } : {}),
                 onRaw: async (t, pass, raw) => storeRaw(c.store.runDir, `raw/${perm.permutationId}/rep${rep}/${t.id}.pass${pass}.${c.workload.tool === 'diskspd' ? 'xml' : 'json'}`, raw),
-              }),
-            )
+              });
+              hostSeen = watching === null ? undefined : typeof watching === 'string' ? watching : await watching.stop(c.signal).catch((err: unknown) => errorMessage(err));
+              return outcome;
+            })
             .catch(async (err: unknown) => {
               // A lost connection poisons the runner; the next attempt reconnects.
               strandedGroup = strandedGroupOf(err) ?? strandedGroup;
@@ -609,6 +618,7 @@ async function runWorkload(perm: PermutationPlan, c: PermContext, target: Measur
         throw new Error(`${errorMessage(firstError)}; retrying failed: ${errorMessage(err)}`, { cause: err });
       });
       const rec = recordFor(perm, c.plan.runId, rep, test, outcome, perm.workload, profile.aggregate, c.workload.tool, fill, target);
+      if (hostSeen !== undefined) rec.host = typeof hostSeen === 'string' ? { source: observer!.source, unavailable: redact(hostSeen) } : hostSeen;
       records.push(rec);
       c.emit({ type: 'result', permutationId: perm.permutationId, repetition: rep, testId: test.id, iops: rec.iops, bytesPerSecond: rec.bytesPerSecond });
     }
