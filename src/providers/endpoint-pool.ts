@@ -49,6 +49,7 @@ export function createEndpointPool(): EndpointPool {
         ...(provider.verify ? { verify: (step: PlannedStep, created: CreatedObject, ctx: ProviderContext) => provider.verify!(step, created, ctx) } : {}),
         ...(provider.isTransient ? { isTransient: (err: unknown) => provider.isTransient!(err) } : {}),
         ...(provider.describe ? { describe: () => provider.describe!() } : {}),
+        ...(provider.observeHost ? { observeHost: (provisioned: readonly CreatedObject[], ctx: ProviderContext) => provider.observeHost!(provisioned, ctx) } : {}),
         async close() {
           if (closed) return;
           closed = true;

@@ -14,6 +14,7 @@ import {
 } from './wording.ts';
 import type { Axes } from '../contract/axis.ts';
 import { LATENCY_SPAN } from '../results/record.ts';
+import { hostLatencyLegend, hostLatencyTable } from './host-latency.ts';
 import { METRICS, type PermutationInfo, type Report, type TestSection } from './model.ts';
 import { deltaTooNoisy, formatDelta, formatMeanCi, meanTooNoisy, metricHeader, SIGNIFICANT_DIGITS, TOO_NOISY } from './numbers.ts';
 import { formatP, type Verdict } from './stats.ts';
@@ -291,6 +292,16 @@ export function renderHtml(report: Report): string {
   if (env.length > 0) body.push('<h2>Environment</h2>', `<div class="env">${env.join('')}</div>`);
   const byId = new Map(report.permutations.map((p) => [p.permutationId, p]));
   body.push('<h2>Results</h2>', ...report.tests.map((s) => renderTest(report, s, byId)));
+  if (report.hostLatency.length > 0) {
+    const t = hostLatencyTable(report.hostLatency);
+    body.push(
+      '<section id="host-latency">',
+      '<h2>Guest vs host latency</h2>',
+      table(t.header.map((h, i) => [h, i < 2]), t.cells.map((row) => row.map((c, i) => [c, i < 2]))),
+      `<ul class="muted">${hostLatencyLegend(report.hostLatency).map((l) => `<li>${esc(l)}</li>`).join('')}</ul>`,
+      '</section>',
+    );
+  }
   if (summary.noisy.length > 0) {
     const count = summary.noisyTotal ?? summary.noisy.length;
     body.push(

@@ -2,6 +2,7 @@
 // the overview grid (the first table), one line per axis value; then the run's facts, the tables
 // per test, and the noisy cells collapsed at the end.
 import { LATENCY_SPAN } from '../results/record.ts';
+import { hostLatencyLegend, hostLatencyTable } from './host-latency.ts';
 import { METRICS, type PermutationInfo, type Report, type TestSection } from './model.ts';
 import { MARKDOWN_MARKER } from './marker.ts';
 import { formatDelta, formatMeanCi, metricHeader } from './numbers.ts';
@@ -147,6 +148,10 @@ export function renderMarkdown(report: Report): string {
   }
   out.push('', '## Results');
   for (const s of report.tests) out.push('', renderSection(report, s));
+  if (report.hostLatency.length > 0) {
+    const t = hostLatencyTable(report.hostLatency);
+    out.push('', '## Guest vs host latency', '', table(t.header, t.cells.map((row) => row.map(mdCell))), '', ...hostLatencyLegend(report.hostLatency).map((l) => `- ${mdCell(l)}`));
+  }
   if (summary.noisy.length > 0) {
     const count = summary.noisyTotal ?? summary.noisy.length;
     out.push(

@@ -3,6 +3,7 @@
 // so the numbers are computed once and agree everywhere.
 import { UsageError } from '../errors.ts';
 import type { ResultRecord, TestIdentity } from '../results/record.ts';
+import { hostLatencyRows, type HostLatencyRow } from './host-latency.ts';
 import type { AxisValue, Axes } from '../contract/axis.ts';
 import {
   compareSamples,
@@ -167,6 +168,8 @@ export interface Report {
   baselines: Array<{ axis: string; value: AxisValue; from: 'option' | 'playbook' | 'first-value' }>;
   unpaired: UnpairedPermutations[];
   tests: TestSection[];
+  /** guest vs host latency per permutation and test, where records carry host figures (host-latency.ts) */
+  hostLatency: HostLatencyRow[];
   summary: {
     verdicts: Record<Verdict, number>;
     noisy: Array<{ testId: string; label: string; metric: MetricKey; cvPct: number; repetitionsNeeded: number | null }>;
@@ -480,6 +483,14 @@ function permutationIds(groups: readonly PermutationGroup[]): string[] {
   });
 }
 
+/** The guest vs host rows, when any record carries host figures (one pass over the records). */
+function hostLatencyOf(records: readonly ResultRecord[], of: ArrayLike<number>, perms: readonly PermutationInfo[]): HostLatencyRow[] {
+  if (!records.some((r) => r.host !== undefined)) return [];
+  const byPerm = perms.map(() => [] as ResultRecord[]);
+  records.forEach((r, n) => byPerm[of[n]!]?.push(r));
+  return hostLatencyRows(perms.map((p, i) => ({ permutationId: p.permutationId, label: p.label, records: byPerm[i]! })));
+}
+
 export function buildReport(records: readonly ResultRecord[], info: RunInfo, options: ReportOptions = {}): Report {
   const o: VerdictOptions = { ...DEFAULT_VERDICT_OPTIONS, ...options.verdict };
   const limit = options.detailLimit ?? DEFAULT_DETAIL_LIMIT;
@@ -621,6 +632,7 @@ export function buildReport(records: readonly ResultRecord[], info: RunInfo, opt
     baselines,
     unpaired,
     tests: sections,
+    hostLatency: hostLatencyOf(records, of, permList),
     summary: { verdicts, noisy: noisyShown, ...(noisyTotal !== undefined ? { noisyTotal } : {}), warnings },
   };
 }

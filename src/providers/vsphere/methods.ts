@@ -5,6 +5,8 @@ import {
   toSoap,
   type DataObject,
   type HostScsiDisk,
+  type PerfEntityMetric,
+  type PerfMetricId,
   type RetrieveResult,
   type ServiceContent,
   type UpdateSet,
@@ -40,6 +42,26 @@ export async function logout(rt: RoundTripper, sessionManager: MoRef): Promise<v
 export async function currentTime(rt: RoundTripper): Promise<string> {
   const r = await rt.roundTrip('CurrentTime', SERVICE_INSTANCE, []);
   return decodeReturn(r, 'dateTime') as string;
+}
+
+// --- performance manager (perf.ts)
+
+export async function queryPerfProviderSummary(rt: RoundTripper, pm: MoRef, entity: MoRef): Promise<{ currentSupported: boolean; summarySupported: boolean; refreshRate?: number }> {
+  const r = await rt.roundTrip('QueryPerfProviderSummary', pm, [['entity', entity]]);
+  return decodeReturn(r, 'PerfProviderSummary') as { currentSupported: boolean; summarySupported: boolean; refreshRate?: number };
+}
+
+export async function queryAvailablePerfMetric(rt: RoundTripper, pm: MoRef, entity: MoRef, intervalId: number): Promise<PerfMetricId[]> {
+  const r = await rt.roundTrip('QueryAvailablePerfMetric', pm, [
+    ['entity', entity],
+    ['intervalId', intervalId],
+  ]);
+  return decodeReturn(r, 'PerfMetricId[]') as PerfMetricId[];
+}
+
+export async function queryPerf(rt: RoundTripper, pm: MoRef, querySpec: DataObject[]): Promise<PerfEntityMetric[]> {
+  const r = await rt.roundTrip('QueryPerf', pm, [['querySpec', toSoap(querySpec, 'PerfQuerySpec')]]);
+  return decodeReturn(r, 'PerfEntityMetricBase[]') as PerfEntityMetric[];
 }
 
 // --- property collector

@@ -12,6 +12,7 @@ import { CONTROLLER_KINDS, CONTROLLER_TYPES, pickController, type ControllerKind
 import { isFault, isNotFoundHere } from './fault.ts';
 import { isTransient } from './retrying.ts';
 import { GUEST_DISK_OPERATION, GUEST_FS_OPERATION } from './steps.ts';
+import { perfObserver } from './perf.ts';
 import type { VirtualDevice } from './types.ts';
 
 export interface VsphereProviderOptions {
@@ -23,6 +24,8 @@ export interface VsphereProviderOptions {
    * attached disk there by its WWN. Without it, the VM's disk.EnableUUID is not checked either.
    */
   guest?: GuestDiskSettings & { open: () => Promise<CommandRunner> };
+  /** how often the host's counters are asked again while waiting for the sample covering a test's end (ms; default 5000) */
+  perfPollMs?: number;
 }
 
 
@@ -510,5 +513,7 @@ export function createVsphereProvider(target: VsphereTargetConfig, opts: Vsphere
     return facts;
   }
 
-  return { name: 'vsphere', apply, destroy, find, verify, isTransient, close, describe };
+  const observeHost = (provisioned: readonly CreatedObject[]) => perfObserver(client, { vm, datastore: findDatastore }, provisioned, opts.perfPollMs !== undefined ? { pollMs: opts.perfPollMs } : {});
+
+  return { name: 'vsphere', apply, destroy, find, verify, isTransient, close, describe, observeHost };
 }

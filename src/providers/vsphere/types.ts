@@ -134,6 +134,18 @@ def('GuestNicInfo', undefined, [['network', 'string'], ['ipAddress', 'string[]']
 def('HostConfigManager', undefined, [['cpuScheduler', 'moref'], ['datastoreSystem', 'moref'], ['memoryManager', 'moref'], ['storageSystem', 'moref']]);
 def('HostConfigInfo', undefined, [['host', 'moref'], ['product', 'anyType'], ['storageDevice', 'HostStorageDeviceInfo'], ['fileSystemVolume', 'HostFileSystemVolumeInfo']]);
 
+// --- performance manager (real-time counters of the disk under test: perf.ts)
+def('ElementDescription', 'Description', [['key', 'string']]);
+def('PerfCounterInfo', undefined, [['key', 'int'], ['nameInfo', 'ElementDescription'], ['groupInfo', 'ElementDescription'], ['unitInfo', 'ElementDescription'], ['rollupType', 'string'], ['statsType', 'string'], ['level', 'int'], ['perDeviceLevel', 'int'], ['associatedCounterId', 'int[]']]);
+def('PerfProviderSummary', undefined, [['entity', 'moref'], ['currentSupported', 'boolean'], ['summarySupported', 'boolean'], ['refreshRate', 'int']]);
+def('PerfMetricId', undefined, [['counterId', 'int'], ['instance', 'string']]);
+def('PerfQuerySpec', undefined, [['entity', 'moref'], ['startTime', 'dateTime'], ['endTime', 'dateTime'], ['maxSample', 'int'], ['metricId', 'PerfMetricId[]'], ['intervalId', 'int'], ['format', 'string']]);
+def('PerfEntityMetricBase', undefined, [['entity', 'moref']]);
+def('PerfEntityMetric', 'PerfEntityMetricBase', [['sampleInfo', 'PerfSampleInfo[]'], ['value', 'PerfMetricSeries[]']]);
+def('PerfSampleInfo', undefined, [['timestamp', 'dateTime'], ['interval', 'int']]);
+def('PerfMetricSeries', undefined, [['id', 'PerfMetricId']]);
+def('PerfMetricIntSeries', 'PerfMetricSeries', [['value', 'long[]']]);
+
 const PRIMS = new Set<string>(['string', 'int', 'long', 'short', 'byte', 'float', 'double', 'boolean', 'dateTime', 'moref', 'anyType', 'base64Binary']);
 
 export function isKnownType(name: string): boolean {
@@ -291,6 +303,7 @@ export interface ServiceContent {
   fileManager?: MoRef;
   virtualDiskManager?: MoRef;
   taskManager?: MoRef;
+  perfManager?: MoRef;
 }
 
 export interface UserSession {
@@ -432,4 +445,26 @@ export interface VirtualDevice {
   scsiCtlrUnitNumber?: number;
   capacityInKB?: number;
   capacityInBytes?: number;
+}
+
+export interface PerfCounterInfo {
+  key: number;
+  nameInfo: { key: string };
+  groupInfo: { key: string };
+  unitInfo: { key: string };
+  rollupType: string;
+  statsType: string;
+  level?: number;
+}
+
+export interface PerfMetricId {
+  counterId: number;
+  instance: string;
+}
+
+export interface PerfEntityMetric {
+  _type?: string;
+  entity: MoRef;
+  sampleInfo?: Array<{ timestamp: string; interval: number }>;
+  value?: Array<{ _type?: string; id: PerfMetricId; value?: number[] }>;
 }

@@ -181,6 +181,7 @@ func run(esx bool, counts modelCounts, listen, certDir, dataDir, username, passw
 		h.guestOps = ops
 	}
 	installWaitForUpdates()
+	installPerf(esx)
 
 	server := model.Service.NewServer()
 	defer server.Close()

@@ -1,0 +1,282 @@
+// The host's view of a test through vSphere's PerformanceManager: the real-time counters of the
+// virtual disk under test (virtualDisk.*, instance `scsi<bus>:<unit>`) and of the datastore holding
+// it (datastore.*, instance = the datastore's uuid), on the VM entity, at the provider's real-time
+// interval (QueryPerfProviderSummary.refreshRate: 20 s on ESXi). Counter ids are resolved by
+// group.name.rollup from PerformanceManager.perfCounter, never hard-coded: they are server-assigned
+// [pyvmomi docs/vim/PerformanceManager.rst; API reference "Virtual Disk Counters", "Datastore Counters"].
+//
+// Method: the host's clock (CurrentTime) is read when the test starts and ends; then QueryPerf
+// returns the samples from the start on, asked again until one at or after the end exists (a real
+// host publishes a sample when its interval closes, so this waits up to one interval). A sample
+// stamped t averages (t − interval, t]; those overlapping the test are kept, and when some lie
+// wholly inside it only those are used. Rates are averaged over the kept samples; latencies are
+// weighted by each sample's I/O count, as the counters are per-command averages.
+import type { HostIoFigures, HostMetrics, HostObservation, HostObserver } from '../../contract/host-metrics.ts';
+import type { CreatedObject } from '../../contract/provider.ts';
+import { VsphereClientError } from './fault.ts';
+import { currentTime, queryAvailablePerfMetric, queryPerf, queryPerfProviderSummary } from './methods.ts';
+import type { MoRef } from './soap.ts';
+import type { PerfCounterInfo, PerfEntityMetric, PerfMetricId, VirtualDevice } from './types.ts';
+import { arr } from './types.ts';
+import type { VsphereClient } from './client.ts';
+
+/** What the host latency beside the guest's covers: the VMkernel's view of the guest's commands. */
+export const VSPHERE_LATENCY_SPAN =
+  'virtualDisk.totalReadLatency/totalWriteLatency: from the VMkernel receiving the guest\u2019s command for the virtual disk to its completion (kernel + device, whole ms), I/O-weighted over reads and writes';
+
+type Field = 'readIops' | 'writeIops' | 'readKBps' | 'writeKBps' | 'readLatencyMs' | 'writeLatencyMs';
+
+/** name.rollup of each counter we read, per group (the same names in both groups). */
+const COUNTERS: ReadonlyArray<[string, string, Field]> = [
+  ['numberReadAveraged', 'average', 'readIops'],
+  ['numberWriteAveraged', 'average', 'writeIops'],
+  ['read', 'average', 'readKBps'],
+  ['write', 'average', 'writeKBps'],
+  ['totalReadLatency', 'average', 'readLatencyMs'],
+  ['totalWriteLatency', 'average', 'writeLatencyMs'],
+];
+const GROUPS = ['virtualDisk', 'datastore'] as const;
+type Group = (typeof GROUPS)[number];
+
+/** `group.name.rollup` → counter key, from PerformanceManager.perfCounter. */
+export function counterKeys(infos: readonly PerfCounterInfo[]): Map<string, number> {
+  const out = new Map<string, number>();
+  for (const c of infos) out.set(`${c.groupInfo.key}.${c.nameInfo.key}.${c.rollupType}`, c.key);
+  return out;
+}
+
+/** The counter instance of a virtual disk: `scsi0:1`, `sata0:0`, `nvme0:0`, `ide0:1` (controller type, bus, unit). */
+export function virtualDiskInstance(devices: readonly VirtualDevice[], disk: { controllerKey: number; unitNumber: number }): string | null {
+  const ctl = devices.find((d) => d.key === disk.controllerKey);
+  if (!ctl || ctl.busNumber === undefined) return null;
+  const t = ctl._type ?? '';
+  const prefix = /NVME/i.test(t) ? 'nvme' : /SATA|AHCI/i.test(t) ? 'sata' : /IDE/i.test(t) ? 'ide' : /SCSI|LsiLogic|BusLogic/i.test(t) ? 'scsi' : null;
+  return prefix ? `${prefix}${ctl.busNumber}:${disk.unitNumber}` : null;
+}
+
+/** The datastore's counter instance candidates: its VMFS uuid, and its URL's last segment (ds:///vmfs/volumes/<id>/). */
+export function datastoreInstances(info: { url?: string; vmfs?: { uuid?: string } }): string[] {
+  const out: string[] = [];
+  if (info.vmfs?.uuid) out.push(info.vmfs.uuid);
+  const seg = (info.url ?? '').replace(/\/+$/, '').split('/').pop();
+  if (seg) out.push(seg);
+  return out;
+}
+
+interface Series {
+  group: Group;
+  field: Field;
+  instance: string;
+  /** by sample timestamp (ms) */
+  values: Map<number, number>;
+}
+
+/**
+ * The figures of one group from the series QueryPerf returned, over the samples that overlap
+ * [fromMs, toMs] (wholly inside ones only, when any). A value below 0 is vSphere's "no data".
+ */
+export function summarise(metrics: readonly PerfEntityMetric[], ids: ReadonlyMap<number, { group: Group; field: Field }>, span: { fromMs: number; toMs: number }, intervalSec: number): { figures: Partial<Record<Group, HostIoFigures>>; samples: number; inside: number } {
+  const series: Series[] = [];
+  const stamps = new Set<number>();
+  for (const m of metrics) {
+    const times = arr(m.sampleInfo).map((s) => Date.parse(s.timestamp));
+    for (const v of arr(m.value)) {
+      const id = ids.get(v.id.counterId);
+      if (!id) continue;
+      const values = new Map<number, number>();
+      arr(v.value).forEach((x, i) => {
+        const t = times[i];
+        if (t !== undefined && Number.isFinite(t) && typeof x === 'number' && x >= 0) values.set(t, x);
+      });
+      for (const t of times) if (Number.isFinite(t)) stamps.add(t);
+      series.push({ ...id, instance: v.id.instance, values });
+    }
+  }
+  const iv = intervalSec * 1000;
+  const overlapping = [...stamps].filter((t) => t > span.fromMs && t - iv < span.toMs);
+  const inside = overlapping.filter((t) => t - iv >= span.fromMs && t <= span.toMs);
+  const kept = new Set(inside.length > 0 ? inside : overlapping);
+  const figures: Partial<Record<Group, HostIoFigures>> = {};
+  for (const group of GROUPS) {
+    const own = series.filter((s) => s.group === group);
+    if (own.length === 0) continue;
+    const get = (f: Field) => own.find((s) => s.field === f);
+    const mean = (f: Field): number | null => {
+      const xs = [...(get(f)?.values ?? new Map<number, number>())].filter(([t]) => kept.has(t)).map(([, x]) => x);
+      return xs.length ? xs.reduce((a, b) => a + b, 0) / xs.length : null;
+    };
+    // latency per command, weighted by the commands of each sample
+    const weighted = (lat: Field, iops: Field): number | null => {
+      const l = get(lat)?.values;
+      const n = get(iops)?.values;
+      if (!l) return null;
+      let sum = 0;
+      let w = 0;
+      for (const t of kept) {
+        const x = l.get(t);
+        const k = n?.get(t);
+        if (x === undefined) continue;
+        if (k === undefined) return mean(lat);
+        sum += x * k;
+        w += k;
+      }
+      return w > 0 ? sum / w : mean(lat);
+    };
+    const f: HostIoFigures = {
+      instance: own[0]!.instance,
+      readIops: mean('readIops'),
+      writeIops: mean('writeIops'),
+      readKBps: mean('readKBps'),
+      writeKBps: mean('writeKBps'),
+      readLatencyMs: weighted('readLatencyMs', 'readIops'),
+      writeLatencyMs: weighted('writeLatencyMs', 'writeIops'),
+      latencyMs: null,
+    };
+    f.latencyMs = combined(f);
+    figures[group] = f;
+  }
+  return { figures, samples: kept.size, inside: inside.length };
+}
+
+/** The I/O-weighted mean of read and write latency (the one that moved, when only one did). */
+export function combined(f: Pick<HostIoFigures, 'readIops' | 'writeIops' | 'readLatencyMs' | 'writeLatencyMs'>): number | null {
+  const r = f.readIops ?? 0;
+  const w = f.writeIops ?? 0;
+  if (r + w > 0) return ((f.readLatencyMs ?? 0) * r + (f.writeLatencyMs ?? 0) * w) / (r + w);
+  if (f.readLatencyMs !== null && f.writeLatencyMs !== null) return Math.max(f.readLatencyMs, f.writeLatencyMs);
+  return f.readLatencyMs ?? f.writeLatencyMs;
+}
+
+interface Target {
+  pm: MoRef;
+  vm: MoRef;
+  intervalSec: number;
+  metricIds: PerfMetricId[];
+  ids: Map<number, { group: Group; field: Field }>;
+  notes: string[];
+}
+
+const sleep = (ms: number, signal: AbortSignal) =>
+  new Promise<void>((resolve, reject) => {
+    if (signal.aborted) return reject(new Error('interrupted'));
+    const t = setTimeout(() => {
+      signal.removeEventListener('abort', onAbort);
+      resolve();
+    }, ms);
+    const onAbort = () => {
+      clearTimeout(t);
+      reject(new Error('interrupted'));
+    };
+    signal.addEventListener('abort', onAbort, { once: true });
+  });
+
+/**
+ * Watches the disk the permutation attached (the ledger's `disk`/`rdm` object: VM, controller key,
+ * unit number, file) through PerformanceManager; null when no disk was attached.
+ */
+export function perfObserver(client: () => Promise<VsphereClient>, find: { vm(name: string): Promise<MoRef>; datastore(name: string): Promise<MoRef | undefined> }, provisioned: readonly CreatedObject[], opts: { pollMs?: number } = {}): HostObserver | null {
+  const disk = [...provisioned].reverse().find((o) => (o.kind === 'disk' || o.kind === 'rdm') && typeof o.data.vm === 'string' && typeof o.data.controllerKey === 'number' && typeof o.data.unitNumber === 'number');
+  if (!disk) return null;
+  let target: Promise<Target> | undefined;
+  const resolve = async (): Promise<Target> => {
+    const c = await client();
+    const rt = c.session;
+    const pm = c.serviceContent.perfManager;
+    if (!pm) throw new VsphereClientError('unsupported', `${c.endpoint} has no PerformanceManager`, { method: 'RetrieveServiceContent', host: c.endpoint });
+    const vm = await find.vm(String(disk.data.vm));
+    const summary = await queryPerfProviderSummary(rt, pm, vm);
+    if (!summary.currentSupported || !summary.refreshRate || summary.refreshRate <= 0) throw new VsphereClientError('unsupported', `VM ${String(disk.data.vm)} offers no real-time statistics (QueryPerfProviderSummary: currentSupported ${String(summary.currentSupported)}, refreshRate ${String(summary.refreshRate)})`, { method: 'QueryPerfProviderSummary', host: c.endpoint });
+    const intervalSec = summary.refreshRate;
+    const counters = counterKeys(arr((await c.readProps(pm, ['perfCounter'])).perfCounter as PerfCounterInfo[] | undefined));
+    const available = await queryAvailablePerfMetric(rt, pm, vm, intervalSec);
+    const notes: string[] = [];
+    const devices = await c.devices(vm);
+    const vdisk = virtualDiskInstance(devices, { controllerKey: disk.data.controllerKey as number, unitNumber: disk.data.unitNumber as number });
+    const instances: Record<Group, string | null> = { virtualDisk: vdisk, datastore: null };
+    if (!vdisk) notes.push(`the virtual disk's controller (key ${String(disk.data.controllerKey)}) is not on the VM: no virtualDisk counters`);
+    // an RDM's mapping file sits on a datastore its I/O does not go to: no datastore figures
+    const file = typeof disk.data.fileName === 'string' ? /^\[([^\]]+)\]/.exec(disk.data.fileName)?.[1] : undefined;
+    if (disk.kind === 'disk' && file) {
+      const ds = await find.datastore(file);
+      if (!ds) throw new VsphereClientError('not-found', `datastore ${file} of the disk under test is not found`, { method: 'FindByInventoryPath', host: c.endpoint });
+      const { info } = await c.readDatastore(ds);
+      const want = datastoreInstances(info);
+      const offered = new Set(available.map((m) => m.instance));
+      instances.datastore = want.find((w) => offered.has(w)) ?? null;
+      if (!instances.datastore) notes.push(`no datastore counter instance of ${file} (${want.join(', ')}) is offered for the VM`);
+    }
+    const metricIds: PerfMetricId[] = [];
+    const ids = new Map<number, { group: Group; field: Field }>();
+    for (const group of GROUPS) {
+      const instance = instances[group];
+      if (instance === null) continue;
+      for (const [name, rollup, field] of COUNTERS) {
+        const key = counters.get(`${group}.${name}.${rollup}`);
+        if (key === undefined) {
+          notes.push(`${group}.${name}.${rollup} is not among the server's counters`);
+          continue;
+        }
+        if (!available.some((m) => m.counterId === key && m.instance === instance)) {
+          notes.push(`${group}.${name}.${rollup} is not offered for instance ${instance} at the ${intervalSec} s interval`);
+          continue;
+        }
+        metricIds.push({ counterId: key, instance });
+        ids.set(key, { group, field });
+      }
+    }
+    if (metricIds.length === 0) throw new VsphereClientError('unsupported', `no virtualDisk or datastore counter is offered for the disk under test of VM ${String(disk.data.vm)}${notes.length ? `: ${notes.join('; ')}` : ''}`, { method: 'QueryAvailablePerfMetric', host: c.endpoint });
+    return { pm, vm, intervalSec, metricIds, ids, notes };
+  };
+  return {
+    source: 'vsphere-perf',
+    async start(): Promise<HostObservation> {
+      target ??= resolve();
+      const t = await target.catch((err: unknown) => {
+        target = undefined; // asked again at the next test
+        throw err;
+      });
+      const c = await client();
+      const from = await currentTime(c.session);
+      return {
+        async stop(signal: AbortSignal): Promise<HostMetrics> {
+          const to = await currentTime(c.session);
+          const fromMs = Date.parse(from);
+          const toMs = Date.parse(to);
+          const ivMs = t.intervalSec * 1000;
+          const maxSample = Math.ceil((toMs - fromMs) / ivMs) + 2;
+          // the sample covering the end is published when its interval closes: wait for it, at most one interval and a half
+          const deadline = Date.now() + ivMs * 1.5;
+          let metrics: PerfEntityMetric[] = [];
+          const notes = [...t.notes];
+          for (;;) {
+            metrics = await queryPerf(c.session, t.pm, [{ entity: t.vm, startTime: new Date(fromMs - ivMs).toISOString(), maxSample, metricId: t.metricIds, intervalId: t.intervalSec }]);
+            const latest = Math.max(-Infinity, ...metrics.flatMap((m) => arr(m.sampleInfo).map((s) => Date.parse(s.timestamp))));
+            if (latest >= toMs) break;
+            if (Date.now() >= deadline) {
+              notes.push(`no sample at or after the test's end was published within ${Math.round((ivMs * 1.5) / 1000)} s; the last part of the test is not covered`);
+              break;
+            }
+            await sleep(Math.min(opts.pollMs ?? 5000, Math.max(0, deadline - Date.now())), signal);
+          }
+          const s = summarise(metrics, t.ids, { fromMs, toMs }, t.intervalSec);
+          if (s.samples === 0) notes.push('no sample overlaps the test');
+          else if (s.inside === 0) notes.push(`no ${t.intervalSec} s sample lies wholly inside the test's ${Math.round((toMs - fromMs) / 1000)} s: the figures average samples that also cover time before or after it (rates are diluted; latencies, per command, much less)`);
+          const vd = s.figures.virtualDisk;
+          return {
+            source: 'vsphere-perf',
+            from,
+            to,
+            intervalSec: t.intervalSec,
+            samples: s.samples,
+            samplesInside: s.inside,
+            ...(vd ? { virtualDisk: vd } : {}),
+            ...(s.figures.datastore ? { datastore: s.figures.datastore } : {}),
+            latencyUs: vd?.latencyMs === null || vd?.latencyMs === undefined ? null : vd.latencyMs * 1000,
+            latencySpan: VSPHERE_LATENCY_SPAN,
+            ...(notes.length ? { notes } : {}),
+          };
+        },
+      };
+    },
+  };
+}

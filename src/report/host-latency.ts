@@ -1,0 +1,118 @@
+// Guest vs host latency per permutation and test: the guest's mean latency (its benchmark tool,
+// issue→completion inside the guest) beside what the hypervisor measured for the same I/O from
+// below (vSphere's virtualDisk/datastore counters, esxtop's GAVG/KAVG/DAVG/QAVG). The gap is the
+// guest's own storage stack and the virtual device's cost (guest block layer, driver, interrupt
+// delivery); the host side starts where the VMkernel receives the command. Both renderers show the
+// same rows and words (markdown.ts, html.ts).
+import type { HostMetrics, ResultRecord } from '../results/record.ts';
+import { LATENCY_SPAN } from '../results/record.ts';
+import { formatLatency } from './numbers.ts';
+
+export interface HostLatencyRow {
+  permutationId: string;
+  label: string;
+  testId: string;
+  /** repetitions with host figures / all repetitions */
+  observed: number;
+  repetitions: number;
+  /** means over the repetitions, µs */
+  guestUs: number | null;
+  hostUs: number | null;
+  /** guest − host, µs: the guest/hypervisor stack's own cost */
+  gapUs: number | null;
+  /** virtual disk read / write latency, datastore latency (ms, vSphere) */
+  vdiskReadMs: number | null;
+  vdiskWriteMs: number | null;
+  datastoreMs: number | null;
+  /** esxtop per-command latencies (ms) */
+  esxtop: { davgMs: number | null; kavgMs: number | null; gavgMs: number | null; qavgMs: number | null } | null;
+  /** samples kept / wholly inside the test, summed over repetitions */
+  samples: number;
+  samplesInside: number;
+  intervalSec: number | null;
+  /** where the host latency comes from, in words */
+  hostSpan: string | null;
+  /** why figures are missing or weak (distinct) */
+  notes: string[];
+}
+
+export const GUEST_SPAN = `guest: the benchmark tool's ${LATENCY_SPAN}`;
+export const GAP_MEANING = 'gap = guest − host: what the guest\u2019s own I/O stack and the virtual device add on top of what the host measured (a negative gap is within the host counter\u2019s resolution: vSphere counts whole ms)';
+
+const mean = (xs: Array<number | null | undefined>): number | null => {
+  const v = xs.filter((x): x is number => typeof x === 'number' && Number.isFinite(x));
+  return v.length ? v.reduce((a, b) => a + b, 0) / v.length : null;
+};
+
+/** One row per permutation × test that has host figures in any record; [] when none has. */
+export function hostLatencyRows(groups: ReadonlyArray<{ permutationId: string; label: string; records: readonly ResultRecord[] }>): HostLatencyRow[] {
+  const rows: HostLatencyRow[] = [];
+  for (const g of groups) {
+    const byTest = new Map<string, ResultRecord[]>();
+    for (const r of g.records) {
+      if (!r.host) continue;
+      const list = byTest.get(r.test.id) ?? [];
+      list.push(r);
+      byTest.set(r.test.id, list);
+    }
+    for (const [testId, recs] of byTest) {
+      const all = g.records.filter((r) => r.test.id === testId);
+      const seen = recs.map((r) => r.host).filter((h): h is HostMetrics => h !== undefined && !('unavailable' in h));
+      const notes = new Set<string>();
+      for (const r of recs) if (r.host && 'unavailable' in r.host) notes.add(`not observed: ${r.host.unavailable}`);
+      for (const h of seen) for (const n of h.notes ?? []) notes.add(n);
+      const guestUs = mean(all.map((r) => r.latencyUs.mean));
+      const hostUs = mean(seen.map((h) => h.latencyUs));
+      const esx = seen.map((h) => h.esxtop).filter((e) => e !== undefined);
+      rows.push({
+        permutationId: g.permutationId,
+        label: g.label,
+        testId,
+        observed: seen.length,
+        repetitions: all.length,
+        guestUs,
+        hostUs,
+        gapUs: guestUs !== null && hostUs !== null ? guestUs - hostUs : null,
+        vdiskReadMs: mean(seen.map((h) => h.virtualDisk?.readLatencyMs)),
+        vdiskWriteMs: mean(seen.map((h) => h.virtualDisk?.writeLatencyMs)),
+        datastoreMs: mean(seen.map((h) => h.datastore?.latencyMs)),
+        esxtop: esx.length ? { davgMs: mean(esx.map((e) => e.davgMs)), kavgMs: mean(esx.map((e) => e.kavgMs)), gavgMs: mean(esx.map((e) => e.gavgMs)), qavgMs: mean(esx.map((e) => e.qavgMs)) } : null,
+        samples: seen.reduce((a, h) => a + h.samples, 0),
+        samplesInside: seen.reduce((a, h) => a + h.samplesInside, 0),
+        intervalSec: seen[0]?.intervalSec ?? null,
+        hostSpan: seen[0]?.latencySpan ?? null,
+        notes: [...notes],
+      });
+    }
+  }
+  return rows;
+}
+
+const ms = (x: number | null): string => (x === null ? '–' : formatLatency(x * 1000));
+
+/** The table both renderers print: header and cells as text. */
+export function hostLatencyTable(rows: readonly HostLatencyRow[]): { header: string[]; cells: string[][] } {
+  const withEsxtop = rows.some((r) => r.esxtop);
+  const withVsphere = rows.some((r) => r.vdiskReadMs !== null || r.vdiskWriteMs !== null || r.datastoreMs !== null);
+  const header = ['permutation', 'test', 'guest lat mean', 'host lat mean', 'gap (guest − host)'];
+  if (withVsphere) header.push('vdisk read', 'vdisk write', 'datastore');
+  if (withEsxtop) header.push('GAVG', 'KAVG', 'QAVG', 'DAVG');
+  header.push('samples (inside test)', 'observed reps');
+  const cells = rows.map((r) => {
+    const c = [`${r.label} (${r.permutationId})`, r.testId, formatLatency(r.guestUs), formatLatency(r.hostUs), r.gapUs === null ? '–' : `${r.gapUs < 0 ? '−' : ''}${formatLatency(Math.abs(r.gapUs))}`];
+    if (withVsphere) c.push(ms(r.vdiskReadMs), ms(r.vdiskWriteMs), ms(r.datastoreMs));
+    if (withEsxtop) c.push(ms(r.esxtop?.gavgMs ?? null), ms(r.esxtop?.kavgMs ?? null), ms(r.esxtop?.qavgMs ?? null), ms(r.esxtop?.davgMs ?? null));
+    c.push(`${r.samples} (${r.samplesInside})${r.intervalSec ? ` × ${r.intervalSec} s` : ''}`, `${r.observed}/${r.repetitions}`);
+    return c;
+  });
+  return { header, cells };
+}
+
+/** What each side of the table measures, in words (under the table). */
+export function hostLatencyLegend(rows: readonly HostLatencyRow[]): string[] {
+  const spans = [...new Set(rows.map((r) => r.hostSpan).filter((s): s is string => s !== null))];
+  const out = [GUEST_SPAN, ...spans.map((s) => `host: ${s}`), GAP_MEANING];
+  if (rows.some((r) => r.esxtop)) out.push('esxtop (ms per command): DAVG device/driver round trip; KAVG time in the VMkernel (QAVG, the time queued there, included); GAVG = DAVG + KAVG');
+  const notes = [...new Set(rows.flatMap((r) => r.notes.map((n) => `${r.permutationId} ${r.testId}: ${n}`)))];
+  return [...out, ...notes.slice(0, 20), ...(notes.length > 20 ? [`… ${notes.length - 20} more notes`] : [])];
+}
