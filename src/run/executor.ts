@@ -529,7 +529,12 @@ async function runWorkload(perm: PermutationPlan, c: PermContext, target: Measur
     if (done?.filled) c.emit({ type: 'message', level: 'info', text: `${perm.permutationId}: pre-filled ${done.bytes} bytes in ${done.seconds.toFixed(1)} s (${done.method})` });
   };
   // the host's view of each test (vSphere counters, esxtop), when the provider offers one
-  const observer = c.provider?.observeHost?.(provisioned, hostCtx) ?? null;
+  // given what the permutation's steps created, as recorded (the disk it watches)
+  const created: CreatedObject[] = c.store
+    .ledger({ permutationId: perm.permutationId })
+    .filter((r) => r.state === 'created' && r.objectId !== null)
+    .map((r) => ({ kind: r.kind, name: r.name, provider: r.provider, id: r.objectId!, data: r.data }));
+  const observer = c.provider?.observeHost?.(created, hostCtx) ?? null;
   for (let rep = 1; rep <= perm.repetitions; rep++) {
     const records: ResultRecord[] = [];
     for (const [i, test] of profile.tests.entries()) {
