@@ -1,7 +1,7 @@
 // VMware Tools guest operations in the vcsim harness (src/lab/harness/vcsim/guestops.go,
 // guestwin.go): the real harness, driven by pyVmomi (test/harness/pyvmomi/probe.py) as an
 // independent client, the lab guests checked on this machine (/proc, file owners, loop devices).
-import { spawn } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import fs from 'node:fs/promises';
 import os from 'node:os';
@@ -11,6 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startVcsim, type VcsimHandle } from '../../src/lab/vcsim.ts';
 
 const PROBE = fileURLToPath(new URL('../harness/pyvmomi/probe.py', import.meta.url));
+const WINDOWS_STANDINS = fileURLToPath(new URL('../../src/lab/harness/windows/', import.meta.url));
 const LINUX_VM = 'DC0_H0_VM0';
 const WINDOWS_VM = 'DC0_H0_VM1';
 const OTHER_VM = 'DC0_C0_RP0_VM0';
@@ -293,11 +294,15 @@ describe.skipIf(!isRoot)('vcsim harness guest operations', () => {
     const temp = 'C:\\Users\\Administrator\\AppData\\Local\\Temp';
     const up = await one(vc, { op: 'guest-upload', ...WINDOWS, path: `${temp}\\note.txt`, content: 'hi' });
     expect(up).toMatchObject({ ok: true, status: 200 });
+    // disk 0 is the system disk; the disk attached now arrives as disk 1, offline and read-only
+    // (SAN policy OfflineShared, guest_storage.py)
+    const added = await one(vc, { op: 'add-disk', vm: WINDOWS_VM, unit: 2, capacityKB: 8192 });
+    expect(added.ok, JSON.stringify(added)).toBe(true);
     const started = await one(vc, {
       op: 'guest-start',
       ...WINDOWS,
       program: 'C:\\Windows\\System32\\cmd.exe',
-      arguments: `/c C:\\Tools\\diskspd.exe -b4K -d1 -W0 -o4 -t1 -r -w30 -Sh -L -Rxml #0 > ${temp}\\out.xml 2>&1`,
+      arguments: `/c C:\\Tools\\diskspd.exe -b4K -d1 -W0 -o4 -t1 -r -Sh -L -Rxml #1 > ${temp}\\out.xml 2>&1`,
       workingDirectory: temp,
     });
     expect(started.ok, JSON.stringify(started)).toBe(true);
@@ -312,13 +317,85 @@ describe.skipIf(!isRoot)('vcsim harness guest operations', () => {
 
     const r = await probe(vc, [
       { op: 'guest-start', ...WINDOWS, program: 'C:\\Tools\\nope.exe' },
-      { op: 'guest-start', ...WINDOWS, program: 'C:\\Windows\\System32\\cmd.exe', arguments: `/c diskspd.exe -d1 #0 > ${temp}\\bare.txt` },
+      { op: 'guest-start', ...WINDOWS, program: 'C:\\Windows\\System32\\cmd.exe', arguments: `/c diskspd.exe -d1 #1 > ${temp}\\bare.txt` },
+      // writes to the offline disk fail as on Windows (ERROR_WRITE_PROTECT)
+      { op: 'guest-start', ...WINDOWS, program: 'C:\\Windows\\System32\\cmd.exe', arguments: `/c C:\\Tools\\diskspd.exe -b4K -d1 -W0 -w30 -Rxml #1 > ${temp}\\w.txt` },
     ]);
     expect(r[0]).toMatchObject({ ok: false, fault: 'FileNotFound' });
-    const bare = await waitExit(vc, WINDOWS, r[1]!.pid as number);
-    expect(bare.exitCode).toBe(9009);
-  }, 60_000);
+    expect((await waitExit(vc, WINDOWS, r[1]!.pid as number)).exitCode).toBe(9009);
+    expect((await waitExit(vc, WINDOWS, r[2]!.pid as number)).exitCode).toBe(1);
+    expect((await one(vc, { op: 'guest-download', ...WINDOWS, path: `${temp}\\w.txt` })).content).toContain('error code: 19');
+  }, 90_000);
+
+  it('runs the provider\'s PowerShell shapes in the Windows guest: Get-Disk, Set-Disk, diskspd through Start-Process, stopped by its own pid', async () => {
+    const work = 'C:\\storsweep';
+    expect(await one(vc, { op: 'guest-mkdir', ...WINDOWS, path: work })).toMatchObject({ ok: true });
+    const ps = 'C:\\Windows\\System32\\WindowsPowerShell\\v1.0\\powershell.exe';
+    const files = (n: string) => ({ out: `${work}\\${n}.out`, err: `${work}\\${n}.err`, pid: `${work}\\${n}.pid` });
+    const run = async (shape: 'call' | 'run' | 'remove', data: Record<string, unknown>) => {
+      const started = await one(vc, { op: 'guest-start', ...WINDOWS, program: ps, arguments: psArguments(shape, data), workingDirectory: work });
+      expect(started.ok, JSON.stringify(started)).toBe(true);
+      return started.pid as number;
+    };
+    const read = async (p: string) => (await one(vc, { op: 'guest-download', ...WINDOWS, path: p })).content as string;
+
+    const vmDisks = (await one(vc, { op: 'vm-disks', vm: WINDOWS_VM })).disks as { unitNumber?: number; uuid?: string }[];
+    const attached = vmDisks.find((d) => d.unitNumber === 2);
+    expect(attached?.uuid, JSON.stringify(vmDisks)).toMatch(/^6000C29/i);
+    const f1 = files('a');
+    const p1 = await run('call', { calls: [{ cmdlet: 'Get-Disk', params: {}, select: ['Number', 'SerialNumber', 'UniqueId', 'Size', 'IsOffline', 'IsReadOnly', 'IsSystem'] }], ...f1 });
+    expect((await waitExit(vc, WINDOWS, p1)).exitCode).toBe(0);
+    const disks = JSON.parse(await read(f1.out)) as { Number: number; SerialNumber: string | null; Size: number; IsOffline: boolean; IsSystem: boolean }[];
+    expect(disks.find((d) => d.Number === 0)).toMatchObject({ IsSystem: true });
+    const d1 = disks.find((d) => d.Number === 1);
+    expect(d1, JSON.stringify(disks)).toMatchObject({ Size: 8192 * 1024, IsOffline: true, IsSystem: false });
+    // its serial is the VMDK's backing uuid without dashes (disk.EnableUUID = TRUE)
+    expect(d1!.SerialNumber).toBe(attached!.uuid!.replace(/-/g, '').toLowerCase());
+
+    const f2 = files('b');
+    const p2 = await run('call', { calls: [{ cmdlet: 'Set-Disk', params: { Number: 1, IsOffline: false } }, { cmdlet: 'Set-Disk', params: { Number: 1, IsReadOnly: false } }], ...f2 });
+    expect((await waitExit(vc, WINDOWS, p2)).exitCode, await read(f2.err).catch(() => '')).toBe(0);
+
+    // diskspd through Start-Process: a process of its own, its pid in the pid file
+    const f3 = files('c');
+    const p3 = await run('run', { exe: 'C:\\Tools\\diskspd.exe', args: '-b4K -d60 -W0 -o1 -t1 -w30 -Rxml #1', ...f3 });
+    let child = 0;
+    for (let i = 0; i < 100 && !child; i++) {
+      await new Promise((res) => setTimeout(res, 200));
+      child = Number((await one(vc, { op: 'guest-download', ...WINDOWS, path: f3.pid })).content ?? 0) || 0;
+    }
+    expect(child).toBeGreaterThan(0);
+    const listed = (await one(vc, { op: 'guest-list', ...WINDOWS })).processes as Proc[];
+    expect(listed.find((p) => p.pid === child)).toMatchObject({ name: 'diskspd.exe', owner: 'Administrator' });
+    expect(listed.find((p) => p.pid === p3)).toMatchObject({ name: 'powershell.exe', endTime: null });
+    expect(await one(vc, { op: 'guest-terminate', ...WINDOWS, pid: child })).toMatchObject({ ok: true });
+    expect((await waitExit(vc, WINDOWS, p3)).exitCode).toBe(1);
+    await new Promise((res) => setTimeout(res, 300));
+    expect((await vc.control.guestProcesses()).filter((p) => p.vm === WINDOWS_VM)).toEqual([]);
+
+    const p4 = await run('remove', { files: [...Object.values(f1), ...Object.values(f2), ...Object.values(f3)] });
+    expect((await waitExit(vc, WINDOWS, p4)).exitCode).toBe(0);
+    expect(await one(vc, { op: 'guest-download', ...WINDOWS, path: f1.out })).toMatchObject({ ok: false, fault: 'FileNotFound' });
+
+    // anything but the provider's shapes is refused
+    const bad = await one(vc, { op: 'guest-start', ...WINDOWS, program: ps, arguments: '-Command Get-Disk', workingDirectory: work });
+    expect((await waitExit(vc, WINDOWS, bad.pid as number)).exitCode).toBe(64);
+  }, 120_000);
 });
+
+/** powershell.exe arguments for one of the provider's guest-operations script shapes (built by the stand-in's own copy of them). */
+function psArguments(shape: 'call' | 'run' | 'remove', data: Record<string, unknown>): string {
+  const py = [
+    'import sys, json, base64',
+    `sys.path.insert(0, ${JSON.stringify(WINDOWS_STANDINS)})`,
+    'import vsphere_guest as g',
+    "shape, data = sys.argv[1], json.loads(sys.argv[2])",
+    "body = {'call': g.TOOLS_CALL_BODY, 'run': g.TOOLS_RUN_BODY, 'remove': g.TOOLS_REMOVE_BODY}[shape]",
+    "script = g.ps_standin.PRELUDE.replace('{DATA}', base64.b64encode(json.dumps(data).encode()).decode()) + body + '\\n'",
+    "print('-NoProfile -NonInteractive -ExecutionPolicy Bypass -EncodedCommand ' + base64.b64encode(script.encode('utf-16le')).decode())",
+  ].join('\n');
+  return execFileSync('/usr/bin/python3', ['-c', py, shape, JSON.stringify(data)], { encoding: 'utf8' }).trim();
+}
 
 function uidOf(name: string): number {
   const line = readFileSync('/etc/passwd', 'utf8').split('\n').find((l) => l.split(':')[0] === name);

@@ -70,6 +70,7 @@ def backing_dict(dev):
         "backingType": b._wsdlName,
         "fileName": getattr(b, "fileName", None),
         "diskMode": getattr(b, "diskMode", None),
+        "uuid": getattr(b, "uuid", None),
     }
     if isinstance(b, vim.vm.device.VirtualDisk.FlatVer2BackingInfo):
         out["thinProvisioned"] = b.thinProvisioned

@@ -93,6 +93,8 @@ type guestVM struct {
 	gid   int
 	group []uint32
 	tools bool
+	// the VM's disks when the harness started (device keys): they were there at the guest's boot
+	initial map[string]bool
 }
 
 func (g *guestVM) windows() bool { return g.cfg.OS == "windows" }
@@ -206,7 +208,16 @@ func newGuestOps(file, standins string, esx bool) (ops *guestOps, err error) {
 		if vm == nil {
 			return nil, fmt.Errorf("%s: no VM named %q in the simulator's inventory", where, c.VM)
 		}
-		gv := &guestVM{cfg: c, ref: vm.Self, root: filepath.Join(g.root, c.VM), tools: true}
+		gv := &guestVM{cfg: c, ref: vm.Self, root: filepath.Join(g.root, c.VM), tools: true, initial: map[string]bool{}}
+		// a benchmark guest is prepared with disk.EnableUUID = TRUE (guestdisks.go)
+		if !diskUUIDEnabled(vm) {
+			simulator.Map.WithLock(vm, func() {
+				vm.Config.ExtraConfig = append(vm.Config.ExtraConfig, &types.OptionValue{Key: "disk.EnableUUID", Value: "TRUE"})
+			})
+		}
+		for _, d := range disksOf(vm) {
+			gv.initial[d.key] = true
+		}
 		if err := os.MkdirAll(gv.root, 0o755); err != nil {
 			return nil, err
 		}
@@ -682,14 +693,51 @@ func descendants(roots map[int]*guestProc) []guestProc {
 		}
 		cmdline, _ := ioutil.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
 		args := strings.Split(strings.TrimRight(string(cmdline), "\x00"), "\x00")
-		name := path.Base(args[0])
-		if root.cmd != nil && strings.HasSuffix(root.Name, ".exe") {
-			name = root.Name
+		name, line := path.Base(args[0]), strings.Join(args, " ")
+		// a Windows stand-in process says which guest program it is (vsphere_guest.py)
+		if env, err := ioutil.ReadFile(fmt.Sprintf("/proc/%d/environ", pid)); err == nil {
+			for _, kv := range strings.Split(string(env), "\x00") {
+				if v := strings.TrimPrefix(kv, "STORSWEEP_GUEST_PROGRAM="); v != kv {
+					name = v[strings.LastIndexAny(v, `\/`)+1:]
+				}
+				if v := strings.TrimPrefix(kv, "STORSWEEP_GUEST_CMDLINE="); v != kv {
+					line = v
+				}
+			}
 		}
 		out = append(out, guestProc{VM: root.VM, Pid: int64(pid), Name: name, Owner: root.Owner,
-			CmdLine: strings.Join(args, " "), StartTime: root.StartTime, Running: true, Child: true})
+			CmdLine: line, StartTime: procStart(pid, root.StartTime), Running: true, Child: true})
 	}
 	return out
+}
+
+// procStart is a process's start time from /proc (stat field 22, clock ticks since boot at the
+// usual 100 Hz, plus btime); the fallback when that cannot be read.
+func procStart(pid int, fallback time.Time) time.Time {
+	st, err := ioutil.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return fallback
+	}
+	s := string(st)
+	f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
+	if len(f) < 20 {
+		return fallback
+	}
+	ticks, err := strconv.ParseInt(f[19], 10, 64)
+	if err != nil {
+		return fallback
+	}
+	b, err := ioutil.ReadFile("/proc/stat")
+	if err != nil {
+		return fallback
+	}
+	for _, l := range strings.Split(string(b), "\n") {
+		if strings.HasPrefix(l, "btime ") {
+			bt, _ := strconv.ParseInt(strings.TrimSpace(l[6:]), 10, 64)
+			return time.Unix(bt, 0).Add(time.Duration(ticks) * 10 * time.Millisecond).UTC()
+		}
+	}
+	return fallback
 }
 
 // TerminateProcessInGuest: vim.vm.guest.ProcessManager.terminateProcess. TERM, then KILL when the
@@ -720,6 +768,11 @@ func (g *guestOps) terminate(req *types.TerminateProcessInGuest) types.BaseMetho
 	}
 	if target == nil {
 		return &types.GuestProcessNotFound{Pid: req.Pid}
+	}
+	if gv.windows() {
+		// Windows has no TERM: the process is ended (TerminateProcess)
+		_ = syscall.Kill(int(target.Pid), syscall.SIGKILL)
+		return nil
 	}
 	_ = syscall.Kill(int(target.Pid), syscall.SIGTERM)
 	deadline := time.Now().Add(2 * time.Second)
@@ -1103,4 +1156,3 @@ func (g *guestOps) resetCalls() {
 	g.calls = nil
 	g.mu.Unlock()
 }
-

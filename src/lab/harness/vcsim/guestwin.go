@@ -102,7 +102,7 @@ func (gv *guestVM) seedWindows() error {
 			return err
 		}
 	}
-	for _, exe := range []string{`C:\Windows\System32\cmd.exe`, gv.cfg.DiskspdPath} {
+	for _, exe := range []string{`C:\Windows\System32\cmd.exe`, `C:\Windows\System32\WindowsPowerShell\v1.0\powershell.exe`, gv.cfg.DiskspdPath} {
 		hp, err := gv.windowsPath(exe)
 		if err != nil {
 			return fmt.Errorf("diskspdPath %q: %v", exe, err)
@@ -126,10 +126,11 @@ func (gv *guestVM) windowsHome() string {
 }
 
 type winDisk struct {
-	Slot   string `json:"slot"`
-	Size   int64  `json:"size"`
-	Serial string `json:"serial"`
-	Device string `json:"device,omitempty"`
+	AtStart bool   `json:"atStart"`
+	Slot    string `json:"slot"`
+	Size    int64  `json:"size"`
+	Serial  string `json:"serial"`
+	Device  string `json:"device,omitempty"`
 }
 
 // windowsModel writes the VM's disks, as its guest sees them, for the stand-in: the controller
@@ -142,6 +143,7 @@ func (g *guestOps) windowsModel(gv *guestVM, guestDisksDev map[string]string) (s
 	}
 	var disks []winDisk
 	simulator.Map.WithLock(vm, func() {
+		enabled := diskUUIDEnabled(vm)
 		ctrl := map[int32]types.BaseVirtualDevice{}
 		for _, d := range vm.Config.Hardware.Device {
 			ctrl[d.GetVirtualDevice().Key] = d
@@ -173,15 +175,21 @@ func (g *guestOps) windowsModel(gv *guestVM, guestDisksDev map[string]string) (s
 			if size == 0 {
 				size = disk.CapacityInKB * 1024
 			}
+			// the identity the guest reads, as for a Linux guest (guestdisks.go): a VMDK's (and a
+			// virtual RDM's) uuid only with disk.EnableUUID = TRUE, a physical RDM's LUN NAA id
 			serial := ""
-			if b, ok := disk.Backing.(*types.VirtualDiskFlatVer2BackingInfo); ok {
+			if b, ok := disk.Backing.(*types.VirtualDiskFlatVer2BackingInfo); ok && enabled && !strings.HasPrefix(b.Uuid, markerPrefix) {
 				serial = strings.ToLower(strings.ReplaceAll(b.Uuid, "-", ""))
 			}
 			if b, ok := disk.Backing.(*types.VirtualDiskRawDiskMappingVer1BackingInfo); ok {
-				serial = strings.TrimPrefix(filepath.Base(b.DeviceName), "naa.")
+				if b.CompatibilityMode == "physicalMode" {
+					serial = strings.TrimPrefix(filepath.Base(b.DeviceName), "naa.")
+				} else if enabled {
+					serial = strings.ToLower(strings.ReplaceAll(b.Uuid, "-", ""))
+				}
 			}
 			key := fmt.Sprintf("%s/%d", vm.Self.Value, disk.Key)
-			disks = append(disks, winDisk{Slot: fmt.Sprintf("%s:%d:%d", kind, bus, unit), Size: size, Serial: serial, Device: guestDisksDev[key]})
+			disks = append(disks, winDisk{AtStart: gv.initial[key], Slot: fmt.Sprintf("%s:%d:%d", kind, bus, unit), Size: size, Serial: serial, Device: guestDisksDev[key]})
 		}
 	})
 	sort.SliceStable(disks, func(i, j int) bool { return disks[i].Slot < disks[j].Slot })

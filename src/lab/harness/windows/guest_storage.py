@@ -113,7 +113,7 @@ def disk_obj(state, vm, n, slot):
     serial, unique = disk_ids(m, vm['drives'][slot])
     st = guest_state(vm, slot)
     return {'Number': int(n), 'Location': f"Integrated : Adapter {c + vm.get('adapterOffset', 1)} : Port 0 : Target 0 : LUN {loc}",
-            'SerialNumber': serial, 'UniqueId': unique, 'FriendlyName': 'Msft Virtual Disk', 'Size': size_of(m),
+            'SerialNumber': serial, 'UniqueId': unique, 'FriendlyName': m.get('FriendlyName', 'Msft Virtual Disk'), 'Size': size_of(m),
             'IsOffline': st['IsOffline'], 'IsReadOnly': st['IsReadOnly'], 'OperationalStatus': 'Offline' if st['IsOffline'] else 'Online',
             'IsSystem': bool(m.get('system')), 'IsBoot': bool(m.get('system')), 'PartitionStyle': lay['PartitionStyle'],
             'NumberOfPartitions': len(lay['partitions']), 'Guid': lay.get('diskGuid')}

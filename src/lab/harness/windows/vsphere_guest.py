@@ -16,14 +16,21 @@
 # Anything else the guest has as a file is not a program the stand-in can run: exit 1.
 # Arguments are split with the Microsoft C runtime rules (learn.microsoft.com "Parsing C++
 # command-line arguments": whitespace separates, "…" groups, \" is a quote).
+import base64
 import json
 import os
 import re
+import subprocess
 import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.realpath(__file__)))
 import diskspd_standin  # noqa: E402
+import guest_storage  # noqa: E402
+from importlib.machinery import SourceFileLoader  # noqa: E402
+
+# the Hyper-V powershell.exe stand-in's -EncodedCommand decoding and prelude (same provider code)
+ps_standin = SourceFileLoader('ps_standin', os.path.join(os.path.dirname(os.path.realpath(__file__)), 'powershell.exe')).load_module()
 
 FS = os.environ.get('STORSWEEP_GUEST_FS', '')
 MODEL = os.environ.get('STORSWEEP_GUEST_MODEL', '')
@@ -94,32 +101,51 @@ def host_path(p):
 
 
 def load_guest():
+    """The Windows guest's view of the VM's disks, in the model guest_storage.py and
+    diskspd_standin.py work on. Each VMware disk is a medium of its own with the identity the guest
+    reads (SerialNumber and UniqueId: the WWN the harness gives it, a VMDK's backing uuid with
+    disk.EnableUUID = TRUE, a physical RDM's NAA id; UNVERIFIED how Windows formats a VMware disk's
+    serial — the same value in both), reached like a pass-through disk (drive.DiskNumber). The VM's
+    first disk is the system disk (C:). Disks the VM had when the harness started are online;
+    one attached later arrives as guest_storage.arrive says (lowest free number, the SAN policy)."""
     with open(MODEL, encoding='utf-8') as f:
         model = json.load(f)
     try:
         with open(STATE, encoding='utf-8') as f:
             st = json.load(f)
     except FileNotFoundError:
-        st = {'numbers': {}, 'media': {}}
-    slots = [d['slot'] for d in model['disks']]
-    # a detached disk gives its number back
-    st['numbers'] = {s: n for s, n in st['numbers'].items() if s in slots}
-    for s in slots:
-        if s not in st['numbers']:
-            used = set(st['numbers'].values())
-            st['numbers'][s] = next(n for n in range(len(slots) + 1) if n not in used)
+        st = {'vm': {}, 'media': {}}
+    vm = st['vm']
+    vm.setdefault('guestDisks', {})
+    vm.setdefault('guestDiskState', {})
+    vm['drives'] = {}
     state = {'disks': [], 'files': {}}
-    vm = {'drives': {}, 'guestDisks': {}, 'guestVolumes': {}, 'guestDiskState': {}}
-    for d in model['disks']:
-        key = 'vsphere:' + d['slot']
-        med = st['media'].setdefault(d['slot'], {})
-        if med.get('serial') != d['serial'] or med.get('size') != d['size']:
-            # another disk in that slot: what the last one had written is not on it
-            med.clear()
-            med.update({'serial': d['serial'], 'size': d['size'], 'type': 'Fixed', 'formatted': False})
-        state['files'][key] = med
-        vm['drives'][d['slot']] = {'Path': key}
-        vm['guestDisks'][str(st['numbers'][d['slot']])] = d['slot']
+    slots = [d['slot'] for d in model['disks']]
+    if slots:
+        vm['systemSlot'] = slots[0]
+    for slot in list(vm['guestDisks'].values()):
+        if slot not in slots:
+            guest_storage.leave(vm, slot)
+            st['media'].pop(slot, None)
+    for i, d in enumerate(model['disks']):
+        slot = d['slot']
+        if slot == vm.get('systemSlot'):
+            vm['drives'][slot] = {'Path': 'system'}
+        else:
+            med = st['media'].get(slot)
+            if med is None or med.get('serial') != d['serial'] or med.get('Size') != d['size']:
+                # another disk in that slot: what the last one carried is not on it
+                med = {'serial': d['serial'], 'Size': d['size'], 'SerialNumber': d['serial'] or None,
+                       'UniqueId': d['serial'].upper() if d['serial'] else None,
+                       'FriendlyName': 'VMware Virtual disk SCSI Disk Device', 'PartitionStyle': 'RAW', 'partitions': []}
+                st['media'][slot] = med
+            med['Number'] = 1000 + i  # the medium's own number (never shown to the guest)
+            state['disks'].append(med)
+            vm['drives'][slot] = {'DiskNumber': med['Number']}
+        if slot not in vm['guestDisks'].values():
+            guest_storage.arrive(vm, slot)
+            if d.get('atStart'):
+                vm['guestDiskState'][slot] = {'IsOffline': False, 'IsReadOnly': False}
     return model, st, state, vm
 
 
@@ -152,7 +178,133 @@ def run_program(prog, argv):
     """(exit code, stdout, stderr) of a program given by Windows path."""
     if is_diskspd(prog):
         return run_diskspd(argv)
+    if re.split(r'[\\/]', prog)[-1].lower() == 'powershell.exe':
+        return run_powershell(argv)
     return 1, '', f'stand-in: {prog} is not a program the Windows guest stand-in runs\r\n'
+
+
+# --- powershell.exe: the vSphere provider's guest-operations script shapes ----------------------
+# (src/providers/hyperv/powershell.ts TOOLS_GUEST_CALL_BODY / TOOLS_GUEST_RUN_BODY /
+# TOOLS_GUEST_REMOVE_BODY, run by src/providers/vsphere/guest-runner.ts). Like the Hyper-V
+# stand-in, it does not interpret PowerShell: a script must be exactly one of these shapes.
+GUEST_CMDLETS = ps_standin.GUEST_ALLOWED
+GUEST_CALLS_INLINE = ("$allowed = @('" + "', '".join(GUEST_CMDLETS) + "'); $out = @(); foreach ($c in $p.calls) { if ($allowed -notcontains $c.cmdlet) { throw \"cmdlet not allowed: $($c.cmdlet)\" }; "
+                      "$a = @{}; foreach ($q in $c.params.PSObject.Properties) { $a[$q.Name] = $q.Value }; $x = & $c.cmdlet @a; if ($null -ne $c.select) { $out += @($x | ForEach-Object { $o = [ordered]@{}; "
+                      "foreach ($n in $c.select) { $v = $_.$n; if ($v -is [Enum]) { $v = \"$v\" }; if ($v -is [char]) { $v = \"$v\" }; $o[$n] = $v }; [pscustomobject]$o }) } }")
+TOOLS_CALL_BODY = '\n'.join([
+    'try {',
+    '  ' + GUEST_CALLS_INLINE,
+    '  [IO.File]::WriteAllText($p.out, (ConvertTo-Json -InputObject @($out) -Depth 5 -Compress))',
+    '} catch { [IO.File]::WriteAllText($p.err, ($_ | Out-String)); exit 1 }',
+    'exit 0',
+])
+TOOLS_RUN_BODY = '\n'.join([
+    'try {',
+    '  $q = Start-Process -FilePath $p.exe -ArgumentList $p.args -NoNewWindow -PassThru -RedirectStandardOutput $p.out -RedirectStandardError $p.err',
+    '  $h = $q.Handle',
+    '  [IO.File]::WriteAllText($p.pid, [string]$q.Id)',
+    '  $q.WaitForExit()',
+    '  exit $q.ExitCode',
+    '} catch { [IO.File]::WriteAllText($p.err, ($_ | Out-String)); exit 1 }',
+])
+TOOLS_REMOVE_BODY = '\n'.join(['foreach ($f in $p.files) { Remove-Item -LiteralPath $f -Force -ErrorAction SilentlyContinue }', 'exit 0'])
+
+
+def decode_ps(argv):
+    if argv[:5] != ['-NoProfile', '-NonInteractive', '-ExecutionPolicy', 'Bypass', '-EncodedCommand'] or len(argv) != 6:
+        raise PsFail('powershell.exe stand-in: expected exactly -NoProfile -NonInteractive -ExecutionPolicy Bypass -EncodedCommand <base64>', 64)
+    try:
+        raw = base64.b64decode(argv[5], validate=True)
+    except Exception:
+        raise PsFail('Cannot process the command because the value specified with -EncodedCommand is not properly encoded. The value must be Base64 encoded.', 64)
+    if len(raw) % 2 or not raw.startswith('$'.encode('utf-16le')):
+        raise PsFail('powershell.exe stand-in: -EncodedCommand is not UTF-16LE text (UTF-8 is the usual mistake)', 64)
+    script = raw.decode('utf-16le')
+    m = re.fullmatch(re.escape(ps_standin.PRELUDE).replace(re.escape('{DATA}'), '([A-Za-z0-9+/]*={0,2})') + '(.*)', script, re.S)
+    if not m:
+        raise PsFail('powershell.exe stand-in: script does not start with the known prelude', 65)
+    body = m.group(2).rstrip('\n')
+    shape = {TOOLS_CALL_BODY: 'call', TOOLS_RUN_BODY: 'run', TOOLS_REMOVE_BODY: 'remove'}.get(body)
+    if shape is None:
+        raise PsFail('powershell.exe stand-in: unknown script shape (only the vSphere guest-operations CALL, RUN and REMOVE bodies are implemented)', 65)
+    return shape, json.loads(base64.b64decode(m.group(1)).decode('utf-8'))
+
+
+class PsFail(Exception):
+    def __init__(self, msg, code):
+        super().__init__(msg)
+        self.code = code
+
+
+def write_text(win_path, text):
+    """[IO.File]::WriteAllText: UTF-8 without BOM; the directory must exist."""
+    p = host_path(win_path)
+    if not os.path.isdir(os.path.dirname(p)):
+        raise OSError(f'Could not find a part of the path \'{win_path}\'.')
+    with open(p, 'w', encoding='utf-8', newline='') as f:
+        f.write(text)
+
+
+def run_powershell(argv):
+    try:
+        shape, p = decode_ps(argv)
+    except PsFail as e:
+        return e.code, '', str(e) + '\r\n'
+    if shape == 'remove':
+        for f in p.get('files') or []:
+            try:
+                os.remove(host_path(str(f)))
+            except OSError:
+                pass
+        return 0, '', ''
+    try:
+        if shape == 'call':
+            model, st, state, vm = load_guest()
+            out = []
+            try:
+                for c in p.get('calls') or []:
+                    if c.get('cmdlet') not in GUEST_CMDLETS:
+                        raise guest_storage.Fail(f"cmdlet not allowed: {c.get('cmdlet')}")
+                    r = guest_storage.run(state, vm, c)
+                    if c.get('select') is not None:
+                        out += [{k: o.get(k) for k in c['select']} for o in r]
+            finally:
+                save_guest(st)
+            write_text(p['out'], json.dumps(out, separators=(',', ':')))
+            return 0, '', ''
+        return start_process(p)
+    except (guest_storage.Fail, OSError) as e:
+        try:
+            write_text(p['err'], str(e) + '\r\n')
+        except OSError:
+            pass
+        return 1, '', ''
+
+
+def start_process(p):
+    """Start-Process -FilePath exe -ArgumentList args -RedirectStandardOutput/-Error: a child
+    process of its own (its pid written to $p.pid), waited for; its exit code is PowerShell's."""
+    exe = str(p['exe'])
+    if not re.match(r'^[A-Za-z]:[\\/]', exe) or not os.path.isfile(host_path(exe)):
+        raise OSError('This command cannot be run due to the error: The system cannot find the file specified.')
+    out, err = host_path(p['out']), host_path(p['err'])
+    for f in (out, err):
+        if not os.path.isdir(os.path.dirname(f)):
+            raise OSError(f'Could not find a part of the path \'{f}\'.')
+    exit_file = host_path(p['pid']) + '.exit'
+    env = dict(os.environ, STORSWEEP_GUEST_EXIT=exit_file, STORSWEEP_GUEST_PROGRAM=exe, STORSWEEP_GUEST_CMDLINE=f'"{exe}" {p.get("args", "")}'.rstrip())
+    with open(out, 'wb') as o, open(err, 'wb') as e:
+        child = subprocess.Popen([sys.executable, os.path.realpath(__file__), exe, str(p.get('args', ''))], stdout=o, stderr=e, env=env, cwd=os.getcwd())
+    write_text(p['pid'], str(child.pid))
+    child.wait()
+    code = 1  # a process ended by TerminateProcessInGuest leaves no exit file
+    try:
+        with open(exit_file, encoding='utf-8') as f:
+            code = int(f.read().strip())
+        os.remove(exit_file)
+    except (OSError, ValueError):
+        pass
+    return code, '', ''
 
 
 def run_cmd(arguments):
@@ -228,8 +380,13 @@ def main():
     if base == 'cmd.exe':
         code, _, _ = run_cmd(arguments)
     else:
-        # no console: a started program's output goes nowhere (StartProgramInGuest has no stdio)
-        code, _, _ = run_program(prog, split_args(arguments))
+        # started by Tools, stdout/stderr go nowhere (the harness gives /dev/null); started by
+        # Start-Process, to its redirection files
+        code, out, err = run_program(prog, split_args(arguments))
+        sys.stdout.write(out)
+        sys.stderr.write(err)
+        sys.stdout.flush()
+        sys.stderr.flush()
     # Windows exit codes are 32-bit; a Linux exit status keeps 8 bits, so the harness reads this
     if os.environ.get('STORSWEEP_GUEST_EXIT'):
         with open(os.environ['STORSWEEP_GUEST_EXIT'], 'w', encoding='utf-8') as f:
@@ -237,4 +394,5 @@ def main():
     sys.exit(code & 0xFF)
 
 
-main()
+if __name__ == '__main__':
+    main()
