@@ -383,6 +383,26 @@ describe.skipIf(!isRoot)('vcsim harness guest operations', () => {
   }, 120_000);
 });
 
+describe.skipIf(!isRoot)('vcsim harness guest operations on a standalone ESXi host', () => {
+  let esx: VcsimHandle;
+  beforeAll(async () => {
+    esx = await startVcsim({ esx: true, guestOps: { vms: [{ vm: 'ha-host_VM0', os: 'linux', username: LINUX.guestUser, password: LINUX.guestPassword }] } });
+  }, 120_000);
+  afterAll(async () => {
+    await esx?.stop();
+  });
+
+  it("returns transfer URLs with the host '*' (the server the call went to), which take the upload there", async () => {
+    const guest = { ...LINUX, vm: 'ha-host_VM0' };
+    const tmp = await one(esx, { op: 'guest-tempdir', ...guest });
+    const up = await one(esx, { op: 'guest-upload', ...guest, path: `${tmp.path as string}/f`, content: 'on esx' });
+    expect(up).toMatchObject({ ok: true, status: 200 });
+    expect(String(up.url)).toMatch(/^https:\/\/\*\/guestFile\?id=\d+&token=/);
+    expect(await one(esx, { op: 'guest-download', ...guest, path: `${tmp.path as string}/f` })).toMatchObject({ ok: true, content: 'on esx' });
+    expect(await one(esx, { op: 'guest-rmdir', ...guest, path: tmp.path, recursive: true })).toMatchObject({ ok: true });
+  }, 60_000);
+});
+
 /** powershell.exe arguments for one of the provider's guest-operations script shapes (built by the stand-in's own copy of them). */
 function psArguments(shape: 'call' | 'run' | 'remove', data: Record<string, unknown>): string {
   const py = [
