@@ -67,9 +67,11 @@ export interface ProviderContext {
    * apply() calls this after its guards passed and right before its first mutating command, with
    * everything destroy() will need to prove the object is ours (device and exact layout, path,
    * location, disk serial…). It may be called again with more data (e.g. a computed end sector)
-   * before the next mutating command. Without this call the step counts as never sent.
+   * before the next mutating command. Without this call the step counts as never sent. Await it:
+   * the executor's record is durable (and a refusal thrown) only once it resolves, and a store
+   * may be remote (PostgreSQL: results/pg-store.ts).
    */
-  sent(data: Record<string, unknown>): void;
+  sent(data: Record<string, unknown>): void | Promise<void>;
   /**
    * The one handoff of the disk under test from provisioning to the workload: a step that found
    * the disk it attached in the guest (and prepared it) says here what the permutation's workload

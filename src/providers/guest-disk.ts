@@ -258,7 +258,7 @@ export async function makeGuestFilesystem(
   runner: CommandRunner,
   found: FoundGuestDisk,
   s: GuestDiskSettings,
-  o: { filesystem: Exclude<LinuxGuestFilesystem, 'raw'>; mountpoint: string; labelId: string; sent: (r: GuestFilesystemRecord) => void; signal?: AbortSignal },
+  o: { filesystem: Exclude<LinuxGuestFilesystem, 'raw'>; mountpoint: string; labelId: string; sent: (r: GuestFilesystemRecord) => void | Promise<void>; signal?: AbortSignal },
 ): Promise<{ record: GuestFilesystemRecord; testFile: string }> {
   const asRoot = await rootAccess(runner, s);
   const mk = MKFS[o.filesystem];
@@ -269,7 +269,7 @@ export async function makeGuestFilesystem(
     }
   }
   const record: GuestFilesystemRecord = { wwn: found.wwn, byId: found.byId, device: found.device, filesystem: o.filesystem, mountpoint: o.mountpoint, ptuuid: o.labelId.toLowerCase() };
-  o.sent(record);
+  await o.sent(record);
   await runChecked(runner, asRoot(['sfdisk', '-q', '--', found.device]), { what: 'sfdisk', stdin: sfdiskScript(o.labelId) });
   // the kernel's view of the new table (a no-op where sfdisk's re-read already did it)
   await runner.run(asRoot(['partx', '-u', '--', found.device]));
@@ -284,7 +284,7 @@ export async function makeGuestFilesystem(
   }
   if (!partition) throw new GuestDiskNotFound(`${runner.target}: the partition sfdisk wrote on ${found.device} did not appear in the guest`, { host: runner.target, wwn: found.wwn, byIdDir: path.posix.dirname(found.byId) });
   record.partition = partition;
-  o.sent(record);
+  await o.sent(record);
   await runChecked(runner, asRoot([...mk.argv, '--', partition]), { what: mk.tool });
   await runChecked(runner, asRoot(['mkdir', '-p', '--', o.mountpoint]), { what: 'mkdir' });
   await runChecked(runner, asRoot(['mount', '--', partition, o.mountpoint]), { what: 'mount' });

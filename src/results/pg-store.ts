@@ -116,13 +116,13 @@ export class PgRunStoreBackend implements RunStoreBackend {
         );
       }
     });
-    return new PgRunStore(this.pool, meta.runId, o.runDir ?? null, this.where);
+    return inCallOrder(new PgRunStore(this.pool, meta.runId, o.runDir ?? null, this.where));
   }
 
   async openRun(runId: string, o: { runDir?: string | null } = {}): Promise<RunStore> {
     const { rowCount } = await this.pool.query(`SELECT 1 FROM ${SCHEMA}.run_meta WHERE run_id = $1 AND key = 'meta'`, [runId]);
     if (!rowCount) throw new RunNotFound(runId, this.where);
-    return new PgRunStore(this.pool, runId, o.runDir ?? null, this.where);
+    return inCallOrder(new PgRunStore(this.pool, runId, o.runDir ?? null, this.where));
   }
 
   async runs(): Promise<RunSummary[]> {
@@ -386,6 +386,28 @@ export class PgRunStore implements RunStore {
     const { rows } = await this.pool.query<Record<string, unknown>>(`SELECT * FROM ${SCHEMA}.ledger WHERE run_id = $1 AND kind = $2 AND name = $3`, [this.runId, kind, name]);
     return rows[0] ? ledgerRowOf(rows[0]) : undefined;
   }
+}
+
+/**
+ * The port's order rule (results/port.ts): a run's reads and writes take effect in the order they
+ * are called, awaited or not — as with SQLite, whose calls complete synchronously. A journal entry
+ * written from a synchronous callback (a provider's note, a stopped tool) is therefore in the
+ * journal before anything called after it, and a read sees every write called before it.
+ */
+function inCallOrder(store: PgRunStore): RunStore {
+  let tail: Promise<unknown> = Promise.resolve();
+  return new Proxy(store, {
+    get(target, prop) {
+      const v = Reflect.get(target, prop, target) as unknown;
+      if (typeof v !== 'function' || prop === 'constructor') return v;
+      return (...args: unknown[]) => {
+        const run = () => (v as (...a: unknown[]) => Promise<unknown>).apply(target, args);
+        const r = tail.then(run, run);
+        tail = r.catch(() => undefined);
+        return r;
+      };
+    },
+  });
 }
 
 function ledgerRowOf(r: Record<string, unknown>): LedgerRow {

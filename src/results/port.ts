@@ -90,7 +90,11 @@ export interface RunMeta {
 /** How many permutations are in each state (status, `status --watch`). */
 export type StatusCounts = Record<PermutationStatus, number>;
 
-/** One run's journal, ledger and results. Every write resolves once it is durable. */
+/**
+ * One run's journal, ledger and results. Every write resolves once it is durable, and a run's
+ * calls take effect in the order they are made, awaited or not (a write from a synchronous
+ * callback is in place before anything called after it; a read sees every write called before).
+ */
 export interface RunStore {
   readonly kind: 'sqlite' | 'postgresql';
   /** the run's id */

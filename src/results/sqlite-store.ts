@@ -118,3 +118,9 @@ function wrap(open: () => ResultStore): SqliteRunStore {
     throw err;
   }
 }
+
+/** The synchronous SQLite store (tests, benchmarks, older callers) or any port adapter, as the port. */
+export type AnyRunStore = RunStore | ResultStore;
+export function asRunStore(s: AnyRunStore): RunStore {
+  return s instanceof ResultStore ? new SqliteRunStore(s) : s;
+}

@@ -8,7 +8,8 @@ import { errorLongForm, errorMessage, InternalError, UnsafeOperation } from '../
 import type { PermutationPlan, RunPlan } from '../contract/plan.ts';
 import { storeRaw } from '../results/raw.ts';
 import type { ResultRecord } from '../results/record.ts';
-import type { ResultStore } from '../results/store.ts';
+import type { RunStore } from '../results/port.ts';
+import { asRunStore, type AnyRunStore } from '../results/sqlite-store.ts';
 import type { CommandRunner } from '../ssh/command-runner.ts';
 import { connectionLost } from '../ssh/connection-lost.ts';
 import { stopGroup, strandedGroupOf, type GroupFiles, type GroupStop } from '../ssh/process-group.ts';
@@ -30,7 +31,8 @@ const ORPHAN_GRACE_MIN_MS = 60_000;
 const ORPHAN_GRACE_MAX_MS = 10 * 60_000;
 
 export interface ExecuteOptions {
-  store: ResultStore;
+  /** the run store port; the synchronous SQLite ResultStore is taken as is */
+  store: AnyRunStore;
   plan: RunPlan;
   provider: Provider | null;
   workload: WorkloadEndpoint;
@@ -58,11 +60,16 @@ export interface RunSummary {
   fatal?: string;
 }
 
-/** The run directory cannot take more writes: every later permutation would fail the same way. */
+/** The run's store cannot take more writes (a full disk, a lost database): every later permutation would fail the same way. */
 export function isRunDirUnwritable(err: unknown): boolean {
   for (let e = err as { code?: unknown; cause?: unknown } | undefined, depth = 0; e && typeof e === 'object' && depth < 5; e = e.cause as typeof e, depth++) {
     const code = typeof e.code === 'string' ? e.code : '';
     if (['ENOSPC', 'EDQUOT', 'EROFS'].includes(code) || /^SQLITE_(FULL|IOERR|READONLY)/.test(code)) return true;
+    // PostgreSQL store (SQLSTATE, https://www.postgresql.org/docs/current/errcodes-appendix.html):
+    // 08 connection exception, 53 insufficient resources (disk full), 57P operator intervention
+    // (shutdown), 25006 read-only transaction; and the connection refused or reset
+    if (/^(08|53|57P)/.test(code) || code === '25006' || ['ECONNREFUSED', 'ECONNRESET', 'EPIPE'].includes(code)) return true;
+    if (e instanceof Error && /^Connection terminated/.test(e.message)) return true;
   }
   return false;
 }
@@ -73,7 +80,8 @@ export interface TargetEndpoints {
   workload: WorkloadEndpoint;
 }
 
-export async function executeRun(opts: ExecuteOptions): Promise<RunSummary> {
+export async function executeRun(given: ExecuteOptions): Promise<RunSummary> {
+  const opts = { ...given, store: asRunStore(given.store) };
   const { store, plan } = opts;
   // A failing progress hook (e.g. the JSON log on a full disk) must never stop teardown.
   const emit = (e: ProgressEvent) => {
@@ -83,7 +91,7 @@ export async function executeRun(opts: ExecuteOptions): Promise<RunSummary> {
       /* the view and log are best effort; the database is the record */
     }
   };
-  const statuses = new Map(store.permutations().map((p) => [p.permutationId, p]));
+  const statuses = new Map((await store.permutations()).map((p) => [p.permutationId, p]));
   const summary: RunSummary = { done: 0, failed: 0, skipped: 0, pending: 0, interrupted: false, leftovers: 0 };
   // Set by --fail-fast or a fatal store error: every group stops before its next permutation.
   let stopped = false;
@@ -195,7 +203,7 @@ export async function executeRun(opts: ExecuteOptions): Promise<RunSummary> {
     summary.interrupted = opts.signal.aborted;
     summary.pending += plan.permutations.length - summary.done - summary.failed - summary.skipped - summary.pending;
     try {
-      summary.leftovers = store.leftovers().length;
+      summary.leftovers = (await store.leftovers()).length;
     } catch {
       summary.leftovers = -1;
     }
@@ -242,7 +250,7 @@ function newGroup(name: string, keys: string[], perms: PermutationPlan[], endpoi
  * there (found by the run's token in their environment, not by a pidfile: process-group.ts).
  * Only where a permutation was left running or failed: a tool can only have been started there.
  */
-async function stopLeftovers(g: Group, statuses: Map<string, { status: string }>, c: { store: ResultStore; plan: RunPlan; signal: AbortSignal; emit: (e: ProgressEvent) => void }): Promise<void> {
+async function stopLeftovers(g: Group, statuses: Map<string, { status: string }>, c: { store: RunStore; plan: RunPlan; signal: AbortSignal; emit: (e: ProgressEvent) => void }): Promise<void> {
   const stop = g.endpoints.workload.stopLeftovers?.bind(g.endpoints.workload);
   const perm = g.perms.find((p) => ['running', 'failed'].includes(statuses.get(p.permutationId)?.status ?? ''));
   if (!stop || !perm) return;
@@ -258,7 +266,7 @@ async function stopLeftovers(g: Group, statuses: Map<string, { status: string }>
     outcome = { pgid: null, outcome: 'unknown', detail: `cannot reach the guest: ${redact(errorMessage(err))}` };
   }
   const failed = outcome.outcome === 'still-running' || outcome.outcome === 'unknown';
-  record(() => c.store.appendJournal(perm.permutationId, 'workload leftovers', failed ? 'stop-failed' : outcome.outcome === 'stopped' ? 'stopped' : 'none', outcome));
+  await record(() => c.store.appendJournal(perm.permutationId, 'workload leftovers', failed ? 'stop-failed' : outcome.outcome === 'stopped' ? 'stopped' : 'none', outcome));
   if (failed) {
     const why = `could not confirm that no ${tool} of this run is left running on ${target}${outcome.detail ? `: ${outcome.detail}` : ''}${outcome.pids?.length ? ` (pids ${outcome.pids.join(', ')})` : ''}`;
     g.toolMayRun = why;
@@ -268,6 +276,7 @@ async function stopLeftovers(g: Group, statuses: Map<string, { status: string }>
 }
 
 interface PermContext extends ExecuteOptions {
+  store: RunStore;
   emit: (e: ProgressEvent) => void;
   guest: () => Promise<CommandRunner>;
   dropGuest: () => Promise<void>;
@@ -298,7 +307,8 @@ async function runPermutation(perm: PermutationPlan, c: PermContext): Promise<bo
   let target: MeasuredTarget | undefined;
   ctx.measure = (t) => {
     target = t;
-    record(() => store.appendJournal(perm.permutationId, 'measure', 'found', t));
+    // a synchronous callback: the store keeps call order (results/port.ts)
+    void record(() => store.appendJournal(perm.permutationId, 'measure', 'found', t));
     c.emit({ type: 'message', level: 'info', text: `${perm.permutationId}: measuring ${t.device} (${t.identity}${t.filesystem === 'raw' ? `, raw: ${t.path}` : `, ${t.filesystem}: ${t.path}`})` });
   };
   c.emit({ type: 'permutation-start', index: perm.index, total: plan.permutations.length, permutationId: perm.permutationId, axes: perm.axes, estimateSec: perm.estimateSec });
@@ -306,20 +316,20 @@ async function runPermutation(perm: PermutationPlan, c: PermContext): Promise<bo
     // Its tool may still run on its disk: leave everything in place; cleanup retries the stop first.
     await teardown(perm, c, ctx);
     const reason = `not redone: ${c.toolMayRun}`;
-    record(() => store.markFinished(perm.permutationId, 'failed', reason));
+    await record(() => store.markFinished(perm.permutationId, 'failed', reason));
     c.emit({ type: 'permutation-end', permutationId: perm.permutationId, status: 'failed', reason });
     return false;
   }
   if (c.resumed) {
     // A half-done permutation: remove what it left behind, forget its partial results, redo it.
     await teardown(perm, c, ctx);
-    const dropped = store.discardRepetitionsAfter(perm.permutationId, 0);
-    store.appendJournal(perm.permutationId, 'permutation', 'redo', { discardedRecords: dropped });
+    const dropped = await store.discardRepetitionsAfter(perm.permutationId, 0);
+    await store.appendJournal(perm.permutationId, 'permutation', 'redo', { discardedRecords: dropped });
   }
   let failure: string | null = null;
   let fatal: string | null = null;
   try {
-    store.markRunning(perm.permutationId);
+    await store.markRunning(perm.permutationId);
     for (const step of perm.steps) {
       if (c.signal.aborted) throw new Error('interrupted');
       if (step.step === 'workload') await runWorkload(perm, c, target, ctx);
@@ -333,13 +343,13 @@ async function runPermutation(perm: PermutationPlan, c: PermContext): Promise<bo
   } finally {
     if (!c.keepObjects) await teardown(perm, c, ctx);
     else {
-      for (const o of store.ledger({ permutationId: perm.permutationId, live: true })) if (wasSent(o)) record(() => store.ledgerState(o, 'kept'));
+      for (const o of await store.ledger({ permutationId: perm.permutationId, live: true })) if (wasSent(o)) await record(() => store.ledgerState(o, 'kept'));
       c.emit({ type: 'message', level: 'info', text: `--keep: leaving the objects of ${perm.permutationId} in place` });
     }
   }
   if (failure === null) {
     try {
-      store.markFinished(perm.permutationId, 'done', null);
+      await store.markFinished(perm.permutationId, 'done', null);
     } catch (err) {
       if (!isRunDirUnwritable(err)) throw err;
       return { fatal: redact(errorMessage(err)) };
@@ -349,11 +359,11 @@ async function runPermutation(perm: PermutationPlan, c: PermContext): Promise<bo
   }
   if (c.signal.aborted) {
     // Leave it 'running': resume will clean it up and redo it.
-    record(() => store.appendJournal(perm.permutationId, 'permutation', 'interrupted', null));
+    await record(() => store.appendJournal(perm.permutationId, 'permutation', 'interrupted', null));
     return false;
   }
   try {
-    store.markFinished(perm.permutationId, 'failed', failure);
+    await store.markFinished(perm.permutationId, 'failed', failure);
   } catch (err) {
     if (!isRunDirUnwritable(err)) throw err;
     fatal ??= redact(errorMessage(err));
@@ -367,17 +377,22 @@ async function runStep(step: PlannedStep, perm: PermutationPlan, c: PermContext,
   if (!provider) throw new InternalError(`step ${step.step} needs a provider, and target has none`);
   c.emit({ type: 'step', permutationId: perm.permutationId, step: step.step, operation: step.operation });
   const started = Date.now();
-  if (step.creates) c.store.ledgerIntent(perm.permutationId, step.provider, step.creates, { operation: step.operation, arguments: step.arguments });
-  else c.store.appendJournal(perm.permutationId, step.step, 'intent', { operation: step.operation });
+  // Durable before apply is called (the store resolves once committed): an intent precedes every send.
+  if (step.creates) await c.store.ledgerIntent(perm.permutationId, step.provider, step.creates, { operation: step.operation, arguments: step.arguments });
+  else await c.store.appendJournal(perm.permutationId, step.step, 'intent', { operation: step.operation });
   // The provider calls sent() after its guards, right before its first mutating command. A write
   // that fails here throws inside apply, before anything is sent: fail closed. So does a send
   // after the attempt gave up (timed out, interrupted): nothing is created behind teardown's back.
+  // The provider awaits it: the 'sent' row (with what proves the object ours) is durable before
+  // the mutating command goes out. An attempt that gave up while the row was being written is
+  // refused after it too (the row then says sent; teardown still proves ownership before removing).
   let sent = false;
   let sentData: Record<string, unknown> = {};
-  const sendFor = (signal: AbortSignal) => (data: Record<string, unknown>) => {
+  const sendFor = (signal: AbortSignal) => async (data: Record<string, unknown>) => {
     signal.throwIfAborted();
-    if (step.creates) c.store.ledgerSent(perm.permutationId, step.creates, data);
-    else c.store.appendJournal(perm.permutationId, step.step, 'sent', null);
+    if (step.creates) await c.store.ledgerSent(perm.permutationId, step.creates, data);
+    else await c.store.appendJournal(perm.permutationId, step.step, 'sent', null);
+    signal.throwIfAborted();
     sent = true;
     sentData = data; // as the ledger: a later sent() replaces the data
   };
@@ -398,12 +413,12 @@ async function runStep(step: PlannedStep, perm: PermutationPlan, c: PermContext,
   } catch (err) {
     if (err instanceof StepTimedOut && err.pending && step.creates && sent) await settleOrphan(err.pending, perm, step, c);
     // Nothing went out: the step is marked so and teardown never touches it.
-    if (step.creates && !sent) record(() => c.store.ledgerState(step.creates!, err instanceof UnsafeOperation ? 'refused' : 'not-sent', redact(errorMessage(err))));
+    if (step.creates && !sent) await record(() => c.store.ledgerState(step.creates!, err instanceof UnsafeOperation ? 'refused' : 'not-sent', redact(errorMessage(err))));
     throw err;
   }
-  if (step.creates && created) c.store.ledgerCreated(perm.permutationId, created);
-  else if (step.creates && !created) c.store.ledgerState(step.creates, 'absent');
-  else c.store.appendJournal(perm.permutationId, step.step, 'done', null);
+  if (step.creates && created) await c.store.ledgerCreated(perm.permutationId, created);
+  else if (step.creates && !created) await c.store.ledgerState(step.creates, 'absent');
+  else await c.store.appendJournal(perm.permutationId, step.step, 'done', null);
   // One read-back for whatever the step yielded, made or found after a retry: the object is
   // recorded first, so a mismatch fails the permutation and teardown removes it.
   if (created && provider.verify) {
@@ -433,19 +448,19 @@ async function settleOrphan(pending: Promise<unknown>, perm: PermutationPlan, st
   ]);
   clearTimeout(timer);
   if (!outcome.settled) {
-    const row = c.store.ledgerRow(step.creates!.kind, step.creates!.name);
-    if (row?.state === 'sent') record(() => c.store.ledgerSent(perm.permutationId, row, { ...row.data, [UNSETTLED_KEY]: new Date().toISOString() }));
+    const row = await c.store.ledgerRow(step.creates!.kind, step.creates!.name);
+    if (row?.state === 'sent') await record(() => c.store.ledgerSent(perm.permutationId, row, { ...row.data, [UNSETTLED_KEY]: new Date().toISOString() }));
     c.emit({ type: 'message', level: 'error', permutationId: perm.permutationId, text: `${step.step} (${step.operation}) still has not returned; ${step.creates!.name} may appear later: it stays in the ledger, and \`storsweep cleanup\` looks for it again and removes it` });
     return;
   }
   const v = outcome.value as CreatedObject | null;
-  if (v && typeof v === 'object' && typeof v.id === 'string') record(() => c.store.ledgerCreated(perm.permutationId, v));
+  if (v && typeof v === 'object' && typeof v.id === 'string') await record(() => c.store.ledgerCreated(perm.permutationId, v));
 }
 
 async function teardown(perm: PermutationPlan, c: PermContext, ctx: ProviderContext): Promise<void> {
   let live;
   try {
-    live = c.store.ledger({ permutationId: perm.permutationId, live: true }).reverse();
+    live = (await c.store.ledger({ permutationId: perm.permutationId, live: true })).reverse();
   } catch (err) {
     c.emit({ type: 'message', level: 'error', text: `cannot read the ledger for teardown of ${perm.permutationId}: ${redact(errorMessage(err))} (run \`storsweep cleanup\` later)` });
     return;
@@ -459,8 +474,8 @@ async function teardown(perm: PermutationPlan, c: PermContext, ctx: ProviderCont
     const reason = `left in place: ${c.toolMayRun}; once it has ended, run \`storsweep cleanup\` (it stops the run's leftover tools first)`;
     for (const obj of live) {
       if (obj.state === 'intent') continue; // never sent: nothing can exist, cleanup decides by owned name
-      record(() => c.store.ledgerState(obj, 'remove-failed', reason));
-      record(() => c.store.appendJournal(perm.permutationId, `${obj.kind}:${obj.name}`, 'teardown-held', { reason: c.toolMayRun }));
+      await record(() => c.store.ledgerState(obj, 'remove-failed', reason));
+      await record(() => c.store.appendJournal(perm.permutationId, `${obj.kind}:${obj.name}`, 'teardown-held', { reason: c.toolMayRun }));
     }
     c.emit({ type: 'message', level: 'error', text: `${perm.permutationId}: ${reason}` });
     return;
@@ -478,6 +493,12 @@ async function teardown(perm: PermutationPlan, c: PermContext, ctx: ProviderCont
     });
     if ('failed' in r) c.emit({ type: 'message', level: 'error', permutationId: perm.permutationId, text: `could not remove ${obj.kind} ${obj.name}: ${r.failed} (run \`storsweep cleanup\` later)` });
   }
+}
+
+/** Where raw tool output goes: the run's local directory (a store opened by id to be read has none). */
+function rawDirOf(store: RunStore): string {
+  if (store.runDir === null) throw new InternalError(`${store.where}: executing a run needs a local directory for its raw output`);
+  return store.runDir;
 }
 
 /** What every record of a permutation says about its pre-fill. */
@@ -525,13 +546,12 @@ async function runWorkload(perm: PermutationPlan, c: PermContext, target: Measur
     fill = await c.workload.prepare(runner, profile, { signal: c.signal, runId: c.plan.runId, timeoutSlackSec: c.workloadSlackSec, onStopped, ...(target ? { target } : {}) });
     fillPending = false;
     const done = fill;
-    record(() => c.store.appendJournal(perm.permutationId, 'prefill', done ? (done.filled ? 'filled' : 'created') : 'skipped', done));
+    await record(() => c.store.appendJournal(perm.permutationId, 'prefill', done ? (done.filled ? 'filled' : 'created') : 'skipped', done));
     if (done?.filled) c.emit({ type: 'message', level: 'info', text: `${perm.permutationId}: pre-filled ${done.bytes} bytes in ${done.seconds.toFixed(1)} s (${done.method})` });
   };
   // the host's view of each test (vSphere counters, esxtop), when the provider offers one
   // given what the permutation's steps created, as recorded (the disk it watches)
-  const created: CreatedObject[] = c.store
-    .ledger({ permutationId: perm.permutationId })
+  const created: CreatedObject[] = (await c.store.ledger({ permutationId: perm.permutationId }))
     .filter((r) => r.state === 'created' && r.objectId !== null)
     .map((r) => ({ kind: r.kind, name: r.name, provider: r.provider, id: r.objectId!, data: r.data }));
   const observer = c.provider?.observeHost?.(created, hostCtx) ?? null;
@@ -546,7 +566,8 @@ async function runWorkload(perm: PermutationPlan, c: PermContext, target: Measur
       let firstError: unknown = null;
       // Recorded before anything else runs there (a retry, teardown): the journal shows fio stopped first.
       const recordStop = (stop: GroupStop, target: string) => {
-        record(() => c.store.appendJournal(perm.permutationId, `workload ${test.id}`, stop.outcome === 'still-running' || stop.outcome === 'unknown' ? 'stop-failed' : 'stopped', stop));
+        // a synchronous callback (the workload's onStopped): the store keeps call order (results/port.ts)
+        void record(() => c.store.appendJournal(perm.permutationId, `workload ${test.id}`, stop.outcome === 'still-running' || stop.outcome === 'unknown' ? 'stop-failed' : 'stopped', stop));
         const where = `${c.workload.tool}${stop.pids?.length ? ` (pids ${stop.pids.join(', ')})` : ''} on ${target}`;
         if (stop.outcome === 'still-running' || stop.outcome === 'unknown') {
           c.toolMayRun ??= `could not confirm that ${where} ended${stop.detail ? `: ${stop.detail}` : ''}`;
@@ -585,7 +606,7 @@ async function runWorkload(perm: PermutationPlan, c: PermContext, target: Measur
                 timeoutSlackSec: c.workloadSlackSec,
                 onStopped,
                 ...(target ? { target } : {}),
-                onRaw: async (t, pass, raw) => storeRaw(c.store.runDir, `raw/${perm.permutationId}/rep${rep}/${t.id}.pass${pass}.${c.workload.tool === 'diskspd' ? 'xml' : 'json'}`, raw),
+                onRaw: async (t, pass, raw) => storeRaw(rawDirOf(c.store), `raw/${perm.permutationId}/rep${rep}/${t.id}.pass${pass}.${c.workload.tool === 'diskspd' ? 'xml' : 'json'}`, raw),
               });
               hostSeen = watching === null ? undefined : typeof watching === 'string' ? watching : await watching.stop(c.signal).catch((err: unknown) => errorMessage(err));
               return outcome;
@@ -627,6 +648,6 @@ async function runWorkload(perm: PermutationPlan, c: PermContext, target: Measur
       records.push(rec);
       c.emit({ type: 'result', permutationId: perm.permutationId, repetition: rep, testId: test.id, iops: rec.iops, bytesPerSecond: rec.bytesPerSecond });
     }
-    c.store.addRepetition(perm.permutationId, rep, records);
+    await c.store.addRepetition(perm.permutationId, rep, records);
   }
 }

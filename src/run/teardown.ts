@@ -9,7 +9,8 @@
 // calls transient), the same deadline per attempt, and the same journal events.
 import { redact } from '../config/secrets.ts';
 import { errorMessage, UnsafeOperation } from '../errors.ts';
-import type { LedgerRow, ResultStore } from '../results/store.ts';
+import type { LedgerRow } from '../results/port.ts';
+import { asRunStore, type AnyRunStore } from '../results/sqlite-store.ts';
 import type { Provider, ProviderContext } from '../contract/provider.ts';
 import { DEFAULT_STEP_TIMEOUT_MS, withRetry, withTimeout, type RetryPolicy } from './retry.ts';
 
@@ -32,7 +33,7 @@ export function wasSent(row: Pick<LedgerRow, 'state' | 'objectId' | 'data'>): bo
 export type TeardownOutcome = 'removed' | 'absent' | 'not-sent';
 
 /** Finds another ledger row of the run (by kind and owned name). */
-export type LedgerLookup = (kind: string, name: string) => LedgerRow | undefined;
+export type LedgerLookup = (kind: string, name: string) => LedgerRow | undefined | Promise<LedgerRow | undefined>;
 
 /**
  * A container goes only after its content: a row whose recorded data says it `holds` another owned
@@ -41,10 +42,10 @@ export type LedgerLookup = (kind: string, name: string) => LedgerRow | undefined
  * may have taken its place (a user's VMFS, unmounted, is invisible to the extent listing): leave
  * the container alone and say why.
  */
-function checkHeldContent(row: LedgerRow, lookup: LedgerLookup | undefined): void {
+async function checkHeldContent(row: LedgerRow, lookup: LedgerLookup | undefined): Promise<void> {
   const holds = row.data.holds as { kind?: unknown; name?: unknown } | undefined;
   if (!lookup || !holds || typeof holds.kind !== 'string' || typeof holds.name !== 'string') return;
-  const inner = lookup(holds.kind, holds.name);
+  const inner = await lookup(holds.kind, holds.name);
   if (!inner || !wasSent(inner) || inner.state === 'removed') return;
   throw new UnsafeOperation(
     `left alone: ${row.kind} ${row.name} held ${holds.kind} ${holds.name}, which this run did not remove (${inner.state === 'absent' ? 'it was found gone: something else may be on it now' : `its state is ${inner.state}`}); check the host, then remove it by hand if it is ours`,
@@ -55,7 +56,7 @@ function checkHeldContent(row: LedgerRow, lookup: LedgerLookup | undefined): voi
 /** Destroys one ledger row's object under the rules above; throws what destroy/find throw. */
 export async function destroyRecorded(provider: Provider, row: LedgerRow, ctx: ProviderContext, lookup?: LedgerLookup): Promise<TeardownOutcome> {
   const ref = { kind: row.kind, name: row.name, provider: row.provider };
-  checkHeldContent(row, lookup);
+  await checkHeldContent(row, lookup);
   if (wasSent(row)) return provider.destroy({ ...ref, id: row.objectId, data: row.data }, ctx);
   // Never proven sent: only an object carrying our owned name may go.
   const found = await provider.find({ kind: row.kind, name: row.name });
@@ -93,9 +94,9 @@ function unsettledReason(row: LedgerRow, prefix: '' | 'cleanup-', nowMs = Date.n
 export const NOT_SENT_REASON = 'never sent (only an intent was recorded) and not found by its owned name: nothing to remove';
 
 /** Store writes around a removal: a failure to record must not stop the removal of the rest. */
-export function record(fn: () => void): void {
+export async function record(fn: () => void | Promise<void>): Promise<void> {
   try {
-    fn();
+    await fn();
   } catch {
     /* the object is gone or not regardless; the ledger may be stale, cleanup rechecks it */
   }
@@ -119,18 +120,21 @@ export type RowTeardown = { outcome: TeardownOutcome } | { failed: string };
  * `storsweep cleanup`. Teardown runs even when the run was interrupted: `ctx.signal` is not used.
  */
 export async function tearDownRow(
-  store: ResultStore,
+  given: AnyRunStore,
   provider: Provider,
   row: LedgerRow,
   ctx: Omit<ProviderContext, 'signal' | 'sent' | 'log'>,
   o: TeardownPolicy & { prefix: '' | 'cleanup-'; onRetry?: (err: unknown, attempt: number) => void; onNote?: (text: string) => void },
 ): Promise<RowTeardown> {
+  const store = asRunStore(given);
   const step = `${row.kind}:${row.name}`;
   const what = `destroy ${row.kind} ${row.name}`;
   // What the provider says while it decides goes to the journal (`<prefix>note`), under the object.
   const log = (message: string): void => {
     const text = redact(message);
-    record(() => store.appendJournal(row.permutationId, step, `${o.prefix}note`, { message: text }));
+    // a synchronous callback: the store keeps call order (results/port.ts), so the note is
+    // journaled before the outcome written after it
+    void record(() => store.appendJournal(row.permutationId, step, `${o.prefix}note`, { message: text }));
     o.onNote?.(text);
   };
   try {
@@ -140,7 +144,7 @@ export async function tearDownRow(
       {
         ...o.retry,
         onRetry: (err, n) => {
-          record(() => store.appendJournal(row.permutationId, step, `${o.prefix}retry`, { attempt: n + 1, reason: redact(errorMessage(err)) }));
+          void record(() => store.appendJournal(row.permutationId, step, `${o.prefix}retry`, { attempt: n + 1, reason: redact(errorMessage(err)) }));
           o.onRetry?.(err, n);
         },
       },
@@ -148,17 +152,17 @@ export async function tearDownRow(
     const unsettled = outcome === 'absent' ? unsettledReason(row, o.prefix) : null;
     if (unsettled) {
       // kept live: found nothing now is not proof that nothing will appear
-      record(() => store.ledgerState(row, 'remove-failed', unsettled));
-      record(() => store.appendJournal(row.permutationId, step, `${o.prefix}remove-failed`, { reason: unsettled }));
+      await record(() => store.ledgerState(row, 'remove-failed', unsettled));
+      await record(() => store.appendJournal(row.permutationId, step, `${o.prefix}remove-failed`, { reason: unsettled }));
       return { failed: unsettled };
     }
-    record(() => store.ledgerState(row, outcome, outcome === 'not-sent' ? NOT_SENT_REASON : null));
-    record(() => store.appendJournal(row.permutationId, step, `${o.prefix}${outcome}`, null));
+    await record(() => store.ledgerState(row, outcome, outcome === 'not-sent' ? NOT_SENT_REASON : null));
+    await record(() => store.appendJournal(row.permutationId, step, `${o.prefix}${outcome}`, null));
     return { outcome };
   } catch (err) {
     const reason = redact(errorMessage(err));
-    record(() => store.ledgerState(row, 'remove-failed', reason));
-    record(() => store.appendJournal(row.permutationId, step, `${o.prefix}remove-failed`, { reason }));
+    await record(() => store.ledgerState(row, 'remove-failed', reason));
+    await record(() => store.appendJournal(row.permutationId, step, `${o.prefix}remove-failed`, { reason }));
     return { failed: reason };
   }
 }
@@ -171,20 +175,21 @@ export async function tearDownRow(
  * permutation's objects must stay (its tool may still be running on them): those rows stay open.
  */
 export async function cleanupLedger(
-  store: ResultStore,
+  given: AnyRunStore,
   providerFor: (permutationId: string) => Promise<Provider | null>,
   say: (line: string) => void,
   policy: TeardownPolicy = {},
   heldBack: (permutationId: string) => string | undefined = () => undefined,
 ): Promise<number> {
-  const runId = store.meta().runId;
+  const store = asRunStore(given);
+  const runId = (await store.meta()).runId;
   let failed = 0;
-  for (const obj of store.leftovers().reverse()) {
+  for (const obj of (await store.leftovers()).reverse()) {
     // a disk our tool may still be writing to is not detached or deleted under it
     const held = heldBack(obj.permutationId);
     if (held) {
       failed++;
-      if (wasSent(obj)) record(() => store.ledgerState(obj, 'remove-failed', `left in place: ${held}; run cleanup again once it has ended`));
+      if (wasSent(obj)) await record(() => store.ledgerState(obj, 'remove-failed', `left in place: ${held}; run cleanup again once it has ended`));
       say(`left in place: ${obj.kind} ${obj.name}: ${held}`);
       continue;
     }

@@ -205,7 +205,7 @@ describe('esxi-shell provider over SSH (stand-in ESXi tools)', () => {
     const provider = createEsxiShellProvider(target, await keyRunner());
     const [part] = planEsxiShellSteps({ 'datastore.kind': 'vmfs6', 'disk.format': 'thin', 'disk.sizeGb': 1 }, target, { base: 'ss-r8-p1' });
     const sent: Record<string, unknown>[] = [];
-    const created = (await provider.apply(part!, { ...ctx, sent: (d) => sent.push(d) }))!;
+    const created = (await provider.apply(part!, { ...ctx, sent: (d) => void sent.push(d) }))!;
     // recorded before mklabel (no layout yet) and again before setptbl (the exact layout)
     expect(sent).toEqual([
       { device: BLANK_DEV, partition: 1, label: 'gpt', vmfsVersion: 'vmfs6', holds: { kind: 'datastore', name: 'ss-r8-p1-ds' } },

@@ -82,7 +82,7 @@ describe('hyperv: the attached disk is found in the guest by identity', () => {
     const before = (await readPsLog(stateDir)).length;
     const sent: Record<string, unknown>[] = [];
     const measured: MeasuredTarget[] = [];
-    const disk = (await provider.apply(steps[2]!, { ...ctx, sent: (d) => sent.push(d), measure: (t) => measured.push(t) }))!;
+    const disk = (await provider.apply(steps[2]!, { ...ctx, sent: (d) => void sent.push(d), measure: (t) => measured.push(t) }))!;
     expect(disk).toMatchObject({ kind: 'guest-disk', id: 'bench-vm:disk1', data: { guestDiskNumber: 1, serialNumber: null, uniqueId: expect.stringMatching(/^60022480[0-9A-F]{24}$/), location: 'Integrated : Adapter 1 : Port 0 : Target 0 : LUN 1', sizeBytes: 4 * GiB, wasOffline: true, wasReadOnly: true } });
     // sent before the first Set-Disk, with what proves it later
     expect(sent).toEqual([disk.data]);
@@ -144,7 +144,7 @@ describe('hyperv: the attached disk is found in the guest by identity', () => {
     editHost((st) => Object.assign(st.files['D:\\bench\\ss-r3-p1-disk.vhdx']!, { PartitionStyle: 'GPT', partitions: [{ PartitionNumber: 1, Guid: '{theirs}', Size: GiB, DriveLetter: 'Q', Type: 'Basic' }] }));
     const before = (await readPsLog(stateDir)).length;
     let sent = false;
-    await expect(provider.apply(steps[2]!, { ...ctx, sent: () => (sent = true) })).rejects.toThrow(/refusing to measure guest disk 1 of bench-vm: it carries 1 partition\(s\) this run did not create \(partition style GPT\); nothing was measured/);
+    await expect(provider.apply(steps[2]!, { ...ctx, sent: () => void (sent = true) })).rejects.toThrow(/refusing to measure guest disk 1 of bench-vm: it carries 1 partition\(s\) this run did not create \(partition style GPT\); nothing was measured/);
     expect(sent).toBe(false);
     expect((await guestCalls(before)).map((c) => c.cmdlet)).toEqual(['Get-Disk']);
     expect((await readHypervState(stateDir)).vms['bench-vm']!.guestDiskState!['SCSI:0:1']).toEqual({ IsOffline: true, IsReadOnly: true });

@@ -259,8 +259,8 @@ describe('hyperv provider over SSH (stand-in powershell.exe)', () => {
     const racing: typeof provider = {
       ...provider,
       apply: (step, c) =>
-        provider.apply(step, step.step !== 'attach' ? c : { ...c, sent: (d) => {
-          c.sent(d);
+        provider.apply(step, step.step !== 'attach' ? c : { ...c, sent: async (d) => {
+          await c.sent(d);
           takeLocation();
         } }),
     };

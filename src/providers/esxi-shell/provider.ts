@@ -88,12 +88,12 @@ export function createEsxiShellProvider(targetIn: EsxiShellTargetConfig, runner:
         // What the partition will hold: teardown deletes it only after this run removed that
         // datastore itself (run/teardown.ts), since an unmounted VMFS is not in `vmfs extent list`.
         const holds = { kind: 'datastore', name: (step.creates?.name ?? '').replace(/-part$/, '-ds') };
-        ctx.sent({ device, partition: 1, label: labelKind, vmfsVersion: kind, holds });
+        await ctx.sent({ device, partition: 1, label: labelKind, vmfsVersion: kind, holds });
         await exec(mklabelArgv(device, labelKind));
         const usable = parseUsableSectors((await exec(getUsableSectorsArgv(device))).stdout);
         const { label, partition } = vmfsPartitionLayout(kind, usable);
         const layout = { device, partition: 1, label, vmfsVersion: kind, startSector: partition.startSector, endSector: partition.endSector, type: partition.type, holds };
-        ctx.sent(layout);
+        await ctx.sent(layout);
         await exec(setptblArgv(device, label, [partition]));
         return createdObject(step, `${device}:1`, layout);
       }
@@ -104,7 +104,7 @@ export function createEsxiShellProvider(targetIn: EsxiShellTargetConfig, runner:
         const blockSizeMb = checkInt(a.blockSizeMb, 'blockSizeMb', 1, 8);
         const argv = createVmfsArgv(version, blockSizeMb, label, device, 1);
         await guardOwnPartition(device, 'creating a VMFS');
-        ctx.sent({ label, device, volumePath: `/vmfs/volumes/${label}` });
+        await ctx.sent({ label, device, volumePath: `/vmfs/volumes/${label}` });
         ctx.log(`creating ${version} (${blockSizeMb} MiB blocks) on ${device}:1 as ${label}`, { device, label });
         const uuid = parseCreateVmfs((await exec(argv)).stdout);
         const volumePath = `/vmfs/volumes/${label}`;
@@ -117,7 +117,7 @@ export function createEsxiShellProvider(targetIn: EsxiShellTargetConfig, runner:
       case 'vmkfstools -c': {
         const path = str(a.path, 'path');
         const argv = createDiskArgv(checkInt(a.sizeGb, 'sizeGb', 1, ESXI_MAX_DISK_GB), str(a.format, 'format') as VmdkFormat, path);
-        ctx.sent({ path });
+        await ctx.sent({ path });
         await exec(argv);
         return createdObject(step, path, { path });
       }
@@ -128,7 +128,7 @@ export function createEsxiShellProvider(targetIn: EsxiShellTargetConfig, runner:
         const mode = step.operation === 'vmkfstools -z' ? 'physical' : 'virtual';
         const argv = createRdmArgv(mode, device, path);
         await guardUnused(device, `mapping as ${mode} RDM`);
-        ctx.sent({ path, device, mode });
+        await ctx.sent({ path, device, mode });
         await exec(argv);
         return createdObject(step, path, { path, device, mode });
       }
@@ -150,7 +150,7 @@ export function createEsxiShellProvider(targetIn: EsxiShellTargetConfig, runner:
           );
         }
         const argv = diskAddExistingArgv(vmid, path, bus, unit);
-        ctx.sent({ vmid, path, bus, unit });
+        await ctx.sent({ vmid, path, bus, unit });
         await exec(argv);
         return createdObject(step, `${vmid}:${bus}:${unit}`, { vmid, path, bus, unit });
       }

@@ -120,7 +120,7 @@ export function createHypervProvider(targetIn: HypervTargetConfig, runner: Comma
         const spec = { ...(a as unknown as NewVhdSpec), path: ownPath(a.path, 'New-VHD') };
         const call = newVhdCall(spec);
         ctx.log(`creating ${spec.type} VHDX ${spec.path}`, { path: spec.path });
-        ctx.sent({ path: spec.path });
+        await ctx.sent({ path: spec.path });
         const [vhd] = await runCalls(runner, [call]);
         return made(spec.path, { path: spec.path, vhd: vhd ?? null });
       }
@@ -133,7 +133,7 @@ export function createHypervProvider(targetIn: HypervTargetConfig, runner: Comma
         await refuseIfHeld(n);
         // what proves it is the same disk at teardown: number AND serial/unique id as Get-Disk said
         const identity = { diskNumber: n, serialNumber: disk!.SerialNumber ?? null, uniqueId: disk!.UniqueId ?? null };
-        ctx.sent(identity);
+        await ctx.sent(identity);
         await runCalls(runner, [setDiskOfflineCall(n, true)]);
         return made(String(n), identity);
       }
@@ -167,7 +167,7 @@ export function createHypervProvider(targetIn: HypervTargetConfig, runner: Comma
         }
         const slot: DriveSlot = { vmName, controllerNumber, controllerLocation };
         const call = addDriveCall(slot, disk);
-        ctx.sent({ ...slot, ...disk, ...identity });
+        await ctx.sent({ ...slot, ...disk, ...identity });
         await runCalls(runner, [call]);
         ctx.log(`attached to ${vmName} at SCSI ${controllerNumber}:${controllerLocation}`, { controllerLocation });
         return made(`${slot.vmName}:SCSI:${slot.controllerNumber}:${slot.controllerLocation}`, { ...slot, ...disk, ...identity });
@@ -177,7 +177,7 @@ export function createHypervProvider(targetIn: HypervTargetConfig, runner: Comma
         const disks = (await inGuest(slot.vmName, [listGuestDisksCall()])) as unknown as GuestDisk[];
         const d = pickGuestDisk(t.host, disks, expected);
         const facts = { ...slot, ...guestDiskFacts(d), sizeBytes: expected.sizeBytes, wasOffline: d.IsOffline, wasReadOnly: d.IsReadOnly };
-        ctx.sent(facts);
+        await ctx.sent(facts);
         // Windows' SAN policy (default OfflineShared on Windows Server) leaves a new disk on a shared
         // bus offline, and an offline disk is read-only (Learn: diskpart "san"): both cleared, in two
         // calls (separate parameter sets of Set-Disk)
@@ -203,15 +203,15 @@ export function createHypervProvider(targetIn: HypervTargetConfig, runner: Comma
         let facts: Record<string, unknown> = { ...slot, ...guestDiskFacts(d), sizeBytes: expected.sizeBytes, filesystem, fileSystem: spec.fileSystem, allocationUnitBytes: spec.allocationUnitBytes };
         // sent again after each mutating call with what it made: the GPT disk GUID, then the
         // partition GUID — what teardown checks before it clears anything
-        ctx.sent(facts);
+        await ctx.sent(facts);
         const [initialized] = (await inGuest(slot.vmName, [initializeDiskCall(n), getGuestDiskCall(n)])) as unknown as GuestDisk[];
         if (!initialized || !sameGuestDisk(initialized, facts)) throw new UnsafeOperation(`${t.host}: guest disk ${n} of ${slot.vmName} is not the disk found a moment ago; nothing partitioned`, { operation: step.operation, target: `${slot.vmName} disk ${n}` });
         facts = { ...facts, diskGuid: initialized.Guid ?? null };
-        ctx.sent(facts);
+        await ctx.sent(facts);
         const [part] = await inGuest(slot.vmName, [newPartitionCall(n)]);
         const letter = driveLetterOf(part?.DriveLetter);
         facts = { ...facts, partitionGuid: typeof part?.Guid === 'string' ? part.Guid : null, driveLetter: letter };
-        ctx.sent(facts);
+        await ctx.sent(facts);
         if (!letter) throw new UnsafeOperation(`${t.host}: the guest gave the new partition on disk ${n} no drive letter (none free?); nothing measured, the partition is cleared at teardown`, { operation: step.operation, target: `${slot.vmName} disk ${n}` });
         const [vol] = await inGuest(slot.vmName, [formatVolumeCall(letter, spec)]);
         const volume = { volumeFileSystem: typeof vol?.FileSystem === 'string' ? vol.FileSystem : null, volumeAllocationUnit: typeof vol?.AllocationUnitSize === 'number' ? vol.AllocationUnitSize : null };

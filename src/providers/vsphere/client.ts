@@ -198,7 +198,7 @@ export class VsphereClient {
     return controllers.vmHardware(this.ctx, vm);
   }
 
-  addController(vm: MoRef, kind: controllers.ControllerKind, beforeSend?: (busNumber: number) => void): Promise<controllers.AddedController> {
+  addController(vm: MoRef, kind: controllers.ControllerKind, beforeSend?: (busNumber: number) => void | Promise<void>): Promise<controllers.AddedController> {
     return controllers.addController(this.ctx, vm, kind, beforeSend);
   }
 

@@ -93,7 +93,7 @@ export interface AddedController {
  * Add a controller of `kind` on the lowest free bus. `beforeSend(busNumber)` runs after every
  * guard passed, right before ReconfigVM_Task goes out (the ledger's `sent`).
  */
-export async function addController(ctx: Ctx, vm: MoRef, kind: ControllerKind, beforeSend?: (busNumber: number) => void): Promise<AddedController> {
+export async function addController(ctx: Ctx, vm: MoRef, kind: ControllerKind, beforeSend?: (busNumber: number) => void | Promise<void>): Promise<AddedController> {
   const { devices, hw } = await vmHardware(ctx, vm);
   const type = CONTROLLER_TYPES[kind];
   if (kind === 'nvme' && hw < NVME_MIN_HW) {
@@ -104,7 +104,7 @@ export async function addController(ctx: Ctx, vm: MoRef, kind: ControllerKind, b
     throw new InvalidArgument(`VM ${vm.value} already has ${MAX_CONTROLLERS_PER_CLASS} ${isScsiType(type) ? 'SCSI' : 'NVMe'} controllers (bus 0–3), the most a VM takes`, { name: 'disk.controller', value: kind });
   }
   const device: DataObject = isScsiType(type) ? { _type: type, key: -100, busNumber: bus, sharedBus: 'noSharing' } : { _type: type, key: -100, busNumber: bus };
-  beforeSend?.(bus);
+  await beforeSend?.(bus);
   const task = await reconfigVMTask(ctx.rt, vm, { deviceChange: [{ operation: 'add', device }] });
   await waitForTask(ctx.rt, ctx.sc, task);
   const added = (await vmHardware(ctx, vm)).devices.find((d) => d._type === type && d.busNumber === bus);

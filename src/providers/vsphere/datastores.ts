@@ -53,7 +53,7 @@ export interface CreateVmfsOptions {
   /** canonical names the inventory allows to be formatted */
   allowedDevices: readonly string[];
   /** called after every guard passed, right before CreateVmfsDatastore is sent */
-  beforeSend?: () => void;
+  beforeSend?: () => void | Promise<void>;
 }
 
 export async function createVmfsDatastore(ctx: Ctx, host: MoRef, o: CreateVmfsOptions): Promise<MoRef> {
@@ -105,7 +105,7 @@ export async function createVmfsDatastore(ctx: Ctx, host: MoRef, o: CreateVmfsOp
     vmfs.unmapGranularity = Number(granularity);
   }
   spec.vmfs = vmfs;
-  o.beforeSend?.();
+  await o.beforeSend?.();
   return createVmfsDatastoreCall(ctx.rt, datastoreSystem, spec);
 }
 
@@ -116,12 +116,12 @@ export interface CreateNasOptions {
   type?: 'NFS' | 'NFS41';
   accessMode?: 'readWrite' | 'readOnly';
   /** called right before CreateNasDatastore is sent */
-  beforeSend?: () => void;
+  beforeSend?: () => void | Promise<void>;
 }
 
 export async function createNasDatastore(ctx: Ctx, host: MoRef, o: CreateNasOptions): Promise<MoRef> {
   const { datastoreSystem } = await hostConfigManager(ctx, host);
-  o.beforeSend?.();
+  await o.beforeSend?.();
   return createNasDatastoreCall(ctx.rt, datastoreSystem, {
     remoteHost: o.remoteHost,
     remotePath: o.remotePath,

@@ -106,7 +106,7 @@ export interface CreateDiskOptions {
   /** default independent_persistent: benchmark disks stay out of snapshots */
   diskMode?: string;
   /** called right before ReconfigVM_Task is sent */
-  beforeSend?: () => void;
+  beforeSend?: () => void | Promise<void>;
 }
 
 export function flatBacking(fileName: string, format: DiskFormat, diskMode: string): DataObject {
@@ -145,7 +145,7 @@ export async function createDisk(ctx: Ctx, vm: MoRef, o: CreateDiskOptions): Pro
     capacityInKB: o.sizeBytes / 1024,
     capacityInBytes: o.sizeBytes,
   };
-  o.beforeSend?.();
+  await o.beforeSend?.();
   await reconfigure(ctx, vm, [{ operation: 'add', fileOperation: 'create', device }]);
   return findAt(ctx, vm, place.controllerKey, place.unitNumber);
 }
@@ -161,7 +161,7 @@ export interface AttachRdmOptions {
   /** when given, the LUN must be listed here and unused on the host (benchmarks overwrite it) */
   allowedDevices?: readonly string[];
   /** called after every guard passed, right before ReconfigVM_Task is sent */
-  beforeSend?: () => void;
+  beforeSend?: () => void | Promise<void>;
 }
 
 export async function hostLuns(ctx: Ctx, host: MoRef): Promise<HostScsiDisk[]> {
@@ -211,7 +211,7 @@ export async function attachRdm(ctx: Ctx, vm: MoRef, o: AttachRdmOptions): Promi
     unitNumber: place.unitNumber,
     capacityInKB: Math.floor(capacityBytes / 1024),
   };
-  o.beforeSend?.();
+  await o.beforeSend?.();
   await reconfigure(ctx, vm, [{ operation: 'add', fileOperation: 'create', device }]);
   return findAt(ctx, vm, place.controllerKey, place.unitNumber);
 }

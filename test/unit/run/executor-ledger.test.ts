@@ -101,7 +101,7 @@ describe('executor: the ledger decides what teardown may touch', () => {
   it('a step that failed after ctx.sent() is torn down with exactly the data it recorded (id unknown)', async () => {
     const layout = { device: 'naa.1', label: 'gpt', startSector: 2048, endSector: 999 };
     const p = scripted(async (_s, ctx) => {
-      ctx.sent(layout);
+      await ctx.sent(layout);
       throw new Error('connection lost after setptbl');
     });
     const store = await run([partStep], p.provider);
@@ -113,7 +113,7 @@ describe('executor: the ledger decides what teardown may touch', () => {
   it('created objects are torn down in reverse with their recorded ids; a later refused step is not', async () => {
     const p = scripted(async (step, ctx) => {
       if (step.step === 'disk') throw new UnsafeOperation('refused', { operation: 'x', target: 'y' });
-      ctx.sent({ device: 'naa.1', startSector: 1, endSector: 2, label: 'gpt' });
+      await ctx.sent({ device: 'naa.1', startSector: 1, endSector: 2, label: 'gpt' });
       return { ...step.creates!, provider: 'esxi-shell', id: 'naa.1:1', data: { device: 'naa.1', startSector: 1, endSector: 2, label: 'gpt' } };
     });
     const store = await run([partStep, diskStep], p.provider);

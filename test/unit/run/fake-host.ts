@@ -82,11 +82,11 @@ export function fakeProvider(host: FakeHost, opts: FakeProviderOptions = {}): Pr
       if (what === 'late-send') await new Promise((r) => setTimeout(r, 100));
       const ref = step.creates;
       if (!ref) {
-        ctx.sent({});
+        await ctx.sent({});
         host.calls.push(`${step.operation} ${step.step}`);
         return null;
       }
-      ctx.sent({ owned: ref.name });
+      await ctx.sent({ owned: ref.name });
       host.calls.push(`create ${ref.kind} ${ref.name}`);
       const o = host.add(ref.kind, ref.name);
       if (what === 'create-then-fail') throw new FakeTransient(`connection reset after ${step.operation} was sent`);
