@@ -227,14 +227,23 @@ export function axisFindings(report: Report): Finding[] {
     const info = report.axes.find((a) => a.name === axis);
     const values = (info?.values ?? []).filter((v) => String(v) !== String(baselineValue));
     const others = varying.filter((a) => a !== axis);
-    for (const value of values) {
-      const rows: Array<{ s: TestSection; r: ComparisonRow }> = [];
-      for (const s of report.tests) {
-        for (const c of s.comparisons) {
-          if (c.axis !== axis) continue;
-          for (const r of c.rows) if (r.metric === s.primaryMetric && String(r.value) === String(value)) rows.push({ s, r });
+    // The primary metric's rows of this axis by value, in one pass (in report order): an axis with
+    // 625 values no longer walks every row 625 times.
+    const rowsByValue = new Map<string, Array<{ s: TestSection; r: ComparisonRow }>>();
+    for (const s of report.tests) {
+      for (const c of s.comparisons) {
+        if (c.axis !== axis) continue;
+        for (const r of c.rows) {
+          if (r.metric !== s.primaryMetric) continue;
+          const k = String(r.value);
+          let list = rowsByValue.get(k);
+          if (!list) rowsByValue.set(k, (list = []));
+          list.push({ s, r });
         }
       }
+    }
+    for (const value of values) {
+      const rows = rowsByValue.get(String(value)) ?? [];
       const name = short.get(axis) ?? axis;
       const head = `${name} ${String(value)} vs ${String(baselineValue)}`;
       const where = (r: ComparisonRow): string => {
