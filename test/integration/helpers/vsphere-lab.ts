@@ -13,7 +13,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import Database from 'better-sqlite3';
-import { startVcsim, type VcsimHandle } from '../../../src/lab/vcsim.ts';
+import { startVcsim, type VcsimHandle, type VcsimOptions } from '../../../src/lab/vcsim.ts';
 import { VsphereClient } from '../../../src/providers/vsphere/client.ts';
 import { listVcsimLuns, vcenterYaml, vsphereTargetYaml } from '../../../src/lab/vsphere-inventory.ts';
 import { runCli, type CliResult } from './cli.ts';
@@ -54,6 +54,8 @@ export interface VsphereLabOptions {
   version?: '5.5' | '6.7' | '7.0' | '8.0';
   /** run fio over SSH on this guest (from startLabGuest) instead of on this machine */
   sshGuest?: { sshd: { port: number }; user: string; keyPath: string; knownHostsFile: string; workdir: string };
+  /** the simulator's size (startVcsim's `model`), e.g. `{ standaloneHosts: 100 }` */
+  model?: VcsimOptions['model'];
 }
 
 export async function startVsphereLab(opts: VsphereLabOptions = {}): Promise<VsphereLab> {
@@ -62,7 +64,7 @@ export async function startVsphereLab(opts: VsphereLabOptions = {}): Promise<Vsp
   const version = opts.version ?? '5.5';
   // the guest (this machine) gets a loop device per attached disk, listed under guestDisks/by-id
   const guestDisks = path.join(dir, 'guest-disks');
-  const sim = await startVcsim({ username: 'administrator@vsphere.local', password, version, guestDisks });
+  const sim = await startVcsim({ username: 'administrator@vsphere.local', password, version, guestDisks, ...(opts.model ? { model: opts.model } : {}) });
   const connect = () => VsphereClient.connect({ url: sim.url, username: sim.username, password, thumbprint: sim.thumbprint });
   const luns = await listVcsimLuns({ url: sim.url, username: sim.username, password, thumbprint: sim.thumbprint });
   const vmfsDevice = luns[0]!;
