@@ -149,24 +149,27 @@ describe.skipIf(!isRoot)('vcsim harness guest operations', () => {
     expect(methods).toEqual(expect.arrayContaining(['InitiateFileTransferToGuest', 'PUT /guestFile', 'StartProgramInGuest', 'ListProcessesInGuest', 'InitiateFileTransferFromGuest', 'GET /guestFile', 'ReadEnvironmentVariableInGuest']));
   }, 90_000);
 
-  it('terminates a running program and what it spawned: the harness lists no guest process after', async () => {
+  it('terminates a program but not what it spawned, as in a guest: those stay listed until terminated themselves', async () => {
     const started = await one(vc, { op: 'guest-start', ...LINUX, program: '/bin/sh', arguments: "-c 'sleep 120 & sleep 120; wait'" });
     expect(started.ok, JSON.stringify(started)).toBe(true);
     const pid = started.pid as number;
     await new Promise((r) => setTimeout(r, 500));
-    const running = await vc.control.guestProcesses();
-    const ours = running.filter((p) => p.vm === LINUX_VM);
+    const ours = (await vc.control.guestProcesses()).filter((p) => p.vm === LINUX_VM);
     expect(ours.map((p) => p.pid)).toContain(pid);
-    expect(ours.filter((p) => p.child).length, JSON.stringify(ours)).toBeGreaterThanOrEqual(2);
+    expect(ours.filter((p) => p.child).map((p) => p.name), JSON.stringify(ours)).toEqual(['sleep', 'sleep']);
     const listed = await one(vc, { op: 'guest-list', ...LINUX });
-    expect((listed.processes as Proc[]).map((p) => p.name)).toEqual(expect.arrayContaining(['sh', 'sleep']));
+    expect((listed.processes as Proc[]).filter((p) => p.endTime === null).map((p) => p.name).sort()).toEqual(['sh', 'sleep', 'sleep']);
 
+    // TERM reaches the shell only (TerminateProcessInGuest: "the process is sent a TERM signal")
     expect(await one(vc, { op: 'guest-terminate', ...LINUX, pid })).toMatchObject({ ok: true });
-    const p = await waitExit(vc, LINUX, pid);
-    expect(p.exitCode).toBe(128 + 15);
+    expect((await waitExit(vc, LINUX, pid)).exitCode).toBe(128 + 15);
+    const left = (await vc.control.guestProcesses()).filter((p) => p.vm === LINUX_VM);
+    expect(left.map((p) => p.name)).toEqual(['sleep', 'sleep']);
+    expect((await processesOf(uidOf(LINUX.guestUser))).length).toBe(2);
+    // each is a guest process of its own: terminated by its pid, nothing is left
+    for (const p of left) expect(await one(vc, { op: 'guest-terminate', ...LINUX, pid: p.pid })).toMatchObject({ ok: true });
     await new Promise((r) => setTimeout(r, 300));
     expect(await vc.control.guestProcesses()).toEqual([]);
-    // and on this machine: no process of the guest user is left
     expect(await processesOf(uidOf(LINUX.guestUser))).toEqual([]);
     // a pid that is not running in the guest
     expect(await one(vc, { op: 'guest-terminate', ...LINUX, pid })).toMatchObject({ ok: false, fault: 'GuestProcessNotFound' });
@@ -400,6 +403,17 @@ describe.skipIf(!isRoot)('vcsim harness guest operations on a standalone ESXi ho
     expect(String(up.url)).toMatch(/^https:\/\/\*\/guestFile\?id=\d+&token=/);
     expect(await one(esx, { op: 'guest-download', ...guest, path: `${tmp.path as string}/f` })).toMatchObject({ ok: true, content: 'on esx' });
     expect(await one(esx, { op: 'guest-rmdir', ...guest, path: tmp.path, recursive: true })).toMatchObject({ ok: true });
+  }, 60_000);
+
+  it('kills every guest process when the harness stops, also what a program left behind', async () => {
+    const guest = { ...LINUX, vm: 'ha-host_VM0' };
+    const started = await one(esx, { op: 'guest-start', ...guest, program: '/bin/sh', arguments: "-c 'sleep 300 & exit 0'" });
+    expect((await waitExit(esx, guest, started.pid as number)).exitCode).toBe(0);
+    expect((await esx.control.guestProcesses()).map((p) => p.name)).toEqual(['sleep']);
+    expect(await processesOf(uidOf(LINUX.guestUser))).toHaveLength(1);
+    await esx.stop();
+    await new Promise((r) => setTimeout(r, 300));
+    expect(await processesOf(uidOf(LINUX.guestUser))).toEqual([]);
   }, 60_000);
 });
 

@@ -113,6 +113,9 @@ type guestProc struct {
 	Child bool `json:"child,omitempty"`
 	cmd   *exec.Cmd
 	done  chan struct{}
+	// who its group's processes must be to count as the guest's: the guest user (Linux), or a
+	// Windows stand-in process (-1: its environment names the guest's file system)
+	uid int
 }
 
 type guestCall struct {
@@ -138,9 +141,11 @@ type guestOps struct {
 	listenHost string
 	guestDisks *guestDisks // -guest-disks, for the Windows guest's disk model; may be nil
 
-	mu        sync.Mutex
-	vms       map[string]*guestVM // by VM MoRef value
-	procs     []*guestProc
+	mu    sync.Mutex
+	vms   map[string]*guestVM // by VM MoRef value
+	procs []*guestProc
+	// every process group a started program led (pgid = its pid), for the harness's lifetime
+	groups    map[int]*guestProc
 	calls     []guestCall
 	transfers map[string]*transfer
 	nextID    int
@@ -161,7 +166,7 @@ func newGuestOps(file, standins string, esx bool) (ops *guestOps, err error) {
 	if err := dec.Decode(&cfg); err != nil {
 		return nil, fmt.Errorf("-guest-ops %s: invalid JSON: %v", file, err)
 	}
-	g := &guestOps{standins: standins, esx: esx, vms: map[string]*guestVM{}, transfers: map[string]*transfer{}, nextID: 1}
+	g := &guestOps{standins: standins, esx: esx, vms: map[string]*guestVM{}, transfers: map[string]*transfer{}, groups: map[int]*guestProc{}, nextID: 1}
 	if cfg.Root == "" {
 		d, err := ioutil.TempDir("", "vcsim-guest-")
 		if err != nil {
@@ -350,8 +355,14 @@ func (g *guestOps) close() {
 	procs := append([]*guestProc(nil), g.procs...)
 	g.mu.Unlock()
 	for _, p := range procs {
-		if p.cmd != nil && p.Running {
-			_ = syscall.Kill(-int(p.Pid), syscall.SIGKILL)
+		if p.Running {
+			_ = syscall.Kill(int(p.Pid), syscall.SIGKILL)
+		}
+	}
+	// and whatever they left running (checked to be the guest's, groupMembers)
+	for _, p := range g.processes("") {
+		if p.Child {
+			_ = syscall.Kill(int(p.Pid), syscall.SIGKILL)
 		}
 	}
 	for _, p := range procs {
@@ -516,9 +527,13 @@ func (g *guestOps) launch(gv *guestVM, cmd *exec.Cmd, name, cmdLine, exitFile st
 		return 0, &types.GuestPermissionDenied{}
 	}
 	p := &guestProc{VM: gv.cfg.VM, Pid: int64(cmd.Process.Pid), Name: name, Owner: gv.cfg.Username,
-		CmdLine: cmdLine, StartTime: time.Now().UTC(), Running: true, cmd: cmd, done: make(chan struct{})}
+		CmdLine: cmdLine, StartTime: time.Now().UTC(), Running: true, cmd: cmd, done: make(chan struct{}), uid: gv.uid}
+	if gv.windows() {
+		p.uid = -1
+	}
 	g.mu.Lock()
 	g.procs = append(g.procs, p)
+	g.groups[int(p.Pid)] = p
 	g.mu.Unlock()
 	go func() {
 		err := cmd.Wait()
@@ -548,9 +563,8 @@ func (g *guestOps) launch(gv *guestVM, cmd *exec.Cmd, name, cmdLine, exitFile st
 		g.mu.Lock()
 		p.Running, p.EndTime, p.ExitCode = false, &now, &code
 		g.mu.Unlock()
-		// whatever the program left behind in its process group goes with it, as a guest's
-		// Tools-started process group does when the session closes
-		_ = syscall.Kill(-int(p.Pid), syscall.SIGKILL)
+		// what the program spawned keeps running, as in a guest: TerminateProcessInGuest and
+		// the program's end reach that one process only
 		close(p.done)
 	}()
 	return p.Pid, nil
@@ -626,12 +640,15 @@ func (m *guestProcessManager) ListProcessesInGuest(ctx *simulator.Context, req *
 	return body
 }
 
-// processes lists a VM's guest processes ("" = every VM's), dropping those ended > 5 min ago.
+// processes lists a VM's guest processes ("" = every VM's): the ones StartProgramInGuest started
+// (running, or ended less than 5 minutes ago) and every live process of their process groups —
+// what they spawned, also after the started one ended (as in a guest, ending a program does not
+// end its children).
 func (g *guestOps) processes(vm string) []guestProc {
 	g.mu.Lock()
 	keep := g.procs[:0]
 	var out []guestProc
-	running := map[int]*guestProc{}
+	listed := map[int]bool{}
 	for _, p := range g.procs {
 		if p.EndTime != nil && time.Since(*p.EndTime) > exitedKeep {
 			continue
@@ -640,62 +657,65 @@ func (g *guestOps) processes(vm string) []guestProc {
 		if vm == "" || p.VM == vm {
 			out = append(out, *p)
 			if p.Running {
-				running[int(p.Pid)] = p
+				listed[int(p.Pid)] = true
 			}
 		}
 	}
 	g.procs = keep
+	groups := map[int]*guestProc{}
+	for pgid, p := range g.groups {
+		if vm == "" || p.VM == vm {
+			groups[pgid] = p
+		}
+	}
 	g.mu.Unlock()
-	return append(out, descendants(running)...)
+	return append(out, groupMembers(groups, listed)...)
 }
 
-// descendants lists the live processes (from /proc) below the given ones.
-func descendants(roots map[int]*guestProc) []guestProc {
-	if len(roots) == 0 {
+// groupMembers lists the live processes (from /proc) of the given process groups, but those in skip.
+func groupMembers(groups map[int]*guestProc, skip map[int]bool) []guestProc {
+	if len(groups) == 0 {
 		return nil
 	}
 	entries, _ := ioutil.ReadDir("/proc")
-	parent := map[int]int{}
+	var pids []int
 	for _, e := range entries {
-		pid, err := strconv.Atoi(e.Name())
+		if pid, err := strconv.Atoi(e.Name()); err == nil && !skip[pid] {
+			pids = append(pids, pid)
+		}
+	}
+	sort.Ints(pids)
+	var out []guestProc
+	for _, pid := range pids {
+		st, err := ioutil.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
 		if err != nil {
 			continue
 		}
-		if st, err := ioutil.ReadFile(filepath.Join("/proc", e.Name(), "stat")); err == nil {
-			s := string(st)
-			if i := strings.LastIndexByte(s, ')'); i > 0 {
-				f := strings.Fields(s[i+1:])
-				if len(f) > 1 && f[0] != "Z" {
-					parent[pid], _ = strconv.Atoi(f[1])
-				}
-			}
-		}
-	}
-	var out []guestProc
-	pids := make([]int, 0, len(parent))
-	for pid := range parent {
-		pids = append(pids, pid)
-	}
-	sort.Ints(pids)
-	for _, pid := range pids {
-		if _, isRoot := roots[pid]; isRoot {
+		s := string(st)
+		f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
+		if len(f) < 3 || f[0] == "Z" {
 			continue
 		}
-		var root *guestProc
-		for q, n := parent[pid], 0; q > 1 && n < 64; q, n = parent[q], n+1 {
-			if r, ok := roots[q]; ok {
-				root = r
-				break
-			}
-		}
+		pgid, _ := strconv.Atoi(f[2])
+		root := groups[pgid]
 		if root == nil {
+			continue
+		}
+		// a reused group id is not the guest's: the process must be the guest user's (Linux) or a
+		// Windows stand-in's
+		env, _ := ioutil.ReadFile(fmt.Sprintf("/proc/%d/environ", pid))
+		if root.uid >= 0 {
+			if fi, err := os.Stat(fmt.Sprintf("/proc/%d", pid)); err != nil || int(fi.Sys().(*syscall.Stat_t).Uid) != root.uid {
+				continue
+			}
+		} else if !strings.Contains(string(env), "STORSWEEP_GUEST_FS=") {
 			continue
 		}
 		cmdline, _ := ioutil.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
 		args := strings.Split(strings.TrimRight(string(cmdline), "\x00"), "\x00")
 		name, line := path.Base(args[0]), strings.Join(args, " ")
 		// a Windows stand-in process says which guest program it is (vsphere_guest.py)
-		if env, err := ioutil.ReadFile(fmt.Sprintf("/proc/%d/environ", pid)); err == nil {
+		if len(env) > 0 {
 			for _, kv := range strings.Split(string(env), "\x00") {
 				if v := strings.TrimPrefix(kv, "STORSWEEP_GUEST_PROGRAM="); v != kv {
 					name = v[strings.LastIndexAny(v, `\/`)+1:]
