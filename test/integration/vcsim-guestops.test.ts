@@ -229,6 +229,17 @@ describe.skipIf(!isRoot)('vcsim harness guest operations', () => {
     }
     expect(await one(vc, { op: 'guest-list', ...LINUX })).toMatchObject({ ok: true });
 
+    // a powered-off VM: InvalidPowerState ("if the VM is not powered on"), checked before the login
+    expect(await one(vc, { op: 'power', vm: LINUX_VM, on: false })).toMatchObject({ ok: true });
+    try {
+      expect(await one(vc, { op: 'guest-start', ...bad, program: '/bin/true' })).toMatchObject({ ok: false, fault: 'InvalidPowerState' });
+      expect(await one(vc, { op: 'guest-vm', vm: LINUX_VM })).toMatchObject({ toolsRunningStatus: 'guestToolsNotRunning', guestOperationsReady: false });
+    } finally {
+      expect(await one(vc, { op: 'power', vm: LINUX_VM, on: true })).toMatchObject({ ok: true });
+    }
+    expect(await one(vc, { op: 'guest-list', ...LINUX })).toMatchObject({ ok: true });
+    expect(await one(vc, { op: 'guest-vm', vm: LINUX_VM })).toMatchObject({ toolsRunningStatus: 'guestToolsRunning', guestOperationsReady: true });
+
     const { calls } = await vc.control.guestOps();
     expect(calls.some((c) => c.method === 'StartProgramInGuest' && c.fault === 'InvalidGuestLogin')).toBe(true);
     // the guest passwords are in no log

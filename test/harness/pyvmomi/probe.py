@@ -386,6 +386,11 @@ def op_guest_tempdir(si, content, a):
     return {"ok": True, "path": p}
 
 
+def op_power(si, content, a):
+    vm = find(content, vim.VirtualMachine, a["vm"])
+    return wait_task(vm.PowerOnVM_Task() if a["on"] else vm.PowerOffVM_Task())
+
+
 def op_guest_vm(si, content, a):
     vm = find(content, vim.VirtualMachine, a["vm"])
     g = vm.guest
@@ -396,7 +401,7 @@ def op_guest_vm(si, content, a):
 OPS = {
     "guest-start": op_guest_start, "guest-list": op_guest_list, "guest-terminate": op_guest_terminate, "guest-env": op_guest_env,
     "guest-upload": op_guest_upload, "guest-download": op_guest_download, "guest-vm": op_guest_vm,
-    "guest-mkdir": op_guest_mkdir, "guest-rm": op_guest_rm, "guest-rmdir": op_guest_rmdir, "guest-tempdir": op_guest_tempdir,
+    "power": op_power, "guest-mkdir": op_guest_mkdir, "guest-rm": op_guest_rm, "guest-rmdir": op_guest_rmdir, "guest-tempdir": op_guest_tempdir,
     "about": op_about, "luns": op_luns, "create-vmfs": op_create_vmfs, "datastore": op_datastore,
     "datastores": op_datastores, "mounts": op_mounts, "create-nas": op_create_nas, "remove-datastore": op_remove_datastore, "vm-disks": op_vm_disks,
     "add-rdm": op_add_rdm, "add-disk": op_add_disk, "remove-disk": op_remove_disk,

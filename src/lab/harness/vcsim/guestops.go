@@ -307,7 +307,10 @@ func (gv *guestVM) publishTools(vm *simulator.VirtualMachine) {
 	}
 	running := string(types.VirtualMachineToolsRunningStatusGuestToolsNotRunning)
 	status := types.VirtualMachineToolsStatusToolsNotRunning
-	if gv.tools {
+	on := false
+	simulator.Map.WithLock(vm, func() { on = vm.Runtime.PowerState == types.VirtualMachinePowerStatePoweredOn })
+	up := gv.tools && on
+	if up {
 		running = string(types.VirtualMachineToolsRunningStatusGuestToolsRunning)
 		status = types.VirtualMachineToolsStatusToolsOk
 	}
@@ -322,8 +325,8 @@ func (gv *guestVM) publishTools(vm *simulator.VirtualMachine) {
 		g.ToolsRunningStatus, g.ToolsStatus = running, status
 		// Tools 12.3.5: toolsVersion encodes major*1024 + minor*32 + patch (12389)
 		g.ToolsVersion, g.ToolsVersionStatus2 = "12389", string(types.VirtualMachineToolsVersionStatusGuestToolsCurrent)
-		g.GuestOperationsReady = types.NewBool(gv.tools)
-		g.GuestState = "running"
+		g.GuestOperationsReady = types.NewBool(up)
+		g.GuestState = map[bool]string{true: "running", false: "notRunning"}[on]
 		vm.Summary.Guest = &types.VirtualMachineGuestSummary{
 			GuestId: gv.cfg.GuestID, GuestFullName: full, ToolsStatus: status,
 			ToolsVersionStatus2: g.ToolsVersionStatus2, ToolsRunningStatus: running,
@@ -335,6 +338,17 @@ func (gv *guestVM) publishTools(vm *simulator.VirtualMachine) {
 			{Name: "summary.guest", Val: *vm.Summary.Guest},
 		})
 	})
+}
+
+// powerChanged republishes a configured VM's Tools state after a power operation: Tools run
+// only while the VM is powered on.
+func (g *guestOps) powerChanged(ref types.ManagedObjectReference) {
+	g.mu.Lock()
+	gv := g.vms[ref.Value]
+	g.mu.Unlock()
+	if vm, ok := simulator.Map.Get(ref).(*simulator.VirtualMachine); ok && gv != nil {
+		gv.publishTools(vm)
+	}
 }
 
 // install replaces the simulator's GuestProcessManager and GuestFileManager objects.

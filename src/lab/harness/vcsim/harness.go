@@ -201,6 +201,9 @@ func (h *harness) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if after != nil {
 		after(ok)
 	}
+	if h.guestOps != nil && ok && powerMethods[name] {
+		h.guestOps.powerChanged(method.This)
+	}
 	if rec.status == http.StatusOK {
 		if strings.HasSuffix(name, "_Task") {
 			fixTaskEntity(rec.body.Bytes())
@@ -217,6 +220,10 @@ func (h *harness) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	rec.copyTo(w)
 }
+
+// the VM methods that change its power state (the guest's Tools run only while it is on)
+var powerMethods = map[string]bool{"PowerOnVM_Task": true, "PowerOffVM_Task": true, "SuspendVM_Task": true,
+	"ResetVM_Task": true, "ShutdownGuest": true, "StandbyGuest": true}
 
 func typeFunc(name string) (reflect.Type, bool) {
 	t, ok := types.TypeFunc()(name)
