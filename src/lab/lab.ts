@@ -160,7 +160,7 @@ export async function labUp(root: string, opts: { vcsim: boolean; listLuns?: Lun
     const guestOps = {
       root: p.toolsGuests,
       vms: [
-        { vm: TOOLS_LINUX_VM, os: 'linux' as const, username: TOOLS_LINUX_USER, password: labSecret(p.toolsLinuxPassword) },
+        { vm: TOOLS_LINUX_VM, os: 'linux' as const, username: TOOLS_LINUX_USER, password: labSecret(p.toolsLinuxPassword), sudo: true },
         { vm: TOOLS_WINDOWS_VM, os: 'windows' as const, username: TOOLS_WINDOWS_USER, password: labSecret(p.toolsWindowsPassword), diskspdPath: TOOLS_WINDOWS_DISKSPD },
       ],
     };
@@ -245,7 +245,8 @@ export function labInventoryYaml(s: LabState): string {
         vm: TOOLS_LINUX_VM,
         datastore: 'LocalDS_0',
         version,
-        guest: { workdir: toolsLinuxWorkdir(toolsGuests), byIdDir, tools: { os: 'linux', username: TOOLS_LINUX_USER, passwordRef: '${file:vcenter-linux-guest-password}' } },
+        // the guest user is not root: raw disk access and mounts go through sudo -n (guest.sudo)
+        guest: { workdir: toolsLinuxWorkdir(toolsGuests), byIdDir, sudo: true, tools: { os: 'linux', username: TOOLS_LINUX_USER, passwordRef: '${file:vcenter-linux-guest-password}' } },
       }),
       ...vsphereTargetYaml({
         name: 'lab-vcenter-tools-windows',

@@ -68,6 +68,8 @@ export interface GuestOpsVm {
   guestId?: string;
   username: string;
   password: string;
+  /** Linux: the guest user gets passwordless sudo (/etc/sudoers.d/<username>, kept), for guest.sudo */
+  sudo?: boolean;
   /** Windows: where the guest has diskspd.exe (default C:\Tools\DiskSpd\diskspd.exe) */
   diskspdPath?: string;
 }

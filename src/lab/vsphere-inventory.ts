@@ -28,6 +28,8 @@ export interface VsphereTargetEntry {
     sshHost?: string;
     workdir: string;
     byIdDir?: string;
+    /** the guest login reaches root through sudo -n */
+    sudo?: boolean;
     /** through VMware Tools guest operations (the harness's -guest-ops), with this account */
     tools?: { os: 'linux' | 'windows'; username: string; passwordRef: string; diskspdPath?: string };
   };
@@ -65,6 +67,7 @@ export function vsphereTargetYaml(t: VsphereTargetEntry): string[] {
     // the lab's one difference from a real guest: no udev, so the harness publishes the disks it
     // attaches (loop devices) under its own by-id directory
     ...(t.guest.byIdDir ? [`      byIdDir: ${t.guest.byIdDir}`] : []),
+    ...(t.guest.sudo ? ['      sudo: true'] : []),
   ];
 }
 

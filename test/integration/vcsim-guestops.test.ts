@@ -86,7 +86,7 @@ describe.skipIf(!isRoot)('vcsim harness guest operations', () => {
       guestDisks,
       guestOps: {
         vms: [
-          { vm: LINUX_VM, os: 'linux', username: LINUX.guestUser, password: LINUX.guestPassword },
+          { vm: LINUX_VM, os: 'linux', username: LINUX.guestUser, password: LINUX.guestPassword, sudo: true },
           { vm: WINDOWS_VM, os: 'windows', username: WINDOWS.guestUser, password: WINDOWS.guestPassword },
         ],
       },
@@ -302,6 +302,11 @@ describe.skipIf(!isRoot)('vcsim harness guest operations', () => {
     expect((await waitExit(vc, LINUX, started.pid as number)).exitCode).toBe(0);
     const text = (await one(vc, { op: 'guest-download', ...LINUX, path: out })).content as string;
     expect(text).toMatch(/^\/dev\/loop\d+\n4194304\nreadable\n$/);
+
+    // a prepared benchmark account: root through sudo -n (guest.sudo), never a password prompt
+    const sudo = await one(vc, { op: 'guest-start', ...LINUX, program: '/bin/sh', arguments: `-c 'id -u; sudo -n id -u' > ${dir}/sudo.txt 2>&1`, workingDirectory: dir });
+    expect((await waitExit(vc, LINUX, sudo.pid as number)).exitCode).toBe(0);
+    expect((await one(vc, { op: 'guest-download', ...LINUX, path: `${dir}/sudo.txt` })).content).toBe(`${uidOf(LINUX.guestUser)}\n0\n`);
   }, 60_000);
 
   it('runs diskspd through cmd.exe /c in the Windows guest and downloads its XML', async () => {
