@@ -12,8 +12,11 @@
 //    collector is retired, a new one made, every open wait's filter created again on it, and the
 //    loop starts again from version '' (everything reported afresh).
 //  - InvalidCollectorVersion (the server no longer knows our version): poll again from ''.
-//  - its own timeout or abort: only that wait ends; when it was the last one and a poll is under
-//    way, CancelWaitForUpdates ends the poll instead of leaving it to run out.
+//  - its own timeout or abort: only that wait ends.
+// The poll stays open for a while after the last wait ended (IDLE_POLL_MS): the next wait's
+// CreateFilter is then answered by the poll already under way, one round trip instead of two
+// (CreateFilter, then WaitForUpdatesEx). After that it stops; close() (the client's logout)
+// cancels a poll under way with CancelWaitForUpdates.
 // Tasks (task.ts) and VM states (vms.ts) both wait through it.
 import { isFault, VsphereClientError } from './fault.ts';
 import { cancelWaitForUpdates, createFilter, createPropertyCollector, destroyPropertyFilter, waitForUpdatesEx, type RoundTripper } from './methods.ts';
@@ -31,6 +34,10 @@ export interface WaitOptions {
 
 /** Server-side bound of one long poll; below the SOAP client's HTTP timeout (soap.ts, 10 min). */
 export const LONG_POLL_SECONDS = 30;
+/** How long the poll stays open with no wait, for the next one. */
+export const IDLE_POLL_MS = 5_000;
+
+type ObjectUpdates = NonNullable<NonNullable<UpdateSet['filterSet']>[number]['objectSet']>;
 
 interface Collector {
   pc: Promise<MoRef>;
@@ -67,6 +74,13 @@ export class PropertyWaits {
   private cancelling = false;
   private closed = false;
   private readonly longPollSeconds: number;
+  /** when the last wait ended (the idle poll's deadline counts from it) */
+  private lastEnded = 0;
+  /**
+   * Updates of a filter whose CreateFilter answer has not arrived yet: the poll under way may
+   * answer first (the server reports a new filter at once). Kept until claimed, or a minute.
+   */
+  private readonly unclaimed = new Map<string, { at: number; objectSet: ObjectUpdates }>();
 
   constructor(
     private readonly rt: RoundTripper,
@@ -186,6 +200,11 @@ export class PropertyWaits {
       w.filter = filter;
       w.collector = c;
       this.byFilter.set(filter.value, w);
+      const early = this.unclaimed.get(filter.value);
+      if (early) {
+        this.unclaimed.delete(filter.value);
+        if (this.apply(w, early.objectSet)) w.update(false);
+      }
       this.ensurePolling();
       return;
     }
@@ -200,7 +219,11 @@ export class PropertyWaits {
       if (!w.collector?.retired) destroyPropertyFilter(this.rt, w.filter).catch(() => undefined);
       w.filter = undefined;
     }
-    if (this.open.size === 0) void this.cancelPoll();
+    if (this.open.size === 0) this.lastEnded = Date.now();
+  }
+
+  private idleLeftMs(): number {
+    return this.open.size > 0 ? Infinity : this.lastEnded + IDLE_POLL_MS - Date.now();
   }
 
   private async cancelPoll(): Promise<void> {
@@ -224,14 +247,18 @@ export class PropertyWaits {
 
   private async pollLoop(): Promise<void> {
     let canceledBySomeoneElse = 0;
-    while (this.byFilter.size > 0 && !this.closed) {
+    for (;;) {
+      // open waits not yet attached (re-made after a re-login) are attached before polling on
+      const idle = this.idleLeftMs();
+      if (this.closed || (this.byFilter.size === 0 && (this.open.size > 0 || idle <= 0))) return;
       const c = this.currentCollector();
       const pc = await c.pc;
       let set: UpdateSet | undefined;
       this.polled = pc;
       this.cancelling = false;
+      const seconds = idle === Infinity ? this.longPollSeconds : Math.max(1, Math.min(this.longPollSeconds, Math.ceil(idle / 1000)));
       try {
-        set = await waitForUpdatesEx(this.rt, pc, this.version, { maxWaitSeconds: this.longPollSeconds });
+        set = await waitForUpdatesEx(this.rt, pc, this.version, { maxWaitSeconds: seconds });
       } catch (err) {
         if (PropertyWaits.gone(err, pc)) {
           this.retire(c);
@@ -242,7 +269,7 @@ export class PropertyWaits {
           continue;
         }
         if (isFault(err, 'RequestCanceled')) {
-          // ours (the last wait ended): go on only if a wait came meanwhile
+          // ours (close)
           if (this.cancelling) continue;
           if (++canceledBySomeoneElse < 3) continue;
         }
@@ -254,24 +281,35 @@ export class PropertyWaits {
       // an answer from a collector retired meanwhile belongs to no open wait
       if (c.retired || !set) continue;
       this.version = set.version;
+      const now = Date.now();
+      for (const [k, u] of this.unclaimed) if (now - u.at > 60_000) this.unclaimed.delete(k);
       const touched = new Set<Waiter>();
       for (const fu of arr(set.filterSet)) {
         const w = this.byFilter.get(fu.filter.value);
-        if (!w) continue;
-        for (const ou of arr(fu.objectSet)) {
-          if (ou.kind === 'leave') {
-            w.fail(new VsphereClientError('not-found', `${w.obj.type} ${w.obj.value} is gone (WaitForUpdatesEx reported it leaving)`, { method: 'WaitForUpdatesEx', host: '' }));
-            break;
-          }
-          for (const ch of arr(ou.changeSet)) {
-            if (ch.op === 'remove') delete w.values[ch.name];
-            else w.values[ch.name] = ch.val;
-          }
+        if (!w) {
+          const prev = this.unclaimed.get(fu.filter.value);
+          this.unclaimed.set(fu.filter.value, { at: now, objectSet: [...(prev?.objectSet ?? []), ...arr(fu.objectSet)] });
+          continue;
         }
-        touched.add(w);
+        if (this.apply(w, arr(fu.objectSet))) touched.add(w);
       }
       for (const w of touched) if (!w.done) w.update(set.truncated === true);
     }
+  }
+
+  /** `objectSet` into the wait's values; false when the object left (the wait failed). */
+  private apply(w: Waiter, objectSet: ObjectUpdates): boolean {
+    for (const ou of objectSet) {
+      if (ou.kind === 'leave') {
+        w.fail(new VsphereClientError('not-found', `${w.obj.type} ${w.obj.value} is gone (WaitForUpdatesEx reported it leaving)`, { method: 'WaitForUpdatesEx', host: '' }));
+        return false;
+      }
+      for (const ch of arr(ou.changeSet)) {
+        if (ch.op === 'remove') delete w.values[ch.name];
+        else w.values[ch.name] = ch.val;
+      }
+    }
+    return true;
   }
 }
 
