@@ -7,7 +7,7 @@ import { basename, join, resolve } from 'node:path';
 import { errorMessage, NotARunDirectory, ParseError, UsageError } from '../errors.ts';
 import { importFile } from '../importers/index.ts';
 import { readInputFile, readInputLines } from '../input/read-input.ts';
-import type { ResultRecord } from '../results/record.ts';
+import { hostRecordSchema, type ResultRecord } from '../results/record.ts';
 import { DB_FILE, openResults } from '../results/store.ts';
 import type { Axes } from '../contract/axis.ts';
 import { SOURCE_AXIS, sourceOf, type RunInfo } from './model.ts';
@@ -44,9 +44,12 @@ function checkRecord(v: unknown, file: string, line: number): ResultRecord {
   if (!isObject(v.tool)) fail('tool', 'an object');
   // `host` (what the hypervisor saw) came later: a record without it reads as before
   if (v.host !== undefined) {
-    if (!isObject(v.host) || typeof v.host.source !== 'string') fail('host', 'an object with a source');
-    const h = v.host as Record<string, unknown>;
-    if (h.unavailable === undefined && h.latencyUs !== null && typeof h.latencyUs !== 'number') fail('host.latencyUs', 'a number or null');
+    const h = hostRecordSchema(v.host).safeParse(v.host);
+    if (!h.success) {
+      const issue = h.error.issues[0];
+      const where = issue?.path.length ? `host.${issue.path.join('.')}` : 'host';
+      fail(where, `the host figures storsweep writes (${issue?.message ?? 'invalid'})`);
+    }
   }
   return v as unknown as ResultRecord;
 }

@@ -24,6 +24,8 @@ export interface PgConnection {
   password?: string;
   /** `sslmode=require` and stricter: TLS, verifying the server unless `rejectUnauthorized: false` */
   ssl?: boolean | { rejectUnauthorized: boolean };
+  /** client-side bound on one query, default STORE_QUERY_TIMEOUT_MS */
+  queryTimeoutMs?: number;
 }
 
 type Queryable = pg.Pool | pg.PoolClient;
@@ -31,10 +33,19 @@ type Queryable = pg.Pool | pg.PoolClient;
 /** Any session-level lock key of ours (pg_advisory_xact_lock): migrations run one at a time. */
 const MIGRATION_LOCK = 0x73746f72; // 'stor'
 
+/** Client-side bound on any one store query (node-postgres `query_timeout`). */
+export const STORE_QUERY_TIMEOUT_MS = 60_000;
+
 /** Records are read in batches of this many rows: a 100,000-record run is never one result set. */
 const RECORD_BATCH = 5000;
 
 export async function migrate(db: Queryable, where: string): Promise<{ from: number; to: number }> {
+  // Up to date already: read the version without the lock or any CREATE, so a least-privilege role
+  // (CONNECT, USAGE on the schema, DML) can use a store its DBA set up — PostgreSQL checks the
+  // database's CREATE privilege even for CREATE SCHEMA IF NOT EXISTS on an existing schema.
+  const current = await schemaVersion(db);
+  if (current !== null && current > LATEST_VERSION) throw new StoreSchemaTooNew(where, current, LATEST_VERSION);
+  if (current === LATEST_VERSION) return { from: current, to: current };
   const client = 'release' in db ? db : await db.connect();
   try {
     await client.query('BEGIN');
@@ -59,6 +70,14 @@ export async function migrate(db: Queryable, where: string): Promise<{ from: num
   } finally {
     if (client !== db) client.release();
   }
+}
+
+/** The applied schema version, or null when the store has no migrations table yet. */
+async function schemaVersion(db: Queryable): Promise<number | null> {
+  const { rows } = await db.query<{ t: string | null }>('SELECT to_regclass($1)::text AS t', [`${SCHEMA}.schema_migrations`]);
+  if (!rows[0]?.t) return null;
+  const v = await db.query<{ v: number | null }>(`SELECT max(version) AS v FROM ${SCHEMA}.schema_migrations`);
+  return v.rows[0]?.v ?? 0;
 }
 
 async function inTransaction<T>(pool: pg.Pool, fn: (c: pg.PoolClient) => Promise<T>): Promise<T> {
@@ -88,7 +107,26 @@ export class PgRunStoreBackend implements RunStoreBackend {
 
   /** `where`: the store as shown in messages (`postgresql://user@host:port/db`, never the password). */
   static async connect(conn: PgConnection, where: string): Promise<PgRunStoreBackend> {
-    const pool = new pg.Pool({ ...conn, max: 4, application_name: 'storsweep', connectionTimeoutMillis: 15_000 });
+    const { queryTimeoutMs, ...target } = conn;
+    const pool = new pg.Pool({
+      ...target,
+      max: 4,
+      application_name: 'storsweep',
+      connectionTimeoutMillis: 15_000,
+      // A stalled server or a partitioned network must not hang the sweep (and teardown queued behind
+      // it, see inCallOrder): every query gives up after STORE_QUERY_TIMEOUT_MS on the client side
+      // (node-postgres `query_timeout`, "Query read timeout"), and TCP keep-alives notice a dead peer.
+      // Giving up on a write stops the sweep like a lost store (run/executor.ts isRunDirUnwritable):
+      // a ledger write that did not come back means nothing is sent after it.
+      query_timeout: queryTimeoutMs ?? STORE_QUERY_TIMEOUT_MS,
+      keepAlive: true,
+      keepAliveInitialDelayMillis: 10_000,
+      // The ledger's rule needs each commit flushed before it resolves; a role or database configured
+      // with synchronous_commit=off would acknowledge commits a server crash can still lose
+      // (https://www.postgresql.org/docs/15/runtime-config-wal.html#GUC-SYNCHRONOUS-COMMIT), so our
+      // sessions set it back to on (PGOPTIONS-style startup option, settable by any user).
+      options: '-c synchronous_commit=on',
+    });
     // an idle client's error (the server restarted) must not crash the process: the next query reports it
     pool.on('error', () => undefined);
     try {

@@ -67,9 +67,12 @@ export function isRunDirUnwritable(err: unknown): boolean {
     if (['ENOSPC', 'EDQUOT', 'EROFS'].includes(code) || /^SQLITE_(FULL|IOERR|READONLY)/.test(code)) return true;
     // PostgreSQL store (SQLSTATE, https://www.postgresql.org/docs/current/errcodes-appendix.html):
     // 08 connection exception, 53 insufficient resources (disk full), 57P operator intervention
-    // (shutdown), 25006 read-only transaction; and the connection refused or reset
-    if (/^(08|53|57P)/.test(code) || code === '25006' || ['ECONNREFUSED', 'ECONNRESET', 'EPIPE'].includes(code)) return true;
-    if (e instanceof Error && /^Connection terminated/.test(e.message)) return true;
+    // (shutdown), 25006 read-only transaction; the connection refused, reset or timed out (a
+    // partition: TCP keep-alive or retransmission gives up with ETIMEDOUT/EHOSTUNREACH)
+    if (/^(08|53|57P)/.test(code) || code === '25006' || ['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH'].includes(code)) return true;
+    // node-postgres and pg-pool errors without a code: the server closed the connection, a query
+    // outlived query_timeout (a stalled server), no pooled connection came free in time
+    if (e instanceof Error && /^(Connection terminated|Query read timeout|timeout exceeded when trying to connect)/.test(e.message)) return true;
   }
   return false;
 }

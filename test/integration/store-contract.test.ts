@@ -14,6 +14,7 @@ import { PgRunStoreBackend, type PgConnection } from '../../src/results/pg-store
 import type { RunMeta, RunStore } from '../../src/results/port.ts';
 import { NULL_LATENCY, testIdentity, type ResultRecord } from '../../src/results/record.ts';
 import { SqliteRunStore } from '../../src/results/sqlite-store.ts';
+import { isRunDirUnwritable } from '../../src/run/executor.ts';
 import { startTestPostgres, type TestPostgres } from '../helpers/postgres.ts';
 
 const metaOf = (runId: string): RunMeta => ({ runId, playbook: 'pb', playbookFile: '/x/pb.yaml', inventoryFile: '/x/inv.yaml', target: 't', startedAt: '2024-01-01T00:00:00.000Z', fingerprint: { storsweep: '0.1.0' }, insecureEndpoints: [] });
@@ -270,6 +271,76 @@ describe('PostgreSQL store', () => {
       expect(rows.at(-1)!.version).toBe(LATEST_VERSION);
     } finally {
       await c.end();
+    }
+  });
+
+  it('every session commits with synchronous_commit=on, even where the database defaults to off (the ledger rule needs flushed commits)', async () => {
+    const db = await pgsrv.database('sync');
+    const admin = new pg.Client(db.connection);
+    await admin.connect();
+    try {
+      await admin.query(`ALTER DATABASE ${db.name} SET synchronous_commit = off`);
+    } finally {
+      await admin.end();
+    }
+    const probe = new pg.Client(db.connection);
+    await probe.connect();
+    try {
+      // the setting bites for an ordinary session: the test would prove nothing otherwise
+      expect((await probe.query('SHOW synchronous_commit')).rows[0]).toEqual({ synchronous_commit: 'off' });
+    } finally {
+      await probe.end();
+    }
+    const b = await pgBackend(connOf(db.connection));
+    const seen = await Promise.all([1, 2, 3].map(async () => (await b.pool.query<{ synchronous_commit: string }>('SHOW synchronous_commit')).rows[0]!.synchronous_commit));
+    expect(seen).toEqual(['on', 'on', 'on']);
+  });
+
+  it('a least-privilege role (CONNECT, schema USAGE, DML) uses a store its DBA migrated: no CREATE is needed once up to date', async () => {
+    const db = await pgsrv.database('lp');
+    await pgBackend(connOf(db.connection)); // the DBA's first start migrates
+    const role = `ss_worker_${process.pid}`;
+    const admin = new pg.Client(db.connection);
+    await admin.connect();
+    try {
+      await admin.query(`CREATE ROLE ${role} LOGIN PASSWORD 'w0rker-pw'`);
+      await admin.query(`REVOKE ALL ON DATABASE ${db.name} FROM PUBLIC`);
+      await admin.query(`GRANT CONNECT ON DATABASE ${db.name} TO ${role}`);
+      await admin.query(`GRANT USAGE ON SCHEMA storsweep TO ${role}`);
+      await admin.query(`GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA storsweep TO ${role}`);
+      await admin.query(`GRANT USAGE, SELECT ON ALL SEQUENCES IN SCHEMA storsweep TO ${role}`);
+    } finally {
+      await admin.end();
+    }
+    const b = await pgBackend({ ...connOf(db.connection), user: role, password: 'w0rker-pw' });
+    const s = await b.createRun(metaOf('lp'), planOf('lp', ['pA']));
+    opened.push(s);
+    await s.ledgerIntent('pA', 'vsphere', disk, {});
+    expect((await s.counts()).pending).toBe(1);
+  });
+
+  it('a stalled server does not hang the sweep: the query gives up after query_timeout, as a lost store, and calls queued behind it do too', async () => {
+    const db = await pgsrv.database('stall');
+    const b = await pgBackend({ ...connOf(db.connection), queryTimeoutMs: 1500 });
+    const s = await b.createRun(metaOf('st'), planOf('st', ['pA']));
+    opened.push(s);
+    const admin = new pg.Client(db.connection);
+    await admin.connect();
+    const { rows } = await admin.query<{ pid: number }>("SELECT pid FROM pg_stat_activity WHERE datname = $1 AND application_name = 'storsweep'", [db.name]);
+    expect(rows.length).toBeGreaterThan(0);
+    for (const r of rows) process.kill(r.pid, 'SIGSTOP');
+    try {
+      const t0 = Date.now();
+      const [a, c] = await Promise.allSettled([s.ledgerIntent('pA', 'vsphere', disk, {}), s.counts()]);
+      expect(a.status).toBe('rejected');
+      expect(c.status).toBe('rejected');
+      const err = (a as PromiseRejectedResult).reason as Error;
+      expect(err.message).toMatch(/Query read timeout/);
+      expect(isRunDirUnwritable(err)).toBe(true);
+      expect(Date.now() - t0).toBeLessThan(20_000);
+    } finally {
+      for (const r of rows) process.kill(r.pid, 'SIGCONT');
+      await admin.end();
     }
   });
 

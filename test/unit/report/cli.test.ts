@@ -65,6 +65,23 @@ describe('loadSource', () => {
     await expect(readRecordsJsonl(file)).rejects.toThrow(/partial\.jsonl:1: not valid JSON/);
   });
 
+  it('checks the host figures of a line like the rest: a crafted host is refused at its line, never a TypeError or a string read as a number', async () => {
+    const file = join(tmp, 'host.jsonl');
+    const [a] = seedRecords();
+    const host = { source: 'vsphere-perf', from: '2024-01-01T00:00:00Z', to: '2024-01-01T00:01:00Z', intervalSec: 20, samples: 3, samplesInside: 1, latencyUs: 5000, latencySpan: 'virtual disk' };
+    const line = (h: unknown) => `${JSON.stringify({ ...a, host: h })}\n`;
+    writeFileSync(file, line(host) + line({ source: 'esxtop', unavailable: 'esxtop not found' }));
+    expect((await readRecordsJsonl(file)).records.map((r) => r.host?.source)).toEqual(['vsphere-perf', 'esxtop']);
+    writeFileSync(file, line(host) + line({ ...host, notes: 5 }));
+    await expect(readRecordsJsonl(file)).rejects.toThrow(`${file}:2: host.notes: expected the host figures storsweep writes`);
+    writeFileSync(file, line({ ...host, samples: '1e3' }));
+    await expect(readRecordsJsonl(file)).rejects.toThrow(`${file}:1: host.samples: expected the host figures storsweep writes`);
+    writeFileSync(file, line({ ...host, virtualDisk: { instance: 'scsi0:1', readIops: 'x' } }));
+    await expect(readRecordsJsonl(file)).rejects.toThrow(ParseError);
+    writeFileSync(file, line({ ...host, source: 'guess' }));
+    await expect(readRecordsJsonl(file)).rejects.toThrow(`${file}:1: host`);
+  });
+
   it('says what is wrong with a missing path or a directory that is not a run', async () => {
     await expect(loadSource(join(tmp, 'nope'))).rejects.toThrow(UsageError);
     await expect(loadSource(join(tmp, 'nope'))).rejects.toThrow(/nope: no such run directory or result file/);
