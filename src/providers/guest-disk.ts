@@ -13,10 +13,11 @@
 //
 // Raw devices need root: the guest login is root, or `guest.sudo: true` and every command that
 // touches a device goes through `sudo -n` (never a password prompt).
+import { randomUUID } from 'node:crypto';
 import path from 'node:path';
 import { z } from 'zod';
-import { GuestDiskNotFound, UnsafeOperation } from '../errors.ts';
-import type { MeasuredTarget } from '../contract/provider.ts';
+import { GuestDiskNotFound, InvalidArgument, UnsafeOperation } from '../errors.ts';
+import type { CreatedObject, MeasuredTarget, ProviderContext, ProviderName } from '../contract/provider.ts';
 import type { CommandRunner } from '../ssh/command-runner.ts';
 import { shJoin } from '../ssh/quote.ts';
 import { runChecked } from '../ssh/run-checked.ts';
@@ -330,4 +331,71 @@ export async function removeGuestFilesystem(runner: CommandRunner, r: GuestFiles
   // the mount point is ours (owned name); removed only when empty
   await runner.run(asRoot(['rmdir', '--', r.mountpoint]));
   return removed || mounted ? 'removed' : 'absent';
+}
+
+// ---------------------------------------------------------------- the guest-disk step, shared by the providers that attach a disk
+
+/** The guest-disk step's operations (plan steps of vsphere and esxi-shell): raw, or a filesystem made on the disk. */
+export const GUEST_DISK_OPERATION = 'guest: find disk by WWN';
+export const GUEST_FS_OPERATION = 'guest: find disk by WWN, partition, mkfs, mount';
+
+/** The guest a provider reaches to find the disk it attached: its settings and how to log in. */
+export interface GuestAccess extends GuestDiskSettings {
+  open(): Promise<CommandRunner>;
+}
+
+/**
+ * The guest-disk step after an attach: the disk found by its identity and checked (findGuestDisk),
+ * then, for ext4/xfs, partitioned, formatted and mounted at `mountpoint` (recorded through
+ * ctx.sent before the first write). Says what the workload measures (ctx.measure). Returns the
+ * guest-filesystem object, or null for raw (nothing is created).
+ */
+export async function applyGuestDiskStep(
+  g: GuestAccess,
+  identity: AttachedDiskIdentity,
+  step: { provider: ProviderName; filesystem: string; mountpoint?: unknown; name?: string },
+  ctx: ProviderContext,
+): Promise<CreatedObject | null> {
+  const runner = await g.open();
+  try {
+    const found = await findGuestDisk(runner, identity, g, { signal: ctx.signal, log: (m) => ctx.log(m) });
+    ctx.log(`found ${identity.source} in the guest as ${found.device} (${found.byId})`, { device: found.device, wwn: found.wwn });
+    if (step.filesystem === 'raw') {
+      ctx.measure?.(linuxMeasuredTarget(found, 'raw'));
+      return null;
+    }
+    const filesystem = step.filesystem;
+    if (filesystem !== 'ext4' && filesystem !== 'xfs') throw new InvalidArgument(`guest-disk step: filesystem ${filesystem} is not one the guest makes (${LINUX_GUEST_FILESYSTEMS.join(', ')})`, { name: 'guest.filesystem', value: filesystem });
+    if (!step.name) throw new InvalidArgument('guest-disk step: a filesystem step names no object to create', { name: 'creates', value: '' });
+    if (typeof step.mountpoint !== 'string' || !step.mountpoint.startsWith('/') || !step.mountpoint.endsWith(`/${step.name}`)) {
+      throw new InvalidArgument(`guest-disk step: mount point ${JSON.stringify(step.mountpoint)} is not a directory of the owned name ${step.name}`, { name: 'mountpoint', value: String(step.mountpoint) });
+    }
+    const { record, testFile } = await makeGuestFilesystem(runner, found, g, { filesystem, mountpoint: step.mountpoint, labelId: randomUUID(), sent: (r) => ctx.sent({ ...r }), signal: ctx.signal });
+    ctx.log(`made ${filesystem} on ${String(record.partition)}, mounted at ${record.mountpoint}`, { device: found.device, filesystem });
+    ctx.measure?.(linuxMeasuredTarget(found, filesystem, testFile));
+    return { kind: 'guest-filesystem', name: step.name, provider: step.provider, id: record.ptuuid, data: { ...record } };
+  } finally {
+    await runner.close().catch(() => undefined);
+  }
+}
+
+/**
+ * Teardown of a guest filesystem from its recorded data only: the disk by its WWN link, ours only
+ * while it carries the GPT GUID we wrote; the mount point of our owned name (removeGuestFilesystem).
+ */
+export async function destroyGuestFilesystem(g: GuestAccess, obj: { name: string; data: Record<string, unknown> }, ctx: ProviderContext): Promise<'removed' | 'absent'> {
+  const d = obj.data;
+  for (const k of ['wwn', 'byId', 'device', 'filesystem', 'mountpoint', 'ptuuid'] as const) {
+    if (typeof d[k] !== 'string' || d[k] === '') throw new InvalidArgument(`the ledger records no ${k} for guest filesystem ${obj.name}; refusing to guess one`, { name: k, value: '' });
+  }
+  const mountpoint = d.mountpoint as string;
+  if (!mountpoint.endsWith(`/${obj.name}`)) throw new UnsafeOperation(`recorded mount point ${mountpoint} does not carry the owned name ${obj.name}; left alone`, { operation: 'umount', target: mountpoint });
+  const rec = { wwn: d.wwn, byId: d.byId, device: d.device, filesystem: d.filesystem, mountpoint, ptuuid: d.ptuuid } as GuestFilesystemRecord;
+  const runner = await g.open();
+  try {
+    ctx.log(`unmounting ${mountpoint} and wiping the partition table this run wrote on ${rec.byId}`);
+    return await removeGuestFilesystem(runner, rec, g, (m) => ctx.log(m));
+  } finally {
+    await runner.close().catch(() => undefined);
+  }
 }

@@ -2,9 +2,7 @@
 // one session for the provider's lifetime, and tears down exactly what the run created.
 import { InternalError, InvalidArgument, ProvisionedStateMismatch, UnsafeOperation } from '../../errors.ts';
 import type { CreatedObject, OwnedObjectRef, PlannedStep, Provider, ProviderContext, ProviderName } from '../../contract/provider.ts';
-import type { CommandRunner } from '../../ssh/command-runner.ts';
-import { randomUUID } from 'node:crypto';
-import { findGuestDisk, linuxMeasuredTarget, makeGuestFilesystem, removeGuestFilesystem, wwnOfDiskUuid, wwnOfLun, type AttachedDiskIdentity, type GuestDiskSettings, type GuestFilesystemRecord } from '../guest-disk.ts';
+import { applyGuestDiskStep, destroyGuestFilesystem, wwnOfDiskUuid, wwnOfLun, type AttachedDiskIdentity, type GuestAccess } from '../guest-disk.ts';
 import { VsphereClient, type MoRef } from './client.ts';
 import type { VsphereTargetConfig } from './config.ts';
 import { diskCapacityBytes, provisionedFormat, splitDatastorePath, type DiskFormat, type RdmCompatibility } from './disks.ts';
@@ -23,7 +21,7 @@ export interface VsphereProviderOptions {
    * The Linux guest that measures the disks (the target's guest): the `guest-disk` step finds each
    * attached disk there by its WWN. Without it, the VM's disk.EnableUUID is not checked either.
    */
-  guest?: GuestDiskSettings & { open: () => Promise<CommandRunner> };
+  guest?: GuestAccess;
   /** how often the host's counters are asked again while waiting for the sample covering a test's end (ms; default 5000) */
   perfPollMs?: number;
 }
@@ -328,31 +326,7 @@ export function createVsphereProvider(target: VsphereTargetConfig, opts: Vsphere
     if (!d) throw new InvalidArgument(`VM ${vmName} has no disk ${owned}.vmdk to find in the guest`, { name: 'disk', value: owned });
     const identity = guestIdentity(d);
     if (!identity) throw new UnsafeOperation(`${String(d.backing?.fileName)} on VM ${vmName} reports no uuid or NAA id, so the guest cannot name it by WWN; nothing is measured`, { operation: GUEST_DISK_OPERATION, target: owned });
-    const runner = await g.open();
-    try {
-      const found = await findGuestDisk(runner, identity, g, { signal: ctx.signal, log: (m) => ctx.log(m) });
-      ctx.log(`found ${identity.source} in the guest as ${found.device} (${found.byId})`, { device: found.device, wwn: found.wwn });
-      if (step.operation === GUEST_DISK_OPERATION) {
-        ctx.measure?.(linuxMeasuredTarget(found, 'raw'));
-        return null;
-      }
-      const filesystem = str(a, 'filesystem', step.step);
-      if (filesystem !== 'ext4' && filesystem !== 'xfs') throw new InvalidArgument(`vsphere step ${step.step}: filesystem ${filesystem} is not one the guest makes (ext4, xfs)`, { name: 'filesystem', value: filesystem });
-      const name = step.creates?.name;
-      if (!name) throw new InternalError(`vsphere step ${step.step} makes a filesystem but names no object`);
-      const { record, testFile } = await makeGuestFilesystem(runner, found, g, {
-        filesystem,
-        mountpoint: str(a, 'mountpoint', step.step),
-        labelId: randomUUID(),
-        sent: (r) => ctx.sent({ ...r }),
-        signal: ctx.signal,
-      });
-      ctx.log(`made ${filesystem} on ${String(record.partition)}, mounted at ${record.mountpoint}`, { device: found.device, filesystem });
-      ctx.measure?.(linuxMeasuredTarget(found, filesystem, testFile));
-      return { kind: 'guest-filesystem', name, provider: 'vsphere', id: record.ptuuid, data: { ...record } };
-    } finally {
-      await runner.close().catch(() => undefined);
-    }
+    return applyGuestDiskStep(g, identity, { provider: 'vsphere', filesystem: str(a, 'filesystem', step.step), mountpoint: a.mountpoint, ...(step.creates ? { name: step.creates.name } : {}) }, ctx);
   }
 
   /**
@@ -428,30 +402,11 @@ export function createVsphereProvider(target: VsphereTargetConfig, opts: Vsphere
       }
       return 'absent';
     }
-    if (obj.kind === 'guest-filesystem') return destroyGuestFilesystem(obj, ctx);
-    throw new InvalidArgument(`vsphere provider cannot destroy objects of kind ${obj.kind}`, { name: 'kind', value: obj.kind });
-  }
-
-  /**
-   * A guest filesystem, from its recorded data only: the disk by its WWN link, ours only while it
-   * carries the GPT GUID we wrote; the mount point of our owned name (guest-disk.ts).
-   */
-  async function destroyGuestFilesystem(obj: DestroyRef, ctx: ProviderContext): Promise<'removed' | 'absent'> {
-    const d = obj.data;
-    const g = opts.guest;
-    if (!g) throw new InternalError(`vsphere: teardown of ${obj.name} needs the target's guest`);
-    const strs = ['wwn', 'byId', 'device', 'filesystem', 'mountpoint', 'ptuuid'] as const;
-    for (const k of strs) if (typeof d[k] !== 'string' || d[k] === '') throw new InvalidArgument(`the ledger records no ${k} for guest filesystem ${obj.name}; refusing to guess one`, { name: k, value: '' });
-    const mountpoint = d.mountpoint as string;
-    if (!mountpoint.endsWith(`/${obj.name}`)) throw new UnsafeOperation(`recorded mount point ${mountpoint} does not carry the owned name ${obj.name}; left alone`, { operation: 'umount', target: mountpoint });
-    const rec = { wwn: d.wwn, byId: d.byId, device: d.device, filesystem: d.filesystem, mountpoint, ptuuid: d.ptuuid } as GuestFilesystemRecord;
-    const runner = await g.open();
-    try {
-      ctx.log(`unmounting ${mountpoint} and wiping the partition table this run wrote on ${rec.byId}`);
-      return await removeGuestFilesystem(runner, rec, g, (m) => ctx.log(m));
-    } finally {
-      await runner.close().catch(() => undefined);
+    if (obj.kind === 'guest-filesystem') {
+      if (!opts.guest) throw new InternalError(`vsphere: teardown of ${obj.name} needs the target's guest`);
+      return destroyGuestFilesystem(opts.guest, obj, ctx);
     }
+    throw new InvalidArgument(`vsphere provider cannot destroy objects of kind ${obj.kind}`, { name: 'kind', value: obj.kind });
   }
 
   async function find(ref: OwnedObjectRef): Promise<CreatedObject | null> {

@@ -7,13 +7,12 @@ import type { Axes } from '../../contract/axis.ts';
 import type { PlannedStep } from '../../contract/provider.ts';
 import { checkVmfsBlockSize, isVmfsKind } from '../vmfs-block-size.ts';
 import { checkBlockSizeKbSupported, checkNvmeSupported, checkVmfs3FileSize, checkVmfsCreatable, parseEsxiVersion } from '../esxi-version.ts';
-import { LINUX_GUEST_FILESYSTEMS } from '../guest-disk.ts';
+import { GUEST_DISK_OPERATION, GUEST_FS_OPERATION, LINUX_GUEST_FILESYSTEMS } from '../guest-disk.ts';
 import { VSPHERE_BLOCK_SIZES_KB, VSPHERE_BLOCK_SIZES_MB, VSPHERE_CONTROLLERS, VSPHERE_DATASTORE_KINDS, VSPHERE_DISK_FORMATS } from './axes.ts';
 import type { VsphereStepTarget } from './config.ts';
 
-/** The guest-disk step's operations (provider.ts carries them out): raw, or a filesystem made on the disk. */
-export const GUEST_DISK_OPERATION = 'guest: find disk by WWN';
-export const GUEST_FS_OPERATION = 'guest: find disk by WWN, partition, mkfs, mount';
+// the guest-disk step's operations (provider.ts carries them out through ../guest-disk.ts)
+export { GUEST_DISK_OPERATION, GUEST_FS_OPERATION };
 
 export type DatastoreKind = (typeof VSPHERE_DATASTORE_KINDS)[number];
 export type DiskFormatAxis = (typeof VSPHERE_DISK_FORMATS)[number];
