@@ -36,6 +36,8 @@ export function labPaths(root: string) {
     vcsimData: path.join(dir, 'vcsim-data'),
     // the guest's disks the harness attaches (loop devices) and its by-id directory (no udev here)
     guestDisks: path.join(dir, 'guest-disks'),
+    // the same for the disks the ESXi stand-ins attach (harness/esxi/guest_disks.py)
+    esxiGuestDisks: path.join(dir, 'esxi-guest-disks'),
     nfs: path.join(dir, 'nfs-export'),
     guestPassword: path.join(dir, 'hyperv-guest-password'),
     // the vCenter lab VMs' guests reached through VMware Tools guest operations (harness -guest-ops)
@@ -84,8 +86,10 @@ export const LAB_HYPERV_VOLUMES: Record<string, string> = { '100': 'D:\\bench', 
 async function seedStandins(p: ReturnType<typeof labPaths>, version: LabVersion): Promise<void> {
   // another release is another host: its model is seeded anew
   const esxi = path.join(p.standinState, 'esxi.json');
-  const seeded = fs.existsSync(esxi) ? (JSON.parse(fs.readFileSync(esxi, 'utf8')) as { product?: { version?: string } }).product?.version : undefined;
-  if (!seeded || !seeded.startsWith(`${version}.`)) await seedEsxiState(p.standinState, defaultEsxiState(version), { keepLog: true });
+  const model = fs.existsSync(esxi) ? (JSON.parse(fs.readFileSync(esxi, 'utf8')) as { product?: { version?: string }; guestDisks?: string }) : undefined;
+  const seeded = model?.product?.version;
+  if (!seeded || !seeded.startsWith(`${version}.`)) await seedEsxiState(p.standinState, defaultEsxiState(version, { guestDisks: p.esxiGuestDisks }), { keepLog: true });
+  else if (model && model.guestDisks !== p.esxiGuestDisks) fs.writeFileSync(esxi, JSON.stringify({ ...model, guestDisks: p.esxiGuestDisks }, null, 1));
   if (!fs.existsSync(path.join(p.standinState, 'hyperv.json')) || !fs.existsSync(p.guestPassword)) {
     const password = `lab-${crypto.randomBytes(9).toString('base64url')}`;
     fs.writeFileSync(p.guestPassword, password + '\n', { mode: 0o600 });
@@ -217,6 +221,8 @@ export function labInventoryYaml(s: LabState): string {
     '    guest:',
     '      sshHost: lab',
     `      workdir: ${path.join(s.scratch, 'esxi-guest')}`,
+    // the lab guest has no udev: the stand-ins link the disks they attach here (wwn-0x…)
+    `      byIdDir: ${path.join(path.dirname(s.scratch), 'esxi-guest-disks', 'by-id')}`,
     // the powershell.exe stand-in (src/lab/harness/windows) on the lab sshd: Hyper-V host, PowerShell Direct, diskspd
     '  lab-hyperv:',
     '    provider: hyperv',

@@ -10,6 +10,7 @@ import { stopPid } from './sshd.ts';
 import { labUp, labPaths, readLabState, labStatusJson, LabVersionMismatch } from './lab.ts';
 import { isLabVersion, LAB_VERSIONS, type LabVersion } from './versions.ts';
 import { listVcsimLuns } from './vsphere-inventory.ts';
+import { releaseEsxiGuestDisks } from './harness/esxi/state.ts';
 import { visibleText } from '../text/visible.ts';
 
 // The lab's own entry point prints like the CLI: control characters from paths or tool messages
@@ -54,6 +55,8 @@ async function main(argv: string[]): Promise<number> {
       }
       await stopPid(state.ssh.pid);
       if (state.vcsim) await stopPid(state.vcsim.pid);
+      // the loop devices and links the ESXi stand-ins gave this machine (the lab guest)
+      await releaseEsxiGuestDisks(paths.standinState);
       fs.rmSync(paths.state, { force: true });
       out('lab down\n');
       return 0;

@@ -66,7 +66,8 @@ describe('esxi-shell provider over SSH (stand-in ESXi tools)', () => {
   it('creates a VMFS3 with 8 MiB blocks, an eagerzeroedthick disk, attaches it, and tears it all down', async () => {
     await resetState(defaultEsxiState('5.5')); // VMFS3 is created by ESXi 5.x only
     const provider = createEsxiShellProvider(target, await keyRunner());
-    const steps = planEsxiShellSteps({ 'datastore.kind': 'vmfs3', 'datastore.blockSizeMb': 8, 'disk.format': 'eagerzeroedthick', 'disk.sizeGb': 10 }, target, { base: 'ss-r1-p1' });
+    // the host's steps (the guest-disk step, in the guest: esxi-guest-disk.test.ts)
+    const steps = planEsxiShellSteps({ 'datastore.kind': 'vmfs3', 'datastore.blockSizeMb': 8, 'disk.format': 'eagerzeroedthick', 'disk.sizeGb': 10 }, target, { base: 'ss-r1-p1' }).filter((s) => s.step !== 'guest-disk');
     const created: CreatedObject[] = [];
     for (const s of steps) {
       const o = await provider.apply(s, ctx);
@@ -86,7 +87,7 @@ describe('esxi-shell provider over SSH (stand-in ESXi tools)', () => {
       `vmkfstools -C vmfs3 -b 8m -S ss-r1-p1-ds ${dev}:1`,
       'vmkfstools -P /vmfs/volumes/ss-r1-p1-ds',
       `vmkfstools -c 10g -d eagerzeroedthick ${disk}`,
-      // the configured unit, listed first: refused if a disk is already there
+      // the VM's disks listed first: ours goes on the lowest free unit (0:0 is the system disk)
       'vim-cmd vmsvc/device.getdevices 1',
       `vim-cmd vmsvc/device.diskaddexisting 1 ${disk} 0 1`,
     ]);
@@ -139,7 +140,7 @@ describe('esxi-shell provider over SSH (stand-in ESXi tools)', () => {
     await resetState();
     const runner = await connectSsh({ host: sshd.host, port: sshd.port, username: USER, password: PASSWORD, keyboardInteractive: true, knownHostsFile: knownHosts });
     const provider = createEsxiShellProvider(target, runner);
-    const steps = planEsxiShellSteps({ 'datastore.kind': 'existing', 'disk.format': 'rdm-physical' }, target, { base: 'ss-r1-p3' });
+    const steps = planEsxiShellSteps({ 'datastore.kind': 'existing', 'disk.format': 'rdm-physical' }, target, { base: 'ss-r1-p3' }).filter((s) => s.step !== 'guest-disk');
     const created = [];
     for (const s of steps) created.push(await provider.apply(s, ctx));
     const rdm = '/vmfs/volumes/datastore1/ss-r1-p3-disk.vmdk';
@@ -222,27 +223,25 @@ describe('esxi-shell provider over SSH (stand-in ESXi tools)', () => {
     await provider.close();
   });
 
-  it("unit 0:1 (the configured unit) holds the user's disk: the attach is refused, nothing measured, the user's disk stays", async () => {
+  it("unit 0:1 holds the user's disk: ours goes on the next free unit, the user's disk stays where it is, untouched, through teardown", async () => {
     const state = defaultEsxiState() as { vms: Record<string, { disks: Record<string, string> }>; files: Record<string, unknown> };
     const users = '/vmfs/volumes/datastore1/bench-vm/users-data.vmdk';
     state.vms['1']!.disks['0:1'] = users;
     state.files[users] = { kind: 'vmdk', sizeBytes: 1024 ** 3, format: 'thin', allocated: false };
     await resetState(state);
     const provider = createEsxiShellProvider(target, await keyRunner());
-    const steps = planEsxiShellSteps({ 'datastore.kind': 'existing', 'disk.format': 'thin', 'disk.sizeGb': 1 }, target, { base: 'ss-r7-p1' });
+    const steps = planEsxiShellSteps({ 'datastore.kind': 'existing', 'disk.format': 'thin', 'disk.sizeGb': 1 }, target, { base: 'ss-r7-p1' }).filter((s) => s.step !== 'guest-disk');
     const { store, summary } = await executeSteps(dir, 'r7', steps, provider);
-    // the host first: the user's disk is still attached at 0:1 and untouched, ours is gone
+    expect(summary).toMatchObject({ done: 1, failed: 0 });
+    const ours = '/vmfs/volumes/datastore1/ss-r7-p1-disk.vmdk';
+    const cmds = (await readCommands(stateDir)).map(line);
+    expect(cmds.filter((c) => /diskaddexisting|diskremove/.test(c))).toEqual([`vim-cmd vmsvc/device.diskaddexisting 1 ${ours} 0 2`, 'vim-cmd vmsvc/device.diskremove 1 0 2 false']);
+    // the host after teardown: the user's disk still attached at 0:1 and as it was, ours gone
     const after = await readEsxiState(stateDir);
     expect(after.vms['1']!.disks).toEqual({ '0:0': '/vmfs/volumes/datastore1/bench-vm/bench-vm.vmdk', '0:1': users });
     expect(after.files[users]).toEqual({ kind: 'vmdk', sizeBytes: 1024 ** 3, format: 'thin', allocated: false });
-    expect(summary).toMatchObject({ done: 0, failed: 1 });
-    expect(store.permutations()[0]!.reason).toMatch(/SCSI 0:1 of VM 1 already holds .*users-data\.vmdk[\s\S]*Free that unit, or set the inventory's controllerBus[\s\S]*testFile/);
-    const ours = '/vmfs/volumes/datastore1/ss-r7-p1-disk.vmdk';
-    const cmds = (await readCommands(stateDir)).map(line);
-    expect(cmds.filter((c) => /diskaddexisting|diskremove/.test(c))).toEqual([]);
-    expect(cmds.filter((c) => /\bfio\b/.test(c))).toEqual([]);
     expect(after.files[ours]).toBeUndefined();
-    expect(store.ledger().find((r) => r.kind === 'disk-attachment')).toMatchObject({ state: 'refused' });
+    expect(store.ledger().find((r) => r.kind === 'disk-attachment')).toMatchObject({ state: 'removed', data: { unit: 2 } });
     store.close();
     await provider.close();
   });

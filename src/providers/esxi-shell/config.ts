@@ -15,16 +15,17 @@ export interface EsxiShellTargetConfig {
   rdmDevice?: string;
   /** canonical names this run may partition, format or map; anything else is refused */
   allowedDevices: string[];
-  /** SCSI controller bus and unit for the test disk (default 0:1) */
+  /** SCSI controller bus for the test disk (default 0); the unit is the lowest free one, chosen at apply */
   scsiBus?: number;
-  scsiUnit?: number;
+  /** the guest's work directory: a guest.filesystem other than raw is mounted in a directory of ours there */
+  guestWorkdir?: string;
   /** the host's ESXi release ("8.0"), stated in the inventory or read from the host; the planner
    *  refuses what that release cannot create (../esxi-version.ts) */
   version?: string;
 }
 
 /** Validates every field that ends up on a command line; returns the config with defaults. */
-export function checkEsxiShellTarget(t: EsxiShellTargetConfig): Required<Omit<EsxiShellTargetConfig, 'datastoreVolumePath' | 'vmfsDevice' | 'rdmDevice' | 'version'>> & EsxiShellTargetConfig {
+export function checkEsxiShellTarget(t: EsxiShellTargetConfig): Required<Omit<EsxiShellTargetConfig, 'datastoreVolumePath' | 'vmfsDevice' | 'rdmDevice' | 'version' | 'guestWorkdir'>> & EsxiShellTargetConfig {
   checkEsxi('vmid', t.vmid, `${t.host}: vmid`);
   if (t.datastoreVolumePath !== undefined) checkEsxi('volumePath', t.datastoreVolumePath, `${t.host}: datastoreVolumePath`);
   if (t.vmfsDevice !== undefined) checkEsxi('device', t.vmfsDevice, `${t.host}: vmfsDevice`);
@@ -32,6 +33,5 @@ export function checkEsxiShellTarget(t: EsxiShellTargetConfig): Required<Omit<Es
   if (!Array.isArray(t.allowedDevices)) throw new InvalidArgument(`${t.host}: allowedDevices must be a list of canonical device names`, { name: 'allowedDevices', value: String(t.allowedDevices) });
   t.allowedDevices.forEach((d, i) => checkEsxi('device', d, `${t.host}: allowedDevices[${i}]`));
   const scsiBus = checkInt(t.scsiBus ?? 0, `${t.host}: scsiBus`, 0, 3);
-  const scsiUnit = checkInt(t.scsiUnit ?? 1, `${t.host}: scsiUnit`, 0, 15);
-  return { ...t, scsiBus, scsiUnit };
+  return { ...t, scsiBus };
 }

@@ -6,7 +6,8 @@ import { intIn, matching } from '../../config/fields.ts';
 import { connectSsh } from '../../ssh/ssh-runner.ts';
 import { CANONICAL_DEVICE_EXPECTED, isCanonicalDevice } from '../canonical-device.ts';
 import { esxiVersionField } from '../esxi-version-field.ts';
-import { guestSchema, guestWorkload, nameField } from '../guest.ts';
+import { ATTACHED_DISK_TEST_FILE, attachedDiskGuestSchema, guestOpener, guestWorkload, nameField } from '../guest.ts';
+import { GUEST_DISK_OPERATION, GUEST_FS_OPERATION } from '../guest-disk.ts';
 import { fioGuestResources, lunResource } from '../shared-resources.ts';
 import { ESXI_SHELL_AXES } from './axes.ts';
 import type { EsxiShellTargetConfig } from './config.ts';
@@ -34,7 +35,8 @@ const targetSchema = z.strictObject({
   allowedDevices: z.array(canonicalDevice()).default([]),
   controllerBus: intIn(0, 3, 'a SCSI controller bus').default(0),
   version: esxiVersionField(),
-  guest: guestSchema,
+  // fio measures the disk each permutation attaches, found in the guest by its WWN (../guest-disk.ts)
+  guest: attachedDiskGuestSchema,
 });
 
 export type EsxiShellTarget = z.output<typeof targetSchema>;
@@ -50,6 +52,7 @@ export function esxiShellConfigOf(t: EsxiShellTarget): EsxiShellTargetConfig {
     allowedDevices: t.allowedDevices,
     scsiBus: t.controllerBus,
     version: t.version,
+    guestWorkdir: t.guest.workdir,
   };
 }
 
@@ -58,13 +61,18 @@ const device = z.string().refine(isCanonicalDevice, { error: `expected ${CANONIC
 const vmfsVersion = z.enum(['vmfs3', 'vmfs5', 'vmfs6']);
 const vmdkPath = z.string().refine((v) => isEsxiValue('vmdkPath', v), { error: `expected ${ESXI_EXPECTED.vmdkPath}` });
 const rdm = z.strictObject({ device, path: vmdkPath, compatibilityMode: z.enum(['physical', 'virtual']) });
+// the guest-disk step: the disk attached (its path), what the guest names it by, and its size (a VMDK's; a LUN's is read at apply)
+const guestDisk = { vmid: z.string().refine((v) => isEsxiValue('vmid', v)), path: vmdkPath, by: z.enum(['disk uuid', 'LUN id']), lun: device.optional(), sizeBytes: z.number().int().positive().optional() };
 const operations = {
   'partedUtil setptbl': z.strictObject({ device, vmfsVersion, label: z.enum(['msdos', 'gpt']), partition: z.number().int().min(1), startSector: z.number().int().min(0), endSector: z.string().min(1), type: z.string().min(1) }),
   'vmkfstools -C': z.strictObject({ device, partition: z.number().int().min(1), vmfsVersion, blockSizeMb: z.number().int().positive(), label: z.string().refine((v) => isEsxiValue('label', v)), volumePath: z.string().refine((v) => isEsxiValue('volumePath', v)) }),
   'vmkfstools -z': rdm,
   'vmkfstools -r': rdm,
   'vmkfstools -c': z.strictObject({ path: vmdkPath, sizeGb: z.number().int().positive(), format: z.enum(['thin', 'zeroedthick', 'eagerzeroedthick']) }),
-  'vim-cmd vmsvc/device.diskaddexisting': z.strictObject({ vmid: z.string().refine((v) => isEsxiValue('vmid', v)), path: vmdkPath, bus: z.number().int().min(0).max(3), unit: z.number().int().min(0).max(15) }),
+  // the unit is the lowest free one, chosen at apply and recorded (a plan made when a fixed unit was planned is refused: plan again)
+  'vim-cmd vmsvc/device.diskaddexisting': z.strictObject({ vmid: z.string().refine((v) => isEsxiValue('vmid', v)), path: vmdkPath, bus: z.number().int().min(0).max(3) }),
+  [GUEST_DISK_OPERATION]: z.strictObject({ ...guestDisk, filesystem: z.literal('raw') }),
+  [GUEST_FS_OPERATION]: z.strictObject({ ...guestDisk, filesystem: z.enum(['ext4', 'xfs']), mountpoint: z.string().regex(/^\/[^\0]*$/) }),
 };
 
 /** eager zeroing writes the whole disk; ~500 MB/s on a typical array */
@@ -84,6 +92,7 @@ export const esxiShell = {
       const dev = t[key];
       if (dev && !t.allowedDevices.includes(dev)) out.push({ path: [key], message: `${dev} is not listed in allowedDevices; a device is formatted or mapped only when the inventory allows it by canonical name` });
     }
+    if (t.guest.testFile !== undefined) out.push({ path: ['guest', 'testFile'], message: ATTACHED_DISK_TEST_FILE });
     return out;
   },
   validate(t, values, name) {
@@ -125,7 +134,7 @@ export const esxiShell = {
     return {
       provider: 'esxi-shell',
       planSteps: (axes, names) => planEsxiShellSteps(axes, cfg, { base: names.prefix }),
-      connectProvider: async () => createEsxiShellProvider(cfg, await connectSsh(ctx.ssh(target.sshHost))),
+      connectProvider: async () => createEsxiShellProvider(cfg, await connectSsh(ctx.ssh(target.sshHost)), { guest: { byIdDir: target.guest.byIdDir, sudo: target.guest.sudo, open: guestOpener(ctx, target.guest) } }),
       readHostVersion: async () => {
         const runner = await connectSsh(ctx.ssh(target.sshHost));
         try {

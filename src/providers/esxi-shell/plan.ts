@@ -9,6 +9,8 @@ import { VMFS_GPT_GUID, VMFS_MBR_TYPE, type VmfsKind } from './partedutil.ts';
 import { checkEsxi, checkInt, ESXI_MAX_DISK_GB } from './validate.ts';
 import { checkBlockSize, type VmdkFormat } from './vmkfstools.ts';
 import { checkVmfs3FileSize, checkVmfsCreatable, parseEsxiVersion } from '../esxi-version.ts';
+import { GUEST_DISK_OPERATION, GUEST_FS_OPERATION, LINUX_GUEST_FILESYSTEMS, wwnOfLun } from '../guest-disk.ts';
+import path from 'node:path';
 
 export type DatastoreKind = VmfsKind | 'existing';
 export type EsxiDiskFormat = 'thin' | 'lazyzeroedthick' | 'eagerzeroedthick' | 'rdm-physical' | 'rdm-virtual';
@@ -78,7 +80,9 @@ export function planEsxiShellSteps(axes: Axes, targetIn: EsxiShellTargetConfig, 
   }
 
   const diskName = `${base}-disk`;
-  const path = checkEsxi('vmdkPath', `${volumePath}/${diskName}.vmdk`, 'disk path');
+  const diskPath = checkEsxi('vmdkPath', `${volumePath}/${diskName}.vmdk`, 'disk path');
+  // how the guest will name the disk: a VMDK's or virtual RDM's uuid (vmkfstools -J getuuid), a physical RDM's LUN id
+  let identity: Record<string, unknown>;
   if (format === 'rdm-physical' || format === 'rdm-virtual') {
     const device = target.rdmDevice;
     if (!device) throw new InvalidArgument(`${target.host}: disk.format ${format} needs rdmDevice in the inventory`, { name: 'rdmDevice', value: '' });
@@ -88,32 +92,60 @@ export function planEsxiShellSteps(axes: Axes, targetIn: EsxiShellTargetConfig, 
       throw new InvalidArgument(`axis disk.format = ${JSON.stringify(format)}: expected an RDM device other than the VMFS device ${device} (the datastore holding the mapping file is made on it, and the workload would overwrite it)`, { name: 'disk.format', value: format });
     }
     const mode = format === 'rdm-physical' ? 'physical' : 'virtual';
+    // a physical RDM passes the LUN's inquiry data through: the guest names it by the LUN's NAA id,
+    // and an eui./t10./mpx. LUN has none to find it by
+    if (mode === 'physical' && !wwnOfLun(device)) {
+      throw new InvalidArgument(`axis disk.format = "rdm-physical": expected an rdmDevice with an NAA id (naa.<hex>), got ${device}: the guest names a physical RDM by the LUN's WWN, and ${device} has none, so the disk could not be found in the guest by identity`, { name: 'disk.format', value: format });
+    }
     step({
       step: 'disk',
       operation: mode === 'physical' ? 'vmkfstools -z' : 'vmkfstools -r',
-      arguments: { device, path, compatibilityMode: mode },
+      arguments: { device, path: diskPath, compatibilityMode: mode },
       // the workload writes to a LUN this run did not create
       destructive: true,
       destroys: [device],
       creates: { kind: 'rdm', name: diskName },
     });
+    identity = mode === 'physical' ? { path: diskPath, by: 'LUN id', lun: device } : { path: diskPath, by: 'disk uuid', lun: device };
   } else {
     const sizeGb = checkInt(axis(axes, 'disk.sizeGb'), 'disk.sizeGb', 1, ESXI_MAX_DISK_GB);
     step({
       step: 'disk',
       operation: 'vmkfstools -c',
-      arguments: { path, sizeGb, format: VMDK_FORMAT[format] },
+      arguments: { path: diskPath, sizeGb, format: VMDK_FORMAT[format] },
       destructive: false,
       creates: { kind: 'disk', name: diskName },
     });
+    identity = { path: diskPath, by: 'disk uuid', sizeBytes: sizeGb * 1024 ** 3 };
   }
   step({
     step: 'attach',
     operation: 'vim-cmd vmsvc/device.diskaddexisting',
-    // exactly the inventory's scsiUnit (which testFile was written for); apply refuses if it is taken
-    arguments: { vmid: target.vmid, path, bus: target.scsiBus, unit: target.scsiUnit },
+    // on the lowest free unit of the bus (apply reads the VM's devices): the guest-disk step finds
+    // the disk by its identity, so no unit is fixed in the inventory
+    arguments: { vmid: target.vmid, path: diskPath, bus: target.scsiBus },
     destructive: false,
     creates: { kind: 'disk-attachment', name: `${base}-attach` },
   });
+  // the disk found in the guest by its WWN and checked (../guest-disk.ts); for ext4/xfs partitioned,
+  // formatted and mounted in a directory of ours. It writes nothing but to the disk just attached:
+  // an RDM's LUN is already named by the disk step's `destroys`.
+  const filesystem = axes['guest.filesystem'] ?? 'raw';
+  if (!(LINUX_GUEST_FILESYSTEMS as readonly unknown[]).includes(filesystem)) {
+    throw new InvalidArgument(`axis guest.filesystem = ${JSON.stringify(filesystem)}: expected one of ${LINUX_GUEST_FILESYSTEMS.join(', ')}`, { name: 'guest.filesystem', value: String(filesystem) });
+  }
+  if (filesystem === 'raw') {
+    step({ step: 'guest-disk', operation: GUEST_DISK_OPERATION, arguments: { vmid: target.vmid, ...identity, filesystem: 'raw' }, destructive: false });
+  } else {
+    const name = `${base}-fs`;
+    if (!target.guestWorkdir) throw new InvalidArgument(`${target.host}: guest.filesystem ${String(filesystem)} is mounted under the guest's workdir, and the target names none`, { name: 'guest.filesystem', value: String(filesystem) });
+    step({
+      step: 'guest-disk',
+      operation: GUEST_FS_OPERATION,
+      arguments: { vmid: target.vmid, ...identity, filesystem, mountpoint: path.posix.join(target.guestWorkdir, name) },
+      destructive: false,
+      creates: { kind: 'guest-filesystem', name },
+    });
+  }
   return steps;
 }

@@ -12,7 +12,8 @@ import { deviceListArgv, filesystemListArgv, filesystemUnmountArgv, parseDeviceL
 import { deletePartitionArgv, getptblArgv, getUsableSectorsArgv, mklabelArgv, parseGetptbl, parseUsableSectors, setptblArgv, VMFS_GPT_GUID, VMFS_MBR_TYPE, vmfsPartitionLayout, type VmfsKind } from './partedutil.ts';
 import { checkEsxi, checkInt, ESXI_MAX_DISK_GB } from './validate.ts';
 import { diskAddExistingArgv, diskRemoveArgv, getDevicesArgv, parseDiskDevices } from './vimcmd.ts';
-import { createDiskArgv, createRdmArgv, createVmfsArgv, deleteDiskArgv, parseCreateVmfs, parseQueryFs, queryFsArgv, type VmdkFormat } from './vmkfstools.ts';
+import { createDiskArgv, createRdmArgv, createVmfsArgv, deleteDiskArgv, getDiskUuidArgv, parseCreateVmfs, parseDiskUuid, parseQueryFs, queryFsArgv, type VmdkFormat } from './vmkfstools.ts';
+import { applyGuestDiskStep, destroyGuestFilesystem, GUEST_DISK_OPERATION, GUEST_FS_OPERATION, wwnOfLun, type AttachedDiskIdentity, type GuestAccess } from '../guest-disk.ts';
 
 type DestroyRef = OwnedObjectRef & { provider: ProviderName; id: string | null; data: Record<string, unknown> };
 
@@ -21,7 +22,12 @@ const str = (v: unknown, name: string): string => {
   return v;
 };
 
-export function createEsxiShellProvider(targetIn: EsxiShellTargetConfig, runner: CommandRunner): Provider {
+export interface EsxiShellProviderOptions {
+  /** the VM's Linux guest, where the guest-disk step finds the disk attached (absent: a provider that only provisions, e.g. cleanup without a guest) */
+  guest?: GuestAccess;
+}
+
+export function createEsxiShellProvider(targetIn: EsxiShellTargetConfig, runner: CommandRunner, opts: EsxiShellProviderOptions = {}): Provider {
   const target = checkEsxiShellTarget(targetIn);
   const exec = (argv: string[]) => runChecked(runner, shJoin(argv));
 
@@ -136,30 +142,61 @@ export function createEsxiShellProvider(targetIn: EsxiShellTargetConfig, runner:
         const vmid = str(a.vmid, 'vmid');
         const path = str(a.path, 'path');
         const bus = checkInt(a.bus, 'bus', 0, 3);
-        // the inventory's unit, never another one: the workload's testFile names the guest disk at
-        // THAT unit, so ours anywhere else would leave the workload on the user's disk.
-        // (Plans written while a free unit was chosen at apply time carry it as firstUnit.)
-        const unit = checkInt(typeof a.unit === 'number' ? a.unit : a.firstUnit, 'unit', 0, 15);
-        if (unit === 7) throw new InvalidArgument(`${target.host}: SCSI unit 7 is the controller itself`, { name: 'unit', value: '7' });
-        // listed first: a disk already there is the user's; refuse and leave it alone
-        const occupant = (await disksOf(vmid)).find((d) => d.controllerKey === 1000 + bus && d.unitNumber === unit);
-        if (occupant) {
-          throw new UnsafeOperation(
-            `${target.host}: SCSI ${bus}:${unit} of VM ${vmid} already holds ${occupant.fileName}, which this run did not attach; refusing to attach there (testFile names the disk at that unit). Free that unit, or set the inventory's controllerBus to a controller whose unit ${unit} is free and point the guest's testFile at that disk`,
-            { operation: 'vim-cmd vmsvc/device.diskaddexisting', target: `VM ${vmid} SCSI ${bus}:${unit}` },
-          );
-        }
+        // the lowest free unit of the bus (7 is the controller, real-product-rules.md §3.1): the
+        // guest-disk step finds the disk by its identity, wherever it lands, so another disk at any
+        // unit is left alone and never measured
+        const taken = new Set((await disksOf(vmid)).filter((d) => d.controllerKey === 1000 + bus).map((d) => d.unitNumber));
+        const unit = [...Array(16).keys()].find((u) => u !== 7 && !taken.has(u));
+        if (unit === undefined) throw new UnsafeOperation(`${target.host}: SCSI controller ${bus} of VM ${vmid} has no free unit (0-15 but 7 all taken); nothing attached`, { operation: step.operation, target: `VM ${vmid} SCSI ${bus}` });
         const argv = diskAddExistingArgv(vmid, path, bus, unit);
         await ctx.sent({ vmid, path, bus, unit });
         await exec(argv);
+        ctx.log(`attached ${path} to VM ${vmid} at SCSI ${bus}:${unit}`, { bus, unit });
         return createdObject(step, `${vmid}:${bus}:${unit}`, { vmid, path, bus, unit });
       }
+      case GUEST_DISK_OPERATION:
+      case GUEST_FS_OPERATION:
+        return applyGuestDisk(step, ctx);
       default:
         throw new InvalidArgument(`esxi-shell provider cannot apply operation ${JSON.stringify(step.operation)}`, { name: 'operation', value: step.operation });
     }
   }
 
   const disksOf = async (vmid: string) => parseDiskDevices((await exec(getDevicesArgv(vmid))).stdout);
+
+  /**
+   * The guest-disk step: the disk the attach step put on the VM, by what the guest will call it —
+   * a VMDK's or virtual RDM's uuid as `vmkfstools -J getuuid` prints it, a physical RDM's LUN NAA
+   * id — and its size (the VMDK's, or the LUN's as esxcli lists it); then found in the guest and
+   * checked (../guest-disk.ts), made into ext4/xfs when the axis says so.
+   */
+  async function applyGuestDisk(step: PlannedStep, ctx: ProviderContext): Promise<CreatedObject | null> {
+    const a = step.arguments;
+    const g = opts.guest;
+    if (!g) throw new InvalidArgument(`esxi-shell step ${step.step}: the provider was composed without the target's guest`, { name: 'guest', value: '' });
+    const vmid = checkEsxi('vmid', a.vmid, 'vmid');
+    const path = checkEsxi('vmdkPath', a.path, 'path');
+    // the disk this permutation attached, on this VM: nothing else is looked for in the guest
+    if ((await attachedUnits(vmid, path)).length === 0) throw new UnsafeOperation(`${target.host}: ${path} is not attached to VM ${vmid}; nothing to find in the guest, nothing measured`, { operation: step.operation, target: path });
+    let sizeBytes: number;
+    if (typeof a.lun === 'string') {
+      const lun = checkEsxi('device', a.lun, 'lun');
+      const dev = parseDeviceList((await exec(deviceListArgv(lun))).stdout).find((d) => d.name === lun);
+      if (!dev) throw new UnsafeOperation(`${target.host}: the host no longer lists ${lun}; nothing measured`, { operation: step.operation, target: lun });
+      sizeBytes = dev.sizeMb * 1024 * 1024;
+    } else sizeBytes = checkInt(a.sizeBytes, 'sizeBytes', 1, ESXI_MAX_DISK_GB * 1024 ** 3);
+    let identity: AttachedDiskIdentity;
+    if (a.by === 'LUN id') {
+      const lun = str(a.lun, 'lun');
+      const wwn = wwnOfLun(lun);
+      if (!wwn) throw new UnsafeOperation(`${target.host}: ${lun} has no NAA id, so the guest cannot name the physical RDM by WWN; nothing measured`, { operation: step.operation, target: lun });
+      identity = { wwn, sizeBytes, source: `${path} (LUN ${lun})` };
+    } else if (a.by === 'disk uuid') {
+      const wwn = parseDiskUuid((await exec(getDiskUuidArgv(path))).stdout, `${target.host}: vmkfstools -J getuuid ${path}`);
+      identity = { wwn, sizeBytes, source: path };
+    } else throw new InvalidArgument(`esxi-shell step ${step.step}: expected by "disk uuid" or "LUN id", got ${JSON.stringify(a.by)}`, { name: 'by', value: String(a.by) });
+    return applyGuestDiskStep(g, identity, { provider: 'esxi-shell', filesystem: str(a.filesystem, 'filesystem'), mountpoint: a.mountpoint, ...(step.creates ? { name: step.creates.name } : {}) }, ctx);
+  }
 
   async function attachedUnits(vmid: string, path: string) {
     const m = /^\/vmfs\/volumes\/([^/]+)\/(.+)$/.exec(path);
@@ -208,6 +245,9 @@ export function createEsxiShellProvider(targetIn: EsxiShellTargetConfig, runner:
       }
       case 'vmfs-partition':
         return destroyPartition(obj, ctx);
+      case 'guest-filesystem':
+        if (!opts.guest) throw new InvalidArgument(`esxi-shell: teardown of ${obj.name} needs the target's guest`, { name: 'guest', value: '' });
+        return destroyGuestFilesystem(opts.guest, obj, ctx);
       default:
         throw new InvalidArgument(`esxi-shell provider does not own objects of kind ${obj.kind}`, { name: 'kind', value: obj.kind });
     }

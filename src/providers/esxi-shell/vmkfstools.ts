@@ -61,3 +61,23 @@ export function parseQueryFs(text: string, source = 'vmkfstools -P'): VmfsQuery 
   const partitions = spanned.split('\n').filter((l) => /^\s+\S+:\d+\s*$/.test(l)).map((l) => l.trim());
   return { version: ver[1]!, label, capacityBytes: Number(cap[1]), blockSizeBytes: Number(cap[3]), uuid: uuid[1]!, partitions };
 }
+
+/**
+ * `vmkfstools -J getuuid <vmdk>`: the virtual disk's uuid (the descriptor's ddb.uuid), the identity
+ * the guest sees it by with disk.EnableUUID (../guest-disk.ts). The command as VMware HCX's
+ * migration guide gives it ("vmkfstools -J getuuid /vmfs/volumes/datastore/VM/vm.vmdk").
+ */
+export const getDiskUuidArgv = (path: string): string[] => ['vmkfstools', '-J', 'getuuid', checkEsxi('vmdkPath', path)];
+
+/**
+ * `UUID is 60 00 C2 98 42 c7 54 f8-02 c2 d4 9b 20 6b 08 0c` → 6000c29842c754f802c2d49b206b080c: 16
+ * bytes in hex, spaced, a dash after the eighth — the one output line seen from ESXi 7.0u3
+ * (kjlyon/pmem_content HowToMapVMWareVShphereESXiPMemFromHostToGuestVM.md), the same form as the
+ * descriptor's ddb.uuid (govmomi issue #1160). Only that form is read: anything else (another
+ * release printing otherwise, an error text on stdout) is a ParseError, never a guessed identity.
+ */
+export function parseDiskUuid(text: string, source = 'vmkfstools -J getuuid'): string {
+  const m = /^UUID is ((?:[0-9A-Fa-f]{2} ){7}[0-9A-Fa-f]{2})-((?:[0-9A-Fa-f]{2} ){7}[0-9A-Fa-f]{2})$/.exec(text.replace(/\r\n/g, '\n').trim());
+  if (!m) throw new ParseError(`${source}: expected one line "UUID is xx xx xx xx xx xx xx xx-xx xx xx xx xx xx xx xx", got ${JSON.stringify(text.trim().slice(0, 200))}`, { source, expected: 'UUID is <16 hex bytes, a dash after the eighth>' });
+  return (m[1]! + m[2]!).replace(/ /g, '').toLowerCase();
+}

@@ -48,7 +48,7 @@ describe('an axis the target\'s provider does not read', () => {
   });
 
   it('disk.controller on the ESXi shell: refused (vim-cmd can neither add a controller nor choose its type)', () => {
-    const ESXI_AXES = 'esxi-shell targets take datastore.kind, datastore.blockSizeMb, disk.format, disk.sizeGb, workload.profile';
+    const ESXI_AXES = 'esxi-shell targets take datastore.kind, datastore.blockSizeMb, disk.format, disk.sizeGb, guest.filesystem, workload.profile';
     expect(refused('pb-controller-esxi.yaml')).toEqual([
       `${f('pb-controller-esxi.yaml')}:9:5: matrix.disk.controller: target "esx" (esxi-shell) does not use disk.controller: ${ESXI_AXES}; ${REPEAT}`,
     ]);
@@ -66,7 +66,7 @@ describe('an axis the target\'s provider does not read', () => {
 
   it('the same on the ESXi shell', () => {
     const F = f('pb-hyperv-axes-on-esxi.yaml');
-    const ESXI_AXES = 'esxi-shell targets take datastore.kind, datastore.blockSizeMb, disk.format, disk.sizeGb, workload.profile';
+    const ESXI_AXES = 'esxi-shell targets take datastore.kind, datastore.blockSizeMb, disk.format, disk.sizeGb, guest.filesystem, workload.profile';
     expect(refused('pb-hyperv-axes-on-esxi.yaml')).toEqual(
       [
         [5, 'volume.sizeGb'],

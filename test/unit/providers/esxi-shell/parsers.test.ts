@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { parseDeviceList, parseFilesystemList, parseVmfsExtentList } from '../../../../src/providers/esxi-shell/esxcli.ts';
 import { parseGetptbl, parseUsableSectors, vmfsPartitionLayout, VMFS_GPT_GUID } from '../../../../src/providers/esxi-shell/partedutil.ts';
-import { parseCreateVmfs, parseQueryFs } from '../../../../src/providers/esxi-shell/vmkfstools.ts';
+import { getDiskUuidArgv, parseCreateVmfs, parseDiskUuid, parseQueryFs } from '../../../../src/providers/esxi-shell/vmkfstools.ts';
 import { parseDiskDevices, parseGetAllVms } from '../../../../src/providers/esxi-shell/vimcmd.ts';
 import { ParseError } from '../../../../src/errors.ts';
 
@@ -102,5 +102,24 @@ describe('vmkfstools and vim-cmd parsers', () => {
   it('reads disk backings from getdevices', () => {
     const text = '(vim.vm.device.VirtualDisk) {\n fileName = "[t1] x.vmdk",\n controllerKey = 1000,\n unitNumber = 1,\n},';
     expect(parseDiskDevices(text)).toEqual([{ fileName: '[t1] x.vmdk', controllerKey: 1000, unitNumber: 1 }]);
+  });
+});
+
+describe('vmkfstools -J getuuid', () => {
+  it('reads the one line ESXi prints, as the WWN the guest sees (dashes and spaces gone, lower case)', () => {
+    expect(getDiskUuidArgv('/vmfs/volumes/ds/vm/vm.vmdk')).toEqual(['vmkfstools', '-J', 'getuuid', '/vmfs/volumes/ds/vm/vm.vmdk']);
+    // as printed on ESXi 7.0u3 (kjlyon/pmem_content, HowToMapVMWareVShphereESXiPMemFromHostToGuestVM.md)
+    expect(parseDiskUuid('UUID is 60 00 C2 98 42 c7 54 f8-02 c2 d4 9b 20 6b 08 0c\n')).toBe('6000c29842c754f802c2d49b206b080c');
+  });
+
+  it.each([
+    ['nothing', ''],
+    ['a VMFS volume uuid', 'UUID is 5f69774e-f1031e44-7bdb-ac1f6bc4b812'],
+    ['the API form', 'UUID is 6000C298-42c7-54f8-02c2-d49b206b080c'],
+    ['15 bytes', 'UUID is 60 00 C2 98 42 c7 54 f8-02 c2 d4 9b 20 6b 08'],
+    ['an error on stdout', 'Failed to open disk: The system cannot find the file specified (25).'],
+    ['two lines', 'UUID is 60 00 C2 98 42 c7 54 f8-02 c2 d4 9b 20 6b 08 0c\nUUID is 60 00 C2 98 42 c7 54 f8-02 c2 d4 9b 20 6b 08 0d'],
+  ])('anything else is a ParseError, never a guessed identity: %s', (_what, text) => {
+    expect(() => parseDiskUuid(text)).toThrow(ParseError);
   });
 });

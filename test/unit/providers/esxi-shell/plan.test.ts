@@ -43,32 +43,50 @@ describe('command builders', () => {
 });
 
 describe('planEsxiShellSteps', () => {
-  it('plans partition → datastore → disk → attach for a new VMFS3 with 8 MiB blocks', () => {
+  it('plans partition → datastore → disk → attach → guest-disk for a new VMFS3 with 8 MiB blocks', () => {
     const steps = planEsxiShellSteps({ 'datastore.kind': 'vmfs3', 'datastore.blockSizeMb': 8, 'disk.format': 'eagerzeroedthick', 'disk.sizeGb': 10 }, target, names);
     expect(steps.map((s) => [s.step, s.operation, s.destructive, s.creates?.kind])).toEqual([
       ['partition', 'partedUtil setptbl', true, 'vmfs-partition'],
       ['datastore', 'vmkfstools -C', true, 'datastore'],
       ['disk', 'vmkfstools -c', false, 'disk'],
       ['attach', 'vim-cmd vmsvc/device.diskaddexisting', false, 'disk-attachment'],
+      ['guest-disk', 'guest: find disk by WWN', false, undefined],
     ]);
     expect(steps[0]!.arguments).toMatchObject({ device: DEV, label: 'msdos', startSector: 128, type: '251' });
     expect(steps[1]!.arguments).toEqual({ device: DEV, partition: 1, vmfsVersion: 'vmfs3', blockSizeMb: 8, label: 'ss-r1-p1-ds', volumePath: '/vmfs/volumes/ss-r1-p1-ds' });
     expect(steps[2]!.arguments).toEqual({ path: '/vmfs/volumes/ss-r1-p1-ds/ss-r1-p1-disk.vmdk', sizeGb: 10, format: 'eagerzeroedthick' });
-    expect(steps[3]!.arguments).toEqual({ vmid: '1', path: '/vmfs/volumes/ss-r1-p1-ds/ss-r1-p1-disk.vmdk', bus: 0, unit: 1 });
+    // no unit: the lowest free one is chosen at apply, and the guest finds the disk by its uuid
+    expect(steps[3]!.arguments).toEqual({ vmid: '1', path: '/vmfs/volumes/ss-r1-p1-ds/ss-r1-p1-disk.vmdk', bus: 0 });
+    expect(steps[4]!.arguments).toEqual({ vmid: '1', path: '/vmfs/volumes/ss-r1-p1-ds/ss-r1-p1-disk.vmdk', by: 'disk uuid', sizeBytes: 10 * 1024 ** 3, filesystem: 'raw' });
     expect(JSON.parse(JSON.stringify(steps))).toEqual(steps);
   });
 
   it('uses the existing datastore and maps lazyzeroedthick to zeroedthick; RDM steps are destructive', () => {
     const thick = planEsxiShellSteps({ 'datastore.kind': 'existing', 'disk.format': 'lazyzeroedthick', 'disk.sizeGb': 4 }, target, names);
-    expect(thick.map((s) => s.step)).toEqual(['disk', 'attach']);
+    expect(thick.map((s) => s.step)).toEqual(['disk', 'attach', 'guest-disk']);
     expect(thick[0]!.arguments).toEqual({ path: '/vmfs/volumes/datastore1/ss-r1-p1-disk.vmdk', sizeGb: 4, format: 'zeroedthick' });
     const rdm = planEsxiShellSteps({ 'datastore.kind': 'vmfs6', 'disk.format': 'rdm-physical' }, target, names);
     expect(rdm[1]!.arguments.blockSizeMb).toBe(1);
     expect(rdm[2]).toMatchObject({ operation: 'vmkfstools -z', destructive: true, arguments: { device: RDM, compatibilityMode: 'physical' } });
+    // a physical RDM is found in the guest by the LUN's NAA id, a virtual one by its mapping's uuid
+    expect(rdm[4]!.arguments).toEqual({ vmid: '1', path: '/vmfs/volumes/ss-r1-p1-ds/ss-r1-p1-disk.vmdk', by: 'LUN id', lun: RDM, filesystem: 'raw' });
+    expect(planEsxiShellSteps({ 'datastore.kind': 'vmfs6', 'disk.format': 'rdm-virtual' }, target, names)[4]!.arguments).toMatchObject({ by: 'disk uuid', lun: RDM });
     // the LUN the datastore is made on is not also mapped raw (the workload would overwrite the datastore)
     const same = { ...target, rdmDevice: DEV };
     expect(() => planEsxiShellSteps({ 'datastore.kind': 'vmfs6', 'disk.format': 'rdm-virtual' }, same, names)).toThrow(new InvalidArgument(`axis disk.format = "rdm-virtual": expected an RDM device other than the VMFS device ${DEV} (the datastore holding the mapping file is made on it, and the workload would overwrite it)`, { name: 'disk.format', value: 'rdm-virtual' }));
     expect(planEsxiShellSteps({ 'datastore.kind': 'existing', 'disk.format': 'rdm-virtual' }, same, names)[0]).toMatchObject({ arguments: { device: DEV } });
+  });
+
+  it('guest.filesystem ext4/xfs: a guest-filesystem object mounted in a directory of ours under the guest workdir; none without a workdir', () => {
+    const steps = planEsxiShellSteps({ 'datastore.kind': 'existing', 'disk.format': 'thin', 'disk.sizeGb': 1, 'guest.filesystem': 'xfs' }, { ...target, guestWorkdir: '/srv/bench' }, names);
+    expect(steps.at(-1)).toEqual({ step: 'guest-disk', provider: 'esxi-shell', operation: 'guest: find disk by WWN, partition, mkfs, mount', arguments: { vmid: '1', path: '/vmfs/volumes/datastore1/ss-r1-p1-disk.vmdk', by: 'disk uuid', sizeBytes: 1024 ** 3, filesystem: 'xfs', mountpoint: '/srv/bench/ss-r1-p1-fs' }, destructive: false, creates: { kind: 'guest-filesystem', name: 'ss-r1-p1-fs' } });
+    expect(() => planEsxiShellSteps({ 'datastore.kind': 'existing', 'disk.format': 'thin', 'disk.sizeGb': 1, 'guest.filesystem': 'ext4' }, target, names)).toThrow(/names none/);
+    expect(() => planEsxiShellSteps({ 'datastore.kind': 'existing', 'disk.format': 'thin', 'disk.sizeGb': 1, 'guest.filesystem': 'ntfs-4k' }, target, names)).toThrow(/expected one of raw, ext4, xfs/);
+  });
+
+  it('a physical RDM of a LUN without an NAA id is refused: the guest could not find it by WWN', () => {
+    const t10 = 't10.ATA_____HGST_HDN728080ALE604____________________VJGL71YX____________';
+    expect(() => planEsxiShellSteps({ 'datastore.kind': 'existing', 'disk.format': 'rdm-physical' }, { ...target, rdmDevice: t10, allowedDevices: [t10] }, names)).toThrow(/expected an rdmDevice with an NAA id/);
   });
 
   it('explains missing axes, bad block sizes and missing inventory fields', () => {
