@@ -2,7 +2,7 @@
 // is this machine: the vcsim harness gives it a real loop device per disk attached to the VM,
 // linked as <guestDisks>/by-id/wwn-0x<id> (src/lab/harness/vcsim/guestdisks.go). Real vcsim, real
 // fio, real loop devices; what was written is read back from the disks' backing files.
-import { execFileSync } from 'node:child_process';
+import { execFile, execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -12,6 +12,16 @@ import { runCli } from './helpers/cli.ts';
 import { startLabGuest, type LabGuest } from './helpers/lab-guest.ts';
 import { ensureSystemUser } from './helpers/system-user.ts';
 import { permutationStatuses, readRun, runDirOf, startVsphereLab, type VsphereLab } from './helpers/vsphere-lab.ts';
+
+const SET_VM_OPTION = new URL('../harness/pyvmomi/set_vm_option.py', import.meta.url).pathname;
+
+/** an advanced VM option set by pyvmomi, as an administrator would (not through storsweep); its value read back */
+function setVmOption(l: VsphereLab, vm: string, key: string, value: string): Promise<string | null> {
+  return new Promise((resolve, reject) => {
+    const p = execFile('/usr/bin/python3', [SET_VM_OPTION], { timeout: 60_000 }, (err, stdout, stderr) => (err ? reject(new Error(`set_vm_option.py: ${stderr || err.message}`)) : resolve((JSON.parse(stdout) as { value: string | null }).value)));
+    p.stdin!.end(JSON.stringify({ url: l.sim.url, username: l.sim.username, password: l.password, certFile: l.sim.certFile, vm, key, value }));
+  });
+}
 
 let lab: VsphereLab;
 let filesDir: string;
@@ -178,6 +188,34 @@ describe('the disk under test, found in the guest by its WWN', () => {
     expect(loopsOn(image)).toEqual([]);
     expect(fs.readdirSync(lab.byIdDir)).toEqual([]);
     expect(await lab.leftovers()).toEqual({ datastores: [], disks: [], files: [] });
+  }, 180_000);
+});
+
+describe('disk.EnableUUID', () => {
+  it('a VM without it: the run refuses before attaching anything — nothing measured, no disk, no loop device, no file', async () => {
+    expect(await setVmOption(lab, 'DC0_H0_VM0', 'disk.EnableUUID', 'FALSE')).toBe('FALSE');
+    try {
+      const loopsBefore = loopsOn(filesDir);
+      const pb = await lab.writePlaybook('nouuid.yaml', playbook('nouuid', 'thin', ['  guest:', '    filesystem: [raw, ext4]']));
+      const r = await runCli(['run', pb, '-i', lab.inventory, '--out', await lab.newRunsDir('nouuid'), '--no-report', '--json']);
+      expect(r.code, r.stderr).toBe(1);
+      const runDir = runDirOf(r);
+      const perms = permutationStatuses(runDir);
+      expect(perms.map((p) => p.status)).toEqual(['failed', 'failed']);
+      for (const p of perms) expect(p.reason).toMatch(/VM DC0_H0_VM0 does not have disk\.EnableUUID = TRUE: its virtual disks report no WWN to the guest[\s\S]*storsweep does not change it/);
+      expect(records(runDir)).toEqual([]);
+      // refused before the disk was sent: the ledger says so, and the host and the guest agree
+      const ledger = readRun(runDir, (db) => db.prepare('SELECT kind, state FROM ledger').all() as Array<{ kind: string; state: string }>);
+      expect(ledger.filter((row) => row.kind === 'disk').map((row) => row.state)).toEqual(['refused', 'refused']);
+      expect(await lab.leftovers()).toEqual({ datastores: [], disks: [], files: [] });
+      expect(fs.readdirSync(lab.byIdDir)).toEqual([]);
+      expect(loopsOn(filesDir)).toEqual(loopsBefore);
+      expect(fs.readdirSync(filesDir).filter((f) => !f.startsWith('naa.'))).toEqual([]);
+      expect(execFileSync('findmnt', ['-rn', '-o', 'TARGET'], { encoding: 'utf8' }).split('\n').filter((t) => t.startsWith(lab.workdir))).toEqual([]);
+    } finally {
+      // the lab VM as the other tests expect it
+      expect(await setVmOption(lab, 'DC0_H0_VM0', 'disk.EnableUUID', 'TRUE')).toBe('TRUE');
+    }
   }, 180_000);
 });
 

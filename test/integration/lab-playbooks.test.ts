@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { labPaths, labUp, LAB_HYPERV_VOLUMES, type LabState } from '../../src/lab/lab.ts';
 import { stopPid } from '../../src/lab/sshd.ts';
 import { getProfile } from '../../src/workloads/profiles.ts';
-import { BLANK_DEV, BOOT_DEV, DS1_UUID, readCommands, readEsxiState } from '../../src/lab/harness/esxi/state.ts';
+import { BLANK_DEV, BOOT_DEV, DS1_UUID, readCommands, readEsxiState, releaseEsxiGuestDisks } from '../../src/lab/harness/esxi/state.ts';
 import { readHypervState, readPsLog } from '../../src/lab/harness/windows/state.ts';
 import { REPO_ROOT, runCli, stackTraceLines, type CliResult } from './helpers/cli.ts';
 
@@ -70,6 +70,8 @@ beforeAll(async () => {
 }, 600_000);
 
 afterAll(async () => {
+  // the loop devices the stand-ins gave this machine (the lab guest) for attached disks
+  if (stateDir) await releaseEsxiGuestDisks(stateDir);
   if (lab) await stopPid(lab.ssh.pid);
   if (root) await fs.rm(root, { recursive: true, force: true });
 });
@@ -97,6 +99,9 @@ describe('playbooks/vmfs-block-size-shell.yaml on lab-esxi', () => {
     expectComplete(records, 4, 'cdm3', 3);
     expect(new Set(records.map((r) => r.axes['datastore.blockSizeMb']))).toEqual(new Set([1, 2, 4, 8]));
     expect(records.every((r) => r.tool.name === 'fio')).toBe(true);
+    // each permutation measured the disk it attached, found in the lab guest by the VMDK's uuid
+    for (const r of records) expect(r.metadata).toMatchObject({ device: expect.stringMatching(/^\/dev\/loop\d+$/), deviceWwn: expect.stringMatching(/^6000c29[0-9a-f]{25}$/), filesystem: 'raw' });
+    expect(new Set(records.map((r) => r.metadata.deviceWwn)).size).toBe(4);
     const status = await statusOf(runDir);
     expect(status.permutations.map((p) => p.status)).toEqual(['done', 'done', 'done', 'done']);
     expect(status.leftovers).toEqual([]);
@@ -127,6 +132,9 @@ describe('playbooks/vmfs-block-size-shell.yaml on lab-esxi', () => {
       `vmkfstools -c 4g -d eagerzeroedthick ${ds}/${base}-disk.vmdk`,
       'vim-cmd vmsvc/device.getdevices 1',
       `vim-cmd vmsvc/device.diskaddexisting 1 ${ds}/${base}-disk.vmdk 0 1`,
+      // the guest-disk step: the disk still on the VM, and the uuid the guest names it by
+      'vim-cmd vmsvc/device.getdevices 1',
+      `vmkfstools -J getuuid ${ds}/${base}-disk.vmdk`,
       'vim-cmd vmsvc/device.getdevices 1',
       'vim-cmd vmsvc/device.diskremove 1 0 1 false',
       `vmkfstools -U ${ds}/${base}-disk.vmdk`,
@@ -143,6 +151,8 @@ describe('playbooks/vmfs-block-size-shell.yaml on lab-esxi', () => {
     expect(Object.keys(s.volumes)).toEqual([DS1_UUID]);
     expect(Object.keys(s.files)).toEqual(['/vmfs/volumes/datastore1/bench-vm/bench-vm.vmdk']);
     expect(s.vms['1']!.disks).toEqual({ '0:0': '/vmfs/volumes/datastore1/bench-vm/bench-vm.vmdk' });
+    // and no loop device of the lab guest: each went with its disk
+    expect(s.vms['1']!.guestDevices).toEqual({});
     expect(s.devices[BLANK_DEV]!.partitions).toEqual([]);
     expect(s.devices[BOOT_DEV]!.partitions).toHaveLength(2);
   });
