@@ -80,6 +80,25 @@ export const attachedDiskGuestSchema = z.strictObject({
   ...guestDiskFields,
 });
 
+/**
+ * The guest of an esxi-shell target: a Linux guest reached over SSH (or this machine) that
+ * measures the disk each permutation attaches, found by its WWN. No VMware Tools guest operations
+ * (`via: tools`, a Windows guest): they need a vCenter/hostd API session, which the shell provider
+ * has not: `via: tools` is refused at its line (VIA_TOOLS_ONLY_VSPHERE), `os`/`credential` are no keys here.
+ */
+export const shellAttachedDiskGuestSchema = z.strictObject({
+  via: guestSchema.shape.via,
+  sshHost: nameField().optional().describe('Name under sshHosts; absent = this machine'),
+  workdir: fioFields.workdir,
+  // refused by the provider's checkInventory (ATTACHED_DISK_TEST_FILE), at its line
+  testFile: plainText().optional().describe('Not used: the disk each permutation attaches is found in the guest by its WWN; validate refuses it'),
+  fioPath: fioFields.fioPath,
+  ioengine: fioFields.ioengine,
+  ...guestDiskFields,
+});
+
+export type ShellAttachedDiskGuest = z.output<typeof shellAttachedDiskGuestSchema>;
+
 /** Why a testFile is refused on a guest whose provider attaches the disk under test. */
 export const ATTACHED_DISK_TEST_FILE = 'not used here: this target measures the disk each permutation attaches, found in the guest by its WWN under guest.byIdDir (a fixed path could name another disk); remove testFile';
 
@@ -92,7 +111,7 @@ export function guestOpener(ctx: ComposeContext, g: { sshHost?: string | undefin
 }
 
 /** The guest wired up: its fio endpoint, where it runs (the workload step's provider) and a secret-free description. */
-export function guestWorkload(ctx: ComposeContext, g: Guest | AttachedDiskGuest): { endpoint: WorkloadEndpoint; describe: Record<string, unknown>; provider: ProviderName } {
+export function guestWorkload(ctx: ComposeContext, g: Guest | AttachedDiskGuest | ShellAttachedDiskGuest): { endpoint: WorkloadEndpoint; describe: Record<string, unknown>; provider: ProviderName } {
   const sshHost = g.sshHost;
   const open = guestOpener(ctx, g);
   const attached = 'byIdDir' in g;

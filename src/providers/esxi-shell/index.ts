@@ -6,7 +6,7 @@ import { intIn, matching } from '../../config/fields.ts';
 import { connectSsh } from '../../ssh/ssh-runner.ts';
 import { CANONICAL_DEVICE_EXPECTED, isCanonicalDevice } from '../canonical-device.ts';
 import { esxiVersionField } from '../esxi-version-field.ts';
-import { ATTACHED_DISK_TEST_FILE, attachedDiskGuestSchema, guestOpener, guestWorkload, nameField } from '../guest.ts';
+import { ATTACHED_DISK_TEST_FILE, guestOpener, guestWorkload, nameField, shellAttachedDiskGuestSchema } from '../guest.ts';
 import { GUEST_DISK_OPERATION, GUEST_FS_OPERATION } from '../guest-disk.ts';
 import { fioGuestResources, lunResource } from '../shared-resources.ts';
 import { ESXI_SHELL_AXES } from './axes.ts';
@@ -36,7 +36,7 @@ const targetSchema = z.strictObject({
   controllerBus: intIn(0, 3, 'a SCSI controller bus').default(0),
   version: esxiVersionField(),
   // fio measures the disk each permutation attaches, found in the guest by its WWN (../guest-disk.ts)
-  guest: attachedDiskGuestSchema,
+  guest: shellAttachedDiskGuestSchema,
 });
 
 export type EsxiShellTarget = z.output<typeof targetSchema>;
