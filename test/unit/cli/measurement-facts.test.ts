@@ -69,6 +69,9 @@ describe('measurementFacts', () => {
       'targets.lab.guest.ioengine': 'psync',
       'targets.lab.guest.byIdDir': '/lab/by-id',
       'targets.lab.guest.sudo': 'false',
+      // how the guest is reached and what it runs (issue 16): ssh to a Linux guest by default
+      'targets.lab.guest.via': 'ssh',
+      'targets.lab.guest.os': 'linux',
       'sshHosts.guest.host': '10.0.0.5',
       'sshHosts.guest.port': '2222',
       'sshHosts.guest.user': 'bench',
