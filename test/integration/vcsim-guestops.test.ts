@@ -130,7 +130,8 @@ describe.skipIf(!isRoot)('vcsim harness guest operations', () => {
     const pid = started.pid as number;
     const p = await waitExit(vc, LINUX, pid);
     expect(p).toMatchObject({ pid, name: 'sh', owner: LINUX.guestUser, exitCode: 3 });
-    expect(p.cmdLine).toBe(`/bin/sh ${job} > ${out} 2>&1`);
+    // the command line Tools builds: the program path quoted, the arguments as given (vixTools.c)
+    expect(p.cmdLine).toBe(`"/bin/sh" ${job} > ${out} 2>&1`);
     expect(Date.parse(p.endTime!)).toBeGreaterThanOrEqual(Date.parse(p.startTime));
 
     const down = await one(vc, { op: 'guest-download', ...LINUX, path: out });
@@ -173,6 +174,33 @@ describe.skipIf(!isRoot)('vcsim harness guest operations', () => {
     expect(await processesOf(uidOf(LINUX.guestUser))).toEqual([]);
     // a pid that is not running in the guest
     expect(await one(vc, { op: 'guest-terminate', ...LINUX, pid })).toMatchObject({ ok: false, fault: 'GuestProcessNotFound' });
+  }, 60_000);
+
+  it('waits 5 s after TERM before KILL, as Tools does (procMgrPosix.c ProcMgr_KillByPid)', async () => {
+    const started = await one(vc, { op: 'guest-start', ...LINUX, program: '/bin/bash', arguments: `-c "trap '' TERM; while :; do sleep 0.2; done"` });
+    expect(started.ok, JSON.stringify(started)).toBe(true);
+    await new Promise((r) => setTimeout(r, 300));
+    const t0 = Date.now();
+    expect(await one(vc, { op: 'guest-terminate', ...LINUX, pid: started.pid })).toMatchObject({ ok: true });
+    const took = Date.now() - t0;
+    expect(took).toBeGreaterThanOrEqual(4900);
+    expect(took).toBeLessThan(9000);
+    expect((await waitExit(vc, LINUX, started.pid as number)).exitCode).toBe(128 + 9);
+  }, 60_000);
+
+  it('quotes the program path as Tools does: a path with a space or ; is one path, never shell syntax', async () => {
+    const dir = path.join(work, 'quote-job');
+    const odd = path.join(dir, 'my tools;touch pwned');
+    await fs.mkdir(odd, { recursive: true });
+    await fs.writeFile(path.join(odd, 'job'), '#!/bin/sh\necho "ran $1" > out.txt\n', { mode: 0o755 });
+    await fs.chown(dir, uidOf(LINUX.guestUser), 0);
+    const started = await one(vc, { op: 'guest-start', ...LINUX, program: path.join(odd, 'job'), arguments: 'once', workingDirectory: dir });
+    expect(started.ok, JSON.stringify(started)).toBe(true);
+    const p = await waitExit(vc, LINUX, started.pid as number);
+    expect(p.exitCode).toBe(0);
+    expect(p.cmdLine).toBe(`"${path.join(odd, 'job')}" once`);
+    expect(await fs.readFile(path.join(dir, 'out.txt'), 'utf8')).toBe('ran once\n');
+    await expect(fs.stat(path.join(dir, 'pwned'))).rejects.toThrow();
   }, 60_000);
 
   it('returns the documented faults', async () => {
@@ -302,6 +330,30 @@ describe.skipIf(!isRoot)('vcsim harness guest operations', () => {
     expect((await waitExit(vc, LINUX, started.pid as number)).exitCode).toBe(0);
     const text = (await one(vc, { op: 'guest-download', ...LINUX, path: out })).content as string;
     expect(text).toMatch(/^\/dev\/loop\d+\n4194304\nreadable\n$/);
+    const ownLoop = text.split('\n')[0]!;
+
+    // another VM's disk (another lab's guest, as far as this guest knows) is a loop device on the
+    // same machine: this guest's user must not open it, nor the host's disks (it is not in group disk)
+    const other = await one(vc, { op: 'add-disk', vm: OTHER_VM, unit: 3, capacityKB: 4096 });
+    expect(other.ok, JSON.stringify(other)).toBe(true);
+    const otherLink = (await fs.readdir(byId)).find((l) => !links.includes(l));
+    expect(otherLink).toBeDefined();
+    const otherLoop = await fs.realpath(`${byId}/${otherLink}`);
+    expect(otherLoop).not.toBe(ownLoop);
+    expect((await fs.stat(ownLoop)).uid).toBe(uidOf(LINUX.guestUser));
+    expect((await fs.stat(otherLoop)).uid).toBe(0);
+    const diskGid = readFileSync('/etc/group', 'utf8').split('\n').find((l) => l.startsWith('disk:'))!.split(':')[2];
+    const access = await one(vc, {
+      op: 'guest-start',
+      ...LINUX,
+      program: '/bin/sh',
+      arguments: `-c 'for d in ${ownLoop} ${otherLoop}; do if test -w $d; then echo $d w; else echo $d -; fi; done; dd if=${otherLoop} of=/dev/null count=1 2>/dev/null || echo denied; id -G' > ${dir}/access.txt 2>&1`,
+      workingDirectory: dir,
+    });
+    expect((await waitExit(vc, LINUX, access.pid as number)).exitCode).toBe(0);
+    const seen = ((await one(vc, { op: 'guest-download', ...LINUX, path: `${dir}/access.txt` })).content as string).split('\n');
+    expect(seen.slice(0, 3)).toEqual([`${ownLoop} w`, `${otherLoop} -`, 'denied']);
+    expect(seen[3]!.split(' ')).not.toContain(diskGid);
 
     // a prepared benchmark account: root through sudo -n (guest.sudo), never a password prompt
     const sudo = await one(vc, { op: 'guest-start', ...LINUX, program: '/bin/sh', arguments: `-c 'id -u; sudo -n id -u' > ${dir}/sudo.txt 2>&1`, workingDirectory: dir });

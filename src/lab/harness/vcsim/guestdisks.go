@@ -52,6 +52,9 @@ type guestDisks struct {
 	attached map[string]*guestDisk
 	// the disks the simulated VMs had at start: the lab guest's own system disk is this machine's
 	ignored map[string]bool
+	// the Linux lab guest user of each VM with guest operations (VM MoRef value → uid): it, and
+	// no other account, may open the loop devices of that VM's disks (setOwners)
+	owners map[string]int
 }
 
 func newGuestDisks(dir string) (*guestDisks, error) {
@@ -243,6 +246,9 @@ func (g *guestDisks) attach(vm string, v diskView) (*guestDisk, error) {
 	}
 	a := &guestDisk{vm: vm, file: file, loop: strings.TrimSpace(string(out))}
 	udevOwnership(a.loop)
+	if uid, ok := g.owners[vm]; ok {
+		grantDevice(a.loop, uid)
+	}
 	if v.lun == "" {
 		a.vmdk = v.vmdk
 	}
@@ -259,13 +265,50 @@ func (g *guestDisks) attach(vm string, v diskView) (*guestDisk, error) {
 
 // udevOwnership gives a block device the owner and mode udev gives every disk in a real guest
 // (systemd rules.d/50-udev-default.rules: SUBSYSTEM=="block", GROUP="disk", and MODE 0660 from
-// udev's default for devices with a group): the lab has no udev, so losetup leaves root 0600 and
-// the guest's benchmark account (group disk, guestops.go) could not open its disks.
+// udev's default for devices with a group): the lab has no udev, so losetup leaves root 0600.
+// Its partitions (losetup -P) get the same.
 func udevOwnership(dev string) {
+	for _, d := range deviceNodes(dev) {
+		_ = os.Chown(d, 0, diskGID())
+		_ = os.Chmod(d, 0o660)
+	}
+}
+
+// grantDevice lets the VM's Linux lab guest user (only it) open one of that VM's disks: the lab's
+// guests share this machine, so group disk would open every lab's loop devices and the host's own
+// disks, where a real guest sees only its own virtual disks. The device node is owned by the guest
+// user (root:disk 0660 otherwise); detach gives it back to root before the loop device is freed.
+func grantDevice(dev string, uid int) {
+	for _, d := range deviceNodes(dev) {
+		_ = os.Chown(d, uid, diskGID())
+		_ = os.Chmod(d, 0o660)
+	}
+}
+
+// deviceNodes is the loop device and the partitions the kernel made for it (/dev/loopNpM).
+func deviceNodes(dev string) []string {
+	parts, _ := filepath.Glob(dev + "p[0-9]*")
+	return append([]string{dev}, parts...)
+}
+
+func diskGID() int {
 	if grp, err := user.LookupGroup("disk"); err == nil {
 		if gid, err := strconv.Atoi(grp.Gid); err == nil {
-			_ = os.Chown(dev, 0, gid)
-			_ = os.Chmod(dev, 0o660)
+			return gid
+		}
+	}
+	return 0
+}
+
+// setOwners records each guest-operations VM's Linux guest user (VM MoRef value → uid) and gives
+// it the disks already attached to its VM.
+func (g *guestDisks) setOwners(owners map[string]int) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.owners = owners
+	for _, a := range g.attached {
+		if uid, ok := owners[a.vm]; ok {
+			grantDevice(a.loop, uid)
 		}
 	}
 }
@@ -274,6 +317,9 @@ func (g *guestDisks) detach(a *guestDisk) {
 	if a.link != "" {
 		_ = os.Remove(a.link)
 	}
+	// the node outlives the loop device: the next user of loopN (another lab) must not find it
+	// still open to this VM's guest user
+	udevOwnership(a.loop)
 	// partitions the guest added (partx -a) go with the loop device
 	_ = exec.Command("partx", "-d", a.loop).Run()
 	if out, err := exec.Command("losetup", "-d", a.loop).CombinedOutput(); err != nil {

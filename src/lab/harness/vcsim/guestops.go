@@ -85,6 +85,9 @@ type guestOpsFile struct {
 // exited processes stay listed this long (GuestProcessInfo: "within 5 minutes after it completes")
 const exitedKeep = 5 * time.Minute
 
+// TerminateProcessInGuest waits this long after TERM before KILL (procMgrPosix.c ProcMgr_KillByPid)
+const terminateGrace = 5 * time.Second
+
 // a transfer URL is good for this long (the reference gives no lifetime; the harness is strict)
 const transferTTL = 10 * time.Minute
 
@@ -273,8 +276,13 @@ func findVM(name string) *simulator.VirtualMachine {
 }
 
 // ensureLinuxUser finds or creates the local account the guest's programs run as. It is created
-// once (a system account without password or login shell, in group disk so it can open the lab
-// guest's disks as a prepared benchmark account can) and kept: other harnesses may be using it.
+// once (a system account without password or login shell) and kept: other harnesses may be using
+// it (the account is per name, not per harness: two labs configured with the same username share
+// its uid, README "Lab limits"). It is NOT in group disk, and its programs run without that group
+// even when an older harness created the account in it: every lab's guest is this machine, and
+// group disk opens every block device on it (other labs' loop devices, the host's own disks),
+// where a real guest sees only its own virtual disks. The harness gives the account exactly the
+// loop devices of its VM's disks instead (guestdisks.go grantDevice).
 func (gv *guestVM) ensureLinuxUser() error {
 	name := gv.cfg.Username
 	if !linuxUserRE.MatchString(name) {
@@ -285,7 +293,7 @@ func (gv *guestVM) ensureLinuxUser() error {
 		if os.Geteuid() != 0 {
 			return fmt.Errorf("the Linux lab guest runs programs as the local user %q, which does not exist; creating it (and switching to it) needs root", name)
 		}
-		out, err := exec.Command("useradd", "--system", "--user-group", "--groups", "disk",
+		out, err := exec.Command("useradd", "--system", "--user-group",
 			"--no-create-home", "--home-dir", "/nonexistent", "--shell", "/usr/sbin/nologin", name).CombinedOutput()
 		if err != nil && !strings.Contains(string(out), "already exists") {
 			return fmt.Errorf("useradd %s: %s (%v)", name, strings.TrimSpace(string(out)), err)
@@ -299,12 +307,33 @@ func (gv *guestVM) ensureLinuxUser() error {
 	gv.uid, _ = strconv.Atoi(u.Uid)
 	gv.gid, _ = strconv.Atoi(u.Gid)
 	ids, _ := u.GroupIds()
+	disk := -1
+	if grp, err := user.LookupGroup("disk"); err == nil {
+		disk, _ = strconv.Atoi(grp.Gid)
+	}
 	for _, s := range ids {
-		if n, err := strconv.Atoi(s); err == nil {
+		if n, err := strconv.Atoi(s); err == nil && n != disk {
 			gv.group = append(gv.group, uint32(n))
 		}
 	}
+	if gv.gid == disk {
+		return fmt.Errorf("the Linux lab guest user %q has group disk as its primary group, which opens every block device on this machine; give it its own group", name)
+	}
 	return nil
+}
+
+// diskOwners maps each Linux lab guest's VM (MoRef value) to its guest user's uid: the one
+// account given that VM's disks (guestdisks.go).
+func (g *guestOps) diskOwners() map[string]int {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	out := map[string]int{}
+	for ref, gv := range g.vms {
+		if !gv.windows() {
+			out[ref] = gv.uid
+		}
+	}
+	return out
 }
 
 // ensureSudoers gives the guest user passwordless sudo (/etc/sudoers.d/<user>, checked with
@@ -544,7 +573,12 @@ func (g *guestOps) startLinux(gv *guestVM, spec *types.GuestProgramSpec) (int64,
 		env = []string{"HOME=" + gv.root, "USER=" + gv.cfg.Username, "LOGNAME=" + gv.cfg.Username,
 			"SHELL=/bin/bash", "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", "LANG=C.UTF-8"}
 	}
-	line := spec.ProgramPath
+	// The command line Tools builds: the program path in double quotes, the arguments as given
+	// (open-vm-tools services/plugins/vix/vixTools.c VixToolsStartProgramImpl: fullCommandLine =
+	// "\"%s\" %s" of programPath and arguments, "\"%s\"" without arguments; "to be safe, always put
+	// quotes around the program name"). So a path with spaces or ; | & > works as a path, while
+	// $ ` \ " in it are still read by the shell inside the double quotes, as in a real guest.
+	line := `"` + spec.ProgramPath + `"`
 	if spec.Arguments != "" {
 		line += " " + spec.Arguments
 	}
@@ -806,7 +840,9 @@ func procStart(pid int, fallback time.Time) time.Time {
 }
 
 // TerminateProcessInGuest: vim.vm.guest.ProcessManager.terminateProcess. TERM, then KILL when the
-// process has not ended within 2 s. Unknown pid → GuestProcessNotFound.
+// process has not ended within 5 s, as Tools does (open-vm-tools lib/procMgr/procMgrPosix.c
+// ProcMgr_KillByPid: ProcMgrKill(procId, SIGTERM, 5), then ProcMgrKill(procId, SIGKILL, 15)).
+// Unknown pid → GuestProcessNotFound.
 func (m *guestProcessManager) TerminateProcessInGuest(ctx *simulator.Context, req *types.TerminateProcessInGuest) soap.HasFault {
 	body := new(methods.TerminateProcessInGuestBody)
 	f := m.ops.terminate(req)
@@ -840,7 +876,7 @@ func (g *guestOps) terminate(req *types.TerminateProcessInGuest) types.BaseMetho
 		return nil
 	}
 	_ = syscall.Kill(int(target.Pid), syscall.SIGTERM)
-	deadline := time.Now().Add(2 * time.Second)
+	deadline := time.Now().Add(terminateGrace)
 	for time.Now().Before(deadline) {
 		if !alive(int(target.Pid)) {
 			return nil

@@ -177,6 +177,9 @@ func run(esx bool, counts modelCounts, listen, certDir, dataDir, username, passw
 		}
 		defer ops.close()
 		ops.guestDisks = h.guest
+		if h.guest != nil {
+			h.guest.setOwners(ops.diskOwners())
+		}
 		ops.install()
 		h.guestOps = ops
 	}
