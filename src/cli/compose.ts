@@ -107,8 +107,7 @@ export function compose(target: Target, inv: LoadedInventory, pool: EndpointPool
  * The compositions of every target of a run (in the given order), sharing one endpoint pool: two
  * targets on one vCenter share its session and its provisioning limit.
  */
-export function composeTargets(names: readonly string[], inv: LoadedInventory, where = inv.file): Map<string, Composition> {
-  const pool = createEndpointPool();
+export function composeTargets(names: readonly string[], inv: LoadedInventory, where = inv.file, pool: EndpointPool = createEndpointPool()): Map<string, Composition> {
   const out = new Map<string, Composition>();
   for (const name of names) {
     const target = inv.inventory.targets[name];

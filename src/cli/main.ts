@@ -4,6 +4,7 @@ import { registerConfigCommands } from './commands/config-commands.ts';
 import { registerCompare } from './commands/compare.ts';
 import { registerImport } from './commands/import.ts';
 import { IOMETER_SPEC_HELP, registerProfiles } from './commands/profiles.ts';
+import { registerQueueCommands } from './commands/queue-commands.ts';
 import { registerReport } from './commands/report.ts';
 import { registerRun } from './commands/run.ts';
 import { registerRunDirCommands } from './commands/run-dir-commands.ts';
@@ -39,6 +40,7 @@ export function buildProgram(): Command {
     });
   registerConfigCommands(program);
   registerRun(program);
+  registerQueueCommands(program);
   registerRunDirCommands(program);
   registerReport(program);
   registerCompare(program);

@@ -173,6 +173,10 @@ export interface HarnessCall {
   end: number;
   /** a task slowed by slowTask(): when it finished */
   taskEnd?: number;
+  /** which client session made the call: a short hash of its cookie (never the cookie) */
+  session?: string;
+  /** ReconfigVM_Task: each disk change as `add|remove|edit <file>` */
+  devices?: string[];
 }
 
 export interface VcsimHandle extends VcsimInfo {

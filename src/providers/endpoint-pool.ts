@@ -14,7 +14,23 @@ interface SharedEndpoint {
   users: number;
 }
 
-export function createEndpointPool(): EndpointPool {
+/**
+ * Held around each provisioning call on top of the in-process limit: `storsweep worker` passes one
+ * backed by PostgreSQL (results/pg-coordination.ts endpointSlots), so the limit holds across every
+ * worker on the endpoint, not only within one process.
+ */
+export type EndpointGate = (key: string, maxConcurrent: number, signal?: AbortSignal) => Promise<() => Promise<void>>;
+
+export function createEndpointPool(o: { gate?: EndpointGate } = {}): EndpointPool {
+  const gated = async <T>(key: string, max: number, signal: AbortSignal | undefined, call: () => Promise<T>): Promise<T> => {
+    if (!o.gate) return call();
+    const release = await o.gate(key, max, signal);
+    try {
+      return await call();
+    } finally {
+      await release();
+    }
+  };
   const endpoints = new Map<string, SharedEndpoint>();
   const entry = (key: string, maxConcurrent = DEFAULT_ENDPOINT_CONCURRENCY): SharedEndpoint => {
     let e = endpoints.get(key);
@@ -43,8 +59,8 @@ export function createEndpointPool(): EndpointPool {
       let closed = false;
       const shared: Provider = {
         name: provider.name,
-        apply: (step, ctx) => e.queue.add(() => provider.apply(step, ctx)),
-        destroy: (obj, ctx) => e.queue.add(() => provider.destroy(obj, ctx)),
+        apply: (step, ctx) => e.queue.add(() => gated(key, e.queue.concurrency, ctx.signal, () => provider.apply(step, ctx))),
+        destroy: (obj, ctx) => e.queue.add(() => gated(key, e.queue.concurrency, ctx.signal, () => provider.destroy(obj, ctx))),
         find: (ref, sent) => provider.find(ref, sent),
         ...(provider.verify ? { verify: (step: PlannedStep, created: CreatedObject, ctx: ProviderContext) => provider.verify!(step, created, ctx) } : {}),
         ...(provider.isTransient ? { isTransient: (err: unknown) => provider.isTransient!(err) } : {}),

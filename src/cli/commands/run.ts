@@ -327,7 +327,7 @@ export function checkResumeOverrides(plan: Pick<RunPlan, 'overrides'>, given: re
   ]);
 }
 
-function prepareNew(playbookFile: string, o: RunCommandOptions): { plan: RunPlan; comps: Map<string, Composition>; inv: LoadedInventory; pb: LoadedPlaybook; pbText: string; timeouts: RunMeta['timeouts'] } {
+export function prepareNew(playbookFile: string, o: Pick<RunCommandOptions, 'inventory' | 'set'>): { plan: RunPlan; comps: Map<string, Composition>; inv: LoadedInventory; pb: LoadedPlaybook; pbText: string; timeouts: RunMeta['timeouts'] } {
   if (!o.inventory) throw new UsageError('run: -i/--inventory <file> is required');
   const overrides = parseSetArguments(o.set);
   const pb = loadPlaybook(playbookFile, overrides);
@@ -336,6 +336,29 @@ function prepareNew(playbookFile: string, o: RunCommandOptions): { plan: RunPlan
   const comps = composeTargets([...targets.keys()], inv);
   const plan = planRun(pb.playbook, comps, newRunId(), overrideTexts(overrides));
   return { plan, comps, inv, pb, pbText: pb.text, timeouts: pb.playbook.timeouts };
+}
+
+/** What a new run records about itself (run.sqlite's meta; a PostgreSQL run's too: `submit`). */
+export function newRunMeta(a: { plan: RunPlan; comps: Map<string, Composition>; inv: LoadedInventory; pb: LoadedPlaybook; playbookFile: string; timeouts: RunMeta['timeouts']; confirmedDestroy: string[] }): RunMeta {
+  const { plan, comps, inv, pb, playbookFile, timeouts, confirmedDestroy } = a;
+  const environment = environmentText(pb.playbook.environment);
+  return {
+    runId: plan.runId,
+    playbook: plan.playbook,
+    playbookFile: path.resolve(playbookFile),
+    inventoryFile: path.resolve(inv.file),
+    target: plan.target,
+    ...(plan.targets ? { targets: plan.targets.map((t) => t.name) } : {}),
+    startedAt: new Date().toISOString(),
+    fingerprint: { storsweep: VERSION, node: process.version, provider: plan.provider, target: plan.target },
+    // what the playbook states about the setup, shown in reports beside the fingerprint
+    ...(environment ? { environment } : {}),
+    insecureEndpoints: [...new Set([...comps.values()].flatMap((c) => c.insecureEndpoints))],
+    ...(timeouts ? { timeouts } : {}),
+    config: { playbookSha256: sha256(playbookFile), facts: measurementFacts([...comps.keys()], inv, plan) },
+    // what the user confirmed (exactly what the plan destroys): resume relies on it
+    confirmedDestroy,
+  };
 }
 
 export async function runCommand(playbookFile: string | undefined, o: RunCommandOptions): Promise<number> {
@@ -395,24 +418,7 @@ async function runLocked(playbookFile: string | undefined, o: RunCommandOptions,
     // a host whose release the inventory does not state is asked (read-only) before anything changes
     await checkAgainstHostVersions(pb, inv, comps);
     const runDir = runDirFor(o.out, plan);
-    const environment = environmentText(pb.playbook.environment);
-    const meta: RunMeta = {
-      runId: plan.runId,
-      playbook: plan.playbook,
-      playbookFile: path.resolve(playbookFile),
-      inventoryFile: path.resolve(inv.file),
-      target: plan.target,
-      ...(plan.targets ? { targets: plan.targets.map((t) => t.name) } : {}),
-      startedAt: new Date().toISOString(),
-      fingerprint: { storsweep: VERSION, node: process.version, provider: plan.provider, target: plan.target },
-      // what the playbook states about the setup, shown in reports beside the fingerprint
-      ...(environment ? { environment } : {}),
-      insecureEndpoints: [...new Set([...comps.values()].flatMap((c) => c.insecureEndpoints))],
-      ...(timeouts ? { timeouts } : {}),
-      config: { playbookSha256: sha256(playbookFile), facts: measurementFacts([...comps.keys()], inv, plan) },
-      // what the user confirmed (exactly what the plan destroys): resume relies on it
-      confirmedDestroy,
-    };
+    const meta = newRunMeta({ plan, comps, inv, pb, playbookFile, timeouts, confirmedDestroy });
     ensureOutputDirectory(o.out, '--out');
     fs.mkdirSync(runDir);
     held.lock = lockRunDir(runDir, 'run');

@@ -119,7 +119,10 @@ func (h *harness) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	name := method.Name
 
-	entry := &callEntry{Method: name, This: method.This.Type + ":" + method.This.Value, Start: nowMs()}
+	entry := &callEntry{Method: name, This: method.This.Type + ":" + method.This.Value, Start: nowMs(), Devices: deviceChanges(method)}
+	if c, err := r.Cookie(soap.SessionCookieName); err == nil {
+		entry.Session = sessionTag(c.Value)
+	}
 	h.mu.Lock()
 	h.calls[name]++
 	if len(h.log) < maxLogEntries {
@@ -468,6 +471,10 @@ type callEntry struct {
 	Start   float64 `json:"start"`
 	End     float64 `json:"end"`
 	TaskEnd float64 `json:"taskEnd,omitempty"`
+	// a short hash of the session cookie (never the cookie): which client session made the call
+	Session string `json:"session,omitempty"`
+	// ReconfigVM_Task: each disk change as "add|remove|edit <file>" (calllog.go)
+	Devices []string `json:"devices,omitempty"`
 }
 
 const maxLogEntries = 200000

@@ -1,0 +1,45 @@
+package main
+
+// What the call log (GET /_harness/log, harness.go callEntry) says beyond method and object: which
+// session made a call, and for ReconfigVM_Task each disk change (operation and file). Tests read it
+// as an independent record of what clients did to a VM, e.g. that two storsweep workers never had
+// disks of two permutations attached to one VM at once. The session is a short hash of its cookie.
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+
+	"github.com/vmware/govmomi/simulator"
+	"github.com/vmware/govmomi/vim25/types"
+)
+
+func sessionTag(cookie string) string {
+	if cookie == "" {
+		return ""
+	}
+	sum := sha256.Sum256([]byte(cookie))
+	return hex.EncodeToString(sum[:6])
+}
+
+// deviceChanges: "add <file>", "remove <file>", "edit <file>" for each disk of a ReconfigVM_Task.
+func deviceChanges(method *simulator.Method) []string {
+	req, ok := method.Body.(*types.ReconfigVM_Task)
+	if !ok {
+		return nil
+	}
+	var out []string
+	for _, ch := range req.Spec.DeviceChange {
+		spec := ch.GetVirtualDeviceConfigSpec()
+		file := ""
+		if disk, ok := spec.Device.(*types.VirtualDisk); ok {
+			if b, ok := disk.Backing.(types.BaseVirtualDeviceFileBackingInfo); ok {
+				file = b.GetVirtualDeviceFileBackingInfo().FileName
+			}
+		}
+		if file == "" {
+			continue
+		}
+		out = append(out, string(spec.Operation)+" "+file)
+	}
+	return out
+}

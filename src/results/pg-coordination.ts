@@ -1,0 +1,156 @@
+// What several controllers (`storsweep worker`) hold in PostgreSQL while they work through one
+// sweep, so that the rules one process keeps in memory (run/resource-locks.ts, the endpoint pool's
+// per-vCenter limit) hold across processes and machines:
+// - a lease session: one connection per worker holding session-level advisory locks for the span of
+//   a permutation (its target's group and every resource key the target uses). PostgreSQL releases
+//   them when the session ends — at once when the worker dies (kill -9 closes its socket), after
+//   the keepalive window when its machine goes silent — so a dead worker's lease expires without
+//   anyone guessing from timestamps. The worker runs a heartbeat on that session while it works; a
+//   heartbeat that fails means the lease may already be someone else's: it stops the permutation.
+// - endpoint slots: a counting semaphore per endpoint (N advisory locks on (endpoint, slot)), held
+//   for one provisioning call, so all workers together send at most N calls to one vCenter.
+import pg from 'pg';
+import type { PgConnection } from './pg-store.ts';
+
+/** Default lease: how long a silent worker keeps its locks (TCP keepalive on its session). */
+export const DEFAULT_LEASE_SEC = 30;
+
+export interface LeaseOptions {
+  /** a silent session's locks are released after about this long; the heartbeat runs at a third of it */
+  leaseSec?: number;
+  /** called once when the heartbeat fails: the locks may be gone; stop what they protect */
+  onLost?: (err: Error) => void;
+  applicationName?: string;
+}
+
+/** The worker's lease session (see above). One holder at a time per key, across all sessions. */
+export class LeaseSession {
+  private heartbeat: NodeJS.Timeout | undefined;
+  private lost: Error | null = null;
+  /** the keys this session holds (each once: tryHold refuses a key already held) */
+  private readonly held = new Map<string, number>();
+  private queue: Promise<unknown> = Promise.resolve();
+
+  private constructor(
+    private readonly client: pg.Client,
+    private readonly o: LeaseOptions,
+  ) {}
+
+  static async open(conn: PgConnection, o: LeaseOptions = {}): Promise<LeaseSession> {
+    const leaseSec = Math.max(2, Math.round(o.leaseSec ?? DEFAULT_LEASE_SEC));
+    // client-side keepalive too: a worker cut off from the server learns it from its heartbeat
+    const client = new pg.Client({ ...conn, application_name: o.applicationName ?? 'storsweep worker', keepAlive: true, keepAliveInitialDelayMillis: 1000 });
+    await client.connect();
+    const s = new LeaseSession(client, { ...o, leaseSec });
+    client.on('error', (err) => s.fail(err));
+    client.on('end', () => s.fail(new Error('the lease session ended')));
+    // The server drops a silent session (and its locks) after idle + interval × count seconds.
+    const idle = Math.max(1, Math.floor(leaseSec / 2));
+    const interval = Math.max(1, Math.floor(leaseSec / 6));
+    await client.query(`SET tcp_keepalives_idle = ${idle}; SET tcp_keepalives_interval = ${interval}; SET tcp_keepalives_count = 3`);
+    // a statement that hangs (the server unreachable) fails the heartbeat instead of waiting forever
+    await client.query(`SET statement_timeout = ${Math.max(1000, Math.floor((leaseSec * 1000) / 3))}`);
+    const every = Math.max(500, Math.floor((leaseSec * 1000) / 3));
+    s.heartbeat = setInterval(() => {
+      void s.run(() => client.query('SELECT 1')).catch((err: unknown) => s.fail(err instanceof Error ? err : new Error(String(err))));
+    }, every);
+    s.heartbeat.unref();
+    return s;
+  }
+
+  /** Why the lease is gone, or null. */
+  get lostReason(): Error | null {
+    return this.lost;
+  }
+
+  private fail(err: Error): void {
+    if (this.lost) return;
+    this.lost = err;
+    clearInterval(this.heartbeat);
+    try {
+      this.o.onLost?.(err);
+    } catch {
+      /* the caller's stop is best effort here */
+    }
+  }
+
+  /** One statement at a time on the session (pg queues too; this keeps our bookkeeping in step). */
+  private run<T>(fn: () => Promise<T>): Promise<T> {
+    const p = this.queue.then(fn, fn);
+    this.queue = p.catch(() => undefined);
+    return p;
+  }
+
+  /**
+   * Takes every key or none (each key an advisory lock on hashtextextended(key, 0); when one is
+   * held elsewhere, the ones taken are given back): nobody waits while holding, so two workers
+   * never deadlock. Returns the release.
+   */
+  async tryHold(keys: readonly string[]): Promise<(() => Promise<void>) | null> {
+    if (this.lost) throw this.lost;
+    const wanted = [...new Set(keys)];
+    // PostgreSQL's advisory locks are re-entrant within a session: a key this worker already holds
+    // (another of its slots works under it) is as busy as one held elsewhere
+    if (wanted.some((k) => this.held.has(k))) return null;
+    // one round trip: try every key (a try never waits, so the order cannot deadlock)
+    const { rows } = await this.run(() => this.client.query<{ k: string; ok: boolean }>(`SELECT k, pg_try_advisory_lock(hashtextextended(k, 0)) AS ok FROM unnest($1::text[]) AS k`, [wanted]));
+    const taken = rows.filter((r) => r.ok).map((r) => r.k);
+    for (const k of taken) this.held.set(k, 1);
+    if (taken.length !== wanted.length) {
+      await this.unlock(taken);
+      return null;
+    }
+    let released = false;
+    return async () => {
+      if (released) return;
+      released = true;
+      await this.unlock(taken);
+    };
+  }
+
+  private async unlock(keys: readonly string[]): Promise<void> {
+    for (const k of keys) this.held.delete(k);
+    if (this.lost || !keys.length) return; // the session is gone: so are its locks
+    await this.run(() => this.client.query(`SELECT pg_advisory_unlock(hashtextextended(k, 0)) FROM unnest($1::text[]) AS k`, [keys])).catch(() => undefined);
+  }
+
+  async close(): Promise<void> {
+    clearInterval(this.heartbeat);
+    this.lost ??= new Error('closed');
+    await this.client.end().catch(() => undefined);
+  }
+}
+
+/**
+ * A counting semaphore per endpoint across every worker: `max` advisory locks on (endpoint, slot),
+ * each taken on a pooled connection for the span of one call. Polls every `pollMs` while all are held.
+ */
+export function endpointSlots(pool: pg.Pool, o: { pollMs?: number } = {}): (key: string, max: number, signal?: AbortSignal) => Promise<() => Promise<void>> {
+  const pollMs = o.pollMs ?? 50;
+  return async (key, max, signal) => {
+    for (;;) {
+      signal?.throwIfAborted();
+      const client = await pool.connect();
+      let kept = false;
+      try {
+        for (let slot = 0; slot < Math.max(1, max); slot++) {
+          const { rows } = await client.query<{ ok: boolean }>('SELECT pg_try_advisory_lock(hashtext($1), $2) AS ok', [`endpoint ${key}`, slot]);
+          if (!rows[0]?.ok) continue;
+          kept = true;
+          return async () => {
+            try {
+              await client.query('SELECT pg_advisory_unlock(hashtext($1), $2)', [`endpoint ${key}`, slot]);
+              client.release();
+            } catch (err) {
+              // a connection that cannot unlock is closed: its locks go with it
+              client.release(err instanceof Error ? err : true);
+            }
+          };
+        }
+      } finally {
+        if (!kept) client.release();
+      }
+      await new Promise((r) => setTimeout(r, pollMs));
+    }
+  };
+}

@@ -1,0 +1,157 @@
+// The shared work of a run on PostgreSQL, through pg-boss (docs/decisions.md, "Several controllers"):
+// `storsweep submit` puts one job per permutation on the queue of its target group; `storsweep worker`
+// fetches from the groups it can reach. A group is the targets that must take turns (one target, or
+// the targets a RunPlan.serialised key joins: a shared VM, guest, LUN); its queue is worked by one
+// worker at a time, under the group's lease (results/pg-coordination.ts), so within a group the
+// permutations run one after the other in plan order, whichever worker runs them.
+import { createHash } from 'node:crypto';
+import PgBoss from 'pg-boss';
+import type { RunPlan } from '../contract/plan.ts';
+import type { PgConnection } from '../results/pg-store.ts';
+
+/** The pg-boss schema (its own tables, next to the store's `storsweep` schema). */
+export const QUEUE_SCHEMA = 'storsweep_queue';
+
+/** One group of targets that take turns, and its queue. */
+export interface QueueGroup {
+  queue: string;
+  targets: string[];
+}
+
+/** What a job carries: which permutation of which run. */
+export interface PermutationJob {
+  runId: string;
+  permutationId: string;
+}
+
+/**
+ * The target groups of a plan: each listed target alone, unless a serialised resource joins it to
+ * others (union of every key's targets). One target: one group. Queue names from the run id and the
+ * group's position (pg-boss: letters, digits, `_`, `-`).
+ */
+export function queueGroups(plan: Pick<RunPlan, 'runId' | 'target' | 'targets' | 'serialised'>): QueueGroup[] {
+  const names = plan.targets ? plan.targets.map((t) => t.name) : [plan.target];
+  const parent = new Map(names.map((n) => [n, n]));
+  const root = (n: string): string => {
+    let r = n;
+    while (parent.get(r) !== r) r = parent.get(r)!;
+    parent.set(n, r);
+    return r;
+  };
+  for (const s of plan.serialised ?? []) {
+    const [first, ...rest] = s.targets.filter((t) => parent.has(t));
+    if (first === undefined) continue;
+    for (const t of rest) parent.set(root(t), root(first));
+  }
+  const groups = new Map<string, string[]>();
+  for (const n of names) groups.set(root(n), [...(groups.get(root(n)) ?? []), n]);
+  return [...groups.values()].map((targets, i) => ({ queue: `storsweep_${plan.runId}_g${i}`, targets }));
+}
+
+/** The job id of a permutation: the same every time (a uuid from its run and permutation id). */
+export function jobId(runId: string, permutationId: string): string {
+  const h = createHash('sha256').update(`${runId}/${permutationId}`).digest('hex');
+  // shaped as an RFC 4122 version-5-style uuid (pg-boss's id column is uuid)
+  return `${h.slice(0, 8)}-${h.slice(8, 12)}-5${h.slice(13, 16)}-${((parseInt(h.slice(16, 18), 16) & 0x3f) | 0x80).toString(16)}${h.slice(18, 20)}-${h.slice(20, 32)}`;
+}
+
+export interface WorkQueueOptions {
+  /**
+   * pg-boss's own expiry of an active job (seconds): the backstop that puts a job back when nobody
+   * took it over earlier (a worker takes a dead worker's job over as soon as its lease is gone).
+   * Must exceed the longest permutation. Default 4 h.
+   */
+  expireSec?: number;
+}
+
+export class WorkQueue {
+  private constructor(
+    readonly boss: PgBoss,
+    private readonly o: WorkQueueOptions,
+  ) {}
+
+  static async open(conn: PgConnection, o: WorkQueueOptions = {}): Promise<WorkQueue> {
+    const boss = new PgBoss({
+      host: conn.host,
+      port: conn.port,
+      user: conn.user,
+      database: conn.database,
+      ...(conn.password !== undefined ? { password: conn.password } : {}),
+      ...(conn.ssl !== undefined ? { ssl: conn.ssl } : {}),
+      schema: QUEUE_SCHEMA,
+      max: 3,
+      application_name: 'storsweep queue',
+      // no cron schedules; maintenance (expiry, archive) stays on
+      schedule: false,
+    });
+    // pg-boss reports its background errors as events: a worker keeps going, the next call says it
+    boss.on('error', () => undefined);
+    await boss.start();
+    return new WorkQueue(boss, o);
+  }
+
+  /** One job per permutation on its group's queue, in plan order; done again, nothing is added twice. */
+  async enqueue(plan: RunPlan, groups: readonly QueueGroup[]): Promise<number> {
+    const queueOf = new Map(groups.flatMap((g) => g.targets.map((t) => [t, g.queue] as const)));
+    for (const g of groups) {
+      if (!(await this.boss.getQueue(g.queue))) {
+        await this.boss.createQueue(g.queue, { name: g.queue, policy: 'standard', retryLimit: 1000, retryDelay: 0, expireInSeconds: this.o.expireSec ?? 4 * 3600 });
+      }
+    }
+    const jobs: PgBoss.JobInsert<PermutationJob>[] = plan.permutations.map((p) => ({
+      id: jobId(plan.runId, p.permutationId),
+      name: queueOf.get(plan.targets ? String(p.axes.target) : plan.target)!,
+      data: { runId: plan.runId, permutationId: p.permutationId },
+      // plan order within a queue: pg-boss fetches by priority, then creation time
+      priority: -p.index,
+    }));
+    for (let i = 0; i < jobs.length; i += 500) await this.boss.insert(jobs.slice(i, i + 500));
+    return jobs.length;
+  }
+
+  /** The next job of a queue, or null. */
+  async fetch(queue: string): Promise<{ id: string; data: PermutationJob } | null> {
+    const [job] = await this.boss.fetch<PermutationJob>(queue, { batchSize: 1 });
+    return job ? { id: job.id, data: job.data } : null;
+  }
+
+  async complete(queue: string, id: string): Promise<void> {
+    await this.boss.complete(queue, id);
+  }
+
+  /**
+   * Jobs of `queue` that are active: called under the group's lease, so whoever fetched them no
+   * longer holds it (its session ended: a dead or cut-off worker). pg-boss has no call that lists
+   * jobs by state, so this reads its job table (pg-boss 10's schema, pinned by package.json).
+   */
+  async active(queue: string): Promise<string[]> {
+    const db = this.boss.getDb();
+    const { rows }: { rows: Array<{ id: string }> } = await db.executeSql(`SELECT id FROM ${QUEUE_SCHEMA}.job WHERE name = $1 AND state = 'active'`, [queue]);
+    return rows.map((r) => r.id);
+  }
+
+  /** Per queue: jobs waiting (created or to be retried, due now) and active; one round trip for all. */
+  async status(queues: readonly string[]): Promise<Map<string, { waiting: number; active: number }>> {
+    const db = this.boss.getDb();
+    const { rows }: { rows: Array<{ name: string; waiting: number; active: number }> } = await db.executeSql(
+      `SELECT name, count(*) FILTER (WHERE state < 'active' AND start_after < now())::int AS waiting, count(*) FILTER (WHERE state = 'active')::int AS active
+       FROM ${QUEUE_SCHEMA}.job WHERE name = ANY($1::text[]) AND state <= 'active' GROUP BY name`,
+      [[...queues]],
+    );
+    return new Map(rows.map((r) => [r.name, { waiting: r.waiting, active: r.active }]));
+  }
+
+  /** Puts a dead worker's job back (pg-boss: retry, fetchable at once). */
+  async giveBack(queue: string, ids: readonly string[], why: string): Promise<void> {
+    for (const id of ids) await this.boss.fail(queue, id, { message: why });
+  }
+
+  /** Jobs not finished on a queue (waiting, to be retried, or active). */
+  async unfinished(queue: string): Promise<number> {
+    return this.boss.getQueueSize(queue, { before: 'completed' });
+  }
+
+  async close(): Promise<void> {
+    await this.boss.stop({ graceful: false, wait: true, timeout: 5000 }).catch(() => undefined);
+  }
+}

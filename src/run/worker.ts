@@ -1,0 +1,212 @@
+// `storsweep worker`'s loop: take a permutation from a target group this worker can reach, hold
+// the group's lease for its whole span (provision, workload, teardown), run it with the executor
+// (the same executeRun as `run`, given a plan of that one permutation), then complete its job.
+//
+// Why this is safe across workers (docs/architecture.md, "Several controllers"):
+// - one worker at a time per group: its lease keys (the group's queue and every resource key its
+//   targets use: VM, guest, test file, LUN…) are advisory locks on the worker's lease session;
+// - a job is fetched only under its group's lease, so an active job found under the lease is a
+//   dead worker's: it is put back and redone. The executor sees the permutation `running` in the
+//   shared store and does what `run --resume` does: stops the run's leftover tools on the target,
+//   tears down what the ledger says was sent (the teardown rules apply unchanged), forgets its
+//   partial results, redoes it.
+import { errorMessage } from '../errors.ts';
+import type { RunPlan } from '../contract/plan.ts';
+import type { RunStore } from '../results/port.ts';
+import type { LeaseSession } from '../results/pg-coordination.ts';
+import { executeRun, type ExecuteOptions, type TargetEndpoints } from './executor.ts';
+import type { ProgressEvent } from './progress.ts';
+import type { QueueGroup, WorkQueue } from './work-queue.ts';
+
+/** A run this worker can work on, as the composition root prepared it. */
+export interface WorkerRun {
+  plan: RunPlan;
+  store: RunStore;
+  /** the groups whose every target this worker reaches */
+  groups: QueueGroup[];
+  /** the lease keys of a target beyond its group: what it shares with anything (its resources) */
+  keys(target: string): readonly string[];
+  /** a target's provider and workload endpoint, connected on first use */
+  endpoints(target: string): Promise<TargetEndpoints>;
+  execute?: Pick<ExecuteOptions, 'stepTimeoutMs' | 'workloadSlackSec' | 'retry' | 'sleep'>;
+}
+
+export interface WorkerOptions {
+  queue: WorkQueue;
+  lease: LeaseSession;
+  /** the runs with work this worker may do (asked again on every pass: new submissions are picked up) */
+  runs(): Promise<WorkerRun[]>;
+  signal: AbortSignal;
+  onEvent?: (e: ProgressEvent) => void;
+  /** stop after one permutation */
+  once?: boolean;
+  /** stop when no queue this worker can work on has anything left (waiting or active elsewhere) */
+  untilIdle?: boolean;
+  /** permutations at once (different groups); default 1 */
+  concurrency?: number;
+  pollMs?: number;
+  /** who this worker is, in the run's journal (`worker claimed`): host:pid */
+  name: string;
+}
+
+export interface WorkerSummary {
+  done: number;
+  failed: number;
+  /** jobs of dead workers put back to be redone */
+  takenOver: number;
+  /** jobs given back unfinished (interrupted) */
+  givenBack: number;
+  /**
+   * Milliseconds spent on the queue and lease around the permutations run (looking for one, holding
+   * its lease, fetching, claiming, completing, releasing), and in the executor: the bench's overhead
+   */
+  queueMs: number;
+  executeMs: number;
+}
+
+/** How often the list of runs with work is asked again. */
+const RUNS_REFRESH_MS = 5000;
+
+const sleep = (ms: number, signal: AbortSignal) =>
+  new Promise<void>((resolve) => {
+    const t = setTimeout(done, ms);
+    function done() {
+      clearTimeout(t);
+      signal.removeEventListener('abort', done);
+      resolve();
+    }
+    signal.addEventListener('abort', done, { once: true });
+  });
+
+export async function workLoop(o: WorkerOptions): Promise<WorkerSummary> {
+  const summary: WorkerSummary = { done: 0, failed: 0, takenOver: 0, givenBack: 0, queueMs: 0, executeMs: 0 };
+  const emit = (e: ProgressEvent) => {
+    try {
+      o.onEvent?.(e);
+    } catch {
+      /* the view is best effort */
+    }
+  };
+  let finished = false;
+  const pollMs = o.pollMs ?? 1000;
+
+  // the runs, asked again at most every few seconds (new submissions are picked up), not every pass
+  let runsCache: { at: number; runs: WorkerRun[] } | null = null;
+  const currentRuns = async (): Promise<WorkerRun[]> => {
+    if (!runsCache || performance.now() - runsCache.at > RUNS_REFRESH_MS) runsCache = { at: performance.now(), runs: await o.runs() };
+    return runsCache.runs;
+  };
+
+  /**
+   * One permutation from a group that has work and whose lease is free; false when none. One look
+   * at every queue first (what waits, what is active), so groups with nothing to do cost nothing;
+   * the groups are tried from a random place, so workers do not all contend for the first one.
+   */
+  const tryOne = async (): Promise<boolean> => {
+    const runs = await currentRuns();
+    const all = runs.flatMap((run) => run.groups.map((g) => ({ run, g })));
+    if (!all.length) return false;
+    const status = await o.queue.status(all.map((x) => x.g.queue));
+    const start = Math.floor(Math.random() * all.length);
+    for (let i = 0; i < all.length; i++) {
+      const { run, g } = all[(start + i) % all.length]!;
+      if (finished || o.signal.aborted) return false;
+      const st = status.get(g.queue);
+      // waiting work, or an active job that may be a dead worker's (whose lease is then free)
+      if (!st || (st.waiting === 0 && st.active === 0)) continue;
+      const keys = [`queue ${g.queue}`, ...g.targets.flatMap((t) => run.keys(t))];
+      const release = await o.lease.tryHold(keys);
+      if (!release) continue;
+      try {
+        if (await runOneOf(run, g, st.active > 0)) return true;
+      } finally {
+        await release();
+      }
+    }
+    return false;
+  };
+
+  const runOneOf = async (run: WorkerRun, g: QueueGroup, mayHaveOrphans: boolean): Promise<boolean> => {
+    // Under the lease: an active job here was fetched by a worker that no longer holds it.
+    const orphans = mayHaveOrphans ? await o.queue.active(g.queue) : [];
+    if (orphans.length) {
+      await o.queue.giveBack(g.queue, orphans, 'its worker lost its lease (ended or cut off); taken over');
+      summary.takenOver += orphans.length;
+      emit({ type: 'message', level: 'warn', text: `${run.plan.runId}: taking over ${orphans.length} permutation(s) of ${g.targets.join(', ')} whose worker is gone; what they left is cleaned up from the ledger, then they are redone` });
+    }
+    const job = await o.queue.fetch(g.queue);
+    if (!job) return false;
+    const perm = run.plan.permutations.find((p) => p.permutationId === job.data.permutationId);
+    if (!perm) {
+      // not in this run's plan (a queue edited by hand): nothing to run
+      emit({ type: 'message', level: 'error', text: `${run.plan.runId}: job for unknown permutation ${JSON.stringify(job.data.permutationId)} dropped` });
+      await o.queue.complete(g.queue, job.id);
+      return true;
+    }
+    // who works on it, for `status` and for whoever takes it over
+    await run.store.appendJournal(perm.permutationId, 'worker', 'claimed', { worker: o.name, job: job.id });
+    const target = run.plan.targets ? String(perm.axes.target) : run.plan.target;
+    const ends = await run.endpoints(target);
+    const plan: RunPlan = { ...run.plan, permutations: [perm] };
+    const started = performance.now();
+    const s = await executeRun({
+      store: run.store,
+      plan,
+      provider: ends.provider,
+      workload: ends.workload,
+      ...(run.plan.targets ? { targets: { [target]: ends } } : {}),
+      signal: o.signal,
+      onEvent: emit,
+      ...run.execute,
+    });
+    executing += performance.now() - started;
+    if (s.interrupted || s.fatal || o.lease.lostReason) {
+      // Not finished here: left `running` in the store, the job goes back; the next worker under
+      // this lease cleans up and redoes it (if our lease is gone, someone may already have).
+      await o.queue.giveBack(g.queue, [job.id], s.fatal ?? 'interrupted').catch(() => undefined);
+      summary.givenBack++;
+      return true;
+    }
+    summary.done += s.done + s.skipped;
+    summary.failed += s.failed;
+    await o.queue.complete(g.queue, job.id);
+    return true;
+  };
+
+  const idle = async (): Promise<boolean> => {
+    runsCache = null;
+    const queues = (await currentRuns()).flatMap((r) => r.groups.map((g) => g.queue));
+    if (!queues.length) return true;
+    for (const s of (await o.queue.status(queues)).values()) if (s.waiting + s.active > 0) return false;
+    // retries not yet due count as work too
+    for (const q of queues) if ((await o.queue.unfinished(q)) > 0) return false;
+    return true;
+  };
+
+  // executor time of the pass in progress (one slot's pass at a time when concurrency is 1)
+  let executing = 0;
+  const slot = async (): Promise<void> => {
+    while (!finished && !o.signal.aborted) {
+      let took = false;
+      const pass = performance.now();
+      const before = executing;
+      try {
+        took = await tryOne();
+        if (took) {
+          const exec = executing - before;
+          summary.executeMs += exec;
+          summary.queueMs += performance.now() - pass - exec;
+        }
+      } catch (err) {
+        if (o.lease.lostReason || o.signal.aborted) break;
+        emit({ type: 'message', level: 'error', text: `worker: ${errorMessage(err)}; trying again` });
+      }
+      if (took && o.once) finished = true;
+      if (took) continue;
+      if (o.untilIdle && (await idle())) finished = true;
+      else await sleep(pollMs, o.signal);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.max(1, o.concurrency ?? 1) }, slot));
+  return summary;
+}

@@ -1,0 +1,56 @@
+// The queue's pure parts: which targets share a queue (take turns across workers), the job id of a
+// permutation, and the store URL's password by reference.
+import { describe, expect, it } from 'vitest';
+import { jobId, queueGroups } from '../../../src/run/work-queue.ts';
+import { parseStoreUrl } from '../../../src/cli/store-url.ts';
+
+describe('queueGroups', () => {
+  it('one target: one queue', () => {
+    expect(queueGroups({ runId: 'r1', target: 'a' })).toEqual([{ queue: 'storsweep_r1_g0', targets: ['a'] }]);
+  });
+  it('listed targets each get a queue, unless a serialised resource joins them (transitively)', () => {
+    const plan = {
+      runId: 'r2',
+      target: 'a, b, c, d',
+      targets: ['a', 'b', 'c', 'd'].map((name) => ({ name, provider: 'vsphere' as const })),
+      serialised: [
+        { key: 'vm x', what: 'VM x', targets: ['a', 'c'] },
+        { key: 'lun y', what: 'LUN y', targets: ['c', 'd'] },
+      ],
+    };
+    expect(queueGroups(plan)).toEqual([
+      { queue: 'storsweep_r2_g0', targets: ['a', 'c', 'd'] },
+      { queue: 'storsweep_r2_g1', targets: ['b'] },
+    ]);
+  });
+});
+
+describe('jobId', () => {
+  it('is a uuid, the same for the same permutation and different for another', () => {
+    const a = jobId('r1', 'p-1');
+    expect(a).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-5[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+    expect(jobId('r1', 'p-1')).toBe(a);
+    expect(jobId('r1', 'p-2')).not.toBe(a);
+    expect(jobId('r2', 'p-1')).not.toBe(a);
+  });
+});
+
+describe('parseStoreUrl', () => {
+  it('resolves the password by reference and never puts it in `where`', () => {
+    const s = parseStoreUrl('postgresql://ss:${env:PW}@db.example:6543/runs?sslmode=require', '/', { PW: 'sekret-pass-1' });
+    expect(s.connection).toEqual({ host: 'db.example', port: 6543, user: 'ss', database: 'runs', password: 'sekret-pass-1', ssl: { rejectUnauthorized: false } });
+    expect(s.where).toBe('postgresql://ss@db.example:6543/runs');
+  });
+  it('refuses a literal password, naming the store but not the password', () => {
+    expect(() => parseStoreUrl('postgresql://ss:hunter22@h/db')).toThrow(/must be a reference/);
+    try {
+      parseStoreUrl('postgresql://ss:hunter22@h/db');
+    } catch (e) {
+      expect(String(e)).not.toContain('hunter22');
+    }
+  });
+  it('refuses what is not a PostgreSQL URL, and unknown parameters', () => {
+    expect(() => parseStoreUrl('mysql://h/db')).toThrow(/not a PostgreSQL URL/);
+    expect(() => parseStoreUrl('postgresql://h/db?application_name=x')).toThrow(/unknown parameter/);
+  });
+});
