@@ -156,11 +156,21 @@ export interface VcsimControl {
   version(version: string): Promise<string>;
   /** guest operations received (method, VM, time, fault) and the lab guests' processes (running or
    *  ended < 5 min ago); needs the harness started with guestOps */
-  guestOps(): Promise<{ calls: GuestOpCall[]; processes: GuestProcess[] }>;
+  guestOps(): Promise<{ calls: GuestOpCall[]; processes: GuestProcess[]; accounts: GuestAccount[] }>;
   /** the lab guests' processes that are running now (a started program and what it spawned) */
   guestProcesses(): Promise<GuestProcess[]>;
   /** VMware Tools in that VM's guest starts or stops (stopped: GuestOperationsUnavailable) */
   guestTools(vm: string, running: boolean): Promise<void>;
+}
+
+/** The local account a harness made for one Linux lab guest (one per harness and VM; removed when the harness exits). */
+export interface GuestAccount {
+  vm: string;
+  /** the guest login (the credentials, USER, the process owner Tools reports) */
+  username: string;
+  /** the local account its programs run as (`id -un` in the guest) */
+  account: string;
+  uid: number;
 }
 
 /** One SOAP call as the harness saw it; times in epoch milliseconds (fractional). */
@@ -479,7 +489,7 @@ export function vcsimControl(info: Pick<VcsimInfo, 'url' | 'certFile'>): VcsimCo
       return r.version ?? '';
     },
     async guestOps() {
-      return (await request('GET', 'guest-ops')) as { calls: GuestOpCall[]; processes: GuestProcess[] };
+      return (await request('GET', 'guest-ops')) as { calls: GuestOpCall[]; processes: GuestProcess[]; accounts: GuestAccount[] };
     },
     async guestProcesses() {
       const r = (await request('GET', 'guest-processes')) as { processes: GuestProcess[] };

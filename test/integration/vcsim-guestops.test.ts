@@ -75,6 +75,9 @@ describe.skipIf(!isRoot)('vcsim harness guest operations', () => {
   let logFile: string;
   let work: string;
   let guestDisks: string;
+  /** the local account the vc harness made for the Linux guest */
+  let guestUid: number;
+  let guestAccount: string;
 
   beforeAll(async () => {
     work = await fs.mkdtemp(path.join(os.tmpdir(), 'guestops-'));
@@ -91,6 +94,11 @@ describe.skipIf(!isRoot)('vcsim harness guest operations', () => {
         ],
       },
     });
+    const acct = (await vc.control.guestOps()).accounts.find((a) => a.vm === LINUX_VM)!;
+    guestUid = acct.uid;
+    guestAccount = acct.account;
+    expect(acct.username).toBe(LINUX.guestUser);
+    expect(uidOf(guestAccount)).toBe(guestUid);
   }, 120_000);
 
   afterAll(async () => {
@@ -113,14 +121,14 @@ describe.skipIf(!isRoot)('vcsim harness guest operations', () => {
   it('uploads a job, runs it as the guest user, lists it until it exits, downloads its output', async () => {
     const dir = path.join(work, 'linux-job');
     await fs.mkdir(dir);
-    await fs.chown(dir, uidOf(LINUX.guestUser), 0);
+    await fs.chown(dir, guestUid, 0);
     const job = `${dir}/job.sh`;
     const out = `${dir}/out.txt`;
     const up = await one(vc, { op: 'guest-upload', ...LINUX, path: job, content: 'echo "job ran as $(id -un) in $PWD"\nexit 3\n' });
     expect(up).toMatchObject({ ok: true, status: 200 });
     expect(String(up.url)).toMatch(/^https:\/\/127\.0\.0\.1:\d+\/guestFile\?id=\d+&token=[0-9a-f]+$/);
     // written in the guest as the guest user
-    expect((await fs.stat(job)).uid).toBe(uidOf(LINUX.guestUser));
+    expect((await fs.stat(job)).uid).toBe(guestUid);
     // the upload URL is single-use
     const again = await fetchStatus(vc, String(up.url), 'PUT', 'x');
     expect(again).toBe(404);
@@ -135,7 +143,7 @@ describe.skipIf(!isRoot)('vcsim harness guest operations', () => {
     expect(Date.parse(p.endTime!)).toBeGreaterThanOrEqual(Date.parse(p.startTime));
 
     const down = await one(vc, { op: 'guest-download', ...LINUX, path: out });
-    expect(down).toMatchObject({ ok: true, content: `job ran as ${LINUX.guestUser} in ${dir}\n`, attributes: 'GuestPosixFileAttributes', ownerId: uidOf(LINUX.guestUser) });
+    expect(down).toMatchObject({ ok: true, content: `job ran as ${guestAccount} in ${dir}\n`, attributes: 'GuestPosixFileAttributes', ownerId: guestUid });
     expect(down.size).toBe(Buffer.byteLength(down.content as string));
 
     // an exit code of 0 is sent (govmomi's type would omit it)
@@ -166,12 +174,12 @@ describe.skipIf(!isRoot)('vcsim harness guest operations', () => {
     expect((await waitExit(vc, LINUX, pid)).exitCode).toBe(128 + 15);
     const left = (await vc.control.guestProcesses()).filter((p) => p.vm === LINUX_VM);
     expect(left.map((p) => p.name)).toEqual(['sleep', 'sleep']);
-    expect((await processesOf(uidOf(LINUX.guestUser))).length).toBe(2);
+    expect((await processesOf(guestUid)).length).toBe(2);
     // each is a guest process of its own: terminated by its pid, nothing is left
     for (const p of left) expect(await one(vc, { op: 'guest-terminate', ...LINUX, pid: p.pid })).toMatchObject({ ok: true });
     await new Promise((r) => setTimeout(r, 300));
     expect(await vc.control.guestProcesses()).toEqual([]);
-    expect(await processesOf(uidOf(LINUX.guestUser))).toEqual([]);
+    expect(await processesOf(guestUid)).toEqual([]);
     // a pid that is not running in the guest
     expect(await one(vc, { op: 'guest-terminate', ...LINUX, pid })).toMatchObject({ ok: false, fault: 'GuestProcessNotFound' });
   }, 60_000);
@@ -193,7 +201,7 @@ describe.skipIf(!isRoot)('vcsim harness guest operations', () => {
     const odd = path.join(dir, 'my tools;touch pwned');
     await fs.mkdir(odd, { recursive: true });
     await fs.writeFile(path.join(odd, 'job'), '#!/bin/sh\necho "ran $1" > out.txt\n', { mode: 0o755 });
-    await fs.chown(dir, uidOf(LINUX.guestUser), 0);
+    await fs.chown(dir, guestUid, 0);
     const started = await one(vc, { op: 'guest-start', ...LINUX, program: path.join(odd, 'job'), arguments: 'once', workingDirectory: dir });
     expect(started.ok, JSON.stringify(started)).toBe(true);
     const p = await waitExit(vc, LINUX, started.pid as number);
@@ -242,7 +250,7 @@ describe.skipIf(!isRoot)('vcsim harness guest operations', () => {
     // an upload of another size than announced is refused and writes nothing
     const dir = path.join(work, 'size');
     await fs.mkdir(dir);
-    await fs.chown(dir, uidOf(LINUX.guestUser), 0);
+    await fs.chown(dir, guestUid, 0);
     const sized = await one(vc, { op: 'guest-upload', ...LINUX, path: `${dir}/f`, content: 'abc', size: 10 });
     expect(sized).toMatchObject({ ok: true, status: 400 });
     await expect(fs.stat(`${dir}/f`)).rejects.toThrow();
@@ -283,7 +291,7 @@ describe.skipIf(!isRoot)('vcsim harness guest operations', () => {
     expect(tmp.ok, JSON.stringify(tmp)).toBe(true);
     const dir = tmp.path as string;
     expect(dir).toMatch(/^\/tmp\/storsweep-[0-9a-f]{8}\.d$/);
-    expect((await fs.stat(dir)).uid).toBe(uidOf(LINUX.guestUser));
+    expect((await fs.stat(dir)).uid).toBe(guestUid);
     const r = await probe(vc, [
       { op: 'guest-mkdir', ...LINUX, path: `${dir}/a/b` },
       { op: 'guest-mkdir', ...LINUX, path: `${dir}/a/b`, parents: true },
@@ -318,7 +326,7 @@ describe.skipIf(!isRoot)('vcsim harness guest operations', () => {
     expect(links.length).toBeGreaterThan(0);
     const dir = path.join(work, 'disk-job');
     await fs.mkdir(dir);
-    await fs.chown(dir, uidOf(LINUX.guestUser), 0);
+    await fs.chown(dir, guestUid, 0);
     const out = `${dir}/disk.txt`;
     const link = `${byId}/${links[0]}`;
     const started = await one(vc, {
@@ -340,7 +348,7 @@ describe.skipIf(!isRoot)('vcsim harness guest operations', () => {
     expect(otherLink).toBeDefined();
     const otherLoop = await fs.realpath(`${byId}/${otherLink}`);
     expect(otherLoop).not.toBe(ownLoop);
-    expect((await fs.stat(ownLoop)).uid).toBe(uidOf(LINUX.guestUser));
+    expect((await fs.stat(ownLoop)).uid).toBe(guestUid);
     expect((await fs.stat(otherLoop)).uid).toBe(0);
     const diskGid = readFileSync('/etc/group', 'utf8').split('\n').find((l) => l.startsWith('disk:'))!.split(':')[2];
     const access = await one(vc, {
@@ -358,7 +366,7 @@ describe.skipIf(!isRoot)('vcsim harness guest operations', () => {
     // a prepared benchmark account: root through sudo -n (guest.sudo), never a password prompt
     const sudo = await one(vc, { op: 'guest-start', ...LINUX, program: '/bin/sh', arguments: `-c 'id -u; sudo -n id -u' > ${dir}/sudo.txt 2>&1`, workingDirectory: dir });
     expect((await waitExit(vc, LINUX, sudo.pid as number)).exitCode).toBe(0);
-    expect((await one(vc, { op: 'guest-download', ...LINUX, path: `${dir}/sudo.txt` })).content).toBe(`${uidOf(LINUX.guestUser)}\n0\n`);
+    expect((await one(vc, { op: 'guest-download', ...LINUX, path: `${dir}/sudo.txt` })).content).toBe(`${guestUid}\n0\n`);
   }, 60_000);
 
   it('runs diskspd through cmd.exe /c in the Windows guest and downloads its XML', async () => {
@@ -456,11 +464,15 @@ describe.skipIf(!isRoot)('vcsim harness guest operations', () => {
 
 describe.skipIf(!isRoot)('vcsim harness guest operations on a standalone ESXi host', () => {
   let esx: VcsimHandle;
+  let other: VcsimHandle;
   beforeAll(async () => {
     esx = await startVcsim({ esx: true, guestOps: { vms: [{ vm: 'ha-host_VM0', os: 'linux', username: LINUX.guestUser, password: LINUX.guestPassword }] } });
+    // a second lab on the same machine, its guest configured with the same login
+    other = await startVcsim({ guestOps: { vms: [{ vm: LINUX_VM, os: 'linux', username: LINUX.guestUser, password: LINUX.guestPassword }] } });
   }, 120_000);
   afterAll(async () => {
     await esx?.stop();
+    await other?.stop();
   });
 
   it("returns transfer URLs with the host '*' (the server the call went to), which take the upload there", async () => {
@@ -473,15 +485,40 @@ describe.skipIf(!isRoot)('vcsim harness guest operations on a standalone ESXi ho
     expect(await one(esx, { op: 'guest-rmdir', ...guest, path: tmp.path, recursive: true })).toMatchObject({ ok: true });
   }, 60_000);
 
-  it('kills every guest process when the harness stops, also what a program left behind', async () => {
+  it("gives each lab's guest an account of its own: another lab's guest cannot write its scratch directory or signal its programs", async () => {
     const guest = { ...LINUX, vm: 'ha-host_VM0' };
+    const mine = (await esx.control.guestOps()).accounts[0]!;
+    const theirs = (await other.control.guestOps()).accounts[0]!;
+    expect(mine.uid).not.toBe(theirs.uid);
+    const home = ((await one(other, { op: 'guest-env', ...LINUX, names: ['HOME'] })).env as string[])[0]!.slice('HOME='.length);
+    const sleeper = await one(other, { op: 'guest-start', ...LINUX, program: '/bin/sleep', arguments: '60' });
+    expect(sleeper.ok, JSON.stringify(sleeper)).toBe(true);
+    const tmp = (await one(esx, { op: 'guest-tempdir', ...guest })).path as string;
+    const probeRun = await one(esx, {
+      op: 'guest-start',
+      ...guest,
+      program: '/bin/sh',
+      arguments: `-c 'if touch ${home}/from-other 2>/dev/null; then echo wrote; else echo denied; fi; if kill -0 ${sleeper.pid as number} 2>/dev/null; then echo signalled; else echo nosignal; fi' > ${tmp}/out.txt`,
+    });
+    expect((await waitExit(esx, guest, probeRun.pid as number)).exitCode).toBe(0);
+    expect((await one(esx, { op: 'guest-download', ...guest, path: `${tmp}/out.txt` })).content).toBe('denied\nnosignal\n');
+    await expect(fs.stat(`${home}/from-other`)).rejects.toThrow();
+    expect(await one(other, { op: 'guest-terminate', ...LINUX, pid: sleeper.pid })).toMatchObject({ ok: true });
+    expect(await one(esx, { op: 'guest-rmdir', ...guest, path: tmp, recursive: true })).toMatchObject({ ok: true });
+  }, 60_000);
+
+  it('kills every guest process when the harness stops, also what a program left behind, and removes its account', async () => {
+    const guest = { ...LINUX, vm: 'ha-host_VM0' };
+    const { uid, account } = (await esx.control.guestOps()).accounts[0]!;
+    expect(uidOf(account)).toBe(uid);
     const started = await one(esx, { op: 'guest-start', ...guest, program: '/bin/sh', arguments: "-c 'sleep 300 & exit 0'" });
     expect((await waitExit(esx, guest, started.pid as number)).exitCode).toBe(0);
     expect((await esx.control.guestProcesses()).map((p) => p.name)).toEqual(['sleep']);
-    expect(await processesOf(uidOf(LINUX.guestUser))).toHaveLength(1);
+    expect(await processesOf(uid)).toHaveLength(1);
     await esx.stop();
     await new Promise((r) => setTimeout(r, 300));
-    expect(await processesOf(uidOf(LINUX.guestUser))).toEqual([]);
+    expect(await processesOf(uid)).toEqual([]);
+    expect(() => uidOf(account)).toThrow(/no local user/);
   }, 60_000);
 });
 

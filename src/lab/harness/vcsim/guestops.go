@@ -36,6 +36,7 @@ package main
 import (
 	"bytes"
 	"crypto/rand"
+	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
@@ -98,7 +99,11 @@ type guestVM struct {
 	uid   int
 	gid   int
 	group []uint32
-	tools bool
+	// Linux: the local account this harness made for this VM's guest (accountName), removed at
+	// exit with its sudoers drop-in
+	account string
+	sudoers string
+	tools   bool
 	// the VM's disks when the harness started (device keys): they were there at the guest's boot
 	initial map[string]bool
 }
@@ -182,8 +187,11 @@ func newGuestOps(file, standins string, esx bool) (ops *guestOps, err error) {
 	}
 	g.root, _ = filepath.Abs(cfg.Root)
 	defer func() {
-		if err != nil && g.removeRoot {
-			_ = os.RemoveAll(g.root)
+		if err != nil {
+			g.removeAccounts()
+			if g.removeRoot {
+				_ = os.RemoveAll(g.root)
+			}
 		}
 	}()
 	if err := os.MkdirAll(g.root, 0o755); err != nil {
@@ -233,11 +241,13 @@ func newGuestOps(file, standins string, esx bool) (ops *guestOps, err error) {
 			return nil, err
 		}
 		if c.OS == "linux" {
-			if err := gv.ensureLinuxUser(); err != nil {
+			if err := gv.ensureLinuxUser(g.root); err != nil {
 				return nil, fmt.Errorf("%s: %v", where, err)
 			}
+			// registered before anything can fail: a failed start removes the account too
+			g.vms[vm.Self.Value] = gv
 			if c.Sudo {
-				if err := ensureSudoers(c.Username); err != nil {
+				if gv.sudoers, err = ensureSudoers(gv.account); err != nil {
 					return nil, fmt.Errorf("%s: %v", where, err)
 				}
 			}
@@ -275,35 +285,53 @@ func findVM(name string) *simulator.VirtualMachine {
 	return nil
 }
 
-// ensureLinuxUser finds or creates the local account the guest's programs run as. It is created
-// once (a system account without password or login shell) and kept: other harnesses may be using
-// it (the account is per name, not per harness: two labs configured with the same username share
-// its uid, README "Lab limits"). It is NOT in group disk, and its programs run without that group
-// even when an older harness created the account in it: every lab's guest is this machine, and
-// group disk opens every block device on it (other labs' loop devices, the host's own disks),
-// where a real guest sees only its own virtual disks. The harness gives the account exactly the
-// loop devices of its VM's disks instead (guestdisks.go grantDevice).
-func (gv *guestVM) ensureLinuxUser() error {
-	name := gv.cfg.Username
-	if !linuxUserRE.MatchString(name) {
-		return fmt.Errorf("a Linux lab guest's username is a local account name (%s), got %q", linuxUserRE, name)
+// accountName is the local account of one harness's one Linux lab guest: derived from the
+// harness's guest root and the VM, so two harnesses (two labs) or two VMs never share a uid, as two
+// real guests share nothing; the same lab root gets the same name again after a restart.
+func accountName(root, vm string) string {
+	sum := sha256.Sum256([]byte(root + "\x00" + vm))
+	return "ssg-" + hex.EncodeToString(sum[:])[:12]
+}
+
+// the GECOS comment that marks an account as a lab guest account of the harness with that root
+func accountMarker(root, vm string) string {
+	return "storsweep vcsim lab guest " + vm + " " + root
+}
+
+// ensureLinuxUser creates the local account the guest's programs run as: one per harness and VM
+// (accountName; a system account without password, home or login shell), removed at exit
+// (removeAccount). The guest login is still cfg.Username (the credentials, USER/LOGNAME, the
+// process owner ListProcessesInGuest reports); only `id -un` in the guest shows the account name.
+// An account of that name left by a harness that did not exit (killed) is taken over only when its
+// comment names this VM and root (accountMarker): never an account we did not create.
+// The account is NOT in group disk: every lab's guest is this machine, and group disk opens every
+// block device on it (other labs' loop devices, the host's own disks), where a real guest sees only
+// its own virtual disks. The harness gives the account exactly the loop devices of its VM's disks
+// (guestdisks.go grantDevice).
+func (gv *guestVM) ensureLinuxUser(root string) error {
+	if !linuxUserRE.MatchString(gv.cfg.Username) {
+		return fmt.Errorf("a Linux lab guest's username is a local account name (%s), got %q", linuxUserRE, gv.cfg.Username)
 	}
+	if os.Geteuid() != 0 {
+		return fmt.Errorf("the Linux lab guest runs programs as a local account the harness creates for it; creating it (and switching to it) needs root")
+	}
+	name, marker := accountName(root, gv.cfg.VM), accountMarker(root, gv.cfg.VM)
 	u, err := user.Lookup(name)
-	if err != nil {
-		if os.Geteuid() != 0 {
-			return fmt.Errorf("the Linux lab guest runs programs as the local user %q, which does not exist; creating it (and switching to it) needs root", name)
+	if err == nil {
+		if u.Name != marker {
+			return fmt.Errorf("the local account %q exists and is not this harness's lab guest account (its comment is %q, not %q); not using it", name, u.Name, marker)
 		}
-		out, err := exec.Command("useradd", "--system", "--user-group",
+	} else {
+		out, err := exec.Command("useradd", "--system", "--user-group", "--comment", marker,
 			"--no-create-home", "--home-dir", "/nonexistent", "--shell", "/usr/sbin/nologin", name).CombinedOutput()
-		if err != nil && !strings.Contains(string(out), "already exists") {
+		if err != nil {
 			return fmt.Errorf("useradd %s: %s (%v)", name, strings.TrimSpace(string(out)), err)
 		}
 		if u, err = user.Lookup(name); err != nil {
 			return err
 		}
-	} else if os.Geteuid() != 0 {
-		return fmt.Errorf("the Linux lab guest runs programs as the local user %q; switching to it needs root", name)
 	}
+	gv.account = name
 	gv.uid, _ = strconv.Atoi(u.Uid)
 	gv.gid, _ = strconv.Atoi(u.Gid)
 	ids, _ := u.GroupIds()
@@ -336,27 +364,61 @@ func (g *guestOps) diskOwners() map[string]int {
 	return out
 }
 
-// ensureSudoers gives the guest user passwordless sudo (/etc/sudoers.d/<user>, checked with
-// visudo -c), as a benchmark guest is prepared for storsweep's guest.sudo. Kept at exit like the
-// account itself: another harness may be using it, and only root can act as that user (no
-// password, no login shell).
-func ensureSudoers(name string) error {
+// ensureSudoers gives the guest's account passwordless sudo (/etc/sudoers.d/<account>, checked
+// with visudo -c), as a benchmark guest is prepared for storsweep's guest.sudo; removed at exit
+// with the account. Lab limit: sudo here is root on the lab machine itself, not in a VM
+// (docs/decisions.md).
+func ensureSudoers(name string) (string, error) {
 	file := filepath.Join("/etc/sudoers.d", name)
-	if _, err := os.Stat(file); err == nil {
-		return nil
-	}
 	if _, err := exec.LookPath("sudo"); err != nil {
-		return fmt.Errorf("\"sudo\": true needs sudo in the lab guest (this machine): %v", err)
+		return "", fmt.Errorf("\"sudo\": true needs sudo in the lab guest (this machine): %v", err)
 	}
 	tmp := file + ".tmp"
 	if err := ioutil.WriteFile(tmp, []byte(name+" ALL=(ALL) NOPASSWD: ALL\n"), 0o440); err != nil {
-		return err
+		return "", err
 	}
 	if out, err := exec.Command("visudo", "-c", "-f", tmp).CombinedOutput(); err != nil {
 		_ = os.Remove(tmp)
-		return fmt.Errorf("visudo -c -f %s: %s (%v)", tmp, strings.TrimSpace(string(out)), err)
+		return "", fmt.Errorf("visudo -c -f %s: %s (%v)", tmp, strings.TrimSpace(string(out)), err)
 	}
-	return os.Rename(tmp, file)
+	return file, os.Rename(tmp, file)
+}
+
+// removeAccounts removes the accounts (and sudoers drop-ins) this harness made for its Linux
+// guests; their processes are gone by then (close).
+func (g *guestOps) removeAccounts() {
+	g.mu.Lock()
+	vms := make([]*guestVM, 0, len(g.vms))
+	for _, gv := range g.vms {
+		vms = append(vms, gv)
+	}
+	g.mu.Unlock()
+	for _, gv := range vms {
+		if gv.sudoers != "" {
+			_ = os.Remove(gv.sudoers)
+		}
+		if gv.account == "" {
+			continue
+		}
+		if u, err := user.Lookup(gv.account); err != nil || u.Name != accountMarker(g.root, gv.cfg.VM) {
+			continue
+		}
+		// the account is this harness's alone: whatever still runs as it (a daemon a program
+		// detached with setsid) is the guest's, and goes with it, or userdel refuses
+		for i := 0; i < 20; i++ {
+			pids := processesOfUID(gv.uid)
+			if len(pids) == 0 {
+				break
+			}
+			for _, pid := range pids {
+				_ = syscall.Kill(pid, syscall.SIGKILL)
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+		if out, err := exec.Command("userdel", gv.account).CombinedOutput(); err != nil {
+			log.Printf("userdel %s: %s (%v)", gv.account, strings.TrimSpace(string(out)), err)
+		}
+	}
 }
 
 // publishTools makes the VM's guest look like one with VMware Tools running (or not).
@@ -447,9 +509,35 @@ func (g *guestOps) close() {
 			}
 		}
 	}
+	g.removeAccounts()
 	if g.removeRoot {
 		_ = os.RemoveAll(g.root)
 	}
+}
+
+// processesOfUID lists the pids running as uid (/proc/<pid>/status Uid: real uid).
+func processesOfUID(uid int) []int {
+	var out []int
+	ents, _ := ioutil.ReadDir("/proc")
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		st, err := ioutil.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+		if err != nil {
+			continue
+		}
+		for _, l := range strings.Split(string(st), "\n") {
+			if f := strings.Fields(l); len(f) > 1 && f[0] == "Uid:" {
+				if n, _ := strconv.Atoi(f[1]); n == uid {
+					out = append(out, pid)
+				}
+				break
+			}
+		}
+	}
+	return out
 }
 
 func (g *guestOps) logCall(method string, vm types.ManagedObjectReference, f types.BaseMethodFault) {
@@ -1207,7 +1295,16 @@ func (g *guestOps) control(op string, r *http.Request, raw []byte) (int, interfa
 		g.mu.Lock()
 		calls := append([]guestCall{}, g.calls...)
 		g.mu.Unlock()
-		return http.StatusOK, map[string]interface{}{"calls": calls, "processes": nonNil(g.processes(""))}
+		// each Linux guest's local account (accountName): what a test checks host state against
+		accounts := []map[string]interface{}{}
+		g.mu.Lock()
+		for _, gv := range g.vms {
+			if gv.account != "" {
+				accounts = append(accounts, map[string]interface{}{"vm": gv.cfg.VM, "username": gv.cfg.Username, "account": gv.account, "uid": gv.uid})
+			}
+		}
+		g.mu.Unlock()
+		return http.StatusOK, map[string]interface{}{"calls": calls, "processes": nonNil(g.processes("")), "accounts": accounts}
 	case "guest-processes":
 		var running []guestProc
 		for _, p := range g.processes("") {
