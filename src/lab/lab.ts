@@ -99,8 +99,9 @@ async function seedStandins(p: ReturnType<typeof labPaths>, version: LabVersion)
 
 /**
  * The vCenter lab's guests reached through VMware Tools guest operations: the Linux guest is the
- * VM lab-vcenter measures over SSH (this machine; programs run as the local user
- * TOOLS_LINUX_USER), the Windows guest another VM on the same host (the Windows stand-ins).
+ * VM lab-vcenter measures over SSH (this machine; login TOOLS_LINUX_USER, programs run as a local
+ * account the harness makes for this lab alone), the Windows guest another VM on the same host (the
+ * Windows stand-ins).
  */
 export const TOOLS_LINUX_VM = 'DC0_H0_VM0';
 export const TOOLS_WINDOWS_VM = 'DC0_H0_VM1';
