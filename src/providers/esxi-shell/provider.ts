@@ -14,6 +14,8 @@ import { checkEsxi, checkInt, ESXI_MAX_DISK_GB } from './validate.ts';
 import { diskAddExistingArgv, diskRemoveArgv, getDevicesArgv, parseDiskDevices } from './vimcmd.ts';
 import { createDiskArgv, createRdmArgv, createVmfsArgv, deleteDiskArgv, getDiskUuidArgv, parseCreateVmfs, parseDiskUuid, parseQueryFs, queryFsArgv, type VmdkFormat } from './vmkfstools.ts';
 import { applyGuestDiskStep, destroyGuestFilesystem, GUEST_DISK_OPERATION, GUEST_FS_OPERATION, wwnOfLun, type AttachedDiskIdentity, type GuestAccess } from '../guest-disk.ts';
+import { esxtopObserver } from './esxtop.ts';
+import { describeEsxiHost } from './fingerprint.ts';
 
 type DestroyRef = OwnedObjectRef & { provider: ProviderName; id: string | null; data: Record<string, unknown> };
 
@@ -321,5 +323,15 @@ export function createEsxiShellProvider(targetIn: EsxiShellTargetConfig, runner:
   }
 
   // a lost SSH connection is worth another attempt (the executor looks before reissuing a create)
-  return { name: 'esxi-shell', apply, destroy, find, isTransient: connectionLost, close: () => runner.close() };
+  return {
+    name: 'esxi-shell',
+    apply,
+    destroy,
+    find,
+    isTransient: connectionLost,
+    close: () => runner.close(),
+    // the run's fingerprint and the host's view of each test (fingerprint.ts, esxtop.ts)
+    describe: () => describeEsxiHost(runner, target.vmid),
+    observeHost: (provisioned, ctx) => esxtopObserver(runner, provisioned, ctx),
+  };
 }
