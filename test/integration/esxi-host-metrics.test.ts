@@ -44,7 +44,7 @@ const runner = () => connectSsh({ host: sshd.host, port: sshd.port, username: os
 
 describe('esxi-shell fingerprint', () => {
   it('records host product and build (esxcli system version get) and the VM\'s guest OS and VMware Tools (vim-cmd vmsvc/get.guest)', async () => {
-    const product = defaultEsxiState().product!;
+    const product = (defaultEsxiState() as { product: { version: string; build: string } }).product;
     const p = createEsxiShellProvider(target, await runner());
     try {
       const facts = await p.describe!();

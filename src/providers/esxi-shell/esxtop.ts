@@ -166,23 +166,41 @@ export function esxtopObserver(runner: CommandRunner, provisioned: readonly Crea
   if (!device) return null;
   checkEsxi('device', device);
   let n = 0;
-  const clock = async () => Number((await runChecked(runner, 'date -u +%s', { what: 'date' })).stdout.trim()) * 1000;
   return {
     source: 'esxtop',
     async start(): Promise<HostObservation> {
       const file = `/tmp/storsweep-esxtop-${ids.runId}-${ids.permutationId}-${++n}.csv`;
-      const started = await runChecked(runner, `${shJoin(esxtopArgv())} < /dev/null > ${shJoin([file])} 2>&1 & echo $!`, { what: 'esxtop -b' });
-      const pid = started.stdout.trim();
-      if (!/^\d+$/.test(pid)) throw new ParseError(`esxtop -b: expected its pid, got ${JSON.stringify(started.stdout.slice(0, 80))}`, { source: 'esxtop', expected: 'a pid' });
-      const fromMs = await clock();
+      // one round trip: started in the background (no descriptor left on the session), its pid, the host's clock
+      const started = await runChecked(runner, `${shJoin(esxtopArgv())} < /dev/null > ${shJoin([file])} 2>&1 & echo $!; date -u +%s`, { what: 'esxtop -b' });
+      const [pid, now] = started.stdout.trim().split(/\s+/);
+      if (!pid || !/^\d+$/.test(pid) || !now || !/^\d+$/.test(now)) throw new ParseError(`esxtop -b: expected its pid and the host's clock, got ${JSON.stringify(started.stdout.slice(0, 80))}`, { source: 'esxtop', expected: 'a pid and seconds since the epoch' });
+      const fromMs = Number(now) * 1000;
       return {
         async stop(): Promise<HostMetrics> {
-          const toMs = await clock();
-          // the first update is written one delay after the start: let the last one covering the end land
-          await new Promise((r) => setTimeout(r, ESXTOP_DELAY_SEC * 1000 + 200));
-          await runner.run(`kill ${pid} 2>/dev/null`).catch(() => undefined);
-          const text = (await runChecked(runner, shJoin(['cat', file]), { what: 'read esxtop output' })).stdout;
-          await runner.run(shJoin(['rm', '-f', file])).catch(() => undefined);
+          // the host's clock, then the output until the update covering the end is written (at most one delay and a half)
+          const read = async () => (await runChecked(runner, `date -u +%s; cat ${shJoin([file])}`, { what: 'read esxtop output' })).stdout;
+          let out = '';
+          let toMs = Date.now();
+          try {
+          out = await read();
+          toMs = Number(out.slice(0, out.indexOf('\n'))) * 1000;
+          const deadline = Date.now() + ESXTOP_DELAY_SEC * 1500;
+          const covered = (t: string) => {
+            try {
+              return parseEsxtopCsv(t).rows.some((r) => r.at >= toMs);
+            } catch {
+              return false;
+            }
+          };
+          while (!covered(out.slice(out.indexOf('\n') + 1)) && Date.now() < deadline) {
+            await new Promise((r) => setTimeout(r, 250));
+            out = await read();
+          }
+          } finally {
+            // our esxtop (the pid it was started with) and our file, whatever happened
+            await runner.run(`kill ${pid} 2>/dev/null; rm -f ${shJoin([file])}`).catch(() => undefined);
+          }
+          const text = out.slice(out.indexOf('\n') + 1);
           const csv = parseEsxtopCsv(text, `esxtop -b on ${runner.target}`);
           const s = summariseEsxtop(csv, device, { fromMs, toMs }, ESXTOP_DELAY_SEC);
           const notes: string[] = [];

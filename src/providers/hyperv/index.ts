@@ -17,6 +17,7 @@ import { planHypervSteps } from './plan.ts';
 import { createHypervProvider, runGuestDiskspd, runGuestDiskspdArgv } from './provider.ts';
 import { HYPERV_DISK_NUMBER, HYPERV_EXPECTED, isHypervValue, type HypervValueKind } from './validate.ts';
 import { connectionLost } from '../../ssh/connection-lost.ts';
+import { describeHypervGuest } from './fingerprint.ts';
 
 const hyperv = (kind: HypervValueKind) => matching((v) => isHypervValue(kind, v), HYPERV_EXPECTED[kind]);
 const diskNumber = () => intIn(HYPERV_DISK_NUMBER.min, HYPERV_DISK_NUMBER.max, 'a Get-Disk number');
@@ -147,6 +148,8 @@ export const hypervProvider = {
         tool: 'diskspd',
         measuresAttachedDisk: true,
         connect: () => connectSsh(ctx.ssh(target.sshHost)),
+        // the guest's Windows build and diskspd version for the run's fingerprint (fingerprint.ts)
+        describe: (runner) => describeHypervGuest(runner, target.vmName, credential(), target.diskspdPath),
         prepare: async (runner, profile, o) => {
           const m = measured(o.target);
           const pass = (argv: string[]) => runGuestDiskspdArgv(runner, cfg, credential(), argv, { diskspdPath: target.diskspdPath });

@@ -17,7 +17,7 @@ export function psPrelude(dataB64: string): string {
 }
 
 /** The cmdlets CALL_BODY may run; checked here and again inside the script. */
-export const ALLOWED_CMDLETS = ['New-VHD', 'Get-VHD', 'Get-Item', 'Remove-Item', 'Get-Disk', 'Set-Disk', 'Get-VM', 'Add-VMHardDiskDrive', 'Remove-VMHardDiskDrive', 'Get-VMHardDiskDrive'] as const;
+export const ALLOWED_CMDLETS = ['New-VHD', 'Get-VHD', 'Get-Item', 'Remove-Item', 'Get-Disk', 'Set-Disk', 'Get-VM', 'Add-VMHardDiskDrive', 'Remove-VMHardDiskDrive', 'Get-VMHardDiskDrive', 'Get-CimInstance'] as const;
 export type Cmdlet = (typeof ALLOWED_CMDLETS)[number];
 
 /**
@@ -54,7 +54,7 @@ export const GUEST_BODY = [
 ].join('\n');
 
 /** The storage cmdlets GUEST_CALL_BODY may run inside the VM; checked here and again inside the script block. */
-export const GUEST_CMDLETS = ['Get-Disk', 'Set-Disk', 'Initialize-Disk', 'New-Partition', 'Get-Partition', 'Format-Volume', 'Get-Volume', 'Clear-Disk'] as const;
+export const GUEST_CMDLETS = ['Get-Disk', 'Set-Disk', 'Initialize-Disk', 'New-Partition', 'Get-Partition', 'Format-Volume', 'Get-Volume', 'Clear-Disk', 'Get-CimInstance'] as const;
 export type GuestCmdlet = (typeof GUEST_CMDLETS)[number];
 
 /**

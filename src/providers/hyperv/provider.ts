@@ -15,6 +15,7 @@ import { getGuestDiskCall, guestDiskFacts, listGuestDisksCall, pickGuestDisk, sa
 import { clearDiskCall, driveLetterOf, formatVolumeCall, initializeDiskCall, isGuestFilesystem, newPartitionCall, partitionsCall, TEST_FILE_NAME, VOLUME_SPECS } from './guest-volume.ts';
 import { checkHyperv } from './validate.ts';
 import { addDriveCall, getVhdCall, listDrivesCall, newVhdCall, probeFileCall, removeDriveCall, removeVhdCall, type DriveSlot, type NewVhdSpec } from './vhd.ts';
+import { describeHypervHost } from './fingerprint.ts';
 
 type DestroyRef = OwnedObjectRef & { provider: ProviderName; id: string | null; data: Record<string, unknown> };
 
@@ -380,7 +381,7 @@ export function createHypervProvider(targetIn: HypervTargetConfig, runner: Comma
   }
 
   // a lost SSH connection is worth another attempt (the executor looks before reissuing a create)
-  return { name: 'hyperv', apply, destroy, find, isTransient: connectionLost, close: () => runner.close() };
+  return { name: 'hyperv', apply, destroy, find, isTransient: connectionLost, close: () => runner.close(), describe: () => describeHypervHost(runner) };
 }
 
 /**

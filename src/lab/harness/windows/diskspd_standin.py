@@ -159,8 +159,17 @@ def resolve(state, vm, target):
     return f, name, slot
 
 
+def usage():
+    # CmdLineParser.cpp _DisplayUsageInfo: a blank line, "Usage: %s [options] target1 [ target2 [ target3 ...] ]",
+    # "version %s (%s)" (DISKSPD_NUMERIC_VERSION_STRING, DISKSPD_DATE_VERSION_STRING), then the options
+    # (left out here); shown for -? and when no argument is given, and the command fails.
+    return f'\nUsage: diskspd [options] target1 [ target2 [ target3 ...] ]\nversion {VERSION} ({VERSION_DATE})\n\nAvailable targets:\n       file_path\n       #<physical drive number>\n       <partition_drive_letter>:\n'
+
+
 def run(state, vm, vm_name, argv):
     """One diskspd invocation → (exit code, output text)."""
+    if argv in ([], ['-?'], ['/?']):
+        return 1, usage()
     try:
         opts, targets = parse(argv)
         block = check(opts)
