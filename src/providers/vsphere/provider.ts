@@ -465,6 +465,13 @@ export function createVsphereProvider(target: VsphereTargetConfig, opts: Vsphere
     const host = await c.readProps(await c.findHost(target.host), ['summary.config.product.fullName']).catch((): Record<string, unknown> => ({}));
     const product = host['summary.config.product.fullName'];
     if (typeof product === 'string') facts['esxi.product'] = product;
+    // the VM as VMware Tools reports it (GuestInfo): the guest's OS and the Tools version running there
+    {
+      const g = await c.readProps(await vm(target.vm), ['guest.guestFullName', 'guest.toolsVersion', 'guest.toolsRunningStatus']).catch((): Record<string, unknown> => ({}));
+      if (typeof g['guest.guestFullName'] === 'string' && g['guest.guestFullName']) facts['vm.guestFullName'] = g['guest.guestFullName'];
+      if (typeof g['guest.toolsVersion'] === 'string' && g['guest.toolsVersion']) facts['vmwareTools.version'] = g['guest.toolsVersion'];
+      if (typeof g['guest.toolsRunningStatus'] === 'string' && g['guest.toolsRunningStatus']) facts['vmwareTools.runningStatus'] = g['guest.toolsRunningStatus'];
+    }
     return facts;
   }
 
