@@ -558,6 +558,8 @@ async function runWorkload(perm: PermutationPlan, c: PermContext, target: Measur
     .filter((r) => r.state === 'created' && r.objectId !== null)
     .map((r) => ({ kind: r.kind, name: r.name, provider: r.provider, id: r.objectId!, data: r.data }));
   const observer = c.provider?.observeHost?.(created, hostCtx) ?? null;
+  // what the host saw of each test of the repetition, settling while the next test runs
+  const hostPending: Array<Promise<void>> = [];
   for (let rep = 1; rep <= perm.repetitions; rep++) {
     const records: ResultRecord[] = [];
     for (const [i, test] of profile.tests.entries()) {
@@ -582,7 +584,7 @@ async function runWorkload(perm: PermutationPlan, c: PermContext, target: Measur
       // connection before a retry starts a second one on the same file, or teardown removes its disk.
       let strandedGroup: GroupFiles | undefined;
       // what the host saw of the test's last attempt (or why it could not be watched)
-      let hostSeen: HostMetrics | string | undefined;
+      let hostSeen: Promise<HostMetrics | string> | undefined;
       const stopStranded = async (runner: CommandRunner) => {
         const g = strandedGroup;
         strandedGroup = undefined;
@@ -611,7 +613,9 @@ async function runWorkload(perm: PermutationPlan, c: PermContext, target: Measur
                 ...(target ? { target } : {}),
                 onRaw: async (t, pass, raw) => storeRaw(rawDirOf(c.store), `raw/${perm.permutationId}/rep${rep}/${t.id}.pass${pass}.${c.workload.tool === 'diskspd' ? 'xml' : 'json'}`, raw),
               });
-              hostSeen = watching === null ? undefined : typeof watching === 'string' ? watching : await watching.stop(c.signal).catch((err: unknown) => errorMessage(err));
+              // stop() reads the host's clock at once; what comes after (waiting for the sample that
+              // covers the test's end) overlaps the next test and is awaited before the repetition is stored
+              hostSeen = watching === null ? undefined : typeof watching === 'string' ? Promise.resolve(watching) : watching.stop(c.signal).catch((err: unknown) => errorMessage(err));
               return outcome;
             })
             .catch(async (err: unknown) => {
@@ -647,10 +651,14 @@ async function runWorkload(perm: PermutationPlan, c: PermContext, target: Measur
         throw new Error(`${errorMessage(firstError)}; retrying failed: ${errorMessage(err)}`, { cause: err });
       });
       const rec = recordFor(perm, c.plan.runId, rep, test, outcome, perm.workload, profile.aggregate, c.workload.tool, fill, target);
-      if (hostSeen !== undefined) rec.host = typeof hostSeen === 'string' ? { source: observer!.source, unavailable: redact(hostSeen) } : hostSeen;
+      if (hostSeen !== undefined && observer) {
+        const source = observer.source;
+        hostPending.push(hostSeen.then((h) => void (rec.host = typeof h === 'string' ? { source, unavailable: redact(h) } : h)));
+      }
       records.push(rec);
       c.emit({ type: 'result', permutationId: perm.permutationId, repetition: rep, testId: test.id, iops: rec.iops, bytesPerSecond: rec.bytesPerSecond });
     }
+    await Promise.all(hostPending.splice(0));
     await c.store.addRepetition(perm.permutationId, rep, records);
   }
 }

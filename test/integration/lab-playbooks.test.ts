@@ -91,6 +91,33 @@ describe('lab inventory', () => {
   });
 });
 
+describe('host-side figures and fingerprints of the shell and Hyper-V runs', () => {
+  it('each lab-esxi record carries esxtop\'s figures of the LUN under test (synthetic values), the reports set them beside the guest\'s', async () => {
+    const { runDir, records } = runs.esxi;
+    for (const r of records) {
+      const host = (r as unknown as { host?: { source: string; esxtop?: { device: string; gavgMs: number | null } } }).host;
+      expect(host?.source).toBe('esxtop');
+      expect(host?.esxtop?.device).toBe(BLANK_DEV);
+      expect(host?.esxtop?.gavgMs).toEqual(expect.any(Number));
+    }
+    // one esxtop per test and repetition, each in batch mode at the 2 s minimum
+    const esxtop = (await readCommands(stateDir)).filter((c) => c.tool === 'esxtop');
+    expect(esxtop).toHaveLength(records.length);
+    expect(new Set(esxtop.map((c) => c.argv.join(' ')))).toEqual(new Set(['-b -d 2 -n 3600']));
+    const md = await fs.readFile(path.join(runDir, 'report.md'), 'utf8');
+    expect(md).toContain('## Guest vs host latency');
+    expect(md).toMatch(/GAVG/);
+  });
+
+  it('the fingerprints name the ESXi build and VMware Tools, the Hyper-V host and guest Windows builds and diskspd', async () => {
+    const esxi = await fs.readFile(path.join(runs.esxi.runDir, 'report.md'), 'utf8');
+    for (const k of ['esxi.product', 'esxi.build', 'vmwareTools.version', 'vm.guestFullName', 'guest.tool']) expect(esxi).toContain(`| ${k} |`);
+    const hv = await fs.readFile(path.join(runs.hyperv.runDir, 'report.md'), 'utf8');
+    for (const k of ['hyperv.host.os', 'hyperv.host.osBuild', 'guest.os', 'guest.osBuild']) expect(hv).toContain(`| ${k} |`);
+    expect(hv).toMatch(/\| guest\.tool \| diskspd \d/);
+  });
+});
+
 describe('playbooks/vmfs-block-size-shell.yaml on lab-esxi', () => {
   it('finishes every permutation with a record for every repetition and test', async () => {
     const { cli, runDir, records } = runs.esxi;
@@ -112,7 +139,8 @@ describe('playbooks/vmfs-block-size-shell.yaml on lab-esxi', () => {
     const base = `ss-${rec.runId}-${rec.permutationId}`;
     const dev = `/vmfs/devices/disks/${BLANK_DEV}`;
     const ds = `/vmfs/volumes/${base}-ds`;
-    const lines = (await readCommands(stateDir)).filter((c) => c.tool !== 'powershell.exe').map((c) => [c.tool, ...c.argv].join(' '));
+    // esxtop watches each test from the host (its own test below); the provisioning sequence is the classic one
+    const lines = (await readCommands(stateDir)).filter((c) => c.tool !== 'powershell.exe' && c.tool !== 'esxtop').map((c) => [c.tool, ...c.argv].join(' '));
     // one permutation = from its device check to the partition delete that ends its teardown
     const starts = lines.flatMap((l, i) => (l === `esxcli storage core device list -d ${BLANK_DEV}` ? [i] : []));
     expect(starts).toHaveLength(4);
