@@ -182,8 +182,8 @@ export function esxtopObserver(runner: CommandRunner, provisioned: readonly Crea
           let out = '';
           let toMs = Date.now();
           try {
-          out = await read();
-          toMs = Number(out.slice(0, out.indexOf('\n'))) * 1000;
+            out = await read();
+            toMs = Number(out.slice(0, out.indexOf('\n'))) * 1000;
           const deadline = Date.now() + ESXTOP_DELAY_SEC * 1500;
           const covered = (t: string) => {
             try {
@@ -192,9 +192,15 @@ export function esxtopObserver(runner: CommandRunner, provisioned: readonly Crea
               return false;
             }
           };
-          while (!covered(out.slice(out.indexOf('\n') + 1)) && Date.now() < deadline) {
-            await new Promise((r) => setTimeout(r, 250));
-            out = await read();
+          // updates land every delay from the start: sleep until the one covering the end is due, then read (again every 0.5 s, bounded)
+          const due = fromMs + Math.ceil((toMs - fromMs) / (ESXTOP_DELAY_SEC * 1000) + 1e-9) * ESXTOP_DELAY_SEC * 1000 - toMs + 300;
+          if (!covered(out.slice(out.indexOf('\n') + 1))) {
+            await new Promise((r) => setTimeout(r, Math.min(Math.max(due, 0), ESXTOP_DELAY_SEC * 1000)));
+            while (Date.now() < deadline) {
+              out = await read();
+              if (covered(out.slice(out.indexOf('\n') + 1))) break;
+              await new Promise((r) => setTimeout(r, 500));
+            }
           }
           } finally {
             // our esxtop (the pid it was started with) and our file, whatever happened
