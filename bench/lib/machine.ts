@@ -11,6 +11,8 @@ export interface MachineInfo {
   fio: string;
   os: string;
   date: string;
+  /** 1, 5 and 15 minute load averages when the benchmark ended (the machine is shared) */
+  loadAvg?: number[];
 }
 
 function tryRun(cmd: string, args: string[]): string {
@@ -36,5 +38,6 @@ export function machineInfo(): MachineInfo {
     fio: tryRun('fio', ['--version']),
     os: `${os.type()} ${os.release()}`,
     date: new Date().toISOString(),
+    loadAvg: os.loadavg().map((x) => Math.round(x * 10) / 10),
   };
 }

@@ -22,7 +22,8 @@ export function readResults(file: string): ResultsFile {
 }
 
 function machineLine(m: MachineInfo): string {
-  return `${m.nproc} × ${m.cpuModel}, ${m.ramGiB} GiB RAM, ${m.os}, node ${m.node}, ${m.fio}; measured ${m.date}`;
+  const load = m.loadAvg ? `; load average ${m.loadAvg.join(' / ')} (1 / 5 / 15 min) at the end` : '';
+  return `${m.nproc} × ${m.cpuModel}, ${m.ramGiB} GiB RAM, ${m.os}, node ${m.node}, ${m.fio}; measured ${m.date}${load}`;
 }
 
 export function renderResultsMd(results: ResultsFile, order: readonly string[]): string {
