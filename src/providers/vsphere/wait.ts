@@ -60,6 +60,8 @@ interface Waiter {
 export interface PropertyWaitsOptions {
   /** WaitForUpdatesEx maxWaitSeconds (tests shorten it) */
   longPollSeconds?: number;
+  /** how long the poll stays open with no wait (default IDLE_POLL_MS) */
+  idlePollMs?: number;
 }
 
 /** The shared collector and poll loop of one session (one round-tripper). */
@@ -74,6 +76,7 @@ export class PropertyWaits {
   private cancelling = false;
   private closed = false;
   private readonly longPollSeconds: number;
+  private readonly idlePollMs: number;
   /** when the last wait ended (the idle poll's deadline counts from it) */
   private lastEnded = 0;
   /**
@@ -88,6 +91,7 @@ export class PropertyWaits {
     opts: PropertyWaitsOptions = {},
   ) {
     this.longPollSeconds = opts.longPollSeconds ?? LONG_POLL_SECONDS;
+    this.idlePollMs = opts.idlePollMs ?? IDLE_POLL_MS;
   }
 
   /**
@@ -223,7 +227,7 @@ export class PropertyWaits {
   }
 
   private idleLeftMs(): number {
-    return this.open.size > 0 ? Infinity : this.lastEnded + IDLE_POLL_MS - Date.now();
+    return this.open.size > 0 ? Infinity : this.lastEnded + this.idlePollMs - Date.now();
   }
 
   private async cancelPoll(): Promise<void> {
