@@ -73,7 +73,7 @@ function writeLab(ctx: BenchContext, hosts: number, perHost: number): { inventor
   return { inventory, playbook };
 }
 
-async function oneRound(ctx: BenchContext, pg: PostgresHandle, lab: { inventory: string; playbook: string }, workers: number, expected: number): Promise<{ wallSec: number; outs: WorkerOut[] }> {
+async function oneRound(ctx: BenchContext, pg: PostgresHandle, lab: { inventory: string; playbook: string }, workers: number, expected: number): Promise<{ wallSec: number; outs: WorkerOut[]; load: number }> {
   const db = `w${workers}_${Date.now().toString(36)}`;
   await pg.createDatabase(db);
   const url = pg.urlFor(db);
@@ -89,7 +89,8 @@ async function oneRound(ctx: BenchContext, pg: PostgresHandle, lab: { inventory:
   }
   const done = outs.reduce((n, o) => n + o.done, 0);
   if (done !== expected) throw new Error(`${workers} worker(s) did ${done} permutations, expected ${expected}`);
-  return { wallSec, outs };
+  // the machine's 1-minute load average as the round ended: what else competed for its cores
+  return { wallSec, outs, load: os.loadavg()[0]! };
 }
 
 export const workers: Benchmark = {
@@ -103,7 +104,7 @@ export const workers: Benchmark = {
     // its own temp directory: the server runs as user postgres, which cannot enter the bench's 0700 workDir
     const pgDir = fs.mkdtempSync(path.join(os.tmpdir(), 'storsweep-bench-pg-'));
     const pg = await startPostgres({ dir: pgDir });
-    const rounds: Record<number, { wallSec: number; outs: WorkerOut[] }> = {};
+    const rounds: Record<number, { wallSec: number; outs: WorkerOut[]; load: number }> = {};
     try {
       for (const n of [1, 2, 4]) {
         ctx.log(`${n} worker(s), ${total} permutations`);
@@ -130,6 +131,7 @@ export const workers: Benchmark = {
       `Synthetic workload: the targets' fioPath is a shell stand-in that sleeps ${SYNTHETIC_SLEEP_SEC} s and prints a captured fio JSON (test/fixtures/fio/randread-4k-q32.json): no I/O, so the figures are about the queue, the lease and the executor, not the disk.`,
       `Wall time: first worker spawned → last worker exited, Node + tsx start-up (~1–2 s per process, CPU-bound) included. 1 worker ${wall(1).toFixed(1)} s, 2 workers ${wall(2).toFixed(1)} s, 4 workers ${wall(4).toFixed(1)} s.`,
       `Queue overhead per permutation (each worker times its passes minus the executor): 1 worker ${queueMsPerPerm(1).toFixed(1)} ms, 2 workers ${queueMsPerPerm(2).toFixed(1)} ms, 4 workers ${queueMsPerPerm(4).toFixed(1)} ms; the figure is the largest. The executor's own time per permutation (provision nothing, the stand-in twice: prepare and the test, the store writes): ${execMsPerPerm(1).toFixed(0)} / ${execMsPerPerm(2).toFixed(0)} / ${execMsPerPerm(4).toFixed(0)} ms.`,
+      `Load average (1 min) as each round ended, on ${os.cpus().length} cores: ${[1, 2, 4].map((n) => `${n} worker(s) ${rounds[n]!.load.toFixed(1)}`).join(', ')}.`,
       'This machine has 2 cores shared with other engineers working at the same time: the 4-worker round competes with them for CPU (4 Node processes, PostgreSQL, a shell per fio call), which bounds its speed-up more than the queue does.',
     ];
     return { figures, notes };
