@@ -1,5 +1,6 @@
 // Loading playbooks and inventories: read, validate, resolve secrets, cross-check. Every problem of
 // a file is reported at once as a ConfigError whose diagnostics carry file:line:col and key path.
+import { resolveStore, type ResolvedStore } from './store.ts';
 import path from 'node:path';
 import { ConfigError, InputTooLarge, InvalidArgument, NotARegularFile, type Diagnostic } from '../errors.ts';
 import { detectEncoding } from '../input/encoding.ts';
@@ -34,6 +35,8 @@ export interface LoadedInventory {
   secrets: Map<string, Secret>;
   /** every secret this inventory uses, with where it is configured (incl. a GOVC_* fallback) */
   secretSources: SecretSource[];
+  /** the inventory's `store:` (a PostgreSQL URL), its password reference resolved */
+  store?: ResolvedStore;
 }
 
 function readConfigFile(file: string): string {
@@ -204,8 +207,16 @@ export function loadInventory(file: string, env: NodeJS.ProcessEnv = process.env
     }
     for (const d of m.checkInventory(t, names)) diags.push(diagnosticAt(source, [...at, ...d.path], d.message));
   }
+  let store: ResolvedStore | undefined;
+  if (value.store !== undefined) {
+    const r = resolveStore(value.store, baseDir, env);
+    if (r.ok) {
+      store = r.store;
+      if (r.store.password) secretSources.push({ where: 'store', secret: r.store.password });
+    } else diags.push(diagnosticAt(source, ['store'], r.error));
+  }
   if (diags.length) throw new ConfigError(sortDiagnostics(diags));
-  return { file, inventory: value, source, secrets, secretSources };
+  return { file, inventory: value, source, secrets, secretSources, ...(store ? { store } : {}) };
 }
 
 function registerReferencedSecrets(text: string, file: string, baseDir: string, env: NodeJS.ProcessEnv): void {

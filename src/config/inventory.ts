@@ -5,6 +5,7 @@
 // Every value a provider checks before it sends anything (src/providers/*/validate.ts) is checked by
 // its target schema with the same predicate, so `validate` refuses at file:line:col what `run` would
 // refuse later.
+import { storeUrlSchema } from './store.ts';
 import { z } from 'zod';
 import { moduleOf, targetSchema } from '../providers/index.ts';
 import { intIn, plainText } from './fields.ts';
@@ -62,6 +63,8 @@ export const inventorySchema = z
     vcenters: z.record(z.string(), vcenterSchema).default({}),
     sshHosts: z.record(z.string(), sshHostSchema).default({}),
     targets: z.record(z.string(), targetSchema),
+    /** where runs against this inventory are stored (default: each run directory's run.sqlite) */
+    store: storeUrlSchema.optional(),
   })
   .describe('storsweep inventory');
 

@@ -6,6 +6,7 @@ import path from 'node:path';
 import { ensureKeyPair, startSshd, currentUser } from './sshd.ts';
 import { startVcsim } from './vcsim.ts';
 import { vcenterYaml, vsphereTargetYaml } from './vsphere-inventory.ts';
+import { attachPostgres, PG_SUPERUSER, startPostgres } from './postgres.ts';
 // the stand-ins' host models (src/lab/harness/*/state.ts) are the lab's ESXi and Hyper-V hosts
 import { BLANK_DEV, ESXI_HARNESS_DIR, RDM_DEV, defaultEsxiState, seedEsxiState } from './harness/esxi/state.ts';
 import { DEFAULT_LAB_VERSION, type LabVersion } from './versions.ts';
@@ -18,6 +19,8 @@ export interface LabState {
   standinState: string;
   /** the release the simulator and the ESXi stand-ins act as (`npm run lab -- up --version`) */
   version?: LabVersion;
+  /** a PostgreSQL store (`npm run lab -- up --postgres`): its cluster directory, port and database */
+  postgres?: { dir: string; port: number; database: string };
 }
 
 export function labPaths(root: string) {
@@ -129,7 +132,18 @@ export class LabVersionMismatch extends Error {
   override readonly name = 'LabVersionMismatch';
 }
 
-export async function labUp(root: string, opts: { vcsim: boolean; listLuns?: LunLister; version?: LabVersion }): Promise<LabState> {
+/** The lab's PostgreSQL store: started once (`up --postgres`), kept by later `up`s, stopped by `down`. */
+async function labPostgres(p: ReturnType<typeof labPaths>, existing: LabState['postgres']): Promise<NonNullable<LabState['postgres']>> {
+  if (existing && (await attachPostgres(existing.dir))) return existing;
+  const dir = path.join(p.dir, 'postgres');
+  fs.rmSync(dir, { recursive: true, force: true });
+  const pg = await startPostgres({ dir });
+  await pg.createDatabase(LAB_STORE_DATABASE);
+  return { dir, port: pg.port, database: LAB_STORE_DATABASE };
+}
+export const LAB_STORE_DATABASE = 'storsweep';
+
+export async function labUp(root: string, opts: { vcsim: boolean; listLuns?: LunLister; version?: LabVersion; postgres?: boolean }): Promise<LabState> {
   const p = labPaths(root);
   const existing = readLabState(root);
   const running = existing ? (existing.version ?? DEFAULT_LAB_VERSION) : undefined;
@@ -139,6 +153,10 @@ export async function labUp(root: string, opts: { vcsim: boolean; listLuns?: Lun
   const version = opts.version ?? running ?? DEFAULT_LAB_VERSION;
   if (existing && (existing.vcsim || !opts.vcsim)) {
     await seedStandins(p, version);
+    if (opts.postgres || existing.postgres) {
+      existing.postgres = await labPostgres(p, existing.postgres);
+      fs.writeFileSync(p.state, JSON.stringify(existing, null, 1));
+    }
     fs.writeFileSync(p.inventory, labInventoryYaml(existing));
     return existing;
   }
@@ -173,12 +191,14 @@ export async function labUp(root: string, opts: { vcsim: boolean; listLuns?: Lun
     const luns = opts.listLuns ? await opts.listLuns({ url: h.url, thumbprint: h.thumbprint, username: h.username, password }) : [];
     vcsim = { pid: h.pid, url: h.url, thumbprint: h.thumbprint, certFile: h.certFile, username: h.username, luns, nfsDir: p.nfs };
   }
+  const postgres = opts.postgres || existing?.postgres ? await labPostgres(p, existing?.postgres) : undefined;
   const state: LabState = {
     ssh: { pid: sshd.pid, port: sshd.port, user: currentUser(), keyPath: key.privateKeyPath, knownHostsFile: p.knownHosts },
     vcsim,
     scratch: p.scratch,
     standinState: p.standinState,
     version,
+    ...(postgres ? { postgres } : {}),
   };
   fs.writeFileSync(p.state, JSON.stringify(state, null, 1));
   fs.writeFileSync(p.inventory, labInventoryYaml(state));
@@ -189,6 +209,8 @@ export function labInventoryYaml(s: LabState): string {
   const lines = [
     '# yaml-language-server: $schema=../schemas/inventory.schema.json',
     '# Written by `npm run lab -- up`: the embedded local lab. Regenerated on every `up`.',
+    // the store's password by reference, like every secret: the file initdb's password was written to
+    ...(s.postgres ? [`store: ${JSON.stringify(`postgresql://${PG_SUPERUSER}:\${file:${path.basename(s.postgres.dir)}/password}@127.0.0.1:${s.postgres.port}/${s.postgres.database}`)}`] : []),
     'sshHosts:',
     '  lab:',
     '    host: 127.0.0.1',

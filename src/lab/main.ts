@@ -1,4 +1,4 @@
-// `npm run lab -- up [--version 5.5|6.7|7.0|8.0]|down|status [--json]`: the embedded local lab. A real OpenSSH server on
+// `npm run lab -- up [--version 5.5|6.7|7.0|8.0] [--postgres]|down|status [--json]`: the embedded local lab. A real OpenSSH server on
 // 127.0.0.1 acting as a Linux guest (fio on a scratch file) and as the ESXi-shell / Hyper-V test
 // host (stand-ins on its PATH), and VMware's vCenter simulator (our vcsim harness). Everything
 // lives under .lab/; `.lab/inventory.yaml` points playbooks at it. `--version` makes the simulator
@@ -7,6 +7,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { stopPid } from './sshd.ts';
+import { stopPostgres } from './postgres.ts';
 import { labUp, labPaths, readLabState, labStatusJson, LabVersionMismatch } from './lab.ts';
 import { isLabVersion, LAB_VERSIONS, type LabVersion } from './versions.ts';
 import { listVcsimLuns } from './vsphere-inventory.ts';
@@ -37,14 +38,14 @@ async function main(argv: string[]): Promise<number> {
       }
       let state;
       try {
-        state = await labUp(root, { vcsim: !rest.includes('--no-vcsim'), listLuns: (info) => listVcsimLuns(info), version });
+        state = await labUp(root, { vcsim: !rest.includes('--no-vcsim'), listLuns: (info) => listVcsimLuns(info), version, postgres: rest.includes('--postgres') });
       } catch (e) {
         if (!(e instanceof LabVersionMismatch)) throw e;
         errOut(`lab: ${e.message}\n`);
         return 2;
       }
       if (json) out(JSON.stringify(labStatusJson(root, state)) + '\n');
-      else out(`lab up (ESXi/vCenter ${state.version ?? '8.0'}): ssh 127.0.0.1:${state.ssh.port}${state.vcsim ? `, vCenter ${state.vcsim.url}` : ''}\ninventory: ${paths.inventory}\n`);
+      else out(`lab up (ESXi/vCenter ${state.version ?? '8.0'}): ssh 127.0.0.1:${state.ssh.port}${state.vcsim ? `, vCenter ${state.vcsim.url}` : ''}${state.postgres ? `, PostgreSQL store 127.0.0.1:${state.postgres.port}` : ''}\ninventory: ${paths.inventory}\n`);
       return 0;
     }
     case 'down': {
@@ -57,6 +58,7 @@ async function main(argv: string[]): Promise<number> {
       if (state.vcsim) await stopPid(state.vcsim.pid);
       // the loop devices and links the ESXi stand-ins gave this machine (the lab guest)
       await releaseEsxiGuestDisks(paths.standinState);
+      if (state.postgres) await stopPostgres(state.postgres.dir);
       fs.rmSync(paths.state, { force: true });
       out('lab down\n');
       return 0;
@@ -73,7 +75,7 @@ async function main(argv: string[]): Promise<number> {
       return 0;
     }
     default:
-      errOut('usage: npm run lab -- up [--version 5.5|6.7|7.0|8.0]|down|status [--json]\n');
+      errOut('usage: npm run lab -- up [--version 5.5|6.7|7.0|8.0] [--postgres]|down|status [--json]\n');
       return 2;
   }
 }

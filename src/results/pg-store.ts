@@ -5,10 +5,12 @@
 // durable before the create is sent. What several statements write (a repetition's records with
 // its counter and journal entry; a ledger change with its journal entry) commits in one
 // transaction, as in the SQLite store.
+import os from 'node:os';
 import pg from 'pg';
 import type { RunPlan } from '../contract/plan.ts';
 import type { CreatedObject, OwnedObjectRef, ProviderName } from '../contract/provider.ts';
-import { errorMessage, RunNotFound, StoreSchemaTooNew, StoreUnavailable } from '../errors.ts';
+import { errorMessage, RunDirLocked, RunNotFound, StoreSchemaTooNew, StoreUnavailable } from '../errors.ts';
+import type { LockHolder, RunLock } from './run-lock.ts';
 import { LATEST_VERSION, MIGRATIONS, SCHEMA } from './pg-migrations.ts';
 import { emptyCounts, FINAL_LEDGER_STATES, LIVE_LEDGER_STATES, type JournalEntry, type LedgerRow, type LedgerState, type PermutationRow, type PermutationStatus, type RunMeta, type RunStore, type RunStoreBackend, type RunSummary, type StatusCounts } from './port.ts';
 import type { ResultRecord } from './record.ts';
@@ -181,6 +183,44 @@ export class PgRunStoreBackend implements RunStoreBackend {
       if (r.status) s.counts[r.status] = Number(r.n);
     }
     return [...out.values()].sort((a, b) => a.startedAt.localeCompare(b.startedAt));
+  }
+
+  /**
+   * One writer per run (`run --store`, `cleanup`), across machines: a session-level advisory lock
+   * on the run's id, held by a connection of its own for as long as the holder lives. The server
+   * drops it when that connection ends (the process exits or dies: no stale lock). Who holds it is
+   * recorded in the run's meta for the refusal.
+   */
+  async lockRun(runId: string, command: string): Promise<RunLock> {
+    const client = await this.pool.connect();
+    const key = `storsweep run ${runId}`;
+    try {
+      const { rows } = await client.query<{ ok: boolean }>('SELECT pg_try_advisory_lock(hashtext($1)) AS ok', [key]);
+      if (!rows[0]?.ok) {
+        const { rows: h } = await client.query<{ value: string }>(`SELECT value FROM ${SCHEMA}.run_meta WHERE run_id = $1 AND key = 'lock'`, [runId]);
+        const holder = h[0] ? (JSON.parse(h[0].value) as LockHolder) : null;
+        throw new RunDirLocked(`run ${runId} in ${this.where}`, holder);
+      }
+      const holder: LockHolder = { pid: process.pid, host: os.hostname(), since: new Date().toISOString(), command };
+      // a new run is locked before it is created: its row first (createRun does the same, ON CONFLICT)
+      await client.query(`INSERT INTO ${SCHEMA}.runs (run_id) VALUES ($1) ON CONFLICT DO NOTHING`, [runId]);
+      await client.query(`INSERT INTO ${SCHEMA}.run_meta (run_id, key, value) VALUES ($1, 'lock', $2) ON CONFLICT (run_id, key) DO UPDATE SET value = excluded.value`, [runId, JSON.stringify(holder)]);
+      let released = false;
+      return {
+        holder,
+        previous: null,
+        anchorTo: () => undefined,
+        release: () => {
+          if (released) return;
+          released = true;
+          // ending the session frees its advisory locks
+          client.release(true);
+        },
+      };
+    } catch (err) {
+      client.release(true);
+      throw err;
+    }
   }
 
   async close(): Promise<void> {

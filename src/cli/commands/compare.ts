@@ -1,5 +1,6 @@
 // `storsweep compare <A> <B>`: B against A by canonical test id, for CI pipelines of storage teams.
 import type { Command } from 'commander';
+import { storeAwareLoader } from '../store.ts';
 import { compareRuns, renderCompareText } from '../../report/compare.ts';
 import { EXIT } from '../exit.ts';
 import { jsonText } from '../output.ts';
@@ -42,14 +43,17 @@ export function registerCompare(program: Command, io: CommandIo = defaultIo): Co
   return program
     .command('compare')
     .description('compare run B with run A (or imported results), permutation by permutation (same axes) and by canonical test id; Δ%, Welch p and verdict per test; lists permutations without a partner')
-    .argument('<A>', 'baseline: run directory or result file')
-    .argument('<B>', 'candidate: run directory or result file')
+    .argument('<A>', 'baseline: run directory or result file (or a run id, with --store or -i)')
+    .argument('<B>', 'candidate: run directory or result file (or a run id, with --store or -i)')
     .option('--fail-on-regression <pct>', `exit ${EXIT_REGRESSION} when B is significantly slower than A by at least this %`)
     .option('--json', 'print the comparison as JSON')
     .option('--pool <axis>', 'pool permutations of a side that differ only in this axis (e.g. --pool source: several exports as one sample); repeatable', (v: string, prev: string[] = []) => [...prev, v])
     .option('--alpha <p>', 'significance level (default 0.05)')
     .option('--cv-threshold <pct>', 'CV % above which a sample is flagged noisy (default 10)')
-    .action(async (a: string, b: string, opts: CompareCommandOptions) => {
-      process.exitCode = await runCompare(a, b, opts, io);
+    .option('--store <url>', 'A and B may be run ids in this PostgreSQL store: postgresql://USER[:${env:NAME}|${file:path}]@HOST[:PORT]/DB')
+    .option('-i, --inventory <file>', "A and B may be run ids in this inventory's store:")
+    .action(async (a: string, b: string, opts: CompareCommandOptions & { store?: string; inventory?: string }) => {
+      const store = { ...(opts.store !== undefined ? { store: opts.store } : {}), ...(opts.inventory !== undefined ? { inventory: opts.inventory } : {}) };
+      process.exitCode = await runCompare(a, b, opts, { ...io, loadSource: storeAwareLoader(io.loadSource, store) });
     });
 }

@@ -1,5 +1,6 @@
 // `storsweep report <runDir|file...>`: one report from one or more runs or imported exports.
 import { Option, type Command } from 'commander';
+import { storeAwareLoader } from '../store.ts';
 import { UsageError } from '../../errors.ts';
 import { renderCsv, renderSummaryCsv } from '../../report/csv.ts';
 import { renderHtml } from '../../report/html.ts';
@@ -102,7 +103,7 @@ export function registerReport(program: Command, io: CommandIo = defaultIo): Com
   return program
     .command('report')
     .description('report per permutation and test (mean ± 95% CI, CV) and compare each axis value with a baseline')
-    .argument('<source...>', 'run directories or result files (results .jsonl, CrystalDiskMark text, fio JSON, …)')
+    .argument('[source...]', 'run directories or result files (results .jsonl, CrystalDiskMark text, fio JSON, …); with a store (--store, -i), run ids too')
     .addOption(new Option('-f, --format <format>', 'output format: md, html, json; csv = one row per record (long); summary-csv = one row per permutation × test, axes as columns').choices([...REPORT_FORMATS]).default('md'))
     .option('-b, --baseline <axis=value>', "compare only this axis, against this value (default: every varying axis, against the playbook's baseline: value or else its first value)")
     .option('--pool <axis>', 'pool permutations that differ only in this axis into one sample (e.g. --pool source: several runs as one); repeatable', (v: string, prev: string[] = []) => [...prev, v])
@@ -111,7 +112,13 @@ export function registerReport(program: Command, io: CommandIo = defaultIo): Com
     .option('--alpha <p>', 'significance level of the verdicts (default 0.05)')
     .option('--min-effect <pct>', 'smallest difference in % called faster/slower (default 5)')
     .option('--cv-threshold <pct>', 'flag cells whose coefficient of variation exceeds this % (default 10)')
-    .action(async (sources: string[], opts: ReportCommandOptions) => {
-      process.exitCode = await runReport(sources, opts, io);
+    .option('--run <runId>', 'a run in the store (--store URL, or the inventory\'s store: with -i); repeatable', (v: string, prev: string[] = []) => [...prev, v])
+    .option('--store <url>', 'the PostgreSQL store runs are read from: postgresql://USER[:${env:NAME}|${file:path}]@HOST[:PORT]/DB')
+    .option('-i, --inventory <file>', 'the inventory whose store: runs are read from')
+    .action(async (sources: string[], opts: ReportCommandOptions & { run?: string[]; store?: string; inventory?: string }) => {
+      const inputs = [...sources, ...(opts.run ?? [])];
+      if (!inputs.length) throw new UsageError('report: give run directories or result files, or --run <runId> with --store URL or -i INVENTORY');
+      const store = { ...(opts.store !== undefined ? { store: opts.store } : {}), ...(opts.inventory !== undefined ? { inventory: opts.inventory } : {}) };
+      process.exitCode = await runReport(inputs, opts, { ...io, loadSource: storeAwareLoader(io.loadSource, store) });
     });
 }

@@ -1,12 +1,11 @@
 // results, status, cleanup: commands that read (or tidy up after) an existing run directory.
-import path from 'node:path';
 import type { Command } from 'commander';
 import { loadInventory } from '../../config/index.ts';
 import { redact } from '../../config/secrets.ts';
-import { errorMessage, StorsweepError, UsageError } from '../../errors.ts';
+import { errorMessage } from '../../errors.ts';
 import type { CommandRunner } from '../../ssh/command-runner.ts';
 import { renderCsv } from '../../report/csv.ts';
-import { ResultStore } from '../../results/store.ts';
+import type { RunStore } from '../../results/port.ts';
 import type { ResultRecord } from '../../results/record.ts';
 import { axesLabel } from '../../run/progress.ts';
 import type { Provider } from '../../contract/provider.ts';
@@ -15,17 +14,15 @@ import { cleanupLedger, wasSent } from '../../run/teardown.ts';
 import { composeTargets } from '../compose.ts';
 import { EXIT } from '../exit.ts';
 import { jsonText, keepGoingWhenOutputCloses, terminal } from '../output.ts';
+import { openRunFor, type OpenedRun, type StoreOptions } from '../store.ts';
 import { takeRunLock } from './run.ts';
+import { watchStatus } from './status-watch.ts';
 
-/** `results` and `status` only read: read-only, so a run directory on a read-only mount reads too. */
-function openRun(dir: string, mode: 'read' | 'write' = 'read'): ResultStore {
-  try {
-    return mode === 'read' ? ResultStore.openReadOnly(path.resolve(dir)) : ResultStore.open(path.resolve(dir));
-  } catch (err) {
-    // Ours keep their class (NotARunDirectory is a UsageError); SQLite's own (cannot open) too is a usage error
-    if (err instanceof StorsweepError) throw err;
-    throw new UsageError(errorMessage(err), { cause: err });
-  }
+/** The options every command that reads a run takes besides a run directory. */
+export function addRunOptions(cmd: Command): Command {
+  return cmd
+    .option('--run <runId>', 'a run in the store (--store URL, or the inventory\'s store: with -i) instead of a run directory')
+    .option('--store <url>', 'the PostgreSQL store: postgresql://USER[:${env:NAME}|${file:path}]@HOST[:PORT]/DB (the password by reference)');
 }
 
 const fmt = (v: number | null, div = 1, digits = 1) => (v === null ? '—' : (v / div).toFixed(digits));
@@ -37,64 +34,96 @@ export function renderResultsTable(records: readonly ResultRecord[]): string {
   return rows.map((r) => r.map((c, i) => (i >= 4 ? c.padStart(widths[i]!) : c.padEnd(widths[i]!))).join('  ')).join('\n');
 }
 
-export function statusText(store: ResultStore): string {
-  const perms = store.permutations();
+/** Whether the run is in use now: the run directory's lock (SQLite); a store's run says nothing here. */
+function lockOf(opened: Pick<OpenedRun, 'sqlite'>): { held: false } | { held: true; holder: { pid: number; host: string; command: string; since: string } | null } {
+  return opened.sqlite ? runDirHolder(opened.sqlite.runDir, opened.sqlite.lockAnchor()) : { held: false };
+}
+
+/** The run's state in numbers: `pending` counts what is not finished (pending and running). */
+export async function statusCounts(store: RunStore): Promise<{ total: number; done: number; failed: number; running: number; pending: number }> {
+  const c = await store.counts();
+  return { total: c.pending + c.running + c.done + c.failed, done: c.done, failed: c.failed, running: c.running, pending: c.pending + c.running };
+}
+
+export async function statusText(opened: Pick<OpenedRun, 'store' | 'sqlite'>): Promise<string> {
+  const { store } = opened;
+  const perms = await store.permutations();
   const count = (s: string) => perms.filter((p) => p.status === s).length;
-  const meta = store.meta();
-  const lock = runDirHolder(store.runDir, store.lockAnchor());
-  const lines = [`run ${meta.runId} (${meta.playbook} → ${meta.target}), started ${meta.startedAt}`, `done ${count('done')}, failed ${count('failed')}, pending ${count('pending') + count('running')} of ${perms.length}`];
+  const meta = await store.meta();
+  const lock = lockOf(opened);
+  const lines = [`run ${meta.runId} (${meta.playbook} → ${meta.target}), started ${meta.startedAt}${opened.sqlite ? '' : `, in ${store.where.replace(/^run \S+ in /, '')}`}`, `done ${count('done')}, failed ${count('failed')}, pending ${count('pending') + count('running')} of ${perms.length}`];
   if (lock.held) lines.push(lock.holder ? `in use now by pid ${lock.holder.pid} on host ${lock.holder.host} (storsweep ${lock.holder.command}, since ${lock.holder.since})` : 'in use now by another process');
   for (const p of perms) {
     if (p.status === 'done') continue;
-    const why = p.status === 'failed' || (p.status === 'pending' && p.reason) ? `: ${p.reason}` : p.status === 'running' ? (lock.held ? ' (running now)' : ' (interrupted mid-permutation; resume redoes it)') : '';
+    const why = p.status === 'failed' || (p.status === 'pending' && p.reason) ? `: ${p.reason}` : p.status === 'running' ? (!opened.sqlite ? ' (running now, or interrupted)' : lock.held ? ' (running now)' : ' (interrupted mid-permutation; resume redoes it)') : '';
     lines.push(`  ${p.status.padEnd(7)} ${p.permutationId} ${axesLabel(p.axes)}${why}`);
   }
-  const live = store.leftovers();
+  const live = await store.leftovers();
   if (live.length) {
     const objects = `${live.length} object${live.length === 1 ? '' : 's'} this run created`;
-    lines.push(lock.held ? `${objects} ${live.length === 1 ? 'exists or is' : 'exist or are'} being created or removed now:` : `${objects} may still exist (storsweep cleanup ${store.runDir}):`);
+    const cleanup = opened.sqlite ? `storsweep cleanup ${store.runDir}` : `storsweep cleanup --run ${meta.runId} --store …`;
+    lines.push(lock.held ? `${objects} ${live.length === 1 ? 'exists or is' : 'exist or are'} being created or removed now:` : `${objects} may still exist (${cleanup}):`);
     for (const o of live) lines.push(`  ${o.state.padEnd(13)} ${o.kind} ${o.name}${o.objectId ? ` (${o.objectId})` : ''}${o.error ? `: ${o.error}` : ''}`);
   }
   return lines.join('\n');
 }
 
 export function registerRunDirCommands(program: Command): void {
-  program
-    .command('results')
-    .description('print the normalized records of a run')
-    .argument('<runDir>')
-    .option('--json', 'one JSON record per line')
-    .option('--csv', 'CSV, one row per record')
-    .action((dir: string, o: { json?: boolean; csv?: boolean }) => {
-      const store = openRun(dir);
-      const records = store.records();
-      store.close();
+  addRunOptions(
+    program
+      .command('results')
+      .description('print the normalized records of a run')
+      .argument('[runDir]')
+      .option('-i, --inventory <file>', "the inventory whose store: holds the run (with --run)")
+      .option('--json', 'one JSON record per line')
+      .option('--csv', 'CSV, one row per record'),
+  ).action(async (dir: string | undefined, o: StoreOptions & { json?: boolean; csv?: boolean }) => {
+      const opened = await openRunFor(dir, o, 'read');
+      let records: ResultRecord[];
+      try {
+        records = await opened.store.records();
+      } finally {
+        await opened.close();
+      }
       if (o.json) terminal.stdout(records.map((r) => jsonText(r)).join('\n') + (records.length ? '\n' : ''));
       else if (o.csv) terminal.stdout(renderCsv(records));
       else terminal.stdout(renderResultsTable(records) + '\n');
     });
-  program
-    .command('status')
-    .description('done / failed / pending permutations of a run, with reasons, and objects left behind')
-    .argument('<runDir>')
-    .option('--json', 'as JSON')
-    .action((dir: string, o: { json?: boolean }) => {
-      const store = openRun(dir);
-      if (o.json) {
-        const lock = runDirHolder(store.runDir, store.lockAnchor());
-        terminal.stdout(jsonText({ permutations: store.permutations(), leftovers: store.leftovers(), inUseBy: lock.held ? (lock.holder ?? {}) : null }) + '\n');
+  addRunOptions(
+    program
+      .command('status')
+      .description('done / failed / pending permutations of a run, with reasons, and objects left behind')
+      .argument('[runDir]')
+      .option('-i, --inventory <file>', "the inventory whose store: holds the run (with --run)")
+      .option('--json', 'as JSON')
+      .option('--watch [seconds]', 'show progress live, refreshed every N seconds (default 2), until the run ends or Ctrl-C'),
+  ).action(async (dir: string | undefined, o: StoreOptions & { json?: boolean; watch?: boolean | string }) => {
+      const opened = await openRunFor(dir, o, 'read');
+      try {
+        if (o.watch !== undefined && o.watch !== false) {
+          process.exitCode = await watchStatus(opened, { intervalSec: o.watch === true ? undefined : o.watch, json: Boolean(o.json), statusText, statusCounts });
+          return;
+        }
+        if (o.json) {
+          const { store } = opened;
+          const lock = lockOf(opened);
+          terminal.stdout(jsonText({ runId: store.runId, ...(await statusCounts(store)), permutations: await store.permutations(), leftovers: await store.leftovers(), inUseBy: lock.held ? (lock.holder ?? {}) : null }) + '\n');
+        } else terminal.stdout((await statusText(opened)) + '\n');
+      } finally {
+        await opened.close();
       }
-      else terminal.stdout(statusText(store) + '\n');
-      store.close();
     });
-  program
-    .command('cleanup')
-    .description("remove what a run created and left behind (idempotent; never touches anything the run did not create)")
-    .argument('<runDir>')
-    .option('-i, --inventory <file>', 'inventory (default: the one the run used)')
-    .option('--dry-run', 'list what would be removed')
-    .action(async (dir: string, o: { inventory?: string; dryRun?: boolean }) => {
-      const store = openRun(dir, o.dryRun ? 'read' : 'write');
+  addRunOptions(
+    program
+      .command('cleanup')
+      .description("remove what a run created and left behind (idempotent; never touches anything the run did not create)")
+      .argument('[runDir]')
+      .option('-i, --inventory <file>', 'inventory (default: the one the run used; with --run, its store: holds the run)')
+      .option('--dry-run', 'list what would be removed'),
+  ).action(async (dir: string | undefined, o: StoreOptions & { dryRun?: boolean }) => {
+      const opened = await openRunFor(dir, o, o.dryRun ? 'read' : 'write');
+      const store = opened.store;
+      const closeStore = () => void opened.close();
       if (!o.dryRun) {
         // Removing what the run left is finished even when nobody reads the output any more
         // (`| head`, a closed terminal: its SIGHUP is ignored; Ctrl-C still stops it).
@@ -105,28 +134,29 @@ export function registerRunDirCommands(program: Command): void {
       // Taken before reading the ledger, which only the holder may act on; --dry-run only reads.
       let lock: RunLock | null = null;
       try {
-        if (!o.dryRun) lock = takeRunLock(store, 'cleanup');
+        if (!o.dryRun && opened.sqlite) lock = takeRunLock(opened.sqlite, 'cleanup');
+        else if (!o.dryRun && opened.backend) lock = await opened.backend.lockRun(store.runId, 'cleanup');
       } catch (err) {
-        store.close();
+        closeStore();
         throw err;
       }
       // A permutation left running (or failed) may have left its fio running on the guest: stop it
       // before anything of the run is removed (a disk deleted under it), and even when nothing is.
       let toolsFailed = new Map<string, string>();
-      if (!o.dryRun && store.permutations().some((p) => p.status === 'running' || p.status === 'failed')) {
+      if (!o.dryRun && (await store.permutations()).some((p) => p.status === 'running' || p.status === 'failed')) {
         try {
           toolsFailed = await stopLeftoverTools(store, o.inventory);
         } catch (err) {
-          store.close();
           lock?.release();
+          closeStore();
           throw err;
         }
       }
-      const live = store.leftovers().reverse();
+      const live = (await store.leftovers()).reverse();
       if (!live.length) {
         terminal.stdout('nothing to clean up\n');
-        store.close();
         lock?.release();
+        closeStore();
         if (toolsFailed.size) process.exitCode = EXIT.failure;
         return;
       }
@@ -135,15 +165,15 @@ export function registerRunDirCommands(program: Command): void {
           const how = obj.objectId ? ` (${obj.objectId})` : wasSent(obj) ? ' (sent; checked against the recorded data)' : ' (never sent: only if found by its owned name)';
           terminal.stdout(`would remove ${obj.kind} ${obj.name}${how}\n`);
         }
-        store.close();
+        closeStore();
         return;
       }
-      const meta = store.meta();
+      const meta = await store.meta();
       const inv = loadInventory(o.inventory ?? meta.inventoryFile);
       // Each object goes to the provider of its permutation's target (the `target` axis when the
       // playbook lists several); targets on one vCenter share one session.
-      const comps = composeTargets(meta.targets ?? [meta.target], inv, dir);
-      const targetOf = new Map(store.permutations().map((p) => [p.permutationId, meta.targets ? String(p.axes.target) : meta.target]));
+      const comps = composeTargets(meta.targets ?? [meta.target], inv, store.runDir ?? undefined);
+      const targetOf = new Map((await store.permutations()).map((p) => [p.permutationId, meta.targets ? String(p.axes.target) : meta.target]));
       const providers = new Map<string, Promise<Provider | null>>();
       const providerFor = (permutationId: string): Promise<Provider | null> => {
         const name = targetOf.get(permutationId) ?? meta.target;
@@ -163,7 +193,7 @@ export function registerRunDirCommands(program: Command): void {
         const retries = meta.teardown?.retries;
         // Where a tool of the run may still be running, the disks of the permutations it may be
         // writing to (those left running or failed) stay: nothing is detached or deleted under it.
-        const statusOf = new Map(store.permutations().map((p) => [p.permutationId, p.status]));
+        const statusOf = new Map((await store.permutations()).map((p) => [p.permutationId, p.status]));
         const heldBack = (permutationId: string): string | undefined => {
           if (!['running', 'failed'].includes(statusOf.get(permutationId) ?? '')) return undefined;
           return toolsFailed.get(targetOf.get(permutationId) ?? meta.target);
@@ -171,8 +201,8 @@ export function registerRunDirCommands(program: Command): void {
         failed = await cleanupLedger(store, providerFor, (line) => terminal.stdout(`${line}\n`), { ...(stepSec !== undefined ? { timeoutMs: stepSec * 1000 } : {}), ...(retries !== undefined ? { retry: { retries } } : {}) }, heldBack);
       } finally {
         for (const p of providers.values()) await (await p.catch(() => null))?.close().catch(() => undefined);
-        store.close();
         lock?.release();
+        await opened.close();
       }
       process.exitCode = failed || toolsFailed.size ? EXIT.failure : EXIT.ok;
     });
@@ -183,10 +213,10 @@ export function registerRunDirCommands(program: Command): void {
  * token: ssh/process-group.ts). Prints one line per target where something was found or nothing
  * could be confirmed; returns, by target name, why one may still be running there (unreachable too).
  */
-async function stopLeftoverTools(store: ResultStore, inventoryFile: string | undefined): Promise<Map<string, string>> {
-  const meta = store.meta();
+async function stopLeftoverTools(store: RunStore, inventoryFile: string | undefined): Promise<Map<string, string>> {
+  const meta = await store.meta();
   const inv = loadInventory(inventoryFile ?? meta.inventoryFile);
-  const comps = composeTargets(meta.targets ?? [meta.target], inv, store.runDir);
+  const comps = composeTargets(meta.targets ?? [meta.target], inv, store.runDir ?? undefined);
   const failed = new Map<string, string>();
   for (const [name, comp] of comps) {
     const stop = comp.workload.stopLeftovers?.bind(comp.workload);
@@ -195,7 +225,7 @@ async function stopLeftoverTools(store: ResultStore, inventoryFile: string | und
     try {
       runner = await comp.workload.connect();
       const r = await stop(runner, meta.runId);
-      const record = (event: string) => store.appendJournal(null, 'workload leftovers', event, r);
+      const record = (event: string) => void store.appendJournal(null, 'workload leftovers', event, r).catch(() => undefined);
       if (r.outcome === 'stopped') {
         record('stopped');
         terminal.stdout(`stopped ${comp.workload.tool} left running on ${name} (pids ${r.pids?.join(', ') ?? '?'}, SIG${r.signal})\n`);

@@ -13,7 +13,12 @@ import { newRunId } from '../../plan/permutation.ts';
 import { writeFileAtomic } from '../../results/raw.ts';
 import { readInputFile } from '../../input/read-input.ts';
 import { lockRunDir, type RunLock } from '../../results/run-lock.ts';
-import { ResultStore, type RunMeta } from '../../results/store.ts';
+import { DB_FILE, ResultStore, type RunMeta } from '../../results/store.ts';
+import type { RunStore } from '../../results/port.ts';
+import { SqliteRunStore } from '../../results/sqlite-store.ts';
+import { loadSource } from '../../report/source.ts';
+import { connectStore, readStorePointer, STORE_POINTER, storeAwareLoader, writeStorePointer } from '../store.ts';
+import { resolveStore } from '../../config/store.ts';
 import { executeRun, type RunSummary, type TargetEndpoints } from '../../run/executor.ts';
 import type { Provider } from '../../contract/provider.ts';
 import { createRunLog } from '../../run/log.ts';
@@ -49,6 +54,8 @@ export interface RunCommandOptions {
   set?: string[];
   /** `--out` was given on the command line (not its default): a resume refuses it */
   outGiven?: boolean;
+  /** `--store URL`: the PostgreSQL store the run is written to (else the inventory's store:, else run.sqlite) */
+  store?: string;
 }
 
 /**
@@ -305,7 +312,9 @@ function runDirFor(out: string, plan: RunPlan): string {
 
 interface Prepared {
   plan: RunPlan;
-  store: ResultStore;
+  store: RunStore;
+  /** closes the store (and, for a PostgreSQL store, releases the run's lock there) */
+  close: () => Promise<void>;
   /** by target name, in playbook order */
   comps: Map<string, Composition>;
   resumed: boolean;
@@ -377,6 +386,9 @@ async function runLocked(playbookFile: string | undefined, o: RunCommandOptions,
     const runDir = path.resolve(o.resume);
     // a resumed run continues in its own directory: an --out would be silently ignored
     if (o.outGiven) throw new UsageError(`run --resume: --out is not used by a resume (the run continues in its own directory ${shown(runDir)}); leave --out out`);
+    if (!fs.existsSync(path.join(runDir, DB_FILE)) && readStorePointer(runDir)) {
+      throw new UsageError(`run --resume ${shown(runDir)}: this run is in a PostgreSQL store (${STORE_POINTER}); resuming it is not supported yet — \`storsweep cleanup ${shown(runDir)}\` removes what it left, then start a new run`);
+    }
     // --dry-run reads the run as it is: opened read-only, no lock taken, nothing journaled
     const store = o.dryRun ? ResultStore.openReadOnly(runDir) : ResultStore.open(runDir);
     try {
@@ -401,7 +413,7 @@ async function runLocked(playbookFile: string | undefined, o: RunCommandOptions,
       // last: once the configuration is known to be the run's own, what is left to destroy is confirmed again
       const done = new Set(store.permutations().filter((p) => p.status === 'done').map((p) => p.permutationId));
       const reconfirmed = checkResumeConfirmation(plan, (id) => done.has(id), meta.confirmedDestroy, o.confirmDestroy);
-      prep = { plan, store, comps, resumed: true };
+      prep = { plan, store: new SqliteRunStore(store), close: async () => store.close(), comps, resumed: true };
       store.appendJournal(null, 'run', 'resume', { pid: process.pid, ...(reconfirmed.length ? { confirmedDestroy: reconfirmed } : {}) });
     } catch (err) {
       store.close();
@@ -419,28 +431,58 @@ async function runLocked(playbookFile: string | undefined, o: RunCommandOptions,
     await checkAgainstHostVersions(pb, inv, comps);
     const runDir = runDirFor(o.out, plan);
     const meta = newRunMeta({ plan, comps, inv, pb, playbookFile, timeouts, confirmedDestroy });
-    ensureOutputDirectory(o.out, '--out');
-    fs.mkdirSync(runDir);
-    held.lock = lockRunDir(runDir, 'run');
-    const store = ResultStore.create(runDir, meta, plan);
-    held.lock.anchorTo(store.lockAnchor());
+    // --store, else the inventory's store:, else the run directory's run.sqlite
+    const storeText = o.store !== undefined ? { store: o.store, baseDir: process.cwd() } : inv.inventory.store !== undefined ? { store: inv.inventory.store, baseDir: path.dirname(path.resolve(inv.file)) } : null;
+    const resolved = storeText ? resolveStore(storeText.store, storeText.baseDir) : null;
+    if (resolved && !resolved.ok) throw new UsageError(`${o.store !== undefined ? '--store' : `${inv.file}: store`}: ${resolved.error}`);
+    // connected (and migrated) before anything is created: a store that cannot be used stops the run first
+    const backend = resolved?.ok ? await connectStore(resolved.store) : null;
+    try {
+      ensureOutputDirectory(o.out, '--out');
+      fs.mkdirSync(runDir);
+      held.lock = lockRunDir(runDir, 'run');
+      if (backend && storeText) {
+        const storeLock = await backend.lockRun(plan.runId, 'run');
+        const store = await backend.createRun(meta, plan, { runDir });
+        writeStorePointer(runDir, { ...storeText, runId: plan.runId });
+        prep = { plan, store, close: async () => (storeLock.release(), await backend.close()), comps, resumed: false };
+      } else {
+        const store = ResultStore.create(runDir, meta, plan);
+        held.lock.anchorTo(store.lockAnchor());
+        prep = { plan, store: new SqliteRunStore(store), close: async () => store.close(), comps, resumed: false };
+      }
+    } catch (err) {
+      await backend?.close();
+      throw err;
+    }
     writeFileAtomic(path.join(runDir, 'plan.json'), JSON.stringify(plan, null, 1));
     writeFileAtomic(path.join(runDir, 'playbook.yaml'), pbText);
-    prep = { plan, store, comps, resumed: false };
   }
   return execute(prep, o);
 }
 
-async function execute({ plan, store, comps }: Prepared, o: RunCommandOptions): Promise<number> {
+async function execute(prep: Prepared, o: RunCommandOptions): Promise<number> {
+  // closed once: after the last write (before the report reads the run), or on the way out
+  let closing: Promise<void> | null = null;
+  const close = () => (closing ??= prep.close().catch(() => undefined));
+  try {
+    return await executePrepared({ ...prep, close }, o);
+  } finally {
+    await close();
+  }
+}
+
+async function executePrepared({ plan, store, comps, close }: Prepared, o: RunCommandOptions): Promise<number> {
+  if (store.runDir === null) throw new UsageError(`${store.where}: a run needs a local directory`);
   const runDir = store.runDir;
   // targets that share a VM, a guest, a test file, a LUN…: said before they start taking turns
   if (plan.serialised?.length) terminal.stderr(scheduleLines(plan).join('\n') + '\n');
-  const timeouts = store.meta().timeouts ?? {};
+  const timeouts = (await store.meta()).timeouts ?? {};
   const stepSec = o.stepTimeout ?? timeouts.stepSec;
   const log = createRunLog(path.join(runDir, 'log.jsonl'));
   // cleanup removes with the run's own retries and deadline (run-dir-commands.ts)
   const teardownPolicy = { ...(o.retries !== undefined ? { retries: o.retries } : {}), ...(stepSec !== undefined ? { stepSec } : {}) };
-  store.setMeta('meta', { ...store.meta(), teardown: teardownPolicy });
+  await store.setMeta('meta', { ...(await store.meta()), teardown: teardownPolicy });
   const live = Boolean(progressStream().isTTY) && !process.env.CI && process.env.TERM !== 'dumb';
   const view = createProgressView(progressStream(), { live });
   const ac = new AbortController();
@@ -449,11 +491,12 @@ async function execute({ plan, store, comps }: Prepared, o: RunCommandOptions): 
     sigints++;
     if (sigints === 1) {
       terminal.stderr(`\n${sig}: stopping after teardown of the current permutation (again to exit at once; \`storsweep cleanup ${runDir}\` removes leftovers)\n`);
-      store.appendJournal(null, 'run', 'signal', { signal: sig });
+      void store.appendJournal(null, 'run', 'signal', { signal: sig }).catch(() => undefined);
       ac.abort(new Error(`interrupted by ${sig}`));
     } else {
       // Everything measured is already committed; the ledger shows what is still live.
-      store.appendJournal(null, 'run', 'signal-exit', { signal: sig });
+      // (SQLite writes it at once; a remote store may not get it before the exit)
+      void store.appendJournal(null, 'run', 'signal-exit', { signal: sig }).catch(() => undefined);
       process.exit(EXIT.interrupted);
     }
   };
@@ -480,7 +523,7 @@ async function execute({ plan, store, comps }: Prepared, o: RunCommandOptions): 
         const reason = `not started: cannot connect to target ${name}: ${redact(errorMessage(err))}`;
         const detail = errorLongForm(err);
         try {
-          store.noteNotStarted('connect', reason, { target: name, ...(detail ? { detail: redact(detail) } : {}) });
+          await store.noteNotStarted('connect', reason, { target: name, ...(detail ? { detail: redact(detail) } : {}) });
         } catch {
           /* the journal is best effort here: the connect failure is what the user must see */
         }
@@ -515,15 +558,16 @@ async function execute({ plan, store, comps }: Prepared, o: RunCommandOptions): 
     process.off('SIGHUP', onSignal);
     view.close();
   }
-  const records = store.records();
+  let records: Awaited<ReturnType<RunStore['records']>> = [];
   try {
-    store.setMeta('summary', summary);
+    records = await store.records();
+    await store.setMeta('summary', summary);
     // results.jsonl mirrors the database for tools that do not speak SQLite.
     writeFileAtomic(path.join(runDir, 'results.jsonl'), records.map((r) => JSON.stringify(r)).join('\n') + (records.length ? '\n' : ''));
   } catch (err) {
     summary.fatal ??= redact(errorMessage(err));
   } finally {
-    store.close();
+    await close();
     try {
       log.close();
     } catch {
@@ -536,7 +580,8 @@ async function execute({ plan, store, comps }: Prepared, o: RunCommandOptions): 
     return EXIT.failure;
   }
   if (records.length && o.report !== false) {
-    const quiet = { loadSource: (await import('../../report/source.ts')).loadSource, stdout: () => undefined, stderr: () => undefined };
+    // a run in a PostgreSQL store is read from there (its run directory's store.json)
+    const quiet = { loadSource: storeAwareLoader(loadSource, {}), stdout: () => undefined, stderr: () => undefined };
     // The measurements are committed: a report that cannot be written (a report.md the user
     // replaced, a full disk) is a warning naming the file, and the other one is still written.
     const written: string[] = [];
@@ -566,7 +611,7 @@ async function execute({ plan, store, comps }: Prepared, o: RunCommandOptions): 
  * run's environment fingerprint, so comparisons can warn when two runs differ in more than their
  * axes. Best effort: a fact that cannot be read is left out, the run goes on.
  */
-async function recordFingerprint(store: ResultStore, targets: Array<[string, { provider: Provider | null; comp: Composition }]>): Promise<void> {
+async function recordFingerprint(store: RunStore, targets: Array<[string, { provider: Provider | null; comp: Composition }]>): Promise<void> {
   const facts: Record<string, string> = {};
   // One target: plain keys; several: each target's facts under `<target>/`.
   for (const [name, { provider, comp }] of targets) {
@@ -581,8 +626,8 @@ async function recordFingerprint(store: ResultStore, targets: Array<[string, { p
     }
     for (const [k, v] of Object.entries(own)) facts[name ? `${name}/${k}` : k] = v;
   }
-  const meta = store.meta();
-  store.setMeta('meta', { ...meta, fingerprint: { ...meta.fingerprint, ...redactDeep(facts) } });
+  const meta = await store.meta();
+  await store.setMeta('meta', { ...meta, fingerprint: { ...meta.fingerprint, ...redactDeep(facts) } });
 }
 
 export function registerRun(program: Command): void {
@@ -602,6 +647,7 @@ export function registerRun(program: Command): void {
     .option('--step-timeout <sec>', 'limit for each provisioning step in whole seconds, 1-2147483 (default 1800)', stepTimeoutOption)
     .option('--no-report', 'do not write report.md/report.html at the end')
     .option('--set <key=value>', `${SET_HELP}; recorded in the run, which --resume uses`, collect)
+    .option('--store <url>', "write the run to this PostgreSQL store (default: the inventory's store:, else the run directory's run.sqlite): postgresql://USER[:${env:NAME}|${file:path}]@HOST[:PORT]/DB")
     .action(async (playbook: string | undefined, o: RunCommandOptions, cmd: Command) => {
       process.exitCode = await runCommand(playbook, { ...o, outGiven: cmd.getOptionValueSource('out') === 'cli' });
     });
