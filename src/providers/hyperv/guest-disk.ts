@@ -113,3 +113,29 @@ export function guestDiskFacts(d: GuestDisk): { guestDiskNumber: number; serialN
 export function sameGuestDisk(d: GuestDisk, rec: { serialNumber?: unknown; uniqueId?: unknown; location?: unknown }): boolean {
   return trimmed(d.Location) === trimmed(rec.location) && trimmed(d.SerialNumber) === trimmed(rec.serialNumber) && trimmed(d.UniqueId) === trimmed(rec.uniqueId);
 }
+
+/** A serial / unique id / WWN as hex for comparing: lower case, no separators. */
+const idHex = (v: unknown): string => (typeof v === 'string' ? v.replace(/[\s:-]/g, '').toLowerCase() : '');
+
+/**
+ * The one guest disk that is the disk a vSphere step attached, found by the WWN the disk reports
+ * (a VMDK's backing uuid with the VM's disk.EnableUUID = TRUE, a physical RDM's NAA id: the same
+ * identity providers/guest-disk.ts finds in a Linux guest) as Get-Disk's SerialNumber or UniqueId
+ * (MSFT_Disk: UniqueId is the VPD page 0x83 identifier; that a VMware virtual disk's SerialNumber is
+ * its uuid without dashes is UNVERIFIED, see real-product-rules.md §8 — either matching is enough)
+ * and the provisioned size. Refused like pickGuestDisk: none, several, or one not blank.
+ */
+export function pickGuestDiskByWwn(host: string, disks: readonly GuestDisk[], e: { vmName: string; wwn: string; sizeBytes: number; source: string }): GuestDisk {
+  const want = idHex(e.wwn);
+  const byId = disks.filter((d) => idHex(d.SerialNumber) === want || idHex(d.UniqueId) === want || idHex(d.UniqueId).endsWith(want));
+  const refuse = (why: string): never => {
+    throw new UnsafeOperation(`${host}: refusing to measure in ${e.vmName}: ${why}; nothing was measured`, { operation: 'Get-Disk (guest)', target: `${e.vmName} wwn ${e.wwn}` });
+  };
+  const list = (ds: readonly GuestDisk[]) => ds.map((d) => `disk ${d.Number} (serial ${JSON.stringify(d.SerialNumber)}, ${d.Size} bytes)`).join(', ');
+  if (byId.length === 0) return refuse(`no guest disk reports the WWN ${e.wwn} of ${e.source} as its serial number or unique id (is disk.EnableUUID = TRUE on the VM?); guest disks: ${list(disks) || 'none'}`);
+  if (byId.length > 1) return refuse(`guest disks ${byId.map((d) => d.Number).join(', ')} all report the WWN ${e.wwn}; cannot tell which is ${e.source}`);
+  const d = byId[0]!;
+  if (d.Size !== e.sizeBytes) return refuse(`guest disk ${d.Number} reports the WWN ${e.wwn} but has ${d.Size} bytes, not the ${e.sizeBytes} provisioned`);
+  checkBlankGuestDisk(host, e.vmName, d);
+  return d;
+}

@@ -70,6 +70,16 @@ export const GUEST_CALL_BODY = [
   'exit 0',
 ].join('\n');
 
+/** The guest cmdlet calls of GUEST_CALL_BODY's script block, when the script itself runs in the guest. */
+const GUEST_CALLS_INLINE = `$allowed = @('${GUEST_CMDLETS.join("', '")}'); $out = @(); foreach ($c in $p.calls) { if ($allowed -notcontains $c.cmdlet) { throw "cmdlet not allowed: $($c.cmdlet)" }; $a = @{}; foreach ($q in $c.params.PSObject.Properties) { $a[$q.Name] = $q.Value }; $x = & $c.cmdlet @a; if ($null -ne $c.select) { $out += @($x | ForEach-Object { $o = [ordered]@{}; foreach ($n in $c.select) { $v = $_.$n; if ($v -is [Enum]) { $v = "$v" }; if ($v -is [char]) { $v = "$v" }; $o[$n] = $v }; [pscustomobject]$o }) } }`;
+
+/**
+ * Guest operations (VMware Tools): the storage cmdlet calls $p.calls run by a powershell.exe that
+ * `cmd /c` started in the guest itself (providers/vsphere/guest-runner.ts), the selected properties
+ * as one line of JSON on stdout, which cmd redirects to a file the caller reads back.
+ */
+export const TOOLS_GUEST_CALL_BODY = [GUEST_CALLS_INLINE, 'ConvertTo-Json -InputObject @($out) -Depth 5 -Compress', 'exit 0'].join('\n');
+
 export function buildScript(body: string, data: unknown): string {
   const b64 = Buffer.from(JSON.stringify(data), 'utf8').toString('base64');
   return `${psPrelude(b64)}\n${body}\n`;

@@ -6,6 +6,7 @@ import * as ds from './datastores.ts';
 import * as disks from './disks.ts';
 import { VsphereClientError } from './fault.ts';
 import { findByInventoryPath } from './methods.ts';
+import { GuestOperations, type GuestCredential } from './guest-ops.ts';
 import { listView, readProps, type RetrieveOptions } from './property.ts';
 import { Session, type SessionEvents } from './session.ts';
 import { closePropertyWaits } from './wait.ts';
@@ -64,7 +65,11 @@ const LABEL: Record<Kind, string> = { Datacenter: 'datacenter', HostSystem: 'hos
 
 export class VsphereClient {
   private readonly ctx: ds.Ctx;
-  private constructor(readonly session: Session) {
+  private constructor(
+    readonly session: Session,
+    /** TLS verification is off for this endpoint (insecure: true): guest file transfers are not verified either */
+    private readonly insecure = false,
+  ) {
     this.ctx = { rt: session, sc: session.serviceContent, endpoint: session.host };
   }
 
@@ -79,7 +84,7 @@ export class VsphereClient {
     await soap.discoverVersion();
     const session = new Session(soap, { username: opts.username, password: opts.password }, opts);
     await session.open();
-    return new VsphereClient(session);
+    return new VsphereClient(session, opts.insecure === true);
   }
 
   get serviceContent(): ServiceContent {
@@ -231,6 +236,11 @@ export class VsphereClient {
 
   waitForGuestIp(vm: MoRef, opts?: { timeoutMs?: number; signal?: AbortSignal }): Promise<string> {
     return vms.waitForGuestIp(this.ctx, vm, opts);
+  }
+
+  /** VMware Tools guest operations on `vm` (guest-ops.ts); the credential is revealed at each call. */
+  guestOperations(vm: MoRef, credential: () => GuestCredential): GuestOperations {
+    return new GuestOperations({ rt: this.session, sc: this.serviceContent, endpoint: this.endpoint, agent: this.session.soap.agent, insecure: this.insecure }, vm, credential);
   }
 
   /** Ends the shared wait loop (wait.ts), then the session. */

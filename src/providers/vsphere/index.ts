@@ -8,7 +8,8 @@ import { UsageError } from '../../errors.ts';
 import { CANONICAL_DEVICE_EXPECTED, isCanonicalDevice } from '../canonical-device.ts';
 import { DEFAULT_ENDPOINT_CONCURRENCY } from '../endpoint-pool.ts';
 import { esxiVersionField } from '../esxi-version-field.ts';
-import { ATTACHED_DISK_TEST_FILE, attachedDiskGuestSchema, guestOpener, guestWorkload, nameField } from '../guest.ts';
+import { ATTACHED_DISK, ATTACHED_DISK_TEST_FILE, attachedDiskGuestSchema, guestOpener, guestWorkload, nameField, workloadStepSchema } from '../guest.ts';
+import { toolsGuest, toolsWorkloadEndpoint } from './guest-tools.ts';
 import { guestInventoryDiagnostics, WINDOWS_GUEST_FILESYSTEMS } from './guest-config.ts';
 import { fioGuestResources, lunResource } from '../shared-resources.ts';
 import { VSPHERE_AXES, VSPHERE_CONTROLLERS } from './axes.ts';
@@ -16,7 +17,7 @@ import { endpointFromEnv, VsphereClient } from './client.ts';
 import type { VsphereStepTarget, VsphereTargetConfig } from './config.ts';
 import { createVsphereProvider } from './provider.ts';
 import { isTransient } from './retrying.ts';
-import { GUEST_DISK_OPERATION, GUEST_FS_OPERATION, planVsphereSteps } from './steps.ts';
+import { GUEST_DISK_OPERATION, GUEST_FS_OPERATION, GUEST_WINDOWS_DISK_OPERATION, planVsphereSteps } from './steps.ts';
 
 const name = nameField;
 const canonicalDevice = () => matching(isCanonicalDevice, CANONICAL_DEVICE_EXPECTED);
@@ -57,6 +58,7 @@ export function vsphereStepTargetOf(t: VsphereTarget): VsphereStepTarget {
     nfs: t.nfs,
     version: t.version,
     guestWorkdir: t.guest.workdir,
+    ...(t.guest.os === 'windows' ? { guestOs: 'windows' as const } : {}),
   };
 }
 
@@ -81,6 +83,10 @@ const operations = {
   ]),
   [GUEST_DISK_OPERATION]: z.strictObject({ ...where, disk: z.string().min(1), filesystem: z.literal('raw') }),
   [GUEST_FS_OPERATION]: z.strictObject({ ...where, disk: z.string().min(1), filesystem: z.enum(['ext4', 'xfs']), mountpoint: z.string().regex(/^\/[^\0]*$/) }),
+  [GUEST_WINDOWS_DISK_OPERATION]: z.strictObject({ ...where, disk: z.string().min(1), filesystem: z.literal('raw') }),
+  // the workload step of a guest reached through guest operations (its provider is vsphere then)
+  fio: workloadStepSchema,
+  diskspd: workloadStepSchema,
 };
 
 /** seconds per provisioning operation (create + its teardown), from typical lab hosts */
@@ -114,17 +120,33 @@ function compose(target: VsphereTarget, ctx: ComposeContext): Composition {
     },
     ...vsphereStepTargetOf(target),
   };
-  if (target.guest.via === 'tools') throw new UsageError(`${ctx.file}: target guest via: tools (guest operations) cannot run yet in this build`);
-  const g = guestWorkload(ctx, target.guest);
   const stepTarget = vsphereStepTargetOf(target);
+  // the guest: over SSH (or this machine), or through VMware Tools guest operations (guest-tools.ts)
+  const cred = target.guest.credential;
+  const tools =
+    target.guest.via === 'tools'
+      ? toolsGuest(cfg.vcenter, { vcenter: target.vcenter, vm: target.vm, datacenter: target.datacenter }, target.guest, () => {
+          // revealed at each call, never into the plan, a runner field or a message
+          if (!cred) throw new UsageError(`${ctx.file}: target guest via: tools needs guest.credential`);
+          return { username: cred.username, password: ctx.reveal(cred.password) ?? '' };
+        })
+      : undefined;
+  const g = tools
+    ? { endpoint: toolsWorkloadEndpoint(target.guest, tools), describe: { runsOn: `${tools.label} (guest operations, ${target.guest.os})`, measures: ATTACHED_DISK }, provider: 'vsphere' as const }
+    : guestWorkload(ctx, target.guest);
+  const guestOf = () =>
+    tools
+      ? target.guest.os === 'windows'
+        ? { windowsGuest: { open: () => tools.openWindows() } }
+        : { guest: { byIdDir: target.guest.byIdDir, sudo: target.guest.sudo, open: () => tools.openLinux() } }
+      : { guest: { byIdDir: target.guest.byIdDir, sudo: target.guest.sudo, open: guestOpener(ctx, target.guest) } };
   return {
     provider: 'vsphere',
     planSteps: (axes, names) => planVsphereSteps(axes, stepTarget, names),
     connectProvider: async () => {
       const key = `${url}|${username}`;
       const connect = () => ctx.pool.session(key, () => VsphereClient.connect(cfg.vcenter));
-      const guest = { byIdDir: target.guest.byIdDir, sudo: target.guest.sudo, open: guestOpener(ctx, target.guest) };
-      return ctx.pool.share(key, vc?.maxConcurrent ?? DEFAULT_ENDPOINT_CONCURRENCY, createVsphereProvider(cfg, { connect, guest }));
+      return ctx.pool.share(key, vc?.maxConcurrent ?? DEFAULT_ENDPOINT_CONCURRENCY, createVsphereProvider(cfg, { connect, ...guestOf() }));
     },
     readHostVersion: async () => {
       // HostSystem.config.product (AboutInfo) is the host's own release, also through vCenter

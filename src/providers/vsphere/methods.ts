@@ -4,6 +4,8 @@ import {
   decodeReturn,
   toSoap,
   type DataObject,
+  type FileTransferInformation,
+  type GuestProcessInfo,
   type HostScsiDisk,
   type PerfEntityMetric,
   type PerfMetricId,
@@ -205,4 +207,71 @@ export async function powerOnVMTask(rt: RoundTripper, vm: MoRef): Promise<MoRef>
 
 export async function powerOffVMTask(rt: RoundTripper, vm: MoRef): Promise<MoRef> {
   return decodeReturn(await rt.roundTrip('PowerOffVM_Task', vm, []), 'moref') as MoRef;
+}
+
+// --- guest operations (GuestOperationsManager.processManager / .fileManager; vSphere 5.0+).
+// `auth` is a NamePasswordAuthentication: it travels in the request body only, never in a message.
+
+export async function startProgramInGuest(rt: RoundTripper, pm: MoRef, vm: MoRef, auth: DataObject, spec: DataObject): Promise<number> {
+  const r = await rt.roundTrip('StartProgramInGuest', pm, [
+    ['vm', vm],
+    ['auth', toSoap(auth, 'GuestAuthentication')],
+    ['spec', toSoap(spec, 'GuestProgramSpec')],
+  ]);
+  return decodeReturn(r, 'long') as number;
+}
+
+export async function listProcessesInGuest(rt: RoundTripper, pm: MoRef, vm: MoRef, auth: DataObject, pids?: number[]): Promise<GuestProcessInfo[]> {
+  const r = await rt.roundTrip('ListProcessesInGuest', pm, [
+    ['vm', vm],
+    ['auth', toSoap(auth, 'GuestAuthentication')],
+    ['pids', pids],
+  ]);
+  return decodeReturn(r, 'GuestProcessInfo[]') as GuestProcessInfo[];
+}
+
+export async function terminateProcessInGuest(rt: RoundTripper, pm: MoRef, vm: MoRef, auth: DataObject, pid: number): Promise<void> {
+  await rt.roundTrip('TerminateProcessInGuest', pm, [
+    ['vm', vm],
+    ['auth', toSoap(auth, 'GuestAuthentication')],
+    ['pid', pid],
+  ]);
+}
+
+export async function initiateFileTransferToGuest(rt: RoundTripper, fm: MoRef, vm: MoRef, auth: DataObject, guestFilePath: string, fileAttributes: DataObject, fileSize: number, overwrite: boolean): Promise<string> {
+  const r = await rt.roundTrip('InitiateFileTransferToGuest', fm, [
+    ['vm', vm],
+    ['auth', toSoap(auth, 'GuestAuthentication')],
+    ['guestFilePath', guestFilePath],
+    ['fileAttributes', toSoap(fileAttributes, 'GuestFileAttributes')],
+    ['fileSize', fileSize],
+    ['overwrite', overwrite],
+  ]);
+  return decodeReturn(r, 'string') as string;
+}
+
+export async function initiateFileTransferFromGuest(rt: RoundTripper, fm: MoRef, vm: MoRef, auth: DataObject, guestFilePath: string): Promise<FileTransferInformation> {
+  const r = await rt.roundTrip('InitiateFileTransferFromGuest', fm, [
+    ['vm', vm],
+    ['auth', toSoap(auth, 'GuestAuthentication')],
+    ['guestFilePath', guestFilePath],
+  ]);
+  return decodeReturn(r, 'FileTransferInformation') as FileTransferInformation;
+}
+
+export async function makeDirectoryInGuest(rt: RoundTripper, fm: MoRef, vm: MoRef, auth: DataObject, directoryPath: string, createParentDirectories: boolean): Promise<void> {
+  await rt.roundTrip('MakeDirectoryInGuest', fm, [
+    ['vm', vm],
+    ['auth', toSoap(auth, 'GuestAuthentication')],
+    ['directoryPath', directoryPath],
+    ['createParentDirectories', createParentDirectories],
+  ]);
+}
+
+export async function deleteFileInGuest(rt: RoundTripper, fm: MoRef, vm: MoRef, auth: DataObject, filePath: string): Promise<void> {
+  await rt.roundTrip('DeleteFileInGuest', fm, [
+    ['vm', vm],
+    ['auth', toSoap(auth, 'GuestAuthentication')],
+    ['filePath', filePath],
+  ]);
 }

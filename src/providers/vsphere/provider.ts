@@ -9,8 +9,12 @@ import { diskCapacityBytes, provisionedFormat, splitDatastorePath, type DiskForm
 import { CONTROLLER_KINDS, CONTROLLER_TYPES, pickController, type ControllerKind } from './controllers.ts';
 import { isFault, isNotFoundHere } from './fault.ts';
 import { isTransient } from './retrying.ts';
-import { GUEST_DISK_OPERATION, GUEST_FS_OPERATION } from './steps.ts';
+import { GUEST_DISK_OPERATION, GUEST_FS_OPERATION, GUEST_WINDOWS_DISK_OPERATION } from './steps.ts';
 import { perfObserver } from './perf.ts';
+import { getGuestDiskCall, guestDiskFacts, listGuestDisksCall, pickGuestDiskByWwn, setGuestDiskOnlineCall, setGuestDiskWritableCall, type GuestDisk } from '../hyperv/guest-disk.ts';
+import type { WindowsGuestRunner } from '../windows-guest.ts';
+
+const idHex = (v: unknown): string => (typeof v === 'string' ? v.replace(/[\s:-]/g, '').toLowerCase() : '');
 import type { VirtualDevice } from './types.ts';
 
 export interface VsphereProviderOptions {
@@ -24,6 +28,8 @@ export interface VsphereProviderOptions {
   guest?: GuestAccess;
   /** how often the host's counters are asked again while waiting for the sample covering a test's end (ms; default 5000) */
   perfPollMs?: number;
+  /** A Windows guest (guest.os: windows, through guest operations): the `guest-disk` step finds each disk there by Get-Disk */
+  windowsGuest?: { open: () => Promise<WindowsGuestRunner> };
 }
 
 
@@ -262,7 +268,7 @@ export function createVsphereProvider(target: VsphereTargetConfig, opts: Vsphere
           await checkNfsThick(datastore, str(a, 'format', step.step));
           await checkRoom(datastore, int(a, 'sizeBytes', step.step));
         }
-        if (opts.guest && a.compatibilityMode !== 'physicalMode') await checkDiskUuid(v, str(a, 'vm', step.step));
+        if ((opts.guest || opts.windowsGuest) && a.compatibilityMode !== 'physicalMode') await checkDiskUuid(v, str(a, 'vm', step.step));
         const disk =
           a.backing === 'rdm'
             ? await c.attachRdm(v, {
@@ -290,6 +296,7 @@ export function createVsphereProvider(target: VsphereTargetConfig, opts: Vsphere
         };
       }
       case GUEST_DISK_OPERATION:
+      case GUEST_WINDOWS_DISK_OPERATION:
       case GUEST_FS_OPERATION:
         return applyGuestDisk(step, ctx);
       default:
@@ -317,6 +324,7 @@ export function createVsphereProvider(target: VsphereTargetConfig, opts: Vsphere
    * in the guest by its WWN and checked (guest-disk.ts); the workload measures what it found.
    */
   async function applyGuestDisk(step: PlannedStep, ctx: ProviderContext): Promise<CreatedObject | null> {
+    if (step.operation === GUEST_WINDOWS_DISK_OPERATION) return applyWindowsGuestDisk(step, ctx);
     const a = step.arguments;
     const g = opts.guest;
     if (!g) throw new InternalError(`vsphere step ${step.step}: the provider was composed without the target's guest`);
@@ -327,6 +335,49 @@ export function createVsphereProvider(target: VsphereTargetConfig, opts: Vsphere
     const identity = guestIdentity(d);
     if (!identity) throw new UnsafeOperation(`${String(d.backing?.fileName)} on VM ${vmName} reports no uuid or NAA id, so the guest cannot name it by WWN; nothing is measured`, { operation: GUEST_DISK_OPERATION, target: owned });
     return applyGuestDiskStep(g, identity, { provider: 'vsphere', filesystem: str(a, 'filesystem', step.step), mountpoint: a.mountpoint, ...(step.creates ? { name: step.creates.name } : {}) }, ctx);
+  }
+
+  /**
+   * The guest-disk step in a Windows guest: the attached disk found by Get-Disk (its serial number or
+   * unique id is the disk's WWN, the size the provisioned one: hyperv/guest-disk.ts), refused unless
+   * blank and not the system or boot disk, then brought online and writable (a new SCSI disk stays
+   * offline and read-only under Windows Server's default SAN policy, real-product-rules.md §6);
+   * diskspd measures it raw (`#N`). Nothing of it outlives the disk: no ledger row.
+   */
+  async function applyWindowsGuestDisk(step: PlannedStep, ctx: ProviderContext): Promise<CreatedObject | null> {
+    const a = step.arguments;
+    const g = opts.windowsGuest;
+    if (!g) throw new InternalError(`vsphere step ${step.step}: the provider was composed without the target's Windows guest`);
+    const vmName = str(a, 'vm', step.step);
+    const owned = str(a, 'disk', step.step);
+    const d = diskByOwnedName(await (await client()).devices(await vm(vmName)), owned);
+    if (!d) throw new InvalidArgument(`VM ${vmName} has no disk ${owned}.vmdk to find in the guest`, { name: 'disk', value: owned });
+    const identity = guestIdentity(d);
+    if (!identity) throw new UnsafeOperation(`${String(d.backing?.fileName)} on VM ${vmName} reports no uuid or NAA id, so the guest cannot name it by WWN; nothing is measured`, { operation: GUEST_WINDOWS_DISK_OPERATION, target: owned });
+    const runner = await g.open();
+    try {
+      const disks = (await runner.calls([listGuestDisksCall()])) as unknown as GuestDisk[];
+      const found = pickGuestDiskByWwn(runner.target, disks, { vmName, wwn: identity.wwn, sizeBytes: identity.sizeBytes, source: identity.source });
+      ctx.signal.throwIfAborted();
+      if (found.IsOffline) await runner.calls([setGuestDiskOnlineCall(found.Number)]);
+      if (found.IsReadOnly || found.IsOffline) await runner.calls([setGuestDiskWritableCall(found.Number)]);
+      const [now] = (await runner.calls([getGuestDiskCall(found.Number)])) as unknown as GuestDisk[];
+      if (!now || now.IsOffline || now.IsReadOnly || idHex(now.SerialNumber ?? now.UniqueId) !== idHex(found.SerialNumber ?? found.UniqueId)) {
+        throw new UnsafeOperation(`${runner.target}: guest disk ${found.Number} of ${vmName} is not online and writable after Set-Disk (or is no longer the disk found); nothing is measured`, { operation: GUEST_WINDOWS_DISK_OPERATION, target: `disk ${found.Number}` });
+      }
+      const facts = guestDiskFacts(now);
+      ctx.log(`found ${identity.source} in the guest as disk ${now.Number} (wwn ${identity.wwn})`, { guestDisk: now.Number, wwn: identity.wwn });
+      ctx.measure?.({
+        path: `#${now.Number}`,
+        device: `guest disk ${now.Number}`,
+        identity: `wwn-0x${identity.wwn}`,
+        filesystem: 'raw',
+        facts: { guestDisk: now.Number, ...(facts.serialNumber ?? facts.uniqueId ? { guestDiskId: (facts.serialNumber ?? facts.uniqueId)! } : {}), deviceWwn: identity.wwn },
+      });
+      return null;
+    } finally {
+      await runner.close().catch(() => undefined);
+    }
   }
 
   /**

@@ -33,6 +33,9 @@ const READ_ONLY = new Set([
   'QueryPerfProviderSummary',
   'QueryAvailablePerfMetric',
   'QueryPerf',
+  // guest operations that only read: a process listing, a download URL for a file
+  'ListProcessesInGuest',
+  'InitiateFileTransferFromGuest',
   'DestroyPropertyCollector',
   'DestroyPropertyFilter',
   'CancelWaitForUpdates',

@@ -314,6 +314,11 @@ export class SoapClient {
     return new URL(this.url).host;
   }
 
+  /** The TLS trust of this endpoint (its https.Agent): a guest file transfer to it uses the same. */
+  get agent(): HttpsAgent {
+    return this.opts.agent;
+  }
+
   /** Session cookie (opaque; real vCenter quotes the value). Never log it. */
   get sessionCookie(): string | undefined {
     return this.cookie;

@@ -13,6 +13,8 @@ import type { VsphereStepTarget } from './config.ts';
 
 // the guest-disk step's operations (provider.ts carries them out through ../guest-disk.ts)
 export { GUEST_DISK_OPERATION, GUEST_FS_OPERATION };
+/** A Windows guest (guest.os: windows): the disk found by Get-Disk (serial / unique id = the WWN), brought online and writable; diskspd measures it raw (#N). */
+export const GUEST_WINDOWS_DISK_OPERATION = 'guest: find disk by WWN (Get-Disk), Set-Disk online';
 
 export type DatastoreKind = (typeof VSPHERE_DATASTORE_KINDS)[number];
 export type DiskFormatAxis = (typeof VSPHERE_DISK_FORMATS)[number];
@@ -178,6 +180,16 @@ export function planVsphereSteps(axes: Axes, target: VsphereStepTarget, names: {
  * It writes nothing: the disk step's `destroys` already names an RDM's LUN.
  */
 function guestDiskStep(axes: Axes, target: VsphereStepTarget, disk: string, prefix: string): PlannedStep {
+  if (target.guestOs === 'windows') {
+    oneOf(axes, 'guest.filesystem', ['raw'], 'raw');
+    return {
+      step: 'guest-disk',
+      provider: 'vsphere',
+      operation: GUEST_WINDOWS_DISK_OPERATION,
+      arguments: { host: target.host, vm: target.vm, datacenter: target.datacenter, disk, filesystem: 'raw' },
+      destructive: false,
+    };
+  }
   const filesystem = oneOf(axes, 'guest.filesystem', LINUX_GUEST_FILESYSTEMS, 'raw');
   if (filesystem === 'raw') {
     return {

@@ -146,6 +146,18 @@ def('PerfSampleInfo', undefined, [['timestamp', 'dateTime'], ['interval', 'int']
 def('PerfMetricSeries', undefined, [['id', 'PerfMetricId']]);
 def('PerfMetricIntSeries', 'PerfMetricSeries', [['value', 'long[]']]);
 
+// --- guest operations (pyvmomi docs/vim/vm/guest/ProcessManager.rst, FileManager.rst; govmomi 0.24 vim25/types/types.go)
+def('GuestAuthentication', undefined, [['interactiveSession', 'boolean']]);
+def('NamePasswordAuthentication', 'GuestAuthentication', [['username', 'string'], ['password', 'string']]);
+def('GuestProgramSpec', undefined, [['programPath', 'string'], ['arguments', 'string'], ['workingDirectory', 'string'], ['envVariables', 'string[]']]);
+def('GuestProcessInfo', undefined, [['name', 'string'], ['pid', 'long'], ['owner', 'string'], ['cmdLine', 'string'], ['startTime', 'dateTime'], ['endTime', 'dateTime'], ['exitCode', 'int']]);
+def('GuestFileAttributes', undefined, [['modificationTime', 'dateTime'], ['accessTime', 'dateTime'], ['symlinkTarget', 'string']]);
+def('GuestPosixFileAttributes', 'GuestFileAttributes', [['ownerId', 'int'], ['groupId', 'int'], ['permissions', 'long']]);
+def('GuestWindowsFileAttributes', 'GuestFileAttributes', [['hidden', 'boolean'], ['readOnly', 'boolean'], ['createTime', 'dateTime']]);
+def('FileTransferInformation', undefined, [['attributes', 'GuestFileAttributes'], ['size', 'long'], ['url', 'string']]);
+def('GuestOperationsFault', 'MethodFault', []);
+def('GuestProcessNotFound', 'GuestOperationsFault', [['pid', 'long']]);
+
 const PRIMS = new Set<string>(['string', 'int', 'long', 'short', 'byte', 'float', 'double', 'boolean', 'dateTime', 'moref', 'anyType', 'base64Binary']);
 
 export function isKnownType(name: string): boolean {
@@ -304,6 +316,25 @@ export interface ServiceContent {
   virtualDiskManager?: MoRef;
   taskManager?: MoRef;
   perfManager?: MoRef;
+  /** vSphere 5.0+: processManager, fileManager (GuestOperationsManager) */
+  guestOperationsManager?: MoRef;
+}
+
+/** A process in the guest as ListProcessesInGuest reports it; endTime/exitCode once it ended (kept ~5 min). */
+export interface GuestProcessInfo {
+  name: string;
+  pid: number;
+  owner: string;
+  cmdLine: string;
+  startTime: string;
+  endTime?: string;
+  exitCode?: number;
+}
+
+export interface FileTransferInformation {
+  attributes?: DataObject;
+  size: number;
+  url: string;
 }
 
 export interface UserSession {

@@ -1,0 +1,308 @@
+// The guest command runners over VMware Tools guest operations (guest-ops.ts): what SSH is for a
+// guest with a network path, StartProgramInGuest is for one without. The Linux runner is a
+// CommandRunner (src/ssh/command-runner.ts), so the fio endpoint, the process groups that stop fio
+// and the guest-disk checks (providers/guest-disk.ts) run through it unchanged; the Windows runner is
+// a WindowsGuestRunner (providers/windows-guest.ts), like PowerShell Direct for a Hyper-V guest.
+//
+// A program started in a guest has no stdin/stdout: like Invoke-VMScript, each command's output goes
+// to files in the guest's work directory (`.storsweep-gop-<nonce>.out/.err`), read back with
+// InitiateFileTransferFromGuest once ListProcessesInGuest reports the process ended (its exitCode),
+// then removed. stdin, when given, is uploaded first. A timeout or an abort (Ctrl-C) terminates the
+// started process (TerminateProcessInGuest) before the call rejects with reason 'timeout' — what the
+// SSH runner reports — so process-group.ts then stops whatever it had started (fio's job processes,
+// which setsid() away from it).
+//
+// On Linux, VMware Tools runs `"programPath" arguments` through /bin/sh -c (open-vm-tools
+// procMgrPosix.c ProcMgr_ExecAsync); the program here is /bin/sh with `-c '<script>'` quoted for sh,
+// which reads the same whether the arguments string goes through a shell or is split as words.
+import { randomBytes } from 'node:crypto';
+import path from 'node:path';
+import { InvalidArgument, ParseError, RemoteCommandFailed } from '../../errors.ts';
+import { checkTimerMs } from '../../limits.ts';
+import type { CommandResult, CommandRunner, RunOptions } from '../../ssh/command-runner.ts';
+import { shJoin, shQuote } from '../../ssh/quote.ts';
+import { buildScript, encodeCommand, GUEST_CMDLETS, POWERSHELL_ARGV, TOOLS_GUEST_CALL_BODY, type GuestCall } from '../hyperv/powershell.ts';
+import type { WindowsGuestRunner } from '../windows-guest.ts';
+import { isFault, VsphereClientError, VsphereFault } from './fault.ts';
+import type { GuestOperations, GuestProcessInfo } from './guest-ops.ts';
+import { SoapTransportError } from './soap.ts';
+
+/** The most output one command may leave (fio json+ with histograms is a few MB). */
+export const MAX_GUEST_OUTPUT_BYTES = 64 * 2 ** 20;
+
+export interface ToolsRunnerOptions {
+  /** `tools://<vcenter>/<vm>`: the label messages and logs name the guest by */
+  target: string;
+  /** the guest's work directory (absolute): where each command's output files go */
+  workdir: string;
+  /** between two ListProcessesInGuest calls while a program runs (default 500 ms) */
+  pollMs?: number;
+  /** releases what the runner holds (the SOAP session it was opened with) */
+  onClose?: () => Promise<void>;
+}
+
+const sleep = (ms: number, signal?: AbortSignal) =>
+  new Promise<void>((resolve) => {
+    const t = setTimeout(done, ms);
+    function done() {
+      clearTimeout(t);
+      signal?.removeEventListener('abort', done);
+      resolve();
+    }
+    signal?.addEventListener('abort', done, { once: true });
+  });
+
+/** The ended process's exit code, or undefined while it runs. */
+export function exitOf(procs: readonly GuestProcessInfo[], pid: number): { ended: boolean; exitCode: number | null } | undefined {
+  const p = procs.find((x) => Number(x.pid) === pid);
+  if (!p) return undefined;
+  if (p.endTime === undefined && p.exitCode === undefined) return { ended: false, exitCode: null };
+  return { ended: true, exitCode: typeof p.exitCode === 'number' ? p.exitCode : null };
+}
+
+/** A failure of the guest operations themselves (not of the program) as the runner's contract words it. */
+function opsFailure(target: string, what: string | undefined, command: string, err: unknown): RemoteCommandFailed {
+  if (err instanceof RemoteCommandFailed) return err;
+  const lost = err instanceof SoapTransportError;
+  const detail = err instanceof VsphereFault || err instanceof VsphereClientError || err instanceof SoapTransportError ? err.message : String((err as Error)?.message ?? err);
+  return new RemoteCommandFailed({ host: target, what, command, exitCode: null, stderr: '', reason: lost ? 'connection' : 'spawn', detail: `${lost ? 'lost the vSphere connection' : 'failed'}: ${detail}` }, { cause: err });
+}
+
+interface Started {
+  pid: number;
+  files: string[];
+}
+
+/**
+ * One program in the guest, to its end: started, polled until ListProcessesInGuest reports it
+ * ended, terminated on timeout or abort. Returns its exit code; rejects like a CommandRunner.
+ */
+async function runToEnd(ops: GuestOperations, o: { target: string; pollMs: number; what?: string; command: string; start: () => Promise<Started>; timeoutMs?: number; signal?: AbortSignal; onStop?: (pid: number) => Promise<void> }): Promise<{ exitCode: number; started: Started }> {
+  if (o.timeoutMs) checkTimerMs(o.timeoutMs, `${o.target}: command timeout`);
+  o.signal?.throwIfAborted();
+  let started: Started;
+  try {
+    started = await o.start();
+  } catch (err) {
+    throw opsFailure(o.target, o.what, o.command, err);
+  }
+  const deadline = o.timeoutMs ? Date.now() + o.timeoutMs : Infinity;
+  const timeout = new AbortController();
+  const timer = o.timeoutMs ? setTimeout(() => timeout.abort(), o.timeoutMs) : undefined;
+  const stopSignal = o.signal ? AbortSignal.any([o.signal, timeout.signal]) : timeout.signal;
+  try {
+    for (;;) {
+      if (stopSignal.aborted) {
+        // the started process goes first (TerminateProcessInGuest); what it started is the caller's (process groups)
+        await ops.terminate(started.pid).catch((err: unknown) => (isFault(err, 'GuestProcessNotFound') ? undefined : undefined));
+        await o.onStop?.(started.pid).catch(() => undefined);
+        const aborted = o.signal?.aborted === true;
+        throw new RemoteCommandFailed({ host: o.target, what: o.what, command: o.command, exitCode: null, stderr: '', reason: 'timeout', detail: aborted ? 'was aborted (the guest process was terminated)' : `timed out after ${o.timeoutMs} ms (the guest process was terminated)` }, { cause: aborted ? o.signal?.reason : undefined });
+      }
+      let procs: GuestProcessInfo[];
+      try {
+        procs = await ops.list([started.pid]);
+      } catch (err) {
+        throw opsFailure(o.target, o.what, o.command, err);
+      }
+      const state = exitOf(procs, started.pid);
+      if (!state) throw new RemoteCommandFailed({ host: o.target, what: o.what, command: o.command, exitCode: null, stderr: '', reason: 'connection', detail: `guest process ${started.pid} is no longer listed (ListProcessesInGuest keeps an ended process about 5 minutes)` });
+      if (state.ended) {
+        if (state.exitCode === null) throw new RemoteCommandFailed({ host: o.target, what: o.what, command: o.command, exitCode: null, stderr: '', reason: 'connection', detail: `guest process ${started.pid} ended without an exit code` });
+        return { exitCode: state.exitCode, started };
+      }
+      await sleep(Math.min(o.pollMs, Math.max(0, deadline - Date.now())), stopSignal);
+    }
+  } finally {
+    if (timer) clearTimeout(timer);
+  }
+}
+
+async function readText(ops: GuestOperations, file: string): Promise<string> {
+  try {
+    const b = await ops.download(file, { maxBytes: MAX_GUEST_OUTPUT_BYTES });
+    // a UTF-8 BOM (PowerShell 5.1 writes one) is not part of the text
+    return b.toString('utf8').replace(/^\uFEFF/, '');
+  } catch (err) {
+    if (isFault(err, 'FileNotFound')) return '';
+    throw err;
+  }
+}
+
+/** Deletes a command's files in the guest (DeleteFileInGuest; best effort: a leftover is a small file in the work directory). */
+async function removeFiles(ops: GuestOperations, files: readonly string[]): Promise<void> {
+  for (const f of files) await ops.remove(f).catch(() => undefined);
+}
+
+/**
+ * A CommandRunner whose commands run in a Linux guest through guest operations (`sh -c` there).
+ * The first command makes the work directory (MakeDirectoryInGuest).
+ */
+export function toolsLinuxRunner(ops: GuestOperations, o: ToolsRunnerOptions): CommandRunner {
+  const pollMs = o.pollMs ?? 500;
+  let ready: Promise<void> | undefined;
+  const workdir = () => {
+    ready ??= ops.mkdir(o.workdir);
+    ready.catch(() => (ready = undefined));
+    return ready;
+  };
+  return {
+    target: o.target,
+    async run(command: string, options: RunOptions = {}): Promise<CommandResult> {
+      const began = Date.now();
+      await workdir().catch((err: unknown) => {
+        throw opsFailure(o.target, 'MakeDirectoryInGuest (guest work directory)', command, err);
+      });
+      const base = path.posix.join(o.workdir, `.storsweep-gop-${randomBytes(8).toString('hex')}`);
+      const out = `${base}.out`;
+      const err = `${base}.err`;
+      const input = options.stdin !== undefined ? `${base}.in` : '/dev/null';
+      const files = [out, err, ...(options.stdin !== undefined ? [input] : [])];
+      // the command in a subshell: its exit code is the script's; its output goes to the files
+      const script = `( ${command} ) <${shQuote(input)} >${shQuote(out)} 2>${shQuote(err)}`;
+      let exitCode: number;
+      try {
+        ({ exitCode } = await runToEnd(ops, {
+          target: o.target,
+          pollMs,
+          command,
+          ...(options.timeoutMs ? { timeoutMs: options.timeoutMs } : {}),
+          ...(options.signal ? { signal: options.signal } : {}),
+          start: async () => {
+            if (options.stdin !== undefined) await ops.upload(input, Buffer.from(options.stdin), { overwrite: false, windows: false });
+            return { pid: await ops.start({ programPath: '/bin/sh', arguments: shJoin(['-c', script]), workingDirectory: o.workdir }), files };
+          },
+        }));
+      } catch (e) {
+        // output of a stopped or lost command is not read; its files go (best effort)
+        if (!(e instanceof RemoteCommandFailed && e.details.reason === 'connection')) await removeFiles(ops, files);
+        throw e;
+      }
+      try {
+        const [stdout, stderr] = [await readText(ops, out), await readText(ops, err)];
+        return { command, stdout, stderr, exitCode, durationMs: Date.now() - began };
+      } catch (e) {
+        throw opsFailure(o.target, 'InitiateFileTransferFromGuest', command, e);
+      } finally {
+        await removeFiles(ops, files);
+      }
+    },
+    async close() {
+      await o.onClose?.();
+    },
+  };
+}
+
+/**
+ * The Windows command line of one argument (CommandLineToArgvW's rules: quotes around an argument
+ * with a space, tab or quote; backslashes doubled only before a quote).
+ */
+export function windowsArg(a: string): string {
+  if (a !== '' && !/[\s"]/.test(a)) return a;
+  return `"${a.replace(/(\\*)"/g, '$1$1\\"').replace(/(\\+)$/, '$1$1')}"`;
+}
+
+/** cmd.exe's path in a Windows guest. */
+export const GUEST_CMD = 'C:\\Windows\\System32\\cmd.exe';
+/** Windows PowerShell 5.1's path in a Windows guest (Get-Disk, Set-Disk: the Storage module). */
+export const GUEST_POWERSHELL = 'C:\\Windows\\System32\\WindowsPowerShell\\v1.0\\powershell.exe';
+
+/**
+ * The `cmd /c` arguments that run `program args` with stdout and stderr to files: "For Windows guest
+ * operating systems, prefixing the command with cmd /c can provide stdio redirection" (API
+ * reference, GuestProgramSpec.arguments). The line never starts with a quote, so cmd's /c rule that
+ * strips a leading and a trailing quote does not apply (cmd /?); a program path with a space is
+ * refused (it would need that quote).
+ */
+export function cmdRedirectArguments(program: string, args: string, out: string, err: string): string {
+  if (/[\s"]/.test(program)) throw new InvalidArgument(`program ${JSON.stringify(program)} has a space or quote; cmd /c would misread it`, { name: 'program', value: program });
+  for (const f of [out, err]) if (/["%^&|<>]/.test(f)) throw new InvalidArgument(`output file ${JSON.stringify(f)} has a character cmd.exe interprets`, { name: 'file', value: f });
+  return `/c ${program}${args ? ` ${args}` : ''} >"${out}" 2>"${err}"`;
+}
+
+/**
+ * A Windows guest through guest operations: each call is `cmd.exe /c <program> … >out 2>err`
+ * started in the guest, its output read back from the files. Storage cmdlets run in Windows
+ * PowerShell (-EncodedCommand, the data as base64 JSON: hyperv/powershell.ts), diskspd as itself.
+ */
+export function toolsWindowsRunner(ops: GuestOperations, o: ToolsRunnerOptions & { cmdPath?: string; powershellPath?: string }): WindowsGuestRunner {
+  const pollMs = o.pollMs ?? 500;
+  const cmd = o.cmdPath ?? GUEST_CMD;
+  const powershell = o.powershellPath ?? GUEST_POWERSHELL;
+  let ready: Promise<void> | undefined;
+  const workdir = () => {
+    ready ??= ops.mkdir(o.workdir);
+    ready.catch(() => (ready = undefined));
+    return ready;
+  };
+  const run = async (program: string, args: string, what: string, shown: string, x: { timeoutMs?: number; signal?: AbortSignal; onStop?: (started: Date) => Promise<void> } = {}) => {
+    await workdir().catch((err: unknown) => {
+      throw opsFailure(o.target, 'MakeDirectoryInGuest (guest work directory)', shown, err);
+    });
+    const base = `${o.workdir}\\.storsweep-gop-${randomBytes(8).toString('hex')}`;
+    const files = { out: `${base}.out`, err: `${base}.err` };
+    const startedAt = new Date();
+    let exitCode: number;
+    try {
+      ({ exitCode } = await runToEnd(ops, {
+        target: o.target,
+        pollMs,
+        what,
+        command: shown,
+        ...(x.timeoutMs ? { timeoutMs: x.timeoutMs } : {}),
+        ...(x.signal ? { signal: x.signal } : {}),
+        start: async () => ({ pid: await ops.start({ programPath: cmd, arguments: cmdRedirectArguments(program, args, files.out, files.err), workingDirectory: o.workdir }), files: Object.values(files) }),
+        ...(x.onStop ? { onStop: () => x.onStop!(startedAt) } : {}),
+      }));
+    } catch (e) {
+      if (!(e instanceof RemoteCommandFailed && e.details.reason === 'connection')) await removeFiles(ops, Object.values(files));
+      throw e;
+    }
+    try {
+      return { exitCode, out: await readText(ops, files.out), err: await readText(ops, files.err) };
+    } catch (e) {
+      throw opsFailure(o.target, 'InitiateFileTransferFromGuest', shown, e);
+    } finally {
+      await removeFiles(ops, Object.values(files));
+    }
+  };
+  return {
+    target: o.target,
+    async calls(calls: GuestCall[]) {
+      for (const c of calls) if (!(GUEST_CMDLETS as readonly string[]).includes(c.cmdlet)) throw new InvalidArgument(`cmdlet ${c.cmdlet} is not one storsweep runs in a guest`, { name: 'cmdlet', value: c.cmdlet });
+      const what = calls.map((c) => c.cmdlet).join(', ');
+      const shown = `${powershell} ${POWERSHELL_ARGV.slice(1).join(' ')} <${what}>`;
+      const r = await run(powershell, [...POWERSHELL_ARGV.slice(1), encodeCommand(buildScript(TOOLS_GUEST_CALL_BODY, { calls }))].join(' '), what, shown);
+      if (r.exitCode !== 0) throw new RemoteCommandFailed({ host: o.target, what, command: shown, exitCode: r.exitCode, stderr: r.err, reason: 'exit' });
+      const line = r.out.trim().split(/\r?\n/).filter((l) => l.trim() !== '').pop() ?? '';
+      let parsed: unknown;
+      try {
+        parsed = JSON.parse(line);
+      } catch (err) {
+        throw new ParseError(`${o.target}: ${what}: expected one line of JSON from ConvertTo-Json, got ${JSON.stringify(r.out.slice(0, 200))}`, { source: what, expected: 'JSON' }, { cause: err });
+      }
+      if (!Array.isArray(parsed)) throw new ParseError(`${o.target}: ${what}: expected a JSON array`, { source: 'ConvertTo-Json', expected: 'array' });
+      return parsed as Record<string, unknown>[];
+    },
+    async exec(exe, argv, x = {}) {
+      const args = argv.map(windowsArg).join(' ');
+      const name = path.win32.basename(exe);
+      const line = `${exe} ${args}`;
+      const r = await run(exe, args, name, line, {
+        ...x,
+        // cmd.exe's child (diskspd) outlives cmd.exe on Windows: after TerminateProcessInGuest of
+        // cmd, the process of that name, started since, whose command line is exactly ours, goes too
+        onStop: async (since) => {
+          for (const p of await ops.list()) {
+            const cmdLine = p.cmdLine.trim().replace(/^"([^"]+)"/, '$1');
+            if (p.endTime === undefined && p.name.toLowerCase() === name.toLowerCase() && cmdLine === line && Date.parse(p.startTime) >= since.getTime() - 2000) await ops.terminate(Number(p.pid));
+          }
+        },
+      });
+      return { exitCode: r.exitCode, output: r.out + (r.err ? `\n${r.err}` : '') };
+    },
+    async close() {
+      await o.onClose?.();
+    },
+  };
+}
