@@ -74,11 +74,39 @@ export const GUEST_CALL_BODY = [
 const GUEST_CALLS_INLINE = `$allowed = @('${GUEST_CMDLETS.join("', '")}'); $out = @(); foreach ($c in $p.calls) { if ($allowed -notcontains $c.cmdlet) { throw "cmdlet not allowed: $($c.cmdlet)" }; $a = @{}; foreach ($q in $c.params.PSObject.Properties) { $a[$q.Name] = $q.Value }; $x = & $c.cmdlet @a; if ($null -ne $c.select) { $out += @($x | ForEach-Object { $o = [ordered]@{}; foreach ($n in $c.select) { $v = $_.$n; if ($v -is [Enum]) { $v = "$v" }; if ($v -is [char]) { $v = "$v" }; $o[$n] = $v }; [pscustomobject]$o }) } }`;
 
 /**
- * Guest operations (VMware Tools): the storage cmdlet calls $p.calls run by a powershell.exe that
- * `cmd /c` started in the guest itself (providers/vsphere/guest-runner.ts), the selected properties
- * as one line of JSON on stdout, which cmd redirects to a file the caller reads back.
+ * Guest operations (VMware Tools): the storage cmdlet calls $p.calls run by a powershell.exe
+ * StartProgramInGuest started in the guest itself (providers/vsphere/guest-runner.ts). A started
+ * program has no stdout: the JSON goes to the file $p.out, an error's text to $p.err (exit 1); the
+ * caller reads them back (InitiateFileTransferFromGuest). The lab's Windows guest
+ * (src/lab/harness/windows/vsphere_guest.py) accepts exactly these shapes.
  */
-export const TOOLS_GUEST_CALL_BODY = [GUEST_CALLS_INLINE, 'ConvertTo-Json -InputObject @($out) -Depth 5 -Compress', 'exit 0'].join('\n');
+export const TOOLS_GUEST_CALL_BODY = [
+  'try {',
+  `  ${GUEST_CALLS_INLINE}`,
+  '  [IO.File]::WriteAllText($p.out, (ConvertTo-Json -InputObject @($out) -Depth 5 -Compress))',
+  '} catch { [IO.File]::WriteAllText($p.err, ($_ | Out-String)); exit 1 }',
+  'exit 0',
+].join('\n');
+
+/**
+ * Guest operations: runs the program $p.exe with the command line $p.args (arguments quoted by
+ * CommandLineToArgvW's rules) in the guest, stdout to $p.out and stderr to $p.err; its pid goes to
+ * $p.pid first, so that an abort stops it too (TerminateProcessInGuest of PowerShell alone would
+ * leave it running: Windows does not end a process's children with it). Exits with the program's
+ * exit code (`$h = $q.Handle` keeps ExitCode readable with -NoNewWindow in PowerShell 5.1).
+ */
+export const TOOLS_GUEST_RUN_BODY = [
+  'try {',
+  '  $q = Start-Process -FilePath $p.exe -ArgumentList $p.args -NoNewWindow -PassThru -RedirectStandardOutput $p.out -RedirectStandardError $p.err',
+  '  $h = $q.Handle',
+  '  [IO.File]::WriteAllText($p.pid, [string]$q.Id)',
+  '  $q.WaitForExit()',
+  '  exit $q.ExitCode',
+  '} catch { [IO.File]::WriteAllText($p.err, ($_ | Out-String)); exit 1 }',
+].join('\n');
+
+/** Guest operations: removes the files $p.files (the output files of earlier calls), if there. */
+export const TOOLS_GUEST_REMOVE_BODY = ['foreach ($f in $p.files) { Remove-Item -LiteralPath $f -Force -ErrorAction SilentlyContinue }', 'exit 0'].join('\n');
 
 export function buildScript(body: string, data: unknown): string {
   const b64 = Buffer.from(JSON.stringify(data), 'utf8').toString('base64');

@@ -40,8 +40,6 @@ export function guestInventoryDiagnostics(g: AttachedDiskGuest): TargetDiagnosti
   } else {
     const problem = windowsWorkdirProblem(g.workdir);
     if (problem) out.push({ path: at('workdir'), message: `a Windows guest's work directory ${problem}` });
-    // started as `cmd /c <program> …` (guest-runner.ts): a path with a space would need the quote cmd /c strips
-    if (g.diskspdPath !== undefined && /\s/.test(g.diskspdPath)) out.push({ path: at('diskspdPath'), message: 'a Windows guest\'s diskspd path must have no space (it runs as cmd /c <path> …, whose quote rules would cut a quoted path): install diskspd in a folder like C:\\Tools' });
   }
   return out;
 }

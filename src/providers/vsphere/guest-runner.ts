@@ -21,7 +21,7 @@ import { InvalidArgument, ParseError, RemoteCommandFailed } from '../../errors.t
 import { checkTimerMs } from '../../limits.ts';
 import type { CommandResult, CommandRunner, RunOptions } from '../../ssh/command-runner.ts';
 import { shJoin, shQuote } from '../../ssh/quote.ts';
-import { buildScript, encodeCommand, GUEST_CMDLETS, POWERSHELL_ARGV, TOOLS_GUEST_CALL_BODY, type GuestCall } from '../hyperv/powershell.ts';
+import { buildScript, encodeCommand, GUEST_CMDLETS, POWERSHELL_ARGV, TOOLS_GUEST_CALL_BODY, TOOLS_GUEST_RUN_BODY, type GuestCall } from '../hyperv/powershell.ts';
 import type { WindowsGuestRunner } from '../windows-guest.ts';
 import { isFault, VsphereClientError, VsphereFault } from './fault.ts';
 import type { GuestOperations, GuestProcessInfo } from './guest-ops.ts';
@@ -202,32 +202,18 @@ export function windowsArg(a: string): string {
   return `"${a.replace(/(\\*)"/g, '$1$1\\"').replace(/(\\+)$/, '$1$1')}"`;
 }
 
-/** cmd.exe's path in a Windows guest. */
-export const GUEST_CMD = 'C:\\Windows\\System32\\cmd.exe';
-/** Windows PowerShell 5.1's path in a Windows guest (Get-Disk, Set-Disk: the Storage module). */
+/** Windows PowerShell 5.1's path in a Windows guest (the Storage module's Get-Disk, Set-Disk; Start-Process). */
 export const GUEST_POWERSHELL = 'C:\\Windows\\System32\\WindowsPowerShell\\v1.0\\powershell.exe';
 
 /**
- * The `cmd /c` arguments that run `program args` with stdout and stderr to files: "For Windows guest
- * operating systems, prefixing the command with cmd /c can provide stdio redirection" (API
- * reference, GuestProgramSpec.arguments). The line never starts with a quote, so cmd's /c rule that
- * strips a leading and a trailing quote does not apply (cmd /?); a program path with a space is
- * refused (it would need that quote).
+ * A Windows guest through guest operations: each call is powershell.exe (-EncodedCommand, the data
+ * as base64 JSON: hyperv/powershell.ts TOOLS_GUEST_*_BODY) started in the guest, writing its results
+ * to files in the work directory that are read back and deleted. Storage cmdlets run in that
+ * PowerShell; a program (diskspd) is its child (Start-Process), whose pid PowerShell records so an
+ * abort terminates both.
  */
-export function cmdRedirectArguments(program: string, args: string, out: string, err: string): string {
-  if (/[\s"]/.test(program)) throw new InvalidArgument(`program ${JSON.stringify(program)} has a space or quote; cmd /c would misread it`, { name: 'program', value: program });
-  for (const f of [out, err]) if (/["%^&|<>]/.test(f)) throw new InvalidArgument(`output file ${JSON.stringify(f)} has a character cmd.exe interprets`, { name: 'file', value: f });
-  return `/c ${program}${args ? ` ${args}` : ''} >"${out}" 2>"${err}"`;
-}
-
-/**
- * A Windows guest through guest operations: each call is `cmd.exe /c <program> … >out 2>err`
- * started in the guest, its output read back from the files. Storage cmdlets run in Windows
- * PowerShell (-EncodedCommand, the data as base64 JSON: hyperv/powershell.ts), diskspd as itself.
- */
-export function toolsWindowsRunner(ops: GuestOperations, o: ToolsRunnerOptions & { cmdPath?: string; powershellPath?: string }): WindowsGuestRunner {
+export function toolsWindowsRunner(ops: GuestOperations, o: ToolsRunnerOptions & { powershellPath?: string }): WindowsGuestRunner {
   const pollMs = o.pollMs ?? 500;
-  const cmd = o.cmdPath ?? GUEST_CMD;
   const powershell = o.powershellPath ?? GUEST_POWERSHELL;
   let ready: Promise<void> | undefined;
   const workdir = () => {
@@ -235,13 +221,14 @@ export function toolsWindowsRunner(ops: GuestOperations, o: ToolsRunnerOptions &
     ready.catch(() => (ready = undefined));
     return ready;
   };
-  const run = async (program: string, args: string, what: string, shown: string, x: { timeoutMs?: number; signal?: AbortSignal; onStop?: (started: Date) => Promise<void> } = {}) => {
+  const script = async (body: string, data: Record<string, unknown>, what: string, x: { timeoutMs?: number; signal?: AbortSignal; onStop?: (pidFile: string) => Promise<void> } = {}) => {
+    const shown = `${powershell} ${POWERSHELL_ARGV.slice(1).join(' ')} <${what}>`;
     await workdir().catch((err: unknown) => {
       throw opsFailure(o.target, 'MakeDirectoryInGuest (guest work directory)', shown, err);
     });
     const base = `${o.workdir}\\.storsweep-gop-${randomBytes(8).toString('hex')}`;
-    const files = { out: `${base}.out`, err: `${base}.err` };
-    const startedAt = new Date();
+    const files = { out: `${base}.out`, err: `${base}.err`, pid: `${base}.pid` };
+    const encoded = encodeCommand(buildScript(body, { ...data, ...files }));
     let exitCode: number;
     try {
       ({ exitCode } = await runToEnd(ops, {
@@ -251,15 +238,15 @@ export function toolsWindowsRunner(ops: GuestOperations, o: ToolsRunnerOptions &
         command: shown,
         ...(x.timeoutMs ? { timeoutMs: x.timeoutMs } : {}),
         ...(x.signal ? { signal: x.signal } : {}),
-        start: async () => ({ pid: await ops.start({ programPath: cmd, arguments: cmdRedirectArguments(program, args, files.out, files.err), workingDirectory: o.workdir }), files: Object.values(files) }),
-        ...(x.onStop ? { onStop: () => x.onStop!(startedAt) } : {}),
+        start: async () => ({ pid: await ops.start({ programPath: powershell, arguments: [...POWERSHELL_ARGV.slice(1), encoded].join(' '), workingDirectory: o.workdir }), files: Object.values(files) }),
+        ...(x.onStop ? { onStop: () => x.onStop!(files.pid) } : {}),
       }));
     } catch (e) {
       if (!(e instanceof RemoteCommandFailed && e.details.reason === 'connection')) await removeFiles(ops, Object.values(files));
       throw e;
     }
     try {
-      return { exitCode, out: await readText(ops, files.out), err: await readText(ops, files.err) };
+      return { exitCode, out: await readText(ops, files.out), err: await readText(ops, files.err), shown };
     } catch (e) {
       throw opsFailure(o.target, 'InitiateFileTransferFromGuest', shown, e);
     } finally {
@@ -271,32 +258,28 @@ export function toolsWindowsRunner(ops: GuestOperations, o: ToolsRunnerOptions &
     async calls(calls: GuestCall[]) {
       for (const c of calls) if (!(GUEST_CMDLETS as readonly string[]).includes(c.cmdlet)) throw new InvalidArgument(`cmdlet ${c.cmdlet} is not one storsweep runs in a guest`, { name: 'cmdlet', value: c.cmdlet });
       const what = calls.map((c) => c.cmdlet).join(', ');
-      const shown = `${powershell} ${POWERSHELL_ARGV.slice(1).join(' ')} <${what}>`;
-      const r = await run(powershell, [...POWERSHELL_ARGV.slice(1), encodeCommand(buildScript(TOOLS_GUEST_CALL_BODY, { calls }))].join(' '), what, shown);
-      if (r.exitCode !== 0) throw new RemoteCommandFailed({ host: o.target, what, command: shown, exitCode: r.exitCode, stderr: r.err, reason: 'exit' });
-      const line = r.out.trim().split(/\r?\n/).filter((l) => l.trim() !== '').pop() ?? '';
+      const r = await script(TOOLS_GUEST_CALL_BODY, { calls }, what);
+      if (r.exitCode !== 0) throw new RemoteCommandFailed({ host: o.target, what, command: r.shown, exitCode: r.exitCode, stderr: r.err, reason: 'exit' });
       let parsed: unknown;
       try {
-        parsed = JSON.parse(line);
+        parsed = JSON.parse(r.out.trim());
       } catch (err) {
-        throw new ParseError(`${o.target}: ${what}: expected one line of JSON from ConvertTo-Json, got ${JSON.stringify(r.out.slice(0, 200))}`, { source: what, expected: 'JSON' }, { cause: err });
+        throw new ParseError(`${o.target}: ${what}: expected JSON from ConvertTo-Json, got ${JSON.stringify(r.out.slice(0, 200))}`, { source: what, expected: 'JSON' }, { cause: err });
       }
       if (!Array.isArray(parsed)) throw new ParseError(`${o.target}: ${what}: expected a JSON array`, { source: 'ConvertTo-Json', expected: 'array' });
       return parsed as Record<string, unknown>[];
     },
     async exec(exe, argv, x = {}) {
-      const args = argv.map(windowsArg).join(' ');
       const name = path.win32.basename(exe);
-      const line = `${exe} ${args}`;
-      const r = await run(exe, args, name, line, {
+      const r = await script(TOOLS_GUEST_RUN_BODY, { exe, args: argv.map(windowsArg).join(' ') }, name, {
         ...x,
-        // cmd.exe's child (diskspd) outlives cmd.exe on Windows: after TerminateProcessInGuest of
-        // cmd, the process of that name, started since, whose command line is exactly ours, goes too
-        onStop: async (since) => {
-          for (const p of await ops.list()) {
-            const cmdLine = p.cmdLine.trim().replace(/^"([^"]+)"/, '$1');
-            if (p.endTime === undefined && p.name.toLowerCase() === name.toLowerCase() && cmdLine === line && Date.parse(p.startTime) >= since.getTime() - 2000) await ops.terminate(Number(p.pid));
-          }
+        // the program PowerShell started outlives PowerShell: stopped by the pid PowerShell
+        // recorded, and only while that pid is still a running process of that program
+        onStop: async (pidFile) => {
+          const child = Number((await readText(ops, pidFile)).trim());
+          if (!Number.isInteger(child) || child <= 0) return;
+          const p = (await ops.list([child])).find((q) => Number(q.pid) === child);
+          if (p && p.endTime === undefined && p.name.toLowerCase() === name.toLowerCase()) await ops.terminate(child);
         },
       });
       return { exitCode: r.exitCode, output: r.out + (r.err ? `\n${r.err}` : '') };
