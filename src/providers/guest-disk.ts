@@ -12,7 +12,10 @@
 // (LVM, md), or carries a partition table or filesystem we did not create is refused.
 //
 // Raw devices need root: the guest login is root, or `guest.sudo: true` and every command that
-// touches a device goes through `sudo -n` (never a password prompt).
+// touches a device goes through `sudo -n` (never a password prompt) — or, for a raw disk, a login
+// that may read and write that device node itself (the node's owner, or a member of its group:
+// udev gives disks to root:disk 0660), checked once the node is known. Making a filesystem always
+// needs root.
 import { randomUUID } from 'node:crypto';
 import path from 'node:path';
 import { z } from 'zod';
@@ -156,7 +159,11 @@ export interface FindOptions {
  * UnsafeOperation; writes nothing.
  */
 export async function findGuestDisk(runner: CommandRunner, disk: AttachedDiskIdentity, s: GuestDiskSettings, o: FindOptions = {}): Promise<FoundGuestDisk> {
-  const asRoot = await rootAccess(runner, s);
+  // Root, or sudo; else a login that may read and write the disk itself (a member of the group
+  // owning the device node, `disk` under udev's rules): checked once the device is known.
+  const uid = (await runChecked(runner, 'id -u', { what: 'id -u' })).stdout.trim();
+  const privileged = uid === '0' || s.sudo;
+  const asRoot: AsRoot = privileged ? await rootAccess(runner, s) : (argv) => shJoin(argv);
   const link = byIdLink(s.byIdDir, disk.wwn);
   const where = `${runner.target}: the disk attached as ${disk.source} (${link})`;
   await runner.run(asRoot(['sh', '-c', RESCAN_SCRIPT]));
@@ -174,6 +181,9 @@ export async function findGuestDisk(runner: CommandRunner, disk: AttachedDiskIde
   const device = (await runChecked(runner, shJoin(['readlink', '-f', '--', link]), { what: 'readlink' })).stdout.trim();
   if (!device.startsWith('/dev/') || (await runner.run(shJoin(['test', '-b', device]))).exitCode !== 0) {
     throw new UnsafeOperation(`${where} leads to ${JSON.stringify(device)}, which is not a block device; nothing is measured`, { operation: 'guest disk', target: link });
+  }
+  if (!privileged && (await runner.run(`${shJoin(['test', '-r', device])} && ${shJoin(['test', '-w', device])}`)).exitCode !== 0) {
+    throw new UnsafeOperation(`${runner.target}: the guest login is not root (uid ${uid}) and cannot read and write ${device}, and finding and measuring the attached disk needs raw device access; log in as root, or set the target's guest.sudo: true and give that user passwordless sudo (NOPASSWD)`, { operation: 'guest disk', target: runner.target });
   }
   const refuse = (why: string): never => {
     throw new UnsafeOperation(`${where} is ${device}, which ${why}; refusing to measure it (nothing was written)`, { operation: 'guest disk', target: device });

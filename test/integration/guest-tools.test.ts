@@ -65,6 +65,8 @@ async function expectNoPassword(runDir: string, passwords: string[]): Promise<vo
 
 beforeAll(async () => {
   root = await fs.mkdtemp(path.join(os.tmpdir(), 'ss-gtools-'));
+  // the Linux lab guest is a local user: its work directory under this root must be reachable
+  await fs.chmod(root, 0o755);
   lab = await labUp(root, { vcsim: true });
   control = vcsimControl({ url: lab.vcsim!.url, certFile: lab.vcsim!.certFile });
 }, 300_000);

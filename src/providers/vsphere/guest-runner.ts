@@ -103,6 +103,9 @@ async function runToEnd(ops: GuestOperations, o: { target: string; pollMs: numbe
       try {
         procs = await ops.list([started.pid]);
       } catch (err) {
+        // not a lost connection (the program is then stopped by whoever reconnects): nothing will
+        // watch the program any more, so it goes now
+        if (!(err instanceof SoapTransportError)) await ops.terminate(started.pid).catch(() => undefined);
         throw opsFailure(o.target, o.what, o.command, err);
       }
       const state = exitOf(procs, started.pid);

@@ -760,13 +760,16 @@ esac`
 // listProcessesBody carries GuestProcessInfo with exitCode always present once a process has
 // ended: govmomi 0.24's type omits an exit code of 0 (omitempty), which a real host sends.
 type listProcessesBody struct {
-	Res    *listProcessesResponse `xml:"ListProcessesInGuestResponse,omitempty"`
+	Res    *ListProcessesInGuestResponse `xml:"ListProcessesInGuestResponse,omitempty"`
 	Fault_ *soap.Fault            `xml:"http://schemas.xmlsoap.org/soap/envelope/ Fault,omitempty"`
 }
 
 func (b *listProcessesBody) Fault() *soap.Fault { return b.Fault_ }
 
-type listProcessesResponse struct {
+// Named as the WSDL's response element: the simulator names the element after the Res field's Go
+// type (simulator.go response.MarshalXML), and a real host answers <ListProcessesInGuestResponse>;
+// as listProcessesResponse it sent <listProcessesResponse>, which a strict client refuses.
+type ListProcessesInGuestResponse struct {
 	Returnval []processInfoXML `xml:"returnval,omitempty"`
 }
 
@@ -795,7 +798,7 @@ func (m *guestProcessManager) ListProcessesInGuest(ctx *simulator.Context, req *
 	for _, p := range req.Pids {
 		want[p] = true
 	}
-	res := &listProcessesResponse{}
+	res := &ListProcessesInGuestResponse{}
 	for _, p := range m.ops.processes(gv.cfg.VM) {
 		if len(want) > 0 && !want[p.Pid] {
 			continue
