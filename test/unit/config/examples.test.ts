@@ -5,7 +5,7 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { loadInventory, loadPlaybook } from '../../../src/config/index.ts';
 
-const env = { VC_PASSWORD: 'x1x-secret', ESXI_ROOT_PASSWORD: 'x2x-secret', HV_PASSWORD: 'x3x-secret', HV_GUEST_PASSWORD: 'x4x-secret' };
+const env = { VC_PASSWORD: 'x1x-secret', ESXI_ROOT_PASSWORD: 'x2x-secret', HV_PASSWORD: 'x3x-secret', HV_GUEST_PASSWORD: 'x4x-secret', BENCH_GUEST_PASSWORD: 'x5x-secret' };
 
 describe('example inventories', () => {
   const files = fs.readdirSync('inventories').filter((f) => f.endsWith('.yaml'));
