@@ -41,8 +41,8 @@ async function filesUnder(dir: string): Promise<string[]> {
 const sshdLog = () => fs.readFile(path.join(labPaths(root).sshd, 'sshd.log'), 'utf8').catch(() => '');
 const accepted = (log: string) => log.split('\n').filter((l) => /Accepted |Connection from /.test(l)).length;
 
-async function runPlaybook(file: string, extra: string[] = [], onSpawn?: (pid: number) => void): Promise<{ cli: CliResult; runDir: string; records: RecordLine[] }> {
-  const cli = await runCli(['run', path.join(REPO_ROOT, 'playbooks', file), '-i', labPaths(root).inventory, '--json', ...extra], { cwd: root, timeoutMs: 300_000, ...(onSpawn ? { onSpawn } : {}) });
+async function runPlaybook(file: string, extra: string[] = [], onSpawn?: (pid: number) => void, timeoutMs = 300_000): Promise<{ cli: CliResult; runDir: string; records: RecordLine[] }> {
+  const cli = await runCli(['run', path.join(REPO_ROOT, 'playbooks', file), '-i', labPaths(root).inventory, '--json', ...extra], { cwd: root, timeoutMs, ...(onSpawn ? { onSpawn } : {}) });
   const last = cli.stdout.trim().split('\n').pop() ?? '{}';
   let runDir = '';
   try {
@@ -136,9 +136,16 @@ describe('interrupted while the guest runs fio', () => {
   it('SIGINT: the run stops (exit 130) and the guest lists no process of it afterwards', async () => {
     let pid = 0;
     let sawFio = false;
+    // what the watcher last saw, for the failure message (a run that never showed fio, a list that failed)
+    let lastSeen = '(nothing yet)';
     const watch = (async () => {
       for (let i = 0; i < 600 && !sawFio; i++) {
-        const procs = (await control.guestProcesses().catch(() => [])).filter((p) => p.vm === TOOLS_LINUX_VM);
+        const all = await control.guestProcesses().catch((e: unknown) => {
+          lastSeen = `guestProcesses failed: ${String(e)}`;
+          return [];
+        });
+        const procs = all.filter((p) => p.vm === TOOLS_LINUX_VM);
+        if (all.length) lastSeen = JSON.stringify(all.map((p) => ({ vm: p.vm, name: p.name, cmdLine: p.cmdLine }))).slice(0, 2000);
         if (procs.some((p) => p.name === 'fio' || /(^|\/)fio\b/.test(p.cmdLine))) {
           sawFio = true;
           // a moment into the measured pass, then Ctrl-C
@@ -149,10 +156,10 @@ describe('interrupted while the guest runs fio', () => {
         await new Promise((r) => setTimeout(r, 200));
       }
     })();
-    const run = await runPlaybook('linux-guest-tools.yaml', ['--set', 'settings.runtimeSec=60', '--set', 'settings.prefill=false'], (p) => (pid = p));
+    const run = await runPlaybook('linux-guest-tools.yaml', ['--set', 'settings.runtimeSec=60', '--set', 'settings.prefill=false'], (p) => (pid = p), 240_000);
     await watch;
-    expect(sawFio).toBe(true);
-    expect(run.cli.code, run.cli.stderr).toBe(130);
+    expect(sawFio, `the guest never listed fio; last seen: ${lastSeen}; run exit ${run.cli.code}: ${run.cli.stderr.slice(-2000)}`).toBe(true);
+    expect(run.cli.code, run.cli.stderr.slice(-4000)).toBe(130);
     expect((await control.guestProcesses()).filter((p) => p.vm === TOOLS_LINUX_VM)).toEqual([]);
     await expectNoPassword(run.runDir, await passwords());
   }, 300_000);
