@@ -112,7 +112,7 @@ describe.each(PROFILES)('npm run lab -- up --version %s', (version) => {
 
   it('states the release in .lab/inventory.yaml and status', async () => {
     const inv = await fs.readFile(inventory, 'utf8');
-    expect(inv.match(new RegExp(`^    version: "${version.replace('.', '\\.')}"$`, 'gm'))).toHaveLength(2); // lab-esxi and lab-vcenter
+    expect(inv.match(new RegExp(`^    version: "${version.replace('.', '\\.')}"$`, 'gm'))).toHaveLength(4); // lab-esxi, lab-vcenter and its two guest-operations targets (lab-vcenter-tools-linux/-windows)
     expect((await lab(root, ['status'])).stdout).toContain(`version: ESXi/vCenter ${version}`);
     expect(JSON.parse((await lab(root, ['status', '--json'])).stdout)).toMatchObject({ running: true, version });
     // another release needs `down` first
