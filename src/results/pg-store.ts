@@ -12,7 +12,7 @@ import type { CreatedObject, OwnedObjectRef, ProviderName } from '../contract/pr
 import { errorMessage, RunDirLocked, RunNotFound, StoreSchemaTooNew, StoreUnavailable } from '../errors.ts';
 import type { LockHolder, RunLock } from './run-lock.ts';
 import { LATEST_VERSION, MIGRATIONS, SCHEMA } from './pg-migrations.ts';
-import { emptyCounts, FINAL_LEDGER_STATES, LIVE_LEDGER_STATES, type JournalEntry, type LedgerRow, type LedgerState, type PermutationRow, type PermutationStatus, type RunMeta, type RunStore, type RunStoreBackend, type RunSummary, type StatusCounts } from './port.ts';
+import { emptyCounts, FINAL_LEDGER_STATES, markFromStore, LIVE_LEDGER_STATES, type JournalEntry, type LedgerRow, type LedgerState, type PermutationRow, type PermutationStatus, type RunMeta, type RunStore, type RunStoreBackend, type RunSummary, type StatusCounts } from './port.ts';
 import type { ResultRecord } from './record.ts';
 
 const now = () => new Date().toISOString();
@@ -480,7 +480,9 @@ function inCallOrder(store: PgRunStore): RunStore {
       if (typeof v !== 'function' || prop === 'constructor') return v;
       return (...args: unknown[]) => {
         const run = () => (v as (...a: unknown[]) => Promise<unknown>).apply(target, args);
-        const r = tail.then(run, run);
+        const r = tail.then(run, run).catch((err: unknown) => {
+          throw markFromStore(err);
+        });
         tail = r.catch(() => undefined);
         return r;
       };

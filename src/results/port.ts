@@ -13,6 +13,17 @@ import type { RunPlan } from '../contract/plan.ts';
 import type { CreatedObject, OwnedObjectRef, ProviderName } from '../contract/provider.ts';
 import type { ResultRecord } from './record.ts';
 
+/**
+ * Marks an error a store adapter threw. A network failure (ECONNREFUSED, ECONNRESET, a timeout…)
+ * means "the store is lost" only when the store threw it: the same codes from an SSH or vSphere
+ * connection are one target's failure, never a reason to stop the whole sweep.
+ */
+export const FROM_STORE = Symbol.for('storsweep.fromStore');
+export function markFromStore(err: unknown): unknown {
+  if (err !== null && typeof err === 'object') (err as Record<symbol, unknown>)[FROM_STORE] = true;
+  return err;
+}
+
 export type PermutationStatus = 'pending' | 'running' | 'done' | 'failed';
 /**
  * A ledger row's life (docs/architecture.md, "The ledger"):

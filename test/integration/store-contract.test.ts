@@ -337,6 +337,9 @@ describe('PostgreSQL store', () => {
       const err = (a as PromiseRejectedResult).reason as Error;
       expect(err.message).toMatch(/Query read timeout/);
       expect(isRunDirUnwritable(err)).toBe(true);
+      // the same kind of failure from an SSH or vSphere connection is that target's, not a lost store
+      expect(isRunDirUnwritable(Object.assign(new Error('Query read timeout'), {}))).toBe(false);
+      expect(isRunDirUnwritable(new Error('ssh failed', { cause: Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:22'), { code: 'ECONNREFUSED' }) }))).toBe(false);
       expect(Date.now() - t0).toBeLessThan(20_000);
     } finally {
       for (const r of rows) process.kill(r.pid, 'SIGCONT');
