@@ -138,8 +138,11 @@ describe('interrupted while the guest runs fio', () => {
     let sawFio = false;
     // what the watcher last saw, for the failure message (a run that never showed fio, a list that failed)
     let lastSeen = '(nothing yet)';
+    let ended = false;
+    // watches until fio shows or the run ends (not a fixed number of polls: on a loaded machine the
+    // disk steps before the first pass can outlast one)
     const watch = (async () => {
-      for (let i = 0; i < 600 && !sawFio; i++) {
+      while (!sawFio && !ended) {
         const all = await control.guestProcesses().catch((e: unknown) => {
           lastSeen = `guestProcesses failed: ${String(e)}`;
           return [];
@@ -156,7 +159,7 @@ describe('interrupted while the guest runs fio', () => {
         await new Promise((r) => setTimeout(r, 200));
       }
     })();
-    const run = await runPlaybook('linux-guest-tools.yaml', ['--set', 'settings.runtimeSec=60', '--set', 'settings.prefill=false'], (p) => (pid = p), 240_000);
+    const run = await runPlaybook('linux-guest-tools.yaml', ['--set', 'settings.runtimeSec=60', '--set', 'settings.prefill=false'], (p) => (pid = p), 240_000).finally(() => (ended = true));
     await watch;
     expect(sawFio, `the guest never listed fio; last seen: ${lastSeen}; run exit ${run.cli.code}: ${run.cli.stderr.slice(-2000)}`).toBe(true);
     expect(run.cli.code, run.cli.stderr.slice(-4000)).toBe(130);
