@@ -149,7 +149,9 @@ describe('interrupted while the guest runs fio', () => {
         });
         const procs = all.filter((p) => p.vm === TOOLS_LINUX_VM);
         if (all.length) lastSeen = JSON.stringify(all.map((p) => ({ vm: p.vm, name: p.name, cmdLine: p.cmdLine }))).slice(0, 2000);
-        if (procs.some((p) => p.name === 'fio' || /(^|\/)fio\b/.test(p.cmdLine))) {
+        // the harness lists what StartProgramInGuest started (the sh wrapper), as open-vm-tools' ListProcessesEx
+        // does for its own children; fio is a word of that command line (' fio --name=…'), not its start
+        if (procs.some((p) => p.name === 'fio' || /(^|[\s/'"])fio(\s|$)/.test(p.cmdLine))) {
           sawFio = true;
           // a moment into the measured pass, then Ctrl-C
           await new Promise((r) => setTimeout(r, 1500));
