@@ -107,6 +107,30 @@ export function buildPlan(pb: Playbook, target: string | string[], opts: PlanOpt
   // One list of test ids per profile, shared by its permutations' workload steps (a plan is
   // read-only data): 100,000 permutations would otherwise hold 100,000 copies.
   const testIds = new Map(Object.entries(profiles).map(([name, p]) => [name, p.tests.map((t) => t.id)]));
+  // The workload step depends on the profile and the target only: one frozen step per pair, shared
+  // by their permutations (a plan is read-only data; 100,000 copies were ~10% of a large plan's heap).
+  const workloadSteps = new Map<string, PlannedStep>();
+  const workloadStep = (workload: string, targetName: string, t: TargetPlanOptions): PlannedStep => {
+    const key = JSON.stringify([workload, targetName]);
+    let step = workloadSteps.get(key);
+    if (!step) {
+      const profile = profiles[workload]!;
+      // writing to a raw device destroys what it holds: the workload step is destructive then
+      const raw = rawTestTarget(t.workloadTarget?.testFile, t.workloadTool ?? 'fio');
+      step = deepFreeze({
+        step: 'workload',
+        provider: t.workloadProvider ?? t.provider,
+        operation: t.workloadTool ?? 'fio',
+        // in run order (CrystalDiskMark 5–8: every read, then every write), each after an unscored pass
+        // when warmupPass; the test region pre-filled once first when prefill (workloads/prefill.ts)
+        arguments: { profile: workload, prefill: profile.prefill !== false, warmupPass: profile.warmupPass, tests: testIds.get(workload)!, repetitions: pb.repeat, ...(t.workloadTarget ?? {}) },
+        destructive: raw !== undefined,
+        ...(raw !== undefined ? { destroys: [raw] } : {}),
+      });
+      workloadSteps.set(key, step);
+    }
+    return step;
+  };
   const fillMBps = pb.settings?.prefillMBps ?? ASSUMED_FILL_MB_PER_SEC;
   let total = 0;
   const permutations: PermutationPlan[] = perms.map((a, index) => {
@@ -115,18 +139,7 @@ export function buildPlan(pb: Playbook, target: string | string[], opts: PlanOpt
     const profile = profiles[workload]!;
     const t = listed ? targetOpts(String(a.target)) : opts;
     const steps = t.planSteps ? t.planSteps(a, { prefix: ownedPrefix(opts.runId, id) }) : [];
-    // writing to a raw device destroys what it holds: the workload step is destructive then
-    const raw = rawTestTarget(t.workloadTarget?.testFile, t.workloadTool ?? 'fio');
-    steps.push({
-      step: 'workload',
-      provider: t.workloadProvider ?? t.provider,
-      operation: t.workloadTool ?? 'fio',
-      // in run order (CrystalDiskMark 5–8: every read, then every write), each after an unscored pass
-      // when warmupPass; the test region pre-filled once first when prefill (workloads/prefill.ts)
-      arguments: { profile: workload, prefill: profile.prefill !== false, warmupPass: profile.warmupPass, tests: testIds.get(workload)!, repetitions: pb.repeat, ...(t.workloadTarget ?? {}) },
-      destructive: raw !== undefined,
-      ...(raw !== undefined ? { destroys: [raw] } : {}),
-    });
+    steps.push(workloadStep(workload, listed ? String(a.target) : '', t));
     const estimateSec = estimatePermutationSec(profile, pb.repeat, steps, a, fillMBps);
     total += estimateSec;
     return { index, permutationId: id, axes: a, workload, steps, repetitions: pb.repeat, estimateSec };
@@ -145,4 +158,13 @@ export function buildPlan(pb: Playbook, target: string | string[], opts: PlanOpt
     totalEstimateSec: total,
     estimateBasis: { prefillMBps: fillMBps, prefillMBpsFrom: pb.settings?.prefillMBps !== undefined ? 'settings.prefillMBps' : 'assumed' },
   };
+}
+
+/** Freezes a plan entry and everything in it (shared entries must not be changed through one permutation). */
+function deepFreeze<T>(v: T): T {
+  if (v && typeof v === 'object' && !Object.isFrozen(v)) {
+    for (const x of Object.values(v)) deepFreeze(x);
+    Object.freeze(v);
+  }
+  return v;
 }
