@@ -46,6 +46,20 @@ function need<T>(value: T | undefined, key: string, why: string): T {
   return value;
 }
 
+/**
+ * Plan entries that are the same for every permutation of a target (a controller step's arguments,
+ * the list of what a LUN step destroys): made once per target and frozen, then shared. A plan is
+ * read-only data; 100,000 permutations would otherwise hold 100,000 copies.
+ */
+const sharedEntries = new WeakMap<VsphereStepTarget, Map<string, unknown>>();
+function shared<T extends object>(target: VsphereStepTarget, key: string, make: () => T): T {
+  let m = sharedEntries.get(target);
+  if (!m) sharedEntries.set(target, (m = new Map<string, unknown>()));
+  let v = m.get(key) as T | undefined;
+  if (!v) m.set(key, (v = Object.freeze(make())));
+  return v;
+}
+
 export function planVsphereSteps(axes: Axes, target: VsphereStepTarget, names: { prefix: string }): PlannedStep[] {
   const kind = oneOf(axes, 'datastore.kind', VSPHERE_DATASTORE_KINDS, target.datastore ? 'existing' : undefined);
   const format = oneOf(axes, 'disk.format', VSPHERE_DISK_FORMATS);
@@ -98,7 +112,7 @@ export function planVsphereSteps(axes: Axes, target: VsphereStepTarget, names: {
       operation: 'CreateVmfsDatastore',
       arguments: { host: target.host, vm: target.vm, datacenter: target.datacenter, name: datastore, device, vmfsMajorVersion: Number(kind.slice(4)), blockSizeMb, blockSizeKb },
       destructive: true,
-      destroys: [device],
+      destroys: shared(target, `destroys ${device}`, () => [device]),
       creates: { kind: 'datastore', name: datastore },
     });
   }
@@ -111,7 +125,7 @@ export function planVsphereSteps(axes: Axes, target: VsphereStepTarget, names: {
       step: 'controller',
       provider: 'vsphere',
       operation: 'ReconfigVM_Task',
-      arguments: { host: target.host, vm: target.vm, datacenter: target.datacenter, deviceChange: 'add', device: 'controller', controller },
+      arguments: shared(target, `controller ${controller}`, () => ({ host: target.host, vm: target.vm, datacenter: target.datacenter, deviceChange: 'add', device: 'controller', controller })),
       destructive: false,
       creates: { kind: 'controller', name: `${names.prefix}-ctl` },
     });
@@ -140,7 +154,7 @@ export function planVsphereSteps(axes: Axes, target: VsphereStepTarget, names: {
       },
       // The benchmark overwrites whatever the LUN holds.
       destructive: true,
-      destroys: [device],
+      destroys: shared(target, `destroys ${device}`, () => [device]),
       creates: { kind: 'rdm', name },
     });
     steps.push(guestDiskStep(axes, target, name, names.prefix));
