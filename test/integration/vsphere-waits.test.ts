@@ -134,6 +134,33 @@ describe('shared property collector', { timeout: 120_000 }, () => {
     }
   });
 
+  for (const slowMs of [0, 800]) {
+    it(`a disk create's task filter carries the VM's devices: the new disk's key comes with the task's success, no read after it (task ${slowMs ? 'slow' : 'done at once'})`, async () => {
+      const c = await connect();
+      const vm = vms[0]!;
+      try {
+        await sim.control.reset();
+        await sim.control.slowTask('ReconfigVM_Task', slowMs);
+        const disk = await c.createDisk(vm, { datastore: 'LocalDS_0', fileName: `waits-carry-${slowMs}.vmdk`, sizeBytes: 2 ** 20, format: 'thin' });
+        // (a new session's first wait also makes the shared collector)
+        const log = (await sim.control.log()).filter((e) => !['WaitForUpdatesEx', 'DestroyPropertyFilter', 'CreatePropertyCollector'].includes(e.method));
+        // the read for placement, the reconfigure, its wait's filter: nothing read afterwards
+        expect(log.map((e) => e.method)).toEqual(['RetrievePropertiesEx', 'ReconfigVM_Task', 'CreateFilter']);
+        // what came with the task is what the VM has
+        const now = (await c.devices(vm)).find((d) => d.key === disk.key);
+        expect(now?._type).toBe('VirtualDisk');
+        expect(now?.backing?.fileName).toBe(`[LocalDS_0] waits-carry-${slowMs}.vmdk`);
+        expect([now?.controllerKey, now?.unitNumber]).toEqual([disk.controllerKey, disk.unitNumber]);
+        await sim.control.slowTask('ReconfigVM_Task', 0);
+        expect(await c.detachDisk(vm, disk.key, { deleteFile: true })).toBe('removed');
+        expect((await c.devices(vm)).some((d) => d.key === disk.key)).toBe(false);
+      } finally {
+        await sim.control.slowTask('ReconfigVM_Task', 0);
+        await c.logout();
+      }
+    });
+  }
+
   it('session expiry mid-wait: one re-login, a new collector with the open waits filters, every wait ends in success', async () => {
     const events: string[] = [];
     const c = await connect(events);

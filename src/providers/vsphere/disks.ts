@@ -6,7 +6,7 @@ import { TaskFailed, VsphereClientError } from './fault.ts';
 import { deleteVirtualDiskTask, queryAvailableDisksForVmfs, reconfigVMTask, searchDatastoreTask } from './methods.ts';
 import { readProps } from './property.ts';
 import type { MoRef } from './soap.ts';
-import { waitForTask } from './task.ts';
+import { waitForTask, waitForTaskWatching } from './task.ts';
 import { arr, type DataObject, type HostScsiDisk, type VirtualDevice } from './types.ts';
 
 export type DiskFormat = 'thin' | 'lazyzeroedthick' | 'eagerzeroedthick';
@@ -85,8 +85,29 @@ async function reconfigure(ctx: Ctx, vm: MoRef, deviceChange: DataObject[]): Pro
   await waitForTask(ctx.rt, ctx.sc, task);
 }
 
-async function findAt(ctx: Ctx, vm: MoRef, controllerKey: number, unitNumber: number): Promise<AttachedDisk> {
-  const d = (await vmDevices(ctx, vm)).find((x) => x._type === 'VirtualDisk' && x.controllerKey === controllerKey && x.unitNumber === unitNumber);
+/**
+ * ReconfigVM_Task adding a disk, and the VM's devices as they were when the task's success was
+ * reported: the task's filter carries config.hardware.device (task.ts waitForTaskWatching), so
+ * finding the new disk's key costs no RetrievePropertiesEx after the task. undefined when the
+ * server did not report the devices.
+ */
+async function reconfigureAdding(ctx: Ctx, vm: MoRef, deviceChange: DataObject[]): Promise<VirtualDevice[] | undefined> {
+  const task = await reconfigVMTask(ctx.rt, vm, { deviceChange });
+  const { watched } = await waitForTaskWatching(ctx.rt, ctx.sc, task, { obj: vm, paths: ['config.hardware.device'] });
+  const devices = watched['config.hardware.device'];
+  return devices === undefined ? undefined : arr(devices as VirtualDevice[]);
+}
+
+/**
+ * The disk at controllerKey:unitNumber after our reconfigure put it there: in `reported` (the
+ * devices that came with the task's success), else read from the VM. The unit was free when we
+ * chose it and the reconfigure succeeded, so a disk there is the one we created; a device list
+ * that does not show it yet (a server that reported the task before the device) is read again
+ * rather than trusted.
+ */
+async function findAt(ctx: Ctx, vm: MoRef, controllerKey: number, unitNumber: number, reported?: VirtualDevice[]): Promise<AttachedDisk> {
+  const at = (devices: VirtualDevice[]) => devices.find((x) => x._type === 'VirtualDisk' && x.controllerKey === controllerKey && x.unitNumber === unitNumber);
+  const d = (reported && at(reported)) ?? at(await vmDevices(ctx, vm));
   if (!d) {
     throw new VsphereClientError('not-found', `reconfigure of ${vm.value} succeeded but no disk appeared at ${controllerKey}:${unitNumber}`, { method: 'ReconfigVM_Task', host: ctx.endpoint });
   }
@@ -146,8 +167,8 @@ export async function createDisk(ctx: Ctx, vm: MoRef, o: CreateDiskOptions): Pro
     capacityInBytes: o.sizeBytes,
   };
   await o.beforeSend?.();
-  await reconfigure(ctx, vm, [{ operation: 'add', fileOperation: 'create', device }]);
-  return findAt(ctx, vm, place.controllerKey, place.unitNumber);
+  const reported = await reconfigureAdding(ctx, vm, [{ operation: 'add', fileOperation: 'create', device }]);
+  return findAt(ctx, vm, place.controllerKey, place.unitNumber, reported);
 }
 
 export interface AttachRdmOptions {
@@ -212,8 +233,8 @@ export async function attachRdm(ctx: Ctx, vm: MoRef, o: AttachRdmOptions): Promi
     capacityInKB: Math.floor(capacityBytes / 1024),
   };
   await o.beforeSend?.();
-  await reconfigure(ctx, vm, [{ operation: 'add', fileOperation: 'create', device }]);
-  return findAt(ctx, vm, place.controllerKey, place.unitNumber);
+  const reported = await reconfigureAdding(ctx, vm, [{ operation: 'add', fileOperation: 'create', device }]);
+  return findAt(ctx, vm, place.controllerKey, place.unitNumber, reported);
 }
 
 /** Remove a disk from the VM, optionally deleting its file(s). 'absent' if no such device. */

@@ -17,15 +17,24 @@
 // CreateFilter is then answered by the poll already under way, one round trip instead of two
 // (CreateFilter, then WaitForUpdatesEx). After that it stops; close() (the client's logout)
 // cancels a poll under way with CancelWaitForUpdates.
+// A wait may name more objects (`also`): the same filter reports them with the waited-for one, so
+// a task's wait can bring the properties the task changed (disks.ts: a VM's devices after adding
+// a disk) instead of a read after it.
 // Tasks (task.ts) and VM states (vms.ts) both wait through it.
 import { isFault, VsphereClientError } from './fault.ts';
 import { cancelWaitForUpdates, createFilter, createPropertyCollector, destroyPropertyFilter, waitForUpdatesEx, type RoundTripper } from './methods.ts';
 import type { MoRef } from './soap.ts';
-import { arr, type ServiceContent, type UpdateSet } from './types.ts';
+import { arr, type DataObject, type ServiceContent, type UpdateSet } from './types.ts';
 
 export interface WaitOptions {
   /** overall limit; undefined = as long as it takes */
   timeoutMs?: number;
+  /**
+   * More objects in the same filter: their properties come with the same updates as the waited-for
+   * object's, in the collector's order (see PropertyWaits.wait), and reach `settle` as its second
+   * argument, one values record per entry.
+   */
+  also?: Watch[];
   signal?: AbortSignal;
   /** for the timeout message, e.g. `task task-12 (CreateVmfsDatastore)` */
   what: () => string;
@@ -36,6 +45,12 @@ export interface WaitOptions {
 export const LONG_POLL_SECONDS = 30;
 /** How long the poll stays open with no wait, for the next one. */
 export const IDLE_POLL_MS = 5_000;
+
+/** An object and the properties of it to report. */
+export interface Watch {
+  obj: MoRef;
+  paths: string[];
+}
 
 type ObjectUpdates = NonNullable<NonNullable<UpdateSet['filterSet']>[number]['objectSet']>;
 
@@ -48,6 +63,9 @@ interface Waiter {
   obj: MoRef;
   paths: string[];
   values: Record<string, unknown>;
+  also: Watch[];
+  /** the latest values of each of `also`, by index */
+  alsoValues: Array<Record<string, unknown>>;
   /** its filter on `collector`, once created */
   filter?: MoRef;
   collector?: Collector;
@@ -95,10 +113,18 @@ export class PropertyWaits {
   }
 
   /**
-   * Waits until `settle(values)` returns `{ value }`; `values` holds the latest value of each of
-   * `paths` of `obj` (absent until the server reported it). `settle` may throw to end the wait.
+   * Waits until `settle(values, also)` returns `{ value }`; `values` holds the latest value of each
+   * of `paths` of `obj` (absent until the server reported it), `also` the same for each object of
+   * `opts.also`. `settle` may throw to end the wait.
+   *
+   * With `opts.also`, one filter covers them all, so what `settle` sees of them is one state of the
+   * server: the versions WaitForUpdatesEx returns "are strongly ordered in the sense that passing a
+   * version … requests updates that reflect changes in the objects selected by the Filter that
+   * happened after the specified version" (vSphere Web Services API, UpdateSet.version), and all
+   * updates of one answer are applied before `settle` is asked. A change the server made before the
+   * one `settle` waits for has therefore been reported by then, in that answer or an earlier one.
    */
-  wait<V>(obj: MoRef, paths: string[], settle: (values: Record<string, unknown>) => { value: V } | undefined, opts: WaitOptions): Promise<V> {
+  wait<V>(obj: MoRef, paths: string[], settle: (values: Record<string, unknown>, also: Array<Record<string, unknown>>) => { value: V } | undefined, opts: WaitOptions): Promise<V> {
     if (this.closed) return Promise.reject(new VsphereClientError('closed', `${opts.what()}: the vSphere session is closed`, { method: 'WaitForUpdatesEx', host: opts.host }));
     opts.signal?.throwIfAborted();
     return new Promise<V>((resolve, reject) => {
@@ -112,16 +138,19 @@ export class PropertyWaits {
         this.detach(w);
         report();
       };
+      const also = opts.also ?? [];
       const w: Waiter = {
         obj,
         paths,
         values: {},
+        also,
+        alsoValues: also.map(() => ({})),
         done: false,
         update: (truncated) => {
           if (truncated) return;
           let done;
           try {
-            done = settle(w.values);
+            done = settle(w.values, w.alsoValues);
           } catch (err) {
             end(() => reject(asError(err)));
             return;
@@ -177,6 +206,7 @@ export class PropertyWaits {
       w.filter = undefined;
       w.collector = undefined;
       w.values = {};
+      w.alsoValues = w.also.map(() => ({}));
       this.attach(w).catch((err: unknown) => w.fail(err));
     }
   }
@@ -187,7 +217,7 @@ export class PropertyWaits {
       const pc = await c.pc;
       let filter: MoRef;
       try {
-        filter = await createFilter(this.rt, pc, { propSet: [{ type: w.obj.type, pathSet: w.paths }], objectSet: [{ obj: w.obj, skip: false }] }, false);
+        filter = await createFilter(this.rt, pc, filterSpec(w), false);
       } catch (err) {
         if (attempt < 2 && PropertyWaits.gone(err, pc)) {
           this.retire(c);
@@ -301,20 +331,43 @@ export class PropertyWaits {
     }
   }
 
-  /** `objectSet` into the wait's values; false when the object left (the wait failed). */
+  /** `objectSet` into the wait's values; false when an object left (the wait failed). */
   private apply(w: Waiter, objectSet: ObjectUpdates): boolean {
     for (const ou of objectSet) {
       if (ou.kind === 'leave') {
-        w.fail(new VsphereClientError('not-found', `${w.obj.type} ${w.obj.value} is gone (WaitForUpdatesEx reported it leaving)`, { method: 'WaitForUpdatesEx', host: '' }));
+        w.fail(new VsphereClientError('not-found', `${ou.obj.type} ${ou.obj.value} is gone (WaitForUpdatesEx reported it leaving)`, { method: 'WaitForUpdatesEx', host: '' }));
         return false;
       }
+      const values = sameRef(ou.obj, w.obj) ? w.values : w.alsoValues[w.also.findIndex((a) => sameRef(a.obj, ou.obj))];
+      if (!values) continue;
       for (const ch of arr(ou.changeSet)) {
-        if (ch.op === 'remove') delete w.values[ch.name];
-        else w.values[ch.name] = ch.val;
+        if (ch.op === 'remove') delete values[ch.name];
+        else values[ch.name] = ch.val;
       }
     }
     return true;
   }
+}
+
+function sameRef(a: MoRef, b: MoRef): boolean {
+  return a.type === b.type && a.value === b.value;
+}
+
+/**
+ * The wait's PropertyFilterSpec: its object first, then `also`, one PropertySpec per type (paths
+ * of objects of one type merged: a PropertySpec names a type, not an object).
+ */
+function filterSpec(w: Waiter): DataObject {
+  const byType = new Map<string, Set<string>>();
+  for (const { obj, paths } of [{ obj: w.obj, paths: w.paths }, ...w.also]) {
+    const set = byType.get(obj.type) ?? new Set<string>();
+    for (const p of paths) set.add(p);
+    byType.set(obj.type, set);
+  }
+  return {
+    propSet: [...byType].map(([type, paths]) => ({ type, pathSet: [...paths] })),
+    objectSet: [w.obj, ...w.also.map((a) => a.obj)].map((obj) => ({ obj, skip: false })),
+  };
 }
 
 /** What a wait rejects with: the error as thrown (an abort reason that is no Error, wrapped). */
@@ -346,6 +399,13 @@ export async function closePropertyWaits(rt: RoundTripper): Promise<void> {
  * Waits until `settle(values)` returns `{ value }` (see PropertyWaits.wait), through the shared
  * collector of the session behind `rt`.
  */
-export function waitForUpdates<V>(rt: RoundTripper, sc: ServiceContent, obj: MoRef, paths: string[], settle: (values: Record<string, unknown>) => { value: V } | undefined, opts: WaitOptions): Promise<V> {
+export function waitForUpdates<V>(
+  rt: RoundTripper,
+  sc: ServiceContent,
+  obj: MoRef,
+  paths: string[],
+  settle: (values: Record<string, unknown>, also: Array<Record<string, unknown>>) => { value: V } | undefined,
+  opts: WaitOptions,
+): Promise<V> {
   return propertyWaits(rt, sc).wait(obj, paths, settle, opts);
 }
