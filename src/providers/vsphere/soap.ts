@@ -1,7 +1,8 @@
 // vim25 SOAP transport: envelope building, namespace-aware parsing, HTTP, raw faults.
 // Knows nothing about vSphere objects; layers above decode the XmlNode trees this returns.
-import type { Agent as HttpsAgent } from 'node:https';
-import axios, { type AxiosInstance } from 'axios';
+import http, { type IncomingHttpHeaders } from 'node:http';
+import https, { type Agent as HttpsAgent } from 'node:https';
+import zlib from 'node:zlib';
 import { XMLParser } from 'fast-xml-parser';
 import { HostVerificationFailed } from '../../errors.ts';
 
@@ -289,24 +290,79 @@ export function negotiateVimVersion(doc: XmlNode, host = 'server'): string {
   return common;
 }
 
+/** One HTTP exchange's outcome: any status (faults come back as HTTP 500 with a SOAP body). */
+interface HttpReply {
+  status: number;
+  headers: IncomingHttpHeaders;
+  text: string;
+}
+
 export class SoapClient {
   readonly url: string;
-  private readonly http: AxiosInstance;
+  private readonly target: URL;
+  private readonly timeoutMs: number;
   private cookie: string | undefined;
   version: string;
 
   constructor(private readonly opts: SoapClientOptions) {
     this.url = opts.url;
+    this.target = new URL(opts.url);
     this.version = opts.version ?? '6.5';
-    this.http = axios.create({
-      httpsAgent: opts.agent,
-      timeout: opts.timeoutMs ?? 10 * 60_000,
-      // Faults come back as HTTP 500 with a SOAP body; we read every status ourselves.
-      validateStatus: () => true,
-      responseType: 'text',
-      transformResponse: (d: unknown) => d,
-      maxRedirects: 0,
-      proxy: false,
+    this.timeoutMs = opts.timeoutMs ?? 10 * 60_000;
+  }
+
+  /**
+   * One request on Node's own http(s) client with the endpoint's agent (keep-alive pool, TLS trust):
+   * no proxy from the environment, no redirects followed, every status returned to the caller, a
+   * gzip/deflate body inflated. A SOAP call is one small POST and one text answer, so this is all
+   * the HTTP a call needs; it replaced axios here, whose per-request work (config merging, header
+   * normalisation, adapter and interceptor chains) was a measurable share of a call's client CPU
+   * (bench/orchestration/cycle-profile.ts; docs/decisions.md).
+   */
+  private send(method: 'GET' | 'POST', url: URL, headers: Record<string, string>, body?: string): Promise<HttpReply> {
+    const isHttps = url.protocol === 'https:';
+    const payload = body === undefined ? undefined : Buffer.from(body, 'utf8');
+    return new Promise<HttpReply>((resolve, reject) => {
+      let settled = false;
+      const fail = (err: Error) => {
+        if (settled) return;
+        settled = true;
+        reject(err);
+      };
+      const req = (isHttps ? https : http).request(
+        {
+          protocol: url.protocol,
+          hostname: url.hostname.replace(/^\[|\]$/g, ''),
+          port: url.port || (isHttps ? 443 : 80),
+          path: `${url.pathname}${url.search}`,
+          method,
+          // an http:// URL (the unit tests' plain servers) goes through Node's default agent
+          ...(isHttps ? { agent: this.opts.agent } : {}),
+          headers: {
+            Accept: 'text/xml, */*',
+            'Accept-Encoding': 'gzip, deflate',
+            ...headers,
+            ...(payload ? { 'Content-Length': String(payload.length) } : {}),
+          },
+        },
+        (res) => {
+          const enc = String(res.headers['content-encoding'] ?? '').toLowerCase();
+          const stream = enc === 'gzip' ? res.pipe(zlib.createGunzip()) : enc === 'deflate' ? res.pipe(zlib.createInflate()) : res;
+          const chunks: Buffer[] = [];
+          stream.on('data', (c: Buffer) => chunks.push(c));
+          stream.on('error', (err: Error) => fail(err));
+          res.on('aborted', () => fail(Object.assign(new Error('the server closed the connection before the answer was complete'), { code: 'ECONNRESET' })));
+          stream.on('end', () => {
+            if (settled) return;
+            settled = true;
+            resolve({ status: res.statusCode ?? 0, headers: res.headers, text: Buffer.concat(chunks).toString('utf8') });
+          });
+        },
+      );
+      // idle socket timeout, as axios' `timeout` was
+      req.setTimeout(this.timeoutMs, () => req.destroy(Object.assign(new Error(`timeout of ${this.timeoutMs}ms exceeded`), { code: 'ECONNABORTED' })));
+      req.on('error', (err) => fail(err));
+      req.end(payload);
     });
   }
 
@@ -346,8 +402,8 @@ export class SoapClient {
         { cause: Object.assign(new Error((err as Error).message), { code: c }) },
       );
     }
-    // The axios error carries the request config (session cookie, Login body): keep only what
-    // a log may show.
+    // Only the message and code go on: an HTTP library's error may carry the request (session
+    // cookie, Login body).
     const cause = Object.assign(new Error((err as Error).message), { code: c });
     return new SoapTransportError(`${method} to ${this.url} failed: ${(err as Error).message}`, { url: this.url, method, code: c, ambiguous }, { cause });
   }
@@ -362,7 +418,7 @@ export class SoapClient {
     u.pathname = u.pathname.replace(/\/?$/, '/vimServiceVersions.xml');
     let res;
     try {
-      res = await this.http.get<string>(u.toString(), { headers: this.headers({}) });
+      res = await this.send('GET', u, this.headers({}));
     } catch (err) {
       throw this.transportError('GET vimServiceVersions.xml', err, false);
     }
@@ -371,7 +427,7 @@ export class SoapClient {
       // since 4.0 serves this document, so its absence means the URL is not a vSphere SDK.
       throw new SoapProtocolError(`GET ${u.pathname} on ${this.host}: HTTP ${res.status}; is ${this.url} a vCenter/ESXi SDK endpoint?`);
     }
-    this.version = negotiateVimVersion(parseXml(typeof res.data === 'string' ? res.data : ''), this.host);
+    this.version = negotiateVimVersion(parseXml(res.text), this.host);
     return this.version;
   }
 
@@ -384,12 +440,15 @@ export class SoapClient {
     const body = buildEnvelope(method, thisRef, params);
     let res;
     try {
-      res = await this.http.post<string>(this.url, body, {
-        headers: this.headers({
+      res = await this.send(
+        'POST',
+        this.target,
+        this.headers({
           'Content-Type': 'text/xml; charset="utf-8"',
           SOAPAction: `urn:vim25/${this.version}`,
         }),
-      });
+        body,
+      );
     } catch (err) {
       // Once the request left, a reset does not prove the server did not act on it.
       const code = (err as { code?: string }).code;
@@ -400,7 +459,7 @@ export class SoapClient {
       const m = /^vmware_soap_session=([^;]*)/.exec(c);
       if (m) this.cookie = m[1];
     }
-    return parseSoapResponse(method, res.status, typeof res.data === 'string' ? res.data : '', this.url);
+    return parseSoapResponse(method, res.status, res.text, this.url);
   }
 }
 
