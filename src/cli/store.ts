@@ -7,11 +7,11 @@
 // run id, so every command that takes a run directory reads such a run from the store.
 import fs from 'node:fs';
 import path from 'node:path';
-import { loadInventory } from '../config/index.ts';
+import { loadInventory, type LoadedInventory } from '../config/index.ts';
 import { resolveStore, type ResolvedStore } from '../config/store.ts';
 import { NotARunDirectory, StorsweepError, UsageError, errorMessage } from '../errors.ts';
 import { readInputFile } from '../input/read-input.ts';
-import { PgRunStoreBackend } from '../results/pg-store.ts';
+import { PgRunStoreBackend, type PgConnection } from '../results/pg-store.ts';
 import type { RunStore } from '../results/port.ts';
 import { SqliteRunStore } from '../results/sqlite-store.ts';
 import { DB_FILE, ResultStore } from '../results/store.ts';
@@ -34,39 +34,43 @@ export interface StoreOptions {
   inventory?: string;
 }
 
-/** `--store` wins over the inventory's `store:`; null: no store named (SQLite run directories). */
-export function selectStore(o: StoreOptions): ResolvedStore | null {
+/**
+ * `--store` wins over the inventory's `store:`; null: no store named (SQLite run directories).
+ * `inv`: the inventory already loaded by the command (else `o.inventory` is loaded here).
+ */
+export function selectStore(o: StoreOptions, inv?: LoadedInventory): ResolvedStore | null {
   if (o.store !== undefined) {
     const r = resolveStore(o.store, process.cwd());
     if (!r.ok) throw new UsageError(`--store: ${r.error}`);
     return r.store;
   }
+  if (inv) return inv.store ?? null;
   if (o.inventory !== undefined) return loadInventory(o.inventory).store ?? null;
   return null;
 }
 
 /** The text a run directory's store.json keeps for a store chosen by `--store` or the inventory. */
-export function storeTextOf(o: StoreOptions): { store: string; baseDir: string } | null {
+export function storeTextOf(o: StoreOptions, inv?: LoadedInventory): { store: string; baseDir: string } | null {
   if (o.store !== undefined) return { store: o.store, baseDir: process.cwd() };
-  if (o.inventory !== undefined) {
-    const inv = loadInventory(o.inventory);
-    if (inv.inventory.store !== undefined) return { store: inv.inventory.store, baseDir: path.dirname(path.resolve(inv.file)) };
-  }
+  const loaded = inv ?? (o.inventory !== undefined ? loadInventory(o.inventory) : undefined);
+  if (loaded?.inventory.store !== undefined) return { store: loaded.inventory.store, baseDir: path.dirname(path.resolve(loaded.file)) };
   return null;
 }
 
+/** What node-postgres is given: the password revealed here, in the composition root, and nowhere else. */
+export function pgConnectionOf(s: ResolvedStore): PgConnection {
+  return {
+    host: s.host,
+    port: s.port,
+    user: s.user,
+    database: s.database,
+    ...(s.password ? { password: s.password.reveal() } : {}),
+    ...(s.sslmode === 'require' ? { ssl: { rejectUnauthorized: false } } : s.sslmode === 'verify-full' ? { ssl: true } : {}),
+  };
+}
+
 export async function connectStore(s: ResolvedStore): Promise<PgRunStoreBackend> {
-  return PgRunStoreBackend.connect(
-    {
-      host: s.host,
-      port: s.port,
-      user: s.user,
-      database: s.database,
-      ...(s.password ? { password: s.password.reveal() } : {}),
-      ...(s.sslmode === 'require' ? { ssl: { rejectUnauthorized: false } } : s.sslmode === 'verify-full' ? { ssl: true } : {}),
-    },
-    s.display,
-  );
+  return PgRunStoreBackend.connect(pgConnectionOf(s), s.display);
 }
 
 export function readStorePointer(dir: string): StorePointer | null {

@@ -186,7 +186,7 @@ export function loadInventory(file: string, env: NodeJS.ProcessEnv = process.env
     if (short) diags.push(diagnosticAt(source, ['targets', fallback[0], 'vcenter'], `the password from GOVC_PASSWORD/GOVC_URL this target falls back to: ${short}`));
     else secretSources.push({ where: 'GOVC_PASSWORD', secret: new Secret('$GOVC_PASSWORD', govc) });
   }
-  diags.push(...secretLeakDiagnostics(source, value, secretSources, (at) => secretPaths.has(JSON.stringify(at))));
+  diags.push(...secretLeakDiagnostics(source, value, secretSources, (at) => secretPaths.has(JSON.stringify(at)), (at) => at.length === 1 && at[0] === 'store'));
   const names = { sshHosts: Object.keys(value.sshHosts), vcenters: Object.keys(value.vcenters), env };
   for (const [tName, t] of Object.entries(value.targets)) {
     const at = ['targets', tName];

@@ -39,9 +39,11 @@ const HOST_CREDENTIAL = /^[^\s@]*:[^\s@]*@/;
 /**
  * Diagnostics for every non-secret string (value or key) of a validated document that contains a
  * secret value, or a URL with a password. `isSecretField(path)` says which paths hold secret
- * references (skipped).
+ * references (skipped). `referenceUrl(path)`: a URL whose password part is a secret reference by
+ * design, its literal password refused by its own parser (the inventory's `store:`, config/store.ts):
+ * only the leak of a secret's value is looked for there.
  */
-export function secretLeakDiagnostics(source: SourceDoc, value: unknown, secrets: readonly SecretSource[], isSecretField: (path: PathKey[]) => boolean): Diagnostic[] {
+export function secretLeakDiagnostics(source: SourceDoc, value: unknown, secrets: readonly SecretSource[], isSecretField: (path: PathKey[]) => boolean, referenceUrl: (path: PathKey[]) => boolean = () => false): Diagnostic[] {
   const diags: Diagnostic[] = [];
   const at = (path: PathKey[], isKey: boolean, message: string) =>
     diags.push(isKey ? diagnosticAt(source, path.slice(0, -1), message, String(path.at(-1))) : diagnosticAt(source, path, message));
@@ -49,7 +51,7 @@ export function secretLeakDiagnostics(source: SourceDoc, value: unknown, secrets
     const leaked = secrets.find((s) => text.includes(s.secret.reveal()));
     if (leaked) {
       at(path, isKey, `contains the value of the secret ${leaked.where} (${leaked.secret.reference}); a secret may appear only in a secret field (password, passphrase), never in a name, path or URL, which plans, ledgers and reports keep as written`);
-    } else if (!isKey && (URL_CREDENTIAL.test(text) || (HOST_FIELDS.has(String(path.at(-1))) && HOST_CREDENTIAL.test(text)))) {
+    } else if (!isKey && !referenceUrl(path) && (URL_CREDENTIAL.test(text) || (HOST_FIELDS.has(String(path.at(-1))) && HOST_CREDENTIAL.test(text)))) {
       at(path, isKey, `a password inside a URL or host (user:password@) is refused: it would be kept and printed with the URL; give username: and password: \${env:NAME} (or \${file:path}) instead`);
     }
   });

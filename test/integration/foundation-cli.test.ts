@@ -46,6 +46,15 @@ describe('storsweep validate', () => {
     for (const r of [secret, missing]) expect(stackTraceLines(r.stderr)).toEqual([]);
   });
 
+  it("-i with a bad store: refused at its line and column with the allowed values, as run, submit and worker would refuse it", async () => {
+    const F = `${FIX}/inv-bad-store.yaml`;
+    const r = await runCli(['validate', '-i', F]);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toBe(`${F}:2:8: store: store URL sslmode="prefer": expected one of disable, require, verify-full\n`);
+    const submit = await runCli(['submit', 'playbooks/quickstart.yaml', '-i', F]);
+    expect(submit).toMatchObject({ code: 2, stderr: r.stderr });
+  });
+
   it('a missing file: exit 2, one line, no stack trace', async () => {
     const r = await runCli(['validate', 'no/such/playbook.yaml']);
     expect(r.code).toBe(2);

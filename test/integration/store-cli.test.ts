@@ -120,4 +120,26 @@ describe('run --store postgresql://…', () => {
     expect(noStore.code).toBe(2);
     expect(noStore.stderr).toContain('which store?');
   });
+
+  it("submit and worker take the inventory's store: (-i, no --store), as every other command; without a store both are refused (exit 2, nothing printed on stdout)", async () => {
+    const inv = path.join(dir, 'inv-store.yaml');
+    const sub = await runCli(['submit', path.join(dir, 'pb.yaml'), '-i', inv, '--json']);
+    expect(sub.code, sub.stderr).toBe(0);
+    const queued = (JSON.parse(sub.stdout.trim().split('\n').at(-1)!) as { runId: string }).runId;
+    expect(sub.stderr).toContain(`in postgresql://storsweep@127.0.0.1:${pgsrv.server.port}/${db.name}`);
+    const w = await runCli(['worker', '-i', inv, '--until-idle', '--poll-ms', '200', '--out', path.join(dir, 'worker-out'), '--json'], { timeoutMs: 180_000 });
+    expect(w.code, w.stderr).toBe(0);
+    expect(JSON.parse(w.stdout.trim().split('\n').at(-1)!)).toMatchObject({ done: 1, failed: 0 });
+    const st = await runCli(['status', '--run', queued, '-i', inv, '--json']);
+    expect(JSON.parse(st.stdout)).toMatchObject({ done: 1, pending: 0 });
+    expect(stackTraceLines(w.stderr)).toEqual([]);
+
+    const noStore = path.join(dir, 'inv.yaml');
+    const subNone = await runCli(['submit', path.join(dir, 'pb.yaml'), '-i', noStore]);
+    expect(subNone).toMatchObject({ code: 2, stdout: '' });
+    expect(subNone.stderr).toBe(`submit: which store? give --store postgresql://…, or a store: in ${noStore}; workers share the run through PostgreSQL\n`);
+    const workNone = await runCli(['worker', '-i', noStore, '--until-idle']);
+    expect(workNone.code).toBe(2);
+    expect(workNone.stderr).toContain('worker: which store?');
+  }, 240_000);
 });

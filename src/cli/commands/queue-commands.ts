@@ -1,8 +1,9 @@
 // Several controllers on one sweep (docs/architecture.md, "Several controllers"):
-// `storsweep submit PLAYBOOK -i INV --store URL` plans, checks and confirms exactly as `run` does,
+// `storsweep submit PLAYBOOK -i INV [--store URL]` plans, checks and confirms exactly as `run` does,
 // records the run in the PostgreSQL store and enqueues one job per permutation;
-// `storsweep worker -i INV --store URL [--targets a,b]` works through the jobs of the targets it can
-// reach, one permutation at a time per target group across every worker.
+// `storsweep worker -i INV [--store URL] [--targets a,b]` works through the jobs of the targets it
+// can reach, one permutation at a time per target group across every worker. The store: `--store`,
+// else the inventory's `store:` (cli/store.ts selectStore, as for every other command).
 import os from 'node:os';
 import path from 'node:path';
 import type { Command } from 'commander';
@@ -13,7 +14,7 @@ import type { Provider } from '../../contract/provider.ts';
 import { errorMessage, UsageError } from '../../errors.ts';
 import { createEndpointPool } from '../../providers/endpoint-pool.ts';
 import { DEFAULT_LEASE_SEC, endpointSlots, LeaseSession } from '../../results/pg-coordination.ts';
-import { PgRunStoreBackend } from '../../results/pg-store.ts';
+import { PgRunStoreBackend, type PgConnection } from '../../results/pg-store.ts';
 import type { RunMeta } from '../../results/port.ts';
 import type { TargetEndpoints } from '../../run/executor.ts';
 import { createRunLog } from '../../run/log.ts';
@@ -26,7 +27,7 @@ import { EXIT } from '../exit.ts';
 import { checkAgainstHostVersions } from '../host-versions.ts';
 import { intOption, retriesOption, stepTimeoutOption } from '../options.ts';
 import { jsonText, progressStream, terminal } from '../output.ts';
-import { parseStoreUrl } from '../store-url.ts';
+import { pgConnectionOf, selectStore } from '../store.ts';
 import { collect, SET_HELP } from './config-commands.ts';
 import { checkConfirmDestroy, checkStoredPlan, newRunMeta, prepareNew } from './run.ts';
 import { ensureOutputDirectory } from '../out-dir.ts';
@@ -34,10 +35,11 @@ import { ensureOutputDirectory } from '../out-dir.ts';
 /** The run meta key holding the queue groups of a submitted run (absent: not a queued run). */
 export const QUEUE_META = 'queue';
 
-function storeUrlOf(o: { store?: string }): string {
-  const url = o.store ?? process.env.STORSWEEP_STORE;
-  if (!url) throw new UsageError('--store postgresql://… is required (or STORSWEEP_STORE): workers share the run through PostgreSQL');
-  return url;
+/** `--store`, else the inventory's `store:`: workers share the run through PostgreSQL, so one is needed. */
+function queueStore(command: string, o: { store?: string }, inv: LoadedInventory): { connection: PgConnection; where: string } {
+  const s = selectStore({ ...(o.store !== undefined ? { store: o.store } : {}) }, inv);
+  if (!s) throw new UsageError(`${command}: which store? give --store postgresql://…, or a store: in ${inv.file}; workers share the run through PostgreSQL`);
+  return { connection: pgConnectionOf(s), where: s.display };
 }
 
 export interface SubmitOptions {
@@ -51,9 +53,9 @@ export interface SubmitOptions {
 export async function submitCommand(playbookFile: string, o: SubmitOptions): Promise<number> {
   // planned, validated and confirmed exactly as `run` does, before the store is touched
   const { plan, comps, inv, pb, timeouts } = prepareNew(playbookFile, o);
+  const { connection, where } = queueStore('submit', o, inv);
   const confirmedDestroy = checkConfirmDestroy(plan, o.confirmDestroy);
   await checkAgainstHostVersions(pb, inv, comps);
-  const { connection, where } = parseStoreUrl(storeUrlOf(o));
   const backend = await PgRunStoreBackend.connect(connection, where);
   let queue: WorkQueue | null = null;
   try {
@@ -114,7 +116,7 @@ export async function workerCommand(o: WorkerCommandOptions): Promise<number> {
   const known = Object.keys(inv.inventory.targets);
   const allowed = o.targets ? [...new Set(o.targets.split(',').map((s) => s.trim()).filter(Boolean))] : known;
   for (const t of allowed) if (!known.includes(t)) throw new UsageError(`worker --targets: ${visible(t)} is not a target of ${inv.file} (targets: ${known.join(', ')})`);
-  const { connection, where } = parseStoreUrl(storeUrlOf(o));
+  const { connection, where } = queueStore('worker', o, inv);
   const out = path.resolve(o.out);
   ensureOutputDirectory(o.out, '--out');
 
@@ -258,7 +260,7 @@ export function registerQueueCommands(program: Command): void {
     .description('plan a sweep and queue every permutation in a PostgreSQL store for `storsweep worker`s')
     .argument('<playbook>', 'playbook YAML')
     .option('-i, --inventory <file>', 'inventory YAML')
-    .option('--store <url>', 'postgresql://USER:${env:NAME}@HOST[:PORT]/DB (the password by reference; env STORSWEEP_STORE)')
+    .option('--store <url>', 'postgresql://USER:${env:NAME}@HOST[:PORT]/DB (the password by reference; default: the inventory\'s store:)')
     .option('--confirm-destroy <names>', 'comma-separated: exactly the names the destructive steps destroy (as for run)')
     .option('--set <key=value>', SET_HELP, collect)
     .option('--json', 'machine-readable output; the last line is {"runId": …}')
@@ -269,7 +271,7 @@ export function registerQueueCommands(program: Command): void {
     .command('worker')
     .description('work through queued permutations of the targets this inventory reaches (several workers share a run)')
     .option('-i, --inventory <file>', 'inventory YAML')
-    .option('--store <url>', 'postgresql://USER:${env:NAME}@HOST[:PORT]/DB (env STORSWEEP_STORE)')
+    .option('--store <url>', 'postgresql://USER:${env:NAME}@HOST[:PORT]/DB (default: the inventory\'s store:)')
     .option('--targets <names>', 'comma-separated: only these targets of the inventory')
     .option('--run <runId>', 'only this run (default: every queued run with work left)')
     .option('--once', 'stop after one permutation')

@@ -17,8 +17,7 @@ import { DB_FILE, ResultStore, type RunMeta } from '../../results/store.ts';
 import type { RunStore } from '../../results/port.ts';
 import { SqliteRunStore } from '../../results/sqlite-store.ts';
 import { loadSource } from '../../report/source.ts';
-import { connectStore, readStorePointer, STORE_POINTER, storeAwareLoader, writeStorePointer } from '../store.ts';
-import { resolveStore } from '../../config/store.ts';
+import { connectStore, readStorePointer, selectStore, STORE_POINTER, storeAwareLoader, storeTextOf, writeStorePointer } from '../store.ts';
 import { executeRun, type RunSummary, type TargetEndpoints } from '../../run/executor.ts';
 import type { Provider } from '../../contract/provider.ts';
 import { createRunLog } from '../../run/log.ts';
@@ -432,11 +431,11 @@ async function runLocked(playbookFile: string | undefined, o: RunCommandOptions,
     const runDir = runDirFor(o.out, plan);
     const meta = newRunMeta({ plan, comps, inv, pb, playbookFile, timeouts, confirmedDestroy });
     // --store, else the inventory's store:, else the run directory's run.sqlite
-    const storeText = o.store !== undefined ? { store: o.store, baseDir: process.cwd() } : inv.inventory.store !== undefined ? { store: inv.inventory.store, baseDir: path.dirname(path.resolve(inv.file)) } : null;
-    const resolved = storeText ? resolveStore(storeText.store, storeText.baseDir) : null;
-    if (resolved && !resolved.ok) throw new UsageError(`${o.store !== undefined ? '--store' : `${inv.file}: store`}: ${resolved.error}`);
+    // (the inventory's was checked and its password resolved at load, refused at its line if wrong)
+    const storeText = storeTextOf(o, inv);
+    const resolved = selectStore(o, inv);
     // connected (and migrated) before anything is created: a store that cannot be used stops the run first
-    const backend = resolved?.ok ? await connectStore(resolved.store) : null;
+    const backend = resolved ? await connectStore(resolved) : null;
     try {
       ensureOutputDirectory(o.out, '--out');
       fs.mkdirSync(runDir);

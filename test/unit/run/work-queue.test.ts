@@ -1,8 +1,7 @@
 // The queue's pure parts: which targets share a queue (take turns across workers), the job id of a
-// permutation, and the store URL's password by reference.
+// permutation (the store URL: test/unit/config/store-url.test.ts).
 import { describe, expect, it } from 'vitest';
 import { jobId, queueGroups } from '../../../src/run/work-queue.ts';
-import { parseStoreUrl } from '../../../src/cli/store-url.ts';
 
 describe('queueGroups', () => {
   it('one target: one queue', () => {
@@ -32,25 +31,5 @@ describe('jobId', () => {
     expect(jobId('r1', 'p-1')).toBe(a);
     expect(jobId('r1', 'p-2')).not.toBe(a);
     expect(jobId('r2', 'p-1')).not.toBe(a);
-  });
-});
-
-describe('parseStoreUrl', () => {
-  it('resolves the password by reference and never puts it in `where`', () => {
-    const s = parseStoreUrl('postgresql://ss:${env:PW}@db.example:6543/runs?sslmode=require', '/', { PW: 'sekret-pass-1' });
-    expect(s.connection).toEqual({ host: 'db.example', port: 6543, user: 'ss', database: 'runs', password: 'sekret-pass-1', ssl: { rejectUnauthorized: false } });
-    expect(s.where).toBe('postgresql://ss@db.example:6543/runs');
-  });
-  it('refuses a literal password, naming the store but not the password', () => {
-    expect(() => parseStoreUrl('postgresql://ss:hunter22@h/db')).toThrow(/must be a reference/);
-    try {
-      parseStoreUrl('postgresql://ss:hunter22@h/db');
-    } catch (e) {
-      expect(String(e)).not.toContain('hunter22');
-    }
-  });
-  it('refuses what is not a PostgreSQL URL, and unknown parameters', () => {
-    expect(() => parseStoreUrl('mysql://h/db')).toThrow(/not a PostgreSQL URL/);
-    expect(() => parseStoreUrl('postgresql://h/db?application_name=x')).toThrow(/unknown parameter/);
   });
 });
