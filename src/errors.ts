@@ -323,6 +323,20 @@ export class StoreSchemaTooNew extends StorsweepError<{ store: string; version: 
 }
 
 /** The store (PostgreSQL) cannot be reached or refused the login; the message names it without a password. */
+/**
+ * The run's store can take no more writes: the disk under the run directory is full, over quota or
+ * read-only, run.sqlite hit an I/O error, the PostgreSQL server is gone, refused the connection or
+ * stopped answering. Only the store adapters (results/sqlite-store.ts, results/pg-store.ts) and the
+ * raw output writer (results/raw.ts) throw it, wrapping what failed, so the executor stops the sweep
+ * on this class alone: the same ECONNREFUSED from an SSH or vSphere connection is that target's
+ * failure. Its message is the failure's own (what the run records as the reason).
+ */
+export class StoreLost extends StorsweepError<{ store: string }> {
+  constructor(store: string, cause: unknown) {
+    super(errorMessage(cause), { store }, { cause });
+  }
+}
+
 export class StoreUnavailable extends StorsweepError<{ store: string }> {
   constructor(store: string, reason: string, options?: { cause?: unknown }) {
     super(`${visible(store)}: cannot use the store: ${reason}`, { store }, options);

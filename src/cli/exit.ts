@@ -1,6 +1,7 @@
 // Errors → exit codes and short messages. The CLI never prints a stack trace for a condition we
 // know; an unknown error prints its message and a hint to the log.
-import { ConfigError, InputTooLarge, NotARegularFile, errorMessage, OutputRefused, RunStoreDamaged, RunStoreInaccessible, RunLockUnusable, ResumeMismatch, RunDirLocked, SecretNotFound, StorsweepError, UnsafeOperation, UsageError, InvalidArgument, StoreSchemaTooNew } from '../errors.ts';
+import { ConfigError, InputTooLarge, NotARegularFile, errorMessage, OutputRefused, RunStoreDamaged, RunStoreInaccessible, RunLockUnusable, ResumeMismatch, RunDirLocked, SecretNotFound, StorsweepError, UnsafeOperation, UsageError, InvalidArgument, StoreLost, StoreSchemaTooNew } from '../errors.ts';
+import { visible } from '../text/visible.ts';
 import { redact } from '../config/secrets.ts';
 import { isDamagedDatabase } from '../results/store.ts';
 import { terminal } from './output.ts';
@@ -25,6 +26,8 @@ export function shortMessage(err: unknown): string {
   if (err instanceof ConfigError) return err.message;
   if (err instanceof UnsafeOperation || err instanceof RunDirLocked || err instanceof ResumeMismatch) return `refused: ${err.message}`;
   if (err instanceof OutputRefused) return err.details.reason === 'bad-path' ? err.message : `refused: ${err.message}`;
+  // the store failed under a command (its message is the failure's own): say which store
+  if (err instanceof StoreLost) return `${visible(err.details.store)}: store lost: ${err.message}`;
   // every other named condition (InternalError says itself that it is a bug)
   if (err instanceof StorsweepError) return err.message;
   // damage SQLite finds only later, in a page the open did not read

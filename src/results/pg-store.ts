@@ -12,7 +12,7 @@ import type { CreatedObject, OwnedObjectRef, ProviderName } from '../contract/pr
 import { errorMessage, RunDirLocked, RunNotFound, StoreSchemaTooNew, StoreUnavailable } from '../errors.ts';
 import type { LockHolder, RunLock } from './run-lock.ts';
 import { LATEST_VERSION, MIGRATIONS, SCHEMA } from './pg-migrations.ts';
-import { emptyCounts, FINAL_LEDGER_STATES, markFromStore, LIVE_LEDGER_STATES, type JournalEntry, type LedgerRow, type LedgerState, type PermutationRow, type PermutationStatus, type RunMeta, type RunStore, type RunStoreBackend, type RunSummary, type StatusCounts } from './port.ts';
+import { emptyCounts, FINAL_LEDGER_STATES, LIVE_LEDGER_STATES, storeLostOr, type JournalEntry, type LedgerRow, type LedgerState, type PermutationRow, type PermutationStatus, type RunMeta, type RunStore, type RunStoreBackend, type RunSummary, type StatusCounts } from './port.ts';
 import type { ResultRecord } from './record.ts';
 
 const now = () => new Date().toISOString();
@@ -118,7 +118,7 @@ export class PgRunStoreBackend implements RunStoreBackend {
       // A stalled server or a partitioned network must not hang the sweep (and teardown queued behind
       // it, see inCallOrder): every query gives up after STORE_QUERY_TIMEOUT_MS on the client side
       // (node-postgres `query_timeout`, "Query read timeout"), and TCP keep-alives notice a dead peer.
-      // Giving up on a write stops the sweep like a lost store (run/executor.ts isRunDirUnwritable):
+      // Giving up on a write stops the sweep as a lost store (StoreLost, isPgConnectionLost):
       // a ledger write that did not come back means nothing is sent after it.
       query_timeout: queryTimeoutMs ?? STORE_QUERY_TIMEOUT_MS,
       keepAlive: true,
@@ -467,6 +467,25 @@ export class PgRunStore implements RunStore {
 }
 
 /**
+ * The PostgreSQL store is lost (StoreLost: the sweep stops) when the server went away or stopped
+ * answering — SQLSTATE (https://www.postgresql.org/docs/current/errcodes-appendix.html) class 08
+ * connection exception, 53 insufficient resources (disk full), 57P operator intervention
+ * (shutdown), 25006 read-only transaction; the connection refused, reset or timed out (a partition:
+ * TCP keep-alive or retransmission gives up with ETIMEDOUT/EHOSTUNREACH); node-postgres and pg-pool
+ * errors without a code: the server closed the connection, a query outlived `query_timeout`, no
+ * pooled connection came free in time, a client already broken by a connection error. Anything
+ * else (a constraint, a bug in a statement) is the call's own failure.
+ */
+export function isPgConnectionLost(e: unknown): boolean {
+  const code = (e as { code?: unknown } | null)?.code;
+  if (typeof code === 'string') {
+    if (/^(08|53|57P)/.test(code) || code === '25006') return true;
+    if (['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH'].includes(code)) return true;
+  }
+  return e instanceof Error && /^(Connection terminated|Query read timeout|timeout exceeded when trying to connect|Client has encountered a connection error)/.test(e.message);
+}
+
+/**
  * The port's order rule (results/port.ts): a run's reads and writes take effect in the order they
  * are called, awaited or not — as with SQLite, whose calls complete synchronously. A journal entry
  * written from a synchronous callback (a provider's note, a stopped tool) is therefore in the
@@ -481,7 +500,7 @@ function inCallOrder(store: PgRunStore): RunStore {
       return (...args: unknown[]) => {
         const run = () => (v as (...a: unknown[]) => Promise<unknown>).apply(target, args);
         const r = tail.then(run, run).catch((err: unknown) => {
-          throw markFromStore(err);
+          throw storeLostOr(err, target.where, isPgConnectionLost);
         });
         tail = r.catch(() => undefined);
         return r;

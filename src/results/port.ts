@@ -11,17 +11,31 @@
 // create is sent" (docs/architecture.md, "The ledger").
 import type { RunPlan } from '../contract/plan.ts';
 import type { CreatedObject, OwnedObjectRef, ProviderName } from '../contract/provider.ts';
+import { StoreLost } from '../errors.ts';
 import type { ResultRecord } from './record.ts';
 
 /**
- * Marks an error a store adapter threw. A network failure (ECONNREFUSED, ECONNRESET, a timeout…)
- * means "the store is lost" only when the store threw it: the same codes from an SSH or vSphere
- * connection are one target's failure, never a reason to stop the whole sweep.
+ * What a store adapter throws for a failure that means "the store is lost" (`lost` says which, per
+ * adapter): a StoreLost wrapping it; any other error as it is. The executor stops the sweep on
+ * StoreLost (`isStoreLost`), never on a code: an SSH connection refused is not a lost store.
  */
-export const FROM_STORE = Symbol.for('storsweep.fromStore');
-export function markFromStore(err: unknown): unknown {
-  if (err !== null && typeof err === 'object') (err as Record<symbol, unknown>)[FROM_STORE] = true;
+export function storeLostOr(err: unknown, where: string, lost: (e: unknown) => boolean): unknown {
+  if (err instanceof StoreLost) return err;
+  for (let e = err, depth = 0; e !== null && typeof e === 'object' && depth < 5; e = (e as { cause?: unknown }).cause, depth++) if (lost(e)) return new StoreLost(where, err);
   return err;
+}
+
+/** A write to the run directory's disk that cannot succeed later either: full, over quota, read-only, an I/O error (errno, or SQLite's result code). */
+export function isDiskLost(e: unknown): boolean {
+  const code = (e as { code?: unknown } | null)?.code;
+  if (typeof code !== 'string') return false;
+  return ['ENOSPC', 'EDQUOT', 'EROFS', 'EIO'].includes(code) || /^SQLITE_(FULL|IOERR|READONLY)/.test(code);
+}
+
+/** `err` (or an error it wraps) is a StoreLost: every later permutation would fail the same way. */
+export function isStoreLost(err: unknown): boolean {
+  for (let e = err, depth = 0; e !== null && typeof e === 'object' && depth < 5; e = (e as { cause?: unknown }).cause, depth++) if (e instanceof StoreLost) return true;
+  return false;
 }
 
 export type PermutationStatus = 'pending' | 'running' | 'done' | 'failed';

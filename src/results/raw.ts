@@ -7,6 +7,7 @@
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
+import { isDiskLost, storeLostOr } from './port.ts';
 
 export function writeFileAtomic(file: string, content: string | Buffer): void {
   const dir = path.dirname(file);
@@ -41,8 +42,15 @@ export function writeFileAtomic(file: string, content: string | Buffer): void {
   }
 }
 
-/** Stores raw output under `<runDir>/raw/…` and returns the path relative to the run directory. */
+/**
+ * Stores raw output under `<runDir>/raw/…` and returns the path relative to the run directory. A
+ * full or read-only disk, an I/O error: StoreLost (the run directory can take no more; the sweep stops).
+ */
 export function storeRaw(runDir: string, rel: string, content: string): string {
-  writeFileAtomic(path.join(runDir, rel), content);
+  try {
+    writeFileAtomic(path.join(runDir, rel), content);
+  } catch (err) {
+    throw storeLostOr(err, runDir, isDiskLost);
+  }
   return rel;
 }

@@ -1,10 +1,11 @@
 // The SQLite adapter of the run store port (results/port.ts): the run directory's run.sqlite,
 // through the synchronous ResultStore (results/store.ts). Each call does its work synchronously
 // (WAL, synchronous=FULL: durable when the statement returns) and resolves afterwards, so the
-// order of writes is exactly the order of calls, as before the port existed.
+// order of writes is exactly the order of calls, as before the port existed. A call that fails
+// because the disk is full or read-only, or on an I/O error, throws StoreLost (port.ts isDiskLost).
 import type { RunPlan } from '../contract/plan.ts';
 import type { CreatedObject, OwnedObjectRef, ProviderName } from '../contract/provider.ts';
-import { emptyCounts, type JournalEntry, type LedgerRow, type LedgerState, type PermutationRow, type PermutationStatus, type RunMeta, type RunStore, type StatusCounts } from './port.ts';
+import { emptyCounts, isDiskLost, storeLostOr, type JournalEntry, type LedgerRow, type LedgerState, type PermutationRow, type PermutationStatus, type RunMeta, type RunStore, type StatusCounts } from './port.ts';
 import type { ResultRecord } from './record.ts';
 import { ResultStore } from './store.ts';
 
@@ -25,6 +26,15 @@ export class SqliteRunStore implements RunStore {
     return wrap(() => ResultStore.openReadOnly(runDir));
   }
 
+  /** One call of the synchronous store: a full or read-only disk, an I/O error is a StoreLost. */
+  private guard<T>(call: () => T): T {
+    try {
+      return call();
+    } catch (err) {
+      throw storeLostOr(err, this.sqlite.runDir, isDiskLost);
+    }
+  }
+
   get runDir(): string {
     return this.sqlite.runDir;
   }
@@ -35,76 +45,76 @@ export class SqliteRunStore implements RunStore {
     this.sqlite.close();
   }
   async meta() {
-    return this.sqlite.meta();
+    return this.guard(() => this.sqlite.meta());
   }
   async plan() {
-    return this.sqlite.plan();
+    return this.guard(() => this.sqlite.plan());
   }
   async planBaseline() {
-    return this.sqlite.planBaseline();
+    return this.guard(() => this.sqlite.planBaseline());
   }
   async setMeta(key: string, value: unknown) {
-    this.sqlite.setMeta(key, value);
+    this.guard(() => this.sqlite.setMeta(key, value));
   }
   async getMeta<T>(key: string) {
-    return this.sqlite.getMeta<T>(key);
+    return this.guard(() => this.sqlite.getMeta<T>(key));
   }
   async permutations(): Promise<PermutationRow[]> {
-    return this.sqlite.permutations();
+    return this.guard(() => this.sqlite.permutations());
   }
   async counts(): Promise<StatusCounts> {
     const out = emptyCounts();
-    const rows = this.sqlite.db.prepare('SELECT status, count(*) AS n FROM permutations GROUP BY status').all() as Array<{ status: PermutationStatus; n: number }>;
+    const rows = this.guard(() => this.sqlite.db.prepare('SELECT status, count(*) AS n FROM permutations GROUP BY status').all() as Array<{ status: PermutationStatus; n: number }>);
     for (const r of rows) out[r.status] = r.n;
     return out;
   }
   async markRunning(permutationId: string) {
-    this.sqlite.markRunning(permutationId);
+    this.guard(() => this.sqlite.markRunning(permutationId));
   }
   async noteNotStarted(step: string, reason: string, detail?: Record<string, unknown>) {
-    return this.sqlite.noteNotStarted(step, reason, detail);
+    return this.guard(() => this.sqlite.noteNotStarted(step, reason, detail));
   }
   async markFinished(permutationId: string, status: 'done' | 'failed', reason: string | null) {
-    this.sqlite.markFinished(permutationId, status, reason);
+    this.guard(() => this.sqlite.markFinished(permutationId, status, reason));
   }
   async addRepetition(permutationId: string, repetition: number, records: ResultRecord[]) {
-    this.sqlite.addRepetition(permutationId, repetition, records);
+    this.guard(() => this.sqlite.addRepetition(permutationId, repetition, records));
   }
   async addRepetitions(batch: ReadonlyArray<{ permutationId: string; repetition: number; records: ResultRecord[] }>) {
-    this.sqlite.addRepetitions(batch);
+    this.guard(() => this.sqlite.addRepetitions(batch));
   }
   async discardRepetitionsAfter(permutationId: string, keep: number) {
-    return this.sqlite.discardRepetitionsAfter(permutationId, keep);
+    return this.guard(() => this.sqlite.discardRepetitionsAfter(permutationId, keep));
   }
   async records() {
-    return this.sqlite.records();
+    return this.guard(() => this.sqlite.records());
   }
   async appendJournal(permutationId: string | null, step: string, event: string, detail: unknown) {
-    this.sqlite.appendJournal(permutationId, step, event, detail);
+    this.guard(() => this.sqlite.appendJournal(permutationId, step, event, detail));
   }
   async journal(): Promise<JournalEntry[]> {
-    return this.sqlite.journal();
+    return this.guard(() => this.sqlite.journal());
   }
   async ledgerIntent(permutationId: string, provider: ProviderName, ref: OwnedObjectRef, data: Record<string, unknown>) {
-    this.sqlite.ledgerIntent(permutationId, provider, ref, data);
+    this.guard(() => this.sqlite.ledgerIntent(permutationId, provider, ref, data));
   }
   async ledgerSent(permutationId: string, ref: OwnedObjectRef, data: Record<string, unknown>) {
-    this.sqlite.ledgerSent(permutationId, ref, data);
+    this.guard(() => this.sqlite.ledgerSent(permutationId, ref, data));
   }
   async ledgerCreated(permutationId: string, obj: CreatedObject) {
-    this.sqlite.ledgerCreated(permutationId, obj);
+    this.guard(() => this.sqlite.ledgerCreated(permutationId, obj));
   }
   async ledgerState(ref: OwnedObjectRef, state: LedgerState, error: string | null = null) {
-    this.sqlite.ledgerState(ref, state, error);
+    this.guard(() => this.sqlite.ledgerState(ref, state, error));
   }
   async leftovers(): Promise<LedgerRow[]> {
-    return this.sqlite.leftovers();
+    return this.guard(() => this.sqlite.leftovers());
   }
   async ledger(filter?: { permutationId?: string; live?: boolean }) {
-    return this.sqlite.ledger(filter);
+    return this.guard(() => this.sqlite.ledger(filter));
   }
   async ledgerRow(kind: string, name: string) {
-    return this.sqlite.ledgerRow(kind, name);
+    return this.guard(() => this.sqlite.ledgerRow(kind, name));
   }
 }
 

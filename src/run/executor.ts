@@ -8,7 +8,7 @@ import { errorLongForm, errorMessage, InternalError, UnsafeOperation } from '../
 import type { PermutationPlan, RunPlan } from '../contract/plan.ts';
 import { storeRaw } from '../results/raw.ts';
 import type { ResultRecord } from '../results/record.ts';
-import { FROM_STORE, type RunStore } from '../results/port.ts';
+import { isStoreLost, type RunStore } from '../results/port.ts';
 import { asRunStore, type AnyRunStore } from '../results/sqlite-store.ts';
 import type { CommandRunner } from '../ssh/command-runner.ts';
 import { connectionLost } from '../ssh/connection-lost.ts';
@@ -58,29 +58,6 @@ export interface RunSummary {
   leftovers: number;
   /** set when the sweep stopped because the run directory cannot be written (disk full…) */
   fatal?: string;
-}
-
-/** The run's store cannot take more writes (a full disk, a lost database): every later permutation would fail the same way. */
-export function isRunDirUnwritable(err: unknown): boolean {
-  let fromStore = false;
-  for (let e = err as Record<PropertyKey, unknown> | undefined, depth = 0; e && typeof e === 'object' && depth < 5; e = e.cause as typeof e, depth++) if (e[FROM_STORE] === true) fromStore = true;
-  for (let e = err as { code?: unknown; cause?: unknown } | undefined, depth = 0; e && typeof e === 'object' && depth < 5; e = e.cause as typeof e, depth++) {
-    const code = typeof e.code === 'string' ? e.code : '';
-    if (['ENOSPC', 'EDQUOT', 'EROFS'].includes(code) || /^SQLITE_(FULL|IOERR|READONLY)/.test(code)) return true;
-    // PostgreSQL store (SQLSTATE, https://www.postgresql.org/docs/current/errcodes-appendix.html):
-    // 08 connection exception, 53 insufficient resources (disk full), 57P operator intervention
-    // (shutdown), 25006 read-only transaction; the connection refused, reset or timed out (a
-    // partition: TCP keep-alive or retransmission gives up with ETIMEDOUT/EHOSTUNREACH)
-    if (/^(08|53|57P)/.test(code) || code === '25006') return true;
-    // the network codes and node-postgres' messages only when the store threw them (results/port.ts
-    // FROM_STORE): an SSH or vSphere connection refused is that target's failure, not a lost store
-    if (!fromStore) continue;
-    if (['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH'].includes(code)) return true;
-    // node-postgres and pg-pool errors without a code: the server closed the connection, a query
-    // outlived query_timeout (a stalled server), no pooled connection came free in time
-    if (e instanceof Error && /^(Connection terminated|Query read timeout|timeout exceeded when trying to connect)/.test(e.message)) return true;
-  }
-  return false;
 }
 
 /** Where one target's permutations run: its provider and workload endpoint. */
@@ -346,7 +323,7 @@ async function runPermutation(perm: PermutationPlan, c: PermContext): Promise<bo
     }
   } catch (err) {
     failure = c.signal.aborted ? 'interrupted' : redact(errorMessage(err));
-    if (isRunDirUnwritable(err)) fatal = failure;
+    if (isStoreLost(err)) fatal = failure;
     const detail = errorLongForm(err);
     if (!c.signal.aborted) c.emit({ type: 'failure', permutationId: perm.permutationId, axes: perm.axes, reason: failure, ...(detail ? { detail: redact(detail) } : {}) });
   } finally {
@@ -360,7 +337,7 @@ async function runPermutation(perm: PermutationPlan, c: PermContext): Promise<bo
     try {
       await store.markFinished(perm.permutationId, 'done', null);
     } catch (err) {
-      if (!isRunDirUnwritable(err)) throw err;
+      if (!isStoreLost(err)) throw err;
       return { fatal: redact(errorMessage(err)) };
     }
     c.emit({ type: 'permutation-end', permutationId: perm.permutationId, status: 'done' });
@@ -374,7 +351,7 @@ async function runPermutation(perm: PermutationPlan, c: PermContext): Promise<bo
   try {
     await store.markFinished(perm.permutationId, 'failed', failure);
   } catch (err) {
-    if (!isRunDirUnwritable(err)) throw err;
+    if (!isStoreLost(err)) throw err;
     fatal ??= redact(errorMessage(err));
   }
   c.emit({ type: 'permutation-end', permutationId: perm.permutationId, status: 'failed', reason: failure });

@@ -3,6 +3,7 @@
 // dropped SSH connection), and the workload's own rule is a lost connection (ssh/connection-lost.ts).
 import pRetry, { AbortError } from 'p-retry';
 import { checkTimerMs } from '../limits.ts';
+import { isStoreLost } from '../results/port.ts';
 
 export interface RetryPolicy {
   retries: number;
@@ -21,14 +22,17 @@ export class StepTimedOut extends Error {
   pending?: Promise<unknown>;
 }
 
-/** fn again while `isTransient` says its error is worth another try; a timed-out step never is. */
+/**
+ * fn again while `isTransient` says its error is worth another try; a timed-out step never is, nor
+ * one that lost the run's store (StoreLost: its ECONNRESET is the database's, not the target's).
+ */
 export async function withRetry<T>(fn: (attempt: number) => Promise<T>, isTransient: (err: unknown) => boolean, policy: Partial<RetryPolicy> = {}): Promise<T> {
   return pRetry(
     async (attempt) => {
       try {
         return await fn(attempt);
       } catch (err) {
-        if (err instanceof StepTimedOut || !isTransient(err)) throw new AbortError(err instanceof Error ? err : new Error(String(err)));
+        if (err instanceof StepTimedOut || isStoreLost(err) || !isTransient(err)) throw new AbortError(err instanceof Error ? err : new Error(String(err)));
         throw err;
       }
     },

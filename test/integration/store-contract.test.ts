@@ -8,13 +8,12 @@ import path from 'node:path';
 import pg from 'pg';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { RunPlan } from '../../src/contract/plan.ts';
-import { RunNotFound, StoreSchemaTooNew } from '../../src/errors.ts';
+import { RunNotFound, StoreLost, StoreSchemaTooNew } from '../../src/errors.ts';
 import { LATEST_VERSION, MIGRATIONS } from '../../src/results/pg-migrations.ts';
 import { PgRunStoreBackend, type PgConnection } from '../../src/results/pg-store.ts';
-import type { RunMeta, RunStore } from '../../src/results/port.ts';
+import { isStoreLost, type RunMeta, type RunStore } from '../../src/results/port.ts';
 import { NULL_LATENCY, testIdentity, type ResultRecord } from '../../src/results/record.ts';
 import { SqliteRunStore } from '../../src/results/sqlite-store.ts';
-import { isRunDirUnwritable } from '../../src/run/executor.ts';
 import { startTestPostgres, type TestPostgres } from '../helpers/postgres.ts';
 
 const metaOf = (runId: string): RunMeta => ({ runId, playbook: 'pb', playbookFile: '/x/pb.yaml', inventoryFile: '/x/inv.yaml', target: 't', startedAt: '2024-01-01T00:00:00.000Z', fingerprint: { storsweep: '0.1.0' }, insecureEndpoints: [] });
@@ -336,10 +335,11 @@ describe('PostgreSQL store', () => {
       expect(c.status).toBe('rejected');
       const err = (a as PromiseRejectedResult).reason as Error;
       expect(err.message).toMatch(/Query read timeout/);
-      expect(isRunDirUnwritable(err)).toBe(true);
-      // the same kind of failure from an SSH or vSphere connection is that target's, not a lost store
-      expect(isRunDirUnwritable(Object.assign(new Error('Query read timeout'), {}))).toBe(false);
-      expect(isRunDirUnwritable(new Error('ssh failed', { cause: Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:22'), { code: 'ECONNREFUSED' }) }))).toBe(false);
+      // the adapter says so by the error's class (the executor stops the sweep on it), naming the store
+      expect(err).toBeInstanceOf(StoreLost);
+      expect((err as StoreLost).details.store).toBe(s.where);
+      expect(isStoreLost(err)).toBe(true);
+      expect((c as PromiseRejectedResult).reason).toBeInstanceOf(StoreLost);
       expect(Date.now() - t0).toBeLessThan(20_000);
     } finally {
       for (const r of rows) process.kill(r.pid, 'SIGCONT');

@@ -12,23 +12,16 @@ import { ResultStore, type RunMeta } from '../../../src/results/store.ts';
 import { executeRun, type ExecuteOptions, type RunSummary } from '../../../src/run/executor.ts';
 import type { PlannedStep } from '../../../src/contract/provider.ts';
 import { cleanupLedger } from '../../../src/run/teardown.ts';
-import type * as RawModuleNs from '../../../src/results/raw.ts';
 import { FakeHost, fakeProvider, FakeTransient, fakeWorkload, PROFILE, TESTS, type FakeProviderOptions } from './fake-host.ts';
 
-type RawModule = typeof RawModuleNs;
-
-// A full disk under raw/: the one write the executor does outside the database.
-const disk = vi.hoisted(() => ({ rawFull: false }));
-vi.mock('../../../src/results/raw.ts', async (orig) => {
-  const real = await orig<RawModule>();
-  return {
-    ...real,
-    storeRaw: (runDir: string, rel: string, content: string) => {
-      if (disk.rawFull) throw Object.assign(new Error(`ENOSPC: no space left on device, write '${rel}'`), { code: 'ENOSPC', errno: -28, syscall: 'write' });
-      return real.storeRaw(runDir, rel, content);
-    },
-  };
-});
+// A full disk under raw/: the one write the executor does outside the database. Node's fs says
+// ENOSPC to the real raw writer (results/raw.ts), which reports the run directory lost (StoreLost).
+const disk = { rawFull: false };
+const realWriteSync = fs.writeSync;
+vi.spyOn(fs, 'writeSync').mockImplementation(((...args: Parameters<typeof fs.writeSync>) => {
+  if (disk.rawFull) throw Object.assign(new Error('ENOSPC: no space left on device, write'), { code: 'ENOSPC', errno: -28, syscall: 'write' });
+  return (realWriteSync as (...a: unknown[]) => number)(...args);
+}));
 
 const RUN = 'r1';
 const meta: RunMeta = { runId: RUN, playbook: 'pb', playbookFile: '/x/pb.yaml', inventoryFile: '/x/inv.yaml', target: 't', startedAt: '2024-01-01T00:00:00.000Z', fingerprint: {}, insecureEndpoints: [] };
