@@ -41,6 +41,9 @@ const parser = new XMLParser({
   parseTagValue: false,
   parseAttributeValue: false,
   trimValues: false,
+  // no path string built per tag for callbacks we do not pass (fast-xml-parser 5: `jPath: true`
+  // stringifies the tag path for every attribute map and text value)
+  jPath: false,
 });
 
 const PREDEFINED: Record<string, string> = { amp: '&', lt: '<', gt: '>', quot: '"', apos: "'" };
@@ -321,7 +324,6 @@ export class SoapClient {
    */
   private send(method: 'GET' | 'POST', url: URL, headers: Record<string, string>, body?: string): Promise<HttpReply> {
     const isHttps = url.protocol === 'https:';
-    const payload = body === undefined ? undefined : Buffer.from(body, 'utf8');
     return new Promise<HttpReply>((resolve, reject) => {
       let settled = false;
       const fail = (err: Error) => {
@@ -342,7 +344,7 @@ export class SoapClient {
             Accept: 'text/xml, */*',
             'Accept-Encoding': 'gzip, deflate',
             ...headers,
-            ...(payload ? { 'Content-Length': String(payload.length) } : {}),
+            ...(body !== undefined ? { 'Content-Length': String(Buffer.byteLength(body, 'utf8')) } : {}),
           },
         },
         (res) => {
@@ -362,7 +364,9 @@ export class SoapClient {
       // idle socket timeout, as axios' `timeout` was
       req.setTimeout(this.timeoutMs, () => req.destroy(Object.assign(new Error(`timeout of ${this.timeoutMs}ms exceeded`), { code: 'ECONNABORTED' })));
       req.on('error', (err) => fail(err));
-      req.end(payload);
+      // a string body goes out with the headers in one write (one TLS record), a Buffer in a second
+      if (body === undefined) req.end();
+      else req.end(body, 'utf8');
     });
   }
 
