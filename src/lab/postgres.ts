@@ -88,6 +88,8 @@ export interface StartPostgresOptions {
   dir: string;
   /** 0 or absent: a free port */
   port?: number;
+  /** extra server settings (`-c name=value`), e.g. the bench's shared_preload_libraries=pg_stat_statements */
+  settings?: Record<string, string>;
 }
 
 /**
@@ -114,10 +116,14 @@ export async function startPostgres(o: StartPostgresOptions): Promise<PostgresHa
   } finally {
     await fs.rm(pwfile, { force: true });
   }
+  const extra = Object.entries(o.settings ?? {}).map(([k, v]) => {
+    if (!/^[a-z_.]+$/.test(k) || !/^[A-Za-z0-9_.,-]+$/.test(v)) throw new Error(`startPostgres: setting ${JSON.stringify(k)}=${JSON.stringify(v)}: expected a name of a-z, _ and . and a plain value`);
+    return ` -c ${k}=${v}`;
+  });
   let port = o.port || (await freePort());
   for (let attempt = 0; ; attempt++) {
     try {
-      await runPg(bin, 'pg_ctl', ['-D', data, '-l', path.join(dir, 'server.log'), '-w', '-t', '60', '-o', `-p ${port} -k ${sock} -c listen_addresses=127.0.0.1 -c fsync=off`, 'start'], { cwd: dir });
+      await runPg(bin, 'pg_ctl', ['-D', data, '-l', path.join(dir, 'server.log'), '-w', '-t', '60', '-o', `-p ${port} -k ${sock} -c listen_addresses=127.0.0.1 -c fsync=off${extra.join('')}`, 'start'], { cwd: dir });
       break;
     } catch (err) {
       // another process took the free port between freePort() and the server's bind: try another

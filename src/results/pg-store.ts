@@ -4,7 +4,8 @@
 // WAL), so `await store.ledgerIntent(…)` before apply keeps the ledger's rule: the intent is
 // durable before the create is sent. What several statements write (a repetition's records with
 // its counter and journal entry; a ledger change with its journal entry) commits in one
-// transaction, as in the SQLite store.
+// transaction, as in the SQLite store: one statement (data-modifying CTEs, atomic like any
+// statement) where that is enough, so the commit costs one round trip, not BEGIN … COMMIT's four.
 import os from 'node:os';
 import pg from 'pg';
 import type { RunPlan } from '../contract/plan.ts';
@@ -37,6 +38,9 @@ const MIGRATION_LOCK = 0x73746f72; // 'stor'
 
 /** Client-side bound on any one store query (node-postgres `query_timeout`). */
 export const STORE_QUERY_TIMEOUT_MS = 60_000;
+
+/** The journal's insert, for the statements that write a row and its journal entry at once. */
+const JOURNAL_INSERT = `INSERT INTO ${SCHEMA}.journal (run_id, at, permutation_id, step, event, detail)`;
 
 /** Records are read in batches of this many rows: a 100,000-record run is never one result set. */
 const RECORD_BATCH = 5000;
@@ -281,8 +285,11 @@ export class PgRunStore implements RunStore {
 
   // --- permutations ------------------------------------------------------------------------
 
-  async permutations(): Promise<PermutationRow[]> {
-    const { rows } = await this.pool.query<Record<string, unknown>>(`SELECT permutation_id, idx, axes, status, reason, attempts, completed_repetitions FROM ${SCHEMA}.permutations WHERE run_id = $1 ORDER BY idx`, [this.runId]);
+  async permutations(ids?: readonly string[]): Promise<PermutationRow[]> {
+    const cols = 'permutation_id, idx, axes, status, reason, attempts, completed_repetitions';
+    const { rows } = ids
+      ? await this.pool.query<Record<string, unknown>>(`SELECT ${cols} FROM ${SCHEMA}.permutations WHERE run_id = $1 AND permutation_id = ANY($2::text[]) ORDER BY idx`, [this.runId, [...ids]])
+      : await this.pool.query<Record<string, unknown>>(`SELECT ${cols} FROM ${SCHEMA}.permutations WHERE run_id = $1 ORDER BY idx`, [this.runId]);
     return rows.map((r) => ({
       permutationId: r.permutation_id as string,
       index: r.idx as number,
@@ -302,10 +309,12 @@ export class PgRunStore implements RunStore {
   }
 
   async markRunning(permutationId: string): Promise<void> {
-    await inTransaction(this.pool, async (c) => {
-      await c.query(`UPDATE ${SCHEMA}.permutations SET status = 'running', attempts = attempts + 1, reason = NULL, updated_at = $3 WHERE run_id = $1 AND permutation_id = $2`, [this.runId, permutationId, now()]);
-      await this.journalIn(c, permutationId, 'permutation', 'start', null);
-    });
+    // the status and its journal entry in one statement (one commit, one round trip)
+    await this.pool.query(
+      `WITH u AS (UPDATE ${SCHEMA}.permutations SET status = 'running', attempts = attempts + 1, reason = NULL, updated_at = $3 WHERE run_id = $1 AND permutation_id = $2)
+       ${JOURNAL_INSERT} VALUES ($1, $3, $2, 'permutation', 'start', NULL)`,
+      [this.runId, permutationId, now()],
+    );
   }
 
   async noteNotStarted(step: string, reason: string, detail: Record<string, unknown> = {}): Promise<number> {
@@ -322,26 +331,26 @@ export class PgRunStore implements RunStore {
   }
 
   async markFinished(permutationId: string, status: 'done' | 'failed', reason: string | null): Promise<void> {
-    await inTransaction(this.pool, async (c) => {
-      await c.query(`UPDATE ${SCHEMA}.permutations SET status = $3, reason = $4, updated_at = $5 WHERE run_id = $1 AND permutation_id = $2`, [this.runId, permutationId, status, reason, now()]);
-      await this.journalIn(c, permutationId, 'permutation', status, reason ? { reason } : null);
-    });
+    await this.pool.query(
+      `WITH u AS (UPDATE ${SCHEMA}.permutations SET status = $3, reason = $4, updated_at = $5 WHERE run_id = $1 AND permutation_id = $2)
+       ${JOURNAL_INSERT} VALUES ($1, $5, $2, 'permutation', $3, $6)`,
+      [this.runId, permutationId, status, reason, now(), reason ? JSON.stringify({ reason }) : null],
+    );
   }
 
-  private async repetitionIn(c: pg.PoolClient, permutationId: string, repetition: number, records: ResultRecord[]): Promise<void> {
-    if (records.length) {
-      await c.query(
-        `INSERT INTO ${SCHEMA}.results (run_id, permutation_id, repetition, test_id, record)
-         SELECT $1, $2, $3, test_id, record FROM unnest($4::text[], $5::text[]) WITH ORDINALITY AS t(test_id, record, n) ORDER BY n`,
-        [this.runId, permutationId, repetition, records.map((r) => r.test.id), records.map((r) => JSON.stringify(r))],
-      );
-    }
-    await c.query(`UPDATE ${SCHEMA}.permutations SET completed_repetitions = $3, updated_at = $4 WHERE run_id = $1 AND permutation_id = $2`, [this.runId, permutationId, repetition, now()]);
-    await this.journalIn(c, permutationId, `repetition-${repetition}`, 'recorded', { records: records.length });
+  /** A repetition's records, its counter and its journal entry: one statement, all or nothing. */
+  private async repetitionIn(q: Queryable, permutationId: string, repetition: number, records: ResultRecord[]): Promise<void> {
+    await q.query(
+      `WITH r AS (INSERT INTO ${SCHEMA}.results (run_id, permutation_id, repetition, test_id, record)
+         SELECT $1, $2, $3, test_id, record FROM unnest($4::text[], $5::text[]) WITH ORDINALITY AS t(test_id, record, n) ORDER BY n),
+       u AS (UPDATE ${SCHEMA}.permutations SET completed_repetitions = $3, updated_at = $6 WHERE run_id = $1 AND permutation_id = $2)
+       ${JOURNAL_INSERT} VALUES ($1, $6, $2, $7, 'recorded', $8)`,
+      [this.runId, permutationId, repetition, records.map((r) => r.test.id), records.map((r) => JSON.stringify(r)), now(), `repetition-${repetition}`, JSON.stringify({ records: records.length })],
+    );
   }
 
   async addRepetition(permutationId: string, repetition: number, records: ResultRecord[]): Promise<void> {
-    await inTransaction(this.pool, (c) => this.repetitionIn(c, permutationId, repetition, records));
+    await this.repetitionIn(this.pool, permutationId, repetition, records);
   }
 
   async addRepetitions(batch: ReadonlyArray<{ permutationId: string; repetition: number; records: ResultRecord[] }>): Promise<void> {
@@ -392,7 +401,7 @@ export class PgRunStore implements RunStore {
   // --- journal -----------------------------------------------------------------------------
 
   private async journalIn(q: Queryable, permutationId: string | null, step: string, event: string, detail: unknown): Promise<void> {
-    await q.query(`INSERT INTO ${SCHEMA}.journal (run_id, at, permutation_id, step, event, detail) VALUES ($1, $2, $3, $4, $5, $6)`, [this.runId, now(), permutationId, step, event, detail === null || detail === undefined ? null : JSON.stringify(detail)]);
+    await q.query(`${JOURNAL_INSERT} VALUES ($1, $2, $3, $4, $5, $6)`, [this.runId, now(), permutationId, step, event, detail === null || detail === undefined ? null : JSON.stringify(detail)]);
   }
 
   async appendJournal(permutationId: string | null, step: string, event: string, detail: unknown): Promise<void> {
@@ -415,33 +424,35 @@ export class PgRunStore implements RunStore {
 
   async ledgerIntent(permutationId: string, provider: ProviderName, ref: OwnedObjectRef, data: Record<string, unknown>): Promise<void> {
     const final = `l.state IN (${FINAL_LEDGER_STATES.map((s) => `'${s}'`).join(', ')})`;
-    await inTransaction(this.pool, async (c) => {
-      await c.query(
-        `INSERT INTO ${SCHEMA}.ledger AS l (run_id, permutation_id, provider, kind, name, data, state, updated_at) VALUES ($1, $2, $3, $4, $5, $6, 'intent', $7)
+    // the row and its journal entry in one statement: one commit, one round trip
+    await this.pool.query(
+      `WITH w AS (INSERT INTO ${SCHEMA}.ledger AS l (run_id, permutation_id, provider, kind, name, data, state, updated_at) VALUES ($1, $2, $3, $4, $5, $6, 'intent', $7)
          ON CONFLICT (run_id, kind, name) DO UPDATE SET
            object_id = CASE WHEN ${final} THEN NULL ELSE l.object_id END,
            data = CASE WHEN ${final} THEN excluded.data ELSE l.data END,
            error = CASE WHEN ${final} THEN NULL ELSE l.error END,
            state = CASE WHEN ${final} THEN 'intent' ELSE l.state END,
-           updated_at = excluded.updated_at`,
-        [this.runId, permutationId, provider, ref.kind, ref.name, JSON.stringify(data), now()],
-      );
-      await this.journalIn(c, permutationId, `${ref.kind}:${ref.name}`, 'intent', null);
-    });
+           updated_at = excluded.updated_at)
+       ${JOURNAL_INSERT} VALUES ($1, $7, $2, $8, 'intent', NULL)`,
+      [this.runId, permutationId, provider, ref.kind, ref.name, JSON.stringify(data), now(), `${ref.kind}:${ref.name}`],
+    );
   }
 
   async ledgerSent(permutationId: string, ref: OwnedObjectRef, data: Record<string, unknown>): Promise<void> {
-    await inTransaction(this.pool, async (c) => {
-      const r = await c.query(`UPDATE ${SCHEMA}.ledger SET data = $4, state = 'sent', error = NULL, updated_at = $5 WHERE run_id = $1 AND kind = $2 AND name = $3 AND state IN ('intent', 'sent', 'not-sent')`, [this.runId, ref.kind, ref.name, JSON.stringify(data), now()]);
-      if (r.rowCount) await this.journalIn(c, permutationId, `${ref.kind}:${ref.name}`, 'sent', null);
-    });
+    // journalled only when a row was changed (as before: an update that matched nothing says nothing)
+    await this.pool.query(
+      `WITH u AS (UPDATE ${SCHEMA}.ledger SET data = $4, state = 'sent', error = NULL, updated_at = $5 WHERE run_id = $1 AND kind = $2 AND name = $3 AND state IN ('intent', 'sent', 'not-sent') RETURNING 1)
+       ${JOURNAL_INSERT} SELECT $1, $5, $6, $7, 'sent', NULL WHERE EXISTS (SELECT 1 FROM u)`,
+      [this.runId, ref.kind, ref.name, JSON.stringify(data), now(), permutationId, `${ref.kind}:${ref.name}`],
+    );
   }
 
   async ledgerCreated(permutationId: string, obj: CreatedObject): Promise<void> {
-    await inTransaction(this.pool, async (c) => {
-      await c.query(`UPDATE ${SCHEMA}.ledger SET object_id = $4, data = $5, state = 'created', error = NULL, updated_at = $6 WHERE run_id = $1 AND kind = $2 AND name = $3`, [this.runId, obj.kind, obj.name, obj.id, JSON.stringify(obj.data), now()]);
-      await this.journalIn(c, permutationId, `${obj.kind}:${obj.name}`, 'created', { id: obj.id });
-    });
+    await this.pool.query(
+      `WITH u AS (UPDATE ${SCHEMA}.ledger SET object_id = $4, data = $5, state = 'created', error = NULL, updated_at = $6 WHERE run_id = $1 AND kind = $2 AND name = $3)
+       ${JOURNAL_INSERT} VALUES ($1, $6, $7, $8, 'created', $9)`,
+      [this.runId, obj.kind, obj.name, obj.id, JSON.stringify(obj.data), now(), permutationId, `${obj.kind}:${obj.name}`, JSON.stringify({ id: obj.id })],
+    );
   }
 
   async ledgerState(ref: OwnedObjectRef, state: LedgerState, error: string | null = null): Promise<void> {

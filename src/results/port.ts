@@ -140,7 +140,8 @@ export interface RunStore {
   setMeta(key: string, value: unknown): Promise<void>;
   getMeta<T>(key: string): Promise<T | null>;
 
-  permutations(): Promise<PermutationRow[]>;
+  /** in plan order; only those named, when `ids` is given (a worker's one permutation: not the whole run read per permutation) */
+  permutations(ids?: readonly string[]): Promise<PermutationRow[]>;
   counts(): Promise<StatusCounts>;
   markRunning(permutationId: string): Promise<void>;
   /** a target that did not connect: a journal entry per permutation not done, the reason on pending ones; how many */

@@ -59,8 +59,11 @@ export class SqliteRunStore implements RunStore {
   async getMeta<T>(key: string) {
     return this.guard(() => this.sqlite.getMeta<T>(key));
   }
-  async permutations(): Promise<PermutationRow[]> {
-    return this.guard(() => this.sqlite.permutations());
+  async permutations(ids?: readonly string[]): Promise<PermutationRow[]> {
+    const all = this.guard(() => this.sqlite.permutations());
+    if (!ids) return all;
+    const wanted = new Set(ids);
+    return all.filter((p) => wanted.has(p.permutationId));
   }
   async counts(): Promise<StatusCounts> {
     const out = emptyCounts();

@@ -47,7 +47,22 @@ export interface ExecuteOptions {
   workloadSlackSec?: number;
   retry?: Partial<RetryPolicy>;
   sleep?: (ms: number, signal?: AbortSignal) => Promise<void>;
+  /**
+   * Count the run's leftovers at the end (RunSummary.leftovers, the whole run's ledger read);
+   * default true. A worker running one permutation of a big run says false: -1 then.
+   */
+  countLeftovers?: boolean;
+  /**
+   * Guest connections that outlive this call (a worker's, per target, across the permutations it
+   * runs under one lease): a connection is taken from here and left here when the call ends; one
+   * that was lost is closed and removed (the next use connects, and checks, again). Absent: each
+   * call connects on first use and closes at its end.
+   */
+  guests?: GuestConnections;
 }
+
+/** Connected guests by target name, kept by the caller (ExecuteOptions.guests). */
+export type GuestConnections = Map<string, CommandRunner>;
 
 export interface RunSummary {
   done: number;
@@ -77,7 +92,8 @@ export async function executeRun(given: ExecuteOptions): Promise<RunSummary> {
       /* the view and log are best effort; the database is the record */
     }
   };
-  const statuses = new Map((await store.permutations()).map((p) => [p.permutationId, p]));
+  // only this plan's permutations (a worker's plan is one of a run's many)
+  const statuses = new Map((await store.permutations(plan.permutations.map((p) => p.permutationId))).map((p) => [p.permutationId, p]));
   const summary: RunSummary = { done: 0, failed: 0, skipped: 0, pending: 0, interrupted: false, leftovers: 0 };
   // Set by --fail-fast or a fatal store error: every group stops before its next permutation.
   let stopped = false;
@@ -143,7 +159,7 @@ export async function executeRun(given: ExecuteOptions): Promise<RunSummary> {
         }
       }
     } finally {
-      await dropGuest();
+      await g.releaseGuest();
     }
   };
 
@@ -151,7 +167,7 @@ export async function executeRun(given: ExecuteOptions): Promise<RunSummary> {
   emit({ type: 'run-start', runId: plan.runId, total, estimateSec: left.wallSec, ...(left.done ? { done: left.done } : {}), ...(left.workSec !== left.wallSec ? { workSec: left.workSec } : {}) });
   try {
     const groups: Group[] = [];
-    if (!plan.targets) groups.push(newGroup(plan.target, [], plan.permutations, { provider: opts.provider, workload: opts.workload }));
+    if (!plan.targets) groups.push(newGroup(plan.target, [], plan.permutations, { provider: opts.provider, workload: opts.workload }, opts.guests));
     else {
       // Several targets: each target's permutations in plan order, the targets in parallel.
       const byTarget = new Map<string, PermutationPlan[]>();
@@ -163,7 +179,7 @@ export async function executeRun(given: ExecuteOptions): Promise<RunSummary> {
         const endpoints = opts.targets?.[name];
         if (!endpoints) throw new InternalError(`executeRun: no provider or workload endpoint for target "${name}"`);
         const keys = (plan.serialised ?? []).filter((s) => s.targets.includes(name)).map((s) => s.key);
-        groups.push(newGroup(name, keys, perms, endpoints));
+        groups.push(newGroup(name, keys, perms, endpoints, opts.guests));
       }
     }
     try {
@@ -183,13 +199,13 @@ export async function executeRun(given: ExecuteOptions): Promise<RunSummary> {
       );
       await Promise.all(groups.map(runGroup));
     } finally {
-      for (const g of groups) await g.dropGuest();
+      for (const g of groups) await g.releaseGuest();
     }
   } finally {
     summary.interrupted = opts.signal.aborted;
     summary.pending += plan.permutations.length - summary.done - summary.failed - summary.skipped - summary.pending;
     try {
-      summary.leftovers = (await store.leftovers()).length;
+      summary.leftovers = opts.countLeftovers === false ? -1 : (await store.leftovers()).length;
     } catch {
       summary.leftovers = -1;
     }
@@ -207,12 +223,15 @@ interface Group {
   perms: PermutationPlan[];
   endpoints: TargetEndpoints;
   guest: () => Promise<CommandRunner>;
+  /** closes the connection (lost, or in doubt): the next guest() connects again */
   dropGuest: () => Promise<void>;
+  /** the call is done with it: closed, or left to the caller's GuestConnections */
+  releaseGuest: () => Promise<void>;
   /** set when the leftovers of an interrupted run could not be confirmed stopped: why */
   toolMayRun?: string;
 }
 
-function newGroup(name: string, keys: string[], perms: PermutationPlan[], endpoints: TargetEndpoints): Group {
+function newGroup(name: string, keys: string[], perms: PermutationPlan[], endpoints: TargetEndpoints, kept?: GuestConnections): Group {
   let runner: CommandRunner | null = null;
   return {
     name,
@@ -220,12 +239,22 @@ function newGroup(name: string, keys: string[], perms: PermutationPlan[], endpoi
     perms,
     endpoints,
     guest: async () => {
-      runner ??= await endpoints.workload.connect();
+      if (!runner) {
+        runner = kept?.get(name) ?? (await endpoints.workload.connect());
+        kept?.set(name, runner);
+      }
       return runner;
     },
     dropGuest: async () => {
       const r = runner;
       runner = null;
+      if (r && kept?.get(name) === r) kept.delete(name);
+      await r?.close().catch(() => undefined);
+    },
+    releaseGuest: async () => {
+      const r = runner;
+      runner = null;
+      if (r && kept?.get(name) === r) return; // the caller's to keep (and close)
       await r?.close().catch(() => undefined);
     },
   };
@@ -444,6 +473,9 @@ async function settleOrphan(pending: Promise<unknown>, perm: PermutationPlan, st
 }
 
 async function teardown(perm: PermutationPlan, c: PermContext, ctx: ProviderContext): Promise<void> {
+  // no provider: nothing was provisioned, nothing to tear down (the ledger is not read for nothing)
+  const provider = c.provider;
+  if (!provider) return;
   let live;
   try {
     live = (await c.store.ledger({ permutationId: perm.permutationId, live: true })).reverse();
@@ -452,8 +484,6 @@ async function teardown(perm: PermutationPlan, c: PermContext, ctx: ProviderCont
     return;
   }
   if (!live.length) return;
-  const provider = c.provider;
-  if (!provider) return;
   if (c.toolMayRun) {
     // Never detach or delete a disk our tool may still be writing to: keep every row open with the
     // reason; `storsweep cleanup` stops the run's leftover tools first and removes them after.
@@ -537,10 +567,12 @@ async function runWorkload(perm: PermutationPlan, c: PermContext, target: Measur
   };
   // the host's view of each test (vSphere counters, esxtop), when the provider offers one
   // given what the permutation's steps created, as recorded (the disk it watches)
-  const created: CreatedObject[] = (await c.store.ledger({ permutationId: perm.permutationId }))
-    .filter((r) => r.state === 'created' && r.objectId !== null)
-    .map((r) => ({ kind: r.kind, name: r.name, provider: r.provider, id: r.objectId!, data: r.data }));
-  const observer = c.provider?.observeHost?.(created, hostCtx) ?? null;
+  // (read only for a provider that observes: the ledger is not read for nothing)
+  const observeHost = c.provider?.observeHost?.bind(c.provider);
+  const created: CreatedObject[] = observeHost
+    ? (await c.store.ledger({ permutationId: perm.permutationId })).filter((r) => r.state === 'created' && r.objectId !== null).map((r) => ({ kind: r.kind, name: r.name, provider: r.provider, id: r.objectId!, data: r.data }))
+    : [];
+  const observer = observeHost?.(created, hostCtx) ?? null;
   // what the host saw of each test of the repetition, settling while the next test runs
   const hostPending: Array<Promise<void>> = [];
   for (let rep = 1; rep <= perm.repetitions; rep++) {

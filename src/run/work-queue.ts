@@ -130,15 +130,18 @@ export class WorkQueue {
     return rows.map((r) => r.id);
   }
 
-  /** Per queue: jobs waiting (created or to be retried, due now) and active; one round trip for all. */
-  async status(queues: readonly string[]): Promise<Map<string, { waiting: number; active: number }>> {
+  /**
+   * Per queue: jobs waiting (created or to be retried, due now), active, and unfinished (those and
+   * the retries not yet due: pg-boss's getQueueSize before 'completed'); one round trip for all.
+   */
+  async status(queues: readonly string[]): Promise<Map<string, { waiting: number; active: number; unfinished: number }>> {
     const db = this.boss.getDb();
-    const { rows }: { rows: Array<{ name: string; waiting: number; active: number }> } = await db.executeSql(
-      `SELECT name, count(*) FILTER (WHERE state < 'active' AND start_after < now())::int AS waiting, count(*) FILTER (WHERE state = 'active')::int AS active
+    const { rows }: { rows: Array<{ name: string; waiting: number; active: number; unfinished: number }> } = await db.executeSql(
+      `SELECT name, count(*) FILTER (WHERE state < 'active' AND start_after < now())::int AS waiting, count(*) FILTER (WHERE state = 'active')::int AS active, count(*)::int AS unfinished
        FROM ${QUEUE_SCHEMA}.job WHERE name = ANY($1::text[]) AND state <= 'active' GROUP BY name`,
       [[...queues]],
     );
-    return new Map(rows.map((r) => [r.name, { waiting: r.waiting, active: r.active }]));
+    return new Map(rows.map((r) => [r.name, { waiting: r.waiting, active: r.active, unfinished: r.unfinished }]));
   }
 
   /** Puts a dead worker's job back (pg-boss: retry, fetchable at once). */

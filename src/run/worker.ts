@@ -1,6 +1,10 @@
-// `storsweep worker`'s loop: take a permutation from a target group this worker can reach, hold
-// the group's lease for its whole span (provision, workload, teardown), run it with the executor
-// (the same executeRun as `run`, given a plan of that one permutation), then complete its job.
+// `storsweep worker`'s loop: take a target group this worker can reach that has work, hold the
+// group's lease, and under it run the group's permutations one after the other — each with the
+// executor (the same executeRun as `run`, given a plan of that one permutation), its job completed
+// before the next is fetched — until the group has none waiting; then release the lease. Holding
+// the lease across the group's permutations is what `run` does with a target (one at a time, in
+// plan order, one guest connection), and costs no look over every queue, no lease taken and given
+// back per permutation: only a round trip on the lease session to confirm it still holds.
 //
 // Why this is safe across workers (docs/architecture.md, "Several controllers"):
 // - one worker at a time per group: its lease keys (the group's queue and every resource key its
@@ -14,7 +18,7 @@ import { errorMessage } from '../errors.ts';
 import type { RunPlan } from '../contract/plan.ts';
 import type { RunStore } from '../results/port.ts';
 import type { LeaseSession } from '../results/pg-coordination.ts';
-import { executeRun, type ExecuteOptions, type TargetEndpoints } from './executor.ts';
+import { executeRun, type ExecuteOptions, type GuestConnections, type TargetEndpoints } from './executor.ts';
 import type { ProgressEvent } from './progress.ts';
 import type { QueueGroup, WorkQueue } from './work-queue.ts';
 
@@ -90,6 +94,14 @@ export async function workLoop(o: WorkerOptions): Promise<WorkerSummary> {
   let finished = false;
   const pollMs = o.pollMs ?? 1000;
 
+  // each run's permutations by id (a job names one; not a search of the plan per job)
+  const index = new WeakMap<WorkerRun, Map<string, RunPlan['permutations'][number]>>();
+  const byId = (run: WorkerRun) => {
+    let m = index.get(run);
+    if (!m) index.set(run, (m = new Map(run.plan.permutations.map((p) => [p.permutationId, p]))));
+    return m;
+  };
+
   // the runs, asked again at most every few seconds (new submissions are picked up), not every pass
   let runsCache: { at: number; runs: WorkerRun[] } | null = null;
   const currentRuns = async (): Promise<WorkerRun[]> => {
@@ -98,9 +110,10 @@ export async function workLoop(o: WorkerOptions): Promise<WorkerSummary> {
   };
 
   /**
-   * One permutation from a group that has work and whose lease is free; false when none. One look
-   * at every queue first (what waits, what is active), so groups with nothing to do cost nothing;
-   * the groups are tried from a random place, so workers do not all contend for the first one.
+   * A group that has work and whose lease is free, worked under its lease until it has none
+   * waiting; false when there is no such group. One look at every queue first (what waits, what is
+   * active), so groups with nothing to do cost nothing; the groups are tried from a random place,
+   * so workers do not all contend for the first one.
    */
   const tryOne = async (): Promise<boolean> => {
     const runs = await currentRuns();
@@ -117,16 +130,20 @@ export async function workLoop(o: WorkerOptions): Promise<WorkerSummary> {
       const keys = [`queue ${g.queue}`, ...g.targets.flatMap((t) => run.keys(t))];
       const release = await o.lease.tryHold(keys);
       if (!release) continue;
+      // the group's guest connections, kept across its permutations while the lease is held
+      const guests: GuestConnections = new Map();
       try {
-        if (await runOneOf(run, g, st.active > 0)) return true;
+        if (await runGroup(run, g, st.active > 0, guests)) return true;
       } finally {
+        for (const r of guests.values()) await r.close().catch(() => undefined);
         await release();
       }
     }
     return false;
   };
 
-  const runOneOf = async (run: WorkerRun, g: QueueGroup, mayHaveOrphans: boolean): Promise<boolean> => {
+  /** Under the group's lease: its permutations, one after the other, while any is waiting. */
+  const runGroup = async (run: WorkerRun, g: QueueGroup, mayHaveOrphans: boolean, guests: GuestConnections): Promise<boolean> => {
     // Under the lease: an active job here was fetched by a worker that no longer holds it.
     const orphans = mayHaveOrphans ? await o.queue.active(g.queue) : [];
     if (orphans.length) {
@@ -134,9 +151,23 @@ export async function workLoop(o: WorkerOptions): Promise<WorkerSummary> {
       summary.takenOver += orphans.length;
       emit({ type: 'message', level: 'warn', text: `${run.plan.runId}: taking over ${orphans.length} permutation(s) of ${g.targets.join(', ')} whose worker is gone; what they left is cleaned up from the ledger, then they are redone` });
     }
-    const job = await o.queue.fetch(g.queue);
-    if (!job) return false;
-    const perm = run.plan.permutations.find((p) => p.permutationId === job.data.permutationId);
+    let took = false;
+    for (;;) {
+      if (took) {
+        if (o.once || finished || o.signal.aborted) return took;
+        // the next job is fetched only while the lease demonstrably holds (throws when it is gone)
+        await o.lease.confirm();
+      }
+      const job = await o.queue.fetch(g.queue);
+      if (!job) return took;
+      took = true;
+      if (!(await runJob(run, g, job, guests))) return took;
+    }
+  };
+
+  /** One fetched job; false when the group's work stops here (given back: interrupted, fatal, lease lost). */
+  const runJob = async (run: WorkerRun, g: QueueGroup, job: { id: string; data: { permutationId: string } }, guests: GuestConnections): Promise<boolean> => {
+    const perm = byId(run).get(job.data.permutationId);
     if (!perm) {
       // not in this run's plan (a queue edited by hand): nothing to run
       emit({ type: 'message', level: 'error', text: `${run.plan.runId}: job for unknown permutation ${JSON.stringify(job.data.permutationId)} dropped` });
@@ -158,6 +189,9 @@ export async function workLoop(o: WorkerOptions): Promise<WorkerSummary> {
       signal: o.signal,
       onEvent: emit,
       ...run.execute,
+      // the run's leftovers are not counted per permutation (`status` says them); its guests stay connected
+      countLeftovers: false,
+      guests,
     });
     executing += performance.now() - started;
     if (s.interrupted || s.fatal || o.lease.lostReason) {
@@ -165,7 +199,7 @@ export async function workLoop(o: WorkerOptions): Promise<WorkerSummary> {
       // this lease cleans up and redoes it (if our lease is gone, someone may already have).
       await o.queue.giveBack(g.queue, [job.id], s.fatal ?? 'interrupted').catch(() => undefined);
       summary.givenBack++;
-      return true;
+      return false;
     }
     summary.done += s.done + s.skipped;
     summary.failed += s.failed;
@@ -177,9 +211,8 @@ export async function workLoop(o: WorkerOptions): Promise<WorkerSummary> {
     runsCache = null;
     const queues = (await currentRuns()).flatMap((r) => r.groups.map((g) => g.queue));
     if (!queues.length) return true;
-    for (const s of (await o.queue.status(queues)).values()) if (s.waiting + s.active > 0) return false;
-    // retries not yet due count as work too
-    for (const q of queues) if ((await o.queue.unfinished(q)) > 0) return false;
+    // waiting, active, and retries not yet due: all count as work (one query over every queue)
+    for (const s of (await o.queue.status(queues)).values()) if (s.unfinished > 0) return false;
     return true;
   };
 

@@ -26,5 +26,10 @@ export interface CommandRunner {
    * exit code could be had.
    */
   run(command: string, options?: RunOptions): Promise<CommandResult>;
+  /**
+   * Removes a file if it is there (`rm -f -- path`: a link is removed, not followed), without a
+   * shell where the runner can (this machine); absent: callers run `rm -f` through run().
+   */
+  removeFile?(path: string): Promise<void>;
   close(): Promise<void>;
 }

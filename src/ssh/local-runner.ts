@@ -1,5 +1,6 @@
 // CommandRunner for this machine: `sh -c <command>`, same semantics as the SSH runner.
 import { spawn } from 'node:child_process';
+import fs from 'node:fs/promises';
 import { RemoteCommandFailed } from '../errors.ts';
 import { checkTimerMs } from '../limits.ts';
 import type { CommandResult, CommandRunner, RunOptions } from './command-runner.ts';
@@ -63,6 +64,10 @@ export function createLocalRunner(env: NodeJS.ProcessEnv = process.env): Command
         if (options.stdin !== undefined) child.stdin.end(options.stdin);
         else child.stdin.end();
       });
+    },
+    // no `sh -c rm` per call: fs.rm unlinks (a link itself, never its target); force: absent is fine
+    async removeFile(file: string) {
+      await fs.rm(file, { force: true });
     },
     async close() {},
   };

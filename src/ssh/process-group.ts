@@ -209,7 +209,8 @@ export async function runInGroup(runner: CommandRunner, argv: readonly string[],
   }
   // The command ended and its result is here: no stop will come for it, so its pidfile can go. If
   // this fails (the connection dropped just now), the file stays for the run's next stopRunGroups.
-  await runner.run(shJoin(['rm', '-f', '--', files.pidFile]), { timeoutMs: CLEANUP_TIMEOUT_MS }).catch(() => undefined);
+  const removed = runner.removeFile ? runner.removeFile(files.pidFile) : runner.run(shJoin(['rm', '-f', '--', files.pidFile]), { timeoutMs: CLEANUP_TIMEOUT_MS });
+  await removed.catch(() => undefined);
   return result;
 }
 
