@@ -224,7 +224,7 @@ export const workers: Benchmark = {
     // its own temp directory: the server runs as user postgres, which cannot enter the bench's 0700 workDir
     const pgDir = fs.mkdtempSync(path.join(os.tmpdir(), 'storsweep-bench-pg-'));
     // pg_stat_statements counts the statements each database ran: the round trips per permutation
-    const pgh = await startPostgres({ dir: pgDir, settings: { shared_preload_libraries: 'pg_stat_statements', 'pg_stat_statements.track': 'all' } });
+    const pgh = await startPostgres({ dir: pgDir, settings: { shared_preload_libraries: 'pg_stat_statements' } });
     const rounds: Record<number, Round> = {};
     let idle: Awaited<ReturnType<typeof idleWorker>>;
     try {

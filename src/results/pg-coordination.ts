@@ -108,24 +108,6 @@ export class LeaseSession {
     };
   }
 
-  /**
-   * One round trip on the lease session, before doing more under keys held for a while (a worker
-   * running a group's next permutation under the lease it already holds): a session that answers
-   * still holds its locks (session-level advisory locks go only with the session or an unlock).
-   * Throws, and marks the lease lost, when it does not answer.
-   */
-  async confirm(): Promise<void> {
-    if (this.lost) throw this.lost;
-    try {
-      await this.run(() => this.client.query('SELECT 1'));
-    } catch (err) {
-      const e = err instanceof Error ? err : new Error(String(err));
-      this.fail(e);
-      throw e;
-    }
-    if (this.lost) throw this.lost;
-  }
-
   private async unlock(keys: readonly string[]): Promise<void> {
     for (const k of keys) this.held.delete(k);
     if (this.lost || !keys.length) return; // the session is gone: so are its locks

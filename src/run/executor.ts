@@ -54,7 +54,7 @@ export interface ExecuteOptions {
   countLeftovers?: boolean;
   /**
    * Guest connections that outlive this call (a worker's, per target, across the permutations it
-   * runs under one lease): a connection is taken from here and left here when the call ends; one
+   * runs, as `run` keeps one per target for the whole sweep): a connection is taken from here and left here when the call ends; one
    * that was lost is closed and removed (the next use connects, and checks, again). Absent: each
    * call connects on first use and closes at its end.
    */

@@ -1,10 +1,9 @@
-// `storsweep worker`'s loop: take a target group this worker can reach that has work, hold the
-// group's lease, and under it run the group's permutations one after the other — each with the
-// executor (the same executeRun as `run`, given a plan of that one permutation), its job completed
-// before the next is fetched — until the group has none waiting; then release the lease. Holding
-// the lease across the group's permutations is what `run` does with a target (one at a time, in
-// plan order, one guest connection), and costs no look over every queue, no lease taken and given
-// back per permutation: only a round trip on the lease session to confirm it still holds.
+// `storsweep worker`'s loop: take a permutation from a target group this worker can reach, hold
+// the group's lease for its whole span (provision, workload, teardown), run it with the executor
+// (the same executeRun as `run`, given a plan of that one permutation), then complete its job.
+// The lease is taken per permutation, not per group: every worker moves between the groups with
+// work, so the groups progress together and the sweep ends within about one permutation across
+// workers (a worker draining one group at a time could end a whole group after the others).
 //
 // Why this is safe across workers (docs/architecture.md, "Several controllers"):
 // - one worker at a time per group: its lease keys (the group's queue and every resource key its
@@ -19,6 +18,7 @@ import type { RunPlan } from '../contract/plan.ts';
 import type { RunStore } from '../results/port.ts';
 import type { LeaseSession } from '../results/pg-coordination.ts';
 import { executeRun, type ExecuteOptions, type GuestConnections, type TargetEndpoints } from './executor.ts';
+import type { CommandRunner } from '../ssh/command-runner.ts';
 import type { ProgressEvent } from './progress.ts';
 import type { QueueGroup, WorkQueue } from './work-queue.ts';
 
@@ -68,6 +68,9 @@ export interface WorkerSummary {
   executeMs: number;
 }
 
+/** Guest connections a worker keeps open across permutations (the least recently used beyond are closed). */
+const GUESTS_KEPT = 32;
+
 /** How often the list of runs with work is asked again. */
 const RUNS_REFRESH_MS = 5000;
 
@@ -102,6 +105,42 @@ export async function workLoop(o: WorkerOptions): Promise<WorkerSummary> {
     return m;
   };
 
+  // Guest connections by run and target, kept across permutations as `run` keeps one per target
+  // (connected and checked once, not per permutation); one that was lost the executor closes and
+  // forgets, and the next permutation there connects again. At most GUESTS_KEPT stay open: the
+  // least recently used is closed first.
+  const guests = new Map<WorkerRun, GuestConnections>();
+  const guestsOf = (run: WorkerRun): GuestConnections => {
+    let m = guests.get(run);
+    if (!m) guests.set(run, (m = new Map()));
+    return m;
+  };
+  /** recency order: the first entry is the least recently used */
+  const recent = new Map<CommandRunner, { m: GuestConnections; target: string }>();
+  /** the targets a slot is running a permutation on (their connections are not closed under them) */
+  const busy = new Map<GuestConnections, Set<string>>();
+  const usedGuest = async (run: WorkerRun, target: string): Promise<void> => {
+    const m = guestsOf(run);
+    const r = m.get(target);
+    if (r) {
+      recent.delete(r);
+      recent.set(r, { m, target });
+    }
+    for (const [k, v] of [...recent]) {
+      if (recent.size <= GUESTS_KEPT) break;
+      if (busy.get(v.m)?.has(v.target)) continue;
+      recent.delete(k);
+      if (v.m.get(v.target) !== k) continue; // already closed and forgotten by the executor
+      v.m.delete(v.target);
+      await k.close().catch(() => undefined);
+    }
+  };
+  const closeGuests = async (): Promise<void> => {
+    for (const m of guests.values()) for (const r of m.values()) await r.close().catch(() => undefined);
+    guests.clear();
+    recent.clear();
+  };
+
   // the runs, asked again at most every few seconds (new submissions are picked up), not every pass
   let runsCache: { at: number; runs: WorkerRun[] } | null = null;
   const currentRuns = async (): Promise<WorkerRun[]> => {
@@ -110,10 +149,9 @@ export async function workLoop(o: WorkerOptions): Promise<WorkerSummary> {
   };
 
   /**
-   * A group that has work and whose lease is free, worked under its lease until it has none
-   * waiting; false when there is no such group. One look at every queue first (what waits, what is
-   * active), so groups with nothing to do cost nothing; the groups are tried from a random place,
-   * so workers do not all contend for the first one.
+   * One permutation from a group that has work and whose lease is free; false when none. One look
+   * at every queue first (what waits, what is active), so groups with nothing to do cost nothing;
+   * the groups are tried from a random place, so workers do not all contend for the first one.
    */
   const tryOne = async (): Promise<boolean> => {
     const runs = await currentRuns();
@@ -130,20 +168,16 @@ export async function workLoop(o: WorkerOptions): Promise<WorkerSummary> {
       const keys = [`queue ${g.queue}`, ...g.targets.flatMap((t) => run.keys(t))];
       const release = await o.lease.tryHold(keys);
       if (!release) continue;
-      // the group's guest connections, kept across its permutations while the lease is held
-      const guests: GuestConnections = new Map();
       try {
-        if (await runGroup(run, g, st.active > 0, guests)) return true;
+        if (await runOneOf(run, g, st.active > 0)) return true;
       } finally {
-        for (const r of guests.values()) await r.close().catch(() => undefined);
         await release();
       }
     }
     return false;
   };
 
-  /** Under the group's lease: its permutations, one after the other, while any is waiting. */
-  const runGroup = async (run: WorkerRun, g: QueueGroup, mayHaveOrphans: boolean, guests: GuestConnections): Promise<boolean> => {
+  const runOneOf = async (run: WorkerRun, g: QueueGroup, mayHaveOrphans: boolean): Promise<boolean> => {
     // Under the lease: an active job here was fetched by a worker that no longer holds it.
     const orphans = mayHaveOrphans ? await o.queue.active(g.queue) : [];
     if (orphans.length) {
@@ -151,22 +185,8 @@ export async function workLoop(o: WorkerOptions): Promise<WorkerSummary> {
       summary.takenOver += orphans.length;
       emit({ type: 'message', level: 'warn', text: `${run.plan.runId}: taking over ${orphans.length} permutation(s) of ${g.targets.join(', ')} whose worker is gone; what they left is cleaned up from the ledger, then they are redone` });
     }
-    let took = false;
-    for (;;) {
-      if (took) {
-        if (o.once || finished || o.signal.aborted) return took;
-        // the next job is fetched only while the lease demonstrably holds (throws when it is gone)
-        await o.lease.confirm();
-      }
-      const job = await o.queue.fetch(g.queue);
-      if (!job) return took;
-      took = true;
-      if (!(await runJob(run, g, job, guests))) return took;
-    }
-  };
-
-  /** One fetched job; false when the group's work stops here (given back: interrupted, fatal, lease lost). */
-  const runJob = async (run: WorkerRun, g: QueueGroup, job: { id: string; data: { permutationId: string } }, guests: GuestConnections): Promise<boolean> => {
+    const job = await o.queue.fetch(g.queue);
+    if (!job) return false;
     const perm = byId(run).get(job.data.permutationId);
     if (!perm) {
       // not in this run's plan (a queue edited by hand): nothing to run
@@ -180,6 +200,8 @@ export async function workLoop(o: WorkerOptions): Promise<WorkerSummary> {
     const ends = await run.endpoints(target);
     const plan: RunPlan = { ...run.plan, permutations: [perm] };
     const started = performance.now();
+    const inUse = busy.get(guestsOf(run)) ?? new Set<string>();
+    busy.set(guestsOf(run), inUse.add(target));
     const s = await executeRun({
       store: run.store,
       plan,
@@ -191,15 +213,16 @@ export async function workLoop(o: WorkerOptions): Promise<WorkerSummary> {
       ...run.execute,
       // the run's leftovers are not counted per permutation (`status` says them); its guests stay connected
       countLeftovers: false,
-      guests,
-    });
+      guests: guestsOf(run),
+    }).finally(() => inUse.delete(target));
     executing += performance.now() - started;
+    await usedGuest(run, target);
     if (s.interrupted || s.fatal || o.lease.lostReason) {
       // Not finished here: left `running` in the store, the job goes back; the next worker under
       // this lease cleans up and redoes it (if our lease is gone, someone may already have).
       await o.queue.giveBack(g.queue, [job.id], s.fatal ?? 'interrupted').catch(() => undefined);
       summary.givenBack++;
-      return false;
+      return true;
     }
     summary.done += s.done + s.skipped;
     summary.failed += s.failed;
@@ -240,6 +263,10 @@ export async function workLoop(o: WorkerOptions): Promise<WorkerSummary> {
       else await sleep(pollMs, o.signal);
     }
   };
-  await Promise.all(Array.from({ length: Math.max(1, o.concurrency ?? 1) }, slot));
+  try {
+    await Promise.all(Array.from({ length: Math.max(1, o.concurrency ?? 1) }, slot));
+  } finally {
+    await closeGuests();
+  }
   return summary;
 }
