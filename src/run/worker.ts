@@ -112,7 +112,7 @@ export async function workLoop(o: WorkerOptions): Promise<WorkerSummary> {
   const guests = new Map<WorkerRun, GuestConnections>();
   const guestsOf = (run: WorkerRun): GuestConnections => {
     let m = guests.get(run);
-    if (!m) guests.set(run, (m = new Map()));
+    if (!m) guests.set(run, (m = new Map<string, CommandRunner>()));
     return m;
   };
   /** recency order: the first entry is the least recently used */
