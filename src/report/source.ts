@@ -9,7 +9,7 @@ import { importFile } from '../importers/index.ts';
 import { readInputFile, readInputLines } from '../input/read-input.ts';
 import { hostRecordSchema, type ResultRecord } from '../results/record.ts';
 import { DB_FILE, openResults } from '../results/store.ts';
-import type { RunStore } from '../results/port.ts';
+import { runInfoOf, type RunStore } from '../results/port.ts';
 import type { Axes } from '../contract/axis.ts';
 import { SOURCE_AXIS, sourceOf, type RunInfo } from './model.ts';
 
@@ -160,19 +160,7 @@ function asSource(records: ResultRecord[], info: RunInfo): ResultRecord[] {
  * connection or a secret), as a source like a run directory's.
  */
 export async function runSourceFrom(path: string, store: Pick<RunStore, 'records' | 'meta' | 'planBaseline' | 'permutations'>): Promise<Source> {
-  const meta = await store.meta();
-  const baseline = await store.planBaseline();
-  const info: RunInfo = {
-    runId: meta.runId,
-    playbook: meta.playbook,
-    target: meta.target,
-    ...(baseline ? { baseline } : {}),
-    startedAt: meta.startedAt,
-    fingerprint: meta.fingerprint,
-    ...(meta.environment ? { environment: meta.environment } : {}),
-    insecureEndpoints: meta.insecureEndpoints,
-    failures: (await store.permutations()).filter((p) => p.status === 'failed').map((p) => ({ permutationId: p.permutationId, axes: p.axes, reason: p.reason ?? 'unknown' })),
-  };
+  const info: RunInfo = runInfoOf(await store.meta(), await store.planBaseline(), await store.permutations());
   return { path, kind: 'run', records: asSource(await store.records(), info), info, warnings: [] };
 }
 

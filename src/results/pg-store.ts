@@ -13,7 +13,7 @@ import type { CreatedObject, OwnedObjectRef, ProviderName } from '../contract/pr
 import { errorMessage, RunDirLocked, RunNotFound, StoreSchemaTooNew, StoreUnavailable } from '../errors.ts';
 import type { LockHolder, RunLock } from './run-lock.ts';
 import { LATEST_VERSION, MIGRATIONS, SCHEMA } from './pg-migrations.ts';
-import { emptyCounts, FINAL_LEDGER_STATES, LIVE_LEDGER_STATES, storeLostOr, type JournalEntry, type LedgerRow, type LedgerState, type PermutationRow, type PermutationStatus, type RunMeta, type RunStore, type RunStoreBackend, type RunSummary, type StatusCounts } from './port.ts';
+import { emptyCounts, FINAL_LEDGER_STATES, ledgerRowOf, LIVE_LEDGER_STATES, permutationRowOf, storeLostOr, type JournalEntry, type LedgerRow, type LedgerState, type PermutationRow, type PermutationStatus, type RunMeta, type RunStore, type RunStoreBackend, type RunSummary, type StatusCounts } from './port.ts';
 import type { ResultRecord } from './record.ts';
 
 const now = () => new Date().toISOString();
@@ -290,15 +290,7 @@ export class PgRunStore implements RunStore {
     const { rows } = ids
       ? await this.pool.query<Record<string, unknown>>(`SELECT ${cols} FROM ${SCHEMA}.permutations WHERE run_id = $1 AND permutation_id = ANY($2::text[]) ORDER BY idx`, [this.runId, [...ids]])
       : await this.pool.query<Record<string, unknown>>(`SELECT ${cols} FROM ${SCHEMA}.permutations WHERE run_id = $1 ORDER BY idx`, [this.runId]);
-    return rows.map((r) => ({
-      permutationId: r.permutation_id as string,
-      index: r.idx as number,
-      axes: JSON.parse(r.axes as string) as PermutationRow['axes'],
-      status: r.status as PermutationStatus,
-      reason: (r.reason as string | null) ?? null,
-      attempts: r.attempts as number,
-      completedRepetitions: r.completed_repetitions as number,
-    }));
+    return rows.map(permutationRowOf);
   }
 
   async counts(): Promise<StatusCounts> {
@@ -518,18 +510,4 @@ function inCallOrder(store: PgRunStore): RunStore {
       };
     },
   });
-}
-
-function ledgerRowOf(r: Record<string, unknown>): LedgerRow {
-  return {
-    seq: Number(r.seq),
-    permutationId: r.permutation_id as string,
-    provider: r.provider as ProviderName,
-    kind: r.kind as string,
-    name: r.name as string,
-    objectId: (r.object_id as string | null) ?? null,
-    data: JSON.parse(r.data as string) as Record<string, unknown>,
-    state: r.state as LedgerState,
-    error: (r.error as string | null) ?? null,
-  };
 }

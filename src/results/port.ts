@@ -190,3 +190,58 @@ export interface RunStoreBackend {
 }
 
 export const emptyCounts = (): StatusCounts => ({ pending: 0, running: 0, done: 0, failed: 0 });
+
+/** What a report needs to know about a stored run (report/model.ts RunInfo), from either adapter. */
+export interface StoredRunInfo {
+  runId: string;
+  playbook?: string;
+  target?: string;
+  baseline?: Record<string, string | number | boolean>;
+  startedAt?: string;
+  fingerprint?: Record<string, string>;
+  environment?: Record<string, string>;
+  insecureEndpoints?: string[];
+  failures?: Array<{ permutationId: string; axes: Record<string, unknown>; reason: string }>;
+}
+
+export function runInfoOf(meta: RunMeta, baseline: RunPlan['baseline'], permutations: readonly PermutationRow[]): StoredRunInfo {
+  return {
+    runId: meta.runId,
+    playbook: meta.playbook,
+    target: meta.target,
+    ...(baseline ? { baseline } : {}),
+    startedAt: meta.startedAt,
+    fingerprint: meta.fingerprint,
+    ...(meta.environment ? { environment: meta.environment } : {}),
+    insecureEndpoints: meta.insecureEndpoints,
+    failures: permutations.filter((p) => p.status === 'failed').map((p) => ({ permutationId: p.permutationId, axes: p.axes, reason: p.reason ?? 'unknown' })),
+  };
+}
+
+/** A `permutations` row as both adapters read it (the same columns in SQLite and PostgreSQL). */
+export function permutationRowOf(r: Record<string, unknown>): PermutationRow {
+  return {
+    permutationId: r.permutation_id as string,
+    index: r.idx as number,
+    axes: JSON.parse(r.axes as string) as PermutationRow['axes'],
+    status: r.status as PermutationStatus,
+    reason: (r.reason as string | null) ?? null,
+    attempts: r.attempts as number,
+    completedRepetitions: r.completed_repetitions as number,
+  };
+}
+
+/** A `ledger` row as both adapters read it (PostgreSQL returns the bigserial seq as text). */
+export function ledgerRowOf(r: Record<string, unknown>): LedgerRow {
+  return {
+    seq: Number(r.seq),
+    permutationId: r.permutation_id as string,
+    provider: r.provider as ProviderName,
+    kind: r.kind as string,
+    name: r.name as string,
+    objectId: (r.object_id as string | null) ?? null,
+    data: JSON.parse(r.data as string) as Record<string, unknown>,
+    state: r.state as LedgerState,
+    error: (r.error as string | null) ?? null,
+  };
+}

@@ -14,7 +14,7 @@ import { errorMessage, NotARegularFile, NotARunDirectory, RunStoreDamaged, RunSt
 
 export const DB_FILE = 'run.sqlite';
 
-import { FINAL_LEDGER_STATES, LIVE_LEDGER_STATES, type LedgerRow, type LedgerState, type PermutationRow, type PermutationStatus, type RunMeta } from './port.ts';
+import { FINAL_LEDGER_STATES, ledgerRowOf, LIVE_LEDGER_STATES, permutationRowOf, runInfoOf, type LedgerRow, type LedgerState, type PermutationRow, type PermutationStatus, type RunMeta, type StoredRunInfo } from './port.ts';
 
 // The shapes belong to the port (results/port.ts); re-exported for the callers of this adapter.
 export { FINAL_LEDGER_STATES, LIVE_LEDGER_STATES };
@@ -281,15 +281,7 @@ export class ResultStore {
 
   permutations(): PermutationRow[] {
     const rows = this.db.prepare('SELECT * FROM permutations ORDER BY idx').all() as Array<Record<string, unknown>>;
-    return rows.map((r) => ({
-      permutationId: r.permutation_id as string,
-      index: r.idx as number,
-      axes: JSON.parse(r.axes as string) as PermutationRow['axes'],
-      status: r.status as PermutationStatus,
-      reason: (r.reason as string | null) ?? null,
-      attempts: r.attempts as number,
-      completedRepetitions: r.completed_repetitions as number,
-    }));
+    return rows.map(permutationRowOf);
   }
 
   markRunning(permutationId: string): void {
@@ -466,43 +458,12 @@ export class ResultStore {
   }
 }
 
-function ledgerRowOf(r: Record<string, unknown>): LedgerRow {
-  return {
-    seq: r.seq as number,
-    permutationId: r.permutation_id as string,
-    provider: r.provider as ProviderName,
-    kind: r.kind as string,
-    name: r.name as string,
-    objectId: (r.object_id as string | null) ?? null,
-    data: JSON.parse(r.data as string) as Record<string, unknown>,
-    state: r.state as LedgerState,
-    error: (r.error as string | null) ?? null,
-  };
-}
-
 /** Read side for reports: records and run info only. */
-export function openResults(runDir: string): { records(): ResultRecord[]; runInfo(): { runId: string; playbook?: string; target?: string; baseline?: Record<string, string | number | boolean>; startedAt?: string; fingerprint?: Record<string, string>; environment?: Record<string, string>; insecureEndpoints?: string[]; failures?: Array<{ permutationId: string; axes: Record<string, unknown>; reason: string }> }; close(): void } {
+export function openResults(runDir: string): { records(): ResultRecord[]; runInfo(): StoredRunInfo; close(): void } {
   const store = ResultStore.openReadOnly(runDir);
   return {
     records: () => store.records(),
-    runInfo: () => {
-      const meta = store.meta();
-      const baseline = store.planBaseline();
-      return {
-        runId: meta.runId,
-        playbook: meta.playbook,
-        target: meta.target,
-        ...(baseline ? { baseline } : {}),
-        startedAt: meta.startedAt,
-        fingerprint: meta.fingerprint,
-        ...(meta.environment ? { environment: meta.environment } : {}),
-        insecureEndpoints: meta.insecureEndpoints,
-        failures: store
-          .permutations()
-          .filter((p) => p.status === 'failed')
-          .map((p) => ({ permutationId: p.permutationId, axes: p.axes, reason: p.reason ?? 'unknown' })),
-      };
-    },
+    runInfo: () => runInfoOf(store.meta(), store.planBaseline(), store.permutations()),
     close: () => store.close(),
   };
 }

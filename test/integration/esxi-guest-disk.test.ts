@@ -15,6 +15,7 @@ import { ESXI_HARNESS_DIR, readCommands, readEsxiState, releaseEsxiGuestDisks } 
 import { readRun, runDirOf } from './helpers/vsphere-lab.ts';
 import { runCli } from './helpers/cli.ts';
 import type { ResultRecord } from '../../src/results/record.ts';
+import { diskPlaybook } from '../helpers/disk-playbook.ts';
 
 let root: string;
 let lab: LabState;
@@ -97,32 +98,7 @@ describe('lab-esxi: guest.filesystem [raw, ext4], the disk found by its vmkfstoo
     expect(fs.statSync(theirImage).size).toBe(1024 ** 3);
 
     const pb = path.join(root, 'esxi-fs.yaml');
-    fs.writeFileSync(pb, [
-      'name: esxi-fs',
-      'target: lab-esxi',
-      'matrix:',
-      '  datastore:',
-      '    kind: [existing]',
-      '  disk:',
-      '    format: [thin]',
-      '    sizeGb: [1]',
-      '  guest:',
-      '    filesystem: [raw, ext4]',
-      '  workload:',
-      '    profile: [quick]',
-      'workloads:',
-      '  quick:',
-      '    iometer: "4k 0% read 100% random"',
-      'settings:',
-      '  fileSize: 4m',
-      '  runtimeSec: 1',
-      '  passes: 1',
-      '  warmupPass: false',
-      '  intervalSec: 0',
-      '  direct: true',
-      'repeat: 1',
-      '',
-    ].join('\n'));
+    fs.writeFileSync(pb, diskPlaybook({ name: 'esxi-fs', target: 'lab-esxi', format: 'thin', extra: ['  guest:', '    filesystem: [raw, ext4]'] }));
     const runsDir = path.join(root, 'runs');
     const r = await runCli(['run', pb, '-i', labPaths(root).inventory, '--out', runsDir, '--no-report', '--json', '--keep'], { cwd: root, timeoutMs: 300_000 });
     expect(r.code, r.stderr).toBe(0);

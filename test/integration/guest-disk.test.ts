@@ -12,6 +12,7 @@ import { runCli } from './helpers/cli.ts';
 import { startLabGuest, type LabGuest } from './helpers/lab-guest.ts';
 import { ensureSystemUser } from './helpers/system-user.ts';
 import { permutationStatuses, readRun, runDirOf, startVsphereLab, type VsphereLab } from './helpers/vsphere-lab.ts';
+import { diskPlaybook } from '../helpers/disk-playbook.ts';
 
 const SET_VM_OPTION = new URL('../harness/pyvmomi/set_vm_option.py', import.meta.url).pathname;
 
@@ -62,31 +63,7 @@ function records(runDir: string): ResultRecord[] {
 }
 
 function playbook(name: string, format: string, extra: string[] = []): string {
-  return [
-    `name: ${name}`,
-    'target: lab-vcenter',
-    'matrix:',
-    '  datastore:',
-    '    kind: [existing]',
-    '  disk:',
-    `    format: [${format}]`,
-    ...(format.startsWith('rdm') ? [] : ['    sizeGb: [1]']),
-    ...extra,
-    '  workload:',
-    '    profile: [quick]',
-    'workloads:',
-    '  quick:',
-    '    iometer: "4k 0% read 100% random"',
-    'settings:',
-    '  fileSize: 4m',
-    '  runtimeSec: 1',
-    '  passes: 1',
-    '  warmupPass: false',
-    '  intervalSec: 0',
-    '  direct: true',
-    'repeat: 1',
-    '',
-  ].join('\n');
+  return diskPlaybook({ name, target: 'lab-vcenter', format, extra });
 }
 
 beforeAll(async () => {

@@ -9,15 +9,16 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { CreatedObject, MeasuredTarget, ProviderContext } from '../../src/contract/provider.ts';
-import { defaultHypervState, GUEST_CREDENTIAL, readHypervState, readPsLog, seedHypervState, WINDOWS_HARNESS_DIR } from '../../src/lab/harness/windows/state.ts';
+import { defaultHypervState, GUEST_CREDENTIAL, readHypervState, readPsLog, seedHypervState } from '../../src/lab/harness/windows/state.ts';
 import { labPaths, labUp, type LabState } from '../../src/lab/lab.ts';
-import { ensureKeyPair, startSshd, stopPid, type SshdHandle } from '../../src/lab/sshd.ts';
+import { stopPid } from '../../src/lab/sshd.ts';
 import type { HypervTargetConfig } from '../../src/providers/hyperv/config.ts';
 import { planHypervSteps } from '../../src/providers/hyperv/plan.ts';
 import { runGuestCalls } from '../../src/providers/hyperv/powershell.ts';
 import { createHypervProvider } from '../../src/providers/hyperv/provider.ts';
 import { connectSsh, type SshOptions } from '../../src/ssh/ssh-runner.ts';
 import { REPO_ROOT, runCli, stackTraceLines } from './helpers/cli.ts';
+import { startWindowsStandin, type WindowsStandin } from '../helpers/windows-standin.ts';
 
 const GiB = 1024 ** 3;
 const ctx: ProviderContext = { runId: 'r1', permutationId: 'p1', axes: {}, signal: new AbortController().signal, log: () => undefined, sent: () => undefined };
@@ -98,23 +99,17 @@ describe('playbooks/hyperv-allocation-unit.yaml on lab-hyperv', () => {
 });
 
 describe('guest volumes through the provider', () => {
-  let dir: string;
+  let hv: WindowsStandin;
   let stateDir: string;
-  let sshd: SshdHandle;
   let ssh: SshOptions;
 
   beforeAll(async () => {
-    dir = await fs.mkdtemp(path.join(os.tmpdir(), 'ss-hvfs2-'));
-    stateDir = path.join(dir, 'state');
-    const key = await ensureKeyPair(path.join(dir, 'client_key'));
-    sshd = await startSshd({ dir: path.join(dir, 'sshd'), authorizedKeys: [key.publicKey], pathPrefix: [WINDOWS_HARNESS_DIR], env: { STORSWEEP_STANDIN_STATE: stateDir } });
-    const knownHosts = path.join(dir, 'known_hosts');
-    await fs.writeFile(knownHosts, sshd.knownHostsLine + '\n');
-    ssh = { host: sshd.host, port: sshd.port, username: os.userInfo().username, privateKeyPath: key.privateKeyPath, knownHostsFile: knownHosts };
+    hv = await startWindowsStandin('ss-hvfs2-');
+    stateDir = hv.stateDir;
+    ssh = hv.ssh;
   });
   afterAll(async () => {
-    await sshd?.stop();
-    if (dir) await fs.rm(dir, { recursive: true, force: true });
+    await hv?.stop();
   });
   const guestCalls = async (since = 0) => (await readPsLog(stateDir)).slice(since).filter((l) => l.shape === 'guest-call').flatMap((l) => l.data.calls ?? []);
   type Host = { disks: Array<Record<string, unknown>>; files: Record<string, Record<string, unknown>> };

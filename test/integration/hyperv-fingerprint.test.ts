@@ -1,41 +1,28 @@
 // The Hyper-V provider's environment fingerprint over a real OpenSSH server whose PATH holds the
 // strict powershell.exe stand-in: host and guest Windows build (Get-CimInstance Win32_OperatingSystem,
 // the guest through PowerShell Direct) and diskspd's version from its usage banner (diskspd -?).
-import fs from 'node:fs/promises';
-import os from 'node:os';
-import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ensureKeyPair, startSshd, type SshdHandle } from '../../src/lab/sshd.ts';
 import type { HypervTargetConfig } from '../../src/providers/hyperv/config.ts';
 import { describeHypervGuest } from '../../src/providers/hyperv/fingerprint.ts';
 import { runCalls } from '../../src/providers/hyperv/powershell.ts';
 import { createHypervProvider } from '../../src/providers/hyperv/provider.ts';
-import { connectSsh } from '../../src/ssh/ssh-runner.ts';
-import { defaultHypervState, GUEST_CREDENTIAL, readPsLog, seedHypervState, WINDOWS_HARNESS_DIR } from '../../src/lab/harness/windows/state.ts';
+import { defaultHypervState, GUEST_CREDENTIAL, readPsLog, seedHypervState } from '../../src/lab/harness/windows/state.ts';
+import { startWindowsStandin, type WindowsStandin } from '../helpers/windows-standin.ts';
 
-let dir: string;
+let hv: WindowsStandin;
 let stateDir: string;
-let sshd: SshdHandle;
-let keyPath: string;
-let knownHosts: string;
 const target: HypervTargetConfig = { host: 'hv-standin', vmName: 'bench-vm', volumes: { '100': 'D:\\bench' }, allowedDisks: [] };
 
 beforeAll(async () => {
-  dir = await fs.mkdtemp(path.join(os.tmpdir(), 'ss-hvfp-'));
-  stateDir = path.join(dir, 'state');
-  const key = await ensureKeyPair(path.join(dir, 'client_key'));
-  keyPath = key.privateKeyPath;
-  sshd = await startSshd({ dir: path.join(dir, 'sshd'), authorizedKeys: [key.publicKey], pathPrefix: [WINDOWS_HARNESS_DIR], env: { STORSWEEP_STANDIN_STATE: stateDir } });
-  knownHosts = path.join(dir, 'known_hosts');
-  await fs.writeFile(knownHosts, sshd.knownHostsLine + '\n');
+  hv = await startWindowsStandin('ss-hvfp-');
+  stateDir = hv.stateDir;
 });
 
 afterAll(async () => {
-  await sshd?.stop();
-  if (dir) await fs.rm(dir, { recursive: true, force: true });
+  await hv?.stop();
 });
 
-const connect = () => connectSsh({ host: sshd.host, port: sshd.port, username: os.userInfo().username, privateKeyPath: keyPath, knownHostsFile: knownHosts });
+const connect = () => hv.connect();
 
 describe('hyperv fingerprint', () => {
   it('records the host\'s and the guest\'s Windows edition and build and the guest\'s diskspd version', async () => {

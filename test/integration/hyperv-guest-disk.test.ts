@@ -3,13 +3,10 @@
 // OpenSSH server with the strict powershell.exe stand-in (its guest model: guest_storage.py —
 // disk numbers, SAN policy offline/read-only, partitions and volumes on the disk's medium).
 import { readFileSync, writeFileSync } from 'node:fs';
-import fs from 'node:fs/promises';
-import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ComposeContext, CreatedObject, MeasuredTarget, ProviderContext } from '../../src/contract/provider.ts';
-import { defaultHypervState, GUEST_CREDENTIAL, readHypervState, readPsLog, seedHypervState, WINDOWS_HARNESS_DIR } from '../../src/lab/harness/windows/state.ts';
-import { ensureKeyPair, startSshd, type SshdHandle } from '../../src/lab/sshd.ts';
+import { defaultHypervState, GUEST_CREDENTIAL, readHypervState, readPsLog, seedHypervState } from '../../src/lab/harness/windows/state.ts';
 import type { HypervTargetConfig } from '../../src/providers/hyperv/config.ts';
 import { hypervProvider } from '../../src/providers/hyperv/index.ts';
 import { planHypervSteps } from '../../src/providers/hyperv/plan.ts';
@@ -20,10 +17,11 @@ import { connectSsh, type SshOptions } from '../../src/ssh/ssh-runner.ts';
 import { makeTest } from '../../src/workloads/profiles.ts';
 import type { WorkloadProfile } from '../../src/workloads/spec.ts';
 import { onePermutationPlan } from './helpers/executor-run.ts';
+import { startWindowsStandin, type WindowsStandin } from '../helpers/windows-standin.ts';
 
+let hv: WindowsStandin;
 let dir: string;
 let stateDir: string;
-let sshd: SshdHandle;
 let ssh: SshOptions;
 const ctx: ProviderContext = { runId: 'r1', permutationId: 'p1', axes: {}, signal: new AbortController().signal, log: () => undefined, sent: () => undefined };
 const target: HypervTargetConfig = { host: 'hv-standin', vmName: 'bench-vm', volumes: { '100': 'D:\\bench' }, allowedDisks: [{ number: 2, serialNumber: 'S4EWNX0R123456' }], passthroughDisk: 2 };
@@ -48,18 +46,14 @@ const withUsersDisk = (size = 4 * GiB) => {
 };
 
 beforeAll(async () => {
-  dir = await fs.mkdtemp(path.join(os.tmpdir(), 'ss-hvg-'));
-  stateDir = path.join(dir, 'state');
-  const key = await ensureKeyPair(path.join(dir, 'client_key'));
-  sshd = await startSshd({ dir: path.join(dir, 'sshd'), authorizedKeys: [key.publicKey], pathPrefix: [WINDOWS_HARNESS_DIR], env: { STORSWEEP_STANDIN_STATE: stateDir } });
-  const knownHosts = path.join(dir, 'known_hosts');
-  await fs.writeFile(knownHosts, sshd.knownHostsLine + '\n');
-  ssh = { host: sshd.host, port: sshd.port, username: os.userInfo().username, privateKeyPath: key.privateKeyPath, knownHostsFile: knownHosts };
+  hv = await startWindowsStandin('ss-hvg-');
+  dir = hv.dir;
+  stateDir = hv.stateDir;
+  ssh = hv.ssh;
 });
 
 afterAll(async () => {
-  await sshd?.stop();
-  if (dir) await fs.rm(dir, { recursive: true, force: true });
+  await hv?.stop();
 });
 
 const guestCalls = async (since = 0) => (await readPsLog(stateDir)).slice(since).filter((l) => l.shape === 'guest-call').flatMap((l) => l.data.calls ?? []);

@@ -2,12 +2,9 @@
 // powershell.exe stand-in (src/lab/harness/windows): -EncodedCommand decoding, the known script shapes,
 // cmdlet parameter sets and the host model are the stand-in's; everything else is real.
 import { readFileSync, writeFileSync } from 'node:fs';
-import fs from 'node:fs/promises';
-import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RemoteCommandFailed, UnsafeOperation } from '../../src/errors.ts';
-import { ensureKeyPair, startSshd, type SshdHandle } from '../../src/lab/sshd.ts';
 import type { HypervTargetConfig } from '../../src/providers/hyperv/config.ts';
 import { planHypervSteps } from '../../src/providers/hyperv/plan.ts';
 import { setDiskOfflineCall } from '../../src/providers/hyperv/passthrough.ts';
@@ -16,7 +13,6 @@ import { createHypervProvider, runGuestDiskspd, runGuestDiskspdArgv } from '../.
 import type { CreatedObject, ProviderContext, WorkloadEndpoint } from '../../src/contract/provider.ts';
 import type { CommandRunner } from '../../src/ssh/command-runner.ts';
 import { cleanupLedger } from '../../src/run/teardown.ts';
-import { connectSsh } from '../../src/ssh/ssh-runner.ts';
 import { executeSteps, onePermutationPlan } from './helpers/executor-run.ts';
 import { ResultStore, type RunMeta } from '../../src/results/store.ts';
 import { executeRun } from '../../src/run/executor.ts';
@@ -25,13 +21,12 @@ import { parseDiskspdXml } from '../../src/workloads/diskspd.ts';
 import { makeTest } from '../../src/workloads/profiles.ts';
 import { diskspdCreateOnlyArgs, runDiskspdFill } from '../../src/workloads/prefill.ts';
 import type { WorkloadProfile } from '../../src/workloads/spec.ts';
-import { defaultHypervState, GUEST_CREDENTIAL, readHypervState, readPsLog, seedHypervState, WINDOWS_HARNESS_DIR } from '../../src/lab/harness/windows/state.ts';
+import { defaultHypervState, GUEST_CREDENTIAL, readHypervState, readPsLog, seedHypervState } from '../../src/lab/harness/windows/state.ts';
+import { startWindowsStandin, type WindowsStandin } from '../helpers/windows-standin.ts';
 
+let hv: WindowsStandin;
 let dir: string;
 let stateDir: string;
-let sshd: SshdHandle;
-let keyPath: string;
-let knownHosts: string;
 const ctx: ProviderContext = { runId: 'r1', permutationId: 'p1', axes: {}, signal: new AbortController().signal, log: () => undefined, sent: () => undefined };
 const target: HypervTargetConfig = {
   host: 'hv-standin',
@@ -42,24 +37,19 @@ const target: HypervTargetConfig = {
 };
 
 beforeAll(async () => {
-  dir = await fs.mkdtemp(path.join(os.tmpdir(), 'ss-hv-'));
-  stateDir = path.join(dir, 'state');
-  const key = await ensureKeyPair(path.join(dir, 'client_key'));
-  keyPath = key.privateKeyPath;
-  sshd = await startSshd({ dir: path.join(dir, 'sshd'), authorizedKeys: [key.publicKey], pathPrefix: [WINDOWS_HARNESS_DIR], env: { STORSWEEP_STANDIN_STATE: stateDir } });
-  knownHosts = path.join(dir, 'known_hosts');
-  await fs.writeFile(knownHosts, sshd.knownHostsLine + '\n');
+  hv = await startWindowsStandin('ss-hv-');
+  dir = hv.dir;
+  stateDir = hv.stateDir;
 });
 
 afterAll(async () => {
-  await sshd?.stop();
-  if (dir) await fs.rm(dir, { recursive: true, force: true });
+  await hv?.stop();
 });
 
 /** The host-side steps only (what these tests are about); the guest-disk step has its own tests below. */
 const hostSteps = (...args: Parameters<typeof planHypervSteps>) => planHypervSteps(...args).filter((s) => s.step !== 'guest-disk');
 
-const connect = () => connectSsh({ host: sshd.host, port: sshd.port, username: os.userInfo().username, privateKeyPath: keyPath, knownHostsFile: knownHosts });
+const connect = () => hv.connect();
 
 describe('hyperv provider over SSH (stand-in powershell.exe)', () => {
   it('creates a fixed 4K-sector VHDX on the 2000 GB volume, attaches it on SCSI 0:1, and removes both', async () => {

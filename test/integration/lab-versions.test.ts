@@ -4,11 +4,10 @@
 // src/lab/harness/esxi/esxi_state.py); `validate -i .lab/inventory.yaml` refuses, at the playbook's
 // value, what the release cannot do (src/providers/esxi-version.ts), and a refused `run` sends no
 // mutating call — with the release stated in the inventory, or read from the host when it is not.
-import { execFile, spawn } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { labPaths, type LabState } from '../../src/lab/lab.ts';
 import { ESXI_HARNESS_DIR, BLANK_DEV } from '../../src/lab/harness/esxi/state.ts';
@@ -17,8 +16,8 @@ import { VsphereClient, type MoRef } from '../../src/providers/vsphere/client.ts
 import type { VsphereFault } from '../../src/providers/vsphere/fault.ts';
 import { queryVmfsConfigOption } from '../../src/providers/vsphere/methods.ts';
 import { REPO_ROOT, runCli } from './helpers/cli.ts';
+import { probe } from '../helpers/pyvmomi-probe.ts';
 
-const PROBE = fileURLToPath(new URL('../harness/pyvmomi/probe.py', import.meta.url));
 const LAB = path.join(REPO_ROOT, 'bin', 'lab.mjs');
 const PROFILES = ['5.5', '6.7', '7.0', '8.0'] as const;
 type Profile = (typeof PROFILES)[number];
@@ -26,21 +25,6 @@ type Profile = (typeof PROFILES)[number];
 // What each release creates (vSphere 6.0 Storage, "Understanding VMFS Datastores": no new VMFS3 from
 // 6.0; vSphere 7.0 Storage, "Versions of VMFS Datastores": VMFS6 from 6.5) — written out on purpose.
 const CREATES: Record<Profile, number[]> = { '5.5': [3, 5], '6.7': [5, 6], '7.0': [5, 6], '8.0': [5, 6] };
-
-type Result = { ok: boolean; fault?: string; message?: string } & Record<string, unknown>;
-
-function probe(s: { url: string; username: string; password: string; certFile: string }, ops: Record<string, unknown>[]): Promise<Result[]> {
-  return new Promise((resolve, reject) => {
-    const child = spawn('/usr/bin/python3', [PROBE], { stdio: ['pipe', 'pipe', 'pipe'] });
-    let out = '';
-    let err = '';
-    child.stdout.on('data', (c: Buffer) => (out += c.toString()));
-    child.stderr.on('data', (c: Buffer) => (err += c.toString()));
-    child.on('error', reject);
-    child.on('close', (code) => (code === 0 ? resolve(JSON.parse(out) as Result[]) : reject(new Error(`probe.py exited ${code}: ${err}`))));
-    child.stdin.end(JSON.stringify({ ...s, ops }));
-  });
-}
 
 function lab(root: string, args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((resolve) => {

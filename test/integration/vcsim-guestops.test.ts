@@ -1,7 +1,7 @@
 // VMware Tools guest operations in the vcsim harness (src/lab/harness/vcsim/guestops.go,
 // guestwin.go): the real harness, driven by pyVmomi (test/harness/pyvmomi/probe.py) as an
 // independent client, the lab guests checked on this machine (/proc, file owners, loop devices).
-import { execFileSync, spawn } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import fs from 'node:fs/promises';
 import os from 'node:os';
@@ -9,8 +9,8 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startVcsim, type VcsimHandle } from '../../src/lab/vcsim.ts';
+import { probe, probeOne } from '../helpers/pyvmomi-probe.ts';
 
-const PROBE = fileURLToPath(new URL('../harness/pyvmomi/probe.py', import.meta.url));
 const WINDOWS_STANDINS = fileURLToPath(new URL('../../src/lab/harness/windows/', import.meta.url));
 const LINUX_VM = 'DC0_H0_VM0';
 const WINDOWS_VM = 'DC0_H0_VM1';
@@ -27,39 +27,11 @@ interface Proc {
   endTime: string | null;
   exitCode: number | null;
 }
-type Result = { ok: boolean; fault?: string; message?: string } & Record<string, unknown>;
-
-async function probe(vc: VcsimHandle, ops: Record<string, unknown>[]): Promise<Result[]> {
-  const input = JSON.stringify({ url: vc.url, username: vc.username, password: vc.password, certFile: vc.certFile, ops });
-  return new Promise((resolve, reject) => {
-    const child = spawn('/usr/bin/python3', [PROBE], { stdio: ['pipe', 'pipe', 'pipe'] });
-    let out = '';
-    let err = '';
-    child.stdout.on('data', (c: Buffer) => (out += c.toString()));
-    child.stderr.on('data', (c: Buffer) => (err += c.toString()));
-    child.on('error', reject);
-    child.on('close', (code) => {
-      if (code !== 0) return reject(new Error(`probe.py exited ${code}: ${err}`));
-      try {
-        resolve(JSON.parse(out) as Result[]);
-      } catch {
-        reject(new Error(`probe.py printed non-JSON: ${out}\n${err}`));
-      }
-    });
-    child.stdin.end(input);
-  });
-}
-
-async function one(vc: VcsimHandle, op: Record<string, unknown>): Promise<Result> {
-  const [r] = await probe(vc, [op]);
-  if (!r) throw new Error('probe returned no result');
-  return r;
-}
 
 async function waitExit(vc: VcsimHandle, guest: typeof LINUX, pid: number, ms = 30_000): Promise<Proc> {
   const deadline = Date.now() + ms;
   for (;;) {
-    const r = await one(vc, { op: 'guest-list', ...guest, pids: [pid] });
+    const r = await probeOne(vc, { op: 'guest-list', ...guest, pids: [pid] });
     expect(r.ok, JSON.stringify(r)).toBe(true);
     const p = (r.processes as Proc[])[0];
     if (p?.endTime) return p;
@@ -124,7 +96,7 @@ describe.skipIf(!isRoot)('vcsim harness guest operations', () => {
     await fs.chown(dir, guestUid, 0);
     const job = `${dir}/job.sh`;
     const out = `${dir}/out.txt`;
-    const up = await one(vc, { op: 'guest-upload', ...LINUX, path: job, content: 'echo "job ran as $(id -un) in $PWD"\nexit 3\n' });
+    const up = await probeOne(vc, { op: 'guest-upload', ...LINUX, path: job, content: 'echo "job ran as $(id -un) in $PWD"\nexit 3\n' });
     expect(up).toMatchObject({ ok: true, status: 200 });
     expect(String(up.url)).toMatch(/^https:\/\/127\.0\.0\.1:\d+\/guestFile\?id=\d+&token=[0-9a-f]+$/);
     // written in the guest as the guest user
@@ -133,7 +105,7 @@ describe.skipIf(!isRoot)('vcsim harness guest operations', () => {
     const again = await fetchStatus(vc, String(up.url), 'PUT', 'x');
     expect(again).toBe(404);
 
-    const started = await one(vc, { op: 'guest-start', ...LINUX, program: '/bin/sh', arguments: `${job} > ${out} 2>&1`, workingDirectory: dir });
+    const started = await probeOne(vc, { op: 'guest-start', ...LINUX, program: '/bin/sh', arguments: `${job} > ${out} 2>&1`, workingDirectory: dir });
     expect(started.ok, JSON.stringify(started)).toBe(true);
     const pid = started.pid as number;
     const p = await waitExit(vc, LINUX, pid);
@@ -142,15 +114,15 @@ describe.skipIf(!isRoot)('vcsim harness guest operations', () => {
     expect(p.cmdLine).toBe(`"/bin/sh" ${job} > ${out} 2>&1`);
     expect(Date.parse(p.endTime!)).toBeGreaterThanOrEqual(Date.parse(p.startTime));
 
-    const down = await one(vc, { op: 'guest-download', ...LINUX, path: out });
+    const down = await probeOne(vc, { op: 'guest-download', ...LINUX, path: out });
     expect(down).toMatchObject({ ok: true, content: `job ran as ${guestAccount} in ${dir}\n`, attributes: 'GuestPosixFileAttributes', ownerId: guestUid });
     expect(down.size).toBe(Buffer.byteLength(down.content as string));
 
     // an exit code of 0 is sent (govmomi's type would omit it)
-    const ok = await one(vc, { op: 'guest-start', ...LINUX, program: '/bin/true' });
+    const ok = await probeOne(vc, { op: 'guest-start', ...LINUX, program: '/bin/true' });
     expect((await waitExit(vc, LINUX, ok.pid as number)).exitCode).toBe(0);
 
-    const env = await one(vc, { op: 'guest-env', ...LINUX, names: ['USER', 'NOPE'] });
+    const env = await probeOne(vc, { op: 'guest-env', ...LINUX, names: ['USER', 'NOPE'] });
     expect(env).toMatchObject({ ok: true, env: [`USER=${LINUX.guestUser}`] });
 
     const { calls } = await vc.control.guestOps();
@@ -159,37 +131,37 @@ describe.skipIf(!isRoot)('vcsim harness guest operations', () => {
   }, 90_000);
 
   it('terminates a program but not what it spawned, as in a guest: those stay listed until terminated themselves', async () => {
-    const started = await one(vc, { op: 'guest-start', ...LINUX, program: '/bin/sh', arguments: "-c 'sleep 120 & sleep 120; wait'" });
+    const started = await probeOne(vc, { op: 'guest-start', ...LINUX, program: '/bin/sh', arguments: "-c 'sleep 120 & sleep 120; wait'" });
     expect(started.ok, JSON.stringify(started)).toBe(true);
     const pid = started.pid as number;
     await new Promise((r) => setTimeout(r, 500));
     const ours = (await vc.control.guestProcesses()).filter((p) => p.vm === LINUX_VM);
     expect(ours.map((p) => p.pid)).toContain(pid);
     expect(ours.filter((p) => p.child).map((p) => p.name), JSON.stringify(ours)).toEqual(['sleep', 'sleep']);
-    const listed = await one(vc, { op: 'guest-list', ...LINUX });
+    const listed = await probeOne(vc, { op: 'guest-list', ...LINUX });
     expect((listed.processes as Proc[]).filter((p) => p.endTime === null).map((p) => p.name).sort()).toEqual(['sh', 'sleep', 'sleep']);
 
     // TERM reaches the shell only (TerminateProcessInGuest: "the process is sent a TERM signal")
-    expect(await one(vc, { op: 'guest-terminate', ...LINUX, pid })).toMatchObject({ ok: true });
+    expect(await probeOne(vc, { op: 'guest-terminate', ...LINUX, pid })).toMatchObject({ ok: true });
     expect((await waitExit(vc, LINUX, pid)).exitCode).toBe(128 + 15);
     const left = (await vc.control.guestProcesses()).filter((p) => p.vm === LINUX_VM);
     expect(left.map((p) => p.name)).toEqual(['sleep', 'sleep']);
     expect((await processesOf(guestUid)).length).toBe(2);
     // each is a guest process of its own: terminated by its pid, nothing is left
-    for (const p of left) expect(await one(vc, { op: 'guest-terminate', ...LINUX, pid: p.pid })).toMatchObject({ ok: true });
+    for (const p of left) expect(await probeOne(vc, { op: 'guest-terminate', ...LINUX, pid: p.pid })).toMatchObject({ ok: true });
     await new Promise((r) => setTimeout(r, 300));
     expect(await vc.control.guestProcesses()).toEqual([]);
     expect(await processesOf(guestUid)).toEqual([]);
     // a pid that is not running in the guest
-    expect(await one(vc, { op: 'guest-terminate', ...LINUX, pid })).toMatchObject({ ok: false, fault: 'GuestProcessNotFound' });
+    expect(await probeOne(vc, { op: 'guest-terminate', ...LINUX, pid })).toMatchObject({ ok: false, fault: 'GuestProcessNotFound' });
   }, 60_000);
 
   it('waits 5 s after TERM before KILL, as Tools does (procMgrPosix.c ProcMgr_KillByPid)', async () => {
-    const started = await one(vc, { op: 'guest-start', ...LINUX, program: '/bin/bash', arguments: `-c "trap '' TERM; while :; do sleep 0.2; done"` });
+    const started = await probeOne(vc, { op: 'guest-start', ...LINUX, program: '/bin/bash', arguments: `-c "trap '' TERM; while :; do sleep 0.2; done"` });
     expect(started.ok, JSON.stringify(started)).toBe(true);
     await new Promise((r) => setTimeout(r, 300));
     const t0 = Date.now();
-    expect(await one(vc, { op: 'guest-terminate', ...LINUX, pid: started.pid })).toMatchObject({ ok: true });
+    expect(await probeOne(vc, { op: 'guest-terminate', ...LINUX, pid: started.pid })).toMatchObject({ ok: true });
     const took = Date.now() - t0;
     expect(took).toBeGreaterThanOrEqual(4900);
     expect(took).toBeLessThan(9000);
@@ -202,7 +174,7 @@ describe.skipIf(!isRoot)('vcsim harness guest operations', () => {
     await fs.mkdir(odd, { recursive: true });
     await fs.writeFile(path.join(odd, 'job'), '#!/bin/sh\necho "ran $1" > out.txt\n', { mode: 0o755 });
     await fs.chown(dir, guestUid, 0);
-    const started = await one(vc, { op: 'guest-start', ...LINUX, program: path.join(odd, 'job'), arguments: 'once', workingDirectory: dir });
+    const started = await probeOne(vc, { op: 'guest-start', ...LINUX, program: path.join(odd, 'job'), arguments: 'once', workingDirectory: dir });
     expect(started.ok, JSON.stringify(started)).toBe(true);
     const p = await waitExit(vc, LINUX, started.pid as number);
     expect(p.exitCode).toBe(0);
@@ -251,30 +223,30 @@ describe.skipIf(!isRoot)('vcsim harness guest operations', () => {
     const dir = path.join(work, 'size');
     await fs.mkdir(dir);
     await fs.chown(dir, guestUid, 0);
-    const sized = await one(vc, { op: 'guest-upload', ...LINUX, path: `${dir}/f`, content: 'abc', size: 10 });
+    const sized = await probeOne(vc, { op: 'guest-upload', ...LINUX, path: `${dir}/f`, content: 'abc', size: 10 });
     expect(sized).toMatchObject({ ok: true, status: 400 });
     await expect(fs.stat(`${dir}/f`)).rejects.toThrow();
 
     // Tools stopped in the guest
     await vc.control.guestTools(LINUX_VM, false);
     try {
-      expect(await one(vc, { op: 'guest-list', ...LINUX })).toMatchObject({ ok: false, fault: 'GuestOperationsUnavailable' });
-      expect(await one(vc, { op: 'guest-vm', vm: LINUX_VM })).toMatchObject({ toolsRunningStatus: 'guestToolsNotRunning', guestOperationsReady: false });
+      expect(await probeOne(vc, { op: 'guest-list', ...LINUX })).toMatchObject({ ok: false, fault: 'GuestOperationsUnavailable' });
+      expect(await probeOne(vc, { op: 'guest-vm', vm: LINUX_VM })).toMatchObject({ toolsRunningStatus: 'guestToolsNotRunning', guestOperationsReady: false });
     } finally {
       await vc.control.guestTools(LINUX_VM, true);
     }
-    expect(await one(vc, { op: 'guest-list', ...LINUX })).toMatchObject({ ok: true });
+    expect(await probeOne(vc, { op: 'guest-list', ...LINUX })).toMatchObject({ ok: true });
 
     // a powered-off VM: InvalidPowerState ("if the VM is not powered on"), checked before the login
-    expect(await one(vc, { op: 'power', vm: LINUX_VM, on: false })).toMatchObject({ ok: true });
+    expect(await probeOne(vc, { op: 'power', vm: LINUX_VM, on: false })).toMatchObject({ ok: true });
     try {
-      expect(await one(vc, { op: 'guest-start', ...bad, program: '/bin/true' })).toMatchObject({ ok: false, fault: 'InvalidPowerState' });
-      expect(await one(vc, { op: 'guest-vm', vm: LINUX_VM })).toMatchObject({ toolsRunningStatus: 'guestToolsNotRunning', guestOperationsReady: false });
+      expect(await probeOne(vc, { op: 'guest-start', ...bad, program: '/bin/true' })).toMatchObject({ ok: false, fault: 'InvalidPowerState' });
+      expect(await probeOne(vc, { op: 'guest-vm', vm: LINUX_VM })).toMatchObject({ toolsRunningStatus: 'guestToolsNotRunning', guestOperationsReady: false });
     } finally {
-      expect(await one(vc, { op: 'power', vm: LINUX_VM, on: true })).toMatchObject({ ok: true });
+      expect(await probeOne(vc, { op: 'power', vm: LINUX_VM, on: true })).toMatchObject({ ok: true });
     }
-    expect(await one(vc, { op: 'guest-list', ...LINUX })).toMatchObject({ ok: true });
-    expect(await one(vc, { op: 'guest-vm', vm: LINUX_VM })).toMatchObject({ toolsRunningStatus: 'guestToolsRunning', guestOperationsReady: true });
+    expect(await probeOne(vc, { op: 'guest-list', ...LINUX })).toMatchObject({ ok: true });
+    expect(await probeOne(vc, { op: 'guest-vm', vm: LINUX_VM })).toMatchObject({ toolsRunningStatus: 'guestToolsRunning', guestOperationsReady: true });
 
     const { calls } = await vc.control.guestOps();
     expect(calls.some((c) => c.method === 'StartProgramInGuest' && c.fault === 'InvalidGuestLogin')).toBe(true);
@@ -287,7 +259,7 @@ describe.skipIf(!isRoot)('vcsim harness guest operations', () => {
   }, 60_000);
 
   it('makes and deletes directories and files as the guest user', async () => {
-    const tmp = await one(vc, { op: 'guest-tempdir', ...LINUX, prefix: 'storsweep-', suffix: '.d' });
+    const tmp = await probeOne(vc, { op: 'guest-tempdir', ...LINUX, prefix: 'storsweep-', suffix: '.d' });
     expect(tmp.ok, JSON.stringify(tmp)).toBe(true);
     const dir = tmp.path as string;
     expect(dir).toMatch(/^\/tmp\/storsweep-[0-9a-f]{8}\.d$/);
@@ -319,7 +291,7 @@ describe.skipIf(!isRoot)('vcsim harness guest operations', () => {
   }, 60_000);
 
   it('gives the Linux guest user the attached disks under byIdDir', async () => {
-    const added = await one(vc, { op: 'add-disk', vm: LINUX_VM, unit: 3, capacityKB: 4096 });
+    const added = await probeOne(vc, { op: 'add-disk', vm: LINUX_VM, unit: 3, capacityKB: 4096 });
     expect(added.ok, JSON.stringify(added)).toBe(true);
     const byId = path.join(guestDisks, 'by-id');
     const links = await fs.readdir(byId);
@@ -329,20 +301,20 @@ describe.skipIf(!isRoot)('vcsim harness guest operations', () => {
     await fs.chown(dir, guestUid, 0);
     const out = `${dir}/disk.txt`;
     const link = `${byId}/${links[0]}`;
-    const started = await one(vc, {
+    const started = await probeOne(vc, {
       op: 'guest-start',
       ...LINUX,
       program: '/bin/sh',
       arguments: `-c 'readlink -f ${link}; blockdev --getsize64 ${link}; dd if=${link} of=/dev/null bs=4096 count=1 2>/dev/null && echo readable' > ${out} 2>&1`,
     });
     expect((await waitExit(vc, LINUX, started.pid as number)).exitCode).toBe(0);
-    const text = (await one(vc, { op: 'guest-download', ...LINUX, path: out })).content as string;
+    const text = (await probeOne(vc, { op: 'guest-download', ...LINUX, path: out })).content as string;
     expect(text).toMatch(/^\/dev\/loop\d+\n4194304\nreadable\n$/);
     const ownLoop = text.split('\n')[0]!;
 
     // another VM's disk (another lab's guest, as far as this guest knows) is a loop device on the
     // same machine: this guest's user must not open it, nor the host's disks (it is not in group disk)
-    const other = await one(vc, { op: 'add-disk', vm: OTHER_VM, unit: 3, capacityKB: 4096 });
+    const other = await probeOne(vc, { op: 'add-disk', vm: OTHER_VM, unit: 3, capacityKB: 4096 });
     expect(other.ok, JSON.stringify(other)).toBe(true);
     const otherLink = (await fs.readdir(byId)).find((l) => !links.includes(l));
     expect(otherLink).toBeDefined();
@@ -351,7 +323,7 @@ describe.skipIf(!isRoot)('vcsim harness guest operations', () => {
     expect((await fs.stat(ownLoop)).uid).toBe(guestUid);
     expect((await fs.stat(otherLoop)).uid).toBe(0);
     const diskGid = readFileSync('/etc/group', 'utf8').split('\n').find((l) => l.startsWith('disk:'))!.split(':')[2];
-    const access = await one(vc, {
+    const access = await probeOne(vc, {
       op: 'guest-start',
       ...LINUX,
       program: '/bin/sh',
@@ -359,25 +331,25 @@ describe.skipIf(!isRoot)('vcsim harness guest operations', () => {
       workingDirectory: dir,
     });
     expect((await waitExit(vc, LINUX, access.pid as number)).exitCode).toBe(0);
-    const seen = ((await one(vc, { op: 'guest-download', ...LINUX, path: `${dir}/access.txt` })).content as string).split('\n');
+    const seen = ((await probeOne(vc, { op: 'guest-download', ...LINUX, path: `${dir}/access.txt` })).content as string).split('\n');
     expect(seen.slice(0, 3)).toEqual([`${ownLoop} w`, `${otherLoop} -`, 'denied']);
     expect(seen[3]!.split(' ')).not.toContain(diskGid);
 
     // a prepared benchmark account: root through sudo -n (guest.sudo), never a password prompt
-    const sudo = await one(vc, { op: 'guest-start', ...LINUX, program: '/bin/sh', arguments: `-c 'id -u; sudo -n id -u' > ${dir}/sudo.txt 2>&1`, workingDirectory: dir });
+    const sudo = await probeOne(vc, { op: 'guest-start', ...LINUX, program: '/bin/sh', arguments: `-c 'id -u; sudo -n id -u' > ${dir}/sudo.txt 2>&1`, workingDirectory: dir });
     expect((await waitExit(vc, LINUX, sudo.pid as number)).exitCode).toBe(0);
-    expect((await one(vc, { op: 'guest-download', ...LINUX, path: `${dir}/sudo.txt` })).content).toBe(`${guestUid}\n0\n`);
+    expect((await probeOne(vc, { op: 'guest-download', ...LINUX, path: `${dir}/sudo.txt` })).content).toBe(`${guestUid}\n0\n`);
   }, 60_000);
 
   it('runs diskspd through cmd.exe /c in the Windows guest and downloads its XML', async () => {
     const temp = 'C:\\Users\\Administrator\\AppData\\Local\\Temp';
-    const up = await one(vc, { op: 'guest-upload', ...WINDOWS, path: `${temp}\\note.txt`, content: 'hi' });
+    const up = await probeOne(vc, { op: 'guest-upload', ...WINDOWS, path: `${temp}\\note.txt`, content: 'hi' });
     expect(up).toMatchObject({ ok: true, status: 200 });
     // disk 0 is the system disk; the disk attached now arrives as disk 1, offline and read-only
     // (SAN policy OfflineShared, guest_storage.py)
-    const added = await one(vc, { op: 'add-disk', vm: WINDOWS_VM, unit: 2, capacityKB: 8192 });
+    const added = await probeOne(vc, { op: 'add-disk', vm: WINDOWS_VM, unit: 2, capacityKB: 8192 });
     expect(added.ok, JSON.stringify(added)).toBe(true);
-    const started = await one(vc, {
+    const started = await probeOne(vc, {
       op: 'guest-start',
       ...WINDOWS,
       program: 'C:\\Windows\\System32\\cmd.exe',
@@ -389,7 +361,7 @@ describe.skipIf(!isRoot)('vcsim harness guest operations', () => {
     expect(p).toMatchObject({ name: 'cmd.exe', owner: 'Administrator', exitCode: 0 });
     expect(p.cmdLine.startsWith('"C:\\Windows\\System32\\cmd.exe" /c ')).toBe(true);
     // NTFS names are case-insensitive
-    const down = await one(vc, { op: 'guest-download', ...WINDOWS, path: 'c:\\users\\administrator\\appdata\\local\\temp\\OUT.XML' });
+    const down = await probeOne(vc, { op: 'guest-download', ...WINDOWS, path: 'c:\\users\\administrator\\appdata\\local\\temp\\OUT.XML' });
     expect(down).toMatchObject({ ok: true, attributes: 'GuestWindowsFileAttributes' });
     expect(down.content as string).toContain('<Results>');
     expect(down.content as string).toContain(`<ComputerName>${WINDOWS_VM}</ComputerName>`);
@@ -403,22 +375,22 @@ describe.skipIf(!isRoot)('vcsim harness guest operations', () => {
     expect(r[0]).toMatchObject({ ok: false, fault: 'FileNotFound' });
     expect((await waitExit(vc, WINDOWS, r[1]!.pid as number)).exitCode).toBe(9009);
     expect((await waitExit(vc, WINDOWS, r[2]!.pid as number)).exitCode).toBe(1);
-    expect((await one(vc, { op: 'guest-download', ...WINDOWS, path: `${temp}\\w.txt` })).content).toContain('error code: 19');
+    expect((await probeOne(vc, { op: 'guest-download', ...WINDOWS, path: `${temp}\\w.txt` })).content).toContain('error code: 19');
   }, 90_000);
 
   it('runs the provider\'s PowerShell shapes in the Windows guest: Get-Disk, Set-Disk, diskspd through Start-Process, stopped by its own pid', async () => {
     const work = 'C:\\storsweep';
-    expect(await one(vc, { op: 'guest-mkdir', ...WINDOWS, path: work })).toMatchObject({ ok: true });
+    expect(await probeOne(vc, { op: 'guest-mkdir', ...WINDOWS, path: work })).toMatchObject({ ok: true });
     const ps = 'C:\\Windows\\System32\\WindowsPowerShell\\v1.0\\powershell.exe';
     const files = (n: string) => ({ out: `${work}\\${n}.out`, err: `${work}\\${n}.err`, pid: `${work}\\${n}.pid` });
     const run = async (shape: 'call' | 'run' | 'remove', data: Record<string, unknown>) => {
-      const started = await one(vc, { op: 'guest-start', ...WINDOWS, program: ps, arguments: psArguments(shape, data), workingDirectory: work });
+      const started = await probeOne(vc, { op: 'guest-start', ...WINDOWS, program: ps, arguments: psArguments(shape, data), workingDirectory: work });
       expect(started.ok, JSON.stringify(started)).toBe(true);
       return started.pid as number;
     };
-    const read = async (p: string) => (await one(vc, { op: 'guest-download', ...WINDOWS, path: p })).content as string;
+    const read = async (p: string) => (await probeOne(vc, { op: 'guest-download', ...WINDOWS, path: p })).content as string;
 
-    const vmDisks = (await one(vc, { op: 'vm-disks', vm: WINDOWS_VM })).disks as { unitNumber?: number; uuid?: string }[];
+    const vmDisks = (await probeOne(vc, { op: 'vm-disks', vm: WINDOWS_VM })).disks as { unitNumber?: number; uuid?: string }[];
     const attached = vmDisks.find((d) => d.unitNumber === 2);
     expect(attached?.uuid, JSON.stringify(vmDisks)).toMatch(/^6000C29/i);
     const f1 = files('a');
@@ -441,23 +413,23 @@ describe.skipIf(!isRoot)('vcsim harness guest operations', () => {
     let child = 0;
     for (let i = 0; i < 100 && !child; i++) {
       await new Promise((res) => setTimeout(res, 200));
-      child = Number((await one(vc, { op: 'guest-download', ...WINDOWS, path: f3.pid })).content ?? 0) || 0;
+      child = Number((await probeOne(vc, { op: 'guest-download', ...WINDOWS, path: f3.pid })).content ?? 0) || 0;
     }
     expect(child).toBeGreaterThan(0);
-    const listed = (await one(vc, { op: 'guest-list', ...WINDOWS })).processes as Proc[];
+    const listed = (await probeOne(vc, { op: 'guest-list', ...WINDOWS })).processes as Proc[];
     expect(listed.find((p) => p.pid === child)).toMatchObject({ name: 'diskspd.exe', owner: 'Administrator' });
     expect(listed.find((p) => p.pid === p3)).toMatchObject({ name: 'powershell.exe', endTime: null });
-    expect(await one(vc, { op: 'guest-terminate', ...WINDOWS, pid: child })).toMatchObject({ ok: true });
+    expect(await probeOne(vc, { op: 'guest-terminate', ...WINDOWS, pid: child })).toMatchObject({ ok: true });
     expect((await waitExit(vc, WINDOWS, p3)).exitCode).toBe(1);
     await new Promise((res) => setTimeout(res, 300));
     expect((await vc.control.guestProcesses()).filter((p) => p.vm === WINDOWS_VM)).toEqual([]);
 
     const p4 = await run('remove', { files: [...Object.values(f1), ...Object.values(f2), ...Object.values(f3)] });
     expect((await waitExit(vc, WINDOWS, p4)).exitCode).toBe(0);
-    expect(await one(vc, { op: 'guest-download', ...WINDOWS, path: f1.out })).toMatchObject({ ok: false, fault: 'FileNotFound' });
+    expect(await probeOne(vc, { op: 'guest-download', ...WINDOWS, path: f1.out })).toMatchObject({ ok: false, fault: 'FileNotFound' });
 
     // anything but the provider's shapes is refused
-    const bad = await one(vc, { op: 'guest-start', ...WINDOWS, program: ps, arguments: '-Command Get-Disk', workingDirectory: work });
+    const bad = await probeOne(vc, { op: 'guest-start', ...WINDOWS, program: ps, arguments: '-Command Get-Disk', workingDirectory: work });
     expect((await waitExit(vc, WINDOWS, bad.pid as number)).exitCode).toBe(64);
   }, 120_000);
 });
@@ -477,12 +449,12 @@ describe.skipIf(!isRoot)('vcsim harness guest operations on a standalone ESXi ho
 
   it("returns transfer URLs with the host '*' (the server the call went to), which take the upload there", async () => {
     const guest = { ...LINUX, vm: 'ha-host_VM0' };
-    const tmp = await one(esx, { op: 'guest-tempdir', ...guest });
-    const up = await one(esx, { op: 'guest-upload', ...guest, path: `${tmp.path as string}/f`, content: 'on esx' });
+    const tmp = await probeOne(esx, { op: 'guest-tempdir', ...guest });
+    const up = await probeOne(esx, { op: 'guest-upload', ...guest, path: `${tmp.path as string}/f`, content: 'on esx' });
     expect(up).toMatchObject({ ok: true, status: 200 });
     expect(String(up.url)).toMatch(/^https:\/\/\*\/guestFile\?id=\d+&token=/);
-    expect(await one(esx, { op: 'guest-download', ...guest, path: `${tmp.path as string}/f` })).toMatchObject({ ok: true, content: 'on esx' });
-    expect(await one(esx, { op: 'guest-rmdir', ...guest, path: tmp.path, recursive: true })).toMatchObject({ ok: true });
+    expect(await probeOne(esx, { op: 'guest-download', ...guest, path: `${tmp.path as string}/f` })).toMatchObject({ ok: true, content: 'on esx' });
+    expect(await probeOne(esx, { op: 'guest-rmdir', ...guest, path: tmp.path, recursive: true })).toMatchObject({ ok: true });
   }, 60_000);
 
   it("gives each lab's guest an account of its own: another lab's guest cannot write its scratch directory or signal its programs", async () => {
@@ -490,28 +462,28 @@ describe.skipIf(!isRoot)('vcsim harness guest operations on a standalone ESXi ho
     const mine = (await esx.control.guestOps()).accounts[0]!;
     const theirs = (await other.control.guestOps()).accounts[0]!;
     expect(mine.uid).not.toBe(theirs.uid);
-    const home = ((await one(other, { op: 'guest-env', ...LINUX, names: ['HOME'] })).env as string[])[0]!.slice('HOME='.length);
-    const sleeper = await one(other, { op: 'guest-start', ...LINUX, program: '/bin/sleep', arguments: '60' });
+    const home = ((await probeOne(other, { op: 'guest-env', ...LINUX, names: ['HOME'] })).env as string[])[0]!.slice('HOME='.length);
+    const sleeper = await probeOne(other, { op: 'guest-start', ...LINUX, program: '/bin/sleep', arguments: '60' });
     expect(sleeper.ok, JSON.stringify(sleeper)).toBe(true);
-    const tmp = (await one(esx, { op: 'guest-tempdir', ...guest })).path as string;
-    const probeRun = await one(esx, {
+    const tmp = (await probeOne(esx, { op: 'guest-tempdir', ...guest })).path as string;
+    const probeRun = await probeOne(esx, {
       op: 'guest-start',
       ...guest,
       program: '/bin/sh',
       arguments: `-c 'if touch ${home}/from-other 2>/dev/null; then echo wrote; else echo denied; fi; if kill -0 ${sleeper.pid as number} 2>/dev/null; then echo signalled; else echo nosignal; fi' > ${tmp}/out.txt`,
     });
     expect((await waitExit(esx, guest, probeRun.pid as number)).exitCode).toBe(0);
-    expect((await one(esx, { op: 'guest-download', ...guest, path: `${tmp}/out.txt` })).content).toBe('denied\nnosignal\n');
+    expect((await probeOne(esx, { op: 'guest-download', ...guest, path: `${tmp}/out.txt` })).content).toBe('denied\nnosignal\n');
     await expect(fs.stat(`${home}/from-other`)).rejects.toThrow();
-    expect(await one(other, { op: 'guest-terminate', ...LINUX, pid: sleeper.pid })).toMatchObject({ ok: true });
-    expect(await one(esx, { op: 'guest-rmdir', ...guest, path: tmp, recursive: true })).toMatchObject({ ok: true });
+    expect(await probeOne(other, { op: 'guest-terminate', ...LINUX, pid: sleeper.pid })).toMatchObject({ ok: true });
+    expect(await probeOne(esx, { op: 'guest-rmdir', ...guest, path: tmp, recursive: true })).toMatchObject({ ok: true });
   }, 60_000);
 
   it('kills every guest process when the harness stops, also what a program left behind, and removes its account', async () => {
     const guest = { ...LINUX, vm: 'ha-host_VM0' };
     const { uid, account } = (await esx.control.guestOps()).accounts[0]!;
     expect(uidOf(account)).toBe(uid);
-    const started = await one(esx, { op: 'guest-start', ...guest, program: '/bin/sh', arguments: "-c 'sleep 300 & exit 0'" });
+    const started = await probeOne(esx, { op: 'guest-start', ...guest, program: '/bin/sh', arguments: "-c 'sleep 300 & exit 0'" });
     expect((await waitExit(esx, guest, started.pid as number)).exitCode).toBe(0);
     expect((await esx.control.guestProcesses()).map((p) => p.name)).toEqual(['sleep']);
     expect(await processesOf(uid)).toHaveLength(1);

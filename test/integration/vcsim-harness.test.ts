@@ -1,19 +1,16 @@
 // The lab simulator, checked through an independent client (pyVmomi from Debian) and raw SOAP:
 // what it adds to govmomi 0.24's vcsim must look like a real vCenter/ESXi to anyone who asks.
-import { spawn } from 'node:child_process';
 import { X509Certificate } from 'node:crypto';
 import fs from 'node:fs/promises';
 import https from 'node:https';
 import os from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 import { startVcsim, stopVcsimPid, vcsimControl, type VcsimHandle } from '../../src/lab/vcsim.ts';
+import { probe, probeOne } from '../helpers/pyvmomi-probe.ts';
 
-const PROBE = fileURLToPath(new URL('../harness/pyvmomi/probe.py', import.meta.url));
 const GiB = 1024 ** 3;
 
-type Result = { ok: boolean; fault?: string; message?: string } & Record<string, unknown>;
 interface Lun {
   canonicalName: string;
   uuid: string;
@@ -36,43 +33,6 @@ interface DiskInfo {
   lunUuid?: string;
   diskMode?: string;
   capacityInKB: number;
-}
-
-async function probe(
-  vc: Pick<VcsimHandle, 'url' | 'username' | 'password' | 'certFile'>,
-  ops: Record<string, unknown>[],
-  creds?: { username: string; password: string },
-): Promise<Result[]> {
-  const input = JSON.stringify({
-    url: vc.url,
-    username: creds?.username ?? vc.username,
-    password: creds?.password ?? vc.password,
-    certFile: vc.certFile,
-    ops,
-  });
-  return new Promise((resolve, reject) => {
-    const child = spawn('/usr/bin/python3', [PROBE], { stdio: ['pipe', 'pipe', 'pipe'] });
-    let out = '';
-    let err = '';
-    child.stdout.on('data', (c: Buffer) => (out += c.toString()));
-    child.stderr.on('data', (c: Buffer) => (err += c.toString()));
-    child.on('error', reject);
-    child.on('close', (code) => {
-      if (code !== 0) return reject(new Error(`probe.py exited ${code}: ${err}`));
-      try {
-        resolve(JSON.parse(out) as Result[]);
-      } catch {
-        reject(new Error(`probe.py printed non-JSON: ${out}\n${err}`));
-      }
-    });
-    child.stdin.end(input);
-  });
-}
-
-async function one(vc: VcsimHandle, op: Record<string, unknown>): Promise<Result> {
-  const [r] = await probe(vc, [op]);
-  if (!r) throw new Error('probe returned no result');
-  return r;
 }
 
 /** Minimal raw SOAP, to see exactly what goes over the wire (status, fault, dropped socket). */
@@ -157,7 +117,7 @@ describe('vcsim harness (vCenter model)', () => {
   });
 
   it('gives every host four naa.* LUNs in config.storageDevice and the storage system', async () => {
-    const r = await one(vc, { op: 'luns', host: 'DC0_C0_H2' });
+    const r = await probeOne(vc, { op: 'luns', host: 'DC0_C0_H2' });
     const naa = (list: unknown) => (list as Lun[]).filter((l) => l.canonicalName.startsWith('naa.'));
     const config = naa(r.config);
     expect(config.map((l) => l.capacityBytes)).toEqual([8 * GiB, 16 * GiB, 32 * GiB, 64 * GiB]);
@@ -425,7 +385,7 @@ describe('vcsim harness (vCenter model)', () => {
 
   it('keeps a slow task running so a watcher sees the state change', async () => {
     await vc.control.slowTask('CreateVirtualDisk_Task', 1500);
-    const r = await one(vc, { op: 'create-vdisk-observe', datacenter: 'DC0', name: '[LocalDS_0] slow.vmdk' });
+    const r = await probeOne(vc, { op: 'create-vdisk-observe', datacenter: 'DC0', name: '[LocalDS_0] slow.vmdk' });
     await vc.control.slowTask('CreateVirtualDisk_Task', 0);
     expect(r).toMatchObject({ ok: true, firstState: 'running', finalState: 'success' });
     const seen = r.seen as { name: string; val: unknown }[];

@@ -179,48 +179,32 @@ func (gv *guestVM) tempDir(prefix, suffix, dir string) (string, types.BaseMethod
 // MakeDirectoryInGuest: vim.vm.guest.FileManager.makeDirectory.
 func (m *guestFileManager) MakeDirectoryInGuest(ctx *simulator.Context, req *types.MakeDirectoryInGuest) soap.HasFault {
 	body := new(methods.MakeDirectoryInGuestBody)
-	gv, f := m.ops.authorize(req.Vm, req.Auth)
-	if f == nil {
-		f = gv.mkdir(req.DirectoryPath, req.CreateParentDirectories)
+	f := m.ops.authorized(req.Vm, req.Auth, func(gv *guestVM) types.BaseMethodFault {
+		return gv.mkdir(req.DirectoryPath, req.CreateParentDirectories)
+	})
+	if body.Fault_ = m.ops.reply("MakeDirectoryInGuest", req.Vm, f); body.Fault_ == nil {
+		body.Res = &types.MakeDirectoryInGuestResponse{}
 	}
-	m.ops.logCall("MakeDirectoryInGuest", req.Vm, f)
-	if f != nil {
-		body.Fault_ = guestFault(f)
-		return body
-	}
-	body.Res = &types.MakeDirectoryInGuestResponse{}
 	return body
 }
 
 // DeleteFileInGuest: vim.vm.guest.FileManager.deleteFile.
 func (m *guestFileManager) DeleteFileInGuest(ctx *simulator.Context, req *types.DeleteFileInGuest) soap.HasFault {
 	body := new(methods.DeleteFileInGuestBody)
-	gv, f := m.ops.authorize(req.Vm, req.Auth)
-	if f == nil {
-		f = gv.rmFile(req.FilePath)
+	f := m.ops.authorized(req.Vm, req.Auth, func(gv *guestVM) types.BaseMethodFault { return gv.rmFile(req.FilePath) })
+	if body.Fault_ = m.ops.reply("DeleteFileInGuest", req.Vm, f); body.Fault_ == nil {
+		body.Res = &types.DeleteFileInGuestResponse{}
 	}
-	m.ops.logCall("DeleteFileInGuest", req.Vm, f)
-	if f != nil {
-		body.Fault_ = guestFault(f)
-		return body
-	}
-	body.Res = &types.DeleteFileInGuestResponse{}
 	return body
 }
 
 // DeleteDirectoryInGuest: vim.vm.guest.FileManager.deleteDirectory.
 func (m *guestFileManager) DeleteDirectoryInGuest(ctx *simulator.Context, req *types.DeleteDirectoryInGuest) soap.HasFault {
 	body := new(methods.DeleteDirectoryInGuestBody)
-	gv, f := m.ops.authorize(req.Vm, req.Auth)
-	if f == nil {
-		f = gv.rmDir(req.DirectoryPath, req.Recursive)
+	f := m.ops.authorized(req.Vm, req.Auth, func(gv *guestVM) types.BaseMethodFault { return gv.rmDir(req.DirectoryPath, req.Recursive) })
+	if body.Fault_ = m.ops.reply("DeleteDirectoryInGuest", req.Vm, f); body.Fault_ == nil {
+		body.Res = &types.DeleteDirectoryInGuestResponse{}
 	}
-	m.ops.logCall("DeleteDirectoryInGuest", req.Vm, f)
-	if f != nil {
-		body.Fault_ = guestFault(f)
-		return body
-	}
-	body.Res = &types.DeleteDirectoryInGuestResponse{}
 	return body
 }
 
@@ -232,11 +216,8 @@ func (m *guestFileManager) CreateTemporaryDirectoryInGuest(ctx *simulator.Contex
 	if f == nil {
 		p, f = gv.tempDir(req.Prefix, req.Suffix, req.DirectoryPath)
 	}
-	m.ops.logCall("CreateTemporaryDirectoryInGuest", req.Vm, f)
-	if f != nil {
-		body.Fault_ = guestFault(f)
-		return body
+	if body.Fault_ = m.ops.reply("CreateTemporaryDirectoryInGuest", req.Vm, f); body.Fault_ == nil {
+		body.Res = &types.CreateTemporaryDirectoryInGuestResponse{Returnval: p}
 	}
-	body.Res = &types.CreateTemporaryDirectoryInGuestResponse{Returnval: p}
 	return body
 }

@@ -550,6 +550,25 @@ func (g *guestOps) logCall(method string, vm types.ManagedObjectReference, f typ
 	g.mu.Unlock()
 }
 
+// reply logs a guest operation and turns its fault, if any, into the SOAP fault of the reply (nil:
+// the call succeeded and the handler fills in its result).
+func (g *guestOps) reply(method string, vm types.ManagedObjectReference, f types.BaseMethodFault) *soap.Fault {
+	g.logCall(method, vm, f)
+	if f != nil {
+		return guestFault(f)
+	}
+	return nil
+}
+
+// authorized runs op on the guest once authorize has let the call through (its fault otherwise).
+func (g *guestOps) authorized(ref types.ManagedObjectReference, auth types.BaseGuestAuthentication, op func(gv *guestVM) types.BaseMethodFault) types.BaseMethodFault {
+	gv, f := g.authorize(ref, auth)
+	if f != nil {
+		return f
+	}
+	return op(gv)
+}
+
 // authorize checks, in the order a host does, that a guest operation can run: the VM exists and
 // is powered on (InvalidPowerState), its Tools run (GuestOperationsUnavailable), and the
 // credentials are the guest's (InvalidGuestLogin; only NamePasswordAuthentication is offered).
@@ -616,12 +635,9 @@ type guestProcessManager struct {
 func (m *guestProcessManager) StartProgramInGuest(ctx *simulator.Context, req *types.StartProgramInGuest) soap.HasFault {
 	body := new(methods.StartProgramInGuestBody)
 	pid, f := m.ops.start(req)
-	m.ops.logCall("StartProgramInGuest", req.Vm, f)
-	if f != nil {
-		body.Fault_ = guestFault(f)
-		return body
+	if body.Fault_ = m.ops.reply("StartProgramInGuest", req.Vm, f); body.Fault_ == nil {
+		body.Res = &types.StartProgramInGuestResponse{Returnval: pid}
 	}
-	body.Res = &types.StartProgramInGuestResponse{Returnval: pid}
 	return body
 }
 
@@ -789,9 +805,7 @@ type processInfoXML struct {
 func (m *guestProcessManager) ListProcessesInGuest(ctx *simulator.Context, req *types.ListProcessesInGuest) soap.HasFault {
 	body := new(listProcessesBody)
 	gv, f := m.ops.authorize(req.Vm, req.Auth)
-	m.ops.logCall("ListProcessesInGuest", req.Vm, f)
-	if f != nil {
-		body.Fault_ = guestFault(f)
+	if body.Fault_ = m.ops.reply("ListProcessesInGuest", req.Vm, f); body.Fault_ != nil {
 		return body
 	}
 	want := map[int64]bool{}
@@ -937,12 +951,9 @@ func procStart(pid int, fallback time.Time) time.Time {
 func (m *guestProcessManager) TerminateProcessInGuest(ctx *simulator.Context, req *types.TerminateProcessInGuest) soap.HasFault {
 	body := new(methods.TerminateProcessInGuestBody)
 	f := m.ops.terminate(req)
-	m.ops.logCall("TerminateProcessInGuest", req.Vm, f)
-	if f != nil {
-		body.Fault_ = guestFault(f)
-		return body
+	if body.Fault_ = m.ops.reply("TerminateProcessInGuest", req.Vm, f); body.Fault_ == nil {
+		body.Res = &types.TerminateProcessInGuestResponse{}
 	}
-	body.Res = &types.TerminateProcessInGuestResponse{}
 	return body
 }
 
@@ -995,9 +1006,7 @@ func alive(pid int) bool {
 func (m *guestProcessManager) ReadEnvironmentVariableInGuest(ctx *simulator.Context, req *types.ReadEnvironmentVariableInGuest) soap.HasFault {
 	body := new(methods.ReadEnvironmentVariableInGuestBody)
 	gv, f := m.ops.authorize(req.Vm, req.Auth)
-	m.ops.logCall("ReadEnvironmentVariableInGuest", req.Vm, f)
-	if f != nil {
-		body.Fault_ = guestFault(f)
+	if body.Fault_ = m.ops.reply("ReadEnvironmentVariableInGuest", req.Vm, f); body.Fault_ != nil {
 		return body
 	}
 	var env []string
@@ -1055,12 +1064,9 @@ func (g *guestOps) transferURL(t *transfer) string {
 func (m *guestFileManager) InitiateFileTransferToGuest(ctx *simulator.Context, req *types.InitiateFileTransferToGuest) soap.HasFault {
 	body := new(methods.InitiateFileTransferToGuestBody)
 	u, f := m.ops.toGuest(req)
-	m.ops.logCall("InitiateFileTransferToGuest", req.Vm, f)
-	if f != nil {
-		body.Fault_ = guestFault(f)
-		return body
+	if body.Fault_ = m.ops.reply("InitiateFileTransferToGuest", req.Vm, f); body.Fault_ == nil {
+		body.Res = &types.InitiateFileTransferToGuestResponse{Returnval: u}
 	}
-	body.Res = &types.InitiateFileTransferToGuestResponse{Returnval: u}
 	return body
 }
 
@@ -1123,12 +1129,9 @@ func (gv *guestVM) checkAs(script string, p string, args ...string) types.BaseMe
 func (m *guestFileManager) InitiateFileTransferFromGuest(ctx *simulator.Context, req *types.InitiateFileTransferFromGuest) soap.HasFault {
 	body := new(methods.InitiateFileTransferFromGuestBody)
 	info, f := m.ops.fromGuest(req)
-	m.ops.logCall("InitiateFileTransferFromGuest", req.Vm, f)
-	if f != nil {
-		body.Fault_ = guestFault(f)
-		return body
+	if body.Fault_ = m.ops.reply("InitiateFileTransferFromGuest", req.Vm, f); body.Fault_ == nil {
+		body.Res = &types.InitiateFileTransferFromGuestResponse{Returnval: *info}
 	}
-	body.Res = &types.InitiateFileTransferFromGuestResponse{Returnval: *info}
 	return body
 }
 
