@@ -71,6 +71,9 @@ export interface WorkerSummary {
 /** Guest connections a worker keeps open across permutations (the least recently used beyond are closed). */
 const GUESTS_KEPT = 32;
 
+/** How long a look at every queue is used again before the next (ms). */
+const STATUS_REUSE_MS = 1000;
+
 /** How often the list of runs with work is asked again. */
 const RUNS_REFRESH_MS = 5000;
 
@@ -148,33 +151,54 @@ export async function workLoop(o: WorkerOptions): Promise<WorkerSummary> {
     return runsCache.runs;
   };
 
+  // the last look at every queue, used again for STATUS_REUSE_MS (what it led to is counted off it)
+  let statusCache: { at: number; key: string; map: Map<string, { waiting: number; active: number }> } | null = null;
+
   /**
    * One permutation from a group that has work and whose lease is free; false when none. One look
    * at every queue first (what waits, what is active), so groups with nothing to do cost nothing;
    * the groups are tried from a random place, so workers do not all contend for the first one.
+   * A look less than STATUS_REUSE_MS old is used again (that query, over every queue's partition of
+   * pg-boss's job table, is the costliest statement of a permutation); a group it shows with work
+   * that has none (taken by another worker since) costs a lease taken and given back and an empty
+   * fetch, and when the reused look leads to nothing, a fresh one is taken at once.
    */
   const tryOne = async (): Promise<boolean> => {
     const runs = await currentRuns();
     const all = runs.flatMap((run) => run.groups.map((g) => ({ run, g })));
     if (!all.length) return false;
-    const status = await o.queue.status(all.map((x) => x.g.queue));
-    const start = Math.floor(Math.random() * all.length);
-    for (let i = 0; i < all.length; i++) {
-      const { run, g } = all[(start + i) % all.length]!;
-      if (finished || o.signal.aborted) return false;
-      const st = status.get(g.queue);
-      // waiting work, or an active job that may be a dead worker's (whose lease is then free)
-      if (!st || (st.waiting === 0 && st.active === 0)) continue;
-      const keys = [`queue ${g.queue}`, ...g.targets.flatMap((t) => run.keys(t))];
-      const release = await o.lease.tryHold(keys);
-      if (!release) continue;
-      try {
-        if (await runOneOf(run, g, st.active > 0)) return true;
-      } finally {
-        await release();
+    const queues = all.map((x) => x.g.queue);
+    const key = queues.join('\n');
+    let reused = statusCache !== null && statusCache.key === key && performance.now() - statusCache.at < STATUS_REUSE_MS;
+    for (;;) {
+      if (!reused) statusCache = { at: performance.now(), key, map: await o.queue.status(queues) };
+      const status = statusCache!.map;
+      const start = Math.floor(Math.random() * all.length);
+      for (let i = 0; i < all.length; i++) {
+        const { run, g } = all[(start + i) % all.length]!;
+        if (finished || o.signal.aborted) return false;
+        const st = status.get(g.queue);
+        // waiting work, or an active job that may be a dead worker's (whose lease is then free)
+        if (!st || (st.waiting === 0 && st.active === 0)) continue;
+        const keys = [`queue ${g.queue}`, ...g.targets.flatMap((t) => run.keys(t))];
+        const release = await o.lease.tryHold(keys);
+        if (!release) continue;
+        try {
+          if (await runOneOf(run, g, st.active > 0)) {
+            st.waiting = Math.max(0, st.waiting - 1);
+            st.active = 0;
+            return true;
+          }
+          // nothing waiting there now (and no orphan: runOneOf gave any back and fetched again)
+          st.waiting = 0;
+          st.active = 0;
+        } finally {
+          await release();
+        }
       }
+      if (!reused) return false;
+      reused = false;
     }
-    return false;
   };
 
   const runOneOf = async (run: WorkerRun, g: QueueGroup, mayHaveOrphans: boolean): Promise<boolean> => {
