@@ -6,7 +6,7 @@ import path from 'node:path';
 import { playbookSchema } from '../../src/config/playbook.ts';
 import { buildPlan } from '../../src/plan/plan.ts';
 import { planVsphereSteps } from '../../src/providers/vsphere/steps.ts';
-import { buildReport } from '../../src/report/model.ts';
+import { buildReport, ReportRecords } from '../../src/report/model.ts';
 import { renderHtml } from '../../src/report/html.ts';
 import { renderMarkdown } from '../../src/report/markdown.ts';
 import type { ResultRecord } from '../../src/results/record.ts';
@@ -114,16 +114,19 @@ if (phase === 'plan') {
   store.close();
   out({ ms, createMs, records: n, transactions, dbBytes: fs.statSync(path.join(dbDir, 'run.sqlite')).size });
 } else if (phase === 'markdown' || phase === 'html') {
+  // As `storsweep report` reads a run: each record handed from the store to the report's columns
+  // as it is read (report/model.ts ReportRecords), never the 100,000 records at once.
   const t0 = performance.now();
   const r = openResults(runDir);
-  const records = r.records();
   const info = r.runInfo();
+  const records = new ReportRecords();
+  r.eachRecord((rec) => records.add(rec));
   r.close();
   const loadMs = performance.now() - t0;
   const report = buildReport(records, { runId: info.runId, ...(info.playbook ? { playbook: info.playbook } : {}) });
   const text = phase === 'markdown' ? renderMarkdown(report) : renderHtml(report);
   fs.writeFileSync(path.join(dir, phase === 'markdown' ? 'report.md' : 'report.html'), text);
-  out({ ms: performance.now() - t0, loadMs, records: records.length, bytes: text.length });
+  out({ ms: performance.now() - t0, loadMs, records: records.recordCount, bytes: text.length });
 } else {
   throw new Error(`unknown phase ${phase}`);
 }

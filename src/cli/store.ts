@@ -157,9 +157,11 @@ export function storeAwareLoader(base: SourceLoader, o: StoreOptions): SourceLoa
     const viaPointer = isDir && !fs.existsSync(path.join(input, DB_FILE)) && fs.existsSync(path.join(input, STORE_POINTER));
     const asRunId = !fs.existsSync(input) && (o.store !== undefined || o.inventory !== undefined);
     if (!viaPointer && !asRunId) return base(input);
-    const opened = await openRunFor(viaPointer ? input : undefined, viaPointer ? {} : { ...o, run: input }, 'read');
+    const open = () => openRunFor(viaPointer ? input : undefined, viaPointer ? {} : { ...o, run: input }, 'read');
+    const opened = await open();
     try {
-      return await runSourceFrom(input, opened.store);
+      // the run's facts now; its records when the report reads them (the store opened again)
+      return await runSourceFrom(input, opened.store, open);
     } finally {
       await opened.close();
     }

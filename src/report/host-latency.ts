@@ -44,11 +44,18 @@ const mean = (xs: Array<number | null | undefined>): number | null => {
   return v.length ? v.reduce((a, b) => a + b, 0) / v.length : null;
 };
 
+/** What the table reads of a record (a ResultRecord is one; the report model passes these, keeping no records). */
+export interface HostLatencySample {
+  test: { id: string };
+  latencyUs: { mean: number | null };
+  host?: ResultRecord['host'];
+}
+
 /** One row per permutation × test that has host figures in any record; [] when none has. */
-export function hostLatencyRows(groups: ReadonlyArray<{ permutationId: string; label: string; records: readonly ResultRecord[] }>): HostLatencyRow[] {
+export function hostLatencyRows(groups: ReadonlyArray<{ permutationId: string; label: string; records: readonly HostLatencySample[] }>): HostLatencyRow[] {
   const rows: HostLatencyRow[] = [];
   for (const g of groups) {
-    const byTest = new Map<string, ResultRecord[]>();
+    const byTest = new Map<string, HostLatencySample[]>();
     for (const r of g.records) {
       if (!r.host) continue;
       const list = byTest.get(r.test.id) ?? [];

@@ -3,7 +3,7 @@
 // so the numbers are computed once and agree everywhere.
 import { UsageError } from '../errors.ts';
 import type { ResultRecord, TestIdentity } from '../results/record.ts';
-import { hostLatencyRows, type HostLatencyRow } from './host-latency.ts';
+import { hostLatencyRows, type HostLatencyRow, type HostLatencySample } from './host-latency.ts';
 import type { AxisValue, Axes } from '../contract/axis.ts';
 import {
   compareSamples,
@@ -231,7 +231,7 @@ function collectAxes(list: Iterable<Axes>): AxisInfo[] {
 }
 
 /** The source a record came from: its `source` axis (imports, loaded runs), else its run id. */
-export function sourceOf(r: ResultRecord): string {
+export function sourceOf(r: Pick<ResultRecord, 'axes' | 'runId'>): string {
   const s = r.axes[SOURCE_AXIS];
   return s === undefined ? r.runId : String(s);
 }
@@ -281,10 +281,154 @@ export function primaryMetricOf(test: TestIdentity, records: readonly ResultReco
   return 'iops';
 }
 
-function runIdsOf(records: readonly ResultRecord[]): string[] {
-  const ids = new Set<string>();
-  for (const r of records) ids.add(r.runId);
-  return [...ids];
+// ───────────────────────── the records, as the report keeps them ─────────────────────────
+// A report never holds the record objects: each record is read once (ReportRecords.add) into
+// columns per test — its permutation, its place in the input and its metric values as doubles —
+// so a 100,000-record run costs a few MB here, not the records' ~150 MB, and the records can come
+// one at a time from the store (results/port.ts eachRecord) without ever being all in memory.
+
+const METRIC_COUNT = METRIC_ORDER.length;
+const METRIC_GETS = METRIC_ORDER.map((m) => METRICS[m].get);
+const METRIC_INDEX = Object.fromEntries(METRIC_ORDER.map((m, k) => [m, k])) as Record<MetricKey, number>;
+
+function grownI32(a: Int32Array): Int32Array {
+  const b = new Int32Array(a.length * 2);
+  b.set(a);
+  return b;
+}
+
+function grownF64(a: Float64Array): Float64Array {
+  const b = new Float64Array(a.length * 2);
+  b.set(a);
+  return b;
+}
+
+/**
+ * Consecutive records of one permutation (same axes object, permutation id and run id): records
+ * arrive grouped by permutation, so a run has about one span per permutation. Permutations are
+ * formed from spans (groupPermutations), exactly as they would be from the records.
+ */
+interface Span {
+  axes: Axes;
+  permutationId: string;
+  runId: string;
+}
+
+/** One test's records: per record its span, its place in the input and its metric values (METRIC_ORDER). */
+class TestColumns {
+  /** per metric (METRIC_ORDER): whether some record has a value there (not null) */
+  readonly present: boolean[] = METRIC_ORDER.map(() => false);
+  n = 0;
+  span: Int32Array = new Int32Array(64);
+  seq: Int32Array = new Int32Array(64);
+  /** METRIC_COUNT per record; null (or anything not a number) is NaN, which no summary counts */
+  values: Float64Array = new Float64Array(64 * METRIC_COUNT);
+
+  constructor(readonly test: TestIdentity) {}
+
+  push(span: number, seq: number, r: ResultRecord): void {
+    const i = this.n++;
+    if (i === this.span.length) {
+      this.span = grownI32(this.span);
+      this.seq = grownI32(this.seq);
+      this.values = grownF64(this.values);
+    }
+    this.span[i] = span;
+    this.seq[i] = seq;
+    for (let k = 0; k < METRIC_COUNT; k++) {
+      const v = METRIC_GETS[k]!(r);
+      if (v !== null) this.present[k] = true;
+      this.values[i * METRIC_COUNT + k] = typeof v === 'number' ? v : NaN;
+    }
+  }
+}
+
+/**
+ * What buildReport needs of the records, read one record at a time: add() keeps the numbers and
+ * the objects records of one permutation share (axes, test identity, host figures), never the
+ * record. buildReport(records) does this itself; a caller reading a store hands each record to
+ * add() as it is read, so the records are never all in memory.
+ */
+export class ReportRecords {
+  /** how many records were added */
+  recordCount = 0;
+  /** run ids, first seen first */
+  readonly runIds = new Set<string>();
+  readonly spans: Span[] = [];
+  /** by test id, first seen first */
+  readonly tests = new Map<string, TestColumns>();
+  /** the host figures (results/record.ts `host`) of the records that carry them, by their place in the input */
+  readonly hosts = new Map<number, ResultRecord['host']>();
+  private last: Span | undefined;
+
+  add(r: ResultRecord): void {
+    const n = this.recordCount++;
+    this.runIds.add(r.runId);
+    const last = this.last;
+    if (last === undefined || r.axes !== last.axes || r.permutationId !== last.permutationId || r.runId !== last.runId) {
+      this.last = { axes: r.axes, permutationId: r.permutationId, runId: r.runId };
+      this.spans.push(this.last);
+    }
+    let t = this.tests.get(r.test.id);
+    if (!t) this.tests.set(r.test.id, (t = new TestColumns(r.test)));
+    t.push(this.spans.length - 1, n, r);
+    if (r.host !== undefined) this.hosts.set(n, r.host);
+  }
+
+  static of(records: Iterable<ResultRecord>): ReportRecords {
+    const table = new ReportRecords();
+    for (const r of records) table.add(r);
+    return table;
+  }
+}
+
+/**
+ * One test's records by permutation: entry e (the permutations with records of this test, first
+ * seen first) is permutation perm[e], its records are start[e] … start[e + 1] − 1 in input order.
+ */
+interface TestCells {
+  perm: number[];
+  start: Int32Array;
+  seq: Int32Array;
+  values: Float64Array;
+  present: readonly boolean[];
+}
+
+function cellsOf(t: TestColumns, spanGroup: Int32Array): TestCells {
+  const entryOf = new Map<number, number>();
+  const perm: number[] = [];
+  const count: number[] = [];
+  const entryAt = new Int32Array(t.n);
+  for (let i = 0; i < t.n; i++) {
+    const g = spanGroup[t.span[i]!]!;
+    let e = entryOf.get(g);
+    if (e === undefined) {
+      entryOf.set(g, (e = perm.length));
+      perm.push(g);
+      count.push(0);
+    }
+    count[e]!++;
+    entryAt[i] = e;
+  }
+  const start = new Int32Array(perm.length + 1);
+  for (let e = 0; e < perm.length; e++) start[e + 1] = start[e]! + count[e]!;
+  const next = start.slice(0, perm.length);
+  const values = new Float64Array(t.n * METRIC_COUNT);
+  const seq = new Int32Array(t.n);
+  for (let i = 0; i < t.n; i++) {
+    const j = next[entryAt[i]!]!++;
+    seq[j] = t.seq[i]!;
+    values.set(t.values.subarray(i * METRIC_COUNT, (i + 1) * METRIC_COUNT), j * METRIC_COUNT);
+  }
+  return { perm, start, seq, values, present: t.present };
+}
+
+/** primaryMetricOf, from which metrics have a value in some record of the test */
+function primaryOf(test: TestIdentity, present: readonly boolean[]): MetricKey {
+  const random = test.id.startsWith('rnd-');
+  if (random && present[METRIC_INDEX.iops]) return 'iops';
+  if (present[METRIC_INDEX.bytesPerSecond]) return 'bytesPerSecond';
+  return 'iops';
 }
 
 interface SectionContext {
@@ -299,87 +443,105 @@ interface SectionContext {
   noisy: Report['summary']['noisy'];
 }
 
-function finiteValues(recs: readonly ResultRecord[], m: MetricKey): number[] {
-  const get = METRICS[m].get;
+/** The finite values of metric m in entry e's records, in input order. */
+function finiteValues(cells: TestCells, e: number, m: MetricKey): number[] {
+  const k = METRIC_INDEX[m];
   const out: number[] = [];
-  for (const r of recs) {
-    const v = get(r);
-    if (v !== null && Number.isFinite(v)) out.push(v);
+  for (let j = cells.start[e]!, end = cells.start[e + 1]!; j < end; j++) {
+    const v = cells.values[j * METRIC_COUNT + k]!;
+    if (Number.isFinite(v)) out.push(v);
   }
   return out;
 }
 
 /** summarize(...).cv > threshold, without building the summary (same arithmetic). */
-function isNoisyCv(recs: readonly ResultRecord[], m: MetricKey, cvThresholdPct: number): boolean {
-  if (recs.length < 2) return false;
-  const xs = finiteValues(recs, m);
+function isNoisyCv(cells: TestCells, e: number, m: MetricKey, cvThresholdPct: number): boolean {
+  if (cells.start[e + 1]! - cells.start[e]! < 2) return false;
+  const xs = finiteValues(cells, e, m);
   if (xs.length < 2) return false;
   const mu = mean(xs);
   if (mu === 0) return false;
   return (Math.sqrt(variance(xs)) / Math.abs(mu)) * 100 > cvThresholdPct;
 }
 
-function buildSection(test: TestIdentity, byPerm: Map<number, ResultRecord[]>, ctx: SectionContext): TestSection {
+function buildSection(test: TestIdentity, cols: TestCells, ctx: SectionContext): TestSection {
   const { permutations, compared, baseOf, o, limit, verdicts } = ctx;
-  const all: ResultRecord[] = [];
-  for (const recs of byPerm.values()) for (const r of recs) all.push(r);
-  const metrics = METRIC_ORDER.filter((m) => all.some((r) => METRICS[m].get(r) !== null));
-  const primaryMetric = primaryMetricOf(test, all);
-  type Entry = { index: number; permutationId: string; recs: ResultRecord[]; axes: Axes; primaryValues?: number[] };
-  const entries: Entry[] = [...byPerm].map(([index, recs]) => ({ index, permutationId: permutations[index]!.permutationId, recs, axes: permutations[index]!.axes }));
-  const primaryValues = (e: Entry): number[] => (e.primaryValues ??= finiteValues(e.recs, primaryMetric));
-  const entryAt: Array<Entry | undefined> = new Array<Entry | undefined>(permutations.length);
-  for (const e of entries) entryAt[e.index] = e;
+  const metrics = METRIC_ORDER.filter((_, k) => cols.present[k]);
+  const primaryMetric = primaryOf(test, cols.present);
+  // The permutations with records of this test are its slots (cols.perm[slot]); what lives while
+  // the section is built is kept in typed arrays by slot, not in an object per permutation: a
+  // 12,500-permutation section would otherwise leave megabytes of short-lived objects in V8's
+  // old space, eight sections over.
+  const n = cols.perm.length;
+  const slotOf = new Int32Array(permutations.length).fill(-1);
+  cols.perm.forEach((index, slot) => (slotOf[index] = slot));
+  const perm = (slot: number): PermutationInfo => permutations[cols.perm[slot]!]!;
 
   // Above the limit only some permutations are listed, chosen by |Δ|: the primary metric is first
   // judged for every permutation, to count verdicts and rank, but full comparisons are made (and
   // kept) only for the listed ones, so a large report never holds one per permutation.
-  const capped = entries.length > limit;
+  const capped = n > limit;
   const higher = METRICS[primaryMetric].higherIsBetter;
   const counted = metrics.includes(primaryMetric);
   const pairs = compared.map(({ axis, baselineValue }, k) => {
     const baseIndex = baseOf[k]!;
-    const matched: Array<{ e: Entry; value: AxisValue; base: Entry; absDelta: number; primary: Comparison | null }> = [];
-    for (const e of entries) {
-      const b = baseIndex[e.index]!;
-      const base = b < 0 ? undefined : entryAt[b];
-      if (base === undefined) continue;
-      const value = e.axes[axis]!;
-      const cv = primaryValues(e);
-      const bv = primaryValues(base);
-      const primary = capped ? null : compareSamples(cv, bv, higher, o);
-      const j = primary ?? judge(cv, bv, higher, o);
+    // match i: slot cand[i] against slot base[i]
+    const cand = new Int32Array(n);
+    const base = new Int32Array(n);
+    const absDelta = new Float64Array(n);
+    const primary: Comparison[] | null = capped ? null : [];
+    let count = 0;
+    for (let slot = 0; slot < n; slot++) {
+      const b = baseIndex[cols.perm[slot]!]!;
+      const bs = b < 0 ? -1 : slotOf[b]!;
+      if (bs < 0) continue;
+      const cv = finiteValues(cols, slot, primaryMetric);
+      const bv = finiteValues(cols, bs, primaryMetric);
+      const full = capped ? null : compareSamples(cv, bv, higher, o);
+      const j = full ?? judge(cv, bv, higher, o);
       if (counted) verdicts[j.verdict]++;
       const d = j.delta ? Math.abs(j.delta.pct) : NaN;
-      matched.push({ e, value, base, absDelta: Number.isFinite(d) ? d : -1, primary });
+      cand[count] = slot;
+      base[count] = bs;
+      absDelta[count] = Number.isFinite(d) ? d : -1;
+      if (primary && full) primary.push(full);
+      count++;
     }
-    return { axis, baselineValue, matched };
+    return { axis, baselineValue, count, cand, base, absDelta, primary };
   });
 
-  let shown: Set<string> | null = null;
+  let shown: Uint8Array | null = null;
   let truncated: TestSection['truncated'];
   if (capped) {
-    const score = new Map<string, number>();
-    for (const { matched } of pairs) {
-      for (const { e, absDelta } of matched) if (absDelta > (score.get(e.permutationId) ?? -1)) score.set(e.permutationId, absDelta);
+    const score = new Float64Array(n).fill(-1);
+    let scored = false;
+    for (const p of pairs) {
+      for (let i = 0; i < p.count; i++) {
+        const s = p.cand[i]!;
+        if (p.absDelta[i]! > score[s]!) {
+          score[s] = p.absDelta[i]!;
+          scored = true;
+        }
+      }
     }
-    const order = entries.map((e, i) => ({ id: e.permutationId, i, d: score.get(e.permutationId) ?? -1 }));
-    order.sort((a, b) => b.d - a.d || a.i - b.i);
-    shown = new Set(order.slice(0, limit).map((x) => x.id));
-    truncated = { shown: limit, total: entries.length, by: score.size > 0 ? 'largest-delta' : 'run-order' };
+    const order = new Int32Array(n).map((_, i) => i);
+    order.sort((a, b) => score[b]! - score[a]! || a - b);
+    shown = new Uint8Array(n);
+    for (const s of order.subarray(0, limit)) shown[s] = 1;
+    truncated = { shown: limit, total: n, by: scored ? 'largest-delta' : 'run-order' };
   }
 
   // Every cell is summarized, for the noisy list; rows are kept for the listed permutations.
   const rows: TestRow[] = [];
-  const rowOf = new Map<string, TestRow>();
-  for (const { index, permutationId, recs, axes } of entries) {
-    const p = permutations[index]!;
-    const listed = !shown || shown.has(permutationId);
+  const rowOf = new Array<TestRow | undefined>(n);
+  for (let slot = 0; slot < n; slot++) {
+    const p = perm(slot);
+    const listed = !shown || shown[slot] === 1;
     const cells: TestRow['cells'] = {};
     for (const m of metrics) {
       // An unlisted cell matters only if noisy: its CV first, the full summary only when it is.
-      if (!listed && !isNoisyCv(recs, m, o.cvThresholdPct)) continue;
-      const summary = summarize(finiteValues(recs, m), o.level);
+      if (!listed && !isNoisyCv(cols, slot, m, o.cvThresholdPct)) continue;
+      const summary = summarize(finiteValues(cols, slot, m), o.level);
       const flag = isNoisy(summary, o.cvThresholdPct);
       const need =
         summary.stddev !== null && summary.mean !== null ? repetitionsNeeded(summary.stddev, summary.mean, o.minEffectPct / 100, o.level) : null;
@@ -387,21 +549,24 @@ function buildSection(test: TestIdentity, byPerm: Map<number, ResultRecord[]>, c
       if (flag) ctx.noisy.push({ testId: test.id, label: p.label, metric: m, cvPct: summary.cv! * 100, repetitionsNeeded: need });
     }
     if (!listed) continue;
-    const row: TestRow = { permutationId, axes, label: p.label, cells };
+    const row: TestRow = { permutationId: p.permutationId, axes: p.axes, label: p.label, cells };
     rows.push(row);
-    rowOf.set(permutationId, row);
+    rowOf[slot] = row;
   }
 
   const comparisons: AxisComparison[] = [];
-  for (const { axis, baselineValue, matched } of pairs) {
+  for (const { axis, baselineValue, count, cand, base, primary } of pairs) {
     const out: ComparisonRow[] = [];
-    for (const { e, value, base, primary } of matched) {
-      const row = rowOf.get(e.permutationId);
+    for (let i = 0; i < count; i++) {
+      const s = cand[i]!;
+      const row = rowOf[s];
       if (!row) continue;
+      const bs = base[i]!;
+      const value = perm(s).axes[axis]!;
       for (const m of metrics) {
         const comparison =
-          m === primaryMetric && primary ? primary : compareSamples(finiteValues(e.recs, m), finiteValues(base.recs, m), METRICS[m].higherIsBetter, o);
-        out.push({ permutationId: e.permutationId, label: row.label, value, baselinePermutationId: base.permutationId, metric: m, comparison });
+          m === primaryMetric && primary ? primary[i]! : compareSamples(finiteValues(cols, s, m), finiteValues(cols, bs, m), METRICS[m].higherIsBetter, o);
+        out.push({ permutationId: perm(s).permutationId, label: row.label, value, baselinePermutationId: perm(bs).permutationId, metric: m, comparison });
       }
     }
     if (out.length > 0) comparisons.push({ axis, baselineValue, rows: out });
@@ -420,49 +585,39 @@ interface PermutationGroup {
 /**
  * Groups records into permutations: one per source and permutation id, so two runs of one
  * playbook (or two exports of one file) stay apart; with `pool`, permutations whose axes differ
- * only in the pooled axes become one.
+ * only in the pooled axes become one. Works on spans (consecutive records of one permutation),
+ * which is what a record-by-record pass would look at: `spanGroup` is each span's permutation.
  */
-function groupPermutations(records: readonly ResultRecord[], pool: ReadonlySet<string>) {
+function groupPermutations(spans: readonly Span[], pool: ReadonlySet<string>) {
   const groups: PermutationGroup[] = [];
   const index = new Map<string, number>();
-  const of: number[] = new Array<number>(records.length);
+  const spanGroup = new Int32Array(spans.length);
   const pooledAxes: Axes[] = [];
-  let lastAxes: Axes | undefined;
-  let lastId: string | undefined;
-  let lastRun: string | undefined;
-  let lastIndex = -1;
-  records.forEach((r, n) => {
-    // Records arrive grouped by permutation: skip the lookups while the permutation stays the same.
-    if (r.axes !== lastAxes || r.permutationId !== lastId || r.runId !== lastRun) {
-      lastAxes = r.axes;
-      lastId = r.permutationId;
-      lastRun = r.runId;
-      const source = sourceOf(r);
-      const axes: Axes = { ...r.axes, [SOURCE_AXIS]: source };
-      let key: string;
-      if (pool.size === 0) key = JSON.stringify([source, r.permutationId]);
-      else {
-        const dropped: Axes = {};
-        for (const k of pool) {
-          if (k in axes) dropped[k] = axes[k]!;
-          delete axes[k];
-        }
-        pooledAxes.push(dropped);
-        key = JSON.stringify(Object.keys(axes).sort().map((k) => [k, String(axes[k])]));
+  spans.forEach((r, n) => {
+    const source = sourceOf(r);
+    const axes: Axes = { ...r.axes, [SOURCE_AXIS]: source };
+    let key: string;
+    if (pool.size === 0) key = JSON.stringify([source, r.permutationId]);
+    else {
+      const dropped: Axes = {};
+      for (const k of pool) {
+        if (k in axes) dropped[k] = axes[k]!;
+        delete axes[k];
       }
-      let i = index.get(key);
-      if (i === undefined) {
-        index.set(key, (i = groups.length));
-        groups.push({ axes, source, ids: new Set(), sources: new Set() });
-      }
-      const g = groups[i]!;
-      g.ids.add(r.permutationId);
-      g.sources.add(source);
-      lastIndex = i;
+      pooledAxes.push(dropped);
+      key = JSON.stringify(Object.keys(axes).sort().map((k) => [k, String(axes[k])]));
     }
-    of[n] = lastIndex;
+    let i = index.get(key);
+    if (i === undefined) {
+      index.set(key, (i = groups.length));
+      groups.push({ axes, source, ids: new Set(), sources: new Set() });
+    }
+    const g = groups[i]!;
+    g.ids.add(r.permutationId);
+    g.sources.add(source);
+    spanGroup[n] = i;
   });
-  return { groups, of, pooledAxes };
+  return { groups, spanGroup, pooledAxes };
 }
 
 /** Unique display ids: the permutation id, qualified by the source where several sources share it. */
@@ -483,19 +638,45 @@ function permutationIds(groups: readonly PermutationGroup[]): string[] {
   });
 }
 
-/** The guest vs host rows, when any record carries host figures (one pass over the records). */
-function hostLatencyOf(records: readonly ResultRecord[], of: ArrayLike<number>, perms: readonly PermutationInfo[]): HostLatencyRow[] {
-  if (!records.some((r) => r.host !== undefined)) return [];
-  const byPerm = perms.map(() => [] as ResultRecord[]);
-  records.forEach((r, n) => byPerm[of[n]!]?.push(r));
-  return hostLatencyRows(perms.map((p, i) => ({ permutationId: p.permutationId, label: p.label, records: byPerm[i]! })));
+/**
+ * The guest vs host rows, when any record carries host figures: the records of each permutation
+ * that has some (test, guest mean latency, host figures), in input order, rebuilt from the columns.
+ */
+function hostLatencyOf(table: ReportRecords, tests: ReadonlyArray<{ test: TestIdentity; cells: TestCells }>, perms: readonly PermutationInfo[]): HostLatencyRow[] {
+  if (table.hosts.size === 0) return [];
+  const withHost = new Set<number>();
+  for (const { cells } of tests) {
+    cells.perm.forEach((g, e) => {
+      for (let j = cells.start[e]!; j < cells.start[e + 1]!; j++) if (table.hosts.has(cells.seq[j]!)) withHost.add(g);
+    });
+  }
+  const byPerm = new Map<number, Array<HostLatencySample & { seq: number }>>();
+  for (const { test, cells } of tests) {
+    cells.perm.forEach((g, e) => {
+      if (!withHost.has(g)) return;
+      let list = byPerm.get(g);
+      if (!list) byPerm.set(g, (list = []));
+      for (let j = cells.start[e]!; j < cells.start[e + 1]!; j++) {
+        const seq = cells.seq[j]!;
+        const host = table.hosts.get(seq);
+        list.push({ seq, test, latencyUs: { mean: cells.values[j * METRIC_COUNT + METRIC_INDEX.latencyMeanUs]! }, ...(host !== undefined ? { host } : {}) });
+      }
+    });
+  }
+  for (const list of byPerm.values()) list.sort((a, b) => a.seq - b.seq);
+  return hostLatencyRows(perms.map((p, i) => ({ permutationId: p.permutationId, label: p.label, records: byPerm.get(i) ?? [] })));
 }
 
-export function buildReport(records: readonly ResultRecord[], info: RunInfo, options: ReportOptions = {}): Report {
+/**
+ * The report of `records`: an iterable of records (read once, in order; the report keeps none of
+ * them), or a ReportRecords the caller filled one record at a time.
+ */
+export function buildReport(records: Iterable<ResultRecord> | ReportRecords, info: RunInfo, options: ReportOptions = {}): Report {
+  const table = records instanceof ReportRecords ? records : ReportRecords.of(records);
   const o: VerdictOptions = { ...DEFAULT_VERDICT_OPTIONS, ...options.verdict };
   const limit = options.detailLimit ?? DEFAULT_DETAIL_LIMIT;
   const pool = new Set(options.pool ?? []);
-  const { groups, of, pooledAxes } = groupPermutations(records, pool);
+  const { groups, spanGroup, pooledAxes } = groupPermutations(table.spans, pool);
   const axes = collectAxes(groups.map((g) => g.axes));
   const pooled = collectAxes(pooledAxes);
   for (const name of pool) {
@@ -513,15 +694,7 @@ export function buildReport(records: readonly ResultRecord[], info: RunInfo, opt
     if (g.ids.size > 1 || g.sources.size > 1) p.pooledFrom = [...g.ids];
     return p;
   });
-  const tests = new Map<string, { test: TestIdentity; byPerm: Map<number, ResultRecord[]> }>();
-  records.forEach((r, n) => {
-    let t = tests.get(r.test.id);
-    if (!t) tests.set(r.test.id, (t = { test: r.test, byPerm: new Map() }));
-    const i = of[n]!;
-    let list = t.byPerm.get(i);
-    if (!list) t.byPerm.set(i, (list = []));
-    list.push(r);
-  });
+  const tests = [...table.tests.values()].map((t) => ({ test: t.test, cells: cellsOf(t, spanGroup) }));
 
   const warnings: string[] = [];
   const baselines: Report['baselines'] = [];
@@ -587,8 +760,8 @@ export function buildReport(records: readonly ResultRecord[], info: RunInfo, opt
   const noisy: Report['summary']['noisy'] = [];
   const sections: TestSection[] = [];
 
-  for (const { test, byPerm } of tests.values()) {
-    const section = buildSection(test, byPerm, { permutations: permList, baseOf, compared, o, limit, verdicts, noisy });
+  for (const { test, cells } of tests) {
+    const section = buildSection(test, cells, { permutations: permList, baseOf, compared, o, limit, verdicts, noisy });
     sections.push(section);
   }
 
@@ -622,8 +795,8 @@ export function buildReport(records: readonly ResultRecord[], info: RunInfo, opt
 
   return {
     info,
-    runIds: runIdsOf(records),
-    recordCount: records.length,
+    runIds: [...table.runIds],
+    recordCount: table.recordCount,
     options: o,
     axes,
     permutations: permList,
@@ -632,7 +805,7 @@ export function buildReport(records: readonly ResultRecord[], info: RunInfo, opt
     baselines,
     unpaired,
     tests: sections,
-    hostLatency: hostLatencyOf(records, of, permList),
+    hostLatency: hostLatencyOf(table, tests, permList),
     summary: { verdicts, noisy: noisyShown, ...(noisyTotal !== undefined ? { noisyTotal } : {}), warnings },
   };
 }

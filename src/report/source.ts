@@ -13,11 +13,35 @@ import { runInfoOf, type RunStore } from '../results/port.ts';
 import type { Axes } from '../contract/axis.ts';
 import { SOURCE_AXIS, sourceOf, type RunInfo } from './model.ts';
 
+/**
+ * Records read again at each call, each handed to `visit` as it is read and kept by nobody: a run's
+ * store is read this way, so a report of 100,000 records never holds them (report/model.ts
+ * ReportRecords). Resolves once every record was handed over.
+ */
+export type RecordReader = (visit: (r: ResultRecord) => void) => Promise<void>;
+
+/** A source's records: in memory (a file read whole, an import), or read on demand (a run's store). */
+export type Records = ResultRecord[] | RecordReader;
+
+/** Hands every record to `visit`, in order. */
+export async function eachRecord(records: Records, visit: (r: ResultRecord) => void): Promise<void> {
+  if (Array.isArray(records)) for (const r of records) visit(r);
+  else await records(visit);
+}
+
+/** The records in memory (CSV, compare): read once from a reader. */
+export async function collectRecords(records: Records): Promise<ResultRecord[]> {
+  if (Array.isArray(records)) return records;
+  const out: ResultRecord[] = [];
+  await records((r) => out.push(r));
+  return out;
+}
+
 export interface Source {
   /** the path as given */
   path: string;
   kind: 'run' | 'jsonl' | 'import';
-  records: ResultRecord[];
+  records: Records;
   info: RunInfo;
   /** importer warnings (skipped lines…), each naming the file */
   warnings: string[];
@@ -125,24 +149,29 @@ async function readRunInfo(dir: string, records: readonly ResultRecord[]): Promi
  * permutation share theirs). The records are copied, never changed: a caller may hold them.
  */
 export function mapAxes(records: readonly ResultRecord[], f: (axes: Axes, r: ResultRecord) => Axes): ResultRecord[] {
+  return records.map(axesMapper(f));
+}
+
+/** mapAxes for one record at a time (one mapper per pass over the records). */
+function axesMapper(f: (axes: Axes, r: ResultRecord) => Axes): (r: ResultRecord) => ResultRecord {
   const done = new Map<Axes, Axes>();
-  return records.map((r) => {
+  return (r) => {
     let axes = done.get(r.axes);
     if (axes === undefined) done.set(r.axes, (axes = f(r.axes, r)));
     return axes === r.axes ? r : { ...r, axes };
-  });
+  };
 }
 
 /**
  * A run's records as a report sees them: each names its source (the run id) and, when the playbook
  * names one target, that target, so two runs that differ only by target stay two permutations.
+ * The records are this load's own (just read): their axes are replaced in place (a 100,000-record
+ * run is not copied), each distinct axes object once. One function per read of the records.
  */
-function asSource(records: ResultRecord[], info: RunInfo): ResultRecord[] {
+function asSourceRecord(info: RunInfo): (r: ResultRecord) => ResultRecord {
   const target = info.target !== undefined && !info.target.includes(', ') ? info.target : undefined;
-  // The records were just read and are this load's own: their axes are replaced in place (a
-  // 100,000-record run is not copied), each distinct axes object once.
   const done = new Map<Axes, Axes>();
-  for (const r of records) {
+  return (r) => {
     let axes = done.get(r.axes);
     if (axes === undefined) {
       const addSource = !(SOURCE_AXIS in r.axes);
@@ -151,17 +180,44 @@ function asSource(records: ResultRecord[], info: RunInfo): ResultRecord[] {
       done.set(r.axes, axes);
     }
     r.axes = axes;
-  }
+    return r;
+  };
+}
+
+function asSource(records: ResultRecord[], info: RunInfo): ResultRecord[] {
+  const f = asSourceRecord(info);
+  for (const r of records) f(r);
   return records;
+}
+
+/** A run's records read from its store at each call, as asSource sees them. */
+function runReader(info: RunInfo, read: (visit: (r: ResultRecord) => void) => Promise<void> | void): RecordReader {
+  return async (visit) => {
+    const f = asSourceRecord(info);
+    await read((r) => visit(f(r)));
+  };
 }
 
 /**
  * A run read through the run store port (a PostgreSQL store: the CLI opens it, report/ never sees a
- * connection or a secret), as a source like a run directory's.
+ * connection or a secret), as a source like a run directory's. Its records are read when the report
+ * asks for them, through `reopen` (the store is opened again and closed after), record by record.
  */
-export async function runSourceFrom(path: string, store: Pick<RunStore, 'records' | 'meta' | 'planBaseline' | 'permutations'>): Promise<Source> {
+export async function runSourceFrom(
+  path: string,
+  store: Pick<RunStore, 'meta' | 'planBaseline' | 'permutations'>,
+  reopen: () => Promise<{ store: Pick<RunStore, 'eachRecord'>; close(): Promise<void> }>,
+): Promise<Source> {
   const info: RunInfo = runInfoOf(await store.meta(), await store.planBaseline(), await store.permutations());
-  return { path, kind: 'run', records: asSource(await store.records(), info), info, warnings: [] };
+  const records = runReader(info, async (visit) => {
+    const opened = await reopen();
+    try {
+      await opened.store.eachRecord(visit);
+    } finally {
+      await opened.close();
+    }
+  });
+  return { path, kind: 'run', records, info, warnings: [] };
 }
 
 /** Loads a run directory, a results .jsonl file, or any file an importer recognises. */
@@ -177,12 +233,22 @@ export const loadSource: SourceLoader = async (path) => {
     // mirror, readable without SQLite.
     if (existsSync(join(path, DB_FILE))) {
       const handle = openResults(path);
+      let info: RunInfo;
       try {
-        const info: RunInfo = handle.runInfo();
-        return { path, kind: 'run', records: asSource(handle.records(), info), info, warnings: [] };
+        info = handle.runInfo();
       } finally {
         handle.close();
       }
+      // read when the report asks, record by record (opened again then): never all in memory
+      const records = runReader(info, (visit) => {
+        const h = openResults(path);
+        try {
+          h.eachRecord(visit);
+        } finally {
+          h.close();
+        }
+      });
+      return { path, kind: 'run', records, info, warnings: [] };
     }
     const jsonl = join(path, 'results.jsonl');
     if (existsSync(jsonl)) {
@@ -212,7 +278,9 @@ export const loadSource: SourceLoader = async (path) => {
  * source names; two inputs that would share one (two files named alike in different directories)
  * are told apart by the path as given, and the same input given twice is refused.
  */
-export function mergeSources(sources: readonly Source[]): { records: ResultRecord[]; info: RunInfo; warnings: string[] } {
+export function mergeSources(sources: ReadonlyArray<Source & { records: ResultRecord[] }>): { records: ResultRecord[]; info: RunInfo; warnings: string[] };
+export function mergeSources(sources: readonly Source[]): { records: Records; info: RunInfo; warnings: string[] };
+export function mergeSources(sources: readonly Source[]): { records: Records; info: RunInfo; warnings: string[] } {
   if (sources.length === 1) return { records: sources[0]!.records, info: sources[0]!.info, warnings: sources[0]!.warnings };
   const seenPaths = new Map<string, string>();
   for (const s of sources) {
@@ -221,10 +289,8 @@ export function mergeSources(sources: readonly Source[]): { records: ResultRecor
     if (before !== undefined) throw new UsageError(`${s.path}: given twice (also as ${before}); each run or file is one source, and its records would be counted twice`);
     seenPaths.set(abs, s.path);
   }
-  const taken = new Set<string>();
-  const records: ResultRecord[] = [];
-  for (const s of sources) {
-    const names = new Set(s.records.map(sourceOf));
+  // Each source's names, renamed where an earlier source took them (`taken`, in source order).
+  const renaming = (taken: Set<string>, s: Source, names: ReadonlySet<string>): ((r: ResultRecord) => ResultRecord) | null => {
     const rename = new Map<string, string>();
     for (const name of names) {
       let unique = name;
@@ -233,9 +299,30 @@ export function mergeSources(sources: readonly Source[]): { records: ResultRecor
       if (unique !== name) rename.set(name, unique);
     }
     for (const name of names) taken.add(rename.get(name) ?? name);
-    const own = rename.size === 0 ? s.records : mapAxes(s.records, (axes, r) => ({ ...axes, [SOURCE_AXIS]: rename.get(sourceOf(r)) ?? sourceOf(r) }));
-    // no push(...records): a spread of 100,000 arguments overflows the stack
-    for (const r of own) records.push(r);
+    return rename.size === 0 ? null : axesMapper((axes, r) => ({ ...axes, [SOURCE_AXIS]: rename.get(sourceOf(r)) ?? sourceOf(r) }));
+  };
+  let records: Records;
+  if (sources.every((s) => Array.isArray(s.records))) {
+    const taken = new Set<string>();
+    const all: ResultRecord[] = [];
+    for (const s of sources) {
+      const own = s.records as ResultRecord[];
+      const f = renaming(taken, s, new Set(own.map(sourceOf)));
+      // no push(...records): a spread of 100,000 arguments overflows the stack
+      for (const r of own) all.push(f ? f(r) : r);
+    }
+    records = all;
+  } else {
+    // A source read from its store is read twice: its names first, then its records.
+    records = async (visit) => {
+      const taken = new Set<string>();
+      for (const s of sources) {
+        const names = new Set<string>();
+        await eachRecord(s.records, (r) => names.add(sourceOf(r)));
+        const f = renaming(taken, s, names);
+        await eachRecord(s.records, f ? (r) => visit(f(r)) : visit);
+      }
+    };
   }
   const info: RunInfo = { runId: [...new Set(sources.map((s) => s.info.runId))].join(' + ') };
   const targets = [...new Set(sources.flatMap((s) => (s.info.target !== undefined ? [s.info.target] : [])))];

@@ -358,6 +358,11 @@ export class PgRunStore implements RunStore {
 
   async records(): Promise<ResultRecord[]> {
     const out: ResultRecord[] = [];
+    await this.eachRecord((r) => out.push(r));
+    return out;
+  }
+
+  async eachRecord(visit: (r: ResultRecord) => void): Promise<void> {
     // Records of one permutation share their axes, test identity, tool and metadata: share the
     // objects too (read-only by contract), as the SQLite store does.
     const shared = new Map<string, unknown>();
@@ -382,9 +387,9 @@ export class PgRunStore implements RunStore {
         r.test = intern(`t:${r.test.id}:${r.test.pattern}:${r.test.blockSizeBytes}:${r.test.queueDepth}:${r.test.threads}:${r.test.readPercent}`, r.test);
         r.tool = intern(`o:${r.tool.name}:${r.tool.version}`, r.tool);
         if (r.metadata) r.metadata = intern(`m:${JSON.stringify(r.metadata)}`, r.metadata);
-        out.push(r);
+        visit(r);
       }
-      if (rows.length < RECORD_BATCH) return out;
+      if (rows.length < RECORD_BATCH) return;
       const last = rows[rows.length - 1]!;
       after = [last.idx, last.repetition, last.seq];
     }

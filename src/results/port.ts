@@ -153,6 +153,11 @@ export interface RunStore {
   discardRepetitionsAfter(permutationId: string, keep: number): Promise<number>;
   /** in plan order, then repetition, then insertion */
   records(): Promise<ResultRecord[]>;
+  /**
+   * The same records in the same order, each handed to `visit` as it is read and not kept by the
+   * store (a report of 100,000 records never holds them all); resolves once every one was handed over.
+   */
+  eachRecord(visit: (r: ResultRecord) => void): Promise<void>;
 
   appendJournal(permutationId: string | null, step: string, event: string, detail: unknown): Promise<void>;
   journal(): Promise<JournalEntry[]>;

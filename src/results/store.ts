@@ -280,7 +280,8 @@ export class ResultStore {
   // --- permutations ------------------------------------------------------------------------
 
   permutations(): PermutationRow[] {
-    const rows = this.db.prepare('SELECT * FROM permutations ORDER BY idx').all() as Array<Record<string, unknown>>;
+    // not the plan column: each permutation's plan (its steps) is read only by plan()
+    const rows = this.db.prepare('SELECT permutation_id, idx, axes, status, reason, attempts, completed_repetitions FROM permutations ORDER BY idx').all() as Array<Record<string, unknown>>;
     return rows.map(permutationRowOf);
   }
 
@@ -349,9 +350,23 @@ export class ResultStore {
   }
 
   records(): ResultRecord[] {
-    // Row by row: holding every row's JSON text next to the parsed records doubled peak memory.
     const out: ResultRecord[] = [];
-    const rows = this.db.prepare('SELECT r.record FROM results r JOIN permutations p USING (permutation_id) ORDER BY p.idx, r.repetition, r.rowid').pluck();
+    this.eachRecord((r) => out.push(r));
+    return out;
+  }
+
+  /**
+   * Every record, in plan order, handed to `visit` as it is read and not kept here: a report reads
+   * a 100,000-record run without holding it (report/model.ts ReportRecords). Synchronous, so the
+   * connection is never left busy with a half-read statement.
+   */
+  eachRecord(visit: (r: ResultRecord) => void): void {
+    // Row by row: holding every row's JSON text next to the parsed records doubled peak memory.
+    // One permutation at a time, in plan order, through the results' primary key: one statement
+    // ordering the whole join by p.idx had SQLite sort every record's text (~50 MB of sorter
+    // memory for 100,000 records, kept by the allocator after the sort).
+    const ids = this.db.prepare('SELECT permutation_id FROM permutations ORDER BY idx').pluck().all() as string[];
+    const rowsOf = this.db.prepare('SELECT record FROM results WHERE permutation_id = ? ORDER BY repetition, rowid').pluck();
     // Records of one permutation share their axes, test identity, tool and metadata: share the
     // objects too (read-only by contract), which halves the memory of a 100,000-record report.
     const shared = new Map<string, unknown>();
@@ -361,15 +376,16 @@ export class ResultStore {
       shared.set(key, v);
       return v;
     };
-    for (const text of rows.iterate() as IterableIterator<string>) {
-      const r = JSON.parse(text) as ResultRecord;
-      r.axes = intern(`a:${r.permutationId}`, r.axes);
-      r.test = intern(`t:${r.test.id}:${r.test.pattern}:${r.test.blockSizeBytes}:${r.test.queueDepth}:${r.test.threads}:${r.test.readPercent}`, r.test);
-      r.tool = intern(`o:${r.tool.name}:${r.tool.version}`, r.tool);
-      if (r.metadata) r.metadata = intern(`m:${JSON.stringify(r.metadata)}`, r.metadata);
-      out.push(r);
+    for (const id of ids) {
+      for (const text of rowsOf.all(id) as string[]) {
+        const r = JSON.parse(text) as ResultRecord;
+        r.axes = intern(`a:${r.permutationId}`, r.axes);
+        r.test = intern(`t:${r.test.id}:${r.test.pattern}:${r.test.blockSizeBytes}:${r.test.queueDepth}:${r.test.threads}:${r.test.readPercent}`, r.test);
+        r.tool = intern(`o:${r.tool.name}:${r.tool.version}`, r.tool);
+        if (r.metadata) r.metadata = intern(`m:${JSON.stringify(r.metadata)}`, r.metadata);
+        visit(r);
+      }
     }
-    return out;
   }
 
   // --- journal -----------------------------------------------------------------------------
@@ -459,10 +475,11 @@ export class ResultStore {
 }
 
 /** Read side for reports: records and run info only. */
-export function openResults(runDir: string): { records(): ResultRecord[]; runInfo(): StoredRunInfo; close(): void } {
+export function openResults(runDir: string): { records(): ResultRecord[]; eachRecord(visit: (r: ResultRecord) => void): void; runInfo(): StoredRunInfo; close(): void } {
   const store = ResultStore.openReadOnly(runDir);
   return {
     records: () => store.records(),
+    eachRecord: (visit) => store.eachRecord(visit),
     runInfo: () => runInfoOf(store.meta(), store.planBaseline(), store.permutations()),
     close: () => store.close(),
   };

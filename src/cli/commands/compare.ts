@@ -2,6 +2,7 @@
 import type { Command } from 'commander';
 import { storeAwareLoader } from '../store.ts';
 import { compareRuns, renderCompareText } from '../../report/compare.ts';
+import { collectRecords } from '../../report/source.ts';
 import { EXIT } from '../exit.ts';
 import { jsonText } from '../output.ts';
 import { defaultIo, numberOption, verdictOptionsFrom, type CommandIo } from './report.ts';
@@ -24,7 +25,7 @@ export async function runCompare(a: string, b: string, opts: CompareCommandOptio
   const sa = await io.loadSource(a);
   const sb = await io.loadSource(b);
   for (const w of [...sa.warnings, ...sb.warnings]) io.stderr(`warning: ${w}\n`);
-  const result = compareRuns({ label: a, records: sa.records, info: sa.info }, { label: b, records: sb.records, info: sb.info }, {
+  const result = compareRuns({ label: a, records: await collectRecords(sa.records), info: sa.info }, { label: b, records: await collectRecords(sb.records), info: sb.info }, {
     ...(threshold !== undefined ? { failOnRegressionPct: threshold } : {}),
     ...(opts.pool?.length ? { pool: opts.pool } : {}),
     verdict,

@@ -6,8 +6,8 @@ import { renderCsv, renderSummaryCsv } from '../../report/csv.ts';
 import { renderHtml } from '../../report/html.ts';
 import { renderJson } from '../../report/json.ts';
 import { renderMarkdown } from '../../report/markdown.ts';
-import { buildReport, parseBaseline } from '../../report/model.ts';
-import { loadSource, mergeSources, type SourceLoader } from '../../report/source.ts';
+import { buildReport, parseBaseline, ReportRecords } from '../../report/model.ts';
+import { collectRecords, eachRecord, loadSource, mergeSources, type SourceLoader } from '../../report/source.ts';
 import type { VerdictOptions } from '../../report/stats.ts';
 import { checkImportedAxes } from '../import-tags.ts';
 import { terminal } from '../output.ts';
@@ -26,7 +26,7 @@ export const defaultIo: CommandIo = {
   // an imported table's axis columns are checked as `import --set` values are
   loadSource: async (path) => {
     const s = await loadSource(path);
-    return s.kind === 'import' ? { ...s, records: checkImportedAxes(s.records, path) } : s;
+    return s.kind === 'import' && Array.isArray(s.records) ? { ...s, records: checkImportedAxes(s.records, path) } : s;
   },
   ...terminal,
 };
@@ -75,12 +75,18 @@ export async function runReport(inputs: readonly string[], opts: ReportCommandOp
   for (const input of inputs) sources.push(await io.loadSource(input));
   const { records, info, warnings } = mergeSources(sources);
   for (const w of warnings) io.stderr(`warning: ${w}\n`);
-  if (records.length === 0) throw new UsageError(`${inputs.join(', ')}: no result records to report`);
+  const none = () => new UsageError(`${inputs.join(', ')}: no result records to report`);
   let text: string;
   if (opts.format === 'csv') {
-    text = renderCsv(records);
+    const all = await collectRecords(records);
+    if (all.length === 0) throw none();
+    text = renderCsv(all);
   } else {
-    const report = buildReport(records, info, { ...(baseline ? { baseline } : {}), ...(opts.pool?.length ? { pool: opts.pool } : {}), verdict });
+    // record by record into the report's columns: a run's records are never all in memory
+    const table = new ReportRecords();
+    await eachRecord(records, (r) => table.add(r));
+    if (table.recordCount === 0) throw none();
+    const report = buildReport(table, info, { ...(baseline ? { baseline } : {}), ...(opts.pool?.length ? { pool: opts.pool } : {}), verdict });
     text =
       opts.format === 'html'
         ? renderHtml(report)

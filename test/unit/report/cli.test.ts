@@ -136,7 +136,7 @@ describe('storsweep report', () => {
     const a = runDir('t-a', seedRecords('ra'), { runId: 'ra', target: 'lab-a', baseline: { 'datastore.blockSizeMb': 4 } });
     const b = runDir('t-b', seedRecords('rb'), { runId: 'rb', target: 'lab-b' });
     const sa = await loadSource(a);
-    expect(sa.records[0]!.axes).toEqual({ target: 'lab-a', 'datastore.blockSizeMb': 1, source: 'ra' });
+    expect((sa.records as ResultRecord[])[0]!.axes).toEqual({ target: 'lab-a', 'datastore.blockSizeMb': 1, source: 'ra' });
     expect(sa.info.baseline).toEqual({ 'datastore.blockSizeMb': 4 });
     const io = capture();
     await runReport([a, b], { format: 'json' }, io);
