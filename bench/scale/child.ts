@@ -1,16 +1,12 @@
 // One phase of the scale benchmark, run in its own process (under /usr/bin/time -v) so its peak
 // RSS is its own: `child.ts plan|store|markdown|html <dir>`. Prints one JSON line {phase, ms, …};
 // `ms` times the operation only, not Node's and tsx's start-up (which RSS does include).
+// Each phase imports only the modules it uses: the report phases do not load the config schemas,
+// the planner and the vSphere step planner (~30 MB of RSS a report never needs).
 import fs from 'node:fs';
 import path from 'node:path';
-import { playbookSchema } from '../../src/config/playbook.ts';
-import { buildPlan } from '../../src/plan/plan.ts';
-import { planVsphereSteps } from '../../src/providers/vsphere/steps.ts';
-import { buildReport, ReportRecords } from '../../src/report/model.ts';
-import { renderHtml } from '../../src/report/html.ts';
-import { renderMarkdown } from '../../src/report/markdown.ts';
 import type { ResultRecord } from '../../src/results/record.ts';
-import { openResults, ResultStore, type RunMeta } from '../../src/results/store.ts';
+import type { RunMeta } from '../../src/results/store.ts';
 
 const [phase, dir] = process.argv.slice(2) as [string, string];
 const runDir = path.join(dir, 'run');
@@ -23,7 +19,15 @@ const range = (n: number) => Array.from({ length: n }, (_, i) => i + 1);
  * permutations. (vmfs3 is out: since the VMFS3 file-size rule, 1 MiB blocks refuse disks above
  * 256 GiB, and the planner rightly refuses most of these sizes on it.)
  */
-function plan100k() {
+/** The planning modules, imported (before any timing) by the phases that plan. */
+async function planning() {
+  const { playbookSchema } = await import('../../src/config/playbook.ts');
+  const { buildPlan } = await import('../../src/plan/plan.ts');
+  const { planVsphereSteps } = await import('../../src/providers/vsphere/steps.ts');
+  return { playbookSchema, buildPlan, planVsphereSteps };
+}
+
+function plan100k({ playbookSchema, buildPlan, planVsphereSteps }: Awaited<ReturnType<typeof planning>>) {
   const pb = playbookSchema.parse({
     name: 'scale-plan',
     target: 'vc',
@@ -37,7 +41,7 @@ function plan100k() {
 }
 
 /** 4 kinds × 5 formats × 625 sizes = 12,500 permutations of cdm8-default (8 tests) = 100,000 records. */
-function storePlan() {
+function storePlan({ playbookSchema, buildPlan }: Awaited<ReturnType<typeof planning>>) {
   const pb = playbookSchema.parse({
     name: 'scale-store',
     target: 'vc',
@@ -55,8 +59,9 @@ function out(v: Record<string, unknown>): void {
 }
 
 if (phase === 'plan') {
+  const modules = await planning();
   const t0 = performance.now();
-  const plan = plan100k();
+  const plan = plan100k(modules);
   const ms = performance.now() - t0;
   const t1 = performance.now();
   // As the run stores it (src/results/store.ts): the header once, each permutation on its own row.
@@ -67,7 +72,8 @@ if (phase === 'plan') {
   // store: a bulk load (import, benchmark): every record in one addRepetitions transaction.
   // store-live: as the executor does in a sweep, one addRepetition transaction (and fsync) per
   // repetition; in its own directory so that the report phases read the bulk-loaded store.
-  const plan = storePlan();
+  const { ResultStore } = await import('../../src/results/store.ts');
+  const plan = storePlan(await planning());
   const dbDir = phase === 'store' ? runDir : path.join(dir, 'run-live');
   fs.rmSync(dbDir, { recursive: true, force: true });
   const meta: RunMeta = { runId: plan.runId, playbook: plan.playbook, playbookFile: 'scale.yaml', inventoryFile: 'inv.yaml', target: 'vc', startedAt: new Date().toISOString(), fingerprint: {}, insecureEndpoints: [] };
@@ -116,6 +122,10 @@ if (phase === 'plan') {
 } else if (phase === 'markdown' || phase === 'html') {
   // As `storsweep report` reads a run: each record handed from the store to the report's columns
   // as it is read (report/model.ts ReportRecords), never the 100,000 records at once.
+  const { buildReport, ReportRecords } = await import('../../src/report/model.ts');
+  const { renderHtml } = await import('../../src/report/html.ts');
+  const { renderMarkdown } = await import('../../src/report/markdown.ts');
+  const { openResults } = await import('../../src/results/store.ts');
   const t0 = performance.now();
   const r = openResults(runDir);
   const info = r.runInfo();

@@ -179,6 +179,10 @@ describe.each(Object.keys(adapters))('run store contract: %s', (name) => {
       ['pA', 2, 'seq-1m-q8t1-write'],
     ]);
     expect(JSON.stringify(got[2])).toBe(JSON.stringify(rec(id, 'pA', 1, 'write', 10)));
+    // eachRecord (what a report reads): the same records in the same order, one at a time
+    const each: unknown[] = [];
+    await (await a().reopen(id)).eachRecord((r) => each.push(r));
+    expect(each).toEqual(got);
     expect((await s.permutations()).map((p) => p.completedRepetitions)).toEqual([2, 2]);
     expect(await s.discardRepetitionsAfter('pA', 1)).toBe(1);
     expect((await s.records()).filter((r) => r.permutationId === 'pA').map((r) => r.repetition)).toEqual([1, 1]);
