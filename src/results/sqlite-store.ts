@@ -93,7 +93,7 @@ export class SqliteRunStore implements RunStore {
     return this.guard(() => this.sqlite.records());
   }
   async eachRecord(visit: (r: ResultRecord) => void) {
-    this.sqlite.eachRecord(visit);
+    this.guard(() => this.sqlite.eachRecord(visit));
   }
   async appendJournal(permutationId: string | null, step: string, event: string, detail: unknown) {
     this.guard(() => this.sqlite.appendJournal(permutationId, step, event, detail));
