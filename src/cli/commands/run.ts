@@ -14,10 +14,11 @@ import { writeFileAtomic } from '../../results/raw.ts';
 import { readInputFile } from '../../input/read-input.ts';
 import { lockRunDir, type RunLock } from '../../results/run-lock.ts';
 import { DB_FILE, ResultStore, type RunMeta } from '../../results/store.ts';
-import type { RunStore } from '../../results/port.ts';
+import type { LedgerRow, PermutationRow, RunStore } from '../../results/port.ts';
 import { SqliteRunStore } from '../../results/sqlite-store.ts';
 import { loadSource } from '../../report/source.ts';
-import { connectStore, readStorePointer, selectStore, STORE_POINTER, storeAwareLoader, storeTextOf, writeStorePointer } from '../store.ts';
+import { connectStore, readStorePointer, selectStore, STORE_POINTER, storeAwareLoader, storeTextOf, writeStorePointer, type StorePointer } from '../store.ts';
+import { resolveStore } from '../../config/store.ts';
 import { executeRun, type RunSummary, type TargetEndpoints } from '../../run/executor.ts';
 import type { Provider } from '../../contract/provider.ts';
 import { createRunLog } from '../../run/log.ts';
@@ -191,19 +192,18 @@ function printDryRun(plan: RunPlan, o: RunCommandOptions, before: readonly strin
 }
 
 /** What `run --resume` still runs: the permutations not done (a half-done one is redone whole). */
-export function resumeLeft(plan: RunPlan, store: ResultStore): RunPlan {
-  const done = new Set(store.permutations().filter((p) => p.status === 'done').map((p) => p.permutationId));
+export function resumeLeft(plan: RunPlan, permutations: readonly PermutationRow[]): RunPlan {
+  const done = new Set(permutations.filter((p) => p.status === 'done').map((p) => p.permutationId));
   return { ...plan, permutations: plan.permutations.filter((p) => !done.has(p.permutationId)) };
 }
 
 /**
  * Before a half-done permutation is redone, resume removes what it left behind (run/executor.ts):
- * its live ledger objects, newest first, as dry-run lines.
+ * its live ledger objects (`live`), newest first, as dry-run lines.
  */
-function resumeCleanupLines(plan: RunPlan, store: ResultStore): string[] {
-  const left = new Set(resumeLeft(plan, store).permutations.map((p) => p.permutationId));
-  return store
-    .ledger({ live: true })
+function resumeCleanupLines(plan: RunPlan, permutations: readonly PermutationRow[], live: readonly LedgerRow[]): string[] {
+  const left = new Set(resumeLeft(plan, permutations).permutations.map((p) => p.permutationId));
+  return [...live]
     .filter((o) => left.has(o.permutationId))
     .sort((a, b) => b.seq - a.seq)
     .map((o) => JSON.stringify({ permutationId: o.permutationId, step: `cleanup ${o.kind}`, provider: o.provider, operation: 'destroy', arguments: { kind: o.kind, name: o.name }, destructive: false }));
@@ -369,6 +369,52 @@ export function newRunMeta(a: { plan: RunPlan; comps: Map<string, Composition>; 
   };
 }
 
+/**
+ * `run --resume RUNDIR` of a run written to a PostgreSQL store (RUNDIR's store.json names it): the
+ * same checks as a run.sqlite's resume, read from the store, then the same executor (done
+ * permutations skipped, a half-done one cleaned up from the ledger and redone). The run's lock in
+ * the store (one writer across machines) and the run directory's own are held to the end. Null:
+ * a dry run, printed.
+ */
+async function prepareStoreResume(runDir: string, pointer: StorePointer, playbookFile: string | undefined, o: RunCommandOptions, held: { lock?: RunLock }): Promise<Prepared | null> {
+  const r = resolveStore(pointer.store, pointer.baseDir);
+  if (!r.ok) throw new UsageError(`${path.join(runDir, STORE_POINTER)}: ${r.error}`);
+  const backend = await connectStore(r.store);
+  let storeLock: { release(): void } | null = null;
+  try {
+    if (!o.dryRun) {
+      held.lock = lockRunDir(runDir, 'run --resume');
+      storeLock = await backend.lockRun(pointer.runId, 'run --resume');
+    }
+    const store = await backend.openRun(pointer.runId, { runDir });
+    const meta = await store.meta();
+    const plan = await store.plan();
+    const overrides = checkResumeOverrides(plan, o.set);
+    checkResumePlaybook(playbookFile, meta, runDir, overrides);
+    checkStoredPlan(plan, store.where);
+    const inv = loadInventory(o.inventory ?? meta.inventoryFile);
+    const names = meta.targets ?? [meta.target];
+    const comps = composeTargets(names, inv, runDir);
+    if (plan.targets && plan.serialised === undefined) plan.serialised = serialisedResources(names.map((name) => ({ name, resources: comps.get(name)?.sharedResources })));
+    checkResumeInventory(meta, names, plan, measurementFacts(names, inv, plan), inv.file);
+    const permutations = await store.permutations();
+    if (o.dryRun) {
+      printDryRun(resumeLeft(plan, permutations), o, resumeCleanupLines(plan, permutations, await store.ledger({ live: true })));
+      await backend.close();
+      return null;
+    }
+    const done = new Set(permutations.filter((p) => p.status === 'done').map((p) => p.permutationId));
+    const reconfirmed = checkResumeConfirmation(plan, (id) => done.has(id), meta.confirmedDestroy, o.confirmDestroy);
+    await store.appendJournal(null, 'run', 'resume', { pid: process.pid, ...(reconfirmed.length ? { confirmedDestroy: reconfirmed } : {}) });
+    const lock = storeLock;
+    return { plan, store, close: async () => (lock?.release(), await backend.close()), comps, resumed: true };
+  } catch (err) {
+    storeLock?.release();
+    await backend.close();
+    throw err;
+  }
+}
+
 export async function runCommand(playbookFile: string | undefined, o: RunCommandOptions): Promise<number> {
   // The run directory's lock is held from before the first write until after the report.
   const held: { lock?: RunLock } = {};
@@ -385,8 +431,11 @@ async function runLocked(playbookFile: string | undefined, o: RunCommandOptions,
     const runDir = path.resolve(o.resume);
     // a resumed run continues in its own directory: an --out would be silently ignored
     if (o.outGiven) throw new UsageError(`run --resume: --out is not used by a resume (the run continues in its own directory ${shown(runDir)}); leave --out out`);
-    if (!fs.existsSync(path.join(runDir, DB_FILE)) && readStorePointer(runDir)) {
-      throw new UsageError(`run --resume ${shown(runDir)}: this run is in a PostgreSQL store (${STORE_POINTER}); resuming it is not supported yet — \`storsweep cleanup ${shown(runDir)}\` removes what it left, then start a new run`);
+    const pointer = fs.existsSync(path.join(runDir, DB_FILE)) ? null : readStorePointer(runDir);
+    if (pointer) {
+      const fromStore = await prepareStoreResume(runDir, pointer, playbookFile, o, held);
+      if (!fromStore) return EXIT.ok;
+      return execute(fromStore, o);
     }
     // --dry-run reads the run as it is: opened read-only, no lock taken, nothing journaled
     const store = o.dryRun ? ResultStore.openReadOnly(runDir) : ResultStore.open(runDir);
@@ -405,7 +454,7 @@ async function runLocked(playbookFile: string | undefined, o: RunCommandOptions,
       checkResumeInventory(meta, names, plan, measurementFacts(names, inv, plan), inv.file);
       if (o.dryRun) {
         // a dry run confirms nothing: it says what --confirm-destroy must name
-        printDryRun(resumeLeft(plan, store), o, resumeCleanupLines(plan, store));
+        printDryRun(resumeLeft(plan, store.permutations()), o, resumeCleanupLines(plan, store.permutations(), store.ledger({ live: true })));
         store.close();
         return EXIT.ok;
       }

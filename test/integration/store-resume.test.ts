@@ -1,0 +1,116 @@
+// `run --resume RUNDIR` of a run written to a real PostgreSQL store (test/helpers/postgres.ts): the
+// CLI is killed with -9 once the first permutation is done; the resume, by the run directory
+// (store.json), skips what is done, redoes the half-done permutation and runs the rest, as a
+// run.sqlite's resume does. Checked in the database itself.
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runCli, stackTraceLines } from './helpers/cli.ts';
+import { startTestPostgres, type TestDatabase, type TestPostgres } from '../helpers/postgres.ts';
+
+let pgsrv: TestPostgres;
+let db: TestDatabase;
+let dir: string;
+
+const PLAYBOOK = `name: store-resume
+target: here
+matrix:
+  workload:
+    profile: [w1, w2, w3, w4, w5]
+workloads:
+  w1:
+    iometer: "4k 0% read 100% random"
+  w2:
+    iometer: "4k 100% read 100% random"
+  w3:
+    iometer: "64k 0% read 0% random"
+  w4:
+    iometer: "64k 100% read 0% random"
+  w5:
+    iometer: "16k 50% read 100% random"
+settings:
+  fileSize: 8m
+  runtimeSec: 1
+  passes: 1
+  warmupPass: false
+  intervalSec: 0
+repeat: 1
+`;
+
+beforeAll(async () => {
+  dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ss-store-resume-'));
+  pgsrv = await startTestPostgres();
+  db = await pgsrv.database('resume');
+  fs.writeFileSync(path.join(dir, 'pb.yaml'), PLAYBOOK);
+  fs.writeFileSync(path.join(dir, 'inv.yaml'), `store: ${db.url}\ntargets:\n  here:\n    provider: local\n    workdir: ${path.join(dir, 'work')}\n`);
+}, 120_000);
+afterAll(async () => {
+  await pgsrv?.stop();
+  fs.rmSync(dir, { recursive: true, force: true });
+});
+
+async function query<T extends pg.QueryResultRow>(sql: string, args: unknown[] = []): Promise<T[]> {
+  const c = new pg.Client(db.connection);
+  await c.connect();
+  try {
+    return (await c.query<T>(sql, args)).rows;
+  } finally {
+    await c.end();
+  }
+}
+
+const statuses = async (runId: string) => (await query<{ permutation_id: string; status: string }>('SELECT permutation_id, status FROM storsweep.permutations WHERE run_id = $1 ORDER BY idx', [runId])).map((r) => `${r.permutation_id}:${r.status}`);
+
+describe('run --resume of a run in PostgreSQL', () => {
+  it('killed with -9 after its first permutation: the resume by its run directory skips what is done and finishes the run, each result once', async () => {
+    // the run, killed as soon as the store says a permutation is done
+    let pid = 0;
+    const first = runCli(['run', path.join(dir, 'pb.yaml'), '-i', path.join(dir, 'inv.yaml'), '-o', path.join(dir, 'runs'), '--json'], { timeoutMs: 180_000, onSpawn: (p) => (pid = p) });
+    let runId = '';
+    const deadline = Date.now() + 120_000;
+    for (;;) {
+      expect(Date.now()).toBeLessThan(deadline);
+      await new Promise((r) => setTimeout(r, 100));
+      const done = await query<{ run_id: string; n: string }>("SELECT run_id, count(*) FILTER (WHERE status = 'done') AS n FROM storsweep.permutations GROUP BY run_id").catch(() => []);
+      if (done[0] && Number(done[0].n) >= 1) {
+        runId = done[0].run_id;
+        process.kill(pid, 'SIGKILL');
+        break;
+      }
+    }
+    const killed = await first;
+    expect(killed.code).toBe(null);
+    const [runDir] = fs.readdirSync(path.join(dir, 'runs')).map((d) => path.join(dir, 'runs', d));
+    expect(JSON.parse(fs.readFileSync(path.join(runDir!, 'store.json'), 'utf8'))).toMatchObject({ runId });
+    const before = await statuses(runId);
+    const doneBefore = before.filter((s) => s.endsWith(':done')).map((s) => s.split(':')[0]!);
+    expect(doneBefore.length).toBeGreaterThanOrEqual(1);
+    expect(doneBefore.length).toBeLessThan(5);
+    const recordsOfDone = await query<{ permutation_id: string; seq: string; record: string }>('SELECT permutation_id, seq, record FROM storsweep.results WHERE run_id = $1 AND permutation_id = ANY($2) ORDER BY seq', [runId, doneBefore]);
+    expect(recordsOfDone).toHaveLength(doneBefore.length);
+
+    // --dry-run: what is left, nothing written
+    const dry = await runCli(['run', '--resume', runDir!, '--dry-run']);
+    expect(dry.code, dry.stderr).toBe(0);
+    expect(dry.stdout).toContain(`${5 - doneBefore.length} permutations,`);
+    expect(await statuses(runId)).toEqual(before);
+
+    const resumed = await runCli(['run', '--resume', runDir!, '--json'], { timeoutMs: 180_000 });
+    expect(resumed.code, resumed.stderr).toBe(0);
+    expect(stackTraceLines(resumed.stderr)).toEqual([]);
+    expect(fs.existsSync(path.join(runDir!, 'run.sqlite'))).toBe(false);
+    expect((await statuses(runId)).every((s) => s.endsWith(':done'))).toBe(true);
+    // one result per permutation × test, those of the permutations done before the kill untouched
+    const all = await query<{ permutation_id: string; seq: string; record: string }>('SELECT permutation_id, seq, record FROM storsweep.results WHERE run_id = $1 ORDER BY seq', [runId]);
+    expect(new Set(all.map((r) => r.permutation_id)).size).toBe(5);
+    expect(all).toHaveLength(5);
+    expect(all.filter((r) => doneBefore.includes(r.permutation_id))).toEqual(recordsOfDone);
+    const events = await query<{ event: string }>("SELECT event FROM storsweep.journal WHERE run_id = $1 AND step = 'run' AND event = 'resume'", [runId]);
+    expect(events).toHaveLength(1);
+    // the status by the run directory agrees
+    const st = await runCli(['status', runDir!, '--json']);
+    expect(JSON.parse(st.stdout)).toMatchObject({ runId, done: 5, pending: 0, failed: 0 });
+  }, 300_000);
+});
