@@ -384,6 +384,8 @@ async function prepareStoreResume(runDir: string, pointer: StorePointer, playboo
   try {
     if (!o.dryRun) {
       held.lock = lockRunDir(runDir, 'run --resume');
+      const p = held.lock.previous;
+      if (p) terminal.stderr(`note: ${runDir} was last held by pid ${p.pid} on host ${JSON.stringify(p.host)} (storsweep ${p.command}, since ${p.since}), which ended without releasing it; taking over\n`);
       storeLock = await backend.lockRun(pointer.runId, 'run --resume');
     }
     const store = await backend.openRun(pointer.runId, { runDir });
