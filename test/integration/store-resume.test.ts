@@ -109,6 +109,10 @@ describe('run --resume of a run in PostgreSQL', () => {
     expect(all.filter((r) => doneBefore.includes(r.permutation_id))).toEqual(recordsOfDone);
     const events = await query<{ event: string }>("SELECT event FROM storsweep.journal WHERE run_id = $1 AND step = 'run' AND event = 'resume'", [runId]);
     expect(events).toHaveLength(1);
+    // the permutation the kill caught half-done was cleaned up and redone, nothing else
+    const halfDone = before.filter((s) => s.endsWith(':running')).map((s) => s.split(':')[0]!);
+    const redone = await query<{ permutation_id: string }>("SELECT permutation_id FROM storsweep.journal WHERE run_id = $1 AND step = 'permutation' AND event = 'redo' ORDER BY seq", [runId]);
+    expect(redone.map((r) => r.permutation_id)).toEqual(halfDone);
     // the status by the run directory agrees
     const st = await runCli(['status', runDir!, '--json']);
     expect(JSON.parse(st.stdout)).toMatchObject({ runId, done: 5, pending: 0, failed: 0 });
