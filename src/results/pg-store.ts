@@ -227,6 +227,21 @@ export class PgRunStoreBackend implements RunStoreBackend {
     }
   }
 
+  /**
+   * Adds `facts` to a run's environment fingerprint (RunMeta.fingerprint) in one statement, so
+   * workers recording theirs at once lose none; a key the run has already keeps its value. Returns
+   * the fingerprint after (a caller compares its own facts with what was kept).
+   */
+  async addFingerprint(runId: string, facts: Record<string, string>): Promise<Record<string, string>> {
+    const { rows } = await this.pool.query<{ fp: Record<string, string> | null }>(
+      `UPDATE ${SCHEMA}.run_meta SET value = jsonb_set(value::jsonb, '{fingerprint}', $2::jsonb || COALESCE(value::jsonb -> 'fingerprint', '{}'::jsonb))::text
+       WHERE run_id = $1 AND key = 'meta' RETURNING value::jsonb -> 'fingerprint' AS fp`,
+      [runId, JSON.stringify(facts)],
+    );
+    if (!rows[0]) throw new RunNotFound(runId, this.where);
+    return rows[0].fp ?? {};
+  }
+
   async close(): Promise<void> {
     await this.pool.end();
   }

@@ -18,6 +18,17 @@ export interface QueueGroup {
   targets: string[];
 }
 
+/**
+ * How long a job may wait on its queue: for ever. pg-boss 10 archives (moves out of the queue, so
+ * no worker fetches it again) a job still waiting once its `keep_until` passes (plans.js `archive`:
+ * `state < 'active' AND keep_until < now()`), 14 days after it became fetchable by default, while
+ * one group of 100 permutations of 4 h takes 16 days. PostgreSQL's `infinity` is never passed; a
+ * failed-back job keeps its keep_until (plans.js `failJobs`). Completed jobs are archived on
+ * pg-boss's own schedule (`archiveCompletedAfterSeconds`, 12 h), which loses nothing: the results
+ * are in the store.
+ */
+export const KEEP_UNTIL = 'infinity';
+
 /** What a job carries: which permutation of which run. */
 export interface PermutationJob {
   runId: string;
@@ -68,7 +79,26 @@ export class WorkQueue {
   private constructor(
     readonly boss: PgBoss,
     private readonly o: WorkQueueOptions,
+    private readonly started = true,
   ) {}
+
+  /**
+   * The queues over a connection pool of the store (`status`, `cleanup`): pg-boss's calls without
+   * starting it (no maintenance, no schema migration), for a database where `submit` created it.
+   */
+  static over(query: Sql): WorkQueue {
+    const boss = new PgBoss({ db: { executeSql: (text: string, values?: unknown[]) => query(text, values ?? []) }, schema: QUEUE_SCHEMA, schedule: false, supervise: false });
+    boss.on('error', () => undefined);
+    return new WorkQueue(boss, {}, false);
+  }
+
+  /** Which of `groups`' queues exist. */
+  async existing(groups: readonly QueueGroup[]): Promise<QueueGroup[]> {
+    if (!(await schemaPresent((sql, params) => this.boss.getDb().executeSql(sql, params)))) return [];
+    const out: QueueGroup[] = [];
+    for (const g of groups) if (await this.boss.getQueue(g.queue)) out.push(g);
+    return out;
+  }
 
   static async open(conn: PgConnection, o: WorkQueueOptions = {}): Promise<WorkQueue> {
     const boss = new PgBoss({
@@ -95,6 +125,7 @@ export class WorkQueue {
     const queueOf = new Map(groups.flatMap((g) => g.targets.map((t) => [t, g.queue] as const)));
     for (const g of groups) {
       if (!(await this.boss.getQueue(g.queue))) {
+        // a queue is never created again for a finished run: restore() only enqueues unfinished permutations
         await this.boss.createQueue(g.queue, { name: g.queue, policy: 'standard', retryLimit: 1000, retryDelay: 0, expireInSeconds: this.o.expireSec ?? 4 * 3600 });
       }
     }
@@ -104,9 +135,43 @@ export class WorkQueue {
       data: { runId: plan.runId, permutationId: p.permutationId },
       // plan order within a queue: pg-boss fetches by priority, then creation time
       priority: -p.index,
+      keepUntil: KEEP_UNTIL,
     }));
     for (let i = 0; i < jobs.length; i += 500) await this.boss.insert(jobs.slice(i, i + 500));
     return jobs.length;
+  }
+
+  /**
+   * Puts back on its queue the job of every permutation in `unfinished` that no queue holds in any
+   * state (archived or removed by hand: a run queued before KEEP_UNTIL, a database restored from
+   * an older copy); returns those permutation ids. A job the queue still has (waiting, active,
+   * completed, failed) is left alone: the ids are fixed, and pg-boss inserts ON CONFLICT DO NOTHING.
+   */
+  async restore(plan: RunPlan, groups: readonly QueueGroup[], unfinished: ReadonlySet<string>): Promise<string[]> {
+    const perms = plan.permutations.filter((p) => unfinished.has(p.permutationId));
+    if (!perms.length) return [];
+    const have = await queuedJobIds((sql, params) => this.boss.getDb().executeSql(sql, params), groups.map((g) => g.queue), perms.map((p) => jobId(plan.runId, p.permutationId)));
+    const missing = perms.filter((p) => !have.has(jobId(plan.runId, p.permutationId)));
+    if (missing.length) await this.enqueue({ ...plan, permutations: missing }, groups);
+    return missing.map((p) => p.permutationId);
+  }
+
+  /**
+   * Removes the run's queues (each a partition table of pg-boss's job table, with its indexes) with
+   * whatever jobs they still hold: called once every permutation of the run is final.
+   */
+  async deleteQueues(groups: readonly QueueGroup[]): Promise<void> {
+    for (const g of groups) {
+      try {
+        // its jobs first: pg-boss's delete_queue drops the partition under the queue row's foreign key
+        // (q_fkey, checked at commit) and fails while the partition holds any job, completed ones too
+        await this.boss.getDb().executeSql(`DELETE FROM ${QUEUE_SCHEMA}.job WHERE name = $1`, [g.queue]);
+        await this.boss.deleteQueue(g.queue);
+      } catch (err) {
+        // another worker deleting it at the same moment (pg-boss's delete_queue then has no table name)
+        if (await this.boss.getQueue(g.queue)) throw err;
+      }
+    }
   }
 
   /** The next job of a queue, or null. */
@@ -155,6 +220,24 @@ export class WorkQueue {
   }
 
   async close(): Promise<void> {
+    if (!this.started) return;
     await this.boss.stop({ graceful: false, wait: true, timeout: 5000 }).catch(() => undefined);
   }
+}
+
+export type Sql = (sql: string, params: unknown[]) => Promise<{ rows: unknown[] }>;
+
+async function schemaPresent(query: Sql): Promise<boolean> {
+  const { rows } = await query(`SELECT to_regclass($1) IS NOT NULL AS present`, [`${QUEUE_SCHEMA}.job`]);
+  return Boolean((rows[0] as { present: boolean } | undefined)?.present);
+}
+
+/**
+ * Which of the job ids `ids` the queues `queues` hold, in any state (pg-boss 10's job table, the
+ * schema package.json pins). A database where nothing was ever queued holds none.
+ */
+export async function queuedJobIds(query: Sql, queues: readonly string[], ids: readonly string[]): Promise<Set<string>> {
+  if (!(await schemaPresent(query))) return new Set();
+  const { rows } = await query(`SELECT id::text AS id FROM ${QUEUE_SCHEMA}.job WHERE name = ANY($1::text[]) AND id = ANY($2::uuid[])`, [[...queues], [...ids]]);
+  return new Set((rows as Array<{ id: string }>).map((r) => r.id));
 }

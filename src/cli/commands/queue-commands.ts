@@ -4,6 +4,7 @@
 // `storsweep worker -i INV [--store URL] [--targets a,b]` works through the jobs of the targets it
 // can reach, one permutation at a time per target group across every worker. The store: `--store`,
 // else the inventory's `store:` (cli/store.ts selectStore, as for every other command).
+import { readFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import type { Command } from 'commander';
@@ -15,25 +16,128 @@ import { errorMessage, UsageError } from '../../errors.ts';
 import { createEndpointPool } from '../../providers/endpoint-pool.ts';
 import { DEFAULT_LEASE_SEC, endpointSlots, LeaseSession } from '../../results/pg-coordination.ts';
 import { PgRunStoreBackend, type PgConnection } from '../../results/pg-store.ts';
-import type { RunMeta } from '../../results/port.ts';
+import type { RunMeta, RunStore } from '../../results/port.ts';
 import type { TargetEndpoints } from '../../run/executor.ts';
 import { createRunLog } from '../../run/log.ts';
 import { createProgressView, type ProgressEvent } from '../../run/progress.ts';
 import { workLoop, type WorkerRun } from '../../run/worker.ts';
-import { queueGroups, WorkQueue, type QueueGroup } from '../../run/work-queue.ts';
+import { jobId, queuedJobIds, queueGroups, WorkQueue, type QueueGroup, type Sql } from '../../run/work-queue.ts';
 import { visible } from '../../text/visible.ts';
-import { composeTargets, measurementFacts, usedFacts, type Composition } from '../compose.ts';
+import { moduleOf } from '../../providers/index.ts';
+import { composeTargets, isLoopback, measurementFacts, resourceContext, usedFacts, type Composition } from '../compose.ts';
 import { EXIT } from '../exit.ts';
 import { checkAgainstHostVersions } from '../host-versions.ts';
 import { intOption, retriesOption, stepTimeoutOption } from '../options.ts';
 import { jsonText, progressStream, terminal } from '../output.ts';
 import { pgConnectionOf, selectStore } from '../store.ts';
 import { collect, SET_HELP } from './config-commands.ts';
-import { checkConfirmDestroy, checkStoredPlan, newRunMeta, prepareNew } from './run.ts';
+import { checkConfirmDestroy, checkStoredPlan, newRunMeta, prepareNew, targetFacts } from './run.ts';
 import { ensureOutputDirectory } from '../out-dir.ts';
 
 /** The run meta key holding the queue groups of a submitted run (absent: not a queued run). */
 export const QUEUE_META = 'queue';
+
+/** What a submitted run records about its queue (meta key QUEUE_META). */
+export interface QueueMeta {
+  groups: QueueGroup[];
+  /** false while `submit` is still putting the jobs on the queues (absent: a run from before it was recorded) */
+  enqueued?: boolean;
+  /** the machine that submitted the run (thisMachine) */
+  submittedFrom?: Machine;
+  /** targets that are the machine running them (machineBoundTargets): worked only on submittedFrom */
+  machineBound?: string[];
+}
+
+/** A machine: its host name (for messages) and id (/etc/machine-id; the host name where there is none). */
+export interface Machine {
+  host: string;
+  id: string;
+}
+
+export function thisMachine(): Machine {
+  let id = '';
+  for (const f of ['/etc/machine-id', '/var/lib/dbus/machine-id']) {
+    try {
+      id = readFileSync(f, 'utf8').trim();
+    } catch {
+      /* not there */
+    }
+    if (id) break;
+  }
+  return { host: os.hostname(), id: id || `host ${os.hostname()}` };
+}
+
+/**
+ * The targets of `names` that are whatever machine runs them: a `local` target, or one reaching an
+ * SSH host, vCenter or NFS server at a loopback address (the lab's targets: 127.0.0.1). A worker on
+ * another machine would measure its own disks (or its own lab) under the submitter's target name.
+ */
+export function machineBoundTargets(names: readonly string[], inv: LoadedInventory): string[] {
+  const base = resourceContext(inv);
+  return names.filter((n) => {
+    const t = inv.inventory.targets[n];
+    if (!t) return false;
+    if (t.provider === 'local') return true;
+    let bound = false;
+    const vcenterHost = (name: string): string => {
+      try {
+        return new URL(inv.inventory.vcenters[name]?.url ?? process.env.GOVC_URL ?? '').hostname;
+      } catch {
+        return '';
+      }
+    };
+    moduleOf(t).sharedResources(t, {
+      machine: (h) => {
+        const m = base.machine(h);
+        if (m === 'this machine') bound = true;
+        return m;
+      },
+      vcenter: (v) => {
+        if (isLoopback(vcenterHost(v))) bound = true;
+        return base.vcenter(v);
+      },
+    });
+    const nfsHost = (t as { nfs?: { remoteHost?: string } }).nfs?.remoteHost;
+    return bound || (nfsHost !== undefined && isLoopback(nfsHost));
+  });
+}
+
+/** The store's pool as pg-boss's database (status, cleanup). */
+const sqlOf = (backend: PgRunStoreBackend): Sql => (text, params) => backend.pool.query(text, params);
+
+/**
+ * A submitted run's queue as `status` shows it: its unfinished permutations and how many of them
+ * have no job on any queue (a worker queues those again); null for a run that was not submitted.
+ */
+export async function queueState(store: RunStore, backend: PgRunStoreBackend): Promise<{ unfinished: number; missing: number } | null> {
+  const q = await store.getMeta<QueueMeta>(QUEUE_META);
+  if (!q || q.enqueued === false) return null;
+  const unfinished = (await store.permutations()).filter((p) => p.status === 'pending' || p.status === 'running');
+  if (!unfinished.length) return { unfinished: 0, missing: 0 };
+  const have = await queuedJobIds(sqlOf(backend), q.groups.map((g) => g.queue), unfinished.map((p) => jobId(store.runId, p.permutationId)));
+  return { unfinished: unfinished.length, missing: unfinished.filter((p) => !have.has(jobId(store.runId, p.permutationId))).length };
+}
+
+/**
+ * `cleanup` of a submitted run: once every permutation is final, its queues (pg-boss partition
+ * tables) are deleted, if a worker has not already; `dryRun` only names them. Returns their names.
+ */
+export async function deleteFinishedQueues(store: RunStore, backend: PgRunStoreBackend, dryRun: boolean): Promise<string[]> {
+  const q = await store.getMeta<QueueMeta>(QUEUE_META);
+  if (!q) return [];
+  const c = await store.counts();
+  if (c.pending + c.running > 0) return [];
+  const wq = WorkQueue.over(sqlOf(backend));
+  const present = await wq.existing(q.groups);
+  if (!dryRun && present.length) {
+    await wq.deleteQueues(present);
+    await store.appendJournal(null, 'cleanup', 'queues deleted', { queues: present.map((g) => g.queue) });
+  }
+  return present.map((g) => g.queue);
+}
+
+/** How often a worker checks that every unfinished permutation of a run it works on still has its job. */
+const RESTORE_EVERY_MS = 10 * 60_000;
 
 /** `--store`, else the inventory's `store:`: workers share the run through PostgreSQL, so one is needed. */
 function queueStore(command: string, o: { store?: string }, inv: LoadedInventory): { connection: PgConnection; where: string } {
@@ -62,12 +166,17 @@ export async function submitCommand(playbookFile: string, o: SubmitOptions): Pro
     const meta = newRunMeta({ plan, comps, inv, pb, playbookFile, timeouts, confirmedDestroy });
     const store = await backend.createRun(meta, plan);
     const groups = queueGroups(plan);
-    await store.setMeta(QUEUE_META, { groups });
+    const machine = thisMachine();
+    const bound = machineBoundTargets(plan.targets ? plan.targets.map((t) => t.name) : [plan.target], inv);
+    const qmeta: QueueMeta = { groups, enqueued: false, submittedFrom: machine, ...(bound.length ? { machineBound: bound } : {}) };
+    await store.setMeta(QUEUE_META, qmeta);
     await store.setMeta('playbookText', pb.text);
     queue = await WorkQueue.open(connection);
     const n = await queue.enqueue(plan, groups);
-    await store.appendJournal(null, 'run', 'submitted', { permutations: n, queues: groups.map((g) => g.queue) });
+    await store.setMeta(QUEUE_META, { ...qmeta, enqueued: true });
+    await store.appendJournal(null, 'run', 'submitted', { permutations: n, queues: groups.map((g) => g.queue), host: machine.host, ...(bound.length ? { machineBound: bound } : {}) });
     terminal.stderr(`run ${plan.runId}: ${n} permutation(s) queued in ${groups.length} target group(s) in ${where}; workers: storsweep worker -i INVENTORY --store URL\n`);
+    if (bound.length) terminal.stderr(`note: ${bound.map(visible).join(', ')} ${bound.length === 1 ? 'is' : 'are'} this machine (a local target, or reached at a loopback address): only workers on this machine (${visible(machine.host)}) take ${bound.length === 1 ? 'its' : 'their'} permutations\n`);
     if (o.json) terminal.stdout(jsonText({ runId: plan.runId, permutations: n, groups: groups.map((g) => g.targets), store: where }) + '\n' + jsonText({ runId: plan.runId }) + '\n');
     else terminal.stdout(`${plan.runId}\n`);
     return EXIT.ok;
@@ -153,16 +262,28 @@ export async function workerCommand(o: WorkerCommandOptions): Promise<number> {
     // the per-vCenter provisioning limit, held across every worker (endpoint slots in PostgreSQL)
     const pool = createEndpointPool({ gate: endpointSlots(backend.pool) });
     const prepared = new Map<string, WorkerRun | null>();
+    const me = thisMachine();
 
     const prepareRun = async (runId: string): Promise<WorkerRun | null> => {
       const store = await backend.openRun(runId, { runDir: path.join(out, runId) });
-      const q = await store.getMeta<{ groups: QueueGroup[] }>(QUEUE_META);
+      const q = await store.getMeta<QueueMeta>(QUEUE_META);
       if (!q) return null; // not a submitted run (`run --store`): nothing queued
       const meta = await store.meta();
       const plan = await store.plan();
       const names = meta.targets ?? [meta.target];
       const reach = names.filter((n) => allowed.includes(n));
-      const groups = q.groups.filter((g) => g.targets.every((t) => reach.includes(t)));
+      let groups = q.groups.filter((g) => g.targets.every((t) => reach.includes(t)));
+      // a target that is "this machine" to the submitter is worked there only (said once per run)
+      const from = q.submittedFrom;
+      if (from && from.id !== me.id && q.machineBound?.length) {
+        const bound = new Set(q.machineBound);
+        const theirs = groups.filter((g) => g.targets.some((t) => bound.has(t)));
+        if (theirs.length) {
+          const ts = theirs.flatMap((g) => g.targets.filter((t) => bound.has(t)));
+          terminal.stderr(`note: run ${visible(runId)}: ${ts.map(visible).join(', ')} ${ts.length === 1 ? 'is' : 'are'} the submitting machine itself (${visible(from.host)}: a local target, or reached at a loopback address); only a worker there takes ${ts.length === 1 ? 'its' : 'their'} permutations, not this one (${visible(me.host)})\n`);
+          groups = groups.filter((g) => !theirs.includes(g));
+        }
+      }
       if (!groups.length) return null;
       const mine = groups.flatMap((g) => g.targets);
       checkStoredPlan(plan, store.where);
@@ -174,17 +295,29 @@ export async function workerCommand(o: WorkerCommandOptions): Promise<number> {
       const comps: Map<string, Composition> = composeTargets(mine, inv, inv.file, pool);
       const connected = new Map<string, Promise<TargetEndpoints>>();
       const stepSec = o.stepTimeout ?? meta.timeouts?.stepSec;
+      await restoreJobs(runId, plan, store, q);
+      let queuesDeleted = false;
       return {
         plan,
         store,
         groups,
+        // the last permutation of the run final: its queues go (whichever worker gets here first)
+        afterJob: async () => {
+          if (queuesDeleted) return;
+          const c = await store.counts();
+          if (c.pending + c.running > 0) return;
+          queuesDeleted = true;
+          await queue.deleteQueues(q.groups);
+          await store.appendJournal(null, 'worker', 'queues deleted', { worker: `${me.host}:${process.pid}`, queues: q.groups.map((g) => g.queue) });
+        },
         keys: (t) => (comps.get(t)?.sharedResources ?? []).map((r) => r.key),
         endpoints: (t) => {
           let p = connected.get(t);
           if (!p) {
             const comp = comps.get(t)!;
-            p = comp.connectProvider().then((provider) => {
+            p = comp.connectProvider().then(async (provider) => {
               providers.push(provider);
+              await recordFingerprint(runId, plan, store, t, provider, comp);
               return { provider, workload: comp.workload };
             });
             p.catch(() => connected.delete(t));
@@ -198,6 +331,49 @@ export async function workerCommand(o: WorkerCommandOptions): Promise<number> {
           ...(o.retries !== undefined ? { retry: { retries: o.retries } } : {}),
         },
       };
+    };
+
+    /**
+     * The run's unfinished permutations whose job is on no queue (pg-boss archived it, or it was
+     * removed by hand) are queued again, and the run's journal and this worker say so. Not while
+     * `submit` is still queueing.
+     */
+    const restoredAt = new Map<string, number>();
+    const restoreJobs = async (runId: string, plan: RunPlan, store: WorkerRun['store'], q: QueueMeta): Promise<void> => {
+      restoredAt.set(runId, performance.now());
+      if (q.enqueued === false) return;
+      try {
+        const unfinished = new Set((await store.permutations()).filter((p) => p.status === 'pending' || p.status === 'running').map((p) => p.permutationId));
+        const back = await queue.restore(plan, q.groups, unfinished);
+        if (!back.length) return;
+        await store.appendJournal(null, 'worker', 'jobs restored', { worker: `${me.host}:${process.pid}`, permutations: back });
+        onEvent({ type: 'message', level: 'warn', text: `run ${runId}: ${back.length} unfinished permutation(s) had no job on the queue (archived by pg-boss or removed); queued again` });
+      } catch (err) {
+        // looked at again at the next check
+        restoredAt.delete(runId);
+        onEvent({ type: 'message', level: 'warn', text: `run ${runId}: cannot check the run's jobs on the queue: ${redact(errorMessage(err))}` });
+      }
+    };
+
+    /**
+     * What this worker's connection to `target` tells of its environment, added to the run's
+     * fingerprint (as `run` records it at connect), so `compare` can warn about environment
+     * differences; a fact another worker recorded differently is reported (the run mixes both).
+     */
+    const recordFingerprint = async (runId: string, plan: RunPlan, store: WorkerRun['store'], target: string, provider: Provider | null, comp: Composition): Promise<void> => {
+      try {
+        const facts = await targetFacts([[plan.targets ? target : '', { provider, comp }]]);
+        const kept = await backend.addFingerprint(runId, facts);
+        const differ = Object.keys(facts).filter((k) => kept[k] !== facts[k]);
+        if (differ.length) {
+          const text = `run ${runId}: ${visible(target)} reads differently from what another worker recorded for this run: ${differ.map((k) => `${visible(k)}: ${visible(kept[k] ?? '')} (recorded) → ${visible(facts[k]!)} (here)`).join('; ')}`;
+          await store.appendJournal(null, 'worker', 'environment differs', { worker: `${me.host}:${process.pid}`, target, recorded: Object.fromEntries(differ.map((k) => [k, kept[k]])), here: Object.fromEntries(differ.map((k) => [k, facts[k]])) });
+          onEvent({ type: 'message', level: 'warn', text });
+        }
+      } catch (err) {
+        // best effort, like `run`'s: the permutation goes on without it
+        onEvent({ type: 'message', level: 'warn', text: `run ${runId}: the environment fingerprint of ${visible(target)} was not recorded: ${redact(errorMessage(err))}` });
+      }
     };
 
     const runs = async (): Promise<WorkerRun[]> => {
@@ -214,6 +390,10 @@ export async function workerCommand(o: WorkerCommandOptions): Promise<number> {
           }
         }
         const r = prepared.get(id);
+        if (r && performance.now() - (restoredAt.get(id) ?? 0) > RESTORE_EVERY_MS) {
+          const q = await r.store.getMeta<QueueMeta>(QUEUE_META);
+          if (q) await restoreJobs(id, r.plan, r.store, q);
+        }
         if (r) out.push(r);
       }
       return out;

@@ -15,6 +15,7 @@ import { composeTargets } from '../compose.ts';
 import { EXIT } from '../exit.ts';
 import { jsonText, keepGoingWhenOutputCloses, terminal } from '../output.ts';
 import { openRunFor, type OpenedRun, type StoreOptions } from '../store.ts';
+import { deleteFinishedQueues, queueState } from './queue-commands.ts';
 import { takeRunLock } from './run.ts';
 import { watchStatus } from './status-watch.ts';
 
@@ -45,7 +46,7 @@ export async function statusCounts(store: RunStore): Promise<{ total: number; do
   return { total: c.pending + c.running + c.done + c.failed, done: c.done, failed: c.failed, running: c.running, pending: c.pending + c.running };
 }
 
-export async function statusText(opened: Pick<OpenedRun, 'store' | 'sqlite'>): Promise<string> {
+export async function statusText(opened: Pick<OpenedRun, 'store' | 'sqlite'> & Partial<Pick<OpenedRun, 'backend'>>): Promise<string> {
   const { store } = opened;
   const perms = await store.permutations();
   const count = (s: string) => perms.filter((p) => p.status === s).length;
@@ -58,6 +59,9 @@ export async function statusText(opened: Pick<OpenedRun, 'store' | 'sqlite'>): P
     const why = p.status === 'failed' || (p.status === 'pending' && p.reason) ? `: ${p.reason}` : p.status === 'running' ? (!opened.sqlite ? ' (running now, or interrupted)' : lock.held ? ' (running now)' : ' (interrupted mid-permutation; resume redoes it)') : '';
     lines.push(`  ${p.status.padEnd(7)} ${p.permutationId} ${axesLabel(p.axes)}${why}`);
   }
+  // a submitted run: unfinished permutations whose job is on no queue would never run (a worker queues them again)
+  const queued = opened.backend ? await queueState(store, opened.backend).catch(() => null) : null;
+  if (queued?.missing) lines.push(`warning: ${queued.missing} of ${queued.unfinished} unfinished permutation(s) have no job on the run's queues (archived by pg-boss or removed): the next worker that looks at the run (storsweep worker) queues them again`);
   const live = await store.leftovers();
   if (live.length) {
     const objects = `${live.length} object${live.length === 1 ? '' : 's'} this run created`;
@@ -107,7 +111,8 @@ export function registerRunDirCommands(program: Command): void {
         if (o.json) {
           const { store } = opened;
           const lock = lockOf(opened);
-          terminal.stdout(jsonText({ runId: store.runId, ...(await statusCounts(store)), permutations: await store.permutations(), leftovers: await store.leftovers(), inUseBy: lock.held ? (lock.holder ?? {}) : null }) + '\n');
+          const queued = opened.backend ? await queueState(store, opened.backend).catch(() => null) : null;
+          terminal.stdout(jsonText({ runId: store.runId, ...(await statusCounts(store)), ...(queued ? { unqueued: queued.missing } : {}), permutations: await store.permutations(), leftovers: await store.leftovers(), inUseBy: lock.held ? (lock.holder ?? {}) : null }) + '\n');
         } else terminal.stdout((await statusText(opened)) + '\n');
       } finally {
         await opened.close();
@@ -139,6 +144,18 @@ export function registerRunDirCommands(program: Command): void {
       } catch (err) {
         closeStore();
         throw err;
+      }
+      // A submitted run whose every permutation is final: its queues go (a worker deletes them
+      // after the last job; this is for a run whose last worker did not)
+      if (opened.backend) {
+        try {
+          const queues = await deleteFinishedQueues(store, opened.backend, Boolean(o.dryRun));
+          if (queues.length) terminal.stdout(`${o.dryRun ? 'would delete' : 'deleted'} the run's queue${queues.length === 1 ? '' : 's'} ${queues.join(', ')}\n`);
+        } catch (err) {
+          lock?.release();
+          closeStore();
+          throw err;
+        }
       }
       // A permutation left running (or failed) may have left its fio running on the guest: stop it
       // before anything of the run is removed (a disk deleted under it), and even when nothing is.

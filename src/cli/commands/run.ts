@@ -662,6 +662,17 @@ async function executePrepared({ plan, store, comps, close }: Prepared, o: RunCo
  * axes. Best effort: a fact that cannot be read is left out, the run goes on.
  */
 async function recordFingerprint(store: RunStore, targets: Array<[string, { provider: Provider | null; comp: Composition }]>): Promise<void> {
+  const facts = await targetFacts(targets);
+  const meta = await store.meta();
+  await store.setMeta('meta', { ...meta, fingerprint: { ...meta.fingerprint, ...facts } });
+}
+
+/**
+ * What connecting to `targets` tells of their environment (product versions, guest OS, tool
+ * version), redacted: one target named '' gives plain keys, else each target's facts are under
+ * `<target>/`. `run` and `worker` record the same.
+ */
+export async function targetFacts(targets: Array<[string, { provider: Provider | null; comp: Pick<Composition, 'workload'> }]>): Promise<Record<string, string>> {
   const facts: Record<string, string> = {};
   // One target: plain keys; several: each target's facts under `<target>/`.
   for (const [name, { provider, comp }] of targets) {
@@ -676,8 +687,7 @@ async function recordFingerprint(store: RunStore, targets: Array<[string, { prov
     }
     for (const [k, v] of Object.entries(own)) facts[name ? `${name}/${k}` : k] = v;
   }
-  const meta = await store.meta();
-  await store.setMeta('meta', { ...meta, fingerprint: { ...meta.fingerprint, ...redactDeep(facts) } });
+  return redactDeep(facts);
 }
 
 export function registerRun(program: Command): void {
