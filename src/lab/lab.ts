@@ -6,7 +6,7 @@ import path from 'node:path';
 import { ensureKeyPair, startSshd, currentUser } from './sshd.ts';
 import { startVcsim } from './vcsim.ts';
 import { vcenterYaml, vsphereTargetYaml } from './vsphere-inventory.ts';
-import { attachPostgres, PG_SUPERUSER, startPostgres } from './postgres.ts';
+import { attachPostgres, hasPostgresCluster, PG_SUPERUSER, restartPostgres, startPostgres, stopPostgres } from './postgres.ts';
 // the stand-ins' host models (src/lab/harness/*/state.ts) are the lab's ESXi and Hyper-V hosts
 import { BLANK_DEV, ESXI_HARNESS_DIR, RDM_DEV, defaultEsxiState, seedEsxiState } from './harness/esxi/state.ts';
 import { DEFAULT_LAB_VERSION, type LabVersion } from './versions.ts';
@@ -59,11 +59,16 @@ function alive(pid: number): boolean {
   }
 }
 
-export function readLabState(root: string): LabState | null {
+/** The lab's state file as last written, whether its processes still run or not (a reboot). */
+export function recordedLabState(root: string): LabState | null {
   const p = labPaths(root).state;
   if (!fs.existsSync(p)) return null;
-  const s = JSON.parse(fs.readFileSync(p, 'utf8')) as LabState;
-  if (!alive(s.ssh.pid) || (s.vcsim && !alive(s.vcsim.pid))) return null;
+  return JSON.parse(fs.readFileSync(p, 'utf8')) as LabState;
+}
+
+export function readLabState(root: string): LabState | null {
+  const s = recordedLabState(root);
+  if (!s || !alive(s.ssh.pid) || (s.vcsim && !alive(s.vcsim.pid))) return null;
   return s;
 }
 
@@ -132,14 +137,28 @@ export class LabVersionMismatch extends Error {
   override readonly name = 'LabVersionMismatch';
 }
 
-/** The lab's PostgreSQL store: started once (`up --postgres`), kept by later `up`s, stopped by `down`. */
-async function labPostgres(p: ReturnType<typeof labPaths>, existing: LabState['postgres']): Promise<NonNullable<LabState['postgres']>> {
+/**
+ * The lab's PostgreSQL store: made once (`up --postgres`, initdb in .lab/postgres), kept by later
+ * `up`s; a cluster that is there but not running (`lab down`, `pg_ctl stop`, a reboot) is started
+ * again on its recorded port with its data — the runs stored in it are never deleted here.
+ */
+export async function labPostgres(p: Pick<ReturnType<typeof labPaths>, 'dir'>, existing: LabState['postgres']): Promise<NonNullable<LabState['postgres']>> {
   if (existing && (await attachPostgres(existing.dir))) return existing;
-  const dir = path.join(p.dir, 'postgres');
+  const dir = existing?.dir ?? path.join(p.dir, 'postgres');
+  if (hasPostgresCluster(dir)) {
+    const pg = await restartPostgres(dir);
+    return { dir, port: pg.port, database: existing?.database ?? LAB_STORE_DATABASE };
+  }
+  // nothing initdb made here (a first `up --postgres`, or one cut short before initdb finished)
   fs.rmSync(dir, { recursive: true, force: true });
   const pg = await startPostgres({ dir });
   await pg.createDatabase(LAB_STORE_DATABASE);
   return { dir, port: pg.port, database: LAB_STORE_DATABASE };
+}
+
+/** `lab down`: the store's server stops; its data (the stored runs) stays unless `purge`. */
+export async function labPostgresDown(dir: string, o: { purge?: boolean } = {}): Promise<void> {
+  await stopPostgres(dir, { remove: Boolean(o.purge) });
 }
 export const LAB_STORE_DATABASE = 'storsweep';
 
@@ -191,7 +210,9 @@ export async function labUp(root: string, opts: { vcsim: boolean; listLuns?: Lun
     const luns = opts.listLuns ? await opts.listLuns({ url: h.url, thumbprint: h.thumbprint, username: h.username, password }) : [];
     vcsim = { pid: h.pid, url: h.url, thumbprint: h.thumbprint, certFile: h.certFile, username: h.username, luns, nfsDir: p.nfs };
   }
-  const postgres = opts.postgres || existing?.postgres ? await labPostgres(p, existing?.postgres) : undefined;
+  // the store the lab had before (also after a reboot, when its other processes are gone)
+  const recorded = existing?.postgres ?? recordedLabState(root)?.postgres ?? (hasPostgresCluster(path.join(p.dir, 'postgres')) ? undefined : null);
+  const postgres = opts.postgres || recorded !== null ? await labPostgres(p, recorded ?? undefined) : undefined;
   const state: LabState = {
     ssh: { pid: sshd.pid, port: sshd.port, user: currentUser(), keyPath: key.privateKeyPath, knownHostsFile: p.knownHosts },
     vcsim,

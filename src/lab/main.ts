@@ -1,14 +1,16 @@
-// `npm run lab -- up [--version 5.5|6.7|7.0|8.0] [--postgres]|down|status [--json]`: the embedded local lab. A real OpenSSH server on
+// `npm run lab -- up [--version 5.5|6.7|7.0|8.0] [--postgres]|down [--purge]|status [--json]`: the embedded local lab. A real OpenSSH server on
 // 127.0.0.1 acting as a Linux guest (fio on a scratch file) and as the ESXi-shell / Hyper-V test
 // host (stand-ins on its PATH), and VMware's vCenter simulator (our vcsim harness). Everything
 // lives under .lab/; `.lab/inventory.yaml` points playbooks at it. `--version` makes the simulator
 // and the ESXi stand-ins act as that release (default 8.0, or the running lab's): what they report and
 // which VMFS versions they create (src/lab/harness/vcsim/version.go, harness/esxi/esxi_state.py).
+// The PostgreSQL store's data (.lab/postgres: the runs stored there) outlives `down` and reboots;
+// only `down --purge` deletes it.
 import fs from 'node:fs';
 import path from 'node:path';
 import { stopPid } from './sshd.ts';
-import { stopPostgres } from './postgres.ts';
-import { labUp, labPaths, readLabState, labStatusJson, LabVersionMismatch } from './lab.ts';
+import { hasPostgresCluster } from './postgres.ts';
+import { labUp, labPaths, readLabState, recordedLabState, labStatusJson, labPostgresDown, LabVersionMismatch } from './lab.ts';
 import { isLabVersion, LAB_VERSIONS, type LabVersion } from './versions.ts';
 import { listVcsimLuns } from './vsphere-inventory.ts';
 import { releaseEsxiGuestDisks } from './harness/esxi/state.ts';
@@ -49,18 +51,27 @@ async function main(argv: string[]): Promise<number> {
       return 0;
     }
     case 'down': {
+      const purge = rest.includes('--purge');
       const state = readLabState(root);
+      // the store: stopped (also when the rest of the lab is gone), its data kept unless --purge
+      const pgDir = recordedLabState(root)?.postgres?.dir ?? path.join(paths.dir, 'postgres');
+      const store = hasPostgresCluster(pgDir) ? pgDir : null;
+      const storeDown = async () => {
+        if (!store) return '';
+        await labPostgresDown(store, { purge });
+        return purge ? `; PostgreSQL store deleted (${path.relative(root, store)})` : `; PostgreSQL store stopped, its data kept in ${path.relative(root, store)} (\`up\` starts it again; \`down --purge\` deletes it)`;
+      };
       if (!state) {
-        out('lab is not running\n');
+        out(`lab is not running${await storeDown()}\n`);
         return 0;
       }
       await stopPid(state.ssh.pid);
       if (state.vcsim) await stopPid(state.vcsim.pid);
       // the loop devices and links the ESXi stand-ins gave this machine (the lab guest)
       await releaseEsxiGuestDisks(paths.standinState);
-      if (state.postgres) await stopPostgres(state.postgres.dir);
+      const said = await storeDown();
       fs.rmSync(paths.state, { force: true });
-      out('lab down\n');
+      out(`lab down${said}\n`);
       return 0;
     }
     case 'status': {
@@ -75,7 +86,7 @@ async function main(argv: string[]): Promise<number> {
       return 0;
     }
     default:
-      errOut('usage: npm run lab -- up [--version 5.5|6.7|7.0|8.0] [--postgres]|down|status [--json]\n');
+      errOut('usage: npm run lab -- up [--version 5.5|6.7|7.0|8.0] [--postgres]|down [--purge]|status [--json]\n');
       return 2;
   }
 }

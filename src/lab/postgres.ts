@@ -160,16 +160,53 @@ function handleFor(dir: string, port: number, password: string, passwordFile: st
   };
 }
 
-/** The running cluster in `dir` (the lab's, started earlier), or null when none runs there. */
+/**
+ * The running cluster in `dir` (the lab's, started earlier), or null when none runs there. A
+ * postmaster.pid alone says nothing after a reboot or a kill -9: `pg_ctl status` asks the server
+ * (exit 0: running; 3: not running — https://www.postgresql.org/docs/current/app-pg-ctl.html).
+ */
 export async function attachPostgres(dir: string): Promise<PostgresHandle | null> {
   const data = path.join(dir, 'data');
   if (!existsSync(path.join(data, 'postmaster.pid'))) return null;
+  const bin = findPostgresBin();
+  if (!bin || !(await runPg(bin, 'pg_ctl', ['-D', data, 'status'], { cwd: dir }).then(() => true, () => false))) return null;
   const port = Number(await fs.readFile(path.join(dir, 'port'), 'utf8'));
   const passwordFile = path.join(dir, 'password');
   return handleFor(dir, port, (await fs.readFile(passwordFile, 'utf8')).trim(), passwordFile);
 }
 
-/** pg_ctl stop (fast: open sessions are ended) and remove the directory. */
+/** Whether `dir` holds a cluster initdb made (started or not): its data is kept, never made anew. */
+export function hasPostgresCluster(dir: string): boolean {
+  return existsSync(path.join(dir, 'data', 'PG_VERSION')) && existsSync(path.join(dir, 'password'));
+}
+
+/**
+ * Starts the cluster already in `dir` again (stopped by `pg_ctl stop`, `lab down`, a reboot) on its
+ * recorded port, with its data and password as they were. A port another process took meanwhile is
+ * an error naming it: the stored runs are never given up for a free port.
+ */
+export async function restartPostgres(dir: string): Promise<PostgresHandle> {
+  const running = await attachPostgres(dir);
+  if (running) return running;
+  const bin = requirePostgresBin();
+  const data = path.join(dir, 'data');
+  const port = Number((await fs.readFile(path.join(dir, 'port'), 'utf8')).trim());
+  if (!Number.isInteger(port) || port < 1 || port > 65535) throw new Error(`${path.join(dir, 'port')}: not a TCP port`);
+  const sock = path.join(dir, 'sock');
+  await fs.mkdir(sock, { recursive: true });
+  await chownToPg(sock);
+  try {
+    await runPg(bin, 'pg_ctl', ['-D', data, '-l', path.join(dir, 'server.log'), '-w', '-t', '60', '-o', `-p ${port} -k ${sock} -c listen_addresses=127.0.0.1 -c fsync=off`, 'start'], { cwd: dir });
+  } catch (err) {
+    throw new Error(`the PostgreSQL cluster in ${dir} (its data kept) did not start on its port ${port}: ${errorText(err)}; free the port, or remove ${dir} to start anew without its runs`, { cause: err });
+  }
+  const passwordFile = path.join(dir, 'password');
+  return handleFor(dir, port, (await fs.readFile(passwordFile, 'utf8')).trim(), passwordFile);
+}
+
+const errorText = (err: unknown) => (err instanceof Error ? err.message : String(err));
+
+/** pg_ctl stop (fast: open sessions are ended) and, unless `remove: false`, remove the directory. */
 export async function stopPostgres(dir: string, opts: { remove?: boolean } = {}): Promise<void> {
   const data = path.join(dir, 'data');
   const bin = findPostgresBin();
