@@ -238,10 +238,12 @@ export class RunDirLocked extends StorsweepError<{ runDir: string; holder: { pid
   constructor(
     readonly runDir: string,
     readonly holder: { pid: number; host: string; since: string; command: string } | null,
-    options?: { cause?: unknown; note?: string },
+    options?: { cause?: unknown; note?: string; who?: string },
   ) {
-    const who = holder ? `pid ${holder.pid} on host ${holder.host} (storsweep ${holder.command}, since ${holder.since})` : 'another process (its pid could not be read)';
-    super(`${runDir} is in use by ${who}${options?.note ? `; ${options.note}` : ''}; one process at a time may change a run directory: wait for it to end, or stop it first`, { runDir, holder }, options);
+    const who = options?.who ?? (holder ? `pid ${holder.pid} on host ${holder.host} (storsweep ${holder.command}, since ${holder.since})` : 'another process (its pid could not be read)');
+    // `who`: several holders (workers sharing a run); the note then says what to do
+    const tail = options?.who !== undefined ? '' : '; one process at a time may change a run directory: wait for it to end, or stop it first';
+    super(`${runDir} is in use by ${who}${options?.note ? `; ${options.note}` : ''}${tail}`, { runDir, holder }, options);
   }
 }
 

@@ -3,12 +3,18 @@
 // password by reference, revealed here (the CLI is the composition root) and nowhere else.
 //
 // A run that `run --store` wrote still has a local run directory (raw output, log, plan.json);
-// `store.json` there names the store (as given: the password's reference, never its value) and the
-// run id, so every command that takes a run directory reads such a run from the store.
+// `store.json` there names the store (the URL without any password part) and the run id, so every
+// command that takes a run directory reads such a run from the store.
+//
+// A run directory may come from anywhere (a colleague's tarball, a shared disk): it names a host,
+// never which secret goes there. The password comes only from what the user gives now — `--store
+// URL` or the inventory's `store:` (`-i INV`) — and only when that names the same user, host, port
+// and database as store.json; without it nothing is sent but the user name (docs/decisions.md,
+// "A run directory does not choose secrets").
 import fs from 'node:fs';
 import path from 'node:path';
 import { loadInventory, type LoadedInventory } from '../config/index.ts';
-import { resolveStore, type ResolvedStore } from '../config/store.ts';
+import { parseStoreUrl, resolveStore, type ResolvedStore, type StoreUrl } from '../config/store.ts';
 import { NotARunDirectory, StorsweepError, UsageError, errorMessage } from '../errors.ts';
 import { readInputFile } from '../input/read-input.ts';
 import { PgRunStoreBackend, type PgConnection } from '../results/pg-store.ts';
@@ -20,10 +26,10 @@ import { runSourceFrom, type SourceLoader } from '../report/source.ts';
 export const STORE_POINTER = 'store.json';
 
 export interface StorePointer {
-  /** the store URL as given (a password only as its reference) */
+  /** the store URL without any password part (`postgresql://user@host:port/db[?sslmode=…]`) */
   store: string;
-  /** the directory a relative `${file:…}` reference is resolved against */
-  baseDir: string;
+  /** the name of the password's reference the run was written with: only to say what to pass, never resolved */
+  passwordRef?: string;
   runId: string;
 }
 
@@ -49,28 +55,75 @@ export function selectStore(o: StoreOptions, inv?: LoadedInventory): ResolvedSto
   return null;
 }
 
-/** The text a run directory's store.json keeps for a store chosen by `--store` or the inventory. */
-export function storeTextOf(o: StoreOptions, inv?: LoadedInventory): { store: string; baseDir: string } | null {
-  if (o.store !== undefined) return { store: o.store, baseDir: process.cwd() };
-  const loaded = inv ?? (o.inventory !== undefined ? loadInventory(o.inventory) : undefined);
-  if (loaded?.inventory.store !== undefined) return { store: loaded.inventory.store, baseDir: path.dirname(path.resolve(loaded.file)) };
-  return null;
+/** What a run directory's store.json keeps for a store: its URL without the password part, the reference's name apart. */
+export function storePointerOf(s: StoreUrl): { store: string; passwordRef?: string } {
+  return { store: `${s.display}${s.sslmode !== 'disable' ? `?sslmode=${s.sslmode}` : ''}`, ...(s.passwordRef !== undefined ? { passwordRef: s.passwordRef } : {}) };
+}
+
+const sameStore = (a: StoreUrl, b: StoreUrl) => a.host.toLowerCase() === b.host.toLowerCase() && a.port === b.port && a.user === b.user && a.database === b.database;
+
+/** The URL to pass for a store.json's store: its reference's name in place of the password, if it had one. */
+function urlToPass(s: StoreUrl, ref: string | undefined): string {
+  const host = s.host.includes(':') ? `[${s.host}]` : s.host;
+  return `postgresql://${encodeURIComponent(s.user)}${ref !== undefined ? `:${ref}` : ''}@${host}:${s.port}/${encodeURIComponent(s.database)}${s.sslmode !== 'disable' ? `?sslmode=${s.sslmode}` : ''}`;
+}
+
+/**
+ * The store a run directory's store.json names, with the password only from the store the user
+ * gave now (`--store`, `-i INV`'s `store:`), which must name the same user, host, port and database.
+ * Without one: connected without a password (a server that asks for one is refused by us, nothing sent).
+ */
+export function storeForPointer(dir: string, pointer: StorePointer, o: StoreOptions): { store: ResolvedStore; given: boolean } {
+  const file = path.join(dir, STORE_POINTER);
+  const p = parseStoreUrl(pointer.store);
+  if (!p.ok) throw new UsageError(`${file}: ${p.error}`);
+  // an older store.json kept the reference in the URL: its name is kept for the message, never resolved
+  const recorded: StoreUrl = { ...p.url };
+  const ref = pointer.passwordRef ?? recorded.passwordRef;
+  delete recorded.passwordRef;
+  const pass = urlToPass(recorded, ref);
+  const given = selectStore(o);
+  if (given) {
+    if (!sameStore(given, recorded)) {
+      throw new UsageError(`${file} names the store ${recorded.display}, not the one given (${given.display}): a run directory is read only from the store it names; give --store '${pass}' (or -i with an inventory whose store: names it)`);
+    }
+    return { store: given, given: true };
+  }
+  if (ref !== undefined) {
+    throw new UsageError(`${file}: the run is in ${recorded.display}, which was written with the password ${ref}; a run directory never chooses which secret is sent where: give --store '${pass}' (or -i with an inventory whose store: names it)`);
+  }
+  return { store: recorded, given: false };
 }
 
 /** What node-postgres is given: the password revealed here, in the composition root, and nowhere else. */
-export function pgConnectionOf(s: ResolvedStore): PgConnection {
+export function pgConnectionOf(s: ResolvedStore, o: { noPassword?: string } = {}): PgConnection {
+  // `noPassword`: the store came from a run directory alone: a server that asks for a password gets
+  // none (not PGPASSWORD, not ~/.pgpass: node-postgres' fallbacks), the connection fails with this
+  const refuse = o.noPassword;
   return {
     host: s.host,
     port: s.port,
     user: s.user,
     database: s.database,
-    ...(s.password ? { password: s.password.reveal() } : {}),
+    ...(s.password ? { password: s.password.reveal() } : refuse !== undefined ? { password: refusePassword(refuse) } : {}),
     ...(s.sslmode === 'require' ? { ssl: { rejectUnauthorized: false } } : s.sslmode === 'verify-full' ? { ssl: true } : {}),
   };
 }
 
-export async function connectStore(s: ResolvedStore): Promise<PgRunStoreBackend> {
-  return PgRunStoreBackend.connect(pgConnectionOf(s), s.display);
+/**
+ * node-postgres asks this (as a method of its client) when the server wants a password: the client
+ * fails to connect with `message`, and its socket is closed (node-postgres leaves a connection that
+ * failed while connecting open, which would keep the process alive).
+ */
+function refusePassword(message: string): () => Promise<string> {
+  return function (this: { connection?: { stream?: { destroy(): void } } } | undefined) {
+    this?.connection?.stream?.destroy();
+    return Promise.reject(new UsageError(message));
+  };
+}
+
+export async function connectStore(s: ResolvedStore, o: { noPassword?: string } = {}): Promise<PgRunStoreBackend> {
+  return PgRunStoreBackend.connect(pgConnectionOf(s, o), s.display);
 }
 
 export function readStorePointer(dir: string): StorePointer | null {
@@ -84,12 +137,19 @@ export function readStorePointer(dir: string): StorePointer | null {
     throw new NotARunDirectory(dir, `${STORE_POINTER} is not valid JSON: ${errorMessage(err)}`);
   }
   const p = v as Partial<StorePointer> | null;
-  if (!p || typeof p.store !== 'string' || typeof p.baseDir !== 'string' || typeof p.runId !== 'string') throw new NotARunDirectory(dir, `${STORE_POINTER} does not name a store and a run`);
-  return p as StorePointer;
+  if (!p || typeof p.store !== 'string' || typeof p.runId !== 'string' || (p.passwordRef !== undefined && typeof p.passwordRef !== 'string')) throw new NotARunDirectory(dir, `${STORE_POINTER} does not name a store and a run`);
+  return { store: p.store, runId: p.runId, ...(p.passwordRef !== undefined ? { passwordRef: p.passwordRef } : {}) };
 }
 
 export function writeStorePointer(dir: string, p: StorePointer): void {
   fs.writeFileSync(path.join(dir, STORE_POINTER), JSON.stringify(p, null, 1) + '\n', { flag: 'wx' });
+}
+
+/** Connects to the store a run directory's store.json names, the password only from `o` (storeForPointer). */
+export async function connectPointerStore(dir: string, pointer: StorePointer, o: StoreOptions): Promise<PgRunStoreBackend> {
+  const { store: s, given } = storeForPointer(dir, pointer, o);
+  const noPassword = `${s.display} asks for a password; a run directory never chooses which secret is sent where: give --store '${urlToPass(s, '${env:NAME}')}' with the password's reference (or -i with an inventory whose store: names it)`;
+  return connectStore(s, given ? {} : { noPassword });
 }
 
 export interface OpenedRun {
@@ -125,9 +185,7 @@ export async function openRunFor(dir: string | undefined, o: StoreOptions, mode:
       const store = new SqliteRunStore(sqlite);
       return { store, sqlite, backend: null, close: async () => sqlite.close() };
     }
-    const r = resolveStore(pointer.store, pointer.baseDir);
-    if (!r.ok) throw new UsageError(`${path.join(abs, STORE_POINTER)}: ${r.error}`);
-    backend = await connectStore(r.store);
+    backend = await connectPointerStore(abs, pointer, o);
     runId = pointer.runId;
     runDir = abs;
   } else {
@@ -157,7 +215,7 @@ export function storeAwareLoader(base: SourceLoader, o: StoreOptions): SourceLoa
     const viaPointer = isDir && !fs.existsSync(path.join(input, DB_FILE)) && fs.existsSync(path.join(input, STORE_POINTER));
     const asRunId = !fs.existsSync(input) && (o.store !== undefined || o.inventory !== undefined);
     if (!viaPointer && !asRunId) return base(input);
-    const open = () => openRunFor(viaPointer ? input : undefined, viaPointer ? {} : { ...o, run: input }, 'read');
+    const open = () => openRunFor(viaPointer ? input : undefined, viaPointer ? o : { ...o, run: input }, 'read');
     const opened = await open();
     try {
       // the run's facts now; its records when the report reads them (the store opened again)

@@ -164,20 +164,22 @@ export interface WorkloadEndpoint {
    * region with incompressible data when the profile says `prefill` (and a diskspd file target is
    * created); null when nothing was done. Its outcome is journaled and kept in every record.
    */
-  prepare?(runner: CommandRunner, profile: WorkloadProfile, opts: { signal: AbortSignal; runId: string; timeoutSlackSec?: number; onStopped?: (stop: GroupStop) => void; target?: MeasuredTarget }): Promise<PrefillOutcome | null>;
+  prepare?(runner: CommandRunner, profile: WorkloadProfile, opts: { signal: AbortSignal; owner: string; timeoutSlackSec?: number; onStopped?: (stop: GroupStop) => void; target?: MeasuredTarget }): Promise<PrefillOutcome | null>;
   /**
    * one test of a profile: warm-up, measured passes, aggregation (see workloads/passes.ts).
    * `target` is the disk a provisioning step found in the guest and said through
    * ProviderContext.measure (vSphere, ESXi shell, Hyper-V): the workload measures that, never a
    * path fixed in the inventory.
    */
-  runTest(runner: CommandRunner, test: WorkloadTest, profile: WorkloadProfile, opts: { signal: AbortSignal; onRaw: OnRaw; runId: string; timeoutSlackSec?: number; onStopped?: (stop: GroupStop) => void; target?: MeasuredTarget }): Promise<TestOutcome>;
+  runTest(runner: CommandRunner, test: WorkloadTest, profile: WorkloadProfile, opts: { signal: AbortSignal; onRaw: OnRaw; owner: string; timeoutSlackSec?: number; onStopped?: (stop: GroupStop) => void; target?: MeasuredTarget }): Promise<TestOutcome>;
   /**
-   * Stops what an earlier process of run `runId` left running there (it was killed, or lost its
-   * connection, while the tool ran), so that a resume neither runs a second one on the same file nor
-   * tears down a disk under it.
+   * Stops what an earlier process of run `runId` left running there for `target` (it was killed, or
+   * lost its connection, while the tool ran), so that a resume neither runs a second one on the same
+   * file nor tears down a disk under it. Only that target's: its tools carry `owner` =
+   * toolOwner(runId, target) (prepare, runTest); another target of the run on the same machine may
+   * be measuring right now (another worker).
    */
-  stopLeftovers?(runner: CommandRunner, runId: string): Promise<GroupStop>;
+  stopLeftovers?(runner: CommandRunner, runId: string, target: string): Promise<GroupStop>;
 }
 
 /** One permutation's provisioning steps on a target; `prefix` is the permutation's owned-name prefix. */

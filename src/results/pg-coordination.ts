@@ -7,10 +7,20 @@
 //   the keepalive window when its machine goes silent — so a dead worker's lease expires without
 //   anyone guessing from timestamps. The worker runs a heartbeat on that session while it works; a
 //   heartbeat that fails means the lease may already be someone else's: it stops the permutation.
+//   A key made by sharedKey() is held shared (pg_try_advisory_lock_shared): any number of workers
+//   at once, none while someone holds it exclusively — a run's lock (pg-store.ts runLockKey), which
+//   every worker working the run holds shared and `cleanup` needs exclusively.
 // - endpoint slots: a counting semaphore per endpoint (N advisory locks on (endpoint, slot)), held
 //   for one provisioning call, so all workers together send at most N calls to one vCenter.
 import pg from 'pg';
 import type { PgConnection } from './pg-store.ts';
+
+const SHARED = 'shared: ';
+
+/** A lease key held shared (see above): several workers together, never while it is held exclusively. */
+export function sharedKey(key: string): string {
+  return `${SHARED}${key}`;
+}
 
 /** Default lease: how long a silent worker keeps its locks (TCP keepalive on its session). */
 export const DEFAULT_LEASE_SEC = 30;
@@ -29,6 +39,8 @@ export class LeaseSession {
   private lost: Error | null = null;
   /** the keys this session holds (each once: tryHold refuses a key already held) */
   private readonly held = new Map<string, number>();
+  /** the shared keys this session holds, with how often (PostgreSQL counts a session's shared locks too) */
+  private readonly sharedHeld = new Map<string, number>();
   private queue: Promise<unknown> = Promise.resolve();
 
   private constructor(
@@ -88,30 +100,52 @@ export class LeaseSession {
    */
   async tryHold(keys: readonly string[]): Promise<(() => Promise<void>) | null> {
     if (this.lost) throw this.lost;
-    const wanted = [...new Set(keys)];
+    const all = [...new Set(keys)];
+    const wanted = all.filter((k) => !k.startsWith(SHARED));
+    const shared = all.filter((k) => k.startsWith(SHARED)).map((k) => k.slice(SHARED.length));
     // PostgreSQL's advisory locks are re-entrant within a session: a key this worker already holds
-    // (another of its slots works under it) is as busy as one held elsewhere
+    // (another of its slots works under it) is as busy as one held elsewhere (a shared key is not:
+    // its slots hold it together, counted)
     if (wanted.some((k) => this.held.has(k))) return null;
     // one round trip: try every key (a try never waits, so the order cannot deadlock)
-    const { rows } = await this.run(() => this.client.query<{ k: string; ok: boolean }>(`SELECT k, pg_try_advisory_lock(hashtextextended(k, 0)) AS ok FROM unnest($1::text[]) AS k`, [wanted]));
-    const taken = rows.filter((r) => r.ok).map((r) => r.k);
+    const { rows } = await this.run(() =>
+      this.client.query<{ k: string; s: boolean; ok: boolean }>(
+        `SELECT k, false AS s, pg_try_advisory_lock(hashtextextended(k, 0)) AS ok FROM unnest($1::text[]) AS k
+         UNION ALL SELECT k, true AS s, pg_try_advisory_lock_shared(hashtextextended(k, 0)) AS ok FROM unnest($2::text[]) AS k`,
+        [wanted, shared],
+      ),
+    );
+    const taken = rows.filter((r) => r.ok && !r.s).map((r) => r.k);
+    const takenShared = rows.filter((r) => r.ok && r.s).map((r) => r.k);
     for (const k of taken) this.held.set(k, 1);
-    if (taken.length !== wanted.length) {
-      await this.unlock(taken);
+    for (const k of takenShared) this.sharedHeld.set(k, (this.sharedHeld.get(k) ?? 0) + 1);
+    if (taken.length !== wanted.length || takenShared.length !== shared.length) {
+      await this.unlock(taken, takenShared);
       return null;
     }
     let released = false;
     return async () => {
       if (released) return;
       released = true;
-      await this.unlock(taken);
+      await this.unlock(taken, takenShared);
     };
   }
 
-  private async unlock(keys: readonly string[]): Promise<void> {
+  private async unlock(keys: readonly string[], shared: readonly string[] = []): Promise<void> {
     for (const k of keys) this.held.delete(k);
-    if (this.lost || !keys.length) return; // the session is gone: so are its locks
-    await this.run(() => this.client.query(`SELECT pg_advisory_unlock(hashtextextended(k, 0)) FROM unnest($1::text[]) AS k`, [keys])).catch(() => undefined);
+    for (const k of shared) {
+      const n = (this.sharedHeld.get(k) ?? 1) - 1;
+      if (n > 0) this.sharedHeld.set(k, n);
+      else this.sharedHeld.delete(k);
+    }
+    if (this.lost || (!keys.length && !shared.length)) return; // the session is gone: so are its locks
+    await this.run(() =>
+      this.client.query(
+        `SELECT pg_advisory_unlock(hashtextextended(k, 0)) FROM unnest($1::text[]) AS k
+         UNION ALL SELECT pg_advisory_unlock_shared(hashtextextended(k, 0)) FROM unnest($2::text[]) AS k`,
+        [keys, shared],
+      ),
+    ).catch(() => undefined);
   }
 
   async close(): Promise<void> {

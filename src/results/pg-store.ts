@@ -11,6 +11,7 @@ import pg from 'pg';
 import type { RunPlan } from '../contract/plan.ts';
 import type { CreatedObject, OwnedObjectRef, ProviderName } from '../contract/provider.ts';
 import { errorMessage, RunDirLocked, RunNotFound, StoreSchemaTooNew, StoreUnavailable } from '../errors.ts';
+import { visible } from '../text/visible.ts';
 import type { LockHolder, RunLock } from './run-lock.ts';
 import { LATEST_VERSION, MIGRATIONS, SCHEMA } from './pg-migrations.ts';
 import { emptyCounts, FINAL_LEDGER_STATES, ledgerRowOf, LIVE_LEDGER_STATES, permutationRowOf, storeLostOr, type JournalEntry, type LedgerRow, type LedgerState, type PermutationRow, type PermutationStatus, type RunMeta, type RunStore, type RunStoreBackend, type RunSummary, type StatusCounts } from './port.ts';
@@ -24,7 +25,8 @@ export interface PgConnection {
   port: number;
   user: string;
   database: string;
-  password?: string;
+  /** a function: asked only when the server wants a password (it may refuse by rejecting) */
+  password?: string | (() => Promise<string>);
   /** `sslmode=require` and stricter: TLS, verifying the server unless `rejectUnauthorized: false` */
   ssl?: boolean | { rejectUnauthorized: boolean };
   /** client-side bound on one query, default STORE_QUERY_TIMEOUT_MS */
@@ -101,6 +103,16 @@ async function inTransaction<T>(pool: pg.Pool, fn: (c: pg.PoolClient) => Promise
   } finally {
     c.release();
   }
+}
+
+/**
+ * The advisory lock key of a run (hashtextextended(key, 0)): `run --store` and `cleanup` hold it
+ * exclusively (lockRun); every worker working the run holds it shared on its lease session
+ * (pg-coordination.ts), so cleanup is refused while any worker works the run, and a worker takes
+ * none of its permutations while cleanup runs.
+ */
+export function runLockKey(runId: string): string {
+  return `storsweep run ${runId}`;
 }
 
 /** A database holding runs. `connect` checks the login and applies pending migrations. */
@@ -197,10 +209,26 @@ export class PgRunStoreBackend implements RunStoreBackend {
    */
   async lockRun(runId: string, command: string): Promise<RunLock> {
     const client = await this.pool.connect();
-    const key = `storsweep run ${runId}`;
+    const key = runLockKey(runId);
     try {
-      const { rows } = await client.query<{ ok: boolean }>('SELECT pg_try_advisory_lock(hashtext($1)) AS ok', [key]);
+      const { rows } = await client.query<{ ok: boolean }>('SELECT pg_try_advisory_lock(hashtextextended($1, 0)) AS ok', [key]);
       if (!rows[0]?.ok) {
+        // workers working the run hold it shared (their lease sessions): name them
+        const { rows: w } = await client.query<{ pid: number; app: string | null; addr: string | null; since: Date | null }>(
+          `SELECT a.pid, a.application_name AS app, a.client_addr::text AS addr, a.backend_start AS since
+             FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid, (SELECT hashtextextended($1, 0) AS v) k
+            WHERE l.locktype = 'advisory' AND l.granted AND l.mode = 'ShareLock' AND l.objsubid = 1
+              AND l.classid = ((k.v >> 32) & 4294967295)::oid AND l.objid = (k.v & 4294967295)::oid
+            ORDER BY a.pid`,
+          [key],
+        );
+        if (w.length) {
+          const one = (r: (typeof w)[number]) => `${visible(r.app || 'a session')} (server pid ${r.pid}${r.addr ? ` from ${r.addr}` : ''}${r.since ? `, connected since ${r.since.toISOString()}` : ''})`;
+          throw new RunDirLocked(`run ${runId} in ${this.where}`, null, {
+            who: `${w.length} worker(s) working it: ${w.map(one).join(', ')}`,
+            note: `${command} must not run while workers work the run (it would stop their tools and remove what they are using): stop them (Ctrl-C gives their jobs back) or let them finish, then ${command} again`,
+          });
+        }
         const { rows: h } = await client.query<{ value: string }>(`SELECT value FROM ${SCHEMA}.run_meta WHERE run_id = $1 AND key = 'lock'`, [runId]);
         const holder = h[0] ? (JSON.parse(h[0].value) as LockHolder) : null;
         throw new RunDirLocked(`run ${runId} in ${this.where}`, holder);

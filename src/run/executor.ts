@@ -12,7 +12,7 @@ import { isStoreLost, type RunStore } from '../results/port.ts';
 import { asRunStore, type AnyRunStore } from '../results/sqlite-store.ts';
 import type { CommandRunner } from '../ssh/command-runner.ts';
 import { connectionLost } from '../ssh/connection-lost.ts';
-import { stopGroup, strandedGroupOf, type GroupFiles, type GroupStop } from '../ssh/process-group.ts';
+import { stopGroup, strandedGroupOf, toolOwner, type GroupFiles, type GroupStop } from '../ssh/process-group.ts';
 import type { TestOutcome } from '../workloads/passes.ts';
 import type { PrefillOutcome } from '../workloads/spec.ts';
 import { defaultSleep } from '../workloads/run-fio.ts';
@@ -135,7 +135,7 @@ export async function executeRun(given: ExecuteOptions): Promise<RunSummary> {
           }
           const resumed = row?.status === 'running' || row?.status === 'failed';
           // a tool the interrupted run left may still write to a resumed permutation's disk
-          const c: PermContext = { ...opts, ...endpoints, emit, guest, dropGuest, keepObjects: Boolean(opts.keep && perm === last), resumed, toolMayRun: resumed ? toolMayRun : undefined };
+          const c: PermContext = { ...opts, ...endpoints, emit, guest, dropGuest, keepObjects: Boolean(opts.keep && perm === last), owner: toolOwner(plan.runId, g.name), resumed, toolMayRun: resumed ? toolMayRun : undefined };
           outcome = await runPermutation(perm, c);
         } finally {
           release();
@@ -275,7 +275,7 @@ async function stopLeftovers(g: Group, statuses: Map<string, { status: string }>
   try {
     const runner = await g.guest();
     target = runner.target;
-    outcome = await stop(runner, c.plan.runId);
+    outcome = await stop(runner, c.plan.runId, g.name);
   } catch (err) {
     await g.dropGuest();
     outcome = { pgid: null, outcome: 'unknown', detail: `cannot reach the guest: ${redact(errorMessage(err))}` };
@@ -296,6 +296,8 @@ interface PermContext extends ExecuteOptions {
   guest: () => Promise<CommandRunner>;
   dropGuest: () => Promise<void>;
   keepObjects: boolean;
+  /** whose tool processes this permutation starts: the run and its target (process-group.ts toolOwner) */
+  owner: string;
   resumed: boolean;
   /**
    * Why our tool may still be running on this permutation's disk (a stop that could not be
@@ -559,7 +561,7 @@ async function runWorkload(perm: PermutationPlan, c: PermContext, target: Measur
   const prefill = async (runner: CommandRunner, onStopped: (stop: GroupStop) => void): Promise<void> => {
     if (!fillPending || !c.workload.prepare) return;
     c.emit({ type: 'step', permutationId: perm.permutationId, step: profile.prefill === false ? 'prepare' : 'prefill', operation: c.workload.tool });
-    fill = await c.workload.prepare(runner, profile, { signal: c.signal, runId: c.plan.runId, timeoutSlackSec: c.workloadSlackSec, onStopped, ...(target ? { target } : {}) });
+    fill = await c.workload.prepare(runner, profile, { signal: c.signal, owner: c.owner, timeoutSlackSec: c.workloadSlackSec, onStopped, ...(target ? { target } : {}) });
     fillPending = false;
     const done = fill;
     await record(() => c.store.appendJournal(perm.permutationId, 'prefill', done ? (done.filled ? 'filled' : 'created') : 'skipped', done));
@@ -622,7 +624,7 @@ async function runWorkload(perm: PermutationPlan, c: PermContext, target: Measur
               const watching = observer ? await observer.start(c.signal).catch((err: unknown) => errorMessage(err)) : null;
               const outcome = await c.workload.runTest(runner, test, profile, {
                 signal: c.signal,
-                runId: c.plan.runId,
+                owner: c.owner,
                 timeoutSlackSec: c.workloadSlackSec,
                 onStopped,
                 ...(target ? { target } : {}),

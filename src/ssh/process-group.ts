@@ -24,7 +24,7 @@
 // from "not started yet", and would leave its cancel marker for a wrapper that never comes. So the
 // caller removes the pidfile once it has the command's result (runInGroup), and a stop that finds
 // it with no process left says `not-running` and removes both files.
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import path from 'node:path';
 import { InvalidArgument, RemoteCommandFailed } from '../errors.ts';
 import type { CommandResult, CommandRunner } from './command-runner.ts';
@@ -135,9 +135,24 @@ export function stopCommand(files: GroupFiles, graceSec: number): string {
   return shJoin([...(files.asRoot ? SUDO : []), 'sh', '-c', STOPPER, 'storsweep-stop', files.pidFile, files.cancelFile, tenths(graceSec), `${GROUP_ENV}=${files.token}`, '', '']);
 }
 
-/** Stops every process of `owner` (a run id) under any token, and removes that run's leftover pidfiles in `controlDir`. */
-export function stopRunCommand(controlDir: string, owner: string, graceSec: number, asRoot = false): string {
-  return shJoin([...(asRoot ? SUDO : []), 'sh', '-c', STOPPER, 'storsweep-stop', '', '', tenths(graceSec), `${GROUP_ENV}=${checkOwner(owner)}-${NONCE}`, controlDir, `.storsweep-${owner}-`]);
+/**
+ * Stops every process of `owner` (toolOwner: a run's target) under any token, and removes its
+ * leftover pidfiles in `controlDir`. `legacyOwner`: also the processes an older storsweep started
+ * under the bare run id (before tokens were scoped to a target).
+ */
+export function stopRunCommand(controlDir: string, owner: string, graceSec: number, asRoot = false, legacyOwner?: string): string {
+  const who = legacyOwner !== undefined ? `(${checkOwner(owner)}|${checkOwner(legacyOwner)})` : checkOwner(owner);
+  return shJoin([...(asRoot ? SUDO : []), 'sh', '-c', STOPPER, 'storsweep-stop', '', '', tenths(graceSec), `${GROUP_ENV}=${who}-${NONCE}`, controlDir, `.storsweep-${owner}-`]);
+}
+
+/**
+ * Whose tool processes these are: the run id and a digest of the target's name (`<runId>t<8 hex>`).
+ * Two targets of one run may share a machine (two local targets, two guests on one host seen by one
+ * login) and be worked by different workers: stopping one target's leftovers must never signal the
+ * other's tool, so each target's processes carry their own owner.
+ */
+export function toolOwner(runId: string, target: string): string {
+  return checkOwner(`${checkOwner(runId)}t${createHash('sha256').update(target).digest('hex').slice(0, 8)}`);
 }
 
 const tenths = (sec: number) => String(Math.max(1, Math.round(sec * 10)));
@@ -182,8 +197,8 @@ export function stopGroup(runner: CommandRunner, files: GroupFiles, graceSec = 5
  * Stops whatever an earlier process of run `owner` left running on `runner`'s host (storsweep was
  * killed, or its connection lost, while fio ran), before anything of the run goes on there.
  */
-export function stopRunGroups(runner: CommandRunner, controlDir: string, owner: string, graceSec = 5, asRoot = false): Promise<GroupStop> {
-  return runStopper(runner, stopRunCommand(controlDir, owner, graceSec, asRoot), graceSec);
+export function stopRunGroups(runner: CommandRunner, controlDir: string, owner: string, graceSec = 5, asRoot = false, legacyOwner?: string): Promise<GroupStop> {
+  return runStopper(runner, stopRunCommand(controlDir, owner, graceSec, asRoot, legacyOwner), graceSec);
 }
 
 /**

@@ -4,7 +4,7 @@ import path from 'node:path';
 import type { MeasuredTarget, WorkloadEndpoint } from '../contract/provider.ts';
 import { InternalError, UnsafeOperation } from '../errors.ts';
 import type { CommandRunner } from '../ssh/command-runner.ts';
-import { stopRunGroups } from '../ssh/process-group.ts';
+import { stopRunGroups, toolOwner } from '../ssh/process-group.ts';
 import { shJoin } from '../ssh/quote.ts';
 import { runFioPrefill, runFioTest } from './run-fio.ts';
 import { rawTestTarget } from './test-target.ts';
@@ -72,6 +72,6 @@ export function fioEndpoint(g: FioGuest, open: () => Promise<CommandRunner>, o: 
     },
     prepare: (runner, profile, { target, ...x }) => (profile.prefill === false ? Promise.resolve(null) : runFioPrefill(runner, profile, { filename: fileOf(target), ...tool, ...x })),
     runTest: (runner, test, profile, { target, ...x }) => runFioTest(runner, test, profile, { filename: fileOf(target), ...tool, ...x }),
-    stopLeftovers: (runner, runId) => stopRunGroups(runner, g.workdir, runId, undefined, Boolean(g.sudo)),
+    stopLeftovers: (runner, runId, target) => stopRunGroups(runner, g.workdir, toolOwner(runId, target), undefined, Boolean(g.sudo), runId),
   };
 }

@@ -28,8 +28,8 @@ export interface FioRunOptions {
   sleep?: (ms: number, signal?: AbortSignal) => Promise<void>;
   /** a directory on the host for the pidfile of each running fio (default /tmp) */
   controlDir?: string;
-  /** the run id: every fio process carries it, so a later process of the run can stop what this one left */
-  runId?: string;
+  /** whose fio this is (toolOwner(runId, target)): every fio process carries it, so a later process of the run can stop what this one left */
+  owner?: string;
   /** told when an aborted or timed-out fio was stopped (every process of it, jobs included, killed and checked gone) */
   onStopped?: (stop: GroupStop) => void;
 }
@@ -66,7 +66,7 @@ async function onePass(runner: CommandRunner, argv: string[], profile: WorkloadP
   // Marked as ours (process-group.ts): an abort (Ctrl-C) or a timeout stops fio's parent and every
   // job process there and checks they are gone before this rejects, so teardown never removes a disk
   // under a running fio. Jobs stay processes (fio's default, not --thread): what is measured is unchanged.
-  const r = await runInGroup(runner, argv, { controlDir: opts.controlDir ?? '/tmp', owner: opts.runId, timeoutMs, signal: opts.signal, onStopped: opts.onStopped, ...(opts.sudo ? { asRoot: true } : {}) });
+  const r = await runInGroup(runner, argv, { controlDir: opts.controlDir ?? '/tmp', owner: opts.owner, timeoutMs, signal: opts.signal, onStopped: opts.onStopped, ...(opts.sudo ? { asRoot: true } : {}) });
   if (r.exitCode !== 0) {
     throw new RemoteCommandFailed({ host: runner.target, what: 'fio', command, exitCode: r.exitCode, stderr: r.stderr, reason: 'exit' });
   }
@@ -117,7 +117,7 @@ export async function runFioPrefill(runner: CommandRunner, profile: WorkloadProf
   const command = shJoin(argv);
   const timeoutMs = checkTimerMs((Math.ceil(profile.fileSizeBytes / 5e6) + (opts.timeoutSlackSec ?? 120)) * 1000, `${runner.target}: fio pre-fill timeout`);
   const started = Date.now();
-  const r = await runInGroup(runner, argv, { controlDir: opts.controlDir ?? '/tmp', owner: opts.runId, timeoutMs, signal: opts.signal, onStopped: opts.onStopped, ...(opts.sudo ? { asRoot: true } : {}) });
+  const r = await runInGroup(runner, argv, { controlDir: opts.controlDir ?? '/tmp', owner: opts.owner, timeoutMs, signal: opts.signal, onStopped: opts.onStopped, ...(opts.sudo ? { asRoot: true } : {}) });
   const seconds = (Date.now() - started) / 1000;
   if (r.exitCode !== 0) {
     throw new RemoteCommandFailed({ host: runner.target, what: 'fio pre-fill', command, exitCode: r.exitCode, stderr: r.stderr, reason: 'exit' });

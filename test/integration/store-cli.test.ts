@@ -47,11 +47,12 @@ afterAll(async () => {
 });
 
 describe('run --store postgresql://…', () => {
-  it('writes the run to the store: the run directory keeps raw output and store.json (the password by reference), no run.sqlite', () => {
+  it('writes the run to the store: the run directory keeps raw output and store.json (the URL without the password, the reference\'s name apart), no run.sqlite', () => {
     expect(runOut.code).toBe(0);
     expect(stackTraceLines(runOut.stderr)).toEqual([]);
     expect(fs.existsSync(path.join(runDir, 'run.sqlite'))).toBe(false);
-    expect(JSON.parse(fs.readFileSync(path.join(runDir, 'store.json'), 'utf8'))).toEqual({ store: db.url, baseDir: expect.any(String), runId });
+    const ref = /:(\$\{file:[^}]+\})@/.exec(db.url)![1]!;
+    expect(JSON.parse(fs.readFileSync(path.join(runDir, 'store.json'), 'utf8'))).toEqual({ store: `postgresql://storsweep@127.0.0.1:${pgsrv.server.port}/${db.name}`, passwordRef: ref, runId });
     expect(fs.readdirSync(path.join(runDir, 'raw')).length).toBe(1);
     expect(fs.existsSync(path.join(runDir, 'report.md'))).toBe(true);
     // the password itself is nowhere in the run directory, nor in what the run printed
@@ -69,9 +70,15 @@ describe('run --store postgresql://…', () => {
     expect((s.permutations as Array<{ status: string }>).map((p) => p.status)).toEqual(['done']);
   });
 
-  it('status by the run directory (store.json) and by the inventory\'s store:', async () => {
-    const byDir = await runCli(['status', runDir]);
-    expect(byDir.code).toBe(0);
+  it('status by the run directory (store.json) with the store given now (--store, -i), and by the inventory\'s store:', async () => {
+    // the run directory alone does not pick the password: refused, saying what to pass
+    const alone = await runCli(['status', runDir]);
+    expect(alone.code).toBe(2);
+    expect(alone.stderr).toContain(`give --store 'postgresql://storsweep:\${file:`);
+    const byDir = await runCli(['status', runDir, '--store', db.url]);
+    expect(byDir.code, byDir.stderr).toBe(0);
+    const byDirInv = await runCli(['status', runDir, '-i', path.join(dir, 'inv-store.yaml')]);
+    expect(byDirInv.stdout).toBe(byDir.stdout);
     expect(byDir.stdout).toContain(`run ${runId} (store-smoke → here)`);
     expect(byDir.stdout).toContain('done 1, failed 0, pending 0 of 1');
     expect(byDir.stdout).toContain(`in postgresql://storsweep@127.0.0.1:${pgsrv.server.port}/${db.name}`);
@@ -94,7 +101,7 @@ describe('run --store postgresql://…', () => {
     expect(ids(results.stdout)).toContain('seq-1m-q8t1-read');
     const cmp = await runCli(['compare', '--store', db.url, runId, runDir, '--json']);
     expect(cmp.code).toBe(0);
-  });
+  }, 180_000);
 
   it('cleanup --run: nothing left, nothing to remove', async () => {
     const r = await runCli(['cleanup', '--run', runId, '--store', db.url]);

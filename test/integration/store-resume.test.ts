@@ -92,12 +92,16 @@ describe('run --resume of a run in PostgreSQL', () => {
     expect(recordsOfDone).toHaveLength(doneBefore.length);
 
     // --dry-run: what is left, nothing written
-    const dry = await runCli(['run', '--resume', runDir!, '--dry-run']);
+    // the run directory alone does not pick the store's password (store.json: cli/store.ts)
+    const alone = await runCli(['run', '--resume', runDir!, '--dry-run']);
+    expect(alone.code).toBe(2);
+    expect(alone.stderr).toContain('a run directory never chooses which secret is sent where');
+    const dry = await runCli(['run', '--resume', runDir!, '-i', path.join(dir, 'inv.yaml'), '--dry-run']);
     expect(dry.code, dry.stderr).toBe(0);
     expect(dry.stdout).toContain(`${5 - doneBefore.length} permutations,`);
     expect(await statuses(runId)).toEqual(before);
 
-    const resumed = await runCli(['run', '--resume', runDir!, '--json'], { timeoutMs: 180_000 });
+    const resumed = await runCli(['run', '--resume', runDir!, '-i', path.join(dir, 'inv.yaml'), '--json'], { timeoutMs: 180_000 });
     expect(resumed.code, resumed.stderr).toBe(0);
     expect(stackTraceLines(resumed.stderr)).toEqual([]);
     expect(fs.existsSync(path.join(runDir!, 'run.sqlite'))).toBe(false);
@@ -114,7 +118,7 @@ describe('run --resume of a run in PostgreSQL', () => {
     const redone = await query<{ permutation_id: string }>("SELECT permutation_id FROM storsweep.journal WHERE run_id = $1 AND step = 'permutation' AND event = 'redo' ORDER BY seq", [runId]);
     expect(redone.map((r) => r.permutation_id)).toEqual(halfDone);
     // the status by the run directory agrees
-    const st = await runCli(['status', runDir!, '--json']);
+    const st = await runCli(['status', runDir!, '-i', path.join(dir, 'inv.yaml'), '--json']);
     expect(JSON.parse(st.stdout)).toMatchObject({ runId, done: 5, pending: 0, failed: 0 });
   }, 300_000);
 });

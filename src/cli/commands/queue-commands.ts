@@ -14,8 +14,8 @@ import type { RunPlan } from '../../contract/plan.ts';
 import type { Provider } from '../../contract/provider.ts';
 import { errorMessage, UsageError } from '../../errors.ts';
 import { createEndpointPool } from '../../providers/endpoint-pool.ts';
-import { DEFAULT_LEASE_SEC, endpointSlots, LeaseSession } from '../../results/pg-coordination.ts';
-import { PgRunStoreBackend, type PgConnection } from '../../results/pg-store.ts';
+import { DEFAULT_LEASE_SEC, endpointSlots, LeaseSession, sharedKey } from '../../results/pg-coordination.ts';
+import { PgRunStoreBackend, runLockKey, type PgConnection } from '../../results/pg-store.ts';
 import type { RunMeta, RunStore } from '../../results/port.ts';
 import type { TargetEndpoints } from '../../run/executor.ts';
 import { createRunLog } from '../../run/log.ts';
@@ -251,6 +251,8 @@ export async function workerCommand(o: WorkerCommandOptions): Promise<number> {
     const queue = await WorkQueue.open(connection);
     cleanups.unshift(() => queue.close());
     const lease = await LeaseSession.open(connection, {
+      // what `cleanup` names when it finds this worker holding the run (pg-store.ts lockRun)
+      applicationName: `storsweep worker ${os.hostname()}:${process.pid}`.slice(0, 63),
       ...(o.leaseSec !== undefined ? { leaseSec: o.leaseSec } : {}),
       onLost: (err) => {
         lostLease = err;
@@ -310,7 +312,9 @@ export async function workerCommand(o: WorkerCommandOptions): Promise<number> {
           await queue.deleteQueues(q.groups);
           await store.appendJournal(null, 'worker', 'queues deleted', { worker: `${me.host}:${process.pid}`, queues: q.groups.map((g) => g.queue) });
         },
-        keys: (t) => (comps.get(t)?.sharedResources ?? []).map((r) => r.key),
+        // the run's lock, shared with every other worker: `cleanup` (which needs it alone) is refused
+        // while any worker works the run, and no permutation is started while cleanup runs
+        keys: (t) => [sharedKey(runLockKey(runId)), ...(comps.get(t)?.sharedResources ?? []).map((r) => r.key)],
         endpoints: (t) => {
           let p = connected.get(t);
           if (!p) {

@@ -78,7 +78,7 @@ export function registerRunDirCommands(program: Command): void {
       .command('results')
       .description('print the normalized records of a run')
       .argument('[runDir]')
-      .option('-i, --inventory <file>', "the inventory whose store: holds the run (with --run)")
+      .option('-i, --inventory <file>', "the inventory whose store: holds the run (with --run, or a run directory whose store.json names a store: its password comes from here or --store)")
       .option('--json', 'one JSON record per line')
       .option('--csv', 'CSV, one row per record'),
   ).action(async (dir: string | undefined, o: StoreOptions & { json?: boolean; csv?: boolean }) => {
@@ -98,7 +98,7 @@ export function registerRunDirCommands(program: Command): void {
       .command('status')
       .description('done / failed / pending permutations of a run, with reasons, and objects left behind')
       .argument('[runDir]')
-      .option('-i, --inventory <file>', "the inventory whose store: holds the run (with --run)")
+      .option('-i, --inventory <file>', "the inventory whose store: holds the run (with --run, or a run directory whose store.json names a store: its password comes from here or --store)")
       .option('--json', 'as JSON')
       .option('--watch [seconds]', 'show progress live, refreshed every N seconds (default 2), until the run ends or Ctrl-C'),
   ).action(async (dir: string | undefined, o: StoreOptions & { json?: boolean; watch?: boolean | string }) => {
@@ -123,7 +123,7 @@ export function registerRunDirCommands(program: Command): void {
       .command('cleanup')
       .description("remove what a run created and left behind (idempotent; never touches anything the run did not create)")
       .argument('[runDir]')
-      .option('-i, --inventory <file>', 'inventory (default: the one the run used; with --run, its store: holds the run)')
+      .option('-i, --inventory <file>', 'inventory (default: the one the run used; with --run or a store.json run directory, its store: holds the run and gives its password)')
       .option('--dry-run', 'list what would be removed'),
   ).action(async (dir: string | undefined, o: StoreOptions & { dryRun?: boolean }) => {
       const opened = await openRunFor(dir, o, o.dryRun ? 'read' : 'write');
@@ -241,7 +241,7 @@ async function stopLeftoverTools(store: RunStore, inventoryFile: string | undefi
     let runner: CommandRunner | null = null;
     try {
       runner = await comp.workload.connect();
-      const r = await stop(runner, meta.runId);
+      const r = await stop(runner, meta.runId, name);
       const record = (event: string) => void store.appendJournal(null, 'workload leftovers', event, r).catch(() => undefined);
       if (r.outcome === 'stopped') {
         record('stopped');

@@ -17,8 +17,7 @@ import { DB_FILE, ResultStore, type RunMeta } from '../../results/store.ts';
 import type { LedgerRow, PermutationRow, RunStore } from '../../results/port.ts';
 import { SqliteRunStore } from '../../results/sqlite-store.ts';
 import { loadSource } from '../../report/source.ts';
-import { connectStore, readStorePointer, selectStore, STORE_POINTER, storeAwareLoader, storeTextOf, writeStorePointer, type StorePointer } from '../store.ts';
-import { resolveStore } from '../../config/store.ts';
+import { connectPointerStore, readStorePointer, selectStore, connectStore, storeAwareLoader, storePointerOf, writeStorePointer, type StorePointer } from '../store.ts';
 import { executeRun, type RunSummary, type TargetEndpoints } from '../../run/executor.ts';
 import type { Provider } from '../../contract/provider.ts';
 import { createRunLog } from '../../run/log.ts';
@@ -377,9 +376,8 @@ export function newRunMeta(a: { plan: RunPlan; comps: Map<string, Composition>; 
  * a dry run, printed.
  */
 async function prepareStoreResume(runDir: string, pointer: StorePointer, playbookFile: string | undefined, o: RunCommandOptions, held: { lock?: RunLock }): Promise<Prepared | null> {
-  const r = resolveStore(pointer.store, pointer.baseDir);
-  if (!r.ok) throw new UsageError(`${path.join(runDir, STORE_POINTER)}: ${r.error}`);
-  const backend = await connectStore(r.store);
+  // the password only from the store given now (--store, -i): store.json never picks it (cli/store.ts)
+  const backend = await connectPointerStore(runDir, pointer, o);
   let storeLock: { release(): void } | null = null;
   try {
     if (!o.dryRun) {
@@ -483,7 +481,6 @@ async function runLocked(playbookFile: string | undefined, o: RunCommandOptions,
     const meta = newRunMeta({ plan, comps, inv, pb, playbookFile, timeouts, confirmedDestroy });
     // --store, else the inventory's store:, else the run directory's run.sqlite
     // (the inventory's was checked and its password resolved at load, refused at its line if wrong)
-    const storeText = storeTextOf(o, inv);
     const resolved = selectStore(o, inv);
     // connected (and migrated) before anything is created: a store that cannot be used stops the run first
     const backend = resolved ? await connectStore(resolved) : null;
@@ -491,10 +488,10 @@ async function runLocked(playbookFile: string | undefined, o: RunCommandOptions,
       ensureOutputDirectory(o.out, '--out');
       fs.mkdirSync(runDir);
       held.lock = lockRunDir(runDir, 'run');
-      if (backend && storeText) {
+      if (backend && resolved) {
         const storeLock = await backend.lockRun(plan.runId, 'run');
         const store = await backend.createRun(meta, plan, { runDir });
-        writeStorePointer(runDir, { ...storeText, runId: plan.runId });
+        writeStorePointer(runDir, { ...storePointerOf(resolved), runId: plan.runId });
         prep = { plan, store, close: async () => (storeLock.release(), await backend.close()), comps, resumed: false };
       } else {
         const store = ResultStore.create(runDir, meta, plan);
@@ -631,7 +628,8 @@ async function executePrepared({ plan, store, comps, close }: Prepared, o: RunCo
   }
   if (records.length && o.report !== false) {
     // a run in a PostgreSQL store is read from there (its run directory's store.json)
-    const quiet = { loadSource: storeAwareLoader(loadSource, {}), stdout: () => undefined, stderr: () => undefined };
+    // with the store the run was given (store.json never picks the password: cli/store.ts)
+    const quiet = { loadSource: storeAwareLoader(loadSource, { ...(o.store !== undefined ? { store: o.store } : {}), ...(o.inventory !== undefined ? { inventory: o.inventory } : {}) }), stdout: () => undefined, stderr: () => undefined };
     // The measurements are committed: a report that cannot be written (a report.md the user
     // replaced, a full disk) is a warning naming the file, and the other one is still written.
     const written: string[] = [];

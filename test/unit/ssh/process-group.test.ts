@@ -8,7 +8,7 @@ import { execFileSync, spawn } from 'node:child_process';
 import { InvalidArgument, RemoteCommandFailed } from '../../../src/errors.ts';
 import { createLocalRunner } from '../../../src/ssh/local-runner.ts';
 import type { CommandRunner } from '../../../src/ssh/command-runner.ts';
-import { groupCommand, newGroupFiles, parseStop, runInGroup, stopCommand, stopGroup, stopRunCommand, stopRunGroups, strandedGroupOf, type GroupStop } from '../../../src/ssh/process-group.ts';
+import { groupCommand, newGroupFiles, parseStop, runInGroup, stopCommand, stopGroup, stopRunCommand, stopRunGroups, strandedGroupOf, toolOwner, type GroupStop } from '../../../src/ssh/process-group.ts';
 import { shJoin } from '../../../src/ssh/quote.ts';
 
 let dir: string;
@@ -292,6 +292,31 @@ describe('the processes a stop finds', () => {
     expect(left.filter((f) => f.startsWith('.storsweep-runb-'))).toHaveLength(1);
     expect(await stopRunGroups(runner, dir, 'runa', 0.5)).toEqual({ pgid: null, outcome: 'not-running' });
     await stopRunGroups(runner, dir, 'runb', 0.5);
+    expect(liveArgv('sleep', b1)).toEqual([]);
+    await Promise.allSettled(started);
+  });
+
+  it('two targets of one run on one machine: stopping target a\'s leftovers leaves target b\'s tool running (review 17, finding 2); a legacy run-wide token is stopped with a', async () => {
+    const runner = createLocalRunner();
+    const base = 6900 + (process.pid % 800);
+    const [a1, b1, old] = [base, base + 1, base + 2].map(String) as [string, string, string];
+    const [ownerA, ownerB] = [toolOwner('rrun1', 'a'), toolOwner('rrun1', 'b')];
+    expect(ownerA).toMatch(/^rrun1t[0-9a-f]{8}$/);
+    expect(ownerA).not.toBe(ownerB);
+    const started = [
+      runner.run(groupCommand(['sleep', a1], newGroupFiles(dir, ownerA))),
+      runner.run(groupCommand(['sleep', b1], newGroupFiles(dir, ownerB))),
+      // what storsweep before target-scoped owners started: the bare run id
+      runner.run(groupCommand(['sleep', old], newGroupFiles(dir, 'rrun1'))),
+    ];
+    await expect.poll(() => [a1, b1, old].map((s) => liveArgv('sleep', s).length), { timeout: 5000 }).toEqual([1, 1, 1]);
+    const stop = await stopRunGroups(runner, dir, ownerA, 0.5, false, 'rrun1');
+    expect(stop).toMatchObject({ outcome: 'stopped' });
+    expect(liveArgv('sleep', a1)).toEqual([]);
+    expect(liveArgv('sleep', old)).toEqual([]);
+    expect(liveArgv('sleep', b1)).toHaveLength(1);
+    expect(fs.readdirSync(dir).filter((f) => f.startsWith(`.storsweep-${ownerB}-`))).toHaveLength(1);
+    await stopRunGroups(runner, dir, ownerB, 0.5);
     expect(liveArgv('sleep', b1)).toEqual([]);
     await Promise.allSettled(started);
   });

@@ -1,0 +1,82 @@
+// `cleanup` must not run while workers work the run (review 17, finding 2): every worker holds the
+// run's lock shared (its lease session) while it works a permutation of it, cleanup needs it alone.
+// Two local targets of one run on this machine, worked at once by one worker (--concurrency 2);
+// cleanup while they measure is refused naming the worker, and both permutations complete (the
+// review saw cleanup's leftover-stopper for target a kill target b's fio: they shared the run's token).
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestPostgres, type TestDatabase, type TestPostgres } from '../helpers/postgres.ts';
+import { runCli, stackTraceLines } from './helpers/cli.ts';
+
+let pgsrv: TestPostgres;
+let db: TestDatabase;
+let dir: string;
+
+const PLAYBOOK = `name: cleanup-under-workers
+target: [a, b]
+matrix:
+  workload:
+    profile: [cdm8-default]
+settings:
+  fileSize: 16m
+  runtimeSec: 6
+  passes: 1
+  warmupPass: false
+  intervalSec: 0
+repeat: 1
+`;
+
+beforeAll(async () => {
+  dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ss-wcleanup-'));
+  pgsrv = await startTestPostgres();
+  db = await pgsrv.database('wcl');
+  fs.writeFileSync(path.join(dir, 'pb.yaml'), PLAYBOOK);
+  fs.writeFileSync(path.join(dir, 'inv.yaml'), `targets:\n  a:\n    provider: local\n    workdir: ${path.join(dir, 'work-a')}\n  b:\n    provider: local\n    workdir: ${path.join(dir, 'work-b')}\n`);
+}, 120_000);
+afterAll(async () => {
+  await pgsrv?.stop();
+  fs.rmSync(dir, { recursive: true, force: true });
+});
+
+/** fio processes measuring in `workdir` (their command line names the test file there) */
+function fioIn(workdir: string): number[] {
+  const pids: number[] = [];
+  for (const p of fs.readdirSync('/proc').filter((x) => /^\d+$/.test(x))) {
+    try {
+      const argv = fs.readFileSync(`/proc/${p}/cmdline`, 'utf8').split('\0');
+      if (argv.some((a) => a.endsWith('fio')) && argv.some((a) => a.includes(workdir))) pids.push(Number(p));
+    } catch {
+      /* gone */
+    }
+  }
+  return pids;
+}
+
+describe('cleanup under live workers', () => {
+  it('is refused naming the worker; the worker\'s permutations on both targets complete; afterwards cleanup runs', async () => {
+    const sub = await runCli(['submit', path.join(dir, 'pb.yaml'), '-i', path.join(dir, 'inv.yaml'), '--store', db.url, '--json']);
+    expect(sub.code, sub.stderr).toBe(0);
+    const runId = (JSON.parse(sub.stdout.trim().split('\n').at(-1)!) as { runId: string }).runId;
+    const worker = runCli(['worker', '-i', path.join(dir, 'inv.yaml'), '--store', db.url, '--until-idle', '--concurrency', '2', '--poll-ms', '200', '--out', path.join(dir, 'out'), '--json'], { timeoutMs: 240_000 });
+    // both targets measuring at once
+    await expect.poll(() => [fioIn(path.join(dir, 'work-a')).length > 0, fioIn(path.join(dir, 'work-b')).length > 0], { timeout: 120_000, interval: 200 }).toEqual([true, true]);
+    const cl = await runCli(['cleanup', '--run', runId, '--store', db.url]);
+    expect(cl.code, cl.stderr).toBe(2);
+    expect(cl.stderr).toContain(`run ${runId} in postgresql://storsweep@127.0.0.1:${pgsrv.server.port}/${db.name} is in use by 1 worker(s) working it: storsweep worker ${os.hostname()}:`);
+    expect(cl.stderr).toContain('cleanup must not run while workers work the run');
+    expect(cl.stdout).not.toContain('stopped fio');
+    expect(stackTraceLines(cl.stderr)).toEqual([]);
+    const w = await worker;
+    expect(w.code, w.stderr).toBe(0);
+    expect(JSON.parse(w.stdout.trim().split('\n').at(-1)!)).toMatchObject({ failed: 0 });
+    const st = await runCli(['status', '--run', runId, '--store', db.url, '--json']);
+    expect(JSON.parse(st.stdout)).toMatchObject({ total: 2, done: 2, failed: 0, pending: 0 });
+    // host state: no fio of the run left on this machine
+    expect(fioIn(dir)).toEqual([]);
+    // the worker gone, cleanup holds the run alone
+    const after = await runCli(['cleanup', '--run', runId, '--store', db.url]);
+    expect(after).toMatchObject({ code: 0, stdout: 'nothing to clean up\n' });
+  }, 300_000);
+});
