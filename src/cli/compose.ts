@@ -13,7 +13,8 @@ import type { RunPlan } from '../contract/plan.ts';
 import type { Axes } from '../contract/axis.ts';
 import type { SshOptions } from '../ssh/ssh-runner.ts';
 import type { ComposeContext, Composition, EndpointPool, ResourceContext } from '../contract/provider.ts';
-import { createEndpointPool } from '../providers/endpoint-pool.ts';
+import { createEndpointPool, DEFAULT_ENDPOINT_CONCURRENCY } from '../providers/endpoint-pool.ts';
+import { sdkEndpointKey } from '../providers/vsphere/client.ts';
 import { moduleOf, type Target } from '../providers/index.ts';
 
 export type { Composition } from '../contract/provider.ts';
@@ -183,6 +184,32 @@ export function measurementFacts(names: readonly string[], inv: LoadedInventory,
     }
   }
   return plan ? usedFacts(out, names, plan) : out;
+}
+
+/**
+ * The per-vCenter provisioning limit (maxConcurrent) of every endpoint `names` use, by endpoint
+ * (sdkEndpointKey; the smallest where two vcenters: entries name one endpoint). Workers count the
+ * same slots 0..max-1 in PostgreSQL, so they must agree on it: `submit` records it, and a worker
+ * whose inventory says otherwise does not work the run (queue-commands.ts).
+ */
+export function endpointLimits(names: readonly string[], inv: LoadedInventory): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const name of names) {
+    const target = inv.inventory.targets[name];
+    if (target?.provider !== 'vsphere') continue;
+    const vc = inv.inventory.vcenters[target.vcenter];
+    const url = vc?.url ?? process.env.GOVC_URL;
+    if (!url) continue;
+    let key: string;
+    try {
+      key = sdkEndpointKey(url);
+    } catch {
+      continue; // refused where it is connected to
+    }
+    const max = vc?.maxConcurrent ?? DEFAULT_ENDPOINT_CONCURRENCY;
+    out[key] = Math.min(out[key] ?? max, max);
+  }
+  return out;
 }
 
 /**

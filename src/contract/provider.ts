@@ -219,8 +219,10 @@ export interface EndpointPool {
   /**
    * `provider` with its apply/destroy queued on the endpoint's limit and a close() that is
    * idempotent and logs the shared session out only when the endpoint's last provider closes.
+   * `limitKey`: the limit's own key when several sessions (accounts) share one endpoint's limit
+   * (default `key`); the smallest maxConcurrent given for it holds.
    */
-  share(key: string, maxConcurrent: number, provider: Provider): Provider;
+  share(key: string, maxConcurrent: number, provider: Provider, o?: { limitKey?: string }): Provider;
 }
 
 /**

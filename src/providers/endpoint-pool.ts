@@ -10,7 +10,6 @@ export const DEFAULT_ENDPOINT_CONCURRENCY = 2;
 
 interface SharedEndpoint {
   session?: Promise<{ logout(): Promise<void> }>;
-  queue: PQueue;
   users: number;
 }
 
@@ -32,13 +31,23 @@ export function createEndpointPool(o: { gate?: EndpointGate } = {}): EndpointPoo
     }
   };
   const endpoints = new Map<string, SharedEndpoint>();
-  const entry = (key: string, maxConcurrent = DEFAULT_ENDPOINT_CONCURRENCY): SharedEndpoint => {
+  const entry = (key: string): SharedEndpoint => {
     let e = endpoints.get(key);
     if (!e) {
-      e = { queue: new PQueue({ concurrency: maxConcurrent }), users: 0 };
+      e = { users: 0 };
       endpoints.set(key, e);
     }
     return e;
+  };
+  // one limit per endpoint (limitKey), shared by its sessions; the smallest maxConcurrent given holds
+  const limits = new Map<string, PQueue>();
+  const limit = (key: string, maxConcurrent: number): PQueue => {
+    let q = limits.get(key);
+    if (!q) {
+      q = new PQueue({ concurrency: maxConcurrent });
+      limits.set(key, q);
+    } else q.concurrency = Math.min(q.concurrency, maxConcurrent);
+    return q;
   };
   return {
     session<S extends { logout(): Promise<void> }>(key: string, connect: () => Promise<S>): Promise<S> {
@@ -52,15 +61,16 @@ export function createEndpointPool(o: { gate?: EndpointGate } = {}): EndpointPoo
       }
       return e.session as Promise<S>;
     },
-    share(key, maxConcurrent, provider) {
-      const e = entry(key, maxConcurrent);
-      e.queue.concurrency = maxConcurrent;
+    share(key, maxConcurrent, provider, so = {}) {
+      const e = entry(key);
+      const lk = so.limitKey ?? key;
+      const q = limit(lk, maxConcurrent);
       e.users++;
       let closed = false;
       const shared: Provider = {
         name: provider.name,
-        apply: (step, ctx) => e.queue.add(() => gated(key, e.queue.concurrency, ctx.signal, () => provider.apply(step, ctx))),
-        destroy: (obj, ctx) => e.queue.add(() => gated(key, e.queue.concurrency, ctx.signal, () => provider.destroy(obj, ctx))),
+        apply: (step, ctx) => q.add(() => gated(lk, q.concurrency, ctx.signal, () => provider.apply(step, ctx))),
+        destroy: (obj, ctx) => q.add(() => gated(lk, q.concurrency, ctx.signal, () => provider.destroy(obj, ctx))),
         find: (ref, sent) => provider.find(ref, sent),
         ...(provider.verify ? { verify: (step: PlannedStep, created: CreatedObject, ctx: ProviderContext) => provider.verify!(step, created, ctx) } : {}),
         ...(provider.isTransient ? { isTransient: (err: unknown) => provider.isTransient!(err) } : {}),

@@ -155,36 +155,89 @@ export class LeaseSession {
   }
 }
 
+export interface EndpointSlots {
+  /** takes a slot of `key` (one of `max`), waiting while all are held anywhere; returns its release */
+  gate(key: string, max: number, signal?: AbortSignal): Promise<() => Promise<void>>;
+  close(): Promise<void>;
+}
+
 /**
  * A counting semaphore per endpoint across every worker: `max` advisory locks on (endpoint, slot),
- * each taken on a pooled connection for the span of one call. Polls every `pollMs` while all are held.
+ * each held for the span of one call. Polls every `pollMs` while all are held.
+ *
+ * The slots live on a connection of their own, never on the store's pool: the call a slot guards
+ * writes the ledger (ctx.sent) through that pool, and slots holding its connections starved it
+ * (review 17, finding 7: four calls in flight held all four, the ledger write timed out and the
+ * sweep stopped as a lost store). One session holds any number of slots (this process keeps which:
+ * PostgreSQL's advisory locks are re-entrant within a session, so a slot this worker holds would be
+ * granted again); it ends with the process, and its slots with it.
+ *
+ * Every worker must use the same `max` for one endpoint: each counts slots 0..max-1, so a worker
+ * configured with a larger max than the others sends more at once (docs/decisions.md; the worker
+ * refuses a run whose inventory differs in it: queue-commands.ts measurementFacts).
  */
-export function endpointSlots(pool: pg.Pool, o: { pollMs?: number } = {}): (key: string, max: number, signal?: AbortSignal) => Promise<() => Promise<void>> {
+export function endpointSlots(conn: PgConnection, o: { pollMs?: number; applicationName?: string } = {}): EndpointSlots {
   const pollMs = o.pollMs ?? 50;
-  return async (key, max, signal) => {
+  const held = new Set<string>();
+  let client: Promise<pg.Client> | null = null;
+  let closed = false;
+  const session = (): Promise<pg.Client> => {
+    if (closed) return Promise.reject(new Error('endpoint slots closed'));
+    if (!client) {
+      const c = new pg.Client({ ...conn, application_name: o.applicationName ?? 'storsweep endpoint slots', keepAlive: true, keepAliveInitialDelayMillis: 1000 });
+      const p = c.connect().then(() => c);
+      // a session that ends takes its slots with it: the next call opens another
+      const drop = () => {
+        if (client === p) client = null;
+      };
+      c.on('error', drop);
+      c.on('end', drop);
+      p.catch(drop);
+      client = p;
+    }
+    return client;
+  };
+  const gate = async (key: string, max: number, signal?: AbortSignal): Promise<() => Promise<void>> => {
+    const name = `endpoint ${key}`;
     for (;;) {
       signal?.throwIfAborted();
-      const client = await pool.connect();
-      let kept = false;
-      try {
-        for (let slot = 0; slot < Math.max(1, max); slot++) {
-          const { rows } = await client.query<{ ok: boolean }>('SELECT pg_try_advisory_lock(hashtext($1), $2) AS ok', [`endpoint ${key}`, slot]);
-          if (!rows[0]?.ok) continue;
-          kept = true;
-          return async () => {
-            try {
-              await client.query('SELECT pg_advisory_unlock(hashtext($1), $2)', [`endpoint ${key}`, slot]);
-              client.release();
-            } catch (err) {
-              // a connection that cannot unlock is closed: its locks go with it
-              client.release(err instanceof Error ? err : true);
-            }
-          };
+      const c = await session();
+      for (let slot = 0; slot < Math.max(1, max); slot++) {
+        const id = `${slot} ${name}`;
+        if (held.has(id)) continue;
+        // taken locally before the round trip: two calls of this process never try the same slot
+        held.add(id);
+        let ok = false;
+        try {
+          const { rows } = await c.query<{ ok: boolean }>('SELECT pg_try_advisory_lock(hashtext($1), $2) AS ok', [name, slot]);
+          ok = Boolean(rows[0]?.ok);
+        } finally {
+          if (!ok) held.delete(id);
         }
-      } finally {
-        if (!kept) client.release();
+        if (!ok) continue;
+        let released = false;
+        return async () => {
+          if (released) return;
+          released = true;
+          try {
+            await c.query('SELECT pg_advisory_unlock(hashtext($1), $2)', [name, slot]);
+          } catch {
+            // a session that cannot unlock is closed: its locks go with it
+            await c.end().catch(() => undefined);
+          } finally {
+            held.delete(id);
+          }
+        };
       }
       await new Promise((r) => setTimeout(r, pollMs));
     }
+  };
+  return {
+    gate,
+    async close() {
+      closed = true;
+      const c = await client?.catch(() => null);
+      await c?.end().catch(() => undefined);
+    },
   };
 }

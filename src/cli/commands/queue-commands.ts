@@ -24,7 +24,7 @@ import { workLoop, type WorkerRun } from '../../run/worker.ts';
 import { jobId, queuedJobIds, queueGroups, WorkQueue, type QueueGroup, type Sql } from '../../run/work-queue.ts';
 import { visible } from '../../text/visible.ts';
 import { moduleOf } from '../../providers/index.ts';
-import { composeTargets, isLoopback, measurementFacts, resourceContext, usedFacts, type Composition } from '../compose.ts';
+import { composeTargets, endpointLimits, isLoopback, measurementFacts, resourceContext, usedFacts, type Composition } from '../compose.ts';
 import { EXIT } from '../exit.ts';
 import { checkAgainstHostVersions } from '../host-versions.ts';
 import { intOption, retriesOption, stepTimeoutOption } from '../options.ts';
@@ -46,6 +46,8 @@ export interface QueueMeta {
   submittedFrom?: Machine;
   /** targets that are the machine running them (machineBoundTargets): worked only on submittedFrom */
   machineBound?: string[];
+  /** each vCenter endpoint's provisioning limit as submitted (compose.ts endpointLimits): every worker must use the same */
+  endpointLimits?: Record<string, number>;
 }
 
 /** A machine: its host name (for messages) and id (/etc/machine-id; the host name where there is none). */
@@ -168,7 +170,8 @@ export async function submitCommand(playbookFile: string, o: SubmitOptions): Pro
     const groups = queueGroups(plan);
     const machine = thisMachine();
     const bound = machineBoundTargets(plan.targets ? plan.targets.map((t) => t.name) : [plan.target], inv);
-    const qmeta: QueueMeta = { groups, enqueued: false, submittedFrom: machine, ...(bound.length ? { machineBound: bound } : {}) };
+    const limits = endpointLimits(plan.targets ? plan.targets.map((t) => t.name) : [plan.target], inv);
+    const qmeta: QueueMeta = { groups, enqueued: false, submittedFrom: machine, ...(bound.length ? { machineBound: bound } : {}), ...(Object.keys(limits).length ? { endpointLimits: limits } : {}) };
     await store.setMeta(QUEUE_META, qmeta);
     await store.setMeta('playbookText', pb.text);
     queue = await WorkQueue.open(connection);
@@ -218,6 +221,15 @@ export function factDifferences(meta: RunMeta, names: readonly string[], plan: R
     .map((k) => `${visible(k)}: ${was[k] === undefined ? '(absent)' : visible(was[k])} → ${now[k] === undefined ? '(absent)' : visible(now[k])}`);
 }
 
+/** `endpoint: maxConcurrent submitted → here` for every endpoint both name with different limits. */
+export function limitDifferences(submitted: Record<string, number> | undefined, here: Record<string, number>): string[] {
+  if (!submitted) return []; // a run submitted before limits were recorded
+  return Object.keys(here)
+    .filter((k) => submitted[k] !== undefined && submitted[k] !== here[k])
+    .sort()
+    .map((k) => `${visible(k)}: maxConcurrent ${submitted[k]} → ${here[k]}`);
+}
+
 export async function workerCommand(o: WorkerCommandOptions): Promise<number> {
   if (!o.inventory) throw new UsageError('worker: -i/--inventory <file> is required');
   if (o.once && o.untilIdle) throw new UsageError('worker: --once and --until-idle exclude each other');
@@ -262,7 +274,10 @@ export async function workerCommand(o: WorkerCommandOptions): Promise<number> {
     });
     cleanups.unshift(() => lease.close());
     // the per-vCenter provisioning limit, held across every worker (endpoint slots in PostgreSQL)
-    const pool = createEndpointPool({ gate: endpointSlots(backend.pool) });
+    // (a connection of their own: the calls they guard write the ledger through the store's pool)
+    const slots = endpointSlots(connection, { applicationName: `storsweep worker ${os.hostname()}:${process.pid} slots`.slice(0, 63) });
+    cleanups.unshift(() => slots.close());
+    const pool = createEndpointPool({ gate: (key, max, signal) => slots.gate(key, max, signal) });
     const prepared = new Map<string, WorkerRun | null>();
     const me = thisMachine();
 
@@ -292,6 +307,12 @@ export async function workerCommand(o: WorkerCommandOptions): Promise<number> {
       const diffs = factDifferences(meta, mine, plan, measurementFacts(mine, inv, plan));
       if (diffs.length) {
         terminal.stderr(`error: run ${runId}: ${inv.file} describes its targets differently from the inventory it was submitted with (${visible(meta.inventoryFile)}); not working on it:\n  ${diffs.join('\n  ')}\n`);
+        return null;
+      }
+      // the per-vCenter limit is counted in shared slots 0..max-1: a worker with a larger max would send more
+      const limits = limitDifferences(q.endpointLimits, endpointLimits(mine, inv));
+      if (limits.length) {
+        terminal.stderr(`error: run ${runId}: ${inv.file} sets a different provisioning limit (vcenters: maxConcurrent) from the inventory the run was submitted with (${visible(meta.inventoryFile)}); every worker must use the same, not working on it:\n  ${limits.join('\n  ')}\n`);
         return null;
       }
       const comps: Map<string, Composition> = composeTargets(mine, inv, inv.file, pool);

@@ -45,6 +45,16 @@ export function normalizeSdkUrl(url: string): string {
   return u.toString();
 }
 
+/**
+ * The identity of a vCenter's SDK endpoint for its provisioning limit: scheme, host (lower case),
+ * port (443 left out), path (`/sdk` for none, no trailing slash); no user, query or fragment. `vc.lab`,
+ * `https://VC.lab:443/sdk/` and `https://vc.lab/sdk` are one endpoint, and one limit.
+ */
+export function sdkEndpointKey(url: string): string {
+  const u = new URL(normalizeSdkUrl(url));
+  return `${u.protocol}//${u.host}${u.pathname.replace(/\/+$/, '') || '/sdk'}`;
+}
+
 /** govc's environment variables as defaults: GOVC_URL, GOVC_USERNAME, GOVC_PASSWORD, GOVC_INSECURE, GOVC_TLS_CA_CERTS. */
 export function endpointFromEnv(env: Record<string, string | undefined>): VsphereEndpoint | undefined {
   const raw = env.GOVC_URL;

@@ -13,7 +13,7 @@ import { toolsGuest, toolsWorkloadEndpoint } from './guest-tools.ts';
 import { guestInventoryDiagnostics, WINDOWS_GUEST_FILESYSTEMS } from './guest-config.ts';
 import { fioGuestResources, lunResource } from '../shared-resources.ts';
 import { VSPHERE_AXES, VSPHERE_CONTROLLERS } from './axes.ts';
-import { endpointFromEnv, VsphereClient } from './client.ts';
+import { endpointFromEnv, sdkEndpointKey, VsphereClient } from './client.ts';
 import type { VsphereStepTarget, VsphereTargetConfig } from './config.ts';
 import { createVsphereProvider } from './provider.ts';
 import { isTransient } from './retrying.ts';
@@ -144,9 +144,12 @@ function compose(target: VsphereTarget, ctx: ComposeContext): Composition {
     provider: 'vsphere',
     planSteps: (axes, names) => planVsphereSteps(axes, stepTarget, names),
     connectProvider: async () => {
-      const key = `${url}|${username}`;
+      // one session per endpoint and account; one provisioning limit per endpoint, whichever
+      // account or spelling of its URL a target uses (sdkEndpointKey)
+      const endpoint = sdkEndpointKey(url);
+      const key = `${endpoint}|${username}`;
       const connect = () => ctx.pool.session(key, () => VsphereClient.connect(cfg.vcenter));
-      return ctx.pool.share(key, vc?.maxConcurrent ?? DEFAULT_ENDPOINT_CONCURRENCY, createVsphereProvider(cfg, { connect, ...guestOf() }));
+      return ctx.pool.share(key, vc?.maxConcurrent ?? DEFAULT_ENDPOINT_CONCURRENCY, createVsphereProvider(cfg, { connect, ...guestOf() }), { limitKey: `vcenter ${endpoint}` });
     },
     readHostVersion: async () => {
       // HostSystem.config.product (AboutInfo) is the host's own release, also through vCenter
