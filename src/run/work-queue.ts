@@ -158,20 +158,25 @@ export class WorkQueue {
 
   /**
    * Removes the run's queues (each a partition table of pg-boss's job table, with its indexes) with
-   * whatever jobs they still hold: called once every permutation of the run is final.
+   * whatever jobs they still hold: called once every permutation of the run is final. Returns the
+   * queues this call deleted (none when another worker was first).
    */
-  async deleteQueues(groups: readonly QueueGroup[]): Promise<void> {
+  async deleteQueues(groups: readonly QueueGroup[]): Promise<string[]> {
+    const deleted: string[] = [];
     for (const g of groups) {
+      if (!(await this.boss.getQueue(g.queue))) continue;
       try {
         // its jobs first: pg-boss's delete_queue drops the partition under the queue row's foreign key
         // (q_fkey, checked at commit) and fails while the partition holds any job, completed ones too
         await this.boss.getDb().executeSql(`DELETE FROM ${QUEUE_SCHEMA}.job WHERE name = $1`, [g.queue]);
         await this.boss.deleteQueue(g.queue);
+        deleted.push(g.queue);
       } catch (err) {
         // another worker deleting it at the same moment (pg-boss's delete_queue then has no table name)
         if (await this.boss.getQueue(g.queue)) throw err;
       }
     }
+    return deleted;
   }
 
   /** The next job of a queue, or null. */

@@ -33,8 +33,6 @@ export interface WorkerRun {
   /** a target's provider and workload endpoint, connected on first use */
   endpoints(target: string): Promise<TargetEndpoints>;
   execute?: Pick<ExecuteOptions, 'stepTimeoutMs' | 'workloadSlackSec' | 'retry' | 'sleep'>;
-  /** after a job of the run is completed (best effort): the run's queues go once every permutation is final */
-  afterJob?(): Promise<void>;
 }
 
 export interface WorkerOptions {
@@ -253,7 +251,6 @@ export async function workLoop(o: WorkerOptions): Promise<WorkerSummary> {
     summary.done += s.done + s.skipped;
     summary.failed += s.failed;
     await o.queue.complete(g.queue, job.id);
-    await run.afterJob?.().catch((err: unknown) => emit({ type: 'message', level: 'warn', text: `${run.plan.runId}: ${errorMessage(err)}` }));
     return true;
   };
 

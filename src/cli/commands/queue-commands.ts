@@ -131,11 +131,10 @@ export async function deleteFinishedQueues(store: RunStore, backend: PgRunStoreB
   if (c.pending + c.running > 0) return [];
   const wq = WorkQueue.over(sqlOf(backend));
   const present = await wq.existing(q.groups);
-  if (!dryRun && present.length) {
-    await wq.deleteQueues(present);
-    await store.appendJournal(null, 'cleanup', 'queues deleted', { queues: present.map((g) => g.queue) });
-  }
-  return present.map((g) => g.queue);
+  if (dryRun) return present.map((g) => g.queue);
+  const deleted = await wq.deleteQueues(present);
+  if (deleted.length) await store.appendJournal(null, 'cleanup', 'queues deleted', { queues: deleted });
+  return deleted;
 }
 
 /** How often a worker checks that every unfinished permutation of a run it works on still has its job. */
@@ -245,6 +244,8 @@ export async function workerCommand(o: WorkerCommandOptions): Promise<number> {
   const backend = await PgRunStoreBackend.connect(connection, where);
   const cleanups: Array<() => Promise<void>> = [async () => backend.close()];
   const providers: Array<Provider | null> = [];
+  // environment fingerprints being recorded (awaited before the providers close)
+  const fingerprints: Array<Promise<void>> = [];
   let lostLease: Error | null = null;
   const onSignal = (sig: NodeJS.Signals) => {
     if (ac.signal.aborted) process.exit(EXIT.interrupted);
@@ -319,20 +320,11 @@ export async function workerCommand(o: WorkerCommandOptions): Promise<number> {
       const connected = new Map<string, Promise<TargetEndpoints>>();
       const stepSec = o.stepTimeout ?? meta.timeouts?.stepSec;
       await restoreJobs(runId, plan, store, q);
-      let queuesDeleted = false;
+      allGroups.set(runId, q.groups);
       return {
         plan,
         store,
         groups,
-        // the last permutation of the run final: its queues go (whichever worker gets here first)
-        afterJob: async () => {
-          if (queuesDeleted) return;
-          const c = await store.counts();
-          if (c.pending + c.running > 0) return;
-          queuesDeleted = true;
-          await queue.deleteQueues(q.groups);
-          await store.appendJournal(null, 'worker', 'queues deleted', { worker: `${me.host}:${process.pid}`, queues: q.groups.map((g) => g.queue) });
-        },
         // the run's lock, shared with every other worker: `cleanup` (which needs it alone) is refused
         // while any worker works the run, and no permutation is started while cleanup runs
         keys: (t) => [sharedKey(runLockKey(runId)), ...(comps.get(t)?.sharedResources ?? []).map((r) => r.key)],
@@ -342,7 +334,8 @@ export async function workerCommand(o: WorkerCommandOptions): Promise<number> {
             const comp = comps.get(t)!;
             p = comp.connectProvider().then(async (provider) => {
               providers.push(provider);
-              await recordFingerprint(runId, plan, store, t, provider, comp);
+              // beside the work, not before it: its own guest connection and tool version call
+              fingerprints.push(recordFingerprint(runId, plan, store, t, provider, comp));
               return { provider, workload: comp.workload };
             });
             p.catch(() => connected.delete(t));
@@ -381,12 +374,15 @@ export async function workerCommand(o: WorkerCommandOptions): Promise<number> {
     };
 
     /**
-     * What this worker's connection to `target` tells of its environment, added to the run's
-     * fingerprint (as `run` records it at connect), so `compare` can warn about environment
-     * differences; a fact another worker recorded differently is reported (the run mixes both).
+     * What connecting to `target` tells of its environment, added to the run's fingerprint (as
+     * `run` records it at connect), so `compare` can warn about environment differences: by the
+     * first worker to connect to it (a target the fingerprint already has is not asked again); a
+     * fact another worker recorded differently at the same time is reported (the run mixes both).
      */
     const recordFingerprint = async (runId: string, plan: RunPlan, store: WorkerRun['store'], target: string, provider: Provider | null, comp: Composition): Promise<void> => {
       try {
+        const key = plan.targets ? `${target}/workload.tool` : 'workload.tool';
+        if ((await store.meta()).fingerprint?.[key] !== undefined) return;
         const facts = await targetFacts([[plan.targets ? target : '', { provider, comp }]]);
         const kept = await backend.addFingerprint(runId, facts);
         const differ = Object.keys(facts).filter((k) => kept[k] !== facts[k]);
@@ -401,10 +397,36 @@ export async function workerCommand(o: WorkerCommandOptions): Promise<number> {
       }
     };
 
+    /**
+     * A run this worker worked on whose every permutation is now final: its queues go, deleted by
+     * the first worker to see it so at its next look at the runs (after the last job: at once with
+     * --until-idle, within seconds otherwise); the counts come with the list of runs, so this costs
+     * nothing per permutation. `cleanup` does it for a run whose workers are gone.
+     */
+    const allGroups = new Map<string, QueueGroup[]>();
+    const finished = new Set<string>();
+    const finish = async (run: WorkerRun): Promise<void> => {
+      const id = run.plan.runId;
+      finished.add(id);
+      try {
+        const deleted = await queue.deleteQueues(allGroups.get(id) ?? run.groups);
+        if (deleted.length) await run.store.appendJournal(null, 'worker', 'queues deleted', { worker: `${me.host}:${process.pid}`, queues: deleted });
+      } catch (err) {
+        onEvent({ type: 'message', level: 'warn', text: `run ${id}: its queues were not deleted (storsweep cleanup does it): ${redact(errorMessage(err))}` });
+      }
+    };
+
     const runs = async (): Promise<WorkerRun[]> => {
-      const ids = o.run ? [o.run] : (await backend.runs()).filter((r) => r.counts.pending + r.counts.running > 0 || prepared.has(r.runId)).map((r) => r.runId);
+      const listed = o.run ? null : await backend.runs();
+      const ids = listed ? listed.filter((r) => r.counts.pending + r.counts.running > 0 || prepared.has(r.runId)).map((r) => r.runId) : [o.run!];
       const out: WorkerRun[] = [];
       for (const id of ids) {
+        const done = prepared.get(id);
+        if (done && !finished.has(id)) {
+          const c = listed ? listed.find((r) => r.runId === id)?.counts : await done.store.counts();
+          if (c && c.pending + c.running === 0) await finish(done);
+        }
+        if (finished.has(id)) continue;
         if (!prepared.has(id)) {
           try {
             prepared.set(id, await prepareRun(id));
@@ -444,6 +466,7 @@ export async function workerCommand(o: WorkerCommandOptions): Promise<number> {
   } finally {
     process.off('SIGINT', onSignal);
     process.off('SIGTERM', onSignal);
+    await Promise.allSettled(fingerprints);
     for (const p of providers) await p?.close().catch(() => undefined);
     for (const c of cleanups) await c().catch(() => undefined);
     view.close();
