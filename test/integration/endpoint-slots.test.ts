@@ -27,7 +27,7 @@ describe('endpoint slots', () => {
     const slots = endpointSlots(conn);
     try {
       const meta = { runId: 'rslots0001', playbook: 'p', playbookFile: 'p', inventoryFile: 'i', target: 't', startedAt: new Date().toISOString(), fingerprint: {}, insecureEndpoints: [] };
-      const store = await backend.createRun(meta as never, { runId: 'rslots0001', permutations: [] } as never);
+      const store = await backend.createRun(meta, { runId: 'rslots0001', permutations: [] } as never);
       const t0 = Date.now();
       // as worker --concurrency 4 does: each call takes its slot, then writes its ledger row under it
       await Promise.all(
