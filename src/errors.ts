@@ -339,6 +339,17 @@ export class StoreLost extends StorsweepError<{ store: string }> {
   }
 }
 
+/**
+ * The worker's lease on its target group is gone (its session ended, or its heartbeat was not
+ * confirmed in time): another worker may hold the group now. Whatever it guards must touch nothing
+ * more: no provider call, no store write, no job call (run/executor.ts LeaseGuard, run/worker.ts).
+ */
+export class LeaseLost extends StorsweepError<{ reason: string }> {
+  constructor(reason: string, options?: { cause?: unknown }) {
+    super(`lease lost: ${reason}`, { reason }, options);
+  }
+}
+
 export class StoreUnavailable extends StorsweepError<{ store: string }> {
   constructor(store: string, reason: string, options?: { cause?: unknown }) {
     super(`${visible(store)}: cannot use the store: ${reason}`, { store }, options);

@@ -6,13 +6,15 @@
 //   them when the session ends — at once when the worker dies (kill -9 closes its socket), after
 //   the keepalive window when its machine goes silent — so a dead worker's lease expires without
 //   anyone guessing from timestamps. The worker runs a heartbeat on that session while it works; a
-//   heartbeat that fails means the lease may already be someone else's: it stops the permutation.
+//   heartbeat that fails or is not answered in time means the lease may already be someone else's:
+//   whatever it guards touches nothing more (LeaseSession below, run/executor.ts LeaseGuard).
 //   A key made by sharedKey() is held shared (pg_try_advisory_lock_shared): any number of workers
 //   at once, none while someone holds it exclusively — a run's lock (pg-store.ts runLockKey), which
 //   every worker working the run holds shared and `cleanup` needs exclusively.
 // - endpoint slots: a counting semaphore per endpoint (N advisory locks on (endpoint, slot)), held
 //   for one provisioning call, so all workers together send at most N calls to one vCenter.
 import pg from 'pg';
+import { errorMessage, LeaseLost } from '../errors.ts';
 import type { PgConnection } from './pg-store.ts';
 
 const SHARED = 'shared: ';
@@ -26,71 +28,160 @@ export function sharedKey(key: string): string {
 export const DEFAULT_LEASE_SEC = 30;
 
 export interface LeaseOptions {
-  /** a silent session's locks are released after about this long; the heartbeat runs at a third of it */
+  /** a silent session's locks are released after about this long; the heartbeat runs at a quarter of it */
   leaseSec?: number;
-  /** called once when the heartbeat fails: the locks may be gone; stop what they protect */
-  onLost?: (err: Error) => void;
+  /** called once when the lease is lost (the session failed, or a heartbeat went unconfirmed): stop what it protects */
+  onLost?: (err: LeaseLost) => void;
   applicationName?: string;
 }
 
-/** The worker's lease session (see above). One holder at a time per key, across all sessions. */
+/** A statement that failed because of the connection (no SQLSTATE): the session's state is unknown. */
+function isConnectionFailure(err: unknown): boolean {
+  const code = (err as { code?: unknown } | null)?.code;
+  return !(typeof code === 'string' && /^[0-9A-Z]{5}$/.test(code));
+}
+
+/**
+ * The worker's lease session (see above). One holder at a time per key, across all sessions.
+ *
+ * What the lease guarantees its holder (docs/architecture.md, "Several controllers"):
+ * - `check()` throws LeaseLost, and `signal` is aborted, once the session failed (the server ended
+ *   it, the connection broke) or once no statement has been confirmed for three quarters of the
+ *   lease: the server keeps a silent session's locks for at least the whole lease after the last
+ *   packet it received (tcp_keepalives_*), so a holder that stops by then stops before anyone can
+ *   take over (the client-side bound: a heartbeat that does not answer in time is a lost lease).
+ * - `db` runs a statement ON the lease session (pg-boss's `db` option): it can only take effect
+ *   while the session, and so every lock it holds, lives. The worker fetches, completes and gives
+ *   back its jobs through it: a worker that lost its lease cannot touch a job another now runs.
+ */
 export class LeaseSession {
   private heartbeat: NodeJS.Timeout | undefined;
-  private lost: Error | null = null;
+  private lost: LeaseLost | null = null;
+  private readonly ac = new AbortController();
   /** the keys this session holds (each once: tryHold refuses a key already held) */
   private readonly held = new Map<string, number>();
   /** the shared keys this session holds, with how often (PostgreSQL counts a session's shared locks too) */
   private readonly sharedHeld = new Map<string, number>();
   private queue: Promise<unknown> = Promise.resolve();
+  /** when the last statement the server answered was sent (performance.now()) */
+  private confirmedAt = performance.now();
+  /** how long a confirmation keeps the lease valid: three quarters of the lease */
+  private readonly validMs: number;
+
+  /** pg-boss's `db` option: a statement on the lease session (fenced by it; see above) */
+  readonly db = { executeSql: (text: string, values?: unknown[]) => this.fenced(text, values) };
 
   private constructor(
     private readonly client: pg.Client,
-    private readonly o: LeaseOptions,
-  ) {}
+    private readonly o: LeaseOptions & { leaseSec: number },
+  ) {
+    this.validMs = Math.floor((o.leaseSec * 1000 * 3) / 4);
+  }
 
   static async open(conn: PgConnection, o: LeaseOptions = {}): Promise<LeaseSession> {
     const leaseSec = Math.max(2, Math.round(o.leaseSec ?? DEFAULT_LEASE_SEC));
-    // client-side keepalive too: a worker cut off from the server learns it from its heartbeat
-    const client = new pg.Client({ ...conn, application_name: o.applicationName ?? 'storsweep worker', keepAlive: true, keepAliveInitialDelayMillis: 1000 });
+    // Client-side bounds: TCP keepalive on the socket, and no statement waits longer than the
+    // lease is valid (node-postgres' query_timeout; the heartbeat's own limit is shorter, below).
+    const client = new pg.Client({
+      ...conn,
+      application_name: o.applicationName ?? 'storsweep worker',
+      keepAlive: true,
+      keepAliveInitialDelayMillis: 1000,
+      query_timeout: Math.floor((leaseSec * 1000 * 3) / 4),
+      connectionTimeoutMillis: Math.max(2000, leaseSec * 1000),
+    });
     await client.connect();
     const s = new LeaseSession(client, { ...o, leaseSec });
-    client.on('error', (err) => s.fail(err));
-    client.on('end', () => s.fail(new Error('the lease session ended')));
-    // The server drops a silent session (and its locks) after idle + interval × count seconds.
+    client.on('error', (err) => s.fail(`the lease session failed: ${errorMessage(err)}`, err));
+    client.on('end', () => s.fail('the lease session ended'));
+    // The server drops a silent session (and its locks) after idle + interval × count seconds:
+    // at least the lease (idle half of it, three probes a sixth apart, each at least 1 s).
     const idle = Math.max(1, Math.floor(leaseSec / 2));
     const interval = Math.max(1, Math.floor(leaseSec / 6));
-    await client.query(`SET tcp_keepalives_idle = ${idle}; SET tcp_keepalives_interval = ${interval}; SET tcp_keepalives_count = 3`);
-    // a statement that hangs (the server unreachable) fails the heartbeat instead of waiting forever
-    await client.query(`SET statement_timeout = ${Math.max(1000, Math.floor((leaseSec * 1000) / 3))}`);
-    const every = Math.max(500, Math.floor((leaseSec * 1000) / 3));
-    s.heartbeat = setInterval(() => {
-      void s.run(() => client.query('SELECT 1')).catch((err: unknown) => s.fail(err instanceof Error ? err : new Error(String(err))));
-    }, every);
+    await s.run(() => client.query(`SET tcp_keepalives_idle = ${idle}; SET tcp_keepalives_interval = ${interval}; SET tcp_keepalives_count = 3`));
+    // a statement that hangs on the server fails instead of waiting forever
+    await s.run(() => client.query(`SET statement_timeout = ${Math.max(1000, Math.floor((leaseSec * 1000) / 4))}`));
+    const every = Math.max(250, Math.floor((leaseSec * 1000) / 4));
+    s.heartbeat = setInterval(() => void s.beat(), every);
     s.heartbeat.unref();
     return s;
   }
 
-  /** Why the lease is gone, or null. */
-  get lostReason(): Error | null {
-    return this.lost;
-  }
-
-  private fail(err: Error): void {
+  /** One heartbeat: answered before the lease's validity ends, or the lease is lost. */
+  private async beat(): Promise<void> {
     if (this.lost) return;
-    this.lost = err;
-    clearInterval(this.heartbeat);
     try {
-      this.o.onLost?.(err);
-    } catch {
-      /* the caller's stop is best effort here */
+      this.check();
+      const left = this.confirmedAt + this.validMs - performance.now();
+      let timer: NodeJS.Timeout | undefined;
+      const late = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`the heartbeat was not answered within ${Math.round(this.validMs / 1000)} s of the last confirmation`)), Math.max(1, left))));
+      try {
+        await Promise.race([this.run(() => this.client.query('SELECT 1')), late]);
+      } finally {
+        clearTimeout(timer);
+      }
+    } catch (err) {
+      this.fail(err instanceof LeaseLost ? err.details.reason : `heartbeat: ${errorMessage(err)}`, err);
     }
   }
 
-  /** One statement at a time on the session (pg queues too; this keeps our bookkeeping in step). */
+  /** Why the lease is gone, or null. */
+  get lostReason(): LeaseLost | null {
+    if (!this.lost && performance.now() > this.confirmedAt + this.validMs) this.fail(`no statement confirmed the session for ${Math.round(this.validMs / 1000)} s (the server may have released its locks)`);
+    return this.lost;
+  }
+
+  /** Aborted, with the LeaseLost as its reason, when the lease is lost. */
+  get signal(): AbortSignal {
+    return this.ac.signal;
+  }
+
+  /** Throws LeaseLost when the lease is lost or no longer confirmed (see the class comment). */
+  check(): void {
+    const lost = this.lostReason;
+    if (lost) throw lost;
+  }
+
+  private fail(reason: string, cause?: unknown): void {
+    if (this.lost) return;
+    this.lost = new LeaseLost(reason, cause === undefined ? undefined : { cause });
+    clearInterval(this.heartbeat);
+    this.ac.abort(this.lost);
+    try {
+      this.o.onLost?.(this.lost);
+    } catch {
+      /* the caller's stop is best effort here */
+    }
+    // a session in doubt is closed: whatever it still held is released by the server
+    void this.client.end().catch(() => undefined);
+  }
+
+  /**
+   * One statement at a time on the session (pg queues too; this keeps our bookkeeping in step). A
+   * statement the server answered confirms the lease from when it was sent; one that failed on the
+   * connection (no SQLSTATE: broken, timed out) loses it.
+   */
   private run<T>(fn: () => Promise<T>): Promise<T> {
-    const p = this.queue.then(fn, fn);
+    const go = async (): Promise<T> => {
+      const sentAt = performance.now();
+      try {
+        const r = await fn();
+        if (sentAt > this.confirmedAt) this.confirmedAt = sentAt;
+        return r;
+      } catch (err) {
+        if (isConnectionFailure(err)) this.fail(`a statement on the lease session failed: ${errorMessage(err)}`, err);
+        throw err;
+      }
+    };
+    const p = this.queue.then(go, go);
     this.queue = p.catch(() => undefined);
     return p;
+  }
+
+  /** A statement on the lease session, refused once the lease is lost. */
+  private async fenced(text: string, values?: unknown[]): Promise<pg.QueryResult> {
+    this.check();
+    return this.run(() => this.client.query(text, values));
   }
 
   /**
@@ -99,7 +190,7 @@ export class LeaseSession {
    * never deadlock. Returns the release.
    */
   async tryHold(keys: readonly string[]): Promise<(() => Promise<void>) | null> {
-    if (this.lost) throw this.lost;
+    this.check();
     const all = [...new Set(keys)];
     const wanted = all.filter((k) => !k.startsWith(SHARED));
     const shared = all.filter((k) => k.startsWith(SHARED)).map((k) => k.slice(SHARED.length));
@@ -150,7 +241,10 @@ export class LeaseSession {
 
   async close(): Promise<void> {
     clearInterval(this.heartbeat);
-    this.lost ??= new Error('closed');
+    if (!this.lost) {
+      this.lost = new LeaseLost('closed');
+      this.ac.abort(this.lost);
+    }
     await this.client.end().catch(() => undefined);
   }
 }

@@ -59,6 +59,51 @@ export interface ExecuteOptions {
    * call connects on first use and closes at its end.
    */
   guests?: GuestConnections;
+  /**
+   * A worker's lease on the permutations' targets (run/worker.ts). Once it is lost, the run touches
+   * nothing more: every store call is refused (LeaseLost), each provider call and guest tool is
+   * checked against it right before it goes out, teardown is skipped (the worker that takes over
+   * tears down from the ledger), and the run stops as if interrupted, leaving the permutation
+   * `running`. Absent (`run`): nothing changes.
+   */
+  lease?: LeaseGuard;
+}
+
+/** What the executor consults before every provider call and store write of a worker's run. */
+export interface LeaseGuard {
+  /** aborted, with a LeaseLost as its reason, once the lease is lost */
+  readonly signal: AbortSignal;
+  /** throws LeaseLost when the lease is lost or can no longer be confirmed held */
+  check(): void;
+}
+
+/** True when a lease guards the run and it is lost (checked now, not only when the signal fired). */
+function leaseLost(lease: LeaseGuard | undefined): boolean {
+  if (!lease) return false;
+  try {
+    lease.check();
+    return false;
+  } catch {
+    return true;
+  }
+}
+
+/** The store as the run sees it under a lease: every call refused (LeaseLost) once the lease is lost. */
+function guardStore(store: RunStore, lease: LeaseGuard): RunStore {
+  return new Proxy(store, {
+    get(target, prop, receiver) {
+      const v: unknown = Reflect.get(target, prop, receiver);
+      if (typeof v !== 'function') return v;
+      return (...args: unknown[]): unknown => {
+        try {
+          lease.check();
+        } catch (err) {
+          return Promise.reject(err instanceof Error ? err : new Error(String(err)));
+        }
+        return (v as (...a: unknown[]) => unknown).apply(target, args);
+      };
+    },
+  });
 }
 
 /** Connected guests by target name, kept by the caller (ExecuteOptions.guests). */
@@ -82,7 +127,13 @@ export interface TargetEndpoints {
 }
 
 export async function executeRun(given: ExecuteOptions): Promise<RunSummary> {
-  const opts = { ...given, store: asRunStore(given.store) };
+  const plain = asRunStore(given.store);
+  const opts = {
+    ...given,
+    store: given.lease ? guardStore(plain, given.lease) : plain,
+    // a lost lease stops the run like an interruption (and more: see ExecuteOptions.lease)
+    signal: given.lease ? AbortSignal.any([given.signal, given.lease.signal]) : given.signal,
+  };
   const { store, plan } = opts;
   // A failing progress hook (e.g. the JSON log on a full disk) must never stop teardown.
   const emit = (e: ProgressEvent) => {
@@ -265,7 +316,7 @@ function newGroup(name: string, keys: string[], perms: PermutationPlan[], endpoi
  * there (found by the run's token in their environment, not by a pidfile: process-group.ts).
  * Only where a permutation was left running or failed: a tool can only have been started there.
  */
-async function stopLeftovers(g: Group, statuses: Map<string, { status: string }>, c: { store: RunStore; plan: RunPlan; signal: AbortSignal; emit: (e: ProgressEvent) => void }): Promise<void> {
+async function stopLeftovers(g: Group, statuses: Map<string, { status: string }>, c: { store: RunStore; plan: RunPlan; signal: AbortSignal; emit: (e: ProgressEvent) => void; lease?: LeaseGuard | undefined }): Promise<void> {
   const stop = g.endpoints.workload.stopLeftovers?.bind(g.endpoints.workload);
   const perm = g.perms.find((p) => ['running', 'failed'].includes(statuses.get(p.permutationId)?.status ?? ''));
   if (!stop || !perm) return;
@@ -273,8 +324,10 @@ async function stopLeftovers(g: Group, statuses: Map<string, { status: string }>
   let outcome: GroupStop;
   let target = 'the guest';
   try {
+    c.lease?.check();
     const runner = await g.guest();
     target = runner.target;
+    c.lease?.check();
     outcome = await stop(runner, c.plan.runId, g.name);
   } catch (err) {
     await g.dropGuest();
@@ -358,7 +411,7 @@ async function runPermutation(perm: PermutationPlan, c: PermContext): Promise<bo
     const detail = errorLongForm(err);
     if (!c.signal.aborted) c.emit({ type: 'failure', permutationId: perm.permutationId, axes: perm.axes, reason: failure, ...(detail ? { detail: redact(detail) } : {}) });
   } finally {
-    if (!c.keepObjects) await teardown(perm, c, ctx);
+    if (!c.keepObjects || leaseLost(c.lease)) await teardown(perm, c, ctx);
     else {
       for (const o of await store.ledger({ permutationId: perm.permutationId, live: true })) if (wasSent(o)) await record(() => store.ledgerState(o, 'kept'));
       c.emit({ type: 'message', level: 'info', text: `--keep: leaving the objects of ${perm.permutationId} in place` });
@@ -407,9 +460,12 @@ async function runStep(step: PlannedStep, perm: PermutationPlan, c: PermContext,
   let sentData: Record<string, unknown> = {};
   const sendFor = (signal: AbortSignal) => async (data: Record<string, unknown>) => {
     signal.throwIfAborted();
+    c.lease?.check();
     if (step.creates) await c.store.ledgerSent(perm.permutationId, step.creates, data);
     else await c.store.appendJournal(perm.permutationId, step.step, 'sent', null);
     signal.throwIfAborted();
+    // the mutating command goes out right after this: only under the lease
+    c.lease?.check();
     sent = true;
     sentData = data; // as the ledger: a later sent() replaces the data
   };
@@ -417,9 +473,11 @@ async function runStep(step: PlannedStep, perm: PermutationPlan, c: PermContext,
     // After an ambiguous failure of a mutating call, look before reissuing: the first call may
     // have created the object before the connection dropped.
     if (n > 1 && step.creates && sent) {
+      c.lease?.check();
       const found = await provider.find(step.creates, sentData);
       if (found) return found;
     }
+    c.lease?.check();
     return withTimeout((signal) => provider.apply(step, { ...ctx, signal, sent: sendFor(signal) }), c.stepTimeoutMs ?? DEFAULT_STEP_TIMEOUT_MS, `${step.step} (${step.operation})`, c.signal);
   };
   let created: CreatedObject | null;
@@ -428,7 +486,7 @@ async function runStep(step: PlannedStep, perm: PermutationPlan, c: PermContext,
     const transient = (err: unknown) => provider.isTransient?.(err) ?? false;
     created = await withRetry(attempt, transient, { ...c.retry, signal: c.signal, onRetry: (err, n) => c.emit({ type: 'message', level: 'warn', permutationId: perm.permutationId, text: `retrying ${step.step} (attempt ${n + 1}): ${redact(errorMessage(err))}` }) });
   } catch (err) {
-    if (err instanceof StepTimedOut && err.pending && step.creates && sent) await settleOrphan(err.pending, perm, step, c);
+    if (err instanceof StepTimedOut && err.pending && step.creates && sent && !leaseLost(c.lease)) await settleOrphan(err.pending, perm, step, c);
     // Nothing went out: the step is marked so and teardown never touches it.
     if (step.creates && !sent) await record(() => c.store.ledgerState(step.creates!, err instanceof UnsafeOperation ? 'refused' : 'not-sent', redact(errorMessage(err))));
     throw err;
@@ -439,6 +497,7 @@ async function runStep(step: PlannedStep, perm: PermutationPlan, c: PermContext,
   // One read-back for whatever the step yielded, made or found after a retry: the object is
   // recorded first, so a mismatch fails the permutation and teardown removes it.
   if (created && provider.verify) {
+    c.lease?.check();
     const verify = provider.verify.bind(provider);
     await withTimeout((signal) => verify(step, created, { ...ctx, signal, sent: () => { throw new Error(`verify of ${step.step} must not send`); } }), c.stepTimeoutMs ?? DEFAULT_STEP_TIMEOUT_MS, `${step.step} (read back)`, c.signal);
   }
@@ -478,6 +537,13 @@ async function teardown(perm: PermutationPlan, c: PermContext, ctx: ProviderCont
   // no provider: nothing was provisioned, nothing to tear down (the ledger is not read for nothing)
   const provider = c.provider;
   if (!provider) return;
+  if (leaseLost(c.lease)) {
+    // Another worker may hold these targets now and be tearing down or provisioning on them: touch
+    // nothing, write nothing. The permutation stays `running`; whoever takes it over tears down
+    // what the ledger says was sent, then redoes it.
+    c.emit({ type: 'message', level: 'error', permutationId: perm.permutationId, text: `${perm.permutationId}: the lease is lost; nothing is torn down here: the worker that takes the permutation over removes what the ledger records` });
+    return;
+  }
   let live;
   try {
     live = (await c.store.ledger({ permutationId: perm.permutationId, live: true })).reverse();
@@ -501,11 +567,16 @@ async function teardown(perm: PermutationPlan, c: PermContext, ctx: ProviderCont
   // The same routine as `storsweep cleanup` (teardown.ts): same retries, deadline and journal. It
   // runs even when the sweep was interrupted (its own signal).
   for (const obj of live) {
+    if (leaseLost(c.lease)) {
+      c.emit({ type: 'message', level: 'error', permutationId: perm.permutationId, text: `${perm.permutationId}: the lease was lost during teardown; the rest is left to the worker that takes the permutation over` });
+      return;
+    }
     c.emit({ type: 'step', permutationId: perm.permutationId, step: `teardown ${obj.kind}`, operation: 'destroy' });
     const r = await tearDownRow(c.store, provider, obj, { runId: ctx.runId, permutationId: ctx.permutationId, axes: ctx.axes }, {
       ...(c.retry ? { retry: c.retry } : {}),
       ...(c.stepTimeoutMs !== undefined ? { timeoutMs: c.stepTimeoutMs } : {}),
       prefix: '',
+      ...(c.lease ? { guard: () => c.lease?.check() } : {}),
       onNote: (text) => ctx.log(text),
       onRetry: (err, n) => c.emit({ type: 'message', level: 'warn', permutationId: perm.permutationId, text: `retrying removal of ${obj.kind} ${obj.name} (attempt ${n + 1}): ${redact(errorMessage(err))}` }),
     });
@@ -581,6 +652,7 @@ async function runWorkload(perm: PermutationPlan, c: PermContext, target: Measur
     const records: ResultRecord[] = [];
     for (const [i, test] of profile.tests.entries()) {
       if (c.signal.aborted) throw new Error('interrupted');
+      c.lease?.check();
       if (i > 0 && profile.intervalSec > 0) await sleep(profile.intervalSec * 1000, c.signal);
       c.emit({ type: 'step', permutationId: perm.permutationId, step: `rep ${rep}/${perm.repetitions} ${test.id}`, operation: c.workload.tool });
       // A lost SSH connection (RemoteCommandFailed reason 'connection') is transient: reconnect and
@@ -616,6 +688,7 @@ async function runWorkload(perm: PermutationPlan, c: PermContext, target: Measur
             await c.dropGuest();
             throw err;
           }
+          c.lease?.check();
           await stopStranded(runner);
           const onStopped = (stop: GroupStop) => recordStop(stop, runner.target);
           return prefill(runner, onStopped)

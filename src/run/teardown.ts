@@ -124,7 +124,7 @@ export async function tearDownRow(
   provider: Provider,
   row: LedgerRow,
   ctx: Omit<ProviderContext, 'signal' | 'sent' | 'log'>,
-  o: TeardownPolicy & { prefix: '' | 'cleanup-'; onRetry?: (err: unknown, attempt: number) => void; onNote?: (text: string) => void },
+  o: TeardownPolicy & { prefix: '' | 'cleanup-'; onRetry?: (err: unknown, attempt: number) => void; onNote?: (text: string) => void; guard?: () => void },
 ): Promise<RowTeardown> {
   const store = asRunStore(given);
   const step = `${row.kind}:${row.name}`;
@@ -139,7 +139,11 @@ export async function tearDownRow(
   };
   try {
     const outcome = await withRetry(
-      () => withTimeout((signal) => destroyRecorded(provider, row, { ...ctx, signal, log, sent: () => undefined }, (kind, name) => store.ledgerRow(kind, name)), o.timeoutMs ?? DEFAULT_STEP_TIMEOUT_MS, what),
+      () => {
+        // a worker's lease, checked right before each attempt goes out (run/executor.ts LeaseGuard)
+        o.guard?.();
+        return withTimeout((signal) => destroyRecorded(provider, row, { ...ctx, signal, log, sent: () => undefined }, (kind, name) => store.ledgerRow(kind, name)), o.timeoutMs ?? DEFAULT_STEP_TIMEOUT_MS, what);
+      },
       (err) => provider.isTransient?.(err) ?? false,
       {
         ...o.retry,

@@ -66,6 +66,17 @@ export function jobId(runId: string, permutationId: string): string {
   return `${h.slice(0, 8)}-${h.slice(8, 12)}-5${h.slice(13, 16)}-${((parseInt(h.slice(16, 18), 16) & 0x3f) | 0x80).toString(16)}${h.slice(18, 20)}-${h.slice(20, 32)}`;
 }
 
+/** pg-boss's `db` option: where a job statement runs (results/pg-coordination.ts LeaseSession.db). */
+export interface JobDb {
+  executeSql(text: string, values?: unknown[]): Promise<{ rows: unknown[] }>;
+}
+
+/** pg-boss's command response: how many jobs the statement changed. */
+function affected(r: unknown): number {
+  const n = (r as { affected?: unknown } | null)?.affected;
+  return typeof n === 'number' ? n : 0;
+}
+
 export interface WorkQueueOptions {
   /**
    * pg-boss's own expiry of an active job (seconds): the backstop that puts a job back when nobody
@@ -179,14 +190,39 @@ export class WorkQueue {
     return deleted;
   }
 
-  /** The next job of a queue, or null. */
-  async fetch(queue: string): Promise<{ id: string; data: PermutationJob } | null> {
-    const [job] = await this.boss.fetch<PermutationJob>(queue, { batchSize: 1 });
+  /**
+   * The next job of a queue, or null. `via`: pg-boss's `db` option, the statement's connection
+   * (the worker passes its lease session: a fetch can only take effect while its lease lives).
+   */
+  async fetch(queue: string, via?: JobDb): Promise<{ id: string; data: unknown } | null> {
+    const [job] = await this.boss.fetch<unknown>(queue, { batchSize: 1, ...(via ? { db: via } : {}) });
     return job ? { id: job.id, data: job.data } : null;
   }
 
-  async complete(queue: string, id: string): Promise<void> {
-    await this.boss.complete(queue, id);
+  /** Completes an active job; false when it was not active any more (nothing changed). */
+  async complete(queue: string, id: string, via?: JobDb, output?: object): Promise<boolean> {
+    const r = await this.boss.complete(queue, id, output ?? {}, via ? { db: via } : {});
+    return affected(r) > 0;
+  }
+
+  /** Cancels a job that must never run (not this group's); false when it was finished already. */
+  async cancel(queue: string, id: string, via?: JobDb): Promise<boolean> {
+    const r = await this.boss.cancel(queue, id, via ? { db: via } : {});
+    return affected(r) > 0;
+  }
+
+  /**
+   * Pushes back pg-boss's expiry of an active job (its backstop for a job nobody took over): from
+   * now, another `expireSec` of the queue's own expiry at least. The worker does this on its lease
+   * session while the permutation runs, so a permutation longer than the expiry is never put back
+   * (and redone) while it runs. pg-boss has no call for it: its job table (pg-boss 10, pinned).
+   */
+  async renew(queue: string, id: string, via: JobDb, expireSec: number): Promise<boolean> {
+    const { rows }: { rows: unknown[] } = await via.executeSql(
+      `UPDATE ${QUEUE_SCHEMA}.job SET expire_in = greatest(expire_in, (now() - started_on) + make_interval(secs => $3)) WHERE name = $1 AND id = $2 AND state = 'active' RETURNING id`,
+      [queue, id, expireSec],
+    );
+    return rows.length > 0;
   }
 
   /**
@@ -214,9 +250,14 @@ export class WorkQueue {
     return new Map(rows.map((r) => [r.name, { waiting: r.waiting, active: r.active, unfinished: r.unfinished }]));
   }
 
-  /** Puts a dead worker's job back (pg-boss: retry, fetchable at once). */
-  async giveBack(queue: string, ids: readonly string[], why: string): Promise<void> {
-    for (const id of ids) await this.boss.fail(queue, id, { message: why });
+  /**
+   * Puts jobs back (pg-boss: retry, fetchable at once): a dead worker's, or one's own unfinished.
+   * How many were put back (a job no longer unfinished is left as it is).
+   */
+  async giveBack(queue: string, ids: readonly string[], why: string, via?: JobDb): Promise<number> {
+    let n = 0;
+    for (const id of ids) n += affected(await this.boss.fail(queue, id, { message: why }, via ? { db: via } : {}));
+    return n;
   }
 
   /** Jobs not finished on a queue (waiting, to be retried, or active). */

@@ -12,7 +12,15 @@
 //   dead worker's: it is put back and redone. The executor sees the permutation `running` in the
 //   shared store and does what `run --resume` does: stops the run's leftover tools on the target,
 //   tears down what the ledger says was sent (the teardown rules apply unchanged), forgets its
-//   partial results, redoes it.
+//   partial results, redoes it;
+// - the lease guards everything the worker does for a permutation (docs/architecture.md, "What the
+//   lease guarantees"): jobs are fetched, completed and given back ON the lease session (they take
+//   effect only while it holds its locks), the executor consults it before every provider call and
+//   store write (ExecuteOptions.lease), and once it is lost the worker touches nothing more of that
+//   permutation — no teardown, no ledger write, no give-back: the job stays active, and the worker
+//   that next holds the group takes it over and cleans up from the ledger;
+// - a job is run only when it belongs to the group whose lease is held (its run, its permutation's
+//   target): anything else found in a queue is cancelled and journaled, never run.
 import { errorMessage } from '../errors.ts';
 import type { RunPlan } from '../contract/plan.ts';
 import type { RunStore } from '../results/port.ts';
@@ -38,8 +46,11 @@ export interface WorkerRun {
 export interface WorkerOptions {
   queue: WorkQueue;
   lease: LeaseSession;
-  /** the runs with work this worker may do (asked again on every pass: new submissions are picked up) */
-  runs(): Promise<WorkerRun[]>;
+  /**
+   * the runs with work this worker may do (asked again every few seconds: new submissions are
+   * picked up); `fresh`: before deciding it is idle (a run whose preparation failed is tried again now)
+   */
+  runs(fresh?: boolean): Promise<WorkerRun[]>;
   signal: AbortSignal;
   onEvent?: (e: ProgressEvent) => void;
   /** stop after one permutation */
@@ -51,15 +62,29 @@ export interface WorkerOptions {
   pollMs?: number;
   /** who this worker is, in the run's journal (`worker claimed`): host:pid */
   name: string;
+  /**
+   * While a permutation runs, its job's pg-boss expiry is pushed back every `renewEveryMs` to at
+   * least `renewSec` from then (WorkQueue.renew): a permutation longer than the queue's expiry is
+   * never put back and redone while it runs. Defaults: every 5 minutes, 1 hour.
+   */
+  renewEveryMs?: number;
+  renewSec?: number;
 }
 
 export interface WorkerSummary {
+  /** permutations this worker ran to the end */
   done: number;
   failed: number;
+  /** jobs fetched again whose permutation was done already (completed, not run again) */
+  alreadyDone: number;
   /** jobs of dead workers put back to be redone */
   takenOver: number;
-  /** jobs given back unfinished (interrupted) */
+  /** jobs given back unfinished (interrupted), counted only when giving back succeeded */
   givenBack: number;
+  /** permutations left to whoever takes over: the lease was lost, or giving back failed (the job stays active) */
+  abandoned: number;
+  /** jobs found in a queue that do not belong to it (another run, another group's target): cancelled, never run */
+  refused: number;
   /**
    * Milliseconds spent on the queue and lease around the permutations run (looking for one, holding
    * its lease, fetching, claiming, completing, releasing), and in the executor: the bench's overhead
@@ -89,7 +114,10 @@ const sleep = (ms: number, signal: AbortSignal) =>
   });
 
 export async function workLoop(o: WorkerOptions): Promise<WorkerSummary> {
-  const summary: WorkerSummary = { done: 0, failed: 0, takenOver: 0, givenBack: 0, queueMs: 0, executeMs: 0 };
+  const summary: WorkerSummary = { done: 0, failed: 0, alreadyDone: 0, takenOver: 0, givenBack: 0, abandoned: 0, refused: 0, queueMs: 0, executeMs: 0 };
+  // the worker's own stop, or its lease lost: either ends the loop (the caller may open a new lease)
+  const stop = AbortSignal.any([o.signal, o.lease.signal]);
+  const db = o.lease.db;
   const emit = (e: ProgressEvent) => {
     try {
       o.onEvent?.(e);
@@ -176,7 +204,7 @@ export async function workLoop(o: WorkerOptions): Promise<WorkerSummary> {
       const start = Math.floor(Math.random() * all.length);
       for (let i = 0; i < all.length; i++) {
         const { run, g } = all[(start + i) % all.length]!;
-        if (finished || o.signal.aborted) return false;
+        if (finished || stop.aborted) return false;
         const st = status.get(g.queue);
         // waiting work, or an active job that may be a dead worker's (whose lease is then free)
         if (!st || (st.waiting === 0 && st.active === 0)) continue;
@@ -205,58 +233,89 @@ export async function workLoop(o: WorkerOptions): Promise<WorkerSummary> {
     // Under the lease: an active job here was fetched by a worker that no longer holds it.
     const orphans = mayHaveOrphans ? await o.queue.active(g.queue) : [];
     if (orphans.length) {
-      await o.queue.giveBack(g.queue, orphans, 'its worker lost its lease (ended or cut off); taken over');
-      summary.takenOver += orphans.length;
-      emit({ type: 'message', level: 'warn', text: `${run.plan.runId}: taking over ${orphans.length} permutation(s) of ${g.targets.join(', ')} whose worker is gone; what they left is cleaned up from the ledger, then they are redone` });
+      const n = await o.queue.giveBack(g.queue, orphans, 'its worker lost its lease (ended or cut off); taken over', db);
+      summary.takenOver += n;
+      if (n) emit({ type: 'message', level: 'warn', text: `${run.plan.runId}: taking over ${n} permutation(s) of ${g.targets.join(', ')} whose worker is gone; what they left is cleaned up from the ledger, then they are redone` });
     }
-    const job = await o.queue.fetch(g.queue);
+    const job = await o.queue.fetch(g.queue, db);
     if (!job) return false;
-    const perm = byId(run).get(job.data.permutationId);
-    if (!perm) {
-      // not in this run's plan (a queue edited by hand): nothing to run
-      emit({ type: 'message', level: 'error', text: `${run.plan.runId}: job for unknown permutation ${JSON.stringify(job.data.permutationId)} dropped` });
-      await o.queue.complete(g.queue, job.id);
+    o.lease.check();
+    // A job runs only in the group whose lease is held: its run, and its permutation's target one
+    // of the group's (a job put in the wrong queue would run under another group's lease, beside
+    // the worker that holds its own). Anything else is cancelled and journaled, never run.
+    const data = job.data as { runId?: unknown; permutationId?: unknown } | null;
+    const perm = data && data.runId === run.plan.runId && typeof data.permutationId === 'string' ? byId(run).get(data.permutationId) : undefined;
+    const permTarget = perm ? (run.plan.targets ? String(perm.axes.target) : run.plan.target) : undefined;
+    if (!perm || permTarget === undefined || !g.targets.includes(permTarget)) {
+      const reason = !data || data.runId !== run.plan.runId ? `it names another run (${JSON.stringify(data?.runId)})` : !perm ? `its permutation ${JSON.stringify(data.permutationId)} is not in the plan` : `its permutation's target ${permTarget} is not one of this queue's group (${g.targets.join(', ')})`;
+      emit({ type: 'message', level: 'error', text: `${run.plan.runId}: job ${job.id} in ${g.queue} refused, never run: ${reason}` });
+      await run.store.appendJournal(null, 'worker', 'job-refused', { worker: o.name, job: job.id, queue: g.queue, reason }).catch(() => undefined);
+      await o.queue.cancel(g.queue, job.id, db);
+      summary.refused++;
       return true;
     }
+    const target = permTarget;
     // who works on it, for `status` and for whoever takes it over
+    o.lease.check();
     await run.store.appendJournal(perm.permutationId, 'worker', 'claimed', { worker: o.name, job: job.id });
-    const target = run.plan.targets ? String(perm.axes.target) : run.plan.target;
     const ends = await run.endpoints(target);
     const plan: RunPlan = { ...run.plan, permutations: [perm] };
     const started = performance.now();
     const inUse = busy.get(guestsOf(run)) ?? new Set<string>();
     busy.set(guestsOf(run), inUse.add(target));
-    const s = await executeRun({
-      store: run.store,
-      plan,
-      provider: ends.provider,
-      workload: ends.workload,
-      ...(run.plan.targets ? { targets: { [target]: ends } } : {}),
-      signal: o.signal,
-      onEvent: emit,
-      ...run.execute,
-      // the run's leftovers are not counted per permutation (`status` says them); its guests stay connected
-      countLeftovers: false,
-      guests: guestsOf(run),
-    }).finally(() => inUse.delete(target));
-    executing += performance.now() - started;
+    // its pg-boss expiry pushed back while it runs (on the lease session: only while held)
+    const renew = setInterval(() => void o.queue.renew(g.queue, job.id, db, o.renewSec ?? 3600).catch(() => undefined), o.renewEveryMs ?? 5 * 60_000);
+    let s: Awaited<ReturnType<typeof executeRun>>;
+    try {
+      s = await executeRun({
+        store: run.store,
+        plan,
+        provider: ends.provider,
+        workload: ends.workload,
+        ...(run.plan.targets ? { targets: { [target]: ends } } : {}),
+        signal: o.signal,
+        lease: o.lease,
+        onEvent: emit,
+        ...run.execute,
+        // the run's leftovers are not counted per permutation (`status` says them); its guests stay connected
+        countLeftovers: false,
+        guests: guestsOf(run),
+      });
+    } finally {
+      clearInterval(renew);
+      inUse.delete(target);
+      executing += performance.now() - started;
+    }
     await usedGuest(run, target);
-    if (s.interrupted || s.fatal || o.lease.lostReason) {
-      // Not finished here: left `running` in the store, the job goes back; the next worker under
-      // this lease cleans up and redoes it (if our lease is gone, someone may already have).
-      await o.queue.giveBack(g.queue, [job.id], s.fatal ?? 'interrupted').catch(() => undefined);
-      summary.givenBack++;
+    if (o.lease.lostReason) {
+      // Nothing more is touched: the job stays active, the permutation `running`; the worker that
+      // next holds this group takes it over and cleans up from the ledger.
+      summary.abandoned++;
+      emit({ type: 'message', level: 'error', permutationId: perm.permutationId, text: `${perm.permutationId}: left to the worker that takes it over (${o.lease.lostReason.message})` });
       return true;
     }
-    summary.done += s.done + s.skipped;
+    if (s.interrupted || s.fatal) {
+      // Not finished here: left `running` in the store, the job goes back; the next worker under
+      // this lease cleans up and redoes it.
+      try {
+        if ((await o.queue.giveBack(g.queue, [job.id], s.fatal ?? 'interrupted', db)) > 0) summary.givenBack++;
+        else emit({ type: 'message', level: 'warn', permutationId: perm.permutationId, text: `${perm.permutationId}: its job was no longer active; not given back` });
+      } catch (err) {
+        summary.abandoned++;
+        emit({ type: 'message', level: 'error', permutationId: perm.permutationId, text: `${perm.permutationId}: could not give its job back (${errorMessage(err)}); it stays active: the next worker under this group's lease takes it over` });
+      }
+      return true;
+    }
+    summary.done += s.done;
+    summary.alreadyDone += s.skipped;
     summary.failed += s.failed;
-    await o.queue.complete(g.queue, job.id);
+    if (!(await o.queue.complete(g.queue, job.id, db))) emit({ type: 'message', level: 'warn', permutationId: perm.permutationId, text: `${perm.permutationId}: its job was no longer active when completed (pg-boss expired it?); the permutation is recorded ${s.failed ? 'failed' : 'done'} in the store` });
     return true;
   };
 
   const idle = async (): Promise<boolean> => {
-    runsCache = null;
-    const queues = (await currentRuns()).flatMap((r) => r.groups.map((g) => g.queue));
+    runsCache = { at: performance.now(), runs: await o.runs(true) };
+    const queues = runsCache.runs.flatMap((r) => r.groups.map((g) => g.queue));
     if (!queues.length) return true;
     // waiting, active, and retries not yet due: all count as work (one query over every queue)
     for (const s of (await o.queue.status(queues)).values()) if (s.unfinished > 0) return false;
@@ -266,7 +325,7 @@ export async function workLoop(o: WorkerOptions): Promise<WorkerSummary> {
   // executor time of the pass in progress (one slot's pass at a time when concurrency is 1)
   let executing = 0;
   const slot = async (): Promise<void> => {
-    while (!finished && !o.signal.aborted) {
+    while (!finished && !stop.aborted) {
       let took = false;
       const pass = performance.now();
       const before = executing;
@@ -278,13 +337,13 @@ export async function workLoop(o: WorkerOptions): Promise<WorkerSummary> {
           summary.queueMs += performance.now() - pass - exec;
         }
       } catch (err) {
-        if (o.lease.lostReason || o.signal.aborted) break;
+        if (o.lease.lostReason || stop.aborted) break;
         emit({ type: 'message', level: 'error', text: `worker: ${errorMessage(err)}; trying again` });
       }
       if (took && o.once) finished = true;
       if (took) continue;
       if (o.untilIdle && (await idle())) finished = true;
-      else await sleep(pollMs, o.signal);
+      else await sleep(pollMs, stop);
     }
   };
   try {

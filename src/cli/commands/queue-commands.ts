@@ -20,7 +20,7 @@ import type { RunMeta, RunStore } from '../../results/port.ts';
 import type { TargetEndpoints } from '../../run/executor.ts';
 import { createRunLog } from '../../run/log.ts';
 import { createProgressView, type ProgressEvent } from '../../run/progress.ts';
-import { workLoop, type WorkerRun } from '../../run/worker.ts';
+import { workLoop, type WorkerRun, type WorkerSummary } from '../../run/worker.ts';
 import { jobId, queuedJobIds, queueGroups, WorkQueue, type QueueGroup, type Sql } from '../../run/work-queue.ts';
 import { visible } from '../../text/visible.ts';
 import { moduleOf } from '../../providers/index.ts';
@@ -33,6 +33,11 @@ import { pgConnectionOf, selectStore } from '../store.ts';
 import { collect, SET_HELP } from './config-commands.ts';
 import { checkConfirmDestroy, checkStoredPlan, newRunMeta, prepareNew, targetFacts } from './run.ts';
 import { ensureOutputDirectory } from '../out-dir.ts';
+
+/** A run whose preparation failed is tried again after this long (or at once before an --until-idle worker decides it is idle). */
+const PREPARE_RETRY_MS = 10_000;
+/** A worker that lost its lease keeps trying to open a new one for this long. */
+const RECONNECT_GIVE_UP_MS = 10 * 60_000;
 
 /** The run meta key holding the queue groups of a submitted run (absent: not a queued run). */
 export const QUEUE_META = 'queue';
@@ -246,7 +251,6 @@ export async function workerCommand(o: WorkerCommandOptions): Promise<number> {
   const providers: Array<Provider | null> = [];
   // environment fingerprints being recorded (awaited before the providers close)
   const fingerprints: Array<Promise<void>> = [];
-  let lostLease: Error | null = null;
   const onSignal = (sig: NodeJS.Signals) => {
     if (ac.signal.aborted) process.exit(EXIT.interrupted);
     terminal.stderr(`\n${sig}: stopping after teardown of the current permutation; its job goes back to the queue (again to exit at once)\n`);
@@ -263,16 +267,17 @@ export async function workerCommand(o: WorkerCommandOptions): Promise<number> {
   try {
     const queue = await WorkQueue.open(connection);
     cleanups.unshift(() => queue.close());
-    const lease = await LeaseSession.open(connection, {
-      // what `cleanup` names when it finds this worker holding the run (pg-store.ts lockRun)
-      applicationName: `storsweep worker ${os.hostname()}:${process.pid}`.slice(0, 63),
-      ...(o.leaseSec !== undefined ? { leaseSec: o.leaseSec } : {}),
-      onLost: (err) => {
-        lostLease = err;
-        terminal.stderr(`error: lost the lease session to ${where} (${redact(errorMessage(err))}): stopping; another worker takes the permutation over\n`);
-        ac.abort(err);
-      },
-    });
+    // The lease session: lost (the server restarted, a DBA ended it, the network went silent), the
+    // permutation in progress is left as it is for whoever takes it over (run/worker.ts), and the
+    // worker opens a new one, with backoff, and goes on.
+    const openLease = () =>
+      LeaseSession.open(connection, {
+        // what `cleanup` names when it finds this worker holding the run (pg-store.ts lockRun)
+        applicationName: `storsweep worker ${os.hostname()}:${process.pid}`.slice(0, 63),
+        ...(o.leaseSec !== undefined ? { leaseSec: o.leaseSec } : {}),
+        onLost: (err) => terminal.stderr(`error: ${redact(errorMessage(err))} (${where}): the permutation in progress is left, untouched, to the worker that takes it over\n`),
+      });
+    let lease = await openLease();
     cleanups.unshift(() => lease.close());
     // the per-vCenter provisioning limit, held across every worker (endpoint slots in PostgreSQL)
     // (a connection of their own: the calls they guard write the ledger through the store's pool)
@@ -280,6 +285,8 @@ export async function workerCommand(o: WorkerCommandOptions): Promise<number> {
     cleanups.unshift(() => slots.close());
     const pool = createEndpointPool({ gate: (key, max, signal) => slots.gate(key, max, signal) });
     const prepared = new Map<string, WorkerRun | null>();
+    // runs whose preparation failed, and why: tried again later (a blip is not remembered for good)
+    const unprepared = new Map<string, { error: string; at: number }>();
     const me = thisMachine();
 
     const prepareRun = async (runId: string): Promise<WorkerRun | null> => {
@@ -416,7 +423,7 @@ export async function workerCommand(o: WorkerCommandOptions): Promise<number> {
       }
     };
 
-    const runs = async (): Promise<WorkerRun[]> => {
+    const runs = async (fresh = false): Promise<WorkerRun[]> => {
       const listed = o.run ? null : await backend.runs();
       const ids = listed ? listed.filter((r) => r.counts.pending + r.counts.running > 0 || prepared.has(r.runId)).map((r) => r.runId) : [o.run!];
       const out: WorkerRun[] = [];
@@ -427,13 +434,16 @@ export async function workerCommand(o: WorkerCommandOptions): Promise<number> {
           if (c && c.pending + c.running === 0) await finish(done);
         }
         if (finished.has(id)) continue;
-        if (!prepared.has(id)) {
+        const failed = unprepared.get(id);
+        if (!prepared.has(id) && (!failed || fresh || performance.now() - failed.at > PREPARE_RETRY_MS)) {
           try {
             prepared.set(id, await prepareRun(id));
+            if (failed) terminal.stderr(`worker: run ${visible(id)} prepared now; working on it\n`);
+            unprepared.delete(id);
           } catch (err) {
-            if (o.run) throw err;
-            terminal.stderr(`error: run ${visible(id)}: ${redact(errorMessage(err))}; not working on it\n`);
-            prepared.set(id, null);
+            const error = redact(errorMessage(err));
+            if (failed?.error !== error) terminal.stderr(`error: run ${visible(id)}: ${error}; not working on it (trying again in ${PREPARE_RETRY_MS / 1000} s)\n`);
+            unprepared.set(id, { error, at: performance.now() });
           }
         }
         const r = prepared.get(id);
@@ -446,21 +456,49 @@ export async function workerCommand(o: WorkerCommandOptions): Promise<number> {
       return out;
     };
 
-    const summary = await workLoop({
-      name: `${os.hostname()}:${process.pid}`,
-      queue,
-      lease,
-      runs,
-      signal: ac.signal,
-      onEvent,
-      ...(o.once ? { once: true } : {}),
-      ...(o.untilIdle ? { untilIdle: true } : {}),
-      ...(o.concurrency !== undefined ? { concurrency: o.concurrency } : {}),
-      ...(o.pollMs !== undefined ? { pollMs: o.pollMs } : {}),
-    });
+    const total: WorkerSummary = { done: 0, failed: 0, alreadyDone: 0, takenOver: 0, givenBack: 0, abandoned: 0, refused: 0, queueMs: 0, executeMs: 0 };
+    let lostAt: number | null = null;
+    for (;;) {
+      const summary = await workLoop({
+        name: `${os.hostname()}:${process.pid}`,
+        queue,
+        lease,
+        runs,
+        signal: ac.signal,
+        onEvent,
+        ...(o.once ? { once: true } : {}),
+        ...(o.untilIdle ? { untilIdle: true } : {}),
+        ...(o.concurrency !== undefined ? { concurrency: o.concurrency } : {}),
+        ...(o.pollMs !== undefined ? { pollMs: o.pollMs } : {}),
+      });
+      for (const k of Object.keys(total) as Array<keyof WorkerSummary>) total[k] += summary[k];
+      if (!lease.lostReason || ac.signal.aborted || o.once) break;
+      // lost: a new lease session, with backoff, then on (this worker may take its own permutation over)
+      lostAt ??= performance.now();
+      await lease.close();
+      let delay = 500;
+      for (;;) {
+        try {
+          lease = await openLease();
+          break;
+        } catch (err) {
+          if (ac.signal.aborted || performance.now() - lostAt > RECONNECT_GIVE_UP_MS) throw err;
+          terminal.stderr(`worker: cannot open a new lease session on ${where} (${redact(errorMessage(err))}); trying again in ${(delay / 1000).toFixed(1)} s\n`);
+          await new Promise((r) => setTimeout(r, delay));
+          delay = Math.min(delay * 2, 30_000);
+        }
+      }
+      terminal.stderr(`worker: a new lease session on ${where}; going on\n`);
+      lostAt = null;
+    }
+    const summary = total;
+    // --until-idle: a run with work this worker could not prepare is not idle
+    const blocked = o.untilIdle ? [...unprepared] : [];
     if (o.json) terminal.stdout(jsonText(summary) + '\n');
-    else terminal.stderr(`worker: ${summary.done} permutation(s) done, ${summary.failed} failed, ${summary.takenOver} taken over from gone workers, ${summary.givenBack} given back\n`);
-    if (lostLease) return EXIT.failure;
+    else terminal.stderr(`worker: ${summary.done} permutation(s) done, ${summary.failed} failed, ${summary.alreadyDone} already done, ${summary.takenOver} taken over from gone workers, ${summary.givenBack} given back, ${summary.abandoned} left to a worker taking over${summary.refused ? `, ${summary.refused} job(s) refused` : ''}\n`);
+    for (const [id, e] of blocked) terminal.stderr(`error: run ${visible(id)} still has work this worker could not prepare: ${e.error}\n`);
+    if (blocked.length) return EXIT.failure;
+    if (lease.lostReason && o.once && !ac.signal.aborted) return EXIT.failure;
     if (ac.signal.aborted) return EXIT.interrupted;
     return summary.failed ? EXIT.failure : EXIT.ok;
   } finally {
