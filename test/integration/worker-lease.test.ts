@@ -1,0 +1,128 @@
+// A worker that loses its lease touches nothing more (issue 17, review finding 1): its lease
+// session is ended by the server (pg_terminate_backend, as a DBA or a failover would) just after it
+// attached its permutation's disk; the other worker takes the permutation over at once. Checked from
+// outside storsweep: the harness's call log (what each vCenter session sent, and when each
+// reconfigure task ran: slowTask makes them last) and the shared store (journal, ledger, results).
+import path from 'node:path';
+import { spawn } from 'node:child_process';
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { HarnessCall } from '../../src/lab/vcsim.ts';
+import { PgRunStoreBackend } from '../../src/results/pg-store.ts';
+import { startTestPostgres, type TestDatabase, type TestPostgres } from '../helpers/postgres.ts';
+import { CLI, REPO_ROOT, runCli, stackTraceLines, type CliResult } from './helpers/cli.ts';
+import { NOTHING_LEFT, startVsphereLab, sweepPlaybook, type VsphereLab } from './helpers/vsphere-lab.ts';
+
+let pgsrv: TestPostgres;
+let lab: VsphereLab;
+
+beforeAll(async () => {
+  pgsrv = await startTestPostgres();
+  lab = await startVsphereLab();
+}, 180_000);
+
+afterAll(async () => {
+  await lab?.stop();
+  await pgsrv?.stop();
+});
+
+function worker(db: TestDatabase, out: string, extra: string[]): { pid: number; done: Promise<CliResult> } {
+  const env = { ...process.env, CI: '1', NO_COLOR: '1' };
+  const child = spawn(process.execPath, [CLI, 'worker', '-i', lab.inventory, '--store', db.url, '--poll-ms', '200', '--lease', '10', '--out', out, '--json', ...extra], { cwd: REPO_ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (d: Buffer) => (stdout += d.toString('utf8')));
+  child.stderr.on('data', (d: Buffer) => (stderr += d.toString('utf8')));
+  const timer = setTimeout(() => child.kill('SIGKILL'), 300_000);
+  const done = new Promise<CliResult>((resolve) =>
+    child.on('close', (code) => {
+      clearTimeout(timer);
+      resolve({ code, stdout, stderr });
+    }),
+  );
+  return { pid: child.pid!, done };
+}
+
+/** What a session may still send once its lease is gone: nothing that changes the lab (closing its own vCenter session only). */
+const SESSION_CLOSE = new Set(['Logout', 'CancelWaitForUpdates', 'WaitForUpdatesEx', 'DestroyPropertyFilter']);
+
+describe('a worker that loses its lease', { timeout: 600_000 }, () => {
+  it('sends nothing more to the lab and writes nothing to the run; the other worker takes over, cleans up and redoes it', async () => {
+    await lab.sim.control.reset();
+    // each reconfigure task runs 3 s: a teardown by the worker that lost its lease would overlap the taker's
+    await lab.sim.control.slowTask('ReconfigVM_Task', 3000);
+    const db = await pgsrv.database('lease');
+    const pb = await lab.writePlaybook('lease.yaml', sweepPlaybook({ name: 'lease', blockSizesMb: [1, 2, 4], formats: ['thin'], repeat: 1, runtimeSec: 4 }));
+    const sub = await runCli(['submit', pb, '-i', lab.inventory, '--store', db.url, '--confirm-destroy', lab.vmfsDevice, '--json']);
+    expect(sub.code, sub.stderr).toBe(0);
+    const runId = (JSON.parse(sub.stdout.trim().split('\n').pop()!) as { runId: string }).runId;
+    const out = path.join(lab.dir, 'w-lease');
+    const c = db.connection;
+    const sql = new pg.Client({ host: String(c.host), port: Number(c.port), user: String(c.user), database: String(c.database), password: String(c.password) });
+    await sql.connect();
+    const backend = await PgRunStoreBackend.connect({ host: String(c.host), port: Number(c.port), user: String(c.user), database: String(c.database), password: String(c.password) }, `postgresql://${db.name}`);
+    try {
+      const store = await backend.openRun(runId);
+      // A alone first: it takes the first permutation; B starts once A's disk is attached
+      const A = worker(db, out, ['--once']);
+      let victim = '';
+      const deadline = Date.now() + 180_000;
+      for (;;) {
+        expect(Date.now(), 'worker A never attached a disk').toBeLessThan(deadline);
+        const disk = (await store.ledger()).find((l) => l.kind === 'disk' && l.state === 'created');
+        if (disk) {
+          victim = disk.permutationId;
+          break;
+        }
+        await new Promise((r) => setTimeout(r, 50));
+      }
+      const B = worker(db, out, ['--until-idle']);
+      await new Promise((r) => setTimeout(r, 1500)); // B is polling: the group is A's
+      const { rows } = await sql.query<{ pid: number }>(`SELECT pid FROM pg_stat_activity WHERE application_name LIKE $1`, [`storsweep worker pid ${A.pid} %`]);
+      expect(rows).toHaveLength(1);
+      const killedAt = Date.now();
+      await sql.query('SELECT pg_terminate_backend($1)', [rows[0]!.pid]);
+      const [a, b] = await Promise.all([A.done, B.done]);
+      expect(stackTraceLines(a.stderr)).toEqual([]);
+      expect(b.code, b.stderr).toBe(0);
+      expect(a.stderr).toContain('lease');
+      const calls: HarnessCall[] = await lab.sim.control.log();
+      // A's vCenter session: the one that attached the victim's disk
+      const attach = calls.find((x) => x.method === 'ReconfigVM_Task' && (x.devices ?? []).some((d) => d.startsWith('add ') && d.includes(victim)));
+      expect(attach?.session).toBeTruthy();
+      const sessionA = attach!.session;
+      const afterKill = calls.filter((x) => x.session === sessionA && x.start >= killedAt && !SESSION_CLOSE.has(x.method));
+      expect(afterKill.map((x) => `${x.method} ${(x.devices ?? []).join(';')}`), 'worker A sent these after its lease was lost').toEqual([]);
+      // the victim's disk was detached by B's session, and no two sessions' reconfigure tasks on the VM overlapped
+      const detach = calls.filter((x) => x.method === 'ReconfigVM_Task' && (x.devices ?? []).some((d) => d.startsWith('remove ') && d.includes(victim)));
+      expect(detach.length).toBeGreaterThan(0);
+      for (const d of detach) expect(d.session).not.toBe(sessionA);
+      const tasks = calls.filter((x) => x.method === 'ReconfigVM_Task').map((x) => ({ session: x.session, vm: x.this, from: x.start, to: x.taskEnd ?? x.end }));
+      const clash = tasks.flatMap((t, i) => tasks.slice(i + 1).filter((u) => u.vm === t.vm && u.session !== t.session && u.from < t.to && t.from < u.to).map((u) => `${t.session} [${t.from}, ${t.to}] and ${u.session} [${u.from}, ${u.to}]`));
+      expect(clash, 'two workers reconfigured one VM at once').toEqual([]);
+
+      const sa = JSON.parse(a.stdout.trim().split('\n').pop()!) as Record<string, number>;
+      const sb = JSON.parse(b.stdout.trim().split('\n').pop()!) as Record<string, number>;
+      // A gave nothing back (its job stayed active): B found it active and took it over
+      expect(sa).toMatchObject({ done: 0, givenBack: 0, abandoned: 1 });
+      expect(sb).toMatchObject({ done: 3, alreadyDone: 0, takenOver: 1, givenBack: 0, abandoned: 0 });
+
+      // the run: A wrote nothing after the kill (no 'interrupted', no teardown of its own); B redid it
+      const journal = await store.journal();
+      const victimEvents = journal.filter((j) => j.permutationId === victim).map((j) => `${j.step} ${j.event}`);
+      expect(victimEvents).not.toContain('permutation interrupted');
+      expect(victimEvents).toContain('permutation redo');
+      expect((await store.permutations()).map((p) => p.status)).toEqual(['done', 'done', 'done']);
+      const keys = (await store.records()).map((r) => `${r.permutationId}/${r.repetition}/${r.test.id}`);
+      expect(new Set(keys).size).toBe(3);
+      expect(keys).toHaveLength(3);
+      expect(await store.leftovers()).toEqual([]);
+      const { rows: jobs } = await sql.query<{ state: string }>(`SELECT state FROM storsweep_queue.job WHERE data->>'runId' = $1`, [runId]);
+      expect(jobs.map((j) => j.state)).toEqual(['completed', 'completed', 'completed']);
+    } finally {
+      await backend.close();
+      await sql.end();
+    }
+    expect(await lab.leftovers()).toEqual(NOTHING_LEFT);
+  });
+});
