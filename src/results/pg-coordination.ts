@@ -35,6 +35,17 @@ export interface LeaseOptions {
   applicationName?: string;
 }
 
+/** The server's TCP keepalive settings for a lease: idle half of it, then three probes a sixth apart (each at least 1 s). */
+function keepalives(leaseSec: number): { idle: number; interval: number } {
+  return { idle: Math.max(1, Math.floor(leaseSec / 2)), interval: Math.max(1, Math.floor(leaseSec / 6)) };
+}
+
+/** The earliest the server drops a silent lease session (and its locks): idle + 3 probes. */
+function serverKeepsSec(leaseSec: number): number {
+  const { idle, interval } = keepalives(leaseSec);
+  return idle + 3 * interval;
+}
+
 /** A statement that failed because of the connection (no SQLSTATE): the session's state is unknown. */
 function isConnectionFailure(err: unknown): boolean {
   const code = (err as { code?: unknown } | null)?.code;
@@ -75,7 +86,8 @@ export class LeaseSession {
     private readonly client: pg.Client,
     private readonly o: LeaseOptions & { leaseSec: number },
   ) {
-    this.validMs = Math.floor((o.leaseSec * 1000 * 3) / 4);
+    // three quarters of the lease, and of the earliest the server can drop a silent session
+    this.validMs = Math.floor(Math.min(o.leaseSec, serverKeepsSec(o.leaseSec)) * 750);
   }
 
   static async open(conn: PgConnection, o: LeaseOptions = {}): Promise<LeaseSession> {
@@ -87,7 +99,7 @@ export class LeaseSession {
       application_name: o.applicationName ?? 'storsweep worker',
       keepAlive: true,
       keepAliveInitialDelayMillis: 1000,
-      query_timeout: Math.floor((leaseSec * 1000 * 3) / 4),
+      query_timeout: Math.floor(Math.min(leaseSec, serverKeepsSec(leaseSec)) * 750),
       connectionTimeoutMillis: Math.max(2000, leaseSec * 1000),
     });
     await client.connect();
@@ -96,8 +108,7 @@ export class LeaseSession {
     client.on('end', () => s.fail('the lease session ended'));
     // The server drops a silent session (and its locks) after idle + interval × count seconds:
     // at least the lease (idle half of it, three probes a sixth apart, each at least 1 s).
-    const idle = Math.max(1, Math.floor(leaseSec / 2));
-    const interval = Math.max(1, Math.floor(leaseSec / 6));
+    const { idle, interval } = keepalives(leaseSec);
     await s.run(() => client.query(`SET tcp_keepalives_idle = ${idle}; SET tcp_keepalives_interval = ${interval}; SET tcp_keepalives_count = 3`));
     // a statement that hangs on the server fails instead of waiting forever
     await s.run(() => client.query(`SET statement_timeout = ${Math.max(1000, Math.floor((leaseSec * 1000) / 4))}`));

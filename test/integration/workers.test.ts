@@ -77,10 +77,14 @@ async function submit(db: TestDatabase): Promise<string> {
   return (JSON.parse(last) as { runId: string }).runId;
 }
 
-/** A worker process; `pid` as soon as it is spawned. */
+/**
+ * A worker process; `pid` as soon as it is spawned. `--lease` only bounds a silent worker (kill -9
+ * frees its locks at once); a lease not confirmed for ¾ of it counts as lost, so 10 s leaves a
+ * loaded CI machine room.
+ */
 function worker(db: TestDatabase, out: string, extra: string[] = []): { pid: number; done: Promise<CliResult> } {
   const env = { ...process.env, CI: '1', NO_COLOR: '1' };
-  const child = spawn(process.execPath, [CLI, 'worker', '-i', lab.inventory, '--store', db.url, '--until-idle', '--poll-ms', '200', '--lease', '4', '--out', out, '--json', ...extra], { cwd: REPO_ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [CLI, 'worker', '-i', lab.inventory, '--store', db.url, '--until-idle', '--poll-ms', '200', '--lease', '10', '--out', out, '--json', ...extra], { cwd: REPO_ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
   let stdout = '';
   let stderr = '';
   child.stdout.on('data', (d: Buffer) => (stdout += d.toString('utf8')));
