@@ -78,7 +78,7 @@ describe('a worker that loses its lease', { timeout: 600_000 }, () => {
       }
       const B = worker(db, out, ['--until-idle']);
       await new Promise((r) => setTimeout(r, 1500)); // B is polling: the group is A's
-      const { rows } = await sql.query<{ pid: number }>(`SELECT pid FROM pg_stat_activity WHERE application_name LIKE $1`, [`storsweep worker pid ${A.pid} %`]);
+      const { rows } = await sql.query<{ pid: number }>(`SELECT pid FROM pg_stat_activity WHERE application_name LIKE $1`, [`storsweep worker %:${A.pid}`]);
       expect(rows).toHaveLength(1);
       const killedAt = Date.now();
       await sql.query('SELECT pg_terminate_backend($1)', [rows[0]!.pid]);

@@ -275,8 +275,6 @@ export async function workerCommand(o: WorkerCommandOptions): Promise<number> {
         // what `cleanup` names when it finds this worker holding the run (pg-store.ts lockRun)
         applicationName: `storsweep worker ${os.hostname()}:${process.pid}`.slice(0, 63),
         ...(o.leaseSec !== undefined ? { leaseSec: o.leaseSec } : {}),
-        // who holds it, in pg_stat_activity (at most 63 bytes: the pid first)
-        applicationName: `storsweep worker pid ${process.pid} on ${os.hostname()}`.slice(0, 63),
         onLost: (err) => terminal.stderr(`error: ${redact(errorMessage(err))} (${where}): the permutation in progress is left, untouched, to the worker that takes it over\n`),
       });
     let lease = await openLease();
