@@ -694,6 +694,7 @@ async function runWorkload(perm: PermutationPlan, c: PermContext, target: Measur
           return prefill(runner, onStopped)
             .then(async () => {
               // the host watches the test itself (not the pre-fill): started after the fill, stopped right after the test
+              c.lease?.check();
               const watching = observer ? await observer.start(c.signal).catch((err: unknown) => errorMessage(err)) : null;
               const outcome = await c.workload.runTest(runner, test, profile, {
                 signal: c.signal,
