@@ -8,6 +8,7 @@ import { VsphereClient, type MoRef } from '../../src/providers/vsphere/client.ts
 import { reconfigVMTask } from '../../src/providers/vsphere/methods.ts';
 import { waitForTask } from '../../src/providers/vsphere/task.ts';
 import { IDLE_POLL_MS, propertyWaits } from '../../src/providers/vsphere/wait.ts';
+import { listView } from '../../src/providers/vsphere/property.ts';
 
 let sim: VcsimHandle;
 let vms: MoRef[];
@@ -183,6 +184,32 @@ describe('shared property collector', { timeout: 120_000 }, () => {
       expect(events.filter((e) => e.startsWith('relogin'))).toHaveLength(1);
     } finally {
       await sim.control.slowTask('ReconfigVM_Task', 0);
+      await c.logout();
+    }
+  });
+});
+
+describe('a container view across a session expiry', { timeout: 120_000 }, () => {
+  it('the session expires between CreateContainerView and the read: the view is made again once, the listing succeeds', async () => {
+    const events: string[] = [];
+    const c = await connect(events);
+    try {
+      let expired = 0;
+      // the session runs out right after the view was made (the CI failure of sweep-faults: the
+      // replayed read said ManagedObjectNotFound for the view of the old session)
+      const rt = {
+        roundTrip: async (method: string, thisRef: MoRef, params: Parameters<typeof c.session.roundTrip>[2]) => {
+          const r = await c.session.roundTrip(method, thisRef, params);
+          if (method === 'CreateContainerView' && expired++ === 0) expect(await sim.control.expireSessions()).toBeGreaterThan(0);
+          return r;
+        },
+      };
+      const hosts = await listView(rt, c.serviceContent, c.serviceContent.rootFolder, ['HostSystem'], ['name']);
+      expect(hosts.length).toBeGreaterThanOrEqual(HOSTS);
+      expect(hosts.map((h) => h.props.name)).toContain('DC0_H0');
+      expect(expired).toBe(2);
+      expect(events.filter((e) => e.startsWith('relogin'))).toHaveLength(1);
+    } finally {
       await c.logout();
     }
   });

@@ -1,6 +1,6 @@
 // Reading properties: RetrievePropertiesEx with ContinueRetrievePropertiesEx paging, container
 // views for "every X under Y", and single-object reads.
-import { VsphereClientError, VsphereFault } from './fault.ts';
+import { isFault, VsphereClientError, VsphereFault } from './fault.ts';
 import {
   continueRetrievePropertiesEx,
   createContainerView,
@@ -81,21 +81,29 @@ export async function listView(
   opts: RetrieveOptions = {},
 ): Promise<ObjectProps[]> {
   if (!sc.viewManager) throw new VsphereClientError('unsupported', 'server has no ViewManager', { method: 'CreateContainerView', host: '' });
-  const view = await createContainerView(rt, sc.viewManager, container, types, true);
-  try {
-    const spec: DataObject = {
-      propSet: types.map((type) => ({ type, pathSet: paths })),
-      objectSet: [
-        {
-          obj: view,
-          skip: true,
-          selectSet: [{ _type: 'TraversalSpec', name: 'view', type: 'ContainerView', path: 'view', skip: false }],
-        },
-      ],
-    };
-    const objs = await retrieveAll(rt, sc.propertyCollector, [spec], opts);
-    return objs.map((o) => toObjectProps(o));
-  } finally {
-    await destroyView(rt, view).catch(() => undefined);
+  // A view lives as long as its session: when the session expires between CreateContainerView and
+  // the read, the session layer logs in again and replays the read, which then says
+  // ManagedObjectNotFound for the view (as wait.ts's collector). The view is made again, once.
+  for (let attempt = 1; ; attempt++) {
+    const view = await createContainerView(rt, sc.viewManager, container, types, true);
+    try {
+      const spec: DataObject = {
+        propSet: types.map((type) => ({ type, pathSet: paths })),
+        objectSet: [
+          {
+            obj: view,
+            skip: true,
+            selectSet: [{ _type: 'TraversalSpec', name: 'view', type: 'ContainerView', path: 'view', skip: false }],
+          },
+        ],
+      };
+      const objs = await retrieveAll(rt, sc.propertyCollector, [spec], opts);
+      return objs.map((o) => toObjectProps(o));
+    } catch (err) {
+      const viewGone = isFault(err, 'ManagedObjectNotFound') && (err.details.detail.obj as MoRef | undefined)?.value === view.value;
+      if (!viewGone || attempt >= 2) throw err;
+    } finally {
+      await destroyView(rt, view).catch(() => undefined);
+    }
   }
 }
