@@ -19,7 +19,7 @@ import { makeTest } from '../src/workloads/profiles.ts';
 import { runFioPrefill, runFioTest } from '../src/workloads/run-fio.ts';
 import type { WorkloadProfile, WorkloadTest } from '../src/workloads/spec.ts';
 import type { BenchContext, BenchOutcome, Benchmark } from './lib/bench.ts';
-import { bounded, type Figure } from './lib/figure.ts';
+import { bounded, figure, type Figure } from './lib/figure.ts';
 import { startBenchSsh } from './lib/lab-ssh.ts';
 import { median, spreadPct } from './lib/stats.ts';
 
@@ -28,8 +28,12 @@ const TESTS: Array<{ key: string; test: WorkloadTest; metric: 'iops' | 'bytesPer
   { key: 'rnd4k_q32t1_read_iops', test: makeTest('randread', 4096, 32, 1), metric: 'iops', unit: 'IOPS' },
   { key: 'seq1m_q8t1_read_bps', test: makeTest('read', MiB, 8, 1), metric: 'bytesPerSecond', unit: 'B/s' },
 ];
-type Mode = 'bare-local' | 'storsweep-local' | 'bare-ssh' | 'storsweep-ssh';
-const MODES: Mode[] = ['bare-local', 'storsweep-local', 'bare-ssh', 'storsweep-ssh'];
+// bare-local-again is the control: the very same bare spawn a second time in the round. Its ratio to
+// bare-local is what this machine's noise alone does to a paired ratio (the noise floor): a
+// storsweep ratio inside that band says nothing about storsweep, and a 2% question needs a floor
+// narrower than 2%.
+type Mode = 'bare-local' | 'storsweep-local' | 'bare-ssh' | 'storsweep-ssh' | 'bare-local-again';
+const MODES: Mode[] = ['bare-local', 'storsweep-local', 'bare-ssh', 'storsweep-ssh', 'bare-local-again'];
 
 function exec(file: string, args: string[]): Promise<string> {
   return new Promise((resolve, reject) => {
@@ -99,8 +103,8 @@ export const fidelity: Benchmark = {
         const args = fioArgs(t.test, profile, { filename });
         const started = performance.now();
         let value: number;
-        if (mode === 'bare-local' || mode === 'bare-ssh') {
-          const out = mode === 'bare-local' ? await execFio('fio', args) : await execFio('ssh', [...ssh.cliArgs, shJoin(['fio', ...args])]);
+        if (mode === 'bare-local' || mode === 'bare-local-again' || mode === 'bare-ssh') {
+          const out = mode !== 'bare-ssh' ? await execFio('fio', args) : await execFio('ssh', [...ssh.cliArgs, shJoin(['fio', ...args])]);
           const job = parseFioJson(out, `${mode} ${t.test.id}`).jobs[0]!;
           value = job[t.metric];
         } else {
@@ -140,8 +144,8 @@ export const fidelity: Benchmark = {
 
     const figures: Figure[] = [];
     const notes: string[] = [
-      `Job: storsweep's own fio argument vector (\`fioArgs\`), ioengine=libaio, **direct=1** (O_DIRECT), ${profile.runtimeSec} s time-based, one pass, on ${loop ? `a 64 MiB loop device (${loop.device}) over a file in /dev/shm (tmpfs): the device is memory, so the modes differ only in how fio is started and its output carried` : 'a 64 MiB file on the scratch file system (no loop device: not root)'}; ${rounds} interleaved rounds, the order of the four modes rotating each round. Figure: the median over rounds of the paired ratio storsweep/bare within a round (drift between rounds cancels); below, each mode's median and min–max spread, and the ratio of medians. The machine is shared (2 cores, other engineers' tests running): the load average is given below.`,
-      'Modes: bare-local = `fio` spawned directly (execFile, no shell); bare-ssh = `ssh … fio …` (OpenSSH client); storsweep-local = runFioTest over the local runner (`sh -c`); storsweep-ssh = runFioTest over the ssh2 runner to the same lab sshd on 127.0.0.1.',
+      `Job: storsweep's own fio argument vector (\`fioArgs\`), ioengine=libaio, **direct=1** (O_DIRECT), ${profile.runtimeSec} s time-based, one pass, on ${loop ? `a 64 MiB loop device (${loop.device}) over a file in /dev/shm (tmpfs): the device is memory, so the modes differ only in how fio is started and its output carried` : 'a 64 MiB file on the scratch file system (no loop device: not root)'}; ${rounds} interleaved rounds, the order of the five modes rotating each round. Figure: the median over rounds of the paired ratio storsweep/bare within a round (drift between rounds cancels); below, each mode's median and min–max spread, and the ratio of medians. The machine is shared (2 cores, other engineers' tests running): the load average is given below.`,
+      'Modes: bare-local = `fio` spawned directly (execFile, no shell); bare-ssh = `ssh … fio …` (OpenSSH client); storsweep-local = runFioTest over the local runner (`sh -c`); storsweep-ssh = runFioTest over the ssh2 runner to the same lab sshd on 127.0.0.1; bare-local-again = bare-local once more in the same round, the control (its ratio to bare-local is the noise floor: what the machine alone does to a paired ratio).',
       prefillNote,
     ];
     const med = (k: string) => median(samples.get(k) ?? []);
@@ -162,6 +166,19 @@ export const fidelity: Benchmark = {
           ),
         );
       }
+      const again = samples.get(`${t.key}/bare-local-again`) ?? [];
+      const bareLocal = samples.get(`${t.key}/bare-local`) ?? [];
+      const floor = again.map((v, i) => v / bareLocal[i]!);
+      figures.push(
+        figure(
+          `fidelity.${t.key}.noise_floor`,
+          median(floor),
+          '',
+          'none',
+          null,
+          `bare-local-again / bare-local, the same spawn twice: median of ${floor.length} per-round ratios (min ${Math.min(...floor).toFixed(3)}, max ${Math.max(...floor).toFixed(3)}); a storsweep ratio is only meaningful against this band`,
+        ),
+      );
       const line = MODES.map((m) => `${m} ${Math.round(med(`${t.key}/${m}`))} (spread ${spreadPct(samples.get(`${t.key}/${m}`) ?? []).toFixed(1)}%)`).join('; ');
       notes.push(`${t.test.id} medians, ${t.unit}: ${line}.`);
     }
