@@ -187,6 +187,38 @@ describe('shared property collector', { timeout: 120_000 }, () => {
       await c.logout();
     }
   });
+
+  it('a re-login made by another call: the next wait makes its collector anew at once, nothing is sent to the old one', async () => {
+    const events: string[] = [];
+    const c = await connect(events);
+    // the poll stops soon after the last wait, so nothing notices the expiry but the listing below
+    propertyWaits(c.session, c.serviceContent, { longPollSeconds: 1, idlePollMs: 100 });
+    try {
+      await sim.control.reset();
+      expect(await waitForTask(c.session, c.serviceContent, await touch(c, vms[0]!, 'gen-before')).then(() => 'done')).toBe('done');
+      await sleep(1500);
+      const before = await sim.control.log();
+      expect(count(before, 'CreatePropertyCollector')).toBe(1);
+      expect(before.filter((e) => e.method === 'WaitForUpdatesEx').every((e) => e.end > 0)).toBe(true);
+      const old = before.find((e) => e.method === 'CreateFilter')!.this;
+
+      await sim.control.reset();
+      expect(await sim.control.expireSessions()).toBeGreaterThan(0);
+      // the listing meets the expired session: the session logs in again (its generation changes)
+      expect((await c.list('HostSystem')).length).toBeGreaterThanOrEqual(HOSTS);
+      expect(events.filter((e) => e.startsWith('relogin'))).toHaveLength(1);
+      expect(await waitForTask(c.session, c.serviceContent, await touch(c, vms[1]!, 'gen-after')).then(() => 'done')).toBe('done');
+      const log = await sim.control.log();
+      expect(count(log, 'Login')).toBe(1);
+      // one new collector and one filter on it: no CreateFilter or poll sent to the old collector
+      // first to learn from ManagedObjectNotFound that it went with the old session
+      expect(count(log, 'CreatePropertyCollector')).toBe(1);
+      expect(count(log, 'CreateFilter')).toBe(1);
+      expect(log.filter((e) => ['CreateFilter', 'WaitForUpdatesEx'].includes(e.method) && e.this === old)).toEqual([]);
+    } finally {
+      await c.logout();
+    }
+  });
 });
 
 describe('a container view across a session expiry', { timeout: 120_000 }, () => {

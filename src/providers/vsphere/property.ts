@@ -1,6 +1,6 @@
 // Reading properties: RetrievePropertiesEx with ContinueRetrievePropertiesEx paging, container
 // views for "every X under Y", and single-object reads.
-import { isFault, VsphereClientError, VsphereFault } from './fault.ts';
+import { VsphereClientError, VsphereFault } from './fault.ts';
 import {
   continueRetrievePropertiesEx,
   createContainerView,
@@ -8,6 +8,7 @@ import {
   retrievePropertiesEx,
   type RoundTripper,
 } from './methods.ts';
+import { SessionScoped } from './session-scoped.ts';
 import type { MoRef } from './soap.ts';
 import { arr, type DataObject, type ObjectContent, type ServiceContent } from './types.ts';
 
@@ -80,13 +81,14 @@ export async function listView(
   paths: string[],
   opts: RetrieveOptions = {},
 ): Promise<ObjectProps[]> {
-  if (!sc.viewManager) throw new VsphereClientError('unsupported', 'server has no ViewManager', { method: 'CreateContainerView', host: '' });
+  const viewManager = sc.viewManager;
+  if (!viewManager) throw new VsphereClientError('unsupported', 'server has no ViewManager', { method: 'CreateContainerView', host: '' });
   // A view lives as long as its session: when the session expires between CreateContainerView and
-  // the read, the session layer logs in again and replays the read, which then says
-  // ManagedObjectNotFound for the view (as wait.ts's collector). The view is made again, once.
-  for (let attempt = 1; ; attempt++) {
-    const view = await createContainerView(rt, sc.viewManager, container, types, true);
-    try {
+  // the read, the read replayed after the re-login says ManagedObjectNotFound for the view; the
+  // view is made again, once (session-scoped.ts).
+  const views = new SessionScoped(rt, () => createContainerView(rt, viewManager, container, types, true));
+  try {
+    return await views.use(async (view) => {
       const spec: DataObject = {
         propSet: types.map((type) => ({ type, pathSet: paths })),
         objectSet: [
@@ -99,11 +101,9 @@ export async function listView(
       };
       const objs = await retrieveAll(rt, sc.propertyCollector, [spec], opts);
       return objs.map((o) => toObjectProps(o));
-    } catch (err) {
-      const viewGone = isFault(err, 'ManagedObjectNotFound') && (err.details.detail.obj as MoRef | undefined)?.value === view.value;
-      if (!viewGone || attempt >= 2) throw err;
-    } finally {
-      await destroyView(rt, view).catch(() => undefined);
-    }
+    });
+  } finally {
+    // destroyed even on error: views accumulate per session
+    await views.destroy((view) => destroyView(rt, view));
   }
 }

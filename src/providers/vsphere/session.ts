@@ -5,6 +5,7 @@
 // connection is replayed there when replaying cannot do anything twice.
 import { fromSoapFault, isNotAuthenticated, VsphereClientError } from './fault.ts';
 import { login, logout, retrieveServiceContent, type RoundTripper } from './methods.ts';
+import type { Generational } from './session-scoped.ts';
 import { retryingRoundTrips, ROUND_TRIP_RETRY, type RoundTripRetry } from './retrying.ts';
 import { SoapFault, type MoRef, type SoapClient, type SoapValue, type XmlNode } from './soap.ts';
 import type { ServiceContent, UserSession } from './types.ts';
@@ -35,10 +36,10 @@ function missingSetNotAuthenticated(resp: XmlNode): boolean {
   );
 }
 
-export class Session implements RoundTripper {
+export class Session implements RoundTripper, Generational {
   serviceContent!: ServiceContent;
   userSession: UserSession | undefined;
-  private generation = 0;
+  private logins = 0;
   private relogin: Promise<void> | undefined;
   private loggedIn = false;
   /** the SOAP client behind the retry decorator */
@@ -54,6 +55,14 @@ export class Session implements RoundTripper {
 
   get host(): string {
     return this.soap.host;
+  }
+
+  /**
+   * How many times this session logged in: bumped at each Login (the first and every re-login).
+   * What the server made for the session before a re-login is gone with it (session-scoped.ts).
+   */
+  get generation(): number {
+    return this.logins;
   }
 
   /** RetrieveServiceContent + Login. */
@@ -81,7 +90,7 @@ export class Session implements RoundTripper {
     this.soap.clearSession();
     this.userSession = await this.raw('Login', () => login(this.rawRt, sm, this.credentials.username, this.credentials.password));
     this.loggedIn = true;
-    this.generation++;
+    this.logins++;
   }
 
   private async reloginOnce(seenGeneration: number): Promise<void> {

@@ -8,9 +8,10 @@
 //
 // What a wait may meet:
 //  - session expiry: the session layer (session.ts) logs in again and replays the call, but a
-//    collector lives as long as its session, so the replay says ManagedObjectNotFound for it: the
-//    collector is retired, a new one made, every open wait's filter created again on it, and the
-//    loop starts again from version '' (everything reported afresh).
+//    collector lives as long as its session, so the replay says ManagedObjectNotFound for it (or
+//    the session's generation tells a re-login happened): the collector is retired, a new one made
+//    (session-scoped.ts), every open wait's filter created again on it, and the loop starts again
+//    from version '' (everything reported afresh).
 //  - InvalidCollectorVersion (the server no longer knows our version): poll again from ''.
 //  - its own timeout or abort: only that wait ends.
 // The poll stays open for a while after the last wait ended (IDLE_POLL_MS): the next wait's
@@ -23,6 +24,7 @@
 // Tasks (task.ts) and VM states (vms.ts) both wait through it.
 import { isFault, VsphereClientError } from './fault.ts';
 import { cancelWaitForUpdates, createFilter, createPropertyCollector, destroyPropertyFilter, waitForUpdatesEx, type RoundTripper } from './methods.ts';
+import { isGone, SessionScoped, type Scoped } from './session-scoped.ts';
 import type { MoRef } from './soap.ts';
 import { arr, type DataObject, type ServiceContent, type UpdateSet } from './types.ts';
 
@@ -54,11 +56,6 @@ export interface Watch {
 
 type ObjectUpdates = NonNullable<NonNullable<UpdateSet['filterSet']>[number]['objectSet']>;
 
-interface Collector {
-  pc: Promise<MoRef>;
-  retired: boolean;
-}
-
 interface Waiter {
   obj: MoRef;
   paths: string[];
@@ -68,7 +65,7 @@ interface Waiter {
   alsoValues: Array<Record<string, unknown>>;
   /** its filter on `collector`, once created */
   filter?: MoRef;
-  collector?: Collector;
+  collector?: Scoped;
   done: boolean;
   /** the values changed: ask settle */
   update(truncated: boolean): void;
@@ -84,7 +81,9 @@ export interface PropertyWaitsOptions {
 
 /** The shared collector and poll loop of one session (one round-tripper). */
 export class PropertyWaits {
-  private collector: Collector | undefined;
+  private readonly collectors: SessionScoped;
+  /** the collector `version` belongs to */
+  private collector: Scoped | undefined;
   private version = '';
   private readonly byFilter = new Map<string, Waiter>();
   private readonly open = new Set<Waiter>();
@@ -110,6 +109,7 @@ export class PropertyWaits {
   ) {
     this.longPollSeconds = opts.longPollSeconds ?? LONG_POLL_SECONDS;
     this.idlePollMs = opts.idlePollMs ?? IDLE_POLL_MS;
+    this.collectors = new SessionScoped(rt, () => createPropertyCollector(this.rt, this.sc.propertyCollector), { onRetire: (c) => this.reattach(c) });
   }
 
   /**
@@ -179,27 +179,17 @@ export class PropertyWaits {
     await this.polling;
   }
 
-  private currentCollector(): Collector {
-    if (!this.collector || this.collector.retired) {
-      const c: Collector = { pc: createPropertyCollector(this.rt, this.sc.propertyCollector), retired: false };
-      c.pc.catch(() => {
-        c.retired = true;
-      });
+  private currentCollector(): Scoped {
+    const c = this.collectors.current();
+    if (c !== this.collector) {
       this.collector = c;
       this.version = '';
     }
-    return this.collector;
+    return c;
   }
 
-  /** Whether `err` says the server no longer knows collector `pc` (its session was replaced). */
-  private static gone(err: unknown, pc: MoRef): boolean {
-    return isFault(err, 'ManagedObjectNotFound') && (err.details.detail.obj as MoRef | undefined)?.value === pc.value;
-  }
-
-  /** The collector is gone with its session: every open wait gets a filter on a new one. */
-  private retire(c: Collector): void {
-    if (c.retired) return;
-    c.retired = true;
+  /** The collector is gone with its session (retired): every open wait gets a filter on a new one. */
+  private reattach(c: Scoped): void {
     for (const w of this.open) {
       if (w.collector !== c) continue;
       if (w.filter) this.byFilter.delete(w.filter.value);
@@ -214,13 +204,13 @@ export class PropertyWaits {
   private async attach(w: Waiter): Promise<void> {
     for (let attempt = 0; ; attempt++) {
       const c = this.currentCollector();
-      const pc = await c.pc;
+      const pc = await c.ref;
       let filter: MoRef;
       try {
         filter = await createFilter(this.rt, pc, filterSpec(w), false);
       } catch (err) {
-        if (attempt < 2 && PropertyWaits.gone(err, pc)) {
-          this.retire(c);
+        if (attempt < 2 && isGone(err, pc)) {
+          this.collectors.retire(c);
           continue;
         }
         throw err;
@@ -286,7 +276,7 @@ export class PropertyWaits {
       const idle = this.idleLeftMs();
       if (this.closed || (this.byFilter.size === 0 && (this.open.size > 0 || idle <= 0))) return;
       const c = this.currentCollector();
-      const pc = await c.pc;
+      const pc = await c.ref;
       let set: UpdateSet | undefined;
       this.polled = pc;
       this.cancelling = false;
@@ -294,8 +284,8 @@ export class PropertyWaits {
       try {
         set = await waitForUpdatesEx(this.rt, pc, this.version, { maxWaitSeconds: seconds });
       } catch (err) {
-        if (PropertyWaits.gone(err, pc)) {
-          this.retire(c);
+        if (isGone(err, pc)) {
+          this.collectors.retire(c);
           continue;
         }
         if (isFault(err, 'InvalidCollectorVersion')) {
