@@ -15,7 +15,7 @@
 //   for one provisioning call, so all workers together send at most N calls to one vCenter.
 import pg from 'pg';
 import { errorMessage, LeaseLost } from '../errors.ts';
-import type { PgConnection } from './pg-store.ts';
+import type { PgConnection, PgStatements, PgWriter } from './pg-store.ts';
 
 const SHARED = 'shared: ';
 
@@ -46,10 +46,14 @@ function serverKeepsSec(leaseSec: number): number {
   return idle + 3 * interval;
 }
 
-/** A statement that failed because of the connection (no SQLSTATE): the session's state is unknown. */
+/**
+ * A statement that failed because of the connection: no SQLSTATE (broken, timed out: the session's
+ * state is unknown), or the server saying the session is gone — class 08 (connection exception),
+ * 57P (operator intervention: pg_terminate_backend's 57P01, a shutdown, a crash).
+ */
 function isConnectionFailure(err: unknown): boolean {
   const code = (err as { code?: unknown } | null)?.code;
-  return !(typeof code === 'string' && /^[0-9A-Z]{5}$/.test(code));
+  return !(typeof code === 'string' && /^[0-9A-Z]{5}$/.test(code)) || /^(08|57P)/.test(code);
 }
 
 /**
@@ -64,6 +68,10 @@ function isConnectionFailure(err: unknown): boolean {
  * - `db` runs a statement ON the lease session (pg-boss's `db` option): it can only take effect
  *   while the session, and so every lock it holds, lives. The worker fetches, completes and gives
  *   back its jobs through it: a worker that lost its lease cannot touch a job another now runs.
+ * - `writer(keys)` is the same for the run store's writes (PgRunStoreBackend.runWritingThrough):
+ *   a write is executed by the very backend that holds the lease's advisory locks, so the server
+ *   itself refuses it once that session is gone — also in the round trip in which the server ended
+ *   the session and the worker has not heard yet — and it is refused here once `keys` were released.
  */
 export class LeaseSession {
   private heartbeat: NodeJS.Timeout | undefined;
@@ -99,6 +107,9 @@ export class LeaseSession {
       application_name: o.applicationName ?? 'storsweep worker',
       keepAlive: true,
       keepAliveInitialDelayMillis: 1000,
+      // the run store's writes go through this session too (writer()): each commit flushed before it
+      // resolves, as on the store's own connections (pg-store.ts)
+      options: '-c synchronous_commit=on',
       query_timeout: Math.floor(Math.min(leaseSec, serverKeepsSec(leaseSec)) * 750),
       connectionTimeoutMillis: Math.max(2000, leaseSec * 1000),
     });
@@ -193,6 +204,42 @@ export class LeaseSession {
   private async fenced(text: string, values?: unknown[]): Promise<pg.QueryResult> {
     this.check();
     return this.run(() => this.client.query(text, values));
+  }
+
+  /**
+   * The run store's writes for work done under `keys` (PgWriter), on this session: each statement,
+   * and each transaction as a whole, is queued with the heartbeat and the job statements, and
+   * refused before it is queued once the lease is lost or any of `keys` was released (a write called
+   * after the permutation's keys were given back would otherwise run after the unlock). What is
+   * queued runs on the backend holding the locks: if the server ended that session, it runs nowhere.
+   */
+  writer(keys: readonly string[]): PgWriter {
+    const guard = () => {
+      this.check();
+      const gone = keys.find((k) => (k.startsWith(SHARED) ? !this.sharedHeld.has(k.slice(SHARED.length)) : !this.held.has(k)));
+      if (gone !== undefined) throw new LeaseLost(`a store write after the lease's key was released (${gone})`);
+    };
+    const on: PgStatements = { query: (text, values) => this.client.query(text, values) };
+    return {
+      query: async (text, values) => {
+        guard();
+        return this.run(() => this.client.query(text, values));
+      },
+      transaction: async <T>(fn: (q: PgStatements) => Promise<T>): Promise<T> => {
+        guard();
+        return this.run(async () => {
+          await this.client.query('BEGIN');
+          try {
+            const r = await fn(on);
+            await this.client.query('COMMIT');
+            return r;
+          } catch (err) {
+            await this.client.query('ROLLBACK').catch(() => undefined);
+            throw err;
+          }
+        });
+      },
+    };
   }
 
   /**

@@ -35,6 +35,28 @@ export interface PgConnection {
 
 type Queryable = pg.Pool | pg.PoolClient;
 
+/** One connection's statements, as a write needs them (a pool, a pooled client, a lease session). */
+export interface PgStatements {
+  query<R extends pg.QueryResultRow = pg.QueryResultRow>(text: string, values?: unknown[]): Promise<pg.QueryResult<R>>;
+}
+
+/**
+ * Where a run's writes go: by default the store's pool; a worker's writes go through its lease
+ * session (results/pg-coordination.ts LeaseSession.writer), so that a write can only take effect
+ * while the session holding the lease's locks lives (docs/decisions.md, "Store writes under a
+ * lease: on the lease session").
+ */
+export interface PgWriter {
+  query(text: string, values?: unknown[]): Promise<pg.QueryResult>;
+  /** `fn`'s statements as one transaction, nothing else on its connection in between */
+  transaction<T>(fn: (q: PgStatements) => Promise<T>): Promise<T>;
+}
+
+/** The pool as a writer: each statement on any pooled connection, a transaction on one. */
+function poolWriter(pool: pg.Pool): PgWriter {
+  return { query: (text, values) => pool.query(text, values), transaction: (fn) => inTransaction(pool, fn) };
+}
+
 /** Any session-level lock key of ours (pg_advisory_xact_lock): migrations run one at a time. */
 const MIGRATION_LOCK = 0x73746f72; // 'stor'
 
@@ -88,7 +110,7 @@ async function schemaVersion(db: Queryable): Promise<number | null> {
   return v.rows[0]?.v ?? 0;
 }
 
-async function inTransaction<T>(pool: pg.Pool, fn: (c: pg.PoolClient) => Promise<T>): Promise<T> {
+async function inTransaction<T>(pool: pg.Pool, fn: (c: PgStatements) => Promise<T>): Promise<T> {
   const c = await pool.connect();
   try {
     await c.query('BEGIN');
@@ -179,6 +201,14 @@ export class PgRunStoreBackend implements RunStoreBackend {
     const { rowCount } = await this.pool.query(`SELECT 1 FROM ${SCHEMA}.run_meta WHERE run_id = $1 AND key = 'meta'`, [runId]);
     if (!rowCount) throw new RunNotFound(runId, this.where);
     return inCallOrder(new PgRunStore(this.pool, runId, o.runDir ?? null, this.where));
+  }
+
+  /**
+   * A run (opened before) whose writes all go through `writer` — a worker's lease session: each
+   * can only take effect while the session holding the lease lives. Reads stay on the pool.
+   */
+  runWritingThrough(runId: string, o: { runDir?: string | null }, writer: PgWriter): RunStore {
+    return inCallOrder(new PgRunStore(this.pool, runId, o.runDir ?? null, this.where, writer));
   }
 
   async runs(): Promise<RunSummary[]> {
@@ -283,9 +313,14 @@ export class PgRunStore implements RunStore {
     readonly runId: string,
     readonly runDir: string | null,
     store: string,
+    writer?: PgWriter,
   ) {
     this.where = `run ${runId} in ${store}`;
+    this.w = writer ?? poolWriter(pool);
   }
+
+  /** where every write of this run goes (PgWriter) */
+  private readonly w: PgWriter;
 
   /** The run's connections belong to the backend (several runs share its pool): closing the run closes nothing. */
   async close(): Promise<void> {}
@@ -318,7 +353,7 @@ export class PgRunStore implements RunStore {
   }
 
   async setMeta(key: string, value: unknown): Promise<void> {
-    await this.pool.query(`INSERT INTO ${SCHEMA}.run_meta (run_id, key, value) VALUES ($1, $2, $3) ON CONFLICT (run_id, key) DO UPDATE SET value = excluded.value`, [this.runId, key, JSON.stringify(value)]);
+    await this.w.query(`INSERT INTO ${SCHEMA}.run_meta (run_id, key, value) VALUES ($1, $2, $3) ON CONFLICT (run_id, key) DO UPDATE SET value = excluded.value`, [this.runId, key, JSON.stringify(value)]);
   }
 
   async getMeta<T>(key: string): Promise<T | null> {
@@ -345,7 +380,7 @@ export class PgRunStore implements RunStore {
 
   async markRunning(permutationId: string): Promise<void> {
     // the status and its journal entry in one statement (one commit, one round trip)
-    await this.pool.query(
+    await this.w.query(
       `WITH u AS (UPDATE ${SCHEMA}.permutations SET status = 'running', attempts = attempts + 1, reason = NULL, updated_at = $3 WHERE run_id = $1 AND permutation_id = $2)
        ${JOURNAL_INSERT} VALUES ($1, $3, $2, 'permutation', 'start', NULL)`,
       [this.runId, permutationId, now()],
@@ -353,7 +388,7 @@ export class PgRunStore implements RunStore {
   }
 
   async noteNotStarted(step: string, reason: string, detail: Record<string, unknown> = {}): Promise<number> {
-    return inTransaction(this.pool, async (c) => {
+    return this.w.transaction(async (c) => {
       const at = now();
       const { rowCount } = await c.query(
         `INSERT INTO ${SCHEMA}.journal (run_id, at, permutation_id, step, event, detail)
@@ -366,7 +401,7 @@ export class PgRunStore implements RunStore {
   }
 
   async markFinished(permutationId: string, status: 'done' | 'failed', reason: string | null): Promise<void> {
-    await this.pool.query(
+    await this.w.query(
       `WITH u AS (UPDATE ${SCHEMA}.permutations SET status = $3, reason = $4, updated_at = $5 WHERE run_id = $1 AND permutation_id = $2)
        ${JOURNAL_INSERT} VALUES ($1, $5, $2, 'permutation', $3, $6)`,
       [this.runId, permutationId, status, reason, now(), reason ? JSON.stringify({ reason }) : null],
@@ -374,7 +409,7 @@ export class PgRunStore implements RunStore {
   }
 
   /** A repetition's records, its counter and its journal entry: one statement, all or nothing. */
-  private async repetitionIn(q: Queryable, permutationId: string, repetition: number, records: ResultRecord[]): Promise<void> {
+  private async repetitionIn(q: PgStatements | PgWriter, permutationId: string, repetition: number, records: ResultRecord[]): Promise<void> {
     await q.query(
       `WITH r AS (INSERT INTO ${SCHEMA}.results (run_id, permutation_id, repetition, test_id, record)
          SELECT $1, $2, $3, test_id, record FROM unnest($4::text[], $5::text[]) WITH ORDINALITY AS t(test_id, record, n) ORDER BY n),
@@ -385,17 +420,17 @@ export class PgRunStore implements RunStore {
   }
 
   async addRepetition(permutationId: string, repetition: number, records: ResultRecord[]): Promise<void> {
-    await this.repetitionIn(this.pool, permutationId, repetition, records);
+    await this.repetitionIn(this.w, permutationId, repetition, records);
   }
 
   async addRepetitions(batch: ReadonlyArray<{ permutationId: string; repetition: number; records: ResultRecord[] }>): Promise<void> {
-    await inTransaction(this.pool, async (c) => {
+    await this.w.transaction(async (c) => {
       for (const b of batch) await this.repetitionIn(c, b.permutationId, b.repetition, b.records);
     });
   }
 
   async discardRepetitionsAfter(permutationId: string, keep: number): Promise<number> {
-    const r = await this.pool.query(`DELETE FROM ${SCHEMA}.results WHERE run_id = $1 AND permutation_id = $2 AND repetition > $3`, [this.runId, permutationId, keep]);
+    const r = await this.w.query(`DELETE FROM ${SCHEMA}.results WHERE run_id = $1 AND permutation_id = $2 AND repetition > $3`, [this.runId, permutationId, keep]);
     return r.rowCount ?? 0;
   }
 
@@ -440,12 +475,12 @@ export class PgRunStore implements RunStore {
 
   // --- journal -----------------------------------------------------------------------------
 
-  private async journalIn(q: Queryable, permutationId: string | null, step: string, event: string, detail: unknown): Promise<void> {
+  private async journalIn(q: PgStatements | PgWriter, permutationId: string | null, step: string, event: string, detail: unknown): Promise<void> {
     await q.query(`${JOURNAL_INSERT} VALUES ($1, $2, $3, $4, $5, $6)`, [this.runId, now(), permutationId, step, event, detail === null || detail === undefined ? null : JSON.stringify(detail)]);
   }
 
   async appendJournal(permutationId: string | null, step: string, event: string, detail: unknown): Promise<void> {
-    await this.journalIn(this.pool, permutationId, step, event, detail);
+    await this.journalIn(this.w, permutationId, step, event, detail);
   }
 
   async journal(): Promise<JournalEntry[]> {
@@ -465,7 +500,7 @@ export class PgRunStore implements RunStore {
   async ledgerIntent(permutationId: string, provider: ProviderName, ref: OwnedObjectRef, data: Record<string, unknown>): Promise<void> {
     const final = `l.state IN (${FINAL_LEDGER_STATES.map((s) => `'${s}'`).join(', ')})`;
     // the row and its journal entry in one statement: one commit, one round trip
-    await this.pool.query(
+    await this.w.query(
       `WITH w AS (INSERT INTO ${SCHEMA}.ledger AS l (run_id, permutation_id, provider, kind, name, data, state, updated_at) VALUES ($1, $2, $3, $4, $5, $6, 'intent', $7)
          ON CONFLICT (run_id, kind, name) DO UPDATE SET
            object_id = CASE WHEN ${final} THEN NULL ELSE l.object_id END,
@@ -480,7 +515,7 @@ export class PgRunStore implements RunStore {
 
   async ledgerSent(permutationId: string, ref: OwnedObjectRef, data: Record<string, unknown>): Promise<void> {
     // journalled only when a row was changed (as before: an update that matched nothing says nothing)
-    await this.pool.query(
+    await this.w.query(
       `WITH u AS (UPDATE ${SCHEMA}.ledger SET data = $4, state = 'sent', error = NULL, updated_at = $5 WHERE run_id = $1 AND kind = $2 AND name = $3 AND state IN ('intent', 'sent', 'not-sent') RETURNING 1)
        ${JOURNAL_INSERT} SELECT $1, $5, $6, $7, 'sent', NULL WHERE EXISTS (SELECT 1 FROM u)`,
       [this.runId, ref.kind, ref.name, JSON.stringify(data), now(), permutationId, `${ref.kind}:${ref.name}`],
@@ -488,7 +523,7 @@ export class PgRunStore implements RunStore {
   }
 
   async ledgerCreated(permutationId: string, obj: CreatedObject): Promise<void> {
-    await this.pool.query(
+    await this.w.query(
       `WITH u AS (UPDATE ${SCHEMA}.ledger SET object_id = $4, data = $5, state = 'created', error = NULL, updated_at = $6 WHERE run_id = $1 AND kind = $2 AND name = $3)
        ${JOURNAL_INSERT} VALUES ($1, $6, $7, $8, 'created', $9)`,
       [this.runId, obj.kind, obj.name, obj.id, JSON.stringify(obj.data), now(), permutationId, `${obj.kind}:${obj.name}`, JSON.stringify({ id: obj.id })],
@@ -496,7 +531,7 @@ export class PgRunStore implements RunStore {
   }
 
   async ledgerState(ref: OwnedObjectRef, state: LedgerState, error: string | null = null): Promise<void> {
-    await this.pool.query(`UPDATE ${SCHEMA}.ledger SET state = $4, error = $5, updated_at = $6 WHERE run_id = $1 AND kind = $2 AND name = $3`, [this.runId, ref.kind, ref.name, state, error, now()]);
+    await this.w.query(`UPDATE ${SCHEMA}.ledger SET state = $4, error = $5, updated_at = $6 WHERE run_id = $1 AND kind = $2 AND name = $3`, [this.runId, ref.kind, ref.name, state, error, now()]);
   }
 
   async leftovers(): Promise<LedgerRow[]> {

@@ -25,6 +25,7 @@ import { errorMessage } from '../errors.ts';
 import type { RunPlan } from '../contract/plan.ts';
 import type { RunStore } from '../results/port.ts';
 import type { LeaseSession } from '../results/pg-coordination.ts';
+import type { PgWriter } from '../results/pg-store.ts';
 import { executeRun, type ExecuteOptions, type GuestConnections, type TargetEndpoints } from './executor.ts';
 import type { CommandRunner } from '../ssh/command-runner.ts';
 import type { ProgressEvent } from './progress.ts';
@@ -34,6 +35,12 @@ import type { QueueGroup, WorkQueue } from './work-queue.ts';
 export interface WorkerRun {
   plan: RunPlan;
   store: RunStore;
+  /**
+   * The run's store writing through `writer` (the lease session's, LeaseSession.writer): what the
+   * worker writes for a permutation — its claim, a refusal, everything the executor records — can
+   * only take effect while the session holding its lease lives. Absent: `store`.
+   */
+  storeUnder?(writer: PgWriter): RunStore;
   /** the groups whose every target this worker reaches */
   groups: QueueGroup[];
   /** the lease keys of a target beyond its group: what it shares with anything (its resources) */
@@ -240,6 +247,9 @@ export async function workLoop(o: WorkerOptions): Promise<WorkerSummary> {
     const job = await o.queue.fetch(g.queue, db);
     if (!job) return false;
     o.lease.check();
+    // every write for this job on the lease session, while it holds the group (the server refuses
+    // it once that session is gone: a write cannot slip in after another worker took the group over)
+    const store = run.storeUnder ? run.storeUnder(o.lease.writer([`queue ${g.queue}`])) : run.store;
     // A job runs only in the group whose lease is held: its run, and its permutation's target one
     // of the group's (a job put in the wrong queue would run under another group's lease, beside
     // the worker that holds its own). Anything else is cancelled and journaled, never run.
@@ -249,7 +259,7 @@ export async function workLoop(o: WorkerOptions): Promise<WorkerSummary> {
     if (!perm || permTarget === undefined || !g.targets.includes(permTarget)) {
       const reason = !data || data.runId !== run.plan.runId ? `it names another run (${JSON.stringify(data?.runId)})` : !perm ? `its permutation ${JSON.stringify(data.permutationId)} is not in the plan` : `its permutation's target ${permTarget} is not one of this queue's group (${g.targets.join(', ')})`;
       emit({ type: 'message', level: 'error', text: `${run.plan.runId}: job ${job.id} in ${g.queue} refused, never run: ${reason}` });
-      await run.store.appendJournal(null, 'worker', 'job-refused', { worker: o.name, job: job.id, queue: g.queue, reason }).catch(() => undefined);
+      await store.appendJournal(null, 'worker', 'job-refused', { worker: o.name, job: job.id, queue: g.queue, reason }).catch(() => undefined);
       await o.queue.cancel(g.queue, job.id, db);
       summary.refused++;
       return true;
@@ -257,7 +267,7 @@ export async function workLoop(o: WorkerOptions): Promise<WorkerSummary> {
     const target = permTarget;
     // who works on it, for `status` and for whoever takes it over
     o.lease.check();
-    await run.store.appendJournal(perm.permutationId, 'worker', 'claimed', { worker: o.name, job: job.id });
+    await store.appendJournal(perm.permutationId, 'worker', 'claimed', { worker: o.name, job: job.id });
     const ends = await run.endpoints(target);
     const plan: RunPlan = { ...run.plan, permutations: [perm] };
     const started = performance.now();
@@ -268,7 +278,7 @@ export async function workLoop(o: WorkerOptions): Promise<WorkerSummary> {
     let s: Awaited<ReturnType<typeof executeRun>>;
     try {
       s = await executeRun({
-        store: run.store,
+        store,
         plan,
         provider: ends.provider,
         workload: ends.workload,

@@ -2,11 +2,18 @@
 // refuses everything it guards, and a lease whose heartbeat goes unanswered (the server process
 // stopped with SIGSTOP: a silent network, as far as the client can tell) counts as lost within ¾ of
 // the lease — before the server could release its locks — not after a 15-minute TCP timeout.
+// The run store's writes under a lease go through the lease session (LeaseSession.writer): a write
+// sent after the server ended that session — before the worker heard of it — is refused by the
+// server, and nothing of it is written.
+import net from 'node:net';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { RunPlan } from '../../src/contract/plan.ts';
 import { LeaseLost } from '../../src/errors.ts';
 import { LeaseSession } from '../../src/results/pg-coordination.ts';
-import type { PgConnection } from '../../src/results/pg-store.ts';
+import { PgRunStoreBackend, type PgConnection } from '../../src/results/pg-store.ts';
+import type { RunMeta } from '../../src/results/port.ts';
+import { NULL_LATENCY, testIdentity, type ResultRecord } from '../../src/results/record.ts';
 import { startTestPostgres, type TestDatabase, type TestPostgres } from '../helpers/postgres.ts';
 
 let pgsrv: TestPostgres;
@@ -77,4 +84,164 @@ describe('LeaseSession', { timeout: 60_000 }, () => {
       await lease.close();
     }
   });
+
+  it('a store write sent after the server ended the lease session, before the worker heard of it, is refused by the server: nothing of it is written', async () => {
+    // The one round trip in which the server has ended the session (pg_terminate_backend, as a DBA,
+    // a failover or a restart would) and the worker does not know yet: what the server sends the
+    // lease session (the termination notice, the connection's end) is held in flight by a TCP relay
+    // while the worker writes; what the worker sends still goes through to the server.
+    const relay = await holdingRelay(conn.port);
+    const backend = await PgRunStoreBackend.connect(conn, `postgresql://storsweep@127.0.0.1:${conn.port}/${conn.database}`);
+    const lease = await LeaseSession.open({ ...conn, port: relay.port }, { leaseSec: 60, applicationName: 'lease-test-3' });
+    const runId = 'fenced';
+    try {
+      await backend.createRun(metaOf(runId), planOf(runId));
+      const release = await lease.tryHold(['queue q']);
+      expect(release).not.toBeNull();
+      const store = backend.runWritingThrough(runId, {}, lease.writer(['queue q']));
+      // while the lease holds: written
+      await store.appendJournal('p1', 'worker', 'claimed', { worker: 'test' });
+      expect((await store.journal()).map((j) => j.event)).toContain('claimed');
+
+      relay.hold();
+      const admin = new pg.Client(db.connection);
+      await admin.connect();
+      try {
+        const pid = await backendOf('lease-test-3');
+        await admin.query('SELECT pg_terminate_backend($1)', [pid]);
+        // the lease's backend is gone, and with it its advisory locks
+        for (let i = 0; i < 100; i++) {
+          const { rows } = await admin.query('SELECT 1 FROM pg_stat_activity WHERE pid = $1', [pid]);
+          if (!rows.length) break;
+          await new Promise((r) => setTimeout(r, 20));
+        }
+        expect((await admin.query('SELECT 1 FROM pg_stat_activity WHERE pid = $1', [pid])).rows).toEqual([]);
+        expect((await admin.query(`SELECT 1 FROM pg_locks WHERE locktype = 'advisory' AND pid = $1`, [pid])).rows).toEqual([]);
+      } finally {
+        await admin.end();
+      }
+      // the worker has not heard: its own check passes, the writes go out
+      expect(lease.lostReason).toBeNull();
+      const sentBefore = relay.sentWhileHeld();
+      const intent = store.ledgerIntent('p1', 'vsphere', { kind: 'vmdk', name: 'ss-fenced-p1-disk' }, { path: '[ds] ss-fenced-p1-disk.vmdk' }).then(
+        () => 'written',
+        (e: unknown) => e,
+      );
+      const records = store.addRepetitions([{ permutationId: 'p1', repetition: 1, records: [rec(runId, 'p1')] }]).then(
+        () => 'written',
+        (e: unknown) => e,
+      );
+      const finished = store.markFinished('p1', 'done', null).then(
+        () => 'written',
+        (e: unknown) => e,
+      );
+      // they go out to the server (through the relay), which has no session to run them on
+      let settled = false;
+      void Promise.allSettled([intent, records, finished]).then(() => (settled = true));
+      await expect.poll(() => settled || relay.sentWhileHeld() > sentBefore, { timeout: 5000, interval: 20 }).toBe(true);
+      await new Promise((r) => setTimeout(r, 300));
+      // nothing of them in the store (read on another connection)
+      const other = await backend.openRun(runId);
+      expect(await other.ledger()).toEqual([]);
+      expect(await other.records()).toEqual([]);
+      expect((await other.permutations()).map((p) => p.status)).toEqual(['pending']);
+      expect((await other.journal()).map((j) => `${j.step} ${j.event}`)).toEqual(['worker claimed']);
+      relay.release();
+      for (const w of [await intent, await records, await finished]) expect(w).toBeInstanceOf(Error);
+      expect(relay.sentWhileHeld()).toBeGreaterThan(sentBefore);
+      expect(lease.lostReason).toBeInstanceOf(LeaseLost);
+      // and a write called now is refused before it is sent
+      await expect(store.appendJournal('p1', 'worker', 'late', {})).rejects.toThrow(/lease lost/);
+    } finally {
+      await lease.close();
+      await backend.close();
+      await relay.close();
+    }
+  });
+
+  it('a store write called after the permutation\'s keys were given back is refused before it is sent', async () => {
+    const backend = await PgRunStoreBackend.connect(conn, `postgresql://storsweep@127.0.0.1:${conn.port}/${conn.database}`);
+    const lease = await LeaseSession.open(conn, { leaseSec: 10, applicationName: 'lease-test-4' });
+    const runId = 'released';
+    try {
+      await backend.createRun(metaOf(runId), planOf(runId));
+      const release = (await lease.tryHold(['queue r']))!;
+      const store = backend.runWritingThrough(runId, {}, lease.writer(['queue r']));
+      await store.markRunning('p1');
+      await release();
+      await expect(store.markFinished('p1', 'done', null)).rejects.toThrow(/released \(queue r\)/);
+      expect((await (await backend.openRun(runId)).permutations()).map((p) => p.status)).toEqual(['running']);
+      expect(lease.lostReason).toBeNull();
+    } finally {
+      await lease.close();
+      await backend.close();
+    }
+  });
 });
+
+const metaOf = (runId: string): RunMeta => ({ runId, playbook: 'pb', playbookFile: '/x/pb.yaml', inventoryFile: '/x/inv.yaml', target: 't', startedAt: '2024-01-01T00:00:00.000Z', fingerprint: {}, insecureEndpoints: [] });
+const planOf = (runId: string): RunPlan => ({
+  version: 1,
+  runId,
+  playbook: 'pb',
+  target: 't',
+  provider: 'local',
+  axes: [{ name: 'workload.profile', values: ['p1'] }],
+  baseline: null,
+  profiles: {},
+  permutations: [{ index: 0, permutationId: 'p1', axes: { 'workload.profile': 'p1' }, workload: 'p1', steps: [], repetitions: 1, estimateSec: 1 }],
+  totalEstimateSec: 1,
+});
+const rec = (runId: string, permutationId: string): ResultRecord => ({
+  runId,
+  permutationId,
+  axes: { 'workload.profile': permutationId },
+  repetition: 1,
+  test: testIdentity({ pattern: 'read', blockSizeBytes: 4096, queueDepth: 1, threads: 1, readPercent: 100 }),
+  iops: 1000,
+  bytesPerSecond: 4096000,
+  latencyUs: NULL_LATENCY,
+  cpuPercent: null,
+  tool: { name: 'fio', version: 'fio-3.33' },
+  rawPath: `raw/${permutationId}/rep1/read.json`,
+});
+
+/**
+ * A TCP relay in front of the server whose server-to-client direction can be held: while held, what
+ * the server sends (data, its end of the connection, a reset) waits in the relay, as if still on
+ * the wire; the client-to-server direction always flows. Counts the bytes sent to the server while held.
+ */
+async function holdingRelay(serverPort: number): Promise<{ port: number; hold(): void; release(): void; sentWhileHeld(): number; close(): Promise<void> }> {
+  let holding = false;
+  let sent = 0;
+  const held: Array<() => void> = [];
+  const sockets = new Set<net.Socket>();
+  const later = (fn: () => void) => (holding ? held.push(fn) : fn());
+  const server = net.createServer((down) => {
+    const up = net.connect(serverPort, '127.0.0.1');
+    sockets.add(down).add(up);
+    down.on('data', (d: Buffer) => {
+      if (holding) sent += d.length;
+      if (!up.destroyed) up.write(d);
+    });
+    down.on('end', () => up.end());
+    down.on('error', () => up.destroy());
+    up.on('data', (d: Buffer) => later(() => !down.destroyed && down.write(d)));
+    up.on('end', () => later(() => down.end()));
+    up.on('error', () => later(() => down.destroy()));
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  return {
+    port: (server.address() as net.AddressInfo).port,
+    hold: () => void (holding = true),
+    release: () => {
+      holding = false;
+      for (const fn of held.splice(0)) fn();
+    },
+    sentWhileHeld: () => sent,
+    close: async () => {
+      for (const s of sockets) s.destroy();
+      await new Promise((r) => server.close(r));
+    },
+  };
+}

@@ -207,6 +207,9 @@ export interface WorkerCommandOptions {
   retries?: number;
   stepTimeout?: number;
   json?: boolean;
+  /** how often a running permutation's job expiry is pushed back, and to how far (WorkerOptions.renewEveryMs/renewSec); not CLI options: the defaults, or a test's */
+  renewEveryMs?: number;
+  renewSec?: number;
 }
 
 /**
@@ -331,6 +334,8 @@ export async function workerCommand(o: WorkerCommandOptions): Promise<number> {
       return {
         plan,
         store,
+        // a permutation's writes on the lease session (LeaseSession.writer): fenced by the server
+        storeUnder: (writer) => backend.runWritingThrough(runId, { runDir: path.join(out, runId) }, writer),
         groups,
         // the run's lock, shared with every other worker: `cleanup` (which needs it alone) is refused
         // while any worker works the run, and no permutation is started while cleanup runs
@@ -470,6 +475,8 @@ export async function workerCommand(o: WorkerCommandOptions): Promise<number> {
         ...(o.untilIdle ? { untilIdle: true } : {}),
         ...(o.concurrency !== undefined ? { concurrency: o.concurrency } : {}),
         ...(o.pollMs !== undefined ? { pollMs: o.pollMs } : {}),
+        ...(o.renewEveryMs !== undefined ? { renewEveryMs: o.renewEveryMs } : {}),
+        ...(o.renewSec !== undefined ? { renewSec: o.renewSec } : {}),
       });
       for (const k of Object.keys(total) as Array<keyof WorkerSummary>) total[k] += summary[k];
       if (!lease.lostReason || ac.signal.aborted || o.once) break;
