@@ -1,0 +1,275 @@
+// Workers against what goes wrong around them (review of issue 17, findings 6, 8, 13, 17), on a real
+// PostgreSQL (test/helpers/postgres.ts) with real `storsweep submit` / `worker` processes (one test
+// runs the worker command in this process, to sample its job while it runs) and local fio targets:
+// - a job in the wrong queue, or naming another run, is refused, cancelled and journalled, never run;
+// - a run whose preparation failed is tried again; `worker --until-idle` exits non-zero while such
+//   a run has work;
+// - a permutation longer than its job's pg-boss expiry is not expired and redone: the worker pushes
+//   the job's expiry back while it runs;
+// - PostgreSQL restarted under two workers: both reconnect and go on; the result set equals a clean
+//   run's, without duplicates.
+import { spawn } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import pg from 'pg';
+import PgBoss from 'pg-boss';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { workerCommand } from '../../src/cli/commands/queue-commands.ts';
+import { restartPostgres, stopPostgres } from '../../src/lab/postgres.ts';
+import { jobId, QUEUE_SCHEMA } from '../../src/run/work-queue.ts';
+import { startTestPostgres, type TestDatabase, type TestPostgres } from '../helpers/postgres.ts';
+import { CLI, REPO_ROOT, runCli, stackTraceLines, type CliResult } from './helpers/cli.ts';
+
+let pgsrv: TestPostgres;
+let dir: string;
+let inventory: string;
+
+const playbook = (name: string, targets: string, profiles: string[], runtimeSec: number) => `name: ${name}
+target: ${targets}
+matrix:
+  workload:
+    profile: [${profiles.join(', ')}]
+workloads:
+${profiles.map((p, i) => `  ${p}: { iometer: "${4 << i}k 100% read 100% random" }`).join('\n')}
+settings:
+  fileSize: 8m
+  runtimeSec: ${runtimeSec}
+  passes: 1
+  warmupPass: false
+  intervalSec: 0
+repeat: 1
+`;
+
+beforeAll(async () => {
+  dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ss-worker-recovery-'));
+  pgsrv = await startTestPostgres();
+  inventory = path.join(dir, 'inv.yaml');
+  fs.writeFileSync(inventory, ['targets:', ...['a', 'b'].flatMap((t) => [`  ${t}:`, '    provider: local', `    workdir: ${path.join(dir, `work-${t}`)}`]), ''].join('\n'));
+}, 120_000);
+afterAll(async () => {
+  await pgsrv?.stop();
+  fs.rmSync(dir, { recursive: true, force: true });
+});
+
+async function submit(db: TestDatabase, name: string, pb: string): Promise<string> {
+  const file = path.join(dir, `${name}.yaml`);
+  fs.writeFileSync(file, pb);
+  const r = await runCli(['submit', file, '-i', inventory, '--store', db.url, '--json']);
+  expect(r.code, r.stderr).toBe(0);
+  return (JSON.parse(r.stdout.trim().split('\n').at(-1)!) as { runId: string }).runId;
+}
+
+async function sql<T = Record<string, unknown>>(db: TestDatabase, text: string, params: unknown[] = []): Promise<T[]> {
+  const c = new pg.Client(db.connection);
+  await c.connect();
+  try {
+    return (await c.query(text, params)).rows as T[];
+  } finally {
+    await c.end();
+  }
+}
+
+/** A worker process; its stderr readable while it runs. */
+function worker(db: TestDatabase, out: string, extra: string[]): { pid: number; stderr: () => string; done: Promise<CliResult>; kill: () => void } {
+  const env = { ...process.env, CI: '1', NO_COLOR: '1' };
+  const child = spawn(process.execPath, [CLI, 'worker', '-i', inventory, '--store', db.url, '--poll-ms', '200', '--out', out, '--json', ...extra], { cwd: REPO_ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (d: Buffer) => (stdout += d.toString('utf8')));
+  child.stderr.on('data', (d: Buffer) => (stderr += d.toString('utf8')));
+  const timer = setTimeout(() => child.kill('SIGKILL'), 240_000);
+  const done = new Promise<CliResult>((resolve) =>
+    child.on('close', (code) => {
+      clearTimeout(timer);
+      resolve({ code, stdout, stderr });
+    }),
+  );
+  return { pid: child.pid!, stderr: () => stderr, done, kill: () => void child.kill('SIGKILL') };
+}
+
+const summaryOf = (r: CliResult) => JSON.parse(r.stdout.trim().split('\n').at(-1)!) as Record<string, number>;
+
+const journal = (db: TestDatabase, runId: string) => sql<{ permutation_id: string | null; step: string; event: string; detail: string | null }>(db, `SELECT permutation_id, step, event, detail FROM storsweep.journal WHERE run_id = $1 ORDER BY seq`, [runId]);
+
+const resultKeys = async (db: TestDatabase, runId: string) =>
+  (await sql<{ k: string }>(db, `SELECT permutation_id || '/' || repetition || '/' || test_id AS k FROM storsweep.results WHERE run_id = $1`, [runId])).map((r) => r.k).sort();
+
+/** fio processes measuring in `workdir` (their command line names the test file there) */
+function fioIn(workdir: string): number[] {
+  const pids: number[] = [];
+  for (const p of fs.readdirSync('/proc').filter((x) => /^\d+$/.test(x))) {
+    try {
+      const argv = fs.readFileSync(`/proc/${p}/cmdline`, 'utf8').split('\0');
+      if (argv.some((a) => a.endsWith('fio')) && argv.some((a) => a.includes(workdir))) pids.push(Number(p));
+    } catch {
+      /* gone */
+    }
+  }
+  return pids;
+}
+
+function bossOf(db: TestDatabase): PgBoss {
+  const c = db.connection;
+  const boss = new PgBoss({ host: String(c.host), port: Number(c.port), user: String(c.user), password: String(c.password), database: String(c.database), schema: QUEUE_SCHEMA, schedule: false, supervise: false });
+  boss.on('error', () => undefined);
+  return boss;
+}
+
+describe('workers when something goes wrong', { timeout: 300_000 }, () => {
+  it('a job in the wrong queue or naming another run is refused, cancelled and journalled, never run (finding 8)', async () => {
+    const db = await pgsrv.database('refuse');
+    const runId = await submit(db, 'refuse', playbook('refuse', '[a, b]', ['rd'], 1));
+    const jobs = await sql<{ name: string; data: { permutationId: string } }>(db, `SELECT name, data FROM ${QUEUE_SCHEMA}.job ORDER BY name`);
+    expect(jobs).toHaveLength(2);
+    const [qa, qb] = jobs;
+    // the queues are the groups' in target order: g0 is a's, g1 b's
+    expect([qa!.name, qb!.name]).toEqual([`storsweep_${runId}_g0`, `storsweep_${runId}_g1`]);
+    const permA = qa!.data.permutationId;
+    // as someone with write access to the database could: a's permutation in b's queue, and a job
+    // of another run in a's queue — both ahead of the real jobs (a higher priority)
+    const boss = bossOf(db);
+    await boss.start();
+    const wrongQueue = await boss.send(qb!.name, { runId, permutationId: permA }, { priority: 10 });
+    const otherRun = await boss.send(qa!.name, { runId: 'r-another-run', permutationId: permA }, { priority: 10 });
+    await boss.stop({ graceful: false, wait: true });
+
+    const w = await worker(db, path.join(dir, 'out-refuse'), ['--until-idle']).done;
+    expect(w.code, w.stderr).toBe(0);
+    expect(stackTraceLines(w.stderr)).toEqual([]);
+    expect(summaryOf(w)).toMatchObject({ done: 2, failed: 0, alreadyDone: 0, refused: 2 });
+    expect(w.stderr).toContain(`${runId}: job ${wrongQueue} in ${qb!.name} refused, never run: its permutation's target a is not one of this queue's group (b)`);
+    expect(w.stderr).toContain(`${runId}: job ${otherRun} in ${qa!.name} refused, never run: it names another run ("r-another-run")`);
+    const j = await journal(db, runId);
+    const refused = j.filter((e) => e.step === 'worker' && e.event === 'job-refused').map((e) => JSON.parse(e.detail!) as { job: string; queue: string; reason: string });
+    expect(refused.map((r) => [r.job, r.queue]).sort()).toEqual([
+      [wrongQueue, qb!.name],
+      [otherRun, qa!.name],
+    ].sort());
+    // a's permutation ran once, in its own group
+    expect(j.filter((e) => e.permutation_id === permA && e.event === 'claimed')).toHaveLength(1);
+    expect(j.filter((e) => e.permutation_id === permA && e.step === 'permutation' && e.event === 'start')).toHaveLength(1);
+    expect(await resultKeys(db, runId)).toHaveLength(2);
+  });
+
+  it('a run whose preparation failed is tried again; worker --until-idle exits non-zero while it has work (finding 17)', async () => {
+    const db = await pgsrv.database('prepare');
+    const runId = await submit(db, 'prepare', playbook('prepare', 'a', ['rd'], 1));
+    // the run's plan cannot be read for now (as a store that did not answer, or a row being restored)
+    const [plan] = await sql<{ value: string }>(db, `SELECT value FROM storsweep.run_meta WHERE run_id = $1 AND key = 'plan'`, [runId]);
+    await sql(db, `UPDATE storsweep.run_meta SET value = '{"unreadable' WHERE run_id = $1 AND key = 'plan'`, [runId]);
+    const idle = await worker(db, path.join(dir, 'out-prepare'), ['--until-idle']).done;
+    expect(idle.code, idle.stderr).toBe(1);
+    expect(stackTraceLines(idle.stderr)).toEqual([]);
+    expect(idle.stderr).toContain(`error: run ${runId} still has work this worker could not prepare:`);
+    expect(summaryOf(idle)).toMatchObject({ done: 0 });
+
+    // one worker that goes on: it says so, tries again, and works the run once it can be read
+    const w = worker(db, path.join(dir, 'out-prepare'), ['--once']);
+    await expect.poll(() => w.stderr(), { timeout: 60_000, interval: 100 }).toContain(`error: run ${runId}: `);
+    expect(w.stderr()).toContain('not working on it (trying again in 10 s)');
+    await sql(db, `UPDATE storsweep.run_meta SET value = $2 WHERE run_id = $1 AND key = 'plan'`, [runId, plan!.value]);
+    // tried again within 10 s, then one permutation of a few seconds
+    const r = await Promise.race([w.done, new Promise<null>((resolve) => setTimeout(() => resolve(null), 90_000))]);
+    w.kill();
+    expect(r, `the worker never worked the run once it could be read:\n${w.stderr()}`).not.toBeNull();
+    if (!r) return;
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stderr).toContain(`worker: run ${runId} prepared now; working on it`);
+    expect(summaryOf(r)).toMatchObject({ done: 1, failed: 0 });
+    expect(await resultKeys(db, runId)).toHaveLength(1);
+  });
+
+  it('a permutation longer than its job\'s expiry: the worker pushes the expiry back while it runs; pg-boss never expires it, it runs once (finding 13)', async () => {
+    const db = await pgsrv.database('renew');
+    const runId = await submit(db, 'renew', playbook('renew', 'a', ['rd'], 6));
+    const [perm] = await sql<{ permutation_id: string }>(db, `SELECT permutation_id FROM storsweep.permutations WHERE run_id = $1`, [runId]);
+    const id = jobId(runId, perm!.permutation_id);
+    // the queue's expiry (4 h) shorter than the permutation, scaled down: 3 s for a 6 s measurement
+    await sql(db, `UPDATE ${QUEUE_SCHEMA}.job SET expire_in = interval '3 seconds' WHERE id = $1`, [id]);
+    const boss = bossOf(db);
+    await boss.start();
+    const out = path.join(dir, 'out-renew');
+    // the worker command in this process, renewing every 300 ms to 3 s ahead (default: every 5 min, 1 h ahead)
+    const code = workerCommand({ inventory, store: db.url, untilIdle: true, pollMs: 200, out, json: true, renewEveryMs: 300, renewSec: 3 });
+    const samples: Array<{ state: string; left: number; expires: number }> = [];
+    let ended = false;
+    void code.finally(() => (ended = true));
+    try {
+      while (!ended) {
+        // pg-boss's maintenance, as every submit's and worker's runs it (every 2 minutes): an active
+        // job past started_on + expire_in is failed, to be fetched again
+        await (boss as unknown as { maintain(): Promise<unknown> }).maintain();
+        const [row] = await sql<{ state: string; left: number; expires: number }>(
+          db,
+          `SELECT state::text, extract(epoch FROM started_on + expire_in - now())::float AS left, extract(epoch FROM started_on + expire_in)::float AS expires FROM ${QUEUE_SCHEMA}.job WHERE id = $1`,
+          [id],
+        );
+        if (row && row.state !== 'created') samples.push(row);
+        await new Promise((r) => setTimeout(r, 250));
+      }
+    } finally {
+      await boss.stop({ graceful: false, wait: true });
+    }
+    expect(await code).toBe(0);
+    const running = samples.filter((s) => s.state !== 'completed');
+    // the measurement alone is 6 s: well past the 3 s expiry
+    expect(running.length).toBeGreaterThan(10);
+    expect(running.map((s) => s.state)).toEqual(running.map(() => 'active'));
+    for (const s of running) expect(s.left).toBeGreaterThan(0);
+    // the expiry moved forward while it ran, well beyond the first 3 s
+    const expiries = running.map((s) => s.expires);
+    expect(Math.max(...expiries) - Math.min(...expiries)).toBeGreaterThan(3);
+    const j = await journal(db, runId);
+    expect(j.filter((e) => e.event === 'claimed')).toHaveLength(1);
+    expect(j.filter((e) => e.step === 'permutation' && e.event === 'start')).toHaveLength(1);
+    const [p] = await sql<{ status: string; attempts: number }>(db, `SELECT status, attempts FROM storsweep.permutations WHERE run_id = $1`, [runId]);
+    expect(p).toEqual({ status: 'done', attempts: 1 });
+    // the worker never found its job gone under it
+    const log = fs.readdirSync(out).filter((f) => f.startsWith('worker-')).map((f) => fs.readFileSync(path.join(out, f), 'utf8')).join('');
+    expect(log).not.toContain('no longer active');
+  });
+
+  it('PostgreSQL restarted under two workers: both reconnect and go on; the results equal a clean run\'s, no duplicates, no fio left (finding 6)', async () => {
+    const pb = playbook('restart', '[a, b]', ['r1', 'r2', 'r3'], 3);
+    // the clean run
+    const clean = await pgsrv.database('clean');
+    const cleanId = await submit(clean, 'clean', pb);
+    const cw = await Promise.all([worker(clean, path.join(dir, 'out-clean'), ['--until-idle']).done, worker(clean, path.join(dir, 'out-clean'), ['--until-idle']).done]);
+    for (const r of cw) expect(r.code, r.stderr).toBe(0);
+    // a permutation's id comes from its axes: the same in both runs
+    const cleanKeys = await resultKeys(clean, cleanId);
+    expect(cleanKeys).toHaveLength(6);
+
+    const db = await pgsrv.database('restart');
+    const runId = await submit(db, 'restart', pb);
+    const out = path.join(dir, 'out-restart');
+    const ws = [worker(db, out, ['--until-idle', '--lease', '10']), worker(db, out, ['--until-idle', '--lease', '10'])];
+    // both targets measuring, each by its own worker
+    await expect.poll(() => [fioIn(path.join(dir, 'work-a')).length > 0, fioIn(path.join(dir, 'work-b')).length > 0], { timeout: 120_000, interval: 100 }).toEqual([true, true]);
+    const claimedBy = (await journal(db, runId)).filter((e) => e.event === 'claimed').map((e) => (JSON.parse(e.detail!) as { worker: string }).worker);
+    expect(new Set(claimedBy).size).toBe(2);
+    // a restart of a few seconds (fast shutdown: every session ended)
+    await stopPostgres(pgsrv.server.dir, { remove: false });
+    await new Promise((r) => setTimeout(r, 2000));
+    await restartPostgres(pgsrv.server.dir);
+    const results = await Promise.all(ws.map((w) => w.done));
+    for (const r of results) {
+      expect(r.code, r.stderr).toBe(0);
+      expect(stackTraceLines(r.stderr)).toEqual([]);
+      expect(r.stderr).toContain('a new lease session on');
+    }
+    const sums = results.map(summaryOf);
+    const total = (k: string) => sums.reduce((n, s) => n + (s[k] ?? 0), 0);
+    // each left its permutation in progress to a taker; every permutation ran to the end once
+    expect(total('abandoned')).toBe(2);
+    expect(total('takenOver')).toBe(2);
+    expect(total('done')).toBe(6);
+    expect(total('failed')).toBe(0);
+    const keys = await resultKeys(db, runId);
+    expect(new Set(keys).size).toBe(keys.length);
+    expect(keys).toEqual(cleanKeys);
+    expect((await sql<{ status: string }>(db, `SELECT status FROM storsweep.permutations WHERE run_id = $1`, [runId])).map((p) => p.status)).toEqual(Array(6).fill('done'));
+    expect(fioIn(dir)).toEqual([]);
+  });
+});
