@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { UnsafeOperation } from '../../../../src/errors.ts';
-import { lunOf, pickGuestDisk, sameGuestDisk, type GuestDisk } from '../../../../src/providers/hyperv/guest-disk.ts';
+import { lunOf, pickGuestDisk, pickGuestDiskByWwn, sameGuestDisk, type GuestDisk } from '../../../../src/providers/hyperv/guest-disk.ts';
 
 const GiB = 1024 ** 3;
 const disk = (n: number, lun: number, size: number, extra: Partial<GuestDisk> = {}): GuestDisk => ({
@@ -39,5 +39,36 @@ describe('the attached disk in the guest', () => {
     expect(sameGuestDisk(d, { location: d.Location, serialNumber: null, uniqueId: d.UniqueId })).toBe(true);
     expect(sameGuestDisk(d, { location: d.Location, serialNumber: 'X', uniqueId: d.UniqueId })).toBe(false);
     expect(sameGuestDisk({ ...d, Location: 'Integrated : Adapter 1 : Port 0 : Target 0 : LUN 2' }, { location: d.Location, serialNumber: null, uniqueId: d.UniqueId })).toBe(false);
+  });
+});
+
+// A vSphere Windows guest (guest.via: tools): the disk is found by the WWN the step attached, as
+// Get-Disk's SerialNumber or UniqueId (which of the two a VMware disk fills is UNVERIFIED, so either
+// is enough), with the provisioned size, and must be blank like any other.
+describe('the attached VMware disk in a Windows guest, by its WWN', () => {
+  const wwn = '6000c29a0b1c2d3e4f5a6b7c8d9e0f12';
+  const vmw = (n: number, size: number, extra: Partial<GuestDisk> = {}): GuestDisk => disk(n, 0, size, { Location: null, UniqueId: null, ...extra });
+  const want = { vmName: 'vm', wwn, sizeBytes: 4 * GiB, source: 'the VMDK [ds] vm/ss-x.vmdk' };
+  const system = vmw(0, 40 * GiB, { SerialNumber: '6000c2900000000000000000000000aa', IsSystem: true, IsBoot: true, PartitionStyle: 'GPT', NumberOfPartitions: 3, IsOffline: false, IsReadOnly: false });
+
+  it('matches the serial number or the unique id, in any case and with separators, whatever the disk number', () => {
+    const bySerial = vmw(3, 4 * GiB, { SerialNumber: wwn.toUpperCase() });
+    expect(pickGuestDiskByWwn('h', [system, vmw(1, 4 * GiB, { SerialNumber: '6000c29fffffffffffffffffffffffff' }), bySerial], want)).toBe(bySerial);
+    const byUniqueId = vmw(2, 4 * GiB, { UniqueId: wwn.replace(/(.{8})/g, '$1-').slice(0, -1).toUpperCase() });
+    expect(pickGuestDiskByWwn('h', [system, byUniqueId], want)).toBe(byUniqueId);
+    // a VPD 0x83 unique id that carries the identifier after a prefix
+    const prefixed = vmw(4, 4 * GiB, { UniqueId: `3${wwn}` });
+    expect(pickGuestDiskByWwn('h', [system, prefixed], want)).toBe(prefixed);
+  });
+
+  it('refuses: no disk reports it (naming disk.EnableUUID), two do, the wrong size, the system or boot disk, partitions, an initialized disk', () => {
+    expect(() => pickGuestDiskByWwn('h', [system, vmw(1, 4 * GiB)], want)).toThrow(/no guest disk reports the WWN 6000c29a0b1c2d3e4f5a6b7c8d9e0f12 of the VMDK .* \(is disk\.EnableUUID = TRUE on the VM\?\); guest disks: disk 0 .*disk 1/);
+    expect(() => pickGuestDiskByWwn('h', [vmw(1, 4 * GiB, { SerialNumber: wwn }), vmw(2, 4 * GiB, { UniqueId: wwn })], want)).toThrow(/guest disks 1, 2 all report the WWN/);
+    expect(() => pickGuestDiskByWwn('h', [vmw(1, 8 * GiB, { SerialNumber: wwn })], want)).toThrow(/guest disk 1 reports the WWN .* but has 8589934592 bytes, not the 4294967296 provisioned/);
+    expect(() => pickGuestDiskByWwn('h', [vmw(0, 4 * GiB, { SerialNumber: wwn, IsSystem: true })], want)).toThrow(/it is the guest system disk/);
+    expect(() => pickGuestDiskByWwn('h', [vmw(0, 4 * GiB, { SerialNumber: wwn, IsBoot: true })], want)).toThrow(/it is the guest boot disk/);
+    expect(() => pickGuestDiskByWwn('h', [vmw(1, 4 * GiB, { SerialNumber: wwn, PartitionStyle: 'GPT', NumberOfPartitions: 1 })], want)).toThrow(/carries 1 partition\(s\) this run did not create/);
+    expect(() => pickGuestDiskByWwn('h', [vmw(1, 4 * GiB, { SerialNumber: wwn, PartitionStyle: 'MBR' })], want)).toThrow(/it is initialized \(partition style MBR\)/);
+    for (const bad of [[], [vmw(1, 4 * GiB, { SerialNumber: wwn, IsSystem: true })]]) expect(() => pickGuestDiskByWwn('h', bad, want)).toThrow(UnsafeOperation);
   });
 });
