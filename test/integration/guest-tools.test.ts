@@ -3,9 +3,12 @@
 // guest, the Windows stand-ins as the Windows guest) through VMware Tools guest operations only.
 // Asserted from outside our code: the lab's sshd accepted no connection during the runs (and the
 // tools targets name no sshHost), the harness logged the guest operations on each VM, records carry
-// tool.name fio resp. diskspd, the guest passwords are in no file of the run directories, and a run
-// interrupted (SIGINT) while the guest's fio runs leaves no process in the guest (the harness's own
-// process list, which includes what the started program spawned).
+// tool.name fio resp. diskspd, records name the disk measured (its WWN, found in the guest) and carry
+// the host's figures, the guest passwords are in no file of the run directories (also not a wrong
+// one, which the guest refuses: InvalidGuestLogin), and a run interrupted (SIGINT) while the guest's
+// fio or diskspd runs leaves no process in the guest (the harness's own process list, which includes
+// what the started program spawned). A run killed with -9 cannot stop anything: its fio runs on in
+// the guest until `cleanup` (or `run --resume`) stops it through guest operations.
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -22,6 +25,7 @@ interface RecordLine {
   iops: number;
   tool: { name: string };
   metadata: Record<string, unknown>;
+  host?: Record<string, unknown>;
 }
 
 let root: string;
@@ -119,6 +123,24 @@ describe.each([
     for (const m of ['StartProgramInGuest', 'ListProcessesInGuest', 'InitiateFileTransferFromGuest']) expect(mine).toContain(m);
   });
 
+  it('names in every record the disk measured, by the WWN found in the guest, and the filesystem; every record carries the host\'s figures', () => {
+    expect(run.records.length).toBeGreaterThan(0);
+    const wwns = new Set<string>();
+    for (const r of run.records) {
+      const m = r.metadata;
+      expect(String(m.deviceWwn)).toMatch(/^6000c29[0-9a-f]{25}$/);
+      wwns.add(String(m.deviceWwn));
+      expect(m.filesystem).toBe('raw');
+      // Linux: the loop device the link led to; Windows: Get-Disk's number and the serial it reported (the WWN)
+      if (tool === 'fio') expect(m).toMatchObject({ device: expect.stringMatching(/^\/dev\/loop\d+$/), testPath: m.device });
+      else expect(m).toMatchObject({ guestDisk: expect.any(Number), guestDiskId: expect.stringMatching(new RegExp(`^${String(m.deviceWwn)}$`, 'i')) });
+      // a vSphere run: what PerformanceManager saw of the same disk beside the guest's figures (synthetic series)
+      expect(r.host, JSON.stringify(r.host)).toMatchObject({ source: 'vsphere-perf', latencyUs: expect.any(Number), virtualDisk: { instance: expect.stringMatching(/^scsi\d+:\d+$/) } });
+    }
+    // one disk per permutation, each its own
+    expect(wwns.size).toBe(new Set(run.records.map((r) => r.permutationId)).size);
+  });
+
   it('opens no SSH connection to any guest (the lab sshd accepted none during the run)', () => {
     expect(sshAfter).toBe(sshBefore);
   });
@@ -132,40 +154,108 @@ describe.each([
   });
 });
 
-describe('interrupted while the guest runs fio', () => {
-  it('SIGINT: the run stops (exit 130) and the guest lists no process of it afterwards', async () => {
-    let pid = 0;
-    let sawFio = false;
-    // what the watcher last saw, for the failure message (a run that never showed fio, a list that failed)
-    let lastSeen = '(nothing yet)';
-    let ended = false;
-    // watches until fio shows or the run ends (not a fixed number of polls: on a loaded machine the
-    // disk steps before the first pass can outlast one)
-    const watch = (async () => {
-      while (!sawFio && !ended) {
-        const all = await control.guestProcesses().catch((e: unknown) => {
-          lastSeen = `guestProcesses failed: ${String(e)}`;
-          return [];
-        });
-        const procs = all.filter((p) => p.vm === TOOLS_LINUX_VM);
-        if (all.length) lastSeen = JSON.stringify(all.map((p) => ({ vm: p.vm, name: p.name, cmdLine: p.cmdLine }))).slice(0, 2000);
-        // the harness lists what StartProgramInGuest started (the sh wrapper), as open-vm-tools' ListProcessesEx
-        // does for its own children; fio is a word of that command line (' fio --name=…'), not its start
-        if (procs.some((p) => p.name === 'fio' || /(^|[\s/'"])fio(\s|$)/.test(p.cmdLine))) {
-          sawFio = true;
-          // a moment into the measured pass, then Ctrl-C
-          await new Promise((r) => setTimeout(r, 1500));
-          process.kill(pid, 'SIGINT');
-          return;
-        }
-        await new Promise((r) => setTimeout(r, 200));
+describe('a wrong guest password', () => {
+  it('is refused by the guest (InvalidGuestLogin), said plainly; nothing measured, the disk removed, neither password in the run directory', async () => {
+    const wrong = `wrong-${Math.random().toString(36).slice(2, 12)}`;
+    const labDir = path.dirname(labPaths(root).inventory);
+    await fs.writeFile(path.join(labDir, 'wrong-guest-password'), `${wrong}\n`, { mode: 0o600 });
+    const inv = (await fs.readFile(labPaths(root).inventory, 'utf8')).replace('${file:vcenter-linux-guest-password}', '${file:wrong-guest-password}');
+    expect(inv).toContain('${file:wrong-guest-password}');
+    const invFile = path.join(labDir, 'inventory-wrong-password.yaml');
+    await fs.writeFile(invFile, inv);
+    const out = path.join(root, 'wrong-password-runs');
+    const cli = await runCli(['run', path.join(REPO_ROOT, 'playbooks', 'linux-guest-tools.yaml'), '-i', invFile, '--out', out, '--json'], { cwd: root, timeoutMs: 240_000 });
+    expect(cli.code, cli.stderr).toBe(1);
+    expect(stackTraceLines(cli.stderr)).toEqual([]);
+    expect(cli.stderr).toMatch(/InvalidGuestLogin/);
+    const [dir] = await fs.readdir(out);
+    const runDir = path.join(out, dir!);
+    const status = JSON.parse((await runCli(['status', runDir, '--json'], { cwd: root })).stdout) as { permutations: Array<{ status: string; reason?: string }>; leftovers: unknown[] };
+    expect(status.permutations.map((p) => p.status)).toContain('failed');
+    expect(status.leftovers).toEqual([]);
+    await expect(fs.readFile(path.join(runDir, 'results.jsonl'), 'utf8').catch(() => '')).resolves.toBe('');
+    expect((await control.guestProcesses()).filter((p) => p.vm === TOOLS_LINUX_VM)).toEqual([]);
+    await expectNoPassword(runDir, [wrong, ...(await passwords())]);
+  }, 300_000);
+});
+
+/**
+ * Runs `file` with long passes and no pre-fill and, once the guest of `vm` lists the tool (what
+ * StartProgramInGuest started, or what that spawned), waits a moment into the measured pass and
+ * sends the CLI `signal`. Watches until the tool shows or the run ends (not a fixed number of
+ * polls: on a loaded machine the disk steps before the first pass can outlast one).
+ */
+async function interruptDuringTool(file: string, vm: string, tool: RegExp, signal: NodeJS.Signals, extra: string[] = []) {
+  let pid = 0;
+  let sawTool = false;
+  // what the watcher last saw, for the failure message (a run that never showed the tool, a list that failed)
+  let lastSeen = '(nothing yet)';
+  let ended = false;
+  const watch = (async () => {
+    while (!sawTool && !ended) {
+      const all = await control.guestProcesses().catch((e: unknown) => {
+        lastSeen = `guestProcesses failed: ${String(e)}`;
+        return [];
+      });
+      const procs = all.filter((p) => p.vm === vm);
+      if (all.length) lastSeen = JSON.stringify(all.map((p) => ({ vm: p.vm, name: p.name, cmdLine: p.cmdLine }))).slice(0, 2000);
+      // the harness lists what StartProgramInGuest started (the sh wrapper, powershell.exe), as
+      // open-vm-tools' ListProcessesEx does for its own children, and what those spawned; the tool
+      // is a word of that command line (' fio --name=…'), not its start
+      if (procs.some((p) => tool.test(p.name) || tool.test(p.cmdLine))) {
+        sawTool = true;
+        await new Promise((r) => setTimeout(r, 1500));
+        process.kill(pid, signal);
+        return;
       }
-    })();
-    const run = await runPlaybook('linux-guest-tools.yaml', ['--set', 'settings.runtimeSec=60', '--set', 'settings.prefill=false'], (p) => (pid = p), 240_000).finally(() => (ended = true));
-    await watch;
-    expect(sawFio, `the guest never listed fio; last seen: ${lastSeen}; run exit ${run.cli.code}: ${run.cli.stderr.slice(-2000)}`).toBe(true);
+      await new Promise((r) => setTimeout(r, 200));
+    }
+  })();
+  const run = await runPlaybook(file, ['--set', 'settings.runtimeSec=60', '--set', 'settings.prefill=false', ...extra], (p) => (pid = p), 240_000).finally(() => (ended = true));
+  await watch;
+  expect(sawTool, `the guest never listed ${String(tool)}; last seen: ${lastSeen}; run exit ${run.cli.code}: ${run.cli.stderr.slice(-2000)}`).toBe(true);
+  return run;
+}
+
+// a measured pass: fio with a test's job name (`fio --version` of the fingerprint and `command -v fio`
+// are fio words too, but run before any pass; the pre-fill's job is storsweep-prefill)
+const FIO = /(^|[\s/'"])fio\s+--name=(?!storsweep-prefill)/;
+const DISKSPD = /(^|[\s\\/'"])diskspd(\.exe)?(\s|$)/i;
+
+describe('interrupted while the guest runs its tool', () => {
+  it('SIGINT during fio: the run stops (exit 130) and the guest lists no process of it afterwards', async () => {
+    const run = await interruptDuringTool('linux-guest-tools.yaml', TOOLS_LINUX_VM, FIO, 'SIGINT');
     expect(run.cli.code, run.cli.stderr.slice(-4000)).toBe(130);
     expect((await control.guestProcesses()).filter((p) => p.vm === TOOLS_LINUX_VM)).toEqual([]);
     await expectNoPassword(run.runDir, await passwords());
   }, 300_000);
+
+  it('SIGINT during diskspd: the run stops (exit 130); PowerShell and the diskspd it started are both gone from the guest', async () => {
+    const run = await interruptDuringTool('windows-guest-tools.yaml', TOOLS_WINDOWS_VM, DISKSPD, 'SIGINT');
+    expect(run.cli.code, run.cli.stderr.slice(-4000)).toBe(130);
+    expect((await control.guestProcesses()).filter((p) => p.vm === TOOLS_WINDOWS_VM)).toEqual([]);
+    await expectNoPassword(run.runDir, await passwords());
+  }, 300_000);
+
+  it('kill -9 during fio: the guest\'s fio outlives storsweep; `cleanup` stops it through guest operations, then removes the disk', async () => {
+    const out = path.join(root, 'killed-runs');
+    const run = await interruptDuringTool('linux-guest-tools.yaml', TOOLS_LINUX_VM, FIO, 'SIGKILL', ['--out', out]);
+    expect(run.cli.code).toBeNull();
+    const [dir] = await fs.readdir(out);
+    const runDir = path.join(out, dir!);
+    // nothing stopped it: the dead run's fio still runs in the guest
+    const listed = await control.guestProcesses();
+    const orphans = listed.filter((p) => p.vm === TOOLS_LINUX_VM && (FIO.test(p.name) || FIO.test(p.cmdLine)));
+    expect(orphans.length, JSON.stringify(listed)).toBeGreaterThan(0);
+    const sshBefore = accepted(await sshdLog());
+    const cl = await runCli(['cleanup', runDir], { cwd: root, timeoutMs: 180_000 });
+    expect(cl.code, cl.stderr + cl.stdout).toBe(0);
+    expect(cl.stdout).toMatch(/^stopped fio left running on lab-vcenter-tools-linux \(pids [\d, ]+, SIG(TERM|KILL)\)$/m);
+    expect((await control.guestProcesses()).filter((p) => p.vm === TOOLS_LINUX_VM)).toEqual([]);
+    // the disk went after the stop, and nothing is left for a later cleanup; still no SSH to the guest
+    const status = JSON.parse((await runCli(['status', runDir, '--json'], { cwd: root })).stdout) as { leftovers: unknown[] };
+    expect(status.leftovers).toEqual([]);
+    expect(accepted(await sshdLog())).toBe(sshBefore);
+    await expectNoPassword(runDir, await passwords());
+  }, 400_000);
 });

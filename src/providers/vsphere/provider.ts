@@ -372,7 +372,7 @@ export function createVsphereProvider(target: VsphereTargetConfig, opts: Vsphere
         device: `guest disk ${now.Number}`,
         identity: `wwn-0x${identity.wwn}`,
         filesystem: 'raw',
-        facts: { guestDisk: now.Number, ...(facts.serialNumber ?? facts.uniqueId ? { guestDiskId: (facts.serialNumber ?? facts.uniqueId)! } : {}), deviceWwn: identity.wwn },
+        facts: { guestDisk: now.Number, ...(facts.serialNumber ?? facts.uniqueId ? { guestDiskId: (facts.serialNumber ?? facts.uniqueId)! } : {}), deviceWwn: identity.wwn, filesystem: 'raw' },
       });
       return null;
     } finally {
