@@ -12,6 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCli } from './helpers/cli.ts';
 import { NOTHING_LEFT, startVsphereLab, sweepPlaybook, type VsphereLab } from './helpers/vsphere-lab.ts';
 import type { HostMetrics, ResultRecord } from '../../src/results/record.ts';
+import { formatLatency } from '../../src/report/numbers.ts';
 
 let lab: VsphereLab;
 beforeAll(async () => {
@@ -64,8 +65,21 @@ describe('vSphere: host latency per permutation (synthetic series from the simul
     expect(calls.QueryPerf).toBeGreaterThanOrEqual(2);
     const html = await fs.readFile(path.join(runDir, 'report.html'), 'utf8');
     expect(html).toContain('Guest vs host latency');
-    for (const rec of recs) expect(html).toContain(rec.permutationId);
-    expect(html).toMatch(/virtualDisk\.totalReadLatency/);
+    // the table itself: one row per permutation and test, the guest's mean, the host's, and the gap
+    const at = html.indexOf('<h2>Guest vs host latency</h2>');
+    const section = html.slice(at, html.indexOf('</section>', at));
+    expect(section).toContain('<th>gap (guest − host)</th>');
+    const rows = [...section.matchAll(/<tbody>(.*?)<\/tbody>/gs)].flatMap((m) => m[1]!.split('</tr>').filter(Boolean));
+    expect(rows).toHaveLength(recs.length);
+    for (const rec of recs) {
+      const row = rows.find((r) => r.includes(`(${rec.permutationId})</td><td class="t">${rec.test.id}</td>`));
+      expect(row, `no row for ${rec.permutationId} ${rec.test.id}`).toBeDefined();
+      const guest = rec.latencyUs.mean!;
+      const host = (rec.host as HostMetrics).latencyUs!;
+      const gap = guest - host;
+      expect(row).toContain(`<td>${formatLatency(guest)}</td><td>${formatLatency(host)}</td><td>${gap < 0 ? '−' : ''}${formatLatency(Math.abs(gap))}</td>`);
+    }
+    expect(section).toMatch(/virtualDisk\.totalReadLatency/);
     const md = await fs.readFile(path.join(runDir, 'report.md'), 'utf8');
     expect(md).toContain('Guest vs host latency');
     expect(await lab.leftovers()).toEqual(NOTHING_LEFT);
