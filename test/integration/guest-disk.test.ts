@@ -107,7 +107,9 @@ describe('the disk under test, found in the guest by its WWN', () => {
     expect(fs.readlinkSync(ours)).toBe(meta.device);
     const ourImage = execFileSync('losetup', ['-n', '-O', 'BACK-FILE', String(meta.device)], { encoding: 'utf8' }).trim();
     expect(path.basename(ourImage)).not.toBe(theirImage);
-    expect(nonZeroBytes(ourImage, 4 << 20)).toBeGreaterThan(1 << 20);
+    // the pre-fill wrote the whole test region once with incompressible data before the pass, and the record says so
+    expect(nonZeroBytes(ourImage, 4 << 20)).toBeGreaterThan((4 << 20) * 0.99);
+    expect(meta).toMatchObject({ prefill: true, prefillBytes: 4 << 20, prefillSeconds: expect.any(Number) });
     expect(nonZeroBytes(path.join(filesDir, theirImage!), 8 << 20)).toBe(0);
     // the plan said so before anything ran: the workload measures the attached disk, no path
     const plan = JSON.parse(fs.readFileSync(path.join(runDir, 'plan.json'), 'utf8')) as { permutations: Array<{ steps: Array<{ step: string; operation: string; arguments: Record<string, unknown>; destructive: boolean }> }> };
