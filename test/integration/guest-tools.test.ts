@@ -45,6 +45,11 @@ async function filesUnder(dir: string): Promise<string[]> {
 const sshdLog = () => fs.readFile(path.join(labPaths(root).sshd, 'sshd.log'), 'utf8').catch(() => '');
 const accepted = (log: string) => log.split('\n').filter((l) => /Accepted |Connection from /.test(l)).length;
 
+// a measured pass: fio with a test's job name (`fio --version` of the fingerprint and `command -v fio`
+// are fio words too, but run before any pass; the pre-fill's job is storsweep-prefill)
+const FIO = /(^|[\s/'"])fio\s+--name=(?!storsweep-prefill)/;
+const DISKSPD = /(^|[\s\\/'"])diskspd(\.exe)?([\s'"]|$)/i;
+
 async function runPlaybook(file: string, extra: string[] = [], onSpawn?: (pid: number) => void, timeoutMs = 300_000): Promise<{ cli: CliResult; runDir: string; records: RecordLine[] }> {
   const cli = await runCli(['run', path.join(REPO_ROOT, 'playbooks', file), '-i', labPaths(root).inventory, '--json', ...extra], { cwd: root, timeoutMs, ...(onSpawn ? { onSpawn } : {}) });
   const last = cli.stdout.trim().split('\n').pop() ?? '{}';
@@ -141,6 +146,39 @@ describe.each([
     expect(wwns.size).toBe(new Set(run.records.map((r) => r.permutationId)).size);
   });
 
+  it('runs diskspd as CrystalDiskMark passes it (-S, never -Sh) and never -c on the raw disk: what the guest was told to run', async (ctx) => {
+    if (tool !== 'diskspd') return ctx.skip('diskspd only');
+    // every program StartProgramInGuest ran on that VM (kept 5 min after it ended): powershell.exe with
+    // the run script (-EncodedCommand: UTF-16LE), whose data ($p: exe, args) is base64 JSON in it
+    const started = (await control.guestOps()).processes.filter((p) => p.vm === vm && !p.child && /powershell\.exe/i.test(p.name));
+    const runs = started.flatMap((p) => {
+      const script = Buffer.from(p.cmdLine.trim().split(/\s+/).pop()!, 'base64').toString('utf16le');
+      const data = /FromBase64String\('([A-Za-z0-9+/=]+)'\)/.exec(script);
+      const d = data ? (JSON.parse(Buffer.from(data[1]!, 'base64').toString('utf8')) as { exe?: string; args?: string }) : {};
+      return d.exe && DISKSPD.test(d.exe) ? [d.args ?? ''] : [];
+    });
+    // once per run, the fingerprint reads diskspd's version from its usage banner (diskspd -?)
+    expect(runs.filter((a) => a === '-?')).toHaveLength(1);
+    const ran = runs.filter((a) => a !== '-?');
+    const passes = ran.filter((a) => / -L( |$)/.test(a));
+    // one measured pass per test (passes: 1, no warm-up pass in the lab timing), the rest the fill
+    expect(passes).toHaveLength(run.records.length);
+    expect(ran.length - passes.length).toBeGreaterThanOrEqual(2);
+    for (const a of ran) {
+      expect(a).toMatch(/(^| )-S( |$)/);
+      expect(a).not.toMatch(/(^| )-S[a-z]/);
+      expect(a).not.toMatch(/(^| )-c\d/);
+      expect(a).toMatch(/(^| )-f16M( |$)/);
+      expect(a).toMatch(/ #\d+$/);
+    }
+  });
+
+  it('names the tool\'s version, the ESXi product and VMware Tools in the fingerprint the report shows', async () => {
+    const md = await fs.readFile(path.join(run.runDir, 'report.md'), 'utf8');
+    expect(md).toMatch(tool === 'fio' ? /\| guest\.tool \| fio-\d/ : /\| guest\.tool \| diskspd \d/);
+    for (const k of ['vsphere.product', 'esxi.product', 'vmwareTools.version', 'vm.guestFullName']) expect(md).toContain(`| ${k} |`);
+  });
+
   it('opens no SSH connection to any guest (the lab sshd accepted none during the run)', () => {
     expect(sshAfter).toBe(sshBefore);
   });
@@ -217,10 +255,6 @@ async function interruptDuringTool(file: string, vm: string, tool: RegExp, signa
   return run;
 }
 
-// a measured pass: fio with a test's job name (`fio --version` of the fingerprint and `command -v fio`
-// are fio words too, but run before any pass; the pre-fill's job is storsweep-prefill)
-const FIO = /(^|[\s/'"])fio\s+--name=(?!storsweep-prefill)/;
-const DISKSPD = /(^|[\s\\/'"])diskspd(\.exe)?(\s|$)/i;
 
 describe('interrupted while the guest runs its tool', () => {
   it('SIGINT during fio: the run stops (exit 130) and the guest lists no process of it afterwards', async () => {

@@ -15,6 +15,7 @@ import { runDiskspdTest } from '../../workloads/run-diskspd.ts';
 import { checkDiskspdPath } from '../../workloads/tool-settings.ts';
 import { RemoteCommandFailed } from '../../errors.ts';
 import type { AttachedDiskGuest } from '../guest.ts';
+import { parseDiskspdBanner } from '../hyperv/fingerprint.ts';
 import type { WindowsGuestRunner } from '../windows-guest.ts';
 import { VsphereClient, type ConnectOptions } from './client.ts';
 import { DEFAULT_GUEST_DISKSPD } from './guest-config.ts';
@@ -87,6 +88,14 @@ export function toolsWorkloadEndpoint(guest: AttachedDiskGuest, wiring: ToolsGue
     tool: 'diskspd',
     measuresAttachedDisk: true,
     connect: () => wiring.openWindows(),
+    // the diskspd version for the run's fingerprint, from its usage banner (`diskspd -?`, as on
+    // Hyper-V: hyperv/fingerprint.ts); the guest OS is what VMware Tools reports (the provider's
+    // vm.guestFullName). A version that cannot be read is left out.
+    describe: async (runner): Promise<Record<string, string>> => {
+      const usage = await windows(runner).exec(exe, ['-?'], { timeoutMs: 60_000 }).catch(() => null);
+      const version = usage ? parseDiskspdBanner(usage.output) : null;
+      return version ? { 'guest.tool': `diskspd ${version}` } : {};
+    },
     prepare: async (runner, profile, o) => {
       const m = measured(o.target);
       const run = pass(runner, { signal: o.signal });
