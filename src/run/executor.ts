@@ -49,7 +49,8 @@ export interface ExecuteOptions {
   sleep?: (ms: number, signal?: AbortSignal) => Promise<void>;
   /**
    * Count the run's leftovers at the end (RunSummary.leftovers, the whole run's ledger read);
-   * default true. A worker running one permutation of a big run says false: -1 then.
+   * default true. A worker running one permutation of a big run says false: null then (not counted,
+   * nothing said; `status` counts them).
    */
   countLeftovers?: boolean;
   /**
@@ -115,7 +116,8 @@ export interface RunSummary {
   skipped: number;
   pending: number;
   interrupted: boolean;
-  leftovers: number;
+  /** objects the run left behind; -1: the ledger could not be read; null: not counted (countLeftovers) */
+  leftovers: number | null;
   /** set when the sweep stopped because the run directory cannot be written (disk full…) */
   fatal?: string;
 }
@@ -256,7 +258,7 @@ export async function executeRun(given: ExecuteOptions): Promise<RunSummary> {
     summary.interrupted = opts.signal.aborted;
     summary.pending += plan.permutations.length - summary.done - summary.failed - summary.skipped - summary.pending;
     try {
-      summary.leftovers = opts.countLeftovers === false ? -1 : (await store.leftovers()).length;
+      summary.leftovers = opts.countLeftovers === false ? null : (await store.leftovers()).length;
     } catch {
       summary.leftovers = -1;
     }

@@ -28,7 +28,7 @@ export type ProgressEvent =
   | { type: 'failure'; permutationId: string; axes: Axes; reason: string; /** the long form (a failed command's whole story) for log.jsonl; the terminal shows `reason` */ detail?: string }
   | { type: 'permutation-end'; permutationId: string; status: 'done' | 'failed'; reason?: string }
   | { type: 'message'; level: 'info' | 'warn' | 'error'; text: string; fields?: Record<string, unknown>; /** the permutation it is about (its target leads the line) */ permutationId?: string }
-  | { type: 'run-end'; summary: { done: number; failed: number; skipped: number; pending: number; interrupted: boolean; leftovers: number } };
+  | { type: 'run-end'; summary: { done: number; failed: number; skipped: number; pending: number; interrupted: boolean; leftovers: number | null } };
 
 /** `name=value …` for one line: names and values from input are made visible. */
 export function axesLabel(axes: Axes, opts: { withoutTarget?: boolean } = {}): string {
@@ -169,9 +169,12 @@ export function createProgressView(stream: NodeJS.WriteStream, opts: { live: boo
   };
 }
 
-/** The run-end summary's tail: the count is the store's leftovers (created or kept, not removed); -1 when the ledger could not be read. */
-export function leftBehind(n: number): string {
-  if (n === 0) return '';
+/**
+ * The run-end summary's tail: the count is the store's leftovers (created or kept, not removed); -1
+ * when the ledger could not be read; null when not counted (a worker's permutation: `status` counts them).
+ */
+export function leftBehind(n: number | null): string {
+  if (n === 0 || n === null) return '';
   if (n < 0) return ', objects left behind unknown (the ledger could not be read; see storsweep status)';
   return `, ${n} object${n === 1 ? '' : 's'} left behind (storsweep status lists ${n === 1 ? 'it' : 'them'}, storsweep cleanup removes ${n === 1 ? 'it' : 'them'})`;
 }

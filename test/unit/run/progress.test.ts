@@ -164,7 +164,7 @@ describe('listed targets run in parallel: every line about a permutation starts 
 });
 
 describe('the run-end line: objects left behind', () => {
-  const endLine = (leftovers: number) => {
+  const endLine = (leftovers: number | null) => {
     const { writes, stream } = fakeStream();
     const view = createProgressView(stream, { live: false });
     view.onEvent({ type: 'run-end', summary: { done: 1, failed: 0, skipped: 0, pending: 0, interrupted: false, leftovers } });
@@ -175,5 +175,7 @@ describe('the run-end line: objects left behind', () => {
     expect(endLine(1)).toBe('finished: 1 done, 0 failed, 0 already done, 0 pending, 1 object left behind (storsweep status lists it, storsweep cleanup removes it)');
     expect(endLine(3)).toBe('finished: 1 done, 0 failed, 0 already done, 0 pending, 3 objects left behind (storsweep status lists them, storsweep cleanup removes them)');
     expect(endLine(-1)).toBe('finished: 1 done, 0 failed, 0 already done, 0 pending, objects left behind unknown (the ledger could not be read; see storsweep status)');
+    // not counted (a worker's one permutation of a run): nothing said, never "could not be read"
+    expect(endLine(null)).toBe('finished: 1 done, 0 failed, 0 already done, 0 pending');
   });
 });
