@@ -261,9 +261,10 @@ describe('workers when something goes wrong', { timeout: 300_000 }, () => {
     }
     const sums = results.map(summaryOf);
     const total = (k: string) => sums.reduce((n, s) => n + (s[k] ?? 0), 0);
-    // each left its permutation in progress to a taker; every permutation ran to the end once
-    expect(total('abandoned')).toBe(2);
-    expect(total('takenOver')).toBe(2);
+    // each left its permutation in progress to a taker (a loaded machine may lose a lease once more:
+    // at least these two), every one was taken over; every permutation ran to the end once
+    expect(total('abandoned')).toBeGreaterThanOrEqual(2);
+    expect(total('takenOver')).toBe(total('abandoned'));
     expect(total('done')).toBe(6);
     expect(total('failed')).toBe(0);
     const keys = await resultKeys(db, runId);
