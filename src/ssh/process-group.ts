@@ -121,12 +121,28 @@ export function newGroupFiles(controlDir: string, owner = 'adhoc', asRoot = fals
 
 const SUDO = ['sudo', '-n'];
 
+/** The wrapper's argument vector after `sh`: it writes the pidfile, checks the cancel marker, runs `argv` (through `sudo -n env TOKEN` for asRoot). */
+function wrapperArgs(argv: readonly string[], files: GroupFiles): string[] {
+  const command = files.asRoot ? [...SUDO, 'env', `${GROUP_ENV}=${files.token}`, ...argv] : argv;
+  return ['-c', WRAPPER, 'storsweep-group', files.pidFile, files.cancelFile, ...command];
+}
+
 /** The command line that runs `argv` in its own session, carrying the group's token, its wrapper's pid in the pidfile. */
 export function groupCommand(argv: readonly string[], files: GroupFiles): string {
   // `; exit` keeps the login shell from exec'ing setsid as its last command: setsid would then be
   // a group leader already, fork, and return at once while the command ran on unobserved.
-  const command = files.asRoot ? [...SUDO, 'env', `${GROUP_ENV}=${files.token}`, ...argv] : argv;
-  return `${shJoin(['setsid', 'env', `${GROUP_ENV}=${files.token}`, 'sh', '-c', WRAPPER, 'storsweep-group', files.pidFile, files.cancelFile, ...command])}; exit`;
+  return `${shJoin(['setsid', 'env', `${GROUP_ENV}=${files.token}`, 'sh', ...wrapperArgs(argv, files)])}; exit`;
+}
+
+/**
+ * Starts the group's wrapper on `runner`'s host: directly where the runner can (this machine:
+ * runInSession, the wrapper its own session leader with the token in its environment from the
+ * start, as `setsid env TOKEN sh` would make it, without those three processes), else the
+ * command line of groupCommand through the runner's shell.
+ */
+function startGroup(runner: CommandRunner, argv: readonly string[], files: GroupFiles, o: { timeoutMs?: number | undefined; signal?: AbortSignal | undefined }): Promise<CommandResult> {
+  if (runner.runInSession) return runner.runInSession(['/bin/sh', ...wrapperArgs(argv, files)], { [GROUP_ENV]: files.token }, o);
+  return runner.run(groupCommand(argv, files), o);
 }
 
 /** Stops the processes carrying `files.token` (see STOPPER). */
@@ -209,7 +225,7 @@ export async function runInGroup(runner: CommandRunner, argv: readonly string[],
   const files = newGroupFiles(opts.controlDir, opts.owner, opts.asRoot);
   let result: CommandResult;
   try {
-    result = await runner.run(groupCommand(argv, files), { timeoutMs: opts.timeoutMs, signal: opts.signal });
+    result = await startGroup(runner, argv, files, { timeoutMs: opts.timeoutMs, signal: opts.signal });
   } catch (err) {
     // 'timeout' is also how runners report an abort: the command may still run over there. After
     // a lost connection this runner cannot reach the host any more: the error carries the group's

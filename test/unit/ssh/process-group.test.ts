@@ -54,10 +54,16 @@ function groupSize(controlDir: string): number {
   return n;
 }
 
-async function abortedRun(script: string, marker: string, graceSec = 0.5): Promise<{ stop: GroupStop | null; err: unknown }> {
+/** The local runner without runInSession: the wrapper goes through `sh -c 'setsid env … sh -c …'`, as over SSH. */
+function shellOnly(): CommandRunner {
+  const local = createLocalRunner();
+  return { target: local.target, run: (c, o) => local.run(c, o), close: () => local.close() };
+}
+
+async function abortedRun(script: string, marker: string, graceSec = 0.5, runner: CommandRunner = createLocalRunner()): Promise<{ stop: GroupStop | null; err: unknown }> {
   const ac = new AbortController();
   let stop: GroupStop | null = null;
-  const running = runInGroup(createLocalRunner(), ['sh', '-c', script, marker], { controlDir: dir, signal: ac.signal, graceSec, onStopped: (s) => (stop = s) });
+  const running = runInGroup(runner, ['sh', '-c', script, marker], { controlDir: dir, signal: ac.signal, graceSec, onStopped: (s) => (stop = s) });
   // started: the wrapper wrote its pidfile and the command's processes run in that group
   await expect.poll(() => groupSize(dir), { timeout: 5000 }).toBeGreaterThanOrEqual(3);
   ac.abort(new Error('interrupted'));
@@ -81,6 +87,26 @@ describe('runInGroup', () => {
     // already gone when the promise settled: no wait in the test
     expect(live(marker)).toEqual([]);
     expect(fs.readdirSync(dir)).toEqual([]);
+  });
+
+  it('through the runner\'s shell (`setsid env … sh`, the SSH runner\'s way): the same abort stops the whole group with TERM', async () => {
+    const marker = `ss-marker-${process.pid}-shell`;
+    const { stop, err } = await abortedRun('sleep 60 & sleep 61; wait', marker, 0.5, shellOnly());
+    expect(err).toBeInstanceOf(RemoteCommandFailed);
+    expect(stop).toMatchObject({ outcome: 'stopped', signal: 'TERM' });
+    expect(live(marker)).toEqual([]);
+    expect(fs.readdirSync(dir)).toEqual([]);
+  });
+
+  it('on this machine the wrapper is started directly: a child of this process, leader of its own session, the token in its environment (no sh, setsid, env before it)', async () => {
+    // the command reads its parent (the wrapper): parent pid and session id (/proc/PID/stat fields 4 and 6) and the token
+    const r = await runInGroup(createLocalRunner(), ['sh', '-c', 'cut -d" " -f4,6 /proc/$PPID/stat; tr "\\0" "\\n" </proc/$PPID/environ | grep ^STORSWEEP_GROUP=; echo $PPID'], { controlDir: dir, owner: 'r1' });
+    const [stat, token, wrapper] = r.stdout.trim().split('\n');
+    expect(stat).toBe(`${process.pid} ${wrapper}`);
+    expect(token).toMatch(/^STORSWEEP_GROUP=r1-[0-9a-f]{16}$/);
+    // through the shell, the wrapper is a grandchild (sh forks setsid, which execs env, then sh)
+    const viaShell = await runInGroup(shellOnly(), ['sh', '-c', 'cut -d" " -f4 /proc/$PPID/stat'], { controlDir: dir, owner: 'r1' });
+    expect(viaShell.stdout.trim()).not.toBe(String(process.pid));
   });
 
   it('escalates to KILL when the command ignores TERM, and checks it is gone', async () => {
