@@ -43,7 +43,7 @@ const layerConfigs = [
 ];
 
 export default tseslint.config(
-  { ignores: ['node_modules/**', 'runs/**', '.lab/**', 'dist/**', 'src/lab/harness/vcsim/*.go', 'coverage/**'] },
+  { ignores: ['node_modules/**', 'runs/**', '.lab/**', 'dist/**', '.build/**', 'src/lab/harness/vcsim/*.go', 'coverage/**'] },
   js.configs.recommended,
   // Type-aware: floating/misused promises, awaiting non-promises, `any` leaking out of JSON.parse,
   // "[object Object]" in messages. One program for the whole repo (tsconfig.json's include).
