@@ -1,0 +1,94 @@
+// bin/cli-bundle.mjs: the CLI's bundle of src/ is used only while every file it was built from is
+// unchanged, and made again, before the command runs, as soon as one is not. Each case works on a
+// copy of the script in a scratch repository of its own (its node_modules: this one's, for esbuild).
+import { execFileSync } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+
+const ROOT = path.resolve(import.meta.dirname, '../../..');
+let repo: string;
+
+beforeEach(() => {
+  repo = fs.mkdtempSync(path.join(os.tmpdir(), 'ss-bundle-'));
+  fs.mkdirSync(path.join(repo, 'bin'));
+  fs.copyFileSync(path.join(ROOT, 'bin', 'cli-bundle.mjs'), path.join(repo, 'bin', 'cli-bundle.mjs'));
+  fs.symlinkSync(path.join(ROOT, 'node_modules'), path.join(repo, 'node_modules'));
+  fs.writeFileSync(path.join(repo, 'package.json'), JSON.stringify({ type: 'module', version: '9.9.9' }));
+  fs.writeFileSync(path.join(repo, 'tsconfig.json'), '{}');
+  fs.mkdirSync(path.join(repo, 'src'));
+  // the entry imports a module that reads package.json from its own place (as src/version.ts does)
+  fs.writeFileSync(path.join(repo, 'src', 'main.ts'), "import { word } from './word.ts';\nimport { version } from './version.ts';\nconst n: number = 1;\nconsole.log(`${word} ${n} ${version}`);\n");
+  fs.writeFileSync(path.join(repo, 'src', 'word.ts'), "export const word: string = 'alpha';\n");
+  fs.writeFileSync(path.join(repo, 'src', 'version.ts'), "import fs from 'node:fs';\nexport const version = (JSON.parse(fs.readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string }).version;\n");
+});
+afterEach(() => {
+  fs.rmSync(repo, { recursive: true, force: true });
+});
+
+/** What the bin does: the bundle's URL (built first if needed) and what running it prints; null when no bundle. */
+function start(env: Record<string, string> = {}): { bundle: string | null; out: string | null } {
+  const script = `const { freshBundle } = await import(${JSON.stringify(path.join(repo, 'bin', 'cli-bundle.mjs'))}); const b = await freshBundle('src/main.ts'); console.log(JSON.stringify(b)); if (b) await import(b);`;
+  const lines = execFileSync(process.execPath, ['--input-type=module', '-e', script], { encoding: 'utf8', env: { ...process.env, ...env } }).trim().split('\n');
+  const bundle = JSON.parse(lines[0]!) as string | null;
+  return { bundle, out: bundle ? (lines[1] ?? '') : null };
+}
+
+/** Rewrites a file keeping its size and mtime: only its content (and so its ctime) tells. */
+function sneakyEdit(file: string, from: string, to: string): void {
+  expect(to.length).toBe(from.length);
+  const st = fs.statSync(file);
+  const ns = fs.statSync(file, { bigint: true }).mtimeNs;
+  fs.writeFileSync(file, fs.readFileSync(file, 'utf8').replace(from, to));
+  // to the nanosecond (a Date would round it): touch -d @SECONDS.NANOSECONDS
+  execFileSync('touch', ['-m', '-d', `@${ns / 1_000_000_000n}.${String(ns % 1_000_000_000n).padStart(9, '0')}`, file]);
+  expect(fs.statSync(file).mtimeMs).toBe(st.mtimeMs);
+  expect(fs.statSync(file).size).toBe(st.size);
+}
+
+describe('the CLI bundle', () => {
+  it('is built on first start, runs the sources (import.meta.url of each module its own file), and is used again unchanged', () => {
+    const first = start();
+    expect(first.out).toBe('alpha 1 9.9.9');
+    expect(first.bundle).toMatch(/\/\.build\/main-[0-9a-f]{16}\.mjs$/);
+    const manifest = fs.readFileSync(path.join(repo, '.build', 'main.json'), 'utf8');
+    expect(start()).toEqual(first);
+    // nothing was built again: the record is the same file
+    expect(fs.readFileSync(path.join(repo, '.build', 'main.json'), 'utf8')).toBe(manifest);
+  });
+
+  it('a source changed under the same size and mtime is built again before it runs', () => {
+    expect(start().out).toBe('alpha 1 9.9.9');
+    sneakyEdit(path.join(repo, 'src', 'word.ts'), 'alpha', 'omega');
+    expect(start().out).toBe('omega 1 9.9.9');
+    // and back: never the bundle of the other content
+    sneakyEdit(path.join(repo, 'src', 'word.ts'), 'omega', 'alpha');
+    expect(start().out).toBe('alpha 1 9.9.9');
+  });
+
+  it('a file rewritten with the same bytes (a checkout) costs a hash, not a build', () => {
+    const first = start();
+    const builtAt = (JSON.parse(fs.readFileSync(path.join(repo, '.build', 'main.json'), 'utf8')) as { builtAt: string }).builtAt;
+    const file = path.join(repo, 'src', 'word.ts');
+    const text = fs.readFileSync(file);
+    fs.rmSync(file);
+    fs.writeFileSync(file, text);
+    expect(start()).toEqual(first);
+    expect((JSON.parse(fs.readFileSync(path.join(repo, '.build', 'main.json'), 'utf8')) as { builtAt: string }).builtAt).toBe(builtAt);
+  });
+
+  it('a source that does not compile, or STORSWEEP_NO_BUNDLE=1: no bundle (the CLI runs the sources through tsx)', () => {
+    expect(start({ STORSWEEP_NO_BUNDLE: '1' })).toEqual({ bundle: null, out: null });
+    expect(start().out).toBe('alpha 1 9.9.9');
+    fs.writeFileSync(path.join(repo, 'src', 'word.ts'), "export const word: string = 'alpha;\n");
+    expect(start()).toEqual({ bundle: null, out: null });
+  });
+
+  it('a deleted input makes the bundle stale', () => {
+    expect(start().out).toBe('alpha 1 9.9.9');
+    fs.writeFileSync(path.join(repo, 'src', 'main.ts'), "console.log('no imports');\n");
+    fs.rmSync(path.join(repo, 'src', 'word.ts'));
+    expect(start().out).toBe('no imports');
+  });
+});
