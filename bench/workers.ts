@@ -16,6 +16,7 @@ import type { BenchContext, BenchOutcome, Benchmark } from './lib/bench.ts';
 import { bounded, figure, type Figure } from './lib/figure.ts';
 import pg from 'pg';
 import { startPostgres, type PostgresHandle } from '../src/lab/postgres.ts';
+import { quickSettings } from '../test/helpers/quick-settings.ts';
 
 const SYNTHETIC_SLEEP_SEC = 0.2;
 
@@ -155,14 +156,7 @@ function writeLab(ctx: BenchContext, hosts: number, perHost: number): Lab {
       `    profile: [${sizes.map((s) => `b${s}`).join(', ')}]`,
       'workloads:',
       ...sizes.flatMap((s) => [`  b${s}:`, `    iometer: "${s} 100% read 100% random"`]),
-      'settings:',
-      '  fileSize: 4m',
-      '  runtimeSec: 1',
-      '  passes: 1',
-      '  warmupPass: false',
-      '  intervalSec: 0',
-      '  prefill: false',
-      'repeat: 1',
+      ...quickSettings({ prefill: false }),
       '',
     ].join('\n'),
   );

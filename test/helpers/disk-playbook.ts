@@ -1,6 +1,8 @@
 // The playbook the guest-disk tests run (vSphere and the ESXi shell alike): one disk of `format` on
 // an existing datastore (1 GB unless it is an RDM), `extra` matrix lines (e.g. a guest.filesystem
 // axis), and one short 4k random-write pass on it.
+import { quickSettings } from './quick-settings.ts';
+
 export function diskPlaybook(o: { name: string; target: string; format: string; extra?: string[] }): string {
   return [
     `name: ${o.name}`,
@@ -17,14 +19,7 @@ export function diskPlaybook(o: { name: string; target: string; format: string; 
     'workloads:',
     '  quick:',
     '    iometer: "4k 0% read 100% random"',
-    'settings:',
-    '  fileSize: 4m',
-    '  runtimeSec: 1',
-    '  passes: 1',
-    '  warmupPass: false',
-    '  intervalSec: 0',
-    '  direct: true',
-    'repeat: 1',
+    ...quickSettings({ direct: true }),
     '',
   ].join('\n');
 }

@@ -3,19 +3,26 @@
 // per test that asks for one, stopped and removed on teardown.
 //
 //   const pgsrv = await startTestPostgres();      // beforeAll
-//   const db = await pgsrv.database();            // { url, connection, name }
+//   const db = await pgsrv.database();            // { url, connection, storeConnection, query, name }
 //   await pgsrv.stop();                           // afterAll
+// or, for a file that needs one database only: `const pgdb = useTestDatabase('x')` (pgdb.db, pgdb.conn, pgdb.pgsrv).
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import type pg from 'pg';
+import pg from 'pg';
+import { afterAll, beforeAll } from 'vitest';
 import { startPostgres, type PostgresHandle } from '../../src/lab/postgres.ts';
+import type { PgConnection } from '../../src/results/pg-store.ts';
 
 export interface TestDatabase {
   name: string;
   /** postgresql://storsweep:${file:…}@127.0.0.1:PORT/NAME — the password by reference */
   url: string;
   connection: pg.ClientConfig;
+  /** the same as the store takes it (PgRunStoreBackend.connect, the lease session, endpoint slots) */
+  storeConnection: PgConnection;
+  /** `text` with `params` on a connection of its own (opened and closed around it): the rows */
+  query<T extends pg.QueryResultRow = Record<string, unknown>>(text: string, params?: unknown[]): Promise<T[]>;
 }
 
 export interface TestPostgres {
@@ -41,8 +48,52 @@ export async function startTestPostgres(): Promise<TestPostgres> {
     async database(prefix = 't') {
       const name = `${prefix}_${process.pid}_${++counter}`;
       await server.createDatabase(name);
-      return { name, url: server.urlFor(name), connection: server.connection(name) };
+      const connection = server.connection(name);
+      return {
+        name,
+        url: server.urlFor(name),
+        connection,
+        storeConnection: { host: String(connection.host), port: Number(connection.port), user: String(connection.user), database: String(connection.database), password: String(connection.password) },
+        async query<T extends pg.QueryResultRow>(text: string, params: unknown[] = []) {
+          const c = new pg.Client(connection);
+          await c.connect();
+          try {
+            return (await c.query<T>(text, params)).rows;
+          } finally {
+            await c.end();
+          }
+        },
+      };
     },
     stop: () => server.stop(),
+  };
+}
+
+/** One PostgreSQL with one database for the whole test file: started before its tests, stopped after. */
+export function useTestDatabase(prefix: string): { readonly pgsrv: TestPostgres; readonly db: TestDatabase; readonly conn: PgConnection } {
+  let pgsrv: TestPostgres | undefined;
+  let db: TestDatabase | undefined;
+  beforeAll(async () => {
+    pgsrv = await startTestPostgres();
+    db = await pgsrv.database(prefix);
+  }, 120_000);
+  afterAll(async () => {
+    await pgsrv?.stop();
+  });
+  const ready = <T>(v: T | undefined): T => {
+    if (v === undefined) throw new Error('useTestDatabase: used before its beforeAll ran');
+    return v;
+  };
+  return {
+    get pgsrv() {
+      return ready(pgsrv);
+    },
+    get db() {
+      return ready(db);
+    },
+    /** the database's storeConnection */
+    get conn() {
+      return ready(db).storeConnection;
+    },
   };
 }

@@ -2,29 +2,17 @@
 // the slots held connections of the store's pool (max 4) for the span of the provisioning call, and
 // the call's own ledger write needed one more: with four calls in flight it timed out and the sweep
 // stopped as a lost store. Slots now live on a connection of their own.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { endpointSlots } from '../../src/results/pg-coordination.ts';
-import { PgRunStoreBackend, type PgConnection } from '../../src/results/pg-store.ts';
-import { startTestPostgres, type TestDatabase, type TestPostgres } from '../helpers/postgres.ts';
+import { PgRunStoreBackend } from '../../src/results/pg-store.ts';
+import { useTestDatabase } from '../helpers/postgres.ts';
 
-let pgsrv: TestPostgres;
-let db: TestDatabase;
-let conn: PgConnection;
-
-beforeAll(async () => {
-  pgsrv = await startTestPostgres();
-  db = await pgsrv.database('slots');
-  const c = db.connection;
-  conn = { host: String(c.host), port: Number(c.port), user: String(c.user), database: String(c.database), password: String(c.password) };
-}, 120_000);
-afterAll(async () => {
-  await pgsrv?.stop();
-});
+const pgdb = useTestDatabase('slots');
 
 describe('endpoint slots', () => {
   it('four calls in flight holding slots (maxConcurrent 8), each writes the ledger: nothing waits for the store pool', async () => {
-    const backend = await PgRunStoreBackend.connect(conn, 'pg');
-    const slots = endpointSlots(conn);
+    const backend = await PgRunStoreBackend.connect(pgdb.conn, 'pg');
+    const slots = endpointSlots(pgdb.conn);
     try {
       const meta = { runId: 'rslots0001', playbook: 'p', playbookFile: 'p', inventoryFile: 'i', target: 't', startedAt: new Date().toISOString(), fingerprint: {}, insecureEndpoints: [] };
       const store = await backend.createRun(meta, { runId: 'rslots0001', permutations: [] } as never);
@@ -50,8 +38,8 @@ describe('endpoint slots', () => {
   }, 60_000);
 
   it('the limit holds across workers (two sessions): a third call waits until one of the two slots is given back', async () => {
-    const w1 = endpointSlots(conn, { pollMs: 20 });
-    const w2 = endpointSlots(conn, { pollMs: 20 });
+    const w1 = endpointSlots(pgdb.conn, { pollMs: 20 });
+    const w2 = endpointSlots(pgdb.conn, { pollMs: 20 });
     try {
       const r1 = await w1.gate('vcenter https://vc.lab/sdk', 2);
       const r2 = await w2.gate('vcenter https://vc.lab/sdk', 2);

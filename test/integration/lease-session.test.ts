@@ -7,32 +7,19 @@
 // server, and nothing of it is written.
 import net from 'node:net';
 import pg from 'pg';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { RunPlan } from '../../src/contract/plan.ts';
 import { LeaseLost } from '../../src/errors.ts';
 import { LeaseSession } from '../../src/results/pg-coordination.ts';
-import { PgRunStoreBackend, type PgConnection } from '../../src/results/pg-store.ts';
+import { PgRunStoreBackend } from '../../src/results/pg-store.ts';
 import type { RunMeta } from '../../src/results/port.ts';
 import { NULL_LATENCY, testIdentity, type ResultRecord } from '../../src/results/record.ts';
-import { startTestPostgres, type TestDatabase, type TestPostgres } from '../helpers/postgres.ts';
+import { useTestDatabase } from '../helpers/postgres.ts';
 
-let pgsrv: TestPostgres;
-let db: TestDatabase;
-let conn: PgConnection;
-
-beforeAll(async () => {
-  pgsrv = await startTestPostgres();
-  db = await pgsrv.database('lease');
-  const c = db.connection;
-  conn = { host: String(c.host), port: Number(c.port), user: String(c.user), database: String(c.database), password: String(c.password) };
-}, 120_000);
-
-afterAll(async () => {
-  await pgsrv?.stop();
-});
+const pgdb = useTestDatabase('lease');
 
 async function backendOf(app: string): Promise<number> {
-  const admin = new pg.Client(db.connection);
+  const admin = new pg.Client(pgdb.db.connection);
   await admin.connect();
   try {
     const { rows } = await admin.query<{ pid: number }>('SELECT pid FROM pg_stat_activity WHERE application_name = $1', [app]);
@@ -46,11 +33,11 @@ async function backendOf(app: string): Promise<number> {
 describe('LeaseSession', { timeout: 60_000 }, () => {
   it('ended by the server: lost at once, its signal aborted, and it refuses to hold keys or run job statements', async () => {
     const lost: Error[] = [];
-    const lease = await LeaseSession.open(conn, { leaseSec: 10, applicationName: 'lease-test-1', onLost: (e) => lost.push(e) });
+    const lease = await LeaseSession.open(pgdb.conn, { leaseSec: 10, applicationName: 'lease-test-1', onLost: (e) => lost.push(e) });
     try {
       expect(await lease.tryHold(['k1'])).not.toBeNull();
       await lease.db.executeSql('SELECT 1');
-      const admin = new pg.Client(db.connection);
+      const admin = new pg.Client(pgdb.db.connection);
       await admin.connect();
       await admin.query('SELECT pg_terminate_backend($1)', [await backendOf('lease-test-1')]);
       await admin.end();
@@ -67,7 +54,7 @@ describe('LeaseSession', { timeout: 60_000 }, () => {
   });
 
   it('a heartbeat the server does not answer (its process stopped): lost after ¾ of the lease, before the server could release it', async () => {
-    const lease = await LeaseSession.open(conn, { leaseSec: 4, applicationName: 'lease-test-2' });
+    const lease = await LeaseSession.open(pgdb.conn, { leaseSec: 4, applicationName: 'lease-test-2' });
     const pid = await backendOf('lease-test-2');
     const stoppedAt = performance.now();
     process.kill(pid, 'SIGSTOP');
@@ -90,9 +77,9 @@ describe('LeaseSession', { timeout: 60_000 }, () => {
     // a failover or a restart would) and the worker does not know yet: what the server sends the
     // lease session (the termination notice, the connection's end) is held in flight by a TCP relay
     // while the worker writes; what the worker sends still goes through to the server.
-    const relay = await holdingRelay(conn.port);
-    const backend = await PgRunStoreBackend.connect(conn, `postgresql://storsweep@127.0.0.1:${conn.port}/${conn.database}`);
-    const lease = await LeaseSession.open({ ...conn, port: relay.port }, { leaseSec: 60, applicationName: 'lease-test-3' });
+    const relay = await holdingRelay(pgdb.conn.port);
+    const backend = await PgRunStoreBackend.connect(pgdb.conn, `postgresql://storsweep@127.0.0.1:${pgdb.conn.port}/${pgdb.conn.database}`);
+    const lease = await LeaseSession.open({ ...pgdb.conn, port: relay.port }, { leaseSec: 60, applicationName: 'lease-test-3' });
     const runId = 'fenced';
     try {
       await backend.createRun(metaOf(runId), planOf(runId));
@@ -104,7 +91,7 @@ describe('LeaseSession', { timeout: 60_000 }, () => {
       expect((await store.journal()).map((j) => j.event)).toContain('claimed');
 
       relay.hold();
-      const admin = new pg.Client(db.connection);
+      const admin = new pg.Client(pgdb.db.connection);
       await admin.connect();
       try {
         const pid = await backendOf('lease-test-3');
@@ -160,8 +147,8 @@ describe('LeaseSession', { timeout: 60_000 }, () => {
   });
 
   it('a store write called after the permutation\'s keys were given back is refused before it is sent', async () => {
-    const backend = await PgRunStoreBackend.connect(conn, `postgresql://storsweep@127.0.0.1:${conn.port}/${conn.database}`);
-    const lease = await LeaseSession.open(conn, { leaseSec: 10, applicationName: 'lease-test-4' });
+    const backend = await PgRunStoreBackend.connect(pgdb.conn, `postgresql://storsweep@127.0.0.1:${pgdb.conn.port}/${pgdb.conn.database}`);
+    const lease = await LeaseSession.open(pgdb.conn, { leaseSec: 10, applicationName: 'lease-test-4' });
     const runId = 'released';
     try {
       await backend.createRun(metaOf(runId), planOf(runId));

@@ -9,60 +9,34 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import pg from 'pg';
+import type pg from 'pg';
 import PgBoss from 'pg-boss';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { QUEUE_SCHEMA } from '../../src/run/work-queue.ts';
-import { startTestPostgres, type TestDatabase, type TestPostgres } from '../helpers/postgres.ts';
-import { runCli, stackTraceLines } from './helpers/cli.ts';
+import { localStoreLab, type LocalStoreLab } from '../helpers/local-store-lab.ts';
+import type { TestDatabase, TestPostgres } from '../helpers/postgres.ts';
+import { quickSettings } from '../helpers/quick-settings.ts';
+import { lastJsonLine, runCli, stackTraceLines, submitRun } from './helpers/cli.ts';
 
+let lab: LocalStoreLab;
 let pgsrv: TestPostgres;
 let dir: string;
 
-const PLAYBOOK = `name: queue-ops
-target: [a, b]
-matrix:
-  workload:
-    profile: [rd]
-workloads:
-  rd: { iometer: "4k 100% read 100% random" }
-settings:
-  fileSize: 8m
-  runtimeSec: 1
-  passes: 1
-  warmupPass: false
-  intervalSec: 0
-repeat: 1
-`;
+const PLAYBOOK = ['name: queue-ops', 'target: [a, b]', 'matrix:', '  workload:', '    profile: [rd]', 'workloads:', '  rd: { iometer: "4k 100% read 100% random" }', ...quickSettings({ fileSize: '8m' }), ''].join('\n');
 
 beforeAll(async () => {
-  dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ss-queue-ops-'));
-  pgsrv = await startTestPostgres();
-  fs.writeFileSync(path.join(dir, 'pb.yaml'), PLAYBOOK);
-  fs.writeFileSync(path.join(dir, 'inv.yaml'), ['targets:', ...['a', 'b'].flatMap((t) => [`  ${t}:`, '    provider: local', `    workdir: ${path.join(dir, `work-${t}`)}`]), ''].join('\n'));
+  lab = await localStoreLab('queue-ops', { playbook: PLAYBOOK, targets: ['a', 'b'] });
+  ({ dir, pgsrv } = lab);
 }, 120_000);
 afterAll(async () => {
-  await pgsrv?.stop();
-  fs.rmSync(dir, { recursive: true, force: true });
+  await lab?.stop();
 });
 
-async function submit(db: TestDatabase): Promise<{ runId: string; stderr: string }> {
-  const r = await runCli(['submit', path.join(dir, 'pb.yaml'), '-i', path.join(dir, 'inv.yaml'), '--store', db.url, '--json']);
-  expect(r.code, r.stderr).toBe(0);
-  return { runId: (JSON.parse(r.stdout.trim().split('\n').at(-1)!) as { runId: string }).runId, stderr: r.stderr };
-}
+const submit = (db: TestDatabase) => submitRun([lab.playbook, '-i', lab.inventory, '--store', db.url]);
 
-const worker = (db: TestDatabase, out: string) => runCli(['worker', '-i', path.join(dir, 'inv.yaml'), '--store', db.url, '--until-idle', '--poll-ms', '200', '--out', out, '--json'], { timeoutMs: 180_000 });
+const worker = (db: TestDatabase, out: string) => runCli(['worker', '-i', lab.inventory, '--store', db.url, '--until-idle', '--poll-ms', '200', '--out', out, '--json'], { timeoutMs: 180_000 });
 
-async function sql<T = Record<string, unknown>>(db: TestDatabase, text: string, params: unknown[] = []): Promise<T[]> {
-  const c = new pg.Client(db.connection);
-  await c.connect();
-  try {
-    return (await c.query(text, params)).rows as T[];
-  } finally {
-    await c.end();
-  }
-}
+const sql = <T extends pg.QueryResultRow = Record<string, unknown>>(db: TestDatabase, text: string, params: unknown[] = []): Promise<T[]> => db.query<T>(text, params);
 
 async function statusJson(db: TestDatabase, runId: string): Promise<{ pending: number; done: number; unqueued?: number }> {
   const r = await runCli(['status', '--run', runId, '--store', db.url, '--json']);
@@ -83,8 +57,8 @@ describe('the queue of a submitted run', { timeout: 300_000 }, () => {
     // is in the past and pg-boss's maintenance (every submit's and worker's, every 2 minutes)
     // moves it to the archive, where no worker fetches it
     await sql(db, `UPDATE ${QUEUE_SCHEMA}.job SET keep_until = now() - interval '1 second'`);
-    const c = db.connection;
-    const boss = new PgBoss({ host: String(c.host), port: Number(c.port), user: String(c.user), password: String(c.password), database: String(c.database), schema: QUEUE_SCHEMA, schedule: false, supervise: false });
+    const c = db.storeConnection;
+    const boss = new PgBoss({ host: c.host, port: c.port, user: c.user, password: String(c.password), database: c.database, schema: QUEUE_SCHEMA, schedule: false, supervise: false });
     boss.on('error', () => undefined);
     await boss.start();
     await (boss as unknown as { maintain(): Promise<unknown> }).maintain();
@@ -102,7 +76,7 @@ describe('the queue of a submitted run', { timeout: 300_000 }, () => {
     expect(w.code, w.stderr).toBe(0);
     expect(stackTraceLines(w.stderr)).toEqual([]);
     expect(w.stderr).toContain(`run ${runId}: 2 unfinished permutation(s) had no job on the queue (archived by pg-boss or removed); queued again`);
-    expect(JSON.parse(w.stdout.trim().split('\n').at(-1)!)).toMatchObject({ done: 2, failed: 0 });
+    expect(lastJsonLine(w.stdout)).toMatchObject({ done: 2, failed: 0 });
     expect(await statusJson(db, runId)).toMatchObject({ pending: 0, done: 2 });
 
     // every permutation final: the worker that completed the last job deleted the run's queues
@@ -152,7 +126,7 @@ describe('the queue of a submitted run', { timeout: 300_000 }, () => {
     expect(w.code, w.stderr).toBe(0);
     expect(w.stderr.match(/are the submitting machine itself/g)?.length).toBe(1);
     expect(w.stderr).toContain(`note: run ${runId}: a, b are the submitting machine itself (elsewhere: a local target, or reached at a loopback address); only a worker there takes their permutations, not this one (${os.hostname()})`);
-    expect(JSON.parse(w.stdout.trim().split('\n').at(-1)!)).toMatchObject({ done: 0, failed: 0 });
+    expect(lastJsonLine(w.stdout)).toMatchObject({ done: 0, failed: 0 });
     expect(await statusJson(db, runId)).toMatchObject({ pending: 2, done: 0, unqueued: 0 });
     expect(fs.existsSync(path.join(dir, 'out-local', runId, 'raw'))).toBe(false);
   });

@@ -2,12 +2,14 @@
 // back by every command that reads a run — by its run directory (store.json), by `--run ID` with
 // `--store URL`, and with the inventory's `store:` (`-i`) — on a local fio target.
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runCli, stackTraceLines } from './helpers/cli.ts';
-import { startTestPostgres, type TestDatabase, type TestPostgres } from '../helpers/postgres.ts';
+import { lastJsonLine, runCli, stackTraceLines, submitRun } from './helpers/cli.ts';
+import { localStoreLab, type LocalStoreLab } from '../helpers/local-store-lab.ts';
+import type { TestDatabase, TestPostgres } from '../helpers/postgres.ts';
+import { quickSettings } from '../helpers/quick-settings.ts';
 
+let lab: LocalStoreLab;
 let pgsrv: TestPostgres;
 let db: TestDatabase;
 let dir: string;
@@ -15,35 +17,17 @@ let runDir: string;
 let runId: string;
 let runOut: { code: number | null; stdout: string; stderr: string };
 
-const PLAYBOOK = `name: store-smoke
-target: here
-matrix:
-  workload:
-    profile: [cdm8-default]
-settings:
-  fileSize: 8m
-  runtimeSec: 1
-  passes: 1
-  warmupPass: false
-  intervalSec: 0
-repeat: 1
-`;
+const PLAYBOOK = ['name: store-smoke', 'target: here', 'matrix:', '  workload:', '    profile: [cdm8-default]', ...quickSettings({ fileSize: '8m' }), ''].join('\n');
 
 beforeAll(async () => {
-  dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ss-store-cli-'));
-  pgsrv = await startTestPostgres();
-  db = await pgsrv.database('cli');
-  fs.writeFileSync(path.join(dir, 'pb.yaml'), PLAYBOOK);
-  fs.writeFileSync(path.join(dir, 'inv.yaml'), `targets:\n  here:\n    provider: local\n    workdir: ${path.join(dir, 'work')}\n`);
-  fs.writeFileSync(path.join(dir, 'inv-store.yaml'), `store: ${db.url}\ntargets:\n  here:\n    provider: local\n    workdir: ${path.join(dir, 'work')}\n`);
-  runOut = await runCli(['run', path.join(dir, 'pb.yaml'), '-i', path.join(dir, 'inv.yaml'), '-o', path.join(dir, 'runs'), '--store', db.url, '--json'], { timeoutMs: 180_000 });
-  const last = JSON.parse(runOut.stdout.trim().split('\n').at(-1)!) as { runDir: string };
-  runDir = last.runDir;
+  lab = await localStoreLab('store-cli', { playbook: PLAYBOOK, targets: ['here'], database: 'cli' });
+  ({ dir, pgsrv, db } = lab);
+  runOut = await runCli(['run', lab.playbook, '-i', lab.inventory, '-o', path.join(dir, 'runs'), '--store', db.url, '--json'], { timeoutMs: 180_000 });
+  runDir = lastJsonLine<{ runDir: string }>(runOut.stdout).runDir;
   runId = (JSON.parse(fs.readFileSync(path.join(runDir, 'store.json'), 'utf8')) as { runId: string }).runId;
 }, 240_000);
 afterAll(async () => {
-  await pgsrv?.stop();
-  fs.rmSync(dir, { recursive: true, force: true });
+  await lab?.stop();
 });
 
 describe('run --store postgresql://…', () => {
@@ -77,12 +61,12 @@ describe('run --store postgresql://…', () => {
     expect(alone.stderr).toContain(`give --store 'postgresql://storsweep:\${file:`);
     const byDir = await runCli(['status', runDir, '--store', db.url]);
     expect(byDir.code, byDir.stderr).toBe(0);
-    const byDirInv = await runCli(['status', runDir, '-i', path.join(dir, 'inv-store.yaml')]);
+    const byDirInv = await runCli(['status', runDir, '-i', lab.storeInventory]);
     expect(byDirInv.stdout).toBe(byDir.stdout);
     expect(byDir.stdout).toContain(`run ${runId} (store-smoke → here)`);
     expect(byDir.stdout).toContain('done 1, failed 0, pending 0 of 1');
     expect(byDir.stdout).toContain(`in postgresql://storsweep@127.0.0.1:${pgsrv.server.port}/${db.name}`);
-    const byInv = await runCli(['status', '--run', runId, '-i', path.join(dir, 'inv-store.yaml')]);
+    const byInv = await runCli(['status', '--run', runId, '-i', lab.storeInventory]);
     expect(byInv.code).toBe(0);
     expect(byInv.stdout).toBe(byDir.stdout);
   });
@@ -129,20 +113,19 @@ describe('run --store postgresql://…', () => {
   });
 
   it("submit and worker take the inventory's store: (-i, no --store), as every other command; without a store both are refused (exit 2, nothing printed on stdout)", async () => {
-    const inv = path.join(dir, 'inv-store.yaml');
-    const sub = await runCli(['submit', path.join(dir, 'pb.yaml'), '-i', inv, '--json']);
-    expect(sub.code, sub.stderr).toBe(0);
-    const queued = (JSON.parse(sub.stdout.trim().split('\n').at(-1)!) as { runId: string }).runId;
+    const inv = lab.storeInventory;
+    const sub = await submitRun([lab.playbook, '-i', inv]);
+    const queued = sub.runId;
     expect(sub.stderr).toContain(`in postgresql://storsweep@127.0.0.1:${pgsrv.server.port}/${db.name}`);
     const w = await runCli(['worker', '-i', inv, '--until-idle', '--poll-ms', '200', '--out', path.join(dir, 'worker-out'), '--json'], { timeoutMs: 180_000 });
     expect(w.code, w.stderr).toBe(0);
-    expect(JSON.parse(w.stdout.trim().split('\n').at(-1)!)).toMatchObject({ done: 1, failed: 0 });
+    expect(lastJsonLine(w.stdout)).toMatchObject({ done: 1, failed: 0 });
     const st = await runCli(['status', '--run', queued, '-i', inv, '--json']);
     expect(JSON.parse(st.stdout)).toMatchObject({ done: 1, pending: 0 });
     expect(stackTraceLines(w.stderr)).toEqual([]);
 
-    const noStore = path.join(dir, 'inv.yaml');
-    const subNone = await runCli(['submit', path.join(dir, 'pb.yaml'), '-i', noStore]);
+    const noStore = lab.inventory;
+    const subNone = await runCli(['submit', lab.playbook, '-i', noStore]);
     expect(subNone).toMatchObject({ code: 2, stdout: '' });
     expect(subNone.stderr).toBe(`submit: which store? give --store postgresql://…, or a store: in ${noStore}; workers share the run through PostgreSQL\n`);
     const workNone = await runCli(['worker', '-i', noStore, '--until-idle']);

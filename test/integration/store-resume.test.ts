@@ -3,63 +3,46 @@
 // (store.json), skips what is done, redoes the half-done permutation and runs the rest, as a
 // run.sqlite's resume does. Checked in the database itself.
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
-import pg from 'pg';
+import type pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCli, stackTraceLines } from './helpers/cli.ts';
-import { startTestPostgres, type TestDatabase, type TestPostgres } from '../helpers/postgres.ts';
+import { localStoreLab, type LocalStoreLab } from '../helpers/local-store-lab.ts';
+import { quickSettings } from '../helpers/quick-settings.ts';
 
-let pgsrv: TestPostgres;
-let db: TestDatabase;
+let lab: LocalStoreLab;
 let dir: string;
 
-const PLAYBOOK = `name: store-resume
-target: here
-matrix:
-  workload:
-    profile: [w1, w2, w3, w4, w5]
-workloads:
-  w1:
-    iometer: "4k 0% read 100% random"
-  w2:
-    iometer: "4k 100% read 100% random"
-  w3:
-    iometer: "64k 0% read 0% random"
-  w4:
-    iometer: "64k 100% read 0% random"
-  w5:
-    iometer: "16k 50% read 100% random"
-settings:
-  fileSize: 8m
-  runtimeSec: 1
-  passes: 1
-  warmupPass: false
-  intervalSec: 0
-repeat: 1
-`;
+const PLAYBOOK = [
+  'name: store-resume',
+  'target: here',
+  'matrix:',
+  '  workload:',
+  '    profile: [w1, w2, w3, w4, w5]',
+  'workloads:',
+  '  w1:',
+  '    iometer: "4k 0% read 100% random"',
+  '  w2:',
+  '    iometer: "4k 100% read 100% random"',
+  '  w3:',
+  '    iometer: "64k 0% read 0% random"',
+  '  w4:',
+  '    iometer: "64k 100% read 0% random"',
+  '  w5:',
+  '    iometer: "16k 50% read 100% random"',
+  ...quickSettings({ fileSize: '8m' }),
+  '',
+].join('\n');
 
 beforeAll(async () => {
-  dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ss-store-resume-'));
-  pgsrv = await startTestPostgres();
-  db = await pgsrv.database('resume');
-  fs.writeFileSync(path.join(dir, 'pb.yaml'), PLAYBOOK);
-  fs.writeFileSync(path.join(dir, 'inv.yaml'), `store: ${db.url}\ntargets:\n  here:\n    provider: local\n    workdir: ${path.join(dir, 'work')}\n`);
+  lab = await localStoreLab('store-resume', { playbook: PLAYBOOK, targets: ['here'], database: 'resume' });
+  dir = lab.dir;
 }, 120_000);
 afterAll(async () => {
-  await pgsrv?.stop();
-  fs.rmSync(dir, { recursive: true, force: true });
+  await lab?.stop();
 });
 
-async function query<T extends pg.QueryResultRow>(sql: string, args: unknown[] = []): Promise<T[]> {
-  const c = new pg.Client(db.connection);
-  await c.connect();
-  try {
-    return (await c.query<T>(sql, args)).rows;
-  } finally {
-    await c.end();
-  }
-}
+const query = <T extends pg.QueryResultRow>(sql: string, args: unknown[] = []): Promise<T[]> => lab.db.query<T>(sql, args);
 
 const statuses = async (runId: string) => (await query<{ permutation_id: string; status: string }>('SELECT permutation_id, status FROM storsweep.permutations WHERE run_id = $1 ORDER BY idx', [runId])).map((r) => `${r.permutation_id}:${r.status}`);
 
@@ -67,7 +50,7 @@ describe('run --resume of a run in PostgreSQL', () => {
   it('killed with -9 after its first permutation: the resume by its run directory skips what is done and finishes the run, each result once', async () => {
     // the run, killed as soon as the store says a permutation is done
     let pid = 0;
-    const first = runCli(['run', path.join(dir, 'pb.yaml'), '-i', path.join(dir, 'inv.yaml'), '-o', path.join(dir, 'runs'), '--json'], { timeoutMs: 180_000, onSpawn: (p) => (pid = p) });
+    const first = runCli(['run', lab.playbook, '-i', lab.storeInventory, '-o', path.join(dir, 'runs'), '--json'], { timeoutMs: 180_000, onSpawn: (p) => (pid = p) });
     let runId = '';
     const deadline = Date.now() + 120_000;
     for (;;) {
@@ -96,12 +79,12 @@ describe('run --resume of a run in PostgreSQL', () => {
     const alone = await runCli(['run', '--resume', runDir!, '--dry-run']);
     expect(alone.code).toBe(2);
     expect(alone.stderr).toContain('a run directory never chooses which secret is sent where');
-    const dry = await runCli(['run', '--resume', runDir!, '-i', path.join(dir, 'inv.yaml'), '--dry-run']);
+    const dry = await runCli(['run', '--resume', runDir!, '-i', lab.storeInventory, '--dry-run']);
     expect(dry.code, dry.stderr).toBe(0);
     expect(dry.stdout).toContain(`${5 - doneBefore.length} permutations,`);
     expect(await statuses(runId)).toEqual(before);
 
-    const resumed = await runCli(['run', '--resume', runDir!, '-i', path.join(dir, 'inv.yaml'), '--json'], { timeoutMs: 180_000 });
+    const resumed = await runCli(['run', '--resume', runDir!, '-i', lab.storeInventory, '--json'], { timeoutMs: 180_000 });
     expect(resumed.code, resumed.stderr).toBe(0);
     expect(stackTraceLines(resumed.stderr)).toEqual([]);
     expect(fs.existsSync(path.join(runDir!, 'run.sqlite'))).toBe(false);
@@ -118,7 +101,7 @@ describe('run --resume of a run in PostgreSQL', () => {
     const redone = await query<{ permutation_id: string }>("SELECT permutation_id FROM storsweep.journal WHERE run_id = $1 AND step = 'permutation' AND event = 'redo' ORDER BY seq", [runId]);
     expect(redone.map((r) => r.permutation_id)).toEqual(halfDone);
     // the status by the run directory agrees
-    const st = await runCli(['status', runDir!, '-i', path.join(dir, 'inv.yaml'), '--json']);
+    const st = await runCli(['status', runDir!, '-i', lab.storeInventory, '--json']);
     expect(JSON.parse(st.stdout)).toMatchObject({ runId, done: 5, pending: 0, failed: 0 });
   }, 300_000);
 });

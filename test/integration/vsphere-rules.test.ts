@@ -19,6 +19,7 @@ import { vcenterYaml, vsphereTargetYaml } from '../../src/lab/vsphere-inventory.
 import { pyvmomi, type PyDisk } from './helpers/pyvmomi-verify.ts';
 import { runCli } from './helpers/cli.ts';
 import { readRun, runDirIn } from './helpers/vsphere-lab.ts';
+import { quickSettings } from '../helpers/quick-settings.ts';
 
 
 const events: string[] = [];
@@ -215,14 +216,7 @@ describe('NFS without VAAI-NAS: thin disks only', () => {
           'workloads:',
           '  quick:',
           '    iometer: "4k 100% read 100% random"',
-          'settings:',
-          '  fileSize: 4m',
-          '  runtimeSec: 1',
-          '  passes: 1',
-          '  warmupPass: false',
-          '  intervalSec: 0',
-          '  direct: false',
-          'repeat: 1',
+          ...quickSettings({ direct: false }),
           '',
         ].join('\n'),
       );

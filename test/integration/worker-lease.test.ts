@@ -4,13 +4,12 @@
 // outside storsweep: the harness's call log (what each vCenter session sent, and when each
 // reconfigure task ran: slowTask makes them last) and the shared store (journal, ledger, results).
 import path from 'node:path';
-import { spawn } from 'node:child_process';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { HarnessCall } from '../../src/lab/vcsim.ts';
 import { PgRunStoreBackend } from '../../src/results/pg-store.ts';
 import { startTestPostgres, type TestDatabase, type TestPostgres } from '../helpers/postgres.ts';
-import { CLI, REPO_ROOT, runCli, stackTraceLines, type CliResult } from './helpers/cli.ts';
+import { lastJsonLine, stackTraceLines, startCli, submitRun, type CliResult } from './helpers/cli.ts';
 import { NOTHING_LEFT, startVsphereLab, sweepPlaybook, type VsphereLab } from './helpers/vsphere-lab.ts';
 
 let pgsrv: TestPostgres;
@@ -27,20 +26,7 @@ afterAll(async () => {
 });
 
 function worker(db: TestDatabase, out: string, extra: string[]): { pid: number; done: Promise<CliResult> } {
-  const env = { ...process.env, CI: '1', NO_COLOR: '1' };
-  const child = spawn(process.execPath, [CLI, 'worker', '-i', lab.inventory, '--store', db.url, '--poll-ms', '200', '--lease', '10', '--out', out, '--json', ...extra], { cwd: REPO_ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.on('data', (d: Buffer) => (stdout += d.toString('utf8')));
-  child.stderr.on('data', (d: Buffer) => (stderr += d.toString('utf8')));
-  const timer = setTimeout(() => child.kill('SIGKILL'), 300_000);
-  const done = new Promise<CliResult>((resolve) =>
-    child.on('close', (code) => {
-      clearTimeout(timer);
-      resolve({ code, stdout, stderr });
-    }),
-  );
-  return { pid: child.pid!, done };
+  return startCli(['worker', '-i', lab.inventory, '--store', db.url, '--poll-ms', '200', '--lease', '10', '--out', out, '--json', ...extra], { timeoutMs: 300_000 });
 }
 
 /**
@@ -58,14 +44,11 @@ describe('a worker that loses its lease', { timeout: 600_000 }, () => {
     await lab.sim.control.slowTask('ReconfigVM_Task', 3000);
     const db = await pgsrv.database('lease');
     const pb = await lab.writePlaybook('lease.yaml', sweepPlaybook({ name: 'lease', blockSizesMb: [1, 2, 4], formats: ['thin'], repeat: 1, runtimeSec: 4 }));
-    const sub = await runCli(['submit', pb, '-i', lab.inventory, '--store', db.url, '--confirm-destroy', lab.vmfsDevice, '--json']);
-    expect(sub.code, sub.stderr).toBe(0);
-    const runId = (JSON.parse(sub.stdout.trim().split('\n').pop()!) as { runId: string }).runId;
+    const { runId } = await submitRun([pb, '-i', lab.inventory, '--store', db.url, '--confirm-destroy', lab.vmfsDevice]);
     const out = path.join(lab.dir, 'w-lease');
-    const c = db.connection;
-    const sql = new pg.Client({ host: String(c.host), port: Number(c.port), user: String(c.user), database: String(c.database), password: String(c.password) });
+    const sql = new pg.Client(db.connection);
     await sql.connect();
-    const backend = await PgRunStoreBackend.connect({ host: String(c.host), port: Number(c.port), user: String(c.user), database: String(c.database), password: String(c.password) }, `postgresql://${db.name}`);
+    const backend = await PgRunStoreBackend.connect(db.storeConnection, `postgresql://${db.name}`);
     try {
       const store = await backend.openRun(runId);
       // A alone first: it takes the first permutation; B starts once A's disk is attached
@@ -106,8 +89,8 @@ describe('a worker that loses its lease', { timeout: 600_000 }, () => {
       const clash = tasks.flatMap((t, i) => tasks.slice(i + 1).filter((u) => u.vm === t.vm && u.session !== t.session && u.from < t.to && t.from < u.to).map((u) => `${t.session} [${t.from}, ${t.to}] and ${u.session} [${u.from}, ${u.to}]`));
       expect(clash, 'two workers reconfigured one VM at once').toEqual([]);
 
-      const sa = JSON.parse(a.stdout.trim().split('\n').pop()!) as Record<string, number>;
-      const sb = JSON.parse(b.stdout.trim().split('\n').pop()!) as Record<string, number>;
+      const sa = lastJsonLine<Record<string, number>>(a.stdout);
+      const sb = lastJsonLine<Record<string, number>>(b.stdout);
       // A gave nothing back (its job stayed active): B found it active and took it over
       expect(sa).toMatchObject({ done: 0, givenBack: 0, abandoned: 1 });
       expect(sb).toMatchObject({ done: 3, alreadyDone: 0, takenOver: 1, givenBack: 0, abandoned: 0 });

@@ -7,37 +7,24 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestPostgres, type TestDatabase, type TestPostgres } from '../helpers/postgres.ts';
-import { runCli, stackTraceLines } from './helpers/cli.ts';
+import { localStoreLab, type LocalStoreLab } from '../helpers/local-store-lab.ts';
+import type { TestDatabase, TestPostgres } from '../helpers/postgres.ts';
+import { quickSettings } from '../helpers/quick-settings.ts';
+import { lastJsonLine, runCli, stackTraceLines, submitRun } from './helpers/cli.ts';
 
+let lab: LocalStoreLab;
 let pgsrv: TestPostgres;
 let db: TestDatabase;
 let dir: string;
 
-const PLAYBOOK = `name: cleanup-under-workers
-target: [a, b]
-matrix:
-  workload:
-    profile: [cdm8-default]
-settings:
-  fileSize: 16m
-  runtimeSec: 6
-  passes: 1
-  warmupPass: false
-  intervalSec: 0
-repeat: 1
-`;
+const PLAYBOOK = ['name: cleanup-under-workers', 'target: [a, b]', 'matrix:', '  workload:', '    profile: [cdm8-default]', ...quickSettings({ fileSize: '16m', runtimeSec: 6 }), ''].join('\n');
 
 beforeAll(async () => {
-  dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ss-wcleanup-'));
-  pgsrv = await startTestPostgres();
-  db = await pgsrv.database('wcl');
-  fs.writeFileSync(path.join(dir, 'pb.yaml'), PLAYBOOK);
-  fs.writeFileSync(path.join(dir, 'inv.yaml'), `targets:\n  a:\n    provider: local\n    workdir: ${path.join(dir, 'work-a')}\n  b:\n    provider: local\n    workdir: ${path.join(dir, 'work-b')}\n`);
+  lab = await localStoreLab('wcleanup', { playbook: PLAYBOOK, targets: ['a', 'b'], database: 'wcl' });
+  ({ dir, pgsrv, db } = lab);
 }, 120_000);
 afterAll(async () => {
-  await pgsrv?.stop();
-  fs.rmSync(dir, { recursive: true, force: true });
+  await lab?.stop();
 });
 
 /** fio processes measuring in `workdir` (their command line names the test file there) */
@@ -56,12 +43,10 @@ function fioIn(workdir: string): number[] {
 
 describe('cleanup under live workers', () => {
   it('is refused naming the worker; the worker\'s permutations on both targets complete; afterwards cleanup runs', async () => {
-    const sub = await runCli(['submit', path.join(dir, 'pb.yaml'), '-i', path.join(dir, 'inv.yaml'), '--store', db.url, '--json']);
-    expect(sub.code, sub.stderr).toBe(0);
-    const runId = (JSON.parse(sub.stdout.trim().split('\n').at(-1)!) as { runId: string }).runId;
-    const worker = runCli(['worker', '-i', path.join(dir, 'inv.yaml'), '--store', db.url, '--until-idle', '--concurrency', '2', '--poll-ms', '200', '--out', path.join(dir, 'out'), '--json'], { timeoutMs: 240_000 });
+    const { runId } = await submitRun([lab.playbook, '-i', lab.inventory, '--store', db.url]);
+    const worker = runCli(['worker', '-i', lab.inventory, '--store', db.url, '--until-idle', '--concurrency', '2', '--poll-ms', '200', '--out', path.join(dir, 'out'), '--json'], { timeoutMs: 240_000 });
     // both targets measuring at once
-    await expect.poll(() => [fioIn(path.join(dir, 'work-a')).length > 0, fioIn(path.join(dir, 'work-b')).length > 0], { timeout: 120_000, interval: 200 }).toEqual([true, true]);
+    await expect.poll(() => [fioIn(lab.workdir('a')).length > 0, fioIn(lab.workdir('b')).length > 0], { timeout: 120_000, interval: 200 }).toEqual([true, true]);
     const cl = await runCli(['cleanup', '--run', runId, '--store', db.url]);
     expect(cl.code, cl.stderr).toBe(2);
     expect(cl.stderr).toContain(`run ${runId} in postgresql://storsweep@127.0.0.1:${pgsrv.server.port}/${db.name} is in use by 1 worker(s) working it: storsweep worker ${os.hostname()}:`);
@@ -70,7 +55,7 @@ describe('cleanup under live workers', () => {
     expect(stackTraceLines(cl.stderr)).toEqual([]);
     const w = await worker;
     expect(w.code, w.stderr).toBe(0);
-    expect(JSON.parse(w.stdout.trim().split('\n').at(-1)!)).toMatchObject({ failed: 0 });
+    expect(lastJsonLine(w.stdout)).toMatchObject({ failed: 0 });
     const st = await runCli(['status', '--run', runId, '--store', db.url, '--json']);
     expect(JSON.parse(st.stdout)).toMatchObject({ total: 2, done: 2, failed: 0, pending: 0 });
     // host state: no fio of the run left on this machine

@@ -13,9 +13,8 @@ import type { RunStore } from '../../src/results/port.ts';
 import { buildReport } from '../../src/report/model.ts';
 import { renderMarkdown } from '../../src/report/markdown.ts';
 import { startTestPostgres, type TestDatabase, type TestPostgres } from '../helpers/postgres.ts';
-import { CLI, REPO_ROOT, runCli, stackTraceLines, type CliResult } from './helpers/cli.ts';
+import { lastJsonLine, stackTraceLines, startCli, submitRun, type CliResult } from './helpers/cli.ts';
 import { NOTHING_LEFT, startVsphereLab, sweepPlaybook, type VsphereLab } from './helpers/vsphere-lab.ts';
-import { spawn } from 'node:child_process';
 
 let pgsrv: TestPostgres;
 let lab: VsphereLab;
@@ -71,10 +70,7 @@ afterAll(async () => {
 });
 
 async function submit(db: TestDatabase): Promise<string> {
-  const r = await runCli(['submit', playbook, '-i', lab.inventory, '--store', db.url, '--confirm-destroy', confirm, '--json']);
-  expect(r.code, r.stderr).toBe(0);
-  const last = r.stdout.trim().split('\n').pop()!;
-  return (JSON.parse(last) as { runId: string }).runId;
+  return (await submitRun([playbook, '-i', lab.inventory, '--store', db.url, '--confirm-destroy', confirm])).runId;
 }
 
 /**
@@ -83,25 +79,11 @@ async function submit(db: TestDatabase): Promise<string> {
  * loaded CI machine room.
  */
 function worker(db: TestDatabase, out: string, extra: string[] = []): { pid: number; done: Promise<CliResult> } {
-  const env = { ...process.env, CI: '1', NO_COLOR: '1' };
-  const child = spawn(process.execPath, [CLI, 'worker', '-i', lab.inventory, '--store', db.url, '--until-idle', '--poll-ms', '200', '--lease', '10', '--out', out, '--json', ...extra], { cwd: REPO_ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.on('data', (d: Buffer) => (stdout += d.toString('utf8')));
-  child.stderr.on('data', (d: Buffer) => (stderr += d.toString('utf8')));
-  const timer = setTimeout(() => child.kill('SIGKILL'), 300_000);
-  const done = new Promise<CliResult>((resolve) =>
-    child.on('close', (code) => {
-      clearTimeout(timer);
-      resolve({ code, stdout, stderr });
-    }),
-  );
-  return { pid: child.pid!, done };
+  return startCli(['worker', '-i', lab.inventory, '--store', db.url, '--until-idle', '--poll-ms', '200', '--lease', '10', '--out', out, '--json', ...extra], { timeoutMs: 300_000 });
 }
 
 async function openRun(db: TestDatabase, runId: string): Promise<{ backend: PgRunStoreBackend; store: RunStore }> {
-  const c = db.connection;
-  const backend = await PgRunStoreBackend.connect({ host: String(c.host), port: Number(c.port), user: String(c.user), database: String(c.database), password: String(c.password) }, `postgresql://${db.name}`);
+  const backend = await PgRunStoreBackend.connect(db.storeConnection, `postgresql://${db.name}`);
   return { backend, store: await backend.openRun(runId) };
 }
 
@@ -156,7 +138,7 @@ describe('storsweep submit + worker on PostgreSQL', { timeout: 600_000 }, () => 
       expect(r.code, r.stderr).toBe(0);
       expect(stackTraceLines(r.stderr)).toEqual([]);
     }
-    const summaries = results.map((r) => JSON.parse(r.stdout.trim().split('\n').pop()!) as { done: number });
+    const summaries = results.map((r) => lastJsonLine<{ done: number }>(r.stdout));
     expect(summaries.reduce((n, s) => n + s.done, 0)).toBe(9);
     const { backend, store } = await openRun(db, runId);
     try {
@@ -209,7 +191,7 @@ describe('storsweep submit + worker on PostgreSQL', { timeout: 600_000 }, () => 
       const survivors = results.filter((r) => r.code !== null);
       expect(survivors).toHaveLength(2);
       for (const r of survivors) expect(r.code, r.stderr).toBe(0);
-      const summaries = survivors.map((r) => JSON.parse(r.stdout.trim().split('\n').pop()!) as { takenOver: number });
+      const summaries = survivors.map((r) => lastJsonLine<{ takenOver: number }>(r.stdout));
       expect(summaries.reduce((n, s) => n + s.takenOver, 0)).toBe(1);
 
       expect((await store.permutations()).map((p) => p.status)).toEqual(Array(9).fill('done'));

@@ -3,6 +3,7 @@
 import { spawn } from 'node:child_process';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { expect } from 'vitest';
 
 export const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
 export const CLI = path.join(REPO_ROOT, 'bin', 'storsweep.mjs');
@@ -55,4 +56,23 @@ export function runCli(args: readonly string[], opts: CliOptions = {}): Promise<
 /** Lines of a stack trace ("    at fn (file:1:2)"): the CLI must never print one. */
 export function stackTraceLines(text: string): string[] {
   return text.split('\n').filter((l) => /^\s+at\s/.test(l));
+}
+
+/** `runCli`, and the child's pid at once (to signal it, or to find its sessions). */
+export function startCli(args: readonly string[], opts: Omit<CliOptions, 'onSpawn'> = {}): { pid: number; done: Promise<CliResult> } {
+  let pid = 0;
+  const done = runCli(args, { ...opts, onSpawn: (p) => (pid = p) });
+  return { pid, done };
+}
+
+/** The last line of a `--json` command's stdout, parsed. */
+export function lastJsonLine<T = Record<string, unknown>>(stdout: string): T {
+  return JSON.parse(stdout.trim().split('\n').at(-1)!) as T;
+}
+
+/** `storsweep submit <args…> --json`, which must succeed: its run id (and what it said on stderr). */
+export async function submitRun(args: readonly string[]): Promise<{ runId: string; stderr: string }> {
+  const r = await runCli(['submit', ...args, '--json']);
+  expect(r.code, r.stderr).toBe(0);
+  return { runId: lastJsonLine<{ runId: string }>(r.stdout).runId, stderr: r.stderr };
 }

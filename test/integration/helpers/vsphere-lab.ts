@@ -16,6 +16,7 @@ import Database from 'better-sqlite3';
 import { startVcsim, type VcsimHandle, type VcsimOptions } from '../../../src/lab/vcsim.ts';
 import { VsphereClient } from '../../../src/providers/vsphere/client.ts';
 import { listVcsimLuns, vcenterYaml, vsphereTargetYaml } from '../../../src/lab/vsphere-inventory.ts';
+import { quickSettings } from '../../helpers/quick-settings.ts';
 import { runCli, type CliResult } from './cli.ts';
 
 const LEFTOVERS = fileURLToPath(new URL('../../harness/pyvmomi/leftovers.py', import.meta.url));
@@ -147,14 +148,7 @@ export function sweepPlaybook(opts: { name?: string; blockSizesMb?: number[]; fo
     'workloads:',
     '  quick:',
     '    iometer: "4k 100% read 100% random"',
-    'settings:',
-    '  fileSize: 4m',
-    `  runtimeSec: ${opts.runtimeSec ?? 1}`,
-    '  passes: 1',
-    '  warmupPass: false',
-    '  intervalSec: 0',
-    '  direct: false',
-    `repeat: ${opts.repeat ?? 2}`,
+    ...quickSettings({ runtimeSec: opts.runtimeSec ?? 1, direct: false, repeat: opts.repeat ?? 2 }),
     ...(opts.extra ?? []),
     '',
   ].join('\n');
