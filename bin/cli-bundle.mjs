@@ -10,13 +10,14 @@
 // hashed again (a checkout that rewrote it unchanged costs a hash, not a build). Any change to a
 // file's content moves its ctime, which no user-space call can set back. A new file cannot change
 // what an unchanged one imports (every import names its file, extension included). The recipe
-// (this file's text, esbuild's version, tsconfig.json and package.json among the inputs) is part
-// of the record. Otherwise the bundle is built again, on demand, before the command runs; where
+// (this file's text, esbuild's version, the checkout's absolute place — the bundle holds each
+// module's import.meta.url —, tsconfig.json and package.json among the inputs) is part of the record. Otherwise the bundle is built again, on demand, before the command runs; where
 // it cannot be (esbuild missing, a read-only checkout, a source that does not compile), null: the
 // caller runs src/ through tsx exactly as before, which also reports a compile error as before.
 // STORSWEEP_NO_BUNDLE=1 always takes the tsx path.
 import { createHash, randomBytes } from 'node:crypto';
 import fs from 'node:fs';
+import { createRequire } from 'node:module';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 
@@ -40,6 +41,15 @@ function readJson(file) {
     return JSON.parse(fs.readFileSync(file, 'utf8'));
   } catch {
     return null;
+  }
+}
+
+/** The installed esbuild's version ('' when none: the build then fails and the sources run through tsx). */
+function esbuildVersion() {
+  try {
+    return String(readJson(createRequire(import.meta.url).resolve('esbuild/package.json'))?.version ?? '');
+  } catch {
+    return '';
   }
 }
 
@@ -170,7 +180,9 @@ const manifestFile = (entry) => path.join(OUT, `${path.basename(entry, path.extn
 export async function freshBundle(entry) {
   if (process.env.STORSWEEP_NO_BUNDLE === '1') return null;
   try {
-    const recipe = sha256(Buffer.concat([recipeText(), Buffer.from(`\0${entry}`)]));
+    // the checkout's place too: import.meta.url and friends are written into the bundle as absolute
+    // paths, and a moved checkout (mv keeps every file's stat) must not read the old place's files
+    const recipe = sha256(Buffer.concat([recipeText(), Buffer.from(`\0${entry}\0${ROOT}\0${esbuildVersion()}`)]));
     const manifest = readJson(manifestFile(entry));
     if (fresh(manifest, recipe, manifestFile(entry))) return pathToFileURL(path.join(OUT, manifest.bundle)).href;
     // a checkout where nothing can be written (an installed package): tsx, without trying a build every time

@@ -23,8 +23,10 @@ beforeEach(() => {
   fs.writeFileSync(path.join(repo, 'src', 'word.ts'), "export const word: string = 'alpha';\n");
   fs.writeFileSync(path.join(repo, 'src', 'version.ts'), "import fs from 'node:fs';\nexport const version = (JSON.parse(fs.readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string }).version;\n");
 });
+const scratch: string[] = [];
 afterEach(() => {
   fs.rmSync(repo, { recursive: true, force: true });
+  for (const d of scratch.splice(0)) fs.rmSync(d, { recursive: true, force: true });
 });
 
 /** What the bin does: the bundle's URL (built first if needed) and what running it prints; null when no bundle. */
@@ -90,5 +92,19 @@ describe('the CLI bundle', () => {
     fs.writeFileSync(path.join(repo, 'src', 'main.ts'), "console.log('no imports');\n");
     fs.rmSync(path.join(repo, 'src', 'word.ts'));
     expect(start().out).toBe('no imports');
+  });
+
+  it('a checkout moved elsewhere is built again: import.meta.url names the new place, not a checkout left at the old one', () => {
+    expect(start().out).toBe('alpha 1 9.9.9');
+    // mv keeps every file's size, inode, mtime and ctime; another checkout (of another version) now stands at the old place
+    const old = repo;
+    repo = `${old}-moved`;
+    fs.renameSync(old, repo);
+    scratch.push(old);
+    fs.mkdirSync(old);
+    fs.writeFileSync(path.join(old, 'package.json'), JSON.stringify({ type: 'module', version: '1.0.0' }));
+    const moved = start();
+    expect(moved.out).toBe('alpha 1 9.9.9');
+    expect(moved.bundle).toContain(`${repo}/.build/`);
   });
 });
