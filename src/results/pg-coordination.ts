@@ -134,9 +134,19 @@ export class LeaseSession {
     if (this.lost) return;
     try {
       this.check();
-      const left = this.confirmedAt + this.validMs - performance.now();
+      // The deadline is the lease's validity, which any statement answered meanwhile extends: the
+      // heartbeat may be queued behind store writes (writer(), every slot's) that each confirm the
+      // session; only when none did for validMs is the lease lost (review s23: a fixed deadline
+      // taken when the beat was queued lost it spuriously behind a few answered writes).
       let timer: NodeJS.Timeout | undefined;
-      const late = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`the heartbeat was not answered within ${Math.round(this.validMs / 1000)} s of the last confirmation`)), Math.max(1, left))));
+      const late = new Promise<never>((_, reject) => {
+        const arm = () => {
+          const left = this.confirmedAt + this.validMs - performance.now();
+          if (left <= 0) reject(new Error(`the heartbeat was not answered within ${Math.round(this.validMs / 1000)} s of the last confirmation`));
+          else timer = setTimeout(arm, Math.max(1, left));
+        };
+        arm();
+      });
       try {
         await Promise.race([this.run(() => this.client.query('SELECT 1')), late]);
       } finally {

@@ -72,6 +72,27 @@ describe('LeaseSession', { timeout: 60_000 }, () => {
     }
   });
 
+  it('writes queued ahead of the heartbeat, each answered in time, do not lose the lease (the heartbeat deadline follows their confirmations)', async () => {
+    // review s23: with --concurrency > 1 every permutation's store writes share the lease session;
+    // the heartbeat queued behind them must count their answers, not only its own
+    const lease = await LeaseSession.open(pgdb.conn, { leaseSec: 4, applicationName: 'lease-test-queued' });
+    try {
+      expect(await lease.tryHold(['kq'])).not.toBeNull();
+      const w = lease.writer(['kq']);
+      // about 4 s of statements, each under the session's statement_timeout (1 s) and answered within
+      // 0.8 s of the previous answer: the lease (¾ of 4 s = 3 s) is confirmed throughout
+      const started = performance.now();
+      const writes = Array.from({ length: 5 }, () => w.query('SELECT pg_sleep(0.8)'));
+      await Promise.all(writes);
+      expect(performance.now() - started).toBeGreaterThan(3500);
+      await new Promise((r) => setTimeout(r, 1500));
+      expect(lease.lostReason).toBeNull();
+      await expect(lease.db.executeSql('SELECT 1')).resolves.toBeDefined();
+    } finally {
+      await lease.close();
+    }
+  });
+
   it('a store write sent after the server ended the lease session, before the worker heard of it, is refused by the server: nothing of it is written', async () => {
     // The one round trip in which the server has ended the session (pg_terminate_backend, as a DBA,
     // a failover or a restart would) and the worker does not know yet: what the server sends the
