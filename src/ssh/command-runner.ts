@@ -31,6 +31,13 @@ export interface CommandRunner {
    * shell where the runner can (this machine); absent: callers run `rm -f` through run().
    */
   removeFile?(path: string): Promise<void>;
+  /** `mkdir -p -- path` without a shell where the runner can (this machine); rejects as that would fail. Absent: run(). */
+  makeDirectory?(path: string): Promise<void>;
+  /**
+   * `test -b path || test -c path` (a block or character device, through links) without a shell
+   * where the runner can (this machine). Absent: run().
+   */
+  isDevice?(path: string): Promise<boolean>;
   /**
    * Starts `argv` directly, without a shell, as the leader of a new session (setsid), with `env`
    * added to its environment; resolves like run(). Where a runner can start a process itself (this

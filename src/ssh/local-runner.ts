@@ -95,6 +95,18 @@ export function createLocalRunner(env: NodeJS.ProcessEnv = process.env): Command
     async removeFile(file: string) {
       await fs.rm(file, { force: true });
     },
+    // a work directory made, a test file checked, at each connection (fio-endpoint.ts): fs calls, no process each
+    async makeDirectory(dir: string) {
+      await fs.mkdir(dir, { recursive: true });
+    },
+    async isDevice(file: string) {
+      try {
+        const st = await fs.stat(file);
+        return st.isBlockDevice() || st.isCharacterDevice();
+      } catch {
+        return false; // absent or unreadable: `test -b`/`-c` say no too
+      }
+    },
     async close() {},
   };
 }

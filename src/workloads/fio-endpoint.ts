@@ -45,13 +45,15 @@ export function fioEndpoint(g: FioGuest, open: () => Promise<CommandRunner>, o: 
   const tool = { fioPath: g.fioPath, ioengine: g.ioengine, controlDir: g.workdir, ...(g.sudo ? { sudo: true } : {}) };
   const connect = async (): Promise<CommandRunner> => {
     const runner = await open();
-    await runner.run(shJoin(['mkdir', '-p', '--', g.workdir]));
+    // (its exit code is not asked: a work directory that cannot be made fails fio's first run, which says why)
+    if (runner.makeDirectory) await runner.makeDirectory(g.workdir).catch(() => undefined);
+    else await runner.run(shJoin(['mkdir', '-p', '--', g.workdir]));
     // A test file the plan takes for a file must not be a device on the guest: a link to /dev/sdb,
     // or a device node outside /dev, would be overwritten without --confirm-destroy. Checked on
     // the guest itself (`test -b`/`-c` follow links), before anything is measured.
     if (!o.attachedDisk && rawTestTarget(filename, 'fio') === undefined) {
-      const r = await runner.run(`${shJoin(['test', '-b', filename])} || ${shJoin(['test', '-c', filename])}`);
-      if (r.exitCode === 0) {
+      const device = runner.isDevice ? await runner.isDevice(filename) : (await runner.run(`${shJoin(['test', '-b', filename])} || ${shJoin(['test', '-c', filename])}`)).exitCode === 0;
+      if (device) {
         await runner.close().catch(() => undefined);
         throw new UnsafeOperation(
           `${runner.target}: the test file ${filename} is a device on the guest (a block or character device, or a link to one); storsweep writes to a device only when the inventory names it by its path under /dev and --confirm-destroy names it`,

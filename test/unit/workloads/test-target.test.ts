@@ -10,6 +10,9 @@ import { loadInventory } from '../../../src/config/index.ts';
 import { ConfigError, UnsafeOperation } from '../../../src/errors.ts';
 import { fioFilenameArg } from '../../../src/workloads/tool-settings.ts';
 import { linuxTestPathProblem } from '../../../src/workloads/test-target.ts';
+import { fioEndpoint } from '../../../src/workloads/fio-endpoint.ts';
+import { createLocalRunner } from '../../../src/ssh/local-runner.ts';
+import type { CommandRunner } from '../../../src/ssh/command-runner.ts';
 
 let dir: string;
 beforeEach(() => {
@@ -73,5 +76,20 @@ describe('Linux test paths', () => {
     const plain = loadInventory(inventoryFile(dir, path.join(dir, 'plain.dat')), {});
     const runner = await compose(plain.inventory.targets['here']!, plain).workload.connect();
     await runner.close();
+  });
+
+  it('the same at connect through a guest\'s shell (`mkdir -p`, `test -b || test -c`) and through this machine\'s file system calls', async () => {
+    const link = path.join(dir, 'looks-like-a-file.dat');
+    fs.symlinkSync('/dev/null', link);
+    const local = createLocalRunner();
+    // the local runner without its fs calls: what an SSH guest's runner does
+    const shell: CommandRunner = { target: 'shell', run: (c, o) => local.run(c, o), close: async () => undefined };
+    for (const [name, runner] of [['fs', local], ['shell', shell]] as const) {
+      const workdir = path.join(dir, name, 'a', 'b');
+      const endpoint = (testFile: string) => fioEndpoint({ workdir, testFile, fioPath: 'fio', ioengine: 'psync' }, async () => runner);
+      await expect(endpoint(link).connect(), name).rejects.toThrow(/is a device on the guest/);
+      expect(fs.statSync(workdir).isDirectory(), name).toBe(true);
+      await expect(endpoint(path.join(workdir, 'plain.dat')).connect(), name).resolves.toBe(runner);
+    }
   });
 });
