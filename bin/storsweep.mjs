@@ -1,13 +1,25 @@
 #!/usr/bin/env node
 // The CLI: from a bundle of src/ that is up to date with every file it was built from (built
 // first when it is not: bin/cli-bundle.mjs), else src/ through tsx's loader as before.
+import fs from 'node:fs';
+import { fileURLToPath } from 'node:url';
 import { freshBundle } from './cli-bundle.mjs';
 
-const bundle = await freshBundle('src/cli/main.ts');
-if (bundle) {
-  await import(bundle);
-} else {
+async function viaTsx() {
   const { register } = await import('tsx/esm/api');
   register();
   await import('../src/cli/main.ts');
+}
+
+const bundle = await freshBundle('src/cli/main.ts');
+if (!bundle) {
+  await viaTsx();
+} else {
+  try {
+    await import(bundle);
+  } catch (err) {
+    // removed by a build of another process since it was found fresh (an hour-old bundle): the sources, as before
+    if (fs.existsSync(fileURLToPath(bundle))) throw err;
+    await viaTsx();
+  }
 }
