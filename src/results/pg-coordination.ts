@@ -229,7 +229,17 @@ export class LeaseSession {
       const gone = keys.find((k) => (k.startsWith(SHARED) ? !this.sharedHeld.has(k.slice(SHARED.length)) : !this.held.has(k)));
       if (gone !== undefined) throw new LeaseLost(`a store write after the lease's key was released (${gone})`);
     };
-    const on: PgStatements = { query: (text, values) => this.client.query(text, values) };
+    // a transaction's own statements (it holds the queue for its whole span, so nothing else can)
+    // confirm the session as any statement does: one longer than the lease, each of its statements
+    // answered in time, keeps it (review s23)
+    const on: PgStatements = {
+      query: async (text, values) => {
+        const sentAt = performance.now();
+        const r = await this.client.query(text, values);
+        if (sentAt > this.confirmedAt) this.confirmedAt = sentAt;
+        return r;
+      },
+    };
     return {
       query: async (text, values) => {
         guard();

@@ -93,6 +93,27 @@ describe('LeaseSession', { timeout: 60_000 }, () => {
     }
   });
 
+  it('a store transaction longer than the lease, each of its statements answered in time, does not lose the lease', async () => {
+    // a transaction holds the session's queue for its whole span (nothing else runs inside it): its
+    // own statements are what confirm the session meanwhile
+    const lease = await LeaseSession.open(pgdb.conn, { leaseSec: 4, applicationName: 'lease-test-tx' });
+    try {
+      expect(await lease.tryHold(['kt'])).not.toBeNull();
+      const started = performance.now();
+      const n = await lease.writer(['kt']).transaction(async (q) => {
+        for (let i = 0; i < 5; i++) await q.query('SELECT pg_sleep(0.8)');
+        return 5;
+      });
+      expect(n).toBe(5);
+      expect(performance.now() - started).toBeGreaterThan(3500);
+      await new Promise((r) => setTimeout(r, 1500));
+      expect(lease.lostReason).toBeNull();
+      await expect(lease.db.executeSql('SELECT 1')).resolves.toBeDefined();
+    } finally {
+      await lease.close();
+    }
+  });
+
   it('a store write sent after the server ended the lease session, before the worker heard of it, is refused by the server: nothing of it is written', async () => {
     // The one round trip in which the server has ended the session (pg_terminate_backend, as a DBA,
     // a failover or a restart would) and the worker does not know yet: what the server sends the
