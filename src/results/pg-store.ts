@@ -14,7 +14,7 @@ import { errorMessage, RunDirLocked, RunNotFound, StoreSchemaTooNew, StoreUnavai
 import { visible } from '../text/visible.ts';
 import type { LockHolder, RunLock } from './run-lock.ts';
 import { LATEST_VERSION, MIGRATIONS, SCHEMA } from './pg-migrations.ts';
-import { emptyCounts, FINAL_LEDGER_STATES, ledgerRowOf, LIVE_LEDGER_STATES, permutationRowOf, storeLostOr, type JournalEntry, type LedgerRow, type LedgerState, type PermutationRow, type PermutationStatus, type RunMeta, type RunStore, type RunStoreBackend, type RunSummary, type StatusCounts } from './port.ts';
+import { emptyCounts, FINAL_LEDGER_STATES, ledgerRowOf, LIVE_LEDGER_STATES, permutationRowOf, recordReader, storeLostOr, type JournalEntry, type LedgerRow, type LedgerState, type PermutationRow, type PermutationStatus, type RunMeta, type RunStore, type RunStoreBackend, type RunSummary, type StatusCounts } from './port.ts';
 import type { ResultRecord } from './record.ts';
 
 const now = () => new Date().toISOString();
@@ -442,14 +442,8 @@ export class PgRunStore implements RunStore {
 
   async eachRecord(visit: (r: ResultRecord) => void): Promise<void> {
     // Records of one permutation share their axes, test identity, tool and metadata: share the
-    // objects too (read-only by contract), as the SQLite store does.
-    const shared = new Map<string, unknown>();
-    const intern = <T>(key: string, v: T): T => {
-      const hit = shared.get(key);
-      if (hit !== undefined) return hit as T;
-      shared.set(key, v);
-      return v;
-    };
+    // objects too (port.ts recordReader), as the SQLite store does.
+    const read = recordReader();
     // keyset pages in plan order (idx, repetition, insertion): bounded memory per round trip
     let after: [number, number, string] = [-1, 0, '0'];
     for (;;) {
@@ -459,14 +453,7 @@ export class PgRunStore implements RunStore {
          ORDER BY p.idx, r.repetition, r.seq LIMIT ${RECORD_BATCH}`,
         [this.runId, after[0], after[1], after[2]],
       );
-      for (const row of rows) {
-        const r = JSON.parse(row.record) as ResultRecord;
-        r.axes = intern(`a:${r.permutationId}`, r.axes);
-        r.test = intern(`t:${r.test.id}:${r.test.pattern}:${r.test.blockSizeBytes}:${r.test.queueDepth}:${r.test.threads}:${r.test.readPercent}`, r.test);
-        r.tool = intern(`o:${r.tool.name}:${r.tool.version}`, r.tool);
-        if (r.metadata) r.metadata = intern(`m:${JSON.stringify(r.metadata)}`, r.metadata);
-        visit(r);
-      }
+      for (const row of rows) visit(read(row.record));
       if (rows.length < RECORD_BATCH) return;
       const last = rows[rows.length - 1]!;
       after = [last.idx, last.repetition, last.seq];
