@@ -29,8 +29,8 @@ export interface LocalStoreLab {
 }
 
 export interface LocalStoreLabOptions {
-  /** the playbook's text */
-  playbook: string;
+  /** the playbook's text (pb.yaml; none written without it) */
+  playbook?: string;
   /** names of `local` targets */
   targets: string[];
   /** make one database for the file, its name starting with this */
@@ -57,7 +57,7 @@ export async function localStoreLab(name: string, o: LocalStoreLabOptions): Prom
         if (!db) throw new Error(`localStoreLab(${name}) made no database: pass { database }`);
         return db;
       },
-      playbook: file('pb.yaml', o.playbook),
+      playbook: o.playbook === undefined ? path.join(dir, 'pb.yaml') : file('pb.yaml', o.playbook),
       inventory: file('inv.yaml', targets),
       storeInventory: db ? file('inv-store.yaml', `store: ${db.url}\n${targets}`) : path.join(dir, 'inv-store.yaml'),
       workdir,
@@ -71,4 +71,18 @@ export async function localStoreLab(name: string, o: LocalStoreLabOptions): Prom
     fs.rmSync(dir, { recursive: true, force: true });
     throw err;
   }
+}
+
+/** fio processes measuring in `workdir` (their command line names the test file there), on this machine. */
+export function fioIn(workdir: string): number[] {
+  const pids: number[] = [];
+  for (const p of fs.readdirSync('/proc').filter((x) => /^\d+$/.test(x))) {
+    try {
+      const argv = fs.readFileSync(`/proc/${p}/cmdline`, 'utf8').split('\0');
+      if (argv.some((a) => a.endsWith('fio')) && argv.some((a) => a.includes(workdir))) pids.push(Number(p));
+    } catch {
+      /* gone */
+    }
+  }
+  return pids;
 }

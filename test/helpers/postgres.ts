@@ -10,9 +10,11 @@ import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
+import PgBoss from 'pg-boss';
 import { afterAll, beforeAll } from 'vitest';
 import { startPostgres, type PostgresHandle } from '../../src/lab/postgres.ts';
 import type { PgConnection } from '../../src/results/pg-store.ts';
+import { QUEUE_SCHEMA } from '../../src/run/work-queue.ts';
 
 export interface TestDatabase {
   name: string;
@@ -96,4 +98,12 @@ export function useTestDatabase(prefix: string): { readonly pgsrv: TestPostgres;
       return ready(db).storeConnection;
     },
   };
+}
+
+/** A pg-boss on the database's run queues (as workers use them), not started, for tests that act on the queue directly; no maintenance of its own. */
+export function queueBossOf(db: TestDatabase): PgBoss {
+  const c = db.storeConnection;
+  const boss = new PgBoss({ host: c.host, port: c.port, user: c.user, password: String(c.password), database: c.database, schema: QUEUE_SCHEMA, schedule: false, supervise: false });
+  boss.on('error', () => undefined);
+  return boss;
 }

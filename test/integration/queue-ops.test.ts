@@ -10,11 +10,10 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import type pg from 'pg';
-import PgBoss from 'pg-boss';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { QUEUE_SCHEMA } from '../../src/run/work-queue.ts';
 import { localStoreLab, type LocalStoreLab } from '../helpers/local-store-lab.ts';
-import type { TestDatabase, TestPostgres } from '../helpers/postgres.ts';
+import { queueBossOf, type TestDatabase, type TestPostgres } from '../helpers/postgres.ts';
 import { quickSettings } from '../helpers/quick-settings.ts';
 import { lastJsonLine, runCli, stackTraceLines, submitRun } from './helpers/cli.ts';
 
@@ -57,9 +56,7 @@ describe('the queue of a submitted run', { timeout: 300_000 }, () => {
     // is in the past and pg-boss's maintenance (every submit's and worker's, every 2 minutes)
     // moves it to the archive, where no worker fetches it
     await sql(db, `UPDATE ${QUEUE_SCHEMA}.job SET keep_until = now() - interval '1 second'`);
-    const c = db.storeConnection;
-    const boss = new PgBoss({ host: c.host, port: c.port, user: c.user, password: String(c.password), database: c.database, schema: QUEUE_SCHEMA, schedule: false, supervise: false });
-    boss.on('error', () => undefined);
+    const boss = queueBossOf(db);
     await boss.start();
     await (boss as unknown as { maintain(): Promise<unknown> }).maintain();
     await boss.stop({ graceful: false, wait: true });

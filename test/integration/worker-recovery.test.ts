@@ -8,19 +8,19 @@
 //   the job's expiry back while it runs;
 // - PostgreSQL restarted under two workers: both reconnect and go on; the result set equals a clean
 //   run's, without duplicates.
-import { spawn } from 'node:child_process';
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
-import pg from 'pg';
-import PgBoss from 'pg-boss';
+import type pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { workerCommand } from '../../src/cli/commands/queue-commands.ts';
 import { restartPostgres, stopPostgres } from '../../src/lab/postgres.ts';
 import { jobId, QUEUE_SCHEMA } from '../../src/run/work-queue.ts';
-import { startTestPostgres, type TestDatabase, type TestPostgres } from '../helpers/postgres.ts';
-import { CLI, REPO_ROOT, runCli, stackTraceLines, type CliResult } from './helpers/cli.ts';
+import { fioIn, localStoreLab, type LocalStoreLab } from '../helpers/local-store-lab.ts';
+import { queueBossOf, type TestDatabase, type TestPostgres } from '../helpers/postgres.ts';
+import { quickSettings } from '../helpers/quick-settings.ts';
+import { lastJsonLine, stackTraceLines, startCli, submitRun, type CliResult, type RunningCli } from './helpers/cli.ts';
 
+let lab: LocalStoreLab;
 let pgsrv: TestPostgres;
 let dir: string;
 let inventory: string;
@@ -32,89 +32,38 @@ matrix:
     profile: [${profiles.join(', ')}]
 workloads:
 ${profiles.map((p, i) => `  ${p}: { iometer: "${4 << i}k 100% read 100% random" }`).join('\n')}
-settings:
-  fileSize: 8m
-  runtimeSec: ${runtimeSec}
-  passes: 1
-  warmupPass: false
-  intervalSec: 0
-repeat: 1
+${quickSettings({ fileSize: '8m', runtimeSec }).join('\n')}
 `;
 
 beforeAll(async () => {
-  dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ss-worker-recovery-'));
-  pgsrv = await startTestPostgres();
-  inventory = path.join(dir, 'inv.yaml');
-  fs.writeFileSync(inventory, ['targets:', ...['a', 'b'].flatMap((t) => [`  ${t}:`, '    provider: local', `    workdir: ${path.join(dir, `work-${t}`)}`]), ''].join('\n'));
+  lab = await localStoreLab('worker-recovery', { targets: ['a', 'b'] });
+  ({ dir, pgsrv, inventory } = lab);
 }, 120_000);
 afterAll(async () => {
-  await pgsrv?.stop();
-  fs.rmSync(dir, { recursive: true, force: true });
+  await lab?.stop();
 });
 
 async function submit(db: TestDatabase, name: string, pb: string): Promise<string> {
   const file = path.join(dir, `${name}.yaml`);
   fs.writeFileSync(file, pb);
-  const r = await runCli(['submit', file, '-i', inventory, '--store', db.url, '--json']);
-  expect(r.code, r.stderr).toBe(0);
-  return (JSON.parse(r.stdout.trim().split('\n').at(-1)!) as { runId: string }).runId;
+  return (await submitRun([file, '-i', inventory, '--store', db.url])).runId;
 }
 
-async function sql<T = Record<string, unknown>>(db: TestDatabase, text: string, params: unknown[] = []): Promise<T[]> {
-  const c = new pg.Client(db.connection);
-  await c.connect();
-  try {
-    return (await c.query(text, params)).rows as T[];
-  } finally {
-    await c.end();
-  }
-}
+const sql = <T extends pg.QueryResultRow = Record<string, unknown>>(db: TestDatabase, text: string, params: unknown[] = []): Promise<T[]> => db.query<T>(text, params);
 
 /** A worker process; its stderr readable while it runs. */
-function worker(db: TestDatabase, out: string, extra: string[]): { pid: number; stderr: () => string; done: Promise<CliResult>; kill: () => void } {
-  const env = { ...process.env, CI: '1', NO_COLOR: '1' };
-  const child = spawn(process.execPath, [CLI, 'worker', '-i', inventory, '--store', db.url, '--poll-ms', '200', '--out', out, '--json', ...extra], { cwd: REPO_ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.on('data', (d: Buffer) => (stdout += d.toString('utf8')));
-  child.stderr.on('data', (d: Buffer) => (stderr += d.toString('utf8')));
-  const timer = setTimeout(() => child.kill('SIGKILL'), 240_000);
-  const done = new Promise<CliResult>((resolve) =>
-    child.on('close', (code) => {
-      clearTimeout(timer);
-      resolve({ code, stdout, stderr });
-    }),
-  );
-  return { pid: child.pid!, stderr: () => stderr, done, kill: () => void child.kill('SIGKILL') };
+function worker(db: TestDatabase, out: string, extra: string[]): RunningCli {
+  return startCli(['worker', '-i', inventory, '--store', db.url, '--poll-ms', '200', '--out', out, '--json', ...extra], { timeoutMs: 240_000 });
 }
 
-const summaryOf = (r: CliResult) => JSON.parse(r.stdout.trim().split('\n').at(-1)!) as Record<string, number>;
+const summaryOf = (r: CliResult) => lastJsonLine<Record<string, number>>(r.stdout);
 
 const journal = (db: TestDatabase, runId: string) => sql<{ permutation_id: string | null; step: string; event: string; detail: string | null }>(db, `SELECT permutation_id, step, event, detail FROM storsweep.journal WHERE run_id = $1 ORDER BY seq`, [runId]);
 
 const resultKeys = async (db: TestDatabase, runId: string) =>
   (await sql<{ k: string }>(db, `SELECT permutation_id || '/' || repetition || '/' || test_id AS k FROM storsweep.results WHERE run_id = $1`, [runId])).map((r) => r.k).sort();
 
-/** fio processes measuring in `workdir` (their command line names the test file there) */
-function fioIn(workdir: string): number[] {
-  const pids: number[] = [];
-  for (const p of fs.readdirSync('/proc').filter((x) => /^\d+$/.test(x))) {
-    try {
-      const argv = fs.readFileSync(`/proc/${p}/cmdline`, 'utf8').split('\0');
-      if (argv.some((a) => a.endsWith('fio')) && argv.some((a) => a.includes(workdir))) pids.push(Number(p));
-    } catch {
-      /* gone */
-    }
-  }
-  return pids;
-}
-
-function bossOf(db: TestDatabase): PgBoss {
-  const c = db.connection;
-  const boss = new PgBoss({ host: String(c.host), port: Number(c.port), user: String(c.user), password: String(c.password), database: String(c.database), schema: QUEUE_SCHEMA, schedule: false, supervise: false });
-  boss.on('error', () => undefined);
-  return boss;
-}
+const bossOf = queueBossOf;
 
 describe('workers when something goes wrong', { timeout: 300_000 }, () => {
   it('a job in the wrong queue or naming another run is refused, cancelled and journalled, never run (finding 8)', async () => {
@@ -246,7 +195,7 @@ describe('workers when something goes wrong', { timeout: 300_000 }, () => {
     const out = path.join(dir, 'out-restart');
     const ws = [worker(db, out, ['--until-idle', '--lease', '10']), worker(db, out, ['--until-idle', '--lease', '10'])];
     // both targets measuring, each by its own worker
-    await expect.poll(() => [fioIn(path.join(dir, 'work-a')).length > 0, fioIn(path.join(dir, 'work-b')).length > 0], { timeout: 120_000, interval: 100 }).toEqual([true, true]);
+    await expect.poll(() => [fioIn(lab.workdir('a')).length > 0, fioIn(lab.workdir('b')).length > 0], { timeout: 120_000, interval: 100 }).toEqual([true, true]);
     const claimedBy = (await journal(db, runId)).filter((e) => e.event === 'claimed').map((e) => (JSON.parse(e.detail!) as { worker: string }).worker);
     expect(new Set(claimedBy).size).toBe(2);
     // a restart of a few seconds (fast shutdown: every session ended)

@@ -3,11 +3,10 @@
 // Two local targets of one run on this machine, worked at once by one worker (--concurrency 2);
 // cleanup while they measure is refused naming the worker, and both permutations complete (the
 // review saw cleanup's leftover-stopper for target a kill target b's fio: they shared the run's token).
-import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { localStoreLab, type LocalStoreLab } from '../helpers/local-store-lab.ts';
+import { fioIn, localStoreLab, type LocalStoreLab } from '../helpers/local-store-lab.ts';
 import type { TestDatabase, TestPostgres } from '../helpers/postgres.ts';
 import { quickSettings } from '../helpers/quick-settings.ts';
 import { lastJsonLine, runCli, stackTraceLines, submitRun } from './helpers/cli.ts';
@@ -26,20 +25,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await lab?.stop();
 });
-
-/** fio processes measuring in `workdir` (their command line names the test file there) */
-function fioIn(workdir: string): number[] {
-  const pids: number[] = [];
-  for (const p of fs.readdirSync('/proc').filter((x) => /^\d+$/.test(x))) {
-    try {
-      const argv = fs.readFileSync(`/proc/${p}/cmdline`, 'utf8').split('\0');
-      if (argv.some((a) => a.endsWith('fio')) && argv.some((a) => a.includes(workdir))) pids.push(Number(p));
-    } catch {
-      /* gone */
-    }
-  }
-  return pids;
-}
 
 describe('cleanup under live workers', () => {
   it('is refused naming the worker; the worker\'s permutations on both targets complete; afterwards cleanup runs', async () => {

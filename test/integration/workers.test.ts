@@ -6,7 +6,7 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { listVcsimLuns } from '../../src/lab/vsphere-inventory.ts';
+import { listVcsimLuns, vsphereTargetYaml } from '../../src/lab/vsphere-inventory.ts';
 import type { HarnessCall } from '../../src/lab/vcsim.ts';
 import { PgRunStoreBackend } from '../../src/results/pg-store.ts';
 import type { RunStore } from '../../src/results/port.ts';
@@ -31,31 +31,9 @@ beforeAll(async () => {
     lab.inventory,
     [
       // another VM on another host: runs in parallel with the VM0 targets
-      '  lab-vcenter-2:',
-      '    provider: vsphere',
-      '    vcenter: lab-vc',
-      '    datacenter: DC0',
-      '    host: DC0_C0_H0',
-      '    vm: DC0_C0_RP0_VM1',
-      '    version: "5.5"',
-      `    vmfsDevice: ${lunC0}`,
-      `    allowedDevices: [${lunC0}]`,
-      '    guest:',
-      `      workdir: ${path.join(lab.dir, 'scratch-2')}`,
-      `      byIdDir: ${lab.byIdDir}`,
+      ...vsphereTargetYaml({ name: 'lab-vcenter-2', vcenter: 'lab-vc', host: 'DC0_C0_H0', vm: 'DC0_C0_RP0_VM1', vmfsDevice: lunC0, version: '5.5', guest: { workdir: path.join(lab.dir, 'scratch-2'), byIdDir: lab.byIdDir } }),
       // the same VM as lab-vcenter, its own LUN: the two take turns, across workers too
-      '  lab-vm0-b:',
-      '    provider: vsphere',
-      '    vcenter: lab-vc',
-      '    datacenter: DC0',
-      '    host: DC0_H0',
-      '    vm: DC0_H0_VM0',
-      '    version: "5.5"',
-      `    vmfsDevice: ${lunB}`,
-      `    allowedDevices: [${lunB}]`,
-      '    guest:',
-      `      workdir: ${path.join(lab.dir, 'scratch-3')}`,
-      `      byIdDir: ${lab.byIdDir}`,
+      ...vsphereTargetYaml({ name: 'lab-vm0-b', vcenter: 'lab-vc', host: 'DC0_H0', vm: 'DC0_H0_VM0', vmfsDevice: lunB, version: '5.5', guest: { workdir: path.join(lab.dir, 'scratch-3'), byIdDir: lab.byIdDir } }),
       '',
     ].join('\n'),
   );

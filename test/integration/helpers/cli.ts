@@ -27,20 +27,30 @@ export interface CliOptions {
   nodeArgs?: readonly string[];
 }
 
-/** `storsweep <args…>` → {code, stdout, stderr}. Never rejects on a non-zero exit. */
-export function runCli(args: readonly string[], opts: CliOptions = {}): Promise<CliResult> {
+/** A CLI process under way: its pid at once, what it printed so far, and its end. */
+export interface RunningCli {
+  pid: number;
+  done: Promise<CliResult>;
+  stdout(): string;
+  stderr(): string;
+  /** SIGKILL */
+  kill(): void;
+}
+
+/** `storsweep <args…>` started; `done` never rejects on a non-zero exit. */
+export function startCli(args: readonly string[], opts: Omit<CliOptions, 'onSpawn'> = {}): RunningCli {
   const env: NodeJS.ProcessEnv = { ...process.env, CI: '1', NO_COLOR: '1' };
   for (const [k, v] of Object.entries(opts.env ?? {})) {
     if (v === undefined) delete env[k];
     else env[k] = v;
   }
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [...(opts.nodeArgs ?? []), CLI, ...args], { cwd: opts.cwd ?? REPO_ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d: Buffer) => (stdout += d.toString('utf8')));
-    child.stderr.on('data', (d: Buffer) => (stderr += d.toString('utf8')));
-    const timer = setTimeout(() => child.kill('SIGKILL'), opts.timeoutMs ?? 120_000);
+  const child = spawn(process.execPath, [...(opts.nodeArgs ?? []), CLI, ...args], { cwd: opts.cwd ?? REPO_ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (d: Buffer) => (stdout += d.toString('utf8')));
+  child.stderr.on('data', (d: Buffer) => (stderr += d.toString('utf8')));
+  const timer = setTimeout(() => child.kill('SIGKILL'), opts.timeoutMs ?? 120_000);
+  const done = new Promise<CliResult>((resolve, reject) => {
     child.on('error', (err) => {
       clearTimeout(timer);
       reject(err);
@@ -49,20 +59,20 @@ export function runCli(args: readonly string[], opts: CliOptions = {}): Promise<
       clearTimeout(timer);
       resolve({ code, stdout, stderr });
     });
-    if (child.pid) opts.onSpawn?.(child.pid);
   });
+  return { pid: child.pid ?? 0, done, stdout: () => stdout, stderr: () => stderr, kill: () => void child.kill('SIGKILL') };
+}
+
+/** `storsweep <args…>` → {code, stdout, stderr}. Never rejects on a non-zero exit. */
+export function runCli(args: readonly string[], opts: CliOptions = {}): Promise<CliResult> {
+  const c = startCli(args, opts);
+  if (c.pid) opts.onSpawn?.(c.pid);
+  return c.done;
 }
 
 /** Lines of a stack trace ("    at fn (file:1:2)"): the CLI must never print one. */
 export function stackTraceLines(text: string): string[] {
   return text.split('\n').filter((l) => /^\s+at\s/.test(l));
-}
-
-/** `runCli`, and the child's pid at once (to signal it, or to find its sessions). */
-export function startCli(args: readonly string[], opts: Omit<CliOptions, 'onSpawn'> = {}): { pid: number; done: Promise<CliResult> } {
-  let pid = 0;
-  const done = runCli(args, { ...opts, onSpawn: (p) => (pid = p) });
-  return { pid, done };
 }
 
 /** The last line of a `--json` command's stdout, parsed. */
