@@ -14,7 +14,7 @@ import { errorMessage, RunDirLocked, RunNotFound, StoreSchemaTooNew, StoreUnavai
 import { visible } from '../text/visible.ts';
 import type { LockHolder, RunLock } from './run-lock.ts';
 import { LATEST_VERSION, MIGRATIONS, SCHEMA } from './pg-migrations.ts';
-import { emptyCounts, FINAL_LEDGER_STATES, ledgerRowOf, LIVE_LEDGER_STATES, permutationRowOf, recordReader, storeLostOr, type JournalEntry, type LedgerRow, type LedgerState, type PermutationRow, type PermutationStatus, type RunMeta, type RunStore, type RunStoreBackend, type RunSummary, type StatusCounts } from './port.ts';
+import { emptyCounts, FINAL_LEDGER_STATES, journalEntryOf, ledgerRowOf, LIVE_LEDGER_STATES, permutationRowOf, recordReader, storeLostOr, type JournalEntry, type LedgerRow, type LedgerState, type PermutationRow, type PermutationStatus, type RunMeta, type RunStore, type RunStoreBackend, type RunSummary, type StatusCounts } from './port.ts';
 import type { ResultRecord } from './record.ts';
 
 const now = () => new Date().toISOString();
@@ -472,14 +472,7 @@ export class PgRunStore implements RunStore {
 
   async journal(): Promise<JournalEntry[]> {
     const { rows } = await this.pool.query<Record<string, unknown>>(`SELECT seq, at, permutation_id, step, event, detail FROM ${SCHEMA}.journal WHERE run_id = $1 ORDER BY seq`, [this.runId]);
-    return rows.map((r) => ({
-      seq: Number(r.seq),
-      at: r.at as string,
-      permutationId: (r.permutation_id as string | null) ?? null,
-      step: r.step as string,
-      event: r.event as string,
-      detail: r.detail ? (JSON.parse(r.detail as string) as unknown) : null,
-    }));
+    return rows.map(journalEntryOf);
   }
 
   // --- ledger ------------------------------------------------------------------------------

@@ -251,6 +251,18 @@ export function ledgerRowOf(r: Record<string, unknown>): LedgerRow {
   };
 }
 
+/** A `journal` row as both adapters read it (PostgreSQL returns the bigserial seq as text). */
+export function journalEntryOf(r: Record<string, unknown>): JournalEntry {
+  return {
+    seq: Number(r.seq),
+    at: r.at as string,
+    permutationId: (r.permutation_id as string | null) ?? null,
+    step: r.step as string,
+    event: r.event as string,
+    detail: r.detail ? (JSON.parse(r.detail as string) as unknown) : null,
+  };
+}
+
 /**
  * Parses a stored record and shares what records of one run repeat — the permutation's axes, the
  * test's identity, the tool, the metadata — with the records parsed before it by the same function

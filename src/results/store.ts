@@ -14,7 +14,7 @@ import { errorMessage, NotARegularFile, NotARunDirectory, RunStoreDamaged, RunSt
 
 export const DB_FILE = 'run.sqlite';
 
-import { FINAL_LEDGER_STATES, ledgerRowOf, LIVE_LEDGER_STATES, permutationRowOf, recordReader, runInfoOf, type LedgerRow, type LedgerState, type PermutationRow, type PermutationStatus, type RunMeta, type StoredRunInfo } from './port.ts';
+import { FINAL_LEDGER_STATES, journalEntryOf, ledgerRowOf, LIVE_LEDGER_STATES, permutationRowOf, recordReader, runInfoOf, type JournalEntry, type LedgerRow, type LedgerState, type PermutationRow, type PermutationStatus, type RunMeta, type StoredRunInfo } from './port.ts';
 
 // The shapes belong to the port (results/port.ts); re-exported for the callers of this adapter.
 export { FINAL_LEDGER_STATES, LIVE_LEDGER_STATES };
@@ -385,15 +385,8 @@ export class ResultStore {
     this.db.prepare('INSERT INTO journal (at, permutation_id, step, event, detail) VALUES (?, ?, ?, ?, ?)').run(now(), permutationId, step, event, detail === null || detail === undefined ? null : JSON.stringify(detail));
   }
 
-  journal(): Array<{ seq: number; at: string; permutationId: string | null; step: string; event: string; detail: unknown }> {
-    return (this.db.prepare('SELECT * FROM journal ORDER BY seq').all() as Array<Record<string, unknown>>).map((r) => ({
-      seq: r.seq as number,
-      at: r.at as string,
-      permutationId: (r.permutation_id as string | null) ?? null,
-      step: r.step as string,
-      event: r.event as string,
-      detail: r.detail ? (JSON.parse(r.detail as string) as unknown) : null,
-    }));
+  journal(): JournalEntry[] {
+    return (this.db.prepare('SELECT * FROM journal ORDER BY seq').all() as Array<Record<string, unknown>>).map(journalEntryOf);
   }
 
   // --- ledger ------------------------------------------------------------------------------
