@@ -18,8 +18,11 @@ if (!bundle) {
   try {
     await import(bundle);
   } catch (err) {
-    // removed by a build of another process since it was found fresh (an hour-old bundle): the sources, as before
-    if (fs.existsSync(fileURLToPath(bundle))) throw err;
+    // removed by a build of another process since it was found fresh (an hour-old bundle): the
+    // sources, as before — only when the bundle itself could not be found, so nothing of it ran. A
+    // command that ran and failed is never run a second time (a long one outlives its bundle).
+    const missing = err?.code === 'ERR_MODULE_NOT_FOUND' && String(err.message).includes(fileURLToPath(bundle));
+    if (!missing || fs.existsSync(fileURLToPath(bundle))) throw err;
     await viaTsx();
   }
 }

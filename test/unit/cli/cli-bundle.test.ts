@@ -107,4 +107,26 @@ describe('the CLI bundle', () => {
     expect(moved.out).toBe('alpha 1 9.9.9');
     expect(moved.bundle).toContain(`${repo}/.build/`);
   });
+
+  it('bin/storsweep.mjs: a command that ran from the bundle and failed is never run again through tsx, even when its bundle was removed meanwhile (review s23)', () => {
+    // a long command (a night's sweep) outlives its bundle: another process's build removes bundles
+    // older than an hour. Here the command itself removes it, then fails past main's own catch.
+    fs.copyFileSync(path.join(ROOT, 'bin', 'storsweep.mjs'), path.join(repo, 'bin', 'storsweep.mjs'));
+    fs.mkdirSync(path.join(repo, 'src', 'cli'));
+    fs.writeFileSync(
+      path.join(repo, 'src', 'cli', 'main.ts'),
+      "import fs from 'node:fs';\nconst runs = process.env.RUNS_FILE as string;\nfs.appendFileSync(runs, 'ran\\n');\nconst m = JSON.parse(fs.readFileSync(new URL('../../.build/main.json', import.meta.url), 'utf8')) as { bundle: string };\nfs.rmSync(new URL(`../../.build/${m.bundle}`, import.meta.url), { force: true });\nthrow new Error('the command failed');\n",
+    );
+    const runs = path.join(repo, 'runs.txt');
+    let failed = false;
+    try {
+      execFileSync(process.execPath, [path.join(repo, 'bin', 'storsweep.mjs')], { encoding: 'utf8', stdio: 'pipe', env: { ...process.env, RUNS_FILE: runs } });
+    } catch {
+      failed = true;
+    }
+    expect(failed).toBe(true);
+    // it ran from the bundle (not the tsx fallback from the start), and once
+    expect(fs.existsSync(path.join(repo, '.build', 'main.json'))).toBe(true);
+    expect(fs.readFileSync(runs, 'utf8')).toBe('ran\n');
+  });
 });
