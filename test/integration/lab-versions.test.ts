@@ -44,7 +44,7 @@ function standin(stateDir: string, tool: string, args: string[]): Promise<{ code
 }
 
 // SOAP methods that change nothing on a host (reads, session, views); anything else is mutating.
-const READ_ONLY = /^(RetrieveServiceContent|Login|Logout|RetrieveProperties(Ex)?|ContinueRetrievePropertiesEx|CancelRetrievePropertiesEx|CreateContainerView|DestroyView|CreateFilter|DestroyPropertyFilter|WaitForUpdatesEx|FindByInventoryPath|CurrentTime|Query\w+)$/;
+const READ_ONLY = /^(RetrieveServiceContent|Login|Logout|RetrieveProperties(Ex)?|ContinueRetrievePropertiesEx|CancelRetrievePropertiesEx|CreateContainerView|CreateListView|ModifyListView|DestroyView|CreateFilter|DestroyPropertyFilter|WaitForUpdatesEx|FindByInventoryPath|CurrentTime|Query\w+)$/;
 const mutating = (calls: Record<string, number>) => Object.keys(calls).filter((m) => !READ_ONLY.test(m));
 
 /** Playbooks the acceptance names, on the lab's targets. */

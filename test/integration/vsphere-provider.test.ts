@@ -289,11 +289,14 @@ describe('faults', () => {
       const calls = await sim.control.calls();
       // at least: initial state (running), then the blocking call that returns success
       expect(calls.WaitForUpdatesEx).toBeGreaterThanOrEqual(2);
-      // the session's one collector (wait.ts): a filter per wait, each destroyed when it ends
+      // the session's one collector (wait.ts): task waits go through its one task view (a
+      // ListView and one filter), no filter per wait
       await new Promise((r) => setTimeout(r, 200));
       const after = await sim.control.calls();
       expect(after.CreatePropertyCollector ?? 0).toBeLessThanOrEqual(1);
-      expect(after.CreateFilter).toBe(after.DestroyPropertyFilter);
+      expect(after.CreateListView ?? 0).toBeLessThanOrEqual(1);
+      expect(after.ModifyListView).toBeGreaterThanOrEqual(1);
+      expect(after.CreateFilter ?? 0).toBe((after.DestroyPropertyFilter ?? 0) + (after.CreateListView ?? 0));
     } finally {
       await sim.control.slowTask('ReconfigVM_Task', 0);
       await provider.close();

@@ -1,7 +1,9 @@
 // Task waits of one session share one PropertyCollector and one WaitForUpdatesEx long poll
 // (src/providers/vsphere/wait.ts), against the vcsim harness with 10 standalone hosts (20 VMs).
-// The harness's call log shows what went over the wire: one collector, a filter per wait (each
-// destroyed), never two long polls at once, and what a cancelled wait or an expired session does.
+// The harness's call log shows what went over the wire: one collector, one ListView with one filter
+// for every task wait (a task goes in with ModifyListView, nothing is destroyed per wait), never two
+// long polls at once, and what a cancelled wait, another task on the same VM, a task that finished
+// before its wait, an unknown task or an expired session does.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startVcsim, type HarnessCall, type VcsimHandle } from '../../src/lab/vcsim.ts';
 import { VsphereClient, type MoRef } from '../../src/providers/vsphere/client.ts';
@@ -53,7 +55,7 @@ const count = (log: HarnessCall[], method: string) => log.filter((e) => e.method
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 describe('shared property collector', { timeout: 120_000 }, () => {
-  it('20 concurrent task waits: one collector, one long poll at a time, a filter per wait, all destroyed', async () => {
+  it('20 concurrent task waits: one collector, one long poll at a time, one task view (batched ModifyListView), no filter per wait', async () => {
     const c = await connect();
     try {
       await sim.control.slowTask('ReconfigVM_Task', 800);
@@ -72,27 +74,38 @@ describe('shared property collector', { timeout: 120_000 }, () => {
       expect(results.map((r) => r.status)).toEqual(tasks.map(() => 'fulfilled'));
       // all waits overlapped: together they took about one slow task, not twenty
       expect(took).toBeLessThan(5000);
-      await sleep(300); // the filters are destroyed after the waits resolve, without holding them up
+      await sleep(300);
       const log = await sim.control.log();
       expect(count(log, 'CreatePropertyCollector')).toBe(1);
       expect(count(log, 'DestroyPropertyCollector')).toBe(0);
-      expect(count(log, 'CreateFilter')).toBe(20);
-      expect(count(log, 'DestroyPropertyFilter')).toBe(20);
+      // one view and its filter for all twenty; the tasks went in with ModifyListView, one call at
+      // a time, those that came while one was under way together in the next
+      expect(count(log, 'CreateListView')).toBe(1);
+      expect(count(log, 'CreateFilter')).toBe(1);
+      expect(count(log, 'DestroyPropertyFilter')).toBe(0);
+      expect(count(log, 'ModifyListView')).toBeGreaterThanOrEqual(2);
+      expect(count(log, 'ModifyListView')).toBeLessThan(20);
+      expect(maxInFlight(log, 'ModifyListView')).toBe(1);
       expect(maxInFlight(log, 'WaitForUpdatesEx')).toBe(1);
-      // filters created while a long poll was under way were not held back by it (vcsim 0.24 held
-      // them until the poll ended)
-      const filters = log.filter((e) => e.method === 'CreateFilter');
-      expect(Math.max(...filters.map((f) => f.end - f.start))).toBeLessThan(1000);
+      // calls made while a long poll was under way were not held back by it (vcsim 0.24 held a
+      // CreateFilter until the poll ended)
+      const modifies = log.filter((e) => e.method === 'ModifyListView' || e.method === 'CreateFilter');
+      expect(Math.max(...modifies.map((f) => f.end - f.start))).toBeLessThan(1000);
       // with no wait left, the poll stops by itself after IDLE_POLL_MS (no logout needed)
       await sleep(IDLE_POLL_MS + 2000);
       expect((await sim.control.log()).filter((e) => e.method === 'WaitForUpdatesEx').every((e) => e.end > 0)).toBe(true);
+      // and the next task wait starts it again: through the view made before, its task comes
+      await sim.control.slowTask('ReconfigVM_Task', 0);
+      const after = await touch(c, vms[0]!, 'after-idle');
+      expect(await waitForTask(c.session, c.serviceContent, after, { timeoutMs: 10_000 }).then(() => 'done')).toBe('done');
+      expect(count(await sim.control.log(), 'CreateListView')).toBe(1);
     } finally {
       await sim.control.slowTask('ReconfigVM_Task', 0);
       await c.logout();
     }
   });
 
-  it('a wait cancelled mid-way ends alone; when it is the last, the poll is cancelled and its filter destroyed', async () => {
+  it('a wait cancelled mid-way ends alone; when it is the last, the poll stays open for the next wait', async () => {
     const c = await connect();
     try {
       await sim.control.reset();
@@ -107,7 +120,7 @@ describe('shared property collector', { timeout: 120_000 }, () => {
       expect(await waitB.then(() => 'done')).toBe('done');
       expect(count(await sim.control.log(), 'CancelWaitForUpdates')).toBe(0);
 
-      // alone: the poll stays open a while for the next wait (it answers that wait's CreateFilter)
+      // alone: the poll stays open a while for the next wait (it answers that wait's ModifyListView)
       const [d] = await Promise.all([touch(c, vms[2]!, 'cancel-d')]);
       const ad = new AbortController();
       const waitD = waitForTask(c.session, c.serviceContent, d, { signal: ad.signal });
@@ -117,14 +130,18 @@ describe('shared property collector', { timeout: 120_000 }, () => {
       await sleep(300);
       const log = await sim.control.log();
       expect(count(log, 'CancelWaitForUpdates')).toBe(0);
-      expect(count(log, 'DestroyPropertyFilter')).toBe(count(log, 'CreateFilter'));
+      // nothing per wait to destroy: the view's one filter stays for the session
+      expect(count(log, 'DestroyPropertyFilter')).toBe(0);
+      expect(count(log, 'CreateFilter')).toBe(1);
       // a per-wait timeout ends only that wait too
       const [e] = await Promise.all([touch(c, vms[3]!, 'timeout-e')]);
       await expect(waitForTask(c.session, c.serviceContent, e, { timeoutMs: 200 })).rejects.toThrow(/not ready after 200 ms/);
       // and the next wait on the same session works
       await sim.control.slowTask('ReconfigVM_Task', 0);
       expect(await waitForTask(c.session, c.serviceContent, await touch(c, vms[4]!, 'after')).then(() => 'done')).toBe('done');
-      // logging out cancels the poll under way: nothing is left waiting on the server
+      // logging out cancels the poll under way (the idle poll, sent right after the last answer):
+      // nothing is left waiting on the server
+      await sleep(100);
       await c.logout();
       const end = await sim.control.log();
       expect(count(end, 'CancelWaitForUpdates')).toBe(1);
@@ -136,7 +153,7 @@ describe('shared property collector', { timeout: 120_000 }, () => {
   });
 
   for (const slowMs of [0, 800]) {
-    it(`a disk create's task filter carries the VM's devices: the new disk's key comes with the task's success, no read after it (task ${slowMs ? 'slow' : 'done at once'})`, async () => {
+    it(`a disk create's task filter carries the VM's devices (the new disk's key comes with the task's success, no read after it); a detach's task goes through the task view (task ${slowMs ? 'slow' : 'done at once'})`, async () => {
       const c = await connect();
       const vm = vms[0]!;
       try {
@@ -144,17 +161,23 @@ describe('shared property collector', { timeout: 120_000 }, () => {
         await sim.control.slowTask('ReconfigVM_Task', slowMs);
         const disk = await c.createDisk(vm, { datastore: 'LocalDS_0', fileName: `waits-carry-${slowMs}.vmdk`, sizeBytes: 2 ** 20, format: 'thin' });
         // (a new session's first wait also makes the shared collector)
-        const log = (await sim.control.log()).filter((e) => !['WaitForUpdatesEx', 'DestroyPropertyFilter', 'CreatePropertyCollector'].includes(e.method));
-        // the read for placement, the reconfigure, its wait's filter: nothing read afterwards
-        expect(log.map((e) => e.method)).toEqual(['RetrievePropertiesEx', 'ReconfigVM_Task', 'CreateFilter']);
+        const methods = async () => (await sim.control.log()).filter((e) => !['WaitForUpdatesEx', 'DestroyPropertyFilter', 'CreatePropertyCollector'].includes(e.method)).map((e) => e.method);
+        // the read for placement, the reconfigure, its wait's filter (task + VM): nothing read afterwards
+        expect(await methods()).toEqual(['RetrievePropertiesEx', 'ReconfigVM_Task', 'CreateFilter']);
         // what came with the task is what the VM has
         const now = (await c.devices(vm)).find((d) => d.key === disk.key);
         expect(now?._type).toBe('VirtualDisk');
         expect(now?.backing?.fileName).toBe(`[LocalDS_0] waits-carry-${slowMs}.vmdk`);
         expect([now?.controllerKey, now?.unitNumber]).toEqual([disk.controllerKey, disk.unitNumber]);
-        await sim.control.slowTask('ReconfigVM_Task', 0);
+        const second = await c.createDisk(vm, { datastore: 'LocalDS_0', fileName: `waits-carry-${slowMs}-b.vmdk`, sizeBytes: 2 ** 20, format: 'thin' });
+        await sim.control.reset();
+        // the session's first plain task wait makes the task view (once); the next only adds its task
         expect(await c.detachDisk(vm, disk.key, { deleteFile: true })).toBe('removed');
-        expect((await c.devices(vm)).some((d) => d.key === disk.key)).toBe(false);
+        expect(await methods()).toEqual(['RetrievePropertiesEx', 'ReconfigVM_Task', 'CreateListView', 'CreateFilter', 'ModifyListView']);
+        await sim.control.reset();
+        expect(await c.detachDisk(vm, second.key, { deleteFile: true })).toBe('removed');
+        expect(await methods()).toEqual(['RetrievePropertiesEx', 'ReconfigVM_Task', 'ModifyListView']);
+        expect((await c.devices(vm)).some((d) => d.key === disk.key || d.key === second.key)).toBe(false);
       } finally {
         await sim.control.slowTask('ReconfigVM_Task', 0);
         await c.logout();
@@ -162,7 +185,7 @@ describe('shared property collector', { timeout: 120_000 }, () => {
     });
   }
 
-  it('session expiry mid-wait: one re-login, a new collector with the open waits filters, every wait ends in success', async () => {
+  it('session expiry mid-wait: one re-login, a new collector and a new task view with the open waits tasks, every wait ends in success', async () => {
     const events: string[] = [];
     const c = await connect(events);
     // short long polls, so the expired session is noticed before the tasks finish
@@ -179,7 +202,9 @@ describe('shared property collector', { timeout: 120_000 }, () => {
       const log = await sim.control.log();
       expect(count(log, 'Login')).toBe(1);
       expect(count(log, 'CreatePropertyCollector')).toBe(2);
-      expect(count(log, 'CreateFilter')).toBe(10);
+      // the view went with the old session: made again, with every open wait's task
+      expect(count(log, 'CreateListView')).toBe(2);
+      expect(count(log, 'CreateFilter')).toBe(2);
       expect(maxInFlight(log, 'WaitForUpdatesEx')).toBe(1);
       expect(events.filter((e) => e.startsWith('relogin'))).toHaveLength(1);
     } finally {
@@ -213,9 +238,106 @@ describe('shared property collector', { timeout: 120_000 }, () => {
       // one new collector and one filter on it: no CreateFilter or poll sent to the old collector
       // first to learn from ManagedObjectNotFound that it went with the old session
       expect(count(log, 'CreatePropertyCollector')).toBe(1);
+      // (the filter is the new task view's: the old view went with the old session too)
+      expect(count(log, 'CreateListView')).toBe(1);
       expect(count(log, 'CreateFilter')).toBe(1);
       expect(log.filter((e) => ['CreateFilter', 'WaitForUpdatesEx'].includes(e.method) && e.this === old)).toEqual([]);
     } finally {
+      await c.logout();
+    }
+  });
+});
+
+describe('task waits through one ListView: each wait sees its own task', { timeout: 120_000 }, () => {
+  /** A disk at the SCSI controller's own unit (7): refused by the host, the task fails at once (reconfig_rules.go). */
+  async function refusedTask(c: VsphereClient, vm: MoRef): Promise<MoRef> {
+    const scsi = (await c.devices(vm)).find((d) => /SCSI|LsiLogic|BusLogic/.test(d._type ?? ''));
+    expect(scsi).toBeDefined();
+    return reconfigVMTask(c.session, vm, {
+      deviceChange: [
+        {
+          operation: 'add',
+          fileOperation: 'create',
+          device: {
+            _type: 'VirtualDisk',
+            key: -1,
+            backing: { _type: 'VirtualDiskFlatVer2BackingInfo', fileName: '[LocalDS_0] waits-refused.vmdk', diskMode: 'persistent', thinProvisioned: true },
+            controllerKey: scsi!.key,
+            unitNumber: 7,
+            capacityInKB: 1024,
+          },
+        },
+      ],
+    });
+  }
+
+  it('another task on the same VM does not resolve ours: a slow success and a quick failure, each wait gets its own outcome', async () => {
+    const c = await connect();
+    const vm = vms[5]!;
+    try {
+      await sim.control.reset();
+      await sim.control.slowTask('ReconfigVM_Task', 1500);
+      const slow = await touch(c, vm, 'own-task-slow');
+      let slowDone = false;
+      const waitSlow = waitForTask(c.session, c.serviceContent, slow).then(() => (slowDone = true));
+      await sleep(200);
+      // the same VM, while the slow task runs: refused, so it fails at once
+      const refused = await refusedTask(c, vm);
+      await expect(waitForTask(c.session, c.serviceContent, refused)).rejects.toMatchObject({ faultName: 'InvalidDeviceSpec' });
+      // that failure went through the same view and did not end the slow task's wait
+      expect(slowDone).toBe(false);
+      expect(await waitSlow).toBe(true);
+      // the slow task's wait ended after the slow task itself finished, not with the failure
+      const log = await sim.control.log();
+      const slowEnd = log.find((e) => e.method === 'ReconfigVM_Task' && e.taskEnd)?.taskEnd ?? 0;
+      expect(slowEnd).toBeGreaterThan(0);
+      expect(Date.now()).toBeGreaterThanOrEqual(Math.floor(slowEnd));
+      expect(count(log, 'CreateListView')).toBe(1);
+      expect(count(log, 'CreateFilter')).toBe(1);
+    } finally {
+      await sim.control.slowTask('ReconfigVM_Task', 0);
+      await c.logout();
+    }
+  });
+
+  it('a task that finished before its wait began (before the view existed, and on another session) is resolved with its outcome', async () => {
+    const a = await connect();
+    const b = await connect();
+    try {
+      await sim.control.reset();
+      await sim.control.slowTask('ReconfigVM_Task', 0);
+      const ok = await touch(a, vms[6]!, 'finished-before');
+      const refused = await refusedTask(a, vms[6]!);
+      await sleep(300);
+      // session a has made no view yet; session b never saw these tasks start
+      expect(await waitForTask(a.session, a.serviceContent, ok).then(() => 'done')).toBe('done');
+      await expect(waitForTask(a.session, a.serviceContent, refused)).rejects.toMatchObject({ faultName: 'InvalidDeviceSpec' });
+      expect(await waitForTask(b.session, b.serviceContent, ok).then(() => 'done')).toBe('done');
+      await expect(waitForTask(b.session, b.serviceContent, refused)).rejects.toMatchObject({ faultName: 'InvalidDeviceSpec' });
+      // the same task waited for again on a session whose view already had (and dropped) it
+      expect(await waitForTask(a.session, a.serviceContent, ok).then(() => 'again')).toBe('again');
+    } finally {
+      await a.logout();
+      await b.logout();
+    }
+  });
+
+  it('a task the server does not know fails not-found at once; the waits beside it are not held up', async () => {
+    const c = await connect();
+    try {
+      await sim.control.reset();
+      await sim.control.slowTask('ReconfigVM_Task', 600);
+      const real = await touch(c, vms[7]!, 'beside-unknown');
+      const waitReal = waitForTask(c.session, c.serviceContent, real);
+      const t0 = Date.now();
+      await expect(waitForTask(c.session, c.serviceContent, { type: 'Task', value: 'task-that-never-was' })).rejects.toMatchObject({ reason: 'not-found' });
+      expect(Date.now() - t0).toBeLessThan(5000);
+      expect(await waitReal.then(() => 'done')).toBe('done');
+      // and the session's view still serves the next wait
+      await sim.control.slowTask('ReconfigVM_Task', 0);
+      expect(await waitForTask(c.session, c.serviceContent, await touch(c, vms[7]!, 'after-unknown')).then(() => 'done')).toBe('done');
+    } finally {
+      await sim.control.slowTask('ReconfigVM_Task', 0);
       await c.logout();
     }
   });

@@ -35,7 +35,7 @@ function worker(db: TestDatabase, out: string, extra: string[]): { pid: number; 
  * already under way), and it closes its own vCenter session; a reconfigure, a datastore created or
  * removed, a file deleted — anything else — fails the test.
  */
-const READ_ONLY = /^(Retrieve\w*|Query\w*|CurrentTime|CreateContainerView|DestroyView|CreateFilter|DestroyPropertyFilter|WaitForUpdatesEx|CancelWaitForUpdates|CreatePropertyCollector|DestroyPropertyCollector|Logout)$/;
+const READ_ONLY = /^(Retrieve\w*|Query\w*|CurrentTime|CreateContainerView|CreateListView|ModifyListView|DestroyView|CreateFilter|DestroyPropertyFilter|WaitForUpdatesEx|CancelWaitForUpdates|CreatePropertyCollector|DestroyPropertyCollector|Logout)$/;
 
 describe('a worker that loses its lease', { timeout: 600_000 }, () => {
   it('sends nothing more to the lab and writes nothing to the run; the other worker takes over, cleans up and redoes it', async () => {

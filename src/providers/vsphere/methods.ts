@@ -126,6 +126,19 @@ export async function createContainerView(rt: RoundTripper, viewManager: MoRef, 
   return decodeReturn(r, 'moref') as MoRef;
 }
 
+export async function createListView(rt: RoundTripper, viewManager: MoRef, objs: MoRef[]): Promise<MoRef> {
+  return decodeReturn(await rt.roundTrip('CreateListView', viewManager, [['obj', objs]]), 'moref') as MoRef;
+}
+
+/** ModifyListView: "A list containing any objects in 'add' that could not be resolved" (vSphere API, ListView). */
+export async function modifyListView(rt: RoundTripper, view: MoRef, add: MoRef[], remove: MoRef[]): Promise<MoRef[]> {
+  const r = await rt.roundTrip('ModifyListView', view, [
+    ['add', add],
+    ['remove', remove],
+  ]);
+  return decodeReturn(r, 'moref[]') as MoRef[];
+}
+
 export async function destroyView(rt: RoundTripper, view: MoRef): Promise<void> {
   await rt.roundTrip('DestroyView', view, []);
 }

@@ -40,6 +40,8 @@ const READ_ONLY = new Set([
   'DestroyPropertyFilter',
   'CancelWaitForUpdates',
   'DestroyView',
+  // the task view's adds and removes (wait.ts): sent twice, the view holds the same objects
+  'ModifyListView',
   'Logout',
 ]);
 

@@ -1,5 +1,6 @@
 // Waiting for a Task: Task.info through the session's shared property collector and its one
-// WaitForUpdatesEx loop (wait.ts) until info.state is success or error.
+// WaitForUpdatesEx loop (wait.ts) until info.state is success or error. The task goes into the
+// session's task view (one ListView and one filter, wait.ts) rather than a filter of its own.
 import { fromTaskError } from './fault.ts';
 import type { RoundTripper } from './methods.ts';
 import type { MoRef } from './soap.ts';
@@ -52,6 +53,7 @@ function waitTask(rt: RoundTripper, sc: ServiceContent, task: MoRef, opts: WaitT
       ...(opts.timeoutMs !== undefined ? { timeoutMs: opts.timeoutMs } : {}),
       ...(opts.signal ? { signal: opts.signal } : {}),
       ...(watch ? { also: [watch] } : {}),
+      taskView: true,
       what: () => `task ${task.value} (${last?.name ?? '?'}, last state ${last?.state ?? 'unknown'})`,
       host: opts.host ?? '',
     },

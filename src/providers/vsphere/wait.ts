@@ -17,13 +17,36 @@
 // The poll stays open for a while after the last wait ended (IDLE_POLL_MS): the next wait's
 // CreateFilter is then answered by the poll already under way, one round trip instead of two
 // (CreateFilter, then WaitForUpdatesEx). After that it stops; close() (the client's logout)
-// cancels a poll under way with CancelWaitForUpdates.
+// cancels a poll under way with CancelWaitForUpdates. The next poll and a filter's destroy go out
+// after a macrotask (setImmediate): the call the resolved wait's caller makes next goes first.
 // A wait may name more objects (`also`): the same filter reports them with the waited-for one, so
 // a task's wait can bring the properties the task changed (disks.ts: a VM's devices after adding
 // a disk) instead of a read after it.
+// Task waits (task.ts, `taskView`) do not make a filter each: the session keeps ONE ListView and
+// one filter on it (Task.info through the view), and a wait adds its task with ModifyListView,
+// which also takes out the tasks whose waits ended (batched: one call in flight, the rest in the
+// next). A wait that wants a VM's devices with its task (`also`) keeps its own filter. The API
+// reference recommends this ("Generally, a ListView is a better way to monitor a specific set of
+// Task objects", TaskManager.recentTask); recentTask itself is not used: "vSphere Servers might
+// not generate property collector update notifications for this property" (ManagedEntity and
+// TaskManager.recentTask, vSphere API since 5.0). Updates through the view are keyed by object,
+// so a wait sees only its own task; a task that finished before it was added is reported with
+// its final info when it enters the view; one the server no longer knows is unresolved (the
+// wait fails not-found). The view lives as long as its session, like the collector: when the
+// collector is given up (session-scoped.ts) the view goes with it, and the open waits' tasks go
+// into a new one. docs/decisions.md, "Task waits through one ListView".
 // Tasks (task.ts) and VM states (vms.ts) both wait through it.
 import { isFault, VsphereClientError } from './fault.ts';
-import { cancelWaitForUpdates, createFilter, createPropertyCollector, destroyPropertyFilter, waitForUpdatesEx, type RoundTripper } from './methods.ts';
+import {
+  cancelWaitForUpdates,
+  createFilter,
+  createListView,
+  createPropertyCollector,
+  destroyPropertyFilter,
+  modifyListView,
+  waitForUpdatesEx,
+  type RoundTripper,
+} from './methods.ts';
 import { isGone, SessionScoped, type Scoped } from './session-scoped.ts';
 import type { MoRef } from './soap.ts';
 import { arr, type DataObject, type ServiceContent, type UpdateSet } from './types.ts';
@@ -38,6 +61,11 @@ export interface WaitOptions {
    */
   also?: Watch[];
   signal?: AbortSignal;
+  /**
+   * A Task's wait: through the session's task view (one ListView, one filter) when it asks for
+   * `info` and nothing `also`; else (a wait that wants a VM's devices with the task) its own filter.
+   */
+  taskView?: boolean;
   /** for the timeout message, e.g. `task task-12 (CreateVmfsDatastore)` */
   what: () => string;
   host: string;
@@ -47,6 +75,7 @@ export interface WaitOptions {
 export const LONG_POLL_SECONDS = 30;
 /** How long the poll stays open with no wait, for the next one. */
 export const IDLE_POLL_MS = 5_000;
+
 
 /** An object and the properties of it to report. */
 export interface Watch {
@@ -66,10 +95,38 @@ interface Waiter {
   /** its filter on `collector`, once created */
   filter?: MoRef;
   collector?: Scoped;
+  /** waits through the task view instead of a filter of its own */
+  viaView: boolean;
+  /** the task view it is registered with */
+  view?: TaskView;
   done: boolean;
   /** the values changed: ask settle */
   update(truncated: boolean): void;
   fail(err: unknown): void;
+}
+
+/**
+ * The session's task view: a ListView on the shared collector with one filter through it (Task
+ * `info`). A task is added when a wait needs it and taken out with the next ModifyListView once
+ * no wait needs it. `values` are the latest reported, per task.
+ */
+interface TaskView {
+  collector: Scoped;
+  /** the collector's moref (the view was made after it was) */
+  pc: MoRef;
+  /** the ListView and its filter, once made (CreateListView, CreateFilter) */
+  ready?: Promise<{ view: MoRef; filter: MoRef }>;
+  view?: MoRef;
+  filter?: MoRef;
+  /** objects in the view or on their way in, by key */
+  members: Set<string>;
+  pendingAdd: Map<string, { obj: MoRef; settled: Array<(unresolved: boolean, err?: unknown) => void> }>;
+  pendingRemove: Map<string, MoRef>;
+  /** a ModifyListView under way (one at a time: the server sees adds and removes in order) */
+  modifying: boolean;
+  values: Map<string, Record<string, unknown>>;
+  /** the waits registered, by task key */
+  byObject: Map<string, Set<Waiter>>;
 }
 
 export interface PropertyWaitsOptions {
@@ -101,6 +158,7 @@ export class PropertyWaits {
    * answer first (the server reports a new filter at once). Kept until claimed, or a minute.
    */
   private readonly unclaimed = new Map<string, { at: number; objectSet: ObjectUpdates }>();
+  private taskView: TaskView | undefined;
 
   constructor(
     private readonly rt: RoundTripper,
@@ -145,6 +203,7 @@ export class PropertyWaits {
         values: {},
         also,
         alsoValues: also.map(() => ({})),
+        viaView: opts.taskView === true && this.sc.viewManager !== undefined && fitsTaskView(obj, paths, also),
         done: false,
         update: (truncated) => {
           if (truncated) return;
@@ -190,11 +249,14 @@ export class PropertyWaits {
 
   /** The collector is gone with its session (retired): every open wait gets a filter on a new one. */
   private reattach(c: Scoped): void {
+    // the task view lives as long as its session too: made again by the first wait re-attached
+    if (this.taskView?.collector === c) this.taskView = undefined;
     for (const w of this.open) {
       if (w.collector !== c) continue;
       if (w.filter) this.byFilter.delete(w.filter.value);
       w.filter = undefined;
       w.collector = undefined;
+      w.view = undefined;
       w.values = {};
       w.alsoValues = w.also.map(() => ({}));
       this.attach(w).catch((err: unknown) => w.fail(err));
@@ -202,6 +264,7 @@ export class PropertyWaits {
   }
 
   private async attach(w: Waiter): Promise<void> {
+    if (w.viaView) return this.attachToView(w);
     for (let attempt = 0; ; attempt++) {
       const c = this.currentCollector();
       const pc = await c.ref;
@@ -234,13 +297,223 @@ export class PropertyWaits {
     }
   }
 
+  /**
+   * A task wait through the session's task view: registers the wait by object, then has its task
+   * added with the next ModifyListView. The caller's updates
+   * need no reply first (they are keyed by object, not by filter); the reply matters only when it
+   * says the task could not be resolved, or the view is gone with its session.
+   */
+  private async attachToView(w: Waiter): Promise<void> {
+    for (;;) {
+      const c = this.currentCollector();
+      const pc = await c.ref;
+      if (w.done) return;
+      if (c.retired) continue;
+      let tv = this.taskView;
+      if (!tv || tv.collector !== c) {
+        tv = { collector: c, pc, members: new Set(), pendingAdd: new Map(), pendingRemove: new Map(), modifying: false, values: new Map(), byObject: new Map() };
+        this.taskView = tv;
+      }
+      const view = tv;
+      w.collector = c;
+      w.view = view;
+      for (const o of waiterObjects(w)) {
+        const k = refKey(o);
+        let set = view.byObject.get(k);
+        if (!set) view.byObject.set(k, (set = new Set()));
+        set.add(w);
+        this.want(view, o, (unresolved, err) => this.added(w, view, o, unresolved, err));
+      }
+      if (!view.ready) this.makeView(view);
+      else {
+        this.pump(view);
+        // the poll may have stopped (idle): its answers bring this task
+        if (view.filter) this.ensurePolling();
+      }
+      // already reported (a task waited for again while still in the view)
+      if (view.filter && view.values.has(refKey(w.obj))) this.updateFromView(w, view, false);
+      return;
+    }
+  }
+
+  /** `o` into the view (if not in it or on its way): queued for the next ModifyListView. */
+  private want(tv: TaskView, o: MoRef, settled: (unresolved: boolean, err?: unknown) => void): void {
+    const k = refKey(o);
+    // taken out with the next call: stays in instead
+    if (tv.pendingRemove.delete(k)) return;
+    if (tv.members.has(k)) {
+      tv.pendingAdd.get(k)?.settled.push(settled);
+      return;
+    }
+    tv.members.add(k);
+    tv.pendingAdd.set(k, { obj: o, settled: [settled] });
+  }
+
+  /** The answer to adding `o` for `w`: unresolved = the server does not know it. */
+  private added(w: Waiter, tv: TaskView, o: MoRef, unresolved: boolean, err?: unknown): void {
+    if (w.done || w.view !== tv) return;
+    if (err !== undefined) {
+      if (isGone(err, tv.pc) || (tv.view && isFault(err, 'ManagedObjectNotFound') && sameRef(err.details.detail.obj as MoRef, tv.view))) {
+        // the session was replaced: the view went with it
+        this.collectors.retire(tv.collector);
+        return;
+      }
+      // vcsim (govmomi 0.24) faults ManagedObjectNotFound where vCenter returns the object as
+      // unresolved; for another object of the same call, this one is added again
+      if (isFault(err, 'ManagedObjectNotFound')) {
+        const other = err.details.detail.obj as MoRef | undefined;
+        if (other && sameRef(other, o)) unresolved = true;
+        else {
+          this.want(tv, o, (u, e) => this.added(w, tv, o, u, e));
+          this.pump(tv);
+          return;
+        }
+      } else {
+        w.fail(err);
+        return;
+      }
+    }
+    if (unresolved && sameRef(o, w.obj)) {
+      w.fail(new VsphereClientError('not-found', `${o.type} ${o.value} is unknown to the server (ModifyListView could not resolve it)`, { method: 'ModifyListView', host: '' }));
+    }
+  }
+
+  /** CreateListView (empty) and the filter through it, then the adds queued meanwhile. */
+  private makeView(tv: TaskView): void {
+    tv.modifying = true;
+    const c = tv.collector;
+    tv.ready = (async () => {
+      const view = await createListView(this.rt, this.sc.viewManager!, []);
+      const filter = await createFilter(this.rt, tv.pc, taskViewSpec(view), false);
+      return { view, filter };
+    })();
+    tv.ready.then(
+      ({ view, filter }) => {
+        tv.modifying = false;
+        if (this.taskView !== tv || c.retired) return;
+        tv.view = view;
+        tv.filter = filter;
+        const early = this.unclaimed.get(filter.value);
+        if (early) {
+          this.unclaimed.delete(filter.value);
+          this.dispatch(this.applyView(tv, early.objectSet), false);
+        }
+        this.pump(tv);
+        this.ensurePolling();
+      },
+      (err: unknown) => {
+        tv.modifying = false;
+        if (this.taskView !== tv) return;
+        if (isGone(err, tv.pc)) {
+          this.collectors.retire(c);
+          return;
+        }
+        // a fault of the view itself: the waits fail with it, the next wait tries again
+        this.taskView = undefined;
+        for (const w of [...this.open]) if (w.view === tv) w.fail(err);
+      },
+    );
+  }
+
+  /** Sends the queued adds (with the queued removals) when no ModifyListView is under way. */
+  private pump(tv: TaskView): void {
+    if (this.closed || tv.modifying || !tv.view || this.taskView !== tv || tv.collector.retired || tv.pendingAdd.size === 0) return;
+    const adds = [...tv.pendingAdd.values()];
+    tv.pendingAdd.clear();
+    const removes = [...tv.pendingRemove.values()];
+    tv.pendingRemove.clear();
+    tv.modifying = true;
+    modifyListView(
+      this.rt,
+      tv.view,
+      adds.map((a) => a.obj),
+      removes,
+    )
+      .then(
+        (unresolved) => {
+          const bad = new Set(unresolved.map(refKey));
+          for (const a of adds) {
+            const u = bad.has(refKey(a.obj));
+            if (u) tv.members.delete(refKey(a.obj));
+            for (const cb of a.settled) cb(u);
+          }
+        },
+        (err: unknown) => {
+          for (const a of adds) tv.members.delete(refKey(a.obj));
+          for (const a of adds) for (const cb of a.settled) cb(false, err);
+        },
+      )
+      .finally(() => {
+        tv.modifying = false;
+        this.pump(tv);
+      });
+  }
+
+  /** `objectSet` of the view's filter into its values; the waits it concerns. */
+  private applyView(tv: TaskView, objectSet: ObjectUpdates): Set<Waiter> {
+    const touched = new Set<Waiter>();
+    for (const ou of objectSet) {
+      const k = refKey(ou.obj);
+      const ws = tv.byObject.get(k);
+      if (ou.kind === 'leave') {
+        tv.values.delete(k);
+        // a task we took out, or one the server dropped: a wait still on it adds it again (the
+        // server then reports it afresh, or says it cannot resolve it: not-found)
+        if (ws && tv.members.delete(k)) {
+          for (const w of ws) this.want(tv, ou.obj, (u, e) => this.added(w, tv, ou.obj, u, e));
+          this.pump(tv);
+        }
+        continue;
+      }
+      let values = tv.values.get(k);
+      if (!values) tv.values.set(k, (values = {}));
+      for (const ch of arr(ou.changeSet)) {
+        if (ch.op === 'remove') delete values[ch.name];
+        else values[ch.name] = ch.val;
+      }
+      if (ws) for (const w of ws) touched.add(w);
+    }
+    return touched;
+  }
+
+  private updateFromView(w: Waiter, tv: TaskView, truncated: boolean): void {
+    w.values = tv.values.get(refKey(w.obj)) ?? {};
+    w.alsoValues = w.also.map((a) => tv.values.get(refKey(a.obj)) ?? {});
+    w.update(truncated);
+  }
+
+  private dispatch(touched: Set<Waiter>, truncated: boolean): void {
+    for (const w of touched) {
+      if (w.done) continue;
+      if (w.view) this.updateFromView(w, w.view, truncated);
+      else w.update(truncated);
+    }
+  }
+
   private detach(w: Waiter): void {
     this.open.delete(w);
+    if (w.view) {
+      const tv = w.view;
+      w.view = undefined;
+      for (const o of waiterObjects(w)) {
+        const k = refKey(o);
+        const set = tv.byObject.get(k);
+        if (!set) continue;
+        set.delete(w);
+        if (set.size > 0) continue;
+        tv.byObject.delete(k);
+        // a finished task leaves the view with the next ModifyListView
+        if (tv.pendingAdd.delete(k)) tv.members.delete(k);
+        else if (tv.members.delete(k)) tv.pendingRemove.set(k, o);
+      }
+    }
     if (w.filter) {
       this.byFilter.delete(w.filter.value);
       // not awaited: the caller goes on while the server drops the filter (its updates, if any
       // still come, find no wait and are ignored)
-      if (!w.collector?.retired) destroyPropertyFilter(this.rt, w.filter).catch(() => undefined);
+      const filter = w.filter;
+      // after what the caller sends next (setImmediate): it waits for nothing of this
+      if (!w.collector?.retired) setImmediate(() => void destroyPropertyFilter(this.rt, filter).catch(() => undefined));
       w.filter = undefined;
     }
     if (this.open.size === 0) this.lastEnded = Date.now();
@@ -261,12 +534,17 @@ export class PropertyWaits {
     if (this.polling || this.closed) return;
     this.polling = this.pollLoop()
       .catch((err: unknown) => {
-        for (const w of [...this.open]) if (w.filter) w.fail(err);
+        for (const w of [...this.open]) if (w.filter || w.view) w.fail(err);
       })
       .finally(() => {
         this.polling = undefined;
-        if (this.byFilter.size > 0 && !this.closed) this.ensurePolling();
+        if (this.attached() && !this.closed) this.ensurePolling();
       });
+  }
+
+  /** Whether a wait has something the server reports: its own filter, or the task view's. */
+  private attached(): boolean {
+    return this.byFilter.size > 0 || (this.taskView?.filter !== undefined && this.taskView.byObject.size > 0);
   }
 
   private async pollLoop(): Promise<void> {
@@ -274,13 +552,14 @@ export class PropertyWaits {
     for (;;) {
       // open waits not yet attached (re-made after a re-login) are attached before polling on
       const idle = this.idleLeftMs();
-      if (this.closed || (this.byFilter.size === 0 && (this.open.size > 0 || idle <= 0))) return;
+      if (this.closed || (!this.attached() && (this.open.size > 0 || idle <= 0))) return;
       const c = this.currentCollector();
       const pc = await c.ref;
       let set: UpdateSet | undefined;
       this.polled = pc;
       this.cancelling = false;
       const seconds = idle === Infinity ? this.longPollSeconds : Math.max(1, Math.min(this.longPollSeconds, Math.ceil(idle / 1000)));
+      const from = this.version;
       try {
         set = await waitForUpdatesEx(this.rt, pc, this.version, { maxWaitSeconds: seconds });
       } catch (err) {
@@ -308,7 +587,14 @@ export class PropertyWaits {
       const now = Date.now();
       for (const [k, u] of this.unclaimed) if (now - u.at > 60_000) this.unclaimed.delete(k);
       const touched = new Set<Waiter>();
+      const tv = this.taskView;
+      // from '' the server reports everything afresh: what left meanwhile is not said to leave
+      if (from === '' && tv) tv.values.clear();
       for (const fu of arr(set.filterSet)) {
+        if (tv?.filter && tv.filter.value === fu.filter.value) {
+          for (const w of this.applyView(tv, arr(fu.objectSet))) touched.add(w);
+          continue;
+        }
         const w = this.byFilter.get(fu.filter.value);
         if (!w) {
           const prev = this.unclaimed.get(fu.filter.value);
@@ -317,7 +603,10 @@ export class PropertyWaits {
         }
         if (this.apply(w, arr(fu.objectSet))) touched.add(w);
       }
-      for (const w of touched) if (!w.done) w.update(set.truncated === true);
+      this.dispatch(touched, set.truncated === true);
+      // the next poll after what the waits' callers send next: an answer that ended a wait lets
+      // its caller's next call go out first (this one is only needed by the wait after it)
+      await new Promise<void>((resolve) => setImmediate(resolve));
     }
   }
 
@@ -339,8 +628,34 @@ export class PropertyWaits {
   }
 }
 
-function sameRef(a: MoRef, b: MoRef): boolean {
-  return a.type === b.type && a.value === b.value;
+function sameRef(a: MoRef | undefined, b: MoRef): boolean {
+  return a !== undefined && a.type === b.type && a.value === b.value;
+}
+
+function refKey(o: MoRef): string {
+  return `${o.type}:${o.value}`;
+}
+
+function waiterObjects(w: Waiter): MoRef[] {
+  return [w.obj, ...w.also.map((a) => a.obj)];
+}
+
+/**
+ * Whether a wait can go through the task view: a Task's `info`, nothing `also`. A wait that wants
+ * a VM's devices with its task keeps a filter of its own: in the view the VM would stay between
+ * operations and every reconfigure of it would wake the poll before its task is added (one more
+ * answer and poll per operation), or leave and enter again (its whole device list each time).
+ */
+function fitsTaskView(obj: MoRef, paths: string[], also: Watch[]): boolean {
+  return obj.type === 'Task' && paths.length === 1 && paths[0] === 'info' && also.length === 0;
+}
+
+/** The task view's filter: Task `info` of every object of the ListView. */
+function taskViewSpec(view: MoRef): DataObject {
+  return {
+    propSet: [{ type: 'Task', pathSet: ['info'] }],
+    objectSet: [{ obj: view, skip: true, selectSet: [{ _type: 'TraversalSpec', name: 'view', type: 'ListView', path: 'view', skip: false }] }],
+  };
 }
 
 /**
