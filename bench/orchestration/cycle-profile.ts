@@ -93,8 +93,8 @@ try {
         cycles: n,
         callsPerCycle: total / n,
         callsByMethod: Object.fromEntries(Object.entries(calls).map(([k, v]) => [k, v / n])),
-        // the calls a cycle waits for (WaitForUpdatesEx answers in parallel with a CreateFilter;
-        // DestroyPropertyFilter is not waited for)
+        // the calls a cycle waits for (WaitForUpdatesEx answers in parallel with a CreateFilter or
+        // ModifyListView, which count as waited for; DestroyPropertyFilter is not waited for)
         waitedCallsPerCycle: waited / n,
         clientCpuMsPerCycle: cpuUs / 1000 / n,
         storsweepMedianMs: median(ts),
