@@ -1,6 +1,6 @@
 // CommandRunner over SSH (ssh2). One connection per runner, reused for every command; the host key
 // is checked against a known_hosts file before authentication (ssh2 would otherwise accept any key).
-import { Client, type ConnectConfig } from 'ssh2';
+import type { Client, ConnectConfig } from 'ssh2';
 import { HostVerificationFailed, RemoteCommandFailed, UnsafeOperation } from '../errors.ts';
 import { visible } from '../text/visible.ts';
 import { checkTimerMs } from '../limits.ts';
@@ -96,7 +96,9 @@ export async function connectSsh(opts: SshOptions): Promise<CommandRunner> {
       return false;
     };
   }
-  const client = new Client();
+  // loaded on first use: a process that reaches no SSH host (a worker of local targets) does not load it
+  const ssh2 = await import('ssh2');
+  const client = new ssh2.Client();
   // a keyboard-interactive prompt we would not answer with the password (see answerPrompts)
   let promptProblem: UnsafeOperation | null = null;
   if (opts.keyboardInteractive) {

@@ -17,7 +17,6 @@
 // verified session, and nothing else.
 import { X509Certificate } from 'node:crypto';
 import { Agent, type Agent as HttpsAgent } from 'node:https';
-import axios from 'axios';
 import { HostVerificationFailed, InvalidArgument } from '../../errors.ts';
 import { isFault, VsphereClientError } from './fault.ts';
 import { deleteFileInGuest, initiateFileTransferFromGuest, makeDirectoryInGuest, initiateFileTransferToGuest, listProcessesInGuest, startProgramInGuest, terminateProcessInGuest, type RoundTripper } from './methods.ts';
@@ -189,6 +188,8 @@ export class GuestOperations {
     const agent = await this.agentFor(u);
     let res;
     try {
+      // loaded on first use: only a guest file transfer needs it
+      const { default: axios } = await import('axios');
       res = await axios.request<ArrayBuffer>({
         method,
         url: u.toString(),
