@@ -10,7 +10,7 @@ import { VsphereClient, type MoRef } from '../../src/providers/vsphere/client.ts
 import { reconfigVMTask } from '../../src/providers/vsphere/methods.ts';
 import { waitForTask } from '../../src/providers/vsphere/task.ts';
 import { IDLE_POLL_MS, propertyWaits } from '../../src/providers/vsphere/wait.ts';
-import { listView } from '../../src/providers/vsphere/property.ts';
+import { listView, readProps } from '../../src/providers/vsphere/property.ts';
 
 let sim: VcsimHandle;
 let vms: MoRef[];
@@ -319,6 +319,45 @@ describe('task waits through one ListView: each wait sees its own task', { timeo
     } finally {
       await a.logout();
       await b.logout();
+    }
+  });
+
+  it('a task waited for again before its removal went out still leaves the view with a later ModifyListView (review s23 V1)', async () => {
+    const c = await connect();
+    try {
+      await sim.control.reset();
+      await sim.control.slowTask('ReconfigVM_Task', 0);
+      const t1 = await touch(c, vms[8]!, 'again-1');
+      expect(await waitForTask(c.session, c.serviceContent, t1).then(() => 'done')).toBe('done');
+      // its removal rides on the next add; the same task waited for again before that (as teardown
+      // does for a call whose wait timed out)
+      expect(await waitForTask(c.session, c.serviceContent, t1).then(() => 'again')).toBe('again');
+      for (const n of [2, 3]) expect(await waitForTask(c.session, c.serviceContent, await touch(c, vms[8]!, `again-${n}`)).then(() => 'done')).toBe('done');
+      const log = await sim.control.log();
+      const viewRef = log.find((e) => e.method === 'ModifyListView')!.this;
+      const view = { type: 'ListView', value: viewRef.slice(viewRef.indexOf(':') + 1) };
+      const inView = (await readProps(c.session, c.serviceContent, view, ['view'])).view as MoRef[] | undefined;
+      // only the last task is still in (its removal goes with the next add); t1 was taken out
+      expect((inView ?? []).map((o) => o.value)).not.toContain(t1.value);
+    } finally {
+      await c.logout();
+    }
+  });
+
+  it('one ModifyListView that fails (SystemError) does not fail every wait of its batch: the adds are sent again once, each wait gets its task (review s23 V2)', async () => {
+    const c = await connect();
+    try {
+      await sim.control.reset();
+      await sim.control.slowTask('ReconfigVM_Task', 800);
+      const tasks = [];
+      for (const i of [9, 10, 11]) tasks.push(await touch(c, vms[i]!, `batch-fault-${i}`));
+      await sim.control.fault({ method: 'ModifyListView', fault: 'SystemError', message: 'injected', count: 1 });
+      const outcomes = await Promise.all(tasks.map((t) => waitForTask(c.session, c.serviceContent, t).then(() => 'done', (e: unknown) => String(e))));
+      expect(outcomes).toEqual(['done', 'done', 'done']);
+      expect(count(await sim.control.log(), 'ModifyListView')).toBeGreaterThanOrEqual(2);
+    } finally {
+      await sim.control.slowTask('ReconfigVM_Task', 0);
+      await c.logout();
     }
   });
 

@@ -120,7 +120,8 @@ interface TaskView {
   filter?: MoRef;
   /** objects in the view or on their way in, by key */
   members: Set<string>;
-  pendingAdd: Map<string, { obj: MoRef; settled: Array<(unresolved: boolean, err?: unknown) => void> }>;
+  /** `again`: already sent once in a ModifyListView that failed (sent again once, see pump) */
+  pendingAdd: Map<string, { obj: MoRef; settled: Array<(unresolved: boolean, err?: unknown) => void>; again?: boolean }>;
   pendingRemove: Map<string, MoRef>;
   /** a ModifyListView under way (one at a time: the server sees adds and removes in order) */
   modifying: boolean;
@@ -339,8 +340,12 @@ export class PropertyWaits {
   /** `o` into the view (if not in it or on its way): queued for the next ModifyListView. */
   private want(tv: TaskView, o: MoRef, settled: (unresolved: boolean, err?: unknown) => void): void {
     const k = refKey(o);
-    // taken out with the next call: stays in instead
-    if (tv.pendingRemove.delete(k)) return;
+    // taken out with the next call: stays in instead, a member again (detach took it out of
+    // `members`: else its next detach would queue no removal, and a leave would be ignored)
+    if (tv.pendingRemove.delete(k)) {
+      tv.members.add(k);
+      return;
+    }
     if (tv.members.has(k)) {
       tv.pendingAdd.get(k)?.settled.push(settled);
       return;
@@ -439,8 +444,20 @@ export class PropertyWaits {
           }
         },
         (err: unknown) => {
-          for (const a of adds) tv.members.delete(refKey(a.obj));
-          for (const a of adds) for (const cb of a.settled) cb(false, err);
+          // what was to leave the view did not: it leaves with the next call (unless wanted again meanwhile)
+          for (const r of removes) if (!tv.members.has(refKey(r))) tv.pendingRemove.set(refKey(r), r);
+          // One fault must not fail every wait of the batch while their tasks run on: the adds are
+          // sent again once (ModifyListView is idempotent). ManagedObjectNotFound goes to added():
+          // the view or collector gone with the session, or an object the server does not know.
+          const failing: typeof adds = [];
+          for (const a of adds) {
+            const k = refKey(a.obj);
+            // still wanted (not detached meanwhile: then it is queued for removal, not again)
+            if (!a.again && !isFault(err, 'ManagedObjectNotFound') && tv.byObject.has(k) && !tv.pendingRemove.has(k)) tv.pendingAdd.set(k, { ...a, again: true });
+            else failing.push(a);
+          }
+          for (const a of failing) tv.members.delete(refKey(a.obj));
+          for (const a of failing) for (const cb of a.settled) cb(false, err);
         },
       )
       .finally(() => {
