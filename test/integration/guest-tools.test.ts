@@ -7,8 +7,9 @@
 // the host's figures, the guest passwords are in no file of the run directories (also not a wrong
 // one, which the guest refuses: InvalidGuestLogin), and a run interrupted (SIGINT) while the guest's
 // fio or diskspd runs leaves no process in the guest (the harness's own process list, which includes
-// what the started program spawned). A run killed with -9 cannot stop anything: its fio runs on in
-// the guest until `cleanup` (or `run --resume`) stops it through guest operations.
+// what the started program spawned). A run killed with -9 cannot stop anything: its fio or diskspd
+// runs on in the guest until `cleanup` (or `run --resume`) stops it through guest operations, before
+// the disk goes.
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -49,6 +50,8 @@ const accepted = (log: string) => log.split('\n').filter((l) => /Accepted |Conne
 // are fio words too, but run before any pass; the pre-fill's job is storsweep-prefill)
 const FIO = /(^|[\s/'"])fio\s+--name=(?!storsweep-prefill)/;
 const DISKSPD = /(^|[\s\\/'"])diskspd(\.exe)?([\s'"]|$)/i;
+// a measured diskspd pass as the guest lists it (`"…\diskspd.exe" … -L … #N`), not the fingerprint's `diskspd -?`
+const DISKSPD_PASS = /diskspd\.exe"? .* -L( |$)/i;
 
 async function runPlaybook(file: string, extra: string[] = [], onSpawn?: (pid: number) => void, timeoutMs = 300_000): Promise<{ cli: CliResult; runDir: string; records: RecordLine[] }> {
   const cli = await runCli(['run', path.join(REPO_ROOT, 'playbooks', file), '-i', labPaths(root).inventory, '--json', ...extra], { cwd: root, timeoutMs, ...(onSpawn ? { onSpawn } : {}) });
@@ -290,6 +293,32 @@ describe('interrupted while the guest runs its tool', () => {
     const status = JSON.parse((await runCli(['status', runDir, '--json'], { cwd: root })).stdout) as { leftovers: unknown[] };
     expect(status.leftovers).toEqual([]);
     expect(accepted(await sshdLog())).toBe(sshBefore);
+    await expectNoPassword(runDir, await passwords());
+  }, 400_000);
+
+  it('kill -9 during diskspd: the guest\'s diskspd outlives storsweep; `cleanup` stops it (by the run\'s pidfile in the guest) before it removes the disk', async () => {
+    const out = path.join(root, 'killed-windows-runs');
+    const run = await interruptDuringTool('windows-guest-tools.yaml', TOOLS_WINDOWS_VM, DISKSPD_PASS, 'SIGKILL', ['--out', out]);
+    expect(run.cli.code).toBeNull();
+    const [dir] = await fs.readdir(out);
+    const runDir = path.join(out, dir!);
+    const diskspd = (p: { vm: string; name: string }) => p.vm === TOOLS_WINDOWS_VM && /^diskspd\.exe$/i.test(p.name);
+    // nothing stopped it: the dead run's diskspd (and the PowerShell waiting for it) still run in the guest
+    const listed = await control.guestProcesses();
+    expect(listed.filter(diskspd).length, JSON.stringify(listed)).toBe(1);
+    const logFrom = (await control.log()).length;
+    const cl = await runCli(['cleanup', runDir], { cwd: root, timeoutMs: 180_000 });
+    expect(cl.code, cl.stderr + cl.stdout).toBe(0);
+    expect(cl.stdout).toMatch(/^stopped diskspd left running on lab-vcenter-tools-windows \(pids \d+, SIGKILL\)$/m);
+    expect((await control.guestProcesses()).filter((p) => p.vm === TOOLS_WINDOWS_VM)).toEqual([]);
+    // the order vSphere saw: the guest process ended before the disk was detached or deleted
+    const calls = (await control.log()).slice(logFrom);
+    const stop = calls.findIndex((c) => c.method === 'TerminateProcessInGuest');
+    const teardown = calls.findIndex((c) => (c.method === 'ReconfigVM_Task' && (c.devices ?? []).some((d) => d.startsWith('remove '))) || /^Delete/.test(c.method));
+    expect(stop, calls.map((c) => c.method).join(' ')).toBeGreaterThanOrEqual(0);
+    expect(teardown, calls.map((c) => c.method).join(' ')).toBeGreaterThan(stop);
+    const status = JSON.parse((await runCli(['status', runDir, '--json'], { cwd: root })).stdout) as { leftovers: unknown[] };
+    expect(status.leftovers).toEqual([]);
     await expectNoPassword(runDir, await passwords());
   }, 400_000);
 });

@@ -90,16 +90,19 @@ export const TOOLS_GUEST_CALL_BODY = [
 
 /**
  * Guest operations: runs the program $p.exe with the command line $p.args (arguments quoted by
- * CommandLineToArgvW's rules) in the guest, stdout to $p.out and stderr to $p.err; its pid goes to
- * $p.pid first, so that an abort stops it too (TerminateProcessInGuest of PowerShell alone would
- * leave it running: Windows does not end a process's children with it). Exits with the program's
+ * CommandLineToArgvW's rules) in the guest, stdout to $p.out and stderr to $p.err; its pid and start
+ * time (Process.StartTime, learn.microsoft.com System.Diagnostics.Process.StartTime, as UTC in the
+ * round-trip "o" format) go to $p.pid first, so that an abort stops it too (TerminateProcessInGuest
+ * of PowerShell alone would leave it running: Windows does not end a process's children with it),
+ * and a later process of a run killed meanwhile finds it by that file (guest-runner.ts stopOwned)
+ * and knows it from another that got its pid since. Exits with the program's
  * exit code (`$h = $q.Handle` keeps ExitCode readable with -NoNewWindow in PowerShell 5.1).
  */
 export const TOOLS_GUEST_RUN_BODY = [
   'try {',
   '  $q = Start-Process -FilePath $p.exe -ArgumentList $p.args -NoNewWindow -PassThru -RedirectStandardOutput $p.out -RedirectStandardError $p.err',
   '  $h = $q.Handle',
-  '  [IO.File]::WriteAllText($p.pid, [string]$q.Id)',
+  "  [IO.File]::WriteAllText($p.pid, [string]$q.Id + ' ' + $q.StartTime.ToUniversalTime().ToString('o'))",
   '  $q.WaitForExit()',
   '  exit $q.ExitCode',
   '} catch { [IO.File]::WriteAllText($p.err, ($_ | Out-String)); exit 1 }',

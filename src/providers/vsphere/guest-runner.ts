@@ -205,6 +205,36 @@ export function windowsArg(a: string): string {
   return `"${a.replace(/(\\*)"/g, '$1$1\\"').replace(/(\\+)$/, '$1$1')}"`;
 }
 
+/** The pidfile of the program an owner (process-group.ts toolOwner: a run and its target) runs in the guest. */
+export function ownedPidFile(workdir: string, owner: string): string {
+  if (!/^[a-z0-9]{1,40}$/.test(owner)) throw new InvalidArgument(`owner ${JSON.stringify(owner.slice(0, 60))}: expected 1–40 of a-z, 0-9`, { name: 'owner', value: owner });
+  return `${workdir}\\.storsweep-run-${owner}.pid`;
+}
+
+/**
+ * What TOOLS_GUEST_RUN_BODY writes to its pidfile: the program's pid and, after a space, its start
+ * time (Process.StartTime in UTC, round-trip format). Null for anything else.
+ */
+export function parsePidFile(text: string): { pid: number; start: number } | null {
+  const m = /^(\d+) (\S+)$/.exec(text.trim());
+  if (!m) return null;
+  const pid = Number(m[1]);
+  const start = Date.parse(m[2]!);
+  return pid > 0 && Number.isSafeInteger(pid) && Number.isFinite(start) ? { pid, start } : null;
+}
+
+/**
+ * Whether a listed process is the program a pidfile names, not another that got its pid after it
+ * ended (Windows reuses pids soon): running, of that program's name, started when the pidfile says.
+ * ListProcessesInGuest's startTime has whole seconds (open-vm-tools lib/include/procMgr.h:
+ * ProcMgrProcInfo.procStartTime is a time_t), hence the 2 s either way.
+ */
+export function isThatProcess(p: GuestProcessInfo, rec: { pid: number; start: number }, name: string): boolean {
+  if (Number(p.pid) !== rec.pid || p.endTime !== undefined || p.name.toLowerCase() !== name.toLowerCase()) return false;
+  const listed = Date.parse(p.startTime);
+  return Number.isFinite(listed) && Math.abs(listed - rec.start) <= 2000;
+}
+
 /** Windows PowerShell 5.1's path in a Windows guest (the Storage module's Get-Disk, Set-Disk; Start-Process). */
 export const GUEST_POWERSHELL = 'C:\\Windows\\System32\\WindowsPowerShell\\v1.0\\powershell.exe';
 
@@ -224,13 +254,14 @@ export function toolsWindowsRunner(ops: GuestOperations, o: ToolsRunnerOptions &
     ready.catch(() => (ready = undefined));
     return ready;
   };
-  const script = async (body: string, data: Record<string, unknown>, what: string, x: { timeoutMs?: number; signal?: AbortSignal; onStop?: (pidFile: string) => Promise<void> } = {}) => {
+  const script = async (body: string, data: Record<string, unknown>, what: string, x: { timeoutMs?: number; signal?: AbortSignal; owner?: string; onStop?: (pidFile: string) => Promise<void> } = {}) => {
     const shown = `${powershell} ${POWERSHELL_ARGV.slice(1).join(' ')} <${what}>`;
     await workdir().catch((err: unknown) => {
       throw opsFailure(o.target, 'MakeDirectoryInGuest (guest work directory)', shown, err);
     });
     const base = `${o.workdir}\\.storsweep-gop-${randomBytes(8).toString('hex')}`;
-    const files = { out: `${base}.out`, err: `${base}.err`, pid: `${base}.pid` };
+    // an owned program's pidfile has the owner's name: a later process of the run finds it (stopOwned)
+    const files = { out: `${base}.out`, err: `${base}.err`, pid: x.owner ? ownedPidFile(o.workdir, x.owner) : `${base}.pid` };
     const encoded = encodeCommand(buildScript(body, { ...data, ...files }));
     let exitCode: number;
     try {
@@ -279,13 +310,49 @@ export function toolsWindowsRunner(ops: GuestOperations, o: ToolsRunnerOptions &
         // the program PowerShell started outlives PowerShell: stopped by the pid PowerShell
         // recorded, and only while that pid is still a running process of that program
         onStop: async (pidFile) => {
-          const child = Number((await readText(ops, pidFile)).trim());
-          if (!Number.isInteger(child) || child <= 0) return;
-          const p = (await ops.list([child])).find((q) => Number(q.pid) === child);
-          if (p && p.endTime === undefined && p.name.toLowerCase() === name.toLowerCase()) await ops.terminate(child);
+          const rec = parsePidFile(await readText(ops, pidFile));
+          if (!rec) return;
+          const p = (await ops.list([rec.pid])).find((q) => Number(q.pid) === rec.pid);
+          if (p && isThatProcess(p, rec, name)) await ops.terminate(rec.pid);
         },
       });
       return { exitCode: r.exitCode, output: r.out + (r.err ? `\n${r.err}` : '') };
+    },
+    async stopOwned(owner, exe) {
+      const name = path.win32.basename(exe);
+      const pidFile = ownedPidFile(o.workdir, owner);
+      const shown = `stop ${name} of ${owner} (${pidFile})`;
+      let text: string;
+      try {
+        text = await readText(ops, pidFile);
+      } catch (err) {
+        throw opsFailure(o.target, 'InitiateFileTransferFromGuest', shown, err);
+      }
+      // no pidfile: no program of this owner was started here, or its result was read (then the file went)
+      if (text === '') return { pgid: null, outcome: 'not-started' };
+      const rec = parsePidFile(text);
+      if (!rec) return { pgid: null, outcome: 'unknown', detail: `the pidfile ${pidFile} holds ${JSON.stringify(text.slice(0, 80))}` };
+      const running = async () => {
+        const p = (await ops.list([rec.pid])).find((q) => Number(q.pid) === rec.pid);
+        return p !== undefined && isThatProcess(p, rec, name);
+      };
+      try {
+        if (!(await running())) {
+          await removeFiles(ops, [pidFile]);
+          return { pgid: rec.pid, outcome: 'not-running' };
+        }
+        // Windows has no TERM: TerminateProcessInGuest ends the process (TerminateProcess); the
+        // PowerShell that waited for it then exits by itself
+        await ops.terminate(rec.pid).catch((err: unknown) => {
+          if (!isFault(err, 'GuestProcessNotFound')) throw err;
+        });
+        for (let i = 0; i < 20 && (await running()); i++) await sleep(pollMs);
+        if (await running()) return { pgid: rec.pid, outcome: 'still-running', pids: [rec.pid], detail: `${name} ${rec.pid} still runs after TerminateProcessInGuest` };
+      } catch (err) {
+        throw opsFailure(o.target, 'ListProcessesInGuest / TerminateProcessInGuest', shown, err);
+      }
+      await removeFiles(ops, [pidFile]);
+      return { pgid: rec.pid, outcome: 'stopped', signal: 'KILL', pids: [rec.pid] };
     },
     async close() {
       await o.onClose?.();

@@ -8,6 +8,7 @@
 import type { MeasuredTarget, WorkloadEndpoint } from '../../contract/provider.ts';
 import { InternalError, InvalidArgument } from '../../errors.ts';
 import type { CommandResult, CommandRunner } from '../../ssh/command-runner.ts';
+import { toolOwner } from '../../ssh/process-group.ts';
 import { diskspdArgs } from '../../workloads/diskspd.ts';
 import { fioEndpoint } from '../../workloads/fio-endpoint.ts';
 import { diskspdCreateOnlyArgs, runDiskspdFill } from '../../workloads/prefill.ts';
@@ -79,8 +80,8 @@ export function toolsWorkloadEndpoint(guest: AttachedDiskGuest, wiring: ToolsGue
     return r;
   };
   /** one diskspd run in the guest: its -Rxml output, or RemoteCommandFailed with its exit code and output */
-  const pass = (r: CommandRunner, o: { signal: AbortSignal; timeoutMs?: number }) => async (argv: string[]): Promise<string> => {
-    const x = await windows(r).exec(exe, argv, { signal: o.signal, ...(o.timeoutMs ? { timeoutMs: o.timeoutMs } : {}) });
+  const pass = (r: CommandRunner, o: { signal: AbortSignal; owner: string; timeoutMs?: number }) => async (argv: string[]): Promise<string> => {
+    const x = await windows(r).exec(exe, argv, { signal: o.signal, owner: o.owner, ...(o.timeoutMs ? { timeoutMs: o.timeoutMs } : {}) });
     if (x.exitCode !== 0) throw new RemoteCommandFailed({ host: r.target, what: 'diskspd', command: `${exe} ${argv.join(' ')}`, exitCode: x.exitCode, stderr: x.output, reason: 'exit' });
     return x.output;
   };
@@ -98,18 +99,26 @@ export function toolsWorkloadEndpoint(guest: AttachedDiskGuest, wiring: ToolsGue
     },
     prepare: async (runner, profile, o) => {
       const m = measured(o.target);
-      const run = pass(runner, { signal: o.signal });
+      const run = pass(runner, { signal: o.signal, owner: o.owner });
       if (profile.prefill !== false) return runDiskspdFill(profile, m.path, run);
       const create = diskspdCreateOnlyArgs(profile, m.path);
       if (!create) return null;
       await run(create);
       return { filled: false, bytes: 0, seconds: 0, passes: 1, method: 'diskspd -c (file created, no data written)' };
     },
+    // a diskspd an earlier process of the run left running (killed with -9): found by the pidfile
+    // named for the run and target that its pass wrote in the guest's work directory, and stopped
+    // only if the process of that pid is still that diskspd (name and start time: guest-runner.ts)
+    stopLeftovers: async (runner, runId, target) => {
+      const w = windows(runner);
+      if (!w.stopOwned) return { pgid: null, outcome: 'unknown', detail: `${runner.target}: this guest runner cannot look for a diskspd left running` };
+      return w.stopOwned(toolOwner(runId, target), exe);
+    },
     runTest: async (runner, test, profile, o) => {
       const m = measured(o.target);
       // as long as a pass may take: its runtime and warm-up, plus the run's slack
       const timeoutMs = (profile.runtimeSec + profile.rampSec + (o.timeoutSlackSec ?? 120)) * 1000;
-      return runDiskspdTest(runner.target, test, profile, () => pass(runner, { signal: o.signal, timeoutMs })(diskspdArgs(test, profile, { target: m.path })), o.onRaw);
+      return runDiskspdTest(runner.target, test, profile, () => pass(runner, { signal: o.signal, owner: o.owner, timeoutMs })(diskspdArgs(test, profile, { target: m.path })), o.onRaw);
     },
   };
 }

@@ -202,7 +202,7 @@ TOOLS_RUN_BODY = '\n'.join([
     'try {',
     '  $q = Start-Process -FilePath $p.exe -ArgumentList $p.args -NoNewWindow -PassThru -RedirectStandardOutput $p.out -RedirectStandardError $p.err',
     '  $h = $q.Handle',
-    '  [IO.File]::WriteAllText($p.pid, [string]$q.Id)',
+    "  [IO.File]::WriteAllText($p.pid, [string]$q.Id + ' ' + $q.StartTime.ToUniversalTime().ToString('o'))",
     '  $q.WaitForExit()',
     '  exit $q.ExitCode',
     '} catch { [IO.File]::WriteAllText($p.err, ($_ | Out-String)); exit 1 }',
@@ -295,7 +295,10 @@ def start_process(p):
     env = dict(os.environ, STORSWEEP_GUEST_EXIT=exit_file, STORSWEEP_GUEST_PROGRAM=exe, STORSWEEP_GUEST_CMDLINE=f'"{exe}" {p.get("args", "")}'.rstrip())
     with open(out, 'wb') as o, open(err, 'wb') as e:
         child = subprocess.Popen([sys.executable, os.path.realpath(__file__), exe, str(p.get('args', ''))], stdout=o, stderr=e, env=env, cwd=os.getcwd())
-    write_text(p['pid'], str(child.pid))
+    # $q.Id + ' ' + $q.StartTime.ToUniversalTime().ToString('o'): the pid and the process's start
+    # time (System.Diagnostics.Process.StartTime; "o" is the round-trip format, 7 fraction digits, Z)
+    # as the kernel has it, which is also what the harness's ListProcessesInGuest reports (procStart)
+    write_text(p['pid'], f'{child.pid} {start_time(child.pid)}')
     child.wait()
     code = 1  # a process ended by TerminateProcessInGuest leaves no exit file
     try:
@@ -305,6 +308,18 @@ def start_process(p):
     except (OSError, ValueError):
         pass
     return code, '', ''
+
+
+def start_time(pid):
+    """A process's start time from /proc (stat field 22 in clock ticks since boot, plus btime), as
+    the harness computes it (guestops.go procStart), in .NET's round-trip format."""
+    with open(f'/proc/{pid}/stat', encoding='utf-8') as f:
+        s = f.read()
+    ticks = int(s[s.rindex(')') + 1:].split()[19])
+    with open('/proc/stat', encoding='utf-8') as f:
+        btime = next(int(line.split()[1]) for line in f if line.startswith('btime '))
+    t = btime + ticks / os.sysconf('SC_CLK_TCK')
+    return time.strftime('%Y-%m-%dT%H:%M:%S', time.gmtime(t)) + f'.{int(round((t % 1) * 1e7)) % 10**7:07d}Z'
 
 
 def run_cmd(arguments):
