@@ -361,6 +361,27 @@ describe('task waits through one ListView: each wait sees its own task', { timeo
     }
   });
 
+  it('a second wait on a task whose add is already in flight is told too: both waits on an unknown task fail not-found at once (review s23 V4)', async () => {
+    const c = await connect();
+    try {
+      await sim.control.reset();
+      // the view made first, so the next adds go out as one ModifyListView each
+      expect(await waitForTask(c.session, c.serviceContent, await touch(c, vms[12]!, 'v4-first')).then(() => 'done')).toBe('done');
+      await sim.control.delay('ModifyListView', 400);
+      const unknown = { type: 'Task', value: 'task-v4-never-was' };
+      const t0 = Date.now();
+      const first = waitForTask(c.session, c.serviceContent, unknown, { timeoutMs: 15_000 }).then(() => 'done', (e: unknown) => (e as { reason?: string }).reason);
+      // the first add is on its way when the second wait comes
+      await expect.poll(async () => (await sim.control.log()).filter((e) => e.method === 'ModifyListView' && e.end === 0).length, { timeout: 5000, interval: 20 }).toBe(1);
+      const second = waitForTask(c.session, c.serviceContent, unknown, { timeoutMs: 15_000 }).then(() => 'done', (e: unknown) => (e as { reason?: string }).reason);
+      expect(await Promise.all([first, second])).toEqual(['not-found', 'not-found']);
+      expect(Date.now() - t0).toBeLessThan(5000);
+    } finally {
+      await sim.control.delay('ModifyListView', 0);
+      await c.logout();
+    }
+  });
+
   it('a task the server does not know fails not-found at once; the waits beside it are not held up', async () => {
     const c = await connect();
     try {

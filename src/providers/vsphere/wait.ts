@@ -122,6 +122,8 @@ interface TaskView {
   members: Set<string>;
   /** `again`: already sent once in a ModifyListView that failed (sent again once, see pump) */
   pendingAdd: Map<string, { obj: MoRef; settled: Array<(unresolved: boolean, err?: unknown) => void>; again?: boolean }>;
+  /** adds sent and not yet answered: a wait for one of them is told with them (review s23 V4) */
+  inFlight: Map<string, { settled: Array<(unresolved: boolean, err?: unknown) => void> }>;
   pendingRemove: Map<string, MoRef>;
   /** a ModifyListView under way (one at a time: the server sees adds and removes in order) */
   modifying: boolean;
@@ -312,7 +314,7 @@ export class PropertyWaits {
       if (c.retired) continue;
       let tv = this.taskView;
       if (!tv || tv.collector !== c) {
-        tv = { collector: c, pc, members: new Set(), pendingAdd: new Map(), pendingRemove: new Map(), modifying: false, values: new Map(), byObject: new Map() };
+        tv = { collector: c, pc, members: new Set(), pendingAdd: new Map(), inFlight: new Map(), pendingRemove: new Map(), modifying: false, values: new Map(), byObject: new Map() };
         this.taskView = tv;
       }
       const view = tv;
@@ -347,7 +349,7 @@ export class PropertyWaits {
       return;
     }
     if (tv.members.has(k)) {
-      tv.pendingAdd.get(k)?.settled.push(settled);
+      (tv.pendingAdd.get(k) ?? tv.inFlight.get(k))?.settled.push(settled);
       return;
     }
     tv.members.add(k);
@@ -424,6 +426,7 @@ export class PropertyWaits {
   private pump(tv: TaskView): void {
     if (this.closed || tv.modifying || !tv.view || this.taskView !== tv || tv.collector.retired || tv.pendingAdd.size === 0) return;
     const adds = [...tv.pendingAdd.values()];
+    for (const a of adds) tv.inFlight.set(refKey(a.obj), a);
     tv.pendingAdd.clear();
     const removes = [...tv.pendingRemove.values()];
     tv.pendingRemove.clear();
@@ -436,6 +439,7 @@ export class PropertyWaits {
     )
       .then(
         (unresolved) => {
+          for (const a of adds) if (tv.inFlight.get(refKey(a.obj)) === a) tv.inFlight.delete(refKey(a.obj));
           const bad = new Set(unresolved.map(refKey));
           for (const a of adds) {
             const u = bad.has(refKey(a.obj));
@@ -444,6 +448,7 @@ export class PropertyWaits {
           }
         },
         (err: unknown) => {
+          for (const a of adds) if (tv.inFlight.get(refKey(a.obj)) === a) tv.inFlight.delete(refKey(a.obj));
           // what was to leave the view did not: it leaves with the next call (unless wanted again meanwhile)
           for (const r of removes) if (!tv.members.has(refKey(r))) tv.pendingRemove.set(refKey(r), r);
           // One fault must not fail every wait of the batch while their tasks run on: the adds are
