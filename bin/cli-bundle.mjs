@@ -1,5 +1,5 @@
 // The CLI's start-up without tsx's loader (docs/decisions.md, "The CLI runs from a bundle that is
-// never stale"): src/ bundled into one ES module by esbuild (which tsx already brings), npm
+// never stale"): src/ bundled into one ES module by esbuild (a declared dependency, the version tsx uses), npm
 // packages left to Node as before. Through tsx every module of src/ passes the loader's hooks and
 // is compiled at each start (about 2 s of CPU on the 2-core lab VM before the command does
 // anything); the bundle starts in about a third of that.
