@@ -180,6 +180,8 @@ describe.each([
     const md = await fs.readFile(path.join(run.runDir, 'report.md'), 'utf8');
     expect(md).toMatch(tool === 'fio' ? /\| guest\.tool \| fio-\d/ : /\| guest\.tool \| diskspd \d/);
     for (const k of ['vsphere.product', 'esxi.product', 'vmwareTools.version', 'vm.guestFullName']) expect(md).toContain(`| ${k} |`);
+    // a Windows guest's own edition and build (Get-CimInstance Win32_OperatingSystem in the guest: the lab's Windows Server 2022)
+    if (tool === 'diskspd') expect(md).toMatch(/\| guest\.os \| Microsoft Windows Server 2022 Datacenter \|[\s\S]*\| guest\.osBuild \| 10\.0\.20348 \|/);
   });
 
   it('opens no SSH connection to any guest (the lab sshd accepted none during the run)', () => {

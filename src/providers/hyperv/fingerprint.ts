@@ -6,7 +6,7 @@
 import type { CommandRunner } from '../../ssh/command-runner.ts';
 import { runCalls, runGuestCalls, runInGuest, type GuestCredential } from './powershell.ts';
 
-const OS_CALL = { cmdlet: 'Get-CimInstance', params: { ClassName: 'Win32_OperatingSystem' }, select: ['Caption', 'Version', 'BuildNumber'] } as const;
+export const OS_CALL = { cmdlet: 'Get-CimInstance', params: { ClassName: 'Win32_OperatingSystem' }, select: ['Caption', 'Version', 'BuildNumber'] } as const;
 
 /** `version 2.2 (2024/6/3)` in diskspd's usage text → `2.2 (2024/6/3)`; null when absent. */
 export function parseDiskspdBanner(text: string): string | null {
@@ -14,7 +14,7 @@ export function parseDiskspdBanner(text: string): string | null {
   return m ? `${m[1]} (${m[2]})` : null;
 }
 
-function osFacts(rows: Record<string, unknown>[], prefix: string): Record<string, string> {
+export function osFacts(rows: Record<string, unknown>[], prefix: string): Record<string, string> {
   const o = rows[0];
   const out: Record<string, string> = {};
   if (typeof o?.Caption === 'string') out[`${prefix}.os`] = o.Caption.trim();

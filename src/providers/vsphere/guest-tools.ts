@@ -16,7 +16,7 @@ import { runDiskspdTest } from '../../workloads/run-diskspd.ts';
 import { checkDiskspdPath } from '../../workloads/tool-settings.ts';
 import { RemoteCommandFailed } from '../../errors.ts';
 import type { AttachedDiskGuest } from '../guest.ts';
-import { parseDiskspdBanner } from '../hyperv/fingerprint.ts';
+import { OS_CALL, osFacts, parseDiskspdBanner } from '../hyperv/fingerprint.ts';
 import type { WindowsGuestRunner } from '../windows-guest.ts';
 import { VsphereClient, type ConnectOptions } from './client.ts';
 import { DEFAULT_GUEST_DISKSPD } from './guest-config.ts';
@@ -89,13 +89,16 @@ export function toolsWorkloadEndpoint(guest: AttachedDiskGuest, wiring: ToolsGue
     tool: 'diskspd',
     measuresAttachedDisk: true,
     connect: () => wiring.openWindows(),
-    // the diskspd version for the run's fingerprint, from its usage banner (`diskspd -?`, as on
-    // Hyper-V: hyperv/fingerprint.ts); the guest OS is what VMware Tools reports (the provider's
-    // vm.guestFullName). A version that cannot be read is left out.
+    // for the run's fingerprint, as on Hyper-V (hyperv/fingerprint.ts): the guest's Windows edition
+    // and build as the guest itself says (Get-CimInstance Win32_OperatingSystem: Caption, Version;
+    // VMware Tools' vm.guestFullName, which the provider records, names the edition but no build)
+    // and the diskspd version from its usage banner (`diskspd -?`). A fact that cannot be read is left out.
     describe: async (runner): Promise<Record<string, string>> => {
-      const usage = await windows(runner).exec(exe, ['-?'], { timeoutMs: 60_000 }).catch(() => null);
+      const w = windows(runner);
+      const facts = osFacts(await w.calls([{ ...OS_CALL, select: [...OS_CALL.select] }]).catch(() => []), 'guest');
+      const usage = await w.exec(exe, ['-?'], { timeoutMs: 60_000 }).catch(() => null);
       const version = usage ? parseDiskspdBanner(usage.output) : null;
-      return version ? { 'guest.tool': `diskspd ${version}` } : {};
+      return version ? { ...facts, 'guest.tool': `diskspd ${version}` } : facts;
     },
     prepare: async (runner, profile, o) => {
       const m = measured(o.target);

@@ -265,7 +265,16 @@ def run_powershell(argv):
                 for c in p.get('calls') or []:
                     if c.get('cmdlet') not in GUEST_CMDLETS:
                         raise guest_storage.Fail(f"cmdlet not allowed: {c.get('cmdlet')}")
-                    r = guest_storage.run(state, vm, c)
+                    if c.get('cmdlet') == 'Get-CimInstance':
+                        # Win32_OperatingSystem as the Hyper-V stand-in answers it (Microsoft docs,
+                        # "Win32_OperatingSystem class"); the guest's from the model (guestOs), else
+                        # Windows Server 2022 Datacenter
+                        try:
+                            r = ps_standin.cim_instance(c.get('params') or {}, model.get('guestOs'))
+                        except ps_standin.Fail as e:
+                            raise guest_storage.Fail(str(e))
+                    else:
+                        r = guest_storage.run(state, vm, c)
                     if c.get('select') is not None:
                         out += [{k: o.get(k) for k in c['select']} for o in r]
             finally:
