@@ -7,7 +7,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startVcsim, type HarnessCall, type VcsimHandle } from '../../src/lab/vcsim.ts';
 import { VsphereClient, type MoRef } from '../../src/providers/vsphere/client.ts';
-import { reconfigVMTask } from '../../src/providers/vsphere/methods.ts';
+import { createListView, destroyView, modifyListView, reconfigVMTask } from '../../src/providers/vsphere/methods.ts';
 import { waitForTask } from '../../src/providers/vsphere/task.ts';
 import { IDLE_POLL_MS, propertyWaits } from '../../src/providers/vsphere/wait.ts';
 import { listView, readProps } from '../../src/providers/vsphere/property.ts';
@@ -378,6 +378,25 @@ describe('task waits through one ListView: each wait sees its own task', { timeo
       expect(Date.now() - t0).toBeLessThan(5000);
     } finally {
       await sim.control.delay('ModifyListView', 0);
+      await c.logout();
+    }
+  });
+
+  it('the harness answers ModifyListView as vCenter does: the unresolved adds returned (no fault), each object once, removals applied', async () => {
+    // vim.view.ListView.ModifyListView: "May partially succeed if some objects could not be
+    // resolved … the list of those which failed is returned as the result" (govmomi 0.24's
+    // simulator faulted ManagedObjectNotFound and appended repeats; src/lab/harness/vcsim/listview.go)
+    const c = await connect();
+    try {
+      const view = await createListView(c.session, c.serviceContent.viewManager!, []);
+      const unknown: MoRef = { type: 'Task', value: 'task-that-never-was' };
+      const unresolved = await modifyListView(c.session, view, [vms[0]!, vms[0]!, unknown, vms[1]!], []);
+      expect(unresolved).toEqual([unknown]);
+      expect((await readProps(c.session, c.serviceContent, view, ['view'])).view).toEqual([vms[0], vms[1]]);
+      expect(await modifyListView(c.session, view, [vms[0]!], [vms[1]!, unknown])).toEqual([]);
+      expect((await readProps(c.session, c.serviceContent, view, ['view'])).view).toEqual([vms[0]]);
+      await destroyView(c.session, view);
+    } finally {
       await c.logout();
     }
   });

@@ -167,6 +167,7 @@ func run(esx bool, counts modelCounts, listen, certDir, dataDir, username, passw
 		return fmt.Errorf("adding storage model: %w", err)
 	}
 	installPaging()
+	installListViews()
 	if guestOpsFile != "" {
 		if standins == "" {
 			standins = defaultStandins()
