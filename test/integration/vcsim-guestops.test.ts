@@ -413,7 +413,10 @@ describe.skipIf(!isRoot)('vcsim harness guest operations', () => {
     let child = 0;
     for (let i = 0; i < 100 && !child; i++) {
       await new Promise((res) => setTimeout(res, 200));
-      child = Number((await probeOne(vc, { op: 'guest-download', ...WINDOWS, path: f3.pid })).content ?? 0) || 0;
+      // the pid file holds "<pid> <start time, round-trip format>" (TOOLS_RUN_BODY)
+      const [pid, startedAt] = ((await probeOne(vc, { op: 'guest-download', ...WINDOWS, path: f3.pid })).content as string | undefined ?? '').split(' ');
+      child = Number(pid) || 0;
+      if (child) expect(startedAt, JSON.stringify(pid)).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{7}Z$/);
     }
     expect(child).toBeGreaterThan(0);
     const listed = (await probeOne(vc, { op: 'guest-list', ...WINDOWS })).processes as Proc[];
