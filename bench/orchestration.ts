@@ -12,6 +12,7 @@ import { isScsiController } from '../src/providers/vsphere/disks.ts';
 import { reconfigVMTask, type RoundTripper } from '../src/providers/vsphere/methods.ts';
 import { waitForTask } from '../src/providers/vsphere/task.ts';
 import type { TaskInfo } from '../src/providers/vsphere/types.ts';
+import { addDiskSpec } from '../test/helpers/vsphere-disk-spec.ts';
 import type { BenchContext, BenchOutcome, Benchmark } from './lib/bench.ts';
 import { bounded, figure, type Figure } from './lib/figure.ts';
 import { median, quantile, sum } from './lib/stats.ts';
@@ -83,23 +84,11 @@ async function noticeLatency(sim: VcsimHandle, client: VsphereClient, vm: MoRef,
     const used = new Set(devices.filter((d) => d.controllerKey === ctrl.key).map((d) => d.unitNumber));
     const unit = [...Array(16).keys()].find((u) => u !== 7 && !used.has(u))!;
     await sim.control.slowTask('ReconfigVM_Task', slowMs);
-    const task = await reconfigVMTask(client.session, vm, {
-      deviceChange: [
-        {
-          operation: 'add',
-          fileOperation: 'create',
-          device: {
-            _type: 'VirtualDisk',
-            key: -1,
-            backing: { _type: 'VirtualDiskFlatVer2BackingInfo', fileName: `[${DATASTORE}] ${prefix}-lat-${i}.vmdk`, diskMode: 'independent_persistent', thinProvisioned: true },
-            controllerKey: ctrl.key,
-            unitNumber: unit,
-            capacityInKB: SIZE_MB * 1024,
-            capacityInBytes: SIZE_MB * 2 ** 20,
-          },
-        },
-      ],
-    });
+    const task = await reconfigVMTask(
+      client.session,
+      vm,
+      addDiskSpec({ fileName: `[${DATASTORE}] ${prefix}-lat-${i}.vmdk`, controllerKey: ctrl.key, unitNumber: unit, sizeMB: SIZE_MB, diskMode: 'independent_persistent' }),
+    );
     const seen: TaskInfo[] = [];
     await waitForTask(rt, client.serviceContent, task, { onProgress: (info) => seen.push(info) });
     const returned = nowEpochMs();

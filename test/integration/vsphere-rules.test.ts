@@ -20,6 +20,7 @@ import { pyvmomi, type PyDisk } from './helpers/pyvmomi-verify.ts';
 import { runCli } from './helpers/cli.ts';
 import { readRun, runDirIn } from './helpers/vsphere-lab.ts';
 import { quickSettings } from '../helpers/quick-settings.ts';
+import { addDiskChange } from '../helpers/vsphere-disk-spec.ts';
 
 
 const events: string[] = [];
@@ -368,11 +369,7 @@ describe('disk.controller: the disk on a controller of the named type', () => {
         (e: unknown) => (e instanceof TaskFailed ? e.faultName : String(e)),
       );
     };
-    const diskAt = (unitNumber: number, name: string): DataObject => ({
-      operation: 'add',
-      fileOperation: 'create',
-      device: { _type: 'VirtualDisk', key: -1, backing: { _type: 'VirtualDiskFlatVer2BackingInfo', fileName: `[LocalDS_0] ${name}.vmdk`, diskMode: 'persistent', thinProvisioned: true }, controllerKey: pv.key, unitNumber, capacityInKB: 1024, capacityInBytes: 1024 * 1024 },
-    });
+    const diskAt = (unitNumber: number, name: string) => addDiskChange({ fileName: `[LocalDS_0] ${name}.vmdk`, controllerKey: pv.key, unitNumber, sizeMB: 1 });
     expect(await reconfigure([diskAt(7, 'ss-rules-u7')])).toBe('InvalidDeviceSpec');
     // the 8.0 profile's VMs are hardware version 20: PVSCSI has 64 targets (0–63, 7 reserved)
     expect((await client.vmHardware(vm)).hw).toBe(20);

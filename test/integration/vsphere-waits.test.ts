@@ -11,6 +11,7 @@ import { createListView, destroyView, modifyListView, reconfigVMTask } from '../
 import { waitForTask } from '../../src/providers/vsphere/task.ts';
 import { IDLE_POLL_MS, propertyWaits } from '../../src/providers/vsphere/wait.ts';
 import { listView, readProps } from '../../src/providers/vsphere/property.ts';
+import { addDiskSpec } from '../helpers/vsphere-disk-spec.ts';
 
 let sim: VcsimHandle;
 let vms: MoRef[];
@@ -253,22 +254,7 @@ describe('task waits through one ListView: each wait sees its own task', { timeo
   async function refusedTask(c: VsphereClient, vm: MoRef): Promise<MoRef> {
     const scsi = (await c.devices(vm)).find((d) => /SCSI|LsiLogic|BusLogic/.test(d._type ?? ''));
     expect(scsi).toBeDefined();
-    return reconfigVMTask(c.session, vm, {
-      deviceChange: [
-        {
-          operation: 'add',
-          fileOperation: 'create',
-          device: {
-            _type: 'VirtualDisk',
-            key: -1,
-            backing: { _type: 'VirtualDiskFlatVer2BackingInfo', fileName: '[LocalDS_0] waits-refused.vmdk', diskMode: 'persistent', thinProvisioned: true },
-            controllerKey: scsi!.key,
-            unitNumber: 7,
-            capacityInKB: 1024,
-          },
-        },
-      ],
-    });
+    return reconfigVMTask(c.session, vm, addDiskSpec({ fileName: '[LocalDS_0] waits-refused.vmdk', controllerKey: scsi!.key, unitNumber: 7, sizeMB: 1 }));
   }
 
   it('another task on the same VM does not resolve ours: a slow success and a quick failure, each wait gets its own outcome', async () => {
