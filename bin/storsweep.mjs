@@ -1,9 +1,10 @@
 #!/usr/bin/env node
 // The CLI: from a bundle of src/ that is up to date with every file it was built from (built
-// first when it is not: bin/cli-bundle.mjs), else src/ through tsx's loader as before.
+// first when it is not: bin/cli-bundle.mjs; its stacks name src/ through the source map), else src/
+// through tsx's loader as before.
 import fs from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { freshBundle } from './cli-bundle.mjs';
+import { freshBundle, mapStackTraces } from './cli-bundle.mjs';
 
 async function viaTsx() {
   const { register } = await import('tsx/esm/api');
@@ -15,6 +16,7 @@ const bundle = await freshBundle('src/cli/main.ts');
 if (!bundle) {
   await viaTsx();
 } else {
+  mapStackTraces(bundle);
   try {
     await import(bundle);
   } catch (err) {

@@ -54,10 +54,11 @@ describe('the CLI bundle', () => {
     const first = start();
     expect(first.out).toBe('alpha 1 9.9.9');
     expect(first.bundle).toMatch(/\/\.build\/main-[0-9a-f]{16}\.mjs$/);
-    const manifest = fs.readFileSync(path.join(repo, '.build', 'main.json'), 'utf8');
+    const built = (): unknown => (JSON.parse(fs.readFileSync(path.join(repo, '.build', 'main.json'), 'utf8')) as { builtAt: string }).builtAt;
+    const builtAt = built();
     expect(start()).toEqual(first);
-    // nothing was built again: the record is the same file
-    expect(fs.readFileSync(path.join(repo, '.build', 'main.json'), 'utf8')).toBe(manifest);
+    // nothing was built again (a start may record a newer stat of an input it hashed: the file was written just now)
+    expect(built()).toBe(builtAt);
   });
 
   it('a source changed under the same size and mtime is built again before it runs', () => {
@@ -128,5 +129,58 @@ describe('the CLI bundle', () => {
     // it ran from the bundle (not the tsx fallback from the start), and once
     expect(fs.existsSync(path.join(repo, '.build', 'main.json'))).toBe(true);
     expect(fs.readFileSync(runs, 'utf8')).toBe('ran\n');
+  });
+
+  it('an edit in the tick in which the build read the file (same size, every field of the stat as recorded) is seen: a stat taken within 2 s of the file\'s last change vouches for nothing (review s23 B2)', () => {
+    expect(start().out).toBe('alpha 1 9.9.9');
+    const file = path.join(repo, 'src', 'word.ts');
+    const manifestFile = path.join(repo, '.build', 'main.json');
+    type Input = { path: string; size: number; ino: number; mtimeMs: number; ctimeMs: number };
+    const manifest = JSON.parse(fs.readFileSync(manifestFile, 'utf8')) as { builtAt: string; inputs: Input[] };
+    // rewritten with the same size (same inode), its mtime the build's own moment
+    fs.writeFileSync(file, fs.readFileSync(file, 'utf8').replace('alpha', 'omega'));
+    fs.utimesSync(file, new Date(manifest.builtAt), new Date(manifest.builtAt));
+    // the record a build makes when it reads the old bytes in the very timestamp tick of this edit
+    // (4 ms ticks here): the stat the file has now, the hash of what was bundled
+    const st = fs.statSync(file);
+    Object.assign(manifest.inputs.find((i) => i.path === 'src/word.ts')!, { size: st.size, ino: st.ino, mtimeMs: st.mtimeMs, ctimeMs: st.ctimeMs });
+    fs.writeFileSync(manifestFile, JSON.stringify(manifest, null, 1) + '\n');
+    expect(start().out).toBe('omega 1 9.9.9');
+  });
+
+  it('bin/storsweep.mjs: an error escaping src/ prints a stack naming src/\'s files and lines, not the bundle\'s (review s23 B3)', () => {
+    fs.copyFileSync(path.join(ROOT, 'bin', 'storsweep.mjs'), path.join(repo, 'bin', 'storsweep.mjs'));
+    fs.mkdirSync(path.join(repo, 'src', 'cli'));
+    fs.writeFileSync(path.join(repo, 'src', 'cli', 'main.ts'), "import { fail } from './fail.ts';\n\nif (process.env.KIND === 'node') Buffer.alloc(-1 as number);\nfail('now');\n");
+    fs.writeFileSync(path.join(repo, 'src', 'cli', 'fail.ts'), "// lines before\nconst what: string = 'boom';\nexport function fail(why: string): never {\n  throw new Error(`${what} ${why}`);\n}\n");
+    const stderr = (env: Record<string, string>): string => {
+      try {
+        execFileSync(process.execPath, [path.join(repo, 'bin', 'storsweep.mjs')], { encoding: 'utf8', stdio: 'pipe', env: { ...process.env, ...env } });
+      } catch (err) {
+        return (err as { stderr: string }).stderr;
+      }
+      throw new Error('it did not fail');
+    };
+    const thrown = stderr({});
+    expect(thrown).toContain('Error: boom now\n');
+    expect(thrown).toContain(`    at fail (${repo}/src/cli/fail.ts:4:9)\n`);
+    expect(thrown).toContain(`    at ${repo}/src/cli/main.ts:4:1\n`);
+    // it ran from the bundle (no frame of it left unmapped)
+    expect(fs.readdirSync(path.join(repo, '.build')).some((f) => f.endsWith('.mjs.map'))).toBe(true);
+    expect(thrown.split('\n').filter((l) => l.startsWith('    at ') && l.includes('/.build/'))).toEqual([]);
+    // Node's own errors keep their code in the head
+    const node = stderr({ KIND: 'node' });
+    expect(node).toContain('RangeError [ERR_OUT_OF_RANGE]: ');
+    expect(node).toContain(`    at ${repo}/src/cli/main.ts:3:`);
+  });
+
+  it('only the expression import.meta.url is the module\'s own file: the words in a string, a template\'s text or a comment stay as written (review s23 B4)', () => {
+    fs.writeFileSync(
+      path.join(repo, 'src', 'word.ts'),
+      'export const word: string = [new URL(\'.\', import.meta.url).pathname === `${import.meta.dirname}/`, "a import.meta.url b", \'import.meta.filename\', `import.meta.url ${import.meta.filename.endsWith(\'/word.ts\')}`].join(\'|\'); // import.meta.url\n',
+    );
+    const { bundle, out } = start();
+    expect(bundle).not.toBeNull();
+    expect(out).toBe('true|a import.meta.url b|import.meta.filename|import.meta.url true 1 9.9.9');
   });
 });
