@@ -15,7 +15,7 @@
 //   for one provisioning call, so all workers together send at most N calls to one vCenter.
 import pg from 'pg';
 import { errorMessage, LeaseLost } from '../errors.ts';
-import type { PgConnection, PgStatements, PgWriter } from './pg-store.ts';
+import { STORE_QUERY_TIMEOUT_MS, type PgConnection, type PgStatements, type PgWriter } from './pg-store.ts';
 
 const SHARED = 'shared: ';
 
@@ -33,6 +33,11 @@ export interface LeaseOptions {
   /** called once when the lease is lost (the session failed, or a heartbeat went unconfirmed): stop what it protects */
   onLost?: (err: LeaseLost) => void;
   applicationName?: string;
+  /**
+   * The server-side budget of one store write on the session (statement_timeout while a write runs),
+   * by default the store's own (`queryTimeoutMs` of the connection, else STORE_QUERY_TIMEOUT_MS)
+   */
+  writeTimeoutMs?: number;
 }
 
 /** The server's TCP keepalive settings for a lease: idle half of it, then three probes a sixth apart (each at least 1 s). */
@@ -86,16 +91,34 @@ export class LeaseSession {
   private confirmedAt = performance.now();
   /** how long a confirmation keeps the lease valid: three quarters of the lease */
   private readonly validMs: number;
+  /** the session's statement_timeout for everything but store writes (ms) */
+  private readonly shortMs: number;
+  /** the server-side budget of a store write (ms; its client-side bound is a little longer) */
+  private readonly writeMs: number;
+  /** the statement_timeout the session has now: the short one, a write's, or unknown (a SET failed) */
+  private timeoutNow: number | undefined;
+  /** when the store write the session is running now was sent (performance.now()), or null */
+  private writingSince: number | null = null;
+  /** the lease backend (its pid and start): what the probe looks for while a write holds the session */
+  private backend: { pid: number; start: string } | null = null;
+  /** the probe's own connection (opened the first time a write outlasts a heartbeat interval) */
+  private probeClient: Promise<pg.Client> | null = null;
+  private probing = false;
+  /** a heartbeat is queued or running (one at a time: behind a long write they would pile up) */
+  private beating = false;
 
   /** pg-boss's `db` option: a statement on the lease session (fenced by it; see above) */
   readonly db = { executeSql: (text: string, values?: unknown[]) => this.fenced(text, values) };
 
   private constructor(
     private readonly client: pg.Client,
+    private readonly conn: PgConnection,
     private readonly o: LeaseOptions & { leaseSec: number },
   ) {
     // three quarters of the lease, and of the earliest the server can drop a silent session
     this.validMs = Math.floor(Math.min(o.leaseSec, serverKeepsSec(o.leaseSec)) * 750);
+    this.shortMs = Math.max(1000, Math.floor((o.leaseSec * 1000) / 4));
+    this.writeMs = Math.max(1000, Math.round(o.writeTimeoutMs ?? conn.queryTimeoutMs ?? STORE_QUERY_TIMEOUT_MS));
   }
 
   static async open(conn: PgConnection, o: LeaseOptions = {}): Promise<LeaseSession> {
@@ -114,24 +137,46 @@ export class LeaseSession {
       connectionTimeoutMillis: Math.max(2000, leaseSec * 1000),
     });
     await client.connect();
-    const s = new LeaseSession(client, { ...o, leaseSec });
+    const s = new LeaseSession(client, conn, { ...o, leaseSec });
     client.on('error', (err) => s.fail(`the lease session failed: ${errorMessage(err)}`, err));
     client.on('end', () => s.fail('the lease session ended'));
     // The server drops a silent session (and its locks) after idle + interval × count seconds:
     // at least the lease (idle half of it, three probes a sixth apart, each at least 1 s).
     const { idle, interval } = keepalives(leaseSec);
     await s.run(() => client.query(`SET tcp_keepalives_idle = ${idle}; SET tcp_keepalives_interval = ${interval}; SET tcp_keepalives_count = 3`));
-    // a statement that hangs on the server fails instead of waiting forever
-    await s.run(() => client.query(`SET statement_timeout = ${Math.max(1000, Math.floor((leaseSec * 1000) / 4))}`));
+    // a statement that hangs on the server fails instead of waiting forever: everything but a store
+    // write within a quarter of the lease (a write has the store's budget: writer() below)
+    await s.run(() => client.query(`SET statement_timeout = ${s.shortMs}`));
+    s.timeoutNow = s.shortMs;
+    // Who the lease is on the server (the probe looks for it while a long write holds the session),
+    // and: a statement still running once its client is gone is stopped by the server within a second
+    // (PostgreSQL 14+, client_connection_check_interval), so a write never commits after the worker
+    // gave the session up (fail() ends it) or the keepalive found the worker gone — without it the
+    // backend runs the write to its end, holding the locks and committing it.
+    const { rows } = await s.run(() =>
+      client.query<{ pid: number; start: string }>(
+        `SELECT pg_backend_pid() AS pid, (SELECT backend_start::text FROM pg_stat_activity WHERE pid = pg_backend_pid()) AS start,
+                CASE WHEN current_setting('server_version_num')::int >= 140000 THEN set_config('client_connection_check_interval', '1000', false) END AS checked`,
+      ),
+    );
+    if (rows[0]) s.backend = { pid: rows[0].pid, start: rows[0].start };
     const every = Math.max(250, Math.floor((leaseSec * 1000) / 4));
     s.heartbeat = setInterval(() => void s.beat(), every);
     s.heartbeat.unref();
     return s;
   }
 
-  /** One heartbeat: answered before the lease's validity ends, or the lease is lost. */
+  /**
+   * One heartbeat: answered before the lease's validity ends, or the lease is lost. While a store
+   * write holds the session (it may take the store's whole budget: a lock wait, a big batch), the
+   * heartbeat cannot run on it: the probe then asks another connection whether the lease backend
+   * still holds its locks (see probe()).
+   */
   private async beat(): Promise<void> {
     if (this.lost) return;
+    if (this.writingSince !== null && performance.now() - this.writingSince >= Math.min(1000, this.shortMs / 2)) void this.probe();
+    if (this.beating) return;
+    this.beating = true;
     try {
       this.check();
       // The deadline is the lease's validity, which any statement answered meanwhile extends: the
@@ -154,6 +199,60 @@ export class LeaseSession {
       }
     } catch (err) {
       this.fail(err instanceof LeaseLost ? err.details.reason : `heartbeat: ${errorMessage(err)}`, err);
+    } finally {
+      this.beating = false;
+    }
+  }
+
+  /**
+   * While a store write holds the session: does its backend still hold advisory locks (pg_locks, on a
+   * connection of the probe's own)? Yes confirms the lease as of when the probe was sent — the
+   * backend, and every lock it holds, lived then (a backend releases its locks before it leaves
+   * pg_stat_activity, so pg_locks is asked, not only whether it runs). No: the session is gone, the
+   * lease lost at once. No answer: nothing confirmed; the lease's validity runs out as for a silent
+   * heartbeat. Only a write is probed for: it is the one statement allowed to run longer than the
+   * heartbeat's bound, and it is bounded itself (the store's budget, on the server and the client).
+   */
+  private async probe(): Promise<void> {
+    const backend = this.backend;
+    if (this.probing || this.lost || !backend) return;
+    this.probing = true;
+    try {
+      if (!this.probeClient) {
+        const c = new pg.Client({
+          ...this.conn,
+          application_name: `${this.o.applicationName ?? 'storsweep worker'} (lease probe)`,
+          keepAlive: true,
+          keepAliveInitialDelayMillis: 1000,
+          query_timeout: this.validMs,
+          connectionTimeoutMillis: this.validMs,
+        });
+        const p = c.connect().then(() => c);
+        const drop = () => {
+          if (this.probeClient === p) this.probeClient = null;
+        };
+        c.on('error', drop);
+        c.on('end', drop);
+        p.catch(drop);
+        this.probeClient = p;
+      }
+      const c = await this.probeClient;
+      const sentAt = performance.now();
+      const { rows } = await c.query<{ locked: boolean }>(
+        `SELECT EXISTS (SELECT FROM pg_locks l WHERE l.pid = a.pid AND l.locktype = 'advisory' AND l.granted) AS locked
+         FROM pg_stat_activity a WHERE a.pid = $1 AND a.backend_start::text = $2`,
+        [backend.pid, backend.start],
+      );
+      const holding = this.held.size + this.sharedHeld.size > 0;
+      if (rows[0] && (rows[0].locked || !holding)) {
+        if (sentAt > this.confirmedAt) this.confirmedAt = sentAt;
+      } else if (!this.lost) {
+        this.fail(rows[0] ? `the lease session's backend (pid ${backend.pid}) holds none of its locks any more` : `the lease session's backend (pid ${backend.pid}) is gone`);
+      }
+    } catch {
+      // no answer: nothing confirmed (the deadline decides)
+    } finally {
+      this.probing = false;
     }
   }
 
@@ -184,8 +283,16 @@ export class LeaseSession {
     } catch {
       /* the caller's stop is best effort here */
     }
-    // a session in doubt is closed: whatever it still held is released by the server
+    // a session in doubt is closed: whatever it still held is released by the server (and a write
+    // still running on it is stopped: client_connection_check_interval, see open())
     void this.client.end().catch(() => undefined);
+    this.endProbe();
+  }
+
+  private endProbe(): void {
+    const p = this.probeClient;
+    this.probeClient = null;
+    void p?.then((c) => c.end()).catch(() => undefined);
   }
 
   /**
@@ -202,6 +309,8 @@ export class LeaseSession {
         return r;
       } catch (err) {
         if (isConnectionFailure(err)) this.fail(`a statement on the lease session failed: ${errorMessage(err)}`, err);
+        // the server answered (a constraint, a write past its budget): the session lived
+        else if (sentAt > this.confirmedAt) this.confirmedAt = sentAt;
         throw err;
       }
     };
@@ -213,7 +322,23 @@ export class LeaseSession {
   /** A statement on the lease session, refused once the lease is lost. */
   private async fenced(text: string, values?: unknown[]): Promise<pg.QueryResult> {
     this.check();
-    return this.run(() => this.client.query(text, values));
+    return this.run(async () => {
+      await this.timeout(this.shortMs);
+      return this.client.query(text, values);
+    });
+  }
+
+  /**
+   * The session's statement_timeout set to `ms` when it has another (called inside run(): nothing
+   * else is on the session). A session-level switch, made only when the kind of statement changes
+   * (the job statements' short bound, a write's budget), rather than a SET LOCAL around every write:
+   * a single write is one statement (one commit, one round trip) and stays one.
+   */
+  private async timeout(ms: number): Promise<void> {
+    if (this.timeoutNow === ms) return;
+    this.timeoutNow = undefined;
+    await this.client.query(`SET statement_timeout = ${ms}`);
+    this.timeoutNow = ms;
   }
 
   /**
@@ -229,13 +354,30 @@ export class LeaseSession {
       const gone = keys.find((k) => (k.startsWith(SHARED) ? !this.sharedHeld.has(k.slice(SHARED.length)) : !this.held.has(k)));
       if (gone !== undefined) throw new LeaseLost(`a store write after the lease's key was released (${gone})`);
     };
+    // A write runs under the store's budget, not the session's short statement_timeout (review s23
+    // L2: a lock wait or a big batch longer than a quarter of the lease failed the permutation): on
+    // the server (statement_timeout) and a little longer on the client (query_timeout), so that the
+    // server's cancel, an answer, comes first. The heartbeat cannot run while it holds the session:
+    // beat() probes the backend from another connection instead (probe()).
+    const statement = <R extends pg.QueryResultRow>(text: string, values?: unknown[]) =>
+      this.client.query<R>({ text, values, query_timeout: this.writeMs + this.shortMs } as pg.QueryConfig);
+    const write = <T>(fn: () => Promise<T>): Promise<T> =>
+      this.run(async () => {
+        await this.timeout(this.writeMs);
+        this.writingSince = performance.now();
+        try {
+          return await fn();
+        } finally {
+          this.writingSince = null;
+        }
+      });
     // a transaction's own statements (it holds the queue for its whole span, so nothing else can)
     // confirm the session as any statement does: one longer than the lease, each of its statements
     // answered in time, keeps it (review s23)
     const on: PgStatements = {
-      query: async (text, values) => {
+      query: async <R extends pg.QueryResultRow>(text: string, values?: unknown[]) => {
         const sentAt = performance.now();
-        const r = await this.client.query(text, values);
+        const r = await statement<R>(text, values);
         if (sentAt > this.confirmedAt) this.confirmedAt = sentAt;
         return r;
       },
@@ -243,15 +385,15 @@ export class LeaseSession {
     return {
       query: async (text, values) => {
         guard();
-        return this.run(() => this.client.query(text, values));
+        return write(() => statement(text, values));
       },
       transaction: async <T>(fn: (q: PgStatements) => Promise<T>): Promise<T> => {
         guard();
-        return this.run(async () => {
-          await this.client.query('BEGIN');
+        return write(async () => {
+          await statement('BEGIN');
           try {
             const r = await fn(on);
-            await this.client.query('COMMIT');
+            await statement('COMMIT');
             return r;
           } catch (err) {
             await this.client.query('ROLLBACK').catch(() => undefined);
@@ -319,6 +461,7 @@ export class LeaseSession {
 
   async close(): Promise<void> {
     clearInterval(this.heartbeat);
+    this.endProbe();
     if (!this.lost) {
       this.lost = new LeaseLost('closed');
       this.ac.abort(this.lost);

@@ -209,6 +209,100 @@ describe('LeaseSession', { timeout: 60_000 }, () => {
       await backend.close();
     }
   });
+
+  it('a store write slower than a quarter of the lease runs under the store\'s budget, not the session\'s short statement_timeout; job statements keep theirs', async () => {
+    // review s23 L2: the session's statement_timeout (¼ lease: 1 s here) cancelled a slow but healthy
+    // write (a lock wait, a big batch) with 57014 and the permutation failed
+    const lease = await LeaseSession.open(pgdb.conn, { leaseSec: 4, applicationName: 'lease-test-budget' });
+    try {
+      expect(await lease.tryHold(['kb'])).not.toBeNull();
+      const w = lease.writer(['kb']);
+      await expect(w.query('SELECT pg_sleep(1.6)')).resolves.toBeDefined();
+      await expect(w.transaction(async (q) => (await q.query('SELECT pg_sleep(1.6)')).rowCount)).resolves.toBe(1);
+      // a job statement (pg-boss's, on the same session) after the writes: still ¼ of the lease
+      await expect(lease.db.executeSql('SELECT pg_sleep(1.6)')).rejects.toMatchObject({ code: '57014' });
+      // and a write after it has its budget again
+      await expect(w.query('SELECT pg_sleep(1.6)')).resolves.toBeDefined();
+      expect(lease.lostReason).toBeNull();
+    } finally {
+      await lease.close();
+    }
+  });
+
+  it('a store write longer than the lease keeps the lease while its backend holds the locks (the probe), and is bounded by the store\'s budget', async () => {
+    // the heartbeat cannot run on the session while the write holds it: another connection asks
+    // whether the lease backend still holds its locks; the write itself ends at its budget (57014,
+    // an answer: the lease stays)
+    const lease = await LeaseSession.open(pgdb.conn, { leaseSec: 4, writeTimeoutMs: 7000, applicationName: 'lease-test-long' });
+    try {
+      expect(await lease.tryHold(['kl'])).not.toBeNull();
+      const w = lease.writer(['kl']);
+      const started = performance.now();
+      await expect(w.query('SELECT pg_sleep(5)')).resolves.toBeDefined();
+      expect(performance.now() - started).toBeGreaterThan(4900);
+      expect(lease.lostReason).toBeNull();
+      await expect(w.query('SELECT pg_sleep(9)')).rejects.toMatchObject({ code: '57014' });
+      expect(lease.lostReason).toBeNull();
+      await expect(lease.db.executeSql('SELECT 1')).resolves.toBeDefined();
+      // the probe looked from a connection of its own (named after the lease)
+      expect(await pgdb.db.query(`SELECT 1 FROM pg_stat_activity WHERE application_name = 'lease-test-long (lease probe)'`)).toHaveLength(1);
+    } finally {
+      await lease.close();
+    }
+  });
+
+  it('a long write whose session the server ended before the worker heard: the probe finds the backend gone, the lease is lost then (not ¾ of the lease later), nothing is written', async () => {
+    await pgdb.db.query('CREATE TABLE IF NOT EXISTS lease_probe_w (n int)');
+    const relay = await holdingRelay(pgdb.conn.port);
+    const lease = await LeaseSession.open({ ...pgdb.conn, port: relay.port }, { leaseSec: 10, applicationName: 'lease-test-gone' });
+    try {
+      expect(await lease.tryHold(['kg'])).not.toBeNull();
+      const w = lease.writer(['kg']);
+      await w.query('SELECT 1'); // the write budget set: what follows is the write alone
+      relay.hold();
+      const pid = await backendOf('lease-test-gone');
+      // terminated while it runs (a lock wait, a big batch): aborted with its backend
+      const write = w.query('INSERT INTO lease_probe_w SELECT 1 FROM pg_sleep(3)').then(
+        () => 'written',
+        (e: unknown) => e,
+      );
+      await new Promise((r) => setTimeout(r, 300));
+      await pgdb.db.query('SELECT pg_terminate_backend($1)', [pid]);
+      const terminated = performance.now();
+      while (!lease.lostReason && performance.now() - terminated < 10_000) await new Promise((r) => setTimeout(r, 20));
+      // found by the probe (the deadline alone: ¾ of 10 s after the last confirmation, 'not answered')
+      expect(lease.lostReason?.message).toMatch(/backend \(pid \d+\) is gone|holds none of its locks/);
+      expect(performance.now() - terminated).toBeLessThan(5500);
+      relay.release();
+      expect(await write).toBeInstanceOf(Error);
+      expect(await pgdb.db.query('SELECT n FROM lease_probe_w')).toEqual([]);
+    } finally {
+      await lease.close();
+      await relay.close();
+    }
+  });
+
+  it('a write still running when the worker gives the session up is stopped by the server, not run to its end and committed', async () => {
+    await pgdb.db.query('CREATE TABLE IF NOT EXISTS lease_stop_w (n int)');
+    const lease = await LeaseSession.open(pgdb.conn, { leaseSec: 10, applicationName: 'lease-test-stop' });
+    const pid = await backendOf('lease-test-stop');
+    expect(await lease.tryHold(['ks'])).not.toBeNull();
+    const write = lease
+      .writer(['ks'])
+      .query('INSERT INTO lease_stop_w SELECT 1 FROM pg_sleep(2)')
+      .then(
+        () => 'written',
+        (e: unknown) => e,
+      );
+    await new Promise((r) => setTimeout(r, 300));
+    const closedAt = performance.now();
+    await lease.close();
+    expect(await write).toBeInstanceOf(Error);
+    // the backend saw its client gone (client_connection_check_interval) and stopped the write
+    await expect.poll(async () => (await pgdb.db.query('SELECT 1 FROM pg_stat_activity WHERE pid = $1', [pid])).length, { timeout: 10_000, interval: 50 }).toBe(0);
+    await new Promise((r) => setTimeout(r, Math.max(0, 3000 - (performance.now() - closedAt))));
+    expect(await pgdb.db.query('SELECT n FROM lease_stop_w')).toEqual([]);
+  });
 });
 
 const metaOf = (runId: string): RunMeta => ({ runId, playbook: 'pb', playbookFile: '/x/pb.yaml', inventoryFile: '/x/inv.yaml', target: 't', startedAt: '2024-01-01T00:00:00.000Z', fingerprint: {}, insecureEndpoints: [] });
@@ -240,20 +334,23 @@ const rec = (runId: string, permutationId: string): ResultRecord => ({
 
 /**
  * A TCP relay in front of the server whose server-to-client direction can be held: while held, what
- * the server sends (data, its end of the connection, a reset) waits in the relay, as if still on
- * the wire; the client-to-server direction always flows. Counts the bytes sent to the server while held.
+ * the server sends on the connections open at hold() (data, its end of the connection, a reset) waits
+ * in the relay, as if still on the wire; the client-to-server direction always flows, and so does a
+ * connection opened meanwhile (the lease's probe). Counts the bytes sent to the server on the held ones.
  */
 async function holdingRelay(serverPort: number): Promise<{ port: number; hold(): void; release(): void; sentWhileHeld(): number; close(): Promise<void> }> {
-  let holding = false;
+  let holding = new Set<net.Socket>();
   let sent = 0;
   const held: Array<() => void> = [];
   const sockets = new Set<net.Socket>();
-  const later = (fn: () => void) => (holding ? held.push(fn) : fn());
+  const downs = new Set<net.Socket>();
   const server = net.createServer((down) => {
     const up = net.connect(serverPort, '127.0.0.1');
     sockets.add(down).add(up);
+    downs.add(down);
+    const later = (fn: () => void) => (holding.has(down) ? held.push(fn) : fn());
     down.on('data', (d: Buffer) => {
-      if (holding) sent += d.length;
+      if (holding.has(down)) sent += d.length;
       if (!up.destroyed) up.write(d);
     });
     down.on('end', () => up.end());
@@ -265,9 +362,9 @@ async function holdingRelay(serverPort: number): Promise<{ port: number; hold():
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   return {
     port: (server.address() as net.AddressInfo).port,
-    hold: () => void (holding = true),
+    hold: () => void (holding = new Set(downs)),
     release: () => {
-      holding = false;
+      holding = new Set();
       for (const fn of held.splice(0)) fn();
     },
     sentWhileHeld: () => sent,
