@@ -12,6 +12,7 @@ import { startBenchSsh } from './lib/lab-ssh.ts';
 import { median, sum } from './lib/stats.ts';
 import { fioArgs } from '../src/workloads/fio.ts';
 import { getProfile } from '../src/workloads/profiles.ts';
+import { quickSettings } from '../test/helpers/quick-settings.ts';
 
 interface LogLine {
   time: string;
@@ -61,9 +62,7 @@ export const overhead: Benchmark = {
         'matrix:',
         '  workload:',
         '    profile: [cdm8-default]',
-        'settings:',
-        ...Object.entries(SETTINGS).map(([k, v]) => `  ${k}: ${v}`),
-        `repeat: ${repeat}`,
+        ...quickSettings({ ...SETTINGS, repeat }),
         '',
       ].join('\n'),
     );

@@ -11,6 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { descendantPids, startLabGuest, type LabGuest } from './helpers/lab-guest.ts';
 import { runCli } from './helpers/cli.ts';
 import { NOTHING_LEFT, readRun, runCliWhen, startVsphereLab, sweepPlaybook, type VsphereLab } from './helpers/vsphere-lab.ts';
+import { quickSettings } from '../helpers/quick-settings.ts';
 
 let guest: LabGuest;
 let lab: VsphereLab;
@@ -180,7 +181,7 @@ describe('SIGINT while fio runs', { timeout: 120_000 }, () => {
   it('on this machine (local runner): fio is stopped and gone before the run ends', async () => {
     const pb = await guest.writePlaybook(
       'abort-local.yaml',
-      ['name: abortlocal', 'target: lab-local', 'matrix:', '  workload:', '    profile: [quick]', 'workloads:', '  quick:', '    iometer: "4k 100% read 100% random"', 'settings:', '  fileSize: 4m', '  runtimeSec: 30', '  passes: 1', '  warmupPass: false', '  intervalSec: 0', '  direct: false', 'repeat: 1', ''].join('\n'),
+      ['name: abortlocal', 'target: lab-local', 'matrix:', '  workload:', '    profile: [quick]', 'workloads:', '  quick:', '    iometer: "4k 100% read 100% random"', ...quickSettings({ runtimeSec: 30, direct: false }), ''].join('\n'),
     );
     const runsDir = `${guest.runsDir}/local`;
     fs.mkdirSync(runsDir);

@@ -8,6 +8,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCli } from './helpers/cli.ts';
+import { quickSettings } from '../helpers/quick-settings.ts';
 
 let dir: string;
 
@@ -18,7 +19,7 @@ beforeAll(() => {
   // CrystalDiskMark 8's default set: 8 tests per permutation, a pause between each two
   fs.writeFileSync(
     path.join(dir, 'pb.yaml'),
-    ['name: listeners', 'target: [a, b]', 'matrix:', '  workload:', '    profile: [cdm8-default]', 'settings: { fileSize: 4m, runtimeSec: 1, passes: 1, warmupPass: false, intervalSec: 1, direct: false }', 'repeat: 1', ''].join('\n'),
+    ['name: listeners', 'target: [a, b]', 'matrix:', '  workload:', '    profile: [cdm8-default]', ...quickSettings({ intervalSec: 1, direct: false }), ''].join('\n'),
   );
 });
 afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));

@@ -16,6 +16,7 @@ import { stopVcsimPid } from '../../src/lab/vcsim.ts';
 import { listVcsimLuns } from '../../src/lab/vsphere-inventory.ts';
 import { runCli, stackTraceLines, type CliResult } from './helpers/cli.ts';
 import { descendantPids, startLabGuest, tinyPlaybook, type LabGuest } from './helpers/lab-guest.ts';
+import { quickSettings } from '../helpers/quick-settings.ts';
 
 const KEYPASS = 'kp-Secr3t-7f1c9a';
 const VC_PASSWORD = 'vc-Secr3t-28d4e0';
@@ -228,7 +229,7 @@ describe('on the lab (vCenter simulator, Hyper-V stand-in)', { timeout: 300_000 
 
   it('a vSphere run and a Hyper-V run: neither password is in any file of the run directories, WAL included, while they run', async () => {
     const secrets = [vcPassword, guestPassword].map((s) => [Buffer.from(s), Buffer.from(s, 'utf16le')]).flat();
-    const timing = ['settings:', '  fileSize: 16m', '  runtimeSec: 1', '  passes: 1', '  warmupPass: false', '  intervalSec: 0', '  direct: false', 'repeat: 1'];
+    const timing = quickSettings({ fileSize: '16m', direct: false });
     const workload = ['  workload:', '    profile: [quick]', 'workloads:', '  quick:', '    iometer: "4k 100% read 100% random"'];
     const playbooks = {
       vsphere: ['name: seclab-vsphere', 'target: lab-vcenter', 'matrix:', '  datastore:', '    kind: [existing]', '  disk:', '    format: [thin]', '    sizeGb: [1]', ...workload, ...timing],

@@ -17,6 +17,7 @@ import type { VsphereFault } from '../../src/providers/vsphere/fault.ts';
 import { queryVmfsConfigOption } from '../../src/providers/vsphere/methods.ts';
 import { REPO_ROOT, runCli } from './helpers/cli.ts';
 import { probe } from '../helpers/pyvmomi-probe.ts';
+import { quickSettings } from '../helpers/quick-settings.ts';
 
 const LAB = path.join(REPO_ROOT, 'bin', 'lab.mjs');
 const PROFILES = ['5.5', '6.7', '7.0', '8.0'] as const;
@@ -54,7 +55,7 @@ const PLAYBOOKS = {
   'vmfs6-study': path.join(REPO_ROOT, 'playbooks', 'vmfs6-block-size.yaml'),
 };
 const small = (name: string, target: string, datastore: string[], disk: string[]) =>
-  [`name: ${name}`, `target: ${target}`, 'matrix:', '  datastore:', ...datastore, '  disk:', ...disk, '  workload:', '    profile: [quick]', 'workloads:', '  quick:', '    iometer: "4k 100% read 100% random"', 'settings:', '  fileSize: 4m', '  runtimeSec: 1', '  passes: 1', '  warmupPass: false', '  intervalSec: 0', ''].join('\n');
+  [`name: ${name}`, `target: ${target}`, 'matrix:', '  datastore:', ...datastore, '  disk:', ...disk, '  workload:', '    profile: [quick]', 'workloads:', '  quick:', '    iometer: "4k 100% read 100% random"', ...quickSettings(), ''].join('\n');
 
 describe.each(PROFILES)('npm run lab -- up --version %s', (version) => {
   let root: string;

@@ -14,6 +14,7 @@ import path from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { REPO_ROOT, runCli, stackTraceLines, type CliResult } from './helpers/cli.ts';
+import { quickSettings } from '../helpers/quick-settings.ts';
 
 /** ESC[2J (clear screen), an OSC 8 hyperlink, C1 CSI, NUL, RLO: as YAML double-quoted escapes. */
 const EVIL_YAML = String.raw`\e[2J\e]8;;http://evil.example/\alink\e]8;;\a\x9b31m\0\u202Etxt.exe`;
@@ -64,7 +65,7 @@ beforeAll(async () => {
   playbook = path.join(dir, 'pb.yaml');
   fs.writeFileSync(
     playbook,
-    ['name: out', 'target: t', 'matrix:', '  workload:', '    profile: ["4k 100% read 100% random", "8k 100% read 100% random"]', 'settings:', '  fileSize: 4m', '  runtimeSec: 1', '  passes: 1', '  warmupPass: false', '  intervalSec: 0', 'repeat: 1', ''].join('\n'),
+    ['name: out', 'target: t', 'matrix:', '  workload:', '    profile: ["4k 100% read 100% random", "8k 100% read 100% random"]', ...quickSettings(), ''].join('\n'),
   );
   run = await runCli(['run', playbook, '-i', inventory, '--out', path.join(dir, 'runs'), '--json']);
   runDir = (JSON.parse(run.stdout.trim().split('\n').at(-1)!) as { runDir: string }).runDir;

@@ -6,6 +6,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCli, type CliResult } from './helpers/cli.ts';
 import { startLabGuest, type LabGuest } from './helpers/lab-guest.ts';
+import { quickSettings } from '../helpers/quick-settings.ts';
 
 let guest: LabGuest;
 let run: CliResult;
@@ -26,12 +27,7 @@ beforeAll(async () => {
       '  second: {iometer: "4k 100% read 100% random", base: quick}',
       'baseline:',
       '  workload.profile: second',
-      'settings:',
-      '  fileSize: 8m',
-      '  runtimeSec: 1',
-      '  passes: 1',
-      '  intervalSec: 0',
-      'repeat: 1',
+      ...quickSettings({ fileSize: '8m' }),
       '',
     ].join('\n'),
   );
