@@ -106,6 +106,14 @@ export class LeaseSession {
   private probing = false;
   /** a heartbeat is queued or running (one at a time: behind a long write they would pile up) */
   private beating = false;
+  /** statements queued or running on the session */
+  private pending = 0;
+  /**
+   * The store writes run on the session so far (a transaction counts once): how many, how many found
+   * it busy (another statement queued or running: a slot's write behind another's, a job statement,
+   * the heartbeat), and the milliseconds they spent waiting for it and running on it.
+   */
+  readonly writeStats = { writes: 0, behind: 0, queuedMs: 0, runMs: 0 };
 
   /** pg-boss's `db` option: a statement on the lease session (fenced by it; see above) */
   readonly db = { executeSql: (text: string, values?: unknown[]) => this.fenced(text, values) };
@@ -300,7 +308,9 @@ export class LeaseSession {
    * statement the server answered confirms the lease from when it was sent; one that failed on the
    * connection (no SQLSTATE: broken, timed out) loses it.
    */
-  private run<T>(fn: () => Promise<T>): Promise<T> {
+  private run<T>(fn: () => Promise<T>, write = false): Promise<T> {
+    const queuedAt = performance.now();
+    const behind = this.pending++ > 0;
     const go = async (): Promise<T> => {
       const sentAt = performance.now();
       try {
@@ -312,6 +322,15 @@ export class LeaseSession {
         // the server answered (a constraint, a write past its budget): the session lived
         else if (sentAt > this.confirmedAt) this.confirmedAt = sentAt;
         throw err;
+      } finally {
+        this.pending--;
+        if (write) {
+          const w = this.writeStats;
+          w.writes++;
+          if (behind) w.behind++;
+          w.queuedMs += sentAt - queuedAt;
+          w.runMs += performance.now() - sentAt;
+        }
       }
     };
     const p = this.queue.then(go, go);
@@ -370,7 +389,7 @@ export class LeaseSession {
         } finally {
           this.writingSince = null;
         }
-      });
+      }, true);
     // a transaction's own statements (it holds the queue for its whole span, so nothing else can)
     // confirm the session as any statement does: one longer than the lease, each of its statements
     // answered in time, keeps it (review s23)

@@ -98,6 +98,14 @@ export interface WorkerSummary {
    */
   queueMs: number;
   executeMs: number;
+  /**
+   * The permutations' store writes on the lease session (LeaseSession.writeStats): how many, how many
+   * found it busy, and the ms they waited for it and ran on it — what the slots' sharing costs
+   */
+  storeWrites: number;
+  storeWritesBehind: number;
+  storeWriteQueuedMs: number;
+  storeWriteMs: number;
 }
 
 /** Guest connections a worker keeps open across permutations (the least recently used beyond are closed). */
@@ -121,7 +129,8 @@ const sleep = (ms: number, signal: AbortSignal) =>
   });
 
 export async function workLoop(o: WorkerOptions): Promise<WorkerSummary> {
-  const summary: WorkerSummary = { done: 0, failed: 0, alreadyDone: 0, takenOver: 0, givenBack: 0, abandoned: 0, refused: 0, queueMs: 0, executeMs: 0 };
+  const summary: WorkerSummary = { done: 0, failed: 0, alreadyDone: 0, takenOver: 0, givenBack: 0, abandoned: 0, refused: 0, queueMs: 0, executeMs: 0, storeWrites: 0, storeWritesBehind: 0, storeWriteQueuedMs: 0, storeWriteMs: 0 };
+  const writesBefore = { ...o.lease.writeStats };
   // the worker's own stop, or its lease lost: either ends the loop (the caller may open a new lease)
   const stop = AbortSignal.any([o.signal, o.lease.signal]);
   const db = o.lease.db;
@@ -198,7 +207,7 @@ export async function workLoop(o: WorkerOptions): Promise<WorkerSummary> {
    * that has none (taken by another worker since) costs a lease taken and given back and an empty
    * fetch, and when the reused look leads to nothing, a fresh one is taken at once.
    */
-  const tryOne = async (): Promise<boolean> => {
+  const tryOne = async (spent: { ms: number }): Promise<boolean> => {
     const runs = await currentRuns();
     const all = runs.flatMap((run) => run.groups.map((g) => ({ run, g })));
     if (!all.length) return false;
@@ -219,7 +228,7 @@ export async function workLoop(o: WorkerOptions): Promise<WorkerSummary> {
         const release = await o.lease.tryHold(keys);
         if (!release) continue;
         try {
-          if (await runOneOf(run, g, st.active > 0)) {
+          if (await runOneOf(run, g, st.active > 0, spent)) {
             st.waiting = Math.max(0, st.waiting - 1);
             st.active = 0;
             return true;
@@ -236,7 +245,7 @@ export async function workLoop(o: WorkerOptions): Promise<WorkerSummary> {
     }
   };
 
-  const runOneOf = async (run: WorkerRun, g: QueueGroup, mayHaveOrphans: boolean): Promise<boolean> => {
+  const runOneOf = async (run: WorkerRun, g: QueueGroup, mayHaveOrphans: boolean, spent: { ms: number }): Promise<boolean> => {
     // Under the lease: an active job here was fetched by a worker that no longer holds it.
     const orphans = mayHaveOrphans ? await o.queue.active(g.queue) : [];
     if (orphans.length) {
@@ -294,7 +303,7 @@ export async function workLoop(o: WorkerOptions): Promise<WorkerSummary> {
     } finally {
       clearInterval(renew);
       inUse.delete(target);
-      executing += performance.now() - started;
+      spent.ms += performance.now() - started;
     }
     await usedGuest(run, target);
     if (o.lease.lostReason) {
@@ -332,19 +341,17 @@ export async function workLoop(o: WorkerOptions): Promise<WorkerSummary> {
     return true;
   };
 
-  // executor time of the pass in progress (one slot's pass at a time when concurrency is 1)
-  let executing = 0;
   const slot = async (): Promise<void> => {
     while (!finished && !stop.aborted) {
       let took = false;
       const pass = performance.now();
-      const before = executing;
+      // this slot's executor time in the pass (the other slots' runs at the same time are theirs)
+      const spent = { ms: 0 };
       try {
-        took = await tryOne();
+        took = await tryOne(spent);
         if (took) {
-          const exec = executing - before;
-          summary.executeMs += exec;
-          summary.queueMs += performance.now() - pass - exec;
+          summary.executeMs += spent.ms;
+          summary.queueMs += performance.now() - pass - spent.ms;
         }
       } catch (err) {
         if (o.lease.lostReason || stop.aborted) break;
@@ -360,6 +367,11 @@ export async function workLoop(o: WorkerOptions): Promise<WorkerSummary> {
     await Promise.all(Array.from({ length: Math.max(1, o.concurrency ?? 1) }, slot));
   } finally {
     await closeGuests();
+    const w = o.lease.writeStats;
+    summary.storeWrites = w.writes - writesBefore.writes;
+    summary.storeWritesBehind = w.behind - writesBefore.behind;
+    summary.storeWriteQueuedMs = w.queuedMs - writesBefore.queuedMs;
+    summary.storeWriteMs = w.runMs - writesBefore.runMs;
   }
   return summary;
 }

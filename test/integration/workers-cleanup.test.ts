@@ -40,7 +40,14 @@ describe('cleanup under live workers', () => {
     expect(stackTraceLines(cl.stderr)).toEqual([]);
     const w = await worker;
     expect(w.code, w.stderr).toBe(0);
-    expect(lastJsonLine(w.stdout)).toMatchObject({ failed: 0 });
+    const summary = lastJsonLine<{ failed: number; queueMs: number; executeMs: number; storeWrites: number; storeWriteMs: number }>(w.stdout);
+    expect(summary).toMatchObject({ failed: 0 });
+    // each slot counts its own executor time (review s23 L3: a pass counted the other slot's run that
+    // ended meanwhile too: queue time came out negative), and the store writes on the lease session
+    expect(summary.queueMs).toBeGreaterThanOrEqual(0);
+    expect(summary.executeMs).toBeGreaterThan(2 * 6000);
+    expect(summary.storeWrites).toBeGreaterThanOrEqual(2 * 3);
+    expect(summary.storeWriteMs).toBeGreaterThan(0);
     const st = await runCli(['status', '--run', runId, '--store', db.url, '--json']);
     expect(JSON.parse(st.stdout)).toMatchObject({ total: 2, done: 2, failed: 0, pending: 0 });
     // host state: no fio of the run left on this machine

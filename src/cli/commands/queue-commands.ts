@@ -461,7 +461,7 @@ export async function workerCommand(o: WorkerCommandOptions): Promise<number> {
       return out;
     };
 
-    const total: WorkerSummary = { done: 0, failed: 0, alreadyDone: 0, takenOver: 0, givenBack: 0, abandoned: 0, refused: 0, queueMs: 0, executeMs: 0 };
+    const total: WorkerSummary = { done: 0, failed: 0, alreadyDone: 0, takenOver: 0, givenBack: 0, abandoned: 0, refused: 0, queueMs: 0, executeMs: 0, storeWrites: 0, storeWritesBehind: 0, storeWriteQueuedMs: 0, storeWriteMs: 0 };
     let lostAt: number | null = null;
     for (;;) {
       const summary = await workLoop({
