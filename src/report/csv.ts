@@ -1,6 +1,6 @@
 // Long-format CSV: one row per record, every axis its own column, for spreadsheets and pandas; and
 // the summary CSV beside it: one row per permutation × test, from the report model.
-import type { ResultRecord } from '../results/record.ts';
+import type { EsxtopLatencies, HostIoFigures, HostMetrics, ResultRecord } from '../results/record.ts';
 import { METRICS, type ComparisonRow, type MetricKey, type Report } from './model.ts';
 import { referenceLabel } from './wording.ts';
 
@@ -65,14 +65,41 @@ const FIXED_AFTER = [
   'latencyP99Us',
   'latencyP999Us',
   'cpuPercent',
-  'tool',
-  'toolVersion',
 ] as const;
+const FIXED_LAST = ['tool', 'toolVersion'] as const;
+
+// The host figures (the record's `host`, results/record.ts: what vSphere's PerformanceManager or
+// esxtop saw of the test from below the guest), one column each, named by their path in the
+// record's JSON (`results --json`): `host.latencyUs` beside the guest's latencyMeanUs. Empty where
+// a record has none (local, ssh, Hyper-V, imports); a record whose host could not be observed has
+// only host.source and host.unavailable. Before tool/toolVersion, so the header still ends as
+// report/marker.ts recognises a CSV report of ours.
+const IO_FIELDS = ['instance', 'readIops', 'writeIops', 'readKBps', 'writeKBps', 'readLatencyMs', 'writeLatencyMs', 'latencyMs'] as const satisfies ReadonlyArray<keyof HostIoFigures>;
+const ESXTOP_FIELDS = ['device', 'davgMs', 'kavgMs', 'gavgMs', 'qavgMs', 'readIops', 'writeIops'] as const satisfies ReadonlyArray<keyof EsxtopLatencies>;
+const HOST_COLUMNS: ReadonlyArray<readonly [string, (h: HostMetrics) => CsvValue]> = [
+  ['latencyUs', (h) => h.latencyUs],
+  ['latencySpan', (h) => h.latencySpan],
+  ['from', (h) => h.from],
+  ['to', (h) => h.to],
+  ['intervalSec', (h) => h.intervalSec],
+  ['samples', (h) => h.samples],
+  ['samplesInside', (h) => h.samplesInside],
+  ...(['virtualDisk', 'datastore'] as const).flatMap((k) => IO_FIELDS.map((f) => [`${k}.${f}`, (h: HostMetrics) => h[k]?.[f]] as const)),
+  ...ESXTOP_FIELDS.map((f) => [`esxtop.${f}`, (h: HostMetrics) => h.esxtop?.[f]] as const),
+  ['notes', (h) => (h.notes?.length ? h.notes.join('; ') : null)],
+];
+const HOST_HEADER = ['host.source', 'host.unavailable', ...HOST_COLUMNS.map(([name]) => `host.${name}`)];
+
+function hostCells(host: ResultRecord['host']): CsvValue[] {
+  if (!host) return HOST_HEADER.map(() => null);
+  if ('unavailable' in host) return [host.source, host.unavailable, ...HOST_COLUMNS.map(() => null)];
+  return [host.source, null, ...HOST_COLUMNS.map(([, of]) => of(host))];
+}
 
 export function renderCsv(records: readonly ResultRecord[]): string {
   const axisNames: string[] = [];
   for (const r of records) for (const k of Object.keys(r.axes)) if (!axisNames.includes(k)) axisNames.push(k);
-  const header = [...FIXED_BEFORE, ...axisNames, ...FIXED_AFTER];
+  const header = [...FIXED_BEFORE, ...axisNames, ...FIXED_AFTER, ...HOST_HEADER, ...FIXED_LAST];
   const rows = records.map((r): CsvValue[] => [
     r.runId,
     r.permutationId,
@@ -94,6 +121,7 @@ export function renderCsv(records: readonly ResultRecord[]): string {
     r.latencyUs.p99,
     r.latencyUs.p999,
     r.cpuPercent,
+    ...hostCells(r.host),
     r.tool.name,
     r.tool.version,
   ]);

@@ -30,6 +30,11 @@ async function records(runDir: string): Promise<ResultRecord[]> {
     .map((l) => JSON.parse(l) as ResultRecord);
 }
 
+/** One CSV line's cells (RFC 4180 quotes; no line break inside a cell in these files). */
+function csvCells(line: string): string[] {
+  return [...line.matchAll(/(?:^|,)("(?:[^"]|"")*"|[^,]*)/g)].map((m) => (m[1]!.startsWith('"') ? m[1]!.slice(1, -1).replace(/""/g, '"') : m[1]!));
+}
+
 describe('vSphere: host latency per permutation (synthetic series from the simulator)', () => {
   it('each record carries the virtual disk and datastore figures, and report.html/.md set host beside guest', async () => {
     const runs = await lab.newRunsDir('host');
@@ -82,6 +87,25 @@ describe('vSphere: host latency per permutation (synthetic series from the simul
     expect(section).toMatch(/virtualDisk\.totalReadLatency/);
     const md = await fs.readFile(path.join(runDir, 'report.md'), 'utf8');
     expect(md).toContain('Guest vs host latency');
+    // results --csv: the same host figures, one column each, named by their path in the record
+    const csv = await runCli(['results', runDir, '--csv']);
+    expect(csv.code, csv.stderr).toBe(0);
+    const [header, ...csvRows] = csv.stdout.trimEnd().split('\r\n').map(csvCells);
+    expect(csvRows).toHaveLength(2);
+    const cell = (row: string[], name: string) => row[header!.indexOf(name)];
+    for (const row of csvRows) {
+      const rec = recs.find((x) => x.permutationId === cell(row, 'permutationId') && x.test.id === cell(row, 'testId'))!;
+      const host = rec.host as HostMetrics;
+      expect(cell(row, 'host.source')).toBe('vsphere-perf');
+      expect(Number(cell(row, 'host.latencyUs'))).toBe(host.latencyUs);
+      expect(Number(cell(row, 'latencyMeanUs'))).toBe(rec.latencyUs.mean);
+      expect(cell(row, 'host.virtualDisk.instance')).toBe(host.virtualDisk!.instance);
+      expect(Number(cell(row, 'host.virtualDisk.readLatencyMs'))).toBe(host.virtualDisk!.readLatencyMs);
+      expect(cell(row, 'host.datastore.instance')).toBe(host.datastore!.instance);
+      expect(Number(cell(row, 'host.samplesInside'))).toBe(host.samplesInside);
+      expect(cell(row, 'host.latencySpan')).toBe(host.latencySpan);
+      expect(cell(row, 'host.esxtop.gavgMs')).toBe('');
+    }
     expect(await lab.leftovers()).toEqual(NOTHING_LEFT);
   }, 300_000);
 });

@@ -4,6 +4,8 @@
 import { describe, expect, it } from 'vitest';
 import { csvDocument, csvField, renderCsv } from '../../../src/report/csv.ts';
 import { runImport } from '../../../src/cli/commands/import.ts';
+import { isOurReport } from '../../../src/report/marker.ts';
+import type { HostMetrics } from '../../../src/results/record.ts';
 import { labRecords } from './helpers.ts';
 
 /**
@@ -134,5 +136,77 @@ describe('every CSV path uses the one writer', () => {
     const code = await runImport(['x.txt'], { csv: true }, { importFile: async () => ({ format: 'fio-json', records, warnings: [] }), stdout: (t) => (out += t), stderr: () => undefined });
     expect(code).toBe(0);
     expect(out).toBe(renderCsv(records));
+  });
+});
+
+describe('the host figures in the long CSV', () => {
+  const [plain, ...rest] = labRecords({ repetitions: 1 });
+  const vsphere: HostMetrics = {
+    source: 'vsphere-perf',
+    from: '2024-01-01T00:00:00Z',
+    to: '2024-01-01T00:01:00Z',
+    intervalSec: 20,
+    samples: 3,
+    samplesInside: 1,
+    virtualDisk: { instance: 'scsi0:1', readIops: 1200, writeIops: 0, readKBps: 4800, writeKBps: 0, readLatencyMs: 2, writeLatencyMs: null, latencyMs: 2 },
+    datastore: { instance: 'ds-uuid', readIops: 1210, writeIops: 3, readKBps: 4840, writeKBps: 12, readLatencyMs: 3, writeLatencyMs: 1, latencyMs: 3 },
+    latencyUs: 2000,
+    latencySpan: 'virtual disk',
+    notes: ['no sample wholly inside the test', 'datastore counter: 20 s'],
+  };
+  const esxtop: HostMetrics = {
+    source: 'esxtop',
+    from: '2024-01-01T00:00:00Z',
+    to: '2024-01-01T00:00:10Z',
+    intervalSec: 2,
+    samples: 5,
+    samplesInside: 4,
+    esxtop: { device: 'naa.600', davgMs: 0.5, kavgMs: 0.03, gavgMs: 0.53, qavgMs: 0.01, readIops: 900, writeIops: 10 },
+    latencyUs: 530,
+    latencySpan: 'GAVG',
+  };
+  const records = [plain!, { ...rest[0]!, host: vsphere }, { ...rest[1]!, host: esxtop }, { ...rest[2]!, host: { source: 'esxtop' as const, unavailable: 'esxtop not found' } }];
+  const [header, ...rows] = renderCsv(records)
+    .split('\r\n')
+    .filter((l) => l !== '')
+    .map((l) => fields(l, ','));
+  const col = (row: string[] | undefined, name: string) => {
+    const i = header!.indexOf(name);
+    expect(i, name).toBeGreaterThanOrEqual(0);
+    return row![i];
+  };
+
+  it('one column per host figure, named by its path in the record JSON, before tool/toolVersion (the header still reads as our report)', () => {
+    expect(header!.filter((h) => h.startsWith('host.'))).toEqual([
+      'host.source',
+      'host.unavailable',
+      'host.latencyUs',
+      'host.latencySpan',
+      'host.from',
+      'host.to',
+      'host.intervalSec',
+      'host.samples',
+      'host.samplesInside',
+      ...['virtualDisk', 'datastore'].flatMap((k) => ['instance', 'readIops', 'writeIops', 'readKBps', 'writeKBps', 'readLatencyMs', 'writeLatencyMs', 'latencyMs'].map((f) => `host.${k}.${f}`)),
+      ...['device', 'davgMs', 'kavgMs', 'gavgMs', 'qavgMs', 'readIops', 'writeIops'].map((f) => `host.esxtop.${f}`),
+      'host.notes',
+    ]);
+    expect(header!.slice(header!.indexOf('cpuPercent') + 1, header!.indexOf('host.notes') + 1).every((h) => h.startsWith('host.'))).toBe(true);
+    expect(header!.slice(-2)).toEqual(['tool', 'toolVersion']);
+    expect(isOurReport(renderCsv(records))).toBe(true);
+    expect(rows.every((r) => r.length === header!.length)).toBe(true);
+  });
+
+  it('the figures a record carries, beside its guest latency; empty where it has none', () => {
+    const [none, vs, esx, unavailable] = rows;
+    expect(header!.filter((h) => h.startsWith('host.')).map((h) => col(none, h))).toEqual(header!.filter((h) => h.startsWith('host.')).map(() => ''));
+    expect(col(vs, 'latencyMeanUs')).not.toBe('');
+    expect([col(vs, 'host.source'), col(vs, 'host.unavailable'), col(vs, 'host.latencyUs'), col(vs, 'host.latencySpan'), col(vs, 'host.samples'), col(vs, 'host.samplesInside'), col(vs, 'host.intervalSec')]).toEqual(['vsphere-perf', '', '2000', 'virtual disk', '3', '1', '20']);
+    expect([col(vs, 'host.virtualDisk.instance'), col(vs, 'host.virtualDisk.readLatencyMs'), col(vs, 'host.virtualDisk.writeLatencyMs'), col(vs, 'host.datastore.latencyMs'), col(vs, 'host.datastore.writeKBps')]).toEqual(['scsi0:1', '2', '', '3', '12']);
+    expect(col(vs, 'host.esxtop.gavgMs')).toBe('');
+    expect(col(vs, 'host.notes')).toBe('no sample wholly inside the test; datastore counter: 20 s');
+    expect([col(esx, 'host.source'), col(esx, 'host.latencyUs'), col(esx, 'host.esxtop.device'), col(esx, 'host.esxtop.davgMs'), col(esx, 'host.esxtop.kavgMs'), col(esx, 'host.esxtop.gavgMs'), col(esx, 'host.esxtop.qavgMs')]).toEqual(['esxtop', '530', 'naa.600', '0.5', '0.03', '0.53', '0.01']);
+    expect(col(esx, 'host.virtualDisk.latencyMs')).toBe('');
+    expect([col(unavailable, 'host.source'), col(unavailable, 'host.unavailable'), col(unavailable, 'host.latencyUs'), col(unavailable, 'host.samples')]).toEqual(['esxtop', 'esxtop not found', '', '']);
   });
 });

@@ -42,9 +42,13 @@ describe('csv', () => {
     const lines = csv.trimEnd().split('\r\n');
     expect(lines).toHaveLength(33);
     expect(lines[0]).toBe(
-      'runId,permutationId,datastore.blockSizeMb,repetition,testId,pattern,blockSizeBytes,queueDepth,threads,readPercent,iops,bytesPerSecond,mbPerSecond,latencyMeanUs,latencyP50Us,latencyP95Us,latencyP99Us,latencyP999Us,cpuPercent,tool,toolVersion',
+      'runId,permutationId,datastore.blockSizeMb,repetition,testId,pattern,blockSizeBytes,queueDepth,threads,readPercent,iops,bytesPerSecond,mbPerSecond,latencyMeanUs,latencyP50Us,latencyP95Us,latencyP99Us,latencyP999Us,cpuPercent,' +
+        'host.source,host.unavailable,host.latencyUs,host.latencySpan,host.from,host.to,host.intervalSec,host.samples,host.samplesInside,' +
+        'host.virtualDisk.instance,host.virtualDisk.readIops,host.virtualDisk.writeIops,host.virtualDisk.readKBps,host.virtualDisk.writeKBps,host.virtualDisk.readLatencyMs,host.virtualDisk.writeLatencyMs,host.virtualDisk.latencyMs,' +
+        'host.datastore.instance,host.datastore.readIops,host.datastore.writeIops,host.datastore.readKBps,host.datastore.writeKBps,host.datastore.readLatencyMs,host.datastore.writeLatencyMs,host.datastore.latencyMs,' +
+        'host.esxtop.device,host.esxtop.davgMs,host.esxtop.kavgMs,host.esxtop.gavgMs,host.esxtop.qavgMs,host.esxtop.readIops,host.esxtop.writeIops,host.notes,tool,toolVersion',
     );
-    expect(lines[1]).toMatch(/^seed-run,p-bs1,1,1,seq-1m-q1t1-read,read,1048576,1,1,100,[\d.]+,828041000,828.041,,,,,,,crystaldiskmark,3.0$/);
+    expect(lines[1]).toMatch(/^seed-run,p-bs1,1,1,seq-1m-q1t1-read,read,1048576,1,1,100,[\d.]+,828041000,828.041,,,,,,,(,){33}crystaldiskmark,3.0$/); // no host figures: 33 empty host.* cells
   });
 
   it('quotes per RFC 4180 and defuses spreadsheet formulas in text, not in numbers', () => {
