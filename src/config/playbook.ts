@@ -74,7 +74,7 @@ export const matrixSchema = z
       .strictObject({
         filesystem: axis(
           z.enum(GUEST_FILESYSTEMS),
-          'How the test disk is prepared in the guest before it is measured: raw (default: the disk itself) or a volume on it and a test file of settings.fileSize (Linux guests of vSphere: ext4, xfs — one GPT partition, mkfs, mounted; Hyper-V: ntfs-4k, ntfs-64k — NTFS allocation unit 4 KiB / 64 KiB —, refs: ReFS with 4 KiB clusters, which Microsoft documents for Windows Server; undone at teardown)',
+          'How the test disk is prepared in the guest before it is measured: raw (default: the disk itself) or a volume on it and a test file of settings.fileSize (Linux guests of vSphere and the ESXi shell: ext4, xfs — one GPT partition, mkfs, mounted; Windows guests of Hyper-V and of vSphere: ntfs-4k, ntfs-64k — NTFS allocation unit 4 KiB / 64 KiB —, refs: ReFS with 4 KiB clusters, which Microsoft documents for Windows Server; undone at teardown)',
         ),
       })
       .optional(),

@@ -1,7 +1,7 @@
 // The Hyper-V provider: planned steps → PowerShell cmdlet calls over a CommandRunner (Windows
 // OpenSSH). Teardown removes only what this run created: the drive it added, the VHDX it created
 // (by exact path), and a pass-through disk goes back online.
-import { InvalidArgument, ProvisionedStateMismatch, RemoteCommandFailed, UnsafeOperation } from '../../errors.ts';
+import { InvalidArgument, RemoteCommandFailed, UnsafeOperation } from '../../errors.ts';
 import type { CommandRunner } from '../../ssh/command-runner.ts';
 import { connectionLost } from '../../ssh/connection-lost.ts';
 import type { CreatedObject, MeasuredTarget, OwnedObjectRef, PlannedStep, Provider, ProviderContext, ProviderName } from '../../contract/provider.ts';
@@ -11,8 +11,8 @@ import { checkDiskspdPath } from '../../workloads/tool-settings.ts';
 import { checkHypervTarget, type HypervTargetConfig } from './config.ts';
 import { checkPassthroughDisk, describeIdentity, getDiskCall, listDisksCall, listVmsCall, recordedIdentity, sameDisk, setDiskOfflineCall, type DiskIdentity, type HostDisk } from './passthrough.ts';
 import { runCalls, runGuestCalls, runInGuest, type GuestCall, type GuestCredential } from './powershell.ts';
-import { getGuestDiskCall, guestDiskFacts, listGuestDisksCall, pickGuestDisk, sameGuestDisk, setGuestDiskOnlineCall, setGuestDiskWritableCall, type ExpectedGuestDisk, type GuestDisk } from './guest-disk.ts';
-import { clearDiskCall, driveLetterOf, formatVolumeCall, initializeDiskCall, isGuestFilesystem, newPartitionCall, partitionsCall, TEST_FILE_NAME, VOLUME_SPECS } from './guest-volume.ts';
+import { getGuestDiskCall, guestDiskFacts, listGuestDisksCall, pickGuestDisk, setGuestDiskOnlineCall, setGuestDiskWritableCall, type ExpectedGuestDisk, type GuestDisk } from './guest-disk.ts';
+import { clearGuestVolume, formatGuestVolume, guestVolumeMeasure, volumeSpecOf } from '../windows-guest-volume.ts';
 import { checkHyperv } from './validate.ts';
 import { addDriveCall, getVhdCall, listDrivesCall, newVhdCall, probeFileCall, removeDriveCall, removeVhdCall, type DriveSlot, type NewVhdSpec } from './vhd.ts';
 import { describeHypervHost } from './fingerprint.ts';
@@ -193,35 +193,12 @@ export function createHypervProvider(targetIn: HypervTargetConfig, runner: Comma
       }
       case 'Format-Volume (guest)': {
         const { slot, where, expected } = await expectedAtSlot(a, step.operation);
-        const filesystem = a.filesystem;
-        if (!isGuestFilesystem(filesystem) || filesystem === 'raw') throw new InvalidArgument(`filesystem: expected ntfs-4k, ntfs-64k or refs, got ${JSON.stringify(filesystem)}`, { name: 'guest.filesystem', value: String(filesystem) });
-        const spec = VOLUME_SPECS[filesystem];
-        if (a.fileSystem !== spec.fileSystem || a.allocationUnitBytes !== spec.allocationUnitBytes) throw new InvalidArgument(`${filesystem}: the step says ${String(a.fileSystem)} ${String(a.allocationUnitBytes)}, which is not what ${filesystem} formats (${spec.fileSystem} ${spec.allocationUnitBytes})`, { name: 'guest.filesystem', value: filesystem });
+        volumeSpecOf(a); // refused before anything is asked of the guest
         // the same disk the guest-disk step found, looked up again (numbers are the guest's to change): still blank, now online
         const d = pickGuestDisk(t.host, (await inGuest(slot.vmName, [listGuestDisksCall()])) as unknown as GuestDisk[], expected);
-        if (d.IsOffline || d.IsReadOnly) throw new UnsafeOperation(`${t.host}: guest disk ${d.Number} of ${slot.vmName} is ${d.IsOffline ? 'offline' : 'read-only'}; the guest-disk step brings it online and writable first — nothing formatted`, { operation: step.operation, target: `${slot.vmName} disk ${d.Number}` });
-        const n = d.Number;
-        let facts: Record<string, unknown> = { ...slot, ...guestDiskFacts(d), sizeBytes: expected.sizeBytes, filesystem, fileSystem: spec.fileSystem, allocationUnitBytes: spec.allocationUnitBytes };
-        // sent again after each mutating call with what it made: the GPT disk GUID, then the
-        // partition GUID — what teardown checks before it clears anything
-        await ctx.sent(facts);
-        const [initialized] = (await inGuest(slot.vmName, [initializeDiskCall(n), getGuestDiskCall(n)])) as unknown as GuestDisk[];
-        if (!initialized || !sameGuestDisk(initialized, facts)) throw new UnsafeOperation(`${t.host}: guest disk ${n} of ${slot.vmName} is not the disk found a moment ago; nothing partitioned`, { operation: step.operation, target: `${slot.vmName} disk ${n}` });
-        facts = { ...facts, diskGuid: initialized.Guid ?? null };
-        await ctx.sent(facts);
-        const [part] = await inGuest(slot.vmName, [newPartitionCall(n)]);
-        const letter = driveLetterOf(part?.DriveLetter);
-        facts = { ...facts, partitionGuid: typeof part?.Guid === 'string' ? part.Guid : null, driveLetter: letter };
-        await ctx.sent(facts);
-        if (!letter) throw new UnsafeOperation(`${t.host}: the guest gave the new partition on disk ${n} no drive letter (none free?); nothing measured, the partition is cleared at teardown`, { operation: step.operation, target: `${slot.vmName} disk ${n}` });
-        const [vol] = await inGuest(slot.vmName, [formatVolumeCall(letter, spec)]);
-        const volume = { volumeFileSystem: typeof vol?.FileSystem === 'string' ? vol.FileSystem : null, volumeAllocationUnit: typeof vol?.AllocationUnitSize === 'number' ? vol.AllocationUnitSize : null };
-        const created = made(`${slot.vmName}:${letter}:`, { ...facts, ...volume, testFile: `${letter}:\\${TEST_FILE_NAME}` });
-        // read back: the volume must be what the axis names, or the record would be wrong
-        if (volume.volumeFileSystem !== spec.fileSystem || volume.volumeAllocationUnit !== spec.allocationUnitBytes) {
-          throw new ProvisionedStateMismatch(`${t.host}: ${letter}: on guest disk ${n} reads ${String(volume.volumeFileSystem)} with ${String(volume.volumeAllocationUnit)}-byte allocation units, not the ${spec.fileSystem} ${spec.allocationUnitBytes} that guest.filesystem ${filesystem} asks for`, { axis: 'guest.filesystem', asked: filesystem, got: `${String(volume.volumeFileSystem)} ${String(volume.volumeAllocationUnit)}`, object: `${where} ${letter}:` });
-        }
-        ctx.log(`${where}: guest disk ${n} formatted ${spec.fileSystem}, ${spec.allocationUnitBytes}-byte allocation units, as ${letter}:`, { guestDiskNumber: n, driveLetter: letter });
+        const io = { host: t.host, vmName: slot.vmName, calls: (calls: GuestCall[]) => inGuest(slot.vmName, calls) };
+        const { id, data } = await formatGuestVolume(io, d, a, { ...slot, sizeBytes: expected.sizeBytes }, ctx, { operation: step.operation, where });
+        const created = made(id, data);
         ctx.measure?.(guestVolumeTarget(created.data, where));
         return created;
       }
@@ -307,30 +284,18 @@ export function createHypervProvider(targetIn: HypervTargetConfig, runner: Comma
       }
       case 'guest-volume': {
         const vmName = checkHyperv('vmName', d.vmName, 'recorded vmName');
-        const what = `${vmName} guest disk ${String(d.guestDiskNumber)} (${String(d.location)})`;
-        // by the recorded location and ids, not the number (the guest's to change)
-        const found = ((await inGuest(vmName, [listGuestDisksCall()])) as unknown as GuestDisk[]).filter((x) => sameGuestDisk(x, d));
-        if (found.length === 0) {
-          // detached already: a VHDX takes what this run wrote on it along; a pass-through disk keeps it
-          if (d.path !== undefined) {
-            ctx.log(`${what} is no longer in the guest; the volume this run made goes with the VHDX`);
-            return 'absent';
-          }
-          return keepOpen(what, `${what} is no longer in the guest, and the pass-through disk may still carry the partition this run made (${String(d.partitionGuid)}); clear it by hand where it is attached (Clear-Disk) if so`);
-        }
-        if (found.length > 1) return keepOpen(what, `guest disks ${found.map((x) => x.Number).join(', ')} all carry the recorded location and ids; nothing cleared`);
-        const disk = found[0]!;
-        if (disk.PartitionStyle === 'RAW' && disk.NumberOfPartitions === 0) return 'absent';
-        if (disk.PartitionStyle !== 'GPT' || typeof d.diskGuid !== 'string' || disk.Guid !== d.diskGuid) {
-          return keepOpen(what, `guest disk ${disk.Number} is ${disk.PartitionStyle} with disk GUID ${JSON.stringify(disk.Guid ?? null)}, not the GPT table this run made (${JSON.stringify(d.diskGuid ?? null)}); nothing cleared`);
-        }
-        // only what this run made: its one partition (and the MSR partition Windows may add to GPT)
-        const parts = await inGuest(vmName, [partitionsCall(disk.Number)]);
-        const foreign = parts.filter((p) => p.Guid !== d.partitionGuid && p.Type !== 'Reserved');
-        if (foreign.length) return keepOpen(what, `guest disk ${disk.Number} carries partition(s) this run did not create (${foreign.map((p) => `${String(p.PartitionNumber)} ${String(p.Guid)}`).join(', ')}); nothing cleared`);
-        await inGuest(vmName, [clearDiskCall(disk.Number)]);
-        ctx.log(`${what}: cleared (Clear-Disk) — back to RAW`);
-        return 'removed';
+        const io = { host: t.host, vmName, calls: (calls: GuestCall[]) => inGuest(vmName, calls) };
+        return clearGuestVolume(io, d, ctx, {
+          keepOpen,
+          whenGone: (what) => {
+            // detached already: a VHDX takes what this run wrote on it along; a pass-through disk keeps it
+            if (d.path !== undefined) {
+              ctx.log(`${what} is no longer in the guest; the volume this run made goes with the VHDX`);
+              return 'absent';
+            }
+            return keepOpen(what, `${what} is no longer in the guest, and the pass-through disk may still carry the partition this run made (${String(d.partitionGuid)}); clear it by hand where it is attached (Clear-Disk) if so`);
+          },
+        });
       }
       case 'guest-disk':
         // Brought online and writable in the guest; nothing of it outlives the drive, which the
@@ -401,11 +366,7 @@ export function guestDiskTarget(data: Record<string, unknown>, where: string): M
  * its volume, with the file system and allocation unit as read back.
  */
 export function guestVolumeTarget(data: Record<string, unknown>, where: string): MeasuredTarget {
-  const disk = guestDiskTarget(data, where);
-  const { testFile, volumeFileSystem, volumeAllocationUnit } = data;
-  if (typeof testFile !== 'string' || !/^[A-Z]:\\[A-Za-z0-9._-]+$/.test(testFile)) throw new InvalidArgument(`${where}: the test file ${JSON.stringify(testFile)} is not a file on a drive letter; nothing measured`, { name: 'testFile', value: String(testFile) });
-  const filesystem = String(volumeFileSystem);
-  return { ...disk, path: testFile, filesystem, facts: { ...disk.facts, filesystem, allocationUnitBytes: Number(volumeAllocationUnit), testFile } };
+  return guestVolumeMeasure(guestDiskTarget(data, where), data, where);
 }
 
 /**

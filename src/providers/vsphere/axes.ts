@@ -4,6 +4,7 @@ import type { AxisSpec } from '../../contract/axis.ts';
 import { datastoreAxisNotMeasured } from '../rdm-datastore.ts';
 import { ESXI_MAX_DISK_GB } from '../esxi-shell/validate.ts';
 import { LINUX_GUEST_FILESYSTEMS } from '../guest-disk.ts';
+import { GUEST_FILESYSTEMS as WINDOWS_GUEST_FILESYSTEMS } from '../hyperv/guest-volume.ts';
 
 export const VSPHERE_DATASTORE_KINDS = ['vmfs3', 'vmfs5', 'vmfs6', 'nfs', 'existing'] as const;
 export const VSPHERE_DISK_FORMATS = ['thin', 'lazyzeroedthick', 'eagerzeroedthick', 'rdm-physical', 'rdm-virtual'] as const;
@@ -21,6 +22,8 @@ export const VSPHERE_AXES: readonly AxisSpec[] = [
   { name: 'disk.controller', values: VSPHERE_CONTROLLERS },
   // a VMDK's capacity is any number of GiB (capacityInKB), up to the largest VMDK
   { name: 'disk.sizeGb', expected: `GiB up to ${ESXI_MAX_DISK_GB} (62 TiB, the largest VMDK)`, accepts: (v) => typeof v === 'number' && v > 0 && v <= ESXI_MAX_DISK_GB },
-  // how the Linux guest measures the disk: raw, or a test file on a filesystem made on it (guest-disk.ts)
-  { name: 'guest.filesystem', values: LINUX_GUEST_FILESYSTEMS },
+  // how the guest measures the disk: raw, or a test file on a filesystem made on it — ext4/xfs in a
+  // Linux guest (guest-disk.ts), NTFS/ReFS in a Windows one (../windows-guest-volume.ts); which of
+  // them a target takes is its guest's (index.ts validate)
+  { name: 'guest.filesystem', values: [...new Set([...LINUX_GUEST_FILESYSTEMS, ...WINDOWS_GUEST_FILESYSTEMS])] },
 ];

@@ -11,9 +11,14 @@ import type { TargetDiagnostic } from '../../contract/provider.ts';
 import { linuxTestPathProblem } from '../../workloads/test-target.ts';
 import type { AttachedDiskGuest } from '../guest.ts';
 import { isHypervValue } from '../hyperv/validate.ts';
+import { GUEST_FILESYSTEMS } from '../hyperv/guest-volume.ts';
 
-/** What a Windows guest measures: the raw disk (diskspd `#N`). */
-export const WINDOWS_GUEST_FILESYSTEMS = ['raw'] as const;
+/**
+ * What a Windows guest measures: the raw disk (diskspd `#N`), or a test file on an NTFS (4 KiB or
+ * 64 KiB allocation units) or ReFS volume made on it — the values and cmdlets of a Hyper-V guest
+ * (hyperv/guest-volume.ts, ../windows-guest-volume.ts).
+ */
+export const WINDOWS_GUEST_FILESYSTEMS = GUEST_FILESYSTEMS;
 
 /** diskspd in a Windows guest when the inventory names none (where the Hyper-V provider looks too). */
 export const DEFAULT_GUEST_DISKSPD = 'C:\\Tools\\diskspd.exe';

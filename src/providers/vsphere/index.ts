@@ -17,7 +17,8 @@ import { endpointFromEnv, sdkEndpointKey, VsphereClient } from './client.ts';
 import type { VsphereStepTarget, VsphereTargetConfig } from './config.ts';
 import { createVsphereProvider } from './provider.ts';
 import { isTransient } from './retrying.ts';
-import { GUEST_DISK_OPERATION, GUEST_FS_OPERATION, GUEST_WINDOWS_DISK_OPERATION, planVsphereSteps } from './steps.ts';
+import { GUEST_DISK_OPERATION, GUEST_FS_OPERATION, GUEST_WINDOWS_DISK_OPERATION, GUEST_WINDOWS_VOLUME_OPERATION, planVsphereSteps } from './steps.ts';
+import { LINUX_GUEST_FILESYSTEMS } from '../guest-disk.ts';
 
 const name = nameField;
 const canonicalDevice = () => matching(isCanonicalDevice, CANONICAL_DEVICE_EXPECTED);
@@ -84,6 +85,7 @@ const operations = {
   [GUEST_DISK_OPERATION]: z.strictObject({ ...where, disk: z.string().min(1), filesystem: z.literal('raw') }),
   [GUEST_FS_OPERATION]: z.strictObject({ ...where, disk: z.string().min(1), filesystem: z.enum(['ext4', 'xfs']), mountpoint: z.string().regex(/^\/[^\0]*$/) }),
   [GUEST_WINDOWS_DISK_OPERATION]: z.strictObject({ ...where, disk: z.string().min(1), filesystem: z.literal('raw') }),
+  [GUEST_WINDOWS_VOLUME_OPERATION]: z.strictObject({ ...where, disk: z.string().min(1), filesystem: z.enum(['ntfs-4k', 'ntfs-64k', 'refs']), fileSystem: z.enum(['NTFS', 'ReFS']), allocationUnitBytes: z.number().int().positive() }),
   // the workload step of a guest reached through guest operations (its provider is vsphere then)
   fio: workloadStepSchema,
   diskspd: workloadStepSchema,
@@ -190,9 +192,13 @@ export const vsphere = {
   },
   validate(t, values, name) {
     const out: AxisDiagnostic[] = [];
-    if (t.guest.os === 'windows') {
-      for (const [i, f] of (values['guest.filesystem'] ?? []).entries()) {
-        if (!(WINDOWS_GUEST_FILESYSTEMS as readonly unknown[]).includes(f)) out.push({ axis: 'guest.filesystem', index: i, message: `target "${name}" has a Windows guest (guest.os: windows), where diskspd measures the raw disk; supported: ${WINDOWS_GUEST_FILESYSTEMS.join(', ')}; got ${JSON.stringify(f)} (a Linux filesystem)` });
+    // guest.filesystem: each guest makes its own kind (the axis lists both)
+    for (const [i, f] of (values['guest.filesystem'] ?? []).entries()) {
+      if (t.guest.os === 'windows' && !(WINDOWS_GUEST_FILESYSTEMS as readonly unknown[]).includes(f)) {
+        out.push({ axis: 'guest.filesystem', index: i, message: `target "${name}" has a Windows guest (guest.os: windows), where diskspd measures the raw disk or a test file on an NTFS or ReFS volume; supported: ${WINDOWS_GUEST_FILESYSTEMS.join(', ')}; got ${JSON.stringify(f)} (a Linux filesystem)` });
+      }
+      if (t.guest.os !== 'windows' && !(LINUX_GUEST_FILESYSTEMS as readonly unknown[]).includes(f)) {
+        out.push({ axis: 'guest.filesystem', index: i, message: `target "${name}" has a Linux guest, where fio measures the raw disk or a test file on an ext4 or xfs filesystem; supported: ${LINUX_GUEST_FILESYSTEMS.join(', ')}; got ${JSON.stringify(f)} (a Windows file system: set guest.os: windows for a Windows guest)` });
       }
     }
     for (const [i, k] of (values['datastore.kind'] ?? []).entries()) {

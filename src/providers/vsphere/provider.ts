@@ -1,7 +1,7 @@
 // The vSphere Provider: carries out planned steps (steps.ts) on one vCenter/ESXi endpoint, with
 // one session for the provider's lifetime, and tears down exactly what the run created.
 import { InternalError, InvalidArgument, ProvisionedStateMismatch, UnsafeOperation } from '../../errors.ts';
-import type { CreatedObject, OwnedObjectRef, PlannedStep, Provider, ProviderContext, ProviderName } from '../../contract/provider.ts';
+import type { CreatedObject, MeasuredTarget, OwnedObjectRef, PlannedStep, Provider, ProviderContext, ProviderName } from '../../contract/provider.ts';
 import { applyGuestDiskStep, destroyGuestFilesystem, wwnOfDiskUuid, wwnOfLun, type AttachedDiskIdentity, type GuestAccess } from '../guest-disk.ts';
 import { VsphereClient, type MoRef } from './client.ts';
 import type { VsphereTargetConfig } from './config.ts';
@@ -9,10 +9,12 @@ import { diskCapacityBytes, provisionedFormat, splitDatastorePath, type DiskForm
 import { CONTROLLER_KINDS, CONTROLLER_TYPES, pickController, type ControllerKind } from './controllers.ts';
 import { isFault, isNotFoundHere } from './fault.ts';
 import { isTransient } from './retrying.ts';
-import { GUEST_DISK_OPERATION, GUEST_FS_OPERATION, GUEST_WINDOWS_DISK_OPERATION } from './steps.ts';
+import { GUEST_DISK_OPERATION, GUEST_FS_OPERATION, GUEST_WINDOWS_DISK_OPERATION, GUEST_WINDOWS_VOLUME_OPERATION } from './steps.ts';
 import { perfObserver } from './perf.ts';
 import { getGuestDiskCall, guestDiskFacts, listGuestDisksCall, pickGuestDiskByWwn, setGuestDiskOnlineCall, setGuestDiskWritableCall, type GuestDisk } from '../hyperv/guest-disk.ts';
 import type { WindowsGuestRunner } from '../windows-guest.ts';
+import { clearGuestVolume, formatGuestVolume, guestVolumeMeasure, volumeSpecOf, type GuestVolumeIo } from '../windows-guest-volume.ts';
+import type { GuestCall } from '../hyperv/powershell.ts';
 
 const idHex = (v: unknown): string => (typeof v === 'string' ? v.replace(/[\s:-]/g, '').toLowerCase() : '');
 import type { VirtualDevice } from './types.ts';
@@ -297,6 +299,7 @@ export function createVsphereProvider(target: VsphereTargetConfig, opts: Vsphere
       }
       case GUEST_DISK_OPERATION:
       case GUEST_WINDOWS_DISK_OPERATION:
+      case GUEST_WINDOWS_VOLUME_OPERATION:
       case GUEST_FS_OPERATION:
         return applyGuestDisk(step, ctx);
       default:
@@ -324,7 +327,7 @@ export function createVsphereProvider(target: VsphereTargetConfig, opts: Vsphere
    * in the guest by its WWN and checked (guest-disk.ts); the workload measures what it found.
    */
   async function applyGuestDisk(step: PlannedStep, ctx: ProviderContext): Promise<CreatedObject | null> {
-    if (step.operation === GUEST_WINDOWS_DISK_OPERATION) return applyWindowsGuestDisk(step, ctx);
+    if (step.operation === GUEST_WINDOWS_DISK_OPERATION || step.operation === GUEST_WINDOWS_VOLUME_OPERATION) return applyWindowsGuestDisk(step, ctx);
     const a = step.arguments;
     const g = opts.guest;
     if (!g) throw new InternalError(`vsphere step ${step.step}: the provider was composed without the target's guest`);
@@ -341,8 +344,10 @@ export function createVsphereProvider(target: VsphereTargetConfig, opts: Vsphere
    * The guest-disk step in a Windows guest: the attached disk found by Get-Disk (its serial number or
    * unique id is the disk's WWN, the size the provisioned one: hyperv/guest-disk.ts), refused unless
    * blank and not the system or boot disk, then brought online and writable (a new SCSI disk stays
-   * offline and read-only under Windows Server's default SAN policy, real-product-rules.md §6);
-   * diskspd measures it raw (`#N`). Nothing of it outlives the disk: no ledger row.
+   * offline and read-only under Windows Server's default SAN policy, real-product-rules.md §6).
+   * Raw: diskspd measures it (`#N`); nothing of it outlives the disk, no ledger row. With a volume
+   * (GUEST_WINDOWS_VOLUME_OPERATION): GPT, one partition, NTFS/ReFS as the Hyper-V guest makes it
+   * (../windows-guest-volume.ts), a `guest-volume` row that teardown clears; diskspd measures a test file on it.
    */
   async function applyWindowsGuestDisk(step: PlannedStep, ctx: ProviderContext): Promise<CreatedObject | null> {
     const a = step.arguments;
@@ -350,10 +355,12 @@ export function createVsphereProvider(target: VsphereTargetConfig, opts: Vsphere
     if (!g) throw new InternalError(`vsphere step ${step.step}: the provider was composed without the target's Windows guest`);
     const vmName = str(a, 'vm', step.step);
     const owned = str(a, 'disk', step.step);
+    const volume = step.operation === GUEST_WINDOWS_VOLUME_OPERATION;
+    if (volume) volumeSpecOf(a); // refused before anything is asked of the guest
     const d = diskByOwnedName(await (await client()).devices(await vm(vmName)), owned);
     if (!d) throw new InvalidArgument(`VM ${vmName} has no disk ${owned}.vmdk to find in the guest`, { name: 'disk', value: owned });
     const identity = guestIdentity(d);
-    if (!identity) throw new UnsafeOperation(`${String(d.backing?.fileName)} on VM ${vmName} reports no uuid or NAA id, so the guest cannot name it by WWN; nothing is measured`, { operation: GUEST_WINDOWS_DISK_OPERATION, target: owned });
+    if (!identity) throw new UnsafeOperation(`${String(d.backing?.fileName)} on VM ${vmName} reports no uuid or NAA id, so the guest cannot name it by WWN; nothing is measured`, { operation: step.operation, target: owned });
     const runner = await g.open();
     try {
       const disks = (await runner.calls([listGuestDisksCall()])) as unknown as GuestDisk[];
@@ -363,18 +370,64 @@ export function createVsphereProvider(target: VsphereTargetConfig, opts: Vsphere
       if (found.IsReadOnly || found.IsOffline) await runner.calls([setGuestDiskWritableCall(found.Number)]);
       const [now] = (await runner.calls([getGuestDiskCall(found.Number)])) as unknown as GuestDisk[];
       if (!now || now.IsOffline || now.IsReadOnly || idHex(now.SerialNumber ?? now.UniqueId) !== idHex(found.SerialNumber ?? found.UniqueId)) {
-        throw new UnsafeOperation(`${runner.target}: guest disk ${found.Number} of ${vmName} is not online and writable after Set-Disk (or is no longer the disk found); nothing is measured`, { operation: GUEST_WINDOWS_DISK_OPERATION, target: `disk ${found.Number}` });
+        throw new UnsafeOperation(`${runner.target}: guest disk ${found.Number} of ${vmName} is not online and writable after Set-Disk (or is no longer the disk found); nothing is measured`, { operation: step.operation, target: `disk ${found.Number}` });
       }
       const facts = guestDiskFacts(now);
       ctx.log(`found ${identity.source} in the guest as disk ${now.Number} (wwn ${identity.wwn})`, { guestDisk: now.Number, wwn: identity.wwn });
-      ctx.measure?.({
+      const raw: MeasuredTarget = {
         path: `#${now.Number}`,
         device: `guest disk ${now.Number}`,
         identity: `wwn-0x${identity.wwn}`,
         filesystem: 'raw',
         facts: { guestDisk: now.Number, ...(facts.serialNumber ?? facts.uniqueId ? { guestDiskId: (facts.serialNumber ?? facts.uniqueId)! } : {}), deviceWwn: identity.wwn, filesystem: 'raw' },
+      };
+      if (!volume) {
+        ctx.measure?.(raw);
+        return null;
+      }
+      ctx.signal.throwIfAborted();
+      // what teardown needs besides the guest's own ids: the VMware disk it is on (an RDM's LUN keeps
+      // what was written on it when the disk leaves the VM; a VMDK of ours is deleted with it)
+      const where = `${vmName} ${identity.source}`;
+      const base = { disk: owned, fileName: typeof d.backing?.fileName === 'string' ? d.backing.fileName : null, backing: d.backing?._type === 'VirtualDiskRawDiskMappingVer1BackingInfo' ? 'rdm' : 'flat', wwn: identity.wwn, sizeBytes: identity.sizeBytes };
+      const { id, data } = await formatGuestVolume(windowsIo(runner, vmName), now, a, base, ctx, { operation: step.operation, where });
+      ctx.measure?.(guestVolumeMeasure(raw, data, where));
+      return { ...step.creates!, provider: 'vsphere', id, data };
+    } finally {
+      await runner.close().catch(() => undefined);
+    }
+  }
+
+  function windowsIo(runner: WindowsGuestRunner, vmName: string): GuestVolumeIo {
+    return { host: runner.target, vmName, calls: (calls: GuestCall[]) => runner.calls(calls) };
+  }
+
+  /**
+   * A volume the Windows guest-disk step made: cleared (Clear-Disk) on the guest disk carrying the
+   * recorded location and ids, only when it holds nothing but the GPT table and partition this run
+   * made (../windows-guest-volume.ts). A disk no longer in the guest: a VMDK of ours takes the volume
+   * along (the disk row deletes it); an RDM's LUN keeps it, and the row stays open.
+   */
+  async function destroyWindowsVolume(obj: DestroyRef, ctx: ProviderContext): Promise<'removed' | 'absent'> {
+    const d = obj.data;
+    if (!opts.windowsGuest) throw new InternalError(`vsphere: teardown of ${obj.name} needs the target's Windows guest`);
+    if (typeof d.vmName !== 'string' || d.vmName === '') throw new InvalidArgument(`the ledger records no VM for guest-volume ${obj.name}; refusing to guess one`, { name: 'vmName', value: '' });
+    const vmName = d.vmName;
+    const keepOpen = (what: string, why: string): never => {
+      throw new UnsafeOperation(`left alone: ${why}`, { operation: 'destroy', target: what });
+    };
+    const runner = await opts.windowsGuest.open();
+    try {
+      return await clearGuestVolume(windowsIo(runner, vmName), d, ctx, {
+        keepOpen,
+        whenGone: (what) => {
+          if (d.backing === 'flat') {
+            ctx.log(`${what} is no longer in the guest; the volume this run made goes with ${String(d.fileName)}`);
+            return 'absent';
+          }
+          return keepOpen(what, `${what} is no longer in the guest, and the LUN of ${String(d.fileName)} may still carry the partition this run made (${String(d.partitionGuid)}); clear it by hand where it is attached (Clear-Disk) if so`);
+        },
       });
-      return null;
     } finally {
       await runner.close().catch(() => undefined);
     }
@@ -453,6 +506,7 @@ export function createVsphereProvider(target: VsphereTargetConfig, opts: Vsphere
       }
       return 'absent';
     }
+    if (obj.kind === 'guest-volume') return destroyWindowsVolume(obj, ctx);
     if (obj.kind === 'guest-filesystem') {
       if (!opts.guest) throw new InternalError(`vsphere: teardown of ${obj.name} needs the target's guest`);
       return destroyGuestFilesystem(opts.guest, obj, ctx);

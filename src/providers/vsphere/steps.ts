@@ -8,6 +8,7 @@ import type { PlannedStep } from '../../contract/provider.ts';
 import { checkVmfsBlockSize, isVmfsKind } from '../vmfs-block-size.ts';
 import { checkBlockSizeKbSupported, checkNvmeSupported, checkVmfs3FileSize, checkVmfsCreatable, parseEsxiVersion } from '../esxi-version.ts';
 import { GUEST_DISK_OPERATION, GUEST_FS_OPERATION, LINUX_GUEST_FILESYSTEMS } from '../guest-disk.ts';
+import { GUEST_FILESYSTEMS as WINDOWS_GUEST_FILESYSTEMS, VOLUME_SPECS } from '../hyperv/guest-volume.ts';
 import { VSPHERE_BLOCK_SIZES_KB, VSPHERE_BLOCK_SIZES_MB, VSPHERE_CONTROLLERS, VSPHERE_DATASTORE_KINDS, VSPHERE_DISK_FORMATS } from './axes.ts';
 import type { VsphereStepTarget } from './config.ts';
 
@@ -15,6 +16,8 @@ import type { VsphereStepTarget } from './config.ts';
 export { GUEST_DISK_OPERATION, GUEST_FS_OPERATION };
 /** A Windows guest (guest.os: windows): the disk found by Get-Disk (serial / unique id = the WWN), brought online and writable; diskspd measures it raw (#N). */
 export const GUEST_WINDOWS_DISK_OPERATION = 'guest: find disk by WWN (Get-Disk), Set-Disk online';
+/** The same, then a volume on it (guest.filesystem ntfs-4k, ntfs-64k, refs): GPT, one partition, Format-Volume; diskspd measures a test file there. */
+export const GUEST_WINDOWS_VOLUME_OPERATION = 'guest: find disk by WWN (Get-Disk), Set-Disk online, Initialize-Disk GPT, New-Partition, Format-Volume';
 
 export type DatastoreKind = (typeof VSPHERE_DATASTORE_KINDS)[number];
 export type DiskFormatAxis = (typeof VSPHERE_DISK_FORMATS)[number];
@@ -157,7 +160,7 @@ export function planVsphereSteps(axes: Axes, target: VsphereStepTarget, names: {
       destroys: shared(target, `destroys ${device}`, () => [device]),
       creates: { kind: 'rdm', name },
     });
-    steps.push(guestDiskStep(axes, target, name, names.prefix));
+    steps.push(guestDiskStep(axes, target, name, names.prefix, shared(target, `destroys ${device}`, () => [device])));
   } else {
     const sizeGb = num(axes, 'disk.sizeGb');
     if (sizeGb === undefined) bad('disk.sizeGb', undefined, 'a positive number of GiB for a virtual disk');
@@ -191,17 +194,32 @@ export function planVsphereSteps(axes: Axes, target: VsphereStepTarget, names: {
 /**
  * The disk the previous step attached, found in the guest by its WWN and checked (a blank disk of
  * the provisioned size, not the system disk: providers/guest-disk.ts); the workload measures it.
- * It writes nothing: the disk step's `destroys` already names an RDM's LUN.
+ * Raw, it writes nothing: the disk step's `destroys` already names an RDM's LUN. A Windows volume
+ * step writes a partition table on the disk: on an RDM it names the LUN it destroys (`rdmLun`) too.
  */
-function guestDiskStep(axes: Axes, target: VsphereStepTarget, disk: string, prefix: string): PlannedStep {
+function guestDiskStep(axes: Axes, target: VsphereStepTarget, disk: string, prefix: string, rdmLun?: readonly string[]): PlannedStep {
   if (target.guestOs === 'windows') {
-    oneOf(axes, 'guest.filesystem', ['raw'], 'raw');
+    const filesystem = oneOf(axes, 'guest.filesystem', WINDOWS_GUEST_FILESYSTEMS, 'raw');
+    if (filesystem === 'raw') {
+      return {
+        step: 'guest-disk',
+        provider: 'vsphere',
+        operation: GUEST_WINDOWS_DISK_OPERATION,
+        arguments: { host: target.host, vm: target.vm, datacenter: target.datacenter, disk, filesystem: 'raw' },
+        destructive: false,
+      };
+    }
+    // GPT, one partition, formatted (the Hyper-V guest's cmdlets: ../windows-guest-volume.ts);
+    // cleared at teardown (Clear-Disk) only when the disk holds nothing but what this step made
+    const spec = VOLUME_SPECS[filesystem];
     return {
       step: 'guest-disk',
       provider: 'vsphere',
-      operation: GUEST_WINDOWS_DISK_OPERATION,
-      arguments: { host: target.host, vm: target.vm, datacenter: target.datacenter, disk, filesystem: 'raw' },
-      destructive: false,
+      operation: GUEST_WINDOWS_VOLUME_OPERATION,
+      arguments: { host: target.host, vm: target.vm, datacenter: target.datacenter, disk, filesystem, fileSystem: spec.fileSystem, allocationUnitBytes: spec.allocationUnitBytes },
+      destructive: rdmLun !== undefined,
+      ...(rdmLun ? { destroys: rdmLun as string[] } : {}),
+      creates: { kind: 'guest-volume', name: `${prefix}-volume` },
     };
   }
   const filesystem = oneOf(axes, 'guest.filesystem', LINUX_GUEST_FILESYSTEMS, 'raw');

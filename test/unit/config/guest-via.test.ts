@@ -165,6 +165,15 @@ workloads:
   });
 
   it('a Windows guest refuses a Linux filesystem at the axis value, naming what it takes', () => {
-    expect(refused(pb('win', '[cdm8-default]', '  guest:\n    filesystem: [raw, ext4]\n'))).toEqual([expect.stringMatching(/:8:\d+: matrix\.guest\.filesystem\[1\]: target "win" has a Windows guest \(guest\.os: windows\), where diskspd measures the raw disk; supported: raw; got "ext4"/)]);
+    expect(refused(pb('win', '[cdm8-default]', '  guest:\n    filesystem: [raw, ext4]\n'))).toEqual([expect.stringMatching(/:8:\d+: matrix\.guest\.filesystem\[1\]: target "win" has a Windows guest \(guest\.os: windows\), where diskspd measures the raw disk or a test file on an NTFS or ReFS volume; supported: raw, ntfs-4k, ntfs-64k, refs; got "ext4"/)]);
+    expect(refused(pb('win', '[cdm8-default]', '  guest:\n    filesystem: [ntfs-4k, xfs]\n'))).toEqual([expect.stringMatching(/:8:\d+: matrix\.guest\.filesystem\[1\]: .*supported: raw, ntfs-4k, ntfs-64k, refs; got "xfs"/)]);
+  });
+
+  it('a Windows guest takes ntfs-4k, ntfs-64k and refs (as a Hyper-V guest does); a Linux guest refuses them at the value, naming ext4 and xfs', () => {
+    expect(refused(pb('win', '[cdm8-default]', '  guest:\n    filesystem: [raw, ntfs-4k, ntfs-64k, refs]\n'))).toEqual([]);
+    expect(refused(pb('lin', '[cdm8-default]', '  guest:\n    filesystem: [ext4, ntfs-64k, refs]\n'))).toEqual([
+      expect.stringMatching(/:8:\d+: matrix\.guest\.filesystem\[1\]: target "lin" has a Linux guest, where fio measures the raw disk or a test file on an ext4 or xfs filesystem; supported: raw, ext4, xfs; got "ntfs-64k"/),
+      expect.stringMatching(/:8:\d+: matrix\.guest\.filesystem\[2\]: target "lin" has a Linux guest.*got "refs"/),
+    ]);
   });
 });

@@ -116,6 +116,12 @@ def load_guest():
     except FileNotFoundError:
         st = {'vm': {}, 'media': {}}
     vm = st['vm']
+    # which edition the guest is (what Get-CimInstance Win32_OperatingSystem answers): ReFS volumes are
+    # created on Windows Server and on Windows 10/11 Pro for Workstations and Enterprise only (Learn,
+    # "Resilient File System (ReFS) overview", availability); guest_storage.py's Format-Volume refuses
+    # ReFS elsewhere, as it does for a Hyper-V guest
+    caption = str({**ps_standin.DEFAULT_OS, **(model.get('guestOs') or {})}.get('Caption', ''))
+    vm['serverEdition'] = any(k in caption for k in ('Windows Server', 'Enterprise', 'Pro for Workstations'))
     vm.setdefault('guestDisks', {})
     vm.setdefault('guestDiskState', {})
     vm['drives'] = {}

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { InvalidArgument } from '../../../../src/errors.ts';
 import type { VsphereTargetConfig } from '../../../../src/providers/vsphere/config.ts';
-import { planVsphereSteps } from '../../../../src/providers/vsphere/steps.ts';
+import { GUEST_WINDOWS_DISK_OPERATION, GUEST_WINDOWS_VOLUME_OPERATION, planVsphereSteps } from '../../../../src/providers/vsphere/steps.ts';
 
 const target: VsphereTargetConfig = {
   vcenter: { url: 'https://vc.example/sdk', username: 'bench@vsphere.local', password: 's3cret-pw', thumbprint: 'AA:BB' },
@@ -140,4 +140,37 @@ describe('planVsphereSteps', () => {
       expect((err as Error).message).toMatch(msg);
     });
   }
+
+  describe('a Windows guest (guest.os: windows): guest.filesystem as on Hyper-V', () => {
+    const win = { ...target, guestOs: 'windows' as const, guestWorkdir: 'C:\\storsweep' };
+    const guestStep = (axes: Record<string, string | number>) => planVsphereSteps({ 'datastore.kind': 'existing', 'disk.sizeGb': 1, ...axes }, win, names).at(-1)!;
+
+    it('raw: the guest-disk step finds and onlines the disk, creates nothing', () => {
+      expect(guestStep({ 'disk.format': 'thin' })).toEqual({ step: 'guest-disk', provider: 'vsphere', operation: GUEST_WINDOWS_DISK_OPERATION, arguments: { host: 'esx01', vm: 'bench-vm', datacenter: 'DC0', disk: 'ss-r1-p7-disk', filesystem: 'raw' }, destructive: false });
+    });
+
+    it('ntfs-4k, ntfs-64k, refs: a step that creates a guest-volume (teardown clears it), with the file system and allocation unit it formats', () => {
+      expect(guestStep({ 'disk.format': 'thin', 'guest.filesystem': 'ntfs-64k' })).toEqual({
+        step: 'guest-disk',
+        provider: 'vsphere',
+        operation: GUEST_WINDOWS_VOLUME_OPERATION,
+        arguments: { host: 'esx01', vm: 'bench-vm', datacenter: 'DC0', disk: 'ss-r1-p7-disk', filesystem: 'ntfs-64k', fileSystem: 'NTFS', allocationUnitBytes: 65536 },
+        destructive: false,
+        creates: { kind: 'guest-volume', name: 'ss-r1-p7-volume' },
+      });
+      expect(guestStep({ 'disk.format': 'thin', 'guest.filesystem': 'ntfs-4k' }).arguments).toMatchObject({ fileSystem: 'NTFS', allocationUnitBytes: 4096 });
+      expect(guestStep({ 'disk.format': 'thin', 'guest.filesystem': 'refs' }).arguments).toMatchObject({ fileSystem: 'ReFS', allocationUnitBytes: 4096 });
+    });
+
+    it('on an RDM the volume step writes the LUN: it names the LUN it destroys, as the disk step does', () => {
+      const steps = planVsphereSteps({ 'datastore.kind': 'existing', 'disk.format': 'rdm-physical', 'guest.filesystem': 'ntfs-4k' }, win, names);
+      expect(steps.at(-1)).toMatchObject({ operation: GUEST_WINDOWS_VOLUME_OPERATION, destructive: true, destroys: ['naa.600a0002'], creates: { kind: 'guest-volume', name: 'ss-r1-p7-volume' } });
+      expect(steps.find((x) => x.step === 'disk')!.destroys).toEqual(['naa.600a0002']);
+    });
+
+    it('refuses a Linux filesystem in a Windows guest, and NTFS/ReFS in a Linux guest, naming the allowed values', () => {
+      expect(() => guestStep({ 'disk.format': 'thin', 'guest.filesystem': 'ext4' })).toThrow(/guest\.filesystem = "ext4": expected one of raw, ntfs-4k, ntfs-64k, refs/);
+      expect(() => planVsphereSteps({ 'datastore.kind': 'existing', 'disk.format': 'thin', 'disk.sizeGb': 1, 'guest.filesystem': 'ntfs-64k' }, { ...target, guestWorkdir: '/var/tmp/ss' }, names)).toThrow(/guest\.filesystem = "ntfs-64k": expected one of raw, ext4, xfs/);
+    });
+  });
 });

@@ -1,0 +1,196 @@
+// The guest.filesystem axis in a Windows guest on vSphere (issue 14/16 follow-up): the disk a run
+// attaches is found in the guest by its WWN through VMware Tools guest operations, initialized GPT,
+// partitioned, formatted NTFS with the axis's allocation unit, measured through a test file on it,
+// and cleared again at teardown — end to end through the CLI on a lab of our own (`labUp`: the vcsim
+// harness with guest operations, the Windows stand-ins as the guest: the same strict Storage-cmdlet
+// model a Hyper-V guest has, src/lab/harness/windows/guest_storage.py). Checked from outside our
+// code: the guest's own disk state (the stand-in's state file) during the measured passes and after.
+import fs from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { labPaths, labUp, TOOLS_WINDOWS_VM, type LabState } from '../../src/lab/lab.ts';
+import { stopPid } from '../../src/lab/sshd.ts';
+import { stopVcsimPid, vcsimControl, type VcsimControl } from '../../src/lab/vcsim.ts';
+import { getProfile } from '../../src/workloads/profiles.ts';
+import { REPO_ROOT, runCli, stackTraceLines, type CliResult } from './helpers/cli.ts';
+
+const isRoot = process.getuid?.() === 0;
+const PLAYBOOK = 'windows-guest-tools-allocation-unit.yaml';
+
+interface RecordLine {
+  permutationId: string;
+  axes: Record<string, string | number>;
+  test: { id: string };
+  iops: number;
+  tool: { name: string };
+  metadata: Record<string, unknown>;
+}
+interface Partition {
+  PartitionNumber: number;
+  Guid: string;
+  DriveLetter: string | null;
+  Type: string;
+  volume?: { FileSystem: string; AllocationUnitSize: number; FileSystemLabel: string };
+}
+interface Medium {
+  serial: string;
+  PartitionStyle: string;
+  partitions: Partition[];
+}
+interface GuestState {
+  vm: { guestDisks: Record<string, string>; systemDisk?: { partitions: Partition[] } };
+  media: Record<string, Medium>;
+}
+
+let root: string;
+let lab: LabState;
+let control: VcsimControl;
+
+/** The Windows guest's disks as the stand-in keeps them (what Get-Disk / Get-Partition answer from). */
+async function guestState(): Promise<GuestState> {
+  return JSON.parse(await fs.readFile(path.join(labPaths(root).toolsGuests, TOOLS_WINDOWS_VM, 'windows-guest.json'), 'utf8')) as GuestState;
+}
+const volumesOf = (st: GuestState) => Object.values(st.media).flatMap((m) => m.partitions.filter((p) => p.volume).map((p) => ({ serial: m.serial, letter: p.DriveLetter, ...p.volume! })));
+
+/** Polls the guest's disk state until `stop()`; every distinct volume seen (serial, letter, file system, unit). */
+function watchVolumes(): { stop: () => Promise<Array<{ serial: string; letter: string | null; FileSystem: string; AllocationUnitSize: number }>> } {
+  const seen = new Map<string, { serial: string; letter: string | null; FileSystem: string; AllocationUnitSize: number }>();
+  let done = false;
+  const loop = (async () => {
+    while (!done) {
+      const st = await guestState().catch(() => null);
+      for (const v of st ? volumesOf(st) : []) seen.set(`${v.serial} ${v.letter} ${v.FileSystem} ${v.AllocationUnitSize}`, { serial: v.serial, letter: v.letter, FileSystem: v.FileSystem, AllocationUnitSize: v.AllocationUnitSize });
+      await new Promise((r) => setTimeout(r, 150));
+    }
+  })();
+  return {
+    stop: async () => {
+      done = true;
+      await loop;
+      return [...seen.values()];
+    },
+  };
+}
+
+async function runPlaybook(extra: string[] = [], onSpawn?: (pid: number) => void, file = path.join(REPO_ROOT, 'playbooks', PLAYBOOK)): Promise<{ cli: CliResult; runDir: string; records: RecordLine[] }> {
+  const cli = await runCli(['run', file, '-i', labPaths(root).inventory, '--json', ...extra], { cwd: root, timeoutMs: 300_000, ...(onSpawn ? { onSpawn } : {}) });
+  const last = cli.stdout.trim().split('\n').pop() ?? '{}';
+  let runDir = '';
+  try {
+    runDir = path.resolve(root, (JSON.parse(last) as { runDir?: string }).runDir ?? '');
+  } catch {
+    runDir = '';
+  }
+  const text = runDir ? await fs.readFile(path.join(runDir, 'results.jsonl'), 'utf8').catch(() => '') : '';
+  return { cli, runDir, records: text.split('\n').filter(Boolean).map((l) => JSON.parse(l) as RecordLine) };
+}
+
+beforeAll(async () => {
+  root = await fs.mkdtemp(path.join(os.tmpdir(), 'ss-vswinfs-'));
+  await fs.chmod(root, 0o755);
+  lab = await labUp(root, { vcsim: true });
+  control = vcsimControl({ url: lab.vcsim!.url, certFile: lab.vcsim!.certFile });
+}, 300_000);
+
+afterAll(async () => {
+  if (lab?.vcsim) await stopVcsimPid(lab.vcsim.pid);
+  if (lab) await stopPid(lab.ssh.pid);
+  if (root) await fs.rm(root, { recursive: true, force: true });
+}, 120_000);
+
+describe.skipIf(!isRoot)(`playbooks/${PLAYBOOK} on lab-vcenter-tools-windows`, () => {
+  let run: Awaited<ReturnType<typeof runPlaybook>>;
+  let seen: Awaited<ReturnType<ReturnType<typeof watchVolumes>['stop']>>;
+  let systemBefore: Partition[] | undefined;
+
+  beforeAll(async () => {
+    systemBefore = (await guestState().catch(() => null))?.vm.systemDisk?.partitions;
+    const w = watchVolumes();
+    run = await runPlaybook();
+    seen = await w.stop();
+  }, 360_000);
+
+  it('runs both permutations; every record names the guest disk (by WWN), the test file, and the file system and allocation unit read back', () => {
+    expect(run.cli.code, run.cli.stderr).toBe(0);
+    expect(stackTraceLines(run.cli.stderr)).toEqual([]);
+    const tests = getProfile('cdm8-default')!.tests.length;
+    expect(run.records).toHaveLength(2 * tests);
+    for (const r of run.records) {
+      expect(r.tool.name).toBe('diskspd');
+      expect(r.iops).toBeGreaterThan(0);
+      const unit = r.axes['guest.filesystem'] === 'ntfs-64k' ? 65536 : 4096;
+      expect(r.metadata).toMatchObject({ filesystem: 'NTFS', allocationUnitBytes: unit, testFile: expect.stringMatching(/^[D-Z]:\\storsweep\.dat$/), guestDisk: expect.any(Number), deviceWwn: expect.stringMatching(/^6000c29[0-9a-f]{25}$/) });
+    }
+  });
+
+  it('the guest showed our volume while it was measured (NTFS 64 KiB for ntfs-64k, on the disk with the WWN the records name), and none after teardown', async () => {
+    const wwn64 = String(run.records.find((r) => r.axes['guest.filesystem'] === 'ntfs-64k')!.metadata.deviceWwn);
+    const wwn4 = String(run.records.find((r) => r.axes['guest.filesystem'] === 'ntfs-4k')!.metadata.deviceWwn);
+    expect(seen).toContainEqual(expect.objectContaining({ serial: wwn64, FileSystem: 'NTFS', AllocationUnitSize: 65536 }));
+    expect(seen).toContainEqual(expect.objectContaining({ serial: wwn4, FileSystem: 'NTFS', AllocationUnitSize: 4096 }));
+    // only on the disks this run attached
+    expect(new Set(seen.map((v) => v.serial))).toEqual(new Set([wwn64, wwn4]));
+    const after = await guestState();
+    // Clear-Disk ran on each (a disk merely detached would still carry its table in the guest's model)
+    expect(volumesOf(after)).toEqual([]);
+    for (const m of Object.values(after.media)) expect(m).toMatchObject({ PartitionStyle: 'RAW', partitions: [] });
+    // the system disk (C:) kept what it had
+    if (systemBefore) expect(after.vm.systemDisk?.partitions).toEqual(systemBefore);
+    const status = JSON.parse((await runCli(['status', run.runDir, '--json'], { cwd: root })).stdout) as { leftovers: unknown[] };
+    expect(status.leftovers).toEqual([]);
+  });
+
+  it('leaves no process running in the guest', async () => {
+    expect((await control.guestProcesses()).filter((p) => p.vm === TOOLS_WINDOWS_VM)).toEqual([]);
+  });
+});
+
+describe.skipIf(!isRoot)('kill -9 while diskspd measures the ntfs-64k volume', () => {
+  it('the volume outlives storsweep; `cleanup` stops diskspd, clears the volume we made on our disk (Clear-Disk) and nothing else, then removes the disk', async () => {
+    const out = path.join(root, 'killed-runs');
+    const before = await guestState().catch(() => null);
+    let pid = 0;
+    let ended = false;
+    let killedOn: { serial: string; letter: string | null; FileSystem: string; AllocationUnitSize: number } | undefined;
+    // the playbook with ntfs-64k alone; killed in its first measured pass: diskspd on the test file
+    // while the guest shows our 64 KiB volume
+    const only64k = path.join(root, 'only-ntfs-64k.yaml');
+    const text = (await fs.readFile(path.join(REPO_ROOT, 'playbooks', PLAYBOOK), 'utf8')).replace('filesystem: [ntfs-4k, ntfs-64k]', 'filesystem: [ntfs-64k]').replace(/\nbaseline:\n.*\n/, '\n');
+    expect(text).toContain('filesystem: [ntfs-64k]');
+    await fs.writeFile(only64k, text);
+    const watch = (async () => {
+      while (!killedOn && !ended) {
+        const procs = (await control.guestProcesses().catch(() => [])).filter((p) => p.vm === TOOLS_WINDOWS_VM);
+        const st = await guestState().catch(() => null);
+        const vol = st ? volumesOf(st).find((v) => v.AllocationUnitSize === 65536) : undefined;
+        if (vol && procs.some((p) => /^diskspd\.exe$/i.test(p.name) && / -L( |$)/.test(p.cmdLine) && /storsweep\.dat/.test(p.cmdLine))) {
+          killedOn = vol;
+          await new Promise((r) => setTimeout(r, 1000));
+          process.kill(pid, 'SIGKILL');
+          return;
+        }
+        await new Promise((r) => setTimeout(r, 200));
+      }
+    })();
+    const run = await runPlaybook(['--set', 'settings.runtimeSec=60', '--set', 'settings.prefill=false', '--out', out], (p) => (pid = p), only64k).finally(() => (ended = true));
+    await watch;
+    expect(killedOn, `never saw diskspd on the 64 KiB volume; run exit ${run.cli.code}: ${run.cli.stderr.slice(-2000)}`).toBeDefined();
+    expect(run.cli.code).toBeNull();
+    const [dir] = await fs.readdir(out);
+    const runDir = path.join(out, dir!);
+    // nothing undid it: the dead run's volume is still in the guest
+    expect(volumesOf(await guestState())).toContainEqual(expect.objectContaining({ serial: killedOn!.serial, FileSystem: 'NTFS', AllocationUnitSize: 65536 }));
+    const cl = await runCli(['cleanup', runDir], { cwd: root, timeoutMs: 180_000 });
+    expect(cl.code, cl.stderr + cl.stdout).toBe(0);
+    expect(cl.stdout).toMatch(/^stopped diskspd left running on lab-vcenter-tools-windows \(pids \d+, SIGKILL\)$/m);
+    expect((await control.guestProcesses()).filter((p) => p.vm === TOOLS_WINDOWS_VM)).toEqual([]);
+    const after = await guestState();
+    // our disk: back to RAW (Clear-Disk), no volume anywhere; the system disk as it was
+    expect(after.media[Object.keys(after.media).find((k) => after.media[k]!.serial === killedOn!.serial)!]).toMatchObject({ PartitionStyle: 'RAW', partitions: [] });
+    expect(volumesOf(after)).toEqual([]);
+    if (before?.vm.systemDisk) expect(after.vm.systemDisk?.partitions).toEqual(before.vm.systemDisk.partitions);
+    const status = JSON.parse((await runCli(['status', runDir, '--json'], { cwd: root })).stdout) as { leftovers: unknown[] };
+    expect(status.leftovers).toEqual([]);
+  }, 400_000);
+});
