@@ -2,9 +2,11 @@
 import { InvalidArgument, UnsafeOperation } from '../../errors.ts';
 import { freeUnit, hardwareVersion, unitRange, vmHardware } from './controllers.ts';
 import { hostConfigManager, type Ctx } from './datastores.ts';
-import { TaskFailed, VsphereClientError } from './fault.ts';
+import { isFault, TaskFailed, VsphereClientError } from './fault.ts';
+import { forgetDevices, rememberDevices, takeKnownDevices } from './known-devices.ts';
 import { deleteVirtualDiskTask, queryAvailableDisksForVmfs, reconfigVMTask, searchDatastoreTask } from './methods.ts';
 import { readProps } from './property.ts';
+import { generationOf } from './session-scoped.ts';
 import type { MoRef } from './soap.ts';
 import { waitForTask, waitForTaskWatching } from './task.ts';
 import { arr, type DataObject, type HostScsiDisk, type VirtualDevice } from './types.ts';
@@ -99,20 +101,48 @@ async function reconfigureAdding(ctx: Ctx, vm: MoRef, deviceChange: DataObject[]
 }
 
 /**
- * The disk at controllerKey:unitNumber after our reconfigure put it there: in `reported` (the
- * devices that came with the task's success), else read from the VM. The unit was free when we
- * chose it and the reconfigure succeeded, so a disk there is the one we created; a device list
- * that does not show it yet (a server that reported the task before the device) is read again
- * rather than trusted.
+ * The disk at controllerKey:unitNumber after our reconfigure put it there, and the device list it
+ * was found in: in `reported` (the devices that came with the task's success), else read from the
+ * VM. A list that does not show it yet (a server that reported the task before the device) is read
+ * again rather than trusted. The reconfigure succeeded at a unit it asked for, so the disk there is
+ * the one it created — unless another client removed it and put another there meanwhile: the disk
+ * must carry the file we asked for (`fileName`), else it is not taken as ours (its key would be
+ * recorded, and a teardown would remove it).
  */
-async function findAt(ctx: Ctx, vm: MoRef, controllerKey: number, unitNumber: number, reported?: VirtualDevice[]): Promise<AttachedDisk> {
+async function findAt(ctx: Ctx, vm: MoRef, controllerKey: number, unitNumber: number, fileName: string, reported?: VirtualDevice[]): Promise<{ disk: AttachedDisk; devices: VirtualDevice[] }> {
   const at = (devices: VirtualDevice[]) => devices.find((x) => x._type === 'VirtualDisk' && x.controllerKey === controllerKey && x.unitNumber === unitNumber);
-  const d = (reported && at(reported)) ?? at(await vmDevices(ctx, vm));
+  let devices = reported;
+  let d = reported && at(reported);
+  if (!d) {
+    devices = await vmDevices(ctx, vm);
+    d = at(devices);
+  }
   if (!d) {
     throw new VsphereClientError('not-found', `reconfigure of ${vm.value} succeeded but no disk appeared at ${controllerKey}:${unitNumber}`, { method: 'ReconfigVM_Task', host: ctx.endpoint });
   }
   const backing: DataObject = d.backing ?? {};
-  return { key: d.key, fileName: typeof backing.fileName === 'string' ? backing.fileName : '', controllerKey, unitNumber, backing };
+  const found = typeof backing.fileName === 'string' ? backing.fileName : '';
+  if (found !== fileName) {
+    throw new VsphereClientError('bad-reply', `reconfigure of ${vm.value} succeeded but the disk at ${controllerKey}:${unitNumber} is backed by ${found || 'no file'}, not ${fileName}; not taking it as ours`, {
+      method: 'ReconfigVM_Task',
+      host: ctx.endpoint,
+    });
+  }
+  return { disk: { key: d.key, fileName: found, controllerKey, unitNumber, backing }, devices: devices! };
+}
+
+/**
+ * The faults by which a host refuses a disk's placement: a unit already taken ("Invalid
+ * configuration for device '0'", InvalidDeviceSpec: "if the device configuration is invalid",
+ * ReconfigVM_Task in the vSphere Web Services API reference) or a controller key it cannot find
+ * (InvalidController, a subtype: "thrown if a device refers to a controller that cannot be
+ * found"). A create placed from a device list its session remembered is refused so when the list
+ * was stale; it reads the devices and tries once more.
+ */
+const PLACEMENT_REFUSED = new Set(['InvalidDeviceSpec', 'InvalidController']);
+
+function placementRefused(err: unknown): boolean {
+  return (err instanceof TaskFailed && PLACEMENT_REFUSED.has(err.faultName)) || isFault(err, ...PLACEMENT_REFUSED);
 }
 
 export interface CreateDiskOptions {
@@ -150,25 +180,63 @@ export function provisionedFormat(backing: DataObject): DiskFormat {
   return 'lazyzeroedthick';
 }
 
+/**
+ * Creates a disk and attaches it. The controller and unit come from the VM's devices as this
+ * session last saw them after its own disk operation on the VM (known-devices.ts), else from a
+ * read. A stale list can only make the host refuse the placement (PLACEMENT_REFUSED); the
+ * devices are then read and the create sent once more — nothing is removed or overwritten by a
+ * create. `beforeSend` runs once, before the first send (the second sends the same disk).
+ */
 export async function createDisk(ctx: Ctx, vm: MoRef, o: CreateDiskOptions): Promise<AttachedDisk> {
   if (!Number.isSafeInteger(o.sizeBytes) || o.sizeBytes <= 0 || o.sizeBytes % 1024 !== 0) {
     throw new InvalidArgument(`disk size ${o.sizeBytes} must be a positive multiple of 1024 bytes`, { name: 'sizeBytes', value: String(o.sizeBytes) });
   }
-  const { devices, hw } = await vmHardware(ctx, vm);
-  const place = placeDisk(devices, vm.value, o.controllerKey, o.unitNumber, hw);
-  const device: DataObject = {
-    _type: 'VirtualDisk',
-    key: -1,
-    backing: flatBacking(datastorePath(o.datastore, o.fileName), o.format, o.diskMode ?? 'independent_persistent'),
-    controllerKey: place.controllerKey,
-    unitNumber: place.unitNumber,
-    // Both, consistent: capacityInBytes is required for new disks since API 5.5.
-    capacityInKB: o.sizeBytes / 1024,
-    capacityInBytes: o.sizeBytes,
-  };
-  await o.beforeSend?.();
-  const reported = await reconfigureAdding(ctx, vm, [{ operation: 'add', fileOperation: 'create', device }]);
-  return findAt(ctx, vm, place.controllerKey, place.unitNumber, reported);
+  const fileName = datastorePath(o.datastore, o.fileName);
+  const generation = generationOf(ctx.rt);
+  let known = takeKnownDevices(ctx.rt, vm);
+  let sent = false;
+  for (;;) {
+    const { devices, hw } = known ?? (await vmHardware(ctx, vm));
+    let place: { controllerKey: number; unitNumber: number };
+    try {
+      place = placeDisk(devices, vm.value, o.controllerKey, o.unitNumber, hw);
+    } catch (err) {
+      // what the remembered list cannot place (a controller added since, no free unit in it): read
+      if (known) {
+        known = undefined;
+        continue;
+      }
+      throw err;
+    }
+    const device: DataObject = {
+      _type: 'VirtualDisk',
+      key: -1,
+      backing: flatBacking(fileName, o.format, o.diskMode ?? 'independent_persistent'),
+      controllerKey: place.controllerKey,
+      unitNumber: place.unitNumber,
+      // Both, consistent: capacityInBytes is required for new disks since API 5.5.
+      capacityInKB: o.sizeBytes / 1024,
+      capacityInBytes: o.sizeBytes,
+    };
+    if (!sent) {
+      await o.beforeSend?.();
+      sent = true;
+    }
+    let reported: VirtualDevice[] | undefined;
+    try {
+      reported = await reconfigureAdding(ctx, vm, [{ operation: 'add', fileOperation: 'create', device }]);
+    } catch (err) {
+      // placed from a remembered list and refused for the placement: read, and once more
+      if (known && placementRefused(err)) {
+        known = undefined;
+        continue;
+      }
+      throw err;
+    }
+    const { disk, devices: after } = await findAt(ctx, vm, place.controllerKey, place.unitNumber, fileName, reported);
+    rememberDevices(ctx.rt, vm, { devices: after, hw }, generation);
+    return disk;
+  }
 }
 
 export interface AttachRdmOptions {
@@ -234,13 +302,24 @@ export async function attachRdm(ctx: Ctx, vm: MoRef, o: AttachRdmOptions): Promi
   };
   await o.beforeSend?.();
   const reported = await reconfigureAdding(ctx, vm, [{ operation: 'add', fileOperation: 'create', device }]);
-  return findAt(ctx, vm, place.controllerKey, place.unitNumber, reported);
+  return (await findAt(ctx, vm, place.controllerKey, place.unitNumber, backing.fileName as string, reported)).disk;
 }
 
-/** Remove a disk from the VM, optionally deleting its file(s). 'absent' if no such device. */
+/**
+ * Remove a disk from the VM, optionally deleting its file(s). 'absent' if no such device. What is
+ * removed is what the VM carries under `key` now (read here, every time: never a remembered
+ * list); that read, minus the removed disk, is what the session then knows of the VM's devices
+ * for its next create's placement (known-devices.ts).
+ */
 export async function detachDisk(ctx: Ctx, vm: MoRef, key: number, opts: { deleteFile: boolean }): Promise<'removed' | 'absent'> {
-  const device = (await vmDevices(ctx, vm)).find((d) => d.key === key);
-  if (!device) return 'absent';
+  const generation = generationOf(ctx.rt);
+  forgetDevices(ctx.rt, vm);
+  const { devices, hw } = await vmHardware(ctx, vm);
+  const device = devices.find((d) => d.key === key);
+  if (!device) {
+    rememberDevices(ctx.rt, vm, { devices, hw }, generation);
+    return 'absent';
+  }
   if (device._type !== 'VirtualDisk') {
     throw new InvalidArgument(`device ${key} of VM ${vm.value} is a ${device._type ?? 'device'}, not a disk`, { name: 'key', value: String(key) });
   }
@@ -254,6 +333,7 @@ export async function detachDisk(ctx: Ctx, vm: MoRef, key: number, opts: { delet
     capacityInKB: device.capacityInKB ?? 0,
   };
   await reconfigure(ctx, vm, [{ operation: 'remove', fileOperation: opts.deleteFile ? 'destroy' : undefined, device: ref }]);
+  rememberDevices(ctx.rt, vm, { devices: devices.filter((d) => d.key !== key), hw }, generation);
   return 'removed';
 }
 

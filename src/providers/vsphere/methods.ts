@@ -1,4 +1,5 @@
 // One function per vim25 method we call: parameters in WSDL order, result decoded to typed values.
+import { forgetDevices } from './known-devices.ts';
 import type { MoRef, SoapValue, XmlNode } from './soap.ts';
 import {
   decodeReturn,
@@ -210,6 +211,8 @@ export async function deleteDatastoreFileTask(rt: RoundTripper, fileManager: MoR
 // --- virtual machines
 
 export async function reconfigVMTask(rt: RoundTripper, vm: MoRef, spec: DataObject): Promise<MoRef> {
+  // whatever this session knew of the VM's devices is stale from here (known-devices.ts)
+  forgetDevices(rt, vm);
   const r = await rt.roundTrip('ReconfigVM_Task', vm, [['spec', toSoap(spec, 'VirtualMachineConfigSpec')]]);
   return decodeReturn(r, 'moref') as MoRef;
 }

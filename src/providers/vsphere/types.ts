@@ -240,7 +240,10 @@ export function decodeNode(node: XmlNode, declared?: string): unknown {
   }
   const obj: DataObject = {};
   if (type !== undefined && type !== 'anyType') obj._type = type;
-  const st = type !== undefined && isKnownType(type) ? type : undefined;
+  // a subtype this schema does not list (e.g. VirtualCdrom in a VirtualDevice slot) has at least
+  // the declared type's fields: those are decoded as that type says (key, controllerKey and
+  // unitNumber numbers, not strings), the rest as text
+  const st = type !== undefined && isKnownType(type) ? type : declared !== undefined && isKnownType(declared) ? declared : undefined;
   const multi = new Set<string>();
   for (const c of node.children) {
     const ft = st ? fieldType(st, c.name) : undefined;

@@ -23,6 +23,15 @@ import (
 //   - Anything else about a device spec the host cannot honour: InvalidDeviceSpec{deviceIndex}
 //     (vSphere API reference: "InvalidDeviceSpec: if the device configuration is invalid"); the
 //     exact fault a host gives for unit 7 or a fifth controller is not documented.
+//   - A disk at a controller:unit another device already holds, whatever its type: a host gives
+//     InvalidDeviceSpec ("Invalid configuration for device '0'.", e.g. pyvmomi-community-samples
+//     issue 282, govmomi issue 409); vcsim 0.24 (virtual_machine.go configureDevices) refuses it
+//     only when the holder is of the same type (devices.SelectByType), so a disk on the unit of a
+//     CD-ROM went through.
+//   - A disk whose controllerKey names no controller of the VM: InvalidController{controllerKey},
+//     a subtype of InvalidDeviceSpec ("An InvalidController exception is thrown if a device refers
+//     to a controller that cannot be found. For example, … if the client incorrectly passes a
+//     controller key", vSphere Web Services API, vim.fault.InvalidController).
 
 var scsiTypes = map[string]bool{
 	"ParaVirtualSCSIController":    true,
@@ -120,7 +129,19 @@ func unitLimit(t string, c types.BaseVirtualDevice, hw int) (int32, int32) {
 
 func controllerRules(vm *simulator.VirtualMachine, req *types.ReconfigVM_Task) (bool, types.BaseMethodFault) {
 	hw := vmHardwareVersion(vm)
-	devices := append([]types.BaseVirtualDevice{}, vm.Config.Hardware.Device...)
+	// what a spec removes frees its unit for the spec's adds
+	removed := map[int32]bool{}
+	for _, ch := range req.Spec.DeviceChange {
+		if spec := ch.GetVirtualDeviceConfigSpec(); spec.Operation == types.VirtualDeviceConfigSpecOperationRemove {
+			removed[spec.Device.GetVirtualDevice().Key] = true
+		}
+	}
+	var devices []types.BaseVirtualDevice
+	for _, d := range vm.Config.Hardware.Device {
+		if !removed[d.GetVirtualDevice().Key] {
+			devices = append(devices, d)
+		}
+	}
 	for i, ch := range req.Spec.DeviceChange {
 		spec := ch.GetVirtualDeviceConfigSpec()
 		invalid := &types.InvalidDeviceSpec{DeviceIndex: int32(i)}
@@ -170,12 +191,19 @@ func controllerRules(vm *simulator.VirtualMachine, req *types.ReconfigVM_Task) (
 			}
 		}
 		if ctl == nil {
-			return false, invalid
+			return false, &types.InvalidController{InvalidDeviceSpec: *invalid, ControllerKey: d.ControllerKey}
 		}
 		end, reserved := unitLimit(deviceType(ctl), ctl, hw)
 		if *d.UnitNumber < 0 || *d.UnitNumber >= end || *d.UnitNumber == reserved {
 			return false, invalid
 		}
+		for _, o := range devices {
+			od := o.GetVirtualDevice()
+			if od.ControllerKey == d.ControllerKey && od.UnitNumber != nil && *od.UnitNumber == *d.UnitNumber {
+				return false, invalid
+			}
+		}
+		devices = append(devices, spec.Device)
 	}
 	return false, nil
 }

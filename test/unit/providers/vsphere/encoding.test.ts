@@ -68,6 +68,21 @@ describe('buildEnvelope', () => {
   });
 });
 
+describe('a device type the schema does not list', () => {
+  it('is decoded with its declared base type’s fields: a CD-ROM’s controllerKey and unitNumber are numbers, so placement sees its unit taken', () => {
+    const xml =
+      '<val xmlns="urn:vim25" xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance" xsi:type="ArrayOfVirtualDevice">' +
+      '<VirtualDevice xsi:type="ParaVirtualSCSIController"><key>202</key><controllerKey>100</controllerKey><unitNumber>3</unitNumber><busNumber>0</busNumber></VirtualDevice>' +
+      '<VirtualDevice xsi:type="VirtualCdrom"><key>203</key><backing xsi:type="VirtualCdromRemotePassthroughBackingInfo"><deviceName></deviceName><exclusive>false</exclusive></backing><controllerKey>202</controllerKey><unitNumber>0</unitNumber></VirtualDevice>' +
+      '</val>';
+    const devices = decodeNode(parseXml(xml)) as VirtualDevice[];
+    expect(devices[1]).toMatchObject({ _type: 'VirtualCdrom', key: 203, controllerKey: 202, unitNumber: 0 });
+    // the backing's own fields are not the base's: kept as text
+    expect(devices[1]!.backing).toMatchObject({ _type: 'VirtualCdromRemotePassthroughBackingInfo', exclusive: 'false' });
+    expect(nextFreeUnit(devices, devices[0]!)).toBe(1);
+  });
+});
+
 describe('unit placement', () => {
   const ctrl: VirtualDevice = { _type: 'ParaVirtualSCSIController', key: 1000, busNumber: 0, scsiCtlrUnitNumber: 7 };
   const disk = (unit: number): VirtualDevice => ({ _type: 'VirtualDisk', key: 2000 + unit, controllerKey: 1000, unitNumber: unit });
