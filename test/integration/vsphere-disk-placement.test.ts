@@ -104,9 +104,11 @@ describe('a disk create places from what its session last saw', { timeout: 120_0
       const foreign = before.find((d) => d.fileName === `[${DS}] ss-place-foreign.vmdk`)!;
       expect(foreign.unitNumber).toBe(wanted);
       let d2 = undefined as Awaited<ReturnType<typeof create>> | undefined;
-      const calls = await callsOf(async () => (d2 = await create(a, 'ss-place-stale-2')));
-      // refused at the taken unit (no file made), read, sent once more
+      let sends = 0;
+      const calls = await callsOf(async () => (d2 = await a.createDisk(vm, { datastore: DS, fileName: 'ss-place-stale-2.vmdk', sizeBytes: MB, format: 'thin', beforeSend: () => void sends++ })));
+      // refused at the taken unit (no file made), read, sent once more; the ledger's `sent` before each send
       expect(calls.ReconfigVM_Task).toBe(2);
+      expect(sends).toBe(2);
       expect(calls.RetrievePropertiesEx).toBe(1);
       const log = await sim.control.log();
       expect(log.filter((e) => e.method === 'ReconfigVM_Task').map((e) => e.devices)).toEqual([[`add [${DS}] ss-place-stale-2.vmdk`], [`add [${DS}] ss-place-stale-2.vmdk`]]);

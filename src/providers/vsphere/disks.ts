@@ -185,7 +185,7 @@ export function provisionedFormat(backing: DataObject): DiskFormat {
  * session last saw them after its own disk operation on the VM (known-devices.ts), else from a
  * read. A stale list can only make the host refuse the placement (PLACEMENT_REFUSED); the
  * devices are then read and the create sent once more — nothing is removed or overwritten by a
- * create. `beforeSend` runs once, before the first send (the second sends the same disk).
+ * create. `beforeSend` runs before each send (the second sends the same disk and file).
  */
 export async function createDisk(ctx: Ctx, vm: MoRef, o: CreateDiskOptions): Promise<AttachedDisk> {
   if (!Number.isSafeInteger(o.sizeBytes) || o.sizeBytes <= 0 || o.sizeBytes % 1024 !== 0) {
@@ -194,7 +194,6 @@ export async function createDisk(ctx: Ctx, vm: MoRef, o: CreateDiskOptions): Pro
   const fileName = datastorePath(o.datastore, o.fileName);
   const generation = generationOf(ctx.rt);
   let known = takeKnownDevices(ctx.rt, vm);
-  let sent = false;
   for (;;) {
     const { devices, hw } = known ?? (await vmHardware(ctx, vm));
     let place: { controllerKey: number; unitNumber: number };
@@ -218,10 +217,8 @@ export async function createDisk(ctx: Ctx, vm: MoRef, o: CreateDiskOptions): Pro
       capacityInKB: o.sizeBytes / 1024,
       capacityInBytes: o.sizeBytes,
     };
-    if (!sent) {
-      await o.beforeSend?.();
-      sent = true;
-    }
+    // before each send (the ledger's `sent`, same data): the executor refuses a send once the step gave up
+    await o.beforeSend?.();
     let reported: VirtualDevice[] | undefined;
     try {
       reported = await reconfigureAdding(ctx, vm, [{ operation: 'add', fileOperation: 'create', device }]);
