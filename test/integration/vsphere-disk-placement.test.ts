@@ -15,6 +15,7 @@ import { reconfigVMTask } from '../../src/providers/vsphere/methods.ts';
 import { waitForTask } from '../../src/providers/vsphere/task.ts';
 import type { DataObject } from '../../src/providers/vsphere/types.ts';
 import { pyvmomi } from './helpers/pyvmomi-verify.ts';
+import { addDiskChange } from '../helpers/vsphere-disk-spec.ts';
 
 const DS = 'LocalDS_0';
 const MB = 2 ** 20;
@@ -61,11 +62,7 @@ async function reconfigure(c: VsphereClient, deviceChange: DataObject[]): Promis
   );
 }
 
-const diskAt = (controllerKey: number, unitNumber: number, name: string): DataObject => ({
-  operation: 'add',
-  fileOperation: 'create',
-  device: { _type: 'VirtualDisk', key: -1, backing: { _type: 'VirtualDiskFlatVer2BackingInfo', fileName: `[${DS}] ${name}.vmdk`, diskMode: 'persistent', thinProvisioned: true }, controllerKey, unitNumber, capacityInKB: 1024, capacityInBytes: MB },
-});
+const diskAt = (controllerKey: number, unitNumber: number, name: string): DataObject => addDiskChange({ fileName: `[${DS}] ${name}.vmdk`, controllerKey, unitNumber, sizeMB: 1 });
 
 describe('a disk create places from what its session last saw', { timeout: 120_000 }, () => {
   it('after the session’s own create or detach on the VM, the create sends no read first; a detach always reads', async () => {
