@@ -261,14 +261,21 @@ export function mapStackTraces(bundleUrl) {
   };
   const mapped = (frame) => {
     if (frame.getFileName() !== bundleUrl) return frame;
-    const line = frame.getLineNumber();
-    const column = frame.getColumnNumber();
-    const entry = line && column ? lookup()?.findEntry(line - 1, column - 1) : undefined;
-    if (!entry?.originalSource) return frame;
-    const place = `${fileURLToPath(new URL(entry.originalSource, mapUrl))}:${entry.originalLine + 1}:${entry.originalColumn + 1}`;
-    const text = String(frame).replace(`${bundleUrl}:${line}:${column}`, place);
-    // the frame as it was (every CallSite method), but its text
-    return new Proxy(frame, { get: (target, key) => (key === 'toString' ? () => text : typeof target[key] === 'function' ? target[key].bind(target) : target[key]) });
+    // Never throws: a throw here would make every `err.stack` of a bundle frame throw instead of
+    // the error it describes (a map that parses but names a source no file: URL gives, a mapping
+    // findEntry refuses): such a frame stays as it is (review s24 B1)
+    try {
+      const line = frame.getLineNumber();
+      const column = frame.getColumnNumber();
+      const entry = line && column ? lookup()?.findEntry(line - 1, column - 1) : undefined;
+      if (!entry?.originalSource) return frame;
+      const place = `${fileURLToPath(new URL(entry.originalSource, mapUrl))}:${entry.originalLine + 1}:${entry.originalColumn + 1}`;
+      const text = String(frame).replace(`${bundleUrl}:${line}:${column}`, place);
+      // the frame as it was (every CallSite method), but its text
+      return new Proxy(frame, { get: (target, key) => (key === 'toString' ? () => text : typeof target[key] === 'function' ? target[key].bind(target) : target[key]) });
+    } catch {
+      return frame;
+    }
   };
   const format = Error.prepareStackTrace;
   Error.prepareStackTrace = (error, frames) => {

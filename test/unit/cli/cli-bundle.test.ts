@@ -174,6 +174,25 @@ describe('the CLI bundle', () => {
     expect(node).toContain(`    at ${repo}/src/cli/main.ts:3:`);
   });
 
+  it('a source map the stack hook cannot use (a source that is no file: URL) leaves the frame as it is: reading err.stack never throws, the error keeps its message (review s24 B1)', () => {
+    // a module and, next to it, a map that parses but names a webpack:// source (fileURLToPath refuses it)
+    const mod = path.join(repo, 'thrower.mjs');
+    fs.writeFileSync(mod, "export function make() { return new Error('the original error'); }\n");
+    fs.writeFileSync(`${mod}.map`, JSON.stringify({ version: 3, sources: ['webpack://x/y.ts'], names: [], mappings: 'AAAA' }));
+    const script = [
+      `const { mapStackTraces } = await import(${JSON.stringify(path.join(repo, 'bin', 'cli-bundle.mjs'))});`,
+      `const url = ${JSON.stringify(`file://${mod}`)};`,
+      'mapStackTraces(url);',
+      'const { make } = await import(url);',
+      'let stack; try { stack = make().stack; } catch (err) { stack = `THREW ${err.code ?? err.message}`; }',
+      'console.log(stack);',
+    ].join('\n');
+    const out = execFileSync(process.execPath, ['--input-type=module', '-e', script], { encoding: 'utf8' });
+    expect(out).toContain('Error: the original error\n');
+    expect(out).toContain(`    at make (file://${mod}:1:`);
+    expect(out).not.toContain('THREW');
+  });
+
   it('only the expression import.meta.url is the module\'s own file: the words in a string, a template\'s text or a comment stay as written (review s23 B4)', () => {
     fs.writeFileSync(
       path.join(repo, 'src', 'word.ts'),
