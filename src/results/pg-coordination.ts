@@ -246,12 +246,14 @@ export class LeaseSession {
       }
       const c = await this.probeClient;
       const sentAt = performance.now();
+      const heldAtSend = this.held.size + this.sharedHeld.size > 0;
       const { rows } = await c.query<{ locked: boolean }>(
         `SELECT EXISTS (SELECT FROM pg_locks l WHERE l.pid = a.pid AND l.locktype = 'advisory' AND l.granted) AS locked
          FROM pg_stat_activity a WHERE a.pid = $1 AND a.backend_start::text = $2`,
         [backend.pid, backend.start],
       );
-      const holding = this.held.size + this.sharedHeld.size > 0;
+      // holding keys both when the probe was sent and now (a key taken meanwhile is not in its answer)
+      const holding = heldAtSend && this.held.size + this.sharedHeld.size > 0;
       if (rows[0] && (rows[0].locked || !holding)) {
         if (sentAt > this.confirmedAt) this.confirmedAt = sentAt;
       } else if (!this.lost) {
