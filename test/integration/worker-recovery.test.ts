@@ -210,10 +210,12 @@ describe('workers when something goes wrong', { timeout: 300_000 }, () => {
     }
     const sums = results.map(summaryOf);
     const total = (k: string) => sums.reduce((n, s) => n + (s[k] ?? 0), 0);
-    // each left its permutation in progress to a taker (a loaded machine may lose a lease once more:
-    // at least these two), every one was taken over; every permutation ran to the end once
-    expect(total('abandoned')).toBeGreaterThanOrEqual(2);
-    expect(total('takenOver')).toBe(total('abandoned'));
+    // each left its permutation in progress to a taker, and only that one: a lease is lost by the
+    // restart and by nothing else (review s23: the spurious losses behind writes on the lease session
+    // were e397552, 4cd4758 and a write's budget; what remains is a session unanswered for ¾ of
+    // --lease, 6 s); every one was taken over; every permutation ran to the end once
+    expect(total('abandoned'), results.map((r) => r.stderr).join('\n')).toBe(2);
+    expect(total('takenOver')).toBe(2);
     expect(total('done')).toBe(6);
     expect(total('failed')).toBe(0);
     const keys = await resultKeys(db, runId);
