@@ -175,8 +175,12 @@ describe('the harness refuses a disk placement as a host does', { timeout: 120_0
       const disk = (await a.devices(vm)).find((d) => d._type === 'VirtualDisk' && d.controllerKey === pv)!;
       expect(await reconfigure(a, [diskAt(pv, disk.unitNumber!, 'ss-place-on-disk')])).toBe('InvalidDeviceSpec');
       expect(await reconfigure(a, [diskAt(pv, unit + 1, 'ss-place-twice-a'), diskAt(pv, unit + 1, 'ss-place-twice-b')])).toBe('InvalidDeviceSpec');
+      // a remove frees its unit only for the adds after it (deviceChange in order, review s24 O2):
+      // the disk listed before the CD-ROM's remove finds the unit taken, and the CD-ROM stays
+      expect(await reconfigure(a, [diskAt(pv, unit, 'ss-place-before-remove'), { operation: 'remove', device: { _type: 'VirtualCdrom', key: cd.key, controllerKey: pv, unitNumber: unit } }])).toBe('InvalidDeviceSpec');
+      expect((await a.devices(vm)).some((d) => d.key === cd.key)).toBe(true);
       const files = (await pyvmomi(sim, { vm: 'DC0_H0_VM0' })).disks!.map((d) => d.fileName);
-      expect(files.filter((f) => /ss-place-(on-|no-ctl|twice)/.test(f))).toEqual([]);
+      expect(files.filter((f) => /ss-place-(on-|no-ctl|twice|before-remove)/.test(f))).toEqual([]);
     } finally {
       expect(await reconfigure(a, [{ operation: 'remove', device: { _type: 'VirtualCdrom', key: cd.key, controllerKey: pv, unitNumber: unit } }])).toBe('ok');
     }

@@ -24,14 +24,20 @@ import (
 //     (vSphere API reference: "InvalidDeviceSpec: if the device configuration is invalid"); the
 //     exact fault a host gives for unit 7 or a fifth controller is not documented.
 //   - A disk at a controller:unit another device already holds, whatever its type: a host gives
-//     InvalidDeviceSpec ("Invalid configuration for device '0'.", e.g. pyvmomi-community-samples
-//     issue 282, govmomi issue 409); vcsim 0.24 (virtual_machine.go configureDevices) refuses it
+//     InvalidDeviceSpec ("Invalid configuration for device '0'." for a new disk "added to a
+//     populated slot on the scsi controller": ManageIQ pull request 8791, Red Hat bugzilla
+//     1336812; a unit number must not "conflict with another device": govmomi maintainer in
+//     vm-operator pull request 622); vcsim 0.24 (virtual_machine.go configureDevices) refuses it
 //     only when the holder is of the same type (devices.SelectByType), so a disk on the unit of a
 //     CD-ROM went through.
 //   - A disk whose controllerKey names no controller of the VM: InvalidController{controllerKey},
 //     a subtype of InvalidDeviceSpec ("An InvalidController exception is thrown if a device refers
 //     to a controller that cannot be found. For example, … if the client incorrectly passes a
-//     controller key", vSphere Web Services API, vim.fault.InvalidController).
+//     controller key", vSphere Web Services API, vim.fault.InvalidController; a host's text:
+//     "The device '2' is referring to a nonexisting controller '1,000'.", pyvmomi issue 345).
+//   - A device the spec removes frees its unit only for the adds listed after the remove: vcsim
+//     0.24 configureDevices applies deviceChange in order, and no vSphere source says a host
+//     reorders it (the stricter reading; storsweep never sends a remove and an add in one spec).
 
 var scsiTypes = map[string]bool{
 	"ParaVirtualSCSIController":    true,
@@ -129,22 +135,22 @@ func unitLimit(t string, c types.BaseVirtualDevice, hw int) (int32, int32) {
 
 func controllerRules(vm *simulator.VirtualMachine, req *types.ReconfigVM_Task) (bool, types.BaseMethodFault) {
 	hw := vmHardwareVersion(vm)
-	// what a spec removes frees its unit for the spec's adds
-	removed := map[int32]bool{}
-	for _, ch := range req.Spec.DeviceChange {
-		if spec := ch.GetVirtualDeviceConfigSpec(); spec.Operation == types.VirtualDeviceConfigSpecOperationRemove {
-			removed[spec.Device.GetVirtualDevice().Key] = true
-		}
-	}
-	var devices []types.BaseVirtualDevice
-	for _, d := range vm.Config.Hardware.Device {
-		if !removed[d.GetVirtualDevice().Key] {
-			devices = append(devices, d)
-		}
-	}
+	devices := append([]types.BaseVirtualDevice{}, vm.Config.Hardware.Device...)
 	for i, ch := range req.Spec.DeviceChange {
 		spec := ch.GetVirtualDeviceConfigSpec()
 		invalid := &types.InvalidDeviceSpec{DeviceIndex: int32(i)}
+		if spec.Operation == types.VirtualDeviceConfigSpecOperationRemove {
+			// frees its unit for the adds after it, in order (vcsim's configureDevices)
+			key := spec.Device.GetVirtualDevice().Key
+			kept := devices[:0:0]
+			for _, d := range devices {
+				if d.GetVirtualDevice().Key != key {
+					kept = append(kept, d)
+				}
+			}
+			devices = kept
+			continue
+		}
 		if spec.Operation != types.VirtualDeviceConfigSpecOperationAdd {
 			continue
 		}
