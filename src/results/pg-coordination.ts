@@ -70,6 +70,8 @@ function isConnectionFailure(err: unknown): boolean {
  *   lease: the server keeps a silent session's locks for at least the whole lease after the last
  *   packet it received (tcp_keepalives_*), so a holder that stops by then stops before anyone can
  *   take over (the client-side bound: a heartbeat that does not answer in time is a lost lease).
+ *   While a store write holds the session (up to the store's budget), a probe from another
+ *   connection that finds the backend still holding its locks confirms it instead (probe()).
  * - `db` runs a statement ON the lease session (pg-boss's `db` option): it can only take effect
  *   while the session, and so every lock it holds, lives. The worker fetches, completes and gives
  *   back its jobs through it: a worker that lost its lease cannot touch a job another now runs.
