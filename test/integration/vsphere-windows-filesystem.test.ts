@@ -13,6 +13,10 @@ import { labPaths, labUp, TOOLS_WINDOWS_VM, type LabState } from '../../src/lab/
 import { stopPid } from '../../src/lab/sshd.ts';
 import { stopVcsimPid, vcsimControl, type VcsimControl } from '../../src/lab/vcsim.ts';
 import { getProfile } from '../../src/workloads/profiles.ts';
+import { VsphereClient } from '../../src/providers/vsphere/client.ts';
+import { reconfigVMTask } from '../../src/providers/vsphere/methods.ts';
+import { waitForTask } from '../../src/providers/vsphere/task.ts';
+import { addDiskSpec } from '../helpers/vsphere-disk-spec.ts';
 import { REPO_ROOT, runCli, stackTraceLines, type CliResult } from './helpers/cli.ts';
 
 const isRoot = process.getuid?.() === 0;
@@ -31,17 +35,22 @@ interface Partition {
   Guid: string;
   DriveLetter: string | null;
   Type: string;
+  Offset?: number;
+  Size?: number;
   volume?: { FileSystem: string; AllocationUnitSize: number; FileSystemLabel: string };
 }
 interface Medium {
   serial: string;
   PartitionStyle: string;
   partitions: Partition[];
+  diskGuid?: string | null;
+  [k: string]: unknown;
 }
 interface GuestState {
-  vm: { guestDisks: Record<string, string>; systemDisk?: { partitions: Partition[] } };
+  vm: { guestDisks: Record<string, string>; guestDiskState: Record<string, unknown>; systemDisk?: { partitions: Partition[] } };
   media: Record<string, Medium>;
 }
+const GiB = 1024 ** 3;
 
 let root: string;
 let lab: LabState;
@@ -149,6 +158,37 @@ describe.skipIf(!isRoot)(`playbooks/${PLAYBOOK} on lab-vcenter-tools-windows`, (
 describe.skipIf(!isRoot)('kill -9 while diskspd measures the ntfs-64k volume', () => {
   it('the volume outlives storsweep; `cleanup` stops diskspd, clears the volume we made on our disk (Clear-Disk) and nothing else, then removes the disk', async () => {
     const out = path.join(root, 'killed-runs');
+    // a disk of the user's in the guest beside ours: same size (1 GiB), its own WWN, GPT with an NTFS
+    // volume D: — added to the VM, and its contents seeded in the guest's model while no guest program runs
+    const password = (await fs.readFile(labPaths(root).vcsimPassword, 'utf8')).trim();
+    const client = await VsphereClient.connect({ url: lab.vcsim!.url, username: lab.vcsim!.username, password, thumbprint: lab.vcsim!.thumbprint });
+    let userSlot = '';
+    let userMedium!: Medium;
+    try {
+      const vmRef = await client.findVm(TOOLS_WINDOWS_VM);
+      const { devices } = await client.vmHardware(vmRef);
+      const ctl = devices.find((d) => d._type === 'ParaVirtualSCSIController' || d._type === 'VirtualLsiLogicController' || d._type === 'VirtualLsiLogicSASController')!;
+      const ds = devices.filter((d) => d._type === 'VirtualDisk').map((d) => String(d.backing?.fileName)).find((f) => f.startsWith('['))!.split(']')[0]!.slice(1);
+      const task = await reconfigVMTask(client.session, vmRef, addDiskSpec({ fileName: `[${ds}] users-data.vmdk`, controllerKey: ctl.key, unitNumber: 5, sizeMB: 1024 }));
+      await waitForTask(client.session, client.serviceContent, task);
+      const added = (await client.vmHardware(vmRef)).devices.find((d) => d._type === 'VirtualDisk' && d.controllerKey === ctl.key && d.unitNumber === 5)!;
+      const serial = String(added.backing?.uuid).replaceAll('-', '').toLowerCase();
+      userSlot = `SCSI:${String((ctl as { busNumber?: number }).busNumber ?? 0)}:5`;
+      // (no guest program has run yet when this test runs alone: the stand-in starts from an empty state)
+      const st = await guestState().catch((): GuestState => ({ vm: { guestDisks: {}, guestDiskState: {} }, media: {} }));
+      // disk 0 is the system disk's
+      const free = [...Array(64).keys()].find((n) => n > 0 && !(String(n) in st.vm.guestDisks))!;
+      userMedium = {
+        serial, Size: GiB, SerialNumber: serial, UniqueId: serial.toUpperCase(), FriendlyName: 'VMware Virtual disk SCSI Disk Device', PartitionStyle: 'GPT', diskGuid: '{0badc0de-0000-4000-8000-000000000001}',
+        partitions: [{ PartitionNumber: 1, Guid: '{0badc0de-0000-4000-8000-000000000002}', Offset: 17825792, Size: 1000 * 2 ** 20, DriveLetter: 'D', Type: 'Basic', volume: { FileSystem: 'NTFS', AllocationUnitSize: 4096, FileSystemLabel: 'users' } }],
+      };
+      st.media[userSlot] = userMedium;
+      st.vm.guestDisks[String(free)] = userSlot;
+      st.vm.guestDiskState[userSlot] = { IsOffline: false, IsReadOnly: false };
+      await fs.writeFile(path.join(labPaths(root).toolsGuests, TOOLS_WINDOWS_VM, 'windows-guest.json'), JSON.stringify(st));
+    } finally {
+      await client.logout().catch(() => undefined);
+    }
     const before = await guestState().catch(() => null);
     let pid = 0;
     let ended = false;
@@ -163,7 +203,7 @@ describe.skipIf(!isRoot)('kill -9 while diskspd measures the ntfs-64k volume', (
       while (!killedOn && !ended) {
         const procs = (await control.guestProcesses().catch(() => [])).filter((p) => p.vm === TOOLS_WINDOWS_VM);
         const st = await guestState().catch(() => null);
-        const vol = st ? volumesOf(st).find((v) => v.AllocationUnitSize === 65536) : undefined;
+        const vol = st ? volumesOf(st).find((v) => v.AllocationUnitSize === 65536 && v.serial !== userMedium.serial) : undefined;
         if (vol && procs.some((p) => /^diskspd\.exe$/i.test(p.name) && / -L( |$)/.test(p.cmdLine) && /storsweep\.dat/.test(p.cmdLine))) {
           killedOn = vol;
           await new Promise((r) => setTimeout(r, 1000));
@@ -186,9 +226,12 @@ describe.skipIf(!isRoot)('kill -9 while diskspd measures the ntfs-64k volume', (
     expect(cl.stdout).toMatch(/^stopped diskspd left running on lab-vcenter-tools-windows \(pids \d+, SIGKILL\)$/m);
     expect((await control.guestProcesses()).filter((p) => p.vm === TOOLS_WINDOWS_VM)).toEqual([]);
     const after = await guestState();
-    // our disk: back to RAW (Clear-Disk), no volume anywhere; the system disk as it was
+    // our disk: back to RAW (Clear-Disk); the user's disk still carries its table and volume D:, the
+    // system disk as it was; ours had taken the next free letter
+    expect(killedOn!.letter).toBe('E');
     expect(after.media[Object.keys(after.media).find((k) => after.media[k]!.serial === killedOn!.serial)!]).toMatchObject({ PartitionStyle: 'RAW', partitions: [] });
-    expect(volumesOf(after)).toEqual([]);
+    expect(after.media[userSlot]).toMatchObject({ serial: userMedium.serial, PartitionStyle: 'GPT', diskGuid: userMedium.diskGuid, partitions: userMedium.partitions });
+    expect(volumesOf(after)).toEqual([{ serial: userMedium.serial, letter: 'D', FileSystem: 'NTFS', AllocationUnitSize: 4096, FileSystemLabel: 'users' }]);
     if (before?.vm.systemDisk) expect(after.vm.systemDisk?.partitions).toEqual(before.vm.systemDisk.partitions);
     const status = JSON.parse((await runCli(['status', runDir, '--json'], { cwd: root })).stdout) as { leftovers: unknown[] };
     expect(status.leftovers).toEqual([]);
