@@ -194,8 +194,9 @@ export function planVsphereSteps(axes: Axes, target: VsphereStepTarget, names: {
 /**
  * The disk the previous step attached, found in the guest by its WWN and checked (a blank disk of
  * the provisioned size, not the system disk: providers/guest-disk.ts); the workload measures it.
- * Raw, it writes nothing: the disk step's `destroys` already names an RDM's LUN. A Windows volume
- * step writes a partition table on the disk: on an RDM it names the LUN it destroys (`rdmLun`) too.
+ * Raw, it writes nothing: the disk step's `destroys` already names an RDM's LUN. A Linux
+ * filesystem or a Windows volume step writes a partition table on the disk: on an RDM it names the
+ * LUN it destroys (`rdmLun`) too.
  */
 function guestDiskStep(axes: Axes, target: VsphereStepTarget, disk: string, prefix: string, rdmLun?: readonly string[]): PlannedStep {
   if (target.guestOs === 'windows') {
@@ -241,7 +242,9 @@ function guestDiskStep(axes: Axes, target: VsphereStepTarget, disk: string, pref
     provider: 'vsphere',
     operation: GUEST_FS_OPERATION,
     arguments: { host: target.host, vm: target.vm, datacenter: target.datacenter, disk, filesystem, mountpoint: path.posix.join(workdir, name) },
-    destructive: false,
+    // on an RDM the partition table and mkfs go onto the LUN itself: named, as the disk step names it
+    destructive: rdmLun !== undefined,
+    ...(rdmLun ? { destroys: rdmLun as string[] } : {}),
     creates: { kind: 'guest-filesystem', name },
   };
 }

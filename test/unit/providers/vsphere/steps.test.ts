@@ -141,6 +141,15 @@ describe('planVsphereSteps', () => {
     });
   }
 
+  it('a Linux filesystem on an RDM writes the LUN: the filesystem step names the LUN it destroys, as the disk step does; on a VMDK it destroys nothing', () => {
+    const linux = { ...target, guestWorkdir: '/var/tmp/ss' };
+    const rdm = planVsphereSteps({ 'datastore.kind': 'existing', 'disk.format': 'rdm-virtual', 'guest.filesystem': 'ext4' }, linux, names);
+    expect(rdm.at(-1)).toMatchObject({ step: 'guest-disk', destructive: true, destroys: ['naa.600a0002'], creates: { kind: 'guest-filesystem', name: 'ss-r1-p7-fs' } });
+    const vmdk = planVsphereSteps({ 'datastore.kind': 'existing', 'disk.format': 'thin', 'disk.sizeGb': 1, 'guest.filesystem': 'xfs' }, linux, names).at(-1)!;
+    expect(vmdk).toMatchObject({ step: 'guest-disk', destructive: false, creates: { kind: 'guest-filesystem', name: 'ss-r1-p7-fs' } });
+    expect(vmdk.destroys).toBeUndefined();
+  });
+
   describe('a Windows guest (guest.os: windows): guest.filesystem as on Hyper-V', () => {
     const win = { ...target, guestOs: 'windows' as const, guestWorkdir: 'C:\\storsweep' };
     const guestStep = (axes: Record<string, string | number>) => planVsphereSteps({ 'datastore.kind': 'existing', 'disk.sizeGb': 1, ...axes }, win, names).at(-1)!;
