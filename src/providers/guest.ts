@@ -1,16 +1,18 @@
 // The Linux guest that runs fio, as the local, ssh, vsphere and esxi-shell targets describe it in
 // the inventory (its schema), and wired up as their workload endpoint (this machine, or SSH).
 import { z } from 'zod';
-import type { ComposeContext, ProviderName, WorkloadEndpoint } from '../contract/provider.ts';
+import type { ComposeContext, Composition, ProviderName, ResourceContext, SharedResource, WorkloadEndpoint } from '../contract/provider.ts';
 import { plainText } from '../config/fields.ts';
 import type { CommandRunner } from '../ssh/command-runner.ts';
 import { createLocalRunner } from '../ssh/local-runner.ts';
+import { connectionLost } from '../ssh/connection-lost.ts';
 import { connectSsh } from '../ssh/ssh-runner.ts';
 import { fioEndpoint, fioTestFile } from '../workloads/fio-endpoint.ts';
 import { linuxTestPathProblem } from '../workloads/test-target.ts';
 import { guestDiskFields } from './guest-disk.ts';
 import { DISKSPD_PATH_HINT, DISKSPD_PATH_PATTERN, FIO_IOENGINES, FIO_PATH_HINT, FIO_PATH_PATTERN } from '../workloads/tool-settings.ts';
 import { secretRefSchema } from '../config/secrets.ts';
+import { fioGuestResources } from './shared-resources.ts';
 
 /** A required name (an inventory key, host or user name): text without control characters. */
 export const nameField = () => plainText().min(1);
@@ -138,3 +140,28 @@ export const workloadStepSchema = z.strictObject({
   testFile: z.string().min(1).optional(),
   measures: z.literal(ATTACHED_DISK).optional(),
 });
+
+/**
+ * What a provider that provisions nothing and runs fio on one guest (`local`: this machine; `ssh`:
+ * an `sshHosts` entry) declares besides its name, target schema and ssh hosts: no axis but the
+ * workload, no planner, no secrets, no estimate; `guestOf` is the guest its target names.
+ */
+export function fioGuestModule<N extends ProviderName, T>(name: N, guestOf: (t: T) => Guest) {
+  return {
+    name,
+    secretFields: [],
+    axes: [],
+    checkInventory: () => [],
+    validate: () => [],
+    planner: () => undefined,
+    operations: { fio: workloadStepSchema },
+    estimateSec: () => 0,
+    isTransient: connectionLost,
+    describeDestroyed: () => null,
+    sharedResources: (t: T, where: ResourceContext): SharedResource[] => fioGuestResources(guestOf(t), where),
+    compose(target: T, ctx: ComposeContext): Composition {
+      const g = guestWorkload(ctx, guestOf(target));
+      return { provider: name, connectProvider: async () => null, workload: g.endpoint, workloadProvider: g.provider, workloadTarget: g.describe, insecureEndpoints: [] };
+    },
+  } as const;
+}
