@@ -323,6 +323,21 @@ export function createVsphereProvider(target: VsphereTargetConfig, opts: Vsphere
   }
 
   /**
+   * The disk a guest-disk step's disk step attached (found on the VM by its owned name) and what the
+   * guest knows it by (WWN, size, source: guest-disk.ts); refused when the VM has no such disk or it
+   * reports no uuid / NAA id, before anything is asked of the guest.
+   */
+  async function attachedDiskIdentity(step: PlannedStep, operation: string): Promise<{ vmName: string; owned: string; disk: VirtualDevice; identity: AttachedDiskIdentity }> {
+    const vmName = str(step.arguments, 'vm', step.step);
+    const owned = str(step.arguments, 'disk', step.step);
+    const d = diskByOwnedName(await (await client()).devices(await vm(vmName)), owned);
+    if (!d) throw new InvalidArgument(`VM ${vmName} has no disk ${owned}.vmdk to find in the guest`, { name: 'disk', value: owned });
+    const identity = guestIdentity(d);
+    if (!identity) throw new UnsafeOperation(`${String(d.backing?.fileName)} on VM ${vmName} reports no uuid or NAA id, so the guest cannot name it by WWN; nothing is measured`, { operation, target: owned });
+    return { vmName, owned, disk: d, identity };
+  }
+
+  /**
    * The guest-disk step: the disk the disk step attached (found on the VM by its owned name), found
    * in the guest by its WWN and checked (guest-disk.ts); the workload measures what it found.
    */
@@ -331,12 +346,7 @@ export function createVsphereProvider(target: VsphereTargetConfig, opts: Vsphere
     const a = step.arguments;
     const g = opts.guest;
     if (!g) throw new InternalError(`vsphere step ${step.step}: the provider was composed without the target's guest`);
-    const vmName = str(a, 'vm', step.step);
-    const owned = str(a, 'disk', step.step);
-    const d = diskByOwnedName(await (await client()).devices(await vm(vmName)), owned);
-    if (!d) throw new InvalidArgument(`VM ${vmName} has no disk ${owned}.vmdk to find in the guest`, { name: 'disk', value: owned });
-    const identity = guestIdentity(d);
-    if (!identity) throw new UnsafeOperation(`${String(d.backing?.fileName)} on VM ${vmName} reports no uuid or NAA id, so the guest cannot name it by WWN; nothing is measured`, { operation: GUEST_DISK_OPERATION, target: owned });
+    const { identity } = await attachedDiskIdentity(step, GUEST_DISK_OPERATION);
     return applyGuestDiskStep(g, identity, { provider: 'vsphere', filesystem: str(a, 'filesystem', step.step), mountpoint: a.mountpoint, ...(step.creates ? { name: step.creates.name } : {}) }, ctx);
   }
 
@@ -353,14 +363,9 @@ export function createVsphereProvider(target: VsphereTargetConfig, opts: Vsphere
     const a = step.arguments;
     const g = opts.windowsGuest;
     if (!g) throw new InternalError(`vsphere step ${step.step}: the provider was composed without the target's Windows guest`);
-    const vmName = str(a, 'vm', step.step);
-    const owned = str(a, 'disk', step.step);
     const volume = step.operation === GUEST_WINDOWS_VOLUME_OPERATION;
     if (volume) volumeSpecOf(a); // refused before anything is asked of the guest
-    const d = diskByOwnedName(await (await client()).devices(await vm(vmName)), owned);
-    if (!d) throw new InvalidArgument(`VM ${vmName} has no disk ${owned}.vmdk to find in the guest`, { name: 'disk', value: owned });
-    const identity = guestIdentity(d);
-    if (!identity) throw new UnsafeOperation(`${String(d.backing?.fileName)} on VM ${vmName} reports no uuid or NAA id, so the guest cannot name it by WWN; nothing is measured`, { operation: step.operation, target: owned });
+    const { vmName, owned, disk: d, identity } = await attachedDiskIdentity(step, step.operation);
     const runner = await g.open();
     try {
       const disks = (await runner.calls([listGuestDisksCall()])) as unknown as GuestDisk[];
