@@ -11,6 +11,7 @@ import { createVsphereProvider } from '../../src/providers/vsphere/provider.ts';
 import { planVsphereSteps } from '../../src/providers/vsphere/steps.ts';
 import type { CreatedObject, Provider, ProviderContext } from '../../src/contract/provider.ts';
 import { pyvmomi } from './helpers/pyvmomi-verify.ts';
+import { simTarget } from './helpers/vsphere-lab.ts';
 
 
 const events: string[] = [];
@@ -35,19 +36,7 @@ afterAll(async () => {
   await sim?.stop();
 });
 
-function target(over: Partial<VsphereTargetConfig> = {}): VsphereTargetConfig {
-  return {
-    vcenter: { url: sim.url, username: sim.username, password: sim.password, thumbprint: sim.thumbprint },
-    datacenter: 'DC0',
-    host: 'DC0_H0',
-    vm: 'DC0_H0_VM0',
-    datastore: 'LocalDS_0',
-    vmfsDevice: luns[0]!,
-    rdmDevice: luns[1]!,
-    allowedDevices: [luns[0]!, luns[1]!],
-    ...over,
-  };
-}
+const target = (over: Partial<VsphereTargetConfig> = {}) => simTarget(sim, luns, over);
 
 /** Apply a permutation's steps and tear down in reverse, like the executor does. */
 async function runPermutation(provider: Provider, axes: Record<string, string | number>, prefix: string, inspect: (created: CreatedObject[]) => Promise<void>, t = target()): Promise<void> {

@@ -18,7 +18,7 @@ import type { DataObject } from '../../src/providers/vsphere/types.ts';
 import { vcenterYaml, vsphereTargetYaml } from '../../src/lab/vsphere-inventory.ts';
 import { pyvmomi, type PyDisk } from './helpers/pyvmomi-verify.ts';
 import { runCli } from './helpers/cli.ts';
-import { readRun, runDirIn } from './helpers/vsphere-lab.ts';
+import { readRun, runDirIn, simTarget } from './helpers/vsphere-lab.ts';
 import { quickSettings } from '../helpers/quick-settings.ts';
 import { addDiskChange } from '../helpers/vsphere-disk-spec.ts';
 
@@ -53,19 +53,7 @@ beforeEach(async () => {
   await control.reset();
 });
 
-function target(over: Partial<VsphereTargetConfig> = {}): VsphereTargetConfig {
-  return {
-    vcenter: { url: sim.url, username: sim.username, password: sim.password, thumbprint: sim.thumbprint },
-    datacenter: 'DC0',
-    host: 'DC0_H0',
-    vm: 'DC0_H0_VM0',
-    datastore: 'LocalDS_0',
-    vmfsDevice: luns[0]!,
-    rdmDevice: luns[1]!,
-    allowedDevices: [luns[0]!, luns[1]!],
-    ...over,
-  };
-}
+const target = (over: Partial<VsphereTargetConfig> = {}) => simTarget(sim, luns, over);
 
 describe('an orphaned VMDK on vCenter (DeleteVirtualDisk_Task)', () => {
   /** A disk created by the provider, then detached with its file kept: what a crash between detach and delete leaves. */

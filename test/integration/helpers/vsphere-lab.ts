@@ -15,6 +15,7 @@ import { fileURLToPath } from 'node:url';
 import Database from 'better-sqlite3';
 import { startVcsim, type VcsimHandle, type VcsimOptions } from '../../../src/lab/vcsim.ts';
 import { VsphereClient } from '../../../src/providers/vsphere/client.ts';
+import type { VsphereTargetConfig } from '../../../src/providers/vsphere/config.ts';
 import { listVcsimLuns, vcenterYaml, vsphereTargetYaml } from '../../../src/lab/vsphere-inventory.ts';
 import { quickSettings } from '../../helpers/quick-settings.ts';
 import { runCli, type CliResult } from './cli.ts';
@@ -125,6 +126,24 @@ export async function startVsphereLab(opts: VsphereLabOptions = {}): Promise<Vsp
       await sim.stop();
       await fs.rm(dir, { recursive: true, force: true });
     },
+  };
+}
+
+/**
+ * The provider's target for the simulator's first host and VM (DC0_H0_VM0, LocalDS_0), with the
+ * first two harness LUNs as the VMFS and RDM devices and the only ones allowed; `over` replaces any.
+ */
+export function simTarget(sim: VcsimHandle, luns: readonly string[], over: Partial<VsphereTargetConfig> = {}): VsphereTargetConfig {
+  return {
+    vcenter: { url: sim.url, username: sim.username, password: sim.password, thumbprint: sim.thumbprint },
+    datacenter: 'DC0',
+    host: 'DC0_H0',
+    vm: 'DC0_H0_VM0',
+    datastore: 'LocalDS_0',
+    vmfsDevice: luns[0]!,
+    rdmDevice: luns[1]!,
+    allowedDevices: [luns[0]!, luns[1]!],
+    ...over,
   };
 }
 
