@@ -21,3 +21,43 @@ export interface WindowsGuestRunner {
   stopOwned?(owner: string, exe: string): Promise<GroupStop>;
   close(): Promise<void>;
 }
+
+/**
+ * What an owned run writes to its pidfile in the guest (vSphere: TOOLS_GUEST_RUN_BODY; Hyper-V:
+ * GUEST_RUN_BODY): the program's pid and, after a space, its start time (Process.StartTime in UTC,
+ * round-trip format). Null for anything else.
+ */
+export function parsePidFile(text: string): { pid: number; start: number } | null {
+  const m = /^(\d+) (\S+)$/.exec(text.trim());
+  if (!m) return null;
+  const pid = Number(m[1]);
+  const start = Date.parse(m[2]!);
+  return pid > 0 && Number.isSafeInteger(pid) && Number.isFinite(start) ? { pid, start } : null;
+}
+
+/**
+ * How far a listed start time may be from the pidfile's and still be that process: ListProcessesInGuest
+ * reports whole seconds (open-vm-tools lib/include/procMgr.h: ProcMgrProcInfo.procStartTime is a
+ * time_t); Win32_Process.CreationDate has microseconds, Process.StartTime 100 ns ticks, both read
+ * from the same kernel creation time.
+ */
+export const START_SLACK_MS = 2000;
+
+/**
+ * Whether a running process is the program a pidfile names, not another that got its pid after it
+ * ended (Windows reuses pids soon): that pid, that program's image name (case-insensitive, as
+ * Windows compares them), started when the pidfile says. Nothing is ever matched by name alone.
+ */
+export function isRecordedProcess(p: { pid: number; name: string; startMs: number }, rec: { pid: number; start: number }, name: string): boolean {
+  return p.pid === rec.pid && p.name.toLowerCase() === name.toLowerCase() && Number.isFinite(p.startMs) && Math.abs(p.startMs - rec.start) <= START_SLACK_MS;
+}
+
+/**
+ * One argument on a Windows command line, quoted so that CommandLineToArgvW (and the Microsoft C
+ * runtime) gives it back unchanged: double quotes around it when it is empty or has a space, tab or
+ * quote, a quote escaped with a backslash, and the backslashes before a quote or the closing quote doubled.
+ */
+export function windowsArg(a: string): string {
+  if (a !== '' && !/[\s"]/.test(a)) return a;
+  return `"${a.replace(/(\\*)"/g, '$1$1\\"').replace(/(\\+)$/, '$1$1')}"`;
+}

@@ -14,9 +14,10 @@ import { HYPERV_AXES } from './axes.ts';
 import type { HypervTargetConfig } from './config.ts';
 import { HOST_DISK_NAME } from './passthrough.ts';
 import { planHypervSteps } from './plan.ts';
-import { createHypervProvider, runGuestDiskspd, runGuestDiskspdArgv } from './provider.ts';
+import { createHypervProvider, runGuestDiskspd, runGuestDiskspdArgv, stopOwnedInGuest } from './provider.ts';
 import { HYPERV_DISK_NUMBER, HYPERV_EXPECTED, isHypervValue, type HypervValueKind } from './validate.ts';
 import { connectionLost } from '../../ssh/connection-lost.ts';
+import { toolOwner } from '../../ssh/process-group.ts';
 import { describeHypervGuest } from './fingerprint.ts';
 
 const hyperv = (kind: HypervValueKind) => matching((v) => isHypervValue(kind, v), HYPERV_EXPECTED[kind]);
@@ -152,7 +153,7 @@ export const hypervProvider = {
         describe: (runner) => describeHypervGuest(runner, target.vmName, credential(), target.diskspdPath),
         prepare: async (runner, profile, o) => {
           const m = measured(o.target);
-          const pass = (argv: string[]) => runGuestDiskspdArgv(runner, cfg, credential(), argv, { diskspdPath: target.diskspdPath });
+          const pass = (argv: string[]) => runGuestDiskspdArgv(runner, cfg, credential(), argv, { diskspdPath: target.diskspdPath, owner: o.owner });
           if (profile.prefill !== false) return runDiskspdFill(profile, m.path, pass);
           // not filled: a file target is still created (no measured pass carries -c)
           const create = diskspdCreateOnlyArgs(profile, m.path);
@@ -163,8 +164,12 @@ export const hypervProvider = {
         runTest: async (runner, test, profile, o) => {
           const m = measured(o.target);
           // every record names the disk measured: the executor adds m.facts
-          return runDiskspdTest(runner.target, test, profile, () => runGuestDiskspd(runner, cfg, credential(), test, profile, { guestTarget: m.path, diskspdPath: target.diskspdPath }), o.onRaw);
+          return runDiskspdTest(runner.target, test, profile, () => runGuestDiskspd(runner, cfg, credential(), test, profile, { guestTarget: m.path, diskspdPath: target.diskspdPath, owner: o.owner }), o.onRaw);
         },
+        // a diskspd an earlier process of the run left running in the VM (killed with -9): found by
+        // the pidfile named for the run and target that its pass wrote in the guest, and stopped only
+        // if the process of that pid is still that diskspd (name and start time: provider.ts stopOwnedInGuest)
+        stopLeftovers: (runner, runId, name) => stopOwnedInGuest(runner, cfg, credential(), toolOwner(runId, name), target.diskspdPath),
       },
       workloadProvider: 'hyperv',
       workloadTarget: { runsOn: `hyperv:${target.sshHost}/${target.vmName}`, testFile: `the disk attached at SCSI ${target.scsiController}:${target.scsiLocation}, found in the guest` },

@@ -4,6 +4,7 @@
 // the command line (process listings, logs). The script is sent as -EncodedCommand (UTF-16LE base64).
 import { InvalidArgument, ParseError, RemoteCommandFailed } from '../../errors.ts';
 import type { CommandRunner } from '../../ssh/command-runner.ts';
+import { windowsArg } from '../windows-guest.ts';
 
 export const POWERSHELL_ARGV = ['powershell.exe', '-NoProfile', '-NonInteractive', '-ExecutionPolicy', 'Bypass', '-EncodedCommand'] as const;
 
@@ -53,8 +54,52 @@ export const GUEST_BODY = [
   'exit 0',
 ].join('\n');
 
-/** The storage cmdlets GUEST_CALL_BODY may run inside the VM; checked here and again inside the script block. */
-export const GUEST_CMDLETS = ['Get-Disk', 'Set-Disk', 'Initialize-Disk', 'New-Partition', 'Get-Partition', 'Format-Volume', 'Get-Volume', 'Clear-Disk', 'Get-CimInstance'] as const;
+/**
+ * PowerShell Direct, a program of a run (process-group.ts toolOwner) that a later process of the run
+ * must be able to find if this one dies while it runs (kill -9): in the VM, $p.run.exe is started
+ * with Start-Process -PassThru and the command line $p.run.args (quoted by CommandLineToArgvW's
+ * rules), stdout and stderr to files in $p.run.dir; its pid and start time (Process.StartTime as UTC
+ * in the round-trip "o" format, `<pid> <start>`) go to the pidfile $p.run.pid named for the owner
+ * before anything waits for it. The script block then waits for it, returns its exit code and
+ * output (stdout, then stderr) and removes the three files. A storsweep killed meanwhile leaves the
+ * pidfile (and, if the guest keeps it running, the program): `run --resume` and `cleanup` read it
+ * (provider.ts stopOwnedInGuest) and stop that process only while Win32_Process shows that pid with
+ * that name and that start time. `$h = $q.Handle` keeps ExitCode readable with -NoNewWindow in
+ * Windows PowerShell 5.1 (the shape vSphere guests run: TOOLS_GUEST_RUN_BODY).
+ * Microsoft docs: Start-Process (powershell-5.1: -FilePath, -ArgumentList <string[]>, -NoNewWindow,
+ * -PassThru, -RedirectStandardOutput/-Error), System.Diagnostics.Process.StartTime / .Id /
+ * .WaitForExit / .ExitCode, New-Item -ItemType Directory -Force, Remove-Item -LiteralPath -Force,
+ * Invoke-Command -VMName -Credential -ScriptBlock -ArgumentList.
+ */
+export const GUEST_RUN_BODY = [
+  '$s = [Console]::In.ReadLine() | ConvertFrom-Json',
+  '$cred = New-Object System.Management.Automation.PSCredential ($s.user, (ConvertTo-SecureString $s.password -AsPlainText -Force))',
+  "$r = Invoke-Command -VMName $p.vmName -Credential $cred -ScriptBlock { param($f) $ErrorActionPreference = 'Stop'; $null = New-Item -ItemType Directory -Path $f.dir -Force; $q = Start-Process -FilePath $f.exe -ArgumentList $f.args -NoNewWindow -PassThru -RedirectStandardOutput $f.out -RedirectStandardError $f.err; $h = $q.Handle; [IO.File]::WriteAllText($f.pid, [string]$q.Id + ' ' + $q.StartTime.ToUniversalTime().ToString('o')); $q.WaitForExit(); $o = [IO.File]::ReadAllText($f.out) + [IO.File]::ReadAllText($f.err); Remove-Item -LiteralPath $f.out, $f.err, $f.pid -Force; [pscustomobject]@{ exitCode = $q.ExitCode; output = $o } } -ArgumentList $p.run",
+  'ConvertTo-Json -InputObject ([pscustomobject]@{ exitCode = $r.exitCode; output = $r.output }) -Depth 5 -Compress',
+  'exit 0',
+].join('\n');
+
+/**
+ * The guest directory of the owned runs' files (GUEST_RUN_BODY): under ProgramData, which Windows
+ * keeps on the system drive (C: on every Windows Server install storsweep knows of; a guest whose
+ * system drive is another letter fails at New-Item, visibly, before anything runs).
+ */
+export const GUEST_RUN_DIR = 'C:\\ProgramData\\storsweep';
+
+/** The files of an owner's program in the guest: the pidfile a later process of the run reads, the output files. */
+export function ownedGuestFiles(owner: string): { dir: string; pid: string; out: string; err: string } {
+  if (!/^[a-z0-9]{1,40}$/.test(owner)) throw new InvalidArgument(`owner ${JSON.stringify(owner.slice(0, 60))}: expected 1–40 of a-z, 0-9`, { name: 'owner', value: owner });
+  const base = `${GUEST_RUN_DIR}\\.storsweep-run-${owner}`;
+  return { dir: GUEST_RUN_DIR, pid: `${base}.pid`, out: `${base}.out`, err: `${base}.err` };
+}
+
+/**
+ * The cmdlets GUEST_CALL_BODY may run inside the VM; checked here and again inside the script block.
+ * Besides the Storage module: Get-CimInstance (Win32_OperatingSystem for the fingerprint,
+ * Win32_Process to find an owned program), and for an owned run's leftovers Get-Item / Import-Csv /
+ * Remove-Item on its pidfile and Stop-Process -Id of the process it names (provider.ts stopOwnedInGuest).
+ */
+export const GUEST_CMDLETS = ['Get-Disk', 'Set-Disk', 'Initialize-Disk', 'New-Partition', 'Get-Partition', 'Format-Volume', 'Get-Volume', 'Clear-Disk', 'Get-CimInstance', 'Get-Item', 'Import-Csv', 'Stop-Process', 'Remove-Item'] as const;
 export type GuestCmdlet = (typeof GUEST_CMDLETS)[number];
 
 /**
@@ -177,7 +222,8 @@ export interface GuestCredential {
 
 export interface GuestCall {
   cmdlet: GuestCmdlet;
-  params: Record<string, string | number | boolean>;
+  /** a JSON array binds to an array parameter (Import-Csv -Header) */
+  params: Record<string, string | number | boolean | string[]>;
   /** properties to return from this call's output; omit to discard the output */
   select?: string[];
 }
@@ -197,6 +243,20 @@ export async function runGuestCalls(runner: CommandRunner, vmName: string, crede
 export async function runInGuest(runner: CommandRunner, vmName: string, credential: GuestCredential, exe: string, argv: string[]): Promise<{ exitCode: number; output: string }> {
   const script = buildScript(GUEST_BODY, { vmName, exe, argv });
   const out = (await runScript(runner, script, `Invoke-Command -VMName ${vmName} ${exe}`, JSON.stringify({ user: credential.user, password: credential.password }) + '\n')) as { exitCode?: unknown; output?: unknown };
+  if (typeof out.exitCode !== 'number' || typeof out.output !== 'string') {
+    throw new ParseError(`${runner.target}: PowerShell Direct in ${vmName}: expected {exitCode, output}`, { source: 'Invoke-Command', expected: '{exitCode:number, output:string}' });
+  }
+  return { exitCode: out.exitCode, output: out.output };
+}
+
+/**
+ * One program of a run's owner through PowerShell Direct (GUEST_RUN_BODY): its pidfile lets a later
+ * process of the run find it; the credential goes over stdin only.
+ */
+export async function runOwnedInGuest(runner: CommandRunner, vmName: string, credential: GuestCredential, exe: string, argv: string[], owner: string): Promise<{ exitCode: number; output: string }> {
+  const run = { exe, args: argv.map(windowsArg).join(' '), ...ownedGuestFiles(owner) };
+  const script = buildScript(GUEST_RUN_BODY, { vmName, run });
+  const out = (await runScript(runner, script, `Invoke-Command -VMName ${vmName} Start-Process ${exe}`, JSON.stringify({ user: credential.user, password: credential.password }) + '\n')) as { exitCode?: unknown; output?: unknown };
   if (typeof out.exitCode !== 'number' || typeof out.output !== 'string') {
     throw new ParseError(`${runner.target}: PowerShell Direct in ${vmName}: expected {exitCode, output}`, { source: 'Invoke-Command', expected: '{exitCode:number, output:string}' });
   }

@@ -22,7 +22,9 @@ import { checkTimerMs } from '../../limits.ts';
 import type { CommandResult, CommandRunner, RunOptions } from '../../ssh/command-runner.ts';
 import { shJoin, shQuote } from '../../ssh/quote.ts';
 import { buildScript, encodeCommand, GUEST_CMDLETS, POWERSHELL_ARGV, TOOLS_GUEST_CALL_BODY, TOOLS_GUEST_RUN_BODY, type GuestCall } from '../hyperv/powershell.ts';
-import type { WindowsGuestRunner } from '../windows-guest.ts';
+import { isRecordedProcess, parsePidFile, windowsArg, type WindowsGuestRunner } from '../windows-guest.ts';
+
+export { parsePidFile, windowsArg };
 import { isFault, VsphereClientError, VsphereFault } from './fault.ts';
 import type { GuestOperations, GuestProcessInfo } from './guest-ops.ts';
 import { SoapTransportError } from './soap.ts';
@@ -196,15 +198,6 @@ export function toolsLinuxRunner(ops: GuestOperations, o: ToolsRunnerOptions): C
   };
 }
 
-/**
- * The Windows command line of one argument (CommandLineToArgvW's rules: quotes around an argument
- * with a space, tab or quote; backslashes doubled only before a quote).
- */
-export function windowsArg(a: string): string {
-  if (a !== '' && !/[\s"]/.test(a)) return a;
-  return `"${a.replace(/(\\*)"/g, '$1$1\\"').replace(/(\\+)$/, '$1$1')}"`;
-}
-
 /** The pidfile of the program an owner (process-group.ts toolOwner: a run and its target) runs in the guest. */
 export function ownedPidFile(workdir: string, owner: string): string {
   if (!/^[a-z0-9]{1,40}$/.test(owner)) throw new InvalidArgument(`owner ${JSON.stringify(owner.slice(0, 60))}: expected 1–40 of a-z, 0-9`, { name: 'owner', value: owner });
@@ -212,27 +205,11 @@ export function ownedPidFile(workdir: string, owner: string): string {
 }
 
 /**
- * What TOOLS_GUEST_RUN_BODY writes to its pidfile: the program's pid and, after a space, its start
- * time (Process.StartTime in UTC, round-trip format). Null for anything else.
- */
-export function parsePidFile(text: string): { pid: number; start: number } | null {
-  const m = /^(\d+) (\S+)$/.exec(text.trim());
-  if (!m) return null;
-  const pid = Number(m[1]);
-  const start = Date.parse(m[2]!);
-  return pid > 0 && Number.isSafeInteger(pid) && Number.isFinite(start) ? { pid, start } : null;
-}
-
-/**
- * Whether a listed process is the program a pidfile names, not another that got its pid after it
- * ended (Windows reuses pids soon): running, of that program's name, started when the pidfile says.
- * ListProcessesInGuest's startTime has whole seconds (open-vm-tools lib/include/procMgr.h:
- * ProcMgrProcInfo.procStartTime is a time_t), hence the 2 s either way.
+ * Whether a listed process is the program a pidfile names (windows-guest.ts isRecordedProcess): still
+ * running, that pid, that program's name, started within START_SLACK_MS of the recorded time.
  */
 export function isThatProcess(p: GuestProcessInfo, rec: { pid: number; start: number }, name: string): boolean {
-  if (Number(p.pid) !== rec.pid || p.endTime !== undefined || p.name.toLowerCase() !== name.toLowerCase()) return false;
-  const listed = Date.parse(p.startTime);
-  return Number.isFinite(listed) && Math.abs(listed - rec.start) <= 2000;
+  return p.endTime === undefined && isRecordedProcess({ pid: Number(p.pid), name: p.name, startMs: Date.parse(p.startTime) }, rec, name);
 }
 
 /** Windows PowerShell 5.1's path in a Windows guest (the Storage module's Get-Disk, Set-Disk; Start-Process). */

@@ -1,5 +1,6 @@
 // Seeds and reads the state of the powershell.exe stand-in: a Hyper-V host with two bench volumes
 // of different sizes, a system disk, a blank disk allowed for pass-through, and one running VM.
+import { readFileSync } from 'node:fs';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 
@@ -84,4 +85,46 @@ export interface PsLogEntry {
 export async function readPsLog(dir: string): Promise<PsLogEntry[]> {
   const text = await fs.readFile(path.join(dir, 'commands.jsonl'), 'utf8');
   return text.split('\n').filter(Boolean).map((l) => JSON.parse(l) as PsLogEntry);
+}
+
+/** A process of the stand-in's VM (guest_process.py's table); hostPid null for the System processes. */
+export interface StandinGuestProcess {
+  ProcessId: number;
+  Name: string;
+  /** UTC, .NET round-trip format ("o") */
+  CreationDate: string | null;
+  CommandLine?: string | null;
+  ExecutablePath?: string | null;
+  hostPid: number | null;
+  hostStart?: number | null;
+}
+
+/** A host process's start in clock ticks since boot (/proc/<pid>/stat field 22), null when gone or a zombie. */
+export function hostStartTicks(pid: number): number | null {
+  let s: string;
+  try {
+    s = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  } catch {
+    return null;
+  }
+  const rest = s.slice(s.lastIndexOf(')') + 1).trim().split(/\s+/);
+  return rest[0] === 'Z' || rest[0] === 'X' ? null : Number(rest[19]);
+}
+
+/** The processes running in the stand-in's VM `vm` (ended ones left out, as Win32_Process does), without the System ones. */
+export async function guestProcesses(dir: string, vm: string = LAB_VM): Promise<StandinGuestProcess[]> {
+  const state = JSON.parse(await fs.readFile(path.join(dir, 'hyperv.json'), 'utf8')) as { vms: Record<string, { processes?: StandinGuestProcess[] }> };
+  return (state.vms[vm]?.processes ?? []).filter((p) => p.hostPid !== null && hostStartTicks(p.hostPid) === p.hostStart);
+}
+
+/**
+ * Puts a process into the stand-in VM's table, backed by the host process `hostPid` (it runs while
+ * that runs): for a test, another program that got a pid Windows handed out before.
+ */
+export async function addGuestProcess(dir: string, p: Omit<StandinGuestProcess, 'hostStart'> & { hostPid: number }, vm: string = LAB_VM): Promise<void> {
+  const lock = path.join(dir, 'hyperv.json');
+  const state = JSON.parse(await fs.readFile(lock, 'utf8')) as { vms: Record<string, { processes?: StandinGuestProcess[] }> };
+  const v = state.vms[vm]!;
+  v.processes = [...(v.processes ?? []), { ...p, hostStart: hostStartTicks(p.hostPid) }];
+  await fs.writeFile(lock, JSON.stringify(state, null, 1));
 }

@@ -27,6 +27,8 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.realpath(__file__)))
 import diskspd_standin  # noqa: E402
 import guest_storage  # noqa: E402
+# the Microsoft C runtime's argument splitting; a process's start time as .NET's Process.StartTime
+from guest_process import split_args, start_time  # noqa: E402,F401
 from importlib.machinery import SourceFileLoader  # noqa: E402
 
 # the Hyper-V powershell.exe stand-in's -EncodedCommand decoding and prelude (same provider code)
@@ -36,43 +38,6 @@ FS = os.environ.get('STORSWEEP_GUEST_FS', '')
 MODEL = os.environ.get('STORSWEEP_GUEST_MODEL', '')
 STATE = os.environ.get('STORSWEEP_GUEST_STATE', '')
 CWD = os.environ.get('STORSWEEP_GUEST_CWD', 'C:\\')
-
-
-def split_args(line):
-    """Microsoft C runtime argument splitting."""
-    out, cur, i, quoted, have = [], [], 0, False, False
-    while i < len(line):
-        c = line[i]
-        if c == '\\':
-            j = i
-            while j < len(line) and line[j] == '\\':
-                j += 1
-            n = j - i
-            if j < len(line) and line[j] == '"':
-                cur.append('\\' * (n // 2))
-                if n % 2:
-                    cur.append('"')
-                    i = j + 1
-                else:
-                    i = j
-                have = True
-                continue
-            cur.append('\\' * n)
-            i, have = j, True
-            continue
-        if c == '"':
-            quoted, have = not quoted, True
-        elif c in ' \t' and not quoted:
-            if have:
-                out.append(''.join(cur))
-            cur, have = [], False
-        else:
-            cur.append(c)
-            have = True
-        i += 1
-    if have:
-        out.append(''.join(cur))
-    return out
 
 
 def host_path(p):
@@ -323,18 +288,6 @@ def start_process(p):
     except (OSError, ValueError):
         pass
     return code, '', ''
-
-
-def start_time(pid):
-    """A process's start time from /proc (stat field 22 in clock ticks since boot, plus btime), as
-    the harness computes it (guestops.go procStart), in .NET's round-trip format."""
-    with open(f'/proc/{pid}/stat', encoding='utf-8') as f:
-        s = f.read()
-    ticks = int(s[s.rindex(')') + 1:].split()[19])
-    with open('/proc/stat', encoding='utf-8') as f:
-        btime = next(int(line.split()[1]) for line in f if line.startswith('btime '))
-    t = btime + ticks / os.sysconf('SC_CLK_TCK')
-    return time.strftime('%Y-%m-%dT%H:%M:%S', time.gmtime(t)) + f'.{int(round((t % 1) * 1e7)) % 10**7:07d}Z'
 
 
 def run_cmd(arguments):
