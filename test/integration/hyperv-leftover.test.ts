@@ -224,7 +224,7 @@ describe('kill -9 during a diskspd pass on lab-hyperv', () => {
 
   it('`run --resume` stops it before it tears the interrupted permutation down, then finishes the run; no guest process is left', async () => {
     // during the pre-fill pass (diskspd -w100 for 10 s: workloads/prefill.ts), so that the resumed run's own passes are short
-    const { runDir, diskspd } = await killedRun(path.join(root, 'runs-resume'), / -w100 .* -d10 /, []);
+    const { runDir, diskspd } = await killedRun(path.join(root, 'runs-resume'), / -w100 (.* )?-d10 /, []);
     expect(alive(diskspd.hostPid)).toBe(true);
     const from = (await readPsLog(lab.standinState)).length;
     const r = await runCli(['run', '--resume', runDir, '--json'], { cwd: root, timeoutMs: 300_000 });

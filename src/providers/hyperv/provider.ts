@@ -440,7 +440,9 @@ export async function stopOwnedInGuest(runner: CommandRunner, target: HypervTarg
   if (!rec) return { pgid: null, outcome: 'unknown', detail: `the pidfile ${pidFile} in ${t.vmName} holds ${JSON.stringify(text.slice(0, 80))}` };
   const running = async () =>
     (await calls([processCall(rec.pid)])).some((p) => isRecordedProcess({ pid: Number(p.ProcessId), name: typeof p.Name === 'string' ? p.Name : '', startMs: cimDateMs(p.CreationDate) }, rec, name));
-  const removePidFile = () => calls([{ cmdlet: 'Remove-Item', params: { LiteralPath: pidFile, Force: true } }]);
+  // the guest's own script block, if its session outlived the storsweep that started it, removes the
+  // pidfile too once the program has ended: already gone is as good
+  const removePidFile = () => calls([{ cmdlet: 'Remove-Item', params: { LiteralPath: pidFile, Force: true, ErrorAction: 'SilentlyContinue' } }]);
   if (!(await running())) {
     await removePidFile();
     return { pgid: rec.pid, outcome: 'not-running' };
