@@ -9,7 +9,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { CreatedObject, MeasuredTarget, ProviderContext } from '../../src/contract/provider.ts';
-import { defaultHypervState, GUEST_CREDENTIAL, readHypervState, readPsLog, seedHypervState } from '../../src/lab/harness/windows/state.ts';
+import { defaultHypervState, GUEST_CREDENTIAL, readHypervState, readPsLog, seedHypervState, diskspdRuns } from '../../src/lab/harness/windows/state.ts';
 import { labPaths, labUp, type LabState } from '../../src/lab/lab.ts';
 import { stopPid } from '../../src/lab/sshd.ts';
 import type { HypervTargetConfig } from '../../src/providers/hyperv/config.ts';
@@ -77,7 +77,7 @@ describe('playbooks/hyperv-allocation-unit.yaml on lab-hyperv', () => {
     expect(formats.map((f) => f.AllocationUnitSize).sort()).toEqual([4096, 65536]);
     expect(guestCalls.filter((c) => c.cmdlet === 'Initialize-Disk').map((c) => c.params)).toEqual([{ Number: 1, PartitionStyle: 'GPT' }, { Number: 1, PartitionStyle: 'GPT' }]);
     expect(guestCalls.filter((c) => c.cmdlet === 'Clear-Disk').map((c) => c.params)).toEqual([{ Number: 1, RemoveData: true, Confirm: false }, { Number: 1, RemoveData: true, Confirm: false }]);
-    const all = log.filter((l) => l.shape === 'guest').map((l) => l.data.argv!);
+    const all = diskspdRuns(log).map((r) => r.argv);
     // once per run, the fingerprint reads diskspd's version from its usage banner (diskspd -?)
     expect(all.filter((a) => a.length === 1 && a[0] === '-?')).toHaveLength(1);
     const argv = all.filter((a) => !(a.length === 1 && a[0] === '-?'));

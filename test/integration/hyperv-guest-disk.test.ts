@@ -6,7 +6,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ComposeContext, CreatedObject, MeasuredTarget, ProviderContext } from '../../src/contract/provider.ts';
-import { defaultHypervState, GUEST_CREDENTIAL, readHypervState, readPsLog, seedHypervState } from '../../src/lab/harness/windows/state.ts';
+import { defaultHypervState, GUEST_CREDENTIAL, readHypervState, readPsLog, seedHypervState, diskspdRuns } from '../../src/lab/harness/windows/state.ts';
 import type { HypervTargetConfig } from '../../src/providers/hyperv/config.ts';
 import { hypervProvider } from '../../src/providers/hyperv/index.ts';
 import { planHypervSteps } from '../../src/providers/hyperv/plan.ts';
@@ -113,7 +113,7 @@ describe('hyperv: the attached disk is found in the guest by identity', () => {
     const store = ResultStore.create(path.join(dir, 'run-r2'), meta, plan);
     const summary = await executeRun({ store, plan, provider, workload: compose.workload, signal: new AbortController().signal, retry: { retries: 0 } });
     expect(summary).toMatchObject({ done: 1, failed: 0 });
-    const argv = (await readPsLog(stateDir)).filter((l) => l.shape === 'guest').map((l) => l.data.argv!);
+    const argv = diskspdRuns(await readPsLog(stateDir)).map((r) => r.argv);
     expect(argv.map((a) => a.at(-1))).toEqual(['#2']);
     const rec = store.records()[0]!;
     expect(rec.metadata).toMatchObject({ guestDisk: 2, guestDiskId: expect.stringMatching(/^60022480/), filesystem: 'raw' });

@@ -21,7 +21,7 @@ import { parseDiskspdXml } from '../../src/workloads/diskspd.ts';
 import { makeTest } from '../../src/workloads/profiles.ts';
 import { diskspdCreateOnlyArgs, runDiskspdFill } from '../../src/workloads/prefill.ts';
 import type { WorkloadProfile } from '../../src/workloads/spec.ts';
-import { defaultHypervState, GUEST_CREDENTIAL, readHypervState, readPsLog, seedHypervState } from '../../src/lab/harness/windows/state.ts';
+import { defaultHypervState, GUEST_CREDENTIAL, readHypervState, readPsLog, seedHypervState, diskspdRuns } from '../../src/lab/harness/windows/state.ts';
 import { startWindowsStandin, type WindowsStandin } from '../helpers/windows-standin.ts';
 
 let hv: WindowsStandin;
@@ -179,7 +179,7 @@ describe('hyperv provider over SSH (stand-in powershell.exe)', () => {
     // what -c on every pass did before: the file re-created, nothing written, zeros read again
     await pass(diskspdCreateOnlyArgs(profile, file)!);
     expect(await readIops()).toBe(unwritten);
-    const log = (await readPsLog(stateDir)).filter((l) => l.shape === 'guest').map((l) => l.data.argv!);
+    const log = diskspdRuns(await readPsLog(stateDir)).map((r) => r.argv);
     expect(log.filter((a) => a.some((x) => x.startsWith('-c'))).map((a) => a.slice(0, 5).join(' '))).toEqual(['-b1M -o1 -t1 -w0 -d1', '-b1M -o8 -t1 -s -w100', '-b1M -o1 -t1 -w0 -d1']);
     await runner.close();
   });

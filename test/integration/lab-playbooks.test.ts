@@ -11,7 +11,7 @@ import { labPaths, labUp, LAB_HYPERV_VOLUMES, type LabState } from '../../src/la
 import { stopPid } from '../../src/lab/sshd.ts';
 import { getProfile } from '../../src/workloads/profiles.ts';
 import { BLANK_DEV, BOOT_DEV, DS1_UUID, readCommands, readEsxiState, releaseEsxiGuestDisks } from '../../src/lab/harness/esxi/state.ts';
-import { readHypervState, readPsLog } from '../../src/lab/harness/windows/state.ts';
+import { readHypervState, readPsLog, diskspdRuns } from '../../src/lab/harness/windows/state.ts';
 import { REPO_ROOT, runCli, stackTraceLines, type CliResult } from './helpers/cli.ts';
 
 interface RecordLine {
@@ -231,14 +231,14 @@ describe('playbooks/hyperv-volume-size.yaml on lab-hyperv', () => {
       ['Set-Disk {"Number":1,"IsOffline":false}', 'Set-Disk {"Number":1,"IsReadOnly":false}', 'Get-Disk {"Number":1}'],
     ]);
     expect(rec.metadata).toMatchObject({ guestDisk: 1, guestDiskId: expect.stringMatching(/^60022480/), filesystem: 'raw' });
-    const guest = mine.filter((l) => l.shape === 'guest').map((l) => l.data);
+    const guest = diskspdRuns(mine);
     // one pre-fill pass (a raw drive: -f bounds the fill, nothing is created — no -c anywhere), then 3 repetitions × 8 tests
     expect(guest).toHaveLength(1 + 3 * 8);
     const exe = 'C:\\Tools\\diskspd.exe';
     // the new VHDX, found in the guest as disk 1 (SCSI 0:1): measured as that physical drive
     const t = '#1';
     expect(guest[0]).toEqual({ vmName: 'bench-vm', exe, argv: ['-b1M', '-o8', '-t1', '-s', '-w100', '-d10', '-W0', '-S', '-Z1M', '-f16M', '-Rxml', t] });
-    expect(guest.filter((g) => g.argv!.some((a) => a.startsWith('-c')))).toEqual([]);
+    expect(guest.filter((g) => g.argv.some((a) => a.startsWith('-c')))).toEqual([]);
     // CrystalDiskMark 5's eight tests, one repetition (lab timing: 16 MiB file, 1 s, no ramp): every
     // read, then every write, with -S (no OS cache, no forced write-through) as CDM passes it
     expect(guest.slice(1, 9)).toEqual([

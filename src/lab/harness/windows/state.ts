@@ -79,7 +79,7 @@ export async function readHypervState(dir: string): Promise<HypervStandinState> 
 
 export interface PsLogEntry {
   shape: string;
-  data: { calls?: { cmdlet: string; params: Record<string, unknown> }[]; vmName?: string; argv?: string[] };
+  data: { calls?: { cmdlet: string; params: Record<string, unknown> }[]; vmName?: string; exe?: string; argv?: string[]; run?: { exe: string; args: string; dir: string; pid: string; out: string; err: string } };
 }
 
 export async function readPsLog(dir: string): Promise<PsLogEntry[]> {
@@ -127,4 +127,56 @@ export async function addGuestProcess(dir: string, p: Omit<StandinGuestProcess, 
   const v = state.vms[vm]!;
   v.processes = [...(v.processes ?? []), { ...p, hostStart: hostStartTicks(p.hostPid) }];
   await fs.writeFile(lock, JSON.stringify(state, null, 1));
+}
+
+/** A Windows command line → argv by the Microsoft C runtime's rules (as guest_process.py split_args). */
+export function splitWindowsArgs(line: string): string[] {
+  const out: string[] = [];
+  let cur = '';
+  let have = false;
+  let quoted = false;
+  for (let i = 0; i < line.length; ) {
+    const c = line[i]!;
+    if (c === '\\') {
+      let j = i;
+      while (line[j] === '\\') j++;
+      const n = j - i;
+      if (line[j] === '"') {
+        cur += '\\'.repeat(n >> 1);
+        if (n % 2) {
+          cur += '"';
+          j++;
+        }
+      } else cur += '\\'.repeat(n);
+      i = j;
+      have = true;
+      continue;
+    }
+    if (c === '"') {
+      quoted = !quoted;
+      have = true;
+    } else if ((c === ' ' || c === '\t') && !quoted) {
+      if (have) out.push(cur);
+      cur = '';
+      have = false;
+    } else {
+      cur += c;
+      have = true;
+    }
+    i++;
+  }
+  if (have) out.push(cur);
+  return out;
+}
+
+/**
+ * Every diskspd the stand-in ran in a VM, in order: the GUEST shape's `& $exe @argv` (the
+ * fingerprint's `diskspd -?`) and the GUEST_RUN shape's Start-Process (a pass), its command line split.
+ */
+export function diskspdRuns(log: PsLogEntry[]): { vmName: string; exe: string; argv: string[] }[] {
+  return log.flatMap((l) => {
+    if (l.shape === 'guest') return [{ vmName: l.data.vmName!, exe: l.data.exe!, argv: l.data.argv! }];
+    if (l.shape === 'guest-run') return [{ vmName: l.data.vmName!, exe: l.data.run!.exe, argv: splitWindowsArgs(l.data.run!.args) }];
+    return [];
+  });
 }
