@@ -94,13 +94,20 @@ export function ownedGuestFiles(owner: string): { dir: string; pid: string; out:
 }
 
 /**
- * The cmdlets GUEST_CALL_BODY may run inside the VM; checked here and again inside the script block.
- * Besides the Storage module: Get-CimInstance (Win32_OperatingSystem for the fingerprint,
- * Win32_Process to find an owned program), and for an owned run's leftovers Get-Item / Import-Csv /
- * Remove-Item on its pidfile and Stop-Process -Id of the process it names (provider.ts stopOwnedInGuest).
+ * The storage cmdlets a guest call may run (both ways in: GUEST_CALL_BODY over PowerShell Direct,
+ * TOOLS_GUEST_CALL_BODY over guest operations); checked here and again inside the script.
+ * Get-CimInstance reads Win32_OperatingSystem (the fingerprint) and, over PowerShell Direct,
+ * Win32_Process (an owned program: provider.ts stopOwnedInGuest).
  */
-export const GUEST_CMDLETS = ['Get-Disk', 'Set-Disk', 'Initialize-Disk', 'New-Partition', 'Get-Partition', 'Format-Volume', 'Get-Volume', 'Clear-Disk', 'Get-CimInstance', 'Get-Item', 'Import-Csv', 'Stop-Process', 'Remove-Item'] as const;
-export type GuestCmdlet = (typeof GUEST_CMDLETS)[number];
+export const GUEST_CMDLETS = ['Get-Disk', 'Set-Disk', 'Initialize-Disk', 'New-Partition', 'Get-Partition', 'Format-Volume', 'Get-Volume', 'Clear-Disk', 'Get-CimInstance'] as const;
+/**
+ * What else GUEST_CALL_BODY (PowerShell Direct only) may run: an owned run's leftovers — Get-Item /
+ * Import-Csv / Remove-Item of its pidfile, Stop-Process -Id of the process it names (provider.ts
+ * stopOwnedInGuest). vSphere guests stop theirs through TerminateProcessInGuest instead.
+ */
+export const GUEST_PROCESS_CMDLETS = ['Get-Item', 'Import-Csv', 'Stop-Process', 'Remove-Item'] as const;
+const DIRECT_CMDLETS = [...GUEST_CMDLETS, ...GUEST_PROCESS_CMDLETS];
+export type GuestCmdlet = (typeof GUEST_CMDLETS)[number] | (typeof GUEST_PROCESS_CMDLETS)[number];
 
 /**
  * PowerShell Direct: runs the storage cmdlet calls $p.calls inside VM $p.vmName (like CALL_BODY on
@@ -110,7 +117,7 @@ export type GuestCmdlet = (typeof GUEST_CMDLETS)[number];
 export const GUEST_CALL_BODY = [
   '$s = [Console]::In.ReadLine() | ConvertFrom-Json',
   '$cred = New-Object System.Management.Automation.PSCredential ($s.user, (ConvertTo-SecureString $s.password -AsPlainText -Force))',
-  `$r = Invoke-Command -VMName $p.vmName -Credential $cred -ScriptBlock { param($calls) $ErrorActionPreference = 'Stop'; $allowed = @('${GUEST_CMDLETS.join("', '")}'); $out = @(); foreach ($c in $calls) { if ($allowed -notcontains $c.cmdlet) { throw "cmdlet not allowed: $($c.cmdlet)" }; $a = @{}; foreach ($q in $c.params.PSObject.Properties) { $a[$q.Name] = $q.Value }; $x = & $c.cmdlet @a; if ($null -ne $c.select) { $out += @($x | ForEach-Object { $o = [ordered]@{}; foreach ($n in $c.select) { $v = $_.$n; if ($v -is [Enum]) { $v = "$v" }; if ($v -is [char]) { $v = "$v" }; $o[$n] = $v }; [pscustomobject]$o }) } }; ,$out } -ArgumentList (,$p.calls)`,
+  `$r = Invoke-Command -VMName $p.vmName -Credential $cred -ScriptBlock { param($calls) $ErrorActionPreference = 'Stop'; $allowed = @('${DIRECT_CMDLETS.join("', '")}'); $out = @(); foreach ($c in $calls) { if ($allowed -notcontains $c.cmdlet) { throw "cmdlet not allowed: $($c.cmdlet)" }; $a = @{}; foreach ($q in $c.params.PSObject.Properties) { $a[$q.Name] = $q.Value }; $x = & $c.cmdlet @a; if ($null -ne $c.select) { $out += @($x | ForEach-Object { $o = [ordered]@{}; foreach ($n in $c.select) { $v = $_.$n; if ($v -is [Enum]) { $v = "$v" }; if ($v -is [char]) { $v = "$v" }; $o[$n] = $v }; [pscustomobject]$o }) } }; ,$out } -ArgumentList (,$p.calls)`,
   'ConvertTo-Json -InputObject @($r) -Depth 5 -Compress',
   'exit 0',
 ].join('\n');
@@ -231,7 +238,7 @@ export interface GuestCall {
 /** Storage cmdlet calls inside `vmName` through PowerShell Direct, in one session; the credential goes over stdin only. */
 export async function runGuestCalls(runner: CommandRunner, vmName: string, credential: GuestCredential, calls: GuestCall[]): Promise<Record<string, unknown>[]> {
   for (const c of calls) {
-    if (!(GUEST_CMDLETS as readonly string[]).includes(c.cmdlet)) throw new InvalidArgument(`cmdlet ${c.cmdlet} is not one the Hyper-V provider runs in a guest`, { name: 'cmdlet', value: c.cmdlet });
+    if (!(DIRECT_CMDLETS as readonly string[]).includes(c.cmdlet)) throw new InvalidArgument(`cmdlet ${c.cmdlet} is not one the Hyper-V provider runs in a guest`, { name: 'cmdlet', value: c.cmdlet });
   }
   const script = buildScript(GUEST_CALL_BODY, { vmName, calls });
   const out = await runScript(runner, script, `Invoke-Command -VMName ${vmName} ${calls.map((c) => c.cmdlet).join(', ')}`, JSON.stringify({ user: credential.user, password: credential.password }) + '\n');
