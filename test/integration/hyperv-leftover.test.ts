@@ -155,6 +155,10 @@ describe('kill -9 during a diskspd pass on lab-hyperv', () => {
     const one = text.replace(/sizeGb: \[100, 500, 2000\]/, 'sizeGb: [100]').replace(/^repeat: 3$/m, 'repeat: 1');
     expect(one).not.toBe(text);
     await fs.writeFile(path.join(root, 'hv-one.yaml'), one);
+    // and one test of it, 30 s long, no pre-fill: killed in that pass, the resume looks well before it would end by itself
+    const long = one.replace(/profile: \[cdm5\]/, 'profile: ["4k 100% read 100% random"]').replace(/^ {2}runtimeSec: 1\b.*$/m, '  runtimeSec: 30\n  prefill: false');
+    expect(long).toMatch(/runtimeSec: 30\n {2}prefill: false/);
+    await fs.writeFile(path.join(root, 'hv-long.yaml'), long);
   }, 120_000);
   afterAll(async () => {
     // nothing of a failed test keeps running
@@ -163,8 +167,8 @@ describe('kill -9 during a diskspd pass on lab-hyperv', () => {
     if (root) await fs.rm(root, { recursive: true, force: true });
   });
 
-  /** runs the one-permutation playbook and kills storsweep (-9) 1.5 s into the first diskspd pass whose command line matches `pass`; returns the run directory */
-  async function killedRun(out: string, pass: RegExp, extra: string[]): Promise<{ runDir: string; diskspd: { ProcessId: number; hostPid: number } }> {
+  /** runs a one-permutation playbook and kills storsweep (-9) 1.5 s into the first diskspd pass whose command line matches `pass`; returns the run directory */
+  async function killedRun(playbook: string, out: string, pass: RegExp, extra: string[]): Promise<{ runDir: string; diskspd: { ProcessId: number; hostPid: number } }> {
     let pid = 0;
     let seen: Awaited<ReturnType<typeof guestProcesses>> = [];
     let ended = false;
@@ -179,7 +183,7 @@ describe('kill -9 during a diskspd pass on lab-hyperv', () => {
         await new Promise((r) => setTimeout(r, 200));
       }
     })();
-    const cli: CliResult = await runCli(['run', path.join(root, 'hv-one.yaml'), '-i', labPaths(root).inventory, '--json', '--out', out, ...extra], {
+    const cli: CliResult = await runCli(['run', path.join(root, playbook), '-i', labPaths(root).inventory, '--json', '--out', out, ...extra], {
       cwd: root,
       timeoutMs: 240_000,
       onSpawn: (p) => (pid = p),
@@ -209,7 +213,7 @@ describe('kill -9 during a diskspd pass on lab-hyperv', () => {
 
   it('`cleanup` stops the diskspd the dead run left in the VM (by its pidfile: pid, name, start time) before it detaches and deletes the disk', async () => {
     // during a measured pass (60 s long, no pre-fill)
-    const { runDir, diskspd } = await killedRun(path.join(root, 'runs-cleanup'), / -d60 /, ['--set', 'settings.runtimeSec=60', '--set', 'settings.prefill=false']);
+    const { runDir, diskspd } = await killedRun('hv-one.yaml', path.join(root, 'runs-cleanup'), / -d60 /, ['--set', 'settings.runtimeSec=60', '--set', 'settings.prefill=false']);
     // nothing stopped it: the dead run's diskspd still runs in the VM
     expect((await guestProcesses(lab.standinState)).map((p) => p.ProcessId)).toEqual([diskspd.ProcessId]);
     expect(alive(diskspd.hostPid)).toBe(true);
@@ -223,8 +227,8 @@ describe('kill -9 during a diskspd pass on lab-hyperv', () => {
   }, 400_000);
 
   it('`run --resume` stops it before it tears the interrupted permutation down, then finishes the run; no guest process is left', async () => {
-    // during the pre-fill pass (diskspd -w100 for 10 s: workloads/prefill.ts), so that the resumed run's own passes are short
-    const { runDir, diskspd } = await killedRun(path.join(root, 'runs-resume'), / -w100 (.* )?-d10 /, []);
+    // during its one 30 s pass, so that the resumed run is short
+    const { runDir, diskspd } = await killedRun('hv-long.yaml', path.join(root, 'runs-resume'), / -d30 /, []);
     expect(alive(diskspd.hostPid)).toBe(true);
     const from = (await readPsLog(lab.standinState)).length;
     const r = await runCli(['run', '--resume', runDir, '--json'], { cwd: root, timeoutMs: 300_000 });
