@@ -171,14 +171,48 @@ export class WorkQueue {
    * Removes the run's queues (each a partition table of pg-boss's job table, with its indexes) with
    * whatever jobs they still hold: called once every permutation of the run is final. Returns the
    * queues this call deleted (none when another worker was first).
+   *
+   * One transaction in one round trip for all the queues, not four round trips and a commit per
+   * queue: dropping a partition takes an ACCESS EXCLUSIVE lock on pg-boss's job table and commits
+   * catalog changes, so 40 queues deleted one by one, by every worker that saw the run end (each
+   * blocking the others' statements on the job table), held the last --until-idle workers 3–8 s
+   * after the last permutation (bench scale.workers' timeline). Deleters take turns (a transaction
+   * advisory lock first: two sessions dropping partitions at once deadlock on the job and queue
+   * tables); the one that comes second finds nothing left. The jobs go first: pg-boss's
+   * delete_queue drops the partition under the queue row's foreign key and fails while the
+   * partition holds any job, completed ones too. When the transaction fails anyway, queue by queue
+   * as before. Queue names are checked as pg-boss checks them (letters, digits, `_`, `-`) before
+   * they are written into the statement: parameters would need the extended protocol, which runs
+   * one statement per round trip and no transaction across them on a pool.
    */
   async deleteQueues(groups: readonly QueueGroup[]): Promise<string[]> {
+    const names = groups.map((g) => g.queue);
+    if (!names.length) return [];
+    for (const n of names) if (!/^[\w-]+$/.test(n)) throw new Error(`not a queue name: ${JSON.stringify(n)}`);
+    const list = names.map((n) => `'${n}'`).join(', ');
+    try {
+      const results = (await this.boss.getDb().executeSql(
+        [
+          `SELECT pg_advisory_xact_lock(hashtextextended('storsweep: deleting queues', 0))`,
+          `DELETE FROM ${QUEUE_SCHEMA}.job WHERE name IN (${list})`,
+          `SELECT name, ${QUEUE_SCHEMA}.delete_queue(name)::text FROM ${QUEUE_SCHEMA}.queue WHERE name IN (${list}) ORDER BY name`,
+        ].join(';\n'),
+        // no values: the simple query protocol, which takes several statements as one transaction
+        [],
+      )) as unknown;
+      // several statements in one query: one result each (node-postgres), the queues deleted last
+      const last = (Array.isArray(results) ? results[results.length - 1] : results) as { rows: Array<{ name: string }> };
+      return last.rows.map((r) => r.name);
+    } catch {
+      return this.deleteQueuesOneByOne(groups);
+    }
+  }
+
+  private async deleteQueuesOneByOne(groups: readonly QueueGroup[]): Promise<string[]> {
     const deleted: string[] = [];
     for (const g of groups) {
       if (!(await this.boss.getQueue(g.queue))) continue;
       try {
-        // its jobs first: pg-boss's delete_queue drops the partition under the queue row's foreign key
-        // (q_fkey, checked at commit) and fails while the partition holds any job, completed ones too
         await this.boss.getDb().executeSql(`DELETE FROM ${QUEUE_SCHEMA}.job WHERE name = $1`, [g.queue]);
         await this.boss.deleteQueue(g.queue);
         deleted.push(g.queue);

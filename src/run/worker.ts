@@ -93,8 +93,9 @@ export interface WorkerSummary {
   /** jobs found in a queue that do not belong to it (another run, another group's target): cancelled, never run */
   refused: number;
   /**
-   * Milliseconds spent on the queue and lease around the permutations run (looking for one, holding
-   * its lease, fetching, claiming, completing, releasing), and in the executor: the bench's overhead
+   * Milliseconds spent on the queue and lease (looking for a permutation, holding its lease,
+   * fetching, claiming, completing, releasing) in every pass, those that found nothing included,
+   * and in the executor: the bench's overhead
    */
   queueMs: number;
   executeMs: number;
@@ -106,6 +107,12 @@ export interface WorkerSummary {
   storeWritesBehind: number;
   storeWriteQueuedMs: number;
   storeWriteMs: number;
+  /**
+   * Milliseconds between passes that found nothing: the pause before looking again (pollMs) and,
+   * with untilIdle, the look at whether anything is left at all. Not per permutation: the time a
+   * worker had nothing it could take (every group with work held by another worker, or the end).
+   */
+  waitMs: number;
 }
 
 /** Guest connections a worker keeps open across permutations (the least recently used beyond are closed). */
@@ -129,7 +136,7 @@ const sleep = (ms: number, signal: AbortSignal) =>
   });
 
 export async function workLoop(o: WorkerOptions): Promise<WorkerSummary> {
-  const summary: WorkerSummary = { done: 0, failed: 0, alreadyDone: 0, takenOver: 0, givenBack: 0, abandoned: 0, refused: 0, queueMs: 0, executeMs: 0, storeWrites: 0, storeWritesBehind: 0, storeWriteQueuedMs: 0, storeWriteMs: 0 };
+  const summary: WorkerSummary = { done: 0, failed: 0, alreadyDone: 0, takenOver: 0, givenBack: 0, abandoned: 0, refused: 0, queueMs: 0, executeMs: 0, storeWrites: 0, storeWritesBehind: 0, storeWriteQueuedMs: 0, storeWriteMs: 0, waitMs: 0 };
   const writesBefore = { ...o.lease.writeStats };
   // the worker's own stop, or its lease lost: either ends the loop (the caller may open a new lease)
   const stop = AbortSignal.any([o.signal, o.lease.signal]);
@@ -200,8 +207,14 @@ export async function workLoop(o: WorkerOptions): Promise<WorkerSummary> {
 
   /**
    * One permutation from a group that has work and whose lease is free; false when none. One look
-   * at every queue first (what waits, what is active), so groups with nothing to do cost nothing;
-   * the groups are tried from a random place, so workers do not all contend for the first one.
+   * at every queue first (what waits, what is active), so groups with nothing to do cost nothing.
+   * The groups are tried most waiting work first (longest-processing-time first: a group's
+   * permutations run one after the other, so the group with the most left is the one that can end
+   * the sweep last; taking it first keeps the groups level and the end short, instead of a few
+   * groups with several permutations left running alone while the other workers have nothing), a
+   * group that shows an active job after those without (another worker most likely holds it: its
+   * lease is tried last, for a dead worker's job), equal ones in random order, so workers do not
+   * all contend for the same one.
    * A look less than STATUS_REUSE_MS old is used again (that query, over every queue's partition of
    * pg-boss's job table, is the costliest statement of a permutation); a group it shows with work
    * that has none (taken by another worker since) costs a lease taken and given back and an empty
@@ -217,12 +230,13 @@ export async function workLoop(o: WorkerOptions): Promise<WorkerSummary> {
     for (;;) {
       if (!reused) statusCache = { at: performance.now(), key, map: await o.queue.status(queues) };
       const status = statusCache!.map;
-      const start = Math.floor(Math.random() * all.length);
-      for (let i = 0; i < all.length; i++) {
-        const { run, g } = all[(start + i) % all.length]!;
-        if (finished || stop.aborted) return false;
-        const st = status.get(g.queue);
+      const order = all
+        .map((x) => ({ ...x, st: status.get(x.g.queue), tie: Math.random() }))
         // waiting work, or an active job that may be a dead worker's (whose lease is then free)
+        .filter((x) => x.st !== undefined && (x.st.waiting > 0 || x.st.active > 0))
+        .sort((a, b) => Number(a.st!.active > 0) - Number(b.st!.active > 0) || b.st!.waiting - a.st!.waiting || a.tie - b.tie);
+      for (const { run, g, st } of order) {
+        if (finished || stop.aborted) return false;
         if (!st || (st.waiting === 0 && st.active === 0)) continue;
         const keys = [`queue ${g.queue}`, ...g.targets.flatMap((t) => run.keys(t))];
         const release = await o.lease.tryHold(keys);
@@ -349,18 +363,20 @@ export async function workLoop(o: WorkerOptions): Promise<WorkerSummary> {
       const spent = { ms: 0 };
       try {
         took = await tryOne(spent);
-        if (took) {
-          summary.executeMs += spent.ms;
-          summary.queueMs += performance.now() - pass - spent.ms;
-        }
       } catch (err) {
         if (o.lease.lostReason || stop.aborted) break;
         emit({ type: 'message', level: 'error', text: `worker: ${errorMessage(err)}; trying again` });
+      } finally {
+        // a pass that found nothing is queue time too (its look at the queues, the leases it tried)
+        summary.executeMs += spent.ms;
+        summary.queueMs += performance.now() - pass - spent.ms;
       }
       if (took && o.once) finished = true;
       if (took) continue;
+      const waiting = performance.now();
       if (o.untilIdle && (await idle())) finished = true;
       else await sleep(pollMs, stop);
+      summary.waitMs += performance.now() - waiting;
     }
   };
   try {

@@ -4,14 +4,15 @@
 // - a job pg-boss archived while it waited (its keep_until passed: 14 days by default) is queued
 //   again by the next worker, and the permutation runs; `status` says so before;
 // - a finished run's queues are deleted (by the worker completing the last job, or by `cleanup`);
+//   two deleters at once take turns, each in one transaction (no queue by queue fallback);
 // - a worker records the environment fingerprint of the targets it connects to;
 // - a local target is worked only on the machine that submitted the run.
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import type pg from 'pg';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { QUEUE_SCHEMA } from '../../src/run/work-queue.ts';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { QUEUE_SCHEMA, WorkQueue, type QueueGroup } from '../../src/run/work-queue.ts';
 import { localStoreLab, type LocalStoreLab } from '../helpers/local-store-lab.ts';
 import { queueBossOf, type TestDatabase, type TestPostgres } from '../helpers/postgres.ts';
 import { quickSettings } from '../helpers/quick-settings.ts';
@@ -111,6 +112,30 @@ describe('the queue of a submitted run', { timeout: 300_000 }, () => {
     r = await cleanup();
     expect(r.code, r.stderr).toBe(0);
     expect(r.stdout).not.toContain('queue');
+  });
+
+  it('two deleters at once delete every queue between them, each in one transaction, none twice', async () => {
+    const db = await pgsrv.database('delete');
+    const [a, b] = await Promise.all([WorkQueue.open(db.storeConnection), WorkQueue.open(db.storeConnection)]);
+    try {
+      const groups: QueueGroup[] = Array.from({ length: 12 }, (_, i) => ({ queue: `storsweep_del_g${i}`, targets: [`t${i}`] }));
+      for (const g of groups) await a.boss.createQueue(g.queue, { name: g.queue, policy: 'standard' });
+      // jobs in every state the run can leave: completed and waiting (a run made final by hand)
+      for (const g of groups.slice(0, 6)) await a.boss.send(g.queue, { n: 1 });
+      const oneByOne = vi.spyOn(WorkQueue.prototype as unknown as { deleteQueuesOneByOne: () => Promise<string[]> }, 'deleteQueuesOneByOne');
+      const [da, dbb] = await Promise.all([a.deleteQueues(groups), b.deleteQueues(groups)]);
+      expect(oneByOne).not.toHaveBeenCalled();
+      oneByOne.mockRestore();
+      expect([...da, ...dbb].sort()).toEqual(groups.map((g) => g.queue).sort());
+      expect(await sql(db, `SELECT name FROM ${QUEUE_SCHEMA}.queue`)).toEqual([]);
+      expect(await sql(db, `SELECT 1 FROM ${QUEUE_SCHEMA}.job`)).toEqual([]);
+      // the partitions are gone with them
+      expect(await sql(db, `SELECT i.inhrelid FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhparent JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = $1 AND c.relname = 'job'`, [QUEUE_SCHEMA])).toEqual([]);
+      expect(await a.deleteQueues(groups)).toEqual([]);
+    } finally {
+      await a.close();
+      await b.close();
+    }
   });
 
   it('local targets are worked only on the machine that submitted the run', async () => {

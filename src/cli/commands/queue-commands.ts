@@ -413,7 +413,10 @@ export async function workerCommand(o: WorkerCommandOptions): Promise<number> {
      * A run this worker worked on whose every permutation is now final: its queues go, deleted by
      * the first worker to see it so at its next look at the runs (after the last job: at once with
      * --until-idle, within seconds otherwise); the counts come with the list of runs, so this costs
-     * nothing per permutation. `cleanup` does it for a run whose workers are gone.
+     * nothing per permutation. `cleanup` does it for a run whose workers are gone. One worker does
+     * it: the others, seeing the run end at the same moment, find its key held and go on (an
+     * --until-idle worker exits) instead of queueing behind the deleter's lock on the job table; a
+     * deleter that dies leaves the rest to `cleanup`, as before.
      */
     const allGroups = new Map<string, QueueGroup[]>();
     const finished = new Set<string>();
@@ -421,8 +424,14 @@ export async function workerCommand(o: WorkerCommandOptions): Promise<number> {
       const id = run.plan.runId;
       finished.add(id);
       try {
-        const deleted = await queue.deleteQueues(allGroups.get(id) ?? run.groups);
-        if (deleted.length) await run.store.appendJournal(null, 'worker', 'queues deleted', { worker: `${me.host}:${process.pid}`, queues: deleted });
+        const release = await lease.tryHold([`queues of ${id}`]);
+        if (!release) return;
+        try {
+          const deleted = await queue.deleteQueues(allGroups.get(id) ?? run.groups);
+          if (deleted.length) await run.store.appendJournal(null, 'worker', 'queues deleted', { worker: `${me.host}:${process.pid}`, queues: deleted });
+        } finally {
+          await release();
+        }
       } catch (err) {
         onEvent({ type: 'message', level: 'warn', text: `run ${id}: its queues were not deleted (storsweep cleanup does it): ${redact(errorMessage(err))}` });
       }
@@ -461,7 +470,7 @@ export async function workerCommand(o: WorkerCommandOptions): Promise<number> {
       return out;
     };
 
-    const total: WorkerSummary = { done: 0, failed: 0, alreadyDone: 0, takenOver: 0, givenBack: 0, abandoned: 0, refused: 0, queueMs: 0, executeMs: 0, storeWrites: 0, storeWritesBehind: 0, storeWriteQueuedMs: 0, storeWriteMs: 0 };
+    const total: WorkerSummary = { done: 0, failed: 0, alreadyDone: 0, takenOver: 0, givenBack: 0, abandoned: 0, refused: 0, queueMs: 0, executeMs: 0, storeWrites: 0, storeWritesBehind: 0, storeWriteQueuedMs: 0, storeWriteMs: 0, waitMs: 0 };
     let lostAt: number | null = null;
     for (;;) {
       const summary = await workLoop({
