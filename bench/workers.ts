@@ -3,8 +3,10 @@
 // target with its own work directory whose fio is a synthetic stand-in (sleeps, then prints a
 // captured fio JSON): the workload is short and fixed, so what the figures show is how the queue and
 // the workers scale, not the disk. Wall time runs from the first worker's spawn to the last one's
-// exit (Node start-up included: the CLI from its bundle, bin/cli-bundle.mjs); the queue overhead is what each worker measured around its
-// permutations (looking for one, taking its lease, fetching, claiming, completing, releasing).
+// exit (Node start-up included: the CLI from its bundle, bin/cli-bundle.mjs); the queue overhead is what each worker measured in its
+// passes (looking for a permutation, taking its lease, fetching, claiming, completing, releasing; passes that found nothing included).
+// Where each worker's life went beside it: the executor, the waits between passes that found nothing
+// (the pause and the look at whether anything is left), and the rest (start-up before its loop, exit after).
 // Load-independent figures beside them (the machine is shared): CPU time per permutation, summed
 // over the workers with everything they started and the PostgreSQL server's processes, and the
 // statements (round trips) the server ran per permutation (pg_stat_statements).
@@ -25,6 +27,9 @@ interface WorkerOut {
   failed: number;
   queueMs: number;
   executeMs: number;
+  waitMs: number;
+  /** spawn to exit of the process, as the bench saw it */
+  lifeMs: number;
 }
 
 /** Clock ticks per second of /proc/<pid>/stat times. */
@@ -99,15 +104,16 @@ interface Round {
   fioVersions: number;
 }
 
-function cli(ctx: BenchContext, args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
+function cli(ctx: BenchContext, args: string[]): Promise<{ code: number | null; stdout: string; stderr: string; ms: number }> {
   return new Promise((resolve, reject) => {
+    const spawned = performance.now();
     const child = spawn(process.execPath, [path.join(ctx.root, 'bin', 'storsweep.mjs'), ...args], { cwd: ctx.workDir, env: { ...process.env, CI: '1', NO_COLOR: '1' }, stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (d: Buffer) => (stdout += d.toString('utf8')));
     child.stderr.on('data', (d: Buffer) => (stderr += d.toString('utf8')));
     child.on('error', reject);
-    child.on('close', (code) => resolve({ code, stdout, stderr }));
+    child.on('close', (code) => resolve({ code, stdout, stderr, ms: performance.now() - spawned }));
   });
 }
 
@@ -179,7 +185,7 @@ async function oneRound(ctx: BenchContext, pgh: PostgresHandle, pgDir: string, l
   const outs: WorkerOut[] = [];
   for (const r of rs) {
     if (r.code !== 0) throw new Error(`a worker failed (${r.code}): ${r.stderr.slice(-2000)}`);
-    outs.push(JSON.parse(r.stdout.trim().split('\n').pop()!) as WorkerOut);
+    outs.push({ ...(JSON.parse(r.stdout.trim().split('\n').pop()!) as Omit<WorkerOut, 'lifeMs'>), lifeMs: r.ms });
   }
   const done = outs.reduce((n, o) => n + o.done, 0);
   if (done !== expected) throw new Error(`${workers} worker(s) did ${done} permutations, expected ${expected}`);
@@ -242,6 +248,15 @@ export const workers: Benchmark = {
     const wall = (n: number) => rounds[n]!.wallSec;
     const queueMsPerPerm = (n: number) => rounds[n]!.outs.reduce((a, o) => a + o.queueMs, 0) / total;
     const execMsPerPerm = (n: number) => rounds[n]!.outs.reduce((a, o) => a + o.executeMs, 0) / total;
+    const waitMsPerPerm = (n: number) => rounds[n]!.outs.reduce((a, o) => a + o.waitMs, 0) / total;
+    // one worker's life on average (s): executor, queue, waits, and the rest (start-up and exit)
+    const life = (n: number) => {
+      const avg = (f: (o: WorkerOut) => number) => rounds[n]!.outs.reduce((a, o) => a + f(o), 0) / n / 1000;
+      const exec = avg((o) => o.executeMs);
+      const queue = avg((o) => o.queueMs);
+      const wait = avg((o) => o.waitMs);
+      return `${n} worker(s): ${avg((o) => o.lifeMs).toFixed(1)} s = executor ${exec.toFixed(1)} + queue ${queue.toFixed(1)} + waits ${wait.toFixed(1)} + start-up and exit ${(avg((o) => o.lifeMs) - exec - queue - wait).toFixed(1)}`;
+    };
     // per permutation, without the workers' start-up and exit (what a worker that finds nothing costs, once per worker)
     const cpuPerPerm = (n: number) => (rounds[n]!.workersCpuMs - n * idle.cpuMs + rounds[n]!.serverCpuMs - n * idle.serverCpuMs) / total;
     const stmtsPerPerm = (n: number) => (rounds[n]!.statements - n * idle.statements) / total;
@@ -252,6 +267,7 @@ export const workers: Benchmark = {
       bounded('scale.workers.speedup_2', wall(1) / wall(2), '×', {}),
       bounded('scale.workers.speedup_4', wall(1) / wall(4), '×', { atLeast: 3.2 }),
       bounded('scale.workers.queue_overhead_per_permutation', Math.max(...[1, 2, 4].map(queueMsPerPerm)), 'ms', { below: 20 }),
+      figure('scale.workers.wait_per_permutation', Math.max(...[1, 2, 4].map(waitMsPerPerm)), 'ms', 'none', null),
       figure('scale.workers.cpu_per_permutation', Math.max(...[1, 2, 4].map(cpuPerPerm)), 'ms', 'none', null),
       figure('scale.workers.statements_per_permutation', Math.max(...[1, 2, 4].map(stmtsPerPerm)), '', 'none', null),
     ];
@@ -259,7 +275,8 @@ export const workers: Benchmark = {
       `${total} permutations (${hosts} local targets "host-01"… each with its own work directory, × ${perHost} workload profiles of one 4k…2m random-read test, one repetition), submitted once per round into a fresh database of one PostgreSQL (Debian's, started in the bench's temp dir); then 1, 2 or 4 \`storsweep worker --until-idle --poll-ms 100\` processes (concurrency 1 each) spawned at once.`,
       `Synthetic workload: the targets' fioPath is a shell stand-in that sleeps ${SYNTHETIC_SLEEP_SEC} s and prints a captured fio JSON (test/fixtures/fio/randread-4k-q32.json): no I/O, so the figures are about the queue, the lease and the executor, not the disk.`,
       `Wall time: first worker spawned → last worker exited, Node start-up included (the CLI from its esbuild bundle of src/, bin/cli-bundle.mjs, built by the submit before the round if stale; about 1 s of CPU per process, the idle worker's figure below). 1 worker ${wall(1).toFixed(1)} s, 2 workers ${wall(2).toFixed(1)} s, 4 workers ${wall(4).toFixed(1)} s.`,
-      `Queue overhead per permutation (each worker times its passes minus the executor): 1 worker ${queueMsPerPerm(1).toFixed(1)} ms, 2 workers ${queueMsPerPerm(2).toFixed(1)} ms, 4 workers ${queueMsPerPerm(4).toFixed(1)} ms; the figure is the largest. The executor's own time per permutation (provision nothing, the stand-in once: the test — prefill: false makes the prepare step a no-op —, the store writes): ${execMsPerPerm(1).toFixed(0)} / ${execMsPerPerm(2).toFixed(0)} / ${execMsPerPerm(4).toFixed(0)} ms.`,
+      `Queue overhead per permutation (each worker times every pass minus the executor in it — passes that found nothing count too, since 2026-12-02 03:30; before, only passes that ran a permutation —, summed over the workers, divided by the permutations): 1 worker ${queueMsPerPerm(1).toFixed(1)} ms, 2 workers ${queueMsPerPerm(2).toFixed(1)} ms, 4 workers ${queueMsPerPerm(4).toFixed(1)} ms; the figure is the largest. Not in it, shown as wait_per_permutation: the time between passes that found nothing (--poll-ms 100 and, with --until-idle, the look at whether anything is left; a worker waits when every group with work is held by another, and at the end): ${[1, 2, 4].map((n) => `${n} worker(s) ${waitMsPerPerm(n).toFixed(1)} ms`).join(', ')}. The executor's own time per permutation (provision nothing, the stand-in once: the test — prefill: false makes the prepare step a no-op —, the store writes): ${execMsPerPerm(1).toFixed(0)} / ${execMsPerPerm(2).toFixed(0)} / ${execMsPerPerm(4).toFixed(0)} ms.`,
+      `Where a worker's life went (spawn to exit, the mean over the round's workers): ${[1, 2, 4].map(life).join('; ')}. Start-up and exit: Node and the CLI bundle loaded, the store, queue and lease connections before the first pass; closing them after the last. The worker that sees the run end deletes its queues (one transaction for all) in its last look at whether anything is left: in its waits.`,
       `CPU per permutation (load-independent): user + system time of the worker processes with everything they started (shells, the fio stand-in; the bench's reaped-children time) and of every PostgreSQL server process, less what one worker that finds nothing costs (start-up and exit: ${idle.cpuMs.toFixed(0)} ms, ${idle.serverCpuMs.toFixed(0)} ms in the server) per worker: ${[1, 2, 4].map((n) => `${n} worker(s) ${cpuPerPerm(n).toFixed(1)} ms (workers ${((rounds[n]!.workersCpuMs - n * idle.cpuMs) / total).toFixed(1)}, PostgreSQL ${((rounds[n]!.serverCpuMs - n * idle.serverCpuMs) / total).toFixed(1)})`).join(', ')}; the figure is the largest.`,
       `Calls of the fio stand-in per permutation (each call writes a line to a log): ${[1, 2, 4].map((n) => `${n} worker(s) ${(rounds[n]!.fioRuns / total).toFixed(2)} runs + ${(rounds[n]!.fioVersions / total).toFixed(2)} --version`).join(', ')}.`,
       `Statements per permutation (pg_stat_statements calls in the round's database, BEGIN/COMMIT included: each is a round trip; less an idle worker's ${idle.statements} per worker): ${[1, 2, 4].map((n) => `${n} worker(s) ${stmtsPerPerm(n).toFixed(1)}`).join(', ')}; sessions opened: ${[1, 2, 4].map((n) => rounds[n]!.sessions).join(' / ')}.`,

@@ -18,8 +18,8 @@ import { DEFAULT_LEASE_SEC, endpointSlots, LeaseSession, sharedKey } from '../..
 import { PgRunStoreBackend, runLockKey, type PgConnection } from '../../results/pg-store.ts';
 import type { RunMeta, RunStore } from '../../results/port.ts';
 import type { TargetEndpoints } from '../../run/executor.ts';
-import { createRunLog } from '../../run/log.ts';
-import { createProgressView, type ProgressEvent } from '../../run/progress.ts';
+import { createRunLog, type RunLog } from '../../run/log.ts';
+import { createProgressView, type ProgressEvent, type ProgressView } from '../../run/progress.ts';
 import { workLoop, type WorkerRun, type WorkerSummary } from '../../run/worker.ts';
 import { jobId, queuedJobIds, queueGroups, WorkQueue, type QueueGroup, type Sql } from '../../run/work-queue.ts';
 import { visible } from '../../text/visible.ts';
@@ -249,7 +249,36 @@ export async function workerCommand(o: WorkerCommandOptions): Promise<number> {
   ensureOutputDirectory(o.out, '--out');
 
   const ac = new AbortController();
-  const backend = await PgRunStoreBackend.connect(connection, where);
+  // The lease session: lost (the server restarted, a DBA ended it, the network went silent), the
+  // permutation in progress is left as it is for whoever takes it over (run/worker.ts), and the
+  // worker opens a new one, with backoff, and goes on.
+  const openLease = () =>
+    LeaseSession.open(connection, {
+      // what `cleanup` names when it finds this worker holding the run (pg-store.ts lockRun)
+      applicationName: `storsweep worker ${os.hostname()}:${process.pid}`.slice(0, 63),
+      ...(o.leaseSec !== undefined ? { leaseSec: o.leaseSec } : {}),
+      onLost: (err) => terminal.stderr(`error: ${redact(errorMessage(err))} (${where}): the permutation in progress is left, untouched, to the worker that takes it over\n`),
+    });
+  // the store, the queue and the lease session are three sessions of their own: opened at once,
+  // not one after the other (start-up is on the wall time of every worker; bench scale.workers)
+  const opening = Promise.allSettled([WorkQueue.open(connection), openLease()] as const);
+  let backend: PgRunStoreBackend;
+  let log: RunLog;
+  let view: ProgressView;
+  try {
+    backend = await PgRunStoreBackend.connect(connection, where);
+    try {
+      log = createRunLog(path.join(out, `worker-${os.hostname()}-${process.pid}.jsonl`));
+      view = createProgressView(progressStream(), { live: false });
+    } catch (err) {
+      await backend.close().catch(() => undefined);
+      throw err;
+    }
+  } catch (err) {
+    // what did open is closed (pg-boss's timers would keep the process alive)
+    for (const r of await opening) if (r.status === 'fulfilled') await r.value.close().catch(() => undefined);
+    throw err;
+  }
   const cleanups: Array<() => Promise<void>> = [async () => backend.close()];
   const providers: Array<Provider | null> = [];
   // environment fingerprints being recorded (awaited before the providers close)
@@ -261,27 +290,19 @@ export async function workerCommand(o: WorkerCommandOptions): Promise<number> {
   };
   process.on('SIGINT', onSignal);
   process.on('SIGTERM', onSignal);
-  const log = createRunLog(path.join(out, `worker-${os.hostname()}-${process.pid}.jsonl`));
-  const view = createProgressView(progressStream(), { live: false });
   const onEvent = (e: ProgressEvent) => {
     view.onEvent(e);
     log.event(e);
   };
   try {
-    const queue = await WorkQueue.open(connection);
-    cleanups.unshift(() => queue.close());
-    // The lease session: lost (the server restarted, a DBA ended it, the network went silent), the
-    // permutation in progress is left as it is for whoever takes it over (run/worker.ts), and the
-    // worker opens a new one, with backoff, and goes on.
-    const openLease = () =>
-      LeaseSession.open(connection, {
-        // what `cleanup` names when it finds this worker holding the run (pg-store.ts lockRun)
-        applicationName: `storsweep worker ${os.hostname()}:${process.pid}`.slice(0, 63),
-        ...(o.leaseSec !== undefined ? { leaseSec: o.leaseSec } : {}),
-        onLost: (err) => terminal.stderr(`error: ${redact(errorMessage(err))} (${where}): the permutation in progress is left, untouched, to the worker that takes it over\n`),
-      });
-    let lease = await openLease();
+    const [queueOpened, leaseOpened] = await opening;
+    if (queueOpened.status === 'fulfilled') cleanups.unshift(() => queueOpened.value.close());
+    if (leaseOpened.status === 'rejected') throw leaseOpened.reason;
+    // the current lease session (a new one replaces a lost one below) is closed at the end
+    let lease = leaseOpened.value;
     cleanups.unshift(() => lease.close());
+    if (queueOpened.status === 'rejected') throw queueOpened.reason;
+    const queue = queueOpened.value;
     // the per-vCenter provisioning limit, held across every worker (endpoint slots in PostgreSQL)
     // (a connection of their own: the calls they guard write the ledger through the store's pool)
     const slots = endpointSlots(connection, { applicationName: `storsweep worker ${os.hostname()}:${process.pid} slots`.slice(0, 63) });
