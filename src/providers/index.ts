@@ -66,7 +66,7 @@ export function stepArgumentsProblem(step: Pick<PlannedStep, 'provider' | 'opera
   const m = (PROVIDERS as Record<string, ProviderModule | undefined>)[step.provider];
   if (!m) return `provider "${String(step.provider)}" is not one this storsweep knows (${PROVIDER_NAMES.join(', ')})`;
   const schema = m.operations[step.operation];
-  if (!schema) return `${step.provider} has no operation ${JSON.stringify(step.operation)} (it has ${Object.keys(m.operations).join(', ')})`;
+  if (!schema) return `${step.provider} has no operation ${JSON.stringify(step.operation)} (it has ${Object.keys(m.operations).map((k) => JSON.stringify(k)).join(', ')})`;
   const r = schema.safeParse(step.arguments);
   if (r.success) return null;
   return closestIssues(r.error.issues).map((i) => `arguments${i.path.map((k) => (typeof k === 'number' ? `[${k}]` : `.${String(k)}`)).join('')}: ${i.message}`).join('; ');

@@ -69,7 +69,10 @@ describe('typed step arguments', () => {
     expect(refusal((a) => (a.controller = 'ide'))).toMatch(/arguments.controller: /);
     const ds = plan.permutations[0]!.steps.find((s) => s.step === 'datastore')!;
     expect(refusal((a) => (a.device = '/dev/sda'), ds)).toMatch(/arguments.device: expected a canonical device name/);
-    expect(stepArgumentsProblem({ ...disk, operation: 'Destroy_Task' })).toMatch(/vsphere has no operation "Destroy_Task" \(it has CreateVmfsDatastore, CreateNasDatastore, ReconfigVM_Task, guest: find disk by WWN, guest: find disk by WWN, partition, mkfs, mount, guest: find disk by WWN \(Get-Disk\), Set-Disk online, fio, diskspd\)/);
+    expect(stepArgumentsProblem({ ...disk, operation: 'Destroy_Task' })).toBe(
+      // each name quoted: operation names hold commas ("guest: find disk by WWN, partition, mkfs, mount")
+      'vsphere has no operation "Destroy_Task" (it has "CreateVmfsDatastore", "CreateNasDatastore", "ReconfigVM_Task", "guest: find disk by WWN", "guest: find disk by WWN, partition, mkfs, mount", "guest: find disk by WWN (Get-Disk), Set-Disk online", "guest: find disk by WWN (Get-Disk), Set-Disk online, Initialize-Disk GPT, New-Partition, Format-Volume", "fio", "diskspd")',
+    );
     expect(stepArgumentsProblem({ ...disk, provider: 'proxmox' as never })).toMatch(/provider "proxmox" is not one this storsweep knows/);
   });
 
