@@ -199,52 +199,31 @@ export function planVsphereSteps(axes: Axes, target: VsphereStepTarget, names: {
  * LUN it destroys (`rdmLun`) too.
  */
 function guestDiskStep(axes: Axes, target: VsphereStepTarget, disk: string, prefix: string, rdmLun?: readonly string[]): PlannedStep {
+  const where = { host: target.host, vm: target.vm, datacenter: target.datacenter, disk };
+  const raw = (operation: string): PlannedStep => ({ step: 'guest-disk', provider: 'vsphere', operation, arguments: { ...where, filesystem: 'raw' }, destructive: false });
+  // a partition table and a filesystem written on the disk: on an RDM that is the LUN itself, named as the disk step names it
+  const formats = (operation: string, args: Record<string, unknown>, creates: NonNullable<PlannedStep['creates']>): PlannedStep => ({
+    step: 'guest-disk',
+    provider: 'vsphere',
+    operation,
+    arguments: { ...where, ...args },
+    destructive: rdmLun !== undefined,
+    ...(rdmLun ? { destroys: [...rdmLun] } : {}),
+    creates,
+  });
   if (target.guestOs === 'windows') {
     const filesystem = oneOf(axes, 'guest.filesystem', WINDOWS_GUEST_FILESYSTEMS, 'raw');
-    if (filesystem === 'raw') {
-      return {
-        step: 'guest-disk',
-        provider: 'vsphere',
-        operation: GUEST_WINDOWS_DISK_OPERATION,
-        arguments: { host: target.host, vm: target.vm, datacenter: target.datacenter, disk, filesystem: 'raw' },
-        destructive: false,
-      };
-    }
+    if (filesystem === 'raw') return raw(GUEST_WINDOWS_DISK_OPERATION);
     // GPT, one partition, formatted (the Hyper-V guest's cmdlets: ../windows-guest-volume.ts);
     // cleared at teardown (Clear-Disk) only when the disk holds nothing but what this step made
     const spec = VOLUME_SPECS[filesystem];
-    return {
-      step: 'guest-disk',
-      provider: 'vsphere',
-      operation: GUEST_WINDOWS_VOLUME_OPERATION,
-      arguments: { host: target.host, vm: target.vm, datacenter: target.datacenter, disk, filesystem, fileSystem: spec.fileSystem, allocationUnitBytes: spec.allocationUnitBytes },
-      destructive: rdmLun !== undefined,
-      ...(rdmLun ? { destroys: rdmLun as string[] } : {}),
-      creates: { kind: 'guest-volume', name: `${prefix}-volume` },
-    };
+    return formats(GUEST_WINDOWS_VOLUME_OPERATION, { filesystem, fileSystem: spec.fileSystem, allocationUnitBytes: spec.allocationUnitBytes }, { kind: 'guest-volume', name: `${prefix}-volume` });
   }
   const filesystem = oneOf(axes, 'guest.filesystem', LINUX_GUEST_FILESYSTEMS, 'raw');
-  if (filesystem === 'raw') {
-    return {
-      step: 'guest-disk',
-      provider: 'vsphere',
-      operation: GUEST_DISK_OPERATION,
-      arguments: { host: target.host, vm: target.vm, datacenter: target.datacenter, disk, filesystem: 'raw' },
-      destructive: false,
-    };
-  }
+  if (filesystem === 'raw') return raw(GUEST_DISK_OPERATION);
   // One GPT partition, mkfs, mounted in a directory of ours: torn down (unmounted, our table wiped)
   // before the disk is detached. Nothing but the disk this permutation attached is touched.
   const name = `${prefix}-fs`;
   const workdir = need(target.guestWorkdir, 'guest.workdir', `to mount guest.filesystem ${filesystem}`);
-  return {
-    step: 'guest-disk',
-    provider: 'vsphere',
-    operation: GUEST_FS_OPERATION,
-    arguments: { host: target.host, vm: target.vm, datacenter: target.datacenter, disk, filesystem, mountpoint: path.posix.join(workdir, name) },
-    // on an RDM the partition table and mkfs go onto the LUN itself: named, as the disk step names it
-    destructive: rdmLun !== undefined,
-    ...(rdmLun ? { destroys: rdmLun as string[] } : {}),
-    creates: { kind: 'guest-filesystem', name },
-  };
+  return formats(GUEST_FS_OPERATION, { filesystem, mountpoint: path.posix.join(workdir, name) }, { kind: 'guest-filesystem', name });
 }
