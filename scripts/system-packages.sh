@@ -2,7 +2,8 @@
 # The Debian packages storsweep's demo and tests need, in one place: `npm run demo`
 # (scripts/demo.sh), `npm test` (package.json) and CI (.ci/run) all call this script first.
 #
-#   bash scripts/system-packages.sh demo|test
+#   bash scripts/system-packages.sh demo|test|lab    (who asks: named in the messages)
+#   bash scripts/system-packages.sh --list            (the packages, one a line)
 #
 # Every package of the set that dpkg does not report installed ("<want> ok installed", held
 # ones too) is missing. As root (with apt-get)
@@ -12,24 +13,31 @@
 # cannot tell: it names the set and goes on (exit 0).
 set -euo pipefail
 
+# One list for all three (the lab, the demo and the tests need the same machine: a package only the
+# tests used to ask for, sudo, stopped the demo's lab on a new machine). Every program the lab starts
+# or runs in its guest is covered by it; test/unit/lab-programs.test.ts checks that against dpkg.
+#
 # golang-go + golang-github-vmware-govmomi-dev: VMware's vCenter simulator, built from source
-# (src/lab/harness/vcsim/build.sh); openssh-server/-client: the lab's real SSH guest and test host;
-# fio: the real workload tool; python3: the ESXi stand-in; util-linux: the lab guest's disks
-# (losetup: the simulator's loop device per attached disk; lsblk, blkid: the guest-disk checks)
-DEMO="golang-go golang-github-vmware-govmomi-dev openssh-server openssh-client fio python3 util-linux"
+# (src/lab/harness/vcsim/build.sh); openssh-server/-client: the lab's real SSH guest and test host
+# (sshd, ssh-keygen); fio: the real workload tool; python3: the ESXi and Windows stand-ins;
+# util-linux + mount: the lab guest's disks (losetup, partx: a loop device per attached disk; lsblk,
+# blkid, wipefs: the guest-disk checks); sudo: the VMware Tools guest's `sudo -n` (the harness gives
+# its guest user passwordless sudo, checked with visudo); passwd: that user's useradd/userdel;
+# procps: kill/ps, as a Debian guest has them; fdisk (sfdisk) and xfsprogs (mkfs.xfs; e2fsprogs,
+# for ext4, is essential): guest.filesystem; postgresql: `lab up --postgres` and the store's tests
+# (initdb + pg_ctl from /usr/lib/postgresql/*/bin, as the package's `postgres` user when root);
 # python3-pyvmomi: the independent vSphere client that verifies our calls; ansible: the peer
 # (community.vmware); chromium: the HTML report test; ca-certificates git make g++: `npm ci`
-# (HTTPS, git, native modules built when no prebuilt binary fits); procps: kill/ps, as a Debian
-# guest has them; fdisk (sfdisk): a foreign partition table written in the guest-disk tests; sudo:
-# a non-root guest login's `sudo -n`; xfsprogs: guest.filesystem xfs (e2fsprogs, for ext4, is essential);
-# postgresql: the PostgreSQL store's tests start a real server from /usr/lib/postgresql/*/bin
-# (initdb + pg_ctl in a temp directory, as the package's `postgres` user when root: test/helpers/postgres.ts)
-TEST="$DEMO python3-pyvmomi ansible chromium ca-certificates procps git make g++ fdisk sudo xfsprogs postgresql"
+# (HTTPS, git, native modules built when no prebuilt binary fits).
+PACKAGES="golang-go golang-github-vmware-govmomi-dev openssh-server openssh-client fio python3 util-linux mount sudo passwd procps fdisk xfsprogs e2fsprogs postgresql python3-pyvmomi ansible chromium ca-certificates git make g++"
 
+want=$PACKAGES
 case "${1:-}" in
-  demo) want=$DEMO; who="npm run demo" ;;
-  test) want=$TEST; who="npm test" ;;
-  *) echo "usage: bash scripts/system-packages.sh demo|test" >&2; exit 2 ;;
+  demo) who="npm run demo" ;;
+  test) who="npm test" ;;
+  lab) who="storsweep lab" ;;
+  --list) printf '%s\n' $PACKAGES; exit 0 ;;
+  *) echo "usage: bash scripts/system-packages.sh demo|test|lab|--list" >&2; exit 2 ;;
 esac
 
 if ! command -v dpkg-query >/dev/null 2>&1; then

@@ -11,7 +11,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 const ROOT = path.resolve(import.meta.dirname, '../..');
 const SCRIPT = path.join(ROOT, 'scripts/system-packages.sh');
 const BASH = '/bin/bash';
-const TEST_SET = 'golang-go golang-github-vmware-govmomi-dev openssh-server openssh-client fio python3 util-linux python3-pyvmomi ansible chromium ca-certificates procps git make g++ fdisk sudo xfsprogs postgresql';
+const TEST_SET = 'golang-go golang-github-vmware-govmomi-dev openssh-server openssh-client fio python3 util-linux mount sudo passwd procps fdisk xfsprogs e2fsprogs postgresql python3-pyvmomi ansible chromium ca-certificates git make g++';
 
 const dirs: string[] = [];
 afterEach(() => {
@@ -97,12 +97,21 @@ describe('scripts/system-packages.sh', () => {
     expect(r.stderr.split('\n')[0]).toBe('npm test: missing Debian packages: ansible');
   });
 
-  it('demo asks only for the lab\'s packages (pyvmomi, ansible, chromium are the tests\')', () => {
-    expect(run('demo', { uid: 1000, absent: ['python3-pyvmomi', 'ansible', 'chromium'] }).status).toBe(0);
-    expect(run('demo', { uid: 1000, absent: ['fio', 'chromium'] })).toMatchObject({
+  it('demo, test and lab check the one list: sudo, which only the tests once asked for, stops the demo too', () => {
+    for (const who of ['demo', 'test', 'lab']) {
+      const r = run(who, { uid: 1000, absent: ['sudo', 'chromium'] });
+      expect(r.status).toBe(1);
+      expect(r.stderr.split('\n')[0]).toMatch(/: missing Debian packages: sudo chromium$/);
+    }
+    expect(run('demo', { uid: 1000, absent: ['fio'] })).toMatchObject({
       status: 1,
       stderr: expect.stringMatching(/^npm run demo: missing Debian packages: fio\n.*\n {2}sudo apt-get update && sudo apt-get install -y --no-install-recommends fio\n$/) as unknown,
     });
+  });
+
+  it('--list prints the one list, one package a line', () => {
+    const r = spawnSync(BASH, [SCRIPT, '--list'], { encoding: 'utf8' });
+    expect(r.stdout).toBe(TEST_SET.split(' ').join('\n') + '\n');
   });
 
   it('the test set: every package CI used to install by hand', () => {
@@ -117,7 +126,7 @@ describe('scripts/system-packages.sh', () => {
   });
 
   it('an unknown set is a usage error (exit 2)', () => {
-    expect(run('tests', { uid: 0 })).toMatchObject({ status: 2, stderr: 'usage: bash scripts/system-packages.sh demo|test\n', apt: null });
+    expect(run('tests', { uid: 0 })).toMatchObject({ status: 2, stderr: 'usage: bash scripts/system-packages.sh demo|test|lab|--list\n', apt: null });
   });
 });
 
