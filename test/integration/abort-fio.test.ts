@@ -8,9 +8,9 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { descendantPids, startLabGuest, type LabGuest } from './helpers/lab-guest.ts';
-import { runCli } from './helpers/cli.ts';
-import { NOTHING_LEFT, readRun, runCliWhen, startVsphereLab, sweepPlaybook, type VsphereLab } from './helpers/vsphere-lab.ts';
+import { descendantPids, startLabGuest, type LabGuest } from '../helpers/lab-guest.ts';
+import { runCli } from '../helpers/cli.ts';
+import { NOTHING_LEFT, readRun, runCliWhen, startVsphereLab, sweepPlaybook, type VsphereLab } from '../helpers/vsphere-lab.ts';
 import { quickSettings } from '../helpers/quick-settings.ts';
 
 let guest: LabGuest;

@@ -7,7 +7,7 @@ import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runCli, stackTraceLines } from './helpers/cli.ts';
+import { runCli, stackTraceLines } from '../helpers/cli.ts';
 
 let dir: string;
 const inventory = (extra: string[] = []) =>

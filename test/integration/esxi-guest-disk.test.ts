@@ -12,8 +12,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { labPaths, labUp, type LabState } from '../../src/lab/lab.ts';
 import { stopPid } from '../../src/lab/sshd.ts';
 import { ESXI_HARNESS_DIR, readCommands, readEsxiState, releaseEsxiGuestDisks } from '../../src/lab/harness/esxi/state.ts';
-import { readRun, runDirOf } from './helpers/vsphere-lab.ts';
-import { runCli } from './helpers/cli.ts';
+import { readRun, runDirOf } from '../helpers/vsphere-lab.ts';
+import { runCli } from '../helpers/cli.ts';
 import type { ResultRecord } from '../../src/results/record.ts';
 import { diskPlaybook } from '../helpers/disk-playbook.ts';
 

@@ -14,9 +14,9 @@ import { VMFS_GPT_GUID } from '../../src/providers/esxi-shell/partedutil.ts';
 import type { CreatedObject, ProviderContext } from '../../src/contract/provider.ts';
 import { connectSsh } from '../../src/ssh/ssh-runner.ts';
 import { cleanupLedger } from '../../src/run/teardown.ts';
-import { executeSteps } from './helpers/executor-run.ts';
+import { executeSteps } from '../helpers/executor-run.ts';
 import { BLANK_DEV, BOOT_DEV, defaultEsxiState, ESXI_HARNESS_DIR, PARTITIONED_DEV, RDM_DEV, readCommands, readEsxiState, seedEsxiState } from '../../src/lab/harness/esxi/state.ts';
-import { ensureSystemUser } from './helpers/system-user.ts';
+import { ensureSystemUser } from '../helpers/system-user.ts';
 
 const USER = 'ssesxi';
 const PASSWORD = 'Esx!-pa$$ word';

@@ -13,7 +13,7 @@ import { loadInventory } from '../../src/config/index.ts';
 import { sshKeyboardInteractive } from '../../src/config/inventory.ts';
 import { ConfigError, RemoteCommandFailed } from '../../src/errors.ts';
 import { startSshd, type SshdHandle } from '../../src/lab/sshd.ts';
-import { ensureSystemUser } from './helpers/system-user.ts';
+import { ensureSystemUser } from '../helpers/system-user.ts';
 
 const USER = 'ss-esxkbd';
 const PASSWORD = 'Esx-kbd-only-1';

@@ -3,7 +3,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { REPO_ROOT, runCli, stackTraceLines } from './helpers/cli.ts';
+import { REPO_ROOT, runCli, stackTraceLines } from '../helpers/cli.ts';
 
 const FIX = 'test/fixtures/config';
 

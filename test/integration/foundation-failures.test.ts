@@ -6,8 +6,8 @@ import fs from 'node:fs';
 import path from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, describe, expect, it } from 'vitest';
-import { runCli, stackTraceLines } from './helpers/cli.ts';
-import { startLabGuest, tinyPlaybook, type LabGuest } from './helpers/lab-guest.ts';
+import { runCli, stackTraceLines } from '../helpers/cli.ts';
+import { startLabGuest, tinyPlaybook, type LabGuest } from '../helpers/lab-guest.ts';
 
 const guests: LabGuest[] = [];
 afterAll(async () => {

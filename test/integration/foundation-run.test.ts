@@ -6,8 +6,8 @@ import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PROFILES } from '../../src/workloads/profiles.ts';
 import type { ResultRecord } from '../../src/results/record.ts';
-import { runCli, stackTraceLines, type CliResult } from './helpers/cli.ts';
-import { startLabGuest, tinyPlaybook, type LabGuest } from './helpers/lab-guest.ts';
+import { runCli, stackTraceLines, type CliResult } from '../helpers/cli.ts';
+import { startLabGuest, tinyPlaybook, type LabGuest } from '../helpers/lab-guest.ts';
 
 // CrystalDiskMark 8 runs every read test, then every write test (DiskBench.cpp ExecDiskBenchAll)
 const CDM8_IDS = ['seq-1m-q8t1-read', 'seq-1m-q1t1-read', 'rnd-4k-q32t1-read', 'rnd-4k-q1t1-read', 'seq-1m-q8t1-write', 'seq-1m-q1t1-write', 'rnd-4k-q32t1-write', 'rnd-4k-q1t1-write'];

@@ -14,8 +14,8 @@ import { labPaths, labUp, type LabState } from '../../src/lab/lab.ts';
 import { stopPid } from '../../src/lab/sshd.ts';
 import { stopVcsimPid } from '../../src/lab/vcsim.ts';
 import { listVcsimLuns } from '../../src/lab/vsphere-inventory.ts';
-import { runCli, stackTraceLines, type CliResult } from './helpers/cli.ts';
-import { descendantPids, startLabGuest, tinyPlaybook, type LabGuest } from './helpers/lab-guest.ts';
+import { runCli, stackTraceLines, type CliResult } from '../helpers/cli.ts';
+import { descendantPids, startLabGuest, tinyPlaybook, type LabGuest } from '../helpers/lab-guest.ts';
 import { quickSettings } from '../helpers/quick-settings.ts';
 
 const KEYPASS = 'kp-Secr3t-7f1c9a';

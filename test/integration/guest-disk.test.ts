@@ -8,10 +8,10 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ResultRecord } from '../../src/results/record.ts';
-import { runCli } from './helpers/cli.ts';
-import { startLabGuest, type LabGuest } from './helpers/lab-guest.ts';
-import { ensureSystemUser } from './helpers/system-user.ts';
-import { permutationStatuses, readRun, runDirOf, startVsphereLab, type VsphereLab } from './helpers/vsphere-lab.ts';
+import { runCli } from '../helpers/cli.ts';
+import { startLabGuest, type LabGuest } from '../helpers/lab-guest.ts';
+import { ensureSystemUser } from '../helpers/system-user.ts';
+import { permutationStatuses, readRun, runDirOf, startVsphereLab, type VsphereLab } from '../helpers/vsphere-lab.ts';
 import { diskPlaybook } from '../helpers/disk-playbook.ts';
 
 const SET_VM_OPTION = new URL('../harness/pyvmomi/set_vm_option.py', import.meta.url).pathname;

@@ -18,7 +18,7 @@ import { labPaths, labUp, TOOLS_LINUX_VM, TOOLS_WINDOWS_VM, type LabState } from
 import { stopPid } from '../../src/lab/sshd.ts';
 import { stopVcsimPid, vcsimControl, type VcsimControl } from '../../src/lab/vcsim.ts';
 import { getProfile } from '../../src/workloads/profiles.ts';
-import { REPO_ROOT, runCli, stackTraceLines, type CliResult } from './helpers/cli.ts';
+import { REPO_ROOT, runCli, stackTraceLines, type CliResult } from '../helpers/cli.ts';
 
 interface RecordLine {
   permutationId: string;

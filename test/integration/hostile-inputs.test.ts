@@ -11,9 +11,9 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { REPO_ROOT, runCli, stackTraceLines, type CliResult } from './helpers/cli.ts';
+import { REPO_ROOT, runCli, stackTraceLines, type CliResult } from '../helpers/cli.ts';
 
-const PROBE = path.join(REPO_ROOT, 'test/integration/helpers/resource-probe.mjs');
+const PROBE = path.join(REPO_ROOT, 'test/helpers/resource-probe.mjs');
 const MAX_RSS_KIB = 400 * 1024;
 const MAX_CPU_US = 10_000_000;
 const MAX_WALL_MS = 60_000;

@@ -17,7 +17,7 @@ import { planHypervSteps } from '../../src/providers/hyperv/plan.ts';
 import { runGuestCalls } from '../../src/providers/hyperv/powershell.ts';
 import { createHypervProvider } from '../../src/providers/hyperv/provider.ts';
 import { connectSsh, type SshOptions } from '../../src/ssh/ssh-runner.ts';
-import { REPO_ROOT, runCli, stackTraceLines } from './helpers/cli.ts';
+import { REPO_ROOT, runCli, stackTraceLines } from '../helpers/cli.ts';
 import { startWindowsStandin, type WindowsStandin } from '../helpers/windows-standin.ts';
 
 const GiB = 1024 ** 3;

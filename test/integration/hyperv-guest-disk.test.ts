@@ -16,7 +16,7 @@ import { executeRun } from '../../src/run/executor.ts';
 import { connectSsh, type SshOptions } from '../../src/ssh/ssh-runner.ts';
 import { makeTest } from '../../src/workloads/profiles.ts';
 import type { WorkloadProfile } from '../../src/workloads/spec.ts';
-import { onePermutationPlan } from './helpers/executor-run.ts';
+import { onePermutationPlan } from '../helpers/executor-run.ts';
 import { startWindowsStandin, type WindowsStandin } from '../helpers/windows-standin.ts';
 
 let hv: WindowsStandin;

@@ -19,7 +19,7 @@ import { ownedGuestFiles } from '../../src/providers/hyperv/powershell.ts';
 import { runGuestDiskspdArgv, stopOwnedInGuest } from '../../src/providers/hyperv/provider.ts';
 import { parseDiskspdXml } from '../../src/workloads/diskspd.ts';
 import { startWindowsStandin, type WindowsStandin } from '../helpers/windows-standin.ts';
-import { REPO_ROOT, runCli, type CliResult } from './helpers/cli.ts';
+import { REPO_ROOT, runCli, type CliResult } from '../helpers/cli.ts';
 
 const target: HypervTargetConfig = { host: 'hv-standin', vmName: 'bench-vm', volumes: { '100': 'D:\\bench' }, allowedDisks: [] };
 const OWNER = 'r1tabcdef01';

@@ -13,7 +13,7 @@ import { createHypervProvider, runGuestDiskspd, runGuestDiskspdArgv } from '../.
 import type { CreatedObject, ProviderContext, WorkloadEndpoint } from '../../src/contract/provider.ts';
 import type { CommandRunner } from '../../src/ssh/command-runner.ts';
 import { cleanupLedger } from '../../src/run/teardown.ts';
-import { executeSteps, onePermutationPlan } from './helpers/executor-run.ts';
+import { executeSteps, onePermutationPlan } from '../helpers/executor-run.ts';
 import { ResultStore, type RunMeta } from '../../src/results/store.ts';
 import { executeRun } from '../../src/run/executor.ts';
 import type { GroupStop } from '../../src/ssh/process-group.ts';

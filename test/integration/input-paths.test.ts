@@ -13,7 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { planFor } from '../../src/cli/commands/config-commands.ts';
 import { testIdentity, type ResultRecord } from '../../src/results/record.ts';
 import { ResultStore } from '../../src/results/store.ts';
-import { REPO_ROOT, runCli, stackTraceLines } from './helpers/cli.ts';
+import { REPO_ROOT, runCli, stackTraceLines } from '../helpers/cli.ts';
 
 let dir: string;
 

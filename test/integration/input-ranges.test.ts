@@ -6,7 +6,7 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runCli, stackTraceLines } from './helpers/cli.ts';
+import { runCli, stackTraceLines } from '../helpers/cli.ts';
 
 let dir: string;
 let server: net.Server;

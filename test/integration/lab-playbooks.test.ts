@@ -12,7 +12,7 @@ import { stopPid } from '../../src/lab/sshd.ts';
 import { getProfile } from '../../src/workloads/profiles.ts';
 import { BLANK_DEV, BOOT_DEV, DS1_UUID, readCommands, readEsxiState, releaseEsxiGuestDisks } from '../../src/lab/harness/esxi/state.ts';
 import { readHypervState, readPsLog, diskspdRuns } from '../../src/lab/harness/windows/state.ts';
-import { REPO_ROOT, runCli, stackTraceLines, type CliResult } from './helpers/cli.ts';
+import { REPO_ROOT, runCli, stackTraceLines, type CliResult } from '../helpers/cli.ts';
 
 interface RecordLine {
   runId: string;

@@ -15,7 +15,7 @@ import { vcsimControl, type VcsimControl } from '../../src/lab/vcsim.ts';
 import { VsphereClient, type MoRef } from '../../src/providers/vsphere/client.ts';
 import type { VsphereFault } from '../../src/providers/vsphere/fault.ts';
 import { queryVmfsConfigOption } from '../../src/providers/vsphere/methods.ts';
-import { REPO_ROOT, runCli } from './helpers/cli.ts';
+import { REPO_ROOT, runCli } from '../helpers/cli.ts';
 import { probe } from '../helpers/pyvmomi-probe.ts';
 import { quickSettings } from '../helpers/quick-settings.ts';
 

@@ -8,7 +8,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { planFor } from '../../src/cli/commands/config-commands.ts';
 import { ResultStore } from '../../src/results/store.ts';
-import { runCli, stackTraceLines } from './helpers/cli.ts';
+import { runCli, stackTraceLines } from '../helpers/cli.ts';
 
 let dir: string;
 

@@ -13,7 +13,7 @@ import os from 'node:os';
 import path from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { REPO_ROOT, runCli, stackTraceLines, type CliResult } from './helpers/cli.ts';
+import { REPO_ROOT, runCli, stackTraceLines, type CliResult } from '../helpers/cli.ts';
 import { quickSettings } from '../helpers/quick-settings.ts';
 
 /** ESC[2J (clear screen), an OSC 8 hyperlink, C1 CSI, NUL, RLO: as YAML double-quoted escapes. */

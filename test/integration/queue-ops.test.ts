@@ -16,7 +16,7 @@ import { QUEUE_SCHEMA, WorkQueue, type QueueGroup } from '../../src/run/work-que
 import { localStoreLab, type LocalStoreLab } from '../helpers/local-store-lab.ts';
 import { queueBossOf, type TestDatabase, type TestPostgres } from '../helpers/postgres.ts';
 import { quickSettings } from '../helpers/quick-settings.ts';
-import { lastJsonLine, runCli, stackTraceLines, submitRun } from './helpers/cli.ts';
+import { lastJsonLine, runCli, stackTraceLines, submitRun } from '../helpers/cli.ts';
 
 let lab: LocalStoreLab;
 let pgsrv: TestPostgres;

@@ -7,9 +7,9 @@ import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runCli } from './helpers/cli.ts';
-import { pyvmomi } from './helpers/pyvmomi-verify.ts';
-import { journalSeq, ledgerRows, NOTHING_LEFT, permutationStatuses, runCliWhen, startVsphereLab, sweepPlaybook, type VsphereLab } from './helpers/vsphere-lab.ts';
+import { runCli } from '../helpers/cli.ts';
+import { pyvmomi } from '../helpers/pyvmomi-verify.ts';
+import { journalSeq, ledgerRows, NOTHING_LEFT, permutationStatuses, runCliWhen, startVsphereLab, sweepPlaybook, type VsphereLab } from '../helpers/vsphere-lab.ts';
 
 let lab: VsphereLab;
 let playbook: string;

@@ -4,8 +4,8 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runCli, type CliResult } from './helpers/cli.ts';
-import { startLabGuest, type LabGuest } from './helpers/lab-guest.ts';
+import { runCli, type CliResult } from '../helpers/cli.ts';
+import { startLabGuest, type LabGuest } from '../helpers/lab-guest.ts';
 import { quickSettings } from '../helpers/quick-settings.ts';
 
 let guest: LabGuest;

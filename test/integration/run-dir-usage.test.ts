@@ -7,7 +7,7 @@ import os from 'node:os';
 import path from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runCli, stackTraceLines } from './helpers/cli.ts';
+import { runCli, stackTraceLines } from '../helpers/cli.ts';
 
 let dir: string;
 beforeAll(async () => {

@@ -7,8 +7,8 @@
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runCli } from './helpers/cli.ts';
-import { journalHas, journalSeq, ledgerRows, NOTHING_LEFT, permutationStatuses, resultKeys, runCliWhen, startVsphereLab, sweepPlaybook, type VsphereLab } from './helpers/vsphere-lab.ts';
+import { runCli } from '../helpers/cli.ts';
+import { journalHas, journalSeq, ledgerRows, NOTHING_LEFT, permutationStatuses, resultKeys, runCliWhen, startVsphereLab, sweepPlaybook, type VsphereLab } from '../helpers/vsphere-lab.ts';
 
 let lab: VsphereLab;
 

@@ -4,7 +4,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { lastJsonLine, runCli, stackTraceLines, submitRun } from './helpers/cli.ts';
+import { lastJsonLine, runCli, stackTraceLines, submitRun } from '../helpers/cli.ts';
 import { localStoreLab, type LocalStoreLab } from '../helpers/local-store-lab.ts';
 import type { TestDatabase, TestPostgres } from '../helpers/postgres.ts';
 import { quickSettings } from '../helpers/quick-settings.ts';

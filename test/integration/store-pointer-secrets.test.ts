@@ -6,8 +6,8 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runCli, stackTraceLines } from './helpers/cli.ts';
-import { startFakePg, type FakePg } from './helpers/fake-pg.ts';
+import { runCli, stackTraceLines } from '../helpers/cli.ts';
+import { startFakePg, type FakePg } from '../helpers/fake-pg.ts';
 
 let fake: FakePg;
 let dir: string;

@@ -6,7 +6,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runCli, stackTraceLines } from './helpers/cli.ts';
+import { runCli, stackTraceLines } from '../helpers/cli.ts';
 import { localStoreLab, type LocalStoreLab } from '../helpers/local-store-lab.ts';
 import { quickSettings } from '../helpers/quick-settings.ts';
 

@@ -5,9 +5,9 @@ import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { runCli } from './helpers/cli.ts';
-import { descendantPids, startLabGuest, type LabGuest } from './helpers/lab-guest.ts';
-import { journalHas, ledgerRows, NOTHING_LEFT, permutationStatuses, resultKeys, runCliWhen, runDirOf, startVsphereLab, sweepPlaybook, type VsphereLab } from './helpers/vsphere-lab.ts';
+import { runCli } from '../helpers/cli.ts';
+import { descendantPids, startLabGuest, type LabGuest } from '../helpers/lab-guest.ts';
+import { journalHas, ledgerRows, NOTHING_LEFT, permutationStatuses, resultKeys, runCliWhen, runDirOf, startVsphereLab, sweepPlaybook, type VsphereLab } from '../helpers/vsphere-lab.ts';
 
 let guest: LabGuest;
 let lab: VsphereLab;

@@ -4,8 +4,8 @@
 // must equal an uninterrupted run's, key for key, and pyvmomi must see nothing named ss-… left.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { seededRandom } from '../../src/plan/matrix.ts';
-import { runCli } from './helpers/cli.ts';
-import { journalSeq, ledgerRows, NOTHING_LEFT, permutationStatuses, resultKeys, runCliKilledAt, startVsphereLab, sweepPlaybook, type VsphereLab } from './helpers/vsphere-lab.ts';
+import { runCli } from '../helpers/cli.ts';
+import { journalSeq, ledgerRows, NOTHING_LEFT, permutationStatuses, resultKeys, runCliKilledAt, startVsphereLab, sweepPlaybook, type VsphereLab } from '../helpers/vsphere-lab.ts';
 
 const KILLS = 20;
 const SEED = 20260606;

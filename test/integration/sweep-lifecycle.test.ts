@@ -5,8 +5,8 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { execFile } from 'node:child_process';
-import { CLI, REPO_ROOT, runCli } from './helpers/cli.ts';
-import { journalHas, ledgerRows, NOTHING_LEFT, permutationStatuses, resultKeys, runCliKilledAt, runCliWhen, runDirIn, runDirOf, startVsphereLab, sweepPlaybook, type VsphereLab } from './helpers/vsphere-lab.ts';
+import { CLI, REPO_ROOT, runCli } from '../helpers/cli.ts';
+import { journalHas, ledgerRows, NOTHING_LEFT, permutationStatuses, resultKeys, runCliKilledAt, runCliWhen, runDirIn, runDirOf, startVsphereLab, sweepPlaybook, type VsphereLab } from '../helpers/vsphere-lab.ts';
 
 let lab: VsphereLab;
 let threePerms: string;

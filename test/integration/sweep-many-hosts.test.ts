@@ -10,8 +10,8 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { HarnessCall } from '../../src/lab/vcsim.ts';
 import { listVcsimLuns, vcenterYaml, vsphereTargetYaml } from '../../src/lab/vsphere-inventory.ts';
-import { runCli } from './helpers/cli.ts';
-import { NOTHING_LEFT, permutationStatuses, readRun, runDirOf, startVsphereLab, sweepPlaybook, type VsphereLab } from './helpers/vsphere-lab.ts';
+import { runCli } from '../helpers/cli.ts';
+import { NOTHING_LEFT, permutationStatuses, readRun, runDirOf, startVsphereLab, sweepPlaybook, type VsphereLab } from '../helpers/vsphere-lab.ts';
 
 const HOSTS = 100;
 const LIMIT = 8;

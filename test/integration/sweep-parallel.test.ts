@@ -6,8 +6,8 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import { listVcsimLuns } from '../../src/lab/vsphere-inventory.ts';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { runCli } from './helpers/cli.ts';
-import { NOTHING_LEFT, permutationStatuses, readRun, runCliWhen, runDirOf, startVsphereLab, sweepPlaybook, type VsphereLab } from './helpers/vsphere-lab.ts';
+import { runCli } from '../helpers/cli.ts';
+import { NOTHING_LEFT, permutationStatuses, readRun, runCliWhen, runDirOf, startVsphereLab, sweepPlaybook, type VsphereLab } from '../helpers/vsphere-lab.ts';
 
 let lab: VsphereLab;
 let playbook: string;

@@ -5,8 +5,8 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runCli } from './helpers/cli.ts';
-import { NOTHING_LEFT, permutationStatuses, readRun, runDirOf, startVsphereLab, sweepPlaybook, type VsphereLab } from './helpers/vsphere-lab.ts';
+import { runCli } from '../helpers/cli.ts';
+import { NOTHING_LEFT, permutationStatuses, readRun, runDirOf, startVsphereLab, sweepPlaybook, type VsphereLab } from '../helpers/vsphere-lab.ts';
 
 let lab: VsphereLab;
 let playbook: string;

@@ -6,7 +6,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runCli, stackTraceLines } from './helpers/cli.ts';
+import { runCli, stackTraceLines } from '../helpers/cli.ts';
 
 const ALLOWED = 'libaio, io_uring, psync, sync, pvsync, pvsync2, vsync, posixaio, windowsaio, mmap, null';
 let dir: string;

@@ -7,8 +7,8 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { planFor } from '../../src/cli/commands/config-commands.ts';
 import { dryRunLines } from '../../src/cli/commands/run.ts';
-import { runCli, stackTraceLines } from './helpers/cli.ts';
-import { labVersionOf, writeLabInventory } from './helpers/lab-inventory-file.ts';
+import { runCli, stackTraceLines } from '../helpers/cli.ts';
+import { labVersionOf, writeLabInventory } from '../helpers/lab-inventory-file.ts';
 
 // the lab as 8.0 (its default) and as 5.5, which the VMFS3 studies say in their first lines they need
 let lab: Awaited<ReturnType<typeof writeLabInventory>>;

@@ -14,7 +14,7 @@ import { TaskFailed } from '../../src/providers/vsphere/fault.ts';
 import { reconfigVMTask } from '../../src/providers/vsphere/methods.ts';
 import { waitForTask } from '../../src/providers/vsphere/task.ts';
 import type { DataObject } from '../../src/providers/vsphere/types.ts';
-import { pyvmomi } from './helpers/pyvmomi-verify.ts';
+import { pyvmomi } from '../helpers/pyvmomi-verify.ts';
 import { addDiskChange } from '../helpers/vsphere-disk-spec.ts';
 
 const DS = 'LocalDS_0';

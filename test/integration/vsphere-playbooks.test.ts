@@ -13,7 +13,7 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { startVcsim, type VcsimHandle } from '../../src/lab/vcsim.ts';
 import { listVcsimLuns, vcenterYaml, vsphereTargetYaml } from '../../src/lab/vsphere-inventory.ts';
-import { REPO_ROOT, runCli, stackTraceLines, type CliResult } from './helpers/cli.ts';
+import { REPO_ROOT, runCli, stackTraceLines, type CliResult } from '../helpers/cli.ts';
 
 const PYVMOMI = fileURLToPath(new URL('../harness/pyvmomi/', import.meta.url));
 const VM = 'DC0_H0_VM0';

@@ -10,8 +10,8 @@ import { SoapTransportError } from '../../src/providers/vsphere/soap.ts';
 import { createVsphereProvider } from '../../src/providers/vsphere/provider.ts';
 import { planVsphereSteps } from '../../src/providers/vsphere/steps.ts';
 import type { CreatedObject, Provider, ProviderContext } from '../../src/contract/provider.ts';
-import { pyvmomi } from './helpers/pyvmomi-verify.ts';
-import { simTarget } from './helpers/vsphere-lab.ts';
+import { pyvmomi } from '../helpers/pyvmomi-verify.ts';
+import { simTarget } from '../helpers/vsphere-lab.ts';
 
 
 const events: string[] = [];

@@ -16,9 +16,9 @@ import { reconfigVMTask } from '../../src/providers/vsphere/methods.ts';
 import { waitForTask } from '../../src/providers/vsphere/task.ts';
 import type { DataObject } from '../../src/providers/vsphere/types.ts';
 import { vcenterYaml, vsphereTargetYaml } from '../../src/lab/vsphere-inventory.ts';
-import { pyvmomi, type PyDisk } from './helpers/pyvmomi-verify.ts';
-import { runCli } from './helpers/cli.ts';
-import { readRun, runDirIn, simTarget } from './helpers/vsphere-lab.ts';
+import { pyvmomi, type PyDisk } from '../helpers/pyvmomi-verify.ts';
+import { runCli } from '../helpers/cli.ts';
+import { readRun, runDirIn, simTarget } from '../helpers/vsphere-lab.ts';
 import { quickSettings } from '../helpers/quick-settings.ts';
 import { addDiskChange } from '../helpers/vsphere-disk-spec.ts';
 

@@ -17,7 +17,7 @@ import { VsphereClient } from '../../src/providers/vsphere/client.ts';
 import { reconfigVMTask } from '../../src/providers/vsphere/methods.ts';
 import { waitForTask } from '../../src/providers/vsphere/task.ts';
 import { addDiskSpec } from '../helpers/vsphere-disk-spec.ts';
-import { REPO_ROOT, runCli, stackTraceLines, type CliResult } from './helpers/cli.ts';
+import { REPO_ROOT, runCli, stackTraceLines, type CliResult } from '../helpers/cli.ts';
 
 const isRoot = process.getuid?.() === 0;
 const PLAYBOOK = 'windows-guest-tools-allocation-unit.yaml';

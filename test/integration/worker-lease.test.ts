@@ -9,8 +9,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { HarnessCall } from '../../src/lab/vcsim.ts';
 import { PgRunStoreBackend } from '../../src/results/pg-store.ts';
 import { startTestPostgres, type TestDatabase, type TestPostgres } from '../helpers/postgres.ts';
-import { lastJsonLine, stackTraceLines, startCli, submitRun, type CliResult } from './helpers/cli.ts';
-import { NOTHING_LEFT, startVsphereLab, sweepPlaybook, type VsphereLab } from './helpers/vsphere-lab.ts';
+import { lastJsonLine, stackTraceLines, startCli, submitRun, type CliResult } from '../helpers/cli.ts';
+import { NOTHING_LEFT, startVsphereLab, sweepPlaybook, type VsphereLab } from '../helpers/vsphere-lab.ts';
 
 let pgsrv: TestPostgres;
 let lab: VsphereLab;

@@ -18,7 +18,7 @@ import { jobId, QUEUE_SCHEMA } from '../../src/run/work-queue.ts';
 import { fioIn, localStoreLab, type LocalStoreLab } from '../helpers/local-store-lab.ts';
 import { queueBossOf, type TestDatabase, type TestPostgres } from '../helpers/postgres.ts';
 import { quickSettings } from '../helpers/quick-settings.ts';
-import { lastJsonLine, stackTraceLines, startCli, submitRun, type CliResult, type RunningCli } from './helpers/cli.ts';
+import { lastJsonLine, stackTraceLines, startCli, submitRun, type CliResult, type RunningCli } from '../helpers/cli.ts';
 
 let lab: LocalStoreLab;
 let pgsrv: TestPostgres;

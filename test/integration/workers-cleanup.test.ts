@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { fioIn, localStoreLab, type LocalStoreLab } from '../helpers/local-store-lab.ts';
 import type { TestDatabase, TestPostgres } from '../helpers/postgres.ts';
 import { quickSettings } from '../helpers/quick-settings.ts';
-import { lastJsonLine, runCli, stackTraceLines, submitRun } from './helpers/cli.ts';
+import { lastJsonLine, runCli, stackTraceLines, submitRun } from '../helpers/cli.ts';
 
 let lab: LocalStoreLab;
 let pgsrv: TestPostgres;

@@ -13,8 +13,8 @@ import type { RunStore } from '../../src/results/port.ts';
 import { buildReport } from '../../src/report/model.ts';
 import { renderMarkdown } from '../../src/report/markdown.ts';
 import { startTestPostgres, type TestDatabase, type TestPostgres } from '../helpers/postgres.ts';
-import { lastJsonLine, stackTraceLines, startCli, submitRun, type CliResult } from './helpers/cli.ts';
-import { NOTHING_LEFT, startVsphereLab, sweepPlaybook, type VsphereLab } from './helpers/vsphere-lab.ts';
+import { lastJsonLine, stackTraceLines, startCli, submitRun, type CliResult } from '../helpers/cli.ts';
+import { NOTHING_LEFT, startVsphereLab, sweepPlaybook, type VsphereLab } from '../helpers/vsphere-lab.ts';
 
 let pgsrv: TestPostgres;
 let lab: VsphereLab;

@@ -141,9 +141,9 @@ describe('one check for demo, npm test and CI', () => {
     expect(demo.indexOf('bash scripts/system-packages.sh demo\n')).toBeLessThan(demo.indexOf('npm ci'));
   });
 
-  it('.ci/run: the check (installing, as root), npm ci, then exactly the command the README gives', () => {
+  it('.ci/run: the check (installing, as root), npm ci, then exactly the command the README gives, and the ten slowest files at its end', () => {
     const commands = read('.ci/run').split('\n').filter((l) => l.trim() !== '' && !l.startsWith('#'));
-    expect(commands).toEqual(['set -euo pipefail', 'cd "$(dirname "$0")/.."', 'bash scripts/system-packages.sh test', 'npm ci', 'npm test']);
+    expect(commands).toEqual(['set -euo pipefail', 'cd "$(dirname "$0")/.."', 'bash scripts/system-packages.sh test', 'npm ci', "trap 'node scripts/slowest-tests.mjs || true' EXIT", 'npm test']);
     expect(read('README.md')).toMatch(/^npm test {8}# /m);
   });
 

@@ -15,7 +15,7 @@ import { expandPlaybook } from '../../../src/plan/plan.ts';
 import type { RunPlan } from '../../../src/contract/plan.ts';
 import { composeTargets, planRun } from '../../../src/cli/compose.ts';
 import { planFor } from '../../../src/cli/commands/config-commands.ts';
-import { labVersionOf, writeLabInventory } from '../../integration/helpers/lab-inventory-file.ts';
+import { labVersionOf, writeLabInventory } from '../../helpers/lab-inventory-file.ts';
 import { stepArgumentsProblem } from '../../../src/providers/index.ts';
 
 // the lab as 8.0 (its default) and as 5.5, which the VMFS3 studies say in their first lines they need

@@ -12,7 +12,7 @@ import { ConfigError, formatDiagnostic, RemoteCommandFailed, UsageError } from '
 import type { RunPlan } from '../../../src/contract/plan.ts';
 import { PROVIDER_NAMES, PROVIDERS, providerModule, stepArgumentsProblem } from '../../../src/providers/index.ts';
 import { TaskFailed, VsphereFault } from '../../../src/providers/vsphere/fault.ts';
-import { writeLabInventory } from '../../integration/helpers/lab-inventory-file.ts';
+import { writeLabInventory } from '../../helpers/lab-inventory-file.ts';
 
 let lab: Awaited<ReturnType<typeof writeLabInventory>>;
 let inv: LoadedInventory;

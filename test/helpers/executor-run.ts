@@ -2,10 +2,10 @@
 // provider, and a workload endpoint that measures nothing: for tests about what provisioning and
 // teardown did to a (stand-in) host.
 import path from 'node:path';
-import type { RunPlan } from '../../../src/contract/plan.ts';
-import { ResultStore, type RunMeta } from '../../../src/results/store.ts';
-import { executeRun, type RunSummary, type WorkloadEndpoint } from '../../../src/run/executor.ts';
-import type { PlannedStep, Provider } from '../../../src/contract/provider.ts';
+import type { RunPlan } from '../../src/contract/plan.ts';
+import { ResultStore, type RunMeta } from '../../src/results/store.ts';
+import { executeRun, type RunSummary, type WorkloadEndpoint } from '../../src/run/executor.ts';
+import type { PlannedStep, Provider } from '../../src/contract/provider.ts';
 
 const noWorkload: WorkloadEndpoint = {
   tool: 'fio',

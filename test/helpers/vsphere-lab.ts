@@ -13,14 +13,14 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import Database from 'better-sqlite3';
-import { startVcsim, type VcsimHandle, type VcsimOptions } from '../../../src/lab/vcsim.ts';
-import { VsphereClient } from '../../../src/providers/vsphere/client.ts';
-import type { VsphereTargetConfig } from '../../../src/providers/vsphere/config.ts';
-import { listVcsimLuns, vcenterYaml, vsphereTargetYaml } from '../../../src/lab/vsphere-inventory.ts';
-import { quickSettings } from '../../helpers/quick-settings.ts';
+import { startVcsim, type VcsimHandle, type VcsimOptions } from '../../src/lab/vcsim.ts';
+import { VsphereClient } from '../../src/providers/vsphere/client.ts';
+import type { VsphereTargetConfig } from '../../src/providers/vsphere/config.ts';
+import { listVcsimLuns, vcenterYaml, vsphereTargetYaml } from '../../src/lab/vsphere-inventory.ts';
+import { quickSettings } from './quick-settings.ts';
 import { runCli, type CliResult } from './cli.ts';
 
-const LEFTOVERS = fileURLToPath(new URL('../../harness/pyvmomi/leftovers.py', import.meta.url));
+const LEFTOVERS = fileURLToPath(new URL('../harness/pyvmomi/leftovers.py', import.meta.url));
 
 export interface Leftovers {
   datastores: string[];

@@ -2,9 +2,9 @@
 // (Debian's python3-pyvmomi) and prints what it sees as JSON.
 import { execFile } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import type { VcsimHandle } from '../../../src/lab/vcsim.ts';
+import type { VcsimHandle } from '../../src/lab/vcsim.ts';
 
-const VERIFY = fileURLToPath(new URL('../../harness/pyvmomi/verify_vsphere.py', import.meta.url));
+const VERIFY = fileURLToPath(new URL('../harness/pyvmomi/verify_vsphere.py', import.meta.url));
 
 export interface PyDatastore {
   url: string;

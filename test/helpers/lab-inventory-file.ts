@@ -4,8 +4,8 @@
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { labInventoryYaml, type LabState } from '../../../src/lab/lab.ts';
-import { DEFAULT_LAB_VERSION, isLabVersion, type LabVersion } from '../../../src/lab/versions.ts';
+import { labInventoryYaml, type LabState } from '../../src/lab/lab.ts';
+import { DEFAULT_LAB_VERSION, isLabVersion, type LabVersion } from '../../src/lab/versions.ts';
 
 export const FAKE_LUNS = ['naa.6000c29000000000000000000000000a', 'naa.6000c29000000000000000000000000b'];
 

@@ -11,7 +11,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { currentUser, ensureKeyPair, startSshd, stopPid, type SshdHandle } from '../../../src/lab/sshd.ts';
+import { currentUser, ensureKeyPair, startSshd, stopPid, type SshdHandle } from '../../src/lab/sshd.ts';
 
 const run = promisify(execFile);
 
