@@ -3,7 +3,7 @@
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
-import { ensureKeyPair, startSshd, currentUser } from './sshd.ts';
+import { ensureKeyPair, startSshd, currentUser, stopPid } from './sshd.ts';
 import { startVcsim } from './vcsim.ts';
 import { vcenterYaml, vsphereTargetYaml } from './vsphere-inventory.ts';
 import { attachPostgres, hasPostgresCluster, PG_SUPERUSER, restartPostgres, startPostgres, stopPostgres } from './postgres.ts';
@@ -183,6 +183,19 @@ export async function labUp(root: string, opts: { vcsim: boolean; listLuns?: Lun
   fs.mkdirSync(p.scratch, { recursive: true });
   fs.mkdirSync(p.standinState, { recursive: true });
   fs.mkdirSync(p.nfs, { recursive: true });
+  // what this call starts, stopped again if a later step fails: a lab cut short leaves nothing
+  // running that `down` would not know of (its sshd allows root logins on 127.0.0.1)
+  const started: number[] = [];
+  try {
+    return await startLab(root, p, { ...opts, version }, existing, started);
+  } catch (e) {
+    for (const pid of started.reverse()) await stopPid(pid);
+    throw e;
+  }
+}
+
+async function startLab(root: string, p: ReturnType<typeof labPaths>, opts: { vcsim: boolean; listLuns?: LunLister; version: LabVersion; postgres?: boolean }, existing: LabState | null, started: number[]): Promise<LabState> {
+  const version = opts.version;
   await seedStandins(p, version);
   const key = await ensureKeyPair(p.key);
   const sshd = existing
@@ -194,6 +207,7 @@ export async function labUp(root: string, opts: { vcsim: boolean; listLuns?: Lun
         pathPrefix: [ESXI_HARNESS_DIR, WINDOWS_HARNESS_DIR],
         env: { STORSWEEP_STANDIN_STATE: p.standinState },
       });
+  if (!existing) started.push(sshd.pid);
   fs.writeFileSync(p.knownHosts, sshd.knownHostsLine + '\n');
   let vcsim: LabState['vcsim'] = null;
   if (opts.vcsim) {
@@ -207,6 +221,7 @@ export async function labUp(root: string, opts: { vcsim: boolean; listLuns?: Lun
       ],
     };
     const h = await startVcsim({ username: 'administrator@vsphere.local', password, detached: true, logFile: p.vcsimLog, dataDir: p.vcsimData, version, guestDisks: p.guestDisks, guestOps });
+    started.push(h.pid);
     const luns = opts.listLuns ? await opts.listLuns({ url: h.url, thumbprint: h.thumbprint, username: h.username, password }) : [];
     vcsim = { pid: h.pid, url: h.url, thumbprint: h.thumbprint, certFile: h.certFile, username: h.username, luns, nfsDir: p.nfs };
   }

@@ -14,6 +14,7 @@ import { labUp, labPaths, readLabState, recordedLabState, labStatusJson, labPost
 import { isLabVersion, LAB_VERSIONS, type LabVersion } from './versions.ts';
 import { listVcsimLuns } from './vsphere-inventory.ts';
 import { releaseEsxiGuestDisks } from './harness/esxi/state.ts';
+import { releaseLabLoops, stopLabProcesses } from './leftovers.ts';
 import { visibleText } from '../text/visible.ts';
 
 // The lab's own entry point prints like the CLI: control characters from paths or tool messages
@@ -61,17 +62,23 @@ async function main(argv: string[]): Promise<number> {
         await labPostgresDown(store, { purge });
         return purge ? `; PostgreSQL store deleted (${path.relative(root, store)})` : `; PostgreSQL store stopped, its data kept in ${path.relative(root, store)} (\`up\` starts it again; \`down --purge\` deletes it)`;
       };
-      if (!state) {
-        out(`lab is not running${await storeDown()}\n`);
-        return 0;
+      if (state) {
+        await stopPid(state.ssh.pid);
+        if (state.vcsim) await stopPid(state.vcsim.pid);
       }
-      await stopPid(state.ssh.pid);
-      if (state.vcsim) await stopPid(state.vcsim.pid);
-      // the loop devices and links the ESXi stand-ins gave this machine (the lab guest)
-      await releaseEsxiGuestDisks(paths.standinState);
+      // what the machine shows of this lab, whatever the state file says (a cut-short `up`, a lost
+      // or stale state): its processes, the ESXi stand-ins' guest disks, every loop device on an
+      // image inside .lab
+      const stray = await stopLabProcesses(paths.dir);
+      const esxiDisks = await releaseEsxiGuestDisks(paths.standinState);
+      const loops = releaseLabLoops(paths.dir);
       const said = await storeDown();
       fs.rmSync(paths.state, { force: true });
-      out(`lab down${said}\n`);
+      const found = [
+        ...(stray.length ? [`stopped ${stray.length} lab process${stray.length === 1 ? '' : 'es'} (${stray.map((p) => p.pid).join(', ')})`] : []),
+        ...([...new Set([...esxiDisks, ...loops.map((l) => l.device)])].length ? [`detached ${[...new Set([...esxiDisks, ...loops.map((l) => l.device)])].join(', ')}`] : []),
+      ];
+      out(`${state ? 'lab down' : 'lab was not running'}${found.length ? `; ${found.join('; ')}` : ''}${said}\n`);
       return 0;
     }
     case 'status': {
