@@ -106,17 +106,21 @@ function dpkg(args: string[]): string | null {
   return r.status === 0 ? r.stdout : null;
 }
 
-/** The Debian package that owns `program` in a system directory (merged /usr or not), or null. */
-function ownerOf(program: string): string | null {
-  const dirs = program === 'initdb' || program === 'pg_ctl' ? fs.readdirSync('/usr/lib/postgresql').map((v) => `/usr/lib/postgresql/${v}/bin`) : ['/usr/bin', '/bin', '/usr/sbin', '/sbin'];
-  for (const d of dirs) {
-    const r = spawnSync('dpkg', ['-S', `${d}/${program}`], { encoding: 'utf8' });
-    if (r.status !== 0) continue;
-    // "pkg[, pkg]: /path" (diversions add lines of their own)
-    const line = r.stdout.split('\n').find((l) => l.endsWith(`: ${d}/${program}`) && !l.startsWith('diversion'));
-    if (line) return line.slice(0, line.lastIndexOf(': ')).split(', ')[0]!.split(':')[0]!;
+/** The Debian package owning each program in a system directory (merged /usr or not): one dpkg -S for all. */
+function owners(programs: readonly string[]): Map<string, string> {
+  const pg = fs.existsSync('/usr/lib/postgresql') ? fs.readdirSync('/usr/lib/postgresql').map((v) => `/usr/lib/postgresql/${v}/bin`) : [];
+  const candidates = programs.flatMap((program) => (program === 'initdb' || program === 'pg_ctl' ? pg : ['/usr/bin', '/bin', '/usr/sbin', '/sbin']).map((d) => ({ program, path: `${d}/${program}` })));
+  // dpkg -S with several paths prints "pkg[, pkg]: /path" for each it knows (exit 1 if any is unknown)
+  const r = spawnSync('dpkg', ['-S', ...candidates.filter((c) => fs.existsSync(c.path)).map((c) => c.path)], { encoding: 'utf8' });
+  const byPath = new Map<string, string>();
+  for (const line of r.stdout.split('\n')) {
+    if (line.startsWith('diversion')) continue;
+    const at = line.lastIndexOf(': ');
+    if (at > 0) byPath.set(line.slice(at + 2), line.slice(0, at).split(', ')[0]!.split(':')[0]!);
   }
-  return null;
+  const out = new Map<string, string>();
+  for (const c of candidates) if (!out.has(c.program) && byPath.has(c.path)) out.set(c.program, byPath.get(c.path)!);
+  return out;
 }
 
 interface Installed {
@@ -168,8 +172,9 @@ describe('the programs the lab starts come from the one package list', () => {
     const all = installed();
     const covered = closure(list, all);
     const isEssential = (pkg: string) => all.get(pkg)?.essential === true;
+    const owner$ = owners(Object.keys(PROGRAMS));
     const problems = Object.keys(PROGRAMS).flatMap((program) => {
-      const owner = ownerOf(program);
+      const owner = owner$.get(program);
       if (!owner) return [`${program}: not installed by any Debian package here (scripts/system-packages.sh runs before the tests)`];
       return covered.has(owner) || isEssential(owner) ? [] : [`${program}: package ${owner} is not in scripts/system-packages.sh (nor a dependency of it, nor essential)`];
     });
