@@ -5,7 +5,8 @@ import type { AxisValue, Axes } from '../contract/axis.ts';
 import { UsageError } from '../errors.ts';
 import { METRICS, primaryMetricOf, SOURCE_AXIS, sourceOf, type MetricKey, type RunInfo } from './model.ts';
 import { formatDelta, formatValue } from './numbers.ts';
-import { compareSamples, DEFAULT_VERDICT_OPTIONS, formatP, type Comparison, type VerdictOptions } from './stats.ts';
+import { adjustPValues, compareSamples, CORRECTION_NAMES, DEFAULT_VERDICT_OPTIONS, familyP, type Comparison, type VerdictOptions } from './stats.ts';
+import { welchCell } from './wording.ts';
 
 export interface CompareSide {
   label: string;
@@ -169,6 +170,7 @@ export function compareRuns(a: CompareSide, b: CompareSide, options: CompareOpti
   };
 
   const rows: CompareRow[] = [];
+  const pending: Array<{ testId: string; axes: Axes; metric: MetricKey; candidate: number[]; baseline: number[]; pooled: CompareRow['pooled'] }> = [];
   const onlyInA: string[] = [];
   const onlyInB: string[] = [];
   for (const [key, gB] of gb.groups) {
@@ -207,12 +209,20 @@ export function compareRuns(a: CompareSide, b: CompareSide, options: CompareOpti
       for (const m of metrics) {
         if (!both(m)) continue;
         const vals = (rs: readonly ResultRecord[]): number[] => rs.map((r) => METRICS[m].get(r)).filter((v): v is number => v !== null && Number.isFinite(v));
-        const comparison = compareSamples(vals(recsB), vals(recsA), METRICS[m].higherIsBetter, o);
-        const regression = options.failOnRegressionPct !== undefined && comparison.verdict === 'slower';
-        rows.push({ testId: test.id, axes, metric: m, comparison, regression, pooled });
+        pending.push({ testId: test.id, axes, metric: m, candidate: vals(recsB), baseline: vals(recsA), pooled });
       }
     }
   }
+  // every matched test × metric is one family: their p-values are adjusted together (o.correction)
+  const inFamily = pending.map((x) => familyP(x.candidate, x.baseline));
+  const members = inFamily.flatMap((p, i) => (p === null ? [] : [i]));
+  const adjusted = adjustPValues(members.map((i) => inFamily[i]!), o.correction);
+  const adjustedOf = new Map(members.map((i, k) => [i, adjusted[k]!]));
+  pending.forEach((x, i) => {
+    const comparison = compareSamples(x.candidate, x.baseline, METRICS[x.metric].higherIsBetter, o, adjustedOf.get(i));
+    const regression = options.failOnRegressionPct !== undefined && comparison.verdict === 'slower';
+    rows.push({ testId: x.testId, axes: x.axes, metric: x.metric, comparison, regression, pooled: x.pooled });
+  });
   const unpairedA = [...ga.groups].filter(([k]) => !gb.groups.has(k)).map(([, g]) => describeKey(g.records));
   const unpairedB = [...gb.groups].filter(([k]) => !ga.groups.has(k)).map(([, g]) => describeKey(g.records));
   if (unpairedA.length + unpairedB.length > 0) {
@@ -267,6 +277,8 @@ export function renderCompareText(r: CompareResult): string {
   ];
   for (const w of [...r.fingerprintWarnings, ...r.warnings]) out.push(`warning: ${w}`);
   if (r.rows.length > 0) {
+    const family = r.rows.filter((x) => x.comparison.pAdjusted !== null).length;
+    out.push(r.options.correction === 'none' ? 'p-values: each comparison on its own (no correction)' : `p-values adjusted by ${CORRECTION_NAMES[r.options.correction]} over the family of ${family} comparison${family === 1 ? '' : 's'}; a verdict needs the adjusted p < ${r.options.alpha}`);
     const table = [['test', 'axes', 'metric', 'A mean', 'B mean', 'Δ% [95% CI]', 'p (Welch)', 'verdict']];
     for (const row of r.rows) {
       const c = row.comparison;
@@ -278,7 +290,7 @@ export function renderCompareText(r: CompareResult): string {
         formatValue(row.metric, c.baseline.mean),
         formatValue(row.metric, c.candidate.mean),
         formatDelta(c),
-        c.welch ? formatP(c.welch.p) : '–',
+        welchCell(c),
         `${c.verdict.replace('-', ' ')}${row.regression ? ' REGRESSION' : ''}`,
       ]);
     }

@@ -9,15 +9,19 @@ import {
   overviewLegend,
   referenceLabel,
   shortAxisNames,
+  methodLine,
+  rankCell,
+  replicationLine,
   truncationNote,
   VERDICT_TEXT,
+  welchCell,
 } from './wording.ts';
 import type { Axes } from '../contract/axis.ts';
 import { LATENCY_SPAN } from '../results/record.ts';
 import { hostLatencyLegend, hostLatencyTable } from './host-latency.ts';
 import { METRICS, type PermutationInfo, type Report, type TestSection } from './model.ts';
 import { deltaTooNoisy, formatDelta, formatMeanCi, meanTooNoisy, metricHeader, SIGNIFICANT_DIGITS, TOO_NOISY } from './numbers.ts';
-import { formatP, type Verdict } from './stats.ts';
+import type { Verdict } from './stats.ts';
 
 const CSS = `
 :root{--fg:#1d2430;--muted:#5b6675;--line:#d8dee6;--bg:#fff;--accent:#2f6db5;--good:#1f8a4c;--bad:#c0392b;--warn:#8a6d00;--warnbg:#fff7d6}
@@ -203,8 +207,8 @@ function renderTest(report: Report, s: TestSection, byId: ReadonlyMap<string, Pe
             [r.label, true],
             [METRICS[r.metric].label, true],
             [formatDelta(r.comparison), false],
-            [r.comparison.welch ? formatP(r.comparison.welch.p) : '–', false],
-            [r.comparison.mannWhitney ? formatP(r.comparison.mannWhitney.p) : '–', false],
+            [welchCell(r.comparison), false],
+            [rankCell(r.comparison), false],
             [VERDICT_TEXT[r.comparison.verdict], true, `v-${r.comparison.verdict}`],
           ]),
       ),
@@ -270,7 +274,8 @@ export function renderHtml(report: Report): string {
   facts.push(`${report.recordCount} records, ${report.permutations.length} permutations, ${report.tests.length} tests`);
   facts.push(`Verdicts (each test's main metric against the baseline): ${v.faster} faster, ${v.slower} slower, ${v['within-noise']} within noise, ${v['insufficient-data']} insufficient data`);
   facts.push(
-    `Method: mean ± ${Math.round(o.level * 100)}% CI (t distribution); Δ% CI by Fieller; Welch's t-test, verdict when p < ${o.alpha} and |Δ| ≥ ${o.minEffectPct}%; CV flagged above ${o.cvThresholdPct}%; an interval wider than the value is shown as "too noisy to tell"`,
+    methodLine(report),
+    replicationLine(report),
     `Numbers: ${SIGNIFICANT_DIGITS} significant digits (MB/s = 10⁶ bytes/s, as CrystalDiskMark); latency ${LATENCY_SPAN}, in µs below 1 ms, else ms`,
   );
 

@@ -6,7 +6,7 @@ import { hostLatencyLegend, hostLatencyTable } from './host-latency.ts';
 import { METRICS, type PermutationInfo, type Report, type TestSection } from './model.ts';
 import { MARKDOWN_MARKER } from './marker.ts';
 import { formatDelta, formatMeanCi, metricHeader } from './numbers.ts';
-import { formatP, type Verdict } from './stats.ts';
+import type { Verdict } from './stats.ts';
 import {
   axisFindings,
   buildOverview,
@@ -15,8 +15,12 @@ import {
   overviewLegend,
   referenceLabel,
   shortAxisNames,
+  methodLine,
+  rankCell,
+  replicationLine,
   truncationNote,
   VERDICT_TEXT,
+  welchCell,
 } from './wording.ts';
 
 /** Table cells hold untrusted names: keep them on one line, and stop `|` and HTML from breaking out. */
@@ -69,8 +73,8 @@ function renderSection(report: Report, s: TestSection): string {
         mdCell(r.label),
         METRICS[r.metric].label,
         formatDelta(r.comparison),
-        r.comparison.welch ? formatP(r.comparison.welch.p) : '–',
-        r.comparison.mannWhitney ? formatP(r.comparison.mannWhitney.p) : '–',
+        welchCell(r.comparison),
+        rankCell(r.comparison),
         `${VERDICT_MARK[r.comparison.verdict]}${VERDICT_TEXT[r.comparison.verdict]}`,
       ]);
     out.push(table(['permutation', 'metric', 'Δ% [95% CI]', 'p (Welch)', 'p (Mann–Whitney)', 'verdict'], cmpRows));
@@ -136,7 +140,8 @@ export function renderMarkdown(report: Report): string {
   const v = summary.verdicts;
   facts.push(
     `Verdicts (each test's main metric against the baseline): ${v.faster} faster, ${v.slower} slower, ${v['within-noise']} within noise, ${v['insufficient-data']} insufficient data`,
-    `Method: mean ± ${Math.round(o.level * 100)}% CI (t distribution); Δ% CI by Fieller; Welch's t-test, verdict when p < ${o.alpha} and |Δ| ≥ ${o.minEffectPct}%; CV flagged above ${o.cvThresholdPct}%; an interval wider than the value is shown as "too noisy to tell"`,
+    methodLine(report),
+    replicationLine(report),
     `Numbers: 4 significant digits (MB/s = 10⁶ bytes/s, as CrystalDiskMark); latency ${LATENCY_SPAN}, in µs below 1 ms, else ms`,
   );
   out.push('', '## Run', '', ...facts.map((f) => `- ${f}`));

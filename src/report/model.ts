@@ -6,8 +6,10 @@ import type { ResultRecord, TestIdentity } from '../results/record.ts';
 import { hostLatencyRows, type HostLatencyRow, type HostLatencySample } from './host-latency.ts';
 import type { AxisValue, Axes } from '../contract/axis.ts';
 import {
+  adjustPValues,
   compareSamples,
   DEFAULT_VERDICT_OPTIONS,
+  familyP,
   judge,
   isNoisy,
   mean,
@@ -15,6 +17,7 @@ import {
   variance,
   summarize,
   type Comparison,
+  type Correction,
   type Summary,
   type Verdict,
   type VerdictOptions,
@@ -38,6 +41,12 @@ export interface RunInfo {
   /** endpoints contacted without TLS/host-key verification; every report warns about them */
   insecureEndpoints?: string[];
   failures?: Array<{ permutationId: string; axes: Record<string, unknown>; reason: string }>;
+  /**
+   * what a repetition is a sample of: 'within-provisioning' (back to back on one provisioned
+   * datastore and disk: run-to-run noise only; a run's default), 'between-provisionings' (each on
+   * freshly provisioned objects), 'mixed' (sources differ), 'unknown' (imports that do not say)
+   */
+  replication?: 'within-provisioning' | 'between-provisionings' | 'mixed' | 'unknown';
 }
 
 export type MetricKey = 'bytesPerSecond' | 'iops' | 'latencyMeanUs' | 'latencyP99Us' | 'cpuPercent';
@@ -176,6 +185,8 @@ export interface Report {
     /** set when `noisy` was cut to the detail limit (the cells with the largest CV): how many there are */
     noisyTotal?: number;
     warnings: string[];
+    /** the comparisons whose p-values were adjusted together (every verdict-capable one), and how */
+    family: { correction: Correction; size: number };
   };
 }
 
@@ -441,6 +452,45 @@ interface SectionContext {
   /** counts of the primary metric's verdicts, over every permutation */
   verdicts: Record<Verdict, number>;
   noisy: Report['summary']['noisy'];
+  /** the family-adjusted p of this section's comparison (compared axis k, candidate permutation, metric), when it is in the family */
+  adjusted: (k: number, permIndex: number, m: MetricKey) => number | undefined;
+}
+
+/**
+ * The report's family of comparisons: every (test, compared axis, permutation, metric) whose
+ * Welch test can reach a verdict (n ≥ 2 per side), whether its table is listed or not. Their
+ * p-values are adjusted together (VerdictOptions.correction) before any verdict is made, so a
+ * sweep where nothing differs colours no cell, however many cells it has.
+ */
+function familyOf(tests: ReadonlyArray<{ cells: TestCells }>, permutations: number, baseOf: Int32Array[], o: VerdictOptions) {
+  const keys: number[] = [];
+  const ps: number[] = [];
+  const key = (t: number, k: number, permIndex: number, m: number) => ((t * Math.max(1, baseOf.length) + k) * permutations + permIndex) * METRIC_COUNT + m;
+  tests.forEach(({ cells }, t) => {
+    const slotOf = new Map<number, number>();
+    cells.perm.forEach((index, slot) => slotOf.set(index, slot));
+    baseOf.forEach((baseIndex, k) => {
+      cells.perm.forEach((index, slot) => {
+        const b = baseIndex[index]!;
+        const bs = b < 0 ? undefined : slotOf.get(b);
+        if (bs === undefined) return;
+        METRIC_ORDER.forEach((m, mi) => {
+          if (!cells.present[mi]) return;
+          const p = familyP(finiteValues(cells, slot, m), finiteValues(cells, bs, m));
+          if (p === null) return;
+          keys.push(key(t, k, index, mi));
+          ps.push(p);
+        });
+      });
+    });
+  });
+  const adjusted = adjustPValues(ps, o.correction);
+  const byKey = new Map<number, number>();
+  keys.forEach((k, i) => byKey.set(k, adjusted[i]!));
+  return {
+    size: ps.length,
+    forTest: (t: number) => (k: number, permIndex: number, m: MetricKey) => byKey.get(key(t, k, permIndex, METRIC_INDEX[m])),
+  };
 }
 
 /** The finite values of metric m in entry e's records, in input order. */
@@ -497,8 +547,9 @@ function buildSection(test: TestIdentity, cols: TestCells, ctx: SectionContext):
       if (bs < 0) continue;
       const cv = finiteValues(cols, slot, primaryMetric);
       const bv = finiteValues(cols, bs, primaryMetric);
-      const full = capped ? null : compareSamples(cv, bv, higher, o);
-      const j = full ?? judge(cv, bv, higher, o);
+      const adj = ctx.adjusted(k, cols.perm[slot]!, primaryMetric);
+      const full = capped ? null : compareSamples(cv, bv, higher, o, adj);
+      const j = full ?? judge(cv, bv, higher, o, adj);
       if (counted) verdicts[j.verdict]++;
       const d = j.delta ? Math.abs(j.delta.pct) : NaN;
       cand[count] = slot;
@@ -555,7 +606,7 @@ function buildSection(test: TestIdentity, cols: TestCells, ctx: SectionContext):
   }
 
   const comparisons: AxisComparison[] = [];
-  for (const { axis, baselineValue, count, cand, base, primary } of pairs) {
+  for (const [k, { axis, baselineValue, count, cand, base, primary }] of pairs.entries()) {
     const out: ComparisonRow[] = [];
     for (let i = 0; i < count; i++) {
       const s = cand[i]!;
@@ -565,7 +616,7 @@ function buildSection(test: TestIdentity, cols: TestCells, ctx: SectionContext):
       const value = perm(s).axes[axis]!;
       for (const m of metrics) {
         const comparison =
-          m === primaryMetric && primary ? primary[i]! : compareSamples(finiteValues(cols, s, m), finiteValues(cols, bs, m), METRICS[m].higherIsBetter, o);
+          m === primaryMetric && primary ? primary[i]! : compareSamples(finiteValues(cols, s, m), finiteValues(cols, bs, m), METRICS[m].higherIsBetter, o, ctx.adjusted(k, cols.perm[s]!, m));
         out.push({ permutationId: perm(s).permutationId, label: row.label, value, baselinePermutationId: perm(bs).permutationId, metric: m, comparison });
       }
     }
@@ -760,8 +811,9 @@ export function buildReport(records: Iterable<ResultRecord> | ReportRecords, inf
   const noisy: Report['summary']['noisy'] = [];
   const sections: TestSection[] = [];
 
-  for (const { test, cells } of tests) {
-    const section = buildSection(test, cells, { permutations: permList, baseOf, compared, o, limit, verdicts, noisy });
+  const family = familyOf(tests, permList.length, baseOf, o);
+  for (const [t, { test, cells }] of tests.entries()) {
+    const section = buildSection(test, cells, { permutations: permList, baseOf, compared, o, limit, verdicts, noisy, adjusted: family.forTest(t) });
     sections.push(section);
   }
 
@@ -806,6 +858,6 @@ export function buildReport(records: Iterable<ResultRecord> | ReportRecords, inf
     unpaired,
     tests: sections,
     hostLatency: hostLatencyOf(table, tests, permList),
-    summary: { verdicts, noisy: noisyShown, ...(noisyTotal !== undefined ? { noisyTotal } : {}), warnings },
+    summary: { verdicts, noisy: noisyShown, ...(noisyTotal !== undefined ? { noisyTotal } : {}), warnings, family: { correction: o.correction, size: family.size } },
   };
 }

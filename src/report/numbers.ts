@@ -3,7 +3,7 @@
 // MB/s is 3513 — latency in µs or ms by its magnitude, and an interval wider than the value itself
 // said in words ("too noisy to tell") instead of printed as [-571%, +805%].
 import { METRICS, type MetricCell, type MetricKey } from './model.ts';
-import type { Comparison, Summary } from './stats.ts';
+import { deltaUninformative, type Comparison, type Summary } from './stats.ts';
 
 /** Digits a measured value keeps: CrystalDiskMark prints MB/s with 3 decimals, so 1.585 and 61.93 keep 4. */
 export const SIGNIFICANT_DIGITS = 4;
@@ -106,16 +106,9 @@ export function formatPct(x: number): string {
   return `${x > 0 && Number(t) !== 0 ? '+' : ''}${t}%`;
 }
 
-/**
- * Whether a Δ's interval says nothing: unbounded (the baseline is too noisy for Fieller's
- * interval to close) or wider than the baseline value itself on either side (below −100%, or more
- * than 100 points from end to centre) — where [-571%, +805%] would only look like an answer.
- */
+/** Whether a Δ's interval says nothing: the verdict's own rule (stats.ts deltaUninformative), so a cell never shows ▲/▼ beside it. */
 export function deltaTooNoisy(c: Comparison): boolean {
-  if (!c.delta) return false;
-  const ci = c.delta.ci;
-  if (!ci) return c.baseline.n >= 2 && c.candidate.n >= 2;
-  return ci.low < -100 || ci.high - ci.low > 200;
+  return deltaUninformative(c.delta, c.candidate.n, c.baseline.n);
 }
 
 /** `+38% [+21%, +57%]`; `+12%` without an interval (n = 1); `too noisy to tell (+12%)`. */

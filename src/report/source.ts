@@ -268,7 +268,8 @@ export const loadSource: SourceLoader = async (path) => {
     path,
     kind: 'import',
     records: result.records,
-    info: { runId: result.records[0]?.runId ?? `import:${basename(path)}` },
+    // a published table does not say whether its repetitions were re-provisioned
+    info: { runId: result.records[0]?.runId ?? `import:${basename(path)}`, replication: 'unknown' },
     warnings: result.warnings.map((w) => (w.startsWith(path) ? w : `${path}: ${w}`)),
   };
 };
@@ -335,6 +336,8 @@ export function mergeSources(sources: readonly Source[]): { records: Records; in
   if (insecure.length > 0) info.insecureEndpoints = insecure;
   const failures = sources.flatMap((s) => s.info.failures ?? []);
   if (failures.length > 0) info.failures = failures;
+  const units = new Set(sources.map((s) => s.info.replication ?? 'within-provisioning'));
+  info.replication = units.size === 1 ? [...units][0]! : 'mixed';
   // What each run's playbook states and what was measured on its hosts: under the run's id when
   // more than one source has some, so two setups are never shown as one.
   for (const field of ['environment', 'fingerprint'] as const) {

@@ -373,6 +373,18 @@ export function percentDelta(candidate: readonly number[], baseline: readonly nu
 
 export type Verdict = 'faster' | 'slower' | 'within-noise' | 'insufficient-data';
 
+/**
+ * How the p-values of a report's family of comparisons are adjusted before any verdict: Holm's
+ * step-down (the family-wise error rate stays at alpha: among all the ▲/▼ of a report, the chance
+ * that even one is a false alarm is at most alpha), Benjamini–Hochberg's step-up (the expected share
+ * of false alarms among the ▲/▼ stays at alpha: for sweeps of hundreds of cells, where Holm would
+ * call almost nothing), or none (each comparison on its own, as before; one in twenty of a null
+ * sweep's cells is then coloured).
+ */
+export type Correction = 'holm' | 'bh' | 'none';
+export const CORRECTIONS: readonly Correction[] = ['holm', 'bh', 'none'];
+export const CORRECTION_NAMES: Record<Correction, string> = { holm: 'Holm', bh: 'Benjamini–Hochberg', none: 'no correction' };
+
 export interface VerdictOptions {
   /** significance level for Welch's test; default 0.05 */
   alpha: number;
@@ -382,16 +394,23 @@ export interface VerdictOptions {
   cvThresholdPct: number;
   /** confidence level of every interval; default 0.95 */
   level: number;
+  /** multiple-comparison adjustment over the report's family (default Holm) */
+  correction: Correction;
 }
 
-export const DEFAULT_VERDICT_OPTIONS: VerdictOptions = Object.freeze({ alpha: 0.05, minEffectPct: 5, cvThresholdPct: 10, level: 0.95 });
+export const DEFAULT_VERDICT_OPTIONS: VerdictOptions = Object.freeze({ alpha: 0.05, minEffectPct: 5, cvThresholdPct: 10, level: 0.95, correction: 'holm' });
 
 export interface Comparison {
   baseline: Summary;
   candidate: Summary;
   delta: PercentDelta | null;
   welch: WelchResult | null;
+  /** null where the rank test cannot reach alpha at these sample sizes (see rankFloor) */
   mannWhitney: MannWhitneyResult | null;
+  /** the smallest two-sided p Mann–Whitney could give with these sample sizes (2 / C(n₁+n₂, n₁)) */
+  rankFloor: number | null;
+  /** Welch's p after the family's adjustment (VerdictOptions.correction); the verdict uses it */
+  pAdjusted: number | null;
   verdict: Verdict;
   /** one short sentence saying why, for the report */
   reason: string;
@@ -409,39 +428,110 @@ export function compareSamples(
   baseline: readonly number[],
   higherIsBetter: boolean,
   options: Partial<VerdictOptions> = {},
+  /** Welch's p of this comparison after the family's adjustment (default: its own p, a family of one) */
+  pAdjusted?: number,
 ): Comparison {
   const o = { ...DEFAULT_VERDICT_OPTIONS, ...options };
   const c = candidate.filter(Number.isFinite);
   const b = baseline.filter(Number.isFinite);
   const cs = summarize(c, o.level);
   const bs = summarize(b, o.level);
-  const mannWhitney = c.length > 0 && b.length > 0 ? mannWhitneyU(c, b) : null;
-  const j = judgeFinite(c, b, higherIsBetter, o);
-  return { baseline: bs, candidate: cs, delta: j.delta, welch: j.welch, mannWhitney, verdict: j.verdict, reason: j.reason };
+  const rankFloor = c.length > 0 && b.length > 0 ? mannWhitneyFloor(c.length, b.length) : null;
+  // a rank test that cannot reach alpha at these sizes says nothing: not shown (n = 3 per side: p ≥ 0.1)
+  const mannWhitney = rankFloor !== null && rankFloor < o.alpha ? mannWhitneyU(c, b) : null;
+  const j = judgeFinite(c, b, higherIsBetter, o, pAdjusted);
+  return { baseline: bs, candidate: cs, delta: j.delta, welch: j.welch, mannWhitney, rankFloor, pAdjusted: j.pAdjusted, verdict: j.verdict, reason: j.reason };
 }
 
-export type Judgement = Pick<Comparison, 'delta' | 'welch' | 'verdict' | 'reason'>;
+export type Judgement = Pick<Comparison, 'delta' | 'welch' | 'pAdjusted' | 'verdict' | 'reason'>;
 
 /** The verdict and Δ of compareSamples alone, without the summaries and Mann–Whitney: for ranking many comparisons. */
-export function judge(candidate: readonly number[], baseline: readonly number[], higherIsBetter: boolean, options: Partial<VerdictOptions> = {}): Judgement {
-  return judgeFinite(candidate.filter(Number.isFinite), baseline.filter(Number.isFinite), higherIsBetter, { ...DEFAULT_VERDICT_OPTIONS, ...options });
+export function judge(candidate: readonly number[], baseline: readonly number[], higherIsBetter: boolean, options: Partial<VerdictOptions> = {}, pAdjusted?: number): Judgement {
+  return judgeFinite(candidate.filter(Number.isFinite), baseline.filter(Number.isFinite), higherIsBetter, { ...DEFAULT_VERDICT_OPTIONS, ...options }, pAdjusted);
 }
 
-function judgeFinite(c: readonly number[], b: readonly number[], higherIsBetter: boolean, o: VerdictOptions): Judgement {
+/** Welch's p of a comparison that can reach a verdict (n ≥ 2 per side, a non-zero baseline), else null: a member of the family. */
+export function familyP(candidate: readonly number[], baseline: readonly number[]): number | null {
+  const c = candidate.filter(Number.isFinite);
+  const b = baseline.filter(Number.isFinite);
+  if (c.length < 2 || b.length < 2 || mean(b) === 0) return null;
+  return welchTTest(c, b).p;
+}
+
+/**
+ * One rule decides the verdict and what a renderer may show: a difference is called (▲/▼) only
+ * when the family-adjusted p < alpha, |Δ| ≥ minEffectPct, and Δ's interval says something (an
+ * unbounded or wider-than-the-value interval is "too noisy to tell", never ▲/▼).
+ */
+function judgeFinite(c: readonly number[], b: readonly number[], higherIsBetter: boolean, o: VerdictOptions, adjusted?: number): Judgement {
   const delta = percentDelta(c, b, o.level);
   if (c.length < 2 || b.length < 2) {
-    return { delta, welch: null, verdict: 'insufficient-data', reason: `need ≥ 2 repetitions per side (have ${c.length} vs ${b.length})` };
+    return { delta, welch: null, pAdjusted: null, verdict: 'insufficient-data', reason: `need ≥ 2 repetitions per side (have ${c.length} vs ${b.length})` };
   }
   const welch = welchTTest(c, b, o.level);
-  if (delta === null) return { delta, welch, verdict: 'insufficient-data', reason: 'baseline mean is zero' };
-  const significant = welch.p < o.alpha;
+  const pAdjusted = Math.max(welch.p, adjusted ?? welch.p);
+  if (delta === null) return { delta, welch, pAdjusted, verdict: 'insufficient-data', reason: 'baseline mean is zero' };
+  const adj = pAdjusted !== welch.p ? ` (${CORRECTION_NAMES[o.correction]}-adjusted ${formatP(pAdjusted)})` : '';
+  if (deltaUninformative(delta, c.length, b.length)) return { delta, welch, pAdjusted, verdict: 'within-noise', reason: `too noisy to tell: Δ's ${Math.round(o.level * 100)}% interval is unbounded or wider than the baseline` };
+  const significant = pAdjusted < o.alpha;
   const large = Math.abs(delta.pct) >= o.minEffectPct;
   if (!significant || !large) {
-    const why = !significant ? `p = ${formatP(welch.p)} ≥ ${o.alpha}` : `|Δ| = ${Math.abs(delta.pct).toFixed(1)}% < ${o.minEffectPct}%`;
-    return { delta, welch, verdict: 'within-noise', reason: why };
+    const why = !significant ? `p = ${formatP(welch.p)}${adj} ≥ ${o.alpha}` : `|Δ| = ${Math.abs(delta.pct).toFixed(1)}% < ${o.minEffectPct}%`;
+    return { delta, welch, pAdjusted, verdict: 'within-noise', reason: why };
   }
   const better = higherIsBetter ? delta.pct > 0 : delta.pct < 0;
-  return { delta, welch, verdict: better ? 'faster' : 'slower', reason: `Δ = ${delta.pct.toFixed(1)}%, p = ${formatP(welch.p)}` };
+  return { delta, welch, pAdjusted, verdict: better ? 'faster' : 'slower', reason: `Δ = ${delta.pct.toFixed(1)}%, p = ${formatP(welch.p)}${adj}` };
+}
+
+/**
+ * Whether a Δ's interval says nothing: unbounded (the baseline is too noisy for Fieller's interval
+ * to close) with n ≥ 2 per side, or wider than the baseline value itself on either side (below
+ * −100%, or more than 100 points from end to centre) — where [-571%, +805%] would only look like an
+ * answer. The renderers' "too noisy to tell" is this same test.
+ */
+export function deltaUninformative(delta: PercentDelta | null, nCandidate: number, nBaseline: number): boolean {
+  if (!delta) return false;
+  const ci = delta.ci;
+  if (!ci) return nBaseline >= 2 && nCandidate >= 2;
+  return ci.low < -100 || ci.high - ci.low > 200;
+}
+
+/** The smallest two-sided p Mann–Whitney U can give for sizes n1, n2: all of one side above the other, 2 / C(n1+n2, n1). */
+export function mannWhitneyFloor(n1: number, n2: number): number {
+  // C(n1+n2, n1) as a product of ratios; beyond ~1e300 the floor is 0 for any purpose here
+  let c = 1;
+  const k = Math.min(n1, n2);
+  for (let i = 1; i <= k; i++) c = (c * (n1 + n2 - k + i)) / i;
+  return Math.min(1, 2 / c);
+}
+
+/**
+ * Adjusted p-values of a family (same order as given): Holm's step-down — p(i) × (m − i + 1) over
+ * the sorted p, made monotone upwards — or Benjamini–Hochberg's step-up — p(i) × m / i, made
+ * monotone downwards from the largest; capped at 1. With 'none' the p-values are returned as they
+ * are. (Holm 1979, Scand. J. Statist. 6:65–70; Benjamini & Hochberg 1995, JRSS B 57:289–300; the
+ * same as R's p.adjust(method = "holm" | "BH").)
+ */
+export function adjustPValues(ps: ArrayLike<number>, method: Correction): Float64Array {
+  const m = ps.length;
+  const out = Float64Array.from(ps);
+  if (method === 'none' || m < 2) return out;
+  const order = Array.from({ length: m }, (_, i) => i).sort((a, b) => ps[a]! - ps[b]! || a - b);
+  if (method === 'holm') {
+    let running = 0;
+    order.forEach((idx, i) => {
+      running = Math.max(running, Math.min(1, (m - i) * ps[idx]!));
+      out[idx] = running;
+    });
+  } else {
+    let running = 1;
+    for (let i = m - 1; i >= 0; i--) {
+      const idx = order[i]!;
+      running = Math.min(running, (m / (i + 1)) * ps[idx]!);
+      out[idx] = Math.min(1, running);
+    }
+  }
+  return out;
 }
 
 export function isNoisy(s: Summary, cvThresholdPct = DEFAULT_VERDICT_OPTIONS.cvThresholdPct): boolean {

@@ -6,7 +6,7 @@ import { blockSizeLabel, type TestIdentity } from '../results/record.ts';
 import type { AxisValue } from '../contract/axis.ts';
 import { METRICS, SOURCE_AXIS, type ComparisonRow, type MetricKey, type PermutationInfo, type Report, type TestRow, type TestSection } from './model.ts';
 import { formatDelta, formatPct, formatValue, TOO_NOISY, deltaTooNoisy } from './numbers.ts';
-import type { Comparison, Verdict } from './stats.ts';
+import { CORRECTION_NAMES, formatP, type Comparison, type Verdict } from './stats.ts';
 
 export const VERDICT_TEXT: Record<Verdict, string> = {
   faster: 'faster',
@@ -176,7 +176,40 @@ export function overviewLegend(report: Report, o: Overview): string {
   for (const s of report.tests) for (const c of s.comparisons) if (!bases.includes(`${c.axis}=${String(c.baselineValue)}`)) bases.push(`${c.axis}=${String(c.baselineValue)}`);
   const against = bases.length === 1 ? ` from the permutation with ${bases[0]}, all else equal,` : bases.length > 1 ? ` from the permutation with one axis at its baseline value (${bases.join('; ')}), all else equal,` : '';
   const cut = o.omitted > 0 ? ` The first ${o.permutations.length} of ${o.permutations.length + o.omitted} permutations; the tables below and the CSV have the rest.` : '';
-  return `Each cell: MB/s [IOPS], the mean of ${repetitionWords(report)}. ▲/▼ and colour: the test's main metric (MB/s for sequential, IOPS for random tests) differs${against} beyond noise (p < ${report.options.alpha} and |Δ| ≥ ${report.options.minEffectPct}%); no colour: within noise or too few repetitions to tell.${cut}`;
+  return `Each cell: MB/s [IOPS], the mean of ${repetitionWords(report)}. ▲/▼ and colour: the test's main metric (MB/s for sequential, IOPS for random tests) differs${against} beyond noise (${report.summary.family.correction === 'none' ? 'p' : `${CORRECTION_NAMES[report.summary.family.correction]}-adjusted p`} < ${report.options.alpha} and |Δ| ≥ ${report.options.minEffectPct}%); no colour: within noise or too few repetitions to tell.${cut}`;
+}
+
+/**
+ * The method line every renderer prints: intervals, tests, the family and its correction, the
+ * replication unit the intervals describe.
+ */
+export function methodLine(report: Report): string {
+  const o = report.options;
+  const f = report.summary.family;
+  const corrected = f.correction === 'none' ? 'each comparison on its own (no correction for many comparisons)' : `p adjusted by ${CORRECTION_NAMES[f.correction]} over the family of ${f.size.toLocaleString('en-US')} comparison${f.size === 1 ? '' : 's'} (every test × permutation × metric compared)`;
+  return `Method: mean ± ${Math.round(o.level * 100)}% CI (t distribution); Δ% CI by Fieller; Welch's t-test, ${corrected}; verdict when the adjusted p < ${o.alpha} and |Δ| ≥ ${o.minEffectPct}% and Δ's interval is bounded and narrower than the value (else "too noisy to tell"); Mann–Whitney shown only where its sample sizes can reach p < ${o.alpha}; CV flagged above ${o.cvThresholdPct}%`;
+}
+
+/** What the repetitions are samples of: the replication unit the intervals describe. */
+export function replicationLine(report: Report): string {
+  const unit = report.info.replication;
+  if (unit === 'between-provisionings') return 'Replication unit: the provisioning (each repetition on freshly provisioned objects): intervals include between-provisioning variance';
+  if (unit === 'mixed') return 'Replication unit: mixed (some sources repeat within one provisioning, some across provisionings): read each interval with its source';
+  if (unit === 'unknown') return 'Replication unit: not stated by the sources (imported results): intervals describe what was repeated, which may be one provisioning';
+  return 'Replication unit: the run within one provisioning (repetitions back to back on the same datastore and disk): intervals describe run-to-run noise only, not between-provisioning variance';
+}
+
+/** Welch's p as a table shows it: the raw p, and the adjusted one when the family changed it. */
+export function welchCell(c: Comparison): string {
+  if (!c.welch) return '–';
+  const raw = formatP(c.welch.p);
+  return c.pAdjusted !== null && formatP(c.pAdjusted) !== raw ? `${raw} (adj. ${formatP(c.pAdjusted)})` : raw;
+}
+
+/** Mann–Whitney's p, or why it is not shown: its sample sizes cannot reach the threshold. */
+export function rankCell(c: Comparison): string {
+  if (c.mannWhitney) return formatP(c.mannWhitney.p);
+  return c.rankFloor !== null ? `n/a (n too small: p ≥ ${formatP(c.rankFloor)})` : '–';
 }
 
 function repetitionWords(report: Report): string {

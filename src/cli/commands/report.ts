@@ -8,7 +8,7 @@ import { renderJson } from '../../report/json.ts';
 import { renderMarkdown } from '../../report/markdown.ts';
 import { buildReport, parseBaseline, ReportRecords } from '../../report/model.ts';
 import { collectRecords, eachRecord, loadSource, mergeSources, type SourceLoader } from '../../report/source.ts';
-import type { VerdictOptions } from '../../report/stats.ts';
+import { CORRECTIONS, type Correction, type VerdictOptions } from '../../report/stats.ts';
 import { checkImportedAxes } from '../import-tags.ts';
 import { terminal } from '../output.ts';
 import { checkReportOutput, writeReportFile } from '../report-file.ts';
@@ -42,6 +42,7 @@ export interface ReportCommandOptions {
   alpha?: string;
   minEffect?: string;
   cvThreshold?: string;
+  correction?: string;
 }
 
 /** Parses a number option, naming the flag and the accepted range when it is wrong. */
@@ -54,8 +55,12 @@ export function numberOption(flag: string, raw: string | undefined, min: number,
   return v;
 }
 
-export function verdictOptionsFrom(o: { alpha?: string; minEffect?: string; cvThreshold?: string }): Partial<VerdictOptions> {
+export function verdictOptionsFrom(o: { alpha?: string; minEffect?: string; cvThreshold?: string; correction?: string }): Partial<VerdictOptions> {
   const out: Partial<VerdictOptions> = {};
+  if (o.correction !== undefined) {
+    if (!(CORRECTIONS as readonly string[]).includes(o.correction)) throw new UsageError(`--correction: expected one of ${CORRECTIONS.join(', ')}, got ${JSON.stringify(o.correction)}`);
+    out.correction = o.correction as Correction;
+  }
   const alpha = numberOption('--alpha', o.alpha, 1e-9, 0.5);
   const minEffect = numberOption('--min-effect', o.minEffect, 0, 1000);
   const cv = numberOption('--cv-threshold', o.cvThreshold, 0, 1000);
@@ -118,6 +123,7 @@ export function registerReport(program: Command, io: CommandIo = defaultIo): Com
     .option('--alpha <p>', 'significance level of the verdicts (default 0.05)')
     .option('--min-effect <pct>', 'smallest difference in % called faster/slower (default 5)')
     .option('--cv-threshold <pct>', 'flag cells whose coefficient of variation exceeds this % (default 10)')
+    .option('--correction <method>', 'adjust the p-values of all comparisons together: holm (default: the chance of any false ▲/▼ stays at --alpha), bh (Benjamini–Hochberg, for sweeps of hundreds of cells), none')
     .option('--run <runId>', 'a run in the store (--store URL, or the inventory\'s store: with -i); repeatable', (v: string, prev: string[] = []) => [...prev, v])
     .option('--store <url>', 'the PostgreSQL store runs are read from: postgresql://USER[:${env:NAME}|${file:path}]@HOST[:PORT]/DB')
     .option('-i, --inventory <file>', 'the inventory whose store: runs are read from')

@@ -18,7 +18,7 @@ describe('markdown', () => {
     expect(md).toContain('| 1 | 1 | 828.0 |');
     expect(md).toContain('#### vs datastore.blockSizeMb = 1');
     // 790.583 / 828.041 − 1 = −4.52%
-    expect(md).toContain('| datastore.blockSizeMb=4 | MB/s | -4.5% | – | 1 | insufficient data |');
+    expect(md).toContain('| datastore.blockSizeMb=4 | MB/s | -4.5% | – | n/a (n too small: p ≥ 1) | insufficient data |');
   });
 
   it('renders verdicts, Fieller CIs and p-values for a lab run', () => {
