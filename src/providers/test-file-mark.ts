@@ -86,6 +86,8 @@ export function claimCommand(testFile: string, line: string, seen: TestFileSeen)
   return [
     `f=${f}; m=${m}`,
     still,
+    // its directory, as fio would make it for the file (fio makes the directories of a filename)
+    'd=$(dirname -- "$f") && mkdir -p -- "$d" || exit 1',
     // a new file of its own (mktemp: O_EXCL), never written through something already there
     't=$(mktemp -- "$m.XXXXXX") || exit 1',
     `printf '%s\\n' ${shQuote(line, 'mark')} > "$t" || { rm -f -- "$t"; exit 1; }`,
