@@ -735,7 +735,7 @@ export function registerRun(program: Command): void {
     .option('--resume <runDir>', 'continue an interrupted run: done permutations are skipped, a half-done one is cleaned up and redone')
     .option('--keep', "leave the last permutation's objects in place for inspection")
     .option('--fail-fast', 'stop at the first failed permutation')
-    .option('--confirm-destroy <names>', 'comma-separated: exactly the names the destructive steps destroy (naa.…/eui.…/t10.… LUNs, disk<N>:<serial> Hyper-V disks, raw guest devices); --dry-run lists them')
+    .option('--confirm-destroy <names>', 'comma-separated: exactly the names the destructive steps destroy (naa.…/eui.…/t10.… LUNs, disk<N>:<serial> Hyper-V disks, raw guest devices, a test file at its path that storsweep did not create); --dry-run lists what the steps destroy')
     .option('--retries <n>', 'retries of a transient failure per step, 0-20 (default 3)', retriesOption)
     .option('--step-timeout <sec>', 'limit for each provisioning step in whole seconds, 1-2147483 (default 1800)', stepTimeoutOption)
     .option('--no-report', 'do not write report.md/report.html at the end')
