@@ -11,9 +11,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadInventory } from '../../src/config/index.ts';
 import { composeTargets } from '../../src/cli/compose.ts';
 import { ownedPrefix } from '../../src/plan/permutation.ts';
-import { lastJsonLine, runCli } from './helpers/cli.ts';
-import { executeSteps } from './helpers/executor-run.ts';
-import { startLabGuest, tinyPlaybook, type LabGuest } from './helpers/lab-guest.ts';
+import { lastJsonLine, runCli } from '../helpers/cli.ts';
+import { executeSteps } from '../helpers/executor-run.ts';
+import { startLabGuest, tinyPlaybook, type LabGuest } from '../helpers/lab-guest.ts';
 
 const PROFILE = '"4k 100% read 100% random"';
 const MARK = '.storsweep-mark';
