@@ -178,11 +178,9 @@ function refuseForeign(foreign: readonly ForeignFile[], missing: readonly string
  * cannot be reached now is left to the run, whose marking step looks again before it writes.
  */
 export async function foreignTestFiles(comps: ReadonlyMap<string, Composition>): Promise<ForeignFile[]> {
+  const looks = await Promise.all([...comps.values()].map(async (comp) => (comp.testFile ? comp.testFile.look().catch(() => null) : null)));
   const found = new Map<string, ForeignFile>();
-  for (const comp of comps.values()) {
-    const f = await comp.testFile?.look().catch(() => null);
-    if (f) found.set(`${f.where}\0${f.path}`, f);
-  }
+  for (const f of looks) if (f) found.set(`${f.where}\0${f.path}`, f);
   return [...found.values()];
 }
 
