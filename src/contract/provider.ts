@@ -80,6 +80,12 @@ export interface ProviderContext {
    * `facts` in every record. Absent outside a provisioning step.
    */
   measure?(target: MeasuredTarget): void;
+  /**
+   * What the user confirmed this run may destroy (`--confirm-destroy`, as the run recorded it or a
+   * resume confirmed it again): a step that finds something not ours where it would write (a test
+   * file storsweep did not create) goes on only when its name is here. Absent: nothing confirmed.
+   */
+  confirmedDestroy?: readonly string[];
 }
 
 /** What a permutation's workload measures, as a provisioning step found it in the guest. */
@@ -265,6 +271,29 @@ export interface Composition {
   insecureEndpoints: string[];
   /** what it shares with other targets (the module's `sharedResources`), filled in by the composition root */
   sharedResources?: SharedResource[];
+  /** the test file its workload writes, when a file storsweep did not create may already be there (local, ssh) */
+  testFile?: TestFileCheck;
+}
+
+/** A target's test file, looked at before a run writes anything (`run`, `submit`; `validate` on this machine). */
+export interface TestFileCheck {
+  path: string;
+  /** the inventory key it comes from: `testFile`, or `workdir` for the default file in it */
+  key: 'testFile' | 'workdir';
+  /** on this machine: `validate` looks too (it connects nowhere) */
+  local: boolean;
+  /** reads the guest now (read-only): what is there when it is a file storsweep did not create, else null */
+  look(): Promise<ForeignFile | null>;
+}
+
+/** A file at a test file's path that carries no mark of storsweep: overwritten only when confirmed by its path. */
+export interface ForeignFile {
+  /** the name `--confirm-destroy` takes: the path */
+  path: string;
+  /** where it was found, for messages (`local`, `user@host:22`) */
+  where: string;
+  /** what was found there, in words */
+  found: string;
 }
 
 /**

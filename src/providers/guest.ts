@@ -1,7 +1,7 @@
 // The Linux guest that runs fio, as the local, ssh, vsphere and esxi-shell targets describe it in
 // the inventory (its schema), and wired up as their workload endpoint (this machine, or SSH).
 import { z } from 'zod';
-import type { ComposeContext, Composition, ProviderName, ResourceContext, SharedResource, WorkloadEndpoint } from '../contract/provider.ts';
+import type { ComposeContext, Composition, ProviderName, ResourceContext, SharedResource, StepPlanner, WorkloadEndpoint } from '../contract/provider.ts';
 import { plainText } from '../config/fields.ts';
 import type { CommandRunner } from '../ssh/command-runner.ts';
 import { createLocalRunner } from '../ssh/local-runner.ts';
@@ -13,6 +13,8 @@ import { guestDiskFields } from './guest-disk.ts';
 import { DISKSPD_PATH_HINT, DISKSPD_PATH_PATTERN, FIO_IOENGINES, FIO_PATH_HINT, FIO_PATH_PATTERN } from '../workloads/tool-settings.ts';
 import { secretRefSchema } from '../config/secrets.ts';
 import { fioGuestResources } from './shared-resources.ts';
+import { markStepSchema, testFileCheck, testFileProvider, testFileSteps } from './test-file.ts';
+import { MARK_OPERATION } from './test-file-mark.ts';
 
 /** A required name (an inventory key, host or user name): text without control characters. */
 export const nameField = () => plainText().min(1);
@@ -141,6 +143,11 @@ export const workloadStepSchema = z.strictObject({
   measures: z.literal(ATTACHED_DISK).optional(),
 });
 
+/** The planner of a guest's test file: one marking step per permutation (none for a raw device). */
+function testFilePlanner(name: ProviderName, file: string): StepPlanner | undefined {
+  return testFileSteps(name, file, '').length ? (_axes, { prefix }) => testFileSteps(name, file, prefix) : undefined;
+}
+
 /**
  * What a provider that provisions nothing and runs fio on one guest (`local`: this machine; `ssh`:
  * an `sshHosts` entry) declares besides its name, target schema and ssh hosts: no axis but the
@@ -153,15 +160,30 @@ export function fioGuestModule<N extends ProviderName, T>(name: N, guestOf: (t: 
     axes: [],
     checkInventory: () => [],
     validate: () => [],
-    planner: () => undefined,
-    operations: { fio: workloadStepSchema },
+    // its one object: the test file, marked before the pre-fill creates it (providers/test-file.ts)
+    planner: (t: T): StepPlanner | undefined => testFilePlanner(name, fioTestFile(guestOf(t))),
+    operations: { fio: workloadStepSchema, [MARK_OPERATION]: markStepSchema },
     estimateSec: () => 0,
     isTransient: connectionLost,
     describeDestroyed: () => null,
     sharedResources: (t: T, where: ResourceContext): SharedResource[] => fioGuestResources(guestOf(t), where),
     compose(target: T, ctx: ComposeContext): Composition {
-      const g = guestWorkload(ctx, guestOf(target));
-      return { provider: name, connectProvider: async () => null, workload: g.endpoint, workloadProvider: g.provider, workloadTarget: g.describe, insecureEndpoints: [] };
+      const guest = guestOf(target);
+      const g = guestWorkload(ctx, guest);
+      const file = fioTestFile(guest);
+      const open = guestOpener(ctx, guest);
+      const check = testFileCheck(open, file, { local: guest.sshHost === undefined, key: guest.testFile === undefined ? 'workdir' : 'testFile' });
+      return {
+        provider: name,
+        planSteps: testFilePlanner(name, file),
+        // a test file to mark, remove and prove ours (none for a raw device: its workload step is confirmed)
+        connectProvider: async () => (check ? testFileProvider(name, open, file) : null),
+        workload: g.endpoint,
+        workloadProvider: g.provider,
+        workloadTarget: g.describe,
+        insecureEndpoints: [],
+        ...(check ? { testFile: check } : {}),
+      };
     },
   } as const;
 }

@@ -43,6 +43,11 @@ export interface ExecuteOptions {
   failFast?: boolean;
   /** leave the last permutation's objects in place */
   keep?: boolean;
+  /**
+   * What the user confirmed the run may destroy (the run's `confirmedDestroy`, or what a resume
+   * confirmed again): handed to every step (ProviderContext.confirmedDestroy). Absent: nothing.
+   */
+  confirmedDestroy?: readonly string[];
   stepTimeoutMs?: number;
   workloadSlackSec?: number;
   retry?: Partial<RetryPolicy>;
@@ -374,6 +379,7 @@ async function runPermutation(perm: PermutationPlan, c: PermContext): Promise<bo
     sent: () => {
       throw new InternalError('ctx.sent called outside a provisioning step');
     },
+    ...(c.confirmedDestroy ? { confirmedDestroy: c.confirmedDestroy } : {}),
   };
   // what a provisioning step found in the guest for the workload to measure (ctx.measure)
   let target: MeasuredTarget | undefined;

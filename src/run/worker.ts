@@ -47,7 +47,7 @@ export interface WorkerRun {
   keys(target: string): readonly string[];
   /** a target's provider and workload endpoint, connected on first use */
   endpoints(target: string): Promise<TargetEndpoints>;
-  execute?: Pick<ExecuteOptions, 'stepTimeoutMs' | 'workloadSlackSec' | 'retry' | 'sleep'>;
+  execute?: Pick<ExecuteOptions, 'stepTimeoutMs' | 'workloadSlackSec' | 'retry' | 'sleep' | 'confirmedDestroy'>;
 }
 
 export interface WorkerOptions {

@@ -31,10 +31,10 @@ export function onePermutationPlan(runId: string, steps: PlannedStep[]): RunPlan
 }
 
 /** Executes the steps (then teardown, unless `keep`) into a new run directory under `dir`; the store stays open. */
-export async function executeSteps(dir: string, runId: string, steps: PlannedStep[], provider: Provider, opts: { keep?: boolean; retries?: number } = {}): Promise<{ store: ResultStore; summary: RunSummary }> {
+export async function executeSteps(dir: string, runId: string, steps: PlannedStep[], provider: Provider, opts: { keep?: boolean; retries?: number; confirmedDestroy?: string[] } = {}): Promise<{ store: ResultStore; summary: RunSummary }> {
   const plan = onePermutationPlan(runId, steps);
   const meta: RunMeta = { runId, playbook: 'pb', playbookFile: '/pb.yaml', inventoryFile: '/inv.yaml', target: 't', startedAt: new Date().toISOString(), fingerprint: {}, insecureEndpoints: [] };
   const store = ResultStore.create(path.join(dir, `run-${runId}`), meta, plan);
-  const summary = await executeRun({ store, plan, provider, workload: noWorkload, signal: new AbortController().signal, retry: { retries: opts.retries ?? 0, minTimeoutMs: 10, maxTimeoutMs: 50 }, keep: opts.keep });
+  const summary = await executeRun({ store, plan, provider, workload: noWorkload, signal: new AbortController().signal, retry: { retries: opts.retries ?? 0, minTimeoutMs: 10, maxTimeoutMs: 50 }, keep: opts.keep, ...(opts.confirmedDestroy ? { confirmedDestroy: opts.confirmedDestroy } : {}) });
   return { store, summary };
 }

@@ -121,12 +121,15 @@ describe('storsweep run over SSH with real fio', () => {
     const out = path.join(guest.dir, 'dry-runs');
     const r = await runCli(['run', two, '-i', guest.inventory, '--out', out, '--dry-run', '--json']);
     expect(r.code).toBe(0);
-    const lines = r.stdout.trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
-    expect(lines).toHaveLength(2); // ssh target: no provisioning, one workload call per permutation
-    expect(lines.map((l) => [l.step, l.provider, l.destructive])).toEqual([
+    const all = r.stdout.trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
+    // ssh target: per permutation its test file marked, one workload call, the test file removed
+    const perPermutation = [
+      ['test-file', 'ssh', false],
       ['workload', 'ssh', false],
-      ['workload', 'ssh', false],
-    ]);
+      ['teardown test-file', 'ssh', false],
+    ];
+    expect(all.map((l) => [l.step, l.provider, l.destructive])).toEqual([...perPermutation, ...perPermutation]);
+    const lines = all.filter((l) => l.step === 'workload');
     expect(lines.map((l) => (l.arguments as { profile: string }).profile)).toEqual(['cdm8-default', 'quick']);
     expect((lines[0]!.arguments as { repetitions: number; tests: string[] }).repetitions).toBe(2);
     expect((lines[0]!.arguments as { tests: string[] }).tests).toEqual(CDM8_IDS);

@@ -69,7 +69,8 @@ describe('the inventory test file is one file', () => {
     const victim = path.join(dir, 'victim.dat');
     fs.writeFileSync(victim, 'precious\n');
     const testFile = `${path.join(dir, 'scratch', 't.dat')}:${victim}`;
-    const r = await runCli(['run', playbook, '-i', inventory('psync', testFile), '--out', path.join(dir, 'runs-colon'), '--no-report']);
+    // --keep: the test file, removed at teardown otherwise, stays to be measured here
+    const r = await runCli(['run', playbook, '-i', inventory('psync', testFile), '--out', path.join(dir, 'runs-colon'), '--no-report', '--keep']);
     expect(r.stderr).not.toMatch(/FAILED/);
     expect(r.code).toBe(0);
     expect(fs.readFileSync(victim, 'utf8')).toBe('precious\n');

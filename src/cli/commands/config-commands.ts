@@ -1,10 +1,11 @@
 // validate, plan, schema: the commands that read configuration and touch nothing.
 import type { Command } from 'commander';
 import { z } from 'zod';
-import { loadInventory, loadPlaybook } from '../../config/index.ts';
+import { loadInventory, loadPlaybook, type LoadedInventory } from '../../config/index.ts';
+import { diagnosticAt, sortDiagnostics } from '../../config/load.ts';
 import { inventorySchema } from '../../config/inventory.ts';
 import { playbookSchema } from '../../config/playbook.ts';
-import { UsageError } from '../../errors.ts';
+import { ConfigError, UsageError, type Diagnostic } from '../../errors.ts';
 import { checkPlaybookAgainst } from '../../plan/check.ts';
 import type { RunPlan } from '../../contract/plan.ts';
 import { formatBytes } from '../../input/read-input.ts';
@@ -103,6 +104,25 @@ export function renderPlanText(plan: RunPlan): string {
   return lines.join('\n');
 }
 
+/**
+ * The test files of the targets that run on this machine, looked at now (read-only; validate connects
+ * nowhere, so a guest's is looked at by `run`): one storsweep did not create is refused at the
+ * inventory line that names it, unless `confirm` (validate's --confirm-destroy) names its path.
+ */
+export async function checkLocalTestFiles(targets: ReadonlyMap<string, unknown>, inv: LoadedInventory, confirm: string | undefined): Promise<void> {
+  const confirmed = (confirm ?? '').split(',').map((n) => n.trim());
+  const diags: Diagnostic[] = [];
+  for (const [name, comp] of composeTargets([...targets.keys()], inv)) {
+    const check = comp.testFile;
+    if (!check?.local) continue;
+    const f = await check.look();
+    if (!f || confirmed.includes(f.path)) continue;
+    const where = check.key === 'workdir' ? `the default test file ${f.path} in this workdir` : `the test file ${f.path}`;
+    diags.push(diagnosticAt(inv.source, ['targets', name, check.key], `${where} exists on this machine and storsweep did not create it (${f.found}); run refuses to write over it unless --confirm-destroy names ${f.path}`));
+  }
+  if (diags.length) throw new ConfigError(sortDiagnostics(diags));
+}
+
 export function registerConfigCommands(program: Command): void {
   program
     .command('validate')
@@ -110,14 +130,15 @@ export function registerConfigCommands(program: Command): void {
     .argument('[playbook]', 'playbook YAML')
     .option('-i, --inventory <file>', 'inventory YAML (checked on its own, and the playbook against it)')
     .option('--set <key=value>', SET_HELP, collect)
-    .action((playbook: string | undefined, o: { inventory?: string; set?: string[] }) => {
+    .option('--confirm-destroy <names>', 'what run will be given: a test file on this machine that storsweep did not create is accepted when named here, as run accepts it')
+    .action(async (playbook: string | undefined, o: { inventory?: string; set?: string[]; confirmDestroy?: string }) => {
       if (!playbook && !o.inventory) throw new UsageError('validate: give a playbook, an inventory (-i), or both');
       if (!playbook && o.set?.length) throw new UsageError('validate: --set overrides a playbook value; give the playbook');
       const overrides = parseSetArguments(o.set);
       const inv = o.inventory ? loadInventory(o.inventory) : null;
       if (playbook) {
         const pb = loadPlaybook(playbook, overrides);
-        if (inv) checkPlaybookAgainst(pb, inv);
+        if (inv) await checkLocalTestFiles(checkPlaybookAgainst(pb, inv), inv, o.confirmDestroy);
       }
       const withSet = overrides.length ? ` with ${overrides.map((x) => x.argument).join(' ')}` : '';
       terminal.stdout(playbook ? `${playbook}${withSet}: ok${o.inventory ? ` (against ${o.inventory})` : ''}\n` : `${o.inventory}: ok\n`);

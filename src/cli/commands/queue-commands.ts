@@ -31,7 +31,7 @@ import { intOption, retriesOption, stepTimeoutOption } from '../options.ts';
 import { jsonText, progressStream, terminal } from '../output.ts';
 import { pgConnectionOf, selectStore } from '../store.ts';
 import { collect, SET_HELP } from './config-commands.ts';
-import { checkConfirmDestroy, checkStoredPlan, newRunMeta, prepareNew, targetFacts } from './run.ts';
+import { checkConfirmDestroy, checkStoredPlan, foreignTestFiles, newRunMeta, prepareNew, targetFacts } from './run.ts';
 import { ensureOutputDirectory } from '../out-dir.ts';
 
 /** A run whose preparation failed is tried again after this long (or at once before an --until-idle worker decides it is idle). */
@@ -164,7 +164,8 @@ export async function submitCommand(playbookFile: string, o: SubmitOptions): Pro
   // planned, validated and confirmed exactly as `run` does, before the store is touched
   const { plan, comps, inv, pb, timeouts } = prepareNew(playbookFile, o);
   const { connection, where } = queueStore('submit', o, inv);
-  const confirmedDestroy = checkConfirmDestroy(plan, o.confirmDestroy);
+  // a test file storsweep did not create, where a target's guest can be reached from here, is confirmed too
+  const confirmedDestroy = checkConfirmDestroy(plan, o.confirmDestroy, await foreignTestFiles(comps));
   await checkAgainstHostVersions(pb, inv, comps);
   const backend = await PgRunStoreBackend.connect(connection, where);
   let queue: WorkQueue | null = null;
@@ -380,6 +381,8 @@ export async function workerCommand(o: WorkerCommandOptions): Promise<number> {
           ...(stepSec !== undefined ? { stepTimeoutMs: stepSec * 1000 } : {}),
           ...(meta.timeouts?.workloadSlackSec !== undefined ? { workloadSlackSec: meta.timeouts.workloadSlackSec } : {}),
           ...(o.retries !== undefined ? { retry: { retries: o.retries } } : {}),
+          // a step that finds something not ours where it writes goes on only if the run was confirmed for it
+          ...(meta.confirmedDestroy ? { confirmedDestroy: meta.confirmedDestroy } : {}),
         },
       };
     };

@@ -19,7 +19,8 @@ import { SqliteRunStore } from '../../results/sqlite-store.ts';
 import { loadSource } from '../../report/source.ts';
 import { connectPointerStore, readStorePointer, selectStore, connectStore, storeAwareLoader, storePointerOf, writeStorePointer, type StorePointer } from '../store.ts';
 import { executeRun, type RunSummary, type TargetEndpoints } from '../../run/executor.ts';
-import type { Provider } from '../../contract/provider.ts';
+import type { ForeignFile, Provider } from '../../contract/provider.ts';
+import { foreignMessage } from '../../providers/test-file.ts';
 import { createRunLog } from '../../run/log.ts';
 import { createProgressView, type ProgressEvent } from '../../run/progress.ts';
 import { composeTargets, measurementFacts, planRun, usedFacts, type Composition } from '../compose.ts';
@@ -112,12 +113,13 @@ export function checkStoredPlan(plan: RunPlan, runDir: string): void {
  * `--confirm-destroy` must list exactly what the plan destroys: a missing name is refused, and so
  * is an extra or unknown one (a typo never confirms something else). The refusal lists every name.
  */
-export function checkConfirmDestroy(plan: RunPlan, confirm: string | undefined): string[] {
-  const required = destroyedNames(plan);
+export function checkConfirmDestroy(plan: RunPlan, confirm: string | undefined, foreign: readonly ForeignFile[] = []): string[] {
+  const required = withForeign(destroyedNames(plan), foreign);
   const confirmed = parseConfirmDestroy(confirm);
   const missing = required.filter((d) => !confirmed.includes(d));
   const extra = confirmed.filter((d) => !required.includes(d));
   if (!missing.length && !extra.length) return required;
+  refuseForeign(foreign, missing, required, { operation: 'run', target: plan.target });
   const steps = plan.permutations.flatMap((p) => p.steps.filter((s) => s.destructive)).length;
   const why = [missing.length && confirm !== undefined ? `not confirmed: ${missing.map(describeName).join(', ')}` : '', extra.length ? `not destroyed by this plan: ${extra.map((e) => JSON.stringify(e)).join(', ')}` : ''].filter(Boolean).join('; ');
   if (!required.length) {
@@ -136,14 +138,15 @@ export function checkConfirmDestroy(plan: RunPlan, confirm: string | undefined):
  * confirmation, and one given is refused. `recorded` (the set confirmed at the start) is named in
  * the refusal. Returns the names confirmed.
  */
-export function checkResumeConfirmation(plan: RunPlan, isDone: (permutationId: string) => boolean, recorded: readonly string[] | undefined, confirm: string | undefined): string[] {
+export function checkResumeConfirmation(plan: RunPlan, isDone: (permutationId: string) => boolean, recorded: readonly string[] | undefined, confirm: string | undefined, foreign: readonly ForeignFile[] = []): string[] {
   const left = (id: string) => !isDone(id);
-  const required = destroyedNames(plan, left);
+  const required = withForeign(destroyedNames(plan, left), foreign);
   const confirmed = parseConfirmDestroy(confirm);
   const missing = required.filter((d) => !confirmed.includes(d));
   const extra = confirmed.filter((d) => !required.includes(d));
   if (!missing.length && !extra.length) return required;
   const target = { operation: 'run --resume', target: plan.target };
+  refuseForeign(foreign, missing, required, target);
   if (!required.length) {
     throw new UnsafeOperation(`what is left of this run destroys nothing, but --confirm-destroy names ${extra.map((e) => JSON.stringify(e)).join(', ')}; leave it out`, target);
   }
@@ -154,6 +157,31 @@ export function checkResumeConfirmation(plan: RunPlan, isDone: (permutationId: s
     `the rest of this run (${perms} permutation(s) not done) destroys data on ${required.map(describeName).join(', ')}${why ? ` (${why})` : ''}${before}; confirm again with --confirm-destroy ${required.join(',')}`,
     target,
   );
+}
+
+/** What the plan destroys and the files found at test file paths that storsweep did not create: one sorted set. */
+function withForeign(destroyed: readonly string[], foreign: readonly ForeignFile[]): string[] {
+  return [...new Set([...destroyed, ...foreign.map((f) => f.path)])].sort();
+}
+
+/** A file storsweep did not create, found where a test file goes and not confirmed: refused first, in its own words. */
+function refuseForeign(foreign: readonly ForeignFile[], missing: readonly string[], required: readonly string[], target: { operation: string; target: string }): void {
+  const found = foreign.filter((f) => missing.includes(f.path));
+  if (!found.length) return;
+  const confirm = required.join(',');
+  throw new UnsafeOperation(found.map((f) => foreignMessage(f.where, f.path, f.found, confirm)).join('\n'), target);
+}
+
+/**
+ * Each target's test file looked at on its guest now (read-only), before anything is written: the
+ * files there that storsweep did not create (a run must be confirmed for them by path). A guest that
+ * cannot be reached now is left to the run, whose marking step looks again before it writes.
+ */
+export async function foreignTestFiles(comps: ReadonlyMap<string, Composition>): Promise<ForeignFile[]> {
+  const looks = await Promise.all([...comps.values()].map(async (comp) => (comp.testFile ? comp.testFile.look().catch(() => null) : null)));
+  const found = new Map<string, ForeignFile>();
+  for (const f of looks) if (f) found.set(`${f.where}\0${f.path}`, f);
+  return [...found.values()];
 }
 
 export function dryRunLines(plan: RunPlan): string[] {
@@ -316,6 +344,8 @@ interface Prepared {
   /** by target name, in playbook order */
   comps: Map<string, Composition>;
   resumed: boolean;
+  /** what the user confirmed this run may destroy (a resume: confirmed again now) */
+  confirmed: string[];
 }
 
 /**
@@ -404,10 +434,10 @@ async function prepareStoreResume(runDir: string, pointer: StorePointer, playboo
       return null;
     }
     const done = new Set(permutations.filter((p) => p.status === 'done').map((p) => p.permutationId));
-    const reconfirmed = checkResumeConfirmation(plan, (id) => done.has(id), meta.confirmedDestroy, o.confirmDestroy);
+    const reconfirmed = checkResumeConfirmation(plan, (id) => done.has(id), meta.confirmedDestroy, o.confirmDestroy, await foreignTestFiles(comps));
     await store.appendJournal(null, 'run', 'resume', { pid: process.pid, ...(reconfirmed.length ? { confirmedDestroy: reconfirmed } : {}) });
     const lock = storeLock;
-    return { plan, store, close: async () => (lock?.release(), await backend.close()), comps, resumed: true };
+    return { plan, store, close: async () => (lock?.release(), await backend.close()), comps, resumed: true, confirmed: reconfirmed };
   } catch (err) {
     storeLock?.release();
     await backend.close();
@@ -460,8 +490,9 @@ async function runLocked(playbookFile: string | undefined, o: RunCommandOptions,
       }
       // last: once the configuration is known to be the run's own, what is left to destroy is confirmed again
       const done = new Set(store.permutations().filter((p) => p.status === 'done').map((p) => p.permutationId));
-      const reconfirmed = checkResumeConfirmation(plan, (id) => done.has(id), meta.confirmedDestroy, o.confirmDestroy);
-      prep = { plan, store: new SqliteRunStore(store), close: async () => store.close(), comps, resumed: true };
+      // a test file storsweep did not create is looked for on the guests now, before anything is written
+      const reconfirmed = checkResumeConfirmation(plan, (id) => done.has(id), meta.confirmedDestroy, o.confirmDestroy, await foreignTestFiles(comps));
+      prep = { plan, store: new SqliteRunStore(store), close: async () => store.close(), comps, resumed: true, confirmed: reconfirmed };
       store.appendJournal(null, 'run', 'resume', { pid: process.pid, ...(reconfirmed.length ? { confirmedDestroy: reconfirmed } : {}) });
     } catch (err) {
       store.close();
@@ -474,7 +505,8 @@ async function runLocked(playbookFile: string | undefined, o: RunCommandOptions,
       printDryRun(plan, o);
       return EXIT.ok;
     }
-    const confirmedDestroy = checkConfirmDestroy(plan, o.confirmDestroy);
+    // the test files looked at on their guests (read-only) first: one storsweep did not create must be confirmed too
+    const confirmedDestroy = checkConfirmDestroy(plan, o.confirmDestroy, await foreignTestFiles(comps));
     // a host whose release the inventory does not state is asked (read-only) before anything changes
     await checkAgainstHostVersions(pb, inv, comps);
     const runDir = runDirFor(o.out, plan);
@@ -492,11 +524,11 @@ async function runLocked(playbookFile: string | undefined, o: RunCommandOptions,
         const storeLock = await backend.lockRun(plan.runId, 'run');
         const store = await backend.createRun(meta, plan, { runDir });
         writeStorePointer(runDir, { ...storePointerOf(resolved), runId: plan.runId });
-        prep = { plan, store, close: async () => (storeLock.release(), await backend.close()), comps, resumed: false };
+        prep = { plan, store, close: async () => (storeLock.release(), await backend.close()), comps, resumed: false, confirmed: confirmedDestroy };
       } else {
         const store = ResultStore.create(runDir, meta, plan);
         held.lock.anchorTo(store.lockAnchor());
-        prep = { plan, store: new SqliteRunStore(store), close: async () => store.close(), comps, resumed: false };
+        prep = { plan, store: new SqliteRunStore(store), close: async () => store.close(), comps, resumed: false, confirmed: confirmedDestroy };
       }
     } catch (err) {
       await backend?.close();
@@ -519,7 +551,7 @@ async function execute(prep: Prepared, o: RunCommandOptions): Promise<number> {
   }
 }
 
-async function executePrepared({ plan, store, comps, close }: Prepared, o: RunCommandOptions): Promise<number> {
+async function executePrepared({ plan, store, comps, close, confirmed }: Prepared, o: RunCommandOptions): Promise<number> {
   if (store.runDir === null) throw new UsageError(`${store.where}: a run needs a local directory`);
   const runDir = store.runDir;
   // targets that share a VM, a guest, a test file, a LUN…: said before they start taking turns
@@ -593,6 +625,7 @@ async function executePrepared({ plan, store, comps, close }: Prepared, o: RunCo
       onEvent,
       failFast: o.failFast,
       keep: o.keep,
+      confirmedDestroy: confirmed,
       stepTimeoutMs: stepSec !== undefined ? stepSec * 1000 : undefined,
       workloadSlackSec: timeouts.workloadSlackSec,
       retry: o.retries !== undefined ? { retries: o.retries } : undefined,
@@ -700,7 +733,7 @@ export function registerRun(program: Command): void {
     .option('--resume <runDir>', 'continue an interrupted run: done permutations are skipped, a half-done one is cleaned up and redone')
     .option('--keep', "leave the last permutation's objects in place for inspection")
     .option('--fail-fast', 'stop at the first failed permutation')
-    .option('--confirm-destroy <names>', 'comma-separated: exactly the names the destructive steps destroy (naa.…/eui.…/t10.… LUNs, disk<N>:<serial> Hyper-V disks, raw guest devices); --dry-run lists them')
+    .option('--confirm-destroy <names>', 'comma-separated: exactly the names the destructive steps destroy (naa.…/eui.…/t10.… LUNs, disk<N>:<serial> Hyper-V disks, raw guest devices, a test file at its path that storsweep did not create); --dry-run lists what the steps destroy')
     .option('--retries <n>', 'retries of a transient failure per step, 0-20 (default 3)', retriesOption)
     .option('--step-timeout <sec>', 'limit for each provisioning step in whole seconds, 1-2147483 (default 1800)', stepTimeoutOption)
     .option('--no-report', 'do not write report.md/report.html at the end')
