@@ -73,9 +73,16 @@ export function vsphereTargetYaml(t: VsphereTargetEntry): string[] {
 
 /** The simulator's unused naa.* LUNs on a host, read through our own client, sorted. */
 export async function listVcsimLuns(info: { url: string; thumbprint: string; username: string; password: string }, host = 'DC0_H0'): Promise<string[]> {
+  return (await listVcsimLunsOf(info, [host]))[0]!;
+}
+
+/** listVcsimLuns for several hosts through one session (a 100-host lab: one login, not 100). */
+export async function listVcsimLunsOf(info: { url: string; thumbprint: string; username: string; password: string }, hosts: readonly string[]): Promise<string[][]> {
   const c = await VsphereClient.connect({ ...info, userAgent: 'storsweep-lab' });
   try {
-    return (await c.listVmfsCandidateDisks(await c.findHost(host))).map((d) => d.canonicalName).sort();
+    const out: string[][] = [];
+    for (const host of hosts) out.push((await c.listVmfsCandidateDisks(await c.findHost(host))).map((d) => d.canonicalName).sort());
+    return out;
   } finally {
     await c.logout();
   }

@@ -9,7 +9,7 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { HarnessCall } from '../../src/lab/vcsim.ts';
-import { listVcsimLuns, vcenterYaml, vsphereTargetYaml } from '../../src/lab/vsphere-inventory.ts';
+import { listVcsimLunsOf, vcenterYaml, vsphereTargetYaml } from '../../src/lab/vsphere-inventory.ts';
 import { runCli } from '../helpers/cli.ts';
 import { NOTHING_LEFT, permutationStatuses, readRun, runDirOf, startVsphereLab, sweepPlaybook, type VsphereLab } from '../helpers/vsphere-lab.ts';
 
@@ -22,11 +22,11 @@ let luns: string[];
 beforeAll(async () => {
   lab = await startVsphereLab({ model: { standaloneHosts: HOSTS, vms: 1 } });
   const info = { url: lab.sim.url, username: lab.sim.username, password: lab.password, thumbprint: lab.sim.thumbprint };
-  luns = [];
+  // one session lists every host's LUNs (a login per host cost ~30 s of this file under load)
+  luns = (await listVcsimLunsOf(info, Array.from({ length: HOSTS }, (_, h) => `DC0_H${h}`))).map((l) => l[0]!);
   const targets: string[] = [];
   for (let h = 0; h < HOSTS; h++) {
-    const lun = (await listVcsimLuns(info, `DC0_H${h}`))[0]!;
-    luns.push(lun);
+    const lun = luns[h]!;
     const workdir = path.join(lab.dir, `work-${h}`);
     await fs.mkdir(workdir, { recursive: true });
     targets.push(...vsphereTargetYaml({ name: `h${h}`, vcenter: 'lab-vc', host: `DC0_H${h}`, vm: `DC0_H${h}_VM0`, vmfsDevice: lun, version: '5.5', guest: { workdir, byIdDir: lab.byIdDir } }));
