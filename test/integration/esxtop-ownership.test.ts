@@ -216,14 +216,16 @@ describe('an esxtop pid the host has given to another process is not signalled',
   });
 });
 
-describe('kill -9 of `storsweep run` during a measured pass on lab-esxi, then `cleanup`', () => {
-  it('no esxtop of the run is left running on the host and its output file is gone', async () => {
-    // one permutation of the lab's shell study, one 60 s test without pre-fill
+describe('kill -9 of `storsweep run` during a measured pass on lab-esxi', () => {
+  /**
+   * Runs one permutation of the lab's shell study (one test of `runtimeSec`, no pre-fill) and kills
+   * storsweep (-9) once its esxtop has started writing; the dead run's capture is still running.
+   */
+  async function killedRun(out: string, runtimeSec: number): Promise<{ runId: string; runDir: string; wrapper: number; esxtop: number }> {
     const text = await fs.readFile(path.join(REPO_ROOT, 'playbooks', 'vmfs-block-size-shell.yaml'), 'utf8');
     const one = text.replace('blockSizeMb: [1, 2, 4, 8]', 'blockSizeMb: [1]').replace(/^repeat: 3$/m, 'repeat: 1').replace('profile: [cdm3]', 'profile: ["4k 100% read 100% random"]');
     expect(one).not.toBe(text);
     await fs.writeFile(path.join(root, 'one.yaml'), one);
-    const out = path.join(root, 'runs');
     let cliPid = 0;
     let seen: { runId: string; dir: string; wrapper: number; esxtop: number } | null = null;
     let ended = false;
@@ -245,7 +247,7 @@ describe('kill -9 of `storsweep run` during a measured pass on lab-esxi, then `c
         await new Promise((r) => setTimeout(r, 200));
       }
     })();
-    const cli: CliResult = await runCli(['run', path.join(root, 'one.yaml'), '-i', labPaths(root).inventory, '--json', '--out', out, '--confirm-destroy', BLANK_DEV, '--set', 'settings.runtimeSec=60', '--set', 'settings.prefill=false'], {
+    const cli: CliResult = await runCli(['run', path.join(root, 'one.yaml'), '-i', labPaths(root).inventory, '--json', '--out', out, '--confirm-destroy', BLANK_DEV, '--set', `settings.runtimeSec=${runtimeSec}`, '--set', 'settings.prefill=false'], {
       cwd: root,
       timeoutMs: 300_000,
       onSpawn: (p) => (cliPid = p),
@@ -254,28 +256,55 @@ describe('kill -9 of `storsweep run` during a measured pass on lab-esxi, then `c
     expect(seen, `no esxtop capture of the run was seen; run exit ${cli.code}: ${cli.stderr.slice(-2000)}`).not.toBeNull();
     expect(cli.code).toBeNull();
     const { runId, dir, wrapper, esxtop } = seen!;
-    const runDir = path.join(out, dir);
     // nothing stopped it: the dead run's esxtop still runs on the host and writes its file
     expect(await running(wrapper)).toBe(true);
     expect(await running(esxtop)).toBe(true);
     expect((await tmpFiles(`storsweep-esxtop-${runId}t`)).map((f) => path.extname(f))).toEqual(['.csv', '.pid']);
+    return { runId, runDir: path.join(out, dir), wrapper, esxtop };
+  }
 
-    const cl = await runCli(['cleanup', runDir], { cwd: root, timeoutMs: 180_000 });
-    expect(cl.code, cl.stderr + cl.stdout).toBe(0);
-    expect(cl.stdout).toMatch(new RegExp(`^stopped esxtop left running on lab-esxi \\(pid ${wrapper}, started \\S+, SIGTERM\\); its output removed$`, 'm'));
-    // the host: no esxtop of the run, no wrapper, no file
-    expect(await running(esxtop)).toBe(false);
-    expect(await running(wrapper)).toBe(false);
-    expect(await processes((c) => c.includes(`storsweep-esxtop ${runId}t`))).toEqual([]);
-    expect(await tmpFiles(`storsweep-esxtop-${runId}t`)).toEqual([]);
-    // and the run's journal says what was stopped
+  /** The run's journal entries of the host leftover stop. */
+  function hostLeftoverEntries(runDir: string): Array<{ event: string; detail: Record<string, unknown> }> {
     const db = new Database(path.join(runDir, 'run.sqlite'), { readonly: true });
     try {
       const rows = db.prepare("SELECT event, detail FROM journal WHERE step = 'host leftovers'").all() as Array<{ event: string; detail: string }>;
-      expect(rows.map((r) => r.event)).toEqual(['stopped']);
-      expect(JSON.parse(rows[0]!.detail)).toMatchObject({ outcome: 'stopped', what: 'esxtop', processes: [{ pid: wrapper, outcome: 'stopped' }] });
+      return rows.map((r) => ({ event: r.event, detail: JSON.parse(r.detail) as Record<string, unknown> }));
     } finally {
       db.close();
     }
+  }
+
+  /** The host: no esxtop of the run, no wrapper, no file. */
+  async function expectNothingLeft(c: { runId: string; wrapper: number; esxtop: number }) {
+    expect(await running(c.esxtop)).toBe(false);
+    expect(await running(c.wrapper)).toBe(false);
+    expect(await processes((cmd) => cmd.includes(`storsweep-esxtop ${c.runId}t`))).toEqual([]);
+    expect(await tmpFiles(`storsweep-esxtop-${c.runId}t`)).toEqual([]);
+  }
+
+  it('then `cleanup`: no esxtop of the run is left running on the host and its output file is gone', async () => {
+    const c = await killedRun(path.join(root, 'runs-cleanup'), 60);
+    const cl = await runCli(['cleanup', c.runDir], { cwd: root, timeoutMs: 180_000 });
+    expect(cl.code, cl.stderr + cl.stdout).toBe(0);
+    expect(cl.stdout).toMatch(new RegExp(`^stopped esxtop left running on lab-esxi \\(pid ${c.wrapper}, started \\S+, SIGTERM\\); its output removed$`, 'm'));
+    await expectNothingLeft(c);
+    // and the run's journal says what was stopped
+    const entries = hostLeftoverEntries(c.runDir);
+    expect(entries.map((e) => e.event)).toEqual(['stopped']);
+    expect(entries[0]!.detail).toMatchObject({ outcome: 'stopped', what: 'esxtop', processes: [{ pid: c.wrapper, outcome: 'stopped' }] });
+  }, 420_000);
+
+  it('then `run --resume`: the dead run\'s esxtop is stopped before the permutation is redone; afterwards none of the run runs and no file is left', async () => {
+    const c = await killedRun(path.join(root, 'runs-resume'), 15);
+    const r = await runCli(['run', '--resume', c.runDir, '--json', '--confirm-destroy', BLANK_DEV], { cwd: root, timeoutMs: 300_000 });
+    expect(r.code, r.stderr.slice(-3000)).toBe(0);
+    expect(r.stderr).toContain(`stopped esxtop left running on lab-esxi (pid ${c.wrapper}`);
+    await expectNothingLeft(c);
+    const entries = hostLeftoverEntries(c.runDir);
+    expect(entries.map((e) => e.event)).toEqual(['stopped']);
+    expect(entries[0]!.detail).toMatchObject({ outcome: 'stopped', processes: [{ pid: c.wrapper, outcome: 'stopped' }] });
+    const status = JSON.parse((await runCli(['status', c.runDir, '--json'], { cwd: root })).stdout) as { permutations: Array<{ status: string }>; leftovers: unknown[] };
+    expect(status.permutations.map((p) => p.status)).toEqual(['done']);
+    expect(status.leftovers).toEqual([]);
   }, 420_000);
 });
