@@ -17,6 +17,7 @@ import type { OnRaw, TestOutcome } from '../workloads/passes.ts';
 import type { PrefillOutcome, WorkloadProfile, WorkloadTest } from '../workloads/spec.ts';
 import type { AxisSpec, Axes, AxisValue } from './axis.ts';
 import type { HostObserver } from './host-metrics.ts';
+import type { HostProcessStop } from './host-process.ts';
 
 export type ProviderName = 'local' | 'ssh' | 'vsphere' | 'esxi-shell' | 'hyperv';
 
@@ -60,6 +61,12 @@ export interface ProviderContext {
   runId: string;
   permutationId: string;
   axes: Axes;
+  /**
+   * Whose processes this permutation starts: toolOwner(runId, target) (ssh/process-group.ts). A
+   * host-side monitor (esxtop) carries it so that a later process of the run finds it
+   * (Provider.stopLeftovers) and another target's leftover-stopper never stops it.
+   */
+  owner?: string;
   signal: AbortSignal;
   /** progress / log events; messages must not contain secrets */
   log(message: string, fields?: Record<string, unknown>): void;
@@ -147,6 +154,13 @@ export interface Provider {
    * stores what it saw as the record's `host`.
    */
   observeHost?(provisioned: readonly CreatedObject[], ctx: ProviderContext): HostObserver | null;
+  /**
+   * Stops what an earlier process of run `runId` left running on the host for `target` (a monitor
+   * observeHost started: esxtop), only where the host still shows it as that process, and removes
+   * its files; says per process what was stopped and what was left alone. Called where the
+   * workload's stopLeftovers is: `run --resume`, a worker's takeover, `cleanup`.
+   */
+  stopLeftovers?(runId: string, target: string): Promise<HostProcessStop>;
   /** Log out, close connections. */
   close(): Promise<void>;
 }
@@ -263,6 +277,11 @@ export interface Composition {
    */
   readHostVersion?(): Promise<string>;
   workload: WorkloadEndpoint;
+  /**
+   * Provider.stopLeftovers through a connection of its own (cleanup: no provider session is
+   * opened just for this); absent where the provider starts nothing on the host.
+   */
+  stopHostLeftovers?(runId: string, target: string): Promise<HostProcessStop>;
   /** where the workload step runs: the guest's transport, or the provider itself (Hyper-V) */
   workloadProvider: ProviderName;
   /** secret-free description of where the workload runs */

@@ -76,6 +76,7 @@ export function createEndpointPool(o: { gate?: EndpointGate } = {}): EndpointPoo
         ...(provider.isTransient ? { isTransient: (err: unknown) => provider.isTransient!(err) } : {}),
         ...(provider.describe ? { describe: () => provider.describe!() } : {}),
         ...(provider.observeHost ? { observeHost: (provisioned: readonly CreatedObject[], ctx: ProviderContext) => provider.observeHost!(provisioned, ctx) } : {}),
+        ...(provider.stopLeftovers ? { stopLeftovers: (runId: string, target: string) => provider.stopLeftovers!(runId, target) } : {}),
         async close() {
           if (closed) return;
           closed = true;

@@ -22,6 +22,8 @@ import { ResourceLocks } from './resource-locks.ts';
 import { remainingEstimate } from '../plan/estimate.ts';
 import type { CreatedObject, MeasuredTarget, PlannedStep, Provider, ProviderContext, WorkloadEndpoint } from '../contract/provider.ts';
 import type { HostMetrics } from '../contract/host-metrics.ts';
+import type { HostProcessStop } from '../contract/host-process.ts';
+import { hostStopEvent, hostStopLines } from './host-leftovers.ts';
 
 export type { WorkloadEndpoint } from '../contract/provider.ts';
 import { DEFAULT_STEP_TIMEOUT_MS, StepTimedOut, withRetry, withTimeout, type RetryPolicy } from './retry.ts';
@@ -320,13 +322,22 @@ function newGroup(name: string, keys: string[], perms: PermutationPlan[], endpoi
 
 /**
  * On resume, before anything else on a target: stop every process an earlier run process left
- * there (found by the run's token in their environment, not by a pidfile: process-group.ts).
+ * there (found by the run's token in their environment, not by a pidfile: process-group.ts), and
+ * what it left on the host (a provider's monitor, esxtop: only while the host shows it ours).
  * Only where a permutation was left running or failed: a tool can only have been started there.
  */
-async function stopLeftovers(g: Group, statuses: Map<string, { status: string }>, c: { store: RunStore; plan: RunPlan; signal: AbortSignal; emit: (e: ProgressEvent) => void; lease?: LeaseGuard | undefined }): Promise<void> {
-  const stop = g.endpoints.workload.stopLeftovers?.bind(g.endpoints.workload);
+async function stopLeftovers(g: Group, statuses: Map<string, { status: string }>, c: LeftoverContext): Promise<void> {
   const perm = g.perms.find((p) => ['running', 'failed'].includes(statuses.get(p.permutationId)?.status ?? ''));
-  if (!stop || !perm) return;
+  if (!perm) return;
+  await stopWorkloadLeftovers(g, perm.permutationId, c);
+  await stopHostLeftovers(g, perm.permutationId, c);
+}
+
+type LeftoverContext = { store: RunStore; plan: RunPlan; signal: AbortSignal; emit: (e: ProgressEvent) => void; lease?: LeaseGuard | undefined };
+
+async function stopWorkloadLeftovers(g: Group, permutationId: string, c: LeftoverContext): Promise<void> {
+  const stop = g.endpoints.workload.stopLeftovers?.bind(g.endpoints.workload);
+  if (!stop) return;
   const tool = g.endpoints.workload.tool;
   let outcome: GroupStop;
   let target = 'the guest';
@@ -341,13 +352,32 @@ async function stopLeftovers(g: Group, statuses: Map<string, { status: string }>
     outcome = { pgid: null, outcome: 'unknown', detail: `cannot reach the guest: ${redact(errorMessage(err))}` };
   }
   const failed = outcome.outcome === 'still-running' || outcome.outcome === 'unknown';
-  await record(() => c.store.appendJournal(perm.permutationId, 'workload leftovers', failed ? 'stop-failed' : outcome.outcome === 'stopped' ? 'stopped' : 'none', outcome));
+  await record(() => c.store.appendJournal(permutationId, 'workload leftovers', failed ? 'stop-failed' : outcome.outcome === 'stopped' ? 'stopped' : 'none', outcome));
   if (failed) {
     const why = `could not confirm that no ${tool} of this run is left running on ${target}${outcome.detail ? `: ${outcome.detail}` : ''}${outcome.pids?.length ? ` (pids ${outcome.pids.join(', ')})` : ''}`;
     g.toolMayRun = why;
-    c.emit({ type: 'message', level: 'error', permutationId: perm.permutationId, text: `${why}; the interrupted permutations are neither torn down nor redone (their disks may still be written to)` });
+    c.emit({ type: 'message', level: 'error', permutationId, text: `${why}; the interrupted permutations are neither torn down nor redone (their disks may still be written to)` });
   }
-  else if (outcome.outcome === 'stopped') c.emit({ type: 'message', level: 'warn', permutationId: perm.permutationId, text: `stopped ${tool} left running by the interrupted run on ${target} (pids ${outcome.pids?.join(', ') ?? '?'}, SIG${outcome.signal})` });
+  else if (outcome.outcome === 'stopped') c.emit({ type: 'message', level: 'warn', permutationId, text: `stopped ${tool} left running by the interrupted run on ${target} (pids ${outcome.pids?.join(', ') ?? '?'}, SIG${outcome.signal})` });
+}
+
+/**
+ * The provider's own leftovers on the host (esxtop): journaled and said like the workload's. A
+ * monitor only reads, so one that could not be confirmed stopped holds nothing back; cleanup tries
+ * again.
+ */
+async function stopHostLeftovers(g: Group, permutationId: string, c: LeftoverContext): Promise<void> {
+  const provider = g.endpoints.provider;
+  if (!provider?.stopLeftovers) return;
+  let outcome: HostProcessStop;
+  try {
+    c.lease?.check();
+    outcome = await provider.stopLeftovers(c.plan.runId, g.name);
+  } catch (err) {
+    outcome = { pgid: null, outcome: 'unknown', what: 'host monitor', processes: [], detail: redact(errorMessage(err)) };
+  }
+  await record(() => c.store.appendJournal(permutationId, 'host leftovers', hostStopEvent(outcome), outcome));
+  for (const line of hostStopLines(outcome, g.name)) c.emit({ type: 'message', level: line.level, permutationId, text: line.text });
 }
 
 interface PermContext extends ExecuteOptions {
@@ -373,6 +403,7 @@ async function runPermutation(perm: PermutationPlan, c: PermContext): Promise<bo
     runId: plan.runId,
     permutationId: perm.permutationId,
     axes: perm.axes,
+    owner: c.owner,
     signal: c.signal,
     log: (message, fields) => c.emit({ type: 'message', level: 'info', text: redact(message), fields, permutationId: perm.permutationId }),
     // runStep gives each step its own; outside a step nothing may be sent
@@ -704,14 +735,20 @@ async function runWorkload(perm: PermutationPlan, c: PermContext, target: Measur
               // the host watches the test itself (not the pre-fill): started after the fill, stopped right after the test
               c.lease?.check();
               const watching = observer ? await observer.start(c.signal).catch((err: unknown) => errorMessage(err)) : null;
-              const outcome = await c.workload.runTest(runner, test, profile, {
-                signal: c.signal,
-                owner: c.owner,
-                timeoutSlackSec: c.workloadSlackSec,
-                onStopped,
-                ...(target ? { target } : {}),
-                onRaw: async (t, pass, raw) => storeRaw(rawDirOf(c.store), `raw/${perm.permutationId}/rep${rep}/${t.id}.pass${pass}.${c.workload.tool === 'diskspd' ? 'xml' : 'json'}`, raw),
-              });
+              const outcome = await c.workload
+                .runTest(runner, test, profile, {
+                  signal: c.signal,
+                  owner: c.owner,
+                  timeoutSlackSec: c.workloadSlackSec,
+                  onStopped,
+                  ...(target ? { target } : {}),
+                  onRaw: async (t, pass, raw) => storeRaw(rawDirOf(c.store), `raw/${perm.permutationId}/rep${rep}/${t.id}.pass${pass}.${c.workload.tool === 'diskspd' ? 'xml' : 'json'}`, raw),
+                })
+                .catch(async (err: unknown) => {
+                  // a failed or interrupted test still ends its observation (esxtop would run on for up to 2 h)
+                  if (watching !== null && typeof watching !== 'string') await watching.stop(c.signal).catch(() => undefined);
+                  throw err;
+                });
               // stop() reads the host's clock at once; what comes after (waiting for the sample that
               // covers the test's end) overlaps the next test and is awaited before the repetition is stored
               hostSeen = watching === null ? undefined : typeof watching === 'string' ? Promise.resolve(watching) : watching.stop(c.signal).catch((err: unknown) => errorMessage(err));

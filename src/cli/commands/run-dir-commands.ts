@@ -8,7 +8,9 @@ import { renderCsv } from '../../report/csv.ts';
 import type { RunStore } from '../../results/port.ts';
 import type { ResultRecord } from '../../results/record.ts';
 import { axesLabel } from '../../run/progress.ts';
-import type { Provider } from '../../contract/provider.ts';
+import type { Composition, Provider } from '../../contract/provider.ts';
+import type { HostProcessStop } from '../../contract/host-process.ts';
+import { hostStopEvent, hostStopLines } from '../../run/host-leftovers.ts';
 import { runDirHolder, type RunLock } from '../../results/run-lock.ts';
 import { cleanupLedger, wasSent } from '../../run/teardown.ts';
 import { composeTargets } from '../compose.ts';
@@ -160,9 +162,10 @@ export function registerRunDirCommands(program: Command): void {
       // A permutation left running (or failed) may have left its fio running on the guest: stop it
       // before anything of the run is removed (a disk deleted under it), and even when nothing is.
       let toolsFailed = new Map<string, string>();
+      let hostFailed = 0;
       if (!o.dryRun && (await store.permutations()).some((p) => p.status === 'running' || p.status === 'failed')) {
         try {
-          toolsFailed = await stopLeftoverTools(store, o.inventory);
+          ({ tools: toolsFailed, hostFailed } = await stopLeftoverTools(store, o.inventory));
         } catch (err) {
           lock?.release();
           closeStore();
@@ -174,7 +177,7 @@ export function registerRunDirCommands(program: Command): void {
         terminal.stdout('nothing to clean up\n');
         lock?.release();
         closeStore();
-        if (toolsFailed.size) process.exitCode = EXIT.failure;
+        if (toolsFailed.size || hostFailed) process.exitCode = EXIT.failure;
         return;
       }
       if (o.dryRun) {
@@ -221,44 +224,68 @@ export function registerRunDirCommands(program: Command): void {
         lock?.release();
         await opened.close();
       }
-      process.exitCode = failed || toolsFailed.size ? EXIT.failure : EXIT.ok;
+      process.exitCode = failed || toolsFailed.size || hostFailed ? EXIT.failure : EXIT.ok;
     });
 }
 
 /**
  * Stops, on each of the run's targets, any tool process the run left running (found by the run's
- * token: ssh/process-group.ts). Prints one line per target where something was found or nothing
- * could be confirmed; returns, by target name, why one may still be running there (unreachable too).
+ * token: ssh/process-group.ts) and any monitor its provider left on the host (esxtop: only while the
+ * host shows it ours). Prints one line per target where something was found or nothing could be
+ * confirmed; returns, by target name, why a tool may still be running there (unreachable too), and
+ * how many host monitors could not be confirmed stopped (they only read: nothing is held back).
  */
-async function stopLeftoverTools(store: RunStore, inventoryFile: string | undefined): Promise<Map<string, string>> {
+async function stopLeftoverTools(store: RunStore, inventoryFile: string | undefined): Promise<{ tools: Map<string, string>; hostFailed: number }> {
   const meta = await store.meta();
   const inv = loadInventory(inventoryFile ?? meta.inventoryFile);
   const comps = composeTargets(meta.targets ?? [meta.target], inv, store.runDir ?? undefined);
   const failed = new Map<string, string>();
+  let hostFailed = 0;
   for (const [name, comp] of comps) {
-    const stop = comp.workload.stopLeftovers?.bind(comp.workload);
-    if (!stop) continue;
-    let runner: CommandRunner | null = null;
-    try {
-      runner = await comp.workload.connect();
-      const r = await stop(runner, meta.runId, name);
-      const record = (event: string) => void store.appendJournal(null, 'workload leftovers', event, r).catch(() => undefined);
-      if (r.outcome === 'stopped') {
-        record('stopped');
-        terminal.stdout(`stopped ${comp.workload.tool} left running on ${name} (pids ${r.pids?.join(', ') ?? '?'}, SIG${r.signal})\n`);
-      } else if (r.outcome === 'still-running' || r.outcome === 'unknown') {
-        record('stop-failed');
-        const why = `could not confirm that no ${comp.workload.tool} of this run is left running on ${name}${r.detail ? `: ${r.detail}` : ''}${r.pids?.length ? ` (pids ${r.pids.join(', ')})` : ''}`;
-        failed.set(name, why);
-        terminal.stdout(`${why}\n`);
-      } else record('none');
-    } catch (err) {
-      const why = `could not reach ${name} to look for a ${comp.workload.tool} left running: ${redact(errorMessage(err))}`;
-      failed.set(name, why);
-      terminal.stdout(`${why}\n`);
-    } finally {
-      await runner?.close().catch(() => undefined);
-    }
+    const why = await stopTargetTools(store, meta.runId, name, comp);
+    if (why) failed.set(name, why);
+    if (comp.stopHostLeftovers && !(await stopTargetHostLeftovers(store, meta.runId, name, comp.stopHostLeftovers.bind(comp)))) hostFailed++;
   }
-  return failed;
+  return { tools: failed, hostFailed };
+}
+
+/** The workload's leftovers on one target; why one may still run there, or null. */
+async function stopTargetTools(store: RunStore, runId: string, name: string, comp: Composition): Promise<string | null> {
+  const stop = comp.workload.stopLeftovers?.bind(comp.workload);
+  if (!stop) return null;
+  let runner: CommandRunner | null = null;
+  try {
+    runner = await comp.workload.connect();
+    const r = await stop(runner, runId, name);
+    const record = (event: string) => void store.appendJournal(null, 'workload leftovers', event, r).catch(() => undefined);
+    if (r.outcome === 'stopped') {
+      record('stopped');
+      terminal.stdout(`stopped ${comp.workload.tool} left running on ${name} (pids ${r.pids?.join(', ') ?? '?'}, SIG${r.signal})\n`);
+    } else if (r.outcome === 'still-running' || r.outcome === 'unknown') {
+      record('stop-failed');
+      const why = `could not confirm that no ${comp.workload.tool} of this run is left running on ${name}${r.detail ? `: ${r.detail}` : ''}${r.pids?.length ? ` (pids ${r.pids.join(', ')})` : ''}`;
+      terminal.stdout(`${why}\n`);
+      return why;
+    } else record('none');
+    return null;
+  } catch (err) {
+    const why = `could not reach ${name} to look for a ${comp.workload.tool} left running: ${redact(errorMessage(err))}`;
+    terminal.stdout(`${why}\n`);
+    return why;
+  } finally {
+    await runner?.close().catch(() => undefined);
+  }
+}
+
+/** The provider's monitors left on one target's host (run/host-leftovers.ts); false when one may still run. */
+async function stopTargetHostLeftovers(store: RunStore, runId: string, name: string, stop: NonNullable<Composition['stopHostLeftovers']>): Promise<boolean> {
+  let r: HostProcessStop;
+  try {
+    r = await stop(runId, name);
+  } catch (err) {
+    r = { pgid: null, outcome: 'unknown', what: 'host monitor', processes: [], detail: redact(errorMessage(err)) };
+  }
+  await store.appendJournal(null, 'host leftovers', hostStopEvent(r), r).catch(() => undefined);
+  for (const line of hostStopLines(r, name)) terminal.stdout(`${line.text}\n`);
+  return hostStopEvent(r) !== 'stop-failed';
 }

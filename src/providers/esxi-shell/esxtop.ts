@@ -5,12 +5,14 @@
 // CSV shape: see the stand-in's header (src/lab/harness/esxi/esxtop) for the public captures they
 // follow. Pure builders and parsers first, then the observer that runs them over SSH.
 import type { EsxtopLatencies, HostMetrics, HostObservation, HostObserver } from '../../contract/host-metrics.ts';
-import type { CreatedObject } from '../../contract/provider.ts';
+import type { CreatedObject, ProviderContext } from '../../contract/provider.ts';
 import { ParseError } from '../../errors.ts';
 import type { CommandRunner } from '../../ssh/command-runner.ts';
 import { runChecked } from '../../ssh/run-checked.ts';
 import { shJoin } from '../../ssh/quote.ts';
 import { checkEsxi } from './validate.ts';
+import type { HostProcessStop } from '../../contract/host-process.ts';
+import { startMonitor, stopOwnedProcesses, type MonitorSpec } from './host-process.ts';
 
 /** esxtop's minimum delay between updates (vSphere Monitoring and Performance, esxtop options: "-d … minimum two seconds"). */
 export const ESXTOP_DELAY_SEC = 2;
@@ -157,76 +159,110 @@ export function deviceUnderTest(provisioned: readonly CreatedObject[]): string |
   return null;
 }
 
+/** esxtop's files on the host: /tmp, `storsweep-esxtop-<owner>-<nonce>.pid` / `.csv` (host-process.ts). */
+export const ESXTOP_MONITOR: MonitorSpec = { kind: 'esxtop', ext: 'csv', dir: '/tmp' };
+
 /**
- * Captures esxtop on the host for each test: started in the background (its output to a file of
- * ours under /tmp, its pid recorded), stopped with `kill <that pid>` when the test ends, read, removed.
+ * Stops every esxtop a run left on the host for a target (owner = toolOwner(runId, target)): only
+ * those the host still shows as ours (host-process.ts), and removes their files.
  */
-export function esxtopObserver(runner: CommandRunner, provisioned: readonly CreatedObject[], ids: { runId: string; permutationId: string }): HostObserver | null {
+export function stopEsxtopLeftovers(runner: CommandRunner, owner: string): Promise<HostProcessStop> {
+  return stopOwnedProcesses(runner, ESXTOP_MONITOR, owner);
+}
+
+/** What the record says about how the capture's esxtop was stopped, when not plainly. */
+function stopNote(stop: HostProcessStop): string | null {
+  const p = stop.processes[0];
+  if (!p) return `esxtop's pidfile was gone when it was stopped${stop.detail ? ` (${stop.detail})` : ''}`;
+  if (p.outcome === 'stopped') return null;
+  if (p.outcome === 'ended') return `esxtop (pid ${p.pid}) had ended before the test did`;
+  if (p.outcome === 'left-alone') return `esxtop had ended before the test did; its pid ${p.pid} now runs another program, left alone`;
+  return `could not confirm that esxtop (pid ${p.pid ?? '?'}) stopped: ${p.outcome}${p.detail ? ` (${p.detail})` : ''}`;
+}
+
+/**
+ * Captures esxtop on the host for each test: started in the background under a wrapper that the
+ * host can prove ours (host-process.ts: its output, pidfile and command line carry the run's
+ * target owner, a nonce and its start time), stopped when the test ends only while the host shows
+ * it so, read, its files removed. `ctx.owner` is the permutation's toolOwner(runId, target): a
+ * later process of the run finds what a dead one left (stopEsxtopLeftovers).
+ */
+export function esxtopObserver(runner: CommandRunner, provisioned: readonly CreatedObject[], ctx: Pick<ProviderContext, 'runId' | 'owner'>): HostObserver | null {
   const device = deviceUnderTest(provisioned);
   if (!device) return null;
   checkEsxi('device', device);
-  let n = 0;
+  const owner = ctx.owner ?? ctx.runId;
   return {
     source: 'esxtop',
     async start(): Promise<HostObservation> {
-      const file = `/tmp/storsweep-esxtop-${ids.runId}-${ids.permutationId}-${++n}.csv`;
       // one round trip: started in the background (no descriptor left on the session), its pid, the host's clock
-      const started = await runChecked(runner, `${shJoin(esxtopArgv())} < /dev/null > ${shJoin([file])} 2>&1 & echo $!; date -u +%s`, { what: 'esxtop -b' });
-      const [pid, now] = started.stdout.trim().split(/\s+/);
-      if (!pid || !/^\d+$/.test(pid) || !now || !/^\d+$/.test(now)) throw new ParseError(`esxtop -b: expected its pid and the host's clock, got ${JSON.stringify(started.stdout.slice(0, 80))}`, { source: 'esxtop', expected: 'a pid and seconds since the epoch' });
-      const fromMs = Number(now) * 1000;
+      const started = await startMonitor(runner, ESXTOP_MONITOR, owner, esxtopArgv());
+      const file = started.out;
+      const fromMs = started.startSec * 1000;
       return {
         async stop(): Promise<HostMetrics> {
           // the host's clock, then the output until the update covering the end is written (at most one delay and a half)
           const read = async () => (await runChecked(runner, `date -u +%s; cat ${shJoin([file])}`, { what: 'read esxtop output' })).stdout;
           let out = '';
           let toMs = Date.now();
+          let stopped: HostProcessStop | null = null;
           try {
             out = await read();
             toMs = Number(out.slice(0, out.indexOf('\n'))) * 1000;
-          const deadline = Date.now() + ESXTOP_DELAY_SEC * 1500;
-          const covered = (t: string) => {
-            try {
-              return parseEsxtopCsv(t).rows.some((r) => r.at >= toMs);
-            } catch {
-              return false;
-            }
-          };
-          // updates land every delay from the start: sleep until the one covering the end is due, then read (again every 0.5 s, bounded)
-          const due = fromMs + Math.ceil((toMs - fromMs) / (ESXTOP_DELAY_SEC * 1000) + 1e-9) * ESXTOP_DELAY_SEC * 1000 - toMs + 300;
-          if (!covered(out.slice(out.indexOf('\n') + 1))) {
-            await new Promise((r) => setTimeout(r, Math.min(Math.max(due, 0), ESXTOP_DELAY_SEC * 1000)));
-            while (Date.now() < deadline) {
-              out = await read();
-              if (covered(out.slice(out.indexOf('\n') + 1))) break;
-              await new Promise((r) => setTimeout(r, 500));
-            }
-          }
+            await waitForCovering(read, out, fromMs, toMs).then((o) => (out = o));
           } finally {
-            // our esxtop (the pid it was started with) and our file, whatever happened
-            await runner.run(`kill ${pid} 2>/dev/null; rm -f ${shJoin([file])}`).catch(() => undefined);
+            // our esxtop (only while the host shows it ours) and its files, whatever happened
+            stopped = await stopOwnedProcesses(runner, ESXTOP_MONITOR, owner, { nonce: started.nonce });
           }
-          const text = out.slice(out.indexOf('\n') + 1);
-          const csv = parseEsxtopCsv(text, `esxtop -b on ${runner.target}`);
-          const s = summariseEsxtop(csv, device, { fromMs, toMs }, ESXTOP_DELAY_SEC);
-          const notes: string[] = [];
-          if (!s) notes.push(`esxtop lists no SCSI device ${device}`);
-          else if (s.rows === 0) notes.push('no esxtop update overlaps the test');
-          else if (s.inside === 0) notes.push(`no ${ESXTOP_DELAY_SEC} s esxtop update lies wholly inside the test`);
-          return {
-            source: 'esxtop',
-            from: new Date(fromMs).toISOString(),
-            to: new Date(toMs).toISOString(),
-            intervalSec: ESXTOP_DELAY_SEC,
-            samples: s?.rows ?? 0,
-            samplesInside: s?.inside ?? 0,
-            ...(s ? { esxtop: s.figures } : {}),
-            latencyUs: s?.figures.gavgMs === null || s?.figures.gavgMs === undefined ? null : s.figures.gavgMs * 1000,
-            latencySpan: ESXTOP_LATENCY_SPAN,
-            ...(notes.length ? { notes } : {}),
-          };
+          return summarise(out.slice(out.indexOf('\n') + 1), { device, fromMs, toMs, target: runner.target, stopNote: stopNote(stopped) });
         },
       };
     },
+  };
+}
+
+/** Reads again (every 0.5 s, bounded) until an update covering `toMs` is written; the last output read. */
+async function waitForCovering(read: () => Promise<string>, first: string, fromMs: number, toMs: number): Promise<string> {
+  let out = first;
+  const deadline = Date.now() + ESXTOP_DELAY_SEC * 1500;
+  const covered = (t: string) => {
+    try {
+      return parseEsxtopCsv(t).rows.some((r) => r.at >= toMs);
+    } catch {
+      return false;
+    }
+  };
+  if (covered(out.slice(out.indexOf('\n') + 1))) return out;
+  // updates land every delay from the start: sleep until the one covering the end is due, then read
+  const due = fromMs + Math.ceil((toMs - fromMs) / (ESXTOP_DELAY_SEC * 1000) + 1e-9) * ESXTOP_DELAY_SEC * 1000 - toMs + 300;
+  await new Promise((r) => setTimeout(r, Math.min(Math.max(due, 0), ESXTOP_DELAY_SEC * 1000)));
+  while (Date.now() < deadline) {
+    out = await read();
+    if (covered(out.slice(out.indexOf('\n') + 1))) break;
+    await new Promise((r) => setTimeout(r, 500));
+  }
+  return out;
+}
+
+/** The record's host figures from the capture's CSV. */
+function summarise(text: string, o: { device: string; fromMs: number; toMs: number; target: string; stopNote: string | null }): HostMetrics {
+  const csv = parseEsxtopCsv(text, `esxtop -b on ${o.target}`);
+  const s = summariseEsxtop(csv, o.device, { fromMs: o.fromMs, toMs: o.toMs }, ESXTOP_DELAY_SEC);
+  const notes: string[] = [];
+  if (!s) notes.push(`esxtop lists no SCSI device ${o.device}`);
+  else if (s.rows === 0) notes.push('no esxtop update overlaps the test');
+  else if (s.inside === 0) notes.push(`no ${ESXTOP_DELAY_SEC} s esxtop update lies wholly inside the test`);
+  if (o.stopNote) notes.push(o.stopNote);
+  return {
+    source: 'esxtop',
+    from: new Date(o.fromMs).toISOString(),
+    to: new Date(o.toMs).toISOString(),
+    intervalSec: ESXTOP_DELAY_SEC,
+    samples: s?.rows ?? 0,
+    samplesInside: s?.inside ?? 0,
+    ...(s ? { esxtop: s.figures } : {}),
+    latencyUs: s?.figures.gavgMs === null || s?.figures.gavgMs === undefined ? null : s.figures.gavgMs * 1000,
+    latencySpan: ESXTOP_LATENCY_SPAN,
+    ...(notes.length ? { notes } : {}),
   };
 }

@@ -13,6 +13,8 @@ import { ESXI_SHELL_AXES } from './axes.ts';
 import type { EsxiShellTargetConfig } from './config.ts';
 import { planEsxiShellSteps } from './plan.ts';
 import { createEsxiShellProvider } from './provider.ts';
+import { stopEsxtopLeftovers } from './esxtop.ts';
+import { toolOwner } from '../../ssh/process-group.ts';
 import { hostVersionArgv, parseVmwareVersion } from './version.ts';
 import { shJoin } from '../../ssh/quote.ts';
 import { datastoreVolumePath, ESXI_EXPECTED, isEsxiValue } from './validate.ts';
@@ -145,6 +147,15 @@ export const esxiShell = {
         }
       },
       workload: g.endpoint,
+      // cleanup: the esxtop a dead process of the run left on the host (esxtop.ts)
+      stopHostLeftovers: async (runId, name) => {
+        const runner = await connectSsh(ctx.ssh(target.sshHost));
+        try {
+          return await stopEsxtopLeftovers(runner, toolOwner(runId, name));
+        } finally {
+          await runner.close().catch(() => undefined);
+        }
+      },
       workloadProvider: g.provider,
       workloadTarget: g.describe,
       insecureEndpoints: [],

@@ -6,6 +6,7 @@ import type { CommandRunner } from '../../ssh/command-runner.ts';
 import { connectionLost } from '../../ssh/connection-lost.ts';
 import { shJoin } from '../../ssh/quote.ts';
 import { runChecked } from '../../ssh/run-checked.ts';
+import { toolOwner } from '../../ssh/process-group.ts';
 import type { CreatedObject, OwnedObjectRef, PlannedStep, Provider, ProviderContext, ProviderName } from '../../contract/provider.ts';
 import { checkEsxiShellTarget, type EsxiShellTargetConfig } from './config.ts';
 import { deviceListArgv, filesystemListArgv, filesystemUnmountArgv, parseDeviceList, parseFilesystemList, parseVmfsExtentList, vmfsExtentListArgv } from './esxcli.ts';
@@ -14,7 +15,7 @@ import { checkEsxi, checkInt, ESXI_MAX_DISK_GB } from './validate.ts';
 import { diskAddExistingArgv, diskRemoveArgv, getDevicesArgv, parseDiskDevices } from './vimcmd.ts';
 import { createDiskArgv, createRdmArgv, createVmfsArgv, deleteDiskArgv, getDiskUuidArgv, parseCreateVmfs, parseDiskUuid, parseQueryFs, queryFsArgv, type VmdkFormat } from './vmkfstools.ts';
 import { applyGuestDiskStep, destroyGuestFilesystem, GUEST_DISK_OPERATION, GUEST_FS_OPERATION, wwnOfLun, type AttachedDiskIdentity, type GuestAccess } from '../guest-disk.ts';
-import { esxtopObserver } from './esxtop.ts';
+import { esxtopObserver, stopEsxtopLeftovers } from './esxtop.ts';
 import { describeEsxiHost } from './fingerprint.ts';
 
 type DestroyRef = OwnedObjectRef & { provider: ProviderName; id: string | null; data: Record<string, unknown> };
@@ -333,5 +334,7 @@ export function createEsxiShellProvider(targetIn: EsxiShellTargetConfig, runner:
     // the run's fingerprint and the host's view of each test (fingerprint.ts, esxtop.ts)
     describe: () => describeEsxiHost(runner, target.vmid),
     observeHost: (provisioned, ctx) => esxtopObserver(runner, provisioned, ctx),
+    // the esxtop a dead process of the run left for this target (resume, takeover)
+    stopLeftovers: (runId, name) => stopEsxtopLeftovers(runner, toolOwner(runId, name)),
   };
 }
