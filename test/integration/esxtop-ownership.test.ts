@@ -21,7 +21,7 @@ import type { EsxiShellTargetConfig } from '../../src/providers/esxi-shell/confi
 import { createEsxiShellProvider } from '../../src/providers/esxi-shell/provider.ts';
 import { connectSsh } from '../../src/ssh/ssh-runner.ts';
 import { toolOwner } from '../../src/ssh/process-group.ts';
-import { REPO_ROOT, runCli, type CliResult } from './helpers/cli.ts';
+import { REPO_ROOT, runCli, type CliResult } from '../helpers/cli.ts';
 
 const target: EsxiShellTargetConfig = { host: 'lab', vmid: '1', vmfsDevice: BLANK_DEV, rdmDevice: RDM_DEV, allowedDevices: [BLANK_DEV, RDM_DEV] };
 const DATASTORE: CreatedObject[] = [{ kind: 'datastore', name: 'ss-x-p1-ds', provider: 'esxi-shell', id: 'ss-x-p1-ds', data: { device: BLANK_DEV } }];
