@@ -185,7 +185,11 @@ export function registerRunDirCommands(program: Command): void {
       try {
         providers = await runProviders(store, o.inventory).catch((err: unknown) => {
           if (!o.dryRun) throw err;
-          return { providerFor: () => Promise.reject(err), targetOf: () => store.runId, close: async () => undefined };
+          // a dry run without an inventory or a host: each row is shown from the ledger, saying why
+          const fail = async (): Promise<never> => {
+            throw err;
+          };
+          return { providerFor: fail, targetOf: () => store.runId, close: async () => undefined };
         });
         if (o.dryRun) {
           await previewLedger(store, providers.providerFor, (line) => terminal.stdout(`${line}\n`), confirmedDestroy);
@@ -217,10 +221,10 @@ export function registerRunDirCommands(program: Command): void {
 
 interface RunProviders {
   /** the provider of a permutation's target, connected on first use (targets on one vCenter share one session) */
-  providerFor(permutationId: string): Promise<Provider | null>;
+  providerFor: (permutationId: string) => Promise<Provider | null>;
   /** the target a permutation ran on */
-  targetOf(permutationId: string): string;
-  close(): Promise<void>;
+  targetOf: (permutationId: string) => string;
+  close: () => Promise<void>;
 }
 
 /** Each object goes to the provider of its permutation's target (the `target` axis when the playbook lists several). */

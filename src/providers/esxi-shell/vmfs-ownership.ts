@@ -37,7 +37,7 @@ async function extents(h: VmfsHost): Promise<VmfsExtent[]> {
 async function unmountedHint(h: VmfsHost, label: string): Promise<string> {
   const fs = parseFilesystemList((await h.exec(filesystemListArgv())).stdout).find((f) => f.volumeName === label);
   if (!fs) return '';
-  return `; VMFS volume ${label} of this run is on the host unmounted, and an unmounted volume does not say which device holds it: mount it (esxcli storage filesystem mount -l ${label}) and run storsweep cleanup again`;
+  return `; VMFS volume ${label} of this run is on the host unmounted, and an unmounted volume does not say which device holds it: mount it on the host, so that esxcli storage vmfs extent list shows it, and run storsweep cleanup again`;
 }
 
 /** Unmounts our volume, then deletes the partition it was on: both named by the plan, nothing else. */

@@ -28,7 +28,7 @@ const plan: RunPlan = {
 /** A provider whose plan for a datastore names the device recorded in it; counts what it does. */
 function planning() {
   const calls = { destroy: 0, find: 0, run: [] as string[], planned: 0 };
-  const planOf = (obj: OwnedObjectRef & { data: Record<string, unknown> }): DestroyPlan => {
+  const planOf = (obj: OwnedObjectRef & { data: Record<string, unknown> }): Extract<DestroyPlan, { outcome: 'remove' }> => {
     const acts = `${String(obj.data.device)}:1`;
     return { outcome: 'remove', acts, run: async () => (calls.run.push(acts), 'removed') };
   };
