@@ -125,6 +125,11 @@ describe('ESXi shell: a partition goes only when the host shows the run\'s VMFS 
     expect(dry.code, dry.stderr).toBe(0);
     expect(dry.stdout).toContain(`would not remove vmfs-partition ${row.name}: ${reason}\n`);
     expect(status.stdout).toContain(`vmfs-partition ${row.name} (${RDM_DEV}:1)`);
+    // confirming that very device in the command is what would let it go: the preview says so, and sends nothing
+    const confirmed = await cli('cleanup', runDir, '--dry-run', '--confirm-destroy', RDM_DEV);
+    expect(confirmed.stdout).toContain(`would remove vmfs-partition ${row.name}: ${RDM_DEV}:1 (no mark of this run on it; confirmed with --confirm-destroy ${RDM_DEV})\n`);
+    expect((await readCommands(lab.standinState)).slice(sentBefore).map(line).filter((c) => DESTRUCTIVE.test(c))).toEqual([]);
+    expect((await readEsxiState(lab.standinState)).devices[RDM_DEV]).toEqual(before.devices[RDM_DEV]);
   });
 
   it('a genuine leftover (run --keep) is removed: the host shows the run\'s label on its partition, and the dry run names that partition first', async () => {
