@@ -19,8 +19,8 @@ import { BLANK_DEV, ESXI_HARNESS_DIR, RDM_DEV, readCommands, readEsxiState, rele
 import { VMFS_GPT_GUID } from '../../src/providers/esxi-shell/partedutil.ts';
 import { quickSettings } from '../helpers/quick-settings.ts';
 import { probeOne } from '../helpers/pyvmomi-probe.ts';
-import { runCli } from './helpers/cli.ts';
-import { ledgerRows, NOTHING_LEFT, runDirOf, startVsphereLab, sweepPlaybook, type VsphereLab } from './helpers/vsphere-lab.ts';
+import { runCli } from '../helpers/cli.ts';
+import { ledgerRows, NOTHING_LEFT, runDirOf, startVsphereLab, sweepPlaybook, type VsphereLab } from '../helpers/vsphere-lab.ts';
 
 const exec = promisify(execFile);
 const devfs = (d: string) => `/vmfs/devices/disks/${d}`;
