@@ -91,9 +91,21 @@ export interface ProviderContext {
    * What the user confirmed this run may destroy (`--confirm-destroy`, as the run recorded it or a
    * resume confirmed it again): a step that finds something not ours where it would write (a test
    * file storsweep did not create) goes on only when its name is here. Absent: nothing confirmed.
+   * A destroy that finds no mark of the run on an object (a bare partition table on a LUN) acts
+   * only on a device named here, and only when it was named in this command (`cleanup
+   * --confirm-destroy`, `run`, `run --resume`: run/executor.ts `confirmedHere`); a ledger row or a
+   * stored confirmation never stands in for it.
    */
   confirmedDestroy?: readonly string[];
 }
+
+/**
+ * What destroy() will do, decided by reading the host now and changing nothing: 'absent' (nothing
+ * of ours there), or 'remove' with `acts`, exactly what the action is carried out on (a device and
+ * partition, a datastore and its LUN) — the value `run()` uses, from the same field. A refusal is
+ * thrown (UnsafeOperation), with the same text the action would give.
+ */
+export type DestroyPlan = { outcome: 'absent' } | { outcome: 'remove'; acts: string; run(): Promise<'removed' | 'absent'> };
 
 /** What a permutation's workload measures, as a provisioning step found it in the guest. */
 export interface MeasuredTarget {
@@ -124,6 +136,13 @@ export interface Provider {
    * 'absent' (left alone).
    */
   destroy(obj: OwnedObjectRef & { provider: ProviderName; id: string | null; data: Record<string, unknown> }, ctx: ProviderContext): Promise<'removed' | 'absent'>;
+  /**
+   * The read-only half of destroy() for the kinds whose ownership the host proves by a mark the
+   * run put there (a VMFS label, a datastore name): destroy() of those kinds is this plan's run().
+   * `cleanup --dry-run` prints the plan (or the refusal) without running it. Null: this kind has no
+   * such plan; the dry run shows the ledger row only. Absent: the same for every kind.
+   */
+  planDestroy?(obj: OwnedObjectRef & { provider: ProviderName; id: string | null; data: Record<string, unknown> }, ctx: ProviderContext): Promise<DestroyPlan | null>;
   /**
    * Look an owned object up by kind and name (reconciliation after an ambiguous failure). `sent` is
    * what apply passed to `ctx.sent` before the failure, when it did: an object that carries no

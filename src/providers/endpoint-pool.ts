@@ -72,6 +72,16 @@ export function createEndpointPool(o: { gate?: EndpointGate } = {}): EndpointPoo
         apply: (step, ctx) => q.add(() => gated(lk, q.concurrency, ctx.signal, () => provider.apply(step, ctx))),
         destroy: (obj, ctx) => q.add(() => gated(lk, q.concurrency, ctx.signal, () => provider.destroy(obj, ctx))),
         find: (ref, sent) => provider.find(ref, sent),
+        // the plan reads; its run() is a destroy, queued on the endpoint's limit like one
+        ...(provider.planDestroy
+          ? {
+              planDestroy: async (obj: Parameters<NonNullable<Provider['planDestroy']>>[0], ctx: ProviderContext) => {
+                const plan = await provider.planDestroy!(obj, ctx);
+                if (plan?.outcome !== 'remove') return plan;
+                return { ...plan, run: () => q.add(() => gated(lk, q.concurrency, ctx.signal, () => plan.run())) };
+              },
+            }
+          : {}),
         ...(provider.verify ? { verify: (step: PlannedStep, created: CreatedObject, ctx: ProviderContext) => provider.verify!(step, created, ctx) } : {}),
         ...(provider.isTransient ? { isTransient: (err: unknown) => provider.isTransient!(err) } : {}),
         ...(provider.describe ? { describe: () => provider.describe!() } : {}),

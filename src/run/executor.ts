@@ -75,6 +75,12 @@ export interface ExecuteOptions {
    * `running`. Absent (`run`): nothing changes.
    */
   lease?: LeaseGuard;
+  /**
+   * `confirmedDestroy` was named in this command (`run`, `run --resume`), not read from a store (a
+   * worker has the run's recorded set). Only then does teardown act on an object the host shows no
+   * mark of the run on (run/teardown.ts): a stored confirmation never stands in for one given now.
+   */
+  confirmedHere?: boolean;
 }
 
 /** What the executor consults before every provider call and store write of a worker's run. */
@@ -611,7 +617,7 @@ async function teardown(perm: PermutationPlan, c: PermContext, ctx: ProviderCont
       return;
     }
     c.emit({ type: 'step', permutationId: perm.permutationId, step: `teardown ${obj.kind}`, operation: 'destroy' });
-    const r = await tearDownRow(c.store, provider, obj, { runId: ctx.runId, permutationId: ctx.permutationId, axes: ctx.axes }, {
+    const r = await tearDownRow(c.store, provider, obj, { runId: ctx.runId, permutationId: ctx.permutationId, axes: ctx.axes, ...(c.confirmedHere && c.confirmedDestroy ? { confirmedDestroy: c.confirmedDestroy } : {}) }, {
       ...(c.retry ? { retry: c.retry } : {}),
       ...(c.stepTimeoutMs !== undefined ? { timeoutMs: c.stepTimeoutMs } : {}),
       prefix: '',

@@ -4,14 +4,20 @@
 // before the provider sent anything, or a run directory from before the 'sent' state existed) is
 // removed only if the provider finds the object by its owned name, and otherwise marked
 // 'not-sent'. Rows marked 'refused' or 'not-sent' are never torn down. Each provider's destroy()
-// then proves the object is ours (owned name, exact recorded id or layout) before touching it.
-// One routine (tearDownRow) removes a row for both, with the same retries (of what the provider
-// calls transient), the same deadline per attempt, and the same journal events.
+// then proves the object is ours before touching it: a row says where to look, never what may be
+// destroyed. The row's name must be one this run gives (`ss-<runId>-<permutationId>-…`), and the
+// host must show the object carrying it (a datastore's name, a VMFS label) at that moment; where a
+// host keeps no such mark (a bare partition table), only a device the user confirmed in this
+// command (`--confirm-destroy`) is acted on. `cleanup --dry-run` reads the same way and prints
+// what the action would act on, from the same plan (previewLedger). One routine (tearDownRow)
+// removes a row for teardown, cleanup, takeover and resume, with the same retries (of what the
+// provider calls transient), the same deadline per attempt, and the same journal events.
 import { redact } from '../config/secrets.ts';
 import { errorMessage, UnsafeOperation } from '../errors.ts';
 import type { LedgerRow } from '../results/port.ts';
 import { asRunStore, type AnyRunStore } from '../results/sqlite-store.ts';
-import type { Provider, ProviderContext } from '../contract/provider.ts';
+import type { OwnedObjectRef, Provider, ProviderContext, ProviderName } from '../contract/provider.ts';
+import { ownedPrefix } from '../plan/permutation.ts';
 import { DEFAULT_STEP_TIMEOUT_MS, withRetry, withTimeout, type RetryPolicy } from './retry.ts';
 
 /** What the executor writes as an intent row's data (see runStep): the step, not the object. */
@@ -53,15 +59,53 @@ async function checkHeldContent(row: LedgerRow, lookup: LedgerLookup | undefined
   );
 }
 
-/** Destroys one ledger row's object under the rules above; throws what destroy/find throw. */
-export async function destroyRecorded(provider: Provider, row: LedgerRow, ctx: ProviderContext, lookup?: LedgerLookup): Promise<TeardownOutcome> {
-  const ref = { kind: row.kind, name: row.name, provider: row.provider };
+/**
+ * A row names only what this run creates: its name carries the run's id and its permutation's
+ * (plan/permutation.ts ownedPrefix). A row edited to name anything else (a user's datastore) is
+ * refused before the host is asked; the provider then finds the object carrying that name.
+ */
+function checkOwnedName(row: LedgerRow, runId: string): void {
+  const prefix = `${ownedPrefix(runId, row.permutationId)}-`;
+  if (row.name.startsWith(prefix)) return;
+  throw new UnsafeOperation(`left alone: ${row.kind} ${row.name} is not a name run ${runId} gives (${prefix}…): the ledger row names something this run did not create`, { operation: 'destroy', target: row.name });
+}
+
+type DestroyRef = OwnedObjectRef & { provider: ProviderName; id: string | null; data: Record<string, unknown> };
+
+/** What destroy() is given for a row (checked as above), or null: never sent and not found by its owned name. */
+async function recordedRef(provider: Provider, row: LedgerRow, ctx: ProviderContext, lookup: LedgerLookup | undefined): Promise<DestroyRef | null> {
+  checkOwnedName(row, ctx.runId);
   await checkHeldContent(row, lookup);
-  if (wasSent(row)) return provider.destroy({ ...ref, id: row.objectId, data: row.data }, ctx);
+  const ref = { kind: row.kind, name: row.name, provider: row.provider };
+  if (wasSent(row)) return { ...ref, id: row.objectId, data: row.data };
   // Never proven sent: only an object carrying our owned name may go.
   const found = await provider.find({ kind: row.kind, name: row.name });
-  if (!found) return 'not-sent';
-  return provider.destroy({ ...ref, id: found.id, data: found.data }, ctx);
+  return found ? { ...ref, id: found.id, data: found.data } : null;
+}
+
+/** Destroys one ledger row's object under the rules above; throws what destroy/find throw. */
+export async function destroyRecorded(provider: Provider, row: LedgerRow, ctx: ProviderContext, lookup?: LedgerLookup): Promise<TeardownOutcome> {
+  const ref = await recordedRef(provider, row, ctx, lookup);
+  return ref ? provider.destroy(ref, ctx) : 'not-sent';
+}
+
+/**
+ * What destroyRecorded would do, read and decided the same way and sending nothing: 'remove' with
+ * exactly what the action acts on, 'absent', 'not-sent', `unknown` (the provider plans no such
+ * kind: only the ledger can be shown), or why it would not (the refusal the action would give).
+ */
+export type DestroyPreview = { would: 'remove'; acts: string } | { would: 'absent' | 'not-sent' | 'unknown' } | { refused: string };
+
+export async function previewRecorded(provider: Provider, row: LedgerRow, ctx: ProviderContext, lookup?: LedgerLookup): Promise<DestroyPreview> {
+  try {
+    const ref = await recordedRef(provider, row, ctx, lookup);
+    if (!ref) return { would: 'not-sent' };
+    const plan = provider.planDestroy ? await provider.planDestroy(ref, ctx) : null;
+    if (!plan) return { would: 'unknown' };
+    return plan.outcome === 'remove' ? { would: 'remove', acts: plan.acts } : { would: 'absent' };
+  } catch (err) {
+    return { refused: redact(errorMessage(err)) };
+  }
 }
 
 /**
@@ -182,11 +226,12 @@ export async function cleanupLedger(
   given: AnyRunStore,
   providerFor: (permutationId: string) => Promise<Provider | null>,
   say: (line: string) => void,
-  policy: TeardownPolicy = {},
+  policy: TeardownPolicy & { confirmedDestroy?: readonly string[] } = {},
   heldBack: (permutationId: string) => string | undefined = () => undefined,
 ): Promise<number> {
   const store = asRunStore(given);
   const runId = (await store.meta()).runId;
+  const confirmed = policy.confirmedDestroy ? { confirmedDestroy: policy.confirmedDestroy } : {};
   let failed = 0;
   for (const obj of (await store.leftovers()).reverse()) {
     // a disk our tool may still be writing to is not detached or deleted under it
@@ -202,7 +247,7 @@ export async function cleanupLedger(
     // what the provider says while it decides (a drive "left alone because …") is journaled, and
     // shown under the object unless it was simply removed
     const notes: string[] = [];
-    const r = await tearDownRow(store, provider, obj, { runId, permutationId: obj.permutationId, axes: {} }, {
+    const r = await tearDownRow(store, provider, obj, { runId, permutationId: obj.permutationId, axes: {}, ...confirmed }, {
       ...policy,
       prefix: 'cleanup-',
       onNote: (text) => notes.push(`  ${obj.kind} ${obj.name}: ${text}`),
@@ -215,4 +260,59 @@ export async function cleanupLedger(
     } else say(`${r.outcome === 'removed' ? 'removed' : r.outcome === 'absent' ? 'already gone' : 'never created'}: ${obj.kind} ${obj.name}`);
   }
   return failed;
+}
+
+/**
+ * `storsweep cleanup --dry-run`: what cleanupLedger would do with each object, newest first, read
+ * from the host the same way (previewRecorded) and sending nothing; one line each, in the words the
+ * cleanup itself prints: `would remove KIND NAME: ACTS` (exactly what the action acts on), `already
+ * gone`, `never created`, or `would not remove KIND NAME: REASON` (the reason the cleanup would
+ * give), and the provider's notes under it. A row the preview would remove counts as removed for
+ * the rows after it (a partition after the datastore it held). `providerFor` may throw (no
+ * inventory, host unreachable): the row is then shown from the ledger, with why it was not
+ * checked. Returns how many would not be removed.
+ */
+export async function previewLedger(
+  given: AnyRunStore,
+  providerFor: (permutationId: string) => Promise<Provider | null>,
+  say: (line: string) => void,
+  confirmedDestroy?: readonly string[],
+): Promise<number> {
+  const store = asRunStore(given);
+  const runId = (await store.meta()).runId;
+  const wouldGo = new Set<string>();
+  const lookup: LedgerLookup = async (kind, name) => {
+    const r = await store.ledgerRow(kind, name);
+    return r && wouldGo.has(`${kind}:${name}`) ? { ...r, state: 'removed' } : r;
+  };
+  let refused = 0;
+  for (const obj of (await store.leftovers()).reverse()) {
+    const what = `${obj.kind} ${obj.name}`;
+    const notes: string[] = [];
+    let p: DestroyPreview;
+    let unchecked = '';
+    try {
+      const provider = await providerFor(obj.permutationId);
+      const ctx: ProviderContext = { runId, permutationId: obj.permutationId, axes: {}, signal: new AbortController().signal, sent: () => undefined, log: (m) => void notes.push(`  ${what}: ${redact(m)}`), ...(confirmedDestroy ? { confirmedDestroy } : {}) };
+      p = provider ? await previewRecorded(provider, obj, ctx, lookup) : { would: 'unknown' };
+    } catch (err) {
+      p = { would: 'unknown' };
+      unchecked = `; not checked on the host: ${redact(errorMessage(err))}`;
+    }
+    if ('refused' in p) {
+      refused++;
+      notes.forEach((n) => say(n));
+      say(`would not remove ${what}: ${p.refused}`);
+    } else if (p.would === 'remove') {
+      wouldGo.add(`${obj.kind}:${obj.name}`);
+      say(`would remove ${what}: ${p.acts}`);
+    } else if (p.would === 'unknown') {
+      const how = obj.objectId ? ` (${obj.objectId})` : wasSent(obj) ? ' (sent; checked against the recorded data)' : ' (never sent: only if found by its owned name)';
+      say(`would remove ${what}${how}${unchecked}`);
+    } else {
+      notes.forEach((n) => say(n));
+      say(`${p.would === 'absent' ? 'already gone' : 'never created'}: ${what}`);
+    }
+  }
+  return refused;
 }

@@ -106,7 +106,16 @@ describe('esxi-shell provider over SSH (stand-in ESXi tools)', () => {
     expect(await provider.find({ kind: 'datastore', name: 'ss-r1-p1-ds' })).toMatchObject({ id: created[1]!.id });
     expect(await provider.find({ kind: 'disk-attachment', name: 'ss-r1-p1-attach' })).toMatchObject({ id: '1:0:1' });
 
-    for (const o of [...created].reverse()) expect(await provider.destroy(o, ctx)).toBe('removed');
+    // removing the datastore unmounts it and deletes its partition, on the device the host shows
+    // its label on; the partition's own row then finds nothing left
+    const outcomes: [string, string][] = [];
+    for (const o of [...created].reverse()) outcomes.push([o.kind, await provider.destroy(o, ctx)]);
+    expect(outcomes).toEqual([
+      ['disk-attachment', 'removed'],
+      ['disk', 'removed'],
+      ['datastore', 'removed'],
+      ['vmfs-partition', 'absent'],
+    ]);
     state = await readEsxiState(stateDir);
     expect(state.devices[BLANK_DEV]!.partitions).toEqual([]);
     expect(Object.values(state.volumes).filter((v) => (v as { mounted: boolean }).mounted)).toHaveLength(1);
@@ -201,7 +210,7 @@ describe('esxi-shell provider over SSH (stand-in ESXi tools)', () => {
     await other.close();
   });
 
-  it('a partition whose layout is not the one recorded is left alone; the recorded one is deleted', async () => {
+  it('a partition whose layout is not the one recorded is left alone; the recorded one, with no VMFS of the run on it, is deleted only when its device is confirmed', async () => {
     await resetState();
     const provider = createEsxiShellProvider(target, await keyRunner());
     const [part] = planEsxiShellSteps({ 'datastore.kind': 'vmfs6', 'disk.format': 'thin', 'disk.sizeGb': 1 }, target, { base: 'ss-r8-p1' });
@@ -217,8 +226,11 @@ describe('esxi-shell provider over SSH (stand-in ESXi tools)', () => {
     // another layout than the recorded one (someone re-partitioned the LUN since): not ours
     expect(await provider.destroy({ ...created, id: null, data: { ...sent[1]!, endSector: 41943000 } }, ctx)).toBe('absent');
     expect((await readEsxiState(stateDir)).devices[BLANK_DEV]!.partitions).toHaveLength(1);
-    // a crash after setptbl, before the id came back: the 'sent' layout proves it ours
-    expect(await provider.destroy({ ...created, id: null, data: sent[1]! }, ctx)).toBe('removed');
+    // a crash after setptbl, before the id came back: the layout matches, but the host shows no
+    // mark of the run on it (no VMFS of ours): deleted only on a device this command confirmed
+    await expect(provider.destroy({ ...created, id: null, data: sent[1]! }, ctx)).rejects.toThrow(`refusing to delete partition 1 on ${BLANK_DEV}: it carries no mark of this run: no VMFS volume ss-r8-p1-ds is on it`);
+    expect((await readEsxiState(stateDir)).devices[BLANK_DEV]!.partitions).toHaveLength(1);
+    expect(await provider.destroy({ ...created, id: null, data: sent[1]! }, { ...ctx, confirmedDestroy: [BLANK_DEV] })).toBe('removed');
     expect((await readEsxiState(stateDir)).devices[BLANK_DEV]!.partitions).toEqual([]);
     await provider.close();
   });

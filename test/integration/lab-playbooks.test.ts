@@ -141,7 +141,7 @@ describe('playbooks/vmfs-block-size-shell.yaml on lab-esxi', () => {
     const ds = `/vmfs/volumes/${base}-ds`;
     // esxtop watches each test from the host (its own test below); the provisioning sequence is the classic one
     const lines = (await readCommands(stateDir)).filter((c) => c.tool !== 'powershell.exe' && c.tool !== 'esxtop').map((c) => [c.tool, ...c.argv].join(' '));
-    // one permutation = from its device check to the partition delete that ends its teardown
+    // one permutation = from its device check to the end of its teardown
     const starts = lines.flatMap((l, i) => (l === `esxcli storage core device list -d ${BLANK_DEV}` ? [i] : []));
     expect(starts).toHaveLength(4);
     const mine = starts.map((s, k) => lines.slice(s, starts[k + 1] ?? lines.length)).find((chunk) => chunk.some((l) => l.includes(base)))!;
@@ -166,11 +166,14 @@ describe('playbooks/vmfs-block-size-shell.yaml on lab-esxi', () => {
       'vim-cmd vmsvc/device.getdevices 1',
       'vim-cmd vmsvc/device.diskremove 1 0 1 false',
       `vmkfstools -U ${ds}/${base}-disk.vmdk`,
-      'esxcli storage filesystem list',
-      `esxcli storage filesystem unmount -l ${base}-ds`,
-      `partedUtil getptbl ${dev}`,
+      // the datastore, found by its label on the host's extent list (which names device and
+      // partition), goes with its partition
       'esxcli storage vmfs extent list',
+      `partedUtil getptbl ${dev}`,
+      `esxcli storage filesystem unmount -l ${base}-ds`,
       `partedUtil delete ${dev} 1`,
+      // the partition's own row: nothing left on the recorded device
+      `partedUtil getptbl ${dev}`,
     ]);
   });
 

@@ -12,13 +12,13 @@ import type { Composition, Provider } from '../../contract/provider.ts';
 import type { HostProcessStop } from '../../contract/host-process.ts';
 import { hostStopEvent, hostStopLines } from '../../run/host-leftovers.ts';
 import { runDirHolder, type RunLock } from '../../results/run-lock.ts';
-import { cleanupLedger, wasSent } from '../../run/teardown.ts';
+import { cleanupLedger, previewLedger } from '../../run/teardown.ts';
 import { composeTargets } from '../compose.ts';
 import { EXIT } from '../exit.ts';
 import { jsonText, keepGoingWhenOutputCloses, terminal } from '../output.ts';
 import { openRunFor, type OpenedRun, type StoreOptions } from '../store.ts';
 import { deleteFinishedQueues, queueState } from './queue-commands.ts';
-import { takeRunLock } from './run.ts';
+import { parseConfirmDestroy, takeRunLock } from './run.ts';
 import { watchStatus } from './status-watch.ts';
 
 /** The options every command that reads a run takes besides a run directory. */
@@ -126,8 +126,9 @@ export function registerRunDirCommands(program: Command): void {
       .description("remove what a run created and left behind (idempotent; never touches anything the run did not create)")
       .argument('[runDir]')
       .option('-i, --inventory <file>', 'inventory (default: the one the run used; with --run or a store.json run directory, its store: holds the run and gives its password)')
-      .option('--dry-run', 'list what would be removed'),
-  ).action(async (dir: string | undefined, o: StoreOptions & { dryRun?: boolean }) => {
+      .option('--dry-run', 'list what would be removed and on what, as the host shows it now (read-only), or why it would not be')
+      .option('--confirm-destroy <names>', 'comma-separated devices (naa.…) whose partition may go although the host shows no mark of this run on it (setptbl sent, no VMFS of the run made); --dry-run names them'),
+  ).action(async (dir: string | undefined, o: StoreOptions & { dryRun?: boolean; confirmDestroy?: string }) => {
       const opened = await openRunFor(dir, o, o.dryRun ? 'read' : 'write');
       const store = opened.store;
       const closeStore = () => void opened.close();
@@ -180,33 +181,24 @@ export function registerRunDirCommands(program: Command): void {
         if (toolsFailed.size || hostFailed) process.exitCode = EXIT.failure;
         return;
       }
-      if (o.dryRun) {
-        for (const obj of live) {
-          const how = obj.objectId ? ` (${obj.objectId})` : wasSent(obj) ? ' (sent; checked against the recorded data)' : ' (never sent: only if found by its owned name)';
-          terminal.stdout(`would remove ${obj.kind} ${obj.name}${how}\n`);
-        }
-        closeStore();
-        return;
-      }
-      const meta = await store.meta();
-      const inv = loadInventory(o.inventory ?? meta.inventoryFile);
-      // Each object goes to the provider of its permutation's target (the `target` axis when the
-      // playbook lists several); targets on one vCenter share one session.
-      const comps = composeTargets(meta.targets ?? [meta.target], inv, store.runDir ?? undefined);
-      const targetOf = new Map((await store.permutations()).map((p) => [p.permutationId, meta.targets ? String(p.axes.target) : meta.target]));
-      const providers = new Map<string, Promise<Provider | null>>();
-      const providerFor = (permutationId: string): Promise<Provider | null> => {
-        const name = targetOf.get(permutationId) ?? meta.target;
-        let p = providers.get(name);
-        if (!p) {
-          const comp = comps.get(name);
-          p = comp ? comp.connectProvider() : Promise.resolve(null);
-          providers.set(name, p);
-        }
-        return p;
-      };
+      const confirmedDestroy = o.confirmDestroy === undefined ? undefined : parseConfirmDestroy(o.confirmDestroy);
+      // the providers of the run's targets: for a dry run too, which reads the host as the cleanup would
+      let providers: RunProviders | null = null;
       let failed = 0;
       try {
+        providers = await runProviders(store, o.inventory).catch((err: unknown) => {
+          if (!o.dryRun) throw err;
+          // a dry run without an inventory or a host: each row is shown from the ledger, saying why
+          const fail = async (): Promise<never> => {
+            throw err;
+          };
+          return { providerFor: fail, targetOf: () => store.runId, close: async () => undefined };
+        });
+        if (o.dryRun) {
+          await previewLedger(store, providers.providerFor, (line) => terminal.stdout(`${line}\n`), confirmedDestroy);
+          return;
+        }
+        const meta = await store.meta();
         // the run's teardown policy, as it recorded it: the same retries and deadline per attempt
         // (older run directories: timeouts.stepSec and the default retries)
         const stepSec = meta.teardown?.stepSec ?? meta.timeouts?.stepSec;
@@ -214,18 +206,54 @@ export function registerRunDirCommands(program: Command): void {
         // Where a tool of the run may still be running, the disks of the permutations it may be
         // writing to (those left running or failed) stay: nothing is detached or deleted under it.
         const statusOf = new Map((await store.permutations()).map((p) => [p.permutationId, p.status]));
+        const targetOf = providers.targetOf;
         const heldBack = (permutationId: string): string | undefined => {
           if (!['running', 'failed'].includes(statusOf.get(permutationId) ?? '')) return undefined;
-          return toolsFailed.get(targetOf.get(permutationId) ?? meta.target);
+          return toolsFailed.get(targetOf(permutationId));
         };
-        failed = await cleanupLedger(store, providerFor, (line) => terminal.stdout(`${line}\n`), { ...(stepSec !== undefined ? { timeoutMs: stepSec * 1000 } : {}), ...(retries !== undefined ? { retry: { retries } } : {}) }, heldBack);
+        const policy = { ...(stepSec !== undefined ? { timeoutMs: stepSec * 1000 } : {}), ...(retries !== undefined ? { retry: { retries } } : {}), ...(confirmedDestroy ? { confirmedDestroy } : {}) };
+        failed = await cleanupLedger(store, providers.providerFor, (line) => terminal.stdout(`${line}\n`), policy, heldBack);
       } finally {
-        for (const p of providers.values()) await (await p.catch(() => null))?.close().catch(() => undefined);
+        await providers?.close();
         lock?.release();
         await opened.close();
       }
       process.exitCode = failed || toolsFailed.size || hostFailed ? EXIT.failure : EXIT.ok;
     });
+}
+
+interface RunProviders {
+  /** the provider of a permutation's target, connected on first use (targets on one vCenter share one session) */
+  providerFor: (permutationId: string) => Promise<Provider | null>;
+  /** the target a permutation ran on */
+  targetOf: (permutationId: string) => string;
+  close: () => Promise<void>;
+}
+
+/** Each object goes to the provider of its permutation's target (the `target` axis when the playbook lists several). */
+async function runProviders(store: RunStore, inventoryFile: string | undefined): Promise<RunProviders> {
+  const meta = await store.meta();
+  const inv = loadInventory(inventoryFile ?? meta.inventoryFile);
+  const comps = composeTargets(meta.targets ?? [meta.target], inv, store.runDir ?? undefined);
+  const targets = new Map((await store.permutations()).map((p) => [p.permutationId, meta.targets ? String(p.axes.target) : meta.target]));
+  const targetOf = (permutationId: string) => targets.get(permutationId) ?? meta.target;
+  const providers = new Map<string, Promise<Provider | null>>();
+  return {
+    targetOf,
+    providerFor: (permutationId) => {
+      const name = targetOf(permutationId);
+      let p = providers.get(name);
+      if (!p) {
+        const comp = comps.get(name);
+        p = comp ? comp.connectProvider() : Promise.resolve(null);
+        providers.set(name, p);
+      }
+      return p;
+    },
+    close: async () => {
+      for (const p of providers.values()) await (await p.catch(() => null))?.close().catch(() => undefined);
+    },
+  };
 }
 
 /**

@@ -629,6 +629,8 @@ async function executePrepared({ plan, store, comps, close, confirmed }: Prepare
       stepTimeoutMs: stepSec !== undefined ? stepSec * 1000 : undefined,
       workloadSlackSec: timeouts.workloadSlackSec,
       retry: o.retries !== undefined ? { retries: o.retries } : undefined,
+      // named in this command (checked against the plan): teardown may act on what the host shows no mark on
+      confirmedHere: true,
     });
   } finally {
     // Targets on one vCenter share its session: it logs out when the last of them closes.

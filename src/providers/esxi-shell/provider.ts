@@ -7,15 +7,16 @@ import { connectionLost } from '../../ssh/connection-lost.ts';
 import { shJoin } from '../../ssh/quote.ts';
 import { runChecked } from '../../ssh/run-checked.ts';
 import { toolOwner } from '../../ssh/process-group.ts';
-import type { CreatedObject, OwnedObjectRef, PlannedStep, Provider, ProviderContext, ProviderName } from '../../contract/provider.ts';
+import type { CreatedObject, DestroyPlan, OwnedObjectRef, PlannedStep, Provider, ProviderContext, ProviderName } from '../../contract/provider.ts';
 import { checkEsxiShellTarget, type EsxiShellTargetConfig } from './config.ts';
-import { deviceListArgv, filesystemListArgv, filesystemUnmountArgv, parseDeviceList, parseFilesystemList, parseVmfsExtentList, vmfsExtentListArgv } from './esxcli.ts';
-import { deletePartitionArgv, getptblArgv, getUsableSectorsArgv, mklabelArgv, parseGetptbl, parseUsableSectors, setptblArgv, VMFS_GPT_GUID, VMFS_MBR_TYPE, vmfsPartitionLayout, type VmfsKind } from './partedutil.ts';
+import { deviceListArgv, filesystemListArgv, parseDeviceList, parseFilesystemList, parseVmfsExtentList, vmfsExtentListArgv } from './esxcli.ts';
+import { getptblArgv, getUsableSectorsArgv, mklabelArgv, parseGetptbl, parseUsableSectors, setptblArgv, VMFS_GPT_GUID, VMFS_MBR_TYPE, vmfsPartitionLayout, type VmfsKind } from './partedutil.ts';
 import { checkEsxi, checkInt, ESXI_MAX_DISK_GB } from './validate.ts';
 import { diskAddExistingArgv, diskRemoveArgv, getDevicesArgv, parseDiskDevices } from './vimcmd.ts';
 import { createDiskArgv, createRdmArgv, createVmfsArgv, deleteDiskArgv, getDiskUuidArgv, parseCreateVmfs, parseDiskUuid, parseQueryFs, queryFsArgv, type VmdkFormat } from './vmkfstools.ts';
 import { applyGuestDiskStep, destroyGuestFilesystem, GUEST_DISK_OPERATION, GUEST_FS_OPERATION, wwnOfLun, type AttachedDiskIdentity, type GuestAccess } from '../guest-disk.ts';
 import { esxtopObserver, stopEsxtopLeftovers } from './esxtop.ts';
+import { ownLabelOf, planDatastoreDestroy, planPartitionDestroy, type VmfsHost } from './vmfs-ownership.ts';
 import { describeEsxiHost } from './fingerprint.ts';
 
 type DestroyRef = OwnedObjectRef & { provider: ProviderName; id: string | null; data: Record<string, unknown> };
@@ -237,17 +238,12 @@ export function createEsxiShellProvider(targetIn: EsxiShellTargetConfig, runner:
         // vmkfstools prints its errors on stdout
         throw new RemoteCommandFailed({ host: runner.target, what: 'vmkfstools -U', command: r.command, exitCode: r.exitCode, stderr: [r.stdout, r.stderr].filter((x) => x.trim()).join('\n'), reason: 'exit' });
       }
-      case 'datastore': {
-        // found by its owned name (the label), nothing else
-        const label = checkEsxi('label', obj.name, 'datastore label');
-        const fs = parseFilesystemList((await exec(filesystemListArgv())).stdout).find((f) => f.volumeName === label);
-        if (!fs || !fs.mounted) return 'absent';
-        ctx.log(`unmounting datastore ${label}`, { label });
-        await exec(filesystemUnmountArgv(label));
-        return 'removed';
+      case 'datastore':
+      case 'vmfs-partition': {
+        // the host proves it ours by our VMFS label (vmfs-ownership.ts); the plan's run() acts on what it names
+        const plan = (await planDestroy(obj, ctx))!;
+        return plan.outcome === 'absent' ? 'absent' : plan.run();
       }
-      case 'vmfs-partition':
-        return destroyPartition(obj, ctx);
       case 'guest-filesystem':
         if (!opts.guest) throw new InvalidArgument(`esxi-shell: teardown of ${obj.name} needs the target's guest`, { name: 'guest', value: '' });
         return destroyGuestFilesystem(opts.guest, obj, ctx);
@@ -256,38 +252,13 @@ export function createEsxiShellProvider(targetIn: EsxiShellTargetConfig, runner:
     }
   }
 
-  /**
-   * A partition carries no name. It is ours only when the device's table is exactly the layout
-   * recorded before setptbl (label, one partition, number, start, end, VMFS type) and the device
-   * holds no VMFS extent; anything else is left alone ('absent').
-   */
-  async function destroyPartition(obj: DestroyRef, ctx: ProviderContext): Promise<'removed' | 'absent'> {
-    const d = obj.data;
-    const device = checkEsxi('device', d.device, 'recorded device');
-    const refuse = (why: string): never => {
-      throw new UnsafeOperation(`${target.host}: refusing to delete a partition on ${device}: ${why}`, { operation: 'partedUtil delete', target: device });
-    };
-    if (!target.allowedDevices.includes(device)) refuse('not in allowedDevices of the inventory');
-    if (typeof d.startSector !== 'number' || typeof d.endSector !== 'number' || typeof d.label !== 'string') {
-      // recorded before mklabel only: setptbl was never sent, so no partition of ours exists
-      ctx.log(`${device}: no partition layout was recorded (setptbl never sent); nothing to delete`, { device });
-      return 'absent';
-    }
-    const table = parseGetptbl((await exec(getptblArgv(device))).stdout);
-    const p = table.partitions;
-    const expectedType = d.label === 'msdos' ? VMFS_MBR_TYPE : VMFS_GPT_GUID;
-    const exact = table.label === d.label && p.length === 1 && p[0]!.number === 1 && p[0]!.startSector === d.startSector && p[0]!.endSector === d.endSector && p[0]!.type === expectedType;
-    if (!exact) {
-      if (p.length) ctx.log(`${device}: the partition table is not the layout this run wrote (${d.label} 1 ${String(d.startSector)}-${String(d.endSector)}); left alone`, { device });
-      return 'absent';
-    }
-    const ext = (await extents()).filter((e) => e.deviceName === device);
-    const ownLabel = obj.name.replace(/-part$/, '-ds');
-    const foreign = ext.find((e) => e.volumeName !== ownLabel);
-    if (foreign) refuse(`it holds VMFS volume ${foreign.volumeName}, not one of this run`);
-    if (ext.length) refuse(`VMFS volume ${ownLabel} is still mounted on it`);
-    await exec(deletePartitionArgv(device, 1));
-    return 'removed';
+  const vmfsHost: VmfsHost = { host: target.host, allowedDevices: target.allowedDevices, exec };
+
+  /** The read-only half of destroy() for a datastore or partition (vmfs-ownership.ts); null for other kinds. */
+  async function planDestroy(obj: DestroyRef, ctx: ProviderContext): Promise<DestroyPlan | null> {
+    if (obj.kind === 'datastore') return planDatastoreDestroy(vmfsHost, obj, ctx);
+    if (obj.kind === 'vmfs-partition') return planPartitionDestroy(vmfsHost, obj, ctx);
+    return null;
   }
 
   async function find(ref: OwnedObjectRef): Promise<CreatedObject | null> {
@@ -300,7 +271,7 @@ export function createEsxiShellProvider(targetIn: EsxiShellTargetConfig, runner:
       }
       case 'vmfs-partition': {
         // the partition that holds our own datastore (by its label); an empty one cannot be told apart
-        const ownLabel = ref.name.replace(/-part$/, '-ds');
+        const ownLabel = ownLabelOf(ref.name);
         const ext = (await extents()).find((e) => e.volumeName === ownLabel);
         if (!ext || ext.partition !== 1) return null;
         const table = parseGetptbl((await exec(getptblArgv(ext.deviceName))).stdout);
@@ -328,6 +299,7 @@ export function createEsxiShellProvider(targetIn: EsxiShellTargetConfig, runner:
     name: 'esxi-shell',
     apply,
     destroy,
+    planDestroy,
     find,
     isTransient: connectionLost,
     close: () => runner.close(),

@@ -1,7 +1,7 @@
 // The vSphere Provider: carries out planned steps (steps.ts) on one vCenter/ESXi endpoint, with
 // one session for the provider's lifetime, and tears down exactly what the run created.
 import { InternalError, InvalidArgument, ProvisionedStateMismatch, UnsafeOperation } from '../../errors.ts';
-import type { CreatedObject, MeasuredTarget, OwnedObjectRef, PlannedStep, Provider, ProviderContext, ProviderName } from '../../contract/provider.ts';
+import type { CreatedObject, DestroyPlan, MeasuredTarget, OwnedObjectRef, PlannedStep, Provider, ProviderContext, ProviderName } from '../../contract/provider.ts';
 import { applyGuestDiskStep, destroyGuestFilesystem, wwnOfDiskUuid, wwnOfLun, type AttachedDiskIdentity, type GuestAccess } from '../guest-disk.ts';
 import { VsphereClient, type MoRef } from './client.ts';
 import type { VsphereTargetConfig } from './config.ts';
@@ -17,7 +17,7 @@ import { clearGuestVolume, formatGuestVolume, guestVolumeMeasure, volumeSpecOf, 
 import type { GuestCall } from '../hyperv/powershell.ts';
 
 const idHex = (v: unknown): string => (typeof v === 'string' ? v.replace(/[\s:-]/g, '').toLowerCase() : '');
-import type { VirtualDevice } from './types.ts';
+import type { DatastoreInfo, VirtualDevice } from './types.ts';
 
 export interface VsphereProviderOptions {
   log?: (message: string, fields?: Record<string, unknown>) => void;
@@ -461,6 +461,32 @@ export function createVsphereProvider(target: VsphereTargetConfig, opts: Vsphere
     return { kind: 'controller', name: step.creates!.name, provider: 'vsphere', id: String(added.key), data: { vm: vmName, controller: kind, type, busNumber: added.busNumber } };
   }
 
+  /**
+   * The read-only half of a datastore's destroy: the host shows it by our owned name (ownedDatastore:
+   * the name carries the run's id, run/teardown.ts), and says which LUNs its VMFS extents are on —
+   * what RemoveDatastore destroys with it. Null for other kinds.
+   */
+  async function planDestroy(obj: DestroyRef, ctx: ProviderContext): Promise<DestroyPlan | null> {
+    if (obj.kind !== 'datastore') return null;
+    // recorded host only; the datastore itself is found by its owned name
+    const hostName = typeof obj.data.host === 'string' ? obj.data.host : undefined;
+    if (!hostName) throw new InvalidArgument(`the ledger records no host for datastore ${obj.name}; refusing to guess one`, { name: 'host', value: '' });
+    const ds = await ownedDatastore(obj);
+    if (!ds) return { outcome: 'absent' };
+    const c = await client();
+    const info = (await c.readProps(ds, ['info'])).info as DatastoreInfo | undefined;
+    const luns = (info?.vmfs?.extent ?? []).map((e) => `${e.diskName}:${e.partition}`);
+    const on = luns.length ? ` on ${luns.join(', ')}` : info?.nas ? ` (NFS ${info.nas.remoteHost}:${info.nas.remotePath})` : '';
+    return {
+      outcome: 'remove',
+      acts: `datastore ${obj.name} (${ds.value})${on}`,
+      run: async () => {
+        ctx.log(`removing datastore ${obj.name}`);
+        return c.removeDatastore(await host(hostName), ds);
+      },
+    };
+  }
+
   async function destroy(obj: DestroyRef, ctx: ProviderContext): Promise<'removed' | 'absent'> {
     const c = await client();
     if (obj.kind === 'controller') {
@@ -475,13 +501,8 @@ export function createVsphereProvider(target: VsphereTargetConfig, opts: Vsphere
       return c.removeController(await vm(d.vm), { type: d.type, busNumber: d.busNumber, ...(key !== undefined ? { key } : {}) });
     }
     if (obj.kind === 'datastore') {
-      // recorded host only; the datastore itself is found by its owned name (ownedDatastore)
-      const hostName = typeof obj.data.host === 'string' ? obj.data.host : undefined;
-      if (!hostName) throw new InvalidArgument(`the ledger records no host for datastore ${obj.name}; refusing to guess one`, { name: 'host', value: '' });
-      const ds = await ownedDatastore(obj);
-      if (!ds) return 'absent';
-      ctx.log(`removing datastore ${obj.name}`);
-      return c.removeDatastore(await host(hostName), ds);
+      const plan = (await planDestroy(obj, ctx))!;
+      return plan.outcome === 'absent' ? 'absent' : plan.run();
     }
     if (obj.kind === 'disk' || obj.kind === 'rdm') {
       if (typeof obj.data.vm !== 'string') throw new InvalidArgument(`the ledger records no VM for ${obj.kind} ${obj.name}; refusing to guess one`, { name: 'vm', value: '' });
@@ -587,5 +608,5 @@ export function createVsphereProvider(target: VsphereTargetConfig, opts: Vsphere
 
   const observeHost = (provisioned: readonly CreatedObject[]) => perfObserver(client, { vm, datastore: findDatastore }, provisioned, opts.perfPollMs !== undefined ? { pollMs: opts.perfPollMs } : {});
 
-  return { name: 'vsphere', apply, destroy, find, verify, isTransient, close, describe, observeHost };
+  return { name: 'vsphere', apply, destroy, planDestroy, find, verify, isTransient, close, describe, observeHost };
 }
