@@ -8,8 +8,9 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { HarnessCall } from '../../src/lab/vcsim.ts';
 import { startTestPostgres, type TestDatabase, type TestPostgres } from '../helpers/postgres.ts';
+import Database from 'better-sqlite3';
 import { lastJsonLine, runCli, stackTraceLines, submitRun } from './helpers/cli.ts';
-import { NOTHING_LEFT, startVsphereLab, sweepPlaybook, type VsphereLab } from './helpers/vsphere-lab.ts';
+import { NOTHING_LEFT, permutationStatuses, runDirIn, startVsphereLab, sweepPlaybook, type VsphereLab } from './helpers/vsphere-lab.ts';
 
 let pgsrv: TestPostgres;
 let lab: VsphereLab;
@@ -121,5 +122,39 @@ describe('a plan edited in the PostgreSQL store after submit', { timeout: 600_00
     expect(w.summary).toMatchObject({ done: 1, failed: 0 });
     expect((await permutationRow(db, runId)).status).toBe('done');
     expect(await lab.leftovers()).toEqual(NOTHING_LEFT);
+  });
+});
+
+describe('the same edit in run.sqlite', { timeout: 600_000 }, () => {
+  it('run --resume refuses it before anything is sent, even when --confirm-destroy names the edited LUN', async () => {
+    const runsDir = await lab.newRunsDir('sqlite');
+    // a run whose one permutation failed (the datastore could not be made): resume redoes it
+    await lab.sim.control.reset();
+    await lab.sim.control.fault({ method: 'CreateVmfsDatastore', fault: 'HostConfigFault', message: 'injected: LUN busy', count: 5 });
+    const first = await runCli(['run', playbook, ...lab.runArgs(runsDir), '--retries', '0'], { timeoutMs: 180_000 });
+    expect(first.code, first.stderr).toBe(1);
+    const runDir = runDirIn(runsDir)!;
+    const [perm] = permutationStatuses(runDir);
+    expect(perm!.status).toBe('failed');
+    const db = new Database(path.join(runDir, 'run.sqlite'));
+    let runId: string;
+    try {
+      runId = (JSON.parse((db.prepare("SELECT value FROM meta WHERE key = 'meta'").get() as { value: string }).value) as { runId: string }).runId;
+      db.prepare('UPDATE permutations SET plan = replace(plan, ?, ?)').run(confirmed, other);
+    } finally {
+      db.close();
+    }
+    await lab.sim.control.reset();
+
+    for (const confirm of [other, confirmed]) {
+      const r = await runCli(['run', '--resume', runDir, '--confirm-destroy', confirm, '--no-report', '--json'], { timeoutMs: 180_000 });
+      expect(r.code, r.stderr).toBe(1);
+      expect(stackTraceLines(r.stderr)).toEqual([]);
+      expect(r.stderr).toContain(`refused: run ${runId}, permutation ${perm!.permutationId}: its stored plan destroys data on ${other}, which this run was not confirmed for (it was confirmed for ${confirmed})`);
+    }
+    // refused before anything: no call that changes the lab, nothing of ours there, the permutation as it was
+    expect(await changesSent()).toEqual([]);
+    expect(await lab.leftovers()).toEqual(NOTHING_LEFT);
+    expect(permutationStatuses(runDir).map((p) => p.status)).toEqual(['failed']);
   });
 });
