@@ -46,6 +46,14 @@ function headerOf(plan: RunPlan): Omit<RunPlan, 'permutations'> {
   return header;
 }
 
+/** The header's digest, once per plan object (`run` checks every permutation against one plan). */
+const headerDigests = new WeakMap<RunPlan, string>();
+function headerDigest(plan: RunPlan): string {
+  let d = headerDigests.get(plan);
+  if (d === undefined) headerDigests.set(plan, (d = planDigest(headerOf(plan))));
+  return d;
+}
+
 const sealOf = (c: Omit<RunConfirmation, 'seal'>): string => planDigest({ scheme: c.scheme, runId: c.runId, destroys: c.destroys, header: c.header, permutations: c.permutations });
 
 /**
@@ -59,7 +67,7 @@ export function confirmationOf(runId: string, destroys: readonly string[] | unde
     scheme: CONFIRMATION_SCHEME,
     runId,
     destroys: [...new Set(stated)].sort(),
-    header: planDigest(headerOf(plan)),
+    header: headerDigest(plan),
     permutations: Object.fromEntries(plan.permutations.map((p) => [p.permutationId, planDigest(p)])),
   };
   return { ...body, seal: sealOf(body) };
@@ -73,6 +81,9 @@ export interface Confirmed {
 
 const names = (list: readonly string[]) => list.map(visible).join(', ');
 
+/** recordProblem's answer, once per record read (its seal covers every permutation's digest). */
+const judged = new WeakMap<Confirmed, string | null>();
+
 /**
  * Why the record cannot be trusted at all (another scheme or run, a broken seal, a destroy set
  * other than meta's), or null. A run without a record is judged by meta's `confirmedDestroy` alone.
@@ -80,11 +91,17 @@ const names = (list: readonly string[]) => list.map(visible).join(', ');
 function recordProblem(runId: string, c: Confirmed): string | null {
   const r = c.record;
   if (!r) return null;
-  if (r.scheme !== CONFIRMATION_SCHEME) return `its confirmation record has an unknown scheme ${JSON.stringify(visible(String(r.scheme)))}`;
   if (r.runId !== runId) return `its confirmation record belongs to run ${JSON.stringify(visible(String(r.runId)))}`;
+  let problem = judged.get(c);
+  if (problem === undefined) judged.set(c, (problem = judge(r, c.confirmedDestroy)));
+  return problem;
+}
+
+function judge(r: RunConfirmation, confirmedDestroy: readonly string[] | undefined): string | null {
+  if (r.scheme !== CONFIRMATION_SCHEME) return `its confirmation record has an unknown scheme ${JSON.stringify(visible(String(r.scheme)))}`;
   if (!Array.isArray(r.destroys) || typeof r.permutations !== 'object' || r.permutations === null || sealOf(r) !== r.seal) return 'its confirmation record was changed after the run started (its seal does not match)';
   // meta states it for every run `run` or `submit` made (a store built by hand may not)
-  const meta = c.confirmedDestroy === undefined ? r.destroys : [...new Set(c.confirmedDestroy)].sort();
+  const meta = confirmedDestroy === undefined ? r.destroys : [...new Set(confirmedDestroy)].sort();
   if (canonicalJson(meta) !== canonicalJson(r.destroys)) return `its confirmation record (${names(r.destroys) || 'nothing'}) and its metadata (${names(meta) || 'nothing'}) name different devices`;
   return null;
 }
@@ -117,7 +134,7 @@ export function checkPermutationConfirmed(plan: RunPlan, perm: PermutationPlan, 
   if (want === undefined) refuse(`it is not in the plan the run was confirmed with${devices}`);
   const got = planDigest(perm);
   if (got !== want) refuse(`its stored plan differs from the plan the run was confirmed with (SHA-256 ${got.slice(0, 12)}… ≠ ${want!.slice(0, 12)}…)${devices}`);
-  const header = planDigest(headerOf(plan));
+  const header = headerDigest(plan);
   if (header !== c.record.header) refuse(`the run's stored plan (its profiles, targets or axes) differs from the plan the run was confirmed with (SHA-256 ${header.slice(0, 12)}… ≠ ${c.record.header.slice(0, 12)}…)${devices}`);
 }
 
