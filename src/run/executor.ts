@@ -79,7 +79,7 @@ export interface ExecuteOptions {
    * plan; absent: read from the store. Each permutation is checked against it before anything of
    * it is sent, and refused (recorded failed, nothing touched) when it does not match.
    */
-  confirmed?: Confirmed;
+  confirmation?: Confirmed;
 }
 
 /** What the executor consults before every provider call and store write of a worker's run. */
@@ -149,7 +149,7 @@ export async function executeRun(given: ExecuteOptions): Promise<RunSummary> {
     signal: given.lease ? AbortSignal.any([given.signal, given.lease.signal]) : given.signal,
   };
   const { store, plan } = opts;
-  const confirmed = opts.confirmed ?? (await readConfirmed(store));
+  const confirmation = opts.confirmation ?? (await readConfirmed(store));
   // A failing progress hook (e.g. the JSON log on a full disk) must never stop teardown.
   const emit = (e: ProgressEvent) => {
     try {
@@ -201,7 +201,7 @@ export async function executeRun(given: ExecuteOptions): Promise<RunSummary> {
           }
           const resumed = row?.status === 'running' || row?.status === 'failed';
           // a tool the interrupted run left may still write to a resumed permutation's disk
-          const c: PermContext = { ...opts, ...endpoints, confirmed, emit, guest, dropGuest, keepObjects: Boolean(opts.keep && perm === last), owner: toolOwner(plan.runId, g.name), resumed, toolMayRun: resumed ? toolMayRun : undefined };
+          const c: PermContext = { ...opts, ...endpoints, confirmation, emit, guest, dropGuest, keepObjects: Boolean(opts.keep && perm === last), owner: toolOwner(plan.runId, g.name), resumed, toolMayRun: resumed ? toolMayRun : undefined };
           outcome = await runPermutation(perm, c);
         } finally {
           release();
@@ -360,7 +360,7 @@ async function stopLeftovers(g: Group, statuses: Map<string, { status: string }>
 
 interface PermContext extends ExecuteOptions {
   store: RunStore;
-  confirmed: Confirmed;
+  confirmation: Confirmed;
   emit: (e: ProgressEvent) => void;
   guest: () => Promise<CommandRunner>;
   dropGuest: () => Promise<void>;
@@ -401,7 +401,7 @@ async function runPermutation(perm: PermutationPlan, c: PermContext): Promise<bo
   c.emit({ type: 'permutation-start', index: perm.index, total: plan.permutations.length, permutationId: perm.permutationId, axes: perm.axes, estimateSec: perm.estimateSec });
   try {
     // before anything of it is sent, a takeover's teardown included: the plan the run was confirmed for
-    checkPermutationConfirmed(plan, perm, c.confirmed);
+    checkPermutationConfirmed(plan, perm, c.confirmation);
   } catch (err) {
     return refused(perm, c, err);
   }

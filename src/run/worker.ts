@@ -50,7 +50,7 @@ export interface WorkerRun {
   endpoints(target: string): Promise<TargetEndpoints>;
   execute?: Pick<ExecuteOptions, 'stepTimeoutMs' | 'workloadSlackSec' | 'retry' | 'sleep' | 'confirmedDestroy'>;
   /** what the run was confirmed for, read with `plan` (the executor checks each permutation against it; absent: it reads it) */
-  confirmed?: Confirmed;
+  confirmation?: Confirmed;
 }
 
 export interface WorkerOptions {
@@ -313,7 +313,7 @@ export async function workLoop(o: WorkerOptions): Promise<WorkerSummary> {
         lease: o.lease,
         onEvent: emit,
         ...run.execute,
-        ...(run.confirmed ? { confirmed: run.confirmed } : {}),
+        ...(run.confirmation ? { confirmation: run.confirmation } : {}),
         // the run's leftovers are not counted per permutation (`status` says them); its guests stay connected
         countLeftovers: false,
         guests: guestsOf(run),

@@ -9,8 +9,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { HarnessCall } from '../../src/lab/vcsim.ts';
 import { startTestPostgres, type TestDatabase, type TestPostgres } from '../helpers/postgres.ts';
 import Database from 'better-sqlite3';
-import { lastJsonLine, runCli, stackTraceLines, submitRun } from './helpers/cli.ts';
-import { NOTHING_LEFT, permutationStatuses, runDirIn, startVsphereLab, sweepPlaybook, type VsphereLab } from './helpers/vsphere-lab.ts';
+import { lastJsonLine, runCli, stackTraceLines, submitRun } from '../helpers/cli.ts';
+import { NOTHING_LEFT, permutationStatuses, runDirIn, startVsphereLab, sweepPlaybook, type VsphereLab } from '../helpers/vsphere-lab.ts';
 
 let pgsrv: TestPostgres;
 let lab: VsphereLab;

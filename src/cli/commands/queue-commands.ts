@@ -322,7 +322,7 @@ export async function workerCommand(o: WorkerCommandOptions): Promise<number> {
       const meta = await store.meta();
       const plan = await store.plan();
       // read with the plan: each permutation is checked against it before it runs (run/executor.ts)
-      const confirmed = await readConfirmed(store);
+      const confirmation = await readConfirmed(store);
       const names = meta.targets ?? [meta.target];
       const reach = names.filter((n) => allowed.includes(n));
       let groups = q.groups.filter((g) => g.targets.every((t) => reach.includes(t)));
@@ -359,7 +359,7 @@ export async function workerCommand(o: WorkerCommandOptions): Promise<number> {
       return {
         plan,
         store,
-        confirmed,
+        confirmation,
         // a permutation's writes on the lease session (LeaseSession.writer): fenced by the server
         storeUnder: (writer) => backend.runWritingThrough(runId, { runDir: path.join(out, runId) }, writer),
         groups,
