@@ -13,6 +13,7 @@ import type { CreatedObject, OwnedObjectRef, ProviderName } from '../contract/pr
 import { errorMessage, RunDirLocked, RunNotFound, StoreSchemaTooNew, StoreUnavailable } from '../errors.ts';
 import { visible } from '../text/visible.ts';
 import type { LockHolder, RunLock } from './run-lock.ts';
+import { CONFIRMATION_KEY, confirmationOf } from './confirmation.ts';
 import { LATEST_VERSION, MIGRATIONS, SCHEMA } from './pg-migrations.ts';
 import { emptyCounts, FINAL_LEDGER_STATES, journalEntryOf, ledgerRowOf, LIVE_LEDGER_STATES, permutationRowOf, recordReader, storeLostOr, type JournalEntry, type LedgerRow, type LedgerState, type PermutationRow, type PermutationStatus, type RunMeta, type RunStore, type RunStoreBackend, type RunSummary, type StatusCounts } from './port.ts';
 import type { ResultRecord } from './record.ts';
@@ -185,6 +186,8 @@ export class PgRunStoreBackend implements RunStoreBackend {
       const put = `INSERT INTO ${SCHEMA}.run_meta (run_id, key, value) VALUES ($1, $2, $3) ON CONFLICT (run_id, key) DO UPDATE SET value = excluded.value`;
       await c.query(put, [meta.runId, 'meta', JSON.stringify(meta)]);
       await c.query(put, [meta.runId, 'plan', JSON.stringify({ ...plan, permutations: [] })]);
+      // what the run is confirmed for, with each permutation's digest: checked before each is run (confirmation.ts)
+      await c.query(put, [meta.runId, CONFIRMATION_KEY, JSON.stringify(confirmationOf(meta.runId, meta.confirmedDestroy, plan))]);
       for (let i = 0; i < plan.permutations.length; i += 1000) {
         const chunk = plan.permutations.slice(i, i + 1000);
         await c.query(

@@ -8,6 +8,7 @@ import path from 'node:path';
 import type { RunPlan } from '../contract/plan.ts';
 import type { CreatedObject, OwnedObjectRef, ProviderName } from '../contract/provider.ts';
 import type { ResultRecord } from './record.ts';
+import { CONFIRMATION_KEY, confirmationOf } from './confirmation.ts';
 import { visible } from '../text/visible.ts';
 import type { AnchoredLock, LockAnchor } from './run-lock.ts';
 import { errorMessage, NotARegularFile, NotARunDirectory, RunStoreDamaged, RunStoreInaccessible } from '../errors.ts';
@@ -159,6 +160,8 @@ export class ResultStore {
       // The plan's header in meta, each permutation's plan in its own row: one JSON string of a
       // 100,000-permutation plan would be over 100 MB at once.
       put.run('plan', JSON.stringify({ ...plan, permutations: [] }));
+      // what the run is confirmed for, with each permutation's digest: checked before each is run (confirmation.ts)
+      put.run(CONFIRMATION_KEY, JSON.stringify(confirmationOf(meta.runId, meta.confirmedDestroy, plan)));
       const ins = store.db.prepare('INSERT OR IGNORE INTO permutations (permutation_id, idx, axes, plan) VALUES (?, ?, ?, ?)');
       for (const p of plan.permutations) ins.run(p.permutationId, p.index, JSON.stringify(p.axes), JSON.stringify(p));
     })();

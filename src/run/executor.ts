@@ -9,6 +9,7 @@ import type { PermutationPlan, RunPlan } from '../contract/plan.ts';
 import { storeRaw } from '../results/raw.ts';
 import type { ResultRecord } from '../results/record.ts';
 import { isStoreLost, type RunStore } from '../results/port.ts';
+import { checkPermutationConfirmed, readConfirmed, type Confirmed } from '../results/confirmation.ts';
 import { asRunStore, type AnyRunStore } from '../results/sqlite-store.ts';
 import type { CommandRunner } from '../ssh/command-runner.ts';
 import { connectionLost } from '../ssh/connection-lost.ts';
@@ -81,6 +82,12 @@ export interface ExecuteOptions {
    * mark of the run on (run/teardown.ts): a stored confirmation never stands in for one given now.
    */
   confirmedHere?: boolean;
+  /**
+   * What the run was confirmed for (results/confirmation.ts), as a worker read it with the run's
+   * plan; absent: read from the store. Each permutation is checked against it before anything of
+   * it is sent, and refused (recorded failed, nothing touched) when it does not match.
+   */
+  confirmation?: Confirmed;
 }
 
 /** What the executor consults before every provider call and store write of a worker's run. */
@@ -150,6 +157,7 @@ export async function executeRun(given: ExecuteOptions): Promise<RunSummary> {
     signal: given.lease ? AbortSignal.any([given.signal, given.lease.signal]) : given.signal,
   };
   const { store, plan } = opts;
+  const confirmation = opts.confirmation ?? (await readConfirmed(store));
   // A failing progress hook (e.g. the JSON log on a full disk) must never stop teardown.
   const emit = (e: ProgressEvent) => {
     try {
@@ -201,7 +209,7 @@ export async function executeRun(given: ExecuteOptions): Promise<RunSummary> {
           }
           const resumed = row?.status === 'running' || row?.status === 'failed';
           // a tool the interrupted run left may still write to a resumed permutation's disk
-          const c: PermContext = { ...opts, ...endpoints, emit, guest, dropGuest, keepObjects: Boolean(opts.keep && perm === last), owner: toolOwner(plan.runId, g.name), resumed, toolMayRun: resumed ? toolMayRun : undefined };
+          const c: PermContext = { ...opts, ...endpoints, confirmation, emit, guest, dropGuest, keepObjects: Boolean(opts.keep && perm === last), owner: toolOwner(plan.runId, g.name), resumed, toolMayRun: resumed ? toolMayRun : undefined };
           outcome = await runPermutation(perm, c);
         } finally {
           release();
@@ -388,6 +396,7 @@ async function stopHostLeftovers(g: Group, permutationId: string, c: LeftoverCon
 
 interface PermContext extends ExecuteOptions {
   store: RunStore;
+  confirmation: Confirmed;
   emit: (e: ProgressEvent) => void;
   guest: () => Promise<CommandRunner>;
   dropGuest: () => Promise<void>;
@@ -427,6 +436,12 @@ async function runPermutation(perm: PermutationPlan, c: PermContext): Promise<bo
     c.emit({ type: 'message', level: 'info', text: `${perm.permutationId}: measuring ${t.device} (${t.identity}${t.filesystem === 'raw' ? `, raw: ${t.path}` : `, ${t.filesystem}: ${t.path}`})` });
   };
   c.emit({ type: 'permutation-start', index: perm.index, total: plan.permutations.length, permutationId: perm.permutationId, axes: perm.axes, estimateSec: perm.estimateSec });
+  try {
+    // before anything of it is sent, a takeover's teardown included: the plan the run was confirmed for
+    checkPermutationConfirmed(plan, perm, c.confirmation);
+  } catch (err) {
+    return refused(perm, c, err);
+  }
   if (c.resumed && c.toolMayRun) {
     // Its tool may still run on its disk: leave everything in place; cleanup retries the stop first.
     await teardown(perm, c, ctx);
@@ -485,6 +500,21 @@ async function runPermutation(perm: PermutationPlan, c: PermContext): Promise<bo
   }
   c.emit({ type: 'permutation-end', permutationId: perm.permutationId, status: 'failed', reason: failure });
   return fatal ? { fatal } : false;
+}
+
+/** A permutation refused before anything of it was sent: recorded failed with the reason, nothing touched. */
+async function refused(perm: PermutationPlan, c: PermContext, err: unknown): Promise<false | { fatal: string }> {
+  const reason = redact(errorMessage(err));
+  c.emit({ type: 'failure', permutationId: perm.permutationId, axes: perm.axes, reason });
+  try {
+    await c.store.appendJournal(perm.permutationId, 'permutation', 'refused', { reason });
+    await c.store.markFinished(perm.permutationId, 'failed', reason);
+  } catch (e) {
+    if (!isStoreLost(e)) throw e;
+    return { fatal: redact(errorMessage(e)) };
+  }
+  c.emit({ type: 'permutation-end', permutationId: perm.permutationId, status: 'failed', reason });
+  return false;
 }
 
 async function runStep(step: PlannedStep, perm: PermutationPlan, c: PermContext, ctx: ProviderContext): Promise<void> {

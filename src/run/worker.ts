@@ -24,6 +24,7 @@
 import { errorMessage } from '../errors.ts';
 import type { RunPlan } from '../contract/plan.ts';
 import type { RunStore } from '../results/port.ts';
+import type { Confirmed } from '../results/confirmation.ts';
 import type { LeaseSession } from '../results/pg-coordination.ts';
 import type { PgWriter } from '../results/pg-store.ts';
 import { executeRun, type ExecuteOptions, type GuestConnections, type TargetEndpoints } from './executor.ts';
@@ -48,6 +49,8 @@ export interface WorkerRun {
   /** a target's provider and workload endpoint, connected on first use */
   endpoints(target: string): Promise<TargetEndpoints>;
   execute?: Pick<ExecuteOptions, 'stepTimeoutMs' | 'workloadSlackSec' | 'retry' | 'sleep' | 'confirmedDestroy'>;
+  /** what the run was confirmed for, read with `plan` (the executor checks each permutation against it; absent: it reads it) */
+  confirmation?: Confirmed;
 }
 
 export interface WorkerOptions {
@@ -310,6 +313,7 @@ export async function workLoop(o: WorkerOptions): Promise<WorkerSummary> {
         lease: o.lease,
         onEvent: emit,
         ...run.execute,
+        ...(run.confirmation ? { confirmation: run.confirmation } : {}),
         // the run's leftovers are not counted per permutation (`status` says them); its guests stay connected
         countLeftovers: false,
         guests: guestsOf(run),

@@ -17,6 +17,7 @@ import { createEndpointPool } from '../../providers/endpoint-pool.ts';
 import { DEFAULT_LEASE_SEC, endpointSlots, LeaseSession, sharedKey } from '../../results/pg-coordination.ts';
 import { PgRunStoreBackend, runLockKey, type PgConnection } from '../../results/pg-store.ts';
 import type { RunMeta, RunStore } from '../../results/port.ts';
+import { readConfirmed } from '../../results/confirmation.ts';
 import type { TargetEndpoints } from '../../run/executor.ts';
 import { createRunLog, type RunLog } from '../../run/log.ts';
 import { createProgressView, type ProgressEvent, type ProgressView } from '../../run/progress.ts';
@@ -320,6 +321,8 @@ export async function workerCommand(o: WorkerCommandOptions): Promise<number> {
       if (!q) return null; // not a submitted run (`run --store`): nothing queued
       const meta = await store.meta();
       const plan = await store.plan();
+      // read with the plan: each permutation is checked against it before it runs (run/executor.ts)
+      const confirmation = await readConfirmed(store);
       const names = meta.targets ?? [meta.target];
       const reach = names.filter((n) => allowed.includes(n));
       let groups = q.groups.filter((g) => g.targets.every((t) => reach.includes(t)));
@@ -356,6 +359,7 @@ export async function workerCommand(o: WorkerCommandOptions): Promise<number> {
       return {
         plan,
         store,
+        confirmation,
         // a permutation's writes on the lease session (LeaseSession.writer): fenced by the server
         storeUnder: (writer) => backend.runWritingThrough(runId, { runDir: path.join(out, runId) }, writer),
         groups,

@@ -16,6 +16,7 @@ import { lockRunDir, type RunLock } from '../../results/run-lock.ts';
 import { DB_FILE, ResultStore, type RunMeta } from '../../results/store.ts';
 import type { LedgerRow, PermutationRow, RunStore } from '../../results/port.ts';
 import { SqliteRunStore } from '../../results/sqlite-store.ts';
+import { checkRunConfirmed, readConfirmed } from '../../results/confirmation.ts';
 import { loadSource } from '../../report/source.ts';
 import { connectPointerStore, readStorePointer, selectStore, connectStore, storeAwareLoader, storePointerOf, writeStorePointer, type StorePointer } from '../store.ts';
 import { executeRun, type RunSummary, type TargetEndpoints } from '../../run/executor.ts';
@@ -34,6 +35,7 @@ import { serialisedResources } from '../../plan/plan.ts';
 import { ensureOutputDirectory } from '../out-dir.ts';
 import { jsonText, keepGoingWhenOutputCloses, progressStream, terminal } from '../output.ts';
 import { visibleJson } from '../../text/visible.ts';
+import { canonicalJson } from '../../text/canonical-json.ts';
 import { VERSION } from '../../version.ts';
 import { PROVIDERS, stepArgumentsProblem } from '../../providers/index.ts';
 
@@ -218,6 +220,12 @@ function printDryRun(plan: RunPlan, o: RunCommandOptions, before: readonly strin
   terminal.stdout(`${plan.permutations.length} permutations, ${lines.length} calls${devices.length ? `; destroys data on ${devices.join(', ')} (confirm with --confirm-destroy ${devices.join(',')})` : ''}; nothing was sent\n`);
 }
 
+/** Whether a permutation is done, by id, as `permutations` records it. */
+function doneIn(permutations: readonly PermutationRow[]): (permutationId: string) => boolean {
+  const done = new Set(permutations.filter((p) => p.status === 'done').map((p) => p.permutationId));
+  return (id) => done.has(id);
+}
+
 /** What `run --resume` still runs: the permutations not done (a half-done one is redone whole). */
 export function resumeLeft(plan: RunPlan, permutations: readonly PermutationRow[]): RunPlan {
   const done = new Set(permutations.filter((p) => p.status === 'done').map((p) => p.permutationId));
@@ -255,19 +263,6 @@ export function takeRunLock(store: ResultStore, command: string): RunLock {
 const sha256 = (file: string) => createHash('sha256').update(readInputFile(file, 'config')).digest('hex');
 /** Text from input made safe for a terminal: control characters become visible escapes. */
 const shown = (v: string) => JSON.stringify(v);
-
-/** JSON with every object's keys sorted: equal for two playbooks that mean the same. */
-function canonicalJson(v: unknown): string {
-  if (Array.isArray(v)) return `[${v.map(canonicalJson).join(',')}]`;
-  if (v && typeof v === 'object') {
-    return `{${Object.keys(v)
-      .sort()
-      .filter((k) => (v as Record<string, unknown>)[k] !== undefined)
-      .map((k) => `${JSON.stringify(k)}:${canonicalJson((v as Record<string, unknown>)[k])}`)
-      .join(',')}}`;
-  }
-  return JSON.stringify(v) ?? 'null';
-}
 
 /** The top-level playbook keys whose parsed values differ, for the refusal. */
 function differingKeys(a: Record<string, unknown>, b: Record<string, unknown>): string[] {
@@ -428,13 +423,15 @@ async function prepareStoreResume(runDir: string, pointer: StorePointer, playboo
     if (plan.targets && plan.serialised === undefined) plan.serialised = serialisedResources(names.map((name) => ({ name, resources: comps.get(name)?.sharedResources })));
     checkResumeInventory(meta, names, plan, measurementFacts(names, inv, plan), inv.file);
     const permutations = await store.permutations();
+    // what is left must be the plan the run was confirmed for (a dry run too: it would print an edited plan)
+    const isDone = doneIn(permutations);
+    checkRunConfirmed(plan, await readConfirmed(store), (id) => !isDone(id));
     if (o.dryRun) {
       printDryRun(resumeLeft(plan, permutations), o, resumeCleanupLines(plan, permutations, await store.ledger({ live: true })));
       await backend.close();
       return null;
     }
-    const done = new Set(permutations.filter((p) => p.status === 'done').map((p) => p.permutationId));
-    const reconfirmed = checkResumeConfirmation(plan, (id) => done.has(id), meta.confirmedDestroy, o.confirmDestroy, await foreignTestFiles(comps));
+    const reconfirmed = checkResumeConfirmation(plan, isDone, meta.confirmedDestroy, o.confirmDestroy, await foreignTestFiles(comps));
     await store.appendJournal(null, 'run', 'resume', { pid: process.pid, ...(reconfirmed.length ? { confirmedDestroy: reconfirmed } : {}) });
     const lock = storeLock;
     return { plan, store, close: async () => (lock?.release(), await backend.close()), comps, resumed: true, confirmed: reconfirmed };
@@ -482,6 +479,9 @@ async function runLocked(playbookFile: string | undefined, o: RunCommandOptions,
       // a plan stored before targets that share something were serialised: the same rule, from the inventory
       if (plan.targets && plan.serialised === undefined) plan.serialised = serialisedResources(names.map((name) => ({ name, resources: comps.get(name)?.sharedResources })));
       checkResumeInventory(meta, names, plan, measurementFacts(names, inv, plan), inv.file);
+      // what is left must be the plan the run was confirmed for (a dry run too: it would print an edited plan)
+      const isDone = doneIn(store.permutations());
+      checkRunConfirmed(plan, await readConfirmed(new SqliteRunStore(store)), (id) => !isDone(id));
       if (o.dryRun) {
         // a dry run confirms nothing: it says what --confirm-destroy must name
         printDryRun(resumeLeft(plan, store.permutations()), o, resumeCleanupLines(plan, store.permutations(), store.ledger({ live: true })));
@@ -489,9 +489,8 @@ async function runLocked(playbookFile: string | undefined, o: RunCommandOptions,
         return EXIT.ok;
       }
       // last: once the configuration is known to be the run's own, what is left to destroy is confirmed again
-      const done = new Set(store.permutations().filter((p) => p.status === 'done').map((p) => p.permutationId));
       // a test file storsweep did not create is looked for on the guests now, before anything is written
-      const reconfirmed = checkResumeConfirmation(plan, (id) => done.has(id), meta.confirmedDestroy, o.confirmDestroy, await foreignTestFiles(comps));
+      const reconfirmed = checkResumeConfirmation(plan, isDone, meta.confirmedDestroy, o.confirmDestroy, await foreignTestFiles(comps));
       prep = { plan, store: new SqliteRunStore(store), close: async () => store.close(), comps, resumed: true, confirmed: reconfirmed };
       store.appendJournal(null, 'run', 'resume', { pid: process.pid, ...(reconfirmed.length ? { confirmedDestroy: reconfirmed } : {}) });
     } catch (err) {
