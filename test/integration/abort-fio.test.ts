@@ -12,6 +12,7 @@ import { descendantPids, startLabGuest, type LabGuest } from '../helpers/lab-gue
 import { runCli } from '../helpers/cli.ts';
 import { NOTHING_LEFT, readRun, runCliWhen, startVsphereLab, sweepPlaybook, type VsphereLab } from '../helpers/vsphere-lab.ts';
 import { quickSettings } from '../helpers/quick-settings.ts';
+import { waitFor } from '../helpers/wait.ts';
 
 let guest: LabGuest;
 let lab: VsphereLab;
@@ -26,36 +27,49 @@ afterAll(async () => {
   await guest?.stop();
 });
 
-/** Live (not zombie) fio processes whose command line names `dir` — what `ps` would list. */
+/** A process's state letter and start time (clock ticks after boot): a pid plus its start time names one process, never a later one given the same pid. */
+function statOf(pid: number): { state: string; ppid: number; start: string } | null {
+  try {
+    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return { state: f[0]!, ppid: Number(f[1]), start: f[19]! };
+  } catch {
+    return null;
+  }
+}
+
 /**
- * The lab guest's disks fio may be measuring: a vSphere permutation's fio writes the loop device the
- * simulator attached (its wwn-0x link in lab.byIdDir), not a file in the workdir. Every device seen
- * is remembered, so a fio left on it after teardown removed the link is still found.
+ * The workload fio processes (with a --filename) of this file's lab, and only those: other test
+ * files run fio on this machine at the same time, on loop devices that were this lab's a moment
+ * ago. A fio is ours when it runs under the lab guest's sshd, names the workdir on its command line,
+ * or writes a device this lab's guest has attached right now (a link in lab.byIdDir); once seen it
+ * stays ours (by pid and start time) after it left the sshd (a dead run's fio is reparented) or its
+ * device was detached.
  */
-const labDevices = new Set<string>();
-function noteLabDevices(): void {
-  if (!lab) return;
-  for (const l of fs.existsSync(lab.byIdDir) ? fs.readdirSync(lab.byIdDir) : []) {
+const ours = new Map<number, string>();
+function fioProcessesIn(dir: string): Array<{ pid: number; args: string }> {
+  const attached = new Set<string>();
+  for (const l of lab && fs.existsSync(lab.byIdDir) ? fs.readdirSync(lab.byIdDir) : []) {
     try {
-      labDevices.add(fs.readlinkSync(path.join(lab.byIdDir, l)));
+      attached.add(fs.readlinkSync(path.join(lab.byIdDir, l)));
     } catch {
       /* removed meanwhile */
     }
   }
-}
-
-function fioProcessesIn(dir: string): Array<{ pid: number; args: string }> {
+  const underGuest = new Set(guest ? descendantPids(guest.sshd.pid) : []);
   const out: Array<{ pid: number; args: string }> = [];
-  noteLabDevices();
   for (const entry of fs.readdirSync('/proc')) {
     if (!/^\d+$/.test(entry)) continue;
+    const pid = Number(entry);
     try {
-      const stat = fs.readFileSync(`/proc/${entry}/stat`, 'utf8');
-      const comm = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
-      const state = stat.slice(stat.lastIndexOf(')') + 2).split(' ')[0];
-      const args = fs.readFileSync(`/proc/${entry}/cmdline`, 'utf8').split('\0').join(' ');
-      const onLabDisk = [...labDevices].some((d) => args.includes(`--filename=${d} `) || args.endsWith(`--filename=${d}`));
-      if (comm === 'fio' && state !== 'Z' && (args.includes(dir) || onLabDisk)) out.push({ pid: Number(entry), args });
+      const comm = fs.readFileSync(`/proc/${pid}/comm`, 'utf8').trim();
+      const st = statOf(pid);
+      if (comm !== 'fio' || !st || st.state === 'Z') continue;
+      const args = fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').join(' ');
+      const onOurDisk = [...attached].some((d) => args.includes(`--filename=${d} `) || args.endsWith(`--filename=${d}`));
+      // a workload's fio (not `fio --version`, which a run asks too)
+      if ((underGuest.has(pid) || args.includes(dir) || onOurDisk) && args.includes('--filename=')) ours.set(pid, st.start);
+      if (ours.get(pid) === st.start) out.push({ pid, args });
     } catch {
       /* exited meanwhile */
     }
@@ -67,33 +81,42 @@ function fioProcessesIn(dir: string): Array<{ pid: number; args: string }> {
 function fioJobsIn(dir: string): number[] {
   // a measured pass's: the pre-fill before it (a short fio of its own) is not what these tests stop
   const all = new Set(fioProcessesIn(dir).filter((f) => !f.args.includes('--name=storsweep-prefill')).map((f) => f.pid));
-  return [...all].filter((pid) => {
+  return [...all].filter((pid) => all.has(statOf(pid)?.ppid ?? -1));
+}
+
+function isLive(pid: number): boolean {
+  const st = statOf(pid);
+  return st !== null && st.state !== 'Z';
+}
+
+/** Bytes a process has read or written so far (/proc/PID/io: rchar + wchar), 0 when it is gone. */
+function ioBytes(pid: number): number {
+  try {
+    const io = fs.readFileSync(`/proc/${pid}/io`, 'utf8');
+    return Number(/^rchar: (\d+)$/m.exec(io)?.[1] ?? 0) + Number(/^wchar: (\d+)$/m.exec(io)?.[1] ?? 0);
+  } catch {
+    return 0;
+  }
+}
+
+/** The measured pass's fio jobs in `dir`, once every one of them is doing I/O (its own counters moved): past its start, what a stop must end. */
+function jobsDoingIo(dir: string, seen: (jobs: number[]) => void): () => boolean {
+  return () => {
+    const jobs = fioJobsIn(dir);
+    seen(jobs);
+    return jobs.length > 0 && jobs.every((p) => ioBytes(p) > 0);
+  };
+}
+
+/** The SSH sessions of the guest's sshd (its per-connection sshd processes): gone once a dead client's connections are closed there. */
+function guestSessions(): number[] {
+  return descendantPids(guest.sshd.pid).filter((p) => {
     try {
-      const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
-      return all.has(Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]));
+      return fs.readFileSync(`/proc/${p}/comm`, 'utf8').startsWith('sshd');
     } catch {
       return false;
     }
   });
-}
-
-function isLive(pid: number): boolean {
-  try {
-    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
-    return stat.slice(stat.lastIndexOf(')') + 2)[0] !== 'Z';
-  } catch {
-    return false;
-  }
-}
-
-/** True once `probe()` has held for `ms` without a break (a fio job past its start, doing I/O). */
-function heldFor(ms: number, probe: () => boolean): () => boolean {
-  let since = 0;
-  return () => {
-    if (!probe()) return (since = 0), false;
-    since ||= Date.now();
-    return Date.now() - since >= ms;
-  };
 }
 
 function journal(runDir: string): Array<{ seq: number; step: string; event: string; detail: string | null }> {
@@ -109,25 +132,23 @@ describe('SIGINT while fio runs', { timeout: 120_000 }, () => {
     const runsDir = await lab.newRunsDir('abort-ssh');
     let seenOnGuest: number[] = [];
     let jobs: number[] = [];
-    let interruptedAt = Infinity;
+    const doingIo = jobsDoingIo(guest.workdir, (j) => (jobs = j));
     const r = await runCliWhen(
       ['run', pb, ...lab.runArgs(runsDir)],
       { runsDir },
-      // fio is running under the guest's sshd, on the run's disk, and its job process has been doing
-      // I/O for 2 s (the job calls setsid: it is in neither the wrapper's group nor its session)
-      heldFor(2000, () => (seenOnGuest = descendantPids(guest.sshd.pid).filter((p) => fioProcessesIn(guest.workdir).some((f) => f.pid === p))).length > 0 && (jobs = fioJobsIn(guest.workdir)).length > 0),
-      (pid) => {
-        interruptedAt = Date.now();
-        process.kill(pid, 'SIGINT');
-      },
+      // fio is running under the guest's sshd, on the run's disk, and its job process is doing I/O
+      // (the job calls setsid: it is in neither the wrapper's group nor its session)
+      () => (seenOnGuest = descendantPids(guest.sshd.pid).filter((p) => fioProcessesIn(guest.workdir).some((f) => f.pid === p))).length > 0 && doingIo(),
+      (pid) => void process.kill(pid, 'SIGINT'),
     );
     expect(r.fired).toBe(true);
     expect(seenOnGuest.length).toBeGreaterThan(0);
     expect(jobs).toHaveLength(1);
     expect(r.code, r.stderr).toBe(130);
-    // at once: the 30 s fio is stopped, not waited for (measured from the SIGINT: provisioning and the
-    // pre-fill before it take what the loaded machine gives them)
-    expect(Date.now() - interruptedAt).toBeLessThan(15_000);
+    // at once: the 30 s fio is stopped, not waited for — the stop below found its job alive and
+    // signalled it (a run that waited for fio would find nothing left to stop), and no result of
+    // the interrupted test was recorded
+    expect(readRun(r.runDir!, (db) => (db.prepare("SELECT count(*) AS n FROM journal WHERE event = 'recorded'").get() as { n: number }).n)).toBe(0);
     // no fio of this run is left on the guest: the job process is gone, not only the group
     expect(jobs.filter(isLive)).toEqual([]);
     expect(fioProcessesIn(guest.workdir)).toEqual([]);
@@ -185,16 +206,13 @@ describe('SIGINT while fio runs', { timeout: 120_000 }, () => {
     );
     const runsDir = `${guest.runsDir}/local`;
     fs.mkdirSync(runsDir);
-    let interruptedAt = Infinity;
     let jobs: number[] = [];
-    const r = await runCliWhen(['run', pb, '-i', guest.inventory, '--out', runsDir, '--no-report', '--json'], { runsDir }, heldFor(2000, () => (jobs = fioJobsIn(guest.workdir)).length > 0), (pid) => {
-      interruptedAt = Date.now();
-      process.kill(pid, 'SIGINT');
-    });
+    const r = await runCliWhen(['run', pb, '-i', guest.inventory, '--out', runsDir, '--no-report', '--json'], { runsDir }, jobsDoingIo(guest.workdir, (j) => (jobs = j)), (pid) => void process.kill(pid, 'SIGINT'));
     expect(r.fired).toBe(true);
     expect(jobs).toHaveLength(1);
     expect(r.code, r.stderr).toBe(130);
-    expect(Date.now() - interruptedAt).toBeLessThan(15_000);
+    // at once: the job was found alive and stopped (below), no result recorded for the interrupted test
+    expect(readRun(r.runDir!, (db) => (db.prepare("SELECT count(*) AS n FROM journal WHERE event = 'recorded'").get() as { n: number }).n)).toBe(0);
     expect(jobs.filter(isLive)).toEqual([]);
     expect(fioProcessesIn(guest.workdir)).toEqual([]);
     const stopped = journal(r.runDir!).filter((e) => e.step.startsWith('workload ') && e.event === 'stopped');
@@ -207,12 +225,13 @@ describe('storsweep killed (kill -9) while fio runs on the SSH guest', { timeout
     const pb = await lab.writePlaybook('kill-ssh.yaml', sweepPlaybook({ name: 'killssh', ...LONG }));
     const runsDir = await lab.newRunsDir('kill-ssh');
     let jobs: number[] = [];
-    const first = await runCliWhen(['run', pb, ...lab.runArgs(runsDir)], { runsDir }, heldFor(1000, () => (jobs = fioJobsIn(guest.workdir)).length > 0), (pid) => void process.kill(pid, 'SIGKILL'));
+    const first = await runCliWhen(['run', pb, ...lab.runArgs(runsDir)], { runsDir }, jobsDoingIo(guest.workdir, (j) => (jobs = j)), (pid) => void process.kill(pid, 'SIGKILL'));
     expect(first.fired).toBe(true);
     expect(first.code).toBeNull();
     const runDir = first.runDir!;
-    // what the resume has to deal with: the dead run's fio still writes on the guest, its pidfile is there
-    await new Promise((r) => setTimeout(r, 500));
+    // what the resume has to deal with: the dead run's connections are closed on the guest, and its
+    // fio still writes there, its pidfile is there
+    await waitFor(() => guestSessions().length === 0, { what: "the dead run's SSH sessions to close on the guest" });
     const orphans = fioProcessesIn(guest.workdir).map((f) => f.pid);
     expect(orphans).toEqual(expect.arrayContaining(jobs));
     expect(fs.readdirSync(guest.workdir).filter((f) => f.endsWith('.pgid'))).toHaveLength(1);
@@ -252,9 +271,11 @@ describe('storsweep killed (kill -9) while fio runs on the SSH guest', { timeout
     const pb = await lab.writePlaybook('kill-clean.yaml', sweepPlaybook({ name: 'killclean', ...LONG }));
     const runsDir = await lab.newRunsDir('kill-clean');
     let jobs: number[] = [];
-    const first = await runCliWhen(['run', pb, ...lab.runArgs(runsDir)], { runsDir }, heldFor(1000, () => (jobs = fioJobsIn(guest.workdir)).length > 0), (pid) => void process.kill(pid, 'SIGKILL'));
+    const first = await runCliWhen(['run', pb, ...lab.runArgs(runsDir)], { runsDir }, jobsDoingIo(guest.workdir, (j) => (jobs = j)), (pid) => void process.kill(pid, 'SIGKILL'));
     expect(first.fired).toBe(true);
-    await new Promise((r) => setTimeout(r, 500));
+    // the dead run's connections are closed on the guest; its fio lives on there
+    await waitFor(() => guestSessions().length === 0, { what: "the dead run's SSH sessions to close on the guest" });
+    expect(jobs.length).toBeGreaterThan(0);
     expect(jobs.filter(isLive)).toEqual(jobs);
     const r = await runCli(['cleanup', first.runDir!]);
     expect(r.code, r.stderr).toBe(0);

@@ -116,10 +116,14 @@ describe('findGuestDisk on real block devices', () => {
   });
 
   it('a WWN no disk answers to: waits, then names disk.EnableUUID and byIdDir', async () => {
+    const logged: string[] = [];
     const t0 = Date.now();
-    const err = await findGuestDisk(runner, identity('6000c2900000000000000000000000ff', 64 * MiB), settings, { waitMs: 1500, pollMs: 200 }).catch((e: unknown) => e);
+    const err = await findGuestDisk(runner, identity('6000c2900000000000000000000000ff', 64 * MiB), settings, { waitMs: 1500, pollMs: 200, log: (m) => logged.push(m) }).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(GuestDiskNotFound);
     expect((err as Error).message).toMatch(/did not appear in the guest within 2 s; nothing is measured\. Is disk\.EnableUUID = TRUE on the VM .* and is guest\.byIdDir \(.*\/by-id\) where the guest lists disks\?/);
+    // it said it waits, and gave up no earlier than its deadline: a lower bound on the clock the
+    // deadline itself is read from (Date.now), which a loaded machine only lengthens
+    expect(logged).toEqual([`waiting for ${path.join(settings.byIdDir, 'wwn-0x6000c2900000000000000000000000ff')} to appear in the guest`]);
     expect(Date.now() - t0).toBeGreaterThanOrEqual(1500);
   });
 

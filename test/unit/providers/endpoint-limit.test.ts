@@ -24,7 +24,9 @@ describe('endpoint pool limit', () => {
         name,
         apply: async () => {
           peak = Math.max(peak, ++now);
-          await new Promise((r) => setTimeout(r, 20));
+          // one turn of the event loop inside the call: every other call already started would be
+          // inside too by then, unless the limit holds it back
+          await new Promise((r) => setImmediate(r));
           now--;
           return [];
         },
@@ -44,6 +46,7 @@ describe('endpoint pool limit', () => {
     const ctx = { signal: new AbortController().signal } as ProviderContext;
     await Promise.all([...Array.from({ length: 4 }, () => a.apply({} as never, ctx)), ...Array.from({ length: 4 }, () => b.apply({} as never, ctx))]);
     expect(peak).toBe(1);
+    expect(now).toBe(0);
     // the cross-worker gate is asked for the endpoint, not the account
     expect(new Set(gated)).toEqual(new Set(['vcenter https://vc.lab/sdk']));
   });

@@ -360,8 +360,9 @@ describe('executor through a fake provider: host state afterwards', () => {
     const host = new FakeHost();
     const { store, summary } = await run(newStore(planOf(1)), host, { stepTimeoutMs: 20, script: (s) => (s.step === 'disk' ? 'late-send' : 'create') });
     expect(summary).toMatchObject({ failed: 1, leftovers: 0 });
-    // wait past the late send: it must not have gone out
-    await new Promise((r) => setTimeout(r, 200));
+    // the late send has tried (after the step gave up): it must not have gone out
+    expect(host.late).toHaveLength(1);
+    await Promise.all(host.late);
     expect(host.count('create disk')).toBe(0);
     expect(ledger(store)).toEqual([`datastore:${owned('p1', 'ds')}:removed`, `disk:${owned('p1', 'disk')}:not-sent`]);
     expect(host.state()).toEqual([]);

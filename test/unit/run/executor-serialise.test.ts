@@ -119,10 +119,14 @@ describe('ResourceLocks', () => {
   it('first come, first served per key; keys taken in one order, so crossing requests never deadlock', async () => {
     const locks = new ResourceLocks();
     const order: string[] = [];
+    // x holds its keys until z (which shares none) has its own: y, asking for x's keys meanwhile, must wait
+    let zIn!: () => void;
+    const zHasIt = new Promise<void>((r) => (zIn = r));
     const job = async (who: string, keys: string[]) => {
       const release = await locks.acquire(keys, who);
       order.push(`${who}+`);
-      await new Promise((r) => setTimeout(r, 5));
+      if (who === 'z') zIn();
+      if (who === 'x') await zHasIt;
       order.push(`${who}-`);
       release();
       release(); // idempotent

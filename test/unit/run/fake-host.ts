@@ -26,7 +26,7 @@ export type ApplyScript =
   | 'create-then-fail'
   /** never returns until the step's signal aborts, having sent and created nothing */
   | 'hang'
-  /** ignores the step's signal: sends (and creates) 100 ms later, whatever happened meanwhile */
+  /** ignores the step's signal: once the step has given up (its signal aborted) it still tries to send and create; FakeHost.late settles when it has tried */
   | 'late-send';
 
 /** Thrown by the fake for a failure its isTransient() calls transient. */
@@ -38,6 +38,8 @@ export class FakeHost {
   readonly objects = new Map<string, HostObject>();
   /** every mutating call and lookup, in order: `create disk ss-…`, `destroy disk ss-…`, `find …` */
   readonly calls: string[] = [];
+  /** the late sends ('late-send'), each settled once it has tried to send: what a test awaits instead of the clock */
+  readonly late: Array<Promise<unknown>> = [];
   private seq = 0;
 
   add(kind: string, name: string, owned = true): HostObject {
@@ -67,6 +69,20 @@ export function fakeProvider(host: FakeHost, opts: FakeProviderOptions = {}): Pr
   const applyCalls = new Map<string, number>();
   const destroyCalls = new Map<string, number>();
   const toCreated = (o: HostObject): CreatedObject => ({ kind: o.kind, name: o.name, provider: 'esxi-shell', id: o.id, data: { owned: o.name } });
+  /** What an apply sends and creates, after ctx.sent() (which refuses once the step has given up). */
+  const send = async (step: PlannedStep, ctx: ProviderContext, what: ApplyScript): Promise<CreatedObject | null> => {
+    const ref = step.creates;
+    if (!ref) {
+      await ctx.sent({});
+      host.calls.push(`${step.operation} ${step.step}`);
+      return null;
+    }
+    await ctx.sent({ owned: ref.name });
+    host.calls.push(`create ${ref.kind} ${ref.name}`);
+    const o = host.add(ref.kind, ref.name);
+    if (what === 'create-then-fail') throw new FakeTransient(`connection reset after ${step.operation} was sent`);
+    return toCreated(o);
+  };
   return {
     name: 'esxi-shell',
     async apply(step: PlannedStep, ctx: ProviderContext): Promise<CreatedObject | null> {
@@ -79,18 +95,13 @@ export function fakeProvider(host: FakeHost, opts: FakeProviderOptions = {}): Pr
       if (what === 'hang') {
         await new Promise<never>((_, reject) => ctx.signal.addEventListener('abort', () => reject(ctx.signal.reason as Error), { once: true }));
       }
-      if (what === 'late-send') await new Promise((r) => setTimeout(r, 100));
-      const ref = step.creates;
-      if (!ref) {
-        await ctx.sent({});
-        host.calls.push(`${step.operation} ${step.step}`);
-        return null;
+      if (what === 'late-send') {
+        const gaveUp = new Promise<void>((r) => (ctx.signal.aborted ? r() : ctx.signal.addEventListener('abort', () => r(), { once: true })));
+        const attempt = gaveUp.then(() => send(step, ctx, what));
+        host.late.push(attempt.catch(() => undefined));
+        return attempt;
       }
-      await ctx.sent({ owned: ref.name });
-      host.calls.push(`create ${ref.kind} ${ref.name}`);
-      const o = host.add(ref.kind, ref.name);
-      if (what === 'create-then-fail') throw new FakeTransient(`connection reset after ${step.operation} was sent`);
-      return toCreated(o);
+      return send(step, ctx, what);
     },
     async destroy(obj, ctx) {
       const n = (destroyCalls.get(obj.name) ?? 0) + 1;

@@ -1,6 +1,6 @@
 // Defence in depth behind the config's ranges: a timer helper refuses a delay Node cannot hold
 // (Node sets it to 1 ms: a 25-day limit would fire at once) instead of starting the work.
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { InvalidArgument } from '../../../src/errors.ts';
 import { checkTimerMs, MAX_TIMER_MS } from '../../../src/limits.ts';
 import { withTimeout } from '../../../src/run/retry.ts';
@@ -23,7 +23,6 @@ describe('withTimeout', () => {
     const run = withTimeout(
       async () => {
         started = true;
-        await new Promise((r) => setTimeout(r, 20));
         return 'done';
       },
       3_000_000 * 1000,
@@ -33,8 +32,19 @@ describe('withTimeout', () => {
     expect(started).toBe(false);
   });
 
-  it('still times out within range', async () => {
-    await expect(withTimeout(() => new Promise(() => undefined), 10, 'slow')).rejects.toThrow('slow timed out after 10 ms');
+  it('still times out within range: at its deadline on the clock, not before', async () => {
+    vi.useFakeTimers();
+    try {
+      let settled = false;
+      const run = withTimeout(() => new Promise(() => undefined), 10, 'slow');
+      run.catch(() => undefined).finally(() => (settled = true));
+      await vi.advanceTimersByTimeAsync(9);
+      expect(settled).toBe(false);
+      await vi.advanceTimersByTimeAsync(1);
+      await expect(run).rejects.toThrow('slow timed out after 10 ms');
+    } finally {
+      vi.useRealTimers();
+    }
   });
 });
 

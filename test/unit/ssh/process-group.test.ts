@@ -253,7 +253,9 @@ describe('the processes a stop finds', () => {
     const jobs = () => liveArgv(...argv).filter((p) => liveArgv(...argv).includes(Number(fs.readFileSync(`/proc/${p}/stat`, 'utf8').split(') ')[1]!.split(' ')[1])));
     await expect.poll(() => jobs().length, { timeout: 10_000 }).toBe(1);
     const [job] = jobs();
-    await new Promise((r) => setTimeout(r, 500));
+    // past its start: the job is writing (its own /proc/PID/io counter moved)
+    const written = () => Number(/^wchar: (\d+)$/m.exec(fs.readFileSync(`/proc/${job}/io`, 'utf8'))?.[1] ?? 0);
+    await expect.poll(written, { timeout: 10_000 }).toBeGreaterThan(0);
     ac.abort(new Error('interrupted'));
     await running.catch(() => undefined);
     expect(liveArgv(...argv)).toEqual([]);
