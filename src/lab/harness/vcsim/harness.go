@@ -721,6 +721,7 @@ func (h *harness) control(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		reply(http.StatusOK, map[string]string{"version": labProfile.Version})
+		return
 	case "expire-sessions":
 		h.mu.Lock()
 		n := len(h.sessions)
