@@ -142,28 +142,39 @@ function pairOf(map: YAMLMap, key: string): Pair | undefined {
   return index.get(key);
 }
 
-/** The node at `path`, or the deepest existing ancestor (for a missing key: its parent map). */
-function nodeAt(source: SourceDoc, path: readonly PathKey[]): { node: Node | null; exact: boolean } {
-  let node: unknown = source.doc.contents;
+/**
+ * The node at `path`, or the deepest existing ancestor (for a missing key: its parent map). An
+ * alias on the way is followed to its anchored node; `alias` is the first one followed: a problem
+ * under it is the value used there (the anchored node may be valid where else it is used).
+ */
+function nodeAt(source: SourceDoc, path: readonly PathKey[]): { node: Node | null; exact: boolean; alias: Node | null } {
+  let alias: Node | null = null;
+  const follow = (n: unknown): unknown => {
+    if (!isAlias(n)) return n;
+    alias ??= n;
+    return n.resolve(source.doc) ?? n;
+  };
+  let node: unknown = follow(source.doc.contents);
   for (const key of path) {
     if (isMap(node)) {
       const pair = pairOf(node, String(key));
-      if (!pair) return { node, exact: false };
-      node = pair.value ?? pair.key;
+      if (!pair) return { node, exact: false, alias };
+      node = follow(pair.value ?? pair.key);
     } else if (isSeq(node) && typeof key === 'number') {
       const item = node.items[key];
-      if (item === undefined) return { node, exact: false };
-      node = item;
+      if (item === undefined) return { node, exact: false, alias };
+      node = follow(item);
     } else {
-      return { node: (node as Node) ?? null, exact: false };
+      return { node: (node as Node) ?? null, exact: false, alias };
     }
   }
-  return { node: (node as Node) ?? null, exact: true };
+  return { node: (node as Node) ?? null, exact: true, alias };
 }
 
-/** The key node of `key` in the map at `path` (for unknown-key errors, point at the key itself). */
+/** The key node of `key` in the map at `path` (for unknown-key errors, point at the key itself), or the alias the map was reached through. */
 function keyNodeAt(source: SourceDoc, path: readonly PathKey[], key: string): Node | null {
-  const { node } = nodeAt(source, path);
+  const { node, alias } = nodeAt(source, path);
+  if (alias) return alias;
   if (!isMap(node)) return null;
   const pair = pairOf(node, key);
   return pair && isScalar(pair.key) ? pair.key : null;
@@ -180,7 +191,12 @@ export function diagnosticAt(source: SourceDoc, path: readonly PathKey[], messag
   const fullPath = keyName !== undefined ? [...path, keyName] : path;
   const set = source.overrides?.find((o) => o.path.length <= fullPath.length && o.path.every((k, i) => String(k) === String(fullPath[i])));
   if (set) return { file: set.argument, line: 0, column: 0, path: formatPath(fullPath), message, argument: set.argument };
-  const node = keyName !== undefined ? keyNodeAt(source, path, keyName) : nodeAt(source, path).node;
+  let node: Node | null;
+  if (keyName !== undefined) node = keyNodeAt(source, path, keyName);
+  else {
+    const found = nodeAt(source, path);
+    node = found.alias ?? found.node;
+  }
   const { line, column } = positionOf(source, node);
   return { file: source.file, line, column, path: formatPath(fullPath), message };
 }
