@@ -3,6 +3,7 @@
 // Latency is issue→completion (lat_ns), the span diskspd and CrystalDiskMark report: fio-latency.ts.
 import { ParseError } from '../errors.ts';
 import type { LatencyUs } from '../results/record.ts';
+import { checkFioShape } from './fio-json-shape.ts';
 import { latencyDistribution, mergeDistributions, toLatencyUs, type LatencyDistribution } from './fio-latency.ts';
 import type { WorkloadProfile, WorkloadTest } from './spec.ts';
 import { checkIoengine, fioFilenameArg } from './tool-settings.ts';
@@ -226,6 +227,7 @@ export function parseFioJson(text: string, source: string): FioResult {
   }
   const jobs = doc.jobs;
   if (!Array.isArray(jobs)) throw new ParseError(`${source}: fio JSON has no "jobs" array`, { source, expected: 'fio JSON with jobs[]' });
+  checkFioShape(doc, source);
   const version = typeof doc['fio version'] === 'string' ? doc['fio version'] : null;
   return {
     version,
