@@ -269,6 +269,8 @@ export async function workerCommand(o: WorkerCommandOptions): Promise<number> {
   try {
     backend = await PgRunStoreBackend.connect(connection, where);
     try {
+      // `--run ID` the store does not hold: "not found" now, not work this worker "could not prepare"
+      if (o.run !== undefined) await backend.openRun(o.run);
       log = createRunLog(path.join(out, `worker-${os.hostname()}-${process.pid}.jsonl`));
       view = createProgressView(progressStream(), { live: false });
     } catch (err) {
