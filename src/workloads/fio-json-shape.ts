@@ -27,10 +27,12 @@ function typeName(v: unknown): string {
 
 /** The first field of `doc` (fio's JSON, its `jobs` already a list) whose type is not fio's: ParseError naming the file and the field. */
 export function checkFioShape(doc: Json, source: string): void {
-  const fail = (field: string, what: string, expected: string): never => {
+  function fail(field: string, what: string, expected: string): never {
     throw new ParseError(`${source}: ${field}: ${what}; not fio's JSON output`, { source, expected: `fio JSON (${field}: ${expected})` });
-  };
-  const refuse = (field: string, expected: string, got: unknown): never => fail(field, `expected ${expected}, got ${typeName(got)}`, expected);
+  }
+  function refuse(field: string, expected: string, got: unknown): never {
+    fail(field, `expected ${expected}, got ${typeName(got)}`, expected);
+  }
   const numbers = (o: Json, keys: readonly string[], at: string) => {
     for (const k of keys) if (o[k] !== undefined && !isNumeric(o[k])) refuse(`${at}.${k}`, 'a number', o[k]);
   };
