@@ -41,6 +41,12 @@ const MAX_ITEMS_PER_LINE = 64;
  * 340 MB (bench/RESULTS.md, "limits"). A real playbook or inventory holds a few hundred.
  */
 export const MAX_VALUES = 120_000;
+/**
+ * Longest scalar (a key or value, quotes included) a configuration may hold. yaml folds a quoted
+ * scalar one character at a time: a 4 MB double-quoted string took 1.7 s, a 50 MB one minutes and
+ * 1.8 GB (issue 26). A path, a name or a description is far shorter.
+ */
+export const MAX_SCALAR_CHARS = 64 * 1024;
 /** Diagnostics built from zod's issues; the rest are only counted ("… and N more"). */
 export const MAX_DIAGNOSTICS_COLLECTED = 1000;
 
@@ -51,10 +57,17 @@ function tooLarge(text: string): { offset: number; message: string } | null {
   let lineStart = true;
   let itemsOnLine = 0;
   let values = 0;
+  let afterMarker = false;
   for (const token of new Lexer().lex(text)) {
     const type = CST.tokenType(token);
     if (type === 'scalar' || type === 'single-quoted-scalar' || type === 'double-quoted-scalar' || type === 'block-scalar-header') {
       if (++values > MAX_VALUES) return { offset, message: `more than ${MAX_VALUES.toLocaleString('en-US')} values; a playbook or inventory needs a few thousand at most` };
+    }
+    // a quoted scalar is one token; a plain or block scalar's text is the token after its marker
+    const scalarText = type === 'single-quoted-scalar' || type === 'double-quoted-scalar' || (afterMarker && type !== 'scalar');
+    afterMarker = type === 'scalar';
+    if (scalarText && token.length > MAX_SCALAR_CHARS) {
+      return { offset, message: `a value of ${token.length.toLocaleString('en-US')} characters; at most ${MAX_SCALAR_CHARS.toLocaleString('en-US')} (64 KiB) are read` };
     }
     if (type === 'flow-seq-start' || type === 'flow-map-start') {
       if (++depth > MAX_FLOW_DEPTH) return { offset, message: `nested more than ${MAX_FLOW_DEPTH} levels deep in [ ] / { }; a playbook or inventory needs a handful` };
