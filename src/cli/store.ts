@@ -14,19 +14,22 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { loadInventory, type LoadedInventory } from '../config/index.ts';
-import { parseStoreUrl, resolveStore, type ResolvedStore, type StoreUrl } from '../config/store.ts';
-import { NotARunDirectory, StorsweepError, UsageError, errorMessage } from '../errors.ts';
+import { DEFAULT_SSLMODE, parseStoreUrl, resolveStore, type ResolvedStore, type StoreUrl } from '../config/store.ts';
+import { NotARunDirectory, StoreUnavailable, StorsweepError, UsageError, errorMessage } from '../errors.ts';
 import { readInputFile } from '../input/read-input.ts';
 import { PgRunStoreBackend, type PgConnection } from '../results/pg-store.ts';
+import { preferTls, UNVERIFIED_TLS } from '../results/pg-tls.ts';
 import type { RunStore } from '../results/port.ts';
 import { SqliteRunStore } from '../results/sqlite-store.ts';
 import { DB_FILE, ResultStore } from '../results/store.ts';
 import { runSourceFrom, type SourceLoader } from '../report/source.ts';
+import { isLoopback } from './compose.ts';
+import { terminal } from './output.ts';
 
 export const STORE_POINTER = 'store.json';
 
 export interface StorePointer {
-  /** the store URL without any password part (`postgresql://user@host:port/db[?sslmode=…]`) */
+  /** the store URL without any password part (`postgresql://user@host:port/db[?sslmode=…]`, sslmode when not the default) */
   store: string;
   /** the name of the password's reference the run was written with: only to say what to pass, never resolved */
   passwordRef?: string;
@@ -57,15 +60,17 @@ export function selectStore(o: StoreOptions, inv?: LoadedInventory): ResolvedSto
 
 /** What a run directory's store.json keeps for a store: its URL without the password part, the reference's name apart. */
 export function storePointerOf(s: StoreUrl): { store: string; passwordRef?: string } {
-  return { store: `${s.display}${s.sslmode !== 'disable' ? `?sslmode=${s.sslmode}` : ''}`, ...(s.passwordRef !== undefined ? { passwordRef: s.passwordRef } : {}) };
+  return { store: `${s.display}${sslParam(s)}`, ...(s.passwordRef !== undefined ? { passwordRef: s.passwordRef } : {}) };
 }
+
+const sslParam = (s: StoreUrl) => (s.sslmode !== DEFAULT_SSLMODE ? `?sslmode=${s.sslmode}` : '');
 
 const sameStore = (a: StoreUrl, b: StoreUrl) => a.host.toLowerCase() === b.host.toLowerCase() && a.port === b.port && a.user === b.user && a.database === b.database;
 
 /** The URL to pass for a store.json's store: its reference's name in place of the password, if it had one. */
 function urlToPass(s: StoreUrl, ref: string | undefined): string {
   const host = s.host.includes(':') ? `[${s.host}]` : s.host;
-  return `postgresql://${encodeURIComponent(s.user)}${ref !== undefined ? `:${ref}` : ''}@${host}:${s.port}/${encodeURIComponent(s.database)}${s.sslmode !== 'disable' ? `?sslmode=${s.sslmode}` : ''}`;
+  return `postgresql://${encodeURIComponent(s.user)}${ref !== undefined ? `:${ref}` : ''}@${host}:${s.port}/${encodeURIComponent(s.database)}${sslParam(s)}`;
 }
 
 /**
@@ -95,19 +100,55 @@ export function storeForPointer(dir: string, pointer: StorePointer, o: StoreOpti
   return { store: recorded, given: false };
 }
 
-/** What node-postgres is given: the password revealed here, in the composition root, and nowhere else. */
-export function pgConnectionOf(s: ResolvedStore, o: { noPassword?: string } = {}): PgConnection {
+/**
+ * What node-postgres is given: the password revealed here, in the composition root, and nowhere
+ * else; TLS as the URL's sslmode says, `prefer` settled by trying the server once (results/pg-tls.ts).
+ * A connection to another machine that ends up in plain text is warned about, once per store.
+ */
+export async function pgConnectionOf(s: ResolvedStore, o: { noPassword?: string } = {}): Promise<PgConnection> {
   // `noPassword`: the store came from a run directory alone: a server that asks for a password gets
   // none (not PGPASSWORD, not ~/.pgpass: node-postgres' fallbacks), the connection fails with this
   const refuse = o.noPassword;
-  return {
+  const base: PgConnection = {
     host: s.host,
     port: s.port,
     user: s.user,
     database: s.database,
     ...(s.password ? { password: s.password.reveal() } : refuse !== undefined ? { password: refusePassword(refuse) } : {}),
-    ...(s.sslmode === 'require' ? { ssl: { rejectUnauthorized: false } } : s.sslmode === 'verify-full' ? { ssl: true } : {}),
   };
+  // `ssl` always set: node-postgres would otherwise take it from PGSSLMODE
+  let conn: PgConnection;
+  if (s.sslmode === 'prefer') {
+    try {
+      conn = (await preferTls(base)).connection;
+    } catch (err) {
+      // as PgRunStoreBackend.connect says a connection that failed
+      throw new StoreUnavailable(s.display, errorMessage(err), { cause: err });
+    }
+  } else conn = { ...base, ssl: s.sslmode === 'disable' ? false : s.sslmode === 'require' ? { ...UNVERIFIED_TLS } : true };
+  warnIfPlaintext(s, conn.ssl !== false);
+  return conn;
+}
+
+/**
+ * What to warn about a connection to `host` that is `encrypted` or not, or null: only a connection
+ * to another machine (cli/compose.ts isLoopback: a name is not resolved) in plain text, where every
+ * query, plan and result crosses the network readable and changeable.
+ */
+export function plaintextWarning(where: string, host: string, how: { encrypted: boolean; sslmode: string }): string | null {
+  if (how.encrypted || isLoopback(host)) return null;
+  const why = how.sslmode === 'disable' ? 'sslmode=disable' : 'the server offers no TLS';
+  return `${where}: the connection is not encrypted (${why}): plans, ledger and results cross the network in clear; turn on ssl in the server and add ?sslmode=verify-full to the store URL`;
+}
+
+/** Stores already warned about in this process (a worker reconnects; the warning is said once). */
+const warnedPlaintext = new Set<string>();
+
+function warnIfPlaintext(s: ResolvedStore, encrypted: boolean): void {
+  const text = plaintextWarning(s.display, s.host, { encrypted, sslmode: s.sslmode });
+  if (text === null || warnedPlaintext.has(s.display)) return;
+  warnedPlaintext.add(s.display);
+  terminal.stderr(`warning: ${text}\n`);
 }
 
 /**
@@ -123,7 +164,7 @@ function refusePassword(message: string): () => Promise<string> {
 }
 
 export async function connectStore(s: ResolvedStore, o: { noPassword?: string } = {}): Promise<PgRunStoreBackend> {
-  return PgRunStoreBackend.connect(pgConnectionOf(s, o), s.display);
+  return PgRunStoreBackend.connect(await pgConnectionOf(s, o), s.display);
 }
 
 export function readStorePointer(dir: string): StorePointer | null {

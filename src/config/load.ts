@@ -41,6 +41,12 @@ const MAX_ITEMS_PER_LINE = 64;
  * 340 MB (bench/RESULTS.md, "limits"). A real playbook or inventory holds a few hundred.
  */
 export const MAX_VALUES = 120_000;
+/**
+ * Longest scalar (a key or value, quotes included) a configuration may hold. yaml folds a quoted
+ * scalar one character at a time: a 4 MB double-quoted string took 1.7 s, a 50 MB one minutes and
+ * 1.8 GB (issue 26). A path, a name or a description is far shorter.
+ */
+export const MAX_SCALAR_CHARS = 64 * 1024;
 /** Diagnostics built from zod's issues; the rest are only counted ("… and N more"). */
 export const MAX_DIAGNOSTICS_COLLECTED = 1000;
 
@@ -51,10 +57,17 @@ function tooLarge(text: string): { offset: number; message: string } | null {
   let lineStart = true;
   let itemsOnLine = 0;
   let values = 0;
+  let afterMarker = false;
   for (const token of new Lexer().lex(text)) {
     const type = CST.tokenType(token);
     if (type === 'scalar' || type === 'single-quoted-scalar' || type === 'double-quoted-scalar' || type === 'block-scalar-header') {
       if (++values > MAX_VALUES) return { offset, message: `more than ${MAX_VALUES.toLocaleString('en-US')} values; a playbook or inventory needs a few thousand at most` };
+    }
+    // a quoted scalar is one token; a plain or block scalar's text is the token after its marker
+    const scalarText = type === 'single-quoted-scalar' || type === 'double-quoted-scalar' || (afterMarker && type !== 'scalar');
+    afterMarker = type === 'scalar';
+    if (scalarText && token.length > MAX_SCALAR_CHARS) {
+      return { offset, message: `a value of ${token.length.toLocaleString('en-US')} characters; at most ${MAX_SCALAR_CHARS.toLocaleString('en-US')} (64 KiB) are read` };
     }
     if (type === 'flow-seq-start' || type === 'flow-map-start') {
       if (++depth > MAX_FLOW_DEPTH) return { offset, message: `nested more than ${MAX_FLOW_DEPTH} levels deep in [ ] / { }; a playbook or inventory needs a handful` };
@@ -142,28 +155,39 @@ function pairOf(map: YAMLMap, key: string): Pair | undefined {
   return index.get(key);
 }
 
-/** The node at `path`, or the deepest existing ancestor (for a missing key: its parent map). */
-function nodeAt(source: SourceDoc, path: readonly PathKey[]): { node: Node | null; exact: boolean } {
-  let node: unknown = source.doc.contents;
+/**
+ * The node at `path`, or the deepest existing ancestor (for a missing key: its parent map). An
+ * alias on the way is followed to its anchored node; `alias` is the first one followed: a problem
+ * under it is the value used there (the anchored node may be valid where else it is used).
+ */
+function nodeAt(source: SourceDoc, path: readonly PathKey[]): { node: Node | null; exact: boolean; alias: Node | null } {
+  let alias: Node | null = null;
+  const follow = (n: unknown): unknown => {
+    if (!isAlias(n)) return n;
+    alias ??= n;
+    return n.resolve(source.doc) ?? n;
+  };
+  let node: unknown = follow(source.doc.contents);
   for (const key of path) {
     if (isMap(node)) {
       const pair = pairOf(node, String(key));
-      if (!pair) return { node, exact: false };
-      node = pair.value ?? pair.key;
+      if (!pair) return { node, exact: false, alias };
+      node = follow(pair.value ?? pair.key);
     } else if (isSeq(node) && typeof key === 'number') {
       const item = node.items[key];
-      if (item === undefined) return { node, exact: false };
-      node = item;
+      if (item === undefined) return { node, exact: false, alias };
+      node = follow(item);
     } else {
-      return { node: (node as Node) ?? null, exact: false };
+      return { node: (node as Node) ?? null, exact: false, alias };
     }
   }
-  return { node: (node as Node) ?? null, exact: true };
+  return { node: (node as Node) ?? null, exact: true, alias };
 }
 
-/** The key node of `key` in the map at `path` (for unknown-key errors, point at the key itself). */
+/** The key node of `key` in the map at `path` (for unknown-key errors, point at the key itself), or the alias the map was reached through. */
 function keyNodeAt(source: SourceDoc, path: readonly PathKey[], key: string): Node | null {
-  const { node } = nodeAt(source, path);
+  const { node, alias } = nodeAt(source, path);
+  if (alias) return alias;
   if (!isMap(node)) return null;
   const pair = pairOf(node, key);
   return pair && isScalar(pair.key) ? pair.key : null;
@@ -180,7 +204,12 @@ export function diagnosticAt(source: SourceDoc, path: readonly PathKey[], messag
   const fullPath = keyName !== undefined ? [...path, keyName] : path;
   const set = source.overrides?.find((o) => o.path.length <= fullPath.length && o.path.every((k, i) => String(k) === String(fullPath[i])));
   if (set) return { file: set.argument, line: 0, column: 0, path: formatPath(fullPath), message, argument: set.argument };
-  const node = keyName !== undefined ? keyNodeAt(source, path, keyName) : nodeAt(source, path).node;
+  let node: Node | null;
+  if (keyName !== undefined) node = keyNodeAt(source, path, keyName);
+  else {
+    const found = nodeAt(source, path);
+    node = found.alias ?? found.node;
+  }
   const { line, column } = positionOf(source, node);
   return { file: source.file, line, column, path: formatPath(fullPath), message };
 }

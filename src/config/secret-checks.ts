@@ -31,10 +31,29 @@ function walk(value: unknown, path: PathKey[], skip: (path: PathKey[]) => boolea
 
 // scheme://user:password@host — the password part may be empty-looking but the ':' before '@' in
 // the authority is what makes it a credential (RFC 3986 §3.2.1 deprecates it for this reason).
-const URL_CREDENTIAL = /[a-z][a-z0-9+.-]*:\/\/[^\s/?#@]*:[^\s/?#@]*@/i;
-// A host field written as `user:password@host` (no scheme), as ssh and NFS URLs spell it.
+// Searched without a backtracking regex: /[a-z][a-z0-9+.-]*:\/\/[^\s/?#@]*:[^\s/?#@]*@/i tries
+// every start in a run of letters and scans to its end (quadratic: 11 s for a 60 KB value).
+const SCHEME_CHAR = /[a-z0-9+.-]/i;
+const USERINFO = /[^\s/?#@]*@/y;
+function hasUrlCredential(text: string): boolean {
+  for (let i = text.indexOf('://'); i >= 0; i = text.indexOf('://', i + 1)) {
+    // a scheme ends here: a letter starts it, within the run of scheme characters before '://'
+    let letter = false;
+    for (let j = i - 1; j >= 0 && SCHEME_CHAR.test(text[j]!); j--) letter ||= /[a-z]/i.test(text[j]!);
+    if (!letter) continue;
+    USERINFO.lastIndex = i + 3;
+    const userinfo = USERINFO.exec(text)?.[0];
+    if (userinfo?.includes(':')) return true;
+  }
+  return false;
+}
+// A host field written as `user:password@host` (no scheme), as ssh and NFS URLs spell it: what comes
+// before the first '@' (no whitespace) holds a ':'.
 const HOST_FIELDS = new Set(['host', 'remoteHost']);
-const HOST_CREDENTIAL = /^[^\s@]*:[^\s@]*@/;
+function hasHostCredential(text: string): boolean {
+  const end = text.search(/[\s@]/);
+  return end >= 0 && text[end] === '@' && text.slice(0, end).includes(':');
+}
 
 /**
  * Diagnostics for every non-secret string (value or key) of a validated document that contains a
@@ -51,7 +70,7 @@ export function secretLeakDiagnostics(source: SourceDoc, value: unknown, secrets
     const leaked = secrets.find((s) => text.includes(s.secret.reveal()));
     if (leaked) {
       at(path, isKey, `contains the value of the secret ${leaked.where} (${leaked.secret.reference}); a secret may appear only in a secret field (password, passphrase), never in a name, path or URL, which plans, ledgers and reports keep as written`);
-    } else if (!isKey && !referenceUrl(path) && (URL_CREDENTIAL.test(text) || (HOST_FIELDS.has(String(path.at(-1))) && HOST_CREDENTIAL.test(text)))) {
+    } else if (!isKey && !referenceUrl(path) && (hasUrlCredential(text) || (HOST_FIELDS.has(String(path.at(-1))) && hasHostCredential(text)))) {
       at(path, isKey, `a password inside a URL or host (user:password@) is refused: it would be kept and printed with the URL; give username: and password: \${env:NAME} (or \${file:path}) instead`);
     }
   });

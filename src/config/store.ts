@@ -2,7 +2,11 @@
 // PostgreSQL database shared by a team, named by a URL on the command line (`--store`) or in the
 // inventory (`store:`):
 //
-//   postgresql://USER[:${env:NAME}|:${file:path}]@HOST[:PORT]/DATABASE[?sslmode=disable|require|verify-full]
+//   postgresql://USER[:${env:NAME}|:${file:path}]@HOST[:PORT]/DATABASE[?sslmode=disable|prefer|require|verify-full]
+//
+// sslmode as libpq's (https://www.postgresql.org/docs/current/libpq-ssl.html), default prefer: TLS
+// when the server offers it (results/pg-tls.ts); verify-full also checks the server's certificate
+// and name (a private CA: NODE_EXTRA_CA_CERTS).
 //
 // The password, like every secret, only by reference (config/secrets.ts); a literal password is
 // refused without being repeated. What messages, logs and the run show is `display`: the URL
@@ -10,7 +14,7 @@
 import { z } from 'zod';
 import { resolveSecret, SECRET_REF, type Secret } from './secrets.ts';
 
-export type SslMode = 'disable' | 'require' | 'verify-full';
+export type SslMode = 'disable' | 'prefer' | 'require' | 'verify-full';
 
 export interface StoreUrl {
   kind: 'postgresql';
@@ -29,10 +33,12 @@ export interface ResolvedStore extends StoreUrl {
   password?: Secret;
 }
 
-export const STORE_URL_FORM = 'postgresql://USER[:${env:NAME}|${file:path}]@HOST[:PORT]/DATABASE[?sslmode=disable|require|verify-full]';
+export const STORE_URL_FORM = 'postgresql://USER[:${env:NAME}|${file:path}]@HOST[:PORT]/DATABASE[?sslmode=disable|prefer|require|verify-full]';
+/** libpq's default, and ours */
+export const DEFAULT_SSLMODE: SslMode = 'prefer';
 
 const URL_RE = /^(postgres(?:ql)?):\/\/([^:@/?#\s]+)(?::([^@]*))?@(\[[0-9a-fA-F:.]+\]|[^:/?#@\s[\]]+)(?::(\d{1,5}))?\/([^/?#\s]+)(?:\?([^#\s]*))?$/;
-const SSLMODES: readonly SslMode[] = ['disable', 'require', 'verify-full'];
+const SSLMODES: readonly SslMode[] = ['disable', 'prefer', 'require', 'verify-full'];
 
 /** Parses a store URL; `error` never repeats a literal password. */
 export function parseStoreUrl(text: string): { ok: true; url: StoreUrl } | { ok: false; error: string } {
@@ -49,7 +55,7 @@ export function parseStoreUrl(text: string): { ok: true; url: StoreUrl } | { ok:
   }
   const portNo = port === undefined ? 5432 : Number(port);
   if (!(portNo >= 1 && portNo <= 65535)) return { ok: false, error: `store URL port ${port}: expected 1–65535` };
-  let sslmode: SslMode = 'disable';
+  let sslmode: SslMode = DEFAULT_SSLMODE;
   for (const kv of (query ?? '').split('&').filter(Boolean)) {
     const [k, v = ''] = kv.split('=');
     if (k !== 'sslmode') return { ok: false, error: `store URL parameter ${JSON.stringify(k)}: only sslmode is understood (${SSLMODES.join(', ')})` };

@@ -16,7 +16,6 @@ export function looksLikeFioJson(text: string): boolean {
   return /"fio version"\s*:/.test(text.slice(0, 2000)) || (/^\s*\{/.test(text) && /"jobs"\s*:\s*\[/.test(text) && /"jobname"\s*:/.test(text));
 }
 
-type Json = Record<string, unknown>;
 type Options = Record<string, string>;
 
 /**
@@ -63,17 +62,10 @@ function identity(opts: Options, global: Options): TestIdentity | string {
   return testIdentity({ pattern, blockSizeBytes: bs, queueDepth: Number(get('iodepth') ?? '1'), threads: Number(get('numjobs') ?? '1'), readPercent });
 }
 
-function stringOptions(v: unknown): Options {
-  const out: Options = {};
-  if (v && typeof v === 'object' && !Array.isArray(v)) for (const [k, x] of Object.entries(v)) if (typeof x === 'string' || typeof x === 'number') out[k] = String(x);
-  return out;
-}
-
 export function importFioJson(text: string, source: string): ImportResult {
+  // one parse: numbers, each job's options and the global ones (a second JSON.parse doubled the memory)
   const parsed = parseFioJson(text, source);
-  // parseFioJson gives numbers and each job's options; the global ones are read from the same document
-  const doc = JSON.parse(text.slice(text.indexOf('{'), text.lastIndexOf('}') + 1)) as Json;
-  const global = stringOptions(doc['global options']);
+  const global = parsed.globalOptions;
   const warnings: string[] = [];
   // numjobs=N without group_reporting: N entries, one test (summed, latency merged)
   const jobs = mergeClones(parsed.jobs);
@@ -103,7 +95,7 @@ export function importFioJson(text: string, source: string): ImportResult {
           ...(job.clones > 1 ? { clones: job.clones } : {}),
           latencySpan: LATENCY_SPAN,
           ...(job.notes.length > 0 ? { latencyNote: job.notes.join('; ') } : {}),
-          ...(typeof doc['time'] === 'string' ? { time: doc['time'] } : {}),
+          ...(parsed.time !== null ? { time: parsed.time } : {}),
         },
       }),
     ];

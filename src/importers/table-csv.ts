@@ -246,6 +246,8 @@ export function importTableCsv(text: string, source: string): ImportResult {
       const v = cell(j);
       if (v === '') return null;
       if (!NUMBER.test(v)) fail(n, `${what} "${excerpt(v)}" is not a number (digits, "." for decimals, no thousands separator)`, 'a number');
+      // 309 digits and more read as Infinity: no measurement
+      if (!Number.isFinite(Number(v))) fail(n, `${what} "${excerpt(v)}" is too large to be a measurement`, 'a number');
       return Number(v);
     };
     let shape: Shape | null;
@@ -296,6 +298,7 @@ export function importTableCsv(text: string, source: string): ImportResult {
       if (mbps === '' && iops === null) continue;
       const test = testOf(shape!, d);
       const bytesPerSecond = mbps === '' ? iops! * test.blockSizeBytes : mbpsToBytesPerSecond(mbps);
+      if (!Number.isFinite(bytesPerSecond)) fail(n, `${mbps !== '' ? `MB/s "${excerpt(mbps)}"` : `IOPS ${iops} × ${test.blockSizeBytes} bytes`} is too large to be a measurement`, 'a number');
       const record = importedRecord(source, tool, {
         test,
         iops: iops ?? bytesPerSecond / test.blockSizeBytes,

@@ -4,6 +4,7 @@
 // before a byte is read. A FIFO is opened with O_NONBLOCK (a blocking open would wait for a writer
 // forever), and the type is checked twice: stat before the open (so a device whose open has side
 // effects is never opened) and fstat after it (the path may have been swapped in between).
+import { constants as bufferConstants } from 'node:buffer';
 import fs from 'node:fs';
 import { InputTooLarge, NotARegularFile } from '../errors.ts';
 import { visible } from '../text/visible.ts';
@@ -58,6 +59,20 @@ function refuseType(file: string, kind: InputKind, st: fs.Stats): void {
   throw new NotARegularFile(`${visible(file)}: ${reason}`, { file, type, reason });
 }
 
+/**
+ * The largest file read whole (readInputFile): every caller turns it into one string, and V8 holds
+ * no string longer than this (buffer.constants.MAX_STRING_LENGTH, 2^29 - 24 characters: 512 MiB);
+ * past it decoding fails with an error that names no file. `--max-input-size` goes up to 2 GiB for
+ * files read line by line (readInputLines).
+ */
+export const MAX_WHOLE_FILE_BYTES = bufferConstants.MAX_STRING_LENGTH;
+
+function tooLargeWhole(file: string, size: number | null): InputTooLarge {
+  const what = size === null ? 'grew past' : `is ${formatBytes(size)}, over`;
+  const reason = `the file ${what} ${Math.round(MAX_WHOLE_FILE_BYTES / MiB)} MiB, the most storsweep reads in one piece (the longest text Node.js can hold)`;
+  return new InputTooLarge(`${visible(file)}: ${reason}`, { file, size, limit: MAX_WHOLE_FILE_BYTES, reason });
+}
+
 function tooLarge(file: string, size: number | null, limit: number, kind: InputKind): InputTooLarge {
   const what = size === null ? `grew past` : `is ${formatBytes(size)}, over`;
   const reason = `the file ${what} the ${formatBytes(limit)} limit for ${KIND_NAME[kind]}; if it is meant to be this big, raise the limit with --max-input-size <size> or STORSWEEP_MAX_INPUT_SIZE`;
@@ -78,12 +93,17 @@ function openRegular(file: string, kind: InputKind): { fd: number; size: number 
   }
 }
 
-/** The bytes of a regular file of at most `inputLimit(kind)` bytes; InputTooLarge / NotARegularFile otherwise. */
+/**
+ * The bytes of a regular file of at most `inputLimit(kind)` bytes (and MAX_WHOLE_FILE_BYTES, for they
+ * become one string); InputTooLarge / NotARegularFile otherwise, naming the file.
+ */
 export function readInputFile(file: string, kind: InputKind): Buffer {
-  const limit = inputLimit(kind);
+  const given = inputLimit(kind);
+  const limit = Math.min(given, MAX_WHOLE_FILE_BYTES);
+  const over = (size: number | null) => (limit < given ? tooLargeWhole(file, size) : tooLarge(file, size, limit, kind));
   const { fd, size } = openRegular(file, kind);
   try {
-    if (size > limit) throw tooLarge(file, size, limit, kind);
+    if (size > limit) throw over(size);
     // The size is a hint (the file may grow while we read): read to the end, but never past limit+1.
     let buf = Buffer.allocUnsafe(Math.min(size, limit) + 1);
     let total = 0;
@@ -98,7 +118,7 @@ export function readInputFile(file: string, kind: InputKind): Buffer {
       if (n === 0) break;
       total += n;
     }
-    if (total > limit) throw tooLarge(file, null, limit, kind);
+    if (total > limit) throw over(null);
     return buf.subarray(0, total);
   } finally {
     fs.closeSync(fd);

@@ -23,5 +23,21 @@ export function excerpt(value: unknown, max = EXCERPT_CHARS): string {
  */
 export function shortenLongRuns(text: string): string {
   if (text.length <= 256) return text;
-  return text.replace(/\S{257,}/g, (run) => excerpt(run));
+  // from one space to the next, not /\S{257,}/g: V8's regex overflows the stack on a run of tens
+  // of millions of characters (issue 26)
+  const space = /\s/g;
+  let out = '';
+  let copied = 0;
+  let run = 0;
+  for (;;) {
+    const m = space.exec(text);
+    const end = m ? m.index : text.length;
+    if (end - run > 256) {
+      out += text.slice(copied, run) + excerpt(text.slice(run, end));
+      copied = end;
+    }
+    if (!m) break;
+    run = end + 1;
+  }
+  return out + text.slice(copied);
 }

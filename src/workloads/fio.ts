@@ -3,6 +3,7 @@
 // Latency is issue→completion (lat_ns), the span diskspd and CrystalDiskMark report: fio-latency.ts.
 import { ParseError } from '../errors.ts';
 import type { LatencyUs } from '../results/record.ts';
+import { checkFioShape } from './fio-json-shape.ts';
 import { latencyDistribution, mergeDistributions, toLatencyUs, type LatencyDistribution } from './fio-latency.ts';
 import type { WorkloadProfile, WorkloadTest } from './spec.ts';
 import { checkIoengine, fioFilenameArg } from './tool-settings.ts';
@@ -82,6 +83,10 @@ export interface FioJob {
 export interface FioResult {
   version: string | null;
   jobs: FioJob[];
+  /** the document's `global options` (as the job options: strings) */
+  globalOptions: Record<string, string>;
+  /** fio's `time` (when the run ended), if it printed one */
+  time: string | null;
 }
 
 type Json = Record<string, unknown>;
@@ -192,30 +197,50 @@ function jsonText(text: string): string {
   return text.slice(start, end + 1);
 }
 
+/** The 1-based line of `offset` in `text`, without splitting it. */
+function lineOf(text: string, offset: number): number {
+  let line = 1;
+  for (let i = text.indexOf('\n'); i >= 0 && i < offset; i = text.indexOf('\n', i + 1)) line++;
+  return line;
+}
+
 /** fio nests ~6 deep (jobs → job → read → clat_ns → percentile); far deeper is not fio's output. */
 const MAX_JSON_DEPTH = 64;
+/**
+ * fio's strings are a version, job names and option values: a longer one is not its output, and
+ * every layer after the parse (excerpts, tables, the record's metadata) would carry it (issue 26).
+ */
+export const MAX_JSON_STRING_CHARS = 64 * 1024;
 
-/** True when brackets nest deeper than `max` (outside strings). Linear, before JSON.parse builds it. */
-function nestsDeeperThan(body: string, max: number): boolean {
+/**
+ * Where brackets nest deeper than MAX_JSON_DEPTH or a string is longer than MAX_JSON_STRING_CHARS,
+ * found before JSON.parse builds anything (one linear pass), or null.
+ */
+function jsonBeyondLimits(body: string): { offset: number; what: string } | null {
   let depth = 0;
-  let inString = false;
+  let stringStart = -1;
   for (let i = 0; i < body.length; i++) {
     const c = body.charCodeAt(i);
-    if (inString) {
+    if (stringStart >= 0) {
       if (c === 0x5c) i++; // backslash: skip the escaped character
-      else if (c === 0x22) inString = false;
-    } else if (c === 0x22) inString = true;
+      else if (c === 0x22) stringStart = -1;
+      else if (i - stringStart > MAX_JSON_STRING_CHARS) return { offset: stringStart, what: `a JSON string longer than ${MAX_JSON_STRING_CHARS.toLocaleString('en-US')} characters` };
+    } else if (c === 0x22) stringStart = i;
     else if (c === 0x7b || c === 0x5b) {
-      if (++depth > max) return true;
+      if (++depth > MAX_JSON_DEPTH) return { offset: i, what: `JSON nested more than ${MAX_JSON_DEPTH} levels deep` };
     } else if (c === 0x7d || c === 0x5d) depth--;
   }
-  return false;
+  return null;
 }
 
 export function parseFioJson(text: string, source: string): FioResult {
   const body = jsonText(text);
   if (!body) throw new ParseError(`${source}: no fio JSON found (expected the output of fio --output-format=json)`, { source, expected: 'fio JSON' });
-  if (nestsDeeperThan(body, MAX_JSON_DEPTH)) throw new ParseError(`${source}: JSON nested more than ${MAX_JSON_DEPTH} levels deep: not fio's output`, { source, expected: 'fio JSON' });
+  const shape = jsonBeyondLimits(body);
+  if (shape) {
+    const line = lineOf(text, text.indexOf('{') + shape.offset);
+    throw new ParseError(`${source}:${line}: ${shape.what}: not fio's output`, { source, line, expected: 'fio JSON' });
+  }
   let doc: Json;
   try {
     doc = JSON.parse(body) as Json;
@@ -226,15 +251,17 @@ export function parseFioJson(text: string, source: string): FioResult {
   }
   const jobs = doc.jobs;
   if (!Array.isArray(jobs)) throw new ParseError(`${source}: fio JSON has no "jobs" array`, { source, expected: 'fio JSON with jobs[]' });
+  checkFioShape(doc, source);
   const version = typeof doc['fio version'] === 'string' ? doc['fio version'] : null;
   return {
     version,
+    globalOptions: stringOptions(doc['global options']),
+    time: typeof doc['time'] === 'string' ? doc['time'] : null,
     jobs: jobs.map((j: unknown, i) => {
       const job = obj(j) ?? {};
       const usr = num(job.usr_cpu);
       const sys = num(job.sys_cpu);
-      const options: Record<string, string> = {};
-      for (const [k, v] of Object.entries(obj(job['job options']) ?? {})) if (typeof v === 'string' || typeof v === 'number') options[k] = String(v);
+      const options = stringOptions(job['job options']);
       return finishJob({
         jobname: typeof job.jobname === 'string' ? job.jobname : `job${i}`,
         groupid: num(job.groupid) ?? 0,
@@ -247,4 +274,11 @@ export function parseFioJson(text: string, source: string): FioResult {
       });
     }),
   };
+}
+
+/** An options object (`job options`, `global options`) as strings; other values are not options fio printed. */
+function stringOptions(v: unknown): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [k, x] of Object.entries(obj(v) ?? {})) if (typeof x === 'string' || typeof x === 'number') out[k] = String(x);
+  return out;
 }

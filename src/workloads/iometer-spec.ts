@@ -7,6 +7,7 @@
 // diskspd (-rs) each mix differently, so the numbers would not be comparable and the canonical id
 // has no room for it. We refuse rather than silently round.
 import { InvalidArgument } from '../errors.ts';
+import { MAX_BLOCK_SIZE_BYTES } from '../limits.ts';
 import type { Pattern } from '../results/record.ts';
 import { makeTest } from './profiles.ts';
 import type { WorkloadTest } from './spec.ts';
@@ -52,6 +53,9 @@ export function iometerSpec(spec: string): WorkloadTest {
   if (tokens.length === 0) fail(spec, 'it is empty');
   const size = parseBinarySize(tokens[0] ?? '');
   if (size === null) fail(spec, `block size "${tokens[0]}" is not a size like 512, 4k, 64KiB or 1m`);
+  // the cap every block size shares (fio bs, diskspd -b: src/limits.ts): a spec runs as fio or
+  // diskspd, which allocate block × queue depth of buffers per worker
+  if (size > MAX_BLOCK_SIZE_BYTES) fail(spec, `block size "${tokens[0]}" is over the block size cap: expected 1 byte to ${MAX_BLOCK_SIZE_BYTES / 1024 ** 2}m (${MAX_BLOCK_SIZE_BYTES} bytes)`);
   const readPct = percent(spec, tokens[1], 'the read share');
   word(spec, tokens[2], ['read', 'reads'], `"${tokens[1]}"`);
   const randomPct = percent(spec, tokens[3], 'the random share');

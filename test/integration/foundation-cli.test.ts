@@ -50,7 +50,7 @@ describe('storsweep validate', () => {
     const F = `${FIX}/inv-bad-store.yaml`;
     const r = await runCli(['validate', '-i', F]);
     expect(r.code).toBe(2);
-    expect(r.stderr).toBe(`${F}:2:8: store: store URL sslmode="prefer": expected one of disable, require, verify-full\n`);
+    expect(r.stderr).toBe(`${F}:2:8: store: store URL sslmode="allow": expected one of disable, prefer, require, verify-full\n`);
     const submit = await runCli(['submit', 'playbooks/quickstart.yaml', '-i', F]);
     expect(submit).toMatchObject({ code: 2, stderr: r.stderr });
   });

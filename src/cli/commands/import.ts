@@ -82,7 +82,9 @@ export async function runImport(files: readonly string[], opts: ImportCommandOpt
       for (const r of tagImport(checkImportedAxes(result.records, file), file, tags)) records.push(r);
     } catch (err) {
       code = Math.max(code, exitCodeFor(err) === EXIT.usage ? EXIT.usage : EXIT.failure);
-      io.stderr(`error: ${shortenLongRuns(errorMessage(err))}\n`);
+      // every error names its file: ours do, anything else is given it here
+      const message = errorMessage(err);
+      io.stderr(`error: ${message.includes(file) || message.includes(visible(file)) ? '' : `${visible(file)}: `}${shortenLongRuns(message)}\n`);
     }
   }
   // JSON Lines, as `results --json` prints them: a .jsonl that report and compare read back

@@ -11,7 +11,7 @@ import { jsonText, terminal } from '../output.ts';
 /** The IOMeter access spec grammar `workload.profile` accepts (src/workloads/iometer-spec.ts), in words. */
 export const IOMETER_SPEC_HELP = `IOMeter access specs (workload.profile, or a workloads: entry's iometer: list):
   "<size> <read>% read <random>% random [q<depth>] [t<workers>]"
-    size     512, 4k, 64KiB, 1m … (binary: 1k = 1024 bytes)
+    size     512, 4k, 64KiB, 1m … up to 64m (binary: 1k = 1024 bytes)
     read     0–100% of I/Os that are reads (the rest writes)
     random   0% (sequential) or 100% (random); fio and diskspd mix partly-random I/O differently,
              so values in between are refused

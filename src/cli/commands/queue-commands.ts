@@ -15,7 +15,7 @@ import type { Provider } from '../../contract/provider.ts';
 import { errorMessage, UsageError } from '../../errors.ts';
 import { createEndpointPool } from '../../providers/endpoint-pool.ts';
 import { DEFAULT_LEASE_SEC, endpointSlots, LeaseSession, sharedKey } from '../../results/pg-coordination.ts';
-import { PgRunStoreBackend, runLockKey, type PgConnection } from '../../results/pg-store.ts';
+import { PgRunStoreBackend, runLockKey } from '../../results/pg-store.ts';
 import type { RunMeta, RunStore } from '../../results/port.ts';
 import { readConfirmed } from '../../results/confirmation.ts';
 import type { TargetEndpoints } from '../../run/executor.ts';
@@ -31,6 +31,7 @@ import { checkAgainstHostVersions } from '../host-versions.ts';
 import { intOption, retriesOption, stepTimeoutOption } from '../options.ts';
 import { jsonText, progressStream, terminal } from '../output.ts';
 import { pgConnectionOf, selectStore } from '../store.ts';
+import type { ResolvedStore } from '../../config/store.ts';
 import { collect, SET_HELP } from './config-commands.ts';
 import { checkConfirmDestroy, checkStoredPlan, foreignTestFiles, newRunMeta, prepareNew, targetFacts } from './run.ts';
 import { ensureOutputDirectory } from '../out-dir.ts';
@@ -147,10 +148,10 @@ export async function deleteFinishedQueues(store: RunStore, backend: PgRunStoreB
 const RESTORE_EVERY_MS = 10 * 60_000;
 
 /** `--store`, else the inventory's `store:`: workers share the run through PostgreSQL, so one is needed. */
-function queueStore(command: string, o: { store?: string }, inv: LoadedInventory): { connection: PgConnection; where: string } {
+function queueStore(command: string, o: { store?: string }, inv: LoadedInventory): { store: ResolvedStore; where: string } {
   const s = selectStore({ ...(o.store !== undefined ? { store: o.store } : {}) }, inv);
   if (!s) throw new UsageError(`${command}: which store? give --store postgresql://…, or a store: in ${inv.file}; workers share the run through PostgreSQL`);
-  return { connection: pgConnectionOf(s), where: s.display };
+  return { store: s, where: s.display };
 }
 
 export interface SubmitOptions {
@@ -164,10 +165,11 @@ export interface SubmitOptions {
 export async function submitCommand(playbookFile: string, o: SubmitOptions): Promise<number> {
   // planned, validated and confirmed exactly as `run` does, before the store is touched
   const { plan, comps, inv, pb, timeouts } = prepareNew(playbookFile, o);
-  const { connection, where } = queueStore('submit', o, inv);
+  const { store: s, where } = queueStore('submit', o, inv);
   // a test file storsweep did not create, where a target's guest can be reached from here, is confirmed too
   const confirmedDestroy = checkConfirmDestroy(plan, o.confirmDestroy, await foreignTestFiles(comps));
   await checkAgainstHostVersions(pb, inv, comps);
+  const connection = await pgConnectionOf(s);
   const backend = await PgRunStoreBackend.connect(connection, where);
   let queue: WorkQueue | null = null;
   try {
@@ -246,9 +248,10 @@ export async function workerCommand(o: WorkerCommandOptions): Promise<number> {
   const known = Object.keys(inv.inventory.targets);
   const allowed = o.targets ? [...new Set(o.targets.split(',').map((s) => s.trim()).filter(Boolean))] : known;
   for (const t of allowed) if (!known.includes(t)) throw new UsageError(`worker --targets: ${visible(t)} is not a target of ${inv.file} (targets: ${known.join(', ')})`);
-  const { connection, where } = queueStore('worker', o, inv);
+  const { store: s, where } = queueStore('worker', o, inv);
   const out = path.resolve(o.out);
   ensureOutputDirectory(o.out, '--out');
+  const connection = await pgConnectionOf(s);
 
   const ac = new AbortController();
   // The lease session: lost (the server restarted, a DBA ended it, the network went silent), the
@@ -270,6 +273,8 @@ export async function workerCommand(o: WorkerCommandOptions): Promise<number> {
   try {
     backend = await PgRunStoreBackend.connect(connection, where);
     try {
+      // `--run ID` the store does not hold: "not found" now, not work this worker "could not prepare"
+      if (o.run !== undefined) await backend.openRun(o.run);
       log = createRunLog(path.join(out, `worker-${os.hostname()}-${process.pid}.jsonl`));
       view = createProgressView(progressStream(), { live: false });
     } catch (err) {

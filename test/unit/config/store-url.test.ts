@@ -17,7 +17,7 @@ describe('parseStoreUrl', () => {
     const r = parseStoreUrl('postgresql://ss:${env:PW}@db.example:6543/runs?sslmode=require');
     expect(r).toEqual({ ok: true, url: { kind: 'postgresql', display: 'postgresql://ss@db.example:6543/runs', host: 'db.example', port: 6543, user: 'ss', database: 'runs', passwordRef: '${env:PW}', sslmode: 'require' } });
     const v6 = parseStoreUrl('postgres://ss@[::1]/runs');
-    expect(v6).toMatchObject({ ok: true, url: { host: '::1', port: 5432, sslmode: 'disable', display: 'postgresql://ss@[::1]:5432/runs' } });
+    expect(v6).toMatchObject({ ok: true, url: { host: '::1', port: 5432, sslmode: 'prefer', display: 'postgresql://ss@[::1]:5432/runs' } });
   });
 
   it('refuses a literal password without repeating it', () => {
@@ -40,8 +40,8 @@ describe('parseStoreUrl', () => {
     // what stands before '@' may be a password: not repeated
     expect(err('mysql://u:Plain-Pass-9@h/db')).toBe(`"mysql://…@h/db" is not a store URL; expected ${STORE_URL_FORM}`);
     expect(err('postgresql://u@h:0/db')).toBe('store URL port 0: expected 1–65535');
-    expect(err('postgresql://u@h/db?application_name=x')).toBe('store URL parameter "application_name": only sslmode is understood (disable, require, verify-full)');
-    expect(err('postgresql://u@h/db?sslmode=maybe')).toBe('store URL sslmode="maybe": expected one of disable, require, verify-full');
+    expect(err('postgresql://u@h/db?application_name=x')).toBe('store URL parameter "application_name": only sslmode is understood (disable, prefer, require, verify-full)');
+    expect(err('postgresql://u@h/db?sslmode=maybe')).toBe('store URL sslmode="maybe": expected one of disable, prefer, require, verify-full');
   });
 });
 
