@@ -40,10 +40,11 @@ from esxi_state import Fail
 
 
 def enabled(vm):
-    """The VM's disk.EnableUUID (a .vmx option; keys compare without regard to case)."""
+    """The VM's disk.EnableUUID (a .vmx option; keys compare without regard to case): TRUE in any
+    case, or 1 (the form the Kubernetes vSphere Cloud Provider docs set, kubernetes/website PR #2989)."""
     for k, v in (vm.get('extraConfig') or {}).items():
         if k.lower() == 'disk.enableuuid':
-            return str(v).strip().upper() == 'TRUE'
+            return str(v).strip().upper() in ('TRUE', '1')
     return False
 
 

@@ -130,14 +130,16 @@ func assignDiskUUIDs(vm *simulator.VirtualMachine) {
 	})
 }
 
-// diskUUIDEnabled reads the VM's disk.EnableUUID (the last value set wins).
+// diskUUIDEnabled reads the VM's disk.EnableUUID (the last value set wins): TRUE in any case, or 1,
+// the form the Kubernetes vSphere Cloud Provider docs set (govc vm.change -e="disk.enableUUID=1",
+// kubernetes/website PR #2989) and clusters run with.
 func diskUUIDEnabled(vm *simulator.VirtualMachine) bool {
 	on := false
 	for _, o := range vm.Config.ExtraConfig {
 		v := o.GetOptionValue()
 		if strings.EqualFold(v.Key, "disk.EnableUUID") {
 			s, _ := v.Value.(string)
-			on = strings.EqualFold(strings.TrimSpace(s), "TRUE")
+			on = strings.EqualFold(strings.TrimSpace(s), "TRUE") || strings.TrimSpace(s) == "1"
 		}
 	}
 	return on
