@@ -5,6 +5,9 @@
 //   8.0.4 (@94d0d10): `option += L" -ag";` always; `if (j == 0) { duration = 5; … } else { duration =
 //     m_MeasureTime; }` — pass 0 lasts 5 s whatever the measure time.
 //   5.x/6.x: no affinity flag.
+import fs from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { diskspdArgs } from '../../../src/workloads/diskspd.ts';
 import { runPasses } from '../../../src/workloads/passes.ts';
@@ -62,5 +65,24 @@ describe('the unscored pass 0', () => {
     const p = { ...PROFILES['cdm8-demo']!, runtimeSec: 1, intervalSec: 0 };
     // 2 tests × (5 × 1 s + 5 s)
     expect(workloadSec(p, 1)).toBe(20);
+  });
+});
+
+describe('shipped playbooks describe their preset’s timing as the preset has it', () => {
+  it('"passes of N s" / "5 × N s" in a playbook’s comments is its profile’s pass length (vmfs-block-size: cdm3 passes last 6 s)', () => {
+    const dir = path.join(path.dirname(fileURLToPath(import.meta.url)), '../../../playbooks');
+    let checked = 0;
+    for (const f of fs.readdirSync(dir).filter((x) => x.endsWith('.yaml'))) {
+      const text = fs.readFileSync(path.join(dir, f), 'utf8');
+      const names = [...(/^\s+profile: \[([^\]]*)\]/m.exec(text)?.[1] ?? '').split(',')].map((s) => s.trim()).filter((n) => PROFILES[n]);
+      if (names.length !== 1) continue;
+      const p = PROFILES[names[0]!]!;
+      const comments = text.split('\n').filter((l) => l.includes('#')).map((l) => l.slice(l.indexOf('#'))).join(' ');
+      for (const m of comments.matchAll(/(?:passes of|\d ×) (\d+) s\b/g)) {
+        expect(Number(m[1]), `${f}: "${m[0]}" (${p.name} passes last ${p.runtimeSec} s)`).toBe(p.runtimeSec);
+        checked++;
+      }
+    }
+    expect(checked).toBeGreaterThanOrEqual(5);
   });
 });
