@@ -223,6 +223,8 @@ export function esxtopObserver(runner: CommandRunner, provisioned: readonly Crea
             ...(s ? { esxtop: s.figures } : {}),
             latencyUs: s?.figures.gavgMs === null || s?.figures.gavgMs === undefined ? null : s.figures.gavgMs * 1000,
             latencySpan: ESXTOP_LATENCY_SPAN,
+            // esxtop prints ms per command with two decimals
+            latencyResolutionUs: 10,
             ...(notes.length ? { notes } : {}),
           };
         },
