@@ -57,6 +57,12 @@ export interface HostMetrics {
   latencyUs: number | null;
   /** the latency span `latencyUs` covers, in words */
   latencySpan: string;
+  /**
+   * the resolution of the counter `latencyUs` comes from, µs: 1 for vSphere's microsecond counters
+   * (virtualDisk.readLatencyUS/writeLatencyUS), 1000 where only whole-millisecond ones exist, 10
+   * for esxtop's two-decimal ms; a guest − host difference below it is not a measurement
+   */
+  latencyResolutionUs?: number;
   /** why a figure is missing or weak (no sample wholly inside the span, a counter not offered…) */
   notes?: string[];
 }

@@ -10,8 +10,8 @@ import { ASSUMED_FILL_MB_PER_SEC, prefillSec } from '../workloads/prefill.ts';
 import type { WorkloadProfile } from '../workloads/spec.ts';
 
 export function workloadSec(profile: WorkloadProfile, repetitions: number): number {
-  const passes = profile.passes + (profile.warmupPass ? 1 : 0);
-  const perTest = passes * (profile.runtimeSec + profile.rampSec);
+  const warmup = profile.warmupPass ? (profile.warmupPassSec ?? profile.runtimeSec) + profile.rampSec : 0;
+  const perTest = profile.passes * (profile.runtimeSec + profile.rampSec) + warmup;
   const intervals = Math.max(0, profile.tests.length - 1) * profile.intervalSec;
   return repetitions * (profile.tests.length * perTest + intervals);
 }

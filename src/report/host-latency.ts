@@ -18,8 +18,12 @@ export interface HostLatencyRow {
   /** means over the repetitions, µs */
   guestUs: number | null;
   hostUs: number | null;
-  /** guest − host, µs: the guest/hypervisor stack's own cost */
+  /** guest − host, µs: the guest/hypervisor stack's own cost; null when it is below the host counter's resolution */
   gapUs: number | null;
+  /** the coarsest resolution of the host latency counters behind hostUs, µs (vSphere: 1 with the µs counters, 1000 with whole ms) */
+  resolutionUs: number | null;
+  /** the difference is smaller than that resolution: no gap is shown */
+  gapBelowResolution: boolean;
   /** virtual disk read / write latency, datastore latency (ms, vSphere) */
   vdiskReadMs: number | null;
   vdiskWriteMs: number | null;
@@ -37,7 +41,10 @@ export interface HostLatencyRow {
 }
 
 export const GUEST_SPAN = `guest: the benchmark tool's ${LATENCY_SPAN}`;
-export const GAP_MEANING = 'gap = guest − host: what the guest\u2019s own I/O stack and the virtual device add on top of what the host measured (a negative gap is within the host counter\u2019s resolution: vSphere counts whole ms)';
+export const GAP_MEANING = 'gap = guest − host: what the guest\u2019s own I/O stack and the virtual device add on top of what the host measured; a difference smaller than the host counter\u2019s resolution (1 ms where vSphere offers only whole-millisecond counters, 1 µs with its µs counters) is not shown: it is the counter\u2019s rounding';
+
+/** Which stretch of time each side covers: they are not the same. */
+export const WINDOWS = 'time covered: the guest figure is its scored passes only; the host figure averages the host\u2019s samples (20 s on vSphere) that overlap the whole test — the unscored pass 0, the tool\u2019s start between passes and the scored passes — preferring samples wholly inside it';
 
 const mean = (xs: Array<number | null | undefined>): number | null => {
   const v = xs.filter((x): x is number => typeof x === 'number' && Number.isFinite(x));
@@ -71,6 +78,11 @@ export function hostLatencyRows(groups: ReadonlyArray<{ permutationId: string; l
       const guestUs = mean(all.map((r) => r.latencyUs.mean));
       const hostUs = mean(seen.map((h) => h.latencyUs));
       const esx = seen.map((h) => h.esxtop).filter((e) => e !== undefined);
+      // a record without a stated resolution is from before it was recorded: vSphere's were whole ms
+      const resolutions = seen.filter((h) => h.latencyUs !== null).map((h) => h.latencyResolutionUs ?? (h.source === 'vsphere-perf' ? 1000 : 10));
+      const resolutionUs = resolutions.length ? Math.max(...resolutions) : null;
+      const diff = guestUs !== null && hostUs !== null ? guestUs - hostUs : null;
+      const below = diff !== null && resolutionUs !== null && Math.abs(diff) < resolutionUs;
       rows.push({
         permutationId: g.permutationId,
         label: g.label,
@@ -79,7 +91,9 @@ export function hostLatencyRows(groups: ReadonlyArray<{ permutationId: string; l
         repetitions: all.length,
         guestUs,
         hostUs,
-        gapUs: guestUs !== null && hostUs !== null ? guestUs - hostUs : null,
+        gapUs: below ? null : diff,
+        resolutionUs,
+        gapBelowResolution: below,
         vdiskReadMs: mean(seen.map((h) => h.virtualDisk?.readLatencyMs)),
         vdiskWriteMs: mean(seen.map((h) => h.virtualDisk?.writeLatencyMs)),
         datastoreMs: mean(seen.map((h) => h.datastore?.latencyMs)),
@@ -106,7 +120,8 @@ export function hostLatencyTable(rows: readonly HostLatencyRow[]): { header: str
   if (withEsxtop) header.push('GAVG', 'KAVG', 'QAVG', 'DAVG');
   header.push('samples (inside test)', 'observed reps');
   const cells = rows.map((r) => {
-    const c = [`${r.label} (${r.permutationId})`, r.testId, formatLatency(r.guestUs), formatLatency(r.hostUs), r.gapUs === null ? '–' : `${r.gapUs < 0 ? '−' : ''}${formatLatency(Math.abs(r.gapUs))}`];
+    const gap = r.gapBelowResolution ? `within ±${formatLatency(r.resolutionUs)} (counter resolution)` : r.gapUs === null ? '–' : `${r.gapUs < 0 ? '−' : ''}${formatLatency(Math.abs(r.gapUs))}`;
+    const c = [`${r.label} (${r.permutationId})`, r.testId, formatLatency(r.guestUs), formatLatency(r.hostUs), gap];
     if (withVsphere) c.push(ms(r.vdiskReadMs), ms(r.vdiskWriteMs), ms(r.datastoreMs));
     if (withEsxtop) c.push(ms(r.esxtop?.gavgMs ?? null), ms(r.esxtop?.kavgMs ?? null), ms(r.esxtop?.qavgMs ?? null), ms(r.esxtop?.davgMs ?? null));
     c.push(`${r.samples} (${r.samplesInside})${r.intervalSec ? ` × ${r.intervalSec} s` : ''}`, `${r.observed}/${r.repetitions}`);
@@ -118,7 +133,7 @@ export function hostLatencyTable(rows: readonly HostLatencyRow[]): { header: str
 /** What each side of the table measures, in words (under the table). */
 export function hostLatencyLegend(rows: readonly HostLatencyRow[]): string[] {
   const spans = [...new Set(rows.map((r) => r.hostSpan).filter((s): s is string => s !== null))];
-  const out = [GUEST_SPAN, ...spans.map((s) => `host: ${s}`), GAP_MEANING];
+  const out = [GUEST_SPAN, ...spans.map((s) => `host: ${s}`), WINDOWS, GAP_MEANING];
   if (rows.some((r) => r.esxtop)) out.push('esxtop (ms per command): DAVG device/driver round trip; KAVG time in the VMkernel (QAVG, the time queued there, included); GAVG = DAVG + KAVG');
   const notes = [...new Set(rows.flatMap((r) => r.notes.map((n) => `${r.permutationId} ${r.testId}: ${n}`)))];
   return [...out, ...notes.slice(0, 20), ...(notes.length > 20 ? [`… ${notes.length - 20} more notes`] : [])];

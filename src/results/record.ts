@@ -27,6 +27,7 @@ const hostMetricsSchema = z.object({
     esxtop: esxtopLatencies.optional(),
     latencyUs: figure,
     latencySpan: z.string(),
+    latencyResolutionUs: z.number().finite().positive().optional(),
     notes: z.array(z.string()).optional(),
   });
 /** The check for a record's `host` (one of the two shapes, told apart by `unavailable`, so a refusal names the field). */

@@ -55,6 +55,8 @@ export function diskspdArgs(test: WorkloadTest, profile: WorkloadProfile, opts: 
   args.push(`-w${writePct}`, `-d${profile.runtimeSec}`, `-W${profile.rampSec}`);
   if (profile.direct && !has(/^-(S|h$)/)) args.push('-S');
   if (writePct > 0 && !has(/^-Z/)) args.push(`-Z${diskspdSize(test.blockSizeBytes)}`);
+  // thread affinity as the CrystalDiskMark version passes it (WorkloadProfile.diskspdAffinity)
+  if (profile.diskspdAffinity && !has(/^-(n|a)/)) args.push(profile.diskspdAffinity === 'none' ? '-n' : '-ag');
   // No -c: diskspd re-creates a file with every -c (SetFileValidData, no data written), which would
   // undo the fill before each pass; the file is created and filled once by the pre-fill step
   // (prefill.ts). A raw target (#N, X:) is bounded to the test region the fill wrote with -f.

@@ -24,14 +24,19 @@ export interface TestOutcome extends Aggregated {
 
 export type OnRaw = (test: WorkloadTest, pass: number, raw: string) => Promise<string | null>;
 
-export async function runPasses(test: WorkloadTest, profile: WorkloadProfile, onePass: (measured: boolean) => Promise<PassResult>, onRaw?: OnRaw): Promise<TestOutcome> {
-  if (profile.warmupPass) await onePass(false);
+/** The profile one pass runs with: the unscored pass takes its own length when the tool fixes one (warmupPassSec). */
+export function passProfile(profile: WorkloadProfile, measured: boolean): WorkloadProfile {
+  return !measured && profile.warmupPassSec !== undefined ? { ...profile, runtimeSec: profile.warmupPassSec } : profile;
+}
+
+export async function runPasses(test: WorkloadTest, profile: WorkloadProfile, onePass: (measured: boolean, passProfile: WorkloadProfile) => Promise<PassResult>, onRaw?: OnRaw): Promise<TestOutcome> {
+  if (profile.warmupPass) await onePass(false, passProfile(profile, false));
   const measured: PassMeasurement[] = [];
   const rawPaths: (string | null)[] = [];
   const metas: (Metadata | undefined)[] = [];
   let version: string | null = null;
   for (let pass = 1; pass <= profile.passes; pass++) {
-    const r = await onePass(true);
+    const r = await onePass(true, profile);
     rawPaths.push(onRaw ? await onRaw(test, pass, r.raw) : null);
     version = r.toolVersion;
     metas.push(r.metadata);

@@ -78,7 +78,9 @@ function readWritePerKind(...kinds: Kind[]): WorkloadTest[] {
 const SEQ = true;
 const RND = false;
 
-const cdm8Defaults = {
+// 5.x–7.x: DiskSpd with -W0 and the same unscored pass 0 before 5 passes of 5 s, tests 5 s apart ((e), (f)).
+// Every pass of 5.x–7.x lasts 5 s (`-d5`; 7.0.0 `int duration = 5;` for each pass); no affinity flag in 5.x/6.x.
+const cdm5to7Defaults = {
   fileSizeBytes: 1024 * MiB,
   runtimeSec: 5,
   rampSec: 0,
@@ -90,14 +92,21 @@ const cdm8Defaults = {
   aggregate: 'max',
 } as const satisfies Partial<WorkloadProfile>;
 
-// 5.x–7.x: DiskSpd with -W0 and the same unscored pass 0 before 5 passes of 5 s, tests 5 s apart ((e), (f)).
-const cdm5to7Defaults = cdm8Defaults;
+// 7.x: `if (Affinity == 0) option += L" -n"; else option += L" -ag";` with the setting read as
+// `GetPrivateProfileInt(_T("Setting"), _T("Affinity"), AFFINITY_DISABLED, m_Ini)` and
+// AFFINITY_DISABLED = 0 (DiskBench.h): -n unless the user turned affinity on [CDM@8dbfdeb
+// DiskBench.cpp `DiskSpd()`, DiskMarkDlg.cpp].
+const cdm7Defaults = { ...cdm5to7Defaults, diskspdAffinity: 'none' } as const satisfies Partial<WorkloadProfile>;
+
+// 8.x: `option += L" -ag";` unconditionally, and pass 0 is `duration = 5;` whatever the measure time
+// (`duration = m_MeasureTime` for j > 0) [CDM@94d0d10 (8.0.4) DiskBench.cpp `DiskSpd()`; see (h)].
+const cdm8Defaults = { ...cdm5to7Defaults, warmupPassSec: 5, diskspdAffinity: 'group' } as const satisfies Partial<WorkloadProfile>;
 
 const BEST_OF = 'score = best (max) of the measured passes, as CrystalDiskMark reports it';
 
 function cdm(name: string, what: string, tests: WorkloadTest[], base: Omit<WorkloadProfile, 'name' | 'description' | 'tests'>): WorkloadProfile {
   const timing = `${base.passes} passes of ${base.runtimeSec} s on a ${base.fileSizeBytes / MiB} MiB file, ${base.intervalSec} s apart` +
-    (base.warmupPass ? ', after one unscored pass' : '');
+    (base.warmupPass ? `, after one unscored pass${base.warmupPassSec !== undefined ? ` of ${base.warmupPassSec} s` : ''}` : '');
   return { name, description: `${what}; ${timing}; ${BEST_OF}`, tests, ...base };
 }
 
@@ -106,7 +115,7 @@ const CDM8_DEFAULT_TESTS = readsThenWrites([SEQ, MiB, 8, 1], [SEQ, MiB, 1, 1], [
 export const PROFILES: Record<string, WorkloadProfile> = {
   'cdm8-default': {
     name: 'cdm8-default',
-    description: 'CrystalDiskMark 8 default: SEQ1M Q8T1, SEQ1M Q1T1, RND4K Q32T1, RND4K Q1T1; every read, then every write; best of 5 after one unscored pass',
+    description: 'CrystalDiskMark 8 default: SEQ1M Q8T1, SEQ1M Q1T1, RND4K Q32T1, RND4K Q1T1; every read, then every write; best of 5 after one unscored pass of 5 s',
     tests: CDM8_DEFAULT_TESTS,
     ...cdm8Defaults,
   },
@@ -148,19 +157,19 @@ export const PROFILES: Record<string, WorkloadProfile> = {
     'cdm7-default',
     'CrystalDiskMark 7.x default: SEQ1M Q8T1, SEQ1M Q1T1, RND4K Q32T16, RND4K Q1T1; every read, then every write',
     readsThenWrites([SEQ, MiB, 8, 1], [SEQ, MiB, 1, 1], [RND, 4 * KiB, 32, 16], [RND, 4 * KiB, 1, 1]),
-    cdm5to7Defaults,
+    cdm7Defaults,
   ),
   'cdm7-peak': cdm(
     'cdm7-peak',
     'CrystalDiskMark 7.x "Peak Performance": SEQ1M Q8T1, RND4K Q32T16; every read, then every write',
     readsThenWrites([SEQ, MiB, 8, 1], [RND, 4 * KiB, 32, 16]),
-    cdm5to7Defaults,
+    cdm7Defaults,
   ),
   'cdm7-real': cdm(
     'cdm7-real',
     'CrystalDiskMark 7.x "Real World Performance": SEQ1M Q1T1, RND4K Q1T1; every read, then every write',
     readsThenWrites([SEQ, MiB, 1, 1], [RND, 4 * KiB, 1, 1]),
-    cdm5to7Defaults,
+    cdm7Defaults,
   ),
   'cdm8-peak': cdm(
     'cdm8-peak',

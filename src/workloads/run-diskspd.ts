@@ -7,13 +7,16 @@ import { parseDiskspdXml } from './diskspd.ts';
 import { runPasses, type OnRaw, type TestOutcome } from './passes.ts';
 import type { WorkloadProfile, WorkloadTest } from './spec.ts';
 
-/** `where` names the host/VM in messages; `runOnce` returns one run's XML report (diskspd -Rxml). */
-export function runDiskspdTest(where: string, test: WorkloadTest, profile: WorkloadProfile, runOnce: () => Promise<string>, onRaw: OnRaw): Promise<TestOutcome> {
+/**
+ * `where` names the host/VM in messages; `runOnce` returns one run's XML report (diskspd -Rxml) for
+ * the profile of that pass (the unscored pass may have its own length: WorkloadProfile.warmupPassSec).
+ */
+export function runDiskspdTest(where: string, test: WorkloadTest, profile: WorkloadProfile, runOnce: (passProfile: WorkloadProfile) => Promise<string>, onRaw: OnRaw): Promise<TestOutcome> {
   return runPasses(
     test,
     profile,
-    async () => {
-      const raw = await runOnce();
+    async (_measured, p) => {
+      const raw = await runOnce(p);
       const parsed = parseDiskspdXml(raw, `${where} diskspd ${test.id}`);
       const span = parsed.timeSpans[0];
       if (!span) throw new ParseError(`${where}: diskspd printed no result for ${test.id}`, { source: where });

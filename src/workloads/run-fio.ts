@@ -81,13 +81,14 @@ function errnoName(n: number): string {
 
 /** Runs one test of a profile (warm-up, passes, aggregation) and returns its outcome. */
 export async function runFioTest(runner: CommandRunner, test: WorkloadTest, profile: WorkloadProfile, opts: FioRunOptions): Promise<TestOutcome> {
-  const argv = fioArgv(test, profile, opts);
-  const command = shJoin(argv);
   return runPasses(
     test,
     profile,
-    async () => {
-      const raw = await onePass(runner, argv, profile, opts);
+    async (_measured, p) => {
+      // the unscored pass may have its own length (WorkloadProfile.warmupPassSec)
+      const argv = fioArgv(test, p, opts);
+      const command = shJoin(argv);
+      const raw = await onePass(runner, argv, p, opts);
       const parsed = parseFioJson(raw, `${runner.target} fio ${test.id}`);
       // one job per run; a custom group_reporting=0 prints its numjobs clones one by one: one test still
       const job = mergeClones(parsed.jobs)[0];

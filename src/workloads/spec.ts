@@ -26,6 +26,16 @@ export interface WorkloadProfile {
   /** an unscored pass before the measured ones of each test (CrystalDiskMark 2.x–8.x pass 0, "Preparing…") */
   warmupPass: boolean;
   /**
+   * The unscored pass's own length when the tool fixes it whatever the measure time (CrystalDiskMark
+   * 8.x: always 5 s); absent = `runtimeSec`.
+   */
+  warmupPassSec?: number;
+  /**
+   * diskspd thread affinity as CrystalDiskMark passes it: `none` = `-n` (7.x, whose default setting
+   * is "affinity disabled"), `group` = `-ag` (8.x, always); absent = no flag (5.x, 6.x, custom).
+   */
+  diskspdAffinity?: 'none' | 'group';
+  /**
    * Fill the test region once per permutation with incompressible data before the first pass, as
    * CrystalDiskMark fills its test file (reads of never-written blocks of a thin, lazy-zeroed or dynamic
    * disk return zeros without touching the array). Absent = true.

@@ -23,6 +23,8 @@ export interface PyDisk {
   unitNumber?: number;
   thinProvisioned?: boolean;
   eagerlyScrub?: boolean;
+  /** a flat backing's uuid, as the host assigned it */
+  uuid?: string;
   compatibilityMode?: string;
   deviceName?: string;
 }

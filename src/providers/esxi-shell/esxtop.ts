@@ -263,6 +263,8 @@ function summarise(text: string, o: { device: string; fromMs: number; toMs: numb
     ...(s ? { esxtop: s.figures } : {}),
     latencyUs: s?.figures.gavgMs === null || s?.figures.gavgMs === undefined ? null : s.figures.gavgMs * 1000,
     latencySpan: ESXTOP_LATENCY_SPAN,
+    // esxtop prints ms per command with two decimals
+    latencyResolutionUs: 10,
     ...(notes.length ? { notes } : {}),
   };
 }

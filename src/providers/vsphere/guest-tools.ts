@@ -120,8 +120,8 @@ export function toolsWorkloadEndpoint(guest: AttachedDiskGuest, wiring: ToolsGue
     runTest: async (runner, test, profile, o) => {
       const m = measured(o.target);
       // as long as a pass may take: its runtime and warm-up, plus the run's slack
-      const timeoutMs = (profile.runtimeSec + profile.rampSec + (o.timeoutSlackSec ?? 120)) * 1000;
-      return runDiskspdTest(runner.target, test, profile, () => pass(runner, { signal: o.signal, owner: o.owner, timeoutMs })(diskspdArgs(test, profile, { target: m.path })), o.onRaw);
+      const timeoutMs = (p: typeof profile) => (p.runtimeSec + p.rampSec + (o.timeoutSlackSec ?? 120)) * 1000;
+      return runDiskspdTest(runner.target, test, profile, (p) => pass(runner, { signal: o.signal, owner: o.owner, timeoutMs: timeoutMs(p) })(diskspdArgs(test, p, { target: m.path })), o.onRaw);
     },
   };
 }

@@ -21,6 +21,17 @@ import { GUEST_DISK_OPERATION, GUEST_FS_OPERATION, GUEST_WINDOWS_DISK_OPERATION,
 import { LINUX_GUEST_FILESYSTEMS } from '../guest-disk.ts';
 
 const name = nameField;
+
+/**
+ * A Linux guest finds the attached disk by `<byIdDir>/wwn-0x<WWN>` (guest-disk.ts). udev makes
+ * `wwn-` links from ID_WWN_WITH_EXTENSION, which only SCSI/ATA disks get; an NVMe namespace gets
+ * `nvme-<wwid>` (the kernel's wwid: `eui.…`, `uuid.…` or `nvme.…`) and `nvme-<model>_<serial>`
+ * [systemd rules.d/60-persistent-storage.rules, "# NVMe" block; Linux commit 118472ab8532 "NVMe:
+ * Expose ns wwid through single sysfs entry"]. Which identifier a VMware virtual NVMe namespace
+ * reports for a VMDK is not known here, so the pairing is refused until it is.
+ */
+const NVME_LINUX_REFUSED = (target: string) =>
+  `"nvme" with target "${target}"'s Linux guest: the guest finds the attached disk by its udev link wwn-0x<WWN>, and udev gives an NVMe namespace no wwn- link (only nvme-eui.<id> and nvme-<model>_<serial>: systemd 60-persistent-storage.rules); which id a VMware virtual NVMe disk reports is not known to storsweep yet, so the disk could not be found. Use a SCSI controller (pvscsi, lsilogic, lsisas, buslogic) for a Linux guest`;
 const canonicalDevice = () => matching(isCanonicalDevice, CANONICAL_DEVICE_EXPECTED);
 
 const targetSchema = z.strictObject({
@@ -208,6 +219,9 @@ export const vsphere = {
     }
     for (const [i, f] of (values['disk.format'] ?? []).entries()) {
       if (String(f).startsWith('rdm') && !t.rdmDevice) out.push({ axis: 'disk.format', index: i, message: `"${f}" maps a LUN, but target "${name}" names no rdmDevice` });
+    }
+    for (const [i, c] of (values['disk.controller'] ?? []).entries()) {
+      if (c === 'nvme' && t.guest.os !== 'windows') out.push({ axis: 'disk.controller', index: i, message: NVME_LINUX_REFUSED(name) });
     }
     return out;
   },

@@ -23,17 +23,28 @@ import type { VsphereClient } from './client.ts';
 /** What the host latency beside the guest's covers: the VMkernel's view of the guest's commands. */
 export const VSPHERE_LATENCY_SPAN =
   'virtualDisk.totalReadLatency/totalWriteLatency: from the VMkernel receiving the guest\u2019s command for the virtual disk to its completion (kernel + device, whole ms), I/O-weighted over reads and writes';
+/** The same span from the microsecond counters, where the host offers them. */
+export const VSPHERE_LATENCY_SPAN_US =
+  'virtualDisk.readLatencyUS/writeLatencyUS: from the VMkernel receiving the guest\u2019s command for the virtual disk to its completion (kernel + device, µs, rollup latest), I/O-weighted over reads and writes';
 
-type Field = 'readIops' | 'writeIops' | 'readKBps' | 'writeKBps' | 'readLatencyMs' | 'writeLatencyMs';
+type Field = 'readIops' | 'writeIops' | 'readKBps' | 'writeKBps' | 'readLatencyMs' | 'writeLatencyMs' | 'readLatencyUs' | 'writeLatencyUs';
 
-/** name.rollup of each counter we read, per group (the same names in both groups). */
-const COUNTERS: ReadonlyArray<[string, string, Field]> = [
+/**
+ * name.rollup of each counter we read, per group. totalRead/WriteLatency count whole milliseconds:
+ * on flash they read 0 or 1 ms. The virtual disk group also has readLatencyUS/writeLatencyUS
+ * (unit microsecond, stats absolute, rollup latest) [real-product-rules.md §5; govmomi@0.24
+ * simulator/esx/performance_manager.go and vpx/performance_manager.go, the counter tables captured
+ * from a real ESXi and vCenter 6.5]; they are used where the host offers them for the instance.
+ */
+const COUNTERS: ReadonlyArray<[string, string, Field, ReadonlyArray<Group>?]> = [
   ['numberReadAveraged', 'average', 'readIops'],
   ['numberWriteAveraged', 'average', 'writeIops'],
   ['read', 'average', 'readKBps'],
   ['write', 'average', 'writeKBps'],
   ['totalReadLatency', 'average', 'readLatencyMs'],
   ['totalWriteLatency', 'average', 'writeLatencyMs'],
+  ['readLatencyUS', 'latest', 'readLatencyUs', ['virtualDisk']],
+  ['writeLatencyUS', 'latest', 'writeLatencyUs', ['virtualDisk']],
 ];
 const GROUPS = ['virtualDisk', 'datastore'] as const;
 type Group = (typeof GROUPS)[number];
@@ -75,7 +86,8 @@ interface Series {
  * The figures of one group from the series QueryPerf returned, over the samples that overlap
  * [fromMs, toMs] (wholly inside ones only, when any). A value below 0 is vSphere's "no data".
  */
-export function summarise(metrics: readonly PerfEntityMetric[], ids: ReadonlyMap<number, { group: Group; field: Field }>, span: { fromMs: number; toMs: number }, intervalSec: number): { figures: Partial<Record<Group, HostIoFigures>>; samples: number; inside: number } {
+export function summarise(metrics: readonly PerfEntityMetric[], ids: ReadonlyMap<number, { group: Group; field: Field }>, span: { fromMs: number; toMs: number }, intervalSec: number): { figures: Partial<Record<Group, HostIoFigures>>; samples: number; inside: number; /** the virtual disk's latency came from the µs counters */ microseconds: boolean } {
+  let microseconds = false;
   const series: Series[] = [];
   const stamps = new Set<number>();
   for (const m of metrics) {
@@ -122,20 +134,26 @@ export function summarise(metrics: readonly PerfEntityMetric[], ids: ReadonlyMap
       }
       return w > 0 ? sum / w : mean(lat);
     };
+    // the microsecond counters, where the host gave them, in place of the whole-ms ones
+    const us = (f: Field, iops: Field) => (get(f) ? weighted(f, iops) : null);
+    const readUs = us('readLatencyUs', 'readIops');
+    const writeUs = us('writeLatencyUs', 'writeIops');
+    const micro = get('readLatencyUs') !== undefined || get('writeLatencyUs') !== undefined;
     const f: HostIoFigures = {
       instance: own[0]!.instance,
       readIops: mean('readIops'),
       writeIops: mean('writeIops'),
       readKBps: mean('readKBps'),
       writeKBps: mean('writeKBps'),
-      readLatencyMs: weighted('readLatencyMs', 'readIops'),
-      writeLatencyMs: weighted('writeLatencyMs', 'writeIops'),
+      readLatencyMs: micro ? (readUs === null ? null : readUs / 1000) : weighted('readLatencyMs', 'readIops'),
+      writeLatencyMs: micro ? (writeUs === null ? null : writeUs / 1000) : weighted('writeLatencyMs', 'writeIops'),
       latencyMs: null,
     };
     f.latencyMs = combined(f);
     figures[group] = f;
+    if (group === 'virtualDisk') microseconds = micro;
   }
-  return { figures, samples: kept.size, inside: inside.length };
+  return { figures, samples: kept.size, inside: inside.length, microseconds };
 }
 
 /** The I/O-weighted mean of read and write latency (the one that moved, when only one did). */
@@ -210,19 +228,21 @@ export function perfObserver(client: () => Promise<VsphereClient>, find: { vm(na
     for (const group of GROUPS) {
       const instance = instances[group];
       if (instance === null) continue;
-      for (const [name, rollup, field] of COUNTERS) {
+      for (const [name, rollup, field, only] of COUNTERS) {
+        if (only && !only.includes(group)) continue;
         const key = counters.get(`${group}.${name}.${rollup}`);
-        if (key === undefined) {
-          notes.push(`${group}.${name}.${rollup} is not among the server's counters`);
-          continue;
-        }
-        if (!available.some((m) => m.counterId === key && m.instance === instance)) {
-          notes.push(`${group}.${name}.${rollup} is not offered for instance ${instance} at the ${intervalSec} s interval`);
+        const microsecond = field === 'readLatencyUs' || field === 'writeLatencyUs';
+        if (key === undefined || !available.some((m) => m.counterId === key && m.instance === instance)) {
+          // the µs counters are optional: said once below, for the latency they leave at whole ms
+          if (!microsecond) notes.push(key === undefined ? `${group}.${name}.${rollup} is not among the server's counters` : `${group}.${name}.${rollup} is not offered for instance ${instance} at the ${intervalSec} s interval`);
           continue;
         }
         metricIds.push({ counterId: key, instance });
         ids.set(key, { group, field });
       }
+    }
+    if (instances.virtualDisk && ![...ids.values()].some((v) => v.field === 'readLatencyUs' || v.field === 'writeLatencyUs')) {
+      notes.push('the host offers no microsecond latency counters (virtualDisk.readLatencyUS/writeLatencyUS) for the disk: its latency is whole milliseconds (totalReadLatency/totalWriteLatency), so a guest − host difference under 1 ms is the counter\u2019s rounding, not a measurement');
     }
     if (metricIds.length === 0) throw new VsphereClientError('unsupported', `no virtualDisk or datastore counter is offered for the disk under test of VM ${String(disk.data.vm)}${notes.length ? `: ${notes.join('; ')}` : ''}`, { method: 'QueryAvailablePerfMetric', host: c.endpoint });
     return { pm, vm, intervalSec, metricIds, ids, notes };
@@ -272,7 +292,8 @@ export function perfObserver(client: () => Promise<VsphereClient>, find: { vm(na
             ...(vd ? { virtualDisk: vd } : {}),
             ...(s.figures.datastore ? { datastore: s.figures.datastore } : {}),
             latencyUs: vd?.latencyMs === null || vd?.latencyMs === undefined ? null : vd.latencyMs * 1000,
-            latencySpan: VSPHERE_LATENCY_SPAN,
+            latencySpan: s.microseconds ? VSPHERE_LATENCY_SPAN_US : VSPHERE_LATENCY_SPAN,
+            latencyResolutionUs: s.microseconds ? 1 : 1000,
             ...(notes.length ? { notes } : {}),
           };
         },

@@ -54,12 +54,23 @@ export function guestIdentity(d: VirtualDevice): AttachedDiskIdentity | null {
   return wwn ? { wwn, sizeBytes, source } : null;
 }
 
+/**
+ * Whether a disk.EnableUUID value turns the option on: `TRUE` in any case, or `1` — the form the
+ * Kubernetes vSphere Cloud Provider docs set (`govc vm.change -e="disk.enableUUID=1"`,
+ * kubernetes/website PR #2989) and that clusters run with; the lab's stand-ins read it alike.
+ */
+export function enableUuidValueOn(value: unknown): boolean {
+  if (typeof value !== 'string') return false;
+  const v = value.trim().toUpperCase();
+  return v === 'TRUE' || v === '1';
+}
+
 /** The VM's disk.EnableUUID as its extraConfig says (the last value wins). */
 export function diskUuidEnabled(extraConfig: unknown): boolean {
   const list = Array.isArray(extraConfig) ? extraConfig : extraConfig ? [extraConfig] : [];
   let on = false;
   for (const o of list as Array<{ key?: unknown; value?: unknown }>) {
-    if (typeof o.key === 'string' && o.key.toLowerCase() === 'disk.enableuuid') on = typeof o.value === 'string' && o.value.trim().toUpperCase() === 'TRUE';
+    if (typeof o.key === 'string' && o.key.toLowerCase() === 'disk.enableuuid') on = enableUuidValueOn(o.value);
   }
   return on;
 }

@@ -49,7 +49,7 @@ def disks(content, name):
             if ctl is not None:
                 item.update(controllerType=ctl._wsdlName, busNumber=getattr(ctl, "busNumber", None))
             if isinstance(b, vim.vm.device.VirtualDisk.FlatVer2BackingInfo):
-                item.update(thinProvisioned=bool(b.thinProvisioned), eagerlyScrub=bool(b.eagerlyScrub))
+                item.update(thinProvisioned=bool(b.thinProvisioned), eagerlyScrub=bool(b.eagerlyScrub), uuid=b.uuid)
             if isinstance(b, vim.vm.device.VirtualDisk.RawDiskMappingVer1BackingInfo):
                 item.update(compatibilityMode=b.compatibilityMode, deviceName=b.deviceName,
                             lunUuid=b.lunUuid)

@@ -144,12 +144,13 @@ describe('estimate', () => {
     const book = pb({ matrix: { workload: { profile: ['cdm8-default'] } }, settings: { runtimeSec: 2, rampSec: 1, passes: 3, warmupPass: true, intervalSec: 4 }, repeat: 2 });
     const profile = resolveProfiles(book)['cdm8-default']!;
     expect(profile.tests).toHaveLength(8);
-    // per repetition: 8 × (3 + 1) × (2 + 1) = 96, plus 7 intervals × 4 = 28 → 124; × 2
-    expect(workloadSec(profile, 2)).toBe(248);
+    // per repetition: 8 × (3 × (2 + 1) + (5 + 1)) = 120 (CrystalDiskMark 8's pass 0 lasts 5 s whatever
+    // the measure time), plus 7 intervals × 4 = 28 → 148; × 2
+    expect(workloadSec(profile, 2)).toBe(296);
     const plan = buildPlan(book, 'x', { runId: 'r', provider: 'local' });
     // plus the pre-fill, once per permutation: 1 GiB at the assumed 100 MB/s = 10.7 s
-    expect(plan.permutations[0]!.estimateSec).toBe(Math.round(248 + 1024 ** 3 / 100e6));
-    expect(plan.totalEstimateSec).toBe(259);
+    expect(plan.permutations[0]!.estimateSec).toBe(Math.round(296 + 1024 ** 3 / 100e6));
+    expect(plan.totalEstimateSec).toBe(307);
     expect(plan.estimateBasis).toEqual({ prefillMBps: 100, prefillMBpsFrom: 'assumed' });
   });
 

@@ -10,22 +10,22 @@ const cdm8 = PROFILES['cdm8-default']!;
 describe('diskspdArgs', () => {
   it('builds the CrystalDiskMark-style line for RND4K Q32T1 read', () => {
     expect(diskspdArgs(makeTest('randread', 4096, 32, 1), cdm8, { target: 'D:\\t.dat' })).toEqual(
-      ['-b4K', '-o32', '-t1', '-r', '-w0', '-d5', '-W0', '-S', '-L', '-Rxml', 'D:\\t.dat'],
+      ['-b4K', '-o32', '-t1', '-r', '-w0', '-d5', '-W0', '-S', '-ag', '-L', '-Rxml', 'D:\\t.dat'],
     );
   });
 
   it('a 70/30 mix writes -w30 and a random source buffer; multi-thread sequential shares the offset (-si)', () => {
-    expect(diskspdArgs(makeTest('rw', 65536, 4, 4, 70), cdm8, { target: '#2' }).join(' ')).toBe('-b64K -o4 -t4 -si -w30 -d5 -W0 -S -Z64K -f1G -L -Rxml #2');
+    expect(diskspdArgs(makeTest('rw', 65536, 4, 4, 70), cdm8, { target: '#2' }).join(' ')).toBe('-b64K -o4 -t4 -si -w30 -d5 -W0 -S -Z64K -ag -f1G -L -Rxml #2');
   });
 
   it('uses profile ramp and no cache flags when the profile is buffered', () => {
     const p = { ...cdm8, direct: false, rampSec: 2, runtimeSec: 30, fileSizeBytes: 16 * 1024 * 1024 };
-    expect(diskspdArgs(makeTest('read', 1048576, 1, 1), p, { target: 'x.dat' }).join(' ')).toBe('-b1M -o1 -t1 -w0 -d30 -W2 -L -Rxml x.dat');
+    expect(diskspdArgs(makeTest('read', 1048576, 1, 1), p, { target: 'x.dat' }).join(' ')).toBe('-b1M -o1 -t1 -w0 -d30 -W2 -ag -L -Rxml x.dat');
   });
 
   it('custom options replace the default caching flag and are placed before -L', () => {
     const t = { ...makeTest('randwrite', 8192, 16, 2), diskspdOptions: ['-Su', '-Zr'] };
-    expect(diskspdArgs(t, cdm8, { target: 'E:' }).join(' ')).toBe('-b8K -o16 -t2 -r -w100 -d5 -W0 -f1G -Su -Zr -L -Rxml E:');
+    expect(diskspdArgs(t, cdm8, { target: 'E:' }).join(' ')).toBe('-b8K -o16 -t2 -r -w100 -d5 -W0 -ag -f1G -Su -Zr -L -Rxml E:');
   });
 
   it('refuses targets that diskspd would read as flags', () => {

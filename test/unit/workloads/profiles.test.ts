@@ -91,8 +91,8 @@ describe('golden command lines', () => {
     const six = PROFILES['cdm6']!;
     expect(diskspdArgs(six.tests[1]!, six, { target: '#3' })).toEqual(['-b4K', '-o8', '-t8', '-r', '-w0', '-d5', '-W0', '-S', '-f1G', '-L', '-Rxml', '#3']);
     const nvme = PROFILES['cdm8-nvme']!;
-    expect(diskspdArgs(nvme.tests[6]!, nvme, { target: 'E:' }).join(' ')).toBe('-b4K -o32 -t16 -r -w100 -d5 -W0 -S -Z4K -f1G -L -Rxml E:');
-    expect(diskspdArgs(nvme.tests[1]!, nvme, { target: 'E:' }).join(' ')).toBe('-b128K -o32 -t1 -w0 -d5 -W0 -S -f1G -L -Rxml E:');
+    expect(diskspdArgs(nvme.tests[6]!, nvme, { target: 'E:' }).join(' ')).toBe('-b4K -o32 -t16 -r -w100 -d5 -W0 -S -Z4K -ag -f1G -L -Rxml E:');
+    expect(diskspdArgs(nvme.tests[1]!, nvme, { target: 'E:' }).join(' ')).toBe('-b128K -o32 -t1 -w0 -d5 -W0 -S -ag -f1G -L -Rxml E:');
   });
 
   it('cdm8-default on fio', () => {

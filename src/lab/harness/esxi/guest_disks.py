@@ -19,6 +19,19 @@
 #     Without it the disk appears (a loop device) but with no by-id link;
 #   - a physical-mode RDM passes the LUN's own inquiry data through: wwn-0x<the LUN's NAA id>.
 # udev's name is wwn-$ID_WWN_WITH_EXTENSION (systemd rules.d/60-persistent-storage.rules).
+#
+# The link follows udev's rules per controller type (link_name), as the vSphere lab's does
+# (guestdisks.go): a disk on a SCSI controller (lsilogic, buslogic, lsisas1068, pvscsi: the
+# types vim-cmd takes, and what the VM's bus is unless the host model says otherwise,
+# vms[id].controllers[bus]) is a SCSI disk and gets wwn-0x<id>; a disk on a virtual NVMe
+# controller is an NVMe namespace, for which udev makes no wwn- link: 60-persistent-storage.rules'
+# "# NVMe" block links disk/by-id/nvme-$ID_WWN from the namespace's sysfs wwid ("eui.<hex>",
+# "uuid.<uuid>" or "nvme.<vid>-<serial>-<model>-<nsid>"; Linux commit 118472ab8532) and
+# nvme-<model>_<serial>, while the wwn- rule needs ID_WWN_WITH_EXTENSION, set only by the SCSI/ATA
+# probes. Which id a VMware virtual NVMe namespace reports (and whether disk.EnableUUID matters)
+# is unverified: the lab links nvme-eui.<the ddb.uuid's 32 hex>. What the toolkit must meet is
+# that no wwn-0x link exists for it. An IDE disk keeps the wwn-0x link (what udev's ATA probe
+# gives a VMware virtual IDE disk is unverified; the toolkit never attaches one there).
 import os
 import re
 import subprocess
@@ -27,16 +40,33 @@ from esxi_state import Fail
 
 
 def enabled(vm):
-    """The VM's disk.EnableUUID (a .vmx option; keys compare without regard to case)."""
+    """The VM's disk.EnableUUID (a .vmx option; keys compare without regard to case): TRUE in any
+    case, or 1 (the form the Kubernetes vSphere Cloud Provider docs set, kubernetes/website PR #2989)."""
     for k, v in (vm.get('extraConfig') or {}).items():
         if k.lower() == 'disk.enableuuid':
-            return str(v).strip().upper() == 'TRUE'
+            return str(v).strip().upper() in ('TRUE', '1')
     return False
 
 
 def wwn_of_ddb_uuid(u):
     h = re.sub(r'[\s-]', '', u or '').lower()
     return h if re.fullmatch(r'[0-9a-f]{32}', h) else None
+
+
+SCSI_TYPES = ('lsilogic', 'buslogic', 'lsisas1068', 'pvscsi')
+
+
+def controller_type(vm, bus, given=None):
+    """The controller a disk at `bus` sits on: the type vim-cmd was given, else the VM's (host model), else SCSI."""
+    return given or (vm.get('controllers') or {}).get(str(bus)) or 'lsilogic'
+
+
+def link_name(ctype, wwn, ddb_uuid):
+    """The by-id name udev gives the disk on a controller of type `ctype` (see the top), or None."""
+    if ctype == 'nvme':
+        nid = wwn_of_ddb_uuid(ddb_uuid)
+        return 'nvme-eui.' + nid if nid else None
+    return 'wwn-0x' + wwn if wwn else None
 
 
 def image_of(root, path, f):
@@ -52,8 +82,8 @@ def _run(argv):
     return r.stdout.strip()
 
 
-def attach(state, vm, key, path):
-    """Gives the lab guest the block device of the disk just attached at `key` (bus:unit)."""
+def attach(state, vm, key, path, ctype='lsilogic'):
+    """Gives the lab guest the block device of the disk just attached at `key` (bus:unit) on a `ctype` controller."""
     root = state.get('guestDisks')
     if not root:
         return
@@ -77,8 +107,9 @@ def attach(state, vm, key, path):
     # -P: the kernel reads its partition table, as it does a real disk's
     loop = _run(['losetup', '-f', '-P', '--show', image])
     link = None
-    if wwn:
-        link = os.path.join(root, 'by-id', 'wwn-0x' + wwn)
+    name = link_name(ctype, wwn, f.get('uuid'))
+    if name:
+        link = os.path.join(root, 'by-id', name)
         if os.path.lexists(link):
             os.remove(link)
         os.symlink(loop, link)

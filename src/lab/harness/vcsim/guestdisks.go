@@ -38,6 +38,18 @@ import (
 //     Without it the disk appears (a loop device) but with no by-id link;
 //   - a physical-mode RDM passes the LUN's own inquiry data through: wwn-0x<the LUN's NAA id>.
 // udev's name is wwn-$ID_WWN_WITH_EXTENSION (systemd rules.d/60-persistent-storage.rules).
+//
+// The link follows udev's rules per controller type (linkName): a disk on a SCSI controller
+// (PVSCSI, LSI Logic, LSI Logic SAS, BusLogic) is a SCSI disk and gets wwn-0x<id> as above; a disk
+// on a virtual NVMe controller is an NVMe namespace (/dev/nvmeXnY), for which udev makes no wwn-
+// link at all: the "# NVMe" block of 60-persistent-storage.rules sets ID_WWN from the namespace's
+// sysfs `wwid` and links disk/by-id/nvme-$ID_WWN (and nvme-<model>_<serial>), while the wwn- rule
+// needs ID_WWN_WITH_EXTENSION, which only the SCSI/ATA probes set. The kernel's wwid is
+// "eui.<NGUID or EUI-64 hex>", "uuid.<UUID>" or "nvme.<vid>-<serial>-<model>-<nsid>" (Linux
+// commit 118472ab8532, "NVMe: Expose ns wwid through single sysfs entry"). Which identifier a
+// VMware virtual NVMe namespace reports, and whether disk.EnableUUID changes it, is unverified:
+// the lab gives it nvme-eui.<the backing uuid's 32 hex> whatever disk.EnableUUID says (an NGUID
+// is 16 bytes, as the uuid is). What matters for the toolkit is that no wwn-0x link exists.
 
 type guestDisk struct {
 	vm, file, loop, link string
@@ -118,14 +130,16 @@ func assignDiskUUIDs(vm *simulator.VirtualMachine) {
 	})
 }
 
-// diskUUIDEnabled reads the VM's disk.EnableUUID (the last value set wins).
+// diskUUIDEnabled reads the VM's disk.EnableUUID (the last value set wins): TRUE in any case, or 1,
+// the form the Kubernetes vSphere Cloud Provider docs set (govc vm.change -e="disk.enableUUID=1",
+// kubernetes/website PR #2989) and clusters run with.
 func diskUUIDEnabled(vm *simulator.VirtualMachine) bool {
 	on := false
 	for _, o := range vm.Config.ExtraConfig {
 		v := o.GetOptionValue()
 		if strings.EqualFold(v.Key, "disk.EnableUUID") {
 			s, _ := v.Value.(string)
-			on = strings.EqualFold(strings.TrimSpace(s), "TRUE")
+			on = strings.EqualFold(strings.TrimSpace(s), "TRUE") || strings.TrimSpace(s) == "1"
 		}
 	}
 	return on
@@ -136,6 +150,19 @@ type diskView struct {
 	wwn, vmdk string
 	lun       string
 	size      int64
+	// on a virtual NVMe controller: the namespace's id (nvme-eui.<nvme>), and no wwn
+	nvme string
+}
+
+// linkName is the by-id name udev gives the disk (see the top of this file), "" for none.
+func (v diskView) linkName() string {
+	if v.nvme != "" {
+		return "nvme-eui." + v.nvme
+	}
+	if v.wwn != "" {
+		return "wwn-0x" + v.wwn
+	}
+	return ""
 }
 
 // disksOf lists the VM's disks as the guest would see them.
@@ -143,6 +170,12 @@ func disksOf(vm *simulator.VirtualMachine) []diskView {
 	var out []diskView
 	simulator.Map.WithLock(vm, func() {
 		enabled := diskUUIDEnabled(vm)
+		nvmeKeys := map[int32]bool{}
+		for _, d := range vm.Config.Hardware.Device {
+			if c, ok := d.(*types.VirtualNVMEController); ok {
+				nvmeKeys[c.Key] = true
+			}
+		}
 		for _, d := range vm.Config.Hardware.Device {
 			disk, ok := d.(*types.VirtualDisk)
 			if !ok {
@@ -171,6 +204,13 @@ func disksOf(vm *simulator.VirtualMachine) []diskView {
 				}
 			default:
 				continue
+			}
+			if nvmeKeys[disk.ControllerKey] {
+				v.nvme = v.lun
+				if b, ok := disk.Backing.(*types.VirtualDiskFlatVer2BackingInfo); ok {
+					v.nvme = strings.ToLower(strings.ReplaceAll(b.Uuid, "-", ""))
+				}
+				v.wwn = ""
 			}
 			out = append(out, v)
 		}
@@ -252,8 +292,8 @@ func (g *guestDisks) attach(vm string, v diskView) (*guestDisk, error) {
 	if v.lun == "" {
 		a.vmdk = v.vmdk
 	}
-	if v.wwn != "" {
-		a.link = filepath.Join(g.dir, "by-id", "wwn-0x"+v.wwn)
+	if name := v.linkName(); name != "" {
+		a.link = filepath.Join(g.dir, "by-id", name)
 		_ = os.Remove(a.link)
 		if err := os.Symlink(a.loop, a.link); err != nil {
 			g.detach(a)
