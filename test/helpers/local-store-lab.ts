@@ -1,7 +1,9 @@
 // The set-up the PostgreSQL store's CLI tests share: a temporary directory with the playbook
 // (pb.yaml), local targets each with a work directory of its own (work-<target>) in an inventory
 // without a store (inv.yaml), a real PostgreSQL (test/helpers/postgres.ts) and, when asked for, one
-// database for the whole file with an inventory naming it as its store (inv-store.yaml).
+// database for the whole file with an inventory naming it as its store (inv-store.yaml). With
+// `fioGate`, every target runs fio through a gate the test opens and closes (test/helpers/fio-gate.ts;
+// open at first).
 //
 //   let lab: LocalStoreLab;
 //   beforeAll(async () => (lab = await localStoreLab('store-cli', { playbook, targets: ['here'], database: 'cli' })), 120_000);
@@ -9,6 +11,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { fioGate, type FioGate } from './fio-gate.ts';
 import { startTestPostgres, type TestDatabase, type TestPostgres } from './postgres.ts';
 
 export interface LocalStoreLab {
@@ -24,6 +27,8 @@ export interface LocalStoreLab {
   storeInventory: string;
   /** the work directory of local target `target` */
   workdir(target: string): string;
+  /** the gate every target's fio passes (only with `fioGate`) */
+  gate: FioGate;
   /** stops PostgreSQL and removes the directory */
   stop(): Promise<void>;
 }
@@ -35,6 +40,8 @@ export interface LocalStoreLabOptions {
   targets: string[];
   /** make one database for the file, its name starting with this */
   database?: string;
+  /** every target's fioPath is a gate (lab.gate, open at first) */
+  fioGate?: boolean;
 }
 
 export async function localStoreLab(name: string, o: LocalStoreLabOptions): Promise<LocalStoreLab> {
@@ -44,7 +51,8 @@ export async function localStoreLab(name: string, o: LocalStoreLabOptions): Prom
     pgsrv = await startTestPostgres();
     const db = o.database === undefined ? undefined : await pgsrv.database(o.database);
     const workdir = (t: string) => path.join(dir, `work-${t}`);
-    const targets = ['targets:', ...o.targets.flatMap((t) => [`  ${t}:`, '    provider: local', `    workdir: ${workdir(t)}`]), ''].join('\n');
+    const gate = o.fioGate ? fioGate(path.join(dir, 'fio-gate'), { open: true }) : undefined;
+    const targets = ['targets:', ...o.targets.flatMap((t) => [`  ${t}:`, '    provider: local', `    workdir: ${workdir(t)}`, ...(gate ? [`    fioPath: ${gate.fioPath}`] : [])]), ''].join('\n');
     const file = (n: string, text: string) => {
       fs.writeFileSync(path.join(dir, n), text);
       return path.join(dir, n);
@@ -61,6 +69,10 @@ export async function localStoreLab(name: string, o: LocalStoreLabOptions): Prom
       inventory: file('inv.yaml', targets),
       storeInventory: db ? file('inv-store.yaml', `store: ${db.url}\n${targets}`) : path.join(dir, 'inv-store.yaml'),
       workdir,
+      get gate(): FioGate {
+        if (!gate) throw new Error(`localStoreLab(${name}) has no fio gate: pass { fioGate: true }`);
+        return gate;
+      },
       async stop() {
         await srv.stop();
         fs.rmSync(dir, { recursive: true, force: true });

@@ -18,7 +18,7 @@ import { VsphereClient } from '../../src/providers/vsphere/client.ts';
 import type { VsphereTargetConfig } from '../../src/providers/vsphere/config.ts';
 import { listVcsimLuns, vcenterYaml, vsphereTargetYaml } from '../../src/lab/vsphere-inventory.ts';
 import { quickSettings } from './quick-settings.ts';
-import { runCli, type CliResult } from './cli.ts';
+import { runCli, type CliOptions, type CliResult } from './cli.ts';
 
 const LEFTOVERS = fileURLToPath(new URL('../harness/pyvmomi/leftovers.py', import.meta.url));
 
@@ -209,12 +209,14 @@ export function ledgerRows(runDir: string): Array<{ kind: string; name: string; 
 /**
  * Runs the CLI and, as soon as `when(runDir)` holds (polled every 15 ms over a read-only
  * connection), calls `action(pid, runDir)` once. `fired` says whether it did before the CLI ended.
+ * `cli.env`: the CLI's environment (e.g. a fio gate's PATH: test/helpers/fio-gate.ts).
  */
 export async function runCliWhen(
   args: string[],
   where: { runsDir?: string; runDir?: string },
   when: (runDir: string) => boolean,
   action: (pid: number, runDir: string) => void | Promise<void>,
+  cli: Pick<CliOptions, 'env'> = {},
 ): Promise<CliResult & { fired: boolean; runDir: string | null }> {
   let pid = 0;
   let done = false;
@@ -238,7 +240,7 @@ export async function runCliWhen(
       }
     }
   })();
-  const r = await runCli(args, { timeoutMs: 180_000, onSpawn: (p) => (pid = p) });
+  const r = await runCli(args, { ...cli, timeoutMs: 180_000, onSpawn: (p) => (pid = p) });
   done = true;
   await watcher;
   runDir ??= where.runsDir ? runDirIn(where.runsDir) : null;

@@ -3,17 +3,23 @@
 // is refused and the simulator still holds the run's datastore and disk; two `run --resume` at once:
 // one is refused; kill -9 of the holder: the next resume takes over. A resume whose inventory (test
 // file, ioengine) or playbook differ from the run's is refused naming each difference, before
-// anything is touched.
+// anything is touched. fio waits at a gate the test opens (test/helpers/fio-gate.ts): each run is
+// live — lock held, disk attached, fio started — for exactly as long as the test acts on it, however
+// slowly the machine runs the CLIs it starts meanwhile.
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCli } from '../helpers/cli.ts';
+import { fioGate, type FioGate } from '../helpers/fio-gate.ts';
+import { waitFor } from '../helpers/wait.ts';
 import { journalHas, journalSeq, ledgerRows, NOTHING_LEFT, permutationStatuses, resultKeys, runCliWhen, startVsphereLab, sweepPlaybook, type VsphereLab } from '../helpers/vsphere-lab.ts';
 
 let lab: VsphereLab;
+let gate: FioGate;
 
 beforeAll(async () => {
   lab = await startVsphereLab();
+  gate = fioGate(`${lab.dir}/fio-gate`);
 });
 
 afterAll(async () => {
@@ -24,8 +30,9 @@ const holderText = (pid: number, command: string) => new RegExp(`in use by pid $
 
 describe('one writer per run directory', { timeout: 180_000 }, () => {
   it('cleanup during a live run is refused with the holder named; the run keeps its disk and datastore and completes', async () => {
-    // fio runs 12 s on the permutation's disk: long enough for `cleanup` and `status` to start.
-    const pb = await lab.writePlaybook('live.yaml', sweepPlaybook({ name: 'live', blockSizesMb: [1], formats: ['thin'], repeat: 1, runtimeSec: 12 }));
+    // fio waits at the gate until `cleanup` and `status` have had their say
+    gate.close();
+    const pb = await lab.writePlaybook('live.yaml', sweepPlaybook({ name: 'live', blockSizesMb: [1], formats: ['thin'], repeat: 1 }));
     const runsDir = await lab.newRunsDir('live');
     let cleanup: Awaited<ReturnType<typeof runCli>> | null = null;
     let during: Awaited<ReturnType<VsphereLab['leftovers']>> | null = null;
@@ -35,17 +42,24 @@ describe('one writer per run directory', { timeout: 180_000 }, () => {
       { runsDir },
       (d) => journalHas(d, 'disk:%', 'created') >= 1,
       async (pid, runDir) => {
-        cleanup = await runCli(['cleanup', runDir]);
-        expect(cleanup.stderr).toMatch(holderText(pid, 'run'));
-        // read while the run still holds its objects
-        liveLedger = ledgerRows(runDir);
-        during = await lab.leftovers();
-        // status only reads: it works during the run and says the run is live
-        const st = await runCli(['status', runDir]);
-        expect(st.code).toBe(0);
-        expect(st.stdout).toMatch(new RegExp(`^in use now by pid ${pid} on host .* \\(storsweep run, since `, 'm'));
-        expect(st.stdout).toMatch(/running +p[0-9a-f]+ .*\(running now\)/);
+        try {
+          // the run is measuring on the disk: its fio has started (and waits at the gate)
+          await waitFor(() => gate.held().length === 1, { what: "the run's fio at the gate" });
+          cleanup = await runCli(['cleanup', runDir]);
+          expect(cleanup.stderr).toMatch(holderText(pid, 'run'));
+          // read while the run still holds its objects
+          liveLedger = ledgerRows(runDir);
+          during = await lab.leftovers();
+          // status only reads: it works during the run and says the run is live
+          const st = await runCli(['status', runDir]);
+          expect(st.code).toBe(0);
+          expect(st.stdout).toMatch(new RegExp(`^in use now by pid ${pid} on host .* \\(storsweep run, since `, 'm'));
+          expect(st.stdout).toMatch(/running +p[0-9a-f]+ .*\(running now\)/);
+        } finally {
+          gate.open();
+        }
       },
+      { env: gate.env },
     );
     expect(r.fired).toBe(true);
     expect(cleanup!.code, cleanup!.stderr).toBe(2);
@@ -67,7 +81,8 @@ describe('one writer per run directory', { timeout: 180_000 }, () => {
   });
 
   it('deleting run.lock during a live run frees nothing: cleanup is still refused and status names the run; a symlinked run.lock is refused, never followed', async () => {
-    const pb = await lab.writePlaybook('rmlock.yaml', sweepPlaybook({ name: 'rmlock', blockSizesMb: [1], formats: ['thin'], repeat: 1, runtimeSec: 8 }));
+    gate.close();
+    const pb = await lab.writePlaybook('rmlock.yaml', sweepPlaybook({ name: 'rmlock', blockSizesMb: [1], formats: ['thin'], repeat: 1 }));
     const runsDir = await lab.newRunsDir('rmlock');
     let cleanup: Awaited<ReturnType<typeof runCli>> | null = null;
     let status: Awaited<ReturnType<typeof runCli>> | null = null;
@@ -77,13 +92,22 @@ describe('one writer per run directory', { timeout: 180_000 }, () => {
       { runsDir },
       (d) => journalHas(d, 'disk:%', 'created') >= 1,
       async (pid, runDir) => {
-        await fs.rm(`${runDir}/run.lock`);
-        cleanup = await runCli(['cleanup', runDir]);
-        expect(cleanup.stderr).toMatch(holderText(pid, 'run'));
-        during = await lab.leftovers();
-        status = await runCli(['status', runDir]);
-        expect(status.stdout).toMatch(new RegExp(`^in use now by pid ${pid} on host .* \\(storsweep run, since `, 'm'));
+        try {
+          // (a link outside keeps the deleted file's inode in use: freed, it could be reused by a file
+          // another process on this machine locks — a parallel test's database — which the resume
+          // below, asking the kernel's lock table for that inode, would take for this run's lock)
+          await fs.link(`${runDir}/run.lock`, `${lab.dir}/rmlock-old-lock-inode`);
+          await fs.rm(`${runDir}/run.lock`);
+          cleanup = await runCli(['cleanup', runDir]);
+          expect(cleanup.stderr).toMatch(holderText(pid, 'run'));
+          during = await lab.leftovers();
+          status = await runCli(['status', runDir]);
+          expect(status.stdout).toMatch(new RegExp(`^in use now by pid ${pid} on host .* \\(storsweep run, since `, 'm'));
+        } finally {
+          gate.open();
+        }
       },
+      { env: gate.env },
     );
     expect(r.fired).toBe(true);
     expect(cleanup!.code, cleanup!.stderr).toBe(2);
@@ -126,10 +150,12 @@ describe('one writer per run directory', { timeout: 180_000 }, () => {
   });
 
   it('resume: an edited inventory or another playbook is refused before anything is touched; of two resumes one is refused; after kill -9 of the holder the next resume takes over', async () => {
-    const pb = await lab.writePlaybook('resume.yaml', sweepPlaybook({ name: 'resume', blockSizesMb: [1], formats: ['thin'], repeat: 1, runtimeSec: 10 }));
+    // fio held at the gate until the second resume has been refused
+    gate.close();
+    const pb = await lab.writePlaybook('resume.yaml', sweepPlaybook({ name: 'resume', blockSizesMb: [1], formats: ['thin'], repeat: 1 }));
     const runsDir = await lab.newRunsDir('resume');
     // kill -9 as soon as the permutation's disk exists: a run with live objects to resume
-    const first = await runCliWhen(['run', pb, ...lab.runArgs(runsDir)], { runsDir }, (d) => journalHas(d, 'disk:%', 'created') >= 1, (pid) => void process.kill(pid, 'SIGKILL'));
+    const first = await runCliWhen(['run', pb, ...lab.runArgs(runsDir)], { runsDir }, (d) => journalHas(d, 'disk:%', 'created') >= 1, (pid) => void process.kill(pid, 'SIGKILL'), { env: gate.env });
     expect(first.code).toBeNull();
     const runDir = first.runDir!;
     const ledgerBefore = ledgerRows(runDir);
@@ -174,10 +200,11 @@ describe('one writer per run directory', { timeout: 180_000 }, () => {
       (d) => journalHas(d, 'run', 'resume') >= 1,
       async (pid) => {
         holderPid = pid;
-        second = await runCli(['run', '--resume', runDir, '--confirm-destroy', lab.vmfsDevice, '--no-report', '--json']);
+        second = await runCli(['run', '--resume', runDir, '--confirm-destroy', lab.vmfsDevice, '--no-report', '--json'], { env: gate.env });
         // then the holder dies without releasing anything
         process.kill(pid, 'SIGKILL');
       },
+      { env: gate.env },
     );
     expect(held.fired).toBe(true);
     expect(held.code).toBeNull();
@@ -186,7 +213,8 @@ describe('one writer per run directory', { timeout: 180_000 }, () => {
     expect(journalHas(runDir, 'run', 'resume')).toBe(1);
 
     // The next resume takes the dead holder's lock over, says so, and completes.
-    const last = await runCli(['run', '--resume', runDir, '--confirm-destroy', lab.vmfsDevice, '--no-report', '--json'], { timeoutMs: 120_000 });
+    gate.open();
+    const last = await runCli(['run', '--resume', runDir, '--confirm-destroy', lab.vmfsDevice, '--no-report', '--json'], { timeoutMs: 120_000, env: gate.env });
     expect(last.code, last.stderr).toBe(0);
     expect(last.stderr).toContain(`was last held by pid ${holderPid} on host "${os.hostname()}" (storsweep run --resume`);
     // (the first refused resume took over from the killed `run` too: two takeovers)

@@ -333,7 +333,8 @@ describe('PostgreSQL store', () => {
     expect(rows.length).toBeGreaterThan(0);
     for (const r of rows) process.kill(r.pid, 'SIGSTOP');
     try {
-      const t0 = Date.now();
+      // no clock here: the calls end (the test's own timeout is only a hang guard) and the first
+      // ended by the client's query_timeout (its message), not by the server or the connection
       const [a, c] = await Promise.allSettled([s.ledgerIntent('pA', 'vsphere', disk, {}), s.counts()]);
       expect(a.status).toBe('rejected');
       // The call queued behind it does not hang either: it runs once the first gave up, on another
@@ -347,7 +348,6 @@ describe('PostgreSQL store', () => {
       expect((err as StoreLost).details.store).toBe(s.where);
       expect(isStoreLost(err)).toBe(true);
       if (c.status === 'rejected') expect(c.reason).toBeInstanceOf(StoreLost);
-      expect(Date.now() - t0).toBeLessThan(20_000);
     } finally {
       for (const r of rows) process.kill(r.pid, 'SIGCONT');
       await admin.end();

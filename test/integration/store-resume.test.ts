@@ -1,7 +1,9 @@
 // `run --resume RUNDIR` of a run written to a real PostgreSQL store (test/helpers/postgres.ts): the
 // CLI is killed with -9 once the first permutation is done; the resume, by the run directory
 // (store.json), skips what is done, redoes the half-done permutation and runs the rest, as a
-// run.sqlite's resume does. Checked in the database itself.
+// run.sqlite's resume does. Checked in the database itself. The kill lands while a permutation
+// measures: once the first is done the gate closes (test/helpers/fio-gate.ts) and the next fio waits
+// there, however slow the machine.
 import fs from 'node:fs';
 import path from 'node:path';
 import type pg from 'pg';
@@ -9,6 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCli, stackTraceLines } from '../helpers/cli.ts';
 import { localStoreLab, type LocalStoreLab } from '../helpers/local-store-lab.ts';
 import { quickSettings } from '../helpers/quick-settings.ts';
+import { waitFor } from '../helpers/wait.ts';
 
 let lab: LocalStoreLab;
 let dir: string;
@@ -35,7 +38,7 @@ const PLAYBOOK = [
 ].join('\n');
 
 beforeAll(async () => {
-  lab = await localStoreLab('store-resume', { playbook: PLAYBOOK, targets: ['here'], database: 'resume' });
+  lab = await localStoreLab('store-resume', { playbook: PLAYBOOK, targets: ['here'], database: 'resume', fioGate: true });
   dir = lab.dir;
 }, 120_000);
 afterAll(async () => {
@@ -48,20 +51,22 @@ const statuses = async (runId: string) => (await query<{ permutation_id: string;
 
 describe('run --resume of a run in PostgreSQL', () => {
   it('killed with -9 after its first permutation: the resume by its run directory skips what is done and finishes the run, each result once', async () => {
-    // the run, killed as soon as the store says a permutation is done
+    // the run, killed once the store says a permutation is done, while the next one measures
     let pid = 0;
     const first = runCli(['run', lab.playbook, '-i', lab.storeInventory, '-o', path.join(dir, 'runs'), '--json'], { timeoutMs: 180_000, onSpawn: (p) => (pid = p) });
-    let runId = '';
-    const deadline = Date.now() + 120_000;
-    for (;;) {
-      expect(Date.now()).toBeLessThan(deadline);
-      await new Promise((r) => setTimeout(r, 100));
-      const done = await query<{ run_id: string; n: string }>("SELECT run_id, count(*) FILTER (WHERE status = 'done') AS n FROM storsweep.permutations GROUP BY run_id").catch(() => []);
-      if (done[0] && Number(done[0].n) >= 1) {
-        runId = done[0].run_id;
-        process.kill(pid, 'SIGKILL');
-        break;
-      }
+    const runId = await waitFor(
+      async () => {
+        const done = await query<{ run_id: string; n: string }>("SELECT run_id, count(*) FILTER (WHERE status = 'done') AS n FROM storsweep.permutations GROUP BY run_id").catch(() => []);
+        return done[0] && Number(done[0].n) >= 1 ? done[0].run_id : null;
+      },
+      { what: 'a permutation done', timeoutMs: 120_000 },
+    );
+    lab.gate.close();
+    try {
+      await waitFor(() => lab.gate.held().length > 0, { what: 'the next fio at the gate', timeoutMs: 120_000 });
+      process.kill(pid, 'SIGKILL');
+    } finally {
+      lab.gate.open();
     }
     const killed = await first;
     expect(killed.code).toBe(null);

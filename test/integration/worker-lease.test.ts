@@ -3,6 +3,8 @@
 // attached its permutation's disk; the other worker takes the permutation over at once. Checked from
 // outside storsweep: the harness's call log (what each vCenter session sent, and when each
 // reconfigure task ran: slowTask makes them last) and the shared store (journal, ledger, results).
+// A's fio waits at a gate (test/helpers/fio-gate.ts) that never opens: A is measuring when its
+// lease is ended, however slowly the machine got it there.
 import path from 'node:path';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -10,6 +12,8 @@ import type { HarnessCall } from '../../src/lab/vcsim.ts';
 import { PgRunStoreBackend } from '../../src/results/pg-store.ts';
 import { startTestPostgres, type TestDatabase, type TestPostgres } from '../helpers/postgres.ts';
 import { lastJsonLine, stackTraceLines, startCli, submitRun, type CliResult } from '../helpers/cli.ts';
+import { fioGate } from '../helpers/fio-gate.ts';
+import { waitFor } from '../helpers/wait.ts';
 import { NOTHING_LEFT, startVsphereLab, sweepPlaybook, type VsphereLab } from '../helpers/vsphere-lab.ts';
 
 let pgsrv: TestPostgres;
@@ -25,8 +29,8 @@ afterAll(async () => {
   await pgsrv?.stop();
 });
 
-function worker(db: TestDatabase, out: string, extra: string[]): { pid: number; done: Promise<CliResult> } {
-  return startCli(['worker', '-i', lab.inventory, '--store', db.url, '--poll-ms', '200', '--lease', '10', '--out', out, '--json', ...extra], { timeoutMs: 300_000 });
+function worker(db: TestDatabase, out: string, extra: string[], env: Record<string, string> = {}): { pid: number; done: Promise<CliResult> } {
+  return startCli(['worker', '-i', lab.inventory, '--store', db.url, '--poll-ms', '200', '--lease', '10', '--out', out, '--json', ...extra], { timeoutMs: 300_000, env });
 }
 
 /**
@@ -43,7 +47,8 @@ describe('a worker that loses its lease', { timeout: 600_000 }, () => {
     // each reconfigure task runs 3 s: a teardown by the worker that lost its lease would overlap the taker's
     await lab.sim.control.slowTask('ReconfigVM_Task', 3000);
     const db = await pgsrv.database('lease');
-    const pb = await lab.writePlaybook('lease.yaml', sweepPlaybook({ name: 'lease', blockSizesMb: [1, 2, 4], formats: ['thin'], repeat: 1, runtimeSec: 4 }));
+    const pb = await lab.writePlaybook('lease.yaml', sweepPlaybook({ name: 'lease', blockSizesMb: [1, 2, 4], formats: ['thin'], repeat: 1 }));
+    const gateA = fioGate(path.join(lab.dir, 'fio-gate-a'));
     const { runId } = await submitRun([pb, '-i', lab.inventory, '--store', db.url, '--confirm-destroy', lab.vmfsDevice]);
     const out = path.join(lab.dir, 'w-lease');
     const sql = new pg.Client(db.connection);
@@ -51,25 +56,20 @@ describe('a worker that loses its lease', { timeout: 600_000 }, () => {
     const backend = await PgRunStoreBackend.connect(db.storeConnection, `postgresql://${db.name}`);
     try {
       const store = await backend.openRun(runId);
-      // A alone first: it takes the first permutation; B starts once A's disk is attached
-      const A = worker(db, out, ['--once']);
-      let victim = '';
-      const deadline = Date.now() + 180_000;
-      for (;;) {
-        expect(Date.now(), 'worker A never attached a disk').toBeLessThan(deadline);
-        const disk = (await store.ledger()).find((l) => l.kind === 'disk' && l.state === 'created');
-        if (disk) {
-          victim = disk.permutationId;
-          break;
-        }
-        await new Promise((r) => setTimeout(r, 50));
-      }
+      // A alone first: it takes the first permutation and measures on its disk (its fio at the
+      // gate); B starts then and polls (its lease session open: the group is A's); B's fio is fio
+      const A = worker(db, out, ['--once'], gateA.env);
+      const victim = await waitFor(async () => (await store.ledger()).find((l) => l.kind === 'disk' && l.state === 'created')?.permutationId, { what: 'worker A to attach a disk', timeoutMs: 180_000 });
+      await waitFor(() => gateA.held().length === 1, { what: "A's fio at the gate", timeoutMs: 120_000 });
       const B = worker(db, out, ['--until-idle']);
-      await new Promise((r) => setTimeout(r, 1500)); // B is polling: the group is A's
-      const { rows } = await sql.query<{ pid: number }>(`SELECT pid FROM pg_stat_activity WHERE application_name LIKE $1`, [`storsweep worker %:${A.pid}`]);
+      const leaseOf = async (w: { pid: number }) => (await sql.query<{ pid: number }>(`SELECT pid FROM pg_stat_activity WHERE application_name LIKE $1`, [`storsweep worker %:${w.pid}`])).rows;
+      await waitFor(async () => (await leaseOf(B)).length === 1, { what: "B's lease session", timeoutMs: 120_000 });
+      const rows = await leaseOf(A);
       expect(rows).toHaveLength(1);
       const killedAt = Date.now();
       await sql.query('SELECT pg_terminate_backend($1)', [rows[0]!.pid]);
+      // A stops its measurement on losing its lease (the gate never opens for it)
+      await waitFor(() => gateA.held().length === 0, { what: 'A to stop its fio' });
       const [a, b] = await Promise.all([A.done, B.done]);
       expect(stackTraceLines(a.stderr)).toEqual([]);
       expect(b.code, b.stderr).toBe(0);

@@ -8,6 +8,8 @@
 //   the job's expiry back while it runs;
 // - PostgreSQL restarted under two workers: both reconnect and go on; the result set equals a clean
 //   run's, without duplicates.
+// Where a permutation must still be running while the test acts (past its job's expiry, under a
+// restart), its fio waits at a gate the test opens (test/helpers/fio-gate.ts), not a long runtime.
 import fs from 'node:fs';
 import path from 'node:path';
 import type pg from 'pg';
@@ -18,6 +20,7 @@ import { jobId, QUEUE_SCHEMA } from '../../src/run/work-queue.ts';
 import { fioIn, localStoreLab, type LocalStoreLab } from '../helpers/local-store-lab.ts';
 import { queueBossOf, type TestDatabase, type TestPostgres } from '../helpers/postgres.ts';
 import { quickSettings } from '../helpers/quick-settings.ts';
+import { waitFor } from '../helpers/wait.ts';
 import { lastJsonLine, stackTraceLines, startCli, submitRun, type CliResult, type RunningCli } from '../helpers/cli.ts';
 
 let lab: LocalStoreLab;
@@ -36,7 +39,7 @@ ${quickSettings({ fileSize: '8m', runtimeSec }).join('\n')}
 `;
 
 beforeAll(async () => {
-  lab = await localStoreLab('worker-recovery', { targets: ['a', 'b'] });
+  lab = await localStoreLab('worker-recovery', { targets: ['a', 'b'], fioGate: true });
   ({ dir, pgsrv, inventory } = lab);
 }, 120_000);
 afterAll(async () => {
@@ -118,12 +121,9 @@ describe('workers when something goes wrong', { timeout: 300_000 }, () => {
     await expect.poll(() => w.stderr(), { timeout: 60_000, interval: 100 }).toContain(`error: run ${runId}: `);
     expect(w.stderr()).toContain('not working on it (trying again in 10 s)');
     await sql(db, `UPDATE storsweep.run_meta SET value = $2 WHERE run_id = $1 AND key = 'plan'`, [runId, plan!.value]);
-    // tried again within 10 s, then one permutation of a few seconds
-    const r = await Promise.race([w.done, new Promise<null>((resolve) => setTimeout(() => resolve(null), 90_000))]);
-    w.kill();
-    expect(r, `the worker never worked the run once it could be read:\n${w.stderr()}`).not.toBeNull();
-    if (!r) return;
-    expect(r.code, r.stderr).toBe(0);
+    // tried again within 10 s, then one permutation of a second (the worker's kill guard: 240 s)
+    const r = await w.done;
+    expect(r.code, `the worker never worked the run once it could be read:\n${r.stderr}`).toBe(0);
     expect(r.stderr).toContain(`worker: run ${runId} prepared now; working on it`);
     expect(summaryOf(r)).toMatchObject({ done: 1, failed: 0 });
     expect(await resultKeys(db, runId)).toHaveLength(1);
@@ -131,44 +131,69 @@ describe('workers when something goes wrong', { timeout: 300_000 }, () => {
 
   it('a permutation longer than its job\'s expiry: the worker pushes the expiry back while it runs; pg-boss never expires it, it runs once (finding 13)', async () => {
     const db = await pgsrv.database('renew');
-    const runId = await submit(db, 'renew', playbook('renew', 'a', ['rd'], 6));
+    const runId = await submit(db, 'renew', playbook('renew', 'a', ['rd'], 1));
     const [perm] = await sql<{ permutation_id: string }>(db, `SELECT permutation_id FROM storsweep.permutations WHERE run_id = $1`, [runId]);
     const id = jobId(runId, perm!.permutation_id);
-    // the queue's expiry (4 h) shorter than the permutation, scaled down: 3 s for a 6 s measurement
-    await sql(db, `UPDATE ${QUEUE_SCHEMA}.job SET expire_in = interval '3 seconds' WHERE id = $1`, [id]);
+    // the queue's expiry (4 h) shorter than the permutation, scaled down: 2 s, for a permutation
+    // whose fio waits at the gate until the job has run past it with pg-boss's maintenance
+    const EXPIRE_SEC = 2;
+    await sql(db, `UPDATE ${QUEUE_SCHEMA}.job SET expire_in = make_interval(secs => $2) WHERE id = $1`, [id, EXPIRE_SEC]);
     const boss = bossOf(db);
     await boss.start();
     const out = path.join(dir, 'out-renew');
-    // the worker command in this process, renewing every 300 ms to 3 s ahead (default: every 5 min, 1 h ahead)
-    const code = workerCommand({ inventory, store: db.url, untilIdle: true, pollMs: 200, out, json: true, renewEveryMs: 300, renewSec: 3 });
-    const samples: Array<{ state: string; left: number; expires: number }> = [];
+    lab.gate.close();
+    // the worker command in this process, renewing every 200 ms to 10 s ahead (default: every 5 min, 1 h ahead)
+    const code = workerCommand({ inventory, store: db.url, untilIdle: true, pollMs: 200, out, json: true, renewEveryMs: 200, renewSec: 10 });
+    const samples: Array<{ state: string; left: number; expires: number; age: number }> = [];
     let ended = false;
     void code.finally(() => (ended = true));
+    /** pg-boss's maintenance, as every submit's and worker's runs it (every 2 minutes): an active job
+     * past started_on + expire_in is failed, to be fetched again. Then the job as it is after it. */
+    const maintainAndSample = async () => {
+      await (boss as unknown as { maintain(): Promise<unknown> }).maintain();
+      const [row] = await sql<{ state: string; left: number; expires: number; age: number }>(
+        db,
+        `SELECT state::text, extract(epoch FROM started_on + expire_in - now())::float AS left, extract(epoch FROM started_on + expire_in)::float AS expires,
+                extract(epoch FROM now() - started_on)::float AS age FROM ${QUEUE_SCHEMA}.job WHERE id = $1`,
+        [id],
+      );
+      if (row && row.state !== 'created') samples.push(row);
+      return row;
+    };
     try {
-      while (!ended) {
-        // pg-boss's maintenance, as every submit's and worker's runs it (every 2 minutes): an active
-        // job past started_on + expire_in is failed, to be fetched again
-        await (boss as unknown as { maintain(): Promise<unknown> }).maintain();
-        const [row] = await sql<{ state: string; left: number; expires: number }>(
-          db,
-          `SELECT state::text, extract(epoch FROM started_on + expire_in - now())::float AS left, extract(epoch FROM started_on + expire_in)::float AS expires FROM ${QUEUE_SCHEMA}.job WHERE id = $1`,
-          [id],
-        );
-        if (row && row.state !== 'created') samples.push(row);
-        await new Promise((r) => setTimeout(r, 250));
-      }
+      // held at the gate: maintained until it is past its first expiry and the expiry has moved on
+      // by more than that (renewed again and again, not once)
+      await waitFor(
+        async () => {
+          const row = await maintainAndSample();
+          // gone, expired or ended: the assertions below say what happened
+          if (!row || ended || !['created', 'active'].includes(row.state)) return true;
+          const expiries = samples.map((x) => x.expires);
+          return row.state === 'active' && row.age > EXPIRE_SEC + 0.5 && Math.max(...expiries) - Math.min(...expiries) > EXPIRE_SEC;
+        },
+        { what: 'the job active past its first expiry', intervalMs: 200 },
+      );
+      lab.gate.open();
+      await waitFor(
+        async () => {
+          await maintainAndSample();
+          return ended;
+        },
+        { what: 'the worker done', intervalMs: 200 },
+      );
     } finally {
+      lab.gate.open();
       await boss.stop({ graceful: false, wait: true });
     }
     expect(await code).toBe(0);
     const running = samples.filter((s) => s.state !== 'completed');
-    // the measurement alone is 6 s: well past the 3 s expiry
-    expect(running.length).toBeGreaterThan(10);
     expect(running.map((s) => s.state)).toEqual(running.map(() => 'active'));
+    // maintained while past its first expiry, and still active then
+    expect(running.some((s) => s.age > EXPIRE_SEC)).toBe(true);
     for (const s of running) expect(s.left).toBeGreaterThan(0);
-    // the expiry moved forward while it ran, well beyond the first 3 s
+    // the expiry moved forward while it ran, beyond the first one
     const expiries = running.map((s) => s.expires);
-    expect(Math.max(...expiries) - Math.min(...expiries)).toBeGreaterThan(3);
+    expect(Math.max(...expiries) - Math.min(...expiries)).toBeGreaterThan(EXPIRE_SEC);
     const j = await journal(db, runId);
     expect(j.filter((e) => e.event === 'claimed')).toHaveLength(1);
     expect(j.filter((e) => e.step === 'permutation' && e.event === 'start')).toHaveLength(1);
@@ -180,8 +205,9 @@ describe('workers when something goes wrong', { timeout: 300_000 }, () => {
   });
 
   it('PostgreSQL restarted under two workers: both reconnect and go on; the results equal a clean run\'s, no duplicates, no fio left (finding 6)', async () => {
-    const pb = playbook('restart', '[a, b]', ['r1', 'r2', 'r3'], 3);
+    const pb = playbook('restart', '[a, b]', ['r1', 'r2', 'r3'], 1);
     // the clean run
+    lab.gate.open();
     const clean = await pgsrv.database('clean');
     const cleanId = await submit(clean, 'clean', pb);
     const cw = await Promise.all([worker(clean, path.join(dir, 'out-clean'), ['--until-idle']).done, worker(clean, path.join(dir, 'out-clean'), ['--until-idle']).done]);
@@ -193,15 +219,23 @@ describe('workers when something goes wrong', { timeout: 300_000 }, () => {
     const db = await pgsrv.database('restart');
     const runId = await submit(db, 'restart', pb);
     const out = path.join(dir, 'out-restart');
+    // the workers' fio waits at the gate: both permutations are under way until after the restart
+    lab.gate.close();
     const ws = [worker(db, out, ['--until-idle', '--lease', '10']), worker(db, out, ['--until-idle', '--lease', '10'])];
-    // both targets measuring, each by its own worker
-    await expect.poll(() => [fioIn(lab.workdir('a')).length > 0, fioIn(lab.workdir('b')).length > 0], { timeout: 120_000, interval: 100 }).toEqual([true, true]);
-    const claimedBy = (await journal(db, runId)).filter((e) => e.event === 'claimed').map((e) => (JSON.parse(e.detail!) as { worker: string }).worker);
-    expect(new Set(claimedBy).size).toBe(2);
-    // a restart of a few seconds (fast shutdown: every session ended)
-    await stopPostgres(pgsrv.server.dir, { remove: false });
-    await new Promise((r) => setTimeout(r, 2000));
-    await restartPostgres(pgsrv.server.dir);
+    try {
+      // both targets measuring, each by its own worker
+      const measuring = (t: string) => lab.gate.held().some((f) => f.args.some((a) => a.includes(lab.workdir(t))));
+      await waitFor(() => measuring('a') && measuring('b'), { what: "both targets' fio at the gate", timeoutMs: 120_000 });
+      const claimedBy = (await journal(db, runId)).filter((e) => e.event === 'claimed').map((e) => (JSON.parse(e.detail!) as { worker: string }).worker);
+      expect(new Set(claimedBy).size).toBe(2);
+      // stopped (fast shutdown: every session ended) until both workers have acted on their lost
+      // lease: each stopped its permutation's fio (left to whoever takes it over)
+      await stopPostgres(pgsrv.server.dir, { remove: false });
+      await waitFor(() => lab.gate.held().length === 0, { what: 'both workers to stop their fio', timeoutMs: 120_000 });
+      await restartPostgres(pgsrv.server.dir);
+    } finally {
+      lab.gate.open();
+    }
     const results = await Promise.all(ws.map((w) => w.done));
     for (const r of results) {
       expect(r.code, r.stderr).toBe(0);

@@ -2,7 +2,9 @@
 // `storsweep worker`s (real processes) work through it against the vcsim harness lab. Three targets:
 // two on one VM (DC0_H0_VM0, each with its own LUN: they must take turns) and one on another host's
 // VM. Checked from outside storsweep: pyvmomi lists what is left in the lab, and the harness's call
-// log shows, per VM, when each permutation's disk was attached and detached.
+// log shows, per VM, when each permutation's disk was attached and detached. Where a worker is
+// killed mid-permutation, fio waits at a gate the test closes (test/helpers/fio-gate.ts): the
+// worker killed is measuring then, however slow the machine.
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -14,6 +16,9 @@ import { buildReport } from '../../src/report/model.ts';
 import { renderMarkdown } from '../../src/report/markdown.ts';
 import { startTestPostgres, type TestDatabase, type TestPostgres } from '../helpers/postgres.ts';
 import { lastJsonLine, stackTraceLines, startCli, submitRun, type CliResult } from '../helpers/cli.ts';
+import { fioGate } from '../helpers/fio-gate.ts';
+import { descendantPids } from '../helpers/lab-guest.ts';
+import { waitFor } from '../helpers/wait.ts';
 import { NOTHING_LEFT, startVsphereLab, sweepPlaybook, type VsphereLab } from '../helpers/vsphere-lab.ts';
 
 let pgsrv: TestPostgres;
@@ -56,8 +61,8 @@ async function submit(db: TestDatabase): Promise<string> {
  * frees its locks at once); a lease not confirmed for ¾ of it counts as lost, so 10 s leaves a
  * loaded CI machine room.
  */
-function worker(db: TestDatabase, out: string, extra: string[] = []): { pid: number; done: Promise<CliResult> } {
-  return startCli(['worker', '-i', lab.inventory, '--store', db.url, '--until-idle', '--poll-ms', '200', '--lease', '10', '--out', out, '--json', ...extra], { timeoutMs: 300_000 });
+function worker(db: TestDatabase, out: string, env: Record<string, string> = {}): { pid: number; done: Promise<CliResult> } {
+  return startCli(['worker', '-i', lab.inventory, '--store', db.url, '--until-idle', '--poll-ms', '200', '--lease', '10', '--out', out, '--json'], { timeoutMs: 300_000, env });
 }
 
 async function openRun(db: TestDatabase, runId: string): Promise<{ backend: PgRunStoreBackend; store: RunStore }> {
@@ -143,28 +148,23 @@ describe('storsweep submit + worker on PostgreSQL', { timeout: 600_000 }, () => 
     const db = await pgsrv.database('kill');
     const runId = await submit(db);
     const out = path.join(lab.dir, 'w-kill');
-    const ws = [worker(db, out), worker(db, out), worker(db, out)];
+    const gate = fioGate(path.join(lab.dir, 'fio-gate-kill'), { open: true });
+    const ws = [worker(db, out, gate.env), worker(db, out, gate.env), worker(db, out, gate.env)];
     const { backend, store } = await openRun(db, runId);
     let killed = '';
     try {
-      // the seeded point: the 3rd disk the run has created (attached to a VM, fio about to run or running)
-      const KILL_AT_DISK = 3;
-      const deadline = Date.now() + 240_000;
-      for (;;) {
-        expect(Date.now(), 'the run never reached the kill point').toBeLessThan(deadline);
-        const all = (await store.ledger()).filter((l) => l.kind === 'disk');
-        if (all.length >= KILL_AT_DISK && all[KILL_AT_DISK - 1]!.state === 'created') {
-          const perm = all[KILL_AT_DISK - 1]!.permutationId;
-          const claims = (await store.journal()).filter((j) => j.permutationId === perm && j.step === 'worker' && j.event === 'claimed');
-          const who = (claims.at(-1)!.detail as { worker: string }).worker;
-          const pid = Number(who.split(':').pop());
-          expect(ws.map((w) => w.pid)).toContain(pid);
-          process.kill(pid, 'SIGKILL');
-          killed = perm;
-          break;
-        }
-        await new Promise((r) => setTimeout(r, 50));
-      }
+      // the seeded point: once two permutations are done, the next fio to start waits at the gate;
+      // its worker (the one it descends from) is killed there, its permutation's disk attached
+      await waitFor(async () => (await store.permutations()).filter((p) => p.status === 'done').length >= 2, { what: 'two permutations done', timeoutMs: 240_000 });
+      gate.close();
+      const held = await waitFor(() => gate.held()[0], { what: 'a fio at the gate', timeoutMs: 240_000 });
+      const victim = ws.find((w) => descendantPids(w.pid).includes(held.pid))!;
+      expect(victim, `fio ${held.pid} is no worker's`).toBeDefined();
+      const claims = (await store.journal()).filter((j) => j.step === 'worker' && j.event === 'claimed' && (j.detail as { worker: string }).worker.endsWith(`:${victim.pid}`));
+      killed = claims.at(-1)!.permutationId!;
+      expect((await store.ledger({ permutationId: killed })).filter((l) => l.kind === 'disk').map((l) => l.state)).toEqual(['created']);
+      process.kill(victim.pid, 'SIGKILL');
+      gate.open();
       const results = await Promise.all(ws.map((w) => w.done));
       const survivors = results.filter((r) => r.code !== null);
       expect(survivors).toHaveLength(2);

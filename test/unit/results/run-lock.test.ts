@@ -1,18 +1,19 @@
 // The run directory's lock (src/results/run-lock.ts), with real processes: the lock is the
-// kernel's, so only separate processes can show who wins.
+// kernel's, so only separate processes can show who wins. The taker processes
+// (fixtures/lock-taker.ts) are driven through their stdin: nothing waits on a clock.
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { execFileSync } from 'node:child_process';
 import { RunDirLocked, RunLockUnusable } from '../../../src/errors.ts';
 import { lockRunDir, LOCK_FILE, runDirHolder } from '../../../src/results/run-lock.ts';
+import { bundleEntry } from '../../helpers/bundle-entry.ts';
 import { fileAnchor } from './fixtures/file-anchor.ts';
 
 const TAKER = fileURLToPath(new URL('./fixtures/lock-taker.ts', import.meta.url));
-const RUN_TS = fileURLToPath(new URL('../../../bin/run-ts.mjs', import.meta.url));
 
 interface Outcome {
   won: boolean;
@@ -22,13 +23,29 @@ interface Outcome {
   message?: string;
 }
 
-function taker(dir: string, startAt: number | 'on-go', holdMs: number | 'until-release', anchorFile?: string): { pid: number; done: Promise<Outcome | null>; outcome: Promise<Outcome | null>; ready: Promise<boolean> } {
-  const child = spawn(process.execPath, [RUN_TS, TAKER, dir, String(startAt), String(holdMs), ...(anchorFile ? [anchorFile] : [])], { stdio: ['ignore', 'pipe', 'inherit'] });
+interface Taker {
+  pid: number;
+  /** its outcome as soon as it printed it (a winner goes on holding), null if it ended without one */
+  outcome: Promise<Outcome | null>;
+  /** its outcome once it exited */
+  done: Promise<Outcome | null>;
+  /** true once it said it is loaded and waits for `go` (false if it ended first) */
+  ready: Promise<boolean>;
+  /** a line on its stdin (`go`, `release`); nothing once it has ended */
+  send(line: string): void;
+}
+
+/** The taker fixture, bundled once for the file (beforeAll): eight processes start in seconds, not minutes, on a loaded machine. */
+let takerBundle = '';
+
+function taker(dir: string, start: 'now' | 'on-go', hold: 'at-once' | 'until-release', anchorFile?: string): Taker {
+  const child = spawn(process.execPath, [takerBundle, dir, start, hold, ...(anchorFile ? [anchorFile] : [])], { stdio: ['pipe', 'pipe', 'inherit'] });
+  // a taker that has ended (a loser) closes its stdin: a line sent then goes nowhere
+  child.stdin.on('error', () => undefined);
   let out = '';
-  // the outcome is the first line after `ready` (on-go: loaded, waiting for the go file)
+  // the outcome is the first line after `ready` (on-go: loaded, waiting for go)
   const lines = () => out.split('\n').slice(0, -1).filter((l) => l !== 'ready');
   const first = (): Outcome | null => (lines().length ? (JSON.parse(lines()[0]!) as Outcome) : null);
-  // `outcome`: as soon as the taker printed its line (a winner goes on holding); `done`: it exited
   let readyNow: (v: boolean) => void = () => undefined;
   const ready = new Promise<boolean>((resolve) => (readyNow = resolve));
   const outcome = new Promise<Outcome | null>((resolve) => {
@@ -44,10 +61,19 @@ function taker(dir: string, startAt: number | 'on-go', holdMs: number | 'until-r
     });
   });
   const done = new Promise<Outcome | null>((resolve) => child.on('close', () => resolve(first())));
-  return { pid: child.pid!, done, outcome, ready };
+  const send = (line: string) => void (child.stdin.writable && child.stdin.write(`${line}\n`));
+  return { pid: child.pid!, done, outcome, ready, send };
 }
 
 let dir: string;
+let bundleDir: string;
+beforeAll(async () => {
+  bundleDir = fs.mkdtempSync(path.join(os.tmpdir(), 'ss-lock-bin-'));
+  takerBundle = await bundleEntry(TAKER, bundleDir);
+}, 120_000);
+afterAll(() => {
+  fs.rmSync(bundleDir, { recursive: true, force: true });
+});
 beforeEach(() => {
   dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ss-lock-'));
 });
@@ -70,16 +96,15 @@ describe('lockRunDir', () => {
     expect(fs.existsSync(path.join(dir, LOCK_FILE))).toBe(true);
   });
 
-  // Eight processes through tsx (about a second of CPU each to start): minutes on a machine loaded 9
-  // on 2 cores, hence the time allowed; what is asserted does not depend on it.
-  it('a lock of a process killed with -9 is taken over by exactly one of six processes trying at the same instant', { timeout: 240_000 }, async () => {
+  it('a lock of a process killed with -9 is taken over by exactly one of six processes trying at the same instant', { timeout: 120_000 }, async () => {
     // The first holder dies without releasing: its row stays in the file, its kernel lock does not.
-    const first = taker(dir, 0, 60_000);
-    await expect.poll(() => fs.existsSync(path.join(dir, LOCK_FILE)) && fs.statSync(path.join(dir, LOCK_FILE)).size > 0, { timeout: 120_000 }).toBe(true);
+    const first = taker(dir, 'now', 'until-release');
+    expect(await first.outcome).toMatchObject({ won: true, pid: first.pid });
+    expect(fs.statSync(path.join(dir, LOCK_FILE)).size).toBeGreaterThan(0);
     // while it lives, a taker is refused and told who holds it
     // status's view: held, by whom (and reading it did not take the lock away)
     expect(runDirHolder(dir)).toMatchObject({ held: true, holder: { pid: first.pid, command: 'test' } });
-    const refused = await taker(dir, 0, 0).done;
+    const refused = await taker(dir, 'now', 'at-once').done;
     expect(refused).toMatchObject({ won: false, holder: { pid: first.pid, host: os.hostname(), command: 'test' } });
     expect(refused!.message).toMatch(/wait for it to end, or stop it first/);
     process.kill(first.pid, 'SIGKILL');
@@ -87,15 +112,15 @@ describe('lockRunDir', () => {
     // the kernel dropped the dead holder's lock; its row is still in the file
     expect(runDirHolder(dir)).toEqual({ held: false });
 
-    // Each taker loads, says it is ready and waits for the go file: all six try at the same instant
-    // however long each took to start on a loaded machine (a fixed start time a few seconds ahead
-    // let late starters try one after the other). The winner holds until every taker has answered:
-    // one that tried after the winner let go would rightly win too (sequential, not a race).
+    // Each taker loads, says it is ready and waits for `go` on its stdin: all six try at the same
+    // instant however long each took to start on a loaded machine. The winner holds until every
+    // taker has answered: one that tried after the winner let go would rightly win too (sequential,
+    // not a race).
     const takers = Array.from({ length: 6 }, () => taker(dir, 'on-go', 'until-release'));
     expect(await Promise.all(takers.map((t) => t.ready))).toEqual(Array(6).fill(true));
-    fs.writeFileSync(path.join(dir, 'go'), '');
+    for (const t of takers) t.send('go');
     const outcomes = (await Promise.all(takers.map((t) => t.outcome))).filter((o): o is Outcome => o !== null);
-    fs.writeFileSync(path.join(dir, 'release'), '');
+    for (const t of takers) t.send('release');
     await Promise.all(takers.map((t) => t.done));
     expect(outcomes, JSON.stringify(outcomes)).toHaveLength(6);
     const winners = outcomes.filter((o) => o.won);
@@ -108,11 +133,15 @@ describe('lockRunDir', () => {
   it('deleting run.lock under a live holder does not free the run directory: the recorded lock file is still held', { timeout: 60_000 }, async () => {
     const anchorFile = path.join(dir, 'anchor.json');
     const anchor = fileAnchor(anchorFile);
-    const first = taker(dir, 0, 60_000, anchorFile);
-    await expect.poll(() => fs.existsSync(anchorFile), { timeout: 20_000 }).toBe(true);
+    const first = taker(dir, 'now', 'until-release', anchorFile);
+    expect(await first.outcome).toMatchObject({ won: true, pid: first.pid });
     const lockFile = path.join(dir, LOCK_FILE);
     expect(anchor.read()).toMatchObject({ pid: first.pid, command: 'test', ino: String(fs.statSync(lockFile).ino) });
-    // the hostile step: the path is given a new file while the holder keeps the old one
+    // the hostile step: the path is given a new file while the holder keeps the old one. (A link
+    // elsewhere keeps the old file's inode in use: freed, it could be reused meanwhile by a file
+    // another process on this machine locks — a parallel test's database — which the taker below,
+    // asking the kernel's lock table for that inode, would take for the dead holder's lock.)
+    fs.linkSync(lockFile, path.join(dir, 'old-lock-inode'));
     fs.rmSync(lockFile);
     expect(runDirHolder(dir, anchor)).toMatchObject({ held: true, holder: { pid: first.pid, command: 'test' } });
     let refused: unknown = null;
