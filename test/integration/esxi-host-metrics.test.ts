@@ -13,13 +13,16 @@ import type { HostMetrics } from '../../src/contract/host-metrics.ts';
 import type { ProviderContext } from '../../src/contract/provider.ts';
 import { connectSsh } from '../../src/ssh/ssh-runner.ts';
 import { BLANK_DEV, defaultEsxiState, ESXI_HARNESS_DIR, readCommands, RDM_DEV, seedEsxiState } from '../../src/lab/harness/esxi/state.ts';
+import { waitFor } from '../helpers/wait.ts';
 
 let dir: string;
 let stateDir: string;
 let sshd: SshdHandle;
 let keyPath: string;
 let knownHosts: string;
-const ctx: ProviderContext = { runId: 'rhm1', permutationId: 'p1', axes: {}, signal: new AbortController().signal, log: () => undefined, sent: () => undefined };
+// the capture's file is /tmp/storsweep-esxtop-<runId>-<permutationId>-<n>.csv on the "host" (this machine): a runId of this process's own
+const RUN_ID = `rhm${process.pid}`;
+const ctx: ProviderContext = { runId: RUN_ID, permutationId: 'p1', axes: {}, signal: new AbortController().signal, log: () => undefined, sent: () => undefined };
 const target: EsxiShellTargetConfig = { host: 'esx-standin', vmid: '1', vmfsDevice: BLANK_DEV, rdmDevice: RDM_DEV, allowedDevices: [BLANK_DEV, RDM_DEV] };
 
 beforeAll(async () => {
@@ -69,7 +72,9 @@ describe('esxtop -b over a test (synthetic values)', () => {
       const observer = p.observeHost!([{ kind: 'datastore', name: 'ss-x-p1-ds', provider: 'esxi-shell', id: 'ss-x-p1-ds', data: { device: BLANK_DEV } }], ctx)!;
       expect(observer.source).toBe('esxtop');
       const obs = await observer.start(ctx.signal);
-      await new Promise((r) => setTimeout(r, 5000));
+      // the test spans at least one esxtop update: its first row is in the capture file (header, then rows)
+      const capture = `/tmp/storsweep-esxtop-${RUN_ID}-p1-1.csv`;
+      await waitFor(async () => (await fs.readFile(capture, 'utf8').catch(() => '')).split('\n').filter(Boolean).length >= 2, { what: `an esxtop update in ${capture}` });
       const host: HostMetrics = await obs.stop(ctx.signal);
       expect(host.source).toBe('esxtop');
       expect(host.intervalSec).toBe(2);
@@ -88,7 +93,7 @@ describe('esxtop -b over a test (synthetic values)', () => {
         // its esxtop is gone and its file too
         const ours = path.join(dir, 'esxi-bin', 'esxtop');
         expect((await r.run('ps -eo args')).stdout.split('\n').filter((l) => l.includes(`${ours} -b`))).toEqual([]);
-        expect((await r.run('ls /tmp | grep -c "storsweep-esxtop-rhm1-p1" || true')).stdout.trim()).toBe('0');
+        expect((await r.run(`ls /tmp | grep -c "storsweep-esxtop-${RUN_ID}-p1" || true`)).stdout.trim()).toBe('0');
       } finally {
         await r.close();
       }
