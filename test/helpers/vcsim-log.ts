@@ -36,3 +36,18 @@ export function maxInFlight(log: readonly HarnessCall[], method: string): number
   for (const e of edges) max = Math.max(max, (n += e.d));
   return max;
 }
+
+/**
+ * A long poll under way with nothing left to report: every ModifyListView and CreateFilter has been
+ * answered, a poll answered after that (it brought their changes), and the poll sent after that
+ * answer is under way. With tasks held (nothing changes) that poll blocks until something does: the
+ * waits are registered and waiting.
+ */
+export function quietPoll(log: readonly HarnessCall[]): boolean {
+  const changes = log.filter((e) => e.method === 'ModifyListView' || e.method === 'CreateFilter');
+  if (changes.some((e) => e.end === 0)) return false;
+  const changed = Math.max(0, ...changes.map((e) => e.end));
+  const polls = log.filter((e) => e.method === 'WaitForUpdatesEx');
+  const answered = polls.filter((e) => e.end > changed).map((e) => e.end);
+  return answered.length > 0 && polls.some((e) => e.end === 0 && e.start > Math.min(...answered));
+}
