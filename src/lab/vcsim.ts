@@ -146,6 +146,14 @@ export interface VcsimControl {
   delay(method: string, ms: number): Promise<void>;
   /** tasks of `method` stay `running` for `ms` (progress 0 → 50 → 100) before they finish */
   slowTask(method: string, ms: number): Promise<void>;
+  /**
+   * A barrier instead of a duration (test facility): calls of `method` arriving from now on wait
+   * (logged with `held`) until release(method); with `task`, they are answered but their task
+   * reports `running` until then.
+   */
+  hold(method: string, o?: { task?: boolean }): Promise<void>;
+  /** lets every held call and task of `method` (every method when omitted) go on and ends the hold */
+  release(method?: string): Promise<{ calls: number; tasks: number }>;
   /** SOAP calls received per method since start or the last reset */
   calls(): Promise<Record<string, number>>;
   /** every SOAP call since start or the last reset, in arrival order (at most 200,000) */
@@ -187,6 +195,8 @@ export interface HarnessCall {
   session?: string;
   /** ReconfigVM_Task: each disk change as `add|remove|edit <file>` */
   devices?: string[];
+  /** held by hold(): the call waited (end 0 while it does), or its task ran until released (taskEnd) */
+  held?: boolean;
 }
 
 export interface VcsimHandle extends VcsimInfo {
@@ -474,6 +484,12 @@ export function vcsimControl(info: Pick<VcsimInfo, 'url' | 'certFile'>): VcsimCo
     },
     async slowTask(method, ms) {
       await request('POST', 'slow-task', { method, ms });
+    },
+    async hold(method, o = {}) {
+      await request('POST', 'hold', { method, task: o.task === true });
+    },
+    async release(method) {
+      return (await request('POST', 'release', method === undefined ? {} : { method })) as { calls: number; tasks: number };
     },
     async calls() {
       return (await request('GET', 'calls')) as Record<string, number>;

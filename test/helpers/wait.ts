@@ -40,3 +40,24 @@ export function hold(ms: number): Promise<void> {
 function pause(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
 }
+
+/**
+ * Calls `sample` again and again (every `intervalMs`, default 100 ms) until `stop()`, which resolves
+ * after the last call: what a state went through while something else ran. Only for states that
+ * last far longer than the interval (a volume while a test's passes run), never to time anything.
+ */
+export function sampleUntilStopped(sample: () => unknown, o: { intervalMs?: number } = {}): { stop(): Promise<void> } {
+  let done = false;
+  const loop = (async () => {
+    while (!done) {
+      await sample();
+      if (!done) await pause(o.intervalMs ?? 100);
+    }
+  })();
+  return {
+    stop: async () => {
+      done = true;
+      await loop;
+    },
+  };
+}

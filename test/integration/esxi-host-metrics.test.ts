@@ -13,6 +13,7 @@ import type { HostMetrics } from '../../src/contract/host-metrics.ts';
 import type { ProviderContext } from '../../src/contract/provider.ts';
 import { connectSsh } from '../../src/ssh/ssh-runner.ts';
 import { BLANK_DEV, defaultEsxiState, ESXI_HARNESS_DIR, readCommands, RDM_DEV, seedEsxiState } from '../../src/lab/harness/esxi/state.ts';
+import { waitFor } from '../helpers/wait.ts';
 
 let dir: string;
 let stateDir: string;
@@ -80,7 +81,13 @@ describe('esxtop -b over a test (synthetic values)', () => {
       const observer = p.observeHost!([{ kind: 'datastore', name: 'ss-x-p1-ds', provider: 'esxi-shell', id: 'ss-x-p1-ds', data: { device: BLANK_DEV } }], ctx)!;
       expect(observer.source).toBe('esxtop');
       const obs = await observer.start(ctx.signal);
-      await new Promise((r) => setTimeout(r, 5000));
+      // the test spans at least one esxtop update: its first row is in the capture file (header, then rows)
+      // (the capture is /tmp/storsweep-esxtop-<owner>-<nonce>.csv beside its pidfile)
+      const capture = async () => (await fs.readdir('/tmp')).find((f) => f.startsWith(`storsweep-esxtop-${ctx.owner}-`) && f.endsWith('.csv'));
+      await waitFor(async () => {
+        const f = await capture();
+        return f !== undefined && (await fs.readFile(path.join('/tmp', f), 'utf8').catch(() => '')).split('\n').filter(Boolean).length >= 2;
+      }, { what: `an esxtop update in /tmp/storsweep-esxtop-${ctx.owner}-*.csv` });
       const host: HostMetrics = await obs.stop(ctx.signal);
       expect(host.source).toBe('esxtop');
       expect(host.intervalSec).toBe(2);

@@ -8,6 +8,7 @@ import Database from 'better-sqlite3';
 import { afterAll, describe, expect, it } from 'vitest';
 import { runCli, stackTraceLines } from '../helpers/cli.ts';
 import { startLabGuest, tinyPlaybook, type LabGuest } from '../helpers/lab-guest.ts';
+import { waitFor } from '../helpers/wait.ts';
 
 const guests: LabGuest[] = [];
 afterAll(async () => {
@@ -76,32 +77,16 @@ describe('the SSH server dies mid-run', () => {
   it('fails the running permutation with a connection reason and keeps the repetitions already recorded', async () => {
     const g = await startLabGuest();
     guests.push(g);
-    // two permutations: cdm8-default (2 repetitions) then quick; the server dies during the
-    // second repetition of the first
-    const pb = await g.writePlaybook('two.yaml', tinyPlaybook({ name: 'dies', profiles: ['cdm8-default', 'quick'], repeat: 2 }));
+    // two permutations of three tests each (repeat 2), the three 1 s fio passes of the first
+    // permutation's second repetition the margin between "repetition 1 recorded" and the kill; the
+    // server dies during that second repetition
+    const pb = await g.writePlaybook('two.yaml', threeTestPlaybook());
     let killedAfter = -1;
     const watchers: Promise<void>[] = [];
     const watch = async () => {
-      // wait for the run's database, then for repetition 1's records (committed as one transaction)
-      for (;;) {
-        const dirs = fs.readdirSync(g.runsDir);
-        const db = dirs[0] && path.join(g.runsDir, dirs[0], 'run.sqlite');
-        if (db && fs.existsSync(db)) {
-          try {
-            const conn = new Database(db, { readonly: true, fileMustExist: true });
-            const n = (conn.prepare('SELECT count(*) AS n FROM results').get() as { n: number }).n;
-            conn.close();
-            if (n > 0) {
-              killedAfter = n;
-              await g.kill();
-              return;
-            }
-          } catch {
-            /* not created yet */
-          }
-        }
-        await new Promise((r) => setTimeout(r, 100));
-      }
+      // the run's database, then repetition 1's records (committed as one transaction)
+      killedAfter = await waitFor(() => recordsIn(g.runsDir), { what: 'repetition 1 recorded', timeoutMs: 120_000 });
+      await g.kill();
     };
     const r = await runCli(['run', pb, '-i', g.inventory, '--out', g.runsDir, '--json'], {
       onSpawn: () => {
@@ -110,14 +95,14 @@ describe('the SSH server dies mid-run', () => {
     });
     expect(watchers).toHaveLength(1);
     await Promise.all(watchers);
-    expect(killedAfter).toBe(8);
+    expect(killedAfter).toBe(3);
     expect(r.code).toBe(1);
     expect(stackTraceLines(r.stderr)).toEqual([]);
     const summary = JSON.parse(r.stdout.trim().split('\n').at(-2)!) as Record<string, unknown>;
     expect(summary).toMatchObject({ done: 0, failed: 2, interrupted: false });
     const { perms, records } = readRun(lastJson(r.stdout).runDir);
     // repetition 1 of the first permutation is kept, complete; nothing of repetition 2
-    expect(records).toHaveLength(8);
+    expect(records).toHaveLength(3);
     expect(records.every((x) => x.permutationId === perms[0]!.permutation_id && x.repetition === 1)).toBe(true);
     expect(perms[0]).toMatchObject({ status: 'failed', completed_repetitions: 1 });
     // remoteFailureMessage's short form: host, the command, how it failed (the SSH connection was lost)
@@ -128,6 +113,29 @@ describe('the SSH server dies mid-run', () => {
     // `status` reports both failures with their reasons
     const status = await runCli(['status', lastJson(r.stdout).runDir]);
     expect(status.stdout).toContain('done 0, failed 2, pending 0 of 2');
-    expect(status.stdout).toContain(`failed  ${perms[1]!.permutation_id} profile=quick: `);
+    expect(status.stdout).toContain(`failed  ${perms[1]!.permutation_id} profile=second: `);
   });
 });
+
+/** How many records the run under `runsDir` has committed (0 before its database exists). */
+function recordsIn(runsDir: string): number {
+  const [dir] = fs.readdirSync(runsDir);
+  const db = dir && path.join(runsDir, dir, 'run.sqlite');
+  if (!db || !fs.existsSync(db)) return 0;
+  try {
+    const conn = new Database(db, { readonly: true, fileMustExist: true });
+    try {
+      return (conn.prepare('SELECT count(*) AS n FROM results').get() as { n: number }).n;
+    } finally {
+      conn.close();
+    }
+  } catch {
+    return 0; // not created yet
+  }
+}
+
+/** Two permutations (profile first, second) of three 1 s tests each, repeat 2, on lab-guest. */
+function threeTestPlaybook(): string {
+  const tests = '["4k 100% read 100% random", "4k 0% read 100% random", "64k 100% read 0% random"]';
+  return tinyPlaybook({ name: 'dies', profiles: ['first', 'second'], repeat: 2 }).replace('settings:', `workloads:\n  first:\n    iometer: ${tests}\n  second:\n    iometer: ${tests}\nsettings:`);
+}

@@ -14,11 +14,13 @@ import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { labPaths, labUp, TOOLS_LINUX_VM, TOOLS_WINDOWS_VM, type LabState } from '../../src/lab/lab.ts';
+import { labPaths, labUp, TOOLS_LINUX_VM, TOOLS_WINDOWS_VM, TOOLS_WINDOWS_WORKDIR, type LabState } from '../../src/lab/lab.ts';
 import { stopPid } from '../../src/lab/sshd.ts';
 import { stopVcsimPid, vcsimControl, type VcsimControl } from '../../src/lab/vcsim.ts';
 import { getProfile } from '../../src/workloads/profiles.ts';
 import { REPO_ROOT, runCli, stackTraceLines, type CliResult } from '../helpers/cli.ts';
+import { toolsWindowsPidFiles } from '../helpers/tools-guest.ts';
+import { waitFor } from '../helpers/wait.ts';
 
 interface RecordLine {
   permutationId: string;
@@ -224,9 +226,10 @@ describe('a wrong guest password', () => {
 
 /**
  * Runs `file` with long passes and no pre-fill and, once the guest of `vm` lists the tool (what
- * StartProgramInGuest started, or what that spawned), waits a moment into the measured pass and
- * sends the CLI `signal`. Watches until the tool shows or the run ends (not a fixed number of
- * polls: on a loaded machine the disk steps before the first pass can outlast one).
+ * StartProgramInGuest started, or what that spawned) in a measured pass, sends the CLI `signal`.
+ * In the Windows guest the pass must also have its pidfile (what a stop and `cleanup` find diskspd
+ * by: PowerShell writes it once Start-Process returned). Watches until then or until the run ends
+ * (on a loaded machine the disk steps before the first pass can take long).
  */
 async function interruptDuringTool(file: string, vm: string, tool: RegExp, signal: NodeJS.Signals, extra: string[] = []) {
   let pid = 0;
@@ -235,23 +238,27 @@ async function interruptDuringTool(file: string, vm: string, tool: RegExp, signa
   let lastSeen = '(nothing yet)';
   let ended = false;
   const watch = (async () => {
-    while (!sawTool && !ended) {
+    const found = await waitFor(async () => {
+      if (ended) return 'ended';
       const all = await control.guestProcesses().catch((e: unknown) => {
         lastSeen = `guestProcesses failed: ${String(e)}`;
         return [];
       });
-      const procs = all.filter((p) => p.vm === vm);
       if (all.length) lastSeen = JSON.stringify(all.map((p) => ({ vm: p.vm, name: p.name, cmdLine: p.cmdLine }))).slice(0, 2000);
       // the harness lists what StartProgramInGuest started (the sh wrapper, powershell.exe), as
       // open-vm-tools' ListProcessesEx does for its own children, and what those spawned; the tool
       // is a word of that command line (' fio --name=…'), not its start
-      if (procs.some((p) => tool.test(p.name) || tool.test(p.cmdLine))) {
-        sawTool = true;
-        await new Promise((r) => setTimeout(r, 1500));
-        process.kill(pid, signal);
-        return;
+      const procs = all.filter((p) => p.vm === vm && (tool.test(p.name) || tool.test(p.cmdLine)));
+      if (!pid || !procs.length) return null;
+      if (vm === TOOLS_WINDOWS_VM) {
+        const recorded = (await toolsWindowsPidFiles(labPaths(root).toolsGuests, vm, TOOLS_WINDOWS_WORKDIR)).map((r) => r.pid);
+        if (!procs.some((p) => recorded.includes(p.pid))) return null;
       }
-      await new Promise((r) => setTimeout(r, 200));
+      return 'seen';
+    }, { what: `${String(tool)} in the guest of ${vm}`, timeoutMs: 240_000, intervalMs: 100 });
+    if (found === 'seen') {
+      sawTool = true;
+      process.kill(pid, signal);
     }
   })();
   const run = await runPlaybook(file, ['--set', 'settings.runtimeSec=60', '--set', 'settings.prefill=false', ...extra], (p) => (pid = p), 240_000).finally(() => (ended = true));

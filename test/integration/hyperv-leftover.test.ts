@@ -20,6 +20,7 @@ import { runGuestDiskspdArgv, stopOwnedInGuest } from '../../src/providers/hyper
 import { parseDiskspdXml } from '../../src/workloads/diskspd.ts';
 import { startWindowsStandin, type WindowsStandin } from '../helpers/windows-standin.ts';
 import { REPO_ROOT, runCli, type CliResult } from '../helpers/cli.ts';
+import { waitFor } from '../helpers/wait.ts';
 
 const target: HypervTargetConfig = { host: 'hv-standin', vmName: 'bench-vm', volumes: { '100': 'D:\\bench' }, allowedDisks: [] };
 const OWNER = 'r1tabcdef01';
@@ -29,6 +30,15 @@ const EXE = 'C:\\Tools\\diskspd.exe';
 const guestFile = (stateDir: string, win: string) => path.join(stateDir, 'guest-fs', LAB_VM, win[0]!.toLowerCase(), ...win.slice(3).toLowerCase().split('\\'));
 const alive = (pid: number) => hostStartTicks(pid) !== null;
 const sleeper = (): ChildProcess => spawn('sleep', ['600'], { stdio: 'ignore' });
+/** the text of a file in the VM, '' while it is missing */
+const readGuestFile = (stateDir: string, win: string) => fs.readFile(guestFile(stateDir, win), 'utf8').catch(() => '');
+/** the pidfiles (`<pid> <start time>`) of owned programs in the VM, whatever their owner */
+async function ownedPidFiles(stateDir: string): Promise<string[]> {
+  const dir = path.dirname(guestFile(stateDir, ownedGuestFiles('any').pid));
+  const names = (await fs.readdir(dir).catch(() => [])).filter((n) => /^\.storsweep-run-[a-z0-9]+\.pid$/.test(n));
+  const texts = await Promise.all(names.map((n) => fs.readFile(path.join(dir, n), 'utf8').catch(() => '')));
+  return texts.filter((t) => /^\d+ \S+$/.test(t));
+}
 
 describe('hyperv: an owned diskspd in the guest (stand-in powershell.exe)', () => {
   let hv: WindowsStandin;
@@ -50,13 +60,13 @@ describe('hyperv: an owned diskspd in the guest (stand-in powershell.exe)', () =
     const runner = await hv.connect();
     const argv = ['-b4K', '-o1', '-t1', '-r', '-w0', '-d2', '-W0', '-L', '-Rxml', '#1'];
     const pass = runGuestDiskspdArgv(runner, target, GUEST_CREDENTIAL, argv, { diskspdPath: EXE, owner: OWNER });
-    let seen: Awaited<ReturnType<typeof guestProcesses>> = [];
-    for (let i = 0; i < 50 && seen.length === 0; i++) {
-      await new Promise((r) => setTimeout(r, 100));
-      seen = await guestProcesses(hv.stateDir);
-    }
+    // while it runs: its process in the VM and its pidfile
+    const seen = await waitFor(async () => {
+      const procs = await guestProcesses(hv.stateDir);
+      return procs.length && (await readGuestFile(hv.stateDir, ownedGuestFiles(OWNER).pid)) ? procs : null;
+    }, { what: 'the pass running in the VM, its pidfile written' });
     expect(seen.map((p) => [p.Name, p.CommandLine])).toEqual([['diskspd.exe', `"${EXE}" ${argv.join(' ')}`]]);
-    const pidText = await fs.readFile(guestFile(hv.stateDir, ownedGuestFiles(OWNER).pid), 'utf8');
+    const pidText = await readGuestFile(hv.stateDir, ownedGuestFiles(OWNER).pid);
     expect(pidText).toBe(`${seen[0]!.ProcessId} ${seen[0]!.CreationDate}`);
     expect(pidText).toMatch(/^\d+ \d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{7}Z$/);
     const xml = await pass;
@@ -79,7 +89,7 @@ describe('hyperv: an owned diskspd in the guest (stand-in powershell.exe)', () =
     await fs.writeFile(file, `4000 ${start}`);
     const s = sleeper();
     sleepers.push(s);
-    for (let i = 0; i < 50 && hostStartTicks(s.pid!) === null; i++) await new Promise((r) => setTimeout(r, 20));
+    await waitFor(() => hostStartTicks(s.pid!) !== null, { what: 'the impostor process started' });
     await addGuestProcess(hv.stateDir, { ProcessId: 4000, ...impostor, CommandLine: null, ExecutablePath: null, hostPid: s.pid! });
     return s;
   }
@@ -107,8 +117,8 @@ describe('hyperv: an owned diskspd in the guest (stand-in powershell.exe)', () =
     const s = await seedPid(t0, { Name: 'DISKSPD.EXE', CreationDate: '2026-12-02T03:00:01.0000000Z' });
     expect(await stopOwnedInGuest(runner, target, GUEST_CREDENTIAL, OWNER, EXE, { pollMs: 50 })).toEqual({ pgid: 4000, outcome: 'stopped', signal: 'KILL', pids: [4000] });
     expect((await stopCalls()).map((c) => c.params)).toEqual([{ Id: 4000, Force: true }]);
-    for (let i = 0; i < 50 && alive(s.pid!); i++) await new Promise((r) => setTimeout(r, 20));
-    expect(alive(s.pid!)).toBe(false);
+    // Stop-Process -Force: the stand-in kills the host process behind it
+    await waitFor(() => !alive(s.pid!), { what: `the stopped process ${s.pid} gone` });
     expect(await guestProcesses(hv.stateDir)).toEqual([]);
     // no pidfile at all: nothing was started for this owner, nothing is looked up
     await seedHypervState(hv.stateDir, defaultHypervState());
@@ -167,21 +177,26 @@ describe('kill -9 during a diskspd pass on lab-hyperv', () => {
     if (root) await fs.rm(root, { recursive: true, force: true });
   });
 
-  /** runs a one-permutation playbook and kills storsweep (-9) 1.5 s into the first diskspd pass whose command line matches `pass`; returns the run directory */
+  /**
+   * runs a one-permutation playbook and kills storsweep (-9) during the first diskspd pass whose
+   * command line matches `pass`, once the VM has its pidfile (what cleanup and resume find it by);
+   * returns the run directory
+   */
   async function killedRun(playbook: string, out: string, pass: RegExp, extra: string[]): Promise<{ runDir: string; diskspd: { ProcessId: number; hostPid: number } }> {
     let pid = 0;
     let seen: Awaited<ReturnType<typeof guestProcesses>> = [];
     let ended = false;
     const watch = (async () => {
-      while (!ended) {
-        seen = (await guestProcesses(lab.standinState).catch(() => [])).filter((p) => pass.test(p.CommandLine ?? ''));
-        if (seen.length && pid) {
-          await new Promise((r) => setTimeout(r, 1500));
-          process.kill(pid, 'SIGKILL');
-          return;
-        }
-        await new Promise((r) => setTimeout(r, 200));
-      }
+      const found = await waitFor(async () => {
+        if (ended) return 'ended';
+        const procs = (await guestProcesses(lab.standinState).catch(() => [])).filter((p) => pass.test(p.CommandLine ?? ''));
+        if (!procs.length || !pid) return null;
+        const pids = (await ownedPidFiles(lab.standinState)).map((t) => Number(t.split(' ')[0]));
+        if (!pids.includes(procs[0]!.ProcessId)) return null;
+        seen = procs;
+        return 'seen';
+      }, { what: `a diskspd pass matching ${String(pass)} with its pidfile`, timeoutMs: 240_000, intervalMs: 50 });
+      if (found === 'seen') process.kill(pid, 'SIGKILL');
     })();
     const cli: CliResult = await runCli(['run', path.join(root, playbook), '-i', labPaths(root).inventory, '--json', '--out', out, ...extra], {
       cwd: root,

@@ -2,12 +2,14 @@
 // the right permutation failed or retried, every result that could be measured kept, and nothing
 // named ss-… left in the lab (pyvmomi).
 import { execFileSync } from 'node:child_process';
-import fs from 'node:fs';
+import fs, { existsSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { runCli } from '../helpers/cli.ts';
 import { descendantPids, startLabGuest, type LabGuest } from '../helpers/lab-guest.ts';
 import { journalHas, ledgerRows, NOTHING_LEFT, permutationStatuses, resultKeys, runCliWhen, runDirOf, startVsphereLab, sweepPlaybook, type VsphereLab } from '../helpers/vsphere-lab.ts';
+import { taskAwaited } from '../helpers/vcsim-log.ts';
+import { waitFor } from '../helpers/wait.ts';
 
 let guest: LabGuest;
 let lab: VsphereLab;
@@ -30,6 +32,8 @@ beforeEach(async () => {
 });
 
 const log = (runDir: string) => fs.readFileSync(path.join(runDir, 'log.jsonl'), 'utf8');
+/** the executor gave up on a step and waits for its call to settle (run/executor.ts) */
+const stepGaveUp = (runDir: string) => existsSync(path.join(runDir, 'log.jsonl')) && log(runDir).includes('for the call to settle before teardown');
 
 // Generous limits: under a full parallel suite a CLI run takes several times longer than alone.
 describe('vSphere faults during a sweep', { timeout: 180_000 }, () => {
@@ -50,20 +54,30 @@ describe('vSphere faults during a sweep', { timeout: 180_000 }, () => {
   });
 
   it('session expired while a task is awaited: the wait goes on with a new property collector, no second create', async () => {
-    await lab.sim.control.slowTask('ReconfigVM_Task', 1500);
+    // the first disk's task runs until the sessions have expired under its wait
+    await lab.sim.control.hold('ReconfigVM_Task', { task: true });
     try {
       const runsDir = await lab.newRunsDir('session-task');
+      let expired = 0;
       const r = await runCliWhen(['run', twoPerms, ...lab.runArgs(runsDir)], { runsDir }, (d) => journalHas(d, 'disk:%', 'intent') >= 1, async () => {
-        await new Promise((res) => setTimeout(res, 300));
-        await lab.sim.control.expireSessions();
+        let released = { tasks: 0 };
+        try {
+          await waitFor(async () => taskAwaited(await lab.sim.control.log(), 'ReconfigVM_Task'), { what: 'the disk task awaited by a long poll' });
+          expired = await lab.sim.control.expireSessions();
+        } finally {
+          released = await lab.sim.control.release('ReconfigVM_Task');
+        }
+        expect(released.tasks).toBe(1);
       });
+      expect(expired).toBeGreaterThanOrEqual(1);
+      expect(r.fired).toBe(true);
       expect(r.code, r.stderr).toBe(0);
       const runDir = runDirOf(r);
       expect(permutationStatuses(runDir).map((p) => p.status)).toEqual(['done', 'done']);
       expect((await lab.sim.control.calls()).ReconfigVM_Task).toBe(4);
       expect(await lab.leftovers()).toEqual(NOTHING_LEFT);
     } finally {
-      await lab.sim.control.slowTask('ReconfigVM_Task', 0);
+      await lab.sim.control.release('ReconfigVM_Task');
     }
   });
 
@@ -131,11 +145,15 @@ describe('vSphere faults during a sweep', { timeout: 180_000 }, () => {
 
   it('a hung create fails its step after the playbook\'s timeouts.stepSec; the object it creates late is still torn down', async () => {
     const pb = await lab.writePlaybook('hang.yaml', sweepPlaybook({ name: 'hang', blockSizesMb: [1], formats: ['thin'], repeat: 1, extra: ['timeouts:', '  stepSec: 1'] }));
-    // The create itself hangs 3 s (sent, then held by the server): it completes after the step
-    // gave up, and teardown waits for it to settle and removes what it made.
-    await lab.sim.control.delay('CreateVmfsDatastore', 3000);
+    // The create itself hangs (sent, then held by the server until the step gave up): it completes
+    // after that, and teardown waits for it to settle and removes what it made.
+    await lab.sim.control.hold('CreateVmfsDatastore');
     try {
-      const r = await runCli(['run', pb, ...lab.runArgs(await lab.newRunsDir('hang'))]);
+      const runsDir = await lab.newRunsDir('hang');
+      const r = await runCliWhen(['run', pb, ...lab.runArgs(runsDir)], { runsDir }, stepGaveUp, async () => {
+        expect((await lab.sim.control.release('CreateVmfsDatastore')).calls).toBe(1);
+      });
+      expect(r.fired).toBe(true);
       expect(r.code).toBe(1);
       const runDir = runDirOf(r);
       const [only] = permutationStatuses(runDir);
@@ -145,7 +163,7 @@ describe('vSphere faults during a sweep', { timeout: 180_000 }, () => {
       expect((await lab.sim.control.calls()).CreateVmfsDatastore).toBe(1);
       expect(await lab.leftovers()).toEqual(NOTHING_LEFT);
     } finally {
-      await lab.sim.control.delay('CreateVmfsDatastore', 0);
+      await lab.sim.control.release('CreateVmfsDatastore');
     }
   });
 
@@ -153,11 +171,17 @@ describe('vSphere faults during a sweep', { timeout: 180_000 }, () => {
     // 4 s: the reads before the create fit in it even on a loaded machine, so the create is sent
     const pb = await lab.writePlaybook('late.yaml', sweepPlaybook({ name: 'late', blockSizesMb: [1], formats: ['thin'], repeat: 1, extra: ['timeouts:', '  stepSec: 4'] }));
     // held by the server past the executor's 60 s grace (after the 4 s step timeout), then failed:
-    // when teardown looks, nothing is there, and nothing may conclude that nothing will be
-    await lab.sim.control.delay('CreateVmfsDatastore', 72_000);
+    // when teardown looks, nothing is there, and nothing may conclude that nothing will be. The
+    // create is let go once teardown gave up on it (the CLI ends when its last request does)
+    await lab.sim.control.hold('CreateVmfsDatastore');
     await lab.sim.control.fault({ method: 'CreateVmfsDatastore', fault: 'HostConfigFault', message: 'injected: failed late', count: 1 });
     try {
-      const r = await runCli(['run', pb, ...lab.runArgs(await lab.newRunsDir('late'))], { timeoutMs: 170_000 });
+      const runsDir = await lab.newRunsDir('late');
+      const gaveUp = (d: string) => existsSync(path.join(d, 'log.jsonl')) && log(d).includes('may appear later') && ledgerRows(d)[0]?.state === 'remove-failed';
+      const r = await runCliWhen(['run', pb, ...lab.runArgs(runsDir)], { runsDir }, gaveUp, async () => {
+        expect((await lab.sim.control.release('CreateVmfsDatastore')).calls).toBe(1);
+      });
+      expect(r.fired).toBe(true);
       expect(r.code, r.stderr).toBe(1);
       const runDir = runDirOf(r);
       expect(log(runDir)).toMatch(/may appear later: it stays in the ledger, and `storsweep cleanup` looks for it again/);
@@ -168,17 +192,25 @@ describe('vSphere faults during a sweep', { timeout: 180_000 }, () => {
       expect(c.code).toBe(1);
       expect(c.stdout).toMatch(/not found yet, but its create was still running when the run gave up on it at \S+ and may still complete; run storsweep cleanup again after \S+/);
       expect(ledgerRows(runDir)[0]!.state).toBe('remove-failed');
+      // the create, held until then, failed: nothing was made
+      expect((await lab.sim.control.log()).filter((e) => e.method === 'CreateVmfsDatastore').map((e) => [e.held, e.end > 0])).toEqual([[true, true]]);
       expect(await lab.leftovers()).toEqual(NOTHING_LEFT);
     } finally {
-      await lab.sim.control.delay('CreateVmfsDatastore', 0);
+      await lab.sim.control.release('CreateVmfsDatastore');
     }
   });
 
   it('a read before the create hangs past timeouts.stepSec: the step gives up and the create is never sent afterwards', async () => {
     const pb = await lab.writePlaybook('hang-read.yaml', sweepPlaybook({ name: 'hang-read', blockSizesMb: [1], formats: ['thin'], repeat: 1, extra: ['timeouts:', '  stepSec: 1'] }));
-    await lab.sim.control.delay('QueryVmfsDatastoreCreateOptions', 3000);
+    // held until the run has given up on its step and ended it (the CLI exits once the read returns)
+    await lab.sim.control.hold('QueryVmfsDatastoreCreateOptions');
     try {
-      const r = await runCli(['run', pb, ...lab.runArgs(await lab.newRunsDir('hang-read'))]);
+      const runsDir = await lab.newRunsDir('hang-read');
+      const runEnded = (d: string) => existsSync(path.join(d, 'log.jsonl')) && log(d).includes('"type":"run-end"');
+      const r = await runCliWhen(['run', pb, ...lab.runArgs(runsDir)], { runsDir }, runEnded, async () => {
+        expect((await lab.sim.control.release('QueryVmfsDatastoreCreateOptions')).calls).toBe(1);
+      });
+      expect(r.fired).toBe(true);
       expect(r.code).toBe(1);
       const runDir = runDirOf(r);
       expect(permutationStatuses(runDir)[0]!.reason).toContain('timed out after 1000 ms');
@@ -188,7 +220,7 @@ describe('vSphere faults during a sweep', { timeout: 180_000 }, () => {
       expect(ledgerRows(runDir).map((l) => `${l.kind}:${l.state}`)).toEqual(['datastore:not-sent']);
       expect(await lab.leftovers()).toEqual(NOTHING_LEFT);
     } finally {
-      await lab.sim.control.delay('QueryVmfsDatastoreCreateOptions', 0);
+      await lab.sim.control.release('QueryVmfsDatastoreCreateOptions');
     }
   });
 

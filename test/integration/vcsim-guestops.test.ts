@@ -10,6 +10,7 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startVcsim, type VcsimHandle } from '../../src/lab/vcsim.ts';
 import { probe, probeOne } from '../helpers/pyvmomi-probe.ts';
+import { waitFor } from '../helpers/wait.ts';
 
 const WINDOWS_STANDINS = fileURLToPath(new URL('../../src/lab/harness/windows/', import.meta.url));
 const LINUX_VM = 'DC0_H0_VM0';
@@ -28,17 +29,26 @@ interface Proc {
   exitCode: number | null;
 }
 
-async function waitExit(vc: VcsimHandle, guest: typeof LINUX, pid: number, ms = 30_000): Promise<Proc> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const r = await probeOne(vc, { op: 'guest-list', ...guest, pids: [pid] });
-    expect(r.ok, JSON.stringify(r)).toBe(true);
-    const p = (r.processes as Proc[])[0];
-    if (p?.endTime) return p;
-    if (Date.now() > deadline) throw new Error(`guest process ${pid} did not end: ${JSON.stringify(r)}`);
-    await new Promise((res) => setTimeout(res, 200));
-  }
+/**
+ * Waits (on the harness's own process list) until guest process `pid` ended, then reads it as
+ * VMware Tools reports it, through pyVmomi (ListProcessesInGuest).
+ */
+async function waitExit(vc: VcsimHandle, guest: typeof LINUX, pid: number): Promise<Proc> {
+  await waitFor(async () => (await vc.control.guestOps()).processes.some((p) => p.vm === guest.vm && p.pid === pid && !p.running), { what: `guest process ${pid} ended` });
+  const r = await probeOne(vc, { op: 'guest-list', ...guest, pids: [pid] });
+  expect(r.ok, JSON.stringify(r)).toBe(true);
+  const p = (r.processes as Proc[])[0];
+  expect(p?.endTime, JSON.stringify(r)).toBeTruthy();
+  return p!;
 }
+
+/** The signals a process ignores (/proc/PID/status SigIgn), as a bit mask; 0n once it is gone. */
+async function ignoredSignals(pid: number): Promise<bigint> {
+  const status = await fs.readFile(`/proc/${pid}/status`, 'utf8').catch(() => '');
+  const m = /^SigIgn:\s+([0-9a-f]+)$/m.exec(status);
+  return m ? BigInt(`0x${m[1]}`) : 0n;
+}
+const SIGTERM_BIT = 1n << 14n;
 
 const isRoot = process.getuid?.() === 0;
 
@@ -134,8 +144,11 @@ describe.skipIf(!isRoot)('vcsim harness guest operations', () => {
     const started = await probeOne(vc, { op: 'guest-start', ...LINUX, program: '/bin/sh', arguments: "-c 'sleep 120 & sleep 120; wait'" });
     expect(started.ok, JSON.stringify(started)).toBe(true);
     const pid = started.pid as number;
-    await new Promise((r) => setTimeout(r, 500));
-    const ours = (await vc.control.guestProcesses()).filter((p) => p.vm === LINUX_VM);
+    // both sleeps spawned
+    const ours = await waitFor(async () => {
+      const procs = (await vc.control.guestProcesses()).filter((p) => p.vm === LINUX_VM);
+      return procs.filter((p) => p.child).length === 2 ? procs : null;
+    }, { what: 'the two sleeps the shell spawned' });
     expect(ours.map((p) => p.pid)).toContain(pid);
     expect(ours.filter((p) => p.child).map((p) => p.name), JSON.stringify(ours)).toEqual(['sleep', 'sleep']);
     const listed = await probeOne(vc, { op: 'guest-list', ...LINUX });
@@ -149,9 +162,8 @@ describe.skipIf(!isRoot)('vcsim harness guest operations', () => {
     expect((await processesOf(guestUid)).length).toBe(2);
     // each is a guest process of its own: terminated by its pid, nothing is left
     for (const p of left) expect(await probeOne(vc, { op: 'guest-terminate', ...LINUX, pid: p.pid })).toMatchObject({ ok: true });
-    await new Promise((r) => setTimeout(r, 300));
-    expect(await vc.control.guestProcesses()).toEqual([]);
-    expect(await processesOf(guestUid)).toEqual([]);
+    // (the call returns once it ended: the harness's list and /proc catch up on the reap)
+    await waitFor(async () => (await vc.control.guestProcesses()).length === 0 && (await processesOf(guestUid)).length === 0, { what: 'no guest process left' });
     // a pid that is not running in the guest
     expect(await probeOne(vc, { op: 'guest-terminate', ...LINUX, pid })).toMatchObject({ ok: false, fault: 'GuestProcessNotFound' });
   }, 60_000);
@@ -159,12 +171,12 @@ describe.skipIf(!isRoot)('vcsim harness guest operations', () => {
   it('waits 5 s after TERM before KILL, as Tools does (procMgrPosix.c ProcMgr_KillByPid)', async () => {
     const started = await probeOne(vc, { op: 'guest-start', ...LINUX, program: '/bin/bash', arguments: `-c "trap '' TERM; while :; do sleep 0.2; done"` });
     expect(started.ok, JSON.stringify(started)).toBe(true);
-    await new Promise((r) => setTimeout(r, 300));
+    // TERM is ignored once bash ran its trap (the process is this machine's: /proc shows it)
+    await waitFor(async () => ((await ignoredSignals(started.pid as number)) & SIGTERM_BIT) !== 0n, { what: 'the trap set' });
     const t0 = Date.now();
     expect(await probeOne(vc, { op: 'guest-terminate', ...LINUX, pid: started.pid })).toMatchObject({ ok: true });
-    const took = Date.now() - t0;
-    expect(took).toBeGreaterThanOrEqual(4900);
-    expect(took).toBeLessThan(9000);
+    // it waited (TERM had no effect) and then KILLed: a lower bound and the signal that ended it
+    expect(Date.now() - t0).toBeGreaterThanOrEqual(4900);
     expect((await waitExit(vc, LINUX, started.pid as number)).exitCode).toBe(128 + 9);
   }, 60_000);
 
@@ -410,22 +422,18 @@ describe.skipIf(!isRoot)('vcsim harness guest operations', () => {
     // diskspd through Start-Process: a process of its own, its pid in the pid file
     const f3 = files('c');
     const p3 = await run('run', { exe: 'C:\\Tools\\diskspd.exe', args: '-b4K -d60 -W0 -o1 -t1 -w30 -Rxml #1', ...f3 });
-    let child = 0;
-    for (let i = 0; i < 100 && !child; i++) {
-      await new Promise((res) => setTimeout(res, 200));
-      // the pid file holds "<pid> <start time, round-trip format>" (TOOLS_RUN_BODY)
-      const [pid, startedAt] = ((await probeOne(vc, { op: 'guest-download', ...WINDOWS, path: f3.pid })).content as string | undefined ?? '').split(' ');
-      child = Number(pid) || 0;
-      if (child) expect(startedAt, JSON.stringify(pid)).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{7}Z$/);
-    }
-    expect(child).toBeGreaterThan(0);
+    // the pid file holds "<pid> <start time, round-trip format>" (TOOLS_RUN_BODY)
+    const pidFile = await waitFor(async () => ((await probeOne(vc, { op: 'guest-download', ...WINDOWS, path: f3.pid })).content as string | undefined) || null, { what: 'the pid file', intervalMs: 100 });
+    const [pidText, startedAt] = pidFile.split(' ');
+    const child = Number(pidText) || 0;
+    expect(child, pidFile).toBeGreaterThan(0);
+    expect(startedAt, pidFile).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{7}Z$/);
     const listed = (await probeOne(vc, { op: 'guest-list', ...WINDOWS })).processes as Proc[];
     expect(listed.find((p) => p.pid === child)).toMatchObject({ name: 'diskspd.exe', owner: 'Administrator' });
     expect(listed.find((p) => p.pid === p3)).toMatchObject({ name: 'powershell.exe', endTime: null });
     expect(await probeOne(vc, { op: 'guest-terminate', ...WINDOWS, pid: child })).toMatchObject({ ok: true });
     expect((await waitExit(vc, WINDOWS, p3)).exitCode).toBe(1);
-    await new Promise((res) => setTimeout(res, 300));
-    expect((await vc.control.guestProcesses()).filter((p) => p.vm === WINDOWS_VM)).toEqual([]);
+    await waitFor(async () => (await vc.control.guestProcesses()).filter((p) => p.vm === WINDOWS_VM).length === 0, { what: 'no process left in the Windows guest' });
 
     const p4 = await run('remove', { files: [...Object.values(f1), ...Object.values(f2), ...Object.values(f3)] });
     expect((await waitExit(vc, WINDOWS, p4)).exitCode).toBe(0);
@@ -491,8 +499,8 @@ describe.skipIf(!isRoot)('vcsim harness guest operations on a standalone ESXi ho
     expect((await esx.control.guestProcesses()).map((p) => p.name)).toEqual(['sleep']);
     expect(await processesOf(uid)).toHaveLength(1);
     await esx.stop();
-    await new Promise((r) => setTimeout(r, 300));
-    expect(await processesOf(uid)).toEqual([]);
+    // killed by the harness on its way out: gone once reaped
+    await waitFor(async () => (await processesOf(uid)).length === 0, { what: `no process of uid ${uid} left` });
     expect(() => uidOf(account)).toThrow(/no local user/);
   }, 60_000);
 });

@@ -8,6 +8,8 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 import { startVcsim, stopVcsimPid, vcsimControl, type VcsimHandle } from '../../src/lab/vcsim.ts';
 import { probe, probeOne } from '../helpers/pyvmomi-probe.ts';
+import { heldCalls, heldTasks, taskAwaited } from '../helpers/vcsim-log.ts';
+import { hold, waitFor } from '../helpers/wait.ts';
 
 const GiB = 1024 ** 3;
 
@@ -392,6 +394,38 @@ describe('vcsim harness (vCenter model)', () => {
     expect(seen.filter((c) => c.name === 'info.state').map((c) => c.val)).toEqual(['running', 'success']);
     expect(seen.filter((c) => c.name === 'info.progress').map((c) => c.val)).toContain(50);
   });
+
+  it('holds calls and tasks until the test releases them (a barrier instead of a delay)', async () => {
+    await vc.control.reset();
+    // a held call: logged as held, not answered (nor executed) until released
+    const l = await soap(vc, login(vc, 'SessionManager'));
+    await vc.control.hold('CurrentTime');
+    let answered = false;
+    const call = soap(vc, currentTime, l.cookie).then((r) => ((answered = true), r));
+    await waitFor(async () => heldCalls(await vc.control.log(), 'CurrentTime').length === 1, { what: 'CurrentTime held' });
+    expect(answered).toBe(false);
+    expect(await vc.control.release('CurrentTime')).toEqual({ calls: 1, tasks: 0 });
+    expect((await call).status).toBe(200);
+    // released: the hold is over, the next call goes through
+    expect((await soap(vc, currentTime, l.cookie)).status).toBe(200);
+    // a held task: answered at once, running (progress 0) until released, then its real outcome
+    await vc.control.hold('CreateVirtualDisk_Task', { task: true });
+    const observed = probeOne(vc, { op: 'create-vdisk-observe', datacenter: 'DC0', name: '[LocalDS_0] held.vmdk' });
+    // (pyVmomi read the task's state, then watches it with WaitForUpdatesEx)
+    await waitFor(async () => taskAwaited(await vc.control.log(), 'CreateVirtualDisk_Task'), { what: 'the held disk task watched' });
+    expect(heldTasks(await vc.control.log(), 'CreateVirtualDisk_Task')).toHaveLength(1);
+    expect(await vc.control.release('CreateVirtualDisk_Task')).toEqual({ calls: 0, tasks: 1 });
+    expect(await observed).toMatchObject({ ok: true, firstState: 'running', finalState: 'success' });
+    const task = (await vc.control.log()).find((e) => e.method === 'CreateVirtualDisk_Task')!;
+    expect(task).toMatchObject({ held: true, taskEnd: expect.any(Number) });
+    // reset lets go of what is held too
+    await vc.control.hold('CurrentTime');
+    const late = soap(vc, currentTime, l.cookie);
+    await waitFor(async () => heldCalls(await vc.control.log(), 'CurrentTime').length === 1, { what: 'CurrentTime held again' });
+    await vc.control.reset();
+    expect((await late).status).toBe(200);
+    await expect(vc.control.hold('CurrentTime', { task: true })).rejects.toThrow(/not a \*_Task method/);
+  });
 });
 
 describe('vcsim harness (session idle timeout)', () => {
@@ -400,7 +434,8 @@ describe('vcsim harness (session idle timeout)', () => {
     try {
       const l = await soap(vc, login(vc, 'SessionManager'));
       expect((await soap(vc, currentTime, l.cookie)).status).toBe(200);
-      await new Promise((r) => setTimeout(r, 1_500));
+      // the idle stretch itself is what is tested: longer than the 1 s timeout, nothing sent
+      await hold(1_500);
       const denied = await soap(vc, currentTime, l.cookie);
       expect(denied.status).toBe(500);
       expect(denied.text).toContain('NotAuthenticated');

@@ -12,6 +12,8 @@ import { planVsphereSteps } from '../../src/providers/vsphere/steps.ts';
 import type { CreatedObject, Provider, ProviderContext } from '../../src/contract/provider.ts';
 import { pyvmomi } from '../helpers/pyvmomi-verify.ts';
 import { simTarget } from '../helpers/vsphere-lab.ts';
+import { count, taskAwaited } from '../helpers/vcsim-log.ts';
+import { waitFor } from '../helpers/wait.ts';
 
 
 const events: string[] = [];
@@ -269,25 +271,37 @@ describe('faults', () => {
 
   it('waits for a slow task through WaitForUpdatesEx (no polling)', async () => {
     await sim.control.reset();
-    await sim.control.slowTask('ReconfigVM_Task', 1500);
+    // the disk's task stays running until released: its wait is a long poll under way, nothing read meanwhile
+    await sim.control.hold('ReconfigVM_Task', { task: true });
     const provider = createVsphereProvider(target());
     try {
-      await runPermutation(provider, { 'datastore.kind': 'existing', 'disk.format': 'thin', 'disk.sizeGb': 1 }, 'ss-it-slow', async (created) => {
+      const run = runPermutation(provider, { 'datastore.kind': 'existing', 'disk.format': 'thin', 'disk.sizeGb': 1 }, 'ss-it-slow', async (created) => {
         expect(created).toHaveLength(1);
       });
+      const during = await waitFor(async () => {
+        const log = await sim.control.log();
+        return taskAwaited(log, 'ReconfigVM_Task') ? log : null;
+      }, { what: 'the running task awaited by a long poll' });
+      // no polling: after the task was answered, no read but the long poll
+      const answered = during.find((e) => e.method === 'ReconfigVM_Task')!.end;
+      expect(during.filter((e) => e.start > answered && /^RetrieveProperties/.test(e.method))).toEqual([]);
+      expect((await sim.control.release('ReconfigVM_Task')).tasks).toBe(1);
+      await run;
       const calls = await sim.control.calls();
       // at least: initial state (running), then the blocking call that returns success
       expect(calls.WaitForUpdatesEx).toBeGreaterThanOrEqual(2);
       // the session's one collector (wait.ts): task waits go through its one task view (a
-      // ListView and one filter), no filter per wait
-      await new Promise((r) => setTimeout(r, 200));
-      const after = await sim.control.calls();
+      // ListView and one filter), no filter per wait (a filter's destroy goes out after its wait ended)
+      const after = await waitFor(async () => {
+        const c = await sim.control.calls();
+        return (c.CreateFilter ?? 0) === (c.DestroyPropertyFilter ?? 0) + (c.CreateListView ?? 0) ? c : null;
+      }, { what: 'every filter but the task view\'s destroyed', timeoutMs: 30_000 });
       expect(after.CreatePropertyCollector ?? 0).toBeLessThanOrEqual(1);
       expect(after.CreateListView ?? 0).toBeLessThanOrEqual(1);
       expect(after.ModifyListView).toBeGreaterThanOrEqual(1);
-      expect(after.CreateFilter ?? 0).toBe((after.DestroyPropertyFilter ?? 0) + (after.CreateListView ?? 0));
+      expect(count(await sim.control.log(), 'ReconfigVM_Task')).toBe(2);
     } finally {
-      await sim.control.slowTask('ReconfigVM_Task', 0);
+      await sim.control.release('ReconfigVM_Task');
       await provider.close();
     }
   });

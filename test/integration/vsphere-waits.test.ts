@@ -3,15 +3,19 @@
 // The harness's call log shows what went over the wire: one collector, one ListView with one filter
 // for every task wait (a task goes in with ModifyListView, nothing is destroyed per wait), never two
 // long polls at once, and what a cancelled wait, another task on the same VM, a task that finished
-// before its wait, an unknown task or an expired session does.
+// before its wait, an unknown task or an expired session does. Tasks that must still run while
+// something happens are held by the harness (control.hold) until the test releases them: no test
+// guesses how long anything takes.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startVcsim, type HarnessCall, type VcsimHandle } from '../../src/lab/vcsim.ts';
+import { startVcsim, type VcsimHandle } from '../../src/lab/vcsim.ts';
 import { VsphereClient, type MoRef } from '../../src/providers/vsphere/client.ts';
 import { createListView, destroyView, modifyListView, reconfigVMTask } from '../../src/providers/vsphere/methods.ts';
 import { waitForTask } from '../../src/providers/vsphere/task.ts';
-import { IDLE_POLL_MS, propertyWaits } from '../../src/providers/vsphere/wait.ts';
+import { propertyWaits } from '../../src/providers/vsphere/wait.ts';
 import { listView, readProps } from '../../src/providers/vsphere/property.ts';
 import { addDiskSpec } from '../helpers/vsphere-disk-spec.ts';
+import { count, heldCalls, maxInFlight, pollUnderWay, quietPoll, taskAwaited } from '../helpers/vcsim-log.ts';
+import { waitFor } from '../helpers/wait.ts';
 
 let sim: VcsimHandle;
 let vms: MoRef[];
@@ -41,41 +45,55 @@ function touch(c: VsphereClient, vm: MoRef, note: string): Promise<MoRef> {
   return reconfigVMTask(c.session, vm, { annotation: note });
 }
 
-/** The most calls of `method` under way at one instant. */
-function maxInFlight(log: HarnessCall[], method: string): number {
-  // a call still under way (end 0) is open until now
-  const edges = log.filter((e) => e.method === method).flatMap((e) => [{ t: e.start, d: 1 }, { t: e.end || Infinity, d: -1 }]);
-  edges.sort((a, b) => a.t - b.t || a.d - b.d);
-  let n = 0;
-  let max = 0;
-  for (const e of edges) max = Math.max(max, (n += e.d));
-  return max;
+/** Resolves once the harness's log satisfies `check`. */
+const logShows = async (what: string, check: (log: Awaited<ReturnType<VcsimHandle['control']['log']>>) => boolean) =>
+  void (await waitFor(async () => check(await sim.control.log()), { what }));
+
+/**
+ * The session's poll loop has ended by itself (PropertyWaits' loop, wait.ts: nothing in flight and
+ * no next poll coming) and the server has no poll under way. (The log alone cannot tell "the idle
+ * poll is not sent yet" from "none will be".)
+ */
+async function pollStopped(c: VsphereClient): Promise<boolean> {
+  const loop = (propertyWaits(c.session, c.serviceContent) as unknown as { polling?: Promise<void> }).polling;
+  return loop === undefined && (await sim.control.log()).filter((e) => e.method === 'WaitForUpdatesEx').every((e) => e.end > 0);
 }
 
-const count = (log: HarnessCall[], method: string) => log.filter((e) => e.method === method).length;
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+/** The task view's moref, from the ModifyListView calls the log shows. */
+async function taskViewOf(): Promise<MoRef> {
+  const ref = (await sim.control.log()).find((e) => e.method === 'ModifyListView')!.this;
+  return { type: 'ListView', value: ref.slice(ref.indexOf(':') + 1) };
+}
 
 describe('shared property collector', { timeout: 120_000 }, () => {
   it('20 concurrent task waits: one collector, one long poll at a time, one task view (batched ModifyListView), no filter per wait', async () => {
     const c = await connect();
+    // a long poll ends by an update alone (not by its time limit while the test runs), and the poll's
+    // idle stop comes soon (its own stop is what is tested, not IDLE_POLL_MS's value)
+    propertyWaits(c.session, c.serviceContent, { longPollSeconds: 300, idlePollMs: 200 });
     try {
-      await sim.control.slowTask('ReconfigVM_Task', 800);
       await sim.control.reset();
-      await sim.control.slowTask('ReconfigVM_Task', 800);
-      const t0 = Date.now();
+      // every task runs until released: all twenty waits are open at once
+      await sim.control.hold('ReconfigVM_Task', { task: true });
       // ten waits, then ten more while the first ten's long poll is under way
       const first = await Promise.all(vms.slice(0, 10).map((vm, i) => touch(c, vm, `wait-${i}`)));
-      const waits = first.map((t) => waitForTask(c.session, c.serviceContent, t));
-      await sleep(200);
+      let settled = 0;
+      const waitOn = (t: MoRef) => waitForTask(c.session, c.serviceContent, t).finally(() => settled++);
+      const waits = first.map(waitOn);
+      await logShows('the first ten waits under way', quietPoll);
       const second = await Promise.all(vms.slice(10).map((vm, i) => touch(c, vm, `wait-${i + 10}`)));
-      waits.push(...second.map((t) => waitForTask(c.session, c.serviceContent, t)));
+      waits.push(...second.map(waitOn));
       const tasks = [...first, ...second];
+      // all twenty in the one task view while none has ended: they overlap (a ModifyListView held
+      // back until the poll under way ended would wait for ever here: only an update ends that poll)
+      const view = await taskViewOf();
+      await waitFor(async () => (((await readProps(c.session, c.serviceContent, view, ['view'])).view as MoRef[] | undefined) ?? []).length === 20, { what: 'twenty tasks in the task view' });
+      expect(settled).toBe(0);
+      expect((await sim.control.release('ReconfigVM_Task')).tasks).toBe(20);
       const results = await Promise.allSettled(waits);
-      const took = Date.now() - t0;
       expect(results.map((r) => r.status)).toEqual(tasks.map(() => 'fulfilled'));
-      // all waits overlapped: together they took about one slow task, not twenty
-      expect(took).toBeLessThan(5000);
-      await sleep(300);
+      // (filter destroys go out after a wait ended: counted once the poll has stopped, below)
+      await waitFor(() => pollStopped(c), { what: 'the poll stopped by itself' });
       const log = await sim.control.log();
       expect(count(log, 'CreatePropertyCollector')).toBe(1);
       expect(count(log, 'DestroyPropertyCollector')).toBe(0);
@@ -88,20 +106,13 @@ describe('shared property collector', { timeout: 120_000 }, () => {
       expect(count(log, 'ModifyListView')).toBeLessThan(20);
       expect(maxInFlight(log, 'ModifyListView')).toBe(1);
       expect(maxInFlight(log, 'WaitForUpdatesEx')).toBe(1);
-      // calls made while a long poll was under way were not held back by it (vcsim 0.24 held a
-      // CreateFilter until the poll ended)
-      const modifies = log.filter((e) => e.method === 'ModifyListView' || e.method === 'CreateFilter');
-      expect(Math.max(...modifies.map((f) => f.end - f.start))).toBeLessThan(1000);
-      // with no wait left, the poll stops by itself after IDLE_POLL_MS (no logout needed)
-      await sleep(IDLE_POLL_MS + 2000);
-      expect((await sim.control.log()).filter((e) => e.method === 'WaitForUpdatesEx').every((e) => e.end > 0)).toBe(true);
-      // and the next task wait starts it again: through the view made before, its task comes
-      await sim.control.slowTask('ReconfigVM_Task', 0);
+      // with no wait left, the poll stopped by itself after its idle time (no logout needed: above);
+      // the next task wait starts it again: through the view made before, its task comes
       const after = await touch(c, vms[0]!, 'after-idle');
       expect(await waitForTask(c.session, c.serviceContent, after, { timeoutMs: 10_000 }).then(() => 'done')).toBe('done');
       expect(count(await sim.control.log(), 'CreateListView')).toBe(1);
     } finally {
-      await sim.control.slowTask('ReconfigVM_Task', 0);
+      await sim.control.release('ReconfigVM_Task');
       await c.logout();
     }
   });
@@ -110,57 +121,72 @@ describe('shared property collector', { timeout: 120_000 }, () => {
     const c = await connect();
     try {
       await sim.control.reset();
-      await sim.control.slowTask('ReconfigVM_Task', 1500);
+      await sim.control.hold('ReconfigVM_Task', { task: true });
       const [a, b] = await Promise.all([touch(c, vms[0]!, 'cancel-a'), touch(c, vms[1]!, 'cancel-b')]);
       const ac = new AbortController();
       const waitA = waitForTask(c.session, c.serviceContent, a, { signal: ac.signal });
       const waitB = waitForTask(c.session, c.serviceContent, b);
-      await sleep(300);
+      await logShows('both waits under way', quietPoll);
       ac.abort(new Error('operator cancelled'));
       await expect(waitA).rejects.toThrow('operator cancelled');
+      expect((await sim.control.release('ReconfigVM_Task')).tasks).toBe(2);
       expect(await waitB.then(() => 'done')).toBe('done');
       expect(count(await sim.control.log(), 'CancelWaitForUpdates')).toBe(0);
 
       // alone: the poll stays open a while for the next wait (it answers that wait's ModifyListView)
+      await sim.control.hold('ReconfigVM_Task', { task: true });
       const [d] = await Promise.all([touch(c, vms[2]!, 'cancel-d')]);
       const ad = new AbortController();
       const waitD = waitForTask(c.session, c.serviceContent, d, { signal: ad.signal });
-      await sleep(300);
+      await logShows('the wait under way', quietPoll);
       ad.abort(new Error('stop'));
       await expect(waitD).rejects.toThrow('stop');
-      await sleep(300);
-      const log = await sim.control.log();
-      expect(count(log, 'CancelWaitForUpdates')).toBe(0);
-      // nothing per wait to destroy: the view's one filter stays for the session
-      expect(count(log, 'DestroyPropertyFilter')).toBe(0);
-      expect(count(log, 'CreateFilter')).toBe(1);
-      // a per-wait timeout ends only that wait too
+      // a per-wait timeout ends only that wait too (its task held: it cannot end first)
       const [e] = await Promise.all([touch(c, vms[3]!, 'timeout-e')]);
       await expect(waitForTask(c.session, c.serviceContent, e, { timeoutMs: 200 })).rejects.toThrow(/not ready after 200 ms/);
+      // neither the cancelled wait nor the timed-out one cancelled the poll or destroyed anything:
+      // the view's one filter stays for the session
+      const log = await sim.control.log();
+      expect(count(log, 'CancelWaitForUpdates')).toBe(0);
+      expect(count(log, 'DestroyPropertyFilter')).toBe(0);
+      expect(count(log, 'CreateFilter')).toBe(1);
       // and the next wait on the same session works
-      await sim.control.slowTask('ReconfigVM_Task', 0);
+      expect((await sim.control.release('ReconfigVM_Task')).tasks).toBe(2);
       expect(await waitForTask(c.session, c.serviceContent, await touch(c, vms[4]!, 'after')).then(() => 'done')).toBe('done');
       // logging out cancels the poll under way (the idle poll, sent right after the last answer):
       // nothing is left waiting on the server
-      await sleep(100);
+      const answered = Date.now();
+      await logShows('the idle poll under way', (l) => pollUnderWay(l, answered));
       await c.logout();
       const end = await sim.control.log();
       expect(count(end, 'CancelWaitForUpdates')).toBe(1);
       expect(end.filter((e) => e.method === 'WaitForUpdatesEx').every((e) => e.end > 0)).toBe(true);
     } finally {
-      await sim.control.slowTask('ReconfigVM_Task', 0);
+      await sim.control.release('ReconfigVM_Task');
       await c.logout();
     }
   });
 
-  for (const slowMs of [0, 800]) {
-    it(`a disk create's task filter carries the VM's devices (the new disk's key comes with the task's success, no read after it); a detach's task goes through the task view (task ${slowMs ? 'slow' : 'done at once'})`, async () => {
+  for (const slow of [false, true]) {
+    it(`a disk create's task filter carries the VM's devices (the new disk's key comes with the task's success, no read after it); a detach's task goes through the task view (task ${slow ? 'still running when awaited' : 'done at once'})`, async () => {
       const c = await connect();
       const vm = vms[0]!;
+      const name = slow ? 'slow' : 'quick';
+      /** `op`, its task held until its wait is a long poll under way when `slow` */
+      const settle = async <T>(op: () => Promise<T>): Promise<T> => {
+        if (!slow) return op();
+        await sim.control.hold('ReconfigVM_Task', { task: true });
+        const p = op();
+        try {
+          await logShows('the task awaited', (l) => taskAwaited(l, 'ReconfigVM_Task'));
+        } finally {
+          await sim.control.release('ReconfigVM_Task');
+        }
+        return p;
+      };
       try {
         await sim.control.reset();
-        await sim.control.slowTask('ReconfigVM_Task', slowMs);
-        const disk = await c.createDisk(vm, { datastore: 'LocalDS_0', fileName: `waits-carry-${slowMs}.vmdk`, sizeBytes: 2 ** 20, format: 'thin' });
+        const disk = await settle(() => c.createDisk(vm, { datastore: 'LocalDS_0', fileName: `waits-carry-${name}.vmdk`, sizeBytes: 2 ** 20, format: 'thin' }));
         // (a new session's first wait also makes the shared collector)
         const methods = async () => (await sim.control.log()).filter((e) => !['WaitForUpdatesEx', 'DestroyPropertyFilter', 'CreatePropertyCollector'].includes(e.method)).map((e) => e.method);
         // the read for placement, the reconfigure, its wait's filter (task + VM): nothing read afterwards
@@ -168,19 +194,19 @@ describe('shared property collector', { timeout: 120_000 }, () => {
         // what came with the task is what the VM has
         const now = (await c.devices(vm)).find((d) => d.key === disk.key);
         expect(now?._type).toBe('VirtualDisk');
-        expect(now?.backing?.fileName).toBe(`[LocalDS_0] waits-carry-${slowMs}.vmdk`);
+        expect(now?.backing?.fileName).toBe(`[LocalDS_0] waits-carry-${name}.vmdk`);
         expect([now?.controllerKey, now?.unitNumber]).toEqual([disk.controllerKey, disk.unitNumber]);
-        const second = await c.createDisk(vm, { datastore: 'LocalDS_0', fileName: `waits-carry-${slowMs}-b.vmdk`, sizeBytes: 2 ** 20, format: 'thin' });
+        const second = await settle(() => c.createDisk(vm, { datastore: 'LocalDS_0', fileName: `waits-carry-${name}-b.vmdk`, sizeBytes: 2 ** 20, format: 'thin' }));
         await sim.control.reset();
         // the session's first plain task wait makes the task view (once); the next only adds its task
-        expect(await c.detachDisk(vm, disk.key, { deleteFile: true })).toBe('removed');
+        expect(await settle(() => c.detachDisk(vm, disk.key, { deleteFile: true }))).toBe('removed');
         expect(await methods()).toEqual(['RetrievePropertiesEx', 'ReconfigVM_Task', 'CreateListView', 'CreateFilter', 'ModifyListView']);
         await sim.control.reset();
-        expect(await c.detachDisk(vm, second.key, { deleteFile: true })).toBe('removed');
+        expect(await settle(() => c.detachDisk(vm, second.key, { deleteFile: true }))).toBe('removed');
         expect(await methods()).toEqual(['RetrievePropertiesEx', 'ReconfigVM_Task', 'ModifyListView']);
         expect((await c.devices(vm)).some((d) => d.key === disk.key || d.key === second.key)).toBe(false);
       } finally {
-        await sim.control.slowTask('ReconfigVM_Task', 0);
+        await sim.control.release('ReconfigVM_Task');
         await c.logout();
       }
     });
@@ -193,11 +219,14 @@ describe('shared property collector', { timeout: 120_000 }, () => {
     propertyWaits(c.session, c.serviceContent, { longPollSeconds: 1 });
     try {
       await sim.control.reset();
-      await sim.control.slowTask('ReconfigVM_Task', 3000);
+      await sim.control.hold('ReconfigVM_Task', { task: true });
       const tasks = await Promise.all(vms.slice(0, 5).map((vm, i) => touch(c, vm, `expiry-${i}`)));
       const waits = Promise.allSettled(tasks.map((t) => waitForTask(c.session, c.serviceContent, t)));
-      await sleep(400);
+      await logShows('the five waits under way', quietPoll);
       expect(await sim.control.expireSessions()).toBeGreaterThan(0);
+      // noticed while the tasks run: a new collector and task view with the open waits' tasks
+      await logShows('the waits under way again, on a new view', (l) => count(l, 'CreateListView') === 2 && quietPoll(l));
+      expect((await sim.control.release('ReconfigVM_Task')).tasks).toBe(5);
       const results = await waits;
       expect(results.map((r) => r.status)).toEqual(tasks.map(() => 'fulfilled'));
       const log = await sim.control.log();
@@ -209,7 +238,7 @@ describe('shared property collector', { timeout: 120_000 }, () => {
       expect(maxInFlight(log, 'WaitForUpdatesEx')).toBe(1);
       expect(events.filter((e) => e.startsWith('relogin'))).toHaveLength(1);
     } finally {
-      await sim.control.slowTask('ReconfigVM_Task', 0);
+      await sim.control.release('ReconfigVM_Task');
       await c.logout();
     }
   });
@@ -222,7 +251,7 @@ describe('shared property collector', { timeout: 120_000 }, () => {
     try {
       await sim.control.reset();
       expect(await waitForTask(c.session, c.serviceContent, await touch(c, vms[0]!, 'gen-before')).then(() => 'done')).toBe('done');
-      await sleep(1500);
+      await waitFor(() => pollStopped(c), { what: 'the poll stopped by itself' });
       const before = await sim.control.log();
       expect(count(before, 'CreatePropertyCollector')).toBe(1);
       expect(before.filter((e) => e.method === 'WaitForUpdatesEx').every((e) => e.end > 0)).toBe(true);
@@ -262,16 +291,17 @@ describe('task waits through one ListView: each wait sees its own task', { timeo
     const vm = vms[5]!;
     try {
       await sim.control.reset();
-      await sim.control.slowTask('ReconfigVM_Task', 1500);
+      await sim.control.hold('ReconfigVM_Task', { task: true });
       const slow = await touch(c, vm, 'own-task-slow');
       let slowDone = false;
       const waitSlow = waitForTask(c.session, c.serviceContent, slow).then(() => (slowDone = true));
-      await sleep(200);
-      // the same VM, while the slow task runs: refused, so it fails at once
+      await logShows('the slow task awaited', quietPoll);
+      // the same VM, while the slow task runs: refused, so it fails at once (a refused task is not held)
       const refused = await refusedTask(c, vm);
       await expect(waitForTask(c.session, c.serviceContent, refused)).rejects.toMatchObject({ faultName: 'InvalidDeviceSpec' });
       // that failure went through the same view and did not end the slow task's wait
       expect(slowDone).toBe(false);
+      expect((await sim.control.release('ReconfigVM_Task')).tasks).toBe(1);
       expect(await waitSlow).toBe(true);
       // the slow task's wait ended after the slow task itself finished, not with the failure
       const log = await sim.control.log();
@@ -281,7 +311,7 @@ describe('task waits through one ListView: each wait sees its own task', { timeo
       expect(count(log, 'CreateListView')).toBe(1);
       expect(count(log, 'CreateFilter')).toBe(1);
     } finally {
-      await sim.control.slowTask('ReconfigVM_Task', 0);
+      await sim.control.release('ReconfigVM_Task');
       await c.logout();
     }
   });
@@ -291,10 +321,9 @@ describe('task waits through one ListView: each wait sees its own task', { timeo
     const b = await connect();
     try {
       await sim.control.reset();
-      await sim.control.slowTask('ReconfigVM_Task', 0);
+      // (the simulator runs a task inside its call: both have ended when their calls return)
       const ok = await touch(a, vms[6]!, 'finished-before');
       const refused = await refusedTask(a, vms[6]!);
-      await sleep(300);
       // session a has made no view yet; session b never saw these tasks start
       expect(await waitForTask(a.session, a.serviceContent, ok).then(() => 'done')).toBe('done');
       await expect(waitForTask(a.session, a.serviceContent, refused)).rejects.toMatchObject({ faultName: 'InvalidDeviceSpec' });
@@ -334,15 +363,18 @@ describe('task waits through one ListView: each wait sees its own task', { timeo
     const c = await connect();
     try {
       await sim.control.reset();
-      await sim.control.slowTask('ReconfigVM_Task', 800);
+      // the tasks run on while their batch's ModifyListView fails and is sent again
+      await sim.control.hold('ReconfigVM_Task', { task: true });
       const tasks = [];
       for (const i of [9, 10, 11]) tasks.push(await touch(c, vms[i]!, `batch-fault-${i}`));
       await sim.control.fault({ method: 'ModifyListView', fault: 'SystemError', message: 'injected', count: 1 });
-      const outcomes = await Promise.all(tasks.map((t) => waitForTask(c.session, c.serviceContent, t).then(() => 'done', (e: unknown) => String(e))));
-      expect(outcomes).toEqual(['done', 'done', 'done']);
+      const outcomes = Promise.all(tasks.map((t) => waitForTask(c.session, c.serviceContent, t).then(() => 'done', (e: unknown) => String(e))));
+      await logShows('the adds sent again, the waits under way', (l) => count(l, 'ModifyListView') >= 2 && quietPoll(l));
+      expect((await sim.control.release('ReconfigVM_Task')).tasks).toBe(3);
+      expect(await outcomes).toEqual(['done', 'done', 'done']);
       expect(count(await sim.control.log(), 'ModifyListView')).toBeGreaterThanOrEqual(2);
     } finally {
-      await sim.control.slowTask('ReconfigVM_Task', 0);
+      await sim.control.release('ReconfigVM_Task');
       await c.logout();
     }
   });
@@ -353,17 +385,19 @@ describe('task waits through one ListView: each wait sees its own task', { timeo
       await sim.control.reset();
       // the view made first, so the next adds go out as one ModifyListView each
       expect(await waitForTask(c.session, c.serviceContent, await touch(c, vms[12]!, 'v4-first')).then(() => 'done')).toBe('done');
-      await sim.control.delay('ModifyListView', 400);
+      await sim.control.hold('ModifyListView');
       const unknown = { type: 'Task', value: 'task-v4-never-was' };
-      const t0 = Date.now();
+      // (a wait not told would end by its timeout: reason 'timeout', not 'not-found')
       const first = waitForTask(c.session, c.serviceContent, unknown, { timeoutMs: 15_000 }).then(() => 'done', (e: unknown) => (e as { reason?: string }).reason);
-      // the first add is on its way when the second wait comes
-      await expect.poll(async () => (await sim.control.log()).filter((e) => e.method === 'ModifyListView' && e.end === 0).length, { timeout: 5000, interval: 20 }).toBe(1);
+      // the first add is on its way (held by the server) when the second wait comes
+      await logShows('the first add held', (l) => heldCalls(l, 'ModifyListView').length === 1);
       const second = waitForTask(c.session, c.serviceContent, unknown, { timeoutMs: 15_000 }).then(() => 'done', (e: unknown) => (e as { reason?: string }).reason);
+      expect((await sim.control.release('ModifyListView')).calls).toBe(1);
       expect(await Promise.all([first, second])).toEqual(['not-found', 'not-found']);
-      expect(Date.now() - t0).toBeLessThan(5000);
+      // the second wait rode on the first's add
+      expect(count(await sim.control.log(), 'ModifyListView')).toBe(2);
     } finally {
-      await sim.control.delay('ModifyListView', 0);
+      await sim.control.release('ModifyListView');
       await c.logout();
     }
   });
@@ -391,18 +425,19 @@ describe('task waits through one ListView: each wait sees its own task', { timeo
     const c = await connect();
     try {
       await sim.control.reset();
-      await sim.control.slowTask('ReconfigVM_Task', 600);
+      await sim.control.hold('ReconfigVM_Task', { task: true });
       const real = await touch(c, vms[7]!, 'beside-unknown');
-      const waitReal = waitForTask(c.session, c.serviceContent, real);
-      const t0 = Date.now();
+      let realDone = false;
+      const waitReal = waitForTask(c.session, c.serviceContent, real).then(() => (realDone = true));
+      // at once: while the task beside it still runs (the wait has no timeout to end it)
       await expect(waitForTask(c.session, c.serviceContent, { type: 'Task', value: 'task-that-never-was' })).rejects.toMatchObject({ reason: 'not-found' });
-      expect(Date.now() - t0).toBeLessThan(5000);
-      expect(await waitReal.then(() => 'done')).toBe('done');
+      expect(realDone).toBe(false);
+      expect((await sim.control.release('ReconfigVM_Task')).tasks).toBe(1);
+      expect(await waitReal).toBe(true);
       // and the session's view still serves the next wait
-      await sim.control.slowTask('ReconfigVM_Task', 0);
       expect(await waitForTask(c.session, c.serviceContent, await touch(c, vms[7]!, 'after-unknown')).then(() => 'done')).toBe('done');
     } finally {
-      await sim.control.slowTask('ReconfigVM_Task', 0);
+      await sim.control.release('ReconfigVM_Task');
       await c.logout();
     }
   });

@@ -9,7 +9,7 @@ import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { labPaths, labUp, TOOLS_WINDOWS_VM, type LabState } from '../../src/lab/lab.ts';
+import { labPaths, labUp, TOOLS_WINDOWS_VM, TOOLS_WINDOWS_WORKDIR, type LabState } from '../../src/lab/lab.ts';
 import { stopPid } from '../../src/lab/sshd.ts';
 import { stopVcsimPid, vcsimControl, type VcsimControl } from '../../src/lab/vcsim.ts';
 import { getProfile } from '../../src/workloads/profiles.ts';
@@ -18,6 +18,8 @@ import { reconfigVMTask } from '../../src/providers/vsphere/methods.ts';
 import { waitForTask } from '../../src/providers/vsphere/task.ts';
 import { addDiskSpec } from '../helpers/vsphere-disk-spec.ts';
 import { REPO_ROOT, runCli, stackTraceLines, type CliResult } from '../helpers/cli.ts';
+import { toolsWindowsPidFiles } from '../helpers/tools-guest.ts';
+import { sampleUntilStopped, waitFor } from '../helpers/wait.ts';
 
 const isRoot = process.getuid?.() === 0;
 const PLAYBOOK = 'windows-guest-tools-allocation-unit.yaml';
@@ -62,21 +64,19 @@ async function guestState(): Promise<GuestState> {
 }
 const volumesOf = (st: GuestState) => Object.values(st.media).flatMap((m) => m.partitions.filter((p) => p.volume).map((p) => ({ serial: m.serial, letter: p.DriveLetter, ...p.volume! })));
 
-/** Polls the guest's disk state until `stop()`; every distinct volume seen (serial, letter, file system, unit). */
+/**
+ * Samples the guest's disk state until `stop()` (a volume lasts a permutation's whole passes, many
+ * times the interval); every distinct volume seen (serial, letter, file system, unit).
+ */
 function watchVolumes(): { stop: () => Promise<Array<{ serial: string; letter: string | null; FileSystem: string; AllocationUnitSize: number }>> } {
   const seen = new Map<string, { serial: string; letter: string | null; FileSystem: string; AllocationUnitSize: number }>();
-  let done = false;
-  const loop = (async () => {
-    while (!done) {
-      const st = await guestState().catch(() => null);
-      for (const v of st ? volumesOf(st) : []) seen.set(`${v.serial} ${v.letter} ${v.FileSystem} ${v.AllocationUnitSize}`, { serial: v.serial, letter: v.letter, FileSystem: v.FileSystem, AllocationUnitSize: v.AllocationUnitSize });
-      await new Promise((r) => setTimeout(r, 150));
-    }
-  })();
+  const sampling = sampleUntilStopped(async () => {
+    const st = await guestState().catch(() => null);
+    for (const v of st ? volumesOf(st) : []) seen.set(`${v.serial} ${v.letter} ${v.FileSystem} ${v.AllocationUnitSize}`, { serial: v.serial, letter: v.letter, FileSystem: v.FileSystem, AllocationUnitSize: v.AllocationUnitSize });
+  }, { intervalMs: 150 });
   return {
     stop: async () => {
-      done = true;
-      await loop;
+      await sampling.stop();
       return [...seen.values()];
     },
   };
@@ -199,19 +199,20 @@ describe.skipIf(!isRoot)('kill -9 while diskspd measures the ntfs-64k volume', (
     const text = (await fs.readFile(path.join(REPO_ROOT, 'playbooks', PLAYBOOK), 'utf8')).replace('filesystem: [ntfs-4k, ntfs-64k]', 'filesystem: [ntfs-64k]').replace(/\nbaseline:\n.*\n/, '\n');
     expect(text).toContain('filesystem: [ntfs-64k]');
     await fs.writeFile(only64k, text);
+    // killed once the measured diskspd has its pidfile in the guest (what cleanup finds it by)
     const watch = (async () => {
-      while (!killedOn && !ended) {
-        const procs = (await control.guestProcesses().catch(() => [])).filter((p) => p.vm === TOOLS_WINDOWS_VM);
+      const found = await waitFor(async () => {
+        if (ended) return 'ended';
+        const procs = (await control.guestProcesses().catch(() => [])).filter((p) => p.vm === TOOLS_WINDOWS_VM && /^diskspd\.exe$/i.test(p.name) && / -L( |$)/.test(p.cmdLine) && /storsweep\.dat/.test(p.cmdLine));
         const st = await guestState().catch(() => null);
         const vol = st ? volumesOf(st).find((v) => v.AllocationUnitSize === 65536 && v.serial !== userMedium.serial) : undefined;
-        if (vol && procs.some((p) => /^diskspd\.exe$/i.test(p.name) && / -L( |$)/.test(p.cmdLine) && /storsweep\.dat/.test(p.cmdLine))) {
-          killedOn = vol;
-          await new Promise((r) => setTimeout(r, 1000));
-          process.kill(pid, 'SIGKILL');
-          return;
-        }
-        await new Promise((r) => setTimeout(r, 200));
-      }
+        if (!vol || !pid || !procs.length) return null;
+        const recorded = (await toolsWindowsPidFiles(labPaths(root).toolsGuests, TOOLS_WINDOWS_VM, TOOLS_WINDOWS_WORKDIR)).map((r) => r.pid);
+        if (!procs.some((p) => recorded.includes(p.pid))) return null;
+        killedOn = vol;
+        return 'seen';
+      }, { what: 'diskspd measuring the 64 KiB volume, its pidfile written', timeoutMs: 300_000, intervalMs: 100 });
+      if (found === 'seen') process.kill(pid, 'SIGKILL');
     })();
     const run = await runPlaybook(['--set', 'settings.runtimeSec=60', '--set', 'settings.prefill=false', '--out', out], (p) => (pid = p), only64k).finally(() => (ended = true));
     await watch;

@@ -55,6 +55,8 @@ type harness struct {
 	drops    map[string][]*dropRule
 	delays   map[string]int
 	slow     map[string]int
+	// calls and tasks held until the test releases them (hold.go)
+	holds    holdState
 	sessions map[string]time.Time
 	// vmLocks serialises our RDM rewrite around each VM's reconfiguration.
 	vmLocks map[string]*sync.Mutex
@@ -76,6 +78,7 @@ func newHarness(dataDir string, idle time.Duration) *harness {
 		sessions: map[string]time.Time{},
 		vmLocks:  map[string]*sync.Mutex{},
 		disks:    newDiskRegistry(),
+		holds:    newHoldState(),
 	}
 	h.resetRules()
 	return h
@@ -151,6 +154,7 @@ func (h *harness) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 
+	h.waitAtGate(name, entry)
 	if delay > 0 {
 		time.Sleep(time.Duration(delay) * time.Millisecond)
 	}
@@ -418,7 +422,7 @@ func (h *harness) maybeSlowTask(method string, resp []byte, entry *callEntry) {
 	h.mu.Lock()
 	ms := h.slow[method]
 	h.mu.Unlock()
-	if ms <= 0 {
+	if ms <= 0 && !h.tasksHeld(method) {
 		return
 	}
 	m := taskRefRE.FindSubmatch(resp)
@@ -440,12 +444,7 @@ func (h *harness) maybeSlowTask(method string, resp []byte, entry *callEntry) {
 			{Name: "info.completeTime", Val: nil},
 		})
 	})
-	go func() {
-		time.Sleep(time.Duration(ms/2) * time.Millisecond)
-		simulator.Map.WithLock(task, func() {
-			simulator.Map.Update(task, []types.PropertyChange{{Name: "info.progress", Val: int32(50)}})
-		})
-		time.Sleep(time.Duration(ms-ms/2) * time.Millisecond)
+	finish := func() {
 		changes := []types.PropertyChange{
 			{Name: "info.progress", Val: int32(100)},
 			{Name: "info.completeTime", Val: time.Now()},
@@ -459,6 +458,23 @@ func (h *harness) maybeSlowTask(method string, resp []byte, entry *callEntry) {
 		h.mu.Lock()
 		entry.TaskEnd = nowMs()
 		h.mu.Unlock()
+	}
+	// held (hold.go): finished when the test releases it
+	if h.holdTask(method, entry, finish) {
+		return
+	}
+	if ms <= 0 {
+		// the hold ended between the check above and now: the task ends at once
+		finish()
+		return
+	}
+	go func() {
+		time.Sleep(time.Duration(ms/2) * time.Millisecond)
+		simulator.Map.WithLock(task, func() {
+			simulator.Map.Update(task, []types.PropertyChange{{Name: "info.progress", Val: int32(50)}})
+		})
+		time.Sleep(time.Duration(ms-ms/2) * time.Millisecond)
+		finish()
 	}()
 }
 
@@ -475,6 +491,8 @@ type callEntry struct {
 	Session string `json:"session,omitempty"`
 	// ReconfigVM_Task: each disk change as "add|remove|edit <file>" (calllog.go)
 	Devices []string `json:"devices,omitempty"`
+	// the call (or its task) was held by /_harness/hold (hold.go)
+	Held bool `json:"held,omitempty"`
 }
 
 const maxLogEntries = 200000
@@ -708,6 +726,28 @@ func (h *harness) control(w http.ResponseWriter, r *http.Request) {
 			h.slow[rule.Method] = rule.Ms
 		}
 		h.mu.Unlock()
+	case "hold":
+		var rule struct {
+			Method string `json:"method"`
+			Task   bool   `json:"task"`
+		}
+		if !dec(&rule) {
+			return
+		}
+		if err := h.hold(rule.Method, rule.Task); err != nil {
+			bad("%v", err)
+			return
+		}
+	case "release":
+		var rule struct {
+			Method string `json:"method"`
+		}
+		if !dec(&rule) {
+			return
+		}
+		calls, tasks := h.release(rule.Method)
+		reply(http.StatusOK, map[string]int{"calls": calls, "tasks": tasks})
+		return
 	case "version":
 		// test control: simulate another release from now on (version.go)
 		var v struct {
@@ -730,6 +770,7 @@ func (h *harness) control(w http.ResponseWriter, r *http.Request) {
 		reply(http.StatusOK, map[string]int{"expired": n})
 		return
 	case "reset":
+		h.release("")
 		h.resetRules()
 		if h.guestOps != nil {
 			h.guestOps.resetCalls()

@@ -216,6 +216,8 @@ func run(esx bool, counts modelCounts, listen, certDir, dataDir, username, passw
 	sig := make(chan os.Signal, 1)
 	signal.Notify(sig, syscall.SIGTERM, syscall.SIGINT)
 	<-sig
+	// a held call would keep server.Close (deferred) waiting: everything held goes on now
+	h.release("")
 	if removeData {
 		defer os.RemoveAll(dataDir)
 	}
