@@ -22,6 +22,7 @@ import { createEsxiShellProvider } from '../../src/providers/esxi-shell/provider
 import { connectSsh } from '../../src/ssh/ssh-runner.ts';
 import { toolOwner } from '../../src/ssh/process-group.ts';
 import { REPO_ROOT, runCli, type CliResult } from '../helpers/cli.ts';
+import { waitFor } from '../helpers/wait.ts';
 
 const target: EsxiShellTargetConfig = { host: 'lab', vmid: '1', vmfsDevice: BLANK_DEV, rdmDevice: RDM_DEV, allowedDevices: [BLANK_DEV, RDM_DEV] };
 const DATASTORE: CreatedObject[] = [{ kind: 'datastore', name: 'ss-x-p1-ds', provider: 'esxi-shell', id: 'ss-x-p1-ds', data: { device: BLANK_DEV } }];
@@ -78,14 +79,8 @@ async function running(pid: number): Promise<boolean> {
   return stat !== null && stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3) !== 'Z';
 }
 
-async function until<T>(what: string, get: () => Promise<T | null | undefined | false>, ms = 60_000): Promise<T> {
-  const end = Date.now() + ms;
-  for (;;) {
-    const v = await get();
-    if (v) return v;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
+function until<T>(what: string, get: () => Promise<T | null | undefined | false>, ms = 60_000): Promise<T> {
+  return waitFor(get, { what, timeoutMs: ms, intervalMs: 100 }) as Promise<T>;
 }
 
 /**
@@ -229,24 +224,23 @@ describe('kill -9 of `storsweep run` during a measured pass on lab-esxi', () => 
     let cliPid = 0;
     let seen: { runId: string; dir: string; wrapper: number; esxtop: number } | null = null;
     let ended = false;
-    const watch = (async () => {
-      while (!ended && !seen) {
-        // the run directory `<time>-<playbook>-<run id>`
-        const [dir] = await fs.readdir(out).catch(() => []);
-        const runId = dir?.split('-').pop();
-        const wrapper = runId ? (await processes((c) => c.includes(`storsweep-esxtop ${runId}t`)))[0] : undefined;
-        const esxtop = wrapper ? (await processes((c) => c.includes('esxtop') && c.endsWith(' -b -d 2 -n 3600'))).find((x) => x.ppid === wrapper.pid) : undefined;
-        if (dir && runId && wrapper && esxtop && cliPid) {
-          seen = { runId, dir, wrapper: wrapper.pid, esxtop: esxtop.pid };
-          cliRuns.push(runId);
-          // into the measured pass, then storsweep dies
-          await until('a line of esxtop output', async () => (await tmpFiles(`storsweep-esxtop-${runId}t`)).some((f) => f.endsWith('.csv')));
-          process.kill(cliPid, 'SIGKILL');
-          return;
-        }
-        await new Promise((r) => setTimeout(r, 200));
+    const watch = waitFor(async () => {
+      if (ended) return true;
+      // the run directory `<time>-<playbook>-<run id>`
+      const [dir] = await fs.readdir(out).catch(() => []);
+      const runId = dir?.split('-').pop();
+      const wrapper = runId ? (await processes((c) => c.includes(`storsweep-esxtop ${runId}t`)))[0] : undefined;
+      const esxtop = wrapper ? (await processes((c) => c.includes('esxtop') && c.endsWith(' -b -d 2 -n 3600'))).find((x) => x.ppid === wrapper.pid) : undefined;
+      if (dir && runId && wrapper && esxtop && cliPid) {
+        seen = { runId, dir, wrapper: wrapper.pid, esxtop: esxtop.pid };
+        cliRuns.push(runId);
+        // into the measured pass, then storsweep dies
+        await until('a line of esxtop output', async () => (await tmpFiles(`storsweep-esxtop-${runId}t`)).some((f) => f.endsWith('.csv')));
+        process.kill(cliPid, 'SIGKILL');
+        return true;
       }
-    })();
+      return false;
+    }, { what: "the run's esxtop under its wrapper", timeoutMs: 300_000, intervalMs: 200 });
     const cli: CliResult = await runCli(['run', path.join(root, 'one.yaml'), '-i', labPaths(root).inventory, '--json', '--out', out, '--confirm-destroy', BLANK_DEV, '--set', `settings.runtimeSec=${runtimeSec}`, '--set', 'settings.prefill=false'], {
       cwd: root,
       timeoutMs: 300_000,

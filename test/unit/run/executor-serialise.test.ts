@@ -13,6 +13,7 @@ import type { ProgressEvent } from '../../../src/run/progress.ts';
 import { ResourceLocks } from '../../../src/run/resource-locks.ts';
 import type { WorkloadTest } from '../../../src/workloads/spec.ts';
 import { PROFILE } from './fake-host.ts';
+import { hold } from '../../helpers/wait.ts';
 
 const RUN = 'r1';
 const TARGETS = ['a', 'b', 'c'];
@@ -32,7 +33,7 @@ function timedWorkload(target: string, spans: Array<{ target: string; start: num
     connect: async () => ({ target, run: async () => ({ command: '', exitCode: 0, stdout: '', stderr: '' }), close: async () => undefined }) as never,
     runTest: async (_r: unknown, test: WorkloadTest, _p: unknown, o: { onRaw: (t: WorkloadTest, pass: number, raw: string) => Promise<string | null> }) => {
       const start = performance.now();
-      await new Promise((r) => setTimeout(r, ms));
+      await hold(ms); // the fake test's own duration: the spans it leaves are what the serialisation is judged by
       spans.push({ target, start, end: performance.now() });
       const rawPath = await o.onRaw(test, 1, '{}');
       return { test, toolVersion: 'fio-3.33', rawPath, passes: 1, iops: 1, bytesPerSecond: 1, latencyUs: { mean: 1, p50: 1, p95: 1, p99: 1, p999: 1 }, cpuPercent: null, representativePass: 0 };
