@@ -198,6 +198,7 @@ function renderTest(report: Report, s: TestSection, byId: ReadonlyMap<string, Pe
   const metrics = comparedMetrics(s);
   for (const c of s.comparisons) {
     out.push(`<h4>vs ${esc(c.axis)} = ${esc(String(c.baselineValue))}</h4>`);
+    for (const w of c.conditionWarnings ?? []) out.push(`<p class="warn">⚠ ${esc(w)}</p>`);
     out.push(
       table(
         [['permutation', true], ['metric', true], ['Δ% [95% CI]', false], ['p (Welch)', false], ['p (Mann–Whitney)', false], ['verdict', true]],
@@ -287,6 +288,11 @@ export function renderHtml(report: Report): string {
     '<h2>Run</h2>',
     `<ul>${facts.map((f) => `<li>${esc(f)}</li>`).join('')}</ul>`,
   ];
+  if (report.conditions.length > 0) {
+    const names = [...new Set(report.conditions.flatMap((c) => c.facts.map((f) => f.name)))];
+    const value = (c: Report['conditions'][number], name: string) => c.facts.find((f) => f.name === name)?.value ?? '–';
+    body.push('<h2>Conditions</h2>', table([['condition', true], ...report.conditions.map((c): [string, boolean] => [c.source, true])], names.map((n) => [[n, true], ...report.conditions.map((c): [string, boolean] => [value(c, n), true])])));
+  }
   const env: string[] = [];
   if (info.environment && Object.keys(info.environment).length > 0) {
     env.push(`<div><h3>As the playbook states it</h3>${table([['key', true], ['value', true]], Object.entries(info.environment).map(([k, val]) => [[k, true], [val, true]]))}</div>`);

@@ -66,6 +66,7 @@ function renderSection(report: Report, s: TestSection): string {
   out.push(table(header, rows));
   for (const c of s.comparisons) {
     out.push('', `#### vs ${mdCell(c.axis)} = ${mdCell(String(c.baselineValue))}`, '');
+    for (const w of c.conditionWarnings ?? []) out.push(`> ⚠ ${mdCell(w)}`, '');
     const metrics = comparedMetrics(s);
     const cmpRows = c.rows
       .filter((r) => metrics.includes(r.metric))
@@ -113,6 +114,13 @@ function renderOverview(report: Report): string[] {
   return [grid, '', mdCell(overviewLegend(report, o)), ...(findings.length > 0 ? ['', ...findings.map((f) => `- ${mdCell(f.text)}`)] : [])];
 }
 
+/** How each source was measured: one column per source, one row per condition (report/conditions.ts). */
+function conditionsTable(report: Report): string {
+  const names = [...new Set(report.conditions.flatMap((c) => c.facts.map((f) => f.name)))];
+  const value = (c: Report['conditions'][number], name: string) => c.facts.find((f) => f.name === name)?.value ?? '–';
+  return table(['condition', ...report.conditions.map((c) => mdCell(c.source))], names.map((n) => [mdCell(n), ...report.conditions.map((c) => mdCell(value(c, n)))]));
+}
+
 function keyValueTable(facts: Record<string, string>): string {
   return table(['key', 'value'], Object.entries(facts).map(([k, val]) => [mdCell(k), mdCell(val)]));
 }
@@ -145,6 +153,7 @@ export function renderMarkdown(report: Report): string {
     `Numbers: 4 significant digits (MB/s = 10⁶ bytes/s, as CrystalDiskMark); latency ${LATENCY_SPAN}, in µs below 1 ms, else ms`,
   );
   out.push('', '## Run', '', ...facts.map((f) => `- ${f}`));
+  if (report.conditions.length > 0) out.push('', '## Conditions', '', conditionsTable(report));
   if (info.environment && Object.keys(info.environment).length > 0) {
     out.push('', '**Environment (as the playbook states it)**', '', keyValueTable(info.environment));
   }

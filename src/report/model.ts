@@ -4,6 +4,8 @@
 import { UsageError } from '../errors.ts';
 import type { ResultRecord, TestIdentity } from '../results/record.ts';
 import { hostLatencyRows, type HostLatencyRow, type HostLatencySample } from './host-latency.ts';
+import { conditionDifferences, conditionsOf, conditionWarning, sourceConditions, type Conditions, type SourceConditions } from './conditions.ts';
+import { fillBytesPerSecond, fillKey, firstWriteRecord, FIRST_WRITE_TEST, isFirstWrite } from './first-write.ts';
 import type { AxisValue, Axes } from '../contract/axis.ts';
 import {
   adjustPValues,
@@ -47,6 +49,8 @@ export interface RunInfo {
    * freshly provisioned objects), 'mixed' (sources differ), 'unknown' (imports that do not say)
    */
   replication?: 'within-provisioning' | 'between-provisionings' | 'mixed' | 'unknown';
+  /** several sources in one report: each run's replication unit by its run id (imports: unknown) */
+  replicationOf?: Record<string, 'within-provisioning' | 'between-provisionings' | 'mixed' | 'unknown'>;
 }
 
 export type MetricKey = 'bytesPerSecond' | 'iops' | 'latencyMeanUs' | 'latencyP99Us' | 'cpuPercent';
@@ -131,6 +135,11 @@ export interface AxisComparison {
   axis: string;
   baselineValue: AxisValue;
   rows: ComparisonRow[];
+  /**
+   * Rows that compare permutations of two sources measured under different conditions (file size,
+   * passes, warm-up, pre-fill, tool): one warning per pair of sources, naming each difference.
+   */
+  conditionWarnings?: string[];
 }
 
 /**
@@ -179,6 +188,8 @@ export interface Report {
   tests: TestSection[];
   /** guest vs host latency per permutation and test, where records carry host figures (host-latency.ts) */
   hostLatency: HostLatencyRow[];
+  /** how each source was measured (report/conditions.ts), in source order */
+  conditions: SourceConditions[];
   summary: {
     verdicts: Record<Verdict, number>;
     noisy: Array<{ testId: string; label: string; metric: MetricKey; cvPct: number; repetitionsNeeded: number | null }>;
@@ -370,6 +381,11 @@ export class ReportRecords {
   readonly tests = new Map<string, TestColumns>();
   /** the host figures (results/record.ts `host`) of the records that carry them, by their place in the input */
   readonly hosts = new Map<number, ResultRecord['host']>();
+  /** per span: what its first record says about how it was measured, and its tests that started on never-written space */
+  readonly spanFacts: Array<{ metadata: ResultRecord['metadata']; tool: ResultRecord['tool']; unwritten: string[] }> = [];
+  /** one sample per pre-fill (first-write.ts), when some record names one */
+  firstWrite: TestColumns | null = null;
+  private readonly fills = new Set<string>();
   private last: Span | undefined;
 
   add(r: ResultRecord): void {
@@ -379,11 +395,23 @@ export class ReportRecords {
     if (last === undefined || r.axes !== last.axes || r.permutationId !== last.permutationId || r.runId !== last.runId) {
       this.last = { axes: r.axes, permutationId: r.permutationId, runId: r.runId };
       this.spans.push(this.last);
+      this.spanFacts.push({ metadata: r.metadata, tool: r.tool, unwritten: [] });
     }
+    const span = this.spans.length - 1;
     let t = this.tests.get(r.test.id);
     if (!t) this.tests.set(r.test.id, (t = new TestColumns(r.test)));
-    t.push(this.spans.length - 1, n, r);
+    t.push(span, n, r);
     if (r.host !== undefined) this.hosts.set(n, r.host);
+    if (r.metadata?.['unwrittenAtStart'] === true && !this.spanFacts[span]!.unwritten.includes(r.test.id)) this.spanFacts[span]!.unwritten.push(r.test.id);
+    const fill = fillBytesPerSecond(r);
+    if (fill !== null) {
+      const key = fillKey(r, sourceOf(r));
+      if (!this.fills.has(key)) {
+        this.fills.add(key);
+        // a negative place: no host figures, never a record's own
+        (this.firstWrite ??= new TestColumns(FIRST_WRITE_TEST)).push(span, -1 - n, firstWriteRecord(r, fill));
+      }
+    }
   }
 
   static of(records: Iterable<ResultRecord>): ReportRecords {
@@ -693,8 +721,9 @@ function permutationIds(groups: readonly PermutationGroup[]): string[] {
  * The guest vs host rows, when any record carries host figures: the records of each permutation
  * that has some (test, guest mean latency, host figures), in input order, rebuilt from the columns.
  */
-function hostLatencyOf(table: ReportRecords, tests: ReadonlyArray<{ test: TestIdentity; cells: TestCells }>, perms: readonly PermutationInfo[]): HostLatencyRow[] {
+function hostLatencyOf(table: ReportRecords, all: ReadonlyArray<{ test: TestIdentity; cells: TestCells }>, perms: readonly PermutationInfo[]): HostLatencyRow[] {
   if (table.hosts.size === 0) return [];
+  const tests = all.filter((t) => !isFirstWrite(t.test));
   const withHost = new Set<number>();
   for (const { cells } of tests) {
     cells.perm.forEach((g, e) => {
@@ -716,6 +745,68 @@ function hostLatencyOf(table: ReportRecords, tests: ReadonlyArray<{ test: TestId
   }
   for (const list of byPerm.values()) list.sort((a, b) => a.seq - b.seq);
   return hostLatencyRows(perms.map((p, i) => ({ permutationId: p.permutationId, label: p.label, records: byPerm.get(i) ?? [] })));
+}
+
+/** Each permutation's conditions (report/conditions.ts): its first span's facts, its fills, the tests that started on never-written space. */
+function groupConditions(table: ReportRecords, tests: ReadonlyArray<{ test: TestIdentity; cells: TestCells }>, spanGroup: Int32Array, count: number, info: RunInfo): Conditions[] {
+  const first = new Int32Array(count).fill(-1);
+  const unwritten: string[][] = Array.from({ length: count }, () => []);
+  spanGroup.forEach((g, span) => {
+    if (first[g] === -1) first[g] = span;
+    for (const id of table.spanFacts[span]!.unwritten) if (!unwritten[g]!.includes(id)) unwritten[g]!.push(id);
+  });
+  const fills: number[][] = Array.from({ length: count }, () => []);
+  const fw = tests.find((t) => isFirstWrite(t.test));
+  fw?.cells.perm.forEach((g, slot) => fills[g]!.push(...finiteValues(fw.cells, slot, 'bytesPerSecond')));
+  return Array.from({ length: count }, (_, g) => {
+    const span = first[g]!;
+    const facts = table.spanFacts[span]!;
+    const runId = table.spans[span]!.runId;
+    const fallback = info.replication === 'between-provisionings' ? info.replication : 'within-provisioning';
+    const replication = typeof facts.metadata?.['format'] === 'string' ? 'unknown' : (info.replicationOf?.[runId] ?? fallback);
+    return conditionsOf({ metadata: facts.metadata, tool: facts.tool, fills: fills[g]!, unwritten: unwritten[g]!, replication });
+  });
+}
+
+/**
+ * Comparisons between permutations of two sources measured under different conditions: each such
+ * comparison gets the warning for its pair of sources (AxisComparison.conditionWarnings); returns
+ * every distinct warning, for the report's warnings.
+ */
+function markConditionDifferences(sections: TestSection[], compared: ReadonlyArray<{ axis: string }>, baseOf: readonly Int32Array[], perms: readonly PermutationInfo[], conditions: readonly Conditions[]): string[] {
+  const all = new Set<string>();
+  const byAxis = new Map<string, Map<string, string>>();
+  compared.forEach(({ axis }, k) => {
+    const warned = new Map<string, string>();
+    baseOf[k]!.forEach((b, i) => {
+      if (b < 0 || perms[i]!.source === perms[b]!.source) return;
+      const diff = conditionDifferences(conditions[i]!, conditions[b]!);
+      if (diff.length === 0) return;
+      const text = conditionWarning(perms[i]!.source, perms[b]!.source, diff);
+      warned.set(perms[i]!.permutationId, text);
+      all.add(text);
+    });
+    byAxis.set(axis, warned);
+  });
+  for (const s of sections) {
+    for (const c of s.comparisons) {
+      const warned = byAxis.get(c.axis);
+      const texts = [...new Set(c.rows.flatMap((r) => warned?.get(r.permutationId) ?? []))];
+      if (texts.length > 0) c.conditionWarnings = texts;
+    }
+  }
+  return [...all];
+}
+
+/** The conditions of each source, over its permutations, in source order. */
+function sourcesConditions(perms: readonly PermutationInfo[], conditions: readonly Conditions[]): SourceConditions[] {
+  const bySource = new Map<string, Conditions[]>();
+  perms.forEach((p, i) => {
+    let list = bySource.get(p.source);
+    if (!list) bySource.set(p.source, (list = []));
+    list.push(conditions[i]!);
+  });
+  return [...bySource].map(([source, list]) => sourceConditions(source, list));
 }
 
 /**
@@ -745,7 +836,9 @@ export function buildReport(records: Iterable<ResultRecord> | ReportRecords, inf
     if (g.ids.size > 1 || g.sources.size > 1) p.pooledFrom = [...g.ids];
     return p;
   });
-  const tests = [...table.tests.values()].map((t) => ({ test: t.test, cells: cellsOf(t, spanGroup) }));
+  // the first write (one sample per pre-fill) is a test of its own, listed last
+  const tests = [...table.tests.values(), ...(table.firstWrite ? [table.firstWrite] : [])].map((t) => ({ test: t.test, cells: cellsOf(t, spanGroup) }));
+  const conditions = groupConditions(table, tests, spanGroup, groups.length, info);
 
   const warnings: string[] = [];
   const baselines: Report['baselines'] = [];
@@ -816,6 +909,7 @@ export function buildReport(records: Iterable<ResultRecord> | ReportRecords, inf
     const section = buildSection(test, cells, { permutations: permList, baseOf, compared, o, limit, verdicts, noisy, adjusted: family.forTest(t) });
     sections.push(section);
   }
+  warnings.push(...markConditionDifferences(sections, compared, baseOf, permList, conditions));
 
   let noisyTotal: number | undefined;
   let noisyShown = noisy;
@@ -858,6 +952,7 @@ export function buildReport(records: Iterable<ResultRecord> | ReportRecords, inf
     unpaired,
     tests: sections,
     hostLatency: hostLatencyOf(table, tests, permList),
+    conditions: sourcesConditions(permList, conditions),
     summary: { verdicts, noisy: noisyShown, ...(noisyTotal !== undefined ? { noisyTotal } : {}), warnings, family: { correction: o.correction, size: family.size } },
   };
 }

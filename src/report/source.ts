@@ -338,6 +338,8 @@ export function mergeSources(sources: readonly Source[]): { records: Records; in
   if (failures.length > 0) info.failures = failures;
   const units = new Set(sources.map((s) => s.info.replication ?? 'within-provisioning'));
   info.replication = units.size === 1 ? [...units][0]! : 'mixed';
+  // each run's own unit, for the conditions each source is shown with (report/conditions.ts)
+  info.replicationOf = Object.fromEntries(sources.map((s) => [s.info.runId, s.info.replication ?? 'within-provisioning']));
   // What each run's playbook states and what was measured on its hosts: under the run's id when
   // more than one source has some, so two setups are never shown as one.
   for (const field of ['environment', 'fingerprint'] as const) {

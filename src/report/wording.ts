@@ -7,6 +7,7 @@ import type { AxisValue } from '../contract/axis.ts';
 import { METRICS, SOURCE_AXIS, type ComparisonRow, type MetricKey, type PermutationInfo, type Report, type TestRow, type TestSection } from './model.ts';
 import { formatDelta, formatPct, formatValue, TOO_NOISY, deltaTooNoisy } from './numbers.ts';
 import { CORRECTION_NAMES, formatP, type Comparison, type Verdict } from './stats.ts';
+import { FIRST_WRITE_DESCRIPTION, FIRST_WRITE_LABEL, isFirstWrite } from './first-write.ts';
 
 export const VERDICT_TEXT: Record<Verdict, string> = {
   faster: 'faster',
@@ -26,6 +27,7 @@ function direction(t: TestIdentity): string {
  * partly random test has no CrystalDiskMark label: its IOMeter access specification is its label.
  */
 export function referenceLabel(t: TestIdentity): string {
+  if (isFirstWrite(t)) return FIRST_WRITE_LABEL;
   if (t.randomPercent !== undefined && t.randomPercent > 0 && t.randomPercent < 100) return iometerText(t);
   const kind = t.pattern === 'read' || t.pattern === 'write' || t.pattern === 'rw' ? 'SEQ' : 'RND';
   return `${kind}${blockSizeLabel(t.blockSizeBytes).toUpperCase()} Q${t.queueDepth}T${t.threads} ${direction(t)}`;
@@ -41,6 +43,7 @@ export function iometerText(t: TestIdentity): string {
 }
 
 export function describeTest(t: TestIdentity): string {
+  if (isFirstWrite(t)) return FIRST_WRITE_DESCRIPTION;
   const random = t.randomPercent !== undefined && t.randomPercent > 0 && t.randomPercent < 100 ? `${t.randomPercent}% random` : t.id.startsWith('rnd-') ? 'random' : 'sequential';
   const block = blockSizeLabel(t.blockSizeBytes);
   return `${random} ${direction(t)}, ${block} blocks, queue depth ${t.queueDepth}, ${t.threads} thread${t.threads === 1 ? '' : 's'}; IOMeter spec "${iometerText(t)}"`;

@@ -17,7 +17,7 @@ import { stopGroup, strandedGroupOf, toolOwner, type GroupFiles, type GroupStop 
 import type { TestOutcome } from '../workloads/passes.ts';
 import type { PrefillOutcome } from '../workloads/spec.ts';
 import { defaultSleep } from '../workloads/run-fio.ts';
-import type { WorkloadTest } from '../workloads/spec.ts';
+import type { WorkloadProfile, WorkloadTest } from '../workloads/spec.ts';
 import type { ProgressEvent } from './progress.ts';
 import { ResourceLocks } from './resource-locks.ts';
 import { remainingEstimate } from '../plan/estimate.ts';
@@ -665,10 +665,39 @@ function rawDirOf(store: RunStore): string {
   return store.runDir;
 }
 
-/** What every record of a permutation says about its pre-fill. */
-function prefillFacts(fill: PrefillOutcome | null): Record<string, string | number | boolean> {
+type Facts = NonNullable<ResultRecord['metadata']>;
+
+/**
+ * What every record of a permutation says about its pre-fill: done or not, bytes, wall-clock
+ * seconds, the throughput the tool measured (the first write of the region: report/conditions.ts
+ * reads it as the "first write" result) and when it started (one fill per provisioning: records
+ * of one fill share it, so a report counts each fill once, never once per repetition).
+ */
+function prefillFacts(fill: PrefillOutcome | null, at: string | null): Facts {
   if (!fill) return { prefill: false };
-  return { prefill: fill.filled, ...(fill.filled ? { prefillBytes: fill.bytes, prefillSeconds: Math.round(fill.seconds * 1000) / 1000 } : {}) };
+  if (!fill.filled) return { prefill: false };
+  return {
+    prefill: true,
+    prefillBytes: fill.bytes,
+    prefillSeconds: Math.round(fill.seconds * 1000) / 1000,
+    ...(fill.bytesPerSecond !== undefined ? { prefillBytesPerSecond: Math.round(fill.bytesPerSecond) } : {}),
+    ...(at !== null ? { prefillAt: at } : {}),
+  };
+}
+
+/**
+ * How every record of a permutation was measured, beside its profile name, passes and score rule:
+ * the test region's size, the seconds of a pass, the warm-up, the pause between tests, the cache
+ * flag, and each `--set` the run was given (`set:<key>`). Reports print them and warn when two
+ * compared sources differ (report/conditions.ts).
+ */
+function conditionFacts(profile: WorkloadProfile, overrides: readonly string[] | undefined): Facts {
+  const facts: Facts = { fileSizeBytes: profile.fileSizeBytes, passSec: profile.runtimeSec, rampSec: profile.rampSec, warmupPass: profile.warmupPass, intervalSec: profile.intervalSec, direct: profile.direct };
+  for (const text of overrides ?? []) {
+    const eq = text.indexOf('=');
+    if (eq > 0) facts[`set:${text.slice(0, eq).trim()}`] = text.slice(eq + 1);
+  }
+  return facts;
 }
 
 /** What every record of a permutation says about the disk it measured (a step found it in the guest). */
@@ -676,7 +705,7 @@ function targetFacts(t: MeasuredTarget | undefined): Record<string, string | num
   return t ? { ...t.facts } : {};
 }
 
-function recordFor(perm: PermutationPlan, runId: string, repetition: number, test: WorkloadTest, o: TestOutcome, profileName: string, aggregate: string, tool: string, fill: PrefillOutcome | null, target: MeasuredTarget | undefined): ResultRecord {
+function recordFor(perm: PermutationPlan, runId: string, repetition: number, test: WorkloadTest, o: TestOutcome, tool: string, facts: Facts): ResultRecord {
   return {
     runId,
     permutationId: perm.permutationId,
@@ -689,8 +718,18 @@ function recordFor(perm: PermutationPlan, runId: string, repetition: number, tes
     cpuPercent: o.cpuPercent,
     tool: { name: tool, version: o.toolVersion },
     rawPath: o.rawPath,
-    metadata: { profile: profileName, passes: o.passes, aggregate, ...o.metadata, ...prefillFacts(fill), ...targetFacts(target) },
+    metadata: { profile: perm.workload, passes: o.passes, ...o.metadata, ...facts },
   };
+}
+
+/**
+ * The test's first measured pass started on a region nothing had written in this provisioning: no
+ * pre-fill, no unscored pass before it, the first test of the first repetition, and a test that
+ * writes (a read of a file target makes fio lay the file out first). What `settings.prefill: false`
+ * with a write test first measures on purpose: the cost of first writes (thin, lazy-zeroed, dynamic).
+ */
+function startsUnwritten(fill: PrefillOutcome | null, profile: WorkloadProfile, rep: number, index: number, test: WorkloadTest): boolean {
+  return !fill?.filled && !profile.warmupPass && rep === 1 && index === 0 && test.readPercent < 100;
 }
 
 async function runWorkload(perm: PermutationPlan, c: PermContext, target: MeasuredTarget | undefined, hostCtx: ProviderContext): Promise<void> {
@@ -703,10 +742,12 @@ async function runWorkload(perm: PermutationPlan, c: PermContext, target: Measur
   // repetition. It runs inside the first test's attempt, so a connection lost during the fill is
   // handled like one lost during a pass: the fio it left is stopped, and the fill is done again.
   let fill: PrefillOutcome | null = null;
+  let fillAt: string | null = null;
   let fillPending = c.workload.prepare !== undefined;
   const prefill = async (runner: CommandRunner, onStopped: (stop: GroupStop) => void): Promise<void> => {
     if (!fillPending || !c.workload.prepare) return;
     c.emit({ type: 'step', permutationId: perm.permutationId, step: profile.prefill === false ? 'prepare' : 'prefill', operation: c.workload.tool });
+    fillAt = new Date().toISOString();
     fill = await c.workload.prepare(runner, profile, { signal: c.signal, owner: c.owner, timeoutSlackSec: c.workloadSlackSec, onStopped, ...(target ? { target } : {}) });
     fillPending = false;
     const done = fill;
@@ -822,7 +863,8 @@ async function runWorkload(perm: PermutationPlan, c: PermContext, target: Measur
         if (firstError === null || firstError === err || errorMessage(firstError) === errorMessage(err)) throw err;
         throw new Error(`${errorMessage(firstError)}; retrying failed: ${errorMessage(err)}`, { cause: err });
       });
-      const rec = recordFor(perm, c.plan.runId, rep, test, outcome, perm.workload, profile.aggregate, c.workload.tool, fill, target);
+      const facts: Facts = { aggregate: profile.aggregate, ...conditionFacts(profile, c.plan.overrides), ...prefillFacts(fill, fillAt), ...targetFacts(target), ...(startsUnwritten(fill, profile, rep, i, test) ? { unwrittenAtStart: true } : {}) };
+      const rec = recordFor(perm, c.plan.runId, rep, test, outcome, c.workload.tool, facts);
       if (hostSeen !== undefined && observer) {
         const source = observer.source;
         hostPending.push(hostSeen.then((h) => void (rec.host = typeof h === 'string' ? { source, unavailable: redact(h) } : h)));

@@ -84,6 +84,8 @@ export async function runDiskspdFill(
   const size = profile.fileSizeBytes;
   let base = 0;
   let passes = 0;
+  let writtenBytes = 0;
+  let writeSec = 0;
   while (base < size) {
     if (passes >= MAX_FILL_PASSES) throw new ParseError(`diskspd fill of ${target}: not done after ${MAX_FILL_PASSES} passes`, { source: target });
     const argv = diskspdFillArgs(profile, { target, baseBytes: base, create: passes === 0 });
@@ -92,10 +94,13 @@ export async function runDiskspdFill(
     const span = parseDiskspdXml(xml, `${target} diskspd fill`).timeSpans[0];
     const written = span?.write.bytes ?? 0;
     if (written <= 0) throw new ParseError(`${target}: a diskspd fill pass from offset ${base} wrote nothing`, { source: target, expected: 'WriteBytes > 0' });
+    writtenBytes += written;
+    writeSec += span?.testTimeSeconds ?? 0;
     // a sequential pass wraps to its base at the end of the region: what is new ends there
     base = Math.min(size, base + written - (written % FILL_BLOCK_BYTES));
   }
-  return { filled: true, bytes: size, seconds: (now() - started) / 1000, passes, method: DISKSPD_FILL_METHOD };
+  const seconds = (now() - started) / 1000;
+  return { filled: true, bytes: size, seconds, ...(writeSec > 0 ? { bytesPerSecond: writtenBytes / writeSec } : {}), passes, method: DISKSPD_FILL_METHOD };
 }
 
 /**

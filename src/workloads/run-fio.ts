@@ -133,5 +133,5 @@ export async function runFioPrefill(runner: CommandRunner, profile: WorkloadProf
       expected: `${profile.fileSizeBytes} bytes written`,
     });
   }
-  return { filled: true, bytes: job.write.ioBytes, seconds, passes: 1, method: FIO_FILL_METHOD };
+  return { filled: true, bytes: job.write.ioBytes, seconds, bytesPerSecond: job.write.bytesPerSecond, passes: 1, method: FIO_FILL_METHOD };
 }

@@ -56,6 +56,12 @@ export interface PrefillOutcome {
   bytes: number;
   /** wall-clock seconds the fill took */
   seconds: number;
+  /**
+   * The write throughput the tool measured over the fill (bytes/s; fio's bw_bytes, diskspd's bytes
+   * written ÷ its test time summed over the fill passes): the first-write cost of the region, a result
+   * of its own (report "first write"). Absent when not filled.
+   */
+  bytesPerSecond?: number;
   /** tool invocations it took */
   passes: number;
   /** how, in a few words (tool, block, data) */
