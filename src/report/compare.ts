@@ -7,6 +7,7 @@ import { METRICS, primaryMetricOf, SOURCE_AXIS, sourceOf, type MetricKey, type R
 import { formatDelta, formatValue } from './numbers.ts';
 import { adjustPValues, compareSamples, CORRECTION_NAMES, DEFAULT_VERDICT_OPTIONS, familyP, type Comparison, type VerdictOptions } from './stats.ts';
 import { welchCell } from './wording.ts';
+import { conditionDifferences, conditionsOf, conditionWarning, type Conditions } from './conditions.ts';
 
 export interface CompareSide {
   label: string;
@@ -96,6 +97,34 @@ function sideAxes(records: readonly ResultRecord[], names: readonly string[]): M
     for (const n of names) m.get(n)!.add(n in r.axes ? String(r.axes[n]) : null);
   }
   return m;
+}
+
+/** Each source's conditions, from its first record (what compare needs to tell two setups apart). */
+function conditionsBySource(records: readonly ResultRecord[]): Map<string, Conditions> {
+  const out = new Map<string, Conditions>();
+  for (const r of records) {
+    const s = sourceOf(r);
+    if (!out.has(s)) out.set(s, conditionsOf({ metadata: r.metadata, tool: r.tool, fills: [], unwritten: [], replication: 'unknown' }));
+  }
+  return out;
+}
+
+/** A warning per pair of compared sources measured under different conditions (report/conditions.ts). */
+function conditionWarnings(ga: Side, gb: Side, a: readonly ResultRecord[], b: readonly ResultRecord[]): string[] {
+  const ca = conditionsBySource(a);
+  const cb = conditionsBySource(b);
+  const out = new Set<string>();
+  for (const [key, gB] of gb.groups) {
+    const gA = ga.groups.get(key);
+    if (!gA) continue;
+    for (const sb of gB.sources) {
+      for (const sa of gA.sources) {
+        const diff = conditionDifferences(cb.get(sb)!, ca.get(sa)!);
+        if (diff.length > 0) out.add(conditionWarning(sb, sa, diff));
+      }
+    }
+  }
+  return [...out];
 }
 
 interface Side {
@@ -236,6 +265,7 @@ export function compareRuns(a: CompareSide, b: CompareSide, options: CompareOpti
       }
     }
   }
+  warnings.push(...conditionWarnings(ga, gb, a.records, b.records));
   const pooledRows = rows.filter((r) => r.pooled.a > 1 || r.pooled.b > 1);
   if (pooledRows.length > 0) {
     warnings.push(`${new Set(pooledRows.map((r) => r.testId)).size} test(s) pool several permutations of one side into one sample (--pool ${[...pool].join(', ')})`);

@@ -21,6 +21,8 @@ export interface Conditions {
   warmup: string | null;
   prefill: string | null;
   prefillDone: boolean | null;
+  /** the fills' throughput, bytes/s (the first write: first-write.ts) */
+  fills: readonly number[];
   tool: string | null;
   /** `--set key=value` as the run was given them (a run's records only) */
   overrides: string[];
@@ -79,11 +81,18 @@ const UNIT_TEXT: Record<Unit, string> = {
   unknown: 'not stated',
 };
 
+/** The fills' throughput: `812.3 MB/s`, or `612.5–812.3 MB/s over 6 fills`. */
 function mbps(xs: readonly number[]): string {
   const v = xs.map((x) => x / 1e6);
   const fmt = (x: number) => Number(x.toPrecision(4)).toString();
   if (v.length === 1) return `${fmt(v[0]!)} MB/s`;
   return `${fmt(Math.min(...v))}–${fmt(Math.max(...v))} MB/s over ${v.length} fills`;
+}
+
+/** `fio-3.33` (fio names itself), `diskspd 2.1`. */
+function toolText(t: ResultRecord['tool']): string {
+  if (!t.version) return t.name;
+  return t.version.toLowerCase().startsWith(t.name.toLowerCase()) ? t.version : `${t.name} ${t.version}`;
 }
 
 function runConditions(m: Metadata, c: ConditionInput): Conditions {
@@ -93,7 +102,7 @@ function runConditions(m: Metadata, c: ConditionInput): Conditions {
   const done = typeof m['prefill'] === 'boolean' ? m['prefill'] : null;
   const bytes = num(m, 'prefillBytes');
   let prefill: string | null = null;
-  if (done === true) prefill = `done: ${bytes !== null ? binaryBytes(bytes) : 'the region'} written once before the first pass${c.fills.length > 0 ? `, ${mbps(c.fills)}` : ''}`;
+  if (done === true) prefill = `done: ${bytes !== null ? binaryBytes(bytes) : 'the region'} written once before the first pass`;
   else if (done === false) prefill = `not done${c.unwritten.length > 0 ? `; first pass on never-written space: ${c.unwritten.join(', ')}` : ''}`;
   return {
     kind: 'run',
@@ -103,7 +112,8 @@ function runConditions(m: Metadata, c: ConditionInput): Conditions {
     warmup: warm === null ? null : ramp !== null && ramp > 0 ? `${warm}; ${ramp} s ramp per pass` : warm,
     prefill,
     prefillDone: done,
-    tool: c.tool.version ? `${c.tool.name} ${c.tool.version}` : c.tool.name,
+    fills: c.fills,
+    tool: toolText(c.tool),
     overrides: Object.keys(m)
       .filter((k) => k.startsWith('set:'))
       .map((k) => `${k.slice(4)}=${String(m[k])}`),
@@ -140,6 +150,7 @@ function importConditions(m: Metadata, c: ConditionInput): Conditions {
     warmup: null,
     prefill: null,
     prefillDone: null,
+    fills: [],
     tool: `${c.tool.name}${version ? ` ${version}` : ''}${edition ? ` (${edition})` : ''}`,
     overrides: [],
     replication: UNIT_TEXT[c.replication],
@@ -183,11 +194,12 @@ export function sourceConditions(source: string, perms: readonly Conditions[]): 
     return values.length === 1 ? values[0]! : `varies by permutation: ${values.join(' | ')}`;
   };
   const kind = perms.every((c) => c.kind === 'import') ? 'import' : 'run';
+  const fills = perms.flatMap((c) => c.fills);
   const facts: SourceConditions['facts'] = [
     { name: 'file size', value: pick((c) => c.fileSize, 'not stated') },
     { name: 'passes', value: pick((c) => c.passes, 'not stated') },
     { name: 'warm-up', value: pick((c) => c.warmup, 'not stated') },
-    { name: 'pre-fill', value: pick((c) => c.prefill, 'not stated') },
+    { name: 'pre-fill', value: pick((c) => c.prefill, 'not stated') + (fills.length > 0 ? `; first write ${mbps(fills)}` : '') },
     { name: 'tool', value: pick((c) => c.tool, 'not stated') },
   ];
   if (kind === 'run') facts.push({ name: '--set', value: pick((c) => (c.overrides.length > 0 ? c.overrides.join(', ') : null), 'none') });

@@ -1,0 +1,90 @@
+// What every record says about how it was measured (run/executor.ts conditionFacts, prefillFacts):
+// the report prints it per source and warns when compared sources differ (report/conditions.ts),
+// and turns each fill into one first-write sample (report/first-write.ts).
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import type { RunPlan } from '../../../src/contract/plan.ts';
+import { ResultStore, type RunMeta } from '../../../src/results/store.ts';
+import { executeRun, type WorkloadEndpoint } from '../../../src/run/executor.ts';
+import { makeTest } from '../../../src/workloads/profiles.ts';
+import type { WorkloadProfile } from '../../../src/workloads/spec.ts';
+
+const meta: RunMeta = { runId: 'r1', playbook: 'pb', playbookFile: '/x/pb.yaml', inventoryFile: '/x/inv.yaml', target: 't', startedAt: '2024-01-01T00:00:00.000Z', fingerprint: {}, insecureEndpoints: [] };
+
+const profile = (prefill: boolean): WorkloadProfile => ({
+  name: 'w',
+  description: '',
+  // the write first: with no fill, its first pass of repetition 1 is on never-written space
+  tests: [makeTest('write', 1024 * 1024, 8, 1), makeTest('randread', 4096, 1, 1)],
+  fileSizeBytes: 16 * 1024 * 1024,
+  runtimeSec: 2,
+  rampSec: 1,
+  passes: 3,
+  warmupPass: false,
+  prefill,
+  intervalSec: 0,
+  direct: true,
+  aggregate: 'mean',
+});
+
+function planOf(p: WorkloadProfile): RunPlan {
+  const perm = (index: number, id: string) => ({ index, permutationId: id, axes: { n: index }, workload: 'w', steps: [{ step: 'workload', provider: 'local' as const, operation: 'fio', arguments: {}, destructive: false }], repetitions: 2, estimateSec: 1 });
+  return { version: 1, runId: 'r1', playbook: 'pb', target: 't', provider: 'local', overrides: ['settings.fileSize=16m', 'repeat=2'], axes: [], baseline: null, profiles: { w: p }, permutations: [perm(0, 'p1'), perm(1, 'p2')], totalEstimateSec: 2 };
+}
+
+let fills = 0;
+const endpoint: WorkloadEndpoint = {
+  tool: 'fio',
+  connect: async () => ({ target: 'x', run: async () => ({ command: '', exitCode: 0, stdout: '', stderr: '' }), close: async () => undefined }) as never,
+  prepare: async (_runner, p) => (p.prefill === false ? null : { filled: true, bytes: p.fileSizeBytes, seconds: 0.5, bytesPerSecond: 250e6 + ++fills, passes: 1, method: 'test fill' }),
+  runTest: async (_runner, test) => ({ test, iops: 1, bytesPerSecond: 4096, latencyUs: { mean: 1, p50: null, p95: null, p99: null, p999: null }, cpuPercent: null, representativePass: 0, toolVersion: 'fio-3', rawPath: null, passes: 3 }),
+};
+
+let dir: string;
+beforeEach(() => {
+  dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ss-conditions-'));
+});
+afterEach(() => fs.rmSync(dir, { recursive: true, force: true }));
+
+async function recordsOf(p: WorkloadProfile) {
+  const plan = planOf(p);
+  const store = ResultStore.create(path.join(dir, 'run'), meta, plan);
+  await executeRun({ store, plan, provider: null, workload: endpoint, signal: new AbortController().signal, retry: { retries: 0 } });
+  const records = store.records();
+  store.close();
+  return records;
+}
+
+describe('executor: the conditions every record carries', () => {
+  it('file size, pass length, ramp, warm-up, pause, cache flag, score rule and each --set', async () => {
+    for (const r of await recordsOf(profile(true))) {
+      expect(r.metadata).toMatchObject({ fileSizeBytes: 16 * 1024 * 1024, passes: 3, passSec: 2, rampSec: 1, warmupPass: false, intervalSec: 0, direct: true, aggregate: 'mean', 'set:settings.fileSize': '16m', 'set:repeat': '2' });
+    }
+  });
+
+  it('the fill: the tool\'s throughput and its start, shared by every record of the permutation (one fill), another for the next permutation', async () => {
+    const records = await recordsOf(profile(true));
+    const byPerm = (id: string) => records.filter((r) => r.permutationId === id).map((r) => [r.metadata!['prefillAt'], r.metadata!['prefillBytesPerSecond']]);
+    const p1 = new Set(byPerm('p1').map((x) => JSON.stringify(x)));
+    const p2 = new Set(byPerm('p2').map((x) => JSON.stringify(x)));
+    expect(p1.size).toBe(1);
+    expect(p2.size).toBe(1);
+    expect([...p1][0]).not.toBe([...p2][0]);
+    expect(byPerm('p1')[0]![0]).toMatch(/^\d{4}-\d\d-\d\dT/);
+    expect(records.every((r) => r.metadata!['unwrittenAtStart'] === undefined)).toBe(true);
+  });
+
+  it('settings.prefill: false — only the first test of the first repetition, a write, is said to start on never-written space', async () => {
+    const records = await recordsOf(profile(false));
+    const marked = records.filter((r) => r.metadata!['unwrittenAtStart'] === true).map((r) => [r.permutationId, r.repetition, r.test.id]);
+    expect(marked).toEqual([['p1', 1, 'seq-1m-q8t1-write'], ['p2', 1, 'seq-1m-q8t1-write']]);
+    expect(records.every((r) => r.metadata!['prefill'] === false && r.metadata!['prefillAt'] === undefined)).toBe(true);
+  });
+
+  it('an unscored pass before it writes the region first: nothing is said to start unwritten', async () => {
+    const records = await recordsOf({ ...profile(false), warmupPass: true });
+    expect(records.filter((r) => r.metadata!['unwrittenAtStart'] === true)).toEqual([]);
+  });
+});
