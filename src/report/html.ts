@@ -6,6 +6,7 @@ import {
   buildOverview,
   comparedMetrics,
   describeTest,
+  testCount,
   overviewLegend,
   referenceLabel,
   shortAxisNames,
@@ -272,7 +273,7 @@ export function renderHtml(report: Report): string {
   if (info.playbook) facts.push(`Playbook: ${info.playbook}`);
   if (info.startedAt) facts.push(`Started: ${info.startedAt}`);
   if (report.runIds.length > 1) facts.push(`Runs: ${report.runIds.join(', ')}`);
-  facts.push(`${report.recordCount} records, ${report.permutations.length} permutations, ${report.tests.length} tests`);
+  facts.push(`${report.recordCount} records, ${report.permutations.length} permutations, ${testCount(report)}`);
   facts.push(`Verdicts (each test's main metric against the baseline): ${v.faster} faster, ${v.slower} slower, ${v['within-noise']} within noise, ${v['insufficient-data']} insufficient data`);
   facts.push(
     methodLine(report),

@@ -12,6 +12,7 @@ import {
   buildOverview,
   comparedMetrics,
   describeTest,
+  testCount,
   overviewLegend,
   referenceLabel,
   shortAxisNames,
@@ -144,7 +145,7 @@ export function renderMarkdown(report: Report): string {
   if (info.playbook) facts.push(`Playbook: \`${info.playbook.replace(/`/g, "'")}\``);
   if (info.startedAt) facts.push(`Started: ${mdCell(info.startedAt)}`);
   if (report.runIds.length > 1) facts.push(`Runs: ${report.runIds.map(mdCell).join(', ')}`);
-  facts.push(`${report.recordCount} records, ${report.permutations.length} permutations, ${report.tests.length} tests`);
+  facts.push(`${report.recordCount} records, ${report.permutations.length} permutations, ${testCount(report)}`);
   const v = summary.verdicts;
   facts.push(
     `Verdicts (each test's main metric against the baseline): ${v.faster} faster, ${v.slower} slower, ${v['within-noise']} within noise, ${v['insufficient-data']} insufficient data`,

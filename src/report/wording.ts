@@ -49,6 +49,12 @@ export function describeTest(t: TestIdentity): string {
   return `${random} ${direction(t)}, ${block} blocks, queue depth ${t.queueDepth}, ${t.threads} thread${t.threads === 1 ? '' : 's'}; IOMeter spec "${iometerText(t)}"`;
 }
 
+/** `8 tests`, or `8 tests + the first write (pre-fill)` when the records name a fill (first-write.ts). */
+export function testCount(report: Report): string {
+  const n = report.tests.filter((s) => !isFirstWrite(s.test)).length;
+  return `${n} test${n === 1 ? '' : 's'}${n < report.tests.length ? ` + the ${FIRST_WRITE_LABEL}` : ''}`;
+}
+
 /** The sentence a capped section opens with (see TestSection.truncated); null when nothing was cut. */
 export function truncationNote(s: TestSection): string | null {
   const t = s.truncated;
