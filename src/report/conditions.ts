@@ -55,7 +55,7 @@ export function binaryBytes(n: number): string {
 
 /**
  * A size as an export prints it (`2000 MB`, `1024 MiB`, `1 GiB`) in bytes, binary: CrystalDiskMark
- * 2.2's "1000 MB" is MiB-based (DiskBench.cpp, ../shared reference §7.1; 3.0 unverified), 5.x on
+ * 2.2's "1000 MB" is MiB-based (thesnow Code/CPP/CrystalDiskMark/DiskBench.cpp; 3.0 unverified), 5.x on
  * print MiB/GiB. Only used to tell two sizes apart.
  */
 export function exportSizeBytes(s: string): number | null {
