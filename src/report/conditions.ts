@@ -97,7 +97,8 @@ function toolText(t: ResultRecord['tool']): string {
 
 function runConditions(m: Metadata, c: ConditionInput): Conditions {
   const size = num(m, 'fileSizeBytes');
-  const warm = m['warmupPass'] === true ? 'one unscored pass before each test' : m['warmupPass'] === false ? 'none' : null;
+  const warmSec = num(m, 'warmupPassSec');
+  const warm = m['warmupPass'] === true ? `one unscored${warmSec !== null ? ` ${warmSec} s` : ''} pass before each test` : m['warmupPass'] === false ? 'none' : null;
   const ramp = num(m, 'rampSec');
   const done = typeof m['prefill'] === 'boolean' ? m['prefill'] : null;
   const bytes = num(m, 'prefillBytes');

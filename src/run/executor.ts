@@ -692,7 +692,7 @@ function prefillFacts(fill: PrefillOutcome | null, at: string | null): Facts {
  * compared sources differ (report/conditions.ts).
  */
 function conditionFacts(profile: WorkloadProfile, overrides: readonly string[] | undefined): Facts {
-  const facts: Facts = { fileSizeBytes: profile.fileSizeBytes, passSec: profile.runtimeSec, rampSec: profile.rampSec, warmupPass: profile.warmupPass, intervalSec: profile.intervalSec, direct: profile.direct };
+  const facts: Facts = { fileSizeBytes: profile.fileSizeBytes, passSec: profile.runtimeSec, rampSec: profile.rampSec, warmupPass: profile.warmupPass, ...(profile.warmupPass ? { warmupPassSec: profile.warmupPassSec ?? profile.runtimeSec } : {}), intervalSec: profile.intervalSec, direct: profile.direct };
   for (const text of overrides ?? []) {
     const eq = text.indexOf('=');
     if (eq > 0) facts[`set:${text.slice(0, eq).trim()}`] = text.slice(eq + 1);

@@ -48,6 +48,7 @@ describe('conditions of a run and of a CrystalDiskMark 3 export', () => {
     expect(c).toMatchObject({ kind: 'run', fileSize: '16 MiB', fileSizeBytes: 16 * MiB, passes: '1 × 1 s', warmup: 'none', prefill: 'done: 16 MiB written once before the first pass', prefillDone: true, tool: 'fio-3.33', overrides: ['settings.fileSize=16m'] });
     expect(conditionsOf(input(runMeta({ passes: 5, passSec: 5, warmupPass: true, rampSec: 2 }))).passes).toBe('5 × 5 s, best of 5');
     expect(conditionsOf(input(runMeta({ warmupPass: true, rampSec: 2 }))).warmup).toBe('one unscored pass before each test; 2 s ramp per pass');
+    expect(conditionsOf(input(runMeta({ warmupPass: true, warmupPassSec: 5 }))).warmup).toBe('one unscored 5 s pass before each test');
     expect(conditionsOf(input(runMeta({ prefill: false }))).prefill).toBe('not done');
     expect(conditionsOf({ ...input(runMeta({ prefill: false })), unwritten: ['seq-1m-q8t1-write'] }).prefill).toBe('not done; first pass on never-written space: seq-1m-q8t1-write');
   });

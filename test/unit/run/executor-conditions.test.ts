@@ -83,8 +83,9 @@ describe('executor: the conditions every record carries', () => {
     expect(records.every((r) => r.metadata!['prefill'] === false && r.metadata!['prefillAt'] === undefined)).toBe(true);
   });
 
-  it('an unscored pass before it writes the region first: nothing is said to start unwritten', async () => {
-    const records = await recordsOf({ ...profile(false), warmupPass: true });
+  it('an unscored pass before it writes the region first: nothing is said to start unwritten; the pass and its length are recorded', async () => {
+    const records = await recordsOf({ ...profile(false), warmupPass: true, warmupPassSec: 5 });
     expect(records.filter((r) => r.metadata!['unwrittenAtStart'] === true)).toEqual([]);
+    for (const r of records) expect(r.metadata).toMatchObject({ warmupPass: true, warmupPassSec: 5 });
   });
 });
