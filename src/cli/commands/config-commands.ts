@@ -7,7 +7,7 @@ import { inventorySchema } from '../../config/inventory.ts';
 import { playbookSchema } from '../../config/playbook.ts';
 import { ConfigError, UsageError, type Diagnostic } from '../../errors.ts';
 import { checkPlaybookAgainst } from '../../plan/check.ts';
-import type { RunPlan } from '../../contract/plan.ts';
+import type { Replication, RunPlan } from '../../contract/plan.ts';
 import { formatBytes } from '../../input/read-input.ts';
 import type { WorkloadProfile } from '../../workloads/spec.ts';
 import { newRunId } from '../../plan/permutation.ts';
@@ -57,7 +57,7 @@ function profileTiming(name: string, profile: WorkloadProfile, plan: RunPlan): s
   if (profile.prefill !== false) {
     const basis = plan.estimateBasis;
     const perm = plan.permutations.find((p) => p.workload === name);
-    fill = `pre-fill ${formatBytes(profile.fileSizeBytes)} once per permutation`;
+    fill = `pre-fill ${formatBytes(profile.fileSizeBytes)} once per ${plan.replication?.unit === 'between-provisionings' ? 'repetition (each on a new provisioning)' : 'permutation'}`;
     if (basis && perm) {
       const from = basis.prefillMBpsFrom === 'assumed' ? 'assumed; settings.prefillMBps sets it' : 'settings.prefillMBps';
       const sec = fillSec(profile, perm.steps, basis.prefillMBps);
@@ -88,8 +88,12 @@ export function scheduleLines(plan: Pick<RunPlan, 'targets' | 'serialised'>): st
 }
 
 /** What a repetition is, how many, in which order, and what reprovisioning adds (RunPlan.replication). */
-export function repetitionLine(plan: Pick<RunPlan, 'replication' | 'permutations'>): string {
+export function repetitionLines(plan: Pick<RunPlan, 'replication' | 'permutations'>): string[] {
   const r = replicationOf(plan);
+  return r.max === 1 && r.unit === 'within-provisioning' ? [] : [repetitionText(r)];
+}
+
+function repetitionText(r: Replication): string {
   const n = r.until ? `${r.min}–${r.max} repetitions each, until the main metric's 95 % interval is within ±${r.until.ciPct} % of its mean (estimated at ${r.max}, the worst case${r.bestCaseSec !== undefined ? `; ~${fmtSec(r.bestCaseSec)} if all stop at ${r.min}` : ''})` : `${r.max} repetition${r.max === 1 ? '' : 's'} each`;
   if (r.unit === 'within-provisioning') return `repetitions: ${n}, back to back on one provisioning (they sample run-to-run noise only)`;
   const order = r.order === 'rounds' ? `in rounds (repetition k of every permutation before any k+1), each round in a fresh random order, seed ${r.seed}` : 'each permutation\'s back to back';
@@ -101,7 +105,7 @@ export function renderPlanText(plan: RunPlan): string {
   const lines = [
     `playbook ${plan.playbook} → target ${plan.target} (${plan.provider}): ${plan.permutations.length} permutations, estimated ${fmtSec(wall)}${wall !== plan.totalEstimateSec ? ` (${fmtSec(plan.totalEstimateSec)} one after the other)` : ''}`,
     ...(plan.overrides?.length ? [`with ${plan.overrides.map((o) => `--set ${visible(o)}`).join(' ')}`] : []),
-    repetitionLine(plan),
+    ...repetitionLines(plan),
     ...scheduleLines(plan),
     // the keys compare names (providers/shared-resources.ts): what they cannot see, said
     ...(plan.targets ? ['  (one machine reached under two names — a DNS name and its address, two aliases — is not recognised as one: such targets are not serialised)'] : []),
