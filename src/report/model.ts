@@ -47,6 +47,10 @@ export interface RunInfo {
    * freshly provisioned objects), 'mixed' (sources differ), 'unknown' (imports that do not say)
    */
   replication?: 'within-provisioning' | 'between-provisionings' | 'mixed' | 'unknown';
+  /** the repetitions ran in rounds (each on its own provisioning), each round in an order drawn from this seed */
+  rounds?: { seed: number };
+  /** repeat-until-stable as the run was asked: the report says which permutations reached it */
+  repeatUntil?: { ciPct: number; min: number; max: number };
 }
 
 export type MetricKey = 'bytesPerSecond' | 'iops' | 'latencyMeanUs' | 'latencyP99Us' | 'cpuPercent';
