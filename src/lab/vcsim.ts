@@ -187,6 +187,8 @@ export interface HarnessCall {
   session?: string;
   /** ReconfigVM_Task: each disk change as `add|remove|edit <file>` */
   devices?: string[];
+  /** Create{Vmfs,Nas}Datastore, RemoveDatastore: the datastore's name */
+  datastore?: string;
 }
 
 export interface VcsimHandle extends VcsimInfo {

@@ -253,13 +253,15 @@ export async function executeRun(given: ExecuteOptions): Promise<RunSummary> {
     const keep = opts.keep ? lastUnit(replication, g.perms) : undefined;
     for (const perm of g.perms) {
       const st = state(perm);
-      if (statuses.get(perm.permutationId)?.status === 'done') summary.skipped++;
-      else if (!needsMore(st, replication) && !stopped && !opts.signal.aborted) {
-        // killed after its last repetition was recorded: what it left is torn down, and it is done
+      const status = statuses.get(perm.permutationId)?.status;
+      if (status === 'done') summary.skipped++;
+      else if ((status === 'running' || status === 'failed') && !stopped && !opts.signal.aborted) {
+        // Left by an interrupted run: what it left is torn down before any unit provisions (its
+        // datastore may hold the LUN the next one formats), and it is done if nothing is missing.
         st.started = true;
-        const r = await runSpan(g, perm, { first: st.recorded + 1, last: st.recorded, starts: true, unit: true, finishes: () => true }, false);
-        st.finished = r === 'ok' || r === 'failed';
-        if (r === 'ok') summary.done++;
+        const r = await runSpan(g, perm, { first: st.recorded + 1, last: st.recorded, starts: true, unit: true, finishes: () => !needsMore(st, replication) }, false);
+        st.finished = r === 'failed' || (r === 'ok' && !needsMore(st, replication));
+        if (r === 'ok' && st.finished) summary.done++;
       }
     }
     await runUnits({
@@ -522,8 +524,11 @@ async function runPermutation(perm: PermutationPlan, c: PermContext, span: RepSp
     void record(() => store.appendJournal(perm.permutationId, 'measure', 'found', t));
     c.emit({ type: 'message', level: 'info', text: `${perm.permutationId}: measuring ${t.device} (${t.identity}${t.filesystem === 'raw' ? `, raw: ${t.path}` : `, ${t.filesystem}: ${t.path}`})` });
   };
-  const rep = span.unit ? { repetition: span.first } : {};
-  c.emit({ type: 'permutation-start', index: perm.index, total: plan.permutations.length, permutationId: perm.permutationId, axes: perm.axes, estimateSec: span.unit ? Math.round(perm.estimateSec / perm.repetitions) : perm.estimateSec, ...rep });
+  // a unit names its repetition; an empty span (a resume's teardown of what was left) none
+  const settling = span.first > span.last;
+  const rep = span.unit && !settling ? { repetition: span.first } : {};
+  const estimateSec = settling ? 0 : span.unit ? Math.round(perm.estimateSec / perm.repetitions) : perm.estimateSec;
+  c.emit({ type: 'permutation-start', index: perm.index, total: plan.permutations.length, permutationId: perm.permutationId, axes: perm.axes, estimateSec, ...rep });
   if (c.resumed && c.toolMayRun) {
     // Its tool may still run on its disk: leave everything in place; cleanup retries the stop first.
     await teardown(perm, c, ctx);
@@ -544,8 +549,8 @@ async function runPermutation(perm: PermutationPlan, c: PermContext, span: RepSp
   let stored: ResultRecord[] = [];
   try {
     if (span.starts) await store.markRunning(perm.permutationId);
-    // an empty span (every repetition recorded before a kill) provisions nothing: it only settles
-    for (const step of span.first <= span.last ? perm.steps : []) {
+    // an empty span (a resume's first look at an interrupted permutation) provisions nothing
+    for (const step of settling ? [] : perm.steps) {
       if (c.signal.aborted) throw new Error('interrupted');
       if (step.step === 'workload') stored = await runWorkload(perm, c, target, ctx, span);
       else await runStep(step, perm, c, ctx);

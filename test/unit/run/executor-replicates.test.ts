@@ -115,6 +115,13 @@ describe('repeat: {count: 3, reprovision: true}', () => {
     killed.ledgerSent('p3', ds, { owned: ds.name });
     const o = host.add('datastore', ds.name);
     killed.ledgerCreated('p3', { ...ds, provider: 'esxi-shell', id: o.id, data: { owned: ds.name } });
+    // …and p1's unit of round 2 was under way: its disk exists (on a shared LUN, it would keep the next unit from formatting)
+    killed.markRunning('p1');
+    const disk = steps('p1')[1]!.creates!;
+    killed.ledgerIntent('p1', 'esxi-shell', disk, {});
+    killed.ledgerSent('p1', disk, { owned: disk.name });
+    const d = host.add('disk', disk.name);
+    killed.ledgerCreated('p1', { ...disk, provider: 'esxi-shell', id: d.id, data: { owned: disk.name } });
     const missing = ['p1', 'p2'].flatMap((p) => [1, 2, 3].map((r) => `${p}/${r}`)).filter((k) => !before.includes(k));
     const recordedBefore = recordedOrder(killed).length;
     killed.close();
@@ -127,6 +134,9 @@ describe('repeat: {count: 3, reprovision: true}', () => {
     // exactly the missing pairs, each once; nothing recorded before is redone
     expect(recordedOrder(store).slice(recordedBefore).sort()).toEqual(missing.sort());
     expect(creates(host, 'p1') + creates(host, 'p2')).toBe(missing.length);
+    // what the interrupted run left is removed before anything is provisioned again
+    const firstCreate = host.calls.findIndex((c) => c.startsWith('create '));
+    expect(host.calls.slice(0, firstCreate).sort()).toEqual([`destroy datastore ${owned('p3', 'ds')}`, `destroy disk ${owned('p1', 'disk')}`]);
     // p3: its leftover removed, nothing provisioned again
     expect(creates(host, 'p3')).toBe(0);
     expect(destroys(host, 'p3')).toBe(1);

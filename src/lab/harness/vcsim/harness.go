@@ -119,7 +119,7 @@ func (h *harness) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	name := method.Name
 
-	entry := &callEntry{Method: name, This: method.This.Type + ":" + method.This.Value, Start: nowMs(), Devices: deviceChanges(method)}
+	entry := &callEntry{Method: name, This: method.This.Type + ":" + method.This.Value, Start: nowMs(), Devices: deviceChanges(method), Datastore: datastoreName(method)}
 	if c, err := r.Cookie(soap.SessionCookieName); err == nil {
 		entry.Session = sessionTag(c.Value)
 	}
@@ -475,6 +475,8 @@ type callEntry struct {
 	Session string `json:"session,omitempty"`
 	// ReconfigVM_Task: each disk change as "add|remove|edit <file>" (calllog.go)
 	Devices []string `json:"devices,omitempty"`
+	// Create{Vmfs,Nas}Datastore, RemoveDatastore: the datastore's name (calllog.go)
+	Datastore string `json:"datastore,omitempty"`
 }
 
 const maxLogEntries = 200000
