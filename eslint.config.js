@@ -13,6 +13,7 @@ const LAYERS = [
   { files: ['src/providers/**/*.ts'], forbid: ['cli', 'run', 'plan', 'report'], why: 'a provider knows the contract (src/contract/), never the executor or the CLI' },
   { files: ['src/contract/**/*.ts'], forbid: ['cli', 'run', 'plan', 'results', 'report', 'providers', 'config'], why: 'src/contract/ is a leaf every layer may import' },
   { files: ['src/run/**/*.ts'], forbid: ['cli', 'report'], why: 'run/ is driven by the CLI, never the reverse' },
+  { files: ['src/stats/**/*.ts'], forbid: ['cli', 'run', 'plan', 'results', 'report', 'providers', 'config', 'contract', 'workloads'], why: 'src/stats/ is pure mathematics every layer may use' },
   { files: ['src/**/*.ts'], forbid: [], why: '' },
 ];
 /** Report renderers share wording through src/report/wording.ts, never through each other. */

@@ -1,6 +1,7 @@
 // The composition root's wiring: an inventory target becomes a step planner (pure), a provider
 // and a workload endpoint — each provider wires its own (ProviderModule.compose); this file hands it
 // the inventory's endpoints and secrets (ComposeContext), the only place they are revealed.
+import { randomInt } from 'node:crypto';
 import { BlockList, isIP } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
@@ -130,7 +131,9 @@ export function planRun(pb: Playbook, comps: Map<string, Composition>, runId: st
   const first = comps.values().next().value;
   if (!first) throw new UsageError(`playbook ${pb.name} names no target`);
   const targets = typeof pb.target === 'string' ? undefined : Object.fromEntries([...comps].map(([n, c]) => [n, planOptionsOf(c)]));
-  const plan = buildPlan(pb, pb.target, { runId, ...planOptionsOf(first), ...(targets ? { targets } : {}) });
+  // rounds in an order no one chose: a seed drawn now, recorded in the plan (resume keeps it)
+  const seed = pb.repeat.order === 'rounds' && pb.repeat.seed === null ? randomInt(2 ** 32) : undefined;
+  const plan = buildPlan(pb, pb.target, { runId, ...planOptionsOf(first), ...(targets ? { targets } : {}), ...(seed !== undefined ? { seed } : {}) });
   return overrides.length ? { ...plan, overrides: [...overrides] } : plan;
 }
 

@@ -402,6 +402,15 @@ export function collectDiagnostics(source: SourceDoc, schema: AnyZod, data: unkn
         );
         break;
       case 'invalid_union': {
+        // The value has the type of one form only (a mapping where a number or a mapping is
+        // allowed): that form's own issues, each at its key, say more than "invalid input".
+        const fitting = fittingBranch(issue);
+        if (fitting) {
+          const inner = collectDiagnostics(source, schema, data, fitting.map((i) => ({ ...i, path: [...issue.path, ...i.path] })), limit - out.length);
+          out.push(...inner.diagnostics);
+          more += inner.more;
+          break;
+        }
         const disc = (issue as { note?: string; discriminator?: string }).discriminator;
         const options = (issue as { options?: unknown[] }).options;
         if (got === undefined && !disc) {
@@ -431,6 +440,16 @@ export function collectDiagnostics(source: SourceDoc, schema: AnyZod, data: unkn
     }
   }
   return { diagnostics: out, more };
+}
+
+/**
+ * The one branch of a failed union whose issues are not "wrong type here" (invalid_type at the
+ * union's own position), or null when none or several are.
+ */
+function fittingBranch(issue: z.core.$ZodIssue): z.core.$ZodIssue[] | null {
+  const branches = (issue as { errors?: z.core.$ZodIssue[][] }).errors ?? [];
+  const fits = branches.filter((b) => b.length > 0 && !b.every((i) => i.code === 'invalid_type' && i.path.length === 0));
+  return fits.length === 1 ? fits[0]! : null;
 }
 
 /** Parse + validate a YAML document against a schema; ConfigError with every diagnostic on failure. */

@@ -66,7 +66,15 @@ export function applyOverrides(source: SourceDoc, overrides: readonly PlaybookOv
   if (!overrides.length) return;
   // a document that is not a mapping is refused by the schema at its line, as without --set
   if (!isMap(source.doc.contents)) return;
-  for (const o of overrides) source.doc.setIn(o.path, source.doc.createNode(o.value));
+  for (const o of overrides) {
+    const current = source.doc.get(o.path[0]!, true);
+    if (o.path.length === 1 && o.path[0] === 'repeat' && typeof o.value === 'number' && isMap(current)) {
+      // `--set repeat=N` over `repeat: {count: 3, reprovision: true}` changes the number, not
+      // what a repetition is: the unit, order and seed stay (a repeat-until-stable becomes N fixed)
+      for (const k of ['min', 'max', 'until']) current.delete(k);
+      current.set('count', source.doc.createNode(o.value));
+    } else source.doc.setIn(o.path, source.doc.createNode(o.value));
+  }
   source.overrides = overrides.map((o) => ({ path: o.path, argument: o.argument }));
 }
 

@@ -16,6 +16,9 @@ import { isVhdxBlockSize } from '../providers/hyperv/validate.ts';
 import { axisValues } from '../providers/index.ts';
 import { intIn, numberIn } from './fields.ts';
 import { parseSize } from './size.ts';
+import { repeatSchema } from './repeat.ts';
+
+export type { RepeatSpec } from './repeat.ts';
 
 // Every value some provider takes (src/providers/<name>/axes.ts, through the registry); which target
 // takes which is checked against the inventory (config/index.ts checkCompatibility, plan/check.ts).
@@ -180,7 +183,7 @@ export const playbookSchema = z
     settings: settingsSchema.optional(),
     include: z.array(axisMap).optional().describe('Extra permutations (a full set of axis values each)'),
     exclude: z.array(axisMap).optional().describe('Drop every permutation matching all of the given axis values'),
-    repeat: intIn(1, 1000, 'a number of repetitions').default(1).describe('Repetitions of each permutation'),
+    repeat: repeatSchema,
     order: z
       .strictObject({
         randomize: z.boolean().default(false),

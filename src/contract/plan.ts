@@ -10,6 +10,30 @@ export interface AxisDef {
   values: AxisValue[];
 }
 
+/**
+ * What a repetition is a sample of, and in which order repetitions run (the playbook's `repeat:`).
+ * Absent (a plan stored before it existed): within one provisioning, each permutation's
+ * repetitions back to back, `repetitions` of them.
+ */
+export interface Replication {
+  /** within-provisioning: every repetition on one provisioning; between-provisionings: each provisions anew */
+  unit: 'within-provisioning' | 'between-provisionings';
+  /** rounds: repetition k of every permutation before any k+1, each round in its own seeded order; permutation: back to back */
+  order: 'rounds' | 'permutation';
+  /** the seed of the round orders (plan/rounds.ts roundOrder); recorded so that a resume keeps the order */
+  seed: number;
+  /** repetitions every permutation gets */
+  min: number;
+  /** repetitions at most (PermutationPlan.repetitions) */
+  max: number;
+  /** repeat until the main metric's 95 % interval is within ±ciPct % of its mean, from min up to max */
+  until: { ciPct: number } | null;
+  /** the estimate's provisioning beyond one per permutation (reprovisioning), seconds; at max repetitions */
+  extraProvisionSec: number;
+  /** with until: the estimate if every permutation stops at min (totalEstimateSec is at max, the worst case) */
+  bestCaseSec?: number;
+}
+
 export interface PermutationPlan {
   /** 0-based position in run order */
   index: number;
@@ -18,6 +42,7 @@ export interface PermutationPlan {
   /** key into RunPlan.profiles */
   workload: string;
   steps: PlannedStep[];
+  /** repetitions at most (with repeat-until-stable, fewer may run: RunPlan.replication) */
   repetitions: number;
   estimateSec: number;
 }
@@ -59,6 +84,8 @@ export interface RunPlan {
   baseline: Record<string, string | number | boolean> | null;
   profiles: Record<string, WorkloadProfile>;
   permutations: PermutationPlan[];
+  /** the repetitions' unit and order (absent in plans stored before it was added: see Replication) */
+  replication?: Replication;
   totalEstimateSec: number;
   /** what the estimates assume beyond the playbook's timing (absent in plans stored before it was added) */
   estimateBasis?: EstimateBasis;

@@ -197,6 +197,8 @@ export interface HarnessCall {
   devices?: string[];
   /** held by hold(): the call waited (end 0 while it does), or its task ran until released (taskEnd) */
   held?: boolean;
+  /** Create{Vmfs,Nas}Datastore, RemoveDatastore: the datastore's name */
+  datastore?: string;
 }
 
 export interface VcsimHandle extends VcsimInfo {

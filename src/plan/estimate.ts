@@ -1,7 +1,8 @@
 // Duration estimate of a permutation: the workload's own time is exact (passes × runtime + ramp,
 // warm-up, intervals); the pre-fill is the test region at an assumed (or the playbook's
-// `settings.prefillMBps`) write throughput, once per permutation; provisioning is each provider's
-// rough figure (ProviderModule.estimateSec: per operation, eager zeroing scaled by size).
+// `settings.prefillMBps`) write throughput, once per provisioning; provisioning is each provider's
+// rough figure (ProviderModule.estimateSec: per operation, eager zeroing scaled by size), once per
+// permutation, or once per repetition when each repetition provisions anew (repeat.reprovision).
 import type { Axes } from '../contract/axis.ts';
 import type { RunPlan } from '../contract/plan.ts';
 import type { PlannedStep, ProviderName } from '../contract/provider.ts';
@@ -23,15 +24,24 @@ export function fillSec(profile: WorkloadProfile, steps: readonly PlannedStep[],
   return prefillSec(profile, workload.operation === 'diskspd' ? 'diskspd' : 'fio', fillMBps * 1e6);
 }
 
-export function estimatePermutationSec(profile: WorkloadProfile, repetitions: number, steps: PlannedStep[], axes: Axes, fillMBps = ASSUMED_FILL_MB_PER_SEC): number {
-  let sec = workloadSec(profile, repetitions) + fillSec(profile, steps, fillMBps);
+/** What provisioning a permutation costs once: its provider steps and the pre-fill of its new disk. */
+export function provisionSec(profile: WorkloadProfile, steps: PlannedStep[], axes: Axes, fillMBps = ASSUMED_FILL_MB_PER_SEC): number {
+  let sec = fillSec(profile, steps, fillMBps);
   const byProvider = new Map<ProviderName, PlannedStep[]>();
   for (const s of steps) {
     if (s.step === 'workload') continue;
     byProvider.set(s.provider, [...(byProvider.get(s.provider) ?? []), s]);
   }
   for (const [provider, own] of byProvider) sec += providerModule(provider).estimateSec(own, axes);
-  return Math.round(sec);
+  return sec;
+}
+
+/**
+ * A permutation's estimate: its repetitions' workload, and its provisioning once, or once per
+ * repetition when each repetition provisions anew (`reprovision`).
+ */
+export function estimatePermutationSec(profile: WorkloadProfile, repetitions: number, steps: PlannedStep[], axes: Axes, fillMBps = ASSUMED_FILL_MB_PER_SEC, reprovision = false): number {
+  return Math.round(workloadSec(profile, repetitions) + (reprovision ? repetitions : 1) * provisionSec(profile, steps, axes, fillMBps));
 }
 
 /**

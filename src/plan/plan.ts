@@ -5,14 +5,14 @@ import type { Playbook } from '../config/playbook.ts';
 import { matrixAxes } from '../config/playbook.ts';
 import type { Axes } from '../contract/axis.ts';
 import type { PlannedStep, ProviderName } from '../contract/provider.ts';
-import type { AxisDef, PermutationPlan, RunPlan, SerialisedResource } from '../contract/plan.ts';
+import type { AxisDef, PermutationPlan, Replication, RunPlan, SerialisedResource } from '../contract/plan.ts';
 import type { SharedResource } from '../contract/provider.ts';
 import { resolveWorkload } from '../workloads/custom.ts';
 import { rawTestTarget } from '../workloads/test-target.ts';
 import type { WorkloadProfile } from '../workloads/spec.ts';
 import { parseSize } from '../config/size.ts';
 import { ASSUMED_FILL_MB_PER_SEC } from '../workloads/prefill.ts';
-import { estimatePermutationSec } from './estimate.ts';
+import { estimatePermutationSec, provisionSec } from './estimate.ts';
 import { countPermutations, expandMatrix, MAX_PERMUTATIONS, shuffle } from './matrix.ts';
 import { ownedPrefix, permutationId } from './permutation.ts';
 
@@ -37,6 +37,8 @@ export interface TargetPlanOptions {
 
 export interface PlanOptions extends TargetPlanOptions {
   runId: string;
+  /** the round orders' seed when the playbook sets none (repeat.seed); the caller draws it */
+  seed?: number;
   /** for a playbook that lists targets: each one's options by name (the top-level ones are unused) */
   targets?: Record<string, TargetPlanOptions>;
 }
@@ -123,7 +125,7 @@ export function buildPlan(pb: Playbook, target: string | string[], opts: PlanOpt
         operation: t.workloadTool ?? 'fio',
         // in run order (CrystalDiskMark 5–8: every read, then every write), each after an unscored pass
         // when warmupPass; the test region pre-filled once first when prefill (workloads/prefill.ts)
-        arguments: { profile: workload, prefill: profile.prefill !== false, warmupPass: profile.warmupPass, tests: testIds.get(workload)!, repetitions: pb.repeat, ...(t.workloadTarget ?? {}) },
+        arguments: { profile: workload, prefill: profile.prefill !== false, warmupPass: profile.warmupPass, tests: testIds.get(workload)!, repetitions: pb.repeat.max, ...(t.workloadTarget ?? {}) },
         destructive: raw !== undefined,
         ...(raw !== undefined ? { destroys: [raw] } : {}),
       });
@@ -132,7 +134,8 @@ export function buildPlan(pb: Playbook, target: string | string[], opts: PlanOpt
     return step;
   };
   const fillMBps = pb.settings?.prefillMBps ?? ASSUMED_FILL_MB_PER_SEC;
-  let total = 0;
+  const { repeat } = pb;
+  const sums = { total: 0, best: 0, provision: 0 };
   const permutations: PermutationPlan[] = perms.map((a, index) => {
     const id = permutationId(a);
     const workload = String(a['workload.profile']);
@@ -140,10 +143,24 @@ export function buildPlan(pb: Playbook, target: string | string[], opts: PlanOpt
     const t = listed ? targetOpts(String(a.target)) : opts;
     const steps = t.planSteps ? t.planSteps(a, { prefix: ownedPrefix(opts.runId, id) }) : [];
     steps.push(workloadStep(workload, listed ? String(a.target) : '', t));
-    const estimateSec = estimatePermutationSec(profile, pb.repeat, steps, a, fillMBps);
-    total += estimateSec;
-    return { index, permutationId: id, axes: a, workload, steps, repetitions: pb.repeat, estimateSec };
+    // the worst case: every permutation runs to max (repeat-until-stable may stop at min)
+    const estimateSec = estimatePermutationSec(profile, repeat.max, steps, a, fillMBps, repeat.reprovision);
+    sums.total += estimateSec;
+    sums.best += estimatePermutationSec(profile, repeat.min, steps, a, fillMBps, repeat.reprovision);
+    if (repeat.reprovision) sums.provision += (repeat.max - 1) * provisionSec(profile, steps, a, fillMBps);
+    return { index, permutationId: id, axes: a, workload, steps, repetitions: repeat.max, estimateSec };
   });
+  const replication: Replication = {
+    unit: repeat.reprovision ? 'between-provisionings' : 'within-provisioning',
+    order: repeat.order,
+    seed: repeat.seed ?? opts.seed ?? 0,
+    min: repeat.min,
+    max: repeat.max,
+    until: repeat.until,
+    extraProvisionSec: Math.round(sums.provision),
+    ...(repeat.until ? { bestCaseSec: sums.best } : {}),
+  };
+  const total = sums.total;
   return {
     version: 1,
     runId: opts.runId,
@@ -155,6 +172,7 @@ export function buildPlan(pb: Playbook, target: string | string[], opts: PlanOpt
     baseline: pb.baseline ?? null,
     profiles,
     permutations,
+    replication,
     totalEstimateSec: total,
     estimateBasis: { prefillMBps: fillMBps, prefillMBpsFrom: pb.settings?.prefillMBps !== undefined ? 'settings.prefillMBps' : 'assumed' },
   };

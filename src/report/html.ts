@@ -12,6 +12,7 @@ import {
   shortAxisNames,
   methodLine,
   rankCell,
+  repeatUntilLine,
   replicationLine,
   truncationNote,
   VERDICT_TEXT,
@@ -278,6 +279,7 @@ export function renderHtml(report: Report): string {
   facts.push(
     methodLine(report),
     replicationLine(report),
+    ...[repeatUntilLine(report)].flatMap((l) => (l === null ? [] : [l])),
     `Numbers: ${SIGNIFICANT_DIGITS} significant digits (MB/s = 10⁶ bytes/s, as CrystalDiskMark); latency ${LATENCY_SPAN}, in µs below 1 ms, else ms`,
   );
 

@@ -18,6 +18,7 @@ import {
   shortAxisNames,
   methodLine,
   rankCell,
+  repeatUntilLine,
   replicationLine,
   truncationNote,
   VERDICT_TEXT,
@@ -151,6 +152,7 @@ export function renderMarkdown(report: Report): string {
     `Verdicts (each test's main metric against the baseline): ${v.faster} faster, ${v.slower} slower, ${v['within-noise']} within noise, ${v['insufficient-data']} insufficient data`,
     methodLine(report),
     replicationLine(report),
+    ...[repeatUntilLine(report)].flatMap((l) => (l === null ? [] : [mdCell(l)])),
     `Numbers: 4 significant digits (MB/s = 10⁶ bytes/s, as CrystalDiskMark); latency ${LATENCY_SPAN}, in µs below 1 ms, else ms`,
   );
   out.push('', '## Run', '', ...facts.map((f) => `- ${f}`));

@@ -51,6 +51,10 @@ export interface RunInfo {
   replication?: 'within-provisioning' | 'between-provisionings' | 'mixed' | 'unknown';
   /** several sources in one report: each run's replication unit by its run id (imports: unknown) */
   replicationOf?: Record<string, 'within-provisioning' | 'between-provisionings' | 'mixed' | 'unknown'>;
+  /** the repetitions ran in rounds (each on its own provisioning), each round in an order drawn from this seed */
+  rounds?: { seed: number };
+  /** repeat-until-stable as the run was asked: the report says which permutations reached it */
+  repeatUntil?: { ciPct: number; min: number; max: number };
 }
 
 export type MetricKey = 'bytesPerSecond' | 'iops' | 'latencyMeanUs' | 'latencyP99Us' | 'cpuPercent';

@@ -3,6 +3,7 @@
 // shows, the overview grid and the one-line answer per axis value. Renderers import this, never
 // each other.
 import { blockSizeLabel, type TestIdentity } from '../results/record.ts';
+import { halfWidthPctOf } from '../results/stability.ts';
 import type { AxisValue } from '../contract/axis.ts';
 import { METRICS, SOURCE_AXIS, type ComparisonRow, type MetricKey, type PermutationInfo, type Report, type TestRow, type TestSection } from './model.ts';
 import { formatDelta, formatPct, formatValue, TOO_NOISY, deltaTooNoisy } from './numbers.ts';
@@ -202,10 +203,44 @@ export function methodLine(report: Report): string {
 /** What the repetitions are samples of: the replication unit the intervals describe. */
 export function replicationLine(report: Report): string {
   const unit = report.info.replication;
-  if (unit === 'between-provisionings') return 'Replication unit: the provisioning (each repetition on freshly provisioned objects): intervals include between-provisioning variance';
+  const rounds = report.info.rounds;
+  const order = rounds ? `; in rounds (repetition k of every permutation before any k+1), each round in a random order from seed ${rounds.seed}` : '';
+  if (unit === 'between-provisionings') return `Replication unit: the provisioning (each repetition on freshly provisioned objects): intervals include between-provisioning variance${order}`;
   if (unit === 'mixed') return 'Replication unit: mixed (some sources repeat within one provisioning, some across provisionings): read each interval with its source';
   if (unit === 'unknown') return 'Replication unit: not stated by the sources (imported results): intervals describe what was repeated, which may be one provisioning';
   return 'Replication unit: the run within one provisioning (repetitions back to back on the same datastore and disk): intervals describe run-to-run noise only, not between-provisioning variance';
+}
+
+/** How many labels a line lists before it says how many more there are. */
+const LISTED = 10;
+
+/**
+ * Repeat until stable (the run's repeat.until): which permutations reached the asked interval
+ * and which did not, by the same rule the run stopped on (results/stability.ts); null otherwise.
+ */
+export function repeatUntilLine(report: Report): string | null {
+  const u = report.info.repeatUntil;
+  if (!u) return null;
+  // per permutation: the widest main-metric interval over its tests, and its repetitions
+  const perms = new Map<string, { label: string; n: number; pct: number | null }>();
+  for (const s of report.tests) {
+    for (const r of s.rows) {
+      const c = r.cells[s.primaryMetric]?.summary;
+      if (!c) continue;
+      const pct = halfWidthPctOf(c.n, c.mean, c.stddev);
+      const p = perms.get(r.permutationId) ?? { label: r.label, n: 0, pct: 0 };
+      p.n = Math.max(p.n, c.n);
+      p.pct = pct === null || p.pct === null ? null : Math.max(p.pct, pct);
+      perms.set(r.permutationId, p);
+    }
+  }
+  const all = [...perms.values()];
+  const reached = all.filter((p) => p.pct !== null && p.pct <= u.ciPct);
+  const not = all.filter((p) => !reached.includes(p));
+  const list = (ps: typeof all) => ps.slice(0, LISTED).map((p) => `${p.label} (n = ${p.n}, ±${p.pct === null ? '?' : p.pct.toFixed(1)} %)`).join('; ') + (ps.length > LISTED ? `; and ${ps.length - LISTED} more` : '');
+  const head = `Repeat until stable: until the main metric's 95 % interval is within ±${u.ciPct} % of its mean, ${u.min}–${u.max} repetitions`;
+  const yes = reached.length ? `reached by ${reached.length} of ${all.length}: ${list(reached)}` : `reached by none of ${all.length}`;
+  return `${head}; ${yes}${not.length ? `; not reached: ${list(not)}` : ''}`;
 }
 
 /** Welch's p as a table shows it: the raw p, and the adjusted one when the family changed it. */

@@ -9,7 +9,7 @@
 // synchronous=FULL; PostgreSQL: the statement or transaction committed), so the executor's
 // `await store.ledgerIntent(…)` before `provider.apply` keeps "an intent is durable before the
 // create is sent" (docs/architecture.md, "The ledger").
-import type { RunPlan } from '../contract/plan.ts';
+import type { Replication, RunPlan } from '../contract/plan.ts';
 import type { CreatedObject, OwnedObjectRef, ProviderName } from '../contract/provider.ts';
 import { StoreLost } from '../errors.ts';
 import type { ResultRecord } from './record.ts';
@@ -110,6 +110,8 @@ export interface RunMeta {
   teardown?: { retries?: number; stepSec?: number };
   /** what `run --resume` must find unchanged: the playbook's SHA-256 and the inventory's measurement facts (cli/compose.ts) */
   config?: { playbookSha256: string; facts: Record<string, string> };
+  /** what a repetition is a sample of and the order they ran in (the plan's replication; absent before it existed: within one provisioning) */
+  replication?: Pick<Replication, 'unit' | 'order' | 'seed' | 'min' | 'max' | 'until'>;
 }
 
 /** How many permutations are in each state (status, `status --watch`). */
@@ -207,6 +209,20 @@ export interface StoredRunInfo {
   environment?: Record<string, string>;
   insecureEndpoints?: string[];
   failures?: Array<{ permutationId: string; axes: Record<string, unknown>; reason: string }>;
+  replication?: 'within-provisioning' | 'between-provisionings';
+  /** repetitions in rounds, each round in an order drawn from this seed */
+  rounds?: { seed: number };
+  repeatUntil?: { ciPct: number; min: number; max: number };
+}
+
+/** What the report says of the run's repetitions, from its meta (RunMeta.replication). */
+function replicationInfo(r: RunMeta['replication']): Pick<StoredRunInfo, 'replication' | 'rounds' | 'repeatUntil'> {
+  if (!r) return {};
+  return {
+    replication: r.unit,
+    ...(r.unit === 'between-provisionings' && r.order === 'rounds' ? { rounds: { seed: r.seed } } : {}),
+    ...(r.until ? { repeatUntil: { ciPct: r.until.ciPct, min: r.min, max: r.max } } : {}),
+  };
 }
 
 export function runInfoOf(meta: RunMeta, baseline: RunPlan['baseline'], permutations: readonly PermutationRow[]): StoredRunInfo {
@@ -220,6 +236,7 @@ export function runInfoOf(meta: RunMeta, baseline: RunPlan['baseline'], permutat
     ...(meta.environment ? { environment: meta.environment } : {}),
     insecureEndpoints: meta.insecureEndpoints,
     failures: permutations.filter((p) => p.status === 'failed').map((p) => ({ permutationId: p.permutationId, axes: p.axes, reason: p.reason ?? 'unknown' })),
+    ...replicationInfo(meta.replication),
   };
 }
 

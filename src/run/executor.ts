@@ -5,7 +5,7 @@
 // cleans up and redoes a half-done one. The function always returns the state it reached.
 import { redact } from '../config/secrets.ts';
 import { errorLongForm, errorMessage, InternalError, UnsafeOperation } from '../errors.ts';
-import type { PermutationPlan, RunPlan } from '../contract/plan.ts';
+import type { PermutationPlan, Replication, RunPlan } from '../contract/plan.ts';
 import { storeRaw } from '../results/raw.ts';
 import type { ResultRecord } from '../results/record.ts';
 import { isStoreLost, type RunStore } from '../results/port.ts';
@@ -21,6 +21,8 @@ import type { WorkloadProfile, WorkloadTest } from '../workloads/spec.ts';
 import type { ProgressEvent } from './progress.ts';
 import { ResourceLocks } from './resource-locks.ts';
 import { remainingEstimate } from '../plan/estimate.ts';
+import { replicationOf } from '../plan/rounds.ts';
+import { lastUnit, needsMore, runUnits, type UnitState } from './unit-schedule.ts';
 import type { CreatedObject, MeasuredTarget, PlannedStep, Provider, ProviderContext, WorkloadEndpoint } from '../contract/provider.ts';
 import type { HostMetrics } from '../contract/host-metrics.ts';
 import type { HostProcessStop } from '../contract/host-process.ts';
@@ -177,64 +179,118 @@ export async function executeRun(given: ExecuteOptions): Promise<RunSummary> {
   // each permutation holds the keys its target shares from its first step to its teardown.
   const locks = new ResourceLocks();
   const sharedWhat = new Map((plan.serialised ?? []).map((s) => [s.key, s.what]));
+  const replication = replicationOf(plan);
 
-  /** One target's permutations in plan order, one at a time: one operation at a time per VM. */
-  const runGroup = async (g: Group): Promise<void> => {
-    const { perms, endpoints, guest, dropGuest, toolMayRun } = g;
-    const last = perms[perms.length - 1];
-    let lastWaitedFor = '';
+  /** What became of one span of a permutation (RepSpan). */
+  type SpanOutcome = 'ok' | 'failed' | 'pending' | 'stop';
+  /** One span of a permutation under its target's shared keys, its outcome said and acted on (fatal, --fail-fast). */
+  const runSpan = async (g: Group, perm: PermutationPlan, span: RepSpan, keepObjects: boolean): Promise<SpanOutcome> => {
+    const row = statuses.get(perm.permutationId);
+    const release = await locks.acquire(g.keys, g.name, (key, heldBy) => {
+      if (heldBy === g.lastWaitedFor) return; // said once per other target, not before each permutation
+      g.lastWaitedFor = heldBy;
+      emit({ type: 'message', level: 'info', text: `waits for ${heldBy} to finish its permutation (both use ${sharedWhat.get(key) ?? key})`, permutationId: perm.permutationId });
+    });
+    let outcome: Awaited<ReturnType<typeof runPermutation>>;
     try {
-      for (const perm of perms) {
-        if (stopped) break;
-        const row = statuses.get(perm.permutationId);
-        if (row?.status === 'done') {
-          summary.skipped++;
-          continue;
-        }
-        if (opts.signal.aborted) {
-          summary.pending++;
-          continue;
-        }
-        const release = await locks.acquire(g.keys, g.name, (key, heldBy) => {
-          if (heldBy === lastWaitedFor) return; // said once per other target, not before each permutation
-          lastWaitedFor = heldBy;
-          emit({ type: 'message', level: 'info', text: `waits for ${heldBy} to finish its permutation (both use ${sharedWhat.get(key) ?? key})`, permutationId: perm.permutationId });
-        });
-        let outcome: Awaited<ReturnType<typeof runPermutation>>;
-        try {
-          if (stopped) break;
-          if (opts.signal.aborted) {
-            summary.pending++;
-            continue;
-          }
-          const resumed = row?.status === 'running' || row?.status === 'failed';
-          // a tool the interrupted run left may still write to a resumed permutation's disk
-          const c: PermContext = { ...opts, ...endpoints, confirmation, emit, guest, dropGuest, keepObjects: Boolean(opts.keep && perm === last), owner: toolOwner(plan.runId, g.name), resumed, toolMayRun: resumed ? toolMayRun : undefined };
-          outcome = await runPermutation(perm, c);
-        } finally {
-          release();
-        }
-        const ok = outcome === true;
-        if (typeof outcome === 'object') {
-          // Nothing more can be recorded: stop; what was committed stays, resume continues later.
-          summary.fatal ??= outcome.fatal;
-          summary.failed++;
-          if (!stopped) emit({ type: 'message', level: 'error', permutationId: perm.permutationId, text: `stopping: the run directory cannot be written (${outcome.fatal}); records committed so far are kept` });
-          stopped = true;
-          break;
-        }
-        if (ok) summary.done++;
-        else if (opts.signal.aborted) summary.pending++;
-        else summary.failed++;
-        if (!ok && opts.failFast && !opts.signal.aborted) {
-          if (!stopped) emit({ type: 'message', level: 'warn', permutationId: perm.permutationId, text: 'stopping after the first failure (--fail-fast)' });
-          stopped = true;
-          break;
-        }
+      if (stopped) return 'stop';
+      if (opts.signal.aborted) return 'pending';
+      // left running or failed by an earlier process: what it left is torn down first
+      const resumed = span.starts && (row?.status === 'running' || row?.status === 'failed');
+      // a tool the interrupted run left may still write to a resumed permutation's disk
+      const c: PermContext = { ...opts, ...g.endpoints, confirmation, emit, guest: g.guest, dropGuest: g.dropGuest, keepObjects, owner: toolOwner(plan.runId, g.name), resumed, toolMayRun: resumed ? g.toolMayRun : undefined };
+      outcome = await runPermutation(perm, c, span);
+    } finally {
+      release();
+    }
+    if (typeof outcome === 'object') {
+      // Nothing more can be recorded: stop; what was committed stays, resume continues later.
+      summary.fatal ??= outcome.fatal;
+      summary.failed++;
+      if (!stopped) emit({ type: 'message', level: 'error', permutationId: perm.permutationId, text: `stopping: the run directory cannot be written (${outcome.fatal}); records committed so far are kept` });
+      stopped = true;
+      return 'stop';
+    }
+    if (outcome) return 'ok';
+    if (opts.signal.aborted) return 'pending';
+    summary.failed++;
+    if (opts.failFast) {
+      if (!stopped) emit({ type: 'message', level: 'warn', permutationId: perm.permutationId, text: 'stopping after the first failure (--fail-fast)' });
+      stopped = true;
+    }
+    return 'failed';
+  };
+
+  /** Within one provisioning: each permutation in plan order, all its repetitions on one provisioning. */
+  const runPermutations = async (g: Group): Promise<void> => {
+    const last = g.perms[g.perms.length - 1];
+    const until = replication.until;
+    const span: RepSpan = {
+      first: 1,
+      last: replication.max,
+      starts: true,
+      finishes: () => true,
+      ...(until ? { enough: (stored: readonly ResultRecord[]) => !needsMore({ recorded: new Set(stored.map((r) => r.repetition)).size, records: [...stored] }, replication) } : {}),
+    };
+    for (const perm of g.perms) {
+      if (stopped || opts.signal.aborted) break;
+      if (statuses.get(perm.permutationId)?.status === 'done') {
+        summary.skipped++;
+        continue;
       }
+      const r = await runSpan(g, perm, span, Boolean(opts.keep && perm === last));
+      if (r === 'ok') summary.done++;
+      if (r === 'stop' || stopped) break;
+    }
+  };
+
+  /** One target's permutations, one at a time (one operation at a time per VM), by the plan's replication. */
+  const runGroup = async (g: Group): Promise<void> => {
+    try {
+      if (replication.unit === 'between-provisionings') await runProvisionings(g);
+      else await runPermutations(g);
     } finally {
       await g.releaseGuest();
     }
+  };
+
+  /** Each repetition on a provisioning of its own, in the plan's order (run/unit-schedule.ts). */
+  const runProvisionings = async (g: Group): Promise<void> => {
+    const states = await unitStates(g.perms, statuses, replication, store);
+    const state = (p: PermutationPlan) => states.get(p.permutationId)!;
+    const keep = opts.keep ? lastUnit(replication, g.perms) : undefined;
+    for (const perm of g.perms) {
+      const st = state(perm);
+      const status = statuses.get(perm.permutationId)?.status;
+      if (status === 'done') summary.skipped++;
+      else if ((status === 'running' || status === 'failed') && !stopped && !opts.signal.aborted) {
+        // Left by an interrupted run: what it left is torn down before any unit provisions (its
+        // datastore may hold the LUN the next one formats), and it is done if nothing is missing.
+        st.started = true;
+        const r = await runSpan(g, perm, { first: st.recorded + 1, last: st.recorded, starts: true, unit: true, finishes: () => !needsMore(st, replication) }, false);
+        st.finished = r === 'failed' || (r === 'ok' && !needsMore(st, replication));
+        if (r === 'ok' && st.finished) summary.done++;
+      }
+    }
+    await runUnits({
+      replication,
+      perms: g.perms,
+      state,
+      stopped: () => stopped || opts.signal.aborted,
+      runUnit: async (perm, rep) => {
+        const st = state(perm);
+        const starts = !st.started;
+        st.started = true;
+        const span: RepSpan = { first: rep, last: rep, starts, unit: true, finishes: (stored) => ((st.recorded = rep), replication.until && st.records.push(...stored), !needsMore(st, replication)) };
+        const r = await runSpan(g, perm, span, Boolean(keep === perm && rep === replication.max));
+        if (r === 'ok' && !needsMore(st, replication)) {
+          st.finished = true;
+          summary.done++;
+        }
+        if (r === 'failed') st.finished = true;
+        return r === 'stop' || stopped ? 'stop' : 'go';
+      },
+    });
   };
 
   const left = remainingEstimate(plan, (id) => statuses.get(id)?.status === 'done');
@@ -288,6 +344,29 @@ export async function executeRun(given: ExecuteOptions): Promise<RunSummary> {
   return summary;
 }
 
+/** A permutation's units as the executor tracks them: the schedule's state, and whether this process started it. */
+type RunUnitState = UnitState & { started: boolean };
+
+/**
+ * Each permutation's units so far: done ones finished; the others with the repetitions the store
+ * holds (a resume keeps them: each is a whole sample of its own provisioning), and, to decide
+ * repeat-until-stable, their records.
+ */
+async function unitStates(perms: readonly PermutationPlan[], statuses: ReadonlyMap<string, { status: string; completedRepetitions: number }>, r: Replication, store: RunStore): Promise<Map<string, RunUnitState>> {
+  const out = new Map<string, RunUnitState>();
+  for (const p of perms) {
+    const row = statuses.get(p.permutationId);
+    out.set(p.permutationId, { recorded: row?.completedRepetitions ?? 0, records: [], finished: row?.status === 'done', started: false });
+  }
+  if (r.until && [...out.values()].some((s) => !s.finished && s.recorded > 0)) {
+    await store.eachRecord((rec) => {
+      const s = out.get(rec.permutationId);
+      if (s && !s.finished) s.records.push(rec);
+    });
+  }
+  return out;
+}
+
 /** One target's permutations and its (lazily connected, reconnectable) workload runner. */
 interface Group {
   /** the target's name */
@@ -303,6 +382,8 @@ interface Group {
   releaseGuest: () => Promise<void>;
   /** set when the leftovers of an interrupted run could not be confirmed stopped: why */
   toolMayRun?: string;
+  /** the target this group last said it waits for (said once per other target) */
+  lastWaitedFor?: string;
 }
 
 function newGroup(name: string, keys: string[], perms: PermutationPlan[], endpoints: TargetEndpoints, kept?: GuestConnections): Group {
@@ -412,7 +493,24 @@ interface PermContext extends ExecuteOptions {
   toolMayRun?: string | undefined;
 }
 
-async function runPermutation(perm: PermutationPlan, c: PermContext): Promise<boolean | { fatal: string }> {
+/**
+ * Which repetitions one call of runPermutation runs on its provisioning: all of them (within one
+ * provisioning: first 1, last max), or one (each repetition provisions anew: first = last).
+ */
+interface RepSpan {
+  first: number;
+  last: number;
+  /** after each repetition: enough of them (repeat-until-stable within one provisioning) */
+  enough?: (stored: readonly ResultRecord[]) => boolean;
+  /** after the span succeeded: whether the permutation is done (marked so), given what it recorded */
+  finishes: (stored: readonly ResultRecord[]) => boolean;
+  /** the permutation's first span in this process: marked running (one attempt more) */
+  starts: boolean;
+  /** set when the span is one repetition of several provisionings (progress events name it) */
+  unit?: boolean;
+}
+
+async function runPermutation(perm: PermutationPlan, c: PermContext, span: RepSpan): Promise<boolean | { fatal: string }> {
   const { store, plan } = c;
   const ctx: ProviderContext = {
     runId: plan.runId,
@@ -435,7 +533,11 @@ async function runPermutation(perm: PermutationPlan, c: PermContext): Promise<bo
     void record(() => store.appendJournal(perm.permutationId, 'measure', 'found', t));
     c.emit({ type: 'message', level: 'info', text: `${perm.permutationId}: measuring ${t.device} (${t.identity}${t.filesystem === 'raw' ? `, raw: ${t.path}` : `, ${t.filesystem}: ${t.path}`})` });
   };
-  c.emit({ type: 'permutation-start', index: perm.index, total: plan.permutations.length, permutationId: perm.permutationId, axes: perm.axes, estimateSec: perm.estimateSec });
+  // a unit names its repetition; an empty span (a resume's teardown of what was left) none
+  const settling = span.first > span.last;
+  const rep = span.unit && !settling ? { repetition: span.first } : {};
+  const estimateSec = settling ? 0 : span.unit ? Math.round(perm.estimateSec / perm.repetitions) : perm.estimateSec;
+  c.emit({ type: 'permutation-start', index: perm.index, total: plan.permutations.length, permutationId: perm.permutationId, axes: perm.axes, estimateSec, ...rep });
   try {
     // before anything of it is sent, a takeover's teardown included: the plan the run was confirmed for
     checkPermutationConfirmed(plan, perm, c.confirmation);
@@ -451,18 +553,21 @@ async function runPermutation(perm: PermutationPlan, c: PermContext): Promise<bo
     return false;
   }
   if (c.resumed) {
-    // A half-done permutation: remove what it left behind, forget its partial results, redo it.
+    // A half-done permutation: remove what it left behind, forget the results of the provisioning
+    // it was on, redo from there (repetitions on provisionings of their own are whole samples: kept).
     await teardown(perm, c, ctx);
-    const dropped = await store.discardRepetitionsAfter(perm.permutationId, 0);
-    await store.appendJournal(perm.permutationId, 'permutation', 'redo', { discardedRecords: dropped });
+    const dropped = await store.discardRepetitionsAfter(perm.permutationId, span.first - 1);
+    await store.appendJournal(perm.permutationId, 'permutation', 'redo', { discardedRecords: dropped, ...(span.first > 1 ? { keptRepetitions: span.first - 1 } : {}) });
   }
   let failure: string | null = null;
   let fatal: string | null = null;
+  let stored: ResultRecord[] = [];
   try {
-    await store.markRunning(perm.permutationId);
-    for (const step of perm.steps) {
+    if (span.starts) await store.markRunning(perm.permutationId);
+    // an empty span (a resume's first look at an interrupted permutation) provisions nothing
+    for (const step of settling ? [] : perm.steps) {
       if (c.signal.aborted) throw new Error('interrupted');
-      if (step.step === 'workload') await runWorkload(perm, c, target, ctx);
+      if (step.step === 'workload') stored = await runWorkload(perm, c, target, ctx, span);
       else await runStep(step, perm, c, ctx);
     }
   } catch (err) {
@@ -479,12 +584,12 @@ async function runPermutation(perm: PermutationPlan, c: PermContext): Promise<bo
   }
   if (failure === null) {
     try {
-      await store.markFinished(perm.permutationId, 'done', null);
+      if (span.finishes(stored)) await store.markFinished(perm.permutationId, 'done', null);
     } catch (err) {
       if (!isStoreLost(err)) throw err;
       return { fatal: redact(errorMessage(err)) };
     }
-    c.emit({ type: 'permutation-end', permutationId: perm.permutationId, status: 'done' });
+    c.emit({ type: 'permutation-end', permutationId: perm.permutationId, status: 'done', ...rep });
     return true;
   }
   if (c.signal.aborted) {
@@ -498,7 +603,7 @@ async function runPermutation(perm: PermutationPlan, c: PermContext): Promise<bo
     if (!isStoreLost(err)) throw err;
     fatal ??= redact(errorMessage(err));
   }
-  c.emit({ type: 'permutation-end', permutationId: perm.permutationId, status: 'failed', reason: failure });
+  c.emit({ type: 'permutation-end', permutationId: perm.permutationId, status: 'failed', reason: failure, ...rep });
   return fatal ? { fatal } : false;
 }
 
@@ -732,7 +837,7 @@ function startsUnwritten(fill: PrefillOutcome | null, profile: WorkloadProfile, 
   return !fill?.filled && !profile.warmupPass && rep === 1 && index === 0 && test.readPercent < 100;
 }
 
-async function runWorkload(perm: PermutationPlan, c: PermContext, target: MeasuredTarget | undefined, hostCtx: ProviderContext): Promise<void> {
+async function runWorkload(perm: PermutationPlan, c: PermContext, target: MeasuredTarget | undefined, hostCtx: ProviderContext, span: RepSpan): Promise<ResultRecord[]> {
   const profile = c.plan.profiles[perm.workload];
   if (!profile) throw new InternalError(`plan has no profile "${perm.workload}"`);
   // the disk the provider attached, found in the guest by a step: never a path in its place
@@ -764,7 +869,9 @@ async function runWorkload(perm: PermutationPlan, c: PermContext, target: Measur
   const observer = observeHost?.(created, hostCtx) ?? null;
   // what the host saw of each test of the repetition, settling while the next test runs
   const hostPending: Array<Promise<void>> = [];
-  for (let rep = 1; rep <= perm.repetitions; rep++) {
+  // what this span recorded (repeat-until-stable decides on it)
+  const stored: ResultRecord[] = [];
+  for (let rep = span.first; rep <= span.last; rep++) {
     const records: ResultRecord[] = [];
     for (const [i, test] of profile.tests.entries()) {
       if (c.signal.aborted) throw new Error('interrupted');
@@ -874,5 +981,8 @@ async function runWorkload(perm: PermutationPlan, c: PermContext, target: Measur
     }
     await Promise.all(hostPending.splice(0));
     await c.store.addRepetition(perm.permutationId, rep, records);
+    stored.push(...records);
+    if (span.enough?.(stored)) break;
   }
+  return stored;
 }

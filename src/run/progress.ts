@@ -21,12 +21,21 @@ export type ProgressEvent =
       /** the sum of the estimates of what is left, when targets run in parallel (then more than estimateSec) */
       workSec?: number;
     }
-  | { type: 'permutation-start'; index: number; total: number; permutationId: string; axes: Axes; estimateSec: number }
+  | {
+      type: 'permutation-start';
+      index: number;
+      total: number;
+      permutationId: string;
+      axes: Axes;
+      estimateSec: number;
+      /** set when each repetition provisions anew: this start is of that repetition (and its own provisioning) */
+      repetition?: number;
+    }
   | { type: 'step'; permutationId: string; step: string; operation: string }
   | { type: 'step-end'; permutationId: string; step: string; durationMs: number }
   | { type: 'result'; permutationId: string; repetition: number; testId: string; iops: number | null; bytesPerSecond: number | null }
   | { type: 'failure'; permutationId: string; axes: Axes; reason: string; /** the long form (a failed command's whole story) for log.jsonl; the terminal shows `reason` */ detail?: string }
-  | { type: 'permutation-end'; permutationId: string; status: 'done' | 'failed'; reason?: string }
+  | { type: 'permutation-end'; permutationId: string; status: 'done' | 'failed'; reason?: string; /** as in permutation-start: the end of that repetition */ repetition?: number }
   | { type: 'message'; level: 'info' | 'warn' | 'error'; text: string; fields?: Record<string, unknown>; /** the permutation it is about (its target leads the line) */ permutationId?: string }
   | { type: 'run-end'; summary: { done: number; failed: number; skipped: number; pending: number; interrupted: boolean; leftovers: number | null } };
 
@@ -116,7 +125,7 @@ export function createProgressView(stream: NodeJS.WriteStream, opts: { live: boo
         case 'permutation-start': {
           index = e.index;
           if (e.axes.target !== undefined) targetOf.set(e.permutationId, String(e.axes.target));
-          const label = `${who(e.permutationId)}${visible(e.permutationId)} ${axesLabel(e.axes, { withoutTarget: targetOf.has(e.permutationId) })}`;
+          const label = `${who(e.permutationId)}${visible(e.permutationId)} ${axesLabel(e.axes, { withoutTarget: targetOf.has(e.permutationId) })}${e.repetition !== undefined ? ` (repetition ${e.repetition}, provisioned anew)` : ''}`;
           running.set(e.permutationId, { label, step: '', started: Date.now(), estimateSec: e.estimateSec });
           shown = { label, step: '' };
           if (!opts.live) line(`[${e.index + 1}/${e.total}] ${label} (elapsed ${fmtDuration((Date.now() - started) / 1000)}, ETA ${fmtDuration(eta())}, failures ${failures})`);

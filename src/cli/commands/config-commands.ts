@@ -7,12 +7,13 @@ import { inventorySchema } from '../../config/inventory.ts';
 import { playbookSchema } from '../../config/playbook.ts';
 import { ConfigError, UsageError, type Diagnostic } from '../../errors.ts';
 import { checkPlaybookAgainst } from '../../plan/check.ts';
-import type { RunPlan } from '../../contract/plan.ts';
+import type { Replication, RunPlan } from '../../contract/plan.ts';
 import { formatBytes } from '../../input/read-input.ts';
 import type { WorkloadProfile } from '../../workloads/spec.ts';
 import { newRunId } from '../../plan/permutation.ts';
 import { axesLabel } from '../../run/progress.ts';
 import { fillSec, remainingEstimate } from '../../plan/estimate.ts';
+import { replicationOf } from '../../plan/rounds.ts';
 import { visible } from '../../text/visible.ts';
 import { composeTargets, planRun } from '../compose.ts';
 import { overrideTexts, parseSetArguments } from '../../config/overrides.ts';
@@ -37,7 +38,7 @@ export function planFor(playbookFile: string, inventoryFile: string, runId = 'rp
 /** commander: a repeatable option collects its values. */
 export const collect = (value: string, previous: string[] = []): string[] => [...previous, value];
 
-export const SET_HELP = 'override a playbook value, repeatable: target, repeat, settings.<name>, timeouts.<name> (e.g. --set settings.fileSize=16m --set target=lab-vcenter); checked like the file\'s own value';
+export const SET_HELP = 'override a playbook value, repeatable: target, repeat (a number: the file\'s reprovision and order stay), settings.<name>, timeouts.<name> (e.g. --set settings.fileSize=16m --set target=lab-vcenter); checked like the file\'s own value';
 
 function fmtSec(s: number): string {
   const h = Math.floor(s / 3600);
@@ -56,7 +57,7 @@ function profileTiming(name: string, profile: WorkloadProfile, plan: RunPlan): s
   if (profile.prefill !== false) {
     const basis = plan.estimateBasis;
     const perm = plan.permutations.find((p) => p.workload === name);
-    fill = `pre-fill ${formatBytes(profile.fileSizeBytes)} once per permutation`;
+    fill = `pre-fill ${formatBytes(profile.fileSizeBytes)} once per ${plan.replication?.unit === 'between-provisionings' ? 'repetition (each on a new provisioning)' : 'permutation'}`;
     if (basis && perm) {
       const from = basis.prefillMBpsFrom === 'assumed' ? 'assumed; settings.prefillMBps sets it' : 'settings.prefillMBps';
       const sec = fillSec(profile, perm.steps, basis.prefillMBps);
@@ -86,11 +87,25 @@ export function scheduleLines(plan: Pick<RunPlan, 'targets' | 'serialised'>): st
   return lines;
 }
 
+/** What a repetition is, how many, in which order, and what reprovisioning adds (RunPlan.replication). */
+export function repetitionLines(plan: Pick<RunPlan, 'replication' | 'permutations'>): string[] {
+  const r = replicationOf(plan);
+  return r.max === 1 && r.unit === 'within-provisioning' ? [] : [repetitionText(r)];
+}
+
+function repetitionText(r: Replication): string {
+  const n = r.until ? `${r.min}–${r.max} repetitions each, until the main metric's 95 % interval is within ±${r.until.ciPct} % of its mean (estimated at ${r.max}, the worst case${r.bestCaseSec !== undefined ? `; ~${fmtSec(r.bestCaseSec)} if all stop at ${r.min}` : ''})` : `${r.max} repetition${r.max === 1 ? '' : 's'} each`;
+  if (r.unit === 'within-provisioning') return `repetitions: ${n}, back to back on one provisioning (they sample run-to-run noise only)`;
+  const order = r.order === 'rounds' ? `in rounds (repetition k of every permutation before any k+1), each round in a fresh random order, seed ${r.seed}` : 'each permutation\'s back to back';
+  return `repetitions: ${n}, each on freshly provisioned objects (between provisionings), ${order}; reprovisioning adds ~${fmtSec(r.extraProvisionSec)}`;
+}
+
 export function renderPlanText(plan: RunPlan): string {
   const wall = plan.targets ? remainingEstimate(plan, () => false).wallSec : plan.totalEstimateSec;
   const lines = [
     `playbook ${plan.playbook} → target ${plan.target} (${plan.provider}): ${plan.permutations.length} permutations, estimated ${fmtSec(wall)}${wall !== plan.totalEstimateSec ? ` (${fmtSec(plan.totalEstimateSec)} one after the other)` : ''}`,
     ...(plan.overrides?.length ? [`with ${plan.overrides.map((o) => `--set ${visible(o)}`).join(' ')}`] : []),
+    ...repetitionLines(plan),
     ...scheduleLines(plan),
     // the keys compare names (providers/shared-resources.ts): what they cannot see, said
     ...(plan.targets ? ['  (one machine reached under two names — a DNS name and its address, two aliases — is not recognised as one: such targets are not serialised)'] : []),
@@ -98,7 +113,7 @@ export function renderPlanText(plan: RunPlan): string {
   lines.push('    workloads:');
   for (const [name, profile] of Object.entries(plan.profiles)) lines.push(profileTiming(name, profile, plan));
   for (const p of plan.permutations) {
-    lines.push(`${String(p.index + 1).padStart(4)}. ${p.permutationId}  ${axesLabel(p.axes)}  ×${p.repetitions}  ~${fmtSec(p.estimateSec)}`);
+    lines.push(`${String(p.index + 1).padStart(4)}. ${p.permutationId}  ${axesLabel(p.axes)}  ×${plan.replication?.until ? `${plan.replication.min}–` : ''}${p.repetitions}  ~${fmtSec(p.estimateSec)}`);
     for (const s of p.steps) lines.push(`        ${s.destructive ? '!' : '-'} ${s.step}: ${s.provider} ${s.operation}${s.creates ? ` → ${s.creates.kind} ${s.creates.name}` : ''}${s.destroys?.length ? ` (destroys ${s.destroys.join(', ')})` : ''}`);
   }
   return lines.join('\n');

@@ -8,7 +8,7 @@ import { checkPlaybookAgainst } from '../../plan/check.ts';
 import { redact, redactDeep } from '../../config/secrets.ts';
 import { environmentText } from '../../config/playbook.ts';
 import { errorLongForm, errorMessage, OutputRefused, ResumeMismatch, UnsafeOperation, UsageError } from '../../errors.ts';
-import type { RunPlan } from '../../contract/plan.ts';
+import type { Replication, RunPlan } from '../../contract/plan.ts';
 import { newRunId } from '../../plan/permutation.ts';
 import { writeFileAtomic } from '../../results/raw.ts';
 import { readInputFile } from '../../input/read-input.ts';
@@ -390,7 +390,13 @@ export function newRunMeta(a: { plan: RunPlan; comps: Map<string, Composition>; 
     config: { playbookSha256: sha256(playbookFile), facts: measurementFacts([...comps.keys()], inv, plan) },
     // what the user confirmed (exactly what the plan destroys): resume relies on it
     confirmedDestroy,
+    // what the report says a repetition is a sample of (and which permutations reached repeat.until)
+    ...(plan.replication ? { replication: replicationMeta(plan.replication) } : {}),
   };
+}
+
+function replicationMeta(r: Replication): NonNullable<RunMeta['replication']> {
+  return { unit: r.unit, order: r.order, seed: r.seed, min: r.min, max: r.max, until: r.until };
 }
 
 /**

@@ -33,7 +33,7 @@ describe('playbook diagnostics', () => {
       `${f('pb-wrong-types.yaml')}:5:14: matrix.workload.profile: expected a list; got "cdm8-default"`,
       `${f('pb-wrong-types.yaml')}:7:15: settings.runtimeSec: expected whole seconds from 1 to 86400 (a day per pass at most); got "fast"`,
       `${f('pb-wrong-types.yaml')}:8:15: settings.warmupPass: expected boolean; got "no"`,
-      `${f('pb-wrong-types.yaml')}:9:9: repeat: expected a number of repetitions from 1 to 1000; got "three"`,
+      `${f('pb-wrong-types.yaml')}:9:9: repeat: expected a number of repetitions from 1 to 1000, or {count: N, reprovision: true|false}, or {min: N, max: N, until: {ciPct: N}}; got "three"`,
     ]);
   });
 
@@ -227,7 +227,7 @@ describe('hostile or odd files: refused at the line, in a sentence (issue 11, it
   it('.inf and -.inf: named as YAML writes them, not "expected number; got number Infinity"', () => {
     expect(playbook('pb-infinity.yaml')).toEqual([
       `${f('pb-infinity.yaml')}:7:15: settings.runtimeSec: expected whole seconds from 1 to 86400 (a day per pass at most); got .inf (infinity)`,
-      `${f('pb-infinity.yaml')}:8:9: repeat: expected a number of repetitions from 1 to 1000; got -.inf (infinity)`,
+      `${f('pb-infinity.yaml')}:8:9: repeat: expected a number of repetitions from 1 to 1000, or {count: N, reprovision: true|false}, or {min: N, max: N, until: {ciPct: N}}; got -.inf (infinity)`,
     ]);
   });
 
@@ -244,7 +244,7 @@ describe('hostile or odd files: refused at the line, in a sentence (issue 11, it
 
   it('long values and keys are echoed cut to 80 characters, saying how much more there is', () => {
     const [value, key] = playbook('pb-long-value.yaml');
-    expect(value).toBe(`${f('pb-long-value.yaml')}:6:9: repeat: expected a number of repetitions from 1 to 1000; got "${'x'.repeat(80)}… (220 more)"`);
+    expect(value).toBe(`${f('pb-long-value.yaml')}:6:9: repeat: expected a number of repetitions from 1 to 1000, or {count: N, reprovision: true|false}, or {min: N, max: N, until: {ciPct: N}}; got "${'x'.repeat(80)}… (220 more)"`);
     expect(key).toBe(`${f('pb-long-value.yaml')}:7:1: ${'y'.repeat(80)}… (120 more): unknown key "${'y'.repeat(80)}… (120 more)" (expected one of $schema, name, description, target, matrix, workloads, settings, include, exclude, repeat, order, baseline, environment, timeouts)`);
   });
 

@@ -159,7 +159,7 @@ describe('estimate', () => {
     const est = (b: Playbook, operation = 'fio') => {
       const profile = resolveProfiles(b).quick!;
       const steps: PlannedStep[] = [{ step: 'workload', provider: 'local', operation, arguments: {}, destructive: false }];
-      return estimatePermutationSec(profile, b.repeat, steps, {}, b.settings?.prefillMBps) - workloadSec(profile, b.repeat);
+      return estimatePermutationSec(profile, b.repeat.max, steps, {}, b.settings?.prefillMBps) - workloadSec(profile, b.repeat.max);
     };
     const twoGiB = 2 * 1024 ** 3;
     expect(est(book({}))).toBe(Math.round(twoGiB / 100e6)); // 21 s

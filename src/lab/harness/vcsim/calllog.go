@@ -3,7 +3,9 @@ package main
 // What the call log (GET /_harness/log, harness.go callEntry) says beyond method and object: which
 // session made a call, and for ReconfigVM_Task each disk change (operation and file). Tests read it
 // as an independent record of what clients did to a VM, e.g. that two storsweep workers never had
-// disks of two permutations attached to one VM at once. The session is a short hash of its cookie.
+// disks of two permutations attached to one VM at once, and of which datastore each create and
+// remove was about (a sweep that provisions anew per repetition). The session is a short hash of
+// its cookie.
 
 import (
 	"crypto/sha256"
@@ -42,4 +44,20 @@ func deviceChanges(method *simulator.Method) []string {
 		out = append(out, string(spec.Operation)+" "+file)
 	}
 	return out
+}
+
+// datastoreName: the datastore a CreateVmfsDatastore, CreateNasDatastore or RemoveDatastore call
+// names (the volume to create, or the one to remove, looked up before the call runs); "" otherwise.
+func datastoreName(method *simulator.Method) string {
+	switch req := method.Body.(type) {
+	case *types.CreateVmfsDatastore:
+		return req.Spec.Vmfs.VolumeName
+	case *types.CreateNasDatastore:
+		return req.Spec.LocalPath
+	case *types.RemoveDatastore:
+		if ds, ok := simulator.Map.Get(req.Datastore).(*simulator.Datastore); ok {
+			return ds.Name
+		}
+	}
+	return ""
 }

@@ -122,7 +122,7 @@ func (h *harness) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	name := method.Name
 
-	entry := &callEntry{Method: name, This: method.This.Type + ":" + method.This.Value, Start: nowMs(), Devices: deviceChanges(method)}
+	entry := &callEntry{Method: name, This: method.This.Type + ":" + method.This.Value, Start: nowMs(), Devices: deviceChanges(method), Datastore: datastoreName(method)}
 	if c, err := r.Cookie(soap.SessionCookieName); err == nil {
 		entry.Session = sessionTag(c.Value)
 	}
@@ -493,6 +493,8 @@ type callEntry struct {
 	Devices []string `json:"devices,omitempty"`
 	// the call (or its task) was held by /_harness/hold (hold.go)
 	Held bool `json:"held,omitempty"`
+	// Create{Vmfs,Nas}Datastore, RemoveDatastore: the datastore's name (calllog.go)
+	Datastore string `json:"datastore,omitempty"`
 }
 
 const maxLogEntries = 200000
