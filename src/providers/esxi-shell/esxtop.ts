@@ -246,10 +246,13 @@ async function waitForCovering(read: () => Promise<string>, first: string, fromM
 
 /** The record's host figures from the capture's CSV. */
 function summarise(text: string, o: { device: string; fromMs: number; toMs: number; target: string; stopNote: string | null }): HostMetrics {
-  const csv = parseEsxtopCsv(text, `esxtop -b on ${o.target}`);
-  const s = summariseEsxtop(csv, o.device, { fromMs: o.fromMs, toMs: o.toMs }, ESXTOP_DELAY_SEC);
+  // an esxtop that ended (crashed, killed) before its first update wrote nothing: no figures, said so
+  const empty = text.trim() === '';
+  const csv = empty ? null : parseEsxtopCsv(text, `esxtop -b on ${o.target}`);
+  const s = csv ? summariseEsxtop(csv, o.device, { fromMs: o.fromMs, toMs: o.toMs }, ESXTOP_DELAY_SEC) : null;
   const notes: string[] = [];
-  if (!s) notes.push(`esxtop lists no SCSI device ${o.device}`);
+  if (empty) notes.push('esxtop wrote no batch output (it ended before its first update)');
+  else if (!s) notes.push(`esxtop lists no SCSI device ${o.device}`);
   else if (s.rows === 0) notes.push('no esxtop update overlaps the test');
   else if (s.inside === 0) notes.push(`no ${ESXTOP_DELAY_SEC} s esxtop update lies wholly inside the test`);
   if (o.stopNote) notes.push(o.stopNote);
