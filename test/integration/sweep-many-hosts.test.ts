@@ -1,5 +1,5 @@
-// One controller, many hosts: a sweep over 100 simulated ESXi hosts of one vCenter (the vcsim
-// harness with -standalone-host 100), one target per host (its VM, its own LUN formatted as VMFS,
+// One controller, many hosts: a sweep over 32 simulated ESXi hosts of one vCenter (the vcsim
+// harness with -standalone-host 32), one target per host (its VM, its own LUN formatted as VMFS,
 // its own work directory). The targets share nothing, so they all run at once; what they share is
 // the vCenter, whose provisioning limit (`maxConcurrent: 8`) bounds the steps sent to it at once.
 // The harness's call log proves both: permutations of all hosts overlapped, and never more than 8
@@ -13,7 +13,11 @@ import { listVcsimLunsOf, vcenterYaml, vsphereTargetYaml } from '../../src/lab/v
 import { runCli } from '../helpers/cli.ts';
 import { NOTHING_LEFT, permutationStatuses, readRun, runDirOf, startVsphereLab, sweepPlaybook, type VsphereLab } from '../helpers/vsphere-lab.ts';
 
-const HOSTS = 100;
+// Four times the vCenter's limit: more provisioning is wanted at once than the limit lets through
+// (96 operations for 8 slots), and "every host at once" is seen as far more permutations under way
+// than the limit (more than 2 x 8 of the 32) — the same claims 100 hosts made, a third of the work.
+// How the controller scales past that is bench/ territory, not this test's.
+const HOSTS = 32;
 const LIMIT = 8;
 let lab: VsphereLab;
 let inventory: string;
