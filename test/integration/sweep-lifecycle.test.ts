@@ -10,10 +10,14 @@ import { journalHas, ledgerRows, NOTHING_LEFT, permutationStatuses, resultKeys, 
 
 let lab: VsphereLab;
 let threePerms: string;
+let twoPerms: string;
+let onePerm: string;
 
 beforeAll(async () => {
   lab = await startVsphereLab();
   threePerms = await lab.writePlaybook('three.yaml', sweepPlaybook({ name: 'life', blockSizesMb: [1, 2, 4], formats: ['thin'], repeat: 1 }));
+  twoPerms = await lab.writePlaybook('two.yaml', sweepPlaybook({ name: 'life', blockSizesMb: [1, 2], formats: ['thin'], repeat: 1 }));
+  onePerm = await lab.writePlaybook('one.yaml', sweepPlaybook({ name: 'keep', blockSizesMb: [1], formats: ['thin'], repeat: 1 }));
 });
 
 afterAll(async () => {
@@ -44,13 +48,13 @@ describe('SIGINT mid-permutation', { timeout: 180_000 }, () => {
     let calls = await lab.sim.control.calls();
     expect(calls.Login).toBe(1);
     expect(calls.Logout).toBeGreaterThanOrEqual(1);
-    expect(await lab.leftovers()).toEqual(NOTHING_LEFT);
-    const st = await runCli(['status', runDir]);
+    // status, and a resume without --confirm-destroy (refused before it changes anything), at once
+    const [st, unconfirmed, left] = await Promise.all([runCli(['status', runDir]), runCli(['run', '--resume', runDir, '--no-report', '--json']), lab.leftovers()]);
+    expect(left).toEqual(NOTHING_LEFT);
     expect(st.stdout).toContain('done 1, failed 0, pending 2 of 3');
     expect(st.stdout).toMatch(new RegExp(`running\\s+${second!.permutationId} .*interrupted mid-permutation; resume redoes it`));
 
     // what is left still formats the LUN: the resume asks for --confirm-destroy again, naming it
-    const unconfirmed = await runCli(['run', '--resume', runDir, '--no-report', '--json']);
     expect(unconfirmed.code).toBe(1); // refused like a new run without it
     expect(unconfirmed.stderr).toContain(`refused: the rest of this run (2 permutation(s) not done) destroys data on ${lab.vmfsDevice}; the run was confirmed for ${lab.vmfsDevice} when it started; confirm again with --confirm-destroy ${lab.vmfsDevice}\n`);
     expect(permutationStatuses(runDir).map((p) => p.status)).toEqual(['done', 'running', 'pending']);
@@ -74,17 +78,22 @@ describe('SIGINT mid-permutation', { timeout: 180_000 }, () => {
 describe('nobody reading the output any more', { timeout: 180_000 }, () => {
   it('`run … 2>&1 | head -3`: the closed pipe stops the printing, not the run; every permutation done and torn down', async () => {
     const runsDir = await lab.newRunsDir('pipe');
-    const cmd = [process.execPath, CLI, 'run', threePerms, ...lab.runArgs(runsDir)].map((a) => `'${a.replace(/'/g, `'\\''`)}'`).join(' ');
+    // one permutation: the pipe closes at the run's fourth line, long before its disk is torn down
+    const cmd = [process.execPath, CLI, 'run', onePerm, ...lab.runArgs(runsDir)].map((a) => `'${a.replace(/'/g, `'\\''`)}'`).join(' ');
     const r = await new Promise<{ code: number | null; stdout: string }>((resolve) => {
       execFile('bash', ['-c', `set -o pipefail; ${cmd} 2>&1 | head -3`], { cwd: REPO_ROOT, env: { ...process.env, CI: '1', NO_COLOR: '1' }, timeout: 170_000 }, (err, stdout) => resolve({ code: err ? ((err as { code?: number }).code ?? null) : 0, stdout }));
     });
     expect(r.stdout.trim().split('\n')).toHaveLength(3);
     expect(r.code).toBe(0);
     const runDir = runDirIn(runsDir)!;
-    expect(permutationStatuses(runDir).map((p) => p.status)).toEqual(['done', 'done', 'done']);
-    expect(resultKeys(runDir)).toHaveLength(3);
-    expect(new Set(ledgerRows(runDir).map((l) => l.state))).toEqual(new Set(['removed']));
-    expect(fs.readFileSync(path.join(runDir, 'log.jsonl'), 'utf8')).toMatch(/(stdout|stderr) was closed \(EPIPE\): printing stops, the run goes on/);
+    expect(permutationStatuses(runDir).map((p) => p.status)).toEqual(['done']);
+    expect(resultKeys(runDir)).toHaveLength(1);
+    expect(ledgerRows(runDir).map((l) => `${l.kind}:${l.state}`)).toEqual(['datastore:removed', 'disk:removed']);
+    // the log says so, before the permutation measured and was torn down: the run went on after it
+    const log = fs.readFileSync(path.join(runDir, 'log.jsonl'), 'utf8').trim().split('\n');
+    const closed = log.findIndex((l) => /(stdout|stderr) was closed \(EPIPE\): printing stops, the run goes on/.test(l));
+    expect(closed).toBeGreaterThanOrEqual(0);
+    expect(closed).toBeLessThan(log.findIndex((l) => l.includes('"type":"permutation-end"')));
     expect(await lab.leftovers()).toEqual(NOTHING_LEFT);
   });
 
@@ -103,8 +112,7 @@ describe('nobody reading the output any more', { timeout: 180_000 }, () => {
 describe("`storsweep cleanup` with the run's retry policy", { timeout: 180_000 }, () => {
   it('a run with --retries 0 --keep: its cleanup does not retry a busy detach either (the default would); a later cleanup removes it', async () => {
     const runsDir = await lab.newRunsDir('keep-retries');
-    const one = await lab.writePlaybook('one.yaml', sweepPlaybook({ name: 'keep', blockSizesMb: [1], formats: ['thin'], repeat: 1 }));
-    const r = await runCli(['run', one, ...lab.runArgs(runsDir), '--keep', '--retries', '0']);
+    const r = await runCli(['run', onePerm, ...lab.runArgs(runsDir), '--keep', '--retries', '0']);
     expect(r.code, r.stderr).toBe(0);
     const runDir = runDirOf(r);
     expect(ledgerRows(runDir).map((l) => `${l.kind}:${l.state}`)).toEqual(['datastore:kept', 'disk:kept']);
@@ -211,7 +219,8 @@ describe('secrets', { timeout: 180_000 }, () => {
     await lab.sim.control.drop({ method: 'CreateVmfsDatastore', when: 'before', count: 1 });
     await lab.sim.control.fault({ method: 'ReconfigVM_Task', fault: 'FileAlreadyExists', message: 'injected', asTask: true, count: 1 });
     const runsDir = await lab.newRunsDir('secrets');
-    const r = await runCliKilledAt(['run', threePerms, ...lab.runArgs(runsDir)], { runsDir }, 1e9);
+    // two permutations: the first fails (its disk's create), the second measures (raw pass files)
+    const r = await runCliKilledAt(['run', twoPerms, ...lab.runArgs(runsDir)], { runsDir }, 1e9);
     expect(r.code).toBe(1);
     const files = filesUnder(path.join(lab.dir, 'runs'));
     const names = files.map((f) => path.basename(f));
