@@ -41,7 +41,8 @@ beforeAll(async () => {
       '',
     ].join('\n'),
   );
-  const book = sweepPlaybook({ name: 'parallel', blockSizesMb: [1, 2], formats: ['thin'], repeat: 1 }).replace('target: lab-vcenter\n', 'target: [lab-vcenter, lab-vcenter-2]\n');
+  // one permutation per target: two permutations, one on each, that can only overlap by running in parallel
+  const book = sweepPlaybook({ name: 'parallel', blockSizesMb: [1], formats: ['thin'], repeat: 1 }).replace('target: lab-vcenter\n', 'target: [lab-vcenter, lab-vcenter-2]\n');
   playbook = await lab.writePlaybook('parallel.yaml', book);
   args = (runsDir) => ['-i', lab.inventory, '--out', runsDir, '--confirm-destroy', `${lab.vmfsDevice},${lun}`, '--no-report', '--json'];
 });
@@ -85,9 +86,9 @@ describe('two targets on one vCenter', { timeout: 180_000 }, () => {
     const r = await runCli(['run', playbook, ...args(await lab.newRunsDir('parallel'))]);
     expect(r.code, r.stderr).toBe(0);
     const runDir = runDirOf(r);
-    expect(permutationStatuses(runDir).map((p) => p.status)).toEqual(['done', 'done', 'done', 'done']);
+    expect(permutationStatuses(runDir).map((p) => p.status)).toEqual(['done', 'done']);
     const iv = intervals(runDir);
-    expect(iv.map((i) => i.target)).toEqual(['lab-vcenter', 'lab-vcenter', 'lab-vcenter-2', 'lab-vcenter-2']);
+    expect(iv.map((i) => i.target)).toEqual(['lab-vcenter', 'lab-vcenter-2']);
     // some permutation of one target started before one of the other target ended, and vice versa
     const a = iv.filter((i) => i.target === 'lab-vcenter');
     const b = iv.filter((i) => i.target === 'lab-vcenter-2');
@@ -111,7 +112,7 @@ describe('two targets on one vCenter', { timeout: 180_000 }, () => {
     expect(await lab.leftovers()).toEqual(NOTHING_LEFT);
     const resumed = await runCli(['run', '--resume', r.runDir!, '--confirm-destroy', `${lab.vmfsDevice},${lun}`, '--no-report', '--json']);
     expect(resumed.code, resumed.stderr).toBe(0);
-    expect(permutationStatuses(r.runDir!).map((p) => p.status)).toEqual(['done', 'done', 'done', 'done']);
+    expect(permutationStatuses(r.runDir!).map((p) => p.status)).toEqual(['done', 'done']);
     expect(await lab.leftovers()).toEqual(NOTHING_LEFT);
   });
 });

@@ -21,7 +21,8 @@ beforeAll(async () => {
     lab.inventory,
     ['  lab-vm0-nodc:', '    provider: vsphere', '    vcenter: lab-vc', '    host: DC0_H0', '    vm: DC0_H0_VM0', '    version: "5.5"', `    vmfsDevice: ${lun2}`, `    allowedDevices: [${lun2}]`, '    guest:', `      workdir: ${workdir}`, `      byIdDir: ${lab.byIdDir}`, ''].join('\n'),
   );
-  const book = sweepPlaybook({ name: 'one-vm', blockSizesMb: [1, 2], formats: ['thin'], repeat: 1 }).replace('target: lab-vcenter\n', 'target: [lab-vcenter, lab-vm0-nodc]\n');
+  // one permutation per target: run in parallel (what the sharing check prevents) the two would overlap
+  const book = sweepPlaybook({ name: 'one-vm', blockSizesMb: [1], formats: ['thin'], repeat: 1 }).replace('target: lab-vcenter\n', 'target: [lab-vcenter, lab-vm0-nodc]\n');
   playbook = await lab.writePlaybook('one-vm.yaml', book);
 });
 
@@ -56,12 +57,12 @@ describe('two vSphere targets on one VM, one naming its datacenter', { timeout: 
     const r = await runCli(['run', playbook, '-i', lab.inventory, '--out', await lab.newRunsDir('one-vm'), '--confirm-destroy', `${lab.vmfsDevice},${lun2}`, '--no-report', '--json'], { timeoutMs: 200_000 });
     expect(r.code, r.stderr).toBe(0);
     const runDir = runDirOf(r);
-    expect(permutationStatuses(runDir).map((p) => p.status)).toEqual(['done', 'done', 'done', 'done']);
+    expect(permutationStatuses(runDir).map((p) => p.status)).toEqual(['done', 'done']);
     const s = spans(runDir);
     const a = s.filter((x) => x.target === 'lab-vcenter');
     const b = s.filter((x) => x.target === 'lab-vm0-nodc');
-    expect(a).toHaveLength(2);
-    expect(b).toHaveLength(2);
+    expect(a).toHaveLength(1);
+    expect(b).toHaveLength(1);
     for (const x of a) for (const y of b) expect(x.end <= y.start || y.end <= x.start, JSON.stringify({ x, y })).toBe(true);
     expect(await lab.leftovers()).toEqual(NOTHING_LEFT);
   });
