@@ -4,8 +4,9 @@
 // blocked on a FIFO, ran V8 out of heap, took 138 s and printed 22 MB, or overflowed the stack.
 //
 // Resources are measured from inside the CLI process (helpers/resource-probe.mjs). CPU time rather
-// than wall time is the budget because a loaded 2-core CI box stretches wall time; wall time only
-// has a generous safety bound. Precise figures: bench/RESULTS.md ("limits").
+// than wall time is the budget because a loaded 2-core CI box stretches wall time; a CLI still
+// running after HANG_GUARD_MS is killed (and fails its exit-code check), which is not a time claim.
+// Precise figures: bench/LIMITS.md. The cases are independent of each other and run at once.
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -16,7 +17,7 @@ import { REPO_ROOT, runCli, stackTraceLines, type CliResult } from '../helpers/c
 const PROBE = path.join(REPO_ROOT, 'test/helpers/resource-probe.mjs');
 const MAX_RSS_KIB = 400 * 1024;
 const MAX_CPU_US = 10_000_000;
-const MAX_WALL_MS = 60_000;
+const HANG_GUARD_MS = 60_000;
 /** Enough for ~60 diagnostics of a few hundred characters: a flood is far above it. */
 const MAX_OUTPUT = 32 * 1024;
 
@@ -26,17 +27,14 @@ const at = (name: string) => path.join(dir, name);
 interface Measured extends CliResult {
   rssKiB: number;
   cpuUs: number;
-  wallMs: number;
 }
 
 let probeSeq = 0;
 async function measure(args: string[], env: Record<string, string | undefined> = {}): Promise<Measured> {
   const usageFile = at(`rusage-${++probeSeq}.json`);
-  const started = Date.now();
-  const r = await runCli(args, { nodeArgs: ['--import', PROBE], env: { ...env, STORSWEEP_TEST_RUSAGE_FILE: usageFile }, timeoutMs: MAX_WALL_MS });
-  const wallMs = Date.now() - started;
+  const r = await runCli(args, { nodeArgs: ['--import', PROBE], env: { ...env, STORSWEEP_TEST_RUSAGE_FILE: usageFile }, timeoutMs: HANG_GUARD_MS });
   const u = JSON.parse(fs.readFileSync(usageFile, 'utf8')) as { maxRssKiB: number; cpuUs: number };
-  return { ...r, rssKiB: u.maxRssKiB, cpuUs: u.cpuUs, wallMs };
+  return { ...r, rssKiB: u.maxRssKiB, cpuUs: u.cpuUs };
 }
 
 function withinBudget(r: Measured): void {
@@ -44,7 +42,6 @@ function withinBudget(r: Measured): void {
   expect(r.stdout.length + r.stderr.length).toBeLessThan(MAX_OUTPUT);
   expect(r.rssKiB).toBeLessThan(MAX_RSS_KIB);
   expect(r.cpuUs).toBeLessThan(MAX_CPU_US);
-  expect(r.wallMs).toBeLessThan(MAX_WALL_MS);
 }
 
 const HEAD = 'name: hostile\ntarget: lab-guest\n';
@@ -89,7 +86,7 @@ beforeAll(() => {
 
 afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
 
-describe('validate refuses hostile input within its budget (exit 2, file:line, bounded output)', () => {
+describe.concurrent('validate refuses hostile input within its budget (exit 2, file:line, bounded output)', { timeout: 120_000 }, () => {
   it('/dev/zero and a FIFO: refused before reading, without blocking', async () => {
     const zero = await measure(['validate', '/dev/zero']);
     expect(zero.code).toBe(2);
@@ -173,7 +170,7 @@ describe('validate refuses hostile input within its budget (exit 2, file:line, b
   });
 });
 
-describe('import refuses hostile input within the same budget', () => {
+describe.concurrent('import refuses hostile input within the same budget', { timeout: 120_000 }, () => {
   it('a 10 MB CrystalDiskMark text: over the import size limit; raised, over the row limit', async () => {
     const r = await measure(['import', at('cdm.txt')]);
     expect(r.code).toBe(2);
