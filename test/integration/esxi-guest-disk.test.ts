@@ -36,15 +36,16 @@ function loopsOn(dir: string): string[] {
   return execFileSync('losetup', ['-a'], { encoding: 'utf8' }).split('\n').filter((l) => l.includes(dir)).map((l) => l.split(':')[0]!);
 }
 
-/** whether every byte of a (sparse) file is zero, read in 1 MiB chunks */
+/** whether every byte of a (sparse) file is zero, read in 8 MiB chunks, each compared natively */
 function allZero(file: string): boolean {
   const fd = fs.openSync(file, 'r');
   try {
-    const buf = Buffer.alloc(1 << 20);
+    const buf = Buffer.alloc(8 << 20);
+    const zeros = Buffer.alloc(buf.length);
     for (let pos = 0; ; ) {
       const n = fs.readSync(fd, buf, 0, buf.length, pos);
       if (n === 0) return true;
-      for (let i = 0; i < n; i++) if (buf[i] !== 0) return false;
+      if (buf.compare(zeros, 0, n, 0, n) !== 0) return false;
       pos += n;
     }
   } finally {
