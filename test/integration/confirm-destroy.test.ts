@@ -56,13 +56,12 @@ const run = (inv: string, ...extra: string[]) => runCli(['run', path.join(dir, '
 
 describe('run --confirm-destroy on a Hyper-V pass-through plan', () => {
   it('"yes" is refused, naming the disk by number and serial; a guest drive (#1) is not part of the plan and is refused as extra; the exact name is accepted', async () => {
-    const yes = await run('pt.yaml', '--confirm-destroy', 'yes');
+    const [yes, extra] = await Promise.all([run('pt.yaml', '--confirm-destroy', 'yes'), run('pt.yaml', '--confirm-destroy', '#1,disk2:S4EWNX0R123456')]);
     expect(yes.code).toBe(1);
     expect(yes.stderr).toContain('refused: this plan has 3 destructive step(s) that destroy data on disk2:S4EWNX0R123456 (host disk 2, serial/id S4EWNX0R123456)');
     expect(yes.stderr).toContain('not destroyed by this plan: "yes"');
     expect(yes.stderr).toMatch(/--confirm-destroy disk2:S4EWNX0R123456\n$/);
     expect(stackTraceLines(yes.stderr)).toEqual([]);
-    const extra = await run('pt.yaml', '--confirm-destroy', '#1,disk2:S4EWNX0R123456');
     expect(extra.code).toBe(1);
     expect(extra.stderr).toContain('not destroyed by this plan: "#1"');
     // nothing was started for a refused run
@@ -94,17 +93,22 @@ describe('run --confirm-destroy on a Hyper-V pass-through plan', () => {
   });
 
   it('validate refuses a Linux test file that hides a device (relative, /proc) at its line', async () => {
-    for (const [testFile, why] of [
-      ['../dev/sdz', 'must be an absolute path'],
-      ['/proc/self/root/dev/sdz', 'must not be under /proc'],
-    ]) {
+    const cases = [
+      ['ssh-relative.yaml', '../dev/sdz', 'must be an absolute path'],
+      ['ssh-proc.yaml', '/proc/self/root/dev/sdz', 'must not be under /proc'],
+    ] as const;
+    // each its own inventory, validate and run --dry-run: all at once
+    const checked = cases.map(async ([name, testFile, why]) => {
       const inv = ['sshHosts:', '  g:', '    host: 127.0.0.1', '    user: root', '    password: ${env:SS_TEST_HV_PW}', '    knownHostsFile: ./known_hosts', 'targets:', '  guest:', '    provider: ssh', '    sshHost: g', '    workdir: /tmp/bench', `    testFile: '${testFile}'`, ''];
-      await fs.writeFile(path.join(dir, 'ssh.yaml'), inv.join('\n'));
-      const r = await runCli(['validate', path.join(dir, 'ssh-pb.yaml'), '-i', path.join(dir, 'ssh.yaml')], { cwd: dir, env });
+      await fs.writeFile(path.join(dir, name), inv.join('\n'));
+      const [r, dry] = await Promise.all([
+        runCli(['validate', path.join(dir, 'ssh-pb.yaml'), '-i', path.join(dir, name)], { cwd: dir, env }),
+        runCli(['run', path.join(dir, 'ssh-pb.yaml'), '-i', path.join(dir, name), '--dry-run'], { cwd: dir, env }),
+      ]);
       expect(r.code).toBe(2);
-      expect(r.stderr).toContain(`ssh.yaml:12:15: targets.guest.testFile: ${why}`);
-      const dry = await runCli(['run', path.join(dir, 'ssh-pb.yaml'), '-i', path.join(dir, 'ssh.yaml'), '--dry-run'], { cwd: dir, env });
+      expect(r.stderr).toContain(`${name}:12:15: targets.guest.testFile: ${why}`);
       expect(dry.code).toBe(2);
-    }
+    });
+    await Promise.all(checked);
   });
 });

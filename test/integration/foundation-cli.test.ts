@@ -1,5 +1,6 @@
 // The CLI's configuration commands as a user meets them: `validate` prints every diagnostic with
 // file:line:col and exits 2 without a stack trace; `schema` prints what is committed under schemas/.
+// Every test runs its own CLI processes on committed files: they run at once.
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -7,7 +8,7 @@ import { REPO_ROOT, runCli, stackTraceLines } from '../helpers/cli.ts';
 
 const FIX = 'test/fixtures/config';
 
-describe('storsweep validate', () => {
+describe.concurrent('storsweep validate', () => {
   it('reports ALL errors of a playbook at once, exit 2, no stack trace', async () => {
     const F = `${FIX}/pb-many-errors.yaml`;
     const r = await runCli(['validate', F]);
@@ -67,7 +68,7 @@ describe('storsweep validate', () => {
   });
 });
 
-describe('storsweep schema', () => {
+describe.concurrent('storsweep schema', () => {
   for (const kind of ['playbook', 'inventory']) {
     it(`schemas/${kind}.schema.json is current (regenerate with \`npm run schemas\`)`, async () => {
       const r = await runCli(['schema', kind]);
@@ -99,7 +100,7 @@ describe('storsweep schema', () => {
   });
 });
 
-describe('storsweep --help', () => {
+describe.concurrent('storsweep --help', () => {
   it('lists every command', async () => {
     const r = await runCli(['--help']);
     expect(r.code).toBe(0);

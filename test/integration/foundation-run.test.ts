@@ -22,6 +22,8 @@ beforeAll(async () => {
   // what no host reports, as a study writes it down: stored with the run, shown in its reports
   const environment = ['environment:', '  array: lab guest on 127.0.0.1', '  raid: none', '  qos: 0', '  thin: false', ''].join('\n');
   playbook = await guest.writePlaybook('quick.yaml', tinyPlaybook({ name: 'foundation' }) + environment);
+  // two permutations of two repetitions, for the dry run and plan below
+  await guest.writePlaybook('two.yaml', tinyPlaybook({ name: 'two', profiles: ['cdm8-default', 'quick'], repeat: 2 }));
   run = await runCli(['run', playbook, '-i', guest.inventory, '--out', guest.runsDir, '--json']);
   const last = run.stdout.trim().split('\n').at(-1)!;
   runDir = (JSON.parse(last) as { runDir: string }).runDir;
@@ -31,7 +33,8 @@ afterAll(async () => {
   await guest?.stop();
 });
 
-describe('storsweep run over SSH with real fio', () => {
+// The run is made once (beforeAll); what each test runs reads it or plans anew: they run at once.
+describe.concurrent('storsweep run over SSH with real fio', () => {
   it('exits 0 and prints {"runDir": …} as the last line of --json output', () => {
     expect(run.stderr).not.toMatch(/FAILED/);
     expect(run.code).toBe(0);
@@ -117,7 +120,7 @@ describe('storsweep run over SSH with real fio', () => {
   });
 
   it('`run --dry-run --json` prints one JSON line per planned call and creates no run dir', async () => {
-    const two = await guest.writePlaybook('two.yaml', tinyPlaybook({ name: 'two', profiles: ['cdm8-default', 'quick'], repeat: 2 }));
+    const two = path.join(guest.dir, 'two.yaml');
     const out = path.join(guest.dir, 'dry-runs');
     const r = await runCli(['run', two, '-i', guest.inventory, '--out', out, '--dry-run', '--json']);
     expect(r.code).toBe(0);

@@ -46,7 +46,8 @@ async function statusJson(db: TestDatabase, runId: string): Promise<{ pending: n
 
 const queuesOf = async (db: TestDatabase, runId: string) => (await sql<{ name: string }>(db, `SELECT name FROM ${QUEUE_SCHEMA}.queue WHERE name LIKE $1 ORDER BY name`, [`storsweep_${runId}_%`])).map((r) => r.name);
 
-describe('the queue of a submitted run', { timeout: 300_000 }, () => {
+// Each test has a database, a submitted run and output directory of its own: they run at once.
+describe.concurrent('the queue of a submitted run', { timeout: 300_000 }, () => {
   it('jobs pg-boss archived while waiting are queued again and run; the last job deletes the queues; the worker records the fingerprint', async () => {
     const db = await pgsrv.database('restore');
     const { runId } = await submit(db);
@@ -64,9 +65,9 @@ describe('the queue of a submitted run', { timeout: 300_000 }, () => {
     expect(await sql(db, `SELECT id FROM ${QUEUE_SCHEMA}.job`)).toEqual([]);
     expect((await sql(db, `SELECT id FROM ${QUEUE_SCHEMA}.archive`)).length).toBe(2);
 
-    // status says so
-    expect(await statusJson(db, runId)).toMatchObject({ pending: 2, unqueued: 2 });
-    const text = await runCli(['status', '--run', runId, '--store', db.url]);
+    // status says so (--json and text at once)
+    const [json, text] = await Promise.all([statusJson(db, runId), runCli(['status', '--run', runId, '--store', db.url])]);
+    expect(json).toMatchObject({ pending: 2, unqueued: 2 });
     expect(text.stdout).toContain('warning: 2 of 2 unfinished permutation(s) have no job on the run\'s queues');
 
     // the next worker queues them again and runs them

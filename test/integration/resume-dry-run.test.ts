@@ -36,8 +36,8 @@ function snapshot(dir: string): Record<string, string> {
 }
 
 async function labState() {
-  const py = await pyvmomi(lab.sim, { count: 'Datastore', vm: 'DC0_H0_VM0' });
-  return { leftovers: await lab.leftovers(), datastores: py.count, disks: py.disks?.map((d) => d.fileName).sort() };
+  const [py, leftovers] = await Promise.all([pyvmomi(lab.sim, { count: 'Datastore', vm: 'DC0_H0_VM0' }), lab.leftovers()]);
+  return { leftovers, datastores: py.count, disks: py.disks?.map((d) => d.fileName).sort() };
 }
 
 describe('run --resume --dry-run', () => {
@@ -61,7 +61,8 @@ describe('run --resume --dry-run', () => {
     const files = snapshot(runDir);
     const seq = journalSeq(runDir);
 
-    const json = await runCli(['run', '--resume', runDir, '--dry-run', '--json']);
+    // the JSON and the text form at once (the text form without --confirm-destroy: a dry run confirms nothing)
+    const [json, text] = await Promise.all([runCli(['run', '--resume', runDir, '--dry-run', '--json']), runCli(['run', '--resume', runDir, '--dry-run'])]);
     expect(json.code, json.stderr).toBe(0);
     const calls = json.stdout
       .trim()
@@ -74,8 +75,6 @@ describe('run --resume --dry-run', () => {
     expect(cleanups.at(-1)).toMatchObject({ permutationId: second!.permutationId, step: 'cleanup datastore', operation: 'destroy', arguments: { kind: 'datastore', name: leftDatastore.name } });
     expect(calls.filter((c) => c.permutationId === second!.permutationId && c.operation === 'CreateVmfsDatastore')).toHaveLength(1);
 
-    // text form, and without --confirm-destroy: a dry run confirms nothing
-    const text = await runCli(['run', '--resume', runDir, '--dry-run']);
     expect(text.code, text.stderr).toBe(0);
     expect(text.stdout).toContain(`1 permutations, ${calls.length} calls; destroys data on ${lab.vmfsDevice}`);
     expect(text.stdout).toContain('nothing was sent');

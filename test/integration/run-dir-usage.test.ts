@@ -22,8 +22,10 @@ describe('not a run directory', () => {
   it('is exit code 2, "not a run directory", in status, results, cleanup, run --resume, report and compare', async () => {
     const empty = path.join(dir, 'empty');
     const commands = [['status', empty], ['status', empty, '--json'], ['results', empty], ['cleanup', empty], ['cleanup', empty, '--dry-run'], ['run', '--resume', empty], ['report', empty], ['compare', empty, empty]];
-    for (const args of commands) {
-      const r = await runCli(args, { cwd: dir });
+    // independent of each other: all at once
+    const results = await Promise.all(commands.map((args) => runCli(args, { cwd: dir })));
+    for (const [i, args] of commands.entries()) {
+      const r = results[i]!;
       expect(r.code, args.join(' ')).toBe(2);
       expect(r.stderr, args.join(' ')).toContain(`${empty}: not a run directory (no run.sqlite`);
       expect(stackTraceLines(r.stderr), args.join(' ')).toEqual([]);
@@ -34,8 +36,10 @@ describe('not a run directory', () => {
 
   it('a path that does not exist is a usage error too', async () => {
     const missing = path.join(dir, 'missing');
-    for (const args of [['status', missing], ['cleanup', missing], ['run', '--resume', missing], ['report', missing]]) {
-      const r = await runCli(args, { cwd: dir });
+    const commands = [['status', missing], ['cleanup', missing], ['run', '--resume', missing], ['report', missing]];
+    const results = await Promise.all(commands.map((args) => runCli(args, { cwd: dir })));
+    for (const [i, args] of commands.entries()) {
+      const r = results[i]!;
       expect(r.code, args.join(' ')).toBe(2);
       expect(r.stderr, args.join(' ')).toMatch(/not a run directory|no such run directory/);
     }

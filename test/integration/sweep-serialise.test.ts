@@ -90,13 +90,12 @@ function fioSpans(): Span[] {
 
 describe('targets sharing a guest test file, with real fio', { timeout: 180_000 }, () => {
   it('`plan` names the targets that take turns and the file and directory they share', async () => {
-    const r = await runCli(['plan', playbook, '-i', guest.inventory]);
+    const [r, json] = await Promise.all([runCli(['plan', playbook, '-i', guest.inventory]), runCli(['plan', playbook, '-i', guest.inventory, '--json'])]);
     expect(r.code, r.stderr).toBe(0);
     const file = path.join(guest.workdir, 'storsweep-test.dat');
     expect(r.stdout).toContain('targets run in parallel, except these, which run one after the other (one permutation at a time):\n');
     expect(r.stdout).toContain(`  lab-guest, lab-local: they share guest test file ${file} on this machine; guest work directory ${guest.workdir} on this machine\n`);
     expect(r.stdout).not.toMatch(/lab-other: they share|lab-other.*share/);
-    const json = await runCli(['plan', playbook, '-i', guest.inventory, '--json']);
     const plan = JSON.parse(json.stdout) as { serialised: Array<{ targets: string[]; what: string }> };
     expect(plan.serialised.map((s) => s.targets)).toEqual([['lab-guest', 'lab-local'], ['lab-guest', 'lab-local']]);
   });
