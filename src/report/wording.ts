@@ -224,6 +224,8 @@ export function repeatUntilLine(report: Report): string | null {
   // per permutation: the widest main-metric interval over its tests, and its repetitions
   const perms = new Map<string, { label: string; n: number; pct: number | null }>();
   for (const s of report.tests) {
+    // the run's stopping rule judged the measured tests only, not the first write (one sample per fill)
+    if (isFirstWrite(s.test)) continue;
     for (const r of s.rows) {
       const c = r.cells[s.primaryMetric]?.summary;
       if (!c) continue;

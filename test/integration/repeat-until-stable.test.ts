@@ -3,7 +3,7 @@
 // (`rate_iops`: real fio holds that rate to within a few tenths of a percent). One target's fio is
 // wrapped to add noise on purpose — test-only and honest: the wrapper runs the real fio with every
 // argument it was given and, for a measured test (`--output-format=json+`), one more,
-// `--rate_iops=<50…400, drawn per call>`, which fio applies over the job's own (the last of a
+// `--rate_iops=` 100 and 400 by turns (a counter beside the wrapper), which fio applies over the job's own (the last of a
 // repeated option wins); what fio measured under that cap is what storsweep records. The steady
 // target stops at min (3 repetitions), the noisy one runs to max (8), and the report says which
 // reached the interval and which did not.
@@ -31,9 +31,11 @@ beforeAll(() => {
     [
       '#!/bin/sh',
       '# test-only noise (test/integration/repeat-until-stable.test.ts): the real fio, and for a',
-      '# measured test one more option, an IOPS cap drawn per call from 50, 100, … 400',
+      '# measured test one more option, an IOPS cap that alternates 100, 400, 100, … per call (a',
+      '# counter beside this file): never stable, whatever the draw (a random cap repeated itself',
+      '# three times in a row often enough to stop the noisy target early)',
       'case " $* " in',
-      `  *" --output-format=json+ "*) exec ${realFio} "$@" --rate_iops=$(( ($(od -An -N2 -tu2 /dev/urandom) % 8 + 1) * 50 )) ;;`,
+      `  *" --output-format=json+ "*) n=$(cat "$0.count" 2>/dev/null || echo 0); echo $((n + 1)) > "$0.count"; exec ${realFio} "$@" --rate_iops=$(( n % 2 * 300 + 100 )) ;;`,
       `  *) exec ${realFio} "$@" ;;`,
       'esac',
       '',
