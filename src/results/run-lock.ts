@@ -155,7 +155,10 @@ function replacedLockHolder(recorded: AnchoredLock): LockHolder | null {
   const pids = kernelLockPids(recorded.dev, recorded.ino)?.filter((p) => p !== process.pid);
   if (pids && pids.length === 0) return null;
   const who = stripId(recorded);
-  if (pids) return pids.includes(recorded.pid) ? who : { pid: pids[0]!, host: os.hostname(), since: '(unknown)', command: '(unknown)' };
+  // A lock by another process on that identity is a file that reused the freed inode (another
+  // run's database, a parallel test's file): POSIX locks belong to the process that took them, so
+  // the recorded holder still holding its old file is listed under its own pid.
+  if (pids) return pids.includes(recorded.pid) ? who : null;
   // No kernel table to ask (not Linux): on this host, the recorded process's life decides (a
   // reused pid only makes us refuse); on another host nothing can be checked from here.
   if (recorded.host === os.hostname() && !alive(recorded.pid)) return null;

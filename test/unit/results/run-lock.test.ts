@@ -163,6 +163,33 @@ describe('lockRunDir', () => {
     lock.release();
   });
 
+  it('a recorded lock file whose inode another process now locks under its own pid does not hold the run directory', { timeout: 60_000 }, async () => {
+    // The recorded holder is gone and its file's inode was reused by a file another process locks
+    // (here: another directory's run.lock, held by a live taker). Only the recorded pid holding
+    // that identity would mean the run is still held.
+    const otherDir = fs.mkdtempSync(path.join(os.tmpdir(), 'ss-lock-other-'));
+    const other = taker(otherDir, 'now', 'until-release');
+    try {
+      expect(await other.outcome).toMatchObject({ won: true, pid: other.pid });
+      const st = fs.statSync(path.join(otherDir, LOCK_FILE), { bigint: true });
+      const anchorFile = path.join(dir, 'anchor.json');
+      const anchor = fileAnchor(anchorFile);
+      // a pid that is not a lock holder of that inode: this test's parent (alive, holds no lock)
+      anchor.write({ pid: process.ppid, host: os.hostname(), since: '2026-12-05T00:00:00.000Z', command: 'run', dev: String(st.dev), ino: String(st.ino) });
+      expect(runDirHolder(dir, anchor)).toMatchObject({ held: false });
+      const lock = lockRunDir(dir, 'cleanup', anchor);
+      expect(lock.holder).toMatchObject({ pid: process.pid, command: 'cleanup' });
+      lock.release();
+      // the same identity recorded under the pid that does lock it is still refused
+      anchor.write({ pid: other.pid, host: os.hostname(), since: '2026-12-05T00:00:00.000Z', command: 'run', dev: String(st.dev), ino: String(st.ino) });
+      expect(() => lockRunDir(dir, 'cleanup', anchor)).toThrow(RunDirLocked);
+    } finally {
+      other.send('release');
+      await other.done;
+      fs.rmSync(otherDir, { recursive: true, force: true });
+    }
+  });
+
   it('never follows or rewrites what is not its lock file: symlink, FIFO, device, other content (nothing outside is touched)', () => {
     const lockFile = path.join(dir, LOCK_FILE);
     const outside = fs.mkdtempSync(path.join(os.tmpdir(), 'ss-lock-victim-'));
