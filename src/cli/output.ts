@@ -3,6 +3,7 @@
 // NUL, bidi overrides are shown as `\x1b`, `\u202e`, …): a new command cannot forget it, and eslint
 // forbids `process.stdout`/`process.stderr` elsewhere in src/. JSON output is escaped losslessly
 // first (`jsonText`), so it stays valid JSON. Files (`report -o`) are written elsewhere, unchanged.
+import { setNotify } from '../app/notify.ts';
 import { visibleJson, visibleText } from '../text/visible.ts';
 
 export interface Output {
@@ -23,6 +24,9 @@ export const terminal: Output = {
   stdout: (text) => write('stdout', text),
   stderr: (text) => write('stderr', text),
 };
+
+// what a use case says while it works (src/app/notify.ts) goes to this stderr
+setNotify(terminal.stderr);
 
 /** JSON.stringify (with `replacer`/`space`), its DEL/C1/bidi characters written as `\uXXXX`. */
 export function jsonText(value: unknown, space?: number, replacer?: (key: string, value: unknown) => unknown): string {

@@ -8,7 +8,7 @@ import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { compose } from '../../src/cli/compose.ts';
+import { compose } from '../../src/app/compose.ts';
 import { loadInventory } from '../../src/config/index.ts';
 import { sshKeyboardInteractive } from '../../src/config/inventory.ts';
 import { ConfigError, RemoteCommandFailed } from '../../src/errors.ts';

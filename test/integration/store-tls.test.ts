@@ -7,7 +7,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { pgConnectionOf } from '../../src/cli/store.ts';
+import { pgConnectionOf } from '../../src/app/store.ts';
 import { resolveStore } from '../../src/config/store.ts';
 import { StoreUnavailable } from '../../src/errors.ts';
 import { LeaseSession } from '../../src/results/pg-coordination.ts';

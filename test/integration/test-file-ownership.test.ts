@@ -9,7 +9,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadInventory } from '../../src/config/index.ts';
-import { composeTargets } from '../../src/cli/compose.ts';
+import { composeTargets } from '../../src/app/compose.ts';
 import { ownedPrefix } from '../../src/plan/permutation.ts';
 import { lastJsonLine, runCli } from '../helpers/cli.ts';
 import { executeSteps } from '../helpers/executor-run.ts';

@@ -1,6 +1,6 @@
 // `storsweep compare <A> <B>`: B against A by canonical test id, for CI pipelines of storage teams.
 import type { Command } from 'commander';
-import { storeAwareLoader } from '../store.ts';
+import { storeAwareLoader } from '../../app/store.ts';
 import { compareRuns, renderCompareText } from '../../report/compare.ts';
 import { collectRecords } from '../../report/source.ts';
 import { EXIT } from '../exit.ts';

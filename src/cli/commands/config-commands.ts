@@ -15,7 +15,7 @@ import { axesLabel } from '../../run/progress.ts';
 import { fillSec, remainingEstimate } from '../../plan/estimate.ts';
 import { replicationOf } from '../../plan/rounds.ts';
 import { visible } from '../../text/visible.ts';
-import { composeTargets, planRun } from '../compose.ts';
+import { composeTargets, planRun } from '../../app/compose.ts';
 import { overrideTexts, parseSetArguments } from '../../config/overrides.ts';
 import { jsonText, terminal } from '../output.ts';
 

@@ -11,7 +11,7 @@ import { shortenLongRuns } from '../../text/excerpt.ts';
 import { visible } from '../../text/visible.ts';
 import type { ResultRecord } from '../../results/record.ts';
 import { jsonText, terminal } from '../output.ts';
-import { checkImportedAxes, parseExportOption, parseSetOptions, tagImport } from '../import-tags.ts';
+import { checkImportedAxes, parseExportOption, parseSetOptions, tagImport } from '../../app/import-tags.ts';
 
 export interface ImportIo {
   importFile(path: string): Promise<ImportResult>;

@@ -25,16 +25,16 @@ import { workLoop, type WorkerRun, type WorkerSummary } from '../../run/worker.t
 import { jobId, queuedJobIds, queueGroups, WorkQueue, type QueueGroup, type Sql } from '../../run/work-queue.ts';
 import { visible } from '../../text/visible.ts';
 import { moduleOf } from '../../providers/index.ts';
-import { composeTargets, endpointLimits, isLoopback, measurementFacts, resourceContext, usedFacts, type Composition } from '../compose.ts';
+import { composeTargets, endpointLimits, isLoopback, measurementFacts, resourceContext, usedFacts, type Composition } from '../../app/compose.ts';
 import { EXIT } from '../exit.ts';
-import { checkAgainstHostVersions } from '../host-versions.ts';
+import { checkAgainstHostVersions } from '../../app/host-versions.ts';
 import { intOption, retriesOption, stepTimeoutOption } from '../options.ts';
 import { jsonText, progressStream, terminal } from '../output.ts';
-import { pgConnectionOf, selectStore } from '../store.ts';
+import { pgConnectionOf, selectStore } from '../../app/store.ts';
 import type { ResolvedStore } from '../../config/store.ts';
 import { collect, SET_HELP } from './config-commands.ts';
 import { checkConfirmDestroy, checkStoredPlan, foreignTestFiles, newRunMeta, prepareNew, targetFacts } from './run.ts';
-import { ensureOutputDirectory } from '../out-dir.ts';
+import { ensureOutputDirectory } from '../../app/out-dir.ts';
 
 /** A run whose preparation failed is tried again after this long (or at once before an --until-idle worker decides it is idle). */
 const PREPARE_RETRY_MS = 10_000;

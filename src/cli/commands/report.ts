@@ -1,6 +1,6 @@
 // `storsweep report <runDir|file...>`: one report from one or more runs or imported exports.
 import { Option, type Command } from 'commander';
-import { storeAwareLoader } from '../store.ts';
+import { storeAwareLoader } from '../../app/store.ts';
 import { UsageError } from '../../errors.ts';
 import { renderCsv, renderSummaryCsv } from '../../report/csv.ts';
 import { renderHtml } from '../../report/html.ts';
@@ -9,9 +9,9 @@ import { renderMarkdown } from '../../report/markdown.ts';
 import { buildReport, parseBaseline, ReportRecords } from '../../report/model.ts';
 import { collectRecords, eachRecord, loadSource, mergeSources, type SourceLoader } from '../../report/source.ts';
 import { CORRECTIONS, type Correction, type VerdictOptions } from '../../report/stats.ts';
-import { checkImportedAxes } from '../import-tags.ts';
+import { checkImportedAxes } from '../../app/import-tags.ts';
 import { terminal } from '../output.ts';
-import { checkReportOutput, writeReportFile } from '../report-file.ts';
+import { checkReportOutput, writeReportFile } from '../../app/report-file.ts';
 
 export const REPORT_FORMATS = ['md', 'html', 'csv', 'summary-csv', 'json'] as const;
 export type ReportFormat = (typeof REPORT_FORMATS)[number];

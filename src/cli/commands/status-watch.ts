@@ -7,7 +7,7 @@ import { UsageError } from '../../errors.ts';
 import type { RunStore } from '../../results/port.ts';
 import { EXIT } from '../exit.ts';
 import { jsonText, terminal } from '../output.ts';
-import type { OpenedRun } from '../store.ts';
+import type { OpenedRun } from '../../app/store.ts';
 
 export const DEFAULT_WATCH_SEC = 2;
 const HEARTBEAT_MS = 60_000;

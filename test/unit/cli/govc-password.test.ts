@@ -5,7 +5,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { compose } from '../../../src/cli/compose.ts';
+import { compose } from '../../../src/app/compose.ts';
 import { loadInventory } from '../../../src/config/index.ts';
 import { redact } from '../../../src/config/secrets.ts';
 import { UsageError } from '../../../src/errors.ts';

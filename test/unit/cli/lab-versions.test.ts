@@ -16,7 +16,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadInventory, loadPlaybook } from '../../../src/config/index.ts';
 import { ConfigError } from '../../../src/errors.ts';
 import { checkPlaybookAgainst } from '../../../src/plan/check.ts';
-import { checkAgainstHostVersions } from '../../../src/cli/host-versions.ts';
+import { checkAgainstHostVersions } from '../../../src/app/host-versions.ts';
 import { prepareNew, runCommand } from '../../../src/cli/commands/run.ts';
 import { EXIT, exitCodeFor } from '../../../src/cli/exit.ts';
 import { labPaths, labStatusJson, labUp, LabVersionMismatch, type LabState } from '../../../src/lab/lab.ts';

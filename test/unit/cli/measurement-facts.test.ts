@@ -4,7 +4,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { measurementFacts, usedFacts } from '../../../src/cli/compose.ts';
+import { measurementFacts, usedFacts } from '../../../src/app/compose.ts';
 import { checkResumeInventory } from '../../../src/cli/commands/run.ts';
 import { ResumeMismatch } from '../../../src/errors.ts';
 import type { RunMeta } from '../../../src/results/store.ts';

@@ -6,7 +6,7 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { checkReportOutput, writeReportFile } from '../../../src/cli/report-file.ts';
+import { checkReportOutput, writeReportFile } from '../../../src/app/report-file.ts';
 import { OutputRefused } from '../../../src/errors.ts';
 import { renderCsv } from '../../../src/report/csv.ts';
 import { renderHtml } from '../../../src/report/html.ts';

@@ -2,7 +2,7 @@
 // and process; one on this machine (loopback) or encrypted is not. prefer falls back to plain text
 // only on the server's "no SSL" answer, never on a certificate error.
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { pgConnectionOf, plaintextWarning } from '../../../src/cli/store.ts';
+import { pgConnectionOf, plaintextWarning } from '../../../src/app/store.ts';
 import { resolveStore } from '../../../src/config/store.ts';
 import { isSslRefused, PG_SSL_REFUSED } from '../../../src/results/pg-tls.ts';
 

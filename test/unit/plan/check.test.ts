@@ -13,7 +13,7 @@ import { ConfigError } from '../../../src/errors.ts';
 import { checkPlaybookAgainst } from '../../../src/plan/check.ts';
 import { expandPlaybook } from '../../../src/plan/plan.ts';
 import type { RunPlan } from '../../../src/contract/plan.ts';
-import { composeTargets, planRun } from '../../../src/cli/compose.ts';
+import { composeTargets, planRun } from '../../../src/app/compose.ts';
 import { planFor } from '../../../src/cli/commands/config-commands.ts';
 import { labVersionOf, writeLabInventory } from '../../helpers/lab-inventory-file.ts';
 import { stepArgumentsProblem } from '../../../src/providers/index.ts';

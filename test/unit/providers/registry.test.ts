@@ -6,7 +6,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { checkStoredPlan } from '../../../src/cli/commands/run.ts';
-import { composeTargets, planRun } from '../../../src/cli/compose.ts';
+import { composeTargets, planRun } from '../../../src/app/compose.ts';
 import { loadInventory, loadPlaybook, type LoadedInventory } from '../../../src/config/index.ts';
 import { ConfigError, formatDiagnostic, RemoteCommandFailed, UsageError } from '../../../src/errors.ts';
 import type { RunPlan } from '../../../src/contract/plan.ts';

@@ -24,7 +24,7 @@ import { SqliteRunStore } from '../results/sqlite-store.ts';
 import { DB_FILE, ResultStore } from '../results/store.ts';
 import { runSourceFrom, type SourceLoader } from '../report/source.ts';
 import { isLoopback } from './compose.ts';
-import { terminal } from './output.ts';
+import { notify } from './notify.ts';
 
 export const STORE_POINTER = 'store.json';
 
@@ -148,7 +148,7 @@ function warnIfPlaintext(s: ResolvedStore, encrypted: boolean): void {
   const text = plaintextWarning(s.display, s.host, { encrypted, sslmode: s.sslmode });
   if (text === null || warnedPlaintext.has(s.display)) return;
   warnedPlaintext.add(s.display);
-  terminal.stderr(`warning: ${text}\n`);
+  notify(`warning: ${text}\n`);
 }
 
 /**
