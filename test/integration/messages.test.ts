@@ -6,7 +6,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { planFor } from '../../src/cli/commands/config-commands.ts';
+import { planFor } from '../../src/app/config.ts';
 import { ResultStore } from '../../src/results/store.ts';
 import { runCli, stackTraceLines } from '../helpers/cli.ts';
 

@@ -5,8 +5,8 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { planFor } from '../../src/cli/commands/config-commands.ts';
-import { dryRunLines } from '../../src/cli/commands/run.ts';
+import { planFor } from '../../src/app/config.ts';
+import { dryRunLines } from '../../src/app/run/dry-run.ts';
 import { runCli, stackTraceLines } from '../helpers/cli.ts';
 import { labVersionOf, writeLabInventory } from '../helpers/lab-inventory-file.ts';
 

@@ -5,7 +5,8 @@ import { compareRuns, renderCompareText } from '../../report/compare.ts';
 import { collectRecords } from '../../report/source.ts';
 import { EXIT } from '../exit.ts';
 import { jsonText } from '../output.ts';
-import { defaultIo, numberOption, verdictOptionsFrom, type CommandIo } from './report.ts';
+import { numberOption, verdictOptionsFrom } from '../../app/report.ts';
+import { defaultIo, type CommandIo } from './report.ts';
 
 /** Exit code when B has a significant regression beyond --fail-on-regression. */
 export const EXIT_REGRESSION = EXIT.regression;

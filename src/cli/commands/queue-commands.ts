@@ -33,7 +33,10 @@ import { jsonText, progressStream, terminal } from '../output.ts';
 import { pgConnectionOf, selectStore } from '../../app/store.ts';
 import type { ResolvedStore } from '../../config/store.ts';
 import { collect, SET_HELP } from './config-commands.ts';
-import { checkConfirmDestroy, checkStoredPlan, foreignTestFiles, newRunMeta, prepareNew, targetFacts } from './run.ts';
+import { checkConfirmDestroy, foreignTestFiles } from '../../app/run/confirm-destroy.ts';
+import { targetFacts } from '../../app/run/fingerprint.ts';
+import { newRunMeta, prepareNew } from '../../app/run/new-run.ts';
+import { checkStoredPlan } from '../../app/run/resume-checks.ts';
 import { ensureOutputDirectory } from '../../app/out-dir.ts';
 
 /** A run whose preparation failed is tried again after this long (or at once before an --until-idle worker decides it is idle). */

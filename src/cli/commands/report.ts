@@ -1,20 +1,11 @@
-// `storsweep report <runDir|file...>`: one report from one or more runs or imported exports.
+// `storsweep report <runDir|file...>`: argv → the report use case (src/app/report.ts) → stdout or a file.
 import { Option, type Command } from 'commander';
+import { checkedSourceLoader, makeReport, REPORT_FORMATS, type ReportCommandOptions } from '../../app/report.ts';
 import { storeAwareLoader } from '../../app/store.ts';
+import type { SourceLoader } from '../../report/source.ts';
 import { UsageError } from '../../errors.ts';
-import { renderCsv, renderSummaryCsv } from '../../report/csv.ts';
-import { renderHtml } from '../../report/html.ts';
-import { renderJson } from '../../report/json.ts';
-import { renderMarkdown } from '../../report/markdown.ts';
-import { buildReport, parseBaseline, ReportRecords } from '../../report/model.ts';
-import { collectRecords, eachRecord, loadSource, mergeSources, type SourceLoader } from '../../report/source.ts';
-import { CORRECTIONS, type Correction, type VerdictOptions } from '../../report/stats.ts';
-import { checkImportedAxes } from '../../app/import-tags.ts';
 import { terminal } from '../output.ts';
-import { checkReportOutput, writeReportFile } from '../../app/report-file.ts';
 
-export const REPORT_FORMATS = ['md', 'html', 'csv', 'summary-csv', 'json'] as const;
-export type ReportFormat = (typeof REPORT_FORMATS)[number];
 
 export interface CommandIo {
   loadSource: SourceLoader;
@@ -22,91 +13,13 @@ export interface CommandIo {
   stderr(text: string): void;
 }
 
-export const defaultIo: CommandIo = {
-  // an imported table's axis columns are checked as `import --set` values are
-  loadSource: async (path) => {
-    const s = await loadSource(path);
-    return s.kind === 'import' && Array.isArray(s.records) ? { ...s, records: checkImportedAxes(s.records, path) } : s;
-  },
-  ...terminal,
-};
+export const defaultIo: CommandIo = { loadSource: checkedSourceLoader, ...terminal };
 
-export interface ReportCommandOptions {
-  format: ReportFormat;
-  baseline?: string;
-  /** axes to pool (`--pool source`): permutations differing only in these become one sample */
-  pool?: string[];
-  output?: string;
-  /** overwrite an existing file that is not a report of ours (never a run's own files or an input) */
-  force?: boolean;
-  alpha?: string;
-  minEffect?: string;
-  cvThreshold?: string;
-  correction?: string;
-}
-
-/** Parses a number option, naming the flag and the accepted range when it is wrong. */
-export function numberOption(flag: string, raw: string | undefined, min: number, max: number): number | undefined {
-  if (raw === undefined) return undefined;
-  const v = Number(raw);
-  if (raw.trim() === '' || !Number.isFinite(v) || v < min || v > max) {
-    throw new UsageError(`${flag}: expected a number from ${min} to ${max}, got "${raw}"`);
-  }
-  return v;
-}
-
-export function verdictOptionsFrom(o: { alpha?: string; minEffect?: string; cvThreshold?: string; correction?: string }): Partial<VerdictOptions> {
-  const out: Partial<VerdictOptions> = {};
-  if (o.correction !== undefined) {
-    if (!(CORRECTIONS as readonly string[]).includes(o.correction)) throw new UsageError(`--correction: expected one of ${CORRECTIONS.join(', ')}, got ${JSON.stringify(o.correction)}`);
-    out.correction = o.correction as Correction;
-  }
-  const alpha = numberOption('--alpha', o.alpha, 1e-9, 0.5);
-  const minEffect = numberOption('--min-effect', o.minEffect, 0, 1000);
-  const cv = numberOption('--cv-threshold', o.cvThreshold, 0, 1000);
-  if (alpha !== undefined) out.alpha = alpha;
-  if (minEffect !== undefined) out.minEffectPct = minEffect;
-  if (cv !== undefined) out.cvThresholdPct = cv;
-  return out;
-}
-
-/** Does the work of the command; returns the exit code (0) or throws a UsageError/ParseError. */
+/** The command: the report on stdout, or `wrote FILE` on stderr; returns the exit code (0) or throws a UsageError/ParseError. */
 export async function runReport(inputs: readonly string[], opts: ReportCommandOptions, io: CommandIo = defaultIo): Promise<number> {
-  const verdict = verdictOptionsFrom(opts);
-  const baseline = opts.baseline !== undefined ? parseBaseline(opts.baseline) : undefined;
-  // refused before reading anything, and checked again right before the write
-  if (opts.output !== undefined) checkReportOutput(opts.output, inputs, opts.force === true);
-  const sources = [];
-  for (const input of inputs) sources.push(await io.loadSource(input));
-  const { records, info, warnings } = mergeSources(sources);
-  for (const w of warnings) io.stderr(`warning: ${w}\n`);
-  const none = () => new UsageError(`${inputs.join(', ')}: no result records to report`);
-  let text: string;
-  if (opts.format === 'csv') {
-    const all = await collectRecords(records);
-    if (all.length === 0) throw none();
-    text = renderCsv(all);
-  } else {
-    // record by record into the report's columns: a run's records are never all in memory
-    const table = new ReportRecords();
-    await eachRecord(records, (r) => table.add(r));
-    if (table.recordCount === 0) throw none();
-    const report = buildReport(table, info, { ...(baseline ? { baseline } : {}), ...(opts.pool?.length ? { pool: opts.pool } : {}), verdict });
-    text =
-      opts.format === 'html'
-        ? renderHtml(report)
-        : opts.format === 'json'
-          ? renderJson(report)
-          : opts.format === 'summary-csv'
-            ? renderSummaryCsv(report)
-            : renderMarkdown(report);
-  }
-  if (opts.output) {
-    writeReportFile(opts.output, text, inputs, opts.force === true);
-    io.stderr(`wrote ${opts.output}\n`);
-  } else {
-    io.stdout(text);
-  }
+  const made = await makeReport(inputs, opts, { loadSource: io.loadSource, notify: (text) => io.stderr(text) });
+  if (made.written !== undefined) io.stderr(`wrote ${made.written}\n`);
+  else io.stdout(made.text);
   return 0;
 }
 

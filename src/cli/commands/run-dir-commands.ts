@@ -18,7 +18,8 @@ import { EXIT } from '../exit.ts';
 import { jsonText, keepGoingWhenOutputCloses, terminal } from '../output.ts';
 import { openRunFor, type OpenedRun, type StoreOptions } from '../../app/store.ts';
 import { deleteFinishedQueues, queueState } from './queue-commands.ts';
-import { parseConfirmDestroy, takeRunLock } from './run.ts';
+import { parseConfirmDestroy } from '../../app/run/confirm-destroy.ts';
+import { takeRunLock } from '../../app/run/lock.ts';
 import { watchStatus } from './status-watch.ts';
 
 /** The options every command that reads a run takes besides a run directory. */

@@ -1,7 +1,8 @@
 // `--confirm-destroy` names exactly what the plan's destructive steps destroy, as their planners
 // name it (`destroys`): missing names are refused, and so are extra or unknown ones.
 import { describe, expect, it } from 'vitest';
-import { checkConfirmDestroy, checkResumeConfirmation, destroyedNames, dryRunLines } from '../../../src/cli/commands/run.ts';
+import { checkConfirmDestroy, checkResumeConfirmation, destroyedNames } from '../../../src/app/run/confirm-destroy.ts';
+import { dryRunLines } from '../../../src/app/run/dry-run.ts';
 import { UnsafeOperation } from '../../../src/errors.ts';
 import { buildPlan, rawTestTarget } from '../../../src/plan/plan.ts';
 import type { RunPlan } from '../../../src/contract/plan.ts';

@@ -5,7 +5,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { measurementFacts, usedFacts } from '../../../src/app/compose.ts';
-import { checkResumeInventory } from '../../../src/cli/commands/run.ts';
+import { checkResumeInventory } from '../../../src/app/run/resume-checks.ts';
 import { ResumeMismatch } from '../../../src/errors.ts';
 import type { RunMeta } from '../../../src/results/store.ts';
 import type { RunPlan } from '../../../src/contract/plan.ts';

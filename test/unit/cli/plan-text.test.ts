@@ -1,7 +1,7 @@
 // What `plan` prints about each workload's timing (warm-up, passes, interval, pre-fill and the
 // throughput its estimate assumes), and that `plan --json` carries the same facts.
 import { describe, expect, it } from 'vitest';
-import { renderPlanText } from '../../../src/cli/commands/config-commands.ts';
+import { renderPlanText } from '../../../src/app/plan-text.ts';
 import { jsonText } from '../../../src/cli/output.ts';
 import { playbookSchema } from '../../../src/config/playbook.ts';
 import type { RunPlan } from '../../../src/contract/plan.ts';

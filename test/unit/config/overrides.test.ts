@@ -8,8 +8,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadPlaybook } from '../../../src/config/index.ts';
 import { parseSetArguments, sameOverrides } from '../../../src/config/overrides.ts';
 import { ConfigError, ResumeMismatch, UsageError } from '../../../src/errors.ts';
-import { checkResumeOverrides } from '../../../src/cli/commands/run.ts';
-import { planFor } from '../../../src/cli/commands/config-commands.ts';
+import { checkResumeOverrides } from '../../../src/app/run/resume-checks.ts';
+import { planFor } from '../../../src/app/config.ts';
 
 let dir: string;
 let pb: string;

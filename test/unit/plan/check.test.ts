@@ -14,7 +14,7 @@ import { checkPlaybookAgainst } from '../../../src/plan/check.ts';
 import { expandPlaybook } from '../../../src/plan/plan.ts';
 import type { RunPlan } from '../../../src/contract/plan.ts';
 import { composeTargets, planRun } from '../../../src/app/compose.ts';
-import { planFor } from '../../../src/cli/commands/config-commands.ts';
+import { planFor } from '../../../src/app/config.ts';
 import { labVersionOf, writeLabInventory } from '../../helpers/lab-inventory-file.ts';
 import { stepArgumentsProblem } from '../../../src/providers/index.ts';
 

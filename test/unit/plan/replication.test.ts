@@ -5,7 +5,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { renderPlanText } from '../../../src/cli/commands/config-commands.ts';
+import { renderPlanText } from '../../../src/app/plan-text.ts';
 import { loadPlaybook } from '../../../src/config/index.ts';
 import { parseSetArguments } from '../../../src/config/overrides.ts';
 import { playbookSchema } from '../../../src/config/playbook.ts';

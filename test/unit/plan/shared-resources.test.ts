@@ -8,7 +8,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadInventory, type LoadedInventory } from '../../../src/config/index.ts';
 import { composeTargets, isLoopback, resourceContext } from '../../../src/app/compose.ts';
-import { scheduleLines } from '../../../src/cli/commands/config-commands.ts';
+import { scheduleLines } from '../../../src/app/plan-text.ts';
 import { serialisedResources } from '../../../src/plan/plan.ts';
 import { remainingEstimate } from '../../../src/plan/estimate.ts';
 import type { RunPlan } from '../../../src/contract/plan.ts';

@@ -5,7 +5,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { checkStoredPlan } from '../../../src/cli/commands/run.ts';
+import { checkStoredPlan } from '../../../src/app/run/resume-checks.ts';
 import { composeTargets, planRun } from '../../../src/app/compose.ts';
 import { loadInventory, loadPlaybook, type LoadedInventory } from '../../../src/config/index.ts';
 import { ConfigError, formatDiagnostic, RemoteCommandFailed, UsageError } from '../../../src/errors.ts';
