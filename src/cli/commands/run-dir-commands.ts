@@ -17,7 +17,7 @@ import { composeTargets } from '../../app/compose.ts';
 import { EXIT } from '../exit.ts';
 import { jsonText, keepGoingWhenOutputCloses, terminal } from '../output.ts';
 import { openRunFor, type OpenedRun, type StoreOptions } from '../../app/store.ts';
-import { deleteFinishedQueues, queueState } from './queue-commands.ts';
+import { deleteFinishedQueues, queueState } from '../../app/queue/queue-meta.ts';
 import { parseConfirmDestroy } from '../../app/run/confirm-destroy.ts';
 import { takeRunLock } from '../../app/run/lock.ts';
 import { watchStatus } from './status-watch.ts';

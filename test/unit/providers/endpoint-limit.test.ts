@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import type { Provider, ProviderContext } from '../../../src/contract/provider.ts';
 import { createEndpointPool } from '../../../src/providers/endpoint-pool.ts';
 import { sdkEndpointKey } from '../../../src/providers/vsphere/client.ts';
-import { limitDifferences } from '../../../src/cli/commands/queue-commands.ts';
+import { limitDifferences } from '../../../src/app/queue/worker-runs.ts';
 
 describe('sdkEndpointKey', () => {
   it('one key for every spelling of one endpoint: scheme, host case, default port, /sdk, trailing slash, user, query', () => {
