@@ -27,8 +27,8 @@ import type { RunStore } from '../results/port.ts';
 import type { Confirmed } from '../results/confirmation.ts';
 import type { LeaseSession } from '../results/pg-coordination.ts';
 import type { PgWriter } from '../results/pg-store.ts';
-import { executeRun, type ExecuteOptions, type GuestConnections, type TargetEndpoints } from './executor.ts';
-import type { CommandRunner } from '../ssh/command-runner.ts';
+import { executeRun, type ExecuteOptions, type RunSummary, type TargetEndpoints } from './executor.ts';
+import { KeptGuests } from './worker-guests.ts';
 import type { ProgressEvent } from './progress.ts';
 import type { QueueGroup, WorkQueue } from './work-queue.ts';
 
@@ -139,74 +139,102 @@ const sleep = (ms: number, signal: AbortSignal) =>
   });
 
 export async function workLoop(o: WorkerOptions): Promise<WorkerSummary> {
-  const summary: WorkerSummary = { done: 0, failed: 0, alreadyDone: 0, takenOver: 0, givenBack: 0, abandoned: 0, refused: 0, queueMs: 0, executeMs: 0, storeWrites: 0, storeWritesBehind: 0, storeWriteQueuedMs: 0, storeWriteMs: 0, waitMs: 0 };
-  const writesBefore = { ...o.lease.writeStats };
-  // the worker's own stop, or its lease lost: either ends the loop (the caller may open a new lease)
-  const stop = AbortSignal.any([o.signal, o.lease.signal]);
-  const db = o.lease.db;
-  const emit = (e: ProgressEvent) => {
+  return new WorkLoop(o).run();
+}
+
+type Permutation = RunPlan['permutations'][number];
+type Job = NonNullable<Awaited<ReturnType<WorkQueue['fetch']>>>;
+
+/** One worker's loop over the queues (workLoop): its slots, its caches and what it counted. */
+class WorkLoop {
+  private readonly summary: WorkerSummary = { done: 0, failed: 0, alreadyDone: 0, takenOver: 0, givenBack: 0, abandoned: 0, refused: 0, queueMs: 0, executeMs: 0, storeWrites: 0, storeWritesBehind: 0, storeWriteQueuedMs: 0, storeWriteMs: 0, waitMs: 0 };
+  /** the worker's own stop, or its lease lost: either ends the loop (the caller may open a new lease) */
+  private readonly stop: AbortSignal;
+  private finished = false;
+  /** each run's permutations by id (a job names one; not a search of the plan per job) */
+  private readonly index = new WeakMap<WorkerRun, Map<string, Permutation>>();
+  private readonly guests = new KeptGuests<WorkerRun>(GUESTS_KEPT);
+  /** the runs, asked again at most every few seconds (new submissions are picked up), not every pass */
+  private runsCache: { at: number; runs: WorkerRun[] } | null = null;
+  /** the last look at every queue, used again for STATUS_REUSE_MS (what it led to is counted off it) */
+  private statusCache: { at: number; key: string; map: Map<string, { waiting: number; active: number }> } | null = null;
+
+  constructor(private readonly o: WorkerOptions) {
+    this.stop = AbortSignal.any([o.signal, o.lease.signal]);
+  }
+
+  private get db() {
+    return this.o.lease.db;
+  }
+
+  private emit(e: ProgressEvent): void {
     try {
-      o.onEvent?.(e);
+      this.o.onEvent?.(e);
     } catch {
       /* the view is best effort */
     }
-  };
-  let finished = false;
-  const pollMs = o.pollMs ?? 1000;
+  }
 
-  // each run's permutations by id (a job names one; not a search of the plan per job)
-  const index = new WeakMap<WorkerRun, Map<string, RunPlan['permutations'][number]>>();
-  const byId = (run: WorkerRun) => {
-    let m = index.get(run);
-    if (!m) index.set(run, (m = new Map(run.plan.permutations.map((p) => [p.permutationId, p]))));
-    return m;
-  };
-
-  // Guest connections by run and target, kept across permutations as `run` keeps one per target
-  // (connected and checked once, not per permutation); one that was lost the executor closes and
-  // forgets, and the next permutation there connects again. At most GUESTS_KEPT stay open: the
-  // least recently used is closed first.
-  const guests = new Map<WorkerRun, GuestConnections>();
-  const guestsOf = (run: WorkerRun): GuestConnections => {
-    let m = guests.get(run);
-    if (!m) guests.set(run, (m = new Map<string, CommandRunner>()));
-    return m;
-  };
-  /** recency order: the first entry is the least recently used */
-  const recent = new Map<CommandRunner, { m: GuestConnections; target: string }>();
-  /** the targets a slot is running a permutation on (their connections are not closed under them) */
-  const busy = new Map<GuestConnections, Set<string>>();
-  const usedGuest = async (run: WorkerRun, target: string): Promise<void> => {
-    const m = guestsOf(run);
-    const r = m.get(target);
-    if (r) {
-      recent.delete(r);
-      recent.set(r, { m, target });
+  async run(): Promise<WorkerSummary> {
+    const writesBefore = { ...this.o.lease.writeStats };
+    try {
+      await Promise.all(Array.from({ length: Math.max(1, this.o.concurrency ?? 1) }, () => this.slot()));
+    } finally {
+      await this.guests.closeAll();
+      const w = this.o.lease.writeStats;
+      this.summary.storeWrites = w.writes - writesBefore.writes;
+      this.summary.storeWritesBehind = w.behind - writesBefore.behind;
+      this.summary.storeWriteQueuedMs = w.queuedMs - writesBefore.queuedMs;
+      this.summary.storeWriteMs = w.runMs - writesBefore.runMs;
     }
-    for (const [k, v] of [...recent]) {
-      if (recent.size <= GUESTS_KEPT) break;
-      if (busy.get(v.m)?.has(v.target)) continue;
-      recent.delete(k);
-      if (v.m.get(v.target) !== k) continue; // already closed and forgotten by the executor
-      v.m.delete(v.target);
-      await k.close().catch(() => undefined);
+    return this.summary;
+  }
+
+  private async slot(): Promise<void> {
+    const { o, summary } = this;
+    while (!this.finished && !this.stop.aborted) {
+      let took = false;
+      const pass = performance.now();
+      // this slot's executor time in the pass (the other slots' runs at the same time are theirs)
+      const spent = { ms: 0 };
+      try {
+        took = await this.tryOne(spent);
+      } catch (err) {
+        if (o.lease.lostReason || this.stop.aborted) break;
+        this.emit({ type: 'message', level: 'error', text: `worker: ${errorMessage(err)}; trying again` });
+      } finally {
+        // a pass that found nothing is queue time too (its look at the queues, the leases it tried)
+        summary.executeMs += spent.ms;
+        summary.queueMs += performance.now() - pass - spent.ms;
+      }
+      if (took && o.once) this.finished = true;
+      if (took) continue;
+      const waiting = performance.now();
+      if (o.untilIdle && (await this.idle())) this.finished = true;
+      else await sleep(o.pollMs ?? 1000, this.stop);
+      summary.waitMs += performance.now() - waiting;
     }
-  };
-  const closeGuests = async (): Promise<void> => {
-    for (const m of guests.values()) for (const r of m.values()) await r.close().catch(() => undefined);
-    guests.clear();
-    recent.clear();
-  };
+  }
 
-  // the runs, asked again at most every few seconds (new submissions are picked up), not every pass
-  let runsCache: { at: number; runs: WorkerRun[] } | null = null;
-  const currentRuns = async (): Promise<WorkerRun[]> => {
-    if (!runsCache || performance.now() - runsCache.at > RUNS_REFRESH_MS) runsCache = { at: performance.now(), runs: await o.runs() };
-    return runsCache.runs;
-  };
+  private byId(run: WorkerRun): Map<string, Permutation> {
+    let m = this.index.get(run);
+    if (!m) this.index.set(run, (m = new Map(run.plan.permutations.map((p) => [p.permutationId, p]))));
+    return m;
+  }
 
-  // the last look at every queue, used again for STATUS_REUSE_MS (what it led to is counted off it)
-  let statusCache: { at: number; key: string; map: Map<string, { waiting: number; active: number }> } | null = null;
+  private async currentRuns(): Promise<WorkerRun[]> {
+    if (!this.runsCache || performance.now() - this.runsCache.at > RUNS_REFRESH_MS) this.runsCache = { at: performance.now(), runs: await this.o.runs() };
+    return this.runsCache.runs;
+  }
+
+  private async idle(): Promise<boolean> {
+    this.runsCache = { at: performance.now(), runs: await this.o.runs(true) };
+    const queues = this.runsCache.runs.flatMap((r) => r.groups.map((g) => g.queue));
+    if (!queues.length) return true;
+    // waiting, active, and retries not yet due: all count as work (one query over every queue)
+    for (const s of (await this.o.queue.status(queues)).values()) if (s.unfinished > 0) return false;
+    return true;
+  }
 
   /**
    * One permutation from a group that has work and whose lease is free; false when none. One look
@@ -223,87 +251,112 @@ export async function workLoop(o: WorkerOptions): Promise<WorkerSummary> {
    * that has none (taken by another worker since) costs a lease taken and given back and an empty
    * fetch, and when the reused look leads to nothing, a fresh one is taken at once.
    */
-  const tryOne = async (spent: { ms: number }): Promise<boolean> => {
-    const runs = await currentRuns();
+  private async tryOne(spent: { ms: number }): Promise<boolean> {
+    const runs = await this.currentRuns();
     const all = runs.flatMap((run) => run.groups.map((g) => ({ run, g })));
     if (!all.length) return false;
     const queues = all.map((x) => x.g.queue);
     const key = queues.join('\n');
-    let reused = statusCache !== null && statusCache.key === key && performance.now() - statusCache.at < STATUS_REUSE_MS;
+    let reused = this.statusCache !== null && this.statusCache.key === key && performance.now() - this.statusCache.at < STATUS_REUSE_MS;
     for (;;) {
-      if (!reused) statusCache = { at: performance.now(), key, map: await o.queue.status(queues) };
-      const status = statusCache!.map;
+      if (!reused) this.statusCache = { at: performance.now(), key, map: await this.o.queue.status(queues) };
+      const status = this.statusCache!.map;
       const order = all
         .map((x) => ({ ...x, st: status.get(x.g.queue), tie: Math.random() }))
         // waiting work, or an active job that may be a dead worker's (whose lease is then free)
         .filter((x) => x.st !== undefined && (x.st.waiting > 0 || x.st.active > 0))
         .sort((a, b) => Number(a.st!.active > 0) - Number(b.st!.active > 0) || b.st!.waiting - a.st!.waiting || a.tie - b.tie);
       for (const { run, g, st } of order) {
-        if (finished || stop.aborted) return false;
-        if (!st || (st.waiting === 0 && st.active === 0)) continue;
-        const keys = [`queue ${g.queue}`, ...g.targets.flatMap((t) => run.keys(t))];
-        const release = await o.lease.tryHold(keys);
-        if (!release) continue;
-        try {
-          if (await runOneOf(run, g, st.active > 0, spent)) {
-            st.waiting = Math.max(0, st.waiting - 1);
-            st.active = 0;
-            return true;
-          }
-          // nothing waiting there now (and no orphan: runOneOf gave any back and fetched again)
-          st.waiting = 0;
-          st.active = 0;
-        } finally {
-          await release();
-        }
+        if (this.finished || this.stop.aborted) return false;
+        if (st && (await this.tryGroup(run, g, st, spent))) return true;
       }
       if (!reused) return false;
       reused = false;
     }
-  };
+  }
 
-  const runOneOf = async (run: WorkerRun, g: QueueGroup, mayHaveOrphans: boolean, spent: { ms: number }): Promise<boolean> => {
-    // Under the lease: an active job here was fetched by a worker that no longer holds it.
-    const orphans = mayHaveOrphans ? await o.queue.active(g.queue) : [];
-    if (orphans.length) {
-      const n = await o.queue.giveBack(g.queue, orphans, 'its worker lost its lease (ended or cut off); taken over', db);
-      summary.takenOver += n;
-      if (n) emit({ type: 'message', level: 'warn', text: `${run.plan.runId}: taking over ${n} permutation(s) of ${g.targets.join(', ')} whose worker is gone; what they left is cleaned up from the ledger, then they are redone` });
+  /** One permutation of group `g` under its lease, if the lease is free and a job waits; `st` is counted down. */
+  private async tryGroup(run: WorkerRun, g: QueueGroup, st: { waiting: number; active: number }, spent: { ms: number }): Promise<boolean> {
+    if (st.waiting === 0 && st.active === 0) return false;
+    const keys = [`queue ${g.queue}`, ...g.targets.flatMap((t) => run.keys(t))];
+    const release = await this.o.lease.tryHold(keys);
+    if (!release) return false;
+    try {
+      if (await this.runOneOf(run, g, st.active > 0, spent)) {
+        st.waiting = Math.max(0, st.waiting - 1);
+        st.active = 0;
+        return true;
+      }
+      // nothing waiting there now (and no orphan: runOneOf gave any back and fetched again)
+      st.waiting = 0;
+      st.active = 0;
+      return false;
+    } finally {
+      await release();
     }
-    const job = await o.queue.fetch(g.queue, db);
+  }
+
+  /** Under the lease: an active job here was fetched by a worker that no longer holds it; it is given back. */
+  private async takeOverOrphans(run: WorkerRun, g: QueueGroup): Promise<void> {
+    const orphans = await this.o.queue.active(g.queue);
+    if (!orphans.length) return;
+    const n = await this.o.queue.giveBack(g.queue, orphans, 'its worker lost its lease (ended or cut off); taken over', this.db);
+    this.summary.takenOver += n;
+    if (n) this.emit({ type: 'message', level: 'warn', text: `${run.plan.runId}: taking over ${n} permutation(s) of ${g.targets.join(', ')} whose worker is gone; what they left is cleaned up from the ledger, then they are redone` });
+  }
+
+  private async runOneOf(run: WorkerRun, g: QueueGroup, mayHaveOrphans: boolean, spent: { ms: number }): Promise<boolean> {
+    const { o } = this;
+    if (mayHaveOrphans) await this.takeOverOrphans(run, g);
+    const job = await o.queue.fetch(g.queue, this.db);
     if (!job) return false;
     o.lease.check();
     // every write for this job on the lease session, while it holds the group (the server refuses
     // it once that session is gone: a write cannot slip in after another worker took the group over)
     const store = run.storeUnder ? run.storeUnder(o.lease.writer([`queue ${g.queue}`])) : run.store;
-    // A job runs only in the group whose lease is held: its run, and its permutation's target one
-    // of the group's (a job put in the wrong queue would run under another group's lease, beside
-    // the worker that holds its own). Anything else is cancelled and journaled, never run.
-    const data = job.data as { runId?: unknown; permutationId?: unknown } | null;
-    const perm = data && data.runId === run.plan.runId && typeof data.permutationId === 'string' ? byId(run).get(data.permutationId) : undefined;
-    const permTarget = perm ? (run.plan.targets ? String(perm.axes.target) : run.plan.target) : undefined;
-    if (!perm || permTarget === undefined || !g.targets.includes(permTarget)) {
-      const reason = !data || data.runId !== run.plan.runId ? `it names another run (${JSON.stringify(data?.runId)})` : !perm ? `its permutation ${JSON.stringify(data.permutationId)} is not in the plan` : `its permutation's target ${permTarget} is not one of this queue's group (${g.targets.join(', ')})`;
-      emit({ type: 'message', level: 'error', text: `${run.plan.runId}: job ${job.id} in ${g.queue} refused, never run: ${reason}` });
-      await store.appendJournal(null, 'worker', 'job-refused', { worker: o.name, job: job.id, queue: g.queue, reason }).catch(() => undefined);
-      await o.queue.cancel(g.queue, job.id, db);
-      summary.refused++;
+    const found = this.jobPermutation(run, g, job);
+    if ('refused' in found) {
+      this.emit({ type: 'message', level: 'error', text: `${run.plan.runId}: job ${job.id} in ${g.queue} refused, never run: ${found.refused}` });
+      await store.appendJournal(null, 'worker', 'job-refused', { worker: o.name, job: job.id, queue: g.queue, reason: found.refused }).catch(() => undefined);
+      await o.queue.cancel(g.queue, job.id, this.db);
+      this.summary.refused++;
       return true;
     }
-    const target = permTarget;
+    const { perm, target } = found;
     // who works on it, for `status` and for whoever takes it over
     o.lease.check();
     await store.appendJournal(perm.permutationId, 'worker', 'claimed', { worker: o.name, job: job.id });
+    const s = await this.execute(run, g, job, store, perm, target, spent);
+    await this.guests.used(run, target);
+    await this.settle(g, job, perm, s);
+    return true;
+  }
+
+  /**
+   * A job runs only in the group whose lease is held: its run, and its permutation's target one
+   * of the group's (a job put in the wrong queue would run under another group's lease, beside
+   * the worker that holds its own). Anything else is cancelled and journaled, never run.
+   */
+  private jobPermutation(run: WorkerRun, g: QueueGroup, job: Job): { perm: Permutation; target: string } | { refused: string } {
+    const data = job.data as { runId?: unknown; permutationId?: unknown } | null;
+    const perm = data && data.runId === run.plan.runId && typeof data.permutationId === 'string' ? this.byId(run).get(data.permutationId) : undefined;
+    const permTarget = perm ? (run.plan.targets ? String(perm.axes.target) : run.plan.target) : undefined;
+    if (perm && permTarget !== undefined && g.targets.includes(permTarget)) return { perm, target: permTarget };
+    const refused = !data || data.runId !== run.plan.runId ? `it names another run (${JSON.stringify(data?.runId)})` : !perm ? `its permutation ${JSON.stringify(data.permutationId)} is not in the plan` : `its permutation's target ${permTarget} is not one of this queue's group (${g.targets.join(', ')})`;
+    return { refused };
+  }
+
+  /** The permutation run by the executor (a plan of that one), its job's expiry pushed back meanwhile. */
+  private async execute(run: WorkerRun, g: QueueGroup, job: Job, store: RunStore, perm: Permutation, target: string, spent: { ms: number }): Promise<RunSummary> {
+    const { o } = this;
     const ends = await run.endpoints(target);
     const plan: RunPlan = { ...run.plan, permutations: [perm] };
     const started = performance.now();
-    const inUse = busy.get(guestsOf(run)) ?? new Set<string>();
-    busy.set(guestsOf(run), inUse.add(target));
+    const done = this.guests.inUse(run, target);
     // its pg-boss expiry pushed back while it runs (on the lease session: only while held)
-    const renew = setInterval(() => void o.queue.renew(g.queue, job.id, db, o.renewSec ?? 3600).catch(() => undefined), o.renewEveryMs ?? 5 * 60_000);
-    let s: Awaited<ReturnType<typeof executeRun>>;
+    const renew = setInterval(() => void o.queue.renew(g.queue, job.id, this.db, o.renewSec ?? 3600).catch(() => undefined), o.renewEveryMs ?? 5 * 60_000);
     try {
-      s = await executeRun({
+      return await executeRun({
         store,
         plan,
         provider: ends.provider,
@@ -311,87 +364,45 @@ export async function workLoop(o: WorkerOptions): Promise<WorkerSummary> {
         ...(run.plan.targets ? { targets: { [target]: ends } } : {}),
         signal: o.signal,
         lease: o.lease,
-        onEvent: emit,
+        onEvent: (e) => this.emit(e),
         ...run.execute,
         ...(run.confirmation ? { confirmation: run.confirmation } : {}),
         // the run's leftovers are not counted per permutation (`status` says them); its guests stay connected
         countLeftovers: false,
-        guests: guestsOf(run),
+        guests: this.guests.of(run),
       });
     } finally {
       clearInterval(renew);
-      inUse.delete(target);
+      done();
       spent.ms += performance.now() - started;
     }
-    await usedGuest(run, target);
+  }
+
+  /** The job completed, given back, or left to whoever takes it over, as the permutation ended. */
+  private async settle(g: QueueGroup, job: Job, perm: Permutation, s: RunSummary): Promise<void> {
+    const { o, summary } = this;
     if (o.lease.lostReason) {
       // Nothing more is touched: the job stays active, the permutation `running`; the worker that
       // next holds this group takes it over and cleans up from the ledger.
       summary.abandoned++;
-      emit({ type: 'message', level: 'error', permutationId: perm.permutationId, text: `${perm.permutationId}: left to the worker that takes it over (${o.lease.lostReason.message})` });
-      return true;
+      this.emit({ type: 'message', level: 'error', permutationId: perm.permutationId, text: `${perm.permutationId}: left to the worker that takes it over (${o.lease.lostReason.message})` });
+      return;
     }
     if (s.interrupted || s.fatal) {
       // Not finished here: left `running` in the store, the job goes back; the next worker under
       // this lease cleans up and redoes it.
       try {
-        if ((await o.queue.giveBack(g.queue, [job.id], s.fatal ?? 'interrupted', db)) > 0) summary.givenBack++;
-        else emit({ type: 'message', level: 'warn', permutationId: perm.permutationId, text: `${perm.permutationId}: its job was no longer active; not given back` });
+        if ((await o.queue.giveBack(g.queue, [job.id], s.fatal ?? 'interrupted', this.db)) > 0) summary.givenBack++;
+        else this.emit({ type: 'message', level: 'warn', permutationId: perm.permutationId, text: `${perm.permutationId}: its job was no longer active; not given back` });
       } catch (err) {
         summary.abandoned++;
-        emit({ type: 'message', level: 'error', permutationId: perm.permutationId, text: `${perm.permutationId}: could not give its job back (${errorMessage(err)}); it stays active: the next worker under this group's lease takes it over` });
+        this.emit({ type: 'message', level: 'error', permutationId: perm.permutationId, text: `${perm.permutationId}: could not give its job back (${errorMessage(err)}); it stays active: the next worker under this group's lease takes it over` });
       }
-      return true;
+      return;
     }
     summary.done += s.done;
     summary.alreadyDone += s.skipped;
     summary.failed += s.failed;
-    if (!(await o.queue.complete(g.queue, job.id, db))) emit({ type: 'message', level: 'warn', permutationId: perm.permutationId, text: `${perm.permutationId}: its job was no longer active when completed (pg-boss expired it?); the permutation is recorded ${s.failed ? 'failed' : 'done'} in the store` });
-    return true;
-  };
-
-  const idle = async (): Promise<boolean> => {
-    runsCache = { at: performance.now(), runs: await o.runs(true) };
-    const queues = runsCache.runs.flatMap((r) => r.groups.map((g) => g.queue));
-    if (!queues.length) return true;
-    // waiting, active, and retries not yet due: all count as work (one query over every queue)
-    for (const s of (await o.queue.status(queues)).values()) if (s.unfinished > 0) return false;
-    return true;
-  };
-
-  const slot = async (): Promise<void> => {
-    while (!finished && !stop.aborted) {
-      let took = false;
-      const pass = performance.now();
-      // this slot's executor time in the pass (the other slots' runs at the same time are theirs)
-      const spent = { ms: 0 };
-      try {
-        took = await tryOne(spent);
-      } catch (err) {
-        if (o.lease.lostReason || stop.aborted) break;
-        emit({ type: 'message', level: 'error', text: `worker: ${errorMessage(err)}; trying again` });
-      } finally {
-        // a pass that found nothing is queue time too (its look at the queues, the leases it tried)
-        summary.executeMs += spent.ms;
-        summary.queueMs += performance.now() - pass - spent.ms;
-      }
-      if (took && o.once) finished = true;
-      if (took) continue;
-      const waiting = performance.now();
-      if (o.untilIdle && (await idle())) finished = true;
-      else await sleep(pollMs, stop);
-      summary.waitMs += performance.now() - waiting;
-    }
-  };
-  try {
-    await Promise.all(Array.from({ length: Math.max(1, o.concurrency ?? 1) }, slot));
-  } finally {
-    await closeGuests();
-    const w = o.lease.writeStats;
-    summary.storeWrites = w.writes - writesBefore.writes;
-    summary.storeWritesBehind = w.behind - writesBefore.behind;
-    summary.storeWriteQueuedMs = w.queuedMs - writesBefore.queuedMs;
-    summary.storeWriteMs = w.runMs - writesBefore.runMs;
+    if (!(await o.queue.complete(g.queue, job.id, this.db))) this.emit({ type: 'message', level: 'warn', permutationId: perm.permutationId, text: `${perm.permutationId}: its job was no longer active when completed (pg-boss expired it?); the permutation is recorded ${s.failed ? 'failed' : 'done'} in the store` });
   }
-  return summary;
 }

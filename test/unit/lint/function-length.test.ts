@@ -39,8 +39,6 @@ const NOT_SPLIT_YET = new Set<string>([
   'src/run/executor.ts runPermutation',
   'src/run/executor.ts runWorkload',
   'src/run/progress.ts createProgressView',
-  'src/run/worker.ts workLoop',
-  'src/run/worker.ts runOneOf',
   'src/ssh/ssh-runner.ts connectSsh',
 ]);
 
