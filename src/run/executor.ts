@@ -158,71 +158,171 @@ export async function executeRun(given: ExecuteOptions): Promise<RunSummary> {
     // a lost lease stops the run like an interruption (and more: see ExecuteOptions.lease)
     signal: given.lease ? AbortSignal.any([given.signal, given.lease.signal]) : given.signal,
   };
-  const { store, plan } = opts;
-  const confirmation = opts.confirmation ?? (await readConfirmed(store));
-  // A failing progress hook (e.g. the JSON log on a full disk) must never stop teardown.
-  const emit = (e: ProgressEvent) => {
+  const confirmation = opts.confirmation ?? (await readConfirmed(opts.store));
+  // only this plan's permutations (a worker's plan is one of a run's many)
+  const statuses = new Map((await opts.store.permutations(opts.plan.permutations.map((p) => p.permutationId))).map((p) => [p.permutationId, p]));
+  return new Execution(opts, confirmation, statuses).run();
+}
+
+type Guarded = ExecuteOptions & { store: RunStore; signal: AbortSignal };
+type Statuses = Map<string, Awaited<ReturnType<RunStore['permutations']>>[number]>;
+/** What became of one span of a permutation (RepSpan). */
+type SpanOutcome = 'ok' | 'failed' | 'pending' | 'stop';
+
+/** One executeRun: its groups of permutations (one per target), what it counted, and whether it stopped. */
+class Execution {
+  private readonly summary: RunSummary = { done: 0, failed: 0, skipped: 0, pending: 0, interrupted: false, leftovers: 0 };
+  /** Set by --fail-fast or a fatal store error: every group stops before its next permutation. */
+  private stopped = false;
+  /**
+   * Targets that share a resource (a VM, a guest test file, a LUN: plan.serialised) take turns:
+   * each permutation holds the keys its target shares from its first step to its teardown.
+   */
+  private readonly locks = new ResourceLocks();
+  private readonly sharedWhat: Map<string, string>;
+  private readonly replication: ReturnType<typeof replicationOf>;
+
+  constructor(
+    private readonly opts: Guarded,
+    private readonly confirmation: Awaited<ReturnType<typeof readConfirmed>>,
+    private readonly statuses: Statuses,
+  ) {
+    this.sharedWhat = new Map((opts.plan.serialised ?? []).map((s) => [s.key, s.what]));
+    this.replication = replicationOf(opts.plan);
+  }
+
+  /** A failing progress hook (e.g. the JSON log on a full disk) must never stop teardown. */
+  private readonly emit = (e: ProgressEvent): void => {
     try {
-      opts.onEvent?.(e);
+      this.opts.onEvent?.(e);
     } catch {
       /* the view and log are best effort; the database is the record */
     }
   };
-  // only this plan's permutations (a worker's plan is one of a run's many)
-  const statuses = new Map((await store.permutations(plan.permutations.map((p) => p.permutationId))).map((p) => [p.permutationId, p]));
-  const summary: RunSummary = { done: 0, failed: 0, skipped: 0, pending: 0, interrupted: false, leftovers: 0 };
-  // Set by --fail-fast or a fatal store error: every group stops before its next permutation.
-  let stopped = false;
-  const total = plan.permutations.length;
 
-  // Targets that share a resource (a VM, a guest test file, a LUN: plan.serialised) take turns:
-  // each permutation holds the keys its target shares from its first step to its teardown.
-  const locks = new ResourceLocks();
-  const sharedWhat = new Map((plan.serialised ?? []).map((s) => [s.key, s.what]));
-  const replication = replicationOf(plan);
+  async run(): Promise<RunSummary> {
+    const { plan } = this.opts;
+    const left = remainingEstimate(plan, (id) => this.statuses.get(id)?.status === 'done');
+    this.emit({ type: 'run-start', runId: plan.runId, total: plan.permutations.length, estimateSec: left.wallSec, ...(left.done ? { done: left.done } : {}), ...(left.workSec !== left.wallSec ? { workSec: left.workSec } : {}) });
+    try {
+      const groups = this.groups();
+      try {
+        await this.stopAllLeftovers(groups);
+        await Promise.all(groups.map((g) => this.runGroup(g)));
+      } finally {
+        for (const g of groups) await g.releaseGuest();
+      }
+    } finally {
+      await this.end();
+    }
+    return this.summary;
+  }
 
-  /** What became of one span of a permutation (RepSpan). */
-  type SpanOutcome = 'ok' | 'failed' | 'pending' | 'stop';
+  private async end(): Promise<void> {
+    const { summary, opts } = this;
+    summary.interrupted = opts.signal.aborted;
+    summary.pending += opts.plan.permutations.length - summary.done - summary.failed - summary.skipped - summary.pending;
+    try {
+      summary.leftovers = opts.countLeftovers === false ? null : (await opts.store.leftovers()).length;
+    } catch {
+      summary.leftovers = -1;
+    }
+    this.emit({ type: 'run-end', summary });
+  }
+
+  /** One group per target: its permutations in plan order (several targets run in parallel). */
+  private groups(): Group[] {
+    const { plan, guests } = this.opts;
+    if (!plan.targets) return [newGroup(plan.target, [], plan.permutations, { provider: this.opts.provider, workload: this.opts.workload }, guests)];
+    const byTarget = new Map<string, PermutationPlan[]>();
+    for (const p of plan.permutations) {
+      const name = String(p.axes.target);
+      byTarget.set(name, [...(byTarget.get(name) ?? []), p]);
+    }
+    return [...byTarget].map(([name, perms]) => {
+      const endpoints = this.opts.targets?.[name];
+      if (!endpoints) throw new InternalError(`executeRun: no provider or workload endpoint for target "${name}"`);
+      const keys = (plan.serialised ?? []).filter((s) => s.targets.includes(name)).map((s) => s.key);
+      return newGroup(name, keys, perms, endpoints, guests);
+    });
+  }
+
+  /**
+   * Resuming: whatever the dead process left running (fio on a half-done permutation's disk)
+   * is stopped on every target first, before any of them starts a tool or tears a disk down
+   * (two targets may share a guest: a target's own new fio must not be taken for a leftover).
+   * Targets sharing a guest stop its leftovers one at a time, like everything else they do there.
+   */
+  private async stopAllLeftovers(groups: Group[]): Promise<void> {
+    await Promise.all(
+      groups.map(async (g) => {
+        const release = await this.locks.acquire(g.keys, g.name);
+        try {
+          await stopLeftovers(g, this.statuses, { ...this.opts, emit: this.emit });
+        } finally {
+          release();
+        }
+      }),
+    );
+  }
+
+  /** One target's permutations, one at a time (one operation at a time per VM), by the plan's replication. */
+  private async runGroup(g: Group): Promise<void> {
+    try {
+      if (this.replication.unit === 'between-provisionings') await this.runProvisionings(g);
+      else await this.runPermutations(g);
+    } finally {
+      await g.releaseGuest();
+    }
+  }
+
   /** One span of a permutation under its target's shared keys, its outcome said and acted on (fatal, --fail-fast). */
-  const runSpan = async (g: Group, perm: PermutationPlan, span: RepSpan, keepObjects: boolean): Promise<SpanOutcome> => {
-    const row = statuses.get(perm.permutationId);
-    const release = await locks.acquire(g.keys, g.name, (key, heldBy) => {
+  private async runSpan(g: Group, perm: PermutationPlan, span: RepSpan, keepObjects: boolean): Promise<SpanOutcome> {
+    const { opts } = this;
+    const row = this.statuses.get(perm.permutationId);
+    const release = await this.locks.acquire(g.keys, g.name, (key, heldBy) => {
       if (heldBy === g.lastWaitedFor) return; // said once per other target, not before each permutation
       g.lastWaitedFor = heldBy;
-      emit({ type: 'message', level: 'info', text: `waits for ${heldBy} to finish its permutation (both use ${sharedWhat.get(key) ?? key})`, permutationId: perm.permutationId });
+      this.emit({ type: 'message', level: 'info', text: `waits for ${heldBy} to finish its permutation (both use ${this.sharedWhat.get(key) ?? key})`, permutationId: perm.permutationId });
     });
     let outcome: Awaited<ReturnType<typeof runPermutation>>;
     try {
-      if (stopped) return 'stop';
+      if (this.stopped) return 'stop';
       if (opts.signal.aborted) return 'pending';
       // left running or failed by an earlier process: what it left is torn down first
       const resumed = span.starts && (row?.status === 'running' || row?.status === 'failed');
       // a tool the interrupted run left may still write to a resumed permutation's disk
-      const c: PermContext = { ...opts, ...g.endpoints, confirmation, emit, guest: g.guest, dropGuest: g.dropGuest, keepObjects, owner: toolOwner(plan.runId, g.name), resumed, toolMayRun: resumed ? g.toolMayRun : undefined };
+      const c: PermContext = { ...opts, ...g.endpoints, confirmation: this.confirmation, emit: this.emit, guest: g.guest, dropGuest: g.dropGuest, keepObjects, owner: toolOwner(opts.plan.runId, g.name), resumed, toolMayRun: resumed ? g.toolMayRun : undefined };
       outcome = await runPermutation(perm, c, span);
     } finally {
       release();
     }
+    return this.spanOutcome(perm, outcome);
+  }
+
+  private spanOutcome(perm: PermutationPlan, outcome: boolean | { fatal: string }): SpanOutcome {
+    const { summary, opts } = this;
     if (typeof outcome === 'object') {
       // Nothing more can be recorded: stop; what was committed stays, resume continues later.
       summary.fatal ??= outcome.fatal;
       summary.failed++;
-      if (!stopped) emit({ type: 'message', level: 'error', permutationId: perm.permutationId, text: `stopping: the run directory cannot be written (${outcome.fatal}); records committed so far are kept` });
-      stopped = true;
+      if (!this.stopped) this.emit({ type: 'message', level: 'error', permutationId: perm.permutationId, text: `stopping: the run directory cannot be written (${outcome.fatal}); records committed so far are kept` });
+      this.stopped = true;
       return 'stop';
     }
     if (outcome) return 'ok';
     if (opts.signal.aborted) return 'pending';
     summary.failed++;
     if (opts.failFast) {
-      if (!stopped) emit({ type: 'message', level: 'warn', permutationId: perm.permutationId, text: 'stopping after the first failure (--fail-fast)' });
-      stopped = true;
+      if (!this.stopped) this.emit({ type: 'message', level: 'warn', permutationId: perm.permutationId, text: 'stopping after the first failure (--fail-fast)' });
+      this.stopped = true;
     }
     return 'failed';
-  };
+  }
 
   /** Within one provisioning: each permutation in plan order, all its repetitions on one provisioning. */
-  const runPermutations = async (g: Group): Promise<void> => {
+  private async runPermutations(g: Group): Promise<void> {
+    const { replication, opts, summary } = this;
     const last = g.perms[g.perms.length - 1];
     const until = replication.until;
     const span: RepSpan = {
@@ -233,115 +333,62 @@ export async function executeRun(given: ExecuteOptions): Promise<RunSummary> {
       ...(until ? { enough: (stored: readonly ResultRecord[]) => !needsMore({ recorded: new Set(stored.map((r) => r.repetition)).size, records: [...stored] }, replication) } : {}),
     };
     for (const perm of g.perms) {
-      if (stopped || opts.signal.aborted) break;
-      if (statuses.get(perm.permutationId)?.status === 'done') {
+      if (this.stopped || opts.signal.aborted) break;
+      if (this.statuses.get(perm.permutationId)?.status === 'done') {
         summary.skipped++;
         continue;
       }
-      const r = await runSpan(g, perm, span, Boolean(opts.keep && perm === last));
+      const r = await this.runSpan(g, perm, span, Boolean(opts.keep && perm === last));
       if (r === 'ok') summary.done++;
-      if (r === 'stop' || stopped) break;
+      if (r === 'stop' || this.stopped) break;
     }
-  };
-
-  /** One target's permutations, one at a time (one operation at a time per VM), by the plan's replication. */
-  const runGroup = async (g: Group): Promise<void> => {
-    try {
-      if (replication.unit === 'between-provisionings') await runProvisionings(g);
-      else await runPermutations(g);
-    } finally {
-      await g.releaseGuest();
-    }
-  };
+  }
 
   /** Each repetition on a provisioning of its own, in the plan's order (run/unit-schedule.ts). */
-  const runProvisionings = async (g: Group): Promise<void> => {
-    const states = await unitStates(g.perms, statuses, replication, store);
+  private async runProvisionings(g: Group): Promise<void> {
+    const { replication, opts } = this;
+    const states = await unitStates(g.perms, this.statuses, replication, opts.store);
     const state = (p: PermutationPlan) => states.get(p.permutationId)!;
     const keep = opts.keep ? lastUnit(replication, g.perms) : undefined;
-    for (const perm of g.perms) {
-      const st = state(perm);
-      const status = statuses.get(perm.permutationId)?.status;
-      if (status === 'done') summary.skipped++;
-      else if ((status === 'running' || status === 'failed') && !stopped && !opts.signal.aborted) {
-        // Left by an interrupted run: what it left is torn down before any unit provisions (its
-        // datastore may hold the LUN the next one formats), and it is done if nothing is missing.
-        st.started = true;
-        const r = await runSpan(g, perm, { first: st.recorded + 1, last: st.recorded, starts: true, unit: true, finishes: () => !needsMore(st, replication) }, false);
-        st.finished = r === 'failed' || (r === 'ok' && !needsMore(st, replication));
-        if (r === 'ok' && st.finished) summary.done++;
-      }
-    }
+    for (const perm of g.perms) await this.finishInterrupted(g, perm, state(perm));
     await runUnits({
       replication,
       perms: g.perms,
       state,
-      stopped: () => stopped || opts.signal.aborted,
+      stopped: () => this.stopped || opts.signal.aborted,
       runUnit: async (perm, rep) => {
         const st = state(perm);
         const starts = !st.started;
         st.started = true;
         const span: RepSpan = { first: rep, last: rep, starts, unit: true, finishes: (stored) => ((st.recorded = rep), replication.until && st.records.push(...stored), !needsMore(st, replication)) };
-        const r = await runSpan(g, perm, span, Boolean(keep === perm && rep === replication.max));
+        const r = await this.runSpan(g, perm, span, Boolean(keep === perm && rep === replication.max));
         if (r === 'ok' && !needsMore(st, replication)) {
           st.finished = true;
-          summary.done++;
+          this.summary.done++;
         }
         if (r === 'failed') st.finished = true;
-        return r === 'stop' || stopped ? 'stop' : 'go';
+        return r === 'stop' || this.stopped ? 'stop' : 'go';
       },
     });
-  };
-
-  const left = remainingEstimate(plan, (id) => statuses.get(id)?.status === 'done');
-  emit({ type: 'run-start', runId: plan.runId, total, estimateSec: left.wallSec, ...(left.done ? { done: left.done } : {}), ...(left.workSec !== left.wallSec ? { workSec: left.workSec } : {}) });
-  try {
-    const groups: Group[] = [];
-    if (!plan.targets) groups.push(newGroup(plan.target, [], plan.permutations, { provider: opts.provider, workload: opts.workload }, opts.guests));
-    else {
-      // Several targets: each target's permutations in plan order, the targets in parallel.
-      const byTarget = new Map<string, PermutationPlan[]>();
-      for (const p of plan.permutations) {
-        const name = String(p.axes.target);
-        byTarget.set(name, [...(byTarget.get(name) ?? []), p]);
-      }
-      for (const [name, perms] of byTarget) {
-        const endpoints = opts.targets?.[name];
-        if (!endpoints) throw new InternalError(`executeRun: no provider or workload endpoint for target "${name}"`);
-        const keys = (plan.serialised ?? []).filter((s) => s.targets.includes(name)).map((s) => s.key);
-        groups.push(newGroup(name, keys, perms, endpoints, opts.guests));
-      }
-    }
-    try {
-      // Resuming: whatever the dead process left running (fio on a half-done permutation's disk)
-      // is stopped on every target first, before any of them starts a tool or tears a disk down
-      // (two targets may share a guest: a target's own new fio must not be taken for a leftover).
-      // Targets sharing a guest stop its leftovers one at a time, like everything else they do there.
-      await Promise.all(
-        groups.map(async (g) => {
-          const release = await locks.acquire(g.keys, g.name);
-          try {
-            await stopLeftovers(g, statuses, { ...opts, emit });
-          } finally {
-            release();
-          }
-        }),
-      );
-      await Promise.all(groups.map(runGroup));
-    } finally {
-      for (const g of groups) await g.releaseGuest();
-    }
-  } finally {
-    summary.interrupted = opts.signal.aborted;
-    summary.pending += plan.permutations.length - summary.done - summary.failed - summary.skipped - summary.pending;
-    try {
-      summary.leftovers = opts.countLeftovers === false ? null : (await store.leftovers()).length;
-    } catch {
-      summary.leftovers = -1;
-    }
-    emit({ type: 'run-end', summary });
   }
-  return summary;
+
+  /**
+   * A permutation done is skipped; one left by an interrupted run: what it left is torn down before
+   * any unit provisions (its datastore may hold the LUN the next one formats), and it is done if
+   * nothing is missing.
+   */
+  private async finishInterrupted(g: Group, perm: PermutationPlan, st: RunUnitState): Promise<void> {
+    const status = this.statuses.get(perm.permutationId)?.status;
+    if (status === 'done') {
+      this.summary.skipped++;
+      return;
+    }
+    if ((status !== 'running' && status !== 'failed') || this.stopped || this.opts.signal.aborted) return;
+    st.started = true;
+    const r = await this.runSpan(g, perm, { first: st.recorded + 1, last: st.recorded, starts: true, unit: true, finishes: () => !needsMore(st, this.replication) }, false);
+    st.finished = r === 'failed' || (r === 'ok' && !needsMore(st, this.replication));
+    if (r === 'ok' && st.finished) this.summary.done++;
+  }
 }
 
 /** A permutation's units as the executor tracks them: the schedule's state, and whether this process started it. */
@@ -511,9 +558,27 @@ interface RepSpan {
 }
 
 async function runPermutation(perm: PermutationPlan, c: PermContext, span: RepSpan): Promise<boolean | { fatal: string }> {
-  const { store, plan } = c;
+  const { ctx, measured } = permutationContext(perm, c);
+  // a unit names its repetition; an empty span (a resume's teardown of what was left) none
+  const settling = span.first > span.last;
+  const rep = span.unit && !settling ? { repetition: span.first } : {};
+  const estimateSec = settling ? 0 : span.unit ? Math.round(perm.estimateSec / perm.repetitions) : perm.estimateSec;
+  c.emit({ type: 'permutation-start', index: perm.index, total: c.plan.permutations.length, permutationId: perm.permutationId, axes: perm.axes, estimateSec, ...rep });
+  try {
+    // before anything of it is sent, a takeover's teardown included: the plan the run was confirmed for
+    checkPermutationConfirmed(c.plan, perm, c.confirmation);
+  } catch (err) {
+    return refused(perm, c, err);
+  }
+  if (c.resumed && !(await redoFromLeftovers(perm, c, ctx, span))) return false;
+  const done = await provision(perm, c, ctx, span, measured);
+  return settlePermutation(perm, c, span, rep, done);
+}
+
+/** The provider context of one permutation, and what a provisioning step found for the workload to measure (ctx.measure). */
+function permutationContext(perm: PermutationPlan, c: PermContext): { ctx: ProviderContext; measured: () => MeasuredTarget | undefined } {
   const ctx: ProviderContext = {
-    runId: plan.runId,
+    runId: c.plan.runId,
     permutationId: perm.permutationId,
     axes: perm.axes,
     owner: c.owner,
@@ -525,56 +590,59 @@ async function runPermutation(perm: PermutationPlan, c: PermContext, span: RepSp
     },
     ...(c.confirmedDestroy ? { confirmedDestroy: c.confirmedDestroy } : {}),
   };
-  // what a provisioning step found in the guest for the workload to measure (ctx.measure)
   let target: MeasuredTarget | undefined;
   ctx.measure = (t) => {
     target = t;
     // a synchronous callback: the store keeps call order (results/port.ts)
-    void record(() => store.appendJournal(perm.permutationId, 'measure', 'found', t));
+    void record(() => c.store.appendJournal(perm.permutationId, 'measure', 'found', t));
     c.emit({ type: 'message', level: 'info', text: `${perm.permutationId}: measuring ${t.device} (${t.identity}${t.filesystem === 'raw' ? `, raw: ${t.path}` : `, ${t.filesystem}: ${t.path}`})` });
   };
-  // a unit names its repetition; an empty span (a resume's teardown of what was left) none
-  const settling = span.first > span.last;
-  const rep = span.unit && !settling ? { repetition: span.first } : {};
-  const estimateSec = settling ? 0 : span.unit ? Math.round(perm.estimateSec / perm.repetitions) : perm.estimateSec;
-  c.emit({ type: 'permutation-start', index: perm.index, total: plan.permutations.length, permutationId: perm.permutationId, axes: perm.axes, estimateSec, ...rep });
-  try {
-    // before anything of it is sent, a takeover's teardown included: the plan the run was confirmed for
-    checkPermutationConfirmed(plan, perm, c.confirmation);
-  } catch (err) {
-    return refused(perm, c, err);
-  }
-  if (c.resumed && c.toolMayRun) {
-    // Its tool may still run on its disk: leave everything in place; cleanup retries the stop first.
-    await teardown(perm, c, ctx);
+  return { ctx, measured: () => target };
+}
+
+/**
+ * A permutation an earlier process left: what it left behind is removed and the results of the
+ * provisioning it was on forgotten, to be redone from there (repetitions on provisionings of their
+ * own are whole samples: kept). False: its tool may still run on its disk, so everything is left in
+ * place and it is recorded failed (cleanup retries the stop first).
+ */
+async function redoFromLeftovers(perm: PermutationPlan, c: PermContext, ctx: ProviderContext, span: RepSpan): Promise<boolean> {
+  const { store } = c;
+  await teardown(perm, c, ctx);
+  if (c.toolMayRun) {
     const reason = `not redone: ${c.toolMayRun}`;
     await record(() => store.markFinished(perm.permutationId, 'failed', reason));
     c.emit({ type: 'permutation-end', permutationId: perm.permutationId, status: 'failed', reason });
     return false;
   }
-  if (c.resumed) {
-    // A half-done permutation: remove what it left behind, forget the results of the provisioning
-    // it was on, redo from there (repetitions on provisionings of their own are whole samples: kept).
-    await teardown(perm, c, ctx);
-    const dropped = await store.discardRepetitionsAfter(perm.permutationId, span.first - 1);
-    await store.appendJournal(perm.permutationId, 'permutation', 'redo', { discardedRecords: dropped, ...(span.first > 1 ? { keptRepetitions: span.first - 1 } : {}) });
-  }
-  let failure: string | null = null;
-  let fatal: string | null = null;
-  let stored: ResultRecord[] = [];
+  const dropped = await store.discardRepetitionsAfter(perm.permutationId, span.first - 1);
+  await store.appendJournal(perm.permutationId, 'permutation', 'redo', { discardedRecords: dropped, ...(span.first > 1 ? { keptRepetitions: span.first - 1 } : {}) });
+  return true;
+}
+
+interface Provisioned {
+  failure: string | null;
+  fatal: string | null;
+  stored: ResultRecord[];
+}
+
+/** The permutation's steps (the workload among them), then its teardown — or, --keep, its objects kept. */
+async function provision(perm: PermutationPlan, c: PermContext, ctx: ProviderContext, span: RepSpan, measured: () => MeasuredTarget | undefined): Promise<Provisioned> {
+  const { store } = c;
+  const out: Provisioned = { failure: null, fatal: null, stored: [] };
   try {
     if (span.starts) await store.markRunning(perm.permutationId);
     // an empty span (a resume's first look at an interrupted permutation) provisions nothing
-    for (const step of settling ? [] : perm.steps) {
+    for (const step of span.first > span.last ? [] : perm.steps) {
       if (c.signal.aborted) throw new Error('interrupted');
-      if (step.step === 'workload') stored = await runWorkload(perm, c, target, ctx, span);
+      if (step.step === 'workload') out.stored = await runWorkload(perm, c, measured(), ctx, span);
       else await runStep(step, perm, c, ctx);
     }
   } catch (err) {
-    failure = c.signal.aborted ? 'interrupted' : redact(errorMessage(err));
-    if (isStoreLost(err)) fatal = failure;
+    out.failure = c.signal.aborted ? 'interrupted' : redact(errorMessage(err));
+    if (isStoreLost(err)) out.fatal = out.failure;
     const detail = errorLongForm(err);
-    if (!c.signal.aborted) c.emit({ type: 'failure', permutationId: perm.permutationId, axes: perm.axes, reason: failure, ...(detail ? { detail: redact(detail) } : {}) });
+    if (!c.signal.aborted) c.emit({ type: 'failure', permutationId: perm.permutationId, axes: perm.axes, reason: out.failure, ...(detail ? { detail: redact(detail) } : {}) });
   } finally {
     if (!c.keepObjects || leaseLost(c.lease)) await teardown(perm, c, ctx);
     else {
@@ -582,6 +650,13 @@ async function runPermutation(perm: PermutationPlan, c: PermContext, span: RepSp
       c.emit({ type: 'message', level: 'info', text: `--keep: leaving the objects of ${perm.permutationId} in place` });
     }
   }
+  return out;
+}
+
+/** The permutation recorded done, failed, or (interrupted) left running for resume. */
+async function settlePermutation(perm: PermutationPlan, c: PermContext, span: RepSpan, rep: { repetition?: number }, { failure, fatal: lost, stored }: Provisioned): Promise<boolean | { fatal: string }> {
+  const { store } = c;
+  let fatal = lost;
   if (failure === null) {
     try {
       if (span.finishes(stored)) await store.markFinished(perm.permutationId, 'done', null);
@@ -842,23 +917,6 @@ async function runWorkload(perm: PermutationPlan, c: PermContext, target: Measur
   if (!profile) throw new InternalError(`plan has no profile "${perm.workload}"`);
   // the disk the provider attached, found in the guest by a step: never a path in its place
   if (c.workload.measuresAttachedDisk && !target) throw new InternalError(`${perm.permutationId}: no step found the attached disk in the guest; nothing is measured`);
-  const sleep = c.sleep ?? defaultSleep;
-  // The pre-fill: once per permutation (the disk is new), before the first pass of the first
-  // repetition. It runs inside the first test's attempt, so a connection lost during the fill is
-  // handled like one lost during a pass: the fio it left is stopped, and the fill is done again.
-  let fill: PrefillOutcome | null = null;
-  let fillAt: string | null = null;
-  let fillPending = c.workload.prepare !== undefined;
-  const prefill = async (runner: CommandRunner, onStopped: (stop: GroupStop) => void): Promise<void> => {
-    if (!fillPending || !c.workload.prepare) return;
-    c.emit({ type: 'step', permutationId: perm.permutationId, step: profile.prefill === false ? 'prepare' : 'prefill', operation: c.workload.tool });
-    fillAt = new Date().toISOString();
-    fill = await c.workload.prepare(runner, profile, { signal: c.signal, owner: c.owner, timeoutSlackSec: c.workloadSlackSec, onStopped, ...(target ? { target } : {}) });
-    fillPending = false;
-    const done = fill;
-    await record(() => c.store.appendJournal(perm.permutationId, 'prefill', done ? (done.filled ? 'filled' : 'created') : 'skipped', done));
-    if (done?.filled) c.emit({ type: 'message', level: 'info', text: `${perm.permutationId}: pre-filled ${done.bytes} bytes in ${done.seconds.toFixed(1)} s (${done.method})` });
-  };
   // the host's view of each test (vSphere counters, esxtop), when the provider offers one
   // given what the permutation's steps created, as recorded (the disk it watches)
   // (read only for a provider that observes: the ledger is not read for nothing)
@@ -867,122 +925,184 @@ async function runWorkload(perm: PermutationPlan, c: PermContext, target: Measur
     ? (await c.store.ledger({ permutationId: perm.permutationId })).filter((r) => r.state === 'created' && r.objectId !== null).map((r) => ({ kind: r.kind, name: r.name, provider: r.provider, id: r.objectId!, data: r.data }))
     : [];
   const observer = observeHost?.(created, hostCtx) ?? null;
-  // what the host saw of each test of the repetition, settling while the next test runs
-  const hostPending: Array<Promise<void>> = [];
-  // what this span recorded (repeat-until-stable decides on it)
-  const stored: ResultRecord[] = [];
-  for (let rep = span.first; rep <= span.last; rep++) {
-    const records: ResultRecord[] = [];
-    for (const [i, test] of profile.tests.entries()) {
-      if (c.signal.aborted) throw new Error('interrupted');
-      c.lease?.check();
-      if (i > 0 && profile.intervalSec > 0) await sleep(profile.intervalSec * 1000, c.signal);
-      c.emit({ type: 'step', permutationId: perm.permutationId, step: `rep ${rep}/${perm.repetitions} ${test.id}`, operation: c.workload.tool });
-      // A lost SSH connection (RemoteCommandFailed reason 'connection') is transient: reconnect and
-      // run the test again; its raw output is simply rewritten.
-      let firstError: unknown = null;
-      // Recorded before anything else runs there (a retry, teardown): the journal shows fio stopped first.
-      const recordStop = (stop: GroupStop, target: string) => {
-        // a synchronous callback (the workload's onStopped): the store keeps call order (results/port.ts)
-        void record(() => c.store.appendJournal(perm.permutationId, `workload ${test.id}`, stop.outcome === 'still-running' || stop.outcome === 'unknown' ? 'stop-failed' : 'stopped', stop));
-        const where = `${c.workload.tool}${stop.pids?.length ? ` (pids ${stop.pids.join(', ')})` : ''} on ${target}`;
-        if (stop.outcome === 'still-running' || stop.outcome === 'unknown') {
-          c.toolMayRun ??= `could not confirm that ${where} ended${stop.detail ? `: ${stop.detail}` : ''}`;
-          c.emit({ type: 'message', level: 'error', permutationId: perm.permutationId, text: `could not confirm that ${where} ended${stop.detail ? `: ${stop.detail}` : ''}; its disk is left in place (not torn down under a writer)` });
-        }
-        else c.emit({ type: 'message', level: 'info', permutationId: perm.permutationId, text: stop.outcome === 'stopped' ? `stopped ${where} with SIG${stop.signal}` : `${where} had already ended` });
-      };
-      // A test whose connection was lost may still run on the guest: stop it through the next
-      // connection before a retry starts a second one on the same file, or teardown removes its disk.
-      let strandedGroup: GroupFiles | undefined;
-      // what the host saw of the test's last attempt (or why it could not be watched)
-      let hostSeen: Promise<HostMetrics | string> | undefined;
-      const stopStranded = async (runner: CommandRunner) => {
-        const g = strandedGroup;
-        strandedGroup = undefined;
-        if (g) recordStop(await stopGroup(runner, g), runner.target);
-      };
-      const outcome = await withRetry(
-        async () => {
-          let runner: CommandRunner;
-          try {
-            runner = await c.guest();
-          } catch (err) {
-            await c.dropGuest();
-            throw err;
-          }
-          c.lease?.check();
-          await stopStranded(runner);
-          const onStopped = (stop: GroupStop) => recordStop(stop, runner.target);
-          return prefill(runner, onStopped)
-            .then(async () => {
-              // the host watches the test itself (not the pre-fill): started after the fill, stopped right after the test
-              c.lease?.check();
-              const watching = observer ? await observer.start(c.signal).catch((err: unknown) => errorMessage(err)) : null;
-              const outcome = await c.workload
-                .runTest(runner, test, profile, {
-                  signal: c.signal,
-                  owner: c.owner,
-                  timeoutSlackSec: c.workloadSlackSec,
-                  onStopped,
-                  ...(target ? { target } : {}),
-                  onRaw: async (t, pass, raw) => storeRaw(rawDirOf(c.store), `raw/${perm.permutationId}/rep${rep}/${t.id}.pass${pass}.${c.workload.tool === 'diskspd' ? 'xml' : 'json'}`, raw),
-                })
-                .catch(async (err: unknown) => {
-                  // a failed or interrupted test still ends its observation (esxtop would run on for up to 2 h)
-                  if (watching !== null && typeof watching !== 'string') await watching.stop(c.signal).catch(() => undefined);
-                  throw err;
-                });
-              // stop() reads the host's clock at once; what comes after (waiting for the sample that
-              // covers the test's end) overlaps the next test and is awaited before the repetition is stored
-              hostSeen = watching === null ? undefined : typeof watching === 'string' ? Promise.resolve(watching) : watching.stop(c.signal).catch((err: unknown) => errorMessage(err));
-              return outcome;
-            })
-            .catch(async (err: unknown) => {
-              // A lost connection poisons the runner; the next attempt reconnects.
-              strandedGroup = strandedGroupOf(err) ?? strandedGroup;
-              await c.dropGuest();
-              throw err;
-            });
-        },
-        connectionLost,
-        {
-          ...c.retry,
-          // one reconnect by default: a guest that stays unreachable fails the permutation quickly
-          retries: c.retry?.retries ?? 1,
-          signal: c.signal,
-          onRetry: (err, n) => {
-            firstError ??= err;
-            c.emit({ type: 'message', level: 'warn', permutationId: perm.permutationId, text: `retrying ${test.id} (attempt ${n + 1}): ${redact(errorMessage(err))}` });
-          },
-        },
-      ).catch(async (err: unknown) => {
-        // No attempt is left, or the run was interrupted: one more connection to stop what the lost one left.
-        if (strandedGroup) {
-          try {
-            await stopStranded(await c.guest());
-          } catch (e) {
-            await c.dropGuest();
-            recordStop({ pgid: null, outcome: 'unknown', detail: `cannot reach the guest again: ${redact(errorMessage(e))}` }, 'the guest');
-          }
-        }
-        // The reason names what went wrong first (the lost connection), then why retrying failed.
-        if (firstError === null || firstError === err || errorMessage(firstError) === errorMessage(err)) throw err;
-        throw new Error(`${errorMessage(firstError)}; retrying failed: ${errorMessage(err)}`, { cause: err });
-      });
-      const facts: Facts = { aggregate: profile.aggregate, ...conditionFacts(profile, c.plan.overrides), ...prefillFacts(fill, fillAt), ...targetFacts(target), ...(startsUnwritten(fill, profile, rep, i, test) ? { unwrittenAtStart: true } : {}) };
-      const rec = recordFor(perm, c.plan.runId, rep, test, outcome, c.workload.tool, facts);
-      if (hostSeen !== undefined && observer) {
-        const source = observer.source;
-        hostPending.push(hostSeen.then((h) => void (rec.host = typeof h === 'string' ? { source, unavailable: redact(h) } : h)));
-      }
-      records.push(rec);
-      c.emit({ type: 'result', permutationId: perm.permutationId, repetition: rep, testId: test.id, iops: rec.iops, bytesPerSecond: rec.bytesPerSecond });
-    }
-    await Promise.all(hostPending.splice(0));
-    await c.store.addRepetition(perm.permutationId, rep, records);
-    stored.push(...records);
-    if (span.enough?.(stored)) break;
+  return new WorkloadRun(perm, c, profile, target, observer).run(span);
+}
+
+type HostObserver = NonNullable<ReturnType<NonNullable<Provider['observeHost']>>>;
+
+/** One permutation's workload: its repetitions, each test with its retries on a lost connection, the pre-fill once. */
+class WorkloadRun {
+  // The pre-fill: once per permutation (the disk is new), before the first pass of the first
+  // repetition. It runs inside the first test's attempt, so a connection lost during the fill is
+  // handled like one lost during a pass: the fio it left is stopped, and the fill is done again.
+  private fill: PrefillOutcome | null = null;
+  private fillAt: string | null = null;
+  private fillPending: boolean;
+  /** what the host saw of each test of the repetition, settling while the next test runs */
+  private readonly hostPending: Array<Promise<void>> = [];
+
+  constructor(
+    private readonly perm: PermutationPlan,
+    private readonly c: PermContext,
+    private readonly profile: WorkloadProfile,
+    private readonly target: MeasuredTarget | undefined,
+    private readonly observer: HostObserver | null,
+  ) {
+    this.fillPending = c.workload.prepare !== undefined;
   }
-  return stored;
+
+  /** The span's repetitions, each stored as it ends; returns what this span recorded (repeat-until-stable decides on it). */
+  async run(span: RepSpan): Promise<ResultRecord[]> {
+    const { c, perm } = this;
+    const sleep = c.sleep ?? defaultSleep;
+    const stored: ResultRecord[] = [];
+    for (let rep = span.first; rep <= span.last; rep++) {
+      const records: ResultRecord[] = [];
+      for (const [i, test] of this.profile.tests.entries()) {
+        if (c.signal.aborted) throw new Error('interrupted');
+        c.lease?.check();
+        if (i > 0 && this.profile.intervalSec > 0) await sleep(this.profile.intervalSec * 1000, c.signal);
+        c.emit({ type: 'step', permutationId: perm.permutationId, step: `rep ${rep}/${perm.repetitions} ${test.id}`, operation: c.workload.tool });
+        const rec = await this.runTest(rep, i, test);
+        records.push(rec);
+        c.emit({ type: 'result', permutationId: perm.permutationId, repetition: rep, testId: test.id, iops: rec.iops, bytesPerSecond: rec.bytesPerSecond });
+      }
+      await Promise.all(this.hostPending.splice(0));
+      await c.store.addRepetition(perm.permutationId, rep, records);
+      stored.push(...records);
+      if (span.enough?.(stored)) break;
+    }
+    return stored;
+  }
+
+  private async prefill(runner: CommandRunner, onStopped: (stop: GroupStop) => void): Promise<void> {
+    const { c, perm, profile } = this;
+    if (!this.fillPending || !c.workload.prepare) return;
+    c.emit({ type: 'step', permutationId: perm.permutationId, step: profile.prefill === false ? 'prepare' : 'prefill', operation: c.workload.tool });
+    this.fillAt = new Date().toISOString();
+    this.fill = await c.workload.prepare(runner, profile, { signal: c.signal, owner: c.owner, timeoutSlackSec: c.workloadSlackSec, onStopped, ...(this.target ? { target: this.target } : {}) });
+    this.fillPending = false;
+    const done = this.fill;
+    await record(() => c.store.appendJournal(perm.permutationId, 'prefill', done ? (done.filled ? 'filled' : 'created') : 'skipped', done));
+    if (done?.filled) c.emit({ type: 'message', level: 'info', text: `${perm.permutationId}: pre-filled ${done.bytes} bytes in ${done.seconds.toFixed(1)} s (${done.method})` });
+  }
+
+  /** Recorded before anything else runs there (a retry, teardown): the journal shows fio stopped first. */
+  private recordStop(test: WorkloadTest, stop: GroupStop, target: string): void {
+    const { c, perm } = this;
+    // a synchronous callback (the workload's onStopped): the store keeps call order (results/port.ts)
+    void record(() => c.store.appendJournal(perm.permutationId, `workload ${test.id}`, stop.outcome === 'still-running' || stop.outcome === 'unknown' ? 'stop-failed' : 'stopped', stop));
+    const where = `${c.workload.tool}${stop.pids?.length ? ` (pids ${stop.pids.join(', ')})` : ''} on ${target}`;
+    if (stop.outcome === 'still-running' || stop.outcome === 'unknown') {
+      c.toolMayRun ??= `could not confirm that ${where} ended${stop.detail ? `: ${stop.detail}` : ''}`;
+      c.emit({ type: 'message', level: 'error', permutationId: perm.permutationId, text: `could not confirm that ${where} ended${stop.detail ? `: ${stop.detail}` : ''}; its disk is left in place (not torn down under a writer)` });
+    } else c.emit({ type: 'message', level: 'info', permutationId: perm.permutationId, text: stop.outcome === 'stopped' ? `stopped ${where} with SIG${stop.signal}` : `${where} had already ended` });
+  }
+
+  /**
+   * One test of repetition `rep`, its record made. A lost SSH connection (RemoteCommandFailed
+   * reason 'connection') is transient: reconnect and run the test again; its raw output is simply
+   * rewritten.
+   */
+  private async runTest(rep: number, i: number, test: WorkloadTest): Promise<ResultRecord> {
+    const { c, perm, profile } = this;
+    const t: TestAttempts = { test, rep, firstError: null };
+    const outcome = await withRetry(() => this.attempt(t), connectionLost, {
+      ...c.retry,
+      // one reconnect by default: a guest that stays unreachable fails the permutation quickly
+      retries: c.retry?.retries ?? 1,
+      signal: c.signal,
+      onRetry: (err, n) => {
+        t.firstError ??= err;
+        c.emit({ type: 'message', level: 'warn', permutationId: perm.permutationId, text: `retrying ${test.id} (attempt ${n + 1}): ${redact(errorMessage(err))}` });
+      },
+    }).catch((err: unknown) => this.giveUp(t, err));
+    const facts: Facts = { aggregate: profile.aggregate, ...conditionFacts(profile, c.plan.overrides), ...prefillFacts(this.fill, this.fillAt), ...targetFacts(this.target), ...(startsUnwritten(this.fill, profile, rep, i, test) ? { unwrittenAtStart: true } : {}) };
+    const rec = recordFor(perm, c.plan.runId, rep, test, outcome, c.workload.tool, facts);
+    if (t.hostSeen !== undefined && this.observer) {
+      const source = this.observer.source;
+      this.hostPending.push(t.hostSeen.then((h) => void (rec.host = typeof h === 'string' ? { source, unavailable: redact(h) } : h)));
+    }
+    return rec;
+  }
+
+  /** A test whose connection was lost may still run on the guest: stopped through the next connection before a retry starts a second one on the same file, or teardown removes its disk. */
+  private async stopStranded(t: TestAttempts, runner: CommandRunner): Promise<void> {
+    const g = t.strandedGroup;
+    t.strandedGroup = undefined;
+    if (g) this.recordStop(t.test, await stopGroup(runner, g), runner.target);
+  }
+
+  /** One attempt at a test: a connection (the kept one, or a new one), the pre-fill if still due, the test watched by the host. */
+  private async attempt(t: TestAttempts): Promise<TestOutcome> {
+    const { c } = this;
+    let runner: CommandRunner;
+    try {
+      runner = await c.guest();
+    } catch (err) {
+      await c.dropGuest();
+      throw err;
+    }
+    c.lease?.check();
+    await this.stopStranded(t, runner);
+    const onStopped = (stop: GroupStop) => this.recordStop(t.test, stop, runner.target);
+    return this.prefill(runner, onStopped)
+      .then(() => this.watchedTest(t, runner, onStopped))
+      .catch(async (err: unknown) => {
+        // A lost connection poisons the runner; the next attempt reconnects.
+        t.strandedGroup = strandedGroupOf(err) ?? t.strandedGroup;
+        await c.dropGuest();
+        throw err;
+      });
+  }
+
+  /** The test itself, the host watching it (started after the fill, stopped right after the test). */
+  private async watchedTest(t: TestAttempts, runner: CommandRunner, onStopped: (stop: GroupStop) => void): Promise<TestOutcome> {
+    const { c, perm, observer } = this;
+    c.lease?.check();
+    const watching = observer ? await observer.start(c.signal).catch((err: unknown) => errorMessage(err)) : null;
+    const outcome = await c.workload
+      .runTest(runner, t.test, this.profile, {
+        signal: c.signal,
+        owner: c.owner,
+        timeoutSlackSec: c.workloadSlackSec,
+        onStopped,
+        ...(this.target ? { target: this.target } : {}),
+        onRaw: async (test, pass, raw) => storeRaw(rawDirOf(c.store), `raw/${perm.permutationId}/rep${t.rep}/${test.id}.pass${pass}.${c.workload.tool === 'diskspd' ? 'xml' : 'json'}`, raw),
+      })
+      .catch(async (err: unknown) => {
+        // a failed or interrupted test still ends its observation (esxtop would run on for up to 2 h)
+        if (watching !== null && typeof watching !== 'string') await watching.stop(c.signal).catch(() => undefined);
+        throw err;
+      });
+    // stop() reads the host's clock at once; what comes after (waiting for the sample that
+    // covers the test's end) overlaps the next test and is awaited before the repetition is stored
+    t.hostSeen = watching === null ? undefined : typeof watching === 'string' ? Promise.resolve(watching) : watching.stop(c.signal).catch((err: unknown) => errorMessage(err));
+    return outcome;
+  }
+
+  /** No attempt is left, or the run was interrupted: one more connection to stop what the lost one left; the reason names what went wrong first. */
+  private async giveUp(t: TestAttempts, err: unknown): Promise<never> {
+    const { c } = this;
+    if (t.strandedGroup) {
+      try {
+        await this.stopStranded(t, await c.guest());
+      } catch (e) {
+        await c.dropGuest();
+        this.recordStop(t.test, { pgid: null, outcome: 'unknown', detail: `cannot reach the guest again: ${redact(errorMessage(e))}` }, 'the guest');
+      }
+    }
+    // The reason names what went wrong first (the lost connection), then why retrying failed.
+    if (t.firstError === null || t.firstError === err || errorMessage(t.firstError) === errorMessage(err)) throw err;
+    throw new Error(`${errorMessage(t.firstError)}; retrying failed: ${errorMessage(err)}`, { cause: err });
+  }
+}
+
+/** One test's attempts: the first error (named in the reason), a group a lost connection left, what the host saw. */
+interface TestAttempts {
+  test: WorkloadTest;
+  rep: number;
+  firstError: unknown;
+  strandedGroup?: GroupFiles;
+  hostSeen?: Promise<HostMetrics | string>;
 }

@@ -35,9 +35,6 @@ const NOT_SPLIT_YET = new Set<string>([
   'src/report/model.ts buildSection',
   'src/report/model.ts buildReport',
   'src/results/run-lock.ts lockRunDir',
-  'src/run/executor.ts executeRun',
-  'src/run/executor.ts runPermutation',
-  'src/run/executor.ts runWorkload',
   'src/run/progress.ts createProgressView',
   'src/ssh/ssh-runner.ts connectSsh',
 ]);
