@@ -547,7 +547,6 @@ function isNoisyCv(cells: TestCells, e: number, m: MetricKey, cvThresholdPct: nu
 }
 
 function buildSection(test: TestIdentity, cols: TestCells, ctx: SectionContext): TestSection {
-  const { permutations, compared, baseOf, o, limit, verdicts } = ctx;
   const metrics = METRIC_ORDER.filter((_, k) => cols.present[k]);
   const primaryMetric = primaryOf(test, cols.present);
   // The permutations with records of this test are its slots (cols.perm[slot]); what lives while
@@ -555,19 +554,53 @@ function buildSection(test: TestIdentity, cols: TestCells, ctx: SectionContext):
   // 12,500-permutation section would otherwise leave megabytes of short-lived objects in V8's
   // old space, eight sections over.
   const n = cols.perm.length;
-  const slotOf = new Int32Array(permutations.length).fill(-1);
+  const slotOf = new Int32Array(ctx.permutations.length).fill(-1);
   cols.perm.forEach((index, slot) => (slotOf[index] = slot));
-  const perm = (slot: number): PermutationInfo => permutations[cols.perm[slot]!]!;
-
+  const sc: Section = { test, cols, ctx, metrics, primaryMetric, n, slotOf, perm: (slot) => ctx.permutations[cols.perm[slot]!]! };
   // Above the limit only some permutations are listed, chosen by |Δ|: the primary metric is first
   // judged for every permutation, to count verdicts and rank, but full comparisons are made (and
   // kept) only for the listed ones, so a large report never holds one per permutation.
-  const capped = n > limit;
+  const capped = n > ctx.limit;
+  const pairs = judgePairs(sc, capped);
+  const { shown, truncated } = capped ? listedSlots(sc, pairs) : { shown: null, truncated: undefined };
+  const { rows, rowOf } = sectionRows(sc, shown);
+  const comparisons = sectionComparisons(sc, pairs, rowOf);
+  return { test, primaryMetric, metrics, rows, comparisons, ...(truncated ? { truncated } : {}) };
+}
+
+/** One section as it is built: its test's cells by slot and what the report knows. */
+interface Section {
+  test: TestIdentity;
+  cols: TestCells;
+  ctx: SectionContext;
+  metrics: MetricKey[];
+  primaryMetric: MetricKey;
+  /** slots: the permutations with records of this test */
+  n: number;
+  /** a permutation's slot, by its index in the report (-1: none) */
+  slotOf: Int32Array;
+  perm(slot: number): PermutationInfo;
+}
+
+interface Pairs {
+  axis: string;
+  baselineValue: AxisValue;
+  count: number;
+  /** match i: slot cand[i] against slot base[i] */
+  cand: Int32Array;
+  base: Int32Array;
+  absDelta: Float64Array;
+  primary: Comparison[] | null;
+}
+
+/** Each compared axis: every slot judged against its baseline's on the primary metric (verdicts counted; full comparisons kept unless capped). */
+function judgePairs(sc: Section, capped: boolean): Pairs[] {
+  const { cols, ctx, n, slotOf, primaryMetric } = sc;
+  const { o, verdicts } = ctx;
   const higher = METRICS[primaryMetric].higherIsBetter;
-  const counted = metrics.includes(primaryMetric);
-  const pairs = compared.map(({ axis, baselineValue }, k) => {
-    const baseIndex = baseOf[k]!;
-    // match i: slot cand[i] against slot base[i]
+  const counted = sc.metrics.includes(primaryMetric);
+  return ctx.compared.map(({ axis, baselineValue }, k) => {
+    const baseIndex = ctx.baseOf[k]!;
     const cand = new Int32Array(n);
     const base = new Int32Array(n);
     const absDelta = new Float64Array(n);
@@ -592,33 +625,38 @@ function buildSection(test: TestIdentity, cols: TestCells, ctx: SectionContext):
     }
     return { axis, baselineValue, count, cand, base, absDelta, primary };
   });
+}
 
-  let shown: Uint8Array | null = null;
-  let truncated: TestSection['truncated'];
-  if (capped) {
-    const score = new Float64Array(n).fill(-1);
-    let scored = false;
-    for (const p of pairs) {
-      for (let i = 0; i < p.count; i++) {
-        const s = p.cand[i]!;
-        if (p.absDelta[i]! > score[s]!) {
-          score[s] = p.absDelta[i]!;
-          scored = true;
-        }
+/** Above the limit: the slots listed, largest |Δ| first (run order when nothing was compared). */
+function listedSlots(sc: Section, pairs: readonly Pairs[]): { shown: Uint8Array; truncated: NonNullable<TestSection['truncated']> } {
+  const { n } = sc;
+  const limit = sc.ctx.limit;
+  const score = new Float64Array(n).fill(-1);
+  let scored = false;
+  for (const p of pairs) {
+    for (let i = 0; i < p.count; i++) {
+      const s = p.cand[i]!;
+      if (p.absDelta[i]! > score[s]!) {
+        score[s] = p.absDelta[i]!;
+        scored = true;
       }
     }
-    const order = new Int32Array(n).map((_, i) => i);
-    order.sort((a, b) => score[b]! - score[a]! || a - b);
-    shown = new Uint8Array(n);
-    for (const s of order.subarray(0, limit)) shown[s] = 1;
-    truncated = { shown: limit, total: n, by: scored ? 'largest-delta' : 'run-order' };
   }
+  const order = new Int32Array(n).map((_, i) => i);
+  order.sort((a, b) => score[b]! - score[a]! || a - b);
+  const shown = new Uint8Array(n);
+  for (const s of order.subarray(0, limit)) shown[s] = 1;
+  return { shown, truncated: { shown: limit, total: n, by: scored ? 'largest-delta' : 'run-order' } };
+}
 
-  // Every cell is summarized, for the noisy list; rows are kept for the listed permutations.
+/** Every cell is summarized, for the noisy list; rows are kept for the listed permutations. */
+function sectionRows(sc: Section, shown: Uint8Array | null): { rows: TestRow[]; rowOf: Array<TestRow | undefined> } {
+  const { cols, ctx, n, metrics, test } = sc;
+  const { o } = ctx;
   const rows: TestRow[] = [];
   const rowOf = new Array<TestRow | undefined>(n);
   for (let slot = 0; slot < n; slot++) {
-    const p = perm(slot);
+    const p = sc.perm(slot);
     const listed = !shown || shown[slot] === 1;
     const cells: TestRow['cells'] = {};
     for (const m of metrics) {
@@ -636,7 +674,12 @@ function buildSection(test: TestIdentity, cols: TestCells, ctx: SectionContext):
     rows.push(row);
     rowOf[slot] = row;
   }
+  return { rows, rowOf };
+}
 
+/** The listed permutations compared with their baselines, metric by metric, per compared axis. */
+function sectionComparisons(sc: Section, pairs: readonly Pairs[], rowOf: ReadonlyArray<TestRow | undefined>): AxisComparison[] {
+  const { cols, ctx, metrics, primaryMetric } = sc;
   const comparisons: AxisComparison[] = [];
   for (const [k, { axis, baselineValue, count, cand, base, primary }] of pairs.entries()) {
     const out: ComparisonRow[] = [];
@@ -645,16 +688,16 @@ function buildSection(test: TestIdentity, cols: TestCells, ctx: SectionContext):
       const row = rowOf[s];
       if (!row) continue;
       const bs = base[i]!;
-      const value = perm(s).axes[axis]!;
+      const value = sc.perm(s).axes[axis]!;
       for (const m of metrics) {
         const comparison =
-          m === primaryMetric && primary ? primary[i]! : compareSamples(finiteValues(cols, s, m), finiteValues(cols, bs, m), METRICS[m].higherIsBetter, o, ctx.adjusted(k, cols.perm[s]!, m));
-        out.push({ permutationId: perm(s).permutationId, label: row.label, value, baselinePermutationId: perm(bs).permutationId, metric: m, comparison });
+          m === primaryMetric && primary ? primary[i]! : compareSamples(finiteValues(cols, s, m), finiteValues(cols, bs, m), METRICS[m].higherIsBetter, ctx.o, ctx.adjusted(k, cols.perm[s]!, m));
+        out.push({ permutationId: sc.perm(s).permutationId, label: row.label, value, baselinePermutationId: sc.perm(bs).permutationId, metric: m, comparison });
       }
     }
     if (out.length > 0) comparisons.push({ axis, baselineValue, rows: out });
   }
-  return { test, primaryMetric, metrics, rows, comparisons, ...(truncated ? { truncated } : {}) };
+  return comparisons;
 }
 
 interface PermutationGroup {
@@ -825,26 +868,67 @@ export function buildReport(records: Iterable<ResultRecord> | ReportRecords, inf
   const { groups, spanGroup, pooledAxes } = groupPermutations(table.spans, pool);
   const axes = collectAxes(groups.map((g) => g.axes));
   const pooled = collectAxes(pooledAxes);
+  checkPooled(pool, axes, pooled);
+  const varying = axes.filter((a) => a.varies).map((a) => a.name);
+  const permList = permutationInfos(groups, varying);
+  // the first write (one sample per pre-fill) is a test of its own, listed last
+  const tests = [...table.tests.values(), ...(table.firstWrite ? [table.firstWrite] : [])].map((t) => ({ test: t.test, cells: cellsOf(t, spanGroup) }));
+  const conditions = groupConditions(table, tests, spanGroup, groups.length, info);
+
+  const warnings: string[] = [];
+  const baselines = chooseBaselines(options, info, axes, varying, permList, pool, warnings);
+  const compared = baselines.map(({ axis, value }) => ({ axis, baselineValue: value }));
+  const { baseOf, unpaired, matchedBy } = pairWithBaselines(compared, permList, varying);
+
+  const verdicts: Record<Verdict, number> = { faster: 0, slower: 0, 'within-noise': 0, 'insufficient-data': 0 };
+  const noisy: Report['summary']['noisy'] = [];
+  const family = familyOf(tests, permList.length, baseOf, o);
+  const sections: TestSection[] = tests.map(({ test, cells }, t) => buildSection(test, cells, { permutations: permList, baseOf, compared, o, limit, verdicts, noisy, adjusted: family.forTest(t) }));
+  warnings.push(...markConditionDifferences(sections, compared, baseOf, permList, conditions));
+  warnings.push(...reportWarnings(info, options, compared, permList, unpaired, matchedBy));
+
+  return {
+    info,
+    runIds: [...table.runIds],
+    recordCount: table.recordCount,
+    options: o,
+    axes,
+    permutations: permList,
+    sources: [...new Set(groups.flatMap((g) => [...g.sources]))],
+    pooled,
+    baselines,
+    unpaired,
+    tests: sections,
+    hostLatency: hostLatencyOf(table, tests, permList),
+    conditions: sourcesConditions(permList, conditions),
+    summary: { verdicts, ...noisyShown(noisy, limit, sections), warnings, family: { correction: o.correction, size: family.size } },
+  };
+}
+
+type Grouped = ReturnType<typeof groupPermutations>['groups'];
+
+/** `--pool AXIS` names an axis of these results. */
+function checkPooled(pool: ReadonlySet<string>, axes: readonly AxisInfo[], pooled: readonly AxisInfo[]): void {
   for (const name of pool) {
     if (!pooled.some((a) => a.name === name)) {
       const names = [...axes, ...pooled].map((a) => a.name);
       throw new UsageError(`--pool ${name}: no axis "${name}" in these results (axes: ${names.join(', ') || 'none'})`);
     }
   }
-  const varying = axes.filter((a) => a.varies).map((a) => a.name);
+}
 
+function permutationInfos(groups: Grouped, varying: readonly string[]): PermutationInfo[] {
   const ids = permutationIds(groups);
-  const permList: PermutationInfo[] = groups.map((g, i) => {
+  return groups.map((g, i) => {
     const permutationId = ids[i]!;
     const p: PermutationInfo = { permutationId, source: [...g.sources].join('+'), axes: g.axes, label: permutationLabel(g.axes, varying, permutationId) };
     if (g.ids.size > 1 || g.sources.size > 1) p.pooledFrom = [...g.ids];
     return p;
   });
-  // the first write (one sample per pre-fill) is a test of its own, listed last
-  const tests = [...table.tests.values(), ...(table.firstWrite ? [table.firstWrite] : [])].map((t) => ({ test: t.test, cells: cellsOf(t, spanGroup) }));
-  const conditions = groupConditions(table, tests, spanGroup, groups.length, info);
+}
 
-  const warnings: string[] = [];
+/** What each varying axis is compared against: `--baseline`, else the playbook's baseline:, else its first value. */
+function chooseBaselines(options: ReportOptions, info: RunInfo, axes: readonly AxisInfo[], varying: readonly string[], permList: readonly PermutationInfo[], pool: ReadonlySet<string>, warnings: string[]): Report['baselines'] {
   const baselines: Report['baselines'] = [];
   if (options.baseline) {
     const { axis, value } = options.baseline;
@@ -858,25 +942,29 @@ export function buildReport(records: Iterable<ResultRecord> | ReportRecords, inf
       throw new UsageError(`--baseline ${axis}=${value}: axis "${axis}" has no value "${value}" (values: ${found.values.map(String).join(', ')})`);
     }
     baselines.push({ axis, value: v, from: 'option' });
-  } else {
-    const playbook = info.baseline ?? {};
-    // Two runs against two targets: target and source say the same; compare by target only.
-    const sourceTwin = varying.some((y) => y !== SOURCE_AXIS && functionOf(permList, y, SOURCE_AXIS) && functionOf(permList, SOURCE_AXIS, y));
-    for (const a of axes) {
-      if (!a.varies || (a.name === SOURCE_AXIS && sourceTwin)) continue;
-      const wanted = playbook[a.name];
-      const v = wanted === undefined ? undefined : a.values.find((x) => sameValue(x, wanted));
-      if (wanted !== undefined && v === undefined) {
-        warnings.push(`The playbook's baseline ${a.name}=${String(wanted)} is not in these results (values: ${a.values.map(String).join(', ')}); compared against ${String(a.values[0])} instead.`);
-      }
-      baselines.push(v !== undefined ? { axis: a.name, value: v, from: 'playbook' } : { axis: a.name, value: a.values[0]!, from: 'first-value' });
-    }
+    return baselines;
   }
-  const compared = baselines.map(({ axis, value }) => ({ axis, baselineValue: value }));
+  const playbook = info.baseline ?? {};
+  // Two runs against two targets: target and source say the same; compare by target only.
+  const sourceTwin = varying.some((y) => y !== SOURCE_AXIS && functionOf(permList, y, SOURCE_AXIS) && functionOf(permList, SOURCE_AXIS, y));
+  for (const a of axes) {
+    if (!a.varies || (a.name === SOURCE_AXIS && sourceTwin)) continue;
+    const wanted = playbook[a.name];
+    const v = wanted === undefined ? undefined : a.values.find((x) => sameValue(x, wanted));
+    if (wanted !== undefined && v === undefined) {
+      warnings.push(`The playbook's baseline ${a.name}=${String(wanted)} is not in these results (values: ${a.values.map(String).join(', ')}); compared against ${String(a.values[0])} instead.`);
+    }
+    baselines.push(v !== undefined ? { axis: a.name, value: v, from: 'playbook' } : { axis: a.name, value: a.values[0]!, from: 'first-value' });
+  }
+  return baselines;
+}
 
-  // Each compared axis: the permutation that has the baseline value there and the same values of
-  // the other varying axes. Permutations (not tests) are matched, once. A permutation with no such
-  // partner, or with two (ambiguous), is listed as unpaired and compared with nothing.
+/**
+ * Each compared axis: the permutation that has the baseline value there and the same values of
+ * the other varying axes. Permutations (not tests) are matched, once. A permutation with no such
+ * partner, or with two (ambiguous), is listed as unpaired and compared with nothing.
+ */
+function pairWithBaselines(compared: ReadonlyArray<{ axis: string; baselineValue: AxisValue }>, permList: readonly PermutationInfo[], varying: readonly string[]): { baseOf: Int32Array[]; unpaired: UnpairedPermutations[]; matchedBy: Map<string, string[]> } {
   const unpaired: UnpairedPermutations[] = [];
   const matchedBy = new Map<string, string[]>();
   const baseOf = compared.map(({ axis, baselineValue }) => {
@@ -903,27 +991,19 @@ export function buildReport(records: Iterable<ResultRecord> | ReportRecords, inf
     unpaired.push(...missing.values());
     return out;
   });
+  return { baseOf, unpaired, matchedBy };
+}
 
-  const verdicts: Record<Verdict, number> = { faster: 0, slower: 0, 'within-noise': 0, 'insufficient-data': 0 };
-  const noisy: Report['summary']['noisy'] = [];
-  const sections: TestSection[] = [];
+/** The noisy cells shown: all of them, or, when the report is cut short, those that most need more repetitions, in report order. */
+function noisyShown(noisy: Report['summary']['noisy'], limit: number, sections: readonly TestSection[]): { noisy: Report['summary']['noisy']; noisyTotal?: number } {
+  if (noisy.length <= limit || !sections.some((s) => s.truncated)) return { noisy };
+  const keep = new Set([...noisy].sort((a, b) => b.cvPct - a.cvPct).slice(0, limit));
+  return { noisy: noisy.filter((n) => keep.has(n)), noisyTotal: noisy.length };
+}
 
-  const family = familyOf(tests, permList.length, baseOf, o);
-  for (const [t, { test, cells }] of tests.entries()) {
-    const section = buildSection(test, cells, { permutations: permList, baseOf, compared, o, limit, verdicts, noisy, adjusted: family.forTest(t) });
-    sections.push(section);
-  }
-  warnings.push(...markConditionDifferences(sections, compared, baseOf, permList, conditions));
-
-  let noisyTotal: number | undefined;
-  let noisyShown = noisy;
-  if (noisy.length > limit && sections.some((s) => s.truncated)) {
-    // The cells that most need more repetitions, listed in report order.
-    const keep = new Set([...noisy].sort((a, b) => b.cvPct - a.cvPct).slice(0, limit));
-    noisyShown = noisy.filter((n) => keep.has(n));
-    noisyTotal = noisy.length;
-  }
-
+/** What the report warns about beyond its cells: insecure endpoints, failures, nothing compared, sources that do not line up. */
+function reportWarnings(info: RunInfo, options: ReportOptions, compared: readonly unknown[], permList: readonly PermutationInfo[], unpaired: readonly UnpairedPermutations[], matchedBy: ReadonlyMap<string, string[]>): string[] {
+  const warnings: string[] = [];
   if (info.insecureEndpoints && info.insecureEndpoints.length > 0) {
     warnings.push(`Insecure connections (TLS certificate / SSH host key not verified): ${info.insecureEndpoints.join(', ')}`);
   }
@@ -942,21 +1022,5 @@ export function buildReport(records: Iterable<ResultRecord> | ReportRecords, inf
         'tag an import with `storsweep import FILE --set axis=value`, or pool sources with --pool source',
     );
   }
-
-  return {
-    info,
-    runIds: [...table.runIds],
-    recordCount: table.recordCount,
-    options: o,
-    axes,
-    permutations: permList,
-    sources: [...new Set(groups.flatMap((g) => [...g.sources]))],
-    pooled,
-    baselines,
-    unpaired,
-    tests: sections,
-    hostLatency: hostLatencyOf(table, tests, permList),
-    conditions: sourcesConditions(permList, conditions),
-    summary: { verdicts, noisy: noisyShown, ...(noisyTotal !== undefined ? { noisyTotal } : {}), warnings, family: { correction: o.correction, size: family.size } },
-  };
+  return warnings;
 }

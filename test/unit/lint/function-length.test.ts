@@ -32,8 +32,6 @@ const NOT_SPLIT_YET = new Set<string>([
   'src/report/compare.ts compareRuns',
   'src/report/html.ts renderTest',
   'src/report/html.ts renderHtml',
-  'src/report/model.ts buildSection',
-  'src/report/model.ts buildReport',
   'src/results/run-lock.ts lockRunDir',
   'src/run/progress.ts createProgressView',
   'src/ssh/ssh-runner.ts connectSsh',
