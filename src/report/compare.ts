@@ -178,101 +178,18 @@ export function compareRuns(a: CompareSide, b: CompareSide, options: CompareOpti
   const keyOf = (r: ResultRecord): string => JSON.stringify(matchedAxes.map((k) => (k in r.axes ? String(r.axes[k]) : null)));
   const ga = groupSide(a.records, keyOf);
   const gb = groupSide(b.records, keyOf);
-  // Several permutations of one side under one key differ only in their source: pooling them would
-  // average different exports or runs into one sample, so that needs asking for.
-  if (!pool.has(SOURCE_AXIS)) {
-    for (const [side, g, label] of [['A', ga, a.label], ['B', gb, b.label]] as const) {
-      const clash = [...g.groups.values()].find((x) => x.sources.size > 1);
-      if (!clash) continue;
-      const srcs = [...clash.sources];
-      const shown = srcs.slice(0, 4).join(', ') + (srcs.length > 4 ? `, … (${srcs.length} in all)` : '');
-      throw new UsageError(
-        `compare: ${side} (${label}) holds ${srcs.length} sources (${shown}) that ${matchedAxes.length ? `${matchedAxes.join(', ')} cannot tell apart` : 'no axis tells apart'}; ` +
-          'comparing would pool them into one sample. Tag each with the axis value it measured (`storsweep import FILE --export N --set axis=value --json > part.jsonl`), ' +
-          'or pass --pool source to pool them on purpose',
-      );
-    }
-  }
+  if (!pool.has(SOURCE_AXIS)) refusePooledSources([['A', ga, a.label], ['B', gb, b.label]], matchedAxes);
   const describeKey = (recs: readonly ResultRecord[]): string => {
     const r = recs[0]!;
     return matchedAxes.map((k) => `${k}=${k in r.axes ? String(r.axes[k]) : '(none)'}`).join(', ') || '(all)';
   };
-
-  const rows: CompareRow[] = [];
-  const pending: Array<{ testId: string; axes: Axes; metric: MetricKey; candidate: number[]; baseline: number[]; pooled: CompareRow['pooled'] }> = [];
-  const onlyInA: string[] = [];
-  const onlyInB: string[] = [];
-  for (const [key, gB] of gb.groups) {
-    const gA = ga.groups.get(key);
-    if (!gA) continue;
-    const byTest = (recs: readonly ResultRecord[]): Map<string, ResultRecord[]> => {
-      const m = new Map<string, ResultRecord[]>();
-      for (const r of recs) {
-        let l = m.get(r.test.id);
-        if (!l) m.set(r.test.id, (l = []));
-        l.push(r);
-      }
-      return m;
-    };
-    const ta = byTest(gA.records);
-    const tb = byTest(gB.records);
-    const axes: Axes = {};
-    for (const k of matchedAxes) {
-      const v: AxisValue | undefined = gB.records[0]!.axes[k];
-      if (v !== undefined) axes[k] = v;
-    }
-    const where = matchedAxes.length ? ` (${describeKey(gB.records)})` : '';
-    for (const id of ta.keys()) if (!tb.has(id)) onlyInA.push(`${id}${where}`);
-    for (const [id, recsB] of tb) {
-      const recsA = ta.get(id);
-      if (!recsA) {
-        onlyInB.push(`${id}${where}`);
-        continue;
-      }
-      const test = recsB[0]!.test;
-      const primary = primaryMetricOf(test, [...recsA, ...recsB]);
-      const metrics: MetricKey[] = [primary];
-      const both = (m: MetricKey): boolean => recsA.some((r) => METRICS[m].get(r) !== null) && recsB.some((r) => METRICS[m].get(r) !== null);
-      if (both('latencyMeanUs')) metrics.push('latencyMeanUs');
-      const pooled = { a: gA.perms.size, b: gB.perms.size };
-      for (const m of metrics) {
-        if (!both(m)) continue;
-        const vals = (rs: readonly ResultRecord[]): number[] => rs.map((r) => METRICS[m].get(r)).filter((v): v is number => v !== null && Number.isFinite(v));
-        pending.push({ testId: test.id, axes, metric: m, candidate: vals(recsB), baseline: vals(recsA), pooled });
-      }
-    }
-  }
-  // every matched test × metric is one family: their p-values are adjusted together (o.correction)
-  const inFamily = pending.map((x) => familyP(x.candidate, x.baseline));
-  const members = inFamily.flatMap((p, i) => (p === null ? [] : [i]));
-  const adjusted = adjustPValues(members.map((i) => inFamily[i]!), o.correction);
-  const adjustedOf = new Map(members.map((i, k) => [i, adjusted[k]!]));
-  pending.forEach((x, i) => {
-    const comparison = compareSamples(x.candidate, x.baseline, METRICS[x.metric].higherIsBetter, o, adjustedOf.get(i));
-    const regression = options.failOnRegressionPct !== undefined && comparison.verdict === 'slower';
-    rows.push({ testId: x.testId, axes: x.axes, metric: x.metric, comparison, regression, pooled: x.pooled });
-  });
+  const { pending, onlyInA, onlyInB } = matchTests(ga, gb, matchedAxes, describeKey);
+  const rows = judgeRows(pending, o, options.failOnRegressionPct);
   const unpairedA = [...ga.groups].filter(([k]) => !gb.groups.has(k)).map(([, g]) => describeKey(g.records));
   const unpairedB = [...gb.groups].filter(([k]) => !ga.groups.has(k)).map(([, g]) => describeKey(g.records));
-  if (unpairedA.length + unpairedB.length > 0) {
-    // an axis one side does not have at all: the usual reason, with its remedy
-    for (const k of matchedAxes) {
-      for (const [side, s] of [['A', sa], ['B', sb]] as const) {
-        const vals = s.get(k)!;
-        if (vals.size === 1 && vals.has(null)) {
-          warnings.push(`${side} has no ${k} axis, so none of its permutations lines up with the other side's; tag an import with \`storsweep import FILE --set ${k}=VALUE\`, or pass --pool ${k}`);
-        }
-      }
-    }
-  }
+  if (unpairedA.length + unpairedB.length > 0) warnings.push(...missingAxisWarnings(matchedAxes, sa, sb));
   warnings.push(...conditionWarnings(ga, gb, a.records, b.records));
-  const pooledRows = rows.filter((r) => r.pooled.a > 1 || r.pooled.b > 1);
-  if (pooledRows.length > 0) {
-    warnings.push(`${new Set(pooledRows.map((r) => r.testId)).size} test(s) pool several permutations of one side into one sample (--pool ${[...pool].join(', ')})`);
-  }
-  if (rows.length > 0 && rows.every((r) => r.comparison.verdict === 'insufficient-data')) {
-    warnings.push('every comparison has fewer than 2 repetitions on a side: deltas are shown, but no difference can be called significant');
-  }
+  warnings.push(...rowWarnings(rows, pool));
   const axisNames = new Set(names);
   return {
     a: { label: a.label, runId: a.info.runId, records: a.records.length },
@@ -290,6 +207,128 @@ export function compareRuns(a: CompareSide, b: CompareSide, options: CompareOpti
     warnings,
     regressions: rows.filter((r) => r.regression).length,
   };
+}
+
+type SideAxes = ReturnType<typeof sideAxes>;
+
+/**
+ * Several permutations of one side under one key differ only in their source: pooling them would
+ * average different exports or runs into one sample, so that needs asking for.
+ */
+function refusePooledSources(sides: ReadonlyArray<readonly [string, Side, string]>, matchedAxes: readonly string[]): void {
+  for (const [side, g, label] of sides) {
+    const clash = [...g.groups.values()].find((x) => x.sources.size > 1);
+    if (!clash) continue;
+    const srcs = [...clash.sources];
+    const shown = srcs.slice(0, 4).join(', ') + (srcs.length > 4 ? `, … (${srcs.length} in all)` : '');
+    throw new UsageError(
+      `compare: ${side} (${label}) holds ${srcs.length} sources (${shown}) that ${matchedAxes.length ? `${matchedAxes.join(', ')} cannot tell apart` : 'no axis tells apart'}; ` +
+        'comparing would pool them into one sample. Tag each with the axis value it measured (`storsweep import FILE --export N --set axis=value --json > part.jsonl`), ' +
+        'or pass --pool source to pool them on purpose',
+    );
+  }
+}
+
+interface Pending {
+  testId: string;
+  axes: Axes;
+  metric: MetricKey;
+  candidate: number[];
+  baseline: number[];
+  pooled: CompareRow['pooled'];
+}
+
+function byTest(recs: readonly ResultRecord[]): Map<string, ResultRecord[]> {
+  const m = new Map<string, ResultRecord[]>();
+  for (const r of recs) {
+    let l = m.get(r.test.id);
+    if (!l) m.set(r.test.id, (l = []));
+    l.push(r);
+  }
+  return m;
+}
+
+/** The tests both sides have under one key, by metric (the primary one, and the mean latency where both have it); the tests only one side has. */
+function matchTests(ga: Side, gb: Side, matchedAxes: readonly string[], describeKey: (recs: readonly ResultRecord[]) => string): { pending: Pending[]; onlyInA: string[]; onlyInB: string[] } {
+  const pending: Pending[] = [];
+  const onlyInA: string[] = [];
+  const onlyInB: string[] = [];
+  for (const [key, gB] of gb.groups) {
+    const gA = ga.groups.get(key);
+    if (!gA) continue;
+    const ta = byTest(gA.records);
+    const tb = byTest(gB.records);
+    const axes: Axes = {};
+    for (const k of matchedAxes) {
+      const v: AxisValue | undefined = gB.records[0]!.axes[k];
+      if (v !== undefined) axes[k] = v;
+    }
+    const where = matchedAxes.length ? ` (${describeKey(gB.records)})` : '';
+    for (const id of ta.keys()) if (!tb.has(id)) onlyInA.push(`${id}${where}`);
+    for (const [id, recsB] of tb) {
+      const recsA = ta.get(id);
+      if (!recsA) {
+        onlyInB.push(`${id}${where}`);
+        continue;
+      }
+      pending.push(...testMetrics(recsA, recsB, axes, { a: gA.perms.size, b: gB.perms.size }));
+    }
+  }
+  return { pending, onlyInA, onlyInB };
+}
+
+function testMetrics(recsA: readonly ResultRecord[], recsB: readonly ResultRecord[], axes: Axes, pooled: CompareRow['pooled']): Pending[] {
+  const test = recsB[0]!.test;
+  const primary = primaryMetricOf(test, [...recsA, ...recsB]);
+  const metrics: MetricKey[] = [primary];
+  const both = (m: MetricKey): boolean => recsA.some((r) => METRICS[m].get(r) !== null) && recsB.some((r) => METRICS[m].get(r) !== null);
+  if (both('latencyMeanUs')) metrics.push('latencyMeanUs');
+  const out: Pending[] = [];
+  for (const m of metrics) {
+    if (!both(m)) continue;
+    const vals = (rs: readonly ResultRecord[]): number[] => rs.map((r) => METRICS[m].get(r)).filter((v): v is number => v !== null && Number.isFinite(v));
+    out.push({ testId: test.id, axes, metric: m, candidate: vals(recsB), baseline: vals(recsA), pooled });
+  }
+  return out;
+}
+
+/** Every matched test × metric is one family: their p-values are adjusted together (o.correction). */
+function judgeRows(pending: readonly Pending[], o: VerdictOptions, failOnRegressionPct: number | undefined): CompareRow[] {
+  const inFamily = pending.map((x) => familyP(x.candidate, x.baseline));
+  const members = inFamily.flatMap((p, i) => (p === null ? [] : [i]));
+  const adjusted = adjustPValues(members.map((i) => inFamily[i]!), o.correction);
+  const adjustedOf = new Map(members.map((i, k) => [i, adjusted[k]!]));
+  return pending.map((x, i) => {
+    const comparison = compareSamples(x.candidate, x.baseline, METRICS[x.metric].higherIsBetter, o, adjustedOf.get(i));
+    const regression = failOnRegressionPct !== undefined && comparison.verdict === 'slower';
+    return { testId: x.testId, axes: x.axes, metric: x.metric, comparison, regression, pooled: x.pooled };
+  });
+}
+
+/** An axis one side does not have at all: the usual reason permutations do not pair, with its remedy. */
+function missingAxisWarnings(matchedAxes: readonly string[], sa: SideAxes, sb: SideAxes): string[] {
+  const warnings: string[] = [];
+  for (const k of matchedAxes) {
+    for (const [side, s] of [['A', sa], ['B', sb]] as const) {
+      const vals = s.get(k)!;
+      if (vals.size === 1 && vals.has(null)) {
+        warnings.push(`${side} has no ${k} axis, so none of its permutations lines up with the other side's; tag an import with \`storsweep import FILE --set ${k}=VALUE\`, or pass --pool ${k}`);
+      }
+    }
+  }
+  return warnings;
+}
+
+function rowWarnings(rows: readonly CompareRow[], pool: ReadonlySet<string>): string[] {
+  const warnings: string[] = [];
+  const pooledRows = rows.filter((r) => r.pooled.a > 1 || r.pooled.b > 1);
+  if (pooledRows.length > 0) {
+    warnings.push(`${new Set(pooledRows.map((r) => r.testId)).size} test(s) pool several permutations of one side into one sample (--pool ${[...pool].join(', ')})`);
+  }
+  if (rows.length > 0 && rows.every((r) => r.comparison.verdict === 'insufficient-data')) {
+    warnings.push('every comparison has fewer than 2 repetitions on a side: deltas are shown, but no difference can be called significant');
+  }
+  return warnings;
 }
 
 function pad(rows: string[][]): string {

@@ -29,7 +29,6 @@ const NOT_SPLIT_YET = new Set<string>([
   'src/importers/table-csv.ts importTableCsv',
   'src/lab/vcsim.ts vcsimControl',
   'src/plan/plan.ts buildPlan',
-  'src/report/compare.ts compareRuns',
   'src/report/html.ts renderTest',
   'src/report/html.ts renderHtml',
   'src/results/run-lock.ts lockRunDir',
