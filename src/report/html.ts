@@ -105,6 +105,21 @@ function chartLabeller(varying: readonly string[]): (axes: Axes, fallback: strin
 
 function renderTest(report: Report, s: TestSection, byId: ReadonlyMap<string, PermutationInfo>): string {
   const varying = report.axes.filter((a) => a.varies).map((a) => a.name);
+  const out: string[] = [`<section class="test" id="t-${esc(slug(s.test.id))}">`, `<h3>${esc(s.test.id)} — ${esc(referenceLabel(s.test))}</h3>`, `<p class="muted">${esc(describeTest(s.test))}</p>`];
+  const cut = truncationNote(s);
+  if (cut) out.push(`<p class="warn">${esc(cut)}</p>`);
+  const charts = testCharts(s, varying, byId);
+  const heat = testHeatmap(report, s, varying);
+  if (heat) charts.push(heat);
+  out.push(`<div class="charts">${charts.join('')}</div>`);
+  out.push(testTable(s, varying));
+  out.push(...testComparisons(s));
+  out.push('</section>');
+  return out.join('\n');
+}
+
+/** The bar charts of a test: the primary metric's means, then its Δ% per compared axis. */
+function testCharts(s: TestSection, varying: readonly string[], byId: ReadonlyMap<string, PermutationInfo>): string[] {
   const chartLabel = chartLabeller(varying);
   const labelOf = (permutationId: string): string => {
     const p = byId.get(permutationId);
@@ -112,10 +127,6 @@ function renderTest(report: Report, s: TestSection, byId: ReadonlyMap<string, Pe
   };
   const pm = s.primaryMetric;
   const def = METRICS[pm];
-  const out: string[] = [`<section class="test" id="t-${esc(slug(s.test.id))}">`, `<h3>${esc(s.test.id)} — ${esc(referenceLabel(s.test))}</h3>`, `<p class="muted">${esc(describeTest(s.test))}</p>`];
-  const cut = truncationNote(s);
-  if (cut) out.push(`<p class="warn">${esc(cut)}</p>`);
-
   const charts: string[] = [];
   charts.push(
     barChart({
@@ -156,6 +167,13 @@ function renderTest(report: Report, s: TestSection, byId: ReadonlyMap<string, Pe
       }),
     );
   }
+  return charts;
+}
+
+/** Two varying axes: the primary metric as a grid of them. */
+function testHeatmap(report: Report, s: TestSection, varying: readonly string[]): string | null {
+  const pm = s.primaryMetric;
+  const def = METRICS[pm];
   // A capped section holds only some of the grid's cells: no heatmap rather than a misleading one.
   if (varying.length === 2 && !s.truncated) {
     const [xa, ya] = varying as [string, string];
@@ -174,10 +192,15 @@ function renderTest(report: Report, s: TestSection, byId: ReadonlyMap<string, Pe
         return m === undefined || m === null ? null : m * def.scale;
       }),
     );
-    charts.push(heatmap({ title: `${s.test.id}: ${def.label} by ${xa} × ${ya}`, unit: def.unit, xName: xa, yName: ya, xValues: xs.map(String), yValues: ys.map(String), cells, digits: SIGNIFICANT_DIGITS, higherIsBetter: def.higherIsBetter }));
+    return heatmap({ title: `${s.test.id}: ${def.label} by ${xa} × ${ya}`, unit: def.unit, xName: xa, yName: ya, xValues: xs.map(String), yValues: ys.map(String), cells, digits: SIGNIFICANT_DIGITS, higherIsBetter: def.higherIsBetter });
   }
-  out.push(`<div class="charts">${charts.join('')}</div>`);
+  return null;
+}
 
+/** The test's table: each permutation's axes, n, every metric's mean ± CI and the primary metric's CV. */
+function testTable(s: TestSection, varying: readonly string[]): string {
+  const pm = s.primaryMetric;
+  const def = METRICS[pm];
   const head: Array<[string, boolean]> = [
     ...(varying.length > 0 ? varying.map((a): [string, boolean] => [a, true]) : [['permutation', true] as [string, boolean]]),
     ['n', false],
@@ -195,8 +218,13 @@ function renderTest(report: Report, s: TestSection, byId: ReadonlyMap<string, Pe
       [cvText, false, c?.noisy ? 'noisy' : undefined] as [string, boolean, string?],
     ];
   });
-  out.push(table(head, rows));
+  return table(head, rows);
 
+}
+
+/** One table per compared axis: Δ%, p-values and verdict of each permutation against its baseline. */
+function testComparisons(s: TestSection): string[] {
+  const out: string[] = [];
   const metrics = comparedMetrics(s);
   for (const c of s.comparisons) {
     out.push(`<h4>vs ${esc(c.axis)} = ${esc(String(c.baselineValue))}</h4>`);
@@ -217,8 +245,7 @@ function renderTest(report: Report, s: TestSection, byId: ReadonlyMap<string, Pe
       ),
     );
   }
-  out.push('</section>');
-  return out.join('\n');
+  return out;
 }
 
 /** The overview grid, its legend and one line per axis value: what the first screen shows. */
@@ -262,27 +289,14 @@ function renderOverview(report: Report): string[] {
 }
 
 export function renderHtml(report: Report): string {
-  const { info, summary, options: o } = report;
-  const v = summary.verdicts;
+  const { info, summary } = report;
   const varied = report.axes.filter((a) => a.varies);
   const fixed = report.axes.filter((a) => !a.varies);
   const axesLine = [
     `Axes varied: ${varied.length > 0 ? varied.map((a) => `${a.name} (${a.values.map(String).join(', ')})`).join('; ') : 'none'}`,
     ...(fixed.length > 0 ? [`Fixed: ${fixed.map((a) => `${a.name} = ${String(a.values[0])}`).join('; ')}`] : []),
   ].join('. ');
-  const facts: string[] = [];
-  if (info.playbook) facts.push(`Playbook: ${info.playbook}`);
-  if (info.startedAt) facts.push(`Started: ${info.startedAt}`);
-  if (report.runIds.length > 1) facts.push(`Runs: ${report.runIds.join(', ')}`);
-  facts.push(`${report.recordCount} records, ${report.permutations.length} permutations, ${testCount(report)}`);
-  facts.push(`Verdicts (each test's main metric against the baseline): ${v.faster} faster, ${v.slower} slower, ${v['within-noise']} within noise, ${v['insufficient-data']} insufficient data`);
-  facts.push(
-    methodLine(report),
-    replicationLine(report),
-    ...[repeatUntilLine(report)].flatMap((l) => (l === null ? [] : [l])),
-    `Numbers: ${SIGNIFICANT_DIGITS} significant digits (MB/s = 10⁶ bytes/s, as CrystalDiskMark); latency ${LATENCY_SPAN}, in µs below 1 ms, else ms`,
-  );
-
+  const facts = runFacts(report);
   const body: string[] = [
     `<h1>storsweep report — ${esc(info.runId)}</h1>`,
     `<p class="axes">${esc(axesLine)}</p>`,
@@ -291,44 +305,10 @@ export function renderHtml(report: Report): string {
     '<h2>Run</h2>',
     `<ul>${facts.map((f) => `<li>${esc(f)}</li>`).join('')}</ul>`,
   ];
-  if (report.conditions.length > 0) {
-    const names = [...new Set(report.conditions.flatMap((c) => c.facts.map((f) => f.name)))];
-    const value = (c: Report['conditions'][number], name: string) => c.facts.find((f) => f.name === name)?.value ?? '–';
-    body.push('<h2>Conditions</h2>', table([['condition', true], ...report.conditions.map((c): [string, boolean] => [c.source, true])], names.map((n) => [[n, true], ...report.conditions.map((c): [string, boolean] => [value(c, n), true])])));
-  }
-  const env: string[] = [];
-  if (info.environment && Object.keys(info.environment).length > 0) {
-    env.push(`<div><h3>As the playbook states it</h3>${table([['key', true], ['value', true]], Object.entries(info.environment).map(([k, val]) => [[k, true], [val, true]]))}</div>`);
-  }
-  if (info.fingerprint && Object.keys(info.fingerprint).length > 0) {
-    env.push(`<div><h3>Measured fingerprint</h3>${table([['key', true], ['value', true]], Object.entries(info.fingerprint).map(([k, val]) => [[k, true], [val, true]]))}</div>`);
-  }
-  if (env.length > 0) body.push('<h2>Environment</h2>', `<div class="env">${env.join('')}</div>`);
+  body.push(...conditionsHtml(report), ...environmentHtml(info));
   const byId = new Map(report.permutations.map((p) => [p.permutationId, p]));
   body.push('<h2>Results</h2>', ...report.tests.map((s) => renderTest(report, s, byId)));
-  if (report.hostLatency.length > 0) {
-    const t = hostLatencyTable(report.hostLatency);
-    body.push(
-      '<section id="host-latency">',
-      '<h2>Guest vs host latency</h2>',
-      table(t.header.map((h, i) => [h, i < 2]), t.cells.map((row) => row.map((c, i) => [c, i < 2]))),
-      `<ul class="muted">${hostLatencyLegend(report.hostLatency).map((l) => `<li>${esc(l)}</li>`).join('')}</ul>`,
-      '</section>',
-    );
-  }
-  if (summary.noisy.length > 0) {
-    const count = summary.noisyTotal ?? summary.noisy.length;
-    body.push(
-      '<details class="noisy">',
-      `<summary>Noisy cells (CV &gt; ${esc(String(o.cvThresholdPct))}%): ${esc(count.toLocaleString('en-US'))}</summary>`,
-      ...(summary.noisyTotal !== undefined ? [`<p class="muted">Showing the ${summary.noisy.length} noisiest of ${esc(summary.noisyTotal.toLocaleString('en-US'))} noisy cells.</p>`] : []),
-      table(
-        [['test', true], ['permutation', true], ['metric', true], ['CV', false], [`repetitions for ±${o.minEffectPct}%`, false]],
-        summary.noisy.map((n) => [[n.testId, true], [n.label, true], [METRICS[n.metric].label, true], [`${n.cvPct.toFixed(1)}%`, false], [n.repetitionsNeeded === null ? '> 10000' : String(n.repetitionsNeeded), false]]),
-      ),
-      '</details>',
-    );
-  }
+  body.push(...hostLatencyHtml(report), ...noisyHtml(report));
 
   return `<!doctype html>
 <html lang="en">
@@ -348,4 +328,79 @@ ${body.join('\n')}
 </body>
 </html>
 `;
+}
+
+/** The Run list: playbook, start, runs, counts, verdicts, method and number format. */
+function runFacts(report: Report): string[] {
+  const { info } = report;
+  const v = report.summary.verdicts;
+  const facts: string[] = [];
+  if (info.playbook) facts.push(`Playbook: ${info.playbook}`);
+  if (info.startedAt) facts.push(`Started: ${info.startedAt}`);
+  if (report.runIds.length > 1) facts.push(`Runs: ${report.runIds.join(', ')}`);
+  facts.push(`${report.recordCount} records, ${report.permutations.length} permutations, ${testCount(report)}`);
+  facts.push(`Verdicts (each test's main metric against the baseline): ${v.faster} faster, ${v.slower} slower, ${v['within-noise']} within noise, ${v['insufficient-data']} insufficient data`);
+  facts.push(
+    methodLine(report),
+    replicationLine(report),
+    ...[repeatUntilLine(report)].flatMap((l) => (l === null ? [] : [l])),
+    `Numbers: ${SIGNIFICANT_DIGITS} significant digits (MB/s = 10⁶ bytes/s, as CrystalDiskMark); latency ${LATENCY_SPAN}, in µs below 1 ms, else ms`,
+  );
+
+  return facts;
+}
+
+function conditionsHtml(report: Report): string[] {
+  const body: string[] = [];
+  if (report.conditions.length > 0) {
+    const names = [...new Set(report.conditions.flatMap((c) => c.facts.map((f) => f.name)))];
+    const value = (c: Report['conditions'][number], name: string) => c.facts.find((f) => f.name === name)?.value ?? '–';
+    body.push('<h2>Conditions</h2>', table([['condition', true], ...report.conditions.map((c): [string, boolean] => [c.source, true])], names.map((n) => [[n, true], ...report.conditions.map((c): [string, boolean] => [value(c, n), true])])));
+  }
+  return body;
+}
+
+function environmentHtml(info: Report['info']): string[] {
+  const env: string[] = [];
+  if (info.environment && Object.keys(info.environment).length > 0) {
+    env.push(`<div><h3>As the playbook states it</h3>${table([['key', true], ['value', true]], Object.entries(info.environment).map(([k, val]) => [[k, true], [val, true]]))}</div>`);
+  }
+  if (info.fingerprint && Object.keys(info.fingerprint).length > 0) {
+    env.push(`<div><h3>Measured fingerprint</h3>${table([['key', true], ['value', true]], Object.entries(info.fingerprint).map(([k, val]) => [[k, true], [val, true]]))}</div>`);
+  }
+  return env.length > 0 ? ['<h2>Environment</h2>', `<div class="env">${env.join('')}</div>`] : [];
+}
+
+function hostLatencyHtml(report: Report): string[] {
+  const body: string[] = [];
+  if (report.hostLatency.length > 0) {
+    const t = hostLatencyTable(report.hostLatency);
+    body.push(
+      '<section id="host-latency">',
+      '<h2>Guest vs host latency</h2>',
+      table(t.header.map((h, i) => [h, i < 2]), t.cells.map((row) => row.map((c, i) => [c, i < 2]))),
+      `<ul class="muted">${hostLatencyLegend(report.hostLatency).map((l) => `<li>${esc(l)}</li>`).join('')}</ul>`,
+      '</section>',
+    );
+  }
+  return body;
+}
+
+function noisyHtml(report: Report): string[] {
+  const { summary, options: o } = report;
+  const body: string[] = [];
+  if (summary.noisy.length > 0) {
+    const count = summary.noisyTotal ?? summary.noisy.length;
+    body.push(
+      '<details class="noisy">',
+      `<summary>Noisy cells (CV &gt; ${esc(String(o.cvThresholdPct))}%): ${esc(count.toLocaleString('en-US'))}</summary>`,
+      ...(summary.noisyTotal !== undefined ? [`<p class="muted">Showing the ${summary.noisy.length} noisiest of ${esc(summary.noisyTotal.toLocaleString('en-US'))} noisy cells.</p>`] : []),
+      table(
+        [['test', true], ['permutation', true], ['metric', true], ['CV', false], [`repetitions for ±${o.minEffectPct}%`, false]],
+        summary.noisy.map((n) => [[n.testId, true], [n.label, true], [METRICS[n.metric].label, true], [`${n.cvPct.toFixed(1)}%`, false], [n.repetitionsNeeded === null ? '> 10000' : String(n.repetitionsNeeded), false]]),
+      ),
+      '</details>',
+    );
+  }
+  return body;
 }

@@ -29,8 +29,6 @@ const NOT_SPLIT_YET = new Set<string>([
   'src/importers/table-csv.ts importTableCsv',
   'src/lab/vcsim.ts vcsimControl',
   'src/plan/plan.ts buildPlan',
-  'src/report/html.ts renderTest',
-  'src/report/html.ts renderHtml',
   'src/results/run-lock.ts lockRunDir',
   'src/run/progress.ts createProgressView',
   'src/ssh/ssh-runner.ts connectSsh',
