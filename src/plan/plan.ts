@@ -109,30 +109,7 @@ export function buildPlan(pb: Playbook, target: string | string[], opts: PlanOpt
   // One list of test ids per profile, shared by its permutations' workload steps (a plan is
   // read-only data): 100,000 permutations would otherwise hold 100,000 copies.
   const testIds = new Map(Object.entries(profiles).map(([name, p]) => [name, p.tests.map((t) => t.id)]));
-  // The workload step depends on the profile and the target only: one frozen step per pair, shared
-  // by their permutations (a plan is read-only data; 100,000 copies were ~10% of a large plan's heap).
-  const workloadSteps = new Map<string, PlannedStep>();
-  const workloadStep = (workload: string, targetName: string, t: TargetPlanOptions): PlannedStep => {
-    const key = JSON.stringify([workload, targetName]);
-    let step = workloadSteps.get(key);
-    if (!step) {
-      const profile = profiles[workload]!;
-      // writing to a raw device destroys what it holds: the workload step is destructive then
-      const raw = rawTestTarget(t.workloadTarget?.testFile, t.workloadTool ?? 'fio');
-      step = deepFreeze({
-        step: 'workload',
-        provider: t.workloadProvider ?? t.provider,
-        operation: t.workloadTool ?? 'fio',
-        // in run order (CrystalDiskMark 5–8: every read, then every write), each after an unscored pass
-        // when warmupPass; the test region pre-filled once first when prefill (workloads/prefill.ts)
-        arguments: { profile: workload, prefill: profile.prefill !== false, warmupPass: profile.warmupPass, tests: testIds.get(workload)!, repetitions: pb.repeat.max, ...(t.workloadTarget ?? {}) },
-        destructive: raw !== undefined,
-        ...(raw !== undefined ? { destroys: [raw] } : {}),
-      });
-      workloadSteps.set(key, step);
-    }
-    return step;
-  };
+  const workloadStep = workloadSteps(pb, profiles, testIds);
   const fillMBps = pb.settings?.prefillMBps ?? ASSUMED_FILL_MB_PER_SEC;
   const { repeat } = pb;
   const sums = { total: 0, best: 0, provision: 0 };
@@ -175,6 +152,35 @@ export function buildPlan(pb: Playbook, target: string | string[], opts: PlanOpt
     replication,
     totalEstimateSec: total,
     estimateBasis: { prefillMBps: fillMBps, prefillMBpsFrom: pb.settings?.prefillMBps !== undefined ? 'settings.prefillMBps' : 'assumed' },
+  };
+}
+
+/**
+ * The workload step depends on the profile and the target only: one frozen step per pair, shared
+ * by their permutations (a plan is read-only data; 100,000 copies were ~10% of a large plan's heap).
+ */
+function workloadSteps(pb: Playbook, profiles: RunPlan['profiles'], testIds: ReadonlyMap<string, string[]>): (workload: string, targetName: string, t: TargetPlanOptions) => PlannedStep {
+  const steps = new Map<string, PlannedStep>();
+  return (workload, targetName, t) => {
+    const key = JSON.stringify([workload, targetName]);
+    let step = steps.get(key);
+    if (!step) {
+      const profile = profiles[workload]!;
+      // writing to a raw device destroys what it holds: the workload step is destructive then
+      const raw = rawTestTarget(t.workloadTarget?.testFile, t.workloadTool ?? 'fio');
+      step = deepFreeze({
+        step: 'workload',
+        provider: t.workloadProvider ?? t.provider,
+        operation: t.workloadTool ?? 'fio',
+        // in run order (CrystalDiskMark 5–8: every read, then every write), each after an unscored pass
+        // when warmupPass; the test region pre-filled once first when prefill (workloads/prefill.ts)
+        arguments: { profile: workload, prefill: profile.prefill !== false, warmupPass: profile.warmupPass, tests: testIds.get(workload)!, repetitions: pb.repeat.max, ...(t.workloadTarget ?? {}) },
+        destructive: raw !== undefined,
+        ...(raw !== undefined ? { destroys: [raw] } : {}),
+      });
+      steps.set(key, step);
+    }
+    return step;
   };
 }
 

@@ -279,29 +279,7 @@ export function lockRunDir(runDir: string, command: string, anchor?: LockAnchor)
   const mine = held.get(key);
   if (mine) throw new RunDirLocked(runDir, mine.holder);
   const id = prepareLockFile(file);
-  let db: Database.Database;
-  try {
-    db = new Database(file, { fileMustExist: true });
-  } catch (err) {
-    if ((err as { code?: string }).code === 'SQLITE_NOTADB') throw new RunLockUnusable(file, 'is not a lock database', { cause: err });
-    throw err;
-  }
-  let previous: LockHolder | null;
-  try {
-    // A reader (`status`) holds a shared lock for the instant of its check: wait that out; a
-    // holder keeps its lock for the run's life, so a longer wait would not help.
-    db.pragma(`busy_timeout = ${READER_GRACE_MS}`);
-    db.pragma('locking_mode = EXCLUSIVE');
-    // No journal file next to the lock: the database is one row, rewritten under the lock.
-    db.pragma('journal_mode = MEMORY');
-    db.exec('BEGIN EXCLUSIVE');
-  } catch (err) {
-    db.close();
-    const code = (err as { code?: string }).code;
-    if (code === 'SQLITE_BUSY') throw new RunDirLocked(runDir, currentHolder(file), { cause: err });
-    if (code === 'SQLITE_NOTADB' || code?.startsWith('SQLITE_CORRUPT')) throw new RunLockUnusable(file, 'is not a lock database', { cause: err });
-    throw err;
-  }
+  const db = lockExclusively(runDir, file);
   // The lock is the file's: the path must still name the file checked above (not swapped meanwhile).
   const now = lstatId(file);
   if (!now?.isFile() || now.dev !== id.dev || now.ino !== id.ino) {
@@ -318,6 +296,7 @@ export function lockRunDir(runDir: string, command: string, anchor?: LockAnchor)
     }
   }
   const holder: LockHolder = { pid: process.pid, host: os.hostname(), since: new Date().toISOString(), command };
+  let previous: LockHolder | null;
   try {
     db.exec('CREATE TABLE IF NOT EXISTS holder (pid INTEGER NOT NULL, host TEXT NOT NULL, since TEXT NOT NULL, command TEXT NOT NULL)');
     previous = readHolder(db);
@@ -357,6 +336,34 @@ export function lockRunDir(runDir: string, command: string, anchor?: LockAnchor)
   }
   held.set(key, lock);
   return lock;
+}
+
+
+/** The lock database opened and locked exclusively (BEGIN EXCLUSIVE), or RunDirLocked / RunLockUnusable. */
+function lockExclusively(runDir: string, file: string): Database.Database {
+  let db: Database.Database;
+  try {
+    db = new Database(file, { fileMustExist: true });
+  } catch (err) {
+    if ((err as { code?: string }).code === 'SQLITE_NOTADB') throw new RunLockUnusable(file, 'is not a lock database', { cause: err });
+    throw err;
+  }
+  try {
+    // A reader (`status`) holds a shared lock for the instant of its check: wait that out; a
+    // holder keeps its lock for the run's life, so a longer wait would not help.
+    db.pragma(`busy_timeout = ${READER_GRACE_MS}`);
+    db.pragma('locking_mode = EXCLUSIVE');
+    // No journal file next to the lock: the database is one row, rewritten under the lock.
+    db.pragma('journal_mode = MEMORY');
+    db.exec('BEGIN EXCLUSIVE');
+  } catch (err) {
+    db.close();
+    const code = (err as { code?: string }).code;
+    if (code === 'SQLITE_BUSY') throw new RunDirLocked(runDir, currentHolder(file), { cause: err });
+    if (code === 'SQLITE_NOTADB' || code?.startsWith('SQLITE_CORRUPT')) throw new RunLockUnusable(file, 'is not a lock database', { cause: err });
+    throw err;
+  }
+  return db;
 }
 
 function stripId(a: AnchoredLock): LockHolder {

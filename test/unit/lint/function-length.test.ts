@@ -28,8 +28,6 @@ const NOT_SPLIT_YET = new Set<string>([
   'src/importers/iometer-csv.ts importIometerCsv',
   'src/importers/table-csv.ts importTableCsv',
   'src/lab/vcsim.ts vcsimControl',
-  'src/plan/plan.ts buildPlan',
-  'src/results/run-lock.ts lockRunDir',
   'src/run/progress.ts createProgressView',
   'src/ssh/ssh-runner.ts connectSsh',
 ]);
