@@ -47,9 +47,36 @@ export function answerPrompts(prompts: ReadonlyArray<{ prompt: string; echo?: bo
 }
 
 export async function connectSsh(opts: SshOptions): Promise<CommandRunner> {
-  const port = opts.port ?? 22;
   const target = sshTarget(opts);
-  let hostKeyProblem: HostVerificationFailed | null = null;
+  const problems: LoginProblems = { hostKey: null, prompt: null };
+  const config = sshConfig(opts, target, problems);
+  // loaded on first use: a process that reaches no SSH host (a worker of local targets) does not load it
+  const ssh2 = await import('ssh2');
+  const client = new ssh2.Client();
+  if (opts.keyboardInteractive) {
+    client.on('keyboard-interactive', (_name, _instr, _lang, prompts, finish) => {
+      const answers = answerPrompts(prompts, opts.password ?? '', target);
+      if (answers instanceof UnsafeOperation) {
+        problems.prompt ??= answers;
+        // no answers at all: the server fails this method; nothing was sent to the prompt
+        finish([]);
+        client.end();
+      } else finish(answers);
+    });
+  }
+  await handshake(client, config, target, problems);
+  return new SshRunner(client, target);
+}
+
+/** Why a login failed on our side: the host key (hostVerifier), a keyboard-interactive prompt we would not answer with the password (answerPrompts). */
+interface LoginProblems {
+  hostKey: HostVerificationFailed | null;
+  prompt: UnsafeOperation | null;
+}
+
+/** ssh2's connection settings: credentials read now, and the host key checked against known_hosts (unless insecure). */
+function sshConfig(opts: SshOptions, target: string, problems: LoginProblems): ConnectConfig {
+  const port = opts.port ?? 22;
   const config: ConnectConfig = {
     host: opts.host,
     port,
@@ -68,51 +95,42 @@ export async function connectSsh(opts: SshOptions): Promise<CommandRunner> {
     if (opts.passphrase) config.passphrase = opts.passphrase;
   }
   if (opts.password !== undefined) config.password = opts.password;
-  if (!opts.insecure) {
-    if (!opts.knownHostsFile) {
-      throw new HostVerificationFailed(`${target}: no knownHostsFile to verify the host key against (set one, or insecure: true to skip verification)`, opts.host);
-    }
-    let text: string;
-    try {
-      text = readInputFile(opts.knownHostsFile, 'config').toString('utf8');
-    } catch (err) {
-      // Fail closed: an unreadable known_hosts must not turn into "accept anything".
-      throw new HostVerificationFailed(`${target}: cannot read known_hosts ${opts.knownHostsFile}: ${(err as Error).message}`, opts.host, { cause: err });
-    }
-    const entries = parseKnownHosts(text);
-    config.hostVerifier = (key: Buffer) => {
-      const verdict = verifyHostKey(entries, opts.host, port, key);
-      if (verdict.ok) return true;
-      const name = hostKeyName(opts.host, port);
-      const fp = fingerprintSha256(key);
-      hostKeyProblem = new HostVerificationFailed(
-        verdict.reason === 'unknown-host'
-          ? `${target}: host ${name} is not in ${opts.knownHostsFile} (presented key ${fp})`
-          : verdict.reason === 'revoked'
-            ? `${target}: host key ${fp} is marked @revoked in ${opts.knownHostsFile}`
-            : `${target}: HOST KEY MISMATCH for ${name}: presented ${fp}, ${opts.knownHostsFile} expects ${verdict.expected?.join(', ')}`,
-        opts.host,
-      );
-      return false;
-    };
+  if (!opts.insecure) config.hostVerifier = hostVerifier(opts, target, port, problems);
+  return config;
+}
+
+function hostVerifier(opts: SshOptions, target: string, port: number, problems: LoginProblems): (key: Buffer) => boolean {
+  if (!opts.knownHostsFile) {
+    throw new HostVerificationFailed(`${target}: no knownHostsFile to verify the host key against (set one, or insecure: true to skip verification)`, opts.host);
   }
-  // loaded on first use: a process that reaches no SSH host (a worker of local targets) does not load it
-  const ssh2 = await import('ssh2');
-  const client = new ssh2.Client();
-  // a keyboard-interactive prompt we would not answer with the password (see answerPrompts)
-  let promptProblem: UnsafeOperation | null = null;
-  if (opts.keyboardInteractive) {
-    client.on('keyboard-interactive', (_name, _instr, _lang, prompts, finish) => {
-      const answers = answerPrompts(prompts, opts.password ?? '', target);
-      if (answers instanceof UnsafeOperation) {
-        promptProblem ??= answers;
-        // no answers at all: the server fails this method; nothing was sent to the prompt
-        finish([]);
-        client.end();
-      } else finish(answers);
-    });
+  let text: string;
+  try {
+    text = readInputFile(opts.knownHostsFile, 'config').toString('utf8');
+  } catch (err) {
+    // Fail closed: an unreadable known_hosts must not turn into "accept anything".
+    throw new HostVerificationFailed(`${target}: cannot read known_hosts ${opts.knownHostsFile}: ${(err as Error).message}`, opts.host, { cause: err });
   }
-  await new Promise<void>((resolve, reject) => {
+  const entries = parseKnownHosts(text);
+  return (key: Buffer) => {
+    const verdict = verifyHostKey(entries, opts.host, port, key);
+    if (verdict.ok) return true;
+    const name = hostKeyName(opts.host, port);
+    const fp = fingerprintSha256(key);
+    problems.hostKey = new HostVerificationFailed(
+      verdict.reason === 'unknown-host'
+        ? `${target}: host ${name} is not in ${opts.knownHostsFile} (presented key ${fp})`
+        : verdict.reason === 'revoked'
+          ? `${target}: host key ${fp} is marked @revoked in ${opts.knownHostsFile}`
+          : `${target}: HOST KEY MISMATCH for ${name}: presented ${fp}, ${opts.knownHostsFile} expects ${verdict.expected?.join(', ')}`,
+      opts.host,
+    );
+    return false;
+  };
+}
+
+/** Connects and logs in; a failure names our own reason first (host key, prompt), else the connection's. */
+function handshake(client: Client, config: ConnectConfig, target: string, problems: LoginProblems): Promise<void> {
+  return new Promise<void>((resolve, reject) => {
     let settled = false;
     client.once('ready', () => {
       settled = true;
@@ -124,19 +142,18 @@ export async function connectSsh(opts: SshOptions): Promise<CommandRunner> {
       if (settled) return;
       settled = true;
       client.end();
-      if (hostKeyProblem) reject(hostKeyProblem);
-      else if (promptProblem) reject(promptProblem);
+      if (problems.hostKey) reject(problems.hostKey);
+      else if (problems.prompt) reject(problems.prompt);
       else reject(new RemoteCommandFailed({ host: target, what: 'SSH connection', command: '', exitCode: null, stderr: '', reason: 'connection', detail: `failed: ${err.message}` }, { cause: err }));
     });
     // ended by us (a prompt we do not answer) without an 'error' from ssh2
     client.once('close', () => {
       if (settled) return;
       settled = true;
-      reject(promptProblem ?? new RemoteCommandFailed({ host: target, what: 'SSH connection', command: '', exitCode: null, stderr: '', reason: 'connection', detail: 'closed before login' }));
+      reject(problems.prompt ?? new RemoteCommandFailed({ host: target, what: 'SSH connection', command: '', exitCode: null, stderr: '', reason: 'connection', detail: 'closed before login' }));
     });
     client.connect(config);
   });
-  return new SshRunner(client, target);
 }
 
 class SshRunner implements CommandRunner {

@@ -29,7 +29,6 @@ const NOT_SPLIT_YET = new Set<string>([
   'src/importers/table-csv.ts importTableCsv',
   'src/lab/vcsim.ts vcsimControl',
   'src/run/progress.ts createProgressView',
-  'src/ssh/ssh-runner.ts connectSsh',
 ]);
 
 interface Long {
