@@ -61,121 +61,147 @@ export interface ProgressView {
 }
 
 export function createProgressView(stream: NodeJS.WriteStream, opts: { live: boolean }): ProgressView {
-  const started = Date.now();
-  let total = 0;
-  let estimateTotal = 0;
+  const d = new ProgressDisplay(stream, opts.live);
+  return { onEvent: (e) => d.onEvent(e), close: () => d.close() };
+}
+
+type Running = { label: string; step: string; started: number; estimateSec: number };
+
+/** What the view knows of the run so far, and how it draws it: one line per event, or (live) a block redrawn in place. */
+class ProgressDisplay {
+  private readonly started = Date.now();
+  private total = 0;
+  private estimateTotal = 0;
   /** how much faster than the sum of their estimates the permutations left end (targets in parallel) */
-  let parallelFactor = 1;
-  let index = 0;
-  let last = '';
-  let failures = 0;
-  let finishedEstimate = 0;
-  let finishedActualMs = 0;
+  private parallelFactor = 1;
+  private index = 0;
+  private last = '';
+  private failures = 0;
+  private finishedEstimate = 0;
+  private finishedActualMs = 0;
   /** permutations under way (several when targets run in parallel), in start order */
-  const running = new Map<string, { label: string; step: string; started: number; estimateSec: number }>();
-  let shown: { label: string; step: string } = { label: '', step: '' };
+  private readonly running = new Map<string, Running>();
+  private shown: { label: string; step: string } = { label: '', step: '' };
   /** each permutation's target (listed targets only): it leads every line about the permutation */
-  const targetOf = new Map<string, string>();
-  let drawn = 0;
-  const stamp = () => new Date().toISOString().slice(11, 19);
-  const who = (permutationId: string | undefined) => {
-    const t = permutationId === undefined ? undefined : targetOf.get(permutationId);
+  private readonly targetOf = new Map<string, string>();
+  private drawn = 0;
+
+  constructor(
+    private readonly stream: NodeJS.WriteStream,
+    private readonly live: boolean,
+  ) {}
+
+  private who(permutationId: string | undefined): string {
+    const t = permutationId === undefined ? undefined : this.targetOf.get(permutationId);
     return t === undefined ? '' : `${visible(t)}: `;
-  };
-  const eta = () => {
+  }
+
+  private eta(): number {
     // Scale the remaining estimate by how fast finished permutations went compared to theirs.
-    const ratio = finishedEstimate > 0 ? finishedActualMs / 1000 / finishedEstimate : 1;
-    return Math.max(0, estimateTotal - finishedEstimate) * ratio * parallelFactor;
-  };
-  const draw = () => {
-    if (!opts.live) return;
-    const under = running.size ? [...running.values()] : [shown];
+    const ratio = this.finishedEstimate > 0 ? this.finishedActualMs / 1000 / this.finishedEstimate : 1;
+    return Math.max(0, this.estimateTotal - this.finishedEstimate) * ratio * this.parallelFactor;
+  }
+
+  private draw(): void {
+    if (!this.live) return;
+    const under = this.running.size ? [...this.running.values()] : [this.shown];
     const lines = [
-      `storsweep  permutation ${index + 1}/${total}  elapsed ${fmtDuration((Date.now() - started) / 1000)}  ETA ${fmtDuration(eta())}  failures ${failures}`,
+      `storsweep  permutation ${this.index + 1}/${this.total}  elapsed ${fmtDuration((Date.now() - this.started) / 1000)}  ETA ${fmtDuration(this.eta())}  failures ${this.failures}`,
       ...under.flatMap((r) => [`  ${r.label}`, `  step: ${r.step}`]),
-      `  last: ${last}`,
+      `  last: ${this.last}`,
     ];
-    let out = drawn ? `\x1b[${drawn}A` : '';
-    if (drawn > lines.length) out += '\x1b[J';
-    for (const l of lines) out += `\x1b[2K${l.slice(0, (stream.columns || 120) - 1)}\n`;
-    stream.write(out);
-    drawn = lines.length;
-  };
-  const line = (text: string) => {
-    if (opts.live) {
-      if (drawn) stream.write(`\x1b[${drawn}A\x1b[J`);
-      drawn = 0;
-      stream.write(`${text}\n`);
-      draw();
-    } else stream.write(`${stamp()} ${text}\n`);
-  };
-  return {
-    onEvent(e) {
-      switch (e.type) {
-        case 'run-start':
-          total = e.total;
-          estimateTotal = e.workSec ?? e.estimateSec;
-          parallelFactor = e.workSec ? e.estimateSec / e.workSec : 1;
-          line(
-            e.done
-              ? `run ${visible(e.runId)}: ${e.total - e.done} of ${e.total} permutations left (${e.done} already done), estimated ${fmtDuration(e.estimateSec)}`
-              : `run ${visible(e.runId)}: ${e.total} permutations, estimated ${fmtDuration(e.estimateSec)}`,
-          );
-          break;
-        case 'permutation-start': {
-          index = e.index;
-          if (e.axes.target !== undefined) targetOf.set(e.permutationId, String(e.axes.target));
-          const label = `${who(e.permutationId)}${visible(e.permutationId)} ${axesLabel(e.axes, { withoutTarget: targetOf.has(e.permutationId) })}${e.repetition !== undefined ? ` (repetition ${e.repetition}, provisioned anew)` : ''}`;
-          running.set(e.permutationId, { label, step: '', started: Date.now(), estimateSec: e.estimateSec });
-          shown = { label, step: '' };
-          if (!opts.live) line(`[${e.index + 1}/${e.total}] ${label} (elapsed ${fmtDuration((Date.now() - started) / 1000)}, ETA ${fmtDuration(eta())}, failures ${failures})`);
-          draw();
-          break;
-        }
-        case 'step': {
-          const r = running.get(e.permutationId);
-          if (r) r.step = visible(e.step);
-          shown = r ?? { ...shown, step: visible(e.step) };
-          draw();
-          break;
-        }
-        case 'result': {
-          const mbs = e.bytesPerSecond === null ? '?' : (e.bytesPerSecond / 1e6).toFixed(1);
-          last = `${who(e.permutationId)}${visible(e.testId)} rep ${e.repetition}: ${mbs} MB/s, ${e.iops === null ? '?' : e.iops.toFixed(0)} IOPS`;
-          if (!opts.live) line(`  ${last}`);
-          draw();
-          break;
-        }
-        case 'failure':
-          failures++;
-          line(`FAILED ${who(e.permutationId)}${visible(e.permutationId)} ${axesLabel(e.axes, { withoutTarget: targetOf.has(e.permutationId) })}: ${visibleText(e.reason)}`);
-          break;
-        case 'permutation-end': {
-          const r = running.get(e.permutationId);
-          running.delete(e.permutationId);
-          if (r) {
-            finishedEstimate += r.estimateSec;
-            finishedActualMs += Date.now() - r.started;
-            shown = r;
-          }
-          break;
-        }
-        case 'message':
-          if (e.level !== 'info' || !opts.live) line(`${e.level === 'info' ? '' : e.level.toUpperCase() + ': '}${who(e.permutationId)}${visibleText(e.text)}`);
-          break;
-        case 'run-end':
-          line(
-            `finished: ${e.summary.done} done, ${e.summary.failed} failed, ${e.summary.skipped} already done, ${e.summary.pending} pending${e.summary.interrupted ? ' (interrupted)' : ''}${leftBehind(e.summary.leftovers)}`,
-          );
-          break;
-        default:
-          break;
+    let out = this.drawn ? `\x1b[${this.drawn}A` : '';
+    if (this.drawn > lines.length) out += '\x1b[J';
+    for (const l of lines) out += `\x1b[2K${l.slice(0, (this.stream.columns || 120) - 1)}\n`;
+    this.stream.write(out);
+    this.drawn = lines.length;
+  }
+
+  private line(text: string): void {
+    if (this.live) {
+      if (this.drawn) this.stream.write(`\x1b[${this.drawn}A\x1b[J`);
+      this.drawn = 0;
+      this.stream.write(`${text}\n`);
+      this.draw();
+    } else this.stream.write(`${new Date().toISOString().slice(11, 19)} ${text}\n`);
+  }
+
+  onEvent(e: ProgressEvent): void {
+    switch (e.type) {
+      case 'run-start':
+        this.runStart(e);
+        break;
+      case 'permutation-start':
+        this.permutationStart(e);
+        break;
+      case 'step': {
+        const r = this.running.get(e.permutationId);
+        if (r) r.step = visible(e.step);
+        this.shown = r ?? { ...this.shown, step: visible(e.step) };
+        this.draw();
+        break;
       }
-    },
-    close() {
-      if (opts.live && drawn) stream.write('');
-    },
-  };
+      case 'result': {
+        const mbs = e.bytesPerSecond === null ? '?' : (e.bytesPerSecond / 1e6).toFixed(1);
+        this.last = `${this.who(e.permutationId)}${visible(e.testId)} rep ${e.repetition}: ${mbs} MB/s, ${e.iops === null ? '?' : e.iops.toFixed(0)} IOPS`;
+        if (!this.live) this.line(`  ${this.last}`);
+        this.draw();
+        break;
+      }
+      case 'failure':
+        this.failures++;
+        this.line(`FAILED ${this.who(e.permutationId)}${visible(e.permutationId)} ${axesLabel(e.axes, { withoutTarget: this.targetOf.has(e.permutationId) })}: ${visibleText(e.reason)}`);
+        break;
+      case 'permutation-end':
+        this.permutationEnd(e.permutationId);
+        break;
+      case 'message':
+        if (e.level !== 'info' || !this.live) this.line(`${e.level === 'info' ? '' : e.level.toUpperCase() + ': '}${this.who(e.permutationId)}${visibleText(e.text)}`);
+        break;
+      case 'run-end':
+        this.line(
+          `finished: ${e.summary.done} done, ${e.summary.failed} failed, ${e.summary.skipped} already done, ${e.summary.pending} pending${e.summary.interrupted ? ' (interrupted)' : ''}${leftBehind(e.summary.leftovers)}`,
+        );
+        break;
+      default:
+        break;
+    }
+  }
+
+  private runStart(e: Extract<ProgressEvent, { type: 'run-start' }>): void {
+    this.total = e.total;
+    this.estimateTotal = e.workSec ?? e.estimateSec;
+    this.parallelFactor = e.workSec ? e.estimateSec / e.workSec : 1;
+    this.line(
+      e.done
+        ? `run ${visible(e.runId)}: ${e.total - e.done} of ${e.total} permutations left (${e.done} already done), estimated ${fmtDuration(e.estimateSec)}`
+        : `run ${visible(e.runId)}: ${e.total} permutations, estimated ${fmtDuration(e.estimateSec)}`,
+    );
+  }
+
+  private permutationStart(e: Extract<ProgressEvent, { type: 'permutation-start' }>): void {
+    this.index = e.index;
+    if (e.axes.target !== undefined) this.targetOf.set(e.permutationId, String(e.axes.target));
+    const label = `${this.who(e.permutationId)}${visible(e.permutationId)} ${axesLabel(e.axes, { withoutTarget: this.targetOf.has(e.permutationId) })}${e.repetition !== undefined ? ` (repetition ${e.repetition}, provisioned anew)` : ''}`;
+    this.running.set(e.permutationId, { label, step: '', started: Date.now(), estimateSec: e.estimateSec });
+    this.shown = { label, step: '' };
+    if (!this.live) this.line(`[${e.index + 1}/${e.total}] ${label} (elapsed ${fmtDuration((Date.now() - this.started) / 1000)}, ETA ${fmtDuration(this.eta())}, failures ${this.failures})`);
+    this.draw();
+  }
+
+  private permutationEnd(permutationId: string): void {
+    const r = this.running.get(permutationId);
+    this.running.delete(permutationId);
+    if (r) {
+      this.finishedEstimate += r.estimateSec;
+      this.finishedActualMs += Date.now() - r.started;
+      this.shown = r;
+    }
+  }
+
+  close(): void {
+    if (this.live && this.drawn) this.stream.write('');
+  }
 }
 
 /**

@@ -28,7 +28,6 @@ const NOT_SPLIT_YET = new Set<string>([
   'src/importers/iometer-csv.ts importIometerCsv',
   'src/importers/table-csv.ts importTableCsv',
   'src/lab/vcsim.ts vcsimControl',
-  'src/run/progress.ts createProgressView',
 ]);
 
 interface Long {
