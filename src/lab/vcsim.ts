@@ -428,47 +428,51 @@ export async function stopVcsimPid(pid: number): Promise<void> {
   }
 }
 
+/** One call of the harness control API over HTTPS (the harness's own certificate); its JSON answer, or VcsimHarnessError. */
+function harnessRequest(base: URL, cert: Buffer, method: 'GET' | 'POST', op: string, body?: unknown): Promise<unknown> {
+  const payload = body === undefined ? '' : JSON.stringify(body);
+  return new Promise((resolve, reject) => {
+    const req = https.request(
+      {
+        host: base.hostname,
+        port: base.port,
+        path: `/_harness/${op}`,
+        method,
+        ca: cert,
+        headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload) },
+      },
+      (res) => {
+        let text = '';
+        res.setEncoding('utf8');
+        res.on('data', (c: string) => (text += c));
+        res.on('end', () => {
+          let parsed: unknown;
+          try {
+            parsed = JSON.parse(text);
+          } catch {
+            parsed = text;
+          }
+          if (res.statusCode !== 200) {
+            const msg = typeof parsed === 'object' && parsed && 'error' in parsed ? String(parsed.error) : text;
+            reject(new VcsimHarnessError(`vcsim harness ${method} /_harness/${op} → HTTP ${res.statusCode}: ${msg}`));
+          } else resolve(parsed);
+        });
+      },
+    );
+    req.on('error', (err) =>
+      reject(new VcsimHarnessError(`vcsim harness control ${base.host}/_harness/${op}: ${err.message}`, { cause: err })),
+    );
+    req.end(payload);
+  });
+}
+
 /** A client for the /_harness/ control API of a running harness (e.g. one found by `lab status`). */
 export function vcsimControl(info: Pick<VcsimInfo, 'url' | 'certFile'>): VcsimControl {
   const base = new URL(info.url);
   let ca: Promise<Buffer> | undefined;
   const request = async (method: 'GET' | 'POST', op: string, body?: unknown): Promise<unknown> => {
     ca ??= fs.readFile(info.certFile);
-    const cert = await ca;
-    const payload = body === undefined ? '' : JSON.stringify(body);
-    return new Promise((resolve, reject) => {
-      const req = https.request(
-        {
-          host: base.hostname,
-          port: base.port,
-          path: `/_harness/${op}`,
-          method,
-          ca: cert,
-          headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload) },
-        },
-        (res) => {
-          let text = '';
-          res.setEncoding('utf8');
-          res.on('data', (c: string) => (text += c));
-          res.on('end', () => {
-            let parsed: unknown;
-            try {
-              parsed = JSON.parse(text);
-            } catch {
-              parsed = text;
-            }
-            if (res.statusCode !== 200) {
-              const msg = typeof parsed === 'object' && parsed && 'error' in parsed ? String(parsed.error) : text;
-              reject(new VcsimHarnessError(`vcsim harness ${method} /_harness/${op} → HTTP ${res.statusCode}: ${msg}`));
-            } else resolve(parsed);
-          });
-        },
-      );
-      req.on('error', (err) =>
-        reject(new VcsimHarnessError(`vcsim harness control ${base.host}/_harness/${op}: ${err.message}`, { cause: err })),
-      );
-      req.end(payload);
-    });
+    return harnessRequest(base, await ca, method, op, body);
   };
   return {
     async fault(rule) {

@@ -27,7 +27,6 @@ const NOT_SPLIT_YET = new Set<string>([
   'src/importers/crystaldiskmark-text.ts parseCrystalDiskMarkText',
   'src/importers/iometer-csv.ts importIometerCsv',
   'src/importers/table-csv.ts importTableCsv',
-  'src/lab/vcsim.ts vcsimControl',
 ]);
 
 interface Long {
