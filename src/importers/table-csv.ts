@@ -207,16 +207,49 @@ function columnOf(raw: string): Column | null {
 
 const NUMBER = /^\d+(?:\.\d+)?$/;
 
+type Fail = (line: number, msg: string, expected: string) => never;
+interface Pending {
+  record: ResultRecord;
+  perm: string;
+  sourceName: string | undefined;
+}
+
 export function importTableCsv(text: string, source: string): ImportResult {
   const h = headerLine(text);
-  const fail = (line: number, msg: string, expected: string): never => {
+  const fail: Fail = (line, msg, expected) => {
     throw new ParseError(`${source}:${line}: ${msg}`, { source, line, expected });
   };
   if (!h) return fail(1, `no header row (expected the columns ${TABLE_COLUMNS})`, 'a results table header');
+  const columns = tableColumns(h, fail);
+  const warnings: string[] = [];
+  const perms = new Map<string, number>();
+  const pending: Pending[] = [];
+  const all = lines(text);
+  for (let i = h.index + 1; i < all.length; i++) {
+    const n = i + 1;
+    const line = all[i]!;
+    if (line.trim() === '' || line.trim().startsWith('#')) continue;
+    const cells = splitLine(line, h.sep);
+    if (!cells) fail(n, 'a quoted field is not closed on this line', 'one row per line');
+    if (cells.length > columns.length) fail(n, `${cells.length} fields, but the header has ${columns.length} columns`, `${columns.length} fields`);
+    const row = new TableRow(source, columns, cells, n, fail);
+    const made = row.records(pending.length);
+    for (const m of made) {
+      if (!perms.has(m.perm)) perms.set(m.perm, perms.size + 1);
+      pending.push(m);
+    }
+    if (made.length === 0) warnings.push(`${source}:${n}: row has no MB/s or IOPS value, ignored`);
+  }
+  if (pending.length === 0) fail(all.length, `the table has no row with an MB/s or IOPS value (columns: ${TABLE_COLUMNS})`, 'at least one result row');
+  return { format: TABLE_FORMAT, records: numberRecords(pending, perms, source), warnings };
+}
+
+/** The header's columns: each one known, none repeated, and a test named (a "test" column, or "block" and "pattern"). */
+function tableColumns(h: NonNullable<ReturnType<typeof headerLine>>, fail: Fail): Column[] {
   const columns = h.cells.map((raw, i) => {
     const c = columnOf(raw);
     if (!c) fail(h.index + 1, `column ${i + 1} "${excerpt(raw)}" is not one of: ${TABLE_COLUMNS}`, TABLE_COLUMNS);
-    return c!;
+    return c;
   });
   const seen = new Set<string>();
   columns.forEach((c, i) => {
@@ -225,113 +258,133 @@ export function importTableCsv(text: string, source: string): ImportResult {
     seen.add(key);
   });
   const idx = (id: string) => columns.findIndex((c) => c.kind === 'id' && c.id === id);
-  const testCol = idx('test');
-  if (testCol < 0 && (idx('block') < 0 || idx('pattern') < 0)) fail(h.index + 1, 'the table names no test: give a "test" column, or "block" and "pattern" (with "qd" and "threads")', TABLE_COLUMNS);
+  if (idx('test') < 0 && (idx('block') < 0 || idx('pattern') < 0)) fail(h.index + 1, 'the table names no test: give a "test" column, or "block" and "pattern" (with "qd" and "threads")', TABLE_COLUMNS);
+  return columns;
+}
 
-  const warnings: string[] = [];
+/** One permutation per source and combination of axis values; a repeated test is a repetition. */
+function numberRecords(pending: readonly Pending[], perms: ReadonlyMap<string, number>, source: string): ResultRecord[] {
   const records: ResultRecord[] = [];
-  const perms = new Map<string, number>();
   const reps = new Map<string, number>();
-  const pending: Array<{ record: ResultRecord; perm: string; sourceName: string | undefined }> = [];
-  const all = lines(text);
-  for (let i = h.index + 1; i < all.length; i++) {
-    const n = i + 1;
-    const line = all[i]!;
-    if (line.trim() === '' || line.trim().startsWith('#')) continue;
-    const cells = splitLine(line, h.sep);
-    if (!cells) fail(n, 'a quoted field is not closed on this line', 'one row per line');
-    if (cells!.length > columns.length) fail(n, `${cells!.length} fields, but the header has ${columns.length} columns`, `${columns.length} fields`);
-    const cell = (j: number) => (j >= 0 ? (cells![j] ?? '') : '');
-    const num = (j: number, what: string): number | null => {
-      const v = cell(j);
-      if (v === '') return null;
-      if (!NUMBER.test(v)) fail(n, `${what} "${excerpt(v)}" is not a number (digits, "." for decimals, no thousands separator)`, 'a number');
-      // 309 digits and more read as Infinity: no measurement
-      if (!Number.isFinite(Number(v))) fail(n, `${what} "${excerpt(v)}" is too large to be a measurement`, 'a number');
-      return Number(v);
-    };
-    let shape: Shape | null;
-    if (testCol >= 0 && cell(testCol) !== '') {
-      shape = parseLabel(cell(testCol));
-      if (!shape) {
-        fail(n, `test "${excerpt(cell(testCol))}" is not a test label (expected e.g. "SEQ1M Q8T1", "RND4K Q32T16", "SEQ 1MiB (Q= 8, T= 1)", "Random Read 4KB (QD=32)" or "rnd-4k-q32t1-read")`, 'a test label');
-      }
-    } else {
-      const blockText = cell(idx('block'));
-      const block = parseBlock(blockText);
-      if (block === null) fail(n, `block "${excerpt(blockText)}" is not a block size (expected e.g. 4k, 128KiB, 1m, 4096)`, 'a block size');
-      const p = cell(idx('pattern')).toLowerCase();
-      const random = /^(rnd|random|randread|randwrite|randrw)$/.test(p);
-      if (!random && !/^(seq|sequential|read|write|rw|readwrite)$/.test(p)) fail(n, `pattern "${excerpt(p)}" is not one of seq, rnd, read, write, randread, randwrite, rw, randrw`, 'a pattern');
-      const qd = num(idx('qd'), 'qd') ?? 1;
-      const threads = num(idx('threads'), 'threads') ?? 1;
-      const readPct = num(idx('readPercent'), 'read %');
-      const direction: Shape['direction'] =
-        /^(rw|readwrite|randrw)$/.test(p) ? { mix: readPct ?? 50 } : /read$/.test(p) ? 'read' : /write$/.test(p) ? 'write' : undefined;
-      shape = { random, blockSizeBytes: block!, queueDepth: qd, threads, ...(direction ? { direction } : {}) };
-    }
-    const axes: Record<string, string | number> = {};
-    let sourceName: string | undefined;
-    columns.forEach((c, j) => {
-      if (c.kind !== 'axis' || cell(j) === '') return;
-      if (c.name === 'source') sourceName = cell(j);
-      else axes[c.name] = NUMBER.test(cell(j)) ? Number(cell(j)) : cell(j);
-    });
-    const toolText = cell(idx('tool'));
-    const tm = /^(.*?)\s+v?(\d[\w.-]*)$/.exec(toolText);
-    const tool = toolText === '' ? { name: 'table', version: null } : tm ? { name: tm[1]!, version: tm[2]! } : { name: toolText, version: null };
-    // one record per direction the row gives numbers for
-    const dirs: Array<Dir | { mix: number }> = shape!.direction ? [shape!.direction] : ['read', 'write'];
-    if (!shape!.direction && columns.some((c, j) => c.kind === 'metric' && c.dir === null && c.metric !== 'cpu' && cell(j) !== '')) {
-      fail(n, `test "${excerpt(cell(testCol >= 0 ? testCol : idx('pattern')))}" does not say read or write, so its numbers go in read/write columns ("read MB/s", "write IOPS")`, 'read/write columns');
-    }
-    let made = 0;
-    for (const d of dirs) {
-      const dirName = typeof d === 'string' ? d : null;
-      const metricCol = (metric: MetricName) => columns.findIndex((c) => c.kind === 'metric' && c.metric === metric && (c.dir === dirName || c.dir === null));
-      const mbps = cell(metricCol('mbps'));
-      const iops = num(metricCol('iops'), `${dirName ?? ''} IOPS`.trim());
-      const latUs = num(metricCol('latUs'), 'latency');
-      const latMs = num(metricCol('latMs'), 'latency');
-      const cpu = num(metricCol('cpu'), 'cpu %');
-      if (mbps !== '' && !NUMBER.test(mbps)) fail(n, `MB/s "${excerpt(mbps)}" is not a number (digits, "." for decimals, no thousands separator)`, 'a number');
-      if (mbps === '' && iops === null) continue;
-      const test = testOf(shape!, d);
-      const bytesPerSecond = mbps === '' ? iops! * test.blockSizeBytes : mbpsToBytesPerSecond(mbps);
-      if (!Number.isFinite(bytesPerSecond)) fail(n, `${mbps !== '' ? `MB/s "${excerpt(mbps)}"` : `IOPS ${iops} × ${test.blockSizeBytes} bytes`} is too large to be a measurement`, 'a number');
-      const record = importedRecord(source, tool, {
-        test,
-        iops: iops ?? bytesPerSecond / test.blockSizeBytes,
-        bytesPerSecond,
-        latencyUs: { mean: latUs ?? (latMs === null ? null : latMs * 1000), p50: null, p95: null, p99: null, p999: null },
-        cpuPercent: cpu,
-        metadata: { format: TABLE_FORMAT, line: n, iopsDerived: iops === null, bytesPerSecondDerived: mbps === '' },
-      });
-      if (records.length + pending.length >= MAX_IMPORT_RECORDS) throw tooManyRecords(source, n, 'table rows');
-      record.axes = { ...axes, ...record.axes };
-      const perm = JSON.stringify([sourceName ?? null, Object.entries(axes).sort()]);
-      if (!perms.has(perm)) perms.set(perm, perms.size + 1);
-      pending.push({ record, perm, sourceName });
-      made++;
-    }
-    if (made === 0) warnings.push(`${source}:${n}: row has no MB/s or IOPS value, ignored`);
-  }
-  if (pending.length === 0) fail(all.length, `the table has no row with an MB/s or IOPS value (columns: ${TABLE_COLUMNS})`, 'at least one result row');
-
-  // one permutation per source and combination of axis values; a repeated test is a repetition
   const several = perms.size > 1;
   const shared = new Map<string, ResultRecord['axes']>();
   for (const { record, perm, sourceName } of pending) {
     const k = perms.get(perm)!;
     const src = sourceName ?? importSourceName(source);
-    const axesKey = `${perm}`;
-    let axes = shared.get(axesKey);
-    if (!axes) shared.set(axesKey, (axes = { ...record.axes, source: src }));
+    let axes = shared.get(perm);
+    if (!axes) shared.set(perm, (axes = { ...record.axes, source: src }));
     const permutationId = several ? `${record.permutationId}#${k}` : record.permutationId;
     const repKey = `${permutationId}\u0000${record.test.id}`;
     const repetition = (reps.get(repKey) ?? 0) + 1;
     reps.set(repKey, repetition);
     records.push({ ...record, axes, permutationId, repetition });
   }
-  return { format: TABLE_FORMAT, records, warnings };
+  return records;
+}
+
+/** One data row of the table: its test, axes and tool, and one record per direction it gives numbers for. */
+class TableRow {
+  constructor(
+    private readonly source: string,
+    private readonly columns: readonly Column[],
+    private readonly cells: readonly string[],
+    private readonly n: number,
+    private readonly fail: Fail,
+  ) {}
+
+  private idx(id: string): number {
+    return this.columns.findIndex((c) => c.kind === 'id' && c.id === id);
+  }
+
+  private cell(j: number): string {
+    return j >= 0 ? (this.cells[j] ?? '') : '';
+  }
+
+  private num(j: number, what: string): number | null {
+    const v = this.cell(j);
+    if (v === '') return null;
+    if (!NUMBER.test(v)) this.fail(this.n, `${what} "${excerpt(v)}" is not a number (digits, "." for decimals, no thousands separator)`, 'a number');
+    // 309 digits and more read as Infinity: no measurement
+    if (!Number.isFinite(Number(v))) this.fail(this.n, `${what} "${excerpt(v)}" is too large to be a measurement`, 'a number');
+    return Number(v);
+  }
+
+  private shape(): Shape {
+    const { n, fail } = this;
+    const testCol = this.idx('test');
+    if (testCol >= 0 && this.cell(testCol) !== '') {
+      const shape = parseLabel(this.cell(testCol));
+      if (!shape) {
+        fail(n, `test "${excerpt(this.cell(testCol))}" is not a test label (expected e.g. "SEQ1M Q8T1", "RND4K Q32T16", "SEQ 1MiB (Q= 8, T= 1)", "Random Read 4KB (QD=32)" or "rnd-4k-q32t1-read")`, 'a test label');
+      }
+      return shape!;
+    }
+    const blockText = this.cell(this.idx('block'));
+    const block = parseBlock(blockText);
+    if (block === null) fail(n, `block "${excerpt(blockText)}" is not a block size (expected e.g. 4k, 128KiB, 1m, 4096)`, 'a block size');
+    const p = this.cell(this.idx('pattern')).toLowerCase();
+    const random = /^(rnd|random|randread|randwrite|randrw)$/.test(p);
+    if (!random && !/^(seq|sequential|read|write|rw|readwrite)$/.test(p)) fail(n, `pattern "${excerpt(p)}" is not one of seq, rnd, read, write, randread, randwrite, rw, randrw`, 'a pattern');
+    const qd = this.num(this.idx('qd'), 'qd') ?? 1;
+    const threads = this.num(this.idx('threads'), 'threads') ?? 1;
+    const readPct = this.num(this.idx('readPercent'), 'read %');
+    const direction: Shape['direction'] = /^(rw|readwrite|randrw)$/.test(p) ? { mix: readPct ?? 50 } : /read$/.test(p) ? 'read' : /write$/.test(p) ? 'write' : undefined;
+    return { random, blockSizeBytes: block!, queueDepth: qd, threads, ...(direction ? { direction } : {}) };
+  }
+
+  /** The row's records; `before`: how many the import holds so far (MAX_IMPORT_RECORDS). */
+  records(before: number): Pending[] {
+    const { n, fail, columns } = this;
+    const shape = this.shape();
+    const axes: Record<string, string | number> = {};
+    let sourceName: string | undefined;
+    columns.forEach((c, j) => {
+      if (c.kind !== 'axis' || this.cell(j) === '') return;
+      if (c.name === 'source') sourceName = this.cell(j);
+      else axes[c.name] = NUMBER.test(this.cell(j)) ? Number(this.cell(j)) : this.cell(j);
+    });
+    const toolText = this.cell(this.idx('tool'));
+    const tm = /^(.*?)\s+v?(\d[\w.-]*)$/.exec(toolText);
+    const tool = toolText === '' ? { name: 'table', version: null } : tm ? { name: tm[1]!, version: tm[2]! } : { name: toolText, version: null };
+    // one record per direction the row gives numbers for
+    const dirs: Array<Dir | { mix: number }> = shape.direction ? [shape.direction] : ['read', 'write'];
+    if (!shape.direction && columns.some((c, j) => c.kind === 'metric' && c.dir === null && c.metric !== 'cpu' && this.cell(j) !== '')) {
+      const testCol = this.idx('test');
+      fail(n, `test "${excerpt(this.cell(testCol >= 0 ? testCol : this.idx('pattern')))}" does not say read or write, so its numbers go in read/write columns ("read MB/s", "write IOPS")`, 'read/write columns');
+    }
+    const out: Pending[] = [];
+    for (const d of dirs) {
+      const record = this.recordFor(shape, d, tool);
+      if (!record) continue;
+      if (before + out.length >= MAX_IMPORT_RECORDS) throw tooManyRecords(this.source, n, 'table rows');
+      record.axes = { ...axes, ...record.axes };
+      out.push({ record, perm: JSON.stringify([sourceName ?? null, Object.entries(axes).sort()]), sourceName });
+    }
+    return out;
+  }
+
+  /** The record of one direction, or null when the row gives it neither MB/s nor IOPS. */
+  private recordFor(shape: Shape, d: Dir | { mix: number }, tool: { name: string; version: string | null }): ResultRecord | null {
+    const { n, fail, columns } = this;
+    const dirName = typeof d === 'string' ? d : null;
+    const metricCol = (metric: MetricName) => columns.findIndex((c) => c.kind === 'metric' && c.metric === metric && (c.dir === dirName || c.dir === null));
+    const mbps = this.cell(metricCol('mbps'));
+    const iops = this.num(metricCol('iops'), `${dirName ?? ''} IOPS`.trim());
+    const latUs = this.num(metricCol('latUs'), 'latency');
+    const latMs = this.num(metricCol('latMs'), 'latency');
+    const cpu = this.num(metricCol('cpu'), 'cpu %');
+    if (mbps !== '' && !NUMBER.test(mbps)) fail(n, `MB/s "${excerpt(mbps)}" is not a number (digits, "." for decimals, no thousands separator)`, 'a number');
+    if (mbps === '' && iops === null) return null;
+    const test = testOf(shape, d);
+    const bytesPerSecond = mbps === '' ? iops! * test.blockSizeBytes : mbpsToBytesPerSecond(mbps);
+    if (!Number.isFinite(bytesPerSecond)) fail(n, `${mbps !== '' ? `MB/s "${excerpt(mbps)}"` : `IOPS ${iops} × ${test.blockSizeBytes} bytes`} is too large to be a measurement`, 'a number');
+    return importedRecord(this.source, tool, {
+      test,
+      iops: iops ?? bytesPerSecond / test.blockSizeBytes,
+      bytesPerSecond,
+      latencyUs: { mean: latUs ?? (latMs === null ? null : latMs * 1000), p50: null, p95: null, p99: null, p999: null },
+      cpuPercent: cpu,
+      metadata: { format: TABLE_FORMAT, line: n, iopsDerived: iops === null, bytesPerSecondDerived: mbps === '' },
+    });
+  }
 }
