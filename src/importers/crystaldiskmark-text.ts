@@ -175,9 +175,7 @@ export function parseCrystalDiskMarkText(text: string, source: string): ImportRe
   // lines outside any export: [first, last] of the current stretch
   let outside: [number, number] | null = null;
   const flushOutside = () => {
-    if (!outside) return;
-    const [a, b] = outside;
-    warnings.push(`${source}:${a === b ? a : `${a}-${b}`}: ${b - a + 1} line${a === b ? '' : 's'} of other text (not a CrystalDiskMark export) ignored`);
+    if (outside) warnings.push(otherText(source, outside));
     outside = null;
   };
   const start = (n: number): Export => {
@@ -197,11 +195,7 @@ export function parseCrystalDiskMarkText(text: string, source: string): ImportRe
     if (header) {
       const e = cur && cur.version === null && cur.rows.length === 0 && !cur.footerSeen ? cur : start(n);
       ended = false;
-      e.version = header[1] ?? null;
-      e.meta['cdmVersion'] = e.version;
-      const edition = (header[2] ?? '').trim();
-      if (edition) e.meta['edition'] = edition;
-      e.lastLine = n;
+      applyHeader(e, header, n);
       return;
     }
     if (line === '' || /^-{5,}$/.test(line) || line.startsWith('*') || /Crystal Dew World/i.test(line)) return;
@@ -212,8 +206,7 @@ export function parseCrystalDiskMarkText(text: string, source: string): ImportRe
     if (sec || row || footer) ended = false;
     const e: Export | null = cur;
     if (sec && e) {
-      if (sec[1] !== undefined) section = { dir: sec[1].toLowerCase() === 'read' ? 'read' : 'write', readPercent: sec[1].toLowerCase() === 'read' ? 100 : 0 };
-      else section = { dir: 'mix', readPercent: Number(sec[2]) };
+      section = sectionOf(sec);
       e.lastLine = n;
       return;
     }
@@ -247,13 +240,39 @@ export function parseCrystalDiskMarkText(text: string, source: string): ImportRe
   flushOutside();
 
   const withRows = exports.filter((e) => e.rows.length > 0);
-  if (withRows.length === 0) {
-    const line = firstBad ?? lines.length;
-    throw new ParseError(
-      `${source}:${line}: no CrystalDiskMark result rows found (expected a "CrystalDiskMark <version>" header followed by rows like "Sequential Read : 828.041 MB/s" or "SEQ 1MiB (Q= 8, T= 1): 384.064 MB/s")`,
-      { source, line, expected: 'CrystalDiskMark 3.x–8.x text export' },
-    );
-  }
+  if (withRows.length === 0) throw noResultRows(source, firstBad ?? lines.length);
+  return { format: CDM_FORMAT, records: exportRecords(withRows, source, warnings), warnings };
+}
+
+/** The warning for a stretch of lines [first, last] outside any export. */
+function otherText(source: string, [a, b]: [number, number]): string {
+  return `${source}:${a === b ? a : `${a}-${b}`}: ${b - a + 1} line${a === b ? '' : 's'} of other text (not a CrystalDiskMark export) ignored`;
+}
+
+/** A "CrystalDiskMark <version> [edition]" header: the export's version and edition. */
+function applyHeader(e: Export, header: RegExpExecArray, n: number): void {
+  e.version = header[1] ?? null;
+  e.meta['cdmVersion'] = e.version;
+  const edition = (header[2] ?? '').trim();
+  if (edition) e.meta['edition'] = edition;
+  e.lastLine = n;
+}
+
+/** A section line ("[Read]", "[Write]", "[Mix] Read 70%/Write 30%"): the direction of the rows under it. */
+function sectionOf(sec: RegExpExecArray): Section {
+  if (sec[1] !== undefined) return { dir: sec[1].toLowerCase() === 'read' ? 'read' : 'write', readPercent: sec[1].toLowerCase() === 'read' ? 100 : 0 };
+  return { dir: 'mix', readPercent: Number(sec[2]) };
+}
+
+function noResultRows(source: string, line: number): ParseError {
+  return new ParseError(
+    `${source}:${line}: no CrystalDiskMark result rows found (expected a "CrystalDiskMark <version>" header followed by rows like "Sequential Read : 828.041 MB/s" or "SEQ 1MiB (Q= 8, T= 1): 384.064 MB/s")`,
+    { source, line, expected: 'CrystalDiskMark 3.x–8.x text export' },
+  );
+}
+
+/** Each export's rows as records (several exports: each its own source, `file#k`); a missing header or footer is warned about. */
+function exportRecords(withRows: readonly Export[], source: string, warnings: string[]): ResultRecord[] {
   const several = withRows.length > 1;
   const records: ResultRecord[] = [];
   withRows.forEach((e, k) => {
@@ -282,5 +301,5 @@ export function parseCrystalDiskMarkText(text: string, source: string): ImportRe
       );
     }
   });
-  return { format: CDM_FORMAT, records, warnings };
+  return records;
 }
