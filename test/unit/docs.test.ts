@@ -72,7 +72,7 @@ describe('decisions: one record per file, with an index', () => {
     for (const part of ['Date', 'Status', 'Context', 'Decision', 'Consequences']) {
       expect(text, `${f}: ${part}`).toMatch(new RegExp(`^(#+ *|[-*] +\\*\\*|\\*\\*)${part}\\b`, 'm'));
     }
-    expect(text).toMatch(/Date\**:? *\d{4}-\d{2}-\d{2}/);
+    expect(text).toMatch(/Date[*:\s]*\d{4}-\d{2}-\d{2}/);
   });
 
   it('the index lists every numbered record once, and a superseded one names what superseded it', () => {
