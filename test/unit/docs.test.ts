@@ -14,12 +14,12 @@ const ROOT = path.resolve(import.meta.dirname, '../..');
 const read = (f: string) => fs.readFileSync(path.join(ROOT, f), 'utf8');
 const mdIn = (dir: string) => fs.readdirSync(path.join(ROOT, dir)).filter((f) => f.endsWith('.md')).sort().map((f) => `${dir}/${f}`);
 
-/** The pages a user reads: held to 20 words per sentence on average. */
-const READER_PAGES = ['README.md', 'docs/README.md', 'docs/architecture.md', 'docs/testing.md', ...mdIn('docs/guide')];
-/** Records and reference text moved as they were written: a ceiling so they grow no worse. */
-const REFERENCE_PAGES = [...mdIn('docs/decisions').filter((f) => !f.endsWith('/README.md')), ...mdIn('docs/internals')];
+/** The pages a user or maintainer reads: held to 20 words per sentence on average. */
+const READER_PAGES = ['README.md', 'docs/README.md', 'docs/architecture.md', 'docs/testing.md', ...mdIn('docs/guide'), ...mdIn('docs/internals'), 'docs/decisions/README.md'];
+/** Decision records split out of docs/decisions.md as they were written: a ceiling so they grow no worse. */
+const REFERENCE_PAGES = mdIn('docs/decisions').filter((f) => !f.endsWith('/README.md'));
 const READER_MAX = 20;
-const REFERENCE_MAX = 55;
+const REFERENCE_MAX = 45;
 /** A decision written from now on (numbered after the split, or new-<slug>.md awaiting its number). */
 const NEW_RECORD_MAX = 25;
 const isNewRecord = (f: string) => /\/new-[\w-]+\.md$/.test(f) || Number(/\/(\d{4})-/.exec(f)?.[1] ?? 0) > 69;
@@ -92,7 +92,7 @@ describe('plain short sentences (scripts/sentence-length.mjs)', () => {
     expect(over.map((f) => `${f}: ${averages.get(f)}`)).toEqual([]);
   });
 
-  it(`decision records and internals stay under ${REFERENCE_MAX} (new records: ${NEW_RECORD_MAX})`, async () => {
+  it(`decision records stay under ${REFERENCE_MAX} (new records: ${NEW_RECORD_MAX})`, async () => {
     const averages = await sentenceLengths(REFERENCE_PAGES);
     const over = REFERENCE_PAGES.filter((f) => (averages.get(f) ?? Infinity) > (isNewRecord(f) ? NEW_RECORD_MAX : REFERENCE_MAX));
     expect(over.map((f) => `${f}: ${averages.get(f)}`)).toEqual([]);
@@ -115,7 +115,7 @@ describe('plain short sentences (scripts/sentence-length.mjs)', () => {
 });
 
 describe('links resolve', () => {
-  const pages = [...READER_PAGES, ...mdIn('docs/internals'), 'docs/decisions/README.md'];
+  const pages = READER_PAGES;
   const slug = (heading: string) => heading.trim().toLowerCase().replace(/[^\p{L}\p{N}\s_-]/gu, '').replace(/ /g, '-');
   const anchorsOf = (f: string) => new Set([...read(f).replace(/```[\s\S]*?```/g, '').matchAll(/^#+ (.*)$/gm)].map((m) => slug(m[1] ?? '')));
 
@@ -141,7 +141,7 @@ beforeAll(() => {
 }, 120_000);
 
 describe('the docs name only commands and options the CLI has (read from --help)', () => {
-  const docPages = [...READER_PAGES, ...mdIn('docs/internals')];
+  const docPages = READER_PAGES;
 
   it('every storsweep command, option, lab command and npm script in the docs exists', async () => {
     const [cli, lab] = await Promise.all([cliHelp, readLabUsage()]);
