@@ -829,12 +829,13 @@ function recordFor(perm: PermutationPlan, runId: string, repetition: number, tes
 
 /**
  * The test's first measured pass started on a region nothing had written in this provisioning: no
- * pre-fill, no unscored pass before it, the first test of the first repetition, and a test that
+ * pre-fill, no unscored pass before it, the first test of the first repetition on the disk (each
+ * span is one provisioning: with reprovision every repetition is on a new disk), and a test that
  * writes (a read of a file target makes fio lay the file out first). What `settings.prefill: false`
  * with a write test first measures on purpose: the cost of first writes (thin, lazy-zeroed, dynamic).
  */
-function startsUnwritten(fill: PrefillOutcome | null, profile: WorkloadProfile, rep: number, index: number, test: WorkloadTest): boolean {
-  return !fill?.filled && !profile.warmupPass && rep === 1 && index === 0 && test.readPercent < 100;
+function startsUnwritten(fill: PrefillOutcome | null, profile: WorkloadProfile, firstOnDisk: boolean, index: number, test: WorkloadTest): boolean {
+  return !fill?.filled && !profile.warmupPass && firstOnDisk && index === 0 && test.readPercent < 100;
 }
 
 async function runWorkload(perm: PermutationPlan, c: PermContext, target: MeasuredTarget | undefined, hostCtx: ProviderContext, span: RepSpan): Promise<ResultRecord[]> {
@@ -970,7 +971,7 @@ async function runWorkload(perm: PermutationPlan, c: PermContext, target: Measur
         if (firstError === null || firstError === err || errorMessage(firstError) === errorMessage(err)) throw err;
         throw new Error(`${errorMessage(firstError)}; retrying failed: ${errorMessage(err)}`, { cause: err });
       });
-      const facts: Facts = { aggregate: profile.aggregate, ...conditionFacts(profile, c.plan.overrides), ...prefillFacts(fill, fillAt), ...targetFacts(target), ...(startsUnwritten(fill, profile, rep, i, test) ? { unwrittenAtStart: true } : {}) };
+      const facts: Facts = { aggregate: profile.aggregate, ...conditionFacts(profile, c.plan.overrides), ...prefillFacts(fill, fillAt), ...targetFacts(target), ...(startsUnwritten(fill, profile, rep === span.first, i, test) ? { unwrittenAtStart: true } : {}) };
       const rec = recordFor(perm, c.plan.runId, rep, test, outcome, c.workload.tool, facts);
       if (hostSeen !== undefined && observer) {
         const source = observer.source;
