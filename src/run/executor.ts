@@ -18,6 +18,8 @@ import type { TestOutcome } from '../workloads/passes.ts';
 import type { PrefillOutcome } from '../workloads/spec.ts';
 import { defaultSleep } from '../workloads/run-fio.ts';
 import type { WorkloadProfile, WorkloadTest } from '../workloads/spec.ts';
+import { FILL_BLOCK_BYTES } from '../workloads/prefill.ts';
+import { writeDataFacts } from '../workloads/write-data.ts';
 import type { ProgressEvent } from './progress.ts';
 import { ResourceLocks } from './resource-locks.ts';
 import { remainingEstimate } from '../plan/estimate.ts';
@@ -971,7 +973,9 @@ async function runWorkload(perm: PermutationPlan, c: PermContext, target: Measur
         if (firstError === null || firstError === err || errorMessage(firstError) === errorMessage(err)) throw err;
         throw new Error(`${errorMessage(firstError)}; retrying failed: ${errorMessage(err)}`, { cause: err });
       });
-      const facts: Facts = { aggregate: profile.aggregate, ...conditionFacts(profile, c.plan.overrides), ...prefillFacts(fill, fillAt), ...targetFacts(target), ...(startsUnwritten(fill, profile, rep === span.first, i, test) ? { unwrittenAtStart: true } : {}) };
+      const filled = prefillFacts(fill, fillAt);
+      // what the tests and the fill wrote (write-data.ts): dedup and compression measure data, not only I/O
+      const facts: Facts = { aggregate: profile.aggregate, ...conditionFacts(profile, c.plan.overrides), ...filled, ...writeDataFacts(c.workload.tool, profile, filled['prefill'] === true, FILL_BLOCK_BYTES), ...targetFacts(target), ...(startsUnwritten(fill, profile, rep === span.first, i, test) ? { unwrittenAtStart: true } : {}) };
       const rec = recordFor(perm, c.plan.runId, rep, test, outcome, c.workload.tool, facts);
       if (hostSeen !== undefined && observer) {
         const source = observer.source;

@@ -24,7 +24,7 @@ async function commandsOf(name: string): Promise<string[][]> {
 beforeAll(async () => {
   dir = await fs.mkdtemp(path.join(os.tmpdir(), 'ss-pb-compare-'));
   const inv = await writeLabInventory('5.5');
-  removeInventory = inv.remove;
+  removeInventory = () => inv.remove();
   const plan = await runCli(['plan', PLAYBOOK, '-i', inv.inventory, '--json']);
   expect(plan.code, plan.stderr).toBe(0);
   const perms = (JSON.parse(plan.stdout) as { permutations: Array<{ permutationId: string; axes: Record<string, string | number> }> }).permutations;
