@@ -13,7 +13,7 @@ import type { z } from 'zod';
 import type { CommandRunner } from '../ssh/command-runner.ts';
 import type { GroupStop } from '../ssh/process-group.ts';
 import type { SshOptions } from '../ssh/ssh-runner.ts';
-import type { OnRaw, TestOutcome } from '../workloads/passes.ts';
+import type { OnRaw, ScoredSpan, TestOutcome } from '../workloads/passes.ts';
 import type { PrefillOutcome, WorkloadProfile, WorkloadTest } from '../workloads/spec.ts';
 import type { AxisSpec, Axes, AxisValue } from './axis.ts';
 import type { HostObserver } from './host-metrics.ts';
@@ -208,9 +208,10 @@ export interface WorkloadEndpoint {
    * one test of a profile: warm-up, measured passes, aggregation (see workloads/passes.ts).
    * `target` is the disk a provisioning step found in the guest and said through
    * ProviderContext.measure (vSphere, ESXi shell, Hyper-V): the workload measures that, never a
-   * path fixed in the inventory.
+   * path fixed in the inventory. `scored` is told when the scored passes start and end (the host
+   * watches exactly them).
    */
-  runTest(runner: CommandRunner, test: WorkloadTest, profile: WorkloadProfile, opts: { signal: AbortSignal; onRaw: OnRaw; owner: string; timeoutSlackSec?: number; onStopped?: (stop: GroupStop) => void; target?: MeasuredTarget }): Promise<TestOutcome>;
+  runTest(runner: CommandRunner, test: WorkloadTest, profile: WorkloadProfile, opts: { signal: AbortSignal; onRaw: OnRaw; owner: string; timeoutSlackSec?: number; onStopped?: (stop: GroupStop) => void; target?: MeasuredTarget; scored?: ScoredSpan }): Promise<TestOutcome>;
   /**
    * Stops what an earlier process of run `runId` left running there for `target` (it was killed, or
    * lost its connection, while the tool ran), so that a resume neither runs a second one on the same

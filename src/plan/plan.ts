@@ -57,6 +57,7 @@ export function resolveProfiles(pb: Playbook): Record<string, WorkloadProfile> {
       passes: s.passes ?? base.passes,
       warmupPass: s.warmupPass ?? base.warmupPass,
       prefill: s.prefill ?? base.prefill ?? true,
+      ...(s.writeData !== undefined ? { writeData: s.writeData } : base.writeData !== undefined ? { writeData: base.writeData } : {}),
       intervalSec: s.intervalSec ?? base.intervalSec,
       direct: s.direct ?? base.direct,
       aggregate: s.aggregate ?? base.aggregate,

@@ -28,6 +28,7 @@ const hostMetricsSchema = z.object({
     latencyUs: figure,
     latencySpan: z.string(),
     latencyResolutionUs: z.number().finite().positive().optional(),
+    window: z.literal('scored-passes').optional(),
     notes: z.array(z.string()).optional(),
   });
 /** The check for a record's `host` (one of the two shapes, told apart by `unavailable`, so a refusal names the field). */

@@ -24,13 +24,25 @@ export interface TestOutcome extends Aggregated {
 
 export type OnRaw = (test: WorkloadTest, pass: number, raw: string) => Promise<string | null>;
 
+/**
+ * The span of a test's scored passes, marked for whoever watches it from outside (the host's
+ * latency counters, run/executor.ts): `start` right before the first measured pass (after the
+ * unscored pass 0), `end` right after the last. The tool's own start between scored passes lies
+ * inside it; pass 0, the fill and the pause between tests do not.
+ */
+export interface ScoredSpan {
+  start(): Promise<void>;
+  end(): Promise<void>;
+}
+
 /** The profile one pass runs with: the unscored pass takes its own length when the tool fixes one (warmupPassSec). */
 export function passProfile(profile: WorkloadProfile, measured: boolean): WorkloadProfile {
   return !measured && profile.warmupPassSec !== undefined ? { ...profile, runtimeSec: profile.warmupPassSec } : profile;
 }
 
-export async function runPasses(test: WorkloadTest, profile: WorkloadProfile, onePass: (measured: boolean, passProfile: WorkloadProfile) => Promise<PassResult>, onRaw?: OnRaw): Promise<TestOutcome> {
+export async function runPasses(test: WorkloadTest, profile: WorkloadProfile, onePass: (measured: boolean, passProfile: WorkloadProfile) => Promise<PassResult>, onRaw?: OnRaw, scored?: ScoredSpan): Promise<TestOutcome> {
   if (profile.warmupPass) await onePass(false, passProfile(profile, false));
+  await scored?.start();
   const measured: PassMeasurement[] = [];
   const rawPaths: (string | null)[] = [];
   const metas: (Metadata | undefined)[] = [];
@@ -42,6 +54,7 @@ export async function runPasses(test: WorkloadTest, profile: WorkloadProfile, on
     metas.push(r.metadata);
     measured.push({ iops: r.iops, bytesPerSecond: r.bytesPerSecond, latencyUs: r.latencyUs, cpuPercent: r.cpuPercent });
   }
+  await scored?.end();
   const agg = aggregatePasses(measured, profile.aggregate);
   const metadata: Metadata = { ...metas[agg.representativePass], ...(profile.warmupPass ? { warmupPass: true } : {}) };
   return { ...agg, test, toolVersion: version, rawPath: rawPaths[agg.representativePass] ?? null, passes: profile.passes, ...(Object.keys(metadata).length > 0 ? { metadata } : {}) };

@@ -41,6 +41,12 @@ export interface WorkloadProfile {
    * disk return zeros without touching the array). Absent = true.
    */
   prefill?: boolean;
+  /**
+   * What diskspd writes (write-data.ts): `cdm` = CrystalDiskMark's one random block-sized buffer for
+   * every write and a 1 MiB one for the fill; `unique` = a large random buffer, near-unique data.
+   * fio writes fresh random data either way. Absent = cdm.
+   */
+  writeData?: 'cdm' | 'unique';
   /** seconds of idle between tests */
   intervalSec: number;
   /** bypass the OS cache (fio direct=1 / diskspd -S, as CrystalDiskMark passes it: no forced write-through) */
