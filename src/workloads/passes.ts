@@ -1,9 +1,9 @@
 // The pass loop every tool shares: an optional unscored warm-up pass (CrystalDiskMark's pass 0), N measured passes, then the
 // profile's aggregation rule. The tool-specific part is one function that runs one pass.
-import { aggregatePasses, type Aggregated, type PassMeasurement } from './aggregate.ts';
-import type { WorkloadProfile, WorkloadTest } from './spec.ts';
+import { aggregatePasses } from './aggregate.ts';
+import type { Metadata, OnRaw, PassMeasurement, TestOutcome, WorkloadProfile, WorkloadTest } from '../contract/workload.ts';
 
-export type Metadata = Record<string, string | number | boolean | null>;
+export type { Metadata, OnRaw, TestOutcome } from '../contract/workload.ts';
 
 export interface PassResult extends PassMeasurement {
   raw: string;
@@ -11,18 +11,6 @@ export interface PassResult extends PassMeasurement {
   /** facts about how this pass was measured (the latency span…), kept in the record's metadata */
   metadata?: Metadata;
 }
-
-export interface TestOutcome extends Aggregated {
-  test: WorkloadTest;
-  toolVersion: string | null;
-  /** what onRaw returned for the representative pass (its stored path) */
-  rawPath: string | null;
-  passes: number;
-  /** the representative pass's metadata, plus `warmupPass` when an unscored pass ran first */
-  metadata?: Metadata;
-}
-
-export type OnRaw = (test: WorkloadTest, pass: number, raw: string) => Promise<string | null>;
 
 /** The profile one pass runs with: the unscored pass takes its own length when the tool fixes one (warmupPassSec). */
 export function passProfile(profile: WorkloadProfile, measured: boolean): WorkloadProfile {
