@@ -15,7 +15,7 @@ import { matrixAxes, playbookSchema, targetNames, type Playbook } from './playbo
 import { secretLeakDiagnostics, type SecretSource } from './secret-checks.ts';
 import { applyOverrides, type PlaybookOverride } from './overrides.ts';
 import { resolveSecret, Secret, shortSecretMessage } from './secrets.ts';
-import { countPermutations, MAX_PERMUTATIONS } from '../plan/matrix.ts';
+import { countPermutations, MAX_PERMUTATIONS } from './matrix-size.ts';
 
 export interface LoadedPlaybook {
   file: string;
