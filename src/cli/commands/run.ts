@@ -5,7 +5,7 @@ import path from 'node:path';
 import type { Command } from 'commander';
 import { loadInventory, loadPlaybook, type LoadedInventory, type LoadedPlaybook } from '../../config/index.ts';
 import { checkPlaybookAgainst } from '../../plan/check.ts';
-import { redact, redactDeep } from '../../config/secrets.ts';
+import { redact, redactDeep } from '../../input/secrets.ts';
 import { environmentText } from '../../config/playbook.ts';
 import { errorLongForm, errorMessage, OutputRefused, ResumeMismatch, UnsafeOperation, UsageError } from '../../errors.ts';
 import type { Replication, RunPlan } from '../../contract/plan.ts';
