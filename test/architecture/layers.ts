@@ -54,7 +54,7 @@ export const LAYERS: LayerTable = {
 
   // ── the top: composition roots ───────────────────────────────────────────────────────────────────
   'src/lab': { may: [...BASE, 'src/providers/vsphere'], why: 'the embedded lab (sshd, vcsim harness, stand-ins) and its own entry point' },
-  'src/app': { may: '*', except: ['src/cli', 'bench', 'test/helpers'], why: 'the use cases (prepare, run, resume, work, report, import) below the CLI: everything but the CLI', planned: true },
+  'src/app': { may: '*', except: ['src/cli', 'bench', 'test/helpers'], why: 'the use cases (prepare, run, resume, work, report, import) below the CLI: everything but the CLI' },
   'src/cli': { may: '*', except: ['bench', 'test/helpers'], why: 'the only composition root: argv, env, exit codes' },
   bench: { may: '*', why: 'benchmarks measure any layer, with the test helpers' },
   'test/helpers': { may: [], why: 'not checked here (only src/ and bench/ are); a row so that bench/ may use the helpers' },

@@ -17,7 +17,7 @@ import { DB_FILE, ResultStore, type RunMeta } from '../../results/store.ts';
 import type { LedgerRow, PermutationRow, RunStore } from '../../results/port.ts';
 import { SqliteRunStore } from '../../results/sqlite-store.ts';
 import { checkRunConfirmed, readConfirmed } from '../../results/confirmation.ts';
-import { loadSource } from '../../report/source.ts';
+import { loadSource } from '../../app/load-source.ts';
 import { connectPointerStore, readStorePointer, selectStore, connectStore, storeAwareLoader, storePointerOf, writeStorePointer, type StorePointer } from '../store.ts';
 import { executeRun, type RunSummary, type TargetEndpoints } from '../../run/executor.ts';
 import type { ForeignFile, Provider } from '../../contract/provider.ts';
