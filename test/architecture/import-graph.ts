@@ -72,7 +72,12 @@ export function readGraph(root: string, dirs: readonly string[]): Map<string, Fi
 }
 
 function importsOf(root: string, file: string): FileImport[] {
-  return parseImports(file, fs.readFileSync(path.join(root, file), 'utf8')).map((ref) => {
+  return fileImports(file, fs.readFileSync(path.join(root, file), 'utf8'));
+}
+
+/** What `file` (a path from the root) imports, given its text: each relative specifier resolved. */
+export function fileImports(file: string, text: string): FileImport[] {
+  return parseImports(file, text).map((ref) => {
     const relative = ref.specifier.startsWith('./') || ref.specifier.startsWith('../');
     const target = relative ? path.posix.normalize(path.posix.join(path.posix.dirname(file), ref.specifier)) : null;
     return { ...ref, target };

@@ -20,6 +20,8 @@ import type { LayerTable } from './import-graph.ts';
 const BASE = ['src/contract', 'src/errors.ts', 'src/limits.ts', 'src/text', 'src/input'];
 /** what every provider folder may use: the contract, the shared provider code, SSH and the workloads */
 const PROVIDER = [...BASE, 'src/providers', 'src/ssh', 'src/workloads'];
+/** what the report and its renderers may use: records and statistics, never input/ (a report reads no file) */
+const REPORT = ['src/contract', 'src/errors.ts', 'src/text', 'src/results', 'src/stats'];
 
 export const LAYERS: LayerTable = {
   // ── the leaves: import nothing of ours, or only each other ──────────────────────────────────────
@@ -47,10 +49,17 @@ export const LAYERS: LayerTable = {
   'src/providers/index.ts': { may: [...PROVIDER, 'src/providers/*'], why: 'the registry: the one file that lists every provider' },
 
   // ── the flow: config → plan → run → results → report ────────────────────────────────────────────
-  'src/config': { may: [...BASE, 'src/workloads', 'src/providers/index.ts', 'src/providers/*'], why: 'config parses and checks playbooks and inventories with the schemas the providers own; it never plans or runs' },
+  'src/config': {
+    may: [...BASE, 'src/workloads', 'src/providers/index.ts', 'src/providers/*'],
+    why: 'config parses and checks playbooks and inventories with the schemas the providers own (through the registry; playbook.ts still names hyperv/validate.ts directly); it never plans or runs',
+  },
   'src/plan': { may: [...BASE, 'src/config', 'src/workloads', 'src/providers/index.ts'], why: 'the plan is data built from config by the providers\' pure planners: no I/O, nothing of run/, results/ or report/' },
-  'src/run': { may: [...BASE, 'src/plan', 'src/config', 'src/results', 'src/workloads', 'src/ssh'], why: 'the executor runs a plan with the providers the CLI hands it; it never imports a provider, the report or the CLI' },
-  'src/report': { may: [...BASE, 'src/results', 'src/stats'], why: 'a report receives records and renders them: it reads no plan, runs nothing and calls no importer' },
+  'src/run': { may: [...BASE, 'src/plan', 'src/results', 'src/workloads', 'src/ssh'], why: 'the executor runs the plan (data) with the providers the CLI hands it; it never reads config or imports a provider, the report or the CLI' },
+  'src/report': { may: REPORT, why: 'a report receives records and renders them: it reads no plan, runs nothing and calls no importer' },
+  // each renderer renders the model; none imports another (what two say alike: report/wording.ts)
+  ...Object.fromEntries(
+    ['html', 'markdown', 'csv', 'json'].map((r) => [`src/report/${r}.ts`, { may: [...REPORT, 'src/report'], why: 'a report renderer renders the model and never imports another renderer: shared wording goes to src/report/wording.ts' }]),
+  ),
 
   // ── the top: composition roots ───────────────────────────────────────────────────────────────────
   'src/lab': { may: [...BASE, 'src/providers/vsphere'], why: 'the embedded lab (sshd, vcsim harness, stand-ins) and its own entry point' },
