@@ -17,6 +17,7 @@
 // row that names its imports one by one should import it.
 import type { LayerTable } from './import-graph.ts';
 
+/** the leaves most layers use */
 const BASE = ['src/contract', 'src/errors.ts', 'src/limits.ts', 'src/text', 'src/input'];
 /** what every provider folder may use: the contract, the shared provider code, SSH and the workloads */
 const PROVIDER = [...BASE, 'src/providers', 'src/ssh', 'src/workloads'];
@@ -34,7 +35,7 @@ export const LAYERS: LayerTable = {
   'src/input': { may: ['src/errors.ts', 'src/text'], why: 'what the user hands us: files read safely, field types, secrets by reference; below config and the providers, which both check input' },
 
   // ── the machinery a run uses ─────────────────────────────────────────────────────────────────────
-  'src/ssh': { may: ['src/contract', 'src/errors.ts', 'src/limits.ts', 'src/text', 'src/input'], why: 'running a command somewhere (this machine, SSH): knows no provider, workload or playbook' },
+  'src/ssh': { may: BASE, why: 'running a command somewhere (this machine, SSH): knows no provider, workload or playbook' },
   'src/results': { may: [...BASE, 'src/stats'], why: 'the normalized record and the stores: stores what it is given and knows no plan, run or report' },
   'src/workloads': { may: [...BASE, 'src/results', 'src/ssh'], why: 'profiles and tools (fio, diskspd) turning a run of a test into records; knows no provider or plan' },
   'src/importers': { may: [...BASE, 'src/results', 'src/workloads'], why: 'tool output files → records, as a run makes them' },
