@@ -2,7 +2,7 @@
 // know; an unknown error prints its message and a hint to the log.
 import { ConfigError, InputTooLarge, NotARegularFile, errorMessage, OutputRefused, RunStoreDamaged, RunStoreInaccessible, RunLockUnusable, ResumeMismatch, RunDirLocked, SecretNotFound, StorsweepError, UnsafeOperation, UsageError, InvalidArgument, StoreLost, StoreSchemaTooNew } from '../errors.ts';
 import { visible } from '../text/visible.ts';
-import { redact } from '../config/secrets.ts';
+import { redact } from '../input/secrets.ts';
 import { isDamagedDatabase } from '../results/store.ts';
 import { terminal } from './output.ts';
 

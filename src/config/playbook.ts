@@ -14,7 +14,7 @@ import {
 import { visible } from '../text/visible.ts';
 import { isVhdxBlockSize } from '../providers/hyperv/validate.ts';
 import { axisValues } from '../providers/index.ts';
-import { intIn, numberIn } from './fields.ts';
+import { intIn, numberIn } from '../input/fields.ts';
 import { parseSize } from './size.ts';
 import { repeatSchema } from './repeat.ts';
 import { WRITE_DATA_MODES } from '../workloads/write-data.ts';

@@ -13,7 +13,8 @@ import type { WorkloadProfile } from '../workloads/spec.ts';
 import { parseSize } from '../config/size.ts';
 import { ASSUMED_FILL_MB_PER_SEC } from '../workloads/prefill.ts';
 import { estimatePermutationSec, provisionSec } from './estimate.ts';
-import { countPermutations, expandMatrix, MAX_PERMUTATIONS, shuffle } from './matrix.ts';
+import { expandMatrix, shuffle } from './matrix.ts';
+import { countPermutations, MAX_PERMUTATIONS } from '../config/matrix-size.ts';
 import { ownedPrefix, permutationId } from './permutation.ts';
 
 export { rawTestTarget } from '../workloads/test-target.ts';

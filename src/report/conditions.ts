@@ -7,7 +7,7 @@
 // naming each difference. Pure: reads record metadata (run/executor.ts conditionFacts and
 // prefillFacts; the importers' metadata), never a file.
 import type { ResultRecord } from '../results/record.ts';
-import type { RunInfo } from './model.ts';
+import type { RunInfo } from './run-info.ts';
 
 type Metadata = NonNullable<ResultRecord['metadata']>;
 type Unit = NonNullable<RunInfo['replication']>;

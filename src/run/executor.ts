@@ -3,7 +3,7 @@
 // records), and tear down in reverse order in `finally`. A failed permutation is recorded with its
 // reason and the sweep goes on (unless failFast). Resuming skips permutations already done and
 // cleans up and redoes a half-done one. The function always returns the state it reached.
-import { redact } from '../config/secrets.ts';
+import { redact } from '../input/secrets.ts';
 import { errorLongForm, errorMessage, InternalError, UnsafeOperation } from '../errors.ts';
 import type { PermutationPlan, Replication, RunPlan } from '../contract/plan.ts';
 import { storeRaw } from '../results/raw.ts';

@@ -1,38 +1,15 @@
 // The pass loop every tool shares: an optional unscored warm-up pass (CrystalDiskMark's pass 0), N measured passes, then the
 // profile's aggregation rule. The tool-specific part is one function that runs one pass.
-import { aggregatePasses, type Aggregated, type PassMeasurement } from './aggregate.ts';
-import type { WorkloadProfile, WorkloadTest } from './spec.ts';
+import { aggregatePasses } from './aggregate.ts';
+import type { Metadata, OnRaw, PassMeasurement, ScoredSpan, TestOutcome, WorkloadProfile, WorkloadTest } from '../contract/workload.ts';
 
-export type Metadata = Record<string, string | number | boolean | null>;
+export type { Metadata, OnRaw, ScoredSpan, TestOutcome } from '../contract/workload.ts';
 
 export interface PassResult extends PassMeasurement {
   raw: string;
   toolVersion: string | null;
   /** facts about how this pass was measured (the latency span…), kept in the record's metadata */
   metadata?: Metadata;
-}
-
-export interface TestOutcome extends Aggregated {
-  test: WorkloadTest;
-  toolVersion: string | null;
-  /** what onRaw returned for the representative pass (its stored path) */
-  rawPath: string | null;
-  passes: number;
-  /** the representative pass's metadata, plus `warmupPass` when an unscored pass ran first */
-  metadata?: Metadata;
-}
-
-export type OnRaw = (test: WorkloadTest, pass: number, raw: string) => Promise<string | null>;
-
-/**
- * The span of a test's scored passes, marked for whoever watches it from outside (the host's
- * latency counters, run/executor.ts): `start` right before the first measured pass (after the
- * unscored pass 0), `end` right after the last. The tool's own start between scored passes lies
- * inside it; pass 0, the fill and the pause between tests do not.
- */
-export interface ScoredSpan {
-  start(): Promise<void>;
-  end(): Promise<void>;
 }
 
 /** The profile one pass runs with: the unscored pass takes its own length when the tool fixes one (warmupPassSec). */

@@ -3,8 +3,8 @@
 import { z } from 'zod';
 import type { AxisDiagnostic, MeasuredTarget, ProviderModule, TargetDiagnostic } from '../../contract/provider.ts';
 import { InternalError } from '../../errors.ts';
-import { intIn, matching } from '../../config/fields.ts';
-import { secretRefSchema } from '../../config/secrets.ts';
+import { intIn, matching } from '../../input/fields.ts';
+import { secretRefSchema } from '../../input/secrets.ts';
 import { connectSsh } from '../../ssh/ssh-runner.ts';
 import { diskspdCreateOnlyArgs, runDiskspdFill } from '../../workloads/prefill.ts';
 import { runDiskspdTest } from '../../workloads/run-diskspd.ts';
