@@ -25,7 +25,7 @@ export const COMMAND_EXAMPLES: Readonly<Record<string, readonly string[]>> = {
   import: ['storsweep import cdm-before.txt cdm-after.txt --set datastore.blockSizeMb=1'],
   profiles: ['storsweep profiles --json'],
   lab: ['storsweep lab up && storsweep run playbooks/quickstart.yaml -i .lab/inventory.yaml', 'storsweep lab down --dir ~/storsweep-lab'],
-  completion: ['source <(storsweep completion bash)', 'storsweep completion fish > ~/.config/fish/completions/storsweep.fish'],
+  completion: ['storsweep completion fish > ~/.config/fish/completions/storsweep.fish', 'source <(storsweep completion bash)    # in ~/.bashrc'],
 };
 
 /** Closing notes of `storsweep --help` (read when every command is registered: profiles.ts is loaded then). */

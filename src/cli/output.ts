@@ -62,3 +62,29 @@ export function keepGoingWhenOutputCloses(onClose?: (stream: 'stdout' | 'stderr'
     });
   }
 }
+
+/** Marks our own help text puts around a title (private-use characters: visibleText keeps them). */
+const BOLD_ON = '\ue000';
+const BOLD_OFF = '\ue001';
+
+/** A title of the help text, bold when it is written with colour (writeHelp). */
+export const boldTitle = (text: string): string => `${BOLD_ON}${text}${BOLD_OFF}`;
+
+/**
+ * Colour on stdout? `--color always|never` decides; else NO_COLOR (set, not empty: no colour,
+ * https://no-color.org), FORCE_COLOR (set, not 0: colour), else only on a terminal that is not dumb.
+ */
+export function colorWanted(flag: string | undefined): boolean {
+  if (flag === 'always') return true;
+  if (flag === 'never') return false;
+  if (process.env.NO_COLOR) return false;
+  if (process.env.FORCE_COLOR !== undefined && process.env.FORCE_COLOR !== '0' && process.env.FORCE_COLOR !== 'false') return true;
+  return Boolean(process.stdout.isTTY) && process.env.TERM !== 'dumb';
+}
+
+/** Help text of our own (commander's writeOut): made visible, then its title marks → bold or nothing. */
+export function writeHelp(text: string, color: boolean): void {
+  if (gone.stdout || process.stdout.destroyed) return;
+  const shown = visibleText(text);
+  process.stdout.write(color ? shown.replaceAll(BOLD_ON, '\x1b[1m').replaceAll(BOLD_OFF, '\x1b[22m') : shown.replaceAll(BOLD_ON, '').replaceAll(BOLD_OFF, ''));
+}

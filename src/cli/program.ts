@@ -8,7 +8,7 @@ import { UsageError } from '../errors.ts';
 import { visible } from '../text/visible.ts';
 import { DEFAULT_INPUT_LIMITS, formatBytes, setInputLimitOverride } from '../input/read-input.ts';
 import { parseSize } from '../config/size.ts';
-import { terminal } from './output.ts';
+import { boldTitle, colorWanted, terminal, writeHelp } from './output.ts';
 import { COMMAND_EXAMPLES, ENV_OPTIONS, GLOBAL_HELP } from './help-text.ts';
 import { VERSION, versionText } from '../version.ts';
 
@@ -51,7 +51,7 @@ export const COMMANDS: Readonly<Record<string, CommandModule>> = {
 };
 
 /** Global options that take a value: their value is not the command's name. */
-const GLOBAL_VALUE_OPTIONS = new Set(['--max-input-size']);
+const GLOBAL_VALUE_OPTIONS = new Set(['--max-input-size', '--color']);
 
 /** The command argv names (its first word that is no option), or undefined. */
 export function commandName(args: readonly string[]): string | undefined {
@@ -118,13 +118,27 @@ function addExample(cmd: Command): void {
   if (example) cmd.addHelpText('after', `\nExample:\n${example.map((l) => `  $ ${l}`).join('\n')}\n`);
 }
 
+/** `--color WHEN` as given (read before commander parses: help is written while it parses). */
+function colorFlag(args: readonly string[]): string | undefined {
+  let flag: string | undefined;
+  for (let i = 0; i < args.length; i++) {
+    if (args[i] === '--') break;
+    if (args[i] === '--color') flag = args[++i];
+    else if (args[i]!.startsWith('--color=')) flag = args[i]!.slice('--color='.length);
+  }
+  return flag;
+}
+
 /** The program with the commands `args` (argv without node and the script) need. */
 export async function buildProgram(args: readonly string[] = []): Promise<Command> {
+  const color = colorWanted(colorFlag(args));
   const program = new Command('storsweep')
     .description('Declarative storage benchmark sweeps for vSphere, ESXi and Hyper-V labs')
     .version(modulesFor(args).length === 0 ? versionText() : VERSION)
     .exitOverride()
-    .configureOutput({ writeOut: terminal.stdout, writeErr: terminal.stderr })
+    .configureOutput({ writeOut: (text) => writeHelp(text, color), writeErr: terminal.stderr, getOutHasColors: () => color, getErrHasColors: () => false })
+    .configureHelp({ styleTitle: boldTitle })
+    .addOption(new Option('--color <when>', 'colour in the help: auto (on a terminal, unless NO_COLOR is set), always, never').choices(['auto', 'always', 'never']).default('auto'))
     .addOption(new Option('--max-input-size <size>', `largest input file read, e.g. 8m (default: ${formatBytes(DEFAULT_INPUT_LIMITS.config)} for playbooks and inventories, ${formatBytes(DEFAULT_INPUT_LIMITS.import)} for imported results, ${formatBytes(DEFAULT_INPUT_LIMITS.results)} for results .jsonl)`).env('STORSWEEP_MAX_INPUT_SIZE'))
     .hook('preAction', (cmd) => {
       const given = cmd.opts<{ maxInputSize?: string }>().maxInputSize;
