@@ -75,4 +75,4 @@ compile();
 copyAssets(SRC);
 const info = buildInfo();
 markExecutable(path.join(DIST, 'cli', 'main.js'));
-process.stdout.write(`dist/: storsweep ${info.version} (commit ${info.commit})\n`);
+process.stderr.write(`dist/: storsweep ${info.version} (commit ${info.commit})\n`);

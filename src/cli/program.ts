@@ -10,6 +10,7 @@ import { DEFAULT_INPUT_LIMITS, formatBytes, setInputLimitOverride } from '../inp
 import { parseSize } from '../config/size.ts';
 import { boldTitle, colorWanted, terminal, writeHelp } from './output.ts';
 import { COMMAND_EXAMPLES, ENV_OPTIONS, GLOBAL_HELP } from './help-text.ts';
+import { PLAYBOOK_COMMANDS, shippedPlaybook } from './shipped-playbook.ts';
 import { VERSION, versionText } from '../version.ts';
 
 type Register = (program: Command) => unknown;
@@ -140,9 +141,16 @@ export async function buildProgram(args: readonly string[] = []): Promise<Comman
     .configureHelp({ styleTitle: boldTitle })
     .addOption(new Option('--color <when>', 'colour in the help: auto (on a terminal, unless NO_COLOR is set), always, never').choices(['auto', 'always', 'never']).default('auto'))
     .addOption(new Option('--max-input-size <size>', `largest input file read, e.g. 8m (default: ${formatBytes(DEFAULT_INPUT_LIMITS.config)} for playbooks and inventories, ${formatBytes(DEFAULT_INPUT_LIMITS.import)} for imported results, ${formatBytes(DEFAULT_INPUT_LIMITS.results)} for results .jsonl)`).env('STORSWEEP_MAX_INPUT_SIZE'))
-    .hook('preAction', (cmd) => {
+    .hook('preAction', (cmd, action) => {
       const given = cmd.opts<{ maxInputSize?: string }>().maxInputSize;
       setInputLimitOverride(given === undefined || given === '' ? null : inputSizeOption(given));
+      // the action receives processedArgs after this hook: a shipped playbook's path goes in its place
+      const playbook: unknown = action.processedArgs[0];
+      if (PLAYBOOK_COMMANDS.has(action.name()) && typeof playbook === 'string') {
+        const { file, note } = shippedPlaybook(playbook);
+        if (note) terminal.stderr(note);
+        action.processedArgs[0] = file;
+      }
     });
   const wanted = new Set(modulesFor(args));
   for (const [name, load] of Object.entries(MODULES)) {

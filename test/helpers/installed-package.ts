@@ -45,7 +45,9 @@ function useCheckoutBinding(installed: string): void {
 
 /** Packs the checkout into `dir` and installs the tarball into `dir`/prefix. */
 export async function packAndInstall(dir: string): Promise<InstalledPackage> {
-  const packed = JSON.parse(await npm(['pack', '--json', '--pack-destination', dir], REPO_ROOT, 600_000)) as { filename: string; files: { path: string }[] }[];
+  const out = await npm(['pack', '--json', '--pack-destination', dir], REPO_ROOT, 600_000);
+  // the JSON array, after whatever the prepack script printed on stdout
+  const packed = JSON.parse(out.slice(Math.max(0, out.search(/^\[/m)))) as { filename: string; files: { path: string }[] }[];
   const tarball = path.join(dir, packed[0]!.filename);
   const prefix = path.join(dir, 'prefix');
   fs.mkdirSync(prefix, { recursive: true });

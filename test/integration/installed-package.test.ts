@@ -187,9 +187,10 @@ describe('the lab from the installed tool, in an empty directory', () => {
     const { ssh } = JSON.parse(fs.readFileSync(path.join(labRoot, '.lab', 'state.json'), 'utf8')) as { ssh: { pid: number } };
     expect(() => process.kill(ssh.pid, 0)).not.toThrow();
 
-    const playbook = path.join(pkg.packageDir, 'playbooks', 'quickstart.yaml');
-    const run = await storsweep(['run', playbook, '-i', '.lab/inventory.yaml', '--set', 'repeat=1', '--json'], { cwd: labRoot, timeoutMs: 600_000 });
+    // as the README says it: the directory has no playbooks/, the shipped one is used (and named)
+    const run = await storsweep(['run', 'playbooks/quickstart.yaml', '-i', '.lab/inventory.yaml', '--set', 'repeat=1', '--json'], { cwd: labRoot, timeoutMs: 600_000 });
     expect(run.code, run.stderr).toBe(0);
+    expect(run.stderr).toContain(`playbooks/quickstart.yaml: not in this directory; using the one shipped with storsweep: ${path.join(pkg.packageDir, 'playbooks', 'quickstart.yaml')}`);
     const runDir = path.resolve(labRoot, (JSON.parse(run.stdout.trim().split('\n').at(-1)!) as { runDir: string }).runDir);
     expect(runDir.startsWith(path.join(labRoot, 'runs'))).toBe(true);
     const records = fs.readFileSync(path.join(runDir, 'results.jsonl'), 'utf8').split('\n').filter(Boolean);
