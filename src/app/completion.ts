@@ -97,24 +97,26 @@ _storsweep_files() {
   compopt -o filenames 2>/dev/null || true
 }
 # target names of the inventory given with -i/--inventory (or STORSWEEP_INVENTORY)
-_storsweep_targets() {
-  local file="\${inventory:-$STORSWEEP_INVENTORY}" names
+_storsweep_names() {
+  local file="\${inventory:-$STORSWEEP_INVENTORY}"
   [ -n "$file" ] || return 0
-  names=$("\${COMP_WORDS[0]}" __complete targets "$file" 2>/dev/null) || return 0
+  "\${COMP_WORDS[0]}" __complete targets "$file" 2>/dev/null || true
+}
+_storsweep_targets() {
   if [ "$1" = set ]; then
-    # --set target=NAME (bash splits the word at "=": target, =, NAME)
-    if [ "$prev" = "=" ] && [ "\${COMP_WORDS[COMP_CWORD-2]}" = target ]; then
-      COMPREPLY=($(compgen -W "$names" -- "$cur"))
-    elif [[ "$cur" == target=* ]]; then
-      COMPREPLY=($(compgen -P target= -W "$names" -- "\${cur#target=}"))
+    # --set target=NAME: bash splits the word at "=" (target, =, NAME) unless "=" left COMP_WORDBREAKS
+    if [[ "$cur" == target=* ]]; then
+      COMPREPLY=($(compgen -P target= -W "$(_storsweep_names)" -- "\${cur#target=}"))
     else
       COMPREPLY=($(compgen -W "target= repeat= settings. timeouts." -- "$cur")); compopt -o nospace 2>/dev/null || true
     fi
+  elif [ "$1" = value ]; then
+    COMPREPLY=($(compgen -W "$(_storsweep_names)" -- "$cur"))
   else
     # a comma-separated list: complete its last name
     local done="" last="$cur"
     if [[ "$cur" == *,* ]]; then done="\${cur%,*},"; last="\${cur##*,}"; fi
-    COMPREPLY=($(compgen -P "$done" -W "$names" -- "$last"))
+    COMPREPLY=($(compgen -P "$done" -W "$(_storsweep_names)" -- "$last"))
   fi
 }
 ${fn}() {
@@ -131,6 +133,9 @@ ${fn}() {
   done
   # a ~ at the start of the inventory's path, as the shell would expand it
   inventory="\${inventory/#\\~/$HOME}"
+  # after "--set target=", split by bash: the word is "=" (nothing typed yet) or what follows it
+  if [ "$cur" = "=" ] && [ "$prev" = target ] && [ "\${COMP_WORDS[COMP_CWORD-2]}" = --set ]; then cur=""; _storsweep_targets value; return; fi
+  if [ "$prev" = "=" ] && [ "\${COMP_WORDS[COMP_CWORD-2]}" = target ] && [ "\${COMP_WORDS[COMP_CWORD-3]}" = --set ]; then _storsweep_targets value; return; fi
   if [ "$cmd" = help ]; then COMPREPLY=($(compgen -W ${shellWord(`${commands} exit-codes`)} -- "$cur")); return; fi
   case "$cmd" in
     "")
@@ -148,7 +153,7 @@ complete -F ${fn} ${spec.program}
 export function zshScript(spec: CompletionSpec): string {
   return `#compdef ${spec.program}
 # ${spec.program} completion for zsh: source <(${spec.program} completion zsh)
-autoload -U +X compinit && compinit
+(( $+functions[compdef] )) || { autoload -U +X compinit && compinit }
 autoload -U +X bashcompinit && bashcompinit
 ${bashScript(spec).split('\n').slice(1).join('\n')}`;
 }

@@ -127,9 +127,8 @@ describe('the packed and installed storsweep', () => {
 
 describe('storsweep completion bash (installed)', () => {
   /** COMPREPLY of the completion function for `words` (the last one being completed), one a line. */
-  async function complete(words: string[], cwd: string): Promise<string[]> {
+  async function complete(words: string[], cwd: string, env: NodeJS.ProcessEnv = {}): Promise<string[]> {
     const script = [
-      'set -e',
       'source <(storsweep completion bash)',
       `COMP_WORDS=(${words.map((w) => `'${w}'`).join(' ')})`,
       `COMP_CWORD=${words.length - 1}`,
@@ -137,7 +136,7 @@ describe('storsweep completion bash (installed)', () => {
       'printf "%s\\n" "${COMPREPLY[@]}"',
     ].join('\n');
     const out = await new Promise<string>((resolve, reject) => {
-      execFile('bash', ['-c', script], { cwd, env: { ...process.env, PATH: `${path.dirname(pkg.bin)}:${process.env.PATH ?? ''}` } }, (err, stdout, stderr) => (err ? reject(new Error(`${err.message}\n${stderr}`)) : resolve(stdout)));
+      execFile('bash', ['-c', script], { cwd, env: { ...process.env, ...env, PATH: `${path.dirname(pkg.bin)}:${process.env.PATH ?? ''}` } }, (err, stdout, stderr) => (err ? reject(new Error(`${err.message}\n${stderr}`)) : resolve(stdout)));
     });
     return out.split('\n').filter(Boolean).sort();
   }
@@ -154,9 +153,13 @@ describe('storsweep completion bash (installed)', () => {
     // bash splits `target=` at "=": target, =, then the word being completed
     expect(await complete(['storsweep', 'run', 'sweep.yaml', '-i', 'inv.yaml', '--set', 'target', '=', ''], cwd)).toEqual(['alpha-esx', 'beta-esx', 'gamma']);
     expect(await complete(['storsweep', 'validate', 'sweep.yaml', '--inventory', 'inv.yaml', '--set', 'target', '=', 'b'], cwd)).toEqual(['beta-esx']);
+    // `--set target=` with nothing typed after the "=" yet
+    expect(await complete(['storsweep', 'plan', '-i', 'inv.yaml', 'sweep.yaml', '--set', 'target', '='], cwd)).toEqual(['alpha-esx', 'beta-esx', 'gamma']);
     expect(await complete(['storsweep', 'worker', '-i', 'inv.yaml', '--targets', 'alpha-esx,g'], cwd)).toEqual(['alpha-esx,gamma']);
+    // the inventory from STORSWEEP_INVENTORY
+    expect(await complete(['storsweep', 'run', 'sweep.yaml', '--set', 'target', '=', 'g'], cwd, { STORSWEEP_INVENTORY: 'inv.yaml' })).toEqual(['gamma']);
     // no inventory given: no names
-    expect(await complete(['storsweep', 'run', 'sweep.yaml', '--set', 'target', '=', ''], cwd)).toEqual([]);
+    expect(await complete(['storsweep', 'run', 'sweep.yaml', '--set', 'target', '=', ''], cwd, { STORSWEEP_INVENTORY: '' })).toEqual([]);
   });
 
   it('completes commands, flags and playbook/inventory files', async () => {
