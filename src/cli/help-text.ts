@@ -44,6 +44,7 @@ export async function GLOBAL_HELP(): Promise<string> {
     env,
     `  ${'STORSWEEP_MAX_INPUT_SIZE'.padEnd(25)} --max-input-size`,
     `  ${'NO_COLOR'.padEnd(25)} set: no colour (as --color never)`,
+    `  ${'FORCE_COLOR'.padEnd(25)} set, not 0: colour in a pipe too (as --color always)`,
     '',
     'Exit codes: `storsweep help exit-codes`. Shell completion: `storsweep completion bash|zsh|fish`.',
     'Workloads: `storsweep profiles` lists the presets and their tests.',

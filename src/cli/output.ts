@@ -34,8 +34,36 @@ export function jsonText(value: unknown, space?: number, replacer?: (key: string
  * and makes every value from input visible itself (src/run/progress.ts).
  */
 export function progressStream(): NodeJS.WriteStream {
+  if (level === 'quiet') return QUIET_STREAM;
+  // a progress line per event, never redrawn in place (the live view draws on a terminal only)
+  if (level === 'verbose') return lineStream(process.stderr);
   return process.stderr;
 }
+
+/** `stream` as one that is no terminal: its methods called on the stream itself. */
+function lineStream(stream: NodeJS.WriteStream): NodeJS.WriteStream {
+  return new Proxy(stream, {
+    get(target, key) {
+      if (key === 'isTTY') return false;
+      const value: unknown = Reflect.get(target, key, target);
+      return typeof value === 'function' ? (value as (...args: unknown[]) => unknown).bind(target) : value;
+    },
+  });
+}
+
+/**
+ * `--quiet`: no progress lines from `run` and `worker` (their log.jsonl keeps every event); the
+ * result, warnings and errors stay. `--verbose`: every progress event on a line of its own, also on
+ * a terminal, where the live view would redraw one summary.
+ */
+export type OutputLevel = 'quiet' | 'normal' | 'verbose';
+let level: OutputLevel = 'normal';
+export function setOutputLevel(l: OutputLevel): void {
+  level = l;
+}
+
+/** Where quiet progress goes: nowhere. */
+const QUIET_STREAM = { write: () => true, isTTY: false, columns: 120 } as unknown as NodeJS.WriteStream;
 
 function exitOnEpipe(err: NodeJS.ErrnoException): void {
   if (err.code === 'EPIPE') process.exit(0);

@@ -8,7 +8,7 @@ import { UsageError } from '../errors.ts';
 import { visible } from '../text/visible.ts';
 import { DEFAULT_INPUT_LIMITS, formatBytes, setInputLimitOverride } from '../input/read-input.ts';
 import { parseSize } from '../config/size.ts';
-import { boldTitle, colorWanted, terminal, writeHelp } from './output.ts';
+import { boldTitle, colorWanted, setOutputLevel, terminal, writeHelp } from './output.ts';
 import { COMMAND_EXAMPLES, ENV_OPTIONS, GLOBAL_HELP } from './help-text.ts';
 import { PLAYBOOK_COMMANDS, shippedPlaybook } from './shipped-playbook.ts';
 import { VERSION, versionText } from '../version.ts';
@@ -141,7 +141,12 @@ export async function buildProgram(args: readonly string[] = []): Promise<Comman
     .configureHelp({ styleTitle: boldTitle })
     .addOption(new Option('--color <when>', 'colour in the help: auto (on a terminal, unless NO_COLOR is set), always, never').choices(['auto', 'always', 'never']).default('auto'))
     .addOption(new Option('--max-input-size <size>', `largest input file read, e.g. 8m (default: ${formatBytes(DEFAULT_INPUT_LIMITS.config)} for playbooks and inventories, ${formatBytes(DEFAULT_INPUT_LIMITS.import)} for imported results, ${formatBytes(DEFAULT_INPUT_LIMITS.results)} for results .jsonl)`).env('STORSWEEP_MAX_INPUT_SIZE'))
+    .option('-q, --quiet', 'no progress lines from run and worker (the run\'s log.jsonl keeps them); results, warnings and errors stay')
+    .option('-v, --verbose', 'every progress event of run and worker on a line of its own, also on a terminal')
     .hook('preAction', (cmd, action) => {
+      const o = cmd.opts<{ quiet?: boolean; verbose?: boolean }>();
+      if (o.quiet && o.verbose) throw new UsageError('--quiet and --verbose: give one of them');
+      setOutputLevel(o.quiet ? 'quiet' : o.verbose ? 'verbose' : 'normal');
       const given = cmd.opts<{ maxInputSize?: string }>().maxInputSize;
       setInputLimitOverride(given === undefined || given === '' ? null : inputSizeOption(given));
       // the action receives processedArgs after this hook: a shipped playbook's path goes in its place
