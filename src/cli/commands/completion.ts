@@ -68,10 +68,13 @@ async function printScript(shell: string): Promise<void> {
 
 /** The inventory's target names, one a line; nothing when it cannot be read (completion stays quiet). */
 async function printTargets(file: string): Promise<void> {
-  const [{ readFileSync }, { parse }, { targetNamesOf }] = await Promise.all([import('node:fs'), import('yaml'), import('../../app/completion.ts')]);
+  const [{ readFileSync, statSync }, { parse }, { targetNamesOf }] = await Promise.all([import('node:fs'), import('yaml'), import('../../app/completion.ts')]);
   let names: string[] = [];
   try {
-    names = targetNamesOf(parse(readFileSync(file, 'utf8').slice(0, 4 << 20)));
+    // a regular file of inventory size only: a TAB never waits on a FIFO or reads a huge file
+    const st = statSync(file);
+    if (!st.isFile() || st.size > 4 << 20) return;
+    names = targetNamesOf(parse(readFileSync(file, 'utf8')));
   } catch {
     names = [];
   }
