@@ -26,7 +26,11 @@ const MODULES = {
   import: async () => (await import('./commands/import.ts')).registerImport,
   profiles: async () => (await import('./commands/profiles.ts')).registerProfiles,
   lab: async () => (await import('./commands/lab.ts')).registerLab,
-  completion: async () => (await import('./commands/completion.ts')).registerCompletion,
+  // completion lists every command: it is handed the builder, not an import back to this file
+  completion: async () => {
+    const { registerCompletion } = await import('./commands/completion.ts');
+    return (program: Command) => registerCompletion(program, () => buildProgram([]));
+  },
 } satisfies Record<string, () => Promise<Register>>;
 
 export type CommandModule = keyof typeof MODULES;

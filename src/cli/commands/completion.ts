@@ -58,12 +58,11 @@ export function completionSpec(program: Command): CompletionSpec {
   };
 }
 
-async function printScript(shell: string): Promise<void> {
+async function printScript(shell: string, fullProgram: () => Promise<Command>): Promise<void> {
   const { SHELLS, completionScript } = await import('../../app/completion.ts');
   if (!(SHELLS as readonly string[]).includes(shell)) throw new UsageError(`completion: expected one of ${SHELLS.join(', ')}, got "${visible(shell)}"`);
   // every command, whichever this process registered
-  const { buildProgram } = await import('../program.ts');
-  terminal.stdout(completionScript(shell as Shell, completionSpec(await buildProgram([]))));
+  terminal.stdout(completionScript(shell as Shell, completionSpec(await fullProgram())));
 }
 
 /** The inventory's target names, one a line; nothing when it cannot be read (completion stays quiet). */
@@ -81,12 +80,13 @@ async function printTargets(file: string): Promise<void> {
   if (names.length) terminal.stdout(`${names.join('\n')}\n`);
 }
 
-export function registerCompletion(program: Command): void {
+/** `fullProgram` builds the program with every command (program.ts passes it: no import back to it). */
+export function registerCompletion(program: Command, fullProgram: () => Promise<Command>): void {
   program
     .command('completion')
     .description('print the shell completion script: commands, flags, playbook and inventory files, target names from the -i inventory')
     .argument('<shell>', 'bash, zsh or fish')
-    .action(printScript);
+    .action((shell: string) => printScript(shell, fullProgram));
   program
     .command('__complete', { hidden: true })
     .argument('<what>', 'targets')
