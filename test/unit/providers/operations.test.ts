@@ -1,0 +1,59 @@
+// A provider is a list of operations (src/providers/operations.ts): a step's arguments are parsed
+// with its operation's schema before apply sees them, so a step changed after planning (a stored
+// plan, a ledger row) is refused with what is wrong and nothing is sent to the host.
+import { describe, expect, it } from 'vitest';
+import { InvalidArgument } from '../../../src/errors.ts';
+import type { CommandRunner } from '../../../src/ssh/command-runner.ts';
+import type { PlannedStep, ProviderContext } from '../../../src/contract/provider.ts';
+import type { EsxiShellTargetConfig } from '../../../src/providers/esxi-shell/config.ts';
+import { planEsxiShellSteps } from '../../../src/providers/esxi-shell/plan.ts';
+import { createEsxiShellProvider } from '../../../src/providers/esxi-shell/provider.ts';
+import { PROVIDERS } from '../../../src/providers/index.ts';
+
+const DEV = 'naa.6000c2900000000000000000000000a1';
+const RDM = 'naa.6000c2900000000000000000000000b2';
+const esxi: EsxiShellTargetConfig = { host: 'esx1', vmid: '1', datastoreVolumePath: '/vmfs/volumes/datastore1', vmfsDevice: DEV, rdmDevice: RDM, allowedDevices: [DEV, RDM] };
+
+/** A host that records every command it is sent (and answers none). */
+function recordingRunner(): CommandRunner & { sent: string[] } {
+  const sent: string[] = [];
+  return { target: 'esx1', sent, run: async (command: string) => (sent.push(command), { command, exitCode: 1, stdout: '', stderr: 'not answered', durationMs: 0 }), close: async () => undefined };
+}
+
+const ctx: ProviderContext = { runId: 'r1', permutationId: 'p1', axes: {}, signal: new AbortController().signal, log: () => undefined, sent: () => undefined };
+
+function changed(step: PlannedStep, args: Record<string, unknown>): PlannedStep {
+  return { ...step, arguments: { ...step.arguments, ...args } };
+}
+
+describe('operations parse their arguments before apply', () => {
+  const steps = (axes: Record<string, string | number>) => planEsxiShellSteps(axes, esxi, { base: 'ss-r1-p1' });
+
+  it.each([
+    ['a physical RDM step whose mode says virtual', () => changed(steps({ 'datastore.kind': 'existing', 'disk.format': 'rdm-physical' })[0]!, { compatibilityMode: 'virtual' }), /argument compatibilityMode: /],
+    ['a partition step for a VMFS version that does not exist', () => changed(steps({ 'datastore.kind': 'vmfs6', 'disk.format': 'thin', 'disk.sizeGb': 1 })[0]!, { vmfsVersion: 'vmfs7' }), /argument vmfsVersion: /],
+    ['a disk step of a format vmkfstools does not make', () => changed(steps({ 'datastore.kind': 'existing', 'disk.format': 'thin', 'disk.sizeGb': 1 })[0]!, { format: 'lazyzeroedthick' }), /argument format: /],
+    ['an attach step on bus 9', () => changed(steps({ 'datastore.kind': 'existing', 'disk.format': 'thin', 'disk.sizeGb': 1 })[1]!, { bus: 9 }), /argument bus: /],
+    ['a step with an argument added', () => changed(steps({ 'datastore.kind': 'existing', 'disk.format': 'thin', 'disk.sizeGb': 1 })[1]!, { unit: 3 }), /arguments: Unrecognized key: "unit"/],
+  ])('esxi-shell refuses %s, sending nothing', async (_what, step, problem) => {
+    const runner = recordingRunner();
+    const p = createEsxiShellProvider(esxi, runner);
+    const err = await p.apply(step(), ctx).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(InvalidArgument);
+    expect((err as Error).message).toMatch(problem);
+    expect(runner.sent).toEqual([]);
+  });
+
+  it('a step of an operation the provider does not have, or a kind it does not create, is refused', async () => {
+    const p = createEsxiShellProvider(esxi, recordingRunner());
+    const step = steps({ 'datastore.kind': 'existing', 'disk.format': 'thin', 'disk.sizeGb': 1 })[0]!;
+    await expect(p.apply({ ...step, operation: 'vmkfstools -X' }, ctx)).rejects.toThrow(/esxi-shell provider cannot apply operation "vmkfstools -X"/);
+    await expect(p.destroy({ kind: 'vhdx', name: 'x', provider: 'esxi-shell', id: null, data: {} }, ctx)).rejects.toThrow(/does not own objects of kind vhdx/);
+  });
+});
+
+describe('each provider module lists its operations', () => {
+  it('every operation name a provider plans is one of its schemas (registry)', () => {
+    for (const m of Object.values(PROVIDERS)) expect(Object.keys(m.operations).length, m.name).toBeGreaterThan(0);
+  });
+});
