@@ -6,6 +6,7 @@
 import { z } from 'zod';
 import type { PlannedStep, ProviderModule, ProviderName } from '../contract/provider.ts';
 import { UsageError } from '../errors.ts';
+import { argumentProblems } from './operations.ts';
 import { esxiShell } from './esxi-shell/index.ts';
 import { hypervProvider } from './hyperv/index.ts';
 import { local } from './local/index.ts';
@@ -69,16 +70,5 @@ export function stepArgumentsProblem(step: Pick<PlannedStep, 'provider' | 'opera
   if (!schema) return `${step.provider} has no operation ${JSON.stringify(step.operation)} (it has ${Object.keys(m.operations).map((k) => JSON.stringify(k)).join(', ')})`;
   const r = schema.safeParse(step.arguments);
   if (r.success) return null;
-  return closestIssues(r.error.issues).map((i) => `arguments${i.path.map((k) => (typeof k === 'number' ? `[${k}]` : `.${String(k)}`)).join('')}: ${i.message}`).join('; ');
-}
-
-type Issue = z.core.$ZodIssue;
-
-/** An operation with several argument shapes fails as one union issue: what is wrong with the shape it comes closest to. */
-function closestIssues(issues: readonly Issue[]): Issue[] {
-  return issues.flatMap((i) => {
-    if (i.code !== 'invalid_union' || !i.errors.length) return [i];
-    const closest = i.errors.reduce((a, b) => (b.length < a.length ? b : a));
-    return closestIssues(closest.map((e) => ({ ...e, path: [...i.path, ...e.path] })));
-  });
+  return argumentProblems(r.error.issues);
 }

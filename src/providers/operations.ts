@@ -40,8 +40,26 @@ export function schemasOf(ops: ReadonlyArray<AnyOperation<never>>): Readonly<Rec
 export function parseArguments(op: Pick<AnyOperation<never>, 'name' | 'schema'>, step: Pick<PlannedStep, 'step' | 'arguments'>): unknown {
   const r = op.schema.safeParse(step.arguments);
   if (r.success) return r.data;
-  const problems = r.error.issues.map((i) => `argument${i.path.length ? ` ${i.path.map(String).join('.')}` : 's'}: ${i.message}`);
-  throw new InvalidArgument(`step ${step.step} (${op.name}): ${problems.join('; ')}`, { name: String(r.error.issues[0]?.path[0] ?? 'arguments'), value: JSON.stringify(step.arguments).slice(0, 200) });
+  const issues = closestIssues(r.error.issues);
+  throw new InvalidArgument(`step ${step.step} (${op.name}): ${argumentProblems(issues)}`, { name: String(issues[0]?.path[0] ?? 'arguments'), value: JSON.stringify(step.arguments).slice(0, 200) });
+}
+
+type Issue = z.core.$ZodIssue;
+
+/** What is wrong with a step's arguments, each problem at its key (`arguments.<key>: <problem>`). */
+export function argumentProblems(issues: readonly Issue[]): string {
+  return closestIssues(issues)
+    .map((i) => `arguments${i.path.map((k) => (typeof k === 'number' ? `[${k}]` : `.${String(k)}`)).join('')}: ${i.message}`)
+    .join('; ');
+}
+
+/** An operation with several argument shapes fails as one union issue: what is wrong with the shape it comes closest to. */
+function closestIssues(issues: readonly Issue[]): Issue[] {
+  return issues.flatMap((i) => {
+    if (i.code !== 'invalid_union' || !i.errors.length) return [i];
+    const closest = i.errors.reduce((a, b) => (b.length < a.length ? b : a));
+    return closestIssues(closest.map((e) => ({ ...e, path: [...i.path, ...e.path] })));
+  });
 }
 
 /** Seconds a permutation's provisioning takes: each step's operation's estimate, or `perStep`. */

@@ -9,6 +9,9 @@ import type { EsxiShellTargetConfig } from '../../../src/providers/esxi-shell/co
 import { planEsxiShellSteps } from '../../../src/providers/esxi-shell/plan.ts';
 import { createEsxiShellProvider } from '../../../src/providers/esxi-shell/provider.ts';
 import { PROVIDERS } from '../../../src/providers/index.ts';
+import type { VsphereStepTarget } from '../../../src/providers/vsphere/config.ts';
+import { createVsphereProvider } from '../../../src/providers/vsphere/provider.ts';
+import { planVsphereSteps } from '../../../src/providers/vsphere/steps.ts';
 
 const DEV = 'naa.6000c2900000000000000000000000a1';
 const RDM = 'naa.6000c2900000000000000000000000b2';
@@ -30,10 +33,10 @@ describe('operations parse their arguments before apply', () => {
   const steps = (axes: Record<string, string | number>) => planEsxiShellSteps(axes, esxi, { base: 'ss-r1-p1' });
 
   it.each([
-    ['a physical RDM step whose mode says virtual', () => changed(steps({ 'datastore.kind': 'existing', 'disk.format': 'rdm-physical' })[0]!, { compatibilityMode: 'virtual' }), /argument compatibilityMode: /],
-    ['a partition step for a VMFS version that does not exist', () => changed(steps({ 'datastore.kind': 'vmfs6', 'disk.format': 'thin', 'disk.sizeGb': 1 })[0]!, { vmfsVersion: 'vmfs7' }), /argument vmfsVersion: /],
-    ['a disk step of a format vmkfstools does not make', () => changed(steps({ 'datastore.kind': 'existing', 'disk.format': 'thin', 'disk.sizeGb': 1 })[0]!, { format: 'lazyzeroedthick' }), /argument format: /],
-    ['an attach step on bus 9', () => changed(steps({ 'datastore.kind': 'existing', 'disk.format': 'thin', 'disk.sizeGb': 1 })[1]!, { bus: 9 }), /argument bus: /],
+    ['a physical RDM step whose mode says virtual', () => changed(steps({ 'datastore.kind': 'existing', 'disk.format': 'rdm-physical' })[0]!, { compatibilityMode: 'virtual' }), /arguments.compatibilityMode: /],
+    ['a partition step for a VMFS version that does not exist', () => changed(steps({ 'datastore.kind': 'vmfs6', 'disk.format': 'thin', 'disk.sizeGb': 1 })[0]!, { vmfsVersion: 'vmfs7' }), /arguments.vmfsVersion: /],
+    ['a disk step of a format vmkfstools does not make', () => changed(steps({ 'datastore.kind': 'existing', 'disk.format': 'thin', 'disk.sizeGb': 1 })[0]!, { format: 'lazyzeroedthick' }), /arguments.format: /],
+    ['an attach step on bus 9', () => changed(steps({ 'datastore.kind': 'existing', 'disk.format': 'thin', 'disk.sizeGb': 1 })[1]!, { bus: 9 }), /arguments.bus: /],
     ['a step with an argument added', () => changed(steps({ 'datastore.kind': 'existing', 'disk.format': 'thin', 'disk.sizeGb': 1 })[1]!, { unit: 3 }), /arguments: Unrecognized key: "unit"/],
   ])('esxi-shell refuses %s, sending nothing', async (_what, step, problem) => {
     const runner = recordingRunner();
@@ -49,6 +52,24 @@ describe('operations parse their arguments before apply', () => {
     const step = steps({ 'datastore.kind': 'existing', 'disk.format': 'thin', 'disk.sizeGb': 1 })[0]!;
     await expect(p.apply({ ...step, operation: 'vmkfstools -X' }, ctx)).rejects.toThrow(/esxi-shell provider cannot apply operation "vmkfstools -X"/);
     await expect(p.destroy({ kind: 'vhdx', name: 'x', provider: 'esxi-shell', id: null, data: {} }, ctx)).rejects.toThrow(/does not own objects of kind vhdx/);
+  });
+});
+
+describe('vSphere operations parse their arguments before connecting', () => {
+  const vc: VsphereStepTarget = { host: 'h1', vm: 'vm1', datastore: 'ds1', rdmDevice: RDM, allowedDevices: [RDM] };
+  const steps = (axes: Record<string, string | number>) => planVsphereSteps(axes, vc, { prefix: 'ss-r1-p1' });
+
+  it.each([
+    ['an RDM step with a compatibility mode vSphere does not have', () => changed(steps({ 'datastore.kind': 'existing', 'disk.format': 'rdm-physical' })[0]!, { compatibilityMode: 'physical' }), /arguments.compatibilityMode: /],
+    ['a flat disk step of an unknown format', () => changed(steps({ 'datastore.kind': 'existing', 'disk.format': 'thin', 'disk.sizeGb': 1 })[0]!, { format: 'sparse' }), /arguments.format: /],
+    ['a disk step on an unknown controller', () => changed(steps({ 'datastore.kind': 'existing', 'disk.format': 'thin', 'disk.sizeGb': 1 })[0]!, { controller: 'ide' }), /arguments.controller: /],
+  ])('vsphere refuses %s, opening no session', async (_what, step, problem) => {
+    let connects = 0;
+    const p = createVsphereProvider({ ...vc, vcenter: { url: 'https://vc.invalid/sdk', username: 'u', password: 'p' } }, { connect: () => (connects++, Promise.reject(new Error('no vCenter here'))) });
+    const err = await p.apply(step(), ctx).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(InvalidArgument);
+    expect((err as Error).message).toMatch(problem);
+    expect(connects).toBe(0);
   });
 });
 
