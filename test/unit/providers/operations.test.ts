@@ -8,6 +8,9 @@ import type { PlannedStep, ProviderContext } from '../../../src/contract/provide
 import type { EsxiShellTargetConfig } from '../../../src/providers/esxi-shell/config.ts';
 import { planEsxiShellSteps } from '../../../src/providers/esxi-shell/plan.ts';
 import { createEsxiShellProvider } from '../../../src/providers/esxi-shell/provider.ts';
+import type { HypervTargetConfig } from '../../../src/providers/hyperv/config.ts';
+import { planHypervSteps } from '../../../src/providers/hyperv/plan.ts';
+import { createHypervProvider } from '../../../src/providers/hyperv/provider.ts';
 import { PROVIDERS } from '../../../src/providers/index.ts';
 import type { VsphereStepTarget } from '../../../src/providers/vsphere/config.ts';
 import { createVsphereProvider } from '../../../src/providers/vsphere/provider.ts';
@@ -70,6 +73,23 @@ describe('vSphere operations parse their arguments before connecting', () => {
     expect(err).toBeInstanceOf(InvalidArgument);
     expect((err as Error).message).toMatch(problem);
     expect(connects).toBe(0);
+  });
+});
+
+describe('Hyper-V operations parse their arguments before sending a cmdlet', () => {
+  const hv: HypervTargetConfig = { host: 'hv1', vmName: 'bench-vm', volumes: { '100': 'D:\\bench' }, allowedDisks: [], scsiController: 0, scsiLocation: 1 };
+  const steps = planHypervSteps({ 'volume.sizeGb': 100, 'disk.format': 'vhdx-dynamic', 'disk.sizeGb': 4 }, hv, { base: 'ss-r1-p1' });
+
+  it.each([
+    ['a guest-disk step at SCSI location 99', () => changed(steps.find((s) => s.step === 'guest-disk')!, { controllerLocation: 99 }), /arguments.controllerLocation: /],
+    ['a New-VHD step with a differencing type', () => changed(steps[0]!, { type: 'Differencing' }), /arguments.type: /],
+    ['an attach step naming a VM with a quote', () => changed(steps.find((s) => s.step === 'attach')!, { vmName: "bench'vm" }), /arguments.vmName: /],
+  ])('hyperv refuses %s, sending nothing', async (_what, step, problem) => {
+    const runner = recordingRunner();
+    const err = await createHypervProvider(hv, runner).apply(step(), ctx).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(InvalidArgument);
+    expect((err as Error).message).toMatch(problem);
+    expect(runner.sent).toEqual([]);
   });
 });
 
