@@ -39,51 +39,71 @@ function oneOf<T extends AxisValue>(axes: Axes, key: string, allowed: readonly T
   return v as T;
 }
 
+type Target = ReturnType<typeof checkEsxiShellTarget>;
+type Kind = (typeof ESXI_SHELL_DATASTORE_KINDS)[number];
+/** how the guest will name the disk: a VMDK's or virtual RDM's uuid (vmkfstools -J getuuid), a physical RDM's LUN id */
+type Identity = { path: string; by: 'disk uuid' | 'LUN id'; lun?: string; sizeBytes?: number };
+
 export function planEsxiShellSteps(axes: Axes, targetIn: EsxiShellTargetConfig, names: OwnedNames): PlannedStep[] {
   const target = checkEsxiShellTarget(targetIn);
   const base = checkEsxi('label', names.base, 'owned name');
   const kind = oneOf(axes, 'datastore.kind', ESXI_SHELL_DATASTORE_KINDS);
   const format = oneOf(axes, 'disk.format', ESXI_SHELL_DISK_FORMATS);
   const steps: PlannedStep[] = [];
+  const volumePath = datastoreSteps(axes, target, base, kind, format, steps);
+  const diskPath = checkEsxi('vmdkPath', `${volumePath}/${base}-disk.vmdk`, 'disk path');
+  const identity = diskStep(axes, target, base, kind, format, diskPath, steps);
+  steps.push(attach.step({
+    step: 'attach',
+    // on the lowest free unit of the bus (apply reads the VM's devices): the guest-disk step finds
+    // the disk by its identity, so no unit is fixed in the inventory
+    arguments: { vmid: target.vmid, path: diskPath, bus: target.scsiBus },
+    destructive: false,
+    creates: { kind: 'disk-attachment', name: `${base}-attach` },
+  }));
+  steps.push(guestDiskStep(axes, target, base, identity));
+  return steps;
+}
 
-  let volumePath: string;
+/** The partition and datastore steps of a VMFS kind (none for `existing`); the datastore's volume path. */
+function datastoreSteps(axes: Axes, target: Target, base: string, kind: Kind, format: EsxiDiskFormat, steps: PlannedStep[]): string {
   if (kind === 'existing') {
     const blockSizeMb = axes['datastore.blockSizeMb'];
     // an existing datastore keeps its block size: a block size axis would only repeat the permutation
     if (blockSizeMb !== undefined) throw new InvalidArgument(`axis datastore.blockSizeMb = ${JSON.stringify(blockSizeMb)}: expected no block size with datastore.kind existing`, { name: 'datastore.blockSizeMb', value: String(blockSizeMb) });
     if (!target.datastoreVolumePath) throw new InvalidArgument(`${target.host}: datastore.kind existing needs datastoreVolumePath in the inventory`, { name: 'datastoreVolumePath', value: '' });
-    volumePath = target.datastoreVolumePath;
-  } else {
-    const device = target.vmfsDevice;
-    if (!device) throw new InvalidArgument(`${target.host}: datastore.kind ${kind} needs vmfsDevice in the inventory`, { name: 'vmfsDevice', value: '' });
-    const blockSizeMb = checkBlockSize(kind, axes['datastore.blockSizeMb'] ?? 1);
-    // what this host's release cannot create is refused before the LUN is partitioned
-    checkVmfsCreatable(kind, target.version === undefined ? undefined : parseEsxiVersion(target.version), target.host);
-    if (kind === 'vmfs3' && format in VMDK_FORMAT_OF) {
-      checkVmfs3FileSize(blockSizeMb, checkInt(axis(axes, 'disk.sizeGb'), 'disk.sizeGb', 1, ESXI_MAX_DISK_GB));
-    }
-    const label = checkEsxi('label', `${base}-ds`, 'datastore label');
-    volumePath = `/vmfs/volumes/${label}`;
-    steps.push(partition.step({
-      step: 'partition',
-      arguments: { device, vmfsVersion: kind, label: kind === 'vmfs3' ? 'msdos' : 'gpt', partition: 1, startSector: kind === 'vmfs3' ? 128 : 2048, endSector: 'last usable (partedUtil getUsableSectors)', type: kind === 'vmfs3' ? VMFS_MBR_TYPE : VMFS_GPT_GUID },
-      destructive: true,
-      destroys: [device],
-      creates: { kind: 'vmfs-partition', name: `${base}-part` },
-    }));
-    steps.push(createVmfs.step({
-      step: 'datastore',
-      arguments: { device, partition: 1, vmfsVersion: kind, blockSizeMb, label, volumePath },
-      destructive: true,
-      destroys: [device],
-      creates: { kind: 'datastore', name: label },
-    }));
+    return target.datastoreVolumePath;
   }
+  const device = target.vmfsDevice;
+  if (!device) throw new InvalidArgument(`${target.host}: datastore.kind ${kind} needs vmfsDevice in the inventory`, { name: 'vmfsDevice', value: '' });
+  const blockSizeMb = checkBlockSize(kind, axes['datastore.blockSizeMb'] ?? 1);
+  // what this host's release cannot create is refused before the LUN is partitioned
+  checkVmfsCreatable(kind, target.version === undefined ? undefined : parseEsxiVersion(target.version), target.host);
+  if (kind === 'vmfs3' && format in VMDK_FORMAT_OF) {
+    checkVmfs3FileSize(blockSizeMb, checkInt(axis(axes, 'disk.sizeGb'), 'disk.sizeGb', 1, ESXI_MAX_DISK_GB));
+  }
+  const label = checkEsxi('label', `${base}-ds`, 'datastore label');
+  const volumePath = `/vmfs/volumes/${label}`;
+  steps.push(partition.step({
+    step: 'partition',
+    arguments: { device, vmfsVersion: kind, label: kind === 'vmfs3' ? 'msdos' : 'gpt', partition: 1, startSector: kind === 'vmfs3' ? 128 : 2048, endSector: 'last usable (partedUtil getUsableSectors)', type: kind === 'vmfs3' ? VMFS_MBR_TYPE : VMFS_GPT_GUID },
+    destructive: true,
+    destroys: [device],
+    creates: { kind: 'vmfs-partition', name: `${base}-part` },
+  }));
+  steps.push(createVmfs.step({
+    step: 'datastore',
+    arguments: { device, partition: 1, vmfsVersion: kind, blockSizeMb, label, volumePath },
+    destructive: true,
+    destroys: [device],
+    creates: { kind: 'datastore', name: label },
+  }));
+  return volumePath;
+}
 
+/** The disk step: an RDM of rdmDevice, or a VMDK of the format and size; what the guest will name it by. */
+function diskStep(axes: Axes, target: Target, base: string, kind: Kind, format: EsxiDiskFormat, diskPath: string, steps: PlannedStep[]): Identity {
   const diskName = `${base}-disk`;
-  const diskPath = checkEsxi('vmdkPath', `${volumePath}/${diskName}.vmdk`, 'disk path');
-  // how the guest will name the disk: a VMDK's or virtual RDM's uuid (vmkfstools -J getuuid), a physical RDM's LUN id
-  let identity: { path: string; by: 'disk uuid' | 'LUN id'; lun?: string; sizeBytes?: number };
   if (format === 'rdm-physical' || format === 'rdm-virtual') {
     const device = target.rdmDevice;
     if (!device) throw new InvalidArgument(`${target.host}: disk.format ${format} needs rdmDevice in the inventory`, { name: 'rdmDevice', value: '' });
@@ -101,43 +121,35 @@ export function planEsxiShellSteps(axes: Axes, targetIn: EsxiShellTargetConfig, 
     const rdm = { step: 'disk', destructive: true, destroys: [device], creates: { kind: 'rdm', name: diskName } };
     // the workload writes to a LUN this run did not create
     steps.push(mode === 'physical' ? createRdmPhysical.step({ ...rdm, arguments: { device, path: diskPath, compatibilityMode: mode } }) : createRdmVirtual.step({ ...rdm, arguments: { device, path: diskPath, compatibilityMode: mode } }));
-    identity = { path: diskPath, by: mode === 'physical' ? 'LUN id' : 'disk uuid', lun: device };
-  } else {
-    const sizeGb = checkInt(axis(axes, 'disk.sizeGb'), 'disk.sizeGb', 1, ESXI_MAX_DISK_GB);
-    steps.push(createDisk.step({
-      step: 'disk',
-      arguments: { path: diskPath, sizeGb, format: VMDK_FORMAT_OF[format] },
-      destructive: false,
-      creates: { kind: 'disk', name: diskName },
-    }));
-    identity = { path: diskPath, by: 'disk uuid', sizeBytes: sizeGb * 1024 ** 3 };
+    return { path: diskPath, by: mode === 'physical' ? 'LUN id' : 'disk uuid', lun: device };
   }
-  steps.push(attach.step({
-    step: 'attach',
-    // on the lowest free unit of the bus (apply reads the VM's devices): the guest-disk step finds
-    // the disk by its identity, so no unit is fixed in the inventory
-    arguments: { vmid: target.vmid, path: diskPath, bus: target.scsiBus },
+  const sizeGb = checkInt(axis(axes, 'disk.sizeGb'), 'disk.sizeGb', 1, ESXI_MAX_DISK_GB);
+  steps.push(createDisk.step({
+    step: 'disk',
+    arguments: { path: diskPath, sizeGb, format: VMDK_FORMAT_OF[format] },
     destructive: false,
-    creates: { kind: 'disk-attachment', name: `${base}-attach` },
+    creates: { kind: 'disk', name: diskName },
   }));
-  // the disk found in the guest by its WWN and checked (../guest-disk.ts); for ext4/xfs partitioned,
-  // formatted and mounted in a directory of ours. It writes nothing but to the disk just attached:
-  // an RDM's LUN is already named by the disk step's `destroys`.
+  return { path: diskPath, by: 'disk uuid', sizeBytes: sizeGb * 1024 ** 3 };
+}
+
+/**
+ * The disk found in the guest by its WWN and checked (../guest-disk.ts); for ext4/xfs partitioned,
+ * formatted and mounted in a directory of ours. It writes nothing but to the disk just attached:
+ * an RDM's LUN is already named by the disk step's `destroys`.
+ */
+function guestDiskStep(axes: Axes, target: Target, base: string, identity: Identity): PlannedStep {
   const filesystem = axes['guest.filesystem'] ?? 'raw';
   if (!isLinuxGuestFilesystem(filesystem)) {
     throw new InvalidArgument(`axis guest.filesystem = ${JSON.stringify(filesystem)}: expected one of ${LINUX_GUEST_FILESYSTEMS.join(', ')}`, { name: 'guest.filesystem', value: String(filesystem) });
   }
-  if (filesystem === 'raw') {
-    steps.push(guestDisk.step({ step: 'guest-disk', arguments: { vmid: target.vmid, ...identity, filesystem: 'raw' }, destructive: false }));
-  } else {
-    const name = `${base}-fs`;
-    if (!target.guestWorkdir) throw new InvalidArgument(`${target.host}: guest.filesystem ${String(filesystem)} is mounted under the guest's workdir, and the target names none`, { name: 'guest.filesystem', value: String(filesystem) });
-    steps.push(guestFilesystem.step({
-      step: 'guest-disk',
-      arguments: { vmid: target.vmid, ...identity, filesystem, mountpoint: path.posix.join(target.guestWorkdir, name) },
-      destructive: false,
-      creates: { kind: 'guest-filesystem', name },
-    }));
-  }
-  return steps;
+  if (filesystem === 'raw') return guestDisk.step({ step: 'guest-disk', arguments: { vmid: target.vmid, ...identity, filesystem: 'raw' }, destructive: false });
+  const name = `${base}-fs`;
+  if (!target.guestWorkdir) throw new InvalidArgument(`${target.host}: guest.filesystem ${String(filesystem)} is mounted under the guest's workdir, and the target names none`, { name: 'guest.filesystem', value: String(filesystem) });
+  return guestFilesystem.step({
+    step: 'guest-disk',
+    arguments: { vmid: target.vmid, ...identity, filesystem, mountpoint: path.posix.join(target.guestWorkdir, name) },
+    destructive: false,
+    creates: { kind: 'guest-filesystem', name },
+  });
 }

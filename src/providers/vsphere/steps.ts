@@ -64,59 +64,27 @@ function shared<T extends object>(target: VsphereStepTarget, key: string, make: 
   return v;
 }
 
+type Kind = (typeof VSPHERE_DATASTORE_KINDS)[number];
+type Format = (typeof VSPHERE_DISK_FORMATS)[number];
+type Controller = (typeof VSPHERE_CONTROLLERS)[number];
+/** a permutation's choices the steps after the datastore need */
+interface Disk {
+  kind: Kind;
+  datastore: string;
+  controller: Controller | undefined;
+  blockSizeMb: number | undefined;
+  prefix: string;
+}
+
 export function planVsphereSteps(axes: Axes, target: VsphereStepTarget, names: { prefix: string }): PlannedStep[] {
   const kind = oneOf(axes, 'datastore.kind', VSPHERE_DATASTORE_KINDS, target.datastore ? 'existing' : undefined);
   const format = oneOf(axes, 'disk.format', VSPHERE_DISK_FORMATS);
   const controller = axes['disk.controller'] === undefined ? undefined : oneOf(axes, 'disk.controller', VSPHERE_CONTROLLERS);
-  const blockSizeMb = num(axes, 'datastore.blockSizeMb', VSPHERE_BLOCK_SIZES_MB);
-  const blockSizeKb = num(axes, 'datastore.blockSizeKb', VSPHERE_BLOCK_SIZES_KB);
-  if (blockSizeMb !== undefined && blockSizeKb !== undefined) bad('datastore.blockSizeKb', axes['datastore.blockSizeKb'], 'no value when datastore.blockSizeMb is set');
-  const blockAxis = blockSizeKb !== undefined ? 'datastore.blockSizeKb' : 'datastore.blockSizeMb';
-  const blockSize = blockSizeKb ?? blockSizeMb;
-  if (blockSize !== undefined) {
-    if (!isVmfsKind(kind)) bad(blockAxis, blockSize, `no block size with datastore.kind ${kind}`);
-    checkVmfsBlockSize(kind, blockAxis, blockSize); // the one VMFS rule (../vmfs-block-size.ts)
-  }
-
+  const { blockSizeMb, blockSizeKb } = blockSizes(axes, kind);
   // Argument objects spell their keys out (absent values are undefined, dropped by JSON): object
   // spreads give each of 100,000 plan entries its own V8 hidden class, doubling time and memory.
   const steps: PlannedStep[] = [];
-  let datastore: string;
-
-  if (kind === 'existing') {
-    datastore = need(target.datastore, 'datastore', 'for datastore.kind existing');
-  } else if (kind === 'nfs') {
-    const nfs = need(target.nfs, 'nfs (remoteHost, remotePath)', 'for datastore.kind nfs');
-    // "On NFS datastores that do not support Hardware Acceleration, only thin format is available"
-    // (vSphere 6.5–8.0 docs, "About Virtual Disk Provisioning Policies"): without VAAI-NAS a thick
-    // disk comes back thin (mislabelled results) or fails. With it, the provider still compares
-    // the backing it got with the format asked for (provider.ts).
-    if (!nfs.vaaiNas && (format === 'lazyzeroedthick' || format === 'eagerzeroedthick')) {
-      bad('disk.format', format, 'thin with datastore.kind nfs: an NFS datastore without VAAI-NAS (the inventory\'s nfs.vaaiNas) has thin disks only');
-    }
-    datastore = `${names.prefix}-ds`;
-    steps.push(createNasDatastore.step({
-      step: 'datastore',
-      arguments: { host: target.host, vm: target.vm, datacenter: target.datacenter, name: datastore, remoteHost: nfs.remoteHost, remotePath: nfs.remotePath, type: 'NFS', accessMode: 'readWrite' },
-      destructive: false,
-      creates: { kind: 'datastore', name: datastore },
-    }));
-  } else {
-    const device = need(target.vmfsDevice, 'vmfsDevice', `to create a ${kind} datastore`);
-    // what the host's release cannot create is refused before the LUN is formatted
-    const release = target.version === undefined ? undefined : parseEsxiVersion(target.version);
-    checkVmfsCreatable(kind, release, target.host);
-    if (blockSizeKb !== undefined) checkBlockSizeKbSupported(release, target.host);
-    datastore = `${names.prefix}-ds`;
-    steps.push(createVmfsDatastore.step({
-      step: 'datastore',
-      arguments: { host: target.host, vm: target.vm, datacenter: target.datacenter, name: datastore, device, vmfsMajorVersion: VMFS_MAJOR[kind], blockSizeMb, blockSizeKb },
-      destructive: true,
-      destroys: shared(target, `destroys ${device}`, () => [device]),
-      creates: { kind: 'datastore', name: datastore },
-    }));
-  }
-
+  const datastore = datastoreStep(target, kind, format, names.prefix, blockSizeMb, blockSizeKb, steps);
   if (controller !== undefined) {
     if (controller === 'nvme') checkNvmeSupported(target.version === undefined ? undefined : parseEsxiVersion(target.version), target.host);
     // The disk goes on a controller of this type: one the VM has with a free unit, else one this
@@ -128,58 +96,115 @@ export function planVsphereSteps(axes: Axes, target: VsphereStepTarget, names: {
       creates: { kind: 'controller', name: `${names.prefix}-ctl` },
     }));
   }
-
-  if (format === 'rdm-physical' || format === 'rdm-virtual') {
-    const device = need(target.rdmDevice, 'rdmDevice', `for disk.format ${format}`);
-    if (kind === 'nfs') bad('disk.format', format, 'a flat disk format with datastore.kind nfs (RDM mapping files need VMFS)');
-    if (kind !== 'existing' && device === target.vmfsDevice) bad('disk.format', format, `an RDM device other than the VMFS device ${device}`);
-    const name = `${names.prefix}-rdm`;
-    steps.push(reconfigVm.step({
-      step: 'disk',
-      arguments: {
-        host: target.host,
-        vm: target.vm,
-        datacenter: target.datacenter,
-        deviceChange: 'add+create',
-        backing: 'rdm',
-        device,
-        compatibilityMode: RDM_COMPATIBILITY[format],
-        datastore,
-        fileName: `${name}.vmdk`,
-        controller,
-      },
-      // The benchmark overwrites whatever the LUN holds.
-      destructive: true,
-      destroys: shared(target, `destroys ${device}`, () => [device]),
-      creates: { kind: 'rdm', name },
-    }));
-    steps.push(guestDiskStep(axes, target, name, names.prefix, shared(target, `destroys ${device}`, () => [device])));
-  } else {
-    const sizeGb = num(axes, 'disk.sizeGb');
-    if (sizeGb === undefined) bad('disk.sizeGb', undefined, 'a positive number of GiB for a virtual disk');
-    if (kind === 'vmfs3') checkVmfs3FileSize(blockSizeMb ?? 1, sizeGb);
-    const name = `${names.prefix}-disk`;
-    steps.push(reconfigVm.step({
-      step: 'disk',
-      arguments: {
-        host: target.host,
-        vm: target.vm,
-        datacenter: target.datacenter,
-        deviceChange: 'add+create',
-        backing: 'flat',
-        format,
-        datastore,
-        fileName: `${name}.vmdk`,
-        sizeGb,
-        sizeBytes: Math.round(sizeGb * 1024 ** 3),
-        controller,
-      },
-      destructive: false,
-      creates: { kind: 'disk', name },
-    }));
-    steps.push(guestDiskStep(axes, target, name, names.prefix));
-  }
+  const disk: Disk = { kind, datastore, controller, blockSizeMb, prefix: names.prefix };
+  if (format === 'rdm-physical' || format === 'rdm-virtual') steps.push(...rdmSteps(axes, target, format, disk));
+  else steps.push(...flatDiskSteps(axes, target, format, disk));
   return steps;
+}
+
+/** The block size axes: one of them at most, only on a VMFS kind, as the VMFS rule allows. */
+function blockSizes(axes: Axes, kind: Kind): { blockSizeMb: number | undefined; blockSizeKb: number | undefined } {
+  const blockSizeMb = num(axes, 'datastore.blockSizeMb', VSPHERE_BLOCK_SIZES_MB);
+  const blockSizeKb = num(axes, 'datastore.blockSizeKb', VSPHERE_BLOCK_SIZES_KB);
+  if (blockSizeMb !== undefined && blockSizeKb !== undefined) bad('datastore.blockSizeKb', axes['datastore.blockSizeKb'], 'no value when datastore.blockSizeMb is set');
+  const blockAxis = blockSizeKb !== undefined ? 'datastore.blockSizeKb' : 'datastore.blockSizeMb';
+  const blockSize = blockSizeKb ?? blockSizeMb;
+  if (blockSize !== undefined) {
+    if (!isVmfsKind(kind)) bad(blockAxis, blockSize, `no block size with datastore.kind ${kind}`);
+    checkVmfsBlockSize(kind, blockAxis, blockSize); // the one VMFS rule (../vmfs-block-size.ts)
+  }
+  return { blockSizeMb, blockSizeKb };
+}
+
+/** The datastore step of the kind (none for `existing`); the datastore's name. */
+function datastoreStep(target: VsphereStepTarget, kind: Kind, format: Format, prefix: string, blockSizeMb: number | undefined, blockSizeKb: number | undefined, steps: PlannedStep[]): string {
+  if (kind === 'existing') return need(target.datastore, 'datastore', 'for datastore.kind existing');
+  const datastore = `${prefix}-ds`;
+  if (kind === 'nfs') {
+    const nfs = need(target.nfs, 'nfs (remoteHost, remotePath)', 'for datastore.kind nfs');
+    // "On NFS datastores that do not support Hardware Acceleration, only thin format is available"
+    // (vSphere 6.5–8.0 docs, "About Virtual Disk Provisioning Policies"): without VAAI-NAS a thick
+    // disk comes back thin (mislabelled results) or fails. With it, the provider still compares
+    // the backing it got with the format asked for (operations/disk.ts).
+    if (!nfs.vaaiNas && (format === 'lazyzeroedthick' || format === 'eagerzeroedthick')) {
+      bad('disk.format', format, 'thin with datastore.kind nfs: an NFS datastore without VAAI-NAS (the inventory\'s nfs.vaaiNas) has thin disks only');
+    }
+    steps.push(createNasDatastore.step({
+      step: 'datastore',
+      arguments: { host: target.host, vm: target.vm, datacenter: target.datacenter, name: datastore, remoteHost: nfs.remoteHost, remotePath: nfs.remotePath, type: 'NFS', accessMode: 'readWrite' },
+      destructive: false,
+      creates: { kind: 'datastore', name: datastore },
+    }));
+    return datastore;
+  }
+  const device = need(target.vmfsDevice, 'vmfsDevice', `to create a ${kind} datastore`);
+  // what the host's release cannot create is refused before the LUN is formatted
+  const release = target.version === undefined ? undefined : parseEsxiVersion(target.version);
+  checkVmfsCreatable(kind, release, target.host);
+  if (blockSizeKb !== undefined) checkBlockSizeKbSupported(release, target.host);
+  steps.push(createVmfsDatastore.step({
+    step: 'datastore',
+    arguments: { host: target.host, vm: target.vm, datacenter: target.datacenter, name: datastore, device, vmfsMajorVersion: VMFS_MAJOR[kind], blockSizeMb, blockSizeKb },
+    destructive: true,
+    destroys: shared(target, `destroys ${device}`, () => [device]),
+    creates: { kind: 'datastore', name: datastore },
+  }));
+  return datastore;
+}
+
+/** An RDM of rdmDevice, and the guest-disk step that finds it. */
+function rdmSteps(axes: Axes, target: VsphereStepTarget, format: 'rdm-physical' | 'rdm-virtual', d: Disk): PlannedStep[] {
+  const device = need(target.rdmDevice, 'rdmDevice', `for disk.format ${format}`);
+  if (d.kind === 'nfs') bad('disk.format', format, 'a flat disk format with datastore.kind nfs (RDM mapping files need VMFS)');
+  if (d.kind !== 'existing' && device === target.vmfsDevice) bad('disk.format', format, `an RDM device other than the VMFS device ${device}`);
+  const name = `${d.prefix}-rdm`;
+  const rdm = reconfigVm.step({
+    step: 'disk',
+    arguments: {
+      host: target.host,
+      vm: target.vm,
+      datacenter: target.datacenter,
+      deviceChange: 'add+create',
+      backing: 'rdm',
+      device,
+      compatibilityMode: RDM_COMPATIBILITY[format],
+      datastore: d.datastore,
+      fileName: `${name}.vmdk`,
+      controller: d.controller,
+    },
+    // The benchmark overwrites whatever the LUN holds.
+    destructive: true,
+    destroys: shared(target, `destroys ${device}`, () => [device]),
+    creates: { kind: 'rdm', name },
+  });
+  return [rdm, guestDiskStep(axes, target, name, d.prefix, shared(target, `destroys ${device}`, () => [device]))];
+}
+
+/** A flat VMDK of the format and size, and the guest-disk step that finds it. */
+function flatDiskSteps(axes: Axes, target: VsphereStepTarget, format: Exclude<Format, 'rdm-physical' | 'rdm-virtual'>, d: Disk): PlannedStep[] {
+  const sizeGb = num(axes, 'disk.sizeGb');
+  if (sizeGb === undefined) bad('disk.sizeGb', undefined, 'a positive number of GiB for a virtual disk');
+  if (d.kind === 'vmfs3') checkVmfs3FileSize(d.blockSizeMb ?? 1, sizeGb);
+  const name = `${d.prefix}-disk`;
+  const disk = reconfigVm.step({
+    step: 'disk',
+    arguments: {
+      host: target.host,
+      vm: target.vm,
+      datacenter: target.datacenter,
+      deviceChange: 'add+create',
+      backing: 'flat',
+      format,
+      datastore: d.datastore,
+      fileName: `${name}.vmdk`,
+      sizeGb,
+      sizeBytes: Math.round(sizeGb * 1024 ** 3),
+      controller: d.controller,
+    },
+    destructive: false,
+    creates: { kind: 'disk', name },
+  });
+  return [disk, guestDiskStep(axes, target, name, d.prefix)];
 }
 
 /**
