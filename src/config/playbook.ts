@@ -27,6 +27,12 @@ const strings = (axis: string): [string, ...string[]] => {
   if (!values.length) throw new Error(`no provider declares values for ${axis}`);
   return values as [string, ...string[]];
 };
+/** the numbers some provider takes on an axis, as a union of literals (JSON Schema: anyOf const) */
+const numbers = (axis: string) => {
+  const values = axisValues(axis).filter((v): v is number => typeof v === 'number');
+  if (values.length < 2) throw new Error(`no provider declares two or more numbers for ${axis}`);
+  return z.union(values.map((v) => z.literal(v)) as unknown as [z.ZodLiteral<number>, z.ZodLiteral<number>, ...Array<z.ZodLiteral<number>>]);
+};
 export const DATASTORE_KINDS = strings('datastore.kind');
 export const DISK_FORMATS = strings('disk.format');
 export const GUEST_FILESYSTEMS = strings('guest.filesystem');
@@ -56,21 +62,21 @@ export const matrixSchema = z
     datastore: z
       .strictObject({
         kind: axis(z.enum(DATASTORE_KINDS), 'Datastore to create per permutation: VMFS version, NFS, or an existing datastore'),
-        blockSizeMb: axis(z.union([z.literal(1), z.literal(2), z.literal(4), z.literal(8)]), 'VMFS file block size in MB (VMFS3: 1/2/4/8; VMFS5/6: 1)').optional(),
-        blockSizeKb: axis(z.union([z.literal(64), z.literal(1024)]), 'VMFS6 block size in KiB (64 or 1024)').optional(),
+        blockSizeMb: axis(numbers('datastore.blockSizeMb'), 'VMFS file block size in MB (VMFS3: 1/2/4/8; VMFS5/6: 1)').optional(),
+        blockSizeKb: axis(numbers('datastore.blockSizeKb'), 'VMFS6 block size in KiB (64 or 1024)').optional(),
       })
       .optional(),
     disk: z
       .strictObject({
         format: axis(z.enum(DISK_FORMATS), 'Disk provisioning: VMDK thin/lazy/eager, RDM physical/virtual, Hyper-V VHDX fixed/dynamic, pass-through'),
         sizeGb: axis(numberIn(0, MAX_DISK_SIZE_GB, 'GiB', '64 TiB is the largest VHDX', false), 'Disk size in GB (GiB)').optional(),
-        controller: axis(z.enum(['pvscsi', 'lsilogic', 'lsisas', 'buslogic', 'nvme']), 'Virtual storage controller the disk is placed on (vSphere only; one of that type is added to the VM when it has none, and removed after)').optional(),
+        controller: axis(z.enum(strings('disk.controller')), 'Virtual storage controller the disk is placed on (vSphere only; one of that type is added to the VM when it has none, and removed after)').optional(),
         blockSizeBytes: axis(
           z.number().refine(isVhdxBlockSize, { error: 'expected a VHDX block size: a power of two from 1048576 (1 MiB) to 268435456 (256 MiB)' }),
           'VHDX block size in bytes',
         ).optional(),
-        logicalSectorBytes: axis(z.union([z.literal(512), z.literal(4096)]), 'VHDX logical sector size').optional(),
-        physicalSectorBytes: axis(z.union([z.literal(512), z.literal(4096)]), 'VHDX physical sector size').optional(),
+        logicalSectorBytes: axis(numbers('disk.logicalSectorBytes'), 'VHDX logical sector size').optional(),
+        physicalSectorBytes: axis(numbers('disk.physicalSectorBytes'), 'VHDX physical sector size').optional(),
       })
       .optional(),
     guest: z

@@ -11,7 +11,8 @@ import { createEsxiShellProvider } from '../../../src/providers/esxi-shell/provi
 import type { HypervTargetConfig } from '../../../src/providers/hyperv/config.ts';
 import { planHypervSteps } from '../../../src/providers/hyperv/plan.ts';
 import { createHypervProvider } from '../../../src/providers/hyperv/provider.ts';
-import { PROVIDERS } from '../../../src/providers/index.ts';
+import { axisValues, PROVIDERS } from '../../../src/providers/index.ts';
+import { checkAxisValue } from '../../../src/config/axis-values.ts';
 import type { VsphereStepTarget } from '../../../src/providers/vsphere/config.ts';
 import { createVsphereProvider } from '../../../src/providers/vsphere/provider.ts';
 import { planVsphereSteps } from '../../../src/providers/vsphere/steps.ts';
@@ -96,5 +97,20 @@ describe('Hyper-V operations parse their arguments before sending a cmdlet', () 
 describe('each provider module lists its operations', () => {
   it('every operation name a provider plans is one of its schemas (registry)', () => {
     for (const m of Object.values(PROVIDERS)) expect(Object.keys(m.operations).length, m.name).toBeGreaterThan(0);
+  });
+});
+
+describe('the playbook takes the values the providers declare', () => {
+  it('every enumerated matrix axis accepts exactly the union of the providers\' values for it', () => {
+    const enumerated = new Set(Object.values(PROVIDERS).flatMap((m) => m.axes.filter((a) => a.values).map((a) => a.name)));
+    for (const name of enumerated) {
+      const values = axisValues(name);
+      for (const v of values) expect(checkAxisValue(name, String(v)), `${name} ${String(v)}`).toMatchObject({ ok: true, value: v });
+      const other = typeof values[0] === 'number' ? '3' : 'no-such-value';
+      expect(checkAxisValue(name, other).ok, `${name} ${other}`).toBe(false);
+    }
+    expect(axisValues('disk.controller')).toEqual(['pvscsi', 'lsilogic', 'lsisas', 'buslogic', 'nvme']);
+    expect(axisValues('datastore.blockSizeMb')).toEqual([1, 2, 4, 8]);
+    expect(axisValues('disk.logicalSectorBytes')).toEqual([512, 4096]);
   });
 });
