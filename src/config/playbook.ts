@@ -13,7 +13,8 @@ import {
 } from '../limits.ts';
 import { visible } from '../text/visible.ts';
 import { isVhdxBlockSize } from '../providers/hyperv/validate.ts';
-import { axisValues } from '../providers/index.ts';
+import { axisValues, providerAxes } from '../providers/index.ts';
+import type { AxisSpec } from '../contract/axis.ts';
 import { intIn, numberIn } from './fields.ts';
 import { parseSize } from './size.ts';
 import { repeatSchema } from './repeat.ts';
@@ -57,7 +58,7 @@ function axis<T extends z.ZodType>(item: T, description: string) {
 /** Sanity cap for a host volume's size label (volume.sizeGb): 1 PiB. */
 const MAX_VOLUME_GB = 1024 * 1024;
 
-export const matrixSchema = z
+const shippedMatrix = z
   .strictObject({
     datastore: z
       .strictObject({
@@ -97,6 +98,39 @@ export const matrixSchema = z
     }),
   })
   .describe('The configuration matrix: every combination of the values below is one permutation');
+
+/** An axis value's schema from its provider's declaration: one of its values, or what its rule accepts. */
+function axisElement(spec: AxisSpec): z.ZodType {
+  const values = spec.values;
+  if (!values) return z.union([z.string(), z.number(), z.boolean()]).refine((v) => spec.accepts?.(v) ?? true, { error: `expected ${spec.expected ?? 'a value'}` });
+  if (values.every((v) => typeof v === 'string')) return z.enum(values as [string, ...string[]]);
+  const literals = values.map((v) => z.literal(v));
+  return literals.length === 1 ? literals[0]! : z.union(literals as unknown as [z.ZodLiteral, z.ZodLiteral, ...z.ZodLiteral[]]);
+}
+
+/**
+ * The matrix with every axis a provider declares that the sections above do not spell out (a
+ * provider added since, in its own folder): `<section>.<key>` from its axis name, its values or
+ * rule from its declaration. The shipped providers' axes are all above, so for them this is the
+ * schema above itself (and the generated JSON Schema is unchanged).
+ */
+function withProviderAxes<T extends z.ZodObject>(m: T): T {
+  const shape: Record<string, z.ZodType> = { ...m.shape };
+  let added = false;
+  for (const spec of providerAxes()) {
+    const [section, key, ...rest] = spec.name.split('.');
+    if (!section || !key || rest.length || section === 'workload') continue;
+    const existing = shape[section];
+    const obj = existing === undefined ? undefined : ((existing instanceof z.ZodOptional ? existing.unwrap() : existing) as z.ZodObject);
+    if (obj && key in obj.shape) continue;
+    const item = axis(axisElement(spec), spec.values ? `${spec.name}: ${spec.values.join(', ')}` : `${spec.name}: ${spec.expected ?? 'any value'}`).optional();
+    shape[section] = (obj ? obj.extend({ [key]: item }) : z.strictObject({ [key]: item })).optional();
+    added = true;
+  }
+  return added ? (z.strictObject(shape).describe(m.description ?? '') as unknown as T) : m;
+}
+
+export const matrixSchema = withProviderAxes(shippedMatrix);
 
 const scalar = z.union([z.string(), z.number(), z.boolean()]);
 const axisMap = z.record(z.string(), scalar);

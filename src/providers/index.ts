@@ -4,6 +4,7 @@
 // — so adding one is a new folder, its name, one line here and an example inventory
 // (docs/architecture.md, "Adding a provider").
 import { z } from 'zod';
+import type { AxisSpec } from '../contract/axis.ts';
 import type { PlannedStep, ProviderModule, ProviderName } from '../contract/provider.ts';
 import { UsageError } from '../errors.ts';
 import { argumentProblems } from './operations.ts';
@@ -45,6 +46,18 @@ export function providerModule(name: ProviderName): ProviderModule {
 /** The module of a target's provider, with the target's own type. */
 export function moduleOf<T extends Target>(target: T): ProviderModule<T['provider'], T> {
   return providerModule(target.provider) as unknown as ProviderModule<T['provider'], T>;
+}
+
+/** Every axis some provider declares, the first declaration of each name (registry order). */
+export function providerAxes(): AxisSpec[] {
+  const out = new Map<string, AxisSpec>();
+  for (const m of Object.values(PROVIDERS) as ProviderModule[]) for (const a of m.axes) if (!out.has(a.name)) out.set(a.name, a);
+  return [...out.values()];
+}
+
+/** The providers' own inventory sections of named endpoints (ProviderModule.endpointSection), by key. */
+export function endpointSections(): Array<NonNullable<ProviderModule['endpointSection']>> {
+  return (Object.values(PROVIDERS) as ProviderModule[]).flatMap((m) => (m.endpointSection ? [m.endpointSection] : []));
 }
 
 /** Every value some provider takes on an axis, in registry order (the playbook schema's enums). */
