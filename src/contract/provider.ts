@@ -278,6 +278,8 @@ export interface ComposeContext {
   reveal(ref: string): string | undefined;
   /** the `vcenters.<name>` entry */
   vcenter(name: string): VcenterEntry | undefined;
+  /** the `<section>.<name>` entry of a provider's own endpoint section (ProviderModule.endpointSection), as parsed */
+  endpoint?(section: string, name: string): unknown;
   env: NodeJS.ProcessEnv;
   /** shared by the compositions of one run: targets on one endpoint share its session and limit */
   pool: EndpointPool;
@@ -361,6 +363,8 @@ export interface ResourceContext {
 export interface InventoryNames {
   sshHosts: readonly string[];
   vcenters: readonly string[];
+  /** the entry names of each provider's own endpoint section (ProviderModule.endpointSection), by its key */
+  endpoints?: Readonly<Record<string, readonly string[]>>;
   env: NodeJS.ProcessEnv;
 }
 
@@ -370,6 +374,13 @@ export interface InventoryNames {
  */
 export interface ProviderModule<N extends ProviderName = ProviderName, T extends { provider: N } = { provider: N }> {
   readonly name: N;
+  /**
+   * The provider's own top-level inventory section of named endpoints (as `vcenters:` is the
+   * vSphere endpoints'), when it has one: the registry adds `<key>: { <name>: <schema> }` to the
+   * inventory schema; checkInventory sees its names (InventoryNames.endpoints), compose its entries
+   * (ComposeContext.endpoint). No secret references in it (they are not resolved there yet).
+   */
+  readonly endpointSection?: { readonly key: string; readonly schema: z.ZodType; readonly description: string };
   /** the inventory target's schema: a strict object whose `provider` is the literal `name` */
   readonly targetSchema: z.ZodType<T> & z.ZodObject;
   /** key paths inside a target that hold secret references (resolved, masked, never recorded) */
