@@ -188,6 +188,14 @@ func (h *harness) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			}
 		}
 	case "CreateVirtualDisk_Task", "DeleteVirtualDisk_Task":
+		if req, ok := method.Body.(*types.CreateVirtualDisk_Task); ok {
+			if f, msg := createDiskCapacity(req); f != nil {
+				if ref, ok := failTask(method, f, msg); ok {
+					writeTaskResponse(w, name, ref)
+					return
+				}
+			}
+		}
 		after = h.diskManagerHook(method)
 	}
 
