@@ -7,6 +7,7 @@ import { IOMETER_SPEC_HELP, registerProfiles } from './commands/profiles.ts';
 import { registerQueueCommands } from './commands/queue-commands.ts';
 import { registerReport } from './commands/report.ts';
 import { registerRun } from './commands/run.ts';
+import { registerPreflight } from './commands/preflight.ts';
 import { registerRunDirCommands } from './commands/run-dir-commands.ts';
 import { EXIT, reportError } from './exit.ts';
 import { exitQuietlyOnClosedPipe, terminal } from './output.ts';
@@ -40,6 +41,7 @@ export function buildProgram(): Command {
     });
   registerConfigCommands(program);
   registerRun(program);
+  registerPreflight(program);
   registerQueueCommands(program);
   registerRunDirCommands(program);
   registerReport(program);

@@ -18,6 +18,7 @@ import type { PrefillOutcome, WorkloadProfile, WorkloadTest } from '../workloads
 import type { AxisSpec, Axes, AxisValue } from './axis.ts';
 import type { HostObserver } from './host-metrics.ts';
 import type { HostProcessStop } from './host-process.ts';
+import type { TargetPreflight } from './preflight.ts';
 
 export type ProviderName = 'local' | 'ssh' | 'vsphere' | 'esxi-shell' | 'hyperv';
 
@@ -311,6 +312,8 @@ export interface Composition {
   sharedResources?: SharedResource[];
   /** the test file its workload writes, when a file storsweep did not create may already be there (local, ssh) */
   testFile?: TestFileCheck;
+  /** what `preflight` and the run's capacity check ask of the target (contract/preflight.ts) */
+  preflight?: TargetPreflight;
 }
 
 /** A target's test file, looked at before a run writes anything (`run`, `submit`; `validate` on this machine). */

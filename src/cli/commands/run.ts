@@ -38,6 +38,7 @@ import { visibleJson } from '../../text/visible.ts';
 import { canonicalJson } from '../../text/canonical-json.ts';
 import { VERSION } from '../../version.ts';
 import { PROVIDERS, stepArgumentsProblem } from '../../providers/index.ts';
+import { refuseWithoutRoom } from '../../preflight/capacity.ts';
 
 export interface RunCommandOptions {
   inventory?: string;
@@ -514,6 +515,8 @@ async function runLocked(playbookFile: string | undefined, o: RunCommandOptions,
     const confirmedDestroy = checkConfirmDestroy(plan, o.confirmDestroy, await foreignTestFiles(comps));
     // a host whose release the inventory does not state is asked (read-only) before anything changes
     await checkAgainstHostVersions(pb, inv, comps);
+    // every LUN and datastore the plan fills has room for its largest permutation: read before anything is formatted
+    await refuseWithoutRoom(plan, comps);
     const runDir = runDirFor(o.out, plan);
     const meta = newRunMeta({ plan, comps, inv, pb, playbookFile, timeouts, confirmedDestroy });
     // --store, else the inventory's store:, else the run directory's run.sqlite

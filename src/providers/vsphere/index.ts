@@ -19,6 +19,7 @@ import { createVsphereProvider } from './provider.ts';
 import { isTransient } from './retrying.ts';
 import { GUEST_DISK_OPERATION, GUEST_FS_OPERATION, GUEST_WINDOWS_DISK_OPERATION, GUEST_WINDOWS_VOLUME_OPERATION, planVsphereSteps } from './steps.ts';
 import { LINUX_GUEST_FILESYSTEMS } from '../guest-disk.ts';
+import { vspherePreflight } from './preflight.ts';
 
 const name = nameField;
 
@@ -180,6 +181,7 @@ function compose(target: VsphereTarget, ctx: ComposeContext): Composition {
     workloadProvider: g.provider,
     workloadTarget: g.describe,
     insecureEndpoints: cfg.vcenter.insecure ? [`vcenter:${target.vcenter}`] : [],
+    preflight: vspherePreflight(() => VsphereClient.connect(cfg.vcenter), cfg, target.guest.via === 'tools'),
   };
 }
 
