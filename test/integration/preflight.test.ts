@@ -11,6 +11,7 @@ import { stopVcsimPid, vcsimControl, type VcsimControl } from '../../src/lab/vcs
 import { BLANK_DEV, readCommands, releaseEsxiGuestDisks } from '../../src/lab/harness/esxi/state.ts';
 import { listVcsimLuns } from '../../src/lab/vsphere-inventory.ts';
 import { REPO_ROOT, runCli } from '../helpers/cli.ts';
+import { probeOne } from '../helpers/pyvmomi-probe.ts';
 
 let root: string;
 let lab: LabState;
@@ -135,5 +136,39 @@ describe('a disk larger than its LUN', () => {
     const cap = report.targets[0]!.checks.find((c) => c.check === `capacity LUN ${BLANK_DEV}`)!;
     expect(cap).toMatchObject({ status: 'ok' });
     expect(cap.detail).toContain('needs 4000 GiB thin disk (0.0 GiB');
+  });
+});
+
+describe('a vCenter user without Datastore.AllocateSpace (the harness restricted role)', () => {
+  it('preflight gives ✗ naming the privilege and the object, exits 1, and creates nothing', async () => {
+    await control.restrictedUser({ username: 'bench-ro@vsphere.local', password: 'Ro-secret-1', privileges: ['System.View', 'Host.Config.Storage', 'VirtualMachine.Config.AddNewDisk', 'VirtualMachine.Config.RemoveDisk'] });
+    const dir = labPaths(root).dir;
+    await fs.writeFile(path.join(dir, 'ro-password'), 'Ro-secret-1\n', { mode: 0o600 });
+    const restricted = path.join(dir, 'inventory-ro.yaml');
+    const text = await fs.readFile(inventory, 'utf8');
+    await fs.writeFile(restricted, text.replace('username: administrator@vsphere.local', 'username: bench-ro@vsphere.local').replace('password: ${file:vcsim-password}', 'password: ${file:ro-password}'));
+    await control.reset();
+    const r = await runCli(['preflight', path.join(REPO_ROOT, 'playbooks/vmfs6-block-size.yaml'), '-i', restricted, '--json', '-o', path.join(root, 'runs'), '--confirm-destroy', vmfsDevice], { cwd: root });
+    expect(r.code, r.stderr).toBe(1);
+    const report = JSON.parse(r.stdout) as Report;
+    const failed = report.targets.flatMap((t) => t.checks).filter((c) => c.status === 'fail');
+    expect(failed).toEqual([expect.objectContaining({ check: 'privilege Datastore.AllocateSpace', detail: expect.stringMatching(/^not granted on the datacenter .*\(Datacenter datacenter-\d+\) to /), remedy: expect.stringContaining('Datastore.AllocateSpace') })]);
+    expect(report.targets[0]!.checks.find((c) => c.check === 'privilege Host.Config.Storage')?.status).toBe('ok');
+    expect(report.canary).toBeUndefined();
+    const methods = (await control.log()).map((e) => e.method);
+    expect(methods).toContain('HasPrivilegeOnEntity');
+    expect(methods.filter((m) => /^(CreateVmfsDatastore|CreateNasDatastore|ReconfigVM_Task|CreateVirtualDisk_Task)$/.test(m))).toEqual([]);
+  });
+
+  it('the restricted session is refused by the harness as by vCenter: NoPermission for a disk it may not allocate', async () => {
+    const r = await runCli(['run', path.join(REPO_ROOT, 'playbooks/vmfs6-block-size.yaml'), '-i', path.join(labPaths(root).dir, 'inventory-ro.yaml'), '-o', path.join(root, 'runs'), '--confirm-destroy', vmfsDevice, '--set', 'repeat=1', '--no-report', '--fail-fast'], { cwd: root, timeoutMs: 300_000 });
+    expect(r.code).toBe(1);
+    const log = await control.log();
+    // the disk's ReconfigVM_Task was refused (logged on arrival, answered with the fault), the datastore made for it removed again
+    expect(r.stderr).toMatch(/NoPermission|Datastore\.AllocateSpace/);
+    expect(log.filter((e) => e.method === 'CreateVmfsDatastore')).toHaveLength(1);
+    expect(log.filter((e) => e.method === 'RemoveDatastore')).toHaveLength(1);
+    const vm = await probeOne({ url: lab.vcsim!.url, username: lab.vcsim!.username, password: (await fs.readFile(labPaths(root).vcsimPassword, 'utf8')).trim(), certFile: lab.vcsim!.certFile }, { op: 'vm-disks', vm: 'DC0_H0_VM0' });
+    expect((vm.disks as Array<{ fileName: string }>).filter((d) => d.fileName.includes('ss-'))).toEqual([]);
   });
 });
