@@ -669,7 +669,8 @@ async function executePrepared({ plan, store, comps, close, confirmed }: Prepare
     if (o.json) terminal.stdout(jsonText({ runDir, ...summary }) + '\n' + jsonText({ runDir }) + '\n');
     return EXIT.failure;
   }
-  if (records.length && o.report !== false) {
+  // a run where every permutation failed still gets its report: the failures are what it has to say
+  if ((records.length || summary.failed) && o.report !== false) {
     // a run in a PostgreSQL store is read from there (its run directory's store.json)
     // with the store the run was given (store.json never picks the password: cli/store.ts)
     const quiet = { loadSource: storeAwareLoader(loadSource, { ...(o.store !== undefined ? { store: o.store } : {}), ...(o.inventory !== undefined ? { inventory: o.inventory } : {}) }), stdout: () => undefined, stderr: () => undefined };
