@@ -4,6 +4,7 @@ import type { Command } from 'commander';
 import { preflightTargets, checklistLines, type PreflightReport } from '../../preflight/preflight.ts';
 import { storePreflight } from '../../preflight/stored.ts';
 import { visibleText } from '../../text/visible.ts';
+import { TEST_FILE_KIND } from '../../providers/test-file-mark.ts';
 import { EXIT } from '../exit.ts';
 import { jsonText, terminal } from '../output.ts';
 import { collect, SET_HELP } from './config-commands.ts';
@@ -23,8 +24,8 @@ export async function preflightCommand(playbookFile: string, o: PreflightOptions
   const { plan, comps, inv } = prepareNew(playbookFile, o);
   const report: PreflightReport = { playbook: plan.playbook, inventory: inv.file, at: new Date().toISOString(), targets: await preflightTargets(plan, comps), ok: false };
   const passed = () => report.targets.every((t) => t.checks.every((c) => c.status !== 'fail'));
-  // the canary provisions for real: only once every read-only check passed
-  if (o.canary !== false && passed() && plan.permutations.some((p) => p.steps.some((s) => s.creates))) {
+  // the canary provisions for real (disks, datastores: a test file alone is no canary), only once every read-only check passed
+  if (o.canary !== false && passed() && plan.permutations.some((p) => p.steps.some((s) => s.creates && s.creates.kind !== TEST_FILE_KIND))) {
     const canary = await runCanaryFor(playbookFile, o, report, plan);
     report.canary = canary;
     if (canary.skipped && !report.targets.some((t) => t.target === 'canary')) report.targets.push({ target: 'canary', checks: canaryChecks(canary) });

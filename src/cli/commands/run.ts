@@ -34,11 +34,12 @@ import { overrideTexts, parseSetArguments, sameOverrides, type PlaybookOverride 
 import { serialisedResources } from '../../plan/plan.ts';
 import { ensureOutputDirectory } from '../out-dir.ts';
 import { jsonText, keepGoingWhenOutputCloses, progressStream, terminal } from '../output.ts';
-import { visibleJson } from '../../text/visible.ts';
+import { visibleJson, visibleText } from '../../text/visible.ts';
 import { canonicalJson } from '../../text/canonical-json.ts';
 import { VERSION } from '../../version.ts';
 import { PROVIDERS, stepArgumentsProblem } from '../../providers/index.ts';
 import { refuseWithoutRoom } from '../../preflight/capacity.ts';
+import { preflightBeforeRun } from '../../preflight/before-run.ts';
 
 export interface RunCommandOptions {
   inventory?: string;
@@ -59,6 +60,8 @@ export interface RunCommandOptions {
   outGiven?: boolean;
   /** `--store URL`: the PostgreSQL store the run is written to (else the inventory's store:, else run.sqlite) */
   store?: string;
+  /** `--preflight`: run the read-only preflight checks first and stop on a ✗ */
+  preflight?: boolean;
 }
 
 /**
@@ -515,6 +518,8 @@ async function runLocked(playbookFile: string | undefined, o: RunCommandOptions,
     const confirmedDestroy = checkConfirmDestroy(plan, o.confirmDestroy, await foreignTestFiles(comps));
     // a host whose release the inventory does not state is asked (read-only) before anything changes
     await checkAgainstHostVersions(pb, inv, comps);
+    // the last preflight's age and ✗, or (--preflight) the checks now, stopping on a ✗
+    await preflightBeforeRun(plan, comps, { out: o.out, inventory: inv.file, preflight: o.preflight, say: (l) => terminal.stderr(`${visibleText(l)}\n`) });
     // every LUN and datastore the plan fills has room for its largest permutation: read before anything is formatted
     await refuseWithoutRoom(plan, comps);
     const runDir = runDirFor(o.out, plan);
@@ -748,6 +753,7 @@ export function registerRun(program: Command): void {
     .option('--retries <n>', 'retries of a transient failure per step, 0-20 (default 3)', retriesOption)
     .option('--step-timeout <sec>', 'limit for each provisioning step in whole seconds, 1-2147483 (default 1800)', stepTimeoutOption)
     .option('--no-report', 'do not write report.md/report.html at the end')
+    .option('--preflight', 'run the preflight checks first (storsweep preflight, without the canary) and stop on a failed one')
     .option('--set <key=value>', `${SET_HELP}; recorded in the run, which --resume uses`, collect)
     .option('--store <url>', "write the run to this PostgreSQL store (default: the inventory's store:, else the run directory's run.sqlite): postgresql://USER[:${env:NAME}|${file:path}]@HOST[:PORT]/DB")
     .action(async (playbook: string | undefined, o: RunCommandOptions, cmd: Command) => {
