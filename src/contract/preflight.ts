@@ -42,8 +42,12 @@ export interface TargetPreflight {
    * profile's file size): all a thin disk takes.
    */
   spaceNeeds(steps: readonly PlannedStep[], writtenBytes: number): SpaceNeed[];
-  /** Read-only: the usable bytes of each place (a LUN: its size less the file system's reserve; a datastore: its free space). */
-  spaceOf(places: readonly SpacePlace[]): Promise<SpaceHave[]>;
+  /**
+   * Read-only: the usable bytes of each place (a LUN: its size less the file system's reserve; a
+   * datastore: its free space). `shared`: through the run's own session (the run's capacity gate:
+   * no extra login), else a session of its own, closed after.
+   */
+  spaceOf(places: readonly SpacePlace[], o?: { shared?: boolean }): Promise<SpaceHave[]>;
   /** Read-only checks of the endpoint: connection, host key or thumbprint, login, version, privileges, host metrics. */
   checks?(steps: readonly PlannedStep[]): Promise<PreflightCheck[]>;
 }

@@ -52,14 +52,14 @@ export interface CapacityResult {
 }
 
 /** Reads each place's room from its host (read-only) and compares; one check per place. */
-export async function checkCapacity(plan: RunPlan, comps: ReadonlyMap<string, Pick<Composition, 'preflight'>>): Promise<CapacityResult[]> {
+export async function checkCapacity(plan: RunPlan, comps: ReadonlyMap<string, Pick<Composition, 'preflight'>>, o: { shared?: boolean } = {}): Promise<CapacityResult[]> {
   const demands = placeDemands(plan, comps);
   const out: CapacityResult[] = [];
   for (const target of [...new Set(demands.map((d) => d.target))]) {
     const mine = demands.filter((d) => d.target === target);
     let have;
     try {
-      have = await comps.get(target)!.preflight!.spaceOf(mine.map((d) => d.place));
+      have = await comps.get(target)!.preflight!.spaceOf(mine.map((d) => d.place), o);
     } catch (err) {
       for (const d of mine) out.push({ target, check: { check: `capacity ${placeText(d.place)}`, status: 'fail', detail: `cannot read its size: ${errorMessage(err)}`, remedy: 'make the host reachable, then check again' } });
       continue;
@@ -82,7 +82,8 @@ export async function checkCapacity(plan: RunPlan, comps: ReadonlyMap<string, Pi
  * read is left to the run (its steps fail as they would have).
  */
 export async function refuseWithoutRoom(plan: RunPlan, comps: ReadonlyMap<string, Pick<Composition, 'preflight'>>): Promise<void> {
-  const results = await checkCapacity(plan, comps);
+  // through the run's own sessions: the gate adds no login
+  const results = await checkCapacity(plan, comps, { shared: true });
   const short = results.filter((r) => r.check.status === 'fail' && r.check.detail.includes('has room for'));
   if (!short.length) return;
   throw new UsageError(`refusing to run: ${short.map((r) => `target ${r.target}: ${r.check.check.replace(/^capacity /, '')} ${r.check.detail}; ${r.check.remedy ?? ''}`).join('\n')}\nnothing was formatted or created (storsweep preflight checks this and more)`);

@@ -124,9 +124,9 @@ describe('a disk larger than its LUN', () => {
     const r = await runCli(['run', file, '-i', inventory, '-o', path.join(root, 'runs'), '--confirm-destroy', BLANK_DEV], { cwd: root });
     expect(r.code).toBe(2);
     expect(r.stderr).toContain(`LUN ${BLANK_DEV} needs 4000 GiB eagerzeroedthick disk (4000.0 GiB`);
-    expect(r.stderr).toContain('is 20.0 GiB (esxcli storage core device list)');
+    expect(r.stderr).toContain('is 20.0 GiB (partedUtil getptbl)');
     const after = (await readCommands(lab.standinState)).slice(before).map((c) => [c.tool, ...c.argv].join(' '));
-    expect(after).toEqual([`esxcli storage core device list -d ${BLANK_DEV}`]);
+    expect(after).toEqual([`partedUtil getptbl /vmfs/devices/disks/${BLANK_DEV}`]);
   });
 
   it('a thin disk of the same size may overcommit: preflight counts only what the workload writes', async () => {

@@ -7,7 +7,8 @@ import { errorMessage } from '../../errors.ts';
 import type { CommandRunner } from '../../ssh/command-runner.ts';
 import { shJoin } from '../../ssh/quote.ts';
 import { parseEsxiVersion, formatEsxiVersion } from '../esxi-version.ts';
-import { deviceListArgv, parseDeviceList } from './esxcli.ts';
+import { deviceListArgv } from './esxcli.ts';
+import { getptblArgv, parseGetptbl } from './partedutil.ts';
 import { hostVersionArgv, parseVmwareVersion } from './version.ts';
 
 const GiB = 1024 ** 3;
@@ -53,12 +54,12 @@ export function parseAvail(text: string): number | null {
 
 async function spaceOfPlace(runner: CommandRunner, place: SpacePlace): Promise<SpaceHave> {
   if (place.kind === 'lun') {
-    const r = await runner.run(shJoin(deviceListArgv(place.device)));
-    if (r.exitCode !== 0) return { place, bytes: null, detail: `esxcli storage core device list -d ${place.device} failed: ${r.stderr.trim().split('\n').pop() ?? ''}` };
-    const dev = parseDeviceList(r.stdout)[0];
-    if (!dev) return { place, bytes: null, detail: `esxcli lists no device ${place.device}` };
-    const size = dev.sizeMb * 1024 ** 2;
-    return { place, bytes: size - VMFS_RESERVE_BYTES, detail: `LUN ${place.device} is ${(size / GiB).toFixed(1)} GiB (esxcli storage core device list), less 1 GiB the new VMFS keeps` };
+    // partedUtil getptbl's second line: "<cylinders> <heads> <sectors> <total sectors>", 512-byte
+    // sectors (KB 1036609; a 4Kn device shows the host 512e); read-only, as each permutation reads it
+    const r = await runner.run(shJoin(getptblArgv(place.device)));
+    if (r.exitCode !== 0) return { place, bytes: null, detail: `partedUtil getptbl ${place.device} failed: ${r.stderr.trim().split('\n').pop() ?? ''}` };
+    const size = parseGetptbl(r.stdout).totalSectors * 512;
+    return { place, bytes: size - VMFS_RESERVE_BYTES, detail: `LUN ${place.device} is ${(size / GiB).toFixed(1)} GiB (partedUtil getptbl), less 1 GiB the new VMFS keeps` };
   }
   const r = await runner.run(shJoin(['vmkfstools', '-P', `/vmfs/volumes/${place.name}`]));
   const free = r.exitCode === 0 ? parseAvail(r.stdout) : null;

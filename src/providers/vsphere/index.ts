@@ -181,7 +181,7 @@ function compose(target: VsphereTarget, ctx: ComposeContext): Composition {
     workloadProvider: g.provider,
     workloadTarget: g.describe,
     insecureEndpoints: cfg.vcenter.insecure ? [`vcenter:${target.vcenter}`] : [],
-    preflight: vspherePreflight(() => VsphereClient.connect(cfg.vcenter), cfg, target.guest.via === 'tools'),
+    preflight: vspherePreflight(() => VsphereClient.connect(cfg.vcenter), () => ctx.pool.session(`${sdkEndpointKey(url)}|${username}`, () => VsphereClient.connect(cfg.vcenter)), cfg, target.guest.via === 'tools'),
   };
 }
 

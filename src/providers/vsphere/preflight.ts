@@ -140,19 +140,20 @@ async function metricChecks(c: VsphereClient, o: Objects): Promise<PreflightChec
 }
 
 /** The vSphere target's preflight; `connect` opens a session of its own (logged out after each use). */
-export function vspherePreflight(connect: () => Promise<VsphereClient>, cfg: Pick<VsphereTargetConfig, 'host' | 'vm' | 'datacenter' | 'datastore' | 'version' | 'vcenter'>, viaTools: boolean): TargetPreflight {
-  const withClient = async <X>(fn: (c: VsphereClient, o: Objects) => Promise<X>): Promise<X> => {
-    const c = await connect();
+export function vspherePreflight(connect: () => Promise<VsphereClient>, shared: () => Promise<VsphereClient>, cfg: Pick<VsphereTargetConfig, 'host' | 'vm' | 'datacenter' | 'datastore' | 'version' | 'vcenter'>, viaTools: boolean): TargetPreflight {
+  // `shared`: the run's pooled session, which its providers log out when they close
+  const withClient = async <X>(fn: (c: VsphereClient, o: Objects) => Promise<X>, own = true): Promise<X> => {
+    const c = await (own ? connect() : shared());
     try {
       const datacenter = await c.findDatacenter(cfg.datacenter);
       return await fn(c, { datacenter, host: await c.findHost(cfg.host, datacenter), vm: await c.findVm(cfg.vm, datacenter) });
     } finally {
-      await c.logout().catch(() => undefined);
+      if (own) await c.logout().catch(() => undefined);
     }
   };
   return {
     spaceNeeds: vsphereSpaceNeeds,
-    spaceOf: (places) => withClient((c, o) => spaceOf(c, o, places)),
+    spaceOf: (places, o) => withClient((c, objs) => spaceOf(c, objs, places), !o?.shared),
     checks: async (steps) => {
       let c: VsphereClient;
       try {
