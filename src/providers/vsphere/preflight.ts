@@ -9,7 +9,7 @@ import { errorMessage } from '../../errors.ts';
 import { formatEsxiVersion, parseEsxiVersion } from '../esxi-version.ts';
 import type { VsphereClient } from './client.ts';
 import type { VsphereTargetConfig } from './config.ts';
-import { currentTime, queryPerfProviderSummary, type RoundTripper } from './methods.ts';
+import { currentTime, queryAvailablePerfMetric, queryPerfProviderSummary, type RoundTripper } from './methods.ts';
 import { counterKeys } from './perf.ts';
 import type { MoRef } from './soap.ts';
 import { arr, decodeReturn, type PerfCounterInfo } from './types.ts';
@@ -120,13 +120,38 @@ async function versionChecks(c: VsphereClient, o: Objects, stated: string | unde
   return out;
 }
 
+/**
+ * The VM as the run will use it: VMware Tools running (and its version) when the guest is reached
+ * through guest operations; disk.EnableUUID = TRUE for a Linux guest that finds its disk by WWN —
+ * without it the virtual disk answers no VPD page 0x83 and udev makes no wwn- link
+ * (real-product-rules §3.4, KB 1029157).
+ */
+async function vmChecks(c: VsphereClient, o: Objects, g: { viaTools: boolean; windows: boolean }): Promise<PreflightCheck[]> {
+  const p = await c.readProps(o.vm, ['guest.toolsRunningStatus', 'guest.toolsVersion', 'config.extraConfig']);
+  const out: PreflightCheck[] = [];
+  const running = p['guest.toolsRunningStatus'] === 'guestToolsRunning';
+  const version = typeof p['guest.toolsVersion'] === 'string' ? p['guest.toolsVersion'] : '';
+  if (running) out.push({ check: 'VMware Tools', status: 'ok', detail: `running${version ? `, version ${version}` : ''}` });
+  else out.push({ check: 'VMware Tools', status: g.viaTools ? 'fail' : 'warn', detail: `not running (${typeof p['guest.toolsRunningStatus'] === 'string' ? p['guest.toolsRunningStatus'] : 'unknown'})`, remedy: g.viaTools ? 'start the guest and its VMware Tools: the guest is reached through them' : 'host-side guest facts will be missing' });
+  if (!g.windows) {
+    const extra = arr(p['config.extraConfig'] as Array<{ key: string; value: unknown }> | undefined);
+    const v = [...extra].reverse().find((e) => e.key.toLowerCase() === 'disk.enableuuid')?.value;
+    const on = typeof v === 'string' && (v.toUpperCase() === 'TRUE' || v === '1');
+    out.push(on ? { check: 'disk.EnableUUID', status: 'ok', detail: `TRUE on the VM: the guest sees each disk as wwn-0x<its uuid>` } : { check: 'disk.EnableUUID', status: 'fail', detail: `disk.EnableUUID is ${v === undefined ? 'not set' : JSON.stringify(v)} on the VM: the guest gets no wwn-0x link for an attached disk, so the run cannot find it`, remedy: 'set disk.EnableUUID = TRUE in the VM\u2019s advanced configuration (VM powered off), then power it on' });
+  }
+  return out;
+}
+
 async function metricChecks(c: VsphereClient, o: Objects): Promise<PreflightCheck[]> {
   const pm = c.serviceContent.perfManager;
   if (!pm) return [{ check: 'host metrics', status: 'warn', detail: 'no PerformanceManager: no host-side figures', remedy: 'host metrics are left out of the report' }];
   const summary = await queryPerfProviderSummary(c.session, pm, o.vm);
   const counters = counterKeys(arr((await c.readProps(pm, ['perfCounter'])).perfCounter as PerfCounterInfo[] | undefined));
-  const us = counters.has('virtualDisk.readLatencyUS.latest') && counters.has('virtualDisk.writeLatencyUS.latest');
-  const ms = counters.has('virtualDisk.totalReadLatency.average');
+  // what the host offers for this VM's disks at its real-time interval, not only what the server defines
+  const offered = summary.refreshRate ? await queryAvailablePerfMetric(c.session, pm, o.vm, summary.refreshRate) : [];
+  const has = (name: string) => offered.some((m) => m.counterId === counters.get(name));
+  const us = has('virtualDisk.readLatencyUS.latest') && has('virtualDisk.writeLatencyUS.latest');
+  const ms = has('virtualDisk.totalReadLatency.average');
   const out: PreflightCheck[] = [];
   if (!summary.currentSupported || !summary.refreshRate) out.push({ check: 'host metrics', status: 'warn', detail: 'the VM offers no real-time statistics', remedy: 'host figures will be missing from the report' });
   else if (us) out.push({ check: 'host metrics', status: 'ok', detail: `real-time interval ${summary.refreshRate} s; µs latency counters (virtualDisk.readLatencyUS/writeLatencyUS)` });
@@ -140,7 +165,7 @@ async function metricChecks(c: VsphereClient, o: Objects): Promise<PreflightChec
 }
 
 /** The vSphere target's preflight; `connect` opens a session of its own (logged out after each use). */
-export function vspherePreflight(connect: () => Promise<VsphereClient>, shared: () => Promise<VsphereClient>, cfg: Pick<VsphereTargetConfig, 'host' | 'vm' | 'datacenter' | 'datastore' | 'version' | 'vcenter'>, viaTools: boolean): TargetPreflight {
+export function vspherePreflight(connect: () => Promise<VsphereClient>, shared: () => Promise<VsphereClient>, cfg: Pick<VsphereTargetConfig, 'host' | 'vm' | 'datacenter' | 'datastore' | 'version' | 'vcenter' | 'guestOs'>, viaTools: boolean): TargetPreflight {
   // `shared`: the run's pooled session, which its providers log out when they close
   const withClient = async <X>(fn: (c: VsphereClient, o: Objects) => Promise<X>, own = true): Promise<X> => {
     const c = await (own ? connect() : shared());
@@ -165,7 +190,8 @@ export function vspherePreflight(connect: () => Promise<VsphereClient>, shared: 
       const head: PreflightCheck[] = [{ check: 'connection', status: 'ok', detail: `${cfg.vcenter.url}: certificate ${cfg.vcenter.thumbprint ? 'matches the pinned thumbprint' : cfg.vcenter.insecure ? 'NOT verified (insecure: true)' : 'verified'}; logged in as ${cfg.vcenter.username}` }];
       return withClient(async (c2, o) => {
         const ds = cfg.datastore ? await c2.findDatastoreOrNone(cfg.datastore, o.datacenter) : undefined;
-        return [...head, ...(await versionChecks(c2, o, cfg.version)), ...(await privilegeChecks(c2, privilegesNeeded(steps, { ...o, ...(ds && cfg.datastore ? { datastore: { ref: ds, name: cfg.datastore } } : {}) }, viaTools))), ...(await metricChecks(c2, o))];
+        const privs = await privilegeChecks(c2, privilegesNeeded(steps, { ...o, ...(ds && cfg.datastore ? { datastore: { ref: ds, name: cfg.datastore } } : {}) }, viaTools));
+        return [...head, ...(await versionChecks(c2, o, cfg.version)), ...privs, ...(await vmChecks(c2, o, { viaTools, windows: cfg.guestOs === 'windows' })), ...(await metricChecks(c2, o))];
       });
     },
   };
