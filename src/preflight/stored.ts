@@ -24,9 +24,9 @@ export function readPreflight(out: string, playbook: string): PreflightReport | 
   }
 }
 
-/** What `run` says of it: its age and each ✗, one line each. */
+/** What `run` says of it: its age and each ✗, one line each; nothing when none was kept. */
 export function preflightNotice(r: PreflightReport | null, now = Date.now()): string[] {
-  if (!r) return ['note: no preflight of this playbook was run (storsweep preflight checks the lab before a night\u2019s sweep)'];
+  if (!r) return [];
   const min = Math.round((now - Date.parse(r.at)) / 60000);
   const age = min < 120 ? `${min} min` : `${Math.round(min / 60)} h`;
   const fails = r.targets.flatMap((t) => t.checks.filter((c) => c.status === 'fail').map((c) => `  ✗ ${t.target}: ${c.check}: ${c.detail}`));
