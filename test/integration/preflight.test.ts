@@ -172,3 +172,32 @@ describe('a vCenter user without Datastore.AllocateSpace (the harness restricted
     expect((vm.disks as Array<{ fileName: string }>).filter((d) => d.fileName.includes('ss-'))).toEqual([]);
   });
 });
+
+describe('an ESXi host over SSH (the stand-ins)', () => {
+  it('every check ✓, and the canary formats, creates, finds the disk by its uuid, and removes it all', async () => {
+    const before = (await readCommands(lab.standinState)).length;
+    const file = await playbook('esxi-ok', 'lab-esxi', 4, 'vmfs6');
+    const r = await runCli(['preflight', file, '-i', inventory, '--json', '-o', path.join(root, 'runs'), '--confirm-destroy', BLANK_DEV], { cwd: root, timeoutMs: 300_000 });
+    expect(r.code, r.stderr).toBe(0);
+    const report = JSON.parse(r.stdout) as Report;
+    expect(report.targets.flatMap((t) => t.checks).filter((c) => c.status !== 'ok')).toEqual([]);
+    const names = report.targets[0]!.checks.map((c) => c.check);
+    expect(names).toEqual(expect.arrayContaining(['connection', 'version', 'command esxcli', 'command vim-cmd', 'command vmkfstools', 'command partedUtil', 'host metrics', `capacity LUN ${BLANK_DEV}`]));
+    const [p] = report.canary!.permutations;
+    expect(p).toMatchObject({ status: 'done', identity: expect.stringMatching(/^wwn-0x6000c29[0-9a-f]{25}$/) });
+    const runId = path.basename(report.canary!.runDir).replace(/^preflight-canary-/, '');
+    const sent = (await readCommands(lab.standinState)).slice(before).map((c) => [c.tool, ...c.argv].join(' '));
+    const base = `ss-${runId}-${p!.permutationId}`;
+    expect(sent).toEqual(expect.arrayContaining([expect.stringMatching(new RegExp(`^vmkfstools -C vmfs6 .*-S ${base}-ds `)), `vmkfstools -c 1g -d eagerzeroedthick /vmfs/volumes/${base}-ds/${base}-disk.vmdk`, `vmkfstools -U /vmfs/volumes/${base}-ds/${base}-disk.vmdk`, `esxcli storage filesystem unmount -l ${base}-ds`]));
+  });
+
+  it('an inventory that states another release: ✗ version with the one to write', async () => {
+    const other = path.join(labPaths(root).dir, 'inventory-70.yaml');
+    await fs.writeFile(other, (await fs.readFile(inventory, 'utf8')).replace(/(lab-esxi:\n(?:.*\n)*?\s+version: )"8\.0"/, '$1"7.0"'));
+    const file = await playbook('esxi-70', 'lab-esxi', 4, 'vmfs6');
+    const r = await runCli(['preflight', file, '-i', other, '--json', '--no-canary', '-o', path.join(root, 'runs')], { cwd: root });
+    expect(r.code).toBe(1);
+    const v = (JSON.parse(r.stdout) as Report).targets[0]!.checks.find((c) => c.check === 'version')!;
+    expect(v).toMatchObject({ status: 'fail', detail: 'the host runs ESXi 8.0.0, the inventory says 7.0', remedy: 'set version: "8.0" in the target' });
+  });
+});

@@ -92,7 +92,7 @@ async function shellChecks(runner: CommandRunner, o: { host: string; version?: s
     out.push(r.exitCode === 0 ? { check: `command ${tool}`, status: 'ok', detail: `${tool} present` } : { check: `command ${tool}`, status: 'fail', detail: `${tool} not found on the host's PATH`, remedy: 'the SSH host must be an ESXi shell' });
   }
   const top = await runner.run('command -v esxtop').catch(() => ({ exitCode: 1 }));
-  out.push(top.exitCode === 0 ? { check: 'host metrics', status: 'ok', detail: 'esxtop present (batch mode gives µs-resolution disk latency)' } : { check: 'host metrics', status: 'warn', detail: 'esxtop not found: no host-side latency', remedy: 'run on a host shell that has esxtop, or read host metrics through vCenter' });
+  out.push(top.exitCode === 0 ? { check: 'host metrics', status: 'ok', detail: 'esxtop present (host-side device latency in batch mode)' } : { check: 'host metrics', status: 'warn', detail: 'esxtop not found: no host-side latency', remedy: 'run on a host shell that has esxtop, or read host metrics through vCenter' });
   return out;
 }
 
