@@ -15,6 +15,7 @@ export const COMMAND_EXAMPLES: Readonly<Record<string, readonly string[]>> = {
   plan: ['storsweep plan playbooks/vmfs6-block-size.yaml -i .lab/inventory.yaml'],
   schema: ['storsweep schema playbook > playbook.schema.json'],
   run: ['storsweep run playbooks/quickstart.yaml -i .lab/inventory.yaml', 'storsweep run --resume runs/<runDir>'],
+  preflight: ['storsweep preflight playbooks/vmfs6-block-size.yaml -i .lab/inventory.yaml --confirm-destroy <lun>', 'storsweep preflight playbooks/quickstart.yaml -i .lab/inventory.yaml --json'],
   submit: ['storsweep submit playbooks/quickstart.yaml -i inventory.yaml --store \'postgresql://bench:${env:PGPASSWORD}@db/storsweep\''],
   worker: ['storsweep worker -i inventory.yaml --targets esx01,esx02'],
   results: ['storsweep results runs/<runDir> --csv'],

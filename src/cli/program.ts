@@ -19,6 +19,7 @@ type Register = (program: Command) => unknown;
 const MODULES = {
   config: async () => (await import('./commands/config-commands.ts')).registerConfigCommands,
   run: async () => (await import('./commands/run.ts')).registerRun,
+  preflight: async () => (await import('./commands/preflight.ts')).registerPreflight,
   queue: async () => (await import('./commands/queue-commands.ts')).registerQueueCommands,
   runDir: async () => (await import('./commands/run-dir-commands.ts')).registerRunDirCommands,
   report: async () => (await import('./commands/report.ts')).registerReport,
@@ -41,6 +42,7 @@ export const COMMANDS: Readonly<Record<string, CommandModule>> = {
   plan: 'config',
   schema: 'config',
   run: 'run',
+  preflight: 'preflight',
   submit: 'queue',
   worker: 'queue',
   results: 'runDir',

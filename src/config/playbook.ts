@@ -171,6 +171,7 @@ export const settingsSchema = z
     intervalSec: numberIn(0, MAX_PASS_SEC, 'seconds', 'a day at most').optional().describe('Idle seconds between tests'),
     direct: z.boolean().optional(),
     aggregate: z.enum(['max', 'mean', 'median', 'last']).optional(),
+    stopAfterSameFailure: intIn(0, 1000, 'a number of permutations').optional().describe('Stop the run when one step fails with the same cause on this many permutations in a row (default 3; 0: never)'),
   })
   .describe('Overrides of the workload presets\' timing for this playbook');
 

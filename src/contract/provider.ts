@@ -16,36 +16,10 @@ import type { OnRaw, PrefillOutcome, ScoredSpan, TestOutcome, WorkloadProfile, W
 import type { AxisSpec, Axes, AxisValue } from './axis.ts';
 import type { HostObserver } from './host-metrics.ts';
 import type { HostProcessStop } from './host-process.ts';
+import type { TargetPreflight } from './preflight.ts';
+import type { OwnedObjectRef, PlannedStep, ProviderName } from './step.ts';
 
-export type ProviderName = 'local' | 'ssh' | 'vsphere' | 'esxi-shell' | 'hyperv';
-
-export interface OwnedObjectRef {
-  /** e.g. 'datastore', 'disk', 'rdm', 'disk-attachment', 'vhdx', 'vmfs-partition' */
-  kind: string;
-  /** deterministic owned name: `ss-<runId>-<permutationId>-<suffix>`; lookups after a crash use it */
-  name: string;
-}
-
-export interface PlannedStep {
-  /** unique within the permutation, e.g. 'datastore', 'disk', 'attach', 'workload' */
-  step: string;
-  provider: ProviderName;
-  /** the API method or command the step amounts to, e.g. 'CreateVmfsDatastore', 'vmkfstools -C' */
-  operation: string;
-  /** every value the call will use (never a secret) — what `run --dry-run --json` prints */
-  arguments: Record<string, unknown>;
-  /** true when the step destroys data it did not create (formatting a LUN, offlining a disk) */
-  destructive: boolean;
-  /**
-   * What a destructive step destroys, by canonical name: `naa.*`/`eui.*`/`t10.*`/`mpx.*` for a LUN,
-   * `disk<Number>:<SerialNumber or UniqueId>` for a Hyper-V host disk, the path for a raw guest
-   * device (`/dev/sdb`) or diskspd physical drive (`#1`). `--confirm-destroy` must list exactly the
-   * union over the plan. Empty/absent when `destructive` is false.
-   */
-  destroys?: string[];
-  /** the object this step creates, if any; it is torn down in reverse step order */
-  creates?: OwnedObjectRef;
-}
+export type { OwnedObjectRef, PlannedStep, ProviderName } from './step.ts';
 
 /** An object a step created, as recorded in the ledger. `id` is the provider's own id. */
 export interface CreatedObject extends OwnedObjectRef {
@@ -312,6 +286,8 @@ export interface Composition {
   sharedResources?: SharedResource[];
   /** the test file its workload writes, when a file storsweep did not create may already be there (local, ssh) */
   testFile?: TestFileCheck;
+  /** what `preflight` and the run's capacity check ask of the target (contract/preflight.ts) */
+  preflight?: TargetPreflight;
 }
 
 /** A target's test file, looked at before a run writes anything (`run`, `submit`; `validate` on this machine). */

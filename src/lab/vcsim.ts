@@ -157,6 +157,8 @@ export interface VcsimControl {
   release(method?: string): Promise<{ calls: number; tasks: number }>;
   /** SOAP calls received per method since start or the last reset */
   calls(): Promise<Record<string, number>>;
+  /** a second login whose role holds only `privileges` (harness auth.go): HasPrivilegeOnEntity answers from it, other calls get NoPermission */
+  restrictedUser(u: { username: string; password: string; privileges: string[] }): Promise<void>;
   /** every SOAP call since start or the last reset, in arrival order (at most 200,000) */
   log(): Promise<HarnessCall[]>;
   /** clears rules, call counts and the call log (not sessions, not inventory) */
@@ -531,6 +533,9 @@ export function vcsimControl(info: Pick<VcsimInfo, 'url' | 'certFile'>): VcsimCo
     },
     async guestTools(vm, running) {
       await request('POST', 'guest-tools', { vm, running });
+    },
+    async restrictedUser(u) {
+      await request('POST', 'restricted-user', u);
     },
   };
 }

@@ -176,6 +176,7 @@ export function buildPlan(pb: Playbook, target: string | string[], opts: PlanOpt
     permutations,
     replication,
     totalEstimateSec: total,
+    ...(pb.settings?.stopAfterSameFailure !== undefined ? { stopAfterSameFailure: pb.settings.stopAfterSameFailure } : {}),
     estimateBasis: { prefillMBps: fillMBps, prefillMBpsFrom: pb.settings?.prefillMBps !== undefined ? 'settings.prefillMBps' : 'assumed' },
   };
 }

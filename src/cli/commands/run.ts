@@ -34,10 +34,12 @@ import { overrideTexts, parseSetArguments, sameOverrides, type PlaybookOverride 
 import { serialisedResources } from '../../plan/plan.ts';
 import { ensureOutputDirectory } from '../out-dir.ts';
 import { jsonText, keepGoingWhenOutputCloses, progressStream, terminal } from '../output.ts';
-import { visibleJson } from '../../text/visible.ts';
+import { visibleJson, visibleText } from '../../text/visible.ts';
 import { canonicalJson } from '../../text/canonical-json.ts';
 import { VERSION } from '../../version.ts';
 import { PROVIDERS, stepArgumentsProblem } from '../../providers/index.ts';
+import { refuseWithoutRoom } from '../../preflight/capacity.ts';
+import { preflightBeforeRun } from '../../preflight/before-run.ts';
 
 export interface RunCommandOptions {
   inventory?: string;
@@ -58,6 +60,8 @@ export interface RunCommandOptions {
   outGiven?: boolean;
   /** `--store URL`: the PostgreSQL store the run is written to (else the inventory's store:, else run.sqlite) */
   store?: string;
+  /** `--preflight`: run the read-only preflight checks first and stop on a ✗ */
+  preflight?: boolean;
 }
 
 /**
@@ -514,6 +518,10 @@ async function runLocked(playbookFile: string | undefined, o: RunCommandOptions,
     const confirmedDestroy = checkConfirmDestroy(plan, o.confirmDestroy, await foreignTestFiles(comps));
     // a host whose release the inventory does not state is asked (read-only) before anything changes
     await checkAgainstHostVersions(pb, inv, comps);
+    // the last preflight's age and ✗, or (--preflight) the checks now, stopping on a ✗
+    await preflightBeforeRun(plan, comps, { out: o.out, inventory: inv.file, preflight: o.preflight, say: (l) => terminal.stderr(`${visibleText(l)}\n`) });
+    // every LUN and datastore the plan fills has room for its largest permutation: read before anything is formatted
+    await refuseWithoutRoom(plan, comps);
     const runDir = runDirFor(o.out, plan);
     const meta = newRunMeta({ plan, comps, inv, pb, playbookFile, timeouts, confirmedDestroy });
     // --store, else the inventory's store:, else the run directory's run.sqlite
@@ -666,7 +674,8 @@ async function executePrepared({ plan, store, comps, close, confirmed }: Prepare
     if (o.json) terminal.stdout(jsonText({ runDir, ...summary }) + '\n' + jsonText({ runDir }) + '\n');
     return EXIT.failure;
   }
-  if (records.length && o.report !== false) {
+  // a run where every permutation failed still gets its report: the failures are what it has to say
+  if ((records.length || summary.failed) && o.report !== false) {
     // a run in a PostgreSQL store is read from there (its run directory's store.json)
     // with the store the run was given (store.json never picks the password: cli/store.ts)
     const quiet = { loadSource: storeAwareLoader(loadSource, { ...(o.store !== undefined ? { store: o.store } : {}), ...(o.inventory !== undefined ? { inventory: o.inventory } : {}) }), stdout: () => undefined, stderr: () => undefined };
@@ -744,6 +753,7 @@ export function registerRun(program: Command): void {
     .option('--retries <n>', 'retries of a transient failure per step, 0-20 (default 3)', retriesOption)
     .option('--step-timeout <sec>', 'limit for each provisioning step in whole seconds, 1-2147483 (default 1800)', stepTimeoutOption)
     .option('--no-report', 'do not write report.md/report.html at the end')
+    .option('--preflight', 'run the preflight checks first (storsweep preflight, without the canary) and stop on a failed one')
     .option('--set <key=value>', `${SET_HELP}; recorded in the run, which --resume uses`, collect)
     .option('--store <url>', "write the run to this PostgreSQL store (default: the inventory's store:, else the run directory's run.sqlite): postgresql://USER[:${env:NAME}|${file:path}]@HOST[:PORT]/DB")
     .action(async (playbook: string | undefined, o: RunCommandOptions, cmd: Command) => {

@@ -21,6 +21,7 @@ import { planVsphereSteps } from './steps.ts';
 import { LINUX_GUEST_FILESYSTEMS } from '../guest-disk.ts';
 import { estimateSteps, schemasOf } from '../operations.ts';
 import { VSPHERE_OPERATIONS } from './operations/index.ts';
+import { vspherePreflight } from './preflight.ts';
 
 const name = nameField;
 
@@ -149,6 +150,7 @@ function compose(target: VsphereTarget, ctx: ComposeContext): Composition {
     workloadProvider: g.provider,
     workloadTarget: g.describe,
     insecureEndpoints: cfg.vcenter.insecure ? [`vcenter:${target.vcenter}`] : [],
+    preflight: vspherePreflight(() => VsphereClient.connect(cfg.vcenter), () => ctx.pool.session(`${sdkEndpointKey(url)}|${username}`, () => VsphereClient.connect(cfg.vcenter)), cfg, target.guest.via === 'tools'),
   };
 }
 

@@ -46,7 +46,7 @@ describe('playbook diagnostics', () => {
     expect(Object.keys(matrixSchema.shape).slice(0, 5)).toEqual(['datastore', 'disk', 'guest', 'volume', 'workload']);
     expect(d[0]).toBe(`${f('pb-unknown-keys.yaml')}:6:3: matrix.datastor: unknown key "datastor"; did you mean "datastore"? (expected one of ${Object.keys(matrixSchema.shape).join(', ')})`);
     expect(d[1]).toBe(
-      `${f('pb-unknown-keys.yaml')}:9:3: settings.runtimSec: unknown key "runtimSec"; did you mean "runtimeSec"? (expected one of fileSize, runtimeSec, rampSec, passes, warmupPass, prefill, prefillMBps, writeData, intervalSec, direct, aggregate)`,
+      `${f('pb-unknown-keys.yaml')}:9:3: settings.runtimSec: unknown key "runtimSec"; did you mean "runtimeSec"? (expected one of fileSize, runtimeSec, rampSec, passes, warmupPass, prefill, prefillMBps, writeData, intervalSec, direct, aggregate, stopAfterSameFailure)`,
     );
     expect(d[2]).toMatch(new RegExp(`^${f('pb-unknown-keys.yaml')}:10:1: repet: unknown key "repet"; did you mean "repeat"\\? \\(expected one of .*\\brepeat\\b.*\\)$`));
   });
