@@ -48,6 +48,7 @@ export function composeContext(inv: LoadedInventory, pool: EndpointPool): Compos
     ssh: (name) => sshOptions(inv, name),
     reveal: (ref) => inv.secrets.get(ref)?.reveal(),
     vcenter: (name) => inv.inventory.vcenters[name],
+    endpoint: (section, name) => ((inv.inventory as Record<string, unknown>)[section] as Record<string, unknown> | undefined)?.[name],
     env: process.env,
     pool,
   };

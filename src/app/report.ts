@@ -5,7 +5,8 @@ import { renderHtml } from '../report/html.ts';
 import { renderJson } from '../report/json.ts';
 import { renderMarkdown } from '../report/markdown.ts';
 import { buildReport, parseBaseline, ReportRecords } from '../report/model.ts';
-import { collectRecords, eachRecord, loadSource, mergeSources, type SourceLoader } from '../report/source.ts';
+import { collectRecords, eachRecord, mergeSources, type SourceLoader } from '../report/source.ts';
+import { loadSource } from './load-source.ts';
 import { CORRECTIONS, type Correction, type VerdictOptions } from '../report/stats.ts';
 import { checkImportedAxes } from './import-tags.ts';
 import type { Notify } from './notify.ts';
@@ -93,7 +94,8 @@ async function renderReport(records: Merged['records'], info: Merged['info'], op
   // record by record into the report's columns: a run's records are never all in memory
   const table = new ReportRecords();
   await eachRecord(records, (r) => table.add(r));
-  if (table.recordCount === 0) throw none();
+  // a run whose every permutation failed has no records, but its failures are its report
+  if (table.recordCount === 0 && !info.failures?.length) throw none();
   const report = buildReport(table, info, build);
   return opts.format === 'html' ? renderHtml(report) : opts.format === 'json' ? renderJson(report) : opts.format === 'summary-csv' ? renderSummaryCsv(report) : renderMarkdown(report);
 }

@@ -132,7 +132,7 @@ export async function pgConnectionOf(s: ResolvedStore, o: { noPassword?: string 
 
 /**
  * What to warn about a connection to `host` that is `encrypted` or not, or null: only a connection
- * to another machine (cli/compose.ts isLoopback: a name is not resolved) in plain text, where every
+ * to another machine (app/compose.ts isLoopback: a name is not resolved) in plain text, where every
  * query, plan and result crosses the network readable and changeable.
  */
 export function plaintextWarning(where: string, host: string, how: { encrypted: boolean; sslmode: string }): string | null {

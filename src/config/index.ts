@@ -7,15 +7,15 @@ import { detectEncoding } from '../input/encoding.ts';
 import { fsReason } from '../input/fs-reason.ts';
 import { readInputFile } from '../input/read-input.ts';
 import { axisAccepts, axisExpected, CORE_AXES } from '../contract/axis.ts';
-import { moduleOf, providerModule, PROVIDERS, type Target } from '../providers/index.ts';
+import { endpointSections, moduleOf, providerModule, PROVIDERS, type Target } from '../providers/index.ts';
 import { resolveWorkload } from '../workloads/custom.ts';
 import { diagnosticAt, parseYaml, sortDiagnostics, validateYaml, type PathKey, type SourceDoc } from './load.ts';
 import { inventorySchema, type Inventory } from './inventory.ts';
 import { matrixAxes, playbookSchema, targetNames, type Playbook } from './playbook.ts';
 import { secretLeakDiagnostics, type SecretSource } from './secret-checks.ts';
 import { applyOverrides, type PlaybookOverride } from './overrides.ts';
-import { resolveSecret, Secret, shortSecretMessage } from './secrets.ts';
-import { countPermutations, MAX_PERMUTATIONS } from '../plan/matrix.ts';
+import { resolveSecret, Secret, shortSecretMessage } from '../input/secrets.ts';
+import { countPermutations, MAX_PERMUTATIONS } from './matrix-size.ts';
 
 export interface LoadedPlaybook {
   file: string;
@@ -187,7 +187,7 @@ export function loadInventory(file: string, env: NodeJS.ProcessEnv = process.env
     else secretSources.push({ where: 'GOVC_PASSWORD', secret: new Secret('$GOVC_PASSWORD', govc) });
   }
   diags.push(...secretLeakDiagnostics(source, value, secretSources, (at) => secretPaths.has(JSON.stringify(at)), (at) => at.length === 1 && at[0] === 'store'));
-  const names = { sshHosts: Object.keys(value.sshHosts), vcenters: Object.keys(value.vcenters), env };
+  const names = { sshHosts: Object.keys(value.sshHosts), vcenters: Object.keys(value.vcenters), endpoints: Object.fromEntries(endpointSections().map((e) => [e.key, Object.keys((value as Record<string, unknown>)[e.key] ?? {})])), env };
   for (const [tName, t] of Object.entries(value.targets)) {
     const at = ['targets', tName];
     const m = moduleOf(t);

@@ -2,7 +2,7 @@
 // back on `--resume`). Types only, so that results/ and run/ need nothing from plan/.
 import type { Axes, AxisValue } from './axis.ts';
 import type { PlannedStep, ProviderName } from './provider.ts';
-import type { WorkloadProfile } from '../workloads/spec.ts';
+import type { WorkloadProfile } from './workload.ts';
 
 /** One matrix axis in playbook order: its flat name and its values. */
 export interface AxisDef {
@@ -87,6 +87,8 @@ export interface RunPlan {
   /** the repetitions' unit and order (absent in plans stored before it was added: see Replication) */
   replication?: Replication;
   totalEstimateSec: number;
+  /** stop after this many permutations in a row failed at one step with one cause (settings.stopAfterSameFailure; absent: 3, 0: never) */
+  stopAfterSameFailure?: number;
   /** what the estimates assume beyond the playbook's timing (absent in plans stored before it was added) */
   estimateBasis?: EstimateBasis;
 }

@@ -129,7 +129,7 @@ function keyValueTable(facts: Record<string, string>): string {
 
 export function renderMarkdown(report: Report): string {
   const { info, summary, options: o } = report;
-  // The first line marks the file as ours: `report -o` rewrites it without --force (cli/report-file.ts).
+  // The first line marks the file as ours: `report -o` rewrites it without --force (app/report-file.ts).
   const out: string[] = [MARKDOWN_MARKER, `# storsweep report — ${mdCell(info.runId)}`, ''];
   const varied = report.axes.filter((a) => a.varies);
   const fixed = report.axes.filter((a) => !a.varies);

@@ -8,7 +8,7 @@
 // session, the queue) then uses what was settled. Like libpq's prefer, the server's certificate is
 // not verified (`sslmode=verify-full` does that): prefer keeps passive listeners out, not an
 // attacker in the middle, who can also answer 'N'; so a connection to another machine that ends up
-// in plain text is warned about (cli/store.ts plaintextWarning).
+// in plain text is warned about (app/store.ts plaintextWarning).
 import pg from 'pg';
 import type { PgConnection } from './pg-store.ts';
 

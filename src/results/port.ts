@@ -108,7 +108,7 @@ export interface RunMeta {
    * `storsweep cleanup` removes with the same retries and deadline per attempt
    */
   teardown?: { retries?: number; stepSec?: number };
-  /** what `run --resume` must find unchanged: the playbook's SHA-256 and the inventory's measurement facts (cli/compose.ts) */
+  /** what `run --resume` must find unchanged: the playbook's SHA-256 and the inventory's measurement facts (app/compose.ts) */
   config?: { playbookSha256: string; facts: Record<string, string> };
   /** what a repetition is a sample of and the order they ran in (the plan's replication; absent before it existed: within one provisioning) */
   replication?: Pick<Replication, 'unit' | 'order' | 'seed' | 'min' | 'max' | 'until'>;

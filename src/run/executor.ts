@@ -3,7 +3,7 @@
 // records), and tear down in reverse order in `finally`. A failed permutation is recorded with its
 // reason and the sweep goes on (unless failFast). Resuming skips permutations already done and
 // cleans up and redoes a half-done one. The function always returns the state it reached.
-import { redact } from '../config/secrets.ts';
+import { redact } from '../input/secrets.ts';
 import { errorLongForm, errorMessage, InternalError, UnsafeOperation } from '../errors.ts';
 import type { PermutationPlan, Replication, RunPlan } from '../contract/plan.ts';
 import { storeRaw } from '../results/raw.ts';
@@ -14,17 +14,20 @@ import { asRunStore, type AnyRunStore } from '../results/sqlite-store.ts';
 import type { CommandRunner } from '../ssh/command-runner.ts';
 import { connectionLost } from '../ssh/connection-lost.ts';
 import { stopGroup, strandedGroupOf, toolOwner, type GroupFiles, type GroupStop } from '../ssh/process-group.ts';
-import type { TestOutcome } from '../workloads/passes.ts';
+import type { ScoredSpan, TestOutcome } from '../workloads/passes.ts';
 import type { PrefillOutcome } from '../workloads/spec.ts';
 import { defaultSleep } from '../workloads/run-fio.ts';
 import type { WorkloadProfile, WorkloadTest } from '../workloads/spec.ts';
+import { FILL_BLOCK_BYTES } from '../workloads/prefill.ts';
+import { writeDataFacts } from '../workloads/write-data.ts';
 import type { ProgressEvent } from './progress.ts';
+import { DEFAULT_STOP_AFTER_SAME_FAILURE, SameFailureTracker } from './same-failure.ts';
 import { ResourceLocks } from './resource-locks.ts';
 import { remainingEstimate } from '../plan/estimate.ts';
 import { replicationOf } from '../plan/rounds.ts';
 import { lastUnit, needsMore, runUnits, type UnitState } from './unit-schedule.ts';
 import type { CreatedObject, MeasuredTarget, PlannedStep, Provider, ProviderContext, WorkloadEndpoint } from '../contract/provider.ts';
-import type { HostMetrics } from '../contract/host-metrics.ts';
+import type { HostMetrics, HostObservation, HostObserver } from '../contract/host-metrics.ts';
 import type { HostProcessStop } from '../contract/host-process.ts';
 import { hostStopEvent, hostStopLines } from './host-leftovers.ts';
 
@@ -142,6 +145,8 @@ export interface RunSummary {
   leftovers: number | null;
   /** set when the sweep stopped because the run directory cannot be written (disk full…) */
   fatal?: string;
+  /** set when the sweep stopped because one step failed the same way on several permutations in a row (same-failure.ts) */
+  stoppedRepeating?: string;
 }
 
 /** Where one target's permutations run: its provider and workload endpoint. */
@@ -179,6 +184,8 @@ class Execution {
    * each permutation holds the keys its target shares from its first step to its teardown.
    */
   private readonly locks = new ResourceLocks();
+  /** Stops the sweep when one step fails the same way on several permutations in a row (same-failure.ts). */
+  private readonly same: SameFailureTracker;
   private readonly sharedWhat: Map<string, string>;
   private readonly replication: ReturnType<typeof replicationOf>;
 
@@ -187,6 +194,7 @@ class Execution {
     private readonly confirmation: Awaited<ReturnType<typeof readConfirmed>>,
     private readonly statuses: Statuses,
   ) {
+    this.same = new SameFailureTracker(opts.plan.stopAfterSameFailure ?? DEFAULT_STOP_AFTER_SAME_FAILURE);
     this.sharedWhat = new Map((opts.plan.serialised ?? []).map((s) => [s.key, s.what]));
     this.replication = replicationOf(opts.plan);
   }
@@ -286,21 +294,22 @@ class Execution {
       this.emit({ type: 'message', level: 'info', text: `waits for ${heldBy} to finish its permutation (both use ${this.sharedWhat.get(key) ?? key})`, permutationId: perm.permutationId });
     });
     let outcome: Awaited<ReturnType<typeof runPermutation>>;
+    let c: PermContext | undefined;
     try {
       if (this.stopped) return 'stop';
       if (opts.signal.aborted) return 'pending';
       // left running or failed by an earlier process: what it left is torn down first
       const resumed = span.starts && (row?.status === 'running' || row?.status === 'failed');
       // a tool the interrupted run left may still write to a resumed permutation's disk
-      const c: PermContext = { ...opts, ...g.endpoints, confirmation: this.confirmation, emit: this.emit, guest: g.guest, dropGuest: g.dropGuest, keepObjects, owner: toolOwner(opts.plan.runId, g.name), resumed, toolMayRun: resumed ? g.toolMayRun : undefined };
+      c = { ...opts, ...g.endpoints, confirmation: this.confirmation, emit: this.emit, guest: g.guest, dropGuest: g.dropGuest, keepObjects, owner: toolOwner(opts.plan.runId, g.name), resumed, toolMayRun: resumed ? g.toolMayRun : undefined };
       outcome = await runPermutation(perm, c, span);
     } finally {
       release();
     }
-    return this.spanOutcome(perm, outcome);
+    return this.spanOutcome(perm, outcome, c?.failedAt);
   }
 
-  private spanOutcome(perm: PermutationPlan, outcome: boolean | { fatal: string }): SpanOutcome {
+  private spanOutcome(perm: PermutationPlan, outcome: boolean | { fatal: string }, failedAt: PermContext['failedAt']): SpanOutcome {
     const { summary, opts } = this;
     if (typeof outcome === 'object') {
       // Nothing more can be recorded: stop; what was committed stays, resume continues later.
@@ -310,9 +319,18 @@ class Execution {
       this.stopped = true;
       return 'stop';
     }
-    if (outcome) return 'ok';
+    if (outcome) {
+      this.same.ok();
+      return 'ok';
+    }
     if (opts.signal.aborted) return 'pending';
     summary.failed++;
+    const repeated = failedAt ? this.same.failed(failedAt.step, failedAt.reason) : null;
+    if (repeated && !this.stopped) {
+      this.emit({ type: 'message', level: 'error', permutationId: perm.permutationId, text: repeated });
+      summary.stoppedRepeating = repeated;
+      this.stopped = true;
+    }
     if (opts.failFast) {
       if (!this.stopped) this.emit({ type: 'message', level: 'warn', permutationId: perm.permutationId, text: 'stopping after the first failure (--fail-fast)' });
       this.stopped = true;
@@ -538,6 +556,8 @@ interface PermContext extends ExecuteOptions {
    * writer — and its ledger rows stay open with that reason for `storsweep cleanup`.
    */
   toolMayRun?: string | undefined;
+  /** set by runPermutation when a step failed: which one, and why (the same-failure rule) */
+  failedAt?: { step: string; reason: string };
 }
 
 /**
@@ -635,11 +655,14 @@ async function provision(perm: PermutationPlan, c: PermContext, ctx: ProviderCon
     // an empty span (a resume's first look at an interrupted permutation) provisions nothing
     for (const step of span.first > span.last ? [] : perm.steps) {
       if (c.signal.aborted) throw new Error('interrupted');
+      c.failedAt = { step: step.step, reason: '' };
       if (step.step === 'workload') out.stored = await runWorkload(perm, c, measured(), ctx, span);
       else await runStep(step, perm, c, ctx);
     }
+    c.failedAt = undefined;
   } catch (err) {
     out.failure = c.signal.aborted ? 'interrupted' : redact(errorMessage(err));
+    if (c.failedAt) c.failedAt.reason = out.failure;
     if (isStoreLost(err)) out.fatal = out.failure;
     const detail = errorLongForm(err);
     if (!c.signal.aborted) c.emit({ type: 'failure', permutationId: perm.permutationId, axes: perm.axes, reason: out.failure, ...(detail ? { detail: redact(detail) } : {}) });
@@ -903,13 +926,43 @@ function recordFor(perm: PermutationPlan, runId: string, repetition: number, tes
 }
 
 /**
+ * The host's observation of one test, aligned with its scored passes (workloads/passes.ts
+ * ScoredSpan): started right before the first measured pass, stopped right after the last. stop()
+ * reads the host's clock at once; what comes after (waiting for the sample that covers the end)
+ * overlaps the next test and is awaited before the repetition is stored. `seen` is what the host
+ * saw, or why not (a workload that never marked its scored passes is said so).
+ */
+function scoredWatch(observer: HostObserver, signal: AbortSignal): { span: ScoredSpan; abandon(): Promise<void>; seen(): Promise<HostMetrics | string> } {
+  let watching: Promise<HostObservation | string> | null = null;
+  let seen: Promise<HostMetrics | string> | null = null;
+  const stop = (w: HostObservation | string) => (typeof w === 'string' ? Promise.resolve(w) : w.stop(signal).then((m) => ({ ...m, window: 'scored-passes' as const })).catch((err: unknown) => errorMessage(err)));
+  return {
+    span: {
+      // awaited: the host's clock is read (esxtop started) before the first scored pass begins
+      start: async () => void (await (watching = observer.start(signal).catch((err: unknown) => errorMessage(err)))),
+      end: async () => {
+        if (watching !== null && seen === null) seen = stop(await watching);
+      },
+    },
+    abandon: async () => {
+      if (watching !== null && seen === null) {
+        const w = await watching;
+        if (typeof w !== 'string') await w.stop(signal).catch(() => undefined);
+      }
+    },
+    seen: () => seen ?? Promise.resolve('the workload did not mark its scored passes; the host was not watched'),
+  };
+}
+
+/**
  * The test's first measured pass started on a region nothing had written in this provisioning: no
- * pre-fill, no unscored pass before it, the first test of the first repetition, and a test that
+ * pre-fill, no unscored pass before it, the first test of the first repetition on the disk (each
+ * span is one provisioning: with reprovision every repetition is on a new disk), and a test that
  * writes (a read of a file target makes fio lay the file out first). What `settings.prefill: false`
  * with a write test first measures on purpose: the cost of first writes (thin, lazy-zeroed, dynamic).
  */
-function startsUnwritten(fill: PrefillOutcome | null, profile: WorkloadProfile, rep: number, index: number, test: WorkloadTest): boolean {
-  return !fill?.filled && !profile.warmupPass && rep === 1 && index === 0 && test.readPercent < 100;
+function startsUnwritten(fill: PrefillOutcome | null, profile: WorkloadProfile, firstOnDisk: boolean, index: number, test: WorkloadTest): boolean {
+  return !fill?.filled && !profile.warmupPass && firstOnDisk && index === 0 && test.readPercent < 100;
 }
 
 async function runWorkload(perm: PermutationPlan, c: PermContext, target: MeasuredTarget | undefined, hostCtx: ProviderContext, span: RepSpan): Promise<ResultRecord[]> {
@@ -928,8 +981,6 @@ async function runWorkload(perm: PermutationPlan, c: PermContext, target: Measur
   return new WorkloadRun(perm, c, profile, target, observer).run(span);
 }
 
-type HostObserver = NonNullable<ReturnType<NonNullable<Provider['observeHost']>>>;
-
 /** One permutation's workload: its repetitions, each test with its retries on a lost connection, the pre-fill once. */
 class WorkloadRun {
   // The pre-fill: once per permutation (the disk is new), before the first pass of the first
@@ -938,6 +989,8 @@ class WorkloadRun {
   private fill: PrefillOutcome | null = null;
   private fillAt: string | null = null;
   private fillPending: boolean;
+  /** the span's first repetition: the first on its provisioning's disk */
+  private firstRep = 1;
   /** what the host saw of each test of the repetition, settling while the next test runs */
   private readonly hostPending: Array<Promise<void>> = [];
 
@@ -956,6 +1009,7 @@ class WorkloadRun {
     const { c, perm } = this;
     const sleep = c.sleep ?? defaultSleep;
     const stored: ResultRecord[] = [];
+    this.firstRep = span.first;
     for (let rep = span.first; rep <= span.last; rep++) {
       const records: ResultRecord[] = [];
       for (const [i, test] of this.profile.tests.entries()) {
@@ -1017,7 +1071,9 @@ class WorkloadRun {
         c.emit({ type: 'message', level: 'warn', permutationId: perm.permutationId, text: `retrying ${test.id} (attempt ${n + 1}): ${redact(errorMessage(err))}` });
       },
     }).catch((err: unknown) => this.giveUp(t, err));
-    const facts: Facts = { aggregate: profile.aggregate, ...conditionFacts(profile, c.plan.overrides), ...prefillFacts(this.fill, this.fillAt), ...targetFacts(this.target), ...(startsUnwritten(this.fill, profile, rep, i, test) ? { unwrittenAtStart: true } : {}) };
+    const filled = prefillFacts(this.fill, this.fillAt);
+    // what the tests and the fill wrote (write-data.ts): dedup and compression measure data, not only I/O
+    const facts: Facts = { aggregate: profile.aggregate, ...conditionFacts(profile, c.plan.overrides), ...filled, ...writeDataFacts(c.workload.tool, profile, filled['prefill'] === true, FILL_BLOCK_BYTES), ...targetFacts(this.target), ...(startsUnwritten(this.fill, profile, rep === this.firstRep, i, test) ? { unwrittenAtStart: true } : {}) };
     const rec = recordFor(perm, c.plan.runId, rep, test, outcome, c.workload.tool, facts);
     if (t.hostSeen !== undefined && this.observer) {
       const source = this.observer.source;
@@ -1056,11 +1112,11 @@ class WorkloadRun {
       });
   }
 
-  /** The test itself, the host watching it (started after the fill, stopped right after the test). */
+  /** The test itself, the host watching its scored passes only (not the fill, pass 0 or the pause between tests). */
   private async watchedTest(t: TestAttempts, runner: CommandRunner, onStopped: (stop: GroupStop) => void): Promise<TestOutcome> {
     const { c, perm, observer } = this;
     c.lease?.check();
-    const watching = observer ? await observer.start(c.signal).catch((err: unknown) => errorMessage(err)) : null;
+    const watch = observer ? scoredWatch(observer, c.signal) : null;
     const outcome = await c.workload
       .runTest(runner, t.test, this.profile, {
         signal: c.signal,
@@ -1068,16 +1124,15 @@ class WorkloadRun {
         timeoutSlackSec: c.workloadSlackSec,
         onStopped,
         ...(this.target ? { target: this.target } : {}),
+        ...(watch ? { scored: watch.span } : {}),
         onRaw: async (test, pass, raw) => storeRaw(rawDirOf(c.store), `raw/${perm.permutationId}/rep${t.rep}/${test.id}.pass${pass}.${c.workload.tool === 'diskspd' ? 'xml' : 'json'}`, raw),
       })
       .catch(async (err: unknown) => {
         // a failed or interrupted test still ends its observation (esxtop would run on for up to 2 h)
-        if (watching !== null && typeof watching !== 'string') await watching.stop(c.signal).catch(() => undefined);
+        await watch?.abandon();
         throw err;
       });
-    // stop() reads the host's clock at once; what comes after (waiting for the sample that
-    // covers the test's end) overlaps the next test and is awaited before the repetition is stored
-    t.hostSeen = watching === null ? undefined : typeof watching === 'string' ? Promise.resolve(watching) : watching.stop(c.signal).catch((err: unknown) => errorMessage(err));
+    t.hostSeen = watch?.seen();
     return outcome;
   }
 

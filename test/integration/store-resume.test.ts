@@ -80,7 +80,7 @@ describe('run --resume of a run in PostgreSQL', () => {
     expect(recordsOfDone).toHaveLength(doneBefore.length);
 
     // --dry-run: what is left, nothing written
-    // the run directory alone does not pick the store's password (store.json: cli/store.ts)
+    // the run directory alone does not pick the store's password (store.json: app/store.ts)
     const alone = await runCli(['run', '--resume', runDir!, '--dry-run']);
     expect(alone.code).toBe(2);
     expect(alone.stderr).toContain('a run directory never chooses which secret is sent where');

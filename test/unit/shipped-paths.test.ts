@@ -92,9 +92,11 @@ describe('shipped files point only inside the repository', () => {
   });
 });
 
-describe('example data the README and playbooks point to ships and imports', () => {
+describe('example data the README, the guide and playbooks point to ships and imports', () => {
   const README = fs.readFileSync(path.join(ROOT, 'README.md'), 'utf8');
-  const named = [...new Set([README, fs.readFileSync(path.join(ROOT, 'playbooks/vmfs-block-size.yaml'), 'utf8')]
+  const guide = fs.readdirSync(path.join(ROOT, 'docs/guide')).filter((f) => f.endsWith('.md'))
+    .map((f) => fs.readFileSync(path.join(ROOT, 'docs/guide', f), 'utf8'));
+  const named = [...new Set([README, ...guide, fs.readFileSync(path.join(ROOT, 'playbooks/vmfs-block-size.yaml'), 'utf8')]
     .flatMap((t) => [...t.matchAll(/examples\/[\w./-]+\.txt/g)].map((m) => m[0])))];
 
   it('the README names the published VMFS3 numbers in examples/', () => {
@@ -108,7 +110,7 @@ describe('example data the README and playbooks point to ships and imports', () 
     expect(new Set(r.records.map((x) => x.tool.name))).toEqual(new Set(['crystaldiskmark']));
   });
 
-  it('every examples/ path the README or a playbook names exists', () => {
+  it('every examples/ path the README, the guide or a playbook names exists', () => {
     for (const f of named) expect(fs.existsSync(path.join(ROOT, f)), f).toBe(true);
   });
 });

@@ -5,7 +5,7 @@
 import os from 'node:os';
 import path from 'node:path';
 import { loadInventory, type LoadedInventory } from '../../config/index.ts';
-import { redact } from '../../config/secrets.ts';
+import { redact } from '../../input/secrets.ts';
 import { errorMessage, UsageError } from '../../errors.ts';
 import { createEndpointPool } from '../../providers/endpoint-pool.ts';
 import { endpointSlots, LeaseSession } from '../../results/pg-coordination.ts';

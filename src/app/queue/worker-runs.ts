@@ -3,7 +3,7 @@
 // fingerprint recorded, and its queues deleted when it is finished. run/worker.ts asks `runs()`.
 import path from 'node:path';
 import type { LoadedInventory } from '../../config/index.ts';
-import { redact } from '../../config/secrets.ts';
+import { redact } from '../../input/secrets.ts';
 import type { RunPlan } from '../../contract/plan.ts';
 import type { EndpointPool, Provider } from '../../contract/provider.ts';
 import { errorMessage } from '../../errors.ts';

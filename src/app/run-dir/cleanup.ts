@@ -1,7 +1,7 @@
 // `cleanup`: removes what a run created and left behind — idempotent, and never anything the run
 // did not create. Tools the run left running are stopped first; a submitted run's finished queues go.
 import { loadInventory } from '../../config/index.ts';
-import { redact } from '../../config/secrets.ts';
+import { redact } from '../../input/secrets.ts';
 import type { HostProcessStop } from '../../contract/host-process.ts';
 import type { Composition, Provider } from '../../contract/provider.ts';
 import { errorMessage } from '../../errors.ts';

@@ -2,7 +2,7 @@
 // its records mirrored to results.jsonl and its reports written. The CLI hands in the hooks that
 // touch the process (signals, the progress view, closed output) and maps the outcome to output.
 import path from 'node:path';
-import { redact } from '../../config/secrets.ts';
+import { redact } from '../../input/secrets.ts';
 import type { Provider } from '../../contract/provider.ts';
 import { errorLongForm, errorMessage, OutputRefused, UsageError } from '../../errors.ts';
 import type { RunStore } from '../../results/port.ts';
@@ -10,7 +10,7 @@ import { writeFileAtomic } from '../../results/raw.ts';
 import { executeRun, type RunSummary, type TargetEndpoints } from '../../run/executor.ts';
 import { createRunLog, type RunLog } from '../../run/log.ts';
 import type { ProgressEvent } from '../../run/progress.ts';
-import { loadSource } from '../../report/source.ts';
+import { loadSource } from '../load-source.ts';
 import type { Composition } from '../compose.ts';
 import type { Notify } from '../notify.ts';
 import { scheduleLines } from '../plan-text.ts';
@@ -76,7 +76,8 @@ async function executeAndReport(prep: Prepared, o: RunOptions, hooks: RunHooks):
       /* a full disk: the log is best effort */
     }
   }
-  const reports = !summary.fatal && records.length && o.report !== false ? await writeReports(runDir, o, hooks.note) : [];
+  // a run where every permutation failed still gets its report: the failures are what it has to say
+  const reports = !summary.fatal && (records.length || summary.failed) && o.report !== false ? await writeReports(runDir, o, hooks.note) : [];
   return { runDir, summary, records: records.length, reports };
 }
 

@@ -1,6 +1,6 @@
 // A run's environment fingerprint: what only connecting tells (product versions, guest OS, tool
 // version), recorded so comparisons can warn when two runs differ in more than their axes.
-import { redactDeep } from '../../config/secrets.ts';
+import { redactDeep } from '../../input/secrets.ts';
 import type { Provider } from '../../contract/provider.ts';
 import type { RunStore } from '../../results/port.ts';
 import type { Composition } from '../compose.ts';

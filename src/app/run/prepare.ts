@@ -13,6 +13,9 @@ import { lockRunDir, type RunLock } from '../../results/run-lock.ts';
 import { SqliteRunStore } from '../../results/sqlite-store.ts';
 import { DB_FILE, ResultStore } from '../../results/store.ts';
 import { writeFileAtomic } from '../../results/raw.ts';
+import { preflightBeforeRun } from '../../preflight/before-run.ts';
+import { refuseWithoutRoom } from '../../preflight/capacity.ts';
+import { visibleText } from '../../text/visible.ts';
 import { composeTargets, measurementFacts, type Composition } from '../compose.ts';
 import { checkAgainstHostVersions } from '../host-versions.ts';
 import type { Notify } from '../notify.ts';
@@ -39,6 +42,8 @@ export interface RunOptions extends NewRunOptions {
   outGiven?: boolean;
   /** `--store URL`: the PostgreSQL store the run is written to (else the inventory's store:, else run.sqlite) */
   store?: string;
+  /** `--preflight`: run the read-only preflight checks first and stop on a ✗ */
+  preflight?: boolean;
 }
 
 /** A run ready to execute: its plan, its open store and its targets. */
@@ -65,7 +70,7 @@ export interface HeldLock {
 export async function prepareRun(playbookFile: string | undefined, o: RunOptions, held: HeldLock, note: Notify): Promise<PrepareOutcome> {
   if (o.resume) return prepareResume(path.resolve(o.resume), playbookFile, o, held, note);
   if (!playbookFile) throw new UsageError('run: a playbook is required (or --resume <runDir>)');
-  return prepareFresh(playbookFile, o, held);
+  return prepareFresh(playbookFile, o, held, note);
 }
 
 async function prepareResume(runDir: string, playbookFile: string | undefined, o: RunOptions, held: HeldLock, note: Notify): Promise<PrepareOutcome> {
@@ -159,13 +164,17 @@ async function prepareStoreResume(runDir: string, pointer: StorePointer, playboo
   }
 }
 
-async function prepareFresh(playbookFile: string, o: RunOptions, held: HeldLock): Promise<PrepareOutcome> {
+async function prepareFresh(playbookFile: string, o: RunOptions, held: HeldLock, note: Notify): Promise<PrepareOutcome> {
   const { plan, comps, inv, pb, pbText, timeouts } = prepareNew(playbookFile, o);
   if (o.dryRun) return { kind: 'dry-run', dryRun: dryRunOf(plan) };
   // the test files looked at on their guests (read-only) first: one storsweep did not create must be confirmed too
   const confirmedDestroy = checkConfirmDestroy(plan, o.confirmDestroy, await foreignTestFiles(comps));
   // a host whose release the inventory does not state is asked (read-only) before anything changes
   await checkAgainstHostVersions(pb, inv, comps);
+  // the last preflight's age and ✗, or (--preflight) the checks now, stopping on a ✗
+  await preflightBeforeRun(plan, comps, { out: o.out, inventory: inv.file, preflight: o.preflight, say: (l) => note(`${visibleText(l)}\n`) });
+  // every LUN and datastore the plan fills has room for its largest permutation: read before anything is formatted
+  await refuseWithoutRoom(plan, comps);
   const runDir = runDirFor(o.out, plan);
   const meta = newRunMeta({ plan, comps, inv, pb, playbookFile, timeouts, confirmedDestroy });
   // --store, else the inventory's store:, else the run directory's run.sqlite

@@ -94,6 +94,7 @@ export function registerRun(program: Command): void {
     .option('--retries <n>', 'retries of a transient failure per step, 0-20 (default 3)', retriesOption)
     .option('--step-timeout <sec>', 'limit for each provisioning step in whole seconds, 1-2147483 (default 1800)', stepTimeoutOption)
     .option('--no-report', 'do not write report.md/report.html at the end')
+    .option('--preflight', 'run the preflight checks first (storsweep preflight, without the canary) and stop on a failed one')
     .option('--set <key=value>', `${SET_HELP}; recorded in the run, which --resume uses`, collect)
     .option('--store <url>', "write the run to this PostgreSQL store (default: the inventory's store:, else the run directory's run.sqlite): postgresql://USER[:${env:NAME}|${file:path}]@HOST[:PORT]/DB")
     .action(async (playbook: string | undefined, o: RunCommandOptions, cmd: Command) => {

@@ -1,4 +1,4 @@
-// GOVC_PASSWORD is a secret of a run only when a target uses it (cli/compose.ts): an unused short
+// GOVC_PASSWORD is a secret of a run only when a target uses it (app/compose.ts): an unused short
 // value must not be registered for masking (it garbled "202:1" into "202:***" and told the
 // password), and a used one is held to the same minimum length as every other secret.
 import fs from 'node:fs';
@@ -7,7 +7,7 @@ import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { compose } from '../../../src/app/compose.ts';
 import { loadInventory } from '../../../src/config/index.ts';
-import { redact } from '../../../src/config/secrets.ts';
+import { redact } from '../../../src/input/secrets.ts';
 import { UsageError } from '../../../src/errors.ts';
 
 let dir: string;

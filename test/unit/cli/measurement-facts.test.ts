@@ -1,4 +1,4 @@
-// What a run records of its inventory for `run --resume` to compare (cli/compose.ts): what changes
+// What a run records of its inventory for `run --resume` to compare (app/compose.ts): what changes
 // a measurement, never a secret or a reference to one.
 import fs from 'node:fs';
 import os from 'node:os';

@@ -6,7 +6,7 @@ import { parseCrystalDiskMarkText } from '../../../src/importers/crystaldiskmark
 
 const fixture = (p: string) => readFileSync(new URL(`../../fixtures/${p}`, import.meta.url), 'utf8');
 
-describe('a results table typed in from a paper (README "Importing results")', () => {
+describe('a results table typed in from a paper (docs/guide/importing.md, "The results table")', () => {
   const r = importTableCsv(fixture('table/vmfs3-block-size-paper.csv'), 'paper.csv');
 
   it('gives the same records as the CrystalDiskMark exports it was typed from', () => {

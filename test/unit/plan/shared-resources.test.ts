@@ -1,6 +1,6 @@
 // Listed targets that share something (a VM, a guest's test file or work directory, a LUN, a
 // Hyper-V VM or host disk, a datastore or volume) are serialised: the keys come from each provider
-// module (ProviderModule.sharedResources) through the inventory (cli/compose.ts resourceContext),
+// module (ProviderModule.sharedResources) through the inventory (app/compose.ts resourceContext),
 // the plan names the targets that take turns and why (plan.serialised, `plan`'s text).
 import fs from 'node:fs';
 import os from 'node:os';
