@@ -90,6 +90,8 @@ export interface RunMeta {
   playbook: string;
   playbookFile: string;
   inventoryFile: string;
+  /** every inventory file of a run given several (`-i a -i b`), in order; `inventoryFile` is the first */
+  inventoryFiles?: string[];
   /** the target's name; for a playbook that lists targets, their names joined (see `targets`) */
   target: string;
   /** every target of a playbook that lists them (absent for one target) */
