@@ -16,7 +16,7 @@ import type { SshOptions } from '../ssh/ssh-runner.ts';
 import type { ComposeContext, Composition, EndpointPool, ResourceContext } from '../contract/provider.ts';
 import { createEndpointPool, DEFAULT_ENDPOINT_CONCURRENCY } from '../providers/endpoint-pool.ts';
 import { sdkEndpointKey } from '../providers/vsphere/client.ts';
-import { moduleOf, type Target } from '../providers/index.ts';
+import { moduleOf, providerModule, type Target } from '../providers/index.ts';
 
 export type { Composition } from '../contract/provider.ts';
 
@@ -120,7 +120,15 @@ export function composeTargets(names: readonly string[], inv: LoadedInventory, w
 }
 
 function planOptionsOf(c: Composition): TargetPlanOptions {
-  return { provider: c.provider, planSteps: c.planSteps, workloadTarget: c.workloadTarget, workloadTool: c.workload.tool, workloadProvider: c.workloadProvider, resources: c.sharedResources ?? [] };
+  return {
+    provider: c.provider,
+    planSteps: c.planSteps,
+    workloadTarget: c.workloadTarget,
+    workloadTool: c.workload.tool,
+    workloadProvider: c.workloadProvider,
+    resources: c.sharedResources ?? [],
+    axes: providerModule(c.provider).axes.map((a) => a.name),
+  };
 }
 
 /**

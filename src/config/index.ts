@@ -317,12 +317,15 @@ export function compatibilityDiagnostics(pb: LoadedPlaybook, inv: LoadedInventor
   const out = new Map<string, Target>();
   // The playbook's names and values end up in plans, run directory names and reports too.
   const diags: Diagnostic[] = secretLeakDiagnostics(pb.source, pb.playbook, inv.secretSources ?? [], () => false);
+  // several targets: an axis applies to the targets whose provider takes it; the others lack it
+  // (playbook lackingAxes), which is refused only when no listed target takes it
+  const takenByAny = new Set(names.flatMap((n) => (inv.inventory.targets[n] ? moduleOf(inv.inventory.targets[n]).axes.map((a) => a.name) : [])));
   names.forEach((name, i) => {
     const at: PathKey[] = listed ? ['target', i] : ['target'];
     const target = inv.inventory.targets[name];
     if (!target) diags.push(diagnosticAt(pb.source, at, `no target "${name}" in ${inventoryName(inv)} (have: ${Object.keys(inv.inventory.targets).join(', ')})`));
     else {
-      diags.push(...targetDiagnostics(pb, name, target));
+      diags.push(...targetDiagnostics(pb, name, target, listed ? takenByAny : new Set()));
       out.set(name, target);
     }
   });
@@ -363,7 +366,7 @@ function unusedAxisMessage(name: string, provider: Target['provider'], axis: str
   return `target "${name}" (${provider}) does not use ${axis}: ${what}; each of its values would repeat the same permutation${noone ? ` (no provider uses ${axis} yet)` : ''}`;
 }
 
-function targetDiagnostics(pb: LoadedPlaybook, name: string, target: Target): Diagnostic[] {
+function targetDiagnostics(pb: LoadedPlaybook, name: string, target: Target, takenByOthers: ReadonlySet<string>): Diagnostic[] {
   const diags: Diagnostic[] = [];
   const m = pb.playbook.matrix;
   const provider = target.provider;
@@ -376,7 +379,7 @@ function targetDiagnostics(pb: LoadedPlaybook, name: string, target: Target): Di
     const spec = declared.get(axis.name);
     const { at, key } = axisKeyAt(pb.playbook, axis.name);
     if (!spec) {
-      diags.push(diagnosticAt(pb.source, at, unusedAxisMessage(name, provider, axis.name), key));
+      if (!takenByOthers.has(axis.name)) diags.push(diagnosticAt(pb.source, at, unusedAxisMessage(name, provider, axis.name), key));
       continue;
     }
     axis.values.forEach((v, i) => {

@@ -179,6 +179,12 @@ export const playbookSchema = z
       .union([z.string().min(1), axis(z.string().min(1), 'Names of targets in the inventory')])
       .describe('Name of a target in the inventory, or a list of names: then `target` is the first axis and permutations on different targets run in parallel'),
     matrix: matrixSchema,
+    lackingAxes: z
+      .enum(['once', 'perValue'])
+      .optional()
+      .describe(
+        'With several targets: how a target runs whose provider lacks an axis another target takes (an ssh or local target provisions nothing: it has no datastore or disk axis). once (default): its workload once, shown as the reference row and compared with every value; perValue: once per value of the axes it lacks',
+      ),
     workloads: z.record(z.string(), inlineWorkloadSchema).optional().describe('Named custom workloads, usable in matrix.workload.profile'),
     settings: settingsSchema.optional(),
     include: z.array(axisMap).optional().describe('Extra permutations (a full set of axis values each)'),

@@ -47,7 +47,10 @@ const show = (axes: Axes, names: readonly string[]): string =>
 export function planDiagnostics(pb: LoadedPlaybook, targets: ReadonlyMap<string, Target>, inv?: Pick<LoadedInventory, 'source' | 'sourceOf'>): Diagnostic[] {
   const book = pb.playbook;
   const listed = typeof book.target !== 'string';
-  const { axes, permutations } = expandPlaybook(book, book.target);
+  const { axes, permutations } = expandPlaybook(book, book.target, (name) => {
+    const t = targets.get(name);
+    return t ? moduleOf(t).axes.map((a) => a.name) : undefined;
+  });
   const runId = newRunId();
   const diags: Diagnostic[] = [];
   [...targets].forEach(([name, target]) => {

@@ -7,6 +7,7 @@ import { hostLatencyRows, type HostLatencyRow, type HostLatencySample } from './
 import { conditionDifferences, conditionsOf, conditionWarning, sourceConditions, type Conditions, type SourceConditions } from './conditions.ts';
 import { fillBytesPerSecond, fillKey, firstWriteRecord, FIRST_WRITE_TEST, isFirstWrite } from './first-write.ts';
 import type { AxisValue, Axes } from '../contract/axis.ts';
+import { pairAlong } from './pairing.ts';
 import {
   adjustPValues,
   compareSamples,
@@ -156,6 +157,8 @@ export interface UnpairedPermutations {
   value: AxisValue;
   baselineValue: AxisValue;
   permutationIds: string[];
+  /** why they have no partner (report/pairing.ts) */
+  why?: string;
 }
 
 export interface TestSection {
@@ -265,15 +268,6 @@ export function sourceOf(r: Pick<ResultRecord, 'axes' | 'runId'>): string {
 export function permutationLabel(axes: Axes, varying: readonly string[], fallback: string): string {
   const parts = varying.filter((a) => a in axes).map((a) => `${a}=${String(axes[a])}`);
   return parts.length > 0 ? parts.join(', ') : fallback;
-}
-
-/**
- * What a permutation is besides `axis`: its values of the axes it must match on (`matchingAxes`:
- * varying ones; null where it has none). Axes that do not vary are left out, so an import that
- * does not state the run's constant axes (its workload profile, its target) still lines up.
- */
-function keyWithout(axes: Axes, axis: string, matchBy: readonly string[]): string {
-  return JSON.stringify(matchBy.filter((k) => k !== axis).map((k) => (k in axes ? String(axes[k]) : null)));
 }
 
 /** Whether every permutation with the same value of `x` has the same value of `y` (a missing value counts as one). */
@@ -877,31 +871,15 @@ export function buildReport(records: Iterable<ResultRecord> | ReportRecords, inf
   // Each compared axis: the permutation that has the baseline value there and the same values of
   // the other varying axes. Permutations (not tests) are matched, once. A permutation with no such
   // partner, or with two (ambiguous), is listed as unpaired and compared with nothing.
+  // Along `target`, a target may lack axes another takes (report/pairing.ts).
   const unpaired: UnpairedPermutations[] = [];
   const matchedBy = new Map<string, string[]>();
   const baseOf = compared.map(({ axis, baselineValue }) => {
     const matchBy = matchingAxes(permList, axis, varying);
     matchedBy.set(axis, matchBy);
-    const baseByKey = new Map<string, number>();
-    permList.forEach((p, i) => {
-      if (!sameValue(p.axes[axis], baselineValue)) return;
-      const k = keyWithout(p.axes, axis, matchBy);
-      baseByKey.set(k, baseByKey.has(k) ? -2 : i);
-    });
-    const out = new Int32Array(permList.length).fill(-1);
-    const missing = new Map<string, UnpairedPermutations>();
-    permList.forEach((p, i) => {
-      const value = p.axes[axis];
-      if (value === undefined || sameValue(value, baselineValue)) return;
-      const b = baseByKey.get(keyWithout(p.axes, axis, matchBy)) ?? -1;
-      out[i] = b < 0 ? -1 : b;
-      if (b >= 0) return;
-      let u = missing.get(String(value));
-      if (!u) missing.set(String(value), (u = { axis, value, baselineValue, permutationIds: [] }));
-      u.permutationIds.push(p.permutationId);
-    });
-    unpaired.push(...missing.values());
-    return out;
+    const pairing = pairAlong(permList, axis, baselineValue, matchBy);
+    unpaired.push(...pairing.unpaired);
+    return pairing.baseOf;
   });
 
   const verdicts: Record<Verdict, number> = { faster: 0, slower: 0, 'within-noise': 0, 'insufficient-data': 0 };
