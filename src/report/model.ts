@@ -44,6 +44,8 @@ export interface RunInfo {
   /** endpoints contacted without TLS/host-key verification; every report warns about them */
   insecureEndpoints?: string[];
   failures?: Array<{ permutationId: string; axes: Record<string, unknown>; reason: string }>;
+  /** runs with permutations not (fully) measured: interrupted (Ctrl-C, a crash) or still running */
+  unfinished?: Array<{ runId: string; left: number; total: number }>;
   /**
    * what a repetition is a sample of: 'within-provisioning' (back to back on one provisioned
    * datastore and disk: run-to-run noise only; a run's default), 'between-provisionings' (each on
@@ -904,6 +906,11 @@ export function buildReport(records: Iterable<ResultRecord> | ReportRecords, inf
 
   if (info.insecureEndpoints && info.insecureEndpoints.length > 0) {
     warnings.push(`Insecure connections (TLS certificate / SSH host key not verified): ${info.insecureEndpoints.join(', ')}`);
+  }
+  for (const u of info.unfinished ?? []) {
+    warnings.push(
+      `Run ${u.runId} was interrupted (or is still running): ${u.left} of ${u.total} permutation${u.total === 1 ? '' : 's'} not measured to the end; this report covers what was measured (\`storsweep run --resume <runDir>\` measures the rest).`,
+    );
   }
   for (const f of info.failures ?? []) warnings.push(`Permutation ${f.permutationId} failed: ${f.reason}`);
   if (options.baseline === undefined && compared.length === 0 && permList.length > 1) {
