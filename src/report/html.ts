@@ -174,7 +174,8 @@ function renderTest(report: Report, s: TestSection, byId: ReadonlyMap<string, Pe
         return m === undefined || m === null ? null : m * def.scale;
       }),
     );
-    charts.push(heatmap({ title: `${s.test.id}: ${def.label} by ${xa} × ${ya}`, unit: def.unit, xName: xa, yName: ya, xValues: xs.map(String), yValues: ys.map(String), cells, digits: SIGNIFICANT_DIGITS, higherIsBetter: def.higherIsBetter }));
+    // a wide grid scrolls in its own box (charts.ts sets its least readable width)
+    charts.push(`<div class="scroll">${heatmap({ title: `${s.test.id}: ${def.label} by ${xa} × ${ya}`, unit: def.unit, xName: xa, yName: ya, xValues: xs.map(String), yValues: ys.map(String), cells, digits: SIGNIFICANT_DIGITS, higherIsBetter: def.higherIsBetter })}</div>`);
   }
   out.push(`<div class="charts">${charts.join('')}</div>`);
 
