@@ -147,7 +147,7 @@ export function planRun(pb: Playbook, comps: Map<string, Composition>, runId: st
 
 // Keys of an inventory entry that never describe what is measured: credentials (never recorded)
 // and the allow-lists, which guard destructive steps but do not change a measurement.
-const NOT_MEASURED = new Set(['password', 'passphrase', 'guestCredential', 'allowedDevices', 'allowedDisks', 'maxConcurrent']);
+const NOT_MEASURED = new Set(['environment', 'password', 'passphrase', 'guestCredential', 'allowedDevices', 'allowedDisks', 'maxConcurrent']);
 
 function flatten(value: unknown, key: string, out: Record<string, string>): void {
   if (value === undefined || value === null) return;

@@ -97,6 +97,15 @@ export function loadPlaybook(file: string, overrides: readonly PlaybookOverride[
       }
     }
   }
+  // environmentOf: `axis=value` keys naming an axis of the matrix and one of its values
+  const listedTargets = typeof value.target === 'string' ? [value.target] : value.target;
+  for (const key of Object.keys(value.environmentOf ?? {})) {
+    const eq = key.indexOf('=');
+    const axis = eq > 0 ? key.slice(0, eq) : '';
+    const values = axis === 'target' ? listedTargets : axes.find((a) => a.name === axis)?.values;
+    if (!values) diags.push(diagnosticAt(source, ['environmentOf'], `"${key}": expected axis=value with an axis of the matrix (axes: ${['target', ...axes.map((a) => a.name)].join(', ')})`, key));
+    else if (!values.some((v) => String(v) === key.slice(eq + 1))) diags.push(diagnosticAt(source, ['environmentOf'], `"${key}": ${JSON.stringify(key.slice(eq + 1))} is not a value of ${axis} (values: ${values.map(String).join(', ')})`, key));
+  }
   // Workloads: each matrix value must resolve to a profile now, not at 3 a.m.
   value.matrix.workload.profile.forEach((p, i) => {
     const inline = value.workloads?.[p];

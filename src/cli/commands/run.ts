@@ -6,7 +6,6 @@ import type { Command } from 'commander';
 import { inventoryName, loadInventory, loadPlaybook, type LoadedInventory, type LoadedPlaybook } from '../../config/index.ts';
 import { checkPlaybookAgainst } from '../../plan/check.ts';
 import { redact, redactDeep } from '../../config/secrets.ts';
-import { environmentText } from '../../config/playbook.ts';
 import { errorLongForm, errorMessage, OutputRefused, ResumeMismatch, UnsafeOperation, UsageError } from '../../errors.ts';
 import type { Replication, RunPlan } from '../../contract/plan.ts';
 import { newRunId } from '../../plan/permutation.ts';
@@ -29,6 +28,7 @@ import { checkAgainstHostVersions } from '../host-versions.ts';
 import { EXIT } from '../exit.ts';
 import { retriesOption, stepTimeoutOption } from '../options.ts';
 import { runReport } from './report.ts';
+import { runEnvironment } from '../../config/run-environment.ts';
 import { collect, INVENTORY_REPEAT_HELP, scheduleLines, SET_HELP } from './config-commands.ts';
 import { overrideTexts, parseSetArguments, sameOverrides, type PlaybookOverride } from '../../config/overrides.ts';
 import { serialisedResources } from '../../plan/plan.ts';
@@ -375,7 +375,7 @@ export function prepareNew(playbookFile: string, o: Pick<RunCommandOptions, 'inv
 /** What a new run records about itself (run.sqlite's meta; a PostgreSQL run's too: `submit`). */
 export function newRunMeta(a: { plan: RunPlan; comps: Map<string, Composition>; inv: LoadedInventory; pb: LoadedPlaybook; playbookFile: string; timeouts: RunMeta['timeouts']; confirmedDestroy: string[] }): RunMeta {
   const { plan, comps, inv, pb, playbookFile, timeouts, confirmedDestroy } = a;
-  const environment = environmentText(pb.playbook.environment);
+  const environment = runEnvironment(pb.playbook, inv.inventory, [...comps.keys()]);
   return {
     runId: plan.runId,
     playbook: plan.playbook,
