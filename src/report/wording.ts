@@ -389,3 +389,17 @@ function findingsOf(report: Report): Finding[] {
   }
   return out;
 }
+
+/**
+ * Which permutations lack an axis, said beside it in the axes line: a bare disk beside a VM has no
+ * disk size, and is not shown with one (` (lab-guest: none)`); '' when every permutation has it.
+ */
+export function axisScope(report: Pick<Report, 'permutations'>, axis: string): string {
+  const lacking = report.permutations.filter((p) => !(axis in p.axes));
+  if (!lacking.length) return '';
+  for (const by of ['target', SOURCE_AXIS]) {
+    const vals = new Set(lacking.flatMap((p) => (p.axes[by] === undefined ? [] : [String(p.axes[by])])));
+    if (vals.size && report.permutations.every((p) => !vals.has(String(p.axes[by])) || !(axis in p.axes))) return ` (${[...vals].join(', ')}: none)`;
+  }
+  return ` (${lacking.length} permutation${lacking.length === 1 ? '' : 's'}: none)`;
+}

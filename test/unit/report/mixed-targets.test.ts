@@ -74,4 +74,10 @@ describe('a bare target beside a VM in one report', () => {
     expect(lines.some((l) => l.startsWith('target lab-vcenter vs lab-guest'))).toBe(true);
     expect(lines.some((l) => l.startsWith('format rdm-physical vs thin') && !l.includes('nothing to compare'))).toBe(true);
   });
+
+  it('the axes line shows the bare target without the axes it lacks', () => {
+    const md = renderMarkdown(buildReport(records(), { runId: 'mixed' }));
+    expect(md).toContain('- Fixed: workload.profile = q; source = mixed; datastore.kind = existing (lab-guest: none)');
+    expect(md).toMatch(/- Axes varied: .*disk\.format \(thin, rdm-physical\) \(lab-guest: none\)/);
+  });
 });
