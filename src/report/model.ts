@@ -9,6 +9,7 @@ import { fillBytesPerSecond, fillKey, firstWriteRecord, FIRST_WRITE_TEST, isFirs
 import type { AxisValue, Axes } from '../contract/axis.ts';
 import { METRIC_ORDER, METRICS, type MetricCell, type MetricKey } from './metrics.ts';
 import type { RunInfo } from './run-info.ts';
+import { pairAlong } from './pairing.ts';
 import {
   adjustPValues,
   compareSamples,
@@ -97,6 +98,8 @@ export interface UnpairedPermutations {
   value: AxisValue;
   baselineValue: AxisValue;
   permutationIds: string[];
+  /** why they have no partner (report/pairing.ts) */
+  why?: string;
 }
 
 export interface TestSection {
@@ -206,15 +209,6 @@ export function sourceOf(r: Pick<ResultRecord, 'axes' | 'runId'>): string {
 export function permutationLabel(axes: Axes, varying: readonly string[], fallback: string): string {
   const parts = varying.filter((a) => a in axes).map((a) => `${a}=${String(axes[a])}`);
   return parts.length > 0 ? parts.join(', ') : fallback;
-}
-
-/**
- * What a permutation is besides `axis`: its values of the axes it must match on (`matchingAxes`:
- * varying ones; null where it has none). Axes that do not vary are left out, so an import that
- * does not state the run's constant axes (its workload profile, its target) still lines up.
- */
-function keyWithout(axes: Axes, axis: string, matchBy: readonly string[]): string {
-  return JSON.stringify(matchBy.filter((k) => k !== axis).map((k) => (k in axes ? String(axes[k]) : null)));
 }
 
 /** Whether every permutation with the same value of `x` has the same value of `y` (a missing value counts as one). */
@@ -818,31 +812,15 @@ export function buildReport(records: Iterable<ResultRecord> | ReportRecords, inf
   // Each compared axis: the permutation that has the baseline value there and the same values of
   // the other varying axes. Permutations (not tests) are matched, once. A permutation with no such
   // partner, or with two (ambiguous), is listed as unpaired and compared with nothing.
+  // Along `target`, a target may lack axes another takes (report/pairing.ts).
   const unpaired: UnpairedPermutations[] = [];
   const matchedBy = new Map<string, string[]>();
   const baseOf = compared.map(({ axis, baselineValue }) => {
     const matchBy = matchingAxes(permList, axis, varying);
     matchedBy.set(axis, matchBy);
-    const baseByKey = new Map<string, number>();
-    permList.forEach((p, i) => {
-      if (!sameValue(p.axes[axis], baselineValue)) return;
-      const k = keyWithout(p.axes, axis, matchBy);
-      baseByKey.set(k, baseByKey.has(k) ? -2 : i);
-    });
-    const out = new Int32Array(permList.length).fill(-1);
-    const missing = new Map<string, UnpairedPermutations>();
-    permList.forEach((p, i) => {
-      const value = p.axes[axis];
-      if (value === undefined || sameValue(value, baselineValue)) return;
-      const b = baseByKey.get(keyWithout(p.axes, axis, matchBy)) ?? -1;
-      out[i] = b < 0 ? -1 : b;
-      if (b >= 0) return;
-      let u = missing.get(String(value));
-      if (!u) missing.set(String(value), (u = { axis, value, baselineValue, permutationIds: [] }));
-      u.permutationIds.push(p.permutationId);
-    });
-    unpaired.push(...missing.values());
-    return out;
+    const pairing = pairAlong(permList, axis, baselineValue, matchBy);
+    unpaired.push(...pairing.unpaired);
+    return pairing.baseOf;
   });
 
   const verdicts: Record<Verdict, number> = { faster: 0, slower: 0, 'within-noise': 0, 'insufficient-data': 0 };
@@ -867,6 +845,11 @@ export function buildReport(records: Iterable<ResultRecord> | ReportRecords, inf
 
   if (info.insecureEndpoints && info.insecureEndpoints.length > 0) {
     warnings.push(`Insecure connections (TLS certificate / SSH host key not verified): ${info.insecureEndpoints.join(', ')}`);
+  }
+  for (const u of info.unfinished ?? []) {
+    warnings.push(
+      `Run ${u.runId} was interrupted (or is still running): ${u.left} of ${u.total} permutation${u.total === 1 ? '' : 's'} not measured to the end; this report covers what was measured (\`storsweep run --resume <runDir>\` measures the rest).`,
+    );
   }
   for (const f of info.failures ?? []) warnings.push(`Permutation ${f.permutationId} failed: ${f.reason}`);
   if (options.baseline === undefined && compared.length === 0 && permList.length > 1) {

@@ -293,10 +293,43 @@ const LISTED_FINDINGS = 4;
  * that the data cannot tell (fewer than 2 repetitions on a side).
  */
 export function axisFindings(report: Report): Finding[] {
+  return findingsOf(report);
+}
+
+/**
+ * Along `target` (or any axis), the axes one side's permutations have and the other's lack: a bare
+ * disk over SSH has no datastore or disk format. ` (lab-guest has no datastore.kind, disk.format)`.
+ */
+export function lackingNote(names: ReadonlyMap<string, ReadonlySet<string>>, value: AxisValue, baselineValue: AxisValue): string {
+  const mine = names.get(String(value)) ?? new Set<string>();
+  const theirs = names.get(String(baselineValue)) ?? new Set<string>();
+  const parts: string[] = [];
+  const baseLacks = [...mine].filter((k) => !theirs.has(k));
+  const valueLacks = [...theirs].filter((k) => !mine.has(k));
+  if (baseLacks.length) parts.push(`${String(baselineValue)} has no ${baseLacks.join(', ')}`);
+  if (valueLacks.length) parts.push(`${String(value)} has no ${valueLacks.join(', ')}`);
+  return parts.length ? ` (${parts.join('; ')})` : '';
+}
+
+/** Per value of `axis`: the axis names its permutations have (one pass over the permutations). */
+export function axisNamesByValue(report: Pick<Report, 'permutations'>, axis: string): Map<string, Set<string>> {
+  const out = new Map<string, Set<string>>();
+  for (const p of report.permutations) {
+    const v = p.axes[axis];
+    if (v === undefined) continue;
+    let s = out.get(String(v));
+    if (!s) out.set(String(v), (s = new Set()));
+    for (const k in p.axes) s.add(k);
+  }
+  return out;
+}
+
+function findingsOf(report: Report): Finding[] {
   const axisNames = report.axes.map((a) => a.name);
   const short = shortAxisNames(axisNames);
   const varying = report.axes.filter((a) => a.varies).map((a) => a.name);
-  const compared: Array<{ axis: string; baselineValue: AxisValue }> = [];
+  // every compared axis, also one whose permutations all lack a partner: its line says why
+  const compared: Array<{ axis: string; baselineValue: AxisValue }> = report.baselines.map((b) => ({ axis: b.axis, baselineValue: b.value }));
   for (const s of report.tests) {
     for (const c of s.comparisons) if (!compared.some((x) => x.axis === c.axis)) compared.push({ axis: c.axis, baselineValue: c.baselineValue });
   }
@@ -306,6 +339,7 @@ export function axisFindings(report: Report): Finding[] {
     const info = report.axes.find((a) => a.name === axis);
     const values = (info?.values ?? []).filter((v) => String(v) !== String(baselineValue));
     const others = varying.filter((a) => a !== axis);
+    const namesByValue = axisNamesByValue(report, axis);
     // The primary metric's rows of this axis by value, in one pass (in report order): an axis with
     // 625 values no longer walks every row 625 times.
     const rowsByValue = new Map<string, Array<{ s: TestSection; r: ComparisonRow }>>();
@@ -324,7 +358,7 @@ export function axisFindings(report: Report): Finding[] {
     for (const value of values) {
       const rows = rowsByValue.get(String(value)) ?? [];
       const name = short.get(axis) ?? axis;
-      const head = `${name} ${String(value)} vs ${String(baselineValue)}`;
+      const head = `${name} ${String(value)} vs ${String(baselineValue)}${lackingNote(namesByValue, value, baselineValue)}`;
       const where = (r: ComparisonRow): string => {
         const perm = permById.get(r.permutationId);
         const ctx = perm ? others.filter((a) => a in perm.axes).map((a) => `${short.get(a) ?? a}=${String(perm.axes[a])}`) : [];
@@ -335,7 +369,8 @@ export function axisFindings(report: Report): Finding[] {
       const few = rows.length - sig.length - within;
       let text: string;
       if (rows.length === 0) {
-        text = `${head}: nothing to compare (no permutation differs from a baseline one in this axis only)`;
+        const why = report.unpaired.find((u) => u.axis === axis && String(u.value) === String(value))?.why;
+        text = `${head}: nothing to compare (${why ?? 'no permutation differs from a baseline one in this axis only'})`;
       } else if (sig.length > 0) {
         sig.sort((a, b) => Math.abs(b.r.comparison.delta?.pct ?? 0) - Math.abs(a.r.comparison.delta?.pct ?? 0));
         const items = sig.slice(0, LISTED_FINDINGS).map(({ s, r }) => `${referenceLabel(s.test)}${where(r)} ${METRICS[s.primaryMetric].label} ${formatDelta(r.comparison)}`);
@@ -353,4 +388,18 @@ export function axisFindings(report: Report): Finding[] {
     }
   }
   return out;
+}
+
+/**
+ * Which permutations lack an axis, said beside it in the axes line: a bare disk beside a VM has no
+ * disk size, and is not shown with one (` (lab-guest: none)`); '' when every permutation has it.
+ */
+export function axisScope(report: Pick<Report, 'permutations'>, axis: string): string {
+  const lacking = report.permutations.filter((p) => !(axis in p.axes));
+  if (!lacking.length) return '';
+  for (const by of ['target', SOURCE_AXIS]) {
+    const vals = new Set(lacking.flatMap((p) => (p.axes[by] === undefined ? [] : [String(p.axes[by])])));
+    if (vals.size && report.permutations.every((p) => !vals.has(String(p.axes[by])) || !(axis in p.axes))) return ` (${[...vals].join(', ')}: none)`;
+  }
+  return ` (${lacking.length} permutation${lacking.length === 1 ? '' : 's'}: none)`;
 }

@@ -195,7 +195,8 @@ export async function executeRun(given: ExecuteOptions): Promise<RunSummary> {
     const release = await locks.acquire(g.keys, g.name, (key, heldBy) => {
       if (heldBy === g.lastWaitedFor) return; // said once per other target, not before each permutation
       g.lastWaitedFor = heldBy;
-      emit({ type: 'message', level: 'info', text: `waits for ${heldBy} to finish its permutation (both use ${sharedWhat.get(key) ?? key})`, permutationId: perm.permutationId });
+      // the waiting target leads the line (its permutation has not started): both targets named
+      emit({ type: 'message', level: 'info', text: `waits for ${heldBy} to finish its permutation (both use ${sharedWhat.get(key) ?? key})`, permutationId: perm.permutationId, target: g.name });
     });
     let outcome: Awaited<ReturnType<typeof runPermutation>>;
     let c: PermContext | undefined;

@@ -3,10 +3,9 @@ import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import type { Command } from 'commander';
-import { loadInventory, loadPlaybook, type LoadedInventory, type LoadedPlaybook } from '../../config/index.ts';
+import { inventoryName, loadInventory, loadPlaybook, type LoadedInventory, type LoadedPlaybook } from '../../config/index.ts';
 import { checkPlaybookAgainst } from '../../plan/check.ts';
 import { redact, redactDeep } from '../../input/secrets.ts';
-import { environmentText } from '../../config/playbook.ts';
 import { errorLongForm, errorMessage, OutputRefused, ResumeMismatch, UnsafeOperation, UsageError } from '../../errors.ts';
 import type { Replication, RunPlan } from '../../contract/plan.ts';
 import { newRunId } from '../../plan/permutation.ts';
@@ -29,7 +28,8 @@ import { checkAgainstHostVersions } from '../host-versions.ts';
 import { EXIT } from '../exit.ts';
 import { retriesOption, stepTimeoutOption } from '../options.ts';
 import { runReport } from './report.ts';
-import { collect, scheduleLines, SET_HELP } from './config-commands.ts';
+import { runEnvironment } from '../../config/run-environment.ts';
+import { collect, INVENTORY_REPEAT_HELP, scheduleLines, SET_HELP } from './config-commands.ts';
 import { overrideTexts, parseSetArguments, sameOverrides, type PlaybookOverride } from '../../config/overrides.ts';
 import { serialisedResources } from '../../plan/plan.ts';
 import { ensureOutputDirectory } from '../out-dir.ts';
@@ -42,7 +42,8 @@ import { refuseWithoutRoom } from '../../preflight/capacity.ts';
 import { preflightBeforeRun } from '../../preflight/before-run.ts';
 
 export interface RunCommandOptions {
-  inventory?: string;
+  /** `-i`, repeatable: later files add or replace targets and endpoints (config/inventory-layers.ts) */
+  inventory?: string | readonly string[];
   out: string;
   dryRun?: boolean;
   json?: boolean;
@@ -307,6 +308,7 @@ function checkResumePlaybook(playbookFile: string | undefined, meta: RunMeta, ru
  * recorded before that restriction kept every field.
  */
 export function checkResumeInventory(meta: RunMeta, names: readonly string[], plan: RunPlan, now: Record<string, string>, inventoryFile: string): void {
+  const started = (meta.inventoryFiles ?? [meta.inventoryFile]).join(' + ');
   const recorded = meta.config?.facts;
   const was = recorded ? usedFacts(recorded, names, plan) : undefined;
   if (!was) {
@@ -325,7 +327,7 @@ export function checkResumeInventory(meta: RunMeta, names: readonly string[], pl
     ? '\n(an SSH port names which machine is reached: on one address another port is another machine, e.g. a lab started again)'
     : '';
   throw new ResumeMismatch(
-    `run --resume: ${inventoryFile} differs from the inventory this run started with (${meta.inventoryFile}) in what it measures; resuming would mix two configurations in one run:\n${lines.join('\n')}${port}\nresume with the inventory as it was, or start a new run`,
+    `run --resume: ${inventoryFile} differs from the inventory this run started with (${started}) in what it measures; resuming would mix two configurations in one run:\n${lines.join('\n')}${port}\nresume with the inventory as it was, or start a new run`,
     diffs,
   );
 }
@@ -364,7 +366,7 @@ export function checkResumeOverrides(plan: Pick<RunPlan, 'overrides'>, given: re
 }
 
 export function prepareNew(playbookFile: string, o: Pick<RunCommandOptions, 'inventory' | 'set'>): { plan: RunPlan; comps: Map<string, Composition>; inv: LoadedInventory; pb: LoadedPlaybook; pbText: string; timeouts: RunMeta['timeouts'] } {
-  if (!o.inventory) throw new UsageError('run: -i/--inventory <file> is required');
+  if (!o.inventory?.length) throw new UsageError('run: -i/--inventory <file> is required');
   const overrides = parseSetArguments(o.set);
   const pb = loadPlaybook(playbookFile, overrides);
   const inv = loadInventory(o.inventory);
@@ -377,12 +379,13 @@ export function prepareNew(playbookFile: string, o: Pick<RunCommandOptions, 'inv
 /** What a new run records about itself (run.sqlite's meta; a PostgreSQL run's too: `submit`). */
 export function newRunMeta(a: { plan: RunPlan; comps: Map<string, Composition>; inv: LoadedInventory; pb: LoadedPlaybook; playbookFile: string; timeouts: RunMeta['timeouts']; confirmedDestroy: string[] }): RunMeta {
   const { plan, comps, inv, pb, playbookFile, timeouts, confirmedDestroy } = a;
-  const environment = environmentText(pb.playbook.environment);
+  const environment = runEnvironment(pb.playbook, inv.inventory, [...comps.keys()]);
   return {
     runId: plan.runId,
     playbook: plan.playbook,
     playbookFile: path.resolve(playbookFile),
     inventoryFile: path.resolve(inv.file),
+    ...((inv.files?.length ?? 1) > 1 ? { inventoryFiles: inv.files!.map((f) => path.resolve(f)) } : {}),
     target: plan.target,
     ...(plan.targets ? { targets: plan.targets.map((t) => t.name) } : {}),
     startedAt: new Date().toISOString(),
@@ -427,11 +430,11 @@ async function prepareStoreResume(runDir: string, pointer: StorePointer, playboo
     const overrides = checkResumeOverrides(plan, o.set);
     checkResumePlaybook(playbookFile, meta, runDir, overrides);
     checkStoredPlan(plan, store.where);
-    const inv = loadInventory(o.inventory ?? meta.inventoryFile);
+    const inv = loadInventory(o.inventory ?? meta.inventoryFiles ?? meta.inventoryFile);
     const names = meta.targets ?? [meta.target];
     const comps = composeTargets(names, inv, runDir);
     if (plan.targets && plan.serialised === undefined) plan.serialised = serialisedResources(names.map((name) => ({ name, resources: comps.get(name)?.sharedResources })));
-    checkResumeInventory(meta, names, plan, measurementFacts(names, inv, plan), inv.file);
+    checkResumeInventory(meta, names, plan, measurementFacts(names, inv, plan), inventoryName(inv));
     const permutations = await store.permutations();
     // what is left must be the plan the run was confirmed for (a dry run too: it would print an edited plan)
     const isDone = doneIn(permutations);
@@ -482,13 +485,13 @@ async function runLocked(playbookFile: string | undefined, o: RunCommandOptions,
       const overrides = checkResumeOverrides(store.plan(), o.set);
       checkResumePlaybook(playbookFile, meta, runDir, overrides);
       checkStoredPlan(store.plan(), runDir);
-      const inv = loadInventory(o.inventory ?? meta.inventoryFile);
+      const inv = loadInventory(o.inventory ?? meta.inventoryFiles ?? meta.inventoryFile);
       const names = meta.targets ?? [meta.target];
       const comps = composeTargets(names, inv, runDir);
       const plan = store.plan();
       // a plan stored before targets that share something were serialised: the same rule, from the inventory
       if (plan.targets && plan.serialised === undefined) plan.serialised = serialisedResources(names.map((name) => ({ name, resources: comps.get(name)?.sharedResources })));
-      checkResumeInventory(meta, names, plan, measurementFacts(names, inv, plan), inv.file);
+      checkResumeInventory(meta, names, plan, measurementFacts(names, inv, plan), inventoryName(inv));
       // what is left must be the plan the run was confirmed for (a dry run too: it would print an edited plan)
       const isDone = doneIn(store.permutations());
       checkRunConfirmed(plan, await readConfirmed(new SqliteRunStore(store)), (id) => !isDone(id));
@@ -742,7 +745,7 @@ export function registerRun(program: Command): void {
     .command('run')
     .description('run a sweep: provision, measure, tear down, record (each run gets its own directory)')
     .argument('[playbook]', 'playbook YAML (omit with --resume)')
-    .option('-i, --inventory <file>', 'inventory YAML')
+    .option('-i, --inventory <file>', `inventory YAML; ${INVENTORY_REPEAT_HELP} (a resume uses the run's own files)`, collect)
     .option('-o, --out <dir>', 'directory for run directories', 'runs')
     .option('--dry-run', 'print every planned call and touch nothing')
     .option('--json', 'machine-readable output; the last line is {"runDir": …}')
