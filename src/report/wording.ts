@@ -31,7 +31,12 @@ export function referenceLabel(t: TestIdentity): string {
   if (isFirstWrite(t)) return FIRST_WRITE_LABEL;
   if (t.randomPercent !== undefined && t.randomPercent > 0 && t.randomPercent < 100) return iometerText(t);
   const kind = t.pattern === 'read' || t.pattern === 'write' || t.pattern === 'rw' ? 'SEQ' : 'RND';
-  return `${kind}${blockSizeLabel(t.blockSizeBytes).toUpperCase()} Q${t.queueDepth}T${t.threads} ${direction(t)}`;
+  return `${kind}${blockSizeLabel(t.blockSizeBytes).toUpperCase()} Q${t.queueDepth}T${t.threads} ${direction(t)}${halfWords(t)}`;
+}
+
+/** ` — its reads` for the read half of a mixed job (results/mix-halves.ts), beside the job's total. */
+function halfWords(t: TestIdentity): string {
+  return t.half ? ` — its ${t.half}s` : '';
 }
 
 /**
@@ -47,7 +52,8 @@ export function describeTest(t: TestIdentity): string {
   if (isFirstWrite(t)) return FIRST_WRITE_DESCRIPTION;
   const random = t.randomPercent !== undefined && t.randomPercent > 0 && t.randomPercent < 100 ? `${t.randomPercent}% random` : t.id.startsWith('rnd-') ? 'random' : 'sequential';
   const block = blockSizeLabel(t.blockSizeBytes);
-  return `${random} ${direction(t)}, ${block} blocks, queue depth ${t.queueDepth}, ${t.threads} thread${t.threads === 1 ? '' : 's'}; IOMeter spec "${iometerText(t)}"`;
+  const half = t.half ? `the ${t.half}s of a ` : '';
+  return `${half}${random} ${direction(t)}, ${block} blocks, queue depth ${t.queueDepth}, ${t.threads} thread${t.threads === 1 ? '' : 's'}; IOMeter spec "${iometerText(t)}"${t.half ? ', measured in that job' : ''}`;
 }
 
 /** `8 tests`, or `8 tests + the first write (pre-fill)` when the records name a fill (first-write.ts). */

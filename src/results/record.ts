@@ -51,6 +51,11 @@ export interface TestIdentity {
    * random pattern and an id starting `rnd<pct>-`. Absent for fully random or sequential tests.
    */
   randomPercent?: number;
+  /**
+   * Only for a half of a mixed read/write job (results/mix-halves.ts): its reads or its writes,
+   * measured in the same job as its total. The id is the job's with `-read`/`-write` appended.
+   */
+  half?: 'read' | 'write';
 }
 
 /**
@@ -118,7 +123,7 @@ export function directionOf(pattern: Pattern, readPercent: number): string {
 export function canonicalTestId(t: Omit<TestIdentity, 'id'>): string {
   const partly = t.randomPercent !== undefined && t.randomPercent > 0 && t.randomPercent < 100;
   const kind = partly ? `rnd${t.randomPercent}` : isRandom(t.pattern) ? 'rnd' : 'seq';
-  return `${kind}-${blockSizeLabel(t.blockSizeBytes)}-q${t.queueDepth}t${t.threads}-${directionOf(t.pattern, t.readPercent)}`;
+  return `${kind}-${blockSizeLabel(t.blockSizeBytes)}-q${t.queueDepth}t${t.threads}-${directionOf(t.pattern, t.readPercent)}${t.half ? `-${t.half}` : ''}`;
 }
 
 export function testIdentity(t: Omit<TestIdentity, 'id'>): TestIdentity {
