@@ -26,3 +26,18 @@ describe('fio randrw import', () => {
     expect(mixHalves(r.records[0]!)).toEqual([]);
   });
 });
+
+describe('diskspd -w30 import', () => {
+  // written by the lab's diskspd stand-in (src/lab/harness/windows/diskspd_standin.py, `xml`) for -b4K -o8 -t2 -w30 -r
+  it('yields the job total, then its reads and writes from the XML ReadBytes/WriteBytes', async () => {
+    const r = await importFile(fileURLToPath(new URL('../../fixtures/diskspd/standin-rnd-4k-q8t2-mix70.xml', import.meta.url)));
+    expect(r.records.map((x) => x.test.id)).toEqual(['rnd-4k-q8t2-mix70', 'rnd-4k-q8t2-mix70-read', 'rnd-4k-q8t2-mix70-write']);
+    const [total, read, write] = r.records;
+    // 2 threads × 1,252,597,760 read bytes in 5.00 s; the writes likewise
+    expect(read!.bytesPerSecond).toBeCloseTo((2 * 1252597760) / 5, 0);
+    expect(write!.bytesPerSecond).toBeCloseTo((2 * 536825856) / 5, 0);
+    expect(read!.bytesPerSecond! + write!.bytesPerSecond!).toBeCloseTo(total!.bytesPerSecond!, 0);
+    expect(read!.latencyUs.mean).toBeCloseTo(83, 6);
+    expect(write!.latencyUs.mean).toBeCloseTo(113, 6);
+  });
+});
