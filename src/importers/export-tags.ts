@@ -9,7 +9,9 @@
 // This file reads the syntax; the CLI checks each `axis=value` as it checks `--set`.
 import { basename } from 'node:path';
 import type { Axes } from '../contract/axis.ts';
-import { UsageError } from '../errors.ts';
+import { InputTooLarge, NotARegularFile, UsageError } from '../errors.ts';
+import { readInputFile } from '../input/read-input.ts';
+import { decodeText } from './import-result.ts';
 import type { ResultRecord } from '../results/record.ts';
 import { visible } from '../text/visible.ts';
 
@@ -102,4 +104,32 @@ export function checkTagsUsed(tags: readonly ExportTag[], exportCounts: Readonly
 /** How many exports (sources) a file's records hold, before tagging. */
 export function exportCount(records: readonly ResultRecord[]): number {
   return exportsOf(records).length;
+}
+
+/**
+ * A tags file (`import --tags FILE`): one `[FILE]#N:axis=value,…` per line, as `--tag` takes it.
+ * Blank lines and comments (`#` not followed by a digit, e.g. `# the 1 MB export`) are skipped;
+ * any other line is refused at file:line.
+ */
+export function parseTagsFile(text: string, file: string): ExportTag[] {
+  const out: ExportTag[] = [];
+  text.split(/\r\n|\n|\r/).forEach((raw, i) => {
+    const line = raw.trim();
+    if (line === '' || /^#(?!\d)/.test(line)) return;
+    if (!/^\S*#\d+:/.test(line)) throw new UsageError(`--tags ${visible(file)}:${i + 1}: expected [FILE]#N:axis=value[,axis=value…], got "${visible(line.slice(0, 80))}"`);
+    out.push({ ...parseExportTag(line), arg: `${line} (${file}:${i + 1})` });
+  });
+  return out;
+}
+
+/** Reads and parses `--tags FILE` (bounded like an imported file); a file that cannot be read is a UsageError naming it. */
+export function readTagsFile(file: string): ExportTag[] {
+  let bytes: Uint8Array;
+  try {
+    bytes = readInputFile(file, 'import');
+  } catch (err) {
+    if (err instanceof InputTooLarge || err instanceof NotARegularFile) throw err;
+    throw new UsageError(`--tags ${visible(file)}: cannot read file (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`, { cause: err });
+  }
+  return parseTagsFile(decodeText(bytes), file);
 }

@@ -12,7 +12,7 @@ import { visible } from '../../text/visible.ts';
 import type { ResultRecord } from '../../results/record.ts';
 import { jsonText, terminal } from '../output.ts';
 import { checkImportedAxes, parseExportOption, parseSetOptions, tagImport } from '../import-tags.ts';
-import { applyExportTags, checkTagsUsed, exportCount, parseExportTag } from '../../importers/export-tags.ts';
+import { applyExportTags, checkTagsUsed, exportCount, parseExportTag, readTagsFile } from '../../importers/export-tags.ts';
 
 export interface ImportIo {
   importFile(path: string): Promise<ImportResult>;
@@ -34,6 +34,8 @@ export interface ImportCommandOptions {
   export?: string;
   /** `--tag [FILE]#N:axis=value,…`, repeatable: tag one export of a file holding several */
   tag?: string[];
+  /** `--tags FILE`: the same tags, one per line */
+  tags?: string;
 }
 
 /** A file of 100,000 unreadable lines would otherwise print 100,000 warnings. */
@@ -71,8 +73,8 @@ export async function runImport(files: readonly string[], opts: ImportCommandOpt
   if (opts.json && opts.csv) throw new UsageError('import: choose one of --json and --csv');
   if (files.length === 0) throw new UsageError('import: name at least one file');
   const tags = { set: parseSetOptions(opts.set ?? []), ...(opts.export !== undefined ? { exportNumber: parseExportOption(opts.export) } : {}) };
-  if (opts.tag?.length && opts.export !== undefined) throw new UsageError('import: choose one of --export and --tag');
-  const exportTags = (opts.tag ?? []).map((arg) => ({ ...parseExportTag(arg), axes: parseSetOptions(parseExportTag(arg).sets) }));
+  if ((opts.tag?.length || opts.tags) && opts.export !== undefined) throw new UsageError('import: choose one of --export and --tag/--tags');
+  const exportTags = [...(opts.tag ?? []).map(parseExportTag), ...(opts.tags ? readTagsFile(opts.tags) : [])].map((t) => ({ ...t, axes: parseSetOptions(t.sets) }));
   const exportCounts = new Map<string, number>();
   const records: ResultRecord[] = [];
   // 1 when a file could not be imported; 2 when one was refused outright (too large, not a file).
@@ -109,6 +111,7 @@ export function registerImport(program: Command): Command {
     .argument('<file...>', 'result files; the format is detected from the content')
     .option('--set <axis=value>', 'tag the records with an axis value so they line up with a run\'s permutation (e.g. datastore.blockSizeMb=1); repeatable', (v: string, prev: string[] = []) => [...prev, v])
     .option('--tag <[file]#n:axis=value>', 'tag the n-th export of a file holding several (e.g. \'#2:datastore.blockSizeMb=2\'); tagged exports of a file are one source; repeatable', (v: string, prev: string[] = []) => [...prev, v])
+    .option('--tags <file>', 'a file of --tag values, one per line (# comments)')
     .option('--export <n>', 'only the n-th export of a file that holds several (file#n)')
     .option('--json', 'print the normalized records as JSON Lines (one per line, as `results --json`; report and compare read them as .jsonl)')
     .option('--csv', 'print the normalized records as CSV (the columns of `report -f csv`)')

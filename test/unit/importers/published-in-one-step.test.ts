@@ -56,6 +56,19 @@ describe('import --tag: several exports of one file in one call', () => {
     await expect(imported([appendix], { tag: ['other.txt#1:datastore.blockSizeMb=1'] })).rejects.toThrow(/other.txt is not among the imported files/);
   });
 
+  it('takes the same tags from a file (--tags), one per line, and refuses a bad line at file:line', async () => {
+    const tags = join(tmp, 'tags.txt');
+    writeFileSync(tags, ['# the appendix, by block size', ...TAGS.map((t) => `cdm3-vmfs3-appendix.txt${t}`), ''].join('\n'));
+    const viaFile = await imported([appendix], { tags });
+    const viaArgs = await imported([appendix], { tag: TAGS });
+    expect(viaFile.code).toBe(0);
+    expect(viaFile.records).toEqual(viaArgs.records);
+    const bad = join(tmp, 'bad-tags.txt');
+    writeFileSync(bad, '#1:datastore.blockSizeMb=1\ndatastore.blockSizeMb=2\n');
+    await expect(imported([appendix], { tags: bad })).rejects.toThrow(`--tags ${bad}:2: expected [FILE]#N:axis=value`);
+    await expect(imported([appendix], { tags: join(tmp, 'missing.txt') })).rejects.toThrow(/--tags .*missing\.txt: cannot read file \(ENOENT\)/);
+  });
+
   it('makes one source of files given the same --set source=', async () => {
     const seeds = fileURLToPath(new URL('../../fixtures/cdm/', import.meta.url));
     const { code, records } = await imported([`${seeds}cdm3-vmfs3-1mb.txt`, `${seeds}cdm3-vmfs3-2mb.txt`], { set: ['source=paper'] });
