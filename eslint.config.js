@@ -1,47 +1,14 @@
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
-// Layers (docs/architecture.md): config → plan → run → results → report, the CLI on top, providers
-// beside run, src/contract/ a leaf of shared types. Each entry: the files, the src/ folders they must
-// not import from, and why. Matched on the import specifier (`../run/x.ts`, `../../run/x.ts`) by
-// no-restricted-imports (static imports, `export … from`) and no-restricted-syntax (import(),
-// new URL('…', import.meta.url)). Nothing under src/ imports from test/.
-const LAYERS = [
-  { files: ['src/plan/**/*.ts'], forbid: ['run', 'results', 'report', 'cli'], why: 'plan/ builds data from config; what run/ and results/ share with it lives in src/contract/' },
-  { files: ['src/results/**/*.ts'], forbid: ['plan', 'run', 'report', 'cli'], why: 'results/ stores what it is given; the plan\'s shape lives in src/contract/plan.ts' },
-  { files: ['src/report/**/*.ts'], forbid: ['plan', 'run', 'cli', 'providers'], why: 'report/ reads result records only' },
-  { files: ['src/providers/**/*.ts'], forbid: ['cli', 'run', 'plan', 'report'], why: 'a provider knows the contract (src/contract/), never the executor or the CLI' },
-  { files: ['src/contract/**/*.ts'], forbid: ['cli', 'run', 'plan', 'results', 'report', 'providers', 'config'], why: 'src/contract/ is a leaf every layer may import' },
-  { files: ['src/run/**/*.ts'], forbid: ['cli', 'report'], why: 'run/ is driven by the CLI, never the reverse' },
-  { files: ['src/stats/**/*.ts'], forbid: ['cli', 'run', 'plan', 'results', 'report', 'providers', 'config', 'contract', 'workloads'], why: 'src/stats/ is pure mathematics every layer may use' },
-  { files: ['src/**/*.ts'], forbid: [], why: '' },
-];
-/** Report renderers share wording through src/report/wording.ts, never through each other. */
-const RENDERERS = ['html', 'markdown', 'csv', 'json'];
-
-const TEST_TREE = { regex: '^(\\.\\./)+test/', message: 'nothing under src/ imports from test/: move what both need into src/ (e.g. src/lab/harness/)' };
-
-function layerRules({ forbid, why }, extra = []) {
-  const patterns = [TEST_TREE, ...extra, ...forbid.map((dir) => ({ regex: `^(\\.\\./)+${dir}/`, message: `layering: ${why}` }))];
-  const selectors = patterns.flatMap(({ regex, message }) => [
-    { selector: `ImportExpression > Literal[value=/${regex.replaceAll('/', '\\/')}/]`, message },
-    { selector: `NewExpression[callee.name='URL'] > Literal[value=/${regex.replaceAll('/', '\\/')}/]`, message },
-  ]);
-  return { 'no-restricted-imports': ['error', { patterns }], 'no-restricted-syntax': ['error', ...selectors] };
-}
-
-// A later config object's options for a rule replace an earlier one's, so the file sets do not
-// overlap (each layer ignores the ones listed before it) and a renderer's set repeats report/'s rules.
-const REPORT = LAYERS.find((l) => l.files[0] === 'src/report/**/*.ts');
-const layerConfigs = [
-  ...LAYERS.map((l, i) => ({ files: l.files, ignores: LAYERS.slice(0, i).flatMap((x) => x.files), rules: layerRules(l) })),
-  ...RENDERERS.map((r) => ({
-    files: [`src/report/${r}.ts`],
-    rules: layerRules(REPORT, [
-      { regex: `^\\./(${RENDERERS.filter((x) => x !== r).join('|')})(\\.ts)?$`, message: 'report renderers do not import each other: shared wording goes to src/report/wording.ts' },
-    ]),
-  })),
-];
+// Which folder (or file) may import which is one table, test/architecture/layers.ts, checked with
+// cycle detection by test/unit/architecture/import-graph.test.ts. Lint keeps only what that table
+// cannot say: nothing under src/ names a file under test/ through `new URL('…', import.meta.url)`
+// (an import of test/ is the table's to refuse).
+const TEST_TREE_URL = {
+  selector: "NewExpression[callee.name='URL'] > Literal[value=/^(\\.\\.\\/)+test\\//]",
+  message: 'nothing under src/ imports from test/: move what both need into src/ (e.g. src/lab/harness/)',
+};
 
 export default tseslint.config(
   { ignores: ['node_modules/**', 'runs/**', '.lab/**', 'dist/**', '.build/**', 'src/lab/harness/vcsim/*.go', 'coverage/**'] },
@@ -90,7 +57,7 @@ export default tseslint.config(
       ],
     },
   },
-  ...layerConfigs,
+  { files: ['src/**/*.ts'], rules: { 'no-restricted-syntax': ['error', TEST_TREE_URL] } },
   {
     files: ['**/*.mjs', '**/*.js', '**/*.cjs'],
     ...tseslint.configs.disableTypeChecked,

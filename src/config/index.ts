@@ -14,8 +14,8 @@ import { inventorySchema, type Inventory } from './inventory.ts';
 import { matrixAxes, playbookSchema, targetNames, type Playbook } from './playbook.ts';
 import { secretLeakDiagnostics, type SecretSource } from './secret-checks.ts';
 import { applyOverrides, type PlaybookOverride } from './overrides.ts';
-import { resolveSecret, Secret, shortSecretMessage } from './secrets.ts';
-import { countPermutations, MAX_PERMUTATIONS } from '../plan/matrix.ts';
+import { resolveSecret, Secret, shortSecretMessage } from '../input/secrets.ts';
+import { countPermutations, MAX_PERMUTATIONS } from './matrix-size.ts';
 
 export interface LoadedPlaybook {
   file: string;

@@ -8,8 +8,8 @@
 import { storeUrlSchema } from './store.ts';
 import { z } from 'zod';
 import { moduleOf, targetSchema } from '../providers/index.ts';
-import { intIn, plainText } from './fields.ts';
-import { secretRefSchema } from './secrets.ts';
+import { intIn, plainText } from '../input/fields.ts';
+import { secretRefSchema } from '../input/secrets.ts';
 
 const text = plainText();
 const name = plainText().min(1);

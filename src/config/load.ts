@@ -5,6 +5,7 @@ import { CST, isAlias, isCollection, isMap, isPair, isScalar, isSeq, Lexer, Line
 import type { z } from 'zod';
 import { ConfigError, type Diagnostic } from '../errors.ts';
 import { excerpt } from '../text/excerpt.ts';
+import { describeValue } from '../input/fields.ts';
 
 export type PathKey = string | number;
 
@@ -221,18 +222,6 @@ function valueAt(data: unknown, path: readonly PathKey[]): unknown {
     v = (v as Record<PathKey, unknown>)[k];
   }
   return v;
-}
-
-/** A YAML value in the words of YAML; strings cut to a readable length (a 1 MB scalar is not echoed). */
-export function describeValue(v: unknown): string {
-  if (v === undefined) return 'nothing';
-  if (v === null) return 'null';
-  if (typeof v === 'string') return `"${excerpt(v)}"`;
-  if (typeof v === 'number' && !Number.isFinite(v)) return Number.isNaN(v) ? '.nan (not a number)' : `${v > 0 ? '' : '-'}.inf (infinity)`;
-  if (Array.isArray(v)) return 'a list';
-  if (typeof v === 'object') return 'a mapping';
-  if (typeof v === 'number' || typeof v === 'boolean' || typeof v === 'bigint') return `${typeof v} ${excerpt(String(v))}`;
-  return typeof v;
 }
 
 /** zod's "expected number" for ±.inf / .nan: the number type is right, its value is not. */

@@ -11,7 +11,7 @@ import { parseYaml, tagsAndAliases, type SourceDoc } from './load.ts';
 
 /** What `--set` may override: the target(s), the repetitions, a timing setting, a timeout. */
 const SETTABLE = /^(target|repeat|settings\.[A-Za-z][A-Za-z0-9]*|timeouts\.[A-Za-z][A-Za-z0-9]*)$/;
-const SETTABLE_WORDS = 'target, repeat, settings.<name> (fileSize, runtimeSec, rampSec, passes, warmupPass, prefill, intervalSec, direct, aggregate) or timeouts.<name> (stepSec, workloadSlackSec)';
+const SETTABLE_WORDS = 'target, repeat, settings.<name> (fileSize, runtimeSec, rampSec, passes, warmupPass, prefill, writeData, intervalSec, direct, aggregate) or timeouts.<name> (stepSec, workloadSlackSec)';
 /** A value is a few characters (a size, a number, a target name or a short list of them). */
 const MAX_VALUE_CHARS = 1024;
 

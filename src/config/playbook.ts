@@ -14,9 +14,10 @@ import {
 import { visible } from '../text/visible.ts';
 import { isVhdxBlockSize } from '../providers/hyperv/validate.ts';
 import { axisValues } from '../providers/index.ts';
-import { intIn, numberIn } from './fields.ts';
+import { intIn, numberIn } from '../input/fields.ts';
 import { parseSize } from './size.ts';
 import { repeatSchema } from './repeat.ts';
+import { WRITE_DATA_MODES } from '../workloads/write-data.ts';
 
 export type { RepeatSpec } from './repeat.ts';
 
@@ -126,6 +127,7 @@ export const settingsSchema = z
     warmupPass: z.boolean().optional().describe('One unscored pass before the measured passes of each test (CrystalDiskMark pass 0)'),
     prefill: z.boolean().optional().describe('Fill the test region once per permutation with incompressible data before the first pass (default true)'),
     prefillMBps: numberIn(1, 100_000, 'MB/s', 'the estimate only').optional().describe('Write throughput (MB/s) the plan assumes to estimate the pre-fill (default 100); the fill itself runs as fast as the disk takes it'),
+    writeData: z.enum(WRITE_DATA_MODES).optional().describe('What diskspd writes: cdm (default) = one random block-sized buffer for every write, as CrystalDiskMark; unique = a random buffer as large as the test region (at most 1 GiB), near-unique data for comparing with fio or on storage that deduplicates or compresses; the fill too'),
     intervalSec: numberIn(0, MAX_PASS_SEC, 'seconds', 'a day at most').optional().describe('Idle seconds between tests'),
     direct: z.boolean().optional(),
     aggregate: z.enum(['max', 'mean', 'median', 'last']).optional(),

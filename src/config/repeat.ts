@@ -8,7 +8,7 @@
 //
 // Every bad shape is refused at its key (config/load.ts diagnostics), before anything is planned.
 import { z } from 'zod';
-import { intIn, numberIn } from './fields.ts';
+import { intIn, numberIn } from '../input/fields.ts';
 
 /** Most repetitions of one permutation. */
 export const MAX_REPETITIONS = 1000;

@@ -5,7 +5,7 @@
 // here, at its line, before anything is planned. Messages never repeat the value.
 import type { Diagnostic } from '../errors.ts';
 import { diagnosticAt, type PathKey, type SourceDoc } from './load.ts';
-import type { Secret } from './secrets.ts';
+import type { Secret } from '../input/secrets.ts';
 
 /** A resolved secret and where it is configured (for the message: `sshHosts.guest.password`). */
 export interface SecretSource {

@@ -8,11 +8,11 @@
 // when the server offers it (results/pg-tls.ts); verify-full also checks the server's certificate
 // and name (a private CA: NODE_EXTRA_CA_CERTS).
 //
-// The password, like every secret, only by reference (config/secrets.ts); a literal password is
+// The password, like every secret, only by reference (input/secrets.ts); a literal password is
 // refused without being repeated. What messages, logs and the run show is `display`: the URL
 // without any password part.
 import { z } from 'zod';
-import { resolveSecret, SECRET_REF, type Secret } from './secrets.ts';
+import { resolveSecret, SECRET_REF, type Secret } from '../input/secrets.ts';
 
 export type SslMode = 'disable' | 'prefer' | 'require' | 'verify-full';
 

@@ -39,9 +39,15 @@ export interface EsxtopLatencies {
 export interface HostMetrics {
   /** where the figures come from */
   source: 'vsphere-perf' | 'esxtop';
-  /** the host's clock at the test's start and end (ISO 8601) */
+  /** the host's clock at the start and end of the span watched (ISO 8601) */
   from: string;
   to: string;
+  /**
+   * the span watched: `scored-passes` from the first measured pass's start to the last one's end
+   * (workloads/passes.ts ScoredSpan: pass 0, the fill and the pause between tests left out); absent
+   * in records made before, which watched the whole test (pass 0 and the tool's start included)
+   */
+  window?: 'scored-passes';
   /** seconds each sample averages over (vSphere: the real-time refreshRate, 20 s on ESXi; esxtop: -d) */
   intervalSec: number;
   /** samples that overlap the test's span, and of those the ones lying wholly inside it */

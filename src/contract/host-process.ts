@@ -1,7 +1,18 @@
 // What a stop of a provider's own processes on a host found (a monitor such as esxtop, started by
 // observeHost): per process what was stopped and what was left alone, and the whole in the
 // GroupStop shape the executor and cleanup already record for a workload's leftovers.
-import type { GroupStop } from '../ssh/process-group.ts';
+
+/** What stopping a process group found (src/ssh/process-group.ts stopGroup, runInGroup's onStopped). */
+export interface GroupStop {
+  /** the wrapper's pid read from the pidfile (null: none was there) — what was started, not what was signalled */
+  pgid: number | null;
+  outcome: 'stopped' | 'not-running' | 'not-started' | 'still-running' | 'unknown';
+  /** the last signal sent (`TERM`, or `KILL` after the grace period) */
+  signal?: 'TERM' | 'KILL';
+  /** the processes that carried the token and were signalled (stopped), or that are still alive (still-running) */
+  pids?: number[];
+  detail?: string;
+}
 
 /** One process the run recorded starting on the host, and what the stop did about it. */
 export interface OwnedProcessOutcome {

@@ -2,7 +2,7 @@
 // back on `--resume`). Types only, so that results/ and run/ need nothing from plan/.
 import type { Axes, AxisValue } from './axis.ts';
 import type { PlannedStep, ProviderName } from './provider.ts';
-import type { WorkloadProfile } from '../workloads/spec.ts';
+import type { WorkloadProfile } from './workload.ts';
 
 /** One matrix axis in playbook order: its flat name and its values. */
 export interface AxisDef {

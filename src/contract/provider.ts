@@ -1,6 +1,6 @@
 // The provider contract: what the executor, the planner, `validate` and the composition root know of
 // a provider (vsphere, esxi-shell, hyperv, local, ssh). A leaf below config/, plan/ and run/: it
-// imports types only, from leaves (ssh/, workloads/). Each provider is one folder
+// imports nothing of ours but its own files (types only; test/architecture/layers.ts). Each provider is one folder
 // under src/providers/ whose index.ts exports one ProviderModule; src/providers/index.ts lists them.
 //
 // A permutation's plan is a list of PlannedStep values (pure data, serializable, secret-free). The
@@ -10,11 +10,9 @@
 // An intent authorises nothing: teardown destroys only what was sent (or is found by owned name),
 // in reverse order, with `destroy` (see docs/architecture.md, "The ledger").
 import type { z } from 'zod';
-import type { CommandRunner } from '../ssh/command-runner.ts';
-import type { GroupStop } from '../ssh/process-group.ts';
-import type { SshOptions } from '../ssh/ssh-runner.ts';
-import type { OnRaw, TestOutcome } from '../workloads/passes.ts';
-import type { PrefillOutcome, WorkloadProfile, WorkloadTest } from '../workloads/spec.ts';
+import type { CommandRunner, SshOptions } from './command-runner.ts';
+import type { GroupStop } from './host-process.ts';
+import type { OnRaw, PrefillOutcome, ScoredSpan, TestOutcome, WorkloadProfile, WorkloadTest } from './workload.ts';
 import type { AxisSpec, Axes, AxisValue } from './axis.ts';
 import type { HostObserver } from './host-metrics.ts';
 import type { HostProcessStop } from './host-process.ts';
@@ -208,9 +206,10 @@ export interface WorkloadEndpoint {
    * one test of a profile: warm-up, measured passes, aggregation (see workloads/passes.ts).
    * `target` is the disk a provisioning step found in the guest and said through
    * ProviderContext.measure (vSphere, ESXi shell, Hyper-V): the workload measures that, never a
-   * path fixed in the inventory.
+   * path fixed in the inventory. `scored` is told when the scored passes start and end (the host
+   * watches exactly them).
    */
-  runTest(runner: CommandRunner, test: WorkloadTest, profile: WorkloadProfile, opts: { signal: AbortSignal; onRaw: OnRaw; owner: string; timeoutSlackSec?: number; onStopped?: (stop: GroupStop) => void; target?: MeasuredTarget }): Promise<TestOutcome>;
+  runTest(runner: CommandRunner, test: WorkloadTest, profile: WorkloadProfile, opts: { signal: AbortSignal; onRaw: OnRaw; owner: string; timeoutSlackSec?: number; onStopped?: (stop: GroupStop) => void; target?: MeasuredTarget; scored?: ScoredSpan }): Promise<TestOutcome>;
   /**
    * Stops what an earlier process of run `runId` left running there for `target` (it was killed, or
    * lost its connection, while the tool ran), so that a resume neither runs a second one on the same

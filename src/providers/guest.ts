@@ -2,7 +2,7 @@
 // the inventory (its schema), and wired up as their workload endpoint (this machine, or SSH).
 import { z } from 'zod';
 import type { ComposeContext, Composition, ProviderName, ResourceContext, SharedResource, StepPlanner, WorkloadEndpoint } from '../contract/provider.ts';
-import { plainText } from '../config/fields.ts';
+import { plainText } from '../input/fields.ts';
 import type { CommandRunner } from '../ssh/command-runner.ts';
 import { createLocalRunner } from '../ssh/local-runner.ts';
 import { connectionLost } from '../ssh/connection-lost.ts';
@@ -11,7 +11,7 @@ import { fioEndpoint, fioTestFile } from '../workloads/fio-endpoint.ts';
 import { linuxTestPathProblem } from '../workloads/test-target.ts';
 import { guestDiskFields } from './guest-disk.ts';
 import { DISKSPD_PATH_HINT, DISKSPD_PATH_PATTERN, FIO_IOENGINES, FIO_PATH_HINT, FIO_PATH_PATTERN } from '../workloads/tool-settings.ts';
-import { secretRefSchema } from '../config/secrets.ts';
+import { secretRefSchema } from '../input/secrets.ts';
 import { fioGuestResources } from './shared-resources.ts';
 import { markStepSchema, testFileCheck, testFileProvider, testFileSteps } from './test-file.ts';
 import { MARK_OPERATION } from './test-file-mark.ts';

@@ -4,7 +4,6 @@
 // and VMware Tools guest operations (providers/vsphere/guest-runner.ts). The disk checks
 // (providers/hyperv/guest-disk.ts) and the diskspd runs (workloads/run-diskspd.ts) take either.
 import type { GroupStop } from '../ssh/process-group.ts';
-import type { GuestCall } from './hyperv/powershell.ts';
 
 export interface WindowsGuestRunner {
   /** label for messages and logs, e.g. `hyperv:host/vm` or `tools://vc/vm` */
@@ -60,4 +59,28 @@ export function isRecordedProcess(p: { pid: number; name: string; startMs: numbe
 export function windowsArg(a: string): string {
   if (a !== '' && !/[\s"]/.test(a)) return a;
   return `"${a.replace(/(\\*)"/g, '$1$1\\"').replace(/(\\+)$/, '$1$1')}"`;
+}
+
+/**
+ * The storage cmdlets a guest call may run (both ways in, hyperv/powershell.ts: GUEST_CALL_BODY over
+ * PowerShell Direct, TOOLS_GUEST_CALL_BODY over guest operations); checked by each runner and again
+ * inside the script. Get-CimInstance reads Win32_OperatingSystem (the fingerprint) and, over
+ * PowerShell Direct, Win32_Process (an owned program: hyperv/provider.ts stopOwnedInGuest).
+ */
+export const GUEST_CMDLETS = ['Get-Disk', 'Set-Disk', 'Initialize-Disk', 'New-Partition', 'Get-Partition', 'Format-Volume', 'Get-Volume', 'Clear-Disk', 'Get-CimInstance'] as const;
+/**
+ * What else GUEST_CALL_BODY (PowerShell Direct only) may run: an owned run's leftovers — Get-Item /
+ * Import-Csv / Remove-Item of its pidfile, Stop-Process -Id of the process it names (hyperv/provider.ts
+ * stopOwnedInGuest). vSphere guests stop theirs through TerminateProcessInGuest instead.
+ */
+export const GUEST_PROCESS_CMDLETS = ['Get-Item', 'Import-Csv', 'Stop-Process', 'Remove-Item'] as const;
+export type GuestCmdlet = (typeof GUEST_CMDLETS)[number] | (typeof GUEST_PROCESS_CMDLETS)[number];
+
+/** One storage cmdlet call in a Windows guest, and the properties of its output to return. */
+export interface GuestCall {
+  cmdlet: GuestCmdlet;
+  /** a JSON array binds to an array parameter (Import-Csv -Header) */
+  params: Record<string, string | number | boolean | string[]>;
+  /** properties to return from this call's output; omit to discard the output */
+  select?: string[];
 }

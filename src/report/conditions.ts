@@ -1,12 +1,13 @@
 // The conditions each source was measured under, as its records say them: file size, passes and
-// their length, warm-up, how passes combine, pre-fill, tool and version, every `--set` the run was
+// their length, warm-up, how passes combine, pre-fill, tool and version, the data the writes and the
+// fill carried (workloads/write-data.ts), every `--set` the run was
 // given, the replication unit, and for an import what its header says (CrystalDiskMark's
 // "Test: 2000 MB (x5)", OS, date). A 16 MiB, one-second lab run and a 1 GiB × 5-pass study must not
 // look alike in a report: comparing sources measured differently is a warning at the comparison,
 // naming each difference. Pure: reads record metadata (run/executor.ts conditionFacts and
 // prefillFacts; the importers' metadata), never a file.
 import type { ResultRecord } from '../results/record.ts';
-import type { RunInfo } from './model.ts';
+import type { RunInfo } from './run-info.ts';
 
 type Metadata = NonNullable<ResultRecord['metadata']>;
 type Unit = NonNullable<RunInfo['replication']>;
@@ -24,6 +25,11 @@ export interface Conditions {
   /** the fills' throughput, bytes/s (the first write: first-write.ts) */
   fills: readonly number[];
   tool: string | null;
+  /** what the writes carried (workloads/write-data.ts DataClass), and the fill's; null where not stated */
+  dataPattern: string | null;
+  prefillData: string | null;
+  /** the same, in words: flags and what they write */
+  writeData: string | null;
   /** `--set key=value` as the run was given them (a run's records only) */
   overrides: string[];
   replication: string;
@@ -95,6 +101,18 @@ function toolText(t: ResultRecord['tool']): string {
   return t.version.toLowerCase().startsWith(t.name.toLowerCase()) ? t.version : `${t.name} ${t.version}`;
 }
 
+/**
+ * What the writes carried, as the records say (run/executor.ts from workloads/write-data.ts): the
+ * tests' class and the fill's, and both in words. An export does not say (CrystalDiskMark's buffer
+ * is its own business): null, no difference.
+ */
+function dataConditions(m: Metadata): Pick<Conditions, 'dataPattern' | 'prefillData' | 'writeData'> {
+  const tests = text(m, 'dataPatternDetail');
+  const fill = text(m, 'prefillDataDetail');
+  const parts = [...(tests !== null ? [`tests: ${tests}`] : []), ...(fill !== null ? [`fill: ${fill}`] : [])];
+  return { dataPattern: text(m, 'dataPattern'), prefillData: text(m, 'prefillData'), writeData: parts.length > 0 ? parts.join('; ') : null };
+}
+
 function runConditions(m: Metadata, c: ConditionInput): Conditions {
   const size = num(m, 'fileSizeBytes');
   const warmSec = num(m, 'warmupPassSec');
@@ -115,6 +133,7 @@ function runConditions(m: Metadata, c: ConditionInput): Conditions {
     prefillDone: done,
     fills: c.fills,
     tool: toolText(c.tool),
+    ...dataConditions(m),
     overrides: Object.keys(m)
       .filter((k) => k.startsWith('set:'))
       .map((k) => `${k.slice(4)}=${String(m[k])}`),
@@ -153,6 +172,7 @@ function importConditions(m: Metadata, c: ConditionInput): Conditions {
     prefillDone: null,
     fills: [],
     tool: `${c.tool.name}${version ? ` ${version}` : ''}${edition ? ` (${edition})` : ''}`,
+    ...dataConditions(m),
     overrides: [],
     replication: UNIT_TEXT[c.replication],
     header: headerLines(m),
@@ -165,6 +185,11 @@ export function conditionsOf(c: ConditionInput): Conditions {
   return typeof m['format'] === 'string' ? importConditions(m, c) : runConditions(m, c);
 }
 
+const DATA_WORDS: Record<string, string> = {
+  unique: 'unique random', repeated: 'one buffer repeated', zeros: 'zeros', pattern: 'a repeating byte pattern', custom: 'custom', mixed: 'mixed',
+};
+const dataWords = (c: string) => DATA_WORDS[c] ?? c;
+
 /** The conditions two compared permutations differ in, each `name A vs B`; what one side does not state is no difference. */
 export function conditionDifferences(a: Conditions, b: Conditions): string[] {
   const out: string[] = [];
@@ -174,6 +199,10 @@ export function conditionDifferences(a: Conditions, b: Conditions): string[] {
   if (a.warmup !== null && b.warmup !== null && a.warmup !== b.warmup) out.push(`warm-up ${a.warmup} vs ${b.warmup}`);
   if (a.prefillDone !== null && b.prefillDone !== null && a.prefillDone !== b.prefillDone) out.push(`pre-fill ${a.prefillDone ? 'done' : 'not done'} vs ${b.prefillDone ? 'done' : 'not done'}`);
   if (a.tool !== null && b.tool !== null && a.tool !== b.tool) out.push(`tool ${a.tool} vs ${b.tool}`);
+  // storage that deduplicates or compresses measures the data too (workloads/write-data.ts)
+  const data = (x: string | null, y: string | null) => x !== null && y !== null && x !== 'none' && y !== 'none' && x !== y;
+  if (data(a.dataPattern, b.dataPattern)) out.push(`write data ${dataWords(a.dataPattern!)} vs ${dataWords(b.dataPattern!)}`);
+  if (data(a.prefillData, b.prefillData)) out.push(`fill data ${dataWords(a.prefillData!)} vs ${dataWords(b.prefillData!)}`);
   return out;
 }
 
@@ -202,6 +231,7 @@ export function sourceConditions(source: string, perms: readonly Conditions[]): 
     { name: 'warm-up', value: pick((c) => c.warmup, 'not stated') },
     { name: 'pre-fill', value: pick((c) => c.prefill, 'not stated') + (fills.length > 0 ? `; first write ${mbps(fills)}` : '') },
     { name: 'tool', value: pick((c) => c.tool, 'not stated') },
+    { name: 'write data', value: pick((c) => c.writeData, 'not stated') },
   ];
   if (kind === 'run') facts.push({ name: '--set', value: pick((c) => (c.overrides.length > 0 ? c.overrides.join(', ') : null), 'none') });
   facts.push({ name: 'replication unit', value: pick((c) => c.replication, 'not stated') });

@@ -36,6 +36,8 @@ export interface HostLatencyRow {
   intervalSec: number | null;
   /** where the host latency comes from, in words */
   hostSpan: string | null;
+  /** every observation watched the scored passes only (HostMetrics.window); false for older records */
+  scoredWindow: boolean;
   /** why figures are missing or weak (distinct) */
   notes: string[];
 }
@@ -43,8 +45,11 @@ export interface HostLatencyRow {
 export const GUEST_SPAN = `guest: the benchmark tool's ${LATENCY_SPAN}`;
 export const GAP_MEANING = 'gap = guest − host: what the guest\u2019s own I/O stack and the virtual device add on top of what the host measured; a difference smaller than the host counter\u2019s resolution (1 ms where vSphere offers only whole-millisecond counters, 1 µs with its µs counters) is not shown: it is the counter\u2019s rounding';
 
-/** Which stretch of time each side covers: they are not the same. */
+/** Which stretch of time each side covers, in records made before the host watched the scored passes only: they are not the same. */
 export const WINDOWS = 'time covered: the guest figure is its scored passes only; the host figure averages the host\u2019s samples (20 s on vSphere) that overlap the whole test — the unscored pass 0, the tool\u2019s start between passes and the scored passes — preferring samples wholly inside it';
+
+/** Which stretch of time each side covers when the host watched the scored passes (HostMetrics.window). */
+export const WINDOWS_SCORED = 'time covered: both sides cover the scored passes — the host is watched from right before the first measured pass to right after the last (the fill, the unscored pass 0 and the pause between tests left out; the tool\u2019s start between scored passes lies inside); the host figure averages its samples (20 s on vSphere) that overlap that span, preferring samples wholly inside it';
 
 const mean = (xs: Array<number | null | undefined>): number | null => {
   const v = xs.filter((x): x is number => typeof x === 'number' && Number.isFinite(x));
@@ -102,6 +107,7 @@ export function hostLatencyRows(groups: ReadonlyArray<{ permutationId: string; l
         samplesInside: seen.reduce((a, h) => a + h.samplesInside, 0),
         intervalSec: seen[0]?.intervalSec ?? null,
         hostSpan: seen[0]?.latencySpan ?? null,
+        scoredWindow: seen.length > 0 && seen.every((h) => h.window === 'scored-passes'),
         notes: [...notes],
       });
     }
@@ -133,7 +139,9 @@ export function hostLatencyTable(rows: readonly HostLatencyRow[]): { header: str
 /** What each side of the table measures, in words (under the table). */
 export function hostLatencyLegend(rows: readonly HostLatencyRow[]): string[] {
   const spans = [...new Set(rows.map((r) => r.hostSpan).filter((s): s is string => s !== null))];
-  const out = [GUEST_SPAN, ...spans.map((s) => `host: ${s}`), WINDOWS, GAP_MEANING];
+  // each span said once: the scored passes (this version), the whole test (records made before)
+  const windows = [...(rows.some((r) => r.scoredWindow) ? [WINDOWS_SCORED] : []), ...(rows.some((r) => !r.scoredWindow) ? [WINDOWS] : [])];
+  const out = [GUEST_SPAN, ...spans.map((s) => `host: ${s}`), ...windows, GAP_MEANING];
   if (rows.some((r) => r.esxtop)) out.push('esxtop (ms per command): DAVG device/driver round trip; KAVG time in the VMkernel (QAVG, the time queued there, included); GAVG = DAVG + KAVG');
   const notes = [...new Set(rows.flatMap((r) => r.notes.map((n) => `${r.permutationId} ${r.testId}: ${n}`)))];
   return [...out, ...notes.slice(0, 20), ...(notes.length > 20 ? [`… ${notes.length - 20} more notes`] : [])];

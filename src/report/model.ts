@@ -7,6 +7,8 @@ import { hostLatencyRows, type HostLatencyRow, type HostLatencySample } from './
 import { conditionDifferences, conditionsOf, conditionWarning, sourceConditions, type Conditions, type SourceConditions } from './conditions.ts';
 import { fillBytesPerSecond, fillKey, firstWriteRecord, FIRST_WRITE_TEST, isFirstWrite } from './first-write.ts';
 import type { AxisValue, Axes } from '../contract/axis.ts';
+import { METRIC_ORDER, METRICS, type MetricCell, type MetricKey } from './metrics.ts';
+import type { RunInfo } from './run-info.ts';
 import {
   adjustPValues,
   compareSamples,
@@ -20,66 +22,13 @@ import {
   summarize,
   type Comparison,
   type Correction,
-  type Summary,
   type Verdict,
   type VerdictOptions,
 } from './stats.ts';
 
-export interface RunInfo {
-  runId: string;
-  playbook?: string;
-  /** the run's target (several joined by ", " when the playbook lists them) */
-  target?: string;
-  /**
-   * the playbook's `baseline:` (axis → value): the value each named axis is compared against when
-   * no `--baseline` is given; other varying axes are compared against their first value
-   */
-  baseline?: Record<string, AxisValue>;
-  startedAt?: string;
-  /** environment facts: host versions, datastore type, guest OS, tool versions… */
-  fingerprint?: Record<string, string>;
-  /** what the playbook's `environment:` states about the setup (array, RAID level, protocol, QoS, VM spec) */
-  environment?: Record<string, string>;
-  /** endpoints contacted without TLS/host-key verification; every report warns about them */
-  insecureEndpoints?: string[];
-  failures?: Array<{ permutationId: string; axes: Record<string, unknown>; reason: string }>;
-  /**
-   * what a repetition is a sample of: 'within-provisioning' (back to back on one provisioned
-   * datastore and disk: run-to-run noise only; a run's default), 'between-provisionings' (each on
-   * freshly provisioned objects), 'mixed' (sources differ), 'unknown' (imports that do not say)
-   */
-  replication?: 'within-provisioning' | 'between-provisionings' | 'mixed' | 'unknown';
-  /** several sources in one report: each run's replication unit by its run id (imports: unknown) */
-  replicationOf?: Record<string, 'within-provisioning' | 'between-provisionings' | 'mixed' | 'unknown'>;
-  /** the repetitions ran in rounds (each on its own provisioning), each round in an order drawn from this seed */
-  rounds?: { seed: number };
-  /** repeat-until-stable as the run was asked: the report says which permutations reached it */
-  repeatUntil?: { ciPct: number; min: number; max: number };
-}
-
-export type MetricKey = 'bytesPerSecond' | 'iops' | 'latencyMeanUs' | 'latencyP99Us' | 'cpuPercent';
-
-export interface MetricDef {
-  key: MetricKey;
-  label: string;
-  unit: string;
-  higherIsBetter: boolean;
-  /** raw record value */
-  get: (r: ResultRecord) => number | null;
-  /** raw → displayed unit (bytes/s → MB/s, decimal as CrystalDiskMark prints it) */
-  scale: number;
-  digits: number;
-}
-
-export const METRICS: Record<MetricKey, MetricDef> = {
-  bytesPerSecond: { key: 'bytesPerSecond', label: 'MB/s', unit: 'MB/s', higherIsBetter: true, get: (r) => r.bytesPerSecond, scale: 1e-6, digits: 1 },
-  iops: { key: 'iops', label: 'IOPS', unit: 'IOPS', higherIsBetter: true, get: (r) => r.iops, scale: 1, digits: 0 },
-  latencyMeanUs: { key: 'latencyMeanUs', label: 'lat mean', unit: 'µs', higherIsBetter: false, get: (r) => r.latencyUs.mean, scale: 1, digits: 1 },
-  latencyP99Us: { key: 'latencyP99Us', label: 'lat p99', unit: 'µs', higherIsBetter: false, get: (r) => r.latencyUs.p99, scale: 1, digits: 1 },
-  // the tool's CPU use (fio usr+sys, diskspd's average): what the I/O cost the guest, lower is better
-  cpuPercent: { key: 'cpuPercent', label: 'CPU', unit: '%', higherIsBetter: false, get: (r) => r.cpuPercent, scale: 1, digits: 1 },
-};
-export const METRIC_ORDER: readonly MetricKey[] = ['bytesPerSecond', 'iops', 'latencyMeanUs', 'latencyP99Us', 'cpuPercent'];
+// the metric definitions and the run's facts, named here too for the renderers that read the model
+export { METRIC_ORDER, METRICS, type MetricCell, type MetricDef, type MetricKey } from './metrics.ts';
+export type { RunInfo } from './run-info.ts';
 
 export interface AxisInfo {
   name: string;
@@ -111,14 +60,6 @@ export interface PermutationInfo {
   pooledFrom?: string[];
   /** its records came from `storsweep import` (published numbers, not measured by this toolkit) */
   imported?: boolean;
-}
-
-export interface MetricCell {
-  metric: MetricKey;
-  summary: Summary;
-  noisy: boolean;
-  /** repetitions for the CI half-width to reach the minimum effect; null when n < 2 or unreachable */
-  repetitionsNeeded: number | null;
 }
 
 export interface TestRow {

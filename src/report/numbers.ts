@@ -2,7 +2,7 @@
 // to a fixed number of decimals — CrystalDiskMark's 1.585 MB/s stays 1.585, not "1.6", and 3512.884
 // MB/s is 3513 — latency in µs or ms by its magnitude, and an interval wider than the value itself
 // said in words ("too noisy to tell") instead of printed as [-571%, +805%].
-import { METRICS, type MetricCell, type MetricKey } from './model.ts';
+import { METRICS, type MetricCell, type MetricKey } from './metrics.ts';
 import { deltaUninformative, type Comparison, type Summary } from './stats.ts';
 
 /** Digits a measured value keeps: CrystalDiskMark prints MB/s with 3 decimals, so 1.585 and 61.93 keep 4. */

@@ -1,14 +1,10 @@
-// Where report and compare get their input: a run directory (the results store, or its
-// results.jsonl mirror) or an imported benchmark export (CrystalDiskMark text, fio JSON, …).
-// This is the only file under report/ that touches the filesystem.
-import { existsSync } from 'node:fs';
-import { stat } from 'node:fs/promises';
-import { basename, join, resolve } from 'node:path';
-import { errorMessage, NotARunDirectory, ParseError, UsageError } from '../errors.ts';
-import { importFile } from '../importers/index.ts';
-import { readInputFile, readInputLines } from '../input/read-input.ts';
-import { hostRecordSchema, type ResultRecord } from '../results/record.ts';
-import { DB_FILE, openResults } from '../results/store.ts';
+// What report and compare are given: each source's records (in memory, or read record by record
+// from a run's store through the results port), the run's facts, and several sources merged into
+// one. Report/ reads no file and calls no importer: loading a run directory, a results.jsonl or an
+// imported export is app/load-source.ts's, which hands the records here.
+import { basename, resolve } from 'node:path';
+import { UsageError } from '../errors.ts';
+import type { ResultRecord } from '../results/record.ts';
 import { runInfoOf, type RunStore } from '../results/port.ts';
 import type { Axes } from '../contract/axis.ts';
 import { SOURCE_AXIS, sourceOf, type RunInfo } from './model.ts';
@@ -49,101 +45,6 @@ export interface Source {
 
 export type SourceLoader = (pathOrRunDir: string) => Promise<Source>;
 
-function isObject(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
-}
-
-/** Checks the fields reports rely on; a wrong line is reported by number, not as a stack trace. */
-function checkRecord(v: unknown, file: string, line: number): ResultRecord {
-  const fail = (key: string, expected: string): never => {
-    throw new ParseError(`${file}:${line}: ${key}: expected ${expected}`, { source: file, line, expected });
-  };
-  if (!isObject(v)) return fail('(record)', 'a JSON object');
-  if (typeof v.runId !== 'string') fail('runId', 'a string');
-  if (typeof v.permutationId !== 'string') fail('permutationId', 'a string');
-  if (!isObject(v.axes)) fail('axes', 'an object');
-  if (typeof v.repetition !== 'number') fail('repetition', 'a number');
-  if (!isObject(v.test) || typeof v.test.id !== 'string') fail('test.id', 'a string');
-  for (const k of ['iops', 'bytesPerSecond'] as const) if (v[k] !== null && typeof v[k] !== 'number') fail(k, 'a number or null');
-  if (!isObject(v.latencyUs)) fail('latencyUs', 'an object');
-  if (!isObject(v.tool)) fail('tool', 'an object');
-  // `host` (what the hypervisor saw) came later: a record without it reads as before
-  if (v.host !== undefined) {
-    const h = hostRecordSchema(v.host).safeParse(v.host);
-    if (!h.success) {
-      const issue = h.error.issues[0];
-      const where = issue?.path.length ? `host.${issue.path.join('.')}` : 'host';
-      fail(where, `the host figures storsweep writes (${issue?.message ?? 'invalid'})`);
-    }
-  }
-  return v as unknown as ResultRecord;
-}
-
-/**
- * One ResultRecord per line, read line by line through the bounded reader (a regular file only,
- * never a FIFO or device; at most the results limit; no line over 1 MiB). A last line without `\n`
- * is a write cut short and is skipped. Records of one permutation share their axes, test and tool
- * objects, as the store's records do, so memory follows the records, not the file's text.
- */
-export async function readRecordsJsonl(file: string): Promise<{ records: ResultRecord[]; warnings: string[] }> {
-  const warnings: string[] = [];
-  const records: ResultRecord[] = [];
-  const intern = interner();
-  let line = 0;
-  let previous: string | undefined;
-  for (const raw of readInputLines(file, 'results')) {
-    // `previous` is a complete line (a `\n` followed it); the generator's last element is not
-    if (previous !== undefined) records.push(...parseLine(previous, file, line, intern));
-    previous = raw;
-    line++;
-  }
-  if (previous !== undefined && previous.trim() !== '') warnings.push(`${file}:${line}: incomplete last line skipped`);
-  return { records, warnings };
-}
-
-function parseLine(raw: string, file: string, line: number, intern: ReturnType<typeof interner>): ResultRecord[] {
-  if (raw.trim() === '') return [];
-  let v: unknown;
-  try {
-    v = JSON.parse(raw);
-  } catch (err) {
-    throw new ParseError(`${file}:${line}: not valid JSON (${errorMessage(err)})`, { source: file, line, expected: 'one ResultRecord JSON object per line' }, { cause: err });
-  }
-  const r = checkRecord(v, file, line);
-  r.axes = intern(`a:${r.permutationId}:${JSON.stringify(r.axes)}`, r.axes);
-  const t = r.test;
-  r.test = intern(`t:${t.id}:${t.pattern}:${t.blockSizeBytes}:${t.queueDepth}:${t.threads}:${t.readPercent}:${Object.keys(t).length}`, t);
-  r.tool = intern(`o:${JSON.stringify(r.tool)}`, r.tool);
-  if (r.metadata) r.metadata = intern(`m:${JSON.stringify(r.metadata)}`, r.metadata);
-  return [r];
-}
-
-/** Shares equal objects between records (read-only by contract). */
-function interner(): <T>(key: string, v: T) => T {
-  const shared = new Map<string, unknown>();
-  return <T>(key: string, v: T): T => {
-    const hit = shared.get(key);
-    if (hit !== undefined) return hit as T;
-    shared.set(key, v);
-    return v;
-  };
-}
-
-async function readRunInfo(dir: string, records: readonly ResultRecord[]): Promise<RunInfo> {
-  const file = join(dir, 'run.json');
-  const fallback: RunInfo = { runId: records[0]?.runId ?? basename(dir) };
-  if (!existsSync(file)) return fallback;
-  const text = readInputFile(file, 'config').toString('utf8');
-  let v: unknown;
-  try {
-    v = JSON.parse(text);
-  } catch (err) {
-    throw new ParseError(`${file}: not valid JSON (${errorMessage(err)})`, { source: file, expected: 'run information object' }, { cause: err });
-  }
-  if (!isObject(v)) throw new ParseError(`${file}: expected a JSON object`, { source: file, expected: 'run information object' });
-  return { ...fallback, ...(v as Partial<RunInfo>), runId: typeof v.runId === 'string' ? v.runId : fallback.runId };
-}
-
 /**
  * The records with their axes rewritten by `f`, each distinct axes object once (records of one
  * permutation share theirs). The records are copied, never changed: a caller may hold them.
@@ -168,7 +69,7 @@ function axesMapper(f: (axes: Axes, r: ResultRecord) => Axes): (r: ResultRecord)
  * The records are this load's own (just read): their axes are replaced in place (a 100,000-record
  * run is not copied), each distinct axes object once. One function per read of the records.
  */
-function asSourceRecord(info: RunInfo): (r: ResultRecord) => ResultRecord {
+export function asSourceRecord(info: RunInfo): (r: ResultRecord) => ResultRecord {
   const target = info.target !== undefined && !info.target.includes(', ') ? info.target : undefined;
   const done = new Map<Axes, Axes>();
   return (r) => {
@@ -184,14 +85,8 @@ function asSourceRecord(info: RunInfo): (r: ResultRecord) => ResultRecord {
   };
 }
 
-function asSource(records: ResultRecord[], info: RunInfo): ResultRecord[] {
-  const f = asSourceRecord(info);
-  for (const r of records) f(r);
-  return records;
-}
-
 /** A run's records read from its store at each call, as asSource sees them. */
-function runReader(info: RunInfo, read: (visit: (r: ResultRecord) => void) => Promise<void> | void): RecordReader {
+export function runReader(info: RunInfo, read: (visit: (r: ResultRecord) => void) => Promise<void> | void): RecordReader {
   return async (visit) => {
     const f = asSourceRecord(info);
     await read((r) => visit(f(r)));
@@ -219,60 +114,6 @@ export async function runSourceFrom(
   });
   return { path, kind: 'run', records, info, warnings: [] };
 }
-
-/** Loads a run directory, a results .jsonl file, or any file an importer recognises. */
-export const loadSource: SourceLoader = async (path) => {
-  let st;
-  try {
-    st = await stat(path);
-  } catch (err) {
-    throw new UsageError(`${path}: no such run directory or result file`, { cause: err });
-  }
-  if (st.isDirectory()) {
-    // The store is authoritative (it also holds the run facts); results.jsonl is its plain-text
-    // mirror, readable without SQLite.
-    if (existsSync(join(path, DB_FILE))) {
-      const handle = openResults(path);
-      let info: RunInfo;
-      try {
-        info = handle.runInfo();
-      } finally {
-        handle.close();
-      }
-      // read when the report asks, record by record (opened again then): never all in memory
-      const records = runReader(info, (visit) => {
-        const h = openResults(path);
-        try {
-          h.eachRecord(visit);
-        } finally {
-          h.close();
-        }
-      });
-      return { path, kind: 'run', records, info, warnings: [] };
-    }
-    const jsonl = join(path, 'results.jsonl');
-    if (existsSync(jsonl)) {
-      const { records, warnings } = await readRecordsJsonl(jsonl);
-      const info = await readRunInfo(path, records);
-      return { path, kind: 'run', records: asSource(records, info), info, warnings };
-    }
-    throw new NotARunDirectory(path, `no ${DB_FILE} or results.jsonl`);
-  }
-  if (path.endsWith('.jsonl')) {
-    const { records, warnings } = await readRecordsJsonl(path);
-    const info: RunInfo = { runId: records[0]?.runId ?? basename(path) };
-    return { path, kind: 'jsonl', records: asSource(records, info), info, warnings };
-  }
-  const result = await importFile(path);
-  return {
-    path,
-    kind: 'import',
-    records: result.records,
-    // a published table does not say whether its repetitions were re-provisioned
-    info: { runId: result.records[0]?.runId ?? `import:${basename(path)}`, replication: 'unknown' },
-    warnings: result.warnings.map((w) => (w.startsWith(path) ? w : `${path}: ${w}`)),
-  };
-};
 
 /**
  * Several inputs in one report: records concatenated, run facts merged. Each input keeps its own

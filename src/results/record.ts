@@ -3,6 +3,9 @@
 import { z } from 'zod';
 import type { Axes } from '../contract/axis.ts';
 import type { HostMetrics, HostUnavailable } from '../contract/host-metrics.ts';
+import type { LatencyUs, Pattern, TestIdentity } from '../contract/workload.ts';
+
+export type { LatencyUs, Pattern, TestIdentity } from '../contract/workload.ts';
 
 export type { HostIoFigures, HostMetrics, HostUnavailable, EsxtopLatencies } from '../contract/host-metrics.ts';
 
@@ -28,35 +31,14 @@ const hostMetricsSchema = z.object({
     latencyUs: figure,
     latencySpan: z.string(),
     latencyResolutionUs: z.number().finite().positive().optional(),
+    window: z.literal('scored-passes').optional(),
     notes: z.array(z.string()).optional(),
   });
 /** The check for a record's `host` (one of the two shapes, told apart by `unavailable`, so a refusal names the field). */
 export const hostRecordSchema = (v: unknown) => (typeof v === 'object' && v !== null && 'unavailable' in v ? hostUnavailableSchema : hostMetricsSchema);
 
-export type Pattern = 'read' | 'write' | 'randread' | 'randwrite' | 'rw' | 'randrw';
 export const PATTERNS: readonly Pattern[] = ['read', 'write', 'randread', 'randwrite', 'rw', 'randrw'];
 
-export interface TestIdentity {
-  /** canonical id, e.g. `seq-1m-q8t1-read`, `rnd-4k-q32t1-write`, `rnd-4k-q1t1-mix70` */
-  id: string;
-  pattern: Pattern;
-  blockSizeBytes: number;
-  queueDepth: number;
-  threads: number;
-  /** 100 for pure reads, 0 for pure writes */
-  readPercent: number;
-  /**
-   * Only for a partly random test (1–99): the share of random I/O, the rest sequential — diskspd
-   * `-rs<pct>` (`<RandomRatio>`), IOMeter's "% random", fio's percentage_random. Such a test has a
-   * random pattern and an id starting `rnd<pct>-`. Absent for fully random or sequential tests.
-   */
-  randomPercent?: number;
-  /**
-   * Only for a half of a mixed read/write job (results/mix-halves.ts): its reads or its writes,
-   * measured in the same job as its total. The id is the job's with `-read`/`-write` appended.
-   */
-  half?: 'read' | 'write';
-}
 
 /**
  * The span every latency in a record covers, whatever tool measured it: from the I/O's issue to its
@@ -65,13 +47,6 @@ export interface TestIdentity {
  */
 export const LATENCY_SPAN = 'issue→completion (fio lat_ns = slat + clat; diskspd -L; CrystalDiskMark)';
 
-export interface LatencyUs {
-  mean: number | null;
-  p50: number | null;
-  p95: number | null;
-  p99: number | null;
-  p999: number | null;
-}
 
 export interface ResultRecord {
   runId: string;

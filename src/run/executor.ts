@@ -3,7 +3,7 @@
 // records), and tear down in reverse order in `finally`. A failed permutation is recorded with its
 // reason and the sweep goes on (unless failFast). Resuming skips permutations already done and
 // cleans up and redoes a half-done one. The function always returns the state it reached.
-import { redact } from '../config/secrets.ts';
+import { redact } from '../input/secrets.ts';
 import { errorLongForm, errorMessage, InternalError, UnsafeOperation } from '../errors.ts';
 import type { PermutationPlan, Replication, RunPlan } from '../contract/plan.ts';
 import { storeRaw } from '../results/raw.ts';
@@ -14,17 +14,19 @@ import { asRunStore, type AnyRunStore } from '../results/sqlite-store.ts';
 import type { CommandRunner } from '../ssh/command-runner.ts';
 import { connectionLost } from '../ssh/connection-lost.ts';
 import { stopGroup, strandedGroupOf, toolOwner, type GroupFiles, type GroupStop } from '../ssh/process-group.ts';
-import type { TestOutcome } from '../workloads/passes.ts';
+import type { ScoredSpan, TestOutcome } from '../workloads/passes.ts';
 import type { PrefillOutcome } from '../workloads/spec.ts';
 import { defaultSleep } from '../workloads/run-fio.ts';
 import type { WorkloadProfile, WorkloadTest } from '../workloads/spec.ts';
+import { FILL_BLOCK_BYTES } from '../workloads/prefill.ts';
+import { writeDataFacts } from '../workloads/write-data.ts';
 import type { ProgressEvent } from './progress.ts';
 import { ResourceLocks } from './resource-locks.ts';
 import { remainingEstimate } from '../plan/estimate.ts';
 import { replicationOf } from '../plan/rounds.ts';
 import { lastUnit, needsMore, runUnits, type UnitState } from './unit-schedule.ts';
 import type { CreatedObject, MeasuredTarget, PlannedStep, Provider, ProviderContext, WorkloadEndpoint } from '../contract/provider.ts';
-import type { HostMetrics } from '../contract/host-metrics.ts';
+import type { HostMetrics, HostObservation, HostObserver } from '../contract/host-metrics.ts';
 import type { HostProcessStop } from '../contract/host-process.ts';
 import { hostStopEvent, hostStopLines } from './host-leftovers.ts';
 
@@ -829,13 +831,43 @@ function recordFor(perm: PermutationPlan, runId: string, repetition: number, tes
 }
 
 /**
+ * The host's observation of one test, aligned with its scored passes (workloads/passes.ts
+ * ScoredSpan): started right before the first measured pass, stopped right after the last. stop()
+ * reads the host's clock at once; what comes after (waiting for the sample that covers the end)
+ * overlaps the next test and is awaited before the repetition is stored. `seen` is what the host
+ * saw, or why not (a workload that never marked its scored passes is said so).
+ */
+function scoredWatch(observer: HostObserver, signal: AbortSignal): { span: ScoredSpan; abandon(): Promise<void>; seen(): Promise<HostMetrics | string> } {
+  let watching: Promise<HostObservation | string> | null = null;
+  let seen: Promise<HostMetrics | string> | null = null;
+  const stop = (w: HostObservation | string) => (typeof w === 'string' ? Promise.resolve(w) : w.stop(signal).then((m) => ({ ...m, window: 'scored-passes' as const })).catch((err: unknown) => errorMessage(err)));
+  return {
+    span: {
+      // awaited: the host's clock is read (esxtop started) before the first scored pass begins
+      start: async () => void (await (watching = observer.start(signal).catch((err: unknown) => errorMessage(err)))),
+      end: async () => {
+        if (watching !== null && seen === null) seen = stop(await watching);
+      },
+    },
+    abandon: async () => {
+      if (watching !== null && seen === null) {
+        const w = await watching;
+        if (typeof w !== 'string') await w.stop(signal).catch(() => undefined);
+      }
+    },
+    seen: () => seen ?? Promise.resolve('the workload did not mark its scored passes; the host was not watched'),
+  };
+}
+
+/**
  * The test's first measured pass started on a region nothing had written in this provisioning: no
- * pre-fill, no unscored pass before it, the first test of the first repetition, and a test that
+ * pre-fill, no unscored pass before it, the first test of the first repetition on the disk (each
+ * span is one provisioning: with reprovision every repetition is on a new disk), and a test that
  * writes (a read of a file target makes fio lay the file out first). What `settings.prefill: false`
  * with a write test first measures on purpose: the cost of first writes (thin, lazy-zeroed, dynamic).
  */
-function startsUnwritten(fill: PrefillOutcome | null, profile: WorkloadProfile, rep: number, index: number, test: WorkloadTest): boolean {
-  return !fill?.filled && !profile.warmupPass && rep === 1 && index === 0 && test.readPercent < 100;
+function startsUnwritten(fill: PrefillOutcome | null, profile: WorkloadProfile, firstOnDisk: boolean, index: number, test: WorkloadTest): boolean {
+  return !fill?.filled && !profile.warmupPass && firstOnDisk && index === 0 && test.readPercent < 100;
 }
 
 async function runWorkload(perm: PermutationPlan, c: PermContext, target: MeasuredTarget | undefined, hostCtx: ProviderContext, span: RepSpan): Promise<ResultRecord[]> {
@@ -917,9 +949,9 @@ async function runWorkload(perm: PermutationPlan, c: PermContext, target: Measur
           const onStopped = (stop: GroupStop) => recordStop(stop, runner.target);
           return prefill(runner, onStopped)
             .then(async () => {
-              // the host watches the test itself (not the pre-fill): started after the fill, stopped right after the test
               c.lease?.check();
-              const watching = observer ? await observer.start(c.signal).catch((err: unknown) => errorMessage(err)) : null;
+              // the host watches the scored passes only (not the fill, pass 0 or the pause between tests)
+              const watch = observer ? scoredWatch(observer, c.signal) : null;
               const outcome = await c.workload
                 .runTest(runner, test, profile, {
                   signal: c.signal,
@@ -927,16 +959,15 @@ async function runWorkload(perm: PermutationPlan, c: PermContext, target: Measur
                   timeoutSlackSec: c.workloadSlackSec,
                   onStopped,
                   ...(target ? { target } : {}),
+                  ...(watch ? { scored: watch.span } : {}),
                   onRaw: async (t, pass, raw) => storeRaw(rawDirOf(c.store), `raw/${perm.permutationId}/rep${rep}/${t.id}.pass${pass}.${c.workload.tool === 'diskspd' ? 'xml' : 'json'}`, raw),
                 })
                 .catch(async (err: unknown) => {
                   // a failed or interrupted test still ends its observation (esxtop would run on for up to 2 h)
-                  if (watching !== null && typeof watching !== 'string') await watching.stop(c.signal).catch(() => undefined);
+                  await watch?.abandon();
                   throw err;
                 });
-              // stop() reads the host's clock at once; what comes after (waiting for the sample that
-              // covers the test's end) overlaps the next test and is awaited before the repetition is stored
-              hostSeen = watching === null ? undefined : typeof watching === 'string' ? Promise.resolve(watching) : watching.stop(c.signal).catch((err: unknown) => errorMessage(err));
+              hostSeen = watch?.seen();
               return outcome;
             })
             .catch(async (err: unknown) => {
@@ -971,7 +1002,9 @@ async function runWorkload(perm: PermutationPlan, c: PermContext, target: Measur
         if (firstError === null || firstError === err || errorMessage(firstError) === errorMessage(err)) throw err;
         throw new Error(`${errorMessage(firstError)}; retrying failed: ${errorMessage(err)}`, { cause: err });
       });
-      const facts: Facts = { aggregate: profile.aggregate, ...conditionFacts(profile, c.plan.overrides), ...prefillFacts(fill, fillAt), ...targetFacts(target), ...(startsUnwritten(fill, profile, rep, i, test) ? { unwrittenAtStart: true } : {}) };
+      const filled = prefillFacts(fill, fillAt);
+      // what the tests and the fill wrote (write-data.ts): dedup and compression measure data, not only I/O
+      const facts: Facts = { aggregate: profile.aggregate, ...conditionFacts(profile, c.plan.overrides), ...filled, ...writeDataFacts(c.workload.tool, profile, filled['prefill'] === true, FILL_BLOCK_BYTES), ...targetFacts(target), ...(startsUnwritten(fill, profile, rep === span.first, i, test) ? { unwrittenAtStart: true } : {}) };
       const rec = recordFor(perm, c.plan.runId, rep, test, outcome, c.workload.tool, facts);
       if (hostSeen !== undefined && observer) {
         const source = observer.source;

@@ -1,7 +1,7 @@
 // The run's JSON log (pino, one object per line) in the run directory. Every event passes the
 // value-based redactor first, and pino's path redaction covers the keys that hold secrets.
 import pino from 'pino';
-import { redactDeep } from '../config/secrets.ts';
+import { redactDeep } from '../input/secrets.ts';
 import type { ProgressEvent } from './progress.ts';
 
 export interface RunLog {

@@ -12,7 +12,7 @@
 // what the action would act on, from the same plan (previewLedger). One routine (tearDownRow)
 // removes a row for teardown, cleanup, takeover and resume, with the same retries (of what the
 // provider calls transient), the same deadline per attempt, and the same journal events.
-import { redact } from '../config/secrets.ts';
+import { redact } from '../input/secrets.ts';
 import { errorMessage, UnsafeOperation } from '../errors.ts';
 import type { LedgerRow } from '../results/port.ts';
 import { asRunStore, type AnyRunStore } from '../results/sqlite-store.ts';

@@ -28,21 +28,13 @@ import { createHash, randomBytes } from 'node:crypto';
 import path from 'node:path';
 import { InvalidArgument, RemoteCommandFailed } from '../errors.ts';
 import type { CommandResult, CommandRunner } from './command-runner.ts';
+import type { GroupStop } from '../contract/host-process.ts';
+
+export type { GroupStop } from '../contract/host-process.ts';
 import { shJoin } from './quote.ts';
 
 /** The environment variable every process started by runInGroup carries (its value: the group's token). */
 export const GROUP_ENV = 'STORSWEEP_GROUP';
-
-export interface GroupStop {
-  /** the wrapper's pid read from the pidfile (null: none was there) — what was started, not what was signalled */
-  pgid: number | null;
-  outcome: 'stopped' | 'not-running' | 'not-started' | 'still-running' | 'unknown';
-  /** the last signal sent (`TERM`, or `KILL` after the grace period) */
-  signal?: 'TERM' | 'KILL';
-  /** the processes that carried the token and were signalled (stopped), or that are still alive (still-running) */
-  pids?: number[];
-  detail?: string;
-}
 
 export interface GroupRunOptions {
   /** a directory on the host that the command's pidfile and cancel marker may be written to */

@@ -4,25 +4,11 @@ import type { Client, ConnectConfig } from 'ssh2';
 import { HostVerificationFailed, RemoteCommandFailed, UnsafeOperation } from '../errors.ts';
 import { visible } from '../text/visible.ts';
 import { checkTimerMs } from '../limits.ts';
-import type { CommandResult, CommandRunner, RunOptions } from './command-runner.ts';
+import type { CommandResult, CommandRunner, RunOptions, SshOptions } from '../contract/command-runner.ts';
 import { fingerprintSha256, hostKeyName, parseKnownHosts, verifyHostKey } from './known-hosts.ts';
 import { readInputFile } from '../input/read-input.ts';
 
-export interface SshOptions {
-  host: string;
-  port?: number;
-  username: string;
-  privateKeyPath?: string;
-  passphrase?: string;
-  password?: string;
-  /** answer keyboard-interactive prompts with `password` (ESXi's default) */
-  keyboardInteractive?: boolean;
-  knownHostsFile?: string;
-  /** accept any host key; must be written in the inventory, never a default */
-  insecure?: boolean;
-  readyTimeoutMs?: number;
-  keepaliveIntervalMs?: number;
-}
+export type { SshOptions } from '../contract/command-runner.ts';
 
 export function sshTarget(o: Pick<SshOptions, 'host' | 'port' | 'username'>): string {
   return `ssh://${o.username}@${o.host}:${o.port ?? 22}`;

@@ -1,20 +1,9 @@
 // How several measured passes of one test become one value. CrystalDiskMark keeps the best pass
 // for throughput/IOPS and the lowest latency; KDiskMark's default averages. Pure.
 import { InternalError } from '../errors.ts';
-import type { LatencyUs } from '../results/record.ts';
-import type { Aggregation } from './spec.ts';
+import type { Aggregated, Aggregation, LatencyUs, PassMeasurement } from '../contract/workload.ts';
 
-export interface PassMeasurement {
-  iops: number | null;
-  bytesPerSecond: number | null;
-  latencyUs: LatencyUs;
-  cpuPercent: number | null;
-}
-
-export interface Aggregated extends PassMeasurement {
-  /** index of the pass whose raw output represents the result (the best pass for 'max') */
-  representativePass: number;
-}
+export type { Aggregated, PassMeasurement } from '../contract/workload.ts';
 
 function pick(values: (number | null)[], rule: Aggregation, lowerIsBetter = false): number | null {
   const v = values.filter((x): x is number => x !== null);

@@ -12,6 +12,7 @@ import { iometerSpec, looksLikeIometerSpec } from './iometer-spec.ts';
 import { getProfile, makeTest, profileNames, PROFILES } from './profiles.ts';
 import type { WorkloadProfile, WorkloadTest } from './spec.ts';
 import { FIO_IOENGINE_PATTERN, FIO_IOENGINES } from './tool-settings.ts';
+import { UNIQUE_BUFFER_MAX_BYTES } from './write-data.ts';
 
 const SHELL_META = /[\s;&|`$<>\\'"(){}[\]*?!#~^]/;
 
@@ -256,7 +257,7 @@ const DISKSPD_FLAGS: ReadonlyArray<[RegExp, string]> = [
   [/^-s(i)?(\d+[KMG]?)?$/i, '-s[i][<size>]: sequential stride'],
   [/^-S[bhmruw]*$/, '-S[bhmruw]: caching'],
   [/^-h$/, '-h: no caching, write-through (old spelling of -Sh)'],
-  [/^-Z(r|\d+[KMG]?)?$/i, '-Z | -Zr | -Z<size>: write buffer content (no source file)'],
+  [/^-Z(r|\d+[KMGTb]?)?$/i, '-Z | -Zr | -Z<size>: write buffer content (no source file)'],
   [/^-z\d*$/, '-z[<seed>]: random seed'],
   [/^-a(g)?(\d+(,\d+)*)?$/, '-a[g][<cpu>,…]: affinity'],
   [/^-n$/, '-n: no affinity'],
@@ -307,6 +308,23 @@ function diskspdBytes(text: string): number {
   return Number(m?.[1] ?? '0') * 1024 ** exp;
 }
 
+/**
+ * A `-Z<size>` buffer diskspd takes: more than 0 bytes (CmdLineParser.cpp "invalid size passed to -Z"),
+ * at least one block (Common.cpp "custom write buffer (-Z) is smaller than the block size"), and at
+ * most UNIQUE_BUFFER_MAX_BYTES (the guest commits and fills all of it: write-data.ts).
+ */
+function checkWriteBuffer(list: readonly string[], block: number): void {
+  for (const p of list) {
+    const m = /^-Z(\d+)([KMGTb])?$/i.exec(p);
+    if (!m) continue;
+    const unit = m[2] === undefined ? 1 : m[2].toLowerCase() === 'b' ? block : 1024 ** ('kmgt'.indexOf(m[2].toLowerCase()) + 1);
+    const bytes = Number(m[1]) * unit;
+    if (bytes <= 0) bad('diskspd parameter', p, p, 'is a write buffer of 0 bytes; diskspd refuses it ("invalid size passed to -Z")');
+    if (bytes < block) bad('diskspd parameter', p, p, `is a write buffer smaller than the block (${BYTES(block)}); diskspd refuses it`);
+    if (bytes > UNIQUE_BUFFER_MAX_BYTES) bad('diskspd parameter', p, p, `expected a write buffer of at most ${BYTES(UNIQUE_BUFFER_MAX_BYTES)} (the guest commits and fills all of it)`);
+  }
+}
+
 /** Custom diskspd parameters as a test: identity from -b -o -t -w -r, the rest kept in `diskspdOptions`. */
 export function customDiskspdTest(params: string | string[]): WorkloadTest {
   const list = validateDiskspdParams(params);
@@ -343,6 +361,7 @@ export function customDiskspdTest(params: string | string[]): WorkloadTest {
     const unit = m[3] === undefined ? 1 : m[3] === 'b' || m[3] === 'B' ? block : 1024 ** ({ k: 1, m: 2, g: 3 }[m[3].toLowerCase()] ?? 0);
     if (Number(m[2]) * unit > MAX_FILE_SIZE_BYTES) bad('diskspd parameter', p, p, `expected an offset or size of at most ${BYTES(MAX_FILE_SIZE_BYTES)} (the test file size cap)`);
   }
+  checkWriteBuffer(list, block);
   const readPercent = 100 - writePct;
   const pattern: Pattern = readPercent === 100 ? (random ? 'randread' : 'read') : readPercent === 0 ? (random ? 'randwrite' : 'write') : random ? 'randrw' : 'rw';
   const test = makeTest(pattern, block, qd, threads, readPercent);

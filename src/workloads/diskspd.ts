@@ -6,16 +6,10 @@ import { InvalidArgument, ParseError } from '../errors.ts';
 import { testIdentity, type LatencyUs, type Pattern, type TestIdentity } from '../results/record.ts';
 import type { WorkloadProfile, WorkloadTest } from './spec.ts';
 import { rawTestTarget } from './test-target.ts';
+import { diskspdSize } from './diskspd-size.ts';
+import { diskspdWriteFlag } from './write-data.ts';
 
-const KiB = 1024;
-
-/** bytes → diskspd size token: binary suffixes as diskspd reads them (`4K`, `1M`, `1G`), else bytes. */
-export function diskspdSize(bytes: number): string {
-  for (const [suffix, mult] of [['T', KiB ** 4], ['G', KiB ** 3], ['M', KiB ** 2], ['K', KiB]] as const) {
-    if (bytes >= mult && bytes % mult === 0) return `${bytes / mult}${suffix}`;
-  }
-  return String(bytes);
-}
+export { diskspdSize } from './diskspd-size.ts';
 
 // Targets diskspd accepts: a path, `#<disk number>`, or `<drive letter>:`. Anything that could be read
 // as a flag, or that carries control characters, is refused before it reaches a command line.
@@ -40,7 +34,9 @@ function checkTarget(target: string): void {
  * (FILE_FLAG_NO_BUFFERING), no forced write-through — `-Sh` would add FILE_FLAG_WRITE_THROUGH and make
  * writes incomparable with fio's direct=1 (diskspd CmdLineParser.cpp usage: `-S` = `-Su`, `-Sh` = `-Suw`).
  * Writes get `-Z<block>` (a random source buffer of one block, as CrystalDiskMark 8 passes) so that
- * storage that compresses zeros is not measured on diskspd's default repeating byte pattern.
+ * storage that compresses is not measured on diskspd's default repeating byte pattern; with
+ * `writeData: unique` a large random buffer instead (write-data.ts diskspdWriteFlag). A test's own
+ * `-Z…` wins.
  */
 export function diskspdArgs(test: WorkloadTest, profile: WorkloadProfile, opts: { target: string }): string[] {
   checkTarget(opts.target);
@@ -54,7 +50,7 @@ export function diskspdArgs(test: WorkloadTest, profile: WorkloadProfile, opts: 
   else if (test.threads > 1 && !has(/^-s/)) args.push('-si');
   args.push(`-w${writePct}`, `-d${profile.runtimeSec}`, `-W${profile.rampSec}`);
   if (profile.direct && !has(/^-(S|h$)/)) args.push('-S');
-  if (writePct > 0 && !has(/^-Z/)) args.push(`-Z${diskspdSize(test.blockSizeBytes)}`);
+  if (writePct > 0 && !has(/^-Z/)) args.push(diskspdWriteFlag(profile, test.blockSizeBytes));
   // thread affinity as the CrystalDiskMark version passes it (WorkloadProfile.diskspdAffinity)
   if (profile.diskspdAffinity && !has(/^-(n|a)/)) args.push(profile.diskspdAffinity === 'none' ? '-n' : '-ag');
   // No -c: diskspd re-creates a file with every -c (SetFileValidData, no data written), which would

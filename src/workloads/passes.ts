@@ -1,10 +1,10 @@
 // The pass loop every tool shares: an optional unscored warm-up pass (CrystalDiskMark's pass 0), N measured passes, then the
 // profile's aggregation rule. The tool-specific part is one function that runs one pass.
-import { aggregatePasses, type Aggregated, type PassMeasurement } from './aggregate.ts';
-import type { WorkloadProfile, WorkloadTest } from './spec.ts';
+import { aggregatePasses } from './aggregate.ts';
+import type { Metadata, OnRaw, PassMeasurement, ScoredSpan, TestOutcome, WorkloadProfile, WorkloadTest } from '../contract/workload.ts';
 import { aggregateHalves } from './half-passes.ts';
 
-export type Metadata = Record<string, string | number | boolean | null>;
+export type { Metadata, OnRaw, ScoredSpan, TestOutcome } from '../contract/workload.ts';
 
 export interface PassResult extends PassMeasurement {
   raw: string;
@@ -13,25 +13,14 @@ export interface PassResult extends PassMeasurement {
   metadata?: Metadata;
 }
 
-export interface TestOutcome extends Aggregated {
-  test: WorkloadTest;
-  toolVersion: string | null;
-  /** what onRaw returned for the representative pass (its stored path) */
-  rawPath: string | null;
-  passes: number;
-  /** the representative pass's metadata, plus `warmupPass` when an unscored pass ran first */
-  metadata?: Metadata;
-}
-
-export type OnRaw = (test: WorkloadTest, pass: number, raw: string) => Promise<string | null>;
-
 /** The profile one pass runs with: the unscored pass takes its own length when the tool fixes one (warmupPassSec). */
 export function passProfile(profile: WorkloadProfile, measured: boolean): WorkloadProfile {
   return !measured && profile.warmupPassSec !== undefined ? { ...profile, runtimeSec: profile.warmupPassSec } : profile;
 }
 
-export async function runPasses(test: WorkloadTest, profile: WorkloadProfile, onePass: (measured: boolean, passProfile: WorkloadProfile) => Promise<PassResult>, onRaw?: OnRaw): Promise<TestOutcome> {
+export async function runPasses(test: WorkloadTest, profile: WorkloadProfile, onePass: (measured: boolean, passProfile: WorkloadProfile) => Promise<PassResult>, onRaw?: OnRaw, scored?: ScoredSpan): Promise<TestOutcome> {
   if (profile.warmupPass) await onePass(false, passProfile(profile, false));
+  await scored?.start();
   const measured: PassMeasurement[] = [];
   const rawPaths: (string | null)[] = [];
   const metas: (Metadata | undefined)[] = [];
@@ -43,6 +32,7 @@ export async function runPasses(test: WorkloadTest, profile: WorkloadProfile, on
     metas.push(r.metadata);
     measured.push({ iops: r.iops, bytesPerSecond: r.bytesPerSecond, latencyUs: r.latencyUs, cpuPercent: r.cpuPercent });
   }
+  await scored?.end();
   const agg = aggregatePasses(measured, profile.aggregate);
   // a mixed job's halves aggregated as its total is (half-passes.ts), not one pass's beside a mean
   const metadata: Metadata = { ...metas[agg.representativePass], ...aggregateHalves(metas, profile.aggregate), ...(profile.warmupPass ? { warmupPass: true } : {}) };

@@ -9,13 +9,15 @@
 // fio: one sequential write job over the test size (1 MiB blocks, refill_buffers: fresh random data per
 // I/O, buffer_compress_percentage=0), not time based, so it ends when the region is written once.
 // diskspd has no "write N bytes and stop", so the fill is sequential write passes of `FILL_SLICE_SEC`
-// seconds with a random 1 MiB source buffer (`-Z1M`, CDM's own buffer size), each starting where the
+// seconds with a random 1 MiB source buffer (`-Z1M`, CDM's own buffer size, written again and again;
+// with `writeData: unique` a buffer as large as the region: write-data.ts), each starting where the
 // last one ended (`-B<offset>`), until the region is covered; only the first carries `-c<size>` (for
 // a file target: diskspd creates it), and no measured pass does. Pure builders plus one loop.
 import { ParseError } from '../errors.ts';
 import { diskspdSize, parseDiskspdXml } from './diskspd.ts';
 import { checkIoengine, fioFilenameArg } from './tool-settings.ts';
 import { rawTestTarget } from './test-target.ts';
+import { diskspdWriteFlag } from './write-data.ts';
 import type { PrefillOutcome, WorkloadProfile } from './spec.ts';
 
 export type { PrefillOutcome } from './spec.ts';
@@ -47,7 +49,7 @@ export const FIO_FILL_METHOD = 'fio sequential write, 1 MiB blocks, refill_buffe
 export const FILL_SLICE_SEC = 10;
 
 /**
- * One diskspd fill pass: sequential writes of 1 MiB from `baseBytes`, a random 1 MiB source buffer,
+ * One diskspd fill pass: sequential writes of 1 MiB from `baseBytes`, a random source buffer (1 MiB, or large: write-data.ts),
  * the profile's cache flag (`-S` when direct). `create` adds `-c<size>` for a file target (diskspd
  * re-creates the file with every `-c`: IORequestGenerator.cpp "check if user wanted to create a file"
  * calls _CreateFile for each run; it skips `#N` and `X:` targets). A raw target is bounded to the test
@@ -57,7 +59,7 @@ export function diskspdFillArgs(profile: WorkloadProfile, opts: { target: string
   const raw = rawTestTarget(opts.target, 'diskspd') !== undefined;
   const args = [`-b${diskspdSize(FILL_BLOCK_BYTES)}`, '-o8', '-t1', '-s', '-w100', `-d${FILL_SLICE_SEC}`, '-W0'];
   if (profile.direct) args.push('-S');
-  args.push(`-Z${diskspdSize(FILL_BLOCK_BYTES)}`);
+  args.push(diskspdWriteFlag(profile, FILL_BLOCK_BYTES));
   if (opts.baseBytes > 0) args.push(`-B${opts.baseBytes}`);
   if (raw) args.push(`-f${diskspdSize(profile.fileSizeBytes)}`);
   else if (opts.create) args.push(`-c${diskspdSize(profile.fileSizeBytes)}`);
@@ -65,7 +67,12 @@ export function diskspdFillArgs(profile: WorkloadProfile, opts: { target: string
   return args;
 }
 
-export const DISKSPD_FILL_METHOD = 'diskspd sequential write, 1 MiB blocks, random 1 MiB source buffer (-Z1M), passes from where the last ended until the region is covered';
+/** How diskspd fills the region of `profile`, in a few words (PrefillOutcome.method). */
+export function diskspdFillMethod(profile: Pick<WorkloadProfile, 'fileSizeBytes' | 'writeData'>): string {
+  const flag = diskspdWriteFlag(profile, FILL_BLOCK_BYTES);
+  const buffer = flag === `-Z${diskspdSize(FILL_BLOCK_BYTES)}` ? 'random 1 MiB source buffer' : 'large random source buffer';
+  return `diskspd sequential write, 1 MiB blocks, ${buffer} (${flag}), passes from where the last ended until the region is covered`;
+}
 
 /** Most diskspd fill passes: 10,000 × 10 s is more than a day, far beyond any test region. */
 const MAX_FILL_PASSES = 10_000;
@@ -100,7 +107,7 @@ export async function runDiskspdFill(
     base = Math.min(size, base + written - (written % FILL_BLOCK_BYTES));
   }
   const seconds = (now() - started) / 1000;
-  return { filled: true, bytes: size, seconds, ...(writeSec > 0 ? { bytesPerSecond: writtenBytes / writeSec } : {}), passes, method: DISKSPD_FILL_METHOD };
+  return { filled: true, bytes: size, seconds, ...(writeSec > 0 ? { bytesPerSecond: writtenBytes / writeSec } : {}), passes, method: diskspdFillMethod(profile) };
 }
 
 /**

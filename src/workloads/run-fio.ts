@@ -7,7 +7,7 @@ import { checkTimerMs } from '../limits.ts';
 import type { CommandRunner } from '../ssh/command-runner.ts';
 import { runInGroup, type GroupStop } from '../ssh/process-group.ts';
 import { shJoin } from '../ssh/quote.ts';
-import { runPasses, type OnRaw, type TestOutcome } from './passes.ts';
+import { runPasses, type OnRaw, type ScoredSpan, type TestOutcome } from './passes.ts';
 import { fioArgs, mergeClones, parseFioJson } from './fio.ts';
 import { LATENCY_SPAN } from './fio-latency.ts';
 import { FIO_FILL_METHOD, fioFillArgs, type PrefillOutcome } from './prefill.ts';
@@ -24,6 +24,8 @@ export interface FioRunOptions {
   signal?: AbortSignal;
   /** called with each measured pass's raw stdout before it is parsed (to persist it first) */
   onRaw?: OnRaw;
+  /** marks the scored passes' span (passes.ts ScoredSpan) */
+  scored?: ScoredSpan;
   /** extra seconds allowed beyond runtime + ramp before a pass is declared hung */
   timeoutSlackSec?: number;
   sleep?: (ms: number, signal?: AbortSignal) => Promise<void>;
@@ -106,6 +108,7 @@ export async function runFioTest(runner: CommandRunner, test: WorkloadTest, prof
       };
     },
     opts.onRaw,
+    opts.scored,
   );
 }
 

@@ -16,7 +16,7 @@ import { runFioTest } from '../../src/workloads/run-fio.ts';
 import type { WorkloadProfile } from '../../src/workloads/spec.ts';
 import { renderHtml } from '../../src/report/html.ts';
 import { buildReport } from '../../src/report/model.ts';
-import { loadSource } from '../../src/report/source.ts';
+import { loadSource } from '../../src/app/load-source.ts';
 import { deltaTooNoisy, meanTooNoisy } from '../../src/report/numbers.ts';
 import { FIXTURES, labRecords, SEED_BLOCK_SIZES } from '../unit/report/helpers.ts';
 

@@ -9,7 +9,7 @@ import os from 'node:os';
 import path from 'node:path';
 import type { Command } from 'commander';
 import { loadInventory, type LoadedInventory } from '../../config/index.ts';
-import { redact } from '../../config/secrets.ts';
+import { redact } from '../../input/secrets.ts';
 import type { RunPlan } from '../../contract/plan.ts';
 import type { Provider } from '../../contract/provider.ts';
 import { errorMessage, UsageError } from '../../errors.ts';

@@ -1,7 +1,7 @@
 // results, status, cleanup: commands that read (or tidy up after) an existing run directory.
 import type { Command } from 'commander';
 import { loadInventory } from '../../config/index.ts';
-import { redact } from '../../config/secrets.ts';
+import { redact } from '../../input/secrets.ts';
 import { errorMessage } from '../../errors.ts';
 import type { CommandRunner } from '../../ssh/command-runner.ts';
 import { renderCsv } from '../../report/csv.ts';

@@ -2,7 +2,7 @@
 // vmkfstools and vim-cmd; fio runs on the VM's guest (local or SSH).
 import { z } from 'zod';
 import type { AxisDiagnostic, ProviderModule, TargetDiagnostic } from '../../contract/provider.ts';
-import { intIn, matching } from '../../config/fields.ts';
+import { intIn, matching } from '../../input/fields.ts';
 import { connectSsh } from '../../ssh/ssh-runner.ts';
 import { CANONICAL_DEVICE_EXPECTED, isCanonicalDevice } from '../canonical-device.ts';
 import { esxiVersionField } from '../esxi-version-field.ts';

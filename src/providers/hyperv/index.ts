@@ -3,8 +3,8 @@
 import { z } from 'zod';
 import type { AxisDiagnostic, MeasuredTarget, ProviderModule, TargetDiagnostic } from '../../contract/provider.ts';
 import { InternalError } from '../../errors.ts';
-import { intIn, matching } from '../../config/fields.ts';
-import { secretRefSchema } from '../../config/secrets.ts';
+import { intIn, matching } from '../../input/fields.ts';
+import { secretRefSchema } from '../../input/secrets.ts';
 import { connectSsh } from '../../ssh/ssh-runner.ts';
 import { diskspdCreateOnlyArgs, runDiskspdFill } from '../../workloads/prefill.ts';
 import { runDiskspdTest } from '../../workloads/run-diskspd.ts';
@@ -164,7 +164,7 @@ export const hypervProvider = {
         runTest: async (runner, test, profile, o) => {
           const m = measured(o.target);
           // every record names the disk measured: the executor adds m.facts
-          return runDiskspdTest(runner.target, test, profile, (p) => runGuestDiskspd(runner, cfg, credential(), test, p, { guestTarget: m.path, diskspdPath: target.diskspdPath, owner: o.owner }), o.onRaw);
+          return runDiskspdTest(runner.target, test, profile, (p) => runGuestDiskspd(runner, cfg, credential(), test, p, { guestTarget: m.path, diskspdPath: target.diskspdPath, owner: o.owner }), o.onRaw, o.scored);
         },
         // a diskspd an earlier process of the run left running in the VM (killed with -9): found by
         // the pidfile named for the run and target that its pass wrote in the guest, and stopped only

@@ -4,7 +4,10 @@
 // the command line (process listings, logs). The script is sent as -EncodedCommand (UTF-16LE base64).
 import { InvalidArgument, ParseError, RemoteCommandFailed } from '../../errors.ts';
 import type { CommandRunner } from '../../ssh/command-runner.ts';
-import { windowsArg } from '../windows-guest.ts';
+import { GUEST_CMDLETS, GUEST_PROCESS_CMDLETS, windowsArg, type GuestCall } from '../windows-guest.ts';
+
+// The guest calls' shapes are the shared Windows guest's (../windows-guest.ts), named here too.
+export { GUEST_CMDLETS, GUEST_PROCESS_CMDLETS, type GuestCall, type GuestCmdlet } from '../windows-guest.ts';
 
 export const POWERSHELL_ARGV = ['powershell.exe', '-NoProfile', '-NonInteractive', '-ExecutionPolicy', 'Bypass', '-EncodedCommand'] as const;
 
@@ -93,21 +96,7 @@ export function ownedGuestFiles(owner: string): { dir: string; pid: string; out:
   return { dir: GUEST_RUN_DIR, pid: `${base}.pid`, out: `${base}.out`, err: `${base}.err` };
 }
 
-/**
- * The storage cmdlets a guest call may run (both ways in: GUEST_CALL_BODY over PowerShell Direct,
- * TOOLS_GUEST_CALL_BODY over guest operations); checked here and again inside the script.
- * Get-CimInstance reads Win32_OperatingSystem (the fingerprint) and, over PowerShell Direct,
- * Win32_Process (an owned program: provider.ts stopOwnedInGuest).
- */
-export const GUEST_CMDLETS = ['Get-Disk', 'Set-Disk', 'Initialize-Disk', 'New-Partition', 'Get-Partition', 'Format-Volume', 'Get-Volume', 'Clear-Disk', 'Get-CimInstance'] as const;
-/**
- * What else GUEST_CALL_BODY (PowerShell Direct only) may run: an owned run's leftovers — Get-Item /
- * Import-Csv / Remove-Item of its pidfile, Stop-Process -Id of the process it names (provider.ts
- * stopOwnedInGuest). vSphere guests stop theirs through TerminateProcessInGuest instead.
- */
-export const GUEST_PROCESS_CMDLETS = ['Get-Item', 'Import-Csv', 'Stop-Process', 'Remove-Item'] as const;
 const DIRECT_CMDLETS = [...GUEST_CMDLETS, ...GUEST_PROCESS_CMDLETS];
-export type GuestCmdlet = (typeof GUEST_CMDLETS)[number] | (typeof GUEST_PROCESS_CMDLETS)[number];
 
 /**
  * PowerShell Direct: runs the storage cmdlet calls $p.calls inside VM $p.vmName (like CALL_BODY on
@@ -225,14 +214,6 @@ export async function runCalls(runner: CommandRunner, calls: PsCall[]): Promise<
 export interface GuestCredential {
   user: string;
   password: string;
-}
-
-export interface GuestCall {
-  cmdlet: GuestCmdlet;
-  /** a JSON array binds to an array parameter (Import-Csv -Header) */
-  params: Record<string, string | number | boolean | string[]>;
-  /** properties to return from this call's output; omit to discard the output */
-  select?: string[];
 }
 
 /** Storage cmdlet calls inside `vmName` through PowerShell Direct, in one session; the credential goes over stdin only. */

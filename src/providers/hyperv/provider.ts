@@ -14,7 +14,7 @@ import { checkHypervTarget, type HypervTargetConfig } from './config.ts';
 import { checkPassthroughDisk, describeIdentity, getDiskCall, listDisksCall, listVmsCall, recordedIdentity, sameDisk, setDiskOfflineCall, type DiskIdentity, type HostDisk } from './passthrough.ts';
 import { ownedGuestFiles, runCalls, runGuestCalls, runInGuest, runOwnedInGuest, type GuestCall, type GuestCredential } from './powershell.ts';
 import { getGuestDiskCall, guestDiskFacts, listGuestDisksCall, pickGuestDisk, setGuestDiskOnlineCall, setGuestDiskWritableCall, type ExpectedGuestDisk, type GuestDisk } from './guest-disk.ts';
-import { clearGuestVolume, formatGuestVolume, guestVolumeMeasure, volumeSpecOf } from '../windows-guest-volume.ts';
+import { clearGuestVolume, formatGuestVolume, guestVolumeMeasure, volumeSpecOf } from './windows-guest-volume.ts';
 import { checkHyperv } from './validate.ts';
 import { addDriveCall, getVhdCall, listDrivesCall, newVhdCall, probeFileCall, removeDriveCall, removeVhdCall, type DriveSlot, type NewVhdSpec } from './vhd.ts';
 import { describeHypervHost } from './fingerprint.ts';

@@ -23,7 +23,7 @@ export const VSPHERE_AXES: readonly AxisSpec[] = [
   // a VMDK's capacity is any number of GiB (capacityInKB), up to the largest VMDK
   { name: 'disk.sizeGb', expected: `GiB up to ${ESXI_MAX_DISK_GB} (62 TiB, the largest VMDK)`, accepts: (v) => typeof v === 'number' && v > 0 && v <= ESXI_MAX_DISK_GB },
   // how the guest measures the disk: raw, or a test file on a filesystem made on it — ext4/xfs in a
-  // Linux guest (guest-disk.ts), NTFS/ReFS in a Windows one (../windows-guest-volume.ts); which of
+  // Linux guest (guest-disk.ts), NTFS/ReFS in a Windows one (../hyperv/windows-guest-volume.ts); which of
   // them a target takes is its guest's (index.ts validate)
   { name: 'guest.filesystem', values: [...new Set([...LINUX_GUEST_FILESYSTEMS, ...WINDOWS_GUEST_FILESYSTEMS])] },
 ];

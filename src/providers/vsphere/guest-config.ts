@@ -16,7 +16,7 @@ import { GUEST_FILESYSTEMS } from '../hyperv/guest-volume.ts';
 /**
  * What a Windows guest measures: the raw disk (diskspd `#N`), or a test file on an NTFS (4 KiB or
  * 64 KiB allocation units) or ReFS volume made on it — the values and cmdlets of a Hyper-V guest
- * (hyperv/guest-volume.ts, ../windows-guest-volume.ts).
+ * (hyperv/guest-volume.ts, ../hyperv/windows-guest-volume.ts).
  */
 export const WINDOWS_GUEST_FILESYSTEMS = GUEST_FILESYSTEMS;
 

@@ -121,7 +121,7 @@ export function toolsWorkloadEndpoint(guest: AttachedDiskGuest, wiring: ToolsGue
       const m = measured(o.target);
       // as long as a pass may take: its runtime and warm-up, plus the run's slack
       const timeoutMs = (p: typeof profile) => (p.runtimeSec + p.rampSec + (o.timeoutSlackSec ?? 120)) * 1000;
-      return runDiskspdTest(runner.target, test, profile, (p) => pass(runner, { signal: o.signal, owner: o.owner, timeoutMs: timeoutMs(p) })(diskspdArgs(test, p, { target: m.path })), o.onRaw);
+      return runDiskspdTest(runner.target, test, profile, (p) => pass(runner, { signal: o.signal, owner: o.owner, timeoutMs: timeoutMs(p) })(diskspdArgs(test, p, { target: m.path })), o.onRaw, o.scored);
     },
   };
 }

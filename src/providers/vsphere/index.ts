@@ -2,8 +2,8 @@
 // gets a datastore and a disk per permutation; fio runs on the VM's guest (local or SSH).
 import { z } from 'zod';
 import type { AxisDiagnostic, ComposeContext, Composition, ProviderModule, TargetDiagnostic } from '../../contract/provider.ts';
-import { matching, plainText } from '../../config/fields.ts';
-import { registerSecretValue, shortSecretMessage } from '../../config/secrets.ts';
+import { matching, plainText } from '../../input/fields.ts';
+import { registerSecretValue, shortSecretMessage } from '../../input/secrets.ts';
 import { UsageError } from '../../errors.ts';
 import { CANONICAL_DEVICE_EXPECTED, isCanonicalDevice } from '../canonical-device.ts';
 import { DEFAULT_ENDPOINT_CONCURRENCY } from '../endpoint-pool.ts';

@@ -18,9 +18,8 @@
 //  - the session logged in again since (its generation, session-scoped.ts).
 // What other clients do to the VM meanwhile is not known here; the server's refusal is what
 // tells, and the create reads then.
-import type { RoundTripper } from './methods.ts';
 import { generationOf } from './session-scoped.ts';
-import type { MoRef } from './soap.ts';
+import type { MoRef, RoundTripper } from './soap.ts';
 import type { VirtualDevice } from './types.ts';
 
 export interface KnownDevices {

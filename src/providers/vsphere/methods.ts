@@ -1,6 +1,6 @@
 // One function per vim25 method we call: parameters in WSDL order, result decoded to typed values.
 import { forgetDevices } from './known-devices.ts';
-import type { MoRef, SoapValue, XmlNode } from './soap.ts';
+import type { MoRef, RoundTripper } from './soap.ts';
 import {
   decodeReturn,
   toSoap,
@@ -18,10 +18,7 @@ import {
   type VmfsDatastoreOption,
 } from './types.ts';
 
-/** Anything that can carry one call: the raw SoapClient or the re-logging Session above it. */
-export interface RoundTripper {
-  roundTrip(method: string, thisRef: MoRef, params: Array<[string, SoapValue]>): Promise<XmlNode>;
-}
+export type { RoundTripper } from './soap.ts';
 
 const SERVICE_INSTANCE: MoRef = { type: 'ServiceInstance', value: 'ServiceInstance' };
 

@@ -13,7 +13,7 @@ import { GUEST_DISK_OPERATION, GUEST_FS_OPERATION, GUEST_WINDOWS_DISK_OPERATION,
 import { perfObserver } from './perf.ts';
 import { getGuestDiskCall, guestDiskFacts, listGuestDisksCall, pickGuestDiskByWwn, setGuestDiskOnlineCall, setGuestDiskWritableCall, type GuestDisk } from '../hyperv/guest-disk.ts';
 import type { WindowsGuestRunner } from '../windows-guest.ts';
-import { clearGuestVolume, formatGuestVolume, guestVolumeMeasure, volumeSpecOf, type GuestVolumeIo } from '../windows-guest-volume.ts';
+import { clearGuestVolume, formatGuestVolume, guestVolumeMeasure, volumeSpecOf, type GuestVolumeIo } from '../hyperv/windows-guest-volume.ts';
 import type { GuestCall } from '../hyperv/powershell.ts';
 
 const idHex = (v: unknown): string => (typeof v === 'string' ? v.replace(/[\s:-]/g, '').toLowerCase() : '');
@@ -368,7 +368,7 @@ export function createVsphereProvider(target: VsphereTargetConfig, opts: Vsphere
    * offline and read-only under Windows Server's default SAN policy, real-product-rules.md §6).
    * Raw: diskspd measures it (`#N`); nothing of it outlives the disk, no ledger row. With a volume
    * (GUEST_WINDOWS_VOLUME_OPERATION): GPT, one partition, NTFS/ReFS as the Hyper-V guest makes it
-   * (../windows-guest-volume.ts), a `guest-volume` row that teardown clears; diskspd measures a test file on it.
+   * (../hyperv/windows-guest-volume.ts), a `guest-volume` row that teardown clears; diskspd measures a test file on it.
    */
   async function applyWindowsGuestDisk(step: PlannedStep, ctx: ProviderContext): Promise<CreatedObject | null> {
     const a = step.arguments;
@@ -421,7 +421,7 @@ export function createVsphereProvider(target: VsphereTargetConfig, opts: Vsphere
   /**
    * A volume the Windows guest-disk step made: cleared (Clear-Disk) on the guest disk carrying the
    * recorded location and ids, only when it holds nothing but the GPT table and partition this run
-   * made (../windows-guest-volume.ts). A disk no longer in the guest: a VMDK of ours takes the volume
+   * made (../hyperv/windows-guest-volume.ts). A disk no longer in the guest: a VMDK of ours takes the volume
    * along (the disk row deletes it); an RDM's LUN keeps it, and the row stays open.
    */
   async function destroyWindowsVolume(obj: DestroyRef, ctx: ProviderContext): Promise<'removed' | 'absent'> {

@@ -10,8 +10,7 @@
 //    the server says ManagedObjectNotFound for it (a round-tripper that does not count logins: only
 //    this).
 import { isFault } from './fault.ts';
-import type { RoundTripper } from './methods.ts';
-import type { MoRef } from './soap.ts';
+import type { MoRef, RoundTripper } from './soap.ts';
 
 /** A round-tripper that counts its logins (session.ts Session): bumped at each Login. */
 export interface Generational {

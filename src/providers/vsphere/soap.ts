@@ -143,6 +143,15 @@ export type SoapValue =
   | SoapValue[]
   | { [key: string]: SoapValue };
 
+/**
+ * Anything that can carry one call: the raw SoapClient or the re-logging Session above it
+ * (govmomi's soap.RoundTripper). Here, below methods.ts, so that what methods.ts uses (known-devices.ts,
+ * session-scoped.ts) can name it without importing methods.ts back.
+ */
+export interface RoundTripper {
+  roundTrip(method: string, thisRef: MoRef, params: Array<[string, SoapValue]>): Promise<XmlNode>;
+}
+
 export function isMoRef(v: unknown): v is MoRef {
   if (typeof v !== 'object' || v === null || Array.isArray(v)) return false;
   const keys = Object.keys(v);

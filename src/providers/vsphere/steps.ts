@@ -214,7 +214,7 @@ function guestDiskStep(axes: Axes, target: VsphereStepTarget, disk: string, pref
   if (target.guestOs === 'windows') {
     const filesystem = oneOf(axes, 'guest.filesystem', WINDOWS_GUEST_FILESYSTEMS, 'raw');
     if (filesystem === 'raw') return raw(GUEST_WINDOWS_DISK_OPERATION);
-    // GPT, one partition, formatted (the Hyper-V guest's cmdlets: ../windows-guest-volume.ts);
+    // GPT, one partition, formatted (the Hyper-V guest's cmdlets: ../hyperv/windows-guest-volume.ts);
     // cleared at teardown (Clear-Disk) only when the disk holds nothing but what this step made
     const spec = VOLUME_SPECS[filesystem];
     return formats(GUEST_WINDOWS_VOLUME_OPERATION, { filesystem, fileSystem: spec.fileSystem, allocationUnitBytes: spec.allocationUnitBytes }, { kind: 'guest-volume', name: `${prefix}-volume` });

@@ -7,7 +7,7 @@ import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { compose } from '../../../src/cli/compose.ts';
 import { loadInventory } from '../../../src/config/index.ts';
-import { redact } from '../../../src/config/secrets.ts';
+import { redact } from '../../../src/input/secrets.ts';
 import { UsageError } from '../../../src/errors.ts';
 
 let dir: string;

@@ -42,7 +42,7 @@ describe('playbook diagnostics', () => {
     expect(d).toHaveLength(3);
     expect(d[0]).toBe(`${f('pb-unknown-keys.yaml')}:6:3: matrix.datastor: unknown key "datastor"; did you mean "datastore"? (expected one of datastore, disk, guest, volume, workload)`);
     expect(d[1]).toBe(
-      `${f('pb-unknown-keys.yaml')}:9:3: settings.runtimSec: unknown key "runtimSec"; did you mean "runtimeSec"? (expected one of fileSize, runtimeSec, rampSec, passes, warmupPass, prefill, prefillMBps, intervalSec, direct, aggregate)`,
+      `${f('pb-unknown-keys.yaml')}:9:3: settings.runtimSec: unknown key "runtimSec"; did you mean "runtimeSec"? (expected one of fileSize, runtimeSec, rampSec, passes, warmupPass, prefill, prefillMBps, writeData, intervalSec, direct, aggregate)`,
     );
     expect(d[2]).toMatch(new RegExp(`^${f('pb-unknown-keys.yaml')}:10:1: repet: unknown key "repet"; did you mean "repeat"\\? \\(expected one of .*\\brepeat\\b.*\\)$`));
   });

@@ -4,7 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import util from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { MIN_SECRET_LENGTH, redact, redactDeep, registerSecretValue, resolveSecret, Secret } from '../../../src/config/secrets.ts';
+import { MIN_SECRET_LENGTH, redact, redactDeep, registerSecretValue, resolveSecret, Secret } from '../../../src/input/secrets.ts';
 
 let dir: string;
 beforeAll(() => {

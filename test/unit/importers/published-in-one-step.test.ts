@@ -7,10 +7,9 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { runImport } from '../../../src/cli/commands/import.ts';
-import { runReport, type CommandIo } from '../../../src/cli/commands/report.ts';
+import { defaultIo, runReport, type CommandIo } from '../../../src/cli/commands/report.ts';
 import { UsageError } from '../../../src/errors.ts';
 import { importFile } from '../../../src/importers/index.ts';
-import { loadSource } from '../../../src/report/source.ts';
 import type { ResultRecord } from '../../../src/results/record.ts';
 import { seedRecords } from '../report/helpers.ts';
 
@@ -83,7 +82,7 @@ describe('report of a run and that import', () => {
     const published = join(tmp, 'published.jsonl');
     writeFileSync(published, records.map((r) => JSON.stringify(r) + '\n').join(''));
     let out = '';
-    const io: CommandIo = { loadSource, stdout: (t) => void (out += t), stderr: () => {} };
+    const io: CommandIo = { loadSource: defaultIo.loadSource, stdout: (t) => void (out += t), stderr: () => {} };
     await runReport([runDir(), published], { format: 'md' }, io);
     const answer = out.split('\n').filter((l) => l.startsWith('- blockSizeMb 2 vs 1'));
     expect(answer).toHaveLength(1);

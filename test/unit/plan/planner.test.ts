@@ -2,7 +2,8 @@
 import { describe, expect, it } from 'vitest';
 import { playbookSchema, type Playbook } from '../../../src/config/playbook.ts';
 import { estimatePermutationSec, workloadSec } from '../../../src/plan/estimate.ts';
-import { axesKey, cartesian, countPermutations, expandMatrix, shuffle } from '../../../src/plan/matrix.ts';
+import { axesKey, cartesian, expandMatrix, shuffle } from '../../../src/plan/matrix.ts';
+import { countPermutations } from '../../../src/config/matrix-size.ts';
 import type { AxisDef } from '../../../src/contract/plan.ts';
 import { newRunId, OWNED_NAME, ownedPrefix, permutationId } from '../../../src/plan/permutation.ts';
 import { buildPlan, resolveProfiles } from '../../../src/plan/plan.ts';

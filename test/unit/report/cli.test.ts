@@ -9,7 +9,7 @@ import { registerReport, runReport, type CommandIo } from '../../../src/cli/comm
 import { ParseError, UsageError } from '../../../src/errors.ts';
 import { compareRuns, fingerprintDifferences, renderCompareText } from '../../../src/report/compare.ts';
 import type { RunInfo } from '../../../src/report/model.ts';
-import { loadSource, readRecordsJsonl } from '../../../src/report/source.ts';
+import { loadSource, readRecordsJsonl } from '../../../src/app/load-source.ts';
 import { runImport } from '../../../src/cli/commands/import.ts';
 import { ResultStore } from '../../../src/results/store.ts';
 import { importFile } from '../../../src/importers/index.ts';

@@ -53,8 +53,42 @@ OPTIONS = [
     ('-o', r'\d+'), ('-O', r'\d+'), ('-p', r''), ('-P', r'\d+'), ('-rs', r'\d{1,3}'), ('-r', r'(' + SIZE + r'|\d+b)?'),
     ('-R', r'p?(text|xml)'), ('-si', r'(' + SIZE + r')?'), ('-s', r'(' + SIZE + r')?'), ('-S', r'[bhmruw]*'),
     ('-t', r'\d+'), ('-T', SIZE + r'|\d+b'), ('-v', r''), ('-w', r'\d{1,3}'), ('-W', r'\d+'), ('-x', r''),
-    ('-z', r'\d*'), ('-Zr', r''), ('-Z', r'(' + SIZE + r'(,.+)?)?'),
+    ('-z', r'\d*'), ('-Z', r'.*'),
 ]
+
+# -Z, exactly as diskspd reads it (CmdLineParser.cpp `case 'Z'`, `_GetRandomDataWriteBufferData`,
+# `_GetSizeInBytes`; usage "Write buffers"): `-Z` zeros; `-Zr` (nothing after the r) per-I/O random
+# data; otherwise `-Z<size>[,<file>]`: digits, then at most one of K M G T (binary) or B (blocks of the
+# block size stated so far, 64K before any -b), upper or lower case, and nothing else; a size of 0 is
+# refused ("invalid size passed to -Z"). A buffer smaller than the block is refused when the profile
+# is checked (Common.cpp "custom write buffer (-Z) is smaller than the block size").
+Z_SIZE = re.compile(r'(\d+)([KMGTBkmgtb]?)')
+
+
+def write_buffer(value, opts):
+    """The -Z value → ('zero' | 'random-per-io' | ('random', bytes, file or '')); DiskspdError as diskspd words it."""
+    if value == '':
+        return 'zero'
+    if value == 'r':
+        return 'random-per-io'
+    text, _, path = value.partition(',')
+    m = Z_SIZE.fullmatch(text)
+    if not m:
+        digits = re.match(r'\d*', text).group(0)
+        rest = text[len(digits):]
+        if not digits:
+            detail = 'Invalid integer'
+        elif rest[:1].upper() not in ('K', 'M', 'G', 'T', 'B'):
+            detail = f"Invalid size '{rest[:1]}'. Valid: K - KiB, M - MiB, G - GiB, T - TiB, B - block"
+        else:
+            detail = 'Unrecognized characters after size specification'
+        raise DiskspdError(f"{detail}\nERROR: invalid size passed to -Z\nERROR: incorrectly provided option: '-Z{value}'")
+    unit = m.group(2).upper()
+    mult = size(opts['-b']) if unit == 'B' and '-b' in opts else 64 * 1024 if unit == 'B' else UNITS.get(unit, 1)
+    cb = int(m.group(1)) * mult
+    if cb <= 0:
+        raise DiskspdError(f"ERROR: invalid size passed to -Z\nERROR: incorrectly provided option: '-Z{value}'")
+    return ('random', cb, path)
 
 
 def size(tok, block=None):
@@ -74,6 +108,9 @@ def parse(argv):
                 if name in opts:
                     raise DiskspdError(f'ERROR: option {name} specified more than once')
                 opts[name] = a[len(name):]
+                if name == '-Z':
+                    # read where it stands: a `b` suffix counts the blocks of the -b given before it
+                    opts['#Z'] = write_buffer(opts[name], opts)
                 break
         else:
             raise DiskspdError(f"Invalid option: '{argv[i]}'")
@@ -100,6 +137,9 @@ def check(opts):
         raise DiskspdError('ERROR: -r and -s are mutually exclusive')
     if '-h' in opts and '-S' in opts:
         raise DiskspdError('ERROR: -h is a deprecated alias of -Sh and cannot be combined with -S')
+    buf = opts.get('#Z')
+    if isinstance(buf, tuple) and buf[1] < block:
+        raise DiskspdError(f'ERROR: custom write buffer (-Z) is smaller than the block size. Write buffer size: {buf[1]} block size: {block}')
     return block
 
 
@@ -177,6 +217,11 @@ def run(state, vm, vm_name, argv):
             raise DiskspdError('stand-in: exactly one target is implemented')
         if opts.get('-R', 'text').lstrip('p') != 'xml':
             raise DiskspdError('stand-in: only -Rxml output is implemented')
+        z = opts.get('#Z')
+        if isinstance(z, tuple) and z[2]:
+            # the model holds no guest file but the test targets: an entropy file never opens
+            # (Common.cpp `_FillRandomDataWriteBuffer`: "Unable to open entropy file")
+            raise DiskspdError(f"ERROR: Unable to open entropy file '{z[2]}'")
         target = targets[0]
         vhd, name, slot = resolve(state, vm, target)
         st = vm.get('guestDiskState', {}).get(slot, {})
@@ -215,6 +260,11 @@ def run(state, vm, vm_name, argv):
         out, write_bytes = xml(vm_name, target, opts, block, file_size, unwritten)
         if vhd is not None and write_bytes > 0:
             record_writes(w, '-r' in opts, base, write_bytes, region)
+            # what the writes carried, for a test to read back: the -Z buffer (bytes), zero, per-io, or
+            # diskspd's default repeating 0..255 pattern
+            data = f'random:{z[1]}' if isinstance(z, tuple) else z if isinstance(z, str) else 'pattern'
+            if data not in w.setdefault('data', []):
+                w['data'].append(data)
         return 0, out
     except DiskspdError as e:
         return 1, str(e) + '\n'
@@ -277,11 +327,13 @@ def xml(vm_name, target, opts, block, file_size, unwritten=0.0):
     # write caching)", "-Sh: equivalent -Suw" — a bare -S turns the OS cache off and leaves write-through off.
     no_cache = sh is not None and ('h' in sh or 'u' in sh or sh == '')
     write_through = sh is not None and ('h' in sh or 'w' in sh)
-    z = opts.get('-Z')
-    if '-Zr' in opts or (z and z != ''):
-        buf = '<Pattern>random</Pattern>' + (f'<RandomDataSource><SizeInBytes>{size(z.split(",")[0])}</SizeInBytes></RandomDataSource>' if z else '')
+    # Common.cpp Target::GetXml <WriteBufferContent>: zero; random with <RandomDataSource> (-Z<size>[,file]);
+    # else sequential — -Zr too: per-I/O random data is a time span setting the target XML does not show
+    z = opts.get('#Z')
+    if isinstance(z, tuple):
+        buf = '<Pattern>random</Pattern><RandomDataSource>' + f'<SizeInBytes>{z[1]}</SizeInBytes>' + (f'<FilePath>{z[2]}</FilePath>' if z[2] else '') + '</RandomDataSource>'
     else:
-        buf = '<Pattern>zero</Pattern>' if z == '' else '<Pattern>sequential</Pattern>'
+        buf = '<Pattern>zero</Pattern>' if z == 'zero' else '<Pattern>sequential</Pattern>'
     f = lambda v: f'{v:.3f}'  # noqa: E731
     out = ['<Results>', '  <System>', f'    <ComputerName>{vm_name}</ComputerName>', '    <Tool>', f'      <Version>{VERSION}</Version>',
            f'      <VersionDate>{VERSION_DATE}</VersionDate>', '    </Tool>', '    <RunTime>2024/06/03 12:00:00 UTC</RunTime>',

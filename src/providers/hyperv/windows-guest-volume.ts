@@ -1,7 +1,8 @@
+// (In hyperv/ because it is built on its cmdlet calls; vSphere imports it from here.)
 // A volume on the disk a run attached to a Windows guest (the `guest.filesystem` axis, other than
 // raw): made and undone by the same storage cmdlets whichever way the guest is reached — PowerShell
 // Direct from a Hyper-V host (providers/hyperv/provider.ts) or VMware Tools guest operations
-// (providers/vsphere/provider.ts). The calls and the values are hyperv/guest-volume.ts; the disk is
+// (providers/vsphere/provider.ts). The calls and the values are ./guest-volume.ts; the disk is
 // found by each provider its own way (Hyper-V: by SCSI location and size; vSphere: by WWN) and
 // handed in here already checked blank, not the system or boot disk.
 //
@@ -12,11 +13,11 @@
 // Undone: Clear-Disk -RemoveData, only on the disk carrying the recorded location and ids, only when
 // its partition table is the GPT table this run made (same disk GUID) and it holds no partition but
 // ours (and the Microsoft Reserved partition Windows adds to a GPT disk).
-import { InvalidArgument, ProvisionedStateMismatch, UnsafeOperation } from '../errors.ts';
-import type { MeasuredTarget, ProviderContext } from '../contract/provider.ts';
-import { getGuestDiskCall, guestDiskFacts, listGuestDisksCall, sameGuestDisk, type GuestDisk } from './hyperv/guest-disk.ts';
-import { clearDiskCall, driveLetterOf, formatVolumeCall, initializeDiskCall, isGuestFilesystem, newPartitionCall, partitionsCall, TEST_FILE_NAME, VOLUME_SPECS, type GuestFilesystem } from './hyperv/guest-volume.ts';
-import type { GuestCall } from './hyperv/powershell.ts';
+import { InvalidArgument, ProvisionedStateMismatch, UnsafeOperation } from '../../errors.ts';
+import type { MeasuredTarget, ProviderContext } from '../../contract/provider.ts';
+import { getGuestDiskCall, guestDiskFacts, listGuestDisksCall, sameGuestDisk, type GuestDisk } from './guest-disk.ts';
+import { clearDiskCall, driveLetterOf, formatVolumeCall, initializeDiskCall, isGuestFilesystem, newPartitionCall, partitionsCall, TEST_FILE_NAME, VOLUME_SPECS, type GuestFilesystem } from './guest-volume.ts';
+import type { GuestCall } from '../windows-guest.ts';
 
 /** The guest a volume is made in: its storage cmdlet calls, and names for messages. */
 export interface GuestVolumeIo {

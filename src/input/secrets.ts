@@ -8,7 +8,7 @@
 import path from 'node:path';
 import { z } from 'zod';
 import { InputTooLarge, NotARegularFile } from '../errors.ts';
-import { readInputFile } from '../input/read-input.ts';
+import { readInputFile } from './read-input.ts';
 import { visible } from '../text/visible.ts';
 
 export const SECRET_REF = /^\$\{(env|file):([^}]+)\}$/;

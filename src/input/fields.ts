@@ -1,14 +1,27 @@
-// Field types the playbook and inventory schemas share: numbers with a range (and the range in the
-// message), and text that carries no control character. Each refusal is one zod issue whose message
-// names what was expected, so a diagnostic reads "expected … from 1 to 86400 (…); got 3000000".
+// Field types the playbook and inventory schemas share (config/ and each provider's inventory
+// section, so they live below both): numbers with a range (and the range in the message), and text
+// that carries no control character. Each refusal is one zod issue whose message names what was
+// expected, so a diagnostic reads "expected … from 1 to 86400 (…); got 3000000".
 import { z } from 'zod';
-import { describeValue } from './load.ts';
+import { excerpt } from '../text/excerpt.ts';
 
 function rangeText(what: string, min: number, max: number, why?: string): string {
   return `expected ${what} from ${min} to ${max}${why ? ` (${why})` : ''}`;
 }
 
-/** What was given instead: a number as written, anything else as load.ts describes it (cut short). */
+/** A YAML value in the words of YAML; strings cut to a readable length (a 1 MB scalar is not echoed). */
+export function describeValue(v: unknown): string {
+  if (v === undefined) return 'nothing';
+  if (v === null) return 'null';
+  if (typeof v === 'string') return `"${excerpt(v)}"`;
+  if (typeof v === 'number' && !Number.isFinite(v)) return Number.isNaN(v) ? '.nan (not a number)' : `${v > 0 ? '' : '-'}.inf (infinity)`;
+  if (Array.isArray(v)) return 'a list';
+  if (typeof v === 'object') return 'a mapping';
+  if (typeof v === 'number' || typeof v === 'boolean' || typeof v === 'bigint') return `${typeof v} ${excerpt(String(v))}`;
+  return typeof v;
+}
+
+/** What was given instead: a number as written, anything else as describeValue says (cut short). */
 function given(v: unknown): string {
   return (typeof v === 'number' && Number.isFinite(v)) || typeof v === 'boolean' ? String(v) : describeValue(v);
 }
