@@ -59,6 +59,8 @@ export interface PermutationInfo {
   label: string;
   /** the permutations merged into this one when the report pools axes (`ReportOptions.pool`) */
   pooledFrom?: string[];
+  /** its records came from `storsweep import` (published numbers, not measured by this toolkit) */
+  imported?: boolean;
 }
 
 export interface TestRow {
@@ -598,6 +600,8 @@ interface PermutationGroup {
   /** the records' permutation ids (several when pooled) and sources */
   ids: Set<string>;
   sources: Set<string>;
+  /** every record came from `storsweep import` (runId `import:…`): published numbers */
+  imported: boolean;
 }
 
 /**
@@ -628,9 +632,10 @@ function groupPermutations(spans: readonly Span[], pool: ReadonlySet<string>) {
     let i = index.get(key);
     if (i === undefined) {
       index.set(key, (i = groups.length));
-      groups.push({ axes, source, ids: new Set(), sources: new Set() });
+      groups.push({ axes, source, ids: new Set(), sources: new Set(), imported: true });
     }
     const g = groups[i]!;
+    if (!r.runId.startsWith('import:')) g.imported = false;
     g.ids.add(r.permutationId);
     g.sources.add(source);
     spanGroup[n] = i;
@@ -773,6 +778,7 @@ export function buildReport(records: Iterable<ResultRecord> | ReportRecords, inf
     const permutationId = ids[i]!;
     const p: PermutationInfo = { permutationId, source: [...g.sources].join('+'), axes: g.axes, label: permutationLabel(g.axes, varying, permutationId) };
     if (g.ids.size > 1 || g.sources.size > 1) p.pooledFrom = [...g.ids];
+    if (g.imported) p.imported = true;
     return p;
   });
   // the first write (one sample per pre-fill) is a test of its own, listed last

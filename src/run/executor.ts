@@ -34,6 +34,7 @@ import { hostStopEvent, hostStopLines } from './host-leftovers.ts';
 export type { WorkloadEndpoint } from '../contract/provider.ts';
 import { DEFAULT_STEP_TIMEOUT_MS, StepTimedOut, withRetry, withTimeout, type RetryPolicy } from './retry.ts';
 import { record, tearDownRow, UNSETTLED_KEY, wasSent } from './teardown.ts';
+import { mixHalves } from '../results/mix-halves.ts';
 
 const ORPHAN_GRACE_MIN_MS = 60_000;
 const ORPHAN_GRACE_MAX_MS = 10 * 60_000;
@@ -1030,6 +1031,8 @@ async function runWorkload(perm: PermutationPlan, c: PermContext, target: Measur
         hostPending.push(hostSeen.then((h) => void (rec.host = typeof h === 'string' ? { source, unavailable: redact(h) } : h)));
       }
       records.push(rec);
+      // a mixed job's read and write halves, as records of their own beside its total
+      for (const half of mixHalves(rec)) records.push(half);
       c.emit({ type: 'result', permutationId: perm.permutationId, repetition: rep, testId: test.id, iops: rec.iops, bytesPerSecond: rec.bytesPerSecond });
     }
     await Promise.all(hostPending.splice(0));
