@@ -1,7 +1,7 @@
 // The use cases that read configuration and touch nothing: validate, plan, schema.
 import { z } from 'zod';
-import { loadInventory, loadPlaybook, type LoadedInventory } from '../config/index.ts';
-import { diagnosticAt, sortDiagnostics } from '../config/load.ts';
+import { inventoryDiagnosticAt, inventoryName, loadInventory, loadPlaybook, type LoadedInventory } from '../config/index.ts';
+import { sortDiagnostics } from '../config/load.ts';
 import { inventorySchema } from '../config/inventory.ts';
 import { overrideTexts, parseSetArguments } from '../config/overrides.ts';
 import { playbookSchema } from '../config/playbook.ts';
@@ -18,7 +18,7 @@ export function jsonSchemaFor(kind: string): unknown {
   return z.toJSONSchema(schema, { io: 'input', target: 'draft-7', unrepresentable: 'any' });
 }
 
-export function planFor(playbookFile: string, inventoryFile: string, runId = 'rplan0000', set: readonly string[] = []): RunPlan {
+export function planFor(playbookFile: string, inventoryFile: string | readonly string[], runId = 'rplan0000', set: readonly string[] = []): RunPlan {
   const overrides = parseSetArguments(set);
   const pb = loadPlaybook(playbookFile, overrides);
   const inv = loadInventory(inventoryFile);
@@ -40,27 +40,28 @@ export async function checkLocalTestFiles(targets: ReadonlyMap<string, unknown>,
     const f = await check.look();
     if (!f || confirmed.includes(f.path)) continue;
     const where = check.key === 'workdir' ? `the default test file ${f.path} in this workdir` : `the test file ${f.path}`;
-    diags.push(diagnosticAt(inv.source, ['targets', name, check.key], `${where} exists on this machine and storsweep did not create it (${f.found}); run refuses to write over it unless --confirm-destroy names ${f.path}`));
+    diags.push(inventoryDiagnosticAt(inv, ['targets', name, check.key], `${where} exists on this machine and storsweep did not create it (${f.found}); run refuses to write over it unless --confirm-destroy names ${f.path}`));
   }
   if (diags.length) throw new ConfigError(sortDiagnostics(diags));
 }
 
 /** What `validate` checked: the playbook (with its --set values) and/or the inventory. */
 export interface ValidateOptions {
-  inventory?: string;
+  /** `-i`, repeatable: later files add or replace targets and endpoints (config/inventory-layers.ts) */
+  inventory?: string[];
   set?: string[];
   confirmDestroy?: string;
 }
 
-/** `validate`: refuses with file:line:col what run and plan would refuse; returns the --set arguments applied. */
-export async function validateConfig(playbook: string | undefined, o: ValidateOptions): Promise<string[]> {
-  if (!playbook && !o.inventory) throw new UsageError('validate: give a playbook, an inventory (-i), or both');
+/** `validate`: refuses with file:line:col what run and plan would refuse; returns the --set arguments applied and the inventory's name (its files). */
+export async function validateConfig(playbook: string | undefined, o: ValidateOptions): Promise<{ set: string[]; inventory?: string }> {
+  if (!playbook && !o.inventory?.length) throw new UsageError('validate: give a playbook, an inventory (-i), or both');
   if (!playbook && o.set?.length) throw new UsageError('validate: --set overrides a playbook value; give the playbook');
   const overrides = parseSetArguments(o.set);
-  const inv = o.inventory ? loadInventory(o.inventory) : null;
+  const inv = o.inventory?.length ? loadInventory(o.inventory) : null;
   if (playbook) {
     const pb = loadPlaybook(playbook, overrides);
     if (inv) await checkLocalTestFiles(checkPlaybookAgainst(pb, inv), inv, o.confirmDestroy);
   }
-  return overrides.map((x) => x.argument);
+  return { set: overrides.map((x) => x.argument), ...(inv ? { inventory: inventoryName(inv) } : {}) };
 }

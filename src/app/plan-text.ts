@@ -71,7 +71,7 @@ function repetitionText(r: Replication): string {
 export function renderPlanText(plan: RunPlan): string {
   const wall = plan.targets ? remainingEstimate(plan, () => false).wallSec : plan.totalEstimateSec;
   const lines = [
-    `playbook ${plan.playbook} → target ${plan.target} (${plan.provider}): ${plan.permutations.length} permutations, estimated ${fmtSec(wall)}${wall !== plan.totalEstimateSec ? ` (${fmtSec(plan.totalEstimateSec)} one after the other)` : ''}`,
+    `playbook ${plan.playbook} → ${plan.targets ? `targets ${plan.targets.map((t) => `${t.name} (${t.provider})`).join(', ')}` : `target ${plan.target} (${plan.provider})`}: ${plan.permutations.length} permutations, estimated ${fmtSec(wall)}${wall !== plan.totalEstimateSec ? ` (${fmtSec(plan.totalEstimateSec)} one after the other)` : ''}`,
     ...(plan.overrides?.length ? [`with ${plan.overrides.map((o) => `--set ${visible(o)}`).join(' ')}`] : []),
     ...repetitionLines(plan),
     ...scheduleLines(plan),

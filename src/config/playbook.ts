@@ -3,15 +3,11 @@
 import { z } from 'zod';
 import {
   MAX_DISK_SIZE_GB,
-  MAX_ENVIRONMENT_ENTRIES,
-  MAX_ENVIRONMENT_KEY,
-  MAX_ENVIRONMENT_VALUE,
   MAX_FILE_SIZE_BYTES,
   MAX_PASS_SEC,
   MAX_TIMER_SEC,
   MIN_FILE_SIZE_BYTES,
 } from '../limits.ts';
-import { visible } from '../text/visible.ts';
 import { isVhdxBlockSize } from '../providers/hyperv/validate.ts';
 import { axisValues, providerAxes } from '../providers/index.ts';
 import type { AxisSpec } from '../contract/axis.ts';
@@ -19,6 +15,7 @@ import { intIn, numberIn } from '../input/fields.ts';
 import { parseSize } from './size.ts';
 import { repeatSchema } from './repeat.ts';
 import { WRITE_DATA_MODES } from '../workloads/write-data.ts';
+import { environmentSchema } from '../input/environment.ts';
 
 export type { RepeatSpec } from './repeat.ts';
 
@@ -175,43 +172,7 @@ export const settingsSchema = z
   })
   .describe('Overrides of the workload presets\' timing for this playbook');
 
-/**
- * Facts about the setup that no host reports (array model, RAID level, protocol, QoS, VM spec):
- * stored with the run and shown in its reports beside the measured fingerprint. Plain one-line text
- * only — no control, bidi or line-separator character (they would reach a terminal or a report raw),
- * bounded sizes (src/limits.ts); numbers and booleans are kept as written.
- */
-const ENVIRONMENT_KEY = /^[A-Za-z][A-Za-z0-9_./-]*$/;
-const environmentValue = z.union(
-  [
-    z
-      .string()
-      .max(MAX_ENVIRONMENT_VALUE, { error: `expected at most ${MAX_ENVIRONMENT_VALUE} characters of plain text` })
-      .refine((v) => visible(v) === v, { error: 'expected plain one-line text: no control, bidi or line-separator character (newline, tab, escape, U+202E, …)' }),
-    z.number().refine(Number.isFinite, { error: 'expected a finite number' }),
-    z.boolean(),
-  ],
-  { error: 'expected one line of text, a number or true/false' },
-);
-export const environmentSchema = z
-  .record(z.string(), environmentValue)
-  .superRefine((env, ctx) => {
-    const keys = Object.keys(env);
-    if (keys.length > MAX_ENVIRONMENT_ENTRIES) ctx.addIssue({ code: 'custom', message: `expected at most ${MAX_ENVIRONMENT_ENTRIES} entries; got ${keys.length}` });
-    for (const k of keys) {
-      if (!ENVIRONMENT_KEY.test(k) || k.length > MAX_ENVIRONMENT_KEY) {
-        ctx.addIssue({ code: 'custom', path: [k], message: `expected a key of at most ${MAX_ENVIRONMENT_KEY} letters, digits, \`_\`, \`.\`, \`/\` and \`-\`, starting with a letter (e.g. array, raid, vm.cpu)` });
-      }
-    }
-    // keys are checked even when a value is wrong, so every problem is reported at once
-  }, { when: (p) => typeof p.value === 'object' && p.value !== null && !Array.isArray(p.value) })
-  .describe('Facts about the setup the reports show beside the measured fingerprint, e.g. {array: PowerStore 500T, raid: RAID 5, protocol: iSCSI 25GbE, qos: none, vm: 4 vCPU 16 GiB}');
-
-/** The environment as the run stores it: every value as text. */
-export function environmentText(env: z.output<typeof environmentSchema> | undefined): Record<string, string> | undefined {
-  if (!env || Object.keys(env).length === 0) return undefined;
-  return Object.fromEntries(Object.entries(env).map(([k, v]) => [k, String(v)]));
-}
+export { environmentSchema, environmentText } from '../input/environment.ts';
 
 export const playbookSchema = z
   .strictObject({
@@ -222,6 +183,12 @@ export const playbookSchema = z
       .union([z.string().min(1), axis(z.string().min(1), 'Names of targets in the inventory')])
       .describe('Name of a target in the inventory, or a list of names: then `target` is the first axis and permutations on different targets run in parallel'),
     matrix: matrixSchema,
+    lackingAxes: z
+      .enum(['once', 'perValue'])
+      .optional()
+      .describe(
+        'With several targets: how a target runs whose provider lacks an axis another target takes (an ssh or local target provisions nothing: it has no datastore or disk axis). once (default): its workload once, shown as the reference row and compared with every value; perValue: once per value of the axes it lacks',
+      ),
     workloads: z.record(z.string(), inlineWorkloadSchema).optional().describe('Named custom workloads, usable in matrix.workload.profile'),
     settings: settingsSchema.optional(),
     include: z.array(axisMap).optional().describe('Extra permutations (a full set of axis values each)'),
@@ -235,6 +202,10 @@ export const playbookSchema = z
       .optional(),
     baseline: axisMap.optional().describe('Axis values the reports compare against, e.g. {datastore.blockSizeMb: 1}'),
     environment: environmentSchema.optional(),
+    environmentOf: z
+      .record(z.string(), environmentSchema)
+      .optional()
+      .describe('Facts per axis value, keyed axis=value, e.g. {"target=array-01": {array: PowerStore 500T, raid: RAID 5}, "datastore.kind=nfs": {protocol: NFS v3}}: stored with the run, shown beside the fingerprint'),
     timeouts: z
       .strictObject({
         stepSec: intIn(1, MAX_TIMER_SEC, 'whole seconds', "Node's timer limit").optional().describe('Limit for each provisioning step'),

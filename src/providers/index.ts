@@ -3,6 +3,7 @@
 // the inventory schema, validate, the planner, the estimate, retries, --confirm-destroy, composition
 // — so adding one is a new folder, its name, one line here and an example inventory
 // (docs/architecture.md, "Adding a provider").
+import { environmentSchema } from '../input/environment.ts';
 import { z } from 'zod';
 import type { AxisSpec } from '../contract/axis.ts';
 import type { PlannedStep, ProviderModule, ProviderName } from '../contract/provider.ts';
@@ -31,7 +32,8 @@ export type TargetOf<N extends ProviderName> = Extract<Target, { provider: N }>;
 /** The inventory's `targets.<name>` schema: one strict object per provider, told apart by `provider`. */
 export const targetSchema = z.discriminatedUnion(
   'provider',
-  Object.values(PROVIDERS).map((m) => m.targetSchema) as unknown as [Modules[ProviderName]['targetSchema'], ...Array<Modules[ProviderName]['targetSchema']>],
+  // every target may state facts no host reports (config/environment.ts), whatever its provider
+  Object.values(PROVIDERS).map((m) => m.targetSchema.extend({ environment: environmentSchema.optional() })) as unknown as [Modules[ProviderName]['targetSchema'], ...Array<Modules[ProviderName]['targetSchema']>],
 );
 
 export const PROVIDER_NAMES = Object.keys(PROVIDERS) as ProviderName[];

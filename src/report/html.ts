@@ -3,6 +3,7 @@
 import { barChart, escapeXml as esc, heatmap, type Tone } from './charts.ts';
 import {
   axisFindings,
+  axisScope,
   buildOverview,
   comparedMetrics,
   describeTest,
@@ -192,7 +193,8 @@ function testHeatmap(report: Report, s: TestSection, varying: readonly string[])
         return m === undefined || m === null ? null : m * def.scale;
       }),
     );
-    return heatmap({ title: `${s.test.id}: ${def.label} by ${xa} × ${ya}`, unit: def.unit, xName: xa, yName: ya, xValues: xs.map(String), yValues: ys.map(String), cells, digits: SIGNIFICANT_DIGITS, higherIsBetter: def.higherIsBetter });
+    // a wide grid scrolls in its own box (charts.ts sets its least readable width)
+    return `<div class="scroll">${heatmap({ title: `${s.test.id}: ${def.label} by ${xa} × ${ya}`, unit: def.unit, xName: xa, yName: ya, xValues: xs.map(String), yValues: ys.map(String), cells, digits: SIGNIFICANT_DIGITS, higherIsBetter: def.higherIsBetter })}</div>`;
   }
   return null;
 }
@@ -293,8 +295,8 @@ export function renderHtml(report: Report): string {
   const varied = report.axes.filter((a) => a.varies);
   const fixed = report.axes.filter((a) => !a.varies);
   const axesLine = [
-    `Axes varied: ${varied.length > 0 ? varied.map((a) => `${a.name} (${a.values.map(String).join(', ')})`).join('; ') : 'none'}`,
-    ...(fixed.length > 0 ? [`Fixed: ${fixed.map((a) => `${a.name} = ${String(a.values[0])}`).join('; ')}`] : []),
+    `Axes varied: ${varied.length > 0 ? varied.map((a) => `${a.name} (${a.values.map(String).join(', ')})${axisScope(report, a.name)}`).join('; ') : 'none'}`,
+    ...(fixed.length > 0 ? [`Fixed: ${fixed.map((a) => `${a.name} = ${String(a.values[0])}${axisScope(report, a.name)}`).join('; ')}`] : []),
   ].join('. ');
   const facts = runFacts(report);
   const body: string[] = [

@@ -34,6 +34,7 @@ import { hostStopEvent, hostStopLines } from './host-leftovers.ts';
 export type { WorkloadEndpoint } from '../contract/provider.ts';
 import { DEFAULT_STEP_TIMEOUT_MS, StepTimedOut, withRetry, withTimeout, type RetryPolicy } from './retry.ts';
 import { record, tearDownRow, UNSETTLED_KEY, wasSent } from './teardown.ts';
+import { mixHalves } from '../results/mix-halves.ts';
 
 const ORPHAN_GRACE_MIN_MS = 60_000;
 const ORPHAN_GRACE_MAX_MS = 10 * 60_000;
@@ -291,7 +292,8 @@ class Execution {
     const release = await this.locks.acquire(g.keys, g.name, (key, heldBy) => {
       if (heldBy === g.lastWaitedFor) return; // said once per other target, not before each permutation
       g.lastWaitedFor = heldBy;
-      this.emit({ type: 'message', level: 'info', text: `waits for ${heldBy} to finish its permutation (both use ${this.sharedWhat.get(key) ?? key})`, permutationId: perm.permutationId });
+      // the waiting target leads the line (its permutation has not started): both targets named
+      this.emit({ type: 'message', level: 'info', text: `waits for ${heldBy} to finish its permutation (both use ${this.sharedWhat.get(key) ?? key})`, permutationId: perm.permutationId, target: g.name });
     });
     let outcome: Awaited<ReturnType<typeof runPermutation>>;
     let c: PermContext | undefined;
@@ -1019,6 +1021,8 @@ class WorkloadRun {
         c.emit({ type: 'step', permutationId: perm.permutationId, step: `rep ${rep}/${perm.repetitions} ${test.id}`, operation: c.workload.tool });
         const rec = await this.runTest(rep, i, test);
         records.push(rec);
+        // a mixed job's read and write halves, as records of their own beside its total
+        for (const half of mixHalves(rec)) records.push(half);
         c.emit({ type: 'result', permutationId: perm.permutationId, repetition: rep, testId: test.id, iops: rec.iops, bytesPerSecond: rec.bytesPerSecond });
       }
       await Promise.all(this.hostPending.splice(0));

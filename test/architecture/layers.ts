@@ -32,7 +32,7 @@ export const LAYERS: LayerTable = {
   'src/version.ts': { may: [], why: 'the package version: a leaf' },
   'src/errors.ts': { may: ['src/text'], why: 'the error classes every layer throws; they show input only through text/' },
   'src/limits.ts': { may: ['src/errors.ts'], why: 'size and time limits every layer shares' },
-  'src/input': { may: ['src/errors.ts', 'src/text'], why: 'what the user hands us: files read safely, field types, secrets by reference; below config and the providers, which both check input' },
+  'src/input': { may: ['src/errors.ts', 'src/limits.ts', 'src/text'], why: 'what the user hands us: files read safely, field types, secrets by reference, the environment facts schema; below config and the providers, which both check input' },
 
   // ── the machinery a run uses ─────────────────────────────────────────────────────────────────────
   'src/ssh': { may: BASE, why: 'running a command somewhere (this machine, SSH): knows no provider, workload or playbook' },

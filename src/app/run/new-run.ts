@@ -2,8 +2,8 @@
 import { createHash } from 'node:crypto';
 import path from 'node:path';
 import { loadInventory, loadPlaybook, type LoadedInventory, type LoadedPlaybook } from '../../config/index.ts';
+import { runEnvironment } from '../../config/run-environment.ts';
 import { overrideTexts, parseSetArguments } from '../../config/overrides.ts';
-import { environmentText } from '../../config/playbook.ts';
 import type { Replication, RunPlan } from '../../contract/plan.ts';
 import { UsageError } from '../../errors.ts';
 import { readInputFile } from '../../input/read-input.ts';
@@ -23,13 +23,14 @@ export function runDirFor(out: string, plan: RunPlan): string {
 
 /** What planning a new run takes besides its playbook. */
 export interface NewRunOptions {
-  inventory?: string;
+  /** `-i`, repeatable: later files add or replace targets and endpoints (config/inventory-layers.ts) */
+  inventory?: string | readonly string[];
   /** `--set key=value` overrides of playbook values (config/overrides.ts) */
   set?: string[];
 }
 
 export function prepareNew(playbookFile: string, o: NewRunOptions): { plan: RunPlan; comps: Map<string, Composition>; inv: LoadedInventory; pb: LoadedPlaybook; pbText: string; timeouts: RunMeta['timeouts'] } {
-  if (!o.inventory) throw new UsageError('run: -i/--inventory <file> is required');
+  if (!o.inventory?.length) throw new UsageError('run: -i/--inventory <file> is required');
   const overrides = parseSetArguments(o.set);
   const pb = loadPlaybook(playbookFile, overrides);
   const inv = loadInventory(o.inventory);
@@ -42,12 +43,13 @@ export function prepareNew(playbookFile: string, o: NewRunOptions): { plan: RunP
 /** What a new run records about itself (run.sqlite's meta; a PostgreSQL run's too: `submit`). */
 export function newRunMeta(a: { plan: RunPlan; comps: Map<string, Composition>; inv: LoadedInventory; pb: LoadedPlaybook; playbookFile: string; timeouts: RunMeta['timeouts']; confirmedDestroy: string[] }): RunMeta {
   const { plan, comps, inv, pb, playbookFile, timeouts, confirmedDestroy } = a;
-  const environment = environmentText(pb.playbook.environment);
+  const environment = runEnvironment(pb.playbook, inv.inventory, [...comps.keys()]);
   return {
     runId: plan.runId,
     playbook: plan.playbook,
     playbookFile: path.resolve(playbookFile),
     inventoryFile: path.resolve(inv.file),
+    ...((inv.files?.length ?? 1) > 1 ? { inventoryFiles: inv.files!.map((f) => path.resolve(f)) } : {}),
     target: plan.target,
     ...(plan.targets ? { targets: plan.targets.map((t) => t.name) } : {}),
     startedAt: new Date().toISOString(),

@@ -3,7 +3,7 @@
 // dry run ends here with the calls it would send.
 import fs from 'node:fs';
 import path from 'node:path';
-import { loadInventory } from '../../config/index.ts';
+import { inventoryName, loadInventory } from '../../config/index.ts';
 import type { RunPlan } from '../../contract/plan.ts';
 import { UsageError } from '../../errors.ts';
 import { serialisedResources } from '../../plan/plan.ts';
@@ -87,12 +87,12 @@ function checkedResume(a: { runDir: string; where: string; meta: Awaited<ReturnT
   const overrides = checkResumeOverrides(plan, o.set);
   checkResumePlaybook(playbookFile, meta, runDir, overrides);
   checkStoredPlan(plan, where);
-  const inv = loadInventory(o.inventory ?? meta.inventoryFile);
+  const inv = loadInventory(o.inventory ?? meta.inventoryFiles ?? meta.inventoryFile);
   const names = meta.targets ?? [meta.target];
   const comps = composeTargets(names, inv, runDir);
   // a plan stored before targets that share something were serialised: the same rule, from the inventory
   if (plan.targets && plan.serialised === undefined) plan.serialised = serialisedResources(names.map((name) => ({ name, resources: comps.get(name)?.sharedResources })));
-  checkResumeInventory(meta, names, plan, measurementFacts(names, inv, plan), inv.file, note);
+  checkResumeInventory(meta, names, plan, measurementFacts(names, inv, plan), inventoryName(inv), note);
   return comps;
 }
 

@@ -100,6 +100,7 @@ export function checkResumePlaybook(playbookFile: string | undefined, meta: RunM
  * recorded before that restriction kept every field.
  */
 export function checkResumeInventory(meta: RunMeta, names: readonly string[], plan: RunPlan, now: Record<string, string>, inventoryFile: string, note: Notify = notify): void {
+  const started = (meta.inventoryFiles ?? [meta.inventoryFile]).join(' + ');
   const recorded = meta.config?.facts;
   const was = recorded ? usedFacts(recorded, names, plan) : undefined;
   if (!was) {
@@ -118,7 +119,7 @@ export function checkResumeInventory(meta: RunMeta, names: readonly string[], pl
     ? '\n(an SSH port names which machine is reached: on one address another port is another machine, e.g. a lab started again)'
     : '';
   throw new ResumeMismatch(
-    `run --resume: ${inventoryFile} differs from the inventory this run started with (${meta.inventoryFile}) in what it measures; resuming would mix two configurations in one run:\n${lines.join('\n')}${port}\nresume with the inventory as it was, or start a new run`,
+    `run --resume: ${inventoryFile} differs from the inventory this run started with (${started}) in what it measures; resuming would mix two configurations in one run:\n${lines.join('\n')}${port}\nresume with the inventory as it was, or start a new run`,
     diffs,
   );
 }

@@ -209,7 +209,7 @@ describe('inventory diagnostics', () => {
   it('unknown key in a target: did-you-mean among the keys of THAT provider only', () => {
     expect(inventory('inv-unknown-target-key.yaml')).toEqual([
       `${f('inv-unknown-target-key.yaml')}:9:5: targets.t.workdir: required key is missing (expected string)`,
-      `${f('inv-unknown-target-key.yaml')}:11:5: targets.t.workdr: unknown key "workdr"; did you mean "workdir"? (expected one of provider, sshHost, workdir, testFile, fioPath, ioengine)`,
+      `${f('inv-unknown-target-key.yaml')}:11:5: targets.t.workdr: unknown key "workdr"; did you mean "workdir"? (expected one of provider, sshHost, workdir, testFile, fioPath, ioengine, environment)`,
     ]);
   });
 
@@ -249,7 +249,7 @@ describe('hostile or odd files: refused at the line, in a sentence (issue 11, it
   it('long values and keys are echoed cut to 80 characters, saying how much more there is', () => {
     const [value, key] = playbook('pb-long-value.yaml');
     expect(value).toBe(`${f('pb-long-value.yaml')}:6:9: repeat: expected a number of repetitions from 1 to 1000, or {count: N, reprovision: true|false}, or {min: N, max: N, until: {ciPct: N}}; got "${'x'.repeat(80)}… (220 more)"`);
-    expect(key).toBe(`${f('pb-long-value.yaml')}:7:1: ${'y'.repeat(80)}… (120 more): unknown key "${'y'.repeat(80)}… (120 more)" (expected one of $schema, name, description, target, matrix, workloads, settings, include, exclude, repeat, order, baseline, environment, timeouts)`);
+    expect(key).toBe(`${f('pb-long-value.yaml')}:7:1: ${'y'.repeat(80)}… (120 more): unknown key "${'y'.repeat(80)}… (120 more)" (expected one of $schema, name, description, target, matrix, lackingAxes, workloads, settings, include, exclude, repeat, order, baseline, environment, environmentOf, timeouts)`);
   });
 
   it('a long value quoted by a lower layer\'s message (a workload name) is cut too', () => {
