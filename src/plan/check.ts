@@ -61,13 +61,7 @@ export function planDiagnostics(pb: LoadedPlaybook, targets: ReadonlyMap<string,
     const read = declared.map((a) => a.name).filter((n) => axes.some((a) => a.name === n));
     const targetAt: PathKey[] = listed ? ['target', targetNamesOf(book.target).indexOf(name)] : ['target'];
     const label = `target "${name}" (${target.provider})`;
-    // one permutation per configuration (the first in playbook order), as the plan would hold it
-    const firstOf = new Map<string, Axes>();
-    for (const p of permutations) {
-      if (listed && p.target !== name) continue;
-      const key = axesKey(Object.fromEntries(read.map((n) => [n, p[n]!])));
-      if (!firstOf.has(key)) firstOf.set(key, p);
-    }
+    const firstOf = firstPerConfiguration(permutations, read, listed ? name : undefined);
     const sameSteps = new Map<string, Axes>();
     const sameMeasure = new Map<string, Axes>();
     let found = 0;
@@ -125,6 +119,17 @@ export function planDiagnostics(pb: LoadedPlaybook, targets: ReadonlyMap<string,
     }
   });
   return diags;
+}
+
+/** One permutation per configuration of the axes `read` (the first in playbook order), as the plan would hold it; `target`: only that listed target's. */
+function firstPerConfiguration(permutations: readonly Axes[], read: readonly string[], target: string | undefined): Map<string, Axes> {
+  const firstOf = new Map<string, Axes>();
+  for (const p of permutations) {
+    if (target !== undefined && p.target !== target) continue;
+    const key = axesKey(Object.fromEntries(read.map((n) => [n, p[n]!])));
+    if (!firstOf.has(key)) firstOf.set(key, p);
+  }
+  return firstOf;
 }
 
 const targetNamesOf = (t: string | string[]): string[] => (typeof t === 'string' ? [t] : t);
