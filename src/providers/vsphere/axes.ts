@@ -5,6 +5,7 @@ import { datastoreAxisNotMeasured } from '../rdm-datastore.ts';
 import { ESXI_MAX_DISK_GB } from '../esxi-shell/validate.ts';
 import { LINUX_GUEST_FILESYSTEMS } from '../guest-disk.ts';
 import { GUEST_FILESYSTEMS as WINDOWS_GUEST_FILESYSTEMS } from '../hyperv/guest-volume.ts';
+import { GUEST_SETTINGS_AXES } from '../guest-settings-axes.ts';
 
 export const VSPHERE_DATASTORE_KINDS = ['vmfs3', 'vmfs5', 'vmfs6', 'nfs', 'existing'] as const;
 export const VSPHERE_DISK_FORMATS = ['thin', 'lazyzeroedthick', 'eagerzeroedthick', 'rdm-physical', 'rdm-virtual'] as const;
@@ -26,4 +27,6 @@ export const VSPHERE_AXES: readonly AxisSpec[] = [
   // Linux guest (guest-disk.ts), NTFS/ReFS in a Windows one (../hyperv/windows-guest-volume.ts); which of
   // them a target takes is its guest's (index.ts validate)
   { name: 'guest.filesystem', values: [...new Set([...LINUX_GUEST_FILESYSTEMS, ...WINDOWS_GUEST_FILESYSTEMS])] },
+  // the Linux guest's I/O scheduler and queue depth of the disk under test (../guest-settings.ts)
+  ...GUEST_SETTINGS_AXES,
 ];

@@ -17,6 +17,7 @@ import { endpointFromEnv, sdkEndpointKey, VsphereClient } from './client.ts';
 import type { VsphereStepTarget, VsphereTargetConfig } from './config.ts';
 import { createVsphereProvider } from './provider.ts';
 import { isTransient } from './retrying.ts';
+import { GUEST_SETTINGS_OPERATION, guestSettingsOnWindows, guestSettingsStepSchema } from '../guest-settings-axes.ts';
 import { GUEST_DISK_OPERATION, GUEST_FS_OPERATION, GUEST_WINDOWS_DISK_OPERATION, GUEST_WINDOWS_VOLUME_OPERATION, planVsphereSteps } from './steps.ts';
 import { LINUX_GUEST_FILESYSTEMS } from '../guest-disk.ts';
 
@@ -97,6 +98,7 @@ const operations = {
   [GUEST_FS_OPERATION]: z.strictObject({ ...where, disk: z.string().min(1), filesystem: z.enum(['ext4', 'xfs']), mountpoint: z.string().regex(/^\/[^\0]*$/) }),
   [GUEST_WINDOWS_DISK_OPERATION]: z.strictObject({ ...where, disk: z.string().min(1), filesystem: z.literal('raw') }),
   [GUEST_WINDOWS_VOLUME_OPERATION]: z.strictObject({ ...where, disk: z.string().min(1), filesystem: z.enum(['ntfs-4k', 'ntfs-64k', 'refs']), fileSystem: z.enum(['NTFS', 'ReFS']), allocationUnitBytes: z.number().int().positive() }),
+  [GUEST_SETTINGS_OPERATION]: guestSettingsStepSchema,
   // the workload step of a guest reached through guest operations (its provider is vsphere then)
   fio: workloadStepSchema,
   diskspd: workloadStepSchema,
@@ -202,7 +204,7 @@ export const vsphere = {
     return out;
   },
   validate(t, values, name) {
-    const out: AxisDiagnostic[] = [];
+    const out: AxisDiagnostic[] = t.guest.os === 'windows' ? guestSettingsOnWindows(values, name) : [];
     // guest.filesystem: each guest makes its own kind (the axis lists both)
     for (const [i, f] of (values['guest.filesystem'] ?? []).entries()) {
       if (t.guest.os === 'windows' && !(WINDOWS_GUEST_FILESYSTEMS as readonly unknown[]).includes(f)) {

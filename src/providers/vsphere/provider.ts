@@ -2,6 +2,7 @@
 // one session for the provider's lifetime, and tears down exactly what the run created.
 import { InternalError, InvalidArgument, ProvisionedStateMismatch, UnsafeOperation } from '../../errors.ts';
 import type { CreatedObject, DestroyPlan, MeasuredTarget, OwnedObjectRef, PlannedStep, Provider, ProviderContext, ProviderName } from '../../contract/provider.ts';
+import { applyGuestSettings, restoreGuestSettings, GUEST_SETTINGS_OPERATION } from '../guest-settings.ts';
 import { applyGuestDiskStep, destroyGuestFilesystem, wwnOfDiskUuid, wwnOfLun, type AttachedDiskIdentity, type GuestAccess } from '../guest-disk.ts';
 import { VsphereClient, type MoRef } from './client.ts';
 import type { VsphereTargetConfig } from './config.ts';
@@ -308,6 +309,9 @@ export function createVsphereProvider(target: VsphereTargetConfig, opts: Vsphere
           data: { vm: a.vm, fileName: disk.fileName, controllerKey: disk.controllerKey, unitNumber: disk.unitNumber },
         };
       }
+      case GUEST_SETTINGS_OPERATION:
+        if (!opts.guest || !step.creates) throw new InternalError(`vsphere step ${step.step}: needs the target's Linux guest and an owned name`);
+        return applyGuestSettings(opts.guest, { ...(typeof a.scheduler === 'string' ? { scheduler: a.scheduler } : {}), ...(typeof a.queueDepth === 'number' ? { queueDepth: a.queueDepth } : {}) }, { provider: 'vsphere', name: step.creates.name }, ctx);
       case GUEST_DISK_OPERATION:
       case GUEST_WINDOWS_DISK_OPERATION:
       case GUEST_WINDOWS_VOLUME_OPERATION:
@@ -543,6 +547,7 @@ export function createVsphereProvider(target: VsphereTargetConfig, opts: Vsphere
       }
       return 'absent';
     }
+    if (obj.kind === 'guest-settings' && opts.guest) return restoreGuestSettings(opts.guest, obj, ctx);
     if (obj.kind === 'guest-volume') return destroyWindowsVolume(obj, ctx);
     if (obj.kind === 'guest-filesystem') {
       if (!opts.guest) throw new InternalError(`vsphere: teardown of ${obj.name} needs the target's guest`);

@@ -9,6 +9,7 @@ import { checkVmfsBlockSize, isVmfsKind } from '../vmfs-block-size.ts';
 import { checkBlockSizeKbSupported, checkNvmeSupported, checkVmfs3FileSize, checkVmfsCreatable, parseEsxiVersion } from '../esxi-version.ts';
 import { GUEST_DISK_OPERATION, GUEST_FS_OPERATION, LINUX_GUEST_FILESYSTEMS } from '../guest-disk.ts';
 import { GUEST_FILESYSTEMS as WINDOWS_GUEST_FILESYSTEMS, VOLUME_SPECS } from '../hyperv/guest-volume.ts';
+import { guestSettingsSteps } from '../guest-settings-axes.ts';
 import { VSPHERE_BLOCK_SIZES_KB, VSPHERE_BLOCK_SIZES_MB, VSPHERE_CONTROLLERS, VSPHERE_DATASTORE_KINDS, VSPHERE_DISK_FORMATS } from './axes.ts';
 import type { VsphereStepTarget } from './config.ts';
 
@@ -188,6 +189,7 @@ export function planVsphereSteps(axes: Axes, target: VsphereStepTarget, names: {
     });
     steps.push(guestDiskStep(axes, target, name, names.prefix));
   }
+  steps.push(...guestSettingsSteps(axes, { provider: 'vsphere', host: target.host, vm: target.vm, ...(target.guestOs ? { guestOs: target.guestOs } : {}) }, names.prefix));
   return steps;
 }
 
