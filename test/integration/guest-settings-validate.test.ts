@@ -29,7 +29,7 @@ describe('guest.scheduler and guest.queueDepth in validate', () => {
     await fs.writeFile(deep, playbook('lab-vcenter', ['    queueDepth: [32, 5000]']));
     const d = await runCli(['validate', deep, '-i', lab.inventory]);
     expect(d.code).not.toBe(0);
-    expect(d.stderr).toMatch(/deep\.yaml:10:24: .*guest\.queueDepth.*1 to 1024/);
+    expect(d.stderr).toMatch(/deep\.yaml:10:22: .*guest\.queueDepth.*1 to 1024/);
   });
 
   it('refuses both axes on a Windows guest at each value', async () => {
