@@ -27,7 +27,7 @@ const active = (device: string) => /\[([^\]]+)\]/.exec(sysfs(device, 'queue/sche
 
 /** The one permutation's playbook (scheduler, depth) on lab-vcenter, from the shipped one. */
 async function onePermutation(name: string, scheduler: string, depth: number): Promise<string> {
-  const text = fs.readFileSync(SHIPPED, 'utf8').replace('scheduler: [none, mq-deadline]', `scheduler: [${scheduler}]`).replace('queueDepth: [4, 64]', `queueDepth: [${depth}]`).replace(/^baseline:\n(  .*\n)+/m, '');
+  const text = fs.readFileSync(SHIPPED, 'utf8').replace('scheduler: [none, mq-deadline]', `scheduler: [${scheduler}]`).replace('queueDepth: [4, 64]', `queueDepth: [${depth}]`).replace(/^baseline:\n( {2}.*\n)+/m, '');
   return lab.writePlaybook(`${name}.yaml`, text);
 }
 
