@@ -16,6 +16,8 @@ const WWN = '6000c29aabbccddeeff00112233445566';
 let dir: string;
 let loop: string;
 let byIdDir: string;
+/** the loop device's settings before the test: a loop device keeps them after it is detached */
+let found: { scheduler: string; depth: string };
 
 const read = (attr: string) => fs.readFileSync(`/sys/block/${path.basename(loop)}/${attr}`, 'utf8').trim();
 const guest = () => ({ byIdDir, sudo: false, open: async () => createLocalRunner() });
@@ -42,12 +44,16 @@ beforeEach(() => {
   fs.writeFileSync(path.join(dir, 'disk.img'), Buffer.alloc(0));
   fs.truncateSync(path.join(dir, 'disk.img'), 16 << 20);
   loop = execFileSync('losetup', ['-f', '--show', path.join(dir, 'disk.img')], { encoding: 'utf8' }).trim();
+  found = { scheduler: parseSchedulerFile(read('queue/scheduler')).active, depth: read('queue/nr_requests') };
   byIdDir = path.join(dir, 'by-id');
   fs.mkdirSync(byIdDir);
   fs.symlinkSync(loop, path.join(byIdDir, `wwn-0x${WWN}`));
 });
 
 afterEach(() => {
+  // left as found whatever the test did (the next user of this loop device sees its settings)
+  fs.writeFileSync(`/sys/block/${path.basename(loop)}/queue/scheduler`, found.scheduler);
+  fs.writeFileSync(`/sys/block/${path.basename(loop)}/queue/nr_requests`, found.depth);
   if (loop) execFileSync('losetup', ['-d', loop]);
   fs.rmSync(dir, { recursive: true, force: true });
 });
@@ -96,7 +102,12 @@ describe('guest.scheduler and guest.queueDepth on a loop device of the lab guest
 
   it('refuses a depth the kernel changes (below 4 it reads back 4)', async () => {
     const { ctx } = context();
-    await expect(applyGuestSettings(guest(), { queueDepth: 2 }, { provider: 'vsphere', name: 'x' }, ctx)).rejects.toThrow(/guest.queueDepth 2 was written .* reads back 4/);
+    const { sent } = context();
+    const before = read('queue/nr_requests');
+    await expect(applyGuestSettings(guest(), { queueDepth: 2 }, { provider: 'vsphere', name: 'x' }, { ...ctx, sent: (d) => void sent.push(structuredClone(d)) })).rejects.toThrow(/guest.queueDepth 2 was written .* reads back 4/);
+    expect(read('queue/nr_requests')).toBe('4');
+    expect(await restoreGuestSettings(guest(), { name: 'x', data: sent[0]! }, context().ctx)).toBe('removed');
+    expect(read('queue/nr_requests')).toBe(before);
   });
 
   it('leaves a disk that is gone alone: the link no longer leads to the recorded device', async () => {
