@@ -1,16 +1,16 @@
-// PURE: the guest I/O setting axes (guest.scheduler, guest.queueDepth) and the plan step that sets
-// them. The step runs after the guest-disk step and is torn down before it (reverse order): the
+// PURE: the guest I/O setting axes (guest.scheduler, guest.queueDepth) and the checks of the plan step that
+// sets them (vsphere/operations/guest-settings.ts). The step runs after the guest-disk step and is torn down before it (reverse order): the
 // settings are restored while the disk is still attached. What each setting is and where the
 // kernel takes it: guest-settings.ts.
 import { z } from 'zod';
 import { InvalidArgument } from '../errors.ts';
 import type { AxisSpec, Axes } from '../contract/axis.ts';
-import type { PlannedStep, ProviderName } from '../contract/provider.ts';
 
 /** The plan step's operation (provider.ts carries it out through guest-settings.ts). */
 export const GUEST_SETTINGS_OPERATION = 'guest: set I/O scheduler and queue depth (sysfs)';
 /** The Linux blk-mq schedulers the axis takes; which of them a guest offers is read there at run time. */
 export const LINUX_SCHEDULERS = ['none', 'mq-deadline', 'kyber', 'bfq'] as const;
+export type LinuxScheduler = (typeof LINUX_SCHEDULERS)[number];
 /** The axis's ceiling: PVSCSI's largest request ring (32 pages of 32 entries); the guest's kernel may refuse less. */
 export const QUEUE_DEPTH_MAX = 1024;
 
@@ -23,29 +23,20 @@ export const GUEST_SETTINGS_AXES: readonly AxisSpec[] = [
   { name: 'guest.queueDepth', expected: `a whole number from 1 to ${QUEUE_DEPTH_MAX} (the disk's SCSI queue_depth, or nr_requests where it has none)`, accepts: acceptsQueueDepth },
 ];
 
-/** The settings step of a permutation, or none when it has neither axis. Refused on a Windows guest. */
-export function guestSettingsSteps(axes: Axes, where: { provider: ProviderName; host: string; vm: string; guestOs?: string }, prefix: string): PlannedStep[] {
+/** The permutation's guest settings as the step takes them, or null when it has neither axis. Refused on a Windows guest. */
+export function guestSettingsWanted(axes: Axes, guestOs?: string): { scheduler?: LinuxScheduler; queueDepth?: number } | null {
   const scheduler = axes['guest.scheduler'];
   const queueDepth = axes['guest.queueDepth'];
-  if (scheduler === undefined && queueDepth === undefined) return [];
+  if (scheduler === undefined && queueDepth === undefined) return null;
   const axis = scheduler !== undefined ? 'guest.scheduler' : 'guest.queueDepth';
-  if (where.guestOs === 'windows') throw new InvalidArgument(`axis ${axis}: a Linux guest's sysfs setting; a Windows guest has no I/O scheduler or sysfs queue depth`, { name: axis, value: String(axes[axis]) });
+  if (guestOs === 'windows') throw new InvalidArgument(`axis ${axis}: a Linux guest's sysfs setting; a Windows guest has no I/O scheduler or sysfs queue depth`, { name: axis, value: String(axes[axis]) });
   if (scheduler !== undefined && !(LINUX_SCHEDULERS as readonly unknown[]).includes(scheduler)) throw new InvalidArgument(`axis guest.scheduler = ${JSON.stringify(scheduler)}: expected one of ${LINUX_SCHEDULERS.join(', ')}`, { name: 'guest.scheduler', value: String(scheduler) });
   if (queueDepth !== undefined && !acceptsQueueDepth(queueDepth)) throw new InvalidArgument(`axis guest.queueDepth = ${JSON.stringify(queueDepth)}: expected a whole number from 1 to ${QUEUE_DEPTH_MAX}`, { name: 'guest.queueDepth', value: String(queueDepth) });
-  return [
-    {
-      step: 'guest-settings',
-      provider: where.provider,
-      operation: GUEST_SETTINGS_OPERATION,
-      arguments: { host: where.host, vm: where.vm, ...(scheduler !== undefined ? { scheduler } : {}), ...(queueDepth !== undefined ? { queueDepth } : {}) },
-      destructive: false,
-      creates: { kind: 'guest-settings', name: `${prefix}-guest-settings` },
-    },
-  ];
+  return { ...(scheduler !== undefined ? { scheduler: scheduler as LinuxScheduler } : {}), ...(queueDepth !== undefined ? { queueDepth: queueDepth as number } : {}) };
 }
 
-/** The step's arguments (`run --resume` parses the stored plan's again). */
-export const guestSettingsStepSchema = z.strictObject({ host: z.string().min(1), vm: z.string().min(1), scheduler: z.enum(LINUX_SCHEDULERS).optional(), queueDepth: z.number().refine(acceptsQueueDepth).optional() });
+/** The step's argument fields besides where it acts (the operation's schema: vsphere/operations/guest-settings.ts). */
+export const guestSettingsFields = { scheduler: z.enum(LINUX_SCHEDULERS).optional(), queueDepth: z.number().refine(acceptsQueueDepth).optional() };
 
 /** validate: the axes on a Windows guest, at each value (its write cache policy is not one of them). */
 export function guestSettingsOnWindows(values: Readonly<Record<string, readonly unknown[]>>, name: string): Array<{ axis: string; index: number; message: string }> {

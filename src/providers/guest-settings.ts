@@ -175,3 +175,20 @@ export async function restoreGuestSettings(g: GuestAccess, obj: { name: string; 
     await runner.close().catch(() => undefined);
   }
 }
+
+/**
+ * Provider.verify: the settings the step wrote, read back from the guest's sysfs again (the
+ * disk behind the recorded link still the recorded device); a value that changed since is a mismatch.
+ */
+export async function verifyGuestSettings(g: GuestAccess, wanted: GuestSettingsWanted, created: { name: string; data: Record<string, unknown> }): Promise<void> {
+  const rec = recorded(created);
+  const runner = await g.open();
+  try {
+    if (!(await sameDisk(runner, rec.byId, rec.device))) throw new ProvisionedStateMismatch(`guest settings ${created.name}: ${rec.byId} no longer leads to ${rec.device}`, { axis: 'guest-settings', asked: rec.device, got: 'gone', object: rec.byId });
+    const got = (await readCurrent(runner, rec.device, rec.byId)).original;
+    if (wanted.scheduler !== undefined && got.scheduler !== wanted.scheduler) throw new ProvisionedStateMismatch(`guest.scheduler of ${rec.device} is ${got.scheduler}, not ${wanted.scheduler}`, { axis: 'guest.scheduler', asked: wanted.scheduler, got: got.scheduler, object: rec.device });
+    if (wanted.queueDepth !== undefined && got.queueDepth !== wanted.queueDepth) throw new ProvisionedStateMismatch(`guest.queueDepth of ${rec.device} (${rec.depthAttribute}) is ${got.queueDepth}, not ${wanted.queueDepth}`, { axis: 'guest.queueDepth', asked: String(wanted.queueDepth), got: String(got.queueDepth), object: rec.device });
+  } finally {
+    await runner.close().catch(() => undefined);
+  }
+}
