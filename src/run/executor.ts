@@ -619,6 +619,7 @@ function permutationContext(perm: PermutationPlan, c: PermContext): { ctx: Provi
     void record(() => c.store.appendJournal(perm.permutationId, 'measure', 'found', t));
     c.emit({ type: 'message', level: 'info', text: `${perm.permutationId}: measuring ${t.device} (${t.identity}${t.filesystem === 'raw' ? `, raw: ${t.path}` : `, ${t.filesystem}: ${t.path}`})` });
   };
+  ctx.measured = () => target;
   return { ctx, measured: () => target };
 }
 
