@@ -72,6 +72,12 @@ export const matrixSchema = z
         ).optional(),
         logicalSectorBytes: axis(z.union([z.literal(512), z.literal(4096)]), 'VHDX logical sector size').optional(),
         physicalSectorBytes: axis(z.union([z.literal(512), z.literal(4096)]), 'VHDX physical sector size').optional(),
+        // the shape only: the name is looked up on vCenter at run start (providers/vsphere/storage-policy.ts)
+        policy: axis(
+          // eslint-disable-next-line no-control-regex
+          z.string().refine((v) => v.trim().length > 0 && v.length <= 80 && !/[\u0000-\u001f\u007f]/.test(v), { error: 'expected a storage policy name: 1 to 80 characters, no control characters' }),
+          'vCenter storage policy (SPBM) applied to the created disk, by name (vSphere only; checked on vCenter at run start)',
+        ).optional(),
       })
       .optional(),
     guest: z

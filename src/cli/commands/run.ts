@@ -26,6 +26,7 @@ import { createRunLog } from '../../run/log.ts';
 import { createProgressView, type ProgressEvent } from '../../run/progress.ts';
 import { composeTargets, measurementFacts, planRun, usedFacts, type Composition } from '../compose.ts';
 import { checkAgainstHostVersions } from '../host-versions.ts';
+import { checkPlanOnline } from '../../app/online-checks.ts';
 import { EXIT } from '../exit.ts';
 import { retriesOption, stepTimeoutOption } from '../options.ts';
 import { runReport } from './report.ts';
@@ -514,6 +515,7 @@ async function runLocked(playbookFile: string | undefined, o: RunCommandOptions,
     const confirmedDestroy = checkConfirmDestroy(plan, o.confirmDestroy, await foreignTestFiles(comps));
     // a host whose release the inventory does not state is asked (read-only) before anything changes
     await checkAgainstHostVersions(pb, inv, comps);
+    await checkPlanOnline(plan, comps); // storage policies exist and fit (app/online-checks.ts)
     const runDir = runDirFor(o.out, plan);
     const meta = newRunMeta({ plan, comps, inv, pb, playbookFile, timeouts, confirmedDestroy });
     // --store, else the inventory's store:, else the run directory's run.sqlite

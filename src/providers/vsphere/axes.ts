@@ -5,6 +5,7 @@ import { datastoreAxisNotMeasured } from '../rdm-datastore.ts';
 import { ESXI_MAX_DISK_GB } from '../esxi-shell/validate.ts';
 import { LINUX_GUEST_FILESYSTEMS } from '../guest-disk.ts';
 import { GUEST_FILESYSTEMS as WINDOWS_GUEST_FILESYSTEMS } from '../hyperv/guest-volume.ts';
+import { isPolicyName, POLICY_AXIS, POLICY_NAME_EXPECTED } from './storage-policy.ts';
 
 export const VSPHERE_DATASTORE_KINDS = ['vmfs3', 'vmfs5', 'vmfs6', 'nfs', 'existing'] as const;
 export const VSPHERE_DISK_FORMATS = ['thin', 'lazyzeroedthick', 'eagerzeroedthick', 'rdm-physical', 'rdm-virtual'] as const;
@@ -25,5 +26,7 @@ export const VSPHERE_AXES: readonly AxisSpec[] = [
   // how the guest measures the disk: raw, or a test file on a filesystem made on it — ext4/xfs in a
   // Linux guest (guest-disk.ts), NTFS/ReFS in a Windows one (../hyperv/windows-guest-volume.ts); which of
   // them a target takes is its guest's (index.ts validate)
+  // a vCenter storage policy (SPBM) by name: the shape here, the name on vCenter at run start (storage-policy.ts)
+  { name: POLICY_AXIS, expected: POLICY_NAME_EXPECTED, accepts: isPolicyName },
   { name: 'guest.filesystem', values: [...new Set([...LINUX_GUEST_FILESYSTEMS, ...WINDOWS_GUEST_FILESYSTEMS])] },
 ];

@@ -18,6 +18,7 @@ import type { GuestCall } from '../hyperv/powershell.ts';
 
 const idHex = (v: unknown): string => (typeof v === 'string' ? v.replace(/[\s:-]/g, '').toLowerCase() : '');
 import type { DatastoreInfo, VirtualDevice } from './types.ts';
+import { policyForDisk, verifyDiskPolicy, withMeasureFacts } from './storage-policy.ts';
 
 export interface VsphereProviderOptions {
   log?: (message: string, fields?: Record<string, unknown>) => void;
@@ -109,6 +110,8 @@ export function createVsphereProvider(target: VsphereTargetConfig, opts: Vsphere
   const log = opts.log ?? (() => undefined);
   let clientP: Promise<VsphereClient> | undefined;
   const refs = new Map<string, Promise<MoRef>>();
+  /** a disk's storage policy facts (owned name → facts), read back by verify() for its records */
+  const policyFacts = new Map<string, Record<string, string>>();
 
   function client(): Promise<VsphereClient> {
     clientP ??= (
@@ -282,6 +285,7 @@ export function createVsphereProvider(target: VsphereTargetConfig, opts: Vsphere
           await checkRoom(datastore, int(a, 'sizeBytes', step.step));
         }
         if ((opts.guest || opts.windowsGuest) && a.compatibilityMode !== 'physicalMode') await checkDiskUuid(v, str(a, 'vm', step.step));
+        const policy = typeof a.policy === 'string' ? await policyForDisk(c, a.policy, datastore, await findDatastore(datastore)) : undefined;
         const disk =
           a.backing === 'rdm'
             ? await c.attachRdm(v, {
@@ -298,6 +302,7 @@ export function createVsphereProvider(target: VsphereTargetConfig, opts: Vsphere
                 sizeBytes: int(a, 'sizeBytes', step.step),
                 format: str(a, 'format', step.step) as DiskFormat,
                 ...placement,
+                ...(policy ? { profileId: policy.id } : {}),
               });
         ctx.log(`attached ${disk.fileName} to ${String(a.vm)} at ${disk.controllerKey}:${disk.unitNumber}`);
         return {
@@ -353,6 +358,7 @@ export function createVsphereProvider(target: VsphereTargetConfig, opts: Vsphere
    * in the guest by its WWN and checked (guest-disk.ts); the workload measures what it found.
    */
   async function applyGuestDisk(step: PlannedStep, ctx: ProviderContext): Promise<CreatedObject | null> {
+    ctx = withMeasureFacts(ctx, policyFacts.get(String(step.arguments.disk))); // the disk's storage policy in its records
     if (step.operation === GUEST_WINDOWS_DISK_OPERATION || step.operation === GUEST_WINDOWS_VOLUME_OPERATION) return applyWindowsGuestDisk(step, ctx);
     const a = step.arguments;
     const g = opts.guest;
@@ -589,6 +595,7 @@ export function createVsphereProvider(target: VsphereTargetConfig, opts: Vsphere
         { axis: 'disk.format', asked, got, object: String(disk.backing.fileName) },
       );
     }
+    if (typeof a.policy === 'string') policyFacts.set(created.name, await verifyDiskPolicy(c, a.policy, await vm(vmName), disk.key, String(disk.backing.fileName)));
   }
 
   async function close(): Promise<void> {

@@ -138,6 +138,7 @@ export function planVsphereSteps(axes: Axes, target: VsphereStepTarget, names: {
     const device = need(target.rdmDevice, 'rdmDevice', `for disk.format ${format}`);
     if (kind === 'nfs') bad('disk.format', format, 'a flat disk format with datastore.kind nfs (RDM mapping files need VMFS)');
     if (kind !== 'existing' && device === target.vmfsDevice) bad('disk.format', format, `an RDM device other than the VMFS device ${device}`);
+    if (axes['disk.policy'] !== undefined) bad('disk.policy', axes['disk.policy'], 'no value with an RDM disk.format (a policy applies to a virtual disk here)');
     const name = `${names.prefix}-rdm`;
     steps.push({
       step: 'disk',
@@ -182,6 +183,7 @@ export function planVsphereSteps(axes: Axes, target: VsphereStepTarget, names: {
         sizeGb,
         sizeBytes: Math.round(sizeGb * 1024 ** 3),
         controller,
+        ...(axes['disk.policy'] !== undefined ? { policy: String(axes['disk.policy']) } : {}),
       },
       destructive: false,
       creates: { kind: 'disk', name },

@@ -18,6 +18,7 @@ package main
 //     the VSAN namespace needs a vSAN datastore, PMem a PMem one, a tag rule
 //     (http://www.vmware.com/storage/tag) a datastore carrying one of the rule's tags. The lab
 //     tags every datastore "storsweep-tier: gold" (labDatastoreTags); no lab datastore is vSAN.
+//     Policies: vSAN Default Storage Policy, storsweep-gold, storsweep-silver-or-gold, storsweep-platinum.
 //   - Association: the `profile` (VirtualMachineDefinedProfileSpec.profileId) of a disk added by
 //     ReconfigVM_Task is kept by SPBM, not in the VM's configuration (API reference of
 //     VirtualMachineDefinedProfileSpec: "Neither the association nor the policy data is persisted in
@@ -88,7 +89,7 @@ func tagRule(category string, tags ...string) pbmtypes.PbmCapabilityInstance {
 }
 
 // labPolicies: vCenter's vSAN default (captured from vCenter 6.7 in govmomi's pbm simulator) and
-// two tag-based policies; the lab's datastores satisfy the gold one only.
+// three tag-based policies; the lab's datastores (tier gold) satisfy gold and silver-or-gold, not platinum.
 func labPolicies() []*pbmtypes.PbmCapabilityProfile {
 	i32 := func(id string, v int32) pbmtypes.PbmCapabilityPropertyInstance {
 		return pbmtypes.PbmCapabilityPropertyInstance{Id: id, Value: v}
@@ -97,6 +98,7 @@ func labPolicies() []*pbmtypes.PbmCapabilityProfile {
 		policy("aa6d5a82-1c88-45da-85d3-3d74b91a5bad", "vSAN Default Storage Policy", "Storage policy used as default for vSAN datastores",
 			capability("VSAN", "hostFailuresToTolerate", i32("hostFailuresToTolerate", 1)), capability("VSAN", "stripeWidth", i32("stripeWidth", 1))),
 		policy("0b5c6f3e-2d1a-4c8e-9f47-1f6d2e3a4b01", "storsweep-gold", "Datastores tagged storsweep-tier gold", tagRule("storsweep-tier", "gold")),
+		policy("0b5c6f3e-2d1a-4c8e-9f47-1f6d2e3a4b03", "storsweep-silver-or-gold", "Datastores tagged storsweep-tier silver or gold", tagRule("storsweep-tier", "silver", "gold")),
 		policy("0b5c6f3e-2d1a-4c8e-9f47-1f6d2e3a4b02", "storsweep-platinum", "Datastores tagged storsweep-tier platinum", tagRule("storsweep-tier", "platinum")),
 	}
 }
