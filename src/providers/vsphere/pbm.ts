@@ -8,9 +8,12 @@
 // satisfy a profile, among hubsToSearch), PbmCheckCompliance (PbmComplianceResult.complianceStatus:
 // compliant, nonCompliant, unknown, notApplicable, outOfDate), PbmQueryAssociatedProfile.
 import https from 'node:https';
-import { buildEnvelope, parseSoapResponse, SoapFault, type MoRef, type SoapClient, type SoapValue, type XmlNode } from './soap.ts';
+import { buildEnvelope, escapeXml, parseSoapResponse, SoapFault, type MoRef, type SoapClient, type SoapValue, type XmlNode } from './soap.ts';
 import { fromSoapFault, isNotAuthenticated, VsphereClientError } from './fault.ts';
 import { arr, decodeNode, type DataObject } from './types.ts';
+
+/** an idle PBM call is given up after this (the vim25 transport allows 10 minutes for tasks; PBM calls are queries) */
+const PBM_TIMEOUT_MS = 120_000;
 
 const PBM_SERVICE_INSTANCE: MoRef = { type: 'PbmServiceInstance', value: 'ServiceInstance' };
 
@@ -42,8 +45,10 @@ export class PbmClient {
   }
 
   private async post(method: string, thisRef: MoRef, params: Array<[string, SoapValue]>): Promise<XmlNode> {
-    const cookie = this.soap.sessionCookie ?? '';
-    const header = cookie ? `<soapenv:Header><vcSessionCookie>${cookie.replace(/[&<>]/g, '')}</vcSessionCookie></soapenv:Header>` : '';
+    // the cookie's value without the quotes vCenter puts around it (pyVmomi samples read it with
+    // http.cookies.SimpleCookie, which unquotes it)
+    const cookie = (this.soap.sessionCookie ?? '').replace(/^"(.*)"$/, '$1');
+    const header = cookie ? `<soapenv:Header><vcSessionCookie>${escapeXml(cookie)}</vcSessionCookie></soapenv:Header>` : '';
     const body = buildEnvelope(method, thisRef, params).replace('<soapenv:Body>', `${header}<soapenv:Body>`).replace(`<${method} xmlns="urn:vim25">`, `<${method} xmlns="urn:pbm">`);
     const reply = await new Promise<{ status: number; text: string }>((resolve, reject) => {
       const req = https.request(this.url, { method: 'POST', agent: this.soap.agent, headers: { 'Content-Type': 'text/xml; charset="utf-8"', SOAPAction: 'urn:pbm/2.0', 'Content-Length': String(Buffer.byteLength(body)) } }, (res) => {
@@ -52,6 +57,7 @@ export class PbmClient {
         res.on('end', () => resolve({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString('utf8') }));
         res.on('error', reject);
       });
+      req.setTimeout(PBM_TIMEOUT_MS, () => req.destroy(new Error(`${method} to ${this.url.host}/pbm timed out after ${PBM_TIMEOUT_MS} ms`)));
       req.on('error', reject);
       req.end(body);
     });
@@ -92,8 +98,8 @@ export class PbmClient {
       ['profileCategory', 'REQUIREMENT'],
     ]));
     if (!ids.length) return [];
-    const profiles = returnvals(await this.call('PbmRetrieveContent', sc.profileManager, [['profileIds', ids.map((i) => ({ uniqueId: String(i.uniqueId) }))]]));
-    return profiles.map((p) => ({ id: String((p.profileId as DataObject).uniqueId), name: String(p.name), rules: policyRules(p) }));
+    const profiles = returnvals(await this.call('PbmRetrieveContent', sc.profileManager, [['profileIds', ids.map((i) => ({ uniqueId: text(i.uniqueId) }))]]));
+    return profiles.map((p) => ({ id: text((p.profileId as DataObject).uniqueId), name: text(p.name), rules: policyRules(p) }));
   }
 
   /** The datastores (hub ids: Datastore MoRef values) among `datastores` that satisfy the policy. */
@@ -103,7 +109,7 @@ export class PbmClient {
       ['hubsToSearch', datastores.map((d) => ({ hubType: 'Datastore', hubId: d.value }))],
       ['profile', { uniqueId: policyId }],
     ]));
-    return hubs.filter((h) => h.hubType === 'Datastore').map((h) => String(h.hubId));
+    return hubs.filter((h) => h.hubType === 'Datastore').map((h) => text(h.hubId));
   }
 
   /** A VM disk's compliance with its policy: the entity is `virtualDiskId` "<vm>:<device key>". */
@@ -113,14 +119,14 @@ export class PbmClient {
     const r = res[0];
     if (!r) return { status: 'unknown' };
     const profile = r.profile as DataObject | undefined;
-    return { status: String(r.complianceStatus), ...(profile?.uniqueId !== undefined ? { profileId: String(profile.uniqueId) } : {}) };
+    return { status: text(r.complianceStatus), ...(profile?.uniqueId !== undefined ? { profileId: text(profile.uniqueId) } : {}) };
   }
 
   /** The policy SPBM associates with a VM disk (PbmQueryAssociatedProfile), or undefined. */
   async diskPolicy(vm: MoRef, diskKey: number): Promise<string | undefined> {
     const sc = await this.serviceContent();
     const ids = returnvals(await this.call('PbmQueryAssociatedProfile', sc.profileManager, [['entity', diskEntity(vm, diskKey)]]));
-    return ids[0]?.uniqueId === undefined ? undefined : String(ids[0].uniqueId);
+    return ids[0]?.uniqueId === undefined ? undefined : text(ids[0].uniqueId);
   }
 }
 
@@ -139,11 +145,11 @@ export function policyRules(profile: DataObject): string[] {
   for (const sub of arr(constraints?.subProfiles as DataObject[] | DataObject | undefined)) {
     for (const cap of arr(sub.capability as DataObject[] | DataObject | undefined)) {
       const id = (cap.id ?? {}) as DataObject;
-      const ns = String(id.namespace ?? '');
+      const ns = text(id.namespace);
       for (const c of arr(cap.constraint as DataObject[] | DataObject | undefined)) {
         for (const p of arr(c.propertyInstance as DataObject[] | DataObject | undefined)) {
           const value = ruleValue(p.value);
-          out.push(ns === 'http://www.vmware.com/storage/tag' ? `tag ${String(id.id)} in ${value}` : `${ns}.${String(p.id)} = ${value}`);
+          out.push(ns === 'http://www.vmware.com/storage/tag' ? `tag ${text(id.id)} in ${value}` : `${ns}.${text(p.id)} = ${value}`);
         }
       }
     }
@@ -153,8 +159,13 @@ export function policyRules(profile: DataObject): string[] {
 
 function ruleValue(v: unknown): string {
   if (v === null || v === undefined) return '';
-  if (typeof v !== 'object') return String(v);
+  if (typeof v !== 'object') return text(v);
   const o = v as DataObject;
-  if ('values' in o) return arr(o.values as unknown).map(String).join('|');
+  if ('values' in o) return arr(o.values).map(text).join('|');
   return JSON.stringify(o);
+}
+
+/** A decoded leaf as text ('' for anything but a string, number or boolean). */
+function text(v: unknown): string {
+  return typeof v === 'string' || typeof v === 'number' || typeof v === 'boolean' ? String(v) : '';
 }
