@@ -91,7 +91,7 @@ const operations = {
   CreateNasDatastore: z.strictObject({ ...where, name: z.string().min(1), remoteHost: z.string().min(1), remotePath: z.string().min(1), type: z.literal('NFS'), accessMode: z.literal('readWrite') }),
   ReconfigVM_Task: z.union([
     z.strictObject({ ...where, deviceChange: z.literal('add'), device: z.literal('controller'), controller }),
-    z.strictObject({ ...where, deviceChange: z.literal('add+create'), backing: z.literal('flat'), format: z.enum(['thin', 'lazyzeroedthick', 'eagerzeroedthick']), datastore: z.string().min(1), fileName: z.string().min(1), sizeGb: z.number().positive(), sizeBytes: z.number().int().positive(), controller: controller.optional() }),
+    z.strictObject({ ...where, deviceChange: z.literal('add+create'), backing: z.literal('flat'), format: z.enum(['thin', 'lazyzeroedthick', 'eagerzeroedthick']), datastore: z.string().min(1), fileName: z.string().min(1), sizeGb: z.number().positive(), sizeBytes: z.number().int().positive(), controller: controller.optional(), policy: z.string().min(1).optional() }),
     z.strictObject({ ...where, deviceChange: z.literal('add+create'), backing: z.literal('rdm'), device, compatibilityMode: z.enum(['physicalMode', 'virtualMode']), datastore: z.string().min(1), fileName: z.string().min(1), controller: controller.optional() }),
   ]),
   [GUEST_DISK_OPERATION]: z.strictObject({ ...where, disk: z.string().min(1), filesystem: z.literal('raw') }),
