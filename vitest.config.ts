@@ -10,6 +10,8 @@ export const SERIAL_FILES: Record<string, string> = {
 };
 
 const serial = Object.keys(SERIAL_FILES);
+// builds the vcsim harness once before any integration file starts a simulator
+const BUILD_ONCE = 'test/helpers/global-setup.ts';
 
 export default defineConfig({
   test: {
@@ -19,8 +21,8 @@ export default defineConfig({
     maxWorkers: 2,
     projects: [
       { extends: true, test: { name: 'unit', include: ['test/unit/**/*.test.ts'] } },
-      { extends: true, test: { name: 'integration', include: ['test/integration/**/*.test.ts'], exclude: serial } },
-      { extends: true, test: { name: 'serial', include: serial.length ? serial : ['test/serial-none/**'], fileParallelism: false, sequence: { groupOrder: 1 } } },
+      { extends: true, test: { name: 'integration', include: ['test/integration/**/*.test.ts'], exclude: serial, globalSetup: [BUILD_ONCE] } },
+      { extends: true, test: { name: 'serial', include: serial.length ? serial : ['test/serial-none/**'], globalSetup: [BUILD_ONCE], fileParallelism: false, sequence: { groupOrder: 1 } } },
     ],
   },
 });

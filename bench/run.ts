@@ -14,13 +14,14 @@ import { orchestration } from './orchestration.ts';
 import { scale } from './scale.ts';
 import { overhead } from './overhead.ts';
 import { workers } from './workers.ts';
+import { startup } from './startup.ts';
 
 const BENCH_DIR = path.dirname(fileURLToPath(import.meta.url));
 const ROOT = path.dirname(BENCH_DIR);
 const RESULTS_JSON = path.join(BENCH_DIR, 'results.json');
 const RESULTS_MD = path.join(BENCH_DIR, 'RESULTS.md');
 
-const BENCHMARKS: Benchmark[] = [fidelity, orchestration, scale, overhead, workers];
+const BENCHMARKS: Benchmark[] = [fidelity, orchestration, scale, overhead, workers, startup];
 
 function parseArgs(argv: string[]): { only: string[]; quick: boolean; keep: boolean } {
   const only: string[] = [];

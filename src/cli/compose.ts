@@ -16,7 +16,7 @@ import type { SshOptions } from '../ssh/ssh-runner.ts';
 import type { ComposeContext, Composition, EndpointPool, ResourceContext } from '../contract/provider.ts';
 import { createEndpointPool, DEFAULT_ENDPOINT_CONCURRENCY } from '../providers/endpoint-pool.ts';
 import { sdkEndpointKey } from '../providers/vsphere/client.ts';
-import { moduleOf, type Target } from '../providers/index.ts';
+import { moduleOf, providerModule, type Target } from '../providers/index.ts';
 
 export type { Composition } from '../contract/provider.ts';
 
@@ -48,6 +48,7 @@ export function composeContext(inv: LoadedInventory, pool: EndpointPool): Compos
     ssh: (name) => sshOptions(inv, name),
     reveal: (ref) => inv.secrets.get(ref)?.reveal(),
     vcenter: (name) => inv.inventory.vcenters[name],
+    endpoint: (section, name) => ((inv.inventory as Record<string, unknown>)[section] as Record<string, unknown> | undefined)?.[name],
     env: process.env,
     pool,
   };
@@ -120,7 +121,15 @@ export function composeTargets(names: readonly string[], inv: LoadedInventory, w
 }
 
 function planOptionsOf(c: Composition): TargetPlanOptions {
-  return { provider: c.provider, planSteps: c.planSteps, workloadTarget: c.workloadTarget, workloadTool: c.workload.tool, workloadProvider: c.workloadProvider, resources: c.sharedResources ?? [] };
+  return {
+    provider: c.provider,
+    planSteps: c.planSteps,
+    workloadTarget: c.workloadTarget,
+    workloadTool: c.workload.tool,
+    workloadProvider: c.workloadProvider,
+    resources: c.sharedResources ?? [],
+    axes: providerModule(c.provider).axes.map((a) => a.name),
+  };
 }
 
 /**
@@ -139,7 +148,7 @@ export function planRun(pb: Playbook, comps: Map<string, Composition>, runId: st
 
 // Keys of an inventory entry that never describe what is measured: credentials (never recorded)
 // and the allow-lists, which guard destructive steps but do not change a measurement.
-const NOT_MEASURED = new Set(['password', 'passphrase', 'guestCredential', 'allowedDevices', 'allowedDisks', 'maxConcurrent']);
+const NOT_MEASURED = new Set(['environment', 'password', 'passphrase', 'guestCredential', 'allowedDevices', 'allowedDisks', 'maxConcurrent']);
 
 function flatten(value: unknown, key: string, out: Record<string, string>): void {
   if (value === undefined || value === null) return;

@@ -6,13 +6,9 @@ import { redact } from '../input/secrets.ts';
 import { isDamagedDatabase } from '../results/store.ts';
 import { terminal } from './output.ts';
 
-export const EXIT = {
-  ok: 0,
-  failure: 1,
-  usage: 2,
-  regression: 3,
-  interrupted: 130,
-} as const;
+import { EXIT } from './exit-codes.ts';
+
+export { EXIT } from './exit-codes.ts';
 
 export function exitCodeFor(err: unknown): number {
   if (err instanceof ConfigError || err instanceof UsageError || err instanceof SecretNotFound || err instanceof InvalidArgument || err instanceof OutputRefused || err instanceof InputTooLarge || err instanceof NotARegularFile || err instanceof RunStoreDamaged || err instanceof RunStoreInaccessible || err instanceof RunLockUnusable || isDamagedDatabase(err)) return EXIT.usage;

@@ -34,8 +34,36 @@ export function jsonText(value: unknown, space?: number, replacer?: (key: string
  * and makes every value from input visible itself (src/run/progress.ts).
  */
 export function progressStream(): NodeJS.WriteStream {
+  if (level === 'quiet') return QUIET_STREAM;
+  // a progress line per event, never redrawn in place (the live view draws on a terminal only)
+  if (level === 'verbose') return lineStream(process.stderr);
   return process.stderr;
 }
+
+/** `stream` as one that is no terminal: its methods called on the stream itself. */
+function lineStream(stream: NodeJS.WriteStream): NodeJS.WriteStream {
+  return new Proxy(stream, {
+    get(target, key) {
+      if (key === 'isTTY') return false;
+      const value: unknown = Reflect.get(target, key, target);
+      return typeof value === 'function' ? (value as (...args: unknown[]) => unknown).bind(target) : value;
+    },
+  });
+}
+
+/**
+ * `--quiet`: no progress lines from `run` and `worker` (their log.jsonl keeps every event); the
+ * result, warnings and errors stay. `--verbose`: every progress event on a line of its own, also on
+ * a terminal, where the live view would redraw one summary.
+ */
+export type OutputLevel = 'quiet' | 'normal' | 'verbose';
+let level: OutputLevel = 'normal';
+export function setOutputLevel(l: OutputLevel): void {
+  level = l;
+}
+
+/** Where quiet progress goes: nowhere. */
+const QUIET_STREAM = { write: () => true, isTTY: false, columns: 120 } as unknown as NodeJS.WriteStream;
 
 function exitOnEpipe(err: NodeJS.ErrnoException): void {
   if (err.code === 'EPIPE') process.exit(0);
@@ -61,4 +89,30 @@ export function keepGoingWhenOutputCloses(onClose?: (stream: 'stdout' | 'stderr'
       onClose?.(which, err.code ?? err.message);
     });
   }
+}
+
+/** Marks our own help text puts around a title (private-use characters: visibleText keeps them). */
+const BOLD_ON = '\ue000';
+const BOLD_OFF = '\ue001';
+
+/** A title of the help text, bold when it is written with colour (writeHelp). */
+export const boldTitle = (text: string): string => `${BOLD_ON}${text}${BOLD_OFF}`;
+
+/**
+ * Colour on stdout? `--color always|never` decides; else NO_COLOR (set, not empty: no colour,
+ * https://no-color.org), FORCE_COLOR (set, not 0: colour), else only on a terminal that is not dumb.
+ */
+export function colorWanted(flag: string | undefined): boolean {
+  if (flag === 'always') return true;
+  if (flag === 'never') return false;
+  if (process.env.NO_COLOR) return false;
+  if (process.env.FORCE_COLOR !== undefined && process.env.FORCE_COLOR !== '0' && process.env.FORCE_COLOR !== 'false') return true;
+  return Boolean(process.stdout.isTTY) && process.env.TERM !== 'dumb';
+}
+
+/** Help text of our own (commander's writeOut): made visible, then its title marks → bold or nothing. */
+export function writeHelp(text: string, color: boolean): void {
+  if (gone.stdout || process.stdout.destroyed) return;
+  const shown = visibleText(text);
+  process.stdout.write(color ? shown.replaceAll(BOLD_ON, '\x1b[1m').replaceAll(BOLD_OFF, '\x1b[22m') : shown.replaceAll(BOLD_ON, '').replaceAll(BOLD_OFF, ''));
 }

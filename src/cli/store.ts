@@ -40,7 +40,7 @@ export interface StorePointer {
 export interface StoreOptions {
   store?: string;
   run?: string;
-  inventory?: string;
+  inventory?: string | readonly string[];
 }
 
 /**

@@ -2,15 +2,16 @@
 // a file is reported at once as a ConfigError whose diagnostics carry file:line:col and key path.
 import { resolveStore, type ResolvedStore } from './store.ts';
 import path from 'node:path';
-import { ConfigError, InputTooLarge, InvalidArgument, NotARegularFile, type Diagnostic } from '../errors.ts';
+import { ConfigError, InputTooLarge, InvalidArgument, NotARegularFile, UsageError, type Diagnostic } from '../errors.ts';
 import { detectEncoding } from '../input/encoding.ts';
 import { fsReason } from '../input/fs-reason.ts';
 import { readInputFile } from '../input/read-input.ts';
 import { axisAccepts, axisExpected, CORE_AXES } from '../contract/axis.ts';
-import { moduleOf, providerModule, PROVIDERS, type Target } from '../providers/index.ts';
+import { endpointSections, moduleOf, providerModule, PROVIDERS, type Target } from '../providers/index.ts';
 import { resolveWorkload } from '../workloads/custom.ts';
 import { diagnosticAt, parseYaml, sortDiagnostics, validateYaml, type PathKey, type SourceDoc } from './load.ts';
 import { inventorySchema, type Inventory } from './inventory.ts';
+import { absoluteSecretRef, inventoryLayerSchema, mergeLayers, type InventoryLayer } from './inventory-layers.ts';
 import { matrixAxes, playbookSchema, targetNames, type Playbook } from './playbook.ts';
 import { secretLeakDiagnostics, type SecretSource } from './secret-checks.ts';
 import { applyOverrides, type PlaybookOverride } from './overrides.ts';
@@ -37,6 +38,10 @@ export interface LoadedInventory {
   secretSources: SecretSource[];
   /** the inventory's `store:` (a PostgreSQL URL), its password reference resolved */
   store?: ResolvedStore;
+  /** every file given (`-i a.yaml -i b.yaml`), in order; `file` is the first */
+  files?: string[];
+  /** the file that defines an entry (`['targets', name]`); `source` for one file */
+  sourceOf?: (at: readonly PathKey[]) => SourceDoc;
 }
 
 function readConfigFile(file: string): string {
@@ -92,6 +97,15 @@ export function loadPlaybook(file: string, overrides: readonly PlaybookOverride[
       }
     }
   }
+  // environmentOf: `axis=value` keys naming an axis of the matrix and one of its values
+  const listedTargets = typeof value.target === 'string' ? [value.target] : value.target;
+  for (const key of Object.keys(value.environmentOf ?? {})) {
+    const eq = key.indexOf('=');
+    const axis = eq > 0 ? key.slice(0, eq) : '';
+    const values = axis === 'target' ? listedTargets : axes.find((a) => a.name === axis)?.values;
+    if (!values) diags.push(diagnosticAt(source, ['environmentOf'], `"${key}": expected axis=value with an axis of the matrix (axes: ${['target', ...axes.map((a) => a.name)].join(', ')})`, key));
+    else if (!values.some((v) => String(v) === key.slice(eq + 1))) diags.push(diagnosticAt(source, ['environmentOf'], `"${key}": ${JSON.stringify(key.slice(eq + 1))} is not a value of ${axis} (values: ${values.map(String).join(', ')})`, key));
+  }
   // Workloads: each matrix value must resolve to a profile now, not at 3 a.m.
   value.matrix.workload.profile.forEach((p, i) => {
     const inline = value.workloads?.[p];
@@ -145,51 +159,95 @@ function secretFieldEntries(f: SecretField, section: unknown): Array<[string, un
   return entries.filter(([, e]) => e && typeof e === 'object' && (e as { provider?: unknown }).provider === f.provider);
 }
 
-export function loadInventory(file: string, env: NodeJS.ProcessEnv = process.env): LoadedInventory {
-  const text = readConfigFile(file);
-  const baseDir = path.dirname(path.resolve(file));
-  let parsed: { value: Inventory; source: SourceDoc };
-  try {
-    parsed = validateYaml(text, file, inventorySchema);
-  } catch (err) {
-    // A secret value pasted into a field that is also invalid would be echoed ("got …"): register
-    // the secrets the file references first, so the printer masks them (cli/exit.ts).
-    if (err instanceof ConfigError) registerReferencedSecrets(text, file, baseDir, env);
-    throw err;
-  }
-  const { value, source } = parsed;
+/**
+ * One inventory, or several given with `-i` more than once (config/inventory-layers.ts): later
+ * files add or replace vCenters, SSH hosts and targets by name and may use the earlier ones'.
+ */
+export function loadInventory(files: string | readonly string[], env: NodeJS.ProcessEnv = process.env): LoadedInventory {
+  const list = typeof files === 'string' ? [files] : [...files];
+  if (!list.length) throw new UsageError('no inventory file given (-i FILE)');
+  const layers = list.map((file, i) => loadLayer(file, i === 0, env));
   const diags: Diagnostic[] = [];
   const secrets = new Map<string, Secret>();
   const secretSources: SecretSource[] = [];
-  const secretPaths = new Set<string>();
-  for (const f of SECRET_FIELDS) {
-    const { section, path: p } = f;
-    for (const [entryName, entry] of secretFieldEntries(f, value[section])) {
-      let v: unknown = entry;
-      for (const k of p) v = v && typeof v === 'object' ? (v as Record<string, unknown>)[k] : undefined;
-      if (typeof v !== 'string') continue;
-      const at = [section, entryName, ...p];
-      secretPaths.add(JSON.stringify(at));
-      const r = resolveSecret(v, baseDir, env);
-      if (r.ok) {
-        secrets.set(v, r.secret);
-        secretSources.push({ where: at.join('.'), secret: r.secret });
-      } else diags.push(diagnosticAt(source, at, r.message));
+  const secretPaths = new Map<InventoryLayer, Set<string>>();
+  for (const layer of layers) {
+    const paths = new Set<string>();
+    secretPaths.set(layer, paths);
+    for (const f of SECRET_FIELDS) {
+      const { section, path: p } = f;
+      for (const [entryName, entry] of secretFieldEntries(f, layer.value[section])) {
+        let v: unknown = entry;
+        for (const k of p) v = v && typeof v === 'object' ? (v as Record<string, unknown>)[k] : undefined;
+        if (typeof v !== 'string') continue;
+        const at = [section, entryName, ...p];
+        paths.add(JSON.stringify(at));
+        const r = resolveSecret(v, layer.baseDir, env);
+        if (!r.ok) {
+          diags.push(diagnosticAt(layer.source, at, r.message));
+          continue;
+        }
+        // several files: a relative ${file:…} is the file's own; the merged entry names it absolutely
+        const ref = layers.length > 1 ? absoluteSecretRef(v, layer.baseDir) : v;
+        const secret = ref === v ? r.secret : new Secret(ref, r.secret.reveal());
+        if (ref !== v) setAt(entry, p, ref);
+        secrets.set(ref, secret);
+        secretSources.push({ where: at.join('.'), secret });
+      }
     }
   }
+  const merged = mergeLayers(layers);
+  const { value, sourceOf } = merged;
   // A vSphere target without an inventory password falls back to govc's variables: that password
   // is a secret of this inventory too.
   const govc = govcPassword(env);
   const fallback = Object.entries(value.targets).find(([, t]) => t.provider === 'vsphere' && !value.vcenters[t.vcenter]?.password);
   if (govc !== undefined && fallback) {
     const short = shortSecretMessage(govc);
-    if (short) diags.push(diagnosticAt(source, ['targets', fallback[0], 'vcenter'], `the password from GOVC_PASSWORD/GOVC_URL this target falls back to: ${short}`));
+    if (short) diags.push(diagnosticAt(sourceOf(['targets', fallback[0]]), ['targets', fallback[0], 'vcenter'], `the password from GOVC_PASSWORD/GOVC_URL this target falls back to: ${short}`));
     else secretSources.push({ where: 'GOVC_PASSWORD', secret: new Secret('$GOVC_PASSWORD', govc) });
   }
-  diags.push(...secretLeakDiagnostics(source, value, secretSources, (at) => secretPaths.has(JSON.stringify(at)), (at) => at.length === 1 && at[0] === 'store'));
-  const names = { sshHosts: Object.keys(value.sshHosts), vcenters: Object.keys(value.vcenters), env };
+  for (const layer of layers) {
+    const paths = secretPaths.get(layer)!;
+    diags.push(...secretLeakDiagnostics(layer.source, layer.value, secretSources, (at) => paths.has(JSON.stringify(at)), (at) => at.length === 1 && at[0] === 'store'));
+  }
+  diags.push(...crossReferenceDiagnostics(value, sourceOf, env));
+  let store: ResolvedStore | undefined;
+  const storeLayer = merged.storeLayer;
+  if (storeLayer?.value.store !== undefined) {
+    const r = resolveStore(storeLayer.value.store, storeLayer.baseDir, env);
+    if (r.ok) {
+      store = r.store;
+      if (r.store.password) secretSources.push({ where: 'store', secret: r.store.password });
+    } else diags.push(diagnosticAt(storeLayer.source, ['store'], r.error));
+  }
+  if (diags.length) throw new ConfigError(sortDiagnostics(dedupe(diags)));
+  const first = layers[0]!;
+  return { file: first.file, files: list, inventory: value, source: first.source, sourceOf, secrets, secretSources, ...(store ? { store } : {}) };
+}
+
+/** One inventory file read and checked by the schema on its own (a later one may hold no targets). */
+function loadLayer(file: string, first: boolean, env: NodeJS.ProcessEnv): InventoryLayer {
+  const text = readConfigFile(file);
+  const baseDir = path.dirname(path.resolve(file));
+  try {
+    const { value, source } = validateYaml(text, file, first ? inventorySchema : inventoryLayerSchema);
+    return { file, baseDir, value, source };
+  } catch (err) {
+    // A secret value pasted into a field that is also invalid would be echoed ("got …"): register
+    // the secrets the file references first, so the printer masks them (cli/exit.ts).
+    if (err instanceof ConfigError) registerReferencedSecrets(text, file, baseDir, env);
+    throw err;
+  }
+}
+
+/** What a target's SSH hosts and vCenter must be, in the merged inventory; each problem at the file that names it. */
+function crossReferenceDiagnostics(value: Inventory, sourceOf: (at: readonly PathKey[]) => SourceDoc, env: NodeJS.ProcessEnv): Diagnostic[] {
+  const diags: Diagnostic[] = [];
+  const names = { sshHosts: Object.keys(value.sshHosts), vcenters: Object.keys(value.vcenters), endpoints: Object.fromEntries(endpointSections().map((e) => [e.key, Object.keys((value as Record<string, unknown>)[e.key] ?? {})])), env };
   for (const [tName, t] of Object.entries(value.targets)) {
     const at = ['targets', tName];
+    const source = sourceOf(at);
     const m = moduleOf(t);
     for (const ref of m.sshHostsOf(t)) {
       const host = value.sshHosts[ref.name];
@@ -201,22 +259,29 @@ export function loadInventory(file: string, env: NodeJS.ProcessEnv = process.env
       // told not to use it could never log in; say so here rather than at the first SSH connect.
       if (host && ref.keyboardInteractive === true && host.keyboardInteractive === false && host.password !== undefined && !host.privateKeyFile) {
         diags.push(
-          diagnosticAt(source, ['sshHosts', ref.name, 'keyboardInteractive'], `target ${tName} drives this host as ESXi, whose sshd offers only keyboard-interactive for passwords (the password method is rejected): remove keyboardInteractive: false, or log in with privateKeyFile`),
+          diagnosticAt(sourceOf(['sshHosts', ref.name]), ['sshHosts', ref.name, 'keyboardInteractive'], `target ${tName} drives this host as ESXi, whose sshd offers only keyboard-interactive for passwords (the password method is rejected): remove keyboardInteractive: false, or log in with privateKeyFile`),
         );
       }
     }
     for (const d of m.checkInventory(t, names)) diags.push(diagnosticAt(source, [...at, ...d.path], d.message));
   }
-  let store: ResolvedStore | undefined;
-  if (value.store !== undefined) {
-    const r = resolveStore(value.store, baseDir, env);
-    if (r.ok) {
-      store = r.store;
-      if (r.store.password) secretSources.push({ where: 'store', secret: r.store.password });
-    } else diags.push(diagnosticAt(source, ['store'], r.error));
-  }
-  if (diags.length) throw new ConfigError(sortDiagnostics(diags));
-  return { file, inventory: value, source, secrets, secretSources, ...(store ? { store } : {}) };
+  return diags;
+}
+
+/** A diagnostic at an inventory key, in the file that defines it (the last of several that do). */
+export function inventoryDiagnosticAt(inv: Pick<LoadedInventory, 'source' | 'sourceOf'>, at: readonly PathKey[], message: string): Diagnostic {
+  return diagnosticAt(inv.sourceOf?.(at) ?? inv.source, at, message);
+}
+
+/** The inventory files in words: one name, or `a.yaml + b.yaml`. */
+export function inventoryName(inv: Pick<LoadedInventory, 'file' | 'files'>): string {
+  return (inv.files ?? [inv.file]).join(' + ');
+}
+
+function setAt(entry: unknown, p: readonly string[], value: string): void {
+  let o: unknown = entry;
+  for (const k of p.slice(0, -1)) o = o && typeof o === 'object' ? (o as Record<string, unknown>)[k] : undefined;
+  if (o && typeof o === 'object') (o as Record<string, unknown>)[p[p.length - 1]!] = value;
 }
 
 function registerReferencedSecrets(text: string, file: string, baseDir: string, env: NodeJS.ProcessEnv): void {
@@ -261,12 +326,15 @@ export function compatibilityDiagnostics(pb: LoadedPlaybook, inv: LoadedInventor
   const out = new Map<string, Target>();
   // The playbook's names and values end up in plans, run directory names and reports too.
   const diags: Diagnostic[] = secretLeakDiagnostics(pb.source, pb.playbook, inv.secretSources ?? [], () => false);
+  // several targets: an axis applies to the targets whose provider takes it; the others lack it
+  // (playbook lackingAxes), which is refused only when no listed target takes it
+  const takenByAny = new Set(names.flatMap((n) => (inv.inventory.targets[n] ? moduleOf(inv.inventory.targets[n]).axes.map((a) => a.name) : [])));
   names.forEach((name, i) => {
     const at: PathKey[] = listed ? ['target', i] : ['target'];
     const target = inv.inventory.targets[name];
-    if (!target) diags.push(diagnosticAt(pb.source, at, `no target "${name}" in ${inv.file} (have: ${Object.keys(inv.inventory.targets).join(', ')})`));
+    if (!target) diags.push(diagnosticAt(pb.source, at, `no target "${name}" in ${inventoryName(inv)} (have: ${Object.keys(inv.inventory.targets).join(', ')})`));
     else {
-      diags.push(...targetDiagnostics(pb, name, target));
+      diags.push(...targetDiagnostics(pb, name, target, listed ? takenByAny : new Set()));
       out.set(name, target);
     }
   });
@@ -307,7 +375,7 @@ function unusedAxisMessage(name: string, provider: Target['provider'], axis: str
   return `target "${name}" (${provider}) does not use ${axis}: ${what}; each of its values would repeat the same permutation${noone ? ` (no provider uses ${axis} yet)` : ''}`;
 }
 
-function targetDiagnostics(pb: LoadedPlaybook, name: string, target: Target): Diagnostic[] {
+function targetDiagnostics(pb: LoadedPlaybook, name: string, target: Target, takenByOthers: ReadonlySet<string>): Diagnostic[] {
   const diags: Diagnostic[] = [];
   const m = pb.playbook.matrix;
   const provider = target.provider;
@@ -320,7 +388,7 @@ function targetDiagnostics(pb: LoadedPlaybook, name: string, target: Target): Di
     const spec = declared.get(axis.name);
     const { at, key } = axisKeyAt(pb.playbook, axis.name);
     if (!spec) {
-      diags.push(diagnosticAt(pb.source, at, unusedAxisMessage(name, provider, axis.name), key));
+      if (!takenByOthers.has(axis.name)) diags.push(diagnosticAt(pb.source, at, unusedAxisMessage(name, provider, axis.name), key));
       continue;
     }
     axis.values.forEach((v, i) => {

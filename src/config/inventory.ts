@@ -7,7 +7,7 @@
 // refuse later.
 import { storeUrlSchema } from './store.ts';
 import { z } from 'zod';
-import { moduleOf, targetSchema } from '../providers/index.ts';
+import { endpointSections, moduleOf, targetSchema } from '../providers/index.ts';
 import { intIn, plainText } from '../input/fields.ts';
 import { secretRefSchema } from '../input/secrets.ts';
 
@@ -62,6 +62,8 @@ export const inventorySchema = z
     $schema: z.string().optional(),
     vcenters: z.record(z.string(), vcenterSchema).default({}),
     sshHosts: z.record(z.string(), sshHostSchema).default({}),
+    // a provider's own section of named endpoints (ProviderModule.endpointSection), as its folder declares it
+    ...Object.fromEntries(endpointSections().map((e) => [e.key, z.record(z.string(), e.schema).default({}).describe(e.description)])),
     targets: z.record(z.string(), targetSchema),
     /** where runs against this inventory are stored (default: each run directory's run.sqlite) */
     store: storeUrlSchema.optional(),

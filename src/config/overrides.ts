@@ -4,14 +4,15 @@
 // validated: the same zod schema and allowed values as in the file; a problem is reported at the
 // `--set` argument (config/load.ts diagnosticAt), not at a line of the file. A run records its
 // overrides in its plan (RunPlan.overrides); `run --resume` uses them and refuses other ones.
-import { isAlias, isCollection, isMap, isScalar, visit } from 'yaml';
-import { UsageError } from '../errors.ts';
+import { isAlias, isCollection, isMap, isScalar, visit, type YAMLMap } from 'yaml';
+import { ConfigError, UsageError, type Diagnostic } from '../errors.ts';
 import { excerpt } from '../text/excerpt.ts';
 import { parseYaml, tagsAndAliases, type SourceDoc } from './load.ts';
 
-/** What `--set` may override: the target(s), the repetitions, a timing setting, a timeout. */
-const SETTABLE = /^(target|repeat|settings\.[A-Za-z][A-Za-z0-9]*|timeouts\.[A-Za-z][A-Za-z0-9]*)$/;
-const SETTABLE_WORDS = 'target, repeat, settings.<name> (fileSize, runtimeSec, rampSec, passes, warmupPass, prefill, writeData, intervalSec, direct, aggregate) or timeouts.<name> (stepSec, workloadSlackSec)';
+/** What `--set` may override: the target(s), the repetitions, a timing setting, a timeout, a matrix axis's values. */
+const SETTABLE = /^(target|repeat|settings\.[A-Za-z][A-Za-z0-9]*|timeouts\.[A-Za-z][A-Za-z0-9]*|matrix\.[A-Za-z][A-Za-z0-9]*\.[A-Za-z][A-Za-z0-9]*)$/;
+const SETTABLE_WORDS =
+  'target, repeat, settings.<name> (fileSize, runtimeSec, rampSec, passes, warmupPass, prefill, writeData, intervalSec, direct, aggregate), timeouts.<name> (stepSec, workloadSlackSec) or matrix.<section>.<axis> (e.g. matrix.disk.sizeGb=[16])';
 /** A value is a few characters (a size, a number, a target name or a short list of them). */
 const MAX_VALUE_CHARS = 1024;
 
@@ -56,7 +57,11 @@ export function parseSetArguments(args: readonly string[] | undefined): Playbook
     });
     if (anchored) throw new UsageError(`${argument}: the value is not a plain YAML value: anchors and aliases (${excerpt(anchored)}) are not supported in --set; write the value out`);
     if (isMap(doc.contents)) throw new UsageError(`${argument}: expected a value or a [list], not a mapping`);
-    out.push({ path: key.split('.'), value: doc.toJS() as unknown, text, argument });
+    const path = key.split('.');
+    let value = doc.toJS() as unknown;
+    // an axis's values are a list: one value (`matrix.disk.sizeGb=16`) is a list of one
+    if (path[0] === 'matrix' && value !== null && !Array.isArray(value)) value = [value];
+    out.push({ path, value, text, argument });
   }
   return out;
 }
@@ -66,7 +71,15 @@ export function applyOverrides(source: SourceDoc, overrides: readonly PlaybookOv
   if (!overrides.length) return;
   // a document that is not a mapping is refused by the schema at its line, as without --set
   if (!isMap(source.doc.contents)) return;
+  const refused: Diagnostic[] = [];
   for (const o of overrides) {
+    // a matrix value replaces an axis's values; a section the file's matrix does not have is no
+    // axis of it (its other keys, e.g. disk.format, would be missing): refused at the argument
+    if (o.path[0] === 'matrix' && !isMap(source.doc.getIn(o.path.slice(0, 2), true))) {
+      const sections = isMap(source.doc.get('matrix', true)) ? (source.doc.get('matrix', true) as YAMLMap).items.map((p) => String(isScalar(p.key) ? p.key.value : p.key)) : [];
+      refused.push({ file: o.argument, line: 0, column: 0, path: o.path.join('.'), argument: o.argument, message: `the playbook's matrix has no ${o.path[1]} section (sections: ${sections.join(', ') || 'none'}); --set changes the values of an axis the matrix has` });
+      continue;
+    }
     const current = source.doc.get(o.path[0]!, true);
     if (o.path.length === 1 && o.path[0] === 'repeat' && typeof o.value === 'number' && isMap(current)) {
       // `--set repeat=N` over `repeat: {count: 3, reprovision: true}` changes the number, not
@@ -76,6 +89,7 @@ export function applyOverrides(source: SourceDoc, overrides: readonly PlaybookOv
     } else source.doc.setIn(o.path, source.doc.createNode(o.value));
   }
   source.overrides = overrides.map((o) => ({ path: o.path, argument: o.argument }));
+  if (refused.length) throw new ConfigError(refused);
 }
 
 /** The overrides as recorded in a plan (`key=value`, in the order given). */

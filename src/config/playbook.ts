@@ -3,21 +3,19 @@
 import { z } from 'zod';
 import {
   MAX_DISK_SIZE_GB,
-  MAX_ENVIRONMENT_ENTRIES,
-  MAX_ENVIRONMENT_KEY,
-  MAX_ENVIRONMENT_VALUE,
   MAX_FILE_SIZE_BYTES,
   MAX_PASS_SEC,
   MAX_TIMER_SEC,
   MIN_FILE_SIZE_BYTES,
 } from '../limits.ts';
-import { visible } from '../text/visible.ts';
 import { isVhdxBlockSize } from '../providers/hyperv/validate.ts';
-import { axisValues } from '../providers/index.ts';
+import { axisValues, providerAxes } from '../providers/index.ts';
+import type { AxisSpec } from '../contract/axis.ts';
 import { intIn, numberIn } from '../input/fields.ts';
 import { parseSize } from './size.ts';
 import { repeatSchema } from './repeat.ts';
 import { WRITE_DATA_MODES } from '../workloads/write-data.ts';
+import { environmentSchema } from '../input/environment.ts';
 
 export type { RepeatSpec } from './repeat.ts';
 
@@ -27,6 +25,12 @@ const strings = (axis: string): [string, ...string[]] => {
   const values = axisValues(axis).map(String);
   if (!values.length) throw new Error(`no provider declares values for ${axis}`);
   return values as [string, ...string[]];
+};
+/** the numbers some provider takes on an axis, as a union of literals (JSON Schema: anyOf const) */
+const numbers = (axis: string) => {
+  const values = axisValues(axis).filter((v): v is number => typeof v === 'number');
+  if (values.length < 2) throw new Error(`no provider declares two or more numbers for ${axis}`);
+  return z.union(values.map((v) => z.literal(v)) as unknown as [z.ZodLiteral<number>, z.ZodLiteral<number>, ...Array<z.ZodLiteral<number>>]);
 };
 export const DATASTORE_KINDS = strings('datastore.kind');
 export const DISK_FORMATS = strings('disk.format');
@@ -52,26 +56,26 @@ function axis<T extends z.ZodType>(item: T, description: string) {
 /** Sanity cap for a host volume's size label (volume.sizeGb): 1 PiB. */
 const MAX_VOLUME_GB = 1024 * 1024;
 
-export const matrixSchema = z
+const shippedMatrix = z
   .strictObject({
     datastore: z
       .strictObject({
         kind: axis(z.enum(DATASTORE_KINDS), 'Datastore to create per permutation: VMFS version, NFS, or an existing datastore'),
-        blockSizeMb: axis(z.union([z.literal(1), z.literal(2), z.literal(4), z.literal(8)]), 'VMFS file block size in MB (VMFS3: 1/2/4/8; VMFS5/6: 1)').optional(),
-        blockSizeKb: axis(z.union([z.literal(64), z.literal(1024)]), 'VMFS6 block size in KiB (64 or 1024)').optional(),
+        blockSizeMb: axis(numbers('datastore.blockSizeMb'), 'VMFS file block size in MB (VMFS3: 1/2/4/8; VMFS5/6: 1)').optional(),
+        blockSizeKb: axis(numbers('datastore.blockSizeKb'), 'VMFS6 block size in KiB (64 or 1024)').optional(),
       })
       .optional(),
     disk: z
       .strictObject({
         format: axis(z.enum(DISK_FORMATS), 'Disk provisioning: VMDK thin/lazy/eager, RDM physical/virtual, Hyper-V VHDX fixed/dynamic, pass-through'),
         sizeGb: axis(numberIn(0, MAX_DISK_SIZE_GB, 'GiB', '64 TiB is the largest VHDX', false), 'Disk size in GB (GiB)').optional(),
-        controller: axis(z.enum(['pvscsi', 'lsilogic', 'lsisas', 'buslogic', 'nvme']), 'Virtual storage controller the disk is placed on (vSphere only; one of that type is added to the VM when it has none, and removed after)').optional(),
+        controller: axis(z.enum(strings('disk.controller')), 'Virtual storage controller the disk is placed on (vSphere only; one of that type is added to the VM when it has none, and removed after)').optional(),
         blockSizeBytes: axis(
           z.number().refine(isVhdxBlockSize, { error: 'expected a VHDX block size: a power of two from 1048576 (1 MiB) to 268435456 (256 MiB)' }),
           'VHDX block size in bytes',
         ).optional(),
-        logicalSectorBytes: axis(z.union([z.literal(512), z.literal(4096)]), 'VHDX logical sector size').optional(),
-        physicalSectorBytes: axis(z.union([z.literal(512), z.literal(4096)]), 'VHDX physical sector size').optional(),
+        logicalSectorBytes: axis(numbers('disk.logicalSectorBytes'), 'VHDX logical sector size').optional(),
+        physicalSectorBytes: axis(numbers('disk.physicalSectorBytes'), 'VHDX physical sector size').optional(),
         // the shape only: the name is looked up on vCenter at run start (providers/vsphere/storage-policy.ts)
         policy: axis(
           // eslint-disable-next-line no-control-regex
@@ -98,6 +102,39 @@ export const matrixSchema = z
     }),
   })
   .describe('The configuration matrix: every combination of the values below is one permutation');
+
+/** An axis value's schema from its provider's declaration: one of its values, or what its rule accepts. */
+function axisElement(spec: AxisSpec): z.ZodType {
+  const values = spec.values;
+  if (!values) return z.union([z.string(), z.number(), z.boolean()]).refine((v) => spec.accepts?.(v) ?? true, { error: `expected ${spec.expected ?? 'a value'}` });
+  if (values.every((v) => typeof v === 'string')) return z.enum(values as [string, ...string[]]);
+  const literals = values.map((v) => z.literal(v));
+  return literals.length === 1 ? literals[0]! : z.union(literals as unknown as [z.ZodLiteral, z.ZodLiteral, ...z.ZodLiteral[]]);
+}
+
+/**
+ * The matrix with every axis a provider declares that the sections above do not spell out (a
+ * provider added since, in its own folder): `<section>.<key>` from its axis name, its values or
+ * rule from its declaration. The shipped providers' axes are all above, so for them this is the
+ * schema above itself (and the generated JSON Schema is unchanged).
+ */
+function withProviderAxes<T extends z.ZodObject>(m: T): T {
+  const shape: Record<string, z.ZodType> = { ...m.shape };
+  let added = false;
+  for (const spec of providerAxes()) {
+    const [section, key, ...rest] = spec.name.split('.');
+    if (!section || !key || rest.length || section === 'workload') continue;
+    const existing = shape[section];
+    const obj = existing === undefined ? undefined : ((existing instanceof z.ZodOptional ? existing.unwrap() : existing) as z.ZodObject);
+    if (obj && key in obj.shape) continue;
+    const item = axis(axisElement(spec), spec.values ? `${spec.name}: ${spec.values.join(', ')}` : `${spec.name}: ${spec.expected ?? 'any value'}`).optional();
+    shape[section] = (obj ? obj.extend({ [key]: item }) : z.strictObject({ [key]: item })).optional();
+    added = true;
+  }
+  return added ? (z.strictObject(shape).describe(m.description ?? '') as unknown as T) : m;
+}
+
+export const matrixSchema = withProviderAxes(shippedMatrix);
 
 const scalar = z.union([z.string(), z.number(), z.boolean()]);
 const axisMap = z.record(z.string(), scalar);
@@ -137,46 +174,11 @@ export const settingsSchema = z
     intervalSec: numberIn(0, MAX_PASS_SEC, 'seconds', 'a day at most').optional().describe('Idle seconds between tests'),
     direct: z.boolean().optional(),
     aggregate: z.enum(['max', 'mean', 'median', 'last']).optional(),
+    stopAfterSameFailure: intIn(0, 1000, 'a number of permutations').optional().describe('Stop the run when one step fails with the same cause on this many permutations in a row (default 3; 0: never)'),
   })
   .describe('Overrides of the workload presets\' timing for this playbook');
 
-/**
- * Facts about the setup that no host reports (array model, RAID level, protocol, QoS, VM spec):
- * stored with the run and shown in its reports beside the measured fingerprint. Plain one-line text
- * only — no control, bidi or line-separator character (they would reach a terminal or a report raw),
- * bounded sizes (src/limits.ts); numbers and booleans are kept as written.
- */
-const ENVIRONMENT_KEY = /^[A-Za-z][A-Za-z0-9_./-]*$/;
-const environmentValue = z.union(
-  [
-    z
-      .string()
-      .max(MAX_ENVIRONMENT_VALUE, { error: `expected at most ${MAX_ENVIRONMENT_VALUE} characters of plain text` })
-      .refine((v) => visible(v) === v, { error: 'expected plain one-line text: no control, bidi or line-separator character (newline, tab, escape, U+202E, …)' }),
-    z.number().refine(Number.isFinite, { error: 'expected a finite number' }),
-    z.boolean(),
-  ],
-  { error: 'expected one line of text, a number or true/false' },
-);
-export const environmentSchema = z
-  .record(z.string(), environmentValue)
-  .superRefine((env, ctx) => {
-    const keys = Object.keys(env);
-    if (keys.length > MAX_ENVIRONMENT_ENTRIES) ctx.addIssue({ code: 'custom', message: `expected at most ${MAX_ENVIRONMENT_ENTRIES} entries; got ${keys.length}` });
-    for (const k of keys) {
-      if (!ENVIRONMENT_KEY.test(k) || k.length > MAX_ENVIRONMENT_KEY) {
-        ctx.addIssue({ code: 'custom', path: [k], message: `expected a key of at most ${MAX_ENVIRONMENT_KEY} letters, digits, \`_\`, \`.\`, \`/\` and \`-\`, starting with a letter (e.g. array, raid, vm.cpu)` });
-      }
-    }
-    // keys are checked even when a value is wrong, so every problem is reported at once
-  }, { when: (p) => typeof p.value === 'object' && p.value !== null && !Array.isArray(p.value) })
-  .describe('Facts about the setup the reports show beside the measured fingerprint, e.g. {array: PowerStore 500T, raid: RAID 5, protocol: iSCSI 25GbE, qos: none, vm: 4 vCPU 16 GiB}');
-
-/** The environment as the run stores it: every value as text. */
-export function environmentText(env: z.output<typeof environmentSchema> | undefined): Record<string, string> | undefined {
-  if (!env || Object.keys(env).length === 0) return undefined;
-  return Object.fromEntries(Object.entries(env).map(([k, v]) => [k, String(v)]));
-}
+export { environmentSchema, environmentText } from '../input/environment.ts';
 
 export const playbookSchema = z
   .strictObject({
@@ -187,6 +189,12 @@ export const playbookSchema = z
       .union([z.string().min(1), axis(z.string().min(1), 'Names of targets in the inventory')])
       .describe('Name of a target in the inventory, or a list of names: then `target` is the first axis and permutations on different targets run in parallel'),
     matrix: matrixSchema,
+    lackingAxes: z
+      .enum(['once', 'perValue'])
+      .optional()
+      .describe(
+        'With several targets: how a target runs whose provider lacks an axis another target takes (an ssh or local target provisions nothing: it has no datastore or disk axis). once (default): its workload once, shown as the reference row and compared with every value; perValue: once per value of the axes it lacks',
+      ),
     workloads: z.record(z.string(), inlineWorkloadSchema).optional().describe('Named custom workloads, usable in matrix.workload.profile'),
     settings: settingsSchema.optional(),
     include: z.array(axisMap).optional().describe('Extra permutations (a full set of axis values each)'),
@@ -200,6 +208,10 @@ export const playbookSchema = z
       .optional(),
     baseline: axisMap.optional().describe('Axis values the reports compare against, e.g. {datastore.blockSizeMb: 1}'),
     environment: environmentSchema.optional(),
+    environmentOf: z
+      .record(z.string(), environmentSchema)
+      .optional()
+      .describe('Facts per axis value, keyed axis=value, e.g. {"target=array-01": {array: PowerStore 500T, raid: RAID 5}, "datastore.kind=nfs": {protocol: NFS v3}}: stored with the run, shown beside the fingerprint'),
     timeouts: z
       .strictObject({
         stepSec: intIn(1, MAX_TIMER_SEC, 'whole seconds', "Node's timer limit").optional().describe('Limit for each provisioning step'),

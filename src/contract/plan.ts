@@ -87,6 +87,8 @@ export interface RunPlan {
   /** the repetitions' unit and order (absent in plans stored before it was added: see Replication) */
   replication?: Replication;
   totalEstimateSec: number;
+  /** stop after this many permutations in a row failed at one step with one cause (settings.stopAfterSameFailure; absent: 3, 0: never) */
+  stopAfterSameFailure?: number;
   /** what the estimates assume beyond the playbook's timing (absent in plans stored before it was added) */
   estimateBasis?: EstimateBasis;
 }

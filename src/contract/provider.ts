@@ -16,36 +16,10 @@ import type { OnRaw, PrefillOutcome, ScoredSpan, TestOutcome, WorkloadProfile, W
 import type { AxisSpec, Axes, AxisValue } from './axis.ts';
 import type { HostObserver } from './host-metrics.ts';
 import type { HostProcessStop } from './host-process.ts';
+import type { TargetPreflight } from './preflight.ts';
+import type { OwnedObjectRef, PlannedStep, ProviderName } from './step.ts';
 
-export type ProviderName = 'local' | 'ssh' | 'vsphere' | 'esxi-shell' | 'hyperv';
-
-export interface OwnedObjectRef {
-  /** e.g. 'datastore', 'disk', 'rdm', 'disk-attachment', 'vhdx', 'vmfs-partition' */
-  kind: string;
-  /** deterministic owned name: `ss-<runId>-<permutationId>-<suffix>`; lookups after a crash use it */
-  name: string;
-}
-
-export interface PlannedStep {
-  /** unique within the permutation, e.g. 'datastore', 'disk', 'attach', 'workload' */
-  step: string;
-  provider: ProviderName;
-  /** the API method or command the step amounts to, e.g. 'CreateVmfsDatastore', 'vmkfstools -C' */
-  operation: string;
-  /** every value the call will use (never a secret) — what `run --dry-run --json` prints */
-  arguments: Record<string, unknown>;
-  /** true when the step destroys data it did not create (formatting a LUN, offlining a disk) */
-  destructive: boolean;
-  /**
-   * What a destructive step destroys, by canonical name: `naa.*`/`eui.*`/`t10.*`/`mpx.*` for a LUN,
-   * `disk<Number>:<SerialNumber or UniqueId>` for a Hyper-V host disk, the path for a raw guest
-   * device (`/dev/sdb`) or diskspd physical drive (`#1`). `--confirm-destroy` must list exactly the
-   * union over the plan. Empty/absent when `destructive` is false.
-   */
-  destroys?: string[];
-  /** the object this step creates, if any; it is torn down in reverse step order */
-  creates?: OwnedObjectRef;
-}
+export type { OwnedObjectRef, PlannedStep, ProviderName } from './step.ts';
 
 /** An object a step created, as recorded in the ledger. `id` is the provider's own id. */
 export interface CreatedObject extends OwnedObjectRef {
@@ -278,6 +252,8 @@ export interface ComposeContext {
   reveal(ref: string): string | undefined;
   /** the `vcenters.<name>` entry */
   vcenter(name: string): VcenterEntry | undefined;
+  /** the `<section>.<name>` entry of a provider's own endpoint section (ProviderModule.endpointSection), as parsed */
+  endpoint?(section: string, name: string): unknown;
   env: NodeJS.ProcessEnv;
   /** shared by the compositions of one run: targets on one endpoint share its session and limit */
   pool: EndpointPool;
@@ -316,6 +292,8 @@ export interface Composition {
   sharedResources?: SharedResource[];
   /** the test file its workload writes, when a file storsweep did not create may already be there (local, ssh) */
   testFile?: TestFileCheck;
+  /** what `preflight` and the run's capacity check ask of the target (contract/preflight.ts) */
+  preflight?: TargetPreflight;
 }
 
 /** A target's test file, looked at before a run writes anything (`run`, `submit`; `validate` on this machine). */
@@ -367,6 +345,8 @@ export interface ResourceContext {
 export interface InventoryNames {
   sshHosts: readonly string[];
   vcenters: readonly string[];
+  /** the entry names of each provider's own endpoint section (ProviderModule.endpointSection), by its key */
+  endpoints?: Readonly<Record<string, readonly string[]>>;
   env: NodeJS.ProcessEnv;
 }
 
@@ -376,6 +356,13 @@ export interface InventoryNames {
  */
 export interface ProviderModule<N extends ProviderName = ProviderName, T extends { provider: N } = { provider: N }> {
   readonly name: N;
+  /**
+   * The provider's own top-level inventory section of named endpoints (as `vcenters:` is the
+   * vSphere endpoints'), when it has one: the registry adds `<key>: { <name>: <schema> }` to the
+   * inventory schema; checkInventory sees its names (InventoryNames.endpoints), compose its entries
+   * (ComposeContext.endpoint). No secret references in it (they are not resolved there yet).
+   */
+  readonly endpointSection?: { readonly key: string; readonly schema: z.ZodType; readonly description: string };
   /** the inventory target's schema: a strict object whose `provider` is the literal `name` */
   readonly targetSchema: z.ZodType<T> & z.ZodObject;
   /** key paths inside a target that hold secret references (resolved, masked, never recorded) */

@@ -20,6 +20,11 @@ export interface TestIdentity {
    * random pattern and an id starting `rnd<pct>-`. Absent for fully random or sequential tests.
    */
   randomPercent?: number;
+  /**
+   * Only for a half of a mixed read/write job (results/mix-halves.ts): its reads or its writes,
+   * measured in the same job as its total. The id is the job's with `-read`/`-write` appended.
+   */
+  half?: 'read' | 'write';
 }
 
 export interface LatencyUs {

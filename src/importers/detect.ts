@@ -12,7 +12,7 @@ export const IMPORT_FORMATS: readonly ImportFormat[] = ['crystaldiskmark-text', 
 
 export const EXPECTED_FORMATS =
   'a CrystalDiskMark 3.x–8.x text export (anywhere in the file), fio JSON (--output-format=json or json+), diskspd XML (-Rxml), an IOMeter results CSV, ' +
-  'or a results table (CSV with a header row naming "test" and metric columns such as "read MB/s"; see README "Importing results")';
+  'or a results table (CSV or a Markdown pipe table with a header row naming "test" and metric columns such as "read MB/s"; see docs/guide/importing.md)';
 
 export function detectFormat(text: string): ImportFormat | null {
   if (looksLikeFioJson(text)) return 'fio-json';

@@ -5,6 +5,7 @@ import { ParseError } from '../errors.ts';
 import { LATENCY_SPAN } from '../results/record.ts';
 import { parseDiskspdXml } from '../workloads/diskspd.ts';
 import { importedRecord, type ImportResult } from './import-result.ts';
+import { halfFacts, isMixed, mixHalves } from '../results/mix-halves.ts';
 
 export const DISKSPD_FORMAT = 'diskspd-xml';
 
@@ -21,8 +22,7 @@ export function importDiskspdXml(text: string, source: string): ImportResult {
       warnings.push(`${source}: result TimeSpan ${i + 1} has no matching <Profile> target (block size, queue depth), skipped`);
       return [];
     }
-    return [
-      importedRecord(source, { name: 'diskspd', version: result.version }, {
+    const total = importedRecord(source, { name: 'diskspd', version: result.version }, {
         test: span.test,
         iops: span.total.iops,
         bytesPerSecond: span.total.bytesPerSecond,
@@ -38,9 +38,11 @@ export function importDiskspdXml(text: string, source: string): ImportResult {
           computerName: result.computerName,
           runTime: result.runTime,
           latencySpan: LATENCY_SPAN,
+          ...(isMixed(span.test) ? halfFacts(span.read, span.write) : {}),
         },
-      }),
-    ];
+      });
+    // -w<pct>: the job's reads and writes beside its total (results/mix-halves.ts)
+    return [total, ...mixHalves(total)];
   });
   if (records.length === 0) {
     throw new ParseError(`${source}: diskspd XML has results but no profile to name the test`, { source, expected: '<Profile><TimeSpans><TimeSpan><Targets><Target>' });

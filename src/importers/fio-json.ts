@@ -8,6 +8,7 @@ import { ParseError } from '../errors.ts';
 import { testIdentity, type Pattern, type TestIdentity } from '../results/record.ts';
 import { mergeClones, parseFioJson } from '../workloads/fio.ts';
 import { LATENCY_SPAN } from '../workloads/fio-latency.ts';
+import { halfFacts, isMixed, mixHalves } from '../results/mix-halves.ts';
 import { importedRecord, type ImportResult } from './import-result.ts';
 
 export const FIO_FORMAT = 'fio-json';
@@ -81,8 +82,7 @@ export function importFioJson(text: string, source: string): ImportResult {
     }
     if (job.error !== 0) warnings.push(`${source}: ${where} reported error ${job.error}`);
     for (const n of job.notes) warnings.push(`${source}: ${where}: ${n}`);
-    return [
-      importedRecord(source, { name: 'fio', version: parsed.version }, {
+    const total = importedRecord(source, { name: 'fio', version: parsed.version }, {
         test: id,
         iops: job.iops,
         bytesPerSecond: job.bytesPerSecond,
@@ -96,9 +96,11 @@ export function importFioJson(text: string, source: string): ImportResult {
           latencySpan: LATENCY_SPAN,
           ...(job.notes.length > 0 ? { latencyNote: job.notes.join('; ') } : {}),
           ...(parsed.time !== null ? { time: parsed.time } : {}),
+          ...(isMixed(id) ? halfFacts(job.read, job.write) : {}),
         },
-      }),
-    ];
+      });
+    // a mixed job's read and write halves beside its total (results/mix-halves.ts)
+    return [total, ...mixHalves(total)];
   });
   if (records.length === 0) throw new ParseError(`${source}: fio JSON has no job storsweep can record`, { source, expected: 'fio jobs with rw/bs options' });
   return { format: FIO_FORMAT, records, warnings };

@@ -16,6 +16,8 @@ import { excerpt } from '../text/excerpt.ts';
 import { testIdentity, type Pattern, type ResultRecord, type TestIdentity } from '../results/record.ts';
 import { cdmTestFromLabel, mbpsToBytesPerSecond } from './crystaldiskmark-text.ts';
 import { importedRecord, importSourceName, MAX_IMPORT_RECORDS, tooManyRecords, type ImportResult } from './import-result.ts';
+import { markdownTableAsCsv } from './table-markdown.ts';
+import { iometerLabel, throughputWarning } from './table-units.ts';
 
 export const TABLE_FORMAT = 'table-csv';
 
@@ -23,10 +25,10 @@ const KiB = 1024;
 const MiB = 1024 * 1024;
 
 type Dir = 'read' | 'write';
-type MetricName = 'mbps' | 'iops' | 'latUs' | 'latMs' | 'cpu';
+type MetricName = 'mbps' | 'mibps' | 'iops' | 'latUs' | 'latMs' | 'cpu';
 
 /** The fixed columns, by normalized name (lower case, one space, no brackets). */
-const ID_COLUMNS: Record<string, 'test' | 'block' | 'qd' | 'threads' | 'pattern' | 'readPercent' | 'tool'> = {
+const ID_COLUMNS: Record<string, 'test' | 'block' | 'qd' | 'threads' | 'pattern' | 'readPercent' | 'tool' | 'samples'> = {
   test: 'test',
   label: 'test',
   block: 'block',
@@ -44,13 +46,16 @@ const ID_COLUMNS: Record<string, 'test' | 'block' | 'qd' | 'threads' | 'pattern'
   'read percent': 'readPercent',
   rwmixread: 'readPercent',
   tool: 'tool',
+  // how many runs a published value is the mean of; kept with the record (metadata.samples)
+  samples: 'samples',
+  n: 'samples',
 };
 
-const METRIC = /^(?:(read|write) )?(mb\/s|mbps|mb per s|iops|lat(?:ency)?(?: mean)? ?(us|µs|ms)|cpu ?%?)$/;
+const METRIC = /^(?:(read|write) )?(mib\/s|mibps|mb\/s|mbps|mb per s|iops|lat(?:ency)?(?: mean)? ?(us|µs|ms)|cpu ?%?)$/;
 
 /** The documented column names, for messages. */
 export const TABLE_COLUMNS =
-  'test (or block, qd, threads, pattern), read MB/s, write MB/s, read IOPS, write IOPS, read latency us|ms, write latency us|ms (or MB/s, IOPS, latency us when the test gives the direction), cpu %, tool, and axes: source, target or a name with a dot (datastore.blockSizeMb)';
+  'test (or block, qd, threads, pattern), read MB/s|MiB/s, write MB/s|MiB/s, read IOPS, write IOPS, read latency us|µs|ms, write latency us|µs|ms (or MB/s, MiB/s, IOPS, latency us when the test gives the direction), cpu %, samples (or n), tool, and axes: source, target or a name with a dot (datastore.blockSizeMb)';
 
 function normalizeName(raw: string): string {
   return raw.trim().toLowerCase().replace(/[()[\]]/g, ' ').replace(/[_\s]+/g, ' ').trim();
@@ -100,7 +105,7 @@ function headerLine(text: string): { index: number; cells: string[]; sep: string
 
 /** A header row with a test (or block and pattern) column and at least one metric column. */
 export function looksLikeTableCsv(text: string): boolean {
-  const h = headerLine(text);
+  const h = headerLine(markdownTableAsCsv(text) ?? text);
   if (!h) return false;
   const names = h.cells.map(normalizeName);
   const has = (k: string) => names.some((n) => ID_COLUMNS[n] === k);
@@ -177,7 +182,7 @@ function parseLabel(label: string): Shape | null {
     const direction = own && own.pattern === t.pattern ? (t.readPercent === 100 ? 'read' : 'write') : undefined;
     return { random: t.pattern.startsWith('rand'), blockSizeBytes: t.blockSizeBytes, queueDepth: t.queueDepth, threads: t.threads, ...(direction ? { direction } : {}) };
   }
-  return null;
+  return iometerLabel(label);
 }
 
 function testOf(shape: Shape, dir: Dir | { mix: number }): TestIdentity {
@@ -197,7 +202,7 @@ function columnOf(raw: string): Column | null {
   if (id) return { kind: 'id', id };
   const m = METRIC.exec(n);
   if (m) {
-    const metric: MetricName = m[2]!.startsWith('mb') ? 'mbps' : m[2] === 'iops' ? 'iops' : m[2]!.startsWith('cpu') ? 'cpu' : m[3] === 'ms' ? 'latMs' : 'latUs';
+    const metric: MetricName = m[2]!.startsWith('mib') ? 'mibps' : m[2]!.startsWith('mb') ? 'mbps' : m[2] === 'iops' ? 'iops' : m[2]!.startsWith('cpu') ? 'cpu' : m[3] === 'ms' ? 'latMs' : 'latUs';
     return { kind: 'metric', dir: (m[1] as Dir | undefined) ?? null, metric };
   }
   const name = raw.trim();
@@ -207,7 +212,8 @@ function columnOf(raw: string): Column | null {
 
 const NUMBER = /^\d+(?:\.\d+)?$/;
 
-export function importTableCsv(text: string, source: string): ImportResult {
+export function importTableCsv(input: string, source: string): ImportResult {
+  const text = markdownTableAsCsv(input) ?? input;
   const h = headerLine(text);
   const fail = (line: number, msg: string, expected: string): never => {
     throw new ParseError(`${source}:${line}: ${msg}`, { source, line, expected });
@@ -289,7 +295,9 @@ export function importTableCsv(text: string, source: string): ImportResult {
     for (const d of dirs) {
       const dirName = typeof d === 'string' ? d : null;
       const metricCol = (metric: MetricName) => columns.findIndex((c) => c.kind === 'metric' && c.metric === metric && (c.dir === dirName || c.dir === null));
-      const mbps = cell(metricCol('mbps'));
+      const mibCol = metricCol('mibps');
+      const mbps = mibCol >= 0 && cell(mibCol) !== '' ? cell(mibCol) : cell(metricCol('mbps'));
+      const binary = mibCol >= 0 && cell(mibCol) !== '';
       const iops = num(metricCol('iops'), `${dirName ?? ''} IOPS`.trim());
       const latUs = num(metricCol('latUs'), 'latency');
       const latMs = num(metricCol('latMs'), 'latency');
@@ -297,7 +305,11 @@ export function importTableCsv(text: string, source: string): ImportResult {
       if (mbps !== '' && !NUMBER.test(mbps)) fail(n, `MB/s "${excerpt(mbps)}" is not a number (digits, "." for decimals, no thousands separator)`, 'a number');
       if (mbps === '' && iops === null) continue;
       const test = testOf(shape!, d);
-      const bytesPerSecond = mbps === '' ? iops! * test.blockSizeBytes : mbpsToBytesPerSecond(mbps);
+      // MiB/s (IOMeter's "MBps (Binary)", fio's MiB/s) is 1,048,576 bytes/s; MB/s is 10^6 (CrystalDiskMark)
+      const bytesPerSecond = mbps === '' ? iops! * test.blockSizeBytes : binary ? Number(mbps) * 1048576 : mbpsToBytesPerSecond(mbps);
+      const disagree = mbps !== '' && iops !== null ? throughputWarning(bytesPerSecond, iops, test.blockSizeBytes, binary) : null;
+      if (disagree) warnings.push(`${source}:${n}: ${disagree}`);
+      const samples = num(idx('samples'), 'samples');
       if (!Number.isFinite(bytesPerSecond)) fail(n, `${mbps !== '' ? `MB/s "${excerpt(mbps)}"` : `IOPS ${iops} × ${test.blockSizeBytes} bytes`} is too large to be a measurement`, 'a number');
       const record = importedRecord(source, tool, {
         test,
@@ -305,7 +317,7 @@ export function importTableCsv(text: string, source: string): ImportResult {
         bytesPerSecond,
         latencyUs: { mean: latUs ?? (latMs === null ? null : latMs * 1000), p50: null, p95: null, p99: null, p999: null },
         cpuPercent: cpu,
-        metadata: { format: TABLE_FORMAT, line: n, iopsDerived: iops === null, bytesPerSecondDerived: mbps === '' },
+        metadata: { format: TABLE_FORMAT, line: n, iopsDerived: iops === null, bytesPerSecondDerived: mbps === '', ...(samples !== null ? { samples } : {}) },
       });
       if (records.length + pending.length >= MAX_IMPORT_RECORDS) throw tooManyRecords(source, n, 'table rows');
       record.axes = { ...axes, ...record.axes };

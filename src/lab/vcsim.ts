@@ -2,7 +2,8 @@
 // for `npm run lab -- up`. The harness prints one JSON line when it is ready; its /_harness/ control
 // API injects faults, drops connections, expires sessions and counts SOAP calls.
 import { execFile, spawn } from 'node:child_process';
-import { existsSync, openSync, closeSync } from 'node:fs';
+import { accessSync, constants as fsConstants, existsSync, openSync, closeSync } from 'node:fs';
+import { createHash } from 'node:crypto';
 import fs from 'node:fs/promises';
 import https from 'node:https';
 import os from 'node:os';
@@ -156,6 +157,8 @@ export interface VcsimControl {
   release(method?: string): Promise<{ calls: number; tasks: number }>;
   /** SOAP calls received per method since start or the last reset */
   calls(): Promise<Record<string, number>>;
+  /** a second login whose role holds only `privileges` (harness auth.go): HasPrivilegeOnEntity answers from it, other calls get NoPermission */
+  restrictedUser(u: { username: string; password: string; privileges: string[] }): Promise<void>;
   /** every SOAP call since start or the last reset, in arrival order (at most 200,000) */
   log(): Promise<HarnessCall[]>;
   /** clears rules, call counts and the call log (not sessions, not inventory) */
@@ -208,10 +211,25 @@ export interface VcsimHandle extends VcsimInfo {
 
 let building: Promise<string> | undefined;
 
+/**
+ * Where build.sh writes the binary: beside its sources (the checkout), or — an installed package
+ * whose files the user may not write (`npm install -g` as root) — the user's cache, one binary per
+ * installed harness.
+ */
+function harnessOutput(): string[] {
+  try {
+    accessSync(HARNESS_DIR, fsConstants.W_OK);
+    return [];
+  } catch {
+    const cache = process.env.XDG_CACHE_HOME || path.join(os.homedir(), '.cache');
+    return [path.join(cache, 'storsweep', `vcsim-harness-${createHash('sha256').update(HARNESS_DIR).digest('hex').slice(0, 12)}`)];
+  }
+}
+
 /** Builds the harness with Debian's Go toolchain (cached; a no-op when up to date). */
 export function buildVcsimHarness(): Promise<string> {
   building ??= new Promise<string>((resolve, reject) => {
-    execFile('bash', [BUILD_SCRIPT], { maxBuffer: 8 << 20, timeout: 600_000 }, (err, stdout, stderr) => {
+    execFile('bash', [BUILD_SCRIPT, ...harnessOutput()], { maxBuffer: 8 << 20, timeout: 600_000 }, (err, stdout, stderr) => {
       if (!err) {
         const bin = stdout.trim().split('\n').pop() ?? '';
         if (existsSync(bin)) return resolve(bin);
@@ -515,6 +533,9 @@ export function vcsimControl(info: Pick<VcsimInfo, 'url' | 'certFile'>): VcsimCo
     },
     async guestTools(vm, running) {
       await request('POST', 'guest-tools', { vm, running });
+    },
+    async restrictedUser(u) {
+      await request('POST', 'restricted-user', u);
     },
   };
 }

@@ -9,7 +9,7 @@
 // with itself. So are two that differ only in axes the provider declares as not measured in them
 // (AxisSpec.notMeasuredWhen: an RDM measures its LUN whatever datastore holds its mapping file),
 // which would measure the same thing twice and provision it twice.
-import { compatibilityDiagnostics, axisKeyAt, dedupe, type LoadedInventory, type LoadedPlaybook } from '../config/index.ts';
+import { compatibilityDiagnostics, axisKeyAt, dedupe, inventoryDiagnosticAt, type LoadedInventory, type LoadedPlaybook } from '../config/index.ts';
 import { matrixSchema } from '../config/playbook.ts';
 import { diagnosticAt, sortDiagnostics, type PathKey } from '../config/load.ts';
 import { ConfigError, InvalidArgument, type Diagnostic } from '../errors.ts';
@@ -44,10 +44,13 @@ const show = (axes: Axes, names: readonly string[]): string =>
     .join(', ');
 
 /** What each target's planner refuses among the playbook's permutations, at the values that caused it. */
-export function planDiagnostics(pb: LoadedPlaybook, targets: ReadonlyMap<string, Target>, inv?: Pick<LoadedInventory, 'source'>): Diagnostic[] {
+export function planDiagnostics(pb: LoadedPlaybook, targets: ReadonlyMap<string, Target>, inv?: Pick<LoadedInventory, 'source' | 'sourceOf'>): Diagnostic[] {
   const book = pb.playbook;
   const listed = typeof book.target !== 'string';
-  const { axes, permutations } = expandPlaybook(book, book.target);
+  const { axes, permutations } = expandPlaybook(book, book.target, (name) => {
+    const t = targets.get(name);
+    return t ? moduleOf(t).axes.map((a) => a.name) : undefined;
+  });
   const runId = newRunId();
   const diags: Diagnostic[] = [];
   [...targets].forEach(([name, target]) => {
@@ -88,7 +91,7 @@ export function planDiagnostics(pb: LoadedPlaybook, targets: ReadonlyMap<string,
         if (!report(diagnosticAt(pb.source, where.at, message, where.key))) return;
         // the refusal is as much about an inventory value: reported at that line too
         const field = err.details.inventoryField;
-        if (inv && field !== undefined && !report(diagnosticAt(inv.source, ['targets', name, field], `${label}: ${err.message}`))) return;
+        if (inv && field !== undefined && !report(inventoryDiagnosticAt(inv, ['targets', name, field], `${label}: ${err.message}`))) return;
         continue;
       }
       // the owned names differ per permutation by construction; what is sent must differ too

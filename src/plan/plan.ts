@@ -13,8 +13,9 @@ import type { WorkloadProfile } from '../workloads/spec.ts';
 import { parseSize } from '../config/size.ts';
 import { ASSUMED_FILL_MB_PER_SEC } from '../workloads/prefill.ts';
 import { estimatePermutationSec, provisionSec } from './estimate.ts';
-import { expandMatrix, shuffle } from './matrix.ts';
+import { axesKey, expandMatrix, shuffle } from './matrix.ts';
 import { countPermutations, MAX_PERMUTATIONS } from '../config/matrix-size.ts';
+import { CORE_AXES } from '../contract/axis.ts';
 import { ownedPrefix, permutationId } from './permutation.ts';
 
 export { rawTestTarget } from '../workloads/test-target.ts';
@@ -34,6 +35,8 @@ export interface TargetPlanOptions {
   workloadTool?: 'fio' | 'diskspd';
   /** what the target uses that another target may use too (ProviderModule.sharedResources) */
   resources?: readonly SharedResource[];
+  /** the matrix axes its provider takes (AxisSpec names); with several targets, the others it lacks (playbook lackingAxes) */
+  axes?: readonly string[];
 }
 
 export interface PlanOptions extends TargetPlanOptions {
@@ -70,13 +73,47 @@ export function resolveProfiles(pb: Playbook): Record<string, WorkloadProfile> {
 /**
  * The playbook's axes and permutations in playbook order (before any shuffle): the matrix, with a
  * listed `target` as the first axis, `exclude` and `include` applied. `validate` dry-plans exactly these.
+ * `takes`: for a list of targets, the axes each one's provider takes (else every axis): a target
+ * that lacks an axis another takes runs once, without it (`lackingAxes: once`, the default), or
+ * once per value (`perValue`).
  */
-export function expandPlaybook(pb: Pick<Playbook, 'matrix' | 'include' | 'exclude'>, target: string | string[]): { axes: AxisDef[]; permutations: Axes[] } {
+export function expandPlaybook(
+  pb: Pick<Playbook, 'matrix' | 'include' | 'exclude' | 'lackingAxes'>,
+  target: string | string[],
+  takes?: (target: string) => readonly string[] | undefined,
+): { axes: AxisDef[]; permutations: Axes[] } {
   const axes: AxisDef[] = typeof target !== 'string' ? [{ name: 'target', values: target }, ...matrixAxes(pb.matrix)] : matrixAxes(pb.matrix);
   // validate refuses this at the playbook's line; here it only keeps a plan from exhausting memory
   const count = countPermutations(axes, { include: pb.include, exclude: pb.exclude });
   if (count > BigInt(MAX_PERMUTATIONS)) throw new InternalError(`expandPlaybook: ${count} permutations exceed the limit of ${MAX_PERMUTATIONS} (validate refuses this first)`);
-  return { axes, permutations: expandMatrix(axes, { include: pb.include, exclude: pb.exclude }) };
+  const permutations = expandMatrix(axes, { include: pb.include, exclude: pb.exclude });
+  if (typeof target === 'string' || !takes || (pb.lackingAxes ?? 'once') !== 'once') return { axes, permutations };
+  return { axes, permutations: withoutLackedAxes(permutations, axes, takes) };
+}
+
+/** Each permutation without the axes its target lacks; the ones that then repeat another, dropped. */
+function withoutLackedAxes(perms: readonly Axes[], axes: readonly AxisDef[], takes: (target: string) => readonly string[] | undefined): Axes[] {
+  const lacked = new Map<string, string[]>();
+  const lackedBy = (t: string): string[] => {
+    let l = lacked.get(t);
+    if (!l) {
+      const own = takes(t);
+      l = own ? axes.map((a) => a.name).filter((n) => n !== 'target' && !CORE_AXES.includes(n) && !own.includes(n)) : [];
+      lacked.set(t, l);
+    }
+    return l;
+  };
+  const seen = new Set<string>();
+  const out: Axes[] = [];
+  for (const p of perms) {
+    const drop = lackedBy(String(p.target));
+    const kept = drop.length ? Object.fromEntries(Object.entries(p).filter(([k]) => !drop.includes(k))) : p;
+    const key = axesKey(kept);
+    if (seen.has(key)) continue;
+    seen.add(key);
+    out.push(kept);
+  }
+  return out;
 }
 
 /**
@@ -104,7 +141,7 @@ export function buildPlan(pb: Playbook, target: string | string[], opts: PlanOpt
     if (!t) throw new InternalError(`buildPlan: no options for target "${name}"`);
     return t;
   };
-  const { axes, permutations: expanded } = expandPlaybook(pb, target);
+  const { axes, permutations: expanded } = expandPlaybook(pb, target, (name) => opts.targets?.[name]?.axes);
   const profiles = resolveProfiles(pb);
   let perms = expanded;
   if (pb.order?.randomize) perms = shuffle(perms, pb.order.seed ?? 1);
@@ -176,6 +213,7 @@ export function buildPlan(pb: Playbook, target: string | string[], opts: PlanOpt
     permutations,
     replication,
     totalEstimateSec: total,
+    ...(pb.settings?.stopAfterSameFailure !== undefined ? { stopAfterSameFailure: pb.settings.stopAfterSameFailure } : {}),
     estimateBasis: { prefillMBps: fillMBps, prefillMBpsFrom: pb.settings?.prefillMBps !== undefined ? 'settings.prefillMBps' : 'assumed' },
   };
 }

@@ -224,8 +224,11 @@ export function linuxMeasuredTarget(found: FoundGuestDisk, filesystem: 'raw' | E
 // ---------------------------------------------------------------- a filesystem on the disk (guest.filesystem)
 
 /** What a Linux guest's disk is measured as: raw, or a test file on a filesystem we make on it. */
-export const LINUX_GUEST_FILESYSTEMS = ['raw', 'ext4', 'xfs'] as const;
+/** the filesystems a Linux guest's disk is made into (guest.filesystem other than raw) */
+export const LINUX_FILESYSTEMS_MADE = ['ext4', 'xfs'] as const;
+export const LINUX_GUEST_FILESYSTEMS = ['raw', ...LINUX_FILESYSTEMS_MADE] as const;
 export type LinuxGuestFilesystem = (typeof LINUX_GUEST_FILESYSTEMS)[number];
+export const isLinuxGuestFilesystem = (f: unknown): f is LinuxGuestFilesystem => (LINUX_GUEST_FILESYSTEMS as readonly unknown[]).includes(f);
 
 /** The test file on the filesystem we made: the profile's fileSize of it is written and measured. */
 export const FS_TEST_FILE = 'storsweep-test.dat';
@@ -345,6 +348,8 @@ export async function removeGuestFilesystem(runner: CommandRunner, r: GuestFiles
 
 // ---------------------------------------------------------------- the guest-disk step, shared by the providers that attach a disk
 
+const isMadeFilesystem = (f: string): f is (typeof LINUX_FILESYSTEMS_MADE)[number] => (LINUX_FILESYSTEMS_MADE as readonly string[]).includes(f);
+
 /** The guest-disk step's operations (plan steps of vsphere and esxi-shell): raw, or a filesystem made on the disk. */
 export const GUEST_DISK_OPERATION = 'guest: find disk by WWN';
 export const GUEST_FS_OPERATION = 'guest: find disk by WWN, partition, mkfs, mount';
@@ -375,7 +380,7 @@ export async function applyGuestDiskStep(
       return null;
     }
     const filesystem = step.filesystem;
-    if (filesystem !== 'ext4' && filesystem !== 'xfs') throw new InvalidArgument(`guest-disk step: filesystem ${filesystem} is not one the guest makes (${LINUX_GUEST_FILESYSTEMS.join(', ')})`, { name: 'guest.filesystem', value: filesystem });
+    if (!isMadeFilesystem(filesystem)) throw new InvalidArgument(`guest-disk step: filesystem ${filesystem} is not one the guest makes (${LINUX_GUEST_FILESYSTEMS.join(', ')})`, { name: 'guest.filesystem', value: filesystem });
     if (!step.name) throw new InvalidArgument('guest-disk step: a filesystem step names no object to create', { name: 'creates', value: '' });
     if (typeof step.mountpoint !== 'string' || !step.mountpoint.startsWith('/') || !step.mountpoint.endsWith(`/${step.name}`)) {
       throw new InvalidArgument(`guest-disk step: mount point ${JSON.stringify(step.mountpoint)} is not a directory of the owned name ${step.name}`, { name: 'mountpoint', value: String(step.mountpoint) });

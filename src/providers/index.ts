@@ -3,9 +3,12 @@
 // the inventory schema, validate, the planner, the estimate, retries, --confirm-destroy, composition
 // — so adding one is a new folder, its name, one line here and an example inventory
 // (docs/architecture.md, "Adding a provider").
+import { environmentSchema } from '../input/environment.ts';
 import { z } from 'zod';
+import type { AxisSpec } from '../contract/axis.ts';
 import type { PlannedStep, ProviderModule, ProviderName } from '../contract/provider.ts';
 import { UsageError } from '../errors.ts';
+import { argumentProblems } from './operations.ts';
 import { esxiShell } from './esxi-shell/index.ts';
 import { hypervProvider } from './hyperv/index.ts';
 import { local } from './local/index.ts';
@@ -29,7 +32,8 @@ export type TargetOf<N extends ProviderName> = Extract<Target, { provider: N }>;
 /** The inventory's `targets.<name>` schema: one strict object per provider, told apart by `provider`. */
 export const targetSchema = z.discriminatedUnion(
   'provider',
-  Object.values(PROVIDERS).map((m) => m.targetSchema) as unknown as [Modules[ProviderName]['targetSchema'], ...Array<Modules[ProviderName]['targetSchema']>],
+  // every target may state facts no host reports (config/environment.ts), whatever its provider
+  Object.values(PROVIDERS).map((m) => m.targetSchema.extend({ environment: environmentSchema.optional() })) as unknown as [Modules[ProviderName]['targetSchema'], ...Array<Modules[ProviderName]['targetSchema']>],
 );
 
 export const PROVIDER_NAMES = Object.keys(PROVIDERS) as ProviderName[];
@@ -44,6 +48,18 @@ export function providerModule(name: ProviderName): ProviderModule {
 /** The module of a target's provider, with the target's own type. */
 export function moduleOf<T extends Target>(target: T): ProviderModule<T['provider'], T> {
   return providerModule(target.provider) as unknown as ProviderModule<T['provider'], T>;
+}
+
+/** Every axis some provider declares, the first declaration of each name (registry order). */
+export function providerAxes(): AxisSpec[] {
+  const out = new Map<string, AxisSpec>();
+  for (const m of Object.values(PROVIDERS) as ProviderModule[]) for (const a of m.axes) if (!out.has(a.name)) out.set(a.name, a);
+  return [...out.values()];
+}
+
+/** The providers' own inventory sections of named endpoints (ProviderModule.endpointSection), by key. */
+export function endpointSections(): Array<NonNullable<ProviderModule['endpointSection']>> {
+  return (Object.values(PROVIDERS) as ProviderModule[]).flatMap((m) => (m.endpointSection ? [m.endpointSection] : []));
 }
 
 /** Every value some provider takes on an axis, in registry order (the playbook schema's enums). */
@@ -69,16 +85,5 @@ export function stepArgumentsProblem(step: Pick<PlannedStep, 'provider' | 'opera
   if (!schema) return `${step.provider} has no operation ${JSON.stringify(step.operation)} (it has ${Object.keys(m.operations).map((k) => JSON.stringify(k)).join(', ')})`;
   const r = schema.safeParse(step.arguments);
   if (r.success) return null;
-  return closestIssues(r.error.issues).map((i) => `arguments${i.path.map((k) => (typeof k === 'number' ? `[${k}]` : `.${String(k)}`)).join('')}: ${i.message}`).join('; ');
-}
-
-type Issue = z.core.$ZodIssue;
-
-/** An operation with several argument shapes fails as one union issue: what is wrong with the shape it comes closest to. */
-function closestIssues(issues: readonly Issue[]): Issue[] {
-  return issues.flatMap((i) => {
-    if (i.code !== 'invalid_union' || !i.errors.length) return [i];
-    const closest = i.errors.reduce((a, b) => (b.length < a.length ? b : a));
-    return closestIssues(closest.map((e) => ({ ...e, path: [...i.path, ...e.path] })));
-  });
+  return argumentProblems(r.error.issues);
 }

@@ -13,7 +13,9 @@
 // src/lab/harness/esxi/vmkfstools BLOCKS.
 import { InvalidArgument } from '../errors.ts';
 
-export type VmfsKind = 'vmfs3' | 'vmfs5' | 'vmfs6';
+/** the VMFS versions a datastore is created as */
+export const VMFS_KINDS = ['vmfs3', 'vmfs5', 'vmfs6'] as const;
+export type VmfsKind = (typeof VMFS_KINDS)[number];
 
 /** File block sizes in KiB each VMFS version is created with (HostVmfsSpec). */
 export const VMFS_BLOCK_SIZES_KB: Readonly<Record<VmfsKind, readonly number[]>> = {
@@ -24,7 +26,7 @@ export const VMFS_BLOCK_SIZES_KB: Readonly<Record<VmfsKind, readonly number[]>> 
 
 export const VMFS_BLOCK_SIZE_RULE = 'VMFS3: 1, 2, 4 or 8 MiB; VMFS5: 1 MiB; VMFS6: 1 MiB, or 64 KiB as datastore.blockSizeKb (which VMFS5/6 also take as 1024)';
 
-export const isVmfsKind = (k: unknown): k is VmfsKind => k === 'vmfs3' || k === 'vmfs5' || k === 'vmfs6';
+export const isVmfsKind = (k: unknown): k is VmfsKind => (VMFS_KINDS as readonly unknown[]).includes(k);
 
 /** The `datastore.blockSizeMb` values a VMFS version takes (whole MiB of its block sizes). */
 export function vmfsBlockSizesMb(kind: VmfsKind): number[] {
@@ -35,6 +37,12 @@ export function vmfsBlockSizesMb(kind: VmfsKind): number[] {
 export function vmfsBlockSizesKb(kind: VmfsKind): readonly number[] {
   return kind === 'vmfs3' ? [] : VMFS_BLOCK_SIZES_KB[kind];
 }
+
+const union = (f: (kind: VmfsKind) => readonly number[]): number[] => [...new Set(VMFS_KINDS.flatMap(f))].sort((a, b) => a - b);
+/** every `datastore.blockSizeMb` value some VMFS version takes (the axis's values: 1, 2, 4, 8) */
+export const ALL_BLOCK_SIZES_MB: readonly number[] = union(vmfsBlockSizesMb);
+/** every `datastore.blockSizeKb` value some VMFS version takes (64, 1024) */
+export const ALL_BLOCK_SIZES_KB: readonly number[] = union(vmfsBlockSizesKb);
 
 /**
  * Refuses a block size `kind` is not created with; returns it. `axis` says which of the two the

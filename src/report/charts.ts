@@ -53,6 +53,11 @@ export function compactNumber(v: number, digits = 4, signed = false, tick = fals
   return signed && v > 0 ? `+${s}` : s;
 }
 
+/** Most characters of a label shown whole; a longer one is cut (its full text stays in the tooltip). */
+const LABEL_CHARS = 80;
+/** Width of a label of `chars` characters at the charts' 13 px font (a generous average glyph). */
+const textW = (chars: number): number => Math.ceil(chars * 7.2) + 16;
+
 function truncate(s: string, max: number): string {
   return s.length <= max ? s : `${s.slice(0, max - 1)}…`;
 }
@@ -74,7 +79,11 @@ export function barChart(o: BarChartOptions): string {
   const step = niceStep(hi - lo);
   lo = Math.floor(lo / step) * step;
   hi = Math.ceil(hi / step) * step;
-  const x0 = LABEL_W;
+  // the label column as wide as the longest label (never cut at a fixed 30 characters): the chart
+  // grows by the difference, so the plot keeps its width
+  const labelW = Math.max(LABEL_W, textW(Math.min(LABEL_CHARS, Math.max(0, ...bars.map((b) => [...b.label].length)))));
+  const width = W + labelW - LABEL_W;
+  const x0 = labelW;
   const plotW = W - LABEL_W - VALUE_W;
   const x = (v: number): number => x0 + ((v - lo) / (hi - lo)) * plotW;
   const fmt = (v: number): string => (signed ? formatPct(v) : compactNumber(v, digits));
@@ -82,7 +91,7 @@ export function barChart(o: BarChartOptions): string {
 
   const parts: string[] = [];
   parts.push(
-    `<svg class="chart bar-chart" xmlns="http://www.w3.org/2000/svg" viewBox="0 0 ${W} ${height}" role="img" aria-label="${escapeXml(o.title)}">`,
+    `<svg class="chart bar-chart" xmlns="http://www.w3.org/2000/svg" viewBox="0 0 ${width} ${height}" role="img" aria-label="${escapeXml(o.title)}">`,
     `<title>${escapeXml(o.title)}</title>`,
     `<text class="chart-title" x="0" y="16">${escapeXml(truncate(o.title, 90))}</text>`,
   );
@@ -93,7 +102,7 @@ export function barChart(o: BarChartOptions): string {
       `<text class="tick" x="${tx}" y="${height - BOTTOM + 14}" text-anchor="middle">${escapeXml(tickText(Math.abs(t) < step / 1e6 ? 0 : t))}</text>`,
     );
   }
-  parts.push(`<text class="unit" x="${W - VALUE_W}" y="${height - 2}" text-anchor="end">${escapeXml(o.unit)}</text>`);
+  parts.push(`<text class="unit" x="${width - VALUE_W}" y="${height - 2}" text-anchor="end">${escapeXml(o.unit)}</text>`);
   bars.forEach((b, i) => {
     const y = TOP + i * ROW_H;
     const bx = Math.min(x(0), x(b.value));
@@ -103,7 +112,7 @@ export function barChart(o: BarChartOptions): string {
     parts.push(
       `<g class="row">`,
       `<title>${escapeXml(tip.trim())}</title>`,
-      `<text class="label" x="${LABEL_W - 8}" y="${y + ROW_H / 2 + 4}" text-anchor="end">${escapeXml(truncate(b.label, 30))}</text>`,
+      `<text class="label" x="${labelW - 8}" y="${y + ROW_H / 2 + 4}" text-anchor="end">${escapeXml(truncate(b.label, LABEL_CHARS))}</text>`,
       `<rect class="bar tone-${tone}" x="${r1(bx)}" y="${y + 4}" width="${r1(bw)}" height="${ROW_H - 8}"/>`,
     );
     if (b.low != null && b.high != null && Number.isFinite(b.low) && Number.isFinite(b.high)) {
@@ -114,7 +123,7 @@ export function barChart(o: BarChartOptions): string {
       );
     }
     parts.push(
-      `<text class="value" x="${W - VALUE_W + 6}" y="${y + ROW_H / 2 + 4}">${escapeXml(fmt(b.value))}${b.note ? ` ${escapeXml(b.note)}` : ''}</text>`,
+      `<text class="value" x="${width - VALUE_W + 6}" y="${y + ROW_H / 2 + 4}">${escapeXml(fmt(b.value))}${b.note ? ` ${escapeXml(b.note)}` : ''}</text>`,
       `</g>`,
     );
   });
@@ -140,9 +149,12 @@ export interface HeatmapOptions {
 /** Two varying axes → one grid, colour by value, the number printed in each cell. */
 export function heatmap(o: HeatmapOptions): string {
   const digits = o.digits ?? 4;
-  const labelW = 150;
+  const labelW = Math.max(150, textW(Math.min(40, Math.max(0, ...o.yValues.map((v) => [...v].length)))));
   const top = 52;
-  const cellW = Math.max(50, Math.min(160, (W - labelW - 8) / Math.max(1, o.xValues.length)));
+  // a cell as wide as its column's value (up to 24 characters), at least 50: a wide grid is drawn
+  // at its own size and scrolls (html.ts), never shrunk until its text cannot be read
+  const tickChars = Math.min(24, Math.max(0, ...o.xValues.map((v) => [...v].length)));
+  const cellW = Math.max(50, textW(tickChars) - 8, Math.min(160, (W - labelW - 8) / Math.max(1, o.xValues.length)));
   const cellH = 34;
   // Same viewBox width as the bar charts, so text renders at the same size side by side.
   const width = Math.max(W, labelW + cellW * o.xValues.length + 8);
@@ -151,18 +163,18 @@ export function heatmap(o: HeatmapOptions): string {
   const min = vals.length ? Math.min(...vals) : 0;
   const max = vals.length ? Math.max(...vals) : 1;
   const parts: string[] = [
-    `<svg class="chart heatmap" xmlns="http://www.w3.org/2000/svg" viewBox="0 0 ${r1(width)} ${height}" role="img" aria-label="${escapeXml(o.title)}">`,
+    `<svg class="chart heatmap" xmlns="http://www.w3.org/2000/svg" viewBox="0 0 ${r1(width)} ${height}"${width > W ? ` style="min-width:${Math.ceil(width * 0.75)}px"` : ''} role="img" aria-label="${escapeXml(o.title)}">`,
     `<title>${escapeXml(o.title)}</title>`,
     `<text class="chart-title" x="0" y="16">${escapeXml(truncate(o.title, 90))}</text>`,
     `<text class="axis-name" x="${labelW}" y="34">${escapeXml(truncate(o.xName, 60))} →</text>`,
     `<text class="axis-name" x="0" y="${height - 6}">↓ ${escapeXml(truncate(o.yName, 60))}</text>`,
   ];
   o.xValues.forEach((xv, i) => {
-    parts.push(`<text class="tick" x="${r1(labelW + cellW * i + cellW / 2)}" y="${top - 4}" text-anchor="middle">${escapeXml(truncate(xv, 14))}</text>`);
+    parts.push(`<text class="tick" x="${r1(labelW + cellW * i + cellW / 2)}" y="${top - 4}" text-anchor="middle">${escapeXml(truncate(xv, 24))}</text>`);
   });
   o.yValues.forEach((yv, j) => {
     const y = top + j * cellH;
-    parts.push(`<text class="label" x="${labelW - 8}" y="${y + cellH / 2 + 4}" text-anchor="end">${escapeXml(truncate(yv, 20))}</text>`);
+    parts.push(`<text class="label" x="${labelW - 8}" y="${y + cellH / 2 + 4}" text-anchor="end">${escapeXml(truncate(yv, 40))}</text>`);
     o.xValues.forEach((xv, i) => {
       const v = o.cells[j]?.[i] ?? null;
       const cx = labelW + cellW * i;

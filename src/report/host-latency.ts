@@ -143,6 +143,19 @@ export function hostLatencyLegend(rows: readonly HostLatencyRow[]): string[] {
   const windows = [...(rows.some((r) => r.scoredWindow) ? [WINDOWS_SCORED] : []), ...(rows.some((r) => !r.scoredWindow) ? [WINDOWS] : [])];
   const out = [GUEST_SPAN, ...spans.map((s) => `host: ${s}`), ...windows, GAP_MEANING];
   if (rows.some((r) => r.esxtop)) out.push('esxtop (ms per command): DAVG device/driver round trip; KAVG time in the VMkernel (QAVG, the time queued there, included); GAVG = DAVG + KAVG');
-  const notes = [...new Set(rows.flatMap((r) => r.notes.map((n) => `${r.permutationId} ${r.testId}: ${n}`)))];
+  // each note once, with the rows it is about (most notes hold for every row: a 20 s sample is
+  // longer than every 5 s pass), never repeated per row
+  const where = new Map<string, string[]>();
+  for (const r of rows) {
+    for (const n of r.notes) {
+      const list = where.get(n) ?? [];
+      list.push(`${r.permutationId} ${r.testId}`);
+      where.set(n, list);
+    }
+  }
+  const notes = [...where].map(([n, at]) => {
+    if (at.length === rows.length) return rows.length === 1 ? n : `${n} (every row)`;
+    return `${n} (${at.length === 1 ? at[0] : `${at.length} rows: ${at.slice(0, 3).join(', ')}${at.length > 3 ? ', …' : ''}`})`;
+  });
   return [...out, ...notes.slice(0, 20), ...(notes.length > 20 ? [`… ${notes.length - 20} more notes`] : [])];
 }

@@ -3,6 +3,7 @@
 import { barChart, escapeXml as esc, heatmap, type Tone } from './charts.ts';
 import {
   axisFindings,
+  axisScope,
   buildOverview,
   comparedMetrics,
   describeTest,
@@ -174,7 +175,8 @@ function renderTest(report: Report, s: TestSection, byId: ReadonlyMap<string, Pe
         return m === undefined || m === null ? null : m * def.scale;
       }),
     );
-    charts.push(heatmap({ title: `${s.test.id}: ${def.label} by ${xa} × ${ya}`, unit: def.unit, xName: xa, yName: ya, xValues: xs.map(String), yValues: ys.map(String), cells, digits: SIGNIFICANT_DIGITS, higherIsBetter: def.higherIsBetter }));
+    // a wide grid scrolls in its own box (charts.ts sets its least readable width)
+    charts.push(`<div class="scroll">${heatmap({ title: `${s.test.id}: ${def.label} by ${xa} × ${ya}`, unit: def.unit, xName: xa, yName: ya, xValues: xs.map(String), yValues: ys.map(String), cells, digits: SIGNIFICANT_DIGITS, higherIsBetter: def.higherIsBetter })}</div>`);
   }
   out.push(`<div class="charts">${charts.join('')}</div>`);
 
@@ -267,8 +269,8 @@ export function renderHtml(report: Report): string {
   const varied = report.axes.filter((a) => a.varies);
   const fixed = report.axes.filter((a) => !a.varies);
   const axesLine = [
-    `Axes varied: ${varied.length > 0 ? varied.map((a) => `${a.name} (${a.values.map(String).join(', ')})`).join('; ') : 'none'}`,
-    ...(fixed.length > 0 ? [`Fixed: ${fixed.map((a) => `${a.name} = ${String(a.values[0])}`).join('; ')}`] : []),
+    `Axes varied: ${varied.length > 0 ? varied.map((a) => `${a.name} (${a.values.map(String).join(', ')})${axisScope(report, a.name)}`).join('; ') : 'none'}`,
+    ...(fixed.length > 0 ? [`Fixed: ${fixed.map((a) => `${a.name} = ${String(a.values[0])}${axisScope(report, a.name)}`).join('; ')}`] : []),
   ].join('. ');
   const facts: string[] = [];
   if (info.playbook) facts.push(`Playbook: ${info.playbook}`);

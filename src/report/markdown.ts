@@ -9,6 +9,7 @@ import { formatDelta, formatMeanCi, metricHeader } from './numbers.ts';
 import type { Verdict } from './stats.ts';
 import {
   axisFindings,
+  axisScope,
   buildOverview,
   comparedMetrics,
   describeTest,
@@ -133,9 +134,9 @@ export function renderMarkdown(report: Report): string {
   const out: string[] = [MARKDOWN_MARKER, `# storsweep report — ${mdCell(info.runId)}`, ''];
   const varied = report.axes.filter((a) => a.varies);
   const fixed = report.axes.filter((a) => !a.varies);
-  if (varied.length > 0) out.push(`- Axes varied: ${varied.map((a) => `${mdCell(a.name)} (${a.values.map((v) => mdCell(String(v))).join(', ')})`).join('; ')}`);
+  if (varied.length > 0) out.push(`- Axes varied: ${varied.map((a) => `${mdCell(a.name)} (${a.values.map((v) => mdCell(String(v))).join(', ')})${mdCell(axisScope(report, a.name))}`).join('; ')}`);
   else out.push('- Axes varied: none');
-  if (fixed.length > 0) out.push(`- Fixed: ${fixed.map((a) => `${mdCell(a.name)} = ${mdCell(String(a.values[0]))}`).join('; ')}`);
+  if (fixed.length > 0) out.push(`- Fixed: ${fixed.map((a) => `${mdCell(a.name)} = ${mdCell(String(a.values[0]))}${mdCell(axisScope(report, a.name))}`).join('; ')}`);
   const overview = renderOverview(report);
   if (overview.length > 0) out.push('', '## Overview', '', ...overview);
   if (summary.warnings.length > 0) {

@@ -9,6 +9,7 @@ import { fillBytesPerSecond, fillKey, firstWriteRecord, FIRST_WRITE_TEST, isFirs
 import type { AxisValue, Axes } from '../contract/axis.ts';
 import { METRIC_ORDER, METRICS, type MetricCell, type MetricKey } from './metrics.ts';
 import type { RunInfo } from './run-info.ts';
+import { pairAlong } from './pairing.ts';
 import {
   adjustPValues,
   compareSamples,
@@ -58,6 +59,8 @@ export interface PermutationInfo {
   label: string;
   /** the permutations merged into this one when the report pools axes (`ReportOptions.pool`) */
   pooledFrom?: string[];
+  /** its records came from `storsweep import` (published numbers, not measured by this toolkit) */
+  imported?: boolean;
 }
 
 export interface TestRow {
@@ -97,6 +100,8 @@ export interface UnpairedPermutations {
   value: AxisValue;
   baselineValue: AxisValue;
   permutationIds: string[];
+  /** why they have no partner (report/pairing.ts) */
+  why?: string;
 }
 
 export interface TestSection {
@@ -206,15 +211,6 @@ export function sourceOf(r: Pick<ResultRecord, 'axes' | 'runId'>): string {
 export function permutationLabel(axes: Axes, varying: readonly string[], fallback: string): string {
   const parts = varying.filter((a) => a in axes).map((a) => `${a}=${String(axes[a])}`);
   return parts.length > 0 ? parts.join(', ') : fallback;
-}
-
-/**
- * What a permutation is besides `axis`: its values of the axes it must match on (`matchingAxes`:
- * varying ones; null where it has none). Axes that do not vary are left out, so an import that
- * does not state the run's constant axes (its workload profile, its target) still lines up.
- */
-function keyWithout(axes: Axes, axis: string, matchBy: readonly string[]): string {
-  return JSON.stringify(matchBy.filter((k) => k !== axis).map((k) => (k in axes ? String(axes[k]) : null)));
 }
 
 /** Whether every permutation with the same value of `x` has the same value of `y` (a missing value counts as one). */
@@ -604,6 +600,8 @@ interface PermutationGroup {
   /** the records' permutation ids (several when pooled) and sources */
   ids: Set<string>;
   sources: Set<string>;
+  /** every record came from `storsweep import` (runId `import:…`): published numbers */
+  imported: boolean;
 }
 
 /**
@@ -634,9 +632,10 @@ function groupPermutations(spans: readonly Span[], pool: ReadonlySet<string>) {
     let i = index.get(key);
     if (i === undefined) {
       index.set(key, (i = groups.length));
-      groups.push({ axes, source, ids: new Set(), sources: new Set() });
+      groups.push({ axes, source, ids: new Set(), sources: new Set(), imported: true });
     }
     const g = groups[i]!;
+    if (!r.runId.startsWith('import:')) g.imported = false;
     g.ids.add(r.permutationId);
     g.sources.add(source);
     spanGroup[n] = i;
@@ -779,6 +778,7 @@ export function buildReport(records: Iterable<ResultRecord> | ReportRecords, inf
     const permutationId = ids[i]!;
     const p: PermutationInfo = { permutationId, source: [...g.sources].join('+'), axes: g.axes, label: permutationLabel(g.axes, varying, permutationId) };
     if (g.ids.size > 1 || g.sources.size > 1) p.pooledFrom = [...g.ids];
+    if (g.imported) p.imported = true;
     return p;
   });
   // the first write (one sample per pre-fill) is a test of its own, listed last
@@ -818,31 +818,15 @@ export function buildReport(records: Iterable<ResultRecord> | ReportRecords, inf
   // Each compared axis: the permutation that has the baseline value there and the same values of
   // the other varying axes. Permutations (not tests) are matched, once. A permutation with no such
   // partner, or with two (ambiguous), is listed as unpaired and compared with nothing.
+  // Along `target`, a target may lack axes another takes (report/pairing.ts).
   const unpaired: UnpairedPermutations[] = [];
   const matchedBy = new Map<string, string[]>();
   const baseOf = compared.map(({ axis, baselineValue }) => {
     const matchBy = matchingAxes(permList, axis, varying);
     matchedBy.set(axis, matchBy);
-    const baseByKey = new Map<string, number>();
-    permList.forEach((p, i) => {
-      if (!sameValue(p.axes[axis], baselineValue)) return;
-      const k = keyWithout(p.axes, axis, matchBy);
-      baseByKey.set(k, baseByKey.has(k) ? -2 : i);
-    });
-    const out = new Int32Array(permList.length).fill(-1);
-    const missing = new Map<string, UnpairedPermutations>();
-    permList.forEach((p, i) => {
-      const value = p.axes[axis];
-      if (value === undefined || sameValue(value, baselineValue)) return;
-      const b = baseByKey.get(keyWithout(p.axes, axis, matchBy)) ?? -1;
-      out[i] = b < 0 ? -1 : b;
-      if (b >= 0) return;
-      let u = missing.get(String(value));
-      if (!u) missing.set(String(value), (u = { axis, value, baselineValue, permutationIds: [] }));
-      u.permutationIds.push(p.permutationId);
-    });
-    unpaired.push(...missing.values());
-    return out;
+    const pairing = pairAlong(permList, axis, baselineValue, matchBy);
+    unpaired.push(...pairing.unpaired);
+    return pairing.baseOf;
   });
 
   const verdicts: Record<Verdict, number> = { faster: 0, slower: 0, 'within-noise': 0, 'insufficient-data': 0 };
@@ -867,6 +851,11 @@ export function buildReport(records: Iterable<ResultRecord> | ReportRecords, inf
 
   if (info.insecureEndpoints && info.insecureEndpoints.length > 0) {
     warnings.push(`Insecure connections (TLS certificate / SSH host key not verified): ${info.insecureEndpoints.join(', ')}`);
+  }
+  for (const u of info.unfinished ?? []) {
+    warnings.push(
+      `Run ${u.runId} was interrupted (or is still running): ${u.left} of ${u.total} permutation${u.total === 1 ? '' : 's'} not measured to the end; this report covers what was measured (\`storsweep run --resume <runDir>\` measures the rest).`,
+    );
   }
   for (const f of info.failures ?? []) warnings.push(`Permutation ${f.permutationId} failed: ${f.reason}`);
   if (options.baseline === undefined && compared.length === 0 && permList.length > 1) {

@@ -21,6 +21,8 @@ export interface RunInfo {
   /** endpoints contacted without TLS/host-key verification; every report warns about them */
   insecureEndpoints?: string[];
   failures?: Array<{ permutationId: string; axes: Record<string, unknown>; reason: string }>;
+  /** runs with permutations not (fully) measured: interrupted (Ctrl-C, a crash) or still running */
+  unfinished?: Array<{ runId: string; left: number; total: number }>;
   /**
    * what a repetition is a sample of: 'within-provisioning' (back to back on one provisioned
    * datastore and disk: run-to-run noise only; a run's default), 'between-provisionings' (each on

@@ -177,6 +177,8 @@ export function mergeSources(sources: readonly Source[]): { records: Records; in
   if (insecure.length > 0) info.insecureEndpoints = insecure;
   const failures = sources.flatMap((s) => s.info.failures ?? []);
   if (failures.length > 0) info.failures = failures;
+  const unfinished = sources.flatMap((s) => s.info.unfinished ?? []);
+  if (unfinished.length > 0) info.unfinished = unfinished;
   const units = new Set(sources.map((s) => s.info.replication ?? 'within-provisioning'));
   info.replication = units.size === 1 ? [...units][0]! : 'mixed';
   // each run's own unit, for the conditions each source is shown with (report/conditions.ts)

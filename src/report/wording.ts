@@ -31,7 +31,12 @@ export function referenceLabel(t: TestIdentity): string {
   if (isFirstWrite(t)) return FIRST_WRITE_LABEL;
   if (t.randomPercent !== undefined && t.randomPercent > 0 && t.randomPercent < 100) return iometerText(t);
   const kind = t.pattern === 'read' || t.pattern === 'write' || t.pattern === 'rw' ? 'SEQ' : 'RND';
-  return `${kind}${blockSizeLabel(t.blockSizeBytes).toUpperCase()} Q${t.queueDepth}T${t.threads} ${direction(t)}`;
+  return `${kind}${blockSizeLabel(t.blockSizeBytes).toUpperCase()} Q${t.queueDepth}T${t.threads} ${direction(t)}${halfWords(t)}`;
+}
+
+/** ` — its reads` for the read half of a mixed job (results/mix-halves.ts), beside the job's total. */
+function halfWords(t: TestIdentity): string {
+  return t.half ? ` — its ${t.half}s` : '';
 }
 
 /**
@@ -47,7 +52,8 @@ export function describeTest(t: TestIdentity): string {
   if (isFirstWrite(t)) return FIRST_WRITE_DESCRIPTION;
   const random = t.randomPercent !== undefined && t.randomPercent > 0 && t.randomPercent < 100 ? `${t.randomPercent}% random` : t.id.startsWith('rnd-') ? 'random' : 'sequential';
   const block = blockSizeLabel(t.blockSizeBytes);
-  return `${random} ${direction(t)}, ${block} blocks, queue depth ${t.queueDepth}, ${t.threads} thread${t.threads === 1 ? '' : 's'}; IOMeter spec "${iometerText(t)}"`;
+  const half = t.half ? `the ${t.half}s of a ` : '';
+  return `${half}${random} ${direction(t)}, ${block} blocks, queue depth ${t.queueDepth}, ${t.threads} thread${t.threads === 1 ? '' : 's'}; IOMeter spec "${iometerText(t)}"${t.half ? ', measured in that job' : ''}`;
 }
 
 /** `8 tests`, or `8 tests + the first write (pre-fill)` when the records name a fill (first-write.ts). */
@@ -274,6 +280,34 @@ function repetitionWords(report: Report): string {
 
 // ───────────────────────── one answer per axis value ─────────────────────────
 
+type FindingRow = { s: TestSection; r: ComparisonRow };
+
+/**
+ * Published numbers compared one sample against one (an imported paper's 2 MB vs 1 MB): no test
+ * can judge them, but they are the paper's own answer, so they are said as what they are, per
+ * context (`where`), largest |Δ| first: `; published (source=paper.txt): SEQ1M Q1T1 read MB/s
+ * -2.0%, …, one sample each side, no test possible`. `text` is empty when there are none.
+ */
+function publishedDifferences(rows: readonly FindingRow[], perms: ReadonlyMap<string, PermutationInfo>, where: (r: ComparisonRow) => string): { text: string; count: number } {
+  const single = rows.filter(
+    ({ r }) => r.comparison.delta !== null && r.comparison.baseline.n === 1 && r.comparison.candidate.n === 1 && perms.get(r.permutationId)?.imported === true && perms.get(r.baselinePermutationId)?.imported === true,
+  );
+  const byWhere = new Map<string, FindingRow[]>();
+  for (const x of single) {
+    const k = where(x.r);
+    let list = byWhere.get(k);
+    if (!list) byWhere.set(k, (list = []));
+    list.push(x);
+  }
+  const parts = [...byWhere].map(([at, list]) => {
+    list.sort((a, b) => Math.abs(b.r.comparison.delta!.pct) - Math.abs(a.r.comparison.delta!.pct));
+    const items = list.slice(0, LISTED_FINDINGS).map(({ s, r }) => `${referenceLabel(s.test)} ${METRICS[s.primaryMetric].label} ${formatPct(r.comparison.delta!.pct)}`);
+    const more = list.length > LISTED_FINDINGS ? `, and ${list.length - LISTED_FINDINGS} more` : '';
+    return `published${at}: ${items.join(', ')}${more}, one sample each side, no test possible`;
+  });
+  return { text: parts.map((p) => `; ${p}`).join(''), count: single.length };
+}
+
 export interface Finding {
   axis: string;
   value: AxisValue;
@@ -293,10 +327,43 @@ const LISTED_FINDINGS = 4;
  * that the data cannot tell (fewer than 2 repetitions on a side).
  */
 export function axisFindings(report: Report): Finding[] {
+  return findingsOf(report);
+}
+
+/**
+ * Along `target` (or any axis), the axes one side's permutations have and the other's lack: a bare
+ * disk over SSH has no datastore or disk format. ` (lab-guest has no datastore.kind, disk.format)`.
+ */
+export function lackingNote(names: ReadonlyMap<string, ReadonlySet<string>>, value: AxisValue, baselineValue: AxisValue): string {
+  const mine = names.get(String(value)) ?? new Set<string>();
+  const theirs = names.get(String(baselineValue)) ?? new Set<string>();
+  const parts: string[] = [];
+  const baseLacks = [...mine].filter((k) => !theirs.has(k));
+  const valueLacks = [...theirs].filter((k) => !mine.has(k));
+  if (baseLacks.length) parts.push(`${String(baselineValue)} has no ${baseLacks.join(', ')}`);
+  if (valueLacks.length) parts.push(`${String(value)} has no ${valueLacks.join(', ')}`);
+  return parts.length ? ` (${parts.join('; ')})` : '';
+}
+
+/** Per value of `axis`: the axis names its permutations have (one pass over the permutations). */
+export function axisNamesByValue(report: Pick<Report, 'permutations'>, axis: string): Map<string, Set<string>> {
+  const out = new Map<string, Set<string>>();
+  for (const p of report.permutations) {
+    const v = p.axes[axis];
+    if (v === undefined) continue;
+    let s = out.get(String(v));
+    if (!s) out.set(String(v), (s = new Set()));
+    for (const k in p.axes) s.add(k);
+  }
+  return out;
+}
+
+function findingsOf(report: Report): Finding[] {
   const axisNames = report.axes.map((a) => a.name);
   const short = shortAxisNames(axisNames);
   const varying = report.axes.filter((a) => a.varies).map((a) => a.name);
-  const compared: Array<{ axis: string; baselineValue: AxisValue }> = [];
+  // every compared axis, also one whose permutations all lack a partner: its line says why
+  const compared: Array<{ axis: string; baselineValue: AxisValue }> = report.baselines.map((b) => ({ axis: b.axis, baselineValue: b.value }));
   for (const s of report.tests) {
     for (const c of s.comparisons) if (!compared.some((x) => x.axis === c.axis)) compared.push({ axis: c.axis, baselineValue: c.baselineValue });
   }
@@ -306,6 +373,7 @@ export function axisFindings(report: Report): Finding[] {
     const info = report.axes.find((a) => a.name === axis);
     const values = (info?.values ?? []).filter((v) => String(v) !== String(baselineValue));
     const others = varying.filter((a) => a !== axis);
+    const namesByValue = axisNamesByValue(report, axis);
     // The primary metric's rows of this axis by value, in one pass (in report order): an axis with
     // 625 values no longer walks every row 625 times.
     const rowsByValue = new Map<string, Array<{ s: TestSection; r: ComparisonRow }>>();
@@ -324,7 +392,7 @@ export function axisFindings(report: Report): Finding[] {
     for (const value of values) {
       const rows = rowsByValue.get(String(value)) ?? [];
       const name = short.get(axis) ?? axis;
-      const head = `${name} ${String(value)} vs ${String(baselineValue)}`;
+      const head = `${name} ${String(value)} vs ${String(baselineValue)}${lackingNote(namesByValue, value, baselineValue)}`;
       const where = (r: ComparisonRow): string => {
         const perm = permById.get(r.permutationId);
         const ctx = perm ? others.filter((a) => a in perm.axes).map((a) => `${short.get(a) ?? a}=${String(perm.axes[a])}`) : [];
@@ -332,17 +400,23 @@ export function axisFindings(report: Report): Finding[] {
       };
       const sig = rows.filter(({ r }) => r.comparison.verdict === 'faster' || r.comparison.verdict === 'slower');
       const within = rows.filter(({ r }) => r.comparison.verdict === 'within-noise').length;
-      const few = rows.length - sig.length - within;
+      const published = publishedDifferences(rows, permById, where);
+      // the published single samples are said on their own, after
+      const few = rows.length - sig.length - within - published.count;
       let text: string;
       if (rows.length === 0) {
-        text = `${head}: nothing to compare (no permutation differs from a baseline one in this axis only)`;
+        const why = report.unpaired.find((u) => u.axis === axis && String(u.value) === String(value))?.why;
+        text = `${head}: nothing to compare (${why ?? 'no permutation differs from a baseline one in this axis only'})`;
       } else if (sig.length > 0) {
         sig.sort((a, b) => Math.abs(b.r.comparison.delta?.pct ?? 0) - Math.abs(a.r.comparison.delta?.pct ?? 0));
         const items = sig.slice(0, LISTED_FINDINGS).map(({ s, r }) => `${referenceLabel(s.test)}${where(r)} ${METRICS[s.primaryMetric].label} ${formatDelta(r.comparison)}`);
         const more = sig.length > LISTED_FINDINGS ? `, and ${sig.length - LISTED_FINDINGS} more` : '';
-        text = `${head}: ${items.join('; ')}${more} (${sig.length} of ${rows.length} beyond noise)`;
+        text = `${head}: ${items.join('; ')}${more} (${sig.length} of ${rows.length - published.count} beyond noise)${published.text}`;
       } else if (within > 0) {
-        text = `${head}: no test differs beyond noise (${within}/${rows.length}${few > 0 ? `; the other ${few} have fewer than 2 repetitions on a side` : ''})`;
+        text = `${head}: no test differs beyond noise (${within}/${rows.length - published.count}${few > 0 ? `; the other ${few} have fewer than 2 repetitions on a side` : ''})${published.text}`;
+      } else if (published.count === rows.length) {
+        // only published numbers, one each side: their differences are the paper's answer
+        text = `${head}${published.text.replace(/^; /, ': ')}`;
       } else {
         // n = 1 on a side (an import, a single repetition): the Δ is shown, but it cannot be judged.
         const largest = [...rows].sort((a, b) => Math.abs(b.r.comparison.delta?.pct ?? 0) - Math.abs(a.r.comparison.delta?.pct ?? 0))[0];
@@ -353,4 +427,18 @@ export function axisFindings(report: Report): Finding[] {
     }
   }
   return out;
+}
+
+/**
+ * Which permutations lack an axis, said beside it in the axes line: a bare disk beside a VM has no
+ * disk size, and is not shown with one (` (lab-guest: none)`); '' when every permutation has it.
+ */
+export function axisScope(report: Pick<Report, 'permutations'>, axis: string): string {
+  const lacking = report.permutations.filter((p) => !(axis in p.axes));
+  if (!lacking.length) return '';
+  for (const by of ['target', SOURCE_AXIS]) {
+    const vals = new Set(lacking.flatMap((p) => (p.axes[by] === undefined ? [] : [String(p.axes[by])])));
+    if (vals.size && report.permutations.every((p) => !vals.has(String(p.axes[by])) || !(axis in p.axes))) return ` (${[...vals].join(', ')}: none)`;
+  }
+  return ` (${lacking.length} permutation${lacking.length === 1 ? '' : 's'}: none)`;
 }

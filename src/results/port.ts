@@ -90,6 +90,8 @@ export interface RunMeta {
   playbook: string;
   playbookFile: string;
   inventoryFile: string;
+  /** every inventory file of a run given several (`-i a -i b`), in order; `inventoryFile` is the first */
+  inventoryFiles?: string[];
   /** the target's name; for a playbook that lists targets, their names joined (see `targets`) */
   target: string;
   /** every target of a playbook that lists them (absent for one target) */
@@ -209,6 +211,8 @@ export interface StoredRunInfo {
   environment?: Record<string, string>;
   insecureEndpoints?: string[];
   failures?: Array<{ permutationId: string; axes: Record<string, unknown>; reason: string }>;
+  /** permutations not (fully) measured: the run was interrupted (Ctrl-C, a crash) or is still running */
+  unfinished?: Array<{ runId: string; left: number; total: number }>;
   replication?: 'within-provisioning' | 'between-provisionings';
   /** repetitions in rounds, each round in an order drawn from this seed */
   rounds?: { seed: number };
@@ -236,8 +240,14 @@ export function runInfoOf(meta: RunMeta, baseline: RunPlan['baseline'], permutat
     ...(meta.environment ? { environment: meta.environment } : {}),
     insecureEndpoints: meta.insecureEndpoints,
     failures: permutations.filter((p) => p.status === 'failed').map((p) => ({ permutationId: p.permutationId, axes: p.axes, reason: p.reason ?? 'unknown' })),
+    ...unfinishedOf(meta.runId, permutations),
     ...replicationInfo(meta.replication),
   };
+}
+
+function unfinishedOf(runId: string, permutations: readonly PermutationRow[]): Pick<StoredRunInfo, 'unfinished'> {
+  const left = permutations.filter((p) => p.status === 'pending' || p.status === 'running').length;
+  return left ? { unfinished: [{ runId, left, total: permutations.length }] } : {};
 }
 
 /** A `permutations` row as both adapters read it (the same columns in SQLite and PostgreSQL). */

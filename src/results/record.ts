@@ -98,7 +98,7 @@ export function directionOf(pattern: Pattern, readPercent: number): string {
 export function canonicalTestId(t: Omit<TestIdentity, 'id'>): string {
   const partly = t.randomPercent !== undefined && t.randomPercent > 0 && t.randomPercent < 100;
   const kind = partly ? `rnd${t.randomPercent}` : isRandom(t.pattern) ? 'rnd' : 'seq';
-  return `${kind}-${blockSizeLabel(t.blockSizeBytes)}-q${t.queueDepth}t${t.threads}-${directionOf(t.pattern, t.readPercent)}`;
+  return `${kind}-${blockSizeLabel(t.blockSizeBytes)}-q${t.queueDepth}t${t.threads}-${directionOf(t.pattern, t.readPercent)}${t.half ? `-${t.half}` : ''}`;
 }
 
 export function testIdentity(t: Omit<TestIdentity, 'id'>): TestIdentity {

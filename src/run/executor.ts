@@ -21,6 +21,7 @@ import type { WorkloadProfile, WorkloadTest } from '../workloads/spec.ts';
 import { FILL_BLOCK_BYTES } from '../workloads/prefill.ts';
 import { writeDataFacts } from '../workloads/write-data.ts';
 import type { ProgressEvent } from './progress.ts';
+import { DEFAULT_STOP_AFTER_SAME_FAILURE, SameFailureTracker } from './same-failure.ts';
 import { ResourceLocks } from './resource-locks.ts';
 import { remainingEstimate } from '../plan/estimate.ts';
 import { replicationOf } from '../plan/rounds.ts';
@@ -33,6 +34,7 @@ import { hostStopEvent, hostStopLines } from './host-leftovers.ts';
 export type { WorkloadEndpoint } from '../contract/provider.ts';
 import { DEFAULT_STEP_TIMEOUT_MS, StepTimedOut, withRetry, withTimeout, type RetryPolicy } from './retry.ts';
 import { record, tearDownRow, UNSETTLED_KEY, wasSent } from './teardown.ts';
+import { mixHalves } from '../results/mix-halves.ts';
 
 const ORPHAN_GRACE_MIN_MS = 60_000;
 const ORPHAN_GRACE_MAX_MS = 10 * 60_000;
@@ -144,6 +146,8 @@ export interface RunSummary {
   leftovers: number | null;
   /** set when the sweep stopped because the run directory cannot be written (disk full…) */
   fatal?: string;
+  /** set when the sweep stopped because one step failed the same way on several permutations in a row (same-failure.ts) */
+  stoppedRepeating?: string;
 }
 
 /** Where one target's permutations run: its provider and workload endpoint. */
@@ -180,6 +184,7 @@ export async function executeRun(given: ExecuteOptions): Promise<RunSummary> {
   // Targets that share a resource (a VM, a guest test file, a LUN: plan.serialised) take turns:
   // each permutation holds the keys its target shares from its first step to its teardown.
   const locks = new ResourceLocks();
+  const same = new SameFailureTracker(plan.stopAfterSameFailure ?? DEFAULT_STOP_AFTER_SAME_FAILURE);
   const sharedWhat = new Map((plan.serialised ?? []).map((s) => [s.key, s.what]));
   const replication = replicationOf(plan);
 
@@ -191,16 +196,18 @@ export async function executeRun(given: ExecuteOptions): Promise<RunSummary> {
     const release = await locks.acquire(g.keys, g.name, (key, heldBy) => {
       if (heldBy === g.lastWaitedFor) return; // said once per other target, not before each permutation
       g.lastWaitedFor = heldBy;
-      emit({ type: 'message', level: 'info', text: `waits for ${heldBy} to finish its permutation (both use ${sharedWhat.get(key) ?? key})`, permutationId: perm.permutationId });
+      // the waiting target leads the line (its permutation has not started): both targets named
+      emit({ type: 'message', level: 'info', text: `waits for ${heldBy} to finish its permutation (both use ${sharedWhat.get(key) ?? key})`, permutationId: perm.permutationId, target: g.name });
     });
     let outcome: Awaited<ReturnType<typeof runPermutation>>;
+    let c: PermContext | undefined;
     try {
       if (stopped) return 'stop';
       if (opts.signal.aborted) return 'pending';
       // left running or failed by an earlier process: what it left is torn down first
       const resumed = span.starts && (row?.status === 'running' || row?.status === 'failed');
       // a tool the interrupted run left may still write to a resumed permutation's disk
-      const c: PermContext = { ...opts, ...g.endpoints, confirmation, emit, guest: g.guest, dropGuest: g.dropGuest, keepObjects, owner: toolOwner(plan.runId, g.name), resumed, toolMayRun: resumed ? g.toolMayRun : undefined };
+      c = { ...opts, ...g.endpoints, confirmation, emit, guest: g.guest, dropGuest: g.dropGuest, keepObjects, owner: toolOwner(plan.runId, g.name), resumed, toolMayRun: resumed ? g.toolMayRun : undefined };
       outcome = await runPermutation(perm, c, span);
     } finally {
       release();
@@ -213,9 +220,18 @@ export async function executeRun(given: ExecuteOptions): Promise<RunSummary> {
       stopped = true;
       return 'stop';
     }
-    if (outcome) return 'ok';
+    if (outcome) {
+      same.ok();
+      return 'ok';
+    }
     if (opts.signal.aborted) return 'pending';
     summary.failed++;
+    const repeated = c?.failedAt ? same.failed(c.failedAt.step, c.failedAt.reason) : null;
+    if (repeated && !stopped) {
+      emit({ type: 'message', level: 'error', permutationId: perm.permutationId, text: repeated });
+      summary.stoppedRepeating = repeated;
+      stopped = true;
+    }
     if (opts.failFast) {
       if (!stopped) emit({ type: 'message', level: 'warn', permutationId: perm.permutationId, text: 'stopping after the first failure (--fail-fast)' });
       stopped = true;
@@ -493,6 +509,8 @@ interface PermContext extends ExecuteOptions {
    * writer — and its ledger rows stay open with that reason for `storsweep cleanup`.
    */
   toolMayRun?: string | undefined;
+  /** set by runPermutation when a step failed: which one, and why (the same-failure rule) */
+  failedAt?: { step: string; reason: string };
 }
 
 /**
@@ -569,11 +587,14 @@ async function runPermutation(perm: PermutationPlan, c: PermContext, span: RepSp
     // an empty span (a resume's first look at an interrupted permutation) provisions nothing
     for (const step of settling ? [] : perm.steps) {
       if (c.signal.aborted) throw new Error('interrupted');
+      c.failedAt = { step: step.step, reason: '' };
       if (step.step === 'workload') stored = await runWorkload(perm, c, target, ctx, span);
       else await runStep(step, perm, c, ctx);
     }
+    c.failedAt = undefined;
   } catch (err) {
     failure = c.signal.aborted ? 'interrupted' : redact(errorMessage(err));
+    if (c.failedAt) c.failedAt.reason = failure;
     if (isStoreLost(err)) fatal = failure;
     const detail = errorLongForm(err);
     if (!c.signal.aborted) c.emit({ type: 'failure', permutationId: perm.permutationId, axes: perm.axes, reason: failure, ...(detail ? { detail: redact(detail) } : {}) });
@@ -1010,6 +1031,8 @@ async function runWorkload(perm: PermutationPlan, c: PermContext, target: Measur
         hostPending.push(hostSeen.then((h) => void (rec.host = typeof h === 'string' ? { source, unavailable: redact(h) } : h)));
       }
       records.push(rec);
+      // a mixed job's read and write halves, as records of their own beside its total
+      for (const half of mixHalves(rec)) records.push(half);
       c.emit({ type: 'result', permutationId: perm.permutationId, repetition: rep, testId: test.id, iops: rec.iops, bytesPerSecond: rec.bytesPerSecond });
     }
     await Promise.all(hostPending.splice(0));

@@ -36,15 +36,27 @@ export type ProgressEvent =
   | { type: 'result'; permutationId: string; repetition: number; testId: string; iops: number | null; bytesPerSecond: number | null }
   | { type: 'failure'; permutationId: string; axes: Axes; reason: string; /** the long form (a failed command's whole story) for log.jsonl; the terminal shows `reason` */ detail?: string }
   | { type: 'permutation-end'; permutationId: string; status: 'done' | 'failed'; reason?: string; /** as in permutation-start: the end of that repetition */ repetition?: number }
-  | { type: 'message'; level: 'info' | 'warn' | 'error'; text: string; fields?: Record<string, unknown>; /** the permutation it is about (its target leads the line) */ permutationId?: string }
+  | {
+      type: 'message';
+      level: 'info' | 'warn' | 'error';
+      text: string;
+      fields?: Record<string, unknown>;
+      /** the permutation it is about (its target leads the line) */
+      permutationId?: string;
+      /** the target it is about, when its permutation has not started yet (a wait for another target) */
+      target?: string;
+    }
   | { type: 'run-end'; summary: { done: number; failed: number; skipped: number; pending: number; interrupted: boolean; leftovers: number | null } };
 
 /** `name=value …` for one line: names and values from input are made visible. */
 export function axesLabel(axes: Axes, opts: { withoutTarget?: boolean } = {}): string {
-  return Object.entries(axes)
-    .filter(([k]) => !(opts.withoutTarget && k === 'target'))
-    .map(([k, v]) => `${visible(k.split('.').pop())}=${visible(v)}`)
-    .join(' ');
+  const entries = Object.entries(axes).filter(([k]) => !(opts.withoutTarget && k === 'target'));
+  // the last part of the name (`format`), or the whole name where two axes end alike
+  // (`disk.sizeGb=8 volume.sizeGb=1000`, never two bare `sizeGb`)
+  const short = (k: string) => k.split('.').pop()!;
+  const count = new Map<string, number>();
+  for (const [k] of entries) count.set(short(k), (count.get(short(k)) ?? 0) + 1);
+  return entries.map(([k, v]) => `${visible(count.get(short(k))! > 1 ? k : short(k))}=${visible(v)}`).join(' ');
 }
 
 function fmtDuration(sec: number): string {
@@ -78,8 +90,8 @@ export function createProgressView(stream: NodeJS.WriteStream, opts: { live: boo
   const targetOf = new Map<string, string>();
   let drawn = 0;
   const stamp = () => new Date().toISOString().slice(11, 19);
-  const who = (permutationId: string | undefined) => {
-    const t = permutationId === undefined ? undefined : targetOf.get(permutationId);
+  const who = (permutationId: string | undefined, target?: string) => {
+    const t = target ?? (permutationId === undefined ? undefined : targetOf.get(permutationId));
     return t === undefined ? '' : `${visible(t)}: `;
   };
   const eta = () => {
@@ -125,10 +137,12 @@ export function createProgressView(stream: NodeJS.WriteStream, opts: { live: boo
         case 'permutation-start': {
           index = e.index;
           if (e.axes.target !== undefined) targetOf.set(e.permutationId, String(e.axes.target));
-          const label = `${who(e.permutationId)}${visible(e.permutationId)} ${axesLabel(e.axes, { withoutTarget: targetOf.has(e.permutationId) })}${e.repetition !== undefined ? ` (repetition ${e.repetition}, provisioned anew)` : ''}`;
+          const own = `${visible(e.permutationId)} ${axesLabel(e.axes, { withoutTarget: targetOf.has(e.permutationId) })}${e.repetition !== undefined ? ` (repetition ${e.repetition}, provisioned anew)` : ''}`;
+          const label = `${who(e.permutationId)}${own}`;
           running.set(e.permutationId, { label, step: '', started: Date.now(), estimateSec: e.estimateSec });
           shown = { label, step: '' };
-          if (!opts.live) line(`[${e.index + 1}/${e.total}] ${label} (elapsed ${fmtDuration((Date.now() - started) / 1000)}, ETA ${fmtDuration(eta())}, failures ${failures})`);
+          // the target first, then the count: every line about a permutation starts with its target
+          if (!opts.live) line(`${who(e.permutationId)}[${e.index + 1}/${e.total}] ${own} (elapsed ${fmtDuration((Date.now() - started) / 1000)}, ETA ${fmtDuration(eta())}, failures ${failures})`);
           draw();
           break;
         }
@@ -142,13 +156,13 @@ export function createProgressView(stream: NodeJS.WriteStream, opts: { live: boo
         case 'result': {
           const mbs = e.bytesPerSecond === null ? '?' : (e.bytesPerSecond / 1e6).toFixed(1);
           last = `${who(e.permutationId)}${visible(e.testId)} rep ${e.repetition}: ${mbs} MB/s, ${e.iops === null ? '?' : e.iops.toFixed(0)} IOPS`;
-          if (!opts.live) line(`  ${last}`);
+          if (!opts.live) line(targetOf.has(e.permutationId) ? last : `  ${last}`);
           draw();
           break;
         }
         case 'failure':
           failures++;
-          line(`FAILED ${who(e.permutationId)}${visible(e.permutationId)} ${axesLabel(e.axes, { withoutTarget: targetOf.has(e.permutationId) })}: ${visibleText(e.reason)}`);
+          line(`${who(e.permutationId)}FAILED ${visible(e.permutationId)} ${axesLabel(e.axes, { withoutTarget: targetOf.has(e.permutationId) })}: ${visibleText(e.reason)}`);
           break;
         case 'permutation-end': {
           const r = running.get(e.permutationId);
@@ -161,7 +175,7 @@ export function createProgressView(stream: NodeJS.WriteStream, opts: { live: boo
           break;
         }
         case 'message':
-          if (e.level !== 'info' || !opts.live) line(`${e.level === 'info' ? '' : e.level.toUpperCase() + ': '}${who(e.permutationId)}${visibleText(e.text)}`);
+          if (e.level !== 'info' || !opts.live) line(`${who(e.permutationId, e.target)}${e.level === 'info' ? '' : e.level.toUpperCase() + ': '}${visibleText(e.text)}`);
           break;
         case 'run-end':
           line(

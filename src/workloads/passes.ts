@@ -2,6 +2,7 @@
 // profile's aggregation rule. The tool-specific part is one function that runs one pass.
 import { aggregatePasses } from './aggregate.ts';
 import type { Metadata, OnRaw, PassMeasurement, ScoredSpan, TestOutcome, WorkloadProfile, WorkloadTest } from '../contract/workload.ts';
+import { aggregateHalves } from './half-passes.ts';
 
 export type { Metadata, OnRaw, ScoredSpan, TestOutcome } from '../contract/workload.ts';
 
@@ -33,6 +34,7 @@ export async function runPasses(test: WorkloadTest, profile: WorkloadProfile, on
   }
   await scored?.end();
   const agg = aggregatePasses(measured, profile.aggregate);
-  const metadata: Metadata = { ...metas[agg.representativePass], ...(profile.warmupPass ? { warmupPass: true } : {}) };
+  // a mixed job's halves aggregated as its total is (half-passes.ts), not one pass's beside a mean
+  const metadata: Metadata = { ...metas[agg.representativePass], ...aggregateHalves(metas, profile.aggregate), ...(profile.warmupPass ? { warmupPass: true } : {}) };
   return { ...agg, test, toolVersion: version, rawPath: rawPaths[agg.representativePass] ?? null, passes: profile.passes, ...(Object.keys(metadata).length > 0 ? { metadata } : {}) };
 }

@@ -3,6 +3,7 @@
 // its XML report is parsed here.
 import { ParseError } from '../errors.ts';
 import { LATENCY_SPAN } from '../results/record.ts';
+import { halfFacts, isMixed } from '../results/mix-halves.ts';
 import { parseDiskspdXml } from './diskspd.ts';
 import { runPasses, type OnRaw, type ScoredSpan, type TestOutcome } from './passes.ts';
 import type { WorkloadProfile, WorkloadTest } from './spec.ts';
@@ -20,7 +21,7 @@ export function runDiskspdTest(where: string, test: WorkloadTest, profile: Workl
       const parsed = parseDiskspdXml(raw, `${where} diskspd ${test.id}`);
       const span = parsed.timeSpans[0];
       if (!span) throw new ParseError(`${where}: diskspd printed no result for ${test.id}`, { source: where });
-      return { raw, toolVersion: parsed.version, iops: span.total.iops, bytesPerSecond: span.total.bytesPerSecond, latencyUs: span.total.latencyUs, cpuPercent: span.cpuPercent, metadata: { latencySpan: LATENCY_SPAN } };
+      return { raw, toolVersion: parsed.version, iops: span.total.iops, bytesPerSecond: span.total.bytesPerSecond, latencyUs: span.total.latencyUs, cpuPercent: span.cpuPercent, metadata: { latencySpan: LATENCY_SPAN, ...(isMixed(test) ? halfFacts(span.read, span.write) : {}) } };
     },
     onRaw,
     scored,

@@ -13,6 +13,7 @@ import { LATENCY_SPAN } from './fio-latency.ts';
 import { FIO_FILL_METHOD, fioFillArgs, type PrefillOutcome } from './prefill.ts';
 import type { WorkloadProfile, WorkloadTest } from './spec.ts';
 import { checkFioPath } from './tool-settings.ts';
+import { halfFacts, isMixed } from '../results/mix-halves.ts';
 
 export interface FioRunOptions {
   filename: string;
@@ -103,7 +104,7 @@ export async function runFioTest(runner: CommandRunner, test: WorkloadTest, prof
         bytesPerSecond: job.bytesPerSecond,
         latencyUs: job.latencyUs,
         cpuPercent: job.cpuPercent,
-        metadata: { latencySpan: LATENCY_SPAN, ...(job.notes.length > 0 ? { latencyNote: job.notes.join('; ') } : {}) },
+        metadata: { latencySpan: LATENCY_SPAN, ...(job.notes.length > 0 ? { latencyNote: job.notes.join('; ') } : {}), ...(isMixed(test) ? halfFacts(job.read, job.write) : {}) },
       };
     },
     opts.onRaw,

@@ -32,7 +32,7 @@ export const LAYERS: LayerTable = {
   'src/version.ts': { may: [], why: 'the package version: a leaf' },
   'src/errors.ts': { may: ['src/text'], why: 'the error classes every layer throws; they show input only through text/' },
   'src/limits.ts': { may: ['src/errors.ts'], why: 'size and time limits every layer shares' },
-  'src/input': { may: ['src/errors.ts', 'src/text'], why: 'what the user hands us: files read safely, field types, secrets by reference; below config and the providers, which both check input' },
+  'src/input': { may: ['src/errors.ts', 'src/limits.ts', 'src/text'], why: 'what the user hands us: files read safely, field types, secrets by reference, the environment facts schema; below config and the providers, which both check input' },
 
   // ── the machinery a run uses ─────────────────────────────────────────────────────────────────────
   'src/ssh': { may: BASE, why: 'running a command somewhere (this machine, SSH): knows no provider, workload or playbook' },
@@ -64,6 +64,7 @@ export const LAYERS: LayerTable = {
 
   // ── the top: composition roots ───────────────────────────────────────────────────────────────────
   'src/lab': { may: [...BASE, 'src/providers/vsphere'], why: 'the embedded lab (sshd, vcsim harness, stand-ins) and its own entry point' },
+  'src/preflight': { may: [...BASE, 'src/plan', 'src/run', 'src/results', 'src/providers', 'src/stats'], why: 'storsweep preflight: asks each target (through its Composition) what the plan will use, runs the canary through the executor, stores the answer; below the CLI and app' },
   'src/app': { may: '*', except: ['src/cli', 'bench', 'test/helpers'], why: 'the use cases (prepare, run, resume, work, report, import) below the CLI: everything but the CLI' },
   'src/cli': { may: '*', except: ['bench', 'test/helpers'], why: 'the only composition root: argv, env, exit codes' },
   bench: { may: '*', why: 'benchmarks measure any layer, with the test helpers' },

@@ -37,7 +37,8 @@ export async function readCliHelp(): Promise<CliHelp> {
   const top = await helpText([]);
   const names = commandsOf(top);
   const helps = await Promise.all(names.map((c) => helpText([c])));
-  return { commands: new Map(names.map((c, i) => [c, optionsOf(helps[i] ?? '')])), global: optionsOf(top) };
+  // `help` (commander's, and `help exit-codes`) takes no options
+  return { commands: new Map([...names.map((c, i): [string, Set<string>] => [c, optionsOf(helps[i] ?? '')]), ['help', new Set<string>()]]), global: optionsOf(top) };
 }
 
 /** The lab's options and sub-commands, from its usage line (`npm run lab -- --help` exits 2 with it). */

@@ -139,7 +139,7 @@ describe.concurrent('validate refuses hostile input within its budget (exit 2, f
     expect(r.code).toBe(2);
     const lines = r.stderr.trimEnd().split('\n');
     expect(lines).toHaveLength(51);
-    expect(lines[0]).toBe(`${at('keys.yaml')}:6:1: k0: unknown key "k0" (expected one of $schema, name, description, target, matrix, workloads, settings, include, exclude, repeat, order, baseline, environment, timeouts)`);
+    expect(lines[0]).toBe(`${at('keys.yaml')}:6:1: k0: unknown key "k0" (expected one of $schema, name, description, target, matrix, lackingAxes, workloads, settings, include, exclude, repeat, order, baseline, environment, environmentOf, timeouts)`);
     expect(lines[50]).toBe('… and 49950 more problems (fix these first)');
     withinBudget(r);
   });

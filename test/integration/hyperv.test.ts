@@ -85,9 +85,9 @@ describe('hyperv provider over SSH (stand-in powershell.exe)', () => {
     const [vhdx] = hostSteps({ 'volume.sizeGb': 100, 'disk.format': 'vhdx-dynamic', 'disk.sizeGb': 4, 'disk.blockSizeBytes': 1048576 }, target, { base: 'ss-r1-p2' });
     const o = await provider.apply(vhdx!, ctx);
     expect(o!.data.vhd).toMatchObject({ VhdType: 'Dynamic', BlockSize: 1048576, LogicalSectorSize: 512 });
-    // apply re-validates step arguments: a step edited in the ledger cannot smuggle a bad value through
+    // apply parses step arguments with New-VHD's schema: a step edited in the ledger cannot smuggle a bad value through
     const bad = { ...vhdx!, arguments: { ...vhdx!.arguments, path: 'D:\\bench\\ss-r1-p3-disk.vhdx', logicalSectorBytes: 1024 } };
-    await expect(provider.apply(bad, ctx)).rejects.toThrow(/LogicalSectorSizeBytes must be 512 or 4096/);
+    await expect(provider.apply(bad, ctx)).rejects.toThrow(/step vhdx \(New-VHD\): arguments\.logicalSectorBytes: /);
     await provider.close();
   });
 

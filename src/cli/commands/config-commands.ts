@@ -1,8 +1,8 @@
 // validate, plan, schema: the commands that read configuration and touch nothing.
 import type { Command } from 'commander';
 import { z } from 'zod';
-import { loadInventory, loadPlaybook, type LoadedInventory } from '../../config/index.ts';
-import { diagnosticAt, sortDiagnostics } from '../../config/load.ts';
+import { inventoryDiagnosticAt, inventoryName, loadInventory, loadPlaybook, type LoadedInventory } from '../../config/index.ts';
+import { sortDiagnostics } from '../../config/load.ts';
 import { inventorySchema } from '../../config/inventory.ts';
 import { playbookSchema } from '../../config/playbook.ts';
 import { ConfigError, UsageError, type Diagnostic } from '../../errors.ts';
@@ -27,7 +27,7 @@ export function jsonSchemaFor(kind: string): unknown {
   return z.toJSONSchema(schema, { io: 'input', target: 'draft-7', unrepresentable: 'any' });
 }
 
-export function planFor(playbookFile: string, inventoryFile: string, runId = 'rplan0000', set: readonly string[] = []): RunPlan {
+export function planFor(playbookFile: string, inventoryFile: string | readonly string[], runId = 'rplan0000', set: readonly string[] = []): RunPlan {
   const overrides = parseSetArguments(set);
   const pb = loadPlaybook(playbookFile, overrides);
   const inv = loadInventory(inventoryFile);
@@ -38,7 +38,10 @@ export function planFor(playbookFile: string, inventoryFile: string, runId = 'rp
 /** commander: a repeatable option collects its values. */
 export const collect = (value: string, previous: string[] = []): string[] => [...previous, value];
 
-export const SET_HELP = 'override a playbook value, repeatable: target, repeat (a number: the file\'s reprovision and order stay), settings.<name>, timeouts.<name> (e.g. --set settings.fileSize=16m --set target=lab-vcenter); checked like the file\'s own value';
+export const SET_HELP = 'override a playbook value, repeatable: target, repeat (a number: the file\'s reprovision and order stay), settings.<name>, timeouts.<name>, matrix.<section>.<axis> (e.g. --set settings.fileSize=16m --set target=lab-vcenter --set matrix.disk.sizeGb=[16]); checked like the file\'s own value';
+
+/** `-i` more than once: the later files add or replace targets and endpoints (config/inventory-layers.ts). */
+export const INVENTORY_REPEAT_HELP = 'repeatable: a later file adds or replaces targets, vcenters and sshHosts by name and may use the earlier files\' (-i .lab/inventory.yaml -i my-arrays.yaml)';
 
 function fmtSec(s: number): string {
   const h = Math.floor(s / 3600);
@@ -103,7 +106,7 @@ function repetitionText(r: Replication): string {
 export function renderPlanText(plan: RunPlan): string {
   const wall = plan.targets ? remainingEstimate(plan, () => false).wallSec : plan.totalEstimateSec;
   const lines = [
-    `playbook ${plan.playbook} → target ${plan.target} (${plan.provider}): ${plan.permutations.length} permutations, estimated ${fmtSec(wall)}${wall !== plan.totalEstimateSec ? ` (${fmtSec(plan.totalEstimateSec)} one after the other)` : ''}`,
+    `playbook ${plan.playbook} → ${plan.targets ? `targets ${plan.targets.map((t) => `${t.name} (${t.provider})`).join(', ')}` : `target ${plan.target} (${plan.provider})`}: ${plan.permutations.length} permutations, estimated ${fmtSec(wall)}${wall !== plan.totalEstimateSec ? ` (${fmtSec(plan.totalEstimateSec)} one after the other)` : ''}`,
     ...(plan.overrides?.length ? [`with ${plan.overrides.map((o) => `--set ${visible(o)}`).join(' ')}`] : []),
     ...repetitionLines(plan),
     ...scheduleLines(plan),
@@ -133,7 +136,7 @@ export async function checkLocalTestFiles(targets: ReadonlyMap<string, unknown>,
     const f = await check.look();
     if (!f || confirmed.includes(f.path)) continue;
     const where = check.key === 'workdir' ? `the default test file ${f.path} in this workdir` : `the test file ${f.path}`;
-    diags.push(diagnosticAt(inv.source, ['targets', name, check.key], `${where} exists on this machine and storsweep did not create it (${f.found}); run refuses to write over it unless --confirm-destroy names ${f.path}`));
+    diags.push(inventoryDiagnosticAt(inv, ['targets', name, check.key], `${where} exists on this machine and storsweep did not create it (${f.found}); run refuses to write over it unless --confirm-destroy names ${f.path}`));
   }
   if (diags.length) throw new ConfigError(sortDiagnostics(diags));
 }
@@ -143,10 +146,10 @@ export function registerConfigCommands(program: Command): void {
     .command('validate')
     .description('check a playbook and/or an inventory and report every problem with file:line:col')
     .argument('[playbook]', 'playbook YAML')
-    .option('-i, --inventory <file>', 'inventory YAML (checked on its own, and the playbook against it)')
+    .option('-i, --inventory <file>', `inventory YAML (checked on its own, and the playbook against it); ${INVENTORY_REPEAT_HELP}`, collect)
     .option('--set <key=value>', SET_HELP, collect)
     .option('--confirm-destroy <names>', 'what run will be given: a test file on this machine that storsweep did not create is accepted when named here, as run accepts it')
-    .action(async (playbook: string | undefined, o: { inventory?: string; set?: string[]; confirmDestroy?: string }) => {
+    .action(async (playbook: string | undefined, o: { inventory?: string[]; set?: string[]; confirmDestroy?: string }) => {
       if (!playbook && !o.inventory) throw new UsageError('validate: give a playbook, an inventory (-i), or both');
       if (!playbook && o.set?.length) throw new UsageError('validate: --set overrides a playbook value; give the playbook');
       const overrides = parseSetArguments(o.set);
@@ -156,16 +159,16 @@ export function registerConfigCommands(program: Command): void {
         if (inv) await checkLocalTestFiles(checkPlaybookAgainst(pb, inv), inv, o.confirmDestroy);
       }
       const withSet = overrides.length ? ` with ${overrides.map((x) => x.argument).join(' ')}` : '';
-      terminal.stdout(playbook ? `${playbook}${withSet}: ok${o.inventory ? ` (against ${o.inventory})` : ''}\n` : `${o.inventory}: ok\n`);
+      terminal.stdout(playbook ? `${playbook}${withSet}: ok${inv ? ` (against ${inventoryName(inv)})` : ''}\n` : `${inv ? inventoryName(inv) : ''}: ok\n`);
     });
   program
     .command('plan')
     .description('expand the matrix into permutations and show each one with its steps and an estimate')
     .argument('<playbook>', 'playbook YAML')
-    .requiredOption('-i, --inventory <file>', 'inventory YAML')
+    .requiredOption('-i, --inventory <file>', `inventory YAML; ${INVENTORY_REPEAT_HELP}`, collect)
     .option('--json', 'print the plan as JSON')
     .option('--set <key=value>', SET_HELP, collect)
-    .action((playbook: string, o: { inventory: string; json?: boolean; set?: string[] }) => {
+    .action((playbook: string, o: { inventory: string[]; json?: boolean; set?: string[] }) => {
       const plan = planFor(playbook, o.inventory, newRunId(), o.set);
       terminal.stdout((o.json ? jsonText(plan) : renderPlanText(plan)) + '\n');
     });

@@ -12,6 +12,7 @@ import { visible } from '../../text/visible.ts';
 import type { ResultRecord } from '../../results/record.ts';
 import { jsonText, terminal } from '../output.ts';
 import { checkImportedAxes, parseExportOption, parseSetOptions, tagImport } from '../import-tags.ts';
+import { applyExportTags, checkTagsUsed, exportCount, parseExportTag, readTagsFile } from '../../importers/export-tags.ts';
 
 export interface ImportIo {
   importFile(path: string): Promise<ImportResult>;
@@ -31,6 +32,10 @@ export interface ImportCommandOptions {
   set?: string[];
   /** `--export N`: only the N-th export of a file holding several */
   export?: string;
+  /** `--tag [FILE]#N:axis=value,…`, repeatable: tag one export of a file holding several */
+  tag?: string[];
+  /** `--tags FILE`: the same tags, one per line */
+  tags?: string;
 }
 
 /** A file of 100,000 unreadable lines would otherwise print 100,000 warnings. */
@@ -68,7 +73,9 @@ export async function runImport(files: readonly string[], opts: ImportCommandOpt
   if (opts.json && opts.csv) throw new UsageError('import: choose one of --json and --csv');
   if (files.length === 0) throw new UsageError('import: name at least one file');
   const tags = { set: parseSetOptions(opts.set ?? []), ...(opts.export !== undefined ? { exportNumber: parseExportOption(opts.export) } : {}) };
-  if ('source' in tags.set && files.length > 1) throw new UsageError(`--set source=${String(tags.set['source'])}: names one source, but ${files.length} files are imported`);
+  if ((opts.tag?.length || opts.tags) && opts.export !== undefined) throw new UsageError('import: choose one of --export and --tag/--tags');
+  const exportTags = [...(opts.tag ?? []).map(parseExportTag), ...(opts.tags ? readTagsFile(opts.tags) : [])].map((t) => ({ ...t, axes: parseSetOptions(t.sets) }));
+  const exportCounts = new Map<string, number>();
   const records: ResultRecord[] = [];
   // 1 when a file could not be imported; 2 when one was refused outright (too large, not a file).
   let code = 0;
@@ -79,7 +86,9 @@ export async function runImport(files: readonly string[], opts: ImportCommandOpt
       const more = result.warnings.length - MAX_WARNINGS_PER_FILE;
       if (more > 0) io.stderr(`warning: ${visible(file)}: … and ${more} more warning${more === 1 ? '' : 's'}\n`);
       // no push(...records): a spread of 100,000 arguments overflows the stack
-      for (const r of tagImport(checkImportedAxes(result.records, file), file, tags)) records.push(r);
+      exportCounts.set(file, exportCount(result.records));
+      const tagged = applyExportTags(checkImportedAxes(result.records, file), file, exportTags);
+      for (const r of tagImport(tagged, file, tags)) records.push(r);
     } catch (err) {
       code = Math.max(code, exitCodeFor(err) === EXIT.usage ? EXIT.usage : EXIT.failure);
       // every error names its file: ours do, anything else is given it here
@@ -87,6 +96,7 @@ export async function runImport(files: readonly string[], opts: ImportCommandOpt
       io.stderr(`error: ${message.includes(file) || message.includes(visible(file)) ? '' : `${visible(file)}: `}${shortenLongRuns(message)}\n`);
     }
   }
+  if (code === 0) checkTagsUsed(exportTags, exportCounts);
   // JSON Lines, as `results --json` prints them: a .jsonl that report and compare read back
   if (opts.json) io.stdout(records.map((r) => jsonText(r) + '\n').join(''));
   else if (opts.csv) io.stdout(renderCsv(records));
@@ -100,6 +110,8 @@ export function registerImport(program: Command): Command {
     .description('read CrystalDiskMark text exports, fio JSON, diskspd XML, IOMeter CSV or a results table (CSV) into normalized results; each file (each export of a file holding several) is one source')
     .argument('<file...>', 'result files; the format is detected from the content')
     .option('--set <axis=value>', 'tag the records with an axis value so they line up with a run\'s permutation (e.g. datastore.blockSizeMb=1); repeatable', (v: string, prev: string[] = []) => [...prev, v])
+    .option('--tag <[file]#n:axis=value>', 'tag the n-th export of a file holding several (e.g. \'#2:datastore.blockSizeMb=2\'); tagged exports of a file are one source; repeatable', (v: string, prev: string[] = []) => [...prev, v])
+    .option('--tags <file>', 'a file of --tag values, one per line (# comments)')
     .option('--export <n>', 'only the n-th export of a file that holds several (file#n)')
     .option('--json', 'print the normalized records as JSON Lines (one per line, as `results --json`; report and compare read them as .jsonl)')
     .option('--csv', 'print the normalized records as CSV (the columns of `report -f csv`)')

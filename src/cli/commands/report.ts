@@ -91,7 +91,8 @@ export async function runReport(inputs: readonly string[], opts: ReportCommandOp
     // record by record into the report's columns: a run's records are never all in memory
     const table = new ReportRecords();
     await eachRecord(records, (r) => table.add(r));
-    if (table.recordCount === 0) throw none();
+    // a run whose every permutation failed has no records, but its failures are its report
+    if (table.recordCount === 0 && !info.failures?.length) throw none();
     const report = buildReport(table, info, { ...(baseline ? { baseline } : {}), ...(opts.pool?.length ? { pool: opts.pool } : {}), verdict });
     text =
       opts.format === 'html'

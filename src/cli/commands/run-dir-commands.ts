@@ -231,9 +231,9 @@ interface RunProviders {
 }
 
 /** Each object goes to the provider of its permutation's target (the `target` axis when the playbook lists several). */
-async function runProviders(store: RunStore, inventoryFile: string | undefined): Promise<RunProviders> {
+async function runProviders(store: RunStore, inventoryFile: string | readonly string[] | undefined): Promise<RunProviders> {
   const meta = await store.meta();
-  const inv = loadInventory(inventoryFile ?? meta.inventoryFile);
+  const inv = loadInventory(inventoryFile ?? meta.inventoryFiles ?? meta.inventoryFile);
   const comps = composeTargets(meta.targets ?? [meta.target], inv, store.runDir ?? undefined);
   const targets = new Map((await store.permutations()).map((p) => [p.permutationId, meta.targets ? String(p.axes.target) : meta.target]));
   const targetOf = (permutationId: string) => targets.get(permutationId) ?? meta.target;
@@ -263,9 +263,9 @@ async function runProviders(store: RunStore, inventoryFile: string | undefined):
  * confirmed; returns, by target name, why a tool may still be running there (unreachable too), and
  * how many host monitors could not be confirmed stopped (they only read: nothing is held back).
  */
-async function stopLeftoverTools(store: RunStore, inventoryFile: string | undefined): Promise<{ tools: Map<string, string>; hostFailed: number }> {
+async function stopLeftoverTools(store: RunStore, inventoryFile: string | readonly string[] | undefined): Promise<{ tools: Map<string, string>; hostFailed: number }> {
   const meta = await store.meta();
-  const inv = loadInventory(inventoryFile ?? meta.inventoryFile);
+  const inv = loadInventory(inventoryFile ?? meta.inventoryFiles ?? meta.inventoryFile);
   const comps = composeTargets(meta.targets ?? [meta.target], inv, store.runDir ?? undefined);
   const failed = new Map<string, string>();
   let hostFailed = 0;

@@ -3,10 +3,9 @@ import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import type { Command } from 'commander';
-import { loadInventory, loadPlaybook, type LoadedInventory, type LoadedPlaybook } from '../../config/index.ts';
+import { inventoryName, loadInventory, loadPlaybook, type LoadedInventory, type LoadedPlaybook } from '../../config/index.ts';
 import { checkPlaybookAgainst } from '../../plan/check.ts';
 import { redact, redactDeep } from '../../input/secrets.ts';
-import { environmentText } from '../../config/playbook.ts';
 import { errorLongForm, errorMessage, OutputRefused, ResumeMismatch, UnsafeOperation, UsageError } from '../../errors.ts';
 import type { Replication, RunPlan } from '../../contract/plan.ts';
 import { newRunId } from '../../plan/permutation.ts';
@@ -30,18 +29,22 @@ import { checkPlanOnline } from '../../app/online-checks.ts';
 import { EXIT } from '../exit.ts';
 import { retriesOption, stepTimeoutOption } from '../options.ts';
 import { runReport } from './report.ts';
-import { collect, scheduleLines, SET_HELP } from './config-commands.ts';
+import { runEnvironment } from '../../config/run-environment.ts';
+import { collect, INVENTORY_REPEAT_HELP, scheduleLines, SET_HELP } from './config-commands.ts';
 import { overrideTexts, parseSetArguments, sameOverrides, type PlaybookOverride } from '../../config/overrides.ts';
 import { serialisedResources } from '../../plan/plan.ts';
 import { ensureOutputDirectory } from '../out-dir.ts';
 import { jsonText, keepGoingWhenOutputCloses, progressStream, terminal } from '../output.ts';
-import { visibleJson } from '../../text/visible.ts';
+import { visibleJson, visibleText } from '../../text/visible.ts';
 import { canonicalJson } from '../../text/canonical-json.ts';
 import { VERSION } from '../../version.ts';
 import { PROVIDERS, stepArgumentsProblem } from '../../providers/index.ts';
+import { refuseWithoutRoom } from '../../preflight/capacity.ts';
+import { preflightBeforeRun } from '../../preflight/before-run.ts';
 
 export interface RunCommandOptions {
-  inventory?: string;
+  /** `-i`, repeatable: later files add or replace targets and endpoints (config/inventory-layers.ts) */
+  inventory?: string | readonly string[];
   out: string;
   dryRun?: boolean;
   json?: boolean;
@@ -59,6 +62,8 @@ export interface RunCommandOptions {
   outGiven?: boolean;
   /** `--store URL`: the PostgreSQL store the run is written to (else the inventory's store:, else run.sqlite) */
   store?: string;
+  /** `--preflight`: run the read-only preflight checks first and stop on a ✗ */
+  preflight?: boolean;
 }
 
 /**
@@ -304,6 +309,7 @@ function checkResumePlaybook(playbookFile: string | undefined, meta: RunMeta, ru
  * recorded before that restriction kept every field.
  */
 export function checkResumeInventory(meta: RunMeta, names: readonly string[], plan: RunPlan, now: Record<string, string>, inventoryFile: string): void {
+  const started = (meta.inventoryFiles ?? [meta.inventoryFile]).join(' + ');
   const recorded = meta.config?.facts;
   const was = recorded ? usedFacts(recorded, names, plan) : undefined;
   if (!was) {
@@ -322,7 +328,7 @@ export function checkResumeInventory(meta: RunMeta, names: readonly string[], pl
     ? '\n(an SSH port names which machine is reached: on one address another port is another machine, e.g. a lab started again)'
     : '';
   throw new ResumeMismatch(
-    `run --resume: ${inventoryFile} differs from the inventory this run started with (${meta.inventoryFile}) in what it measures; resuming would mix two configurations in one run:\n${lines.join('\n')}${port}\nresume with the inventory as it was, or start a new run`,
+    `run --resume: ${inventoryFile} differs from the inventory this run started with (${started}) in what it measures; resuming would mix two configurations in one run:\n${lines.join('\n')}${port}\nresume with the inventory as it was, or start a new run`,
     diffs,
   );
 }
@@ -361,7 +367,7 @@ export function checkResumeOverrides(plan: Pick<RunPlan, 'overrides'>, given: re
 }
 
 export function prepareNew(playbookFile: string, o: Pick<RunCommandOptions, 'inventory' | 'set'>): { plan: RunPlan; comps: Map<string, Composition>; inv: LoadedInventory; pb: LoadedPlaybook; pbText: string; timeouts: RunMeta['timeouts'] } {
-  if (!o.inventory) throw new UsageError('run: -i/--inventory <file> is required');
+  if (!o.inventory?.length) throw new UsageError('run: -i/--inventory <file> is required');
   const overrides = parseSetArguments(o.set);
   const pb = loadPlaybook(playbookFile, overrides);
   const inv = loadInventory(o.inventory);
@@ -374,12 +380,13 @@ export function prepareNew(playbookFile: string, o: Pick<RunCommandOptions, 'inv
 /** What a new run records about itself (run.sqlite's meta; a PostgreSQL run's too: `submit`). */
 export function newRunMeta(a: { plan: RunPlan; comps: Map<string, Composition>; inv: LoadedInventory; pb: LoadedPlaybook; playbookFile: string; timeouts: RunMeta['timeouts']; confirmedDestroy: string[] }): RunMeta {
   const { plan, comps, inv, pb, playbookFile, timeouts, confirmedDestroy } = a;
-  const environment = environmentText(pb.playbook.environment);
+  const environment = runEnvironment(pb.playbook, inv.inventory, [...comps.keys()]);
   return {
     runId: plan.runId,
     playbook: plan.playbook,
     playbookFile: path.resolve(playbookFile),
     inventoryFile: path.resolve(inv.file),
+    ...((inv.files?.length ?? 1) > 1 ? { inventoryFiles: inv.files!.map((f) => path.resolve(f)) } : {}),
     target: plan.target,
     ...(plan.targets ? { targets: plan.targets.map((t) => t.name) } : {}),
     startedAt: new Date().toISOString(),
@@ -424,11 +431,11 @@ async function prepareStoreResume(runDir: string, pointer: StorePointer, playboo
     const overrides = checkResumeOverrides(plan, o.set);
     checkResumePlaybook(playbookFile, meta, runDir, overrides);
     checkStoredPlan(plan, store.where);
-    const inv = loadInventory(o.inventory ?? meta.inventoryFile);
+    const inv = loadInventory(o.inventory ?? meta.inventoryFiles ?? meta.inventoryFile);
     const names = meta.targets ?? [meta.target];
     const comps = composeTargets(names, inv, runDir);
     if (plan.targets && plan.serialised === undefined) plan.serialised = serialisedResources(names.map((name) => ({ name, resources: comps.get(name)?.sharedResources })));
-    checkResumeInventory(meta, names, plan, measurementFacts(names, inv, plan), inv.file);
+    checkResumeInventory(meta, names, plan, measurementFacts(names, inv, plan), inventoryName(inv));
     const permutations = await store.permutations();
     // what is left must be the plan the run was confirmed for (a dry run too: it would print an edited plan)
     const isDone = doneIn(permutations);
@@ -479,13 +486,13 @@ async function runLocked(playbookFile: string | undefined, o: RunCommandOptions,
       const overrides = checkResumeOverrides(store.plan(), o.set);
       checkResumePlaybook(playbookFile, meta, runDir, overrides);
       checkStoredPlan(store.plan(), runDir);
-      const inv = loadInventory(o.inventory ?? meta.inventoryFile);
+      const inv = loadInventory(o.inventory ?? meta.inventoryFiles ?? meta.inventoryFile);
       const names = meta.targets ?? [meta.target];
       const comps = composeTargets(names, inv, runDir);
       const plan = store.plan();
       // a plan stored before targets that share something were serialised: the same rule, from the inventory
       if (plan.targets && plan.serialised === undefined) plan.serialised = serialisedResources(names.map((name) => ({ name, resources: comps.get(name)?.sharedResources })));
-      checkResumeInventory(meta, names, plan, measurementFacts(names, inv, plan), inv.file);
+      checkResumeInventory(meta, names, plan, measurementFacts(names, inv, plan), inventoryName(inv));
       // what is left must be the plan the run was confirmed for (a dry run too: it would print an edited plan)
       const isDone = doneIn(store.permutations());
       checkRunConfirmed(plan, await readConfirmed(new SqliteRunStore(store)), (id) => !isDone(id));
@@ -515,6 +522,10 @@ async function runLocked(playbookFile: string | undefined, o: RunCommandOptions,
     const confirmedDestroy = checkConfirmDestroy(plan, o.confirmDestroy, await foreignTestFiles(comps));
     // a host whose release the inventory does not state is asked (read-only) before anything changes
     await checkAgainstHostVersions(pb, inv, comps);
+    // the last preflight's age and ✗, or (--preflight) the checks now, stopping on a ✗
+    await preflightBeforeRun(plan, comps, { out: o.out, inventory: inv.file, preflight: o.preflight, say: (l) => terminal.stderr(`${visibleText(l)}\n`) });
+    // every LUN and datastore the plan fills has room for its largest permutation: read before anything is formatted
+    await refuseWithoutRoom(plan, comps);
     await checkPlanOnline(plan, comps); // storage policies exist and fit (app/online-checks.ts)
     const runDir = runDirFor(o.out, plan);
     const meta = newRunMeta({ plan, comps, inv, pb, playbookFile, timeouts, confirmedDestroy });
@@ -668,7 +679,8 @@ async function executePrepared({ plan, store, comps, close, confirmed }: Prepare
     if (o.json) terminal.stdout(jsonText({ runDir, ...summary }) + '\n' + jsonText({ runDir }) + '\n');
     return EXIT.failure;
   }
-  if (records.length && o.report !== false) {
+  // a run where every permutation failed still gets its report: the failures are what it has to say
+  if ((records.length || summary.failed) && o.report !== false) {
     // a run in a PostgreSQL store is read from there (its run directory's store.json)
     // with the store the run was given (store.json never picks the password: cli/store.ts)
     const quiet = { loadSource: storeAwareLoader(loadSource, { ...(o.store !== undefined ? { store: o.store } : {}), ...(o.inventory !== undefined ? { inventory: o.inventory } : {}) }), stdout: () => undefined, stderr: () => undefined };
@@ -735,7 +747,7 @@ export function registerRun(program: Command): void {
     .command('run')
     .description('run a sweep: provision, measure, tear down, record (each run gets its own directory)')
     .argument('[playbook]', 'playbook YAML (omit with --resume)')
-    .option('-i, --inventory <file>', 'inventory YAML')
+    .option('-i, --inventory <file>', `inventory YAML; ${INVENTORY_REPEAT_HELP} (a resume uses the run's own files)`, collect)
     .option('-o, --out <dir>', 'directory for run directories', 'runs')
     .option('--dry-run', 'print every planned call and touch nothing')
     .option('--json', 'machine-readable output; the last line is {"runDir": …}')
@@ -746,6 +758,7 @@ export function registerRun(program: Command): void {
     .option('--retries <n>', 'retries of a transient failure per step, 0-20 (default 3)', retriesOption)
     .option('--step-timeout <sec>', 'limit for each provisioning step in whole seconds, 1-2147483 (default 1800)', stepTimeoutOption)
     .option('--no-report', 'do not write report.md/report.html at the end')
+    .option('--preflight', 'run the preflight checks first (storsweep preflight, without the canary) and stop on a failed one')
     .option('--set <key=value>', `${SET_HELP}; recorded in the run, which --resume uses`, collect)
     .option('--store <url>', "write the run to this PostgreSQL store (default: the inventory's store:, else the run directory's run.sqlite): postgresql://USER[:${env:NAME}|${file:path}]@HOST[:PORT]/DB")
     .action(async (playbook: string | undefined, o: RunCommandOptions, cmd: Command) => {

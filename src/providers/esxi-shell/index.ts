@@ -7,7 +7,8 @@ import { connectSsh } from '../../ssh/ssh-runner.ts';
 import { CANONICAL_DEVICE_EXPECTED, isCanonicalDevice } from '../canonical-device.ts';
 import { esxiVersionField } from '../esxi-version-field.ts';
 import { ATTACHED_DISK_TEST_FILE, guestOpener, guestWorkload, nameField, shellAttachedDiskGuestSchema } from '../guest.ts';
-import { GUEST_DISK_OPERATION, GUEST_FS_OPERATION } from '../guest-disk.ts';
+import { estimateSteps, schemasOf } from '../operations.ts';
+import { ESXI_SHELL_OPERATIONS } from './operations/index.ts';
 import { fioGuestResources, lunResource } from '../shared-resources.ts';
 import { ESXI_SHELL_AXES } from './axes.ts';
 import type { EsxiShellTargetConfig } from './config.ts';
@@ -19,6 +20,7 @@ import { hostVersionArgv, parseVmwareVersion } from './version.ts';
 import { shJoin } from '../../ssh/quote.ts';
 import { datastoreVolumePath, ESXI_EXPECTED, isEsxiValue } from './validate.ts';
 import { connectionLost } from '../../ssh/connection-lost.ts';
+import { esxiShellPreflight } from './preflight.ts';
 
 const canonicalDevice = () => matching(isCanonicalDevice, CANONICAL_DEVICE_EXPECTED);
 
@@ -58,28 +60,6 @@ export function esxiShellConfigOf(t: EsxiShellTarget): EsxiShellTargetConfig {
   };
 }
 
-// Step arguments, one schema per operation (plan.ts builds them; `run --resume` parses them again).
-const device = z.string().refine(isCanonicalDevice, { error: `expected ${CANONICAL_DEVICE_EXPECTED}` });
-const vmfsVersion = z.enum(['vmfs3', 'vmfs5', 'vmfs6']);
-const vmdkPath = z.string().refine((v) => isEsxiValue('vmdkPath', v), { error: `expected ${ESXI_EXPECTED.vmdkPath}` });
-const rdm = z.strictObject({ device, path: vmdkPath, compatibilityMode: z.enum(['physical', 'virtual']) });
-// the guest-disk step: the disk attached (its path), what the guest names it by, and its size (a VMDK's; a LUN's is read at apply)
-const guestDisk = { vmid: z.string().refine((v) => isEsxiValue('vmid', v)), path: vmdkPath, by: z.enum(['disk uuid', 'LUN id']), lun: device.optional(), sizeBytes: z.number().int().positive().optional() };
-const operations = {
-  'partedUtil setptbl': z.strictObject({ device, vmfsVersion, label: z.enum(['msdos', 'gpt']), partition: z.number().int().min(1), startSector: z.number().int().min(0), endSector: z.string().min(1), type: z.string().min(1) }),
-  'vmkfstools -C': z.strictObject({ device, partition: z.number().int().min(1), vmfsVersion, blockSizeMb: z.number().int().positive(), label: z.string().refine((v) => isEsxiValue('label', v)), volumePath: z.string().refine((v) => isEsxiValue('volumePath', v)) }),
-  'vmkfstools -z': rdm,
-  'vmkfstools -r': rdm,
-  'vmkfstools -c': z.strictObject({ path: vmdkPath, sizeGb: z.number().int().positive(), format: z.enum(['thin', 'zeroedthick', 'eagerzeroedthick']) }),
-  // the unit is the lowest free one, chosen at apply and recorded (a plan made when a fixed unit was planned is refused: plan again)
-  'vim-cmd vmsvc/device.diskaddexisting': z.strictObject({ vmid: z.string().refine((v) => isEsxiValue('vmid', v)), path: vmdkPath, bus: z.number().int().min(0).max(3) }),
-  [GUEST_DISK_OPERATION]: z.strictObject({ ...guestDisk, filesystem: z.literal('raw') }),
-  [GUEST_FS_OPERATION]: z.strictObject({ ...guestDisk, filesystem: z.enum(['ext4', 'xfs']), mountpoint: z.string().regex(/^\/[^\0]*$/) }),
-};
-
-/** eager zeroing writes the whole disk; ~500 MB/s on a typical array */
-const ZERO_BYTES_PER_SEC = 500e6;
-
 export const esxiShell = {
   name: 'esxi-shell',
   targetSchema,
@@ -112,12 +92,10 @@ export const esxiShell = {
     const cfg = esxiShellConfigOf(t);
     return (axes, names) => planEsxiShellSteps(axes, cfg, { base: names.prefix });
   },
-  operations,
-  estimateSec(steps, axes) {
-    let sec = 5 * steps.length;
-    if (axes['disk.format'] === 'eagerzeroedthick') sec += (Number(axes['disk.sizeGb'] ?? 0) * 1024 ** 3) / ZERO_BYTES_PER_SEC;
-    return sec;
-  },
+  // one schema per operation (operations/*.ts): plan.ts builds steps through them, `run --resume` parses them again
+  operations: schemasOf(ESXI_SHELL_OPERATIONS),
+  // ~5 s a step; an eagerly zeroed disk writes itself whole (operations/create-disk.ts)
+  estimateSec: (steps, axes) => estimateSteps(ESXI_SHELL_OPERATIONS, steps, axes, 5),
   isTransient: connectionLost,
   describeDestroyed: () => null,
   sharedResources(t, where) {
@@ -159,6 +137,7 @@ export const esxiShell = {
       workloadProvider: g.provider,
       workloadTarget: g.describe,
       insecureEndpoints: [],
+      preflight: esxiShellPreflight(() => connectSsh(ctx.ssh(target.sshHost)), { host: target.sshHost, version: target.version, vmid: String(target.vmid), devices: [target.vmfsDevice, target.rdmDevice].filter((d): d is string => d !== undefined) }),
     };
   },
 } satisfies ProviderModule<'esxi-shell', EsxiShellTarget>;

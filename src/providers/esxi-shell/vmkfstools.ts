@@ -6,7 +6,9 @@ import type { VmfsKind } from './partedutil.ts';
 import { checkVmfsBlockSize } from '../vmfs-block-size.ts';
 import { checkEsxi, checkInt, devfsPath, ESXI_MAX_DISK_GB } from './validate.ts';
 
-export type VmdkFormat = 'thin' | 'zeroedthick' | 'eagerzeroedthick';
+/** the provisioning formats `vmkfstools -c -d` takes */
+export const VMDK_FORMATS = ['thin', 'zeroedthick', 'eagerzeroedthick'] as const;
+export type VmdkFormat = (typeof VMDK_FORMATS)[number];
 
 /** `-b <n>m`: the block sizes (MiB) `kind` is created with — the one VMFS rule (../vmfs-block-size.ts). */
 export function checkBlockSize(kind: VmfsKind, blockSizeMb: unknown): number {
@@ -19,8 +21,8 @@ export function createVmfsArgv(kind: VmfsKind, blockSizeMb: number, label: strin
 }
 
 export function createDiskArgv(sizeGb: number, format: VmdkFormat, path: string): string[] {
-  if (!['thin', 'zeroedthick', 'eagerzeroedthick'].includes(format)) {
-    throw new InvalidArgument(`disk format must be thin, zeroedthick or eagerzeroedthick, got ${JSON.stringify(format)}`, { name: 'disk.format', value: String(format) });
+  if (!VMDK_FORMATS.includes(format)) {
+    throw new InvalidArgument(`disk format must be one of ${VMDK_FORMATS.join(', ')}, got ${JSON.stringify(format)}`, { name: 'disk.format', value: String(format) });
   }
   return ['vmkfstools', '-c', `${checkInt(sizeGb, 'disk.sizeGb', 1, ESXI_MAX_DISK_GB)}g`, '-d', format, checkEsxi('vmdkPath', path)];
 }

@@ -3,8 +3,13 @@
 import type { AxisSpec } from '../../contract/axis.ts';
 import { GUEST_FILESYSTEMS } from './guest-volume.ts';
 import { isVhdxBlockSize } from './validate.ts';
+import { SECTOR_SIZES, type VHD_TYPES } from './vhd.ts';
 
-export const HYPERV_DISK_FORMATS = ['vhdx-fixed', 'vhdx-dynamic', 'passthrough'] as const;
+/** disk.format's VHDX values, each with the New-VHD type it is created as */
+export const VHDX_TYPE_OF = { 'vhdx-fixed': 'Fixed', 'vhdx-dynamic': 'Dynamic' } as const satisfies Record<string, (typeof VHD_TYPES)[number]>;
+/** a VHDX of a type above, or a host disk passed through */
+export const HYPERV_DISK_FORMATS = [...(Object.keys(VHDX_TYPE_OF) as Array<keyof typeof VHDX_TYPE_OF>), 'passthrough'] as const;
+export type HypervDiskFormat = (typeof HYPERV_DISK_FORMATS)[number];
 
 export const HYPERV_AXES: readonly AxisSpec[] = [
   // which of the inventory's `volumes` holds the VHDX (the planner looks the value up there)
@@ -13,8 +18,8 @@ export const HYPERV_AXES: readonly AxisSpec[] = [
   // New-VHD -SizeBytes: the planner passes whole GiB
   { name: 'disk.sizeGb', expected: 'whole GiB', accepts: (v) => typeof v === 'number' && Number.isInteger(v) && v >= 1 },
   { name: 'disk.blockSizeBytes', expected: 'a power of two from 1048576 (1 MiB) to 268435456 (256 MiB)', accepts: (v) => typeof v === 'number' && isVhdxBlockSize(v) },
-  { name: 'disk.logicalSectorBytes', values: [512, 4096] },
-  { name: 'disk.physicalSectorBytes', values: [512, 4096] },
+  { name: 'disk.logicalSectorBytes', values: SECTOR_SIZES },
+  { name: 'disk.physicalSectorBytes', values: SECTOR_SIZES },
   // how the disk found in the guest is prepared: raw (default) or a volume (guest-volume.ts)
   { name: 'guest.filesystem', values: GUEST_FILESYSTEMS },
 ];

@@ -12,11 +12,15 @@
 // client edition of Windows may refuse to format ReFS).
 import type { GuestCall } from './powershell.ts';
 
-export const GUEST_FILESYSTEMS = ['raw', 'ntfs-4k', 'ntfs-64k', 'refs'] as const;
+/** the values that make a volume (VOLUME_SPECS says what each formats) */
+export const VOLUME_FILESYSTEMS = ['ntfs-4k', 'ntfs-64k', 'refs'] as const;
+export const GUEST_FILESYSTEMS = ['raw', ...VOLUME_FILESYSTEMS] as const;
 export type GuestFilesystem = (typeof GUEST_FILESYSTEMS)[number];
+/** Format-Volume -FileSystem values we use */
+export const FILE_SYSTEMS = ['NTFS', 'ReFS'] as const;
 
 export interface VolumeSpec {
-  fileSystem: 'NTFS' | 'ReFS';
+  fileSystem: (typeof FILE_SYSTEMS)[number];
   allocationUnitBytes: number;
 }
 

@@ -9,7 +9,9 @@ import { connectSsh } from '../../ssh/ssh-runner.ts';
 import { diskspdCreateOnlyArgs, runDiskspdFill } from '../../workloads/prefill.ts';
 import { runDiskspdTest } from '../../workloads/run-diskspd.ts';
 import { DISKSPD_PATH_HINT, DISKSPD_PATH_PATTERN } from '../../workloads/tool-settings.ts';
-import { nameField, workloadStepSchema } from '../guest.ts';
+import { nameField } from '../guest.ts';
+import { estimateSteps, schemasOf } from '../operations.ts';
+import { HYPERV_OPERATIONS } from './operations/index.ts';
 import { HYPERV_AXES } from './axes.ts';
 import type { HypervTargetConfig } from './config.ts';
 import { HOST_DISK_NAME } from './passthrough.ts';
@@ -60,22 +62,6 @@ export function hypervConfigOf(t: HypervTarget): HypervTargetConfig {
   };
 }
 
-// Step arguments, one schema per operation (plan.ts builds them; `run --resume` parses them again).
-const slot = { vmName: z.string().min(1), controllerType: z.literal('SCSI'), controllerNumber: z.number().int().min(0).max(3), controllerLocation: z.number().int().min(0).max(63) };
-const volume = { filesystem: z.enum(['ntfs-4k', 'ntfs-64k', 'refs']), fileSystem: z.enum(['NTFS', 'ReFS']), allocationUnitBytes: z.number().int().positive() };
-const sectors = z.union([z.literal(512), z.literal(4096)]).optional();
-const operations = {
-  'New-VHD': z.strictObject({ path: z.string().min(1), sizeBytes: z.number().int().positive(), type: z.enum(['Fixed', 'Dynamic']), blockSizeBytes: z.number().int().positive().optional(), logicalSectorBytes: sectors, physicalSectorBytes: sectors }),
-  'Set-Disk -IsOffline': z.strictObject({ diskNumber: z.number().int().min(0), serialNumber: z.string().nullable(), uniqueId: z.string().nullable() }),
-  'Add-VMHardDiskDrive': z.union([z.strictObject({ ...slot, path: z.string().min(1) }), z.strictObject({ ...slot, diskNumber: z.number().int().min(0) })]),
-  'Set-Disk (guest)': z.union([z.strictObject({ ...slot, path: z.string().min(1) }), z.strictObject({ ...slot, diskNumber: z.number().int().min(0) })]),
-  'Format-Volume (guest)': z.union([z.strictObject({ ...slot, ...volume, path: z.string().min(1) }), z.strictObject({ ...slot, ...volume, diskNumber: z.number().int().min(0) })]),
-  diskspd: workloadStepSchema,
-};
-
-/** a fixed VHDX is zeroed when created; ~500 MB/s on a typical array */
-const ZERO_BYTES_PER_SEC = 500e6;
-
 export const hypervProvider = {
   name: 'hyperv',
   targetSchema,
@@ -106,12 +92,10 @@ export const hypervProvider = {
     const cfg = hypervConfigOf(t);
     return (axes, names) => planHypervSteps(axes, cfg, { base: names.prefix });
   },
-  operations,
-  estimateSec(steps, axes) {
-    let sec = 5 * steps.length;
-    if (axes['disk.format'] === 'vhdx-fixed') sec += (Number(axes['disk.sizeGb'] ?? 0) * 1024 ** 3) / ZERO_BYTES_PER_SEC;
-    return sec;
-  },
+  // one schema per operation (operations/*.ts): plan.ts builds steps through them, `run --resume` parses them again
+  operations: schemasOf(HYPERV_OPERATIONS),
+  // ~5 s a step; a fixed VHDX is zeroed when created (operations/new-vhd.ts)
+  estimateSec: (steps, axes) => estimateSteps(HYPERV_OPERATIONS, steps, axes, 5),
   isTransient: connectionLost,
   describeDestroyed(name) {
     const m = HOST_DISK_NAME.exec(name);

@@ -5,10 +5,12 @@ import type { PlannedStep } from '../../contract/provider.ts';
 import { checkHypervTarget, type HypervTargetConfig } from './config.ts';
 import { checkHyperv, joinWin } from './validate.ts';
 import { hostDiskName } from './passthrough.ts';
-import { newVhdCall } from './vhd.ts';
-import { isGuestFilesystem, VOLUME_SPECS } from './guest-volume.ts';
+import { newVhdCall, SECTOR_SIZES } from './vhd.ts';
+import { GUEST_FILESYSTEMS, isGuestFilesystem, VOLUME_SPECS } from './guest-volume.ts';
+import { HYPERV_DISK_FORMATS, VHDX_TYPE_OF, type HypervDiskFormat } from './axes.ts';
+import { attachDrive, guestDisk as guestDiskOp, guestVolume as guestVolumeOp, newVhd, offlineDisk } from './operations/index.ts';
 
-export type HypervDiskFormat = 'vhdx-fixed' | 'vhdx-dynamic' | 'passthrough';
+export type { HypervDiskFormat };
 
 export interface OwnedNames {
   base: string;
@@ -23,55 +25,53 @@ function opt(axes: Axes, key: string): number | undefined {
   return v;
 }
 
+/** A sector size axis: absent, or one New-VHD takes. */
+function sectors(axes: Axes, key: string): (typeof SECTOR_SIZES)[number] | undefined {
+  const v = opt(axes, key);
+  if (v === undefined || (SECTOR_SIZES as readonly number[]).includes(v)) return v as (typeof SECTOR_SIZES)[number] | undefined;
+  throw new InvalidArgument(`axis ${key}: expected one of ${SECTOR_SIZES.join(', ')}, got ${v}`, { name: key, value: String(v) });
+}
+
+const isDiskFormat = (v: unknown): v is HypervDiskFormat => (HYPERV_DISK_FORMATS as readonly unknown[]).includes(v);
+
 export function planHypervSteps(axes: Axes, targetIn: HypervTargetConfig, names: OwnedNames): PlannedStep[] {
   const t = checkHypervTarget(targetIn);
   const base = checkHyperv('ownedName', names.base, 'owned name');
   const format = axes['disk.format'];
   const filesystem = axes['guest.filesystem'] ?? 'raw';
-  if (!isGuestFilesystem(filesystem)) throw new InvalidArgument(`axis guest.filesystem: expected raw, ntfs-4k, ntfs-64k or refs, got ${JSON.stringify(filesystem)}`, { name: 'guest.filesystem', value: String(filesystem) });
-  if (format !== 'vhdx-fixed' && format !== 'vhdx-dynamic' && format !== 'passthrough') {
-    throw new InvalidArgument(`axis disk.format: expected vhdx-fixed, vhdx-dynamic or passthrough, got ${JSON.stringify(format)}`, { name: 'disk.format', value: String(format) });
-  }
+  if (!isGuestFilesystem(filesystem)) throw new InvalidArgument(`axis guest.filesystem: expected one of ${GUEST_FILESYSTEMS.join(', ')}, got ${JSON.stringify(filesystem)}`, { name: 'guest.filesystem', value: String(filesystem) });
+  if (!isDiskFormat(format)) throw new InvalidArgument(`axis disk.format: expected one of ${HYPERV_DISK_FORMATS.join(', ')}, got ${JSON.stringify(format)}`, { name: 'disk.format', value: String(format) });
   // Exactly the inventory's scsiLocation (default 1); apply refuses if a drive already sits there
   // rather than moving ours elsewhere. In the guest the disk is then found by that location and
   // what it is (the guest-disk step), never by a disk number written in the inventory.
-  const slot = { vmName: t.vmName, controllerType: 'SCSI', controllerNumber: t.scsiController, controllerLocation: t.scsiLocation };
+  const slot = { vmName: t.vmName, controllerType: 'SCSI' as const, controllerNumber: t.scsiController, controllerLocation: t.scsiLocation };
   const steps: PlannedStep[] = [];
   // In the guest: find the attached disk by identity, bring it online and writable (Windows' SAN
   // policy leaves a new disk on a shared bus offline and read-only), refuse a system disk or one
   // carrying partitions. What it finds is recorded; the workload measures that disk.
-  const guestDisk = (disk: { path: string } | { diskNumber: number }, destroys?: string[]): PlannedStep => ({
-    step: 'guest-disk',
-    provider: 'hyperv',
-    operation: 'Set-Disk (guest)',
-    arguments: { ...slot, ...disk },
-    destructive: destroys !== undefined,
-    ...(destroys ? { destroys } : {}),
-    creates: { kind: 'guest-disk', name: `${base}-guestdisk` },
-  });
+  const guestDisk = (disk: { path: string } | { diskNumber: number }, destroys?: string[]): PlannedStep =>
+    guestDiskOp.step({ step: 'guest-disk', arguments: { ...slot, ...disk }, destructive: destroys !== undefined, ...(destroys ? { destroys } : {}), creates: { kind: 'guest-disk', name: `${base}-guestdisk` } });
   // A volume on it (guest.filesystem other than raw): GPT, one partition, formatted; found again by
   // the same identity; cleared at teardown only when it holds nothing but what this step made.
   const guestVolume = (disk: { path: string } | { diskNumber: number }, destroys?: string[]): PlannedStep[] =>
     filesystem === 'raw'
       ? []
       : [
-          {
+          guestVolumeOp.step({
             step: 'guest-volume',
-            provider: 'hyperv',
-            operation: 'Format-Volume (guest)',
             arguments: { ...slot, ...disk, filesystem, fileSystem: VOLUME_SPECS[filesystem].fileSystem, allocationUnitBytes: VOLUME_SPECS[filesystem].allocationUnitBytes },
             destructive: destroys !== undefined,
             ...(destroys ? { destroys } : {}),
             creates: { kind: 'guest-volume', name: `${base}-volume` },
-          },
+          }),
         ];
   if (format === 'passthrough') {
     const n = t.passthroughDisk;
     const entry = t.allowedDisks.find((d) => d.number === n);
     if (n === undefined || !entry) throw new InvalidArgument(`${t.host}: disk.format passthrough needs passthroughDisk listed in allowedDisks`, { name: 'passthroughDisk', value: String(n) });
     const destroys = [hostDiskName(entry)];
-    steps.push({ step: 'offline', provider: 'hyperv', operation: 'Set-Disk -IsOffline', arguments: { diskNumber: n, serialNumber: entry.serialNumber ?? null, uniqueId: entry.uniqueId ?? null }, destructive: true, destroys, creates: { kind: 'disk-offline', name: `${base}-offline` } });
-    steps.push({ step: 'attach', provider: 'hyperv', operation: 'Add-VMHardDiskDrive', arguments: { ...slot, diskNumber: n }, destructive: true, destroys, creates: { kind: 'disk-attachment', name: `${base}-attach` } });
+    steps.push(offlineDisk.step({ step: 'offline', arguments: { diskNumber: n, serialNumber: entry.serialNumber ?? null, uniqueId: entry.uniqueId ?? null }, destructive: true, destroys, creates: { kind: 'disk-offline', name: `${base}-offline` } }));
+    steps.push(attachDrive.step({ step: 'attach', arguments: { ...slot, diskNumber: n }, destructive: true, destroys, creates: { kind: 'disk-attachment', name: `${base}-attach` } }));
     steps.push(guestDisk({ diskNumber: n }, destroys), ...guestVolume({ diskNumber: n }, destroys));
     return steps;
   }
@@ -83,15 +83,15 @@ export function planHypervSteps(axes: Axes, targetIn: HypervTargetConfig, names:
   const spec = {
     path: joinWin(folder, `${base}-disk.vhdx`),
     sizeBytes: sizeGb * GiB,
-    type: format === 'vhdx-fixed' ? ('Fixed' as const) : ('Dynamic' as const),
+    type: VHDX_TYPE_OF[format],
     blockSizeBytes: opt(axes, 'disk.blockSizeBytes'),
-    logicalSectorBytes: opt(axes, 'disk.logicalSectorBytes') as 512 | 4096 | undefined,
-    physicalSectorBytes: opt(axes, 'disk.physicalSectorBytes') as 512 | 4096 | undefined,
+    logicalSectorBytes: sectors(axes, 'disk.logicalSectorBytes'),
+    physicalSectorBytes: sectors(axes, 'disk.physicalSectorBytes'),
   };
   newVhdCall(spec); // validates now, so a bad permutation fails at plan time
-  const args = Object.fromEntries(Object.entries(spec).filter(([, v]) => v !== undefined));
-  steps.push({ step: 'vhdx', provider: 'hyperv', operation: 'New-VHD', arguments: args, destructive: false, creates: { kind: 'vhdx', name: `${base}-disk` } });
-  steps.push({ step: 'attach', provider: 'hyperv', operation: 'Add-VMHardDiskDrive', arguments: { ...slot, path: spec.path }, destructive: false, creates: { kind: 'disk-attachment', name: `${base}-attach` } });
+  const args = Object.fromEntries(Object.entries(spec).filter(([, v]) => v !== undefined)) as typeof spec;
+  steps.push(newVhd.step({ step: 'vhdx', arguments: args, destructive: false, creates: { kind: 'vhdx', name: `${base}-disk` } }));
+  steps.push(attachDrive.step({ step: 'attach', arguments: { ...slot, path: spec.path }, destructive: false, creates: { kind: 'disk-attachment', name: `${base}-attach` } }));
   // New-VHD makes an uninitialised disk: the guest sees it blank (Microsoft's New-VHD examples pipe
   // it into Initialize-Disk | New-Partition | Format-Volume before it is usable)
   steps.push(guestDisk({ path: spec.path }), ...guestVolume({ path: spec.path }));

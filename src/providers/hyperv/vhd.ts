@@ -5,13 +5,19 @@ import { checkHyperv, isVhdxBlockSize } from './validate.ts';
 
 export const VHD_PROPS = ['Path', 'VhdFormat', 'VhdType', 'FileSize', 'Size', 'LogicalSectorSize', 'PhysicalSectorSize', 'BlockSize', 'Attached'];
 
+/** New-VHD's -Fixed / -Dynamic */
+export const VHD_TYPES = ['Fixed', 'Dynamic'] as const;
+/** the sector sizes New-VHD takes (-LogicalSectorSizeBytes, -PhysicalSectorSizeBytes) */
+export const SECTOR_SIZES = [512, 4096] as const;
+type SectorSize = (typeof SECTOR_SIZES)[number];
+
 export interface NewVhdSpec {
   path: string;
   sizeBytes: number;
-  type: 'Fixed' | 'Dynamic';
+  type: (typeof VHD_TYPES)[number];
   blockSizeBytes?: number;
-  logicalSectorBytes?: 512 | 4096;
-  physicalSectorBytes?: 512 | 4096;
+  logicalSectorBytes?: SectorSize;
+  physicalSectorBytes?: SectorSize;
 }
 
 const MiB = 1024 * 1024;
@@ -19,7 +25,7 @@ const MiB = 1024 * 1024;
 export function newVhdCall(s: NewVhdSpec): PsCall {
   checkHyperv('vhdxPath', s.path, 'vhdx path');
   if (!Number.isSafeInteger(s.sizeBytes) || s.sizeBytes < MiB || s.sizeBytes % MiB !== 0) throw new InvalidArgument(`disk size must be a whole number of MiB, got ${s.sizeBytes}`, { name: 'disk.sizeGb', value: String(s.sizeBytes) });
-  if (s.type !== 'Fixed' && s.type !== 'Dynamic') throw new InvalidArgument(`VHD type must be Fixed or Dynamic, got ${String(s.type)}`, { name: 'disk.format', value: String(s.type) });
+  if (!VHD_TYPES.includes(s.type)) throw new InvalidArgument(`VHD type must be ${VHD_TYPES.join(' or ')}, got ${String(s.type)}`, { name: 'disk.format', value: String(s.type) });
   const params: Record<string, string | number | boolean> = { Path: s.path, SizeBytes: s.sizeBytes, [s.type]: true };
   if (s.blockSizeBytes !== undefined) {
     // VHDX block sizes are powers of two from 1 MiB to 256 MiB
@@ -29,7 +35,7 @@ export function newVhdCall(s: NewVhdSpec): PsCall {
   }
   for (const [key, v] of [['LogicalSectorSizeBytes', s.logicalSectorBytes], ['PhysicalSectorSizeBytes', s.physicalSectorBytes]] as const) {
     if (v === undefined) continue;
-    if (v !== 512 && v !== 4096) throw new InvalidArgument(`${key} must be 512 or 4096, got ${String(v)}`, { name: key, value: String(v) });
+    if (!SECTOR_SIZES.includes(v)) throw new InvalidArgument(`${key} must be ${SECTOR_SIZES.join(' or ')}, got ${String(v)}`, { name: key, value: String(v) });
     params[key] = v;
   }
   return { cmdlet: 'New-VHD', params, select: VHD_PROPS };

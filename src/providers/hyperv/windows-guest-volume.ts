@@ -16,8 +16,12 @@
 import { InvalidArgument, ProvisionedStateMismatch, UnsafeOperation } from '../../errors.ts';
 import type { MeasuredTarget, ProviderContext } from '../../contract/provider.ts';
 import { getGuestDiskCall, guestDiskFacts, listGuestDisksCall, sameGuestDisk, type GuestDisk } from './guest-disk.ts';
-import { clearDiskCall, driveLetterOf, formatVolumeCall, initializeDiskCall, isGuestFilesystem, newPartitionCall, partitionsCall, TEST_FILE_NAME, VOLUME_SPECS, type GuestFilesystem } from './guest-volume.ts';
+import { z } from 'zod';
+import { clearDiskCall, driveLetterOf, FILE_SYSTEMS, formatVolumeCall, VOLUME_FILESYSTEMS, initializeDiskCall, isGuestFilesystem, newPartitionCall, partitionsCall, TEST_FILE_NAME, VOLUME_SPECS, type GuestFilesystem } from './guest-volume.ts';
 import type { GuestCall } from '../windows-guest.ts';
+
+/** A volume step's arguments (vSphere's and Hyper-V's): the axis value and what it formats; volumeSpecOf checks they agree. */
+export const volumeArgs = { filesystem: z.enum(VOLUME_FILESYSTEMS), fileSystem: z.enum(FILE_SYSTEMS), allocationUnitBytes: z.number().int().positive() };
 
 /** The guest a volume is made in: its storage cmdlet calls, and names for messages. */
 export interface GuestVolumeIo {

@@ -2,18 +2,22 @@
 // any other axis on a vsphere target and dry-runs steps.ts on every combination (src/plan/check.ts).
 import type { AxisSpec } from '../../contract/axis.ts';
 import { datastoreAxisNotMeasured } from '../rdm-datastore.ts';
+import { ALL_BLOCK_SIZES_KB, ALL_BLOCK_SIZES_MB, VMFS_KINDS } from '../vmfs-block-size.ts';
+import { CONTROLLER_KINDS } from './controllers.ts';
+import { DISK_FORMATS, RDM_COMPATIBILITY } from './disks.ts';
 import { ESXI_MAX_DISK_GB } from '../esxi-shell/validate.ts';
 import { LINUX_GUEST_FILESYSTEMS } from '../guest-disk.ts';
 import { GUEST_FILESYSTEMS as WINDOWS_GUEST_FILESYSTEMS } from '../hyperv/guest-volume.ts';
 import { isPolicyName, POLICY_AXIS, POLICY_NAME_EXPECTED } from './storage-policy.ts';
 
-export const VSPHERE_DATASTORE_KINDS = ['vmfs3', 'vmfs5', 'vmfs6', 'nfs', 'existing'] as const;
-export const VSPHERE_DISK_FORMATS = ['thin', 'lazyzeroedthick', 'eagerzeroedthick', 'rdm-physical', 'rdm-virtual'] as const;
-/** the schema's blockSizeMb/blockSizeKb values; which VMFS version takes which: ../vmfs-block-size.ts */
-export const VSPHERE_BLOCK_SIZES_MB = [1, 2, 4, 8] as const;
-export const VSPHERE_BLOCK_SIZES_KB = [64, 1024] as const;
+export const VSPHERE_DATASTORE_KINDS = [...VMFS_KINDS, 'nfs', 'existing'] as const;
+/** a flat VMDK of a provisioning format, or an RDM of a compatibility mode (disks.ts) */
+export const VSPHERE_DISK_FORMATS = [...DISK_FORMATS, ...(Object.keys(RDM_COMPATIBILITY) as Array<keyof typeof RDM_COMPATIBILITY>)] as const;
+/** the blockSizeMb/blockSizeKb values; which VMFS version takes which: ../vmfs-block-size.ts */
+export const VSPHERE_BLOCK_SIZES_MB = ALL_BLOCK_SIZES_MB;
+export const VSPHERE_BLOCK_SIZES_KB = ALL_BLOCK_SIZES_KB;
 /** virtual storage controllers a disk can be placed on (controllers.ts CONTROLLER_TYPES) */
-export const VSPHERE_CONTROLLERS = ['pvscsi', 'lsilogic', 'lsisas', 'buslogic', 'nvme'] as const;
+export const VSPHERE_CONTROLLERS = CONTROLLER_KINDS;
 
 export const VSPHERE_AXES: readonly AxisSpec[] = [
   { name: 'datastore.kind', values: VSPHERE_DATASTORE_KINDS, notMeasuredWhen: datastoreAxisNotMeasured('datastore.kind') },

@@ -11,8 +11,12 @@ import type { MoRef } from './soap.ts';
 import { waitForTask, waitForTaskWatching } from './task.ts';
 import { arr, type DataObject, type HostScsiDisk, type VirtualDevice } from './types.ts';
 
-export type DiskFormat = 'thin' | 'lazyzeroedthick' | 'eagerzeroedthick';
-export type RdmCompatibility = 'physicalMode' | 'virtualMode';
+/** a flat VMDK's provisioning formats (disk.format's flat values) */
+export const DISK_FORMATS = ['thin', 'lazyzeroedthick', 'eagerzeroedthick'] as const;
+export type DiskFormat = (typeof DISK_FORMATS)[number];
+/** an RDM's compatibility mode, by the disk.format value that asks for it */
+export const RDM_COMPATIBILITY = { 'rdm-physical': 'physicalMode', 'rdm-virtual': 'virtualMode' } as const;
+export type RdmCompatibility = (typeof RDM_COMPATIBILITY)[keyof typeof RDM_COMPATIBILITY];
 
 const SCSI_CONTROLLERS = new Set(['ParaVirtualSCSIController', 'VirtualLsiLogicController', 'VirtualLsiLogicSASController', 'VirtualBusLogicController', 'VirtualSCSIController']);
 const OTHER_CONTROLLERS = new Set(['VirtualAHCIController', 'VirtualSATAController', 'VirtualNVMEController', 'VirtualIDEController']);

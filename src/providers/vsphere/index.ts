@@ -8,18 +8,21 @@ import { UsageError } from '../../errors.ts';
 import { CANONICAL_DEVICE_EXPECTED, isCanonicalDevice } from '../canonical-device.ts';
 import { DEFAULT_ENDPOINT_CONCURRENCY } from '../endpoint-pool.ts';
 import { esxiVersionField } from '../esxi-version-field.ts';
-import { ATTACHED_DISK, ATTACHED_DISK_TEST_FILE, attachedDiskGuestSchema, guestOpener, guestWorkload, nameField, workloadStepSchema } from '../guest.ts';
+import { ATTACHED_DISK, ATTACHED_DISK_TEST_FILE, attachedDiskGuestSchema, guestOpener, guestWorkload, nameField } from '../guest.ts';
 import { toolsGuest, toolsWorkloadEndpoint } from './guest-tools.ts';
 import { guestInventoryDiagnostics, WINDOWS_GUEST_FILESYSTEMS } from './guest-config.ts';
 import { fioGuestResources, lunResource } from '../shared-resources.ts';
-import { VSPHERE_AXES, VSPHERE_CONTROLLERS } from './axes.ts';
+import { VSPHERE_AXES } from './axes.ts';
 import { endpointFromEnv, sdkEndpointKey, VsphereClient } from './client.ts';
 import type { VsphereStepTarget, VsphereTargetConfig } from './config.ts';
 import { createVsphereProvider } from './provider.ts';
 import { checkPoliciesOnline } from './storage-policy.ts';
 import { isTransient } from './retrying.ts';
-import { GUEST_DISK_OPERATION, GUEST_FS_OPERATION, GUEST_WINDOWS_DISK_OPERATION, GUEST_WINDOWS_VOLUME_OPERATION, planVsphereSteps } from './steps.ts';
+import { planVsphereSteps } from './steps.ts';
 import { LINUX_GUEST_FILESYSTEMS } from '../guest-disk.ts';
+import { estimateSteps, schemasOf } from '../operations.ts';
+import { VSPHERE_OPERATIONS } from './operations/index.ts';
+import { vspherePreflight } from './preflight.ts';
 
 const name = nameField;
 
@@ -74,39 +77,6 @@ export function vsphereStepTargetOf(t: VsphereTarget): VsphereStepTarget {
     ...(t.guest.os === 'windows' ? { guestOs: 'windows' as const } : {}),
   };
 }
-
-// Step arguments, one schema per operation (steps.ts builds them; `run --resume` parses them again).
-const where = { host: z.string().min(1), vm: z.string().min(1), datacenter: z.string().optional() };
-const device = z.string().refine(isCanonicalDevice, { error: `expected ${CANONICAL_DEVICE_EXPECTED}` });
-const controller = z.enum(VSPHERE_CONTROLLERS);
-const operations = {
-  CreateVmfsDatastore: z.strictObject({
-    ...where,
-    name: z.string().min(1),
-    device,
-    vmfsMajorVersion: z.union([z.literal(3), z.literal(5), z.literal(6)]),
-    blockSizeMb: z.number().positive().optional(),
-    blockSizeKb: z.number().positive().optional(),
-  }),
-  CreateNasDatastore: z.strictObject({ ...where, name: z.string().min(1), remoteHost: z.string().min(1), remotePath: z.string().min(1), type: z.literal('NFS'), accessMode: z.literal('readWrite') }),
-  ReconfigVM_Task: z.union([
-    z.strictObject({ ...where, deviceChange: z.literal('add'), device: z.literal('controller'), controller }),
-    z.strictObject({ ...where, deviceChange: z.literal('add+create'), backing: z.literal('flat'), format: z.enum(['thin', 'lazyzeroedthick', 'eagerzeroedthick']), datastore: z.string().min(1), fileName: z.string().min(1), sizeGb: z.number().positive(), sizeBytes: z.number().int().positive(), controller: controller.optional(), policy: z.string().min(1).optional() }),
-    z.strictObject({ ...where, deviceChange: z.literal('add+create'), backing: z.literal('rdm'), device, compatibilityMode: z.enum(['physicalMode', 'virtualMode']), datastore: z.string().min(1), fileName: z.string().min(1), controller: controller.optional() }),
-  ]),
-  [GUEST_DISK_OPERATION]: z.strictObject({ ...where, disk: z.string().min(1), filesystem: z.literal('raw') }),
-  [GUEST_FS_OPERATION]: z.strictObject({ ...where, disk: z.string().min(1), filesystem: z.enum(['ext4', 'xfs']), mountpoint: z.string().regex(/^\/[^\0]*$/) }),
-  [GUEST_WINDOWS_DISK_OPERATION]: z.strictObject({ ...where, disk: z.string().min(1), filesystem: z.literal('raw') }),
-  [GUEST_WINDOWS_VOLUME_OPERATION]: z.strictObject({ ...where, disk: z.string().min(1), filesystem: z.enum(['ntfs-4k', 'ntfs-64k', 'refs']), fileSystem: z.enum(['NTFS', 'ReFS']), allocationUnitBytes: z.number().int().positive() }),
-  // the workload step of a guest reached through guest operations (its provider is vsphere then)
-  fio: workloadStepSchema,
-  diskspd: workloadStepSchema,
-};
-
-/** seconds per provisioning operation (create + its teardown), from typical lab hosts */
-const STEP_SEC: Record<string, number> = { CreateVmfsDatastore: 15, CreateNasDatastore: 5, ReconfigVM_Task: 5 };
-/** eager zeroing writes the whole disk; ~500 MB/s on a typical array */
-export const ZERO_BYTES_PER_SEC = 500e6;
 
 function compose(target: VsphereTarget, ctx: ComposeContext): Composition {
   const vc = ctx.vcenter(target.vcenter);
@@ -183,6 +153,7 @@ function compose(target: VsphereTarget, ctx: ComposeContext): Composition {
     workloadProvider: g.provider,
     workloadTarget: g.describe,
     insecureEndpoints: cfg.vcenter.insecure ? [`vcenter:${target.vcenter}`] : [],
+    preflight: vspherePreflight(() => VsphereClient.connect(cfg.vcenter), () => ctx.pool.session(`${sdkEndpointKey(url)}|${username}`, () => VsphereClient.connect(cfg.vcenter)), cfg, target.guest.via === 'tools'),
   };
 }
 
@@ -232,13 +203,10 @@ export const vsphere = {
     const cfg = vsphereStepTargetOf(t);
     return (axes, names) => planVsphereSteps(axes, cfg, names);
   },
-  operations,
-  estimateSec(steps, axes) {
-    let sec = 0;
-    for (const s of steps) sec += STEP_SEC[s.operation] ?? 5;
-    if (axes['disk.format'] === 'eagerzeroedthick') sec += (Number(axes['disk.sizeGb'] ?? 0) * 1024 ** 3) / ZERO_BYTES_PER_SEC;
-    return sec;
-  },
+  // one schema per operation (operations/*.ts): steps.ts builds steps through them, `run --resume` parses them again
+  operations: schemasOf(VSPHERE_OPERATIONS),
+  // ~5 s a step, a VMFS datastore 15; an eagerly zeroed disk writes itself whole (operations/reconfig-vm.ts)
+  estimateSec: (steps, axes) => estimateSteps(VSPHERE_OPERATIONS, steps, axes, 5),
   // the step level: what the retrying round-tripper could not replay itself (retrying.ts)
   isTransient,
   describeDestroyed: () => null,

@@ -8,18 +8,19 @@ import type { PlannedStep } from '../../contract/provider.ts';
 import { checkVmfsBlockSize, isVmfsKind } from '../vmfs-block-size.ts';
 import { checkBlockSizeKbSupported, checkNvmeSupported, checkVmfs3FileSize, checkVmfsCreatable, parseEsxiVersion } from '../esxi-version.ts';
 import { GUEST_DISK_OPERATION, GUEST_FS_OPERATION, LINUX_GUEST_FILESYSTEMS } from '../guest-disk.ts';
+import { createNasDatastore, createVmfsDatastore, guestDisk, guestFilesystem, reconfigVm, windowsGuestDisk, windowsGuestVolume } from './operations/index.ts';
+import { GUEST_WINDOWS_DISK_OPERATION, GUEST_WINDOWS_VOLUME_OPERATION } from './operations/windows-guest-disk.ts';
+import { RDM_COMPATIBILITY } from './disks.ts';
 import { GUEST_FILESYSTEMS as WINDOWS_GUEST_FILESYSTEMS, VOLUME_SPECS } from '../hyperv/guest-volume.ts';
 import { VSPHERE_BLOCK_SIZES_KB, VSPHERE_BLOCK_SIZES_MB, VSPHERE_CONTROLLERS, VSPHERE_DATASTORE_KINDS, VSPHERE_DISK_FORMATS } from './axes.ts';
 import type { VsphereStepTarget } from './config.ts';
 
-// the guest-disk step's operations (provider.ts carries them out through ../guest-disk.ts)
-export { GUEST_DISK_OPERATION, GUEST_FS_OPERATION };
-/** A Windows guest (guest.os: windows): the disk found by Get-Disk (serial / unique id = the WWN), brought online and writable; diskspd measures it raw (#N). */
-export const GUEST_WINDOWS_DISK_OPERATION = 'guest: find disk by WWN (Get-Disk), Set-Disk online';
-/** The same, then a volume on it (guest.filesystem ntfs-4k, ntfs-64k, refs): GPT, one partition, Format-Volume; diskspd measures a test file there. */
-export const GUEST_WINDOWS_VOLUME_OPERATION = 'guest: find disk by WWN (Get-Disk), Set-Disk online, Initialize-Disk GPT, New-Partition, Format-Volume';
+// the guest-disk step's operations (operations/guest-disk.ts, operations/windows-guest-disk.ts)
+export { GUEST_DISK_OPERATION, GUEST_FS_OPERATION, GUEST_WINDOWS_DISK_OPERATION, GUEST_WINDOWS_VOLUME_OPERATION };
 
 export type DatastoreKind = (typeof VSPHERE_DATASTORE_KINDS)[number];
+/** a VMFS kind's vmfsMajorVersion (CreateVmfsDatastore) */
+const VMFS_MAJOR = { vmfs3: 3, vmfs5: 5, vmfs6: 6 } as const;
 export type DiskFormatAxis = (typeof VSPHERE_DISK_FORMATS)[number];
 
 function bad(axis: string, value: unknown, expected: string): never {
@@ -63,10 +64,46 @@ function shared<T extends object>(target: VsphereStepTarget, key: string, make: 
   return v;
 }
 
+type Kind = (typeof VSPHERE_DATASTORE_KINDS)[number];
+type Format = (typeof VSPHERE_DISK_FORMATS)[number];
+type Controller = (typeof VSPHERE_CONTROLLERS)[number];
+/** a permutation's choices the steps after the datastore need */
+interface Disk {
+  kind: Kind;
+  datastore: string;
+  controller: Controller | undefined;
+  blockSizeMb: number | undefined;
+  prefix: string;
+}
+
 export function planVsphereSteps(axes: Axes, target: VsphereStepTarget, names: { prefix: string }): PlannedStep[] {
   const kind = oneOf(axes, 'datastore.kind', VSPHERE_DATASTORE_KINDS, target.datastore ? 'existing' : undefined);
   const format = oneOf(axes, 'disk.format', VSPHERE_DISK_FORMATS);
   const controller = axes['disk.controller'] === undefined ? undefined : oneOf(axes, 'disk.controller', VSPHERE_CONTROLLERS);
+  const { blockSizeMb, blockSizeKb } = blockSizes(axes, kind);
+  // Argument objects spell their keys out (absent values are undefined, dropped by JSON): object
+  // spreads give each of 100,000 plan entries its own V8 hidden class, doubling time and memory.
+  const steps: PlannedStep[] = [];
+  const datastore = datastoreStep(target, kind, format, names.prefix, blockSizeMb, blockSizeKb, steps);
+  if (controller !== undefined) {
+    if (controller === 'nvme') checkNvmeSupported(target.version === undefined ? undefined : parseEsxiVersion(target.version), target.host);
+    // The disk goes on a controller of this type: one the VM has with a free unit, else one this
+    // step adds (and teardown removes). controllers.ts has the limits a host enforces.
+    steps.push(reconfigVm.step({
+      step: 'controller',
+      arguments: shared(target, `controller ${controller}`, () => ({ host: target.host, vm: target.vm, datacenter: target.datacenter, deviceChange: 'add' as const, device: 'controller' as const, controller })),
+      destructive: false,
+      creates: { kind: 'controller', name: `${names.prefix}-ctl` },
+    }));
+  }
+  const disk: Disk = { kind, datastore, controller, blockSizeMb, prefix: names.prefix };
+  if (format === 'rdm-physical' || format === 'rdm-virtual') steps.push(...rdmSteps(axes, target, format, disk));
+  else steps.push(...flatDiskSteps(axes, target, format, disk));
+  return steps;
+}
+
+/** The block size axes: one of them at most, only on a VMFS kind, as the VMFS rule allows. */
+function blockSizes(axes: Axes, kind: Kind): { blockSizeMb: number | undefined; blockSizeKb: number | undefined } {
   const blockSizeMb = num(axes, 'datastore.blockSizeMb', VSPHERE_BLOCK_SIZES_MB);
   const blockSizeKb = num(axes, 'datastore.blockSizeKb', VSPHERE_BLOCK_SIZES_KB);
   if (blockSizeMb !== undefined && blockSizeKb !== undefined) bad('datastore.blockSizeKb', axes['datastore.blockSizeKb'], 'no value when datastore.blockSizeMb is set');
@@ -76,121 +113,100 @@ export function planVsphereSteps(axes: Axes, target: VsphereStepTarget, names: {
     if (!isVmfsKind(kind)) bad(blockAxis, blockSize, `no block size with datastore.kind ${kind}`);
     checkVmfsBlockSize(kind, blockAxis, blockSize); // the one VMFS rule (../vmfs-block-size.ts)
   }
+  return { blockSizeMb, blockSizeKb };
+}
 
-  // Argument objects spell their keys out (absent values are undefined, dropped by JSON): object
-  // spreads give each of 100,000 plan entries its own V8 hidden class, doubling time and memory.
-  const steps: PlannedStep[] = [];
-  let datastore: string;
-
-  if (kind === 'existing') {
-    datastore = need(target.datastore, 'datastore', 'for datastore.kind existing');
-  } else if (kind === 'nfs') {
+/** The datastore step of the kind (none for `existing`); the datastore's name. */
+function datastoreStep(target: VsphereStepTarget, kind: Kind, format: Format, prefix: string, blockSizeMb: number | undefined, blockSizeKb: number | undefined, steps: PlannedStep[]): string {
+  if (kind === 'existing') return need(target.datastore, 'datastore', 'for datastore.kind existing');
+  const datastore = `${prefix}-ds`;
+  if (kind === 'nfs') {
     const nfs = need(target.nfs, 'nfs (remoteHost, remotePath)', 'for datastore.kind nfs');
     // "On NFS datastores that do not support Hardware Acceleration, only thin format is available"
     // (vSphere 6.5–8.0 docs, "About Virtual Disk Provisioning Policies"): without VAAI-NAS a thick
     // disk comes back thin (mislabelled results) or fails. With it, the provider still compares
-    // the backing it got with the format asked for (provider.ts).
+    // the backing it got with the format asked for (operations/disk.ts).
     if (!nfs.vaaiNas && (format === 'lazyzeroedthick' || format === 'eagerzeroedthick')) {
       bad('disk.format', format, 'thin with datastore.kind nfs: an NFS datastore without VAAI-NAS (the inventory\'s nfs.vaaiNas) has thin disks only');
     }
-    datastore = `${names.prefix}-ds`;
-    steps.push({
+    steps.push(createNasDatastore.step({
       step: 'datastore',
-      provider: 'vsphere',
-      operation: 'CreateNasDatastore',
       arguments: { host: target.host, vm: target.vm, datacenter: target.datacenter, name: datastore, remoteHost: nfs.remoteHost, remotePath: nfs.remotePath, type: 'NFS', accessMode: 'readWrite' },
       destructive: false,
       creates: { kind: 'datastore', name: datastore },
-    });
-  } else {
-    const device = need(target.vmfsDevice, 'vmfsDevice', `to create a ${kind} datastore`);
-    // what the host's release cannot create is refused before the LUN is formatted
-    const release = target.version === undefined ? undefined : parseEsxiVersion(target.version);
-    checkVmfsCreatable(kind, release, target.host);
-    if (blockSizeKb !== undefined) checkBlockSizeKbSupported(release, target.host);
-    datastore = `${names.prefix}-ds`;
-    steps.push({
-      step: 'datastore',
-      provider: 'vsphere',
-      operation: 'CreateVmfsDatastore',
-      arguments: { host: target.host, vm: target.vm, datacenter: target.datacenter, name: datastore, device, vmfsMajorVersion: Number(kind.slice(4)), blockSizeMb, blockSizeKb },
-      destructive: true,
-      destroys: shared(target, `destroys ${device}`, () => [device]),
-      creates: { kind: 'datastore', name: datastore },
-    });
+    }));
+    return datastore;
   }
+  const device = need(target.vmfsDevice, 'vmfsDevice', `to create a ${kind} datastore`);
+  // what the host's release cannot create is refused before the LUN is formatted
+  const release = target.version === undefined ? undefined : parseEsxiVersion(target.version);
+  checkVmfsCreatable(kind, release, target.host);
+  if (blockSizeKb !== undefined) checkBlockSizeKbSupported(release, target.host);
+  steps.push(createVmfsDatastore.step({
+    step: 'datastore',
+    arguments: { host: target.host, vm: target.vm, datacenter: target.datacenter, name: datastore, device, vmfsMajorVersion: VMFS_MAJOR[kind], blockSizeMb, blockSizeKb },
+    destructive: true,
+    destroys: shared(target, `destroys ${device}`, () => [device]),
+    creates: { kind: 'datastore', name: datastore },
+  }));
+  return datastore;
+}
 
-  if (controller !== undefined) {
-    if (controller === 'nvme') checkNvmeSupported(target.version === undefined ? undefined : parseEsxiVersion(target.version), target.host);
-    // The disk goes on a controller of this type: one the VM has with a free unit, else one this
-    // step adds (and teardown removes). controllers.ts has the limits a host enforces.
-    steps.push({
-      step: 'controller',
-      provider: 'vsphere',
-      operation: 'ReconfigVM_Task',
-      arguments: shared(target, `controller ${controller}`, () => ({ host: target.host, vm: target.vm, datacenter: target.datacenter, deviceChange: 'add', device: 'controller', controller })),
-      destructive: false,
-      creates: { kind: 'controller', name: `${names.prefix}-ctl` },
-    });
-  }
+/** An RDM of rdmDevice, and the guest-disk step that finds it. */
+function rdmSteps(axes: Axes, target: VsphereStepTarget, format: 'rdm-physical' | 'rdm-virtual', d: Disk): PlannedStep[] {
+  const device = need(target.rdmDevice, 'rdmDevice', `for disk.format ${format}`);
+  if (d.kind === 'nfs') bad('disk.format', format, 'a flat disk format with datastore.kind nfs (RDM mapping files need VMFS)');
+  if (d.kind !== 'existing' && device === target.vmfsDevice) bad('disk.format', format, `an RDM device other than the VMFS device ${device}`);
+  if (axes['disk.policy'] !== undefined) bad('disk.policy', axes['disk.policy'], 'no value with an RDM disk.format (a policy applies to a virtual disk here)');
+  const name = `${d.prefix}-rdm`;
+  const rdm = reconfigVm.step({
+    step: 'disk',
+    arguments: {
+      host: target.host,
+      vm: target.vm,
+      datacenter: target.datacenter,
+      deviceChange: 'add+create',
+      backing: 'rdm',
+      device,
+      compatibilityMode: RDM_COMPATIBILITY[format],
+      datastore: d.datastore,
+      fileName: `${name}.vmdk`,
+      controller: d.controller,
+    },
+    // The benchmark overwrites whatever the LUN holds.
+    destructive: true,
+    destroys: shared(target, `destroys ${device}`, () => [device]),
+    creates: { kind: 'rdm', name },
+  });
+  return [rdm, guestDiskStep(axes, target, name, d.prefix, shared(target, `destroys ${device}`, () => [device]))];
+}
 
-  if (format === 'rdm-physical' || format === 'rdm-virtual') {
-    const device = need(target.rdmDevice, 'rdmDevice', `for disk.format ${format}`);
-    if (kind === 'nfs') bad('disk.format', format, 'a flat disk format with datastore.kind nfs (RDM mapping files need VMFS)');
-    if (kind !== 'existing' && device === target.vmfsDevice) bad('disk.format', format, `an RDM device other than the VMFS device ${device}`);
-    if (axes['disk.policy'] !== undefined) bad('disk.policy', axes['disk.policy'], 'no value with an RDM disk.format (a policy applies to a virtual disk here)');
-    const name = `${names.prefix}-rdm`;
-    steps.push({
-      step: 'disk',
-      provider: 'vsphere',
-      operation: 'ReconfigVM_Task',
-      arguments: {
-        host: target.host,
-        vm: target.vm,
-        datacenter: target.datacenter,
-        deviceChange: 'add+create',
-        backing: 'rdm',
-        device,
-        compatibilityMode: format === 'rdm-physical' ? 'physicalMode' : 'virtualMode',
-        datastore,
-        fileName: `${name}.vmdk`,
-        controller,
-      },
-      // The benchmark overwrites whatever the LUN holds.
-      destructive: true,
-      destroys: shared(target, `destroys ${device}`, () => [device]),
-      creates: { kind: 'rdm', name },
-    });
-    steps.push(guestDiskStep(axes, target, name, names.prefix, shared(target, `destroys ${device}`, () => [device])));
-  } else {
-    const sizeGb = num(axes, 'disk.sizeGb');
-    if (sizeGb === undefined) bad('disk.sizeGb', undefined, 'a positive number of GiB for a virtual disk');
-    if (kind === 'vmfs3') checkVmfs3FileSize(blockSizeMb ?? 1, sizeGb);
-    const name = `${names.prefix}-disk`;
-    steps.push({
-      step: 'disk',
-      provider: 'vsphere',
-      operation: 'ReconfigVM_Task',
-      arguments: {
-        host: target.host,
-        vm: target.vm,
-        datacenter: target.datacenter,
-        deviceChange: 'add+create',
-        backing: 'flat',
-        format,
-        datastore,
-        fileName: `${name}.vmdk`,
-        sizeGb,
-        sizeBytes: Math.round(sizeGb * 1024 ** 3),
-        controller,
-        ...(axes['disk.policy'] !== undefined ? { policy: String(axes['disk.policy']) } : {}),
-      },
-      destructive: false,
-      creates: { kind: 'disk', name },
-    });
-    steps.push(guestDiskStep(axes, target, name, names.prefix));
-  }
-  return steps;
+/** A flat VMDK of the format and size, and the guest-disk step that finds it. */
+function flatDiskSteps(axes: Axes, target: VsphereStepTarget, format: Exclude<Format, 'rdm-physical' | 'rdm-virtual'>, d: Disk): PlannedStep[] {
+  const sizeGb = num(axes, 'disk.sizeGb');
+  if (sizeGb === undefined) bad('disk.sizeGb', undefined, 'a positive number of GiB for a virtual disk');
+  if (d.kind === 'vmfs3') checkVmfs3FileSize(d.blockSizeMb ?? 1, sizeGb);
+  const name = `${d.prefix}-disk`;
+  const disk = reconfigVm.step({
+    step: 'disk',
+    arguments: {
+      host: target.host,
+      vm: target.vm,
+      datacenter: target.datacenter,
+      deviceChange: 'add+create',
+      backing: 'flat',
+      format,
+      datastore: d.datastore,
+      fileName: `${name}.vmdk`,
+      sizeGb,
+      sizeBytes: Math.round(sizeGb * 1024 ** 3),
+      controller: d.controller,
+      ...(axes['disk.policy'] !== undefined ? { policy: String(axes['disk.policy']) } : {}),
+    },
+    destructive: false,
+    creates: { kind: 'disk', name },
+  });
+  return [disk, guestDiskStep(axes, target, name, d.prefix)];
 }
 
 /**
@@ -202,30 +218,21 @@ export function planVsphereSteps(axes: Axes, target: VsphereStepTarget, names: {
  */
 function guestDiskStep(axes: Axes, target: VsphereStepTarget, disk: string, prefix: string, rdmLun?: readonly string[]): PlannedStep {
   const where = { host: target.host, vm: target.vm, datacenter: target.datacenter, disk };
-  const raw = (operation: string): PlannedStep => ({ step: 'guest-disk', provider: 'vsphere', operation, arguments: { ...where, filesystem: 'raw' }, destructive: false });
   // a partition table and a filesystem written on the disk: on an RDM that is the LUN itself, named as the disk step names it
-  const formats = (operation: string, args: Record<string, unknown>, creates: NonNullable<PlannedStep['creates']>): PlannedStep => ({
-    step: 'guest-disk',
-    provider: 'vsphere',
-    operation,
-    arguments: { ...where, ...args },
-    destructive: rdmLun !== undefined,
-    ...(rdmLun ? { destroys: [...rdmLun] } : {}),
-    creates,
-  });
+  const writes = { step: 'guest-disk', destructive: rdmLun !== undefined, ...(rdmLun ? { destroys: [...rdmLun] } : {}) };
   if (target.guestOs === 'windows') {
     const filesystem = oneOf(axes, 'guest.filesystem', WINDOWS_GUEST_FILESYSTEMS, 'raw');
-    if (filesystem === 'raw') return raw(GUEST_WINDOWS_DISK_OPERATION);
+    if (filesystem === 'raw') return windowsGuestDisk.step({ step: 'guest-disk', arguments: { ...where, filesystem }, destructive: false });
     // GPT, one partition, formatted (the Hyper-V guest's cmdlets: ../hyperv/windows-guest-volume.ts);
     // cleared at teardown (Clear-Disk) only when the disk holds nothing but what this step made
     const spec = VOLUME_SPECS[filesystem];
-    return formats(GUEST_WINDOWS_VOLUME_OPERATION, { filesystem, fileSystem: spec.fileSystem, allocationUnitBytes: spec.allocationUnitBytes }, { kind: 'guest-volume', name: `${prefix}-volume` });
+    return windowsGuestVolume.step({ ...writes, arguments: { ...where, filesystem, fileSystem: spec.fileSystem, allocationUnitBytes: spec.allocationUnitBytes }, creates: { kind: 'guest-volume', name: `${prefix}-volume` } });
   }
   const filesystem = oneOf(axes, 'guest.filesystem', LINUX_GUEST_FILESYSTEMS, 'raw');
-  if (filesystem === 'raw') return raw(GUEST_DISK_OPERATION);
+  if (filesystem === 'raw') return guestDisk.step({ step: 'guest-disk', arguments: { ...where, filesystem }, destructive: false });
   // One GPT partition, mkfs, mounted in a directory of ours: torn down (unmounted, our table wiped)
   // before the disk is detached. Nothing but the disk this permutation attached is touched.
   const name = `${prefix}-fs`;
   const workdir = need(target.guestWorkdir, 'guest.workdir', `to mount guest.filesystem ${filesystem}`);
-  return formats(GUEST_FS_OPERATION, { filesystem, mountpoint: path.posix.join(workdir, name) }, { kind: 'guest-filesystem', name });
+  return guestFilesystem.step({ ...writes, arguments: { ...where, filesystem, mountpoint: path.posix.join(workdir, name) }, creates: { kind: 'guest-filesystem', name } });
 }

@@ -12,6 +12,7 @@ import { currentTime } from './methods.ts';
 import { PbmClient, type StoragePolicy } from './pbm.ts';
 import { VsphereClient, type MoRef, type VsphereEndpoint } from './client.ts';
 import type { VsphereStepTarget } from './config.ts';
+import type { VsphereHost } from './host.ts';
 
 export const POLICY_AXIS = 'disk.policy';
 
@@ -123,4 +124,17 @@ export function withMeasureFacts<C extends { measure?: (t: MeasuredTarget) => vo
   const measure = ctx.measure;
   if (!facts || !measure) return ctx;
   return Object.assign(Object.create(ctx) as C, { measure: (t: MeasuredTarget) => measure.call(ctx, { ...t, facts: { ...t.facts, ...facts } }) });
+}
+
+/** a disk's storage policy facts per provider connection (owned name → facts): verify() reads them back, the guest step's records carry them */
+const factsByHost = new WeakMap<VsphereHost, Map<string, Record<string, string>>>();
+
+export function rememberPolicyFacts(h: VsphereHost, disk: string, facts: Record<string, string>): void {
+  let m = factsByHost.get(h);
+  if (!m) factsByHost.set(h, (m = new Map<string, Record<string, string>>()));
+  m.set(disk, facts);
+}
+
+export function policyFactsOf(h: VsphereHost, disk: string): Record<string, string> | undefined {
+  return factsByHost.get(h)?.get(disk);
 }

@@ -314,6 +314,7 @@ export interface ServiceContent {
   viewManager?: MoRef;
   about: { fullName: string; version: string; build: string; apiType: string; apiVersion: string; instanceUuid?: string };
   sessionManager?: MoRef;
+  authorizationManager?: MoRef;
   searchIndex: MoRef;
   fileManager?: MoRef;
   virtualDiskManager?: MoRef;

@@ -29,7 +29,7 @@ describe('format detection', () => {
   it('anything else is a ParseError naming every expected format', () => {
     expect(() => importText('hello,world\n1,2\n', 'x.csv')).toThrow(ParseError);
     expect(() => importText('hello,world\n1,2\n', 'x.csv')).toThrow(
-      /^x\.csv: not a results file storsweep can import; expected a CrystalDiskMark 3\.x–8\.x text export \(anywhere in the file\), fio JSON .*diskspd XML .*IOMeter results CSV, or a results table \(CSV with a header row naming "test" and metric columns such as "read MB\/s"; see README "Importing results"\)$/,
+      /^x\.csv: not a results file storsweep can import; expected a CrystalDiskMark 3\.x–8\.x text export \(anywhere in the file\), fio JSON .*diskspd XML .*IOMeter results CSV, or a results table \(CSV or a Markdown pipe table with a header row naming "test" and metric columns such as "read MB\/s"; see docs\/guide\/importing.md\)$/,
     );
   });
 });

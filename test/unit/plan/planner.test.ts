@@ -179,17 +179,18 @@ describe('estimate', () => {
     expect(() => pb({ settings: { prefillMBps: 1e6 } })).toThrow(/MB\/s/);
   });
 
-  it('adds each provider per-step figures and eager zeroing by size', () => {
+  it('adds each provider per-step figures and eager zeroing by size (each operation estimates its own step)', () => {
     const book = pb({ matrix: { workload: { profile: ['quick'] } }, repeat: 1 });
     const profile = resolveProfiles(book).quick!;
     const base = workloadSec(profile, 1);
     expect(base).toBe(8); // the quick preset: 8 tests, one 1 s pass each, no intervals
-    const step = (operation: string): PlannedStep => ({ step: 'x', provider: 'vsphere', operation, arguments: {}, destructive: false });
-    const steps = [step('CreateVmfsDatastore'), step('something-else'), { ...step('fio'), step: 'workload' }];
+    const step = (operation: string, args: Record<string, unknown> = {}): PlannedStep => ({ step: 'x', provider: 'vsphere', operation, arguments: args, destructive: false });
+    const disk = (format: string) => step('ReconfigVM_Task', { deviceChange: 'add+create', backing: 'flat', format, sizeGb: 10, sizeBytes: 10 * 1024 ** 3 });
+    const steps = (format: string) => [step('CreateVmfsDatastore'), step('something-else'), disk(format), { ...step('fio'), step: 'workload' }];
     const fill = (16 * 1024 ** 2) / 100e6; // the quick preset's 16 MiB at the assumed 100 MB/s
-    expect(estimatePermutationSec(profile, 1, steps, { 'disk.format': 'thin', 'disk.sizeGb': 10 })).toBe(Math.round(base + 15 + 5 + fill));
+    expect(estimatePermutationSec(profile, 1, steps('thin'), { 'disk.format': 'thin', 'disk.sizeGb': 10 })).toBe(Math.round(base + 15 + 5 + 5 + fill));
     // 10 GiB at 500 MB/s = 21.47 s of zeroing
-    expect(estimatePermutationSec(profile, 1, steps, { 'disk.format': 'eagerzeroedthick', 'disk.sizeGb': 10 })).toBe(Math.round(base + 20 + (10 * 1024 ** 3) / 500e6 + fill));
+    expect(estimatePermutationSec(profile, 1, steps('eagerzeroedthick'), { 'disk.format': 'eagerzeroedthick', 'disk.sizeGb': 10 })).toBe(Math.round(base + 25 + (10 * 1024 ** 3) / 500e6 + fill));
   });
 
   it('settings override the preset timing; the preset itself is untouched', () => {

@@ -138,11 +138,11 @@ describe('listed targets run in parallel: every line about a permutation starts 
     expect(writes.join('').trimEnd().split('\n')).toEqual([
       '03:04:05 run r2: 4 permutations, estimated 20s',
       // 40 s of estimates, two targets at once: 20 s
-      '03:04:05 [1/4] east: pa format=thin (elapsed 0s, ETA 20s, failures 0)',
-      '03:04:05 [3/4] west: pc format=thin (elapsed 0s, ETA 20s, failures 0)',
-      '03:04:15   west: seq-1m rep 1: 104.9 MB/s, 100 IOPS',
-      '03:04:15 WARN: east: retrying disk (attempt 2): busy',
-      '03:04:15 FAILED east: pa format=thin: TaskFailed',
+      '03:04:05 east: [1/4] pa format=thin (elapsed 0s, ETA 20s, failures 0)',
+      '03:04:05 west: [3/4] pc format=thin (elapsed 0s, ETA 20s, failures 0)',
+      '03:04:15 west: seq-1m rep 1: 104.9 MB/s, 100 IOPS',
+      '03:04:15 east: WARN: retrying disk (attempt 2): busy',
+      '03:04:15 east: FAILED pa format=thin: TaskFailed',
     ]);
   });
 

@@ -65,10 +65,13 @@ type harness struct {
 	guest *guestDisks
 	// guest operations (guestops.go); nil without -guest-ops
 	guestOps *guestOps
+	// a restricted second login (auth.go)
+	auth *authState
 }
 
 func newHarness(dataDir string, idle time.Duration) *harness {
 	h := &harness{
+		auth: &authState{sessions: map[string]bool{}},
 		storage: &storageState{
 			dataDir: dataDir,
 			usedBy:  map[string]types.ManagedObjectReference{},
@@ -158,6 +161,16 @@ func (h *harness) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 
+	restrictedLogin := false
+	if req, ok := method.Body.(*types.Login); ok && name == "Login" {
+		if b, ok := h.auth.loginAs(req); ok {
+			body, restrictedLogin = b, true
+		}
+	}
+	if h.authorize(w, method, key) {
+		return
+	}
+
 	h.waitAtGate(name, entry)
 	if delay > 0 {
 		time.Sleep(time.Duration(delay) * time.Millisecond)
@@ -198,6 +211,14 @@ func (h *harness) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			}
 		}
 	case "CreateVirtualDisk_Task", "DeleteVirtualDisk_Task":
+		if req, ok := method.Body.(*types.CreateVirtualDisk_Task); ok {
+			if f, msg := createDiskCapacity(req); f != nil {
+				if ref, ok := failTask(method, f, msg); ok {
+					writeTaskResponse(w, name, ref)
+					return
+				}
+			}
+		}
 		after = h.diskManagerHook(method)
 	}
 
@@ -226,6 +247,9 @@ func (h *harness) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			fixTaskEntity(rec.body.Bytes())
 		}
 		h.trackSession(name, rec)
+		if restrictedLogin {
+			h.auth.remember(rec)
+		}
 		if name == "Logout" {
 			h.forgetSession(key)
 		}
@@ -674,6 +698,18 @@ func (h *harness) control(w http.ResponseWriter, r *http.Request) {
 		return true
 	}
 	switch op {
+	case "restricted-user":
+		var u restrictedUser
+		if !dec(&u) {
+			return
+		}
+		if u.Username == "" || u.Password == "" {
+			bad("/_harness/restricted-user needs \"username\" and \"password\"")
+			return
+		}
+		h.auth.mu.Lock()
+		h.auth.user = &u
+		h.auth.mu.Unlock()
 	case "fault":
 		var rule faultRule
 		if !dec(&rule) {

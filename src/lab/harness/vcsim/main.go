@@ -152,6 +152,7 @@ func run(esx bool, counts modelCounts, listen, certDir, dataDir, username, passw
 	}
 
 	h := newHarness(dataDir, idle)
+	h.auth.adminUser, h.auth.adminPassword = username, password
 	h.esx = esx
 	if guestDir != "" {
 		g, err := newGuestDisks(guestDir)

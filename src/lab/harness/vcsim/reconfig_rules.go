@@ -11,7 +11,8 @@ import (
 )
 
 // reconfigRules applies what a real host checks in a ReconfigVM_Task before the simulator sees
-// it (NFS provisioning: nfs.go; controllers and unit numbers: controllers.go). It returns the
+// it (NFS provisioning: nfs.go; controllers and unit numbers: controllers.go; thick disks'
+// space: capacity.go). It returns the
 // request body (re-encoded when a rule changed the request) or the fault the task fails with.
 func reconfigRules(req *types.ReconfigVM_Task, body []byte) ([]byte, types.BaseMethodFault) {
 	vm, ok := simulator.Map.Get(req.This).(*simulator.VirtualMachine)
@@ -19,7 +20,7 @@ func reconfigRules(req *types.ReconfigVM_Task, body []byte) ([]byte, types.BaseM
 		return body, nil
 	}
 	changed := false
-	for _, rule := range []func(*simulator.VirtualMachine, *types.ReconfigVM_Task) (bool, types.BaseMethodFault){controllerRules, nfsProvisioning} {
+	for _, rule := range []func(*simulator.VirtualMachine, *types.ReconfigVM_Task) (bool, types.BaseMethodFault){controllerRules, nfsProvisioning, capacityRules} {
 		c, f := rule(vm, req)
 		if f != nil {
 			return body, f

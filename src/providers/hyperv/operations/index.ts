@@ -1,0 +1,9 @@
+// The Hyper-V provider's operations, in the order a permutation's steps use them.
+import { attachDrive } from './attach-drive.ts';
+import { guestDisk, guestVolume } from './guest-disk.ts';
+import { newVhd } from './new-vhd.ts';
+import { offlineDisk } from './offline-disk.ts';
+import { diskspd } from './workload.ts';
+
+export { attachDrive, guestDisk, guestVolume, newVhd, offlineDisk };
+export const HYPERV_OPERATIONS = [newVhd, offlineDisk, attachDrive, guestDisk, guestVolume, diskspd] as const;
