@@ -89,7 +89,10 @@ const shippedMatrix = z
         filesystem: axis(
           z.enum(GUEST_FILESYSTEMS),
           'How the test disk is prepared in the guest before it is measured: raw (default: the disk itself) or a volume on it and a test file of settings.fileSize (Linux guests of vSphere and the ESXi shell: ext4, xfs — one GPT partition, mkfs, mounted; Windows guests of Hyper-V and of vSphere: ntfs-4k, ntfs-64k — NTFS allocation unit 4 KiB / 64 KiB —, refs: ReFS with 4 KiB clusters, which Microsoft documents for Windows Server; undone at teardown)',
-        ),
+        ).optional(),
+        // Linux guests of vSphere: set in the guest's sysfs, read back, restored (providers/guest-settings.ts); the range is the provider's (its axes.ts)
+        scheduler: axis(z.enum(strings('guest.scheduler')), 'Linux I/O scheduler of the disk under test (/sys/block/<dev>/queue/scheduler); refused when the guest does not offer it; restored at teardown').optional(),
+        queueDepth: axis(z.number().int().positive(), "Linux queue depth of the disk under test: a SCSI disk's device/queue_depth, else the queue's nr_requests; read back, restored at teardown").optional(),
       })
       .optional(),
     volume: z

@@ -59,6 +59,8 @@ export interface ProviderContext {
    * `facts` in every record. Absent outside a provisioning step.
    */
   measure?(target: MeasuredTarget): void;
+  /** What the last ctx.measure said (a later step that tunes the disk found: providers/guest-settings.ts). */
+  measured?(): MeasuredTarget | undefined;
   /**
    * What the user confirmed this run may destroy (`--confirm-destroy`, as the run recorded it or a
    * resume confirmed it again): a step that finds something not ours where it would write (a test

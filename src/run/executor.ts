@@ -553,6 +553,7 @@ async function runPermutation(perm: PermutationPlan, c: PermContext, span: RepSp
     void record(() => store.appendJournal(perm.permutationId, 'measure', 'found', t));
     c.emit({ type: 'message', level: 'info', text: `${perm.permutationId}: measuring ${t.device} (${t.identity}${t.filesystem === 'raw' ? `, raw: ${t.path}` : `, ${t.filesystem}: ${t.path}`})` });
   };
+  ctx.measured = () => target;
   // a unit names its repetition; an empty span (a resume's teardown of what was left) none
   const settling = span.first > span.last;
   const rep = span.unit && !settling ? { repetition: span.first } : {};

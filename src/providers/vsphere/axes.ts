@@ -9,6 +9,7 @@ import { ESXI_MAX_DISK_GB } from '../esxi-shell/validate.ts';
 import { LINUX_GUEST_FILESYSTEMS } from '../guest-disk.ts';
 import { GUEST_FILESYSTEMS as WINDOWS_GUEST_FILESYSTEMS } from '../hyperv/guest-volume.ts';
 import { isPolicyName, POLICY_AXIS, POLICY_NAME_EXPECTED } from './storage-policy.ts';
+import { GUEST_SETTINGS_AXES } from '../guest-settings-axes.ts';
 
 export const VSPHERE_DATASTORE_KINDS = [...VMFS_KINDS, 'nfs', 'existing'] as const;
 /** a flat VMDK of a provisioning format, or an RDM of a compatibility mode (disks.ts) */
@@ -33,4 +34,6 @@ export const VSPHERE_AXES: readonly AxisSpec[] = [
   // a vCenter storage policy (SPBM) by name: the shape here, the name on vCenter at run start (storage-policy.ts)
   { name: POLICY_AXIS, expected: POLICY_NAME_EXPECTED, accepts: isPolicyName },
   { name: 'guest.filesystem', values: [...new Set([...LINUX_GUEST_FILESYSTEMS, ...WINDOWS_GUEST_FILESYSTEMS])] },
+  // the Linux guest's I/O scheduler and queue depth of the disk under test (../guest-settings.ts)
+  ...GUEST_SETTINGS_AXES,
 ];
