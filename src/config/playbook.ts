@@ -76,6 +76,12 @@ const shippedMatrix = z
         ).optional(),
         logicalSectorBytes: axis(numbers('disk.logicalSectorBytes'), 'VHDX logical sector size').optional(),
         physicalSectorBytes: axis(numbers('disk.physicalSectorBytes'), 'VHDX physical sector size').optional(),
+        // the shape only: the name is looked up on vCenter at run start (providers/vsphere/storage-policy.ts)
+        policy: axis(
+          // eslint-disable-next-line no-control-regex
+          z.string().refine((v) => v.trim().length > 0 && v.length <= 80 && !/[\u0000-\u001f\u007f]/.test(v), { error: 'expected a storage policy name: 1 to 80 characters, no control characters' }),
+          'vCenter storage policy (SPBM) applied to the created disk, by name (vSphere only; checked on vCenter at run start)',
+        ).optional(),
       })
       .optional(),
     guest: z

@@ -272,6 +272,12 @@ export interface Composition {
    * target whose inventory states no `version`; a run asks it before anything is changed.
    */
   readHostVersion?(): Promise<string>;
+  /**
+   * Read-only checks of the plan's axes against what the endpoint has now (vSphere: the storage
+   * policies `disk.policy` names exist and the target's datastore satisfies them); a run asks it
+   * before anything is created and throws its refusal. `axes`: every permutation of this target.
+   */
+  checkOnline?(axes: readonly Axes[]): Promise<void>;
   workload: WorkloadEndpoint;
   /**
    * Provider.stopLeftovers through a connection of its own (cleanup: no provider session is

@@ -18,6 +18,7 @@ import { refuseWithoutRoom } from '../../preflight/capacity.ts';
 import { visibleText } from '../../text/visible.ts';
 import { composeTargets, measurementFacts, type Composition } from '../compose.ts';
 import { checkAgainstHostVersions } from '../host-versions.ts';
+import { checkPlanOnline } from '../online-checks.ts';
 import type { Notify } from '../notify.ts';
 import { ensureOutputDirectory } from '../out-dir.ts';
 import { connectPointerStore, connectStore, readStorePointer, selectStore, storePointerOf, writeStorePointer, type StorePointer } from '../store.ts';
@@ -175,6 +176,8 @@ async function prepareFresh(playbookFile: string, o: RunOptions, held: HeldLock,
   await preflightBeforeRun(plan, comps, { out: o.out, inventory: inv.file, preflight: o.preflight, say: (l) => note(`${visibleText(l)}\n`) });
   // every LUN and datastore the plan fills has room for its largest permutation: read before anything is formatted
   await refuseWithoutRoom(plan, comps);
+  // storage policies exist and fit (app/online-checks.ts)
+  await checkPlanOnline(plan, comps);
   const runDir = runDirFor(o.out, plan);
   const meta = newRunMeta({ plan, comps, inv, pb, playbookFile, timeouts, confirmedDestroy });
   // --store, else the inventory's store:, else the run directory's run.sqlite

@@ -8,6 +8,7 @@ import { DISK_FORMATS, RDM_COMPATIBILITY } from './disks.ts';
 import { ESXI_MAX_DISK_GB } from '../esxi-shell/validate.ts';
 import { LINUX_GUEST_FILESYSTEMS } from '../guest-disk.ts';
 import { GUEST_FILESYSTEMS as WINDOWS_GUEST_FILESYSTEMS } from '../hyperv/guest-volume.ts';
+import { isPolicyName, POLICY_AXIS, POLICY_NAME_EXPECTED } from './storage-policy.ts';
 import { GUEST_SETTINGS_AXES } from '../guest-settings-axes.ts';
 
 export const VSPHERE_DATASTORE_KINDS = [...VMFS_KINDS, 'nfs', 'existing'] as const;
@@ -30,6 +31,8 @@ export const VSPHERE_AXES: readonly AxisSpec[] = [
   // how the guest measures the disk: raw, or a test file on a filesystem made on it — ext4/xfs in a
   // Linux guest (guest-disk.ts), NTFS/ReFS in a Windows one (../hyperv/windows-guest-volume.ts); which of
   // them a target takes is its guest's (index.ts validate)
+  // a vCenter storage policy (SPBM) by name: the shape here, the name on vCenter at run start (storage-policy.ts)
+  { name: POLICY_AXIS, expected: POLICY_NAME_EXPECTED, accepts: isPolicyName },
   { name: 'guest.filesystem', values: [...new Set([...LINUX_GUEST_FILESYSTEMS, ...WINDOWS_GUEST_FILESYSTEMS])] },
   // the Linux guest's I/O scheduler and queue depth of the disk under test (../guest-settings.ts)
   ...GUEST_SETTINGS_AXES,

@@ -162,6 +162,8 @@ export interface CreateDiskOptions {
   diskMode?: string;
   /** called right before ReconfigVM_Task is sent */
   beforeSend?: () => void | Promise<void>;
+  /** a storage policy (SPBM profile id) for the new disk: VirtualDeviceConfigSpec.profile (storage-policy.ts) */
+  profileId?: string;
 }
 
 export function flatBacking(fileName: string, format: DiskFormat, diskMode: string): DataObject {
@@ -225,7 +227,8 @@ export async function createDisk(ctx: Ctx, vm: MoRef, o: CreateDiskOptions): Pro
     await o.beforeSend?.();
     let reported: VirtualDevice[] | undefined;
     try {
-      reported = await reconfigureAdding(ctx, vm, [{ operation: 'add', fileOperation: 'create', device }]);
+      const profile = o.profileId ? { profile: [{ _type: 'VirtualMachineDefinedProfileSpec', profileId: o.profileId }] } : {};
+      reported = await reconfigureAdding(ctx, vm, [{ operation: 'add', fileOperation: 'create', device, ...profile }]);
     } catch (err) {
       // placed from a remembered list and refused for the placement: read, and once more
       if (known && placementRefused(err)) {

@@ -16,6 +16,7 @@ import { VSPHERE_AXES } from './axes.ts';
 import { endpointFromEnv, sdkEndpointKey, VsphereClient } from './client.ts';
 import type { VsphereStepTarget, VsphereTargetConfig } from './config.ts';
 import { createVsphereProvider } from './provider.ts';
+import { checkPoliciesOnline } from './storage-policy.ts';
 import { isTransient } from './retrying.ts';
 import { planVsphereSteps } from './steps.ts';
 import { LINUX_GUEST_FILESYSTEMS } from '../guest-disk.ts';
@@ -147,6 +148,8 @@ function compose(target: VsphereTarget, ctx: ComposeContext): Composition {
         await c.logout().catch(() => undefined);
       }
     },
+    // storage policies by name, and the datastore's fit, before anything is created (storage-policy.ts)
+    checkOnline: (axes) => checkPoliciesOnline(cfg.vcenter, stepTarget, axes),
     workload: g.endpoint,
     workloadProvider: g.provider,
     workloadTarget: g.describe,

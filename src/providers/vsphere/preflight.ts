@@ -11,6 +11,7 @@ import type { VsphereClient } from './client.ts';
 import type { VsphereTargetConfig } from './config.ts';
 import { currentTime, queryAvailablePerfMetric, queryPerfProviderSummary, type RoundTripper } from './methods.ts';
 import { counterKeys } from './perf.ts';
+import { policyChecks } from './storage-policy-preflight.ts';
 import type { MoRef } from './soap.ts';
 import { arr, decodeReturn, type PerfCounterInfo } from './types.ts';
 
@@ -191,7 +192,7 @@ export function vspherePreflight(connect: () => Promise<VsphereClient>, shared: 
       return withClient(async (c2, o) => {
         const ds = cfg.datastore ? await c2.findDatastoreOrNone(cfg.datastore, o.datacenter) : undefined;
         const privs = await privilegeChecks(c2, privilegesNeeded(steps, { ...o, ...(ds && cfg.datastore ? { datastore: { ref: ds, name: cfg.datastore } } : {}) }, viaTools));
-        return [...head, ...(await versionChecks(c2, o, cfg.version)), ...privs, ...(await vmChecks(c2, o, { viaTools, windows: cfg.guestOs === 'windows' })), ...(await metricChecks(c2, o))];
+        return [...head, ...(await versionChecks(c2, o, cfg.version)), ...privs, ...(await vmChecks(c2, o, { viaTools, windows: cfg.guestOs === 'windows' })), ...(await metricChecks(c2, o)), ...(await policyChecks(c2, steps, o.datacenter))];
       });
     },
   };

@@ -161,6 +161,7 @@ function rdmSteps(axes: Axes, target: VsphereStepTarget, format: 'rdm-physical' 
   const device = need(target.rdmDevice, 'rdmDevice', `for disk.format ${format}`);
   if (d.kind === 'nfs') bad('disk.format', format, 'a flat disk format with datastore.kind nfs (RDM mapping files need VMFS)');
   if (d.kind !== 'existing' && device === target.vmfsDevice) bad('disk.format', format, `an RDM device other than the VMFS device ${device}`);
+  if (axes['disk.policy'] !== undefined) bad('disk.policy', axes['disk.policy'], 'no value with an RDM disk.format (a policy applies to a virtual disk here)');
   const name = `${d.prefix}-rdm`;
   const rdm = reconfigVm.step({
     step: 'disk',
@@ -204,6 +205,7 @@ function flatDiskSteps(axes: Axes, target: VsphereStepTarget, format: Exclude<Fo
       sizeGb,
       sizeBytes: Math.round(sizeGb * 1024 ** 3),
       controller: d.controller,
+      ...(axes['disk.policy'] !== undefined ? { policy: String(axes['disk.policy']) } : {}),
     },
     destructive: false,
     creates: { kind: 'disk', name },

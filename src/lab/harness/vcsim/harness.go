@@ -107,6 +107,10 @@ func (h *harness) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h.guestOps.serveFile(w, r)
 		return
 	}
+	if r.Method == http.MethodPost && (r.URL.Path == "/pbm" || r.URL.Path == "/pbm/sdk") {
+		h.servePbm(w, r) // SPBM (pbm.go)
+		return
+	}
 	if r.Method != http.MethodPost || !strings.HasPrefix(r.URL.Path, "/sdk") || strings.HasSuffix(r.URL.Path, ".xml") {
 		h.sim.ServeHTTP(w, r)
 		return
@@ -187,6 +191,12 @@ func (h *harness) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			var reject types.BaseMethodFault
 			// what a real host refuses or changes (reconfig_rules.go) comes first
 			if body, reject = reconfigRules(req, body); reject != nil {
+				if ref, ok := failTask(method, reject, ""); ok {
+					writeTaskResponse(w, name, ref)
+					return
+				}
+			}
+			if reject = pbmLab.recordProfiles(req); reject != nil { // disk policies (pbm.go)
 				if ref, ok := failTask(method, reject, ""); ok {
 					writeTaskResponse(w, name, ref)
 					return

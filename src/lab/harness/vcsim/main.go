@@ -188,6 +188,8 @@ func run(esx bool, counts modelCounts, listen, certDir, dataDir, username, passw
 	installWaitForUpdates()
 	installPerf(esx)
 
+	// endpoints beside /sdk: SPBM's /pbm (pbm.go); vCenter only
+	model.Service.RegisterEndpoints = true
 	server := model.Service.NewServer()
 	defer server.Close()
 	// NewServer starts serving its own mux; no request can arrive before the ready line is

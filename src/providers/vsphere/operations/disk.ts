@@ -14,9 +14,10 @@ import type { MoRef } from '../client.ts';
 import { controllerKind } from './controller.ts';
 import { device, where } from './fields.ts';
 import { checkNfsThick, checkRoom } from './disk-room.ts';
+import { policyForDisk, rememberPolicyFacts, verifyDiskPolicy } from '../storage-policy.ts';
 
 const placed = { ...where, deviceChange: z.literal('add+create'), datastore: z.string().min(1), fileName: z.string().min(1), controller: controllerKind.optional() };
-export const flatDiskArgs = z.strictObject({ ...placed, backing: z.literal('flat'), format: z.enum(DISK_FORMATS), sizeGb: z.number().positive(), sizeBytes: z.number().int().positive() });
+export const flatDiskArgs = z.strictObject({ ...placed, backing: z.literal('flat'), format: z.enum(DISK_FORMATS), sizeGb: z.number().positive(), sizeBytes: z.number().int().positive(), policy: z.string().min(1).optional() });
 export const rdmArgs = z.strictObject({ ...placed, backing: z.literal('rdm'), device, compatibilityMode: z.enum(Object.values(RDM_COMPATIBILITY) as [RdmCompatibility, ...RdmCompatibility[]]) });
 type DiskArgs = z.output<typeof flatDiskArgs> | z.output<typeof rdmArgs>;
 
@@ -41,12 +42,14 @@ export async function addDisk(a: DiskArgs, ctx: OperationContext<VsphereHost>): 
     await checkNfsThick(h, datastore, a.format);
     await checkRoom(h, datastore, a.sizeBytes);
   }
+  // disk.policy: looked up by name and refused where the datastore does not satisfy it, before the create (storage-policy.ts)
+  const policy = a.backing === 'flat' && a.policy !== undefined ? await policyForDisk(c, a.policy, datastore, await h.findDatastore(datastore)) : undefined;
   const physical = a.backing === 'rdm' && a.compatibilityMode === 'physicalMode';
   if ((h.opts.guest || h.opts.windowsGuest) && !physical) await checkDiskUuid(h, v, a.vm);
   const disk =
     a.backing === 'rdm'
       ? await c.attachRdm(v, { deviceCanonicalName: a.device, compatibilityMode: a.compatibilityMode, datastore, fileName, allowedDevices: h.target.allowedDevices, ...placement })
-      : await c.createDisk(v, { datastore, fileName, sizeBytes: a.sizeBytes, format: a.format, ...placement });
+      : await c.createDisk(v, { datastore, fileName, sizeBytes: a.sizeBytes, format: a.format, ...placement, ...(policy ? { profileId: policy.id } : {}) });
   ctx.log(`attached ${disk.fileName} to ${a.vm} at ${disk.controllerKey}:${disk.unitNumber}`);
   return { kind: ctx.step.creates?.kind ?? (a.backing === 'rdm' ? 'rdm' : 'disk'), name: owned, provider: 'vsphere', id: String(disk.key), data: { vm: a.vm, fileName: disk.fileName, controllerKey: disk.controllerKey, unitNumber: disk.unitNumber } };
 }
@@ -75,6 +78,8 @@ export async function verifyFormat(a: z.output<typeof flatDiskArgs>, created: Cr
       { axis: 'disk.format', asked, got, object: String(disk.backing.fileName) },
     );
   }
+  // the policy vCenter associates with the disk, and its compliance: read back, into the records
+  if (a.policy !== undefined) rememberPolicyFacts(h, created.name, await verifyDiskPolicy(c, a.policy, await h.vm(vmName), disk.key, String(disk.backing.fileName)));
 }
 
 /** A disk or RDM of ours: detached and its file deleted; a file a crash left detached deleted alone. */

@@ -6,9 +6,11 @@ import { InternalError } from '../../../errors.ts';
 import type { OperationContext } from '../../../contract/operation.ts';
 import { applyGuestDiskStep, destroyGuestFilesystem, GUEST_DISK_OPERATION, GUEST_FS_OPERATION, LINUX_FILESYSTEMS_MADE } from '../../guest-disk.ts';
 import { vsphereOperation, type VsphereHost } from '../host.ts';
+import { policyFactsOf, withMeasureFacts } from '../storage-policy.ts';
 import { attachedDiskIdentity, guestDiskWhere } from './attached-disk.ts';
 
 async function apply(a: { vm: string; disk: string; filesystem: string; mountpoint?: string }, ctx: OperationContext<VsphereHost>) {
+  ctx = withMeasureFacts(ctx, policyFactsOf(ctx.host, a.disk)); // the disk's storage policy in its records
   await ctx.host.client();
   ctx.signal.throwIfAborted();
   const g = ctx.host.opts.guest;

@@ -16,6 +16,7 @@ import type { WindowsGuestRunner } from '../../windows-guest.ts';
 import { clearGuestVolume, formatGuestVolume, guestVolumeMeasure, volumeArgs, volumeSpecOf, type GuestVolumeIo } from '../../hyperv/windows-guest-volume.ts';
 import type { AttachedDiskIdentity } from '../../guest-disk.ts';
 import { vsphereOperation, type VsphereHost } from '../host.ts';
+import { policyFactsOf, withMeasureFacts } from '../storage-policy.ts';
 import { attachedDiskIdentity, guestDiskWhere } from './attached-disk.ts';
 
 /** A Windows guest (guest.os: windows): the disk found by Get-Disk (serial / unique id = the WWN), brought online and writable; diskspd measures it raw (#N). */
@@ -51,6 +52,7 @@ async function onlineDisk(runner: WindowsGuestRunner, vmName: string, identity: 
 type Args = z.output<z.ZodObject<typeof guestDiskWhere>> & { filesystem: string };
 
 async function apply(a: Args, ctx: OperationContext<VsphereHost>): Promise<CreatedObject | null> {
+  ctx = withMeasureFacts(ctx, policyFactsOf(ctx.host, a.disk)); // the disk's storage policy in its records
   await ctx.host.client();
   ctx.signal.throwIfAborted();
   const g = ctx.host.opts.windowsGuest;
