@@ -14,6 +14,7 @@ import { sshKeyboardInteractive } from '../../src/config/inventory.ts';
 import { ConfigError, RemoteCommandFailed } from '../../src/errors.ts';
 import { startSshd, type SshdHandle } from '../../src/lab/sshd.ts';
 import { ensureSystemUser } from '../helpers/system-user.ts';
+import { waitFor } from '../helpers/wait.ts';
 
 const USER = 'ss-esxkbd';
 const PASSWORD = 'Esx-kbd-only-1';
@@ -74,7 +75,9 @@ describe('ESXi SSH: keyboard-interactive by default', () => {
     const provider = await esx.connectProvider();
     expect(provider).not.toBeNull();
     await provider!.close();
-    expect(await sshdLog()).toMatch(new RegExp(`Accepted keyboard-interactive/pam for ${USER} `));
+    // sshd's monitor writes the line after the client is in: on a loaded machine, a moment later
+    const accepted = new RegExp(`Accepted keyboard-interactive/pam for ${USER} `);
+    expect(await waitFor(async () => accepted.test(await sshdLog()) || null, { what: 'sshd to log the keyboard-interactive login' })).toBe(true);
 
     // The same host and password driven by no esxi-shell target: no keyboard-interactive unless
     // asked, and this sshd, like ESXi's, takes no password method.

@@ -54,7 +54,7 @@ describe('the packed and installed storsweep', () => {
     for (const f of ['dist/cli/main.js', 'dist/build-info.json', 'dist/lab/harness/vcsim/build.sh', 'dist/lab/harness/vcsim/main.go', 'dist/lab/harness/esxi/vmkfstools', 'dist/lab/harness/windows/powershell.exe', 'schemas/playbook.schema.json', 'playbooks/quickstart.yaml', 'inventories/lab.yaml', 'examples/vmfs3-esx41/README.md', 'docs/guide/install.md', 'LICENSE', 'package.json']) {
       expect(pkg.files, f).toContain(f);
     }
-    const unwanted = pkg.files.filter((f) => /^(test|bench|src|bin|\.build|coverage|runs)\//.test(f) || /(\.test\.|fixtures?\/|eslint|tsconfig|vitest)/.test(f) || /\.ts$/.test(f));
+    const unwanted = pkg.files.filter((f) => /^(test|bench|src|bin|\.build|coverage|runs)\//.test(f) || /(\.test\.|fixtures?\/|(^|\/)\.?eslint(rc|\.config)|tsconfig|vitest)/.test(f) || /\.ts$/.test(f));
     expect(unwanted).toEqual([]);
   });
 
