@@ -94,12 +94,16 @@ async function sleepWithPid(pid: number): Promise<number> {
     'p = int(sys.argv[1])',
     'for _ in range(200):',
     "    open('/proc/sys/kernel/ns_last_pid', 'w').write(str(p - 1))",
+    // os.pipe() is close-on-exec: its read end sees EOF once the child has exec'd sleep (or died)
+    '    r, w = os.pipe()',
     '    c = os.fork()',
     '    if c == 0:',
     // its own session, no descriptor of ours (spawnSync would wait for the pipe to close)
     "        os.setsid(); n = os.open('/dev/null', os.O_RDWR); [os.dup2(n, f) for f in (0, 1, 2)]; os.execvp('sleep', ['sleep', '600'])",
+    '    os.close(w)',
     '    if c == p:',
-    '        print(c); sys.exit(0)',
+    '        os.read(r, 1); print(c); sys.exit(0)',
+    '    os.close(r)',
     '    os.kill(c, 9); os.waitpid(c, 0)',
     'sys.exit(1)',
   ].join('\n');
