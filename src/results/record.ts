@@ -69,8 +69,35 @@ export interface ResultRecord {
    * imports, records written before it existed).
    */
   host?: HostMetrics | HostUnavailable;
+  /**
+   * A `vm.count` permutation's share (issue 32): one VM of the pass (`member`), or the pass's
+   * aggregate over its VMs (`aggregate`); absent on every other record.
+   */
+  vm?: VmShare;
   /** free-form facts: imported file footer (test size, passes, date, OS), aggregation rule… */
   metadata?: Record<string, string | number | boolean | null>;
+}
+
+/**
+ * Which VM of a `vm.count` pass a record measured, or that it is the pass's aggregate. Members are
+ * written by the run (one per VM, pass and test); the aggregate (src/results/vm-aggregate.ts) sums
+ * their IOPS and bytes/s and takes latency from the merged distribution, never the mean of means.
+ */
+export interface VmShare {
+  role: 'member' | 'aggregate';
+  /** how many VMs ran the pass at once: the permutation's `vm.count` */
+  count: number;
+  /** a member's VM, 1-based; absent on the aggregate */
+  index?: number;
+  /** a member's VM name on the host; absent on the aggregate */
+  name?: string;
+  /** a member's measured window (ISO 8601); on the aggregate, the window every member shares */
+  startedAt?: string;
+  endedAt?: string;
+  /** the aggregate: the largest difference between the members' start times, ms */
+  startSkewMs?: number;
+  /** the aggregate: the spread of the members' figures (e.g. iopsMin, iopsMax, iopsCv, p99MaxUs) */
+  spread?: Record<string, number | null>;
 }
 
 export const NULL_LATENCY: LatencyUs = Object.freeze({ mean: null, p50: null, p95: null, p99: null, p999: null });
