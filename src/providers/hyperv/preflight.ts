@@ -172,13 +172,24 @@ async function guestDirectChecks(runner: CommandRunner, vmName: string, credenti
   return [{ check: 'guest PowerShell Direct', status: 'ok', detail: `${String(os?.Caption ?? 'Windows').trim()} ${String(os?.Version ?? '')}` }, clockCheck('guest clock', os?.LocalDateTime, before, after)];
 }
 
+/** A check that the host refused (an account outside the Hyper-V groups is refused Get-VM): a ✗ of its own, the other checks still run. */
+async function guarded(check: string, fn: () => Promise<PreflightCheck[]>): Promise<PreflightCheck[]> {
+  try {
+    return await fn();
+  } catch (err) {
+    const lines = errorMessage(err).split('\n').filter((l) => l.trim() !== '');
+    return [{ check, status: 'fail', detail: lines.slice(0, 2).join(' '), remedy: 'see the account and cmdlet checks' }];
+  }
+}
+
 async function hostChecks(runner: CommandRunner, t: Target, o: HypervPreflightOptions, steps: readonly PlannedStep[]): Promise<PreflightCheck[]> {
   const out: PreflightCheck[] = [{ check: 'connection', status: 'ok', detail: `${runner.target}: SSH host key verified (known_hosts), logged in` }];
   const before = Date.now();
   const [os] = await runCalls(runner, [CLOCK_CALL]);
   const after = Date.now();
-  out.push(versionCheck(os, o.version), ...(await accountChecks(runner, steps)), ...(await cmdletChecks(runner, steps)), await vmCheck(runner, t.vmName));
-  out.push(...(await passthroughChecks(runner, t, steps)), ...(await guestDirectChecks(runner, t.vmName, o.credential())), clockCheck('clock', os?.LocalDateTime, before, after));
+  out.push(versionCheck(os, o.version), ...(await guarded('account', () => accountChecks(runner, steps))), ...(await guarded('cmdlets', () => cmdletChecks(runner, steps))));
+  out.push(...(await guarded('VM', async () => [await vmCheck(runner, t.vmName)])), ...(await guarded('pass-through disks', () => passthroughChecks(runner, t, steps))));
+  out.push(...(await guestDirectChecks(runner, t.vmName, o.credential())), clockCheck('clock', os?.LocalDateTime, before, after));
   return out;
 }
 
