@@ -707,6 +707,10 @@ func (h *harness) control(w http.ResponseWriter, r *http.Request) {
 			bad("/_harness/restricted-user needs \"username\" and \"password\"")
 			return
 		}
+		if err := grant(&u); err != nil {
+			bad("/_harness/restricted-user: %v", err)
+			return
+		}
 		h.auth.mu.Lock()
 		h.auth.user = &u
 		h.auth.mu.Unlock()
