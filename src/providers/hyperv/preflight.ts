@@ -61,7 +61,7 @@ export function hypervSpaceNeeds(steps: readonly PlannedStep[], writtenBytes: nu
     }
     if (s.operation === 'Set-Disk -IsOffline') {
       const name = hostDiskName({ number: Number(a.diskNumber), ...(typeof a.serialNumber === 'string' ? { serialNumber: a.serialNumber } : {}), ...(typeof a.uniqueId === 'string' ? { uniqueId: a.uniqueId } : {}) });
-      out.push({ place: { kind: 'disk', name }, bytes: writtenBytes, what: `a ${(writtenBytes / GiB).toFixed(1)} GiB test on pass-through disk ${String(a.diskNumber)}` });
+      out.push({ place: { kind: 'disk', name }, bytes: writtenBytes, what: `a ${writtenBytes >= GiB ? `${(writtenBytes / GiB).toFixed(1)} GiB` : `${Math.ceil(writtenBytes / MiB)} MiB`} test on pass-through disk ${String(a.diskNumber)}` });
     }
   }
   return out;

@@ -105,6 +105,11 @@ func privilegesOn(u *restrictedUser, entity types.ManagedObjectReference) map[st
 	found := false
 	simulator.Map.WithLock(am, func() {
 		for ref, first := &entity, true; ref != nil && !found; first = false {
+			// the simulator's RetrieveEntityPermissions takes managed entities only
+			e, ok := simulator.Map.Get(*ref).(mo.Entity)
+			if !ok {
+				break
+			}
 			body := am.RetrieveEntityPermissions(&types.RetrieveEntityPermissions{Entity: *ref}).(*methods.RetrieveEntityPermissionsBody)
 			for _, p := range body.Res.Returnval {
 				if p.Group || !samePrincipal(p.Principal, u.Username) || !(first || p.Propagate) {
@@ -118,10 +123,6 @@ func privilegesOn(u *restrictedUser, entity types.ManagedObjectReference) map[st
 						}
 					}
 				}
-			}
-			e, ok := simulator.Map.Get(*ref).(mo.Entity)
-			if !ok {
-				break
 			}
 			ref = e.Entity().Parent
 		}
