@@ -219,6 +219,23 @@ func (a *authState) remember(rec *recorder) {
 	}
 }
 
+// ownUserName: the Login answer names the restricted account (UserSession.userName), not the
+// simulator's account it was passed on as — as vCenter names the user who logged in.
+func (a *authState) ownUserName(rec *recorder, method *simulator.Method) {
+	req, ok := method.Body.(*types.Login)
+	if !ok {
+		return
+	}
+	b := rec.body.Bytes()
+	from := []byte("<userName>" + xmlText(a.adminUser) + "</userName>")
+	if bytes.Contains(b, from) {
+		out := bytes.Replace(b, from, []byte("<userName>"+xmlText(req.UserName)+"</userName>"), 1)
+		rec.body.Reset()
+		rec.body.Write(out)
+		rec.header.Del("Content-Length")
+	}
+}
+
 type need struct {
 	priv string
 	on   types.ManagedObjectReference

@@ -249,6 +249,7 @@ func (h *harness) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h.trackSession(name, rec)
 		if restrictedLogin {
 			h.auth.remember(rec)
+			h.auth.ownUserName(rec, method)
 		}
 		if name == "Logout" {
 			h.forgetSession(key)
