@@ -169,7 +169,8 @@ async function guestDirectChecks(runner: CommandRunner, vmName: string, credenti
     return [{ check: 'guest PowerShell Direct', status: 'fail', detail: errorMessage(err).split('\n')[0] ?? '', remedy: `start ${vmName} and check guestCredential (Invoke-Command -VMName needs the VM running and a guest account)` }];
   }
   const after = Date.now();
-  return [{ check: 'guest PowerShell Direct', status: 'ok', detail: `${String(os?.Caption ?? 'Windows').trim()} ${String(os?.Version ?? '')}` }, clockCheck('guest clock', os?.LocalDateTime, before, after)];
+  const text = (v: unknown, or: string) => (typeof v === 'string' ? v.trim() : or);
+  return [{ check: 'guest PowerShell Direct', status: 'ok', detail: `${text(os?.Caption, 'Windows')} ${text(os?.Version, '')}`.trim() }, clockCheck('guest clock', os?.LocalDateTime, before, after)];
 }
 
 /** A check that the host refused (an account outside the Hyper-V groups is refused Get-VM): a ✗ of its own, the other checks still run. */
