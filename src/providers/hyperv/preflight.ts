@@ -46,9 +46,12 @@ const folderOf = (path: string): string => path.slice(0, path.lastIndexOf('\\'))
 
 /**
  * Pure: a permutation's disks by where they land. A fixed VHDX takes its whole size (and its
- * metadata) when New-VHD creates it; a dynamic one starts at a few MiB and grows as it is written
- * (New-VHD -Dynamic; a dynamic disk may be larger than its volume's free space), so it needs what
- * the workload writes. A pass-through disk must hold what the workload writes.
+ * metadata) when New-VHD creates it; a dynamic one "at any given time is as large as the actual data
+ * written to it" plus its metadata (Microsoft, Virtual Hard Disk Image Format Specification, "Dynamic
+ * Hard Disk Image"; Msvm_ImageManagementService.CreateDynamicVirtualHardDisk takes only a maximum
+ * size), so it may be larger than its volume's free space and needs what the workload writes.
+ * real-product-rules.md says nothing of this (§6 lists New-VHD's parameter sets only). A
+ * pass-through disk must hold what the workload writes.
  */
 export function hypervSpaceNeeds(steps: readonly PlannedStep[], writtenBytes: number): SpaceNeed[] {
   const out: SpaceNeed[] = [];
