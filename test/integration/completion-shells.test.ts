@@ -6,7 +6,7 @@
 //        what compdef registered for storsweep — the `_bash_complete` adapter of zsh's bashcompinit
 //        around our function — with `words` and `CURRENT` set as the completion system sets them,
 //        and a `compadd` function in place of the builtin (which works only inside a completion
-//        widget) printing the candidates it is handed.
+//        widget) printing the candidates it is handed that match what is typed, as compadd adds them.
 //   fish: `fish --no-config` sources the script, then `complete --do-complete 'storsweep va'`
 //        prints the candidates fish itself would offer.
 // A script that does not load (a syntax error) fails: its stderr is asserted empty and it must
@@ -68,12 +68,27 @@ describe(`storsweep completion zsh, in zsh${missing('zsh')}`, () => {
   async function complete(line: string[], env: NodeJS.ProcessEnv = {}): Promise<string[]> {
     const driver = [
       `source ${zshWord(scripts.zsh!)}`,
-      // the builtins work only inside a completion widget: these stand in for them
-      'compadd() { while (( $# )); do if [[ $1 == -a ]]; then shift; print -rl -- "${(@P)1}"; fi; shift; done }',
+      // The builtins work only inside a completion widget: these stand in for them. compadd adds
+      // the words (or, with -a, the arrays' elements) that match what is typed, $PREFIX (zshcompwid(1)).
+      'compadd() {',
+      '  local -a add; local arrays=0',
+      '  while (( $# )); do',
+      '    case $1 in',
+      '      -[PSpsiIWdJVXxrRMFOAD]) shift 2 ;;',
+      '      -a) arrays=1; shift ;;',
+      '      -) shift; break ;;',
+      '      -*) shift ;;',
+      '      *) break ;;',
+      '    esac',
+      '  done',
+      '  if (( arrays )); then for n; do add+=("${(@P)n}"); done; else add=("$@"); fi',
+      '  print -rl -- ${(M)add:#${(b)PREFIX}*}',
+      '}',
       'compset() { return 1 }',
       '[[ -n ${_comps[storsweep]} ]] || { print -u2 "no completion registered for storsweep"; exit 3 }',
       `words=(${line.map(zshWord).join(' ')})`,
       `CURRENT=${line.length}`,
+      'PREFIX=${words[CURRENT]}',
       'eval "${_comps[storsweep]}"',
     ].join('\n');
     const { stdout, stderr } = await shell('zsh', ['-f', '-c', driver], env);
@@ -87,6 +102,7 @@ describe(`storsweep completion zsh, in zsh${missing('zsh')}`, () => {
     expect(await complete(['storsweep', 'lab', ''])).toEqual(['down', 'status', 'up']);
     expect(await complete(['storsweep', 'completion', ''])).toEqual(['bash', 'fish', 'zsh']);
     expect(await complete(['storsweep', 'run', '-i', ''])).toEqual(['inv.yaml', 'sweep.yaml']);
+    expect(await complete(['storsweep', 'validate', 's'])).toEqual(['sweep.yaml']);
   });
 
   it.skipIf(!has('zsh'))('completes target names from the -i inventory: --set target=…, worker --targets a,b…', async () => {
@@ -117,6 +133,7 @@ describe(`storsweep completion fish, in fish${missing('fish')}`, () => {
     expect(await complete('storsweep lab ')).toEqual(['down', 'status', 'up']);
     expect(await complete('storsweep completion ')).toEqual(['bash', 'fish', 'zsh']);
     expect(await complete('storsweep run -i ')).toEqual(['inv.yaml', 'sweep.yaml']);
+    expect(await complete('storsweep validate s')).toEqual(['sweep.yaml']);
   });
 
   it.skipIf(!has('fish'))('completes target names from the -i inventory: --set target=…, worker --targets', async () => {
