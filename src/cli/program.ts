@@ -144,7 +144,7 @@ function colorFlag(args: readonly string[]): string | undefined {
 async function checkHelpTopic(args: readonly string[]): Promise<void> {
   if (commandName(args) !== 'help') return;
   const topic = args.slice(args.indexOf('help') + 1).find((a) => !a.startsWith('-'));
-  const topics = [...Object.keys(COMMANDS).filter((c) => !c.startsWith('__')), 'exit-codes'];
+  const topics = [...Object.keys(COMMANDS).filter((c) => !c.startsWith('__')), 'help', 'exit-codes'];
   if (topic === undefined || topics.includes(topic)) return;
   const { didYouMean } = await import('../config/load.ts');
   const near = didYouMean(topic, topics);
