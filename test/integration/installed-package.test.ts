@@ -15,7 +15,7 @@ import { packAndInstall, type InstalledPackage } from '../helpers/installed-pack
 
 const PROBE = path.join(REPO_ROOT, 'test', 'helpers', 'module-probe.mjs');
 /** The most files `storsweep validate playbooks/quickstart.yaml` may load (ES and CommonJS modules): see its test. */
-const VALIDATE_CEILING = 400;
+const VALIDATE_CEILING = 385;
 
 let dir: string;
 let pkg: InstalledPackage;
@@ -124,8 +124,9 @@ describe('the packed and installed storsweep', () => {
     // not blind: the probe sees require()d files (yaml's), so a fast-xml-parser required at import would show
     expect(validate.some((u) => /\/node_modules\/yaml\/dist\/parse\//.test(u))).toBe(true);
     expect(validate.some((u) => u.endsWith('/dist/input/xml-parser.js'))).toBe(true);
-    // A ceiling, not a target: 2026-12-06 validate loaded VALIDATE_FILES files (zod ~95, yaml ~75,
-    // dist ~180). A new static import of something heavy (a package, a client, the store) lands here.
+    // A ceiling, not a target: on 2026-12-06 validate loaded 366 files (404 before the XML parser was
+    // deferred): zod 95 (60 of them its locales), yaml 72, commander 8, dist/ 183. A new static import
+    // of something heavy (a package, a client, the store) lands here.
     expect(validate.length, 'validate loads more files than before: is a module imported that validate does not use? (lazy import, src/lazy.ts)').toBeLessThanOrEqual(VALIDATE_CEILING);
   });
 
