@@ -1,6 +1,7 @@
 // The normalized result record: one per permutation × repetition × test. Every importer and every
 // runner produces exactly this shape; reports read nothing else. Unknown values are null.
 import { z } from 'zod';
+import { lazy } from '../lazy.ts';
 import type { Axes } from '../contract/axis.ts';
 import type { HostMetrics, HostUnavailable } from '../contract/host-metrics.ts';
 import type { LatencyUs, Pattern, TestIdentity } from '../contract/workload.ts';
@@ -12,30 +13,36 @@ export type { HostIoFigures, HostMetrics, HostUnavailable, EsxtopLatencies } fro
 // The shape of `host` as a record read back from a file must have it (results.jsonl, an imported
 // JSON Lines file): every field the reports compute with is checked, so a crafted or damaged line
 // is refused at its line, never a TypeError or a string concatenated into a number.
-const figure = z.number().finite().nullable();
-const hostIoFigures = z.object({ instance: z.string(), readIops: figure, writeIops: figure, readKBps: figure, writeKBps: figure, readLatencyMs: figure, writeLatencyMs: figure, latencyMs: figure });
-const esxtopLatencies = z.object({ device: z.string(), davgMs: figure, kavgMs: figure, gavgMs: figure, qavgMs: figure, readIops: figure, writeIops: figure });
-const hostSource = z.enum(['vsphere-perf', 'esxtop']);
-const count = z.number().int().nonnegative();
-const hostUnavailableSchema = z.object({ source: hostSource, unavailable: z.string() });
-const hostMetricsSchema = z.object({
-    source: hostSource,
-    from: z.string(),
-    to: z.string(),
-    intervalSec: z.number().finite().nonnegative(),
-    samples: count,
-    samplesInside: count,
-    virtualDisk: hostIoFigures.optional(),
-    datastore: hostIoFigures.optional(),
-    esxtop: esxtopLatencies.optional(),
-    latencyUs: figure,
-    latencySpan: z.string(),
-    latencyResolutionUs: z.number().finite().positive().optional(),
-    window: z.literal('scored-passes').optional(),
-    notes: z.array(z.string()).optional(),
-  });
+// Built on first use (src/lazy.ts): `validate` loads this file (workloads/profiles.ts names its
+// tests with testIdentity), and only a command reading records back checks a `host`.
+const hostSchemas = lazy(() => {
+  const figure = z.number().finite().nullable();
+  const hostIoFigures = z.object({ instance: z.string(), readIops: figure, writeIops: figure, readKBps: figure, writeKBps: figure, readLatencyMs: figure, writeLatencyMs: figure, latencyMs: figure });
+  const esxtopLatencies = z.object({ device: z.string(), davgMs: figure, kavgMs: figure, gavgMs: figure, qavgMs: figure, readIops: figure, writeIops: figure });
+  const hostSource = z.enum(['vsphere-perf', 'esxtop']);
+  const count = z.number().int().nonnegative();
+  return {
+    unavailable: z.object({ source: hostSource, unavailable: z.string() }),
+    metrics: z.object({
+      source: hostSource,
+      from: z.string(),
+      to: z.string(),
+      intervalSec: z.number().finite().nonnegative(),
+      samples: count,
+      samplesInside: count,
+      virtualDisk: hostIoFigures.optional(),
+      datastore: hostIoFigures.optional(),
+      esxtop: esxtopLatencies.optional(),
+      latencyUs: figure,
+      latencySpan: z.string(),
+      latencyResolutionUs: z.number().finite().positive().optional(),
+      window: z.literal('scored-passes').optional(),
+      notes: z.array(z.string()).optional(),
+    }),
+  };
+});
 /** The check for a record's `host` (one of the two shapes, told apart by `unavailable`, so a refusal names the field). */
-export const hostRecordSchema = (v: unknown) => (typeof v === 'object' && v !== null && 'unavailable' in v ? hostUnavailableSchema : hostMetricsSchema);
+export const hostRecordSchema = (v: unknown) => (typeof v === 'object' && v !== null && 'unavailable' in v ? hostSchemas().unavailable : hostSchemas().metrics);
 
 export const PATTERNS: readonly Pattern[] = ['read', 'write', 'randread', 'randwrite', 'rw', 'randrw'];
 
