@@ -23,7 +23,7 @@ import type { Axes } from '../contract/axis.ts';
 import { LATENCY_SPAN, VM_COUNT_AXIS } from '../results/record.ts';
 import { hostLatencyLegend, hostLatencyTable } from './host-latency.ts';
 import { METRICS, type PermutationInfo, type Report, type TestSection } from './model.ts';
-import { deltaTooNoisy, formatDelta, formatMeanCi, meanTooNoisy, metricHeader, SIGNIFICANT_DIGITS, TOO_NOISY } from './numbers.ts';
+import { deltaTooNoisy, formatDelta, formatMeanCi, latencyUnit, meanTooNoisy, metricHeader, SIGNIFICANT_DIGITS, TOO_NOISY } from './numbers.ts';
 import type { Verdict } from './stats.ts';
 import { bendText, curveTitle, memberNote, SCALING_HEADER, scalingAnswer, scalingIntro, scalingRows } from './vm-scaling-text.ts';
 import type { ScalingCurve } from './vm-scaling.ts';
@@ -372,14 +372,17 @@ function scalingCharts(c: ScalingCurve): string[] {
     ],
     ...(mark ? { mark } : {}),
   });
+  // one unit for the chart, by its largest value (µs below 1 ms, as the tables print latency)
+  const { unit, scale } = latencyUnit(Math.max(0, ...c.points.flatMap((p) => [p.p99MaxUs ?? 0, p.p99Us ?? 0, p.latencyMeanUs ?? 0])));
+  const at = (v: number | null) => (v === null ? null : v * scale);
   const latency = lineChart({
     title: `${c.test.id}: latency by VM count (p99 bars: one VM's min–max)`,
-    unit: 'µs',
+    unit,
     xName: 'VMs',
     series: [
-      { name: 'p99', points: c.points.map((p) => ({ x: p.count, y: p.p99Us, low: p.p99MinUs, high: p.p99MaxUs })) },
-      { name: 'p50', points: c.points.map((p) => ({ x: p.count, y: p.p50Us })) },
-      { name: 'mean', points: c.points.map((p) => ({ x: p.count, y: p.latencyMeanUs })) },
+      { name: 'p99', points: c.points.map((p) => ({ x: p.count, y: at(p.p99Us), low: at(p.p99MinUs), high: at(p.p99MaxUs) })) },
+      { name: 'p50', points: c.points.map((p) => ({ x: p.count, y: at(p.p50Us) })) },
+      { name: 'mean', points: c.points.map((p) => ({ x: p.count, y: at(p.latencyMeanUs) })) },
     ],
     ...(mark ? { mark } : {}),
   });

@@ -38,8 +38,8 @@ export function scalingAnswer(c: ScalingCurve): string {
 export function scalingIntro(v: VmScaling): string[] {
   const out = [v.rule];
   out.push(
-    `Each point is the mean of ${v.aggregateRecords} pass aggregate${v.aggregateRecords === 1 ? '' : 's'} in all: the VMs' IOPS and MB/s summed, latency percentiles from their merged histograms. ` +
-      `The ${v.memberRecords} per-VM record${v.memberRecords === 1 ? '' : 's'} show only as the spread between VMs, never pooled with the aggregates.`,
+    `A point is the mean of its count's pass aggregates (${v.aggregateRecords} in all). An aggregate sums its VMs' IOPS and MB/s; its latency percentiles come from their merged histograms. ` +
+      `The ${v.memberRecords} per-VM record${v.memberRecords === 1 ? '' : 's'} show only as the spread between VMs; they are never pooled with the aggregates.`,
   );
   if (v.curvesTotal > v.curves.length) out.push(`Showing ${v.curves.length} of ${v.curvesTotal} curves.`);
   return out;

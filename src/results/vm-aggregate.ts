@@ -88,7 +88,7 @@ function mergedLatency(members: readonly ResultRecord[]): { latencyUs: LatencyUs
   const lacking = members.flatMap((m, i) => (m.latencyHistogram ? [] : [m.vm?.index ?? i + 1]));
   notes.push(
     lacking.length > 0
-      ? `percentiles left empty: VM ${lacking.join(', ')} has no latency histogram (diskspd -L prints percentiles only), and percentiles of several VMs cannot be merged from their percentiles`
+      ? `percentiles left empty: VM ${lacking.join(', ')} ${lacking.length === 1 ? 'has' : 'have'} no latency histogram (diskspd -L prints percentiles only), and percentiles of several VMs cannot be merged from their percentiles`
       : 'percentiles left empty: the VMs\' histograms count different latency spans',
   );
   return { latencyUs: { mean, p50: null, p95: null, p99: null, p999: null }, histogram: null, notes };
