@@ -345,7 +345,7 @@ ${body.join('\n')}
 /** The scaling with VM count (report/vm-scaling.ts): the answers, the rule, then per curve its two charts and its table. */
 function scalingHtml(report: Report): string[] {
   const v = report.vmScaling;
-  if (!v) return [];
+  if (!v || v.curves.length === 0) return [];
   const out = ['<section id="vm-scaling">', '<h2>Scaling with VM count</h2>', `<ul class="findings">${v.curves.map((c) => `<li>${esc(scalingAnswer(c))}</li>`).join('')}</ul>`];
   out.push(...scalingIntro(v).map((l) => `<p class="muted">${esc(l)}</p>`));
   for (const c of v.curves) {

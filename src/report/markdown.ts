@@ -132,7 +132,7 @@ function keyValueTable(facts: Record<string, string>): string {
 /** The scaling with VM count (report/vm-scaling.ts): the answer per curve, the rule, then a table per curve. */
 function scalingSection(report: Report): string[] {
   const v = report.vmScaling;
-  if (!v) return [];
+  if (!v || v.curves.length === 0) return [];
   const out = ['', '## Scaling with VM count', '', ...v.curves.map((c) => `- ${mdCell(scalingAnswer(c))}`), '', ...scalingIntro(v).map(mdCell)];
   for (const c of v.curves) out.push('', `### ${mdCell(curveTitle(c))}`, '', table([...SCALING_HEADER], scalingRows(c).map((row) => row.map(mdCell))));
   return out;

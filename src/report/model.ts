@@ -144,7 +144,8 @@ export interface Report {
   conditions: SourceConditions[];
   /**
    * A study of VM count (issue 32): the aggregates against the VM count, and where each curve
-   * bends (report/vm-scaling.ts). Absent when no record is a vm.count aggregate of two counts or more.
+   * bends (report/vm-scaling.ts); its curves are those with two VM counts or more. Absent when no
+   * record is of a vm.count pass.
    * The rest of the report holds the aggregates only: a VM's member record is counted here, never
    * pooled with them (`memberRecords`).
    */

@@ -45,10 +45,10 @@ export function scalingIntro(v: VmScaling): string[] {
   return out;
 }
 
-/** ` (+ 14 per-VM records, in the scaling section)`: the members a vm.count study's samples leave out. */
+/** ` (+ 14 per-VM records, each counted in its pass's aggregate)`: the members a vm.count study's samples leave out. */
 export function memberNote(v: VmScaling | undefined): string {
   const n = v?.memberRecords ?? 0;
-  return n > 0 ? ` (+ ${n} per-VM record${n === 1 ? '' : 's'}, in the scaling section)` : '';
+  return n > 0 ? ` (+ ${n} per-VM record${n === 1 ? '' : 's'}, each counted in its pass's aggregate)` : '';
 }
 
 export const SCALING_HEADER = ['VMs', 'n', 'IOPS', 'MB/s', 'per VM', 'lat mean', 'p50', 'p99', 'p99 of one VM (min–max)', 'IOPS of one VM (min–max)', 'IOPS CV between VMs', 'start skew'] as const;

@@ -203,7 +203,7 @@ export function findBend(points: readonly ScalingPoint[], metric: ScalingMetric,
   return null;
 }
 
-/** The scaling curves, or null when no curve has two VM counts (nothing to scale). */
+/** The scaling curves (those with two VM counts or more), or null when no record is of a vm.count pass. */
 export function buildVmScaling(t: VmScalingRecords): VmScaling | null {
   const all = [...t.curves.values()];
   const varying = otherVaryingAxes(all.map((c) => c.axes));
@@ -217,7 +217,7 @@ export function buildVmScaling(t: VmScalingRecords): VmScaling | null {
     const label = varying.filter((a) => a in c.axes).map((a) => `${a}=${String(c.axes[a])}`).join(', ');
     curves.push({ test: c.test, label, axes: c.axes, metric, latencyBasis, points, bend: findBend(points, metric, latencyBasis) });
   }
-  if (curves.length === 0) return null;
+  if (t.memberRecords + t.aggregateRecords === 0) return null;
   return { rule: BEND_RULE_TEXT, memberRecords: t.memberRecords, aggregateRecords: t.aggregateRecords, curves: curves.slice(0, MAX_SCALING_CURVES), curvesTotal: curves.length };
 }
 

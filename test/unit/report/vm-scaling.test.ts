@@ -91,7 +91,7 @@ describe('the scaling section', () => {
     expect(md).toMatch(/- SEQ1M Q8T1 read \(seq-1m-q8t1-read\): MB\/s 1 VM [\d.,]+ → 2 VMs [\d.,]+ → 4 VMs [\d.,]+\. No bend up to 4 VMs\./);
     expect(md).toContain('less than 50% of linear scaling');
     expect(md).toContain('exceeds 2× its value at the smallest count');
-    expect(md).toContain('18 records (+ 42 per-VM records, in the scaling section), 3 permutations');
+    expect(md).toContain('18 records (+ 42 per-VM records, each counted in its pass\'s aggregate), 3 permutations');
     expect(md).toMatch(/\| VMs \| n \| IOPS \| MB\/s \| per VM \| lat mean \| p50 \| p99 \| p99 of one VM \(min–max\) \| IOPS of one VM \(min–max\) \| IOPS CV between VMs \| start skew \|/);
     expect(md).toMatch(/\| 4 \| 3 \| 23,138 \| [\d.,]+ \| 5,78[45] IOPS \| /);
   });
@@ -121,6 +121,15 @@ describe('the scaling section', () => {
     expect(roles.filter((r) => r === 'aggregate')).toHaveLength(18);
     // the tool columns still end the header (report/marker.ts)
     expect(cols.slice(-2)).toEqual(['tool', 'toolVersion']);
+  });
+
+  it('one VM count: no curve to draw, but the members are still left out, and said so', () => {
+    const one = buildReport(vmStudyRecords({ counts: [2], curves: [BENDS_AT_4] }), { runId: 'two' });
+    expect(one.vmScaling!.curves).toEqual([]);
+    expect(one.tests[0]!.rows[0]!.cells.iops!.summary.n).toBe(3);
+    const md = renderMarkdown(one);
+    expect(md).not.toContain('Scaling with VM count');
+    expect(md).toContain('3 records (+ 6 per-VM records, each counted in its pass\'s aggregate)');
   });
 
   it('a report without vm records has no scaling section and no vm columns', () => {
