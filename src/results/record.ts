@@ -4,9 +4,9 @@ import { z } from 'zod';
 import { lazy } from '../lazy.ts';
 import type { Axes } from '../contract/axis.ts';
 import type { HostMetrics, HostUnavailable } from '../contract/host-metrics.ts';
-import type { LatencyUs, Pattern, TestIdentity } from '../contract/workload.ts';
+import type { LatencyHistogram, LatencyUs, Pattern, TestIdentity } from '../contract/workload.ts';
 
-export type { LatencyUs, Pattern, TestIdentity } from '../contract/workload.ts';
+export type { LatencyHistogram, LatencyUs, Pattern, TestIdentity } from '../contract/workload.ts';
 
 export type { HostIoFigures, HostMetrics, HostUnavailable, EsxtopLatencies } from '../contract/host-metrics.ts';
 
@@ -66,6 +66,12 @@ export interface ResultRecord {
   /** decimal bytes per second; MB/s as CrystalDiskMark prints it = bytesPerSecond / 1e6 */
   bytesPerSecond: number | null;
   latencyUs: LatencyUs;
+  /**
+   * The I/Os of the test's scored passes as a histogram (results/latency-histogram.ts), where the
+   * tool printed one (fio json+) and a later merge needs it: a `vm.count` member, and the aggregate
+   * made from the members. Absent elsewhere (diskspd, imports, ordinary records).
+   */
+  latencyHistogram?: LatencyHistogram;
   cpuPercent: number | null;
   tool: { name: string; version: string | null };
   /** path of the raw tool output, relative to the run directory (or the imported file) */
@@ -84,6 +90,9 @@ export interface ResultRecord {
   /** free-form facts: imported file footer (test size, passes, date, OS), aggregation rule… */
   metadata?: Record<string, string | number | boolean | null>;
 }
+
+/** The axis of a study of VM count (issue 32): how many VMs run each pass at once. */
+export const VM_COUNT_AXIS = 'vm.count';
 
 /**
  * Which VM of a `vm.count` pass a record measured, or that it is the pass's aggregate. Members are
@@ -106,6 +115,24 @@ export interface VmShare {
   /** the aggregate: the spread of the members' figures (e.g. iopsMin, iopsMax, iopsCv, p99MaxUs) */
   spread?: Record<string, number | null>;
 }
+
+const VM_TEXT_CHARS = 256;
+const vmFigure = z.number().finite().nullable();
+/** The check for a record's `vm` as read back from a file: every field a report reads, with its type and range. */
+export const vmShareSchema = z
+  .object({
+    role: z.enum(['member', 'aggregate']),
+    count: z.number().int().positive().max(10_000),
+    index: z.number().int().positive().max(10_000).optional(),
+    name: z.string().max(VM_TEXT_CHARS).optional(),
+    startedAt: z.string().max(VM_TEXT_CHARS).optional(),
+    endedAt: z.string().max(VM_TEXT_CHARS).optional(),
+    startSkewMs: z.number().finite().nonnegative().optional(),
+    spread: z
+      .record(z.string().max(VM_TEXT_CHARS), vmFigure)
+      .refine((o) => Object.keys(o).length <= 64, 'at most 64 spread figures')
+      .optional(),
+  });
 
 export const NULL_LATENCY: LatencyUs = Object.freeze({ mean: null, p50: null, p95: null, p99: null, p999: null });
 
