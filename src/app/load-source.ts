@@ -35,8 +35,8 @@ function checkRecord(v: unknown, file: string, line: number): ResultRecord {
   // `host` (what the hypervisor saw), `vm` (a vm.count pass's share) and `latencyHistogram` came
   // later: a record without them reads as before
   checkOptional(v.host, 'host', 'the host figures storsweep writes', (x) => hostRecordSchema(x).safeParse(x), fail);
-  checkOptional(v.vm, 'vm', 'the vm.count share storsweep writes', (x) => vmShareSchema.safeParse(x), fail);
-  checkOptional(v.latencyHistogram, 'latencyHistogram', "fio's latency histogram as storsweep keeps it", (x) => latencyHistogramSchema.safeParse(x), fail);
+  checkOptional(v.vm, 'vm', 'the vm.count share storsweep writes', (x) => vmShareSchema().safeParse(x), fail);
+  checkOptional(v.latencyHistogram, 'latencyHistogram', "fio's latency histogram as storsweep keeps it", (x) => latencyHistogramSchema().safeParse(x), fail);
   return v as unknown as ResultRecord;
 }
 

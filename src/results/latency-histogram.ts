@@ -15,6 +15,7 @@
 // are bucket values too, so a percentile from the histogram is within 1/128 of the true value
 // (stat.h FIO_IO_U_PLAT_BITS 6). fio has 29 × 64 = 1,856 buckets (stat.h FIO_IO_U_PLAT_NR): a
 // histogram with more bins is not fio's and is refused on read.
+import { lazy } from '../lazy.ts';
 import { z } from 'zod';
 import type { LatencyHistogram, LatencyUs } from '../contract/workload.ts';
 
@@ -92,7 +93,7 @@ export function histogramLatencyUs(h: LatencyHistogram, meanUs: number | null): 
  * checkRecord): fio's shape and fio's size, so a crafted line can neither exhaust memory nor feed a
  * merge values that are no counts.
  */
-export const latencyHistogramSchema = z
+export const latencyHistogramSchema = lazy(() => z
   .object({
     span: z.string().max(MAX_SPAN_CHARS),
     unit: z.literal('ns'),
@@ -109,4 +110,4 @@ export const latencyHistogramSchema = z
         return;
       }
     }
-  });
+  }));

@@ -117,9 +117,8 @@ export interface VmShare {
 }
 
 const VM_TEXT_CHARS = 256;
-const vmFigure = z.number().finite().nullable();
 /** The check for a record's `vm` as read back from a file: every field a report reads, with its type and range. */
-export const vmShareSchema = z
+export const vmShareSchema = lazy(() => z
   .object({
     role: z.enum(['member', 'aggregate']),
     count: z.number().int().positive().max(10_000),
@@ -129,10 +128,10 @@ export const vmShareSchema = z
     endedAt: z.string().max(VM_TEXT_CHARS).optional(),
     startSkewMs: z.number().finite().nonnegative().optional(),
     spread: z
-      .record(z.string().max(VM_TEXT_CHARS), vmFigure)
+      .record(z.string().max(VM_TEXT_CHARS), z.number().finite().nullable())
       .refine((o) => Object.keys(o).length <= 64, 'at most 64 spread figures')
       .optional(),
-  });
+  }));
 
 export const NULL_LATENCY: LatencyUs = Object.freeze({ mean: null, p50: null, p95: null, p99: null, p999: null });
 
