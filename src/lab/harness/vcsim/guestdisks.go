@@ -53,8 +53,9 @@ import (
 // is 16 bytes, as the uuid is). What matters for the toolkit is that no wwn-0x link exists.
 
 // Another identity (POST /_harness/guest-identity {"mode":"other"}, test control). The uuid → WWN
-// mapping above is the toolkit's assumption about real hosts, and it is unverified on them (issue
-// 29: preflight's canary exists to check it on the user's host). "other" stands for a host where it
+// mapping above is the toolkit's assumption about real hosts, and it is unverified on them ("the hex
+// after 6000c29 derives from the VMDK uuid (unverified exact mapping)", real-product-rules §3.4;
+// preflight's canary exists to check it on the user's host, issue 29). "other" stands for a host where it
 // does not hold: a VMDK (or virtual RDM) attached from then on shows up in the guest as
 // wwn-0x6000c29<the first 25 hex of sha256(its uuid hex)> — a VMware-prefixed id, stable per disk,
 // that is not the one its backing uuid implies. A physical RDM keeps its LUN's NAA id (passed
