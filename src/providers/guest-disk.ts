@@ -201,7 +201,7 @@ async function notFound(runner: CommandRunner, disk: AttachedDiskIdentity, s: Gu
     ? `the guest shows a disk of that size (${disk.sizeBytes} bytes) as ${seen.slice(0, 5).map((d) => `${d.name} (${d.device})`).join(', ')}: is the host's uuid → WWN mapping another one than storsweep assumes?`
     : `the guest shows no disk of that size (${disk.sizeBytes} bytes) under ${s.byIdDir}.`;
   return new GuestDiskNotFound(
-    `${where} did not appear in the guest within ${Math.round(waitMs / 1000)} s (expected wwn-0x${disk.wwn}); ${saw} Nothing is measured. Is disk.EnableUUID = TRUE on the VM (without it a virtual disk reports no WWN), and is guest.byIdDir (${s.byIdDir}) where the guest lists disks?`,
+    `${where} did not appear in the guest within ${Math.round(waitMs / 1000)} s; nothing is measured. Is disk.EnableUUID = TRUE on the VM (without it a virtual disk reports no WWN), and is guest.byIdDir (${s.byIdDir}) where the guest lists disks? Expected wwn-0x${disk.wwn}; ${saw}`,
     { host: runner.target, wwn: disk.wwn, byIdDir: s.byIdDir, seen: seen.map((d) => d.name) },
   );
 }

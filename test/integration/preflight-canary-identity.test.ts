@@ -77,7 +77,7 @@ describe('the canary finds its disk by the identity the run will use', () => {
     expect(p!.status).toBe('failed');
     const check = report.targets.find((t) => t.target === 'canary')!.checks.find((c) => c.check === `canary ${p!.permutationId}`)!;
     expect(check.status).toBe('fail');
-    const expected = /expected wwn-0x([0-9a-f]{32})\)/.exec(check.detail)?.[1];
+    const expected = /Expected wwn-0x([0-9a-f]{32});/.exec(check.detail)?.[1];
     const seen = /the guest shows a disk of that size \(1073741824 bytes\) as wwn-0x([0-9a-f]{32}) \(\/dev\/loop\d+\)/.exec(check.detail)?.[1];
     expect(expected, check.detail).toMatch(/^6000c29/);
     expect(seen, check.detail).toBeDefined();
