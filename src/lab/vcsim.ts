@@ -138,6 +138,14 @@ export interface DropRule {
   when?: 'before' | 'after';
 }
 
+/** A permission of the harness's restricted user on one entity, found by type and name (e.g. Datastore LocalDS_0). */
+export interface RestrictedPermission {
+  entity: { type: string; name: string };
+  privileges: string[];
+  /** whether it applies to the entity's children too (default true, as vCenter's dialog) */
+  propagate?: boolean;
+}
+
 export interface VcsimControl {
   fault(rule: FaultRule): Promise<void>;
   /** invalidates every session; returns how many there were */
@@ -157,8 +165,13 @@ export interface VcsimControl {
   release(method?: string): Promise<{ calls: number; tasks: number }>;
   /** SOAP calls received per method since start or the last reset */
   calls(): Promise<Record<string, number>>;
-  /** a second login whose role holds only `privileges` (harness auth.go): HasPrivilegeOnEntity answers from it, other calls get NoPermission */
-  restrictedUser(u: { username: string; password: string; privileges: string[] }): Promise<void>;
+  /**
+   * a second login whose role on the root folder holds only `privileges`, and per object the roles
+   * of `permissions` (set through the simulator's AuthorizationManager; the nearest permission up the
+   * inventory wins, an ancestor's only when it propagates — harness auth.go): HasPrivilegeOnEntity
+   * answers from them, a call needing a privilege the user lacks on its object gets NoPermission
+   */
+  restrictedUser(u: { username: string; password: string; privileges: string[]; permissions?: RestrictedPermission[] }): Promise<void>;
   /** every SOAP call since start or the last reset, in arrival order (at most 200,000) */
   log(): Promise<HarnessCall[]>;
   /** clears rules, call counts and the call log (not sessions, not inventory) */

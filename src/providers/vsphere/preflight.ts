@@ -60,6 +60,10 @@ async function spaceOf(c: VsphereClient, o: Objects, places: readonly SpacePlace
       out.push(size === null ? { place, bytes: null, detail: `the host lists no LUN ${place.device} with a capacity (config.storageDevice.scsiLun)` } : { place, bytes: size - VMFS_RESERVE_BYTES, detail: `LUN ${place.device} is ${(size / GiB).toFixed(1)} GiB (HostScsiDisk.capacity), less 1 GiB the new VMFS keeps` });
       continue;
     }
+    if (place.kind !== 'datastore') {
+      out.push({ place, bytes: null, detail: `vSphere has no ${place.kind} place` });
+      continue;
+    }
     const ref = await c.findDatastoreOrNone(place.name, o.datacenter);
     if (!ref) {
       out.push({ place, bytes: null, detail: `no datastore ${place.name}` });

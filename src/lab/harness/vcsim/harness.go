@@ -249,6 +249,7 @@ func (h *harness) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h.trackSession(name, rec)
 		if restrictedLogin {
 			h.auth.remember(rec)
+			h.auth.ownUserName(rec, method)
 		}
 		if name == "Logout" {
 			h.forgetSession(key)
@@ -705,6 +706,10 @@ func (h *harness) control(w http.ResponseWriter, r *http.Request) {
 		}
 		if u.Username == "" || u.Password == "" {
 			bad("/_harness/restricted-user needs \"username\" and \"password\"")
+			return
+		}
+		if err := grant(&u); err != nil {
+			bad("/_harness/restricted-user: %v", err)
 			return
 		}
 		h.auth.mu.Lock()
