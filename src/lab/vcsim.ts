@@ -185,6 +185,11 @@ export interface VcsimControl {
   guestProcesses(): Promise<GuestProcess[]>;
   /** VMware Tools in that VM's guest starts or stops (stopped: GuestOperationsUnavailable) */
   guestTools(vm: string, running: boolean): Promise<void>;
+  /**
+   * How the guest names the VMDKs attached from now on: `uuid` (wwn-0x<backing uuid>, the default
+   * and after reset) or `other` (another VMware-prefixed id: a host where that mapping does not hold)
+   */
+  guestIdentity(mode: 'uuid' | 'other'): Promise<void>;
 }
 
 /** The local account a harness made for one Linux lab guest (one per harness and VM; removed when the harness exits). */
@@ -553,6 +558,9 @@ export function vcsimControl(info: Pick<VcsimInfo, 'url' | 'certFile'>): VcsimCo
     },
     async restrictedUser(u) {
       await request('POST', 'restricted-user', u);
+    },
+    async guestIdentity(mode) {
+      await request('POST', 'guest-identity', { mode });
     },
   };
 }

@@ -65,7 +65,7 @@ export const LAYERS: LayerTable = {
 
   // ── the top: composition roots ───────────────────────────────────────────────────────────────────
   'src/lab': { may: [...BASE, 'src/providers/vsphere'], why: 'the embedded lab (sshd, vcsim harness, stand-ins) and its own entry point' },
-  'src/preflight': { may: [...BASE, 'src/plan', 'src/run', 'src/results', 'src/providers', 'src/stats'], why: 'storsweep preflight: asks each target (through its Composition) what the plan will use, runs the canary through the executor, stores the answer; below the CLI and app' },
+  'src/preflight': { may: [...BASE, 'src/plan', 'src/run', 'src/results', 'src/providers', 'src/ssh', 'src/stats'], why: 'storsweep preflight: asks each target (through its Composition) what the plan will use, runs read-only commands in its guest, runs the canary through the executor, stores the answer; below the CLI and app' },
   'src/app': { may: '*', except: ['src/cli', 'bench', 'test/helpers'], why: 'the use cases (prepare, run, resume, work, report, import) below the CLI: everything but the CLI' },
   'src/cli': { may: '*', except: ['bench', 'test/helpers'], why: 'the only composition root: argv, env, exit codes' },
   bench: { may: '*', why: 'benchmarks measure any layer, with the test helpers' },
