@@ -9,7 +9,7 @@ import { moduleOf } from '../../providers/index.ts';
 import type { PgRunStoreBackend } from '../../results/pg-store.ts';
 import type { RunStore } from '../../results/port.ts';
 import { jobId, queuedJobIds, WorkQueue, type QueueGroup, type Sql } from '../../run/work-queue.ts';
-import { isLoopback, resourceContext } from '../compose.ts';
+import { endpointReach, isLoopback, resourceContext } from '../compose.ts';
 import { selectStore } from '../store.ts';
 
 /** The run meta key holding the queue groups of a submitted run (absent: not a queued run). */
@@ -49,7 +49,7 @@ export function thisMachine(): Machine {
 
 /**
  * The targets of `names` that are whatever machine runs them: a `local` target, or one reaching an
- * SSH host, vCenter or NFS server at a loopback address (the lab's targets: 127.0.0.1). A worker on
+ * SSH host, provider endpoint (a vCenter) or NFS server at a loopback address (the lab's targets: 127.0.0.1). A worker on
  * another machine would measure its own disks (or its own lab) under the submitter's target name.
  */
 export function machineBoundTargets(names: readonly string[], inv: LoadedInventory): string[] {
@@ -59,22 +59,16 @@ export function machineBoundTargets(names: readonly string[], inv: LoadedInvento
     if (!t) return false;
     if (t.provider === 'local') return true;
     let bound = false;
-    const vcenterHost = (name: string): string => {
-      try {
-        return new URL(inv.inventory.vcenters[name]?.url ?? process.env.GOVC_URL ?? '').hostname;
-      } catch {
-        return '';
-      }
-    };
     moduleOf(t).sharedResources(t, {
       machine: (h) => {
         const m = base.machine(h);
         if (m === 'this machine') bound = true;
         return m;
       },
-      vcenter: (v) => {
-        if (isLoopback(vcenterHost(v))) bound = true;
-        return base.vcenter(v);
+      endpoint: (section, name) => {
+        const host = endpointReach(inv, section, name)?.host;
+        if (host !== undefined && isLoopback(host)) bound = true;
+        return base.endpoint(section, name);
       },
     });
     const nfsHost = (t as { nfs?: { remoteHost?: string } }).nfs?.remoteHost;
