@@ -170,10 +170,9 @@ function flatten(value: unknown, key: string, out: Record<string, string>): void
 /**
  * What a run's measurements depend on in the inventory, per target, as flat `key → text`: the
  * target's entry (VM, host, datastore, devices, the guest, its test file, workdir, fio path and
- * ioengine…), the SSH endpoint it reaches (host, port, user) and its provider's endpoint (a vCenter's
- * URL: EndpointReach.facts). Recorded at
- * run start; `run --resume` recomputes it from the inventory it is given and refuses a difference.
- * Never a secret: credentials and references to them are left out. With the run's plan, only what
+ * ioengine…), the SSH endpoint it reaches (host, port, user) and its provider's endpoint (a
+ * vCenter's URL: EndpointReach.facts). Recorded at run start; `run --resume` recomputes it from
+ * the inventory it is given and refuses a difference. Never a secret: credentials and references to them are left out. With the run's plan, only what
  * its permutations use (usedFacts): an NFS export of a run without NFS permutations, or a Hyper-V
  * volume for a size it does not measure, is no part of it.
  */

@@ -34,14 +34,14 @@ const registered: ProviderModule[] = [];
 let read = false;
 
 /**
- * Adds a provider that is not listed above: a test's own (test/unit/architecture/scratch-provider.test.ts).
+ * Adds a provider that is not listed above: a test's own (test/integration/scratch-provider.test.ts).
  * Only before the registry is first read — the config layer builds the playbook and inventory
  * schemas from it when it loads — so a test registers first and imports config/, plan/, app/ after.
  * Its name is outside the `ProviderName` union (which lists the shipped providers for the compiler).
  */
 export function registerProvider(m: ProviderModule): void {
-  if (read) throw new Error(`registerProvider(${JSON.stringify(m.name)}): the provider registry was already read (the config layer builds its schemas from it when it loads); register before importing config/, plan/ or app/`);
   if (providerNamesNow().includes(m.name)) throw new Error(`registerProvider: a provider named ${JSON.stringify(m.name)} is already registered`);
+  if (read) throw new Error(`registerProvider(${JSON.stringify(m.name)}): the provider registry was already read (the config layer builds its schemas from it when it loads); register before importing config/, plan/ or app/`);
   registered.push(m);
 }
 

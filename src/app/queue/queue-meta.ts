@@ -49,8 +49,9 @@ export function thisMachine(): Machine {
 
 /**
  * The targets of `names` that are whatever machine runs them: a `local` target, or one reaching an
- * SSH host, provider endpoint (a vCenter) or NFS server at a loopback address (the lab's targets: 127.0.0.1). A worker on
- * another machine would measure its own disks (or its own lab) under the submitter's target name.
+ * SSH host, a provider's endpoint (a vCenter: EndpointReach.host) or an NFS server at a loopback
+ * address (the lab's targets: 127.0.0.1). A worker on another machine would measure its own disks
+ * (or its own lab) under the submitter's target name.
  */
 export function machineBoundTargets(names: readonly string[], inv: LoadedInventory): string[] {
   const base = resourceContext(inv);
