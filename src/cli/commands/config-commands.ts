@@ -26,7 +26,7 @@ export function registerConfigCommands(program: Command): void {
     .option('--set <key=value>', SET_HELP, collect)
     .option('--confirm-destroy <names>', 'what run will be given: a test file on this machine that storsweep did not create is accepted when named here, as run accepts it')
     .action(async (playbook: string | undefined, o: ValidateOptions) => {
-      const { set, inventory } = await validateConfig(playbook, o);
+      const { set, inventory } = await validateConfig(playbook, { ...o, env: process.env });
       const withSet = set.length ? ` with ${set.join(' ')}` : '';
       terminal.stdout(playbook ? `${playbook}${withSet}: ok${inventory ? ` (against ${inventory})` : ''}\n` : `${inventory ?? ''}: ok\n`);
     });
@@ -38,7 +38,7 @@ export function registerConfigCommands(program: Command): void {
     .option('--json', 'print the plan as JSON')
     .option('--set <key=value>', SET_HELP, collect)
     .action((playbook: string, o: { inventory: string[]; json?: boolean; set?: string[] }) => {
-      const plan = planFor(playbook, o.inventory, newRunId(), o.set);
+      const plan = planFor(playbook, o.inventory, newRunId(), o.set, process.env);
       terminal.stdout((o.json ? jsonText(plan) : renderPlanText(plan)) + '\n');
     });
   program

@@ -98,6 +98,6 @@ export function registerRun(program: Command): void {
     .option('--set <key=value>', `${SET_HELP}; recorded in the run, which --resume uses`, collect)
     .option('--store <url>', "write the run to this PostgreSQL store (default: the inventory's store:, else the run directory's run.sqlite): postgresql://USER[:${env:NAME}|${file:path}]@HOST[:PORT]/DB")
     .action(async (playbook: string | undefined, o: RunCommandOptions, cmd: Command) => {
-      process.exitCode = await runCommand(playbook, { ...o, outGiven: cmd.getOptionValueSource('out') === 'cli' });
+      process.exitCode = await runCommand(playbook, { ...o, outGiven: cmd.getOptionValueSource('out') === 'cli', env: process.env });
     });
 }

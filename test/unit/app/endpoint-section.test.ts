@@ -6,7 +6,9 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { planFor } from '../../../src/app/config.ts';
 import { endpointLimits, measurementFacts } from '../../../src/app/compose.ts';
+import { ConfigError } from '../../../src/errors.ts';
 import { machineBoundTargets } from '../../../src/app/queue/queue-meta.ts';
 import { loadInventory } from '../../../src/config/index.ts';
 import { endpointSections } from '../../../src/providers/index.ts';
@@ -59,5 +61,16 @@ describe("vcenters: is vSphere's endpoint section", () => {
   it('a target on a vCenter at a loopback address is bound to the machine that runs it; GOVC_URL counts too', () => {
     const inv = load(['vcenters:', ...entry('here', 'https://127.0.0.1:8989/sdk'), ...entry('far', 'https://vc.example.com/sdk'), ...entry('env', null), 'targets:', ...target('t-here', 'here'), ...target('t-far', 'far'), ...target('t-env', 'env')], { GOVC_URL: 'https://[::1]:9443/sdk' });
     expect(machineBoundTargets(['t-here', 't-far', 't-env'], inv)).toEqual(['t-here', 't-env']);
+  });
+
+  it('plan takes GOVC_* from the environment it is handed (as the CLI reads it), not from the process', () => {
+    const inv = path.join(dir, 'inventory.yaml');
+    fs.writeFileSync(inv, [...GUEST, 'targets:', ...target('t', 'from-env'), ''].join('\n'));
+    const pb = path.join(dir, 'pb.yaml');
+    fs.writeFileSync(pb, ['name: env-study', 'target: t', 'matrix:', '  datastore:', '    kind: [existing]', '  disk:', '    format: [thin]', '    sizeGb: [1]', '  workload:', '    profile: [cdm8-default]', ''].join('\n'));
+    fs.appendFileSync(inv, '    datastore: ds1\n');
+    const env = { GOVC_URL: 'https://vc.from-env.lab/sdk', GOVC_USERNAME: 'u', GOVC_PASSWORD: 'Vc-Secret-1234' };
+    expect(planFor(pb, inv, 'rplan0000', [], env).permutations).toHaveLength(1);
+    expect(() => planFor(pb, inv, 'rplan0000', [], {})).toThrow(ConfigError);
   });
 });
