@@ -1,6 +1,7 @@
-// The inventory: where a playbook runs. Endpoints (vCenters, SSH hosts), and targets that combine
-// them: which VM gets the disks, which LUNs may be formatted, where the workload runs. A target's
-// schema is its provider's (src/providers/<name>/index.ts, listed in src/providers/index.ts).
+// The inventory: where a playbook runs. Endpoints (SSH hosts, and each provider's own section of
+// named endpoints: vSphere's vCenter entries), and targets that combine them: which VM gets the disks,
+// which LUNs may be formatted, where the workload runs. A target's schema and an endpoint section
+// are their provider's (src/providers/<name>/index.ts, listed in src/providers/index.ts).
 //
 // Every value a provider checks before it sends anything (src/providers/*/validate.ts) is checked by
 // its target schema with the same predicate, so `validate` refuses at file:line:col what `run` would
@@ -11,27 +12,6 @@ import { endpointSections, moduleOf, targetSchema } from '../providers/index.ts'
 import { intIn, plainText } from '../input/fields.ts';
 import { secretRefSchema } from '../input/secrets.ts';
 import { lazy } from '../lazy.ts';
-
-/** The sanity cap on provisioning calls sent to one vCenter at once. */
-const MAX_VCENTER_CONCURRENCY = 64;
-
-function vcenterSchemaOf(text: z.ZodString, name: z.ZodString) {
-  return z
-    .strictObject({
-      url: z.url({ error: 'expected a URL like https://vcenter.example.com/sdk' }).optional().describe('SDK URL; default $GOVC_URL'),
-      username: name.optional().describe('default $GOVC_USERNAME'),
-      password: secretRefSchema.optional().describe('default $GOVC_PASSWORD'),
-      thumbprint: z
-        .string()
-        .regex(/^([0-9A-Fa-f]{2}:){31}[0-9A-Fa-f]{2}$/, { error: 'expected a SHA-256 thumbprint: 32 colon-separated hex bytes' })
-        .optional()
-        .describe('Pinned SHA-256 certificate thumbprint for a self-signed host'),
-      caFile: text.optional().describe('PEM bundle of CAs to trust'),
-      insecure: z.boolean().optional().describe('Skip TLS verification (reported in every report)'),
-      maxConcurrent: intIn(1, MAX_VCENTER_CONCURRENCY, 'a number of steps', 'a sanity cap').optional().describe('Provisioning steps sent to this endpoint at once when several targets use it (default 2)'),
-    })
-    .describe('A vCenter or ESXi SOAP endpoint');
-}
 
 function sshHostSchemaOf(text: z.ZodString, name: z.ZodString) {
   return z
@@ -59,28 +39,54 @@ function sshHostSchemaOf(text: z.ZodString, name: z.ZodString) {
     });
 }
 
+/** An `sshHosts:` entry's schema (built on first use). */
+export const sshHostSchema = lazy(() => sshHostSchemaOf(plainText(), plainText().min(1)));
+
+/** `<key>: { <name>: <entry> }` for each provider's endpoint section, as its folder declares it. */
+function endpointSectionShape(): Record<string, z.ZodType> {
+  return Object.fromEntries(
+    endpointSections().map((e) => {
+      const section = z.record(z.string(), e.schema).default({});
+      return [e.key, e.description === undefined ? section : section.describe(e.description)];
+    }),
+  );
+}
+
 /**
  * The inventory's schema, built on first use (src/lazy.ts): `validate` of a playbook alone loads
- * this file and reads no inventory.
+ * this file and reads no inventory; a provider registered before the first use is in it.
  */
-export const inventorySchema = lazy(() => {
-  const text = plainText();
-  const name = plainText().min(1);
-  return z
+export const inventorySchema = lazy(() =>
+  z
     .strictObject({
       $schema: z.string().optional(),
-      vcenters: z.record(z.string(), vcenterSchemaOf(text, name)).default({}),
-      sshHosts: z.record(z.string(), sshHostSchemaOf(text, name)).default({}),
-      // a provider's own section of named endpoints (ProviderModule.endpointSection), as its folder declares it
-      ...Object.fromEntries(endpointSections().map((e) => [e.key, z.record(z.string(), e.schema).default({}).describe(e.description)])),
+      // each provider's own section of named endpoints (ProviderModule.endpointSection: vSphere's vCenter entries)
+      ...endpointSectionShape(),
+      sshHosts: z.record(z.string(), sshHostSchema()).default({}),
       targets: z.record(z.string(), targetSchema()),
       /** where runs against this inventory are stored (default: each run directory's run.sqlite) */
       store: storeUrlSchema.optional(),
     })
-    .describe('storsweep inventory');
-});
+    .describe('storsweep inventory'),
+);
 
-export type Inventory = z.output<ReturnType<typeof inventorySchema>>;
+type ParsedInventory = z.output<ReturnType<typeof inventorySchema>>;
+/**
+ * An inventory as parsed. Its endpoint sections are its providers' (endpointEntries reads one);
+ * the core names none of them.
+ */
+export type Inventory = Omit<ParsedInventory, string> & {
+  $schema?: string;
+  sshHosts: Record<string, SshHost>;
+  targets: ParsedInventory['targets'];
+  store?: ParsedInventory['store'];
+};
+
+/** The entries of a provider's endpoint section (vSphere's vCenter entries), by name; empty when the inventory has none. */
+export function endpointEntries(inv: Inventory, section: string): Record<string, unknown> {
+  const v = (inv as Record<string, unknown>)[section];
+  return v && typeof v === 'object' ? (v as Record<string, unknown>) : {};
+}
 
 /**
  * Whether SSH to sshHosts[name] answers keyboard-interactive prompts with its password: as the
@@ -97,4 +103,3 @@ export function sshKeyboardInteractive(inv: Pick<Inventory, 'sshHosts' | 'target
   return h.password !== undefined && Object.values(inv.targets).some((t) => moduleOf(t).sshHostsOf(t).some((r) => r.name === name && r.keyboardInteractive === true));
 }
 export type SshHost = z.output<ReturnType<typeof sshHostSchemaOf>>;
-export type VcenterEndpoint = z.output<ReturnType<typeof vcenterSchemaOf>>;

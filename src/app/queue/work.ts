@@ -5,6 +5,7 @@
 import os from 'node:os';
 import path from 'node:path';
 import { loadInventory, type LoadedInventory } from '../../config/index.ts';
+import type { Env } from '../../contract/provider.ts';
 import { redact } from '../../input/secrets.ts';
 import { errorMessage, UsageError } from '../../errors.ts';
 import { createEndpointPool } from '../../providers/endpoint-pool.ts';
@@ -26,6 +27,8 @@ const RECONNECT_GIVE_UP_MS = 10 * 60_000;
 
 export interface WorkOptions {
   inventory?: string;
+  /** the environment as the CLI read it (`${env:…}` secrets, govc's GOVC_*); absent: the process's */
+  env?: Env;
   store?: string;
   targets?: string;
   run?: string;
@@ -66,7 +69,7 @@ export interface WorkOutcome {
 function allowedTargets(o: WorkOptions): { inv: LoadedInventory; allowed: string[] } {
   if (!o.inventory) throw new UsageError('worker: -i/--inventory <file> is required');
   if (o.once && o.untilIdle) throw new UsageError('worker: --once and --until-idle exclude each other');
-  const inv = loadInventory(o.inventory);
+  const inv = loadInventory(o.inventory, o.env);
   const known = Object.keys(inv.inventory.targets);
   const allowed = o.targets ? [...new Set(o.targets.split(',').map((s) => s.trim()).filter(Boolean))] : known;
   for (const t of allowed) if (!known.includes(t)) throw new UsageError(`worker --targets: ${visible(t)} is not a target of ${inv.file} (targets: ${known.join(', ')})`);

@@ -159,7 +159,7 @@ export class WorkerRuns {
     if (diffs.length) return `error: run ${runId}: ${inv.file} describes its targets differently from the inventory it was submitted with (${visible(meta.inventoryFile)}); not working on it:\n  ${diffs.join('\n  ')}\n`;
     // the per-vCenter limit is counted in shared slots 0..max-1: a worker with a larger max would send more
     const limits = limitDifferences(q.endpointLimits, endpointLimits(mine, inv));
-    if (limits.length) return `error: run ${runId}: ${inv.file} sets a different provisioning limit (vcenters: maxConcurrent) from the inventory the run was submitted with (${visible(meta.inventoryFile)}); every worker must use the same, not working on it:\n  ${limits.join('\n  ')}\n`;
+    if (limits.length) return `error: run ${runId}: ${inv.file} sets a different provisioning limit (an endpoint's maxConcurrent) from the inventory the run was submitted with (${visible(meta.inventoryFile)}); every worker must use the same, not working on it:\n  ${limits.join('\n  ')}\n`;
     return null;
   }
 

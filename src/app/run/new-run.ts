@@ -5,6 +5,7 @@ import { loadInventory, loadPlaybook, type LoadedInventory, type LoadedPlaybook 
 import { runEnvironment } from '../../config/run-environment.ts';
 import { overrideTexts, parseSetArguments } from '../../config/overrides.ts';
 import type { Replication, RunPlan } from '../../contract/plan.ts';
+import type { Env } from '../../contract/provider.ts';
 import { UsageError } from '../../errors.ts';
 import { readInputFile } from '../../input/read-input.ts';
 import { checkPlaybookAgainst } from '../../plan/check.ts';
@@ -28,6 +29,8 @@ export interface NewRunOptions {
   inventory?: string | readonly string[];
   /** `--set key=value` overrides of playbook values (config/overrides.ts) */
   set?: string[];
+  /** the environment as the CLI read it (`${env:…}` secrets, govc's GOVC_*); absent: the process's */
+  env?: Env;
 }
 
 /** `pool`: the endpoint sessions the compositions share; the caller closes it on every exit path. */
@@ -35,7 +38,7 @@ export function prepareNew(playbookFile: string, o: NewRunOptions, pool: Endpoin
   if (!o.inventory?.length) throw new UsageError('run: -i/--inventory <file> is required');
   const overrides = parseSetArguments(o.set);
   const pb = loadPlaybook(playbookFile, overrides);
-  const inv = loadInventory(o.inventory);
+  const inv = loadInventory(o.inventory, o.env);
   const targets = checkPlaybookAgainst(pb, inv);
   const comps = composeTargets([...targets.keys()], inv, inv.file, pool);
   const plan = planRun(pb.playbook, comps, newRunId(), overrideTexts(overrides));

@@ -95,7 +95,7 @@ function checkedResume(a: { runDir: string; where: string; meta: Awaited<ReturnT
   const overrides = checkResumeOverrides(plan, o.set);
   checkResumePlaybook(playbookFile, meta, runDir, overrides);
   checkStoredPlan(plan, where);
-  const inv = loadInventory(o.inventory ?? meta.inventoryFiles ?? meta.inventoryFile);
+  const inv = loadInventory(o.inventory ?? meta.inventoryFiles ?? meta.inventoryFile, o.env);
   const names = meta.targets ?? [meta.target];
   const comps = composeTargets(names, inv, runDir, a.pool);
   // a plan stored before targets that share something were serialised: the same rule, from the inventory

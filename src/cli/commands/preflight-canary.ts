@@ -4,6 +4,7 @@ import path from 'node:path';
 import type { RunPlan } from '../../contract/plan.ts';
 import { canaryPermutations, runCanary, type CanaryResult } from '../../preflight/canary.ts';
 import type { PreflightCheck } from '../../contract/preflight.ts';
+import type { Env } from '../../contract/provider.ts';
 import type { PreflightReport } from '../../preflight/preflight.ts';
 import { newRunId } from '../../plan/permutation.ts';
 import { planRun } from '../../app/compose.ts';
@@ -19,6 +20,8 @@ export interface PreflightOptions {
   set?: string[];
   canary?: boolean;
   confirmDestroy?: string;
+  /** the environment, as the CLI read it */
+  env?: Env;
 }
 
 /** The short timing a canary measures with (a few seconds per permutation). */

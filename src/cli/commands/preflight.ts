@@ -53,6 +53,6 @@ export function registerPreflight(program: Command): void {
     .option('--confirm-destroy <names>', 'what the canary may destroy (the LUNs it formats), as for run')
     .option('--set <key=value>', SET_HELP, collect)
     .action(async (playbook: string, o: PreflightOptions) => {
-      process.exitCode = await preflightCommand(playbook, o);
+      process.exitCode = await preflightCommand(playbook, { ...o, env: process.env });
     });
 }

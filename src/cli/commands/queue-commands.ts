@@ -66,7 +66,7 @@ export function registerQueueCommands(program: Command): void {
     .option('--set <key=value>', SET_HELP, collect)
     .option('--json', 'machine-readable output; the last line is {"runId": …}')
     .action(async (playbook: string, o: SubmitOptions) => {
-      process.exitCode = await submitCommand(playbook, o);
+      process.exitCode = await submitCommand(playbook, { ...o, env: process.env });
     });
   program
     .command('worker')
@@ -85,6 +85,6 @@ export function registerQueueCommands(program: Command): void {
     .option('--step-timeout <sec>', 'limit for each provisioning step in whole seconds (default: the playbook timeouts.stepSec, else 1800)', stepTimeoutOption)
     .option('--json', 'print the summary as JSON')
     .action(async (o: WorkerCommandOptions & { lease?: number }) => {
-      process.exitCode = await workerCommand({ ...o, ...(o.lease !== undefined ? { leaseSec: o.lease } : {}) });
+      process.exitCode = await workerCommand({ ...o, ...(o.lease !== undefined ? { leaseSec: o.lease } : {}), env: process.env });
     });
 }

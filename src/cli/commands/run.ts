@@ -11,7 +11,7 @@ import { visibleJson } from '../../text/visible.ts';
 import { EXIT } from '../exit.ts';
 import { retriesOption, stepTimeoutOption } from '../options.ts';
 import { jsonText, keepGoingWhenOutputCloses, progressStream, terminal } from '../output.ts';
-import { collect, INVENTORY_REPEAT_HELP, SET_HELP } from './config-commands.ts';
+import { collect, inventoryRepeatHelp, SET_HELP } from './config-commands.ts';
 
 /** `run`'s options: the use case's, and how the outcome is printed. */
 export interface RunCommandOptions extends RunOptions {
@@ -85,7 +85,7 @@ export function registerRun(program: Command): void {
     .command('run')
     .description('run a sweep: provision, measure, tear down, record (each run gets its own directory)')
     .argument('[playbook]', 'playbook YAML (omit with --resume)')
-    .option('-i, --inventory <file>', `inventory YAML; ${INVENTORY_REPEAT_HELP} (a resume uses the run's own files)`, collect)
+    .option('-i, --inventory <file>', `inventory YAML; ${inventoryRepeatHelp()} (a resume uses the run's own files)`, collect)
     .option('-o, --out <dir>', 'directory for run directories', 'runs')
     .option('--dry-run', 'print every planned call and touch nothing')
     .option('--json', 'machine-readable output; the last line is {"runDir": …}')
@@ -100,6 +100,6 @@ export function registerRun(program: Command): void {
     .option('--set <key=value>', `${SET_HELP}; recorded in the run, which --resume uses`, collect)
     .option('--store <url>', "write the run to this PostgreSQL store (default: the inventory's store:, else the run directory's run.sqlite): postgresql://USER[:${env:NAME}|${file:path}]@HOST[:PORT]/DB")
     .action(async (playbook: string | undefined, o: RunCommandOptions, cmd: Command) => {
-      process.exitCode = await runCommand(playbook, { ...o, outGiven: cmd.getOptionValueSource('out') === 'cli' });
+      process.exitCode = await runCommand(playbook, { ...o, outGiven: cmd.getOptionValueSource('out') === 'cli', env: process.env });
     });
 }

@@ -80,7 +80,7 @@ describe('several inventories (-i a -i b)', () => {
     const ssh = ctx.ssh('lab');
     expect(ssh.privateKeyPath).toBe(path.join(root, 'lab', 'id_ed25519'));
     expect(ssh.knownHostsFile).toBe(path.join(root, 'lab', 'known_hosts'));
-    expect(ctx.reveal(inv.inventory.vcenters['lab-vc']!.password!)).toBe('lab-vcenter-password');
+    expect(ctx.reveal((ctx.endpoint('vcenters', 'lab-vc') as { password: string }).password)).toBe('lab-vcenter-password');
     const vc = inv.inventory.targets['array-vc'] as { guest: { credential: { password: string } } };
     expect(ctx.reveal(vc.guest.credential.password)).toBe('array-guest-password');
   });
