@@ -1,39 +1,20 @@
 // The run database around an executor or ledger test (beside fake-host.ts, the fake provider): the
-// run's metadata, a temp directory per test, a profile with no tests and the workload endpoints that
+// run's metadata, a temp directory per test (test/helpers/temp-dir.ts), a profile with no tests and the workload endpoints that
 // measure nothing or measure instantly. The store is the real ResultStore (run.sqlite).
 //
 //   const tmp = useTempDir('ss-ledger-');                      // at the top of the file
 //   const store = ResultStore.create(path.join(tmp(), 'run'), runMeta(), onePermutationPlan('r1', steps));
-import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
-import { afterEach, beforeEach } from 'vitest';
 import type { Replication, RunPlan } from '../../../src/contract/plan.ts';
 import type { RunMeta } from '../../../src/results/store.ts';
 import type { WorkloadEndpoint } from '../../../src/run/executor.ts';
 import type { WorkloadProfile } from '../../../src/workloads/spec.ts';
 
 export { NO_TESTS, noWorkload, onePermutationPlan } from '../../helpers/executor-run.ts';
+export { useTempDir } from '../../helpers/temp-dir.ts';
 
 /** The metadata of run r1 of playbook pb on target t; `over` replaces any of it. */
 export function runMeta(over: Partial<RunMeta> = {}): RunMeta {
   return { runId: 'r1', playbook: 'pb', playbookFile: '/x/pb.yaml', inventoryFile: '/x/inv.yaml', target: 't', startedAt: '2024-01-01T00:00:00.000Z', fingerprint: {}, insecureEndpoints: [], ...over };
-}
-
-/** A fresh temp directory for each test of the file (beforeEach), removed after it; the getter gives the current one. */
-export function useTempDir(prefix: string): () => string {
-  let dir: string | undefined;
-  beforeEach(() => {
-    dir = fs.mkdtempSync(path.join(os.tmpdir(), prefix));
-  });
-  afterEach(() => {
-    if (dir) fs.rmSync(dir, { recursive: true, force: true });
-    dir = undefined;
-  });
-  return () => {
-    if (!dir) throw new Error('useTempDir: used outside a test');
-    return dir;
-  };
 }
 
 /**
