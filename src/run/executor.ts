@@ -58,6 +58,12 @@ export interface ExecuteOptions {
    */
   confirmedDestroy?: readonly string[];
   stepTimeoutMs?: number;
+  /**
+   * How long a create that timed out after it was sent is waited for before teardown (settleOrphan).
+   * Default: the step timeout, at least ORPHAN_GRACE_MIN_MS, at most ORPHAN_GRACE_MAX_MS. Not a user
+   * setting: the default, or a test's.
+   */
+  orphanGraceMs?: number;
   workloadSlackSec?: number;
   retry?: Partial<RetryPolicy>;
   sleep?: (ms: number, signal?: AbortSignal) => Promise<void>;
@@ -793,7 +799,7 @@ async function runStep(step: PlannedStep, perm: PermutationPlan, c: PermContext,
  * `storsweep cleanup` looks again (teardown.ts tearDownRow).
  */
 async function settleOrphan(pending: Promise<unknown>, perm: PermutationPlan, step: PlannedStep, c: PermContext): Promise<void> {
-  const graceMs = Math.min(Math.max(c.stepTimeoutMs ?? 0, ORPHAN_GRACE_MIN_MS), ORPHAN_GRACE_MAX_MS);
+  const graceMs = c.orphanGraceMs ?? Math.min(Math.max(c.stepTimeoutMs ?? 0, ORPHAN_GRACE_MIN_MS), ORPHAN_GRACE_MAX_MS);
   c.emit({ type: 'message', level: 'warn', permutationId: perm.permutationId, text: `${step.step} (${step.operation}) timed out; waiting up to ${Math.round(graceMs / 1000)} s for the call to settle before teardown` });
   let timer: NodeJS.Timeout | undefined;
   const outcome = await Promise.race([

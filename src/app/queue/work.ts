@@ -43,6 +43,8 @@ export interface WorkOptions {
   /** how often a running permutation's job expiry is pushed back, and to how far (WorkerOptions.renewEveryMs/renewSec); not CLI options: the defaults, or a test's */
   renewEveryMs?: number;
   renewSec?: number;
+  /** how long a run whose preparation failed waits before it is tried again (WorkerContext.prepareRetryMs); not a CLI option: the default, or a test's */
+  prepareRetryMs?: number;
 }
 
 /** What `worker` needs from the process it runs in. */
@@ -152,7 +154,7 @@ export async function work(o: WorkOptions, hooks: WorkHooks): Promise<WorkOutcom
     // after the providers (cleanups run after them): a session no provider closed is logged out too
     cleanups.unshift(() => pool.close());
     const execute = { ...(o.stepTimeout !== undefined ? { stepTimeout: o.stepTimeout } : {}), ...(o.retries !== undefined ? { retries: o.retries } : {}) };
-    runs = new WorkerRuns({ inv, allowed, ...(o.run !== undefined ? { run: o.run } : {}), out: path.resolve(o.out), me: thisMachine(), backend, queue, pool, execute, onEvent, note: hooks.note }, leaseOpened.value);
+    runs = new WorkerRuns({ inv, allowed, ...(o.run !== undefined ? { run: o.run } : {}), out: path.resolve(o.out), me: thisMachine(), backend, queue, pool, execute, onEvent, note: hooks.note, ...(o.prepareRetryMs !== undefined ? { prepareRetryMs: o.prepareRetryMs } : {}) }, leaseOpened.value);
     const summary = await workAndReconnect(runs, queue, o, { signal: ac.signal, onEvent, openLease, where, note: hooks.note });
     // --until-idle: a run with work this worker could not prepare is not idle
     const blocked = o.untilIdle ? [...runs.unprepared] : [];

@@ -69,6 +69,8 @@ export interface WorkerContext {
   execute: { stepTimeout?: number; retries?: number };
   onEvent: (e: ProgressEvent) => void;
   note: Notify;
+  /** how long a run whose preparation failed waits before it is tried again (default PREPARE_RETRY_MS; a test's) */
+  prepareRetryMs?: number;
 }
 
 type Store = WorkerRun['store'];
@@ -120,17 +122,18 @@ export class WorkerRuns {
     return out;
   }
 
-  /** A run not prepared yet is prepared (one that failed: again after PREPARE_RETRY_MS, or when `fresh`). */
+  /** A run not prepared yet is prepared (one that failed: again after prepareRetryMs, or when `fresh`). */
   private async prepareOnce(id: string, fresh: boolean): Promise<void> {
     const failed = this.unprepared.get(id);
-    if (this.prepared.has(id) || (failed && !fresh && performance.now() - failed.at <= PREPARE_RETRY_MS)) return;
+    const retryMs = this.c.prepareRetryMs ?? PREPARE_RETRY_MS;
+    if (this.prepared.has(id) || (failed && !fresh && performance.now() - failed.at <= retryMs)) return;
     try {
       this.prepared.set(id, await this.prepareRun(id));
       if (failed) this.c.note(`worker: run ${visible(id)} prepared now; working on it\n`);
       this.unprepared.delete(id);
     } catch (err) {
       const error = redact(errorMessage(err));
-      if (failed?.error !== error) this.c.note(`error: run ${visible(id)}: ${error}; not working on it (trying again in ${PREPARE_RETRY_MS / 1000} s)\n`);
+      if (failed?.error !== error) this.c.note(`error: run ${visible(id)}: ${error}; not working on it (trying again in ${retryMs / 1000} s)\n`);
       this.unprepared.set(id, { error, at: performance.now() });
     }
   }

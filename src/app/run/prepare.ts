@@ -46,6 +46,8 @@ export interface RunOptions extends NewRunOptions {
   store?: string;
   /** `--preflight`: run the read-only preflight checks first and stop on a ✗ */
   preflight?: boolean;
+  /** how long a timed-out create is waited for before teardown (ExecuteOptions.orphanGraceMs); not a CLI option: the default, or a test's */
+  orphanGraceMs?: number;
 }
 
 /** A run ready to execute: its plan, its open store and its targets. */

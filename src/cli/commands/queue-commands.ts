@@ -41,10 +41,16 @@ export async function workerCommand(o: WorkerCommandOptions): Promise<number> {
   return printWorkOutcome(outcome, o);
 }
 
-function printWorkOutcome({ summary, blocked, leaseLost, interrupted }: WorkOutcome, o: WorkerCommandOptions): number {
+function printWorkOutcome(outcome: WorkOutcome, o: WorkerCommandOptions): number {
+  const { summary, blocked } = outcome;
   if (o.json) terminal.stdout(jsonText(summary) + '\n');
   else terminal.stderr(`worker: ${summary.done} permutation(s) done, ${summary.failed} failed, ${summary.alreadyDone} already done, ${summary.takenOver} taken over from gone workers, ${summary.givenBack} given back, ${summary.abandoned} left to a worker taking over${summary.refused ? `, ${summary.refused} job(s) refused` : ''}\n`);
   for (const [id, e] of blocked) terminal.stderr(`error: run ${visible(id)} still has work this worker could not prepare: ${e.error}\n`);
+  return workExitCode(outcome, o);
+}
+
+/** The exit code of a worker that ended so: work it could not prepare, a lost lease (--once), interrupted, a failed permutation, or ok. */
+export function workExitCode({ summary, blocked, leaseLost, interrupted }: WorkOutcome, o: Pick<WorkerCommandOptions, 'once'>): number {
   if (blocked.length) return EXIT.failure;
   if (leaseLost && o.once && !interrupted) return EXIT.failure;
   if (interrupted) return EXIT.interrupted;

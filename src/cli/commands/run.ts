@@ -53,17 +53,24 @@ function processHooks(): RunHooks {
   };
 }
 
-function printOutcome({ runDir, summary, records, reports }: RunOutcome, o: RunCommandOptions): number {
+/** The exit code of a run that ended so: the directory could not be written, interrupted, a permutation failed, or ok. */
+export function runExitCode({ summary }: Pick<RunOutcome, 'summary'>): number {
+  if (summary.fatal) return EXIT.failure;
+  if (summary.interrupted) return EXIT.interrupted;
+  return summary.failed ? EXIT.failure : EXIT.ok;
+}
+
+function printOutcome(outcome: RunOutcome, o: RunCommandOptions): number {
+  const { runDir, summary, records, reports } = outcome;
   if (summary.fatal) {
     terminal.stderr(`error: the run directory ${runDir} cannot be written: ${summary.fatal}\n${records} record(s) committed before are kept; free space, then \`storsweep run --resume ${runDir}\`\n`);
     if (o.json) terminal.stdout(jsonText({ runDir, ...summary }) + '\n' + jsonText({ runDir }) + '\n');
-    return EXIT.failure;
+    return runExitCode(outcome);
   }
   if (reports.length) terminal.stderr(`report: ${reports.map((n) => path.join(runDir, n)).join(' and ')}\n`);
   if (o.json) terminal.stdout(jsonText({ runDir, ...summary }) + '\n' + jsonText({ runDir }) + '\n');
   else terminal.stdout(`${runDir}\n`);
-  if (summary.interrupted) return EXIT.interrupted;
-  return summary.failed ? EXIT.failure : EXIT.ok;
+  return runExitCode(outcome);
 }
 
 /** `--dry-run`: the calls a run would send, one line each (JSON Lines with --json), the schedule, and what `--confirm-destroy` must name. */
