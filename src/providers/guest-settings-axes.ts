@@ -1,5 +1,6 @@
-// PURE: the guest I/O setting axes (guest.scheduler, guest.queueDepth) and the checks of the plan step that
-// sets them (vsphere/operations/guest-settings.ts). The step runs after the guest-disk step and is torn down before it (reverse order): the
+// PURE: the guest I/O setting axes (guest.scheduler, guest.queueDepth on Linux; guest.writeCache on
+// Windows) and the checks of the plan step that sets them (vsphere/operations/guest-settings.ts,
+// vsphere/operations/windows-write-cache.ts). The step runs after the guest-disk step and is torn down before it (reverse order): the
 // settings are restored while the disk is still attached. What each setting is and where the
 // kernel takes it: guest-settings.ts.
 import { z } from 'zod';
@@ -18,9 +19,15 @@ export function acceptsQueueDepth(v: unknown): boolean {
   return typeof v === 'number' && Number.isInteger(v) && v >= 1 && v <= QUEUE_DEPTH_MAX;
 }
 
+/** The Windows guest's disk write cache (Device Manager's "Enable write caching on the device"): ../windows-write-cache.ts. */
+export const GUEST_WRITE_CACHE_OPERATION = 'guest: set the disk write cache (IOCTL_DISK_SET_CACHE_INFORMATION)';
+export const WRITE_CACHE_VALUES = ['enabled', 'disabled'] as const;
+export type WriteCacheValue = (typeof WRITE_CACHE_VALUES)[number];
+
 export const GUEST_SETTINGS_AXES: readonly AxisSpec[] = [
   { name: 'guest.scheduler', values: LINUX_SCHEDULERS },
   { name: 'guest.queueDepth', expected: `a whole number from 1 to ${QUEUE_DEPTH_MAX} (the disk's SCSI queue_depth, or nr_requests where it has none)`, accepts: acceptsQueueDepth },
+  { name: 'guest.writeCache', values: WRITE_CACHE_VALUES },
 ];
 
 /** The permutation's guest settings as the step takes them, or null when it has neither axis. Refused on a Windows guest. */
@@ -35,12 +42,33 @@ export function guestSettingsWanted(axes: Axes, guestOs?: string): { scheduler?:
   return { ...(scheduler !== undefined ? { scheduler: scheduler as LinuxScheduler } : {}), ...(queueDepth !== undefined ? { queueDepth: queueDepth as number } : {}) };
 }
 
+/** The permutation's Windows write cache setting, or null without the axis. Refused on a Linux guest. */
+export function writeCacheWanted(axes: Axes, guestOs?: string): { writeCache: WriteCacheValue } | null {
+  const v = axes['guest.writeCache'];
+  if (v === undefined) return null;
+  if (guestOs !== 'windows') throw new InvalidArgument(`axis guest.writeCache: a Windows guest's disk write cache policy; a Linux guest has none (its I/O settings are guest.scheduler and guest.queueDepth)`, { name: 'guest.writeCache', value: String(v) });
+  if (!(WRITE_CACHE_VALUES as readonly unknown[]).includes(v)) throw new InvalidArgument(`axis guest.writeCache = ${JSON.stringify(v)}: expected one of ${WRITE_CACHE_VALUES.join(', ')}`, { name: 'guest.writeCache', value: String(v) });
+  return { writeCache: v as WriteCacheValue };
+}
+
+/** The Windows step's argument field besides where it acts (vsphere/operations/windows-write-cache.ts). */
+export const writeCacheFields = { writeCache: z.enum(WRITE_CACHE_VALUES) };
+
 /** The step's argument fields besides where it acts (the operation's schema: vsphere/operations/guest-settings.ts). */
 export const guestSettingsFields = { scheduler: z.enum(LINUX_SCHEDULERS).optional(), queueDepth: z.number().refine(acceptsQueueDepth).optional() };
 
-/** validate: the axes on a Windows guest, at each value (its write cache policy is not one of them). */
+/** validate: the Linux axes on a Windows guest, at each value (its own setting is guest.writeCache). */
 export function guestSettingsOnWindows(values: Readonly<Record<string, readonly unknown[]>>, name: string): Array<{ axis: string; index: number; message: string }> {
   return (['guest.scheduler', 'guest.queueDepth'] as const).flatMap((axis) =>
     (values[axis] ?? []).map((_, index) => ({ axis, index, message: `target "${name}" has a Windows guest (guest.os: windows); ${axis} is a Linux guest's sysfs setting of the disk under test` })),
   );
+}
+
+/** validate: guest.writeCache on a Linux guest, at each value. */
+export function writeCacheOnLinux(values: Readonly<Record<string, readonly unknown[]>>, name: string): Array<{ axis: string; index: number; message: string }> {
+  return (values['guest.writeCache'] ?? []).map((_, index) => ({
+    axis: 'guest.writeCache',
+    index,
+    message: `target "${name}" has a Linux guest; guest.writeCache is a Windows guest's disk write cache policy (Device Manager's "Enable write caching on the device"), set with guest.os: windows`,
+  }));
 }

@@ -22,7 +22,8 @@ import { checkTimerMs } from '../../limits.ts';
 import type { CommandResult, CommandRunner, RunOptions } from '../../ssh/command-runner.ts';
 import { shJoin, shQuote } from '../../ssh/quote.ts';
 import { buildScript, encodeCommand, GUEST_CMDLETS, POWERSHELL_ARGV, TOOLS_GUEST_CALL_BODY, TOOLS_GUEST_RUN_BODY, type GuestCall } from '../hyperv/powershell.ts';
-import { isRecordedProcess, parsePidFile, windowsArg, type WindowsGuestRunner } from '../windows-guest.ts';
+import { isRecordedProcess, parseDiskCacheState, parsePidFile, windowsArg, type WindowsGuestRunner } from '../windows-guest.ts';
+import { TOOLS_GUEST_CACHE_BODY } from '../windows-write-cache-script.ts';
 
 export { parsePidFile, windowsArg };
 import { isFault, VsphereClientError, VsphereFault } from './fault.ts';
@@ -294,6 +295,13 @@ export function toolsWindowsRunner(ops: GuestOperations, o: ToolsRunnerOptions &
         },
       });
       return { exitCode: r.exitCode, output: r.out + (r.err ? `\n${r.err}` : '') };
+    },
+    async diskCache(disk, set) {
+      if (!Number.isSafeInteger(disk) || disk < 0) throw new InvalidArgument(`guest disk number ${disk}: expected a whole number`, { name: 'disk', value: String(disk) });
+      const what = `${set ? `set write cache ${set} on` : 'read the write cache of'} guest disk ${disk} (DeviceIoControl)`;
+      const r = await script(TOOLS_GUEST_CACHE_BODY, { disk, writeCache: set ?? 'read' }, what);
+      if (r.exitCode !== 0) throw new RemoteCommandFailed({ host: o.target, what, command: r.shown, exitCode: r.exitCode, stderr: r.err, reason: 'exit' });
+      return parseDiskCacheState(r.out, `${o.target}: ${what}`);
     },
     async stopOwned(owner, exe) {
       const name = path.win32.basename(exe);

@@ -1,0 +1,147 @@
+// guest.writeCache (issue 32): a Windows guest disk's write cache — Device Manager's "Enable write
+// caching on the device" — set after the guest-disk step found the disk and before the passes,
+// read back into every record, and restored at teardown from the value the ledger recorded before
+// anything was changed (ctx.sent), so a run killed with -9 is restored by `run --resume` or
+// `cleanup` as well. The guest runs windows-write-cache-script.ts (DeviceIoControl).
+//
+// What Windows does (microsoft/Windows-driver-samples storage/class/disk/src, disk.sys's source):
+// - IOCTL_DISK_SET_CACHE_INFORMATION (disk.c DiskIoctlSetCacheInformation → DiskSetCacheInformation)
+//   reads the caching mode page (MODE SENSE), sets its WCE bit and sends it back (MODE SELECT) at
+//   once: no restart, no reboot. A disk with no caching page fails with STATUS_NOT_SUPPORTED; a
+//   MODE SELECT the device rejects fails, and GET_CACHE_SETTING's State says ModifyUnsuccessful.
+//   Either way disk.sys stores the value asked for as UserWriteCacheSetting under the device's
+//   "Device Parameters\Disk" key.
+// - At each start of the disk device (pnp.c DiskStartFdo) disk.sys applies UserWriteCacheSetting
+//   again. So the value outlives the run on that device; the restore is what puts it back.
+// - IOCTL_DISK_GET_CACHE_INFORMATION (DiskGetCacheInformation) is a fresh MODE SENSE: the read-back
+//   is the device's own state, not what the driver remembers.
+// - "Turn off Windows write-cache buffer flushing" is IOCTL_DISK_SET_CACHE_SETTING's
+//   IsPowerProtected (DiskIoctlSetCacheSetting, registry CacheIsPowerProtected), also at once. It is
+//   read into the records (guestWriteCacheFlushing: off when IsPowerProtected) but is no axis yet.
+// - Writing the registry value alone changes nothing until the device restarts (DiskStartFdo reads
+//   it), which a benchmark of the running guest does not do; storsweep sends the IOCTL instead.
+// - Get-StorageAdvancedProperty reads IsDeviceCacheEnabled and IsPowerProtected; it sets nothing
+//   (Learn, "Get-StorageAdvancedProperty"). Set-Disk, fsutil and MSFT_Disk have no write cache setting.
+// The policy is the disk's, not a volume's: a volume step before it changes nothing here.
+import { InvalidArgument, ProvisionedStateMismatch, RemoteCommandFailed, UnsafeOperation } from '../errors.ts';
+import type { CreatedObject, MeasuredTarget, ProviderContext, ProviderName } from '../contract/provider.ts';
+import { WRITE_CACHE_VALUES, type WriteCacheValue } from './guest-settings-axes.ts';
+import type { DiskCacheState, GuestCall, WindowsGuestRunner } from './windows-guest.ts';
+
+/** What the ledger keeps before anything changes: the disk, the identity to prove it is the same one, the original value. */
+export interface WriteCacheRecord {
+  disk: number;
+  /** the disk's SerialNumber (else UniqueId) as Get-Disk showed it when the value was read */
+  diskId: string;
+  original: { writeCache: WriteCacheValue; isPowerProtected: boolean };
+}
+
+const idHex = (v: unknown): string => (typeof v === 'string' ? v.replace(/[\s:-]/g, '').toLowerCase() : '');
+const valueOf = (s: DiskCacheState): WriteCacheValue => (s.WriteCacheEnabled ? 'enabled' : 'disabled');
+const listDisks = (): GuestCall => ({ cmdlet: 'Get-Disk', params: {}, select: ['Number', 'SerialNumber', 'UniqueId'] });
+
+function cacheOf(runner: WindowsGuestRunner): NonNullable<WindowsGuestRunner['diskCache']> {
+  if (!runner.diskCache) throw new UnsafeOperation(`${runner.target}: this way into the guest cannot send the write cache IOCTL; guest.writeCache is not set`, { operation: 'guest.writeCache', target: runner.target });
+  return runner.diskCache.bind(runner);
+}
+
+/** Whether guest disk `disk` still carries identity `diskId` (a disk gone or renumbered: false). */
+async function sameDisk(runner: WindowsGuestRunner, disk: number, diskId: string): Promise<boolean> {
+  const disks = await runner.calls([listDisks()]);
+  const d = disks.find((x) => Number(x.Number) === disk);
+  return d !== undefined && idHex(d.SerialNumber ?? d.UniqueId) === idHex(diskId);
+}
+
+/** Sets `wanted` and checks the device's read-back; the guest's refusal is said as such (the ledger already holds the original). */
+async function setAndCheck(runner: WindowsGuestRunner, disk: number, wanted: WriteCacheValue): Promise<DiskCacheState> {
+  let got: DiskCacheState;
+  try {
+    got = await cacheOf(runner)(disk, wanted);
+  } catch (err) {
+    if (!(err instanceof RemoteCommandFailed) || err.details.reason !== 'exit') throw err;
+    const why = err.details.stderr.trim().split(/\r?\n/)[0] ?? '';
+    throw new UnsafeOperation(`${runner.target}: guest disk ${disk} refused guest.writeCache ${wanted} (IOCTL_DISK_SET_CACHE_INFORMATION: ${why}); a device without a changeable caching mode page cannot take it`, { operation: 'guest.writeCache', target: `guest disk ${disk}` }, { cause: err });
+  }
+  if (valueOf(got) !== wanted) {
+    throw new ProvisionedStateMismatch(`guest.writeCache ${wanted} was set on guest disk ${disk}, but the device reads back ${valueOf(got)} (State ${got.State})`, { axis: 'guest.writeCache', asked: wanted, got: valueOf(got), object: `guest disk ${disk}` });
+  }
+  return got;
+}
+
+function diskOf(target: MeasuredTarget | undefined, step: string): { target: MeasuredTarget; disk: number; diskId: string } {
+  if (!target) throw new UnsafeOperation('guest.writeCache: no step found the disk under test in the guest; nothing is changed', { operation: 'guest.writeCache', target: step });
+  const disk = target.facts.guestDisk;
+  const diskId = target.facts.guestDiskId;
+  if (typeof disk !== 'number' || typeof diskId !== 'string' || diskId === '') {
+    throw new InvalidArgument(`guest.writeCache: the disk under test (${target.device}) was found by no guest disk number and serial; refusing to change it`, { name: 'guestDisk', value: String(disk) });
+  }
+  return { target, disk, diskId };
+}
+
+/**
+ * The step: on the disk the guest-disk step found (ctx.measured), reads the write cache, records it
+ * (ctx.sent), sets the wanted value, reads it back and says the target again with it, so every
+ * record carries it (guestWriteCache, guestWriteCacheBefore, guestWriteCacheFlushing).
+ */
+export async function applyWriteCache(open: () => Promise<WindowsGuestRunner>, wanted: WriteCacheValue, step: { provider: ProviderName; name: string }, ctx: ProviderContext): Promise<CreatedObject> {
+  const { target, disk, diskId } = diskOf(ctx.measured?.(), step.name);
+  const runner = await open();
+  try {
+    const cache = cacheOf(runner);
+    if (!(await sameDisk(runner, disk, diskId))) throw new UnsafeOperation(`${runner.target}: guest disk ${disk} no longer carries ${diskId}; nothing is changed`, { operation: 'guest.writeCache', target: `guest disk ${disk}` });
+    const before = await cache(disk);
+    const rec: WriteCacheRecord = { disk, diskId, original: { writeCache: valueOf(before), isPowerProtected: before.IsPowerProtected } };
+    await ctx.sent({ ...rec });
+    ctx.signal.throwIfAborted();
+    const got = await setAndCheck(runner, disk, wanted);
+    ctx.log(`set the write cache of guest disk ${disk}: ${wanted} (was ${rec.original.writeCache})`, { guestDisk: disk });
+    ctx.measure?.({ ...target, facts: { ...target.facts, guestWriteCache: valueOf(got), guestWriteCacheBefore: rec.original.writeCache, guestWriteCacheFlushing: got.IsPowerProtected ? 'off' : 'on' } });
+    return { kind: 'guest-write-cache', name: step.name, provider: step.provider, id: `guest disk ${disk}`, data: { ...rec } };
+  } finally {
+    await runner.close().catch(() => undefined);
+  }
+}
+
+function recorded(obj: { name: string; data: Record<string, unknown> }): WriteCacheRecord {
+  const d = obj.data;
+  const o = d.original as { writeCache?: unknown; isPowerProtected?: unknown } | undefined;
+  if (typeof d.disk !== 'number' || typeof d.diskId !== 'string' || !(WRITE_CACHE_VALUES as readonly unknown[]).includes(o?.writeCache) || typeof o?.isPowerProtected !== 'boolean') {
+    throw new InvalidArgument(`the ledger records no guest disk and original write cache for ${obj.name}; refusing to guess them`, { name: 'guest-write-cache', value: obj.name });
+  }
+  return { disk: d.disk, diskId: d.diskId, original: { writeCache: o.writeCache as WriteCacheValue, isPowerProtected: o.isPowerProtected } };
+}
+
+/**
+ * Teardown: the recorded original written back and read back, while guest disk `disk` still
+ * carries the recorded identity; a disk gone from the guest is 'absent'.
+ */
+export async function restoreWriteCache(open: () => Promise<WindowsGuestRunner>, obj: { name: string; data: Record<string, unknown> }, ctx: ProviderContext): Promise<'removed' | 'absent'> {
+  const rec = recorded(obj);
+  const runner = await open();
+  try {
+    cacheOf(runner);
+    if (!(await sameDisk(runner, rec.disk, rec.diskId))) {
+      ctx.log(`guest disk ${rec.disk} no longer carries ${rec.diskId}: the disk is gone; its write cache is not set back`);
+      return 'absent';
+    }
+    ctx.log(`restoring the write cache of guest disk ${rec.disk}: ${rec.original.writeCache}`);
+    await setAndCheck(runner, rec.disk, rec.original.writeCache);
+    return 'removed';
+  } finally {
+    await runner.close().catch(() => undefined);
+  }
+}
+
+/** Provider.verify: the write cache read from the device again; a value changed since is a mismatch. */
+export async function verifyWriteCache(open: () => Promise<WindowsGuestRunner>, wanted: WriteCacheValue, created: { name: string; data: Record<string, unknown> }): Promise<void> {
+  const rec = recorded(created);
+  const runner = await open();
+  try {
+    const cache = cacheOf(runner);
+    if (!(await sameDisk(runner, rec.disk, rec.diskId))) throw new ProvisionedStateMismatch(`guest.writeCache ${created.name}: guest disk ${rec.disk} no longer carries ${rec.diskId}`, { axis: 'guest.writeCache', asked: rec.diskId, got: 'gone', object: `guest disk ${rec.disk}` });
+    const got = valueOf(await cache(rec.disk));
+    if (got !== wanted) throw new ProvisionedStateMismatch(`guest.writeCache of guest disk ${rec.disk} is ${got}, not ${wanted}`, { axis: 'guest.writeCache', asked: wanted, got, object: `guest disk ${rec.disk}` });
+  } finally {
+    await runner.close().catch(() => undefined);
+  }
+}
