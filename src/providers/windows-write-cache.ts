@@ -125,7 +125,14 @@ export async function restoreWriteCache(open: () => Promise<WindowsGuestRunner>,
       return 'absent';
     }
     ctx.log(`restoring the write cache of guest disk ${rec.disk}: ${rec.original.writeCache}`);
-    await setAndCheck(runner, rec.disk, rec.original.writeCache);
+    try {
+      await setAndCheck(runner, rec.disk, rec.original.writeCache);
+    } catch (err) {
+      // a device that refuses every change (the apply's set failed too) still shows the original;
+      // the refused set has stored the original as the user value again (disk.c), which is the restore
+      if (!(err instanceof UnsafeOperation) || valueOf(await cacheOf(runner)(rec.disk)) !== rec.original.writeCache) throw err;
+      ctx.log(`guest disk ${rec.disk} refuses a write cache change and still shows ${rec.original.writeCache}: nothing to set back`);
+    }
     return 'removed';
   } finally {
     await runner.close().catch(() => undefined);
