@@ -20,11 +20,11 @@ export interface WindowsGuestRunner {
   /** stops the program `exe` that exec started for `owner` and that still runs (an earlier process of the run died meanwhile) */
   stopOwned?(owner: string, exe: string): Promise<GroupStop>;
   /**
-   * The write cache of guest disk `disk` (\\.\PhysicalDrive<disk>) as disk.sys reports it, after
-   * setting it when `set` is given (IOCTL_DISK_SET_CACHE_INFORMATION: ../windows-write-cache.ts).
-   * Absent where the runner has no way to send it.
+   * The write cache policy of guest disk `disk` (\\.\PhysicalDrive<disk>) as disk.sys reports it,
+   * after setting what `set` gives (IOCTL_DISK_SET_CACHE_INFORMATION, IOCTL_DISK_SET_CACHE_SETTING:
+   * ./windows-write-cache.ts). Absent where the runner has no way to send it.
    */
-  diskCache?(disk: number, set?: 'enabled' | 'disabled'): Promise<DiskCacheState>;
+  diskCache?(disk: number, set?: { writeCache?: 'enabled' | 'disabled'; flushing?: 'on' | 'off' }): Promise<DiskCacheState>;
   close(): Promise<void>;
 }
 

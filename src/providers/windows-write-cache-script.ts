@@ -2,15 +2,18 @@
 // ./windows-write-cache.ts). Windows has no cmdlet that sets it: Device Manager's "Enable write
 // caching on the device" box sends IOCTL_DISK_SET_CACHE_INFORMATION to the disk. This script does
 // the same through DeviceIoControl (Add-Type, C# 5 as Windows PowerShell 5.1 compiles it) on
-// \\.\PhysicalDrive<n>, n being Get-Disk's Number. It reads back with IOCTL_DISK_GET_CACHE_INFORMATION
-// and IOCTL_DISK_GET_CACHE_SETTING. Like every guest script it is a CONSTANT body; its data ($p.disk,
-// $p.writeCache: read, enabled or disabled) comes in the prelude's JSON blob (hyperv/powershell.ts).
+// \\.\PhysicalDrive<n>, n being Get-Disk's Number. "Turn off Windows write-cache buffer flushing"
+// is IOCTL_DISK_SET_CACHE_SETTING's IsPowerProtected. It reads back with
+// IOCTL_DISK_GET_CACHE_INFORMATION and IOCTL_DISK_GET_CACHE_SETTING. Like every guest script it is a
+// CONSTANT body; its data ($p.disk; $p.writeCache: read, enabled or disabled; $p.flushing: read, on
+// or off) comes in the prelude's JSON blob (hyperv/powershell.ts).
 //
 // Sources (Microsoft):
 // - control codes, ntdddisk.h / winioctl.h: IOCTL_DISK_GET_CACHE_INFORMATION = CTL_CODE(IOCTL_DISK_BASE,
 //   0x0035, METHOD_BUFFERED, FILE_READ_ACCESS) = 0x740D4; IOCTL_DISK_SET_CACHE_INFORMATION = CTL_CODE(…,
 //   0x0036, …, FILE_READ_ACCESS | FILE_WRITE_ACCESS) = 0x7C0D8 (508120, windows-docs-rs);
-//   IOCTL_DISK_GET_CACHE_SETTING = CTL_CODE(…, 0x0038, …, FILE_READ_ACCESS) = 0x740E0.
+//   IOCTL_DISK_GET_CACHE_SETTING = CTL_CODE(…, 0x0038, …, FILE_READ_ACCESS) = 0x740E0;
+//   IOCTL_DISK_SET_CACHE_SETTING = CTL_CODE(…, 0x0039, …, FILE_READ_ACCESS | FILE_WRITE_ACCESS) = 0x7C0E4.
 // - Learn "DISK_CACHE_INFORMATION structure (winioctl.h)": three BOOLEANs, two
 //   DISK_CACHE_RETENTION_PRIORITY enums, a WORD, a BOOLEAN, then a union of three WORDs (24 bytes
 //   with natural alignment); "DISK_CACHE_SETTING" (ntdddisk.h): ULONG Version = its size, the
@@ -18,6 +21,8 @@
 // - The set is a MODE SELECT of the caching page with the caller's ParametersSavable as the
 //   save-page bit (Windows-driver-samples storage/class/disk/src/disk.c DiskSetCacheInformation):
 //   this script sends it FALSE, so the device keeps no copy in its non-volatile storage.
+// - DiskIoctlSetCacheSetting (disk.c) takes a DISK_CACHE_SETTING whose Version is its size, else
+//   STATUS_INVALID_PARAMETER; it sets IsPowerProtected at once and stores it as CacheIsPowerProtected.
 export const TOOLS_GUEST_CACHE_BODY = [
   'try {',
   String.raw`  Add-Type -TypeDefinition @'
@@ -68,13 +73,13 @@ public static class StorsweepDiskCache {
       Marshal.FreeHGlobal(buf);
     }
   }
-  public static Result Run(int disk, string writeCache) {
-    bool set = writeCache != "read";
+  public static Result Run(int disk, string writeCache, string flushing) {
+    bool set = writeCache != "read" || flushing != "read";
     // GENERIC_READ (| GENERIC_WRITE to set), FILE_SHARE_READ | FILE_SHARE_WRITE, OPEN_EXISTING
     using (SafeFileHandle h = CreateFileW(@"\\.\PhysicalDrive" + disk, set ? 0xC0000000 : 0x80000000, 3, IntPtr.Zero, 3, 0, IntPtr.Zero)) {
       if (h.IsInvalid) throw new Win32Exception(Marshal.GetLastWin32Error());
       CacheInformation info = Ioctl(h, 0x740D4, new CacheInformation(), false);
-      if (set) {
+      if (writeCache != "read") {
         info.WriteCacheEnabled = writeCache == "enabled";
         info.ParametersSavable = false;
         Ioctl(h, 0x7C0D8, info, true);
@@ -82,6 +87,10 @@ public static class StorsweepDiskCache {
       }
       CacheSetting s = new CacheSetting();
       s.Version = Marshal.SizeOf(typeof(CacheSetting));
+      if (flushing != "read") {
+        s.IsPowerProtected = flushing == "off";
+        Ioctl(h, 0x7C0E4, s, true);
+      }
       s = Ioctl(h, 0x740E0, s, false);
       string[] states = { "Normal", "WriteThroughNotSupported", "ModifyUnsuccessful" };
       Result r = new Result();
@@ -95,7 +104,7 @@ public static class StorsweepDiskCache {
   }
 }
 '@`,
-  '  $r = [StorsweepDiskCache]::Run([int]$p.disk, [string]$p.writeCache)',
+  '  $r = [StorsweepDiskCache]::Run([int]$p.disk, [string]$p.writeCache, [string]$p.flushing)',
   '  [IO.File]::WriteAllText($p.out, (ConvertTo-Json -InputObject $r -Compress))',
   '} catch { [IO.File]::WriteAllText($p.err, ($_ | Out-String)); exit 1 }',
   'exit 0',

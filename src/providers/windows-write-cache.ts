@@ -1,5 +1,6 @@
-// guest.writeCache (issue 32): a Windows guest disk's write cache — Device Manager's "Enable write
-// caching on the device" — set after the guest-disk step found the disk and before the passes,
+// guest.writeCache and guest.writeCacheFlushing (issue 32): a Windows guest disk's write cache
+// policy — Device Manager's "Enable write caching on the device" and "Turn off Windows write-cache
+// buffer flushing on the device" — set after the guest-disk step found the disk and before the passes,
 // read back into every record, and restored at teardown from the value the ledger recorded before
 // anything was changed (ctx.sent), so a run killed with -9 is restored by `run --resume` or
 // `cleanup` as well. The guest runs windows-write-cache-script.ts (DeviceIoControl).
@@ -16,8 +17,10 @@
 // - IOCTL_DISK_GET_CACHE_INFORMATION (DiskGetCacheInformation) is a fresh MODE SENSE: the read-back
 //   is the device's own state, not what the driver remembers.
 // - "Turn off Windows write-cache buffer flushing" is IOCTL_DISK_SET_CACHE_SETTING's
-//   IsPowerProtected (DiskIoctlSetCacheSetting, registry CacheIsPowerProtected), also at once. It is
-//   read into the records (guestWriteCacheFlushing: off when IsPowerProtected) but is no axis yet.
+//   IsPowerProtected (DiskIoctlSetCacheSetting, registry CacheIsPowerProtected), also at once:
+//   disk.sys then completes every flush request itself, sending none to the device (disk.c
+//   DiskShutdownFlush: "both the disk and adapter caches are battery-backed"). Flushing `off` is
+//   IsPowerProtected TRUE. The call fails only on a wrong Version; it changes nothing on the device.
 // - Writing the registry value alone changes nothing until the device restarts (DiskStartFdo reads
 //   it), which a benchmark of the running guest does not do; storsweep sends the IOCTL instead.
 // - Get-StorageAdvancedProperty reads IsDeviceCacheEnabled and IsPowerProtected; it sets nothing
@@ -25,7 +28,7 @@
 // The policy is the disk's, not a volume's: a volume step before it changes nothing here.
 import { InvalidArgument, ProvisionedStateMismatch, RemoteCommandFailed, UnsafeOperation } from '../errors.ts';
 import type { CreatedObject, MeasuredTarget, ProviderContext, ProviderName } from '../contract/provider.ts';
-import { WRITE_CACHE_VALUES, type WriteCacheValue } from './guest-settings-axes.ts';
+import { FLUSHING_VALUES, WRITE_CACHE_VALUES, type FlushingValue, type WriteCacheValue, type WriteCacheWanted } from './guest-settings-axes.ts';
 import type { DiskCacheState, GuestCall, WindowsGuestRunner } from './windows-guest.ts';
 
 /** What the ledger keeps before anything changes: the disk, the identity to prove it is the same one, the original value. */
@@ -33,11 +36,12 @@ export interface WriteCacheRecord {
   disk: number;
   /** the disk's SerialNumber (else UniqueId) as Get-Disk showed it when the value was read */
   diskId: string;
-  original: { writeCache: WriteCacheValue; isPowerProtected: boolean };
+  original: { writeCache: WriteCacheValue; flushing: FlushingValue };
 }
 
 const idHex = (v: unknown): string => (typeof v === 'string' ? v.replace(/[\s:-]/g, '').toLowerCase() : '');
 const valueOf = (s: DiskCacheState): WriteCacheValue => (s.WriteCacheEnabled ? 'enabled' : 'disabled');
+const flushingOf = (s: DiskCacheState): FlushingValue => (s.IsPowerProtected ? 'off' : 'on');
 const listDisks = (): GuestCall => ({ cmdlet: 'Get-Disk', params: {}, select: ['Number', 'SerialNumber', 'UniqueId'] });
 
 function cacheOf(runner: WindowsGuestRunner): NonNullable<WindowsGuestRunner['diskCache']> {
@@ -52,18 +56,22 @@ async function sameDisk(runner: WindowsGuestRunner, disk: number, diskId: string
   return d !== undefined && idHex(d.SerialNumber ?? d.UniqueId) === idHex(diskId);
 }
 
-/** Sets `wanted` and checks the device's read-back; the guest's refusal is said as such (the ledger already holds the original). */
-async function setAndCheck(runner: WindowsGuestRunner, disk: number, wanted: WriteCacheValue): Promise<DiskCacheState> {
+/** Sets `wanted` and checks the read-back; the guest's refusal is said as such (the ledger already holds the original). */
+async function setAndCheck(runner: WindowsGuestRunner, disk: number, wanted: WriteCacheWanted): Promise<DiskCacheState> {
   let got: DiskCacheState;
+  const asked = [wanted.writeCache && `guest.writeCache ${wanted.writeCache}`, wanted.flushing && `guest.writeCacheFlushing ${wanted.flushing}`].filter(Boolean).join(', ');
   try {
     got = await cacheOf(runner)(disk, wanted);
   } catch (err) {
     if (!(err instanceof RemoteCommandFailed) || err.details.reason !== 'exit') throw err;
     const why = err.details.stderr.trim().split(/\r?\n/)[0] ?? '';
-    throw new UnsafeOperation(`${runner.target}: guest disk ${disk} refused guest.writeCache ${wanted} (IOCTL_DISK_SET_CACHE_INFORMATION: ${why}); a device without a changeable caching mode page cannot take it`, { operation: 'guest.writeCache', target: `guest disk ${disk}` }, { cause: err });
+    throw new UnsafeOperation(`${runner.target}: guest disk ${disk} refused ${asked} (${why}); a device without a changeable caching mode page cannot take a write cache change`, { operation: 'guest.writeCache', target: `guest disk ${disk}` }, { cause: err });
   }
-  if (valueOf(got) !== wanted) {
-    throw new ProvisionedStateMismatch(`guest.writeCache ${wanted} was set on guest disk ${disk}, but the device reads back ${valueOf(got)} (State ${got.State})`, { axis: 'guest.writeCache', asked: wanted, got: valueOf(got), object: `guest disk ${disk}` });
+  if (wanted.writeCache !== undefined && valueOf(got) !== wanted.writeCache) {
+    throw new ProvisionedStateMismatch(`guest.writeCache ${wanted.writeCache} was set on guest disk ${disk}, but the device reads back ${valueOf(got)} (State ${got.State})`, { axis: 'guest.writeCache', asked: wanted.writeCache, got: valueOf(got), object: `guest disk ${disk}` });
+  }
+  if (wanted.flushing !== undefined && flushingOf(got) !== wanted.flushing) {
+    throw new ProvisionedStateMismatch(`guest.writeCacheFlushing ${wanted.flushing} was set on guest disk ${disk}, but it reads back ${flushingOf(got)}`, { axis: 'guest.writeCacheFlushing', asked: wanted.flushing, got: flushingOf(got), object: `guest disk ${disk}` });
   }
   return got;
 }
@@ -81,21 +89,23 @@ function diskOf(target: MeasuredTarget | undefined, step: string): { target: Mea
 /**
  * The step: on the disk the guest-disk step found (ctx.measured), reads the write cache, records it
  * (ctx.sent), sets the wanted value, reads it back and says the target again with it, so every
- * record carries it (guestWriteCache, guestWriteCacheBefore, guestWriteCacheFlushing).
+ * record carries it (guestWriteCache, guestWriteCacheFlushing, and each one's …Before).
  */
-export async function applyWriteCache(open: () => Promise<WindowsGuestRunner>, wanted: WriteCacheValue, step: { provider: ProviderName; name: string }, ctx: ProviderContext): Promise<CreatedObject> {
+export async function applyWriteCache(open: () => Promise<WindowsGuestRunner>, wanted: WriteCacheWanted, step: { provider: ProviderName; name: string }, ctx: ProviderContext): Promise<CreatedObject> {
   const { target, disk, diskId } = diskOf(ctx.measured?.(), step.name);
   const runner = await open();
   try {
     const cache = cacheOf(runner);
     if (!(await sameDisk(runner, disk, diskId))) throw new UnsafeOperation(`${runner.target}: guest disk ${disk} no longer carries ${diskId}; nothing is changed`, { operation: 'guest.writeCache', target: `guest disk ${disk}` });
     const before = await cache(disk);
-    const rec: WriteCacheRecord = { disk, diskId, original: { writeCache: valueOf(before), isPowerProtected: before.IsPowerProtected } };
+    if (wanted.writeCache === undefined && wanted.flushing === undefined) throw new InvalidArgument('guest.writeCache: the step sets nothing', { name: 'guest.writeCache', value: '' });
+    const rec: WriteCacheRecord = { disk, diskId, original: { writeCache: valueOf(before), flushing: flushingOf(before) } };
     await ctx.sent({ ...rec });
     ctx.signal.throwIfAborted();
     const got = await setAndCheck(runner, disk, wanted);
-    ctx.log(`set the write cache of guest disk ${disk}: ${wanted} (was ${rec.original.writeCache})`, { guestDisk: disk });
-    ctx.measure?.({ ...target, facts: { ...target.facts, guestWriteCache: valueOf(got), guestWriteCacheBefore: rec.original.writeCache, guestWriteCacheFlushing: got.IsPowerProtected ? 'off' : 'on' } });
+    ctx.log(`set the write cache policy of guest disk ${disk}: write cache ${valueOf(got)} (was ${rec.original.writeCache}), flushing ${flushingOf(got)} (was ${rec.original.flushing})`, { guestDisk: disk });
+    const facts = { guestWriteCache: valueOf(got), guestWriteCacheBefore: rec.original.writeCache, guestWriteCacheFlushing: flushingOf(got), guestWriteCacheFlushingBefore: rec.original.flushing };
+    ctx.measure?.({ ...target, facts: { ...target.facts, ...facts } });
     return { kind: 'guest-write-cache', name: step.name, provider: step.provider, id: `guest disk ${disk}`, data: { ...rec } };
   } finally {
     await runner.close().catch(() => undefined);
@@ -104,11 +114,11 @@ export async function applyWriteCache(open: () => Promise<WindowsGuestRunner>, w
 
 function recorded(obj: { name: string; data: Record<string, unknown> }): WriteCacheRecord {
   const d = obj.data;
-  const o = d.original as { writeCache?: unknown; isPowerProtected?: unknown } | undefined;
-  if (typeof d.disk !== 'number' || typeof d.diskId !== 'string' || !(WRITE_CACHE_VALUES as readonly unknown[]).includes(o?.writeCache) || typeof o?.isPowerProtected !== 'boolean') {
-    throw new InvalidArgument(`the ledger records no guest disk and original write cache for ${obj.name}; refusing to guess them`, { name: 'guest-write-cache', value: obj.name });
+  const o = d.original as { writeCache?: unknown; flushing?: unknown } | undefined;
+  if (typeof d.disk !== 'number' || typeof d.diskId !== 'string' || !(WRITE_CACHE_VALUES as readonly unknown[]).includes(o?.writeCache) || !(FLUSHING_VALUES as readonly unknown[]).includes(o?.flushing)) {
+    throw new InvalidArgument(`the ledger records no guest disk and original write cache policy for ${obj.name}; refusing to guess them`, { name: 'guest-write-cache', value: obj.name });
   }
-  return { disk: d.disk, diskId: d.diskId, original: { writeCache: o.writeCache as WriteCacheValue, isPowerProtected: o.isPowerProtected } };
+  return { disk: d.disk, diskId: d.diskId, original: { writeCache: o!.writeCache as WriteCacheValue, flushing: o!.flushing as FlushingValue } };
 }
 
 /**
@@ -124,14 +134,16 @@ export async function restoreWriteCache(open: () => Promise<WindowsGuestRunner>,
       ctx.log(`guest disk ${rec.disk} no longer carries ${rec.diskId}: the disk is gone; its write cache is not set back`);
       return 'absent';
     }
-    ctx.log(`restoring the write cache of guest disk ${rec.disk}: ${rec.original.writeCache}`);
+    ctx.log(`restoring the write cache policy of guest disk ${rec.disk}: write cache ${rec.original.writeCache}, flushing ${rec.original.flushing}`);
     try {
-      await setAndCheck(runner, rec.disk, rec.original.writeCache);
+      await setAndCheck(runner, rec.disk, rec.original);
     } catch (err) {
       // a device that refuses every change (the apply's set failed too) still shows the original;
-      // the refused set has stored the original as the user value again (disk.c), which is the restore
+      // the refused set has stored the original as the user value again (disk.c), so only the
+      // flushing setting is left to put back
       if (!(err instanceof UnsafeOperation) || valueOf(await cacheOf(runner)(rec.disk)) !== rec.original.writeCache) throw err;
-      ctx.log(`guest disk ${rec.disk} refuses a write cache change and still shows ${rec.original.writeCache}: nothing to set back`);
+      ctx.log(`guest disk ${rec.disk} refuses a write cache change and still shows ${rec.original.writeCache}`);
+      await setAndCheck(runner, rec.disk, { flushing: rec.original.flushing });
     }
     return 'removed';
   } finally {
@@ -139,15 +151,16 @@ export async function restoreWriteCache(open: () => Promise<WindowsGuestRunner>,
   }
 }
 
-/** Provider.verify: the write cache read from the device again; a value changed since is a mismatch. */
-export async function verifyWriteCache(open: () => Promise<WindowsGuestRunner>, wanted: WriteCacheValue, created: { name: string; data: Record<string, unknown> }): Promise<void> {
+/** Provider.verify: the policy read from the device again; a value changed since is a mismatch. */
+export async function verifyWriteCache(open: () => Promise<WindowsGuestRunner>, wanted: WriteCacheWanted, created: { name: string; data: Record<string, unknown> }): Promise<void> {
   const rec = recorded(created);
   const runner = await open();
   try {
     const cache = cacheOf(runner);
     if (!(await sameDisk(runner, rec.disk, rec.diskId))) throw new ProvisionedStateMismatch(`guest.writeCache ${created.name}: guest disk ${rec.disk} no longer carries ${rec.diskId}`, { axis: 'guest.writeCache', asked: rec.diskId, got: 'gone', object: `guest disk ${rec.disk}` });
-    const got = valueOf(await cache(rec.disk));
-    if (got !== wanted) throw new ProvisionedStateMismatch(`guest.writeCache of guest disk ${rec.disk} is ${got}, not ${wanted}`, { axis: 'guest.writeCache', asked: wanted, got, object: `guest disk ${rec.disk}` });
+    const got = await cache(rec.disk);
+    if (wanted.writeCache !== undefined && valueOf(got) !== wanted.writeCache) throw new ProvisionedStateMismatch(`guest.writeCache of guest disk ${rec.disk} is ${valueOf(got)}, not ${wanted.writeCache}`, { axis: 'guest.writeCache', asked: wanted.writeCache, got: valueOf(got), object: `guest disk ${rec.disk}` });
+    if (wanted.flushing !== undefined && flushingOf(got) !== wanted.flushing) throw new ProvisionedStateMismatch(`guest.writeCacheFlushing of guest disk ${rec.disk} is ${flushingOf(got)}, not ${wanted.flushing}`, { axis: 'guest.writeCacheFlushing', asked: wanted.flushing, got: flushingOf(got), object: `guest disk ${rec.disk}` });
   } finally {
     await runner.close().catch(() => undefined);
   }

@@ -44,7 +44,7 @@ async function powershell(body: string, data: Record<string, unknown>): Promise<
   await fs.rm(path.join(dir, 'fs', 'C', 'storsweep', 'c.err'), { force: true });
   return r;
 }
-const cache = (disk: number, writeCache: string) => powershell(TOOLS_GUEST_CACHE_BODY, { disk, writeCache });
+const cache = (disk: number, writeCache: string, flushing = 'read') => powershell(TOOLS_GUEST_CACHE_BODY, { disk, writeCache, flushing });
 const diskOf = async (slot: string) => Number(Object.entries((await state()).vm.guestDisks).find(([, s]) => s === slot)![0]);
 
 describe('the Windows guest stand-in and the write cache script', () => {
@@ -69,10 +69,20 @@ describe('the Windows guest stand-in and the write cache script', () => {
     await fs.writeFile(path.join(dir, 'state.json'), JSON.stringify(st));
     const set = await cache(n, 'disabled');
     expect(set.code).toBe(1);
-    expect(set.err).toMatch(/^Exception calling "Run" with "2" argument\(s\): "Incorrect function"/);
+    expect(set.err).toMatch(/^Exception calling "Run" with "3" argument\(s\): "Incorrect function"/);
     const after = await cache(n, 'read');
     expect(JSON.parse(after.out)).toMatchObject({ WriteCacheEnabled: true, State: 'ModifyUnsuccessful' });
     expect((await state()).vm.diskParameters?.[DATA.slot]).toEqual({ UserWriteCacheSetting: 0 });
+  });
+
+  it('flushing off is IsPowerProtected, taken at once and stored for the slot; the device is not touched', async () => {
+    await cache(0, 'read');
+    const n = await diskOf(DATA.slot);
+    const r = await cache(n, 'read', 'off');
+    expect(r.code, r.err).toBe(0);
+    expect(JSON.parse(r.out)).toMatchObject({ WriteCacheEnabled: true, IsPowerProtected: true, State: 'Normal' });
+    expect((await state()).vm.diskParameters?.[DATA.slot]).toEqual({ CacheIsPowerProtected: 1 });
+    expect(JSON.parse((await cache(n, 'read', 'on')).out)).toMatchObject({ IsPowerProtected: false });
   });
 
   it('a disk that starts in a slot gets the value stored for it (DiskStartFdo)', async () => {
@@ -90,7 +100,7 @@ describe('the Windows guest stand-in and the write cache script', () => {
     const r = await cache(9, 'read');
     expect(r.code).toBe(1);
     expect(r.err).toMatch(/"The system cannot find the file specified"/);
-    const other = await powershell(TOOLS_GUEST_CACHE_BODY.replace('info.ParametersSavable = false;', 'info.ParametersSavable = true;'), { disk: 1, writeCache: 'disabled' });
+    const other = await powershell(TOOLS_GUEST_CACHE_BODY.replace('info.ParametersSavable = false;', 'info.ParametersSavable = true;'), { disk: 1, writeCache: 'disabled', flushing: 'read' });
     expect(other.code).toBe(65 & 0xff);
   });
 });

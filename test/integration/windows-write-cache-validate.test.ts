@@ -20,21 +20,23 @@ function playbook(target: string, guest: string[]): string {
 }
 
 describe('guest.writeCache in validate', () => {
-  it('refuses it on a Linux guest at each value', async () => {
+  it('refuses both Windows axes on a Linux guest at each value', async () => {
     const pb = path.join(lab.dir, 'linux.yaml');
-    await fs.writeFile(pb, playbook('lab-vcenter', ['    writeCache: [enabled, disabled]']));
+    await fs.writeFile(pb, playbook('lab-vcenter', ['    writeCache: [enabled, disabled]', '    writeCacheFlushing: [off]']));
     const r = await runCli(['validate', pb, '-i', lab.inventory]);
     expect(r.code).not.toBe(0);
     expect(r.stderr).toMatch(/linux\.yaml:10:18: .*Linux guest.*guest\.writeCache is a Windows guest's disk write cache policy/);
     expect(r.stderr).toMatch(/linux\.yaml:10:27: .*Linux guest/);
+    expect(r.stderr).toMatch(/linux\.yaml:11:26: .*Linux guest.*guest\.writeCacheFlushing/);
   });
 
   it('refuses a value other than enabled or disabled, naming both', async () => {
     const pb = path.join(lab.dir, 'bad.yaml');
-    await fs.writeFile(pb, playbook('lab-vcenter-tools-windows', ['    writeCache: [enabled, off]']));
+    await fs.writeFile(pb, playbook('lab-vcenter-tools-windows', ['    writeCache: [enabled, off]', '    writeCacheFlushing: [on, disabled]']));
     const r = await runCli(['validate', pb, '-i', lab.inventory]);
     expect(r.code).not.toBe(0);
     expect(r.stderr).toMatch(/bad\.yaml:10:27: .*guest\.writeCache.*enabled, disabled/);
+    expect(r.stderr).toMatch(/bad\.yaml:11:30: .*guest\.writeCacheFlushing.*on, off/);
   });
 
   it('the Linux settings stay refused on a Windows guest', async () => {
@@ -52,6 +54,6 @@ describe('guest.writeCache in validate', () => {
     expect(v.code, v.stderr).toBe(0);
     const p = await runCli(['run', pb, '-i', lab.inventory, '--dry-run', '--json']);
     expect(p.code, p.stderr).toBe(0);
-    expect(p.stdout).toMatch(/"step":"guest-disk"[\s\S]*"step":"guest-settings","provider":"vsphere","operation":"guest: set the disk write cache \(IOCTL_DISK_SET_CACHE_INFORMATION\)"[\s\S]*"writeCache":"disabled"/);
+    expect(p.stdout).toMatch(/"step":"guest-disk"[\s\S]*"step":"guest-settings","provider":"vsphere","operation":"guest: set the disk write cache policy \(IOCTL_DISK_SET_CACHE_INFORMATION, IOCTL_DISK_SET_CACHE_SETTING\)"[\s\S]*"writeCache":"disabled"/);
   });
 });

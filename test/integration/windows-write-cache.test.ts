@@ -25,7 +25,7 @@ interface Medium {
   cache?: { WCE: boolean };
 }
 interface GuestState {
-  vm: { guestDisks: Record<string, string>; diskParameters?: Record<string, { UserWriteCacheSetting?: number }> };
+  vm: { guestDisks: Record<string, string>; diskParameters?: Record<string, { UserWriteCacheSetting?: number; CacheIsPowerProtected?: number }> };
   media: Record<string, Medium>;
 }
 
@@ -38,28 +38,37 @@ async function guestState(): Promise<GuestState> {
   return JSON.parse(await fs.readFile(path.join(labPaths(root).toolsGuests, TOOLS_WINDOWS_VM, 'windows-guest.json'), 'utf8')) as GuestState;
 }
 
-/** The write cache the guest's device shows for the disk with serial `wwn`, and the value stored for its slot. */
-async function cacheOf(wwn: string): Promise<{ wce: boolean | undefined; stored: number | undefined }> {
+interface Seen {
+  /** the device's WCE bit */
+  wce: boolean | undefined;
+  /** disk.sys's stored values for the disk's slot: UserWriteCacheSetting, CacheIsPowerProtected (flushing off) */
+  stored: number | undefined;
+  powerProtected: number | undefined;
+}
+
+/** The write cache the guest's device shows for the disk with serial `wwn`, and what disk.sys stored for its slot. */
+async function cacheOf(wwn: string): Promise<Seen> {
   const st = await guestState();
   const slot = Object.keys(st.media).find((s) => st.media[s]!.serial === wwn);
-  return { wce: slot ? st.media[slot]!.cache?.WCE : undefined, stored: slot ? st.vm.diskParameters?.[slot]?.UserWriteCacheSetting : undefined };
+  const p = slot ? st.vm.diskParameters?.[slot] : undefined;
+  return { wce: slot ? st.media[slot]!.cache?.WCE : undefined, stored: p?.UserWriteCacheSetting, powerProtected: p?.CacheIsPowerProtected };
 }
 
 const records = (runDir: string) => readRun(runDir, (db) => (db.prepare('SELECT record FROM results').all() as Array<{ record: string }>).map((r) => JSON.parse(r.record) as ResultRecord));
 
-/** The shipped playbook with one value of guest.writeCache. */
+/** The shipped playbook with one value of guest.writeCache, and flushing off. */
 async function onePermutation(name: string, value: string): Promise<string> {
-  const text = (await fs.readFile(SHIPPED, 'utf8')).replace('writeCache: [enabled, disabled]', `writeCache: [${value}]`).replace(/^baseline:\n( {2}.*\n)+/m, '');
+  const text = (await fs.readFile(SHIPPED, 'utf8')).replace('writeCache: [enabled, disabled]', `writeCache: [${value}]\n    writeCacheFlushing: [off]`).replace(/^baseline:\n( {2}.*\n)+/m, '');
   const file = path.join(root, `${name}.yaml`);
   await fs.writeFile(file, text);
   return file;
 }
 
 /** `cleanup runDir` with the disk's detach held: the guest's write cache read while the disk is still attached. */
-async function cleanupReadingCache(runDir: string, wwn: string): Promise<{ wce: boolean | undefined; stored: number | undefined; code: number | null }> {
+async function cleanupReadingCache(runDir: string, wwn: string): Promise<Seen & { code: number | null }> {
   await control.hold('ReconfigVM_Task');
   const cli = startCli(['cleanup', runDir], { cwd: root });
-  let seen: { wce: boolean | undefined; stored: number | undefined };
+  let seen: Seen;
   try {
     await waitFor(async () => heldCalls(await control.log(), 'ReconfigVM_Task').length > 0, { what: 'the detach held at the harness', timeoutMs: 120_000 });
     seen = await cacheOf(wwn);
@@ -99,7 +108,7 @@ describe.skipIf(!isRoot)('playbooks/windows-write-cache.yaml on lab-vcenter-tool
     for (const rec of recs) {
       expect(rec.tool.name).toBe('diskspd');
       // the lab disk's own value (the stand-in's VMware disk reports its write cache enabled)
-      expect(rec.metadata).toMatchObject({ guestWriteCache: rec.axes['guest.writeCache'], guestWriteCacheBefore: 'enabled', guestWriteCacheFlushing: 'on', deviceWwn: expect.stringMatching(/^6000c29[0-9a-f]{25}$/) });
+      expect(rec.metadata).toMatchObject({ guestWriteCache: rec.axes['guest.writeCache'], guestWriteCacheBefore: 'enabled', guestWriteCacheFlushing: 'on', guestWriteCacheFlushingBefore: 'on', deviceWwn: expect.stringMatching(/^6000c29[0-9a-f]{25}$/) });
     }
     const disabled = recs.find((x) => x.axes['guest.writeCache'] === 'disabled')!;
     // the guest's device had its write cache off while that disk was measured
@@ -111,16 +120,17 @@ describe.skipIf(!isRoot)('playbooks/windows-write-cache.yaml on lab-vcenter-tool
     expect(stored.every((v) => v === 1)).toBe(true);
   }, 360_000);
 
-  it('restores the guest own value before the disk is detached (read with the detach held)', async () => {
+  it('restores the guest own values before the disk is detached (read with the detach held)', async () => {
     const pb = await onePermutation('kept', 'disabled');
     const r = await runCli(['run', pb, '-i', labPaths(root).inventory, '--json', '--no-report', '--keep'], { cwd: root, timeoutMs: 300_000 });
     expect(r.code, r.stderr).toBe(0);
     const runDir = path.resolve(root, runDirOf(r));
     const wwn = String(records(runDir)[0]!.metadata!.deviceWwn);
-    // --keep: still set as the record says, and disk.sys keeps it for the slot
-    expect(await cacheOf(wwn)).toEqual({ wce: false, stored: 0 });
+    expect(records(runDir)[0]!.metadata).toMatchObject({ guestWriteCache: 'disabled', guestWriteCacheFlushing: 'off', guestWriteCacheFlushingBefore: 'on' });
+    // --keep: still set as the record says, and disk.sys keeps both for the slot
+    expect(await cacheOf(wwn)).toEqual({ wce: false, stored: 0, powerProtected: 1 });
     const seen = await cleanupReadingCache(runDir, wwn);
-    expect(seen).toEqual({ wce: true, stored: 1, code: 0 });
+    expect(seen).toEqual({ wce: true, stored: 1, powerProtected: 0, code: 0 });
   }, 360_000);
 
   it('after a kill -9 with the setting applied, cleanup restores it from the ledger', async () => {
@@ -131,11 +141,11 @@ describe.skipIf(!isRoot)('playbooks/windows-write-cache.yaml on lab-vcenter-tool
     expect(r.code).toBeNull();
     const runDir = r.runDir!;
     const recorded = readRun(runDir, (db) => db.prepare("SELECT data FROM ledger WHERE kind = 'guest-write-cache'").get() as { data: string });
-    const data = JSON.parse(recorded.data) as { diskId: string; original: { writeCache: string } };
-    expect(data.original.writeCache).toBe('enabled');
-    // killed with the setting applied: nothing restored it yet
-    expect(await cacheOf(data.diskId)).toEqual({ wce: false, stored: 0 });
+    const data = JSON.parse(recorded.data) as { diskId: string; original: { writeCache: string; flushing: string } };
+    expect(data.original).toEqual({ writeCache: 'enabled', flushing: 'on' });
+    // killed with the settings applied: nothing restored them yet
+    expect(await cacheOf(data.diskId)).toEqual({ wce: false, stored: 0, powerProtected: 1 });
     const seen = await cleanupReadingCache(runDir, data.diskId);
-    expect(seen).toEqual({ wce: true, stored: 1, code: 0 });
+    expect(seen).toEqual({ wce: true, stored: 1, powerProtected: 0, code: 0 });
   }, 360_000);
 });

@@ -298,8 +298,10 @@ export function toolsWindowsRunner(ops: GuestOperations, o: ToolsRunnerOptions &
     },
     async diskCache(disk, set) {
       if (!Number.isSafeInteger(disk) || disk < 0) throw new InvalidArgument(`guest disk number ${disk}: expected a whole number`, { name: 'disk', value: String(disk) });
-      const what = `${set ? `set write cache ${set} on` : 'read the write cache of'} guest disk ${disk} (DeviceIoControl)`;
-      const r = await script(TOOLS_GUEST_CACHE_BODY, { disk, writeCache: set ?? 'read' }, what);
+      const writeCache = set?.writeCache ?? 'read';
+      const flushing = set?.flushing ?? 'read';
+      const what = `${writeCache === 'read' && flushing === 'read' ? 'read the write cache of' : `set write cache ${writeCache}, flushing ${flushing} on`} guest disk ${disk} (DeviceIoControl)`;
+      const r = await script(TOOLS_GUEST_CACHE_BODY, { disk, writeCache, flushing }, what);
       if (r.exitCode !== 0) throw new RemoteCommandFailed({ host: o.target, what, command: r.shown, exitCode: r.exitCode, stderr: r.err, reason: 'exit' });
       return parseDiskCacheState(r.out, `${o.target}: ${what}`);
     },

@@ -34,6 +34,10 @@ describe('guest.writeCache in the plan', () => {
     });
   });
 
+  it('guest.writeCacheFlushing alone: the same step, setting only that', () => {
+    expect(planVsphereSteps({ ...axes, 'guest.writeCacheFlushing': 'off' }, win, names).at(-1)!.arguments).toEqual({ host: 'esx01', vm: 'bench-vm', datacenter: 'DC0', flushing: 'off' });
+  });
+
   it('no axis, no step', () => {
     expect(planVsphereSteps(axes, win, names).map((s) => s.operation)).not.toContain(GUEST_WRITE_CACHE_OPERATION);
   });
@@ -43,6 +47,9 @@ describe('guest.writeCache in the plan', () => {
     expect(() => writeCacheWanted({ 'guest.writeCache': 'enabled' }, 'linux')).toThrow(/Windows guest's disk write cache/);
     expect(() => writeCacheWanted({ 'guest.writeCache': 'on' }, 'windows')).toThrow(/expected one of enabled, disabled/);
     expect(writeCacheWanted({ 'guest.writeCache': 'enabled' }, 'windows')).toEqual({ writeCache: 'enabled' });
+    expect(() => writeCacheWanted({ 'guest.writeCacheFlushing': 'off' }, 'linux')).toThrow(/guest\.writeCacheFlushing: a Windows guest's/);
+    expect(() => writeCacheWanted({ 'guest.writeCacheFlushing': 'disabled' }, 'windows')).toThrow(/expected one of on, off/);
+    expect(writeCacheWanted({ 'guest.writeCache': 'disabled', 'guest.writeCacheFlushing': 'off' }, 'windows')).toEqual({ writeCache: 'disabled', flushing: 'off' });
   });
 });
 
@@ -52,6 +59,9 @@ describe('the guest script and its answer', () => {
     expect(TOOLS_GUEST_CACHE_BODY).toContain('Ioctl(h, 0x740D4,');
     expect(TOOLS_GUEST_CACHE_BODY).toContain('Ioctl(h, 0x7C0D8, info, true)');
     expect(TOOLS_GUEST_CACHE_BODY).toContain('Ioctl(h, 0x740E0,');
+    // SET_CACHE_SETTING 0x7C0E4, with Version the structure's size
+    expect(TOOLS_GUEST_CACHE_BODY).toContain('Ioctl(h, 0x7C0E4, s, true)');
+    expect(TOOLS_GUEST_CACHE_BODY).toContain('s.Version = Marshal.SizeOf(typeof(CacheSetting));');
     expect(0x7c0d8).toBe(508120);
     expect(TOOLS_GUEST_CACHE_BODY).toContain('info.ParametersSavable = false;');
     // the here-string closes at the start of a line, as PowerShell requires

@@ -14,12 +14,15 @@
 #   IOCTL_DISK_GET_CACHE_SETTING's State is DiskCacheModifyUnsuccessful). In EVERY case the value
 #   asked for is stored as UserWriteCacheSetting (1 enabled, 0 disabled) in the device's
 #   "Device Parameters\Disk" registry key.
+# - IOCTL_DISK_SET_CACHE_SETTING (DiskIoctlSetCacheSetting): Version must be the structure's size
+#   (else STATUS_INVALID_PARAMETER; the script always sends it right); IsPowerProtected is taken at
+#   once (DEV_POWER_PROTECTED) and stored as CacheIsPowerProtected. It sends nothing to the device.
 # - DiskStartFdo (pnp.c), at each start of the disk device: UserWriteCacheSetting, when present,
 #   is applied to the device (WCE set or cleared through the same MODE SELECT); CacheIsPowerProtected
 #   = 1 sets DEV_POWER_PROTECTED (IOCTL_DISK_GET_CACHE_SETTING's IsPowerProtected).
 # - CreateFile of \\.\PhysicalDrive<n> with no disk n: ERROR_FILE_NOT_FOUND ("The system cannot
 #   find the file specified"). The C# turns a failure into Win32Exception(GetLastWin32Error());
-#   PowerShell reports a .NET method's exception as 'Exception calling "Run" with "2" argument(s): "<message>"'.
+#   PowerShell reports a .NET method's exception as 'Exception calling "Run" with "3" argument(s): "<message>"'.
 #
 # Modelled choices, UNVERIFIED (no primary source found): the registry key is per device instance
 # and a SCSI disk's instance id follows its bus location, so the stored value stays with the
@@ -83,13 +86,13 @@ public static class StorsweepDiskCache {
       Marshal.FreeHGlobal(buf);
     }
   }
-  public static Result Run(int disk, string writeCache) {
-    bool set = writeCache != "read";
+  public static Result Run(int disk, string writeCache, string flushing) {
+    bool set = writeCache != "read" || flushing != "read";
     // GENERIC_READ (| GENERIC_WRITE to set), FILE_SHARE_READ | FILE_SHARE_WRITE, OPEN_EXISTING
     using (SafeFileHandle h = CreateFileW(@"\\.\PhysicalDrive" + disk, set ? 0xC0000000 : 0x80000000, 3, IntPtr.Zero, 3, 0, IntPtr.Zero)) {
       if (h.IsInvalid) throw new Win32Exception(Marshal.GetLastWin32Error());
       CacheInformation info = Ioctl(h, 0x740D4, new CacheInformation(), false);
-      if (set) {
+      if (writeCache != "read") {
         info.WriteCacheEnabled = writeCache == "enabled";
         info.ParametersSavable = false;
         Ioctl(h, 0x7C0D8, info, true);
@@ -97,6 +100,10 @@ public static class StorsweepDiskCache {
       }
       CacheSetting s = new CacheSetting();
       s.Version = Marshal.SizeOf(typeof(CacheSetting));
+      if (flushing != "read") {
+        s.IsPowerProtected = flushing == "off";
+        Ioctl(h, 0x7C0E4, s, true);
+      }
       s = Ioctl(h, 0x740E0, s, false);
       string[] states = { "Normal", "WriteThroughNotSupported", "ModifyUnsuccessful" };
       Result r = new Result();
@@ -110,7 +117,7 @@ public static class StorsweepDiskCache {
   }
 }
 '@
-  $r = [StorsweepDiskCache]::Run([int]$p.disk, [string]$p.writeCache)
+  $r = [StorsweepDiskCache]::Run([int]$p.disk, [string]$p.writeCache, [string]$p.flushing)
   [IO.File]::WriteAllText($p.out, (ConvertTo-Json -InputObject $r -Compress))
 } catch { [IO.File]::WriteAllText($p.err, ($_ | Out-String)); exit 1 }
 exit 0'''
@@ -147,11 +154,11 @@ def start(vm, slot, med):
 
 
 def exception(message):
-    return Fail(f'Exception calling "Run" with "2" argument(s): "{message}"')
+    return Fail(f'Exception calling "Run" with "3" argument(s): "{message}"')
 
 
-def run(vm, slot, med, mode):
-    """TOOLS_CACHE_BODY's [StorsweepDiskCache]::Run(disk, writeCache) on the disk in `slot` (None: no such disk)."""
+def run(vm, slot, med, mode, flushing):
+    """TOOLS_CACHE_BODY's [StorsweepDiskCache]::Run(disk, writeCache, flushing) on the disk in `slot` (None: no such disk)."""
     if med is None:
         raise exception('The system cannot find the file specified')
     c = page(med)
@@ -163,6 +170,8 @@ def run(vm, slot, med, mode):
         parameters(vm, slot)['UserWriteCacheSetting'] = 1 if wce else 0
         if not took:
             raise exception('Incorrect function')
+    if flushing != 'read':
+        parameters(vm, slot)['CacheIsPowerProtected'] = 1 if flushing == 'off' else 0
     state = 'ModifyUnsuccessful' if c['modifyUnsuccessful'] else 'Normal'
     return {'WriteCacheEnabled': c['WCE'], 'ReadCacheEnabled': not c['RCD'], 'ParametersSavable': c['PS'],
             'IsPowerProtected': parameters(vm, slot).get('CacheIsPowerProtected') == 1, 'State': state}

@@ -267,7 +267,7 @@ def run_powershell(argv):
 
 
 def run_cache(p):
-    """TOOLS_CACHE_BODY (disk_cache.py): [StorsweepDiskCache]::Run([int]$p.disk, [string]$p.writeCache),
+    """TOOLS_CACHE_BODY (disk_cache.py): [StorsweepDiskCache]::Run([int]$p.disk, [string]$p.writeCache, [string]$p.flushing),
     its result as ConvertTo-Json -Compress to $p.out."""
     model, st, state, vm = load_guest()
     try:
@@ -277,7 +277,8 @@ def run_cache(p):
             raise disk_cache.Fail(f'Cannot convert value "{disk}" to type "System.Int32". Error: "Input string was not in a correct format."')
         slot = vm.get('guestDisks', {}).get(str(disk))
         med = guest_storage.medium(state, vm, slot) if slot is not None else None
-        r = disk_cache.run(vm, slot, med, str(p.get('writeCache')))
+        # [string]$null is the empty string
+        r = disk_cache.run(vm, slot, med, *('' if p.get(k) is None else str(p.get(k)) for k in ('writeCache', 'flushing')))
     finally:
         save_guest(st)
     write_text(p['out'], json.dumps(r, separators=(',', ':')))
