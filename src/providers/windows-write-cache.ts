@@ -36,7 +36,8 @@ export interface WriteCacheRecord {
   disk: number;
   /** the disk's SerialNumber (else UniqueId) as Get-Disk showed it when the value was read */
   diskId: string;
-  original: { writeCache: WriteCacheValue; flushing: FlushingValue };
+  /** the guest's own value of each setting the step changes (only those: teardown sets back nothing else) */
+  original: WriteCacheWanted;
 }
 
 const idHex = (v: unknown): string => (typeof v === 'string' ? v.replace(/[\s:-]/g, '').toLowerCase() : '');
@@ -99,12 +100,13 @@ export async function applyWriteCache(open: () => Promise<WindowsGuestRunner>, w
     if (!(await sameDisk(runner, disk, diskId))) throw new UnsafeOperation(`${runner.target}: guest disk ${disk} no longer carries ${diskId}; nothing is changed`, { operation: 'guest.writeCache', target: `guest disk ${disk}` });
     const before = await cache(disk);
     if (wanted.writeCache === undefined && wanted.flushing === undefined) throw new InvalidArgument('guest.writeCache: the step sets nothing', { name: 'guest.writeCache', value: '' });
-    const rec: WriteCacheRecord = { disk, diskId, original: { writeCache: valueOf(before), flushing: flushingOf(before) } };
+    const original = { ...(wanted.writeCache !== undefined ? { writeCache: valueOf(before) } : {}), ...(wanted.flushing !== undefined ? { flushing: flushingOf(before) } : {}) };
+    const rec: WriteCacheRecord = { disk, diskId, original };
     await ctx.sent({ ...rec });
     ctx.signal.throwIfAborted();
     const got = await setAndCheck(runner, disk, wanted);
-    ctx.log(`set the write cache policy of guest disk ${disk}: write cache ${valueOf(got)} (was ${rec.original.writeCache}), flushing ${flushingOf(got)} (was ${rec.original.flushing})`, { guestDisk: disk });
-    const facts = { guestWriteCache: valueOf(got), guestWriteCacheBefore: rec.original.writeCache, guestWriteCacheFlushing: flushingOf(got), guestWriteCacheFlushingBefore: rec.original.flushing };
+    ctx.log(`set the write cache policy of guest disk ${disk}: write cache ${valueOf(got)} (was ${valueOf(before)}), flushing ${flushingOf(got)} (was ${flushingOf(before)})`, { guestDisk: disk });
+    const facts = { guestWriteCache: valueOf(got), guestWriteCacheBefore: valueOf(before), guestWriteCacheFlushing: flushingOf(got), guestWriteCacheFlushingBefore: flushingOf(before) };
     ctx.measure?.({ ...target, facts: { ...target.facts, ...facts } });
     return { kind: 'guest-write-cache', name: step.name, provider: step.provider, id: `guest disk ${disk}`, data: { ...rec } };
   } finally {
@@ -114,11 +116,14 @@ export async function applyWriteCache(open: () => Promise<WindowsGuestRunner>, w
 
 function recorded(obj: { name: string; data: Record<string, unknown> }): WriteCacheRecord {
   const d = obj.data;
-  const o = d.original as { writeCache?: unknown; flushing?: unknown } | undefined;
-  if (typeof d.disk !== 'number' || typeof d.diskId !== 'string' || !(WRITE_CACHE_VALUES as readonly unknown[]).includes(o?.writeCache) || !(FLUSHING_VALUES as readonly unknown[]).includes(o?.flushing)) {
+  const o = (d.original ?? {}) as { writeCache?: unknown; flushing?: unknown };
+  const okCache = o.writeCache === undefined || (WRITE_CACHE_VALUES as readonly unknown[]).includes(o.writeCache);
+  const okFlushing = o.flushing === undefined || (FLUSHING_VALUES as readonly unknown[]).includes(o.flushing);
+  if (typeof d.disk !== 'number' || typeof d.diskId !== 'string' || !okCache || !okFlushing || (o.writeCache === undefined && o.flushing === undefined)) {
     throw new InvalidArgument(`the ledger records no guest disk and original write cache policy for ${obj.name}; refusing to guess them`, { name: 'guest-write-cache', value: obj.name });
   }
-  return { disk: d.disk, diskId: d.diskId, original: { writeCache: o!.writeCache as WriteCacheValue, flushing: o!.flushing as FlushingValue } };
+  const original = { ...(o.writeCache !== undefined ? { writeCache: o.writeCache as WriteCacheValue } : {}), ...(o.flushing !== undefined ? { flushing: o.flushing as FlushingValue } : {}) };
+  return { disk: d.disk, diskId: d.diskId, original };
 }
 
 /**
@@ -134,16 +139,17 @@ export async function restoreWriteCache(open: () => Promise<WindowsGuestRunner>,
       ctx.log(`guest disk ${rec.disk} no longer carries ${rec.diskId}: the disk is gone; its write cache is not set back`);
       return 'absent';
     }
-    ctx.log(`restoring the write cache policy of guest disk ${rec.disk}: write cache ${rec.original.writeCache}, flushing ${rec.original.flushing}`);
+    const { writeCache, flushing } = rec.original;
+    ctx.log(`restoring the write cache policy of guest disk ${rec.disk}: ${[writeCache && `write cache ${writeCache}`, flushing && `flushing ${flushing}`].filter(Boolean).join(', ')}`);
     try {
       await setAndCheck(runner, rec.disk, rec.original);
     } catch (err) {
       // a device that refuses every change (the apply's set failed too) still shows the original;
       // the refused set has stored the original as the user value again (disk.c), so only the
       // flushing setting is left to put back
-      if (!(err instanceof UnsafeOperation) || valueOf(await cacheOf(runner)(rec.disk)) !== rec.original.writeCache) throw err;
-      ctx.log(`guest disk ${rec.disk} refuses a write cache change and still shows ${rec.original.writeCache}`);
-      await setAndCheck(runner, rec.disk, { flushing: rec.original.flushing });
+      if (!(err instanceof UnsafeOperation) || writeCache === undefined || valueOf(await cacheOf(runner)(rec.disk)) !== writeCache) throw err;
+      ctx.log(`guest disk ${rec.disk} refuses a write cache change and still shows ${writeCache}`);
+      if (flushing !== undefined) await setAndCheck(runner, rec.disk, { flushing });
     }
     return 'removed';
   } finally {
