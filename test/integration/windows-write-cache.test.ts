@@ -136,7 +136,7 @@ describe.skipIf(!isRoot)('playbooks/windows-write-cache.yaml on lab-vcenter-tool
   it('after a kill -9 with the setting applied, cleanup restores it from the ledger', async () => {
     const pb = await onePermutation('killed', 'disabled');
     const runsDir = path.join(root, 'runs-killed');
-    const r = await runCliWhen(['run', pb, '-i', labPaths(root).inventory, '--out', runsDir, '--json', '--no-report'], { runsDir }, (d) => journalHas(d, 'guest-settings:%', 'created') >= 1, (pid) => void process.kill(pid, 'SIGKILL'));
+    const r = await runCliWhen(['run', pb, '-i', labPaths(root).inventory, '--out', runsDir, '--json', '--no-report'], { runsDir }, (d) => journalHas(d, 'guest-write-cache:%', 'created') >= 1, (pid) => void process.kill(pid, 'SIGKILL'));
     expect(r.fired).toBe(true);
     expect(r.code).toBeNull();
     const runDir = r.runDir!;
