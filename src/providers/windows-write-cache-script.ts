@@ -23,10 +23,8 @@
 //   this script sends it FALSE, so the device keeps no copy in its non-volatile storage.
 // - DiskIoctlSetCacheSetting (disk.c) takes a DISK_CACHE_SETTING whose Version is its size, else
 //   STATUS_INVALID_PARAMETER; it sets IsPowerProtected at once and stores it as CacheIsPowerProtected.
-export const TOOLS_GUEST_CACHE_BODY = [
-  'try {',
-  String.raw`  Add-Type -TypeDefinition @'
-using System;
+/** The C# type both bodies compile in the guest (Add-Type): [StorsweepDiskCache]::Run(disk, writeCache, flushing). */
+export const CACHE_TYPE_SOURCE = String.raw`using System;
 using System.ComponentModel;
 using System.Runtime.InteropServices;
 using Microsoft.Win32.SafeHandles;
@@ -103,9 +101,29 @@ public static class StorsweepDiskCache {
     }
   }
 }
-'@`,
+`;
+
+/** Guest operations (VMware Tools): the script runs in the guest itself; the result goes to $p.out, an error's text to $p.err. */
+export const TOOLS_GUEST_CACHE_BODY = [
+  'try {',
+  `  Add-Type -TypeDefinition @'\n${CACHE_TYPE_SOURCE}'@`,
   '  $r = [StorsweepDiskCache]::Run([int]$p.disk, [string]$p.writeCache, [string]$p.flushing)',
   '  [IO.File]::WriteAllText($p.out, (ConvertTo-Json -InputObject $r -Compress))',
   '} catch { [IO.File]::WriteAllText($p.err, ($_ | Out-String)); exit 1 }',
+  'exit 0',
+].join('\n');
+
+/**
+ * PowerShell Direct from the Hyper-V host (hyperv/powershell.ts runGuestCache): the same type
+ * compiled and run inside VM $p.vmName as the guest user whose credential arrives on stdin. A
+ * remoted object comes back deserialized with PSComputerName and RunspaceId added, so the host
+ * writes the five fields again as one JSON line.
+ */
+export const GUEST_CACHE_BODY = [
+  '$s = [Console]::In.ReadLine() | ConvertFrom-Json',
+  '$cred = New-Object System.Management.Automation.PSCredential ($s.user, (ConvertTo-SecureString $s.password -AsPlainText -Force))',
+  `$src = @'\n${CACHE_TYPE_SOURCE}'@`,
+  "$r = Invoke-Command -VMName $p.vmName -Credential $cred -ScriptBlock { param($src, $disk, $writeCache, $flushing) $ErrorActionPreference = 'Stop'; Add-Type -TypeDefinition $src; [StorsweepDiskCache]::Run($disk, $writeCache, $flushing) } -ArgumentList $src, ([int]$p.disk), ([string]$p.writeCache), ([string]$p.flushing)",
+  'ConvertTo-Json -InputObject ([pscustomobject]@{ WriteCacheEnabled = $r.WriteCacheEnabled; ReadCacheEnabled = $r.ReadCacheEnabled; ParametersSavable = $r.ParametersSavable; IsPowerProtected = $r.IsPowerProtected; State = $r.State }) -Compress',
   'exit 0',
 ].join('\n');

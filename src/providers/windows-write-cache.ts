@@ -92,7 +92,7 @@ function diskOf(target: MeasuredTarget | undefined, step: string): { target: Mea
  * (ctx.sent), sets the wanted value, reads it back and says the target again with it, so every
  * record carries it (guestWriteCache, guestWriteCacheFlushing, and each one's …Before).
  */
-export async function applyWriteCache(open: () => Promise<WindowsGuestRunner>, wanted: WriteCacheWanted, step: { provider: ProviderName; name: string }, ctx: ProviderContext): Promise<CreatedObject> {
+export async function applyWriteCache(open: () => Promise<WindowsGuestRunner>, wanted: WriteCacheWanted, step: { provider: ProviderName; name: string; where?: Record<string, unknown> }, ctx: ProviderContext): Promise<CreatedObject> {
   const { target, disk, diskId } = diskOf(ctx.measured?.(), step.name);
   const runner = await open();
   try {
@@ -102,13 +102,14 @@ export async function applyWriteCache(open: () => Promise<WindowsGuestRunner>, w
     if (wanted.writeCache === undefined && wanted.flushing === undefined) throw new InvalidArgument('guest.writeCache: the step sets nothing', { name: 'guest.writeCache', value: '' });
     const original = { ...(wanted.writeCache !== undefined ? { writeCache: valueOf(before) } : {}), ...(wanted.flushing !== undefined ? { flushing: flushingOf(before) } : {}) };
     const rec: WriteCacheRecord = { disk, diskId, original };
-    await ctx.sent({ ...rec });
+    // `where`: what the provider's destroy needs to reach the guest again (Hyper-V: the VM's name)
+    await ctx.sent({ ...step.where, ...rec });
     ctx.signal.throwIfAborted();
     const got = await setAndCheck(runner, disk, wanted);
     ctx.log(`set the write cache policy of guest disk ${disk}: write cache ${valueOf(got)} (was ${valueOf(before)}), flushing ${flushingOf(got)} (was ${flushingOf(before)})`, { guestDisk: disk });
     const facts = { guestWriteCache: valueOf(got), guestWriteCacheBefore: valueOf(before), guestWriteCacheFlushing: flushingOf(got), guestWriteCacheFlushingBefore: flushingOf(before) };
     ctx.measure?.({ ...target, facts: { ...target.facts, ...facts } });
-    return { kind: 'guest-write-cache', name: step.name, provider: step.provider, id: `guest disk ${disk}`, data: { ...rec } };
+    return { kind: 'guest-write-cache', name: step.name, provider: step.provider, id: `guest disk ${disk}`, data: { ...step.where, ...rec } };
   } finally {
     await runner.close().catch(() => undefined);
   }
