@@ -146,9 +146,10 @@ export function planRun(pb: Playbook, comps: Map<string, Composition>, runId: st
   return overrides.length ? { ...plan, overrides: [...overrides] } : plan;
 }
 
-// Keys of an inventory entry that never describe what is measured: credentials (never recorded)
-// and the allow-lists, which guard destructive steps but do not change a measurement.
-const NOT_MEASURED = new Set(['environment', 'password', 'passphrase', 'guestCredential', 'allowedDevices', 'allowedDisks', 'maxConcurrent']);
+// Keys of an inventory entry that never describe what is measured: credentials (never recorded),
+// the allow-lists, which guard destructive steps but do not change a measurement, and how long to
+// wait for a disk to appear (a run recorded before guest.diskWaitSec existed resumes as it was).
+const NOT_MEASURED = new Set(['environment', 'password', 'passphrase', 'guestCredential', 'allowedDevices', 'allowedDisks', 'maxConcurrent', 'diskWaitSec']);
 
 function flatten(value: unknown, key: string, out: Record<string, string>): void {
   if (value === undefined || value === null) return;

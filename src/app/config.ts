@@ -11,7 +11,7 @@ import { checkPlaybookAgainst } from '../plan/check.ts';
 import { composeTargets, planRun } from './compose.ts';
 
 export function jsonSchemaFor(kind: string): unknown {
-  const schema = kind === 'playbook' ? playbookSchema : kind === 'inventory' ? inventorySchema : null;
+  const schema = kind === 'playbook' ? playbookSchema : kind === 'inventory' ? inventorySchema() : null;
   if (!schema) throw new UsageError(`schema: expected "playbook" or "inventory", got "${kind}"`);
   // io:'input' keeps defaulted fields optional, which is what an editor should offer; draft-07 is
   // what yaml-language-server understands best.

@@ -231,7 +231,7 @@ function loadLayer(file: string, first: boolean, env: NodeJS.ProcessEnv): Invent
   const text = readConfigFile(file);
   const baseDir = path.dirname(path.resolve(file));
   try {
-    const { value, source } = validateYaml(text, file, first ? inventorySchema : inventoryLayerSchema);
+    const { value, source } = validateYaml(text, file, first ? inventorySchema() : inventoryLayerSchema());
     return { file, baseDir, value, source };
   } catch (err) {
     // A secret value pasted into a field that is also invalid would be echoed ("got …"): register

@@ -9,9 +9,10 @@ import path from 'node:path';
 import { inventorySchema, type Inventory } from './inventory.ts';
 import type { PathKey, SourceDoc } from './load.ts';
 import { SECRET_REF } from '../input/secrets.ts';
+import { lazy } from '../lazy.ts';
 
-/** A later inventory may add endpoints only: its `targets:` may be left out. */
-export const inventoryLayerSchema = inventorySchema.extend({ targets: inventorySchema.shape.targets.default({}) });
+/** A later inventory may add endpoints only: its `targets:` may be left out (built on first use). */
+export const inventoryLayerSchema = lazy(() => inventorySchema().extend({ targets: inventorySchema().shape.targets.default({}) }));
 
 export interface InventoryLayer {
   file: string;

@@ -168,6 +168,13 @@ export interface WorkloadEndpoint {
    * when no step found one.
    */
   measuresAttachedDisk?: boolean;
+  /**
+   * What preflight checks of the guest besides its tool (src/preflight/guest.ts): `sudo`, the
+   * commands that touch the disk and the tool go through `sudo -n` (guest.sudo); `testFile`, the
+   * file a file test writes there (absent where the workload measures a raw device or the disk a
+   * step attaches).
+   */
+  guestNeeds?: { sudo?: boolean; testFile?: string };
   /** connects (or reconnects after a loss) to where the workload runs */
   connect(): Promise<CommandRunner>;
   /** facts about the guest for the environment fingerprint (OS, tool version) */
@@ -237,6 +244,12 @@ export interface EndpointPool {
    * (default `key`); the smallest maxConcurrent given for it holds.
    */
   share(key: string, maxConcurrent: number, provider: Provider, o?: { limitKey?: string }): Provider;
+  /**
+   * Logs out every session still open (idempotent). The composition root calls it on every exit
+   * path: a session a read-only check opened (the capacity gate) has no provider to close it when
+   * the run is refused before any provider connects.
+   */
+  close(): Promise<void>;
 }
 
 /**

@@ -1,5 +1,6 @@
 // What the compositions of one run share per remote endpoint (a vCenter): one session (logged out
-// once, when the last provider using it closes) and one queue that limits the provisioning calls sent
+// once, when the last provider using it closes, or by close() at the end of the command: a refused
+// run has no provider to do it) and one queue that limits the provisioning calls sent
 // to it at once, so targets running in parallel do not flood one endpoint.
 import PQueue from 'p-queue';
 import type { CreatedObject, EndpointPool, PlannedStep, Provider, ProviderContext } from '../contract/provider.ts';
@@ -98,6 +99,15 @@ export function createEndpointPool(o: { gate?: EndpointGate } = {}): EndpointPoo
         },
       };
       return shared;
+    },
+    async close() {
+      for (const e of endpoints.values()) {
+        const p = e.session;
+        if (!p) continue;
+        e.session = undefined;
+        const c = await p.catch(() => undefined);
+        await c?.logout().catch(() => undefined);
+      }
     },
   };
 }

@@ -8,6 +8,7 @@ import { z } from 'zod';
 import type { AxisSpec } from '../contract/axis.ts';
 import type { PlannedStep, ProviderModule, ProviderName } from '../contract/provider.ts';
 import { UsageError } from '../errors.ts';
+import { lazy } from '../lazy.ts';
 import { argumentProblems } from './operations.ts';
 import { esxiShell } from './esxi-shell/index.ts';
 import { hypervProvider } from './hyperv/index.ts';
@@ -29,11 +30,13 @@ type Modules = typeof PROVIDERS;
 export type Target = { [N in ProviderName]: z.output<Modules[N]['targetSchema']> }[ProviderName];
 export type TargetOf<N extends ProviderName> = Extract<Target, { provider: N }>;
 
-/** The inventory's `targets.<name>` schema: one strict object per provider, told apart by `provider`. */
-export const targetSchema = z.discriminatedUnion(
-  'provider',
-  // every target may state facts no host reports (config/environment.ts), whatever its provider
-  Object.values(PROVIDERS).map((m) => m.targetSchema.extend({ environment: environmentSchema.optional() })) as unknown as [Modules[ProviderName]['targetSchema'], ...Array<Modules[ProviderName]['targetSchema']>],
+/** The inventory's `targets.<name>` schema: one strict object per provider, told apart by `provider` (built on first use). */
+export const targetSchema = lazy(() =>
+  z.discriminatedUnion(
+    'provider',
+    // every target may state facts no host reports (config/environment.ts), whatever its provider
+    Object.values(PROVIDERS).map((m) => m.targetSchema.extend({ environment: environmentSchema.optional() })) as unknown as [Modules[ProviderName]['targetSchema'], ...Array<Modules[ProviderName]['targetSchema']>],
+  ),
 );
 
 export const PROVIDER_NAMES = Object.keys(PROVIDERS) as ProviderName[];

@@ -7,7 +7,7 @@ import { redact } from '../input/secrets.ts';
 import { errorLongForm, errorMessage, InternalError, UnsafeOperation } from '../errors.ts';
 import type { PermutationPlan, Replication, RunPlan } from '../contract/plan.ts';
 import { storeRaw } from '../results/raw.ts';
-import type { ResultRecord } from '../results/record.ts';
+import { VM_COUNT_AXIS, type ResultRecord } from '../results/record.ts';
 import { isStoreLost, type RunStore } from '../results/port.ts';
 import { checkPermutationConfirmed, readConfirmed, type Confirmed } from '../results/confirmation.ts';
 import { asRunStore, type AnyRunStore } from '../results/sqlite-store.ts';
@@ -921,6 +921,8 @@ function recordFor(perm: PermutationPlan, runId: string, repetition: number, tes
     iops: o.iops,
     bytesPerSecond: o.bytesPerSecond,
     latencyUs: o.latencyUs,
+    // kept where the VMs of a pass are merged (results/vm-aggregate.ts); elsewhere it would only grow every record by kilobytes
+    ...(o.latencyHistogram && VM_COUNT_AXIS in perm.axes ? { latencyHistogram: o.latencyHistogram } : {}),
     cpuPercent: o.cpuPercent,
     tool: { name: tool, version: o.toolVersion },
     rawPath: o.rawPath,

@@ -63,9 +63,12 @@ export function fioEndpoint(g: FioGuest, open: () => Promise<CommandRunner>, o: 
     }
     return runner;
   };
+  // a file test's file (not a device, not the attached disk): preflight checks the room for it
+  const fileTest = !o.attachedDisk && rawTestTarget(filename, 'fio') === undefined;
   return {
     tool: 'fio',
     ...(o.attachedDisk ? { measuresAttachedDisk: true } : {}),
+    guestNeeds: { ...(g.sudo ? { sudo: true } : {}), ...(fileTest ? { testFile: filename } : {}) },
     connect,
     describe: async (runner) => {
       const os = (await runner.run('uname -sr')).stdout.trim();

@@ -50,6 +50,9 @@ const PROGRAMS: Record<string, string> = {
   findmnt: 'guest.filesystem teardown: what is mounted',
   rmdir: 'guest.filesystem teardown: the mount point',
   uname: 'the guest\'s kernel, recorded',
+  // not the lab's: the shells the completion scripts are run in (test/integration/completion-shells.test.ts)
+  zsh: 'storsweep completion zsh, run in zsh',
+  fish: 'storsweep completion fish, run in fish',
 };
 
 /** The lab's own stand-ins (ESXi shell tools, powershell.exe): files of the harness, no package. */

@@ -146,6 +146,8 @@ export async function work(o: WorkOptions, hooks: WorkHooks): Promise<WorkOutcom
     const slots = endpointSlots(connection, { applicationName: `storsweep worker ${os.hostname()}:${process.pid} slots`.slice(0, 63) });
     cleanups.unshift(() => slots.close());
     const pool = createEndpointPool({ gate: (key, max, signal) => slots.gate(key, max, signal) });
+    // after the providers (cleanups run after them): a session no provider closed is logged out too
+    cleanups.unshift(() => pool.close());
     const execute = { ...(o.stepTimeout !== undefined ? { stepTimeout: o.stepTimeout } : {}), ...(o.retries !== undefined ? { retries: o.retries } : {}) };
     runs = new WorkerRuns({ inv, allowed, ...(o.run !== undefined ? { run: o.run } : {}), out: path.resolve(o.out), me: thisMachine(), backend, queue, pool, execute, onEvent, note: hooks.note }, leaseOpened.value);
     const summary = await workAndReconnect(runs, queue, o, { signal: ac.signal, onEvent, openLease, where, note: hooks.note });

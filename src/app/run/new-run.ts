@@ -8,6 +8,7 @@ import type { Replication, RunPlan } from '../../contract/plan.ts';
 import { UsageError } from '../../errors.ts';
 import { readInputFile } from '../../input/read-input.ts';
 import { checkPlaybookAgainst } from '../../plan/check.ts';
+import { createEndpointPool, type EndpointPool } from '../../providers/endpoint-pool.ts';
 import { newRunId } from '../../plan/permutation.ts';
 import type { RunMeta } from '../../results/store.ts';
 import { VERSION } from '../../version.ts';
@@ -29,13 +30,14 @@ export interface NewRunOptions {
   set?: string[];
 }
 
-export function prepareNew(playbookFile: string, o: NewRunOptions): { plan: RunPlan; comps: Map<string, Composition>; inv: LoadedInventory; pb: LoadedPlaybook; pbText: string; timeouts: RunMeta['timeouts'] } {
+/** `pool`: the endpoint sessions the compositions share; the caller closes it on every exit path. */
+export function prepareNew(playbookFile: string, o: NewRunOptions, pool: EndpointPool = createEndpointPool()): { plan: RunPlan; comps: Map<string, Composition>; inv: LoadedInventory; pb: LoadedPlaybook; pbText: string; timeouts: RunMeta['timeouts'] } {
   if (!o.inventory?.length) throw new UsageError('run: -i/--inventory <file> is required');
   const overrides = parseSetArguments(o.set);
   const pb = loadPlaybook(playbookFile, overrides);
   const inv = loadInventory(o.inventory);
   const targets = checkPlaybookAgainst(pb, inv);
-  const comps = composeTargets([...targets.keys()], inv);
+  const comps = composeTargets([...targets.keys()], inv, inv.file, pool);
   const plan = planRun(pb.playbook, comps, newRunId(), overrideTexts(overrides));
   return { plan, comps, inv, pb, pbText: pb.text, timeouts: pb.playbook.timeouts };
 }

@@ -29,6 +29,8 @@ export async function runCommand(playbookFile: string | undefined, o: RunCommand
     }
     return printOutcome(await executePrepared(prepared.prep, o, processHooks()), o);
   } finally {
+    // a refused run too: a session a check opened (the capacity gate's) is logged out here
+    await held.pool?.close();
     held.lock?.release();
   }
 }

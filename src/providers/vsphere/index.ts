@@ -123,8 +123,8 @@ function compose(target: VsphereTarget, ctx: ComposeContext): Composition {
     tools
       ? target.guest.os === 'windows'
         ? { windowsGuest: { open: () => tools.openWindows() } }
-        : { guest: { byIdDir: target.guest.byIdDir, sudo: target.guest.sudo, open: () => tools.openLinux() } }
-      : { guest: { byIdDir: target.guest.byIdDir, sudo: target.guest.sudo, open: guestOpener(ctx, target.guest) } };
+        : { guest: { byIdDir: target.guest.byIdDir, sudo: target.guest.sudo, diskWaitSec: target.guest.diskWaitSec, open: () => tools.openLinux() } }
+      : { guest: { byIdDir: target.guest.byIdDir, sudo: target.guest.sudo, diskWaitSec: target.guest.diskWaitSec, open: guestOpener(ctx, target.guest) } };
   return {
     provider: 'vsphere',
     planSteps: (axes, names) => planVsphereSteps(axes, stepTarget, names),

@@ -159,7 +159,7 @@ describe('provider strings: validate refuses what the providers refuse at run ti
 
   it('one predicate: every value the schema accepts, the provider check accepts, and the other way round', () => {
     const hv = (vmName: string) =>
-      inventorySchema.safeParse({
+      inventorySchema().safeParse({
         sshHosts: {},
         targets: { t: { provider: 'hyperv', sshHost: 'h', vmName, guestCredential: { username: 'u', password: '${env:X}' } } },
       }).success;
@@ -173,7 +173,7 @@ describe('provider strings: validate refuses what the providers refuse at run ti
       expect(hv(name), JSON.stringify(name)).toBe(runtime);
     }
     const esx = (vmid: unknown) =>
-      inventorySchema.safeParse({ sshHosts: {}, targets: { t: { provider: 'esxi-shell', sshHost: 'h', vmid, guest: { workdir: '/w' } } } }).success;
+      inventorySchema().safeParse({ sshHosts: {}, targets: { t: { provider: 'esxi-shell', sshHost: 'h', vmid, guest: { workdir: '/w' } } } }).success;
     for (const vmid of [1, 42, '7', 0, -1, 1.5, 'vm', '01', 1e10]) {
       let runtime = true;
       try {
