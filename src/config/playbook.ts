@@ -93,6 +93,9 @@ const shippedMatrix = z
         // Linux guests of vSphere: set in the guest's sysfs, read back, restored (providers/guest-settings.ts); the range is the provider's (its axes.ts)
         scheduler: axis(z.enum(strings('guest.scheduler')), 'Linux I/O scheduler of the disk under test (/sys/block/<dev>/queue/scheduler); refused when the guest does not offer it; restored at teardown').optional(),
         queueDepth: axis(z.number().int().positive(), "Linux queue depth of the disk under test: a SCSI disk's device/queue_depth, else the queue's nr_requests; read back, restored at teardown").optional(),
+        // Windows guests of vSphere and Hyper-V: the disk's write cache policy, set with the control codes Device Manager sends (providers/windows-write-cache.ts)
+        writeCache: axis(z.enum(strings('guest.writeCache')), 'Windows write cache of the disk under test (Device Manager\'s "Enable write caching on the device"): set before the passes, read back, restored at teardown').optional(),
+        writeCacheFlushing: axis(z.enum(strings('guest.writeCacheFlushing')), 'Windows write-cache buffer flushing of the disk under test: off is Device Manager\'s "Turn off Windows write-cache buffer flushing"; set before the passes, read back, restored at teardown').optional(),
       })
       .optional(),
     volume: z

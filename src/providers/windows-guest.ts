@@ -3,6 +3,7 @@
 // implementations: PowerShell Direct from a Hyper-V host over SSH (providers/hyperv/powershell.ts)
 // and VMware Tools guest operations (providers/vsphere/guest-runner.ts). The disk checks
 // (providers/hyperv/guest-disk.ts) and the diskspd runs (workloads/run-diskspd.ts) take either.
+import { ParseError } from '../errors.ts';
 import type { GroupStop } from '../ssh/process-group.ts';
 
 export interface WindowsGuestRunner {
@@ -18,6 +19,12 @@ export interface WindowsGuestRunner {
   exec(exe: string, argv: string[], opts?: { timeoutMs?: number; signal?: AbortSignal; owner?: string }): Promise<{ exitCode: number; output: string }>;
   /** stops the program `exe` that exec started for `owner` and that still runs (an earlier process of the run died meanwhile) */
   stopOwned?(owner: string, exe: string): Promise<GroupStop>;
+  /**
+   * The write cache policy of guest disk `disk` (\\.\PhysicalDrive<disk>) as disk.sys reports it,
+   * after setting what `set` gives (IOCTL_DISK_SET_CACHE_INFORMATION, IOCTL_DISK_SET_CACHE_SETTING:
+   * ./windows-write-cache.ts). Absent where the runner has no way to send it.
+   */
+  diskCache?(disk: number, set?: { writeCache?: 'enabled' | 'disabled'; flushing?: 'on' | 'off' }): Promise<DiskCacheState>;
   close(): Promise<void>;
 }
 
@@ -83,4 +90,36 @@ export interface GuestCall {
   params: Record<string, string | number | boolean | string[]>;
   /** properties to return from this call's output; omit to discard the output */
   select?: string[];
+}
+
+/**
+ * A disk's caching as disk.sys reports it: IOCTL_DISK_GET_CACHE_INFORMATION (a MODE SENSE of the
+ * caching mode page: WCE, RCD, PS) and IOCTL_DISK_GET_CACHE_SETTING (State; IsPowerProtected, the
+ * "Turn off Windows write-cache buffer flushing" box). Source: ../windows-write-cache.ts.
+ */
+export interface DiskCacheState {
+  WriteCacheEnabled: boolean;
+  ReadCacheEnabled: boolean;
+  ParametersSavable: boolean;
+  IsPowerProtected: boolean;
+  /** DISK_CACHE_STATE: Normal, WriteThroughNotSupported, ModifyUnsuccessful (a set the device refused) */
+  State: 'Normal' | 'WriteThroughNotSupported' | 'ModifyUnsuccessful';
+}
+
+const CACHE_STATES = ['Normal', 'WriteThroughNotSupported', 'ModifyUnsuccessful'] as const;
+
+/** The JSON the cache script (windows-write-cache-script.ts) writes: one object of DiskCacheState's fields. */
+export function parseDiskCacheState(text: string, source: string): DiskCacheState {
+  let v: unknown;
+  try {
+    v = JSON.parse(text.trim());
+  } catch (err) {
+    throw new ParseError(`${source}: expected JSON from ConvertTo-Json, got ${JSON.stringify(text.slice(0, 200))}`, { source, expected: 'JSON' }, { cause: err });
+  }
+  const o = (v ?? {}) as Record<string, unknown>;
+  const flags = ['WriteCacheEnabled', 'ReadCacheEnabled', 'ParametersSavable', 'IsPowerProtected'] as const;
+  if (typeof v !== 'object' || Array.isArray(v) || flags.some((f) => typeof o[f] !== 'boolean') || !(CACHE_STATES as readonly unknown[]).includes(o.State)) {
+    throw new ParseError(`${source}: expected ${flags.join(', ')} (booleans) and State (${CACHE_STATES.join(', ')}), got ${JSON.stringify(text.slice(0, 200))}`, { source, expected: 'DiskCacheState' });
+  }
+  return { WriteCacheEnabled: o.WriteCacheEnabled as boolean, ReadCacheEnabled: o.ReadCacheEnabled as boolean, ParametersSavable: o.ParametersSavable as boolean, IsPowerProtected: o.IsPowerProtected as boolean, State: o.State as DiskCacheState['State'] };
 }

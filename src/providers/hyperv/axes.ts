@@ -1,6 +1,7 @@
 // The matrix axes the Hyper-V planner (plan.ts) reads, with the values it takes. `validate` refuses
 // any other axis on a hyperv target and dry-runs plan.ts on every combination.
 import type { AxisSpec } from '../../contract/axis.ts';
+import { FLUSHING_VALUES, WRITE_CACHE_VALUES } from '../guest-settings-axes.ts';
 import { GUEST_FILESYSTEMS } from './guest-volume.ts';
 import { isVhdxBlockSize } from './validate.ts';
 import { SECTOR_SIZES, type VHD_TYPES } from './vhd.ts';
@@ -22,4 +23,7 @@ export const HYPERV_AXES: readonly AxisSpec[] = [
   { name: 'disk.physicalSectorBytes', values: SECTOR_SIZES },
   // how the disk found in the guest is prepared: raw (default) or a volume (guest-volume.ts)
   { name: 'guest.filesystem', values: GUEST_FILESYSTEMS },
+  // the guest disk's write cache policy (../windows-write-cache.ts), set after the guest-disk step
+  { name: 'guest.writeCache', values: WRITE_CACHE_VALUES },
+  { name: 'guest.writeCacheFlushing', values: FLUSHING_VALUES },
 ];

@@ -8,7 +8,8 @@ import type { CreatedObject, PlannedStep } from '../../contract/provider.ts';
 import { operationFactory } from '../operations.ts';
 import type { checkHypervTarget } from './config.ts';
 import { describeIdentity, getDiskCall, listDisksCall, listVmsCall, sameDisk, type DiskIdentity, type HostDisk } from './passthrough.ts';
-import { runCalls, runGuestCalls, type GuestCall, type GuestCredential } from './powershell.ts';
+import type { DiskCacheState } from '../windows-guest.ts';
+import { runCalls, runGuestCache, runGuestCalls, type GuestCall, type GuestCredential } from './powershell.ts';
 import { checkHyperv } from './validate.ts';
 import { listDrivesCall, type DriveSlot } from './vhd.ts';
 
@@ -25,6 +26,8 @@ export interface HypervHost {
   runner: CommandRunner;
   /** cmdlet calls in the VM; refused when the provider was made without the guest credential */
   inGuest: (vmName: string, calls: GuestCall[]) => Promise<Record<string, unknown>[]>;
+  /** a guest disk's write cache policy, set first when `set` says (PowerShell Direct: ../windows-write-cache.ts) */
+  cacheInGuest: (vmName: string, disk: number, set?: { writeCache?: 'enabled' | 'disabled'; flushing?: 'on' | 'off' }) => Promise<DiskCacheState>;
   /** a VHDX we may create or delete: directly in one of the inventory's volume folders */
   ownPath: (p: unknown, op: string) => string;
   /** the refusal that keeps a teardown row open: nothing was done */
@@ -42,6 +45,10 @@ export function hypervHost(t: HypervHost['t'], runner: CommandRunner, guest?: Gu
     inGuest: (vmName, calls) => {
       if (!guest) throw new InvalidArgument(`${t.host}: the guest steps need the guest credential, and this provider was made without it`, { name: 'guestCredential', value: vmName });
       return runGuestCalls(runner, vmName, guest.credential(), calls);
+    },
+    cacheInGuest: (vmName, disk, set) => {
+      if (!guest) throw new InvalidArgument(`${t.host}: the guest steps need the guest credential, and this provider was made without it`, { name: 'guestCredential', value: vmName });
+      return runGuestCache(runner, vmName, guest.credential(), disk, set);
     },
     ownPath: (p, op) => {
       const path = checkHyperv('vhdxPath', p, 'vhdx path');

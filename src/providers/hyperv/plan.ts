@@ -8,7 +8,8 @@ import { hostDiskName } from './passthrough.ts';
 import { newVhdCall, SECTOR_SIZES } from './vhd.ts';
 import { GUEST_FILESYSTEMS, isGuestFilesystem, VOLUME_SPECS } from './guest-volume.ts';
 import { HYPERV_DISK_FORMATS, VHDX_TYPE_OF, type HypervDiskFormat } from './axes.ts';
-import { attachDrive, guestDisk as guestDiskOp, guestVolume as guestVolumeOp, newVhd, offlineDisk } from './operations/index.ts';
+import { attachDrive, guestDisk as guestDiskOp, guestVolume as guestVolumeOp, newVhd, offlineDisk, writeCache } from './operations/index.ts';
+import { writeCacheWanted } from '../guest-settings-axes.ts';
 
 export type { HypervDiskFormat };
 
@@ -65,6 +66,10 @@ export function planHypervSteps(axes: Axes, targetIn: HypervTargetConfig, names:
             creates: { kind: 'guest-volume', name: `${base}-volume` },
           }),
         ];
+  // the guest disk's write cache policy: after the guest-disk step found the disk, torn down
+  // before it (restored while the disk is attached); a Hyper-V guest is a Windows guest
+  const wanted = writeCacheWanted(axes, 'windows');
+  const cacheSteps = wanted ? [writeCache.step({ step: 'guest-settings', arguments: { vmName: t.vmName, ...wanted }, destructive: false, creates: { kind: 'guest-write-cache', name: `${base}-guest-write-cache` } })] : [];
   if (format === 'passthrough') {
     const n = t.passthroughDisk;
     const entry = t.allowedDisks.find((d) => d.number === n);
@@ -72,7 +77,7 @@ export function planHypervSteps(axes: Axes, targetIn: HypervTargetConfig, names:
     const destroys = [hostDiskName(entry)];
     steps.push(offlineDisk.step({ step: 'offline', arguments: { diskNumber: n, serialNumber: entry.serialNumber ?? null, uniqueId: entry.uniqueId ?? null }, destructive: true, destroys, creates: { kind: 'disk-offline', name: `${base}-offline` } }));
     steps.push(attachDrive.step({ step: 'attach', arguments: { ...slot, diskNumber: n }, destructive: true, destroys, creates: { kind: 'disk-attachment', name: `${base}-attach` } }));
-    steps.push(guestDisk({ diskNumber: n }, destroys), ...guestVolume({ diskNumber: n }, destroys));
+    steps.push(guestDisk({ diskNumber: n }, destroys), ...guestVolume({ diskNumber: n }, destroys), ...cacheSteps);
     return steps;
   }
   const volKey = axes['volume.sizeGb'];
@@ -94,6 +99,6 @@ export function planHypervSteps(axes: Axes, targetIn: HypervTargetConfig, names:
   steps.push(attachDrive.step({ step: 'attach', arguments: { ...slot, path: spec.path }, destructive: false, creates: { kind: 'disk-attachment', name: `${base}-attach` } }));
   // New-VHD makes an uninitialised disk: the guest sees it blank (Microsoft's New-VHD examples pipe
   // it into Initialize-Disk | New-Partition | Format-Volume before it is usable)
-  steps.push(guestDisk({ path: spec.path }), ...guestVolume({ path: spec.path }));
+  steps.push(guestDisk({ path: spec.path }), ...guestVolume({ path: spec.path }), ...cacheSteps);
   return steps;
 }

@@ -4,7 +4,8 @@
 // the command line (process listings, logs). The script is sent as -EncodedCommand (UTF-16LE base64).
 import { InvalidArgument, ParseError, RemoteCommandFailed } from '../../errors.ts';
 import type { CommandRunner } from '../../ssh/command-runner.ts';
-import { GUEST_CMDLETS, GUEST_PROCESS_CMDLETS, windowsArg, type GuestCall } from '../windows-guest.ts';
+import { GUEST_CMDLETS, GUEST_PROCESS_CMDLETS, parseDiskCacheState, windowsArg, type DiskCacheState, type GuestCall } from '../windows-guest.ts';
+import { GUEST_CACHE_BODY } from '../windows-write-cache-script.ts';
 
 // The guest calls' shapes are the shared Windows guest's (../windows-guest.ts), named here too.
 export { GUEST_CMDLETS, GUEST_PROCESS_CMDLETS, type GuestCall, type GuestCmdlet } from '../windows-guest.ts';
@@ -250,6 +251,18 @@ export async function runGuestCalls(runner: CommandRunner, vmName: string, crede
   const out = await runScript(runner, script, `Invoke-Command -VMName ${vmName} ${calls.map((c) => c.cmdlet).join(', ')}`, JSON.stringify({ user: credential.user, password: credential.password }) + '\n');
   if (!Array.isArray(out)) throw new ParseError(`${runner.target}: PowerShell Direct in ${vmName}: expected a JSON array`, { source: 'ConvertTo-Json', expected: 'array' });
   return out as Record<string, unknown>[];
+}
+
+/**
+ * PowerShell Direct: the write cache policy of guest disk `disk` in `vmName`, after setting what
+ * `set` gives (../windows-write-cache-script.ts GUEST_CACHE_BODY); the credential goes over stdin only.
+ */
+export async function runGuestCache(runner: CommandRunner, vmName: string, credential: GuestCredential, disk: number, set: { writeCache?: 'enabled' | 'disabled'; flushing?: 'on' | 'off' } = {}): Promise<DiskCacheState> {
+  if (!Number.isSafeInteger(disk) || disk < 0) throw new InvalidArgument(`guest disk number ${disk}: expected a whole number`, { name: 'disk', value: String(disk) });
+  const script = buildScript(GUEST_CACHE_BODY, { vmName, disk, writeCache: set.writeCache ?? 'read', flushing: set.flushing ?? 'read' });
+  const what = `Invoke-Command -VMName ${vmName} write cache of guest disk ${disk}`;
+  const out = await runScript(runner, script, what, JSON.stringify({ user: credential.user, password: credential.password }) + '\n');
+  return parseDiskCacheState(JSON.stringify(out), `${runner.target}: ${what}`);
 }
 
 /** PowerShell Direct into `vmName`; the credential goes over stdin only. */

@@ -23,7 +23,8 @@ import type { CommandResult, CommandRunner, RunOptions } from '../../ssh/command
 import type { GroupStop } from '../../ssh/process-group.ts';
 import { shJoin, shQuote } from '../../ssh/quote.ts';
 import { buildScript, encodeCommand, GUEST_CMDLETS, POWERSHELL_ARGV, TOOLS_GUEST_CALL_BODY, TOOLS_GUEST_RUN_BODY, type GuestCall } from '../hyperv/powershell.ts';
-import { isRecordedProcess, parsePidFile, windowsArg, type WindowsGuestRunner } from '../windows-guest.ts';
+import { isRecordedProcess, parseDiskCacheState, parsePidFile, windowsArg, type DiskCacheState, type WindowsGuestRunner } from '../windows-guest.ts';
+import { TOOLS_GUEST_CACHE_BODY } from '../windows-write-cache-script.ts';
 
 export { parsePidFile, windowsArg };
 import { isFault, VsphereClientError, VsphereFault } from './fault.ts';
@@ -331,6 +332,17 @@ async function stopOwnedProgram(w: WindowsScriptContext, owner: string, exe: str
   return { pgid: rec.pid, outcome: 'stopped', signal: 'KILL', pids: [rec.pid] };
 }
 
+/** Reads, or sets then reads, a guest disk's write cache policy (DeviceIoControl: windows-write-cache-script.ts). */
+async function diskCacheOf(w: WindowsScriptContext, disk: number, set?: Parameters<NonNullable<WindowsGuestRunner['diskCache']>>[1]): Promise<DiskCacheState> {
+  if (!Number.isSafeInteger(disk) || disk < 0) throw new InvalidArgument(`guest disk number ${disk}: expected a whole number`, { name: 'disk', value: String(disk) });
+  const writeCache = set?.writeCache ?? 'read';
+  const flushing = set?.flushing ?? 'read';
+  const what = `${writeCache === 'read' && flushing === 'read' ? 'read the write cache of' : `set write cache ${writeCache}, flushing ${flushing} on`} guest disk ${disk} (DeviceIoControl)`;
+  const r = await runScript(w, TOOLS_GUEST_CACHE_BODY, { disk, writeCache, flushing }, what);
+  if (r.exitCode !== 0) throw new RemoteCommandFailed({ host: w.o.target, what, command: r.shown, exitCode: r.exitCode, stderr: r.err, reason: 'exit' });
+  return parseDiskCacheState(r.out, `${w.o.target}: ${what}`);
+}
+
 /**
  * A Windows guest through guest operations: each call is powershell.exe (-EncodedCommand, the data
  * as base64 JSON: hyperv/powershell.ts TOOLS_GUEST_*_BODY) started in the guest, writing its results
@@ -359,6 +371,7 @@ export function toolsWindowsRunner(ops: GuestOperations, o: ToolsRunnerOptions &
       return { exitCode: r.exitCode, output: r.out + (r.err ? `\n${r.err}` : '') };
     },
     stopOwned: (owner, exe) => stopOwnedProgram(w, owner, exe),
+    diskCache: (disk, set) => diskCacheOf(w, disk, set),
     async close() {
       await o.onClose?.();
     },

@@ -20,7 +20,7 @@ import { checkPoliciesOnline } from './storage-policy.ts';
 import { isTransient } from './retrying.ts';
 import { planVsphereSteps } from './steps.ts';
 import { LINUX_GUEST_FILESYSTEMS } from '../guest-disk.ts';
-import { guestSettingsOnWindows } from '../guest-settings-axes.ts';
+import { guestSettingsOnWindows, writeCacheOnLinux } from '../guest-settings-axes.ts';
 import { estimateSteps, schemasOf } from '../operations.ts';
 import { VSPHERE_OPERATIONS } from './operations/index.ts';
 import { vspherePreflight } from './preflight.ts';
@@ -181,7 +181,7 @@ export const vsphere = {
     return out;
   },
   validate(t, values, name) {
-    const out: AxisDiagnostic[] = t.guest.os === 'windows' ? guestSettingsOnWindows(values, name) : [];
+    const out: AxisDiagnostic[] = t.guest.os === 'windows' ? guestSettingsOnWindows(values, name) : writeCacheOnLinux(values, name);
     // guest.filesystem: each guest makes its own kind (the axis lists both)
     for (const [i, f] of (values['guest.filesystem'] ?? []).entries()) {
       if (t.guest.os === 'windows' && !(WINDOWS_GUEST_FILESYSTEMS as readonly unknown[]).includes(f)) {

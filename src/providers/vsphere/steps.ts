@@ -8,11 +8,11 @@ import type { PlannedStep } from '../../contract/provider.ts';
 import { checkVmfsBlockSize, isVmfsKind } from '../vmfs-block-size.ts';
 import { checkBlockSizeKbSupported, checkNvmeSupported, checkVmfs3FileSize, checkVmfsCreatable, parseEsxiVersion } from '../esxi-version.ts';
 import { GUEST_DISK_OPERATION, GUEST_FS_OPERATION, LINUX_GUEST_FILESYSTEMS } from '../guest-disk.ts';
-import { createNasDatastore, createVmfsDatastore, guestDisk, guestFilesystem, guestSettings, reconfigVm, windowsGuestDisk, windowsGuestVolume } from './operations/index.ts';
+import { createNasDatastore, createVmfsDatastore, guestDisk, guestFilesystem, guestSettings, reconfigVm, windowsGuestDisk, windowsGuestVolume, windowsWriteCache } from './operations/index.ts';
 import { GUEST_WINDOWS_DISK_OPERATION, GUEST_WINDOWS_VOLUME_OPERATION } from './operations/windows-guest-disk.ts';
 import { RDM_COMPATIBILITY } from './disks.ts';
 import { GUEST_FILESYSTEMS as WINDOWS_GUEST_FILESYSTEMS, VOLUME_SPECS } from '../hyperv/guest-volume.ts';
-import { guestSettingsWanted } from '../guest-settings-axes.ts';
+import { guestSettingsWanted, writeCacheWanted } from '../guest-settings-axes.ts';
 import { VSPHERE_BLOCK_SIZES_KB, VSPHERE_BLOCK_SIZES_MB, VSPHERE_CONTROLLERS, VSPHERE_DATASTORE_KINDS, VSPHERE_DISK_FORMATS } from './axes.ts';
 import type { VsphereStepTarget } from './config.ts';
 
@@ -103,6 +103,9 @@ export function planVsphereSteps(axes: Axes, target: VsphereStepTarget, names: {
   const settings = guestSettingsWanted(axes, target.guestOs);
   // after guest-disk (it finds the disk), torn down before it: restored while the disk is attached
   if (settings) steps.push(guestSettings.step({ step: 'guest-settings', arguments: { host: target.host, vm: target.vm, datacenter: target.datacenter, ...settings }, destructive: false, creates: { kind: 'guest-settings', name: `${names.prefix}-guest-settings` } }));
+  // the Windows guest's: the disk's write cache (../windows-write-cache.ts), after guest-disk like the Linux settings
+  const cache = writeCacheWanted(axes, target.guestOs);
+  if (cache) steps.push(windowsWriteCache.step({ step: 'guest-settings', arguments: { host: target.host, vm: target.vm, datacenter: target.datacenter, ...cache }, destructive: false, creates: { kind: 'guest-write-cache', name: `${names.prefix}-guest-write-cache` } }));
   return steps;
 }
 

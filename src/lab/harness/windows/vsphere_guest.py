@@ -25,6 +25,7 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.realpath(__file__)))
+import disk_cache  # noqa: E402
 import diskspd_standin  # noqa: E402
 import guest_storage  # noqa: E402
 # the Microsoft C runtime's argument splitting; a process's start time as .NET's Process.StartTime
@@ -110,6 +111,8 @@ def load_guest():
                        'UniqueId': d['serial'].upper() if d['serial'] else None,
                        'FriendlyName': 'VMware Virtual disk SCSI Disk Device', 'PartitionStyle': 'RAW', 'partitions': []}
                 st['media'][slot] = med
+                # a disk device starting in that slot: disk.sys applies the slot's stored write cache setting
+                disk_cache.start(vm, slot, med)
             med['Number'] = 1000 + i  # the medium's own number (never shown to the guest)
             state['disks'].append(med)
             vm['drives'][slot] = {'DiskNumber': med['Number']}
@@ -195,9 +198,9 @@ def decode_ps(argv):
     if not m:
         raise PsFail('powershell.exe stand-in: script does not start with the known prelude', 65)
     body = m.group(2).rstrip('\n')
-    shape = {TOOLS_CALL_BODY: 'call', TOOLS_RUN_BODY: 'run', TOOLS_REMOVE_BODY: 'remove'}.get(body)
+    shape = {TOOLS_CALL_BODY: 'call', TOOLS_RUN_BODY: 'run', TOOLS_REMOVE_BODY: 'remove', disk_cache.TOOLS_CACHE_BODY: 'cache'}.get(body)
     if shape is None:
-        raise PsFail('powershell.exe stand-in: unknown script shape (only the vSphere guest-operations CALL, RUN and REMOVE bodies are implemented)', 65)
+        raise PsFail('powershell.exe stand-in: unknown script shape (only the vSphere guest-operations CALL, RUN, REMOVE and CACHE bodies are implemented)', 65)
     return shape, json.loads(base64.b64decode(m.group(1)).decode('utf-8'))
 
 
@@ -252,13 +255,34 @@ def run_powershell(argv):
                 save_guest(st)
             write_text(p['out'], json.dumps(out, separators=(',', ':')))
             return 0, '', ''
+        if shape == 'cache':
+            return run_cache(p)
         return start_process(p)
-    except (guest_storage.Fail, OSError) as e:
+    except (guest_storage.Fail, disk_cache.Fail, OSError) as e:
         try:
             write_text(p['err'], str(e) + '\r\n')
         except OSError:
             pass
         return 1, '', ''
+
+
+def run_cache(p):
+    """TOOLS_CACHE_BODY (disk_cache.py): [StorsweepDiskCache]::Run([int]$p.disk, [string]$p.writeCache, [string]$p.flushing),
+    its result as ConvertTo-Json -Compress to $p.out."""
+    model, st, state, vm = load_guest()
+    try:
+        disk = p.get('disk')
+        if not isinstance(disk, int) or isinstance(disk, bool):
+            # [int]$p.disk of a value that is not a number (PowerShell's conversion error)
+            raise disk_cache.Fail(f'Cannot convert value "{disk}" to type "System.Int32". Error: "Input string was not in a correct format."')
+        slot = vm.get('guestDisks', {}).get(str(disk))
+        med = guest_storage.medium(state, vm, slot) if slot is not None else None
+        # [string]$null is the empty string
+        r = disk_cache.run(vm, slot, med, *('' if p.get(k) is None else str(p.get(k)) for k in ('writeCache', 'flushing')))
+    finally:
+        save_guest(st)
+    write_text(p['out'], json.dumps(r, separators=(',', ':')))
+    return 0, '', ''
 
 
 def start_process(p):

@@ -4,6 +4,7 @@ import { guestDisk, guestVolume } from './guest-disk.ts';
 import { newVhd } from './new-vhd.ts';
 import { offlineDisk } from './offline-disk.ts';
 import { diskspd } from './workload.ts';
+import { writeCache } from './write-cache.ts';
 
-export { attachDrive, guestDisk, guestVolume, newVhd, offlineDisk };
-export const HYPERV_OPERATIONS = [newVhd, offlineDisk, attachDrive, guestDisk, guestVolume, diskspd] as const;
+export { attachDrive, guestDisk, guestVolume, newVhd, offlineDisk, writeCache };
+export const HYPERV_OPERATIONS = [newVhd, offlineDisk, attachDrive, guestDisk, guestVolume, writeCache, diskspd] as const;

@@ -3,9 +3,10 @@ import { createNasDatastore } from './create-nas-datastore.ts';
 import { createVmfsDatastore } from './create-vmfs-datastore.ts';
 import { guestDisk, guestFilesystem } from './guest-disk.ts';
 import { guestSettings } from './guest-settings.ts';
+import { windowsWriteCache } from './windows-write-cache.ts';
 import { reconfigVm } from './reconfig-vm.ts';
 import { windowsGuestDisk, windowsGuestVolume } from './windows-guest-disk.ts';
 import { diskspd, fio } from './workload.ts';
 
-export { createNasDatastore, createVmfsDatastore, guestDisk, guestFilesystem, guestSettings, reconfigVm, windowsGuestDisk, windowsGuestVolume };
-export const VSPHERE_OPERATIONS = [createVmfsDatastore, createNasDatastore, reconfigVm, guestDisk, guestFilesystem, windowsGuestDisk, windowsGuestVolume, guestSettings, fio, diskspd] as const;
+export { createNasDatastore, createVmfsDatastore, guestDisk, guestFilesystem, guestSettings, reconfigVm, windowsGuestDisk, windowsGuestVolume, windowsWriteCache };
+export const VSPHERE_OPERATIONS = [createVmfsDatastore, createNasDatastore, reconfigVm, guestDisk, guestFilesystem, windowsGuestDisk, windowsGuestVolume, guestSettings, windowsWriteCache, fio, diskspd] as const;
