@@ -24,6 +24,7 @@ import { guestSettingsOnWindows } from '../guest-settings-axes.ts';
 import { estimateSteps, schemasOf } from '../operations.ts';
 import { VSPHERE_OPERATIONS } from './operations/index.ts';
 import { vspherePreflight } from './preflight.ts';
+import { vmCountDiagnostics, VM_COUNT_AXIS } from './vm-count.ts';
 
 const name = nameField;
 
@@ -123,7 +124,11 @@ function compose(target: VsphereTarget, ctx: ComposeContext): Composition {
     tools
       ? target.guest.os === 'windows'
         ? { windowsGuest: { open: () => tools.openWindows() } }
-        : { guest: { byIdDir: target.guest.byIdDir, sudo: target.guest.sudo, open: () => tools.openLinux() } }
+        : {
+            guest: { byIdDir: target.guest.byIdDir, sudo: target.guest.sudo, open: () => tools.openLinux() },
+            // a vm.count clone's guest: a copy of the target's, through guest operations too (vm-count.ts)
+            guestFor: (vm: string) => ({ byIdDir: target.guest.byIdDir, sudo: target.guest.sudo, open: () => tools.forVm(vm).openLinux() }),
+          }
       : { guest: { byIdDir: target.guest.byIdDir, sudo: target.guest.sudo, open: guestOpener(ctx, target.guest) } };
   return {
     provider: 'vsphere',
@@ -178,6 +183,7 @@ export const vsphere = {
   },
   validate(t, values, name) {
     const out: AxisDiagnostic[] = t.guest.os === 'windows' ? guestSettingsOnWindows(values, name) : [];
+    out.push(...vmCountDiagnostics(t.guest, values[VM_COUNT_AXIS] ?? [], name));
     // guest.filesystem: each guest makes its own kind (the axis lists both)
     for (const [i, f] of (values['guest.filesystem'] ?? []).entries()) {
       if (t.guest.os === 'windows' && !(WINDOWS_GUEST_FILESYSTEMS as readonly unknown[]).includes(f)) {
