@@ -182,7 +182,10 @@ async function measuredTogether(c: MemberRunContext, members: Member[], rep: num
   const agg = aggregateVmPass(whole);
   const shared = { startedAt: Math.max(...seen.map((s) => s.startedAt)), endedAt: Math.min(...seen.map((s) => s.endedAt)) };
   agg.vm = { ...agg.vm, role: 'aggregate', count: members.length, startedAt: iso(shared.startedAt), endedAt: iso(shared.endedAt), startSkewMs: skew };
-  agg.metadata = { ...agg.metadata, startSkewBoundMs: bound, ...(skew > bound ? { startSkewExceeded: true } : {}) };
+  // what names one VM's disk (its device, WWN, VM) is no fact of the aggregate
+  const perVm = new Set(members.flatMap((m) => Object.keys(m.target.facts)));
+  const facts = Object.fromEntries(Object.entries(agg.metadata ?? {}).filter(([k]) => !perVm.has(k)));
+  agg.metadata = { ...facts, startSkewBoundMs: bound, ...(skew > bound ? { startSkewExceeded: true } : {}) };
   c.emit({ type: 'result', permutationId: c.perm.permutationId, repetition: rep, testId: test.id, iops: agg.iops, bytesPerSecond: agg.bytesPerSecond });
   return [...out, agg];
 }

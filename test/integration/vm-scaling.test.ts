@@ -1,0 +1,169 @@
+// playbooks/vm-scaling.yaml on the lab (issue 32, vm.count [1, 2, 4]): every VM a full clone of the
+// lab's Linux guest VM, made, measured and destroyed by the run. Asserted from outside our code:
+// the harness's call log (one CloneVM_Task and one Destroy_Task per clone, each clone's guest
+// running programs through guest operations), pyvmomi's listing of the inventory afterwards (no VM
+// of the run left), the lab guest accounts (each clone had one of its own, none left), and the
+// records: per pass and test N member records (VMs 1..N, their own names and disks) and one
+// aggregate, every member's measured window overlapping every other's. A run killed with -9 while
+// the 4-VM permutation measures, then `run --resume`, leaves no clone behind either.
+import fs from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { labPaths, labUp, TOOLS_LINUX_VM, type LabState } from '../../src/lab/lab.ts';
+import { stopPid } from '../../src/lab/sshd.ts';
+import { stopVcsimPid, vcsimControl, type VcsimControl } from '../../src/lab/vcsim.ts';
+import { REPO_ROOT, runCli } from '../helpers/cli.ts';
+import { probeOne } from '../helpers/pyvmomi-probe.ts';
+import { readRun, runCliWhen } from '../helpers/vsphere-lab.ts';
+
+interface Rec {
+  permutationId: string;
+  axes: Record<string, unknown>;
+  test: { id: string };
+  iops: number | null;
+  metadata: Record<string, unknown>;
+  vm?: { role: string; count: number; index?: number; name?: string; startedAt?: string; endedAt?: string; startSkewMs?: number };
+}
+
+const PLAYBOOK = path.join(REPO_ROOT, 'playbooks', 'vm-scaling.yaml');
+let root: string;
+let lab: LabState;
+let control: VcsimControl;
+
+const records = async (runDir: string): Promise<Rec[]> =>
+  (await fs.readFile(path.join(runDir, 'results.jsonl'), 'utf8').catch(() => '')).split('\n').filter(Boolean).map((l) => JSON.parse(l) as Rec);
+/** the VMs the inventory has now, by pyvmomi */
+const vmsNow = async (): Promise<string[]> => {
+  const vc = lab.vcsim!;
+  const password = (await fs.readFile(labPaths(root).vcsimPassword, 'utf8')).trim();
+  const r = await probeOne({ url: vc.url, username: vc.username, password, certFile: vc.certFile }, { op: 'about' });
+  return r.vms as string[];
+};
+/** local accounts the harness made for lab guests of clones of this lab (their comment names the clone and the lab's guest root) */
+const cloneAccounts = async (): Promise<string[]> =>
+  (await fs.readFile('/etc/passwd', 'utf8')).split('\n').filter((l) => l.includes('storsweep vcsim lab guest ss-') && l.includes(root)).map((l) => l.split(':')[0]!);
+
+beforeAll(async () => {
+  root = await fs.mkdtemp(path.join(os.tmpdir(), 'ss-vmscale-'));
+  await fs.chmod(root, 0o755); // the lab guests are local users: their directories under it must be reachable
+  lab = await labUp(root, { vcsim: true });
+  control = vcsimControl({ url: lab.vcsim!.url, certFile: lab.vcsim!.certFile });
+}, 300_000);
+
+afterAll(async () => {
+  if (lab?.vcsim) await stopVcsimPid(lab.vcsim.pid);
+  if (lab) await stopPid(lab.ssh.pid);
+  if (root) await fs.rm(root, { recursive: true, force: true });
+}, 120_000);
+
+describe('playbooks/vm-scaling.yaml on the lab', () => {
+  let runDir: string;
+  let code: number | null;
+  let out: string;
+  let recs: Rec[];
+  let cloned: string[];
+  let destroyed: string[];
+  let guestOpsOn: Set<string>;
+  beforeAll(async () => {
+    await control.reset();
+    const cli = await runCli(['run', PLAYBOOK, '-i', labPaths(root).inventory, '--json', '--no-report'], { cwd: root, timeoutMs: 600_000 });
+    code = cli.code;
+    out = cli.stdout + cli.stderr;
+    runDir = path.resolve(root, (JSON.parse(cli.stdout.trim().split('\n').pop() ?? '{}') as { runDir?: string }).runDir ?? '');
+    recs = await records(runDir);
+    const log = await control.log();
+    cloned = log.filter((c) => c.method === 'CloneVM_Task').map((c) => c.vm!);
+    destroyed = log.filter((c) => c.method === 'Destroy_Task').map((c) => c.vm!);
+    guestOpsOn = new Set((await control.guestOps()).calls.filter((c) => c.method === 'StartProgramInGuest').map((c) => c.vm));
+  }, 660_000);
+
+  it('succeeds', () => {
+    expect(code, out).toBe(0);
+  });
+
+  it('clones the target\'s VM 1 + 2 + 4 times, each under the run\'s owned name, and destroys every clone (harness call log)', () => {
+    expect(cloned).toHaveLength(7);
+    expect(new Set(cloned).size).toBe(7);
+    for (const name of cloned) expect(name).toMatch(/^ss-r[0-9a-z]+-p[0-9a-f]{12}-vm[1-4]$/);
+    expect([...destroyed].sort()).toEqual([...cloned].sort());
+  });
+
+  it('ran programs in every clone\'s own guest through guest operations, and never measured the target\'s own VM', () => {
+    for (const name of cloned) expect(guestOpsOn.has(name), name).toBe(true);
+    const measuredVms = new Set(recs.filter((r) => r.vm?.role === 'member').map((r) => r.vm!.name));
+    expect(measuredVms.has(TOOLS_LINUX_VM)).toBe(false);
+    expect([...measuredVms].sort()).toEqual([...cloned].sort());
+  });
+
+  it('leaves no clone in the inventory (pyvmomi) and no clone guest account on the lab machine', async () => {
+    const vms = await vmsNow();
+    expect(vms).toContain(TOOLS_LINUX_VM);
+    expect(vms.filter((v) => v.startsWith('ss-'))).toEqual([]);
+    expect(await cloneAccounts()).toEqual([]);
+  });
+
+  it('records N members and one aggregate per pass and test, the members each their own VM and disk', () => {
+    const byPerm = new Map<number, Rec[]>();
+    for (const r of recs) byPerm.set(r.axes['vm.count'] as number, [...(byPerm.get(r.axes['vm.count'] as number) ?? []), r]);
+    expect([...byPerm.keys()].sort()).toEqual([1, 2, 4]);
+    for (const [n, rs] of byPerm) {
+      const members = rs.filter((r) => r.vm?.role === 'member');
+      const aggregates = rs.filter((r) => r.vm?.role === 'aggregate');
+      expect(members.map((m) => m.vm!.index).sort()).toEqual(Array.from({ length: n }, (_, i) => i + 1));
+      expect(new Set(members.map((m) => m.vm!.name)).size).toBe(n);
+      expect(new Set(members.map((m) => m.metadata.deviceWwn ?? m.metadata.device)).size).toBe(n);
+      for (const m of members) expect(m.vm!.count).toBe(n);
+      expect(aggregates).toHaveLength(1);
+      expect(aggregates[0]!.vm).toMatchObject({ count: n });
+      expect(typeof aggregates[0]!.vm!.startSkewMs).toBe('number');
+      expect(aggregates[0]!.iops).toBeCloseTo(members.reduce((s, m) => s + (m.iops ?? 0), 0), 6);
+    }
+  });
+
+  it('measures every VM over the same window: each member\'s window overlaps every other\'s', () => {
+    for (const n of [2, 4]) {
+      const members = recs.filter((r) => r.vm?.role === 'member' && r.vm.count === n);
+      const latestStart = Math.max(...members.map((m) => Date.parse(m.vm!.startedAt!)));
+      const earliestEnd = Math.min(...members.map((m) => Date.parse(m.vm!.endedAt!)));
+      expect(latestStart, `vm.count ${n}: a VM started after another had ended`).toBeLessThan(earliestEnd);
+    }
+  });
+
+  it('stores each member under a key of its own beside the aggregate', () => {
+    const keys = readRun(runDir, (db) => (db.prepare('SELECT test_id FROM results').all() as Array<{ test_id: string }>).map((r) => r.test_id));
+    expect(keys.filter((k) => /@vm\d+$/.test(k))).toHaveLength(1 + 2 + 4);
+    expect(keys.filter((k) => !k.includes('@vm'))).toHaveLength(3);
+  });
+});
+
+describe('kill -9 during the 4-VM permutation, then run --resume', () => {
+  it('leaves no clone behind (harness call log, pyvmomi), the killed run\'s clones each having had a guest account of its own', async () => {
+    await control.reset();
+    const runsDir = path.join(root, 'killed');
+    let accountsAtKill: Array<{ vm: string; account: string; uid: number }> = [];
+    // four disks found in four clones' guests: the 4-VM permutation is about to measure or measuring
+    const measuringFour = (dir: string) =>
+      readRun(dir, (db) => (db.prepare("SELECT count(*) AS n FROM journal j JOIN permutations p ON p.permutation_id = j.permutation_id WHERE j.step = 'measure' AND j.event = 'found' AND p.axes LIKE '%\"vm.count\":4%'").get() as { n: number }).n) >= 4;
+    const killed = await runCliWhen(['run', PLAYBOOK, '-i', labPaths(root).inventory, '--out', runsDir, '--json', '--no-report'], { runsDir }, measuringFour, async (pid) => {
+      process.kill(pid, 'SIGKILL');
+      accountsAtKill = (await control.guestOps()).accounts;
+    });
+    expect(killed.fired).toBe(true);
+    expect(killed.code).toBeNull();
+    const left = (await vmsNow()).filter((v) => v.startsWith('ss-'));
+    expect(left.length).toBeGreaterThanOrEqual(4);
+    const cloneAccountsAtKill = accountsAtKill.filter((a) => a.vm.startsWith('ss-'));
+    const source = accountsAtKill.find((a) => a.vm === TOOLS_LINUX_VM)!;
+    expect(cloneAccountsAtKill.map((a) => a.vm).sort()).toEqual([...left].sort());
+    expect(new Set([source.uid, ...cloneAccountsAtKill.map((a) => a.uid)]).size).toBe(cloneAccountsAtKill.length + 1);
+
+    const resumed = await runCli(['run', '--resume', killed.runDir!, '--json', '--no-report'], { cwd: root, timeoutMs: 600_000 });
+    expect(resumed.code, resumed.stdout + resumed.stderr).toBe(0);
+    const destroyed = (await control.log()).filter((c) => c.method === 'Destroy_Task').map((c) => c.vm!);
+    for (const name of left) expect(destroyed, `${name} was never destroyed`).toContain(name);
+    expect((await vmsNow()).filter((v) => v.startsWith('ss-'))).toEqual([]);
+    expect(await cloneAccounts()).toEqual([]);
+    expect((await control.guestProcesses()).filter((p) => p.vm.startsWith('ss-'))).toEqual([]);
+  }, 900_000);
+});
