@@ -66,6 +66,15 @@ exec setpriv --reuid="$u" --regid="$g" "$gr" -- "$@"`
 	return cmd
 }
 
+// hostPath is where a Linux guest's path is on this machine, for what the harness itself reads as
+// root: a clone's paths under the source's scratch directory are in its own.
+func (gv *guestVM) hostPath(p string) string {
+	if gv.hostRoot != "" && (p == gv.root || strings.HasPrefix(p, gv.root+"/")) {
+		return gv.hostRoot + strings.TrimPrefix(p, gv.root)
+	}
+	return p
+}
+
 // copyDevices: a shallow copy of each device (a disk's flat backing copied too), for the source.
 func copyDevices(devs []types.BaseVirtualDevice) []types.BaseVirtualDevice {
 	out := make([]types.BaseVirtualDevice, len(devs))

@@ -1172,7 +1172,7 @@ func (g *guestOps) fromGuest(req *types.InitiateFileTransferFromGuest) (*types.F
 			return nil, f
 		}
 		var err error
-		if fi, err = os.Stat(req.GuestFilePath); err != nil {
+		if fi, err = os.Stat(gv.hostPath(req.GuestFilePath)); err != nil {
 			return nil, &types.FileNotFound{FileFault: types.FileFault{File: req.GuestFilePath}}
 		}
 		t.path = req.GuestFilePath
