@@ -27,6 +27,8 @@ interface Rec {
 }
 
 const PLAYBOOK = path.join(REPO_ROOT, 'playbooks', 'vm-scaling.yaml');
+// a measured fio pass as the guest lists it (not the pre-fill's job, not `fio --version`)
+const FIO_PASS = /(^|[\s/'"])fio\s+--name=(?!storsweep-prefill)/;
 let root: string;
 let lab: LabState;
 let control: VcsimControl;
@@ -138,32 +140,56 @@ describe('playbooks/vm-scaling.yaml on the lab', () => {
 });
 
 describe('kill -9 during the 4-VM permutation, then run --resume', () => {
-  it('leaves no clone behind (harness call log, pyvmomi), the killed run\'s clones each having had a guest account of its own', async () => {
+  it('stops the fio left in each clone\'s guest before its disk goes, and leaves no clone behind (call log, guest processes, pyvmomi)', async () => {
     await control.reset();
     const runsDir = path.join(root, 'killed');
+    // 1 VM (the baseline), then 4: passes long enough that the killed run's fio outlives the resume's start
+    const args = ['run', PLAYBOOK, '-i', labPaths(root).inventory, '--out', runsDir, '--json', '--no-report', '--set', 'matrix.vm.count=[1, 4]', '--set', 'settings.runtimeSec=12'];
+    const isClone = (vm: string) => vm.startsWith('ss-');
+    let measuring = 0;
+    let polling = true;
+    const poll = (async () => {
+      while (polling) {
+        const running = await control.guestProcesses().catch(() => []);
+        measuring = new Set(running.filter((p) => isClone(p.vm) && FIO_PASS.test(p.cmdLine)).map((p) => p.vm)).size;
+        await new Promise((r) => setTimeout(r, 50));
+      }
+    })();
     let accountsAtKill: Array<{ vm: string; account: string; uid: number }> = [];
-    // four disks found in four clones' guests: the 4-VM permutation is about to measure or measuring
-    const measuringFour = (dir: string) =>
-      readRun(dir, (db) => (db.prepare("SELECT count(*) AS n FROM journal j JOIN permutations p ON p.permutation_id = j.permutation_id WHERE j.step = 'measure' AND j.event = 'found' AND p.axes LIKE '%\"vm.count\":4%'").get() as { n: number }).n) >= 4;
-    const killed = await runCliWhen(['run', PLAYBOOK, '-i', labPaths(root).inventory, '--out', runsDir, '--json', '--no-report'], { runsDir }, measuringFour, async (pid) => {
+    let killedAt = 0;
+    const killed = await runCliWhen(args, { runsDir }, () => measuring >= 4, async (pid) => {
       process.kill(pid, 'SIGKILL');
+      killedAt = Date.now();
       accountsAtKill = (await control.guestOps()).accounts;
     });
-    expect(killed.fired).toBe(true);
+    polling = false;
+    await poll;
+    expect(killed.fired, `fio never ran in the 4 clones at once: ${killed.stdout}${killed.stderr}`).toBe(true);
     expect(killed.code).toBeNull();
-    const left = (await vmsNow()).filter((v) => v.startsWith('ss-'));
-    expect(left.length).toBeGreaterThanOrEqual(4);
-    const cloneAccountsAtKill = accountsAtKill.filter((a) => a.vm.startsWith('ss-'));
+    const left = (await vmsNow()).filter(isClone);
+    expect(left).toHaveLength(4);
+    // each clone had a guest account of its own: four uids, none the source guest's
+    const cloneAccountsAtKill = accountsAtKill.filter((a) => isClone(a.vm));
     const source = accountsAtKill.find((a) => a.vm === TOOLS_LINUX_VM)!;
     expect(cloneAccountsAtKill.map((a) => a.vm).sort()).toEqual([...left].sort());
-    expect(new Set([source.uid, ...cloneAccountsAtKill.map((a) => a.uid)]).size).toBe(cloneAccountsAtKill.length + 1);
+    expect(new Set([source.uid, ...cloneAccountsAtKill.map((a) => a.uid)]).size).toBe(5);
 
     const resumed = await runCli(['run', '--resume', killed.runDir!, '--json', '--no-report'], { cwd: root, timeoutMs: 600_000 });
     expect(resumed.code, resumed.stdout + resumed.stderr).toBe(0);
-    const destroyed = (await control.log()).filter((c) => c.method === 'Destroy_Task').map((c) => c.vm!);
-    for (const name of left) expect(destroyed, `${name} was never destroyed`).toContain(name);
-    expect((await vmsNow()).filter((v) => v.startsWith('ss-'))).toEqual([]);
+    const log = await control.log();
+    const processes = (await control.guestOps()).processes;
+    for (const vm of left) {
+      expect(log.some((c) => c.method === 'Destroy_Task' && c.vm === vm), `${vm} was never destroyed`).toBe(true);
+      // no disk of a clone was detached under the killed run's fio: each of its fio ended first
+      const removed = log.find((c) => c.method === 'ReconfigVM_Task' && c.start > killedAt && (c.devices ?? []).some((d) => d.startsWith('remove ') && d.includes(`${vm}-disk.vmdk`)));
+      expect(removed, `${vm}'s disk was never removed`).toBeDefined();
+      // the killed run's (the redo makes clones of the same names, and measures in them again)
+      const fio = processes.filter((p) => p.vm === vm && !p.child && FIO_PASS.test(p.cmdLine) && Date.parse(p.startTime) < killedAt);
+      expect(fio.length, `no fio pass ran in ${vm}`).toBeGreaterThan(0);
+      for (const p of fio) expect(p.endTime && Date.parse(p.endTime), `${vm}: fio (pid ${p.pid}) still ran when its disk was removed`).toBeLessThan(removed!.start);
+    }
+    expect((await vmsNow()).filter(isClone)).toEqual([]);
     expect(await cloneAccounts()).toEqual([]);
-    expect((await control.guestProcesses()).filter((p) => p.vm.startsWith('ss-'))).toEqual([]);
+    expect((await control.guestProcesses()).filter((p) => isClone(p.vm))).toEqual([]);
   }, 900_000);
 });
