@@ -177,12 +177,15 @@ describe('kill -9 during the 4-VM permutation, then run --resume', () => {
     const resumed = await runCli(['run', '--resume', killed.runDir!, '--json', '--no-report'], { cwd: root, timeoutMs: 600_000 });
     expect(resumed.code, resumed.stdout + resumed.stderr).toBe(0);
     const log = await control.log();
-    const processes = (await control.guestOps()).processes;
+    const { processes, calls } = await control.guestOps();
     for (const vm of left) {
       expect(log.some((c) => c.method === 'Destroy_Task' && c.vm === vm), `${vm} was never destroyed`).toBe(true);
       // no disk of a clone was detached under the killed run's fio: each of its fio ended first
       const removed = log.find((c) => c.method === 'ReconfigVM_Task' && c.start > killedAt && (c.devices ?? []).some((d) => d.startsWith('remove ') && d.includes(`${vm}-disk.vmdk`)));
       expect(removed, `${vm}'s disk was never removed`).toBeDefined();
+      // the resume looked in that clone's own guest before the disk went (the lab's guests share one
+      // process table, so another guest's stop could end the fio too; a real guest's could not)
+      expect(calls.some((c) => c.vm === vm && c.method === 'StartProgramInGuest' && Date.parse(c.time) > killedAt && Date.parse(c.time) < removed!.start), `nothing ran in ${vm}'s guest before its disk was removed`).toBe(true);
       // the killed run's (the redo makes clones of the same names, and measures in them again)
       const fio = processes.filter((p) => p.vm === vm && !p.child && FIO_PASS.test(p.cmdLine) && Date.parse(p.startTime) < killedAt);
       expect(fio.length, `no fio pass ran in ${vm}`).toBeGreaterThan(0);
