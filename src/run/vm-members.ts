@@ -56,7 +56,7 @@ export class Barrier {
   constructor(private readonly n: number) {}
 
   arrive(): Promise<void> {
-    if (this.broken !== null) return Promise.reject(this.broken instanceof Error ? this.broken : new Error(String(this.broken)));
+    if (this.broken !== null) return Promise.reject(this.broken instanceof Error ? this.broken : new Error(errorMessage(this.broken)));
     this.arrived++;
     const p = new Promise<void>((resolve, reject) => this.waiters.push({ resolve, reject }));
     if (this.arrived >= this.n) for (const w of this.waiters.splice(0)) w.resolve();
@@ -124,7 +124,7 @@ export async function runMemberWorkload(c: MemberRunContext, targets: Member['ta
     await prefillAll(c, members);
     return await runRepetitions(c, members, span);
   } finally {
-    await Promise.all(opened.map((o) => (o.status === 'fulfilled' ? o.value.close().catch(() => undefined) : undefined)));
+    await Promise.all(opened.map((o) => (o.status === 'fulfilled' ? o.value.close().catch(() => undefined) : Promise.resolve())));
   }
 }
 

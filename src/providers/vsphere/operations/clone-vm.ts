@@ -50,7 +50,7 @@ async function foreignDisks(h: VsphereHost, vm: MoRef, name: string): Promise<st
   const devices = await (await h.client()).devices(vm);
   return devices
     .filter((d) => d._type === 'VirtualDisk')
-    .map((d) => String(d.backing?.fileName ?? ''))
+    .map((d) => (typeof d.backing?.fileName === 'string' ? d.backing.fileName : ''))
     .filter((f) => {
       const dir = (splitDatastorePath(f)?.folder ?? '').replace(/^\[[^\]]+\]\s*/, '');
       return dir !== name && !dir.startsWith(`${name}/`);
