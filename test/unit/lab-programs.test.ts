@@ -50,6 +50,8 @@ const PROGRAMS: Record<string, string> = {
   findmnt: 'guest.filesystem teardown: what is mounted',
   rmdir: 'guest.filesystem teardown: the mount point',
   uname: 'the guest\'s kernel, recorded',
+  unshare: 'a vm.count clone\'s guest programs: a mount namespace of their own (harness clones.go)',
+  setpriv: 'a clone\'s guest programs: dropping to its account after the bind mount',
 };
 
 /** The lab's own stand-ins (ESXi shell tools, powershell.exe): files of the harness, no package. */
