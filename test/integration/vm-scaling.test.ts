@@ -132,6 +132,12 @@ describe('playbooks/vm-scaling.yaml on the lab', () => {
     }
   });
 
+  it('reports from those records (the report reads member and aggregate records alike)', async () => {
+    const r = await runCli(['report', runDir], { cwd: root });
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toContain('vm.count');
+  });
+
   it('stores each member under a key of its own beside the aggregate', () => {
     const keys = readRun(runDir, (db) => (db.prepare('SELECT test_id FROM results').all() as Array<{ test_id: string }>).map((r) => r.test_id));
     expect(keys.filter((k) => /@vm\d+$/.test(k))).toHaveLength(1 + 2 + 4);
