@@ -145,60 +145,77 @@ describe('playbooks/vm-scaling.yaml on the lab', () => {
   });
 });
 
-describe('kill -9 during the 4-VM permutation, then run --resume', () => {
-  it('stops the fio left in each clone\'s guest before its disk goes, and leaves no clone behind (call log, guest processes, pyvmomi)', async () => {
-    await control.reset();
-    const runsDir = path.join(root, 'killed');
-    // 1 VM (the baseline), then 4: passes long enough that the killed run's fio outlives the resume's start
-    const args = ['run', PLAYBOOK, '-i', labPaths(root).inventory, '--out', runsDir, '--json', '--no-report', '--set', 'matrix.vm.count=[1, 4]', '--set', 'settings.runtimeSec=12'];
-    const isClone = (vm: string) => vm.startsWith('ss-');
-    let measuring = 0;
-    let polling = true;
-    const poll = (async () => {
-      while (polling) {
-        const running = await control.guestProcesses().catch(() => []);
-        measuring = new Set(running.filter((p) => isClone(p.vm) && FIO_PASS.test(p.cmdLine)).map((p) => p.vm)).size;
-        await new Promise((r) => setTimeout(r, 50));
-      }
-    })();
-    let accountsAtKill: Array<{ vm: string; account: string; uid: number }> = [];
-    let killedAt = 0;
-    const killed = await runCliWhen(args, { runsDir }, () => measuring >= 4, async (pid) => {
-      process.kill(pid, 'SIGKILL');
-      killedAt = Date.now();
-      accountsAtKill = (await control.guestOps()).accounts;
-    });
-    polling = false;
-    await poll;
-    expect(killed.fired, `fio never ran in the 4 clones at once: ${killed.stdout}${killed.stderr}`).toBe(true);
-    expect(killed.code).toBeNull();
-    const left = (await vmsNow()).filter(isClone);
-    expect(left).toHaveLength(4);
-    // each clone had a guest account of its own: four uids, none the source guest's
-    const cloneAccountsAtKill = accountsAtKill.filter((a) => isClone(a.vm));
-    const source = accountsAtKill.find((a) => a.vm === TOOLS_LINUX_VM)!;
-    expect(cloneAccountsAtKill.map((a) => a.vm).sort()).toEqual([...left].sort());
-    expect(new Set([source.uid, ...cloneAccountsAtKill.map((a) => a.uid)]).size).toBe(5);
+const isClone = (vm: string) => vm.startsWith('ss-');
 
-    const resumed = await runCli(['run', '--resume', killed.runDir!, '--json', '--no-report'], { cwd: root, timeoutMs: 600_000 });
-    expect(resumed.code, resumed.stdout + resumed.stderr).toBe(0);
-    const log = await control.log();
-    const { processes, calls } = await control.guestOps();
-    for (const vm of left) {
-      expect(log.some((c) => c.method === 'Destroy_Task' && c.vm === vm), `${vm} was never destroyed`).toBe(true);
-      // no disk of a clone was detached under the killed run's fio: each of its fio ended first
-      const removed = log.find((c) => c.method === 'ReconfigVM_Task' && c.start > killedAt && (c.devices ?? []).some((d) => d.startsWith('remove ') && d.includes(`${vm}-disk.vmdk`)));
-      expect(removed, `${vm}'s disk was never removed`).toBeDefined();
-      // the resume looked in that clone's own guest before the disk went (the lab's guests share one
-      // process table, so another guest's stop could end the fio too; a real guest's could not)
-      expect(calls.some((c) => c.vm === vm && c.method === 'StartProgramInGuest' && Date.parse(c.time) > killedAt && Date.parse(c.time) < removed!.start), `nothing ran in ${vm}'s guest before its disk was removed`).toBe(true);
-      // the killed run's (the redo makes clones of the same names, and measures in them again)
-      const fio = processes.filter((p) => p.vm === vm && !p.child && FIO_PASS.test(p.cmdLine) && Date.parse(p.startTime) < killedAt);
-      expect(fio.length, `no fio pass ran in ${vm}`).toBeGreaterThan(0);
-      for (const p of fio) expect(p.endTime && Date.parse(p.endTime), `${vm}: fio (pid ${p.pid}) still ran when its disk was removed`).toBeLessThan(removed!.start);
+/** Runs the playbook (1 VM, then 4; 12-second passes) and SIGKILLs it while fio measures in all four clones. */
+async function killedWhileFourMeasure(runsDir: string): Promise<{ runDir: string; killedAt: number; left: string[] }> {
+  await control.reset();
+  // passes long enough that the killed run's fio outlives the next command's start
+  const args = ['run', PLAYBOOK, '-i', labPaths(root).inventory, '--out', runsDir, '--json', '--no-report', '--set', 'matrix.vm.count=[1, 4]', '--set', 'settings.runtimeSec=12'];
+  let measuring = 0;
+  let polling = true;
+  const poll = (async () => {
+    while (polling) {
+      const running = await control.guestProcesses().catch(() => []);
+      measuring = new Set(running.filter((p) => isClone(p.vm) && FIO_PASS.test(p.cmdLine)).map((p) => p.vm)).size;
+      await new Promise((r) => setTimeout(r, 50));
     }
-    expect((await vmsNow()).filter(isClone)).toEqual([]);
-    expect(await cloneAccounts()).toEqual([]);
-    expect((await control.guestProcesses()).filter((p) => isClone(p.vm))).toEqual([]);
+  })();
+  let accountsAtKill: Array<{ vm: string; account: string; uid: number }> = [];
+  let killedAt = 0;
+  const killed = await runCliWhen(args, { runsDir }, () => measuring >= 4, async (pid) => {
+    process.kill(pid, 'SIGKILL');
+    killedAt = Date.now();
+    accountsAtKill = (await control.guestOps()).accounts;
+  });
+  polling = false;
+  await poll;
+  expect(killed.fired, `fio never ran in the 4 clones at once: ${killed.stdout}${killed.stderr}`).toBe(true);
+  expect(killed.code).toBeNull();
+  const left = (await vmsNow()).filter(isClone);
+  expect(left).toHaveLength(4);
+  // each clone had a guest account of its own: four uids, none the source guest's
+  const cloneAccountsAtKill = accountsAtKill.filter((a) => isClone(a.vm));
+  const source = accountsAtKill.find((a) => a.vm === TOOLS_LINUX_VM)!;
+  expect(cloneAccountsAtKill.map((a) => a.vm).sort()).toEqual([...left].sort());
+  expect(new Set([source.uid, ...cloneAccountsAtKill.map((a) => a.uid)]).size).toBe(5);
+  return { runDir: killed.runDir!, killedAt, left };
+}
+
+/** Each killed clone: its fio stopped through its own guest before its disk went, then the clone destroyed; nothing of any clone left. */
+async function expectClonesGoneSafely(killedAt: number, left: readonly string[]): Promise<void> {
+  const log = await control.log();
+  const { processes, calls } = await control.guestOps();
+  for (const vm of left) {
+    expect(log.some((c) => c.method === 'Destroy_Task' && c.vm === vm), `${vm} was never destroyed`).toBe(true);
+    const removed = log.find((c) => c.method === 'ReconfigVM_Task' && c.start > killedAt && (c.devices ?? []).some((d) => d.startsWith('remove ') && d.includes(`${vm}-disk.vmdk`)));
+    expect(removed, `${vm}'s disk was never removed`).toBeDefined();
+    // something ran in that clone's own guest before the disk went: the stop (the lab's guests share
+    // one process table, so another guest's stop could end the fio too; a real guest's could not)
+    expect(calls.some((c) => c.vm === vm && c.method === 'StartProgramInGuest' && Date.parse(c.time) > killedAt && Date.parse(c.time) < removed!.start), `nothing ran in ${vm}'s guest before its disk was removed`).toBe(true);
+    // no disk was detached under the killed run's fio (a redo makes clones of the same names: only the killed run's)
+    const fio = processes.filter((p) => p.vm === vm && !p.child && FIO_PASS.test(p.cmdLine) && Date.parse(p.startTime) < killedAt);
+    expect(fio.length, `no fio pass ran in ${vm}`).toBeGreaterThan(0);
+    for (const p of fio) expect(p.endTime && Date.parse(p.endTime), `${vm}: fio (pid ${p.pid}) still ran when its disk was removed`).toBeLessThan(removed!.start);
+  }
+  expect((await vmsNow()).filter(isClone)).toEqual([]);
+  expect(await cloneAccounts()).toEqual([]);
+  expect((await control.guestProcesses()).filter((p) => isClone(p.vm))).toEqual([]);
+}
+
+describe('kill -9 during the 4-VM permutation', () => {
+  it('then run --resume: the fio left in each clone\'s guest stopped before its disk goes, no clone left (call log, guest processes, pyvmomi)', async () => {
+    const k = await killedWhileFourMeasure(path.join(root, 'killed-resume'));
+    const resumed = await runCli(['run', '--resume', k.runDir, '--json', '--no-report'], { cwd: root, timeoutMs: 600_000 });
+    expect(resumed.code, resumed.stdout + resumed.stderr).toBe(0);
+    await expectClonesGoneSafely(k.killedAt, k.left);
+  }, 900_000);
+
+  it('then cleanup: the same, and nothing measured again', async () => {
+    const k = await killedWhileFourMeasure(path.join(root, 'killed-cleanup'));
+    const cleaned = await runCli(['cleanup', k.runDir], { cwd: root, timeoutMs: 600_000 });
+    expect(cleaned.code, cleaned.stdout + cleaned.stderr).toBe(0);
+    await expectClonesGoneSafely(k.killedAt, k.left);
+    expect((await control.log()).filter((c) => c.method === 'CloneVM_Task' && c.start > k.killedAt)).toEqual([]);
   }, 900_000);
 });
