@@ -28,8 +28,9 @@ set -euo pipefail
 # (initdb + pg_ctl from /usr/lib/postgresql/*/bin, as the package's `postgres` user when root);
 # python3-pyvmomi: the independent vSphere client that verifies our calls; ansible: the peer
 # (community.vmware); chromium: the HTML report test; ca-certificates git make g++: `npm ci`
-# (HTTPS, git, native modules built when no prebuilt binary fits).
-PACKAGES="golang-go golang-github-vmware-govmomi-dev openssh-server openssh-client fio python3 util-linux mount sudo passwd procps fdisk xfsprogs e2fsprogs postgresql python3-pyvmomi ansible chromium ca-certificates git make g++"
+# (HTTPS, git, native modules built when no prebuilt binary fits); zsh fish: the completion
+# scripts run in the real shells (test/integration/completion-shells.test.ts).
+PACKAGES="golang-go golang-github-vmware-govmomi-dev openssh-server openssh-client fio python3 util-linux mount sudo passwd procps fdisk xfsprogs e2fsprogs postgresql python3-pyvmomi ansible chromium ca-certificates git make g++ zsh fish"
 
 want=$PACKAGES
 case "${1:-}" in

@@ -210,7 +210,7 @@ export class UnsafeOperation extends StorsweepError<{ operation: string; target:
  * The disk a step attached did not appear in the guest by its identity (`<byIdDir>/wwn-0x<wwn>`)
  * before the step's deadline, or the guest cannot reach raw devices: nothing is measured.
  */
-export class GuestDiskNotFound extends StorsweepError<{ host: string; wwn: string; byIdDir: string }> {}
+export class GuestDiskNotFound extends StorsweepError<{ host: string; wwn: string; byIdDir: string; seen?: string[] }> {}
 
 /**
  * What the host provisioned is not what the permutation's axes name (e.g. a thick disk that came

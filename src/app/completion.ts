@@ -162,7 +162,8 @@ function fishValue(v: ValueKind | undefined): string {
   if (!v) return '';
   switch (v.kind) {
     case 'yaml':
-      return " -r -F -a '(__fish_complete_suffix .yaml; __fish_complete_suffix .yml)'";
+      // __fish_complete_suffix lists the files with the suffix first, then every file: keep those and directories
+      return ` -r -f -a ${shellWord("(string match -r -- '^.*(?:\\.ya?ml|/)$' (__fish_complete_suffix .yaml))")}`;
     case 'dir':
       return " -r -f -a '(__fish_complete_directories)'";
     case 'targets':
@@ -199,7 +200,8 @@ export function fishScript(spec: CompletionSpec): string {
     '  end',
     '  test -n "$inv"; or return',
     `  for n in ($tokens[1] __complete targets $inv 2>/dev/null)`,
-    '    echo $argv[1]$n',
+    // quoted: unquoted, an empty $argv[1] (no prefix given) makes the word, and the name, nothing
+    '    echo "$argv[1]$n"',
     '  end',
     'end',
     `complete -c ${p} -f`,

@@ -6,17 +6,16 @@ import { BlockList, isIP } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import type { LoadedInventory } from '../config/index.ts';
-import { sshKeyboardInteractive, type SshHost } from '../config/inventory.ts';
+import { endpointEntries, sshKeyboardInteractive, type SshHost } from '../config/inventory.ts';
 import { UsageError } from '../errors.ts';
 import type { Playbook } from '../config/playbook.ts';
 import { buildPlan, type TargetPlanOptions } from '../plan/plan.ts';
 import type { RunPlan } from '../contract/plan.ts';
 import type { Axes } from '../contract/axis.ts';
 import type { SshOptions } from '../ssh/ssh-runner.ts';
-import type { ComposeContext, Composition, EndpointPool, ResourceContext } from '../contract/provider.ts';
-import { createEndpointPool, DEFAULT_ENDPOINT_CONCURRENCY } from '../providers/endpoint-pool.ts';
-import { sdkEndpointKey } from '../providers/vsphere/client.ts';
-import { moduleOf, providerModule, type Target } from '../providers/index.ts';
+import type { ComposeContext, Composition, EndpointPool, EndpointReach, ResourceContext } from '../contract/provider.ts';
+import { createEndpointPool } from '../providers/endpoint-pool.ts';
+import { endpointSections, moduleOf, providerModule, type Target } from '../providers/index.ts';
 
 export type { Composition } from '../contract/provider.ts';
 
@@ -40,6 +39,25 @@ function resolvePath(inv: LoadedInventory, f: string): string {
   return path.resolve(path.dirname(path.resolve(inv.file)), f.replace(/^~(?=\/|$)/, os.homedir()));
 }
 
+/**
+ * What an entry of a provider's endpoint section reaches (EndpointSection.reach), with the
+ * environment the inventory was loaded with; undefined for a section no provider declares.
+ */
+export function endpointReach(inv: LoadedInventory, section: string, name: string): EndpointReach | undefined {
+  const s = endpointSections().find((e) => e.key === section);
+  if (!s) return undefined;
+  return s.reach?.(name, endpointEntries(inv.inventory, section)[name], inv.env ?? {}) ?? { identity: `${section}.${name}` };
+}
+
+/** The endpoint entry a target uses (ProviderModule.endpointOf), with what it reaches. */
+function targetEndpoint(target: Target, inv: LoadedInventory): { section: string; name: string; reach: EndpointReach } | undefined {
+  const m = moduleOf(target);
+  const ref = m.endpointOf?.(target);
+  const section = m.endpointSection?.key;
+  const reach = ref && section ? endpointReach(inv, section, ref.name) : undefined;
+  return reach && section && ref ? { section, name: ref.name, reach } : undefined;
+}
+
 /** What a provider's compose() gets from the inventory: endpoints, secrets revealed on request. */
 export function composeContext(inv: LoadedInventory, pool: EndpointPool): ComposeContext {
   return {
@@ -47,9 +65,8 @@ export function composeContext(inv: LoadedInventory, pool: EndpointPool): Compos
     resolvePath: (p) => resolvePath(inv, p),
     ssh: (name) => sshOptions(inv, name),
     reveal: (ref) => inv.secrets.get(ref)?.reveal(),
-    vcenter: (name) => inv.inventory.vcenters[name],
-    endpoint: (section, name) => ((inv.inventory as Record<string, unknown>)[section] as Record<string, unknown> | undefined)?.[name],
-    env: process.env,
+    endpoint: (section, name) => endpointEntries(inv.inventory, section)[name],
+    env: inv.env ?? {},
     pool,
   };
 }
@@ -70,7 +87,8 @@ export function isLoopback(host: string): boolean {
 
 /**
  * Which machine an endpoint of the inventory is, for ProviderModule.sharedResources: `this machine`
- * for no sshHost and for loopback, else `host:port` (lower case); a vCenter by its URL's host:port.
+ * for no sshHost and for loopback, else `host:port` (lower case); a provider's endpoint (a vCenter)
+ * as its section says (EndpointReach.identity: its URL's host:port).
  */
 export function resourceContext(inv: LoadedInventory): ResourceContext {
   return {
@@ -80,16 +98,7 @@ export function resourceContext(inv: LoadedInventory): ResourceContext {
       if (!h) return `sshHosts.${name}`;
       return isLoopback(h.host) ? 'this machine' : `${h.host.toLowerCase()}:${h.port}`;
     },
-    vcenter(name) {
-      const url = inv.inventory.vcenters[name]?.url ?? process.env.GOVC_URL;
-      if (!url) return `vcenter ${name}`;
-      try {
-        const u = new URL(/^[a-z]+:\/\//i.test(url) ? url : `https://${url}`);
-        return u.host.toLowerCase();
-      } catch {
-        return `vcenter ${name}`;
-      }
-    },
+    endpoint: (section, name) => endpointReach(inv, section, name)?.identity ?? `${section}.${name}`,
   };
 }
 
@@ -146,9 +155,10 @@ export function planRun(pb: Playbook, comps: Map<string, Composition>, runId: st
   return overrides.length ? { ...plan, overrides: [...overrides] } : plan;
 }
 
-// Keys of an inventory entry that never describe what is measured: credentials (never recorded)
-// and the allow-lists, which guard destructive steps but do not change a measurement.
-const NOT_MEASURED = new Set(['environment', 'password', 'passphrase', 'guestCredential', 'allowedDevices', 'allowedDisks', 'maxConcurrent']);
+// Keys of an inventory entry that never describe what is measured: credentials (never recorded),
+// the allow-lists, which guard destructive steps but do not change a measurement, and how long to
+// wait for a disk to appear (a run recorded before guest.diskWaitSec existed resumes as it was).
+const NOT_MEASURED = new Set(['environment', 'password', 'passphrase', 'guestCredential', 'allowedDevices', 'allowedDisks', 'maxConcurrent', 'diskWaitSec']);
 
 function flatten(value: unknown, key: string, out: Record<string, string>): void {
   if (value === undefined || value === null) return;
@@ -158,22 +168,12 @@ function flatten(value: unknown, key: string, out: Record<string, string>): void
   } else if (typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean' || typeof value === 'bigint') out[key] = String(value);
 }
 
-/** A URL without user:password@, query or fragment: the endpoint's identity and nothing secret. */
-function endpointUrl(raw: string): string {
-  try {
-    const u = new URL(/^[a-z]+:\/\//i.test(raw) ? raw : `https://${raw}`);
-    return `${u.protocol}//${u.host}${u.pathname}`;
-  } catch {
-    return '(unparsable URL)';
-  }
-}
-
 /**
  * What a run's measurements depend on in the inventory, per target, as flat `key → text`: the
  * target's entry (VM, host, datastore, devices, the guest, its test file, workdir, fio path and
- * ioengine…), the SSH endpoint it reaches (host, port, user) and the vCenter's URL. Recorded at
- * run start; `run --resume` recomputes it from the inventory it is given and refuses a difference.
- * Never a secret: credentials and references to them are left out. With the run's plan, only what
+ * ioengine…), the SSH endpoint it reaches (host, port, user) and its provider's endpoint (a
+ * vCenter's URL: EndpointReach.facts). Recorded at run start; `run --resume` recomputes it from
+ * the inventory it is given and refuses a difference. Never a secret: credentials and references to them are left out. With the run's plan, only what
  * its permutations use (usedFacts): an NFS export of a run without NFS permutations, or a Hyper-V
  * volume for a size it does not measure, is no part of it.
  */
@@ -190,36 +190,26 @@ export function measurementFacts(names: readonly string[], inv: LoadedInventory,
       const h = inv.inventory.sshHosts[s];
       if (h) Object.assign(out, { [`sshHosts.${s}.host`]: h.host, [`sshHosts.${s}.port`]: String(h.port), [`sshHosts.${s}.user`]: h.user });
     }
-    if (target.provider === 'vsphere') {
-      const url = inv.inventory.vcenters[target.vcenter]?.url ?? process.env.GOVC_URL;
-      if (url) out[`vcenters.${target.vcenter}.url`] = endpointUrl(url);
-    }
+    // the endpoint it reaches (a vCenter's URL), as its section says (EndpointReach.facts)
+    const ep = targetEndpoint(target, inv);
+    for (const [k, v] of Object.entries(ep?.reach.facts ?? {})) out[`${ep!.section}.${ep!.name}.${k}`] = v;
   }
   return plan ? usedFacts(out, names, plan) : out;
 }
 
 /**
- * The per-vCenter provisioning limit (maxConcurrent) of every endpoint `names` use, by endpoint
- * (sdkEndpointKey; the smallest where two vcenters: entries name one endpoint). Workers count the
- * same slots 0..max-1 in PostgreSQL, so they must agree on it: `submit` records it, and a worker
- * whose inventory says otherwise does not work the run (queue-commands.ts).
+ * The provisioning limit (a vCenter's maxConcurrent) of every endpoint `names` use, by endpoint
+ * (EndpointReach.limit: a vCenter by sdkEndpointKey; the smallest where two entries name one
+ * endpoint). Workers count the same slots 0..max-1 in PostgreSQL, so they must agree on it:
+ * `submit` records it, and a worker whose inventory says otherwise does not work the run.
  */
 export function endpointLimits(names: readonly string[], inv: LoadedInventory): Record<string, number> {
   const out: Record<string, number> = {};
   for (const name of names) {
     const target = inv.inventory.targets[name];
-    if (target?.provider !== 'vsphere') continue;
-    const vc = inv.inventory.vcenters[target.vcenter];
-    const url = vc?.url ?? process.env.GOVC_URL;
-    if (!url) continue;
-    let key: string;
-    try {
-      key = sdkEndpointKey(url);
-    } catch {
-      continue; // refused where it is connected to
-    }
-    const max = vc?.maxConcurrent ?? DEFAULT_ENDPOINT_CONCURRENCY;
-    out[key] = Math.min(out[key] ?? max, max);
+    const limit = target ? targetEndpoint(target, inv)?.reach.limit : undefined;
+    if (!limit) continue;
+    out[limit.key] = Math.min(out[limit.key] ?? limit.max, limit.max);
   }
   return out;
 }

@@ -6,22 +6,24 @@ import { inventorySchema } from '../config/inventory.ts';
 import { overrideTexts, parseSetArguments } from '../config/overrides.ts';
 import { playbookSchema } from '../config/playbook.ts';
 import type { RunPlan } from '../contract/plan.ts';
+import type { Env } from '../contract/provider.ts';
 import { ConfigError, UsageError, type Diagnostic } from '../errors.ts';
 import { checkPlaybookAgainst } from '../plan/check.ts';
 import { composeTargets, planRun } from './compose.ts';
 
 export function jsonSchemaFor(kind: string): unknown {
-  const schema = kind === 'playbook' ? playbookSchema : kind === 'inventory' ? inventorySchema : null;
+  const schema = kind === 'playbook' ? playbookSchema : kind === 'inventory' ? inventorySchema() : null;
   if (!schema) throw new UsageError(`schema: expected "playbook" or "inventory", got "${kind}"`);
   // io:'input' keeps defaulted fields optional, which is what an editor should offer; draft-07 is
   // what yaml-language-server understands best.
   return z.toJSONSchema(schema, { io: 'input', target: 'draft-7', unrepresentable: 'any' });
 }
 
-export function planFor(playbookFile: string, inventoryFile: string | readonly string[], runId = 'rplan0000', set: readonly string[] = []): RunPlan {
+/** `env`: the environment as the CLI read it (absent: the process's). */
+export function planFor(playbookFile: string, inventoryFile: string | readonly string[], runId = 'rplan0000', set: readonly string[] = [], env?: Env): RunPlan {
   const overrides = parseSetArguments(set);
   const pb = loadPlaybook(playbookFile, overrides);
-  const inv = loadInventory(inventoryFile);
+  const inv = loadInventory(inventoryFile, env);
   const targets = checkPlaybookAgainst(pb, inv);
   return planRun(pb.playbook, composeTargets([...targets.keys()], inv), runId, overrideTexts(overrides));
 }
@@ -51,6 +53,8 @@ export interface ValidateOptions {
   inventory?: string[];
   set?: string[];
   confirmDestroy?: string;
+  /** the environment as the CLI read it (`${env:…}` secrets, govc's GOVC_*); absent: the process's */
+  env?: Env;
 }
 
 /** `validate`: refuses with file:line:col what run and plan would refuse; returns the --set arguments applied and the inventory's name (its files). */
@@ -58,7 +62,7 @@ export async function validateConfig(playbook: string | undefined, o: ValidateOp
   if (!playbook && !o.inventory?.length) throw new UsageError('validate: give a playbook, an inventory (-i), or both');
   if (!playbook && o.set?.length) throw new UsageError('validate: --set overrides a playbook value; give the playbook');
   const overrides = parseSetArguments(o.set);
-  const inv = o.inventory?.length ? loadInventory(o.inventory) : null;
+  const inv = o.inventory?.length ? loadInventory(o.inventory, o.env) : null;
   if (playbook) {
     const pb = loadPlaybook(playbook, overrides);
     if (inv) await checkLocalTestFiles(checkPlaybookAgainst(pb, inv), inv, o.confirmDestroy);

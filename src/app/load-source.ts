@@ -8,7 +8,8 @@ import { basename, join } from 'node:path';
 import { errorMessage, NotARunDirectory, ParseError, UsageError } from '../errors.ts';
 import { importFile } from '../importers/index.ts';
 import { readInputFile, readInputLines } from '../input/read-input.ts';
-import { hostRecordSchema, type ResultRecord } from '../results/record.ts';
+import { latencyHistogramSchema } from '../results/latency-histogram.ts';
+import { hostRecordSchema, vmShareSchema, type ResultRecord } from '../results/record.ts';
 import { DB_FILE, openResults } from '../results/store.ts';
 import type { RunInfo } from '../report/model.ts';
 import { asSourceRecord, runReader, type SourceLoader } from '../report/source.ts';
@@ -31,16 +32,24 @@ function checkRecord(v: unknown, file: string, line: number): ResultRecord {
   for (const k of ['iops', 'bytesPerSecond'] as const) if (v[k] !== null && typeof v[k] !== 'number') fail(k, 'a number or null');
   if (!isObject(v.latencyUs)) fail('latencyUs', 'an object');
   if (!isObject(v.tool)) fail('tool', 'an object');
-  // `host` (what the hypervisor saw) came later: a record without it reads as before
-  if (v.host !== undefined) {
-    const h = hostRecordSchema(v.host).safeParse(v.host);
-    if (!h.success) {
-      const issue = h.error.issues[0];
-      const where = issue?.path.length ? `host.${issue.path.join('.')}` : 'host';
-      fail(where, `the host figures storsweep writes (${issue?.message ?? 'invalid'})`);
-    }
-  }
+  // `host` (what the hypervisor saw), `vm` (a vm.count pass's share) and `latencyHistogram` came
+  // later: a record without them reads as before
+  checkOptional(v.host, 'host', 'the host figures storsweep writes', (x) => hostRecordSchema(x).safeParse(x), fail);
+  checkOptional(v.vm, 'vm', 'the vm.count share storsweep writes', (x) => vmShareSchema().safeParse(x), fail);
+  checkOptional(v.latencyHistogram, 'latencyHistogram', "fio's latency histogram as storsweep keeps it", (x) => latencyHistogramSchema().safeParse(x), fail);
   return v as unknown as ResultRecord;
+}
+
+type Checked = { success: true } | { success: false; error: { issues: ReadonlyArray<{ path: PropertyKey[]; message: string }> } };
+
+/** An optional field checked by its schema; a refusal names the field's path in the record and what is wrong. */
+function checkOptional(value: unknown, key: string, what: string, check: (v: unknown) => Checked, fail: (key: string, expected: string) => never): void {
+  if (value === undefined) return;
+  const c = check(value);
+  if (c.success) return;
+  const issue = c.error.issues[0];
+  const where = issue?.path.length ? `${key}.${issue.path.map(String).join('.')}` : key;
+  fail(where, `${what} (${issue?.message ?? 'invalid'})`);
 }
 
 /**

@@ -14,6 +14,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { loadInventory, type LoadedInventory } from '../config/index.ts';
+import type { Env } from '../contract/provider.ts';
 import { DEFAULT_SSLMODE, parseStoreUrl, resolveStore, type ResolvedStore, type StoreUrl } from '../config/store.ts';
 import { NotARunDirectory, StoreUnavailable, StorsweepError, UsageError, errorMessage } from '../errors.ts';
 import { readInputFile } from '../input/read-input.ts';
@@ -41,6 +42,8 @@ export interface StoreOptions {
   store?: string;
   run?: string;
   inventory?: string | readonly string[];
+  /** the environment as the CLI read it (`${env:…}` secrets, govc's GOVC_*); absent: the process's */
+  env?: Env;
 }
 
 /**
@@ -49,12 +52,12 @@ export interface StoreOptions {
  */
 export function selectStore(o: StoreOptions, inv?: LoadedInventory): ResolvedStore | null {
   if (o.store !== undefined) {
-    const r = resolveStore(o.store, process.cwd());
+    const r = resolveStore(o.store, process.cwd(), o.env);
     if (!r.ok) throw new UsageError(`--store: ${r.error}`);
     return r.store;
   }
   if (inv) return inv.store ?? null;
-  if (o.inventory !== undefined) return loadInventory(o.inventory).store ?? null;
+  if (o.inventory !== undefined) return loadInventory(o.inventory, o.env).store ?? null;
   return null;
 }
 

@@ -132,12 +132,28 @@ function colorFlag(args: readonly string[]): string | undefined {
     if (args[i] === '--') break;
     if (args[i] === '--color') flag = args[++i];
     else if (args[i]!.startsWith('--color=')) flag = args[i]!.slice('--color='.length);
+    else if (args[i] === '--no-color') flag = 'never';
   }
   return flag;
 }
 
+/**
+ * `help WORD` where WORD is no command: refused, naming the nearest command (commander would print
+ * the whole help as an error, without saying why), as `storsweep valdate` is.
+ */
+async function checkHelpTopic(args: readonly string[]): Promise<void> {
+  if (commandName(args) !== 'help') return;
+  const topic = args.slice(args.indexOf('help') + 1).find((a) => !a.startsWith('-'));
+  const topics = [...Object.keys(COMMANDS).filter((c) => !c.startsWith('__')), 'help', 'exit-codes'];
+  if (topic === undefined || topics.includes(topic)) return;
+  const { didYouMean } = await import('../config/load.ts');
+  const near = didYouMean(topic, topics);
+  throw new UsageError(`help: no command "${visible(topic)}"${near ? ` (did you mean "${near}"?)` : ''}; \`storsweep --help\` lists the commands`);
+}
+
 /** The program with the commands `args` (argv without node and the script) need. */
 export async function buildProgram(args: readonly string[] = []): Promise<Command> {
+  await checkHelpTopic(args);
   const color = colorWanted(colorFlag(args));
   const program = new Command('storsweep')
     .description('Declarative storage benchmark sweeps for vSphere, ESXi and Hyper-V labs')
@@ -146,6 +162,7 @@ export async function buildProgram(args: readonly string[] = []): Promise<Comman
     .configureOutput({ writeOut: (text) => writeHelp(text, color), writeErr: terminal.stderr, getOutHasColors: () => color, getErrHasColors: () => false })
     .configureHelp({ styleTitle: boldTitle })
     .addOption(new Option('--color <when>', 'colour in the help: auto (on a terminal, unless NO_COLOR is set), always, never').choices(['auto', 'always', 'never']).default('auto'))
+    .option('--no-color', 'no colour: as --color never')
     .addOption(new Option('--max-input-size <size>', `largest input file read, e.g. 8m (default: ${formatBytes(DEFAULT_INPUT_LIMITS.config)} for playbooks and inventories, ${formatBytes(DEFAULT_INPUT_LIMITS.import)} for imported results, ${formatBytes(DEFAULT_INPUT_LIMITS.results)} for results .jsonl)`).env('STORSWEEP_MAX_INPUT_SIZE'))
     .option('-q, --quiet', 'no progress lines from run and worker (the run\'s log.jsonl keeps them); results, warnings and errors stay')
     .option('-v, --verbose', 'every progress event of run and worker on a line of its own, also on a terminal')

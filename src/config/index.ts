@@ -7,10 +7,11 @@ import { detectEncoding } from '../input/encoding.ts';
 import { fsReason } from '../input/fs-reason.ts';
 import { readInputFile } from '../input/read-input.ts';
 import { axisAccepts, axisExpected, CORE_AXES } from '../contract/axis.ts';
-import { endpointSections, moduleOf, providerModule, PROVIDERS, type Target } from '../providers/index.ts';
+import { endpointSections, moduleOf, providerModule, providerModules, type Target } from '../providers/index.ts';
 import { resolveWorkload } from '../workloads/custom.ts';
 import { diagnosticAt, parseYaml, sortDiagnostics, validateYaml, type PathKey, type SourceDoc } from './load.ts';
-import { inventorySchema, type Inventory } from './inventory.ts';
+import { endpointEntries, inventorySchema, type Inventory } from './inventory.ts';
+import type { Env } from '../contract/provider.ts';
 import { absoluteSecretRef, inventoryLayerSchema, mergeLayers, type InventoryLayer } from './inventory-layers.ts';
 import { matrixAxes, playbookSchema, targetNames, type Playbook } from './playbook.ts';
 import { secretLeakDiagnostics, type SecretSource } from './secret-checks.ts';
@@ -38,6 +39,11 @@ export interface LoadedInventory {
   secretSources: SecretSource[];
   /** the inventory's `store:` (a PostgreSQL URL), its password reference resolved */
   store?: ResolvedStore;
+  /**
+   * the environment the inventory was loaded with (the CLI's, read once there): `${env:…}` secrets
+   * and an endpoint's defaults (govc's GOVC_URL). Absent (an inventory built by hand): none.
+   */
+  env?: Env;
   /** every file given (`-i a.yaml -i b.yaml`), in order; `file` is the first */
   files?: string[];
   /** the file that defines an entry (`['targets', name]`); `source` for one file */
@@ -142,28 +148,31 @@ function inlineOptionPath(name: string, inline: unknown, option: string): PathKe
   return ['workloads', name];
 }
 
-type SecretField = { section: 'vcenters' | 'sshHosts'; path: string[] } | { section: 'targets'; provider: string; path: string[] };
+/** A secret field: in every entry of an endpoint section, or in the targets of one provider. */
+type SecretField = { section: string; path: string[] } | { section: 'targets'; provider: string; path: string[] };
 
-// The endpoints' secret fields, and each provider's own (ProviderModule.secretFields).
+// The endpoints' secret fields (sshHosts', each provider's endpoint section's) and each provider's
+// own in its targets (ProviderModule.secretFields).
 const SECRET_FIELDS: SecretField[] = [
-  { section: 'vcenters', path: ['password'] },
+  ...endpointSections().flatMap((e) => (e.secretFields ?? []).map((p) => ({ section: e.key, path: [...p] }))),
   { section: 'sshHosts', path: ['password'] },
   { section: 'sshHosts', path: ['passphrase'] },
-  ...Object.values(PROVIDERS).flatMap((m) => m.secretFields.map((p) => ({ section: 'targets' as const, provider: m.name, path: [...p] }))),
+  ...providerModules().flatMap((m) => m.secretFields.map((p) => ({ section: 'targets' as const, provider: m.name, path: [...p] }))),
 ];
 
 /** The entries of a section a secret field applies to (a target's field: targets of its provider only). */
 function secretFieldEntries(f: SecretField, section: unknown): Array<[string, unknown]> {
   const entries = section && typeof section === 'object' ? Object.entries(section) : [];
-  if (f.section !== 'targets') return entries;
+  if (!('provider' in f)) return entries;
   return entries.filter(([, e]) => e && typeof e === 'object' && (e as { provider?: unknown }).provider === f.provider);
 }
 
 /**
  * One inventory, or several given with `-i` more than once (config/inventory-layers.ts): later
- * files add or replace vCenters, SSH hosts and targets by name and may use the earlier ones'.
+ * files add or replace endpoints (SSH hosts, a provider's: vCenters) and targets by name and may
+ * use the earlier ones'. `env`: the environment, as the CLI read it.
  */
-export function loadInventory(files: string | readonly string[], env: NodeJS.ProcessEnv = process.env): LoadedInventory {
+export function loadInventory(files: string | readonly string[], env: Env = process.env): LoadedInventory {
   const list = typeof files === 'string' ? [files] : [...files];
   if (!list.length) throw new UsageError('no inventory file given (-i FILE)');
   const layers = list.map((file, i) => loadLayer(file, i === 0, env));
@@ -176,7 +185,7 @@ export function loadInventory(files: string | readonly string[], env: NodeJS.Pro
     secretPaths.set(layer, paths);
     for (const f of SECRET_FIELDS) {
       const { section, path: p } = f;
-      for (const [entryName, entry] of secretFieldEntries(f, layer.value[section])) {
+      for (const [entryName, entry] of secretFieldEntries(f, (layer.value as Record<string, unknown>)[section])) {
         let v: unknown = entry;
         for (const k of p) v = v && typeof v === 'object' ? (v as Record<string, unknown>)[k] : undefined;
         if (typeof v !== 'string') continue;
@@ -198,15 +207,7 @@ export function loadInventory(files: string | readonly string[], env: NodeJS.Pro
   }
   const merged = mergeLayers(layers);
   const { value, sourceOf } = merged;
-  // A vSphere target without an inventory password falls back to govc's variables: that password
-  // is a secret of this inventory too.
-  const govc = govcPassword(env);
-  const fallback = Object.entries(value.targets).find(([, t]) => t.provider === 'vsphere' && !value.vcenters[t.vcenter]?.password);
-  if (govc !== undefined && fallback) {
-    const short = shortSecretMessage(govc);
-    if (short) diags.push(diagnosticAt(sourceOf(['targets', fallback[0]]), ['targets', fallback[0], 'vcenter'], `the password from GOVC_PASSWORD/GOVC_URL this target falls back to: ${short}`));
-    else secretSources.push({ where: 'GOVC_PASSWORD', secret: new Secret('$GOVC_PASSWORD', govc) });
-  }
+  diags.push(...envSecrets(value, sourceOf, env, secretSources));
   for (const layer of layers) {
     const paths = secretPaths.get(layer)!;
     diags.push(...secretLeakDiagnostics(layer.source, layer.value, secretSources, (at) => paths.has(JSON.stringify(at)), (at) => at.length === 1 && at[0] === 'store'));
@@ -223,7 +224,30 @@ export function loadInventory(files: string | readonly string[], env: NodeJS.Pro
   }
   if (diags.length) throw new ConfigError(sortDiagnostics(dedupe(diags)));
   const first = layers[0]!;
-  return { file: first.file, files: list, inventory: value, source: first.source, sourceOf, secrets, secretSources, ...(store ? { store } : {}) };
+  return { file: first.file, files: list, inventory: value, source: first.source, sourceOf, secrets, secretSources, env, ...(store ? { store } : {}) };
+}
+
+/**
+ * A target whose endpoint entry gives no password falls back to the environment's (a vSphere
+ * target: govc's GOVC_PASSWORD; EndpointSection.envSecret): that password is a secret of this
+ * inventory too. Added to `sources` once; a too-short one refused at the first target using it.
+ */
+function envSecrets(value: Inventory, sourceOf: (at: readonly PathKey[]) => SourceDoc, env: Env, sources: SecretSource[]): Diagnostic[] {
+  const diags: Diagnostic[] = [];
+  const seen = new Set<string>();
+  for (const [tName, t] of Object.entries(value.targets)) {
+    const m = moduleOf(t);
+    const ref = m.endpointOf?.(t);
+    const section = m.endpointSection;
+    if (!ref || !section?.envSecret) continue;
+    const s = section.envSecret(endpointEntries(value, section.key)[ref.name], env);
+    if (!s || seen.has(s.where)) continue;
+    seen.add(s.where);
+    const short = shortSecretMessage(s.value);
+    if (short) diags.push(diagnosticAt(sourceOf(['targets', tName]), ['targets', tName, ...ref.path], `${s.what} this target falls back to: ${short}`));
+    else sources.push({ where: s.where, secret: new Secret(s.ref, s.value) });
+  }
+  return diags;
 }
 
 /** One inventory file read and checked by the schema on its own (a later one may hold no targets). */
@@ -231,7 +255,7 @@ function loadLayer(file: string, first: boolean, env: NodeJS.ProcessEnv): Invent
   const text = readConfigFile(file);
   const baseDir = path.dirname(path.resolve(file));
   try {
-    const { value, source } = validateYaml(text, file, first ? inventorySchema : inventoryLayerSchema);
+    const { value, source } = validateYaml(text, file, first ? inventorySchema() : inventoryLayerSchema());
     return { file, baseDir, value, source };
   } catch (err) {
     // A secret value pasted into a field that is also invalid would be echoed ("got …"): register
@@ -244,7 +268,7 @@ function loadLayer(file: string, first: boolean, env: NodeJS.ProcessEnv): Invent
 /** What a target's SSH hosts and vCenter must be, in the merged inventory; each problem at the file that names it. */
 function crossReferenceDiagnostics(value: Inventory, sourceOf: (at: readonly PathKey[]) => SourceDoc, env: NodeJS.ProcessEnv): Diagnostic[] {
   const diags: Diagnostic[] = [];
-  const names = { sshHosts: Object.keys(value.sshHosts), vcenters: Object.keys(value.vcenters), endpoints: Object.fromEntries(endpointSections().map((e) => [e.key, Object.keys((value as Record<string, unknown>)[e.key] ?? {})])), env };
+  const names = { sshHosts: Object.keys(value.sshHosts), endpoints: Object.fromEntries(endpointSections().map((e) => [e.key, Object.keys(endpointEntries(value, e.key))])), env };
   for (const [tName, t] of Object.entries(value.targets)) {
     const at = ['targets', tName];
     const source = sourceOf(at);
@@ -299,19 +323,6 @@ function registerReferencedSecrets(text: string, file: string, baseDir: string, 
     }
   } catch {
     // best effort: the ConfigError being thrown is what the user sees
-  }
-}
-
-/** govc's password: GOVC_PASSWORD, else the password part of GOVC_URL (as endpointFromEnv reads them). */
-function govcPassword(env: NodeJS.ProcessEnv): string | undefined {
-  if (env.GOVC_PASSWORD) return env.GOVC_PASSWORD;
-  const raw = env.GOVC_URL;
-  if (!raw) return undefined;
-  try {
-    const u = new URL(/^https?:\/\//i.test(raw) ? raw : `https://${raw}`);
-    return u.password ? decodeURIComponent(u.password) : undefined;
-  } catch {
-    return undefined;
   }
 }
 
@@ -370,7 +381,7 @@ export function axisKeyAt(pb: Pick<Playbook, 'matrix'>, axis: string): { at: Pat
 
 function unusedAxisMessage(name: string, provider: Target['provider'], axis: string): string {
   const takes = providerModule(provider).axes.map((a) => a.name);
-  const noone = !Object.values(PROVIDERS).some((m) => m.axes.some((a) => a.name === axis));
+  const noone = !providerModules().some((m) => m.axes.some((a) => a.name === axis));
   const what = takes.length ? `${provider} targets take ${[...takes, ...CORE_AXES].join(', ')}` : `${provider} targets provision nothing, their only axis is ${CORE_AXES.join(', ')}`;
   return `target "${name}" (${provider}) does not use ${axis}: ${what}; each of its values would repeat the same permutation${noone ? ` (no provider uses ${axis} yet)` : ''}`;
 }

@@ -17,8 +17,11 @@ export interface PreflightCheck {
   remedy?: string;
 }
 
-/** Where a plan puts data: a LUN it formats, or a datastore that exists already. */
-export type SpacePlace = { kind: 'lun'; device: string } | { kind: 'datastore'; name: string };
+/**
+ * Where a plan puts data: a LUN it formats, a datastore that exists already, a host folder whose
+ * volume holds a virtual disk file (Hyper-V's VHDX), or a host disk passed through whole.
+ */
+export type SpacePlace = { kind: 'lun'; device: string } | { kind: 'datastore'; name: string } | { kind: 'volume'; folder: string } | { kind: 'disk'; name: string };
 
 /** What one permutation puts on a place: a thick disk's whole size; a thin disk what the workload writes. */
 export interface SpaceNeed {
@@ -54,5 +57,10 @@ export interface TargetPreflight {
 
 /** A place as text, for keys and messages. */
 export function placeText(p: SpacePlace): string {
-  return p.kind === 'lun' ? `LUN ${p.device}` : `datastore ${p.name}`;
+  if (p.kind === 'lun') return `LUN ${p.device}`;
+  if (p.kind === 'volume') return `volume of ${p.folder}`;
+  return p.kind === 'disk' ? `host disk ${p.name}` : `datastore ${p.name}`;
 }
+
+/** What a place is called in a remedy: `a larger LUN`. */
+export const PLACE_NOUN: Record<SpacePlace['kind'], string> = { lun: 'LUN', datastore: 'datastore', volume: 'volume', disk: 'disk' };

@@ -174,6 +174,13 @@ export interface WorkloadEndpoint {
    * when no step found one.
    */
   measuresAttachedDisk?: boolean;
+  /**
+   * What preflight checks of the guest besides its tool (src/preflight/guest.ts): `sudo`, the
+   * commands that touch the disk and the tool go through `sudo -n` (guest.sudo); `testFile`, the
+   * file a file test writes there (absent where the workload measures a raw device or the disk a
+   * step attaches).
+   */
+  guestNeeds?: { sudo?: boolean; testFile?: string };
   /** connects (or reconnects after a loss) to where the workload runs */
   connect(): Promise<CommandRunner>;
   /** connects to the guest of another VM the run made for the target (a `vm.count` clone, MeasuredTarget.member); absent: it makes none */
@@ -223,17 +230,6 @@ export interface TargetDiagnostic {
   message: string;
 }
 
-/** A vcenters entry of the inventory as written (its password is a secret reference, not a value). */
-export interface VcenterEntry {
-  url?: string;
-  username?: string;
-  password?: string;
-  thumbprint?: string;
-  caFile?: string;
-  insecure?: boolean;
-  maxConcurrent?: number;
-}
-
 /** What one run's compositions share per remote endpoint: a session and a limit on calls in flight. */
 export interface EndpointPool {
   /** the session of `key`, connecting on first use; a failed connect is retried by the next caller */
@@ -245,6 +241,12 @@ export interface EndpointPool {
    * (default `key`); the smallest maxConcurrent given for it holds.
    */
   share(key: string, maxConcurrent: number, provider: Provider, o?: { limitKey?: string }): Provider;
+  /**
+   * Logs out every session still open (idempotent). The composition root calls it on every exit
+   * path: a session a read-only check opened (the capacity gate) has no provider to close it when
+   * the run is refused before any provider connects.
+   */
+  close(): Promise<void>;
 }
 
 /**
@@ -260,11 +262,10 @@ export interface ComposeContext {
   ssh(name: string): SshOptions;
   /** the value of a secret reference the inventory holds */
   reveal(ref: string): string | undefined;
-  /** the `vcenters.<name>` entry */
-  vcenter(name: string): VcenterEntry | undefined;
-  /** the `<section>.<name>` entry of a provider's own endpoint section (ProviderModule.endpointSection), as parsed */
-  endpoint?(section: string, name: string): unknown;
-  env: NodeJS.ProcessEnv;
+  /** the `<section>.<name>` entry of a provider's own endpoint section (ProviderModule.endpointSection), as parsed; undefined when there is none */
+  endpoint(section: string, name: string): unknown;
+  /** the environment the inventory was loaded with (the CLI's, read once there): an endpoint's defaults (govc's GOVC_*) */
+  env: Env;
   /** shared by the compositions of one run: targets on one endpoint share its session and limit */
   pool: EndpointPool;
 }
@@ -347,17 +348,70 @@ export interface ResourceContext {
    * this machine), else `host:port`. Two entries reaching one machine give the same text.
    */
   machine(sshHost: string | undefined): string;
-  /** the vCenter a `vcenters` entry names, normalised (its URL's host:port; the name when it has none) */
-  vcenter(name: string): string;
+  /**
+   * The endpoint an entry of a provider's endpoint section reaches, normalised (EndpointReach.identity:
+   * a vCenter's URL's host:port); two entries naming one endpoint give the same text.
+   */
+  endpoint(section: string, name: string): string;
 }
 
 /** What the inventory around a target offers, for a provider's inventory checks. */
 export interface InventoryNames {
   sshHosts: readonly string[];
-  vcenters: readonly string[];
   /** the entry names of each provider's own endpoint section (ProviderModule.endpointSection), by its key */
-  endpoints?: Readonly<Record<string, readonly string[]>>;
-  env: NodeJS.ProcessEnv;
+  endpoints: Readonly<Record<string, readonly string[]>>;
+  env: Env;
+}
+
+/** The process environment as a value (read once, by the CLI). */
+export type Env = Readonly<Record<string, string | undefined>>;
+
+/**
+ * A provider's own top-level inventory section of named endpoints (vSphere's vCenter entries). The
+ * core knows it only through these members: the schema and layering (config/), its secrets
+ * (config/index.ts), and what an entry reaches (app/compose.ts, app/queue/queue-meta.ts).
+ */
+export interface EndpointSection {
+  /** the top-level key (vSphere's is in providers/vsphere/endpoint.ts) */
+  readonly key: string;
+  /** one entry's schema */
+  readonly schema: z.ZodType;
+  /** the section's description in the JSON Schema; absent: none (the entries describe themselves) */
+  readonly description?: string;
+  /** key paths inside an entry holding secret references (resolved, masked, never recorded) */
+  readonly secretFields?: ReadonlyArray<readonly string[]>;
+  /** keys of an entry naming a file on this machine, relative to its inventory file (several `-i`: made absolute) */
+  readonly pathFields?: readonly string[];
+  /** what an entry reaches (undefined: no entry by that name), with the environment's defaults */
+  reach?(name: string, entry: unknown, env: Env): EndpointReach;
+  /**
+   * A secret an entry falls back to from the environment when it gives none (govc's GOVC_PASSWORD):
+   * a secret of the inventory too (masked, held to the minimum length). Undefined: none.
+   */
+  envSecret?(entry: unknown, env: Env): EnvSecret | undefined;
+}
+
+/** What an endpoint entry reaches. */
+export interface EndpointReach {
+  /** the endpoint normalised (a URL's host:port): equal for two spellings of one endpoint; else a text naming the entry */
+  identity: string;
+  /** its host name, when it has one: a loopback host makes a target bound to the machine that runs it */
+  host?: string;
+  /** what a measurement depends on (`url`), recorded as `<section>.<name>.<key>`; never a secret */
+  facts?: Readonly<Record<string, string>>;
+  /** provisioning calls sent to the endpoint `key` at once: workers must agree on it */
+  limit?: { key: string; max: number };
+}
+
+/** A secret taken from the environment for an endpoint entry. */
+export interface EnvSecret {
+  /** where it comes from, for messages and masking (`GOVC_PASSWORD`) */
+  where: string;
+  /** the reference it prints as (`$GOVC_PASSWORD`) */
+  ref: string;
+  /** the words before a refusal (`the password from GOVC_PASSWORD/GOVC_URL`) */
+  what: string;
+  value: string;
 }
 
 /**
@@ -367,12 +421,17 @@ export interface InventoryNames {
 export interface ProviderModule<N extends ProviderName = ProviderName, T extends { provider: N } = { provider: N }> {
   readonly name: N;
   /**
-   * The provider's own top-level inventory section of named endpoints (as `vcenters:` is the
-   * vSphere endpoints'), when it has one: the registry adds `<key>: { <name>: <schema> }` to the
-   * inventory schema; checkInventory sees its names (InventoryNames.endpoints), compose its entries
-   * (ComposeContext.endpoint). No secret references in it (they are not resolved there yet).
+   * The provider's own top-level inventory section of named endpoints (vSphere has one for its vCenters),
+   * when it has one: the registry adds `<key>: { <name>: <schema> }` to the inventory schema;
+   * checkInventory sees its names (InventoryNames.endpoints), compose its entries
+   * (ComposeContext.endpoint). See EndpointSection for what the core does with it.
    */
-  readonly endpointSection?: { readonly key: string; readonly schema: z.ZodType; readonly description: string };
+  readonly endpointSection?: EndpointSection;
+  /**
+   * The entry of its endpointSection the target uses, and where the target names it (a key path in
+   * the target): its facts and limit are the target's, its environment secret is the target's.
+   */
+  endpointOf?(target: T): { name: string; path: string[] } | undefined;
   /** the inventory target's schema: a strict object whose `provider` is the literal `name` */
   readonly targetSchema: z.ZodType<T> & z.ZodObject;
   /** key paths inside a target that hold secret references (resolved, masked, never recorded) */

@@ -107,11 +107,27 @@ export interface PrefillOutcome {
   method: string;
 }
 
+/**
+ * A test's latency as a histogram, kept so that the latency of several measurements (the VMs of a
+ * `vm.count` pass) can be merged exactly: their percentiles come from the summed counts, never from
+ * the mean of their percentiles. fio's `--output-format=json+` prints it (`lat_ns.bins` with
+ * `lat_percentiles=1`); diskspd prints none. results/latency-histogram.ts merges and checks it.
+ */
+export interface LatencyHistogram {
+  /** which latency the bins count (results/latency-histogram.ts HISTOGRAM_SPAN) */
+  span: string;
+  unit: 'ns';
+  /** [bucket value, I/O count], ascending by value, counts > 0; the value is fio's bucket midpoint */
+  bins: Array<[number, number]>;
+}
+
 export interface PassMeasurement {
   iops: number | null;
   bytesPerSecond: number | null;
   latencyUs: LatencyUs;
   cpuPercent: number | null;
+  /** the pass's latency histogram, where the tool printed one (fio json+) */
+  latencyHistogram?: LatencyHistogram;
 }
 
 export interface Aggregated extends PassMeasurement {

@@ -293,6 +293,8 @@ export function labInventoryYaml(s: LabState): string {
     `      username: '${LAB_GUEST_USER}'`,
     '      password: ${file:hyperv-guest-password}',
     "    diskspdPath: 'C:\\Tools\\diskspd.exe'",
+    // the stand-in host's Win32_OperatingSystem.Version (Windows Server 2022): preflight checks it
+    '    version: "10.0.20348"',
   );
   if (s.vcsim) {
     const [vmfsDevice, rdmDevice] = s.vcsim.luns;

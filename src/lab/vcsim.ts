@@ -138,6 +138,14 @@ export interface DropRule {
   when?: 'before' | 'after';
 }
 
+/** A permission of the harness's restricted user on one entity, found by type and name (e.g. Datastore LocalDS_0). */
+export interface RestrictedPermission {
+  entity: { type: string; name: string };
+  privileges: string[];
+  /** whether it applies to the entity's children too (default true, as vCenter's dialog) */
+  propagate?: boolean;
+}
+
 export interface VcsimControl {
   fault(rule: FaultRule): Promise<void>;
   /** invalidates every session; returns how many there were */
@@ -157,8 +165,13 @@ export interface VcsimControl {
   release(method?: string): Promise<{ calls: number; tasks: number }>;
   /** SOAP calls received per method since start or the last reset */
   calls(): Promise<Record<string, number>>;
-  /** a second login whose role holds only `privileges` (harness auth.go): HasPrivilegeOnEntity answers from it, other calls get NoPermission */
-  restrictedUser(u: { username: string; password: string; privileges: string[] }): Promise<void>;
+  /**
+   * a second login whose role on the root folder holds only `privileges`, and per object the roles
+   * of `permissions` (set through the simulator's AuthorizationManager; the nearest permission up the
+   * inventory wins, an ancestor's only when it propagates — harness auth.go): HasPrivilegeOnEntity
+   * answers from them, a call needing a privilege the user lacks on its object gets NoPermission
+   */
+  restrictedUser(u: { username: string; password: string; privileges: string[]; permissions?: RestrictedPermission[] }): Promise<void>;
   /** every SOAP call since start or the last reset, in arrival order (at most 200,000) */
   log(): Promise<HarnessCall[]>;
   /** clears rules, call counts and the call log (not sessions, not inventory) */
@@ -172,6 +185,11 @@ export interface VcsimControl {
   guestProcesses(): Promise<GuestProcess[]>;
   /** VMware Tools in that VM's guest starts or stops (stopped: GuestOperationsUnavailable) */
   guestTools(vm: string, running: boolean): Promise<void>;
+  /**
+   * How the guest names the VMDKs attached from now on: `uuid` (wwn-0x<backing uuid>, the default
+   * and after reset) or `other` (another VMware-prefixed id: a host where that mapping does not hold)
+   */
+  guestIdentity(mode: 'uuid' | 'other'): Promise<void>;
 }
 
 /** The local account a harness made for one Linux lab guest (one per harness and VM; removed when the harness exits). */
@@ -542,6 +560,9 @@ export function vcsimControl(info: Pick<VcsimInfo, 'url' | 'certFile'>): VcsimCo
     },
     async restrictedUser(u) {
       await request('POST', 'restricted-user', u);
+    },
+    async guestIdentity(mode) {
+      await request('POST', 'guest-identity', { mode });
     },
   };
 }

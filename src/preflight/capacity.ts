@@ -4,7 +4,7 @@
 // a plan that does not fit before its first step (no LUN is formatted four times to learn it).
 import type { RunPlan } from '../contract/plan.ts';
 import type { Composition } from '../contract/provider.ts';
-import { placeText, type PreflightCheck, type SpacePlace } from '../contract/preflight.ts';
+import { PLACE_NOUN, placeText, type PreflightCheck, type SpacePlace } from '../contract/preflight.ts';
 import { UsageError, errorMessage } from '../errors.ts';
 
 const GiB = 1024 ** 3;
@@ -46,6 +46,13 @@ export function placeDemands(plan: RunPlan, comps: ReadonlyMap<string, Pick<Comp
   return [...out.values()];
 }
 
+/** What to do when a place is too small: smaller (or sparse) disks, a smaller test file on a whole disk, or a larger place. */
+function roomRemedy(place: SpacePlace, room: number): string {
+  const at = Math.floor(Math.max(0, room) / GiB);
+  if (place.kind === 'disk') return `use a test file of at most ${at} GiB (settings.fileSize), or a larger ${PLACE_NOUN.disk}`;
+  return `use disks of at most ${at} GiB (or ${place.kind === 'volume' ? 'vhdx-dynamic' : 'thin'}), or a larger ${PLACE_NOUN[place.kind]}`;
+}
+
 export interface CapacityResult {
   target: string;
   check: PreflightCheck;
@@ -69,7 +76,7 @@ export async function checkCapacity(plan: RunPlan, comps: ReadonlyMap<string, Pi
       const check = `capacity ${placeText(d.place)}`;
       const need = `${d.what.join(' + ')} (${gib(d.bytes)}, permutation ${d.permutationId})`;
       if (!h || h.bytes === null) out.push({ target, check: { check, status: 'fail', detail: `needs ${need}; ${h?.detail ?? 'size unknown'}`, remedy: 'name a device or datastore the host has' } });
-      else if (h.bytes < d.bytes) out.push({ target, check: { check, status: 'fail', detail: `needs ${need}, has room for ${gib(Math.max(0, h.bytes))}: ${h.detail}`, remedy: `use disks of at most ${Math.floor(Math.max(0, h.bytes) / GiB)} GiB (or thin), or a larger ${d.place.kind === 'lun' ? 'LUN' : 'datastore'}` } });
+      else if (h.bytes < d.bytes) out.push({ target, check: { check, status: 'fail', detail: `needs ${need}, has room for ${gib(Math.max(0, h.bytes))}: ${h.detail}`, remedy: roomRemedy(d.place, h.bytes) } });
       else out.push({ target, check: { check, status: 'ok', detail: `needs ${need}; ${h.detail}` } });
     });
   }

@@ -1,11 +1,13 @@
 // The guest's part of a preflight: reachable the way the run reaches it (SSH, this machine, VMware
-// Tools guest operations), the benchmark tool there with its version, and its clock.
+// Tools guest operations), the benchmark tool there with its version, `sudo -n` where the guest
+// uses it, room for a file test's file (guest-needs.ts), and its clock.
 import type { PreflightCheck } from '../contract/preflight.ts';
 import type { WorkloadEndpoint } from '../contract/provider.ts';
 import { errorMessage } from '../errors.ts';
+import { roomCheck, sudoCheck } from './guest-needs.ts';
 
-/** Read-only checks of where a target's workload runs. */
-export async function guestChecks(workload: WorkloadEndpoint): Promise<PreflightCheck[]> {
+/** Read-only checks of where a target's workload runs; `fileBytes`: the largest test file its permutations write. */
+export async function guestChecks(workload: WorkloadEndpoint, o: { fileBytes?: number } = {}): Promise<PreflightCheck[]> {
   let runner;
   try {
     runner = await workload.connect();
@@ -19,6 +21,9 @@ export async function guestChecks(workload: WorkloadEndpoint): Promise<Preflight
     const tool = (facts['guest.tool'] ?? '').trim();
     const known = workload.tool === 'fio' ? /^fio-\d/.test(tool) : tool !== '';
     out.push(known ? { check: `guest ${workload.tool}`, status: 'ok', detail: `${tool}${facts['guest.os'] ? ` on ${facts['guest.os']}` : ''}` } : { check: `guest ${workload.tool}`, status: 'fail', detail: `${workload.tool} did not answer${tool ? ` (it printed ${JSON.stringify(tool.slice(0, 80))})` : ''}`, remedy: `install ${workload.tool} in the guest, or set the target's ${workload.tool}Path` });
+    const needs = workload.guestNeeds ?? {};
+    if (needs.sudo) out.push(await sudoCheck(runner));
+    if (needs.testFile && o.fileBytes) out.push(await roomCheck(runner, needs.testFile, o.fileBytes));
     if (workload.tool === 'fio') out.push(await clockCheck(runner));
   } finally {
     await runner.close().catch(() => undefined);

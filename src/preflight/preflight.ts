@@ -29,7 +29,8 @@ export async function preflightTargets(plan: RunPlan, comps: ReadonlyMap<string,
   const out: TargetResult[] = [];
   const capacity = await checkCapacity(plan, comps);
   for (const [name, comp] of comps) {
-    const steps = plan.permutations.filter((p) => !plan.targets || String(p.axes.target) === name).flatMap((p) => p.steps);
+    const mine = plan.permutations.filter((p) => !plan.targets || String(p.axes.target) === name);
+    const steps = mine.flatMap((p) => p.steps);
     const checks: PreflightCheck[] = [];
     if (comp.preflight?.checks) {
       try {
@@ -39,7 +40,9 @@ export async function preflightTargets(plan: RunPlan, comps: ReadonlyMap<string,
       }
     }
     checks.push(...capacity.filter((c) => c.target === name).map((c) => c.check));
-    checks.push(...(await guestChecks(comp.workload)));
+    // the largest test file a permutation of this target writes (a file test's room in the guest)
+    const fileBytes = Math.max(0, ...mine.map((p) => plan.profiles[p.workload]?.fileSizeBytes ?? 0));
+    checks.push(...(await guestChecks(comp.workload, { fileBytes })));
     out.push({ target: name, checks });
   }
   return out;

@@ -1,5 +1,6 @@
 // What the compositions of one run share per remote endpoint (a vCenter): one session (logged out
-// once, when the last provider using it closes) and one queue that limits the provisioning calls sent
+// once, when the last provider using it closes, or by close() at the end of the command: a refused
+// run has no provider to do it) and one queue that limits the provisioning calls sent
 // to it at once, so targets running in parallel do not flood one endpoint.
 import PQueue from 'p-queue';
 import type { CreatedObject, EndpointPool, PlannedStep, Provider, ProviderContext } from '../contract/provider.ts';
@@ -19,6 +20,40 @@ interface SharedEndpoint {
  * worker on the endpoint, not only within one process.
  */
 export type EndpointGate = (key: string, maxConcurrent: number, signal?: AbortSignal) => Promise<() => Promise<void>>;
+
+/**
+ * `provider` with its apply, destroy and planned destroy run through `queued` (the endpoint's limit
+ * and gate); everything else passes through; close() is idempotent and calls `release` once.
+ */
+function queuedProvider(provider: Provider, queued: <T>(signal: AbortSignal | undefined, call: () => Promise<T>) => Promise<T>, release: () => Promise<void>): Provider {
+  let closed = false;
+  return {
+    name: provider.name,
+    apply: (step, ctx) => queued(ctx.signal, () => provider.apply(step, ctx)),
+    destroy: (obj, ctx) => queued(ctx.signal, () => provider.destroy(obj, ctx)),
+    find: (ref, sent) => provider.find(ref, sent),
+    // the plan reads; its run() is a destroy, queued on the endpoint's limit like one
+    ...(provider.planDestroy
+      ? {
+          planDestroy: async (obj: Parameters<NonNullable<Provider['planDestroy']>>[0], ctx: ProviderContext) => {
+            const plan = await provider.planDestroy!(obj, ctx);
+            if (plan?.outcome !== 'remove') return plan;
+            return { ...plan, run: () => queued(ctx.signal, () => plan.run()) };
+          },
+        }
+      : {}),
+    ...(provider.verify ? { verify: (step: PlannedStep, created: CreatedObject, ctx: ProviderContext) => provider.verify!(step, created, ctx) } : {}),
+    ...(provider.isTransient ? { isTransient: (err: unknown) => provider.isTransient!(err) } : {}),
+    ...(provider.describe ? { describe: () => provider.describe!() } : {}),
+    ...(provider.observeHost ? { observeHost: (provisioned: readonly CreatedObject[], ctx: ProviderContext) => provider.observeHost!(provisioned, ctx) } : {}),
+    ...(provider.stopLeftovers ? { stopLeftovers: (runId: string, target: string) => provider.stopLeftovers!(runId, target) } : {}),
+    async close() {
+      if (closed) return;
+      closed = true;
+      await release();
+    },
+  };
+}
 
 export function createEndpointPool(o: { gate?: EndpointGate } = {}): EndpointPool {
   const gated = async <T>(key: string, max: number, signal: AbortSignal | undefined, call: () => Promise<T>): Promise<T> => {
@@ -66,38 +101,24 @@ export function createEndpointPool(o: { gate?: EndpointGate } = {}): EndpointPoo
       const lk = so.limitKey ?? key;
       const q = limit(lk, maxConcurrent);
       e.users++;
-      let closed = false;
-      const shared: Provider = {
-        name: provider.name,
-        apply: (step, ctx) => q.add(() => gated(lk, q.concurrency, ctx.signal, () => provider.apply(step, ctx))),
-        destroy: (obj, ctx) => q.add(() => gated(lk, q.concurrency, ctx.signal, () => provider.destroy(obj, ctx))),
-        find: (ref, sent) => provider.find(ref, sent),
-        // the plan reads; its run() is a destroy, queued on the endpoint's limit like one
-        ...(provider.planDestroy
-          ? {
-              planDestroy: async (obj: Parameters<NonNullable<Provider['planDestroy']>>[0], ctx: ProviderContext) => {
-                const plan = await provider.planDestroy!(obj, ctx);
-                if (plan?.outcome !== 'remove') return plan;
-                return { ...plan, run: () => q.add(() => gated(lk, q.concurrency, ctx.signal, () => plan.run())) };
-              },
-            }
-          : {}),
-        ...(provider.verify ? { verify: (step: PlannedStep, created: CreatedObject, ctx: ProviderContext) => provider.verify!(step, created, ctx) } : {}),
-        ...(provider.isTransient ? { isTransient: (err: unknown) => provider.isTransient!(err) } : {}),
-        ...(provider.describe ? { describe: () => provider.describe!() } : {}),
-        ...(provider.observeHost ? { observeHost: (provisioned: readonly CreatedObject[], ctx: ProviderContext) => provider.observeHost!(provisioned, ctx) } : {}),
-        ...(provider.stopLeftovers ? { stopLeftovers: (runId: string, target: string) => provider.stopLeftovers!(runId, target) } : {}),
-        async close() {
-          if (closed) return;
-          closed = true;
-          if (--e.users > 0) return;
-          const p = e.session;
-          e.session = undefined;
-          const c = await p?.catch(() => undefined);
-          await c?.logout();
-        },
-      };
-      return shared;
+      const queued = <T>(signal: AbortSignal | undefined, call: () => Promise<T>): Promise<T> => q.add(() => gated(lk, q.concurrency, signal, call));
+      // the endpoint's last provider to close logs its shared session out
+      return queuedProvider(provider, queued, async () => {
+        if (--e.users > 0) return;
+        const p = e.session;
+        e.session = undefined;
+        const c = await p?.catch(() => undefined);
+        await c?.logout();
+      });
+    },
+    async close() {
+      for (const e of endpoints.values()) {
+        const p = e.session;
+        if (!p) continue;
+        e.session = undefined;
+        const c = await p.catch(() => undefined);
+        await c?.logout().catch(() => undefined);
+      }
     },
   };
 }

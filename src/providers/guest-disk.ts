@@ -20,10 +20,15 @@ import { randomUUID } from 'node:crypto';
 import path from 'node:path';
 import { z } from 'zod';
 import { GuestDiskNotFound, InvalidArgument, UnsafeOperation } from '../errors.ts';
+import { intIn } from '../input/fields.ts';
 import type { CreatedObject, MeasuredTarget, ProviderContext, ProviderName } from '../contract/provider.ts';
 import type { CommandRunner } from '../ssh/command-runner.ts';
-import { shJoin } from '../ssh/quote.ts';
+import { shJoin, shQuote } from '../ssh/quote.ts';
 import { runChecked } from '../ssh/run-checked.ts';
+
+/** How long a guest may take to show an attached disk, by default and at most (seconds). */
+export const DEFAULT_DISK_WAIT_SEC = 300;
+export const MAX_DISK_WAIT_SEC = 3600;
 
 /** Where the guest's udev publishes disks by identity; the lab's guest has its own (no udev there). */
 export const DEFAULT_BY_ID_DIR = '/dev/disk/by-id';
@@ -36,11 +41,14 @@ export const guestDiskFields = {
     .default(DEFAULT_BY_ID_DIR)
     .describe('Directory where the guest lists disks by WWN (wwn-0x…); /dev/disk/by-id on a real guest (udev). The embedded lab sets its own'),
   sudo: z.boolean().default(false).describe('The guest login is not root: run the commands that touch the disk (rescan, lsblk, blkid, fio on the device) through `sudo -n` (needs NOPASSWD for that user)'),
+  diskWaitSec: intIn(1, MAX_DISK_WAIT_SEC, 'whole seconds', 'an hour at most').default(DEFAULT_DISK_WAIT_SEC).describe('How long to wait for an attached disk to appear in the guest as wwn-0x<id> before the permutation fails, naming the identities a disk of that size shows up under instead (default 300)'),
 };
 
 export interface GuestDiskSettings {
   byIdDir: string;
   sudo: boolean;
+  /** seconds to wait for the disk's link (default DEFAULT_DISK_WAIT_SEC) */
+  diskWaitSec?: number;
 }
 
 /** What a provider knows of a disk it attached: what the guest will call it, and its size. */
@@ -152,6 +160,52 @@ export interface FindOptions {
   pollMs?: number;
 }
 
+/** A by-id link of the guest, the device it leads to and that device's size in bytes. */
+export interface SeenDisk {
+  name: string;
+  device: string;
+  sizeBytes: number;
+}
+
+/**
+ * Every whole-disk link in the guest's by-id directory (not the `-partN` ones), with its device and
+ * size (`lsblk -b -d`, read from sysfs: no root needed). Names that are not plain are left out.
+ */
+export async function listByIdDisks(runner: CommandRunner, byIdDir: string): Promise<SeenDisk[]> {
+  // one line: shQuote refuses a newline in any argument
+  const script = [
+    `cd -- ${shQuote(byIdDir, 'guest.byIdDir')} 2>/dev/null || exit 0`,
+    'for l in *; do [ -L "$l" ] || continue',
+    'case "$l" in *-part[0-9]*) continue ;; esac',
+    'd=$(readlink -f -- "$l") && [ -b "$d" ] || continue',
+    `printf '%s %s %s\\n' "$l" "$d" "$(lsblk -b -d -n -o SIZE -- "$d" 2>/dev/null | tr -d ' ')"`,
+    'done',
+  ].join('; ');
+  const r = await runner.run(shJoin(['sh', '-c', script]));
+  const out: SeenDisk[] = [];
+  for (const line of r.stdout.split('\n')) {
+    const m = /^([A-Za-z0-9._:+-]{1,128}) (\/dev\/[A-Za-z0-9._/-]{1,64}) (\d{1,20})$/.exec(line.trim());
+    if (m) out.push({ name: m[1]!, device: m[2]!, sizeBytes: Number(m[3]) });
+  }
+  return out;
+}
+
+/**
+ * The disk did not appear under the identity the provider expects: the error names that identity
+ * and the ones a disk of the provisioned size shows up under instead (a host whose uuid → WWN
+ * mapping is another one than assumed: real-product-rules.md §3.4 marks it unverified).
+ */
+async function notFound(runner: CommandRunner, disk: AttachedDiskIdentity, s: GuestDiskSettings, where: string, waitMs: number): Promise<GuestDiskNotFound> {
+  const seen = (await listByIdDisks(runner, s.byIdDir).catch(() => [])).filter((d) => d.sizeBytes === disk.sizeBytes);
+  const saw = seen.length
+    ? `the guest shows a disk of that size (${disk.sizeBytes} bytes) as ${seen.slice(0, 5).map((d) => `${d.name} (${d.device})`).join(', ')}: is the host's uuid → WWN mapping another one than storsweep assumes?`
+    : `the guest shows no disk of that size (${disk.sizeBytes} bytes) under ${s.byIdDir}.`;
+  return new GuestDiskNotFound(
+    `${where} did not appear in the guest within ${Math.round(waitMs / 1000)} s; nothing is measured. Is disk.EnableUUID = TRUE on the VM (without it a virtual disk reports no WWN), and is guest.byIdDir (${s.byIdDir}) where the guest lists disks? Expected wwn-0x${disk.wwn}; ${saw}`,
+    { host: runner.target, wwn: disk.wwn, byIdDir: s.byIdDir, seen: seen.map((d) => d.name) },
+  );
+}
+
 /**
  * Finds the attached disk in the guest by its WWN and checks it is the blank disk we attached:
  * exactly the provisioned size, not mounted (nor any of its partitions or holders: the system
@@ -167,15 +221,14 @@ export async function findGuestDisk(runner: CommandRunner, disk: AttachedDiskIde
   const link = byIdLink(s.byIdDir, disk.wwn);
   const where = `${runner.target}: the disk attached as ${disk.source} (${link})`;
   await runner.run(asRoot(['sh', '-c', RESCAN_SCRIPT]));
-  const deadline = Date.now() + (o.waitMs ?? 300_000);
+  const waitMs = o.waitMs ?? (s.diskWaitSec ?? DEFAULT_DISK_WAIT_SEC) * 1000;
+  const deadline = Date.now() + waitMs;
   for (let first = true; ; first = false) {
     o.signal?.throwIfAborted();
     const r = await runner.run(shJoin(['test', '-e', link]));
     if (r.exitCode === 0) break;
     if (first) o.log?.(`waiting for ${link} to appear in the guest`);
-    if (Date.now() >= deadline) {
-      throw new GuestDiskNotFound(`${where} did not appear in the guest within ${Math.round((o.waitMs ?? 300_000) / 1000)} s; nothing is measured. Is disk.EnableUUID = TRUE on the VM (without it a virtual disk reports no WWN), and is guest.byIdDir (${s.byIdDir}) where the guest lists disks?`, { host: runner.target, wwn: disk.wwn, byIdDir: s.byIdDir });
-    }
+    if (Date.now() >= deadline) throw await notFound(runner, disk, s, where, waitMs);
     await sleep(o.pollMs ?? 1000, o.signal);
   }
   const device = (await runChecked(runner, shJoin(['readlink', '-f', '--', link]), { what: 'readlink' })).stdout.trim();

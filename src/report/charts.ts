@@ -195,3 +195,88 @@ export function heatmap(o: HeatmapOptions): string {
   parts.push('</svg>');
   return parts.join('');
 }
+
+export interface LinePoint {
+  x: number;
+  y: number | null;
+  /** a range drawn as an error bar at the point (the spread between VMs); omitted when unknown */
+  low?: number | null;
+  high?: number | null;
+}
+
+export interface LineSeries {
+  name: string;
+  points: LinePoint[];
+  /** dashed: a reference (linear scaling), not a measurement */
+  dashed?: boolean;
+}
+
+export interface LineChartOptions {
+  title: string;
+  unit: string;
+  xName: string;
+  series: LineSeries[];
+  /** a vertical mark at this x (where a curve bends), with its words */
+  mark?: { x: number; text: string };
+}
+
+const LINE_H = 240;
+const LINE_LEFT = 64;
+const LINE_RIGHT = 150;
+
+/** The y axis of a line chart: 0 up to a nice step above the largest value (or range end). */
+function lineScale(series: readonly LineSeries[]): { hi: number; step: number } {
+  const ends = series.flatMap((s) => s.points.flatMap((p) => [p.y, p.high ?? null])).filter((v): v is number => v !== null && Number.isFinite(v) && v >= 0);
+  const max = Math.max(0, ...ends);
+  const step = niceStep(max > 0 ? max : 1);
+  return { hi: Math.max(step, Math.ceil(max / step) * step), step };
+}
+
+/**
+ * Values against a small set of x values (VM counts), evenly spaced as categories: one polyline and
+ * a dot per series, error bars where a point has a range, a legend, and an optional mark. The y
+ * axis starts at 0, like every throughput chart here.
+ */
+export function lineChart(o: LineChartOptions): string {
+  const xs = [...new Set(o.series.flatMap((s) => s.points.map((p) => p.x)))].sort((a, b) => a - b);
+  const { hi, step } = lineScale(o.series);
+  const plotW = W - LINE_LEFT - LINE_RIGHT;
+  const x = (v: number): number => LINE_LEFT + (xs.length <= 1 ? plotW / 2 : (xs.indexOf(v) / (xs.length - 1)) * plotW);
+  const y = (v: number): number => TOP + (1 - Math.max(0, v) / hi) * (LINE_H - TOP - BOTTOM);
+  const parts: string[] = [
+    `<svg class="chart line-chart" xmlns="http://www.w3.org/2000/svg" viewBox="0 0 ${W} ${LINE_H}" role="img" aria-label="${escapeXml(o.title)}">`,
+    `<title>${escapeXml(o.title)}</title>`,
+    `<text class="chart-title" x="0" y="16">${escapeXml(truncate(o.title, 90))}</text>`,
+  ];
+  for (let t = 0; t <= hi + step / 2; t += step) {
+    parts.push(`<line class="grid" x1="${LINE_LEFT}" x2="${LINE_LEFT + plotW}" y1="${r1(y(t))}" y2="${r1(y(t))}"/>`, `<text class="tick" x="${LINE_LEFT - 6}" y="${r1(y(t) + 4)}" text-anchor="end">${escapeXml(compactNumber(t, 3, false, true))}</text>`);
+  }
+  for (const v of xs) parts.push(`<text class="tick" x="${r1(x(v))}" y="${LINE_H - BOTTOM + 16}" text-anchor="middle">${escapeXml(compactNumber(v, 3, false, true))}</text>`);
+  parts.push(`<text class="axis-name" x="${LINE_LEFT + plotW}" y="${LINE_H - 4}" text-anchor="end">${escapeXml(o.xName)} →</text>`, `<text class="unit" x="0" y="${LINE_H - 4}">${escapeXml(o.unit)}</text>`);
+  if (o.mark && xs.includes(o.mark.x)) {
+    const mx = r1(x(o.mark.x));
+    parts.push(`<line class="bend" x1="${mx}" x2="${mx}" y1="${TOP - 6}" y2="${LINE_H - BOTTOM}"/>`, `<text class="bend-text" x="${mx}" y="${TOP - 10}" text-anchor="middle">${escapeXml(truncate(o.mark.text, 40))}</text>`);
+  }
+  o.series.forEach((s, i) => parts.push(...lineSeries(s, i, x, y, o.unit)));
+  parts.push('</svg>');
+  return parts.join('');
+}
+
+/** One series: its line, its dots (each with its value as a tooltip), its error bars and its legend entry. */
+function lineSeries(s: LineSeries, i: number, x: (v: number) => number, y: (v: number) => number, unit: string): string[] {
+  const pts = s.points.filter((p): p is LinePoint & { y: number } => p.y !== null && Number.isFinite(p.y));
+  const cls = `series s${i % 4}${s.dashed ? ' dashed' : ''}`;
+  const out: string[] = [`<g class="${cls}">`];
+  if (pts.length > 1) out.push(`<polyline class="line" points="${pts.map((p) => `${r1(x(p.x))},${r1(y(p.y))}`).join(' ')}"/>`);
+  for (const p of pts) {
+    if (p.low != null && p.high != null && Number.isFinite(p.low) && Number.isFinite(p.high)) {
+      const px = r1(x(p.x));
+      const [yl, yh] = [r1(y(p.low)), r1(y(p.high))];
+      out.push(`<path class="err" d="M${px} ${yl}V${yh}M${r1(x(p.x) - 5)} ${yl}H${r1(x(p.x) + 5)}M${r1(x(p.x) - 5)} ${yh}H${r1(x(p.x) + 5)}"/>`);
+    }
+    if (!s.dashed) out.push(`<circle class="point" cx="${r1(x(p.x))}" cy="${r1(y(p.y))}" r="4"><title>${escapeXml(`${s.name} at ${p.x}: ${compactNumber(p.y)} ${unit}`)}</title></circle>`);
+  }
+  const ly = TOP + 4 + i * 18;
+  out.push(`<line class="line" x1="${W - LINE_RIGHT + 12}" x2="${W - LINE_RIGHT + 32}" y1="${ly}" y2="${ly}"/>`, `<text class="legend" x="${W - LINE_RIGHT + 38}" y="${ly + 4}">${escapeXml(truncate(s.name, 16))}</text>`, '</g>');
+  return out;
+}

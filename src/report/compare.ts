@@ -7,6 +7,7 @@ import { METRICS, primaryMetricOf, SOURCE_AXIS, sourceOf, type MetricKey, type R
 import { formatDelta, formatValue } from './numbers.ts';
 import { adjustPValues, compareSamples, CORRECTION_NAMES, DEFAULT_VERDICT_OPTIONS, familyP, type Comparison, type VerdictOptions } from './stats.ts';
 import { welchCell } from './wording.ts';
+import { isVmMember } from './vm-scaling.ts';
 import { conditionDifferences, conditionsOf, conditionWarning, type Conditions } from './conditions.ts';
 
 export interface CompareSide {
@@ -152,7 +153,10 @@ function groupSide(records: readonly ResultRecord[], keyOf: (r: ResultRecord) =>
  * A side whose permutations would pool into one sample (several sources with the same axes) is
  * refused unless the caller pools on purpose (`pool`).
  */
-export function compareRuns(a: CompareSide, b: CompareSide, options: CompareOptions = {}): CompareResult {
+export function compareRuns(sideA: CompareSide, sideB: CompareSide, options: CompareOptions = {}): CompareResult {
+  // a vm.count study is compared by its aggregates: a VM's member record beside them would pool into the same sample
+  const a = aggregatesOnly(sideA);
+  const b = aggregatesOnly(sideB);
   const o: VerdictOptions = {
     ...DEFAULT_VERDICT_OPTIONS,
     ...options.verdict,
@@ -210,6 +214,10 @@ export function compareRuns(a: CompareSide, b: CompareSide, options: CompareOpti
 }
 
 type SideAxes = ReturnType<typeof sideAxes>;
+
+function aggregatesOnly(side: CompareSide): CompareSide {
+  return side.records.some(isVmMember) ? { ...side, records: side.records.filter((r) => !isVmMember(r)) } : side;
+}
 
 /**
  * Several permutations of one side under one key differ only in their source: pooling them would

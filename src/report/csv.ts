@@ -96,10 +96,24 @@ function hostCells(host: ResultRecord['host']): CsvValue[] {
   return [host.source, null, ...HOST_COLUMNS.map(([, of]) => of(host))];
 }
 
+// A vm.count study's records (results/record.ts `vm`): which VM a member measured, or that the row
+// is its pass's aggregate, so a sheet never sums or averages the two together. Only when some
+// record has them: every other CSV keeps its columns.
+const VM_COLUMNS: ReadonlyArray<readonly [string, (vm: NonNullable<ResultRecord['vm']>) => CsvValue]> = [
+  ['role', (vm) => vm.role],
+  ['count', (vm) => vm.count],
+  ['index', (vm) => vm.index],
+  ['name', (vm) => vm.name],
+  ['startedAt', (vm) => vm.startedAt],
+  ['endedAt', (vm) => vm.endedAt],
+  ['startSkewMs', (vm) => vm.startSkewMs],
+];
+
 export function renderCsv(records: readonly ResultRecord[]): string {
   const axisNames: string[] = [];
   for (const r of records) for (const k of Object.keys(r.axes)) if (!axisNames.includes(k)) axisNames.push(k);
-  const header = [...FIXED_BEFORE, ...axisNames, ...FIXED_AFTER, ...HOST_HEADER, ...FIXED_LAST];
+  const vmColumns = records.some((r) => r.vm !== undefined) ? VM_COLUMNS : [];
+  const header = [...FIXED_BEFORE, ...axisNames, ...FIXED_AFTER, ...vmColumns.map(([name]) => `vm.${name}`), ...HOST_HEADER, ...FIXED_LAST];
   const rows = records.map((r): CsvValue[] => [
     r.runId,
     r.permutationId,
@@ -121,6 +135,7 @@ export function renderCsv(records: readonly ResultRecord[]): string {
     r.latencyUs.p99,
     r.latencyUs.p999,
     r.cpuPercent,
+    ...vmColumns.map(([, of]) => (r.vm ? of(r.vm) : null)),
     ...hostCells(r.host),
     r.tool.name,
     r.tool.version,

@@ -1,6 +1,6 @@
 // One self-contained HTML file: inline CSS, inline SVG, no script and no URL to fetch. A CSP meta
 // tag forbids every fetch as a second line of defence, since names in the report are untrusted.
-import { barChart, escapeXml as esc, heatmap, type Tone } from './charts.ts';
+import { barChart, escapeXml as esc, heatmap, lineChart, type Tone } from './charts.ts';
 import {
   axisFindings,
   axisScope,
@@ -20,11 +20,13 @@ import {
   welchCell,
 } from './wording.ts';
 import type { Axes } from '../contract/axis.ts';
-import { LATENCY_SPAN } from '../results/record.ts';
+import { LATENCY_SPAN, VM_COUNT_AXIS } from '../results/record.ts';
 import { hostLatencyLegend, hostLatencyTable } from './host-latency.ts';
 import { METRICS, type PermutationInfo, type Report, type TestSection } from './model.ts';
-import { deltaTooNoisy, formatDelta, formatMeanCi, meanTooNoisy, metricHeader, SIGNIFICANT_DIGITS, TOO_NOISY } from './numbers.ts';
+import { deltaTooNoisy, formatDelta, formatMeanCi, latencyUnit, meanTooNoisy, metricHeader, SIGNIFICANT_DIGITS, TOO_NOISY } from './numbers.ts';
 import type { Verdict } from './stats.ts';
+import { bendText, curveTitle, memberNote, SCALING_HEADER, scalingAnswer, scalingIntro, scalingRows } from './vm-scaling-text.ts';
+import type { ScalingCurve } from './vm-scaling.ts';
 
 const CSS = `
 :root{--fg:#1d2430;--muted:#5b6675;--line:#d8dee6;--bg:#fff;--accent:#2f6db5;--good:#1f8a4c;--bad:#c0392b;--warn:#8a6d00;--warnbg:#fff7d6}
@@ -68,6 +70,10 @@ td.faster.d1{background:#e4f5ea}td.faster.d2{background:#bfe6cd}td.faster.d3{bac
 td.slower.d1{background:#fce7e4}td.slower.d2{background:#f6c3bc}td.slower.d3{background:#ee998d}
 ul.findings{margin:.4em 0 1em;padding-left:1.2em}
 .env{display:grid;grid-template-columns:repeat(auto-fit,minmax(min(100%,320px),1fr));gap:12px}
+svg .line{fill:none;stroke-width:2}svg .s0 .line{stroke:var(--accent)}svg .s0 .point{fill:var(--accent)}
+svg .s1 .line{stroke:#d9822b}svg .s1 .point{fill:#d9822b}svg .s2 .line{stroke:#6b4fa3}svg .s2 .point{fill:#6b4fa3}
+svg .dashed .line{stroke:#8a94a0;stroke-dasharray:5 4}svg .legend{fill:var(--fg)}
+svg .bend{stroke:var(--bad);stroke-width:1.2;stroke-dasharray:3 3}svg .bend-text{fill:var(--bad);font-weight:600}
 details.noisy{margin:1.6em 0}details.noisy>summary{font-size:1.1em;font-weight:600;cursor:pointer}
 @media (max-width:600px){body{font-size:14px}main{padding:10px}th,td{padding:.25em .4em}}
 @media print{
@@ -299,9 +305,12 @@ export function renderHtml(report: Report): string {
     ...(fixed.length > 0 ? [`Fixed: ${fixed.map((a) => `${a.name} = ${String(a.values[0])}${axisScope(report, a.name)}`).join('; ')}`] : []),
   ].join('. ');
   const facts = runFacts(report);
+  // a study of VM count opens with its scaling answer; elsewhere the section follows the results
+  const scalingFirst = report.axes.some((a) => a.name === VM_COUNT_AXIS && a.varies);
   const body: string[] = [
     `<h1>storsweep report — ${esc(info.runId)}</h1>`,
     `<p class="axes">${esc(axesLine)}</p>`,
+    ...(scalingFirst ? scalingHtml(report) : []),
     ...renderOverview(report),
     ...summary.warnings.map((w) => `<p class="warn" role="alert">⚠ ${esc(w)}</p>`),
     '<h2>Run</h2>',
@@ -310,6 +319,7 @@ export function renderHtml(report: Report): string {
   body.push(...conditionsHtml(report), ...environmentHtml(info));
   const byId = new Map(report.permutations.map((p) => [p.permutationId, p]));
   body.push('<h2>Results</h2>', ...report.tests.map((s) => renderTest(report, s, byId)));
+  if (!scalingFirst) body.push(...scalingHtml(report));
   body.push(...hostLatencyHtml(report), ...noisyHtml(report));
 
   return `<!doctype html>
@@ -332,6 +342,53 @@ ${body.join('\n')}
 `;
 }
 
+/** The scaling with VM count (report/vm-scaling.ts): the answers, the rule, then per curve its two charts and its table. */
+function scalingHtml(report: Report): string[] {
+  const v = report.vmScaling;
+  if (!v || v.curves.length === 0) return [];
+  const out = ['<section id="vm-scaling">', '<h2>Scaling with VM count</h2>', `<ul class="findings">${v.curves.map((c) => `<li>${esc(scalingAnswer(c))}</li>`).join('')}</ul>`];
+  out.push(...scalingIntro(v).map((l) => `<p class="muted">${esc(l)}</p>`));
+  for (const c of v.curves) {
+    out.push(`<h3>${esc(curveTitle(c))}</h3>`, `<div class="charts">${scalingCharts(c).join('')}</div>`, table(SCALING_HEADER.map((h, i): [string, boolean] => [h, i === 0]), scalingRows(c).map((row) => row.map((cell, i): [string, boolean] => [cell, i === 0]))));
+  }
+  out.push('</section>');
+  return out;
+}
+
+/** A curve's charts: the aggregate's main metric against linear scaling from the smallest count, and latency with the VMs' p99 spread. */
+function scalingCharts(c: ScalingCurve): string[] {
+  const def = METRICS[c.metric];
+  const main = (p: ScalingCurve['points'][number]) => (c.metric === 'iops' ? p.iops : p.bytesPerSecond);
+  const first = c.points[0]!;
+  const firstMain = main(first);
+  const mark = c.bend ? { x: c.bend.count, text: `bends at ${c.bend.count}` } : undefined;
+  const throughput = lineChart({
+    title: `${c.test.id}: aggregate ${def.label} by VM count${c.bend ? '' : ' (no bend)'}`,
+    unit: def.unit,
+    xName: 'VMs',
+    series: [
+      { name: `aggregate ${def.label}`, points: c.points.map((p) => ({ x: p.count, y: main(p) === null ? null : main(p)! * def.scale })) },
+      ...(firstMain === null ? [] : [{ name: 'linear', dashed: true, points: c.points.map((p) => ({ x: p.count, y: (firstMain / first.count) * p.count * def.scale })) }]),
+    ],
+    ...(mark ? { mark } : {}),
+  });
+  // one unit for the chart, by its largest value (µs below 1 ms, as the tables print latency)
+  const { unit, scale } = latencyUnit(Math.max(0, ...c.points.flatMap((p) => [p.p99MaxUs ?? 0, p.p99Us ?? 0, p.latencyMeanUs ?? 0])));
+  const at = (v: number | null) => (v === null ? null : v * scale);
+  const latency = lineChart({
+    title: `${c.test.id}: latency by VM count (p99 bars: one VM's min–max)`,
+    unit,
+    xName: 'VMs',
+    series: [
+      { name: 'p99', points: c.points.map((p) => ({ x: p.count, y: at(p.p99Us), low: at(p.p99MinUs), high: at(p.p99MaxUs) })) },
+      { name: 'p50', points: c.points.map((p) => ({ x: p.count, y: at(p.p50Us) })) },
+      { name: 'mean', points: c.points.map((p) => ({ x: p.count, y: at(p.latencyMeanUs) })) },
+    ],
+    ...(mark ? { mark } : {}),
+  });
+  return [throughput, latency, `<p class="muted">${esc(bendText(c))}</p>`];
+}
+
 /** The Run list: playbook, start, runs, counts, verdicts, method and number format. */
 function runFacts(report: Report): string[] {
   const { info } = report;
@@ -340,7 +397,7 @@ function runFacts(report: Report): string[] {
   if (info.playbook) facts.push(`Playbook: ${info.playbook}`);
   if (info.startedAt) facts.push(`Started: ${info.startedAt}`);
   if (report.runIds.length > 1) facts.push(`Runs: ${report.runIds.join(', ')}`);
-  facts.push(`${report.recordCount} records, ${report.permutations.length} permutations, ${testCount(report)}`);
+  facts.push(`${report.recordCount} records${memberNote(report.vmScaling)}, ${report.permutations.length} permutations, ${testCount(report)}`);
   facts.push(`Verdicts (each test's main metric against the baseline): ${v.faster} faster, ${v.slower} slower, ${v['within-noise']} within noise, ${v['insufficient-data']} insufficient data`);
   facts.push(
     methodLine(report),

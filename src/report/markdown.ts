@@ -1,12 +1,13 @@
 // Markdown report: ready to paste into a wiki page or a pull request. Answer first: the axes varied,
 // the overview grid (the first table), one line per axis value; then the run's facts, the tables
 // per test, and the noisy cells collapsed at the end.
-import { LATENCY_SPAN } from '../results/record.ts';
+import { LATENCY_SPAN, VM_COUNT_AXIS } from '../results/record.ts';
 import { hostLatencyLegend, hostLatencyTable } from './host-latency.ts';
 import { METRICS, type PermutationInfo, type Report, type TestSection } from './model.ts';
 import { MARKDOWN_MARKER } from './marker.ts';
 import { formatDelta, formatMeanCi, metricHeader } from './numbers.ts';
 import type { Verdict } from './stats.ts';
+import { curveTitle, memberNote, SCALING_HEADER, scalingAnswer, scalingIntro, scalingRows } from './vm-scaling-text.ts';
 import {
   axisFindings,
   axisScope,
@@ -128,6 +129,20 @@ function keyValueTable(facts: Record<string, string>): string {
   return table(['key', 'value'], Object.entries(facts).map(([k, val]) => [mdCell(k), mdCell(val)]));
 }
 
+/** The scaling with VM count (report/vm-scaling.ts): the answer per curve, the rule, then a table per curve. */
+function scalingSection(report: Report): string[] {
+  const v = report.vmScaling;
+  if (!v || v.curves.length === 0) return [];
+  const out = ['', '## Scaling with VM count', '', ...v.curves.map((c) => `- ${mdCell(scalingAnswer(c))}`), '', ...scalingIntro(v).map(mdCell)];
+  for (const c of v.curves) out.push('', `### ${mdCell(curveTitle(c))}`, '', table([...SCALING_HEADER], scalingRows(c).map((row) => row.map(mdCell))));
+  return out;
+}
+
+/** A study of VM count opens with its scaling answer; elsewhere the section follows the results. */
+function opensWithScaling(report: Report): boolean {
+  return report.vmScaling !== undefined && report.axes.some((a) => a.name === VM_COUNT_AXIS && a.varies);
+}
+
 export function renderMarkdown(report: Report): string {
   const { info, summary, options: o } = report;
   // The first line marks the file as ours: `report -o` rewrites it without --force (app/report-file.ts).
@@ -137,6 +152,8 @@ export function renderMarkdown(report: Report): string {
   if (varied.length > 0) out.push(`- Axes varied: ${varied.map((a) => `${mdCell(a.name)} (${a.values.map((v) => mdCell(String(v))).join(', ')})${mdCell(axisScope(report, a.name))}`).join('; ')}`);
   else out.push('- Axes varied: none');
   if (fixed.length > 0) out.push(`- Fixed: ${fixed.map((a) => `${mdCell(a.name)} = ${mdCell(String(a.values[0]))}${mdCell(axisScope(report, a.name))}`).join('; ')}`);
+  const scalingFirst = opensWithScaling(report);
+  if (scalingFirst) out.push(...scalingSection(report));
   const overview = renderOverview(report);
   if (overview.length > 0) out.push('', '## Overview', '', ...overview);
   if (summary.warnings.length > 0) {
@@ -147,7 +164,7 @@ export function renderMarkdown(report: Report): string {
   if (info.playbook) facts.push(`Playbook: \`${info.playbook.replace(/`/g, "'")}\``);
   if (info.startedAt) facts.push(`Started: ${mdCell(info.startedAt)}`);
   if (report.runIds.length > 1) facts.push(`Runs: ${report.runIds.map(mdCell).join(', ')}`);
-  facts.push(`${report.recordCount} records, ${report.permutations.length} permutations, ${testCount(report)}`);
+  facts.push(`${report.recordCount} records${memberNote(report.vmScaling)}, ${report.permutations.length} permutations, ${testCount(report)}`);
   const v = summary.verdicts;
   facts.push(
     `Verdicts (each test's main metric against the baseline): ${v.faster} faster, ${v.slower} slower, ${v['within-noise']} within noise, ${v['insufficient-data']} insufficient data`,
@@ -166,6 +183,7 @@ export function renderMarkdown(report: Report): string {
   }
   out.push('', '## Results');
   for (const s of report.tests) out.push('', renderSection(report, s));
+  if (!scalingFirst) out.push(...scalingSection(report));
   if (report.hostLatency.length > 0) {
     const t = hostLatencyTable(report.hostLatency);
     out.push('', '## Guest vs host latency', '', table(t.header, t.cells.map((row) => row.map(mdCell))), '', ...hostLatencyLegend(report.hostLatency).map((l) => `- ${mdCell(l)}`));

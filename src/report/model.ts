@@ -10,6 +10,7 @@ import type { AxisValue, Axes } from '../contract/axis.ts';
 import { METRIC_ORDER, METRICS, type MetricCell, type MetricKey } from './metrics.ts';
 import type { RunInfo } from './run-info.ts';
 import { pairAlong } from './pairing.ts';
+import { buildVmScaling, VmScalingRecords, type VmScaling } from './vm-scaling.ts';
 import {
   adjustPValues,
   compareSamples,
@@ -30,6 +31,7 @@ import {
 // the metric definitions and the run's facts, named here too for the renderers that read the model
 export { METRIC_ORDER, METRICS, type MetricCell, type MetricDef, type MetricKey } from './metrics.ts';
 export type { RunInfo } from './run-info.ts';
+export type { VmScaling } from './vm-scaling.ts';
 
 export interface AxisInfo {
   name: string;
@@ -140,6 +142,14 @@ export interface Report {
   hostLatency: HostLatencyRow[];
   /** how each source was measured (report/conditions.ts), in source order */
   conditions: SourceConditions[];
+  /**
+   * A study of VM count (issue 32): the aggregates against the VM count, and where each curve
+   * bends (report/vm-scaling.ts); its curves are those with two VM counts or more. Absent when no
+   * record is of a vm.count pass.
+   * The rest of the report holds the aggregates only: a VM's member record is counted here, never
+   * pooled with them (`memberRecords`).
+   */
+  vmScaling?: VmScaling;
   summary: {
     verdicts: Record<Verdict, number>;
     noisy: Array<{ testId: string; label: string; metric: MetricKey; cvPct: number; repetitionsNeeded: number | null }>;
@@ -326,10 +336,19 @@ export class ReportRecords {
   readonly spanFacts: Array<{ metadata: ResultRecord['metadata']; tool: ResultRecord['tool']; unwritten: string[] }> = [];
   /** one sample per pre-fill (first-write.ts), when some record names one */
   firstWrite: TestColumns | null = null;
+  /** the records of vm.count passes: members counted, aggregates' figures by curve (vm-scaling.ts) */
+  readonly vm = new VmScalingRecords();
   private readonly fills = new Set<string>();
   private last: Span | undefined;
 
   add(r: ResultRecord): void {
+    if (r.vm !== undefined) {
+      this.vm.add(r);
+      // One VM of a pass: its pass's aggregate is the sample (sum of IOPS, merged latency). A member
+      // beside it would be pooled into the same permutation's samples, so every verdict, table,
+      // chart and CSV summary built from here leaves it out.
+      if (r.vm.role === 'member') return;
+    }
     const n = this.recordCount++;
     this.runIds.add(r.runId);
     const last = this.last;
@@ -841,11 +860,17 @@ export function buildReport(records: Iterable<ResultRecord> | ReportRecords, inf
     tests: sections,
     hostLatency: hostLatencyOf(table, tests, permList),
     conditions: sourcesConditions(permList, conditions),
+    ...vmScalingOf(table),
     summary: { verdicts, ...noisyShown(noisy, limit, sections), warnings, family: { correction: o.correction, size: family.size } },
   };
 }
 
 type Grouped = ReturnType<typeof groupPermutations>['groups'];
+
+function vmScalingOf(table: ReportRecords): { vmScaling?: VmScaling } {
+  const vmScaling = buildVmScaling(table.vm);
+  return vmScaling ? { vmScaling } : {};
+}
 
 /** `--pool AXIS` names an axis of these results. */
 function checkPooled(pool: ReadonlySet<string>, axes: readonly AxisInfo[], pooled: readonly AxisInfo[]): void {

@@ -44,8 +44,9 @@ export function mixHalves(rec: ResultRecord): ResultRecord[] {
     if (iops === null && bytesPerSecond === null) continue;
     const latencyUs = Object.fromEntries(LATENCY_KEYS.map((k) => [k, num(m[`half.${dir}.latencyUs.${k}`])])) as unknown as LatencyUs;
     const { id: _id, ...shape } = rec.test;
-    // the host's figures (when observed) are the job's, and arrive after this is built
-    const { host: _host, ...base } = rec;
+    // the host's figures (when observed) are the job's, and arrive after this is built; so is the
+    // latency histogram (reads and writes together), which is no half's
+    const { host: _host, latencyHistogram: _histogram, ...base } = rec;
     const metadata: Metadata = Object.fromEntries(Object.entries(m).filter(([k]) => !k.startsWith('half.')));
     out.push({
       ...base,

@@ -1,41 +1,48 @@
 // The normalized result record: one per permutation × repetition × test. Every importer and every
 // runner produces exactly this shape; reports read nothing else. Unknown values are null.
 import { z } from 'zod';
+import { lazy } from '../lazy.ts';
 import type { Axes } from '../contract/axis.ts';
 import type { HostMetrics, HostUnavailable } from '../contract/host-metrics.ts';
-import type { LatencyUs, Pattern, TestIdentity } from '../contract/workload.ts';
+import type { LatencyHistogram, LatencyUs, Pattern, TestIdentity } from '../contract/workload.ts';
 
-export type { LatencyUs, Pattern, TestIdentity } from '../contract/workload.ts';
+export type { LatencyHistogram, LatencyUs, Pattern, TestIdentity } from '../contract/workload.ts';
 
 export type { HostIoFigures, HostMetrics, HostUnavailable, EsxtopLatencies } from '../contract/host-metrics.ts';
 
 // The shape of `host` as a record read back from a file must have it (results.jsonl, an imported
 // JSON Lines file): every field the reports compute with is checked, so a crafted or damaged line
 // is refused at its line, never a TypeError or a string concatenated into a number.
-const figure = z.number().finite().nullable();
-const hostIoFigures = z.object({ instance: z.string(), readIops: figure, writeIops: figure, readKBps: figure, writeKBps: figure, readLatencyMs: figure, writeLatencyMs: figure, latencyMs: figure });
-const esxtopLatencies = z.object({ device: z.string(), davgMs: figure, kavgMs: figure, gavgMs: figure, qavgMs: figure, readIops: figure, writeIops: figure });
-const hostSource = z.enum(['vsphere-perf', 'esxtop']);
-const count = z.number().int().nonnegative();
-const hostUnavailableSchema = z.object({ source: hostSource, unavailable: z.string() });
-const hostMetricsSchema = z.object({
-    source: hostSource,
-    from: z.string(),
-    to: z.string(),
-    intervalSec: z.number().finite().nonnegative(),
-    samples: count,
-    samplesInside: count,
-    virtualDisk: hostIoFigures.optional(),
-    datastore: hostIoFigures.optional(),
-    esxtop: esxtopLatencies.optional(),
-    latencyUs: figure,
-    latencySpan: z.string(),
-    latencyResolutionUs: z.number().finite().positive().optional(),
-    window: z.literal('scored-passes').optional(),
-    notes: z.array(z.string()).optional(),
-  });
+// Built on first use (src/lazy.ts): `validate` loads this file (workloads/profiles.ts names its
+// tests with testIdentity), and only a command reading records back checks a `host`.
+const hostSchemas = lazy(() => {
+  const figure = z.number().finite().nullable();
+  const hostIoFigures = z.object({ instance: z.string(), readIops: figure, writeIops: figure, readKBps: figure, writeKBps: figure, readLatencyMs: figure, writeLatencyMs: figure, latencyMs: figure });
+  const esxtopLatencies = z.object({ device: z.string(), davgMs: figure, kavgMs: figure, gavgMs: figure, qavgMs: figure, readIops: figure, writeIops: figure });
+  const hostSource = z.enum(['vsphere-perf', 'esxtop']);
+  const count = z.number().int().nonnegative();
+  return {
+    unavailable: z.object({ source: hostSource, unavailable: z.string() }),
+    metrics: z.object({
+      source: hostSource,
+      from: z.string(),
+      to: z.string(),
+      intervalSec: z.number().finite().nonnegative(),
+      samples: count,
+      samplesInside: count,
+      virtualDisk: hostIoFigures.optional(),
+      datastore: hostIoFigures.optional(),
+      esxtop: esxtopLatencies.optional(),
+      latencyUs: figure,
+      latencySpan: z.string(),
+      latencyResolutionUs: z.number().finite().positive().optional(),
+      window: z.literal('scored-passes').optional(),
+      notes: z.array(z.string()).optional(),
+    }),
+  };
+});
 /** The check for a record's `host` (one of the two shapes, told apart by `unavailable`, so a refusal names the field). */
-export const hostRecordSchema = (v: unknown) => (typeof v === 'object' && v !== null && 'unavailable' in v ? hostUnavailableSchema : hostMetricsSchema);
+export const hostRecordSchema = (v: unknown) => (typeof v === 'object' && v !== null && 'unavailable' in v ? hostSchemas().unavailable : hostSchemas().metrics);
 
 export const PATTERNS: readonly Pattern[] = ['read', 'write', 'randread', 'randwrite', 'rw', 'randrw'];
 
@@ -59,6 +66,12 @@ export interface ResultRecord {
   /** decimal bytes per second; MB/s as CrystalDiskMark prints it = bytesPerSecond / 1e6 */
   bytesPerSecond: number | null;
   latencyUs: LatencyUs;
+  /**
+   * The I/Os of the test's scored passes as a histogram (results/latency-histogram.ts), where the
+   * tool printed one (fio json+) and a later merge needs it: a `vm.count` member, and the aggregate
+   * made from the members. Absent elsewhere (diskspd, imports, ordinary records).
+   */
+  latencyHistogram?: LatencyHistogram;
   cpuPercent: number | null;
   tool: { name: string; version: string | null };
   /** path of the raw tool output, relative to the run directory (or the imported file) */
@@ -77,6 +90,9 @@ export interface ResultRecord {
   /** free-form facts: imported file footer (test size, passes, date, OS), aggregation rule… */
   metadata?: Record<string, string | number | boolean | null>;
 }
+
+/** The axis of a study of VM count (issue 32): how many VMs run each pass at once. */
+export const VM_COUNT_AXIS = 'vm.count';
 
 /**
  * Which VM of a `vm.count` pass a record measured, or that it is the pass's aggregate. Members are
@@ -99,6 +115,23 @@ export interface VmShare {
   /** the aggregate: the spread of the members' figures (e.g. iopsMin, iopsMax, iopsCv, p99MaxUs) */
   spread?: Record<string, number | null>;
 }
+
+const VM_TEXT_CHARS = 256;
+/** The check for a record's `vm` as read back from a file: every field a report reads, with its type and range. */
+export const vmShareSchema = lazy(() => z
+  .object({
+    role: z.enum(['member', 'aggregate']),
+    count: z.number().int().positive().max(10_000),
+    index: z.number().int().positive().max(10_000).optional(),
+    name: z.string().max(VM_TEXT_CHARS).optional(),
+    startedAt: z.string().max(VM_TEXT_CHARS).optional(),
+    endedAt: z.string().max(VM_TEXT_CHARS).optional(),
+    startSkewMs: z.number().finite().nonnegative().optional(),
+    spread: z
+      .record(z.string().max(VM_TEXT_CHARS), z.number().finite().nullable())
+      .refine((o) => Object.keys(o).length <= 64, 'at most 64 spread figures')
+      .optional(),
+  }));
 
 export const NULL_LATENCY: LatencyUs = Object.freeze({ mean: null, p50: null, p95: null, p99: null, p999: null });
 

@@ -7,7 +7,7 @@ import { redact } from '../input/secrets.ts';
 import { errorLongForm, errorMessage, InternalError, UnsafeOperation } from '../errors.ts';
 import type { PermutationPlan, Replication, RunPlan } from '../contract/plan.ts';
 import { storeRaw } from '../results/raw.ts';
-import type { ResultRecord } from '../results/record.ts';
+import { VM_COUNT_AXIS, type ResultRecord } from '../results/record.ts';
 import { isStoreLost, type RunStore } from '../results/port.ts';
 import { checkPermutationConfirmed, readConfirmed, type Confirmed } from '../results/confirmation.ts';
 import { asRunStore, type AnyRunStore } from '../results/sqlite-store.ts';
@@ -59,6 +59,12 @@ export interface ExecuteOptions {
    */
   confirmedDestroy?: readonly string[];
   stepTimeoutMs?: number;
+  /**
+   * How long a create that timed out after it was sent is waited for before teardown (settleOrphan).
+   * Default: the step timeout, at least ORPHAN_GRACE_MIN_MS, at most ORPHAN_GRACE_MAX_MS. Not a user
+   * setting: the default, or a test's.
+   */
+  orphanGraceMs?: number;
   workloadSlackSec?: number;
   retry?: Partial<RetryPolicy>;
   sleep?: (ms: number, signal?: AbortSignal) => Promise<void>;
@@ -812,7 +818,7 @@ async function runStep(step: PlannedStep, perm: PermutationPlan, c: PermContext,
  * `storsweep cleanup` looks again (teardown.ts tearDownRow).
  */
 async function settleOrphan(pending: Promise<unknown>, perm: PermutationPlan, step: PlannedStep, c: PermContext): Promise<void> {
-  const graceMs = Math.min(Math.max(c.stepTimeoutMs ?? 0, ORPHAN_GRACE_MIN_MS), ORPHAN_GRACE_MAX_MS);
+  const graceMs = c.orphanGraceMs ?? Math.min(Math.max(c.stepTimeoutMs ?? 0, ORPHAN_GRACE_MIN_MS), ORPHAN_GRACE_MAX_MS);
   c.emit({ type: 'message', level: 'warn', permutationId: perm.permutationId, text: `${step.step} (${step.operation}) timed out; waiting up to ${Math.round(graceMs / 1000)} s for the call to settle before teardown` });
   let timer: NodeJS.Timeout | undefined;
   const outcome = await Promise.race([
@@ -940,6 +946,8 @@ function recordFor(perm: PermutationPlan, runId: string, repetition: number, tes
     iops: o.iops,
     bytesPerSecond: o.bytesPerSecond,
     latencyUs: o.latencyUs,
+    // kept where the VMs of a pass are merged (results/vm-aggregate.ts); elsewhere it would only grow every record by kilobytes
+    ...(o.latencyHistogram && VM_COUNT_AXIS in perm.axes ? { latencyHistogram: o.latencyHistogram } : {}),
     cpuPercent: o.cpuPercent,
     tool: { name: tool, version: o.toolVersion },
     rawPath: o.rawPath,

@@ -2,6 +2,7 @@
 // for throughput/IOPS and the lowest latency; KDiskMark's default averages. Pure.
 import { InternalError } from '../errors.ts';
 import type { Aggregated, Aggregation, LatencyUs, PassMeasurement } from '../contract/workload.ts';
+import { mergeHistograms } from '../results/latency-histogram.ts';
 
 export type { Aggregated, PassMeasurement } from '../contract/workload.ts';
 
@@ -37,7 +38,12 @@ export function aggregatePasses(passes: PassMeasurement[], rule: Aggregation): A
       }
     });
   }
+  // The histogram holds every scored pass's I/Os, whatever the rule picks for the figures: a
+  // distribution that merges exactly (the VMs of a vm.count pass); absent unless every pass has one.
+  const histograms = passes.flatMap((p) => (p.latencyHistogram ? [p.latencyHistogram] : []));
+  const latencyHistogram = histograms.length === passes.length ? mergeHistograms(histograms) : null;
   return {
+    ...(latencyHistogram ? { latencyHistogram } : {}),
     iops: pick(passes.map((p) => p.iops), rule),
     bytesPerSecond: pick(passes.map((p) => p.bytesPerSecond), rule),
     latencyUs: { mean: lat('mean'), p50: lat('p50'), p95: lat('p95'), p99: lat('p99'), p999: lat('p999') },

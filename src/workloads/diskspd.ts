@@ -1,7 +1,7 @@
 // DiskSpd (Windows guests): the command line CrystalDiskMark 5–8 builds, and the reader for its
 // `-Rxml` output. Flag grammar and XML layout: microsoft/diskspd CmdLineParser.cpp and
 // XmlResultParser.cpp.
-import { XMLParser } from 'fast-xml-parser';
+import { xmlParser } from '../input/xml-parser.ts';
 import { InvalidArgument, ParseError } from '../errors.ts';
 import { testIdentity, type LatencyUs, type Pattern, type TestIdentity } from '../results/record.ts';
 import type { WorkloadProfile, WorkloadTest } from './spec.ts';
@@ -167,7 +167,7 @@ export function parseDiskspdXml(xml: string, source: string): DiskspdResult {
     const line = xml.split('\n').length;
     throw new ParseError(`${source}:${line}: diskspd XML ends before </Results> (truncated?)`, { source, line, expected: '</Results>' });
   }
-  const parser = new XMLParser({
+  const parser = xmlParser({
     processEntities: false,
     parseTagValue: false,
     ignoreAttributes: false,

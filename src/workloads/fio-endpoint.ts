@@ -65,9 +65,12 @@ export function fioEndpoint(g: FioGuest, open: () => Promise<CommandRunner>, o: 
     }
     return runner;
   };
+  // a file test's file (not a device, not the attached disk): preflight checks the room for it
+  const fileTest = !o.attachedDisk && rawTestTarget(filename, 'fio') === undefined;
   return {
     tool: 'fio',
     ...(o.attachedDisk ? { measuresAttachedDisk: true } : {}),
+    guestNeeds: { ...(g.sudo ? { sudo: true } : {}), ...(fileTest ? { testFile: filename } : {}) },
     connect: () => connect(),
     ...(o.openVm ? { connectTo: (vm: string) => connect(() => o.openVm!(vm)) } : {}),
     describe: async (runner) => {

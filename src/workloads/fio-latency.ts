@@ -6,6 +6,7 @@
 // `bins` (latency value in ns → I/O count), from which the percentiles of several jobs are merged exactly,
 // the way fio computes them (stat.c calc_clat_percentiles: the first bucket whose cumulative count
 // reaches p% of all I/Os). Pure.
+import { binsPercentile } from '../results/latency-histogram.ts';
 import type { LatencyUs } from '../results/record.ts';
 export { LATENCY_SPAN } from '../results/record.ts';
 
@@ -84,19 +85,9 @@ export function latencyDistribution(dir: Json): LatencyDistribution {
   return { n, meanNs, percentilesNs, bins, notes };
 }
 
-/** The value at percentile `p` of a histogram, as fio computes it from its buckets. */
+/** The value at percentile `p` of a histogram, as fio computes it from its buckets (results/latency-histogram.ts binsPercentile). */
 export function histogramPercentile(bins: Map<number, number>, p: number): number | null {
-  const keys = [...bins.keys()].sort((a, b) => a - b);
-  let total = 0;
-  for (const k of keys) total += bins.get(k)!;
-  if (total === 0) return null;
-  const want = (p / 100) * total;
-  let sum = 0;
-  for (const k of keys) {
-    sum += bins.get(k)!;
-    if (sum >= want) return k;
-  }
-  return keys[keys.length - 1] ?? null;
+  return binsPercentile([...bins].sort((a, b) => a[0] - b[0]), p);
 }
 
 /**

@@ -78,6 +78,8 @@ export interface FioJob {
   clones: number;
   /** how latency was obtained where it is not fio's own lat_ns as printed (see fio-latency.ts) */
   notes: string[];
+  /** the job's issue→completion distribution (reads and writes together) behind latencyUs: its json+ bins are what merges */
+  latency: LatencyDistribution;
 }
 
 export interface FioResult {
@@ -132,10 +134,11 @@ function sumDirections(parts: DirectionStats[], what: string): DirectionStats {
   };
 }
 
-function finishJob(j: Omit<FioJob, 'iops' | 'bytesPerSecond' | 'latencyUs' | 'notes'>): FioJob {
+function finishJob(j: Omit<FioJob, 'iops' | 'bytesPerSecond' | 'latencyUs' | 'notes' | 'latency'>): FioJob {
   const lat = jobLatency(j.read, j.write);
   return {
     ...j,
+    latency: lat,
     iops: j.read.iops + j.write.iops,
     bytesPerSecond: j.read.bytesPerSecond + j.write.bytesPerSecond,
     latencyUs: toLatencyUs(lat),

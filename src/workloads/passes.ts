@@ -31,7 +31,7 @@ export async function runPasses(test: WorkloadTest, profile: WorkloadProfile, on
     rawPaths.push(onRaw ? await onRaw(test, pass, r.raw) : null);
     version = r.toolVersion;
     metas.push(r.metadata);
-    measured.push({ iops: r.iops, bytesPerSecond: r.bytesPerSecond, latencyUs: r.latencyUs, cpuPercent: r.cpuPercent });
+    measured.push({ iops: r.iops, bytesPerSecond: r.bytesPerSecond, latencyUs: r.latencyUs, cpuPercent: r.cpuPercent, ...(r.latencyHistogram ? { latencyHistogram: r.latencyHistogram } : {}) });
   }
   await scored?.end();
   const agg = aggregatePasses(measured, profile.aggregate);

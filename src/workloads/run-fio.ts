@@ -14,6 +14,7 @@ import { FIO_FILL_METHOD, fioFillArgs, type PrefillOutcome } from './prefill.ts'
 import type { WorkloadProfile, WorkloadTest } from './spec.ts';
 import { checkFioPath } from './tool-settings.ts';
 import { halfFacts, isMixed } from '../results/mix-halves.ts';
+import { histogramOf } from '../results/latency-histogram.ts';
 
 export interface FioRunOptions {
   filename: string;
@@ -97,6 +98,8 @@ export async function runFioTest(runner: CommandRunner, test: WorkloadTest, prof
       const job = mergeClones(parsed.jobs)[0];
       if (!job) throw new ParseError(`${runner.target}: fio printed no job for ${test.id}`, { source: runner.target });
       if (job.error) throw new RemoteCommandFailed({ host: runner.target, what: 'fio', command, exitCode: 0, stderr: '', reason: 'output', detail: `reported error ${job.error}${errnoName(job.error)} for ${test.id}` });
+      // json+ bins of lat (issue→completion): what the VMs of a vm.count pass are merged from
+      const latencyHistogram = job.latency.bins ? histogramOf(job.latency.bins) : null;
       return {
         raw,
         toolVersion: parsed.version,
@@ -104,6 +107,7 @@ export async function runFioTest(runner: CommandRunner, test: WorkloadTest, prof
         bytesPerSecond: job.bytesPerSecond,
         latencyUs: job.latencyUs,
         cpuPercent: job.cpuPercent,
+        ...(latencyHistogram ? { latencyHistogram } : {}),
         metadata: { latencySpan: LATENCY_SPAN, ...(job.notes.length > 0 ? { latencyNote: job.notes.join('; ') } : {}), ...(isMixed(test) ? halfFacts(job.read, job.write) : {}) },
       };
     },

@@ -18,7 +18,7 @@
 import type { LayerTable } from './import-graph.ts';
 
 /** the leaves most layers use */
-const BASE = ['src/contract', 'src/errors.ts', 'src/limits.ts', 'src/text', 'src/input'];
+const BASE = ['src/contract', 'src/errors.ts', 'src/limits.ts', 'src/text', 'src/input', 'src/lazy.ts'];
 /** what every provider folder may use: the contract, the shared provider code, SSH and the workloads */
 const PROVIDER = [...BASE, 'src/providers', 'src/ssh', 'src/workloads'];
 /** what the report and its renderers may use: records and statistics, never input/ (a report reads no file) */
@@ -30,9 +30,10 @@ export const LAYERS: LayerTable = {
   'src/stats': { may: [], why: 'pure mathematics the report and run/ share' },
   'src/text': { may: [], why: 'text made safe to show (visible, excerpt, canonical JSON): a leaf' },
   'src/version.ts': { may: [], why: 'the package version: a leaf' },
+  'src/lazy.ts': { may: [], why: 'a value built on first use instead of at import (issue 31): a leaf' },
   'src/errors.ts': { may: ['src/text'], why: 'the error classes every layer throws; they show input only through text/' },
   'src/limits.ts': { may: ['src/errors.ts'], why: 'size and time limits every layer shares' },
-  'src/input': { may: ['src/errors.ts', 'src/limits.ts', 'src/text'], why: 'what the user hands us: files read safely, field types, secrets by reference, the environment facts schema; below config and the providers, which both check input' },
+  'src/input': { may: ['src/errors.ts', 'src/limits.ts', 'src/text', 'src/lazy.ts'], why: 'what the user hands us: files read safely, field types, secrets by reference, the environment facts schema; below config and the providers, which both check input' },
 
   // ── the machinery a run uses ─────────────────────────────────────────────────────────────────────
   'src/ssh': { may: BASE, why: 'running a command somewhere (this machine, SSH): knows no provider, workload or playbook' },
@@ -64,7 +65,7 @@ export const LAYERS: LayerTable = {
 
   // ── the top: composition roots ───────────────────────────────────────────────────────────────────
   'src/lab': { may: [...BASE, 'src/providers/vsphere'], why: 'the embedded lab (sshd, vcsim harness, stand-ins) and its own entry point' },
-  'src/preflight': { may: [...BASE, 'src/plan', 'src/run', 'src/results', 'src/providers', 'src/stats'], why: 'storsweep preflight: asks each target (through its Composition) what the plan will use, runs the canary through the executor, stores the answer; below the CLI and app' },
+  'src/preflight': { may: [...BASE, 'src/plan', 'src/run', 'src/results', 'src/providers', 'src/ssh', 'src/stats'], why: 'storsweep preflight: asks each target (through its Composition) what the plan will use, runs read-only commands in its guest, runs the canary through the executor, stores the answer; below the CLI and app' },
   'src/app': { may: '*', except: ['src/cli', 'bench', 'test/helpers'], why: 'the use cases (prepare, run, resume, work, report, import) below the CLI: everything but the CLI' },
   'src/cli': { may: '*', except: ['bench', 'test/helpers'], why: 'the only composition root: argv, env, exit codes' },
   bench: { may: '*', why: 'benchmarks measure any layer, with the test helpers' },

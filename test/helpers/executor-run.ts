@@ -6,8 +6,10 @@ import type { RunPlan } from '../../src/contract/plan.ts';
 import { ResultStore, type RunMeta } from '../../src/results/store.ts';
 import { executeRun, type RunSummary, type WorkloadEndpoint } from '../../src/run/executor.ts';
 import type { PlannedStep, Provider } from '../../src/contract/provider.ts';
+import type { WorkloadProfile } from '../../src/workloads/spec.ts';
 
-const noWorkload: WorkloadEndpoint = {
+/** A workload endpoint for a profile with no tests: it is never asked to measure. */
+export const noWorkload: WorkloadEndpoint = {
   tool: 'fio',
   connect: async () => ({ target: 'none', run: async () => ({ command: '', exitCode: 0, stdout: '', stderr: '' }), close: async () => undefined }) as never,
   runTest: async () => {
@@ -15,6 +17,10 @@ const noWorkload: WorkloadEndpoint = {
   },
 };
 
+/** A profile with no tests: the permutation provisions and tears down, and measures nothing. */
+export const NO_TESTS: WorkloadProfile = { name: 'none', description: '', tests: [], fileSizeBytes: 1, runtimeSec: 1, rampSec: 0, passes: 1, warmupPass: false, intervalSec: 0, direct: true, aggregate: 'max' };
+
+/** Run `runId`: one permutation p1 of `steps` then a workload step, with the NO_TESTS profile. */
 export function onePermutationPlan(runId: string, steps: PlannedStep[]): RunPlan {
   return {
     version: 1,
@@ -24,7 +30,7 @@ export function onePermutationPlan(runId: string, steps: PlannedStep[]): RunPlan
     provider: steps[0]?.provider ?? 'local',
     axes: [],
     baseline: null,
-    profiles: { none: { name: 'none', description: '', tests: [], fileSizeBytes: 1, runtimeSec: 1, rampSec: 0, passes: 1, warmupPass: false, intervalSec: 0, direct: true, aggregate: 'max' } },
+    profiles: { none: NO_TESTS },
     permutations: [{ index: 0, permutationId: 'p1', axes: {}, workload: 'none', steps: [...steps, { step: 'workload', provider: 'local', operation: 'fio', arguments: {}, destructive: false }], repetitions: 1, estimateSec: 1 }],
     totalEstimateSec: 1,
   };

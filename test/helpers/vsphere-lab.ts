@@ -6,6 +6,7 @@
 //   await runCli(['run', await lab.writePlaybook('p.yaml', sweepPlaybook()), ...lab.runArgs(runsDir)]);
 //   expect(await lab.leftovers()).toEqual(NOTHING_LEFT);
 //   await lab.stop();                              // in afterAll
+// or, for a lab the whole file (or one describe) shares: `const lab = useVsphereLab({ version: '8.0' })`.
 import { execFile } from 'node:child_process';
 import fs from 'node:fs/promises';
 import { existsSync, readdirSync } from 'node:fs';
@@ -13,6 +14,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import Database from 'better-sqlite3';
+import { afterAll, beforeAll } from 'vitest';
 import { startVcsim, type VcsimHandle, type VcsimOptions } from '../../src/lab/vcsim.ts';
 import { VsphereClient } from '../../src/providers/vsphere/client.ts';
 import type { VsphereTargetConfig } from '../../src/providers/vsphere/config.ts';
@@ -35,6 +37,10 @@ export interface VsphereLab {
   /** the harness LUNs (sorted); the inventory formats luns[0] */
   luns: string[];
   vmfsDevice: string;
+  /** luns[1], the inventory's rdmDevice (only with `rdm`) */
+  rdmDevice?: string;
+  /** the directory the inventory's NFS export names (only with `nfs`) */
+  nfsDir?: string;
   password: string;
   inventory: string;
   workdir: string;
@@ -58,6 +64,12 @@ export interface VsphereLabOptions {
   sshGuest?: { sshd: { port: number }; user: string; keyPath: string; knownHostsFile: string; workdir: string };
   /** the simulator's size (startVcsim's `model`), e.g. `{ standaloneHosts: 100 }` */
   model?: VcsimOptions['model'];
+  /** false: the inventory states no release, so a test may switch the simulator's (sim.control.version) */
+  inventoryVersion?: boolean;
+  /** the target maps luns[1] as its RDM device (rdmDevice, also allowed) */
+  rdm?: boolean;
+  /** the target has an NFS export (nfs.remotePath: <dir>/nfs-export, made empty) */
+  nfs?: boolean;
 }
 
 export async function startVsphereLab(opts: VsphereLabOptions = {}): Promise<VsphereLab> {
@@ -70,6 +82,9 @@ export async function startVsphereLab(opts: VsphereLabOptions = {}): Promise<Vsp
   const connect = () => VsphereClient.connect({ url: sim.url, username: sim.username, password, thumbprint: sim.thumbprint });
   const luns = await listVcsimLuns({ url: sim.url, username: sim.username, password, thumbprint: sim.thumbprint });
   const vmfsDevice = luns[0]!;
+  const rdmDevice = opts.rdm ? luns[1]! : undefined;
+  const nfsDir = opts.nfs ? path.join(dir, 'nfs-export') : undefined;
+  if (nfsDir) await fs.mkdir(nfsDir);
   const workdir = opts.sshGuest?.workdir ?? path.join(dir, 'scratch');
   await fs.mkdir(workdir, { recursive: true });
   const g = opts.sshGuest;
@@ -85,7 +100,7 @@ export async function startVsphereLab(opts: VsphereLabOptions = {}): Promise<Vsp
       'vcenters:',
       ...vcenterYaml({ name: 'lab-vc', url: sim.url, username: sim.username, passwordRef: '${file:vc-password}', thumbprint: sim.thumbprint }),
       'targets:',
-      ...vsphereTargetYaml({ name: 'lab-vcenter', vcenter: 'lab-vc', host: 'DC0_H0', vm: 'DC0_H0_VM0', datastore: 'LocalDS_0', vmfsDevice, version, guest: { sshHost: g ? 'guest' : undefined, workdir, byIdDir: path.join(guestDisks, 'by-id') } }),
+      ...vsphereTargetYaml({ name: 'lab-vcenter', vcenter: 'lab-vc', host: 'DC0_H0', vm: 'DC0_H0_VM0', datastore: 'LocalDS_0', vmfsDevice, rdmDevice, nfsDir, version: opts.inventoryVersion === false ? undefined : version, guest: { sshHost: g ? 'guest' : undefined, workdir, byIdDir: path.join(guestDisks, 'by-id') } }),
       '',
     ].join('\n'),
   );
@@ -94,6 +109,8 @@ export async function startVsphereLab(opts: VsphereLabOptions = {}): Promise<Vsp
     dir,
     luns,
     vmfsDevice,
+    ...(rdmDevice ? { rdmDevice } : {}),
+    ...(nfsDir ? { nfsDir } : {}),
     password,
     inventory,
     workdir,
@@ -127,6 +144,26 @@ export async function startVsphereLab(opts: VsphereLabOptions = {}): Promise<Vsp
       await fs.rm(dir, { recursive: true, force: true });
     },
   };
+}
+
+/**
+ * One lab for the tests of the enclosing file or describe: started in its beforeAll, stopped in its
+ * afterAll. The lab's members are read through the returned object once the beforeAll has run.
+ */
+export function useVsphereLab(opts: VsphereLabOptions = {}): VsphereLab {
+  let lab: VsphereLab | undefined;
+  beforeAll(async () => {
+    lab = await startVsphereLab(opts);
+  }, 120_000);
+  afterAll(async () => {
+    await lab?.stop();
+  });
+  return new Proxy({} as VsphereLab, {
+    get(_target, key) {
+      if (!lab) throw new Error(`useVsphereLab: lab.${String(key)} read before its beforeAll ran`);
+      return Reflect.get(lab, key) as unknown;
+    },
+  });
 }
 
 /**

@@ -7,12 +7,12 @@ import { execFile, execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { defaultEsxiState, ESXI_HARNESS_DIR, releaseEsxiGuestDisks, seedEsxiState } from '../../src/lab/harness/esxi/state.ts';
 import type { ResultRecord } from '../../src/results/record.ts';
 import { runCli } from '../helpers/cli.ts';
 import { diskPlaybook } from '../helpers/disk-playbook.ts';
-import { readRun, runDirOf, startVsphereLab, type VsphereLab } from '../helpers/vsphere-lab.ts';
+import { readRun, runDirOf, useVsphereLab, type VsphereLab } from '../helpers/vsphere-lab.ts';
 
 const SET_VM_OPTION = new URL('../harness/pyvmomi/set_vm_option.py', import.meta.url).pathname;
 
@@ -25,13 +25,7 @@ function setVmOption(l: VsphereLab, vm: string, key: string, value: string): Pro
 }
 
 describe('vSphere: disk.EnableUUID = 1', () => {
-  let lab: VsphereLab;
-  beforeAll(async () => {
-    lab = await startVsphereLab({ version: '8.0' });
-  }, 120_000);
-  afterAll(async () => {
-    await lab?.stop();
-  });
+  const lab = useVsphereLab({ version: '8.0' });
 
   it('"1": the disk is found by its wwn-0x link and measured; "0": refused before anything is attached', async () => {
     expect(await setVmOption(lab, 'DC0_H0_VM0', 'disk.EnableUUID', '1')).toBe('1');

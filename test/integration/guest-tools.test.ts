@@ -11,16 +11,14 @@
 // runs on in the guest until `cleanup` (or `run --resume`) stops it through guest operations, before
 // the disk goes.
 import fs from 'node:fs/promises';
-import os from 'node:os';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { labPaths, labUp, TOOLS_LINUX_VM, TOOLS_WINDOWS_VM, TOOLS_WINDOWS_WORKDIR, type LabState } from '../../src/lab/lab.ts';
-import { stopPid } from '../../src/lab/sshd.ts';
-import { stopVcsimPid, vcsimControl, type VcsimControl } from '../../src/lab/vcsim.ts';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { labPaths, TOOLS_LINUX_VM, TOOLS_WINDOWS_VM, TOOLS_WINDOWS_WORKDIR } from '../../src/lab/lab.ts';
 import { getProfile } from '../../src/workloads/profiles.ts';
-import { REPO_ROOT, runCli, stackTraceLines, type CliResult } from '../helpers/cli.ts';
+import { REPO_ROOT, runCli, stackTraceLines } from '../helpers/cli.ts';
 import { toolsWindowsPidFiles } from '../helpers/tools-guest.ts';
 import { waitFor } from '../helpers/wait.ts';
+import { runLabPlaybook, useEmbeddedLab } from '../helpers/embedded-lab.ts';
 
 interface RecordLine {
   permutationId: string;
@@ -31,9 +29,6 @@ interface RecordLine {
   host?: Record<string, unknown>;
 }
 
-let root: string;
-let lab: LabState;
-let control: VcsimControl;
 
 async function filesUnder(dir: string): Promise<string[]> {
   const out: string[] = [];
@@ -45,7 +40,7 @@ async function filesUnder(dir: string): Promise<string[]> {
   return out;
 }
 
-const sshdLog = () => fs.readFile(path.join(labPaths(root).sshd, 'sshd.log'), 'utf8').catch(() => '');
+const sshdLog = () => fs.readFile(path.join(labPaths(lab.root).sshd, 'sshd.log'), 'utf8').catch(() => '');
 const accepted = (log: string) => log.split('\n').filter((l) => /Accepted |Connection from /.test(l)).length;
 
 // a measured pass: fio with a test's job name (`fio --version` of the fingerprint and `command -v fio`
@@ -55,18 +50,9 @@ const DISKSPD = /(^|[\s\\/'"])diskspd(\.exe)?([\s'"]|$)/i;
 // a measured diskspd pass as the guest lists it (`"…\diskspd.exe" … -L … #N`), not the fingerprint's `diskspd -?`
 const DISKSPD_PASS = /diskspd\.exe"? .* -L( |$)/i;
 
-async function runPlaybook(file: string, extra: string[] = [], onSpawn?: (pid: number) => void, timeoutMs = 300_000): Promise<{ cli: CliResult; runDir: string; records: RecordLine[] }> {
-  const cli = await runCli(['run', path.join(REPO_ROOT, 'playbooks', file), '-i', labPaths(root).inventory, '--json', ...extra], { cwd: root, timeoutMs, ...(onSpawn ? { onSpawn } : {}) });
-  const last = cli.stdout.trim().split('\n').pop() ?? '{}';
-  let runDir = '';
-  try {
-    runDir = path.resolve(root, (JSON.parse(last) as { runDir?: string }).runDir ?? '');
-  } catch {
-    runDir = '';
-  }
-  const text = runDir ? await fs.readFile(path.join(runDir, 'results.jsonl'), 'utf8').catch(() => '') : '';
-  return { cli, runDir, records: text.split('\n').filter(Boolean).map((l) => JSON.parse(l) as RecordLine) };
-}
+/** A shipped playbook on the lab's inventory (test/helpers/embedded-lab.ts runLabPlaybook). */
+const runPlaybook = (file: string, extra: string[] = [], onSpawn?: (pid: number) => void, timeoutMs = 300_000) =>
+  runLabPlaybook<RecordLine>(lab.root, path.join(REPO_ROOT, 'playbooks', file), { extra, ...(onSpawn ? { onSpawn } : {}), timeoutMs });
 
 async function expectNoPassword(runDir: string, passwords: string[]): Promise<void> {
   const files = await filesUnder(runDir);
@@ -77,25 +63,13 @@ async function expectNoPassword(runDir: string, passwords: string[]): Promise<vo
   }
 }
 
-beforeAll(async () => {
-  root = await fs.mkdtemp(path.join(os.tmpdir(), 'ss-gtools-'));
-  // the Linux lab guest is a local user: its work directory under this root must be reachable
-  await fs.chmod(root, 0o755);
-  lab = await labUp(root, { vcsim: true });
-  control = vcsimControl({ url: lab.vcsim!.url, certFile: lab.vcsim!.certFile });
-}, 300_000);
+const lab = useEmbeddedLab('ss-gtools-', { vcsim: true });
 
-afterAll(async () => {
-  if (lab?.vcsim) await stopVcsimPid(lab.vcsim.pid);
-  if (lab) await stopPid(lab.ssh.pid);
-  if (root) await fs.rm(root, { recursive: true, force: true });
-}, 120_000);
-
-const passwords = async () => [(await fs.readFile(labPaths(root).toolsLinuxPassword, 'utf8')).trim(), (await fs.readFile(labPaths(root).toolsWindowsPassword, 'utf8')).trim()];
+const passwords = async () => [(await fs.readFile(labPaths(lab.root).toolsLinuxPassword, 'utf8')).trim(), (await fs.readFile(labPaths(lab.root).toolsWindowsPassword, 'utf8')).trim()];
 
 describe('the tools targets of the lab inventory', () => {
   it('name no sshHost: nothing of theirs can reach a guest over SSH', async () => {
-    const inv = await fs.readFile(labPaths(root).inventory, 'utf8');
+    const inv = await fs.readFile(labPaths(lab.root).inventory, 'utf8');
     for (const t of ['lab-vcenter-tools-linux', 'lab-vcenter-tools-windows']) {
       const entry = inv.slice(inv.indexOf(`  ${t}:\n`)).split(/\n {2}\S/)[0]!;
       expect(entry).toContain('via: tools');
@@ -116,7 +90,7 @@ describe.each([
     sshBefore = accepted(await sshdLog());
     run = await runPlaybook(file);
     sshAfter = accepted(await sshdLog());
-    calls = (await control.guestOps()).calls;
+    calls = (await lab.control.guestOps()).calls;
   }, 360_000);
 
   it('runs every permutation and test through guest operations, with the right tool', () => {
@@ -155,7 +129,7 @@ describe.each([
     if (tool !== 'diskspd') return ctx.skip('diskspd only');
     // every program StartProgramInGuest ran on that VM (kept 5 min after it ended): powershell.exe with
     // the run script (-EncodedCommand: UTF-16LE), whose data ($p: exe, args) is base64 JSON in it
-    const started = (await control.guestOps()).processes.filter((p) => p.vm === vm && !p.child && /powershell\.exe/i.test(p.name));
+    const started = (await lab.control.guestOps()).processes.filter((p) => p.vm === vm && !p.child && /powershell\.exe/i.test(p.name));
     const runs = started.flatMap((p) => {
       const script = Buffer.from(p.cmdLine.trim().split(/\s+/).pop()!, 'base64').toString('utf16le');
       const data = /FromBase64String\('([A-Za-z0-9+/=]+)'\)/.exec(script);
@@ -195,31 +169,31 @@ describe.each([
   });
 
   it('leaves no process running in the guest', async () => {
-    expect((await control.guestProcesses()).filter((p) => p.vm === vm)).toEqual([]);
+    expect((await lab.control.guestProcesses()).filter((p) => p.vm === vm)).toEqual([]);
   });
 });
 
 describe('a wrong guest password', () => {
   it('is refused by the guest (InvalidGuestLogin), said plainly; nothing measured, the disk removed, neither password in the run directory', async () => {
     const wrong = `wrong-${Math.random().toString(36).slice(2, 12)}`;
-    const labDir = path.dirname(labPaths(root).inventory);
+    const labDir = path.dirname(labPaths(lab.root).inventory);
     await fs.writeFile(path.join(labDir, 'wrong-guest-password'), `${wrong}\n`, { mode: 0o600 });
-    const inv = (await fs.readFile(labPaths(root).inventory, 'utf8')).replace('${file:vcenter-linux-guest-password}', '${file:wrong-guest-password}');
+    const inv = (await fs.readFile(labPaths(lab.root).inventory, 'utf8')).replace('${file:vcenter-linux-guest-password}', '${file:wrong-guest-password}');
     expect(inv).toContain('${file:wrong-guest-password}');
     const invFile = path.join(labDir, 'inventory-wrong-password.yaml');
     await fs.writeFile(invFile, inv);
-    const out = path.join(root, 'wrong-password-runs');
-    const cli = await runCli(['run', path.join(REPO_ROOT, 'playbooks', 'linux-guest-tools.yaml'), '-i', invFile, '--out', out, '--json'], { cwd: root, timeoutMs: 240_000 });
+    const out = path.join(lab.root, 'wrong-password-runs');
+    const cli = await runCli(['run', path.join(REPO_ROOT, 'playbooks', 'linux-guest-tools.yaml'), '-i', invFile, '--out', out, '--json'], { cwd: lab.root, timeoutMs: 240_000 });
     expect(cli.code, cli.stderr).toBe(1);
     expect(stackTraceLines(cli.stderr)).toEqual([]);
     expect(cli.stderr).toMatch(/InvalidGuestLogin/);
     const [dir] = await fs.readdir(out);
     const runDir = path.join(out, dir!);
-    const status = JSON.parse((await runCli(['status', runDir, '--json'], { cwd: root })).stdout) as { permutations: Array<{ status: string; reason?: string }>; leftovers: unknown[] };
+    const status = JSON.parse((await runCli(['status', runDir, '--json'], { cwd: lab.root })).stdout) as { permutations: Array<{ status: string; reason?: string }>; leftovers: unknown[] };
     expect(status.permutations.map((p) => p.status)).toContain('failed');
     expect(status.leftovers).toEqual([]);
     await expect(fs.readFile(path.join(runDir, 'results.jsonl'), 'utf8').catch(() => '')).resolves.toBe('');
-    expect((await control.guestProcesses()).filter((p) => p.vm === TOOLS_LINUX_VM)).toEqual([]);
+    expect((await lab.control.guestProcesses()).filter((p) => p.vm === TOOLS_LINUX_VM)).toEqual([]);
     await expectNoPassword(runDir, [wrong, ...(await passwords())]);
   }, 300_000);
 });
@@ -240,7 +214,7 @@ async function interruptDuringTool(file: string, vm: string, tool: RegExp, signa
   const watch = (async () => {
     const found = await waitFor(async () => {
       if (ended) return 'ended';
-      const all = await control.guestProcesses().catch((e: unknown) => {
+      const all = await lab.control.guestProcesses().catch((e: unknown) => {
         lastSeen = `guestProcesses failed: ${String(e)}`;
         return [];
       });
@@ -251,7 +225,7 @@ async function interruptDuringTool(file: string, vm: string, tool: RegExp, signa
       const procs = all.filter((p) => p.vm === vm && (tool.test(p.name) || tool.test(p.cmdLine)));
       if (!pid || !procs.length) return null;
       if (vm === TOOLS_WINDOWS_VM) {
-        const recorded = (await toolsWindowsPidFiles(labPaths(root).toolsGuests, vm, TOOLS_WINDOWS_WORKDIR)).map((r) => r.pid);
+        const recorded = (await toolsWindowsPidFiles(labPaths(lab.root).toolsGuests, vm, TOOLS_WINDOWS_WORKDIR)).map((r) => r.pid);
         if (!procs.some((p) => recorded.includes(p.pid))) return null;
       }
       return 'seen';
@@ -272,61 +246,61 @@ describe('interrupted while the guest runs its tool', () => {
   it('SIGINT during fio: the run stops (exit 130) and the guest lists no process of it afterwards', async () => {
     const run = await interruptDuringTool('linux-guest-tools.yaml', TOOLS_LINUX_VM, FIO, 'SIGINT');
     expect(run.cli.code, run.cli.stderr.slice(-4000)).toBe(130);
-    expect((await control.guestProcesses()).filter((p) => p.vm === TOOLS_LINUX_VM)).toEqual([]);
+    expect((await lab.control.guestProcesses()).filter((p) => p.vm === TOOLS_LINUX_VM)).toEqual([]);
     await expectNoPassword(run.runDir, await passwords());
   }, 300_000);
 
   it('SIGINT during diskspd: the run stops (exit 130); PowerShell and the diskspd it started are both gone from the guest', async () => {
     const run = await interruptDuringTool('windows-guest-tools.yaml', TOOLS_WINDOWS_VM, DISKSPD, 'SIGINT');
     expect(run.cli.code, run.cli.stderr.slice(-4000)).toBe(130);
-    expect((await control.guestProcesses()).filter((p) => p.vm === TOOLS_WINDOWS_VM)).toEqual([]);
+    expect((await lab.control.guestProcesses()).filter((p) => p.vm === TOOLS_WINDOWS_VM)).toEqual([]);
     await expectNoPassword(run.runDir, await passwords());
   }, 300_000);
 
   it('kill -9 during fio: the guest\'s fio outlives storsweep; `cleanup` stops it through guest operations, then removes the disk', async () => {
-    const out = path.join(root, 'killed-runs');
+    const out = path.join(lab.root, 'killed-runs');
     const run = await interruptDuringTool('linux-guest-tools.yaml', TOOLS_LINUX_VM, FIO, 'SIGKILL', ['--out', out]);
     expect(run.cli.code).toBeNull();
     const [dir] = await fs.readdir(out);
     const runDir = path.join(out, dir!);
     // nothing stopped it: the dead run's fio still runs in the guest
-    const listed = await control.guestProcesses();
+    const listed = await lab.control.guestProcesses();
     const orphans = listed.filter((p) => p.vm === TOOLS_LINUX_VM && (FIO.test(p.name) || FIO.test(p.cmdLine)));
     expect(orphans.length, JSON.stringify(listed)).toBeGreaterThan(0);
     const sshBefore = accepted(await sshdLog());
-    const cl = await runCli(['cleanup', runDir], { cwd: root, timeoutMs: 180_000 });
+    const cl = await runCli(['cleanup', runDir], { cwd: lab.root, timeoutMs: 180_000 });
     expect(cl.code, cl.stderr + cl.stdout).toBe(0);
     expect(cl.stdout).toMatch(/^stopped fio left running on lab-vcenter-tools-linux \(pids [\d, ]+, SIG(TERM|KILL)\)$/m);
-    expect((await control.guestProcesses()).filter((p) => p.vm === TOOLS_LINUX_VM)).toEqual([]);
+    expect((await lab.control.guestProcesses()).filter((p) => p.vm === TOOLS_LINUX_VM)).toEqual([]);
     // the disk went after the stop, and nothing is left for a later cleanup; still no SSH to the guest
-    const status = JSON.parse((await runCli(['status', runDir, '--json'], { cwd: root })).stdout) as { leftovers: unknown[] };
+    const status = JSON.parse((await runCli(['status', runDir, '--json'], { cwd: lab.root })).stdout) as { leftovers: unknown[] };
     expect(status.leftovers).toEqual([]);
     expect(accepted(await sshdLog())).toBe(sshBefore);
     await expectNoPassword(runDir, await passwords());
   }, 400_000);
 
   it('kill -9 during diskspd: the guest\'s diskspd outlives storsweep; `cleanup` stops it (by the run\'s pidfile in the guest) before it removes the disk', async () => {
-    const out = path.join(root, 'killed-windows-runs');
+    const out = path.join(lab.root, 'killed-windows-runs');
     const run = await interruptDuringTool('windows-guest-tools.yaml', TOOLS_WINDOWS_VM, DISKSPD_PASS, 'SIGKILL', ['--out', out]);
     expect(run.cli.code).toBeNull();
     const [dir] = await fs.readdir(out);
     const runDir = path.join(out, dir!);
     const diskspd = (p: { vm: string; name: string }) => p.vm === TOOLS_WINDOWS_VM && /^diskspd\.exe$/i.test(p.name);
     // nothing stopped it: the dead run's diskspd (and the PowerShell waiting for it) still run in the guest
-    const listed = await control.guestProcesses();
+    const listed = await lab.control.guestProcesses();
     expect(listed.filter(diskspd).length, JSON.stringify(listed)).toBe(1);
-    const logFrom = (await control.log()).length;
-    const cl = await runCli(['cleanup', runDir], { cwd: root, timeoutMs: 180_000 });
+    const logFrom = (await lab.control.log()).length;
+    const cl = await runCli(['cleanup', runDir], { cwd: lab.root, timeoutMs: 180_000 });
     expect(cl.code, cl.stderr + cl.stdout).toBe(0);
     expect(cl.stdout).toMatch(/^stopped diskspd left running on lab-vcenter-tools-windows \(pids \d+, SIGKILL\)$/m);
-    expect((await control.guestProcesses()).filter((p) => p.vm === TOOLS_WINDOWS_VM)).toEqual([]);
+    expect((await lab.control.guestProcesses()).filter((p) => p.vm === TOOLS_WINDOWS_VM)).toEqual([]);
     // the order vSphere saw: the guest process ended before the disk was detached or deleted
-    const calls = (await control.log()).slice(logFrom);
+    const calls = (await lab.control.log()).slice(logFrom);
     const stop = calls.findIndex((c) => c.method === 'TerminateProcessInGuest');
     const teardown = calls.findIndex((c) => (c.method === 'ReconfigVM_Task' && (c.devices ?? []).some((d) => d.startsWith('remove '))) || /^Delete/.test(c.method));
     expect(stop, calls.map((c) => c.method).join(' ')).toBeGreaterThanOrEqual(0);
     expect(teardown, calls.map((c) => c.method).join(' ')).toBeGreaterThan(stop);
-    const status = JSON.parse((await runCli(['status', runDir, '--json'], { cwd: root })).stdout) as { leftovers: unknown[] };
+    const status = JSON.parse((await runCli(['status', runDir, '--json'], { cwd: lab.root })).stdout) as { leftovers: unknown[] };
     expect(status.leftovers).toEqual([]);
     await expectNoPassword(runDir, await passwords());
   }, 400_000);

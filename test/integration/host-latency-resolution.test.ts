@@ -8,11 +8,11 @@
 // THE SERIES ARE SYNTHETIC (the simulator's cyclic values): the plumbing is tested, not a measurement.
 import fs from 'node:fs/promises';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { HostMetrics, ResultRecord } from '../../src/results/record.ts';
 import { runCli } from '../helpers/cli.ts';
 import { diskPlaybook } from '../helpers/disk-playbook.ts';
-import { NOTHING_LEFT, runDirOf, startVsphereLab, sweepPlaybook, type VsphereLab } from '../helpers/vsphere-lab.ts';
+import { NOTHING_LEFT, runDirOf, sweepPlaybook, useVsphereLab } from '../helpers/vsphere-lab.ts';
 
 async function hostOf(runDir: string): Promise<HostMetrics[]> {
   const text = await fs.readFile(path.join(runDir, 'results.jsonl'), 'utf8');
@@ -20,13 +20,7 @@ async function hostOf(runDir: string): Promise<HostMetrics[]> {
 }
 
 describe('8.0: the microsecond counters', () => {
-  let lab: VsphereLab;
-  beforeAll(async () => {
-    lab = await startVsphereLab({ version: '8.0' });
-  }, 120_000);
-  afterAll(async () => {
-    await lab?.stop();
-  });
+  const lab = useVsphereLab({ version: '8.0' });
 
   it('records take the virtual disk latency from readLatencyUS/writeLatencyUS, at 1 µs resolution', async () => {
     const pb = await lab.writePlaybook('us.yaml', diskPlaybook({ name: 'us', target: 'lab-vcenter', format: 'thin' }));
@@ -48,13 +42,7 @@ describe('8.0: the microsecond counters', () => {
 });
 
 describe('5.5: whole milliseconds only', () => {
-  let lab: VsphereLab;
-  beforeAll(async () => {
-    lab = await startVsphereLab({ version: '5.5' });
-  }, 120_000);
-  afterAll(async () => {
-    await lab?.stop();
-  });
+  const lab = useVsphereLab({ version: '5.5' });
 
   it('records say 1 ms resolution and why; the report shows no gap below it', async () => {
     const runs = await lab.newRunsDir('ms');

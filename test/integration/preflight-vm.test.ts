@@ -2,44 +2,29 @@
 // without disk.EnableUUID, a host that offers no µs latency counters (the 5.5 profile).
 import { execFile } from 'node:child_process';
 import fs from 'node:fs/promises';
-import os from 'node:os';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
-import { labPaths, labUp, TOOLS_LINUX_VM, type LabState } from '../../src/lab/lab.ts';
-import { stopPid } from '../../src/lab/sshd.ts';
-import { stopVcsimPid, vcsimControl, type VcsimControl } from '../../src/lab/vcsim.ts';
+import { describe, expect, it, onTestFinished } from 'vitest';
+import { labPaths, TOOLS_LINUX_VM } from '../../src/lab/lab.ts';
 import { listVcsimLuns } from '../../src/lab/vsphere-inventory.ts';
 import { REPO_ROOT, runCli } from '../helpers/cli.ts';
+import { useEmbeddedLab } from '../helpers/embedded-lab.ts';
 
-let root: string;
-let lab: LabState;
-let control: VcsimControl;
 interface Report {
   targets: Array<{ target: string; checks: Array<{ check: string; status: string; detail: string; remedy?: string }> }>;
 }
 const SET_VM_OPTION = new URL('../harness/pyvmomi/set_vm_option.py', import.meta.url).pathname;
 
-beforeAll(async () => {
-  root = await fs.mkdtemp(path.join(os.tmpdir(), 'ss-pfvm-'));
-  await fs.chmod(root, 0o755);
-  lab = await labUp(root, { vcsim: true, listLuns: (info) => listVcsimLuns(info) });
-  control = vcsimControl({ url: lab.vcsim!.url, certFile: lab.vcsim!.certFile });
-}, 300_000);
-afterAll(async () => {
-  if (lab?.vcsim) await stopVcsimPid(lab.vcsim.pid);
-  if (lab) await stopPid(lab.ssh.pid);
-  if (root) await fs.rm(root, { recursive: true, force: true });
-}, 120_000);
+const lab = useEmbeddedLab('ss-pfvm-', { vcsim: true, listLuns: (info) => listVcsimLuns(info) });
 
 const preflight = async (playbook: string) => {
-  const r = await runCli(['preflight', path.join(REPO_ROOT, 'playbooks', playbook), '-i', labPaths(root).inventory, '--json', '--no-canary', '-o', path.join(root, 'runs')], { cwd: root });
+  const r = await runCli(['preflight', path.join(REPO_ROOT, 'playbooks', playbook), '-i', labPaths(lab.root).inventory, '--json', '--no-canary', '-o', path.join(lab.root, 'runs')], { cwd: lab.root });
   return { code: r.code, checks: (JSON.parse(r.stdout) as Report).targets[0]!.checks };
 };
 const setVmOption = async (vm: string, key: string, value: string) => {
-  const password = (await fs.readFile(labPaths(root).vcsimPassword, 'utf8')).trim();
+  const password = (await fs.readFile(labPaths(lab.root).vcsimPassword, 'utf8')).trim();
   await new Promise<void>((resolve, reject) => {
     const p = execFile('/usr/bin/python3', [SET_VM_OPTION], { timeout: 60_000 }, (err, _out, stderr) => (err ? reject(new Error(stderr || err.message)) : resolve()));
-    p.stdin!.end(JSON.stringify({ url: lab.vcsim!.url, username: lab.vcsim!.username, password, certFile: lab.vcsim!.certFile, vm, key, value }));
+    p.stdin!.end(JSON.stringify({ url: lab.state.vcsim!.url, username: lab.state.vcsim!.username, password, certFile: lab.state.vcsim!.certFile, vm, key, value }));
   });
 };
 
@@ -48,8 +33,8 @@ describe('VMware Tools', () => {
     const on = await preflight('linux-guest-tools.yaml');
     expect(on.code).toBe(0);
     expect(on.checks.find((c) => c.check === 'VMware Tools')).toMatchObject({ status: 'ok', detail: expect.stringMatching(/^running, version \d+/) });
-    await control.guestTools(TOOLS_LINUX_VM, false);
-    onTestFinished(() => control.guestTools(TOOLS_LINUX_VM, true));
+    await lab.control.guestTools(TOOLS_LINUX_VM, false);
+    onTestFinished(() => lab.control.guestTools(TOOLS_LINUX_VM, true));
     const off = await preflight('linux-guest-tools.yaml');
     expect(off.code).toBe(1);
     expect(off.checks.find((c) => c.check === 'VMware Tools')).toMatchObject({ status: 'fail', detail: 'not running (guestToolsNotRunning)' });
@@ -70,8 +55,8 @@ describe('disk.EnableUUID', () => {
 describe('host metrics', () => {
   it('µs counters offered: ✓; a host that offers only whole-ms latency (the 5.5 profile): ! with what it means', async () => {
     expect((await preflight('vmfs6-block-size.yaml')).checks.find((c) => c.check === 'host metrics')).toMatchObject({ status: 'ok', detail: expect.stringContaining('µs latency counters') });
-    await control.version('5.5');
-    onTestFinished(async () => void (await control.version('8.0')));
+    await lab.control.version('5.5');
+    onTestFinished(async () => void (await lab.control.version('8.0')));
     const r = await preflight('vmfs6-block-size.yaml');
     expect(r.checks.find((c) => c.check === 'host metrics')).toMatchObject({ status: 'warn', detail: expect.stringContaining('only whole-ms latency counters'), remedy: expect.stringContaining('under 1 ms') });
     // and the inventory's stated release no longer matches the host's

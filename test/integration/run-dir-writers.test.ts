@@ -93,10 +93,8 @@ describe('one writer per run directory', { timeout: 180_000 }, () => {
       (d) => journalHas(d, 'disk:%', 'created') >= 1,
       async (pid, runDir) => {
         try {
-          // (a link outside keeps the deleted file's inode in use: freed, it could be reused by a file
-          // another process on this machine locks — a parallel test's database — which the resume
-          // below, asking the kernel's lock table for that inode, would take for this run's lock)
-          await fs.link(`${runDir}/run.lock`, `${lab.dir}/rmlock-old-lock-inode`);
+          // (the run keeps the deleted file open, so its inode is not reused while the run lives; a
+          // file that reuses it later is locked under another pid: run-lock.ts replacedLockHolder)
           await fs.rm(`${runDir}/run.lock`);
           cleanup = await runCli(['cleanup', runDir]);
           expect(cleanup.stderr).toMatch(holderText(pid, 'run'));

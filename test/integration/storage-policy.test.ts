@@ -4,65 +4,37 @@
 // (test/harness/pyvmomi/pbm_disks.py), which reads the policy vCenter associates with the kept disk.
 import { execFile } from 'node:child_process';
 import fs from 'node:fs/promises';
-import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startVcsim, type VcsimHandle } from '../../src/lab/vcsim.ts';
-import { vcenterYaml, vsphereTargetYaml } from '../../src/lab/vsphere-inventory.ts';
+import { describe, expect, it } from 'vitest';
 import { REPO_ROOT, runCli } from '../helpers/cli.ts';
+import { useVsphereLab } from '../helpers/vsphere-lab.ts';
 
 const PYVMOMI = fileURLToPath(new URL('../harness/pyvmomi/', import.meta.url));
 const VM = 'DC0_H0_VM0';
 const CREATES = ['ReconfigVM_Task', 'CreateVmfsDatastore', 'CreateNasDatastore', 'CreateVirtualDisk_Task'];
-
-let sim: VcsimHandle;
-let dir: string;
-let inventory: string;
-const password = `vc-Secret-${Math.random().toString(36).slice(2, 12)}`;
-
-beforeAll(async () => {
-  dir = await fs.mkdtemp(path.join(os.tmpdir(), 'ss-policy-'));
-  sim = await startVcsim({ username: 'administrator@vsphere.local', password, guestDisks: path.join(dir, 'guest-disks') });
-  await fs.mkdir(path.join(dir, 'scratch'));
-  await fs.writeFile(path.join(dir, 'vc-password'), password + '\n', { mode: 0o600 });
-  inventory = path.join(dir, 'inventory.yaml');
-  await fs.writeFile(
-    inventory,
-    [
-      'vcenters:',
-      ...vcenterYaml({ name: 'lab-vc', url: sim.url, username: sim.username, passwordRef: '${file:vc-password}', thumbprint: sim.thumbprint }),
-      'targets:',
-      ...vsphereTargetYaml({ name: 'lab-vcenter', vcenter: 'lab-vc', host: 'DC0_H0', vm: VM, datastore: 'LocalDS_0', guest: { workdir: path.join(dir, 'scratch'), byIdDir: path.join(dir, 'guest-disks', 'by-id') } }),
-      '',
-    ].join('\n'),
-  );
-}, 120_000);
-
-afterAll(async () => {
-  await sim?.stop();
-  if (dir) await fs.rm(dir, { recursive: true, force: true });
-});
+// the simulator's own default release (startVsphereLab's default, 5.5, is for the VMFS3 sweeps)
+const lab = useVsphereLab({ version: '8.0' });
 
 const shipped = path.join(REPO_ROOT, 'playbooks', 'storage-policy.yaml');
 
 function pbmDisks(): Promise<{ disks: Array<{ key: number; fileName: string; profileIds: string[] }>; policies: Record<string, string> }> {
   return new Promise((resolve, reject) => {
     const p = execFile('/usr/bin/python3', [path.join(PYVMOMI, 'pbm_disks.py')], { timeout: 60_000 }, (err, stdout, stderr) => (err ? reject(new Error(`pbm_disks.py: ${stderr || err.message}`)) : resolve(JSON.parse(stdout))));
-    p.stdin!.end(JSON.stringify({ url: sim.url, username: sim.username, password, certFile: sim.certFile, vm: VM }));
+    p.stdin!.end(JSON.stringify({ url: lab.sim.url, username: lab.sim.username, password: lab.password, certFile: lab.sim.certFile, vm: VM }));
   });
 }
 
 describe('disk.policy', () => {
   it('the shipped playbook is refused at run start for storsweep-platinum, which LocalDS_0 does not satisfy: PBM asked, nothing created', async () => {
-    await sim.control.reset();
-    const runs = path.join(dir, 'runs-refused');
+    await lab.sim.control.reset();
+    const runs = path.join(lab.dir, 'runs-refused');
     await fs.mkdir(runs);
-    const r = await runCli(['run', shipped, '-i', inventory, '--out', runs]);
+    const r = await runCli(['run', shipped, '-i', lab.inventory, '--out', runs]);
     expect(r.code).toBe(2);
     expect(r.stderr).toContain('disk.policy "storsweep-platinum": datastore LocalDS_0 is incompatible');
     expect(r.stderr).toContain('tag storsweep-tier in platinum');
-    const log = await sim.control.log();
+    const log = await lab.sim.control.log();
     const methods = log.map((e) => e.method);
     expect(methods).toContain('PbmQueryMatchingHub');
     for (const m of CREATES) expect(methods).not.toContain(m);
@@ -70,23 +42,23 @@ describe('disk.policy', () => {
   }, 120_000);
 
   it('an unknown policy name is refused at run start with the names vCenter has', async () => {
-    await sim.control.reset();
-    const pb = path.join(dir, 'unknown.yaml');
+    await lab.sim.control.reset();
+    const pb = path.join(lab.dir, 'unknown.yaml');
     await fs.writeFile(pb, (await fs.readFile(shipped, 'utf8')).replace('storsweep-platinum]', 'no-such-policy]'));
-    const r = await runCli(['run', pb, '-i', inventory, '--out', dir]);
+    const r = await runCli(['run', pb, '-i', lab.inventory, '--out', lab.dir]);
     expect(r.code).toBe(2);
     expect(r.stderr).toContain('has no storage policy named "no-such-policy"');
     expect(r.stderr).toContain('"storsweep-silver-or-gold"');
-    for (const m of CREATES) expect((await sim.control.log()).map((e) => e.method)).not.toContain(m);
+    for (const m of CREATES) expect((await lab.sim.control.log()).map((e) => e.method)).not.toContain(m);
   }, 120_000);
 
   it('with two policies the datastore satisfies: each disk carries its policy (pyVmomi reads it back), records name it, the report compares them', async () => {
-    await sim.control.reset();
-    const pb = path.join(dir, 'two.yaml');
+    await lab.sim.control.reset();
+    const pb = path.join(lab.dir, 'two.yaml');
     await fs.writeFile(pb, (await fs.readFile(shipped, 'utf8')).replace('storsweep-platinum]', 'storsweep-silver-or-gold]'));
-    const runs = path.join(dir, 'runs-two');
+    const runs = path.join(lab.dir, 'runs-two');
     await fs.mkdir(runs);
-    const r = await runCli(['run', pb, '-i', inventory, '--out', runs, '--keep', '--json'], { timeoutMs: 240_000 });
+    const r = await runCli(['run', pb, '-i', lab.inventory, '--out', runs, '--keep', '--json'], { timeoutMs: 240_000 });
     expect(r.code, r.stderr).toBe(0);
     const runDir = path.resolve(runs, (await fs.readdir(runs))[0]!);
     try {
@@ -99,7 +71,7 @@ describe('disk.policy', () => {
       expect([ids['storsweep-gold'], ids['storsweep-silver-or-gold']]).toContain(kept[0]!.profileIds[0]);
       // the VM's own disks carry no policy
       for (const d of disks.filter((x) => x !== kept[0])) expect(d.profileIds).toEqual([]);
-      const calls = (await sim.control.log()).filter((e) => e.method === 'ReconfigVM_Task').length;
+      const calls = (await lab.sim.control.log()).filter((e) => e.method === 'ReconfigVM_Task').length;
       expect(calls).toBeGreaterThanOrEqual(2);
       const records = (await fs.readFile(path.join(runDir, 'results.jsonl'), 'utf8')).split('\n').filter(Boolean).map((l) => JSON.parse(l) as { axes: Record<string, string>; metadata: Record<string, unknown> });
       expect(new Set(records.map((x) => x.axes['disk.policy']))).toEqual(new Set(['storsweep-gold', 'storsweep-silver-or-gold']));

@@ -7,7 +7,9 @@ import path from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { runCli } from '../helpers/cli.ts';
 import { descendantPids, startLabGuest, type LabGuest } from '../helpers/lab-guest.ts';
-import { journalHas, ledgerRows, NOTHING_LEFT, permutationStatuses, resultKeys, runCliWhen, runDirOf, startVsphereLab, sweepPlaybook, type VsphereLab } from '../helpers/vsphere-lab.ts';
+import { journalHas, ledgerRows, NOTHING_LEFT, permutationStatuses, resultKeys, runCliWhen, runDirIn, runDirOf, startVsphereLab, sweepPlaybook, type VsphereLab } from '../helpers/vsphere-lab.ts';
+import { runInProcess } from '../helpers/run-in-process.ts';
+import { runExitCode } from '../../src/cli/commands/run.ts';
 import { taskAwaited } from '../helpers/vcsim-log.ts';
 import { waitFor } from '../helpers/wait.ts';
 
@@ -167,23 +169,32 @@ describe('vSphere faults during a sweep', { timeout: 180_000 }, () => {
     }
   });
 
-  it('a create still running after the grace period: teardown keeps it live (never absent), status names it, cleanup that finds nothing keeps it open', { timeout: 240_000 }, async () => {
+  it('a create still running after the grace period: teardown keeps it live (never absent), status names it, cleanup that finds nothing keeps it open', async () => {
     // 4 s: the reads before the create fit in it even on a loaded machine, so the create is sent
     const pb = await lab.writePlaybook('late.yaml', sweepPlaybook({ name: 'late', blockSizesMb: [1], formats: ['thin'], repeat: 1, extra: ['timeouts:', '  stepSec: 4'] }));
-    // held by the server past the executor's 60 s grace (after the 4 s step timeout), then failed:
-    // when teardown looks, nothing is there, and nothing may conclude that nothing will be. The
-    // create is let go once teardown gave up on it (the CLI ends when its last request does)
+    // held by the server past the executor's grace (after the 4 s step timeout), then failed: when
+    // teardown looks, nothing is there, and nothing may conclude that nothing will be. The create is
+    // let go once teardown gave up on it. The run is `run`'s use case in this process with a grace of
+    // 1 s (ExecuteOptions.orphanGraceMs; the product's is the step timeout, at least 60 s), so the
+    // test does not wait a minute out; status and cleanup are the CLI's.
     await lab.sim.control.hold('CreateVmfsDatastore');
     await lab.sim.control.fault({ method: 'CreateVmfsDatastore', fault: 'HostConfigFault', message: 'injected: failed late', count: 1 });
     try {
       const runsDir = await lab.newRunsDir('late');
       const gaveUp = (d: string) => existsSync(path.join(d, 'log.jsonl')) && log(d).includes('may appear later') && ledgerRows(d)[0]?.state === 'remove-failed';
-      const r = await runCliWhen(['run', pb, ...lab.runArgs(runsDir)], { runsDir }, gaveUp, async () => {
-        expect((await lab.sim.control.release('CreateVmfsDatastore')).calls).toBe(1);
-      });
-      expect(r.fired).toBe(true);
-      expect(r.code, r.stderr).toBe(1);
-      const runDir = runDirOf(r);
+      const running = runInProcess(pb, { inventory: lab.inventory, out: runsDir, confirmDestroy: lab.vmfsDevice, report: false, orphanGraceMs: 1000 });
+      let ended = false;
+      void running.then(
+        () => (ended = true),
+        () => (ended = true),
+      );
+      // (ended: the run is over, whatever the ledger says; the assertions below tell)
+      await waitFor(() => ended || gaveUp(runDirIn(runsDir) ?? runsDir), { what: 'teardown giving up on the late create', timeoutMs: 120_000 });
+      expect((await lab.sim.control.release('CreateVmfsDatastore')).calls).toBe(1);
+      const { outcome, notes } = await running;
+      expect(runExitCode(outcome), notes).toBe(1);
+      const runDir = outcome.runDir;
+      expect(notes + log(runDir)).toMatch(/timed out; waiting up to 1 s for the call to settle before teardown/);
       expect(log(runDir)).toMatch(/may appear later: it stays in the ledger, and `storsweep cleanup` looks for it again/);
       const [row] = ledgerRows(runDir);
       expect(row).toMatchObject({ kind: 'datastore', state: 'remove-failed', error: 'create may still complete; run storsweep cleanup' });

@@ -11,13 +11,11 @@
 // run plans the shipped files unchanged.
 import { execFile, spawn } from 'node:child_process';
 import fs from 'node:fs/promises';
-import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it, onTestFailed } from 'vitest';
-import { startVcsim, type VcsimHandle } from '../../src/lab/vcsim.ts';
-import { listVcsimLuns, vcenterYaml, vsphereTargetYaml } from '../../src/lab/vsphere-inventory.ts';
 import { REPO_ROOT, runCli, stackTraceLines, type CliResult } from '../helpers/cli.ts';
+import { NOTHING_LEFT, useVsphereLab } from '../helpers/vsphere-lab.ts';
 
 const PYVMOMI = fileURLToPath(new URL('../harness/pyvmomi/', import.meta.url));
 const VM = 'DC0_H0_VM0';
@@ -46,53 +44,18 @@ interface Watched {
   disks: Record<string, PyDisk>;
   order: string[];
 }
-interface Leftovers {
-  datastores: string[];
-  disks: Array<{ vm: string; fileName: string }>;
-  files: string[];
-}
-const NOTHING_LEFT: Leftovers = { datastores: [], disks: [], files: [] };
 
-let sim: VcsimHandle;
-let dir: string;
-let inventory: string;
+// The shape of `npm run lab -- up`'s target (src/lab/lab.ts labInventoryYaml), fio on this machine; the
+// inventory states no release, as the VMFS3 study below switches the simulator to 5.5.
+const lab = useVsphereLab({ version: '8.0', inventoryVersion: false, rdm: true, nfs: true });
 let vmfsDevice: string;
 let rdmDevice: string;
 let spareDevice: string;
-let nfsDir: string;
-const password = `vc-Secret-${Math.random().toString(36).slice(2, 12)}`;
-
-beforeAll(async () => {
-  dir = await fs.mkdtemp(path.join(os.tmpdir(), 'ss-vpb-'));
-  // the guest (this machine) gets a loop device per attached disk, listed under guest-disks/by-id
-  sim = await startVcsim({ username: 'administrator@vsphere.local', password, guestDisks: path.join(dir, 'guest-disks') });
-  const luns = await listVcsimLuns({ url: sim.url, username: sim.username, password, thumbprint: sim.thumbprint });
-  [vmfsDevice, rdmDevice, spareDevice] = luns as [string, string, string];
-  nfsDir = path.join(dir, 'nfs-export');
-  await fs.mkdir(nfsDir);
-  await fs.mkdir(path.join(dir, 'scratch'));
-  await fs.writeFile(path.join(dir, 'vc-password'), password + '\n', { mode: 0o600 });
-  inventory = path.join(dir, 'inventory.yaml');
-  // The shape of `npm run lab -- up`'s target (src/lab/lab.ts labInventoryYaml), fio on this machine.
-  await fs.writeFile(
-    inventory,
-    [
-      'vcenters:',
-      ...vcenterYaml({ name: 'lab-vc', url: sim.url, username: sim.username, passwordRef: '${file:vc-password}', thumbprint: sim.thumbprint }),
-      'targets:',
-      ...vsphereTargetYaml({ name: 'lab-vcenter', vcenter: 'lab-vc', host: 'DC0_H0', vm: VM, datastore: EXISTING_DS, vmfsDevice, rdmDevice, nfsDir, guest: { workdir: path.join(dir, 'scratch'), byIdDir: path.join(dir, 'guest-disks', 'by-id') } }),
-      '',
-    ].join('\n'),
-  );
-});
+beforeAll(() => void ([vmfsDevice, rdmDevice, spareDevice] = lab.luns as [string, string, string]));
 
 // A failed assertion must not leave a run's objects behind for the next test (the LUN stays in use):
 // a test that fails cleans up its runs (summaryOf registers them).
 
-afterAll(async () => {
-  await sim?.stop();
-  if (dir) await fs.rm(dir, { recursive: true, force: true });
-});
 
 const shipped = (name: string) => path.join(REPO_ROOT, 'playbooks', name);
 
@@ -110,15 +73,9 @@ async function labCopy(name: string, replace?: [RegExp, string]): Promise<string
     expect(text).toMatch(replace[0]);
     text = text.replace(replace[0], replace[1]);
   }
-  const file = path.join(dir, `${replace ? 'variant-' : ''}${name}`);
+  const file = path.join(lab.dir, `${replace ? 'variant-' : ''}${name}`);
   await fs.writeFile(file, text);
   return file;
-}
-
-async function newRunsDir(name: string): Promise<string> {
-  const d = path.join(dir, 'runs', name);
-  await fs.mkdir(d, { recursive: true });
-  return d;
 }
 
 function python<T>(script: string, req: Record<string, unknown>): Promise<T> {
@@ -127,11 +84,10 @@ function python<T>(script: string, req: Record<string, unknown>): Promise<T> {
       if (err) reject(new Error(`${script} failed: ${stderr || err.message}`));
       else resolve(JSON.parse(stdout) as T);
     });
-    p.stdin!.end(JSON.stringify({ url: sim.url, username: sim.username, password, certFile: sim.certFile, ...req }));
+    p.stdin!.end(JSON.stringify({ url: lab.sim.url, username: lab.sim.username, password: lab.password, certFile: lab.sim.certFile, ...req }));
   });
 }
 
-const leftovers = () => python<Leftovers>('leftovers.py', { prefix: 'ss-' });
 const readBack = (datastores: string[]) => python<{ datastores: Record<string, PyDatastore | null>; disks: PyDisk[] }>('verify_vsphere.py', { datastores, vm: VM });
 const probe = (ops: Array<Record<string, unknown>>) => python<Array<{ ok: boolean; fault?: string; message?: string }>>('probe.py', { ops });
 
@@ -143,7 +99,7 @@ async function watch(): Promise<{ stop(): Promise<Watched> }> {
   p.stdout.on('data', (d: Buffer) => (out += d.toString('utf8')));
   p.stderr.on('data', (d: Buffer) => (err += d.toString('utf8')));
   const exited = new Promise<number | null>((resolve) => p.on('close', resolve));
-  p.stdin.write(JSON.stringify({ url: sim.url, username: sim.username, password, certFile: sim.certFile, prefix: 'ss-', vm: VM, intervalMs: 150, maxSec: 600 }) + '\n');
+  p.stdin.write(JSON.stringify({ url: lab.sim.url, username: lab.sim.username, password: lab.password, certFile: lab.sim.certFile, prefix: 'ss-', vm: VM, intervalMs: 150, maxSec: 600 }) + '\n');
   // its first line says it is logged in
   await new Promise<void>((resolve, reject) => {
     const ready = () => {
@@ -202,12 +158,12 @@ function expectLoggedOut(calls: Record<string, number>): void {
 
 describe('dry run and refusals: nothing is sent', () => {
   it('run --dry-run --json prints every planned call of each playbook as {permutationId, step, provider, operation, arguments}', async () => {
-    await sim.control.reset();
+    await lab.sim.control.reset();
     const plans: Record<string, Array<{ permutationId: string; step: string; provider: string; operation: string; arguments: Record<string, unknown> }>> = {};
     for (const name of ['vmfs-block-size.yaml', 'disk-format.yaml', 'nfs-vs-vmfs.yaml']) {
-      const r = await runCli(['run', shipped(name), '-i', inventory, '--dry-run', '--json']);
+      const r = await runCli(['run', shipped(name), '-i', lab.inventory, '--dry-run', '--json']);
       expect(r.code, r.stderr).toBe(0);
-      expect(r.stdout).not.toContain(password);
+      expect(r.stdout).not.toContain(lab.password);
       plans[name] = r.stdout.trim().split('\n').map((l) => JSON.parse(l) as (typeof plans)[string][number]);
       for (const call of plans[name]) {
         expect(Object.keys(call)).toEqual(expect.arrayContaining(['permutationId', 'step', 'provider', 'operation', 'arguments']));
@@ -229,16 +185,16 @@ describe('dry run and refusals: nothing is sent', () => {
     for (const a of disks) expect(a.datastore).toBe(EXISTING_DS);
     for (const a of disks.filter((x) => x.backing === 'rdm')) expect(a.device).toBe(rdmDevice);
 
-    expect(ops('nfs-vs-vmfs.yaml', 'CreateNasDatastore')).toEqual([expect.objectContaining({ remoteHost: '127.0.0.1', remotePath: nfsDir, type: 'NFS' })]);
+    expect(ops('nfs-vs-vmfs.yaml', 'CreateNasDatastore')).toEqual([expect.objectContaining({ remoteHost: '127.0.0.1', remotePath: lab.nfsDir, type: 'NFS' })]);
     expect(ops('nfs-vs-vmfs.yaml', 'CreateVmfsDatastore')).toEqual([expect.objectContaining({ device: vmfsDevice, vmfsMajorVersion: 6 })]);
 
     // A dry run never connects: not even a login reached the simulator.
-    expect(await sim.control.calls()).toEqual({});
+    expect(await lab.sim.control.calls()).toEqual({});
   });
 
   it('refuses destructive steps unless --confirm-destroy names every device they touch: exit ≠ 0, a clear message, nothing sent', async () => {
-    await sim.control.reset();
-    const runsDir = await newRunsDir('refused');
+    await lab.sim.control.reset();
+    const runsDir = await lab.newRunsDir('refused');
     const cases: Array<[string, string[], string]> = [
       ['vmfs-block-size.yaml', [], vmfsDevice],
       ['vmfs-block-size.yaml', ['--confirm-destroy', spareDevice], vmfsDevice],
@@ -246,27 +202,27 @@ describe('dry run and refusals: nothing is sent', () => {
       ['nfs-vs-vmfs.yaml', [], vmfsDevice],
     ];
     for (const [name, extra, device] of cases) {
-      const r = await runCli(['run', shipped(name), '-i', inventory, '--out', runsDir, ...extra]);
+      const r = await runCli(['run', shipped(name), '-i', lab.inventory, '--out', runsDir, ...extra]);
       expect(r.code, `${name} ${extra.join(' ')}`).not.toBe(0);
       expect(r.stderr).toMatch(/^refused: this plan has \d+ destructive step\(s\)/m);
       expect(r.stderr).toContain(`--confirm-destroy ${device}`);
       expect(stackTraceLines(r.stderr)).toEqual([]);
     }
     expect(await fs.readdir(runsDir)).toEqual([]);
-    expect(await sim.control.calls()).toEqual({});
+    expect(await lab.sim.control.calls()).toEqual({});
   });
 });
 
 describe('vmfs-block-size.yaml', () => {
   // the VMFS3 study needs ESXi 5.x (its first lines say so): the simulator acts as 5.5 here
-  beforeAll(async () => void (await sim.control.version('5.5')));
-  afterAll(async () => void (await sim.control.version('8.0')));
+  beforeAll(async () => void (await lab.sim.control.version('5.5')));
+  afterAll(async () => void (await lab.sim.control.version('8.0')));
   it('formats the LUN as VMFS3 with 1, 2, 4 and 8 MB blocks, an eager-zeroed disk on each; --keep leaves the last, cleanup removes it', { timeout: 300_000 }, async () => {
-    await sim.control.reset();
+    await lab.sim.control.reset();
     const pb = await labCopy('vmfs-block-size.yaml');
-    const runsDir = await newRunsDir('vmfs');
+    const runsDir = await lab.newRunsDir('vmfs');
     const w = await watch();
-    const r = await runCli(['run', pb, '-i', inventory, '--out', runsDir, '--confirm-destroy', vmfsDevice, '--keep', '--no-report', '--json'], { timeoutMs: 280_000 });
+    const r = await runCli(['run', pb, '-i', lab.inventory, '--out', runsDir, '--confirm-destroy', vmfsDevice, '--keep', '--no-report', '--json'], { timeoutMs: 280_000 });
     const seen = await w.stop();
     const sum = summaryOf(r);
     expect(r.code, r.stderr).toBe(0);
@@ -290,7 +246,7 @@ describe('vmfs-block-size.yaml', () => {
       expect(f).toBe(`[${dsNames.find((n) => permOf(n) === pid)}] ${f.slice(f.indexOf('] ') + 2)}`);
     }
 
-    const calls = await sim.control.calls();
+    const calls = await lab.sim.control.calls();
     expect(calls.CreateVmfsDatastore).toBe(4);
     expect(calls.RemoveDatastore).toBe(3);
     expectLoggedOut(calls);
@@ -299,19 +255,19 @@ describe('vmfs-block-size.yaml', () => {
     const last = st.permutations.find((p) => p.index === 3)!;
     const lastDs = dsNames.find((n) => permOf(n) === last.permutationId)!;
     const lastDisk = diskFiles.find((f) => permOf(f) === last.permutationId)!;
-    expect(await leftovers()).toEqual({ datastores: [lastDs], disks: [{ vm: VM, fileName: lastDisk }], files: [lastDisk.replace(/\.vmdk$/, '-flat.vmdk'), lastDisk] });
+    expect(await lab.leftovers()).toEqual({ datastores: [lastDs], disks: [{ vm: VM, fileName: lastDisk }], files: [lastDisk.replace(/\.vmdk$/, '-flat.vmdk'), lastDisk] });
     const back = await readBack([lastDs]);
     expect(back.datastores[lastDs]).toMatchObject({ majorVersion: 3, blockSizeMb: last.axes['datastore.blockSizeMb'] });
     expect(back.disks.find((d) => d.fileName === lastDisk)).toMatchObject({ thinProvisioned: false, eagerlyScrub: true });
     expect(st.leftovers.map((o) => [o.kind, o.state]).sort()).toEqual([['datastore', 'kept'], ['disk', 'kept']]);
 
-    await sim.control.reset();
+    await lab.sim.control.reset();
     const clean = await runCli(['cleanup', sum.runDir]);
     expect(clean.code, clean.stderr).toBe(0);
     const ownedDisk = lastDisk.slice(lastDisk.indexOf('] ') + 2, -'.vmdk'.length);
     expect(clean.stdout).toBe(`removed: disk ${ownedDisk}\nremoved: datastore ${lastDs}\n`);
-    expect(await leftovers()).toEqual(NOTHING_LEFT);
-    expectLoggedOut(await sim.control.calls());
+    expect(await lab.leftovers()).toEqual(NOTHING_LEFT);
+    expectLoggedOut(await lab.sim.control.calls());
     expect((await status(sum.runDir)).leftovers).toEqual([]);
     expect((await runCli(['cleanup', sum.runDir])).stdout).toBe('nothing to clean up\n');
   });
@@ -319,11 +275,11 @@ describe('vmfs-block-size.yaml', () => {
 
 describe('disk-format.yaml', () => {
   it('thin, lazy-zeroed and eager-zeroed VMDKs and physical and virtual RDMs, all on the existing datastore; --keep and cleanup', { timeout: 300_000 }, async () => {
-    await sim.control.reset();
+    await lab.sim.control.reset();
     const pb = await labCopy('disk-format.yaml');
-    const runsDir = await newRunsDir('disk-format');
+    const runsDir = await lab.newRunsDir('disk-format');
     const w = await watch();
-    const r = await runCli(['run', pb, '-i', inventory, '--out', runsDir, '--confirm-destroy', rdmDevice, '--keep', '--no-report', '--json'], { timeoutMs: 280_000 });
+    const r = await runCli(['run', pb, '-i', lab.inventory, '--out', runsDir, '--confirm-destroy', rdmDevice, '--keep', '--no-report', '--json'], { timeoutMs: 280_000 });
     const seen = await w.stop();
     const sum = summaryOf(r);
     expect(r.code, r.stderr).toBe(0);
@@ -343,18 +299,18 @@ describe('disk-format.yaml', () => {
     expect(byFormat.get('rdm-virtual')).toMatchObject({ ...rdm, compatibilityMode: 'virtualMode' });
     // Every file, the RDM mapping files included, lives on the existing datastore.
     for (const d of byFormat.values()) expect(d.fileName).toMatch(new RegExp(`^\\[${EXISTING_DS}\\] ss-.*-(disk|rdm)\\.vmdk$`));
-    expectLoggedOut(await sim.control.calls());
+    expectLoggedOut(await lab.sim.control.calls());
 
     // The last permutation (the playbook's seeded order decides which format) is kept.
     const last = st.permutations.find((p) => p.index === 4)!;
     const kept = Object.keys(seen.disks).find((f) => permOf(f) === last.permutationId)!;
-    expect((await leftovers()).disks).toEqual([{ vm: VM, fileName: kept }]);
+    expect((await lab.leftovers()).disks).toEqual([{ vm: VM, fileName: kept }]);
     const flags = (d: PyDisk | undefined) => d && { backingType: d.backingType, thinProvisioned: d.thinProvisioned, eagerlyScrub: d.eagerlyScrub, compatibilityMode: d.compatibilityMode, deviceName: d.deviceName };
     expect(flags((await readBack([])).disks.find((d) => d.fileName === kept))).toEqual(flags(byFormat.get(String(last.axes['disk.format']))));
     const clean = await runCli(['cleanup', sum.runDir]);
     expect(clean.code, clean.stderr).toBe(0);
     expect(clean.stdout).toMatch(/^removed: (disk|rdm) ss-/);
-    expect(await leftovers()).toEqual(NOTHING_LEFT);
+    expect(await lab.leftovers()).toEqual(NOTHING_LEFT);
     expect((await readBack([EXISTING_DS])).datastores[EXISTING_DS]).not.toBeNull();
   });
 
@@ -382,22 +338,22 @@ describe('disk-format.yaml', () => {
     it(`refuses to map an RDM of a LUN the host reports in use (${how}), before any ReconfigVM_Task`, { timeout: 120_000 }, async () => {
       await use();
       try {
-        await sim.control.reset();
+        await lab.sim.control.reset();
         const pb = await labCopy('disk-format.yaml', [/^ {4}format: \[.*\]$/m, '    format: [rdm-physical]']);
         // the playbook's baseline (thin) must be a value of the narrowed axis, or validate refuses the copy
         const text = await fs.readFile(pb, 'utf8');
         expect(text).toMatch(/^ {2}disk\.format: thin$/m);
         await fs.writeFile(pb, text.replace(/^ {2}disk\.format: thin$/m, '  disk.format: rdm-physical'));
-        const r = await runCli(['run', pb, '-i', inventory, '--out', await newRunsDir(`rdm-in-use-${how.replace(/\W+/g, '-')}`), '--confirm-destroy', rdmDevice, '--no-report', '--json']);
+        const r = await runCli(['run', pb, '-i', lab.inventory, '--out', await lab.newRunsDir(`rdm-in-use-${how.replace(/\W+/g, '-')}`), '--confirm-destroy', rdmDevice, '--no-report', '--json']);
         const st = await status(summaryOf(r).runDir);
         expect(r.code).toBe(1);
         expect(st.permutations).toHaveLength(1);
         expect(st.permutations[0]).toMatchObject({ status: 'failed', reason: expect.stringContaining(`refusing to map ${rdmDevice} as RDM: the host reports it in use`) });
-        const calls = await sim.control.calls();
+        const calls = await lab.sim.control.calls();
         expect(calls.QueryAvailableDisksForVmfs).toBeGreaterThanOrEqual(1);
         expect(calls.ReconfigVM_Task).toBeUndefined();
         expectLoggedOut(calls);
-        expect(await leftovers()).toEqual(NOTHING_LEFT);
+        expect(await lab.leftovers()).toEqual(NOTHING_LEFT);
       } finally {
         await undo();
       }
@@ -407,27 +363,27 @@ describe('disk-format.yaml', () => {
 
 describe('nfs-vs-vmfs.yaml', () => {
   it('mounts the NFS export and formats VMFS6, a thin disk on each, and removes both', { timeout: 300_000 }, async () => {
-    await sim.control.reset();
+    await lab.sim.control.reset();
     const pb = await labCopy('nfs-vs-vmfs.yaml');
-    const runsDir = await newRunsDir('nfs');
+    const runsDir = await lab.newRunsDir('nfs');
     const w = await watch();
-    const r = await runCli(['run', pb, '-i', inventory, '--out', runsDir, '--confirm-destroy', vmfsDevice, '--no-report', '--json'], { timeoutMs: 280_000 });
+    const r = await runCli(['run', pb, '-i', lab.inventory, '--out', runsDir, '--confirm-destroy', vmfsDevice, '--no-report', '--json'], { timeoutMs: 280_000 });
     const seen = await w.stop();
     const sum = summaryOf(r);
     expect(r.code, r.stderr).toBe(0);
     expect(sum).toMatchObject({ done: 2, failed: 0, pending: 0 });
     const stores = Object.values(seen.datastores);
     expect(stores).toHaveLength(2);
-    expect(stores).toContainEqual({ type: 'NFS', infoType: 'NasDatastoreInfo', remoteHost: '127.0.0.1', remotePath: nfsDir });
+    expect(stores).toContainEqual({ type: 'NFS', infoType: 'NasDatastoreInfo', remoteHost: '127.0.0.1', remotePath: lab.nfsDir });
     expect(stores).toContainEqual(expect.objectContaining({ type: 'VMFS', majorVersion: 6, extents: [vmfsDevice] }));
     const disks = Object.values(seen.disks);
     expect(disks).toHaveLength(2);
     for (const d of disks) expect(d).toMatchObject({ thinProvisioned: true, eagerlyScrub: false });
     expect(disks.map((d) => /^\[(.*?)\]/.exec(d.fileName)![1]).sort()).toEqual(Object.keys(seen.datastores).sort());
 
-    const calls = await sim.control.calls();
+    const calls = await lab.sim.control.calls();
     expect(calls).toMatchObject({ CreateNasDatastore: 1, CreateVmfsDatastore: 1, RemoveDatastore: 2 });
     expectLoggedOut(calls);
-    expect(await leftovers()).toEqual(NOTHING_LEFT);
+    expect(await lab.leftovers()).toEqual(NOTHING_LEFT);
   });
 });

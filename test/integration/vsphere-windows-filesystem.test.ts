@@ -6,20 +6,18 @@
 // model a Hyper-V guest has, src/lab/harness/windows/guest_storage.py). Checked from outside our
 // code: the guest's own disk state (the stand-in's state file) during the measured passes and after.
 import fs from 'node:fs/promises';
-import os from 'node:os';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { labPaths, labUp, TOOLS_WINDOWS_VM, TOOLS_WINDOWS_WORKDIR, type LabState } from '../../src/lab/lab.ts';
-import { stopPid } from '../../src/lab/sshd.ts';
-import { stopVcsimPid, vcsimControl, type VcsimControl } from '../../src/lab/vcsim.ts';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { labPaths, TOOLS_WINDOWS_VM, TOOLS_WINDOWS_WORKDIR } from '../../src/lab/lab.ts';
 import { getProfile } from '../../src/workloads/profiles.ts';
 import { VsphereClient } from '../../src/providers/vsphere/client.ts';
 import { reconfigVMTask } from '../../src/providers/vsphere/methods.ts';
 import { waitForTask } from '../../src/providers/vsphere/task.ts';
 import { addDiskSpec } from '../helpers/vsphere-disk-spec.ts';
-import { REPO_ROOT, runCli, stackTraceLines, type CliResult } from '../helpers/cli.ts';
+import { REPO_ROOT, runCli, stackTraceLines } from '../helpers/cli.ts';
 import { toolsWindowsPidFiles } from '../helpers/tools-guest.ts';
 import { sampleUntilStopped, waitFor } from '../helpers/wait.ts';
+import { runLabPlaybook, useEmbeddedLab } from '../helpers/embedded-lab.ts';
 
 const isRoot = process.getuid?.() === 0;
 const PLAYBOOK = 'windows-guest-tools-allocation-unit.yaml';
@@ -54,13 +52,10 @@ interface GuestState {
 }
 const GiB = 1024 ** 3;
 
-let root: string;
-let lab: LabState;
-let control: VcsimControl;
 
 /** The Windows guest's disks as the stand-in keeps them (what Get-Disk / Get-Partition answer from). */
 async function guestState(): Promise<GuestState> {
-  return JSON.parse(await fs.readFile(path.join(labPaths(root).toolsGuests, TOOLS_WINDOWS_VM, 'windows-guest.json'), 'utf8')) as GuestState;
+  return JSON.parse(await fs.readFile(path.join(labPaths(lab.root).toolsGuests, TOOLS_WINDOWS_VM, 'windows-guest.json'), 'utf8')) as GuestState;
 }
 const volumesOf = (st: GuestState) => Object.values(st.media).flatMap((m) => m.partitions.filter((p) => p.volume).map((p) => ({ serial: m.serial, letter: p.DriveLetter, ...p.volume! })));
 
@@ -82,31 +77,10 @@ function watchVolumes(): { stop: () => Promise<Array<{ serial: string; letter: s
   };
 }
 
-async function runPlaybook(extra: string[] = [], onSpawn?: (pid: number) => void, file = path.join(REPO_ROOT, 'playbooks', PLAYBOOK)): Promise<{ cli: CliResult; runDir: string; records: RecordLine[] }> {
-  const cli = await runCli(['run', file, '-i', labPaths(root).inventory, '--json', ...extra], { cwd: root, timeoutMs: 300_000, ...(onSpawn ? { onSpawn } : {}) });
-  const last = cli.stdout.trim().split('\n').pop() ?? '{}';
-  let runDir = '';
-  try {
-    runDir = path.resolve(root, (JSON.parse(last) as { runDir?: string }).runDir ?? '');
-  } catch {
-    runDir = '';
-  }
-  const text = runDir ? await fs.readFile(path.join(runDir, 'results.jsonl'), 'utf8').catch(() => '') : '';
-  return { cli, runDir, records: text.split('\n').filter(Boolean).map((l) => JSON.parse(l) as RecordLine) };
-}
+/** The playbook on the lab's inventory (test/helpers/embedded-lab.ts runLabPlaybook). */
+const runPlaybook = (extra: string[] = [], onSpawn?: (pid: number) => void, file = path.join(REPO_ROOT, 'playbooks', PLAYBOOK)) => runLabPlaybook<RecordLine>(lab.root, file, { extra, ...(onSpawn ? { onSpawn } : {}) });
 
-beforeAll(async () => {
-  root = await fs.mkdtemp(path.join(os.tmpdir(), 'ss-vswinfs-'));
-  await fs.chmod(root, 0o755);
-  lab = await labUp(root, { vcsim: true });
-  control = vcsimControl({ url: lab.vcsim!.url, certFile: lab.vcsim!.certFile });
-}, 300_000);
-
-afterAll(async () => {
-  if (lab?.vcsim) await stopVcsimPid(lab.vcsim.pid);
-  if (lab) await stopPid(lab.ssh.pid);
-  if (root) await fs.rm(root, { recursive: true, force: true });
-}, 120_000);
+const lab = useEmbeddedLab('ss-vswinfs-', { vcsim: true });
 
 describe.skipIf(!isRoot)(`playbooks/${PLAYBOOK} on lab-vcenter-tools-windows`, () => {
   let run: Awaited<ReturnType<typeof runPlaybook>>;
@@ -146,22 +120,22 @@ describe.skipIf(!isRoot)(`playbooks/${PLAYBOOK} on lab-vcenter-tools-windows`, (
     for (const m of Object.values(after.media)) expect(m).toMatchObject({ PartitionStyle: 'RAW', partitions: [] });
     // the system disk (C:) kept what it had
     if (systemBefore) expect(after.vm.systemDisk?.partitions).toEqual(systemBefore);
-    const status = JSON.parse((await runCli(['status', run.runDir, '--json'], { cwd: root })).stdout) as { leftovers: unknown[] };
+    const status = JSON.parse((await runCli(['status', run.runDir, '--json'], { cwd: lab.root })).stdout) as { leftovers: unknown[] };
     expect(status.leftovers).toEqual([]);
   });
 
   it('leaves no process running in the guest', async () => {
-    expect((await control.guestProcesses()).filter((p) => p.vm === TOOLS_WINDOWS_VM)).toEqual([]);
+    expect((await lab.control.guestProcesses()).filter((p) => p.vm === TOOLS_WINDOWS_VM)).toEqual([]);
   });
 });
 
 describe.skipIf(!isRoot)('kill -9 while diskspd measures the ntfs-64k volume', () => {
   it('the volume outlives storsweep; `cleanup` stops diskspd, clears the volume we made on our disk (Clear-Disk) and nothing else, then removes the disk', async () => {
-    const out = path.join(root, 'killed-runs');
+    const out = path.join(lab.root, 'killed-runs');
     // a disk of the user's in the guest beside ours: same size (1 GiB), its own WWN, GPT with an NTFS
     // volume D: — added to the VM, and its contents seeded in the guest's model while no guest program runs
-    const password = (await fs.readFile(labPaths(root).vcsimPassword, 'utf8')).trim();
-    const client = await VsphereClient.connect({ url: lab.vcsim!.url, username: lab.vcsim!.username, password, thumbprint: lab.vcsim!.thumbprint });
+    const password = (await fs.readFile(labPaths(lab.root).vcsimPassword, 'utf8')).trim();
+    const client = await VsphereClient.connect({ url: lab.state.vcsim!.url, username: lab.state.vcsim!.username, password, thumbprint: lab.state.vcsim!.thumbprint });
     let userSlot = '';
     let userMedium!: Medium;
     try {
@@ -185,7 +159,7 @@ describe.skipIf(!isRoot)('kill -9 while diskspd measures the ntfs-64k volume', (
       st.media[userSlot] = userMedium;
       st.vm.guestDisks[String(free)] = userSlot;
       st.vm.guestDiskState[userSlot] = { IsOffline: false, IsReadOnly: false };
-      await fs.writeFile(path.join(labPaths(root).toolsGuests, TOOLS_WINDOWS_VM, 'windows-guest.json'), JSON.stringify(st));
+      await fs.writeFile(path.join(labPaths(lab.root).toolsGuests, TOOLS_WINDOWS_VM, 'windows-guest.json'), JSON.stringify(st));
     } finally {
       await client.logout().catch(() => undefined);
     }
@@ -195,7 +169,7 @@ describe.skipIf(!isRoot)('kill -9 while diskspd measures the ntfs-64k volume', (
     let killedOn: { serial: string; letter: string | null; FileSystem: string; AllocationUnitSize: number } | undefined;
     // the playbook with ntfs-64k alone; killed in its first measured pass: diskspd on the test file
     // while the guest shows our 64 KiB volume
-    const only64k = path.join(root, 'only-ntfs-64k.yaml');
+    const only64k = path.join(lab.root, 'only-ntfs-64k.yaml');
     const text = (await fs.readFile(path.join(REPO_ROOT, 'playbooks', PLAYBOOK), 'utf8')).replace('filesystem: [ntfs-4k, ntfs-64k]', 'filesystem: [ntfs-64k]').replace(/\nbaseline:\n.*\n/, '\n');
     expect(text).toContain('filesystem: [ntfs-64k]');
     await fs.writeFile(only64k, text);
@@ -203,11 +177,11 @@ describe.skipIf(!isRoot)('kill -9 while diskspd measures the ntfs-64k volume', (
     const watch = (async () => {
       const found = await waitFor(async () => {
         if (ended) return 'ended';
-        const procs = (await control.guestProcesses().catch(() => [])).filter((p) => p.vm === TOOLS_WINDOWS_VM && /^diskspd\.exe$/i.test(p.name) && / -L( |$)/.test(p.cmdLine) && /storsweep\.dat/.test(p.cmdLine));
+        const procs = (await lab.control.guestProcesses().catch(() => [])).filter((p) => p.vm === TOOLS_WINDOWS_VM && /^diskspd\.exe$/i.test(p.name) && / -L( |$)/.test(p.cmdLine) && /storsweep\.dat/.test(p.cmdLine));
         const st = await guestState().catch(() => null);
         const vol = st ? volumesOf(st).find((v) => v.AllocationUnitSize === 65536 && v.serial !== userMedium.serial) : undefined;
         if (!vol || !pid || !procs.length) return null;
-        const recorded = (await toolsWindowsPidFiles(labPaths(root).toolsGuests, TOOLS_WINDOWS_VM, TOOLS_WINDOWS_WORKDIR)).map((r) => r.pid);
+        const recorded = (await toolsWindowsPidFiles(labPaths(lab.root).toolsGuests, TOOLS_WINDOWS_VM, TOOLS_WINDOWS_WORKDIR)).map((r) => r.pid);
         if (!procs.some((p) => recorded.includes(p.pid))) return null;
         killedOn = vol;
         return 'seen';
@@ -222,10 +196,10 @@ describe.skipIf(!isRoot)('kill -9 while diskspd measures the ntfs-64k volume', (
     const runDir = path.join(out, dir!);
     // nothing undid it: the dead run's volume is still in the guest
     expect(volumesOf(await guestState())).toContainEqual(expect.objectContaining({ serial: killedOn!.serial, FileSystem: 'NTFS', AllocationUnitSize: 65536 }));
-    const cl = await runCli(['cleanup', runDir], { cwd: root, timeoutMs: 180_000 });
+    const cl = await runCli(['cleanup', runDir], { cwd: lab.root, timeoutMs: 180_000 });
     expect(cl.code, cl.stderr + cl.stdout).toBe(0);
     expect(cl.stdout).toMatch(/^stopped diskspd left running on lab-vcenter-tools-windows \(pids \d+, SIGKILL\)$/m);
-    expect((await control.guestProcesses()).filter((p) => p.vm === TOOLS_WINDOWS_VM)).toEqual([]);
+    expect((await lab.control.guestProcesses()).filter((p) => p.vm === TOOLS_WINDOWS_VM)).toEqual([]);
     const after = await guestState();
     // our disk: back to RAW (Clear-Disk); the user's disk still carries its table and volume D:, the
     // system disk as it was; ours had taken the next free letter
@@ -234,7 +208,7 @@ describe.skipIf(!isRoot)('kill -9 while diskspd measures the ntfs-64k volume', (
     expect(after.media[userSlot]).toMatchObject({ serial: userMedium.serial, PartitionStyle: 'GPT', diskGuid: userMedium.diskGuid, partitions: userMedium.partitions });
     expect(volumesOf(after)).toEqual([{ serial: userMedium.serial, letter: 'D', FileSystem: 'NTFS', AllocationUnitSize: 4096, FileSystemLabel: 'users' }]);
     if (before?.vm.systemDisk) expect(after.vm.systemDisk?.partitions).toEqual(before.vm.systemDisk.partitions);
-    const status = JSON.parse((await runCli(['status', runDir, '--json'], { cwd: root })).stdout) as { leftovers: unknown[] };
+    const status = JSON.parse((await runCli(['status', runDir, '--json'], { cwd: lab.root })).stdout) as { leftovers: unknown[] };
     expect(status.leftovers).toEqual([]);
   }, 400_000);
 });

@@ -11,7 +11,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 const ROOT = path.resolve(import.meta.dirname, '../..');
 const SCRIPT = path.join(ROOT, 'scripts/system-packages.sh');
 const BASH = '/bin/bash';
-const TEST_SET = 'golang-go golang-github-vmware-govmomi-dev openssh-server openssh-client fio python3 util-linux mount sudo passwd procps fdisk xfsprogs e2fsprogs postgresql python3-pyvmomi ansible chromium ca-certificates git make g++';
+const TEST_SET = 'golang-go golang-github-vmware-govmomi-dev openssh-server openssh-client fio python3 util-linux mount sudo passwd procps fdisk xfsprogs e2fsprogs postgresql python3-pyvmomi ansible chromium ca-certificates git make g++ zsh fish';
 
 const dirs: string[] = [];
 afterEach(() => {

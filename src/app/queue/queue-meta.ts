@@ -9,7 +9,7 @@ import { moduleOf } from '../../providers/index.ts';
 import type { PgRunStoreBackend } from '../../results/pg-store.ts';
 import type { RunStore } from '../../results/port.ts';
 import { jobId, queuedJobIds, WorkQueue, type QueueGroup, type Sql } from '../../run/work-queue.ts';
-import { isLoopback, resourceContext } from '../compose.ts';
+import { endpointReach, isLoopback, resourceContext } from '../compose.ts';
 import { selectStore } from '../store.ts';
 
 /** The run meta key holding the queue groups of a submitted run (absent: not a queued run). */
@@ -49,8 +49,9 @@ export function thisMachine(): Machine {
 
 /**
  * The targets of `names` that are whatever machine runs them: a `local` target, or one reaching an
- * SSH host, vCenter or NFS server at a loopback address (the lab's targets: 127.0.0.1). A worker on
- * another machine would measure its own disks (or its own lab) under the submitter's target name.
+ * SSH host, a provider's endpoint (a vCenter: EndpointReach.host) or an NFS server at a loopback
+ * address (the lab's targets: 127.0.0.1). A worker on another machine would measure its own disks
+ * (or its own lab) under the submitter's target name.
  */
 export function machineBoundTargets(names: readonly string[], inv: LoadedInventory): string[] {
   const base = resourceContext(inv);
@@ -59,22 +60,16 @@ export function machineBoundTargets(names: readonly string[], inv: LoadedInvento
     if (!t) return false;
     if (t.provider === 'local') return true;
     let bound = false;
-    const vcenterHost = (name: string): string => {
-      try {
-        return new URL(inv.inventory.vcenters[name]?.url ?? process.env.GOVC_URL ?? '').hostname;
-      } catch {
-        return '';
-      }
-    };
     moduleOf(t).sharedResources(t, {
       machine: (h) => {
         const m = base.machine(h);
         if (m === 'this machine') bound = true;
         return m;
       },
-      vcenter: (v) => {
-        if (isLoopback(vcenterHost(v))) bound = true;
-        return base.vcenter(v);
+      endpoint: (section, name) => {
+        const host = endpointReach(inv, section, name)?.host;
+        if (host !== undefined && isLoopback(host)) bound = true;
+        return base.endpoint(section, name);
       },
     });
     const nfsHost = (t as { nfs?: { remoteHost?: string } }).nfs?.remoteHost;
@@ -117,7 +112,7 @@ export async function deleteFinishedQueues(store: RunStore, backend: PgRunStoreB
 
 /** `--store`, else the inventory's `store:`: workers share the run through PostgreSQL, so one is needed. */
 export function queueStore(command: string, o: { store?: string }, inv: LoadedInventory): { store: ResolvedStore; where: string } {
-  const s = selectStore({ ...(o.store !== undefined ? { store: o.store } : {}) }, inv);
+  const s = selectStore({ ...(o.store !== undefined ? { store: o.store } : {}), ...(inv.env ? { env: inv.env } : {}) }, inv);
   if (!s) throw new UsageError(`${command}: which store? give --store postgresql://…, or a store: in ${inv.file}; workers share the run through PostgreSQL`);
   return { store: s, where: s.display };
 }

@@ -5,6 +5,7 @@
 import os from 'node:os';
 import path from 'node:path';
 import { loadInventory, type LoadedInventory } from '../../config/index.ts';
+import type { Env } from '../../contract/provider.ts';
 import { redact } from '../../input/secrets.ts';
 import { errorMessage, UsageError } from '../../errors.ts';
 import { createEndpointPool } from '../../providers/endpoint-pool.ts';
@@ -26,6 +27,8 @@ const RECONNECT_GIVE_UP_MS = 10 * 60_000;
 
 export interface WorkOptions {
   inventory?: string;
+  /** the environment as the CLI read it (`${env:…}` secrets, govc's GOVC_*); absent: the process's */
+  env?: Env;
   store?: string;
   targets?: string;
   run?: string;
@@ -40,6 +43,8 @@ export interface WorkOptions {
   /** how often a running permutation's job expiry is pushed back, and to how far (WorkerOptions.renewEveryMs/renewSec); not CLI options: the defaults, or a test's */
   renewEveryMs?: number;
   renewSec?: number;
+  /** how long a run whose preparation failed waits before it is tried again (WorkerContext.prepareRetryMs); not a CLI option: the default, or a test's */
+  prepareRetryMs?: number;
 }
 
 /** What `worker` needs from the process it runs in. */
@@ -66,7 +71,7 @@ export interface WorkOutcome {
 function allowedTargets(o: WorkOptions): { inv: LoadedInventory; allowed: string[] } {
   if (!o.inventory) throw new UsageError('worker: -i/--inventory <file> is required');
   if (o.once && o.untilIdle) throw new UsageError('worker: --once and --until-idle exclude each other');
-  const inv = loadInventory(o.inventory);
+  const inv = loadInventory(o.inventory, o.env);
   const known = Object.keys(inv.inventory.targets);
   const allowed = o.targets ? [...new Set(o.targets.split(',').map((s) => s.trim()).filter(Boolean))] : known;
   for (const t of allowed) if (!known.includes(t)) throw new UsageError(`worker --targets: ${visible(t)} is not a target of ${inv.file} (targets: ${known.join(', ')})`);
@@ -146,8 +151,10 @@ export async function work(o: WorkOptions, hooks: WorkHooks): Promise<WorkOutcom
     const slots = endpointSlots(connection, { applicationName: `storsweep worker ${os.hostname()}:${process.pid} slots`.slice(0, 63) });
     cleanups.unshift(() => slots.close());
     const pool = createEndpointPool({ gate: (key, max, signal) => slots.gate(key, max, signal) });
+    // after the providers (cleanups run after them): a session no provider closed is logged out too
+    cleanups.unshift(() => pool.close());
     const execute = { ...(o.stepTimeout !== undefined ? { stepTimeout: o.stepTimeout } : {}), ...(o.retries !== undefined ? { retries: o.retries } : {}) };
-    runs = new WorkerRuns({ inv, allowed, ...(o.run !== undefined ? { run: o.run } : {}), out: path.resolve(o.out), me: thisMachine(), backend, queue, pool, execute, onEvent, note: hooks.note }, leaseOpened.value);
+    runs = new WorkerRuns({ inv, allowed, ...(o.run !== undefined ? { run: o.run } : {}), out: path.resolve(o.out), me: thisMachine(), backend, queue, pool, execute, onEvent, note: hooks.note, ...(o.prepareRetryMs !== undefined ? { prepareRetryMs: o.prepareRetryMs } : {}) }, leaseOpened.value);
     const summary = await workAndReconnect(runs, queue, o, { signal: ac.signal, onEvent, openLease, where, note: hooks.note });
     // --until-idle: a run with work this worker could not prepare is not idle
     const blocked = o.untilIdle ? [...runs.unprepared] : [];

@@ -69,6 +69,8 @@ export interface WorkerContext {
   execute: { stepTimeout?: number; retries?: number };
   onEvent: (e: ProgressEvent) => void;
   note: Notify;
+  /** how long a run whose preparation failed waits before it is tried again (default PREPARE_RETRY_MS; a test's) */
+  prepareRetryMs?: number;
 }
 
 type Store = WorkerRun['store'];
@@ -120,17 +122,18 @@ export class WorkerRuns {
     return out;
   }
 
-  /** A run not prepared yet is prepared (one that failed: again after PREPARE_RETRY_MS, or when `fresh`). */
+  /** A run not prepared yet is prepared (one that failed: again after prepareRetryMs, or when `fresh`). */
   private async prepareOnce(id: string, fresh: boolean): Promise<void> {
     const failed = this.unprepared.get(id);
-    if (this.prepared.has(id) || (failed && !fresh && performance.now() - failed.at <= PREPARE_RETRY_MS)) return;
+    const retryMs = this.c.prepareRetryMs ?? PREPARE_RETRY_MS;
+    if (this.prepared.has(id) || (failed && !fresh && performance.now() - failed.at <= retryMs)) return;
     try {
       this.prepared.set(id, await this.prepareRun(id));
       if (failed) this.c.note(`worker: run ${visible(id)} prepared now; working on it\n`);
       this.unprepared.delete(id);
     } catch (err) {
       const error = redact(errorMessage(err));
-      if (failed?.error !== error) this.c.note(`error: run ${visible(id)}: ${error}; not working on it (trying again in ${PREPARE_RETRY_MS / 1000} s)\n`);
+      if (failed?.error !== error) this.c.note(`error: run ${visible(id)}: ${error}; not working on it (trying again in ${retryMs / 1000} s)\n`);
       this.unprepared.set(id, { error, at: performance.now() });
     }
   }
@@ -159,7 +162,7 @@ export class WorkerRuns {
     if (diffs.length) return `error: run ${runId}: ${inv.file} describes its targets differently from the inventory it was submitted with (${visible(meta.inventoryFile)}); not working on it:\n  ${diffs.join('\n  ')}\n`;
     // the per-vCenter limit is counted in shared slots 0..max-1: a worker with a larger max would send more
     const limits = limitDifferences(q.endpointLimits, endpointLimits(mine, inv));
-    if (limits.length) return `error: run ${runId}: ${inv.file} sets a different provisioning limit (vcenters: maxConcurrent) from the inventory the run was submitted with (${visible(meta.inventoryFile)}); every worker must use the same, not working on it:\n  ${limits.join('\n  ')}\n`;
+    if (limits.length) return `error: run ${runId}: ${inv.file} sets a different provisioning limit (an endpoint's maxConcurrent) from the inventory the run was submitted with (${visible(meta.inventoryFile)}); every worker must use the same, not working on it:\n  ${limits.join('\n  ')}\n`;
     return null;
   }
 

@@ -3,7 +3,7 @@
 import { loadInventory } from '../../config/index.ts';
 import { redact } from '../../input/secrets.ts';
 import type { HostProcessStop } from '../../contract/host-process.ts';
-import type { Composition, Provider } from '../../contract/provider.ts';
+import type { Composition, Env, Provider } from '../../contract/provider.ts';
 import { errorMessage } from '../../errors.ts';
 import type { RunStore } from '../../results/port.ts';
 import type { RunLock } from '../../results/run-lock.ts';
@@ -66,7 +66,7 @@ async function cleanupLocked(opened: OpenedRun, o: CleanupOptions, say: Say): Pr
   let toolsFailed = new Map<string, string>();
   let hostFailed = 0;
   if (!o.dryRun && (await store.permutations()).some((p) => p.status === 'running' || p.status === 'failed')) {
-    ({ tools: toolsFailed, hostFailed } = await stopLeftoverTools(store, o.inventory, say));
+    ({ tools: toolsFailed, hostFailed } = await stopLeftoverTools(store, o.inventory, o.env, say));
   }
   const live = (await store.leftovers()).reverse();
   if (!live.length) {
@@ -83,7 +83,7 @@ async function removeLeftovers(store: RunStore, o: CleanupOptions, toolsFailed: 
   // the providers of the run's targets: for a dry run too, which reads the host as the cleanup would
   let providers: RunProviders | null = null;
   try {
-    providers = await runProviders(store, o.inventory).catch((err: unknown) => {
+    providers = await runProviders(store, o.inventory, o.env).catch((err: unknown) => {
       if (!o.dryRun) throw err;
       // a dry run without an inventory or a host: each row is shown from the ledger, saying why
       const fail = async (): Promise<never> => {
@@ -124,9 +124,9 @@ interface RunProviders {
 }
 
 /** Each object goes to the provider of its permutation's target (the `target` axis when the playbook lists several). */
-async function runProviders(store: RunStore, inventoryFile: string | readonly string[] | undefined): Promise<RunProviders> {
+async function runProviders(store: RunStore, inventoryFile: string | readonly string[] | undefined, env: Env | undefined): Promise<RunProviders> {
   const meta = await store.meta();
-  const inv = loadInventory(inventoryFile ?? meta.inventoryFiles ?? meta.inventoryFile);
+  const inv = loadInventory(inventoryFile ?? meta.inventoryFiles ?? meta.inventoryFile, env);
   const comps = composeTargets(meta.targets ?? [meta.target], inv, store.runDir ?? undefined);
   const targets = new Map((await store.permutations()).map((p) => [p.permutationId, meta.targets ? String(p.axes.target) : meta.target]));
   const targetOf = (permutationId: string) => targets.get(permutationId) ?? meta.target;
@@ -156,9 +156,9 @@ async function runProviders(store: RunStore, inventoryFile: string | readonly st
  * confirmed; returns, by target name, why a tool may still be running there (unreachable too), and
  * how many host monitors could not be confirmed stopped (they only read: nothing is held back).
  */
-async function stopLeftoverTools(store: RunStore, inventoryFile: string | readonly string[] | undefined, say: Say): Promise<{ tools: Map<string, string>; hostFailed: number }> {
+async function stopLeftoverTools(store: RunStore, inventoryFile: string | readonly string[] | undefined, env: Env | undefined, say: Say): Promise<{ tools: Map<string, string>; hostFailed: number }> {
   const meta = await store.meta();
-  const inv = loadInventory(inventoryFile ?? meta.inventoryFiles ?? meta.inventoryFile);
+  const inv = loadInventory(inventoryFile ?? meta.inventoryFiles ?? meta.inventoryFile, env);
   const comps = composeTargets(meta.targets ?? [meta.target], inv, store.runDir ?? undefined);
   const failed = new Map<string, string>();
   let hostFailed = 0;

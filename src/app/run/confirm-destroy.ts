@@ -4,7 +4,7 @@ import type { RunPlan } from '../../contract/plan.ts';
 import type { Composition, ForeignFile } from '../../contract/provider.ts';
 import { UnsafeOperation } from '../../errors.ts';
 import { foreignMessage } from '../../providers/test-file.ts';
-import { PROVIDERS } from '../../providers/index.ts';
+import { providerModules } from '../../providers/index.ts';
 
 /**
  * Everything the plan's destructive steps destroy, by the names their planners gave (`destroys`):
@@ -31,7 +31,7 @@ export function parseConfirmDestroy(confirm: string | undefined): string[] {
 
 /** A destroyed name in words, as its provider puts it (`disk2:S4E…` is host disk 2 with that serial); a LUN or guest device as is. */
 function describeName(n: string): string {
-  for (const m of Object.values(PROVIDERS)) {
+  for (const m of providerModules()) {
     const words = m.describeDestroyed(n);
     if (words !== null) return words;
   }

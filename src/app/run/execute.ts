@@ -119,6 +119,7 @@ async function measure(prep: Prepared, o: RunOptions, hooks: RunHooks, log: RunL
       keep: o.keep,
       confirmedDestroy: confirmed,
       stepTimeoutMs: stepSec !== undefined ? stepSec * 1000 : undefined,
+      ...(o.orphanGraceMs !== undefined ? { orphanGraceMs: o.orphanGraceMs } : {}),
       workloadSlackSec: timeouts.workloadSlackSec,
       retry: o.retries !== undefined ? { retries: o.retries } : undefined,
       // named in this command (checked against the plan): teardown may act on what the host shows no mark on

@@ -5,9 +5,11 @@ import { loadInventory, loadPlaybook, type LoadedInventory, type LoadedPlaybook 
 import { runEnvironment } from '../../config/run-environment.ts';
 import { overrideTexts, parseSetArguments } from '../../config/overrides.ts';
 import type { Replication, RunPlan } from '../../contract/plan.ts';
+import type { Env } from '../../contract/provider.ts';
 import { UsageError } from '../../errors.ts';
 import { readInputFile } from '../../input/read-input.ts';
 import { checkPlaybookAgainst } from '../../plan/check.ts';
+import { createEndpointPool, type EndpointPool } from '../../providers/endpoint-pool.ts';
 import { newRunId } from '../../plan/permutation.ts';
 import type { RunMeta } from '../../results/store.ts';
 import { VERSION } from '../../version.ts';
@@ -27,15 +29,18 @@ export interface NewRunOptions {
   inventory?: string | readonly string[];
   /** `--set key=value` overrides of playbook values (config/overrides.ts) */
   set?: string[];
+  /** the environment as the CLI read it (`${env:…}` secrets, govc's GOVC_*); absent: the process's */
+  env?: Env;
 }
 
-export function prepareNew(playbookFile: string, o: NewRunOptions): { plan: RunPlan; comps: Map<string, Composition>; inv: LoadedInventory; pb: LoadedPlaybook; pbText: string; timeouts: RunMeta['timeouts'] } {
+/** `pool`: the endpoint sessions the compositions share; the caller closes it on every exit path. */
+export function prepareNew(playbookFile: string, o: NewRunOptions, pool: EndpointPool = createEndpointPool()): { plan: RunPlan; comps: Map<string, Composition>; inv: LoadedInventory; pb: LoadedPlaybook; pbText: string; timeouts: RunMeta['timeouts'] } {
   if (!o.inventory?.length) throw new UsageError('run: -i/--inventory <file> is required');
   const overrides = parseSetArguments(o.set);
   const pb = loadPlaybook(playbookFile, overrides);
-  const inv = loadInventory(o.inventory);
+  const inv = loadInventory(o.inventory, o.env);
   const targets = checkPlaybookAgainst(pb, inv);
-  const comps = composeTargets([...targets.keys()], inv);
+  const comps = composeTargets([...targets.keys()], inv, inv.file, pool);
   const plan = planRun(pb.playbook, comps, newRunId(), overrideTexts(overrides));
   return { plan, comps, inv, pb, pbText: pb.text, timeouts: pb.playbook.timeouts };
 }

@@ -7,6 +7,7 @@ import { inventoryName, loadInventory } from '../../config/index.ts';
 import type { RunPlan } from '../../contract/plan.ts';
 import { UsageError } from '../../errors.ts';
 import { serialisedResources } from '../../plan/plan.ts';
+import { createEndpointPool, type EndpointPool } from '../../providers/endpoint-pool.ts';
 import { checkRunConfirmed, readConfirmed } from '../../results/confirmation.ts';
 import type { RunStore } from '../../results/port.ts';
 import { lockRunDir, type RunLock } from '../../results/run-lock.ts';
@@ -45,6 +46,8 @@ export interface RunOptions extends NewRunOptions {
   store?: string;
   /** `--preflight`: run the read-only preflight checks first and stop on a ✗ */
   preflight?: boolean;
+  /** how long a timed-out create is waited for before teardown (ExecuteOptions.orphanGraceMs); not a CLI option: the default, or a test's */
+  orphanGraceMs?: number;
 }
 
 /** A run ready to execute: its plan, its open store and its targets. */
@@ -65,10 +68,16 @@ export type PrepareOutcome = { kind: 'dry-run'; dryRun: DryRun } | { kind: 'prep
 /** The run directory's lock, held by the caller from before the first write until after the report. */
 export interface HeldLock {
   lock?: RunLock;
+  /**
+   * The endpoint sessions of the run's compositions (made by prepareRun): the caller closes it on
+   * every exit path, so a run refused after a check opened a vCenter session logs it out.
+   */
+  pool?: EndpointPool;
 }
 
 /** Prepares a new run, or a resume (`o.resume`); a dry run returns what it would send. */
 export async function prepareRun(playbookFile: string | undefined, o: RunOptions, held: HeldLock, note: Notify): Promise<PrepareOutcome> {
+  held.pool ??= createEndpointPool();
   if (o.resume) return prepareResume(path.resolve(o.resume), playbookFile, o, held, note);
   if (!playbookFile) throw new UsageError('run: a playbook is required (or --resume <runDir>)');
   return prepareFresh(playbookFile, o, held, note);
@@ -83,14 +92,14 @@ async function prepareResume(runDir: string, playbookFile: string | undefined, o
 }
 
 /** The run's stored configuration checked against what is given now; its targets composed. */
-function checkedResume(a: { runDir: string; where: string; meta: Awaited<ReturnType<RunStore['meta']>>; plan: RunPlan; playbookFile: string | undefined; o: RunOptions; note: Notify }): Map<string, Composition> {
+function checkedResume(a: { runDir: string; where: string; meta: Awaited<ReturnType<RunStore['meta']>>; plan: RunPlan; playbookFile: string | undefined; o: RunOptions; note: Notify; pool?: EndpointPool }): Map<string, Composition> {
   const { runDir, where, meta, plan, playbookFile, o, note } = a;
   const overrides = checkResumeOverrides(plan, o.set);
   checkResumePlaybook(playbookFile, meta, runDir, overrides);
   checkStoredPlan(plan, where);
-  const inv = loadInventory(o.inventory ?? meta.inventoryFiles ?? meta.inventoryFile);
+  const inv = loadInventory(o.inventory ?? meta.inventoryFiles ?? meta.inventoryFile, o.env);
   const names = meta.targets ?? [meta.target];
-  const comps = composeTargets(names, inv, runDir);
+  const comps = composeTargets(names, inv, runDir, a.pool);
   // a plan stored before targets that share something were serialised: the same rule, from the inventory
   if (plan.targets && plan.serialised === undefined) plan.serialised = serialisedResources(names.map((name) => ({ name, resources: comps.get(name)?.sharedResources })));
   checkResumeInventory(meta, names, plan, measurementFacts(names, inv, plan), inventoryName(inv), note);
@@ -104,7 +113,7 @@ async function prepareSqliteResume(runDir: string, playbookFile: string | undefi
     if (!o.dryRun) held.lock = takeRunLock(store, 'run --resume', note);
     const meta = store.meta();
     const plan = store.plan();
-    const comps = checkedResume({ runDir, where: runDir, meta, plan, playbookFile, o, note });
+    const comps = checkedResume({ runDir, where: runDir, meta, plan, playbookFile, o, note, ...(held.pool ? { pool: held.pool } : {}) });
     // what is left must be the plan the run was confirmed for (a dry run too: it would print an edited plan)
     const isDone = doneIn(store.permutations());
     checkRunConfirmed(plan, await readConfirmed(new SqliteRunStore(store)), (id) => !isDone(id));
@@ -144,7 +153,7 @@ async function prepareStoreResume(runDir: string, pointer: StorePointer, playboo
     const store = await backend.openRun(pointer.runId, { runDir });
     const meta = await store.meta();
     const plan = await store.plan();
-    const comps = checkedResume({ runDir, where: store.where, meta, plan, playbookFile, o, note });
+    const comps = checkedResume({ runDir, where: store.where, meta, plan, playbookFile, o, note, ...(held.pool ? { pool: held.pool } : {}) });
     const permutations = await store.permutations();
     // what is left must be the plan the run was confirmed for (a dry run too: it would print an edited plan)
     const isDone = doneIn(permutations);
@@ -166,7 +175,7 @@ async function prepareStoreResume(runDir: string, pointer: StorePointer, playboo
 }
 
 async function prepareFresh(playbookFile: string, o: RunOptions, held: HeldLock, note: Notify): Promise<PrepareOutcome> {
-  const { plan, comps, inv, pb, pbText, timeouts } = prepareNew(playbookFile, o);
+  const { plan, comps, inv, pb, pbText, timeouts } = prepareNew(playbookFile, o, held.pool);
   if (o.dryRun) return { kind: 'dry-run', dryRun: dryRunOf(plan) };
   // the test files looked at on their guests (read-only) first: one storsweep did not create must be confirmed too
   const confirmedDestroy = checkConfirmDestroy(plan, o.confirmDestroy, await foreignTestFiles(comps));

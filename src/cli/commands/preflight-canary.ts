@@ -4,11 +4,13 @@ import path from 'node:path';
 import type { RunPlan } from '../../contract/plan.ts';
 import { canaryPermutations, runCanary, type CanaryResult } from '../../preflight/canary.ts';
 import type { PreflightCheck } from '../../contract/preflight.ts';
+import type { Env } from '../../contract/provider.ts';
 import type { PreflightReport } from '../../preflight/preflight.ts';
 import { newRunId } from '../../plan/permutation.ts';
 import { planRun } from '../../app/compose.ts';
 import { destroyedNames, parseConfirmDestroy } from '../../app/run/confirm-destroy.ts';
 import { newRunMeta, prepareNew } from '../../app/run/new-run.ts';
+import { createEndpointPool, type EndpointPool } from '../../providers/endpoint-pool.ts';
 
 /** The options of `storsweep preflight` (here, below preflight.ts, so the two files do not import each other). */
 export interface PreflightOptions {
@@ -18,6 +20,8 @@ export interface PreflightOptions {
   set?: string[];
   canary?: boolean;
   confirmDestroy?: string;
+  /** the environment, as the CLI read it */
+  env?: Env;
 }
 
 /** The short timing a canary measures with (a few seconds per permutation). */
@@ -25,7 +29,16 @@ const CANARY_SET = ['repeat=1', 'settings.fileSize=16m', 'settings.runtimeSec=1'
 
 export async function runCanaryFor(playbookFile: string, o: PreflightOptions, report: PreflightReport, night: RunPlan): Promise<CanaryResult> {
   const set = [...(o.set ?? []), ...CANARY_SET];
-  const { comps, inv, pb, timeouts } = prepareNew(playbookFile, { ...o, set });
+  const pool = createEndpointPool();
+  try {
+    return await canaryWith(playbookFile, o, report, night, set, pool);
+  } finally {
+    await pool.close();
+  }
+}
+
+async function canaryWith(playbookFile: string, o: PreflightOptions, report: PreflightReport, night: RunPlan, set: string[], pool: EndpointPool): Promise<CanaryResult> {
+  const { comps, inv, pb, timeouts } = prepareNew(playbookFile, { ...o, set }, pool);
   const m = pb.playbook.matrix;
   const small = { ...pb.playbook, matrix: { ...m, ...(m.disk ? { disk: { ...m.disk, ...(m.disk.sizeGb ? { sizeGb: [1] } : {}) } } : {}) } };
   const plan = canaryPermutations(planRun(small, comps, newRunId(), set));

@@ -9,13 +9,23 @@ import { EXIT } from '../exit.ts';
 import { jsonText, terminal } from '../output.ts';
 import { collect, SET_HELP } from './config-commands.ts';
 import { prepareNew } from '../../app/run/new-run.ts';
+import { createEndpointPool, type EndpointPool } from '../../providers/endpoint-pool.ts';
 import { canaryChecks, runCanaryFor, type PreflightOptions } from './preflight-canary.ts';
 
 export type { PreflightOptions } from './preflight-canary.ts';
 
-
 export async function preflightCommand(playbookFile: string, o: PreflightOptions): Promise<number> {
-  const { plan, comps, inv } = prepareNew(playbookFile, o);
+  // every session a check opens is logged out on the way out, whatever happened
+  const pool = createEndpointPool();
+  try {
+    return await preflightWith(playbookFile, o, pool);
+  } finally {
+    await pool.close();
+  }
+}
+
+async function preflightWith(playbookFile: string, o: PreflightOptions, pool: EndpointPool): Promise<number> {
+  const { plan, comps, inv } = prepareNew(playbookFile, o, pool);
   const report: PreflightReport = { playbook: plan.playbook, inventory: inv.file, at: new Date().toISOString(), targets: await preflightTargets(plan, comps), ok: false };
   const passed = () => report.targets.every((t) => t.checks.every((c) => c.status !== 'fail'));
   // the canary provisions for real (disks, datastores: a test file alone is no canary), only once every read-only check passed
@@ -43,6 +53,6 @@ export function registerPreflight(program: Command): void {
     .option('--confirm-destroy <names>', 'what the canary may destroy (the LUNs it formats), as for run')
     .option('--set <key=value>', SET_HELP, collect)
     .action(async (playbook: string, o: PreflightOptions) => {
-      process.exitCode = await preflightCommand(playbook, o);
+      process.exitCode = await preflightCommand(playbook, { ...o, env: process.env });
     });
 }

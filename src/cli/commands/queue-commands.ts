@@ -41,10 +41,16 @@ export async function workerCommand(o: WorkerCommandOptions): Promise<number> {
   return printWorkOutcome(outcome, o);
 }
 
-function printWorkOutcome({ summary, blocked, leaseLost, interrupted }: WorkOutcome, o: WorkerCommandOptions): number {
+function printWorkOutcome(outcome: WorkOutcome, o: WorkerCommandOptions): number {
+  const { summary, blocked } = outcome;
   if (o.json) terminal.stdout(jsonText(summary) + '\n');
   else terminal.stderr(`worker: ${summary.done} permutation(s) done, ${summary.failed} failed, ${summary.alreadyDone} already done, ${summary.takenOver} taken over from gone workers, ${summary.givenBack} given back, ${summary.abandoned} left to a worker taking over${summary.refused ? `, ${summary.refused} job(s) refused` : ''}\n`);
   for (const [id, e] of blocked) terminal.stderr(`error: run ${visible(id)} still has work this worker could not prepare: ${e.error}\n`);
+  return workExitCode(outcome, o);
+}
+
+/** The exit code of a worker that ended so: work it could not prepare, a lost lease (--once), interrupted, a failed permutation, or ok. */
+export function workExitCode({ summary, blocked, leaseLost, interrupted }: WorkOutcome, o: Pick<WorkerCommandOptions, 'once'>): number {
   if (blocked.length) return EXIT.failure;
   if (leaseLost && o.once && !interrupted) return EXIT.failure;
   if (interrupted) return EXIT.interrupted;
@@ -66,7 +72,7 @@ export function registerQueueCommands(program: Command): void {
     .option('--set <key=value>', SET_HELP, collect)
     .option('--json', 'machine-readable output; the last line is {"runId": …}')
     .action(async (playbook: string, o: SubmitOptions) => {
-      process.exitCode = await submitCommand(playbook, o);
+      process.exitCode = await submitCommand(playbook, { ...o, env: process.env });
     });
   program
     .command('worker')
@@ -85,6 +91,6 @@ export function registerQueueCommands(program: Command): void {
     .option('--step-timeout <sec>', 'limit for each provisioning step in whole seconds (default: the playbook timeouts.stepSec, else 1800)', stepTimeoutOption)
     .option('--json', 'print the summary as JSON')
     .action(async (o: WorkerCommandOptions & { lease?: number }) => {
-      process.exitCode = await workerCommand({ ...o, ...(o.lease !== undefined ? { leaseSec: o.lease } : {}) });
+      process.exitCode = await workerCommand({ ...o, ...(o.lease !== undefined ? { leaseSec: o.lease } : {}), env: process.env });
     });
 }

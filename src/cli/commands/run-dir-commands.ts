@@ -89,7 +89,8 @@ function registerCleanup(program: Command): void {
       .option('-i, --inventory <file>', 'inventory (default: the one the run used; with --run or a store.json run directory, its store: holds the run and gives its password)')
       .option('--dry-run', 'list what would be removed and on what, as the host shows it now (read-only), or why it would not be')
       .option('--confirm-destroy <names>', 'comma-separated devices (naa.…) whose partition may go although the host shows no mark of this run on it (setptbl sent, no VMFS of the run made); --dry-run names them'),
-  ).action(async (dir: string | undefined, o: CleanupOptions) => {
+  ).action(async (dir: string | undefined, given: CleanupOptions) => {
+    const o: CleanupOptions = { ...given, env: process.env };
     const opened = await openRunFor(dir, o, o.dryRun ? 'read' : 'write');
     if (!o.dryRun) {
       // Removing what the run left is finished even when nobody reads the output any more

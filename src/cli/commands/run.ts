@@ -11,7 +11,7 @@ import { visibleJson } from '../../text/visible.ts';
 import { EXIT } from '../exit.ts';
 import { retriesOption, stepTimeoutOption } from '../options.ts';
 import { jsonText, keepGoingWhenOutputCloses, progressStream, terminal } from '../output.ts';
-import { collect, INVENTORY_REPEAT_HELP, SET_HELP } from './config-commands.ts';
+import { collect, inventoryRepeatHelp, SET_HELP } from './config-commands.ts';
 
 /** `run`'s options: the use case's, and how the outcome is printed. */
 export interface RunCommandOptions extends RunOptions {
@@ -29,6 +29,8 @@ export async function runCommand(playbookFile: string | undefined, o: RunCommand
     }
     return printOutcome(await executePrepared(prepared.prep, o, processHooks()), o);
   } finally {
+    // a refused run too: a session a check opened (the capacity gate's) is logged out here
+    await held.pool?.close();
     held.lock?.release();
   }
 }
@@ -51,17 +53,24 @@ function processHooks(): RunHooks {
   };
 }
 
-function printOutcome({ runDir, summary, records, reports }: RunOutcome, o: RunCommandOptions): number {
+/** The exit code of a run that ended so: the directory could not be written, interrupted, a permutation failed, or ok. */
+export function runExitCode({ summary }: Pick<RunOutcome, 'summary'>): number {
+  if (summary.fatal) return EXIT.failure;
+  if (summary.interrupted) return EXIT.interrupted;
+  return summary.failed ? EXIT.failure : EXIT.ok;
+}
+
+function printOutcome(outcome: RunOutcome, o: RunCommandOptions): number {
+  const { runDir, summary, records, reports } = outcome;
   if (summary.fatal) {
     terminal.stderr(`error: the run directory ${runDir} cannot be written: ${summary.fatal}\n${records} record(s) committed before are kept; free space, then \`storsweep run --resume ${runDir}\`\n`);
     if (o.json) terminal.stdout(jsonText({ runDir, ...summary }) + '\n' + jsonText({ runDir }) + '\n');
-    return EXIT.failure;
+    return runExitCode(outcome);
   }
   if (reports.length) terminal.stderr(`report: ${reports.map((n) => path.join(runDir, n)).join(' and ')}\n`);
   if (o.json) terminal.stdout(jsonText({ runDir, ...summary }) + '\n' + jsonText({ runDir }) + '\n');
   else terminal.stdout(`${runDir}\n`);
-  if (summary.interrupted) return EXIT.interrupted;
-  return summary.failed ? EXIT.failure : EXIT.ok;
+  return runExitCode(outcome);
 }
 
 /** `--dry-run`: the calls a run would send, one line each (JSON Lines with --json), the schedule, and what `--confirm-destroy` must name. */
@@ -83,7 +92,7 @@ export function registerRun(program: Command): void {
     .command('run')
     .description('run a sweep: provision, measure, tear down, record (each run gets its own directory)')
     .argument('[playbook]', 'playbook YAML (omit with --resume)')
-    .option('-i, --inventory <file>', `inventory YAML; ${INVENTORY_REPEAT_HELP} (a resume uses the run's own files)`, collect)
+    .option('-i, --inventory <file>', `inventory YAML; ${inventoryRepeatHelp()} (a resume uses the run's own files)`, collect)
     .option('-o, --out <dir>', 'directory for run directories', 'runs')
     .option('--dry-run', 'print every planned call and touch nothing')
     .option('--json', 'machine-readable output; the last line is {"runDir": …}')
@@ -98,6 +107,6 @@ export function registerRun(program: Command): void {
     .option('--set <key=value>', `${SET_HELP}; recorded in the run, which --resume uses`, collect)
     .option('--store <url>', "write the run to this PostgreSQL store (default: the inventory's store:, else the run directory's run.sqlite): postgresql://USER[:${env:NAME}|${file:path}]@HOST[:PORT]/DB")
     .action(async (playbook: string | undefined, o: RunCommandOptions, cmd: Command) => {
-      process.exitCode = await runCommand(playbook, { ...o, outGiven: cmd.getOptionValueSource('out') === 'cli' });
+      process.exitCode = await runCommand(playbook, { ...o, outGiven: cmd.getOptionValueSource('out') === 'cli', env: process.env });
     });
 }

@@ -114,7 +114,7 @@ export const esxiShell = {
     return {
       provider: 'esxi-shell',
       planSteps: (axes, names) => planEsxiShellSteps(axes, cfg, { base: names.prefix }),
-      connectProvider: async () => createEsxiShellProvider(cfg, await connectSsh(ctx.ssh(target.sshHost)), { guest: { byIdDir: target.guest.byIdDir, sudo: target.guest.sudo, open: guestOpener(ctx, target.guest) } }),
+      connectProvider: async () => createEsxiShellProvider(cfg, await connectSsh(ctx.ssh(target.sshHost)), { guest: { byIdDir: target.guest.byIdDir, sudo: target.guest.sudo, diskWaitSec: target.guest.diskWaitSec, open: guestOpener(ctx, target.guest) } }),
       readHostVersion: async () => {
         const runner = await connectSsh(ctx.ssh(target.sshHost));
         try {

@@ -61,6 +61,7 @@ async function spaceOfPlace(runner: CommandRunner, place: SpacePlace): Promise<S
     const size = parseGetptbl(r.stdout).totalSectors * 512;
     return { place, bytes: size - VMFS_RESERVE_BYTES, detail: `LUN ${place.device} is ${(size / GiB).toFixed(1)} GiB (partedUtil getptbl), less 1 GiB the new VMFS keeps` };
   }
+  if (place.kind !== 'datastore') return { place, bytes: null, detail: `an ESXi host has no ${place.kind} place` };
   const r = await runner.run(shJoin(['vmkfstools', '-P', `/vmfs/volumes/${place.name}`]));
   const free = r.exitCode === 0 ? parseAvail(r.stdout) : null;
   if (free === null) return { place, bytes: null, detail: `vmkfstools -P /vmfs/volumes/${place.name} gave no free space: ${(r.stderr || r.stdout).trim().split('\n').pop() ?? ''}` };

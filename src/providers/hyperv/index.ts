@@ -21,6 +21,7 @@ import { HYPERV_DISK_NUMBER, HYPERV_EXPECTED, isHypervValue, type HypervValueKin
 import { connectionLost } from '../../ssh/connection-lost.ts';
 import { toolOwner } from '../../ssh/process-group.ts';
 import { describeHypervGuest } from './fingerprint.ts';
+import { hypervPreflight } from './preflight.ts';
 
 const hyperv = (kind: HypervValueKind) => matching((v) => isHypervValue(kind, v), HYPERV_EXPECTED[kind]);
 const diskNumber = () => intIn(HYPERV_DISK_NUMBER.min, HYPERV_DISK_NUMBER.max, 'a Get-Disk number');
@@ -45,6 +46,11 @@ const targetSchema = z.strictObject({
   // Kept only to say, at its line, that it is no longer read (checkInventory)
   guestTestPath: z.string().optional().describe('No longer used: storsweep finds the disk it attached in the guest by location and identity. Remove it'),
   diskspdPath: z.string().regex(DISKSPD_PATH_PATTERN, { error: DISKSPD_PATH_HINT }).default('C:\\Tools\\diskspd.exe'),
+  version: z
+    .string()
+    .regex(/^\d{1,3}\.\d{1,3}\.\d{1,6}$/, { error: 'expected the Windows version as Win32_OperatingSystem reports it, e.g. "10.0.20348"' })
+    .optional()
+    .describe('The host\'s Windows version as Win32_OperatingSystem.Version reports it, e.g. "10.0.20348" (Windows Server 2022); preflight checks it'),
 });
 
 export type HypervTarget = z.output<typeof targetSchema>;
@@ -129,6 +135,7 @@ export const hypervProvider = {
       provider: 'hyperv',
       planSteps: (axes, names) => planHypervSteps(axes, cfg, { base: names.prefix }),
       connectProvider: async () => createHypervProvider(cfg, await connectSsh(ctx.ssh(target.sshHost)), { credential }),
+      preflight: hypervPreflight(() => connectSsh(ctx.ssh(target.sshHost)), cfg, { ...(target.version !== undefined ? { version: target.version } : {}), credential }),
       workload: {
         tool: 'diskspd',
         measuresAttachedDisk: true,

@@ -21,7 +21,7 @@ export function psPrelude(dataB64: string): string {
 }
 
 /** The cmdlets CALL_BODY may run; checked here and again inside the script. */
-export const ALLOWED_CMDLETS = ['New-VHD', 'Get-VHD', 'Get-Item', 'Remove-Item', 'Get-Disk', 'Set-Disk', 'Get-VM', 'Add-VMHardDiskDrive', 'Remove-VMHardDiskDrive', 'Get-VMHardDiskDrive', 'Get-CimInstance'] as const;
+export const ALLOWED_CMDLETS = ['New-VHD', 'Get-VHD', 'Get-Item', 'Remove-Item', 'Get-Disk', 'Set-Disk', 'Get-VM', 'Add-VMHardDiskDrive', 'Remove-VMHardDiskDrive', 'Get-VMHardDiskDrive', 'Get-CimInstance', 'Get-Command', 'Get-Volume'] as const;
 export type Cmdlet = (typeof ALLOWED_CMDLETS)[number];
 
 /**
@@ -42,6 +42,22 @@ export const CALL_BODY = [
   '  }',
   '}',
   'ConvertTo-Json -InputObject @($out) -Depth 5 -Compress',
+  'exit 0',
+].join('\n');
+
+/**
+ * Who this SSH session runs as, and whether its token may use Hyper-V (preflight.ts): the account
+ * name, and WindowsPrincipal.IsInRole for BUILTIN\Administrators (S-1-5-32-544) and BUILTIN\Hyper-V
+ * Administrators (S-1-5-32-578, DOMAIN_ALIAS_RID_HYPER_V_ADMINS 578). IsInRole asks the token
+ * itself (learn.microsoft.com System.Security.Principal.WindowsPrincipal.IsInRole(SecurityIdentifier)),
+ * so a group held for deny only — Administrators in a UAC-filtered token — answers false. Reads only.
+ */
+export const IDENTITY_BODY = [
+  '$id = [Security.Principal.WindowsIdentity]::GetCurrent()',
+  '$pr = New-Object Security.Principal.WindowsPrincipal($id)',
+  "$admins = $pr.IsInRole((New-Object Security.Principal.SecurityIdentifier('S-1-5-32-544')))",
+  "$hvAdmins = $pr.IsInRole((New-Object Security.Principal.SecurityIdentifier('S-1-5-32-578')))",
+  'ConvertTo-Json -InputObject ([pscustomobject]@{ name = $id.Name; administrators = $admins; hypervAdministrators = $hvAdmins }) -Compress',
   'exit 0',
 ].join('\n');
 
@@ -209,6 +225,15 @@ export async function runCalls(runner: CommandRunner, calls: PsCall[]): Promise<
   const out = await runScript(runner, buildScript(CALL_BODY, { calls }), calls.map((c) => c.cmdlet).join(', '));
   if (!Array.isArray(out)) throw new ParseError(`${runner.target}: expected a JSON array`, { source: 'ConvertTo-Json', expected: 'array' });
   return out as Record<string, unknown>[];
+}
+
+/** The session's account and its Administrators / Hyper-V Administrators membership (IDENTITY_BODY). */
+export async function runIdentity(runner: CommandRunner): Promise<{ name: string; administrators: boolean; hypervAdministrators: boolean }> {
+  const out = (await runScript(runner, buildScript(IDENTITY_BODY, {}), 'WindowsIdentity.GetCurrent')) as Record<string, unknown> | null;
+  if (!out || typeof out.name !== 'string' || typeof out.administrators !== 'boolean' || typeof out.hypervAdministrators !== 'boolean') {
+    throw new ParseError(`${runner.target}: expected {name, administrators, hypervAdministrators}`, { source: 'WindowsIdentity', expected: '{name:string, administrators:boolean, hypervAdministrators:boolean}' });
+  }
+  return { name: out.name, administrators: out.administrators, hypervAdministrators: out.hypervAdministrators };
 }
 
 export interface GuestCredential {

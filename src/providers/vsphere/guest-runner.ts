@@ -20,6 +20,7 @@ import path from 'node:path';
 import { InvalidArgument, ParseError, RemoteCommandFailed } from '../../errors.ts';
 import { checkTimerMs } from '../../limits.ts';
 import type { CommandResult, CommandRunner, RunOptions } from '../../ssh/command-runner.ts';
+import type { GroupStop } from '../../ssh/process-group.ts';
 import { shJoin, shQuote } from '../../ssh/quote.ts';
 import { buildScript, encodeCommand, GUEST_CMDLETS, POWERSHELL_ARGV, TOOLS_GUEST_CALL_BODY, TOOLS_GUEST_RUN_BODY, type GuestCall } from '../hyperv/powershell.ts';
 import { isRecordedProcess, parsePidFile, windowsArg, type WindowsGuestRunner } from '../windows-guest.ts';
@@ -139,18 +140,23 @@ async function removeFiles(ops: GuestOperations, files: readonly string[]): Prom
   for (const f of files) await ops.remove(f).catch(() => undefined);
 }
 
+/** Makes the guest's work directory on first use (MakeDirectoryInGuest); a failed attempt is made again by the next call. */
+function workdirOnce(ops: GuestOperations, dir: string): () => Promise<void> {
+  let ready: Promise<void> | undefined;
+  return () => {
+    ready ??= ops.mkdir(dir);
+    ready.catch(() => (ready = undefined));
+    return ready;
+  };
+}
+
 /**
  * A CommandRunner whose commands run in a Linux guest through guest operations (`sh -c` there).
  * The first command makes the work directory (MakeDirectoryInGuest).
  */
 export function toolsLinuxRunner(ops: GuestOperations, o: ToolsRunnerOptions): CommandRunner {
   const pollMs = o.pollMs ?? 500;
-  let ready: Promise<void> | undefined;
-  const workdir = () => {
-    ready ??= ops.mkdir(o.workdir);
-    ready.catch(() => (ready = undefined));
-    return ready;
-  };
+  const workdir = workdirOnce(ops, o.workdir);
   return {
     target: o.target,
     async run(command: string, options: RunOptions = {}): Promise<CommandResult> {
@@ -215,6 +221,116 @@ export function isThatProcess(p: GuestProcessInfo, rec: { pid: number; start: nu
 /** Windows PowerShell 5.1's path in a Windows guest (the Storage module's Get-Disk, Set-Disk; Start-Process). */
 export const GUEST_POWERSHELL = 'C:\\Windows\\System32\\WindowsPowerShell\\v1.0\\powershell.exe';
 
+interface WindowsScriptContext {
+  ops: GuestOperations;
+  o: ToolsRunnerOptions;
+  powershell: string;
+  pollMs: number;
+  workdir: () => Promise<void>;
+}
+
+interface ScriptOptions {
+  timeoutMs?: number;
+  signal?: AbortSignal;
+  owner?: string;
+  onStop?: (pidFile: string) => Promise<void>;
+}
+
+/**
+ * One PowerShell script (`body` with `data` and its output files' paths) run in the guest to its
+ * end; its exit code and the text it wrote to its out and err files, which are then deleted.
+ */
+async function runScript(w: WindowsScriptContext, body: string, data: Record<string, unknown>, what: string, x: ScriptOptions = {}): Promise<{ exitCode: number; out: string; err: string; shown: string }> {
+  const { ops, o, powershell } = w;
+  const shown = `${powershell} ${POWERSHELL_ARGV.slice(1).join(' ')} <${what}>`;
+  await w.workdir().catch((err: unknown) => {
+    throw opsFailure(o.target, 'MakeDirectoryInGuest (guest work directory)', shown, err);
+  });
+  const base = `${o.workdir}\\.storsweep-gop-${randomBytes(8).toString('hex')}`;
+  // an owned program's pidfile has the owner's name: a later process of the run finds it (stopOwned)
+  const files = { out: `${base}.out`, err: `${base}.err`, pid: x.owner ? ownedPidFile(o.workdir, x.owner) : `${base}.pid` };
+  const encoded = encodeCommand(buildScript(body, { ...data, ...files }));
+  let exitCode: number;
+  try {
+    ({ exitCode } = await runToEnd(ops, {
+      target: o.target,
+      pollMs: w.pollMs,
+      what,
+      command: shown,
+      ...(x.timeoutMs ? { timeoutMs: x.timeoutMs } : {}),
+      ...(x.signal ? { signal: x.signal } : {}),
+      start: async () => ({ pid: await ops.start({ programPath: powershell, arguments: [...POWERSHELL_ARGV.slice(1), encoded].join(' '), workingDirectory: o.workdir }), files: Object.values(files) }),
+      ...(x.onStop ? { onStop: () => x.onStop!(files.pid) } : {}),
+    }));
+  } catch (e) {
+    if (!(e instanceof RemoteCommandFailed && e.details.reason === 'connection')) await removeFiles(ops, Object.values(files));
+    throw e;
+  }
+  try {
+    return { exitCode, out: await readText(ops, files.out), err: await readText(ops, files.err), shown };
+  } catch (e) {
+    throw opsFailure(o.target, 'InitiateFileTransferFromGuest', shown, e);
+  } finally {
+    await removeFiles(ops, Object.values(files));
+  }
+}
+
+/** The cmdlet calls in one PowerShell in the guest: their results, from ConvertTo-Json. */
+async function runCalls(w: WindowsScriptContext, calls: GuestCall[]): Promise<Record<string, unknown>[]> {
+  const target = w.o.target;
+  for (const c of calls) if (!(GUEST_CMDLETS as readonly string[]).includes(c.cmdlet)) throw new InvalidArgument(`cmdlet ${c.cmdlet} is not one storsweep runs in a guest`, { name: 'cmdlet', value: c.cmdlet });
+  const what = calls.map((c) => c.cmdlet).join(', ');
+  const r = await runScript(w, TOOLS_GUEST_CALL_BODY, { calls }, what);
+  if (r.exitCode !== 0) throw new RemoteCommandFailed({ host: target, what, command: r.shown, exitCode: r.exitCode, stderr: r.err, reason: 'exit' });
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(r.out.trim());
+  } catch (err) {
+    throw new ParseError(`${target}: ${what}: expected JSON from ConvertTo-Json, got ${JSON.stringify(r.out.slice(0, 200))}`, { source: what, expected: 'JSON' }, { cause: err });
+  }
+  if (!Array.isArray(parsed)) throw new ParseError(`${target}: ${what}: expected a JSON array`, { source: 'ConvertTo-Json', expected: 'array' });
+  return parsed as Record<string, unknown>[];
+}
+
+/** Stops the program `exe` an owner started (its pidfile names it), while that pid is still that program. */
+async function stopOwnedProgram(w: WindowsScriptContext, owner: string, exe: string): Promise<GroupStop> {
+  const { ops, o } = w;
+  const name = path.win32.basename(exe);
+  const pidFile = ownedPidFile(o.workdir, owner);
+  const shown = `stop ${name} of ${owner} (${pidFile})`;
+  let text: string;
+  try {
+    text = await readText(ops, pidFile);
+  } catch (err) {
+    throw opsFailure(o.target, 'InitiateFileTransferFromGuest', shown, err);
+  }
+  // no pidfile: no program of this owner was started here, or its result was read (then the file went)
+  if (text === '') return { pgid: null, outcome: 'not-started' };
+  const rec = parsePidFile(text);
+  if (!rec) return { pgid: null, outcome: 'unknown', detail: `the pidfile ${pidFile} holds ${JSON.stringify(text.slice(0, 80))}` };
+  const running = async () => {
+    const p = (await ops.list([rec.pid])).find((q) => Number(q.pid) === rec.pid);
+    return p !== undefined && isThatProcess(p, rec, name);
+  };
+  try {
+    if (!(await running())) {
+      await removeFiles(ops, [pidFile]);
+      return { pgid: rec.pid, outcome: 'not-running' };
+    }
+    // Windows has no TERM: TerminateProcessInGuest ends the process (TerminateProcess); the
+    // PowerShell that waited for it then exits by itself
+    await ops.terminate(rec.pid).catch((err: unknown) => {
+      if (!isFault(err, 'GuestProcessNotFound')) throw err;
+    });
+    for (let i = 0; i < 20 && (await running()); i++) await sleep(w.pollMs);
+    if (await running()) return { pgid: rec.pid, outcome: 'still-running', pids: [rec.pid], detail: `${name} ${rec.pid} still runs after TerminateProcessInGuest` };
+  } catch (err) {
+    throw opsFailure(o.target, 'ListProcessesInGuest / TerminateProcessInGuest', shown, err);
+  }
+  await removeFiles(ops, [pidFile]);
+  return { pgid: rec.pid, outcome: 'stopped', signal: 'KILL', pids: [rec.pid] };
+}
+
 /**
  * A Windows guest through guest operations: each call is powershell.exe (-EncodedCommand, the data
  * as base64 JSON: hyperv/powershell.ts TOOLS_GUEST_*_BODY) started in the guest, writing its results
@@ -223,66 +339,13 @@ export const GUEST_POWERSHELL = 'C:\\Windows\\System32\\WindowsPowerShell\\v1.0\
  * abort terminates both.
  */
 export function toolsWindowsRunner(ops: GuestOperations, o: ToolsRunnerOptions & { powershellPath?: string }): WindowsGuestRunner {
-  const pollMs = o.pollMs ?? 500;
-  const powershell = o.powershellPath ?? GUEST_POWERSHELL;
-  let ready: Promise<void> | undefined;
-  const workdir = () => {
-    ready ??= ops.mkdir(o.workdir);
-    ready.catch(() => (ready = undefined));
-    return ready;
-  };
-  const script = async (body: string, data: Record<string, unknown>, what: string, x: { timeoutMs?: number; signal?: AbortSignal; owner?: string; onStop?: (pidFile: string) => Promise<void> } = {}) => {
-    const shown = `${powershell} ${POWERSHELL_ARGV.slice(1).join(' ')} <${what}>`;
-    await workdir().catch((err: unknown) => {
-      throw opsFailure(o.target, 'MakeDirectoryInGuest (guest work directory)', shown, err);
-    });
-    const base = `${o.workdir}\\.storsweep-gop-${randomBytes(8).toString('hex')}`;
-    // an owned program's pidfile has the owner's name: a later process of the run finds it (stopOwned)
-    const files = { out: `${base}.out`, err: `${base}.err`, pid: x.owner ? ownedPidFile(o.workdir, x.owner) : `${base}.pid` };
-    const encoded = encodeCommand(buildScript(body, { ...data, ...files }));
-    let exitCode: number;
-    try {
-      ({ exitCode } = await runToEnd(ops, {
-        target: o.target,
-        pollMs,
-        what,
-        command: shown,
-        ...(x.timeoutMs ? { timeoutMs: x.timeoutMs } : {}),
-        ...(x.signal ? { signal: x.signal } : {}),
-        start: async () => ({ pid: await ops.start({ programPath: powershell, arguments: [...POWERSHELL_ARGV.slice(1), encoded].join(' '), workingDirectory: o.workdir }), files: Object.values(files) }),
-        ...(x.onStop ? { onStop: () => x.onStop!(files.pid) } : {}),
-      }));
-    } catch (e) {
-      if (!(e instanceof RemoteCommandFailed && e.details.reason === 'connection')) await removeFiles(ops, Object.values(files));
-      throw e;
-    }
-    try {
-      return { exitCode, out: await readText(ops, files.out), err: await readText(ops, files.err), shown };
-    } catch (e) {
-      throw opsFailure(o.target, 'InitiateFileTransferFromGuest', shown, e);
-    } finally {
-      await removeFiles(ops, Object.values(files));
-    }
-  };
+  const w: WindowsScriptContext = { ops, o, powershell: o.powershellPath ?? GUEST_POWERSHELL, pollMs: o.pollMs ?? 500, workdir: workdirOnce(ops, o.workdir) };
   return {
     target: o.target,
-    async calls(calls: GuestCall[]) {
-      for (const c of calls) if (!(GUEST_CMDLETS as readonly string[]).includes(c.cmdlet)) throw new InvalidArgument(`cmdlet ${c.cmdlet} is not one storsweep runs in a guest`, { name: 'cmdlet', value: c.cmdlet });
-      const what = calls.map((c) => c.cmdlet).join(', ');
-      const r = await script(TOOLS_GUEST_CALL_BODY, { calls }, what);
-      if (r.exitCode !== 0) throw new RemoteCommandFailed({ host: o.target, what, command: r.shown, exitCode: r.exitCode, stderr: r.err, reason: 'exit' });
-      let parsed: unknown;
-      try {
-        parsed = JSON.parse(r.out.trim());
-      } catch (err) {
-        throw new ParseError(`${o.target}: ${what}: expected JSON from ConvertTo-Json, got ${JSON.stringify(r.out.slice(0, 200))}`, { source: what, expected: 'JSON' }, { cause: err });
-      }
-      if (!Array.isArray(parsed)) throw new ParseError(`${o.target}: ${what}: expected a JSON array`, { source: 'ConvertTo-Json', expected: 'array' });
-      return parsed as Record<string, unknown>[];
-    },
+    calls: (calls: GuestCall[]) => runCalls(w, calls),
     async exec(exe, argv, x = {}) {
       const name = path.win32.basename(exe);
-      const r = await script(TOOLS_GUEST_RUN_BODY, { exe, args: argv.map(windowsArg).join(' ') }, name, {
+      const r = await runScript(w, TOOLS_GUEST_RUN_BODY, { exe, args: argv.map(windowsArg).join(' ') }, name, {
         ...x,
         // the program PowerShell started outlives PowerShell: stopped by the pid PowerShell
         // recorded, and only while that pid is still a running process of that program
@@ -295,42 +358,7 @@ export function toolsWindowsRunner(ops: GuestOperations, o: ToolsRunnerOptions &
       });
       return { exitCode: r.exitCode, output: r.out + (r.err ? `\n${r.err}` : '') };
     },
-    async stopOwned(owner, exe) {
-      const name = path.win32.basename(exe);
-      const pidFile = ownedPidFile(o.workdir, owner);
-      const shown = `stop ${name} of ${owner} (${pidFile})`;
-      let text: string;
-      try {
-        text = await readText(ops, pidFile);
-      } catch (err) {
-        throw opsFailure(o.target, 'InitiateFileTransferFromGuest', shown, err);
-      }
-      // no pidfile: no program of this owner was started here, or its result was read (then the file went)
-      if (text === '') return { pgid: null, outcome: 'not-started' };
-      const rec = parsePidFile(text);
-      if (!rec) return { pgid: null, outcome: 'unknown', detail: `the pidfile ${pidFile} holds ${JSON.stringify(text.slice(0, 80))}` };
-      const running = async () => {
-        const p = (await ops.list([rec.pid])).find((q) => Number(q.pid) === rec.pid);
-        return p !== undefined && isThatProcess(p, rec, name);
-      };
-      try {
-        if (!(await running())) {
-          await removeFiles(ops, [pidFile]);
-          return { pgid: rec.pid, outcome: 'not-running' };
-        }
-        // Windows has no TERM: TerminateProcessInGuest ends the process (TerminateProcess); the
-        // PowerShell that waited for it then exits by itself
-        await ops.terminate(rec.pid).catch((err: unknown) => {
-          if (!isFault(err, 'GuestProcessNotFound')) throw err;
-        });
-        for (let i = 0; i < 20 && (await running()); i++) await sleep(pollMs);
-        if (await running()) return { pgid: rec.pid, outcome: 'still-running', pids: [rec.pid], detail: `${name} ${rec.pid} still runs after TerminateProcessInGuest` };
-      } catch (err) {
-        throw opsFailure(o.target, 'ListProcessesInGuest / TerminateProcessInGuest', shown, err);
-      }
-      await removeFiles(ops, [pidFile]);
-      return { pgid: rec.pid, outcome: 'stopped', signal: 'KILL', pids: [rec.pid] };
-    },
+    stopOwned: (owner, exe) => stopOwnedProgram(w, owner, exe),
     async close() {
       await o.onClose?.();
     },

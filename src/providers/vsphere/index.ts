@@ -25,6 +25,7 @@ import { estimateSteps, schemasOf } from '../operations.ts';
 import { VSPHERE_OPERATIONS } from './operations/index.ts';
 import { vspherePreflight } from './preflight.ts';
 import { vmCountDiagnostics, VM_COUNT_AXIS } from './vm-count.ts';
+import { VCENTERS, vcenterSection, type VcenterEntry } from './endpoint.ts';
 
 const name = nameField;
 
@@ -81,7 +82,7 @@ export function vsphereStepTargetOf(t: VsphereTarget): VsphereStepTarget {
 }
 
 function compose(target: VsphereTarget, ctx: ComposeContext): Composition {
-  const vc = ctx.vcenter(target.vcenter);
+  const vc = ctx.endpoint(VCENTERS, target.vcenter) as VcenterEntry | undefined;
   // govc's variables fill in only what the inventory leaves out; GOVC_PASSWORD is a secret of
   // this run (masked in messages, held to the same minimum length) only when this target uses
   // it — masking an unused "1" would garble every message and tell the password.
@@ -125,11 +126,11 @@ function compose(target: VsphereTarget, ctx: ComposeContext): Composition {
       ? target.guest.os === 'windows'
         ? { windowsGuest: { open: () => tools.openWindows() } }
         : {
-            guest: { byIdDir: target.guest.byIdDir, sudo: target.guest.sudo, open: () => tools.openLinux() },
+            guest: { byIdDir: target.guest.byIdDir, sudo: target.guest.sudo, diskWaitSec: target.guest.diskWaitSec, open: () => tools.openLinux() },
             // a vm.count clone's guest: a copy of the target's, through guest operations too (vm-count.ts)
-            guestFor: (vm: string) => ({ byIdDir: target.guest.byIdDir, sudo: target.guest.sudo, open: () => tools.forVm(vm).openLinux() }),
+            guestFor: (vm: string) => ({ byIdDir: target.guest.byIdDir, sudo: target.guest.sudo, diskWaitSec: target.guest.diskWaitSec, open: () => tools.forVm(vm).openLinux() }),
           }
-      : { guest: { byIdDir: target.guest.byIdDir, sudo: target.guest.sudo, open: guestOpener(ctx, target.guest) } };
+      : { guest: { byIdDir: target.guest.byIdDir, sudo: target.guest.sudo, diskWaitSec: target.guest.diskWaitSec, open: guestOpener(ctx, target.guest) } };
   return {
     provider: 'vsphere',
     planSteps: (axes, names) => planVsphereSteps(axes, stepTarget, names),
@@ -165,6 +166,9 @@ function compose(target: VsphereTarget, ctx: ComposeContext): Composition {
 
 export const vsphere = {
   name: 'vsphere',
+  // `vcenters:` (endpoint.ts): the core reaches it through the registry only
+  endpointSection: vcenterSection,
+  endpointOf: (t) => ({ name: t.vcenter, path: ['vcenter'] }),
   targetSchema,
   secretFields: [['guest', 'credential', 'password']],
   axes: VSPHERE_AXES,
@@ -177,7 +181,7 @@ export const vsphere = {
       const dev = t[key];
       if (dev && !t.allowedDevices.includes(dev)) out.push({ path: [key], message: `${dev} is not listed in allowedDevices; a device is formatted or mapped only when the inventory allows it by canonical name` });
     }
-    if (!names.vcenters.includes(t.vcenter) && !names.env.GOVC_URL) out.push({ path: ['vcenter'], message: `no vcenters entry named "${t.vcenter}" (and GOVC_URL is not set)` });
+    if (!names.endpoints[VCENTERS]?.includes(t.vcenter) && !names.env.GOVC_URL) out.push({ path: ['vcenter'], message: `no vcenters entry named "${t.vcenter}" (and GOVC_URL is not set)` });
     if (t.guest.testFile !== undefined) out.push({ path: ['guest', 'testFile'], message: ATTACHED_DISK_TEST_FILE });
     return out;
   },
@@ -218,7 +222,7 @@ export const vsphere = {
   isTransient,
   describeDestroyed: () => null,
   sharedResources(t, where) {
-    const vc = where.vcenter(t.vcenter);
+    const vc = where.endpoint(VCENTERS, t.vcenter);
     const devices = [...new Set([t.vmfsDevice, t.rdmDevice].filter((d): d is string => d !== undefined))];
     // Keys name the VM and datastore by name on the vCenter, never by an optional field: a target
     // with `datacenter: DC0` and one without (the default datacenter, which may be DC0) must meet.

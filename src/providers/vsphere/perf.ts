@@ -188,69 +188,129 @@ const sleep = (ms: number, signal: AbortSignal) =>
     signal.addEventListener('abort', onAbort, { once: true });
   });
 
+type PerfFind = { vm(name: string): Promise<MoRef>; datastore(name: string): Promise<MoRef | undefined> };
+
+/**
+ * The metric ids to ask for each group's instance: every counter of COUNTERS the server has and
+ * offers for that instance at the interval; what is missing is said in `notes`.
+ */
+function chooseMetrics(counters: ReadonlyMap<string, number>, available: readonly PerfMetricId[], instances: Record<Group, string | null>, intervalSec: number, notes: string[]): { metricIds: PerfMetricId[]; ids: Map<number, { group: Group; field: Field }> } {
+  const metricIds: PerfMetricId[] = [];
+  const ids = new Map<number, { group: Group; field: Field }>();
+  for (const group of GROUPS) {
+    const instance = instances[group];
+    if (instance === null) continue;
+    for (const [name, rollup, field, only] of COUNTERS) {
+      if (only && !only.includes(group)) continue;
+      const key = counters.get(`${group}.${name}.${rollup}`);
+      const microsecond = field === 'readLatencyUs' || field === 'writeLatencyUs';
+      if (key === undefined || !available.some((m) => m.counterId === key && m.instance === instance)) {
+        // the µs counters are optional: said once below, for the latency they leave at whole ms
+        if (!microsecond) notes.push(key === undefined ? `${group}.${name}.${rollup} is not among the server's counters` : `${group}.${name}.${rollup} is not offered for instance ${instance} at the ${intervalSec} s interval`);
+        continue;
+      }
+      metricIds.push({ counterId: key, instance });
+      ids.set(key, { group, field });
+    }
+  }
+  if (instances.virtualDisk && ![...ids.values()].some((v) => v.field === 'readLatencyUs' || v.field === 'writeLatencyUs')) {
+    notes.push('the host offers no microsecond latency counters (virtualDisk.readLatencyUS/writeLatencyUS) for the disk: its latency is whole milliseconds (totalReadLatency/totalWriteLatency), so a guest − host difference under 1 ms is the counter\u2019s rounding, not a measurement');
+  }
+  return { metricIds, ids };
+}
+
+/** What to ask PerformanceManager for the disk under test: the VM, its interval, the counters and instances offered. */
+async function resolveTarget(client: () => Promise<VsphereClient>, find: PerfFind, disk: CreatedObject): Promise<Target> {
+  const c = await client();
+  const rt = c.session;
+  const pm = c.serviceContent.perfManager;
+  if (!pm) throw new VsphereClientError('unsupported', `${c.endpoint} has no PerformanceManager`, { method: 'RetrieveServiceContent', host: c.endpoint });
+  const vm = await find.vm(String(disk.data.vm));
+  const summary = await queryPerfProviderSummary(rt, pm, vm);
+  if (!summary.currentSupported || !summary.refreshRate || summary.refreshRate <= 0) throw new VsphereClientError('unsupported', `VM ${String(disk.data.vm)} offers no real-time statistics (QueryPerfProviderSummary: currentSupported ${String(summary.currentSupported)}, refreshRate ${String(summary.refreshRate)})`, { method: 'QueryPerfProviderSummary', host: c.endpoint });
+  const intervalSec = summary.refreshRate;
+  const counters = counterKeys(arr((await c.readProps(pm, ['perfCounter'])).perfCounter as PerfCounterInfo[] | undefined));
+  const available = await queryAvailablePerfMetric(rt, pm, vm, intervalSec);
+  const notes: string[] = [];
+  const devices = await c.devices(vm);
+  const vdisk = virtualDiskInstance(devices, { controllerKey: disk.data.controllerKey as number, unitNumber: disk.data.unitNumber as number });
+  const instances: Record<Group, string | null> = { virtualDisk: vdisk, datastore: null };
+  if (!vdisk) notes.push(`the virtual disk's controller (key ${String(disk.data.controllerKey)}) is not on the VM: no virtualDisk counters`);
+  // an RDM's mapping file sits on a datastore its I/O does not go to: no datastore figures
+  const file = typeof disk.data.fileName === 'string' ? /^\[([^\]]+)\]/.exec(disk.data.fileName)?.[1] : undefined;
+  if (disk.kind === 'disk' && file) {
+    const ds = await find.datastore(file);
+    if (!ds) throw new VsphereClientError('not-found', `datastore ${file} of the disk under test is not found`, { method: 'FindByInventoryPath', host: c.endpoint });
+    const { info } = await c.readDatastore(ds);
+    const want = datastoreInstances(info);
+    const offered = new Set(available.map((m) => m.instance));
+    instances.datastore = want.find((w) => offered.has(w)) ?? null;
+    if (!instances.datastore) notes.push(`no datastore counter instance of ${file} (${want.join(', ')}) is offered for the VM`);
+  }
+  const { metricIds, ids } = chooseMetrics(counters, available, instances, intervalSec, notes);
+  if (metricIds.length === 0) throw new VsphereClientError('unsupported', `no virtualDisk or datastore counter is offered for the disk under test of VM ${String(disk.data.vm)}${notes.length ? `: ${notes.join('; ')}` : ''}`, { method: 'QueryAvailablePerfMetric', host: c.endpoint });
+  return { pm, vm, intervalSec, metricIds, ids, notes };
+}
+
+/**
+ * The samples from `fromMs` on, asked again until one at or after `toMs` is published (a sample
+ * covering the end is published when its interval closes): at most one interval and a half.
+ */
+async function samplesUntil(c: VsphereClient, t: Target, span: { fromMs: number; toMs: number }, notes: string[], signal: AbortSignal, pollMs: number): Promise<PerfEntityMetric[]> {
+  const { fromMs, toMs } = span;
+  const ivMs = t.intervalSec * 1000;
+  const maxSample = Math.ceil((toMs - fromMs) / ivMs) + 2;
+  const deadline = Date.now() + ivMs * 1.5;
+  for (;;) {
+    const metrics = await queryPerf(c.session, t.pm, [{ entity: t.vm, startTime: new Date(fromMs - ivMs).toISOString(), maxSample, metricId: t.metricIds, intervalId: t.intervalSec }]);
+    const latest = Math.max(-Infinity, ...metrics.flatMap((m) => arr(m.sampleInfo).map((s) => Date.parse(s.timestamp))));
+    if (latest >= toMs) return metrics;
+    if (Date.now() >= deadline) {
+      notes.push(`no sample at or after the test's end was published within ${Math.round((ivMs * 1.5) / 1000)} s; the last part of the test is not covered`);
+      return metrics;
+    }
+    await sleep(Math.min(pollMs, Math.max(0, deadline - Date.now())), signal);
+  }
+}
+
+/** The host metrics of the test between the host's times `from` and `to`. */
+async function hostMetrics(c: VsphereClient, t: Target, from: string, to: string, signal: AbortSignal, pollMs: number): Promise<HostMetrics> {
+  const fromMs = Date.parse(from);
+  const toMs = Date.parse(to);
+  const notes = [...t.notes];
+  const metrics = await samplesUntil(c, t, { fromMs, toMs }, notes, signal, pollMs);
+  const s = summarise(metrics, t.ids, { fromMs, toMs }, t.intervalSec);
+  if (s.samples === 0) notes.push('no sample overlaps the test');
+  else if (s.inside === 0) notes.push(`no ${t.intervalSec} s sample lies wholly inside the test's ${Math.round((toMs - fromMs) / 1000)} s: the figures average samples that also cover time before or after it (rates are diluted; latencies, per command, much less)`);
+  const vd = s.figures.virtualDisk;
+  return {
+    source: 'vsphere-perf',
+    from,
+    to,
+    intervalSec: t.intervalSec,
+    samples: s.samples,
+    samplesInside: s.inside,
+    ...(vd ? { virtualDisk: vd } : {}),
+    ...(s.figures.datastore ? { datastore: s.figures.datastore } : {}),
+    latencyUs: vd?.latencyMs === null || vd?.latencyMs === undefined ? null : vd.latencyMs * 1000,
+    latencySpan: s.microseconds ? VSPHERE_LATENCY_SPAN_US : VSPHERE_LATENCY_SPAN,
+    latencyResolutionUs: s.microseconds ? 1 : 1000,
+    ...(notes.length ? { notes } : {}),
+  };
+}
+
 /**
  * Watches the disk the permutation attached (the ledger's `disk`/`rdm` object: VM, controller key,
  * unit number, file) through PerformanceManager; null when no disk was attached.
  */
-export function perfObserver(client: () => Promise<VsphereClient>, find: { vm(name: string): Promise<MoRef>; datastore(name: string): Promise<MoRef | undefined> }, provisioned: readonly CreatedObject[], opts: { pollMs?: number } = {}): HostObserver | null {
+export function perfObserver(client: () => Promise<VsphereClient>, find: PerfFind, provisioned: readonly CreatedObject[], opts: { pollMs?: number } = {}): HostObserver | null {
   const disk = [...provisioned].reverse().find((o) => (o.kind === 'disk' || o.kind === 'rdm') && typeof o.data.vm === 'string' && typeof o.data.controllerKey === 'number' && typeof o.data.unitNumber === 'number');
   if (!disk) return null;
   let target: Promise<Target> | undefined;
-  const resolve = async (): Promise<Target> => {
-    const c = await client();
-    const rt = c.session;
-    const pm = c.serviceContent.perfManager;
-    if (!pm) throw new VsphereClientError('unsupported', `${c.endpoint} has no PerformanceManager`, { method: 'RetrieveServiceContent', host: c.endpoint });
-    const vm = await find.vm(String(disk.data.vm));
-    const summary = await queryPerfProviderSummary(rt, pm, vm);
-    if (!summary.currentSupported || !summary.refreshRate || summary.refreshRate <= 0) throw new VsphereClientError('unsupported', `VM ${String(disk.data.vm)} offers no real-time statistics (QueryPerfProviderSummary: currentSupported ${String(summary.currentSupported)}, refreshRate ${String(summary.refreshRate)})`, { method: 'QueryPerfProviderSummary', host: c.endpoint });
-    const intervalSec = summary.refreshRate;
-    const counters = counterKeys(arr((await c.readProps(pm, ['perfCounter'])).perfCounter as PerfCounterInfo[] | undefined));
-    const available = await queryAvailablePerfMetric(rt, pm, vm, intervalSec);
-    const notes: string[] = [];
-    const devices = await c.devices(vm);
-    const vdisk = virtualDiskInstance(devices, { controllerKey: disk.data.controllerKey as number, unitNumber: disk.data.unitNumber as number });
-    const instances: Record<Group, string | null> = { virtualDisk: vdisk, datastore: null };
-    if (!vdisk) notes.push(`the virtual disk's controller (key ${String(disk.data.controllerKey)}) is not on the VM: no virtualDisk counters`);
-    // an RDM's mapping file sits on a datastore its I/O does not go to: no datastore figures
-    const file = typeof disk.data.fileName === 'string' ? /^\[([^\]]+)\]/.exec(disk.data.fileName)?.[1] : undefined;
-    if (disk.kind === 'disk' && file) {
-      const ds = await find.datastore(file);
-      if (!ds) throw new VsphereClientError('not-found', `datastore ${file} of the disk under test is not found`, { method: 'FindByInventoryPath', host: c.endpoint });
-      const { info } = await c.readDatastore(ds);
-      const want = datastoreInstances(info);
-      const offered = new Set(available.map((m) => m.instance));
-      instances.datastore = want.find((w) => offered.has(w)) ?? null;
-      if (!instances.datastore) notes.push(`no datastore counter instance of ${file} (${want.join(', ')}) is offered for the VM`);
-    }
-    const metricIds: PerfMetricId[] = [];
-    const ids = new Map<number, { group: Group; field: Field }>();
-    for (const group of GROUPS) {
-      const instance = instances[group];
-      if (instance === null) continue;
-      for (const [name, rollup, field, only] of COUNTERS) {
-        if (only && !only.includes(group)) continue;
-        const key = counters.get(`${group}.${name}.${rollup}`);
-        const microsecond = field === 'readLatencyUs' || field === 'writeLatencyUs';
-        if (key === undefined || !available.some((m) => m.counterId === key && m.instance === instance)) {
-          // the µs counters are optional: said once below, for the latency they leave at whole ms
-          if (!microsecond) notes.push(key === undefined ? `${group}.${name}.${rollup} is not among the server's counters` : `${group}.${name}.${rollup} is not offered for instance ${instance} at the ${intervalSec} s interval`);
-          continue;
-        }
-        metricIds.push({ counterId: key, instance });
-        ids.set(key, { group, field });
-      }
-    }
-    if (instances.virtualDisk && ![...ids.values()].some((v) => v.field === 'readLatencyUs' || v.field === 'writeLatencyUs')) {
-      notes.push('the host offers no microsecond latency counters (virtualDisk.readLatencyUS/writeLatencyUS) for the disk: its latency is whole milliseconds (totalReadLatency/totalWriteLatency), so a guest − host difference under 1 ms is the counter\u2019s rounding, not a measurement');
-    }
-    if (metricIds.length === 0) throw new VsphereClientError('unsupported', `no virtualDisk or datastore counter is offered for the disk under test of VM ${String(disk.data.vm)}${notes.length ? `: ${notes.join('; ')}` : ''}`, { method: 'QueryAvailablePerfMetric', host: c.endpoint });
-    return { pm, vm, intervalSec, metricIds, ids, notes };
-  };
   return {
     source: 'vsphere-perf',
     async start(): Promise<HostObservation> {
-      target ??= resolve();
+      target ??= resolveTarget(client, find, disk);
       const t = await target.catch((err: unknown) => {
         target = undefined; // asked again at the next test
         throw err;
@@ -260,42 +320,7 @@ export function perfObserver(client: () => Promise<VsphereClient>, find: { vm(na
       return {
         async stop(signal: AbortSignal): Promise<HostMetrics> {
           const to = await currentTime(c.session);
-          const fromMs = Date.parse(from);
-          const toMs = Date.parse(to);
-          const ivMs = t.intervalSec * 1000;
-          const maxSample = Math.ceil((toMs - fromMs) / ivMs) + 2;
-          // the sample covering the end is published when its interval closes: wait for it, at most one interval and a half
-          const deadline = Date.now() + ivMs * 1.5;
-          let metrics: PerfEntityMetric[] = [];
-          const notes = [...t.notes];
-          for (;;) {
-            metrics = await queryPerf(c.session, t.pm, [{ entity: t.vm, startTime: new Date(fromMs - ivMs).toISOString(), maxSample, metricId: t.metricIds, intervalId: t.intervalSec }]);
-            const latest = Math.max(-Infinity, ...metrics.flatMap((m) => arr(m.sampleInfo).map((s) => Date.parse(s.timestamp))));
-            if (latest >= toMs) break;
-            if (Date.now() >= deadline) {
-              notes.push(`no sample at or after the test's end was published within ${Math.round((ivMs * 1.5) / 1000)} s; the last part of the test is not covered`);
-              break;
-            }
-            await sleep(Math.min(opts.pollMs ?? 5000, Math.max(0, deadline - Date.now())), signal);
-          }
-          const s = summarise(metrics, t.ids, { fromMs, toMs }, t.intervalSec);
-          if (s.samples === 0) notes.push('no sample overlaps the test');
-          else if (s.inside === 0) notes.push(`no ${t.intervalSec} s sample lies wholly inside the test's ${Math.round((toMs - fromMs) / 1000)} s: the figures average samples that also cover time before or after it (rates are diluted; latencies, per command, much less)`);
-          const vd = s.figures.virtualDisk;
-          return {
-            source: 'vsphere-perf',
-            from,
-            to,
-            intervalSec: t.intervalSec,
-            samples: s.samples,
-            samplesInside: s.inside,
-            ...(vd ? { virtualDisk: vd } : {}),
-            ...(s.figures.datastore ? { datastore: s.figures.datastore } : {}),
-            latencyUs: vd?.latencyMs === null || vd?.latencyMs === undefined ? null : vd.latencyMs * 1000,
-            latencySpan: s.microseconds ? VSPHERE_LATENCY_SPAN_US : VSPHERE_LATENCY_SPAN,
-            latencyResolutionUs: s.microseconds ? 1 : 1000,
-            ...(notes.length ? { notes } : {}),
-          };
+          return hostMetrics(c, t, from, to, signal, opts.pollMs ?? 5000);
         },
       };
     },

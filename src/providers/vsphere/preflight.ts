@@ -60,6 +60,10 @@ async function spaceOf(c: VsphereClient, o: Objects, places: readonly SpacePlace
       out.push(size === null ? { place, bytes: null, detail: `the host lists no LUN ${place.device} with a capacity (config.storageDevice.scsiLun)` } : { place, bytes: size - VMFS_RESERVE_BYTES, detail: `LUN ${place.device} is ${(size / GiB).toFixed(1)} GiB (HostScsiDisk.capacity), less 1 GiB the new VMFS keeps` });
       continue;
     }
+    if (place.kind !== 'datastore') {
+      out.push({ place, bytes: null, detail: `vSphere has no ${place.kind} place` });
+      continue;
+    }
     const ref = await c.findDatastoreOrNone(place.name, o.datacenter);
     if (!ref) {
       out.push({ place, bytes: null, detail: `no datastore ${place.name}` });
@@ -122,19 +126,28 @@ async function versionChecks(c: VsphereClient, o: Objects, stated: string | unde
 }
 
 /**
+ * Pure: whether the steps attach a disk the Linux guest finds by its backing uuid (a flat VMDK, a
+ * virtual-mode RDM) — the disks for which the VM needs disk.EnableUUID. A physical-mode RDM passes
+ * the LUN's own NAA id through, with or without it (guest-identity.ts).
+ */
+export function identifiesByUuid(steps: readonly PlannedStep[]): boolean {
+  return steps.some((s) => s.operation === 'ReconfigVM_Task' && s.arguments.deviceChange === 'add+create' && (s.arguments.backing === 'flat' || (s.arguments.backing === 'rdm' && s.arguments.compatibilityMode !== 'physicalMode')));
+}
+
+/**
  * The VM as the run will use it: VMware Tools running (and its version) when the guest is reached
  * through guest operations; disk.EnableUUID = TRUE for a Linux guest that finds its disk by WWN —
  * without it the virtual disk answers no VPD page 0x83 and udev makes no wwn- link
- * (real-product-rules §3.4, KB 1029157).
+ * (real-product-rules §3.4, KB 1029157). Asked only where the run identifies a disk by its uuid.
  */
-async function vmChecks(c: VsphereClient, o: Objects, g: { viaTools: boolean; windows: boolean }): Promise<PreflightCheck[]> {
+async function vmChecks(c: VsphereClient, o: Objects, g: { viaTools: boolean; windows: boolean; byUuid: boolean }): Promise<PreflightCheck[]> {
   const p = await c.readProps(o.vm, ['guest.toolsRunningStatus', 'guest.toolsVersion', 'config.extraConfig']);
   const out: PreflightCheck[] = [];
   const running = p['guest.toolsRunningStatus'] === 'guestToolsRunning';
   const version = typeof p['guest.toolsVersion'] === 'string' ? p['guest.toolsVersion'] : '';
   if (running) out.push({ check: 'VMware Tools', status: 'ok', detail: `running${version ? `, version ${version}` : ''}` });
   else out.push({ check: 'VMware Tools', status: g.viaTools ? 'fail' : 'warn', detail: `not running (${typeof p['guest.toolsRunningStatus'] === 'string' ? p['guest.toolsRunningStatus'] : 'unknown'})`, remedy: g.viaTools ? 'start the guest and its VMware Tools: the guest is reached through them' : 'host-side guest facts will be missing' });
-  if (!g.windows) {
+  if (!g.windows && g.byUuid) {
     const extra = arr(p['config.extraConfig'] as Array<{ key: string; value: unknown }> | undefined);
     const v = [...extra].reverse().find((e) => e.key.toLowerCase() === 'disk.enableuuid')?.value;
     const on = typeof v === 'string' && (v.toUpperCase() === 'TRUE' || v === '1');
@@ -192,7 +205,7 @@ export function vspherePreflight(connect: () => Promise<VsphereClient>, shared: 
       return withClient(async (c2, o) => {
         const ds = cfg.datastore ? await c2.findDatastoreOrNone(cfg.datastore, o.datacenter) : undefined;
         const privs = await privilegeChecks(c2, privilegesNeeded(steps, { ...o, ...(ds && cfg.datastore ? { datastore: { ref: ds, name: cfg.datastore } } : {}) }, viaTools));
-        return [...head, ...(await versionChecks(c2, o, cfg.version)), ...privs, ...(await vmChecks(c2, o, { viaTools, windows: cfg.guestOs === 'windows' })), ...(await metricChecks(c2, o)), ...(await policyChecks(c2, steps, o.datacenter))];
+        return [...head, ...(await versionChecks(c2, o, cfg.version)), ...privs, ...(await vmChecks(c2, o, { viaTools, windows: cfg.guestOs === 'windows', byUuid: identifiesByUuid(steps) })), ...(await metricChecks(c2, o)), ...(await policyChecks(c2, steps, o.datacenter))];
       });
     },
   };

@@ -3,7 +3,8 @@
 import http, { type IncomingHttpHeaders } from 'node:http';
 import https, { type Agent as HttpsAgent } from 'node:https';
 import zlib from 'node:zlib';
-import { XMLParser } from 'fast-xml-parser';
+import { lazy } from '../../lazy.ts';
+import { xmlParser } from '../../input/xml-parser.ts';
 import { HostVerificationFailed } from '../../errors.ts';
 
 export const NS_SOAPENV = 'http://schemas.xmlsoap.org/soap/envelope/';
@@ -31,20 +32,23 @@ export interface XmlNode {
 
 // ---------------------------------------------------------------- parsing
 
-const parser = new XMLParser({
-  preserveOrder: true,
-  ignoreAttributes: false,
-  attributeNamePrefix: '',
-  // Entity expansion off: a server (or a proxy) cannot make us expand DOCTYPE entities; the five
-  // predefined ones and character references are decoded below.
-  processEntities: false,
-  parseTagValue: false,
-  parseAttributeValue: false,
-  trimValues: false,
-  // no path string built per tag for callbacks we do not pass (fast-xml-parser 5: `jPath: true`
-  // stringifies the tag path for every attribute map and text value)
-  jPath: false,
-});
+// built on the first parse (src/lazy.ts): `validate` loads this module and parses no XML
+const parser = lazy(() =>
+  xmlParser({
+    preserveOrder: true,
+    ignoreAttributes: false,
+    attributeNamePrefix: '',
+    // Entity expansion off: a server (or a proxy) cannot make us expand DOCTYPE entities; the five
+    // predefined ones and character references are decoded below.
+    processEntities: false,
+    parseTagValue: false,
+    parseAttributeValue: false,
+    trimValues: false,
+    // no path string built per tag for callbacks we do not pass (fast-xml-parser 5: `jPath: true`
+    // stringifies the tag path for every attribute map and text value)
+    jPath: false,
+  }),
+);
 
 const PREDEFINED: Record<string, string> = { amp: '&', lt: '<', gt: '>', quot: '"', apos: "'" };
 
@@ -106,7 +110,7 @@ function convert(raw: Raw, scope: Map<string | undefined, string>): XmlNode | un
 export function parseXml(xml: string): XmlNode {
   let raw: Raw[];
   try {
-    raw = parser.parse(xml) as Raw[];
+    raw = parser().parse(xml) as Raw[];
   } catch (err) {
     throw new SoapProtocolError(`response is not well-formed XML: ${(err as Error).message}`, { cause: err });
   }

@@ -398,6 +398,14 @@ def op_guest_vm(si, content, a):
             "guestOperationsReady": g.guestOperationsReady, "toolsVersion": g.toolsVersion}
 
 
+def op_sessions(si, content, a):
+    """SessionManager.sessionList: every session the server holds (this probe's own left out)."""
+    sm = content.sessionManager
+    mine = sm.currentSession.key
+    return {"ok": True, "sessions": [{"key": s.key, "userName": s.userName, "userAgent": s.userAgent, "loginTime": s.loginTime.isoformat()}
+                                      for s in sm.sessionList if s.key != mine]}
+
+
 OPS = {
     "guest-start": op_guest_start, "guest-list": op_guest_list, "guest-terminate": op_guest_terminate, "guest-env": op_guest_env,
     "guest-upload": op_guest_upload, "guest-download": op_guest_download, "guest-vm": op_guest_vm,
@@ -405,7 +413,7 @@ OPS = {
     "about": op_about, "luns": op_luns, "create-vmfs": op_create_vmfs, "datastore": op_datastore,
     "datastores": op_datastores, "mounts": op_mounts, "create-nas": op_create_nas, "remove-datastore": op_remove_datastore, "vm-disks": op_vm_disks,
     "add-rdm": op_add_rdm, "add-disk": op_add_disk, "remove-disk": op_remove_disk,
-    "create-vdisk": op_create_vdisk, "create-vdisk-observe": op_create_vdisk_observe, "page": op_page,
+    "create-vdisk": op_create_vdisk, "create-vdisk-observe": op_create_vdisk_observe, "page": op_page, "sessions": op_sessions,
 }
 
 

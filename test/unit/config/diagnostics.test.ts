@@ -3,23 +3,14 @@
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { checkCompatibility, loadInventory, loadPlaybook } from '../../../src/config/index.ts';
-import { ConfigError, formatDiagnostic } from '../../../src/errors.ts';
+import { ConfigError } from '../../../src/errors.ts';
 import { matrixSchema } from '../../../src/config/playbook.ts';
 import { PROVIDER_NAMES } from '../../../src/providers/index.ts';
+import { diagnosticsOf } from '../../helpers/config-errors.ts';
 
 const DIR = 'test/fixtures/config';
 const f = (name: string) => path.join(DIR, name);
 
-/** The formatted diagnostics a load raises (fails the test when it loads fine). */
-function diagnosticsOf(load: () => unknown): string[] {
-  try {
-    load();
-  } catch (err) {
-    if (err instanceof ConfigError) return err.diagnostics.map(formatDiagnostic);
-    throw err;
-  }
-  throw new Error('expected a ConfigError, but the file loaded');
-}
 
 const playbook = (name: string) => diagnosticsOf(() => loadPlaybook(f(name)));
 const inventory = (name: string, env: NodeJS.ProcessEnv = {}) => diagnosticsOf(() => loadInventory(f(name), env));

@@ -7,8 +7,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { loadInventory, loadPlaybook } from '../../../src/config/index.ts';
-import { ConfigError, formatDiagnostic } from '../../../src/errors.ts';
 import { checkPlaybookAgainst } from '../../../src/plan/check.ts';
+import { diagnosticsOf } from '../../helpers/config-errors.ts';
 
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ss-guest-via-'));
 afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
@@ -41,15 +41,7 @@ const vcTarget = (name: string, guest: string) => `  ${name}:
     guest:
 ${guest}`;
 
-function problems(inv: string): string[] {
-  try {
-    loadInventory(inv, ENV);
-  } catch (err) {
-    if (err instanceof ConfigError) return err.diagnostics.map(formatDiagnostic);
-    throw err;
-  }
-  return [];
-}
+const problems = (inv: string): string[] => diagnosticsOf(() => loadInventory(inv, ENV), []);
 
 describe('inventory: guest.via / guest.os / guest.credential', () => {
   it('accepts a Linux and a Windows guest through guest operations, and the SSH guest of today', () => {
@@ -134,13 +126,7 @@ describe('playbook × inventory: the guest\'s tool and filesystems', () => {
   );
   const refused = (pbText: string): string[] => {
     const pb = write(`pb-${Math.random().toString(36).slice(2)}.yaml`, pbText);
-    try {
-      checkPlaybookAgainst(loadPlaybook(pb), loadInventory(inv, ENV));
-    } catch (err) {
-      if (err instanceof ConfigError) return err.diagnostics.map(formatDiagnostic);
-      throw err;
-    }
-    return [];
+    return diagnosticsOf(() => checkPlaybookAgainst(loadPlaybook(pb), loadInventory(inv, ENV)), []);
   };
   const pb = (target: string, profiles: string, extra = '') => `name: t
 target: ${target}

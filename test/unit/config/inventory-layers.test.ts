@@ -7,10 +7,10 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadInventory } from '../../../src/config/index.ts';
-import { ConfigError } from '../../../src/errors.ts';
 import { composeContext } from '../../../src/app/compose.ts';
 import { createEndpointPool } from '../../../src/providers/endpoint-pool.ts';
 import { planFor } from '../../../src/app/config.ts';
+import { configErrorOf } from '../../helpers/config-errors.ts';
 
 let root: string;
 let lab: string;
@@ -56,15 +56,7 @@ beforeAll(() => {
 });
 afterAll(() => fs.rmSync(root, { recursive: true, force: true }));
 
-const refusal = (files: string[]): string => {
-  try {
-    loadInventory(files);
-  } catch (err) {
-    if (err instanceof ConfigError) return err.message;
-    throw err;
-  }
-  return 'ok';
-};
+const refusal = (files: string[]): string => configErrorOf(() => loadInventory(files));
 
 describe('several inventories (-i a -i b)', () => {
   it("the later file's targets use the earlier file's SSH host and vCenter; a name given twice is the later file's", () => {
@@ -80,7 +72,7 @@ describe('several inventories (-i a -i b)', () => {
     const ssh = ctx.ssh('lab');
     expect(ssh.privateKeyPath).toBe(path.join(root, 'lab', 'id_ed25519'));
     expect(ssh.knownHostsFile).toBe(path.join(root, 'lab', 'known_hosts'));
-    expect(ctx.reveal(inv.inventory.vcenters['lab-vc']!.password!)).toBe('lab-vcenter-password');
+    expect(ctx.reveal((ctx.endpoint('vcenters', 'lab-vc') as { password: string }).password)).toBe('lab-vcenter-password');
     const vc = inv.inventory.targets['array-vc'] as { guest: { credential: { password: string } } };
     expect(ctx.reveal(vc.guest.credential.password)).toBe('array-guest-password');
   });

@@ -5,23 +5,14 @@ import { describe, expect, it } from 'vitest';
 import { checkCompatibility, loadInventory, loadPlaybook } from '../../../src/config/index.ts';
 import { inventorySchema } from '../../../src/config/inventory.ts';
 import { playbookSchema } from '../../../src/config/playbook.ts';
-import { ConfigError, formatDiagnostic } from '../../../src/errors.ts';
 import { MAX_TIMER_MS, MAX_TIMER_SEC } from '../../../src/limits.ts';
 import { checkEsxi } from '../../../src/providers/esxi-shell/validate.ts';
 import { checkHyperv } from '../../../src/providers/hyperv/validate.ts';
+import { diagnosticsOf } from '../../helpers/config-errors.ts';
 
 const DIR = 'test/fixtures/config';
 const f = (name: string) => path.join(DIR, name);
 
-function diagnosticsOf(load: () => unknown): string[] {
-  try {
-    load();
-  } catch (err) {
-    if (err instanceof ConfigError) return err.diagnostics.map(formatDiagnostic);
-    throw err;
-  }
-  throw new Error('expected a ConfigError, but the file loaded');
-}
 const playbook = (name: string) => diagnosticsOf(() => loadPlaybook(f(name)));
 const inventory = (name: string) => diagnosticsOf(() => loadInventory(f(name), {}));
 const HV_ENV = { HV_GUEST_PASSWORD: 'a-long-enough-secret' };
@@ -159,7 +150,7 @@ describe('provider strings: validate refuses what the providers refuse at run ti
 
   it('one predicate: every value the schema accepts, the provider check accepts, and the other way round', () => {
     const hv = (vmName: string) =>
-      inventorySchema.safeParse({
+      inventorySchema().safeParse({
         sshHosts: {},
         targets: { t: { provider: 'hyperv', sshHost: 'h', vmName, guestCredential: { username: 'u', password: '${env:X}' } } },
       }).success;
@@ -173,7 +164,7 @@ describe('provider strings: validate refuses what the providers refuse at run ti
       expect(hv(name), JSON.stringify(name)).toBe(runtime);
     }
     const esx = (vmid: unknown) =>
-      inventorySchema.safeParse({ sshHosts: {}, targets: { t: { provider: 'esxi-shell', sshHost: 'h', vmid, guest: { workdir: '/w' } } } }).success;
+      inventorySchema().safeParse({ sshHosts: {}, targets: { t: { provider: 'esxi-shell', sshHost: 'h', vmid, guest: { workdir: '/w' } } } }).success;
     for (const vmid of [1, 42, '7', 0, -1, 1.5, 'vm', '01', 1e10]) {
       let runtime = true;
       try {

@@ -2,37 +2,29 @@
 // as in the file, problems reported at the argument (not a line), the set recorded in the plan and
 // compared on resume.
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { loadPlaybook } from '../../../src/config/index.ts';
 import { parseSetArguments, sameOverrides } from '../../../src/config/overrides.ts';
-import { ConfigError, ResumeMismatch, UsageError } from '../../../src/errors.ts';
+import { ResumeMismatch, UsageError } from '../../../src/errors.ts';
 import { checkResumeOverrides } from '../../../src/app/run/resume-checks.ts';
 import { planFor } from '../../../src/app/config.ts';
+import { setProblems } from '../../helpers/config-errors.ts';
+import { useTempDir } from '../../helpers/temp-dir.ts';
 
-let dir: string;
+const tmp = useTempDir('ss-set-', { per: 'file' });
 let pb: string;
 let inv: string;
 
 beforeAll(() => {
-  dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ss-set-'));
+  const dir = tmp();
   pb = path.join(dir, 'pb.yaml');
   inv = path.join(dir, 'inv.yaml');
   fs.writeFileSync(pb, ['name: real-study', 'target: real-host', 'matrix:', '  workload:', '    profile: [cdm8-default]', 'settings:', '  fileSize: 1g', '  runtimeSec: 5', 'repeat: 3', ''].join('\n'));
   fs.writeFileSync(inv, ['targets:', '  real-host: { provider: local, workdir: /var/tmp/real }', '  lab: { provider: local, workdir: /var/tmp/lab }', '  lab-2: { provider: local, workdir: /var/tmp/lab2 }', ''].join('\n'));
 });
-afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
 
-const problems = (set: string[]): string => {
-  try {
-    loadPlaybook(pb, parseSetArguments(set));
-  } catch (err) {
-    if (err instanceof ConfigError) return err.message;
-    throw err;
-  }
-  return 'ok';
-};
+const problems = (set: string[]): string => setProblems(pb, set);
 
 describe('--set overrides playbook values', () => {
   it('settings, target and repeat: the plan has the lab values and records the arguments', () => {
@@ -61,10 +53,10 @@ describe('--set overrides playbook values', () => {
     expect(problems(['repeat=0', 'settings.runtimeSec=2'])).toMatch(/^--set repeat=0: repeat: /);
     expect(problems(['target=[lab, lab]'])).toBe('--set target=[lab, lab]: target[1]: duplicate axis value "lab" (already at index 0)');
     // a problem in the file itself is still at its line
-    fs.writeFileSync(path.join(dir, 'bad.yaml'), fs.readFileSync(pb, 'utf8').replace('runtimeSec: 5', 'runtimeSec: 0'));
-    expect(() => loadPlaybook(path.join(dir, 'bad.yaml'), parseSetArguments(['settings.fileSize=16m']))).toThrow(/bad\.yaml:8:15: settings\.runtimeSec: expected whole seconds/);
+    fs.writeFileSync(path.join(tmp(), 'bad.yaml'), fs.readFileSync(pb, 'utf8').replace('runtimeSec: 5', 'runtimeSec: 0'));
+    expect(() => loadPlaybook(path.join(tmp(), 'bad.yaml'), parseSetArguments(['settings.fileSize=16m']))).toThrow(/bad\.yaml:8:15: settings\.runtimeSec: expected whole seconds/);
     // …unless --set replaces it
-    expect(() => loadPlaybook(path.join(dir, 'bad.yaml'), parseSetArguments(['settings.runtimeSec=1']))).not.toThrow();
+    expect(() => loadPlaybook(path.join(tmp(), 'bad.yaml'), parseSetArguments(['settings.runtimeSec=1']))).not.toThrow();
   });
 
   it('a target not in the inventory: refused at the --set argument', () => {
@@ -99,7 +91,7 @@ describe('--set overrides playbook values', () => {
     expect(refused('target=&a lab')).toMatch(/^--set target=&a lab: .*anchors and aliases \(&a\) are not supported in --set/);
     expect(refused('target=[&a lab, *a]')).toMatch(/anchors and aliases/);
     // the same value in a file: refused there as well (the check both share)
-    const file = path.join(dir, 'tagged.yaml');
+    const file = path.join(tmp(), 'tagged.yaml');
     fs.writeFileSync(file, fs.readFileSync(pb, 'utf8').replace('fileSize: 1g', 'fileSize: !custom 16m'));
     expect(() => loadPlaybook(file)).toThrow(/Unresolved tag: !custom/);
     // plain values, and the core tags a file accepts, still go through

@@ -2,23 +2,21 @@
 // disk on the lab's small LUN). The values are checked as the file's would be, each problem at the
 // --set argument; the plan records the set and a resume with another one is refused.
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadPlaybook } from '../../../src/config/index.ts';
-import { parseSetArguments } from '../../../src/config/overrides.ts';
-import { ConfigError, ResumeMismatch } from '../../../src/errors.ts';
+import { ResumeMismatch } from '../../../src/errors.ts';
 import { checkResumeOverrides } from '../../../src/app/run/resume-checks.ts';
 import { planFor } from '../../../src/app/config.ts';
+import { setProblems } from '../../helpers/config-errors.ts';
 import { writeLabInventory } from '../../helpers/lab-inventory-file.ts';
+import { useTempDir } from '../../helpers/temp-dir.ts';
 
-let dir: string;
+const tmp = useTempDir('ss-setm-', { per: 'file' });
 let pb: string;
 let lab: Awaited<ReturnType<typeof writeLabInventory>>;
 
 beforeAll(async () => {
-  dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ss-setm-'));
-  pb = path.join(dir, 'pb.yaml');
+  pb = path.join(tmp(), 'pb.yaml');
   fs.writeFileSync(
     pb,
     ['name: own-study', 'target: lab-vcenter', 'matrix:', '  datastore:', '    kind: [existing]', '  disk:', '    format: [thin, eagerzeroedthick]', '    sizeGb: [50]', '  workload:', '    profile: [cdm8-default]', 'baseline: { disk.format: thin }', ''].join('\n'),
@@ -26,19 +24,10 @@ beforeAll(async () => {
   lab = await writeLabInventory();
 });
 afterAll(async () => {
-  fs.rmSync(dir, { recursive: true, force: true });
   await lab.remove();
 });
 
-const problems = (set: string[]): string => {
-  try {
-    loadPlaybook(pb, parseSetArguments(set));
-  } catch (err) {
-    if (err instanceof ConfigError) return err.message;
-    throw err;
-  }
-  return 'ok';
-};
+const problems = (set: string[]): string => setProblems(pb, set);
 
 describe('--set matrix.<section>.<axis>', () => {
   it("replaces the axis's values in the plan, and the plan records the argument", () => {

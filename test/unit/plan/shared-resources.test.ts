@@ -76,8 +76,8 @@ describe('which machine an endpoint is', () => {
     expect(where.machine('far')).toBe('guest.example.com:22');
     expect(where.machine('far-other-user')).toBe('guest.example.com:22');
     expect(where.machine('far-other-port')).toBe('guest.example.com:2200');
-    expect(where.vcenter('vc')).toBe('vc.example.com');
-    expect(where.vcenter('vc-alias')).toBe('vc.example.com');
+    expect(where.endpoint('vcenters', 'vc')).toBe('vc.example.com');
+    expect(where.endpoint('vcenters', 'vc-alias')).toBe('vc.example.com');
   });
 });
 

@@ -96,7 +96,7 @@ describe('inventory version', () => {
   const target = (version: unknown) => ({ targets: { e: { provider: 'esxi-shell', sshHost: 'h', vmid: 1, version, guest: { workdir: '/tmp/x' } } } });
   it('takes "8.0", "6.7.0" and an unquoted YAML number (8.0 reads as 8) as the release', () => {
     const versionOf = (v: unknown) => {
-      const t = inventorySchema.parse(target(v)).targets.e!;
+      const t = inventorySchema().parse(target(v)).targets.e!;
       return t.provider === 'esxi-shell' ? t.version : undefined;
     };
     expect(versionOf('8.0')).toBe('8.0');
@@ -105,6 +105,6 @@ describe('inventory version', () => {
     expect(versionOf(6.7)).toBe('6.7');
   });
   it('refuses what is no ESXi release', () => {
-    for (const v of ['latest', '4.1', '8', 80]) expect(inventorySchema.safeParse(target(v)).success, String(v)).toBe(false);
+    for (const v of ['latest', '4.1', '8', 80]) expect(inventorySchema().safeParse(target(v)).success, String(v)).toBe(false);
   });
 });

@@ -2,21 +2,20 @@
 // run.sqlite and a scripted provider whose calls are counted: a permutation whose stored plan is not
 // the one the run was confirmed for is refused before anything of it is sent — a worker taking a
 // dead one's permutation over included: its teardown is not run either.
-import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import Database from 'better-sqlite3';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { RunPlan } from '../../../src/contract/plan.ts';
 import type { PlannedStep, Provider } from '../../../src/contract/provider.ts';
 import { UnsafeOperation } from '../../../src/errors.ts';
 import { checkPermutationConfirmed, checkRunConfirmed, CONFIRMATION_KEY, confirmationOf, type Confirmed, type RunConfirmation } from '../../../src/results/confirmation.ts';
-import { ResultStore, type RunMeta } from '../../../src/results/store.ts';
-import { executeRun, type WorkloadEndpoint } from '../../../src/run/executor.ts';
+import { ResultStore } from '../../../src/results/store.ts';
+import { executeRun } from '../../../src/run/executor.ts';
+import { NO_TESTS, noWorkload, runMeta, useTempDir } from '../run/fake-run.ts';
 
 const LUN = 'naa.600000000000000000000000000000a1';
 const OTHER = 'naa.600000000000000000000000000000b2';
-const meta: RunMeta = { runId: 'r1', playbook: 'pb', playbookFile: '/x/pb.yaml', inventoryFile: '/x/inv.yaml', target: 't', startedAt: '2024-01-01T00:00:00.000Z', fingerprint: {}, insecureEndpoints: [], confirmedDestroy: [LUN] };
+const meta = runMeta({ confirmedDestroy: [LUN] });
 const partStep: PlannedStep = { step: 'partition', provider: 'esxi-shell', operation: 'partedUtil setptbl', arguments: { device: LUN }, destructive: true, destroys: [LUN], creates: { kind: 'vmfs-partition', name: 'ss-r1-p1-part' } };
 const workloadStep: PlannedStep = { step: 'workload', provider: 'local', operation: 'fio', arguments: {}, destructive: false };
 
@@ -29,7 +28,7 @@ function planOf(): RunPlan {
     provider: 'esxi-shell',
     axes: [],
     baseline: null,
-    profiles: { none: { name: 'none', description: '', tests: [], fileSizeBytes: 1, runtimeSec: 1, rampSec: 0, passes: 1, warmupPass: false, intervalSec: 0, direct: true, aggregate: 'max' } },
+    profiles: { none: NO_TESTS },
     permutations: [
       { index: 0, permutationId: 'p1', axes: { n: 1 }, workload: 'none', steps: [partStep, workloadStep], repetitions: 1, estimateSec: 1 },
       { index: 1, permutationId: 'p2', axes: { n: 2 }, workload: 'none', steps: [workloadStep], repetitions: 1, estimateSec: 1 },
@@ -110,19 +109,7 @@ describe('the confirmation record', () => {
 });
 
 describe('the executor, on a run.sqlite edited after the run started', () => {
-  let dir: string;
-  beforeEach(() => {
-    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ss-confirm-'));
-  });
-  afterEach(() => fs.rmSync(dir, { recursive: true, force: true }));
-
-  const workload: WorkloadEndpoint = {
-    tool: 'fio',
-    connect: async () => ({ target: 'x', run: async () => ({ command: '', exitCode: 0, stdout: '', stderr: '' }), close: async () => undefined }) as never,
-    runTest: async () => {
-      throw new Error('no tests in this profile');
-    },
-  };
+  const tmp = useTempDir('ss-confirm-');
 
   it('taking over a half-done permutation whose plan now names another LUN: nothing applied, looked up or torn down; recorded failed; its ledger row left for cleanup', async () => {
     const calls: string[] = [];
@@ -133,7 +120,7 @@ describe('the executor, on a run.sqlite edited after the run started', () => {
       find: async (r) => (calls.push(`find ${r.kind}`), null),
       close: async () => undefined,
     };
-    const runDir = path.join(dir, 'run');
+    const runDir = path.join(tmp(), 'run');
     const store = ResultStore.create(runDir, meta, planOf());
     // as a worker that died left it: running, its partition sent
     store.markRunning('p1');
@@ -146,7 +133,7 @@ describe('the executor, on a run.sqlite edited after the run started', () => {
 
     const plan = store.plan();
     expect(JSON.stringify(plan.permutations[0])).toContain(OTHER);
-    const summary = await executeRun({ store, plan, provider, workload, signal: new AbortController().signal, retry: { retries: 0 } });
+    const summary = await executeRun({ store, plan, provider, workload: noWorkload, signal: new AbortController().signal, retry: { retries: 0 } });
     expect(calls).toEqual([]);
     expect(summary).toMatchObject({ done: 1, failed: 1 });
     const [p1, p2] = store.permutations();

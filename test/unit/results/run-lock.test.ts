@@ -137,11 +137,9 @@ describe('lockRunDir', () => {
     expect(await first.outcome).toMatchObject({ won: true, pid: first.pid });
     const lockFile = path.join(dir, LOCK_FILE);
     expect(anchor.read()).toMatchObject({ pid: first.pid, command: 'test', ino: String(fs.statSync(lockFile).ino) });
-    // the hostile step: the path is given a new file while the holder keeps the old one. (A link
-    // elsewhere keeps the old file's inode in use: freed, it could be reused meanwhile by a file
-    // another process on this machine locks — a parallel test's database — which the taker below,
-    // asking the kernel's lock table for that inode, would take for the dead holder's lock.)
-    fs.linkSync(lockFile, path.join(dir, 'old-lock-inode'));
+    // the hostile step: the path is given a new file while the holder keeps the old one open (its
+    // inode stays in use while it lives; once it is gone, a file that reuses the inode is locked
+    // under another pid, which run-lock.ts replacedLockHolder does not take for the recorded holder)
     fs.rmSync(lockFile);
     expect(runDirHolder(dir, anchor)).toMatchObject({ held: true, holder: { pid: first.pid, command: 'test' } });
     let refused: unknown = null;

@@ -1,17 +1,15 @@
 // What every record says about how it was measured (run/executor.ts conditionFacts, prefillFacts):
 // the report prints it per source and warns when compared sources differ (report/conditions.ts),
 // and turns each fill into one first-write sample (report/first-write.ts).
-import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import type { RunPlan } from '../../../src/contract/plan.ts';
-import { ResultStore, type RunMeta } from '../../../src/results/store.ts';
-import { executeRun, type WorkloadEndpoint } from '../../../src/run/executor.ts';
+import { describe, expect, it } from 'vitest';
+import { ResultStore } from '../../../src/results/store.ts';
+import { executeRun } from '../../../src/run/executor.ts';
 import { makeTest } from '../../../src/workloads/profiles.ts';
 import type { WorkloadProfile } from '../../../src/workloads/spec.ts';
+import { instantWorkload, measureOnlyPlan, runMeta, useTempDir } from './fake-run.ts';
 
-const meta: RunMeta = { runId: 'r1', playbook: 'pb', playbookFile: '/x/pb.yaml', inventoryFile: '/x/inv.yaml', target: 't', startedAt: '2024-01-01T00:00:00.000Z', fingerprint: {}, insecureEndpoints: [] };
+const meta = runMeta();
 
 const profile = (prefill: boolean): WorkloadProfile => ({
   name: 'w',
@@ -29,28 +27,19 @@ const profile = (prefill: boolean): WorkloadProfile => ({
   aggregate: 'mean',
 });
 
-function planOf(p: WorkloadProfile): RunPlan {
-  const perm = (index: number, id: string) => ({ index, permutationId: id, axes: { n: index }, workload: 'w', steps: [{ step: 'workload', provider: 'local' as const, operation: 'fio', arguments: {}, destructive: false }], repetitions: 2, estimateSec: 1 });
-  return { version: 1, runId: 'r1', playbook: 'pb', target: 't', provider: 'local', overrides: ['settings.fileSize=16m', 'repeat=2'], axes: [], baseline: null, profiles: { w: p }, permutations: [perm(0, 'p1'), perm(1, 'p2')], totalEstimateSec: 2 };
-}
+const planOf = (p: WorkloadProfile) => measureOnlyPlan(p, { repetitions: 2, overrides: ['settings.fileSize=16m', 'repeat=2'] });
 
 let fills = 0;
-const endpoint: WorkloadEndpoint = {
-  tool: 'fio',
-  connect: async () => ({ target: 'x', run: async () => ({ command: '', exitCode: 0, stdout: '', stderr: '' }), close: async () => undefined }) as never,
+const endpoint = instantWorkload({
+  passes: 3,
   prepare: async (_runner, p) => (p.prefill === false ? null : { filled: true, bytes: p.fileSizeBytes, seconds: 0.5, bytesPerSecond: 250e6 + ++fills, passes: 1, method: 'test fill' }),
-  runTest: async (_runner, test) => ({ test, iops: 1, bytesPerSecond: 4096, latencyUs: { mean: 1, p50: null, p95: null, p99: null, p999: null }, cpuPercent: null, representativePass: 0, toolVersion: 'fio-3', rawPath: null, passes: 3 }),
-};
-
-let dir: string;
-beforeEach(() => {
-  dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ss-conditions-'));
 });
-afterEach(() => fs.rmSync(dir, { recursive: true, force: true }));
+
+const tmp = useTempDir('ss-conditions-');
 
 async function recordsOf(p: WorkloadProfile) {
   const plan = planOf(p);
-  const store = ResultStore.create(path.join(dir, 'run'), meta, plan);
+  const store = ResultStore.create(path.join(tmp(), 'run'), meta, plan);
   await executeRun({ store, plan, provider: null, workload: endpoint, signal: new AbortController().signal, retry: { retries: 0 } });
   const records = store.records();
   store.close();

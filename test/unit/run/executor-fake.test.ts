@@ -8,11 +8,12 @@ import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { PermutationPlan, RunPlan } from '../../../src/contract/plan.ts';
 import type { ResultRecord } from '../../../src/results/record.ts';
-import { ResultStore, type RunMeta } from '../../../src/results/store.ts';
+import { ResultStore } from '../../../src/results/store.ts';
 import { executeRun, type ExecuteOptions, type RunSummary } from '../../../src/run/executor.ts';
 import type { PlannedStep } from '../../../src/contract/provider.ts';
 import { cleanupLedger } from '../../../src/run/teardown.ts';
 import { FakeHost, fakeProvider, FakeTransient, fakeWorkload, PROFILE, TESTS, type FakeProviderOptions } from './fake-host.ts';
+import { runMeta } from './fake-run.ts';
 
 // A full disk under raw/: the one write the executor does outside the database. Node's fs says
 // ENOSPC to the real raw writer (results/raw.ts), which reports the run directory lost (StoreLost).
@@ -24,7 +25,7 @@ vi.spyOn(fs, 'writeSync').mockImplementation(((...args: Parameters<typeof fs.wri
 }));
 
 const RUN = 'r1';
-const meta: RunMeta = { runId: RUN, playbook: 'pb', playbookFile: '/x/pb.yaml', inventoryFile: '/x/inv.yaml', target: 't', startedAt: '2024-01-01T00:00:00.000Z', fingerprint: {}, insecureEndpoints: [] };
+const meta = runMeta({ runId: RUN });
 const owned = (perm: string, suffix: string) => `ss-${RUN}-${perm}-${suffix}`;
 
 function steps(perm: string): PlannedStep[] {

@@ -1,44 +1,19 @@
 // The ledger rule, on a real run database and a scripted provider: an intent authorises nothing.
 // Teardown (and cleanup) destroy an object only when apply() reported it sent, or when it is found
 // by its owned name; a refused or never-sent step is marked so and never torn down.
-import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { UnsafeOperation } from '../../../src/errors.ts';
-import type { RunPlan } from '../../../src/contract/plan.ts';
-import { ResultStore, type RunMeta } from '../../../src/results/store.ts';
-import { executeRun, type WorkloadEndpoint } from '../../../src/run/executor.ts';
+import { ResultStore } from '../../../src/results/store.ts';
+import { executeRun } from '../../../src/run/executor.ts';
 import type { CreatedObject, OwnedObjectRef, PlannedStep, Provider, ProviderContext } from '../../../src/contract/provider.ts';
 import { cleanupLedger, wasSent } from '../../../src/run/teardown.ts';
+import { noWorkload, onePermutationPlan, runMeta, useTempDir } from './fake-run.ts';
 
-const meta: RunMeta = { runId: 'r1', playbook: 'pb', playbookFile: '/x/pb.yaml', inventoryFile: '/x/inv.yaml', target: 't', startedAt: '2024-01-01T00:00:00.000Z', fingerprint: {}, insecureEndpoints: [] };
+const meta = runMeta();
 const partStep: PlannedStep = { step: 'partition', provider: 'esxi-shell', operation: 'partedUtil setptbl', arguments: { device: 'naa.1' }, destructive: true, destroys: ['naa.1'], creates: { kind: 'vmfs-partition', name: 'ss-r1-p1-part' } };
 const diskStep: PlannedStep = { step: 'disk', provider: 'esxi-shell', operation: 'vmkfstools -c', arguments: { path: '/p/ss-r1-p1-disk.vmdk' }, destructive: false, creates: { kind: 'disk', name: 'ss-r1-p1-disk' } };
-const workloadStep: PlannedStep = { step: 'workload', provider: 'local', operation: 'fio', arguments: {}, destructive: false };
-
-function planOf(steps: PlannedStep[]): RunPlan {
-  return {
-    version: 1,
-    runId: 'r1',
-    playbook: 'pb',
-    target: 't',
-    provider: 'esxi-shell',
-    axes: [],
-    baseline: null,
-    profiles: { none: { name: 'none', description: '', tests: [], fileSizeBytes: 1, runtimeSec: 1, rampSec: 0, passes: 1, warmupPass: false, intervalSec: 0, direct: true, aggregate: 'max' } },
-    permutations: [{ index: 0, permutationId: 'p1', axes: {}, workload: 'none', steps: [...steps, workloadStep], repetitions: 1, estimateSec: 1 }],
-    totalEstimateSec: 1,
-  };
-}
-
-const workload: WorkloadEndpoint = {
-  tool: 'fio',
-  connect: async () => ({ target: 'x', run: async () => ({ command: '', exitCode: 0, stdout: '', stderr: '' }), close: async () => undefined }) as never,
-  runTest: async () => {
-    throw new Error('no tests in this profile');
-  },
-};
+const planOf = (steps: PlannedStep[]) => onePermutationPlan('r1', steps);
 
 type Apply = (step: PlannedStep, ctx: ProviderContext) => Promise<CreatedObject | null>;
 
@@ -61,16 +36,12 @@ function scripted(apply: Apply, found: (ref: OwnedObjectRef) => CreatedObject | 
   return { provider, destroyed, lookedUp };
 }
 
-let dir: string;
-beforeEach(() => {
-  dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ss-ledger-'));
-});
-afterEach(() => fs.rmSync(dir, { recursive: true, force: true }));
+const tmp = useTempDir('ss-ledger-');
 
 async function run(steps: PlannedStep[], provider: Provider): Promise<ResultStore> {
   const plan = planOf(steps);
-  const store = ResultStore.create(path.join(dir, 'run'), meta, plan);
-  await executeRun({ store, plan, provider, workload, signal: new AbortController().signal, retry: { retries: 0 } });
+  const store = ResultStore.create(path.join(tmp(), 'run'), meta, plan);
+  await executeRun({ store, plan, provider, workload: noWorkload, signal: new AbortController().signal, retry: { retries: 0 } });
   return store;
 }
 
@@ -127,7 +98,7 @@ describe('executor: the ledger decides what teardown may touch', () => {
 
   it('a legacy intent row (old run dir, or a crash before sending) is removed only if found by its owned name', async () => {
     const plan = planOf([partStep, diskStep]);
-    const store = ResultStore.create(path.join(dir, 'run'), meta, plan);
+    const store = ResultStore.create(path.join(tmp(), 'run'), meta, plan);
     // what an older storsweep left: intents only, with the step's arguments as data
     store.ledgerIntent('p1', 'esxi-shell', partStep.creates!, { operation: partStep.operation, arguments: partStep.arguments });
     store.ledgerIntent('p1', 'esxi-shell', diskStep.creates!, { operation: diskStep.operation, arguments: diskStep.arguments });
@@ -161,7 +132,7 @@ describe('executor: the ledger decides what teardown may touch', () => {
       ['absent', { destroyed: ['datastore'], failed: 1, partition: 'remove-failed' }],
     ] as const) {
       const plan = planOf([partStep]);
-      const store = ResultStore.create(path.join(dir, `run-${dsOutcome}`), meta, plan);
+      const store = ResultStore.create(path.join(tmp(), `run-${dsOutcome}`), meta, plan);
       store.ledgerIntent('p1', 'esxi-shell', partStep.creates!, { operation: 'o', arguments: {} });
       store.ledgerSent('p1', partStep.creates!, { device: 'naa.1', label: 'msdos', startSector: 128, endSector: 999, holds });
       store.ledgerIntent('p1', 'esxi-shell', dsRef, { operation: 'o', arguments: {} });
@@ -200,7 +171,7 @@ describe('executor: the ledger decides what teardown may touch', () => {
 
   it('--keep keeps only what was sent; a resumed intent row is reset, never inherits old data', async () => {
     const plan = planOf([partStep]);
-    const store = ResultStore.create(path.join(dir, 'run'), meta, plan);
+    const store = ResultStore.create(path.join(tmp(), 'run'), meta, plan);
     store.ledgerIntent('p1', 'esxi-shell', partStep.creates!, { operation: 'o', arguments: {} });
     store.ledgerSent('p1', partStep.creates!, { device: 'naa.1', startSector: 1, endSector: 2 });
     store.ledgerState(partStep.creates!, 'removed');

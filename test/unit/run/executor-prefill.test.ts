@@ -1,21 +1,16 @@
 // The pre-fill through the real executor and run database: once per permutation, before its first
 // pass, journaled, and named in every record of the permutation.
-import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import type { RunPlan } from '../../../src/contract/plan.ts';
-import { ResultStore, type RunMeta } from '../../../src/results/store.ts';
+import { describe, expect, it } from 'vitest';
+import { ResultStore } from '../../../src/results/store.ts';
 import { executeRun, type WorkloadEndpoint } from '../../../src/run/executor.ts';
 import { makeTest } from '../../../src/workloads/profiles.ts';
 import type { WorkloadProfile } from '../../../src/workloads/spec.ts';
+import { measureOnlyPlan, runMeta, useTempDir } from './fake-run.ts';
 
-const meta: RunMeta = { runId: 'r1', playbook: 'pb', playbookFile: '/x/pb.yaml', inventoryFile: '/x/inv.yaml', target: 't', startedAt: '2024-01-01T00:00:00.000Z', fingerprint: {}, insecureEndpoints: [] };
+const meta = runMeta();
 
-function planOf(profile: WorkloadProfile): RunPlan {
-  const perm = (index: number, id: string) => ({ index, permutationId: id, axes: { n: index }, workload: 'w', steps: [{ step: 'workload', provider: 'local' as const, operation: 'fio', arguments: {}, destructive: false }], repetitions: 2, estimateSec: 1 });
-  return { version: 1, runId: 'r1', playbook: 'pb', target: 't', provider: 'local', axes: [], baseline: null, profiles: { w: profile }, permutations: [perm(0, 'p1'), perm(1, 'p2')], totalEstimateSec: 2 };
-}
+const planOf = (profile: WorkloadProfile) => measureOnlyPlan(profile, { repetitions: 2 });
 
 const profile = (prefill: boolean): WorkloadProfile => ({
   name: 'w',
@@ -47,16 +42,12 @@ function endpoint(events: string[]): WorkloadEndpoint {
   };
 }
 
-let dir: string;
-beforeEach(() => {
-  dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ss-prefill-'));
-});
-afterEach(() => fs.rmSync(dir, { recursive: true, force: true }));
+const tmp = useTempDir('ss-prefill-');
 
 describe('executor: pre-fill', () => {
   it('runs once per permutation, before its first pass, not per repetition; journaled; every record says it was filled and how long it took', async () => {
     const plan = planOf(profile(true));
-    const store = ResultStore.create(path.join(dir, 'run'), meta, plan);
+    const store = ResultStore.create(path.join(tmp(), 'run'), meta, plan);
     const events: string[] = [];
     const summary = await executeRun({ store, plan, provider: null, workload: endpoint(events), signal: new AbortController().signal, retry: { retries: 0 } });
     expect(summary.done).toBe(2);
@@ -73,7 +64,7 @@ describe('executor: pre-fill', () => {
 
   it('settings.prefill: false — nothing written, the records say so', async () => {
     const plan = planOf(profile(false));
-    const store = ResultStore.create(path.join(dir, 'run'), meta, plan);
+    const store = ResultStore.create(path.join(tmp(), 'run'), meta, plan);
     const events: string[] = [];
     await executeRun({ store, plan, provider: null, workload: endpoint(events), signal: new AbortController().signal, retry: { retries: 0 } });
     expect(store.journal().filter((e) => e.step === 'prefill').map((e) => e.event)).toEqual(['skipped', 'skipped']);

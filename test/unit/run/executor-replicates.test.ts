@@ -3,19 +3,18 @@
 // repetition provisions and tears down its own objects, units run in seeded rounds, a resume runs
 // exactly the missing (permutation, repetition) pairs, and until-stable stops steady permutations
 // at min while a noisy one runs to max.
-import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { PermutationPlan, Replication, RunPlan } from '../../../src/contract/plan.ts';
 import type { PlannedStep, WorkloadEndpoint } from '../../../src/contract/provider.ts';
 import { roundOrder } from '../../../src/plan/rounds.ts';
-import { ResultStore, type RunMeta } from '../../../src/results/store.ts';
+import { ResultStore } from '../../../src/results/store.ts';
 import { executeRun, type RunSummary } from '../../../src/run/executor.ts';
 import { FakeHost, fakeProvider, fakeWorkload, PROFILE } from './fake-host.ts';
+import { runMeta, useTempDir } from './fake-run.ts';
 
 const RUN = 'r1';
-const meta: RunMeta = { runId: RUN, playbook: 'pb', playbookFile: '/x/pb.yaml', inventoryFile: '/x/inv.yaml', target: 't', startedAt: '2024-01-01T00:00:00.000Z', fingerprint: {}, insecureEndpoints: [] };
+const meta = runMeta({ runId: RUN });
 const owned = (perm: string, suffix: string) => `ss-${RUN}-${perm}-${suffix}`;
 
 function steps(perm: string): PlannedStep[] {
@@ -48,9 +47,7 @@ function measuring(iops: (perm: string, n: number) => number, onTest?: (perm: st
   };
 }
 
-let dir: string;
-beforeEach(() => (dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ss-reps-'))));
-afterEach(() => fs.rmSync(dir, { recursive: true, force: true }));
+const tmp = useTempDir('ss-reps-');
 
 async function run(store: ResultStore, host: FakeHost, workload: WorkloadEndpoint = fakeWorkload(), signal = new AbortController().signal): Promise<RunSummary> {
   return executeRun({ store, plan: store.plan(), provider: fakeProvider(host), workload, signal, retry: { retries: 0, minTimeoutMs: 1, maxTimeoutMs: 2 } });
@@ -65,7 +62,7 @@ describe('repeat: {count: 3, reprovision: true}', () => {
   it('provisions and tears down each permutation once per repetition, in rounds in the seeded order of each round', async () => {
     const host = new FakeHost();
     const plan = planOf(3, {});
-    const store = ResultStore.create(path.join(dir, 'run'), meta, plan);
+    const store = ResultStore.create(path.join(tmp(), 'run'), meta, plan);
     const summary = await run(store, host);
     expect(summary).toMatchObject({ done: 3, failed: 0, leftovers: 0 });
     for (const p of ['p1', 'p2', 'p3']) {
@@ -86,7 +83,7 @@ describe('repeat: {count: 3, reprovision: true}', () => {
 
   it('order: permutation runs each permutation\'s provisionings back to back', async () => {
     const host = new FakeHost();
-    const store = ResultStore.create(path.join(dir, 'run'), meta, planOf(2, { order: 'permutation' }));
+    const store = ResultStore.create(path.join(tmp(), 'run'), meta, planOf(2, { order: 'permutation' }));
     await run(store, host);
     expect(recordedOrder(store)).toEqual(['p1/1', 'p1/2', 'p1/3', 'p2/1', 'p2/2', 'p2/3']);
     expect(creates(host, 'p1') + creates(host, 'p2')).toBe(6);
@@ -96,7 +93,7 @@ describe('repeat: {count: 3, reprovision: true}', () => {
   it('a resume keeps the repetitions recorded on their own provisionings and runs exactly the missing pairs; a permutation killed after its last one is only settled', async () => {
     const host = new FakeHost();
     const plan = planOf(3, {});
-    const first = ResultStore.create(path.join(dir, 'run'), meta, plan);
+    const first = ResultStore.create(path.join(tmp(), 'run'), meta, plan);
     // interrupted during round 2, in the 5th unit's test
     const ac = new AbortController();
     let n = 0;
@@ -107,7 +104,7 @@ describe('repeat: {count: 3, reprovision: true}', () => {
     expect(host.state()).toEqual([]);
     first.close();
     // what a kill -9 would add: p3 has all three recorded but is still `running` with a datastore live
-    const killed = ResultStore.open(path.join(dir, 'run'));
+    const killed = ResultStore.open(path.join(tmp(), 'run'));
     for (const rep of [1, 2, 3]) if (!before.includes(`p3/${rep}`)) killed.addRepetition('p3', rep, []);
     killed.markRunning('p3');
     const ds = steps('p3')[0]!.creates!;
@@ -127,7 +124,7 @@ describe('repeat: {count: 3, reprovision: true}', () => {
     killed.close();
 
     host.calls.length = 0;
-    const store = ResultStore.open(path.join(dir, 'run'));
+    const store = ResultStore.open(path.join(tmp(), 'run'));
     const summary = await run(store, host);
     expect(summary).toMatchObject({ failed: 0, leftovers: 0 });
     expect(store.permutations().map((p) => p.status)).toEqual(['done', 'done', 'done']);
@@ -155,7 +152,7 @@ describe('repeat: {min: 3, max: 8, until: {ciPct: 5}}', () => {
   for (const [unit, order] of [['between-provisionings', 'rounds'], ['within-provisioning', 'permutation']] as const) {
     it(`${unit}: stops a steady permutation at min and runs a noisy one to max`, async () => {
       const host = new FakeHost();
-      const store = ResultStore.create(path.join(dir, 'run'), meta, planOf(2, { unit, order, min: 3, max: 8, until: { ciPct: 5 } }));
+      const store = ResultStore.create(path.join(tmp(), 'run'), meta, planOf(2, { unit, order, min: 3, max: 8, until: { ciPct: 5 } }));
       const summary = await run(store, host, measuring(iops));
       expect(summary).toMatchObject({ done: 2, failed: 0, leftovers: 0 });
       const reps = (p: string) => store.records().filter((r) => r.permutationId === p).map((r) => r.repetition);

@@ -2,16 +2,15 @@
 // is not one its run gives is refused before the provider is asked, and `cleanup --dry-run`
 // (previewLedger) prints the provider's plan — exactly what the action acts on — or the refusal the
 // cleanup gives, word for word, sending nothing.
-import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { RunPlan } from '../../../src/contract/plan.ts';
 import type { DestroyPlan, OwnedObjectRef, Provider } from '../../../src/contract/provider.ts';
-import { ResultStore, type RunMeta } from '../../../src/results/store.ts';
+import { ResultStore } from '../../../src/results/store.ts';
 import { cleanupLedger, previewLedger } from '../../../src/run/teardown.ts';
+import { runMeta, useTempDir } from './fake-run.ts';
 
-const meta: RunMeta = { runId: 'r1', playbook: 'pb', playbookFile: '/x/pb.yaml', inventoryFile: '/x/inv.yaml', target: 't', startedAt: '2024-01-01T00:00:00.000Z', fingerprint: {}, insecureEndpoints: [] };
+const meta = runMeta();
 const plan: RunPlan = {
   version: 1,
   runId: 'r1',
@@ -46,16 +45,12 @@ function planning() {
   return { provider, calls };
 }
 
-let dir: string;
+const tmp = useTempDir('ss-owned-');
 let store: ResultStore;
 beforeEach(() => {
-  dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ss-owned-'));
-  store = ResultStore.create(path.join(dir, 'run'), meta, plan);
+  store = ResultStore.create(path.join(tmp(), 'run'), meta, plan);
 });
-afterEach(() => {
-  store.close();
-  fs.rmSync(dir, { recursive: true, force: true });
-});
+afterEach(() => store.close());
 
 const created = (name: string, device: string) => {
   store.ledgerIntent('p1', 'esxi-shell', { kind: 'datastore', name }, { operation: 'vmkfstools -C', arguments: {} });

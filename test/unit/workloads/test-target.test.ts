@@ -7,12 +7,13 @@ import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { compose } from '../../../src/app/compose.ts';
 import { loadInventory } from '../../../src/config/index.ts';
-import { ConfigError, UnsafeOperation } from '../../../src/errors.ts';
+import { UnsafeOperation } from '../../../src/errors.ts';
 import { fioFilenameArg } from '../../../src/workloads/tool-settings.ts';
 import { linuxTestPathProblem } from '../../../src/workloads/test-target.ts';
 import { fioEndpoint } from '../../../src/workloads/fio-endpoint.ts';
 import { createLocalRunner } from '../../../src/ssh/local-runner.ts';
 import type { CommandRunner } from '../../../src/ssh/command-runner.ts';
+import { configErrorOf } from '../../helpers/config-errors.ts';
 
 let dir: string;
 beforeEach(() => {
@@ -30,15 +31,7 @@ const inventoryFile = (workdir: string, testFile?: string) => {
   return file;
 };
 
-function messageOf(fn: () => unknown): string {
-  try {
-    fn();
-  } catch (err) {
-    if (err instanceof ConfigError) return err.message;
-    throw err;
-  }
-  return '';
-}
+const messageOf = (fn: () => unknown): string => configErrorOf(fn, '');
 
 describe('Linux test paths', () => {
   it('refuses relative paths, . and .. segments, // and /proc, /sys at the line of the value', () => {

@@ -69,29 +69,13 @@ func noDiskSpaceMessage(datastore string, need, free int64) string {
 // space (the disks of one spec add up).
 func capacityRules(vm *simulator.VirtualMachine, req *types.ReconfigVM_Task) (bool, types.BaseMethodFault) {
 	want := map[string]int64{}
-	for _, ch := range req.Spec.DeviceChange {
-		spec := ch.GetVirtualDeviceConfigSpec()
-		if spec.Operation != types.VirtualDeviceConfigSpecOperationAdd || spec.FileOperation != types.VirtualDeviceConfigSpecFileOperationCreate {
-			continue
+	for _, c := range createdDisks(vm, req) {
+		if c.nas || (c.flat.ThinProvisioned != nil && *c.flat.ThinProvisioned) {
+			continue // thin, or on NFS, where the NFS server allocates (nfs.go): thin
 		}
-		disk, ok := spec.Device.(*types.VirtualDisk)
-		if !ok {
-			continue
-		}
-		flat, ok := disk.Backing.(*types.VirtualDiskFlatVer2BackingInfo)
-		if !ok || (flat.ThinProvisioned != nil && *flat.ThinProvisioned) {
-			continue
-		}
-		ds := datastoreNamed(vm, datastoreOfPath(flat.FileName))
-		if ds == nil {
-			continue
-		}
-		if _, nas := ds.Info.(*types.NasDatastoreInfo); nas {
-			continue // the NFS server allocates (nfs.go): thin
-		}
-		want[ds.Name] += diskBytes(disk)
-		if free := thickFree(ds); want[ds.Name] > free {
-			return false, noDiskSpace(flat.FileName, ds.Name)
+		want[c.ds.Name] += diskBytes(c.disk)
+		if free := thickFree(c.ds); want[c.ds.Name] > free {
+			return false, noDiskSpace(c.flat.FileName, c.ds.Name)
 		}
 	}
 	return false, nil

@@ -2,6 +2,7 @@ package main
 
 import (
 	"crypto/rand"
+	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
 	"log"
@@ -50,6 +51,42 @@ import (
 // VMware virtual NVMe namespace reports, and whether disk.EnableUUID changes it, is unverified:
 // the lab gives it nvme-eui.<the backing uuid's 32 hex> whatever disk.EnableUUID says (an NGUID
 // is 16 bytes, as the uuid is). What matters for the toolkit is that no wwn-0x link exists.
+
+// Another identity (POST /_harness/guest-identity {"mode":"other"}, test control). The uuid → WWN
+// mapping above is the toolkit's assumption about real hosts, and it is unverified on them ("the hex
+// after 6000c29 derives from the VMDK uuid (unverified exact mapping)", real-product-rules §3.4;
+// preflight's canary exists to check it on the user's host, issue 29). "other" stands for a host where it
+// does not hold: a VMDK (or virtual RDM) attached from then on shows up in the guest as
+// wwn-0x6000c29<the first 25 hex of sha256(its uuid hex)> — a VMware-prefixed id, stable per disk,
+// that is not the one its backing uuid implies. A physical RDM keeps its LUN's NAA id (passed
+// through), an NVMe namespace its nvme-eui link; disks attached before keep their link. "uuid" (the
+// default, and after reset) is the mapping above.
+var presented = struct {
+	sync.Mutex
+	mode string
+}{mode: "uuid"}
+
+func setGuestIdentity(mode string) error {
+	if mode != "uuid" && mode != "other" {
+		return fmt.Errorf("/_harness/guest-identity: \"mode\" must be \"uuid\" or \"other\", got %q", mode)
+	}
+	presented.Lock()
+	presented.mode = mode
+	presented.Unlock()
+	return nil
+}
+
+// presentedWwn is the WWN the guest sees for a disk whose backing uuid (without dashes) is hex.
+func presentedWwn(hex32 string) string {
+	presented.Lock()
+	mode := presented.mode
+	presented.Unlock()
+	if mode != "other" {
+		return hex32
+	}
+	sum := sha256.Sum256([]byte(hex32))
+	return "6000c29" + hex.EncodeToString(sum[:])[:25]
+}
 
 type guestDisk struct {
 	vm, file, loop, link string
@@ -193,14 +230,14 @@ func disksOf(vm *simulator.VirtualMachine) []diskView {
 				}
 				v.vmdk = b.FileName
 				if enabled {
-					v.wwn = strings.ToLower(strings.ReplaceAll(b.Uuid, "-", ""))
+					v.wwn = presentedWwn(strings.ToLower(strings.ReplaceAll(b.Uuid, "-", "")))
 				}
 			case *types.VirtualDiskRawDiskMappingVer1BackingInfo:
 				v.lun = strings.TrimPrefix(filepath.Base(b.DeviceName), "naa.")
 				if b.CompatibilityMode == "physicalMode" {
 					v.wwn = v.lun
 				} else if enabled {
-					v.wwn = strings.ToLower(strings.ReplaceAll(b.Uuid, "-", ""))
+					v.wwn = presentedWwn(strings.ToLower(strings.ReplaceAll(b.Uuid, "-", "")))
 				}
 			default:
 				continue

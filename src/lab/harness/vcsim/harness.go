@@ -253,6 +253,7 @@ func (h *harness) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h.trackSession(name, rec)
 		if restrictedLogin {
 			h.auth.remember(rec)
+			h.auth.ownUserName(rec, method)
 		}
 		if name == "Logout" {
 			h.forgetSession(key)
@@ -713,6 +714,10 @@ func (h *harness) control(w http.ResponseWriter, r *http.Request) {
 			bad("/_harness/restricted-user needs \"username\" and \"password\"")
 			return
 		}
+		if err := grant(&u); err != nil {
+			bad("/_harness/restricted-user: %v", err)
+			return
+		}
 		h.auth.mu.Lock()
 		h.auth.user = &u
 		h.auth.mu.Unlock()
@@ -816,6 +821,18 @@ func (h *harness) control(w http.ResponseWriter, r *http.Request) {
 		}
 		reply(http.StatusOK, map[string]string{"version": labProfile.Version})
 		return
+	case "guest-identity":
+		// test control: the guest names disks attached from now on under another identity (guestdisks.go)
+		var v struct {
+			Mode string `json:"mode"`
+		}
+		if !dec(&v) {
+			return
+		}
+		if err := setGuestIdentity(v.Mode); err != nil {
+			bad("%v", err)
+			return
+		}
 	case "expire-sessions":
 		h.mu.Lock()
 		n := len(h.sessions)
@@ -826,6 +843,7 @@ func (h *harness) control(w http.ResponseWriter, r *http.Request) {
 	case "reset":
 		h.release("")
 		h.resetRules()
+		_ = setGuestIdentity("uuid")
 		if h.guestOps != nil {
 			h.guestOps.resetCalls()
 		}

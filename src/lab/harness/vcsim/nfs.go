@@ -55,31 +55,15 @@ func datastoreOfPath(p string) string {
 // it changed the request, or the fault the task must fail with.
 func nfsProvisioning(vm *simulator.VirtualMachine, req *types.ReconfigVM_Task) (bool, types.BaseMethodFault) {
 	changed := false
-	for i, ch := range req.Spec.DeviceChange {
-		spec := ch.GetVirtualDeviceConfigSpec()
-		if spec.Operation != types.VirtualDeviceConfigSpecOperationAdd || spec.FileOperation != types.VirtualDeviceConfigSpecFileOperationCreate {
+	for _, c := range createdDisks(vm, req) {
+		if !c.nas {
 			continue
 		}
-		disk, ok := spec.Device.(*types.VirtualDisk)
-		if !ok {
-			continue
+		if c.flat.EagerlyScrub != nil && *c.flat.EagerlyScrub {
+			return false, &types.InvalidDeviceBacking{InvalidDeviceSpec: types.InvalidDeviceSpec{DeviceIndex: int32(c.index)}}
 		}
-		flat, ok := disk.Backing.(*types.VirtualDiskFlatVer2BackingInfo)
-		if !ok {
-			continue
-		}
-		ds := datastoreNamed(vm, datastoreOfPath(flat.FileName))
-		if ds == nil {
-			continue
-		}
-		if _, nas := ds.Info.(*types.NasDatastoreInfo); !nas {
-			continue
-		}
-		if flat.EagerlyScrub != nil && *flat.EagerlyScrub {
-			return false, &types.InvalidDeviceBacking{InvalidDeviceSpec: types.InvalidDeviceSpec{DeviceIndex: int32(i)}}
-		}
-		if flat.ThinProvisioned == nil || !*flat.ThinProvisioned {
-			flat.ThinProvisioned = types.NewBool(true)
+		if c.flat.ThinProvisioned == nil || !*c.flat.ThinProvisioned {
+			c.flat.ThinProvisioned = types.NewBool(true)
 			changed = true
 		}
 	}

@@ -1,0 +1,74 @@
+// The scaling section in words and table cells, said alike by Markdown and HTML (report/vm-scaling.ts
+// computes it): the one-line answer per curve, where it bends, and a row per VM count.
+import { METRICS } from './metrics.ts';
+import { formatLatency, formatValue, metricHeader, roundSig } from './numbers.ts';
+import type { ScalingCurve, ScalingPoint, VmScaling } from './vm-scaling.ts';
+import { referenceLabel } from './wording.ts';
+
+const vms = (n: number): string => `${n} VM${n === 1 ? '' : 's'}`;
+
+/** `RND4K Q32T1 read (rnd-4k-q32t1-read), format=thin`. */
+export function curveTitle(c: ScalingCurve): string {
+  return `${referenceLabel(c.test)} (${c.test.id})${c.label ? `, ${c.label}` : ''}`;
+}
+
+function mainOf(c: ScalingCurve, p: ScalingPoint): number | null {
+  return c.metric === 'iops' ? p.iops : p.bytesPerSecond;
+}
+
+/** Where the curve bends, by the stated rule, or that it does not up to its largest count. */
+export function bendText(c: ScalingCurve): string {
+  const b = c.bend;
+  const last = c.points[c.points.length - 1]!;
+  if (!b) return `No bend up to ${vms(last.count)}.`;
+  if (b.reason === 'throughput') {
+    return `Bends at ${vms(b.count)}: going from ${b.from} to ${b.count} VMs added ${Math.round((b.shareOfLinear ?? 0) * 100)}% of linear scaling.`;
+  }
+  return `Bends at ${vms(b.count)}: ${c.latencyBasis === 'p99' ? 'p99' : 'mean'} latency is ${roundSig(b.latencyFactor ?? 0, 3)}× its value at ${vms(c.points[0]!.count)}.`;
+}
+
+/** The answer line: the main metric at each VM count, then the bend. */
+export function scalingAnswer(c: ScalingCurve): string {
+  const m = METRICS[c.metric];
+  const values = c.points.map((p) => `${vms(p.count)} ${formatValue(c.metric, mainOf(c, p))}`).join(' → ');
+  return `${curveTitle(c)}: ${m.label} ${values}. ${bendText(c)}`;
+}
+
+/** What the section says before its curves: the rule, and that members are shown through their aggregates only. */
+export function scalingIntro(v: VmScaling): string[] {
+  const out = [v.rule];
+  out.push(
+    `A point is the mean of its count's pass aggregates (${v.aggregateRecords} in all). An aggregate sums its VMs' IOPS and MB/s; its latency percentiles come from their merged histograms. ` +
+      `The ${v.memberRecords} per-VM record${v.memberRecords === 1 ? '' : 's'} show only as the spread between VMs; they are never pooled with the aggregates.`,
+  );
+  if (v.curvesTotal > v.curves.length) out.push(`Showing ${v.curves.length} of ${v.curvesTotal} curves.`);
+  return out;
+}
+
+/** ` (+ 14 per-VM records, each counted in its pass's aggregate)`: the members a vm.count study's samples leave out. */
+export function memberNote(v: VmScaling | undefined): string {
+  const n = v?.memberRecords ?? 0;
+  return n > 0 ? ` (+ ${n} per-VM record${n === 1 ? '' : 's'}, each counted in its pass's aggregate)` : '';
+}
+
+export const SCALING_HEADER = ['VMs', 'n', 'IOPS', 'MB/s', 'per VM', 'lat mean', 'p50', 'p99', 'p99 of one VM (min–max)', 'IOPS of one VM (min–max)', 'IOPS CV between VMs', 'start skew'] as const;
+
+const range = (lo: string, hi: string): string => (lo === '–' && hi === '–' ? '–' : `${lo} – ${hi}`);
+
+/** One row per VM count, SCALING_HEADER's columns; `per VM` is the main metric divided by the count. */
+export function scalingRows(c: ScalingCurve): string[][] {
+  return c.points.map((p) => [
+    String(p.count),
+    String(p.n),
+    formatValue('iops', p.iops),
+    formatValue('bytesPerSecond', p.bytesPerSecond),
+    `${formatValue(c.metric, p.perVm)} ${metricHeader(c.metric)}`,
+    formatLatency(p.latencyMeanUs),
+    formatLatency(p.p50Us),
+    formatLatency(p.p99Us),
+    range(formatLatency(p.p99MinUs), formatLatency(p.p99MaxUs)),
+    range(formatValue('iops', p.iopsMinPerVm), formatValue('iops', p.iopsMaxPerVm)),
+    p.iopsCv === null ? '–' : `${(p.iopsCv * 100).toFixed(1)}%`,
+    p.startSkewMs === null ? '–' : `${roundSig(p.startSkewMs, 3)} ms`,
+  ]);
+}
