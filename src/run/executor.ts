@@ -684,7 +684,8 @@ async function provision(perm: PermutationPlan, c: PermContext, ctx: ProviderCon
     for (const step of span.first > span.last ? [] : perm.steps) {
       if (c.signal.aborted) throw new Error('interrupted');
       c.failedAt = { step: step.step, reason: '' };
-      if (step.step === 'workload') out.stored = vmCount(perm) !== undefined ? await runMembers(perm, c, members, span) : await runWorkload(perm, c, measured(), ctx, span);
+      // the VMs a vm.count permutation's steps made, each measuring its own disk (none said: the target's)
+      if (step.step === 'workload') out.stored = vmCount(perm) !== undefined && members.size > 0 ? await runMembers(perm, c, members, span) : await runWorkload(perm, c, measured(), ctx, span);
       else await runStep(step, perm, c, ctx);
     }
     c.failedAt = undefined;

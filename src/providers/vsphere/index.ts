@@ -19,7 +19,7 @@ import { createVsphereProvider } from './provider.ts';
 import { checkPoliciesOnline } from './storage-policy.ts';
 import { isTransient } from './retrying.ts';
 import { planVsphereSteps } from './steps.ts';
-import { LINUX_GUEST_FILESYSTEMS } from '../guest-disk.ts';
+import { LINUX_GUEST_FILESYSTEMS, type GuestAccess } from '../guest-disk.ts';
 import { guestSettingsOnWindows } from '../guest-settings-axes.ts';
 import { estimateSteps, schemasOf } from '../operations.ts';
 import { VSPHERE_OPERATIONS } from './operations/index.ts';
@@ -121,16 +121,14 @@ function compose(target: VsphereTarget, ctx: ComposeContext): Composition {
   const g = tools
     ? { endpoint: toolsWorkloadEndpoint(target.guest, tools), describe: { runsOn: `${tools.label} (guest operations, ${target.guest.os})`, measures: ATTACHED_DISK }, provider: 'vsphere' as const }
     : guestWorkload(ctx, target.guest);
+  const linux = (open: GuestAccess['open']): GuestAccess => ({ byIdDir: target.guest.byIdDir, sudo: target.guest.sudo, diskWaitSec: target.guest.diskWaitSec, open });
+  // guestFor: a vm.count clone's guest, a copy of the target's, through guest operations too (vm-count.ts)
   const guestOf = () =>
     tools
       ? target.guest.os === 'windows'
         ? { windowsGuest: { open: () => tools.openWindows() } }
-        : {
-            guest: { byIdDir: target.guest.byIdDir, sudo: target.guest.sudo, diskWaitSec: target.guest.diskWaitSec, open: () => tools.openLinux() },
-            // a vm.count clone's guest: a copy of the target's, through guest operations too (vm-count.ts)
-            guestFor: (vm: string) => ({ byIdDir: target.guest.byIdDir, sudo: target.guest.sudo, diskWaitSec: target.guest.diskWaitSec, open: () => tools.forVm(vm).openLinux() }),
-          }
-      : { guest: { byIdDir: target.guest.byIdDir, sudo: target.guest.sudo, diskWaitSec: target.guest.diskWaitSec, open: guestOpener(ctx, target.guest) } };
+        : { guest: linux(() => tools.openLinux()), guestFor: (vm: string) => linux(() => tools.forVm(vm).openLinux()) }
+      : { guest: linux(guestOpener(ctx, target.guest)) };
   return {
     provider: 'vsphere',
     planSteps: (axes, names) => planVsphereSteps(axes, stepTarget, names),
