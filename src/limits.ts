@@ -79,3 +79,10 @@ export function checkTimerMs(ms: number, what: string): number {
 export const MAX_ENVIRONMENT_ENTRIES = 32;
 export const MAX_ENVIRONMENT_KEY = 64;
 export const MAX_ENVIRONMENT_VALUE = 200;
+
+/**
+ * Sanity cap for `vm.count`, the VMs one permutation clones and measures at once
+ * (providers/vsphere/vm-count.ts): each is a full clone made one after another, so 64 already
+ * means an hour of cloning per permutation before anything is measured.
+ */
+export const MAX_VM_COUNT = 64;

@@ -96,6 +96,12 @@ export interface MeasuredTarget {
   filesystem: string;
   /** what every record says about the disk measured (metadata: device and deviceWwn, guestDisk and guestDiskId, allocationUnitBytes…) */
   facts: Record<string, string | number>;
+  /**
+   * A `vm.count` permutation's VM this disk is in (1-based `index`, the VM's name): each member's
+   * guest-disk step says its own, and the executor runs the workload on every member at once
+   * (run/vm-members.ts, through WorkloadEndpoint.connectTo). Absent: the target's own VM.
+   */
+  member?: { index: number; vm: string };
 }
 
 export interface Provider {
@@ -177,6 +183,8 @@ export interface WorkloadEndpoint {
   guestNeeds?: { sudo?: boolean; testFile?: string };
   /** connects (or reconnects after a loss) to where the workload runs */
   connect(): Promise<CommandRunner>;
+  /** connects to the guest of another VM the run made for the target (a `vm.count` clone, MeasuredTarget.member); absent: it makes none */
+  connectTo?(vm: string): Promise<CommandRunner>;
   /** facts about the guest for the environment fingerprint (OS, tool version) */
   describe?(runner: CommandRunner): Promise<Record<string, string>>;
   /**

@@ -158,4 +158,6 @@ export type OnRaw = (test: WorkloadTest, pass: number, raw: string) => Promise<s
 export interface ScoredSpan {
   start(): Promise<void>;
   end(): Promise<void>;
+  /** right before each scored pass after the first (VMs of a `vm.count` pass start each pass together: run/vm-members.ts) */
+  pass?(n: number): Promise<void>;
 }

@@ -220,6 +220,8 @@ export interface HarnessCall {
   held?: boolean;
   /** Create{Vmfs,Nas}Datastore, RemoveDatastore: the datastore's name */
   datastore?: string;
+  /** CloneVM_Task: the clone's name; Destroy_Task of a VM: its name */
+  vm?: string;
 }
 
 export interface VcsimHandle extends VcsimInfo {

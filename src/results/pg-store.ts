@@ -17,6 +17,7 @@ import { CONFIRMATION_KEY, confirmationOf } from './confirmation.ts';
 import { LATEST_VERSION, MIGRATIONS, SCHEMA } from './pg-migrations.ts';
 import { emptyCounts, FINAL_LEDGER_STATES, journalEntryOf, ledgerRowOf, LIVE_LEDGER_STATES, permutationRowOf, recordReader, storeLostOr, type JournalEntry, type LedgerRow, type LedgerState, type PermutationRow, type PermutationStatus, type RunMeta, type RunStore, type RunStoreBackend, type RunSummary, type StatusCounts } from './port.ts';
 import type { ResultRecord } from './record.ts';
+import { resultKey } from './result-key.ts';
 
 const now = () => new Date().toISOString();
 
@@ -418,7 +419,7 @@ export class PgRunStore implements RunStore {
          SELECT $1, $2, $3, test_id, record FROM unnest($4::text[], $5::text[]) WITH ORDINALITY AS t(test_id, record, n) ORDER BY n),
        u AS (UPDATE ${SCHEMA}.permutations SET completed_repetitions = $3, updated_at = $6 WHERE run_id = $1 AND permutation_id = $2)
        ${JOURNAL_INSERT} VALUES ($1, $6, $2, $7, 'recorded', $8)`,
-      [this.runId, permutationId, repetition, records.map((r) => r.test.id), records.map((r) => JSON.stringify(r)), now(), `repetition-${repetition}`, JSON.stringify({ records: records.length })],
+      [this.runId, permutationId, repetition, records.map((r) => resultKey(r)), records.map((r) => JSON.stringify(r)), now(), `repetition-${repetition}`, JSON.stringify({ records: records.length })],
     );
   }
 

@@ -16,6 +16,7 @@ import { errorMessage, NotARegularFile, NotARunDirectory, RunStoreDamaged, RunSt
 export const DB_FILE = 'run.sqlite';
 
 import { FINAL_LEDGER_STATES, journalEntryOf, ledgerRowOf, LIVE_LEDGER_STATES, permutationRowOf, recordReader, runInfoOf, type JournalEntry, type LedgerRow, type LedgerState, type PermutationRow, type PermutationStatus, type RunMeta, type StoredRunInfo } from './port.ts';
+import { resultKey } from './result-key.ts';
 
 // The shapes belong to the port (results/port.ts); re-exported for the callers of this adapter.
 export { FINAL_LEDGER_STATES, LIVE_LEDGER_STATES };
@@ -329,7 +330,7 @@ export class ResultStore {
   addRepetition(permutationId: string, repetition: number, records: ResultRecord[]): void {
     this.db.transaction(() => {
       const ins = this.db.prepare('INSERT INTO results (permutation_id, repetition, test_id, record) VALUES (?, ?, ?, ?)');
-      for (const r of records) ins.run(permutationId, repetition, r.test.id, JSON.stringify(r));
+      for (const r of records) ins.run(permutationId, repetition, resultKey(r), JSON.stringify(r));
       this.db.prepare('UPDATE permutations SET completed_repetitions = ?, updated_at = ? WHERE permutation_id = ?').run(repetition, now(), permutationId);
       this.appendJournal(permutationId, `repetition-${repetition}`, 'recorded', { records: records.length });
     })();
@@ -344,7 +345,7 @@ export class ResultStore {
       const ins = this.db.prepare('INSERT INTO results (permutation_id, repetition, test_id, record) VALUES (?, ?, ?, ?)');
       const upd = this.db.prepare('UPDATE permutations SET completed_repetitions = ?, updated_at = ? WHERE permutation_id = ?');
       for (const { permutationId, repetition, records } of batch) {
-        for (const r of records) ins.run(permutationId, repetition, r.test.id, JSON.stringify(r));
+        for (const r of records) ins.run(permutationId, repetition, resultKey(r), JSON.stringify(r));
         upd.run(repetition, now(), permutationId);
         this.appendJournal(permutationId, `repetition-${repetition}`, 'recorded', { records: records.length });
       }

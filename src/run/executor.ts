@@ -35,6 +35,7 @@ export type { WorkloadEndpoint } from '../contract/provider.ts';
 import { DEFAULT_STEP_TIMEOUT_MS, StepTimedOut, withRetry, withTimeout, type RetryPolicy } from './retry.ts';
 import { record, tearDownRow, UNSETTLED_KEY, wasSent } from './teardown.ts';
 import { mixHalves } from '../results/mix-halves.ts';
+import { memberTargets, runMemberWorkload, stopMemberLeftovers } from './vm-members.ts';
 
 const ORPHAN_GRACE_MIN_MS = 60_000;
 const ORPHAN_GRACE_MAX_MS = 10 * 60_000;
@@ -498,7 +499,22 @@ async function stopLeftovers(g: Group, statuses: Map<string, { status: string }>
   const perm = g.perms.find((p) => ['running', 'failed'].includes(statuses.get(p.permutationId)?.status ?? ''));
   if (!perm) return;
   await stopWorkloadLeftovers(g, perm.permutationId, c);
+  if (vmCount(perm) !== undefined) await stopCloneLeftovers(g, perm.permutationId, c);
   await stopHostLeftovers(g, perm.permutationId, c);
+}
+
+/** A `vm.count` permutation's clones: the tools the interrupted run left in their guests (vm-members.ts), journaled like the target's. */
+async function stopCloneLeftovers(g: Group, permutationId: string, c: LeftoverContext): Promise<void> {
+  c.lease?.check();
+  const vms = (await c.store.ledger({ permutationId, live: true })).filter((r) => r.kind === 'vm' && r.state === 'created').map((r) => r.name);
+  for (const { vm, stop } of await stopMemberLeftovers(g.endpoints.workload, vms, c.plan.runId, g.name)) {
+    const failed = stop.outcome === 'still-running' || stop.outcome === 'unknown';
+    await record(() => c.store.appendJournal(permutationId, `workload leftovers ${vm}`, failed ? 'stop-failed' : stop.outcome === 'stopped' ? 'stopped' : 'none', stop));
+    if (failed) {
+      g.toolMayRun ??= `could not confirm that no ${g.endpoints.workload.tool} of this run is left running in ${vm}'s guest${stop.detail ? `: ${stop.detail}` : ''}`;
+      c.emit({ type: 'message', level: 'error', permutationId, text: `${g.toolMayRun}; the interrupted permutation is neither torn down nor redone` });
+    } else if (stop.outcome === 'stopped') c.emit({ type: 'message', level: 'warn', permutationId, text: `stopped ${g.endpoints.workload.tool} left running by the interrupted run in ${vm}'s guest (pids ${stop.pids?.join(', ') ?? '?'})` });
+  }
 }
 
 type LeftoverContext = { store: RunStore; plan: RunPlan; signal: AbortSignal; emit: (e: ProgressEvent) => void; lease?: LeaseGuard | undefined };
@@ -586,7 +602,7 @@ interface RepSpan {
 }
 
 async function runPermutation(perm: PermutationPlan, c: PermContext, span: RepSpan): Promise<boolean | { fatal: string }> {
-  const { ctx, measured } = permutationContext(perm, c);
+  const { ctx, measured, members } = permutationContext(perm, c);
   // a unit names its repetition; an empty span (a resume's teardown of what was left) none
   const settling = span.first > span.last;
   const rep = span.unit && !settling ? { repetition: span.first } : {};
@@ -599,12 +615,13 @@ async function runPermutation(perm: PermutationPlan, c: PermContext, span: RepSp
     return refused(perm, c, err);
   }
   if (c.resumed && !(await redoFromLeftovers(perm, c, ctx, span))) return false;
-  const done = await provision(perm, c, ctx, span, measured);
+  const done = await provision(perm, c, ctx, span, measured, members);
   return settlePermutation(perm, c, span, rep, done);
 }
 
 /** The provider context of one permutation, and what a provisioning step found for the workload to measure (ctx.measure). */
-function permutationContext(perm: PermutationPlan, c: PermContext): { ctx: ProviderContext; measured: () => MeasuredTarget | undefined } {
+function permutationContext(perm: PermutationPlan, c: PermContext): { ctx: ProviderContext; measured: () => MeasuredTarget | undefined; members: Map<number, MeasuredTarget> } {
+  const members = new Map<number, MeasuredTarget>();
   const ctx: ProviderContext = {
     runId: c.plan.runId,
     permutationId: perm.permutationId,
@@ -620,13 +637,15 @@ function permutationContext(perm: PermutationPlan, c: PermContext): { ctx: Provi
   };
   let target: MeasuredTarget | undefined;
   ctx.measure = (t) => {
-    target = t;
+    // a vm.count member's disk (run/vm-members.ts); the last word of each member counts
+    if (t.member) members.set(t.member.index, t);
+    else target = t;
     // a synchronous callback: the store keeps call order (results/port.ts)
     void record(() => c.store.appendJournal(perm.permutationId, 'measure', 'found', t));
     c.emit({ type: 'message', level: 'info', text: `${perm.permutationId}: measuring ${t.device} (${t.identity}${t.filesystem === 'raw' ? `, raw: ${t.path}` : `, ${t.filesystem}: ${t.path}`})` });
   };
   ctx.measured = () => target;
-  return { ctx, measured: () => target };
+  return { ctx, measured: () => target, members };
 }
 
 /**
@@ -656,7 +675,7 @@ interface Provisioned {
 }
 
 /** The permutation's steps (the workload among them), then its teardown — or, --keep, its objects kept. */
-async function provision(perm: PermutationPlan, c: PermContext, ctx: ProviderContext, span: RepSpan, measured: () => MeasuredTarget | undefined): Promise<Provisioned> {
+async function provision(perm: PermutationPlan, c: PermContext, ctx: ProviderContext, span: RepSpan, measured: () => MeasuredTarget | undefined, members: ReadonlyMap<number, MeasuredTarget>): Promise<Provisioned> {
   const { store } = c;
   const out: Provisioned = { failure: null, fatal: null, stored: [] };
   try {
@@ -665,7 +684,8 @@ async function provision(perm: PermutationPlan, c: PermContext, ctx: ProviderCon
     for (const step of span.first > span.last ? [] : perm.steps) {
       if (c.signal.aborted) throw new Error('interrupted');
       c.failedAt = { step: step.step, reason: '' };
-      if (step.step === 'workload') out.stored = await runWorkload(perm, c, measured(), ctx, span);
+      // the VMs a vm.count permutation's steps made, each measuring its own disk (none said: the target's)
+      if (step.step === 'workload') out.stored = vmCount(perm) !== undefined && members.size > 0 ? await runMembers(perm, c, members, span) : await runWorkload(perm, c, measured(), ctx, span);
       else await runStep(step, perm, c, ctx);
     }
     c.failedAt = undefined;
@@ -974,6 +994,41 @@ function scoredWatch(observer: HostObserver, signal: AbortSignal): { span: Score
  */
 function startsUnwritten(fill: PrefillOutcome | null, profile: WorkloadProfile, firstOnDisk: boolean, index: number, test: WorkloadTest): boolean {
   return !fill?.filled && !profile.warmupPass && firstOnDisk && index === 0 && test.readPercent < 100;
+}
+
+/** A `vm.count` permutation's VM count (the axis the vSphere planner read), or undefined. */
+function vmCount(perm: PermutationPlan): number | undefined {
+  const v = perm.axes['vm.count'];
+  return typeof v === 'number' ? v : undefined;
+}
+
+/** The workload on every VM of a `vm.count` permutation at once (run/vm-members.ts); records made as runTest makes them. */
+async function runMembers(perm: PermutationPlan, c: PermContext, members: ReadonlyMap<number, MeasuredTarget>, span: RepSpan): Promise<ResultRecord[]> {
+  const profile = c.plan.profiles[perm.workload];
+  if (!profile) throw new InternalError(`plan has no profile "${perm.workload}"`);
+  const targets = memberTargets(members, vmCount(perm)!);
+  return runMemberWorkload(
+    {
+      perm,
+      profile,
+      store: c.store,
+      workload: c.workload,
+      signal: c.signal,
+      owner: c.owner,
+      timeoutSlackSec: c.workloadSlackSec,
+      emit: c.emit,
+      sleep: c.sleep ?? defaultSleep,
+      storeRaw: async (rel, raw) => storeRaw(rawDirOf(c.store), rel, raw),
+      onStopped: (test, stop, where) => void record(() => c.store.appendJournal(perm.permutationId, `workload ${test.id} on ${where}`, stop.outcome === 'still-running' || stop.outcome === 'unknown' ? 'stop-failed' : 'stopped', stop)),
+      makeRecord: (rep, i, test, o, target, fill) => {
+        const filled = prefillFacts(fill.outcome, fill.at);
+        const facts: Facts = { aggregate: profile.aggregate, ...conditionFacts(profile, c.plan.overrides), ...filled, ...writeDataFacts(c.workload.tool, profile, filled['prefill'] === true, FILL_BLOCK_BYTES), ...targetFacts(target), ...(startsUnwritten(fill.outcome, profile, rep === span.first, i, test) ? { unwrittenAtStart: true } : {}) };
+        return recordFor(perm, c.plan.runId, rep, test, o, c.workload.tool, facts);
+      },
+    },
+    targets,
+    span,
+  );
 }
 
 async function runWorkload(perm: PermutationPlan, c: PermContext, target: MeasuredTarget | undefined, hostCtx: ProviderContext, span: RepSpan): Promise<ResultRecord[]> {

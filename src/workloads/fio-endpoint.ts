@@ -24,6 +24,8 @@ export interface FioEndpointOptions {
    * every test gets that step's path, never the inventory's test file.
    */
   attachedDisk?: boolean;
+  /** connects to the guest of another VM the run made (a `vm.count` clone: WorkloadEndpoint.connectTo), its work directory the same path */
+  openVm?: (vm: string) => Promise<CommandRunner>;
 }
 
 /** The test file fio writes: the inventory's testFile, else `<workdir>/storsweep-test.dat`. */
@@ -43,8 +45,8 @@ export function fioEndpoint(g: FioGuest, open: () => Promise<CommandRunner>, o: 
     return filename;
   };
   const tool = { fioPath: g.fioPath, ioengine: g.ioengine, controlDir: g.workdir, ...(g.sudo ? { sudo: true } : {}) };
-  const connect = async (): Promise<CommandRunner> => {
-    const runner = await open();
+  const connect = async (openGuest: () => Promise<CommandRunner> = open): Promise<CommandRunner> => {
+    const runner = await openGuest();
     // (its exit code is not asked: a work directory that cannot be made fails fio's first run, which says why)
     if (runner.makeDirectory) await runner.makeDirectory(g.workdir).catch(() => undefined);
     else await runner.run(shJoin(['mkdir', '-p', '--', g.workdir]));
@@ -69,7 +71,8 @@ export function fioEndpoint(g: FioGuest, open: () => Promise<CommandRunner>, o: 
     tool: 'fio',
     ...(o.attachedDisk ? { measuresAttachedDisk: true } : {}),
     guestNeeds: { ...(g.sudo ? { sudo: true } : {}), ...(fileTest ? { testFile: filename } : {}) },
-    connect,
+    connect: () => connect(),
+    ...(o.openVm ? { connectTo: (vm: string) => connect(() => o.openVm!(vm)) } : {}),
     describe: async (runner) => {
       const os = (await runner.run('uname -sr')).stdout.trim();
       const fio = (await runner.run(shJoin([g.fioPath, '--version']))).stdout.trim();

@@ -26,6 +26,7 @@ export async function runPasses(test: WorkloadTest, profile: WorkloadProfile, on
   const metas: (Metadata | undefined)[] = [];
   let version: string | null = null;
   for (let pass = 1; pass <= profile.passes; pass++) {
+    if (pass > 1) await scored?.pass?.(pass);
     const r = await onePass(true, profile);
     rawPaths.push(onRaw ? await onRaw(test, pass, r.raw) : null);
     version = r.toolVersion;

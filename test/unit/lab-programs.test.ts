@@ -50,6 +50,8 @@ const PROGRAMS: Record<string, string> = {
   findmnt: 'guest.filesystem teardown: what is mounted',
   rmdir: 'guest.filesystem teardown: the mount point',
   uname: 'the guest\'s kernel, recorded',
+  unshare: 'a vm.count clone\'s guest programs: a mount namespace of their own (harness clones.go)',
+  setpriv: 'a clone\'s guest programs: dropping to its account after the bind mount',
   // not the lab's: the shells the completion scripts are run in (test/integration/completion-shells.test.ts)
   zsh: 'storsweep completion zsh, run in zsh',
   fish: 'storsweep completion fish, run in fish',

@@ -10,6 +10,7 @@ import type { RunLock } from '../../results/run-lock.ts';
 import type { CommandRunner } from '../../ssh/command-runner.ts';
 import { hostStopEvent, hostStopLines } from '../../run/host-leftovers.ts';
 import { cleanupLedger, previewLedger } from '../../run/teardown.ts';
+import { stopMemberLeftovers } from '../../run/vm-members.ts';
 import { composeTargets } from '../compose.ts';
 import { deleteFinishedQueues } from '../queue/queue-meta.ts';
 import { parseConfirmDestroy } from '../run/confirm-destroy.ts';
@@ -162,7 +163,7 @@ async function stopLeftoverTools(store: RunStore, inventoryFile: string | readon
   const failed = new Map<string, string>();
   let hostFailed = 0;
   for (const [name, comp] of comps) {
-    const why = await stopTargetTools(store, meta.runId, name, comp, say);
+    const why = (await stopTargetTools(store, meta.runId, name, comp, say)) ?? (await stopCloneTools(store, meta.runId, name, comp, say, comps.size > 1));
     if (why) failed.set(name, why);
     if (comp.stopHostLeftovers && !(await stopTargetHostLeftovers(store, meta.runId, name, comp.stopHostLeftovers.bind(comp), say))) hostFailed++;
   }
@@ -195,6 +196,28 @@ async function stopTargetTools(store: RunStore, runId: string, name: string, com
   } finally {
     await runner?.close().catch(() => undefined);
   }
+}
+
+/**
+ * The workload's leftovers in the guests of the VMs a `vm.count` permutation of the target cloned
+ * (the live `vm` rows: run/vm-members.ts), before any of their disks is detached; why one may still
+ * run there, or null.
+ */
+async function stopCloneTools(store: RunStore, runId: string, name: string, comp: Composition, say: Say, listed: boolean): Promise<string | null> {
+  const rows = (await store.ledger({ live: true })).filter((r) => r.kind === 'vm' && r.state === 'created');
+  if (!rows.length) return null;
+  const ofTarget = listed ? new Set((await store.permutations(rows.map((r) => r.permutationId))).filter((p) => p.axes.target === name).map((p) => p.permutationId)) : null;
+  const vms = rows.filter((r) => !ofTarget || ofTarget.has(r.permutationId)).map((r) => r.name);
+  for (const { vm, stop } of await stopMemberLeftovers(comp.workload, vms, runId, name)) {
+    void store.appendJournal(null, `workload leftovers ${vm}`, stop.outcome === 'still-running' || stop.outcome === 'unknown' ? 'stop-failed' : stop.outcome === 'stopped' ? 'stopped' : 'none', stop).catch(() => undefined);
+    if (stop.outcome === 'stopped') say(`stopped ${comp.workload.tool} left running in ${vm}'s guest (pids ${stop.pids?.join(', ') ?? '?'})\n`);
+    if (stop.outcome === 'still-running' || stop.outcome === 'unknown') {
+      const why = `could not confirm that no ${comp.workload.tool} of this run is left running in ${vm}'s guest${stop.detail ? `: ${stop.detail}` : ''}`;
+      say(`${why}\n`);
+      return why;
+    }
+  }
+  return null;
 }
 
 /** The provider's monitors left on one target's host (run/host-leftovers.ts); false when one may still run. */

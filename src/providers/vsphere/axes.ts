@@ -10,6 +10,7 @@ import { LINUX_GUEST_FILESYSTEMS } from '../guest-disk.ts';
 import { GUEST_FILESYSTEMS as WINDOWS_GUEST_FILESYSTEMS } from '../hyperv/guest-volume.ts';
 import { isPolicyName, POLICY_AXIS, POLICY_NAME_EXPECTED } from './storage-policy.ts';
 import { GUEST_SETTINGS_AXES } from '../guest-settings-axes.ts';
+import { VM_COUNT_AXIS_SPEC } from './vm-count.ts';
 
 export const VSPHERE_DATASTORE_KINDS = [...VMFS_KINDS, 'nfs', 'existing'] as const;
 /** a flat VMDK of a provisioning format, or an RDM of a compatibility mode (disks.ts) */
@@ -36,4 +37,6 @@ export const VSPHERE_AXES: readonly AxisSpec[] = [
   { name: 'guest.filesystem', values: [...new Set([...LINUX_GUEST_FILESYSTEMS, ...WINDOWS_GUEST_FILESYSTEMS])] },
   // the Linux guest's I/O scheduler and queue depth of the disk under test (../guest-settings.ts)
   ...GUEST_SETTINGS_AXES,
+  // how many VMs run the workload at once: clones of the target's VM (vm-count.ts)
+  VM_COUNT_AXIS_SPEC,
 ];

@@ -1,6 +1,7 @@
 // The one public entry to vSphere: connect (TLS, login), find inventory objects, and the storage,
 // disk and power operations the benchmark provider needs.
 import { UsageError } from '../../errors.ts';
+import * as clones from './clones.ts';
 import * as controllers from './controllers.ts';
 import * as ds from './datastores.ts';
 import * as disks from './disks.ts';
@@ -246,6 +247,21 @@ export class VsphereClient {
 
   waitForGuestIp(vm: MoRef, opts?: { timeoutMs?: number; signal?: AbortSignal }): Promise<string> {
     return vms.waitForGuestIp(this.ctx, vm, opts);
+  }
+
+  /** a full clone of `source` (clones.ts), powered off */
+  cloneVm(source: MoRef, o: clones.CloneOptions): Promise<MoRef> {
+    return clones.cloneVm(this.ctx, source, o);
+  }
+
+  /** powered on and waited for until guest operations are ready */
+  startClone(vm: MoRef, o: { timeoutMs: number; signal?: AbortSignal }): Promise<void> {
+    return clones.startClone(this.ctx, vm, o);
+  }
+
+  /** powered off and destroyed with its files (clones.ts) */
+  destroyVm(vm: MoRef): Promise<'removed' | 'absent'> {
+    return clones.destroyVm(this.ctx, vm);
   }
 
   /** VMware Tools guest operations on `vm` (guest-ops.ts); the credential is revealed at each call. */

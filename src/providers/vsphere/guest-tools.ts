@@ -30,6 +30,8 @@ export interface ToolsGuestWiring {
   openLinux(): Promise<CommandRunner>;
   /** a Windows guest's runner (a new SOAP session each) */
   openWindows(): Promise<WindowsGuestRunner & CommandRunner>;
+  /** the same wiring for another VM of the endpoint (a `vm.count` clone: its guest is a copy, the credential the same) */
+  forVm(vm: string): ToolsGuestWiring;
 }
 
 export function toolsGuest(endpoint: ConnectOptions, where: { vcenter: string; vm: string; datacenter?: string | undefined }, guest: AttachedDiskGuest, credential: () => GuestCredential): ToolsGuestWiring {
@@ -46,6 +48,7 @@ export function toolsGuest(endpoint: ConnectOptions, where: { vcenter: string; v
   };
   return {
     label,
+    forVm: (vm) => toolsGuest(endpoint, { ...where, vm }, guest, credential),
     async openLinux() {
       const { c, ops } = await open();
       return toolsLinuxRunner(ops, { target: label, workdir: guest.workdir, onClose: () => c.logout() });
@@ -69,7 +72,7 @@ function isWindowsGuest(r: CommandRunner): r is CommandRunner & WindowsGuestRunn
 
 /** The workload endpoint of a guest reached through guest operations. */
 export function toolsWorkloadEndpoint(guest: AttachedDiskGuest, wiring: ToolsGuestWiring): WorkloadEndpoint {
-  if (guest.os === 'linux') return fioEndpoint({ workdir: guest.workdir, fioPath: guest.fioPath, ioengine: guest.ioengine, sudo: guest.sudo }, () => wiring.openLinux(), { attachedDisk: true });
+  if (guest.os === 'linux') return fioEndpoint({ workdir: guest.workdir, fioPath: guest.fioPath, ioengine: guest.ioengine, sudo: guest.sudo }, () => wiring.openLinux(), { attachedDisk: true, openVm: (vm) => wiring.forVm(vm).openLinux() });
   const exe = checkDiskspdPath(guest.diskspdPath ?? DEFAULT_GUEST_DISKSPD);
   const measured = (t: MeasuredTarget | undefined): MeasuredTarget => {
     if (!t) throw new InternalError(`${wiring.label}: the diskspd endpoint was given no disk to measure (the executor refuses this first)`);

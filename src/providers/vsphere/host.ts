@@ -21,6 +21,8 @@ export interface VsphereProviderOptions {
    * attached disk there by its WWN. Without it, the VM's disk.EnableUUID is not checked either.
    */
   guest?: GuestAccess;
+  /** The Linux guest of a clone of the target's VM (`vm.count`), by the clone's name: reached like the target's, through guest operations */
+  guestFor?: (vm: string) => GuestAccess;
   /** how often the host's counters are asked again while waiting for the sample covering a test's end (ms; default 5000) */
   perfPollMs?: number;
   /** A Windows guest (guest.os: windows, through guest operations): the `guest-disk` step finds each disk there by Get-Disk */
@@ -33,6 +35,8 @@ export interface VsphereHost {
   client: () => Promise<VsphereClient>;
   host: (name: string) => Promise<MoRef>;
   vm: (name: string) => Promise<MoRef>;
+  /** forgets the lookup of a VM this run made or removed (a clone made again under its owned name is another VM) */
+  forgetVm: (name: string) => void;
   findDatastore: (name: string) => Promise<MoRef | undefined>;
   /** logs out and forgets every lookup */
   close: () => Promise<void>;
@@ -79,6 +83,7 @@ export function vsphereHost(target: VsphereTargetConfig, opts: VsphereProviderOp
     client,
     host: (name) => cached(`host:${name}`, async () => (await client()).findHost(name, await dc())),
     vm: (name) => cached(`vm:${name}`, async () => (await client()).findVm(name, await dc())),
+    forgetVm: (name) => void refs.delete(`vm:${name}`),
     findDatastore: async (name) => (await client()).findDatastoreOrNone(name, await dc()),
     close: async () => {
       const p = clientP;

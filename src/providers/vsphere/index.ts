@@ -19,11 +19,12 @@ import { createVsphereProvider } from './provider.ts';
 import { checkPoliciesOnline } from './storage-policy.ts';
 import { isTransient } from './retrying.ts';
 import { planVsphereSteps } from './steps.ts';
-import { LINUX_GUEST_FILESYSTEMS } from '../guest-disk.ts';
+import { LINUX_GUEST_FILESYSTEMS, type GuestAccess } from '../guest-disk.ts';
 import { guestSettingsOnWindows, writeCacheOnLinux } from '../guest-settings-axes.ts';
 import { estimateSteps, schemasOf } from '../operations.ts';
 import { VSPHERE_OPERATIONS } from './operations/index.ts';
 import { vspherePreflight } from './preflight.ts';
+import { vmCountDiagnostics, VM_COUNT_AXIS } from './vm-count.ts';
 import { VCENTERS, vcenterSection, type VcenterEntry } from './endpoint.ts';
 
 const name = nameField;
@@ -120,12 +121,14 @@ function compose(target: VsphereTarget, ctx: ComposeContext): Composition {
   const g = tools
     ? { endpoint: toolsWorkloadEndpoint(target.guest, tools), describe: { runsOn: `${tools.label} (guest operations, ${target.guest.os})`, measures: ATTACHED_DISK }, provider: 'vsphere' as const }
     : guestWorkload(ctx, target.guest);
+  const linux = (open: GuestAccess['open']): GuestAccess => ({ byIdDir: target.guest.byIdDir, sudo: target.guest.sudo, diskWaitSec: target.guest.diskWaitSec, open });
+  // guestFor: a vm.count clone's guest, a copy of the target's, through guest operations too (vm-count.ts)
   const guestOf = () =>
     tools
       ? target.guest.os === 'windows'
         ? { windowsGuest: { open: () => tools.openWindows() } }
-        : { guest: { byIdDir: target.guest.byIdDir, sudo: target.guest.sudo, diskWaitSec: target.guest.diskWaitSec, open: () => tools.openLinux() } }
-      : { guest: { byIdDir: target.guest.byIdDir, sudo: target.guest.sudo, diskWaitSec: target.guest.diskWaitSec, open: guestOpener(ctx, target.guest) } };
+        : { guest: linux(() => tools.openLinux()), guestFor: (vm: string) => linux(() => tools.forVm(vm).openLinux()) }
+      : { guest: linux(guestOpener(ctx, target.guest)) };
   return {
     provider: 'vsphere',
     planSteps: (axes, names) => planVsphereSteps(axes, stepTarget, names),
@@ -182,6 +185,7 @@ export const vsphere = {
   },
   validate(t, values, name) {
     const out: AxisDiagnostic[] = t.guest.os === 'windows' ? guestSettingsOnWindows(values, name) : writeCacheOnLinux(values, name);
+    out.push(...vmCountDiagnostics(t.guest, values[VM_COUNT_AXIS] ?? [], name));
     // guest.filesystem: each guest makes its own kind (the axis lists both)
     for (const [i, f] of (values['guest.filesystem'] ?? []).entries()) {
       if (t.guest.os === 'windows' && !(WINDOWS_GUEST_FILESYSTEMS as readonly unknown[]).includes(f)) {

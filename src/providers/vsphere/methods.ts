@@ -214,6 +214,26 @@ export async function reconfigVMTask(rt: RoundTripper, vm: MoRef, spec: DataObje
   return decodeReturn(r, 'moref') as MoRef;
 }
 
+/**
+ * CloneVM_Task (vim.VirtualMachine.clone): `folder` the new VM goes in, its `name`, and a
+ * VirtualMachineCloneSpec (location, template, config, customization, powerOn, snapshot: WSDL order;
+ * built in that order by clones.ts, which leaves powerOn false and powers the clone on itself).
+ */
+export async function cloneVMTask(rt: RoundTripper, vm: MoRef, folder: MoRef, name: string, spec: DataObject): Promise<MoRef> {
+  const r = await rt.roundTrip('CloneVM_Task', vm, [
+    ['folder', folder],
+    ['name', name],
+    ['spec', toSoap(spec, 'VirtualMachineCloneSpec')],
+  ]);
+  return decodeReturn(r, 'moref') as MoRef;
+}
+
+/** Destroy_Task (vim.ManagedEntity.destroy): a VM, its files with it; the VM must be powered off (InvalidPowerState). */
+export async function destroyTask(rt: RoundTripper, entity: MoRef): Promise<MoRef> {
+  forgetDevices(rt, entity);
+  return decodeReturn(await rt.roundTrip('Destroy_Task', entity, []), 'moref') as MoRef;
+}
+
 export async function powerOnVMTask(rt: RoundTripper, vm: MoRef): Promise<MoRef> {
   return decodeReturn(await rt.roundTrip('PowerOnVM_Task', vm, []), 'moref') as MoRef;
 }

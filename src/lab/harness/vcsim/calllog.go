@@ -61,3 +61,17 @@ func datastoreName(method *simulator.Method) string {
 	}
 	return ""
 }
+
+// vmName: the VM a CloneVM_Task makes (its name) or a Destroy_Task removes (looked up before the
+// call runs); "" otherwise.
+func vmName(method *simulator.Method) string {
+	switch req := method.Body.(type) {
+	case *types.CloneVM_Task:
+		return req.Name
+	case *types.Destroy_Task:
+		if vm, ok := simulator.Map.Get(req.This).(*simulator.VirtualMachine); ok {
+			return vm.Name
+		}
+	}
+	return ""
+}

@@ -106,6 +106,10 @@ type guestVM struct {
 	tools   bool
 	// the VM's disks when the harness started (device keys): they were there at the guest's boot
 	initial map[string]bool
+	// a clone's guest (clones.go): its own scratch directory on this machine, which its programs
+	// see at root (the source's path: a clone's disk is a copy of its source's) through a bind
+	// mount in a mount namespace of their own; "" for a configured VM
+	hostRoot string
 }
 
 func (g *guestVM) windows() bool { return g.cfg.OS == "windows" }
@@ -394,14 +398,22 @@ func (g *guestOps) removeAccounts() {
 	}
 	g.mu.Unlock()
 	for _, gv := range vms {
+		g.removeAccount(gv)
+	}
+}
+
+// removeAccount removes the account (and sudoers drop-in) the harness made for one Linux guest,
+// with whatever still runs as it.
+func (g *guestOps) removeAccount(gv *guestVM) {
+	{
 		if gv.sudoers != "" {
 			_ = os.Remove(gv.sudoers)
 		}
 		if gv.account == "" {
-			continue
+			return
 		}
 		if u, err := user.Lookup(gv.account); err != nil || u.Name != accountMarker(g.root, gv.cfg.VM) {
-			continue
+			return
 		}
 		// the account is this harness's alone: whatever still runs as it (a daemon a program
 		// detached with setsid) is the guest's, and goes with it, or userdel refuses
@@ -470,6 +482,12 @@ func (g *guestOps) powerChanged(ref types.ManagedObjectReference) {
 	g.mu.Unlock()
 	if vm, ok := simulator.Map.Get(ref).(*simulator.VirtualMachine); ok && gv != nil {
 		gv.publishTools(vm)
+		// a powered-off VM runs nothing: its guest's processes end with it (clones.go)
+		off := false
+		simulator.Map.WithLock(vm, func() { off = vm.Runtime.PowerState == types.VirtualMachinePowerStatePoweredOff })
+		if off {
+			g.stopGuest(gv)
+		}
 	}
 }
 
@@ -688,12 +706,9 @@ func (g *guestOps) startLinux(gv *guestVM, spec *types.GuestProgramSpec) (int64,
 	}
 	// /bin/bash starts the program (GuestProgramSpec.programPath); bash execs a simple command,
 	// so the pid is the program's
-	cmd := exec.Command("/bin/bash", "-c", line)
+	cmd := gv.command("/bin/bash", "-c", line)
 	cmd.Dir, cmd.Env = dir, env
-	cmd.SysProcAttr = &syscall.SysProcAttr{
-		Credential: &syscall.Credential{Uid: uint32(gv.uid), Gid: uint32(gv.gid), Groups: gv.group},
-		Setpgid:    true,
-	}
+	cmd.SysProcAttr.Setpgid = true
 	return g.launch(gv, cmd, path.Base(spec.ProgramPath), line, "")
 }
 
@@ -761,8 +776,7 @@ case $1 in
   -dir) [ -d "$p" ] && [ -x "$p" ] || exit 1 ;;
   -r) [ -r "$p" ] || exit 2 ;;
 esac`
-	cmd := exec.Command("/bin/sh", "-c", script, "sh", op, p)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: uint32(gv.uid), Gid: uint32(gv.gid), Groups: gv.group}}
+	cmd := gv.command("/bin/sh", "-c", script, "sh", op, p)
 	err := cmd.Run()
 	if err == nil {
 		return 0
@@ -1112,8 +1126,7 @@ func boolArg(b bool) string {
 }
 
 func (gv *guestVM) checkAs(script string, p string, args ...string) types.BaseMethodFault {
-	cmd := exec.Command("/bin/sh", append([]string{"-c", script, "sh", p}, args...)...)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: uint32(gv.uid), Gid: uint32(gv.gid), Groups: gv.group}}
+	cmd := gv.command("/bin/sh", append([]string{"-c", script, "sh", p}, args...)...)
 	err := cmd.Run()
 	if err == nil {
 		return nil
@@ -1159,7 +1172,7 @@ func (g *guestOps) fromGuest(req *types.InitiateFileTransferFromGuest) (*types.F
 			return nil, f
 		}
 		var err error
-		if fi, err = os.Stat(req.GuestFilePath); err != nil {
+		if fi, err = os.Stat(gv.hostPath(req.GuestFilePath)); err != nil {
 			return nil, &types.FileNotFound{FileFault: types.FileFault{File: req.GuestFilePath}}
 		}
 		t.path = req.GuestFilePath
@@ -1254,11 +1267,10 @@ func (gv *guestVM) write(p string, body io.Reader) error {
 		}
 		return err
 	}
-	cmd := exec.Command("/bin/sh", "-c", `exec cat > "$1"`, "sh", p)
+	cmd := gv.command("/bin/sh", "-c", `exec cat > "$1"`, "sh", p)
 	cmd.Stdin = body
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
-	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: uint32(gv.uid), Gid: uint32(gv.gid), Groups: gv.group}}
 	if err := cmd.Run(); err != nil {
 		return fmt.Errorf("writing %s in the guest: %s", p, strings.TrimSpace(stderr.String()))
 	}
@@ -1279,9 +1291,8 @@ func (gv *guestVM) read(p string, w http.ResponseWriter) error {
 		return err
 	}
 	var out, stderr bytes.Buffer
-	cmd := exec.Command("/bin/cat", "--", p)
+	cmd := gv.command("/bin/cat", "--", p)
 	cmd.Stdout, cmd.Stderr = &out, &stderr
-	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: uint32(gv.uid), Gid: uint32(gv.gid), Groups: gv.group}}
 	if err := cmd.Run(); err != nil {
 		return fmt.Errorf("reading %s in the guest: %s", p, strings.TrimSpace(stderr.String()))
 	}

@@ -129,7 +129,7 @@ func (h *harness) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	name := method.Name
 
-	entry := &callEntry{Method: name, This: method.This.Type + ":" + method.This.Value, Start: nowMs(), Devices: deviceChanges(method), Datastore: datastoreName(method)}
+	entry := &callEntry{Method: name, This: method.This.Type + ":" + method.This.Value, Start: nowMs(), Devices: deviceChanges(method), Datastore: datastoreName(method), VM: vmName(method)}
 	if c, err := r.Cookie(soap.SessionCookieName); err == nil {
 		entry.Session = sessionTag(c.Value)
 	}
@@ -220,6 +220,10 @@ func (h *harness) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			}
 		}
 		after = h.diskManagerHook(method)
+	case "CloneVM_Task":
+		after = h.cloneHook(method) // clones.go
+	case "Destroy_Task":
+		after = h.destroyHook(method)
 	}
 
 	rec := newRecorder()
@@ -530,6 +534,8 @@ type callEntry struct {
 	Held bool `json:"held,omitempty"`
 	// Create{Vmfs,Nas}Datastore, RemoveDatastore: the datastore's name (calllog.go)
 	Datastore string `json:"datastore,omitempty"`
+	// CloneVM_Task: the clone's name; Destroy_Task of a VM: its name (calllog.go)
+	VM string `json:"vm,omitempty"`
 }
 
 const maxLogEntries = 200000

@@ -111,9 +111,11 @@ export const diskObject: ObjectKind<VsphereHost> = {
     ctx.log(`deleting detached ${fileName}`);
     return c.deleteVirtualDisk(fileName, ds);
   },
-  async find(ref, _sent, h) {
-    const d = diskByOwnedName(await (await h.client()).devices(await h.vm(h.target.vm)), ref.name);
+  async find(ref, sent, h) {
+    // on the VM the send recorded (a vm.count clone's disk is on the clone), else the target's
+    const vm = typeof sent?.vm === 'string' ? sent.vm : h.target.vm;
+    const d = diskByOwnedName(await (await h.client()).devices(await h.vm(vm)), ref.name);
     if (!d) return null;
-    return { ...ref, provider: 'vsphere', id: String(d.key), data: { vm: h.target.vm, fileName: d.backing?.fileName, controllerKey: d.controllerKey, unitNumber: d.unitNumber } };
+    return { ...ref, provider: 'vsphere', id: String(d.key), data: { vm, fileName: d.backing?.fileName, controllerKey: d.controllerKey, unitNumber: d.unitNumber } };
   },
 };

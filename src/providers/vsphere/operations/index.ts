@@ -1,4 +1,5 @@
 // The vSphere provider's operations, in the order a permutation's steps use them.
+import { cloneVm } from './clone-vm.ts';
 import { createNasDatastore } from './create-nas-datastore.ts';
 import { createVmfsDatastore } from './create-vmfs-datastore.ts';
 import { guestDisk, guestFilesystem } from './guest-disk.ts';
@@ -8,5 +9,5 @@ import { reconfigVm } from './reconfig-vm.ts';
 import { windowsGuestDisk, windowsGuestVolume } from './windows-guest-disk.ts';
 import { diskspd, fio } from './workload.ts';
 
-export { createNasDatastore, createVmfsDatastore, guestDisk, guestFilesystem, guestSettings, reconfigVm, windowsGuestDisk, windowsGuestVolume, windowsWriteCache };
-export const VSPHERE_OPERATIONS = [createVmfsDatastore, createNasDatastore, reconfigVm, guestDisk, guestFilesystem, windowsGuestDisk, windowsGuestVolume, guestSettings, windowsWriteCache, fio, diskspd] as const;
+export { cloneVm, createNasDatastore, createVmfsDatastore, guestDisk, guestFilesystem, guestSettings, reconfigVm, windowsGuestDisk, windowsGuestVolume, windowsWriteCache };
+export const VSPHERE_OPERATIONS = [createVmfsDatastore, createNasDatastore, cloneVm, reconfigVm, guestDisk, guestFilesystem, windowsGuestDisk, windowsGuestVolume, guestSettings, windowsWriteCache, fio, diskspd] as const;

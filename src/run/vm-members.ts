@@ -1,0 +1,278 @@
+// The workload of a `vm.count` permutation (issue 32; docs/decisions/new-vm-count.md): N VMs, each
+// measuring its own disk in its own guest (MeasuredTarget.member), started together and measured
+// over the same window. Every VM is prepared (connected, pre-filled) first; then each test's scored
+// passes start behind a barrier: no VM's pass starts before every VM reached it, and all are sent at
+// once. Each VM's actual start is what its fio says (the JSON's `timestamp_ms` less the job's
+// runtime: when its I/O began, by the guest's clock); the largest difference is the pass's start
+// skew. Over the bound (VM_START_SKEW_BOUND_MS, or a twentieth of the pass) the test is run once
+// more; still over, its aggregate says so (`startSkewExceeded`). One member record per VM, pass and
+// test, and one aggregate (results/vm-aggregate.ts) beside them.
+//
+// A connection lost to one VM's guest fails the permutation (no reconnect: the others' window would
+// no longer be the same); teardown removes everything, and a resume redoes it whole.
+import { errorMessage } from '../errors.ts';
+import { redact } from '../input/secrets.ts';
+import type { MeasuredTarget, WorkloadEndpoint } from '../contract/provider.ts';
+import type { PermutationPlan } from '../contract/plan.ts';
+import type { RunStore } from '../results/port.ts';
+import type { ResultRecord, VmShare } from '../results/record.ts';
+import { aggregateVmPass } from '../results/vm-aggregate.ts';
+import { mixHalves } from '../results/mix-halves.ts';
+import type { CommandRunner } from '../ssh/command-runner.ts';
+import type { GroupStop } from '../ssh/process-group.ts';
+import type { ScoredSpan, TestOutcome } from '../workloads/passes.ts';
+import type { PrefillOutcome, WorkloadProfile, WorkloadTest } from '../workloads/spec.ts';
+import type { ProgressEvent } from './progress.ts';
+
+/** The start skew a pass may have (ms), or a twentieth of the pass when that is longer. */
+export const VM_START_SKEW_BOUND_MS = 1000;
+
+export function skewBoundMs(profile: Pick<WorkloadProfile, 'runtimeSec'>): number {
+  return Math.max(VM_START_SKEW_BOUND_MS, (profile.runtimeSec * 1000) / 20);
+}
+
+/** What the member run needs of the executor: its context, and how a record is made (executor.ts recordFor and facts). */
+export interface MemberRunContext {
+  perm: PermutationPlan;
+  profile: WorkloadProfile;
+  store: RunStore;
+  workload: WorkloadEndpoint;
+  signal: AbortSignal;
+  owner: string;
+  timeoutSlackSec?: number | undefined;
+  emit: (e: ProgressEvent) => void;
+  sleep: (ms: number, signal?: AbortSignal) => Promise<void>;
+  storeRaw: (relPath: string, raw: string) => Promise<string | null>;
+  onStopped: (test: WorkloadTest, stop: GroupStop, where: string) => void;
+  /** the record of one VM's test, with everything the executor puts in every record */
+  makeRecord: (rep: number, index: number, test: WorkloadTest, outcome: TestOutcome, target: MeasuredTarget, fill: { outcome: PrefillOutcome | null; at: string | null }) => ResultRecord;
+}
+
+/** A barrier of `n` parties: arrive() resolves when all arrived; broken, every waiter rejects. */
+export class Barrier {
+  private arrived = 0;
+  private readonly waiters: Array<{ resolve: () => void; reject: (e: unknown) => void }> = [];
+  private broken: unknown = null;
+  constructor(private readonly n: number) {}
+
+  arrive(): Promise<void> {
+    if (this.broken !== null) return Promise.reject(this.broken instanceof Error ? this.broken : new Error(errorMessage(this.broken)));
+    this.arrived++;
+    const p = new Promise<void>((resolve, reject) => this.waiters.push({ resolve, reject }));
+    if (this.arrived >= this.n) for (const w of this.waiters.splice(0)) w.resolve();
+    return p;
+  }
+
+  break(err: unknown): void {
+    this.broken ??= err;
+    for (const w of this.waiters.splice(0)) w.reject(err);
+  }
+}
+
+/**
+ * When fio's I/O began and ended by the guest's clock (ms since the epoch): its JSON's timestamp_ms
+ * (written when the jobs ended) less the longest job's runtime; null when the output says neither.
+ */
+export function fioIoSpanMs(raw: string): { start: number; end: number } | null {
+  try {
+    const j = JSON.parse(raw.slice(raw.indexOf('{'))) as { timestamp_ms?: unknown; jobs?: Array<{ job_runtime?: unknown }> };
+    const runtimes = (j.jobs ?? []).map((x) => x.job_runtime).filter((x): x is number => typeof x === 'number');
+    if (typeof j.timestamp_ms !== 'number' || !runtimes.length) return null;
+    return { start: j.timestamp_ms - Math.max(...runtimes), end: j.timestamp_ms };
+  } catch {
+    return null;
+  }
+}
+
+/** One VM of the pass: its target, its guest connection, its pre-fill. */
+interface Member {
+  target: MeasuredTarget & { member: { index: number; vm: string } };
+  runner: CommandRunner;
+  fill: PrefillOutcome | null;
+  fillAt: string | null;
+}
+
+/** What one VM's attempt at a test saw: its outcome, when each scored pass began (tool, else controller), its window. */
+interface MemberTest {
+  outcome: TestOutcome;
+  passStarts: number[];
+  startedAt: number;
+  endedAt: number;
+}
+
+/** The members' targets in member order, each with its member (refused when one is missing or said twice). */
+export function memberTargets(targets: ReadonlyMap<number, MeasuredTarget>, count: number): Member['target'][] {
+  const out: Member['target'][] = [];
+  for (let k = 1; k <= count; k++) {
+    const t = targets.get(k);
+    if (!t?.member) throw new Error(`vm.count ${count}: no step found the disk of VM ${k} in its guest; nothing is measured`);
+    out.push(t as Member['target']);
+  }
+  return out;
+}
+
+export async function runMemberWorkload(c: MemberRunContext, targets: Member['target'][], span: { first: number; last: number; enough?: (stored: readonly ResultRecord[]) => boolean }): Promise<ResultRecord[]> {
+  const connectTo = c.workload.connectTo?.bind(c.workload);
+  if (!connectTo) throw new Error(`${c.perm.permutationId}: the target's workload cannot reach the guests of the VMs it cloned`);
+  const opened = await Promise.allSettled(targets.map((t) => connectTo(t.member.vm)));
+  const members: Member[] = [];
+  try {
+    for (const [k, o] of opened.entries()) {
+      if (o.status === 'rejected') throw new Error(`cannot reach the guest of VM ${targets[k]!.member.vm}: ${redact(errorMessage(o.reason))}`, { cause: o.reason });
+      members.push({ target: targets[k]!, runner: o.value, fill: null, fillAt: null });
+    }
+    await prefillAll(c, members);
+    return await runRepetitions(c, members, span);
+  } finally {
+    await Promise.all(opened.map((o) => (o.status === 'fulfilled' ? o.value.close().catch(() => undefined) : Promise.resolve())));
+  }
+}
+
+/** Every VM's pre-fill, at once (each writes its own disk), before any pass. */
+async function prefillAll(c: MemberRunContext, members: Member[]): Promise<void> {
+  const prepare = c.workload.prepare?.bind(c.workload);
+  if (!prepare) return;
+  c.emit({ type: 'step', permutationId: c.perm.permutationId, step: `${c.profile.prefill === false ? 'prepare' : 'prefill'} ${members.length} VMs`, operation: c.workload.tool });
+  await Promise.all(
+    members.map(async (m) => {
+      m.fillAt = new Date().toISOString();
+      m.fill = await prepare(m.runner, c.profile, { signal: c.signal, owner: c.owner, timeoutSlackSec: c.timeoutSlackSec, onStopped: (s) => c.onStopped({ id: 'prefill' } as WorkloadTest, s, m.runner.target), target: m.target });
+    }),
+  );
+  await c.store.appendJournal(c.perm.permutationId, 'prefill', 'members', members.map((m) => ({ vm: m.target.member.vm, fill: m.fill })));
+}
+
+async function runRepetitions(c: MemberRunContext, members: Member[], span: { first: number; last: number; enough?: (stored: readonly ResultRecord[]) => boolean }): Promise<ResultRecord[]> {
+  const stored: ResultRecord[] = [];
+  for (let rep = span.first; rep <= span.last; rep++) {
+    const records: ResultRecord[] = [];
+    for (const [i, test] of c.profile.tests.entries()) {
+      c.signal.throwIfAborted();
+      if (i > 0 && c.profile.intervalSec > 0) await c.sleep(c.profile.intervalSec * 1000, c.signal);
+      c.emit({ type: 'step', permutationId: c.perm.permutationId, step: `rep ${rep}/${c.perm.repetitions} ${test.id} on ${members.length} VMs`, operation: c.workload.tool });
+      records.push(...(await measuredTogether(c, members, rep, i, test)));
+    }
+    await c.store.addRepetition(c.perm.permutationId, rep, records);
+    stored.push(...records);
+    if (span.enough?.(stored.filter((r) => r.vm?.role === 'aggregate'))) break;
+  }
+  return stored;
+}
+
+/** One test on every VM at once, run again once when its start skew is over the bound; its member records and aggregate. */
+async function measuredTogether(c: MemberRunContext, members: Member[], rep: number, i: number, test: WorkloadTest): Promise<ResultRecord[]> {
+  const bound = skewBoundMs(c.profile);
+  let seen = await attemptTogether(c, members, rep, test);
+  let skew = startSkew(seen);
+  if (skew > bound) {
+    c.emit({ type: 'message', level: 'warn', permutationId: c.perm.permutationId, text: `${test.id}: the ${members.length} VMs started ${skew} ms apart (bound ${bound} ms); running it again` });
+    seen = await attemptTogether(c, members, rep, test);
+    skew = startSkew(seen);
+  }
+  const out: ResultRecord[] = [];
+  const whole: ResultRecord[] = [];
+  for (const [k, m] of members.entries()) {
+    const s = seen[k]!;
+    const rec = c.makeRecord(rep, i, test, s.outcome, m.target, { outcome: m.fill, at: m.fillAt });
+    const share: VmShare = { role: 'member', count: members.length, index: m.target.member.index, name: m.target.member.vm, startedAt: iso(s.startedAt), endedAt: iso(s.endedAt) };
+    rec.vm = share;
+    whole.push(rec);
+    out.push(rec, ...mixHalves(rec).map((h) => ({ ...h, vm: share })));
+  }
+  const agg = aggregateVmPass(whole);
+  const shared = { startedAt: Math.max(...seen.map((s) => s.startedAt)), endedAt: Math.min(...seen.map((s) => s.endedAt)) };
+  agg.vm = { ...agg.vm, role: 'aggregate', count: members.length, startedAt: iso(shared.startedAt), endedAt: iso(shared.endedAt), startSkewMs: skew };
+  // what names one VM's disk (its device, WWN, VM) is no fact of the aggregate
+  const perVm = new Set(members.flatMap((m) => Object.keys(m.target.facts)));
+  const facts = Object.fromEntries(Object.entries(agg.metadata ?? {}).filter(([k]) => !perVm.has(k)));
+  agg.metadata = { ...facts, startSkewBoundMs: bound, ...(skew > bound ? { startSkewExceeded: true } : {}) };
+  c.emit({ type: 'result', permutationId: c.perm.permutationId, repetition: rep, testId: test.id, iops: agg.iops, bytesPerSecond: agg.bytesPerSecond });
+  return [...out, agg];
+}
+
+/** The largest difference between the VMs' starts of one scored pass, over the passes (ms). */
+function startSkew(seen: readonly MemberTest[]): number {
+  const passes = Math.min(...seen.map((s) => s.passStarts.length));
+  let skew = 0;
+  for (let p = 0; p < passes; p++) {
+    const starts = seen.map((s) => s.passStarts[p]!);
+    skew = Math.max(skew, Math.max(...starts) - Math.min(...starts));
+  }
+  return Math.round(skew);
+}
+
+const iso = (ms: number) => new Date(ms).toISOString();
+
+/** Every VM runs the test; each scored pass starts behind a barrier of all of them. One failing breaks the barrier: all fail. */
+async function attemptTogether(c: MemberRunContext, members: Member[], rep: number, test: WorkloadTest): Promise<MemberTest[]> {
+  const barriers = new Map<number, Barrier>();
+  const barrier = (pass: number) => barriers.get(pass) ?? barriers.set(pass, new Barrier(members.length)).get(pass)!;
+  const runs = members.map((m) => memberTest(c, m, rep, test, barrier));
+  const settled = await Promise.allSettled(runs.map((r) => r.catch((err: unknown) => { for (const b of [...barriers.values(), barrier(1)]) b.break(err); throw err; })));
+  const failed = settled.find((s): s is PromiseRejectedResult => s.status === 'rejected');
+  if (failed) throw failed.reason;
+  return settled.map((s) => (s as PromiseFulfilledResult<MemberTest>).value);
+}
+
+function memberTest(c: MemberRunContext, m: Member, rep: number, test: WorkloadTest, barrier: (pass: number) => Barrier): Promise<MemberTest> {
+  const sent: number[] = [];
+  const tool: Array<{ start: number; end: number } | null> = [];
+  let endedAt = 0;
+  const scored: ScoredSpan = {
+    start: async () => {
+      await barrier(1).arrive();
+      sent.push(Date.now());
+    },
+    pass: async (n) => {
+      await barrier(n).arrive();
+      sent.push(Date.now());
+    },
+    end: async () => void (endedAt = Date.now()),
+  };
+  const k = m.target.member.index;
+  return c.workload
+    .runTest(m.runner, test, c.profile, {
+      signal: c.signal,
+      owner: c.owner,
+      timeoutSlackSec: c.timeoutSlackSec,
+      onStopped: (s) => c.onStopped(test, s, m.runner.target),
+      target: m.target,
+      scored,
+      onRaw: async (t, pass, raw) => {
+        if (pass >= 1) tool[pass - 1] = c.workload.tool === 'fio' ? fioIoSpanMs(raw) : null;
+        return c.storeRaw(`raw/${c.perm.permutationId}/rep${rep}/vm${k}/${t.id}.pass${pass}.${c.workload.tool === 'diskspd' ? 'xml' : 'json'}`, raw);
+      },
+    })
+    .then((outcome) => {
+      // the tool's own start where it says one, else when the pass was sent
+      const passStarts = sent.map((at, p) => tool[p]?.start ?? at);
+      const last = tool[sent.length - 1]?.end;
+      return { outcome, passStarts, startedAt: passStarts[0] ?? Date.now(), endedAt: last ?? (endedAt || Date.now()) };
+    });
+}
+
+/**
+ * Resuming a `vm.count` permutation: what the dead process left running in each clone's guest
+ * (its fio, by the run's token: process-group.ts), stopped before teardown detaches any clone's
+ * disk. The clones are the live `vm` rows the ledger recorded created; one whose guest cannot be
+ * reached is said so ('unknown'), and nothing of the permutation is torn down under it.
+ */
+export async function stopMemberLeftovers(workload: WorkloadEndpoint, vms: readonly string[], runId: string, target: string): Promise<Array<{ vm: string; stop: GroupStop }>> {
+  const stop = workload.stopLeftovers?.bind(workload);
+  const connectTo = workload.connectTo?.bind(workload);
+  if (!stop || !vms.length) return [];
+  return Promise.all(
+    vms.map(async (vm) => {
+      if (!connectTo) return { vm, stop: { pgid: null, outcome: 'unknown' as const, detail: `the workload cannot reach the guest of ${vm}` } };
+      let runner: CommandRunner | undefined;
+      try {
+        runner = await connectTo(vm);
+        return { vm, stop: await stop(runner, runId, target) };
+      } catch (err) {
+        return { vm, stop: { pgid: null, outcome: 'unknown' as const, detail: `cannot reach the guest of ${vm}: ${redact(errorMessage(err))}` } };
+      } finally {
+        await runner?.close().catch(() => undefined);
+      }
+    }),
+  );
+}
