@@ -48,8 +48,10 @@ describe('SIGINT mid-permutation', { timeout: 180_000 }, () => {
     let calls = await lab.sim.control.calls();
     expect(calls.Login).toBe(1);
     expect(calls.Logout).toBeGreaterThanOrEqual(1);
-    // status, and a resume without --confirm-destroy (refused before it changes anything), at once
-    const [st, unconfirmed, left] = await Promise.all([runCli(['status', runDir]), runCli(['run', '--resume', runDir, '--no-report', '--json']), lab.leftovers()]);
+    // status first, then a resume without --confirm-destroy (refused before it changes anything):
+    // run at once, the resume could hold the run's lock while status reads it ("in use now … running now")
+    const [st, left] = await Promise.all([runCli(['status', runDir]), lab.leftovers()]);
+    const unconfirmed = await runCli(['run', '--resume', runDir, '--no-report', '--json']);
     expect(left).toEqual(NOTHING_LEFT);
     expect(st.stdout).toContain('done 1, failed 0, pending 2 of 3');
     expect(st.stdout).toMatch(new RegExp(`running\\s+${second!.permutationId} .*interrupted mid-permutation; resume redoes it`));

@@ -6,6 +6,7 @@
 // records: per pass and test N member records (VMs 1..N, their own names and disks) and one
 // aggregate, every member's measured window overlapping every other's. A run killed with -9 while
 // the 4-VM permutation measures, then `run --resume`, leaves no clone behind either.
+import { existsSync } from 'node:fs';
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -13,6 +14,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { labPaths, labUp, TOOLS_LINUX_VM, type LabState } from '../../src/lab/lab.ts';
 import { stopPid } from '../../src/lab/sshd.ts';
 import { stopVcsimPid, vcsimControl, type VcsimControl } from '../../src/lab/vcsim.ts';
+import { Browser, CHROMIUM, openPage } from '../helpers/chromium.ts';
 import { REPO_ROOT, runCli } from '../helpers/cli.ts';
 import { probeOne } from '../helpers/pyvmomi-probe.ts';
 import { readRun, runCliWhen } from '../helpers/vsphere-lab.ts';
@@ -136,6 +138,33 @@ describe('playbooks/vm-scaling.yaml on the lab', () => {
     const r = await runCli(['report', runDir], { cwd: root });
     expect(r.code, r.stderr).toBe(0);
     expect(r.stdout).toContain('vm.count');
+  });
+
+  // the acceptance's "scaling chart in the HTML report (checked in headless Chromium)", on this run's own records
+  it.skipIf(!existsSync(CHROMIUM))('its HTML report opens with the scaling section, its charts drawn in headless Chromium', async () => {
+    const file = path.join(root, 'vm-report.html');
+    const r = await runCli(['report', runDir, '--format', 'html', '--output', file], { cwd: root });
+    expect(r.code, r.stderr).toBe(0);
+    const browser = Browser.launch(path.join(root, 'chromium-profile'));
+    try {
+      const page = await openPage(browser, file, { width: 1280, height: 900, mobile: false });
+      const f = await page.evaluate<{ first: string | null; charts: number; drawn: number; points: number }>(`JSON.stringify({
+        first: document.querySelector('main section')?.id ?? null,
+        charts: document.querySelectorAll('#vm-scaling svg.line-chart').length,
+        drawn: [...document.querySelectorAll('#vm-scaling svg.line-chart polyline.line')].filter((l) => l.getBoundingClientRect().width > 0).length,
+        points: document.querySelectorAll('#vm-scaling svg.line-chart g.s0 circle.point').length,
+      })`);
+      await page.close();
+      expect(page.problems).toEqual([]);
+      expect(f.first).toBe('vm-scaling');
+      // two charts (throughput, latency) per curve; each curve has the counts 1, 2 and 4
+      expect(f.charts).toBeGreaterThanOrEqual(2);
+      expect(f.charts % 2).toBe(0);
+      expect(f.drawn).toBeGreaterThanOrEqual(f.charts);
+      expect(f.points).toBe((f.charts / 2) * 2 * 3);
+    } finally {
+      await browser.close();
+    }
   });
 
   it('stores each member under a key of its own beside the aggregate', () => {
