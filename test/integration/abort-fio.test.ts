@@ -166,7 +166,8 @@ describe('SIGINT while fio runs', { timeout: 120_000 }, () => {
   });
 
   it('SSH connection lost mid-fio: the fio it left on the guest is stopped through the new connection before the test is retried', async () => {
-    const pb = await lab.writePlaybook('drop-ssh.yaml', sweepPlaybook({ name: 'dropssh', blockSizesMb: [1], formats: ['thin'], repeat: 1, runtimeSec: 8 }));
+    // 20 s passes: the reconnect must find the stale fio still running; with 8 s a loaded CI machine saw it end first ('not-running')
+    const pb = await lab.writePlaybook('drop-ssh.yaml', sweepPlaybook({ name: 'dropssh', blockSizesMb: [1], formats: ['thin'], repeat: 1, runtimeSec: 20 }));
     const runsDir = await lab.newRunsDir('drop-ssh');
     let stale: number[] = [];
     const r = await runCliWhen(
