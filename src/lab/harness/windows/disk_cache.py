@@ -37,9 +37,8 @@ class Fail(Exception):
     pass
 
 
-TOOLS_CACHE_BODY = r'''try {
-  Add-Type -TypeDefinition @'
-using System;
+# the C# type both scripts compile in the guest (windows-write-cache-script.ts states it once too)
+CSHARP = r'''using System;
 using System.ComponentModel;
 using System.Runtime.InteropServices;
 using Microsoft.Win32.SafeHandles;
@@ -115,7 +114,11 @@ public static class StorsweepDiskCache {
       return r;
     }
   }
-}
+}'''
+
+TOOLS_CACHE_BODY = r'''try {
+  Add-Type -TypeDefinition @'
+''' + CSHARP + r'''
 '@
   $r = [StorsweepDiskCache]::Run([int]$p.disk, [string]$p.writeCache, [string]$p.flushing)
   [IO.File]::WriteAllText($p.out, (ConvertTo-Json -InputObject $r -Compress))
@@ -126,83 +129,7 @@ exit 0'''
 HYPERV_CACHE_BODY = r'''$s = [Console]::In.ReadLine() | ConvertFrom-Json
 $cred = New-Object System.Management.Automation.PSCredential ($s.user, (ConvertTo-SecureString $s.password -AsPlainText -Force))
 $src = @'
-using System;
-using System.ComponentModel;
-using System.Runtime.InteropServices;
-using Microsoft.Win32.SafeHandles;
-public static class StorsweepDiskCache {
-  [StructLayout(LayoutKind.Sequential)]
-  struct CacheInformation {
-    [MarshalAs(UnmanagedType.U1)] public bool ParametersSavable;
-    [MarshalAs(UnmanagedType.U1)] public bool ReadCacheEnabled;
-    [MarshalAs(UnmanagedType.U1)] public bool WriteCacheEnabled;
-    public int ReadRetentionPriority;
-    public int WriteRetentionPriority;
-    public ushort DisablePrefetchTransferLength;
-    [MarshalAs(UnmanagedType.U1)] public bool PrefetchScalar;
-    public ushort Minimum;
-    public ushort Maximum;
-    public ushort MaximumBlocks;
-  }
-  [StructLayout(LayoutKind.Sequential)]
-  struct CacheSetting {
-    public int Version;
-    public int State;
-    [MarshalAs(UnmanagedType.U1)] public bool IsPowerProtected;
-  }
-  public class Result {
-    public bool WriteCacheEnabled { get; set; }
-    public bool ReadCacheEnabled { get; set; }
-    public bool ParametersSavable { get; set; }
-    public bool IsPowerProtected { get; set; }
-    public string State { get; set; }
-  }
-  [DllImport("kernel32.dll", SetLastError = true, CharSet = CharSet.Unicode)]
-  static extern SafeFileHandle CreateFileW(string name, uint access, uint share, IntPtr security, uint disposition, uint flags, IntPtr template);
-  [DllImport("kernel32.dll", SetLastError = true)]
-  static extern bool DeviceIoControl(SafeFileHandle h, uint code, IntPtr inBuf, int inSize, IntPtr outBuf, int outSize, out int returned, IntPtr overlapped);
-  static T Ioctl<T>(SafeFileHandle h, uint code, T data, bool input) where T : struct {
-    int size = Marshal.SizeOf(typeof(T));
-    IntPtr buf = Marshal.AllocHGlobal(size);
-    try {
-      Marshal.StructureToPtr(data, buf, false);
-      int n;
-      if (!DeviceIoControl(h, code, input ? buf : IntPtr.Zero, input ? size : 0, input ? IntPtr.Zero : buf, input ? 0 : size, out n, IntPtr.Zero)) throw new Win32Exception(Marshal.GetLastWin32Error());
-      return (T)Marshal.PtrToStructure(buf, typeof(T));
-    } finally {
-      Marshal.FreeHGlobal(buf);
-    }
-  }
-  public static Result Run(int disk, string writeCache, string flushing) {
-    bool set = writeCache != "read" || flushing != "read";
-    // GENERIC_READ (| GENERIC_WRITE to set), FILE_SHARE_READ | FILE_SHARE_WRITE, OPEN_EXISTING
-    using (SafeFileHandle h = CreateFileW(@"\\.\PhysicalDrive" + disk, set ? 0xC0000000 : 0x80000000, 3, IntPtr.Zero, 3, 0, IntPtr.Zero)) {
-      if (h.IsInvalid) throw new Win32Exception(Marshal.GetLastWin32Error());
-      CacheInformation info = Ioctl(h, 0x740D4, new CacheInformation(), false);
-      if (writeCache != "read") {
-        info.WriteCacheEnabled = writeCache == "enabled";
-        info.ParametersSavable = false;
-        Ioctl(h, 0x7C0D8, info, true);
-        info = Ioctl(h, 0x740D4, new CacheInformation(), false);
-      }
-      CacheSetting s = new CacheSetting();
-      s.Version = Marshal.SizeOf(typeof(CacheSetting));
-      if (flushing != "read") {
-        s.IsPowerProtected = flushing == "off";
-        Ioctl(h, 0x7C0E4, s, true);
-      }
-      s = Ioctl(h, 0x740E0, s, false);
-      string[] states = { "Normal", "WriteThroughNotSupported", "ModifyUnsuccessful" };
-      Result r = new Result();
-      r.WriteCacheEnabled = info.WriteCacheEnabled;
-      r.ReadCacheEnabled = info.ReadCacheEnabled;
-      r.ParametersSavable = info.ParametersSavable;
-      r.IsPowerProtected = s.IsPowerProtected;
-      r.State = s.State >= 0 && s.State < states.Length ? states[s.State] : s.State.ToString();
-      return r;
-    }
-  }
-}
+''' + CSHARP + r'''
 '@
 $r = Invoke-Command -VMName $p.vmName -Credential $cred -ScriptBlock { param($src, $disk, $writeCache, $flushing) $ErrorActionPreference = 'Stop'; Add-Type -TypeDefinition $src; [StorsweepDiskCache]::Run($disk, $writeCache, $flushing) } -ArgumentList $src, ([int]$p.disk), ([string]$p.writeCache), ([string]$p.flushing)
 ConvertTo-Json -InputObject ([pscustomobject]@{ WriteCacheEnabled = $r.WriteCacheEnabled; ReadCacheEnabled = $r.ReadCacheEnabled; ParametersSavable = $r.ParametersSavable; IsPowerProtected = $r.IsPowerProtected; State = $r.State }) -Compress
