@@ -33,6 +33,7 @@ export function renderResultsMd(results: ResultsFile, order: readonly string[]):
     'Written by `npm run bench` (all) or `npm run bench -- --only <name>` (one; the others keep their last figures).',
     'Each figure is one line `name: value unit (target …, met|MISSED)`, exactly as the runner prints it.',
     'These are measurements on one machine, not tests; rerun them on yours before quoting them.',
+    'This file is rewritten by every run: what a person learned about the figures is kept in bench/NOTES.md.',
     '',
     '## How to rerun',
     '',
