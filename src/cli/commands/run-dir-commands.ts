@@ -43,7 +43,8 @@ function registerResults(program: Command): void {
       .option('-i, --inventory <file>', INVENTORY_HELP)
       .option('--json', 'one JSON record per line')
       .option('--csv', 'CSV, one row per record'),
-  ).action(async (dir: string | undefined, o: StoreOptions & { json?: boolean; csv?: boolean }) => {
+  ).action(async (dir: string | undefined, given: Omit<StoreOptions, 'env'> & { json?: boolean; csv?: boolean }) => {
+    const o = { ...given, env: process.env };
     const opened = await openRunFor(dir, o, 'read');
     let records: ResultRecord[];
     try {
@@ -66,7 +67,8 @@ function registerStatus(program: Command): void {
       .option('-i, --inventory <file>', INVENTORY_HELP)
       .option('--json', 'as JSON')
       .option('--watch [seconds]', 'show progress live, refreshed every N seconds (default 2), until the run ends or Ctrl-C'),
-  ).action(async (dir: string | undefined, o: StoreOptions & { json?: boolean; watch?: boolean | string }) => {
+  ).action(async (dir: string | undefined, given: Omit<StoreOptions, 'env'> & { json?: boolean; watch?: boolean | string }) => {
+    const o = { ...given, env: process.env };
     const opened = await openRunFor(dir, o, 'read');
     try {
       if (o.watch !== undefined && o.watch !== false) {
@@ -89,7 +91,7 @@ function registerCleanup(program: Command): void {
       .option('-i, --inventory <file>', 'inventory (default: the one the run used; with --run or a store.json run directory, its store: holds the run and gives its password)')
       .option('--dry-run', 'list what would be removed and on what, as the host shows it now (read-only), or why it would not be')
       .option('--confirm-destroy <names>', 'comma-separated devices (naa.…) whose partition may go although the host shows no mark of this run on it (setptbl sent, no VMFS of the run made); --dry-run names them'),
-  ).action(async (dir: string | undefined, given: CleanupOptions) => {
+  ).action(async (dir: string | undefined, given: Omit<CleanupOptions, 'env'>) => {
     const o: CleanupOptions = { ...given, env: process.env };
     const opened = await openRunFor(dir, o, o.dryRun ? 'read' : 'write');
     if (!o.dryRun) {
