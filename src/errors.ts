@@ -212,6 +212,9 @@ export class UnsafeOperation extends StorsweepError<{ operation: string; target:
  */
 export class GuestDiskNotFound extends StorsweepError<{ host: string; wwn: string; byIdDir: string; seen?: string[]; identity?: DiskIdentityMismatch }> {}
 
+/** A test file that does not fit the volume it goes on (Get-Volume's SizeRemaining): nothing was created. */
+export class NoRoomForTestFile extends StorsweepError<{ volume: string; needBytes: number; freeBytes: number }> {}
+
 /**
  * A disk the guest did not show under the identity expected, as fields a script can act on
  * (`preflight --json`): the object attached, the identity expected, and what a disk of its size shows
