@@ -12,8 +12,9 @@ import { defaultHypervState, diskspdRuns, GUEST_CREDENTIAL, readHypervState, rea
 import type { HypervTargetConfig } from '../../src/providers/hyperv/config.ts';
 import { runGuestDiskspdArgv } from '../../src/providers/hyperv/guest-diskspd.ts';
 import { runGuestCalls } from '../../src/providers/hyperv/powershell.ts';
-import { VOLUME_MARGIN_BYTES } from '../../src/providers/hyperv/windows-volume-room.ts';
+import { VOLUME_MARGIN_BYTES } from '../../src/providers/windows-volume-room.ts';
 import { connectSsh } from '../../src/ssh/ssh-runner.ts';
+import { labPaths } from '../../src/lab/lab.ts';
 import { runCli } from '../helpers/cli.ts';
 import { runLabPlaybook, useEmbeddedLab } from '../helpers/embedded-lab.ts';
 import { startWindowsStandin, type WindowsStandin } from '../helpers/windows-standin.ts';
@@ -72,6 +73,25 @@ describe('run on lab-hyperv: the test file checked against its volume before dis
   const since = async () => (await readPsLog(lab.state.standinState).catch(() => [])).length;
   const guestCalls = async (from: number) => (await readPsLog(lab.state.standinState)).slice(from).filter((l) => l.shape === 'guest-call').flatMap((l) => l.data.calls ?? []);
   const creates = async (from: number) => diskspdRuns((await readPsLog(lab.state.standinState)).slice(from)).filter((r) => r.argv.some((a) => a.startsWith('-c')));
+
+  const preflight = async (file: string) => {
+    const r = await runCli(['preflight', file, '-i', labPaths(lab.root).inventory, '--json', '--no-canary', '-o', path.join(lab.root, 'runs')], { cwd: lab.root, timeoutMs: 120_000 });
+    const checks = (JSON.parse(r.stdout) as { targets: Array<{ checks: Array<{ check: string; status: string; detail: string; remedy?: string }> }> }).targets.flatMap((t) => t.checks);
+    return { code: r.code, stderr: r.stderr, room: checks.find((c) => c.check === 'guest volume free space') };
+  };
+
+  it('preflight: ✓ for a 16 MiB file on a 1 GiB disk; ✗ for 2 GiB, naming the volume, the need and the most it can have free', async () => {
+    const ok = await preflight(await playbook('room-pf-fits', '16m'));
+    expect(ok.code, ok.stderr).toBe(0);
+    expect(ok.room).toMatchObject({ status: 'ok' });
+    const short = await preflight(await playbook('room-pf-short', '2g'));
+    expect(short.code).toBe(1);
+    expect(short.room).toMatchObject({
+      status: 'fail',
+      detail: expect.stringMatching(new RegExp(`^the test file needs 2\\.1 GiB \\(${2 * GiB + VOLUME_MARGIN_BYTES} bytes: settings\\.fileSize plus 64\\.0 MiB for the file system\\) on the ntfs-4k volume made on the 1\\.0 GiB disk of permutation p[0-9a-f]+, which can have at most 1\\.0 GiB free \\(${GiB} bytes: the whole disk\\)$`)),
+      remedy: 'set a smaller settings.fileSize, or a disk.sizeGb of at least 3',
+    });
+  }, 300_000);
 
   it('a 16 MiB file on a 1 GiB disk: Get-Volume asked, then created and measured, exit 0', async () => {
     const from = await since();

@@ -23,7 +23,7 @@ import { toolOwner } from '../../ssh/process-group.ts';
 import { describeHypervGuest } from './fingerprint.ts';
 import { hypervPreflight } from './preflight.ts';
 import { runGuestCalls } from './powershell.ts';
-import { checkVolumeRoom } from './windows-volume-room.ts';
+import { checkVolumeRoom } from '../windows-volume-room.ts';
 
 const hyperv = (kind: HypervValueKind) => matching((v) => isHypervValue(kind, v), HYPERV_EXPECTED[kind]);
 const diskNumber = () => intIn(HYPERV_DISK_NUMBER.min, HYPERV_DISK_NUMBER.max, 'a Get-Disk number');

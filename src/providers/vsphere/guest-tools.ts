@@ -17,7 +17,7 @@ import { checkDiskspdPath } from '../../workloads/tool-settings.ts';
 import { RemoteCommandFailed } from '../../errors.ts';
 import type { AttachedDiskGuest } from '../guest.ts';
 import { OS_CALL, osFacts, parseDiskspdBanner } from '../hyperv/fingerprint.ts';
-import { checkVolumeRoom } from '../hyperv/windows-volume-room.ts';
+import { checkVolumeRoom } from '../windows-volume-room.ts';
 import type { WindowsGuestRunner } from '../windows-guest.ts';
 import { VsphereClient, type ConnectOptions } from './client.ts';
 import { DEFAULT_GUEST_DISKSPD } from './guest-config.ts';

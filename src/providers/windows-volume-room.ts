@@ -1,4 +1,3 @@
-// (In hyperv/ beside windows-guest-volume.ts: built on its cmdlet calls; vSphere imports it from here.)
 // Room for diskspd's test file on the volume a run formatted in a Windows guest, asked before diskspd
 // creates it: Get-Volume's SizeRemaining against the file's size plus a margin. A file that does not
 // fit would make diskspd fail at `-c` (SetEndOfFile: ERROR_DISK_FULL) after a step's worth of work;
@@ -6,10 +5,14 @@
 //
 // MSFT_Volume (Learn, "MSFT_Volume class"): `Size` is the volume's total size in bytes and
 // `SizeRemaining` the available space on it in bytes, both UInt64.
-import { NoRoomForTestFile } from '../../errors.ts';
-import { sizeText } from '../../text/size.ts';
-import type { GuestCall } from '../windows-guest.ts';
-import { driveLetterOf } from './guest-volume.ts';
+// Shared by both ways into a Windows guest (Hyper-V's PowerShell Direct, vSphere's VMware Tools)
+// and by preflight, which compares with the disk before the volume exists (preflight/windows-volume.ts).
+import { NoRoomForTestFile } from '../errors.ts';
+import { sizeText } from '../text/size.ts';
+import type { GuestCall } from './windows-guest.ts';
+
+/** the guest.filesystem values that make a volume on a Windows guest's disk (hyperv/guest-volume.ts VOLUME_SPECS says what each formats) */
+export const VOLUME_FILESYSTEMS = ['ntfs-4k', 'ntfs-64k', 'refs'] as const;
 
 /**
  * What the file system may still write beside the test file once it exists (its own metadata grows
@@ -30,7 +33,7 @@ export interface VolumeRoom {
 /** The drive letter of a test file on a volume (`E:\storsweep.dat` → `E`); null for a raw target (`#3`). */
 export function testFileLetter(target: string): string | null {
   const m = /^([A-Za-z]):\\[^\\]/.exec(target);
-  return m ? driveLetterOf(m[1]) : null;
+  return m ? m[1]!.toUpperCase() : null;
 }
 
 /** Get-Volume of the test file's volume, against `fileBytes` plus the margin; null for a raw target. */
