@@ -7,6 +7,7 @@ import { openRunFor, type StoreOptions } from '../../app/store.ts';
 import { renderCsv } from '../../report/csv.ts';
 import type { ResultRecord } from '../../results/record.ts';
 import { axesLabel } from '../../run/progress.ts';
+import { visible } from '../../text/visible.ts';
 import { EXIT } from '../exit.ts';
 import { jsonText, keepGoingWhenOutputCloses, terminal } from '../output.ts';
 import { watchStatus } from './status-watch.ts';
@@ -22,7 +23,8 @@ const fmt = (v: number | null, div = 1, digits = 1) => (v === null ? '—' : (v 
 
 export function renderResultsTable(records: readonly ResultRecord[]): string {
   const rows = [['permutation', 'axes', 'rep', 'test', 'MB/s', 'IOPS', 'lat µs mean', 'p99']];
-  for (const r of records) rows.push([r.permutationId, axesLabel(r.axes), String(r.repetition), r.test.id, fmt(r.bytesPerSecond, 1e6, 2), fmt(r.iops, 1, 0), fmt(r.latencyUs.mean), fmt(r.latencyUs.p99)]);
+  // each cell on its one line: a record's ids come from the run directory, which may come from anyone
+  for (const r of records) rows.push([visible(r.permutationId), axesLabel(r.axes), visible(r.repetition), visible(r.test.id), fmt(r.bytesPerSecond, 1e6, 2), fmt(r.iops, 1, 0), fmt(r.latencyUs.mean), fmt(r.latencyUs.p99)]);
   const widths = rows[0]!.map((_, i) => rows.reduce((w, r) => Math.max(w, r[i]!.length), 0));
   return rows.map((r) => r.map((c, i) => (i >= 4 ? c.padStart(widths[i]!) : c.padEnd(widths[i]!))).join('  ')).join('\n');
 }
