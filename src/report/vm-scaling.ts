@@ -169,7 +169,7 @@ export class VmScalingRecords {
   private addMemberHost(r: ResultRecord, count: number, host: HostMetrics): void {
     const key = curveKey(r);
     let byCount = this.memberHost.get(key);
-    if (!byCount) this.memberHost.set(key, (byCount = new Map()));
+    if (!byCount) this.memberHost.set(key, (byCount = new Map<number, number[]>()));
     byCount.set(count, [...(byCount.get(count) ?? []), host.latencyUs!]);
     this.hostSpans.vdisk.add(host.latencySpan);
   }

@@ -14,7 +14,7 @@ import { asRunStore, type AnyRunStore } from '../results/sqlite-store.ts';
 import type { CommandRunner } from '../ssh/command-runner.ts';
 import { connectionLost } from '../ssh/connection-lost.ts';
 import { stopGroup, strandedGroupOf, toolOwner, type GroupFiles, type GroupStop } from '../ssh/process-group.ts';
-import type { ScoredSpan, TestOutcome } from '../workloads/passes.ts';
+import type { TestOutcome } from '../workloads/passes.ts';
 import type { PrefillOutcome } from '../workloads/spec.ts';
 import { defaultSleep } from '../workloads/run-fio.ts';
 import type { WorkloadProfile, WorkloadTest } from '../workloads/spec.ts';
