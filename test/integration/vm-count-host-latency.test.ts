@@ -153,5 +153,12 @@ describe('vm.count [1, 2] on the lab: host counters per VM and for the pass', ()
     }
     expect(section).toMatch(/host lat, one VM's disk: virtualDisk\./);
     expect(section).toMatch(/host lat, datastore: datastore\./);
+    // the HTML report's scaling section: the same columns
+    const html = await fs.readFile(path.join(runDir, 'report.html'), 'utf8');
+    const from = html.indexOf('<section id="vm-scaling">');
+    expect(from).toBeGreaterThanOrEqual(0);
+    const scaling = html.slice(from, html.indexOf('</section>', from));
+    expect(scaling).toContain('<th>host lat, datastore</th>');
+    expect(scaling).toContain('host lat, one VM&#39;s disk (mean; min – max)');
   });
 });
