@@ -78,19 +78,29 @@ describe('the tools targets of the lab inventory', () => {
   });
 });
 
-describe.each([
+const SHIPPED = [
   { file: 'linux-guest-tools.yaml', vm: TOOLS_LINUX_VM, tool: 'fio' },
   { file: 'windows-guest-tools.yaml', vm: TOOLS_WINDOWS_VM, tool: 'diskspd' },
-])('playbooks/$file', ({ file, vm, tool }) => {
+];
+// Both shipped playbooks run at once, as a lab user could run them: each its own VM, guest and run
+// directory on the one simulator (one after the other they took the two runs' sum). Everything
+// below is read per VM; the sshd's count spans both runs, so "no connection" holds for each.
+const shipped = new Map<string, Awaited<ReturnType<typeof runPlaybook>>>();
+let sshBefore: number;
+let sshAfter: number;
+let calls: Array<{ method: string; vm: string }>;
+
+describe.each(SHIPPED)('playbooks/$file', ({ file, vm, tool }) => {
   let run: Awaited<ReturnType<typeof runPlaybook>>;
-  let sshBefore: number;
-  let sshAfter: number;
-  let calls: Array<{ method: string; vm: string }>;
   beforeAll(async () => {
-    sshBefore = accepted(await sshdLog());
-    run = await runPlaybook(file);
-    sshAfter = accepted(await sshdLog());
-    calls = (await lab.control.guestOps()).calls;
+    if (!shipped.size) {
+      sshBefore = accepted(await sshdLog());
+      const done = await Promise.all(SHIPPED.map((s) => runPlaybook(s.file)));
+      SHIPPED.forEach((s, i) => shipped.set(s.file, done[i]!));
+      sshAfter = accepted(await sshdLog());
+      calls = (await lab.control.guestOps()).calls;
+    }
+    run = shipped.get(file)!;
   }, 360_000);
 
   it('runs every permutation and test through guest operations, with the right tool', () => {
