@@ -1,6 +1,6 @@
 // The two shell-provider playbooks, end to end through the CLI against a lab of our own: `labUp` in
 // a temp root (real OpenSSH on 127.0.0.1 whose sessions have the ESXi and Windows stand-ins on PATH,
-// fio for the ESXi "guest"), then `storsweep run` exactly as the playbooks' headers tell a user to.
+// fio for the ESXi "guest"), then `storsweep run` as the playbooks' headers tell a user to (with two repetitions: REPEAT).
 // Asserted: every permutation done with a record for every repetition × test, the exact command
 // lines the stand-ins received for one permutation, and nothing left on the hosts afterwards.
 import fs from 'node:fs/promises';
