@@ -8,21 +8,15 @@ import { ConfigError, formatDiagnostic } from '../../../src/errors.ts';
 import { checkPlaybookAgainst, MAX_PLAN_DIAGNOSTICS } from '../../../src/plan/check.ts';
 import { buildPlan } from '../../../src/plan/plan.ts';
 import { moduleOf } from '../../../src/providers/index.ts';
+import { diagnosticsOf } from '../../helpers/config-errors.ts';
 
 const DIR = 'test/fixtures/config';
 const f = (name: string) => path.join(DIR, name);
 const ENV = { HV_GUEST_PASSWORD: 'x4x-secret' };
 const inventory = () => loadInventory(f('inv-providers.yaml'), ENV);
 
-function refused(pbName: string): string[] {
-  try {
-    checkPlaybookAgainst(loadPlaybook(f(pbName)), inventory());
-  } catch (err) {
-    if (err instanceof ConfigError) return err.diagnostics.map(formatDiagnostic);
-    throw err;
-  }
-  throw new Error(`expected ${pbName} to be refused`);
-}
+/** validate's diagnostics (file:line:col lines) for a playbook it must refuse */
+const refused = (pbName: string): string[] => diagnosticsOf(() => checkPlaybookAgainst(loadPlaybook(f(pbName)), inventory()));
 
 /** The plan `plan`/`run` build, without validate's checks (what today's main would send). */
 function planWithoutValidate(pbName: string) {
