@@ -11,7 +11,7 @@ function counted(): { connect: () => Promise<CommandRunner>; opened: () => numbe
   return {
     connect: async () => {
       opened++;
-      const inner = createLocalRunner();
+      const inner = createLocalRunner(process.env);
       return { target: inner.target, run: (c, o) => inner.run(c, o), close: async () => void closed++ };
     },
     opened: () => opened,
