@@ -8,10 +8,12 @@ import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { readFileSync } from 'node:fs';
 import { guestProcesses, LAB_TEMPLATE, LAB_VM, readHypervState, readPsLog } from '../../src/lab/harness/windows/state.ts';
 import { labPaths, labUp, type LabState } from '../../src/lab/lab.ts';
 import { stopPid } from '../../src/lab/sshd.ts';
 import { runCli, stackTraceLines } from '../helpers/cli.ts';
+import { quickSettings } from '../helpers/quick-settings.ts';
 import { runCliWhen } from '../helpers/vsphere-lab.ts';
 
 const playbook = (counts: string, runtimeSec: number) =>
@@ -28,13 +30,8 @@ const playbook = (counts: string, runtimeSec: number) =>
     `    count: ${counts}`,
     '  workload:',
     '    profile: ["4k 0% read 100% random"]',
-    'settings:',
-    '  fileSize: 16m',
-    `  runtimeSec: ${runtimeSec}`,
-    '  passes: 1',
-    '  warmupPass: false',
-    '  intervalSec: 0',
-    'repeat: 1',
+    // no pre-fill: a fresh dynamic VHDX per member, the write test measures it as it comes
+    ...quickSettings({ fileSize: '16m', runtimeSec, prefill: false }),
     '',
   ].join('\n');
 
@@ -55,6 +52,8 @@ let lab: LabState;
 let templateBefore: Record<string, unknown>;
 const state = async () => (await readHypervState(lab.standinState)) as unknown as HvState;
 const records = async (runDir: string): Promise<Rec[]> => (await fs.readFile(path.join(runDir, 'results.jsonl'), 'utf8')).split('\n').filter(Boolean).map((l) => JSON.parse(l) as Rec);
+/** how many calls the stand-in has logged so far */
+const readPsLogSync = (dir: string) => readFileSync(path.join(dir, 'commands.jsonl'), 'utf8').split('\n').filter(Boolean);
 const isOurs = (name: string) => /(^|\\)ss-/.test(name);
 
 beforeAll(async () => {
@@ -77,15 +76,55 @@ async function expectNothingLeft(): Promise<void> {
   expect(Object.values(st.files).filter((f) => f.parentPath !== undefined)).toEqual([]);
 }
 
-describe('vm.count on lab-hyperv', () => {
-  it('[1, 2]: each member a VM on a differencing child of the template, its own VHDX measured in its own guest; member and aggregate records; nothing left', async () => {
+/** The member VMs whose guest runs a diskspd now (the stand-in's process tables), polled until stopped. */
+function watchMeasuring(): { now: () => string[]; stop: () => Promise<void> } {
+  let measuring: string[] = [];
+  let polling = true;
+  const poll = (async () => {
+    while (polling) {
+      const vms = Object.keys((await state().catch(() => ({ vms: {} }) as unknown as HvState)).vms).filter((v) => v.startsWith('ss-'));
+      const busy = await Promise.all(vms.map(async (v) => ((await guestProcesses(lab.standinState, v).catch(() => [])).some((p) => p.Name === 'diskspd.exe') ? v : null)));
+      measuring = busy.filter((v): v is string => v !== null);
+      await new Promise((r) => setTimeout(r, 30));
+    }
+  })();
+  return { now: () => measuring, stop: async () => void ((polling = false), await poll) };
+}
+
+describe('vm.count [1, 2] on lab-hyperv', () => {
+  it('each member a VM on a differencing child of the template, measured in its own guest; killed with -9 while both members measure, run --resume stops each diskspd in its own VM, redoes the permutation; member and aggregate records; nothing left, the template untouched', async () => {
     const pb = path.join(root, 'hv-vmc.yaml');
-    await fs.writeFile(pb, playbook('[1, 2]', 1));
-    const r = await runCli(['run', pb, '-i', labPaths(root).inventory, '--json', '--no-report'], { cwd: root, timeoutMs: 120_000 });
-    expect(r.code, r.stdout + r.stderr).toBe(0);
-    expect(stackTraceLines(r.stderr)).toEqual([]);
-    const runDir = path.resolve(root, (JSON.parse(r.stdout.trim().split('\n').pop()!) as { runDir: string }).runDir);
-    const recs = await records(runDir);
+    // passes long enough that the killed run's diskspd outlives the resume's start
+    await fs.writeFile(pb, playbook('[1, 2]', 5));
+    const runsDir = path.join(root, 'runs');
+    const watch = watchMeasuring();
+    let atKill: string[] = [];
+    let logAtKill = 0;
+    const killed = await runCliWhen(['run', pb, '-i', labPaths(root).inventory, '--out', runsDir, '--json', '--no-report'], { runsDir }, () => watch.now().length >= 2, (pid) => {
+      process.kill(pid, 'SIGKILL');
+      atKill = [...watch.now()];
+      logAtKill = readPsLogSync(lab.standinState).length;
+    });
+    await watch.stop();
+    expect(killed.fired, `diskspd never ran in both members at once: ${killed.stdout}${killed.stderr}`).toBe(true);
+    expect(killed.code).toBeNull();
+    expect(atKill).toHaveLength(2);
+    // the killed run left both members of the 2-VM permutation running; the 1-VM one was done and gone
+    expect(Object.keys((await state()).vms).filter((v) => v.startsWith('ss-')).sort()).toEqual([...atKill].sort());
+    const resumed = await runCli(['run', '--resume', killed.runDir!, '--json', '--no-report'], { cwd: root, timeoutMs: 120_000 });
+    expect(resumed.code, resumed.stdout + resumed.stderr).toBe(0);
+    expect(stackTraceLines(resumed.stderr)).toEqual([]);
+    const log = await readPsLog(lab.standinState);
+    const afterKill = log.slice(logAtKill);
+    for (const vm of atKill) {
+      // its diskspd stopped through its own guest (Stop-Process over PowerShell Direct into that VM) before its disk was detached
+      const stopped = afterKill.findIndex((l) => l.shape === 'guest-call' && l.data.vmName === vm && (l.data.calls ?? []).some((c) => c.cmdlet === 'Stop-Process'));
+      const detached = afterKill.findIndex((l) => (l.data.calls ?? []).some((c) => c.cmdlet === 'Remove-VMHardDiskDrive' && c.params.VMName === vm));
+      expect(stopped, `nothing stopped the diskspd in ${vm}`).toBeGreaterThanOrEqual(0);
+      expect(stopped).toBeLessThan(detached);
+    }
+    // records: per count, one member record per VM and one aggregate summing them
+    const recs = await records(killed.runDir!);
     const of = (count: number) => recs.filter((x) => x.axes['vm.count'] === count);
     for (const count of [1, 2]) {
       const members = of(count).filter((x) => x.vm?.role === 'member');
@@ -97,27 +136,28 @@ describe('vm.count on lab-hyperv', () => {
       const [agg, ...more] = of(count).filter((x) => x.vm?.role === 'aggregate');
       expect(more).toEqual([]);
       expect(agg!.vm!.count).toBe(count);
-      expect(agg!.iops).toBeCloseTo(members.reduce((s, m) => s + m.iops!, 0), 6);
+      expect(agg!.iops).toBeCloseTo(members.reduce((sum, m) => sum + m.iops!, 0), 6);
     }
-    // each member's diskspd ran in that member's own VM, on its own disk; none in the lab's VM
-    const log = await readPsLog(lab.standinState);
+    // every diskspd pass ran in a member's own VM, none in the lab's VM
     const runs = log.filter((l) => l.shape === 'guest-run').map((l) => l.data.vmName!);
-    expect(new Set(runs).size).toBe(3);
-    expect(runs).not.toContain(LAB_VM);
+    expect(runs.length).toBeGreaterThanOrEqual(5);
+    expect(runs.every((vm) => vm.startsWith('ss-'))).toBe(true);
     const calls = log.flatMap((l) => (l.shape === 'call' ? (l.data.calls ?? []) : []));
     const diffs = calls.filter((c) => c.cmdlet === 'New-VHD' && c.params.Differencing === true);
-    expect(diffs.map((c) => c.params.ParentPath)).toEqual([LAB_TEMPLATE, LAB_TEMPLATE, LAB_TEMPLATE]);
+    // 1 + 2 members, then the 2-VM permutation's again on resume: each a child of the template, each a Generation 2 VM on its child
+    expect(diffs.map((c) => c.params.ParentPath)).toEqual(Array(5).fill(LAB_TEMPLATE));
     const vms = calls.filter((c) => c.cmdlet === 'New-VM').map((c) => c.params);
     expect(vms.map((p) => [p.Generation, p.MemoryStartupBytes, p.VHDPath])).toEqual(diffs.map((d) => [2, 2147483648, d.params.Path]));
-    for (const cmdlet of ['Start-VM', 'Stop-VM', 'Remove-VM']) expect(calls.filter((c) => c.cmdlet === cmdlet).map((c) => c.params.Name).sort()).toEqual(vms.map((p) => p.Name).sort());
-    // turned off before removed, each member's measured disk detached before its VM went
-    for (const name of vms.map((p) => p.Name)) {
-      const at = (cmdlet: string) => calls.findIndex((c) => c.cmdlet === cmdlet && (c.params.Name === name || c.params.VMName === name));
-      expect(at('Remove-VMHardDiskDrive')).toBeLessThan(at('Stop-VM'));
-      expect(at('Stop-VM')).toBeLessThan(at('Remove-VM'));
+    for (const cmdlet of ['Start-VM', 'Stop-VM', 'Remove-VM']) expect(calls.filter((c) => c.cmdlet === cmdlet).map((c) => String(c.params.Name)).sort()).toEqual(vms.map((p) => String(p.Name)).sort());
+    // each VM: turned off after its measured disk was detached, removed after it was off (its last life: the resume's)
+    for (const name of new Set(vms.map((p) => p.Name))) {
+      const last = (cmdlet: string) => calls.findLastIndex((c) => c.cmdlet === cmdlet && (c.params.Name === name || c.params.VMName === name));
+      expect(last('Remove-VMHardDiskDrive')).toBeLessThan(last('Stop-VM'));
+      expect(last('Stop-VM')).toBeLessThan(last('Remove-VM'));
     }
-    // the template was only ever read: never an argument of a call that writes or removes
-    expect(calls.filter((c) => c.cmdlet === 'Remove-Item' || c.cmdlet === 'Add-VMHardDiskDrive').map((c) => String(c.params.LiteralPath ?? c.params.Path).toLowerCase())).not.toContain(LAB_TEMPLATE.toLowerCase());
+    // the template was only ever read: never an argument of a call that writes, attaches or removes
+    const written = calls.filter((c) => ['Remove-Item', 'Add-VMHardDiskDrive', 'New-VM'].includes(c.cmdlet) || (c.cmdlet === 'New-VHD' && c.params.Differencing !== true));
+    expect(written.map((c) => String(c.params.LiteralPath ?? c.params.Path ?? c.params.VHDPath).toLowerCase())).not.toContain(LAB_TEMPLATE.toLowerCase());
     await expectNothingLeft();
-  }, 120_000);
+  }, 150_000);
 });
