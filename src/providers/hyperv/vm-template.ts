@@ -19,7 +19,7 @@ export const vmTemplateSchema = z
     vhdxPath: matching((v) => isHypervValue('vhdxPath', v), HYPERV_EXPECTED.vhdxPath).describe('The template: a sysprepped Windows guest\'s system disk (VHDX). Each vm.count member boots a differencing child of it; the template itself is never written'),
     // Generation 2 only: the member's system disk and its measured disk both go on SCSI controller 0,
     // which a Generation 1 VM boots from not at all (it boots from IDE)
-    generation: z.literal(2, { error: 'expected 2: a member is a Generation 2 VM (its system disk and its measured disk are on SCSI; a Generation 1 VM boots from IDE)' }).default(2),
+    generation: z.literal(2).default(2).describe('New-VM -Generation of each member: 2 only (its system disk and its measured disk are on SCSI; a Generation 1 VM boots from IDE)'),
     memoryStartupBytes: intIn(HYPERV_VM_MEMORY.min, HYPERV_VM_MEMORY.max, 'bytes of startup memory')
       .refine((v) => v % HYPERV_VM_MEMORY.step === 0, { error: 'expected a multiple of 2 MiB (2097152 bytes), as Hyper-V asks' })
       .default(2048 * MiB)
