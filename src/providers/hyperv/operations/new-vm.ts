@@ -53,8 +53,8 @@ export const newVm = hypervOperation({
     if (vhd?.VhdType !== 'Differencing') throw new UnsafeOperation(`${h.t.host}: ${vhdPath} is no differencing disk (${String(vhd?.VhdType)}); a member boots a child of the template only`, { operation: 'New-VM', target: vhdPath });
     ctx.log(`creating VM ${a.name} (generation ${a.generation}) on ${vhdPath}`);
     await ctx.sent({ name: a.name, vhdPath });
-    await runCalls(h.runner, [newVmCall({ ...a, vhdPath })]);
-    await runCalls(h.runner, [startVmCall(a.name)]);
+    // one PowerShell process: Start-VM runs only if New-VM succeeded ($ErrorActionPreference = 'Stop')
+    await runCalls(h.runner, [newVmCall({ ...a, vhdPath }), startVmCall(a.name)]);
     await waitForGuest(h, a.name, ctx.signal);
     ctx.log(`${a.name} is running; PowerShell Direct answers`);
     return made(ctx.step, a.name, { name: a.name, vhdPath });
@@ -71,8 +71,8 @@ async function removeVm(obj: RecordedObject, ctx: HostContext<HypervHost>): Prom
   const here = await vmsNamed(h, name);
   if (here.length === 0) return 'absent';
   if (here.length > 1) return h.keepOpen(name, `${here.length} VMs are named ${name}; cannot tell which one this run made — remove the right one by hand (Get-VM | Select-Object Name, Id)`);
-  if (here[0]!.State !== 'Off') await runCalls(h.runner, [stopVmCall(name)]);
-  await runCalls(h.runner, [removeVmCall(name)]);
+  // one PowerShell process: Remove-VM runs only once Stop-VM turned it off
+  await runCalls(h.runner, [...(here[0]!.State !== 'Off' ? [stopVmCall(name)] : []), removeVmCall(name)]);
   ctx.log(`turned off and removed VM ${name}`);
   return 'removed';
 }
