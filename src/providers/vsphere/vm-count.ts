@@ -55,7 +55,7 @@ export function memberSteps(count: number, target: VsphereStepTarget, prefix: st
 /**
  * What the target's inventory entry rules out for `vm.count` (at each value's line): a guest over
  * SSH (a clone's address is in no inventory: clones are reached through guest operations) and a
- * Windows guest (not yet). Which providers take the axis at all is theirs to declare: only vSphere does.
+ * Windows guest (not yet). Which providers take the axis at all is theirs to declare: vSphere and Hyper-V (hyperv/vm-count.ts) do.
  */
 export function vmCountDiagnostics(guest: { via?: string; os?: string }, values: readonly AxisValue[], name: string): AxisDiagnostic[] {
   const why =
