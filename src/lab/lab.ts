@@ -10,7 +10,7 @@ import { attachPostgres, hasPostgresCluster, PG_SUPERUSER, restartPostgres, star
 // the stand-ins' host models (src/lab/harness/*/state.ts) are the lab's ESXi and Hyper-V hosts
 import { BLANK_DEV, ESXI_HARNESS_DIR, RDM_DEV, defaultEsxiState, seedEsxiState } from './harness/esxi/state.ts';
 import { DEFAULT_LAB_VERSION, type LabVersion } from './versions.ts';
-import { labHypervState, seedHypervState, LAB_GUEST_USER, LAB_VM, WINDOWS_HARNESS_DIR } from './harness/windows/state.ts';
+import { labHypervState, seedHypervState, LAB_GUEST_USER, LAB_TEMPLATE, LAB_VM, WINDOWS_HARNESS_DIR } from './harness/windows/state.ts';
 
 export interface LabState {
   ssh: { pid: number; port: number; user: string; keyPath: string; knownHostsFile: string };
@@ -293,6 +293,11 @@ export function labInventoryYaml(s: LabState): string {
     `      username: '${LAB_GUEST_USER}'`,
     '      password: ${file:hyperv-guest-password}',
     "    diskspdPath: 'C:\\Tools\\diskspd.exe'",
+    // vm.count members: differencing children of the stand-in's sysprepped template (hyperv_vms.py)
+    '    vmTemplate:',
+    `      vhdxPath: '${LAB_TEMPLATE}'`,
+    '      generation: 2',
+    '      memoryStartupBytes: 2147483648',
     // the stand-in host's Win32_OperatingSystem.Version (Windows Server 2022): preflight checks it
     '    version: "10.0.20348"',
   );

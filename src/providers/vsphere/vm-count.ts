@@ -6,20 +6,13 @@
 // VMware Tools guest operations only (a clone's network address is in no inventory), in a Linux
 // guest (the only guest whose clone the lab can stand in for today).
 import type { AxisDiagnostic, PlannedStep } from '../../contract/provider.ts';
-import type { Axes, AxisSpec, AxisValue } from '../../contract/axis.ts';
+import type { Axes, AxisValue } from '../../contract/axis.ts';
 import { InvalidArgument } from '../../errors.ts';
-import { MAX_VM_COUNT } from '../../limits.ts';
+import { memberName, VM_COUNT_AXIS, VM_COUNT_AXIS_SPEC, VM_COUNT_EXPECTED } from '../vm-count-axis.ts';
 import { cloneVm } from './operations/clone-vm.ts';
 import type { VsphereStepTarget } from './config.ts';
 
-export const VM_COUNT_AXIS = 'vm.count';
-export const VM_COUNT_EXPECTED = `a whole number of VMs from 1 to ${MAX_VM_COUNT}`;
-
-export const VM_COUNT_AXIS_SPEC: AxisSpec = {
-  name: VM_COUNT_AXIS,
-  expected: VM_COUNT_EXPECTED,
-  accepts: (v) => typeof v === 'number' && Number.isInteger(v) && v >= 1 && v <= MAX_VM_COUNT,
-};
+export { VM_COUNT_AXIS, VM_COUNT_AXIS_SPEC, VM_COUNT_EXPECTED, memberName };
 
 /** The axes a `vm.count` permutation cannot take yet, and why (refused by the planner, so at the value's line by `validate`). */
 const NOT_WITH_VM_COUNT: Readonly<Record<string, string>> = {
@@ -39,11 +32,6 @@ export function vmCountOf(axes: Axes): number | undefined {
   const format = String(axes['disk.format'] ?? '');
   if (format.startsWith('rdm')) throw new InvalidArgument(`axis disk.format = ${JSON.stringify(format)}: expected a flat disk format with ${VM_COUNT_AXIS} (one LUN cannot be N VMs' own disks)`, { name: 'disk.format', value: format });
   return v as number;
-}
-
-/** A clone's owned name: the permutation's prefix and its member number. */
-export function memberName(prefix: string, index: number): string {
-  return `${prefix}-vm${index}`;
 }
 
 /**
@@ -67,7 +55,7 @@ export function memberSteps(count: number, target: VsphereStepTarget, prefix: st
 /**
  * What the target's inventory entry rules out for `vm.count` (at each value's line): a guest over
  * SSH (a clone's address is in no inventory: clones are reached through guest operations) and a
- * Windows guest (not yet). Which providers take the axis at all is theirs to declare: only vSphere does.
+ * Windows guest (not yet). Which providers take the axis at all is theirs to declare: vSphere and Hyper-V (hyperv/vm-count.ts) do.
  */
 export function vmCountDiagnostics(guest: { via?: string; os?: string }, values: readonly AxisValue[], name: string): AxisDiagnostic[] {
   const why =
