@@ -9,8 +9,9 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { LAB_SCALE_VMS } from '../../src/lab/lab.ts';
+import { LAB_SCALE_VMS, labPaths } from '../../src/lab/lab.ts';
 import { runLabPlaybook } from '../helpers/embedded-lab.ts';
+import { runCli } from '../helpers/cli.ts';
 import { isScaleVm, namedVmsPlaybook, useNamedVmsLab } from '../helpers/named-vms-lab.ts';
 
 interface Rec {
@@ -68,5 +69,34 @@ describe('vm.count [1, 2] on the VMs the inventory names', () => {
 
   it('leaves every named VM with exactly its original devices and settings (pyvmomi)', async () => {
     await expectNamedVmsIntact();
+  });
+});
+
+describe('preflight of the named VMs a plan uses', () => {
+  interface Check { check: string; status: string; detail: string }
+  const preflight = async (count: number) => {
+    const r = await runCli(['preflight', path.join(lab.root, 'named.yaml'), '-i', labPaths(lab.root).inventory, '--json', '--no-canary', '--set', `matrix.vm.count=[${count}]`, '-o', path.join(lab.root, `pf-${count}`)], { cwd: lab.root });
+    return { code: r.code, checks: (JSON.parse(r.stdout) as { targets: Array<{ checks: Check[] }> }).targets[0]!.checks };
+  };
+
+  it('checks each: power, Tools, disk.EnableUUID, guest login, its privileges', async () => {
+    const { code, checks } = await preflight(3);
+    expect(code).toBe(0);
+    for (const vm of LAB_SCALE_VMS) {
+      for (const what of ['power', 'VMware Tools', 'disk.EnableUUID', 'guest login']) expect(checks.find((c) => c.check === `VM ${vm}: ${what}`)?.status, `${vm} ${what}`).toBe('ok');
+      expect(checks.filter((c) => c.check.startsWith('privilege ') && c.detail.includes(`VM ${vm}`)).length, vm).toBeGreaterThanOrEqual(5);
+    }
+  });
+
+  it('a named VM whose Tools are not running: ✗ naming that VM (the lab refuses its guest operations, as vSphere does)', async () => {
+    await lab.control.guestTools(VM_C, false);
+    try {
+      const { code, checks } = await preflight(3);
+      expect(code).not.toBe(0);
+      expect(checks.filter((c) => c.status === 'fail').map((c) => c.check).sort()).toEqual([`VM ${VM_C}: VMware Tools`, `VM ${VM_C}: guest login`]);
+      expect(checks.find((c) => c.check === `VM ${VM_C}: guest login`)!.detail).toContain('GuestOperationsUnavailable');
+    } finally {
+      await lab.control.guestTools(VM_C, true);
+    }
   });
 });

@@ -9,7 +9,7 @@ import { CANONICAL_DEVICE_EXPECTED, isCanonicalDevice } from '../canonical-devic
 import { DEFAULT_ENDPOINT_CONCURRENCY } from '../endpoint-pool.ts';
 import { esxiVersionField } from '../esxi-version-field.ts';
 import { ATTACHED_DISK, ATTACHED_DISK_TEST_FILE, attachedDiskGuestSchema, guestOpener, guestWorkload, nameField } from '../guest.ts';
-import { toolsGuest, toolsWorkloadEndpoint } from './guest-tools.ts';
+import { toolsGuest, toolsWorkloadEndpoint, type ToolsGuestWiring } from './guest-tools.ts';
 import { guestInventoryDiagnostics, WINDOWS_GUEST_FILESYSTEMS } from './guest-config.ts';
 import { fioGuestResources, lunResource } from '../shared-resources.ts';
 import { VSPHERE_AXES } from './axes.ts';
@@ -24,7 +24,7 @@ import { guestSettingsOnWindows, writeCacheOnLinux } from '../guest-settings-axe
 import { estimateSteps, schemasOf } from '../operations.ts';
 import { VSPHERE_OPERATIONS } from './operations/index.ts';
 import { vspherePreflight } from './preflight.ts';
-import { namedMemberVms, scaleVmsDiagnostics, vmCountDiagnostics, VM_COUNT_AXIS } from './vm-count.ts';
+import { scaleVmsDiagnostics, vmCountDiagnostics, VM_COUNT_AXIS } from './vm-count.ts';
 import { VCENTERS, vcenterSection, type VcenterEntry } from './endpoint.ts';
 
 const name = nameField;
@@ -164,8 +164,19 @@ function compose(target: VsphereTarget, ctx: ComposeContext): Composition {
     workloadProvider: g.provider,
     workloadTarget: g.describe,
     insecureEndpoints: cfg.vcenter.insecure ? [`vcenter:${target.vcenter}`] : [],
-    preflight: vspherePreflight(() => VsphereClient.connect(cfg.vcenter), () => ctx.pool.session(`${sdkEndpointKey(url)}|${username}`, () => VsphereClient.connect(cfg.vcenter)), cfg, target.guest.via === 'tools'),
+    preflight: vspherePreflight(() => VsphereClient.connect(cfg.vcenter), () => ctx.pool.session(`${sdkEndpointKey(url)}|${username}`, () => VsphereClient.connect(cfg.vcenter)), cfg, target.guest.via === 'tools', tools && target.scaleVms ? (vm) => guestLogin(tools, vm) : undefined),
   };
+}
+
+/** A named VM's guest login, proven by running `true` there through guest operations (preflight). */
+async function guestLogin(tools: ToolsGuestWiring, vm: string): Promise<void> {
+  const runner = await tools.forVm(vm).openLinux();
+  try {
+    const r = await runner.run('true');
+    if (r.exitCode !== 0) throw new Error(`\`true\` exited ${r.exitCode} in ${vm}'s guest`);
+  } finally {
+    await runner.close().catch(() => undefined);
+  }
 }
 
 export const vsphere = {
