@@ -3,13 +3,14 @@
 // a VM named twice, a VM named like an object storsweep makes (`ss-…`), and a list on a target whose
 // guest is not reached through guest operations. A count of N plans the first N named VMs: no
 // clone step, each VM its own disk (an owned name of the member's) and the guest-disk step that
-// finds it there. The lab side is test/integration/vm-count-named.test.ts.
+// finds it there; `plan` lists the VMs of each permutation. The lab side is test/integration/vm-count-named.test.ts.
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { loadInventory, loadPlaybook } from '../../../../src/config/index.ts';
 import { ConfigError, formatDiagnostic } from '../../../../src/errors.ts';
 import { checkPlaybookAgainst } from '../../../../src/plan/check.ts';
 import { buildPlan } from '../../../../src/plan/plan.ts';
+import { renderPlanText } from '../../../../src/app/plan-text.ts';
 import { moduleOf } from '../../../../src/providers/index.ts';
 import { namedMemberVms } from '../../../../src/providers/vsphere/vm-count.ts';
 
@@ -79,7 +80,10 @@ describe('scaleVms: the plan', () => {
     expect(namedMemberVms(byCount(1).steps)).toEqual(['bench-vm']);
   });
 
-  it('names every VM it uses in the plan (the steps say which VM each disk goes to)', () => {
+  it('`plan` says which VMs each permutation uses', () => {
     expect(byCount(1).steps.filter((s) => s.step !== 'workload').map((s) => s.arguments.vm)).toEqual(['bench-vm', 'bench-vm']);
+    const text = renderPlanText(p);
+    expect(text).toContain(`${byCount(1).permutationId}  `);
+    expect(text.split('\n').filter((l) => l.trim().startsWith('VMs:')).map((l) => l.trim())).toEqual(['VMs: vm1 bench-vm', 'VMs: vm1 bench-vm, vm2 load-a, vm3 load-b']);
   });
 });
