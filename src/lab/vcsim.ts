@@ -73,6 +73,8 @@ export interface GuestOpsVm {
   sudo?: boolean;
   /** Windows: where the guest has diskspd.exe (default C:\Tools\DiskSpd\diskspd.exe) */
   diskspdPath?: string;
+  /** Linux: the path at which the guest's programs see its own scratch directory (several guests, one path, each its own files: guestops.go) */
+  workdir?: string;
 }
 
 /** One guest operation the harness received (GET /_harness/guest-ops). */

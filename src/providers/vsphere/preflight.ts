@@ -12,6 +12,8 @@ import type { VsphereTargetConfig } from './config.ts';
 import { currentTime, queryAvailablePerfMetric, queryPerfProviderSummary, type RoundTripper } from './methods.ts';
 import { counterKeys } from './perf.ts';
 import { policyChecks } from './storage-policy-preflight.ts';
+import { namedVmChecks, type GuestLogin } from './named-vm-preflight.ts';
+import { namedMemberVms } from './vm-count.ts';
 import type { MoRef } from './soap.ts';
 import { arr, decodeReturn, type PerfCounterInfo } from './types.ts';
 
@@ -76,14 +78,16 @@ async function spaceOf(c: VsphereClient, o: Objects, places: readonly SpacePlace
 }
 
 /** The privileges each step needs, on which object (vSphere Security: "Required Privileges for Common Tasks"). */
-export function privilegesNeeded(steps: readonly PlannedStep[], o: Objects & { datastore?: { ref: MoRef; name: string } }, viaTools: boolean): Array<{ priv: string; on: MoRef; what: string }> {
+export function privilegesNeeded(steps: readonly PlannedStep[], o: Objects & { datastore?: { ref: MoRef; name: string }; vms?: ReadonlyMap<string, MoRef> }, viaTools: boolean): Array<{ priv: string; on: MoRef; what: string }> {
   const out = new Map<string, { priv: string; on: MoRef; what: string }>();
   const add = (priv: string, on: MoRef, what: string) => out.set(`${priv} ${on.value}`, { priv, on, what });
   for (const s of steps) {
+    // a VM the inventory names for vm.count (scaleVms) is asked about itself; any other, the target's
+    const vmOf = o.vms?.get(String(s.arguments.vm)) ?? o.vm;
     if (s.operation === 'CreateVmfsDatastore' || s.operation === 'CreateNasDatastore') add('Host.Config.Storage', o.host, `host ${String(s.arguments.host)}`);
     if (s.operation === 'ReconfigVM_Task' && s.arguments.deviceChange === 'add+create') {
-      add('VirtualMachine.Config.AddNewDisk', o.vm, `VM ${String(s.arguments.vm)}`);
-      add('VirtualMachine.Config.RemoveDisk', o.vm, `VM ${String(s.arguments.vm)}`);
+      add('VirtualMachine.Config.AddNewDisk', vmOf, `VM ${String(s.arguments.vm)}`);
+      add('VirtualMachine.Config.RemoveDisk', vmOf, `VM ${String(s.arguments.vm)}`);
       // a datastore the plan creates inherits its permissions from the datacenter
       const existing = o.datastore && s.arguments.datastore === o.datastore.name ? o.datastore : undefined;
       add('Datastore.AllocateSpace', existing ? existing.ref : o.datacenter, existing ? `datastore ${existing.name}` : 'the datacenter (whose permissions the datastores the plan creates inherit)');
@@ -91,7 +95,8 @@ export function privilegesNeeded(steps: readonly PlannedStep[], o: Objects & { d
     }
     if (s.operation === 'ReconfigVM_Task' && s.arguments.device === 'controller') add('VirtualMachine.Config.AddRemoveDevice', o.vm, `VM ${String(s.arguments.vm)}`);
   }
-  if (viaTools) for (const p of ['VirtualMachine.GuestOperations.Execute', 'VirtualMachine.GuestOperations.Modify', 'VirtualMachine.GuestOperations.Query']) add(p, o.vm, 'the guest (VMware Tools guest operations)');
+  const guests: Array<[MoRef, string]> = [[o.vm, 'the guest (VMware Tools guest operations)'], ...[...(o.vms ?? new Map<string, MoRef>())].map(([name, ref]): [MoRef, string] => [ref, `VM ${name}'s guest (VMware Tools guest operations)`])];
+  if (viaTools) for (const [on, what] of guests) for (const p of ['VirtualMachine.GuestOperations.Execute', 'VirtualMachine.GuestOperations.Modify', 'VirtualMachine.GuestOperations.Query']) add(p, on, what);
   return [...out.values()];
 }
 
@@ -179,7 +184,7 @@ async function metricChecks(c: VsphereClient, o: Objects): Promise<PreflightChec
 }
 
 /** The vSphere target's preflight; `connect` opens a session of its own (logged out after each use). */
-export function vspherePreflight(connect: () => Promise<VsphereClient>, shared: () => Promise<VsphereClient>, cfg: Pick<VsphereTargetConfig, 'host' | 'vm' | 'datacenter' | 'datastore' | 'version' | 'vcenter' | 'guestOs'>, viaTools: boolean): TargetPreflight {
+export function vspherePreflight(connect: () => Promise<VsphereClient>, shared: () => Promise<VsphereClient>, cfg: Pick<VsphereTargetConfig, 'host' | 'vm' | 'datacenter' | 'datastore' | 'version' | 'vcenter' | 'guestOs'>, viaTools: boolean, guestLogin?: GuestLogin): TargetPreflight {
   // `shared`: the run's pooled session, which its providers log out when they close
   const withClient = async <X>(fn: (c: VsphereClient, o: Objects) => Promise<X>, own = true): Promise<X> => {
     const c = await (own ? connect() : shared());
@@ -204,8 +209,10 @@ export function vspherePreflight(connect: () => Promise<VsphereClient>, shared: 
       const head: PreflightCheck[] = [{ check: 'connection', status: 'ok', detail: `${cfg.vcenter.url}: certificate ${cfg.vcenter.thumbprint ? 'matches the pinned thumbprint' : cfg.vcenter.insecure ? 'NOT verified (insecure: true)' : 'verified'}; logged in as ${cfg.vcenter.username}` }];
       return withClient(async (c2, o) => {
         const ds = cfg.datastore ? await c2.findDatastoreOrNone(cfg.datastore, o.datacenter) : undefined;
-        const privs = await privilegeChecks(c2, privilegesNeeded(steps, { ...o, ...(ds && cfg.datastore ? { datastore: { ref: ds, name: cfg.datastore } } : {}) }, viaTools));
-        return [...head, ...(await versionChecks(c2, o, cfg.version)), ...privs, ...(await vmChecks(c2, o, { viaTools, windows: cfg.guestOs === 'windows', byUuid: identifiesByUuid(steps) })), ...(await metricChecks(c2, o)), ...(await policyChecks(c2, steps, o.datacenter))];
+        // the VMs in scaleVms the plan uses (vm.count): each checked, ✗ naming it (named-vm-preflight.ts)
+        const named = await namedVmChecks(c2, o.datacenter, namedMemberVms(steps), { byUuid: identifiesByUuid(steps), login: guestLogin });
+        const privs = await privilegeChecks(c2, privilegesNeeded(steps, { ...o, vms: named.found, ...(ds && cfg.datastore ? { datastore: { ref: ds, name: cfg.datastore } } : {}) }, viaTools));
+        return [...head, ...(await versionChecks(c2, o, cfg.version)), ...privs, ...(await vmChecks(c2, o, { viaTools, windows: cfg.guestOs === 'windows', byUuid: identifiesByUuid(steps) })), ...named.checks, ...(await metricChecks(c2, o)), ...(await policyChecks(c2, steps, o.datacenter))];
       });
     },
   };

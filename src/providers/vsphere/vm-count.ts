@@ -5,7 +5,10 @@
 // and size on the permutation's datastore, found in its own guest. Clones are reached through
 // VMware Tools guest operations only (a clone's network address is in no inventory), in a Linux
 // guest (the only guest whose clone the lab can stand in for today).
-import type { AxisDiagnostic, PlannedStep } from '../../contract/provider.ts';
+// Or, when the target names existing VMs (`scaleVms`), count N measures the first N of them instead
+// (docs/decisions/new-named-scale-vms.md): no clone is made; each named VM gets only its own disk,
+// which teardown removes; the VM itself is never powered off, reconfigured otherwise or destroyed.
+import type { AxisDiagnostic, PlannedStep, TargetDiagnostic } from '../../contract/provider.ts';
 import type { Axes, AxisValue } from '../../contract/axis.ts';
 import { InvalidArgument } from '../../errors.ts';
 import { memberName, VM_COUNT_AXIS, VM_COUNT_AXIS_SPEC, VM_COUNT_EXPECTED } from '../vm-count-axis.ts';
@@ -35,16 +38,21 @@ export function vmCountOf(axes: Axes): number | undefined {
 }
 
 /**
- * The N members' steps, each VM after the other: its clone, then (`diskSteps`, the same disk and
- * guest-disk steps a one-VM permutation has, planned for the clone) its disk and the guest-disk step
- * that finds it, which says which member it measures. Torn down in reverse: each disk before its VM.
+ * The N members' steps, each VM after the other: its clone (none for a VM the inventory names),
+ * then (`diskSteps`, the same disk and guest-disk steps a one-VM permutation has, planned for the
+ * member) its disk and the guest-disk step that finds it, which says which member it measures.
+ * Torn down in reverse: each disk before its VM. A named VM's owned names (its disk's) carry the
+ * member's prefix as a clone's do.
  */
 export function memberSteps(count: number, target: VsphereStepTarget, prefix: string, diskSteps: (member: VsphereStepTarget, memberPrefix: string) => PlannedStep[]): PlannedStep[] {
+  const named = target.scaleVms;
+  if (named && count > named.length) throw new InvalidArgument(`axis ${VM_COUNT_AXIS} = ${count}: expected at most ${named.length}, the VMs the target names in scaleVms`, { name: VM_COUNT_AXIS, value: String(count) });
   const steps: PlannedStep[] = [];
   for (let k = 1; k <= count; k++) {
     const name = memberName(prefix, k);
-    steps.push(cloneVm.step({ step: `clone vm${k}`, arguments: { host: target.host, vm: target.vm, datacenter: target.datacenter, name, member: k, clone: 'full' }, destructive: false, creates: { kind: 'vm', name } }));
-    for (const s of diskSteps({ ...target, vm: name }, name)) {
+    const vm = named ? named[k - 1]! : name;
+    if (!named) steps.push(cloneVm.step({ step: `clone vm${k}`, arguments: { host: target.host, vm: target.vm, datacenter: target.datacenter, name, member: k, clone: 'full' }, destructive: false, creates: { kind: 'vm', name } }));
+    for (const s of diskSteps({ ...target, vm }, name)) {
       const member = s.step === 'guest-disk' ? { arguments: { ...s.arguments, member: k } } : {};
       steps.push({ ...s, step: `${s.step} vm${k}`, ...member });
     }
@@ -52,17 +60,51 @@ export function memberSteps(count: number, target: VsphereStepTarget, prefix: st
   return steps;
 }
 
+/** The VMs a permutation's steps measure that it did not make: the named VMs (`scaleVms`) its members use. */
+export function namedMemberVms(steps: readonly PlannedStep[]): string[] {
+  const made = new Set(steps.filter((s) => s.creates?.kind === 'vm').map((s) => s.creates!.name));
+  const vms = steps.filter((s) => s.arguments.member !== undefined && typeof s.arguments.vm === 'string' && !made.has(s.arguments.vm)).map((s) => s.arguments.vm as string);
+  return [...new Set(vms)];
+}
+
+/** What an owned name looks like: a VM the inventory names must never look like one of ours. */
+const OWNED_LOOKING = /^ss-/;
+
+/**
+ * The inventory's `scaleVms` (at its own lines): each VM once, none named like an object storsweep
+ * makes, and a guest the named VMs can be reached in (guest operations, Linux: as for clones).
+ */
+export function scaleVmsDiagnostics(t: { scaleVms?: readonly string[] | undefined; guest: { via?: string; os?: string } }): TargetDiagnostic[] {
+  const list = t.scaleVms;
+  if (!list) return [];
+  const out: TargetDiagnostic[] = [];
+  const seen = new Map<string, number>();
+  for (const [i, vm] of list.entries()) {
+    const first = seen.get(vm);
+    if (first !== undefined) out.push({ path: ['scaleVms', i], message: `"${vm}" is named twice (also scaleVms[${first}]); each VM of a vm.count permutation must be a VM of its own, measuring its own disk` });
+    else seen.set(vm, i);
+    if (OWNED_LOOKING.test(vm)) out.push({ path: ['scaleVms', i], message: `"${vm}" starts with "ss-", the prefix of the objects storsweep makes and removes; a VM the inventory names is never ours: rename it, or leave it out` });
+  }
+  if (t.guest.via !== 'tools') out.push({ path: ['scaleVms'], message: 'the VMs in scaleVms are reached through VMware Tools guest operations only (guest.via: tools): their addresses are in no inventory' });
+  else if (t.guest.os === 'windows') out.push({ path: ['scaleVms'], message: `${VM_COUNT_AXIS} measures Linux guests only for now; this target's guest is Windows` });
+  return out;
+}
+
 /**
  * What the target's inventory entry rules out for `vm.count` (at each value's line): a guest over
  * SSH (a clone's address is in no inventory: clones are reached through guest operations) and a
  * Windows guest (not yet). Which providers take the axis at all is theirs to declare: vSphere and Hyper-V (hyperv/vm-count.ts) do.
  */
-export function vmCountDiagnostics(guest: { via?: string; os?: string }, values: readonly AxisValue[], name: string): AxisDiagnostic[] {
+export function vmCountDiagnostics(guest: { via?: string; os?: string }, values: readonly AxisValue[], name: string, scaleVms?: readonly string[]): AxisDiagnostic[] {
+  // more VMs than the inventory names: at the value's line and at the list's
+  const tooMany = scaleVms
+    ? values.flatMap((v, index) => (typeof v === 'number' && v > scaleVms.length ? [{ axis: VM_COUNT_AXIS, index, inventory: ['scaleVms'], message: `target "${name}" names ${scaleVms.length} VM${scaleVms.length === 1 ? '' : 's'} in scaleVms (${scaleVms.join(', ')}); ${VM_COUNT_AXIS} ${v} needs as many: allowed values 1 to ${scaleVms.length}` }] : []))
+    : [];
   const why =
     guest.via !== 'tools'
       ? `target "${name}" reaches its guest over SSH; ${VM_COUNT_AXIS} clones the VM, and a clone's guest is reached through VMware Tools guest operations only (guest.via: tools), its address being in no inventory`
       : guest.os === 'windows'
         ? `target "${name}" has a Windows guest; ${VM_COUNT_AXIS} clones Linux guests only for now`
         : undefined;
-  return why ? values.map((_, index) => ({ axis: VM_COUNT_AXIS, index, message: why })) : [];
+  return why ? values.map((_, index) => ({ axis: VM_COUNT_AXIS, index, message: why })) : tooMany;
 }

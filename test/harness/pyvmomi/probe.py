@@ -417,6 +417,16 @@ def op_guest_vm(si, content, a):
             "guestOperationsReady": g.guestOperationsReady, "toolsVersion": g.toolsVersion}
 
 
+def op_vm_state(si, content, a):
+    """A VM as a whole: every device (type, key, unit, backing file), power state, Tools, extraConfig, memory and CPUs."""
+    vm = find(content, vim.VirtualMachine, a["vm"])
+    devices = [{"type": type(d).__name__.split(".")[-1], "key": d.key, "controllerKey": d.controllerKey, "unitNumber": d.unitNumber,
+                "fileName": getattr(d.backing, "fileName", None) if d.backing else None} for d in vm.config.hardware.device]
+    return {"ok": True, "powerState": vm.runtime.powerState, "toolsRunningStatus": vm.guest.toolsRunningStatus,
+            "devices": sorted(devices, key=lambda d: d["key"]), "extraConfig": sorted("%s=%s" % (o.key, o.value) for o in vm.config.extraConfig),
+            "memoryMB": vm.config.hardware.memoryMB, "numCPU": vm.config.hardware.numCPU}
+
+
 def op_sessions(si, content, a):
     """SessionManager.sessionList: every session the server holds (this probe's own left out)."""
     sm = content.sessionManager
@@ -434,6 +444,7 @@ OPS = {
     "vm-disk-instances": op_vm_disk_instances,
     "add-rdm": op_add_rdm, "add-disk": op_add_disk, "remove-disk": op_remove_disk,
     "create-vdisk": op_create_vdisk, "create-vdisk-observe": op_create_vdisk_observe, "page": op_page, "sessions": op_sessions,
+    "vm-state": op_vm_state,
 }
 
 
