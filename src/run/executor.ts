@@ -4,7 +4,7 @@
 // reason and the sweep goes on (unless failFast). Resuming skips permutations already done and
 // cleans up and redoes a half-done one. The function always returns the state it reached.
 import { redact } from '../input/secrets.ts';
-import { errorLongForm, errorMessage, GuestDiskNotFound, InternalError, UnsafeOperation } from '../errors.ts';
+import { errorLongForm, errorMessage, identityMismatchOf, InternalError, UnsafeOperation } from '../errors.ts';
 import type { PermutationPlan, Replication, RunPlan } from '../contract/plan.ts';
 import { storeRaw } from '../results/raw.ts';
 import { VM_COUNT_AXIS, type ResultRecord } from '../results/record.ts';
@@ -696,7 +696,8 @@ async function provision(perm: PermutationPlan, c: PermContext, ctx: ProviderCon
     if (isStoreLost(err)) out.fatal = out.failure;
     const detail = errorLongForm(err);
     // beside 'measure found': the identity expected and the ones seen, as fields (preflight's canary reads them)
-    if (err instanceof GuestDiskNotFound && err.details.identity) await record(() => store.appendJournal(perm.permutationId, 'measure', 'not-found', err.details.identity));
+    const mismatch = identityMismatchOf(err);
+    if (mismatch) await record(() => store.appendJournal(perm.permutationId, 'measure', 'not-found', mismatch));
     if (!c.signal.aborted) c.emit({ type: 'failure', permutationId: perm.permutationId, axes: perm.axes, reason: out.failure, ...(detail ? { detail: redact(detail) } : {}) });
   } finally {
     if (!c.keepObjects || leaseLost(c.lease)) await teardown(perm, c, ctx);
