@@ -20,20 +20,28 @@ export interface CloneOptions {
   /** called once the guards passed, right before CloneVM_Task goes out (the ledger's `sent`) */
   beforeSend: () => void | Promise<void>;
   signal?: AbortSignal;
+  /**
+   * A linked clone of this snapshot of the source (snapshots.ts): spec.snapshot, and
+   * location.diskMoveType createNewChildDiskBacking — each disk a child of the snapshot's disk, in
+   * the clone's folder (API reference, VirtualMachineRelocateDiskMoveOptions: "for a clone this
+   * option is only valid when cloning from a snapshot"). Absent: a full clone.
+   */
+  snapshot?: MoRef;
 }
 
 /**
- * A full clone of `source` in the source's folder and resource pool, on the source's datastore
- * (its system disk is not the disk under test: that goes on the permutation's datastore later).
- * Left powered off by the task (`powerOn: false`); powerOn() below starts it.
+ * A full (or, given a snapshot, linked) clone of `source` in the source's folder and resource pool,
+ * on the source's datastore (its system disk is not the disk under test: that goes on the
+ * permutation's datastore later). Left powered off by the task (`powerOn: false`); powerOn() below starts it.
  */
 export async function cloneVm(ctx: Ctx, source: MoRef, o: CloneOptions): Promise<MoRef> {
   const p = await readProps(ctx.rt, ctx.sc, source, ['parent', 'resourcePool']);
   const folder = p.parent as MoRef | undefined;
   const pool = p.resourcePool as MoRef | undefined;
   if (!folder) throw new Error(`VM ${source.value} on ${ctx.endpoint} reports no parent folder to clone into`);
-  // VirtualMachineCloneSpec in WSDL order; RelocateSpec.pool: the source's (a template has none)
-  const spec = { location: pool ? { pool } : {}, template: false, powerOn: false };
+  // VirtualMachineCloneSpec and RelocateSpec in WSDL order; RelocateSpec.pool: the source's (a template has none)
+  const location = { ...(o.snapshot ? { diskMoveType: 'createNewChildDiskBacking' } : {}), ...(pool ? { pool } : {}) };
+  const spec = { location, template: false, powerOn: false, ...(o.snapshot ? { snapshot: o.snapshot } : {}) };
   await o.beforeSend();
   const task = await cloneVMTask(ctx.rt, source, folder, o.name, spec);
   return (await waitForTask(ctx.rt, ctx.sc, task, { host: ctx.endpoint, ...(o.signal ? { signal: o.signal } : {}) })) as MoRef;

@@ -9,13 +9,33 @@
 // (docs/decisions/new-named-scale-vms.md): no clone is made; each named VM gets only its own disk,
 // which teardown removes; the VM itself is never powered off, reconfigured otherwise or destroyed.
 import type { AxisDiagnostic, PlannedStep, TargetDiagnostic } from '../../contract/provider.ts';
-import type { Axes, AxisValue } from '../../contract/axis.ts';
+import type { Axes, AxisSpec, AxisValue } from '../../contract/axis.ts';
 import { InvalidArgument } from '../../errors.ts';
 import { memberName, VM_COUNT_AXIS, VM_COUNT_AXIS_SPEC, VM_COUNT_EXPECTED } from '../vm-count-axis.ts';
 import { cloneVm } from './operations/clone-vm.ts';
+import { snapshotName, templateSnapshot } from './operations/template-snapshot.ts';
 import type { VsphereStepTarget } from './config.ts';
 
 export { VM_COUNT_AXIS, VM_COUNT_AXIS_SPEC, VM_COUNT_EXPECTED, memberName };
+
+/**
+ * `vm.clone`: how the members are cloned. `full` copies the template's disks; `linked` takes a
+ * snapshot of the template (the run's own, operations/template-snapshot.ts) and makes each member a
+ * child of it (createNewChildDiskBacking): the two can be compared as an axis. Only with `vm.count`.
+ */
+export const VM_CLONE_AXIS = 'vm.clone';
+export const VM_CLONE_KINDS = ['full', 'linked'] as const;
+export type CloneKind = (typeof VM_CLONE_KINDS)[number];
+export const VM_CLONE_AXIS_SPEC: AxisSpec = { name: VM_CLONE_AXIS, values: VM_CLONE_KINDS };
+
+/** The permutation's clone kind (`full` when it has no `vm.clone` axis); refused without `vm.count`. */
+export function cloneKindOf(axes: Axes, count: number | undefined): CloneKind {
+  const v = axes[VM_CLONE_AXIS];
+  if (v === undefined) return 'full';
+  if (!VM_CLONE_KINDS.includes(v as CloneKind)) throw new InvalidArgument(`axis ${VM_CLONE_AXIS} = ${JSON.stringify(v)}: expected one of ${VM_CLONE_KINDS.join(', ')}`, { name: VM_CLONE_AXIS, value: String(v) });
+  if (count === undefined) throw new InvalidArgument(`axis ${VM_CLONE_AXIS} = ${JSON.stringify(v)}: expected no value without ${VM_COUNT_AXIS} (it says how the measured VMs are cloned)`, { name: VM_CLONE_AXIS, value: String(v) });
+  return v as CloneKind;
+}
 
 /** The axes a `vm.count` permutation cannot take yet, and why (refused by the planner, so at the value's line by `validate`). */
 const NOT_WITH_VM_COUNT: Readonly<Record<string, string>> = {
@@ -42,16 +62,21 @@ export function vmCountOf(axes: Axes): number | undefined {
  * then (`diskSteps`, the same disk and guest-disk steps a one-VM permutation has, planned for the
  * member) its disk and the guest-disk step that finds it, which says which member it measures.
  * Torn down in reverse: each disk before its VM. A named VM's owned names (its disk's) carry the
- * member's prefix as a clone's do.
+ * member's prefix as a clone's do. Linked clones come after the snapshot they hang on, so the
+ * snapshot goes after all of them; VMs the inventory names are never cloned, so never linked.
  */
-export function memberSteps(count: number, target: VsphereStepTarget, prefix: string, diskSteps: (member: VsphereStepTarget, memberPrefix: string) => PlannedStep[]): PlannedStep[] {
+export function memberSteps(count: number, target: VsphereStepTarget, prefix: string, diskSteps: (member: VsphereStepTarget, memberPrefix: string) => PlannedStep[], clone: CloneKind = 'full'): PlannedStep[] {
   const named = target.scaleVms;
   if (named && count > named.length) throw new InvalidArgument(`axis ${VM_COUNT_AXIS} = ${count}: expected at most ${named.length}, the VMs the target names in scaleVms`, { name: VM_COUNT_AXIS, value: String(count) });
+  if (named && clone === 'linked') throw new InvalidArgument(`axis ${VM_CLONE_AXIS} = "linked": expected no linked clones with scaleVms (the VMs the target names are measured, never cloned)`, { name: VM_CLONE_AXIS, value: clone });
   const steps: PlannedStep[] = [];
+  const snapshot = clone === 'linked' ? snapshotName(prefix) : undefined;
+  if (snapshot) steps.push(templateSnapshot.step({ step: 'snapshot', arguments: { host: target.host, vm: target.vm, datacenter: target.datacenter, name: snapshot }, destructive: false, creates: { kind: 'snapshot', name: snapshot } }));
   for (let k = 1; k <= count; k++) {
     const name = memberName(prefix, k);
     const vm = named ? named[k - 1]! : name;
-    if (!named) steps.push(cloneVm.step({ step: `clone vm${k}`, arguments: { host: target.host, vm: target.vm, datacenter: target.datacenter, name, member: k, clone: 'full' }, destructive: false, creates: { kind: 'vm', name } }));
+    const how = snapshot ? { clone: 'linked' as const, snapshot } : { clone: 'full' as const };
+    if (!named) steps.push(cloneVm.step({ step: `clone vm${k}`, arguments: { host: target.host, vm: target.vm, datacenter: target.datacenter, name, member: k, ...how }, destructive: false, creates: { kind: 'vm', name } }));
     for (const s of diskSteps({ ...target, vm }, name)) {
       const member = s.step === 'guest-disk' ? { arguments: { ...s.arguments, member: k } } : {};
       steps.push({ ...s, step: `${s.step} vm${k}`, ...member });

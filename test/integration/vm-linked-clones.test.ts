@@ -1,0 +1,110 @@
+// Linked clones (`vm.clone: linked`, issue 32 item 1; docs/decisions/new-linked-clones.md).
+// 1. The lab is as strict as vSphere (src/lab/harness/vcsim/linked_clones.go), read by pyvmomi: a
+//    linked clone without a snapshot is refused; one of a snapshot has child disks whose parent is the
+//    snapshot's disk; the snapshot and the template are not removed while the clone hangs on them.
+// 2. Ownership is proven by the host (operations/template-snapshot.ts, clone-vm.ts): a recorded id
+//    that is now a user's snapshot is not ours (left alone); a linked clone is destroyed only while
+//    its parent chain leaves its folder through the permutation's own snapshot.
+// 3. playbooks/vm-scaling.yaml on the embedded lab with vm.count [1, 2] and vm.clone linked: one
+//    snapshot per permutation, taken before its clones and removed after all of them (call log);
+//    the user's own snapshot of the template untouched (pyvmomi); kill -9 while the clones measure,
+//    then `storsweep cleanup` or `run --resume`, leave no clone and no snapshot of ours.
+import fs from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { ProviderContext } from '../../src/contract/provider.ts';
+import { UnsafeOperation } from '../../src/errors.ts';
+import { startVcsim, type VcsimHandle } from '../../src/lab/vcsim.ts';
+import { createVsphereProvider } from '../../src/providers/vsphere/provider.ts';
+import { probe, probeOne } from '../helpers/pyvmomi-probe.ts';
+import { simTarget } from '../helpers/vsphere-lab.ts';
+
+const RUN = 'r1link';
+const PERM = 'p0123456789ab';
+const CLONE = `ss-${RUN}-${PERM}-vm1`;
+const SNAP = `ss-${RUN}-${PERM}-snap`;
+const TEMPLATE = 'DC0_H0_VM0';
+
+interface Disk {
+  fileName: string;
+  parents: string[];
+  deltaDiskFormat: string | null;
+}
+interface Tree {
+  name: string;
+  id: string;
+  children: Tree[];
+}
+const flat = (t: Tree[]): Tree[] => t.flatMap((n) => [n, ...flat(n.children)]);
+
+describe('the lab and the provider on the vcsim harness', () => {
+  let sim: VcsimHandle;
+  const ctx: ProviderContext = { runId: RUN, permutationId: PERM, axes: {}, signal: new AbortController().signal, log: () => undefined, sent: () => undefined };
+  const disks = async (vm: string) => (await probeOne(sim, { op: 'vm-disks', vm })).disks as Disk[];
+  const snapshots = async (vm: string) => flat((await probeOne(sim, { op: 'snapshots', vm })).tree as Tree[]);
+  const calls = async (method: string) => (await sim.control.log()).filter((c) => c.method === method);
+
+  beforeAll(async () => {
+    sim = await startVcsim({ username: 'administrator@vsphere.local', password: `vc-Secret-${Math.random().toString(36).slice(2, 10)}` });
+  }, 120_000);
+  afterAll(async () => {
+    await sim?.stop();
+  });
+
+  it('refuses a linked clone without a snapshot; a linked clone\'s disks are children of the snapshot\'s; its snapshot and template stay while it exists', async () => {
+    const [noSnap] = await probe(sim, [{ op: 'clone-linked', vm: TEMPLATE, name: 'linked-nosnap' }]);
+    expect(noSnap).toMatchObject({ ok: false, fault: 'InvalidArgument' });
+    expect((await probeOne(sim, { op: 'about' })).vms).not.toContain('linked-nosnap');
+
+    const base = (await disks(TEMPLATE)).map((d) => d.fileName);
+    expect(base.length).toBeGreaterThan(0);
+    expect((await probeOne(sim, { op: 'create-snapshot', vm: TEMPLATE, name: 'base' })).ok).toBe(true);
+    expect((await probeOne(sim, { op: 'clone-linked', vm: TEMPLATE, name: 'linked-1', snapshot: 'base' })).ok).toBe(true);
+    const child = await disks('linked-1');
+    expect(child.map((d) => d.parents[0])).toEqual(base);
+    for (const d of child) {
+      expect(d.deltaDiskFormat).toBe('redoLogFormat');
+      expect(d.fileName).toMatch(/^\[[^\]]+\] linked-1\//);
+    }
+
+    // while the clone hangs on them: neither the snapshot nor the template goes
+    expect(await probeOne(sim, { op: 'remove-snapshot', vm: TEMPLATE, name: 'base' })).toMatchObject({ ok: false, fault: 'ResourceInUse' });
+    expect(await probeOne(sim, { op: 'destroy-vm', vm: TEMPLATE })).toMatchObject({ ok: false, fault: 'ResourceInUse' });
+    expect((await snapshots(TEMPLATE)).map((s) => s.name)).toEqual(['base']);
+    // the clone first, then the snapshot
+    expect((await probeOne(sim, { op: 'destroy-vm', vm: 'linked-1' })).ok).toBe(true);
+    expect((await probeOne(sim, { op: 'remove-snapshot', vm: TEMPLATE, name: 'base' })).ok).toBe(true);
+    expect(await snapshots(TEMPLATE)).toEqual([]);
+  }, 120_000);
+
+  it('leaves a user\'s snapshot alone under a recorded id; destroys a linked clone only while its parent is the permutation\'s own snapshot', async () => {
+    const provider = createVsphereProvider(simTarget(sim, ['naa.unused0', 'naa.unused1']));
+    try {
+      await sim.control.reset();
+      expect((await probeOne(sim, { op: 'create-snapshot', vm: TEMPLATE, name: 'users-own' })).ok).toBe(true);
+      const users = (await snapshots(TEMPLATE)).find((s) => s.name === 'users-own')!;
+      // a ledger row of ours whose recorded id is now the user's snapshot: not ours, absent
+      const row = { kind: 'snapshot', name: SNAP, provider: 'vsphere' as const, id: users.id, data: { vm: TEMPLATE } };
+      expect(await provider.destroy(row, ctx)).toBe('absent');
+      expect(await calls('RemoveSnapshot_Task')).toEqual([]);
+
+      // a clone under our owned name, linked to the user's snapshot: its disks' parent is not our snapshot's
+      expect((await probeOne(sim, { op: 'clone-linked', vm: TEMPLATE, name: CLONE, snapshot: 'users-own' })).ok).toBe(true);
+      const vm = { kind: 'vm', name: CLONE, provider: 'vsphere' as const, id: null, data: { vm: CLONE } };
+      await expect(provider.destroy(vm, ctx)).rejects.toBeInstanceOf(UnsafeOperation);
+      expect(await calls('Destroy_Task')).toEqual([]);
+
+      // our own snapshot taken (the same frozen disks): the chain now leaves through it, and the clone may go
+      expect((await probeOne(sim, { op: 'create-snapshot', vm: TEMPLATE, name: SNAP })).ok).toBe(true);
+      expect(await provider.destroy(vm, ctx)).toBe('removed');
+      expect((await probeOne(sim, { op: 'about' })).vms).not.toContain(CLONE);
+      // ours by its name: removed; the user's kept
+      expect(await provider.destroy({ ...row, id: null }, ctx)).toBe('removed');
+      expect((await snapshots(TEMPLATE)).map((s) => s.name)).toEqual(['users-own']);
+      expect((await calls('RemoveSnapshot_Task')).map((c) => c.snapshot)).toEqual([SNAP]);
+    } finally {
+      await provider.close();
+    }
+  }, 120_000);
+});
