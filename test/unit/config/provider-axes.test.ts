@@ -25,7 +25,7 @@ function planWithoutValidate(pbName: string) {
   return buildPlan(pb, pb.target, { runId: 'r1', provider: target.provider, planSteps: moduleOf(target).planner(target) });
 }
 
-const VSPHERE_AXES = 'vsphere targets take datastore.kind, datastore.blockSizeMb, datastore.blockSizeKb, disk.format, disk.controller, disk.sizeGb, disk.policy, guest.filesystem, guest.scheduler, guest.queueDepth, guest.writeCache, guest.writeCacheFlushing, vm.count, workload.profile';
+const VSPHERE_AXES = 'vsphere targets take datastore.kind, datastore.blockSizeMb, datastore.blockSizeKb, disk.format, disk.controller, disk.sizeGb, disk.policy, guest.filesystem, guest.scheduler, guest.queueDepth, guest.writeCache, guest.writeCacheFlushing, vm.count, vm.clone, workload.profile';
 const HYPERV_AXES = 'hyperv targets take volume.sizeGb, disk.format, disk.sizeGb, disk.blockSizeBytes, disk.logicalSectorBytes, disk.physicalSectorBytes, guest.filesystem, guest.writeCache, guest.writeCacheFlushing, vm.count, workload.profile';
 const VMFS_RULE = 'VMFS3: 1, 2, 4 or 8 MiB; VMFS5: 1 MiB; VMFS6: 1 MiB, or 64 KiB as datastore.blockSizeKb (which VMFS5/6 also take as 1024)';
 const REPEAT = 'each of its values would repeat the same permutation';
