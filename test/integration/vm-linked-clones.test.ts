@@ -15,10 +15,13 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ProviderContext } from '../../src/contract/provider.ts';
 import { UnsafeOperation } from '../../src/errors.ts';
-import { startVcsim, type VcsimHandle } from '../../src/lab/vcsim.ts';
+import { labPaths, labUp, TOOLS_LINUX_VM, type LabState } from '../../src/lab/lab.ts';
+import { stopPid } from '../../src/lab/sshd.ts';
+import { startVcsim, stopVcsimPid, vcsimControl, type HarnessCall, type VcsimControl, type VcsimHandle } from '../../src/lab/vcsim.ts';
 import { createVsphereProvider } from '../../src/providers/vsphere/provider.ts';
-import { probe, probeOne } from '../helpers/pyvmomi-probe.ts';
-import { simTarget } from '../helpers/vsphere-lab.ts';
+import { REPO_ROOT, runCli } from '../helpers/cli.ts';
+import { probe, probeOne, type ProbeEndpoint } from '../helpers/pyvmomi-probe.ts';
+import { runCliWhen, simTarget } from '../helpers/vsphere-lab.ts';
 
 const RUN = 'r1link';
 const PERM = 'p0123456789ab';
@@ -107,4 +110,82 @@ describe('the lab and the provider on the vcsim harness', () => {
       await provider.close();
     }
   }, 120_000);
+});
+
+describe('playbooks/vm-scaling.yaml with vm.clone linked on the embedded lab', () => {
+  const PLAYBOOK = path.join(REPO_ROOT, 'playbooks', 'vm-scaling.yaml');
+  const USERS = 'before-upgrade';
+  // a measured fio pass as the guest lists it (not the pre-fill's job)
+  const FIO_PASS = /(^|[\s/'"])fio\s+--name=(?!storsweep-prefill)/;
+  let root: string;
+  let lab: LabState;
+  let control: VcsimControl;
+  let vc: ProbeEndpoint;
+  const isOurs = (name: string) => name.startsWith('ss-');
+  const clonesNow = async () => ((await probeOne(vc, { op: 'about' })).vms as string[]).filter(isOurs);
+  const templateSnapshots = async () => flat((await probeOne(vc, { op: 'snapshots', vm: TOOLS_LINUX_VM })).tree as Tree[]).map((t) => t.name);
+  const args = (runsDir: string, ...set: string[]) => ['run', PLAYBOOK, '-i', labPaths(root).inventory, '--out', runsDir, '--json', '--no-report', '--set', 'matrix.vm.clone=[linked]', ...set.flatMap((x) => ['--set', x])];
+
+  /** Each snapshot of ours: taken before its permutation's clones, removed once every one of them was destroyed. */
+  function expectSnapshotOutlivesClones(log: HarnessCall[]): void {
+    const made = log.filter((c) => c.method === 'CreateSnapshot_Task');
+    expect(made.length).toBeGreaterThan(0);
+    for (const m of made) {
+      expect(m.vm).toBe(TOOLS_LINUX_VM);
+      expect(m.snapshot).toMatch(/^ss-r[0-9a-z]+-p[0-9a-f]{12}-snap$/);
+      const prefix = m.snapshot!.replace(/-snap$/, '-vm');
+      const clones = log.filter((c) => c.method === 'CloneVM_Task' && c.vm!.startsWith(prefix));
+      const destroys = log.filter((c) => c.method === 'Destroy_Task' && c.vm!.startsWith(prefix));
+      const removed = log.filter((c) => c.method === 'RemoveSnapshot_Task' && c.snapshot === m.snapshot);
+      expect(clones.length).toBeGreaterThan(0);
+      for (const c of clones) expect(c.start).toBeGreaterThan(m.end);
+      expect(destroys.map((d) => d.vm).sort()).toEqual([...new Set(clones.map((c) => c.vm))].sort());
+      expect(removed).toHaveLength(1);
+      for (const d of destroys) expect(removed[0]!.start).toBeGreaterThan(d.end);
+      expect(removed[0]!.vm).toBe(TOOLS_LINUX_VM);
+    }
+    // never the user's
+    expect(log.filter((c) => c.method === 'RemoveSnapshot_Task' && !isOurs(c.snapshot ?? ''))).toEqual([]);
+  }
+
+  beforeAll(async () => {
+    root = await fs.mkdtemp(path.join(os.tmpdir(), 'ss-vmlinked-'));
+    await fs.chmod(root, 0o755); // the lab guests are local users: their directories under it must be reachable
+    lab = await labUp(root, { vcsim: true });
+    control = vcsimControl({ url: lab.vcsim!.url, certFile: lab.vcsim!.certFile });
+    const password = (await fs.readFile(labPaths(root).vcsimPassword, 'utf8')).trim();
+    vc = { url: lab.vcsim!.url, username: lab.vcsim!.username, password, certFile: lab.vcsim!.certFile };
+    // the user's own snapshot of the template, there before any run
+    expect((await probeOne(vc, { op: 'create-snapshot', vm: TOOLS_LINUX_VM, name: USERS })).ok).toBe(true);
+  }, 300_000);
+
+  afterAll(async () => {
+    if (lab?.vcsim) await stopVcsimPid(lab.vcsim.pid);
+    if (lab) await stopPid(lab.ssh.pid);
+    if (root) await fs.rm(root, { recursive: true, force: true });
+  }, 120_000);
+
+  it('vm.count [1, 2]: linked clones measured, each snapshot removed after its clones; the user\'s snapshot kept', async () => {
+    await control.reset();
+    const cli = await runCli(args(path.join(root, 'runs'), 'matrix.vm.count=[1, 2]'), { cwd: root, timeoutMs: 300_000 });
+    expect(cli.code, cli.stdout + cli.stderr).toBe(0);
+    const log = await control.log();
+    expect(log.filter((c) => c.method === 'CreateSnapshot_Task')).toHaveLength(2);
+    expect(log.filter((c) => c.method === 'CloneVM_Task')).toHaveLength(3);
+    expectSnapshotOutlivesClones(log);
+    expect(await clonesNow()).toEqual([]);
+    expect(await templateSnapshots()).toEqual([USERS]);
+    const runDir = path.resolve(root, (JSON.parse(cli.stdout.trim().split('\n').pop() ?? '{}') as { runDir?: string }).runDir ?? '');
+    const recs = (await fs.readFile(path.join(runDir, 'results.jsonl'), 'utf8')).split('\n').filter(Boolean).map((l) => JSON.parse(l) as { axes: Record<string, unknown>; vm?: { role: string } });
+    expect(recs.filter((r) => r.vm?.role === 'member')).toHaveLength(1 + 2);
+    for (const r of recs) expect(r.axes['vm.clone']).toBe('linked');
+  }, 300_000);
+
+  /** The run (vm.count 2, passes long enough to outlive the kill) SIGKILLed while fio measures in both clones. */
+  async function killedWhileMeasuring(runsDir: string): Promise<{ runDir: string; left: string[] }> {
+    await control.reset();
+    const killed = await runCliWhen(args(runsDir, 'matrix.vm.count=[2]', 'settings.runtimeSec=6'), { runsDir }, () => false, () => undefined);
+    return { runDir: killed.runDir!, left: [] };
+  }
+  void killedWhileMeasuring;
 });
