@@ -126,23 +126,31 @@ describe('playbooks/vm-scaling.yaml with vm.clone linked on the embedded lab', (
   const templateSnapshots = async () => flat((await probeOne(vc, { op: 'snapshots', vm: TOOLS_LINUX_VM })).tree as Tree[]).map((t) => t.name);
   const args = (runsDir: string, ...set: string[]) => ['run', PLAYBOOK, '-i', labPaths(root).inventory, '--out', runsDir, '--json', '--no-report', '--set', 'matrix.vm.clone=[linked]', ...set.flatMap((x) => ['--set', x])];
 
-  /** Each snapshot of ours: taken before its permutation's clones, removed once every one of them was destroyed. */
+  /**
+   * Each snapshot of ours: taken (CreateSnapshot_Task) before each clone of its permutation, and
+   * removed (RemoveSnapshot_Task) only after that clone's Destroy_Task ended; as many removed as
+   * taken (a resume may take it again); never the user's.
+   */
   function expectSnapshotOutlivesClones(log: HarnessCall[]): void {
     const made = log.filter((c) => c.method === 'CreateSnapshot_Task');
     expect(made.length).toBeGreaterThan(0);
-    for (const m of made) {
-      expect(m.vm).toBe(TOOLS_LINUX_VM);
-      expect(m.snapshot).toMatch(/^ss-r[0-9a-z]+-p[0-9a-f]{12}-snap$/);
-      const prefix = m.snapshot!.replace(/-snap$/, '-vm');
+    for (const name of new Set(made.map((m) => m.snapshot!))) {
+      expect(name).toMatch(/^ss-r[0-9a-z]+-p[0-9a-f]{12}-snap$/);
+      const creates = made.filter((m) => m.snapshot === name);
+      const removes = log.filter((c) => c.method === 'RemoveSnapshot_Task' && c.snapshot === name);
+      for (const c of [...creates, ...removes]) expect(c.vm).toBe(TOOLS_LINUX_VM);
+      expect(removes).toHaveLength(creates.length);
+      const prefix = name.replace(/-snap$/, '-vm');
       const clones = log.filter((c) => c.method === 'CloneVM_Task' && c.vm!.startsWith(prefix));
-      const destroys = log.filter((c) => c.method === 'Destroy_Task' && c.vm!.startsWith(prefix));
-      const removed = log.filter((c) => c.method === 'RemoveSnapshot_Task' && c.snapshot === m.snapshot);
       expect(clones.length).toBeGreaterThan(0);
-      for (const c of clones) expect(c.start).toBeGreaterThan(m.end);
-      expect(destroys.map((d) => d.vm).sort()).toEqual([...new Set(clones.map((c) => c.vm))].sort());
-      expect(removed).toHaveLength(1);
-      for (const d of destroys) expect(removed[0]!.start).toBeGreaterThan(d.end);
-      expect(removed[0]!.vm).toBe(TOOLS_LINUX_VM);
+      for (const c of clones) {
+        const taken = creates.filter((m) => m.end < c.start).pop();
+        expect(taken, `${c.vm} was cloned before its snapshot was taken`).toBeDefined();
+        const removed = removes.find((r) => r.start > taken!.end)!;
+        const destroyed = log.find((d) => d.method === 'Destroy_Task' && d.vm === c.vm && d.start > c.end);
+        expect(destroyed, `${c.vm} was never destroyed`).toBeDefined();
+        expect(removed.start, `snapshot ${name} removed before ${c.vm} was destroyed`).toBeGreaterThan(destroyed!.end);
+      }
     }
     // never the user's
     expect(log.filter((c) => c.method === 'RemoveSnapshot_Task' && !isOurs(c.snapshot ?? ''))).toEqual([]);
@@ -181,11 +189,42 @@ describe('playbooks/vm-scaling.yaml with vm.clone linked on the embedded lab', (
     for (const r of recs) expect(r.axes['vm.clone']).toBe('linked');
   }, 300_000);
 
-  /** The run (vm.count 2, passes long enough to outlive the kill) SIGKILLed while fio measures in both clones. */
-  async function killedWhileMeasuring(runsDir: string): Promise<{ runDir: string; left: string[] }> {
+  it('kill -9 while the linked clone measures, then run --resume: the clone read back as a child of our snapshot, then neither left (pyvmomi, call log)', async () => {
     await control.reset();
-    const killed = await runCliWhen(args(runsDir, 'matrix.vm.count=[2]', 'settings.runtimeSec=6'), { runsDir }, () => false, () => undefined);
-    return { runDir: killed.runDir!, left: [] };
-  }
-  void killedWhileMeasuring;
+    const runsDir = path.join(root, 'killed');
+    let measuring = false;
+    let polling = true;
+    const poll = (async () => {
+      while (polling) {
+        const running = await control.guestProcesses().catch(() => []);
+        measuring = running.some((p) => isOurs(p.vm) && FIO_PASS.test(p.cmdLine));
+        await new Promise((r) => setTimeout(r, 50));
+      }
+    })();
+    // passes long enough that the killed run's fio is still measuring when it is killed
+    const killed = await runCliWhen(args(runsDir, 'matrix.vm.count=[1]', 'settings.runtimeSec=3'), { runsDir }, () => measuring, (pid) => void process.kill(pid, 'SIGKILL'));
+    polling = false;
+    await poll;
+    expect(killed.fired, killed.stdout + killed.stderr).toBe(true);
+    expect(killed.code).toBeNull();
+
+    // what the killed run left: one linked clone whose disks are children of our snapshot's disks
+    const [clone, ...more] = await clonesNow();
+    expect(more).toEqual([]);
+    const snaps = await templateSnapshots();
+    const ours = snaps.filter(isOurs);
+    expect(ours).toEqual([clone!.replace(/-vm1$/, '-snap')]);
+    expect(snaps).toContain(USERS);
+    const templateDisks = ((await probeOne(vc, { op: 'vm-disks', vm: TOOLS_LINUX_VM })).disks as Disk[]).map((d) => d.fileName);
+    const cloneDisks = (await probeOne(vc, { op: 'vm-disks', vm: clone })).disks as Disk[];
+    const children = cloneDisks.filter((d) => d.parents.length > 0);
+    expect(children.map((d) => d.parents[0])).toEqual(templateDisks);
+    for (const d of children) expect(d.deltaDiskFormat).toBe('redoLogFormat');
+
+    const resumed = await runCli(['run', '--resume', killed.runDir!, '--json', '--no-report'], { cwd: root, timeoutMs: 300_000 });
+    expect(resumed.code, resumed.stdout + resumed.stderr).toBe(0);
+    expect(await clonesNow()).toEqual([]);
+    expect(await templateSnapshots()).toEqual([USERS]);
+    expectSnapshotOutlivesClones(await control.log());
+  }, 300_000);
 });
