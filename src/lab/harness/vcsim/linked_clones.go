@@ -5,7 +5,10 @@ package main
 // (simulator/virtual_machine.go CloneVMTask: "TODO: consider VirtualMachineCloneSpec.DiskMoveType")
 // and copies every disk; its CreateSnapshot_Task shares the VM's live device objects with the
 // snapshot's config, so the snapshot's disks change when the VM's do. The harness keeps the rules
-// vSphere documents, each with its source:
+// vSphere documents, each with its source (the API reference at
+// developer.broadcom.com/xapis/virtual-infrastructure-json-api/latest/data-structures/, the
+// Workstation page at pubs.vmware.com/workstation-10/topic/com.vmware.ws.using.doc/
+// GUID-BA264A65-C50F-4345-A787-DCC5C5324DD1.html):
 //   - createNewChildDiskBacking without spec.snapshot is refused. vSphere Web Services API
 //     reference, VirtualMachineRelocateDiskMoveOptions.createNewChildDiskBacking: "the original
 //     virtual machine's disks are now all being shared. This is only safe if the clone was taken
