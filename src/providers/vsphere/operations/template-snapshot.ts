@@ -68,7 +68,11 @@ async function clonesOnIt(h: VsphereHost, snapshot: MoRef, name: string): Promis
   const members = (await c.list('VirtualMachine', dc)).filter((v) => v.name.startsWith(prefix) && /^\d+$/.test(v.name.slice(prefix.length)));
   const holding: string[] = [];
   for (const m of members) {
-    const devices = await c.devices(m.ref).catch(() => []);
+    // a clone gone meanwhile holds nothing; any other failure to read it stops the removal
+    const devices = await c.devices(m.ref).catch((err: unknown) => {
+      if (isFault(err, 'ManagedObjectNotFound')) return [];
+      throw err;
+    });
     const parents = devices.flatMap((d) => parentChain(d.backing));
     if (parents.some((f) => files.has(f))) holding.push(m.name);
   }
