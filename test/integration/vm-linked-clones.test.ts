@@ -15,6 +15,8 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ProviderContext } from '../../src/contract/provider.ts';
 import { UnsafeOperation } from '../../src/errors.ts';
+import type { LedgerRow } from '../../src/results/port.ts';
+import { destroyRecorded } from '../../src/run/teardown.ts';
 import { labPaths, labUp, TOOLS_LINUX_VM, type LabState } from '../../src/lab/lab.ts';
 import { stopPid } from '../../src/lab/sshd.ts';
 import { startVcsim, stopVcsimPid, vcsimControl, type HarnessCall, type VcsimControl, type VcsimHandle } from '../../src/lab/vcsim.ts';
@@ -106,6 +108,31 @@ describe('the lab and the provider on the vcsim harness', () => {
       expect(await provider.destroy({ ...row, id: null }, ctx)).toBe('removed');
       expect((await snapshots(TEMPLATE)).map((s) => s.name)).toEqual(['users-own']);
       expect((await calls('RemoveSnapshot_Task')).map((c) => c.snapshot)).toEqual([SNAP]);
+    } finally {
+      await provider.close();
+    }
+  }, 120_000);
+
+  it('keeps our snapshot while a clone of the permutation hangs on it, and never removes another run\'s (teardown\'s owned-name rule)', async () => {
+    const provider = createVsphereProvider(simTarget(sim, ['naa.unused0', 'naa.unused1']));
+    try {
+      await sim.control.reset();
+      const other = `ss-r2other-${PERM}-snap`;
+      expect((await probeOne(sim, { op: 'create-snapshot', vm: TEMPLATE, name: SNAP })).ok).toBe(true);
+      expect((await probeOne(sim, { op: 'create-snapshot', vm: TEMPLATE, name: other })).ok).toBe(true);
+      expect((await probeOne(sim, { op: 'clone-linked', vm: TEMPLATE, name: CLONE, snapshot: SNAP })).ok).toBe(true);
+      const row = { kind: 'snapshot', name: SNAP, provider: 'vsphere' as const, id: null, data: { vm: TEMPLATE } };
+      // refused by us, before the host is asked (the harness would refuse too)
+      await expect(provider.destroy(row, ctx)).rejects.toThrow(/still the parent of linked clone ss-r1link-p0123456789ab-vm1/);
+      // a ledger row naming another run's snapshot: refused before the provider looks
+      const ledger: LedgerRow = { ...row, name: other, seq: 1, permutationId: PERM, objectId: null, data: { vm: TEMPLATE }, state: 'created', error: null };
+      await expect(destroyRecorded(provider, ledger, ctx)).rejects.toBeInstanceOf(UnsafeOperation);
+      expect(await calls('RemoveSnapshot_Task')).toEqual([]);
+      expect((await snapshots(TEMPLATE)).map((s) => s.name).sort()).toEqual([SNAP, other, 'users-own'].sort());
+      // the clone gone: ours goes, the other run's and the user's stay
+      expect((await probeOne(sim, { op: 'destroy-vm', vm: CLONE })).ok).toBe(true);
+      expect(await destroyRecorded(provider, { ...ledger, name: SNAP }, ctx)).toBe('removed');
+      expect((await snapshots(TEMPLATE)).map((s) => s.name).sort()).toEqual([other, 'users-own'].sort());
     } finally {
       await provider.close();
     }
