@@ -40,6 +40,18 @@ describe('vm.clone: validate', () => {
     expect(refused('pb-vm-clone-values.yaml')).toEqual([`${f('pb-vm-clone-values.yaml')}:11:19: matrix.vm.clone[1]: expected one of full, linked; got "copy"`]);
   });
 
+  it('refuses linked with VMs the inventory names (scaleVms): those are measured, never cloned', () => {
+    try {
+      checkPlaybookAgainst(loadPlaybook(f('pb-vm-clone-named.yaml')), loadInventory(f('inv-vm-count-named.yaml'), { VM_COUNT_GUEST_PASSWORD: 'x4x-secret' }));
+      throw new Error('expected a refusal');
+    } catch (err) {
+      if (!(err instanceof ConfigError)) throw err;
+      const [line, ...rest] = err.diagnostics.map(formatDiagnostic);
+      expect(rest).toEqual([]);
+      expect(line).toMatch(/pb-vm-clone-named\.yaml:11:13: matrix\.vm\.clone\[0\]: .*scaleVms/);
+    }
+  });
+
   it('refuses it on a provider that does not clone (the ESXi shell)', () => {
     const [line, ...rest] = refused('pb-vm-clone-esxi.yaml');
     expect(rest).toEqual([]);
