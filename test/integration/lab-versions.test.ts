@@ -176,7 +176,7 @@ describe.each(FAMILIES)('npm run lab -- up --version $version', ({ version, othe
 
   it('states the release in .lab/inventory.yaml and status', async () => {
     const inv = await fs.readFile(inventory, 'utf8');
-    expect(inv.match(new RegExp(`^    version: "${version.replace('.', '\\.')}"$`, 'gm'))).toHaveLength(4); // lab-esxi, lab-vcenter and its two guest-operations targets (lab-vcenter-tools-linux/-windows)
+    expect(inv.match(new RegExp(`^    version: "${version.replace('.', '\\.')}"$`, 'gm'))).toHaveLength(5); // lab-esxi, lab-vcenter, its two guest-operations targets (lab-vcenter-tools-linux/-windows) and lab-vcenter-named-vms
     const [text, json, other] = await Promise.all([lab(root, ['status']), lab(root, ['status', '--json']), lab(root, ['up', '--version', version === '8.0' ? '5.5' : '8.0'])]);
     expect(text.stdout).toContain(`version: ESXi/vCenter ${version}`);
     expect(JSON.parse(json.stdout)).toMatchObject({ running: true, version });
