@@ -55,7 +55,7 @@ export function memberSteps(count: number, target: VsphereStepTarget, prefix: st
   const steps: PlannedStep[] = [];
   for (let k = 1; k <= count; k++) {
     const name = memberName(prefix, k);
-    steps.push(cloneVm.step({ step: `clone vm${k}`, arguments: { host: target.host, vm: target.vm, datacenter: target.datacenter, name, member: k, clone: 'full' }, destructive: false, creates: { kind: 'vm', name } }));
+    steps.push(cloneVm.step({ step: `clone vm${k}`, arguments: { host: target.host, vm: target.vm, datacenter: target.datacenter, name, member: k, count, clone: 'full' }, destructive: false, creates: { kind: 'vm', name } }));
     for (const s of diskSteps({ ...target, vm: name }, name)) {
       const member = s.step === 'guest-disk' ? { arguments: { ...s.arguments, member: k } } : {};
       steps.push({ ...s, step: `${s.step} vm${k}`, ...member });
