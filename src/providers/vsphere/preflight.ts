@@ -75,24 +75,65 @@ async function spaceOf(c: VsphereClient, o: Objects, places: readonly SpacePlace
   return out;
 }
 
+/** Where a `vm.count` permutation's clones of the target's VM go (clones.ts cloneVm): the VM's folder, its resource pool, its datastores. */
+export interface CloneHome {
+  folder: MoRef;
+  pool?: MoRef;
+  datastores: Array<{ ref: MoRef; name: string }>;
+}
+
+/**
+ * What CloneVM_Task needs (vSphere Automation API, vcenter/vm?action=clone: "VirtualMachine.Provisioning.Clone"
+ * on the source, "VirtualMachine.Inventory.CreateFromExisting" on the folder, "Resource.AssignVMToPool"
+ * on the resource pool, "Datastore.AllocateSpace" on the datastore), and what the run then does to
+ * each clone: a clone inherits its folder's permissions, so those are asked on the folder.
+ */
+function clonePrivileges(vm: string, o: Objects, home: CloneHome | undefined, add: (priv: string, on: MoRef, what: string) => void): void {
+  add('VirtualMachine.Provisioning.Clone', o.vm, `VM ${vm}`);
+  if (!home) return;
+  const clones = `the folder of VM ${vm} (its clones go there and inherit its permissions)`;
+  add('VirtualMachine.Inventory.CreateFromExisting', home.folder, clones);
+  if (home.pool) add('Resource.AssignVMToPool', home.pool, `the resource pool of VM ${vm}`);
+  for (const d of home.datastores) add('Datastore.AllocateSpace', d.ref, `datastore ${d.name} (the clones' copies of VM ${vm}'s files)`);
+  for (const p of ['VirtualMachine.Config.EditDevice', 'VirtualMachine.Interact.PowerOn', 'VirtualMachine.Interact.PowerOff', 'VirtualMachine.Inventory.Delete']) add(p, home.folder, clones);
+}
+
 /** The privileges each step needs, on which object (vSphere Security: "Required Privileges for Common Tasks"). */
-export function privilegesNeeded(steps: readonly PlannedStep[], o: Objects & { datastore?: { ref: MoRef; name: string } }, viaTools: boolean): Array<{ priv: string; on: MoRef; what: string }> {
+export function privilegesNeeded(steps: readonly PlannedStep[], o: Objects & { datastore?: { ref: MoRef; name: string }; cloneHome?: CloneHome }, viaTools: boolean): Array<{ priv: string; on: MoRef; what: string }> {
   const out = new Map<string, { priv: string; on: MoRef; what: string }>();
-  const add = (priv: string, on: MoRef, what: string) => out.set(`${priv} ${on.value}`, { priv, on, what });
+  // asked once per object; the first step that needs it names why
+  const add = (priv: string, on: MoRef, what: string) => void (out.has(`${priv} ${on.value}`) || out.set(`${priv} ${on.value}`, { priv, on, what }));
+  // a step on a clone acts on a VM that does not exist yet: asked where it will inherit from (its folder)
+  const clones = new Set(steps.filter((s) => s.operation === 'CloneVM_Task').map((s) => String(s.arguments.name)));
+  const vmOf = (s: PlannedStep): { on: MoRef; what: string } =>
+    clones.has(String(s.arguments.vm)) && o.cloneHome ? { on: o.cloneHome.folder, what: 'the folder of the clones (they inherit its permissions)' } : { on: o.vm, what: `VM ${String(s.arguments.vm)}` };
   for (const s of steps) {
+    if (s.operation === 'CloneVM_Task') clonePrivileges(String(s.arguments.vm), o, o.cloneHome, add);
     if (s.operation === 'CreateVmfsDatastore' || s.operation === 'CreateNasDatastore') add('Host.Config.Storage', o.host, `host ${String(s.arguments.host)}`);
     if (s.operation === 'ReconfigVM_Task' && s.arguments.deviceChange === 'add+create') {
-      add('VirtualMachine.Config.AddNewDisk', o.vm, `VM ${String(s.arguments.vm)}`);
-      add('VirtualMachine.Config.RemoveDisk', o.vm, `VM ${String(s.arguments.vm)}`);
+      const v = vmOf(s);
+      add('VirtualMachine.Config.AddNewDisk', v.on, v.what);
+      add('VirtualMachine.Config.RemoveDisk', v.on, v.what);
       // a datastore the plan creates inherits its permissions from the datacenter
       const existing = o.datastore && s.arguments.datastore === o.datastore.name ? o.datastore : undefined;
       add('Datastore.AllocateSpace', existing ? existing.ref : o.datacenter, existing ? `datastore ${existing.name}` : 'the datacenter (whose permissions the datastores the plan creates inherit)');
-      if (s.arguments.backing === 'rdm') add('VirtualMachine.Config.RawDevice', o.vm, `VM ${String(s.arguments.vm)}`);
+      if (s.arguments.backing === 'rdm') add('VirtualMachine.Config.RawDevice', v.on, v.what);
     }
-    if (s.operation === 'ReconfigVM_Task' && s.arguments.device === 'controller') add('VirtualMachine.Config.AddRemoveDevice', o.vm, `VM ${String(s.arguments.vm)}`);
+    if (s.operation === 'ReconfigVM_Task' && s.arguments.device === 'controller') add('VirtualMachine.Config.AddRemoveDevice', vmOf(s).on, vmOf(s).what);
   }
-  if (viaTools) for (const p of ['VirtualMachine.GuestOperations.Execute', 'VirtualMachine.GuestOperations.Modify', 'VirtualMachine.GuestOperations.Query']) add(p, o.vm, 'the guest (VMware Tools guest operations)');
+  const guests = clones.size > 0 && o.cloneHome ? { on: o.cloneHome.folder, what: 'the clones\' guests (VMware Tools guest operations; from their folder)' } : { on: o.vm, what: 'the guest (VMware Tools guest operations)' };
+  if (viaTools) for (const p of ['VirtualMachine.GuestOperations.Execute', 'VirtualMachine.GuestOperations.Modify', 'VirtualMachine.GuestOperations.Query']) add(p, guests.on, guests.what);
   return [...out.values()];
+}
+
+/** Where the target's VM's clones would go, read when the steps clone it. */
+async function cloneHomeOf(c: VsphereClient, vm: MoRef, steps: readonly PlannedStep[]): Promise<CloneHome | undefined> {
+  if (!steps.some((s) => s.operation === 'CloneVM_Task')) return undefined;
+  const p = await c.readProps(vm, ['parent', 'resourcePool', 'datastore']);
+  if (!p.parent) return undefined;
+  const refs = arr(p.datastore as MoRef[] | undefined);
+  const datastores = await Promise.all(refs.map(async (ref) => ({ ref, name: String((await c.readProps(ref, ['name'])).name) })));
+  return { folder: p.parent as MoRef, ...(p.resourcePool ? { pool: p.resourcePool as MoRef } : {}), datastores };
 }
 
 /** AuthorizationManager.HasPrivilegeOnEntity(entity, sessionId, privId[]) → one boolean per privilege. */
@@ -204,7 +245,8 @@ export function vspherePreflight(connect: () => Promise<VsphereClient>, shared: 
       const head: PreflightCheck[] = [{ check: 'connection', status: 'ok', detail: `${cfg.vcenter.url}: certificate ${cfg.vcenter.thumbprint ? 'matches the pinned thumbprint' : cfg.vcenter.insecure ? 'NOT verified (insecure: true)' : 'verified'}; logged in as ${cfg.vcenter.username}` }];
       return withClient(async (c2, o) => {
         const ds = cfg.datastore ? await c2.findDatastoreOrNone(cfg.datastore, o.datacenter) : undefined;
-        const privs = await privilegeChecks(c2, privilegesNeeded(steps, { ...o, ...(ds && cfg.datastore ? { datastore: { ref: ds, name: cfg.datastore } } : {}) }, viaTools));
+        const cloneHome = await cloneHomeOf(c2, o.vm, steps);
+        const privs = await privilegeChecks(c2, privilegesNeeded(steps, { ...o, ...(ds && cfg.datastore ? { datastore: { ref: ds, name: cfg.datastore } } : {}), ...(cloneHome ? { cloneHome } : {}) }, viaTools));
         return [...head, ...(await versionChecks(c2, o, cfg.version)), ...privs, ...(await vmChecks(c2, o, { viaTools, windows: cfg.guestOs === 'windows', byUuid: identifiesByUuid(steps) })), ...(await metricChecks(c2, o)), ...(await policyChecks(c2, steps, o.datacenter))];
       });
     },
