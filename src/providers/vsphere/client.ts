@@ -254,6 +254,11 @@ export class VsphereClient {
     return clones.cloneVm(this.ctx, source, o);
   }
 
+  /** the clone tasks of `source` still queued or running on the server (clones.ts) */
+  runningClones(source: MoRef): Promise<MoRef[]> {
+    return clones.runningClones(this.ctx, source);
+  }
+
   /** powered on and waited for until guest operations are ready */
   startClone(vm: MoRef, o: { timeoutMs: number; signal?: AbortSignal }): Promise<void> {
     return clones.startClone(this.ctx, vm, o);

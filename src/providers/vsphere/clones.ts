@@ -129,6 +129,35 @@ export async function cloneVm(ctx: Ctx, source: MoRef, o: CloneOptions): Promise
   return clone;
 }
 
+/**
+ * The clone tasks of `source` still queued or running on the server: those in the source's own
+ * recentTask and the TaskManager's (ManagedEntity.recentTask, TaskManager.recentTask: "tasks that
+ * completed recently, that are currently running, or that are queued to run"; read once here, never
+ * waited on). A CloneVM_Task's info names the source as its entity and `VirtualMachine.clone…` as
+ * its descriptionId. Tasks the server no longer knows are skipped.
+ */
+export async function runningClones(ctx: Ctx, source: MoRef): Promise<MoRef[]> {
+  const lists = await Promise.all([
+    readProps(ctx.rt, ctx.sc, source, ['recentTask']).then((p) => arr(p.recentTask as MoRef[] | undefined)),
+    ctx.sc.taskManager ? readProps(ctx.rt, ctx.sc, ctx.sc.taskManager, ['recentTask']).then((p) => arr(p.recentTask as MoRef[] | undefined)) : Promise.resolve([]),
+  ]);
+  const tasks = [...new Map([...lists[0], ...lists[1]].map((t) => [t.value, t])).values()];
+  const out: MoRef[] = [];
+  for (const task of tasks) {
+    let info: DataObject;
+    try {
+      info = ((await readProps(ctx.rt, ctx.sc, task, ['info'])).info ?? {}) as DataObject;
+    } catch (err) {
+      if (isFault(err, 'ManagedObjectNotFound')) continue;
+      throw err;
+    }
+    const entity = info.entity as MoRef | undefined;
+    const live = info.state === 'queued' || info.state === 'running';
+    if (live && entity?.value === source.value && String(info.descriptionId ?? '').startsWith('VirtualMachine.clone')) out.push(task);
+  }
+  return out;
+}
+
 /** Powered on, then waited for until Tools report guest operations ready (GuestInfo.guestOperationsReady). */
 export async function startClone(ctx: Ctx, vm: MoRef, o: { timeoutMs: number; signal?: AbortSignal }): Promise<void> {
   await powerOn(ctx, vm);

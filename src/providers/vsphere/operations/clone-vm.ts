@@ -57,8 +57,29 @@ async function foreignDisks(h: VsphereHost, vm: MoRef, name: string): Promise<st
     });
 }
 
+/**
+ * A clone sent but never seen finished (no recorded id: the run died during CloneVM_Task) while a
+ * clone of its template still runs on the server: that task goes on without its client and may
+ * make the clone after anyone looked. Neither 'absent' nor destroyed under it: left for cleanup.
+ */
+async function refuseWhileCloning(h: VsphereHost, obj: RecordedObject): Promise<void> {
+  if (obj.id) return;
+  const source = typeof obj.data.source === 'string' ? obj.data.source : h.target.vm;
+  const c = await h.client();
+  let ref: MoRef;
+  try {
+    ref = await h.vm(source);
+  } catch {
+    return; // no template left to clone from: nothing can be under way
+  }
+  const tasks = await c.runningClones(ref);
+  if (tasks.length === 0) return;
+  throw new UnsafeOperation(`a CloneVM_Task of VM ${source} is still running on ${c.endpoint} (${tasks.map((t) => t.value).join(', ')}); the clone ${obj.name} may appear when it ends, so it is neither called absent nor removed now: run \`storsweep cleanup\` once the task has ended`, { operation: 'Destroy_Task', target: obj.name });
+}
+
 async function planDestroy(obj: RecordedObject, ctx: HostContext<VsphereHost>): Promise<DestroyPlan> {
   const h = ctx.host;
+  await refuseWhileCloning(h, obj);
   const vm = await ownedClone(h, obj);
   if (!vm) return { outcome: 'absent' };
   const foreign = await foreignDisks(h, vm, obj.name);
