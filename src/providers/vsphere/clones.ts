@@ -75,7 +75,7 @@ async function checkCloneRoom(ctx: Ctx, source: MoRef, copies: number): Promise<
     devices: arr(p['config.hardware.device'] as DataObject[] | undefined),
     memoryMB: Number(p['config.hardware.memoryMB'] ?? 0) || 0,
     reservationMB: Number(p['config.memoryAllocation.reservation'] ?? 0) || 0,
-    vmPathName: String(p['config.files.vmPathName'] ?? ''),
+    vmPathName: typeof p['config.files.vmPathName'] === 'string' ? p['config.files.vmPathName'] : '',
   });
   for (const ref of arr(p.datastore as MoRef[] | undefined)) {
     const d = await readProps(ctx.rt, ctx.sc, ref, ['name', 'summary.freeSpace']);
@@ -153,7 +153,7 @@ export async function runningClones(ctx: Ctx, source: MoRef): Promise<MoRef[]> {
     }
     const entity = info.entity as MoRef | undefined;
     const live = info.state === 'queued' || info.state === 'running';
-    if (live && entity?.value === source.value && String(info.descriptionId ?? '').startsWith('VirtualMachine.clone')) out.push(task);
+    if (live && entity?.value === source.value && typeof info.descriptionId === 'string' && info.descriptionId.startsWith('VirtualMachine.clone')) out.push(task);
   }
   return out;
 }

@@ -17,7 +17,7 @@ function guest(vm: string, offsetMs: number): CommandRunner {
     target: `tools://${vm}`,
     run: async (command: string) => ({ command, stdout: `${BigInt(Date.now() + offsetMs) * 1_000_000n}\n`, stderr: '', exitCode: 0, durationMs: 1 }),
     close: async () => undefined,
-  } as unknown as CommandRunner;
+  };
 }
 
 function study(offsets: Record<string, number>) {
