@@ -12,7 +12,9 @@ import type { ProviderContext } from '../../src/contract/provider.ts';
 import { InvalidArgument } from '../../src/errors.ts';
 import { startVcsim, type VcsimHandle } from '../../src/lab/vcsim.ts';
 import { cloneVm } from '../../src/providers/vsphere/operations/clone-vm.ts';
+import { vspherePreflight } from '../../src/providers/vsphere/preflight.ts';
 import { createVsphereProvider } from '../../src/providers/vsphere/provider.ts';
+import { planVsphereSteps } from '../../src/providers/vsphere/steps.ts';
 import { VsphereClient } from '../../src/providers/vsphere/client.ts';
 import { probeOne } from '../helpers/pyvmomi-probe.ts';
 import { simTarget } from '../helpers/vsphere-lab.ts';
@@ -46,7 +48,14 @@ describe('cloning the template VM for vm.count', () => {
     expect(added.ok, JSON.stringify(added)).toBe(true);
     const before = await freeSpace();
 
-    const provider = createVsphereProvider(simTarget(sim, ['naa.unused0', 'naa.unused1']));
+    // preflight says so first, for the largest count of the plan
+    const target = simTarget(sim, ['naa.unused0', 'naa.unused1']);
+    const plan = [1, 2].flatMap((n) => planVsphereSteps({ 'datastore.kind': 'existing', 'disk.format': 'thin', 'disk.sizeGb': 1, 'vm.count': n }, { ...target, guestOs: 'linux' }, { prefix: `${PREFIX}-${n}` }));
+    const pf = vspherePreflight(() => VsphereClient.connect(target.vcenter), () => VsphereClient.connect(target.vcenter), target, true);
+    const room = (await pf.checks!(plan)).filter((x) => x.check === 'clone room');
+    expect(room).toEqual([expect.objectContaining({ status: 'fail', detail: expect.stringMatching(/^2 full clones of VM DC0_H0_VM0 need .* on datastore LocalDS_0/) })]);
+
+    const provider = createVsphereProvider(target);
     try {
       const step = cloneVm.step({ step: 'clone vm1', arguments: { host: 'DC0_H0', vm: 'DC0_H0_VM0', datacenter: 'DC0', name: `${PREFIX}-vm1`, member: 1, count: 2, clone: 'full' }, destructive: false, creates: { kind: 'vm', name: `${PREFIX}-vm1` } });
       const refused = await provider.apply(step, ctx).then(() => null, (e: unknown) => e);

@@ -254,6 +254,11 @@ export class VsphereClient {
     return clones.cloneVm(this.ctx, source, o);
   }
 
+  /** why `copies` full clones of `source` do not fit where they land, or null (clones.ts) */
+  cloneRoomShortfall(source: MoRef, copies: number): Promise<string | null> {
+    return clones.cloneRoomShortfall(this.ctx, source, copies);
+  }
+
   /** the clone tasks of `source` still queued or running on the server (clones.ts) */
   runningClones(source: MoRef): Promise<MoRef[]> {
     return clones.runningClones(this.ctx, source);

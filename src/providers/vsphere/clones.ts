@@ -65,11 +65,10 @@ export function cloneFootprint(p: { devices: readonly DataObject[]; memoryMB: nu
 }
 
 /**
- * Refused before any clone is sent when `copies` clones of `source` do not fit the free space of a
- * datastore they land on (summary.freeSpace): a full clone of a VM with a large data disk would
- * otherwise fill the datastore it shares with other VMs before CloneVM_Task fails.
+ * Why `copies` clones of `source` do not fit the free space of a datastore they land on
+ * (summary.freeSpace), or null when they fit (or the server says too little to tell).
  */
-async function checkCloneRoom(ctx: Ctx, source: MoRef, copies: number): Promise<void> {
+export async function cloneRoomShortfall(ctx: Ctx, source: MoRef, copies: number): Promise<string | null> {
   const p = await readProps(ctx.rt, ctx.sc, source, ['name', 'config.hardware.device', 'config.hardware.memoryMB', 'config.memoryAllocation.reservation', 'config.files.vmPathName', 'datastore']);
   const footprint = cloneFootprint({
     devices: arr(p['config.hardware.device'] as DataObject[] | undefined),
@@ -82,11 +81,19 @@ async function checkCloneRoom(ctx: Ctx, source: MoRef, copies: number): Promise<
     const f = footprint.find((x) => x.datastore === d.name);
     const free = Number(d['summary.freeSpace']);
     if (!f || !Number.isFinite(free) || f.bytes * copies <= free) continue;
-    throw new InvalidArgument(
-      `vm.count: ${copies} full clone${copies === 1 ? '' : 's'} of VM ${String(p.name)} need${copies === 1 ? 's' : ''} ${gib(f.bytes * copies)} on datastore ${f.datastore} (each: ${f.what.join(', ')}), which has ${gib(free)} free; nothing was cloned. Use a template VM with smaller disks, or a smaller vm.count`,
-      { name: 'vm.count', value: String(copies) },
-    );
+    return `${copies} full clone${copies === 1 ? '' : 's'} of VM ${String(p.name)} need${copies === 1 ? 's' : ''} ${gib(f.bytes * copies)} on datastore ${f.datastore} (each: ${f.what.join(', ')}), which has ${gib(free)} free`;
   }
+  return null;
+}
+
+/**
+ * Refused before any clone is sent when `copies` clones of `source` do not all fit: a full clone of
+ * a VM with a large data disk would otherwise fill the datastore it shares with other VMs before
+ * CloneVM_Task fails.
+ */
+async function checkCloneRoom(ctx: Ctx, source: MoRef, copies: number): Promise<void> {
+  const short = await cloneRoomShortfall(ctx, source, copies);
+  if (short) throw new InvalidArgument(`vm.count: ${short}; nothing was cloned. Use a template VM with smaller disks, or a smaller vm.count`, { name: 'vm.count', value: String(copies) });
 }
 
 /** A network card of any kind (vim.vm.device.VirtualEthernetCard's subtypes). */

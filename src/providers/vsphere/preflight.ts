@@ -126,6 +126,15 @@ export function privilegesNeeded(steps: readonly PlannedStep[], o: Objects & { d
   return [...out.values()];
 }
 
+/** Room for the most clones one permutation makes (its CloneVM_Task steps' `count`), as the clone step checks it before its first clone. */
+async function cloneRoomChecks(c: VsphereClient, vm: MoRef, steps: readonly PlannedStep[]): Promise<PreflightCheck[]> {
+  const counts = steps.filter((s) => s.operation === 'CloneVM_Task').map((s) => Number(s.arguments.count ?? s.arguments.member) || 1);
+  if (counts.length === 0) return [];
+  const most = Math.max(...counts);
+  const short = await c.cloneRoomShortfall(vm, most);
+  return [short ? { check: 'clone room', status: 'fail', detail: short, remedy: 'use a template VM with smaller disks, free space on its datastore, or a smaller vm.count' } : { check: 'clone room', status: 'ok', detail: `${most} full clone${most === 1 ? '' : 's'} of the VM fit its datastores (summary.freeSpace)` }];
+}
+
 /** Where the target's VM's clones would go, read when the steps clone it. */
 async function cloneHomeOf(c: VsphereClient, vm: MoRef, steps: readonly PlannedStep[]): Promise<CloneHome | undefined> {
   if (!steps.some((s) => s.operation === 'CloneVM_Task')) return undefined;
@@ -247,7 +256,7 @@ export function vspherePreflight(connect: () => Promise<VsphereClient>, shared: 
         const ds = cfg.datastore ? await c2.findDatastoreOrNone(cfg.datastore, o.datacenter) : undefined;
         const cloneHome = await cloneHomeOf(c2, o.vm, steps);
         const privs = await privilegeChecks(c2, privilegesNeeded(steps, { ...o, ...(ds && cfg.datastore ? { datastore: { ref: ds, name: cfg.datastore } } : {}), ...(cloneHome ? { cloneHome } : {}) }, viaTools));
-        return [...head, ...(await versionChecks(c2, o, cfg.version)), ...privs, ...(await vmChecks(c2, o, { viaTools, windows: cfg.guestOs === 'windows', byUuid: identifiesByUuid(steps) })), ...(await metricChecks(c2, o)), ...(await policyChecks(c2, steps, o.datacenter))];
+        return [...head, ...(await versionChecks(c2, o, cfg.version)), ...privs, ...(await vmChecks(c2, o, { viaTools, windows: cfg.guestOs === 'windows', byUuid: identifiesByUuid(steps) })), ...(await metricChecks(c2, o)), ...(await policyChecks(c2, steps, o.datacenter)), ...(await cloneRoomChecks(c2, o.vm, steps))];
       });
     },
   };
