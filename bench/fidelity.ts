@@ -92,7 +92,7 @@ export const fidelity: Benchmark = {
     const loop = await tmpfsLoop(profile.fileSizeBytes, String(process.pid));
     const filename = loop?.device ?? path.join(ctx.workDir, 'fidelity-test.dat');
     const ssh = await startBenchSsh(path.join(ctx.workDir, 'lab'));
-    const local = createLocalRunner();
+    const local = createLocalRunner(process.env);
     let remote: CommandRunner | undefined;
     const samples = new Map<string, number[]>();
     const wallMs = new Map<Mode, number[]>();

@@ -210,7 +210,22 @@ export class UnsafeOperation extends StorsweepError<{ operation: string; target:
  * The disk a step attached did not appear in the guest by its identity (`<byIdDir>/wwn-0x<wwn>`)
  * before the step's deadline, or the guest cannot reach raw devices: nothing is measured.
  */
-export class GuestDiskNotFound extends StorsweepError<{ host: string; wwn: string; byIdDir: string; seen?: string[] }> {}
+export class GuestDiskNotFound extends StorsweepError<{ host: string; wwn: string; byIdDir: string; seen?: string[]; identity?: DiskIdentityMismatch }> {}
+
+/** A test file that does not fit the volume it goes on (Get-Volume's SizeRemaining): nothing was created. */
+export class NoRoomForTestFile extends StorsweepError<{ volume: string; needBytes: number; freeBytes: number }> {}
+
+/**
+ * A disk the guest did not show under the identity expected, as fields a script can act on
+ * (`preflight --json`): the object attached, the identity expected, and what a disk of its size shows
+ * instead. `name`: the by-id link; `wwn`: its hex when the link is a `wwn-0x…` one.
+ */
+export interface DiskIdentityMismatch {
+  object: string;
+  sizeBytes: number;
+  expected: { wwn: string; name: string };
+  seen: Array<{ name: string; wwn?: string; device: string }>;
+}
 
 /**
  * What the host provisioned is not what the permutation's axes name (e.g. a thick disk that came

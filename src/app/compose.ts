@@ -46,7 +46,7 @@ function resolvePath(inv: LoadedInventory, f: string): string {
 export function endpointReach(inv: LoadedInventory, section: string, name: string): EndpointReach | undefined {
   const s = endpointSections().find((e) => e.key === section);
   if (!s) return undefined;
-  return s.reach?.(name, endpointEntries(inv.inventory, section)[name], inv.env ?? {}) ?? { identity: `${section}.${name}` };
+  return s.reach?.(name, endpointEntries(inv.inventory, section)[name], inv.env) ?? { identity: `${section}.${name}` };
 }
 
 /** The endpoint entry a target uses (ProviderModule.endpointOf), with what it reaches. */
@@ -66,7 +66,7 @@ export function composeContext(inv: LoadedInventory, pool: EndpointPool): Compos
     ssh: (name) => sshOptions(inv, name),
     reveal: (ref) => inv.secrets.get(ref)?.reveal(),
     endpoint: (section, name) => endpointEntries(inv.inventory, section)[name],
-    env: inv.env ?? {},
+    env: inv.env,
     pool,
   };
 }

@@ -19,8 +19,8 @@ export function jsonSchemaFor(kind: string): unknown {
   return z.toJSONSchema(schema, { io: 'input', target: 'draft-7', unrepresentable: 'any' });
 }
 
-/** `env`: the environment as the CLI read it (absent: the process's). */
-export function planFor(playbookFile: string, inventoryFile: string | readonly string[], runId = 'rplan0000', set: readonly string[] = [], env?: Env): RunPlan {
+/** `env`: the environment as the CLI read it. */
+export function planFor(playbookFile: string, inventoryFile: string | readonly string[], runId: string, set: readonly string[], env: Env): RunPlan {
   const overrides = parseSetArguments(set);
   const pb = loadPlaybook(playbookFile, overrides);
   const inv = loadInventory(inventoryFile, env);
@@ -53,8 +53,8 @@ export interface ValidateOptions {
   inventory?: string[];
   set?: string[];
   confirmDestroy?: string;
-  /** the environment as the CLI read it (`${env:…}` secrets, govc's GOVC_*); absent: the process's */
-  env?: Env;
+  /** the environment as the CLI read it (`${env:…}` secrets, govc's GOVC_*): decision 0088 */
+  env: Env;
 }
 
 /** `validate`: refuses with file:line:col what run and plan would refuse; returns the --set arguments applied and the inventory's name (its files). */

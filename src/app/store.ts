@@ -42,8 +42,8 @@ export interface StoreOptions {
   store?: string;
   run?: string;
   inventory?: string | readonly string[];
-  /** the environment as the CLI read it (`${env:…}` secrets, govc's GOVC_*); absent: the process's */
-  env?: Env;
+  /** the environment as the CLI read it (`${env:…}` secrets, govc's GOVC_*): decision 0088 */
+  env: Env;
 }
 
 /**

@@ -26,10 +26,22 @@ export function shortMessage(err: unknown): string {
   if (err instanceof StoreLost) return `${visible(err.details.store)}: store lost: ${err.message}`;
   // every other named condition (InternalError says itself that it is a bug)
   if (err instanceof StorsweepError) return err.message;
+  if (isUnbuiltNativeModule(err)) return UNBUILT_NATIVE;
   // damage SQLite finds only later, in a page the open did not read
   if (isDamagedDatabase(err)) return `a run directory's run.sqlite is damaged (SQLite: ${errorMessage(err)}); keep a copy, then try \`sqlite3 run.sqlite .recover | sqlite3 recovered.sqlite\` and put recovered.sqlite in its place`;
   if (err instanceof Error) return `${err.name === 'Error' ? 'error' : err.name}: ${err.message}`;
   return String(err);
+}
+
+// better-sqlite3 loads its compiled module through the `bindings` package, which throws this when
+// no build exists: its install script did not run (`npm install --ignore-scripts`, or npm 12, which
+// runs a dependency's install script only when allowed: npm/rfcs#868, npm/cli#9360).
+const UNBUILT_NATIVE =
+  "better-sqlite3's native module is not built: its install script did not run (npm 12 runs install scripts only when allowed). " +
+  'Reinstall with them allowed: npm install -g --allow-scripts=better-sqlite3,ssh2,cpu-features storsweep (or the tarball in place of storsweep)';
+
+function isUnbuiltNativeModule(err: unknown): boolean {
+  return err instanceof Error && err.message.startsWith('Could not locate the bindings file') && err.message.includes('better_sqlite3.node');
 }
 
 export function reportError(err: unknown): number {

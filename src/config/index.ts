@@ -41,9 +41,9 @@ export interface LoadedInventory {
   store?: ResolvedStore;
   /**
    * the environment the inventory was loaded with (the CLI's, read once there): `${env:…}` secrets
-   * and an endpoint's defaults (govc's GOVC_URL). Absent (an inventory built by hand): none.
+   * and an endpoint's defaults (govc's GOVC_URL)
    */
-  env?: Env;
+  env: Env;
   /** every file given (`-i a.yaml -i b.yaml`), in order; `file` is the first */
   files?: string[];
   /** the file that defines an entry (`['targets', name]`); `source` for one file */
@@ -172,7 +172,7 @@ function secretFieldEntries(f: SecretField, section: unknown): Array<[string, un
  * files add or replace endpoints (SSH hosts, a provider's: vCenters) and targets by name and may
  * use the earlier ones'. `env`: the environment, as the CLI read it.
  */
-export function loadInventory(files: string | readonly string[], env: Env = process.env): LoadedInventory {
+export function loadInventory(files: string | readonly string[], env: Env): LoadedInventory {
   const list = typeof files === 'string' ? [files] : [...files];
   if (!list.length) throw new UsageError('no inventory file given (-i FILE)');
   const layers = list.map((file, i) => loadLayer(file, i === 0, env));

@@ -79,7 +79,7 @@ export const storeUrlSchema = z
   .describe(`Where runs are stored (default: each run directory's run.sqlite): ${STORE_URL_FORM}`);
 
 /** Parses and resolves the password reference (relative `${file:…}` against `baseDir`). */
-export function resolveStore(text: string, baseDir: string, env: NodeJS.ProcessEnv = process.env): { ok: true; store: ResolvedStore } | { ok: false; error: string } {
+export function resolveStore(text: string, baseDir: string, env: NodeJS.ProcessEnv): { ok: true; store: ResolvedStore } | { ok: false; error: string } {
   const p = parseStoreUrl(text);
   if (!p.ok) return p;
   if (p.url.passwordRef === undefined) return { ok: true, store: p.url };

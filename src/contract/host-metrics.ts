@@ -48,6 +48,11 @@ export interface HostMetrics {
    * in records made before, which watched the whole test (pass 0 and the tool's start included)
    */
   window?: 'scored-passes';
+  /**
+   * vSphere: the VM whose counters these are, by name (the target's VM, or the clone a `vm.count`
+   * member measured); absent on esxtop's figures and on a `vm.count` aggregate (its VMs summed)
+   */
+  entity?: string;
   /** seconds each sample averages over (vSphere: the real-time refreshRate, 20 s on ESXi; esxtop: -d) */
   intervalSec: number;
   /** samples that overlap the test's span, and of those the ones lying wholly inside it */

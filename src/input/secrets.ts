@@ -56,7 +56,7 @@ export class Secret {
 
 export type SecretResolution = { ok: true; secret: Secret } | { ok: false; message: string };
 
-export function resolveSecret(reference: string, baseDir: string, env: NodeJS.ProcessEnv = process.env): SecretResolution {
+export function resolveSecret(reference: string, baseDir: string, env: NodeJS.ProcessEnv): SecretResolution {
   const m = SECRET_REF.exec(reference);
   if (!m) return { ok: false, message: `"${reference}" is not a secret reference (expected \${env:NAME} or \${file:path})` };
   const [, kind, name] = m as unknown as [string, 'env' | 'file', string];

@@ -220,7 +220,7 @@ export interface HarnessCall {
   held?: boolean;
   /** Create{Vmfs,Nas}Datastore, RemoveDatastore: the datastore's name */
   datastore?: string;
-  /** CloneVM_Task: the clone's name; Destroy_Task of a VM: its name */
+  /** CloneVM_Task: the clone's name; Destroy_Task of a VM: its name; QueryPerf, QueryAvailablePerfMetric, QueryPerfProviderSummary: the name of the VM whose counters were asked for */
   vm?: string;
 }
 

@@ -6,7 +6,7 @@
 import type { RunPlan } from '../contract/plan.ts';
 import type { Composition, Provider } from '../contract/provider.ts';
 import type { Axes } from '../contract/axis.ts';
-import { errorMessage } from '../errors.ts';
+import { errorMessage, type DiskIdentityMismatch } from '../errors.ts';
 import type { JournalEntry, RunMeta } from '../results/port.ts';
 import { ResultStore } from '../results/store.ts';
 import { SqliteRunStore } from '../results/sqlite-store.ts';
@@ -33,6 +33,8 @@ export interface CanaryPermutation {
   status: string;
   /** the identity the guest found the disk by (wwn-0x…, a Windows serial), and the device */
   identity?: string;
+  /** the disk was not found by the identity expected: the object, the identity expected, those a disk of its size shows */
+  identityMismatch?: DiskIdentityMismatch;
   device?: string;
   provisionSec?: number;
   teardownSec?: number;
@@ -52,9 +54,10 @@ export interface CanaryResult {
 const sec = (a?: string, b?: string) => (a && b ? Math.round((Date.parse(b) - Date.parse(a)) / 100) / 10 : undefined);
 
 /** A permutation's times and identity from the run's journal: provisioning from its start to its workload, teardown from its workload's end to the last object removed. */
-export function readCanaryJournal(id: string, journal: readonly JournalEntry[]): Pick<CanaryPermutation, 'identity' | 'device' | 'provisionSec' | 'teardownSec'> {
+export function readCanaryJournal(id: string, journal: readonly JournalEntry[]): Pick<CanaryPermutation, 'identity' | 'identityMismatch' | 'device' | 'provisionSec' | 'teardownSec'> {
   const mine = journal.filter((j) => j.permutationId === id);
   const found = mine.find((j) => j.step === 'measure' && j.event === 'found')?.detail as { identity?: string; device?: string } | undefined;
+  const mismatch = mine.find((j) => j.step === 'measure' && j.event === 'not-found')?.detail as DiskIdentityMismatch | undefined;
   const measuring = (j: JournalEntry) => j.step === 'prefill' || j.step.startsWith('repetition') || j.step.startsWith('workload');
   const start = mine.find((j) => j.step === 'permutation' && j.event === 'start');
   const firstWork = mine.findIndex(measuring);
@@ -66,6 +69,7 @@ export function readCanaryJournal(id: string, journal: readonly JournalEntry[]):
   return {
     ...(found?.identity ? { identity: found.identity } : {}),
     ...(found?.device ? { device: found.device } : {}),
+    ...(mismatch ? { identityMismatch: mismatch } : {}),
     ...(provisionSec !== undefined ? { provisionSec } : {}),
     ...(teardownSec !== undefined ? { teardownSec } : {}),
   };

@@ -5,6 +5,7 @@ import path from 'node:path';
 import type { PreflightCheck } from '../contract/preflight.ts';
 import type { CommandRunner } from '../ssh/command-runner.ts';
 import { shQuote } from '../ssh/quote.ts';
+import { sizeText } from '../text/size.ts';
 
 type Runner = Pick<CommandRunner, 'run'>;
 
@@ -17,17 +18,7 @@ export async function sudoCheck(runner: Runner): Promise<PreflightCheck> {
   return { check: 'guest sudo', status: 'fail', detail: `guest.sudo is set but ${why}`, remedy: 'give the guest login NOPASSWD sudo (a line in /etc/sudoers.d), or log in as root: storsweep never types a password' };
 }
 
-const UNITS = [
-  ['TiB', 1024 ** 4],
-  ['GiB', 1024 ** 3],
-  ['MiB', 1024 ** 2],
-] as const;
-
-/** Bytes in the largest binary unit that is at least 1 (KiB below a MiB). */
-export function sizeText(bytes: number): string {
-  for (const [unit, size] of UNITS) if (bytes >= size) return `${(bytes / size).toFixed(1)} ${unit}`;
-  return `${(bytes / 1024).toFixed(1)} KiB`;
-}
+export { sizeText };
 
 /** POSIX `df -Pk` output: the filesystem's free KiB and where it is mounted (the mount point may hold spaces). */
 export function parseDfP(text: string): { availKiB: number; mountedOn: string } | null {

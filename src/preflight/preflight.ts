@@ -7,6 +7,7 @@ import type { PreflightCheck } from '../contract/preflight.ts';
 import { errorMessage } from '../errors.ts';
 import { checkCapacity } from './capacity.ts';
 import { guestChecks } from './guest.ts';
+import { windowsVolumeChecks } from './windows-volume.ts';
 
 export interface TargetResult {
   target: string;
@@ -28,6 +29,7 @@ export interface PreflightReport {
 export async function preflightTargets(plan: RunPlan, comps: ReadonlyMap<string, Composition>): Promise<TargetResult[]> {
   const out: TargetResult[] = [];
   const capacity = await checkCapacity(plan, comps);
+  const volumes = windowsVolumeChecks(plan);
   for (const [name, comp] of comps) {
     const mine = plan.permutations.filter((p) => !plan.targets || String(p.axes.target) === name);
     const steps = mine.flatMap((p) => p.steps);
@@ -43,6 +45,8 @@ export async function preflightTargets(plan: RunPlan, comps: ReadonlyMap<string,
     // the largest test file a permutation of this target writes (a file test's room in the guest)
     const fileBytes = Math.max(0, ...mine.map((p) => plan.profiles[p.workload]?.fileSizeBytes ?? 0));
     checks.push(...(await guestChecks(comp.workload, { fileBytes })));
+    const volume = volumes.get(name);
+    if (volume) checks.push(volume);
     out.push({ target: name, checks });
   }
   return out;

@@ -19,7 +19,7 @@
 import { randomUUID } from 'node:crypto';
 import path from 'node:path';
 import { z } from 'zod';
-import { GuestDiskNotFound, InvalidArgument, UnsafeOperation } from '../errors.ts';
+import { GuestDiskNotFound, InvalidArgument, UnsafeOperation, type DiskIdentityMismatch } from '../errors.ts';
 import { intIn } from '../input/fields.ts';
 import type { CreatedObject, MeasuredTarget, ProviderContext, ProviderName } from '../contract/provider.ts';
 import type { CommandRunner } from '../ssh/command-runner.ts';
@@ -190,6 +190,20 @@ export async function listByIdDisks(runner: CommandRunner, byIdDir: string): Pro
   return out;
 }
 
+/** The mismatch as fields: the by-id names are the plain ones listByIdDisks kept. */
+function identityMismatch(disk: AttachedDiskIdentity, seen: readonly SeenDisk[]): DiskIdentityMismatch {
+  const wwnOf = (name: string) => /^wwn-0x([0-9a-f]+)$/i.exec(name)?.[1]?.toLowerCase();
+  return {
+    object: disk.source,
+    sizeBytes: disk.sizeBytes,
+    expected: { wwn: disk.wwn, name: `wwn-0x${disk.wwn}` },
+    seen: seen.map((d) => {
+      const wwn = wwnOf(d.name);
+      return { name: d.name, ...(wwn ? { wwn } : {}), device: d.device };
+    }),
+  };
+}
+
 /**
  * The disk did not appear under the identity the provider expects: the error names that identity
  * and the ones a disk of the provisioned size shows up under instead (a host whose uuid → WWN
@@ -202,7 +216,7 @@ async function notFound(runner: CommandRunner, disk: AttachedDiskIdentity, s: Gu
     : `the guest shows no disk of that size (${disk.sizeBytes} bytes) under ${s.byIdDir}.`;
   return new GuestDiskNotFound(
     `${where} did not appear in the guest within ${Math.round(waitMs / 1000)} s; nothing is measured. Is disk.EnableUUID = TRUE on the VM (without it a virtual disk reports no WWN), and is guest.byIdDir (${s.byIdDir}) where the guest lists disks? Expected wwn-0x${disk.wwn}; ${saw}`,
-    { host: runner.target, wwn: disk.wwn, byIdDir: s.byIdDir, seen: seen.map((d) => d.name) },
+    { host: runner.target, wwn: disk.wwn, byIdDir: s.byIdDir, seen: seen.map((d) => d.name), identity: identityMismatch(disk, seen) },
   );
 }
 

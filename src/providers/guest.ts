@@ -111,7 +111,7 @@ export type AttachedDiskGuest = z.output<typeof attachedDiskGuestSchema>;
 /** How to reach the guest: SSH when it names an sshHost, else this machine. */
 export function guestOpener(ctx: ComposeContext, g: { sshHost?: string | undefined }): () => Promise<CommandRunner> {
   const sshHost = g.sshHost;
-  return sshHost ? () => connectSsh(ctx.ssh(sshHost)) : async () => createLocalRunner();
+  return sshHost ? () => connectSsh(ctx.ssh(sshHost)) : async () => createLocalRunner(ctx.env);
 }
 
 /** The guest wired up: its fio endpoint, where it runs (the workload step's provider) and a secret-free description. */

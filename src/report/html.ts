@@ -25,7 +25,7 @@ import { hostLatencyLegend, hostLatencyTable } from './host-latency.ts';
 import { METRICS, type PermutationInfo, type Report, type TestSection } from './model.ts';
 import { deltaTooNoisy, formatDelta, formatMeanCi, latencyUnit, meanTooNoisy, metricHeader, SIGNIFICANT_DIGITS, TOO_NOISY } from './numbers.ts';
 import type { Verdict } from './stats.ts';
-import { bendText, curveTitle, memberNote, SCALING_HEADER, scalingAnswer, scalingIntro, scalingRows } from './vm-scaling-text.ts';
+import { bendText, curveTitle, memberNote, scalingAnswer, scalingHeader, scalingHostLegend, scalingIntro, scalingRows } from './vm-scaling-text.ts';
 import type { ScalingCurve } from './vm-scaling.ts';
 
 const CSS = `
@@ -349,8 +349,10 @@ function scalingHtml(report: Report): string[] {
   const out = ['<section id="vm-scaling">', '<h2>Scaling with VM count</h2>', `<ul class="findings">${v.curves.map((c) => `<li>${esc(scalingAnswer(c))}</li>`).join('')}</ul>`];
   out.push(...scalingIntro(v).map((l) => `<p class="muted">${esc(l)}</p>`));
   for (const c of v.curves) {
-    out.push(`<h3>${esc(curveTitle(c))}</h3>`, `<div class="charts">${scalingCharts(c).join('')}</div>`, table(SCALING_HEADER.map((h, i): [string, boolean] => [h, i === 0]), scalingRows(c).map((row) => row.map((cell, i): [string, boolean] => [cell, i === 0]))));
+    out.push(`<h3>${esc(curveTitle(c))}</h3>`, `<div class="charts">${scalingCharts(c).join('')}</div>`, table(scalingHeader(c).map((h, i): [string, boolean] => [h, i === 0]), scalingRows(c).map((row) => row.map((cell, i): [string, boolean] => [cell, i === 0]))));
   }
+  const legend = scalingHostLegend(v);
+  if (legend.length > 0) out.push(`<ul class="muted">${legend.map((l) => `<li>${esc(l)}</li>`).join('')}</ul>`);
   out.push('</section>');
   return out;
 }

@@ -7,7 +7,7 @@ import { METRICS, type PermutationInfo, type Report, type TestSection } from './
 import { MARKDOWN_MARKER } from './marker.ts';
 import { formatDelta, formatMeanCi, metricHeader } from './numbers.ts';
 import type { Verdict } from './stats.ts';
-import { curveTitle, memberNote, SCALING_HEADER, scalingAnswer, scalingIntro, scalingRows } from './vm-scaling-text.ts';
+import { curveTitle, memberNote, scalingAnswer, scalingHeader, scalingHostLegend, scalingIntro, scalingRows } from './vm-scaling-text.ts';
 import {
   axisFindings,
   axisScope,
@@ -134,7 +134,9 @@ function scalingSection(report: Report): string[] {
   const v = report.vmScaling;
   if (!v || v.curves.length === 0) return [];
   const out = ['', '## Scaling with VM count', '', ...v.curves.map((c) => `- ${mdCell(scalingAnswer(c))}`), '', ...scalingIntro(v).map(mdCell)];
-  for (const c of v.curves) out.push('', `### ${mdCell(curveTitle(c))}`, '', table([...SCALING_HEADER], scalingRows(c).map((row) => row.map(mdCell))));
+  for (const c of v.curves) out.push('', `### ${mdCell(curveTitle(c))}`, '', table(scalingHeader(c), scalingRows(c).map((row) => row.map(mdCell))));
+  const legend = scalingHostLegend(v);
+  if (legend.length > 0) out.push('', ...legend.map((l) => `- ${mdCell(l)}`));
   return out;
 }
 

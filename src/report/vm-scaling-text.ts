@@ -66,11 +66,20 @@ export function memberNote(v: VmScaling | undefined): string {
   return n > 0 ? ` (+ ${n} per-VM record${n === 1 ? '' : 's'}, each counted in its pass's aggregate)` : '';
 }
 
-export const SCALING_HEADER = ['VMs', 'n', 'IOPS', 'MB/s', 'per VM', 'lat mean', 'p50', 'p99', 'p99 of one VM (min–max)', 'IOPS of one VM (min–max)', 'IOPS CV between VMs', 'start skew'] as const;
+export const SCALING_HEADER = ['VMs', 'n', 'IOPS', 'MB/s', 'per VM', 'lat mean', 'p50', 'p99', 'p99 of one VM (min–max)', 'p99 CV between VMs', 'IOPS of one VM (min–max)', 'IOPS CV between VMs', 'start skew'] as const;
+
+/** The host's columns, where a curve has host figures: each VM's own disk, and the datastore they share. */
+export const SCALING_HOST_HEADER = ["host lat, one VM's disk (mean; min – max)", 'host lat, datastore'] as const;
+
+/** A curve's table header: SCALING_HEADER, then the host's columns when the curve has host figures. */
+export function scalingHeader(c: ScalingCurve): string[] {
+  return c.host ? [...SCALING_HEADER, ...SCALING_HOST_HEADER] : [...SCALING_HEADER];
+}
 
 const range = (lo: string, hi: string): string => (lo === '–' && hi === '–' ? '–' : `${lo} – ${hi}`);
+const percent = (x: number | null): string => (x === null ? '–' : `${(x * 100).toFixed(1)}%`);
 
-/** One row per VM count, SCALING_HEADER's columns; `per VM` is the main metric divided by the count. */
+/** One row per VM count, scalingHeader's columns; `per VM` is the main metric divided by the count. */
 export function scalingRows(c: ScalingCurve): string[][] {
   return c.points.map((p) => [
     String(p.count),
@@ -82,8 +91,25 @@ export function scalingRows(c: ScalingCurve): string[][] {
     formatLatency(p.p50Us),
     formatLatency(p.p99Us),
     range(formatLatency(p.p99MinUs), formatLatency(p.p99MaxUs)),
+    percent(p.p99Cv),
     range(formatValue('iops', p.iopsMinPerVm), formatValue('iops', p.iopsMaxPerVm)),
-    p.iopsCv === null ? '–' : `${(p.iopsCv * 100).toFixed(1)}%`,
+    percent(p.iopsCv),
     p.startSkewMs === null ? '–' : `${roundSig(p.startSkewMs, 3)} ms`,
+    ...(c.host ? [hostVdiskCell(p), formatLatency(p.hostDatastoreUs)] : []),
   ]);
+}
+
+function hostVdiskCell(p: ScalingPoint): string {
+  if (p.hostVdiskMeanUs === null) return '–';
+  return `${formatLatency(p.hostVdiskMeanUs)} (${range(formatLatency(p.hostVdiskMinUs), formatLatency(p.hostVdiskMaxUs))})`;
+}
+
+/** What the host columns cover, in words (under the scaling tables); nothing when no record has host figures. */
+export function scalingHostLegend(v: VmScaling): string[] {
+  if (!v.curves.some((c) => c.host)) return [];
+  return [
+    ...v.hostSpans.vdisk.map((s) => `host lat, one VM's disk: ${s}; each VM's own disk under test, over its own scored passes`),
+    ...v.hostSpans.datastore.map((s) => `host lat, datastore: ${s}`),
+    'lat mean, p50 and p99 are the guest\u2019s (its benchmark tool). vSphere counts datastore latency in whole ms: a guest − host difference under 1 ms is its rounding.',
+  ];
 }

@@ -1,9 +1,11 @@
 // How far a datastore scales with VMs (issue 32): per test and configuration, the aggregate of each
 // `vm.count` pass against the VM count, and where the curve bends. The report's ordinary model
-// (model.ts) reads the aggregates only; member records are counted here and never pooled with them.
+// (model.ts) reads the aggregates only; member records are counted here and never pooled with them,
+// save their host latency: each VM's own disk as the host saw it, shown per count beside the
+// aggregate's (the shared datastore's, results/vm-host.ts).
 // Kept as numbers per aggregate record (a few doubles), like the rest of the report.
 import type { Axes } from '../contract/axis.ts';
-import { VM_COUNT_AXIS, type ResultRecord, type TestIdentity } from '../results/record.ts';
+import { VM_COUNT_AXIS, type HostMetrics, type ResultRecord, type TestIdentity } from '../results/record.ts';
 import { adjustSteps, contrastP, evidenceOf, type BendEvidence, type StepTest } from './vm-scaling-evidence.ts';
 
 /** One VM's record of a vm.count pass: never pooled with its pass's aggregate (every report path leaves it out of its samples). */
@@ -37,7 +39,10 @@ interface Sample {
   iopsMin: number | null;
   iopsMax: number | null;
   iopsCv: number | null;
+  p99Cv: number | null;
   skewMs: number | null;
+  /** the aggregate's host latency: the shared datastore's, µs */
+  hostDatastoreUs: number | null;
 }
 
 /** One VM count of a curve: the means over its aggregates (repetitions, passes), and the spread between VMs over all of them. */
@@ -59,8 +64,16 @@ export interface ScalingPoint {
   iopsMinPerVm: number | null;
   iopsMaxPerVm: number | null;
   iopsCv: number | null;
+  /** the mean of the passes' coefficients of variation of the VMs' own p99 */
+  p99Cv: number | null;
   /** the largest start skew of a pass, ms */
   startSkewMs: number | null;
+  /** host latency of one VM's disk under test (virtualDisk, each member's own): mean, lowest and highest over the VMs and passes, µs */
+  hostVdiskMeanUs: number | null;
+  hostVdiskMinUs: number | null;
+  hostVdiskMaxUs: number | null;
+  /** host latency of the shared datastore over the pass (the aggregates'), mean over the passes, µs */
+  hostDatastoreUs: number | null;
 }
 
 export interface Bend {
@@ -86,6 +99,8 @@ export interface ScalingCurve {
   bend: Bend | null;
   /** whether the bend is more than noise (vm-scaling-evidence.ts); null when there is no bend */
   bendEvidence: BendEvidence | null;
+  /** some point has host latency (its columns are shown) */
+  host: boolean;
 }
 
 export interface VmScaling {
@@ -95,6 +110,8 @@ export interface VmScaling {
   curves: ScalingCurve[];
   /** how many curves there are (more than listed when over MAX_SCALING_CURVES) */
   curvesTotal: number;
+  /** what each host latency covers, in words (HostMetrics.latencySpan), each said once */
+  hostSpans: { vdisk: string[]; datastore: string[] };
 }
 
 /** A record's place in the scaling curves: its axes without vm.count (canonical), and its test. */
@@ -114,13 +131,19 @@ export class VmScalingRecords {
   memberRecords = 0;
   aggregateRecords = 0;
   readonly curves = new Map<string, { axes: Axes; test: TestIdentity; samples: Sample[] }>();
+  /** the members' own host latency (µs), by curve and VM count */
+  readonly memberHost = new Map<string, Map<number, number[]>>();
+  readonly hostSpans = { vdisk: new Set<string>(), datastore: new Set<string>() };
 
   add(r: ResultRecord): void {
     if (r.vm === undefined) return;
+    const host = r.host !== undefined && !('unavailable' in r.host) && r.host.latencyUs !== null ? r.host : undefined;
     if (r.vm.role === 'member') {
       this.memberRecords++;
+      if (host) this.addMemberHost(r, r.vm.count, host);
       return;
     }
+    if (host) this.hostSpans.datastore.add(host.latencySpan);
     this.aggregateRecords++;
     const key = curveKey(r);
     let c = this.curves.get(key);
@@ -139,8 +162,19 @@ export class VmScalingRecords {
       iopsMin: f('iopsMin'),
       iopsMax: f('iopsMax'),
       iopsCv: f('iopsCv'),
+      p99Cv: f('p99Cv'),
       skewMs: r.vm.startSkewMs ?? null,
+      hostDatastoreUs: host?.latencyUs ?? null,
     });
+  }
+
+  /** One VM's own disk as the host saw it, kept by its curve and VM count. */
+  private addMemberHost(r: ResultRecord, count: number, host: HostMetrics): void {
+    const key = curveKey(r);
+    let byCount = this.memberHost.get(key);
+    if (!byCount) this.memberHost.set(key, (byCount = new Map<number, number[]>()));
+    byCount.set(count, [...(byCount.get(count) ?? []), host.latencyUs!]);
+    this.hostSpans.vdisk.add(host.latencySpan);
   }
 }
 
@@ -152,7 +186,7 @@ const meanOf = (xs: ReadonlyArray<number | null>): number | null => {
 const minOf = (xs: ReadonlyArray<number | null>): number | null => (known(xs).length === 0 ? null : Math.min(...known(xs)));
 const maxOf = (xs: ReadonlyArray<number | null>): number | null => (known(xs).length === 0 ? null : Math.max(...known(xs)));
 
-function pointOf(count: number, samples: readonly Sample[], metric: ScalingMetric): ScalingPoint {
+function pointOf(count: number, samples: readonly Sample[], metric: ScalingMetric, memberHostUs: readonly number[]): ScalingPoint {
   const iops = meanOf(samples.map((s) => s.iops));
   const bytesPerSecond = meanOf(samples.map((s) => s.bytesPerSecond));
   const main = metric === 'iops' ? iops : bytesPerSecond;
@@ -170,7 +204,12 @@ function pointOf(count: number, samples: readonly Sample[], metric: ScalingMetri
     iopsMinPerVm: minOf(samples.map((s) => s.iopsMin)),
     iopsMaxPerVm: maxOf(samples.map((s) => s.iopsMax)),
     iopsCv: meanOf(samples.map((s) => s.iopsCv)),
+    p99Cv: meanOf(samples.map((s) => s.p99Cv)),
     startSkewMs: maxOf(samples.map((s) => s.skewMs)),
+    hostVdiskMeanUs: meanOf(memberHostUs),
+    hostVdiskMinUs: minOf(memberHostUs),
+    hostVdiskMaxUs: maxOf(memberHostUs),
+    hostDatastoreUs: meanOf(samples.map((s) => s.hostDatastoreUs)),
   };
 }
 
@@ -230,24 +269,27 @@ function stepTests(curve: number, samples: readonly Sample[], counts: readonly n
 /** The scaling curves (those with two VM counts or more), or null when no record is of a vm.count pass. */
 export function buildVmScaling(t: VmScalingRecords): VmScaling | null {
   const all = [...t.curves.values()];
+  const hostAt = (key: string, n: number) => t.memberHost.get(key)?.get(n) ?? [];
   const varying = otherVaryingAxes(all.map((c) => c.axes));
   const curves: ScalingCurve[] = [];
   const steps: StepTest[] = [];
-  for (const c of all) {
+  for (const [key, c] of t.curves) {
     const counts = [...new Set(c.samples.map((s) => s.count))].sort((a, b) => a - b);
     if (counts.length < 2) continue;
     const metric = metricOf(c.test, c.samples);
-    const points = counts.map((n) => pointOf(n, c.samples.filter((s) => s.count === n), metric));
+    const points = counts.map((n) => pointOf(n, c.samples.filter((s) => s.count === n), metric, hostAt(key, n)));
     const latencyBasis = points.every((p) => p.p99Us !== null) ? 'p99' : 'mean';
     const label = varying.filter((a) => a in c.axes).map((a) => `${a}=${String(c.axes[a])}`).join(', ');
+    const host = points.some((p) => p.hostVdiskMeanUs !== null || p.hostDatastoreUs !== null);
     steps.push(...stepTests(curves.length, c.samples, counts, metric, latencyBasis));
-    curves.push({ test: c.test, label, axes: c.axes, metric, latencyBasis, points, bend: findBend(points, metric, latencyBasis), bendEvidence: null });
+    curves.push({ test: c.test, label, axes: c.axes, metric, latencyBasis, points, bend: findBend(points, metric, latencyBasis), bendEvidence: null, host });
   }
   // one family: every step the rule checked, on every curve (Holm, as the report's comparisons)
   const { adjusted, family } = adjustSteps(steps);
   for (const [i, c] of curves.entries()) if (c.bend) c.bendEvidence = evidenceOf(steps.find((s) => s.key === `${i}:${c.bend!.count}:${c.bend!.reason}`), adjusted, family);
   if (t.memberRecords + t.aggregateRecords === 0) return null;
-  return { rule: BEND_RULE_TEXT, memberRecords: t.memberRecords, aggregateRecords: t.aggregateRecords, curves: curves.slice(0, MAX_SCALING_CURVES), curvesTotal: curves.length };
+  const hostSpans = { vdisk: [...t.hostSpans.vdisk], datastore: [...t.hostSpans.datastore] };
+  return { rule: BEND_RULE_TEXT, memberRecords: t.memberRecords, aggregateRecords: t.aggregateRecords, curves: curves.slice(0, MAX_SCALING_CURVES), curvesTotal: curves.length, hostSpans };
 }
 
 /** The axes besides vm.count whose value differs between curves: what tells two curves of one test apart. */

@@ -27,6 +27,7 @@ const hostSchemas = lazy(() => {
       source: hostSource,
       from: z.string(),
       to: z.string(),
+      entity: z.string().max(256).optional(),
       intervalSec: z.number().finite().nonnegative(),
       samples: count,
       samplesInside: count,

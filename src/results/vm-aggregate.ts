@@ -7,11 +7,15 @@
 //   else its IOPS: the VMs' windows are equally long). Exact either way.
 // - Percentiles: from the VMs' histograms summed (results/latency-histogram.ts), never the mean of
 //   their percentiles. Where a VM has no histogram (diskspd prints none) they are null, with a note.
-// - The spread between VMs (min, max, coefficient of variation) and the window they all shared.
+// - The spread between VMs (min, max, coefficient of variation of IOPS and of p99) and the window
+//   they all shared.
+// - The host's view: the shared datastore's counters summed over the VMs (results/vm-host.ts); each
+//   member keeps its own disk's.
 import { InternalError } from '../errors.ts';
 import type { LatencyUs } from '../contract/workload.ts';
 import { histogramLatencyUs, histogramTotal, mergeHistograms, type LatencyHistogram } from './latency-histogram.ts';
 import type { ResultRecord, VmShare } from './record.ts';
+import { aggregateVmHost } from './vm-host.ts';
 
 type Metadata = NonNullable<ResultRecord['metadata']>;
 
@@ -25,6 +29,7 @@ export function aggregateVmPass(members: readonly ResultRecord[]): ResultRecord 
   const { latencyUs, histogram, notes } = mergedLatency(members);
   const cpu = members.flatMap((m) => (m.cpuPercent === null ? [] : [m.cpuPercent]));
   const vm: VmShare = { role: 'aggregate', count, ...sharedWindow(members), spread: spreadOf(members) };
+  const host = aggregateVmHost(members);
   return {
     runId: first.runId,
     permutationId: first.permutationId,
@@ -39,6 +44,7 @@ export function aggregateVmPass(members: readonly ResultRecord[]): ResultRecord 
     cpuPercent: cpu.length === 0 ? null : cpu.reduce((a, b) => a + b, 0) / cpu.length,
     tool: first.tool,
     rawPath: null,
+    ...(host ? { host } : {}),
     vm,
     metadata: { ...commonMetadata(members), vmAggregate: VM_AGGREGATE_RULE, ...(notes.length > 0 ? { vmLatencyNote: notes.join('; ') } : {}) },
   };
@@ -120,24 +126,29 @@ function sharedWindow(members: readonly ResultRecord[]): Pick<VmShare, 'startedA
   return out;
 }
 
-/** The spread between the VMs: IOPS min, max and coefficient of variation (population: the VMs are all of them), p99 min and max. */
+/** The spread between the VMs: IOPS and p99 min, max and coefficient of variation (population: the VMs are all of them). */
 function spreadOf(members: readonly ResultRecord[]): Record<string, number | null> {
-  const iops = members.map((m) => m.iops);
-  const known = iops.every((v): v is number => v !== null) ? iops : null;
+  const all = <T>(xs: ReadonlyArray<T | null>): T[] | null => (xs.every((v): v is T => v !== null) ? (xs as T[]) : null);
+  const iops = all(members.map((m) => m.iops));
   const p99 = members.flatMap((m) => (m.latencyUs.p99 === null ? [] : [m.latencyUs.p99]));
-  let cv: number | null = null;
-  if (known) {
-    const mean = known.reduce((a, b) => a + b, 0) / known.length;
-    const sd = Math.sqrt(known.reduce((a, v) => a + (v - mean) ** 2, 0) / known.length);
-    cv = mean > 0 ? sd / mean : null;
-  }
+  // a CV of some VMs' p99 would be no spread of the pass: every VM's, or none
+  const p99All = all(members.map((m) => m.latencyUs.p99));
   return {
-    iopsMin: known ? Math.min(...known) : null,
-    iopsMax: known ? Math.max(...known) : null,
-    iopsCv: cv,
+    iopsMin: iops ? Math.min(...iops) : null,
+    iopsMax: iops ? Math.max(...iops) : null,
+    iopsCv: iops ? cvOf(iops) : null,
     p99MinUs: p99.length > 0 ? Math.min(...p99) : null,
     p99MaxUs: p99.length > 0 ? Math.max(...p99) : null,
+    p99Cv: p99All ? cvOf(p99All) : null,
   };
+}
+
+/** The population coefficient of variation (standard deviation over mean); null when the mean is not positive. */
+export function cvOf(xs: readonly number[]): number | null {
+  if (xs.length === 0) return null;
+  const mean = xs.reduce((a, b) => a + b, 0) / xs.length;
+  if (!(mean > 0)) return null;
+  return Math.sqrt(xs.reduce((a, v) => a + (v - mean) ** 2, 0) / xs.length) / mean;
 }
 
 /** The members' metadata entries that every member has with the same value (how the pass was measured); a VM's own facts are left out. */

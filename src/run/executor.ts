@@ -4,7 +4,7 @@
 // reason and the sweep goes on (unless failFast). Resuming skips permutations already done and
 // cleans up and redoes a half-done one. The function always returns the state it reached.
 import { redact } from '../input/secrets.ts';
-import { errorLongForm, errorMessage, InternalError, UnsafeOperation } from '../errors.ts';
+import { errorLongForm, errorMessage, GuestDiskNotFound, InternalError, UnsafeOperation } from '../errors.ts';
 import type { PermutationPlan, Replication, RunPlan } from '../contract/plan.ts';
 import { storeRaw } from '../results/raw.ts';
 import { VM_COUNT_AXIS, type ResultRecord } from '../results/record.ts';
@@ -14,7 +14,7 @@ import { asRunStore, type AnyRunStore } from '../results/sqlite-store.ts';
 import type { CommandRunner } from '../ssh/command-runner.ts';
 import { connectionLost } from '../ssh/connection-lost.ts';
 import { stopGroup, strandedGroupOf, toolOwner, type GroupFiles, type GroupStop } from '../ssh/process-group.ts';
-import type { ScoredSpan, TestOutcome } from '../workloads/passes.ts';
+import type { TestOutcome } from '../workloads/passes.ts';
 import type { PrefillOutcome } from '../workloads/spec.ts';
 import { defaultSleep } from '../workloads/run-fio.ts';
 import type { WorkloadProfile, WorkloadTest } from '../workloads/spec.ts';
@@ -27,7 +27,8 @@ import { remainingEstimate } from '../plan/estimate.ts';
 import { replicationOf } from '../plan/rounds.ts';
 import { lastUnit, needsMore, runUnits, type UnitState } from './unit-schedule.ts';
 import type { CreatedObject, MeasuredTarget, PlannedStep, Provider, ProviderContext, WorkloadEndpoint } from '../contract/provider.ts';
-import type { HostMetrics, HostObservation, HostObserver } from '../contract/host-metrics.ts';
+import type { HostMetrics, HostObserver } from '../contract/host-metrics.ts';
+import { scoredWatch } from './scored-watch.ts';
 import type { HostProcessStop } from '../contract/host-process.ts';
 import { hostStopEvent, hostStopLines } from './host-leftovers.ts';
 
@@ -685,7 +686,7 @@ async function provision(perm: PermutationPlan, c: PermContext, ctx: ProviderCon
       if (c.signal.aborted) throw new Error('interrupted');
       c.failedAt = { step: step.step, reason: '' };
       // the VMs a vm.count permutation's steps made, each measuring its own disk (none said: the target's)
-      if (step.step === 'workload') out.stored = vmCount(perm) !== undefined && members.size > 0 ? await runMembers(perm, c, members, span) : await runWorkload(perm, c, measured(), ctx, span);
+      if (step.step === 'workload') out.stored = vmCount(perm) !== undefined && members.size > 0 ? await runMembers(perm, c, members, span, ctx) : await runWorkload(perm, c, measured(), ctx, span);
       else await runStep(step, perm, c, ctx);
     }
     c.failedAt = undefined;
@@ -694,6 +695,8 @@ async function provision(perm: PermutationPlan, c: PermContext, ctx: ProviderCon
     if (c.failedAt) c.failedAt.reason = out.failure;
     if (isStoreLost(err)) out.fatal = out.failure;
     const detail = errorLongForm(err);
+    // beside 'measure found': the identity expected and the ones seen, as fields (preflight's canary reads them)
+    if (err instanceof GuestDiskNotFound && err.details.identity) await record(() => store.appendJournal(perm.permutationId, 'measure', 'not-found', err.details.identity));
     if (!c.signal.aborted) c.emit({ type: 'failure', permutationId: perm.permutationId, axes: perm.axes, reason: out.failure, ...(detail ? { detail: redact(detail) } : {}) });
   } finally {
     if (!c.keepObjects || leaseLost(c.lease)) await teardown(perm, c, ctx);
@@ -957,35 +960,6 @@ function recordFor(perm: PermutationPlan, runId: string, repetition: number, tes
 }
 
 /**
- * The host's observation of one test, aligned with its scored passes (workloads/passes.ts
- * ScoredSpan): started right before the first measured pass, stopped right after the last. stop()
- * reads the host's clock at once; what comes after (waiting for the sample that covers the end)
- * overlaps the next test and is awaited before the repetition is stored. `seen` is what the host
- * saw, or why not (a workload that never marked its scored passes is said so).
- */
-function scoredWatch(observer: HostObserver, signal: AbortSignal): { span: ScoredSpan; abandon(): Promise<void>; seen(): Promise<HostMetrics | string> } {
-  let watching: Promise<HostObservation | string> | null = null;
-  let seen: Promise<HostMetrics | string> | null = null;
-  const stop = (w: HostObservation | string) => (typeof w === 'string' ? Promise.resolve(w) : w.stop(signal).then((m) => ({ ...m, window: 'scored-passes' as const })).catch((err: unknown) => errorMessage(err)));
-  return {
-    span: {
-      // awaited: the host's clock is read (esxtop started) before the first scored pass begins
-      start: async () => void (await (watching = observer.start(signal).catch((err: unknown) => errorMessage(err)))),
-      end: async () => {
-        if (watching !== null && seen === null) seen = stop(await watching);
-      },
-    },
-    abandon: async () => {
-      if (watching !== null && seen === null) {
-        const w = await watching;
-        if (typeof w !== 'string') await w.stop(signal).catch(() => undefined);
-      }
-    },
-    seen: () => seen ?? Promise.resolve('the workload did not mark its scored passes; the host was not watched'),
-  };
-}
-
-/**
  * The test's first measured pass started on a region nothing had written in this provisioning: no
  * pre-fill, no unscored pass before it, the first test of the first repetition on the disk (each
  * span is one provisioning: with reprovision every repetition is on a new disk), and a test that
@@ -1003,10 +977,11 @@ function vmCount(perm: PermutationPlan): number | undefined {
 }
 
 /** The workload on every VM of a `vm.count` permutation at once (run/vm-members.ts); records made as runTest makes them. */
-async function runMembers(perm: PermutationPlan, c: PermContext, members: ReadonlyMap<number, MeasuredTarget>, span: RepSpan): Promise<ResultRecord[]> {
+async function runMembers(perm: PermutationPlan, c: PermContext, members: ReadonlyMap<number, MeasuredTarget>, span: RepSpan, hostCtx: ProviderContext): Promise<ResultRecord[]> {
   const profile = c.plan.profiles[perm.workload];
   if (!profile) throw new InternalError(`plan has no profile "${perm.workload}"`);
   const targets = memberTargets(members, vmCount(perm)!);
+  const created = await createdForHost(perm, c);
   return runMemberWorkload(
     {
       perm,
@@ -1019,6 +994,8 @@ async function runMembers(perm: PermutationPlan, c: PermContext, members: Readon
       emit: c.emit,
       sleep: c.sleep ?? defaultSleep,
       storeRaw: async (rel, raw) => storeRaw(rawDirOf(c.store), rel, raw),
+      // each VM's own disk: the objects the steps created in that clone (its disk's row names it)
+      observe: (t) => c.provider?.observeHost?.(created.filter((o) => o.data.vm === t.member.vm), hostCtx) ?? null,
       onStopped: (test, stop, where) => void record(() => c.store.appendJournal(perm.permutationId, `workload ${test.id} on ${where}`, stop.outcome === 'still-running' || stop.outcome === 'unknown' ? 'stop-failed' : 'stopped', stop)),
       makeRecord: (rep, i, test, o, target, fill) => {
         const filled = prefillFacts(fill.outcome, fill.at);
@@ -1039,12 +1016,18 @@ async function runWorkload(perm: PermutationPlan, c: PermContext, target: Measur
   // the host's view of each test (vSphere counters, esxtop), when the provider offers one
   // given what the permutation's steps created, as recorded (the disk it watches)
   // (read only for a provider that observes: the ledger is not read for nothing)
-  const observeHost = c.provider?.observeHost?.bind(c.provider);
-  const created: CreatedObject[] = observeHost
-    ? (await c.store.ledger({ permutationId: perm.permutationId })).filter((r) => r.state === 'created' && r.objectId !== null).map((r) => ({ kind: r.kind, name: r.name, provider: r.provider, id: r.objectId!, data: r.data }))
-    : [];
-  const observer = observeHost?.(created, hostCtx) ?? null;
+  const observer = c.provider?.observeHost?.(await createdForHost(perm, c), hostCtx) ?? null;
   return new WorkloadRun(perm, c, profile, target, observer).run(span);
+}
+
+/**
+ * What the permutation's steps created, as recorded, for the provider's host observer (the disk it
+ * watches); read only for a provider that observes: the ledger is not read for nothing.
+ */
+async function createdForHost(perm: PermutationPlan, c: PermContext): Promise<CreatedObject[]> {
+  if (!c.provider?.observeHost) return [];
+  const rows = await c.store.ledger({ permutationId: perm.permutationId });
+  return rows.filter((r) => r.state === 'created' && r.objectId !== null).map((r) => ({ kind: r.kind, name: r.name, provider: r.provider, id: r.objectId!, data: r.data }));
 }
 
 /** One permutation's workload: its repetitions, each test with its retries on a lost connection, the pre-fill once. */

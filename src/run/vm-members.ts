@@ -6,23 +6,28 @@
 // runtime: when its I/O began, by the guest's clock); the largest difference is the pass's start
 // skew. Over the bound (VM_START_SKEW_BOUND_MS, or a twentieth of the pass) the test is run once
 // more; still over, its aggregate says so (`startSkewExceeded`). One member record per VM, pass and
-// test, and one aggregate (results/vm-aggregate.ts) beside them.
+// test, and one aggregate (results/vm-aggregate.ts) beside them. Where the provider watches the
+// host, each VM's scored passes are watched on its own clone's disk (its member record's `host`), and
+// the aggregate sums the shared datastore's figures (results/vm-host.ts).
 //
 // A connection lost to one VM's guest fails the permutation (no reconnect: the others' window would
 // no longer be the same); teardown removes everything, and a resume redoes it whole.
 import { errorMessage } from '../errors.ts';
 import { redact } from '../input/secrets.ts';
+import type { HostMetrics, HostObserver } from '../contract/host-metrics.ts';
 import type { MeasuredTarget, WorkloadEndpoint } from '../contract/provider.ts';
 import type { PermutationPlan } from '../contract/plan.ts';
 import type { RunStore } from '../results/port.ts';
 import type { ResultRecord, VmShare } from '../results/record.ts';
 import { aggregateVmPass } from '../results/vm-aggregate.ts';
+import { aggregateVmHost } from '../results/vm-host.ts';
 import { mixHalves } from '../results/mix-halves.ts';
 import type { CommandRunner } from '../ssh/command-runner.ts';
 import type { GroupStop } from '../ssh/process-group.ts';
 import type { ScoredSpan, TestOutcome } from '../workloads/passes.ts';
 import type { PrefillOutcome, WorkloadProfile, WorkloadTest } from '../workloads/spec.ts';
 import type { ProgressEvent } from './progress.ts';
+import { scoredWatch } from './scored-watch.ts';
 
 /** The start skew a pass may have (ms), or a twentieth of the pass when that is longer. */
 export const VM_START_SKEW_BOUND_MS = 1000;
@@ -44,6 +49,11 @@ export interface MemberRunContext {
   sleep: (ms: number, signal?: AbortSignal) => Promise<void>;
   storeRaw: (relPath: string, raw: string) => Promise<string | null>;
   onStopped: (test: WorkloadTest, stop: GroupStop, where: string) => void;
+  /**
+   * How the host watches one VM's disk (its clone's disk under test: Provider.observeHost given
+   * that clone's objects); null or absent when the provider does not watch the host
+   */
+  observe?: ((target: Member['target']) => HostObserver | null) | undefined;
   /** the record of one VM's test, with everything the executor puts in every record */
   makeRecord: (rep: number, index: number, test: WorkloadTest, outcome: TestOutcome, target: MeasuredTarget, fill: { outcome: PrefillOutcome | null; at: string | null }) => ResultRecord;
 }
@@ -116,6 +126,8 @@ interface Member {
   fill: PrefillOutcome | null;
   fillAt: string | null;
   clock: GuestClock | null;
+  /** the host's watch of this VM's disk, made once per permutation */
+  observer: HostObserver | null;
 }
 
 /** What one VM's attempt at a test saw: its outcome, when each scored pass began (tool, else controller), its window. */
@@ -124,6 +136,8 @@ interface MemberTest {
   passStarts: number[];
   startedAt: number;
   endedAt: number;
+  /** what the host saw of this VM's disk over its scored passes, or why not; absent when not watched */
+  host?: Promise<HostMetrics | string>;
 }
 
 /** The members' targets in member order, each with its member (refused when one is missing or said twice). */
@@ -145,7 +159,7 @@ export async function runMemberWorkload(c: MemberRunContext, targets: Member['ta
   try {
     for (const [k, o] of opened.entries()) {
       if (o.status === 'rejected') throw new Error(`cannot reach the guest of VM ${targets[k]!.member.vm}: ${redact(errorMessage(o.reason))}`, { cause: o.reason });
-      members.push({ target: targets[k]!, runner: o.value, fill: null, fillAt: null, clock: null });
+      members.push({ target: targets[k]!, runner: o.value, fill: null, fillAt: null, clock: null, observer: c.observe?.(targets[k]!) ?? null });
     }
     // each guest's clock against this machine's: the starts fio reports are put on one clock
     await Promise.all(members.map(async (m) => void (m.clock = await guestClock(m.runner))));
@@ -174,12 +188,17 @@ async function runRepetitions(c: MemberRunContext, members: Member[], span: { fi
   const stored: ResultRecord[] = [];
   for (let rep = span.first; rep <= span.last; rep++) {
     const records: ResultRecord[] = [];
+    // what the host saw of each test, settling while the next test runs (as executor.ts WorkloadRun)
+    const hostPending: Array<Promise<void>> = [];
     for (const [i, test] of c.profile.tests.entries()) {
       c.signal.throwIfAborted();
       if (i > 0 && c.profile.intervalSec > 0) await c.sleep(c.profile.intervalSec * 1000, c.signal);
       c.emit({ type: 'step', permutationId: c.perm.permutationId, step: `rep ${rep}/${c.perm.repetitions} ${test.id} on ${members.length} VMs`, operation: c.workload.tool });
-      records.push(...(await measuredTogether(c, members, rep, i, test)));
+      const pass = await measuredTogether(c, members, rep, i, test);
+      records.push(...pass.records);
+      hostPending.push(pass.host);
     }
+    await Promise.all(hostPending);
     await c.store.addRepetition(c.perm.permutationId, rep, records);
     stored.push(...records);
     if (span.enough?.(stored.filter((r) => r.vm?.role === 'aggregate'))) break;
@@ -187,8 +206,11 @@ async function runRepetitions(c: MemberRunContext, members: Member[], span: { fi
   return stored;
 }
 
-/** One test on every VM at once, run again once when its start skew is over the bound; its member records and aggregate. */
-async function measuredTogether(c: MemberRunContext, members: Member[], rep: number, i: number, test: WorkloadTest): Promise<ResultRecord[]> {
+/**
+ * One test on every VM at once, run again once when its start skew is over the bound; its member
+ * records and aggregate, and `host`: settles once the host's figures are in those records.
+ */
+async function measuredTogether(c: MemberRunContext, members: Member[], rep: number, i: number, test: WorkloadTest): Promise<{ records: ResultRecord[]; host: Promise<void> }> {
   const bound = skewBoundMs(c.profile);
   let seen = await attemptTogether(c, members, rep, test);
   let skew = startSkew(seen);
@@ -218,7 +240,22 @@ async function measuredTogether(c: MemberRunContext, members: Member[], rep: num
   const clocks: Record<string, string | number> = unc.every((u): u is number => u !== null) ? { startSkewClockUncertaintyMs: Math.round([...unc].sort((a, b) => b - a).slice(0, 2).reduce((a, b) => a + b, 0)) } : { startSkewClock: 'a guest\'s clock could not be read: its starts are by its own clock' };
   agg.metadata = { ...facts, startSkewBoundMs: bound, ...clocks, ...(skew > bound ? { startSkewExceeded: true } : {}) };
   c.emit({ type: 'result', permutationId: c.perm.permutationId, repetition: rep, testId: test.id, iops: agg.iops, bytesPerSecond: agg.bytesPerSecond });
-  return [...out, agg];
+  return { records: [...out, agg], host: hostOfPass(members, seen, whole, agg) };
+}
+
+/** Each member record's `host` (its own clone's disk), then the aggregate's (the shared datastore, summed: results/vm-host.ts). */
+async function hostOfPass(members: readonly Member[], seen: readonly MemberTest[], whole: readonly ResultRecord[], agg: ResultRecord): Promise<void> {
+  if (!seen.some((s) => s.host !== undefined)) return;
+  await Promise.all(
+    seen.map(async (s, k) => {
+      const source = members[k]!.observer?.source;
+      if (s.host === undefined || source === undefined) return;
+      const h = await s.host;
+      whole[k]!.host = typeof h === 'string' ? { source, unavailable: redact(h) } : h;
+    }),
+  );
+  const host = aggregateVmHost(whole);
+  if (host) agg.host = host;
 }
 
 /** The largest difference between the VMs' starts of one scored pass, over the passes (ms). */
@@ -249,8 +286,12 @@ function memberTest(c: MemberRunContext, m: Member, rep: number, test: WorkloadT
   const sent: number[] = [];
   const tool: Array<{ start: number; end: number } | null> = [];
   let endedAt = 0;
+  // this VM's disk watched from the host over its scored passes: started before the barrier (the
+  // host's clock read before any VM's pass begins), stopped right after its last pass
+  const watch = m.observer ? scoredWatch(m.observer, c.signal) : null;
   const scored: ScoredSpan = {
     start: async () => {
+      await watch?.span.start();
       await barrier(1).arrive();
       sent.push(Date.now());
     },
@@ -258,7 +299,10 @@ function memberTest(c: MemberRunContext, m: Member, rep: number, test: WorkloadT
       await barrier(n).arrive();
       sent.push(Date.now());
     },
-    end: async () => void (endedAt = Date.now()),
+    end: async () => {
+      endedAt = Date.now();
+      await watch?.span.end();
+    },
   };
   const k = m.target.member.index;
   return c.workload
@@ -274,14 +318,21 @@ function memberTest(c: MemberRunContext, m: Member, rep: number, test: WorkloadT
         return c.storeRaw(`raw/${c.perm.permutationId}/rep${rep}/vm${k}/${t.id}.pass${pass}.${c.workload.tool === 'diskspd' ? 'xml' : 'json'}`, raw);
       },
     })
-    .then((outcome) => {
-      // the tool's own start where it says one (by the guest's clock, set to this machine's), else when the pass was sent
-      const shift = m.clock?.offsetMs ?? 0;
-      const passStarts = sent.map((at, p) => (tool[p] ? tool[p].start - shift : at));
-      const end = tool[sent.length - 1]?.end;
-      const last = end === undefined ? undefined : end - shift;
-      return { outcome, passStarts, startedAt: passStarts[0] ?? Date.now(), endedAt: last ?? (endedAt || Date.now()) };
-    });
+    .then(
+      (outcome) => {
+        // the tool's own start where it says one (by the guest's clock, set to this machine's), else when the pass was sent
+        const shift = m.clock?.offsetMs ?? 0;
+        const passStarts = sent.map((at, p) => (tool[p] ? tool[p].start - shift : at));
+        const end = tool[sent.length - 1]?.end;
+        const last = end === undefined ? undefined : end - shift;
+        return { outcome, passStarts, startedAt: passStarts[0] ?? Date.now(), endedAt: last ?? (endedAt || Date.now()), ...(watch ? { host: watch.seen() } : {}) };
+      },
+      async (err: unknown) => {
+        // a failed test still ends its observation
+        await watch?.abandon();
+        throw err;
+      },
+    );
 }
 
 /**

@@ -77,7 +77,8 @@ function start(s: Start, options: RunOptions): Promise<CommandResult> {
   });
 }
 
-export function createLocalRunner(env: NodeJS.ProcessEnv = process.env): CommandRunner {
+/** `env`: what the commands it starts are given (the CLI read the environment once: decision 0088). */
+export function createLocalRunner(env: NodeJS.ProcessEnv): CommandRunner {
   return {
     target: 'local',
     run(command: string, options: RunOptions = {}): Promise<CommandResult> {

@@ -27,7 +27,7 @@ describe('a fio test\'s latency histogram', () => {
   it('two scored passes: the bins of both, issue→completion, each pass\'s as fio printed them', async () => {
     const file = path.join(dir, 'h.dat');
     fs.writeFileSync(file, Buffer.alloc(8 * 1024 * 1024, 7));
-    const runner = createLocalRunner();
+    const runner = createLocalRunner(process.env);
     const raws: string[] = [];
     const profile = { name: 't', description: 't', tests: [], fileSizeBytes: 8 * 1024 * 1024, runtimeSec: 1, rampSec: 0, passes: 2, warmupPass: false, prefill: false, intervalSec: 0, direct: false, aggregate: 'max' as const };
     const o = await runFioTest(runner, makeTest('randread', 4096, 1, 1), profile, { filename: file, ioengine: 'psync', controlDir: dir, onRaw: async (_t, _p, raw) => (raws.push(raw), null) });

@@ -41,7 +41,7 @@ describe('fio --filename with ":" (fio splits the option at an unescaped colon)'
     const byPath = path.join(dir, 'by-path');
     fs.mkdirSync(byPath);
     const name = path.join(byPath, 'pci-0000:03:00.0-scsi-0:0:1:0');
-    const runner = createLocalRunner();
+    const runner = createLocalRunner(process.env);
     const o = await runFioTest(runner, makeTest('write', 65536, 1, 1), profile(), { filename: name, ioengine: 'psync', controlDir: dir });
     expect(o.bytesPerSecond).toBeGreaterThan(0);
     // the named file holds the test region; unescaped, fio would have written `pci-0000`, `03`, `00.0-scsi-0`, …
@@ -55,7 +55,7 @@ describe('numjobs clones without group_reporting', () => {
   it('the runner sums the 4 clone entries fio prints into one outcome (IOPS and bytes), latency over all their I/Os', async () => {
     const file = path.join(dir, 'clones.dat');
     fs.writeFileSync(file, Buffer.alloc(8 * 1024 * 1024, 7));
-    const runner = createLocalRunner();
+    const runner = createLocalRunner(process.env);
     const raws: string[] = [];
     // fio takes the last of a repeated option: the custom group_reporting=0 replaces the runner's own
     const test = { ...makeTest('randread', 4096, 1, 4), fioOptions: { group_reporting: '0' } };
@@ -84,7 +84,7 @@ describe('numjobs clones without group_reporting', () => {
   it('latency is lat_ns (issue→completion), not clat_ns: with libaio they differ by the submission time', async () => {
     const file = path.join(dir, 'lat.dat');
     fs.writeFileSync(file, Buffer.alloc(8 * 1024 * 1024, 7));
-    const runner = createLocalRunner();
+    const runner = createLocalRunner(process.env);
     const raws: string[] = [];
     const o = await runFioTest(runner, makeTest('randread', 4096, 4, 1), profile(), {
       filename: file,
@@ -110,7 +110,7 @@ describe('pre-fill (fio never lays out a device, so never-written blocks are rea
     fs.writeFileSync(file, '');
     fs.truncateSync(file, size); // a hole: what a thin / lazy-zeroed disk is before anyone writes it
     const p = profile({ fileSizeBytes: size, direct: true, runtimeSec: 2 });
-    const runner = createLocalRunner();
+    const runner = createLocalRunner(process.env);
     const read = makeTest('randread', 4096, 8, 1);
     const before = await runFioTest(runner, read, p, { filename: file, ioengine: 'libaio', controlDir: dir });
     expect(fs.statSync(file).blocks).toBe(0);

@@ -20,7 +20,7 @@ let settings: GuestDiskSettings;
 const loops: string[] = [];
 const mounts: string[] = [];
 const maps: string[] = [];
-const runner = createLocalRunner();
+const runner = createLocalRunner(process.env);
 
 /** a loop device over a new sparse file of `size` bytes, linked as <byIdDir>/wwn-0x<wwn> */
 function disk(name: string, wwn: string, size: number): { image: string; dev: string } {

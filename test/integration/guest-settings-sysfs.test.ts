@@ -20,7 +20,7 @@ let byIdDir: string;
 let found: { scheduler: string; depth: string };
 
 const read = (attr: string) => fs.readFileSync(`/sys/block/${path.basename(loop)}/${attr}`, 'utf8').trim();
-const guest = () => ({ byIdDir, sudo: false, open: async () => createLocalRunner() });
+const guest = () => ({ byIdDir, sudo: false, open: async () => createLocalRunner(process.env) });
 
 function context(): { ctx: ProviderContext; sent: Array<Record<string, unknown>>; said: MeasuredTarget[] } {
   const sent: Array<Record<string, unknown>> = [];

@@ -37,7 +37,7 @@ afterEach(() => {
 });
 
 it('verify reads the written settings back from sysfs and refuses one changed since', async () => {
-  const host = { opts: { guest: { byIdDir: path.join(dir, 'by-id'), sudo: false, open: async () => createLocalRunner() } } } as unknown as VsphereHost;
+  const host = { opts: { guest: { byIdDir: path.join(dir, 'by-id'), sudo: false, open: async () => createLocalRunner(process.env) } } } as unknown as VsphereHost;
   const disk: MeasuredTarget = { path: loop, device: loop, identity: `wwn-0x${WWN}`, filesystem: 'raw', facts: { device: loop, deviceWwn: WWN, filesystem: 'raw' } };
   const args = { host: 'esx', vm: 'vm', scheduler: 'mq-deadline' as const, queueDepth: 64 };
   const step: PlannedStep = guestSettings.step({ step: 'guest-settings', arguments: args, destructive: false, creates: { kind: 'guest-settings', name: 'p-guest-settings' } });

@@ -25,7 +25,7 @@ afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
 /** A run directory as `run` leaves it, with one record per permutation, without running anything. */
 function makeRunDir(name: string, hostile = 'plain'): string {
   const runDir = path.join(dir, name);
-  const plan = planFor('playbooks/quickstart.yaml', 'inventories/lab.yaml', 'rinp0000');
+  const plan = planFor('playbooks/quickstart.yaml', 'inventories/lab.yaml', 'rinp0000', [], process.env);
   const store = ResultStore.create(
     runDir,
     {

@@ -15,7 +15,7 @@ let dir: string;
 /** A run directory as `run` leaves it, without running anything: the quickstart plan on the local lab inventory. */
 function makeRunDir(name: string): { runDir: string; store: ResultStore } {
   const runDir = path.join(dir, name);
-  const plan = planFor('playbooks/quickstart.yaml', 'inventories/lab.yaml', 'rmsg0000');
+  const plan = planFor('playbooks/quickstart.yaml', 'inventories/lab.yaml', 'rmsg0000', [], process.env);
   const store = ResultStore.create(
     runDir,
     {

@@ -17,7 +17,11 @@ import { NOTHING_LEFT, startVsphereLab, type VsphereLab } from '../helpers/vsphe
 interface Report {
   ok: boolean;
   targets: Array<{ target: string; checks: Array<{ check: string; status: string; detail: string; remedy?: string }> }>;
-  canary?: { runDir: string; ok: boolean; permutations: Array<{ permutationId: string; status: string; identity?: string; error?: string }> };
+  canary?: {
+    runDir: string;
+    ok: boolean;
+    permutations: Array<{ permutationId: string; status: string; identity?: string; error?: string; identityMismatch?: { object: string; sizeBytes: number; expected: { wwn: string; name: string }; seen: Array<{ name: string; wwn?: string; device: string }> } }>;
+  };
 }
 
 let lab: VsphereLab;
@@ -62,6 +66,7 @@ describe('the canary finds its disk by the identity the run will use', () => {
     expect(code, stderr).toBe(0);
     const [p] = report.canary!.permutations;
     expect(p).toMatchObject({ status: 'done', identity: expect.stringMatching(/^wwn-0x6000c29[0-9a-f]{25}$/) });
+    expect(p!.identityMismatch).toBeUndefined();
     const { adds, removes } = await diskChanges();
     expect(adds).toHaveLength(1);
     expect(removes).toEqual(adds);
@@ -84,6 +89,14 @@ describe('the canary finds its disk by the identity the run will use', () => {
     expect(seen).not.toBe(expected);
     // the id the harness presents for that disk (its README): 6000c29 + 25 hex of sha256(uuid hex)
     expect(seen).toBe('6000c29' + createHash('sha256').update(expected!).digest('hex').slice(0, 25));
+    // the same as fields, for a script: the object, the identity expected and the one seen
+    expect(p!.identityMismatch).toEqual({
+      object: expect.stringMatching(/\.vmdk$/),
+      sizeBytes: 1073741824,
+      expected: { wwn: expected, name: `wwn-0x${expected}` },
+      seen: [{ name: `wwn-0x${seen}`, wwn: seen, device: expect.stringMatching(/^\/dev\/loop\d+$/) }],
+    });
+    expect(check.detail).toContain(p!.identityMismatch!.object);
     // what the canary created went through teardown as a run's does
     const { adds, removes } = await diskChanges();
     expect(adds).toHaveLength(1);

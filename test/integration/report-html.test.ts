@@ -42,7 +42,7 @@ async function realFioRun(dir: string): Promise<string> {
     direct: false,
     aggregate: 'max',
   };
-  const runner = createLocalRunner();
+  const runner = createLocalRunner(process.env);
   const records: ResultRecord[] = [];
   for (const ioengine of ['psync', 'sync']) {
     for (let repetition = 1; repetition <= 3; repetition++) {

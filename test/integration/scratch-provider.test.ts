@@ -73,7 +73,7 @@ afterAll(() => {
 
 describe('a provider registered by a test, with its own axis, operation and endpoint section', () => {
   it('validate takes its endpoint section, its target and its axis; the inventory JSON Schema has the section', async () => {
-    expect(await validateConfig(playbook, { inventory: [inventory] })).toEqual({ set: [], inventory });
+    expect(await validateConfig(playbook, { env: process.env, inventory: [inventory] })).toEqual({ set: [], inventory });
     const schema = jsonSchemaFor('inventory') as { properties: Record<string, { description?: string }> };
     expect(schema.properties[STORES]?.description).toBe('Directories the scratch provider writes marks to');
   });
@@ -90,10 +90,10 @@ describe('a provider registered by a test, with its own axis, operation and endp
       '    store: elsewhere',
       `    workdir: ${dir}/work`,
     ]);
-    expect(await refusal(() => validateConfig(undefined, { inventory: [bad] }))).toEqual(['bad-inventory.yaml:4:11: scratchStores.marks.mode: expected one of plain, sync; got "fast"']);
+    expect(await refusal(() => validateConfig(undefined, { env: process.env, inventory: [bad] }))).toEqual(['bad-inventory.yaml:4:11: scratchStores.marks.mode: expected one of plain, sync; got "fast"']);
     // its secret field is resolved like any other: a reference to a variable that is not set is refused at its line
     const missing = write('missing-store.yaml', [`${STORES}:`, '  marks:', `    root: ${marksDir()}`, '    token: ${env:STORSWEEP_SCRATCH_UNSET}', 'targets:', '  scratch-here:', '    provider: scratch', '    store: elsewhere', `    workdir: ${dir}/work`]);
-    expect(await refusal(() => validateConfig(undefined, { inventory: [missing] }))).toEqual([
+    expect(await refusal(() => validateConfig(undefined, { env: process.env, inventory: [missing] }))).toEqual([
       'missing-store.yaml:4:12: scratchStores.marks.token: secret ${env:STORSWEEP_SCRATCH_UNSET}: environment variable STORSWEEP_SCRATCH_UNSET is not set',
       'missing-store.yaml:8:12: targets.scratch-here.store: no scratchStores entry named "elsewhere" (have: marks)',
     ]);
@@ -101,12 +101,12 @@ describe('a provider registered by a test, with its own axis, operation and endp
 
   it('validate refuses a value its axis does not take, at the value', async () => {
     const pb = write('bad-flavor.yaml', ['name: bad-flavor', 'target: scratch-here', 'matrix:', '  scratch:', '    flavor: [plain, peppered]', '  workload:', '    profile: [cdm8-default]']);
-    const problems = await refusal(() => validateConfig(pb, { inventory: [inventory] }));
+    const problems = await refusal(() => validateConfig(pb, { env: process.env, inventory: [inventory] }));
     expect(problems).toEqual(['bad-flavor.yaml:5:21: matrix.scratch.flavor[1]: expected one of plain, salted; got "peppered"']);
   });
 
   it('plan: one write-mark-file step per permutation, its arguments from the axis', () => {
-    const plan = planFor(playbook, [inventory]);
+    const plan = planFor(playbook, [inventory], 'rplan0000', [], process.env);
     expect(plan.permutations.map((p) => p.axes['scratch.flavor'])).toEqual(['plain', 'salted']);
     for (const p of plan.permutations) {
       const [mark, workload] = p.steps;
@@ -117,7 +117,7 @@ describe('a provider registered by a test, with its own axis, operation and endp
 
   it('run --dry-run: the calls it would send (each mark written, then its teardown), and nothing written', async () => {
     const out = path.join(dir, 'runs-dry');
-    const r = await prepareRun(playbook, { inventory: [inventory], out, dryRun: true }, {}, () => undefined);
+    const r = await prepareRun(playbook, { env: process.env, inventory: [inventory], out, dryRun: true }, {}, () => undefined);
     if (r.kind !== 'dry-run') throw new Error('expected a dry run');
     const calls = r.dryRun.lines.map((l) => JSON.parse(l) as { provider: string; operation: string });
     expect(calls.filter((c) => c.provider === 'scratch').map((c) => c.operation)).toEqual(['write mark file', 'destroy', 'write mark file', 'destroy']);
@@ -126,7 +126,7 @@ describe('a provider registered by a test, with its own axis, operation and endp
 
   it('a local run: each mark file written, measured beside, and removed; --keep leaves the last one', async () => {
     const out = path.join(dir, 'runs');
-    const o = { inventory: [inventory], out, keep: true, report: false };
+    const o = { env: process.env, inventory: [inventory], out, keep: true, report: false };
     const held: HeldLock = {};
     const prepared = await prepareRun(playbook, o, held, () => undefined);
     if (prepared.kind !== 'prepared') throw new Error('expected a run');

@@ -48,7 +48,7 @@ afterAll(async () => {
 
 /** The store URL of a test database with `?sslmode=` (none: the default). */
 function storeOf(db: TestDatabase, sslmode?: string) {
-  const r = resolveStore(`${db.url}${sslmode ? `?sslmode=${sslmode}` : ''}`, process.cwd());
+  const r = resolveStore(`${db.url}${sslmode ? `?sslmode=${sslmode}` : ''}`, process.cwd(), process.env);
   if (!r.ok) throw new Error(r.error);
   return r.store;
 }

@@ -182,7 +182,7 @@ describe('vSphere faults during a sweep', { timeout: 180_000 }, () => {
     try {
       const runsDir = await lab.newRunsDir('late');
       const gaveUp = (d: string) => existsSync(path.join(d, 'log.jsonl')) && log(d).includes('may appear later') && ledgerRows(d)[0]?.state === 'remove-failed';
-      const running = runInProcess(pb, { inventory: lab.inventory, out: runsDir, confirmDestroy: lab.vmfsDevice, report: false, orphanGraceMs: 1000 });
+      const running = runInProcess(pb, { env: process.env, inventory: lab.inventory, out: runsDir, confirmDestroy: lab.vmfsDevice, report: false, orphanGraceMs: 1000 });
       let ended = false;
       void running.then(
         () => (ended = true),

@@ -105,7 +105,7 @@ describe('the marking step refuses on its own (workers, resume, a file that appe
   it('over SSH: refused and recorded so, nothing written; confirmed: it goes on', async () => {
     const user = userFile('step.dat');
     const before = sha256(user);
-    const comp = composeTargets(['lab-guest'], loadInventory(inventoryWith(user))).get('lab-guest')!;
+    const comp = composeTargets(['lab-guest'], loadInventory(inventoryWith(user), process.env)).get('lab-guest')!;
     const steps = comp.planSteps!({}, { prefix: ownedPrefix('rstep1', 'p1') });
     expect(steps.map((s) => `${s.step}:${s.operation}`)).toEqual(['test-file:mark test file']);
     const provider = (await comp.connectProvider())!;

@@ -35,7 +35,7 @@ describe('shipped playbooks on their lab targets', () => {
     expect(validate.code).toBe(0);
     expect(dry.stderr).toBe('');
     expect(dry.code).toBe(0);
-    const expected = normalized(dryRunLines(planFor(pb, inventory)));
+    const expected = normalized(dryRunLines(planFor(pb, inventory, 'rplan0000', [], process.env)));
     expect(normalized(dry.stdout.trimEnd().split('\n').filter(Boolean))).toEqual(expected);
   });
 });

@@ -122,7 +122,7 @@ describe('workers when something goes wrong', { timeout: 300_000 }, () => {
     // the product's: 10 s), so the test does not wait the product's pause out
     let said = '';
     const w = work(
-      { inventory, store: db.url, pollMs: 200, out: path.join(dir, 'out-prepare'), once: true, prepareRetryMs: 500 },
+      { env: process.env, inventory, store: db.url, pollMs: 200, out: path.join(dir, 'out-prepare'), once: true, prepareRetryMs: 500 },
       { note: (t) => void (said += t), progressView: () => ({ onEvent: () => undefined, close: () => undefined }), onInterrupt: () => () => undefined, exitNow: () => undefined },
     );
     await expect.poll(() => said, { timeout: 60_000, interval: 100 }).toContain(`error: run ${runId}: `);
@@ -150,7 +150,7 @@ describe('workers when something goes wrong', { timeout: 300_000 }, () => {
     const out = path.join(dir, 'out-renew');
     lab.gate.close();
     // the worker command in this process, renewing every 200 ms to 10 s ahead (default: every 5 min, 1 h ahead)
-    const code = workerCommand({ inventory, store: db.url, untilIdle: true, pollMs: 200, out, json: true, renewEveryMs: 200, renewSec: 10 });
+    const code = workerCommand({ env: process.env, inventory, store: db.url, untilIdle: true, pollMs: 200, out, json: true, renewEveryMs: 200, renewSec: 10 });
     const samples: Array<{ state: string; left: number; expires: number; age: number }> = [];
     let ended = false;
     void code.finally(() => (ended = true));

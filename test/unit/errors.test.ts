@@ -73,4 +73,14 @@ describe('one base for every named error', () => {
     expect(notRun.message).toBe('/tmp/x: not a run directory (no run.sqlite)');
     expect(exitCodeFor(notRun)).toBe(2);
   });
+
+  it("better-sqlite3 without its native build: one line naming the install flag, not the list of paths tried", () => {
+    // the `bindings` package's own message, as an install with --ignore-scripts gives it
+    const err = new Error('Could not locate the bindings file. Tried:\n → /p/node_modules/better-sqlite3/build/better_sqlite3.node\n → /p/node_modules/better-sqlite3/build/Release/better_sqlite3.node');
+    const msg = shortMessage(err);
+    expect(msg).toContain('--allow-scripts=better-sqlite3');
+    expect(msg).not.toContain('\n');
+    expect(msg).not.toContain('/p/node_modules');
+    expect(exitCodeFor(err)).toBe(1);
+  });
 });

@@ -112,7 +112,7 @@ export async function deleteFinishedQueues(store: RunStore, backend: PgRunStoreB
 
 /** `--store`, else the inventory's `store:`: workers share the run through PostgreSQL, so one is needed. */
 export function queueStore(command: string, o: { store?: string }, inv: LoadedInventory): { store: ResolvedStore; where: string } {
-  const s = selectStore({ ...(o.store !== undefined ? { store: o.store } : {}), ...(inv.env ? { env: inv.env } : {}) }, inv);
+  const s = selectStore({ ...(o.store !== undefined ? { store: o.store } : {}), env: inv.env }, inv);
   if (!s) throw new UsageError(`${command}: which store? give --store postgresql://…, or a store: in ${inv.file}; workers share the run through PostgreSQL`);
   return { store: s, where: s.display };
 }

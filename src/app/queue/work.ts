@@ -27,8 +27,8 @@ const RECONNECT_GIVE_UP_MS = 10 * 60_000;
 
 export interface WorkOptions {
   inventory?: string;
-  /** the environment as the CLI read it (`${env:…}` secrets, govc's GOVC_*); absent: the process's */
-  env?: Env;
+  /** the environment as the CLI read it (`${env:…}` secrets, govc's GOVC_*): decision 0088 */
+  env: Env;
   store?: string;
   targets?: string;
   run?: string;

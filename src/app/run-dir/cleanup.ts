@@ -124,7 +124,7 @@ interface RunProviders {
 }
 
 /** Each object goes to the provider of its permutation's target (the `target` axis when the playbook lists several). */
-async function runProviders(store: RunStore, inventoryFile: string | readonly string[] | undefined, env: Env | undefined): Promise<RunProviders> {
+async function runProviders(store: RunStore, inventoryFile: string | readonly string[] | undefined, env: Env): Promise<RunProviders> {
   const meta = await store.meta();
   const inv = loadInventory(inventoryFile ?? meta.inventoryFiles ?? meta.inventoryFile, env);
   const comps = composeTargets(meta.targets ?? [meta.target], inv, store.runDir ?? undefined);
@@ -156,7 +156,7 @@ async function runProviders(store: RunStore, inventoryFile: string | readonly st
  * confirmed; returns, by target name, why a tool may still be running there (unreachable too), and
  * how many host monitors could not be confirmed stopped (they only read: nothing is held back).
  */
-async function stopLeftoverTools(store: RunStore, inventoryFile: string | readonly string[] | undefined, env: Env | undefined, say: Say): Promise<{ tools: Map<string, string>; hostFailed: number }> {
+async function stopLeftoverTools(store: RunStore, inventoryFile: string | readonly string[] | undefined, env: Env, say: Say): Promise<{ tools: Map<string, string>; hostFailed: number }> {
   const meta = await store.meta();
   const inv = loadInventory(inventoryFile ?? meta.inventoryFiles ?? meta.inventoryFile, env);
   const comps = composeTargets(meta.targets ?? [meta.target], inv, store.runDir ?? undefined);

@@ -3,6 +3,7 @@
 import type { RunStore } from '../../results/port.ts';
 import { runDirHolder } from '../../results/run-lock.ts';
 import { axesLabel } from '../../run/progress.ts';
+import { visible as v } from '../../text/visible.ts';
 import { queueState } from '../queue/queue-meta.ts';
 import type { OpenedRun } from '../store.ts';
 
@@ -23,12 +24,14 @@ export async function statusText(opened: Pick<OpenedRun, 'store' | 'sqlite'> & P
   const count = (s: string) => perms.filter((p) => p.status === s).length;
   const meta = await store.meta();
   const lock = lockOf(opened);
-  const lines = [`run ${meta.runId} (${meta.playbook} → ${meta.target}), started ${meta.startedAt}${opened.sqlite ? '' : `, in ${store.where.replace(/^run \S+ in /, '')}`}`, `done ${count('done')}, failed ${count('failed')}, pending ${count('pending') + count('running')} of ${perms.length}`];
-  if (lock.held) lines.push(lock.holder ? `in use now by pid ${lock.holder.pid} on host ${lock.holder.host} (storsweep ${lock.holder.command}, since ${lock.holder.since})` : 'in use now by another process');
+  // every value from the run (its store, its run.lock) is shown on its one line: a run directory may
+  // come from anyone, and a newline in a name would forge a line of its own
+  const lines = [`run ${v(meta.runId)} (${v(meta.playbook)} → ${v(meta.target)}), started ${v(meta.startedAt)}${opened.sqlite ? '' : `, in ${v(store.where.replace(/^run \S+ in /, ''))}`}`, `done ${count('done')}, failed ${count('failed')}, pending ${count('pending') + count('running')} of ${perms.length}`];
+  if (lock.held) lines.push(lock.holder ? `in use now by pid ${v(lock.holder.pid)} on host ${v(lock.holder.host)} (storsweep ${v(lock.holder.command)}, since ${v(lock.holder.since)})` : 'in use now by another process');
   for (const p of perms) {
     if (p.status === 'done') continue;
-    const why = p.status === 'failed' || (p.status === 'pending' && p.reason) ? `: ${p.reason}` : p.status === 'running' ? (!opened.sqlite ? ' (running now, or interrupted)' : lock.held ? ' (running now)' : ' (interrupted mid-permutation; resume redoes it)') : '';
-    lines.push(`  ${p.status.padEnd(7)} ${p.permutationId} ${axesLabel(p.axes)}${why}`);
+    const why = p.status === 'failed' || (p.status === 'pending' && p.reason) ? `: ${v(p.reason)}` : p.status === 'running' ? (!opened.sqlite ? ' (running now, or interrupted)' : lock.held ? ' (running now)' : ' (interrupted mid-permutation; resume redoes it)') : '';
+    lines.push(`  ${v(p.status).padEnd(7)} ${v(p.permutationId)} ${axesLabel(p.axes)}${why}`);
   }
   // a submitted run: unfinished permutations whose job is on no queue would never run (a worker queues them again)
   const queued = opened.backend ? await queueState(store, opened.backend).catch(() => null) : null;
@@ -36,9 +39,9 @@ export async function statusText(opened: Pick<OpenedRun, 'store' | 'sqlite'> & P
   const live = await store.leftovers();
   if (live.length) {
     const objects = `${live.length} object${live.length === 1 ? '' : 's'} this run created`;
-    const cleanup = opened.sqlite ? `storsweep cleanup ${store.runDir}` : `storsweep cleanup --run ${meta.runId} --store …`;
+    const cleanup = opened.sqlite ? `storsweep cleanup ${v(store.runDir)}` : `storsweep cleanup --run ${v(meta.runId)} --store …`;
     lines.push(lock.held ? `${objects} ${live.length === 1 ? 'exists or is' : 'exist or are'} being created or removed now:` : `${objects} may still exist (${cleanup}):`);
-    for (const o of live) lines.push(`  ${o.state.padEnd(13)} ${o.kind} ${o.name}${o.objectId ? ` (${o.objectId})` : ''}${o.error ? `: ${o.error}` : ''}`);
+    for (const o of live) lines.push(`  ${v(o.state).padEnd(13)} ${v(o.kind)} ${v(o.name)}${o.objectId ? ` (${v(o.objectId)})` : ''}${o.error ? `: ${v(o.error)}` : ''}`);
   }
   return lines.join('\n');
 }

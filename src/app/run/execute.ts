@@ -184,7 +184,7 @@ async function connectTargets(comps: Map<string, Composition>, store: RunStore, 
 async function writeReports(runDir: string, o: RunOptions, note: Notify): Promise<string[]> {
   // a run in a PostgreSQL store is read from there (its run directory's store.json)
   // with the store the run was given (store.json never picks the password: app/store.ts)
-  const loader = storeAwareLoader(loadSource, { ...(o.store !== undefined ? { store: o.store } : {}), ...(o.inventory !== undefined ? { inventory: o.inventory } : {}) });
+  const loader = storeAwareLoader(loadSource, { env: o.env, ...(o.store !== undefined ? { store: o.store } : {}), ...(o.inventory !== undefined ? { inventory: o.inventory } : {}) });
   const written: string[] = [];
   for (const [format, name] of [['md', 'report.md'], ['html', 'report.html']] as const) {
     const file = path.join(runDir, name);

@@ -29,8 +29,8 @@ export interface NewRunOptions {
   inventory?: string | readonly string[];
   /** `--set key=value` overrides of playbook values (config/overrides.ts) */
   set?: string[];
-  /** the environment as the CLI read it (`${env:…}` secrets, govc's GOVC_*); absent: the process's */
-  env?: Env;
+  /** the environment as the CLI read it (`${env:…}` secrets, govc's GOVC_*): decision 0088 */
+  env: Env;
 }
 
 /** `pool`: the endpoint sessions the compositions share; the caller closes it on every exit path. */

@@ -55,7 +55,7 @@ export function registerCompare(program: Command, io: CommandIo = defaultIo): Co
     .option('--store <url>', 'A and B may be run ids in this PostgreSQL store: postgresql://USER[:${env:NAME}|${file:path}]@HOST[:PORT]/DB')
     .option('-i, --inventory <file>', "A and B may be run ids in this inventory's store:")
     .action(async (a: string, b: string, opts: CompareCommandOptions & { store?: string; inventory?: string }) => {
-      const store = { ...(opts.store !== undefined ? { store: opts.store } : {}), ...(opts.inventory !== undefined ? { inventory: opts.inventory } : {}) };
+      const store = { env: process.env, ...(opts.store !== undefined ? { store: opts.store } : {}), ...(opts.inventory !== undefined ? { inventory: opts.inventory } : {}) };
       process.exitCode = await runCompare(a, b, opts, { ...io, loadSource: storeAwareLoader(io.loadSource, store) });
     });
 }

@@ -38,7 +38,7 @@ export function registerConfigCommands(program: Command): void {
     .option('--json', 'print the plan as JSON')
     .option('--set <key=value>', SET_HELP, collect)
     .action((playbook: string, o: { inventory: string[]; json?: boolean; set?: string[] }) => {
-      const plan = planFor(playbook, o.inventory, newRunId(), o.set, process.env);
+      const plan = planFor(playbook, o.inventory, newRunId(), o.set ?? [], process.env);
       terminal.stdout((o.json ? jsonText(plan) : renderPlanText(plan)) + '\n');
     });
   program

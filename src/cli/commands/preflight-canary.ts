@@ -21,7 +21,7 @@ export interface PreflightOptions {
   canary?: boolean;
   confirmDestroy?: string;
   /** the environment, as the CLI read it */
-  env?: Env;
+  env: Env;
 }
 
 /** The short timing a canary measures with (a few seconds per permutation). */

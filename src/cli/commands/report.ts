@@ -43,7 +43,7 @@ export function registerReport(program: Command, io: CommandIo = defaultIo): Com
     .action(async (sources: string[], opts: ReportCommandOptions & { run?: string[]; store?: string; inventory?: string }) => {
       const inputs = [...sources, ...(opts.run ?? [])];
       if (!inputs.length) throw new UsageError('report: give run directories or result files, or --run <runId> with --store URL or -i INVENTORY');
-      const store = { ...(opts.store !== undefined ? { store: opts.store } : {}), ...(opts.inventory !== undefined ? { inventory: opts.inventory } : {}) };
+      const store = { env: process.env, ...(opts.store !== undefined ? { store: opts.store } : {}), ...(opts.inventory !== undefined ? { inventory: opts.inventory } : {}) };
       process.exitCode = await runReport(inputs, opts, { ...io, loadSource: storeAwareLoader(io.loadSource, store) });
     });
 }

@@ -7,6 +7,7 @@ import { openRunFor, type StoreOptions } from '../../app/store.ts';
 import { renderCsv } from '../../report/csv.ts';
 import type { ResultRecord } from '../../results/record.ts';
 import { axesLabel } from '../../run/progress.ts';
+import { visible } from '../../text/visible.ts';
 import { EXIT } from '../exit.ts';
 import { jsonText, keepGoingWhenOutputCloses, terminal } from '../output.ts';
 import { watchStatus } from './status-watch.ts';
@@ -22,7 +23,8 @@ const fmt = (v: number | null, div = 1, digits = 1) => (v === null ? '—' : (v 
 
 export function renderResultsTable(records: readonly ResultRecord[]): string {
   const rows = [['permutation', 'axes', 'rep', 'test', 'MB/s', 'IOPS', 'lat µs mean', 'p99']];
-  for (const r of records) rows.push([r.permutationId, axesLabel(r.axes), String(r.repetition), r.test.id, fmt(r.bytesPerSecond, 1e6, 2), fmt(r.iops, 1, 0), fmt(r.latencyUs.mean), fmt(r.latencyUs.p99)]);
+  // each cell on its one line: a record's ids come from the run directory, which may come from anyone
+  for (const r of records) rows.push([visible(r.permutationId), axesLabel(r.axes), visible(r.repetition), visible(r.test.id), fmt(r.bytesPerSecond, 1e6, 2), fmt(r.iops, 1, 0), fmt(r.latencyUs.mean), fmt(r.latencyUs.p99)]);
   const widths = rows[0]!.map((_, i) => rows.reduce((w, r) => Math.max(w, r[i]!.length), 0));
   return rows.map((r) => r.map((c, i) => (i >= 4 ? c.padStart(widths[i]!) : c.padEnd(widths[i]!))).join('  ')).join('\n');
 }
@@ -43,7 +45,8 @@ function registerResults(program: Command): void {
       .option('-i, --inventory <file>', INVENTORY_HELP)
       .option('--json', 'one JSON record per line')
       .option('--csv', 'CSV, one row per record'),
-  ).action(async (dir: string | undefined, o: StoreOptions & { json?: boolean; csv?: boolean }) => {
+  ).action(async (dir: string | undefined, given: Omit<StoreOptions, 'env'> & { json?: boolean; csv?: boolean }) => {
+    const o = { ...given, env: process.env };
     const opened = await openRunFor(dir, o, 'read');
     let records: ResultRecord[];
     try {
@@ -66,7 +69,8 @@ function registerStatus(program: Command): void {
       .option('-i, --inventory <file>', INVENTORY_HELP)
       .option('--json', 'as JSON')
       .option('--watch [seconds]', 'show progress live, refreshed every N seconds (default 2), until the run ends or Ctrl-C'),
-  ).action(async (dir: string | undefined, o: StoreOptions & { json?: boolean; watch?: boolean | string }) => {
+  ).action(async (dir: string | undefined, given: Omit<StoreOptions, 'env'> & { json?: boolean; watch?: boolean | string }) => {
+    const o = { ...given, env: process.env };
     const opened = await openRunFor(dir, o, 'read');
     try {
       if (o.watch !== undefined && o.watch !== false) {
@@ -89,7 +93,7 @@ function registerCleanup(program: Command): void {
       .option('-i, --inventory <file>', 'inventory (default: the one the run used; with --run or a store.json run directory, its store: holds the run and gives its password)')
       .option('--dry-run', 'list what would be removed and on what, as the host shows it now (read-only), or why it would not be')
       .option('--confirm-destroy <names>', 'comma-separated devices (naa.…) whose partition may go although the host shows no mark of this run on it (setptbl sent, no VMFS of the run made); --dry-run names them'),
-  ).action(async (dir: string | undefined, given: CleanupOptions) => {
+  ).action(async (dir: string | undefined, given: Omit<CleanupOptions, 'env'>) => {
     const o: CleanupOptions = { ...given, env: process.env };
     const opened = await openRunFor(dir, o, o.dryRun ? 'read' : 'write');
     if (!o.dryRun) {

@@ -8,6 +8,7 @@ import type { RunStore } from '../../results/port.ts';
 import { EXIT } from '../exit.ts';
 import { jsonText, terminal } from '../output.ts';
 import type { OpenedRun } from '../../app/store.ts';
+import { visible } from '../../text/visible.ts';
 
 export const DEFAULT_WATCH_SEC = 2;
 const HEARTBEAT_MS = 60_000;
@@ -52,7 +53,7 @@ export async function watchStatus(opened: Pick<OpenedRun, 'store' | 'sqlite'>, o
         lastAt = now;
         const at = new Date(now).toISOString();
         if (o.json) terminal.stdout(jsonText({ at, runId: store.runId, ...c, runningNow: running, ended }) + '\n');
-        else terminal.stdout(`${at.slice(11, 19)} ${store.runId}: done ${c.done}, failed ${c.failed}, running ${c.running}, pending ${c.pending - c.running} of ${c.total}${running.length ? ` (now: ${running.join(', ')})` : ''}\n`);
+        else terminal.stdout(`${at.slice(11, 19)} ${visible(store.runId)}: done ${c.done}, failed ${c.failed}, running ${c.running}, pending ${c.pending - c.running} of ${c.total}${running.length ? ` (now: ${running.map((id) => visible(id)).join(', ')})` : ''}\n`);
       }
       if (ended) {
         if (!o.json) terminal.stdout(`${await o.statusText(opened)}\n`);

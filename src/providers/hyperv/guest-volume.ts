@@ -11,9 +11,9 @@
 // (Learn, "Resilient File System (ReFS) overview", which applies to Windows Server 2012–2022: a
 // client edition of Windows may refuse to format ReFS).
 import type { GuestCall } from './powershell.ts';
+import { VOLUME_FILESYSTEMS } from '../windows-volume-room.ts';
 
-/** the values that make a volume (VOLUME_SPECS says what each formats) */
-export const VOLUME_FILESYSTEMS = ['ntfs-4k', 'ntfs-64k', 'refs'] as const;
+export { VOLUME_FILESYSTEMS };
 export const GUEST_FILESYSTEMS = ['raw', ...VOLUME_FILESYSTEMS] as const;
 export type GuestFilesystem = (typeof GUEST_FILESYSTEMS)[number];
 /** Format-Volume -FileSystem values we use */

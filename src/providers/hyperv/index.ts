@@ -22,6 +22,8 @@ import { connectionLost } from '../../ssh/connection-lost.ts';
 import { toolOwner } from '../../ssh/process-group.ts';
 import { describeHypervGuest } from './fingerprint.ts';
 import { hypervPreflight } from './preflight.ts';
+import { runGuestCalls } from './powershell.ts';
+import { checkVolumeRoom } from '../windows-volume-room.ts';
 
 const hyperv = (kind: HypervValueKind) => matching((v) => isHypervValue(kind, v), HYPERV_EXPECTED[kind]);
 const diskNumber = () => intIn(HYPERV_DISK_NUMBER.min, HYPERV_DISK_NUMBER.max, 'a Get-Disk number');
@@ -145,6 +147,8 @@ export const hypervProvider = {
         prepare: async (runner, profile, o) => {
           const m = measured(o.target);
           const pass = (argv: string[]) => runGuestDiskspdArgv(runner, cfg, credential(), argv, { diskspdPath: target.diskspdPath, owner: o.owner });
+          // a test file on the volume made for it: refused here, before diskspd's -c, when it does not fit
+          await checkVolumeRoom((calls) => runGuestCalls(runner, target.vmName, credential(), calls), `${runner.target}/${target.vmName}`, m.path, profile.fileSizeBytes);
           if (profile.prefill !== false) return runDiskspdFill(profile, m.path, pass);
           // not filled: a file target is still created (no measured pass carries -c)
           const create = diskspdCreateOnlyArgs(profile, m.path);

@@ -17,6 +17,7 @@ import { checkDiskspdPath } from '../../workloads/tool-settings.ts';
 import { RemoteCommandFailed } from '../../errors.ts';
 import type { AttachedDiskGuest } from '../guest.ts';
 import { OS_CALL, osFacts, parseDiskspdBanner } from '../hyperv/fingerprint.ts';
+import { checkVolumeRoom } from '../windows-volume-room.ts';
 import type { WindowsGuestRunner } from '../windows-guest.ts';
 import { VsphereClient, type ConnectOptions } from './client.ts';
 import { DEFAULT_GUEST_DISKSPD } from './guest-config.ts';
@@ -106,6 +107,8 @@ export function toolsWorkloadEndpoint(guest: AttachedDiskGuest, wiring: ToolsGue
     prepare: async (runner, profile, o) => {
       const m = measured(o.target);
       const run = pass(runner, { signal: o.signal, owner: o.owner });
+      // a test file on the volume made for it: refused here, before diskspd's -c, when it does not fit
+      await checkVolumeRoom((calls) => windows(runner).calls(calls), runner.target, m.path, profile.fileSizeBytes);
       if (profile.prefill !== false) return runDiskspdFill(profile, m.path, run);
       const create = diskspdCreateOnlyArgs(profile, m.path);
       if (!create) return null;

@@ -168,6 +168,8 @@ export function combined(f: Pick<HostIoFigures, 'readIops' | 'writeIops' | 'read
 interface Target {
   pm: MoRef;
   vm: MoRef;
+  /** the VM's name, as the ledger recorded it: the record says whose counters these are */
+  vmName: string;
   intervalSec: number;
   metricIds: PerfMetricId[];
   ids: Map<number, { group: Group; field: Field }>;
@@ -249,7 +251,7 @@ async function resolveTarget(client: () => Promise<VsphereClient>, find: PerfFin
   }
   const { metricIds, ids } = chooseMetrics(counters, available, instances, intervalSec, notes);
   if (metricIds.length === 0) throw new VsphereClientError('unsupported', `no virtualDisk or datastore counter is offered for the disk under test of VM ${String(disk.data.vm)}${notes.length ? `: ${notes.join('; ')}` : ''}`, { method: 'QueryAvailablePerfMetric', host: c.endpoint });
-  return { pm, vm, intervalSec, metricIds, ids, notes };
+  return { pm, vm, vmName: String(disk.data.vm), intervalSec, metricIds, ids, notes };
 }
 
 /**
@@ -287,6 +289,7 @@ async function hostMetrics(c: VsphereClient, t: Target, from: string, to: string
     source: 'vsphere-perf',
     from,
     to,
+    entity: t.vmName,
     intervalSec: t.intervalSec,
     samples: s.samples,
     samplesInside: s.inside,

@@ -185,6 +185,25 @@ def op_vm_nics(si, content, a):
     return {"ok": True, "nics": nics, "powerState": vm.runtime.powerState}
 
 
+def op_vm_disk_instances(si, content, a):
+    """Each virtual disk of a VM with the PerformanceManager instance ESXi gives it: <type><bus>:<unit>
+    from the disk's controller (API reference "Virtual Disk Counters": instance per virtual disk)."""
+    vm = find(content, vim.VirtualMachine, a["vm"])
+    devices = vm.config.hardware.device
+    by_key = {d.key: d for d in devices}
+    prefixes = [(vim.vm.device.VirtualSCSIController, "scsi"), (vim.vm.device.VirtualSATAController, "sata"),
+                (vim.vm.device.VirtualNVMEController, "nvme"), (vim.vm.device.VirtualIDEController, "ide")]
+    out = []
+    for d in devices:
+        if not isinstance(d, vim.vm.device.VirtualDisk):
+            continue
+        ctl = by_key.get(d.controllerKey)
+        prefix = next((p for t, p in prefixes if isinstance(ctl, t)), None)
+        instance = "%s%d:%d" % (prefix, ctl.busNumber, d.unitNumber) if prefix else None
+        out.append({"fileName": getattr(d.backing, "fileName", None), "uuid": getattr(d.backing, "uuid", None), "instance": instance})
+    return {"ok": True, "disks": out}
+
+
 def scsi_controller(vm):
     for d in vm.config.hardware.device:
         if isinstance(d, vim.vm.device.VirtualSCSIController):
@@ -421,7 +440,8 @@ OPS = {
     "guest-upload": op_guest_upload, "guest-download": op_guest_download, "guest-vm": op_guest_vm,
     "power": op_power, "guest-mkdir": op_guest_mkdir, "guest-rm": op_guest_rm, "guest-rmdir": op_guest_rmdir, "guest-tempdir": op_guest_tempdir,
     "about": op_about, "luns": op_luns, "create-vmfs": op_create_vmfs, "datastore": op_datastore,
-    "datastores": op_datastores, "mounts": op_mounts, "create-nas": op_create_nas, "remove-datastore": op_remove_datastore, "vm-disks": op_vm_disks, "vm-nics": op_vm_nics,
+    "datastores": op_datastores, "mounts": op_mounts, "create-nas": op_create_nas, "remove-datastore": op_remove_datastore, "vm-disks": op_vm_disks,
+    "vm-disk-instances": op_vm_disk_instances, "vm-nics": op_vm_nics,
     "add-rdm": op_add_rdm, "add-disk": op_add_disk, "remove-disk": op_remove_disk,
     "create-vdisk": op_create_vdisk, "create-vdisk-observe": op_create_vdisk_observe, "page": op_page, "sessions": op_sessions,
 }

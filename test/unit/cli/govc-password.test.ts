@@ -39,7 +39,7 @@ const inventory = (vcenter: string[]) =>
 function composeLab(yaml: string) {
   const file = path.join(dir, 'inventory.yaml');
   fs.writeFileSync(file, yaml);
-  const inv = loadInventory(file);
+  const inv = loadInventory(file, process.env);
   return compose(inv.inventory.targets['lab']!, inv);
 }
 
@@ -59,10 +59,10 @@ describe('GOVC_PASSWORD', () => {
     vi.stubEnv('GOVC_PASSWORD', '1');
     const file = path.join(dir, 'inventory.yaml');
     fs.writeFileSync(file, inventory(['    url: https://vc.example.com/sdk']));
-    expect(() => loadInventory(file)).toThrow(/inventory\.yaml:\d+:\d+: targets\.lab\.vcenter: the password from GOVC_PASSWORD\/GOVC_URL .*shorter than 7 characters/);
+    expect(() => loadInventory(file, process.env)).toThrow(/inventory\.yaml:\d+:\d+: targets\.lab\.vcenter: the password from GOVC_PASSWORD\/GOVC_URL .*shorter than 7 characters/);
     // the environment compose reads is its own: a library caller that loaded earlier gets the same rule
     vi.stubEnv('GOVC_PASSWORD', 'Long-Enough-99');
-    const inv = loadInventory(file);
+    const inv = loadInventory(file, process.env);
     vi.stubEnv('GOVC_PASSWORD', '1');
     expect(() => compose(inv.inventory.targets['lab']!, inv)).toThrow(UsageError);
     expect(() => compose(inv.inventory.targets['lab']!, inv)).toThrow(/GOVC_PASSWORD.*shorter than 7 characters/);

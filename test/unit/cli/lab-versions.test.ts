@@ -66,7 +66,7 @@ async function inventoryAtListener(v: LabVersion, o: { unstated?: boolean } = {}
 /** What `validate -i` does, in-process: the ConfigError it prints (exit 2), or undefined when ok. */
 function validate(playbook: string, inventory: string): ConfigError | undefined {
   try {
-    checkPlaybookAgainst(loadPlaybook(playbook), loadInventory(inventory));
+    checkPlaybookAgainst(loadPlaybook(playbook), loadInventory(inventory, process.env));
     return undefined;
   } catch (err) {
     expect(err).toBeInstanceOf(ConfigError);
@@ -78,7 +78,7 @@ describe.each(LAB_RELEASES)('the lab as ESXi/vCenter %s', (version) => {
   it('its inventory states the release on lab-esxi, lab-vcenter and its two guest-operations targets; status says it; another release is refused while it runs', async () => {
     const inv = await fs.readFile(lab(version).inventory, 'utf8');
     expect(inv.match(new RegExp(`^    version: "${version.replace('.', '\\.')}"$`, 'gm'))).toHaveLength(4);
-    const targets = loadInventory(lab(version).inventory).inventory.targets;
+    const targets = loadInventory(lab(version).inventory, process.env).inventory.targets;
     for (const t of ['lab-esxi', 'lab-vcenter', 'lab-vcenter-tools-linux', 'lab-vcenter-tools-windows']) expect((targets[t] as { version?: string }).version, t).toBe(version);
     // a lab recorded as running this release (its processes: this one, alive)
     const root = await fs.mkdtemp(path.join(dir, `lab-${version}-`));
@@ -117,7 +117,7 @@ describe.each(LAB_RELEASES)('the lab as ESXi/vCenter %s', (version) => {
     const before = connections;
     for (const { pb, lun } of runs) {
       const out = path.join(dir, `runs-${version}`);
-      const err = await runCommand(pb, { inventory, out, confirmDestroy: lun }).then(
+      const err = await runCommand(pb, { env: process.env, inventory, out, confirmDestroy: lun }).then(
         () => undefined,
         (e: unknown) => e,
       );
@@ -139,7 +139,7 @@ describe.each(LAB_RELEASES)('the lab as ESXi/vCenter %s', (version) => {
     expect(err.message).toContain(`(the host reported ESXi ${reported} for target "lab-vcenter"`);
     // what the host allows passes: the run goes on
     const allowed = version === '5.5' ? SHIPPED['vmfs3-study'] : SHIPPED['vmfs6-study'];
-    const { pb: loaded, inv, comps } = prepareNew(allowed, { inventory: await inventoryAtListener(version, { unstated: true }) });
+    const { pb: loaded, inv, comps } = prepareNew(allowed, { env: process.env, inventory: await inventoryAtListener(version, { unstated: true }) });
     expect(await checkAgainstHostVersions(loaded, inv, reporting(comps, reported))).toEqual({ 'lab-vcenter': reported });
   });
 });
@@ -151,7 +151,7 @@ const reporting = (comps: Comps, reported: string): Comps => new Map([...comps].
 /** `run`'s path for an inventory without `version:`: planned, then refused once the host has reported. */
 async function refusedOnHost(playbook: string, inventory: string, reported: string): Promise<ConfigError> {
   // unstated, validate and the plan do not refuse it: only the host's answer does
-  const { pb, inv, comps, plan } = prepareNew(playbook, { inventory });
+  const { pb, inv, comps, plan } = prepareNew(playbook, { env: process.env, inventory });
   expect(plan.permutations.length).toBeGreaterThan(0);
   const err = await checkAgainstHostVersions(pb, inv, reporting(comps, reported)).then(
     () => undefined,

@@ -52,7 +52,7 @@ const inventory = (guestExtra: string[] = []) =>
 function factsOf(yaml: string): Record<string, string> {
   const file = path.join(dir, 'inventory.yaml');
   fs.writeFileSync(file, yaml);
-  return measurementFacts(['lab'], loadInventory(file));
+  return measurementFacts(['lab'], loadInventory(file, process.env));
 }
 
 describe('measurementFacts', () => {
@@ -109,7 +109,7 @@ describe('measurementFacts', () => {
         ].join('\n'),
       ),
     );
-    const inv = loadInventory(file);
+    const inv = loadInventory(file, process.env);
     const plan = (axes: Array<Record<string, string | number>>) => ({ permutations: axes.map((a) => ({ axes: a })) }) as unknown as Pick<RunPlan, 'permutations' | 'targets'>;
     // vSphere: nfs only with a datastore.kind nfs permutation
     const vmfsOnly = measurementFacts(['lab'], inv, plan([{ 'datastore.kind': 'vmfs' }]));

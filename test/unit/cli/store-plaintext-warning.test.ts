@@ -33,7 +33,7 @@ describe('the warning on stderr', () => {
   it('sslmode=disable to db.lab: one warning for two connections of one process (no server needed: disable sends nothing first)', async () => {
     const written: string[] = [];
     vi.spyOn(process.stderr, 'write').mockImplementation((chunk: string | Uint8Array) => (written.push(String(chunk)), true));
-    const r = resolveStore('postgresql://u@db.lab:5432/runs?sslmode=disable', process.cwd());
+    const r = resolveStore('postgresql://u@db.lab:5432/runs?sslmode=disable', process.cwd(), process.env);
     if (!r.ok) throw new Error(r.error);
     expect((await pgConnectionOf(r.store)).ssl).toBe(false);
     expect((await pgConnectionOf(r.store)).ssl).toBe(false);
@@ -44,7 +44,7 @@ describe('the warning on stderr', () => {
     const written: string[] = [];
     vi.spyOn(process.stderr, 'write').mockImplementation((chunk: string | Uint8Array) => (written.push(String(chunk)), true));
     for (const mode of ['require', 'verify-full']) {
-      const r = resolveStore(`postgresql://u@db.lab:5432/runs?sslmode=${mode}`, process.cwd());
+      const r = resolveStore(`postgresql://u@db.lab:5432/runs?sslmode=${mode}`, process.cwd(), process.env);
       if (!r.ok) throw new Error(r.error);
       expect((await pgConnectionOf(r.store)).ssl).toEqual(mode === 'require' ? { rejectUnauthorized: false } : true);
     }

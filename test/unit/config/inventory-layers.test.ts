@@ -56,18 +56,18 @@ beforeAll(() => {
 });
 afterAll(() => fs.rmSync(root, { recursive: true, force: true }));
 
-const refusal = (files: string[]): string => configErrorOf(() => loadInventory(files));
+const refusal = (files: string[]): string => configErrorOf(() => loadInventory(files, process.env));
 
 describe('several inventories (-i a -i b)', () => {
   it("the later file's targets use the earlier file's SSH host and vCenter; a name given twice is the later file's", () => {
-    const inv = loadInventory([lab, mine]);
+    const inv = loadInventory([lab, mine], process.env);
     expect(Object.keys(inv.inventory.targets).sort()).toEqual(['array-a', 'array-vc', 'lab-guest', 'lab-local']);
     expect(inv.inventory.targets['lab-local']).toMatchObject({ workdir: '/var/tmp/mine' });
     expect(inv.files).toEqual([lab, mine]);
   });
 
   it("each file's relative paths and ${file:…} secrets are read from its own directory", () => {
-    const inv = loadInventory([lab, mine]);
+    const inv = loadInventory([lab, mine], process.env);
     const ctx = composeContext(inv, createEndpointPool());
     const ssh = ctx.ssh('lab');
     expect(ssh.privateKeyPath).toBe(path.join(root, 'lab', 'id_ed25519'));
@@ -93,10 +93,10 @@ describe('several inventories (-i a -i b)', () => {
   it('a playbook naming only the later file\'s target plans against both files', () => {
     const pb = path.join(root, 'study', 'pb.yaml');
     write(pb, ['name: own-study', 'target: array-a', 'matrix:', '  workload:', '    profile: [cdm8-default]']);
-    const plan = planFor(pb, [lab, mine], 'r1');
+    const plan = planFor(pb, [lab, mine], 'r1', [], process.env);
     expect(plan.target).toBe('array-a');
     // the error for a target in neither names both files
     write(pb, ['name: own-study', 'target: array-z', 'matrix:', '  workload:', '    profile: [cdm8-default]']);
-    expect(() => planFor(pb, [lab, mine], 'r1')).toThrow(`no target "array-z" in ${lab} + ${mine}`);
+    expect(() => planFor(pb, [lab, mine], 'r1', [], process.env)).toThrow(`no target "array-z" in ${lab} + ${mine}`);
   });
 });

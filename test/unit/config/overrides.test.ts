@@ -28,20 +28,20 @@ const problems = (set: string[]): string => setProblems(pb, set);
 
 describe('--set overrides playbook values', () => {
   it('settings, target and repeat: the plan has the lab values and records the arguments', () => {
-    const plan = planFor(pb, inv, 'r1', ['settings.fileSize=16m', 'target=lab', 'repeat=1', 'settings.runtimeSec=1']);
+    const plan = planFor(pb, inv, 'r1', ['settings.fileSize=16m', 'target=lab', 'repeat=1', 'settings.runtimeSec=1'], process.env);
     expect(plan.target).toBe('lab');
     expect(plan.profiles['cdm8-default']).toMatchObject({ fileSizeBytes: 16 * 1024 * 1024, runtimeSec: 1 });
     expect(plan.permutations[0]!.repetitions).toBe(1);
     expect(plan.overrides).toEqual(['settings.fileSize=16m', 'target=lab', 'repeat=1', 'settings.runtimeSec=1']);
     // without --set: the file's values, nothing recorded
-    const real = planFor(pb, inv, 'r1');
+    const real = planFor(pb, inv, 'r1', [], process.env);
     expect(real.target).toBe('real-host');
     expect(real.profiles['cdm8-default']!.fileSizeBytes).toBe(1024 ** 3);
     expect(real.overrides).toBeUndefined();
   });
 
   it('a list of targets: `target` becomes the first axis, as in the file', () => {
-    const plan = planFor(pb, inv, 'r1', ['target=[lab, lab-2]']);
+    const plan = planFor(pb, inv, 'r1', ['target=[lab, lab-2]'], process.env);
     expect(plan.targets?.map((t) => t.name)).toEqual(['lab', 'lab-2']);
     expect(plan.axes[0]).toEqual({ name: 'target', values: ['lab', 'lab-2'] });
   });
@@ -60,7 +60,7 @@ describe('--set overrides playbook values', () => {
   });
 
   it('a target not in the inventory: refused at the --set argument', () => {
-    expect(() => planFor(pb, inv, 'r1', ['target=lab-3'])).toThrow('--set target=lab-3: target: no target "lab-3"');
+    expect(() => planFor(pb, inv, 'r1', ['target=lab-3'], process.env)).toThrow('--set target=lab-3: target: no target "lab-3"');
   });
 
   it('malformed, not settable, given twice, or a mapping: refused naming the argument', () => {

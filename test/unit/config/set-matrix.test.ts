@@ -31,14 +31,14 @@ const problems = (set: string[]): string => setProblems(pb, set);
 
 describe('--set matrix.<section>.<axis>', () => {
   it("replaces the axis's values in the plan, and the plan records the argument", () => {
-    const plan = planFor(pb, lab.inventory, 'r1', ['matrix.disk.sizeGb=[16]']);
+    const plan = planFor(pb, lab.inventory, 'r1', ['matrix.disk.sizeGb=[16]'], process.env);
     expect(new Set(plan.permutations.map((p) => p.axes['disk.sizeGb']))).toEqual(new Set([16]));
     expect(plan.permutations).toHaveLength(2);
     expect(plan.overrides).toEqual(['matrix.disk.sizeGb=[16]']);
     // one value is a list of one
-    expect(planFor(pb, lab.inventory, 'r1', ['matrix.disk.sizeGb=8']).permutations.map((p) => p.axes['disk.sizeGb'])).toEqual([8, 8]);
+    expect(planFor(pb, lab.inventory, 'r1', ['matrix.disk.sizeGb=8'], process.env).permutations.map((p) => p.axes['disk.sizeGb'])).toEqual([8, 8]);
     // several values: more permutations
-    expect(planFor(pb, lab.inventory, 'r1', ['matrix.disk.sizeGb=[1, 2]']).permutations).toHaveLength(4);
+    expect(planFor(pb, lab.inventory, 'r1', ['matrix.disk.sizeGb=[1, 2]'], process.env).permutations).toHaveLength(4);
   });
 
   it('checked as the file is: schema, allowed values and the target\'s provider, each at its --set argument', () => {
@@ -50,11 +50,11 @@ describe('--set matrix.<section>.<axis>', () => {
     // a baseline the new values drop: said at the baseline, naming the values now
     expect(problems(['matrix.disk.format=[eagerzeroedthick]'])).toMatch(/pb\.yaml:11:\d+: baseline\.disk\.format: "thin" is not a value of the axis disk\.format \(values: eagerzeroedthick\)/);
     // the target's provider refuses a value it does not take: at the argument too
-    expect(() => planFor(pb, lab.inventory, 'r1', ['matrix.disk.format=[thin, vhdx-fixed]'])).toThrow(/--set matrix\.disk\.format=\[thin, vhdx-fixed\]: .*target "lab-vcenter" \(vsphere\) supports disk\.format/);
+    expect(() => planFor(pb, lab.inventory, 'r1', ['matrix.disk.format=[thin, vhdx-fixed]'], process.env)).toThrow(/--set matrix\.disk\.format=\[thin, vhdx-fixed\]: .*target "lab-vcenter" \(vsphere\) supports disk\.format/);
   });
 
   it('a resume with another matrix value is refused; the same one resumes', () => {
-    const plan = planFor(pb, lab.inventory, 'r1', ['matrix.disk.sizeGb=[16]']);
+    const plan = planFor(pb, lab.inventory, 'r1', ['matrix.disk.sizeGb=[16]'], process.env);
     expect(() => checkResumeOverrides(plan, ['matrix.disk.sizeGb=[8]'])).toThrow(ResumeMismatch);
     expect(checkResumeOverrides(plan, ['matrix.disk.sizeGb=[ 16 ]']).map((o) => o.text)).toEqual(['matrix.disk.sizeGb=[16]']);
   });

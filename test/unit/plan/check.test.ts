@@ -44,7 +44,7 @@ describe('every shipped playbook on the lab target it names', () => {
     const old = labVersionOf(pb.text) === '5.5';
     const targets = checkPlaybookAgainst(pb, old ? inv55 : inv);
     expect([...targets.keys()].every((t) => t.startsWith('lab-'))).toBe(true);
-    const plan = planFor(path.join('playbooks', file), (old ? lab55 : lab).inventory, 'rwalk0000');
+    const plan = planFor(path.join('playbooks', file), (old ? lab55 : lab).inventory, 'rwalk0000', [], process.env);
     // a listed target that lacks an axis runs once without it (lackingAxes)
     const takes = (n: string) => (targets.get(n) ? moduleOf(targets.get(n)!).axes.map((a) => a.name) : undefined);
     expect(plan.permutations).toHaveLength(expandPlaybook(pb.playbook, pb.playbook.target, takes).permutations.length);

@@ -45,7 +45,7 @@ afterAll(async () => {
   await lab.remove();
 });
 
-const rows = (file: string, set: string[] = []) => planFor(file, lab.inventory, 'r1', set).permutations.map((p) => p.axes);
+const rows = (file: string, set: string[] = []) => planFor(file, lab.inventory, 'r1', set, process.env).permutations.map((p) => p.axes);
 
 describe('mixed targets in one playbook', () => {
   it('lackingAxes: once (default): the bare target runs once, without the axes its provider lacks; the VM runs every format', () => {
@@ -68,11 +68,11 @@ describe('mixed targets in one playbook', () => {
   });
 
   it('one ssh target with a disk axis is still refused at the axis: nothing in the playbook takes it', () => {
-    expect(() => planFor(study([], 'lab-guest'), lab.inventory, 'r1')).toThrow(/target "lab-guest" \(ssh\) does not use datastore\.kind: ssh targets provision nothing/);
-    expect(() => planFor(study([], '[lab-guest, lab-local]'), lab.inventory, 'r1')).toThrow(/does not use disk\.format/);
+    expect(() => planFor(study([], 'lab-guest'), lab.inventory, 'r1', [], process.env)).toThrow(/target "lab-guest" \(ssh\) does not use datastore\.kind: ssh targets provision nothing/);
+    expect(() => planFor(study([], '[lab-guest, lab-local]'), lab.inventory, 'r1', [], process.env)).toThrow(/does not use disk\.format/);
   });
 
   it('lackingAxes takes once or perValue only, at its line', () => {
-    expect(() => planFor(study(['lackingAxes: twice']), lab.inventory, 'r1')).toThrow(/:13:14: lackingAxes: expected one of once, perValue; got "twice"/);
+    expect(() => planFor(study(['lackingAxes: twice']), lab.inventory, 'r1', [], process.env)).toThrow(/:13:14: lackingAxes: expected one of once, perValue; got "twice"/);
   });
 });

@@ -71,7 +71,7 @@ describe('the scaling section', () => {
   });
 
   it('the rule: < 50 % of linear scaling, or latency beyond 2× the smallest count', () => {
-    const pt = (count: number, iops: number, p99: number): ScalingPoint => ({ count, n: 1, iops, bytesPerSecond: null, perVm: iops / count, latencyMeanUs: p99 / 2, p50Us: null, p99Us: p99, p99MinUs: null, p99MaxUs: null, iopsMinPerVm: null, iopsMaxPerVm: null, iopsCv: null, startSkewMs: null });
+    const pt = (count: number, iops: number, p99: number): ScalingPoint => ({ count, n: 1, iops, bytesPerSecond: null, perVm: iops / count, latencyMeanUs: p99 / 2, p50Us: null, p99Us: p99, p99MinUs: null, p99MaxUs: null, iopsMinPerVm: null, iopsMaxPerVm: null, iopsCv: null, p99Cv: null, startSkewMs: null, hostVdiskMeanUs: null, hostVdiskMinUs: null, hostVdiskMaxUs: null, hostDatastoreUs: null });
     expect(BEND_RULE).toEqual({ minShareOfLinear: 0.5, maxLatencyFactor: 2 });
     // 2 → 4 adds 9,000 of a linear 18,000: exactly half is not below half
     expect(findBend([pt(1, 10_000, 100), pt(2, 18_000, 110), pt(4, 27_000, 150)], 'iops', 'p99')).toBeNull();
@@ -92,7 +92,7 @@ describe('the scaling section', () => {
     expect(md).toContain('less than 50% of linear scaling');
     expect(md).toContain('exceeds 2× its value at the smallest count');
     expect(md).toContain('18 records (+ 42 per-VM records, each counted in its pass\'s aggregate), 3 permutations');
-    expect(md).toMatch(/\| VMs \| n \| IOPS \| MB\/s \| per VM \| lat mean \| p50 \| p99 \| p99 of one VM \(min–max\) \| IOPS of one VM \(min–max\) \| IOPS CV between VMs \| start skew \|/);
+    expect(md).toMatch(/\| VMs \| n \| IOPS \| MB\/s \| per VM \| lat mean \| p50 \| p99 \| p99 of one VM \(min–max\) \| p99 CV between VMs \| IOPS of one VM \(min–max\) \| IOPS CV between VMs \| start skew \|/);
     expect(md).toMatch(/\| 4 \| 3 \| 23,138 \| [\d.,]+ \| 5,78[45] IOPS \| /);
   });
 

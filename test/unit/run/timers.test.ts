@@ -58,6 +58,6 @@ describe('fio pass timeout (runtime + ramp + slack)', () => {
   });
 
   it('the local runner refuses such a timeout before it spawns anything', () => {
-    expect(() => createLocalRunner().run('touch /tmp/should-not-exist', { timeoutMs: 3_000_000_000 })).toThrow(InvalidArgument);
+    expect(() => createLocalRunner(process.env).run('touch /tmp/should-not-exist', { timeoutMs: 3_000_000_000 })).toThrow(InvalidArgument);
   });
 });

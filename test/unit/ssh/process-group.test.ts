@@ -56,11 +56,11 @@ function groupSize(controlDir: string): number {
 
 /** The local runner without runInSession: the wrapper goes through `sh -c 'setsid env … sh -c …'`, as over SSH. */
 function shellOnly(): CommandRunner {
-  const local = createLocalRunner();
+  const local = createLocalRunner(process.env);
   return { target: local.target, run: (c, o) => local.run(c, o), close: () => local.close() };
 }
 
-async function abortedRun(script: string, marker: string, graceSec = 0.5, runner: CommandRunner = createLocalRunner()): Promise<{ stop: GroupStop | null; err: unknown }> {
+async function abortedRun(script: string, marker: string, graceSec = 0.5, runner: CommandRunner = createLocalRunner(process.env)): Promise<{ stop: GroupStop | null; err: unknown }> {
   const ac = new AbortController();
   let stop: GroupStop | null = null;
   const running = runInGroup(runner, ['sh', '-c', script, marker], { controlDir: dir, signal: ac.signal, graceSec, onStopped: (s) => (stop = s) });
@@ -73,7 +73,7 @@ async function abortedRun(script: string, marker: string, graceSec = 0.5, runner
 
 describe('runInGroup', () => {
   it('returns what the command printed and its exit code, and leaves no pidfile', async () => {
-    const r = await runInGroup(createLocalRunner(), ['sh', '-c', 'echo "$1"; exit 3', 'x', 'hello world'], { controlDir: dir });
+    const r = await runInGroup(createLocalRunner(process.env), ['sh', '-c', 'echo "$1"; exit 3', 'x', 'hello world'], { controlDir: dir });
     expect(r).toMatchObject({ stdout: 'hello world\n', exitCode: 3 });
     expect(fs.readdirSync(dir)).toEqual([]);
   });
@@ -100,7 +100,7 @@ describe('runInGroup', () => {
 
   it('on this machine the wrapper is started directly: a child of this process, leader of its own session, the token in its environment (no sh, setsid, env before it)', async () => {
     // the command reads its parent (the wrapper): parent pid and session id (/proc/PID/stat fields 4 and 6) and the token
-    const r = await runInGroup(createLocalRunner(), ['sh', '-c', 'cut -d" " -f4,6 /proc/$PPID/stat; tr "\\0" "\\n" </proc/$PPID/environ | grep ^STORSWEEP_GROUP=; echo $PPID'], { controlDir: dir, owner: 'r1' });
+    const r = await runInGroup(createLocalRunner(process.env), ['sh', '-c', 'cut -d" " -f4,6 /proc/$PPID/stat; tr "\\0" "\\n" </proc/$PPID/environ | grep ^STORSWEEP_GROUP=; echo $PPID'], { controlDir: dir, owner: 'r1' });
     const [stat, token, wrapper] = r.stdout.trim().split('\n');
     expect(stat).toBe(`${process.pid} ${wrapper}`);
     expect(token).toMatch(/^STORSWEEP_GROUP=r1-[0-9a-f]{16}$/);
@@ -119,14 +119,14 @@ describe('runInGroup', () => {
   it('a timeout stops the group the same way before it rejects', async () => {
     const marker = `ss-marker-${process.pid}-timeout`;
     let stop: GroupStop | null = null;
-    const err = await runInGroup(createLocalRunner(), ['sh', '-c', 'sleep 60 & sleep 61; wait', marker], { controlDir: dir, timeoutMs: 1500, graceSec: 0.5, onStopped: (s) => (stop = s) }).catch((e: unknown) => e);
+    const err = await runInGroup(createLocalRunner(process.env), ['sh', '-c', 'sleep 60 & sleep 61; wait', marker], { controlDir: dir, timeoutMs: 1500, graceSec: 0.5, onStopped: (s) => (stop = s) }).catch((e: unknown) => e);
     expect((err as RemoteCommandFailed).details.reason).toBe('timeout');
     expect(stop).toMatchObject({ outcome: 'stopped', signal: 'TERM' });
     expect(live(marker)).toEqual([]);
   });
 
   it('a stop that comes before the command started keeps it from starting', async () => {
-    const runner = createLocalRunner();
+    const runner = createLocalRunner(process.env);
     const files = newGroupFiles(dir, 'r1');
     expect(await stopGroup(runner, files, 0.5)).toEqual({ pgid: null, outcome: 'not-started' });
     const marker = `ss-marker-${process.pid}-late`;
@@ -140,7 +140,7 @@ describe('runInGroup', () => {
 
 /** A runner whose command ends over there, but whose caller hears of it only as `reason` (an abort, a lost connection) — the race, made certain. */
 function endsThenFails(reason: 'timeout' | 'connection'): CommandRunner {
-  const local = createLocalRunner();
+  const local = createLocalRunner(process.env);
   return {
     target: local.target,
     close: () => local.close(),
@@ -156,7 +156,7 @@ function endsThenFails(reason: 'timeout' | 'connection'): CommandRunner {
 // and left its `.cancel` marker behind for a wrapper that would never come.
 describe('a command that ends just as it is stopped', () => {
   it('the stop finds the pidfile the ended command left: not-running (with its pid), and removes pidfile and marker', async () => {
-    const runner = createLocalRunner();
+    const runner = createLocalRunner(process.env);
     const files = newGroupFiles(dir, 'r1');
     // the command ran to its end; its caller has not seen the result (the abort came first)
     const r = await runner.run(groupCommand(['sh', '-c', 'echo done'], files));
@@ -180,7 +180,7 @@ describe('a command that ends just as it is stopped', () => {
     const files = strandedGroupOf(err);
     expect(files).toBeDefined();
     expect(fs.readdirSync(dir)).toEqual([path.basename(files!.pidFile)]);
-    expect(await stopGroup(createLocalRunner(), files!, 0.5)).toMatchObject({ outcome: 'not-running' });
+    expect(await stopGroup(createLocalRunner(process.env), files!, 0.5)).toMatchObject({ outcome: 'not-running' });
     expect(fs.readdirSync(dir)).toEqual([]);
   });
 });
@@ -229,7 +229,7 @@ describe('the processes a stop finds', () => {
     const sec = String(6000 + (process.pid % 900));
     const ac = new AbortController();
     let stop: GroupStop | null = null;
-    const running = runInGroup(createLocalRunner(), ['sh', '-c', 'setsid sleep "$1" & wait', 'x', sec], { controlDir: dir, owner: 'r1', signal: ac.signal, graceSec: 0.5, onStopped: (s) => (stop = s) });
+    const running = runInGroup(createLocalRunner(process.env), ['sh', '-c', 'setsid sleep "$1" & wait', 'x', sec], { controlDir: dir, owner: 'r1', signal: ac.signal, graceSec: 0.5, onStopped: (s) => (stop = s) });
     await expect.poll(() => liveArgv('sleep', sec).length, { timeout: 5000 }).toBe(1);
     const [job] = liveArgv('sleep', sec);
     // the escaped process: not in the wrapper's process group (the pidfile names the wrapper)
@@ -248,7 +248,7 @@ describe('the processes a stop finds', () => {
     const ac = new AbortController();
     let stop: GroupStop | null = null;
     const argv = ['fio', '--name=abort', `--filename=${file}`, '--size=4m', '--rw=randwrite', '--bs=4k', '--time_based', '--runtime=30', '--output-format=json'];
-    const running = runInGroup(createLocalRunner(), argv, { controlDir: dir, owner: 'r1', signal: ac.signal, graceSec: 2, onStopped: (s) => (stop = s) });
+    const running = runInGroup(createLocalRunner(process.env), argv, { controlDir: dir, owner: 'r1', signal: ac.signal, graceSec: 2, onStopped: (s) => (stop = s) });
     // the job is the fio whose parent is fio; it runs in a session of its own
     const jobs = () => liveArgv(...argv).filter((p) => liveArgv(...argv).includes(Number(fs.readFileSync(`/proc/${p}/stat`, 'utf8').split(') ')[1]!.split(' ')[1])));
     await expect.poll(() => jobs().length, { timeout: 10_000 }).toBe(1);
@@ -269,7 +269,7 @@ describe('the processes a stop finds', () => {
     sleeps.push(stranger);
     const ac = new AbortController();
     let stop: GroupStop | null = null;
-    const running = runInGroup(createLocalRunner(), ['sh', '-c', 'sleep "$1" & wait', 'x', sec], { controlDir: dir, owner: 'r1', signal: ac.signal, graceSec: 0.5, onStopped: (s) => (stop = s) });
+    const running = runInGroup(createLocalRunner(process.env), ['sh', '-c', 'sleep "$1" & wait', 'x', sec], { controlDir: dir, owner: 'r1', signal: ac.signal, graceSec: 0.5, onStopped: (s) => (stop = s) });
     await expect.poll(() => liveArgv('sleep', sec).length, { timeout: 5000 }).toBe(1);
     const pidFile = path.join(dir, fs.readdirSync(dir).find((f) => f.endsWith('.pgid'))!);
     fs.writeFileSync(pidFile, `${stranger}\n`);
@@ -285,7 +285,7 @@ describe('the processes a stop finds', () => {
     const files = newGroupFiles(dir, 'r1');
     fs.writeFileSync(path.join(dir, 'elsewhere'), '4242\n');
     fs.symlinkSync(path.join(dir, 'elsewhere'), files.pidFile);
-    expect(await stopGroup(createLocalRunner(), files, 0.5)).toEqual({ pgid: null, outcome: 'not-started' });
+    expect(await stopGroup(createLocalRunner(process.env), files, 0.5)).toEqual({ pgid: null, outcome: 'not-started' });
   });
 
   // In a PID namespace of its own: were `1` ever taken for a group, `kill -- -1` would reach only
@@ -293,13 +293,13 @@ describe('the processes a stop finds', () => {
   it.skipIf(!hasPidNamespaces())('a pidfile holding 1 signals nothing (never kill -- -1)', async () => {
     const files = newGroupFiles(dir, 'r1');
     const script = `sleep 600 & s=$!; echo 1 >${shJoin([files.pidFile])}; ${stopCommand(files, 0.3)}; if kill -0 $s 2>/dev/null; then echo bystander-alive; fi; kill $s`;
-    const r = await createLocalRunner().run(shJoin(['unshare', '--pid', '--fork', '--mount-proc', 'setsid', 'sh', '-c', script]), { timeoutMs: 20_000 });
+    const r = await createLocalRunner(process.env).run(shJoin(['unshare', '--pid', '--fork', '--mount-proc', 'setsid', 'sh', '-c', script]), { timeoutMs: 20_000 });
     expect(r.stdout).toContain('bystander-alive');
     expect(parseStop(r.stdout.split('\n').filter((l) => !l.includes('bystander')).join('\n'))).toEqual({ pgid: 1, outcome: 'not-running' });
   });
 
   it('stopRunGroups stops every process of one run (jobs that left the session too), none of another run, and removes the pidfiles of that run only', async () => {
-    const runner = createLocalRunner();
+    const runner = createLocalRunner(process.env);
     const base = 6100 + (process.pid % 800);
     const [a1, a2, b1] = [base, base + 1, base + 2].map(String) as [string, string, string];
     // started as a killed storsweep would have left them: nobody waits for them here
@@ -325,7 +325,7 @@ describe('the processes a stop finds', () => {
   });
 
   it('two targets of one run on one machine: stopping target a\'s leftovers leaves target b\'s tool running (review 17, finding 2); a legacy run-wide token is stopped with a', async () => {
-    const runner = createLocalRunner();
+    const runner = createLocalRunner(process.env);
     const base = 6900 + (process.pid % 800);
     const [a1, b1, old] = [base, base + 1, base + 2].map(String) as [string, string, string];
     const [ownerA, ownerB] = [toolOwner('rrun1', 'a'), toolOwner('rrun1', 'b')];

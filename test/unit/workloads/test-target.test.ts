@@ -74,7 +74,7 @@ describe('Linux test paths', () => {
   it('the same at connect through a guest\'s shell (`mkdir -p`, `test -b || test -c`) and through this machine\'s file system calls', async () => {
     const link = path.join(dir, 'looks-like-a-file.dat');
     fs.symlinkSync('/dev/null', link);
-    const local = createLocalRunner();
+    const local = createLocalRunner(process.env);
     // the local runner without its fs calls: what an SSH guest's runner does
     const shell: CommandRunner = { target: 'shell', run: (c, o) => local.run(c, o), close: async () => undefined };
     for (const [name, runner] of [['fs', local], ['shell', shell]] as const) {

@@ -72,6 +72,23 @@ func vmName(method *simulator.Method) string {
 		if vm, ok := simulator.Map.Get(req.This).(*simulator.VirtualMachine); ok {
 			return vm.Name
 		}
+	// whose counters a client asked for (perf.go): a test can tell one VM's from another's
+	case *types.QueryAvailablePerfMetric:
+		return entityVM(req.Entity)
+	case *types.QueryPerfProviderSummary:
+		return entityVM(req.Entity)
+	case *types.QueryPerf:
+		if len(req.QuerySpec) > 0 {
+			return entityVM(req.QuerySpec[0].Entity)
+		}
+	}
+	return ""
+}
+
+// entityVM: the name of the VM an entity reference names, "" when it names no VM.
+func entityVM(ref types.ManagedObjectReference) string {
+	if vm, ok := simulator.Map.Get(ref).(*simulator.VirtualMachine); ok {
+		return vm.Name
 	}
 	return ""
 }

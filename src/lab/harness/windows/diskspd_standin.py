@@ -239,8 +239,18 @@ def run(state, vm, vm_name, argv):
             files = vhd.setdefault('guestFiles', {})
             if '-c' in opts:
                 want = size(opts['-c'], block)
-                if want + block > vhd['size']:
-                    raise DiskspdError(f'ERROR: Could not set file size of {target}: There is not enough space on the disk. (error code: 112)')
+                # IORequestGenerator.cpp `_CreateFile`: CreateFile(CREATE_ALWAYS) empties the file (its
+                # room is free again), SetFilePointerEx to the size, then SetEndOfFile, which fails
+                # with ERROR_DISK_FULL (112) when the volume cannot hold it: diskspd prints "Error
+                # setting end of file (error code: %u)" and gives up (GenerateRequests returns false);
+                # the file stays, empty. On a volume the storage cmdlets made, the room is the
+                # volume's free space (guest_storage.volume_free, what Get-Volume's SizeRemaining says).
+                formatted = vhd.get('volume') is not None
+                files[name] = 0
+                room = guest_storage.volume_free(vhd) if formatted else vhd['size'] - block
+                if want > room:
+                    written[key] = {'ranges': [], 'random': 0.0}
+                    raise DiskspdError('Error setting end of file (error code: 112)')
                 files[name] = want
                 written[key] = {'ranges': [], 'random': 0.0}  # SetFileValidData: sized, nothing written
             if name not in files:

@@ -169,10 +169,26 @@ def partition_obj(n, p):
             'Offset': p.get('Offset', 0), 'Size': p['Size'], 'Type': p.get('Type', 'Basic'), 'AccessPaths': [f"{p['DriveLetter']}:\\"] if p.get('DriveLetter') else []}
 
 
+# What a freshly formatted volume's own metadata takes before any file (NTFS: $MFT, $LogFile, the
+# bitmap; ReFS alike): a fixed 64 MiB in this model (UNVERIFIED: the real figure depends on the
+# volume's size and file system).
+VOLUME_METADATA = 64 * 1024 ** 2
+
+
+def volume_free(p):
+    """A formatted volume's free bytes: its size less the metadata and every file diskspd made in it
+    (diskspd_standin.py keeps them in the partition's guestFiles, by name → size)."""
+    if not p.get('volume'):
+        return 0
+    return max(0, p['Size'] - VOLUME_METADATA - sum(p.get('guestFiles', {}).values()))
+
+
 def volume_obj(p):
+    # MSFT_Volume (Learn, "MSFT_Volume class"): Size "Total size of the volume" and SizeRemaining
+    # "Available space on the volume", both UInt64 bytes; SizeRemaining falls as files take room
     v = p.get('volume') or {}
     return {'DriveLetter': p.get('DriveLetter') or '\u0000', 'FileSystem': v.get('FileSystem', ''), 'FileSystemType': v.get('FileSystem', 'Unknown'),
-            'AllocationUnitSize': v.get('AllocationUnitSize', 0), 'FileSystemLabel': v.get('FileSystemLabel', ''), 'Size': p['Size'], 'SizeRemaining': p['Size'] - 64 * 1024 ** 2 if v else 0}
+            'AllocationUnitSize': v.get('AllocationUnitSize', 0), 'FileSystemLabel': v.get('FileSystemLabel', ''), 'Size': p['Size'], 'SizeRemaining': volume_free(p)}
 
 
 def writable(vm, slot, n, cmdlet):
@@ -285,6 +301,7 @@ def run(state, vm, c):
             raise Fail('Format-Volume : stand-in: -Confirm:$false is needed (a non-interactive session cannot answer the prompt)')
         part['volume'] = {'FileSystem': fs, 'AllocationUnitSize': unit or 4096, 'FileSystemLabel': p.get('NewFileSystemLabel', '')}
         part['files'] = {}
+        part['guestFiles'] = {}
         part['written'] = {}
         return [volume_obj(part)]
     if cmdlet == 'Clear-Disk':
