@@ -24,8 +24,10 @@ let sim: VcsimHandle;
 let dir: string;
 
 // a send gives the step up at once (no 10-minute wait for a guest the simulator's VM does not have): what was sent stays on the host
-const stopAtSend = new AbortController();
-const ctx: ProviderContext = { runId: 'r1room', permutationId: 'p0123456789ab', axes: {}, signal: stopAtSend.signal, log: () => undefined, sent: () => stopAtSend.abort() };
+function stopAtSend(): ProviderContext {
+  const stop = new AbortController();
+  return { runId: 'r1room', permutationId: 'p0123456789ab', axes: {}, signal: stop.signal, log: () => undefined, sent: () => stop.abort() };
+}
 const vms = async () => (await probeOne(sim, { op: 'about' })).vms as string[];
 const freeSpace = async () => Number((await probeOne(sim, { op: 'datastore', name: 'LocalDS_0' })).freeSpace);
 
@@ -40,6 +42,22 @@ afterAll(async () => {
 });
 
 describe('cloning the template VM for vm.count', () => {
+  it('counts each clone\'s disk under test where it lands: a clone that fits alone, with its disk does not', async () => {
+    const free = await freeSpace();
+    const provider = createVsphereProvider(simTarget(sim, ['naa.unused0', 'naa.unused1']));
+    try {
+      // the disk under test takes all the free space of the template's datastore: the clone's own files no longer fit beside it
+      const step = cloneVm.step({ step: 'clone vm1', arguments: { host: 'DC0_H0', vm: 'DC0_H0_VM0', datacenter: 'DC0', name: `${PREFIX}-d1`, member: 1, count: 1, diskDatastore: 'LocalDS_0', diskBytes: free, clone: 'full' }, destructive: false, creates: { kind: 'vm', name: `${PREFIX}-d1` } });
+      const refused = await provider.apply(step, stopAtSend()).then(() => null, (e: unknown) => e);
+      expect(refused).toBeInstanceOf(InvalidArgument);
+      expect(String((refused as Error).message)).toMatch(/1 full clone of VM DC0_H0_VM0 needs .* on datastore LocalDS_0 \(each: .*its disk under test/);
+    } finally {
+      await provider.close();
+    }
+    expect((await sim.control.log()).filter((x) => x.method === 'CloneVM_Task')).toEqual([]);
+    expect(await freeSpace()).toBe(free);
+  }, 120_000);
+
   it('refuses, before any CloneVM_Task, clones that would not all fit the template\'s datastore', async () => {
     // the template gets a thick data disk of 40 % of the free space (left: 60 %): one clone fits, two do not
     const free = await freeSpace();
@@ -58,7 +76,7 @@ describe('cloning the template VM for vm.count', () => {
     const provider = createVsphereProvider(target);
     try {
       const step = cloneVm.step({ step: 'clone vm1', arguments: { host: 'DC0_H0', vm: 'DC0_H0_VM0', datacenter: 'DC0', name: `${PREFIX}-vm1`, member: 1, count: 2, clone: 'full' }, destructive: false, creates: { kind: 'vm', name: `${PREFIX}-vm1` } });
-      const refused = await provider.apply(step, ctx).then(() => null, (e: unknown) => e);
+      const refused = await provider.apply(step, stopAtSend()).then(() => null, (e: unknown) => e);
       expect(refused).toBeInstanceOf(InvalidArgument);
       expect(String((refused as Error).message)).toMatch(/2 full clones of VM DC0_H0_VM0 need .* on datastore LocalDS_0/);
     } finally {

@@ -255,8 +255,8 @@ export class VsphereClient {
   }
 
   /** why `copies` full clones of `source` do not fit where they land, or null (clones.ts) */
-  cloneRoomShortfall(source: MoRef, copies: number): Promise<string | null> {
-    return clones.cloneRoomShortfall(this.ctx, source, copies);
+  cloneRoomShortfall(source: MoRef, copies: number, disk?: { datastore: string; bytes: number }): Promise<string | null> {
+    return clones.cloneRoomShortfall(this.ctx, source, copies, disk);
   }
 
   /** the clone tasks of `source` still queued or running on the server (clones.ts) */

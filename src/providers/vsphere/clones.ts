@@ -24,6 +24,8 @@ export interface CloneOptions {
   beforeSend: () => void | Promise<void>;
   /** how many clones of the source the permutation still makes, this one included: all must fit before the first is sent */
   copies?: number;
+  /** each clone's disk under test (added after it): counted with the clones where it lands */
+  disk?: { datastore: string; bytes: number };
   signal?: AbortSignal;
 }
 
@@ -68,7 +70,7 @@ export function cloneFootprint(p: { devices: readonly DataObject[]; memoryMB: nu
  * Why `copies` clones of `source` do not fit the free space of a datastore they land on
  * (summary.freeSpace), or null when they fit (or the server says too little to tell).
  */
-export async function cloneRoomShortfall(ctx: Ctx, source: MoRef, copies: number): Promise<string | null> {
+export async function cloneRoomShortfall(ctx: Ctx, source: MoRef, copies: number, disk?: { datastore: string; bytes: number }): Promise<string | null> {
   const p = await readProps(ctx.rt, ctx.sc, source, ['name', 'config.hardware.device', 'config.hardware.memoryMB', 'config.memoryAllocation.reservation', 'config.files.vmPathName', 'datastore']);
   const footprint = cloneFootprint({
     devices: arr(p['config.hardware.device'] as DataObject[] | undefined),
@@ -76,6 +78,13 @@ export async function cloneRoomShortfall(ctx: Ctx, source: MoRef, copies: number
     reservationMB: Number(p['config.memoryAllocation.reservation'] ?? 0) || 0,
     vmPathName: typeof p['config.files.vmPathName'] === 'string' ? p['config.files.vmPathName'] : '',
   });
+  const mine = disk && disk.bytes > 0 ? footprint.find((f) => f.datastore === disk.datastore) : undefined;
+  if (disk && disk.bytes > 0) {
+    if (mine) {
+      mine.bytes += disk.bytes;
+      mine.what.push(`its disk under test ${gib(disk.bytes)}`);
+    } else footprint.push({ datastore: disk.datastore, bytes: disk.bytes, what: [`its disk under test ${gib(disk.bytes)}`] });
+  }
   for (const ref of arr(p.datastore as MoRef[] | undefined)) {
     const d = await readProps(ctx.rt, ctx.sc, ref, ['name', 'summary.freeSpace']);
     const f = footprint.find((x) => x.datastore === d.name);
@@ -91,8 +100,8 @@ export async function cloneRoomShortfall(ctx: Ctx, source: MoRef, copies: number
  * a VM with a large data disk would otherwise fill the datastore it shares with other VMs before
  * CloneVM_Task fails.
  */
-async function checkCloneRoom(ctx: Ctx, source: MoRef, copies: number): Promise<void> {
-  const short = await cloneRoomShortfall(ctx, source, copies);
+async function checkCloneRoom(ctx: Ctx, source: MoRef, copies: number, disk?: { datastore: string; bytes: number }): Promise<void> {
+  const short = await cloneRoomShortfall(ctx, source, copies, disk);
   if (short) throw new InvalidArgument(`vm.count: ${short}; nothing was cloned. Use a template VM with smaller disks, or a smaller vm.count`, { name: 'vm.count', value: String(copies) });
 }
 
@@ -127,7 +136,7 @@ export async function cloneVm(ctx: Ctx, source: MoRef, o: CloneOptions): Promise
   if (!folder) throw new Error(`VM ${source.value} on ${ctx.endpoint} reports no parent folder to clone into`);
   // VirtualMachineCloneSpec in WSDL order; RelocateSpec.pool: the source's (a template has none)
   const spec = { location: pool ? { pool } : {}, template: false, powerOn: false };
-  await checkCloneRoom(ctx, source, o.copies ?? 1);
+  await checkCloneRoom(ctx, source, o.copies ?? 1, o.disk);
   await o.beforeSend();
   const task = await cloneVMTask(ctx.rt, source, folder, o.name, spec);
   const clone = (await waitForTask(ctx.rt, ctx.sc, task, { host: ctx.endpoint, ...(o.signal ? { signal: o.signal } : {}) })) as MoRef;

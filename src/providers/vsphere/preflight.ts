@@ -128,10 +128,14 @@ export function privilegesNeeded(steps: readonly PlannedStep[], o: Objects & { d
 
 /** Room for the most clones one permutation makes (its CloneVM_Task steps' `count`), as the clone step checks it before its first clone. */
 async function cloneRoomChecks(c: VsphereClient, vm: MoRef, steps: readonly PlannedStep[]): Promise<PreflightCheck[]> {
-  const counts = steps.filter((s) => s.operation === 'CloneVM_Task').map((s) => Number(s.arguments.count ?? s.arguments.member) || 1);
-  if (counts.length === 0) return [];
-  const most = Math.max(...counts);
-  const short = await c.cloneRoomShortfall(vm, most);
+  const clones = steps.filter((s) => s.operation === 'CloneVM_Task');
+  if (clones.length === 0) return [];
+  const countOf = (s: PlannedStep) => Number(s.arguments.count ?? s.arguments.member) || 1;
+  const largest = clones.reduce((a, b) => (countOf(b) > countOf(a) ? b : a));
+  const most = countOf(largest);
+  const a = largest.arguments;
+  const disk = typeof a.diskDatastore === 'string' && typeof a.diskBytes === 'number' ? { datastore: a.diskDatastore, bytes: a.diskBytes } : undefined;
+  const short = await c.cloneRoomShortfall(vm, most, disk);
   return [short ? { check: 'clone room', status: 'fail', detail: short, remedy: 'use a template VM with smaller disks, free space on its datastore, or a smaller vm.count' } : { check: 'clone room', status: 'ok', detail: `${most} full clone${most === 1 ? '' : 's'} of the VM fit its datastores (summary.freeSpace)` }];
 }
 

@@ -55,8 +55,12 @@ export function memberSteps(count: number, target: VsphereStepTarget, prefix: st
   const steps: PlannedStep[] = [];
   for (let k = 1; k <= count; k++) {
     const name = memberName(prefix, k);
-    steps.push(cloneVm.step({ step: `clone vm${k}`, arguments: { host: target.host, vm: target.vm, datacenter: target.datacenter, name, member: k, count, clone: 'full' }, destructive: false, creates: { kind: 'vm', name } }));
-    for (const s of diskSteps({ ...target, vm: name }, name)) {
+    const disks = diskSteps({ ...target, vm: name }, name);
+    // each clone's disk under test, where it lands: the clone step counts it with the clone's own room
+    const own = disks.find((s) => s.operation === 'ReconfigVM_Task' && typeof s.arguments.sizeBytes === 'number' && typeof s.arguments.datastore === 'string');
+    const diskRoom = own ? { diskDatastore: String(own.arguments.datastore), diskBytes: Number(own.arguments.sizeBytes) } : {};
+    steps.push(cloneVm.step({ step: `clone vm${k}`, arguments: { host: target.host, vm: target.vm, datacenter: target.datacenter, name, member: k, count, ...diskRoom, clone: 'full' }, destructive: false, creates: { kind: 'vm', name } }));
+    for (const s of disks) {
       const member = s.step === 'guest-disk' ? { arguments: { ...s.arguments, member: k } } : {};
       steps.push({ ...s, step: `${s.step} vm${k}`, ...member });
     }

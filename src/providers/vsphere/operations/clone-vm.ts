@@ -20,8 +20,8 @@ export const CLONE_VM_OPERATION = 'CloneVM_Task';
 /** how long a clone may take to report guest operations ready after power-on */
 export const CLONE_TOOLS_TIMEOUT_MS = 10 * 60_000;
 
-/** `vm`: the VM cloned (the target's); `name`: the clone's owned name; `member`: which VM of the permutation (1-based); `count`: how many it clones */
-const cloneArgs = z.strictObject({ ...where, name: z.string().min(1), member: z.number().int().positive(), count: z.number().int().positive().optional(), clone: z.literal('full') });
+/** `vm`: the VM cloned (the target's); `name`: the clone's owned name; `member`: which VM of the permutation (1-based); `count`: how many it clones; `diskDatastore`/`diskBytes`: where each clone's disk under test goes, and its size */
+const cloneArgs = z.strictObject({ ...where, name: z.string().min(1), member: z.number().int().positive(), count: z.number().int().positive().optional(), diskDatastore: z.string().min(1).optional(), diskBytes: z.number().int().nonnegative().optional(), clone: z.literal('full') });
 
 async function vmByName(h: VsphereHost, name: string): Promise<MoRef | undefined> {
   const c = await h.client();
@@ -124,7 +124,8 @@ export const cloneVm = vsphereOperation({
     h.forgetVm(a.name);
     // this clone and those after it must all fit where they land (clones.ts checkCloneRoom)
     const copies = Math.max(1, (a.count ?? a.member) - a.member + 1);
-    const ref = await c.cloneVm(source, { name: a.name, copies, beforeSend: () => ctx.sent({ ...data }), signal: ctx.signal });
+    const disk = a.diskDatastore !== undefined && a.diskBytes !== undefined ? { disk: { datastore: a.diskDatastore, bytes: a.diskBytes } } : {};
+    const ref = await c.cloneVm(source, { name: a.name, copies, ...disk, beforeSend: () => ctx.sent({ ...data }), signal: ctx.signal });
     await c.startClone(ref, { timeoutMs: CLONE_TOOLS_TIMEOUT_MS, signal: ctx.signal });
     ctx.log(`VM ${a.name} is on and its guest answers guest operations`);
     return { kind: ctx.step.creates?.kind ?? 'vm', name: a.name, provider: 'vsphere', id: ref.value, data };
