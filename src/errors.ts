@@ -204,7 +204,7 @@ export class HostVerificationFailed extends StorsweepError<{ host: string }> {
 }
 
 /** A destructive step refused by a guard: device not allowed, in use, or not confirmed. */
-export class UnsafeOperation extends StorsweepError<{ operation: string; target: string }> {}
+export class UnsafeOperation extends StorsweepError<{ operation: string; target: string; identity?: DiskIdentityMismatch }> {}
 
 /**
  * The disk a step attached did not appear in the guest by its identity (`<byIdDir>/wwn-0x<wwn>`)
@@ -220,6 +220,11 @@ export class NoRoomForTestFile extends StorsweepError<{ volume: string; needByte
  * (`preflight --json`): the object attached, the identity expected, and what a disk of its size shows
  * instead. `name`: the by-id link; `wwn`: its hex when the link is a `wwn-0x…` one.
  */
+/** The identity mismatch a refusal carries (a disk not found under the identity expected), if any. */
+export function identityMismatchOf(err: unknown): DiskIdentityMismatch | undefined {
+  return err instanceof GuestDiskNotFound || err instanceof UnsafeOperation ? err.details.identity : undefined;
+}
+
 export interface DiskIdentityMismatch {
   object: string;
   sizeBytes: number;

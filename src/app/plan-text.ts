@@ -82,6 +82,9 @@ export function renderPlanText(plan: RunPlan): string {
   for (const [name, profile] of Object.entries(plan.profiles)) lines.push(profileTiming(name, profile, plan));
   for (const p of plan.permutations) {
     lines.push(`${String(p.index + 1).padStart(4)}. ${p.permutationId}  ${axesLabel(p.axes)}  ×${plan.replication?.until ? `${plan.replication.min}–` : ''}${p.repetitions}  ~${fmtSec(p.estimateSec)}`);
+    // a vm.count permutation: which VM each member is (a clone's owned name, or a VM the inventory names)
+    const members = p.steps.filter((s) => typeof s.arguments.member === 'number' && typeof s.arguments.vm === 'string' && typeof s.arguments.disk === 'string').map((s) => `vm${String(s.arguments.member)} ${visible(String(s.arguments.vm))}`);
+    if (members.length) lines.push(`        VMs: ${members.join(', ')}`);
     for (const s of p.steps) lines.push(`        ${s.destructive ? '!' : '-'} ${s.step}: ${s.provider} ${s.operation}${s.creates ? ` → ${s.creates.kind} ${s.creates.name}` : ''}${s.destroys?.length ? ` (destroys ${s.destroys.join(', ')})` : ''}`);
   }
   return lines.join('\n');

@@ -18,6 +18,7 @@ import type { Env } from '../contract/provider.ts';
 import { DEFAULT_SSLMODE, parseStoreUrl, resolveStore, type ResolvedStore, type StoreUrl } from '../config/store.ts';
 import { NotARunDirectory, StoreUnavailable, StorsweepError, UsageError, errorMessage } from '../errors.ts';
 import { readInputFile } from '../input/read-input.ts';
+import { visible } from '../text/visible.ts';
 import { PgRunStoreBackend, type PgConnection } from '../results/pg-store.ts';
 import { preferTls, UNVERIFIED_TLS } from '../results/pg-tls.ts';
 import type { RunStore } from '../results/port.ts';
@@ -89,16 +90,18 @@ export function storeForPointer(dir: string, pointer: StorePointer, o: StoreOpti
   const recorded: StoreUrl = { ...p.url };
   const ref = pointer.passwordRef ?? recorded.passwordRef;
   delete recorded.passwordRef;
-  const pass = urlToPass(recorded, ref);
+  // store.json may come from anyone: what it names is shown on one line (a newline would forge one)
+  const pass = visible(urlToPass(recorded, ref));
+  const named = visible(recorded.display);
   const given = selectStore(o);
   if (given) {
     if (!sameStore(given, recorded)) {
-      throw new UsageError(`${file} names the store ${recorded.display}, not the one given (${given.display}): a run directory is read only from the store it names; give --store '${pass}' (or -i with an inventory whose store: names it)`);
+      throw new UsageError(`${visible(file)} names the store ${named}, not the one given (${visible(given.display)}): a run directory is read only from the store it names; give --store '${pass}' (or -i with an inventory whose store: names it)`);
     }
     return { store: given, given: true };
   }
   if (ref !== undefined) {
-    throw new UsageError(`${file}: the run is in ${recorded.display}, which was written with the password ${ref}; a run directory never chooses which secret is sent where: give --store '${pass}' (or -i with an inventory whose store: names it)`);
+    throw new UsageError(`${visible(file)}: the run is in ${named}, which was written with the password ${visible(ref)}; a run directory never chooses which secret is sent where: give --store '${pass}' (or -i with an inventory whose store: names it)`);
   }
   return { store: recorded, given: false };
 }
@@ -192,7 +195,7 @@ export function writeStorePointer(dir: string, p: StorePointer): void {
 /** Connects to the store a run directory's store.json names, the password only from `o` (storeForPointer). */
 export async function connectPointerStore(dir: string, pointer: StorePointer, o: StoreOptions): Promise<PgRunStoreBackend> {
   const { store: s, given } = storeForPointer(dir, pointer, o);
-  const noPassword = `${s.display} asks for a password; a run directory never chooses which secret is sent where: give --store '${urlToPass(s, '${env:NAME}')}' with the password's reference (or -i with an inventory whose store: names it)`;
+  const noPassword = `${visible(s.display)} asks for a password; a run directory never chooses which secret is sent where: give --store '${visible(urlToPass(s, '${env:NAME}'))}' with the password's reference (or -i with an inventory whose store: names it)`;
   return connectStore(s, given ? {} : { noPassword });
 }
 

@@ -345,7 +345,7 @@ export function compatibilityDiagnostics(pb: LoadedPlaybook, inv: LoadedInventor
     const target = inv.inventory.targets[name];
     if (!target) diags.push(diagnosticAt(pb.source, at, `no target "${name}" in ${inventoryName(inv)} (have: ${Object.keys(inv.inventory.targets).join(', ')})`));
     else {
-      diags.push(...targetDiagnostics(pb, name, target, listed ? takenByAny : new Set()));
+      diags.push(...targetDiagnostics(pb, name, target, listed ? takenByAny : new Set(), (p, message) => inventoryDiagnosticAt(inv, ['targets', name, ...p], message)));
       out.set(name, target);
     }
   });
@@ -386,7 +386,7 @@ function unusedAxisMessage(name: string, provider: Target['provider'], axis: str
   return `target "${name}" (${provider}) does not use ${axis}: ${what}; each of its values would repeat the same permutation${noone ? ` (no provider uses ${axis} yet)` : ''}`;
 }
 
-function targetDiagnostics(pb: LoadedPlaybook, name: string, target: Target, takenByOthers: ReadonlySet<string>): Diagnostic[] {
+function targetDiagnostics(pb: LoadedPlaybook, name: string, target: Target, takenByOthers: ReadonlySet<string>, inventoryAt: (p: PathKey[], message: string) => Diagnostic): Diagnostic[] {
   const diags: Diagnostic[] = [];
   const m = pb.playbook.matrix;
   const provider = target.provider;
@@ -426,6 +426,8 @@ function targetDiagnostics(pb: LoadedPlaybook, name: string, target: Target, tak
   for (const d of module.validate(target, values, name)) {
     const { at, key } = axisKeyAt(pb.playbook, d.axis);
     diags.push(d.index === undefined ? diagnosticAt(pb.source, at, d.message, key) : diagnosticAt(pb.source, [...at, key, d.index], d.message));
+    // a problem of the inventory entry too (vm.count beyond the VMs a target names): said at its line as well
+    if (d.inventory) diags.push(inventoryAt(d.inventory, d.message));
   }
   return diags;
 }

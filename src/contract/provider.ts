@@ -222,6 +222,8 @@ export interface AxisDiagnostic {
   axis: string;
   index?: number;
   message: string;
+  /** a key path inside the target's inventory entry the problem is also about: `validate` reports it there too */
+  inventory?: Array<string | number>;
 }
 
 /** An inventory problem of one target, at a key path inside the target's entry (e.g. ['vmfsDevice']). */

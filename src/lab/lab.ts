@@ -10,7 +10,7 @@ import { attachPostgres, hasPostgresCluster, PG_SUPERUSER, restartPostgres, star
 // the stand-ins' host models (src/lab/harness/*/state.ts) are the lab's ESXi and Hyper-V hosts
 import { BLANK_DEV, ESXI_HARNESS_DIR, RDM_DEV, defaultEsxiState, seedEsxiState } from './harness/esxi/state.ts';
 import { DEFAULT_LAB_VERSION, type LabVersion } from './versions.ts';
-import { labHypervState, seedHypervState, LAB_GUEST_USER, LAB_VM, WINDOWS_HARNESS_DIR } from './harness/windows/state.ts';
+import { labHypervState, seedHypervState, LAB_GUEST_USER, LAB_TEMPLATE, LAB_VM, WINDOWS_HARNESS_DIR } from './harness/windows/state.ts';
 
 export interface LabState {
   ssh: { pid: number; port: number; user: string; keyPath: string; knownHostsFile: string };
@@ -114,6 +114,20 @@ async function seedStandins(p: ReturnType<typeof labPaths>, version: LabVersion)
 export const TOOLS_LINUX_VM = 'DC0_H0_VM0';
 export const TOOLS_WINDOWS_VM = 'DC0_H0_VM1';
 export const TOOLS_LINUX_USER = 'storsweep-guest';
+/**
+ * Existing Linux VMs for `vm.count` (the target lab-vcenter-named-vms names them in scaleVms): more
+ * VMs on the same host (the simulator made with 5 VMs per host), each a guest of its own (its own
+ * local account, its own loop devices), logging in as the Linux guest does and seeing its own
+ * directory at one work directory path, as VMs made from one template would.
+ */
+export const LAB_SCALE_VMS = ['DC0_H0_VM2', 'DC0_H0_VM3', 'DC0_H0_VM4'] as const;
+/** the VMs per standalone host and resource pool the lab's simulator has (DC0_H0_VM0 … VM4) */
+const LAB_VMS_PER_HOST = 5;
+
+/** The scale VMs' work directory: one path, each VM's own directory bound there (harness guestops.go workdir). */
+export function scaleVmsWorkdir(toolsGuests: string): string {
+  return path.join(toolsGuests, 'scale-vms');
+}
 export const TOOLS_WINDOWS_USER = 'Administrator';
 /** where the Windows guest has diskspd (DEFAULT_GUEST_DISKSPD in providers/vsphere/guest-config.ts) */
 export const TOOLS_WINDOWS_DISKSPD = 'C:\\Tools\\diskspd.exe';
@@ -218,9 +232,11 @@ async function startLab(root: string, p: ReturnType<typeof labPaths>, opts: { vc
       vms: [
         { vm: TOOLS_LINUX_VM, os: 'linux' as const, username: TOOLS_LINUX_USER, password: labSecret(p.toolsLinuxPassword), sudo: true },
         { vm: TOOLS_WINDOWS_VM, os: 'windows' as const, username: TOOLS_WINDOWS_USER, password: labSecret(p.toolsWindowsPassword), diskspdPath: TOOLS_WINDOWS_DISKSPD },
+        ...LAB_SCALE_VMS.map((vm) => ({ vm, os: 'linux' as const, username: TOOLS_LINUX_USER, password: labSecret(p.toolsLinuxPassword), sudo: true, workdir: scaleVmsWorkdir(p.toolsGuests) })),
       ],
     };
-    const h = await startVcsim({ username: 'administrator@vsphere.local', password, detached: true, logFile: p.vcsimLog, dataDir: p.vcsimData, version, guestDisks: p.guestDisks, guestOps });
+    const model = { vms: LAB_VMS_PER_HOST };
+    const h = await startVcsim({ username: 'administrator@vsphere.local', password, detached: true, logFile: p.vcsimLog, dataDir: p.vcsimData, version, guestDisks: p.guestDisks, guestOps, model });
     started.push(h.pid);
     const luns = opts.listLuns ? await opts.listLuns({ url: h.url, thumbprint: h.thumbprint, username: h.username, password }) : [];
     vcsim = { pid: h.pid, url: h.url, thumbprint: h.thumbprint, certFile: h.certFile, username: h.username, luns, nfsDir: p.nfs };
@@ -293,6 +309,11 @@ export function labInventoryYaml(s: LabState): string {
     `      username: '${LAB_GUEST_USER}'`,
     '      password: ${file:hyperv-guest-password}',
     "    diskspdPath: 'C:\\Tools\\diskspd.exe'",
+    // vm.count members: differencing children of the stand-in's sysprepped template (hyperv_vms.py)
+    '    vmTemplate:',
+    `      vhdxPath: '${LAB_TEMPLATE}'`,
+    '      generation: 2',
+    '      memoryStartupBytes: 2147483648',
     // the stand-in host's Win32_OperatingSystem.Version (Windows Server 2022): preflight checks it
     '    version: "10.0.20348"',
   );
@@ -323,6 +344,17 @@ export function labInventoryYaml(s: LabState): string {
         datastore: 'LocalDS_0',
         version,
         guest: { workdir: TOOLS_WINDOWS_WORKDIR, tools: { os: 'windows', username: TOOLS_WINDOWS_USER, passwordRef: '${file:vcenter-windows-guest-password}', diskspdPath: TOOLS_WINDOWS_DISKSPD } },
+      }),
+      // vm.count on existing VMs (scaleVms) instead of clones: the lab's three scale VMs
+      ...vsphereTargetYaml({
+        name: 'lab-vcenter-named-vms',
+        vcenter: 'lab-vc',
+        host: 'DC0_H0',
+        vm: LAB_SCALE_VMS[0],
+        scaleVms: [...LAB_SCALE_VMS],
+        datastore: 'LocalDS_0',
+        version,
+        guest: { workdir: scaleVmsWorkdir(toolsGuests), byIdDir, sudo: true, tools: { os: 'linux', username: TOOLS_LINUX_USER, passwordRef: '${file:vcenter-linux-guest-password}' } },
       }),
     );
   }

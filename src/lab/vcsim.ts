@@ -73,6 +73,8 @@ export interface GuestOpsVm {
   sudo?: boolean;
   /** Windows: where the guest has diskspd.exe (default C:\Tools\DiskSpd\diskspd.exe) */
   diskspdPath?: string;
+  /** Linux: the path at which the guest's programs see its own scratch directory (several guests, one path, each its own files: guestops.go) */
+  workdir?: string;
 }
 
 /** One guest operation the harness received (GET /_harness/guest-ops). */
@@ -220,8 +222,10 @@ export interface HarnessCall {
   held?: boolean;
   /** Create{Vmfs,Nas}Datastore, RemoveDatastore: the datastore's name */
   datastore?: string;
-  /** CloneVM_Task: the clone's name; Destroy_Task of a VM: its name; QueryPerf, QueryAvailablePerfMetric, QueryPerfProviderSummary: the name of the VM whose counters were asked for */
+  /** CloneVM_Task: the clone's name; Destroy_Task of a VM: its name; {Create,Remove}Snapshot_Task: the VM's; QueryPerf, QueryAvailablePerfMetric, QueryPerfProviderSummary: the name of the VM whose counters were asked for */
   vm?: string;
+  /** CreateSnapshot_Task, RemoveSnapshot_Task: the snapshot's name */
+  snapshot?: string;
 }
 
 export interface VcsimHandle extends VcsimInfo {

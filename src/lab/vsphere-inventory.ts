@@ -16,6 +16,8 @@ export interface VsphereTargetEntry {
   vcenter: string;
   host: string;
   vm: string;
+  /** existing VMs for vm.count (scaleVms) */
+  scaleVms?: string[];
   datastore?: string;
   vmfsDevice?: string;
   rdmDevice?: string;
@@ -50,6 +52,7 @@ export function vsphereTargetYaml(t: VsphereTargetEntry): string[] {
     '    datacenter: DC0',
     `    host: ${t.host}`,
     `    vm: ${t.vm}`,
+    ...(t.scaleVms ? [`    scaleVms: [${t.scaleVms.join(', ')}]`] : []),
     ...(t.datastore ? [`    datastore: ${t.datastore}`] : []),
     ...(t.vmfsDevice ? [`    vmfsDevice: ${t.vmfsDevice}`] : []),
     ...(t.rdmDevice ? [`    rdmDevice: ${t.rdmDevice}`] : []),

@@ -4,7 +4,7 @@
 // reason and the sweep goes on (unless failFast). Resuming skips permutations already done and
 // cleans up and redoes a half-done one. The function always returns the state it reached.
 import { redact } from '../input/secrets.ts';
-import { errorLongForm, errorMessage, GuestDiskNotFound, InternalError, UnsafeOperation } from '../errors.ts';
+import { errorLongForm, errorMessage, identityMismatchOf, InternalError, UnsafeOperation } from '../errors.ts';
 import type { PermutationPlan, Replication, RunPlan } from '../contract/plan.ts';
 import { storeRaw } from '../results/raw.ts';
 import { VM_COUNT_AXIS, type ResultRecord } from '../results/record.ts';
@@ -36,7 +36,7 @@ export type { WorkloadEndpoint } from '../contract/provider.ts';
 import { DEFAULT_STEP_TIMEOUT_MS, StepTimedOut, withRetry, withTimeout, type RetryPolicy } from './retry.ts';
 import { record, tearDownRow, UNSETTLED_KEY, wasSent } from './teardown.ts';
 import { mixHalves } from '../results/mix-halves.ts';
-import { memberTargets, runMemberWorkload, stopMemberLeftovers } from './vm-members.ts';
+import { memberTargets, memberVmsOf, runMemberWorkload, stopMemberLeftovers } from './vm-members.ts';
 
 const ORPHAN_GRACE_MIN_MS = 60_000;
 const ORPHAN_GRACE_MAX_MS = 10 * 60_000;
@@ -504,10 +504,10 @@ async function stopLeftovers(g: Group, statuses: Map<string, { status: string }>
   await stopHostLeftovers(g, perm.permutationId, c);
 }
 
-/** A `vm.count` permutation's clones: the tools the interrupted run left in their guests (vm-members.ts), journaled like the target's. */
+/** A `vm.count` permutation's VMs (clones, named VMs with a disk of ours): the tools the interrupted run left in their guests (vm-members.ts), journaled like the target's. */
 async function stopCloneLeftovers(g: Group, permutationId: string, c: LeftoverContext): Promise<void> {
   c.lease?.check();
-  const vms = (await c.store.ledger({ permutationId, live: true })).filter((r) => r.kind === 'vm' && r.state === 'created').map((r) => r.name);
+  const vms = memberVmsOf(await c.store.ledger({ permutationId, live: true }));
   for (const { vm, stop } of await stopMemberLeftovers(g.endpoints.workload, vms, c.plan.runId, g.name)) {
     const failed = stop.outcome === 'still-running' || stop.outcome === 'unknown';
     await record(() => c.store.appendJournal(permutationId, `workload leftovers ${vm}`, failed ? 'stop-failed' : stop.outcome === 'stopped' ? 'stopped' : 'none', stop));
@@ -696,7 +696,8 @@ async function provision(perm: PermutationPlan, c: PermContext, ctx: ProviderCon
     if (isStoreLost(err)) out.fatal = out.failure;
     const detail = errorLongForm(err);
     // beside 'measure found': the identity expected and the ones seen, as fields (preflight's canary reads them)
-    if (err instanceof GuestDiskNotFound && err.details.identity) await record(() => store.appendJournal(perm.permutationId, 'measure', 'not-found', err.details.identity));
+    const mismatch = identityMismatchOf(err);
+    if (mismatch) await record(() => store.appendJournal(perm.permutationId, 'measure', 'not-found', mismatch));
     if (!c.signal.aborted) c.emit({ type: 'failure', permutationId: perm.permutationId, axes: perm.axes, reason: out.failure, ...(detail ? { detail: redact(detail) } : {}) });
   } finally {
     if (!c.keepObjects || leaseLost(c.lease)) await teardown(perm, c, ctx);

@@ -17,7 +17,7 @@ import { redact } from '../input/secrets.ts';
 import type { HostMetrics, HostObserver } from '../contract/host-metrics.ts';
 import type { MeasuredTarget, WorkloadEndpoint } from '../contract/provider.ts';
 import type { PermutationPlan } from '../contract/plan.ts';
-import type { RunStore } from '../results/port.ts';
+import type { LedgerRow, RunStore } from '../results/port.ts';
 import type { ResultRecord, VmShare } from '../results/record.ts';
 import { aggregateVmPass } from '../results/vm-aggregate.ts';
 import { aggregateVmHost } from '../results/vm-host.ts';
@@ -335,10 +335,28 @@ function memberTest(c: MemberRunContext, m: Member, rep: number, test: WorkloadT
     );
 }
 
+/** A member's disk: `<prefix>-vm<k>-disk` (providers/vsphere/vm-count.ts memberSteps). */
+const MEMBER_DISK = /-vm\d+-disk$/;
+
+/**
+ * The VMs whose guests a killed `vm.count` permutation may have left a tool running in, from the
+ * live ledger rows: its clones (the `vm` rows created) and the existing VMs the inventory names
+ * (`scaleVms`) that got a member disk of the run (a created member disk row whose VM the run did not
+ * make: no `ss-` name). A named VM with no disk of the run ran nothing of it.
+ */
+export function memberVmsOf(rows: readonly LedgerRow[]): string[] {
+  const clones = rows.filter((r) => r.kind === 'vm' && r.state === 'created').map((r) => r.name);
+  const named = rows
+    .filter((r) => r.kind === 'disk' && r.state === 'created' && MEMBER_DISK.test(r.name))
+    .map((r) => r.data.vm)
+    .filter((vm): vm is string => typeof vm === 'string' && !vm.startsWith('ss-'));
+  return [...new Set([...clones, ...named])];
+}
+
 /**
  * Resuming a `vm.count` permutation: what the dead process left running in each clone's guest
  * (its fio, by the run's token: process-group.ts), stopped before teardown detaches any clone's
- * disk. The clones are the live `vm` rows the ledger recorded created; one whose guest cannot be
+ * disk. The VMs are memberVmsOf the live ledger rows; one whose guest cannot be
  * reached is said so ('unknown'), and nothing of the permutation is torn down under it.
  */
 export async function stopMemberLeftovers(workload: WorkloadEndpoint, vms: readonly string[], runId: string, target: string): Promise<Array<{ vm: string; stop: GroupStop }>> {

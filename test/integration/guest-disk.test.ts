@@ -9,8 +9,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ResultRecord } from '../../src/results/record.ts';
 import { runCli } from '../helpers/cli.ts';
-import { startLabGuest, type LabGuest } from '../helpers/lab-guest.ts';
-import { ensureSystemUser } from '../helpers/system-user.ts';
+import { useNonRootGuest } from '../helpers/non-root-guest.ts';
 import { permutationStatuses, readRun, runDirOf, startVsphereLab, type VsphereLab } from '../helpers/vsphere-lab.ts';
 import { diskPlaybook } from '../helpers/disk-playbook.ts';
 
@@ -237,55 +236,27 @@ describe('guest.filesystem: the disk measured raw, or through a filesystem made 
 
 // Raw devices need root: a non-root guest login goes through `sudo -n`, and is told what is missing.
 describe('a non-root guest login', () => {
-  const user = 'ss-sudo-guest';
-  const sudoers = `/etc/sudoers.d/${user}`;
-  let sshGuest: LabGuest;
-  let vlab: VsphereLab;
-  let workdir: string;
-  let setup: { ok: true } | { ok: false; reason: string };
-
-  beforeAll(async () => {
-    setup = ensureSystemUser(user, `Sudo-Guest-${Math.random().toString(36).slice(2, 10)}`);
-    if (!setup.ok) return;
-    fs.rmSync(sudoers, { force: true });
-    // the lab sshd takes the same key for any user (its own AuthorizedKeysFile)
-    sshGuest = await startLabGuest();
-    // sshd reads AuthorizedKeysFile as the logging-in user: let that user reach it
-    fs.chmodSync(sshGuest.dir, 0o755);
-    fs.chmodSync(path.join(sshGuest.dir, 'sshd'), 0o755);
-    workdir = fs.mkdtempSync('/tmp/ss-sudo-work-');
-    execFileSync('chown', [user, workdir]);
-    vlab = await startVsphereLab({ version: '8.0', sshGuest: { sshd: sshGuest.sshd, user, keyPath: sshGuest.keyPath, knownHostsFile: sshGuest.knownHostsFile, workdir } });
-    // a real guest's /dev/disk/by-id is world-readable; so is the lab's
-    fs.chmodSync(vlab.dir, 0o755);
-  }, 120_000);
-
-  afterAll(async () => {
-    fs.rmSync(sudoers, { force: true });
-    await vlab?.stop();
-    await sshGuest?.stop();
-    if (workdir) fs.rmSync(workdir, { recursive: true, force: true });
-  });
+  const g = useNonRootGuest('ss-sudo-guest', 'Sudo-Guest');
 
   const run = async (name: string, sudo: boolean) => {
-    const inv = path.join(vlab.dir, `inventory-${name}.yaml`);
-    fs.writeFileSync(inv, fs.readFileSync(vlab.inventory, 'utf8').replace(/^( {6}byIdDir: .*)$/m, `$1${sudo ? '\n      sudo: true' : ''}`));
-    const pb = await vlab.writePlaybook(`${name}.yaml`, playbook(name, 'thin'));
-    const r = await runCli(['run', pb, '-i', inv, '--out', await vlab.newRunsDir(name), '--no-report', '--json']);
+    const inv = path.join(g.vlab.dir, `inventory-${name}.yaml`);
+    fs.writeFileSync(inv, fs.readFileSync(g.vlab.inventory, 'utf8').replace(/^( {6}byIdDir: .*)$/m, `$1${sudo ? '\n      sudo: true' : ''}`));
+    const pb = await g.vlab.writePlaybook(`${name}.yaml`, playbook(name, 'thin'));
+    const r = await runCli(['run', pb, '-i', inv, '--out', await g.vlab.newRunsDir(name), '--no-report', '--json']);
     return { r, runDir: runDirOf(r) };
   };
 
   it('without guest.sudo: refused, naming the fix; nothing measured, the disk removed', async (ctx) => {
-    if (!setup.ok) return ctx.skip();
+    if (!g.setup.ok) return ctx.skip();
     const { r, runDir } = await run('nosudo', false);
     expect(r.code, r.stderr).toBe(1);
     expect(permutationStatuses(runDir)[0]!.reason).toMatch(/the guest login is not root \(uid \d+\).*set the target's guest\.sudo: true and give that user passwordless sudo \(NOPASSWD\)/);
     expect(records(runDir)).toEqual([]);
-    expect(fs.readdirSync(vlab.byIdDir)).toEqual([]);
+    expect(fs.readdirSync(g.vlab.byIdDir)).toEqual([]);
   }, 180_000);
 
   it('guest.sudo without NOPASSWD: "sudo: a password is required" is named, with the fix', async (ctx) => {
-    if (!setup.ok) return ctx.skip();
+    if (!g.setup.ok) return ctx.skip();
     const { r, runDir } = await run('pwsudo', true);
     expect(r.code, r.stderr).toBe(1);
     expect(permutationStatuses(runDir)[0]!.reason).toMatch(/guest\.sudo is set but sudo asks for a password \("sudo: a password is required"\); storsweep never types a password: give that user NOPASSWD sudo/);
@@ -293,15 +264,15 @@ describe('a non-root guest login', () => {
   }, 180_000);
 
   it('guest.sudo with NOPASSWD: finds and measures the disk as root, through sudo -n', async (ctx) => {
-    if (!setup.ok) return ctx.skip();
-    fs.writeFileSync(sudoers, `${user} ALL=(ALL) NOPASSWD: ALL\n`, { mode: 0o440 });
+    if (!g.setup.ok) return ctx.skip();
+    g.allowSudo();
     const { r, runDir } = await run('sudo', true);
     expect(r.code, r.stderr).toBe(0);
     const recs = records(runDir);
     expect(recs).toHaveLength(1);
     expect(String(recs[0]!.metadata!.device)).toMatch(/^\/dev\/loop\d+$/);
     expect(recs[0]!.iops).toBeGreaterThan(0);
-    expect(fs.readdirSync(vlab.byIdDir)).toEqual([]);
-    expect(loopsOn(path.dirname(vlab.byIdDir))).toEqual([]);
+    expect(fs.readdirSync(g.vlab.byIdDir)).toEqual([]);
+    expect(loopsOn(path.dirname(g.vlab.byIdDir))).toEqual([]);
   }, 180_000);
 });

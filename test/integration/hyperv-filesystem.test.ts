@@ -9,7 +9,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { CreatedObject, MeasuredTarget, ProviderContext } from '../../src/contract/provider.ts';
-import { defaultHypervState, GUEST_CREDENTIAL, readHypervState, readPsLog, seedHypervState, diskspdRuns } from '../../src/lab/harness/windows/state.ts';
+import { defaultHypervState, GUEST_CREDENTIAL, LAB_TEMPLATE, readHypervState, readPsLog, seedHypervState, diskspdRuns } from '../../src/lab/harness/windows/state.ts';
 import { labPaths, labUp, type LabState } from '../../src/lab/lab.ts';
 import { stopPid } from '../../src/lab/sshd.ts';
 import type { HypervTargetConfig } from '../../src/providers/hyperv/config.ts';
@@ -88,7 +88,8 @@ describe('playbooks/hyperv-allocation-unit.yaml on lab-hyperv', () => {
 
   it('leaves nothing behind: no VHDX, no attachment, no guest disk, no partition or volume on any disk; status has no leftovers', async () => {
     const host = await readHypervState(lab.standinState);
-    expect(host.files).toEqual({});
+    // the lab's vm.count template (LAB_TEMPLATE) is the host's, never the run's
+    expect(Object.keys(host.files)).toEqual([LAB_TEMPLATE]);
     expect(Object.keys(host.vms['bench-vm']!.drives)).toEqual(['SCSI:0:0']);
     expect(host.vms['bench-vm']!.guestDisks).toEqual({ '0': 'SCSI:0:0' });
     expect(host.disks.map((d) => [d.Number, d.NumberOfPartitions ?? 0])).toEqual([[0, 4], [2, 0], [3, 1]]);

@@ -5,13 +5,11 @@
 // the host state that decides).
 import fs from 'node:fs';
 import path from 'node:path';
-import { execFileSync } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCli } from '../helpers/cli.ts';
 import { diskPlaybook } from '../helpers/disk-playbook.ts';
 import { startLabGuest, type LabGuest } from '../helpers/lab-guest.ts';
-import { ensureSystemUser } from '../helpers/system-user.ts';
-import { startVsphereLab, type VsphereLab } from '../helpers/vsphere-lab.ts';
+import { useNonRootGuest } from '../helpers/non-root-guest.ts';
 
 interface Check {
   check: string;
@@ -58,45 +56,24 @@ describe('room for the test file', () => {
 
 describe('sudo -n where the guest uses it', () => {
   // a user of its own: guest-disk.test.ts toggles another one's sudoers at the same time
-  const user = 'ss-pf-sudo';
-  const sudoers = `/etc/sudoers.d/${user}`;
-  let sshGuest: LabGuest;
-  let vlab: VsphereLab;
-  let workdir: string;
+  const g = useNonRootGuest('ss-pf-sudo', 'Pf-Sudo');
   let inventory: string;
   let pb: string;
-  let setup: { ok: true } | { ok: false; reason: string };
 
   beforeAll(async () => {
-    setup = ensureSystemUser(user, `Pf-Sudo-${Math.random().toString(36).slice(2, 10)}`);
-    if (!setup.ok) return;
-    fs.rmSync(sudoers, { force: true });
-    sshGuest = await startLabGuest();
-    // sshd reads AuthorizedKeysFile as the logging-in user: let that user reach it
-    fs.chmodSync(sshGuest.dir, 0o755);
-    fs.chmodSync(path.join(sshGuest.dir, 'sshd'), 0o755);
-    workdir = fs.mkdtempSync('/tmp/ss-pf-sudo-work-');
-    execFileSync('chown', [user, workdir]);
-    vlab = await startVsphereLab({ version: '8.0', sshGuest: { sshd: sshGuest.sshd, user, keyPath: sshGuest.keyPath, knownHostsFile: sshGuest.knownHostsFile, workdir } });
-    inventory = path.join(vlab.dir, 'inventory-sudo.yaml');
-    fs.writeFileSync(inventory, fs.readFileSync(vlab.inventory, 'utf8').replace(/^( {6}byIdDir: .*)$/m, '$1\n      sudo: true'));
-    pb = await vlab.writePlaybook('sudo.yaml', diskPlaybook({ name: 'pf-sudo', target: 'lab-vcenter', format: 'thin' }));
-  }, 120_000);
-
-  afterAll(async () => {
-    fs.rmSync(sudoers, { force: true });
-    await vlab?.stop();
-    await sshGuest?.stop();
-    if (workdir) fs.rmSync(workdir, { recursive: true, force: true });
+    if (!g.setup.ok) return;
+    inventory = path.join(g.vlab.dir, 'inventory-sudo.yaml');
+    fs.writeFileSync(inventory, fs.readFileSync(g.vlab.inventory, 'utf8').replace(/^( {6}byIdDir: .*)$/m, '$1\n      sudo: true'));
+    pb = await g.vlab.writePlaybook('sudo.yaml', diskPlaybook({ name: 'pf-sudo', target: 'lab-vcenter', format: 'thin' }));
   });
 
   const preflight = async () => {
-    const r = await runCli(['preflight', pb, '-i', inventory, '--json', '--no-canary', '-o', await vlab.newRunsDir('pf')]);
+    const r = await runCli(['preflight', pb, '-i', inventory, '--json', '--no-canary', '-o', await g.vlab.newRunsDir('pf')]);
     return { code: r.code, checks: checksOf(r.stdout), stderr: r.stderr };
   };
 
   it('sudo asks for a password: ✗ with the remedy, and it is the only ✗ (exit 1)', async (ctx) => {
-    if (!setup.ok) return ctx.skip();
+    if (!g.setup.ok) return ctx.skip();
     const { code, checks } = await preflight();
     expect(code).toBe(1);
     expect(checks.filter((c) => c.status === 'fail')).toEqual([{ check: 'guest sudo', status: 'fail', detail: 'guest.sudo is set but sudo asks for a password ("sudo: a password is required")', remedy: expect.stringContaining('NOPASSWD sudo') }]);
@@ -104,8 +81,8 @@ describe('sudo -n where the guest uses it', () => {
   }, 120_000);
 
   it('NOPASSWD sudo for the login: ✓ and exit 0', async (ctx) => {
-    if (!setup.ok) return ctx.skip();
-    fs.writeFileSync(sudoers, `${user} ALL=(ALL) NOPASSWD: ALL\n`, { mode: 0o440 });
+    if (!g.setup.ok) return ctx.skip();
+    g.allowSudo();
     const { code, checks, stderr } = await preflight();
     expect(checks.find((c) => c.check === 'guest sudo')).toMatchObject({ status: 'ok', detail: expect.stringContaining('sudo -n true works') });
     expect(code, stderr).toBe(0);

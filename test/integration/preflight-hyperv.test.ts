@@ -8,7 +8,7 @@ import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { readHypervState, readPsLog } from '../../src/lab/harness/windows/state.ts';
+import { LAB_TEMPLATE, readHypervState, readPsLog } from '../../src/lab/harness/windows/state.ts';
 import { labPaths, labUp, type LabState } from '../../src/lab/lab.ts';
 import { stopPid } from '../../src/lab/sshd.ts';
 import { runCli } from '../helpers/cli.ts';
@@ -101,7 +101,7 @@ describe('a Hyper-V host that has everything', () => {
     // 1 GiB, whatever the playbook says: the canary's size
     expect(sent.find((x) => x.cmdlet === 'New-VHD')!.params.SizeBytes).toBe(1024 ** 3);
     expect(sent.filter((x) => x.cmdlet === 'Remove-Item').map((x) => x.params.LiteralPath)).toEqual(made);
-    expect((await readHypervState(lab.standinState)).files).toEqual({});
+    expect(Object.keys((await readHypervState(lab.standinState)).files)).toEqual([LAB_TEMPLATE]);
   });
 });
 
@@ -118,7 +118,7 @@ describe('what a Hyper-V host refuses, found first', () => {
     expect(failed(report).find((c) => c.check === 'VM')?.detail).toContain('You do not have the required permission to complete this task');
     expect(report.canary).toBeUndefined();
     expect(await changesSince(before)).toEqual([]);
-    expect((await readHypervState(lab.standinState)).files).toEqual({});
+    expect(Object.keys((await readHypervState(lab.standinState)).files)).toEqual([LAB_TEMPLATE]);
   });
 
   it('the same account is refused by the host when it runs anyway: New-VHD fails with Hyper-V\u2019s message, no VHDX exists', async () => {
@@ -130,7 +130,7 @@ describe('what a Hyper-V host refuses, found first', () => {
     const log = await readPsLog(lab.standinState);
     expect(log.some((e) => (e.data.calls ?? []).some((c) => c.cmdlet === 'New-VHD'))).toBe(true);
     expect(r.stderr).toContain("You do not have the required permission to complete this task. Contact the administrator of the authorization policy for the computer 'HV1'.");
-    expect((await readHypervState(lab.standinState)).files).toEqual({});
+    expect(Object.keys((await readHypervState(lab.standinState)).files)).toEqual([LAB_TEMPLATE]);
   });
 
   it('a Hyper-V member account passes the account check', async () => {

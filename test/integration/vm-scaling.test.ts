@@ -8,14 +8,12 @@
 // the 4-VM permutation measures, then `run --resume`, leaves no clone behind either.
 import { existsSync } from 'node:fs';
 import fs from 'node:fs/promises';
-import os from 'node:os';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { labPaths, labUp, TOOLS_LINUX_VM, type LabState } from '../../src/lab/lab.ts';
-import { stopPid } from '../../src/lab/sshd.ts';
-import { stopVcsimPid, vcsimControl, type VcsimControl } from '../../src/lab/vcsim.ts';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { labPaths, TOOLS_LINUX_VM } from '../../src/lab/lab.ts';
 import { Browser, CHROMIUM, openPage } from '../helpers/chromium.ts';
 import { REPO_ROOT, runCli } from '../helpers/cli.ts';
+import { useEmbeddedLab } from '../helpers/embedded-lab.ts';
 import { probeOne } from '../helpers/pyvmomi-probe.ts';
 import { readRun, runCliWhen } from '../helpers/vsphere-lab.ts';
 
@@ -31,35 +29,21 @@ interface Rec {
 const PLAYBOOK = path.join(REPO_ROOT, 'playbooks', 'vm-scaling.yaml');
 // a measured fio pass as the guest lists it (not the pre-fill's job, not `fio --version`)
 const FIO_PASS = /(^|[\s/'"])fio\s+--name=(?!storsweep-prefill)/;
-let root: string;
-let lab: LabState;
-let control: VcsimControl;
+// the lab guests are local users: the helper's root is readable by all, their directories under it reachable
+const lab = useEmbeddedLab('ss-vmscale-', { vcsim: true });
 
 const records = async (runDir: string): Promise<Rec[]> =>
   (await fs.readFile(path.join(runDir, 'results.jsonl'), 'utf8').catch(() => '')).split('\n').filter(Boolean).map((l) => JSON.parse(l) as Rec);
 /** the VMs the inventory has now, by pyvmomi */
 const vmsNow = async (): Promise<string[]> => {
-  const vc = lab.vcsim!;
-  const password = (await fs.readFile(labPaths(root).vcsimPassword, 'utf8')).trim();
+  const vc = lab.state.vcsim!;
+  const password = (await fs.readFile(labPaths(lab.root).vcsimPassword, 'utf8')).trim();
   const r = await probeOne({ url: vc.url, username: vc.username, password, certFile: vc.certFile }, { op: 'about' });
   return r.vms as string[];
 };
 /** local accounts the harness made for lab guests of clones of this lab (their comment names the clone and the lab's guest root) */
 const cloneAccounts = async (): Promise<string[]> =>
-  (await fs.readFile('/etc/passwd', 'utf8')).split('\n').filter((l) => l.includes('storsweep vcsim lab guest ss-') && l.includes(root)).map((l) => l.split(':')[0]!);
-
-beforeAll(async () => {
-  root = await fs.mkdtemp(path.join(os.tmpdir(), 'ss-vmscale-'));
-  await fs.chmod(root, 0o755); // the lab guests are local users: their directories under it must be reachable
-  lab = await labUp(root, { vcsim: true });
-  control = vcsimControl({ url: lab.vcsim!.url, certFile: lab.vcsim!.certFile });
-}, 300_000);
-
-afterAll(async () => {
-  if (lab?.vcsim) await stopVcsimPid(lab.vcsim.pid);
-  if (lab) await stopPid(lab.ssh.pid);
-  if (root) await fs.rm(root, { recursive: true, force: true });
-}, 120_000);
+  (await fs.readFile('/etc/passwd', 'utf8')).split('\n').filter((l) => l.includes('storsweep vcsim lab guest ss-') && l.includes(lab.root)).map((l) => l.split(':')[0]!);
 
 describe('playbooks/vm-scaling.yaml on the lab', () => {
   let runDir: string;
@@ -70,16 +54,16 @@ describe('playbooks/vm-scaling.yaml on the lab', () => {
   let destroyed: string[];
   let guestOpsOn: Set<string>;
   beforeAll(async () => {
-    await control.reset();
-    const cli = await runCli(['run', PLAYBOOK, '-i', labPaths(root).inventory, '--json', '--no-report'], { cwd: root, timeoutMs: 600_000 });
+    await lab.control.reset();
+    const cli = await runCli(['run', PLAYBOOK, '-i', labPaths(lab.root).inventory, '--json', '--no-report'], { cwd: lab.root, timeoutMs: 600_000 });
     code = cli.code;
     out = cli.stdout + cli.stderr;
-    runDir = path.resolve(root, (JSON.parse(cli.stdout.trim().split('\n').pop() ?? '{}') as { runDir?: string }).runDir ?? '');
+    runDir = path.resolve(lab.root, (JSON.parse(cli.stdout.trim().split('\n').pop() ?? '{}') as { runDir?: string }).runDir ?? '');
     recs = await records(runDir);
-    const log = await control.log();
+    const log = await lab.control.log();
     cloned = log.filter((c) => c.method === 'CloneVM_Task').map((c) => c.vm!);
     destroyed = log.filter((c) => c.method === 'Destroy_Task').map((c) => c.vm!);
-    guestOpsOn = new Set((await control.guestOps()).calls.filter((c) => c.method === 'StartProgramInGuest').map((c) => c.vm));
+    guestOpsOn = new Set((await lab.control.guestOps()).calls.filter((c) => c.method === 'StartProgramInGuest').map((c) => c.vm));
   }, 660_000);
 
   it('succeeds', () => {
@@ -135,17 +119,17 @@ describe('playbooks/vm-scaling.yaml on the lab', () => {
   });
 
   it('reports from those records (the report reads member and aggregate records alike)', async () => {
-    const r = await runCli(['report', runDir], { cwd: root });
+    const r = await runCli(['report', runDir], { cwd: lab.root });
     expect(r.code, r.stderr).toBe(0);
     expect(r.stdout).toContain('vm.count');
   });
 
   // the acceptance's "scaling chart in the HTML report (checked in headless Chromium)", on this run's own records
   it.skipIf(!existsSync(CHROMIUM))('its HTML report opens with the scaling section, its charts drawn in headless Chromium', async () => {
-    const file = path.join(root, 'vm-report.html');
-    const r = await runCli(['report', runDir, '--format', 'html', '--output', file], { cwd: root });
+    const file = path.join(lab.root, 'vm-report.html');
+    const r = await runCli(['report', runDir, '--format', 'html', '--output', file], { cwd: lab.root });
     expect(r.code, r.stderr).toBe(0);
-    const browser = Browser.launch(path.join(root, 'chromium-profile'));
+    const browser = Browser.launch(path.join(lab.root, 'chromium-profile'));
     try {
       const page = await openPage(browser, file, { width: 1280, height: 900, mobile: false });
       const f = await page.evaluate<{ first: string | null; charts: number; drawn: number; points: number }>(`JSON.stringify({
@@ -176,16 +160,30 @@ describe('playbooks/vm-scaling.yaml on the lab', () => {
 
 const isClone = (vm: string) => vm.startsWith('ss-');
 
-/** Runs the playbook (1 VM, then 4; 12-second passes) and SIGKILLs it while fio measures in all four clones. */
+/**
+ * The shipped playbook with vm.count 4 alone (its baseline too: a baseline must be a value of the
+ * axis, and `--set` takes no baseline). The 1-VM permutation the killed runs used to do first
+ * asserted nothing and cost a clone, a disk and a 12 s pass per run.
+ */
+async function fourVmPlaybook(): Promise<string> {
+  const text = await fs.readFile(PLAYBOOK, 'utf8');
+  const four = text.replace('    count: [1, 2, 4]\n', '    count: [4]\n').replace('  vm.count: 1\n', '  vm.count: 4\n');
+  expect(four.match(/count: \[?4\]?\n/g), 'the shipped playbook\'s vm.count lines moved').toHaveLength(2);
+  const file = path.join(lab.root, 'vm-scaling-4.yaml');
+  await fs.writeFile(file, four);
+  return file;
+}
+
+/** Runs the playbook on 4 VMs (12-second passes) and SIGKILLs it while fio measures in all four clones. */
 async function killedWhileFourMeasure(runsDir: string): Promise<{ runDir: string; killedAt: number; left: string[] }> {
-  await control.reset();
+  await lab.control.reset();
   // passes long enough that the killed run's fio outlives the next command's start
-  const args = ['run', PLAYBOOK, '-i', labPaths(root).inventory, '--out', runsDir, '--json', '--no-report', '--set', 'matrix.vm.count=[1, 4]', '--set', 'settings.runtimeSec=12'];
+  const args = ['run', await fourVmPlaybook(), '-i', labPaths(lab.root).inventory, '--out', runsDir, '--json', '--no-report', '--set', 'settings.runtimeSec=12'];
   let measuring = 0;
   let polling = true;
   const poll = (async () => {
     while (polling) {
-      const running = await control.guestProcesses().catch(() => []);
+      const running = await lab.control.guestProcesses().catch(() => []);
       measuring = new Set(running.filter((p) => isClone(p.vm) && FIO_PASS.test(p.cmdLine)).map((p) => p.vm)).size;
       await new Promise((r) => setTimeout(r, 50));
     }
@@ -195,7 +193,7 @@ async function killedWhileFourMeasure(runsDir: string): Promise<{ runDir: string
   const killed = await runCliWhen(args, { runsDir }, () => measuring >= 4, async (pid) => {
     process.kill(pid, 'SIGKILL');
     killedAt = Date.now();
-    accountsAtKill = (await control.guestOps()).accounts;
+    accountsAtKill = (await lab.control.guestOps()).accounts;
   });
   polling = false;
   await poll;
@@ -213,8 +211,8 @@ async function killedWhileFourMeasure(runsDir: string): Promise<{ runDir: string
 
 /** Each killed clone: its fio stopped through its own guest before its disk went, then the clone destroyed; nothing of any clone left. */
 async function expectClonesGoneSafely(killedAt: number, left: readonly string[]): Promise<void> {
-  const log = await control.log();
-  const { processes, calls } = await control.guestOps();
+  const log = await lab.control.log();
+  const { processes, calls } = await lab.control.guestOps();
   for (const vm of left) {
     expect(log.some((c) => c.method === 'Destroy_Task' && c.vm === vm), `${vm} was never destroyed`).toBe(true);
     const removed = log.find((c) => c.method === 'ReconfigVM_Task' && c.start > killedAt && (c.devices ?? []).some((d) => d.startsWith('remove ') && d.includes(`${vm}-disk.vmdk`)));
@@ -229,22 +227,22 @@ async function expectClonesGoneSafely(killedAt: number, left: readonly string[])
   }
   expect((await vmsNow()).filter(isClone)).toEqual([]);
   expect(await cloneAccounts()).toEqual([]);
-  expect((await control.guestProcesses()).filter((p) => isClone(p.vm))).toEqual([]);
+  expect((await lab.control.guestProcesses()).filter((p) => isClone(p.vm))).toEqual([]);
 }
 
 describe('kill -9 during the 4-VM permutation', () => {
   it('then run --resume: the fio left in each clone\'s guest stopped before its disk goes, no clone left (call log, guest processes, pyvmomi)', async () => {
-    const k = await killedWhileFourMeasure(path.join(root, 'killed-resume'));
-    const resumed = await runCli(['run', '--resume', k.runDir, '--json', '--no-report'], { cwd: root, timeoutMs: 600_000 });
+    const k = await killedWhileFourMeasure(path.join(lab.root, 'killed-resume'));
+    const resumed = await runCli(['run', '--resume', k.runDir, '--json', '--no-report'], { cwd: lab.root, timeoutMs: 600_000 });
     expect(resumed.code, resumed.stdout + resumed.stderr).toBe(0);
     await expectClonesGoneSafely(k.killedAt, k.left);
   }, 900_000);
 
   it('then cleanup: the same, and nothing measured again', async () => {
-    const k = await killedWhileFourMeasure(path.join(root, 'killed-cleanup'));
-    const cleaned = await runCli(['cleanup', k.runDir], { cwd: root, timeoutMs: 600_000 });
+    const k = await killedWhileFourMeasure(path.join(lab.root, 'killed-cleanup'));
+    const cleaned = await runCli(['cleanup', k.runDir], { cwd: lab.root, timeoutMs: 600_000 });
     expect(cleaned.code, cleaned.stdout + cleaned.stderr).toBe(0);
     await expectClonesGoneSafely(k.killedAt, k.left);
-    expect((await control.log()).filter((c) => c.method === 'CloneVM_Task' && c.start > k.killedAt)).toEqual([]);
+    expect((await lab.control.log()).filter((c) => c.method === 'CloneVM_Task' && c.start > k.killedAt)).toEqual([]);
   }, 900_000);
 });

@@ -5,15 +5,13 @@
 // disk's detach held at the harness's gate (so the disk is still in the guest) after teardown's
 // restore; also after a kill -9 right after the setting was applied, by `cleanup` from the ledger.
 import fs from 'node:fs/promises';
-import os from 'node:os';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { labPaths, labUp, TOOLS_WINDOWS_VM, type LabState } from '../../src/lab/lab.ts';
-import { stopPid } from '../../src/lab/sshd.ts';
-import { stopVcsimPid, vcsimControl, type VcsimControl } from '../../src/lab/vcsim.ts';
+import { describe, expect, it } from 'vitest';
+import { labPaths, TOOLS_WINDOWS_VM } from '../../src/lab/lab.ts';
 import type { ResultRecord } from '../../src/results/record.ts';
 import { REPO_ROOT, runCli, startCli, stackTraceLines } from '../helpers/cli.ts';
 import { heldCalls } from '../helpers/vcsim-log.ts';
+import { useEmbeddedLab } from '../helpers/embedded-lab.ts';
 import { journalHas, readRun, runCliWhen, runDirOf } from '../helpers/vsphere-lab.ts';
 import { sampleUntilStopped, waitFor } from '../helpers/wait.ts';
 
@@ -29,13 +27,11 @@ interface GuestState {
   media: Record<string, Medium>;
 }
 
-let root: string;
-let lab: LabState;
-let control: VcsimControl;
+const lab = useEmbeddedLab('ss-wincache-', { vcsim: true });
 
 /** The Windows guest's disks as the stand-in keeps them (what the write cache IOCTLs answer from). */
 async function guestState(): Promise<GuestState> {
-  return JSON.parse(await fs.readFile(path.join(labPaths(root).toolsGuests, TOOLS_WINDOWS_VM, 'windows-guest.json'), 'utf8')) as GuestState;
+  return JSON.parse(await fs.readFile(path.join(labPaths(lab.root).toolsGuests, TOOLS_WINDOWS_VM, 'windows-guest.json'), 'utf8')) as GuestState;
 }
 
 interface Seen {
@@ -59,38 +55,25 @@ const records = (runDir: string) => readRun(runDir, (db) => (db.prepare('SELECT 
 /** The shipped playbook with one value of guest.writeCache, and flushing off. */
 async function onePermutation(name: string, value: string): Promise<string> {
   const text = (await fs.readFile(SHIPPED, 'utf8')).replace('writeCache: [enabled, disabled]', `writeCache: [${value}]\n    writeCacheFlushing: [off]`).replace(/^baseline:\n( {2}.*\n)+/m, '');
-  const file = path.join(root, `${name}.yaml`);
+  const file = path.join(lab.root, `${name}.yaml`);
   await fs.writeFile(file, text);
   return file;
 }
 
 /** `cleanup runDir` with the disk's detach held: the guest's write cache read while the disk is still attached. */
 async function cleanupReadingCache(runDir: string, wwn: string): Promise<Seen & { code: number | null }> {
-  await control.hold('ReconfigVM_Task');
-  const cli = startCli(['cleanup', runDir], { cwd: root });
+  await lab.control.hold('ReconfigVM_Task');
+  const cli = startCli(['cleanup', runDir], { cwd: lab.root });
   let seen: Seen;
   try {
-    await waitFor(async () => heldCalls(await control.log(), 'ReconfigVM_Task').length > 0, { what: 'the detach held at the harness', timeoutMs: 120_000 });
+    await waitFor(async () => heldCalls(await lab.control.log(), 'ReconfigVM_Task').length > 0, { what: 'the detach held at the harness', timeoutMs: 120_000 });
     seen = await cacheOf(wwn);
   } finally {
-    await control.release('ReconfigVM_Task');
+    await lab.control.release('ReconfigVM_Task');
   }
   const r = await cli.done;
   return { ...seen, code: r.code };
 }
-
-beforeAll(async () => {
-  root = await fs.mkdtemp(path.join(os.tmpdir(), 'ss-wincache-'));
-  await fs.chmod(root, 0o755);
-  lab = await labUp(root, { vcsim: true });
-  control = vcsimControl({ url: lab.vcsim!.url, certFile: lab.vcsim!.certFile });
-}, 300_000);
-
-afterAll(async () => {
-  if (lab?.vcsim) await stopVcsimPid(lab.vcsim.pid);
-  if (lab) await stopPid(lab.ssh.pid);
-  if (root) await fs.rm(root, { recursive: true, force: true });
-}, 120_000);
 
 describe.skipIf(!isRoot)('playbooks/windows-write-cache.yaml on lab-vcenter-tools-windows', () => {
   it('applies each value before the passes (the guest shows it while they run), reads it back into every record, and restores it', async () => {
@@ -99,11 +82,11 @@ describe.skipIf(!isRoot)('playbooks/windows-write-cache.yaml on lab-vcenter-tool
       const st = await guestState().catch(() => null);
       for (const m of Object.values(st?.media ?? {})) if (m.cache) seen.add(`${m.serial} ${m.cache.WCE ? 'enabled' : 'disabled'}`);
     }, { intervalMs: 100 });
-    const r = await runCli(['run', SHIPPED, '-i', labPaths(root).inventory, '--json'], { cwd: root, timeoutMs: 300_000 });
+    const r = await runCli(['run', SHIPPED, '-i', labPaths(lab.root).inventory, '--json'], { cwd: lab.root, timeoutMs: 300_000 });
     await sampling.stop();
     expect(r.code, r.stderr).toBe(0);
     expect(stackTraceLines(r.stderr)).toEqual([]);
-    const recs = records(path.resolve(root, runDirOf(r)));
+    const recs = records(path.resolve(lab.root, runDirOf(r)));
     expect(recs).toHaveLength(4);
     for (const rec of recs) {
       expect(rec.tool.name).toBe('diskspd');
@@ -122,9 +105,9 @@ describe.skipIf(!isRoot)('playbooks/windows-write-cache.yaml on lab-vcenter-tool
 
   it('restores the guest own values before the disk is detached (read with the detach held)', async () => {
     const pb = await onePermutation('kept', 'disabled');
-    const r = await runCli(['run', pb, '-i', labPaths(root).inventory, '--json', '--no-report', '--keep'], { cwd: root, timeoutMs: 300_000 });
+    const r = await runCli(['run', pb, '-i', labPaths(lab.root).inventory, '--json', '--no-report', '--keep'], { cwd: lab.root, timeoutMs: 300_000 });
     expect(r.code, r.stderr).toBe(0);
-    const runDir = path.resolve(root, runDirOf(r));
+    const runDir = path.resolve(lab.root, runDirOf(r));
     const wwn = String(records(runDir)[0]!.metadata!.deviceWwn);
     expect(records(runDir)[0]!.metadata).toMatchObject({ guestWriteCache: 'disabled', guestWriteCacheFlushing: 'off', guestWriteCacheFlushingBefore: 'on' });
     // --keep: still set as the record says, and disk.sys keeps both for the slot
@@ -135,8 +118,8 @@ describe.skipIf(!isRoot)('playbooks/windows-write-cache.yaml on lab-vcenter-tool
 
   it('after a kill -9 with the setting applied, cleanup restores it from the ledger', async () => {
     const pb = await onePermutation('killed', 'disabled');
-    const runsDir = path.join(root, 'runs-killed');
-    const r = await runCliWhen(['run', pb, '-i', labPaths(root).inventory, '--out', runsDir, '--json', '--no-report'], { runsDir }, (d) => journalHas(d, 'guest-write-cache:%', 'created') >= 1, (pid) => void process.kill(pid, 'SIGKILL'));
+    const runsDir = path.join(lab.root, 'runs-killed');
+    const r = await runCliWhen(['run', pb, '-i', labPaths(lab.root).inventory, '--out', runsDir, '--json', '--no-report'], { runsDir }, (d) => journalHas(d, 'guest-write-cache:%', 'created') >= 1, (pid) => void process.kill(pid, 'SIGKILL'));
     expect(r.fired).toBe(true);
     expect(r.code).toBeNull();
     const runDir = r.runDir!;

@@ -10,7 +10,7 @@ import type { RunLock } from '../../results/run-lock.ts';
 import type { CommandRunner } from '../../ssh/command-runner.ts';
 import { hostStopEvent, hostStopLines } from '../../run/host-leftovers.ts';
 import { cleanupLedger, previewLedger } from '../../run/teardown.ts';
-import { stopMemberLeftovers } from '../../run/vm-members.ts';
+import { memberVmsOf, stopMemberLeftovers } from '../../run/vm-members.ts';
 import { composeTargets } from '../compose.ts';
 import { deleteFinishedQueues } from '../queue/queue-meta.ts';
 import { parseConfirmDestroy } from '../run/confirm-destroy.ts';
@@ -200,14 +200,15 @@ async function stopTargetTools(store: RunStore, runId: string, name: string, com
 
 /**
  * The workload's leftovers in the guests of the VMs a `vm.count` permutation of the target cloned
- * (the live `vm` rows: run/vm-members.ts), before any of their disks is detached; why one may still
+ * or named (run/vm-members.ts memberVmsOf), before any of their disks is detached; why one may still
  * run there, or null.
  */
 async function stopCloneTools(store: RunStore, runId: string, name: string, comp: Composition, say: Say, listed: boolean): Promise<string | null> {
-  const rows = (await store.ledger({ live: true })).filter((r) => r.kind === 'vm' && r.state === 'created');
+  const live = await store.ledger({ live: true });
+  const rows = live.filter((r) => memberVmsOf([r]).length > 0);
   if (!rows.length) return null;
   const ofTarget = listed ? new Set((await store.permutations(rows.map((r) => r.permutationId))).filter((p) => p.axes.target === name).map((p) => p.permutationId)) : null;
-  const vms = rows.filter((r) => !ofTarget || ofTarget.has(r.permutationId)).map((r) => r.name);
+  const vms = memberVmsOf(rows.filter((r) => !ofTarget || ofTarget.has(r.permutationId)));
   for (const { vm, stop } of await stopMemberLeftovers(comp.workload, vms, runId, name)) {
     void store.appendJournal(null, `workload leftovers ${vm}`, stop.outcome === 'still-running' || stop.outcome === 'unknown' ? 'stop-failed' : stop.outcome === 'stopped' ? 'stopped' : 'none', stop).catch(() => undefined);
     if (stop.outcome === 'stopped') say(`stopped ${comp.workload.tool} left running in ${vm}'s guest (pids ${stop.pids?.join(', ') ?? '?'})\n`);

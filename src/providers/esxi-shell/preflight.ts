@@ -5,6 +5,7 @@ import type { PlannedStep } from '../../contract/provider.ts';
 import type { PreflightCheck, SpaceHave, SpaceNeed, SpacePlace, TargetPreflight } from '../../contract/preflight.ts';
 import { errorMessage } from '../../errors.ts';
 import type { CommandRunner } from '../../ssh/command-runner.ts';
+import { withFreshSession } from '../fresh-session.ts';
 import { shJoin } from '../../ssh/quote.ts';
 import { parseEsxiVersion, formatEsxiVersion } from '../esxi-version.ts';
 import { deviceListArgv } from './esxcli.ts';
@@ -99,14 +100,7 @@ async function shellChecks(runner: CommandRunner, o: { host: string; version?: s
 
 /** The ESXi shell target's preflight; `connect` opens a fresh SSH session (closed after each use). */
 export function esxiShellPreflight(connect: () => Promise<CommandRunner>, o: { host: string; version?: string; vmid: string; devices: string[] }): TargetPreflight {
-  const withRunner = async <X>(fn: (r: CommandRunner) => Promise<X>): Promise<X> => {
-    const runner = await connect();
-    try {
-      return await fn(runner);
-    } finally {
-      await runner.close().catch(() => undefined);
-    }
-  };
+  const withRunner = <X>(fn: (r: CommandRunner) => Promise<X>): Promise<X> => withFreshSession(connect, fn);
   return {
     spaceNeeds: esxiSpaceNeeds,
     spaceOf: (places) => withRunner(async (r) => Promise.all(places.map((p) => spaceOfPlace(r, p)))),

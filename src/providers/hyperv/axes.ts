@@ -2,6 +2,7 @@
 // any other axis on a hyperv target and dry-runs plan.ts on every combination.
 import type { AxisSpec } from '../../contract/axis.ts';
 import { FLUSHING_VALUES, WRITE_CACHE_VALUES } from '../guest-settings-axes.ts';
+import { VM_COUNT_AXIS_SPEC } from '../vm-count-axis.ts';
 import { GUEST_FILESYSTEMS } from './guest-volume.ts';
 import { isVhdxBlockSize } from './validate.ts';
 import { SECTOR_SIZES, type VHD_TYPES } from './vhd.ts';
@@ -26,4 +27,6 @@ export const HYPERV_AXES: readonly AxisSpec[] = [
   // the guest disk's write cache policy (../windows-write-cache.ts), set after the guest-disk step
   { name: 'guest.writeCache', values: WRITE_CACHE_VALUES },
   { name: 'guest.writeCacheFlushing', values: FLUSHING_VALUES },
+  // N member VMs made from the target's vmTemplate, measured at once (vm-count.ts)
+  VM_COUNT_AXIS_SPEC,
 ];

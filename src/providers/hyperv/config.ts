@@ -24,6 +24,17 @@ export interface HypervTargetConfig {
   /** SCSI controller number and location for the test disk (default 0 and 1) */
   scsiController?: number;
   scsiLocation?: number;
+  /** what a `vm.count` member VM is made from (vm-count.ts); absent: the target takes no vm.count */
+  vmTemplate?: HypervVmTemplate | undefined;
+}
+
+/** A `vm.count` member's making: a differencing disk of this VHDX, a VM of this generation and memory on it. */
+export interface HypervVmTemplate {
+  /** a sysprepped Windows guest's system disk; never written: every member gets a differencing child */
+  vhdxPath: string;
+  generation: 2;
+  memoryStartupBytes: number;
+  switchName?: string | undefined;
 }
 
 function int(v: unknown, name: string, min: number, max: number): number {

@@ -19,7 +19,7 @@
 // The disk numbers the guest gives change (MSFT_StorageNodeToDisk.DiskNumber: "Disk numbers may not
 // necessarily remain the same across reboots"; StorageDsc's Disk resource: "The Disk Number is not a
 // reliable method of selecting a disk"): the number measured comes from this lookup, every time.
-import { UnsafeOperation } from '../../errors.ts';
+import { UnsafeOperation, type DiskIdentityMismatch } from '../../errors.ts';
 import type { GuestCall } from './powershell.ts';
 
 export const GUEST_DISK_PROPS = ['Number', 'Location', 'SerialNumber', 'UniqueId', 'FriendlyName', 'Size', 'IsOffline', 'IsReadOnly', 'IsSystem', 'IsBoot', 'PartitionStyle', 'NumberOfPartitions', 'Guid'];
@@ -128,11 +128,17 @@ const idHex = (v: unknown): string => (typeof v === 'string' ? v.replace(/[\s:-]
 export function pickGuestDiskByWwn(host: string, disks: readonly GuestDisk[], e: { vmName: string; wwn: string; sizeBytes: number; source: string }): GuestDisk {
   const want = idHex(e.wwn);
   const byId = disks.filter((d) => idHex(d.SerialNumber) === want || idHex(d.UniqueId) === want || idHex(d.UniqueId).endsWith(want));
-  const refuse = (why: string): never => {
-    throw new UnsafeOperation(`${host}: refusing to measure in ${e.vmName}: ${why}; nothing was measured`, { operation: 'Get-Disk (guest)', target: `${e.vmName} wwn ${e.wwn}` });
+  const refuse = (why: string, identity?: DiskIdentityMismatch): never => {
+    throw new UnsafeOperation(`${host}: refusing to measure in ${e.vmName}: ${why}; nothing was measured`, { operation: 'Get-Disk (guest)', target: `${e.vmName} wwn ${e.wwn}`, ...(identity ? { identity } : {}) });
   };
   const list = (ds: readonly GuestDisk[]) => ds.map((d) => `disk ${d.Number} (serial ${JSON.stringify(d.SerialNumber)}, ${d.Size} bytes)`).join(', ');
-  if (byId.length === 0) return refuse(`no guest disk reports the WWN ${e.wwn} of ${e.source} as its serial number or unique id (is disk.EnableUUID = TRUE on the VM?); guest disks: ${list(disks) || 'none'}`);
+  // as fields (preflight --json): the disks of the provisioned size, by the serial and unique id they report instead
+  const seen = disks.filter((d) => d.Size === e.sizeBytes && !d.IsSystem && !d.IsBoot).map((d) => {
+    const wwn = idHex(d.UniqueId) || idHex(d.SerialNumber);
+    return { name: String(d.SerialNumber ?? d.UniqueId ?? ''), ...(/^[0-9a-f]+$/.test(wwn) ? { wwn } : {}), device: `\\\\.\\PhysicalDrive${d.Number}` };
+  });
+  const mismatch: DiskIdentityMismatch = { object: e.source, sizeBytes: e.sizeBytes, expected: { wwn: want, name: e.wwn }, seen };
+  if (byId.length === 0) return refuse(`no guest disk reports the WWN ${e.wwn} of ${e.source} as its serial number or unique id (is disk.EnableUUID = TRUE on the VM?); guest disks: ${list(disks) || 'none'}`, mismatch);
   if (byId.length > 1) return refuse(`guest disks ${byId.map((d) => d.Number).join(', ')} all report the WWN ${e.wwn}; cannot tell which is ${e.source}`);
   const d = byId[0]!;
   if (d.Size !== e.sizeBytes) return refuse(`guest disk ${d.Number} reports the WWN ${e.wwn} but has ${d.Size} bytes, not the ${e.sizeBytes} provisioned`);

@@ -17,13 +17,16 @@ import type { HypervTargetConfig } from './config.ts';
 import { HOST_DISK_NAME } from './passthrough.ts';
 import { planHypervSteps } from './plan.ts';
 import { createHypervProvider, runGuestDiskspd, runGuestDiskspdArgv, stopOwnedInGuest } from './provider.ts';
-import { HYPERV_DISK_NUMBER, HYPERV_EXPECTED, isHypervValue, type HypervValueKind } from './validate.ts';
+import { checkHyperv, HYPERV_DISK_NUMBER, HYPERV_EXPECTED, isHypervValue, type HypervValueKind } from './validate.ts';
 import { connectionLost } from '../../ssh/connection-lost.ts';
 import { toolOwner } from '../../ssh/process-group.ts';
 import { describeHypervGuest } from './fingerprint.ts';
 import { hypervPreflight } from './preflight.ts';
 import { runGuestCalls } from './powershell.ts';
 import { checkVolumeRoom } from '../windows-volume-room.ts';
+import { VM_COUNT_AXIS } from '../vm-count-axis.ts';
+import { hypervVmCountDiagnostics } from './vm-count.ts';
+import { vmTemplateSchema } from './vm-template.ts';
 
 const hyperv = (kind: HypervValueKind) => matching((v) => isHypervValue(kind, v), HYPERV_EXPECTED[kind]);
 const diskNumber = () => intIn(HYPERV_DISK_NUMBER.min, HYPERV_DISK_NUMBER.max, 'a Get-Disk number');
@@ -53,6 +56,7 @@ const targetSchema = z.strictObject({
     .regex(/^\d{1,3}\.\d{1,3}\.\d{1,6}$/, { error: 'expected the Windows version as Win32_OperatingSystem reports it, e.g. "10.0.20348"' })
     .optional()
     .describe('The host\'s Windows version as Win32_OperatingSystem.Version reports it, e.g. "10.0.20348" (Windows Server 2022); preflight checks it'),
+  vmTemplate: vmTemplateSchema.optional(),
 });
 
 export type HypervTarget = z.output<typeof targetSchema>;
@@ -67,6 +71,7 @@ export function hypervConfigOf(t: HypervTarget): HypervTargetConfig {
     passthroughDisk: t.passthroughDisk,
     scsiController: t.scsiController,
     scsiLocation: t.scsiLocation,
+    ...(t.vmTemplate ? { vmTemplate: t.vmTemplate } : {}),
   };
 }
 
@@ -94,6 +99,7 @@ export const hypervProvider = {
     for (const [i, s] of (values['volume.sizeGb'] ?? []).entries()) {
       if (!t.volumes[String(s)]) out.push({ axis: 'volume.sizeGb', index: i, message: `target "${name}" has no volume for ${s} GB (volumes: ${Object.keys(t.volumes).join(', ') || 'none'})` });
     }
+    out.push(...hypervVmCountDiagnostics(t.vmTemplate, values[VM_COUNT_AXIS] ?? [], name));
     return out;
   },
   planner(t) {
@@ -133,6 +139,10 @@ export const hypervProvider = {
       if (!t) throw new InternalError(`${target.sshHost}/${target.vmName}: the diskspd endpoint was given no disk to measure (the executor refuses this first)`);
       return t;
     };
+    // a vm.count member's disk is in its own VM (MeasuredTarget.member), reached over the same host
+    // connection by PowerShell Direct into that VM; a runner connectTo made says whose guest it is for
+    const memberOf = new WeakMap<object, string>();
+    const cfgFor = (vm: string | undefined) => (vm === undefined ? cfg : { ...cfg, vmName: vm });
     return {
       provider: 'hyperv',
       planSteps: (axes, names) => planHypervSteps(axes, cfg, { base: names.prefix }),
@@ -146,9 +156,9 @@ export const hypervProvider = {
         describe: (runner) => describeHypervGuest(runner, target.vmName, credential(), target.diskspdPath),
         prepare: async (runner, profile, o) => {
           const m = measured(o.target);
-          const pass = (argv: string[]) => runGuestDiskspdArgv(runner, cfg, credential(), argv, { diskspdPath: target.diskspdPath, owner: o.owner });
+          const pass = (argv: string[]) => runGuestDiskspdArgv(runner, cfgFor(m.member?.vm), credential(), argv, { diskspdPath: target.diskspdPath, owner: o.owner });
           // a test file on the volume made for it: refused here, before diskspd's -c, when it does not fit
-          await checkVolumeRoom((calls) => runGuestCalls(runner, target.vmName, credential(), calls), `${runner.target}/${target.vmName}`, m.path, profile.fileSizeBytes);
+          await checkVolumeRoom((calls) => runGuestCalls(runner, m.member?.vm ?? target.vmName, credential(), calls), `${runner.target}/${m.member?.vm ?? target.vmName}`, m.path, profile.fileSizeBytes);
           if (profile.prefill !== false) return runDiskspdFill(profile, m.path, pass);
           // not filled: a file target is still created (no measured pass carries -c)
           const create = diskspdCreateOnlyArgs(profile, m.path);
@@ -159,12 +169,17 @@ export const hypervProvider = {
         runTest: async (runner, test, profile, o) => {
           const m = measured(o.target);
           // every record names the disk measured: the executor adds m.facts
-          return runDiskspdTest(runner.target, test, profile, (p) => runGuestDiskspd(runner, cfg, credential(), test, p, { guestTarget: m.path, diskspdPath: target.diskspdPath, owner: o.owner }), o.onRaw, o.scored);
+          return runDiskspdTest(runner.target, test, profile, (p) => runGuestDiskspd(runner, cfgFor(m.member?.vm), credential(), test, p, { guestTarget: m.path, diskspdPath: target.diskspdPath, owner: o.owner }), o.onRaw, o.scored);
+        },
+        connectTo: async (vm) => {
+          const runner = await connectSsh(ctx.ssh(target.sshHost));
+          memberOf.set(runner, checkHyperv('ownedName', vm, 'member VM name'));
+          return runner;
         },
         // a diskspd an earlier process of the run left running in the VM (killed with -9): found by
         // the pidfile named for the run and target that its pass wrote in the guest, and stopped only
         // if the process of that pid is still that diskspd (name and start time: provider.ts stopOwnedInGuest)
-        stopLeftovers: (runner, runId, name) => stopOwnedInGuest(runner, cfg, credential(), toolOwner(runId, name), target.diskspdPath),
+        stopLeftovers: (runner, runId, name) => stopOwnedInGuest(runner, cfgFor(memberOf.get(runner)), credential(), toolOwner(runId, name), target.diskspdPath),
       },
       workloadProvider: 'hyperv',
       workloadTarget: { runsOn: `hyperv:${target.sshHost}/${target.vmName}`, testFile: `the disk attached at SCSI ${target.scsiController}:${target.scsiLocation}, found in the guest` },

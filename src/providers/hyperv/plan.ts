@@ -10,6 +10,7 @@ import { GUEST_FILESYSTEMS, isGuestFilesystem, VOLUME_SPECS } from './guest-volu
 import { HYPERV_DISK_FORMATS, VHDX_TYPE_OF, type HypervDiskFormat } from './axes.ts';
 import { attachDrive, guestDisk as guestDiskOp, guestVolume as guestVolumeOp, newVhd, offlineDisk, writeCache } from './operations/index.ts';
 import { writeCacheWanted } from '../guest-settings-axes.ts';
+import { hypervMemberSteps, hypervVmCountOf } from './vm-count.ts';
 
 export type { HypervDiskFormat };
 
@@ -35,6 +36,9 @@ function sectors(axes: Axes, key: string): (typeof SECTOR_SIZES)[number] | undef
 
 const isDiskFormat = (v: unknown): v is HypervDiskFormat => (HYPERV_DISK_FORMATS as readonly unknown[]).includes(v);
 
+type Filesystem = (typeof GUEST_FILESYSTEMS)[number];
+type Slot = { vmName: string; controllerType: 'SCSI'; controllerNumber: number; controllerLocation: number };
+
 export function planHypervSteps(axes: Axes, targetIn: HypervTargetConfig, names: OwnedNames): PlannedStep[] {
   const t = checkHypervTarget(targetIn);
   const base = checkHyperv('ownedName', names.base, 'owned name');
@@ -42,30 +46,11 @@ export function planHypervSteps(axes: Axes, targetIn: HypervTargetConfig, names:
   const filesystem = axes['guest.filesystem'] ?? 'raw';
   if (!isGuestFilesystem(filesystem)) throw new InvalidArgument(`axis guest.filesystem: expected one of ${GUEST_FILESYSTEMS.join(', ')}, got ${JSON.stringify(filesystem)}`, { name: 'guest.filesystem', value: String(filesystem) });
   if (!isDiskFormat(format)) throw new InvalidArgument(`axis disk.format: expected one of ${HYPERV_DISK_FORMATS.join(', ')}, got ${JSON.stringify(format)}`, { name: 'disk.format', value: String(format) });
+  const count = hypervVmCountOf(axes, t.vmTemplate, t.host);
   // Exactly the inventory's scsiLocation (default 1); apply refuses if a drive already sits there
   // rather than moving ours elsewhere. In the guest the disk is then found by that location and
   // what it is (the guest-disk step), never by a disk number written in the inventory.
-  const slot = { vmName: t.vmName, controllerType: 'SCSI' as const, controllerNumber: t.scsiController, controllerLocation: t.scsiLocation };
-  const steps: PlannedStep[] = [];
-  // In the guest: find the attached disk by identity, bring it online and writable (Windows' SAN
-  // policy leaves a new disk on a shared bus offline and read-only), refuse a system disk or one
-  // carrying partitions. What it finds is recorded; the workload measures that disk.
-  const guestDisk = (disk: { path: string } | { diskNumber: number }, destroys?: string[]): PlannedStep =>
-    guestDiskOp.step({ step: 'guest-disk', arguments: { ...slot, ...disk }, destructive: destroys !== undefined, ...(destroys ? { destroys } : {}), creates: { kind: 'guest-disk', name: `${base}-guestdisk` } });
-  // A volume on it (guest.filesystem other than raw): GPT, one partition, formatted; found again by
-  // the same identity; cleared at teardown only when it holds nothing but what this step made.
-  const guestVolume = (disk: { path: string } | { diskNumber: number }, destroys?: string[]): PlannedStep[] =>
-    filesystem === 'raw'
-      ? []
-      : [
-          guestVolumeOp.step({
-            step: 'guest-volume',
-            arguments: { ...slot, ...disk, filesystem, fileSystem: VOLUME_SPECS[filesystem].fileSystem, allocationUnitBytes: VOLUME_SPECS[filesystem].allocationUnitBytes },
-            destructive: destroys !== undefined,
-            ...(destroys ? { destroys } : {}),
-            creates: { kind: 'guest-volume', name: `${base}-volume` },
-          }),
-        ];
+  const slotOf = (vmName: string): Slot => ({ vmName, controllerType: 'SCSI', controllerNumber: t.scsiController, controllerLocation: t.scsiLocation });
   // the guest disk's write cache policy: after the guest-disk step found the disk, torn down
   // before it (restored while the disk is attached); a Hyper-V guest is a Windows guest
   const wanted = writeCacheWanted(axes, 'windows');
@@ -75,10 +60,13 @@ export function planHypervSteps(axes: Axes, targetIn: HypervTargetConfig, names:
     const entry = t.allowedDisks.find((d) => d.number === n);
     if (n === undefined || !entry) throw new InvalidArgument(`${t.host}: disk.format passthrough needs passthroughDisk listed in allowedDisks`, { name: 'passthroughDisk', value: String(n) });
     const destroys = [hostDiskName(entry)];
-    steps.push(offlineDisk.step({ step: 'offline', arguments: { diskNumber: n, serialNumber: entry.serialNumber ?? null, uniqueId: entry.uniqueId ?? null }, destructive: true, destroys, creates: { kind: 'disk-offline', name: `${base}-offline` } }));
-    steps.push(attachDrive.step({ step: 'attach', arguments: { ...slot, diskNumber: n }, destructive: true, destroys, creates: { kind: 'disk-attachment', name: `${base}-attach` } }));
-    steps.push(guestDisk({ diskNumber: n }, destroys), ...guestVolume({ diskNumber: n }, destroys), ...cacheSteps);
-    return steps;
+    const slot = slotOf(t.vmName);
+    return [
+      offlineDisk.step({ step: 'offline', arguments: { diskNumber: n, serialNumber: entry.serialNumber ?? null, uniqueId: entry.uniqueId ?? null }, destructive: true, destroys, creates: { kind: 'disk-offline', name: `${base}-offline` } }),
+      attachDrive.step({ step: 'attach', arguments: { ...slot, diskNumber: n }, destructive: true, destroys, creates: { kind: 'disk-attachment', name: `${base}-attach` } }),
+      ...guestSteps(slot, { diskNumber: n }, filesystem, base, { destroys }),
+      ...cacheSteps,
+    ];
   }
   const volKey = axes['volume.sizeGb'];
   const folder = volKey === undefined ? undefined : t.volumes[String(volKey)];
@@ -86,19 +74,43 @@ export function planHypervSteps(axes: Axes, targetIn: HypervTargetConfig, names:
   const sizeGb = opt(axes, 'disk.sizeGb');
   if (sizeGb === undefined || !Number.isInteger(sizeGb) || sizeGb < 1) throw new InvalidArgument(`axis disk.sizeGb: expected a whole number of GiB ≥ 1, got ${JSON.stringify(axes['disk.sizeGb'])}`, { name: 'disk.sizeGb', value: String(axes['disk.sizeGb']) });
   const spec = {
-    path: joinWin(folder, `${base}-disk.vhdx`),
     sizeBytes: sizeGb * GiB,
     type: VHDX_TYPE_OF[format],
     blockSizeBytes: opt(axes, 'disk.blockSizeBytes'),
     logicalSectorBytes: sectors(axes, 'disk.logicalSectorBytes'),
     physicalSectorBytes: sectors(axes, 'disk.physicalSectorBytes'),
   };
-  newVhdCall(spec); // validates now, so a bad permutation fails at plan time
-  const args = Object.fromEntries(Object.entries(spec).filter(([, v]) => v !== undefined)) as typeof spec;
-  steps.push(newVhd.step({ step: 'vhdx', arguments: args, destructive: false, creates: { kind: 'vhdx', name: `${base}-disk` } }));
-  steps.push(attachDrive.step({ step: 'attach', arguments: { ...slot, path: spec.path }, destructive: false, creates: { kind: 'disk-attachment', name: `${base}-attach` } }));
-  // New-VHD makes an uninitialised disk: the guest sees it blank (Microsoft's New-VHD examples pipe
-  // it into Initialize-Disk | New-Partition | Format-Volume before it is usable)
-  steps.push(guestDisk({ path: spec.path }), ...guestVolume({ path: spec.path }), ...cacheSteps);
-  return steps;
+  const vhdxSteps = (vmName: string, b: string, member?: number): PlannedStep[] => {
+    const full = { path: joinWin(folder, `${b}-disk.vhdx`), ...spec };
+    newVhdCall(full); // validates now, so a bad permutation fails at plan time
+    const args = Object.fromEntries(Object.entries(full).filter(([, v]) => v !== undefined)) as typeof full;
+    const slot = slotOf(vmName);
+    return [
+      newVhd.step({ step: 'vhdx', arguments: args, destructive: false, creates: { kind: 'vhdx', name: `${b}-disk` } }),
+      attachDrive.step({ step: 'attach', arguments: { ...slot, path: full.path }, destructive: false, creates: { kind: 'disk-attachment', name: `${b}-attach` } }),
+      // New-VHD makes an uninitialised disk: the guest sees it blank (Microsoft's New-VHD examples pipe
+      // it into Initialize-Disk | New-Partition | Format-Volume before it is usable)
+      ...guestSteps(slot, { path: full.path }, filesystem, b, member === undefined ? {} : { member }),
+    ];
+  };
+  // vm.count: each member VM made from the template, with its own VHDX of the permutation (vm-count.ts)
+  if (count !== undefined) return hypervMemberSteps(count, t.vmTemplate!, folder, base, vhdxSteps);
+  return [...vhdxSteps(t.vmName, base), ...cacheSteps];
+}
+
+/**
+ * In the guest: find the attached disk by identity, bring it online and writable (Windows' SAN
+ * policy leaves a new disk on a shared bus offline and read-only), refuse a system disk or one
+ * carrying partitions. What it finds is recorded; the workload measures that disk (a member's disk
+ * says which member it is). Then a volume on it (guest.filesystem other than raw): GPT, one
+ * partition, formatted; found again by the same identity; cleared at teardown only when it holds
+ * nothing but what this step made.
+ */
+function guestSteps(slot: Slot, disk: { path: string } | { diskNumber: number }, filesystem: Filesystem, base: string, o: { destroys?: string[]; member?: number }): PlannedStep[] {
+  const danger = { destructive: o.destroys !== undefined, ...(o.destroys ? { destroys: o.destroys } : {}) };
+  const member = o.member === undefined ? {} : { member: o.member };
+  const steps = [guestDiskOp.step({ step: 'guest-disk', arguments: { ...slot, ...disk, ...member }, ...danger, creates: { kind: 'guest-disk', name: `${base}-guestdisk` } })];
+  if (filesystem === 'raw') return steps;
+  const volume = { ...slot, ...disk, ...member, filesystem, fileSystem: VOLUME_SPECS[filesystem].fileSystem, allocationUnitBytes: VOLUME_SPECS[filesystem].allocationUnitBytes };
+  return [...steps, guestVolumeOp.step({ step: 'guest-volume', arguments: volume, ...danger, creates: { kind: 'guest-volume', name: `${base}-volume` } })];
 }

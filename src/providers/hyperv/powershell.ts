@@ -22,7 +22,7 @@ export function psPrelude(dataB64: string): string {
 }
 
 /** The cmdlets CALL_BODY may run; checked here and again inside the script. */
-export const ALLOWED_CMDLETS = ['New-VHD', 'Get-VHD', 'Get-Item', 'Remove-Item', 'Get-Disk', 'Set-Disk', 'Get-VM', 'Add-VMHardDiskDrive', 'Remove-VMHardDiskDrive', 'Get-VMHardDiskDrive', 'Get-CimInstance', 'Get-Command', 'Get-Volume'] as const;
+export const ALLOWED_CMDLETS = ['New-VHD', 'Get-VHD', 'Get-Item', 'Remove-Item', 'Get-Disk', 'Set-Disk', 'Get-VM', 'Add-VMHardDiskDrive', 'Remove-VMHardDiskDrive', 'Get-VMHardDiskDrive', 'Get-CimInstance', 'Get-Command', 'Get-Volume', 'New-VM', 'Start-VM', 'Stop-VM', 'Remove-VM'] as const;
 export type Cmdlet = (typeof ALLOWED_CMDLETS)[number];
 
 /**

@@ -7,6 +7,7 @@ import type { PlannedStep } from '../../contract/provider.ts';
 import type { PreflightCheck, SpaceHave, SpaceNeed, SpacePlace, TargetPreflight } from '../../contract/preflight.ts';
 import { errorMessage } from '../../errors.ts';
 import type { CommandRunner } from '../../ssh/command-runner.ts';
+import { withFreshSession } from '../fresh-session.ts';
 import { checkHypervTarget, type HypervTargetConfig } from './config.ts';
 import { OS_CALL } from './fingerprint.ts';
 import { cimDateMs } from './guest-diskspd.ts';
@@ -205,14 +206,7 @@ export interface HypervPreflightOptions {
 
 /** The Hyper-V target's preflight; `connect` opens a fresh SSH session (closed after each use). */
 export function hypervPreflight(connect: () => Promise<CommandRunner>, cfg: HypervTargetConfig, o: HypervPreflightOptions): TargetPreflight {
-  const withRunner = async <X>(fn: (r: CommandRunner) => Promise<X>): Promise<X> => {
-    const runner = await connect();
-    try {
-      return await fn(runner);
-    } finally {
-      await runner.close().catch(() => undefined);
-    }
-  };
+  const withRunner = <X>(fn: (r: CommandRunner) => Promise<X>): Promise<X> => withFreshSession(connect, fn);
   return {
     spaceNeeds: hypervSpaceNeeds,
     spaceOf: (places) => withRunner(async (r) => {

@@ -10,7 +10,7 @@ import { LINUX_GUEST_FILESYSTEMS } from '../guest-disk.ts';
 import { GUEST_FILESYSTEMS as WINDOWS_GUEST_FILESYSTEMS } from '../hyperv/guest-volume.ts';
 import { isPolicyName, POLICY_AXIS, POLICY_NAME_EXPECTED } from './storage-policy.ts';
 import { GUEST_SETTINGS_AXES } from '../guest-settings-axes.ts';
-import { VM_COUNT_AXIS_SPEC } from './vm-count.ts';
+import { VM_CLONE_AXIS_SPEC, VM_COUNT_AXIS_SPEC } from './vm-count.ts';
 
 export const VSPHERE_DATASTORE_KINDS = [...VMFS_KINDS, 'nfs', 'existing'] as const;
 /** a flat VMDK of a provisioning format, or an RDM of a compatibility mode (disks.ts) */
@@ -39,4 +39,6 @@ export const VSPHERE_AXES: readonly AxisSpec[] = [
   ...GUEST_SETTINGS_AXES,
   // how many VMs run the workload at once: clones of the target's VM (vm-count.ts)
   VM_COUNT_AXIS_SPEC,
+  // how those VMs are cloned: full copies, or linked clones of a snapshot the run takes (vm-count.ts)
+  VM_CLONE_AXIS_SPEC,
 ];

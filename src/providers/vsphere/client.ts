@@ -4,6 +4,7 @@ import { UsageError } from '../../errors.ts';
 import * as clones from './clones.ts';
 import * as controllers from './controllers.ts';
 import * as ds from './datastores.ts';
+import * as snapshots from './snapshots.ts';
 import * as disks from './disks.ts';
 import { VsphereClientError } from './fault.ts';
 import { findByInventoryPath } from './methods.ts';
@@ -249,19 +250,39 @@ export class VsphereClient {
     return vms.waitForGuestIp(this.ctx, vm, opts);
   }
 
-  /** a full clone of `source` (clones.ts), powered off */
+  /** a full clone of `source`, or a linked one of its snapshot (clones.ts), powered off */
   cloneVm(source: MoRef, o: clones.CloneOptions): Promise<MoRef> {
     return clones.cloneVm(this.ctx, source, o);
   }
 
   /** why `copies` full clones of `source` do not fit where they land, or null (clones.ts) */
-  cloneRoomShortfall(source: MoRef, copies: number, disk?: { datastore: string; bytes: number }): Promise<string | null> {
-    return clones.cloneRoomShortfall(this.ctx, source, copies, disk);
+  cloneRoomShortfall(source: MoRef, copies: number, disk?: { datastore: string; bytes: number }, linked = false): Promise<string | null> {
+    return clones.cloneRoomShortfall(this.ctx, source, copies, disk, linked);
   }
 
   /** the clone tasks of `source` still queued or running on the server (clones.ts) */
   runningClones(source: MoRef): Promise<MoRef[]> {
     return clones.runningClones(this.ctx, source);
+  }
+
+  /** the VM's snapshots as the host shows them now (snapshots.ts) */
+  snapshots(vm: MoRef): Promise<snapshots.SnapshotNode[]> {
+    return snapshots.snapshotsOf(this.ctx, vm);
+  }
+
+  /** a snapshot without memory or quiescing (snapshots.ts) */
+  createSnapshot(vm: MoRef, name: string, o: { description: string; beforeSend: () => void | Promise<void>; signal?: AbortSignal }): Promise<MoRef> {
+    return snapshots.createSnapshot(this.ctx, vm, name, o);
+  }
+
+  /** this snapshot only, its children kept (snapshots.ts) */
+  removeSnapshot(snapshot: MoRef): Promise<'removed' | 'absent'> {
+    return snapshots.removeSnapshot(this.ctx, snapshot);
+  }
+
+  /** the disk files a snapshot's config names (snapshots.ts) */
+  snapshotDiskFiles(snapshot: MoRef): Promise<string[]> {
+    return snapshots.snapshotDiskFiles(this.ctx, snapshot);
   }
 
   /** powered on and waited for until guest operations are ready */

@@ -27,6 +27,13 @@ export interface CloneOptions {
   /** each clone's disk under test (added after it): counted with the clones where it lands */
   disk?: { datastore: string; bytes: number };
   signal?: AbortSignal;
+  /**
+   * A linked clone of this snapshot of the source (snapshots.ts): spec.snapshot, and
+   * location.diskMoveType createNewChildDiskBacking — each disk a child of the snapshot's disk, in
+   * the clone's folder (API reference, VirtualMachineRelocateDiskMoveOptions: "for a clone this
+   * option is only valid when cloning from a snapshot"). Absent: a full clone.
+   */
+  snapshot?: MoRef;
 }
 
 const GiB = 1024 ** 3;
@@ -47,7 +54,7 @@ export interface CloneFootprint {
  * its memory less its reservation on its home datastore (vSphere Resource Management, "Swap Space
  * and Memory Overcommitment"). Pure.
  */
-export function cloneFootprint(p: { devices: readonly DataObject[]; memoryMB: number; reservationMB: number; vmPathName: string }): CloneFootprint[] {
+export function cloneFootprint(p: { devices: readonly DataObject[]; memoryMB: number; reservationMB: number; vmPathName: string; linked?: boolean }): CloneFootprint[] {
   const out = new Map<string, CloneFootprint>();
   const add = (datastore: string | undefined, bytes: number, what: string) => {
     if (!datastore || !(bytes > 0)) return;
@@ -56,7 +63,7 @@ export function cloneFootprint(p: { devices: readonly DataObject[]; memoryMB: nu
     f.what.push(what);
     out.set(datastore, f);
   };
-  for (const d of p.devices) {
+  for (const d of p.linked ? [] : p.devices) {
     if (d._type !== 'VirtualDisk') continue;
     const file = typeof (d.backing as DataObject | undefined)?.fileName === 'string' ? String((d.backing as DataObject).fileName) : '';
     const bytes = diskCapacityBytes(d as never);
@@ -70,13 +77,14 @@ export function cloneFootprint(p: { devices: readonly DataObject[]; memoryMB: nu
  * Why `copies` clones of `source` do not fit the free space of a datastore they land on
  * (summary.freeSpace), or null when they fit (or the server says too little to tell).
  */
-export async function cloneRoomShortfall(ctx: Ctx, source: MoRef, copies: number, disk?: { datastore: string; bytes: number }): Promise<string | null> {
+export async function cloneRoomShortfall(ctx: Ctx, source: MoRef, copies: number, disk?: { datastore: string; bytes: number }, linked = false): Promise<string | null> {
   const p = await readProps(ctx.rt, ctx.sc, source, ['name', 'config.hardware.device', 'config.hardware.memoryMB', 'config.memoryAllocation.reservation', 'config.files.vmPathName', 'datastore']);
   const footprint = cloneFootprint({
     devices: arr(p['config.hardware.device'] as DataObject[] | undefined),
     memoryMB: Number(p['config.hardware.memoryMB'] ?? 0) || 0,
     reservationMB: Number(p['config.memoryAllocation.reservation'] ?? 0) || 0,
     vmPathName: typeof p['config.files.vmPathName'] === 'string' ? p['config.files.vmPathName'] : '',
+    linked,
   });
   const mine = disk && disk.bytes > 0 ? footprint.find((f) => f.datastore === disk.datastore) : undefined;
   if (disk && disk.bytes > 0) {
@@ -90,7 +98,7 @@ export async function cloneRoomShortfall(ctx: Ctx, source: MoRef, copies: number
     const f = footprint.find((x) => x.datastore === d.name);
     const free = Number(d['summary.freeSpace']);
     if (!f || !Number.isFinite(free) || f.bytes * copies <= free) continue;
-    return `${copies} full clone${copies === 1 ? '' : 's'} of VM ${String(p.name)} need${copies === 1 ? 's' : ''} ${gib(f.bytes * copies)} on datastore ${f.datastore} (each: ${f.what.join(', ')}), which has ${gib(free)} free`;
+    return `${copies} ${linked ? 'linked' : 'full'} clone${copies === 1 ? '' : 's'} of VM ${String(p.name)} need${copies === 1 ? 's' : ''} ${gib(f.bytes * copies)} on datastore ${f.datastore} (each: ${f.what.join(', ')}), which has ${gib(free)} free`;
   }
   return null;
 }
@@ -100,8 +108,8 @@ export async function cloneRoomShortfall(ctx: Ctx, source: MoRef, copies: number
  * a VM with a large data disk would otherwise fill the datastore it shares with other VMs before
  * CloneVM_Task fails.
  */
-async function checkCloneRoom(ctx: Ctx, source: MoRef, copies: number, disk?: { datastore: string; bytes: number }): Promise<void> {
-  const short = await cloneRoomShortfall(ctx, source, copies, disk);
+async function checkCloneRoom(ctx: Ctx, source: MoRef, copies: number, disk?: { datastore: string; bytes: number }, linked = false): Promise<void> {
+  const short = await cloneRoomShortfall(ctx, source, copies, disk, linked);
   if (short) throw new InvalidArgument(`vm.count: ${short}; nothing was cloned. Use a template VM with smaller disks, or a smaller vm.count`, { name: 'vm.count', value: String(copies) });
 }
 
@@ -125,18 +133,20 @@ async function isolateNics(ctx: Ctx, vm: MoRef): Promise<void> {
 }
 
 /**
- * A full clone of `source` in the source's folder and resource pool, on the source's datastore
- * (its system disk is not the disk under test: that goes on the permutation's datastore later).
- * Left powered off by the task (`powerOn: false`); powerOn() below starts it.
+ * A full (or, given a snapshot, linked) clone of `source` in the source's folder and resource pool,
+ * on the source's datastore (its system disk is not the disk under test: that goes on the
+ * permutation's datastore later). Left powered off by the task (`powerOn: false`); powerOn() below starts it.
  */
 export async function cloneVm(ctx: Ctx, source: MoRef, o: CloneOptions): Promise<MoRef> {
   const p = await readProps(ctx.rt, ctx.sc, source, ['parent', 'resourcePool']);
   const folder = p.parent as MoRef | undefined;
   const pool = p.resourcePool as MoRef | undefined;
   if (!folder) throw new Error(`VM ${source.value} on ${ctx.endpoint} reports no parent folder to clone into`);
-  // VirtualMachineCloneSpec in WSDL order; RelocateSpec.pool: the source's (a template has none)
-  const spec = { location: pool ? { pool } : {}, template: false, powerOn: false };
-  await checkCloneRoom(ctx, source, o.copies ?? 1, o.disk);
+  // VirtualMachineCloneSpec and RelocateSpec in WSDL order; RelocateSpec.pool: the source's (a template has none)
+  const location = { ...(o.snapshot ? { diskMoveType: 'createNewChildDiskBacking' } : {}), ...(pool ? { pool } : {}) };
+  const spec = { location, template: false, powerOn: false, ...(o.snapshot ? { snapshot: o.snapshot } : {}) };
+  // a linked clone's disks are children of the snapshot's: only its swap file and disk under test take room
+  await checkCloneRoom(ctx, source, o.copies ?? 1, o.disk, o.snapshot !== undefined);
   await o.beforeSend();
   const task = await cloneVMTask(ctx.rt, source, folder, o.name, spec);
   const clone = (await waitForTask(ctx.rt, ctx.sc, task, { host: ctx.endpoint, ...(o.signal ? { signal: o.signal } : {}) })) as MoRef;

@@ -24,6 +24,8 @@ export interface VsphereTargetConfig {
   version?: string;
   /** the guest's work directory: a guest.filesystem is mounted in `<guestWorkdir>/<owned name>` */
   guestWorkdir?: string;
+  /** existing VMs a `vm.count` permutation measures instead of clones, in order (vm-count.ts) */
+  scaleVms?: readonly string[];
   /** the guest's OS (default linux): a Windows guest's disk is found by Get-Disk and measured raw */
   guestOs?: 'linux' | 'windows';
 }

@@ -9,7 +9,7 @@ import { CANONICAL_DEVICE_EXPECTED, isCanonicalDevice } from '../canonical-devic
 import { DEFAULT_ENDPOINT_CONCURRENCY } from '../endpoint-pool.ts';
 import { esxiVersionField } from '../esxi-version-field.ts';
 import { ATTACHED_DISK, ATTACHED_DISK_TEST_FILE, attachedDiskGuestSchema, guestOpener, guestWorkload, nameField } from '../guest.ts';
-import { toolsGuest, toolsWorkloadEndpoint } from './guest-tools.ts';
+import { toolsGuest, toolsWorkloadEndpoint, type ToolsGuestWiring } from './guest-tools.ts';
 import { guestInventoryDiagnostics, WINDOWS_GUEST_FILESYSTEMS } from './guest-config.ts';
 import { fioGuestResources, lunResource } from '../shared-resources.ts';
 import { VSPHERE_AXES } from './axes.ts';
@@ -24,7 +24,7 @@ import { guestSettingsOnWindows, writeCacheOnLinux } from '../guest-settings-axe
 import { estimateSteps, schemasOf } from '../operations.ts';
 import { VSPHERE_OPERATIONS } from './operations/index.ts';
 import { vspherePreflight } from './preflight.ts';
-import { vmCountDiagnostics, VM_COUNT_AXIS } from './vm-count.ts';
+import { scaleVmsDiagnostics, vmCountDiagnostics, VM_COUNT_AXIS } from './vm-count.ts';
 import { VCENTERS, vcenterSection, type VcenterEntry } from './endpoint.ts';
 
 const name = nameField;
@@ -59,6 +59,11 @@ const targetSchema = z.strictObject({
     })
     .optional(),
   version: esxiVersionField(),
+  scaleVms: z
+    .array(name())
+    .min(1)
+    .optional()
+    .describe('Existing VMs a vm.count permutation measures instead of clones: count N uses the first N. Each gets only its own disk; never powered off, reconfigured otherwise or destroyed. Reached like the target\'s guest (guest.via: tools, the same credential and work directory)'),
   guest: attachedDiskGuestSchema,
 });
 
@@ -76,6 +81,7 @@ export function vsphereStepTargetOf(t: VsphereTarget): VsphereStepTarget {
     allowedDevices: t.allowedDevices,
     nfs: t.nfs,
     version: t.version,
+    ...(t.scaleVms ? { scaleVms: t.scaleVms } : {}),
     guestWorkdir: t.guest.workdir,
     ...(t.guest.os === 'windows' ? { guestOs: 'windows' as const } : {}),
   };
@@ -158,8 +164,19 @@ function compose(target: VsphereTarget, ctx: ComposeContext): Composition {
     workloadProvider: g.provider,
     workloadTarget: g.describe,
     insecureEndpoints: cfg.vcenter.insecure ? [`vcenter:${target.vcenter}`] : [],
-    preflight: vspherePreflight(() => VsphereClient.connect(cfg.vcenter), () => ctx.pool.session(`${sdkEndpointKey(url)}|${username}`, () => VsphereClient.connect(cfg.vcenter)), cfg, target.guest.via === 'tools'),
+    preflight: vspherePreflight(() => VsphereClient.connect(cfg.vcenter), () => ctx.pool.session(`${sdkEndpointKey(url)}|${username}`, () => VsphereClient.connect(cfg.vcenter)), cfg, target.guest.via === 'tools', tools && target.scaleVms ? (vm) => guestLogin(tools, vm) : undefined),
   };
+}
+
+/** A named VM's guest login, proven by running `true` there through guest operations (preflight). */
+async function guestLogin(tools: ToolsGuestWiring, vm: string): Promise<void> {
+  const runner = await tools.forVm(vm).openLinux();
+  try {
+    const r = await runner.run('true');
+    if (r.exitCode !== 0) throw new Error(`\`true\` exited ${r.exitCode} in ${vm}'s guest`);
+  } finally {
+    await runner.close().catch(() => undefined);
+  }
 }
 
 export const vsphere = {
@@ -174,7 +191,7 @@ export const vsphere = {
   sshHostsOf: (t) => (t.guest.sshHost && t.guest.via === 'ssh' ? [{ name: t.guest.sshHost, path: ['guest', 'sshHost'], shell: 'posix' }] : []),
   workloadTool: (t) => (t.guest.os === 'windows' ? 'diskspd' : 'fio'),
   checkInventory(t, names) {
-    const out: TargetDiagnostic[] = [...guestInventoryDiagnostics(t.guest)];
+    const out: TargetDiagnostic[] = [...guestInventoryDiagnostics(t.guest), ...scaleVmsDiagnostics(t)];
     for (const key of ['vmfsDevice', 'rdmDevice'] as const) {
       const dev = t[key];
       if (dev && !t.allowedDevices.includes(dev)) out.push({ path: [key], message: `${dev} is not listed in allowedDevices; a device is formatted or mapped only when the inventory allows it by canonical name` });
@@ -185,7 +202,7 @@ export const vsphere = {
   },
   validate(t, values, name) {
     const out: AxisDiagnostic[] = t.guest.os === 'windows' ? guestSettingsOnWindows(values, name) : writeCacheOnLinux(values, name);
-    out.push(...vmCountDiagnostics(t.guest, values[VM_COUNT_AXIS] ?? [], name));
+    out.push(...vmCountDiagnostics(t.guest, values[VM_COUNT_AXIS] ?? [], name, t.scaleVms));
     // guest.filesystem: each guest makes its own kind (the axis lists both)
     for (const [i, f] of (values['guest.filesystem'] ?? []).entries()) {
       if (t.guest.os === 'windows' && !(WINDOWS_GUEST_FILESYSTEMS as readonly unknown[]).includes(f)) {
@@ -228,6 +245,8 @@ export const vsphere = {
     return [
       // one VM reconfigured by two targets at once: two disks on one controller, a unit taken twice
       { key: `vsphere-vm ${vc} ${t.vm}`, what: `VM ${t.vm} on ${vc}` },
+      // the VMs a vm.count permutation measures instead of clones: each gets disks of ours too
+      ...(t.scaleVms ?? []).filter((v) => v !== t.vm).map((v) => ({ key: `vsphere-vm ${vc} ${v}`, what: `VM ${v} on ${vc}` })),
       // an mpx. LUN is one host's: the host by its name, whether given as a name or an inventory path
       ...devices.map((d) => lunResource(d, `${vc} ${t.host.split('/').pop() ?? t.host}`)),
       // one datastore or NFS export measured by two targets at once: each sees the other's load

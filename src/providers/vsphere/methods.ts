@@ -228,6 +228,25 @@ export async function cloneVMTask(rt: RoundTripper, vm: MoRef, folder: MoRef, na
   return decodeReturn(r, 'moref') as MoRef;
 }
 
+/**
+ * CreateSnapshot_Task (vim.VirtualMachine.createSnapshot): name, description, memory, quiesce in
+ * WSDL order; returns the task (its result: the VirtualMachineSnapshot).
+ */
+export async function createSnapshotTask(rt: RoundTripper, vm: MoRef, name: string, o: { description: string; memory: boolean; quiesce: boolean }): Promise<MoRef> {
+  const r = await rt.roundTrip('CreateSnapshot_Task', vm, [
+    ['name', name],
+    ['description', o.description],
+    ['memory', o.memory],
+    ['quiesce', o.quiesce],
+  ]);
+  return decodeReturn(r, 'moref') as MoRef;
+}
+
+/** RemoveSnapshot_Task (vim.vm.Snapshot.remove): this snapshot only (`removeChildren` false keeps its children). */
+export async function removeSnapshotTask(rt: RoundTripper, snapshot: MoRef, removeChildren: boolean): Promise<MoRef> {
+  return decodeReturn(await rt.roundTrip('RemoveSnapshot_Task', snapshot, [['removeChildren', removeChildren]]), 'moref') as MoRef;
+}
+
 /** Destroy_Task (vim.ManagedEntity.destroy): a VM, its files with it; the VM must be powered off (InvalidPowerState). */
 export async function destroyTask(rt: RoundTripper, entity: MoRef): Promise<MoRef> {
   forgetDevices(rt, entity);

@@ -12,6 +12,8 @@ import type { VsphereTargetConfig } from './config.ts';
 import { currentTime, queryAvailablePerfMetric, queryPerfProviderSummary, type RoundTripper } from './methods.ts';
 import { counterKeys } from './perf.ts';
 import { policyChecks } from './storage-policy-preflight.ts';
+import { namedVmChecks, type GuestLogin } from './named-vm-preflight.ts';
+import { namedMemberVms } from './vm-count.ts';
 import type { MoRef } from './soap.ts';
 import { arr, decodeReturn, type PerfCounterInfo } from './types.ts';
 
@@ -99,14 +101,18 @@ function clonePrivileges(vm: string, o: Objects, home: CloneHome | undefined, ad
 }
 
 /** The privileges each step needs, on which object (vSphere Security: "Required Privileges for Common Tasks"). */
-export function privilegesNeeded(steps: readonly PlannedStep[], o: Objects & { datastore?: { ref: MoRef; name: string }; cloneHome?: CloneHome }, viaTools: boolean): Array<{ priv: string; on: MoRef; what: string }> {
+export function privilegesNeeded(steps: readonly PlannedStep[], o: Objects & { datastore?: { ref: MoRef; name: string }; cloneHome?: CloneHome; vms?: ReadonlyMap<string, MoRef> }, viaTools: boolean): Array<{ priv: string; on: MoRef; what: string }> {
   const out = new Map<string, { priv: string; on: MoRef; what: string }>();
   // asked once per object; the first step that needs it names why
   const add = (priv: string, on: MoRef, what: string) => void (out.has(`${priv} ${on.value}`) || out.set(`${priv} ${on.value}`, { priv, on, what }));
   // a step on a clone acts on a VM that does not exist yet: asked where it will inherit from (its folder)
   const clones = new Set(steps.filter((s) => s.operation === 'CloneVM_Task').map((s) => String(s.arguments.name)));
-  const vmOf = (s: PlannedStep): { on: MoRef; what: string } =>
-    clones.has(String(s.arguments.vm)) && o.cloneHome ? { on: o.cloneHome.folder, what: 'the folder of the clones (they inherit its permissions)' } : { on: o.vm, what: `VM ${String(s.arguments.vm)}` };
+  // a VM the inventory names for vm.count (scaleVms) is asked about itself; a clone, on its folder; any other, the target's
+  const vmOf = (s: PlannedStep): { on: MoRef; what: string } => {
+    const named = o.vms?.get(String(s.arguments.vm));
+    if (named) return { on: named, what: `VM ${String(s.arguments.vm)}` };
+    return clones.has(String(s.arguments.vm)) && o.cloneHome ? { on: o.cloneHome.folder, what: 'the folder of the clones (they inherit its permissions)' } : { on: o.vm, what: `VM ${String(s.arguments.vm)}` };
+  };
   for (const s of steps) {
     if (s.operation === 'CloneVM_Task') clonePrivileges(String(s.arguments.vm), o, o.cloneHome, add);
     if (s.operation === 'CreateVmfsDatastore' || s.operation === 'CreateNasDatastore') add('Host.Config.Storage', o.host, `host ${String(s.arguments.host)}`);
@@ -121,8 +127,9 @@ export function privilegesNeeded(steps: readonly PlannedStep[], o: Objects & { d
     }
     if (s.operation === 'ReconfigVM_Task' && s.arguments.device === 'controller') add('VirtualMachine.Config.AddRemoveDevice', vmOf(s).on, vmOf(s).what);
   }
-  const guests = clones.size > 0 && o.cloneHome ? { on: o.cloneHome.folder, what: 'the clones\' guests (VMware Tools guest operations; from their folder)' } : { on: o.vm, what: 'the guest (VMware Tools guest operations)' };
-  if (viaTools) for (const p of ['VirtualMachine.GuestOperations.Execute', 'VirtualMachine.GuestOperations.Modify', 'VirtualMachine.GuestOperations.Query']) add(p, guests.on, guests.what);
+  const guests: Array<[MoRef, string]> = [[o.vm, 'the guest (VMware Tools guest operations)'], ...[...(o.vms ?? new Map<string, MoRef>())].map(([name, ref]): [MoRef, string] => [ref, `VM ${name}'s guest (VMware Tools guest operations)`])];
+  if (clones.size > 0 && o.cloneHome) guests.push([o.cloneHome.folder, 'the clones\' guests (VMware Tools guest operations; from their folder)']);
+  if (viaTools) for (const [on, what] of guests) for (const p of ['VirtualMachine.GuestOperations.Execute', 'VirtualMachine.GuestOperations.Modify', 'VirtualMachine.GuestOperations.Query']) add(p, on, what);
   return [...out.values()];
 }
 
@@ -135,7 +142,7 @@ async function cloneRoomChecks(c: VsphereClient, vm: MoRef, steps: readonly Plan
   const most = countOf(largest);
   const a = largest.arguments;
   const disk = typeof a.diskDatastore === 'string' && typeof a.diskBytes === 'number' ? { datastore: a.diskDatastore, bytes: a.diskBytes } : undefined;
-  const short = await c.cloneRoomShortfall(vm, most, disk);
+  const short = await c.cloneRoomShortfall(vm, most, disk, a.clone === 'linked');
   return [short ? { check: 'clone room', status: 'fail', detail: short, remedy: 'use a template VM with smaller disks, free space on its datastore, or a smaller vm.count' } : { check: 'clone room', status: 'ok', detail: `${most} full clone${most === 1 ? '' : 's'} of the VM fit its datastores (summary.freeSpace)` }];
 }
 
@@ -233,7 +240,7 @@ async function metricChecks(c: VsphereClient, o: Objects): Promise<PreflightChec
 }
 
 /** The vSphere target's preflight; `connect` opens a session of its own (logged out after each use). */
-export function vspherePreflight(connect: () => Promise<VsphereClient>, shared: () => Promise<VsphereClient>, cfg: Pick<VsphereTargetConfig, 'host' | 'vm' | 'datacenter' | 'datastore' | 'version' | 'vcenter' | 'guestOs'>, viaTools: boolean): TargetPreflight {
+export function vspherePreflight(connect: () => Promise<VsphereClient>, shared: () => Promise<VsphereClient>, cfg: Pick<VsphereTargetConfig, 'host' | 'vm' | 'datacenter' | 'datastore' | 'version' | 'vcenter' | 'guestOs'>, viaTools: boolean, guestLogin?: GuestLogin): TargetPreflight {
   // `shared`: the run's pooled session, which its providers log out when they close
   const withClient = async <X>(fn: (c: VsphereClient, o: Objects) => Promise<X>, own = true): Promise<X> => {
     const c = await (own ? connect() : shared());
@@ -258,9 +265,11 @@ export function vspherePreflight(connect: () => Promise<VsphereClient>, shared: 
       const head: PreflightCheck[] = [{ check: 'connection', status: 'ok', detail: `${cfg.vcenter.url}: certificate ${cfg.vcenter.thumbprint ? 'matches the pinned thumbprint' : cfg.vcenter.insecure ? 'NOT verified (insecure: true)' : 'verified'}; logged in as ${cfg.vcenter.username}` }];
       return withClient(async (c2, o) => {
         const ds = cfg.datastore ? await c2.findDatastoreOrNone(cfg.datastore, o.datacenter) : undefined;
+        // the VMs in scaleVms the plan uses (vm.count): each checked, ✗ naming it (named-vm-preflight.ts)
+        const named = await namedVmChecks(c2, o.datacenter, namedMemberVms(steps), { byUuid: identifiesByUuid(steps), login: guestLogin });
         const cloneHome = await cloneHomeOf(c2, o.vm, steps);
-        const privs = await privilegeChecks(c2, privilegesNeeded(steps, { ...o, ...(ds && cfg.datastore ? { datastore: { ref: ds, name: cfg.datastore } } : {}), ...(cloneHome ? { cloneHome } : {}) }, viaTools));
-        return [...head, ...(await versionChecks(c2, o, cfg.version)), ...privs, ...(await vmChecks(c2, o, { viaTools, windows: cfg.guestOs === 'windows', byUuid: identifiesByUuid(steps) })), ...(await metricChecks(c2, o)), ...(await policyChecks(c2, steps, o.datacenter)), ...(await cloneRoomChecks(c2, o.vm, steps))];
+        const privs = await privilegeChecks(c2, privilegesNeeded(steps, { ...o, vms: named.found, ...(ds && cfg.datastore ? { datastore: { ref: ds, name: cfg.datastore } } : {}), ...(cloneHome ? { cloneHome } : {}) }, viaTools));
+        return [...head, ...(await versionChecks(c2, o, cfg.version)), ...privs, ...(await vmChecks(c2, o, { viaTools, windows: cfg.guestOs === 'windows', byUuid: identifiesByUuid(steps) })), ...named.checks, ...(await metricChecks(c2, o)), ...(await policyChecks(c2, steps, o.datacenter)), ...(await cloneRoomChecks(c2, o.vm, steps))];
       });
     },
   };

@@ -15,7 +15,7 @@ import { GUEST_FILESYSTEMS as WINDOWS_GUEST_FILESYSTEMS, VOLUME_SPECS } from '..
 import { guestSettingsWanted, writeCacheWanted } from '../guest-settings-axes.ts';
 import { VSPHERE_BLOCK_SIZES_KB, VSPHERE_BLOCK_SIZES_MB, VSPHERE_CONTROLLERS, VSPHERE_DATASTORE_KINDS, VSPHERE_DISK_FORMATS } from './axes.ts';
 import type { VsphereStepTarget } from './config.ts';
-import { memberSteps, vmCountOf, VM_COUNT_AXIS } from './vm-count.ts';
+import { cloneKindOf, memberSteps, vmCountOf, VM_COUNT_AXIS } from './vm-count.ts';
 
 // the guest-disk step's operations (operations/guest-disk.ts, operations/windows-guest-disk.ts)
 export { GUEST_DISK_OPERATION, GUEST_FS_OPERATION, GUEST_WINDOWS_DISK_OPERATION, GUEST_WINDOWS_VOLUME_OPERATION };
@@ -100,11 +100,12 @@ export function planVsphereSteps(axes: Axes, target: VsphereStepTarget, names: {
   }
   const disk: Disk = { kind, datastore, controller, blockSizeMb, prefix: names.prefix };
   const count = vmCountOf(axes);
+  const clone = cloneKindOf(axes, count);
   if (count !== undefined) {
     // N clones of the target's VM, each with its own disk on the datastore (vm-count.ts)
     if (target.guestOs === 'windows') bad(VM_COUNT_AXIS, count, 'no value with a Windows guest (clones of Linux guests only for now)');
     const flat = format as Exclude<Format, 'rdm-physical' | 'rdm-virtual'>;
-    return [...steps, ...memberSteps(count, target, names.prefix, (member, prefix) => flatDiskSteps(axes, member, flat, { ...disk, prefix }))];
+    return [...steps, ...memberSteps(count, target, names.prefix, (member, prefix) => flatDiskSteps(axes, member, flat, { ...disk, prefix }), clone)];
   }
   if (format === 'rdm-physical' || format === 'rdm-virtual') steps.push(...rdmSteps(axes, target, format, disk));
   else steps.push(...flatDiskSteps(axes, target, format, disk));

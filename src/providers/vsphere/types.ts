@@ -108,6 +108,8 @@ def('FileInfo', undefined, [['path', 'string'], ['friendlyName', 'string'], ['fi
 def('DatastoreHostMount', undefined, [['key', 'moref'], ['mountInfo', 'HostMountInfo']]);
 
 // --- virtual machines and devices
+def('VirtualMachineSnapshotInfo', undefined, [['currentSnapshot', 'moref'], ['rootSnapshotList', 'VirtualMachineSnapshotTree[]']]);
+def('VirtualMachineSnapshotTree', undefined, [['snapshot', 'moref'], ['vm', 'moref'], ['name', 'string'], ['description', 'string'], ['id', 'int'], ['createTime', 'dateTime'], ['state', 'string'], ['quiesced', 'boolean'], ['backupManifest', 'string'], ['childSnapshotList', 'VirtualMachineSnapshotTree[]'], ['replaySupported', 'boolean']]);
 def('VirtualMachineConfigSpec', undefined, [['deviceChange', 'VirtualDeviceConfigSpec[]']]);
 def('VirtualDeviceConfigSpec', undefined, [['operation', 'string'], ['fileOperation', 'string'], ['device', 'VirtualDevice'], ['profile', 'anyType[]'], ['backing', 'anyType']]);
 def('Description', undefined, [['label', 'string'], ['summary', 'string']]);

@@ -75,6 +75,13 @@ def backing_dict(dev):
     if isinstance(b, vim.vm.device.VirtualDisk.FlatVer2BackingInfo):
         out["thinProvisioned"] = b.thinProvisioned
         out["eagerlyScrub"] = b.eagerlyScrub
+        # a child disk (snapshot delta, linked clone): its parent chain, nearest first
+        out["deltaDiskFormat"] = b.deltaDiskFormat
+        chain, p = [], b.parent
+        while p is not None:
+            chain.append(p.fileName)
+            p = p.parent
+        out["parents"] = chain
     if isinstance(b, vim.vm.device.VirtualDisk.RawDiskMappingVer1BackingInfo):
         out["compatibilityMode"] = b.compatibilityMode
         out["deviceName"] = b.deviceName
@@ -427,6 +434,66 @@ def op_guest_vm(si, content, a):
             "guestOperationsReady": g.guestOperationsReady, "toolsVersion": g.toolsVersion}
 
 
+def op_vm_state(si, content, a):
+    """A VM as a whole: every device (type, key, unit, backing file), power state, Tools, extraConfig, memory and CPUs."""
+    vm = find(content, vim.VirtualMachine, a["vm"])
+    devices = [{"type": type(d).__name__.split(".")[-1], "key": d.key, "controllerKey": d.controllerKey, "unitNumber": d.unitNumber,
+                "fileName": getattr(d.backing, "fileName", None) if d.backing else None} for d in vm.config.hardware.device]
+    return {"ok": True, "powerState": vm.runtime.powerState, "toolsRunningStatus": vm.guest.toolsRunningStatus,
+            "devices": sorted(devices, key=lambda d: d["key"]), "extraConfig": sorted("%s=%s" % (o.key, o.value) for o in vm.config.extraConfig),
+            "memoryMB": vm.config.hardware.memoryMB, "numCPU": vm.config.hardware.numCPU}
+
+
+def snapshot_tree(nodes):
+    return [{"name": n.name, "id": n.snapshot._moId, "children": snapshot_tree(n.childSnapshotList or [])} for n in nodes or []]
+
+
+def find_snapshot(vm, name):
+    def walk(nodes):
+        for n in nodes or []:
+            if n.name == name:
+                return n.snapshot
+            found = walk(n.childSnapshotList)
+            if found is not None:
+                return found
+        return None
+    snap = walk(vm.snapshot.rootSnapshotList if vm.snapshot else [])
+    if snap is None:
+        raise LookupError("VM %s has no snapshot named %r" % (vm.name, name))
+    return snap
+
+
+def op_snapshots(si, content, a):
+    """A VM's snapshot tree (VirtualMachine.snapshot.rootSnapshotList): names, ids, children."""
+    vm = find(content, vim.VirtualMachine, a["vm"])
+    return {"ok": True, "tree": snapshot_tree(vm.snapshot.rootSnapshotList if vm.snapshot else [])}
+
+
+def op_create_snapshot(si, content, a):
+    vm = find(content, vim.VirtualMachine, a["vm"])
+    return wait_task(vm.CreateSnapshot_Task(name=a["name"], description=a.get("description", ""), memory=False, quiesce=False))
+
+
+def op_remove_snapshot(si, content, a):
+    vm = find(content, vim.VirtualMachine, a["vm"])
+    return wait_task(find_snapshot(vm, a["name"]).RemoveSnapshot_Task(removeChildren=False))
+
+
+def op_clone_linked(si, content, a):
+    """CloneVM_Task with diskMoveType createNewChildDiskBacking, from the named snapshot (or none)."""
+    vm = find(content, vim.VirtualMachine, a["vm"])
+    loc = vim.vm.RelocateSpec(diskMoveType="createNewChildDiskBacking", pool=vm.resourcePool)
+    spec = vim.vm.CloneSpec(location=loc, powerOn=False, template=False)
+    if a.get("snapshot"):
+        spec.snapshot = find_snapshot(vm, a["snapshot"])
+    return wait_task(vm.CloneVM_Task(folder=vm.parent, name=a["name"], spec=spec))
+
+
+def op_destroy_vm(si, content, a):
+    vm = find(content, vim.VirtualMachine, a["vm"])
+    return wait_task(vm.Destroy_Task())
+
+
 def op_sessions(si, content, a):
     """SessionManager.sessionList: every session the server holds (this probe's own left out)."""
     sm = content.sessionManager
@@ -444,6 +511,9 @@ OPS = {
     "vm-disk-instances": op_vm_disk_instances, "vm-nics": op_vm_nics,
     "add-rdm": op_add_rdm, "add-disk": op_add_disk, "remove-disk": op_remove_disk,
     "create-vdisk": op_create_vdisk, "create-vdisk-observe": op_create_vdisk_observe, "page": op_page, "sessions": op_sessions,
+    "vm-state": op_vm_state,
+    "snapshots": op_snapshots, "create-snapshot": op_create_snapshot, "remove-snapshot": op_remove_snapshot,
+    "clone-linked": op_clone_linked, "destroy-vm": op_destroy_vm,
 }
 
 

@@ -79,4 +79,20 @@ describe('results and status of a hostile run directory print nothing raw', () =
     expect(records.stdout).not.toMatch(RAW);
     expect((JSON.parse(records.stdout) as ResultRecord).test.id).toBe(`read${H}`);
   });
+
+  it('a store.json naming a store with CR LF and escapes in its user, database and password reference: the refusal is one line, escaped', async () => {
+    const ptr = fs.mkdtempSync(path.join(os.tmpdir(), 'ss-hostile-ptr-'));
+    try {
+      fs.writeFileSync(path.join(ptr, 'store.json'), JSON.stringify({ store: 'postgresql://u%0D%0AFORGED%1B[31m@127.0.0.1:1/d%0Ab', runId: 'r1', passwordRef: '${env:X\nY}' }));
+      for (const extra of [[], ['--store', 'postgresql://a@b:5432/c']]) {
+        const r = await runCli(['status', ptr, ...extra]);
+        expect(r.code).toBe(2);
+        expect(r.stderr).not.toMatch(RAW);
+        expect(lines(r.stderr)).toHaveLength(1);
+        expect(r.stderr).toContain('postgresql://u\\r\\nFORGED\\x1b[31m@127.0.0.1:1/d\\nb');
+      }
+    } finally {
+      fs.rmSync(ptr, { recursive: true, force: true });
+    }
+  });
 });

@@ -75,11 +75,11 @@ function validate(playbook: string, inventory: string): ConfigError | undefined 
 }
 
 describe.each(LAB_RELEASES)('the lab as ESXi/vCenter %s', (version) => {
-  it('its inventory states the release on lab-esxi, lab-vcenter and its two guest-operations targets; status says it; another release is refused while it runs', async () => {
+  it('its inventory states the release on lab-esxi, lab-vcenter and its three guest-operations targets; status says it; another release is refused while it runs', async () => {
     const inv = await fs.readFile(lab(version).inventory, 'utf8');
-    expect(inv.match(new RegExp(`^    version: "${version.replace('.', '\\.')}"$`, 'gm'))).toHaveLength(4);
+    expect(inv.match(new RegExp(`^    version: "${version.replace('.', '\\.')}"$`, 'gm'))).toHaveLength(5);
     const targets = loadInventory(lab(version).inventory, process.env).inventory.targets;
-    for (const t of ['lab-esxi', 'lab-vcenter', 'lab-vcenter-tools-linux', 'lab-vcenter-tools-windows']) expect((targets[t] as { version?: string }).version, t).toBe(version);
+    for (const t of ['lab-esxi', 'lab-vcenter', 'lab-vcenter-tools-linux', 'lab-vcenter-tools-windows', 'lab-vcenter-named-vms']) expect((targets[t] as { version?: string }).version, t).toBe(version);
     // a lab recorded as running this release (its processes: this one, alive)
     const root = await fs.mkdtemp(path.join(dir, `lab-${version}-`));
     const p = labPaths(root);

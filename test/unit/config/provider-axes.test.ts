@@ -8,21 +8,15 @@ import { ConfigError, formatDiagnostic } from '../../../src/errors.ts';
 import { checkPlaybookAgainst, MAX_PLAN_DIAGNOSTICS } from '../../../src/plan/check.ts';
 import { buildPlan } from '../../../src/plan/plan.ts';
 import { moduleOf } from '../../../src/providers/index.ts';
+import { diagnosticsOf } from '../../helpers/config-errors.ts';
 
 const DIR = 'test/fixtures/config';
 const f = (name: string) => path.join(DIR, name);
 const ENV = { HV_GUEST_PASSWORD: 'x4x-secret' };
 const inventory = () => loadInventory(f('inv-providers.yaml'), ENV);
 
-function refused(pbName: string): string[] {
-  try {
-    checkPlaybookAgainst(loadPlaybook(f(pbName)), inventory());
-  } catch (err) {
-    if (err instanceof ConfigError) return err.diagnostics.map(formatDiagnostic);
-    throw err;
-  }
-  throw new Error(`expected ${pbName} to be refused`);
-}
+/** validate's diagnostics (file:line:col lines) for a playbook it must refuse */
+const refused = (pbName: string): string[] => diagnosticsOf(() => checkPlaybookAgainst(loadPlaybook(f(pbName)), inventory()));
 
 /** The plan `plan`/`run` build, without validate's checks (what today's main would send). */
 function planWithoutValidate(pbName: string) {
@@ -31,8 +25,8 @@ function planWithoutValidate(pbName: string) {
   return buildPlan(pb, pb.target, { runId: 'r1', provider: target.provider, planSteps: moduleOf(target).planner(target) });
 }
 
-const VSPHERE_AXES = 'vsphere targets take datastore.kind, datastore.blockSizeMb, datastore.blockSizeKb, disk.format, disk.controller, disk.sizeGb, disk.policy, guest.filesystem, guest.scheduler, guest.queueDepth, guest.writeCache, guest.writeCacheFlushing, vm.count, workload.profile';
-const HYPERV_AXES = 'hyperv targets take volume.sizeGb, disk.format, disk.sizeGb, disk.blockSizeBytes, disk.logicalSectorBytes, disk.physicalSectorBytes, guest.filesystem, guest.writeCache, guest.writeCacheFlushing, workload.profile';
+const VSPHERE_AXES = 'vsphere targets take datastore.kind, datastore.blockSizeMb, datastore.blockSizeKb, disk.format, disk.controller, disk.sizeGb, disk.policy, guest.filesystem, guest.scheduler, guest.queueDepth, guest.writeCache, guest.writeCacheFlushing, vm.count, vm.clone, workload.profile';
+const HYPERV_AXES = 'hyperv targets take volume.sizeGb, disk.format, disk.sizeGb, disk.blockSizeBytes, disk.logicalSectorBytes, disk.physicalSectorBytes, guest.filesystem, guest.writeCache, guest.writeCacheFlushing, vm.count, workload.profile';
 const VMFS_RULE = 'VMFS3: 1, 2, 4 or 8 MiB; VMFS5: 1 MiB; VMFS6: 1 MiB, or 64 KiB as datastore.blockSizeKb (which VMFS5/6 also take as 1024)';
 const REPEAT = 'each of its values would repeat the same permutation';
 

@@ -73,7 +73,7 @@ describe('typed step arguments', () => {
     expect(refusal((a) => (a.device = '/dev/sda'), ds)).toMatch(/arguments.device: expected a canonical device name/);
     expect(stepArgumentsProblem({ ...disk, operation: 'Destroy_Task' })).toBe(
       // each name quoted: operation names hold commas ("guest: find disk by WWN, partition, mkfs, mount")
-      'vsphere has no operation "Destroy_Task" (it has "CreateVmfsDatastore", "CreateNasDatastore", "CloneVM_Task", "ReconfigVM_Task", "guest: find disk by WWN", "guest: find disk by WWN, partition, mkfs, mount", "guest: find disk by WWN (Get-Disk), Set-Disk online", "guest: find disk by WWN (Get-Disk), Set-Disk online, Initialize-Disk GPT, New-Partition, Format-Volume", "guest: set I/O scheduler and queue depth (sysfs)", "guest: set the disk write cache policy (IOCTL_DISK_SET_CACHE_INFORMATION, IOCTL_DISK_SET_CACHE_SETTING)", "fio", "diskspd")',
+      'vsphere has no operation "Destroy_Task" (it has "CreateVmfsDatastore", "CreateNasDatastore", "CreateSnapshot_Task", "CloneVM_Task", "ReconfigVM_Task", "guest: find disk by WWN", "guest: find disk by WWN, partition, mkfs, mount", "guest: find disk by WWN (Get-Disk), Set-Disk online", "guest: find disk by WWN (Get-Disk), Set-Disk online, Initialize-Disk GPT, New-Partition, Format-Volume", "guest: set I/O scheduler and queue depth (sysfs)", "guest: set the disk write cache policy (IOCTL_DISK_SET_CACHE_INFORMATION, IOCTL_DISK_SET_CACHE_SETTING)", "fio", "diskspd")',
     );
     expect(stepArgumentsProblem({ ...disk, provider: 'proxmox' as never })).toMatch(/provider "proxmox" is not one this storsweep knows/);
   });

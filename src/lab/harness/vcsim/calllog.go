@@ -62,14 +62,18 @@ func datastoreName(method *simulator.Method) string {
 	return ""
 }
 
-// vmName: the VM a CloneVM_Task makes (its name) or a Destroy_Task removes (looked up before the
-// call runs); "" otherwise.
+// vmName: the VM a CloneVM_Task makes (its name), a Destroy_Task removes, or whose snapshot a
+// {Create,Remove}Snapshot_Task makes or removes (looked up before the call runs); "" otherwise.
 func vmName(method *simulator.Method) string {
 	switch req := method.Body.(type) {
 	case *types.CloneVM_Task:
 		return req.Name
-	case *types.Destroy_Task:
-		if vm, ok := simulator.Map.Get(req.This).(*simulator.VirtualMachine); ok {
+	case *types.Destroy_Task, *types.CreateSnapshot_Task:
+		if vm, ok := simulator.Map.Get(method.This).(*simulator.VirtualMachine); ok {
+			return vm.Name
+		}
+	case *types.RemoveSnapshot_Task:
+		if vm := snapshotVM(req.This); vm != nil {
 			return vm.Name
 		}
 	// whose counters a client asked for (perf.go): a test can tell one VM's from another's
@@ -91,4 +95,27 @@ func entityVM(ref types.ManagedObjectReference) string {
 		return vm.Name
 	}
 	return ""
+}
+
+// snapshotCalled: the snapshot a CreateSnapshot_Task makes or a RemoveSnapshot_Task removes (its
+// name in its VM's tree, looked up before the call runs); "" otherwise.
+func snapshotCalled(method *simulator.Method) string {
+	switch req := method.Body.(type) {
+	case *types.CreateSnapshot_Task:
+		return req.Name
+	case *types.RemoveSnapshot_Task:
+		if vm := snapshotVM(req.This); vm != nil {
+			return snapshotName(vm, req.This)
+		}
+	}
+	return ""
+}
+
+func snapshotVM(ref types.ManagedObjectReference) *simulator.VirtualMachine {
+	s, ok := simulator.Map.Get(ref).(*simulator.VirtualMachineSnapshot)
+	if !ok {
+		return nil
+	}
+	vm, _ := simulator.Map.Get(s.Vm).(*simulator.VirtualMachine)
+	return vm
 }

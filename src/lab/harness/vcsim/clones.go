@@ -131,6 +131,7 @@ func (h *harness) cloneHook(method *simulator.Method) func(ok bool) {
 				}
 			}
 		})
+		linkClone(req, clone) // a linked clone's disks are child disks (linked_clones.go)
 		if h.guest != nil {
 			h.guest.ignoreVM(clone)
 		}

@@ -76,6 +76,12 @@ type guestVMConfig struct {
 	Sudo bool `json:"sudo"`
 	// Windows: where the guest has diskspd.exe (default C:\Tools\diskspd.exe, as the inventory's)
 	DiskspdPath string `json:"diskspdPath"`
+	// Linux: the path at which this guest's programs see its own scratch directory (default: the
+	// scratch directory's own path). Real guests each have their own file system, so VMs made from
+	// one template have the same paths, each its own files: several lab guests given one workdir
+	// each see their own directory there, as a clone does (clones.go: a bind mount in a mount
+	// namespace of the guest's programs), and share nothing.
+	Workdir string `json:"workdir"`
 }
 
 type guestOpsFile struct {
@@ -244,6 +250,19 @@ func newGuestOps(file, standins string, esx bool) (ops *guestOps, err error) {
 		if err := os.MkdirAll(gv.root, 0o755); err != nil {
 			return nil, err
 		}
+		if c.OS != "linux" && c.Workdir != "" {
+			return nil, fmt.Errorf("%s: \"workdir\" is for a Linux guest", where)
+		}
+		if c.OS == "linux" && c.Workdir != "" {
+			if !filepath.IsAbs(c.Workdir) || filepath.Clean(c.Workdir) != c.Workdir {
+				return nil, fmt.Errorf("%s: \"workdir\" must be an absolute, clean path, got %q", where, c.Workdir)
+			}
+			// the mount point the guest's own directory is bound over (clones.go command)
+			if err := os.MkdirAll(c.Workdir, 0o755); err != nil {
+				return nil, fmt.Errorf("%s: workdir: %v", where, err)
+			}
+			gv.hostRoot, gv.root = gv.root, c.Workdir
+		}
 		if c.OS == "linux" {
 			if err := gv.ensureLinuxUser(g.root); err != nil {
 				return nil, fmt.Errorf("%s: %v", where, err)
@@ -255,11 +274,12 @@ func newGuestOps(file, standins string, esx bool) (ops *guestOps, err error) {
 					return nil, fmt.Errorf("%s: %v", where, err)
 				}
 			}
-			if err := os.Chown(gv.root, gv.uid, gv.gid); err != nil {
+			own := gv.hostPath(gv.root)
+			if err := os.Chown(own, gv.uid, gv.gid); err != nil {
 				return nil, err
 			}
-			_ = os.Chmod(gv.root, 0o700)
-			if gv.testAs("-dir", gv.root) != 0 {
+			_ = os.Chmod(own, 0o700)
+			if gv.hostRoot == "" && gv.testAs("-dir", gv.root) != 0 {
 				// not fatal: a program given a reachable workingDirectory still runs
 				log.Printf("-guest-ops: the guest user %s cannot reach its scratch directory %s (a parent directory is not searchable by it); StartProgramInGuest without workingDirectory will fail with FileNotFound", c.Username, gv.root)
 			}

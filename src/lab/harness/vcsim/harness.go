@@ -129,7 +129,7 @@ func (h *harness) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	name := method.Name
 
-	entry := &callEntry{Method: name, This: method.This.Type + ":" + method.This.Value, Start: nowMs(), Devices: deviceChanges(method), Datastore: datastoreName(method), VM: vmName(method)}
+	entry := &callEntry{Method: name, This: method.This.Type + ":" + method.This.Value, Start: nowMs(), Devices: deviceChanges(method), Datastore: datastoreName(method), VM: vmName(method), Snapshot: snapshotCalled(method)}
 	if c, err := r.Cookie(soap.SessionCookieName); err == nil {
 		entry.Session = sessionTag(c.Value)
 	}
@@ -184,8 +184,17 @@ func (h *harness) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 
+	// linked clones and the snapshots they hang on (linked_clones.go)
+	if f, msg := linkedCloneRule(method); f != nil {
+		if ref, ok := failTask(method, f, msg); ok {
+			writeTaskResponse(w, name, ref)
+			return
+		}
+	}
 	var after func(ok bool)
 	switch name {
+	case "CreateSnapshot_Task":
+		after = h.snapshotHook(method) // linked_clones.go
 	case "ReconfigVM_Task":
 		if req, ok := method.Body.(*types.ReconfigVM_Task); ok {
 			var reject types.BaseMethodFault
@@ -534,8 +543,10 @@ type callEntry struct {
 	Held bool `json:"held,omitempty"`
 	// Create{Vmfs,Nas}Datastore, RemoveDatastore: the datastore's name (calllog.go)
 	Datastore string `json:"datastore,omitempty"`
-	// CloneVM_Task: the clone's name; Destroy_Task of a VM: its name (calllog.go)
+	// CloneVM_Task: the clone's name; Destroy_Task of a VM: its name; {Create,Remove}Snapshot_Task: the VM's (calllog.go)
 	VM string `json:"vm,omitempty"`
+	// CreateSnapshot_Task, RemoveSnapshot_Task: the snapshot's name (calllog.go)
+	Snapshot string `json:"snapshot,omitempty"`
 }
 
 const maxLogEntries = 200000

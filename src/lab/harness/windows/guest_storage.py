@@ -61,7 +61,9 @@ def medium(state, vm, slot):
         return None
     if is_int(drive.get('DiskNumber')):
         return next((d for d in state['disks'] if d['Number'] == drive['DiskNumber']), None)
-    if drive.get('Path') in state['files']:
+    # a VM booted from a differencing child of a template (hyperv_vms.py): its system disk is the guest's Windows
+    system_child = slot == vm.get('systemSlot', 'SCSI:0:0') and (state['files'].get(drive.get('Path')) or {}).get('parentPath')
+    if drive.get('Path') in state['files'] and not system_child:
         return state['files'][drive['Path']]
     if slot == vm.get('systemSlot', 'SCSI:0:0'):
         return vm.setdefault('systemDisk', {'size': 128 * GiB, 'system': True, 'PartitionStyle': 'GPT',

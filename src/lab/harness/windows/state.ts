@@ -19,6 +19,18 @@ export const LAB_GUEST_USER = 'bench\\admin';
 const GUEST_DISKS = { '0': 'SCSI:0:0' };
 const GUEST_VOLUMES = { 'T:': 'SCSI:0:1' };
 
+/**
+ * The `vm.count` template (hyperv_vms.py): a sysprepped Windows Server guest's system disk, whose
+ * answer file set the guest account (`guestCredential`: what a VM booted from a child of it logs in
+ * with). Outside the bench volumes, as a template library usually is.
+ */
+export const LAB_TEMPLATE = 'C:\\Templates\\ws2022-sysprep.vhdx';
+
+export function templateFile(credential: { user: string; password: string }): Record<string, unknown> {
+  const GiB = 1024 ** 3;
+  return { type: 'Dynamic', size: 127 * GiB, fileSize: 12 * GiB, block: 32 * 1024 ** 2, logical: 512, physical: 4096, diskIdentifier: 'A1B2C3D4-0000-4000-8000-00000000CAFE', guestCredential: credential };
+}
+
 export function defaultHypervState(): Record<string, unknown> {
   const GiB = 1024 ** 3;
   return {
@@ -42,6 +54,7 @@ export function labHypervState(volumes: Record<string, string>, guestPassword: s
   const base = defaultHypervState() as { vms: Record<string, Record<string, unknown>> };
   return {
     ...base,
+    files: { [LAB_TEMPLATE]: templateFile({ user: LAB_GUEST_USER, password: guestPassword }) },
     volumes: Object.fromEntries(Object.entries(volumes).map(([gb, folder]) => [folder, { sizeBytes: Number(gb) * GiB, freeBytes: Number(gb) * GiB - GiB }])),
     vms: { [LAB_VM]: { ...base.vms['bench-vm'], guestCredential: { user: LAB_GUEST_USER, password: guestPassword } } },
   };

@@ -103,9 +103,11 @@ async function detach(obj: RecordedObject, ctx: HostContext<HypervHost>): Promis
 async function find(ref: OwnedObjectRef, sent: Record<string, unknown> | undefined, h: HypervHost): Promise<CreatedObject | null> {
   if (sent?.diskNumber !== undefined) return findPassthroughDrive(ref, sent, h);
   const file = `\\${checkHyperv('ownedName', ref.name.replace(/-attach$/, '-disk'), 'owned name')}.vhdx`.toLowerCase();
-  const x = (await drivesOf(h, h.t.vmName)).find((dr) => dr.ControllerType === 'SCSI' && typeof dr.Path === 'string' && dr.Path.toLowerCase().endsWith(file));
+  // a vm.count member's drive is in the member VM the step named (sent), else the target's VM
+  const vmName = typeof sent?.vmName === 'string' ? checkHyperv('vmName', sent.vmName, 'sent vmName') : h.t.vmName;
+  const x = (await drivesOf(h, vmName)).find((dr) => dr.ControllerType === 'SCSI' && typeof dr.Path === 'string' && dr.Path.toLowerCase().endsWith(file));
   if (!x) return null;
-  const slot = { vmName: h.t.vmName, controllerNumber: int(x.ControllerNumber, 'ControllerNumber'), controllerLocation: int(x.ControllerLocation, 'ControllerLocation') };
+  const slot = { vmName, controllerNumber: int(x.ControllerNumber, 'ControllerNumber'), controllerLocation: int(x.ControllerLocation, 'ControllerLocation') };
   return { ...ref, provider: 'hyperv', id: slotId(slot), data: { ...slot, path: x.Path } };
 }
 

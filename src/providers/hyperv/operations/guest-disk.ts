@@ -4,7 +4,7 @@
 // (guest)'); then, for guest.filesystem other than raw, a volume on it ('Format-Volume (guest)':
 // GPT, one partition, formatted; cleared at teardown only when it holds nothing but what this
 // step made). What it finds is what the workload measures.
-import type { z } from 'zod';
+import { z } from 'zod';
 import { InvalidArgument, UnsafeOperation } from '../../../errors.ts';
 import type { OperationContext } from '../../../contract/operation.ts';
 import type { MeasuredTarget } from '../../../contract/provider.ts';
@@ -58,9 +58,13 @@ export function guestVolumeTarget(data: Record<string, unknown>, where: string):
   return guestVolumeMeasure(guestDiskTarget(data, where), data, where);
 }
 
+/** which `vm.count` member's disk a step finds (vm-count.ts): the workload runs in that VM */
+const memberField = { member: z.number().int().min(1).optional() };
+const asMember = (t: MeasuredTarget, member: number | undefined, vmName: string): MeasuredTarget => (member === undefined ? t : { ...t, member: { index: member, vm: vmName } });
+
 export const guestDisk = hypervOperation({
   name: 'Set-Disk (guest)',
-  schema: slotWith({}),
+  schema: slotWith(memberField),
   async apply(a, ctx) {
     const h = ctx.host;
     const { slot, where, expected } = await expectedAtSlot(h, a, ctx.step.operation);
@@ -77,7 +81,7 @@ export const guestDisk = hypervOperation({
     const after = (await h.inGuest(slot.vmName, calls)).at(-1) as unknown as GuestDisk | undefined;
     if (!after || after.IsOffline || after.IsReadOnly) throw new UnsafeOperation(`${h.t.host}: guest disk ${d.Number} of ${slot.vmName} is still ${after?.IsOffline ? 'offline' : 'read-only'} after Set-Disk; nothing measured`, { operation: 'Set-Disk (guest)', target: `${slot.vmName} disk ${d.Number}` });
     ctx.log(`${where} is guest disk ${d.Number}${facts.serialNumber ? ` (serial ${facts.serialNumber})` : facts.uniqueId ? ` (unique id ${facts.uniqueId})` : ''}; online and writable`, { guestDiskNumber: d.Number });
-    ctx.measure?.(guestDiskTarget(facts, where));
+    ctx.measure?.(asMember(guestDiskTarget(facts, where), a.member, slot.vmName));
     return made(ctx.step, `${slot.vmName}:disk${d.Number}`, facts);
   },
   objects: {
@@ -92,7 +96,7 @@ export const guestDisk = hypervOperation({
   },
 });
 
-async function formatVolume(a: SlotArgs & z.output<z.ZodObject<typeof volumeArgs>>, ctx: OperationContext<HypervHost>) {
+async function formatVolume(a: SlotArgs & z.output<z.ZodObject<typeof volumeArgs>> & { member?: number | undefined }, ctx: OperationContext<HypervHost>) {
   const h = ctx.host;
   const { slot, where, expected } = await expectedAtSlot(h, a, ctx.step.operation);
   volumeSpecOf(a); // refused before anything is asked of the guest
@@ -101,13 +105,13 @@ async function formatVolume(a: SlotArgs & z.output<z.ZodObject<typeof volumeArgs
   const io = { host: h.t.host, vmName: slot.vmName, calls: (calls: GuestCall[]) => h.inGuest(slot.vmName, calls) };
   const { id, data } = await formatGuestVolume(io, d, a, { ...slot, sizeBytes: expected.sizeBytes }, ctx, { operation: ctx.step.operation, where });
   const created = made(ctx.step, id, data);
-  ctx.measure?.(guestVolumeTarget(created.data, where));
+  ctx.measure?.(asMember(guestVolumeTarget(created.data, where), a.member, slot.vmName));
   return created;
 }
 
 export const guestVolume = hypervOperation({
   name: 'Format-Volume (guest)',
-  schema: slotWith(volumeArgs),
+  schema: slotWith({ ...volumeArgs, ...memberField }),
   apply: formatVolume,
   objects: {
     'guest-volume': {

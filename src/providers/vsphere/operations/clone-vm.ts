@@ -1,10 +1,12 @@
-// CloneVM_Task: one VM of a `vm.count` permutation, a full clone of the target's VM (clones.ts),
+// CloneVM_Task: one VM of a `vm.count` permutation, a full clone of the target's VM (clones.ts), or
+// a linked one of the permutation's snapshot of it (`vm.clone: linked`, template-snapshot.ts),
 // powered on and waited for until VMware Tools run guest operations; its disk under test is attached
 // by the next step. Ownership is proven by the host, as for a datastore: the clone carries the run's
 // owned name (`ss-<runId>-<permutationId>-vm<k>`), found by the recorded MoRef only while it still
 // has that name, else by the name alone. A clone is destroyed (powered off, Destroy_Task, its files
 // with it) only while every disk it has lives in its own folder: a disk someone attached to it from
-// elsewhere is never deleted with it (refused, left for a person to look at).
+// elsewhere is never deleted with it (refused, left for a person to look at). A linked clone's child
+// disks may have a parent outside, but only the disk of the permutation's own snapshot (foreignDisks).
 import { z } from 'zod';
 import { UnsafeOperation } from '../../../errors.ts';
 import type { HostContext, ObjectKind, RecordedObject } from '../../../contract/operation.ts';
@@ -15,13 +17,22 @@ import type { MoRef } from '../client.ts';
 import { splitDatastorePath } from '../disks.ts';
 import { vsphereOperation, type VsphereHost } from '../host.ts';
 import { where } from './fields.ts';
+import { ownedSnapshot, parentChain, snapshotOfMember } from './template-snapshot.ts';
 
 export const CLONE_VM_OPERATION = 'CloneVM_Task';
 /** how long a clone may take to report guest operations ready after power-on */
 export const CLONE_TOOLS_TIMEOUT_MS = 10 * 60_000;
 
-/** `vm`: the VM cloned (the target's); `name`: the clone's owned name; `member`: which VM of the permutation (1-based); `count`: how many it clones; `diskDatastore`/`diskBytes`: where each clone's disk under test goes, and its size */
-const cloneArgs = z.strictObject({ ...where, name: z.string().min(1), member: z.number().int().positive(), count: z.number().int().positive().optional(), diskDatastore: z.string().min(1).optional(), diskBytes: z.number().int().nonnegative().optional(), clone: z.literal('full') });
+/**
+ * `vm`: the VM cloned (the target's); `name`: the clone's owned name; `member`: which VM of the
+ * permutation (1-based); `clone`: full, or linked to `snapshot` (the permutation's, template-snapshot.ts);
+ * `count`: how many it clones; `diskDatastore`/`diskBytes`: where each clone's disk under test goes, and its size
+ */
+const room = { count: z.number().int().positive().optional(), diskDatastore: z.string().min(1).optional(), diskBytes: z.number().int().nonnegative().optional() };
+const cloneArgs = z.union([
+  z.strictObject({ ...where, name: z.string().min(1), member: z.number().int().positive(), ...room, clone: z.literal('full') }),
+  z.strictObject({ ...where, name: z.string().min(1), member: z.number().int().positive(), ...room, clone: z.literal('linked'), snapshot: z.string().min(1) }),
+]);
 
 async function vmByName(h: VsphereHost, name: string): Promise<MoRef | undefined> {
   const c = await h.client();
@@ -45,16 +56,43 @@ async function ownedClone(h: VsphereHost, obj: { name: string; id: string | null
   return vmByName(h, obj.name);
 }
 
-/** The clone's disks outside its own folder (`[ds] <name>/`): a disk it did not get from the clone task. */
+/** Whether a disk file is in the clone's own folder (`[ds] <name>/`). */
+function inFolder(file: string, name: string): boolean {
+  const dir = (splitDatastorePath(file)?.folder ?? '').replace(/^\[[^\]]+\]\s*/, '');
+  return dir === name || dir.startsWith(`${name}/`);
+}
+
+/**
+ * The disks Destroy_Task would take from outside the clone's own folder: a disk file elsewhere (one
+ * it did not get from the clone task), or a child disk whose parent chain leaves the folder other
+ * than through the permutation's own snapshot of the template. A linked clone's delta disks are in
+ * its folder and their parent is that snapshot's disk, a read-only point the template still holds:
+ * Destroy_Task deletes the deltas only (docs/decisions/new-linked-clones.md). The snapshot is read
+ * from the host, by its owned name, only when a chain leaves the folder.
+ */
 async function foreignDisks(h: VsphereHost, vm: MoRef, name: string): Promise<string[]> {
   const devices = await (await h.client()).devices(vm);
-  return devices
-    .filter((d) => d._type === 'VirtualDisk')
-    .map((d) => (typeof d.backing?.fileName === 'string' ? d.backing.fileName : ''))
-    .filter((f) => {
-      const dir = (splitDatastorePath(f)?.folder ?? '').replace(/^\[[^\]]+\]\s*/, '');
-      return dir !== name && !dir.startsWith(`${name}/`);
-    });
+  const foreign: string[] = [];
+  let base: Set<string> | undefined;
+  for (const d of devices.filter((x) => x._type === 'VirtualDisk')) {
+    const file = typeof d.backing?.fileName === 'string' ? d.backing.fileName : '';
+    if (!inFolder(file, name)) {
+      foreign.push(file);
+      continue;
+    }
+    const outside = parentChain(d.backing).find((f) => !inFolder(f, name));
+    if (outside === undefined) continue;
+    base ??= await snapshotBase(h, name);
+    if (!base.has(outside)) foreign.push(`${file} (its parent ${outside})`);
+  }
+  return foreign;
+}
+
+/** The disk files of the permutation's own snapshot of the template, as the host shows it now (none: empty). */
+async function snapshotBase(h: VsphereHost, clone: string): Promise<Set<string>> {
+  const snap = snapshotOfMember(clone);
+  const found = snap ? await ownedSnapshot(h, { name: snap, id: null }) : undefined;
+  return new Set(found ? await (await h.client()).snapshotDiskFiles(found.snapshot.ref) : []);
 }
 
 /**
@@ -109,6 +147,13 @@ export const cloneVmObject: ObjectKind<VsphereHost> = {
   },
 };
 
+/** The permutation's snapshot of the template a linked clone hangs on, as the host shows it now. */
+async function baseSnapshot(h: VsphereHost, name: string): Promise<MoRef> {
+  const found = await ownedSnapshot(h, { name, id: null });
+  if (!found) throw new ProvisionedStateMismatch(`VM ${h.target.vm} has no snapshot named ${name} to make a linked clone of`, { axis: 'vm.clone', asked: 'linked', got: 'no snapshot', object: name });
+  return found.snapshot.ref;
+}
+
 export const cloneVm = vsphereOperation({
   name: CLONE_VM_OPERATION,
   schema: cloneArgs,
@@ -119,13 +164,14 @@ export const cloneVm = vsphereOperation({
     const source = await h.vm(a.vm);
     // DuplicateName would fail the task; a VM of the owned name is an earlier attempt's (find() takes it)
     if (await vmByName(h, a.name)) throw new UnsafeOperation(`a VM named ${a.name} already exists on ${c.endpoint}; not cloning over it`, { operation: CLONE_VM_OPERATION, target: a.name });
-    const data = { vm: a.name, source: a.vm, member: a.member };
-    ctx.log(`cloning VM ${a.vm} as ${a.name}`);
+    const snapshot = a.clone === 'linked' ? await baseSnapshot(h, a.snapshot) : undefined;
+    const data = { vm: a.name, source: a.vm, member: a.member, ...(a.clone === 'linked' ? { clone: a.clone, snapshot: a.snapshot } : {}) };
+    ctx.log(a.clone === 'linked' ? `cloning VM ${a.vm} as ${a.name}, linked to its snapshot ${a.snapshot}` : `cloning VM ${a.vm} as ${a.name}`);
     h.forgetVm(a.name);
     // this clone and those after it must all fit where they land (clones.ts checkCloneRoom)
     const copies = Math.max(1, (a.count ?? a.member) - a.member + 1);
     const disk = a.diskDatastore !== undefined && a.diskBytes !== undefined ? { disk: { datastore: a.diskDatastore, bytes: a.diskBytes } } : {};
-    const ref = await c.cloneVm(source, { name: a.name, copies, ...disk, beforeSend: () => ctx.sent({ ...data }), signal: ctx.signal });
+    const ref = await c.cloneVm(source, { name: a.name, copies, ...disk, beforeSend: () => ctx.sent({ ...data }), signal: ctx.signal, ...(snapshot ? { snapshot } : {}) });
     await c.startClone(ref, { timeoutMs: CLONE_TOOLS_TIMEOUT_MS, signal: ctx.signal });
     ctx.log(`VM ${a.name} is on and its guest answers guest operations`);
     return { kind: ctx.step.creates?.kind ?? 'vm', name: a.name, provider: 'vsphere', id: ref.value, data };
@@ -141,6 +187,6 @@ export const cloneVm = vsphereOperation({
       throw new ProvisionedStateMismatch(`clone ${a.name} of ${a.vm} is not a powered-on VM whose guest answers guest operations (name ${String(p.name)}, power ${String(p['runtime.powerState'])}, guest operations ready ${String(p['guest.guestOperationsReady'])})`, { axis: 'vm.count', asked: 'a running clone', got: String(p['runtime.powerState']), object: a.name });
     }
   },
-  // a full clone copies the source's system disk: a minute is a fair guess on a real array
-  estimateSec: () => 60,
+  // a full clone copies the source's system disk: a minute is a fair guess on a real array; a linked one copies nothing
+  estimateSec: (a) => (a.clone === 'linked' ? 10 : 60),
 });

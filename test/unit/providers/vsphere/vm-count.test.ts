@@ -8,23 +8,16 @@
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { loadInventory, loadPlaybook } from '../../../../src/config/index.ts';
-import { ConfigError, formatDiagnostic } from '../../../../src/errors.ts';
 import { checkPlaybookAgainst } from '../../../../src/plan/check.ts';
 import { buildPlan } from '../../../../src/plan/plan.ts';
 import { moduleOf } from '../../../../src/providers/index.ts';
+import { diagnosticsOf } from '../../../helpers/config-errors.ts';
 
 const f = (name: string) => path.join('test/fixtures/config', name);
 const inventory = () => loadInventory(f('inv-vm-count.yaml'), { VM_COUNT_GUEST_PASSWORD: 'x4x-secret' });
 
-function refused(pbName: string): string[] {
-  try {
-    checkPlaybookAgainst(loadPlaybook(f(pbName)), inventory());
-  } catch (err) {
-    if (err instanceof ConfigError) return err.diagnostics.map(formatDiagnostic);
-    throw err;
-  }
-  throw new Error(`expected ${pbName} to be refused`);
-}
+/** validate's diagnostics (file:line:col lines) for a playbook it must refuse */
+const refused = (pbName: string): string[] => diagnosticsOf(() => checkPlaybookAgainst(loadPlaybook(f(pbName)), inventory()));
 
 function plan(pbName: string) {
   const pb = loadPlaybook(f(pbName)).playbook;
