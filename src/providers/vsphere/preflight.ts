@@ -127,7 +127,8 @@ export function privilegesNeeded(steps: readonly PlannedStep[], o: Objects & { d
     }
     if (s.operation === 'ReconfigVM_Task' && s.arguments.device === 'controller') add('VirtualMachine.Config.AddRemoveDevice', vmOf(s).on, vmOf(s).what);
   }
-  const guests: Array<[MoRef, string]> = [[o.vm, 'the guest (VMware Tools guest operations)'], ...[...(o.vms ?? new Map<string, MoRef>())].map(([name, ref]): [MoRef, string] => [ref, `VM ${name}'s guest (VMware Tools guest operations)`])];
+  // a named VM first: where it is also the target's VM, it is named (a privilege is asked once, named by its first reason)
+  const guests: Array<[MoRef, string]> = [...[...(o.vms ?? new Map<string, MoRef>())].map(([name, ref]): [MoRef, string] => [ref, `VM ${name}'s guest (VMware Tools guest operations)`]), [o.vm, 'the guest (VMware Tools guest operations)']];
   if (clones.size > 0 && o.cloneHome) guests.push([o.cloneHome.folder, 'the clones\' guests (VMware Tools guest operations; from their folder)']);
   if (viaTools) for (const [on, what] of guests) for (const p of ['VirtualMachine.GuestOperations.Execute', 'VirtualMachine.GuestOperations.Modify', 'VirtualMachine.GuestOperations.Query']) add(p, on, what);
   return [...out.values()];
