@@ -27,16 +27,31 @@ export function bendText(c: ScalingCurve): string {
   return `Bends at ${vms(b.count)}: ${c.latencyBasis === 'p99' ? 'p99' : 'mean'} latency is ${roundSig(b.latencyFactor ?? 0, 3)}× its value at ${vms(c.points[0]!.count)}.`;
 }
 
-/** The answer line: the main metric at each VM count, then the bend. */
+/** Whether the bend is more than noise (vm-scaling-evidence.ts), in words; '' without a bend. */
+export function bendEvidenceText(c: ScalingCurve): string {
+  const e = c.bendEvidence;
+  if (!c.bend || !e) return '';
+  const per = `n = ${e.n} repetition${e.n === 1 ? '' : 's'} per count`;
+  if (e.status === 'untested') return `Indicative only: ${per} leaves no variance to test it against; repeat the study 3 or more times.`;
+  const p = `Holm-adjusted p = ${roundSig(e.pAdjusted ?? 1, 2)} over ${e.family} step test${e.family === 1 ? '' : 's'}, ${per}`;
+  return e.status === 'supported' ? `Supported: ${p}.` : `Not significant: ${p}; it may be noise.`;
+}
+
+/** The answer line: the main metric at each VM count, then the bend and its support. */
 export function scalingAnswer(c: ScalingCurve): string {
   const m = METRICS[c.metric];
   const values = c.points.map((p) => `${vms(p.count)} ${formatValue(c.metric, mainOf(c, p))}`).join(' → ');
-  return `${curveTitle(c)}: ${m.label} ${values}. ${bendText(c)}`;
+  const evidence = bendEvidenceText(c);
+  return `${curveTitle(c)}: ${m.label} ${values}. ${bendText(c)}${evidence ? ` ${evidence}` : ''}`;
 }
 
 /** What the section says before its curves: the rule, and that members are shown through their aggregates only. */
 export function scalingIntro(v: VmScaling): string[] {
   const out = [v.rule];
+  out.push(
+    'The replication unit is the repetition: each gives one aggregate per VM count, on the same clones. ' +
+      'A bend is tested one-sided on those aggregates (Welch), all steps of all curves as one family (Holm, alpha 0.05).',
+  );
   out.push(
     `A point is the mean of its count's pass aggregates (${v.aggregateRecords} in all). An aggregate sums its VMs' IOPS and MB/s; its latency percentiles come from their merged histograms. ` +
       `The ${v.memberRecords} per-VM record${v.memberRecords === 1 ? '' : 's'} show only as the spread between VMs; they are never pooled with the aggregates.`,

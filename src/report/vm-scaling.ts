@@ -6,6 +6,7 @@
 // Kept as numbers per aggregate record (a few doubles), like the rest of the report.
 import type { Axes } from '../contract/axis.ts';
 import { VM_COUNT_AXIS, type HostMetrics, type ResultRecord, type TestIdentity } from '../results/record.ts';
+import { adjustSteps, contrastP, evidenceOf, type BendEvidence, type StepTest } from './vm-scaling-evidence.ts';
 
 /** One VM's record of a vm.count pass: never pooled with its pass's aggregate (every report path leaves it out of its samples). */
 export function isVmMember(r: Pick<ResultRecord, 'vm'>): boolean {
@@ -96,6 +97,8 @@ export interface ScalingCurve {
   latencyBasis: 'p99' | 'mean';
   points: ScalingPoint[];
   bend: Bend | null;
+  /** whether the bend is more than noise (vm-scaling-evidence.ts); null when there is no bend */
+  bendEvidence: BendEvidence | null;
   /** some point has host latency (its columns are shown) */
   host: boolean;
 }
@@ -242,12 +245,34 @@ export function findBend(points: readonly ScalingPoint[], metric: ScalingMetric,
   return null;
 }
 
+/**
+ * Every step the bend rule checks on a curve, as a one-sided test on the repetitions' aggregates
+ * (vm-scaling-evidence.ts): throughput at a count below the previous count's plus half the linear
+ * increment; latency above twice the smallest count's. Keyed `<curve>:<count>:<reason>`.
+ */
+function stepTests(curve: number, samples: readonly Sample[], counts: readonly number[], metric: ScalingMetric, latencyBasis: 'p99' | 'mean'): StepTest[] {
+  const at = (n: number, f: (s: Sample) => number | null) => known(samples.filter((s) => s.count === n).map(f));
+  const main = (s: Sample) => (metric === 'iops' ? s.iops : s.bytesPerSecond);
+  const lat = (s: Sample) => (latencyBasis === 'p99' ? s.p99Us : s.meanUs);
+  const out: StepTest[] = [];
+  for (let i = 1; i < counts.length; i++) {
+    const prev = counts[i - 1]!;
+    const cur = counts[i]!;
+    const [now, before] = [at(cur, main), at(prev, main)];
+    out.push({ key: `${curve}:${cur}:throughput`, p: contrastP(now, before, 1 + (BEND_RULE.minShareOfLinear * (cur - prev)) / prev, 'lower'), n: Math.min(now.length, before.length) });
+    const [l, base] = [at(cur, lat), at(counts[0]!, lat)];
+    out.push({ key: `${curve}:${cur}:latency`, p: contrastP(l, base, BEND_RULE.maxLatencyFactor, 'upper'), n: Math.min(l.length, base.length) });
+  }
+  return out;
+}
+
 /** The scaling curves (those with two VM counts or more), or null when no record is of a vm.count pass. */
 export function buildVmScaling(t: VmScalingRecords): VmScaling | null {
   const all = [...t.curves.values()];
   const hostAt = (key: string, n: number) => t.memberHost.get(key)?.get(n) ?? [];
   const varying = otherVaryingAxes(all.map((c) => c.axes));
   const curves: ScalingCurve[] = [];
+  const steps: StepTest[] = [];
   for (const [key, c] of t.curves) {
     const counts = [...new Set(c.samples.map((s) => s.count))].sort((a, b) => a - b);
     if (counts.length < 2) continue;
@@ -256,8 +281,12 @@ export function buildVmScaling(t: VmScalingRecords): VmScaling | null {
     const latencyBasis = points.every((p) => p.p99Us !== null) ? 'p99' : 'mean';
     const label = varying.filter((a) => a in c.axes).map((a) => `${a}=${String(c.axes[a])}`).join(', ');
     const host = points.some((p) => p.hostVdiskMeanUs !== null || p.hostDatastoreUs !== null);
-    curves.push({ test: c.test, label, axes: c.axes, metric, latencyBasis, points, bend: findBend(points, metric, latencyBasis), host });
+    steps.push(...stepTests(curves.length, c.samples, counts, metric, latencyBasis));
+    curves.push({ test: c.test, label, axes: c.axes, metric, latencyBasis, points, bend: findBend(points, metric, latencyBasis), bendEvidence: null, host });
   }
+  // one family: every step the rule checked, on every curve (Holm, as the report's comparisons)
+  const { adjusted, family } = adjustSteps(steps);
+  for (const [i, c] of curves.entries()) if (c.bend) c.bendEvidence = evidenceOf(steps.find((s) => s.key === `${i}:${c.bend!.count}:${c.bend!.reason}`), adjusted, family);
   if (t.memberRecords + t.aggregateRecords === 0) return null;
   const hostSpans = { vdisk: [...t.hostSpans.vdisk], datastore: [...t.hostSpans.datastore] };
   return { rule: BEND_RULE_TEXT, memberRecords: t.memberRecords, aggregateRecords: t.aggregateRecords, curves: curves.slice(0, MAX_SCALING_CURVES), curvesTotal: curves.length, hostSpans };

@@ -94,12 +94,38 @@ export function fioIoSpanMs(raw: string): { start: number; end: number } | null 
   }
 }
 
-/** One VM of the pass: its target, its guest connection, its pre-fill. */
+/** A guest's clock against this machine's: `offsetMs` = guest − here, within ± `uncertaintyMs` (half the round trip). */
+export interface GuestClock {
+  offsetMs: number;
+  uncertaintyMs: number;
+}
+
+/**
+ * The guest's clock read once (`date +%s%N`, GNU date: ns since the epoch) and set against this
+ * machine's midpoint of the call. Each VM's start is read by its own guest's clock (fioIoSpanMs): two
+ * guests whose clocks differ by 3 s would show 3 s of start skew that is not there, or hide one that
+ * is. Null when the guest cannot say (another date, no answer): its starts are then taken as they are.
+ */
+export async function guestClock(runner: CommandRunner, now: () => number = Date.now): Promise<GuestClock | null> {
+  const t0 = now();
+  try {
+    const r = await runner.run('date +%s%N');
+    const t1 = now();
+    const m = /^(\d{16,20})$/.exec(r.stdout.trim());
+    if (r.exitCode !== 0 || !m) return null;
+    return { offsetMs: Number(BigInt(m[1]!) / 1_000_000n) - (t0 + t1) / 2, uncertaintyMs: (t1 - t0) / 2 };
+  } catch {
+    return null;
+  }
+}
+
+/** One VM of the pass: its target, its guest connection, its pre-fill, its guest's clock. */
 interface Member {
   target: MeasuredTarget & { member: { index: number; vm: string } };
   runner: CommandRunner;
   fill: PrefillOutcome | null;
   fillAt: string | null;
+  clock: GuestClock | null;
   /** the host's watch of this VM's disk, made once per permutation */
   observer: HostObserver | null;
 }
@@ -133,8 +159,10 @@ export async function runMemberWorkload(c: MemberRunContext, targets: Member['ta
   try {
     for (const [k, o] of opened.entries()) {
       if (o.status === 'rejected') throw new Error(`cannot reach the guest of VM ${targets[k]!.member.vm}: ${redact(errorMessage(o.reason))}`, { cause: o.reason });
-      members.push({ target: targets[k]!, runner: o.value, fill: null, fillAt: null, observer: c.observe?.(targets[k]!) ?? null });
+      members.push({ target: targets[k]!, runner: o.value, fill: null, fillAt: null, clock: null, observer: c.observe?.(targets[k]!) ?? null });
     }
+    // each guest's clock against this machine's: the starts fio reports are put on one clock
+    await Promise.all(members.map(async (m) => void (m.clock = await guestClock(m.runner))));
     await prefillAll(c, members);
     return await runRepetitions(c, members, span);
   } finally {
@@ -207,7 +235,10 @@ async function measuredTogether(c: MemberRunContext, members: Member[], rep: num
   // what names one VM's disk (its device, WWN, VM) is no fact of the aggregate
   const perVm = new Set(members.flatMap((m) => Object.keys(m.target.facts)));
   const facts = Object.fromEntries(Object.entries(agg.metadata ?? {}).filter(([k]) => !perVm.has(k)));
-  agg.metadata = { ...facts, startSkewBoundMs: bound, ...(skew > bound ? { startSkewExceeded: true } : {}) };
+  // two guests' clocks each known within ± their uncertainty: the skew between them within the two largest
+  const unc = members.map((m) => m.clock?.uncertaintyMs ?? null);
+  const clocks: Record<string, string | number> = unc.every((u): u is number => u !== null) ? { startSkewClockUncertaintyMs: Math.round([...unc].sort((a, b) => b - a).slice(0, 2).reduce((a, b) => a + b, 0)) } : { startSkewClock: 'a guest\'s clock could not be read: its starts are by its own clock' };
+  agg.metadata = { ...facts, startSkewBoundMs: bound, ...clocks, ...(skew > bound ? { startSkewExceeded: true } : {}) };
   c.emit({ type: 'result', permutationId: c.perm.permutationId, repetition: rep, testId: test.id, iops: agg.iops, bytesPerSecond: agg.bytesPerSecond });
   return { records: [...out, agg], host: hostOfPass(members, seen, whole, agg) };
 }
@@ -289,9 +320,11 @@ function memberTest(c: MemberRunContext, m: Member, rep: number, test: WorkloadT
     })
     .then(
       (outcome) => {
-        // the tool's own start where it says one, else when the pass was sent
-        const passStarts = sent.map((at, p) => tool[p]?.start ?? at);
-        const last = tool[sent.length - 1]?.end;
+        // the tool's own start where it says one (by the guest's clock, set to this machine's), else when the pass was sent
+        const shift = m.clock?.offsetMs ?? 0;
+        const passStarts = sent.map((at, p) => (tool[p] ? tool[p].start - shift : at));
+        const end = tool[sent.length - 1]?.end;
+        const last = end === undefined ? undefined : end - shift;
         return { outcome, passStarts, startedAt: passStarts[0] ?? Date.now(), endedAt: last ?? (endedAt || Date.now()), ...(watch ? { host: watch.seen() } : {}) };
       },
       async (err: unknown) => {

@@ -44,15 +44,34 @@ function percentileMap(p: Json | null, scale: number): Map<number, number> | nul
   return out.size > 0 ? out : null;
 }
 
-function binMap(b: Json | null): Map<number, number> | null {
-  if (!b) return null;
+/**
+ * fio's bins as they can only be: bucket values are whole nanoseconds (stat.c plat_idx_to_val, an
+ * unsigned 64-bit value), counts whole I/Os. Anything else is not fio's output (a hostile or broken
+ * guest's): the histogram is refused whole (null, with why), never cleaned into something plausible.
+ */
+function binMap(b: Json | null): { bins: Map<number, number> | null; refused?: string } {
+  if (!b) return { bins: null };
   const out = new Map<number, number>();
   for (const [k, v] of Object.entries(b)) {
     const key = Number(k);
     const count = num(v);
-    if (Number.isFinite(key) && count !== null && count > 0) out.set(key, (out.get(key) ?? 0) + count);
+    if (!/^\d+$/.test(k) || !Number.isSafeInteger(key) || count === null || !Number.isSafeInteger(count) || count < 0) {
+      return { bins: null, refused: `a bin ${JSON.stringify(k.slice(0, 40))}: ${JSON.stringify(v)} is not a whole nanosecond value with a whole count` };
+    }
+    if (count > 0) out.set(key, count);
   }
-  return out.size > 0 ? out : null;
+  return { bins: out.size > 0 ? out : null };
+}
+
+/** The bins, when they count exactly the I/Os the block reports (fio fills both per I/O: stat.c add_lat_sample); else null and why. */
+function checkedBins(lat: Json, n: number): { bins: Map<number, number> | null; refused?: string } {
+  const got = binMap(obj(lat.bins));
+  if (!got.bins) return got;
+  let total = 0;
+  for (const c of got.bins.values()) total += c;
+  const samples = num(lat.N) ?? n;
+  if (total !== samples) return { bins: null, refused: `its bins count ${total} I/Os where it reports ${samples}` };
+  return got;
 }
 
 /** The issue→completion distribution of one direction block (`read`, `write`) of a fio job. */
@@ -70,7 +89,9 @@ export function latencyDistribution(dir: Json): LatencyDistribution {
   }
   const meanNs = n > 0 || num(dir.iops) ? (num(lat.mean) === null ? null : num(lat.mean)! * scale) : null;
   let percentilesNs = percentileMap(obj(lat.percentile), scale);
-  const bins = binMap(obj(lat.bins));
+  const checked = checkedBins(lat, n);
+  const bins = checked.bins;
+  if (checked.refused) notes.push(`fio's latency histogram left out, not fio's output: ${checked.refused}`);
   if (!percentilesNs && !bins && clat && obj(clat.percentile)) {
     // A sync engine (psync…) has no submission step: fio reports slat N = 0 and lat = clat per I/O.
     const slat = obj(dir.slat_ns) ?? obj(dir.slat);

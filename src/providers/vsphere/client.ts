@@ -255,6 +255,16 @@ export class VsphereClient {
     return clones.cloneVm(this.ctx, source, o);
   }
 
+  /** why `copies` full clones of `source` do not fit where they land, or null (clones.ts) */
+  cloneRoomShortfall(source: MoRef, copies: number, disk?: { datastore: string; bytes: number }, linked = false): Promise<string | null> {
+    return clones.cloneRoomShortfall(this.ctx, source, copies, disk, linked);
+  }
+
+  /** the clone tasks of `source` still queued or running on the server (clones.ts) */
+  runningClones(source: MoRef): Promise<MoRef[]> {
+    return clones.runningClones(this.ctx, source);
+  }
+
   /** the VM's snapshots as the host shows them now (snapshots.ts) */
   snapshots(vm: MoRef): Promise<snapshots.SnapshotNode[]> {
     return snapshots.snapshotsOf(this.ctx, vm);

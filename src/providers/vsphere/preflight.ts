@@ -77,27 +77,84 @@ async function spaceOf(c: VsphereClient, o: Objects, places: readonly SpacePlace
   return out;
 }
 
+/** Where a `vm.count` permutation's clones of the target's VM go (clones.ts cloneVm): the VM's folder, its resource pool, its datastores. */
+export interface CloneHome {
+  folder: MoRef;
+  pool?: MoRef;
+  datastores: Array<{ ref: MoRef; name: string }>;
+}
+
+/**
+ * What CloneVM_Task needs (vSphere Automation API, vcenter/vm?action=clone: "VirtualMachine.Provisioning.Clone"
+ * on the source, "VirtualMachine.Inventory.CreateFromExisting" on the folder, "Resource.AssignVMToPool"
+ * on the resource pool, "Datastore.AllocateSpace" on the datastore), and what the run then does to
+ * each clone: a clone inherits its folder's permissions, so those are asked on the folder.
+ */
+function clonePrivileges(vm: string, o: Objects, home: CloneHome | undefined, add: (priv: string, on: MoRef, what: string) => void): void {
+  add('VirtualMachine.Provisioning.Clone', o.vm, `VM ${vm}`);
+  if (!home) return;
+  const clones = `the folder of VM ${vm} (its clones go there and inherit its permissions)`;
+  add('VirtualMachine.Inventory.CreateFromExisting', home.folder, clones);
+  if (home.pool) add('Resource.AssignVMToPool', home.pool, `the resource pool of VM ${vm}`);
+  for (const d of home.datastores) add('Datastore.AllocateSpace', d.ref, `datastore ${d.name} (the clones' copies of VM ${vm}'s files)`);
+  for (const p of ['VirtualMachine.Config.EditDevice', 'VirtualMachine.Interact.PowerOn', 'VirtualMachine.Interact.PowerOff', 'VirtualMachine.Inventory.Delete']) add(p, home.folder, clones);
+}
+
 /** The privileges each step needs, on which object (vSphere Security: "Required Privileges for Common Tasks"). */
-export function privilegesNeeded(steps: readonly PlannedStep[], o: Objects & { datastore?: { ref: MoRef; name: string }; vms?: ReadonlyMap<string, MoRef> }, viaTools: boolean): Array<{ priv: string; on: MoRef; what: string }> {
+export function privilegesNeeded(steps: readonly PlannedStep[], o: Objects & { datastore?: { ref: MoRef; name: string }; cloneHome?: CloneHome; vms?: ReadonlyMap<string, MoRef> }, viaTools: boolean): Array<{ priv: string; on: MoRef; what: string }> {
   const out = new Map<string, { priv: string; on: MoRef; what: string }>();
-  const add = (priv: string, on: MoRef, what: string) => out.set(`${priv} ${on.value}`, { priv, on, what });
+  // asked once per object; the first step that needs it names why
+  const add = (priv: string, on: MoRef, what: string) => void (out.has(`${priv} ${on.value}`) || out.set(`${priv} ${on.value}`, { priv, on, what }));
+  // a step on a clone acts on a VM that does not exist yet: asked where it will inherit from (its folder)
+  const clones = new Set(steps.filter((s) => s.operation === 'CloneVM_Task').map((s) => String(s.arguments.name)));
+  // a VM the inventory names for vm.count (scaleVms) is asked about itself; a clone, on its folder; any other, the target's
+  const vmOf = (s: PlannedStep): { on: MoRef; what: string } => {
+    const named = o.vms?.get(String(s.arguments.vm));
+    if (named) return { on: named, what: `VM ${String(s.arguments.vm)}` };
+    return clones.has(String(s.arguments.vm)) && o.cloneHome ? { on: o.cloneHome.folder, what: 'the folder of the clones (they inherit its permissions)' } : { on: o.vm, what: `VM ${String(s.arguments.vm)}` };
+  };
   for (const s of steps) {
-    // a VM the inventory names for vm.count (scaleVms) is asked about itself; any other, the target's
-    const vmOf = o.vms?.get(String(s.arguments.vm)) ?? o.vm;
+    if (s.operation === 'CloneVM_Task') clonePrivileges(String(s.arguments.vm), o, o.cloneHome, add);
     if (s.operation === 'CreateVmfsDatastore' || s.operation === 'CreateNasDatastore') add('Host.Config.Storage', o.host, `host ${String(s.arguments.host)}`);
     if (s.operation === 'ReconfigVM_Task' && s.arguments.deviceChange === 'add+create') {
-      add('VirtualMachine.Config.AddNewDisk', vmOf, `VM ${String(s.arguments.vm)}`);
-      add('VirtualMachine.Config.RemoveDisk', vmOf, `VM ${String(s.arguments.vm)}`);
+      const v = vmOf(s);
+      add('VirtualMachine.Config.AddNewDisk', v.on, v.what);
+      add('VirtualMachine.Config.RemoveDisk', v.on, v.what);
       // a datastore the plan creates inherits its permissions from the datacenter
       const existing = o.datastore && s.arguments.datastore === o.datastore.name ? o.datastore : undefined;
       add('Datastore.AllocateSpace', existing ? existing.ref : o.datacenter, existing ? `datastore ${existing.name}` : 'the datacenter (whose permissions the datastores the plan creates inherit)');
-      if (s.arguments.backing === 'rdm') add('VirtualMachine.Config.RawDevice', o.vm, `VM ${String(s.arguments.vm)}`);
+      if (s.arguments.backing === 'rdm') add('VirtualMachine.Config.RawDevice', v.on, v.what);
     }
-    if (s.operation === 'ReconfigVM_Task' && s.arguments.device === 'controller') add('VirtualMachine.Config.AddRemoveDevice', o.vm, `VM ${String(s.arguments.vm)}`);
+    if (s.operation === 'ReconfigVM_Task' && s.arguments.device === 'controller') add('VirtualMachine.Config.AddRemoveDevice', vmOf(s).on, vmOf(s).what);
   }
-  const guests: Array<[MoRef, string]> = [[o.vm, 'the guest (VMware Tools guest operations)'], ...[...(o.vms ?? new Map<string, MoRef>())].map(([name, ref]): [MoRef, string] => [ref, `VM ${name}'s guest (VMware Tools guest operations)`])];
+  // a named VM first: where it is also the target's VM, it is named (a privilege is asked once, named by its first reason)
+  const guests: Array<[MoRef, string]> = [...[...(o.vms ?? new Map<string, MoRef>())].map(([name, ref]): [MoRef, string] => [ref, `VM ${name}'s guest (VMware Tools guest operations)`]), [o.vm, 'the guest (VMware Tools guest operations)']];
+  if (clones.size > 0 && o.cloneHome) guests.push([o.cloneHome.folder, 'the clones\' guests (VMware Tools guest operations; from their folder)']);
   if (viaTools) for (const [on, what] of guests) for (const p of ['VirtualMachine.GuestOperations.Execute', 'VirtualMachine.GuestOperations.Modify', 'VirtualMachine.GuestOperations.Query']) add(p, on, what);
   return [...out.values()];
+}
+
+/** Room for the most clones one permutation makes (its CloneVM_Task steps' `count`), as the clone step checks it before its first clone. */
+async function cloneRoomChecks(c: VsphereClient, vm: MoRef, steps: readonly PlannedStep[]): Promise<PreflightCheck[]> {
+  const clones = steps.filter((s) => s.operation === 'CloneVM_Task');
+  if (clones.length === 0) return [];
+  const countOf = (s: PlannedStep) => Number(s.arguments.count ?? s.arguments.member) || 1;
+  const largest = clones.reduce((a, b) => (countOf(b) > countOf(a) ? b : a));
+  const most = countOf(largest);
+  const a = largest.arguments;
+  const disk = typeof a.diskDatastore === 'string' && typeof a.diskBytes === 'number' ? { datastore: a.diskDatastore, bytes: a.diskBytes } : undefined;
+  const short = await c.cloneRoomShortfall(vm, most, disk, a.clone === 'linked');
+  return [short ? { check: 'clone room', status: 'fail', detail: short, remedy: 'use a template VM with smaller disks, free space on its datastore, or a smaller vm.count' } : { check: 'clone room', status: 'ok', detail: `${most} full clone${most === 1 ? '' : 's'} of the VM fit its datastores (summary.freeSpace)` }];
+}
+
+/** Where the target's VM's clones would go, read when the steps clone it. */
+async function cloneHomeOf(c: VsphereClient, vm: MoRef, steps: readonly PlannedStep[]): Promise<CloneHome | undefined> {
+  if (!steps.some((s) => s.operation === 'CloneVM_Task')) return undefined;
+  const p = await c.readProps(vm, ['parent', 'resourcePool', 'datastore']);
+  if (!p.parent) return undefined;
+  const refs = arr(p.datastore as MoRef[] | undefined);
+  const datastores = await Promise.all(refs.map(async (ref) => ({ ref, name: String((await c.readProps(ref, ['name'])).name) })));
+  return { folder: p.parent as MoRef, ...(p.resourcePool ? { pool: p.resourcePool as MoRef } : {}), datastores };
 }
 
 /** AuthorizationManager.HasPrivilegeOnEntity(entity, sessionId, privId[]) → one boolean per privilege. */
@@ -211,8 +268,9 @@ export function vspherePreflight(connect: () => Promise<VsphereClient>, shared: 
         const ds = cfg.datastore ? await c2.findDatastoreOrNone(cfg.datastore, o.datacenter) : undefined;
         // the VMs in scaleVms the plan uses (vm.count): each checked, ✗ naming it (named-vm-preflight.ts)
         const named = await namedVmChecks(c2, o.datacenter, namedMemberVms(steps), { byUuid: identifiesByUuid(steps), login: guestLogin });
-        const privs = await privilegeChecks(c2, privilegesNeeded(steps, { ...o, vms: named.found, ...(ds && cfg.datastore ? { datastore: { ref: ds, name: cfg.datastore } } : {}) }, viaTools));
-        return [...head, ...(await versionChecks(c2, o, cfg.version)), ...privs, ...(await vmChecks(c2, o, { viaTools, windows: cfg.guestOs === 'windows', byUuid: identifiesByUuid(steps) })), ...named.checks, ...(await metricChecks(c2, o)), ...(await policyChecks(c2, steps, o.datacenter))];
+        const cloneHome = await cloneHomeOf(c2, o.vm, steps);
+        const privs = await privilegeChecks(c2, privilegesNeeded(steps, { ...o, vms: named.found, ...(ds && cfg.datastore ? { datastore: { ref: ds, name: cfg.datastore } } : {}), ...(cloneHome ? { cloneHome } : {}) }, viaTools));
+        return [...head, ...(await versionChecks(c2, o, cfg.version)), ...privs, ...(await vmChecks(c2, o, { viaTools, windows: cfg.guestOs === 'windows', byUuid: identifiesByUuid(steps) })), ...named.checks, ...(await metricChecks(c2, o)), ...(await policyChecks(c2, steps, o.datacenter)), ...(await cloneRoomChecks(c2, o.vm, steps))];
       });
     },
   };

@@ -76,8 +76,12 @@ export function memberSteps(count: number, target: VsphereStepTarget, prefix: st
     const name = memberName(prefix, k);
     const vm = named ? named[k - 1]! : name;
     const how = snapshot ? { clone: 'linked' as const, snapshot } : { clone: 'full' as const };
-    if (!named) steps.push(cloneVm.step({ step: `clone vm${k}`, arguments: { host: target.host, vm: target.vm, datacenter: target.datacenter, name, member: k, ...how }, destructive: false, creates: { kind: 'vm', name } }));
-    for (const s of diskSteps({ ...target, vm }, name)) {
+    const disks = diskSteps({ ...target, vm }, name);
+    // each clone's disk under test, where it lands: the clone step counts it with the clone's own room
+    const own = disks.find((s) => s.operation === 'ReconfigVM_Task' && typeof s.arguments.sizeBytes === 'number' && typeof s.arguments.datastore === 'string');
+    const diskRoom = own ? { diskDatastore: String(own.arguments.datastore), diskBytes: Number(own.arguments.sizeBytes) } : {};
+    if (!named) steps.push(cloneVm.step({ step: `clone vm${k}`, arguments: { host: target.host, vm: target.vm, datacenter: target.datacenter, name, member: k, count, ...diskRoom, ...how }, destructive: false, creates: { kind: 'vm', name } }));
+    for (const s of disks) {
       const member = s.step === 'guest-disk' ? { arguments: { ...s.arguments, member: k } } : {};
       steps.push({ ...s, step: `${s.step} vm${k}`, ...member });
     }

@@ -133,7 +133,7 @@ def op_create_vmfs(si, content, a):
 
 def op_datastore(si, content, a):
     ds = find(content, vim.Datastore, a["name"])
-    out = {"ok": True, "type": ds.summary.type, "capacity": ds.summary.capacity, "infoType": ds.info._wsdlName}
+    out = {"ok": True, "type": ds.summary.type, "capacity": ds.summary.capacity, "freeSpace": ds.summary.freeSpace, "infoType": ds.info._wsdlName}
     if isinstance(ds.info, vim.host.VmfsDatastoreInfo):
         v = ds.info.vmfs
         out.update({
@@ -180,6 +180,16 @@ def op_vm_disks(si, content, a):
     vm = find(content, vim.VirtualMachine, a["vm"])
     disks = [backing_dict(d) for d in vm.config.hardware.device if isinstance(d, vim.vm.device.VirtualDisk)]
     return {"ok": True, "disks": disks}
+
+
+def op_vm_nics(si, content, a):
+    vm = find(content, vim.VirtualMachine, a["vm"])
+    nics = [{"key": d.key, "type": d._wsdlName, "macAddress": d.macAddress, "addressType": d.addressType,
+             "startConnected": d.connectable.startConnected if d.connectable else None,
+             "connected": d.connectable.connected if d.connectable else None,
+             "allowGuestControl": d.connectable.allowGuestControl if d.connectable else None}
+            for d in vm.config.hardware.device if isinstance(d, vim.vm.device.VirtualEthernetCard)]
+    return {"ok": True, "nics": nics, "powerState": vm.runtime.powerState}
 
 
 def op_vm_disk_instances(si, content, a):
@@ -498,7 +508,7 @@ OPS = {
     "power": op_power, "guest-mkdir": op_guest_mkdir, "guest-rm": op_guest_rm, "guest-rmdir": op_guest_rmdir, "guest-tempdir": op_guest_tempdir,
     "about": op_about, "luns": op_luns, "create-vmfs": op_create_vmfs, "datastore": op_datastore,
     "datastores": op_datastores, "mounts": op_mounts, "create-nas": op_create_nas, "remove-datastore": op_remove_datastore, "vm-disks": op_vm_disks,
-    "vm-disk-instances": op_vm_disk_instances,
+    "vm-disk-instances": op_vm_disk_instances, "vm-nics": op_vm_nics,
     "add-rdm": op_add_rdm, "add-disk": op_add_disk, "remove-disk": op_remove_disk,
     "create-vdisk": op_create_vdisk, "create-vdisk-observe": op_create_vdisk_observe, "page": op_page, "sessions": op_sessions,
     "vm-state": op_vm_state,

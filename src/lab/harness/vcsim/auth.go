@@ -45,7 +45,10 @@ import (
 //     RemoveDatastore Host.Config.Storage on the host; ReconfigVM_Task adding a disk
 //     VirtualMachine.Config.AddNewDisk on the VM (and, creating its file, Datastore.AllocateSpace on
 //     the datastore it is created on), removing one VirtualMachine.Config.RemoveDisk;
-//     CreateVirtualDisk_Task Datastore.AllocateSpace on the datastore. Nothing is forwarded then.
+//     CreateVirtualDisk_Task Datastore.AllocateSpace on the datastore; CloneVM_Task (cloneNeeds)
+//     VirtualMachine.Provisioning.Clone on the source, VirtualMachine.Inventory.CreateFromExisting on
+//     the folder, Resource.AssignVMToPool on the pool, Datastore.AllocateSpace on the datastore.
+//     Nothing is forwarded then.
 
 type harnessPermission struct {
 	Entity struct {
@@ -273,6 +276,8 @@ func requiredPrivileges(method *simulator.Method) []need {
 		return []need{{"Host.Config.Storage", hostOfDatastoreSystem(method.This)}}
 	case *types.CreateVirtualDisk_Task:
 		return []need{{"Datastore.AllocateSpace", datastoreOf(nil, req.Name, method.This)}}
+	case *types.CloneVM_Task:
+		return cloneNeeds(method.This, req)
 	case *types.ReconfigVM_Task:
 		var out []need
 		for _, ch := range req.Spec.DeviceChange {
@@ -299,6 +304,31 @@ func requiredPrivileges(method *simulator.Method) []need {
 		return out
 	}
 	return nil
+}
+
+// cloneNeeds: CloneVM_Task's privileges (vSphere Automation API, POST /api/vcenter/vm?action=clone:
+// "The resource VirtualMachine referenced by … source requires VirtualMachine.Provisioning.Clone",
+// the folder "requires VirtualMachine.Inventory.CreateFromExisting", the resource pool "requires
+// Resource.AssignVMToPool", the datastore "requires Datastore.AllocateSpace"). Without a pool or a
+// datastore in the spec, the source's are the clone's (vim.vm.RelocateSpec: "If not specified, the
+// current datastore is used").
+func cloneNeeds(source types.ManagedObjectReference, req *types.CloneVM_Task) []need {
+	out := []need{{"VirtualMachine.Provisioning.Clone", source}, {"VirtualMachine.Inventory.CreateFromExisting", req.Folder}}
+	vm, _ := simulator.Map.Get(source).(*simulator.VirtualMachine)
+	pool, ds := req.Spec.Location.Pool, req.Spec.Location.Datastore
+	if pool == nil && vm != nil {
+		pool = vm.ResourcePool
+	}
+	if ds == nil && vm != nil && len(vm.Datastore) > 0 {
+		ds = &vm.Datastore[0]
+	}
+	if pool != nil {
+		out = append(out, need{"Resource.AssignVMToPool", *pool})
+	}
+	if ds != nil {
+		out = append(out, need{"Datastore.AllocateSpace", *ds})
+	}
+	return out
 }
 
 // authorize answers a restricted session's privilege questions and refuses what its role does not

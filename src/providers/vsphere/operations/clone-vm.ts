@@ -25,11 +25,13 @@ export const CLONE_TOOLS_TIMEOUT_MS = 10 * 60_000;
 
 /**
  * `vm`: the VM cloned (the target's); `name`: the clone's owned name; `member`: which VM of the
- * permutation (1-based); `clone`: full, or linked to `snapshot` (the permutation's, template-snapshot.ts)
+ * permutation (1-based); `clone`: full, or linked to `snapshot` (the permutation's, template-snapshot.ts);
+ * `count`: how many it clones; `diskDatastore`/`diskBytes`: where each clone's disk under test goes, and its size
  */
+const room = { count: z.number().int().positive().optional(), diskDatastore: z.string().min(1).optional(), diskBytes: z.number().int().nonnegative().optional() };
 const cloneArgs = z.union([
-  z.strictObject({ ...where, name: z.string().min(1), member: z.number().int().positive(), clone: z.literal('full') }),
-  z.strictObject({ ...where, name: z.string().min(1), member: z.number().int().positive(), clone: z.literal('linked'), snapshot: z.string().min(1) }),
+  z.strictObject({ ...where, name: z.string().min(1), member: z.number().int().positive(), ...room, clone: z.literal('full') }),
+  z.strictObject({ ...where, name: z.string().min(1), member: z.number().int().positive(), ...room, clone: z.literal('linked'), snapshot: z.string().min(1) }),
 ]);
 
 async function vmByName(h: VsphereHost, name: string): Promise<MoRef | undefined> {
@@ -93,8 +95,29 @@ async function snapshotBase(h: VsphereHost, clone: string): Promise<Set<string>>
   return new Set(found ? await (await h.client()).snapshotDiskFiles(found.snapshot.ref) : []);
 }
 
+/**
+ * A clone sent but never seen finished (no recorded id: the run died during CloneVM_Task) while a
+ * clone of its template still runs on the server: that task goes on without its client and may
+ * make the clone after anyone looked. Neither 'absent' nor destroyed under it: left for cleanup.
+ */
+async function refuseWhileCloning(h: VsphereHost, obj: RecordedObject): Promise<void> {
+  if (obj.id) return;
+  const source = typeof obj.data.source === 'string' ? obj.data.source : h.target.vm;
+  const c = await h.client();
+  let ref: MoRef;
+  try {
+    ref = await h.vm(source);
+  } catch {
+    return; // no template left to clone from: nothing can be under way
+  }
+  const tasks = await c.runningClones(ref);
+  if (tasks.length === 0) return;
+  throw new UnsafeOperation(`a CloneVM_Task of VM ${source} is still running on ${c.endpoint} (${tasks.map((t) => t.value).join(', ')}); the clone ${obj.name} may appear when it ends, so it is neither called absent nor removed now: run \`storsweep cleanup\` once the task has ended`, { operation: 'Destroy_Task', target: obj.name });
+}
+
 async function planDestroy(obj: RecordedObject, ctx: HostContext<VsphereHost>): Promise<DestroyPlan> {
   const h = ctx.host;
+  await refuseWhileCloning(h, obj);
   const vm = await ownedClone(h, obj);
   if (!vm) return { outcome: 'absent' };
   const foreign = await foreignDisks(h, vm, obj.name);
@@ -145,7 +168,10 @@ export const cloneVm = vsphereOperation({
     const data = { vm: a.name, source: a.vm, member: a.member, ...(a.clone === 'linked' ? { clone: a.clone, snapshot: a.snapshot } : {}) };
     ctx.log(a.clone === 'linked' ? `cloning VM ${a.vm} as ${a.name}, linked to its snapshot ${a.snapshot}` : `cloning VM ${a.vm} as ${a.name}`);
     h.forgetVm(a.name);
-    const ref = await c.cloneVm(source, { name: a.name, beforeSend: () => ctx.sent({ ...data }), signal: ctx.signal, ...(snapshot ? { snapshot } : {}) });
+    // this clone and those after it must all fit where they land (clones.ts checkCloneRoom)
+    const copies = Math.max(1, (a.count ?? a.member) - a.member + 1);
+    const disk = a.diskDatastore !== undefined && a.diskBytes !== undefined ? { disk: { datastore: a.diskDatastore, bytes: a.diskBytes } } : {};
+    const ref = await c.cloneVm(source, { name: a.name, copies, ...disk, beforeSend: () => ctx.sent({ ...data }), signal: ctx.signal, ...(snapshot ? { snapshot } : {}) });
     await c.startClone(ref, { timeoutMs: CLONE_TOOLS_TIMEOUT_MS, signal: ctx.signal });
     ctx.log(`VM ${a.name} is on and its guest answers guest operations`);
     return { kind: ctx.step.creates?.kind ?? 'vm', name: a.name, provider: 'vsphere', id: ref.value, data };
