@@ -20,7 +20,8 @@ import { hostVersionArgv, parseVmwareVersion } from './version.ts';
 import { shJoin } from '../../ssh/quote.ts';
 import { datastoreVolumePath, ESXI_EXPECTED, isEsxiValue } from './validate.ts';
 import { connectionLost } from '../../ssh/connection-lost.ts';
-import { esxiShellPreflight } from './preflight.ts';
+import { lazyPreflight } from '../lazy-preflight.ts';
+import { esxiSpaceNeeds } from './space-needs.ts';
 
 const canonicalDevice = () => matching(isCanonicalDevice, CANONICAL_DEVICE_EXPECTED);
 
@@ -137,7 +138,7 @@ export const esxiShell = {
       workloadProvider: g.provider,
       workloadTarget: g.describe,
       insecureEndpoints: [],
-      preflight: esxiShellPreflight(() => connectSsh(ctx.ssh(target.sshHost)), { host: target.sshHost, version: target.version, vmid: String(target.vmid), devices: [target.vmfsDevice, target.rdmDevice].filter((d): d is string => d !== undefined) }),
+      preflight: lazyPreflight(esxiSpaceNeeds, async () => (await import('./preflight.ts')).esxiShellPreflight(() => connectSsh(ctx.ssh(target.sshHost)), { host: target.sshHost, version: target.version, vmid: String(target.vmid), devices: [target.vmfsDevice, target.rdmDevice].filter((d): d is string => d !== undefined) })),
     };
   },
 } satisfies ProviderModule<'esxi-shell', EsxiShellTarget>;

@@ -1,8 +1,7 @@
 // What `storsweep preflight` asks of an ESXi host over SSH (contract/preflight.ts): the room on each
 // LUN the plan formats and datastore it fills, and read-only checks of the shell (host key, login,
 // release, the tools the steps run, esxtop for host metrics). Nothing here changes the host.
-import type { PlannedStep } from '../../contract/provider.ts';
-import type { PreflightCheck, SpaceHave, SpaceNeed, SpacePlace, TargetPreflight } from '../../contract/preflight.ts';
+import type { PreflightCheck, SpaceHave, SpacePlace, TargetPreflight } from '../../contract/preflight.ts';
 import { errorMessage } from '../../errors.ts';
 import type { CommandRunner } from '../../ssh/command-runner.ts';
 import { withFreshSession } from '../fresh-session.ts';
@@ -11,6 +10,9 @@ import { parseEsxiVersion, formatEsxiVersion } from '../esxi-version.ts';
 import { deviceListArgv } from './esxcli.ts';
 import { getptblArgv, parseGetptbl } from './partedutil.ts';
 import { hostVersionArgv, parseVmwareVersion } from './version.ts';
+import { esxiSpaceNeeds } from './space-needs.ts';
+
+export { esxiSpaceNeeds };
 
 const GiB = 1024 ** 3;
 
@@ -22,30 +24,6 @@ const GiB = 1024 ** 3;
  * datastore or VMFS volume full"). One GiB covers both.
  */
 export const VMFS_RESERVE_BYTES = GiB;
-
-const volumeOf = (path: string): string | undefined => /^\/vmfs\/volumes\/([^/]+)\//.exec(path)?.[1];
-
-/** Pure: a permutation's disks by where they land (a LUN its own `vmkfstools -C` formats, or an existing datastore). */
-export function esxiSpaceNeeds(steps: readonly PlannedStep[], writtenBytes: number): SpaceNeed[] {
-  const formatted = new Map<string, string>();
-  for (const s of steps) {
-    if (s.operation === 'vmkfstools -C') formatted.set(String(s.arguments.label), String(s.arguments.device));
-  }
-  const out: SpaceNeed[] = [];
-  for (const s of steps) {
-    if (s.operation !== 'vmkfstools -c') continue;
-    const vol = volumeOf(String(s.arguments.path));
-    if (vol === undefined) continue;
-    const sizeBytes = Number(s.arguments.sizeGb) * GiB;
-    const format = String(s.arguments.format);
-    const device = formatted.get(vol);
-    const place: SpacePlace = device ? { kind: 'lun', device } : { kind: 'datastore', name: vol };
-    // a thin disk takes what is written to it; a thick one its whole size at creation
-    const bytes = format === 'thin' ? Math.min(sizeBytes, writtenBytes) : sizeBytes;
-    out.push({ place, bytes, what: `${String(s.arguments.sizeGb)} GiB ${format} disk` });
-  }
-  return out;
-}
 
 /** `vmkfstools -P`: "Capacity N (B file blocks * S), F (G blocks) avail" — the free bytes. */
 export function parseAvail(text: string): number | null {

@@ -21,7 +21,8 @@ import { checkHyperv, HYPERV_DISK_NUMBER, HYPERV_EXPECTED, isHypervValue, type H
 import { connectionLost } from '../../ssh/connection-lost.ts';
 import { toolOwner } from '../../ssh/process-group.ts';
 import { describeHypervGuest } from './fingerprint.ts';
-import { hypervPreflight } from './preflight.ts';
+import { lazyPreflight } from '../lazy-preflight.ts';
+import { hypervSpaceNeeds } from './space-needs.ts';
 import { runGuestCalls } from './powershell.ts';
 import { checkVolumeRoom } from '../windows-volume-room.ts';
 import { VM_COUNT_AXIS } from '../vm-count-axis.ts';
@@ -147,7 +148,7 @@ export const hypervProvider = {
       provider: 'hyperv',
       planSteps: (axes, names) => planHypervSteps(axes, cfg, { base: names.prefix }),
       connectProvider: async () => createHypervProvider(cfg, await connectSsh(ctx.ssh(target.sshHost)), { credential }),
-      preflight: hypervPreflight(() => connectSsh(ctx.ssh(target.sshHost)), cfg, { ...(target.version !== undefined ? { version: target.version } : {}), credential }),
+      preflight: lazyPreflight(hypervSpaceNeeds, async () => (await import('./preflight.ts')).hypervPreflight(() => connectSsh(ctx.ssh(target.sshHost)), cfg, { ...(target.version !== undefined ? { version: target.version } : {}), credential })),
       workload: {
         tool: 'diskspd',
         measuresAttachedDisk: true,

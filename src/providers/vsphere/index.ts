@@ -23,7 +23,8 @@ import { LINUX_GUEST_FILESYSTEMS, type GuestAccess } from '../guest-disk.ts';
 import { guestSettingsOnWindows, writeCacheOnLinux } from '../guest-settings-axes.ts';
 import { estimateSteps, schemasOf } from '../operations.ts';
 import { VSPHERE_OPERATIONS } from './operations/index.ts';
-import { vspherePreflight } from './preflight.ts';
+import { lazyPreflight } from '../lazy-preflight.ts';
+import { vsphereSpaceNeeds } from './space-needs.ts';
 import { scaleVmsDiagnostics, vmCountDiagnostics, VM_COUNT_AXIS } from './vm-count.ts';
 import { VCENTERS, vcenterSection, type VcenterEntry } from './endpoint.ts';
 
@@ -164,7 +165,7 @@ function compose(target: VsphereTarget, ctx: ComposeContext): Composition {
     workloadProvider: g.provider,
     workloadTarget: g.describe,
     insecureEndpoints: cfg.vcenter.insecure ? [`vcenter:${target.vcenter}`] : [],
-    preflight: vspherePreflight(() => VsphereClient.connect(cfg.vcenter), () => ctx.pool.session(`${sdkEndpointKey(url)}|${username}`, () => VsphereClient.connect(cfg.vcenter)), cfg, target.guest.via === 'tools', tools && target.scaleVms ? (vm) => guestLogin(tools, vm) : undefined),
+    preflight: lazyPreflight(vsphereSpaceNeeds, async () => (await import('./preflight.ts')).vspherePreflight(() => VsphereClient.connect(cfg.vcenter), () => ctx.pool.session(`${sdkEndpointKey(url)}|${username}`, () => VsphereClient.connect(cfg.vcenter)), cfg, target.guest.via === 'tools', tools && target.scaleVms ? (vm) => guestLogin(tools, vm) : undefined)),
   };
 }
 

@@ -4,7 +4,7 @@
 // need on each object as the server itself answers them (AuthorizationManager.HasPrivilegeOnEntity
 // for this session), the performance counters the host offers and its clock. Nothing is changed.
 import type { PlannedStep } from '../../contract/provider.ts';
-import type { PreflightCheck, SpaceHave, SpaceNeed, SpacePlace, TargetPreflight } from '../../contract/preflight.ts';
+import type { PreflightCheck, SpaceHave, SpacePlace, TargetPreflight } from '../../contract/preflight.ts';
 import { errorMessage } from '../../errors.ts';
 import { formatEsxiVersion, parseEsxiVersion } from '../esxi-version.ts';
 import type { VsphereClient } from './client.ts';
@@ -16,6 +16,9 @@ import { namedVmChecks, type GuestLogin } from './named-vm-preflight.ts';
 import { namedMemberVms } from './vm-count.ts';
 import type { MoRef } from './soap.ts';
 import { arr, decodeReturn, type PerfCounterInfo } from './types.ts';
+import { vsphereSpaceNeeds } from './space-needs.ts';
+
+export { vsphereSpaceNeeds };
 
 const GiB = 1024 ** 3;
 
@@ -25,26 +28,6 @@ const GiB = 1024 ** 3;
  * version and is unverified); VMware asks that ~200 MB stay free on every VMFS (Broadcom KB 318856).
  */
 export const VMFS_RESERVE_BYTES = GiB;
-
-/** Pure: a permutation's disks by where they land (the LUN its CreateVmfsDatastore formats, or an existing datastore). NFS is left to its server. */
-export function vsphereSpaceNeeds(steps: readonly PlannedStep[], writtenBytes: number): SpaceNeed[] {
-  const formatted = new Map<string, string>();
-  const nas = new Set<string>();
-  for (const s of steps) {
-    if (s.operation === 'CreateVmfsDatastore') formatted.set(String(s.arguments.name), String(s.arguments.device));
-    if (s.operation === 'CreateNasDatastore') nas.add(String(s.arguments.name));
-  }
-  const out: SpaceNeed[] = [];
-  for (const s of steps) {
-    const a = s.arguments;
-    if (s.operation !== 'ReconfigVM_Task' || a.backing !== 'flat' || nas.has(String(a.datastore))) continue;
-    const device = formatted.get(String(a.datastore));
-    const place: SpacePlace = device ? { kind: 'lun', device } : { kind: 'datastore', name: String(a.datastore) };
-    const size = Number(a.sizeBytes);
-    out.push({ place, bytes: a.format === 'thin' ? Math.min(size, writtenBytes) : size, what: `${String(a.sizeGb)} GiB ${String(a.format)} disk` });
-  }
-  return out;
-}
 
 interface Objects {
   host: MoRef;
