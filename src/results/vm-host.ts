@@ -1,4 +1,4 @@
-// The host's view of one `vm.count` pass (issue 32; docs/decisions/new-vm-count-host-latency.md).
+// The host's view of one `vm.count` pass (issue 32; docs/decisions/0095-vm-count-host-latency.md).
 // Each member record carries what the host counted for ITS clone's disk under test (virtualDisk.*
 // on that clone, instance scsi<bus>:<unit>) over its own scored passes. The datastore is shared by
 // every VM of the pass, so its figures belong to the aggregate: the datastore.* counters as each VM

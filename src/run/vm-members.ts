@@ -1,4 +1,4 @@
-// The workload of a `vm.count` permutation (issue 32; docs/decisions/new-vm-count.md): N VMs, each
+// The workload of a `vm.count` permutation (issue 32; docs/decisions/0091-vm-count.md): N VMs, each
 // measuring its own disk in its own guest (MeasuredTarget.member), started together and measured
 // over the same window. Every VM is prepared (connected, pre-filled) first; then each test's scored
 // passes start behind a barrier: no VM's pass starts before every VM reached it, and all are sent at

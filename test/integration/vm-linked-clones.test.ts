@@ -1,4 +1,4 @@
-// Linked clones (`vm.clone: linked`, issue 32 item 1; docs/decisions/new-linked-clones.md).
+// Linked clones (`vm.clone: linked`, issue 32 item 1; docs/decisions/0093-linked-clones.md).
 // 1. The lab is as strict as vSphere (src/lab/harness/vcsim/linked_clones.go), read by pyvmomi: a
 //    linked clone without a snapshot is refused; one of a snapshot has child disks whose parent is the
 //    snapshot's disk; the snapshot and the template are not removed while the clone hangs on them.

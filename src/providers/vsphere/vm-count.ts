@@ -1,12 +1,12 @@
 // The `vm.count` axis (issue 32): how far does a datastore scale with VMs? A permutation with
 // count N runs its workload on N VMs at once. Every one of them is a full clone of the target's VM
 // made for the permutation (the target's own VM is the template, never measured in such a
-// permutation: docs/decisions/new-vm-count.md), each with its own disk of the permutation's format
+// permutation: docs/decisions/0091-vm-count.md), each with its own disk of the permutation's format
 // and size on the permutation's datastore, found in its own guest. Clones are reached through
 // VMware Tools guest operations only (a clone's network address is in no inventory), in a Linux
 // guest (the only guest whose clone the lab can stand in for today).
 // Or, when the target names existing VMs (`scaleVms`), count N measures the first N of them instead
-// (docs/decisions/new-named-scale-vms.md): no clone is made; each named VM gets only its own disk,
+// (docs/decisions/0094-named-scale-vms.md): no clone is made; each named VM gets only its own disk,
 // which teardown removes; the VM itself is never powered off, reconfigured otherwise or destroyed.
 import type { AxisDiagnostic, PlannedStep, TargetDiagnostic } from '../../contract/provider.ts';
 import type { Axes, AxisSpec, AxisValue } from '../../contract/axis.ts';

@@ -67,7 +67,7 @@ function inFolder(file: string, name: string): boolean {
  * it did not get from the clone task), or a child disk whose parent chain leaves the folder other
  * than through the permutation's own snapshot of the template. A linked clone's delta disks are in
  * its folder and their parent is that snapshot's disk, a read-only point the template still holds:
- * Destroy_Task deletes the deltas only (docs/decisions/new-linked-clones.md). The snapshot is read
+ * Destroy_Task deletes the deltas only (docs/decisions/0093-linked-clones.md). The snapshot is read
  * from the host, by its owned name, only when a chain leaves the folder.
  */
 async function foreignDisks(h: VsphereHost, vm: MoRef, name: string): Promise<string[]> {

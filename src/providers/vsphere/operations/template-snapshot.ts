@@ -1,5 +1,5 @@
 // CreateSnapshot_Task: the snapshot of the target's VM (the template) that the linked clones of a
-// `vm.clone: linked` permutation hang on (../snapshots.ts; docs/decisions/new-linked-clones.md).
+// `vm.clone: linked` permutation hang on (../snapshots.ts; docs/decisions/0093-linked-clones.md).
 // Without memory and not quiesced: a read-only point of the template's disks, nothing more. Named
 // with the run's owned name (`ss-<runId>-<permutationId>-snap`), recorded ledger-first like every
 // object, made before the clones and so removed after all of them (teardown runs in reverse).

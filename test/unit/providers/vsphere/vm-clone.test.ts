@@ -1,4 +1,4 @@
-// vm.clone offline (issue 32 item 1, docs/decisions/new-linked-clones.md): validate refuses it at
+// vm.clone offline (issue 32 item 1, docs/decisions/0093-linked-clones.md): validate refuses it at
 // the value's file:line:col where it cannot apply — without vm.count (nothing is cloned), a value
 // other than full or linked, a provider that does not clone (the ESXi shell). The plan shows it: a
 // linked permutation takes its own snapshot of the template first (so teardown, in reverse, removes
