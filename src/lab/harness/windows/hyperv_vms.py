@@ -35,26 +35,11 @@ import signal
 import time
 import uuid
 
+# the cmdlets' parameter-set check and its error: one for the guest's and the host's cmdlets
+from guest_storage import Fail, check_params, is_int  # noqa: F401
+
 MiB = 1024 * 1024
 GiB = 1024 * MiB
-
-
-class Fail(Exception):
-    pass
-
-
-def check_params(cmdlet, params, required, optional):
-    keys = set(params)
-    missing = [k for k in required if k not in keys]
-    unknown = keys - set(required) - set(optional)
-    if missing:
-        raise Fail(f"{cmdlet} : Cannot process command because of one or more missing mandatory parameters: {' '.join(missing)}.")
-    if unknown:
-        raise Fail(f"{cmdlet} : A parameter cannot be found that matches parameter name '{sorted(unknown)[0]}'.")
-
-
-def is_int(v):
-    return isinstance(v, int) and not isinstance(v, bool)
 
 
 def format_of(path):
