@@ -5,6 +5,7 @@
 //   const lab = useEmbeddedLab('ss-gtools-', { vcsim: true });
 //   await runCli(['run', pb, '-i', labPaths(lab.root).inventory], { cwd: lab.root });
 //   await lab.control.log();                     // the simulator's control endpoint
+//   await probeOne(await lab.endpoint(), { op: 'about' });   // pyvmomi's view of the simulator
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -13,6 +14,7 @@ import { labPaths, labUp, type LabState } from '../../src/lab/lab.ts';
 import { stopPid } from '../../src/lab/sshd.ts';
 import { stopVcsimPid, vcsimControl, type VcsimControl } from '../../src/lab/vcsim.ts';
 import { runCli, type CliResult } from './cli.ts';
+import type { ProbeEndpoint } from './pyvmomi-probe.ts';
 
 export interface EmbeddedLab {
   /** the directory the lab's `.lab/` is in (labPaths(root)), and the CLI's cwd */
@@ -20,6 +22,8 @@ export interface EmbeddedLab {
   readonly state: LabState;
   /** the simulator's control endpoint (a lab started with `vcsim: true`) */
   readonly control: VcsimControl;
+  /** the simulator as pyvmomi logs in to it (its password read from the lab's file) */
+  endpoint(): Promise<ProbeEndpoint>;
 }
 
 export function useEmbeddedLab(prefix: string, opts: Parameters<typeof labUp>[1]): EmbeddedLab {
@@ -51,6 +55,12 @@ export function useEmbeddedLab(prefix: string, opts: Parameters<typeof labUp>[1]
       const vcsim = ready(state, 'control').vcsim;
       if (!vcsim) throw new Error('useEmbeddedLab: the lab was started without vcsim');
       return (control ??= vcsimControl({ url: vcsim.url, certFile: vcsim.certFile }));
+    },
+    async endpoint() {
+      const vcsim = ready(state, 'endpoint').vcsim;
+      if (!vcsim) throw new Error('useEmbeddedLab: the lab was started without vcsim');
+      const password = (await fs.readFile(labPaths(ready(root, 'root')).vcsimPassword, 'utf8')).trim();
+      return { url: vcsim.url, username: vcsim.username, password, certFile: vcsim.certFile };
     },
   };
 }

@@ -4,9 +4,8 @@
 // code: the harness's call log (no clone, power operation or destroy; every ReconfigVM_Task adds or
 // removes one disk of ours and nothing else) and pyvmomi (devices, power, Tools, configuration
 // unchanged; no disk of ours). `playbook(runtimeSec)`: vm.count [1, 2] on that target.
-import fs from 'node:fs/promises';
 import { beforeAll, expect } from 'vitest';
-import { LAB_SCALE_VMS, labPaths } from '../../src/lab/lab.ts';
+import { LAB_SCALE_VMS } from '../../src/lab/lab.ts';
 import { useEmbeddedLab, type EmbeddedLab } from './embedded-lab.ts';
 import { probe, type ProbeResult } from './pyvmomi-probe.ts';
 import { quickSettings } from './quick-settings.ts';
@@ -43,9 +42,7 @@ export function useNamedVmsLab(prefix: string): NamedVmsLab {
   const lab = useEmbeddedLab(prefix, { vcsim: true });
   let before: Record<string, ProbeResult> | undefined;
   const vmStates = async () => {
-    const vc = lab.state.vcsim!;
-    const password = (await fs.readFile(labPaths(lab.root).vcsimPassword, 'utf8')).trim();
-    const r = await probe({ url: vc.url, username: vc.username, password, certFile: vc.certFile }, LAB_SCALE_VMS.map((vm) => ({ op: 'vm-state', vm })));
+    const r = await probe(await lab.endpoint(), LAB_SCALE_VMS.map((vm) => ({ op: 'vm-state', vm })));
     return Object.fromEntries(LAB_SCALE_VMS.map((vm, i) => [vm, r[i]!]));
   };
   beforeAll(async () => {

@@ -10,7 +10,7 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { labPaths, TOOLS_LINUX_VM } from '../../src/lab/lab.ts';
+import { TOOLS_LINUX_VM } from '../../src/lab/lab.ts';
 import type { HostMetrics, ResultRecord } from '../../src/results/record.ts';
 import { formatLatency } from '../../src/report/numbers.ts';
 import { REPO_ROOT, runCli } from '../helpers/cli.ts';
@@ -19,10 +19,7 @@ import { probe, type ProbeEndpoint } from '../helpers/pyvmomi-probe.ts';
 
 const lab = useEmbeddedLab('ss-vmhost-', { vcsim: true });
 
-const endpoint = async (): Promise<ProbeEndpoint> => {
-  const vc = lab.state.vcsim!;
-  return { url: vc.url, username: vc.username, password: (await fs.readFile(labPaths(lab.root).vcsimPassword, 'utf8')).trim(), certFile: vc.certFile };
-};
+const endpoint = (): Promise<ProbeEndpoint> => lab.endpoint();
 const clonesNow = async (): Promise<string[]> => {
   const [about] = await probe(await endpoint(), [{ op: 'about' }]);
   return (about!.vms as string[]).filter((v) => v.startsWith('ss-'));

@@ -10,20 +10,19 @@
 //    the user's own snapshot of the template untouched (pyvmomi); kill -9 while the clones measure,
 //    then `storsweep cleanup` or `run --resume`, leave no clone and no snapshot of ours.
 import fs from 'node:fs/promises';
-import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ProviderContext } from '../../src/contract/provider.ts';
 import { UnsafeOperation } from '../../src/errors.ts';
 import type { LedgerRow } from '../../src/results/port.ts';
 import { destroyRecorded } from '../../src/run/teardown.ts';
-import { labPaths, labUp, TOOLS_LINUX_VM, type LabState } from '../../src/lab/lab.ts';
-import { stopPid } from '../../src/lab/sshd.ts';
-import { startVcsim, stopVcsimPid, vcsimControl, type HarnessCall, type VcsimControl, type VcsimHandle } from '../../src/lab/vcsim.ts';
+import { labPaths, TOOLS_LINUX_VM } from '../../src/lab/lab.ts';
+import { startVcsim, type HarnessCall, type VcsimHandle } from '../../src/lab/vcsim.ts';
 import { createVsphereProvider } from '../../src/providers/vsphere/provider.ts';
 import { REPO_ROOT, runCli } from '../helpers/cli.ts';
 import { probe, probeOne, type ProbeEndpoint } from '../helpers/pyvmomi-probe.ts';
 import { runCliWhen, simTarget } from '../helpers/vsphere-lab.ts';
+import { useEmbeddedLab } from '../helpers/embedded-lab.ts';
 
 const RUN = 'r1link';
 const PERM = 'p0123456789ab';
@@ -144,14 +143,13 @@ describe('playbooks/vm-scaling.yaml with vm.clone linked on the embedded lab', (
   const USERS = 'before-upgrade';
   // a measured fio pass as the guest lists it (not the pre-fill's job)
   const FIO_PASS = /(^|[\s/'"])fio\s+--name=(?!storsweep-prefill)/;
-  let root: string;
-  let lab: LabState;
-  let control: VcsimControl;
+  // the lab guests are local users: their directories under the lab's lab.root are reachable (useEmbeddedLab)
+  const lab = useEmbeddedLab('ss-vmlinked-', { vcsim: true });
   let vc: ProbeEndpoint;
   const isOurs = (name: string) => name.startsWith('ss-');
   const clonesNow = async () => ((await probeOne(vc, { op: 'about' })).vms as string[]).filter(isOurs);
   const templateSnapshots = async () => flat((await probeOne(vc, { op: 'snapshots', vm: TOOLS_LINUX_VM })).tree as Tree[]).map((t) => t.name);
-  const args = (runsDir: string, ...set: string[]) => ['run', PLAYBOOK, '-i', labPaths(root).inventory, '--out', runsDir, '--json', '--no-report', '--set', 'matrix.vm.clone=[linked]', ...set.flatMap((x) => ['--set', x])];
+  const args = (runsDir: string, ...set: string[]) => ['run', PLAYBOOK, '-i', labPaths(lab.root).inventory, '--out', runsDir, '--json', '--no-report', '--set', 'matrix.vm.clone=[linked]', ...set.flatMap((x) => ['--set', x])];
 
   /**
    * Each snapshot of ours: taken (CreateSnapshot_Task) before each clone of its permutation, and
@@ -184,46 +182,35 @@ describe('playbooks/vm-scaling.yaml with vm.clone linked on the embedded lab', (
   }
 
   beforeAll(async () => {
-    root = await fs.mkdtemp(path.join(os.tmpdir(), 'ss-vmlinked-'));
-    await fs.chmod(root, 0o755); // the lab guests are local users: their directories under it must be reachable
-    lab = await labUp(root, { vcsim: true });
-    control = vcsimControl({ url: lab.vcsim!.url, certFile: lab.vcsim!.certFile });
-    const password = (await fs.readFile(labPaths(root).vcsimPassword, 'utf8')).trim();
-    vc = { url: lab.vcsim!.url, username: lab.vcsim!.username, password, certFile: lab.vcsim!.certFile };
+    vc = await lab.endpoint();
     // the user's own snapshot of the template, there before any run
     expect((await probeOne(vc, { op: 'create-snapshot', vm: TOOLS_LINUX_VM, name: USERS })).ok).toBe(true);
   }, 300_000);
 
-  afterAll(async () => {
-    if (lab?.vcsim) await stopVcsimPid(lab.vcsim.pid);
-    if (lab) await stopPid(lab.ssh.pid);
-    if (root) await fs.rm(root, { recursive: true, force: true });
-  }, 120_000);
-
   it('vm.count [1, 2]: linked clones measured, each snapshot removed after its clones; the user\'s snapshot kept', async () => {
-    await control.reset();
-    const cli = await runCli(args(path.join(root, 'runs'), 'matrix.vm.count=[1, 2]'), { cwd: root, timeoutMs: 300_000 });
+    await lab.control.reset();
+    const cli = await runCli(args(path.join(lab.root, 'runs'), 'matrix.vm.count=[1, 2]'), { cwd: lab.root, timeoutMs: 300_000 });
     expect(cli.code, cli.stdout + cli.stderr).toBe(0);
-    const log = await control.log();
+    const log = await lab.control.log();
     expect(log.filter((c) => c.method === 'CreateSnapshot_Task')).toHaveLength(2);
     expect(log.filter((c) => c.method === 'CloneVM_Task')).toHaveLength(3);
     expectSnapshotOutlivesClones(log);
     expect(await clonesNow()).toEqual([]);
     expect(await templateSnapshots()).toEqual([USERS]);
-    const runDir = path.resolve(root, (JSON.parse(cli.stdout.trim().split('\n').pop() ?? '{}') as { runDir?: string }).runDir ?? '');
+    const runDir = path.resolve(lab.root, (JSON.parse(cli.stdout.trim().split('\n').pop() ?? '{}') as { runDir?: string }).runDir ?? '');
     const recs = (await fs.readFile(path.join(runDir, 'results.jsonl'), 'utf8')).split('\n').filter(Boolean).map((l) => JSON.parse(l) as { axes: Record<string, unknown>; vm?: { role: string } });
     expect(recs.filter((r) => r.vm?.role === 'member')).toHaveLength(1 + 2);
     for (const r of recs) expect(r.axes['vm.clone']).toBe('linked');
   }, 300_000);
 
   it('kill -9 while the linked clone measures, then run --resume: the clone read back as a child of our snapshot, then neither left (pyvmomi, call log)', async () => {
-    await control.reset();
-    const runsDir = path.join(root, 'killed');
+    await lab.control.reset();
+    const runsDir = path.join(lab.root, 'killed');
     let measuring = false;
     let polling = true;
     const poll = (async () => {
       while (polling) {
-        const running = await control.guestProcesses().catch(() => []);
+        const running = await lab.control.guestProcesses().catch(() => []);
         measuring = running.some((p) => isOurs(p.vm) && FIO_PASS.test(p.cmdLine));
         await new Promise((r) => setTimeout(r, 50));
       }
@@ -248,10 +235,10 @@ describe('playbooks/vm-scaling.yaml with vm.clone linked on the embedded lab', (
     expect(children.map((d) => d.parents[0])).toEqual(templateDisks);
     for (const d of children) expect(d.deltaDiskFormat).toBe('redoLogFormat');
 
-    const resumed = await runCli(['run', '--resume', killed.runDir!, '--json', '--no-report'], { cwd: root, timeoutMs: 300_000 });
+    const resumed = await runCli(['run', '--resume', killed.runDir!, '--json', '--no-report'], { cwd: lab.root, timeoutMs: 300_000 });
     expect(resumed.code, resumed.stdout + resumed.stderr).toBe(0);
     expect(await clonesNow()).toEqual([]);
     expect(await templateSnapshots()).toEqual([USERS]);
-    expectSnapshotOutlivesClones(await control.log());
+    expectSnapshotOutlivesClones(await lab.control.log());
   }, 300_000);
 });

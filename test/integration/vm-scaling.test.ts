@@ -36,9 +36,7 @@ const records = async (runDir: string): Promise<Rec[]> =>
   (await fs.readFile(path.join(runDir, 'results.jsonl'), 'utf8').catch(() => '')).split('\n').filter(Boolean).map((l) => JSON.parse(l) as Rec);
 /** the VMs the inventory has now, by pyvmomi */
 const vmsNow = async (): Promise<string[]> => {
-  const vc = lab.state.vcsim!;
-  const password = (await fs.readFile(labPaths(lab.root).vcsimPassword, 'utf8')).trim();
-  const r = await probeOne({ url: vc.url, username: vc.username, password, certFile: vc.certFile }, { op: 'about' });
+  const r = await probeOne(await lab.endpoint(), { op: 'about' });
   return r.vms as string[];
 };
 /** local accounts the harness made for lab guests of clones of this lab (their comment names the clone and the lab's guest root) */
